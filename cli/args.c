@@ -1,0 +1,200 @@
+/* args.c - strict argument parsing for the mygpt tool (see args.h). */
+#include "args.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mygpt/print.h"
+
+void cli_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "mygpt %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static const arg_spec *find_spec(const arg_spec *specs, const char *name, size_t len)
+{
+    for (const arg_spec *s = specs; s->name; s++)
+        if (strlen(s->name) == len && strncmp(s->name, name, len) == 0)
+            return s;
+    return NULL;
+}
+
+int args_parse(const char *cmd, int argc, char **argv, const arg_spec *specs,
+               int allow_positional, parsed_args *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < argc; i++) {
+        const char *w = argv[i];
+        if (strcmp(w, "--help") == 0 || strcmp(w, "-h") == 0)
+            return -1;
+        if (strncmp(w, "--", 2) != 0 || w[2] == '\0') {
+            if (!allow_positional || (w[0] == '-' && w[1] != '\0')) {
+                cli_error(cmd, "unexpected argument '%s' (see 'mygpt %s --help')", w, cmd);
+                return EXIT_USAGE;
+            }
+            if (out->npositional == (int)(sizeof out->positional / sizeof out->positional[0])) {
+                cli_error(cmd, "too many arguments");
+                return EXIT_USAGE;
+            }
+            out->positional[out->npositional++] = w;
+            continue;
+        }
+        const char *name = w + 2;
+        const char *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        const arg_spec *s = find_spec(specs, name, len);
+        if (!s) {
+            cli_error(cmd, "unknown option '--%.*s' (see 'mygpt %s --help')", (int)len, name, cmd);
+            return EXIT_USAGE;
+        }
+        const char *value = NULL;
+        if (s->takes_value) {
+            if (eq) {
+                value = eq + 1;
+            } else if (i + 1 < argc) {
+                value = argv[++i];
+            } else {
+                cli_error(cmd, "option '--%s' needs a value", s->name);
+                return EXIT_USAGE;
+            }
+        } else if (eq) {
+            cli_error(cmd, "option '--%s' takes no value", s->name);
+            return EXIT_USAGE;
+        }
+        if (!s->repeatable && args_has(out, s->name)) {
+            cli_error(cmd, "option '--%s' given more than once", s->name);
+            return EXIT_USAGE;
+        }
+        if (out->nhits == (int)(sizeof out->hits / sizeof out->hits[0])) {
+            cli_error(cmd, "too many options");
+            return EXIT_USAGE;
+        }
+        out->hits[out->nhits].spec = s;
+        out->hits[out->nhits].value = value;
+        out->nhits++;
+    }
+    return 0;
+}
+
+const char *args_get(const parsed_args *a, const char *name)
+{
+    const char *v = NULL;
+    for (int i = 0; i < a->nhits; i++)
+        if (strcmp(a->hits[i].spec->name, name) == 0)
+            v = a->hits[i].value;
+    return v;
+}
+
+int args_has(const parsed_args *a, const char *name)
+{
+    for (int i = 0; i < a->nhits; i++)
+        if (strcmp(a->hits[i].spec->name, name) == 0)
+            return 1;
+    return 0;
+}
+
+int parse_i64(const char *cmd, const char *name, const char *s, int64_t min, int64_t max,
+              int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (*s == '\0' || *end != '\0') {
+        cli_error(cmd, "--%s: '%s' is not an integer", name, s);
+        return EXIT_USAGE;
+    }
+    if (errno == ERANGE || v < min || v > max) {
+        cli_error(cmd, "--%s: %s is out of range [%lld, %lld]", name, s, (long long)min,
+                  (long long)max);
+        return EXIT_USAGE;
+    }
+    *out = (int64_t)v;
+    return 0;
+}
+
+int parse_seed(const char *cmd, const char *s, uint64_t *out)
+{
+    /* torch.manual_seed accepts [-2^63, 2^64); negatives wrap to two's complement */
+    char *end;
+    errno = 0;
+    if (*s == '-') {
+        long long v = strtoll(s, &end, 10);
+        if (s[1] == '\0' || *end != '\0' || errno == ERANGE) {
+            cli_error(cmd, "--seed: '%s' is not an integer in [-2^63, 2^64)", s);
+            return EXIT_USAGE;
+        }
+        *out = (uint64_t)v;
+        return 0;
+    }
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*s == '\0' || *s == '+' || *end != '\0' || errno == ERANGE) {
+        cli_error(cmd, "--seed: '%s' is not an integer in [-2^63, 2^64)", s);
+        return EXIT_USAGE;
+    }
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int parse_double(const char *cmd, const char *name, const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*s == '\0' || *end != '\0' || !isfinite(v)) {
+        cli_error(cmd, "--%s: '%s' is not a finite number", name, s);
+        return EXIT_USAGE;
+    }
+    *out = v;
+    return 0;
+}
+
+int parse_shape(const char *cmd, const char *s, int *ndim, int64_t *shape, int64_t max_numel)
+{
+    int n = 0;
+    const char *p = s;
+    int64_t numel = 1;
+    if (*p == '\0') {
+        cli_error(cmd, "--shape: empty shape (write e.g. --shape 2,3)");
+        return EXIT_USAGE;
+    }
+    for (;;) {
+        char *end;
+        errno = 0;
+        if (*p < '0' || *p > '9') {
+            cli_error(cmd, "--shape: '%s' is not a list of sizes like 2,3,4", s);
+            return EXIT_USAGE;
+        }
+        long long v = strtoll(p, &end, 10);
+        if (errno == ERANGE || (*end != ',' && *end != '\0')) {
+            cli_error(cmd, "--shape: '%s' is not a list of sizes like 2,3,4", s);
+            return EXIT_USAGE;
+        }
+        if (n == MYGPT_MAX_DIMS) {
+            cli_error(cmd, "--shape: at most %d dimensions", MYGPT_MAX_DIMS);
+            return EXIT_USAGE;
+        }
+        shape[n++] = v;
+        if (v != 0 && numel > max_numel / v)
+            numel = max_numel + 1;
+        else
+            numel *= v;
+        if (*end == '\0')
+            break;
+        p = end + 1;
+    }
+    if (numel > max_numel) {
+        cli_error(cmd, "--shape: %s has more than %lld elements", s, (long long)max_numel);
+        return EXIT_USAGE;
+    }
+    *ndim = n;
+    return 0;
+}

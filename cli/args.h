@@ -1,0 +1,61 @@
+/*
+ * args.h - the small, strict argument parser shared by the mygpt subcommands.
+ *
+ * Every flag is `--name VALUE` (or `--name=VALUE`) or a bare switch. Numbers must
+ * be complete and in range; anything else is a usage error: the parser prints
+ * one line "mygpt SUB: ..." on stderr and the tool exits with status 2.
+ */
+#ifndef MYGPT_CLI_ARGS_H
+#define MYGPT_CLI_ARGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define EXIT_USAGE 2
+#define EXIT_RUNTIME 1
+#define MAX_SHAPES 16
+
+typedef struct arg_spec {
+    const char *name;   /* without the leading "--" */
+    int takes_value;    /* 1: needs a value; 0: a switch */
+    int repeatable;
+} arg_spec;
+
+typedef struct arg_hit {
+    const arg_spec *spec;
+    const char *value;  /* NULL for switches */
+} arg_hit;
+
+typedef struct parsed_args {
+    arg_hit hits[64];
+    int nhits;
+    const char *positional[64];
+    int npositional;
+} parsed_args;
+
+/* Parses argv[0..argc-1] (the words after the subcommand) against specs (ended
+ * by a {NULL} entry). Returns 0, or prints the error and returns EXIT_USAGE.
+ * A lone "--help" or "-h" makes it return -1 so the caller prints its help. */
+int args_parse(const char *cmd, int argc, char **argv, const arg_spec *specs,
+               int allow_positional, parsed_args *out);
+
+/* The last value given for `name`, or NULL. */
+const char *args_get(const parsed_args *a, const char *name);
+int args_has(const parsed_args *a, const char *name);
+
+/* Strict conversions; each prints "mygpt CMD: --NAME: ..." and returns EXIT_USAGE on error. */
+int parse_i64(const char *cmd, const char *name, const char *s, int64_t min, int64_t max,
+              int64_t *out);
+int parse_seed(const char *cmd, const char *s, uint64_t *out);
+int parse_double(const char *cmd, const char *name, const char *s, double *out);
+/* "D0,D1,..." with each Di >= 0 (1..8 dims), numel <= max_numel. */
+int parse_shape(const char *cmd, const char *s, int *ndim, int64_t *shape, int64_t max_numel);
+
+/* Prints "mygpt CMD: message" on stderr. */
+void cli_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+#endif

@@ -1,0 +1,11 @@
+/* commands.h - the subcommands of the mygpt tool; each returns the exit status. */
+#ifndef MYGPT_CLI_COMMANDS_H
+#define MYGPT_CLI_COMMANDS_H
+
+int cmd_randn(int argc, char **argv);
+int cmd_rand(int argc, char **argv);
+int cmd_randint(int argc, char **argv);
+int cmd_randperm(int argc, char **argv);
+int cmd_init(int argc, char **argv);
+
+#endif

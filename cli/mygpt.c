@@ -1,0 +1,56 @@
+/*
+ * mygpt.c - the `mygpt` command-line tool: PyTorch's numbers from C, so a learner
+ * can check them against their own notebook. `mygpt --help` lists the
+ * subcommands; `mygpt SUB --help` explains one. Usage errors exit with status 2,
+ * runtime failures with 1, always with one line on stderr.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "args.h"
+#include "commands.h"
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command COMMANDS[] = {
+    {"randn", cmd_randn, "torch.randn / normal_(mean, std) with a seed"},
+    {"rand", cmd_rand, "torch.rand / uniform_(low, high) with a seed"},
+    {"randint", cmd_randint, "torch.randint(low, high, shape) with a seed"},
+    {"randperm", cmd_randperm, "torch.randperm(n) with a seed"},
+    {"init", cmd_init, "default init of nn.Linear / nn.Embedding with a seed"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: mygpt COMMAND [OPTIONS]   (mygpt COMMAND --help for details)\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        if (strcmp(argv[1], COMMANDS[i].name) == 0) {
+            int rc = COMMANDS[i].run(argc - 2, argv + 2);
+            if (fflush(stdout) != 0 || ferror(stdout)) {
+                fprintf(stderr, "mygpt %s: error writing output\n", argv[1]);
+                return 1;
+            }
+            return rc;
+        }
+    fprintf(stderr, "mygpt: unknown command '%s' (see 'mygpt --help')\n", argv[1]);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# setup.sh - sourced by chapters.sh and test.sh: installs the Debian packages mygpt
+# needs (only those missing), then configures and builds into build/.
+# Needs: gcc (with libgomp), meson, ninja, pkg-config, Criterion.
+set -euo pipefail
+
+MYGPT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+MYGPT_BUILD=${MYGPT_BUILD:-$MYGPT_ROOT/build}
+PACKAGES=(gcc libc6-dev meson ninja-build pkg-config libcriterion-dev)
+
+mygpt_install_deps() {
+    local missing=()
+    for p in "${PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "setup: installing Debian packages: ${missing[*]}"
+    local sudo=()
+    [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo[@]}" apt-get update -qq
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+mygpt_build() {
+    if [ ! -f "$MYGPT_BUILD/build.ninja" ]; then
+        meson setup "$MYGPT_BUILD" "$MYGPT_ROOT" >/dev/null
+    fi
+    ninja -C "$MYGPT_BUILD" >/dev/null
+}
+
+mygpt_install_deps
+mygpt_build

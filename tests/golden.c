@@ -1,0 +1,89 @@
+/* golden.c - reading the committed golden files (see golden.h). */
+#include "golden.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+FILE *golden_open(const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", GOLDEN_DIR, name);
+    return fopen(path, "r");
+}
+
+long golden_next_line(FILE *f, char **line, size_t *cap, long *lineno)
+{
+    for (;;) {
+        ssize_t n = getline(line, cap, f);
+        if (n < 0)
+            return -1;
+        (*lineno)++;
+        if (n > 0 && (*line)[n - 1] == '\n')
+            (*line)[--n] = '\0';
+        if (n == 0 || (*line)[0] == '#')
+            continue;
+        return (long)n;
+    }
+}
+
+int golden_split(char *s, char sep, char **fields, int max)
+{
+    int n = 0;
+    fields[n++] = s;
+    for (char *p = s; *p && n < max; p++)
+        if (*p == sep) {
+            *p = '\0';
+            fields[n++] = p + 1;
+        }
+    return n;
+}
+
+void golden_unescape(char *s)
+{
+    char *w = s;
+    for (char *r = s; *r; r++) {
+        if (*r == '\\' && r[1]) {
+            r++;
+            *w++ = *r == 'n' ? '\n' : *r == 't' ? '\t' : *r;
+        } else {
+            *w++ = *r;
+        }
+    }
+    *w = '\0';
+}
+
+size_t golden_parse_f32(const char *s, float *out, size_t max)
+{
+    size_t n = 0;
+    char *end;
+    while (n < max) {
+        while (*s == ' ')
+            s++;
+        if (*s == '\0' || *s == '-')
+            break;
+        uint32_t bits = (uint32_t)strtoul(s, &end, 16);
+        if (end == s)
+            break;
+        memcpy(&out[n++], &bits, sizeof bits);
+        s = end;
+    }
+    return n;
+}
+
+size_t golden_parse_i64(const char *s, int64_t *out, size_t max)
+{
+    size_t n = 0;
+    char *end;
+    while (n < max) {
+        while (*s == ' ')
+            s++;
+        if (*s == '\0' || (*s == '-' && (s[1] == '\0' || s[1] == ' ')))
+            break;
+        long long v = strtoll(s, &end, 10);
+        if (end == s)
+            break;
+        out[n++] = (int64_t)v;
+        s = end;
+    }
+    return n;
+}

@@ -1,0 +1,30 @@
+/*
+ * golden.h - reading the committed golden files in tests/golden/ (made by
+ * tools/gen_goldens.py from real PyTorch). GOLDEN_DIR is set by meson.
+ */
+#ifndef MYGPT_TEST_GOLDEN_H
+#define MYGPT_TEST_GOLDEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Opens GOLDEN_DIR/name for reading; NULL if missing. */
+FILE *golden_open(const char *name);
+
+/* Reads the next non-comment line (without its newline) into *line (malloc'd,
+ * reused across calls). Returns its length, or -1 at end of file. */
+long golden_next_line(FILE *f, char **line, size_t *cap, long *lineno);
+
+/* Splits s in place at `sep`; returns the number of fields (at most max). */
+int golden_split(char *s, char sep, char **fields, int max);
+
+/* Undoes the generator's escaping (\\n, \\t, \\\\) in place. */
+void golden_unescape(char *s);
+
+/* Parses whitespace-separated tokens: hex float32 bits, or decimal int64.
+ * Returns the count (at most max); "-" gives 0. */
+size_t golden_parse_f32(const char *s, float *out, size_t max);
+size_t golden_parse_i64(const char *s, int64_t *out, size_t max);
+
+#endif

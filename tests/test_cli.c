@@ -1,0 +1,106 @@
+/*
+ * test_cli.c - the `mygpt` tool end to end: the invocations of tests/golden/cli.txt
+ * print exactly what the same Python prints, and every bad argument gets one
+ * line on stderr, nothing on stdout and exit status 2.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "golden.h"
+#include "runproc.h"
+
+Test(cli, invocations_print_what_pytorch_prints)
+{
+    FILE *f = golden_open("cli.txt");
+    cr_assert_not_null(f);
+    char *line = NULL;
+    size_t cap = 0;
+    long lineno = 0;
+    int cases = 0;
+    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+        char *w[2];
+        cr_assert_eq(golden_split(line, '\t', w, 2), 2);
+        golden_unescape(w[1]);
+        proc_result r;
+        cr_assert_eq(run_words(MYGPT_EXE, w[0], &r), 0);
+        cr_expect_eq(r.status, 0, "mygpt %s: exit %d, stderr: %s", w[0], r.status, r.err);
+        cr_expect_str_eq(r.out, w[1], "mygpt %s", w[0]);
+        cr_expect_str_empty(r.err, "mygpt %s", w[0]);
+        proc_result_free(&r);
+        cases++;
+    }
+    cr_expect_gt(cases, 25);
+    free(line);
+    fclose(f);
+}
+
+/* Each: the arguments, and a piece of the expected error message. */
+static const char *const BAD[][2] = {
+    {"", "usage"},
+    {"frobnicate", "unknown command 'frobnicate'"},
+    {"randn --shape 2", "--seed is required"},
+    {"randn --seed 0", "--shape is required"},
+    {"randn --seed 0 --shape", "'--shape' needs a value"},
+    {"randn --seed abc --shape 2", "--seed: 'abc' is not an integer"},
+    {"randn --seed 18446744073709551616 --shape 2", "--seed"},
+    {"randn --seed -9223372036854775809 --shape 2", "--seed"},
+    {"randn --seed 0 --shape 2,,3", "--shape"},
+    {"randn --seed 0 --shape -2", "--shape"},
+    {"randn --seed 0 --shape 2x3", "--shape"},
+    {"randn --seed 0 --shape 100000,100000,100000", "more than"},
+    {"randn --seed 0 --shape 1,1,1,1,1,1,1,1,1", "at most 8 dimensions"},
+    {"randn --seed 0 --shape 2 --std -1", "--std must be >= 0"},
+    {"randn --seed 0 --shape 2 --mean nan", "--mean"},
+    {"randn --seed 0 --shape 2 --bogus 1", "unknown option '--bogus'"},
+    {"randn --seed 0 --seed 1 --shape 2", "more than once"},
+    {"randn --seed 0 --shape 2 --format yaml", "--format"},
+    {"randn --seed 0 --shape 2 --round 3", "--round only applies to --format numpy"},
+    {"randn --seed 0 --shape 2 --format numpy --round -1", "--round"},
+    {"randn --seed 0 --shape 2 --kernel sse", "--kernel"},
+    {"randn --seed 0 --shape 2 extra", "unexpected argument 'extra'"},
+    {"rand --seed 0 --shape 2 --low 3 --high 1", "--low must not exceed --high"},
+    {"rand --seed 0 --shape 2 --high inf", "--high"},
+    {"randint --seed 0 --low 5 --high 5 --shape 3", "--low must be less than --high"},
+    {"randint --seed 0 --shape 3", "--high is required"},
+    {"randint --seed 0 --high 9223372036854775808 --shape 3", "out of range"},
+    {"randperm --seed 0 --n -1", "--n"},
+    {"randperm --seed 0", "--n is required"},
+    {"randperm --seed 0 --n 1000000000000", "out of range"},
+    {"init", "expected 'linear' or 'embedding'"},
+    {"init conv --seed 0", "unknown layer 'conv'"},
+    {"init linear --seed 0 --in 3", "--out is required"},
+    {"init linear --seed 0 --in -3 --out 2", "--in"},
+    {"init linear --seed 0 --in 100000 --out 100000", "more than"},
+    {"init embedding --seed 0 --num 3 --dim 4 --no-bias", "--no-bias does not apply"},
+    {"init linear --seed 0 --no-bias=1 --in 2 --out 2", "takes no value"},
+};
+
+Test(cli, bad_arguments_give_one_line_and_status_2)
+{
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        proc_result r;
+        cr_assert_eq(run_words(MYGPT_EXE, BAD[i][0], &r), 0);
+        cr_expect_eq(r.status, 2, "mygpt %s: exit %d (stderr: %s)", BAD[i][0], r.status, r.err);
+        cr_expect_str_empty(r.out, "mygpt %s printed on stdout: %s", BAD[i][0], r.out);
+        if (BAD[i][0][0] != '\0') /* bare `mygpt` prints its usage, several lines */
+            cr_expect_eq(count_lines(r.err), 1, "mygpt %s: stderr has %d lines: %s", BAD[i][0],
+                         count_lines(r.err), r.err);
+        cr_expect(strstr(r.err, BAD[i][1]) != NULL, "mygpt %s: stderr '%s' lacks '%s'", BAD[i][0],
+                  r.err, BAD[i][1]);
+        proc_result_free(&r);
+    }
+}
+
+Test(cli, every_subcommand_has_help)
+{
+    static const char *const cmds[] = {"--help", "randn --help", "rand --help", "randint --help",
+                                       "randperm --help", "init --help", "init linear --help"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        proc_result r;
+        cr_assert_eq(run_words(MYGPT_EXE, cmds[i], &r), 0);
+        cr_expect_eq(r.status, 0, "mygpt %s", cmds[i]);
+        cr_expect(strstr(r.out, "usage: mygpt") != NULL, "mygpt %s: %s", cmds[i], r.out);
+        proc_result_free(&r);
+    }
+}

@@ -1,0 +1,242 @@
+/*
+ * test_print.c - the printers against PyTorch's and numpy's own strings: the
+ * examples of pytorch-parity.md sections 7-8, then every case of
+ * tests/golden/print_torch.txt, print_numpy.txt and numfmt.txt.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "golden.h"
+#include "mygpt/print.h"
+#include "mygpt/rng.h"
+
+/* print(t) of a 1-D float32 tensor */
+static char *torch1d(const float *v, int64_t n, const char *grad_fn)
+{
+    mygpt_tview t;
+    mygpt_tview_make(&t, MYGPT_F32, v, 1, &n, NULL);
+    mygpt_torch_opts o = {0};
+    o.grad_fn = grad_fn;
+    mygpt_strbuf sb = {0};
+    cr_assert_eq(mygpt_torch_repr(&sb, &t, &o), MYGPT_OK);
+    return sb.data;
+}
+
+#define EXPECT_STR(got, want)                                                                      \
+    do {                                                                                           \
+        char *g_ = (got);                                                                          \
+        cr_expect_str_eq(g_, (want));                                                              \
+        free(g_);                                                                                  \
+    } while (0)
+
+Test(print_spec, torch_examples_of_section_7)
+{
+    EXPECT_STR(torch1d((float[]){-0.0f, 1.0f}, 2, NULL), "tensor([-0., 1.])");
+    EXPECT_STR(torch1d((float[]){-0.0f, 0.5f}, 2, NULL), "tensor([-0.0000, 0.5000])");
+    EXPECT_STR(torch1d((float[]){0.0f, 0.0f}, 2, NULL), "tensor([0., 0.])");
+    EXPECT_STR(torch1d((float[]){1e-5f, 1.0f}, 2, NULL), "tensor([1.0000e-05, 1.0000e+00])");
+    EXPECT_STR(torch1d((float[]){1.0f, 2.0f, -INFINITY}, 3, NULL), "tensor([1., 2., -inf])");
+
+    int64_t shape[2] = {2, 2};
+    int64_t iv[4] = {1, -20, 300, 4};
+    mygpt_tview t;
+    mygpt_tview_make(&t, MYGPT_I64, iv, 2, shape, NULL);
+    mygpt_strbuf sb = {0};
+    mygpt_torch_repr(&sb, &t, NULL);
+    cr_expect_str_eq(mygpt_sb_str(&sb), "tensor([[  1, -20],\n        [300,   4]])");
+    mygpt_sb_free(&sb);
+
+    float s = 8.1701f;
+    mygpt_tview_make(&t, MYGPT_F32, &s, 0, NULL, NULL);
+    mygpt_torch_opts o = {0};
+    o.grad_fn = "SumBackward0";
+    mygpt_torch_repr(&sb, &t, &o);
+    cr_expect_str_eq(mygpt_sb_str(&sb), "tensor(8.1701, grad_fn=<SumBackward0>)");
+    mygpt_sb_free(&sb);
+
+    int64_t n = 2000;
+    int64_t *ar = malloc(2000 * sizeof *ar);
+    for (int i = 0; i < 2000; i++)
+        ar[i] = i;
+    mygpt_tview_make(&t, MYGPT_I64, ar, 1, &n, NULL);
+    mygpt_torch_repr(&sb, &t, NULL);
+    cr_expect_str_eq(mygpt_sb_str(&sb), "tensor([   0,    1,    2,  ..., 1997, 1998, 1999])");
+    mygpt_sb_free(&sb);
+    free(ar);
+}
+
+Test(print_spec, numpy_round_example_of_section_8)
+{
+    mygpt_rng r = {0};
+    mygpt_rng_seed(&r, 0);
+    float v[12];
+    mygpt_normal_(&r, v, 12, 0, 1, NULL);
+    for (int i = 0; i < 12; i++)
+        v[i] = mygpt_numpy_round_f32(v[i], 4);
+    int64_t n = 12;
+    mygpt_tview t;
+    mygpt_tview_make(&t, MYGPT_F32, v, 1, &n, NULL);
+    mygpt_strbuf sb = {0};
+    mygpt_numpy_str(&sb, &t);
+    cr_expect_str_eq(mygpt_sb_str(&sb),
+                     "[ 1.541  -0.2934 -2.1788  0.5684 -1.0845 -1.3986  0.4033  0.838  -0.7193\n"
+                     " -0.4033 -0.5966  0.182 ]");
+    mygpt_sb_free(&sb);
+}
+
+Test(print_spec, sizes_tuples_and_number_formats)
+{
+    mygpt_strbuf sb = {0};
+    int64_t s[3] = {2, 5, 256};
+    mygpt_torch_size(&sb, 3, s);
+    cr_expect_str_eq(mygpt_sb_str(&sb), "torch.Size([2, 5, 256])");
+    mygpt_sb_free(&sb);
+    mygpt_torch_size(&sb, 0, s);
+    cr_expect_str_eq(mygpt_sb_str(&sb), "torch.Size([])");
+    mygpt_sb_free(&sb);
+    mygpt_py_tuple(&sb, 2, s);
+    cr_expect_str_eq(mygpt_sb_str(&sb), "(2, 5)");
+    mygpt_sb_free(&sb);
+    mygpt_py_tuple(&sb, 1, s);
+    cr_expect_str_eq(mygpt_sb_str(&sb), "(2,)");
+    mygpt_sb_free(&sb);
+    mygpt_py_fixed(&sb, 177.22869873046875, 4);
+    mygpt_sb_append(&sb, " ");
+    mygpt_py_sci(&sb, 1.3063e-07, 2);
+    mygpt_sb_append(&sb, " ");
+    mygpt_py_fixed(&sb, NAN, 4);
+    cr_expect_str_eq(mygpt_sb_str(&sb), "177.2287 1.31e-07 nan");
+    mygpt_sb_free(&sb);
+}
+
+/* ---- golden printer cases --------------------------------------------------- */
+
+typedef enum { MODE_TORCH, MODE_NUMPY } print_mode;
+
+/* Each line: label, dtype, shape, suffix, round, data, expected (tab separated). */
+static void replay_printer(const char *file, print_mode mode)
+{
+    FILE *f = golden_open(file);
+    cr_assert_not_null(f, "missing golden file %s", file);
+    char *line = NULL;
+    size_t cap = 0;
+    long lineno = 0;
+    int cases = 0, failures = 0;
+    const size_t maxv = 1 << 16;
+    void *data = malloc(maxv * sizeof(int64_t));
+    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+        char *w[7];
+        cr_assert_eq(golden_split(line, '\t', w, 7), 7, "%s:%ld: malformed", file, lineno);
+        golden_unescape(w[6]);
+        mygpt_dtype dt = strcmp(w[1], "f32") == 0 ? MYGPT_F32
+                         : strcmp(w[1], "i64") == 0 ? MYGPT_I64 : MYGPT_BOOL;
+        int64_t shape[MYGPT_MAX_DIMS];
+        int ndim = 0;
+        if (strcmp(w[2], "-") != 0) {
+            char *p = w[2];
+            for (;;) {
+                shape[ndim++] = strtoll(p, &p, 10);
+                if (*p != ',')
+                    break;
+                p++;
+            }
+        }
+        size_t n;
+        if (dt == MYGPT_F32) {
+            n = golden_parse_f32(w[5], data, maxv);
+        } else {
+            int64_t *iv = data;
+            n = golden_parse_i64(w[5], iv, maxv);
+            if (dt == MYGPT_BOOL) { /* repack as bytes */
+                unsigned char *bv = data;
+                for (size_t i = 0; i < n; i++)
+                    bv[i] = (unsigned char)(iv[i] != 0);
+            }
+        }
+        mygpt_tview t;
+        cr_assert_eq(mygpt_tview_make(&t, dt, data, ndim, shape, NULL), MYGPT_OK);
+        cr_assert_eq((int64_t)n, mygpt_tview_numel(&t), "%s:%ld: data count", file, lineno);
+        mygpt_strbuf sb = {0};
+        if (mode == MODE_TORCH) {
+            mygpt_torch_opts o = {0};
+            char grad[64];
+            if (strncmp(w[3], "grad_fn=<", 9) == 0) {
+                snprintf(grad, sizeof grad, "%.*s", (int)strlen(w[3]) - 10, w[3] + 9);
+                o.grad_fn = grad;
+            } else if (strcmp(w[3], "requires_grad=True") == 0) {
+                o.requires_grad = 1;
+            }
+            cr_assert_eq(mygpt_torch_repr(&sb, &t, &o), MYGPT_OK);
+        } else {
+            if (strcmp(w[4], "-") != 0 && dt == MYGPT_F32) {
+                float *fv = data;
+                for (size_t i = 0; i < n; i++)
+                    fv[i] = mygpt_numpy_round_f32(fv[i], atoi(w[4]));
+            }
+            cr_assert_eq(mygpt_numpy_str(&sb, &t), MYGPT_OK);
+        }
+        if (strcmp(mygpt_sb_str(&sb), w[6]) != 0) {
+            failures++;
+            cr_log_error("%s:%ld (%s):\n--- python\n%s\n--- mygpt\n%s", file, lineno, w[0], w[6],
+                         mygpt_sb_str(&sb));
+        }
+        mygpt_sb_free(&sb);
+        cases++;
+    }
+    cr_expect_eq(failures, 0, "%s: %d of %d cases print differently", file, failures, cases);
+    cr_expect_gt(cases, 50, "%s: read only %d cases", file, cases);
+    free(data);
+    free(line);
+    fclose(f);
+}
+
+Test(print_golden, torch_repr_matches_pytorch)
+{
+    replay_printer("print_torch.txt", MODE_TORCH);
+}
+
+Test(print_golden, numpy_str_matches_numpy)
+{
+    replay_printer("print_numpy.txt", MODE_NUMPY);
+}
+
+Test(print_golden, number_formats_match_python)
+{
+    FILE *f = golden_open("numfmt.txt");
+    cr_assert_not_null(f);
+    char *line = NULL;
+    size_t cap = 0;
+    long lineno = 0;
+    int cases = 0, failures = 0;
+    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+        char *w[3];
+        cr_assert_eq(golden_split(line, '\t', w, 3), 3, "numfmt.txt:%ld malformed", lineno);
+        mygpt_strbuf sb = {0};
+        if (strcmp(w[0], "repr") == 0) {
+            uint64_t b = strtoull(w[1], NULL, 16);
+            double d;
+            memcpy(&d, &b, sizeof d);
+            mygpt_py_float_repr(&sb, d);
+        } else if (strcmp(w[0], "f32str") == 0) {
+            uint32_t b = (uint32_t)strtoul(w[1], NULL, 16);
+            float x;
+            memcpy(&x, &b, sizeof x);
+            mygpt_np_float32_str(&sb, x);
+        } else {
+            mygpt_py_int_commas(&sb, strtoll(w[1], NULL, 10));
+        }
+        if (strcmp(mygpt_sb_str(&sb), w[2]) != 0) {
+            failures++;
+            cr_log_error("numfmt.txt:%ld %s %s: python '%s', mygpt '%s'", lineno, w[0], w[1], w[2],
+                         mygpt_sb_str(&sb));
+        }
+        mygpt_sb_free(&sb);
+        cases++;
+    }
+    cr_expect_eq(failures, 0, "%d of %d number formats differ", failures, cases);
+    cr_expect_gt(cases, 500);
+    free(line);
+    fclose(f);
+}
