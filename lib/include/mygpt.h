@@ -5,11 +5,16 @@
  *   mygpt/rng.h     PyTorch's CPU generator: manual_seed, randn, rand, randint,
  *                   randperm, nn.Embedding / nn.Linear initialisers
  *   mygpt/print.h   print(tensor) as PyTorch and numpy show it, Python number formats
+ *   mygpt/layers.h  one forward function per layer: embedding, linear, LayerNorm,
+ *                   GELU, softmax, causal multi-head attention
+ *   mygpt/gpt.h     the chapter-12 GPT: create, forward, parameter counts
  */
 #ifndef MYGPT_H
 #define MYGPT_H
 
 #include "mygpt/error.h"
+#include "mygpt/gpt.h"
+#include "mygpt/layers.h"
 #include "mygpt/print.h"
 #include "mygpt/rng.h"
 

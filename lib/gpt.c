@@ -1,0 +1,293 @@
+/*
+ * gpt.c - the chapter-12 GPT: construction in PyTorch's draw order, the forward
+ * pass top to bottom, and parameter accounting (docs/model-spec.md).
+ */
+#include "mygpt/gpt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mygpt/layers.h"
+
+/* ---- sizes ------------------------------------------------------------------- */
+
+/* Largest size we accept for any single dimension: keeps int arithmetic in the
+ * kernels safe. */
+#define MAX_DIM (1 << 24)
+
+static int mul_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+    if (a != 0 && b > UINT64_MAX / a)
+        return 1;
+    *out = a * b;
+    return 0;
+}
+
+mygpt_status mygpt_config_validate(const mygpt_config *cfg, mygpt_error *err)
+{
+    const struct { const char *name; int v; } dims[] = {
+        {"vocab_size", cfg->vocab_size}, {"embed_dim", cfg->embed_dim},
+        {"num_heads", cfg->num_heads},   {"num_layers", cfg->num_layers},
+        {"max_seq_len", cfg->max_seq_len}};
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
+        if (dims[i].v < 1)
+            return mygpt_fail(err, MYGPT_EINVAL, "%s must be at least 1, got %d", dims[i].name,
+                              dims[i].v);
+        if (dims[i].v > MAX_DIM)
+            return mygpt_fail(err, MYGPT_EOVERFLOW, "%s=%d is larger than the supported %d",
+                              dims[i].name, dims[i].v, MAX_DIM);
+    }
+    if (cfg->embed_dim % cfg->num_heads != 0)
+        return mygpt_fail(err, MYGPT_EINVAL,
+                          "embed_dim=%d is not divisible by num_heads=%d", cfg->embed_dim,
+                          cfg->num_heads);
+    mygpt_param_counts pc;
+    return mygpt_param_count(cfg, &pc, err);
+}
+
+mygpt_status mygpt_param_count(const mygpt_config *cfg, mygpt_param_counts *out, mygpt_error *err)
+{
+    const uint64_t V = (uint64_t)(cfg->vocab_size > 0 ? cfg->vocab_size : 0);
+    const uint64_t C = (uint64_t)(cfg->embed_dim > 0 ? cfg->embed_dim : 0);
+    const uint64_t L = (uint64_t)(cfg->num_layers > 0 ? cfg->num_layers : 0);
+    const uint64_t maxT = (uint64_t)(cfg->max_seq_len > 0 ? cfg->max_seq_len : 0);
+    uint64_t c2, per_block;
+    memset(out, 0, sizeof *out);
+    if (mul_u64(V, C, &out->token_embedding) || mul_u64(maxT, C, &out->position_embedding) ||
+        mul_u64(C, C, &c2) || mul_u64(12, c2, &per_block) || per_block > UINT64_MAX - 9 * C ||
+        mul_u64(L, per_block + 9 * C, &out->blocks))
+        return mygpt_fail(err, MYGPT_EOVERFLOW, "parameter count overflows for V=%d C=%d N=%d",
+                          cfg->vocab_size, cfg->embed_dim, cfg->num_layers);
+    out->per_block = per_block + 9 * C;
+    out->final_layernorm = 2 * C;
+    out->head = 0;
+    out->total = out->token_embedding + out->position_embedding + out->blocks +
+                 out->final_layernorm;
+    if (out->total < out->blocks || out->total > SIZE_MAX / sizeof(float))
+        return mygpt_fail(err, MYGPT_EOVERFLOW, "%s", "the model would not fit in memory");
+    return MYGPT_OK;
+}
+
+static const char *const PARAM_NAMES[MYGPT_NUM_PARAM_TENSORS] = {
+    "wte", "wpe", "ln1w", "ln1b", "wq", "wk", "wv", "wo", "ln2w", "ln2b", "fc1w", "fc1b",
+    "fc2w", "fc2b"};
+
+const char *mygpt_param_tensor_name(int i)
+{
+    if (i == MYGPT_NUM_PARAM_TENSORS)
+        return "lnfw/lnfb";
+    return i >= 0 && i < MYGPT_NUM_PARAM_TENSORS ? PARAM_NAMES[i] : "?";
+}
+
+/* The size table that carves the parameter block (llm.c style). lnf is appended. */
+static void fill_param_sizes(const mygpt_config *c, size_t sizes[MYGPT_NUM_PARAM_TENSORS])
+{
+    const size_t V = (size_t)c->vocab_size, C = (size_t)c->embed_dim, L = (size_t)c->num_layers;
+    const size_t maxT = (size_t)c->max_seq_len;
+    sizes[0] = V * C;         // wte
+    sizes[1] = maxT * C;      // wpe
+    sizes[2] = L * C;         // ln1w
+    sizes[3] = L * C;         // ln1b
+    sizes[4] = L * C * C;     // wq
+    sizes[5] = L * C * C;     // wk
+    sizes[6] = L * C * C;     // wv
+    sizes[7] = L * C * C;     // wo
+    sizes[8] = L * C;         // ln2w
+    sizes[9] = L * C;         // ln2b
+    sizes[10] = L * 4 * C * C; // fc1w
+    sizes[11] = L * 4 * C;    // fc1b
+    sizes[12] = L * C * 4 * C; // fc2w
+    sizes[13] = L * C;        // fc2b
+}
+
+/* ---- construction -------------------------------------------------------------- */
+
+mygpt_status mygpt_gpt_create_from(mygpt_gpt **out, const mygpt_config *cfg, mygpt_rng *rng,
+                                   mygpt_error *err)
+{
+    *out = NULL;
+    mygpt_status st = mygpt_config_validate(cfg, err);
+    if (st != MYGPT_OK)
+        return st;
+    mygpt_gpt *g = calloc(1, sizeof *g);
+    if (!g)
+        return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the model");
+    g->config = *cfg;
+    fill_param_sizes(cfg, g->param_sizes);
+    const size_t C = (size_t)cfg->embed_dim;
+    size_t total = 2 * C; // lnf gamma and beta
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++)
+        total += g->param_sizes[i];
+    g->num_parameters = total;
+    g->params_memory = malloc(total * sizeof(float));
+    if (!g->params_memory) {
+        free(g);
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %zu parameters", total);
+    }
+    float **views[MYGPT_NUM_PARAM_TENSORS] = {
+        &g->params.wte,  &g->params.wpe,  &g->params.ln1w, &g->params.ln1b, &g->params.wq,
+        &g->params.wk,   &g->params.wv,   &g->params.wo,   &g->params.ln2w, &g->params.ln2b,
+        &g->params.fc1w, &g->params.fc1b, &g->params.fc2w, &g->params.fc2b};
+    float *p = g->params_memory;
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) {
+        *views[i] = p;
+        p += g->param_sizes[i];
+    }
+    g->params.lnfw = p;
+    g->params.lnfb = p + C;
+
+    // Draw in GPT.__init__ order. LayerNorms draw nothing: gamma = 1, beta = 0.
+    const mygpt_params *w = &g->params;
+    const size_t L = (size_t)cfg->num_layers;
+    st = mygpt_init_embedding(rng, w->wte, (size_t)cfg->vocab_size, C, err);
+    if (st == MYGPT_OK)
+        st = mygpt_init_embedding(rng, w->wpe, (size_t)cfg->max_seq_len, C, err);
+    for (size_t l = 0; l < L && st == MYGPT_OK; l++) {
+        float *mats[4] = {w->wq + l * C * C, w->wk + l * C * C, w->wv + l * C * C,
+                          w->wo + l * C * C};
+        for (int m = 0; m < 4 && st == MYGPT_OK; m++)
+            st = mygpt_init_linear(rng, mats[m], NULL, C, C, err);
+        if (st == MYGPT_OK)
+            st = mygpt_init_linear(rng, w->fc1w + l * 4 * C * C, w->fc1b + l * 4 * C, C, 4 * C, err);
+        if (st == MYGPT_OK)
+            st = mygpt_init_linear(rng, w->fc2w + l * 4 * C * C, w->fc2b + l * C, 4 * C, C, err);
+        for (size_t i = 0; i < C; i++) {
+            w->ln1w[l * C + i] = 1.0f;
+            w->ln1b[l * C + i] = 0.0f;
+            w->ln2w[l * C + i] = 1.0f;
+            w->ln2b[l * C + i] = 0.0f;
+        }
+    }
+    for (size_t i = 0; i < C; i++) {
+        w->lnfw[i] = 1.0f;
+        w->lnfb[i] = 0.0f;
+    }
+    if (st != MYGPT_OK) {
+        mygpt_gpt_free(g);
+        return st;
+    }
+    *out = g;
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_gpt_create(mygpt_gpt **out, const mygpt_config *cfg, uint64_t seed,
+                              mygpt_error *err)
+{
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, seed);
+    return mygpt_gpt_create_from(out, cfg, &rng, err);
+}
+
+void mygpt_gpt_free(mygpt_gpt *gpt)
+{
+    if (!gpt)
+        return;
+    free(gpt->params_memory);
+    free(gpt->acts.memory);
+    free(gpt->acts.scratch);
+    free(gpt);
+}
+
+/* ---- activations ---------------------------------------------------------------- */
+
+/* Makes room for (B, T); keeps the old buffers if they are big enough. */
+static mygpt_status ensure_acts(mygpt_gpt *g, int B, int T, mygpt_error *err)
+{
+    mygpt_acts *a = &g->acts;
+    const size_t C = (size_t)g->config.embed_dim, V = (size_t)g->config.vocab_size;
+    size_t BT, per_token, total;
+    if (mygpt_mul_overflows((size_t)B, (size_t)T, &BT))
+        return mygpt_fail(err, MYGPT_EOVERFLOW, "B=%d x T=%d overflows", B, T);
+    per_token = 7 * C + 4 * C + V; // x ln q k v atty proj (7C), fch (4C), logits (V)
+    if (mygpt_mul_overflows(BT, per_token, &total) || total > SIZE_MAX / sizeof(float))
+        return mygpt_fail(err, MYGPT_EOVERFLOW,
+                          "activations for B=%d, T=%d, V=%zu, C=%zu overflow", B, T, V, C);
+    const size_t scratch_len = mygpt_attention_scratch_size(g->config.max_seq_len);
+    if (BT > a->capacity_bt || !a->memory) {
+        float *mem = malloc(total * sizeof(float));
+        if (!mem)
+            return mygpt_fail(err, MYGPT_ENOMEM,
+                              "out of memory for activations (B=%d, T=%d: %zu floats)", B, T,
+                              total);
+        free(a->memory);
+        a->memory = mem;
+        a->capacity_bt = BT;
+    }
+    if (scratch_len > a->scratch_len) {
+        float *s = malloc(scratch_len * sizeof(float));
+        if (!s)
+            return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for attention scratch");
+        free(a->scratch);
+        a->scratch = s;
+        a->scratch_len = scratch_len;
+    }
+    const size_t cap = a->capacity_bt;
+    float *p = a->memory;
+    a->x = p;      p += cap * C;
+    a->ln = p;     p += cap * C;
+    a->q = p;      p += cap * C;
+    a->k = p;      p += cap * C;
+    a->v = p;      p += cap * C;
+    a->atty = p;   p += cap * C;
+    a->proj = p;   p += cap * C;
+    a->fch = p;    p += cap * 4 * C;
+    a->logits = p;
+    a->B = B;
+    a->T = T;
+    return MYGPT_OK;
+}
+
+/* ---- forward ----------------------------------------------------------------------- */
+
+mygpt_status mygpt_gpt_forward(mygpt_gpt *g, const int64_t *ids, int B, int T, mygpt_error *err)
+{
+    const mygpt_config *cfg = &g->config;
+    if (B < 1 || T < 1)
+        return mygpt_fail(err, MYGPT_EINVAL, "batch and sequence sizes must be at least 1, got B=%d T=%d",
+                          B, T);
+    if (T > cfg->max_seq_len)
+        return mygpt_fail(err, MYGPT_ERANGE, "input length T=%d exceeds max_seq_len=%d", T,
+                          cfg->max_seq_len);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) {
+            int64_t id = ids[(size_t)b * T + t];
+            if (id < 0 || id >= cfg->vocab_size)
+                return mygpt_fail(err, MYGPT_ERANGE,
+                                  "token id %lld at (%d, %d) is outside [0, %d)", (long long)id, b,
+                                  t, cfg->vocab_size);
+        }
+    mygpt_status st = ensure_acts(g, B, T, err);
+    if (st != MYGPT_OK)
+        return st;
+
+    void (*matmul)(float *, const float *, const float *, const float *, size_t, int, int) =
+        g->use_naive_kernels ? mygpt_matmul_naive : mygpt_matmul;
+    const int C = cfg->embed_dim, NH = cfg->num_heads, V = cfg->vocab_size;
+    const size_t N = (size_t)B * T, Cs = (size_t)C;
+    const mygpt_params *w = &g->params;
+    mygpt_acts *a = &g->acts;
+
+    // x = E[ids] + P[0..T-1]                                    (B, T, C)
+    mygpt_embedding_forward(a->x, ids, w->wte, w->wpe, B, T, C);
+    for (int l = 0; l < cfg->num_layers; l++) {
+        const size_t lc = (size_t)l * Cs, lcc = (size_t)l * Cs * Cs;
+        // x = x + W_o(attention(LN1(x)))
+        mygpt_layernorm_forward(a->ln, a->x, w->ln1w + lc, w->ln1b + lc, N, C);
+        matmul(a->q, a->ln, w->wq + lcc, NULL, N, C, C);
+        matmul(a->k, a->ln, w->wk + lcc, NULL, N, C, C);
+        matmul(a->v, a->ln, w->wv + lcc, NULL, N, C, C);
+        mygpt_attention_forward(a->atty, a->q, a->k, a->v, a->scratch, B, T, C, NH);
+        matmul(a->proj, a->atty, w->wo + lcc, NULL, N, C, C);
+        mygpt_residual_forward(a->x, a->proj, N * Cs);
+        // x = x + fc2(GELU(fc1(LN2(x))))
+        mygpt_layernorm_forward(a->ln, a->x, w->ln2w + lc, w->ln2b + lc, N, C);
+        matmul(a->fch, a->ln, w->fc1w + 4 * lcc, w->fc1b + 4 * lc, N, C, 4 * C);
+        mygpt_gelu_forward(a->fch, a->fch, N * 4 * Cs);
+        matmul(a->proj, a->fch, w->fc2w + 4 * lcc, w->fc2b + lc, N, 4 * C, C);
+        mygpt_residual_forward(a->x, a->proj, N * Cs);
+    }
+    // logits = LN_f(x) E^T: the head is the token embedding      (B, T, V)
+    mygpt_layernorm_forward(a->ln, a->x, w->lnfw, w->lnfb, N, C);
+    matmul(a->logits, a->ln, w->wte, NULL, N, C, V);
+    return MYGPT_OK;
+}

@@ -1,0 +1,124 @@
+/*
+ * mygpt/gpt.h - the GPT of chapter 12 (docs/model-spec.md): token + learned
+ * position embeddings, N pre-LayerNorm transformer blocks (causal multi-head
+ * attention without biases, a 4C GELU MLP), a final LayerNorm and a head tied to
+ * the token embedding.
+ *
+ *   mygpt_gpt *gpt;
+ *   mygpt_config cfg = {.vocab_size = 4, .embed_dim = 4, .num_heads = 2,
+ *                       .num_layers = 2, .max_seq_len = 64};
+ *   if (mygpt_gpt_create(&gpt, &cfg, 0, &err)) ...       // set_seed(0); GPT(...)
+ *   if (mygpt_gpt_forward(gpt, ids, B, T, &err)) ...     // gpt(ids) in eval mode
+ *   float *logits = gpt->acts.logits;                     // (B, T, V)
+ *   mygpt_gpt_free(gpt);
+ *
+ * Thread safety: one model must not run two forward passes at once (they share
+ * its activations); separate models are independent.
+ */
+#ifndef MYGPT_GPT_H
+#define MYGPT_GPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mygpt/error.h"
+#include "mygpt/rng.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mygpt_config {
+    int vocab_size;  /* V */
+    int embed_dim;   /* C, divisible by num_heads */
+    int num_heads;   /* NH */
+    int num_layers;  /* L (N in the chapter) */
+    int max_seq_len; /* maxT: rows of the position embedding */
+} mygpt_config;
+
+/* The parameters, carved out of one contiguous block in PyTorch's
+ * named_parameters() order. Per-layer tensors are stacked: wq is (L, C, C), and
+ * layer l's W_q is wq + l * C * C. Linear weights are (out, in) as in PyTorch. */
+#define MYGPT_NUM_PARAM_TENSORS 14
+typedef struct mygpt_params {
+    float *wte;          /* (V, C)      token_embedding.embedding.weight, also the head */
+    float *wpe;          /* (maxT, C)   position_embedding.weight                      */
+    float *ln1w, *ln1b;  /* (L, C)      blocks[l].ln1 gamma, beta                      */
+    float *wq, *wk;      /* (L, C, C)   blocks[l].attn.W_q / W_k weight                */
+    float *wv, *wo;      /* (L, C, C)   blocks[l].attn.W_v / W_o weight                */
+    float *ln2w, *ln2b;  /* (L, C)      blocks[l].ln2 gamma, beta                      */
+    float *fc1w;         /* (L, 4C, C)  blocks[l].mlp.fc1 weight                       */
+    float *fc1b;         /* (L, 4C)     blocks[l].mlp.fc1 bias                         */
+    float *fc2w;         /* (L, C, 4C)  blocks[l].mlp.fc2 weight                       */
+    float *fc2b;         /* (L, C)      blocks[l].mlp.fc2 bias                         */
+    float *lnfw, *lnfb;  /* (C)         ln_f gamma, beta                               */
+} mygpt_params;
+
+/* Activations of one forward pass, sized for (B, T); reused while they fit. */
+typedef struct mygpt_acts {
+    int B, T;        /* capacity: the largest B * T seen so far is what counts */
+    float *x;        /* (B, T, C)  residual stream                */
+    float *ln;       /* (B, T, C)  LayerNorm output               */
+    float *q, *k, *v;/* (B, T, C)  attention projections          */
+    float *atty;     /* (B, T, C)  attention output before W_o    */
+    float *proj;     /* (B, T, C)  W_o or fc2 output              */
+    float *fch;      /* (B, T, 4C) fc1 output, then GELU          */
+    float *logits;   /* (B, T, V)                                 */
+    float *scratch;  /* attention score rows, one per thread      */
+    size_t scratch_len;
+    float *memory;   /* the single allocation behind all of them  */
+    size_t capacity_bt;
+} mygpt_acts;
+
+typedef struct mygpt_gpt {
+    mygpt_config config;
+    mygpt_params params;
+    float *params_memory;                       /* one block of num_parameters floats */
+    size_t param_sizes[MYGPT_NUM_PARAM_TENSORS];/* floats per tensor, in params order */
+    size_t num_parameters;
+    mygpt_acts acts;
+    int use_naive_kernels;                      /* 1: reference matmul (for testing)  */
+} mygpt_gpt;
+
+/* Parameter counts as the chapter tabulates them (sum of numel per module). */
+typedef struct mygpt_param_counts {
+    uint64_t token_embedding;    /* V * C                      */
+    uint64_t position_embedding; /* maxT * C                   */
+    uint64_t per_block;          /* 12 C^2 + 9 C               */
+    uint64_t blocks;             /* L * per_block              */
+    uint64_t final_layernorm;    /* 2 C                        */
+    uint64_t head;               /* 0: tied to the embedding   */
+    uint64_t total;
+} mygpt_param_counts;
+
+/* Checks a configuration: every size >= 1, C divisible by num_heads, and every
+ * size product (parameters, activations per token) fits in memory arithmetic. */
+mygpt_status mygpt_config_validate(const mygpt_config *cfg, mygpt_error *err);
+
+/* Counts parameters without building the model (works for GPT-2 small too). */
+mygpt_status mygpt_param_count(const mygpt_config *cfg, mygpt_param_counts *out, mygpt_error *err);
+
+/* Builds the model, drawing its initial parameters from rng exactly in the order
+ * PyTorch's GPT.__init__ does (token embedding, position embedding, then per
+ * block W_q, W_k, W_v, W_o, fc1.weight, fc1.bias, fc2.weight, fc2.bias). */
+mygpt_status mygpt_gpt_create_from(mygpt_gpt **out, const mygpt_config *cfg, mygpt_rng *rng,
+                                   mygpt_error *err);
+
+/* The same from a fresh generator: set_seed(seed); GPT(...). */
+mygpt_status mygpt_gpt_create(mygpt_gpt **out, const mygpt_config *cfg, uint64_t seed,
+                              mygpt_error *err);
+
+/* Runs the model on ids (B, T), B >= 1, 1 <= T <= max_seq_len, ids in [0, V).
+ * On success the logits (B, T, V) are in gpt->acts.logits (valid until the next
+ * call). Errors: bad ids, T > max_seq_len, sizes that overflow, out of memory. */
+mygpt_status mygpt_gpt_forward(mygpt_gpt *gpt, const int64_t *ids, int B, int T, mygpt_error *err);
+
+/* Names of the parameter tensors in named_parameters() order, for printing. */
+const char *mygpt_param_tensor_name(int i);
+
+void mygpt_gpt_free(mygpt_gpt *gpt);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

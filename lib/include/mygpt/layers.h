@@ -1,0 +1,66 @@
+/*
+ * mygpt/layers.h - the forward pass of each layer of the GPT, one function each.
+ *
+ * Plain float32 arrays, row-major, shapes in the comments: B batch, T time
+ * (sequence), C channels, OC output channels, NH heads, V vocabulary. Weights use
+ * PyTorch's layout: an nn.Linear(in, out) weight is (out, in). These functions
+ * trust their arguments (sizes were validated by the caller, e.g. mygpt_gpt_forward);
+ * they never fail.
+ *
+ * Determinism: every output element is computed by exactly one thread, always in
+ * the same order, so results are bit-identical for any OMP_NUM_THREADS.
+ */
+#ifndef MYGPT_LAYERS_H
+#define MYGPT_LAYERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* out[b,t,:] = wte[ids[b,t], :] + (wpe ? wpe[t, :] : 0)
+ * out (B, T, C), ids (B, T) already checked to lie in [0, V), wte (V, C), wpe (>= T, C) or NULL */
+void mygpt_embedding_forward(float *out, const int64_t *ids, const float *wte, const float *wpe,
+                             int B, int T, int C);
+
+/* out = inp @ weight^T + bias, i.e. nn.Linear.
+ * out (N, OC), inp (N, C), weight (OC, C), bias (OC) or NULL; N = B*T rows.
+ * mygpt_matmul_naive is the textbook triple loop, kept as the reference;
+ * mygpt_matmul is the faster kernel (same math, blocked for registers). */
+void mygpt_matmul_naive(float *out, const float *inp, const float *weight, const float *bias,
+                        size_t N, int C, int OC);
+void mygpt_matmul(float *out, const float *inp, const float *weight, const float *bias, size_t N,
+                  int C, int OC);
+
+/* LayerNorm over the last axis with biased variance and eps = 1e-5:
+ * out = (x - mean) / sqrt(var + eps) * gamma + beta.  out, inp (N, C); gamma, beta (C) */
+void mygpt_layernorm_forward(float *out, const float *inp, const float *gamma, const float *beta,
+                             size_t N, int C);
+
+/* Exact GELU, 0.5 * x * (1 + erf(x / sqrt(2))), elementwise over n values (in place allowed). */
+void mygpt_gelu_forward(float *out, const float *inp, size_t n);
+
+/* out += inp, elementwise over n values. */
+void mygpt_residual_forward(float *out, const float *inp, size_t n);
+
+/* Softmax of each row of length n, in place, over rows [0, rows). Rows of all -inf
+ * are left as they are (the caller's masks never produce them). */
+void mygpt_softmax_rows(float *x, size_t rows, int n);
+
+/* Causal multi-head self-attention core (no projections):
+ * for each batch b and head h, with d = C / NH and q, k, v the head's slices,
+ *   out[b,t,h*d:(h+1)*d] = sum_{s <= t} softmax_s(q_t . k_s / sqrt(d)) v_s
+ * out (B, T, C); q, k, v (B, T, C); scratch holds at least omp_get_max_threads() * T floats.
+ * Parallel over (b, h). */
+void mygpt_attention_forward(float *out, const float *q, const float *k, const float *v,
+                             float *scratch, int B, int T, int C, int NH);
+
+/* Floats of scratch mygpt_attention_forward needs for sequences of length T. */
+size_t mygpt_attention_scratch_size(int T);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,190 @@
+/*
+ * layers.c - forward functions of the GPT's layers (see mygpt/layers.h).
+ *
+ * Parallelism: rows (b, t) of the matmuls and (b, h) pairs of attention are
+ * shared among OpenMP threads with a static schedule; each output element is
+ * produced by one thread with a fixed summation order, so the bits never depend
+ * on the thread count.
+ */
+#include "mygpt/layers.h"
+
+#include <math.h>
+#include <omp.h>
+
+void mygpt_embedding_forward(float *out, const int64_t *ids, const float *wte, const float *wpe,
+                             int B, int T, int C)
+{
+    for (int b = 0; b < B; b++) {
+        for (int t = 0; t < T; t++) {
+            float *o = out + ((size_t)b * T + t) * C;              // (C,)
+            const float *tok = wte + (size_t)ids[(size_t)b * T + t] * C; // (C,)
+            for (int i = 0; i < C; i++)
+                o[i] = wpe ? tok[i] + wpe[(size_t)t * C + i] : tok[i];
+        }
+    }
+}
+
+void mygpt_matmul_naive(float *out, const float *inp, const float *weight, const float *bias,
+                        size_t N, int C, int OC)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t n = 0; n < N; n++) {
+        const float *x = inp + n * C; // (C,)
+        for (int o = 0; o < OC; o++) {
+            const float *w = weight + (size_t)o * C; // (C,)
+            float sum = 0.0f;
+            for (int i = 0; i < C; i++)
+                sum += x[i] * w[i];
+            out[n * OC + o] = bias ? sum + bias[o] : sum;
+        }
+    }
+}
+
+/* The same dot products as the naive kernel, four input rows at a time so each
+ * weight row is loaded once for four outputs. Each dot product still runs
+ * i = 0..C-1 in order into its own accumulator, so the results are identical to
+ * mygpt_matmul_naive's, bit for bit. */
+void mygpt_matmul(float *out, const float *inp, const float *weight, const float *bias, size_t N,
+                  int C, int OC)
+{
+    const size_t NB = (N + 3) / 4; // blocks of 4 rows
+#pragma omp parallel for schedule(static)
+    for (size_t nb = 0; nb < NB; nb++) {
+        const size_t n0 = nb * 4;
+        const size_t rows = N - n0 < 4 ? N - n0 : 4;
+        if (rows < 4) {
+            for (size_t n = n0; n < N; n++)
+                for (int o = 0; o < OC; o++) {
+                    const float *x = inp + n * C, *w = weight + (size_t)o * C;
+                    float sum = 0.0f;
+                    for (int i = 0; i < C; i++)
+                        sum += x[i] * w[i];
+                    out[n * OC + o] = bias ? sum + bias[o] : sum;
+                }
+            continue;
+        }
+        const float *x0 = inp + n0 * C, *x1 = x0 + C, *x2 = x1 + C, *x3 = x2 + C;
+        for (int o = 0; o < OC; o++) {
+            const float *w = weight + (size_t)o * C;
+            float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+            for (int i = 0; i < C; i++) {
+                const float wi = w[i];
+                s0 += x0[i] * wi;
+                s1 += x1[i] * wi;
+                s2 += x2[i] * wi;
+                s3 += x3[i] * wi;
+            }
+            const float bo = bias ? bias[o] : 0.0f;
+            out[(n0 + 0) * OC + o] = bias ? s0 + bo : s0;
+            out[(n0 + 1) * OC + o] = bias ? s1 + bo : s1;
+            out[(n0 + 2) * OC + o] = bias ? s2 + bo : s2;
+            out[(n0 + 3) * OC + o] = bias ? s3 + bo : s3;
+        }
+    }
+}
+
+void mygpt_layernorm_forward(float *out, const float *inp, const float *gamma, const float *beta,
+                             size_t N, int C)
+{
+    const double eps = 1e-5;
+#pragma omp parallel for schedule(static)
+    for (size_t n = 0; n < N; n++) {
+        const float *x = inp + n * C; // (C,)
+        float *o = out + n * C;       // (C,)
+        double mean = 0.0;            // accumulate in double: C may be large
+        for (int i = 0; i < C; i++)
+            mean += x[i];
+        mean /= C;
+        double var = 0.0;
+        for (int i = 0; i < C; i++) {
+            double dx = x[i] - mean;
+            var += dx * dx;
+        }
+        var /= C; // biased, as the tutorial's LayerNorm (unbiased=False)
+        const double rstd = 1.0 / sqrt(var + eps);
+        for (int i = 0; i < C; i++)
+            o[i] = (float)((x[i] - mean) * rstd) * gamma[i] + beta[i];
+    }
+}
+
+void mygpt_gelu_forward(float *out, const float *inp, size_t n)
+{
+    const float inv_sqrt2 = 0.70710678118654752440f;
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        const float x = inp[i];
+        out[i] = 0.5f * x * (1.0f + erff(x * inv_sqrt2));
+    }
+}
+
+void mygpt_residual_forward(float *out, const float *inp, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] += inp[i];
+}
+
+void mygpt_softmax_rows(float *x, size_t rows, int n)
+{
+    for (size_t r = 0; r < rows; r++) {
+        float *row = x + r * (size_t)n;
+        float maxv = -INFINITY;
+        for (int i = 0; i < n; i++)
+            if (row[i] > maxv)
+                maxv = row[i];
+        if (maxv == -INFINITY)
+            continue;
+        float sum = 0.0f;
+        for (int i = 0; i < n; i++) {
+            row[i] = expf(row[i] - maxv);
+            sum += row[i];
+        }
+        for (int i = 0; i < n; i++)
+            row[i] /= sum;
+    }
+}
+
+size_t mygpt_attention_scratch_size(int T)
+{
+    return (size_t)omp_get_max_threads() * (size_t)T;
+}
+
+void mygpt_attention_forward(float *out, const float *q, const float *k, const float *v,
+                             float *scratch, int B, int T, int C, int NH)
+{
+    const int d = C / NH;
+    const float scale = (float)sqrt((double)d); // PyTorch divides by math.sqrt(d)
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int b = 0; b < B; b++) {
+        for (int h = 0; h < NH; h++) {
+            float *att = scratch + (size_t)omp_get_thread_num() * T; // (T,) one row of scores
+            for (int t = 0; t < T; t++) {
+                const float *qt = q + ((size_t)b * T + t) * C + h * d; // (d,)
+                // scores of query t against keys 0..t (the causal mask drops s > t)
+                float maxv = -INFINITY;
+                for (int s = 0; s <= t; s++) {
+                    const float *ks = k + ((size_t)b * T + s) * C + h * d; // (d,)
+                    float dot = 0.0f;
+                    for (int i = 0; i < d; i++)
+                        dot += qt[i] * ks[i];
+                    att[s] = dot / scale;
+                    if (att[s] > maxv)
+                        maxv = att[s];
+                }
+                float sum = 0.0f;
+                for (int s = 0; s <= t; s++) {
+                    att[s] = expf(att[s] - maxv);
+                    sum += att[s];
+                }
+                float *ot = out + ((size_t)b * T + t) * C + h * d; // (d,)
+                for (int i = 0; i < d; i++)
+                    ot[i] = 0.0f;
+                for (int s = 0; s <= t; s++) {
+                    const float p = att[s] / sum;
+                    const float *vs = v + ((size_t)b * T + s) * C + h * d; // (d,)
+                    for (int i = 0; i < d; i++)
+                        ot[i] += p * vs[i];
+                }
+            }
+        }
+    }
+}

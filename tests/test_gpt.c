@@ -1,0 +1,296 @@
+/*
+ * test_gpt.c - the GPT against the PyTorch reference (tests/golden/model.txt from
+ * tools/gen_model_goldens.py): parameters bit for bit, logits within 1e-5 relative;
+ * identical bits for any thread count; the fast matmul equals the naive one; the
+ * chapter's parameter counts; and every bad input is an error, not a crash.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "golden.h"
+#include "mygpt/gpt.h"
+#include "mygpt/layers.h"
+
+static uint64_t checksum(const float *v, size_t n)
+{
+    uint64_t h = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t b;
+        memcpy(&b, &v[i], sizeof b);
+        h += (uint64_t)b * (uint64_t)(i + 1);
+    }
+    return h;
+}
+
+typedef struct golden_model {
+    uint64_t seed;
+    mygpt_config cfg;
+    int B, T;
+    int64_t *ids;
+    uint64_t sums[MYGPT_NUM_PARAM_TENSORS + 1];
+    size_t numel[MYGPT_NUM_PARAM_TENSORS + 1];
+    float *logits;
+} golden_model;
+
+/* Reads the next configuration block; returns 0 at end of file. */
+static int read_model(FILE *f, golden_model *g)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    long lineno = 0;
+    int nparam = 0, got = 0;
+    memset(g, 0, sizeof *g);
+    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+        if (strncmp(line, "config ", 7) == 0) {
+            unsigned long long seed;
+            sscanf(line + 7, "%llu %d %d %d %d %d %d %d", &seed, &g->cfg.vocab_size,
+                   &g->cfg.embed_dim, &g->cfg.num_heads, &g->cfg.num_layers, &g->cfg.max_seq_len,
+                   &g->B, &g->T);
+            g->seed = seed;
+            got = 1;
+        } else if (strncmp(line, "ids ", 4) == 0) {
+            g->ids = malloc((size_t)g->B * g->T * sizeof *g->ids);
+            golden_parse_i64(line + 4, g->ids, (size_t)g->B * g->T);
+        } else if (strncmp(line, "param ", 6) == 0) {
+            char name[16];
+            unsigned long long n, sum;
+            sscanf(line + 6, "%15s %llu %llu", name, &n, &sum);
+            g->numel[nparam] = n;
+            g->sums[nparam++] = sum;
+        } else if (strncmp(line, "logits ", 7) == 0) {
+            size_t n = (size_t)g->B * g->T * g->cfg.vocab_size;
+            g->logits = malloc(n * sizeof *g->logits);
+            cr_assert_eq(golden_parse_f32(line + 7, g->logits, n), n);
+        } else if (strcmp(line, "end") == 0) {
+            break;
+        }
+    }
+    free(line);
+    return got;
+}
+
+static void free_model(golden_model *g)
+{
+    free(g->ids);
+    free(g->logits);
+}
+
+/* max over elements of |got - ref| / max(1, |ref|) */
+static double max_rel_diff(const float *got, const float *ref, size_t n)
+{
+    double worst = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - (double)ref[i]) / fmax(1.0, fabs((double)ref[i]));
+        if (!(d <= worst))
+            worst = isnan(d) ? INFINITY : d;
+    }
+    return worst;
+}
+
+Test(gpt_parity, parameters_bit_exact_and_logits_within_1e5)
+{
+    FILE *f = golden_open("model.txt");
+    cr_assert_not_null(f, "missing tests/golden/model.txt");
+    golden_model g;
+    int configs = 0;
+    while (read_model(f, &g)) {
+        mygpt_gpt *gpt;
+        mygpt_error err = {0};
+        cr_assert_eq(mygpt_gpt_create(&gpt, &g.cfg, g.seed, &err), MYGPT_OK, "%s", err.message);
+        float *p = gpt->params_memory;
+        for (int i = 0; i <= MYGPT_NUM_PARAM_TENSORS; i++) {
+            size_t n = i < MYGPT_NUM_PARAM_TENSORS ? gpt->param_sizes[i]
+                                                   : 2 * (size_t)g.cfg.embed_dim;
+            cr_expect_eq(n, g.numel[i], "config %d tensor %s: size", configs,
+                         mygpt_param_tensor_name(i));
+            cr_expect_eq(checksum(p, n), g.sums[i], "config %d (seed %llu): %s differs from PyTorch",
+                         configs, (unsigned long long)g.seed, mygpt_param_tensor_name(i));
+            p += n;
+        }
+        cr_assert_eq(mygpt_gpt_forward(gpt, g.ids, g.B, g.T, &err), MYGPT_OK, "%s", err.message);
+        size_t n = (size_t)g.B * g.T * g.cfg.vocab_size;
+        double d = max_rel_diff(gpt->acts.logits, g.logits, n);
+        cr_expect_leq(d, 1e-5, "config %d (V=%d C=%d h=%d N=%d B=%d T=%d): logits differ by %g",
+                      configs, g.cfg.vocab_size, g.cfg.embed_dim, g.cfg.num_heads,
+                      g.cfg.num_layers, g.B, g.T, d);
+        mygpt_gpt_free(gpt);
+        free_model(&g);
+        configs++;
+    }
+    cr_expect_geq(configs, 12, "only %d configurations in the golden file", configs);
+    fclose(f);
+}
+
+/* Runs config `which` of model.txt under each thread count; all logits bit-equal. */
+Test(gpt_threads, logits_identical_for_1_2_3_8_threads)
+{
+    FILE *f = golden_open("model.txt");
+    cr_assert_not_null(f);
+    golden_model g;
+    for (int i = 0; i < 4; i++) { // config 3: V65 C16 h4 N3, B2 T32
+        cr_assert(read_model(f, &g));
+        if (i < 3)
+            free_model(&g);
+    }
+    fclose(f);
+    const int threads[] = {1, 2, 3, 8};
+    float *first = NULL;
+    const size_t n = (size_t)g.B * g.T * g.cfg.vocab_size;
+    for (int k = 0; k < 4; k++) {
+        omp_set_num_threads(threads[k]);
+        mygpt_gpt *gpt;
+        cr_assert_eq(mygpt_gpt_create(&gpt, &g.cfg, g.seed, NULL), MYGPT_OK);
+        cr_assert_eq(mygpt_gpt_forward(gpt, g.ids, g.B, g.T, NULL), MYGPT_OK);
+        if (!first) {
+            first = malloc(n * sizeof *first);
+            memcpy(first, gpt->acts.logits, n * sizeof *first);
+        } else {
+            cr_expect(memcmp(first, gpt->acts.logits, n * sizeof *first) == 0,
+                      "logits with %d threads differ from 1 thread", threads[k]);
+        }
+        mygpt_gpt_free(gpt);
+    }
+    free(first);
+    free_model(&g);
+}
+
+Test(gpt_kernels, fast_matmul_equals_naive)
+{
+    const int shapes[][3] = {{1, 4, 4}, {5, 8, 3}, {17, 33, 65}, {64, 128, 512}, {7, 1, 9}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const size_t N = (size_t)shapes[s][0];
+        const int C = shapes[s][1], OC = shapes[s][2];
+        float *x = malloc(N * C * sizeof *x), *w = malloc((size_t)OC * C * sizeof *w);
+        float *b = malloc((size_t)OC * sizeof *b);
+        float *o1 = malloc(N * OC * sizeof *o1), *o2 = malloc(N * OC * sizeof *o2);
+        mygpt_rng r = {0};
+        mygpt_rng_seed(&r, s);
+        mygpt_normal_(&r, x, N * C, 0, 1, NULL);
+        mygpt_normal_(&r, w, (size_t)OC * C, 0, 1, NULL);
+        mygpt_normal_(&r, b, (size_t)OC, 0, 1, NULL);
+        for (int with_bias = 0; with_bias < 2; with_bias++) {
+            mygpt_matmul_naive(o1, x, w, with_bias ? b : NULL, N, C, OC);
+            mygpt_matmul(o2, x, w, with_bias ? b : NULL, N, C, OC);
+            cr_expect_leq(max_rel_diff(o2, o1, N * OC), 1e-6, "shape %zu", s);
+        }
+        free(x); free(w); free(b); free(o1); free(o2);
+    }
+}
+
+Test(gpt_kernels, naive_model_agrees_with_fast_model)
+{
+    mygpt_config cfg = {97, 48, 6, 2, 20};
+    int64_t ids[2 * 20];
+    for (int i = 0; i < 40; i++)
+        ids[i] = (i * 37) % 97;
+    mygpt_gpt *fast, *naive;
+    cr_assert_eq(mygpt_gpt_create(&fast, &cfg, 5, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_gpt_create(&naive, &cfg, 5, NULL), MYGPT_OK);
+    naive->use_naive_kernels = 1;
+    cr_assert_eq(mygpt_gpt_forward(fast, ids, 2, 20, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_gpt_forward(naive, ids, 2, 20, NULL), MYGPT_OK);
+    cr_expect_leq(max_rel_diff(fast->acts.logits, naive->acts.logits, 2 * 20 * 97), 1e-6);
+    mygpt_gpt_free(fast);
+    mygpt_gpt_free(naive);
+}
+
+Test(gpt_acts, activations_are_reused_and_resized)
+{
+    mygpt_config cfg = {11, 8, 2, 2, 16};
+    int64_t ids[3 * 16];
+    for (int i = 0; i < 48; i++)
+        ids[i] = (i * 5) % 11;
+    mygpt_gpt *a, *b;
+    cr_assert_eq(mygpt_gpt_create(&a, &cfg, 9, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_gpt_create(&b, &cfg, 9, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_gpt_forward(a, ids, 3, 16, NULL), MYGPT_OK); // large first
+    cr_assert_eq(mygpt_gpt_forward(a, ids, 1, 5, NULL), MYGPT_OK);  // then smaller, reused
+    cr_assert_eq(mygpt_gpt_forward(b, ids, 1, 5, NULL), MYGPT_OK);  // fresh
+    cr_expect(memcmp(a->acts.logits, b->acts.logits, 5 * 11 * sizeof(float)) == 0);
+    cr_assert_eq(mygpt_gpt_forward(b, ids, 3, 16, NULL), MYGPT_OK); // grows
+    mygpt_gpt_free(a);
+    mygpt_gpt_free(b);
+}
+
+static uint64_t total_params(int V, int C, int h, int N, int maxT)
+{
+    mygpt_config cfg = {V, C, h, N, maxT};
+    mygpt_param_counts pc;
+    cr_assert_eq(mygpt_param_count(&cfg, &pc, NULL), MYGPT_OK);
+    cr_expect_eq(pc.total, pc.token_embedding + pc.position_embedding + pc.blocks +
+                               pc.final_layernorm + pc.head);
+    return pc.total;
+}
+
+Test(gpt_counts, the_chapter_figures)
+{
+    cr_expect_eq(total_params(4, 4, 2, 2, 64), 736);
+    cr_expect_eq(total_params(4, 8, 2, 2, 64), 2240);
+    cr_expect_eq(total_params(4, 4, 2, 4, 64), 1192);
+    cr_expect_eq(total_params(4, 4, 2, 2, 8), 512);
+    /* GPT-2 small. Document 000 (exercise 3) prints 124,412,160, but its own formula
+     * V C + maxT C + N (12 C^2 + 9 C) + 2 C gives 124,402,944, and so does PyTorch
+     * counting the model (tools/reference_gpt.py): see chapters/ERRATA.md. */
+    cr_expect_eq(total_params(50257, 768, 12, 12, 1024), 124402944);
+    mygpt_config cfg = {4, 4, 2, 2, 64};
+    mygpt_param_counts pc;
+    mygpt_param_count(&cfg, &pc, NULL);
+    cr_expect_eq(pc.token_embedding, 16);
+    cr_expect_eq(pc.position_embedding, 256);
+    cr_expect_eq(pc.per_block, 228);
+    cr_expect_eq(pc.blocks, 456);
+    cr_expect_eq(pc.final_layernorm, 8);
+    cr_expect_eq(pc.head, 0);
+    mygpt_gpt *g;
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 0, NULL), MYGPT_OK);
+    cr_expect_eq(g->num_parameters, 736, "the built model holds exactly the counted parameters");
+    mygpt_gpt_free(g);
+}
+
+Test(gpt_errors, bad_configurations)
+{
+    const struct { mygpt_config cfg; mygpt_status st; const char *msg; } cases[] = {
+        {{4, 6, 4, 2, 64}, MYGPT_EINVAL, "embed_dim=6 is not divisible by num_heads=4"},
+        {{0, 4, 2, 2, 64}, MYGPT_EINVAL, "vocab_size must be at least 1, got 0"},
+        {{4, -4, 2, 2, 64}, MYGPT_EINVAL, "embed_dim must be at least 1"},
+        {{4, 4, 0, 2, 64}, MYGPT_EINVAL, "num_heads must be at least 1"},
+        {{4, 4, 2, -1, 64}, MYGPT_EINVAL, "num_layers must be at least 1"},
+        {{4, 4, 2, 2, 0}, MYGPT_EINVAL, "max_seq_len must be at least 1"},
+        {{4, 100000000, 2, 2, 64}, MYGPT_EOVERFLOW, "larger than the supported"},
+        {{16000000, 16000000, 1, 16000000, 16000000}, MYGPT_EOVERFLOW, "overflow"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        mygpt_gpt *g = (mygpt_gpt *)1;
+        mygpt_error err = {0};
+        cr_expect_eq(mygpt_gpt_create(&g, &cases[i].cfg, 0, &err), cases[i].st, "case %zu", i);
+        cr_expect_null(g, "case %zu: no model on failure", i);
+        cr_expect(strstr(err.message, cases[i].msg) != NULL, "case %zu: message '%s'", i,
+                  err.message);
+    }
+}
+
+Test(gpt_errors, bad_inputs_to_forward)
+{
+    mygpt_config cfg = {4, 4, 2, 2, 8};
+    mygpt_gpt *g;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 0, &err), MYGPT_OK);
+    int64_t ids[16] = {0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3};
+    ids[2] = 4;
+    cr_expect_eq(mygpt_gpt_forward(g, ids, 1, 4, &err), MYGPT_ERANGE);
+    cr_expect_str_eq(err.message, "token id 4 at (0, 2) is outside [0, 4)");
+    ids[2] = -1;
+    cr_expect_eq(mygpt_gpt_forward(g, ids, 1, 4, &err), MYGPT_ERANGE);
+    cr_expect_str_eq(err.message, "token id -1 at (0, 2) is outside [0, 4)");
+    ids[2] = 2;
+    cr_expect_eq(mygpt_gpt_forward(g, ids, 1, 9, &err), MYGPT_ERANGE);
+    cr_expect_str_eq(err.message, "input length T=9 exceeds max_seq_len=8");
+    cr_expect_eq(mygpt_gpt_forward(g, ids, 0, 4, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_gpt_forward(g, ids, 1, 0, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_gpt_forward(g, ids, -2, 4, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_gpt_forward(g, ids, 2, 8, &err), MYGPT_OK, "%s", err.message);
+    mygpt_gpt_free(g);
+}
