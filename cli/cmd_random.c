@@ -293,6 +293,7 @@ static int init_help(void)
 {
     printf("usage: mygpt init linear --seed S --in I --out O [--no-bias]\n"
            "       mygpt init embedding --seed S --num N --dim D\n"
+           "       mygpt init gpt --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
            "\n"
            "torch.manual_seed(S); then builds nn.Linear(I, O, bias) or nn.Embedding(N, D)\n"
            "with PyTorch's default initialisation and prints its parameters as\n"
@@ -325,15 +326,17 @@ int cmd_init(int argc, char **argv)
 {
     if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
         if (argc < 1) {
-            cli_error("init", "expected 'linear' or 'embedding' (see 'mygpt init --help')");
+            cli_error("init", "expected 'linear', 'embedding' or 'gpt' (see 'mygpt init --help')");
             return EXIT_USAGE;
         }
         return init_help();
     }
     const char *what = argv[0];
+    if (strcmp(what, "gpt") == 0)
+        return cmd_init_gpt(argc - 1, argv + 1);
     const int linear = strcmp(what, "linear") == 0;
     if (!linear && strcmp(what, "embedding") != 0) {
-        cli_error("init", "unknown layer '%s' (expected linear or embedding)", what);
+        cli_error("init", "unknown layer '%s' (expected linear, embedding or gpt)", what);
         return EXIT_USAGE;
     }
     const char *cmd = linear ? "init linear" : "init embedding";

@@ -7,5 +7,8 @@ int cmd_rand(int argc, char **argv);
 int cmd_randint(int argc, char **argv);
 int cmd_randperm(int argc, char **argv);
 int cmd_init(int argc, char **argv);
+int cmd_forward(int argc, char **argv);
+int cmd_params(int argc, char **argv);
+int cmd_init_gpt(int argc, char **argv);
 
 #endif

@@ -22,6 +22,8 @@ static const command COMMANDS[] = {
     {"randint", cmd_randint, "torch.randint(low, high, shape) with a seed"},
     {"randperm", cmd_randperm, "torch.randperm(n) with a seed"},
     {"init", cmd_init, "default init of nn.Linear / nn.Embedding with a seed"},
+    {"forward", cmd_forward, "logits of the chapter-12 GPT for given token ids"},
+    {"params", cmd_params, "parameter count of a GPT configuration, per module"},
 };
 
 static void usage(FILE *f)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mygpt/layers.h"
+#include "mygpt/print.h"
 
 /* ---- sizes ------------------------------------------------------------------- */
 
@@ -66,6 +67,24 @@ mygpt_status mygpt_param_count(const mygpt_config *cfg, mygpt_param_counts *out,
     if (out->total < out->blocks || out->total > SIZE_MAX / sizeof(float))
         return mygpt_fail(err, MYGPT_EOVERFLOW, "%s", "the model would not fit in memory");
     return MYGPT_OK;
+}
+
+mygpt_status mygpt_param_table(mygpt_strbuf *sb, const mygpt_config *cfg,
+                               const mygpt_param_counts *pc)
+{
+    // f"{n:>5}" right-aligns in 5 columns and never truncates, like %5llu
+    mygpt_sb_printf(sb, "Token embedding       (V*C):       %5llu\n",
+                    (unsigned long long)pc->token_embedding);
+    mygpt_sb_printf(sb, "Position embedding (max_seq*C):    %5llu\n",
+                    (unsigned long long)pc->position_embedding);
+    mygpt_sb_printf(sb, "%d TransformerBlocks  (N*%llu):     %5llu\n", cfg->num_layers,
+                    (unsigned long long)pc->per_block, (unsigned long long)pc->blocks);
+    mygpt_sb_printf(sb, "Final LayerNorm       (2*C):        %5llu\n",
+                    (unsigned long long)pc->final_layernorm);
+    mygpt_sb_printf(sb, "Tied head            (0 extra):     %5llu\n",
+                    (unsigned long long)pc->head);
+    return mygpt_sb_printf(sb, "Total parameters:                  %5llu\n",
+                           (unsigned long long)pc->total);
 }
 
 static const char *const PARAM_NAMES[MYGPT_NUM_PARAM_TENSORS] = {

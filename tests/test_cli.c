@@ -67,13 +67,33 @@ static const char *const BAD[][2] = {
     {"randperm --seed 0 --n -1", "--n"},
     {"randperm --seed 0", "--n is required"},
     {"randperm --seed 0 --n 1000000000000", "out of range"},
-    {"init", "expected 'linear' or 'embedding'"},
+    {"init", "expected 'linear', 'embedding' or 'gpt'"},
     {"init conv --seed 0", "unknown layer 'conv'"},
     {"init linear --seed 0 --in 3", "--out is required"},
     {"init linear --seed 0 --in -3 --out 2", "--in"},
     {"init linear --seed 0 --in 100000 --out 100000", "more than"},
     {"init embedding --seed 0 --num 3 --dim 4 --no-bias", "--no-bias does not apply"},
     {"init linear --seed 0 --no-bias=1 --in 2 --out 2", "takes no value"},
+    {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers 2 --ids 0,1,4", "token id 4 at (0, 2) is outside [0, 4)"},
+    {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers 2 --ids 0,-1", "token id -1 at (0, 1)"},
+    {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers 2 --max-seq 3 --ids 0,1,2,3", "input length T=4 exceeds max_seq_len=3"},
+    {"forward --seed 0 --vocab 4 --embed 6 --heads 4 --layers 2 --ids 0", "embed_dim=6 is not divisible by num_heads=4"},
+    {"forward --seed 0 --vocab 0 --embed 4 --heads 2 --layers 2 --ids 0", "vocab_size must be at least 1"},
+    {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers -2 --ids 0", "num_layers must be at least 1"},
+    {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers 2 --max-seq 0 --ids 0", "max_seq_len must be at least 1"},
+    {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers 2 --ids 0,1;2", "row 1 has 1 ids but row 0 has 2"},
+    {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers 2 --ids 0,,1", "--ids"},
+    {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers 2 --ids a,b", "--ids"},
+    {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers 2 --ids 0;", "--ids"},
+    {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers 2 --ids=", "--ids"},
+    {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers 2", "--ids is required"},
+    {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --ids 0", "--layers is required"},
+    {"forward --seed 0 --vocab 99999999999 --embed 4 --heads 2 --layers 2 --ids 0", "out of range"},
+    {"forward --seed 0 --vocab 16000000 --embed 16000000 --heads 1 --layers 16000000 --ids 0", "overflow"},
+    {"forward --seed 0 --vocab 4 --embed 100000000 --heads 2 --layers 2 --ids 0", "larger than the supported"},
+    {"params --vocab 4 --embed 6 --heads 4 --layers 2", "embed_dim=6 is not divisible by num_heads=4"},
+    {"params --vocab 4 --embed 4 --heads 2", "--layers is required"},
+    {"init gpt --seed 0 --vocab 4 --embed 4 --heads 3 --layers 1", "not divisible"},
 };
 
 Test(cli, bad_arguments_give_one_line_and_status_2)
@@ -95,7 +115,8 @@ Test(cli, bad_arguments_give_one_line_and_status_2)
 Test(cli, every_subcommand_has_help)
 {
     static const char *const cmds[] = {"--help", "randn --help", "rand --help", "randint --help",
-                                       "randperm --help", "init --help", "init linear --help"};
+                                       "randperm --help", "init --help", "init linear --help",
+                                       "init gpt --help", "forward --help", "params --help"};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         proc_result r;
         cr_assert_eq(run_words(MYGPT_EXE, cmds[i], &r), 0);

@@ -6,7 +6,7 @@ seed, shape, format and subcommand (none of them taken from the committed golden
 runs `mygpt`, runs the same thing in PyTorch, and compares the printed text byte
 for byte.
 
-    /usr/bin/python3 tools/crosscheck_tool.py [--trials N] [--exe build/cli/mygpt] [--seed S]
+    /usr/bin/python3 tools/crosscheck_tool.py [--trials N] [--model-trials M] [--exe build/cli/mygpt] [--seed S]
 """
 import argparse
 import random
@@ -90,8 +90,52 @@ def trial(rng, exe):
     return cmd, expected, got
 
 
+def model_trial(rng, exe):
+    """A random GPT: parameters bit-exact, logits within 1e-5, same bytes on 1/2/7 threads."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from reference_gpt import GPT
+    h = rng.choice([1, 2, 3, 4, 6, 8])
+    C = h * rng.randint(1, 16)
+    V, L, maxT = rng.randint(2, 700), rng.randint(1, 4), rng.randint(1, 48)
+    B, T = rng.randint(1, 4), None
+    T = rng.randint(1, maxT)
+    seed = rng.randrange(0, 2**64)
+    ids = [[rng.randrange(V) for _ in range(T)] for _ in range(B)]
+    cfg = ["--seed", str(seed), "--vocab", str(V), "--embed", str(C), "--heads", str(h),
+           "--layers", str(L), "--max-seq", str(maxT)]
+    torch.manual_seed(seed)
+    gpt = GPT(V, C, h, L, maxT).eval()
+    want_params = f32hex(torch.cat([p.detach().flatten() for p in gpt.parameters()]).tolist())
+    got = subprocess.run([exe, "init", "gpt", "--format", "exact"] + cfg, capture_output=True, text=True)
+    problems = []
+    if got.stdout != want_params:
+        problems.append("parameters differ")
+    with torch.no_grad():
+        ref = gpt(torch.tensor(ids)).flatten().tolist()
+    idarg = ";".join(",".join(map(str, r)) for r in ids)
+    outs = []
+    for threads in ["1", "2", "7"]:
+        env = dict(os.environ, OMP_NUM_THREADS=threads)
+        outs.append(subprocess.run([exe, "forward", "--format", "exact", "--ids", idarg] + cfg,
+                                   capture_output=True, text=True, env=env).stdout)
+    if not (outs[0] == outs[1] == outs[2]):
+        problems.append("output bytes depend on the thread count")
+    vals = [struct.unpack("<f", struct.pack("<I", int(x, 16)))[0] for x in outs[0].split()]
+    if len(vals) != len(ref):
+        problems.append("%d logits, want %d" % (len(vals), len(ref)))
+    else:
+        worst = max(abs(a - b) / max(1.0, abs(b)) for a, b in zip(vals, ref))
+        if not worst <= 1e-5:
+            problems.append("logits differ by %g" % worst)
+    return "V=%d C=%d h=%d N=%d maxT=%d B=%d T=%d seed=%d" % (V, C, h, L, maxT, B, T, seed), problems
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--model-trials", type=int, default=0,
+                    help="also check this many random GPT configurations (init gpt, forward)")
     ap.add_argument("--trials", type=int, default=300)
     ap.add_argument("--exe", default="build/cli/mygpt")
     ap.add_argument("--seed", type=int, default=None, help="seed of the trial generator")
@@ -107,8 +151,19 @@ def main():
             if bad <= 5:
                 print("MISMATCH: mygpt " + " ".join(cmd))
                 print("--- torch\n" + expected + "--- mygpt\n" + got.stdout + got.stderr)
-    print("%d agreed, %d differed" % (ok, bad))
-    raise SystemExit(1 if bad else 0)
+    print("random tensors: %d agreed, %d differed" % (ok, bad))
+    mok = mbad = 0
+    for _ in range(a.model_trials):
+        desc, problems = model_trial(rng, a.exe)
+        if problems:
+            mbad += 1
+            print("MODEL MISMATCH %s: %s" % (desc, "; ".join(problems)))
+        else:
+            mok += 1
+    if a.model_trials:
+        print("random GPTs: %d agreed (parameters bit-exact, logits within 1e-5, "
+              "same bytes on 1/2/7 threads), %d differed" % (mok, mbad))
+    raise SystemExit(1 if bad or mbad else 0)
 
 
 if __name__ == "__main__":

@@ -390,6 +390,45 @@ def gen_cli():
     torch.manual_seed(6)
     emb = nn.Embedding(10, 8)
     add("init embedding --seed 6 --num 10 --dim 8 --format exact", exact(emb.weight.detach()))
+
+    # the chapter-12 GPT (tools/reference_gpt.py implements docs/model-spec.md)
+    sys.path.insert(0, HERE)
+    from reference_gpt import GPT
+    for seed, V, C, h, N, M, ids in [(0, 4, 4, 2, 2, 64, [[0, 1, 2, 3]]),
+                                     (0, 4, 4, 2, 2, 64, [[0, 1, 2, 3], [3, 2, 1, 0]])]:
+        # Only configurations whose printed logits do not sit on a rounding boundary:
+        # logits agree with PyTorch within 1e-5, not bit for bit (summation order),
+        # so model.txt and tools/crosscheck_tool.py check them numerically.
+        torch.manual_seed(seed)
+        gpt = GPT(V, C, h, N, M).eval()
+        with torch.no_grad():
+            logits = gpt(torch.tensor(ids))
+        idarg = ";".join(",".join(map(str, r)) for r in ids)
+        add("forward --seed %d --vocab %d --embed %d --heads %d --layers %d --max-seq %d --ids %s"
+            % (seed, V, C, h, N, M, idarg), repr(logits) + "\n")
+    torch.manual_seed(2)
+    gpt = GPT(5, 4, 2, 1, 3)
+    text = "".join("%s\n%r\n" % (n, p) for n, p in gpt.named_parameters())
+    add("init gpt --seed 2 --vocab 5 --embed 4 --heads 2 --layers 1 --max-seq 3", text)
+    for V, C, h, N, M in [(4, 4, 2, 2, 64), (4, 8, 2, 2, 64), (4, 4, 2, 4, 64), (4, 4, 2, 2, 8),
+                          (50257, 768, 12, 12, 1024)]:
+        n_te = V * C
+        n_pe = M * C
+        per = 12 * C * C + 9 * C
+        n_blocks = N * per
+        n_ln_f = 2 * C
+        n_total = n_te + n_pe + n_blocks + n_ln_f
+        if V < 100:  # small enough to let PyTorch count the real model
+            g = GPT(V, C, h, N, M)
+            assert n_total == sum(p.numel() for p in g.parameters())
+            assert n_blocks == sum(p.numel() for p in g.blocks.parameters())
+        text = (f"Token embedding       (V*C):       {n_te:>5}\n"
+                f"Position embedding (max_seq*C):    {n_pe:>5}\n"
+                f"{N} TransformerBlocks  (N*{per}):     {n_blocks:>5}\n"
+                f"Final LayerNorm       (2*C):        {n_ln_f:>5}\n"
+                f"Tied head            (0 extra):     {0:>5}\n"
+                f"Total parameters:                  {n_total:>5}\n")
+        add("params --vocab %d --embed %d --heads %d --layers %d --max-seq %d" % (V, C, h, N, M), text)
     return cases
 
 

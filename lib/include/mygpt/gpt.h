@@ -113,6 +113,15 @@ mygpt_status mygpt_gpt_create(mygpt_gpt **out, const mygpt_config *cfg, uint64_t
  * call). Errors: bad ids, T > max_seq_len, sizes that overflow, out of memory. */
 mygpt_status mygpt_gpt_forward(mygpt_gpt *gpt, const int64_t *ids, int B, int T, mygpt_error *err);
 
+/* Appends document 000's parameter table (its `main`'s six f-string lines, each
+ * ending in a newline) for a model with these counts and num_layers N:
+ *   Token embedding       (V*C):          16
+ *   ...
+ *   Total parameters:                    736                                    */
+struct mygpt_strbuf;
+mygpt_status mygpt_param_table(struct mygpt_strbuf *sb, const mygpt_config *cfg,
+                               const mygpt_param_counts *pc);
+
 /* Names of the parameter tensors in named_parameters() order, for printing. */
 const char *mygpt_param_tensor_name(int i);
 

@@ -1,0 +1,295 @@
+/*
+ * cmd_model.c - `mygpt forward` (logits of the chapter-12 GPT for given ids) and
+ * `mygpt params` (its parameter accounting, in document 000's table layout).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "commands.h"
+#include "mygpt/gpt.h"
+#include "output.h"
+
+#define MAX_IDS (1 << 20)
+
+static const arg_spec FORWARD_ARGS[] = {
+    {"seed", 1, 0}, {"vocab", 1, 0}, {"embed", 1, 0}, {"heads", 1, 0}, {"layers", 1, 0},
+    {"max-seq", 1, 0}, {"ids", 1, 0}, {"format", 1, 0}, {"naive", 0, 0}, {NULL, 0, 0}};
+
+static const arg_spec PARAMS_ARGS[] = {
+    {"vocab", 1, 0}, {"embed", 1, 0}, {"heads", 1, 0}, {"layers", 1, 0}, {"max-seq", 1, 0},
+    {NULL, 0, 0}};
+
+/* Reads --vocab --embed --heads --layers [--max-seq] (default 64). */
+static int read_config(const char *cmd, const parsed_args *a, mygpt_config *cfg)
+{
+    const char *names[4] = {"vocab", "embed", "heads", "layers"};
+    int *fields[4] = {&cfg->vocab_size, &cfg->embed_dim, &cfg->num_heads, &cfg->num_layers};
+    for (int i = 0; i < 4; i++) {
+        int64_t v;
+        if (!args_has(a, names[i])) {
+            cli_error(cmd, "--%s is required", names[i]);
+            return EXIT_USAGE;
+        }
+        if (parse_i64(cmd, names[i], args_get(a, names[i]), INT32_MIN, INT32_MAX, &v))
+            return EXIT_USAGE;
+        *fields[i] = (int)v;
+    }
+    cfg->max_seq_len = 64;
+    if (args_has(a, "max-seq")) {
+        int64_t v;
+        if (parse_i64(cmd, "max-seq", args_get(a, "max-seq"), INT32_MIN, INT32_MAX, &v))
+            return EXIT_USAGE;
+        cfg->max_seq_len = (int)v;
+    }
+    mygpt_error err = {0};
+    if (mygpt_config_validate(cfg, &err) != MYGPT_OK) {
+        cli_error(cmd, "%s", err.message);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* "0,1,2;3,2,1" -> rows of equal length. Values are checked against V later by
+ * the library; here only the syntax. */
+static int parse_ids(const char *cmd, const char *s, int64_t **out, int *B, int *T)
+{
+    int64_t *ids = malloc(MAX_IDS * sizeof *ids);
+    if (!ids) {
+        cli_error(cmd, "out of memory");
+        return EXIT_RUNTIME;
+    }
+    int rows = 0, cols = 0, n = 0, row_len = 0;
+    const char *p = s;
+    if (*p == '\0')
+        goto bad;
+    for (;;) {
+        char *end;
+        if (!(*p == '-' || (*p >= '0' && *p <= '9')))
+            goto bad;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || errno == ERANGE)
+            goto bad;
+        if (n == MAX_IDS) {
+            cli_error(cmd, "--ids: more than %d ids", MAX_IDS);
+            free(ids);
+            return EXIT_USAGE;
+        }
+        ids[n++] = v;
+        row_len++;
+        p = end;
+        if (*p == ',') {
+            p++;
+            continue;
+        }
+        if (*p == ';' || *p == '\0') {
+            if (rows == 0)
+                cols = row_len;
+            else if (row_len != cols) {
+                cli_error(cmd, "--ids: row %d has %d ids but row 0 has %d (rows must have equal length)",
+                          rows, row_len, cols);
+                free(ids);
+                return EXIT_USAGE;
+            }
+            rows++;
+            row_len = 0;
+            if (*p == '\0')
+                break;
+            p++;
+            continue;
+        }
+        goto bad;
+    }
+    *out = ids;
+    *B = rows;
+    *T = cols;
+    return 0;
+bad:
+    cli_error(cmd, "--ids: '%s' is not rows of integer ids like \"0,1,2;2,1,0\"", s);
+    free(ids);
+    return EXIT_USAGE;
+}
+
+int cmd_forward(int argc, char **argv)
+{
+    const char *cmd = "forward";
+    parsed_args a;
+    int rc = args_parse(cmd, argc, argv, FORWARD_ARGS, 0, &a);
+    if (rc < 0) {
+        printf("usage: mygpt forward --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
+               "                     --ids \"0,1,2,3;3,2,1,0\" [--format torch|numpy|exact]\n"
+               "\n"
+               "set_seed(S); gpt = GPT(V, C, H, N, M).eval(); print(gpt(ids)) under\n"
+               "torch.no_grad(): the logits (B, T, V) of the chapter-12 GPT. Rows of ids are\n"
+               "separated by ';' (all of the same length T <= M); --max-seq defaults to 64.\n"
+               "  --format torch|numpy|exact  as print(logits), print(logits.numpy()), or one\n"
+               "                              float32 per line as 8 hex digits\n"
+               "  --naive                     use the reference (naive) kernels\n");
+        return 0;
+    }
+    if (rc)
+        return rc;
+    mygpt_config cfg;
+    uint64_t seed;
+    if (!args_has(&a, "seed")) {
+        cli_error(cmd, "--seed is required");
+        return EXIT_USAGE;
+    }
+    if (parse_seed(cmd, args_get(&a, "seed"), &seed) || read_config(cmd, &a, &cfg))
+        return EXIT_USAGE;
+    out_options o;
+    if (out_options_parse(cmd, args_get(&a, "format"), NULL, &o))
+        return EXIT_USAGE;
+    if (!args_has(&a, "ids")) {
+        cli_error(cmd, "--ids is required (e.g. --ids \"0,1,2,3\")");
+        return EXIT_USAGE;
+    }
+    int64_t *ids;
+    int B, T;
+    if ((rc = parse_ids(cmd, args_get(&a, "ids"), &ids, &B, &T)))
+        return rc;
+    mygpt_gpt *gpt;
+    mygpt_error err = {0};
+    mygpt_status st = mygpt_gpt_create(&gpt, &cfg, seed, &err);
+    if (st != MYGPT_OK) {
+        cli_error(cmd, "%s", err.message);
+        free(ids);
+        return st == MYGPT_ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+    }
+    gpt->use_naive_kernels = args_has(&a, "naive");
+    st = mygpt_gpt_forward(gpt, ids, B, T, &err);
+    if (st != MYGPT_OK) {
+        cli_error(cmd, "%s", err.message);
+        rc = st == MYGPT_ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+    } else {
+        const int64_t shape[3] = {B, T, cfg.vocab_size};
+        mygpt_tview v;
+        mygpt_tview_make(&v, MYGPT_F32, gpt->acts.logits, 3, shape, NULL);
+        rc = out_print(cmd, &o, &v, NULL);
+    }
+    mygpt_gpt_free(gpt);
+    free(ids);
+    return rc;
+}
+
+int cmd_params(int argc, char **argv)
+{
+    const char *cmd = "params";
+    parsed_args a;
+    int rc = args_parse(cmd, argc, argv, PARAMS_ARGS, 0, &a);
+    if (rc < 0) {
+        printf("usage: mygpt params --vocab V --embed C --heads H --layers N [--max-seq M]\n"
+               "\n"
+               "The parameter count of GPT(V, C, H, N, M) per module, in the layout of\n"
+               "chapter 12's table (--max-seq defaults to 64). Nothing is allocated, so\n"
+               "GPT-2 small (--vocab 50257 --embed 768 --heads 12 --layers 12 --max-seq 1024)\n"
+               "is instant.\n");
+        return 0;
+    }
+    if (rc)
+        return rc;
+    mygpt_config cfg;
+    if (read_config(cmd, &a, &cfg))
+        return EXIT_USAGE;
+    mygpt_param_counts pc;
+    mygpt_error err = {0};
+    if (mygpt_param_count(&cfg, &pc, &err) != MYGPT_OK) {
+        cli_error(cmd, "%s", err.message);
+        return EXIT_USAGE;
+    }
+    mygpt_strbuf sb = {0};
+    mygpt_param_table(&sb, &cfg, &pc);
+    fputs(mygpt_sb_str(&sb), stdout);
+    mygpt_sb_free(&sb);
+    return 0;
+}
+
+/* `mygpt init gpt`: every parameter in named_parameters() order. */
+int cmd_init_gpt(int argc, char **argv)
+{
+    const char *cmd = "init gpt";
+    static const arg_spec ARGS[] = {
+        {"seed", 1, 0}, {"vocab", 1, 0}, {"embed", 1, 0}, {"heads", 1, 0}, {"layers", 1, 0},
+        {"max-seq", 1, 0}, {"format", 1, 0}, {"round", 1, 0}, {NULL, 0, 0}};
+    parsed_args a;
+    int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
+    if (rc < 0) {
+        printf("usage: mygpt init gpt --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
+               "                      [--format torch|numpy|exact] [--round K]\n"
+               "\n"
+               "set_seed(S); gpt = GPT(V, C, H, N, M); then for name, p in\n"
+               "gpt.named_parameters(): print(name); print(p). With --format exact, only the\n"
+               "values, one float32 per line as 8 hex digits, in the same order.\n");
+        return 0;
+    }
+    if (rc)
+        return rc;
+    mygpt_config cfg;
+    uint64_t seed;
+    if (!args_has(&a, "seed")) {
+        cli_error(cmd, "--seed is required");
+        return EXIT_USAGE;
+    }
+    if (parse_seed(cmd, args_get(&a, "seed"), &seed) || read_config(cmd, &a, &cfg))
+        return EXIT_USAGE;
+    out_options o;
+    if (out_options_parse(cmd, args_get(&a, "format"), args_get(&a, "round"), &o))
+        return EXIT_USAGE;
+    mygpt_gpt *gpt;
+    mygpt_error err = {0};
+    mygpt_status st = mygpt_gpt_create(&gpt, &cfg, seed, &err);
+    if (st != MYGPT_OK) {
+        cli_error(cmd, "%s", err.message);
+        return st == MYGPT_ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+    }
+    const mygpt_params *w = &gpt->params;
+    const int64_t V = cfg.vocab_size, C = cfg.embed_dim, M = cfg.max_seq_len;
+    mygpt_torch_opts param = {0};
+    param.parameter = 1;
+    char name[96];
+#define EMIT(label, ptr, nd, ...)                                                                  \
+    do {                                                                                           \
+        const int64_t shape_[] = {__VA_ARGS__};                                                    \
+        mygpt_tview v_;                                                                            \
+        mygpt_tview_make(&v_, MYGPT_F32, (ptr), (nd), shape_, NULL);                               \
+        if (o.format != OUT_EXACT)                                                                 \
+            printf("%s\n", (label));                                                               \
+        if (!rc)                                                                                   \
+            rc = out_print(cmd, &o, &v_, &param);                                                  \
+    } while (0)
+    EMIT("token_embedding.embedding.weight", w->wte, 2, V, C);
+    EMIT("position_embedding.weight", w->wpe, 2, M, C);
+    for (int64_t l = 0; l < cfg.num_layers && !rc; l++) {
+        const size_t lc = (size_t)(l * C), lcc = (size_t)(l * C * C);
+        snprintf(name, sizeof name, "blocks.%lld.ln1.gamma", (long long)l);
+        EMIT(name, w->ln1w + lc, 1, C);
+        snprintf(name, sizeof name, "blocks.%lld.ln1.beta", (long long)l);
+        EMIT(name, w->ln1b + lc, 1, C);
+        const char *proj[4] = {"W_q", "W_k", "W_v", "W_o"};
+        const float *mats[4] = {w->wq, w->wk, w->wv, w->wo};
+        for (int m = 0; m < 4; m++) {
+            snprintf(name, sizeof name, "blocks.%lld.attn.%s.weight", (long long)l, proj[m]);
+            EMIT(name, mats[m] + lcc, 2, C, C);
+        }
+        snprintf(name, sizeof name, "blocks.%lld.ln2.gamma", (long long)l);
+        EMIT(name, w->ln2w + lc, 1, C);
+        snprintf(name, sizeof name, "blocks.%lld.ln2.beta", (long long)l);
+        EMIT(name, w->ln2b + lc, 1, C);
+        snprintf(name, sizeof name, "blocks.%lld.mlp.fc1.weight", (long long)l);
+        EMIT(name, w->fc1w + 4 * lcc, 2, 4 * C, C);
+        snprintf(name, sizeof name, "blocks.%lld.mlp.fc1.bias", (long long)l);
+        EMIT(name, w->fc1b + 4 * lc, 1, 4 * C);
+        snprintf(name, sizeof name, "blocks.%lld.mlp.fc2.weight", (long long)l);
+        EMIT(name, w->fc2w + 4 * lcc, 2, C, 4 * C);
+        snprintf(name, sizeof name, "blocks.%lld.mlp.fc2.bias", (long long)l);
+        EMIT(name, w->fc2b + lc, 1, C);
+    }
+    EMIT("ln_f.gamma", w->lnfw, 1, C);
+    EMIT("ln_f.beta", w->lnfb, 1, C);
+#undef EMIT
+    mygpt_gpt_free(gpt);
+    return rc;
+}
