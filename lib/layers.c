@@ -14,6 +14,7 @@
 void mygpt_embedding_forward(float *out, const int64_t *ids, const float *wte, const float *wpe,
                              int B, int T, int C)
 {
+#pragma omp parallel for collapse(2) schedule(static)
     for (int b = 0; b < B; b++) {
         for (int t = 0; t < T; t++) {
             float *o = out + ((size_t)b * T + t) * C;              // (C,)

@@ -294,3 +294,15 @@ Test(gpt_errors, bad_inputs_to_forward)
     cr_expect_eq(mygpt_gpt_forward(g, ids, 2, 8, &err), MYGPT_OK, "%s", err.message);
     mygpt_gpt_free(g);
 }
+
+Test(gpt_errors, allocation_failure_is_an_error)
+{
+    /* 2^24 x 2^16 embedding = 2^40 floats (4 TiB): malloc refuses, nothing crashes */
+    mygpt_config cfg = {1 << 24, 1 << 16, 1, 1, 1};
+    mygpt_gpt *g = (mygpt_gpt *)1;
+    mygpt_error err = {0};
+    mygpt_status st = mygpt_gpt_create(&g, &cfg, 0, &err);
+    cr_expect_eq(st, MYGPT_ENOMEM, "status %d: %s", st, err.message);
+    cr_expect_null(g);
+    cr_expect(strstr(err.message, "out of memory") != NULL, "%s", err.message);
+}
