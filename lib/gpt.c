@@ -119,6 +119,20 @@ static void fill_param_sizes(const mygpt_config *c, size_t sizes[MYGPT_NUM_PARAM
     sizes[13] = L * C;        // fc2b
 }
 
+void mygpt_gpt_counts(const mygpt_gpt *g, mygpt_param_counts *out)
+{
+    memset(out, 0, sizeof *out);
+    out->token_embedding = g->param_sizes[0];
+    out->position_embedding = g->param_sizes[1];
+    for (int i = 2; i < MYGPT_NUM_PARAM_TENSORS; i++) // ln1 .. fc2b: everything in the blocks
+        out->blocks += g->param_sizes[i];
+    out->per_block = out->blocks / (uint64_t)g->config.num_layers;
+    out->final_layernorm = 2 * (uint64_t)g->config.embed_dim;
+    out->head = 0; // the head is wte itself: nothing more to count
+    out->total = out->token_embedding + out->position_embedding + out->blocks +
+                 out->final_layernorm + out->head;
+}
+
 /* ---- construction -------------------------------------------------------------- */
 
 mygpt_status mygpt_gpt_create_from(mygpt_gpt **out, const mygpt_config *cfg, mygpt_rng *rng,

@@ -6,6 +6,8 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 
+export MYGPT_FIGURES="$MYGPT_BUILD/figures"   # where chapters write their SVG figures
+mkdir -p "$MYGPT_FIGURES"
 passed=0 failed=0 skipped=0
 while IFS=$'\t' read -r number program document section expected fidelity; do
     [ "$number" = "number" ] && continue
@@ -20,5 +22,6 @@ while IFS=$'\t' read -r number program document section expected fidelity; do
     printf '%-4s %-42s %-18s %s\n' "$number" "$program" "$fidelity" "$verdict"
     [ -n "$result" ] && printf '%s\n' "$result"
 done < "$MYGPT_ROOT/chapters/index.tsv"
+echo "figures written to $MYGPT_FIGURES"
 echo "chapters: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -8,6 +8,9 @@
  *   mygpt/layers.h  one forward function per layer: embedding, linear, LayerNorm,
  *                   GELU, softmax, causal multi-head attention
  *   mygpt/gpt.h     the chapter-12 GPT: create, forward, parameter counts
+ *   mygpt/posenc.h  sinusoidal encodings, ALiBi biases, RoPE caches and rotation
+ *   mygpt/tensor.h  equal / allclose, dot, mean / std, toy attention
+ *   mygpt/svg.h     dependency-free SVG figures (line plots, heatmaps)
  */
 #ifndef MYGPT_H
 #define MYGPT_H
@@ -15,7 +18,10 @@
 #include "mygpt/error.h"
 #include "mygpt/gpt.h"
 #include "mygpt/layers.h"
+#include "mygpt/posenc.h"
 #include "mygpt/print.h"
 #include "mygpt/rng.h"
+#include "mygpt/svg.h"
+#include "mygpt/tensor.h"
 
 #endif

@@ -98,6 +98,11 @@ mygpt_status mygpt_config_validate(const mygpt_config *cfg, mygpt_error *err);
 /* Counts parameters without building the model (works for GPT-2 small too). */
 mygpt_status mygpt_param_count(const mygpt_config *cfg, mygpt_param_counts *out, mygpt_error *err);
 
+/* Counts the parameters of a built model module by module, by adding up the
+ * sizes of the tensors it holds (what sum(p.numel() for p in m.parameters()) does),
+ * as opposed to mygpt_param_count's formula. */
+void mygpt_gpt_counts(const mygpt_gpt *gpt, mygpt_param_counts *out);
+
 /* Builds the model, drawing its initial parameters from rng exactly in the order
  * PyTorch's GPT.__init__ does (token embedding, position embedding, then per
  * block W_q, W_k, W_v, W_o, fc1.weight, fc1.bias, fc2.weight, fc2.bias). */

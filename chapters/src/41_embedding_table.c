@@ -1,0 +1,22 @@
+/*
+ * 41_embedding_table - document 001, "nn.Embedding is a lookup, not a linear
+ * layer": the layer IS its (vocab_size, n_embd) weight matrix.
+ */
+#include <stdio.h>
+
+#include "doc001_session.h"
+
+int main(int argc, char **argv)
+{
+    chapter ch;
+    chapter_init(&ch, argc, argv, "41_embedding_table",
+                 "Document 001: torch.manual_seed(42); tok_emb = nn.Embedding(50, 8);\n"
+                 "print(tok_emb.weight.shape).", 42, CH_SEED);
+    doc001 s;
+    doc001_run(&ch, &s, 1);
+    const int64_t shape[2] = {D1_VOCAB, D1_EMBD};
+    ch_size(2, shape);
+    printf("\n");
+    doc001_free(&s);
+    return 0;
+}

@@ -1,0 +1,44 @@
+/*
+ * 52_learned_position - document 002, "Approach 1: Learned Positional Embeddings":
+ * LearnedPositionalEmbedding(256, 512) added to a random (2, 10, 256) input.
+ * Unseeded in the document; torch.manual_seed(SEED) at the top of the notebook
+ * stands in (default 0).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "doc002_session.h"
+
+int main(int argc, char **argv)
+{
+    chapter ch;
+    chapter_init(&ch, argc, argv, "52_learned_position",
+                 "Document 002: pos_embed = LearnedPositionalEmbedding(256, 512); x_with_pos =\n"
+                 "pos_embed(torch.randn(2, 10, 256)); prints shapes, rows 0 and 1, parameters.",
+                 0, CH_SEED);
+    doc002 s;
+    doc002_run(&ch, &s, 2);
+    enum { B = 2, T = 10 };
+    float *with_pos = chapter_alloc(&ch, (size_t)B * T * D2_MODEL, sizeof(float));
+    for (int b = 0; b < B; b++) // x + pos_embedding(arange(seq_len)), broadcast over the batch
+        for (int t = 0; t < T; t++)
+            for (int c = 0; c < D2_MODEL; c++)
+                with_pos[((size_t)b * T + t) * D2_MODEL + c] =
+                    s.x[((size_t)b * T + t) * D2_MODEL + c] + s.pos[(size_t)t * D2_MODEL + c];
+    const int64_t shape[3] = {B, T, D2_MODEL}, eight[1] = {8};
+    printf("Input shape: ");
+    ch_size(3, shape);
+    printf("\nOutput shape: ");
+    ch_size(3, shape);
+    for (int p = 0; p < 2; p++) {
+        printf("\n\nPosition embedding for position %d (first 8 dims):\n  ", p);
+        ch_numpy(s.pos + (size_t)p * D2_MODEL, 1, eight, 4);
+    }
+    const long long n_params = (long long)D2_MAXSEQ * D2_MODEL;
+    printf("\n\nPosition embedding parameters: ");
+    ch_commas(n_params);
+    printf(" (%.2fM)\n", n_params / 1e6);
+    free(with_pos);
+    doc002_free(&s);
+    return 0;
+}

@@ -1,0 +1,36 @@
+/*
+ * 54_rope - document 002, "Approach 3: RoPE": the cos/sin caches of
+ * RotaryPositionalEmbedding(d_model=64, max_seq_len=512) and its first inverse
+ * frequencies.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "chapter.h"
+
+int main(int argc, char **argv)
+{
+    chapter ch;
+    chapter_init(&ch, argc, argv, "54_rope",
+                 "Document 002: rope = RotaryPositionalEmbedding(64, 512); cos, sin = rope(10);\n"
+                 "prints the cache shapes and inv_freq[:4].", 0, 0);
+    enum { D = 64, MAXSEQ = 512, SEQ = 10, HALF = D / 2 };
+    float inv_freq[HALF];
+    float *cos_c = chapter_alloc(&ch, (size_t)MAXSEQ * HALF, sizeof(float));
+    float *sin_c = chapter_alloc(&ch, (size_t)MAXSEQ * HALF, sizeof(float));
+    mygpt_error err = {0};
+    chapter_check(&ch, mygpt_rope_inv_freq(inv_freq, D, 10000.0, &err), &err);
+    chapter_check(&ch, mygpt_rope_cache(cos_c, sin_c, inv_freq, MAXSEQ, HALF, &err), &err);
+    const int64_t shape[2] = {SEQ, HALF}, four[1] = {4}; // rope(seq_len=10) slices the caches
+    printf("Cos cache shape: ");
+    ch_size(2, shape);
+    printf("\nSin cache shape: ");
+    ch_size(2, shape);
+    printf("\n\nFrequencies (inverse) for first 4 dimension pairs:\n  ");
+    ch_numpy(inv_freq, 1, four, 4);
+    printf("\n\nNotice: lower dimensions have higher frequencies (rotate faster).\n");
+    printf("This lets the model capture both local (fast) and global (slow) patterns.\n");
+    free(cos_c);
+    free(sin_c);
+    return 0;
+}

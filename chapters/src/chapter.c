@@ -1,0 +1,165 @@
+/* chapter.c - shared command line and printing of the chapter programs. */
+#include "chapter.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void chapter_init(chapter *ch, int argc, char **argv, const char *name, const char *about,
+                  uint64_t default_seed, unsigned flags)
+{
+    ch->name = name;
+    ch->seed = default_seed;
+    const char *env_figures = getenv("MYGPT_FIGURES"); // set by scripts/chapters.sh
+    ch->figures = env_figures && *env_figures ? env_figures : ".";
+    ch->text = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            printf("usage: %s%s%s%s\n\n%s\n", name, flags & CH_SEED ? " [--seed N]" : "",
+                   flags & CH_FIGURES ? " [--figures DIR]" : "", flags & CH_TEXT ? " [--text PATH]" : "",
+                   about);
+            if (flags & CH_SEED)
+                printf("\n  --seed N         torch.manual_seed(N) instead of the default %llu\n",
+                       (unsigned long long)default_seed);
+            if (flags & CH_FIGURES)
+                printf("  --figures DIR    where to write the SVG figures (default: $MYGPT_FIGURES, else .)\n");
+            if (flags & CH_TEXT)
+                printf("  --text PATH      the text to read\n");
+            exit(0);
+        }
+        const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if ((flags & CH_SEED) && strcmp(a, "--seed") == 0 && value) {
+            char *end;
+            errno = 0;
+            if (value[0] == '-') {
+                long long v = strtoll(value, &end, 10);
+                ch->seed = (uint64_t)v;
+            } else {
+                ch->seed = strtoull(value, &end, 10);
+            }
+            if (*value == '\0' || *end != '\0' || errno == ERANGE) {
+                fprintf(stderr, "%s: --seed: '%s' is not an integer in [-2^63, 2^64)\n", name, value);
+                exit(2);
+            }
+            i++;
+        } else if ((flags & CH_FIGURES) && strcmp(a, "--figures") == 0 && value) {
+            ch->figures = value;
+            i++;
+        } else if ((flags & CH_TEXT) && strcmp(a, "--text") == 0 && value) {
+            ch->text = value;
+            i++;
+        } else {
+            fprintf(stderr, "%s: unknown or incomplete argument '%s' (see %s --help)\n", name, a, name);
+            exit(2);
+        }
+    }
+}
+
+void chapter_check(const chapter *ch, mygpt_status st, const mygpt_error *err)
+{
+    if (st == MYGPT_OK)
+        return;
+    fprintf(stderr, "%s: %s\n", ch->name,
+            err && err->message[0] ? err->message : mygpt_strerror(st));
+    exit(1);
+}
+
+void *chapter_alloc(const chapter *ch, size_t count, size_t size)
+{
+    void *p = calloc(count ? count : 1, size);
+    if (!p) {
+        fprintf(stderr, "%s: out of memory\n", ch->name);
+        exit(1);
+    }
+    return p;
+}
+
+static void emit(mygpt_strbuf *sb)
+{
+    fputs(mygpt_sb_str(sb), stdout);
+    mygpt_sb_free(sb);
+}
+
+static void print_view(mygpt_dtype dt, const void *data, int ndim, const int64_t *shape,
+                       const char *grad_fn, int numpy, int round_decimals)
+{
+    mygpt_tview v;
+    mygpt_strbuf sb = {0};
+    if (mygpt_tview_make(&v, dt, data, ndim, shape, NULL) != MYGPT_OK)
+        return;
+    if (numpy) {
+        mygpt_tview rv = v;
+        float *tmp = NULL;
+        if (round_decimals >= 0 && dt == MYGPT_F32) {
+            int64_t n = mygpt_tview_numel(&v);
+            tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
+            if (!tmp)
+                return;
+            for (int64_t i = 0; i < n; i++)
+                tmp[i] = mygpt_numpy_round_f32(((const float *)data)[i], round_decimals);
+            rv.data = tmp;
+        }
+        mygpt_numpy_str(&sb, &rv);
+        free(tmp);
+    } else {
+        mygpt_torch_opts o = {0};
+        o.grad_fn = grad_fn;
+        mygpt_torch_repr(&sb, &v, &o);
+    }
+    emit(&sb);
+}
+
+void ch_torch(const float *data, int ndim, const int64_t *shape, const char *grad_fn)
+{
+    print_view(MYGPT_F32, data, ndim, shape, grad_fn, 0, -1);
+}
+
+void ch_torch_i64(const int64_t *data, int ndim, const int64_t *shape)
+{
+    print_view(MYGPT_I64, data, ndim, shape, NULL, 0, -1);
+}
+
+void ch_torch_bool(const unsigned char *data, int ndim, const int64_t *shape)
+{
+    print_view(MYGPT_BOOL, data, ndim, shape, NULL, 0, -1);
+}
+
+void ch_numpy(const float *data, int ndim, const int64_t *shape, int round_decimals)
+{
+    print_view(MYGPT_F32, data, ndim, shape, NULL, 1, round_decimals);
+}
+
+void ch_size(int ndim, const int64_t *shape)
+{
+    mygpt_strbuf sb = {0};
+    mygpt_torch_size(&sb, ndim, shape);
+    emit(&sb);
+}
+
+void ch_tuple(int ndim, const int64_t *shape)
+{
+    mygpt_strbuf sb = {0};
+    mygpt_py_tuple(&sb, ndim, shape);
+    emit(&sb);
+}
+
+void ch_commas(long long n)
+{
+    mygpt_strbuf sb = {0};
+    mygpt_py_int_commas(&sb, n);
+    emit(&sb);
+}
+
+void ch_pyfloat(double x)
+{
+    mygpt_strbuf sb = {0};
+    mygpt_py_float_repr(&sb, x);
+    emit(&sb);
+}
+
+const char *ch_bool(int b)
+{
+    return b ? "True" : "False";
+}

@@ -1,0 +1,48 @@
+/*
+ * chapter.h - what every chapter program shares: its command line (--seed N,
+ * --figures DIR, --text PATH, --help), turning a library error into one line on
+ * stderr and exit status 1, and shortcuts for printing tensors as Python does.
+ */
+#ifndef MYGPT_CHAPTER_H
+#define MYGPT_CHAPTER_H
+
+#include <stdint.h>
+
+#include "mygpt.h"
+
+enum {
+    CH_SEED = 1,    /* accepts --seed N (uses randomness) */
+    CH_FIGURES = 2, /* writes figures into --figures DIR (default: the current directory) */
+    CH_TEXT = 4     /* reads --text PATH */
+};
+
+typedef struct chapter {
+    const char *name;
+    uint64_t seed;
+    const char *figures;
+    const char *text;
+} chapter;
+
+/* Parses the command line; prints help and exits 0 for --help, prints one line
+ * and exits 2 on a bad argument. `about` is the one-paragraph help text. */
+void chapter_init(chapter *ch, int argc, char **argv, const char *name, const char *about,
+                  uint64_t default_seed, unsigned flags);
+
+/* If st is not MYGPT_OK: prints "NAME: message" on stderr and exits 1. */
+void chapter_check(const chapter *ch, mygpt_status st, const mygpt_error *err);
+
+/* calloc that exits with a clear message on failure. */
+void *chapter_alloc(const chapter *ch, size_t count, size_t size);
+
+/* Printing: each appends to stdout exactly what Python prints, with no newline. */
+void ch_torch(const float *data, int ndim, const int64_t *shape, const char *grad_fn);
+void ch_torch_i64(const int64_t *data, int ndim, const int64_t *shape);
+void ch_torch_bool(const unsigned char *data, int ndim, const int64_t *shape);
+void ch_numpy(const float *data, int ndim, const int64_t *shape, int round_decimals);
+void ch_size(int ndim, const int64_t *shape);   /* torch.Size([...]) */
+void ch_tuple(int ndim, const int64_t *shape);  /* (2, 12) */
+void ch_commas(long long n);                    /* 123,264 */
+void ch_pyfloat(double x);                      /* repr(float) */
+const char *ch_bool(int b);                     /* True / False */
+
+#endif

@@ -1,0 +1,28 @@
+/* doc002_session.c - replays document 002's notebook (see doc002_session.h). */
+#include "doc002_session.h"
+
+#include <stdlib.h>
+
+void doc002_run(const chapter *ch, doc002 *s, int upto)
+{
+    mygpt_error err = {0};
+    s->tok = s->pos = s->x = NULL;
+    mygpt_rng_seed(&s->rng, ch->seed);
+    if (upto >= 1) {
+        s->tok = chapter_alloc(ch, (size_t)D2_VOCAB * D2_MODEL, sizeof(float));
+        chapter_check(ch, mygpt_init_embedding(&s->rng, s->tok, D2_VOCAB, D2_MODEL, &err), &err);
+    }
+    if (upto >= 2) {
+        s->pos = chapter_alloc(ch, (size_t)D2_MAXSEQ * D2_MODEL, sizeof(float));
+        s->x = chapter_alloc(ch, (size_t)2 * 10 * D2_MODEL, sizeof(float));
+        chapter_check(ch, mygpt_init_embedding(&s->rng, s->pos, D2_MAXSEQ, D2_MODEL, &err), &err);
+        chapter_check(ch, mygpt_normal_(&s->rng, s->x, 2 * 10 * D2_MODEL, 0.0, 1.0, &err), &err);
+    }
+}
+
+void doc002_free(doc002 *s)
+{
+    free(s->tok);
+    free(s->pos);
+    free(s->x);
+}

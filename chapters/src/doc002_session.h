@@ -1,0 +1,27 @@
+/*
+ * doc002_session.h - document 002 is one notebook that never seeds the generator,
+ * so its random values differ on every run. mygpt stands a torch.manual_seed(SEED)
+ * at the top of the notebook in for the unseeded process (default 0) and replays
+ * the cells in order:
+ *   1. embed = TokenEmbedding(10000, 256)
+ *   2. pos_embed = LearnedPositionalEmbedding(d_model=256, max_seq_len=512);
+ *      x = torch.randn(2, 10, 256)
+ */
+#ifndef MYGPT_DOC002_SESSION_H
+#define MYGPT_DOC002_SESSION_H
+
+#include "chapter.h"
+
+enum { D2_VOCAB = 10000, D2_MODEL = 256, D2_MAXSEQ = 512 };
+
+typedef struct doc002 {
+    mygpt_rng rng;
+    float *tok;   /* (10000, 256) */
+    float *pos;   /* (512, 256)   */
+    float *x;     /* (2, 10, 256) */
+} doc002;
+
+void doc002_run(const chapter *ch, doc002 *s, int upto);
+void doc002_free(doc002 *s);
+
+#endif

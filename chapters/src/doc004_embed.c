@@ -1,0 +1,43 @@
+/* doc004_embed.c - document 004's Embed module (see doc004_embed.h). */
+#include "doc004_embed.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+void embed_create(const chapter *ch, embed *e, mygpt_rng *rng, int vocab_size, int d_model,
+                  int max_seq_len)
+{
+    mygpt_error err = {0};
+    e->vocab_size = vocab_size;
+    e->d_model = d_model;
+    e->max_seq_len = max_seq_len;
+    e->tok = chapter_alloc(ch, (size_t)vocab_size * d_model, sizeof(float));
+    e->pos = chapter_alloc(ch, (size_t)max_seq_len * d_model, sizeof(float));
+    const size_t nt = (size_t)vocab_size * d_model, np = (size_t)max_seq_len * d_model;
+    chapter_check(ch, mygpt_init_embedding(rng, e->tok, (size_t)vocab_size, (size_t)d_model, &err), &err);
+    chapter_check(ch, mygpt_normal_(rng, e->tok, nt, 0.0, 0.02, &err), &err);
+    chapter_check(ch, mygpt_init_embedding(rng, e->pos, (size_t)max_seq_len, (size_t)d_model, &err), &err);
+    chapter_check(ch, mygpt_normal_(rng, e->pos, np, 0.0, 0.02, &err), &err);
+}
+
+void embed_forward(const chapter *ch, const embed *e, float *out, const int64_t *ids, int B, int T)
+{
+    if (T > e->max_seq_len) {
+        fprintf(stderr, "%s: Sequence length %d exceeds max_seq_len %d\n", ch->name, T,
+                e->max_seq_len);
+        exit(1);
+    }
+    for (int i = 0; i < B * T; i++)
+        if (ids[i] < 0 || ids[i] >= e->vocab_size) {
+            fprintf(stderr, "%s: token id %lld is outside [0, %d)\n", ch->name, (long long)ids[i],
+                    e->vocab_size);
+            exit(1);
+        }
+    mygpt_embedding_forward(out, ids, e->tok, e->pos, B, T, e->d_model);
+}
+
+void embed_free(embed *e)
+{
+    free(e->tok);
+    free(e->pos);
+}

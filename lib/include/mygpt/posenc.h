@@ -1,0 +1,50 @@
+/*
+ * mygpt/posenc.h - the three ways of telling attention where a token is, beside the
+ * learned position embedding of the GPT (documents 001 and 002):
+ *
+ *   sinusoidal  PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(...)
+ *   ALiBi       a per-head bias -m_h |i - j| added to the attention scores
+ *   RoPE        rotate each (even, odd) pair of q and k by pos * theta_i
+ *
+ * Each function follows the float32 operations of the documents' PyTorch code in
+ * the same order (so e.g. the sinusoidal table's row 0 is exactly 0, 1, 0, 1, ...).
+ * Transcendental functions come from the C library; PyTorch's vectorised ones may
+ * differ in the last bit, which the chapters never print.
+ */
+#ifndef MYGPT_POSENC_H
+#define MYGPT_POSENC_H
+
+#include "mygpt/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* pe (block_size, n_embd): document 001's sinusoidal_encoding(block_size, n_embd).
+ * n_embd must be even. */
+mygpt_status mygpt_sinusoidal_encoding(float *pe, int block_size, int n_embd, mygpt_error *err);
+
+/* slopes (num_heads): 2^(-8 (h + 1) / num_heads), document 002's ALiBi slopes. */
+mygpt_status mygpt_alibi_slopes(float *slopes, int num_heads, mygpt_error *err);
+
+/* bias (num_heads, T, T): -slope_h * |i - j| (so the diagonal is -0.). */
+mygpt_status mygpt_alibi_bias(float *bias, const float *slopes, int num_heads, int T,
+                              mygpt_error *err);
+
+/* inv_freq (d_model / 2): 1 / base^(2i / d_model). d_model must be even. */
+mygpt_status mygpt_rope_inv_freq(float *inv_freq, int d_model, double base, mygpt_error *err);
+
+/* cos, sin (seq_len, d_model / 2): cos and sin of outer(positions, inv_freq). */
+mygpt_status mygpt_rope_cache(float *cos_cache, float *sin_cache, const float *inv_freq,
+                              int seq_len, int half, mygpt_error *err);
+
+/* apply_rotary_emb: for rows of length d = 2 * half, the row at position t becomes
+ *   out[2i] = x[2i] cos[t,i] - x[2i+1] sin[t,i],  out[2i+1] = x[2i] sin[t,i] + x[2i+1] cos[t,i].
+ * x, out (rows, d) with row r at position r % T; cos, sin (>= T, half). out may be x. */
+void mygpt_rope_apply(float *out, const float *x, const float *cos_cache, const float *sin_cache,
+                      int rows, int T, int half);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

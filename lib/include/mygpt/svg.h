@@ -1,0 +1,61 @@
+/*
+ * mygpt/svg.h - figures without a plotting library: panels of line plots and
+ * heatmaps (with a colour bar) written as a standalone SVG file that any browser
+ * opens. Enough to redraw the documents' matplotlib figures.
+ *
+ *   mygpt_svg fig;
+ *   mygpt_svg_begin(&fig, 1400, 500);
+ *   mygpt_svg_line_plot(&fig, &(mygpt_svg_panel){...}, series, 4);
+ *   mygpt_svg_heatmap(&fig, &(mygpt_svg_panel){...}, data, rows, cols, -1, 1, 1);
+ *   if (mygpt_svg_save(&fig, "figure.svg", &err)) ...
+ */
+#ifndef MYGPT_SVG_H
+#define MYGPT_SVG_H
+
+#include "mygpt/error.h"
+#include "mygpt/print.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mygpt_svg {
+    mygpt_strbuf sb;
+    double width, height;
+} mygpt_svg;
+
+/* Where a panel goes on the figure and what its axes say. */
+typedef struct mygpt_svg_panel {
+    double x, y, w, h;      /* the plotting area, in pixels from the top left */
+    const char *title, *xlabel, *ylabel;
+} mygpt_svg_panel;
+
+typedef struct mygpt_svg_series {
+    const float *y;         /* n values, plotted at x = 0, 1, ..., n - 1 */
+    int n;
+    int stride;             /* distance between consecutive values (1 = contiguous) */
+    const char *label;      /* legend text */
+} mygpt_svg_series;
+
+void mygpt_svg_begin(mygpt_svg *fig, double width, double height);
+
+/* Line plot of the series (colours of matplotlib's default cycle), with axes,
+ * ticks, a light grid and a legend. y range [ymin, ymax]. */
+void mygpt_svg_line_plot(mygpt_svg *fig, const mygpt_svg_panel *p, const mygpt_svg_series *s,
+                         int nseries, double ymin, double ymax);
+
+/* Heatmap of data (rows, cols), row 0 at the top, coloured with the RdBu map
+ * from vmin (red) to vmax (blue), and a colour bar at the right if colorbar. */
+void mygpt_svg_heatmap(mygpt_svg *fig, const mygpt_svg_panel *p, const float *data, int rows,
+                       int cols, double vmin, double vmax, int colorbar);
+
+/* Finishes the document, writes it to path and frees it (also on failure). */
+mygpt_status mygpt_svg_save(mygpt_svg *fig, const char *path, mygpt_error *err);
+
+/* The RdBu colour of t in [0, 1] (0 = dark red, 0.5 = white, 1 = dark blue). */
+void mygpt_rdbu(double t, int rgb[3]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

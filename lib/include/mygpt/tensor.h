@@ -1,0 +1,38 @@
+/*
+ * mygpt/tensor.h - small whole-tensor helpers the chapters use: the comparisons
+ * (torch.equal, torch.allclose), reductions (dot, mean, std) and the documents'
+ * "toy attention" (no projections, no mask).
+ */
+#ifndef MYGPT_TENSOR_H
+#define MYGPT_TENSOR_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* torch.equal: same values element for element (NaN != NaN). */
+int mygpt_equal(const float *a, const float *b, size_t n);
+
+/* torch.allclose(a, b, rtol, atol): |a - b| <= atol + rtol * |b| everywhere.
+ * PyTorch's defaults are rtol = 1e-5, atol = 1e-8. */
+int mygpt_allclose(const float *a, const float *b, size_t n, double rtol, double atol);
+
+/* a . b of two float32 vectors, accumulated in double and rounded to float32. */
+float mygpt_dot(const float *a, const float *b, size_t n);
+
+/* Mean, and standard deviation with Bessel's correction (torch.std's default),
+ * accumulated in double. */
+double mygpt_mean(const float *x, size_t n);
+double mygpt_std(const float *x, size_t n);
+
+/* Document 001's toy_attention: for each batch b,
+ *   out[b] = softmax(x[b] x[b]^T / sqrt(C)) x[b]
+ * out, x (B, T, C); scratch holds T floats. No projections, no causal mask. */
+void mygpt_toy_attention(float *out, const float *x, float *scratch, int B, int T, int C);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,203 @@
+/* svg.c - line plots and heatmaps as SVG (see mygpt/svg.h). */
+#include "mygpt/svg.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ColorBrewer's 11-class RdBu, the anchors of matplotlib's "RdBu". */
+static const int RDBU[11][3] = {{103, 0, 31},    {178, 24, 43},   {214, 96, 77},  {244, 165, 130},
+                                {253, 219, 199}, {247, 247, 247}, {209, 229, 240}, {146, 197, 222},
+                                {67, 147, 195},  {33, 102, 172},  {5, 48, 97}};
+
+/* matplotlib's default colour cycle ("tab10") */
+static const char *const CYCLE[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+
+void mygpt_rdbu(double t, int rgb[3])
+{
+    if (!(t >= 0.0))
+        t = 0.0;
+    if (t > 1.0)
+        t = 1.0;
+    double pos = t * 10.0;
+    int i = (int)pos;
+    if (i >= 10)
+        i = 9;
+    double f = pos - i;
+    for (int c = 0; c < 3; c++)
+        rgb[c] = (int)lround(RDBU[i][c] + f * (RDBU[i + 1][c] - RDBU[i][c]));
+}
+
+void mygpt_svg_begin(mygpt_svg *fig, double width, double height)
+{
+    memset(fig, 0, sizeof *fig);
+    fig->width = width;
+    fig->height = height;
+    mygpt_sb_printf(&fig->sb,
+                    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" height=\"%g\" "
+                    "viewBox=\"0 0 %g %g\" font-family=\"DejaVu Sans, Arial, sans-serif\">\n"
+                    "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+                    width, height, width, height);
+}
+
+static void text(mygpt_svg *fig, double x, double y, double size, const char *anchor,
+                 double rotate, const char *s)
+{
+    mygpt_sb_printf(&fig->sb, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%g\" text-anchor=\"%s\"",
+                    x, y, size, anchor);
+    if (rotate != 0.0)
+        mygpt_sb_printf(&fig->sb, " transform=\"rotate(%g %.1f %.1f)\"", rotate, x, y);
+    mygpt_sb_append(&fig->sb, ">");
+    for (const char *c = s; *c; c++) { // escape XML
+        if (*c == '<')
+            mygpt_sb_append(&fig->sb, "&lt;");
+        else if (*c == '>')
+            mygpt_sb_append(&fig->sb, "&gt;");
+        else if (*c == '&')
+            mygpt_sb_append(&fig->sb, "&amp;");
+        else
+            mygpt_sb_appendn(&fig->sb, c, 1);
+    }
+    mygpt_sb_append(&fig->sb, "</text>\n");
+}
+
+static void labels(mygpt_svg *fig, const mygpt_svg_panel *p)
+{
+    if (p->title)
+        text(fig, p->x + p->w / 2, p->y - 12, 15, "middle", 0, p->title);
+    if (p->xlabel)
+        text(fig, p->x + p->w / 2, p->y + p->h + 40, 13, "middle", 0, p->xlabel);
+    if (p->ylabel)
+        text(fig, p->x - 48, p->y + p->h / 2, 13, "middle", -90, p->ylabel);
+}
+
+/* A "nice" tick step for a range: 1, 2 or 5 times a power of ten, about 5 ticks. */
+static double tick_step(double range)
+{
+    double raw = range / 5.0, mag = pow(10.0, floor(log10(raw)));
+    double r = raw / mag;
+    return (r < 1.5 ? 1 : r < 3.5 ? 2 : r < 7.5 ? 5 : 10) * mag;
+}
+
+void mygpt_svg_line_plot(mygpt_svg *fig, const mygpt_svg_panel *p, const mygpt_svg_series *s,
+                         int nseries, double ymin, double ymax)
+{
+    int n = 0;
+    for (int k = 0; k < nseries; k++)
+        if (s[k].n > n)
+            n = s[k].n;
+    const double xmax = n > 1 ? n - 1 : 1, pad = 0.05 * xmax;
+    const double x0 = -pad, x1 = xmax + pad, ypad = 0.05 * (ymax - ymin);
+    const double y0 = ymin - ypad, y1 = ymax + ypad;
+#define PX(v) (p->x + ((v) - x0) / (x1 - x0) * p->w)
+#define PY(v) (p->y + p->h - ((v) - y0) / (y1 - y0) * p->h)
+    mygpt_strbuf *sb = &fig->sb;
+    const double xs = tick_step(xmax), ys = tick_step(ymax - ymin);
+    for (double t = 0; t <= xmax + 1e-9; t += xs) { // vertical grid + x ticks
+        mygpt_sb_printf(sb, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#b0b0b0\" stroke-opacity=\"0.3\"/>\n",
+                        PX(t), p->y, PX(t), p->y + p->h);
+        char lab[32];
+        snprintf(lab, sizeof lab, "%g", t);
+        text(fig, PX(t), p->y + p->h + 18, 12, "middle", 0, lab);
+    }
+    for (double t = ceil(ymin / ys) * ys; t <= ymax + 1e-9; t += ys) {
+        mygpt_sb_printf(sb, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#b0b0b0\" stroke-opacity=\"0.3\"/>\n",
+                        p->x, PY(t), p->x + p->w, PY(t));
+        char lab[32];
+        snprintf(lab, sizeof lab, "%.2f", fabs(t) < 1e-12 ? 0.0 : t);
+        text(fig, p->x - 6, PY(t) + 4, 12, "end", 0, lab);
+    }
+    mygpt_sb_printf(sb, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"black\"/>\n",
+                    p->x, p->y, p->w, p->h);
+    for (int k = 0; k < nseries; k++) {
+        mygpt_sb_printf(sb, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"",
+                        CYCLE[k % 10]);
+        for (int i = 0; i < s[k].n; i++)
+            mygpt_sb_printf(sb, "%.1f,%.1f ", PX((double)i),
+                            PY((double)s[k].y[(size_t)i * (s[k].stride ? s[k].stride : 1)]));
+        mygpt_sb_append(sb, "\"/>\n");
+    }
+    // legend, top right, as matplotlib's "best" often lands
+    const double lx = p->x + p->w - 120, ly = p->y + 10;
+    mygpt_sb_printf(sb, "<rect x=\"%.1f\" y=\"%.1f\" width=\"110\" height=\"%d\" fill=\"white\" fill-opacity=\"0.8\" stroke=\"#cccccc\"/>\n",
+                    lx, ly, 20 * nseries + 6);
+    for (int k = 0; k < nseries; k++) {
+        double yy = ly + 16 + 20 * k;
+        mygpt_sb_printf(sb, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>\n",
+                        lx + 8, yy - 4, lx + 30, yy - 4, CYCLE[k % 10]);
+        text(fig, lx + 36, yy, 12, "start", 0, s[k].label ? s[k].label : "");
+    }
+    labels(fig, p);
+#undef PX
+#undef PY
+}
+
+void mygpt_svg_heatmap(mygpt_svg *fig, const mygpt_svg_panel *p, const float *data, int rows,
+                       int cols, double vmin, double vmax, int colorbar)
+{
+    mygpt_strbuf *sb = &fig->sb;
+    const double cw = p->w / cols, ch = p->h / rows;
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++) {
+            int rgb[3];
+            mygpt_rdbu((data[(size_t)r * cols + c] - vmin) / (vmax - vmin), rgb);
+            // cells overlap by a hair so no seams show between them
+            mygpt_sb_printf(sb, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"rgb(%d,%d,%d)\"/>\n",
+                            p->x + c * cw, p->y + r * ch, cw + 0.3, ch + 0.3, rgb[0], rgb[1], rgb[2]);
+        }
+    mygpt_sb_printf(sb, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"black\"/>\n",
+                    p->x, p->y, p->w, p->h);
+    const double xs = tick_step(cols), ys = tick_step(rows);
+    for (double t = 0; t < cols; t += xs) { // imshow puts tick t at the centre of cell t
+        char lab[32];
+        snprintf(lab, sizeof lab, "%g", t);
+        text(fig, p->x + (t + 0.5) * cw, p->y + p->h + 18, 12, "middle", 0, lab);
+    }
+    for (double t = 0; t < rows; t += ys) {
+        char lab[32];
+        snprintf(lab, sizeof lab, "%g", t);
+        text(fig, p->x - 6, p->y + (t + 0.5) * ch + 4, 12, "end", 0, lab);
+    }
+    labels(fig, p);
+    if (!colorbar)
+        return;
+    const double bx = p->x + p->w + 20, bw = 16, steps = 100;
+    for (int i = 0; i < steps; i++) {
+        int rgb[3];
+        mygpt_rdbu(1.0 - (i + 0.5) / steps, rgb);
+        mygpt_sb_printf(sb, "<rect x=\"%.1f\" y=\"%.2f\" width=\"%.1f\" height=\"%.2f\" fill=\"rgb(%d,%d,%d)\"/>\n",
+                        bx, p->y + i * p->h / steps, bw, p->h / steps + 0.3, rgb[0], rgb[1], rgb[2]);
+    }
+    mygpt_sb_printf(sb, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"black\"/>\n",
+                    bx, p->y, bw, p->h);
+    const double vs = tick_step(vmax - vmin);
+    for (double t = ceil(vmin / vs) * vs; t <= vmax + 1e-9; t += vs) {
+        char lab[32];
+        snprintf(lab, sizeof lab, "%.2f", fabs(t) < 1e-12 ? 0.0 : t);
+        double yy = p->y + (vmax - t) / (vmax - vmin) * p->h;
+        text(fig, bx + bw + 6, yy + 4, 12, "start", 0, lab);
+    }
+}
+
+mygpt_status mygpt_svg_save(mygpt_svg *fig, const char *path, mygpt_error *err)
+{
+    mygpt_sb_append(&fig->sb, "</svg>\n");
+    mygpt_status st = MYGPT_OK;
+    if (fig->sb.failed) {
+        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory while drawing the figure");
+    } else {
+        FILE *f = fopen(path, "w");
+        if (!f) {
+            st = mygpt_fail(err, MYGPT_EIO, "cannot write %s: %s", path, strerror(errno));
+        } else {
+            size_t n = fwrite(fig->sb.data, 1, fig->sb.len, f);
+            if (fclose(f) != 0 || n != fig->sb.len)
+                st = mygpt_fail(err, MYGPT_EIO, "error writing %s", path);
+        }
+    }
+    mygpt_sb_free(&fig->sb);
+    return st;
+}

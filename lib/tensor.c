@@ -1,0 +1,77 @@
+/* tensor.c - comparisons, reductions and toy attention (see mygpt/tensor.h). */
+#include "mygpt/tensor.h"
+
+#include <math.h>
+
+#include "mygpt/layers.h"
+
+int mygpt_equal(const float *a, const float *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!(a[i] == b[i]))
+            return 0;
+    return 1;
+}
+
+int mygpt_allclose(const float *a, const float *b, size_t n, double rtol, double atol)
+{
+    for (size_t i = 0; i < n; i++) {
+        double x = a[i], y = b[i];
+        if (x == y)
+            continue; // covers equal infinities
+        if (!(fabs(x - y) <= atol + rtol * fabs(y)))
+            return 0;
+    }
+    return 1;
+}
+
+float mygpt_dot(const float *a, const float *b, size_t n)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++)
+        s += (double)a[i] * (double)b[i];
+    return (float)s;
+}
+
+double mygpt_mean(const float *x, size_t n)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++)
+        s += x[i];
+    return n ? s / (double)n : NAN;
+}
+
+double mygpt_std(const float *x, size_t n)
+{
+    if (n < 2)
+        return NAN;
+    const double m = mygpt_mean(x, n);
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++)
+        s += (x[i] - m) * (x[i] - m);
+    return sqrt(s / (double)(n - 1));
+}
+
+void mygpt_toy_attention(float *out, const float *x, float *scratch, int B, int T, int C)
+{
+    const float scale = (float)sqrt((double)C); // x.shape[-1] ** 0.5
+    for (int b = 0; b < B; b++) {
+        const float *xb = x + (size_t)b * T * C; // (T, C)
+        float *ob = out + (size_t)b * T * C;     // (T, C)
+        for (int t = 0; t < T; t++) {
+            for (int s = 0; s < T; s++) {
+                float dot = 0.0f;
+                for (int i = 0; i < C; i++)
+                    dot += xb[(size_t)t * C + i] * xb[(size_t)s * C + i];
+                scratch[s] = dot / scale;
+            }
+            mygpt_softmax_rows(scratch, 1, T);
+            for (int i = 0; i < C; i++) {
+                float acc = 0.0f;
+                for (int s = 0; s < T; s++)
+                    acc += scratch[s] * xb[(size_t)s * C + i];
+                ob[(size_t)t * C + i] = acc;
+            }
+        }
+    }
+}
