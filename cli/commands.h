@@ -10,5 +10,7 @@ int cmd_init(int argc, char **argv);
 int cmd_forward(int argc, char **argv);
 int cmd_params(int argc, char **argv);
 int cmd_init_gpt(int argc, char **argv);
+int cmd_encode(int argc, char **argv);
+int cmd_decode(int argc, char **argv);
 
 #endif

@@ -24,6 +24,8 @@ static const command COMMANDS[] = {
     {"init", cmd_init, "default init of nn.Linear / nn.Embedding with a seed"},
     {"forward", cmd_forward, "logits of the chapter-12 GPT for given token ids"},
     {"params", cmd_params, "parameter count of a GPT configuration, per module"},
+    {"encode", cmd_encode, "GPT-2 token ids of a text (tiktoken's gpt2)"},
+    {"decode", cmd_decode, "the text of GPT-2 token ids"},
 };
 
 static void usage(FILE *f)

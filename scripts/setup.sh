@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # setup.sh - sourced by chapters.sh and test.sh: installs the Debian packages mygpt
 # needs (only those missing), then configures and builds into build/.
-# Needs: gcc (with libgomp), meson, ninja, pkg-config, Criterion.
+# Needs: gcc (with libgomp), meson, ninja, pkg-config, Criterion, PCRE2 (the tokenizer's
+# Unicode pattern). Then fetches the GPT-2 vocabulary and the text (scripts/fetch-data.sh).
 set -euo pipefail
 
 MYGPT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 MYGPT_BUILD=${MYGPT_BUILD:-$MYGPT_ROOT/build}
-PACKAGES=(gcc libc6-dev meson ninja-build pkg-config libcriterion-dev)
+PACKAGES=(gcc libc6-dev meson ninja-build pkg-config libcriterion-dev libpcre2-dev)
 
 mygpt_install_deps() {
     local missing=()
@@ -31,3 +32,5 @@ mygpt_build() {
 
 mygpt_install_deps
 mygpt_build
+export MYGPT_DATA="${MYGPT_DATA:-$MYGPT_ROOT/data}"
+bash "$MYGPT_ROOT/scripts/fetch-data.sh" || echo "setup: the GPT-2 data is incomplete; the tokenizer chapter and tests will report themselves as skipped" >&2

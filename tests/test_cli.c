@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "golden.h"
 #include "runproc.h"
@@ -116,7 +117,8 @@ Test(cli, every_subcommand_has_help)
 {
     static const char *const cmds[] = {"--help", "randn --help", "rand --help", "randint --help",
                                        "randperm --help", "init --help", "init linear --help",
-                                       "init gpt --help", "forward --help", "params --help"};
+                                       "init gpt --help", "forward --help", "params --help",
+                                       "encode --help", "decode --help"};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         proc_result r;
         cr_assert_eq(run_words(MYGPT_EXE, cmds[i], &r), 0);
@@ -124,4 +126,105 @@ Test(cli, every_subcommand_has_help)
         cr_expect(strstr(r.out, "usage: mygpt") != NULL, "mygpt %s: %s", cmds[i], r.out);
         proc_result_free(&r);
     }
+}
+
+/* ---- encode / decode (need the vocabulary from scripts/fetch-data.sh) ---------- */
+
+static const char *data_dir_or_skip(void)
+{
+    static char enc[4096];
+    const char *d = getenv("MYGPT_DATA");
+    d = d && *d ? d : DATA_DIR;
+    snprintf(enc, sizeof enc, "%s/encoder.json", d);
+    FILE *f = fopen(enc, "r");
+    if (!f)
+        cr_skip_test("GPT-2 vocabulary not available in %s", d);
+    fclose(f);
+    return d;
+}
+
+Test(cli_tokens, encode_and_decode_match_tiktoken)
+{
+    const char *dir = data_dir_or_skip();
+    FILE *f = golden_open("tokenizer.txt");
+    cr_assert_not_null(f);
+    char *line = NULL, tmp[64], args[8192];
+    size_t cap = 0;
+    long lineno = 0;
+    int cases = 0;
+    snprintf(tmp, sizeof tmp, "/tmp/mygpt-cli-%d.txt", (int)getpid());
+    while (golden_next_line(f, &line, &cap, &lineno) >= 0 && cases < 40) {
+        char *tab = strchr(line, '\t');
+        if (!tab || tab == line || strcmp(tab + 1, "-") == 0)
+            continue;
+        *tab = '\0';
+        const char *ids = tab + 1;
+        size_t n = strlen(line) / 2;
+        FILE *t = fopen(tmp, "wb");
+        for (size_t i = 0; i < n; i++) {
+            unsigned b;
+            sscanf(line + 2 * i, "%2x", &b);
+            fputc((int)b, t);
+        }
+        fclose(t);
+        proc_result r;
+        snprintf(args, sizeof args, "encode --vocab-dir %s %s", dir, tmp);
+        cr_assert_eq(run_words(MYGPT_EXE, args, &r), 0);
+        char want[4096];
+        snprintf(want, sizeof want, "%s\n", ids);
+        cr_expect_eq(r.status, 0, "mygpt %s: %s", args, r.err);
+        cr_expect_str_eq(r.out, want, "tokenizer.txt:%ld", lineno);
+        proc_result_free(&r);
+        /* and back: decode prints the original bytes */
+        snprintf(args, sizeof args, "decode --vocab-dir %s %s", dir, ids);
+        cr_assert_eq(run_words(MYGPT_EXE, args, &r), 0);
+        FILE *t2 = fopen(tmp, "rb");
+        char orig[4096] = {0};
+        size_t on = fread(orig, 1, sizeof orig - 1, t2);
+        fclose(t2);
+        cr_expect(strlen(r.out) == on && memcmp(r.out, orig, on) == 0, "decode of line %ld", lineno);
+        proc_result_free(&r);
+        cases++;
+    }
+    unlink(tmp);
+    cr_expect_gt(cases, 30);
+    free(line);
+    fclose(f);
+}
+
+Test(cli_tokens, bad_token_input_is_an_error)
+{
+    const char *dir = data_dir_or_skip();
+    char tmp[64], args[4096];
+    snprintf(tmp, sizeof tmp, "/tmp/mygpt-cli-bad-%d.txt", (int)getpid());
+    FILE *t = fopen(tmp, "wb");
+    fputs("caf\xe9 (Latin-1, not UTF-8)\n", t);
+    fclose(t);
+    const struct { const char *fmt; const char *msg; } cases[] = {
+        {"encode --vocab-dir %s /nonexistent/file.txt", "cannot open /nonexistent/file.txt"},
+        {"encode --vocab-dir /nonexistent-vocab %.0s", "scripts/fetch-data.sh"},
+        {"encode --vocab-dir %s a.txt b.txt", "at most one FILE"},
+        {"decode --vocab-dir %s 50257", "token id 50257 is outside [0, 50257)"},
+        {"decode --vocab-dir %s -- -1", "unexpected argument"},
+        {"decode --vocab-dir %s 12abc", "'12abc' is not a token id"},
+        {"decode --vocab-dir %s", "expected token ids"},
+        {"decode --vocab-dir", "needs a value"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(args, sizeof args, cases[i].fmt, dir);
+        proc_result r;
+        cr_assert_eq(run_words(MYGPT_EXE, args, &r), 0);
+        cr_expect(r.status >= 1 && r.status <= 125, "mygpt %s: exit %d", args, r.status);
+        cr_expect_str_empty(r.out, "mygpt %s", args);
+        cr_expect_eq(count_lines(r.err), 1, "mygpt %s: %s", args, r.err);
+        cr_expect(strstr(r.err, cases[i].msg) != NULL, "mygpt %s: '%s' lacks '%s'", args, r.err, cases[i].msg);
+        proc_result_free(&r);
+    }
+    snprintf(args, sizeof args, "encode --vocab-dir %s %s", dir, tmp);
+    proc_result r;
+    cr_assert_eq(run_words(MYGPT_EXE, args, &r), 0);
+    cr_expect_eq(r.status, 1);
+    cr_expect(strstr(r.err, "not valid UTF-8 (byte offset 3)") != NULL, "%s", r.err);
+    proc_result_free(&r);
+    unlink(tmp);
 }

@@ -469,6 +469,68 @@ def ch57(seed):
     print(f"  Position embeddings: {512 * 256:,}")
 
 
+# ---------------------------------------------------------------- document 003
+
+@chapter("61_verdict_dataloader", 123, document="""\
+Token IDs:
+ tensor([[   40,   367,  2885,  1464],
+        [ 1807,  3619,   402,   271],
+        [10899,  2138,   257,  7026],
+        [15632,   438,  2016,   257],
+        [  922,  5891,  1576,   438],
+        [  568,   340,   373,   645],
+        [ 1049,  5975,   284,   502],
+        [  284,  3285,   326,    11]])
+
+Inputs shape:
+ torch.Size([8, 4])
+
+torch.Size([8, 4, 256])
+
+torch.Size([4, 256])
+
+torch.Size([8, 4, 256])
+""")
+def ch61(seed):
+    from torch.utils.data import DataLoader, Dataset
+    # tiktoken's ids of the-verdict (tests/golden/verdict_ids.txt, from npm tiktoken:
+    # Python's tiktoken is not a Debian package)
+    with open(os.path.join(ROOT, "tests", "golden", "verdict_ids.txt")) as f:
+        token_ids = [int(x) for x in [ln for ln in f if not ln.startswith("#")][0].split()]
+
+    class GPTDatasetV1(Dataset):
+        def __init__(self, token_ids, max_length, stride):
+            self.input_ids, self.target_ids = [], []
+            for i in range(0, len(token_ids) - max_length, stride):
+                self.input_ids.append(torch.tensor(token_ids[i:i + max_length]))
+                self.target_ids.append(torch.tensor(token_ids[i + 1:i + max_length + 1]))
+
+        def __len__(self):
+            return len(self.input_ids)
+
+        def __getitem__(self, idx):
+            return self.input_ids[idx], self.target_ids[idx]
+
+    torch.manual_seed(seed)
+    max_length, output_dim, vocab_size = 4, 256, 50257
+    token_embedding_layer = torch.nn.Embedding(vocab_size, output_dim)
+    dataloader = DataLoader(GPTDatasetV1(token_ids, max_length, max_length), batch_size=8,
+                            shuffle=False, drop_last=True)
+    inputs, targets = next(iter(dataloader))
+    print("Token IDs:\n", inputs)
+    print("\nInputs shape:\n", inputs.shape)
+    token_embeddings = token_embedding_layer(inputs)
+    print()
+    print(token_embeddings.shape)
+    pos_embedding_layer = torch.nn.Embedding(max_length, output_dim)
+    pos_embeddings = pos_embedding_layer(torch.arange(max_length))
+    print()
+    print(pos_embeddings.shape)
+    input_embeddings = token_embeddings + pos_embeddings
+    print()
+    print(input_embeddings.shape)
+
+
 # ---------------------------------------------------------------- document 004
 
 def make_embed(vocab_size, d_model, max_seq_len):
@@ -556,7 +618,8 @@ def main():
             with open(exp, "w") as f:
                 f.write(with_tolerances(text, tol))
             r = subprocess.run(["bash", os.path.join(ROOT, "scripts", "check-chapter.sh"), args[0], exp] + args[1:],
-                               capture_output=True, text=True, env=dict(os.environ, MYGPT_FIGURES="/tmp"))
+                               capture_output=True, text=True,
+                               env=dict(os.environ, MYGPT_FIGURES="/tmp", MYGPT_DATA=os.path.join(ROOT, "data")))
             status = "ok" if r.returncode == 0 else "DIFFERS"
             bad += r.returncode != 0
             print("%-32s %s" % (name, status))

@@ -11,6 +11,7 @@
  *   mygpt/posenc.h  sinusoidal encodings, ALiBi biases, RoPE caches and rotation
  *   mygpt/tensor.h  equal / allclose, dot, mean / std, toy attention
  *   mygpt/svg.h     dependency-free SVG figures (line plots, heatmaps)
+ *   mygpt/tokenizer.h  GPT-2 byte-level BPE and the sliding-window data loader
  */
 #ifndef MYGPT_H
 #define MYGPT_H
@@ -23,5 +24,6 @@
 #include "mygpt/rng.h"
 #include "mygpt/svg.h"
 #include "mygpt/tensor.h"
+#include "mygpt/tokenizer.h"
 
 #endif

@@ -1,0 +1,92 @@
+/*
+ * bench_tokenizer.c - how fast GPT-2 encoding of a text is (document 003's
+ * the-verdict by default): loads the vocabulary once, then times REPS encodings
+ * and prints the median, minimum and tokens per second. Not part of the tests.
+ *
+ *   build/bench/mygpt-bench-tokenizer [--text PATH] [--vocab-dir DIR] [--reps R]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mygpt.h"
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = getenv("MYGPT_DATA") ? getenv("MYGPT_DATA") : "data";
+    const char *text_path = NULL;
+    int reps = 50;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--text") == 0)
+            text_path = argv[i + 1];
+        else if (strcmp(argv[i], "--vocab-dir") == 0)
+            dir = argv[i + 1];
+        else if (strcmp(argv[i], "--reps") == 0)
+            reps = atoi(argv[i + 1]);
+        else {
+            fprintf(stderr, "mygpt-bench-tokenizer: unknown option %s\n", argv[i]);
+            return 2;
+        }
+    }
+    if (reps < 1 || reps > 100000) {
+        fprintf(stderr, "mygpt-bench-tokenizer: --reps must be in [1, 100000]\n");
+        return 2;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/the-verdict.txt", dir);
+    if (!text_path)
+        text_path = path;
+    FILE *f = fopen(text_path, "rb");
+    if (!f) {
+        fprintf(stderr, "mygpt-bench-tokenizer: cannot open %s (run scripts/fetch-data.sh)\n", text_path);
+        return 1;
+    }
+    char *text = malloc(1 << 24);
+    size_t n = text ? fread(text, 1, 1 << 24, f) : 0;
+    fclose(f);
+    mygpt_tokenizer *tok;
+    mygpt_error err = {0};
+    double t0 = now_ms();
+    if (!text || mygpt_tokenizer_load_dir(&tok, dir, &err) != MYGPT_OK) {
+        fprintf(stderr, "mygpt-bench-tokenizer: %s\n", text ? err.message : "out of memory");
+        return 1;
+    }
+    double load_ms = now_ms() - t0;
+    double *times = malloc((size_t)reps * sizeof *times);
+    size_t nids = 0;
+    for (int r = 0; r < reps; r++) {
+        int64_t *ids;
+        double a = now_ms();
+        if (mygpt_encode(tok, text, n, &ids, &nids, &err) != MYGPT_OK) {
+            fprintf(stderr, "mygpt-bench-tokenizer: %s\n", err.message);
+            return 1;
+        }
+        times[r] = now_ms() - a;
+        free(ids);
+    }
+    qsort(times, (size_t)reps, sizeof *times, cmp);
+    double median = times[reps / 2];
+    printf("text: %s (%zu bytes, %zu tokens)\n", text_path, n, nids);
+    printf("vocabulary load: %.1f ms\n", load_ms);
+    printf("encode: median %.3f ms, min %.3f ms over %d runs, %.2f M tokens/s\n", median, times[0],
+           reps, nids / median / 1e3);
+    printf("tokenizer=encode bytes=%zu tokens=%zu median_ms=%.3f\n", n, nids, median);
+    free(times);
+    free(text);
+    mygpt_tokenizer_free(tok);
+    return 0;
+}

