@@ -41,70 +41,30 @@ void mygpt_matmul_naive(float *out, const float *inp, const float *weight, const
     }
 }
 
-/* The same dot products as the naive kernel, four input rows at a time so each
- * weight row is loaded once for four outputs. Each dot product still runs
- * i = 0..C-1 in order into its own accumulator, so the results are identical to
- * mygpt_matmul_naive's, bit for bit. */
-void mygpt_matmul(float *out, const float *inp, const float *weight, const float *bias, size_t N,
-                  int C, int OC)
-{
-    const size_t NB = (N + 3) / 4; // blocks of 4 rows
-#pragma omp parallel for schedule(static)
-    for (size_t nb = 0; nb < NB; nb++) {
-        const size_t n0 = nb * 4;
-        const size_t rows = N - n0 < 4 ? N - n0 : 4;
-        if (rows < 4) {
-            for (size_t n = n0; n < N; n++)
-                for (int o = 0; o < OC; o++) {
-                    const float *x = inp + n * C, *w = weight + (size_t)o * C;
-                    float sum = 0.0f;
-                    for (int i = 0; i < C; i++)
-                        sum += x[i] * w[i];
-                    out[n * OC + o] = bias ? sum + bias[o] : sum;
-                }
-            continue;
-        }
-        const float *x0 = inp + n0 * C, *x1 = x0 + C, *x2 = x1 + C, *x3 = x2 + C;
-        for (int o = 0; o < OC; o++) {
-            const float *w = weight + (size_t)o * C;
-            float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-            for (int i = 0; i < C; i++) {
-                const float wi = w[i];
-                s0 += x0[i] * wi;
-                s1 += x1[i] * wi;
-                s2 += x2[i] * wi;
-                s3 += x3[i] * wi;
-            }
-            const float bo = bias ? bias[o] : 0.0f;
-            out[(n0 + 0) * OC + o] = bias ? s0 + bo : s0;
-            out[(n0 + 1) * OC + o] = bias ? s1 + bo : s1;
-            out[(n0 + 2) * OC + o] = bias ? s2 + bo : s2;
-            out[(n0 + 3) * OC + o] = bias ? s3 + bo : s3;
-        }
-    }
-}
-
 void mygpt_layernorm_forward(float *out, const float *inp, const float *gamma, const float *beta,
                              size_t N, int C)
 {
-    const double eps = 1e-5;
+    /* The tutorial's LayerNorm in float32: (x - x.mean()) / torch.sqrt(x.var(unbiased=False)
+     * + 1e-5) * gamma + beta. The statistics are accumulated in double (PyTorch's var
+     * accumulates in double too) and rounded to float where PyTorch rounds: this matters
+     * for ill-conditioned rows (C = 2, nearly equal values), where a different rounding
+     * point is visible in the output. */
 #pragma omp parallel for schedule(static)
     for (size_t n = 0; n < N; n++) {
         const float *x = inp + n * C; // (C,)
         float *o = out + n * C;       // (C,)
-        double mean = 0.0;            // accumulate in double: C may be large
+        double sum = 0.0;
         for (int i = 0; i < C; i++)
-            mean += x[i];
-        mean /= C;
-        double var = 0.0;
-        for (int i = 0; i < C; i++) {
-            double dx = x[i] - mean;
-            var += dx * dx;
-        }
-        var /= C; // biased, as the tutorial's LayerNorm (unbiased=False)
-        const double rstd = 1.0 / sqrt(var + eps);
+            sum += x[i];
+        const double mean = sum / C;
+        double ss = 0.0;
         for (int i = 0; i < C; i++)
-            o[i] = (float)((x[i] - mean) * rstd) * gamma[i] + beta[i];
+            ss += (x[i] - mean) * (x[i] - mean);
+        const float mean_f = (float)mean;
+        const float var_f = (float)(ss / C);     // biased variance
+        const float denom = sqrtf(var_f + 1e-5f); // torch.sqrt(var + eps), in float32
+        for (int i = 0; i < C; i++)
+            o[i] = (x[i] - mean_f) / denom * gamma[i] + beta[i];
     }
 }
 
@@ -165,8 +125,8 @@ void mygpt_attention_forward(float *out, const float *q, const float *k, const f
                 for (int s = 0; s <= t; s++) {
                     const float *ks = k + ((size_t)b * T + s) * C + h * d; // (d,)
                     float dot = 0.0f;
-                    for (int i = 0; i < d; i++)
-                        dot += qt[i] * ks[i];
+                    for (int i = 0; i < d; i++) // fused, in order, as a BLAS dot product
+                        dot = fmaf(qt[i], ks[i], dot);
                     att[s] = dot / scale;
                     if (att[s] > maxv)
                         maxv = att[s];
@@ -177,13 +137,14 @@ void mygpt_attention_forward(float *out, const float *q, const float *k, const f
                     sum += att[s];
                 }
                 float *ot = out + ((size_t)b * T + t) * C + h * d; // (d,)
+                const float inv_sum = 1.0f / sum; // PyTorch's softmax multiplies by 1/sum
                 for (int i = 0; i < d; i++)
                     ot[i] = 0.0f;
                 for (int s = 0; s <= t; s++) {
-                    const float p = att[s] / sum;
+                    const float p = att[s] * inv_sum;
                     const float *vs = v + ((size_t)b * T + s) * C + h * d; // (d,)
                     for (int i = 0; i < d; i++)
-                        ot[i] += p * vs[i];
+                        ot[i] = fmaf(p, vs[i], ot[i]);
                 }
             }
         }

@@ -174,7 +174,8 @@ Test(gpt_kernels, fast_matmul_equals_naive)
         for (int with_bias = 0; with_bias < 2; with_bias++) {
             mygpt_matmul_naive(o1, x, w, with_bias ? b : NULL, N, C, OC);
             mygpt_matmul(o2, x, w, with_bias ? b : NULL, N, C, OC);
-            cr_expect_leq(max_rel_diff(o2, o1, N * OC), 1e-6, "shape %zu", s);
+            /* fused vs unfused rounding, blocked vs sequential sums: float32 noise */
+            cr_expect_leq(max_rel_diff(o2, o1, N * OC), 1e-5, "shape %zu", s);
         }
         free(x); free(w); free(b); free(o1); free(o2);
     }
@@ -192,7 +193,7 @@ Test(gpt_kernels, naive_model_agrees_with_fast_model)
     naive->use_naive_kernels = 1;
     cr_assert_eq(mygpt_gpt_forward(fast, ids, 2, 20, NULL), MYGPT_OK);
     cr_assert_eq(mygpt_gpt_forward(naive, ids, 2, 20, NULL), MYGPT_OK);
-    cr_expect_leq(max_rel_diff(fast->acts.logits, naive->acts.logits, 2 * 20 * 97), 1e-6);
+    cr_expect_leq(max_rel_diff(fast->acts.logits, naive->acts.logits, 2 * 20 * 97), 1e-5);
     mygpt_gpt_free(fast);
     mygpt_gpt_free(naive);
 }

@@ -28,11 +28,17 @@ void mygpt_embedding_forward(float *out, const int64_t *ids, const float *wte, c
 /* out = inp @ weight^T + bias, i.e. nn.Linear.
  * out (N, OC), inp (N, C), weight (OC, C), bias (OC) or NULL; N = B*T rows.
  * mygpt_matmul_naive is the textbook triple loop, kept as the reference;
- * mygpt_matmul is the faster kernel (same math, blocked for registers). */
+ * mygpt_matmul is the fast kernel of matmul.c (packed panels, a 6 x 16 register
+ * tile, fused multiply-adds): the same sums within float rounding, and the same
+ * bits for any number of threads and on any x86-64 (with or without AVX2). */
 void mygpt_matmul_naive(float *out, const float *inp, const float *weight, const float *bias,
                         size_t N, int C, int OC);
 void mygpt_matmul(float *out, const float *inp, const float *weight, const float *bias, size_t N,
                   int C, int OC);
+
+/* mygpt_matmul, then GELU on every output when apply_gelu (fc1 + GELU in one pass). */
+void mygpt_matmul_ex(float *out, const float *inp, const float *weight, const float *bias,
+                     size_t N, int C, int OC, int apply_gelu);
 
 /* LayerNorm over the last axis with biased variance and eps = 1e-5:
  * out = (x - mean) / sqrt(var + eps) * gamma + beta.  out, inp (N, C); gamma, beta (C) */

@@ -1,0 +1,191 @@
+/*
+ * matmul.c - the fast linear layer: out (M, N) = inp (M, K) @ weight (N, K)^T + bias,
+ * optionally followed by GELU, with the same math as mygpt_matmul_naive.
+ *
+ * How it is fast (GotoBLAS's scheme, in plain C):
+ *   - the weight is packed, a block of KC x NC at a time, into panels of NR = 16
+ *     columns laid out k-major, so the inner loop reads 16 consecutive floats;
+ *   - a register micro-tile of MR = 6 rows x NR = 16 columns of accumulators
+ *     (12 AVX registers) takes, for each k, 6 broadcasts of the input and 2 loads
+ *     of the panel: 12 fused multiply-adds per 8 loads;
+ *   - the micro-kernel is compiled twice (target_clones): for x86-64-v3 (AVX2 + FMA)
+ *     and for any x86-64; the loader picks one at start-up.
+ *
+ * Determinism (stb's rule): every multiply-add is written as fmaf(), which the
+ * AVX2 clone turns into vfmadd instructions and the default clone computes with
+ * the C library: both give the same bits. Each output element is summed by one
+ * thread in a fixed order, so the result does not depend on the number of threads
+ * either: out = ((bias + S_0) + S_1) + ..., where S_j is the fused-multiply-add sum
+ * of the j-th block of KC products, k in order. That is OpenBLAS's order (the BLAS
+ * under PyTorch on Debian), so the remaining differences from PyTorch are mostly in
+ * other operations. It differs from the naive kernel only by rounding.
+ */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mygpt/layers.h"
+
+#define MR 6
+#define NR 16
+#define KC 384  /* k-depth of a packed block (OpenBLAS's SGEMM_Q on Haswell/Zen) */
+#define NC 3072 /* columns per packed block: KC x NC floats = 3 MiB, shared by threads */
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define MULTIVERSION __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define MULTIVERSION
+#endif
+
+/* c (rows x NR, row stride ldc) = (first ? init : c) + a (rows x kc) . bp (kc x NR, packed),
+ * where the product is summed from zero, k in order, one fused multiply-add at a time,
+ * and then added to c: the order of OpenBLAS's sgemm, so PyTorch's Linear layers are
+ * matched as closely as float32 allows. init is the bias (or NULL for zero). */
+MULTIVERSION
+static void micro_kernel(int rows, int kc, const float *restrict a, size_t lda,
+                         const float *restrict bp, float *restrict c, size_t ldc, int first,
+                         const float *restrict init)
+{
+    float acc[MR][NR];
+    for (int i = 0; i < MR; i++)
+        for (int j = 0; j < NR; j++)
+            acc[i][j] = 0.0f;
+    if (rows == MR) {
+        for (int k = 0; k < kc; k++) {
+            const float *b = bp + (size_t)k * NR;
+            for (int i = 0; i < MR; i++) {
+                const float ai = a[i * lda + k];
+#pragma omp simd
+                for (int j = 0; j < NR; j++)
+                    acc[i][j] = fmaf(ai, b[j], acc[i][j]);
+            }
+        }
+    } else {
+        for (int k = 0; k < kc; k++) {
+            const float *b = bp + (size_t)k * NR;
+            for (int i = 0; i < rows; i++) {
+                const float ai = a[i * lda + k];
+#pragma omp simd
+                for (int j = 0; j < NR; j++)
+                    acc[i][j] = fmaf(ai, b[j], acc[i][j]);
+            }
+        }
+    }
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < NR; j++) {
+            const float base = first ? (init ? init[j] : 0.0f) : c[i * ldc + j];
+            c[i * ldc + j] = base + acc[i][j];
+        }
+}
+
+/* Packs weight rows [n0, n0 + nc) x columns [k0, k0 + kc) into NR-wide panels:
+ * panel p holds, for k = 0..kc-1, the NR values weight[n0 + p*NR + j][k0 + k].
+ * Rows past N are zero. Panels are split among the threads of the team. */
+static void pack_weight(float *packed, const float *weight, int K, int N, int n0, int nc, int k0,
+                        int kc)
+{
+    const int panels = (nc + NR - 1) / NR;
+#pragma omp for schedule(static)
+    for (int p = 0; p < panels; p++) {
+        float *dst = packed + (size_t)p * kc * NR;
+        for (int j = 0; j < NR; j++) {
+            const int n = n0 + p * NR + j;
+            if (n < N) {
+                const float *src = weight + (size_t)n * K + k0;
+                for (int k = 0; k < kc; k++)
+                    dst[(size_t)k * NR + j] = src[k];
+            } else {
+                for (int k = 0; k < kc; k++)
+                    dst[(size_t)k * NR + j] = 0.0f;
+            }
+        }
+    }
+}
+
+static float gelu(float x)
+{
+    return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
+}
+
+/* scratch for one NR-wide edge tile: out has fewer than NR columns left */
+typedef struct edge_tile {
+    float c[MR * NR];
+} edge_tile;
+
+void mygpt_matmul_ex(float *out, const float *inp, const float *weight, const float *bias,
+                     size_t M, int K, int N, int apply_gelu)
+{
+    if (M == 0 || N == 0)
+        return;
+    if (K == 0) {
+        for (size_t m = 0; m < M; m++)
+            for (int n = 0; n < N; n++) {
+                const float v = bias ? bias[n] : 0.0f;
+                out[m * (size_t)N + n] = apply_gelu ? gelu(v) : v;
+            }
+        return;
+    }
+    const int nc_max = N < NC ? N : NC;
+    const int kc_max = K < KC ? K : KC;
+    float *packed = malloc((size_t)((nc_max + NR - 1) / NR) * NR * kc_max * sizeof(float));
+    if (!packed) { /* no memory for the panels: the naive kernel needs none */
+        mygpt_matmul_naive(out, inp, weight, bias, M, K, N);
+        if (apply_gelu)
+            mygpt_gelu_forward(out, out, M * (size_t)N);
+        return;
+    }
+    const size_t mblocks = (M + MR - 1) / MR;
+#pragma omp parallel
+    {
+        for (int n0 = 0; n0 < N; n0 += NC) {
+            const int nc = N - n0 < NC ? N - n0 : NC;
+            const int panels = (nc + NR - 1) / NR;
+            for (int k0 = 0; k0 < K; k0 += KC) {
+                const int kc = K - k0 < KC ? K - k0 : KC;
+                const int last_k = k0 + kc == K;
+                pack_weight(packed, weight, K, N, n0, nc, k0, kc); /* ends with a barrier */
+                /* each thread takes whole (row block, panel) tiles: fixed k order per element */
+#pragma omp for schedule(static) collapse(2)
+                for (size_t mb = 0; mb < mblocks; mb++) {
+                    for (int p = 0; p < panels; p++) {
+                        const size_t m0 = mb * MR;
+                        const int rows = M - m0 < MR ? (int)(M - m0) : MR;
+                        const int col0 = n0 + p * NR;
+                        const int cols = N - col0 < NR ? N - col0 : NR;
+                        const float *a = inp + m0 * K + k0;
+                        const float *bp = packed + (size_t)p * kc * NR;
+                        float *c = out + m0 * N + col0;
+                        if (cols == NR) {
+                            micro_kernel(rows, kc, a, (size_t)K, bp, c, (size_t)N, k0 == 0,
+                                         bias ? bias + col0 : NULL);
+                        } else { /* right edge: work in a full-width scratch tile */
+                            edge_tile t;
+                            float init[NR] = {0};
+                            for (int j = 0; j < cols && bias; j++)
+                                init[j] = bias[col0 + j];
+                            for (int i = 0; i < rows; i++)
+                                for (int j = 0; j < NR; j++)
+                                    t.c[i * NR + j] = j < cols ? c[i * (size_t)N + j] : 0.0f;
+                            micro_kernel(rows, kc, a, (size_t)K, bp, t.c, NR, k0 == 0, init);
+                            for (int i = 0; i < rows; i++)
+                                for (int j = 0; j < cols; j++)
+                                    c[i * (size_t)N + j] = t.c[i * NR + j];
+                        }
+                        if (last_k && apply_gelu) /* epilogue while the tile is hot */
+                            for (int i = 0; i < rows; i++)
+                                for (int j = 0; j < cols; j++)
+                                    c[i * (size_t)N + j] = gelu(c[i * (size_t)N + j]);
+                    }
+                }
+            }
+        }
+    }
+    free(packed);
+}
+
+void mygpt_matmul(float *out, const float *inp, const float *weight, const float *bias, size_t N,
+                  int C, int OC)
+{
+    mygpt_matmul_ex(out, inp, weight, bias, N, C, OC, 0);
+}
