@@ -235,7 +235,8 @@ static mygpt_status ensure_acts(mygpt_gpt *g, int B, int T, mygpt_error *err)
     if (mygpt_mul_overflows(BT, per_token, &total) || total > SIZE_MAX / sizeof(float))
         return mygpt_fail(err, MYGPT_EOVERFLOW,
                           "activations for B=%d, T=%d, V=%zu, C=%zu overflow", B, T, V, C);
-    const size_t scratch_len = mygpt_attention_scratch_size(g->config.max_seq_len);
+    const size_t scratch_len =
+        mygpt_attention_scratch_size(T, g->config.embed_dim / g->config.num_heads);
     if (BT > a->capacity_bt || !a->memory) {
         float *mem = malloc(total * sizeof(float));
         if (!mem)
@@ -309,13 +310,18 @@ mygpt_status mygpt_gpt_forward(mygpt_gpt *g, const int64_t *ids, int B, int T, m
         matmul(a->q, a->ln, w->wq + lcc, NULL, N, C, C);
         matmul(a->k, a->ln, w->wk + lcc, NULL, N, C, C);
         matmul(a->v, a->ln, w->wv + lcc, NULL, N, C, C);
-        mygpt_attention_forward(a->atty, a->q, a->k, a->v, a->scratch, B, T, C, NH);
+        (g->use_naive_kernels ? mygpt_attention_forward : mygpt_attention_forward_fast)(
+            a->atty, a->q, a->k, a->v, a->scratch, B, T, C, NH);
         matmul(a->proj, a->atty, w->wo + lcc, NULL, N, C, C);
         mygpt_residual_forward(a->x, a->proj, N * Cs);
         // x = x + fc2(GELU(fc1(LN2(x))))
         mygpt_layernorm_forward(a->ln, a->x, w->ln2w + lc, w->ln2b + lc, N, C);
-        matmul(a->fch, a->ln, w->fc1w + 4 * lcc, w->fc1b + 4 * lc, N, C, 4 * C);
-        mygpt_gelu_forward(a->fch, a->fch, N * 4 * Cs);
+        if (g->use_naive_kernels) {
+            matmul(a->fch, a->ln, w->fc1w + 4 * lcc, w->fc1b + 4 * lc, N, C, 4 * C);
+            mygpt_gelu_forward(a->fch, a->fch, N * 4 * Cs);
+        } else { // fc1 and GELU in one pass over the output
+            mygpt_matmul_ex(a->fch, a->ln, w->fc1w + 4 * lcc, w->fc1b + 4 * lc, N, C, 4 * C, 1);
+        }
         matmul(a->proj, a->fch, w->fc2w + 4 * lcc, w->fc2b + lc, N, 4 * C, C);
         mygpt_residual_forward(a->x, a->proj, N * Cs);
     }

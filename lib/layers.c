@@ -11,10 +11,14 @@
 #include <math.h>
 #include <omp.h>
 
+/* Below this many floats of work a parallel region costs more than it saves (the
+ * chapter's tiny GPT runs on one thread). Results never depend on it. */
+#define PARALLEL_MIN 32768
+
 void mygpt_embedding_forward(float *out, const int64_t *ids, const float *wte, const float *wpe,
                              int B, int T, int C)
 {
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for collapse(2) schedule(static) if ((size_t)B * T * C > PARALLEL_MIN)
     for (int b = 0; b < B; b++) {
         for (int t = 0; t < T; t++) {
             float *o = out + ((size_t)b * T + t) * C;              // (C,)
@@ -28,7 +32,7 @@ void mygpt_embedding_forward(float *out, const int64_t *ids, const float *wte, c
 void mygpt_matmul_naive(float *out, const float *inp, const float *weight, const float *bias,
                         size_t N, int C, int OC)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N * (size_t)C * OC > PARALLEL_MIN)
     for (size_t n = 0; n < N; n++) {
         const float *x = inp + n * C; // (C,)
         for (int o = 0; o < OC; o++) {
@@ -49,7 +53,7 @@ void mygpt_layernorm_forward(float *out, const float *inp, const float *gamma, c
      * accumulates in double too) and rounded to float where PyTorch rounds: this matters
      * for ill-conditioned rows (C = 2, nearly equal values), where a different rounding
      * point is visible in the output. */
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N * (size_t)C > PARALLEL_MIN)
     for (size_t n = 0; n < N; n++) {
         const float *x = inp + n * C; // (C,)
         float *o = out + n * C;       // (C,)
@@ -71,7 +75,7 @@ void mygpt_layernorm_forward(float *out, const float *inp, const float *gamma, c
 void mygpt_gelu_forward(float *out, const float *inp, size_t n)
 {
     const float inv_sqrt2 = 0.70710678118654752440f;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
     for (size_t i = 0; i < n; i++) {
         const float x = inp[i];
         out[i] = 0.5f * x * (1.0f + erff(x * inv_sqrt2));
@@ -104,17 +108,12 @@ void mygpt_softmax_rows(float *x, size_t rows, int n)
     }
 }
 
-size_t mygpt_attention_scratch_size(int T)
-{
-    return (size_t)omp_get_max_threads() * (size_t)T;
-}
-
 void mygpt_attention_forward(float *out, const float *q, const float *k, const float *v,
                              float *scratch, int B, int T, int C, int NH)
 {
     const int d = C / NH;
     const float scale = (float)sqrt((double)d); // PyTorch divides by math.sqrt(d)
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for collapse(2) schedule(static) if ((size_t)B * T * T * C > PARALLEL_MIN)
     for (int b = 0; b < B; b++) {
         for (int h = 0; h < NH; h++) {
             float *att = scratch + (size_t)omp_get_thread_num() * T; // (T,) one row of scores

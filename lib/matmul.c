@@ -29,8 +29,8 @@
 
 #define MR 6
 #define NR 16
-#define KC 384  /* k-depth of a packed block (OpenBLAS's SGEMM_Q on Haswell/Zen) */
-#define NC 3072 /* columns per packed block: KC x NC floats = 3 MiB, shared by threads */
+#define KC 256  /* k-depth of a packed block: a 16-wide panel of it stays in L1 */
+#define NC 512 /* columns per packed block: KC x NC floats stay in L2 */
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define MULTIVERSION __attribute__((target_clones("arch=x86-64-v3", "default")))
@@ -136,7 +136,8 @@ void mygpt_matmul_ex(float *out, const float *inp, const float *weight, const fl
         return;
     }
     const size_t mblocks = (M + MR - 1) / MR;
-#pragma omp parallel
+    /* small products (the chapter's tiny GPT) run on the calling thread */
+#pragma omp parallel if (M * (size_t)K * N > 65536)
     {
         for (int n0 = 0; n0 < N; n0 += NC) {
             const int nc = N - n0 < NC ? N - n0 : NC;

@@ -307,3 +307,24 @@ Test(gpt_errors, allocation_failure_is_an_error)
     cr_expect_null(g);
     cr_expect(strstr(err.message, "out of memory") != NULL, "%s", err.message);
 }
+
+Test(gpt_kernels, fast_attention_gives_the_naive_bits)
+{
+    const int shapes[][4] = {{1, 1, 8, 2}, {2, 7, 12, 3}, {1, 33, 64, 4}, {3, 64, 48, 1}, {1, 130, 128, 2}};
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+        const int B = shapes[c][0], T = shapes[c][1], C = shapes[c][2], NH = shapes[c][3];
+        const size_t n = (size_t)B * T * C;
+        float *q = malloc(n * sizeof *q), *k = malloc(n * sizeof *k), *v = malloc(n * sizeof *v);
+        float *o1 = malloc(n * sizeof *o1), *o2 = malloc(n * sizeof *o2);
+        float *scratch = malloc(mygpt_attention_scratch_size(T, C / NH) * sizeof *scratch);
+        mygpt_rng r = {0};
+        mygpt_rng_seed(&r, c);
+        mygpt_normal_(&r, q, n, 0, 1, NULL);
+        mygpt_normal_(&r, k, n, 0, 1, NULL);
+        mygpt_normal_(&r, v, n, 0, 1, NULL);
+        mygpt_attention_forward(o1, q, k, v, scratch, B, T, C, NH);
+        mygpt_attention_forward_fast(o2, q, k, v, scratch, B, T, C, NH);
+        cr_expect(memcmp(o1, o2, n * sizeof *o1) == 0, "shape %zu: fast attention differs", c);
+        free(q); free(k); free(v); free(o1); free(o2); free(scratch);
+    }
+}

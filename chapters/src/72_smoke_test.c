@@ -54,7 +54,7 @@ int main(int argc, char **argv)
     for (int m = 0; m < 4; m++)
         chapter_check(&ch, mygpt_init_linear(&rng, w + m * D * D, NULL, D, D, &err), &err);
     float q[B * T * D], k[B * T * D], v[B * T * D], att[B * T * D], a[B * T * D];
-    float *scratch = chapter_alloc(&ch, mygpt_attention_scratch_size(T), sizeof(float));
+    float *scratch = chapter_alloc(&ch, mygpt_attention_scratch_size(T, D), sizeof(float));
     mygpt_matmul(q, emb, w + 0 * D * D, NULL, B * T, D, D);
     mygpt_matmul(k, emb, w + 1 * D * D, NULL, B * T, D, D);
     mygpt_matmul(v, emb, w + 2 * D * D, NULL, B * T, D, D);

@@ -58,13 +58,17 @@ void mygpt_softmax_rows(float *x, size_t rows, int n);
 /* Causal multi-head self-attention core (no projections):
  * for each batch b and head h, with d = C / NH and q, k, v the head's slices,
  *   out[b,t,h*d:(h+1)*d] = sum_{s <= t} softmax_s(q_t . k_s / sqrt(d)) v_s
- * out (B, T, C); q, k, v (B, T, C); scratch holds at least omp_get_max_threads() * T floats.
- * Parallel over (b, h). */
+ * out (B, T, C); q, k, v (B, T, C); scratch of mygpt_attention_scratch_size(T, d) floats.
+ * Parallel over (b, h). mygpt_attention_forward is the plain loops (the reference);
+ * mygpt_attention_forward_fast (attention.c) vectorises them and gives the same bits. */
 void mygpt_attention_forward(float *out, const float *q, const float *k, const float *v,
                              float *scratch, int B, int T, int C, int NH);
+void mygpt_attention_forward_fast(float *out, const float *q, const float *k, const float *v,
+                                  float *scratch, int B, int T, int C, int NH);
 
-/* Floats of scratch mygpt_attention_forward needs for sequences of length T. */
-size_t mygpt_attention_scratch_size(int T);
+/* Floats of scratch either attention needs for length T and head size d = C / NH
+ * (per thread: K of one head transposed, and a few rows of scores). */
+size_t mygpt_attention_scratch_size(int T, int head_dim);
 
 #ifdef __cplusplus
 }
