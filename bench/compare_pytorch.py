@@ -1,0 +1,178 @@
+#!/usr/bin/python3
+"""mygpt against PyTorch on the same machine, in one run, side by side.
+
+For every config and thread count, runs mygpt-bench and then PyTorch (the same model,
+tools/reference_gpt.py, under torch.no_grad(), eval mode) in fresh processes, with
+OMP_NUM_THREADS / OPENBLAS_NUM_THREADS set to the thread count. PyTorch runs with the
+default OpenMP wait policy and with OMP_WAIT_POLICY=PASSIVE, each with OpenBLAS's
+default core detection and with the core it finds when forced to detect
+(OPENBLAS_CORETYPE), and keeps its fastest result. Then sgemm at GPT-2's MLP shape: mygpt's kernel against OpenBLAS
+(torch.mm). Prints medians and the ratio PyTorch / mygpt (> 1: mygpt is faster).
+
+Optional and never part of the tests: without PyTorch it says so and exits 0.
+
+    /usr/bin/python3 bench/compare_pytorch.py [--configs tiny,char,gpt2,gpt2-b8]
+        [--threads 1,2] [--reps 3] [--bench build/bench/mygpt-bench] [--csv FILE]
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..")
+CONFIGS = {  # name: V, C, H, N, T, B
+    "tiny": (4, 4, 2, 2, 4, 1),
+    "char": (65, 384, 6, 6, 256, 4),
+    "gpt2": (50257, 768, 12, 12, 1024, 1),
+    "gpt2-b8": (50257, 768, 12, 12, 64, 8),
+}
+
+
+def worker(args):
+    """Runs inside a fresh process: times PyTorch and prints median_ms=..."""
+    import torch
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    if args.worker == "matmul":
+        M, K, N = (int(x) for x in args.shape.split(","))
+        a, w = torch.rand(M, K) * 2 - 1, torch.rand(N, K) * 2 - 1
+        times = []
+        for r in range(args.reps + 2):
+            t = time.perf_counter()
+            torch.nn.functional.linear(a, w)
+            if r >= 2:
+                times.append((time.perf_counter() - t) * 1e3)
+        print("median_ms=%.4f" % statistics.median(times))
+        return
+    from reference_gpt import GPT
+    V, C, H, N, T, B = CONFIGS[args.worker]
+    torch.manual_seed(0)
+    gpt = GPT(V, C, H, N, T).eval()
+    ids = torch.tensor([[(i * 7919) % V for i in range(b * T, (b + 1) * T)] for b in range(B)])
+    reps = args.reps if V > 1000 else (10 if C > 100 else 2000)
+    warmup = 1 if V > 1000 else 3
+    times = []
+    with torch.no_grad():
+        for r in range(warmup + reps):
+            t = time.perf_counter()
+            gpt(ids)
+            if r >= warmup:
+                times.append((time.perf_counter() - t) * 1e3)
+    print("median_ms=%.4f" % statistics.median(times))
+
+
+def openblas_forced_core():
+    """The core OpenBLAS picks when asked to detect it explicitly (OPENBLAS_CORETYPE set).
+    On some virtual machines its default detection falls back to a generic SSE3 core
+    ("Prescott") although the CPU has AVX2 / AVX-512: PyTorch then runs several times
+    slower than it can. We try both and keep PyTorch's best."""
+    env = dict(os.environ, OPENBLAS_VERBOSE="2", OPENBLAS_CORETYPE="")
+    out = subprocess.run([sys.executable, "-c", "import torch; torch.mm(torch.ones(2,2), torch.ones(2,2))"],
+                         env=env, capture_output=True, text=True)
+    m = re.search(r"Core: (\S+)", out.stdout + out.stderr)
+    return m.group(1) if m else None
+
+
+FORCED_CORE = None
+
+
+def run_pytorch(kind, threads, reps, shape=None):
+    best = None
+    settings = [(p, None) for p in (None, "PASSIVE")]
+    if FORCED_CORE:
+        settings += [(p, FORCED_CORE) for p in (None, "PASSIVE")]
+    for policy, core in settings:
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
+        if policy:
+            env["OMP_WAIT_POLICY"] = policy
+        else:
+            env.pop("OMP_WAIT_POLICY", None)
+        if core:
+            env["OPENBLAS_CORETYPE"] = core
+        else:
+            env.pop("OPENBLAS_CORETYPE", None)
+        cmd = [sys.executable, __file__, "--worker", kind, "--reps", str(reps)]
+        if shape:
+            cmd += ["--shape", shape]
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        m = re.search(r"median_ms=([0-9.]+)", out.stdout)
+        if not m:
+            sys.exit("PyTorch worker failed:\n" + out.stderr)
+        ms = float(m.group(1))
+        if best is None or ms < best[0]:
+            best = (ms, (policy or "default") + (" OPENBLAS_CORETYPE=" + core if core else ""))
+    return best
+
+
+def run_mygpt(bench, args_list):
+    env = dict(os.environ)
+    env.pop("OMP_NUM_THREADS", None)
+    out = subprocess.run([bench] + args_list, env=env, capture_output=True, text=True)
+    m = re.findall(r"median_ms=([0-9.]+)", out.stdout)
+    if not m:
+        sys.exit("mygpt-bench failed:\n" + out.stdout + out.stderr)
+    return float(m[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--configs", default="tiny,char,gpt2,gpt2-b8")
+    ap.add_argument("--threads", default=",".join(str(t) for t in range(1, (os.cpu_count() or 1) + 1)))
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--bench", default=os.path.join(ROOT, "build", "bench", "mygpt-bench"))
+    ap.add_argument("--csv")
+    ap.add_argument("--worker")
+    ap.add_argument("--shape")
+    args = ap.parse_args()
+    if args.worker:
+        return worker(args)
+    try:
+        import torch
+    except ImportError:
+        print("compare_pytorch: PyTorch is not installed (apt-get install python3-torch); skipped")
+        return
+    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
+    torch.mm(torch.ones(2, 2), torch.ones(2, 2))  # make sure the BLAS is loaded
+    blas = sorted({ln.split()[-1] for ln in open("/proc/self/maps") if "blas" in ln.lower()})
+    print("mygpt vs PyTorch %s, BLAS %s, %s, %d cores, %s" % (
+        torch.__version__, ", ".join(os.path.basename(b) for b in blas) or "none found", cpu,
+        os.cpu_count(), time.strftime("%Y-%m-%d")))
+    global FORCED_CORE
+    FORCED_CORE = openblas_forced_core()
+    print("OpenBLAS core when forced to detect: %s (tried as well as the default)" % FORCED_CORE)
+    if not any("openblas" in b for b in blas):
+        print("WARNING: PyTorch is not using OpenBLAS (install libopenblas0): its matmuls run on the\n"
+              "reference BLAS and the comparison below is meaningless.")
+    print("%-9s %7s %12s %12s %9s  %s" % ("config", "threads", "mygpt ms", "pytorch ms", "ratio", "pytorch setting"))
+    rows = []
+    threads = [int(t) for t in args.threads.split(",")]
+    for name in args.configs.split(","):
+        for t in threads:
+            reps = str(args.reps) if CONFIGS[name][0] > 1000 else "0"
+            ours = run_mygpt(args.bench, ["--config", name, "--threads", str(t)] +
+                             (["--reps", reps] if reps != "0" else []))
+            theirs, policy = run_pytorch(name, t, args.reps)
+            rows.append((name, t, ours, theirs, policy))
+            print("%-9s %7d %12.3f %12.3f %8.2fx  %s" % (name, t, ours, theirs, theirs / ours, policy))
+    shape = "1024,768,3072"
+    M, K, N = (int(x) for x in shape.split(","))
+    gf = 2.0 * M * K * N / 1e6
+    print("\nmatmul %s (GFLOP/s): mygpt vs OpenBLAS via torch" % shape.replace(",", "x"))
+    for t in threads:
+        ours = run_mygpt(args.bench, ["--matmul", shape, "--threads", str(t), "--reps", "20"])
+        theirs, policy = run_pytorch("matmul", t, 20, shape)
+        rows.append(("matmul", t, ours, theirs, policy))
+        print("%-9s %7d %12.1f %12.1f %8.0f%%  %s" % ("matmul", t, gf / ours, gf / theirs,
+                                                     100 * theirs / ours, policy))
+    if args.csv:
+        with open(args.csv, "w") as f:
+            f.write("config,threads,mygpt_ms,pytorch_ms,pytorch_setting\n")
+            for r in rows:
+                f.write("%s,%d,%.4f,%.4f,%s\n" % r)
+
+
+if __name__ == "__main__":
+    main()
