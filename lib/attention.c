@@ -21,7 +21,7 @@
 #define QB 4
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define MULTIVERSION __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define MULTIVERSION __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define MULTIVERSION
 #endif

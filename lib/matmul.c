@@ -3,17 +3,19 @@
  * optionally followed by GELU, with the same math as mygpt_matmul_naive.
  *
  * How it is fast (GotoBLAS's scheme, in plain C):
- *   - the weight is packed, a block of KC x NC at a time, into panels of NR = 16
- *     columns laid out k-major, so the inner loop reads 16 consecutive floats;
- *   - a register micro-tile of MR = 6 rows x NR = 16 columns of accumulators
- *     (12 AVX registers) takes, for each k, 6 broadcasts of the input and 2 loads
- *     of the panel: 12 fused multiply-adds per 8 loads;
- *   - the micro-kernel is compiled twice (target_clones): for x86-64-v3 (AVX2 + FMA)
- *     and for any x86-64; the loader picks one at start-up.
+ *   - the weight is packed, a block of KC x NC at a time, into panels of NR columns
+ *     laid out k-major, so the inner loop reads NR consecutive floats;
+ *   - a register micro-tile of MR = 6 rows x NR columns of accumulators, 12 vector
+ *     registers either way: with AVX2 NR = 16 (ymm), with AVX-512 NR = 32 (zmm);
+ *     each k takes 6 broadcasts and 2 loads for 12 fused multiply-adds. Other CPUs
+ *     run the same C with NR = 16;
+ *   - the kernel is written once and compiled three times (target attributes); the
+ *     widest one the CPU supports is picked at run time.
  *
  * Determinism (stb's rule): every multiply-add is written as fmaf(), which the
- * AVX2 clone turns into vfmadd instructions and the default clone computes with
- * the C library: both give the same bits. Each output element is summed by one
+ * AVX2 and AVX-512 kernels turn into vfmadd instructions and the generic one
+ * computes with the C library; the tile height only decides which elements are
+ * computed together, never how: all three give the same bits. Each output element is summed by one
  * thread in a fixed order, so the result does not depend on the number of threads
  * either: out = ((bias + S_0) + S_1) + ..., where S_j is the fused-multiply-add sum
  * of the j-th block of KC products, k in order. That is OpenBLAS's order (the BLAS
@@ -27,27 +29,23 @@
 
 #include "mygpt/layers.h"
 
-#define MR 6
-#define NR 16
-#define KC 256  /* k-depth of a packed block: a 16-wide panel of it stays in L1 */
-#define NC 512 /* columns per packed block: KC x NC floats stay in L2 */
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define MULTIVERSION __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define MULTIVERSION
-#endif
+#define NR_MAX 32 /* widest panel (AVX-512: two zmm registers per row) */
+#define MR_MAX 6
+/* k-depth of a packed block. It is part of the summation order (each block's products
+ * are summed from zero, then added), so every kernel must use the same KC. */
+#define KC 256
+#define NC 256 /* columns per packed block: KC x NC floats stay in L2 */
 
 /* c (rows x NR, row stride ldc) = (first ? init : c) + a (rows x kc) . bp (kc x NR, packed),
- * where the product is summed from zero, k in order, one fused multiply-add at a time,
- * and then added to c: the order of OpenBLAS's sgemm, so PyTorch's Linear layers are
- * matched as closely as float32 allows. init is the bias (or NULL for zero). */
-MULTIVERSION
-static void micro_kernel(int rows, int kc, const float *restrict a, size_t lda,
-                         const float *restrict bp, float *restrict c, size_t ldc, int first,
-                         const float *restrict init)
+ * the product summed from zero, k in order, one fused multiply-add at a time, then
+ * added to c. init is the bias (or NULL for zero). The body is written once; the
+ * wrappers below compile it for a given tile height MR and instruction set. */
+static inline __attribute__((always_inline)) void
+kernel_body(const int MR, const int NR, int rows, int kc, const float *restrict a, size_t lda,
+            const float *restrict bp, float *restrict c, size_t ldc, int first,
+            const float *restrict init)
 {
-    float acc[MR][NR];
+    float acc[MR_MAX][NR_MAX];
     for (int i = 0; i < MR; i++)
         for (int j = 0; j < NR; j++)
             acc[i][j] = 0.0f;
@@ -79,11 +77,67 @@ static void micro_kernel(int rows, int kc, const float *restrict a, size_t lda,
         }
 }
 
+typedef void (*kernel_fn)(int rows, int kc, const float *restrict a, size_t lda,
+                          const float *restrict bp, float *restrict c, size_t ldc, int first,
+                          const float *restrict init);
+
+#define KERNEL_ARGS                                                                                \
+    int rows, int kc, const float *restrict a, size_t lda, const float *restrict bp,              \
+        float *restrict c, size_t ldc, int first, const float *restrict init
+#define KERNEL_CALL(MR, NR) kernel_body(MR, NR, rows, kc, a, lda, bp, c, ldc, first, init)
+
+/* any CPU: fmaf() from the C library (same results, slower) */
+static void kernel_6x16(KERNEL_ARGS)
+{
+    KERNEL_CALL(6, 16);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define HAVE_X86_KERNELS 1
+/* AVX2 + FMA: 6 x 16 accumulators = 12 ymm registers */
+__attribute__((target("arch=x86-64-v3"))) static void kernel_6x16_avx2(KERNEL_ARGS)
+{
+    KERNEL_CALL(6, 16);
+}
+/* AVX-512: 6 x 32 accumulators = 12 zmm registers, twice the work per instruction */
+__attribute__((target("arch=x86-64-v4"))) static void kernel_6x32_avx512(KERNEL_ARGS)
+{
+    KERNEL_CALL(6, 32);
+}
+#endif
+
+/* The widest kernel this CPU runs, and its tile width NR (the packing follows it).
+ * MYGPT_MATMUL_KERNEL=generic|avx2|avx512 asks for a narrower one (for tests and
+ * benchmarks; the results are the same bits either way). */
+static kernel_fn pick_kernel(int *nr)
+{
+    const char *want = getenv("MYGPT_MATMUL_KERNEL");
+    if (want && strcmp(want, "generic") == 0) {
+        *nr = 16;
+        return kernel_6x16;
+    }
+#ifdef HAVE_X86_KERNELS
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+        !(want && strcmp(want, "avx2") == 0)) {
+        *nr = 32;
+        return kernel_6x32_avx512;
+    }
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        *nr = 16;
+        return kernel_6x16_avx2;
+    }
+#endif
+    *nr = 16;
+    return kernel_6x16;
+}
+
 /* Packs weight rows [n0, n0 + nc) x columns [k0, k0 + kc) into NR-wide panels:
  * panel p holds, for k = 0..kc-1, the NR values weight[n0 + p*NR + j][k0 + k].
  * Rows past N are zero. Panels are split among the threads of the team. */
 static void pack_weight(float *packed, const float *weight, int K, int N, int n0, int nc, int k0,
-                        int kc)
+                        int kc, const int NR)
 {
     const int panels = (nc + NR - 1) / NR;
 #pragma omp for schedule(static)
@@ -110,7 +164,7 @@ static float gelu(float x)
 
 /* scratch for one NR-wide edge tile: out has fewer than NR columns left */
 typedef struct edge_tile {
-    float c[MR * NR];
+    float c[MR_MAX * NR_MAX];
 } edge_tile;
 
 void mygpt_matmul_ex(float *out, const float *inp, const float *weight, const float *bias,
@@ -126,6 +180,9 @@ void mygpt_matmul_ex(float *out, const float *inp, const float *weight, const fl
             }
         return;
     }
+    int NR;
+    const kernel_fn micro_kernel = pick_kernel(&NR);
+    const int MR = MR_MAX;
     const int nc_max = N < NC ? N : NC;
     const int kc_max = K < KC ? K : KC;
     float *packed = malloc((size_t)((nc_max + NR - 1) / NR) * NR * kc_max * sizeof(float));
@@ -145,13 +202,13 @@ void mygpt_matmul_ex(float *out, const float *inp, const float *weight, const fl
             for (int k0 = 0; k0 < K; k0 += KC) {
                 const int kc = K - k0 < KC ? K - k0 : KC;
                 const int last_k = k0 + kc == K;
-                pack_weight(packed, weight, K, N, n0, nc, k0, kc); /* ends with a barrier */
+                pack_weight(packed, weight, K, N, n0, nc, k0, kc, NR); /* ends with a barrier */
                 /* each thread takes whole (row block, panel) tiles: fixed k order per element */
 #pragma omp for schedule(static) collapse(2)
                 for (size_t mb = 0; mb < mblocks; mb++) {
                     for (int p = 0; p < panels; p++) {
                         const size_t m0 = mb * MR;
-                        const int rows = M - m0 < MR ? (int)(M - m0) : MR;
+                        const int rows = M - m0 < (size_t)MR ? (int)(M - m0) : MR;
                         const int col0 = n0 + p * NR;
                         const int cols = N - col0 < NR ? N - col0 : NR;
                         const float *a = inp + m0 * K + k0;
@@ -162,7 +219,7 @@ void mygpt_matmul_ex(float *out, const float *inp, const float *weight, const fl
                                          bias ? bias + col0 : NULL);
                         } else { /* right edge: work in a full-width scratch tile */
                             edge_tile t;
-                            float init[NR] = {0};
+                            float init[NR_MAX] = {0};
                             for (int j = 0; j < cols && bias; j++)
                                 init[j] = bias[col0 + j];
                             for (int i = 0; i < rows; i++)

@@ -328,3 +328,34 @@ Test(gpt_kernels, fast_attention_gives_the_naive_bits)
         free(q); free(k); free(v); free(o1); free(o2); free(scratch);
     }
 }
+
+Test(gpt_kernels, every_matmul_path_gives_the_same_bits)
+{
+    /* stb's rule: AVX-512, AVX2 and plain C compute the same sums in the same order.
+     * Paths this CPU lacks fall back to the widest it has (then the test compares a
+     * path with itself). */
+    const int M = 37, K = 300, N = 70; /* edges in every direction, two k blocks */
+    float *x = malloc(M * K * sizeof *x), *w = malloc(N * K * sizeof *w), *b = malloc(N * sizeof *b);
+    float *o[3];
+    mygpt_rng r = {0};
+    mygpt_rng_seed(&r, 3);
+    mygpt_normal_(&r, x, M * K, 0, 1, NULL);
+    mygpt_normal_(&r, w, N * K, 0, 1, NULL);
+    mygpt_normal_(&r, b, N, 0, 1, NULL);
+    const char *paths[3] = {"generic", "avx2", "avx512"};
+    for (int p = 0; p < 3; p++) {
+        o[p] = malloc(M * N * sizeof *o[p]);
+        setenv("MYGPT_MATMUL_KERNEL", paths[p], 1);
+        mygpt_matmul_ex(o[p], x, w, b, M, K, N, p == 1);
+        if (p == 1) /* the fused GELU epilogue equals matmul then GELU */
+            mygpt_gelu_forward(o[p], o[p], 0);
+    }
+    unsetenv("MYGPT_MATMUL_KERNEL");
+    float *gelu_ref = malloc(M * N * sizeof *gelu_ref);
+    mygpt_gelu_forward(gelu_ref, o[0], M * N);
+    cr_expect(memcmp(o[1], gelu_ref, M * N * sizeof *o[1]) == 0, "avx2 path + fused GELU differs");
+    cr_expect(memcmp(o[0], o[2], M * N * sizeof *o[0]) == 0, "avx512 path differs from plain C");
+    for (int p = 0; p < 3; p++)
+        free(o[p]);
+    free(gelu_ref); free(x); free(w); free(b);
+}
