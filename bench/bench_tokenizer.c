@@ -50,19 +50,17 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/the-verdict.txt", dir);
     if (!text_path)
         text_path = path;
-    FILE *f = fopen(text_path, "rb");
-    if (!f) {
-        fprintf(stderr, "mygpt-bench-tokenizer: cannot open %s (run scripts/fetch-data.sh)\n", text_path);
-        return 1;
-    }
-    char *text = malloc(1 << 24);
-    size_t n = text ? fread(text, 1, 1 << 24, f) : 0;
-    fclose(f);
+    char *text;
+    size_t n;
     mygpt_tokenizer *tok;
     mygpt_error err = {0};
+    if (mygpt_read_file(text_path, &text, &n, &err) != MYGPT_OK) {
+        fprintf(stderr, "mygpt-bench-tokenizer: %s (run scripts/fetch-data.sh)\n", err.message);
+        return 1;
+    }
     double t0 = now_ms();
-    if (!text || mygpt_tokenizer_load_dir(&tok, dir, &err) != MYGPT_OK) {
-        fprintf(stderr, "mygpt-bench-tokenizer: %s\n", text ? err.message : "out of memory");
+    if (mygpt_tokenizer_load_dir(&tok, dir, &err) != MYGPT_OK) {
+        fprintf(stderr, "mygpt-bench-tokenizer: %s\n", err.message);
         return 1;
     }
     double load_ms = now_ms() - t0;

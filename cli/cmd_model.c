@@ -52,6 +52,19 @@ static int read_config(const char *cmd, const parsed_args *a, mygpt_config *cfg)
     return 0;
 }
 
+/* --seed (required) and the configuration, for forward and init gpt. */
+static int read_seed_and_config(const char *cmd, const parsed_args *a, uint64_t *seed,
+                                mygpt_config *cfg)
+{
+    if (!args_has(a, "seed")) {
+        cli_error(cmd, "--seed is required");
+        return EXIT_USAGE;
+    }
+    if (parse_seed(cmd, args_get(a, "seed"), seed) || read_config(cmd, a, cfg))
+        return EXIT_USAGE;
+    return 0;
+}
+
 /* "0,1,2;3,2,1" -> rows of equal length. Values are checked against V later by
  * the library; here only the syntax. */
 static int parse_ids(const char *cmd, const char *s, int64_t **out, int *B, int *T)
@@ -134,11 +147,7 @@ int cmd_forward(int argc, char **argv)
         return rc;
     mygpt_config cfg;
     uint64_t seed;
-    if (!args_has(&a, "seed")) {
-        cli_error(cmd, "--seed is required");
-        return EXIT_USAGE;
-    }
-    if (parse_seed(cmd, args_get(&a, "seed"), &seed) || read_config(cmd, &a, &cfg))
+    if (read_seed_and_config(cmd, &a, &seed, &cfg))
         return EXIT_USAGE;
     out_options o;
     if (out_options_parse(cmd, args_get(&a, "format"), NULL, &o))
@@ -229,11 +238,7 @@ int cmd_init_gpt(int argc, char **argv)
         return rc;
     mygpt_config cfg;
     uint64_t seed;
-    if (!args_has(&a, "seed")) {
-        cli_error(cmd, "--seed is required");
-        return EXIT_USAGE;
-    }
-    if (parse_seed(cmd, args_get(&a, "seed"), &seed) || read_config(cmd, &a, &cfg))
+    if (read_seed_and_config(cmd, &a, &seed, &cfg))
         return EXIT_USAGE;
     out_options o;
     if (out_options_parse(cmd, args_get(&a, "format"), args_get(&a, "round"), &o))

@@ -32,6 +32,7 @@ static mygpt_tokenizer *load(const char *cmd, const parsed_args *a)
     return tok;
 }
 
+/* All of standard input (a pipe has no size to ask for). */
 static char *read_all(FILE *f, size_t *n)
 {
     size_t cap = 1 << 16, len = 0;
@@ -74,20 +75,16 @@ int cmd_encode(int argc, char **argv)
         cli_error(cmd, "expected at most one FILE, got %d", a.npositional);
         return EXIT_USAGE;
     }
-    FILE *f = stdin;
+    size_t n;
+    char *text;
     if (a.npositional == 1 && strcmp(a.positional[0], "-") != 0) {
-        f = fopen(a.positional[0], "rb");
-        if (!f) {
-            cli_error(cmd, "cannot open %s: %s", a.positional[0], strerror(errno));
+        mygpt_error ferr = {0};
+        if (mygpt_read_file(a.positional[0], &text, &n, &ferr) != MYGPT_OK) {
+            cli_error(cmd, "%s", ferr.message);
             return EXIT_RUNTIME;
         }
-    }
-    size_t n;
-    char *text = read_all(f, &n);
-    if (f != stdin)
-        fclose(f);
-    if (!text) {
-        cli_error(cmd, "cannot read the input");
+    } else if (!(text = read_all(stdin, &n))) {
+        cli_error(cmd, "cannot read standard input");
         return EXIT_RUNTIME;
     }
     mygpt_tokenizer *tok = load(cmd, &a);

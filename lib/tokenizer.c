@@ -86,43 +86,50 @@ static void byte_unicode_inverse(int cp_to_byte[324])
     }
 }
 
-static char *read_file(const char *path, size_t *len, mygpt_error *err, mygpt_status *st)
+mygpt_status mygpt_read_file(const char *path, char **data, size_t *len, mygpt_error *err)
 {
+    *data = NULL;
+    *len = 0;
     FILE *f = fopen(path, "rb");
-    if (!f) {
-        *st = mygpt_fail(err, MYGPT_EIO,
-                         "cannot open %s: %s (run 'bash scripts/fetch-data.sh' to fetch the GPT-2 vocabulary)",
-                         path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 20, n = 0;
+    if (!f)
+        return mygpt_fail(err, MYGPT_EIO, "cannot open %s: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap + 1);
     for (;;) {
         if (!buf) {
             fclose(f);
-            *st = mygpt_fail(err, MYGPT_ENOMEM, "out of memory reading %s", path);
-            return NULL;
+            return mygpt_fail(err, MYGPT_ENOMEM, "out of memory reading %s", path);
         }
         n += fread(buf + n, 1, cap - n, f);
         if (n < cap)
             break;
-        cap *= 2;
-        char *nb = realloc(buf, cap + 1);
+        char *nb = cap > SIZE_MAX / 2 - 1 ? NULL : realloc(buf, 2 * cap + 1);
         if (!nb)
             free(buf);
         buf = nb;
+        cap *= 2;
     }
-    int bad = ferror(f);
+    const int bad = ferror(f);
     fclose(f);
     if (bad) {
         free(buf);
-        *st = mygpt_fail(err, MYGPT_EIO, "error reading %s", path);
-        return NULL;
+        return mygpt_fail(err, MYGPT_EIO, "error reading %s", path);
     }
     buf[n] = '\0';
+    *data = buf;
     *len = n;
-    *st = MYGPT_OK;
-    return buf;
+    return MYGPT_OK;
+}
+
+/* A vocabulary file, with the hint that says how to get one. */
+static char *read_vocab_file(const char *path, size_t *len, mygpt_error *err, mygpt_status *st)
+{
+    char *data;
+    *st = mygpt_read_file(path, &data, len, err);
+    if (*st == MYGPT_EIO && err)
+        mygpt_fail(err, MYGPT_EIO, "cannot open %s: %s (run 'bash scripts/fetch-data.sh' to fetch the GPT-2 vocabulary)",
+                   path, errno ? strerror(errno) : "read error");
+    return *st == MYGPT_OK ? data : NULL;
 }
 
 /* Decodes one UTF-8 character at s (< end). Returns its length, 0 if invalid. */
@@ -410,7 +417,7 @@ mygpt_status mygpt_tokenizer_load(mygpt_tokenizer **out, const char *encoder_jso
         return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory loading the vocabulary");
     mygpt_status st;
     size_t jn, bn;
-    char *js = read_file(encoder_json, &jn, err, &st);
+    char *js = read_vocab_file(encoder_json, &jn, err, &st);
     if (!js) {
         free(t);
         return st;
@@ -420,7 +427,7 @@ mygpt_status mygpt_tokenizer_load(mygpt_tokenizer **out, const char *encoder_jso
     if (st == MYGPT_OK)
         st = build_map(t, err);
     if (st == MYGPT_OK) {
-        char *bpe = read_file(vocab_bpe, &bn, err, &st);
+        char *bpe = read_vocab_file(vocab_bpe, &bn, err, &st);
         if (bpe) {
             st = check_merges(t, vocab_bpe, bpe, bn, err);
             free(bpe);

@@ -7,7 +7,6 @@
  * or --text PATH. Without them it says how to get them and exits 77, which the
  * checker reports as skipped, never as passed.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,27 +14,6 @@
 #include "chapter.h"
 
 #define SKIPPED 77
-
-static char *read_text(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        len += fread(buf + len, 1, cap - len, f);
-        if (len < cap)
-            break;
-        char *nb = realloc(buf, cap *= 2);
-        if (!nb)
-            free(buf);
-        buf = nb;
-    }
-    fclose(f);
-    *n = len;
-    return buf;
-}
 
 int main(int argc, char **argv)
 {
@@ -60,10 +38,10 @@ int main(int argc, char **argv)
         return err.code == MYGPT_EIO ? SKIPPED : 1;
     }
     size_t tn;
-    char *raw_text = read_text(path, &tn);
-    if (!raw_text) {
-        fprintf(stderr, "%s: cannot read %s: %s (run 'bash scripts/fetch-data.sh', or pass --text PATH)\n",
-                ch.name, path, strerror(errno));
+    char *raw_text;
+    if (mygpt_read_file(path, &raw_text, &tn, &err) != MYGPT_OK) {
+        fprintf(stderr, "%s: %s (run 'bash scripts/fetch-data.sh', or pass --text PATH)\n", ch.name,
+                err.message);
         mygpt_tokenizer_free(tok);
         return ch.text ? 1 : SKIPPED;
     }

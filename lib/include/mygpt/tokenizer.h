@@ -43,6 +43,11 @@ mygpt_status mygpt_tokenizer_load(mygpt_tokenizer **out, const char *encoder_jso
 /* The same from DIR/encoder.json and DIR/vocab.bpe. */
 mygpt_status mygpt_tokenizer_load_dir(mygpt_tokenizer **out, const char *dir, mygpt_error *err);
 
+/* Reads a whole file into *data (malloc'd, NUL-terminated; *len bytes without the
+ * NUL). Errors: MYGPT_EIO (cannot open or read, message names the file),
+ * MYGPT_ENOMEM. */
+mygpt_status mygpt_read_file(const char *path, char **data, size_t *len, mygpt_error *err);
+
 /* Number of ids (50257 for GPT-2). */
 size_t mygpt_tokenizer_vocab_size(const mygpt_tokenizer *tok);
 
