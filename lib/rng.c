@@ -5,11 +5,19 @@
 #include "mygpt/rng.h"
 
 #include <math.h>
+#include <string.h>
 
 #define MT_M 397
 #define MT_MATRIX_A 0x9908b0dfu
 #define MT_UPPER 0x80000000u
 #define MT_LOWER 0x7fffffffu
+
+void mygpt_rng_init(mygpt_rng *rng, uint64_t seed)
+{
+    memset(rng, 0, sizeof *rng);
+    rng->kernel = MYGPT_KERNEL_AVX2;
+    mygpt_rng_seed(rng, seed);
+}
 
 void mygpt_rng_seed(mygpt_rng *rng, uint64_t seed)
 {

@@ -1,40 +1,85 @@
 #!/usr/bin/env bash
-# test.sh - the README's test command: installs what is missing, builds, runs the
-# whole test suite (meson test), and ends with the line "N passed, N failed".
-# Counts are Criterion tests (plus one per chapter check); a suite that dies before
-# Criterion reports counts as one failure; tests that cannot run here (the GPT-2
-# vocabulary could not be fetched) count as skipped, never as passed.
+# test.sh - the README's test command: installs what is missing, builds, and runs
+#   1. the whole test suite (Criterion suites + one check per chapter), then
+#   2. the same suite built with -fsanitize=address,undefined (any report fails; malloc
+#      returns NULL on impossible sizes, as without ASan, so out-of-memory paths run), then
+#   3. every chapter program under valgrind --leak-check=full (any error or leak fails).
+# Ends with the line "N passed, N failed, N skipped". MYGPT_QUICK=1 runs stage 1 only.
+# Counts are Criterion tests (plus one per chapter check and per valgrind run); a suite
+# that dies before Criterion reports counts as one failure; tests that cannot run here
+# (the GPT-2 vocabulary could not be fetched) count as skipped, never as passed.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 
-status=0
-meson test -C "$MYGPT_BUILD" --no-rebuild --print-errorlogs "$@" || status=$?
-
-log="$MYGPT_BUILD/meson-logs/testlog.json"
 passed=0
 failed=0
 skipped=0
-synth_re='Synthesis: Tested: ([0-9]+) \| Passing: ([0-9]+) \| Failing: ([0-9]+) \| Crashing: ([0-9]+)'
-while IFS= read -r line; do
-    [[ $line =~ \"name\":\ \"([^\"]*)\" ]] && name=${BASH_REMATCH[1]} || name='?'
-    [[ $line =~ \"result\":\ \"([^\"]*)\" ]] && result=${BASH_REMATCH[1]} || result='?'
-    without_skips=${line//\[SKIP\] /}           # count "[SKIP] " (7 characters) in pure bash
-    skipped=$((skipped + (${#line} - ${#without_skips}) / 7))
-    if [[ $line =~ $synth_re ]]; then
-        p=${BASH_REMATCH[2]} f=${BASH_REMATCH[3]} c=${BASH_REMATCH[4]}
-        passed=$((passed + p))
-        failed=$((failed + f + c))
-        # a suite that failed although Criterion counted no failure (e.g. a leak check)
-        if [ "$result" != "OK" ] && [ $((f + c)) -eq 0 ]; then failed=$((failed + 1)); fi
-    elif [ "$result" = "OK" ]; then
-        passed=$((passed + 1))
-    elif [ "$result" = "SKIP" ]; then
-        skipped=$((skipped + 1))
-    else
-        echo "test.sh: suite '$name' ended with $result before reporting" >&2
-        failed=$((failed + 1))
+status=0
+
+# Adds the results of one meson test log (testlog.json) to the counts.
+count_log() {
+    local log=$1 line name result p f c without_skips
+    local synth_re='Synthesis: Tested: ([0-9]+) \| Passing: ([0-9]+) \| Failing: ([0-9]+) \| Crashing: ([0-9]+)'
+    while IFS= read -r line; do
+        [[ $line =~ \"name\":\ \"([^\"]*)\" ]] && name=${BASH_REMATCH[1]} || name='?'
+        [[ $line =~ \"result\":\ \"([^\"]*)\" ]] && result=${BASH_REMATCH[1]} || result='?'
+        without_skips=${line//\[SKIP\] /}           # count "[SKIP] " (7 characters) in pure bash
+        skipped=$((skipped + (${#line} - ${#without_skips}) / 7))
+        if [[ $line =~ $synth_re ]]; then
+            p=${BASH_REMATCH[2]} f=${BASH_REMATCH[3]} c=${BASH_REMATCH[4]}
+            passed=$((passed + p))
+            failed=$((failed + f + c))
+            # a suite that failed although Criterion counted no failure (e.g. a leak report)
+            if [ "$result" != "OK" ] && [ $((f + c)) -eq 0 ]; then failed=$((failed + 1)); fi
+        elif [ "$result" = "OK" ]; then
+            passed=$((passed + 1))
+        elif [ "$result" = "SKIP" ]; then
+            skipped=$((skipped + 1))
+        else
+            echo "test.sh: suite '$name' ended with $result before reporting" >&2
+            failed=$((failed + 1))
+        fi
+    done < "$log"
+}
+
+echo "== 1. test suite"
+meson test -C "$MYGPT_BUILD" --no-rebuild --print-errorlogs "$@" || status=$?
+count_log "$MYGPT_BUILD/meson-logs/testlog.json"
+
+if [ "${MYGPT_QUICK:-0}" != 1 ]; then
+    echo "== 2. test suite under AddressSanitizer + UndefinedBehaviorSanitizer"
+    SAN_BUILD=${MYGPT_SAN_BUILD:-$MYGPT_ROOT/build-sanitize}
+    if [ ! -f "$SAN_BUILD/build.ninja" ]; then
+        meson setup "$SAN_BUILD" "$MYGPT_ROOT" -Db_sanitize=address,undefined -Db_lundef=false \
+            -Dbuildtype=debugoptimized -Dc_args=-fno-sanitize-recover=all >/dev/null
     fi
-done < "$log"
+    ninja -C "$SAN_BUILD" >/dev/null
+    ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        meson test -C "$SAN_BUILD" --no-rebuild --print-errorlogs "$@" || status=$?
+    count_log "$SAN_BUILD/meson-logs/testlog.json"
+
+    echo "== 3. every chapter under valgrind --leak-check=full"
+    if ! command -v valgrind >/dev/null 2>&1; then
+        echo "test.sh: valgrind is missing" >&2
+        failed=$((failed + 1))
+    else
+        figures=$(mktemp -d)
+        while IFS=$'\t' read -r number program rest; do
+            [ "$number" = "number" ] || [ -z "$number" ] && continue
+            vstatus=0
+            MYGPT_FIGURES=$figures valgrind --leak-check=full --error-exitcode=99 --quiet --suppressions="$MYGPT_ROOT/scripts/valgrind.supp" \
+                "$MYGPT_BUILD/chapters/$program" >/dev/null 2>"$figures/stderr" || vstatus=$?
+            case $vstatus in
+                0) passed=$((passed + 1)) ;;
+                77) skipped=$((skipped + 1)) ;;
+                *) failed=$((failed + 1)); status=1
+                   echo "valgrind: $program exited $vstatus"; sed 's/^/  /' "$figures/stderr" ;;
+            esac
+        done < "$MYGPT_ROOT/chapters/index.tsv"
+        rm -rf "$figures"
+        echo "valgrind: every chapter checked"
+    fi
+fi
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$status" -eq 0 ] && [ "$failed" -eq 0 ]

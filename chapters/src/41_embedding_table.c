@@ -12,7 +12,7 @@ int main(int argc, char **argv)
     chapter_init(&ch, argc, argv, "41_embedding_table",
                  "Document 001: torch.manual_seed(42); tok_emb = nn.Embedding(50, 8);\n"
                  "print(tok_emb.weight.shape).", 42, CH_SEED);
-    doc001 s;
+    doc001 s = {0};
     doc001_run(&ch, &s, 1);
     const int64_t shape[2] = {D1_VOCAB, D1_EMBD};
     ch_size(2, shape);

@@ -12,7 +12,7 @@ int main(int argc, char **argv)
     chapter_init(&ch, argc, argv, "42_embedding_lookup",
                  "Document 001: x = tok_emb(ids) for ids of shape (2, 4); token 7 gets the same\n"
                  "vector at every position and in every sequence.", 42, CH_SEED);
-    doc001 s;
+    doc001 s = {0};
     doc001_run(&ch, &s, 1);
     const int64_t ids[2 * 4] = {3, 7, 7, 1, 12, 0, 49, 7};
     float x[2 * 4 * D1_EMBD];

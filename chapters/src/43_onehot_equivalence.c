@@ -12,7 +12,7 @@ int main(int argc, char **argv)
     chapter_init(&ch, argc, argv, "43_onehot_equivalence",
                  "Document 001: torch.allclose(F.one_hot(ids, 50).float() @ tok_emb.weight,\n"
                  "tok_emb(ids)).", 42, CH_SEED);
-    doc001 s;
+    doc001 s = {0};
     doc001_run(&ch, &s, 1);
     enum { N = 2 * 4 };
     const int64_t ids[N] = {3, 7, 7, 1, 12, 0, 49, 7};

@@ -14,7 +14,7 @@ int main(int argc, char **argv)
                  "Document 001: x = torch.randn(1, 6, 8); perm = torch.randperm(6); is\n"
                  "toy_attention(x)[:, perm] allclose to toy_attention(x[:, perm]) (atol=1e-6)?",
                  42, CH_SEED);
-    doc001 s;
+    doc001 s = {0};
     doc001_run(&ch, &s, 2);
     float shuffled[D1_T * D1_EMBD], out_original[D1_T * D1_EMBD], out_shuffled[D1_T * D1_EMBD];
     float original_permuted[D1_T * D1_EMBD], scratch[D1_T];

@@ -13,7 +13,7 @@ int main(int argc, char **argv)
     chapter_init(&ch, argc, argv, "45_gpt_embedding",
                  "Document 001: emb = GPTEmbedding(65, 256, 384); x = emb(torch.randint(0, 65,\n"
                  "(4, 256))); prints x.shape and the parameter count.", 42, CH_SEED);
-    doc001 s;
+    doc001 s = {0};
     doc001_run(&ch, &s, 3);
     float *x = chapter_alloc(&ch, (size_t)4 * 256 * D1_C2, sizeof(float));
     mygpt_embedding_forward(x, s.idx, s.gpt_tok, s.gpt_pos, 4, 256, D1_C2); // (B, T, C)

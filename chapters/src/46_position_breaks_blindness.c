@@ -15,7 +15,7 @@ int main(int argc, char **argv)
                  "Document 001: ids = torch.randint(0, 65, (1, 6)); perm = torch.randperm(6); is\n"
                  "toy_attention(emb(ids))[:, perm] allclose to toy_attention(emb(ids[:, perm]))?",
                  42, CH_SEED);
-    doc001 s;
+    doc001 s = {0};
     doc001_run(&ch, &s, 4);
     int64_t shuffled_ids[D1_T];
     for (int t = 0; t < D1_T; t++)

@@ -15,7 +15,7 @@ int main(int argc, char **argv)
                  "Document 002: embed = TokenEmbedding(10000, 256); embeddings = embed(token_ids)\n"
                  "for a (2, 5) batch; prints the shapes and 8 dims of the first token's vector.",
                  0, CH_SEED);
-    doc002 s;
+    doc002 s = {0};
     doc002_run(&ch, &s, 1);
     enum { B = 2, T = 5 };
     const int64_t ids[B * T] = {101, 2054, 2003, 2115, 2171, 101, 1045, 2066, 2653, 102};

@@ -16,7 +16,7 @@ int main(int argc, char **argv)
                  "Document 002: pos_embed = LearnedPositionalEmbedding(256, 512); x_with_pos =\n"
                  "pos_embed(torch.randn(2, 10, 256)); prints shapes, rows 0 and 1, parameters.",
                  0, CH_SEED);
-    doc002 s;
+    doc002 s = {0};
     doc002_run(&ch, &s, 2);
     enum { B = 2, T = 10 };
     float *with_pos = chapter_alloc(&ch, (size_t)B * T * D2_MODEL, sizeof(float));

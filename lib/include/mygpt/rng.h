@@ -45,9 +45,13 @@ typedef struct mygpt_rng {
     mygpt_kernel kernel;     /* which float kernel to imitate                 */
 } mygpt_rng;
 
-/* torch.manual_seed(seed): resets the state from the low 32 bits of `seed`,
- * remembers all 64, clears the cached normal. Keeps the chosen kernel. A
- * zero-initialised mygpt_rng uses the AVX2 kernel. */
+/* Starts a generator: every field set, the AVX2 kernel, then mygpt_rng_seed(seed).
+ * Use it (or `mygpt_rng rng = {0};`) before anything else touches a generator. */
+void mygpt_rng_init(mygpt_rng *rng, uint64_t seed);
+
+/* torch.manual_seed(seed) on a started generator: resets the state from the low 32
+ * bits of `seed`, remembers all 64, clears the cached normal. Keeps the chosen kernel
+ * (which must have been set: by mygpt_rng_init or by zero-initialising the struct). */
 void mygpt_rng_seed(mygpt_rng *rng, uint64_t seed);
 
 /* One 32-bit draw (PyTorch's generator->random()). */
