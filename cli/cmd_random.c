@@ -360,10 +360,12 @@ int cmd_init(int argc, char **argv)
 
     int64_t r, k; /* rows, columns of the weight */
     if (linear) {
-        if (need_size(cmd, &a, "in", 0, &k) || need_size(cmd, &a, "out", 0, &r))
+        /* nn.Linear(0, out) is legal in PyTorch but has nothing to learn and only warns;
+         * the tool says so instead of printing an empty weight */
+        if (need_size(cmd, &a, "in", 1, &k) || need_size(cmd, &a, "out", 1, &r))
             return EXIT_USAGE;
     } else {
-        if (need_size(cmd, &a, "num", 0, &r) || need_size(cmd, &a, "dim", 0, &k))
+        if (need_size(cmd, &a, "num", 1, &r) || need_size(cmd, &a, "dim", 1, &k))
             return EXIT_USAGE;
     }
     if (k != 0 && r > TOOL_MAX_NUMEL / k) {

@@ -72,6 +72,8 @@ static const char *const BAD[][2] = {
     {"init conv --seed 0", "unknown layer 'conv'"},
     {"init linear --seed 0 --in 3", "--out is required"},
     {"init linear --seed 0 --in -3 --out 2", "--in"},
+    {"init linear --seed 0 --in 0 --out 2", "--in: 0 is out of range [1,"},
+    {"init embedding --seed 0 --num 0 --dim 2", "--num: 0 is out of range [1,"},
     {"init linear --seed 0 --in 100000 --out 100000", "more than"},
     {"init embedding --seed 0 --num 3 --dim 4 --no-bias", "--no-bias does not apply"},
     {"init linear --seed 0 --no-bias=1 --in 2 --out 2", "takes no value"},
@@ -226,5 +228,47 @@ Test(cli_tokens, bad_token_input_is_an_error)
     cr_expect_eq(r.status, 1);
     cr_expect(strstr(r.err, "not valid UTF-8 (byte offset 3)") != NULL, "%s", r.err);
     proc_result_free(&r);
+    unlink(tmp);
+}
+
+/* ---- the chapter programs get bad input too ------------------------------------ */
+
+Test(cli_chapters, bad_chapter_arguments)
+{
+    if (!getenv("MYGPT_DATA"))
+        setenv("MYGPT_DATA", DATA_DIR, 1); /* chapter 61 finds its vocabulary there */
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, "/tmp/mygpt-latin1-%d.txt", (int)getpid());
+    FILE *t = fopen(tmp, "wb");
+    fputs("caf\xe9\n", t);
+    fclose(t);
+    char text_arg[128];
+    snprintf(text_arg, sizeof text_arg, "--text %s", tmp);
+    const struct { const char *program, *args, *msg; int status; } cases[] = {
+        {"25_position_breaks_invariance", "--seed abc", "--seed: 'abc' is not an integer", 2},
+        {"25_position_breaks_invariance", "--seed", "incomplete argument '--seed'", 2},
+        {"26_gpt_main", "--bogus", "unknown or incomplete argument '--bogus'", 2},
+        {"53_alibi", "--seed 3", "unknown or incomplete argument '--seed'", 2},
+        {"55_rope_figure", "--figures /nonexistent/dir", "cannot write /nonexistent/dir/rope_figure.svg", 1},
+        {"61_verdict_dataloader", "--text /nonexistent.txt", "cannot open /nonexistent.txt", 1},
+        {"61_verdict_dataloader", text_arg, "not valid UTF-8 (byte offset 3)", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char exe[4096];
+        snprintf(exe, sizeof exe, "%s/%s", CHAPTER_DIR, cases[i].program);
+        proc_result r;
+        cr_assert_eq(run_words(exe, cases[i].args, &r), 0);
+        if (i >= 5 && r.status == 77) { /* chapter 61 without the vocabulary */
+            proc_result_free(&r);
+            cr_skip_test("GPT-2 vocabulary not available for chapter 61");
+        }
+        cr_expect_eq(r.status, cases[i].status, "%s %s: exit %d (%s)", cases[i].program, cases[i].args,
+                     r.status, r.err);
+        cr_expect_str_empty(r.out, "%s %s", cases[i].program, cases[i].args);
+        cr_expect_eq(count_lines(r.err), 1, "%s %s: %s", cases[i].program, cases[i].args, r.err);
+        cr_expect(strstr(r.err, cases[i].msg) != NULL, "%s %s: '%s' lacks '%s'", cases[i].program,
+                  cases[i].args, r.err, cases[i].msg);
+        proc_result_free(&r);
+    }
     unlink(tmp);
 }

@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <omp.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -358,4 +359,48 @@ Test(gpt_kernels, every_matmul_path_gives_the_same_bits)
     for (int p = 0; p < 3; p++)
         free(o[p]);
     free(gelu_ref); free(x); free(w); free(b);
+}
+
+/* ---- no hidden global state: two models in two threads = the same two in sequence --- */
+
+typedef struct build_job {
+    uint64_t seed;
+    float logits[2 * 9 * 37];
+    float wq0;
+    int ok;
+} build_job;
+
+static void *build_and_run(void *arg)
+{
+    build_job *j = arg;
+    mygpt_config cfg = {37, 24, 3, 2, 12};
+    int64_t ids[2 * 9];
+    for (int i = 0; i < 18; i++)
+        ids[i] = (i * 11 + (int)j->seed) % 37;
+    mygpt_gpt *g;
+    j->ok = mygpt_gpt_create(&g, &cfg, j->seed, NULL) == MYGPT_OK &&
+            mygpt_gpt_forward(g, ids, 2, 9, NULL) == MYGPT_OK;
+    if (j->ok) {
+        memcpy(j->logits, g->acts.logits, sizeof j->logits);
+        j->wq0 = g->params.wq[0];
+        mygpt_gpt_free(g);
+    }
+    return NULL;
+}
+
+Test(gpt_threads, two_models_in_two_threads_equal_the_sequential_ones)
+{
+    build_job par[2] = {{.seed = 5}, {.seed = 6}}, seq[2] = {{.seed = 5}, {.seed = 6}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(pthread_create(&th[i], NULL, build_and_run, &par[i]), 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < 2; i++) {
+        build_and_run(&seq[i]);
+        cr_assert(par[i].ok && seq[i].ok);
+        cr_expect(memcmp(par[i].logits, seq[i].logits, sizeof par[i].logits) == 0, "model %d", i);
+        cr_expect_eq(par[i].wq0, seq[i].wq0);
+    }
+    cr_expect_neq(par[0].wq0, par[1].wq0, "different seeds, different models");
 }

@@ -12,6 +12,17 @@
  *   mygpt/tensor.h  equal / allclose, dot, mean / std, toy attention
  *   mygpt/svg.h     dependency-free SVG figures (line plots, heatmaps)
  *   mygpt/tokenizer.h  GPT-2 byte-level BPE and the sliding-window data loader
+ *
+ * Errors: functions that can fail return a mygpt_status and fill a caller-owned
+ * mygpt_error; nothing in the library exits, aborts or prints.
+ *
+ * Threads: the library keeps no global state. Every function is thread-safe on
+ * distinct objects; one object must not be used by two threads at once, except a
+ * loaded mygpt_tokenizer, which is read-only (encode/decode from any threads).
+ * In detail: a mygpt_rng, a mygpt_gpt (its forward pass reuses its activations), a
+ * mygpt_strbuf and a mygpt_svg belong to one thread at a time; the layer functions,
+ * printers, counts and encodings touch only what they are given. Calling the library
+ * from several threads of your own while it runs its own OpenMP loops is fine.
  */
 #ifndef MYGPT_H
 #define MYGPT_H
