@@ -13,7 +13,9 @@
 #include "output.h"
 
 /* The largest tensor the tool will create: 2^28 elements (1 GiB of float32). */
+#ifndef TOOL_MAX_NUMEL /* the fuzzing build lowers it to keep each run fast */
 #define TOOL_MAX_NUMEL ((int64_t)1 << 28)
+#endif
 
 static const char *KERNEL_HELP =
     "  --kernel avx2|scalar   which PyTorch CPU kernel to imitate (default avx2, the\n"

@@ -35,7 +35,10 @@ static void usage(FILE *f)
         fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
 }
 
-int main(int argc, char **argv)
+#ifndef MYGPT_CLI_MAIN
+#define MYGPT_CLI_MAIN main
+#endif
+int MYGPT_CLI_MAIN(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
