@@ -26,10 +26,14 @@ mygpt_status mygpt_tview_make(mygpt_tview *v, mygpt_dtype dtype, const void *dat
     v->dtype = dtype;
     v->ndim = ndim;
     v->data = data;
+    int64_t numel = 1;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 0)
             return mygpt_fail(err, MYGPT_EINVAL, "dimension %d has negative size %lld", i,
                               (long long)shape[i]);
+        if (shape[i] != 0 && numel > INT64_MAX / 8 / shape[i])
+            return mygpt_fail(err, MYGPT_EOVERFLOW, "%s", "the shape's element count overflows");
+        numel *= shape[i];
         v->shape[i] = shape[i];
     }
     return MYGPT_OK;

@@ -240,3 +240,16 @@ Test(print_golden, number_formats_match_python)
     free(line);
     fclose(f);
 }
+
+Test(print_errors, bad_views_are_refused)
+{
+    mygpt_tview v;
+    mygpt_error err = {0};
+    const int64_t neg[2] = {2, -1}, huge[3] = {INT64_C(1) << 30, INT64_C(1) << 30, INT64_C(1) << 30};
+    float x = 0;
+    cr_expect_eq(mygpt_tview_make(&v, MYGPT_F32, &x, 2, neg, &err), MYGPT_EINVAL);
+    cr_expect(strstr(err.message, "negative size -1") != NULL, "%s", err.message);
+    cr_expect_eq(mygpt_tview_make(&v, MYGPT_F32, &x, 3, huge, &err), MYGPT_EOVERFLOW);
+    cr_expect_eq(mygpt_tview_make(&v, MYGPT_F32, &x, 9, neg, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_tview_make(&v, MYGPT_F32, &x, -1, neg, &err), MYGPT_EINVAL);
+}
