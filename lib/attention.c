@@ -132,9 +132,14 @@ static void weighted_values_block(float *restrict out, size_t ldo, const float *
     }
 }
 
-void mygpt_attention_forward_fast(float *out, const float *q, const float *k, const float *v,
-                                  float *scratch, int B, int T, int C, int NH)
+mygpt_status mygpt_attention_forward_fast(float *out, const float *q, const float *k,
+                                          const float *v, float *scratch, int B, int T, int C,
+                                          int NH, mygpt_error *err)
 {
+    if (B < 1 || T < 1 || C < 1 || NH < 1 || C % NH != 0)
+        return mygpt_fail(err, MYGPT_EINVAL,
+                          "attention needs sizes >= 1 and C divisible by the heads (B=%d T=%d C=%d heads=%d)",
+                          B, T, C, NH);
     const int d = C / NH;
     const float scale = (float)sqrt((double)d);
     const int Tp = padded(T);
@@ -180,4 +185,5 @@ void mygpt_attention_forward_fast(float *out, const float *q, const float *k, co
             }
         }
     }
+    return MYGPT_OK;
 }

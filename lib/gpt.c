@@ -302,7 +302,9 @@ mygpt_status mygpt_gpt_forward(mygpt_gpt *g, const int64_t *ids, int B, int T, m
     mygpt_acts *a = &g->acts;
 
     // x = E[ids] + P[0..T-1]                                    (B, T, C)
-    mygpt_embedding_forward(a->x, ids, w->wte, w->wpe, B, T, C);
+    st = mygpt_embedding_forward(a->x, ids, w->wte, w->wpe, B, T, C, V, cfg->max_seq_len, err);
+    if (st != MYGPT_OK)
+        return st;
     for (int l = 0; l < cfg->num_layers; l++) {
         const size_t lc = (size_t)l * Cs, lcc = (size_t)l * Cs * Cs;
         // x = x + W_o(attention(LN1(x)))
@@ -311,7 +313,7 @@ mygpt_status mygpt_gpt_forward(mygpt_gpt *g, const int64_t *ids, int B, int T, m
         matmul(a->k, a->ln, w->wk + lcc, NULL, N, C, C);
         matmul(a->v, a->ln, w->wv + lcc, NULL, N, C, C);
         (g->use_naive_kernels ? mygpt_attention_forward : mygpt_attention_forward_fast)(
-            a->atty, a->q, a->k, a->v, a->scratch, B, T, C, NH);
+            a->atty, a->q, a->k, a->v, a->scratch, B, T, C, NH, NULL); // sizes checked above
         matmul(a->proj, a->atty, w->wo + lcc, NULL, N, C, C);
         mygpt_residual_forward(a->x, a->proj, N * Cs);
         // x = x + fc2(GELU(fc1(LN2(x))))

@@ -15,9 +15,19 @@
  * chapter's tiny GPT runs on one thread). Results never depend on it. */
 #define PARALLEL_MIN 32768
 
-void mygpt_embedding_forward(float *out, const int64_t *ids, const float *wte, const float *wpe,
-                             int B, int T, int C)
+mygpt_status mygpt_embedding_forward(float *out, const int64_t *ids, const float *wte,
+                                     const float *wpe, int B, int T, int C, int V, int max_pos,
+                                     mygpt_error *err)
 {
+    if (B < 1 || T < 1 || C < 1 || V < 1)
+        return mygpt_fail(err, MYGPT_EINVAL, "embedding sizes must be at least 1 (B=%d T=%d C=%d V=%d)",
+                          B, T, C, V);
+    if (wpe && T > max_pos)
+        return mygpt_fail(err, MYGPT_ERANGE, "input length T=%d exceeds max_seq_len=%d", T, max_pos);
+    for (size_t i = 0; i < (size_t)B * T; i++)
+        if (ids[i] < 0 || ids[i] >= V)
+            return mygpt_fail(err, MYGPT_ERANGE, "token id %lld at (%zu, %zu) is outside [0, %d)",
+                              (long long)ids[i], i / (size_t)T, i % (size_t)T, V);
 #pragma omp parallel for collapse(2) schedule(static) if ((size_t)B * T * C > PARALLEL_MIN)
     for (int b = 0; b < B; b++) {
         for (int t = 0; t < T; t++) {
@@ -27,6 +37,7 @@ void mygpt_embedding_forward(float *out, const int64_t *ids, const float *wte, c
                 o[i] = wpe ? tok[i] + wpe[(size_t)t * C + i] : tok[i];
         }
     }
+    return MYGPT_OK;
 }
 
 void mygpt_matmul_naive(float *out, const float *inp, const float *weight, const float *bias,
@@ -108,9 +119,13 @@ void mygpt_softmax_rows(float *x, size_t rows, int n)
     }
 }
 
-void mygpt_attention_forward(float *out, const float *q, const float *k, const float *v,
-                             float *scratch, int B, int T, int C, int NH)
+mygpt_status mygpt_attention_forward(float *out, const float *q, const float *k, const float *v,
+                                     float *scratch, int B, int T, int C, int NH, mygpt_error *err)
 {
+    if (B < 1 || T < 1 || C < 1 || NH < 1 || C % NH != 0)
+        return mygpt_fail(err, MYGPT_EINVAL,
+                          "attention needs sizes >= 1 and C divisible by the heads (B=%d T=%d C=%d heads=%d)",
+                          B, T, C, NH);
     const int d = C / NH;
     const float scale = (float)sqrt((double)d); // PyTorch divides by math.sqrt(d)
 #pragma omp parallel for collapse(2) schedule(static) if ((size_t)B * T * T * C > PARALLEL_MIN)
@@ -148,4 +163,5 @@ void mygpt_attention_forward(float *out, const float *q, const float *k, const f
             }
         }
     }
+    return MYGPT_OK;
 }

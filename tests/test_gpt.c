@@ -323,8 +323,8 @@ Test(gpt_kernels, fast_attention_gives_the_naive_bits)
         mygpt_normal_(&r, q, n, 0, 1, NULL);
         mygpt_normal_(&r, k, n, 0, 1, NULL);
         mygpt_normal_(&r, v, n, 0, 1, NULL);
-        mygpt_attention_forward(o1, q, k, v, scratch, B, T, C, NH);
-        mygpt_attention_forward_fast(o2, q, k, v, scratch, B, T, C, NH);
+        cr_assert_eq(mygpt_attention_forward(o1, q, k, v, scratch, B, T, C, NH, NULL), MYGPT_OK);
+        cr_assert_eq(mygpt_attention_forward_fast(o2, q, k, v, scratch, B, T, C, NH, NULL), MYGPT_OK);
         cr_expect(memcmp(o1, o2, n * sizeof *o1) == 0, "shape %zu: fast attention differs", c);
         free(q); free(k); free(v); free(o1); free(o2); free(scratch);
     }
@@ -403,4 +403,21 @@ Test(gpt_threads, two_models_in_two_threads_equal_the_sequential_ones)
         cr_expect_eq(par[i].wq0, seq[i].wq0);
     }
     cr_expect_neq(par[0].wq0, par[1].wq0, "different seeds, different models");
+}
+
+Test(gpt_errors, layer_functions_refuse_what_would_read_out_of_bounds)
+{
+    float wte[4 * 2] = {0}, wpe[3 * 2] = {0}, out[8 * 2];
+    const int64_t ids[4] = {0, 1, 4, 2};
+    mygpt_error err = {0};
+    cr_expect_eq(mygpt_embedding_forward(out, ids, wte, NULL, 1, 4, 2, 4, 0, &err), MYGPT_ERANGE);
+    cr_expect_str_eq(err.message, "token id 4 at (0, 2) is outside [0, 4)");
+    const int64_t ok[4] = {0, 1, 2, 3};
+    cr_expect_eq(mygpt_embedding_forward(out, ok, wte, wpe, 1, 4, 2, 4, 3, &err), MYGPT_ERANGE);
+    cr_expect_str_eq(err.message, "input length T=4 exceeds max_seq_len=3");
+    cr_expect_eq(mygpt_embedding_forward(out, ok, wte, wpe, 0, 4, 2, 4, 3, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_embedding_forward(out, ok, wte, wpe, 1, 3, 2, 4, 3, &err), MYGPT_OK);
+    float q[6], s[64];
+    cr_expect_eq(mygpt_attention_forward(q, q, q, q, s, 1, 1, 6, 4, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_attention_forward_fast(q, q, q, q, s, 1, 1, 6, 0, &err), MYGPT_EINVAL);
 }

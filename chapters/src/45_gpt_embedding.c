@@ -16,7 +16,9 @@ int main(int argc, char **argv)
     doc001 s = {0};
     doc001_run(&ch, &s, 3);
     float *x = chapter_alloc(&ch, (size_t)4 * 256 * D1_C2, sizeof(float));
-    mygpt_embedding_forward(x, s.idx, s.gpt_tok, s.gpt_pos, 4, 256, D1_C2); // (B, T, C)
+    mygpt_error err = {0};
+    chapter_check(&ch, mygpt_embedding_forward(x, s.idx, s.gpt_tok, s.gpt_pos, 4, 256, D1_C2, D1_V2,
+                                               D1_BLOCK, &err), &err); // (B, T, C)
     const int64_t shape[3] = {4, 256, D1_C2};
     ch_size(3, shape);
     // sum(p.numel() for p in emb.parameters()): the two tables

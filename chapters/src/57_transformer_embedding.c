@@ -28,7 +28,7 @@ int main(int argc, char **argv)
     chapter_check(&ch, mygpt_randint(&rng, ids, B * T, 0, V, &err), &err);
     // tok_emb + pos_emb; dropout(0.1) in training mode would scale the survivors,
     // but only shapes are printed
-    mygpt_embedding_forward(x, ids, tok, pos, B, T, C);
+    chapter_check(&ch, mygpt_embedding_forward(x, ids, tok, pos, B, T, C, V, MAXSEQ, &err), &err);
     const int64_t in_shape[2] = {B, T}, out_shape[3] = {B, T, C};
     printf("Input tokens: ");
     ch_size(2, in_shape);

@@ -70,8 +70,10 @@ int main(int argc, char **argv)
     chapter_check(&ch, mygpt_init_embedding(&rng, tok_emb, V, OUTPUT_DIM, &err), &err);
     chapter_check(&ch, mygpt_init_embedding(&rng, pos_emb, CONTEXT, OUTPUT_DIM, &err), &err);
     float token_embeddings[BATCH * MAX_LENGTH * OUTPUT_DIM], input_embeddings[BATCH * MAX_LENGTH * OUTPUT_DIM];
-    mygpt_embedding_forward(token_embeddings, inputs, tok_emb, NULL, BATCH, MAX_LENGTH, OUTPUT_DIM);
-    mygpt_embedding_forward(input_embeddings, inputs, tok_emb, pos_emb, BATCH, MAX_LENGTH, OUTPUT_DIM);
+    chapter_check(&ch, mygpt_embedding_forward(token_embeddings, inputs, tok_emb, NULL, BATCH,
+                                               MAX_LENGTH, OUTPUT_DIM, (int)V, 0, &err), &err);
+    chapter_check(&ch, mygpt_embedding_forward(input_embeddings, inputs, tok_emb, pos_emb, BATCH,
+                                               MAX_LENGTH, OUTPUT_DIM, (int)V, CONTEXT, &err), &err);
     const int64_t te_shape[3] = {BATCH, MAX_LENGTH, OUTPUT_DIM}, pe_shape[2] = {MAX_LENGTH, OUTPUT_DIM};
     printf("\n");
     ch_size(3, te_shape);                    // token_embeddings.shape

@@ -58,7 +58,7 @@ int main(int argc, char **argv)
     mygpt_matmul(q, emb, w + 0 * D * D, NULL, B * T, D, D);
     mygpt_matmul(k, emb, w + 1 * D * D, NULL, B * T, D, D);
     mygpt_matmul(v, emb, w + 2 * D * D, NULL, B * T, D, D);
-    mygpt_attention_forward(att, q, k, v, scratch, B, T, D, 1); // one head
+    chapter_check(&ch, mygpt_attention_forward(att, q, k, v, scratch, B, T, D, 1, &err), &err); // one head
     mygpt_matmul(a, att, w + 3 * D * D, NULL, B * T, D, D);
     printf("\nafter attention: ");
     ch_tuple(3, es);

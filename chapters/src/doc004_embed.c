@@ -27,13 +27,9 @@ void embed_forward(const chapter *ch, const embed *e, float *out, const int64_t 
                 e->max_seq_len);
         exit(1);
     }
-    for (int i = 0; i < B * T; i++)
-        if (ids[i] < 0 || ids[i] >= e->vocab_size) {
-            fprintf(stderr, "%s: token id %lld is outside [0, %d)\n", ch->name, (long long)ids[i],
-                    e->vocab_size);
-            exit(1);
-        }
-    mygpt_embedding_forward(out, ids, e->tok, e->pos, B, T, e->d_model);
+    mygpt_error err = {0};
+    chapter_check(ch, mygpt_embedding_forward(out, ids, e->tok, e->pos, B, T, e->d_model,
+                                              e->vocab_size, e->max_seq_len, &err), &err);
 }
 
 void embed_free(embed *e)

@@ -3,9 +3,11 @@
  *
  * Plain float32 arrays, row-major, shapes in the comments: B batch, T time
  * (sequence), C channels, OC output channels, NH heads, V vocabulary. Weights use
- * PyTorch's layout: an nn.Linear(in, out) weight is (out, in). These functions
- * trust their arguments (sizes were validated by the caller, e.g. mygpt_gpt_forward);
- * they never fail.
+ * PyTorch's layout: an nn.Linear(in, out) weight is (out, in). C cannot check the
+ * length of a buffer: each must hold the floats its comment says. What can be checked
+ * is: the embedding checks ids against V and T against the position table, attention
+ * checks the heads; the arithmetic kernels (matmul, LayerNorm, GELU, softmax) take
+ * sizes the caller validated (mygpt_gpt_forward does) and never fail.
  *
  * Determinism: every output element is computed by exactly one thread, always in
  * the same order, so results are bit-identical for any OMP_NUM_THREADS.
@@ -16,14 +18,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mygpt/error.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* out[b,t,:] = wte[ids[b,t], :] + (wpe ? wpe[t, :] : 0)
- * out (B, T, C), ids (B, T) already checked to lie in [0, V), wte (V, C), wpe (>= T, C) or NULL */
-void mygpt_embedding_forward(float *out, const int64_t *ids, const float *wte, const float *wpe,
-                             int B, int T, int C);
+ * out (B, T, C), ids (B, T), wte (V, C), wpe (max_pos, C) or NULL (then max_pos is unused).
+ * Checks what a wrong call would read out of bounds: an id outside [0, V) or T > max_pos
+ * is MYGPT_ERANGE, a size below 1 MYGPT_EINVAL; then out is left untouched. */
+mygpt_status mygpt_embedding_forward(float *out, const int64_t *ids, const float *wte,
+                                     const float *wpe, int B, int T, int C, int V, int max_pos,
+                                     mygpt_error *err);
 
 /* out = inp @ weight^T + bias, i.e. nn.Linear.
  * out (N, OC), inp (N, C), weight (OC, C), bias (OC) or NULL; N = B*T rows.
@@ -61,10 +68,12 @@ void mygpt_softmax_rows(float *x, size_t rows, int n);
  * out (B, T, C); q, k, v (B, T, C); scratch of mygpt_attention_scratch_size(T, d) floats.
  * Parallel over (b, h). mygpt_attention_forward is the plain loops (the reference);
  * mygpt_attention_forward_fast (attention.c) vectorises them and gives the same bits. */
-void mygpt_attention_forward(float *out, const float *q, const float *k, const float *v,
-                             float *scratch, int B, int T, int C, int NH);
-void mygpt_attention_forward_fast(float *out, const float *q, const float *k, const float *v,
-                                  float *scratch, int B, int T, int C, int NH);
+/* Both refuse sizes below 1 and C not divisible by NH (MYGPT_EINVAL). */
+mygpt_status mygpt_attention_forward(float *out, const float *q, const float *k, const float *v,
+                                     float *scratch, int B, int T, int C, int NH, mygpt_error *err);
+mygpt_status mygpt_attention_forward_fast(float *out, const float *q, const float *k,
+                                          const float *v, float *scratch, int B, int T, int C,
+                                          int NH, mygpt_error *err);
 
 /* Floats of scratch either attention needs for length T and head size d = C / NH
  * (per thread: K of one head transposed, and a few rows of scores). */
