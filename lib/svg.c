@@ -95,6 +95,7 @@ void mygpt_svg_line_plot(mygpt_svg *fig, const mygpt_svg_panel *p, const mygpt_s
 #define PX(v) (p->x + ((v) - x0) / (x1 - x0) * p->w)
 #define PY(v) (p->y + p->h - ((v) - y0) / (y1 - y0) * p->h)
     mygpt_strbuf *sb = &fig->sb;
+    fig->axes++;
     const double xs = tick_step(xmax), ys = tick_step(ymax - ymin);
     for (double t = 0; t <= xmax + 1e-9; t += xs) { // vertical grid + x ticks
         mygpt_sb_printf(sb, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#b0b0b0\" stroke-opacity=\"0.3\"/>\n",
@@ -139,6 +140,7 @@ void mygpt_svg_heatmap(mygpt_svg *fig, const mygpt_svg_panel *p, const float *da
                        int cols, double vmin, double vmax, int colorbar)
 {
     mygpt_strbuf *sb = &fig->sb;
+    fig->axes += colorbar ? 2 : 1;
     const double cw = p->w / cols, ch = p->h / rows;
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < cols; c++) {

@@ -46,11 +46,15 @@ int main(int argc, char **argv)
     const mygpt_svg_panel right = {760, 50, 520, 380, "RoPE: Cos values (heatmap)", "Position",
                                    "Dimension pair"};
     mygpt_svg_heatmap(&fig, &right, t, HALF, NPOS, -1.0, 1.0, 1);
+    // what the notebook shows for the figure object: its size and its axes (the two
+    // panels and the colour bar), read off the figure just drawn
+    const double fig_w = fig.width, fig_h = fig.height;
+    const int fig_axes = fig.axes;
     char path[4096];
     snprintf(path, sizeof path, "%s/rope_figure.svg", ch.figures);
     chapter_check(&ch, mygpt_svg_save(&fig, path, &err), &err);
 
-    printf("<Figure size 1400x500 with 3 Axes>\n");
+    printf("<Figure size %gx%g with %d Axes>\n", fig_w, fig_h, fig_axes);
     printf("Low dimension pairs (top of heatmap) oscillate rapidly.\n");
     printf("High dimension pairs (bottom) change slowly across positions.\n");
     free(t);

@@ -22,6 +22,7 @@ extern "C" {
 typedef struct mygpt_svg {
     mygpt_strbuf sb;
     double width, height;
+    int axes;  /* axes drawn so far: one per panel, one more per colour bar (as matplotlib counts) */
 } mygpt_svg;
 
 /* Where a panel goes on the figure and what its axes say. */
