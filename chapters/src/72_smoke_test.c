@@ -29,14 +29,12 @@ int main(int argc, char **argv)
     // data = load_token_array(...): the stand-in token stream
     int64_t *data = chapter_alloc(&ch, NDATA, sizeof(int64_t));
     chapter_check(&ch, mygpt_randint(&rng, data, NDATA, 0, V, &err), &err);
-    // x, y = get_batch(data, batch_size=2, seq_len=12)
-    int64_t ix[B], x[B * T], y[B * T];
+    // x, y = get_batch(data, batch_size=2, seq_len=12); the smoke test only uses x
+    int64_t ix[B], x[B * T];
     chapter_check(&ch, mygpt_randint(&rng, ix, B, 0, NDATA - T, &err), &err);
     for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++) {
+        for (int t = 0; t < T; t++)
             x[b * T + t] = data[ix[b] + t];
-            y[b * T + t] = data[ix[b] + t + 1];
-        }
     const int64_t xs[2] = {B, T};
     printf("x: ");
     ch_tuple(2, xs);
@@ -63,7 +61,6 @@ int main(int argc, char **argv)
     printf("\nafter attention: ");
     ch_tuple(3, es);
     printf("\n");
-    (void)y;
     free(scratch);
     free(w);
     free(data);
