@@ -5,10 +5,11 @@
  * How it is fast (GotoBLAS's scheme, in plain C):
  *   - the weight is packed, a block of KC x NC at a time, into panels of NR columns
  *     laid out k-major, so the inner loop reads NR consecutive floats;
- *   - a register micro-tile of MR = 6 rows x NR columns of accumulators, 12 vector
- *     registers either way: with AVX2 NR = 16 (ymm), with AVX-512 NR = 32 (zmm);
- *     each k takes 6 broadcasts and 2 loads for 12 fused multiply-adds. Other CPUs
- *     run the same C with NR = 16;
+ *   - a register micro-tile of MR rows x NR columns of accumulators, as many as the
+ *     vector registers allow: AVX2 has 16 ymm registers, so MR x NR = 6 x 16 (12
+ *     accumulators, 2 for the loaded panel row, 1 for the broadcast); AVX-512 has 32
+ *     zmm registers, so 14 x 32 (28 + 2 + 1). Each k then takes MR broadcasts and 2
+ *     loads for 2 MR fused multiply-adds. Other CPUs run the same C as 6 x 16;
  *   - the kernel is written once and compiled three times (target attributes); the
  *     widest one the CPU supports is picked at run time.
  *
@@ -30,7 +31,7 @@
 #include "mygpt/layers.h"
 
 #define NR_MAX 32 /* widest panel (AVX-512: two zmm registers per row) */
-#define MR_MAX 6
+#define MR_MAX 14 /* tallest tile (AVX-512) */
 /* k-depth of a packed block. It is part of the summation order (each block's products
  * are summed from zero, then added), so every kernel must use the same KC. */
 #define KC 256
@@ -99,20 +100,22 @@ __attribute__((target("arch=x86-64-v3"))) static void kernel_6x16_avx2(KERNEL_AR
 {
     KERNEL_CALL(6, 16);
 }
-/* AVX-512: 6 x 32 accumulators = 12 zmm registers, twice the work per instruction */
-__attribute__((target("arch=x86-64-v4"))) static void kernel_6x32_avx512(KERNEL_ARGS)
+/* AVX-512: 14 x 32 accumulators = 28 zmm registers, twice the width and more than
+ * twice the rows of AVX2, so each loaded panel row feeds 28 fused multiply-adds */
+__attribute__((target("arch=x86-64-v4"))) static void kernel_14x32_avx512(KERNEL_ARGS)
 {
-    KERNEL_CALL(6, 32);
+    KERNEL_CALL(14, 32);
 }
 #endif
 
-/* The widest kernel this CPU runs, and its tile width NR (the packing follows it).
+/* The widest kernel this CPU runs, and its tile MR x NR (the packing follows NR).
  * MYGPT_MATMUL_KERNEL=generic|avx2|avx512 asks for a narrower one (for tests and
  * benchmarks; the results are the same bits either way). */
-static kernel_fn pick_kernel(int *nr)
+static kernel_fn pick_kernel(int *mr, int *nr)
 {
     const char *want = getenv("MYGPT_MATMUL_KERNEL");
     if (want && strcmp(want, "generic") == 0) {
+        *mr = 6;
         *nr = 16;
         return kernel_6x16;
     }
@@ -121,14 +124,17 @@ static kernel_fn pick_kernel(int *nr)
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
         !(want && strcmp(want, "avx2") == 0)) {
+        *mr = 14;
         *nr = 32;
-        return kernel_6x32_avx512;
+        return kernel_14x32_avx512;
     }
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        *mr = 6;
         *nr = 16;
         return kernel_6x16_avx2;
     }
 #endif
+    *mr = 6;
     *nr = 16;
     return kernel_6x16;
 }
@@ -180,9 +186,8 @@ void mygpt_matmul_ex(float *out, const float *inp, const float *weight, const fl
             }
         return;
     }
-    int NR;
-    const kernel_fn micro_kernel = pick_kernel(&NR);
-    const int MR = MR_MAX;
+    int MR, NR;
+    const kernel_fn micro_kernel = pick_kernel(&MR, &NR);
     const int nc_max = N < NC ? N : NC;
     const int kc_max = K < KC ? K : KC;
     float *packed = malloc((size_t)((nc_max + NR - 1) / NR) * NR * kc_max * sizeof(float));
