@@ -208,8 +208,11 @@ void mygpt_matmul_ex(float *out, const float *inp, const float *weight, const fl
                 const int kc = K - k0 < KC ? K - k0 : KC;
                 const int last_k = k0 + kc == K;
                 pack_weight(packed, weight, K, N, n0, nc, k0, kc, NR); /* ends with a barrier */
-                /* each thread takes whole (row block, panel) tiles: fixed k order per element */
-#pragma omp for schedule(static) collapse(2)
+                /* each thread takes whole (row block, panel) tiles, so every element is
+                 * summed by one thread in a fixed k order however the tiles are handed
+                 * out: dynamically, so a core the host preempts does not hold up the other
+                 * (the barrier at the end orders the k blocks) */
+#pragma omp for schedule(dynamic, 8) collapse(2)
                 for (size_t mb = 0; mb < mblocks; mb++) {
                     for (int p = 0; p < panels; p++) {
                         const size_t m0 = mb * MR;
