@@ -3,34 +3,38 @@
  * as the plain loops of mygpt_attention_forward (layers.c).
  *
  * Per (batch, head), one thread:
- *   1. K of the head is transposed into the thread's scratch, kt (d, T), so the
- *      scores of a query against 8 or 16 consecutive keys come out of one vector
- *      operation: score[s] = fmaf(q[i], kt[i][s], score[s]) for i = 0..d-1. Each
- *      score is still the same chain of fused multiply-adds over i in order.
- *   2. Queries go in blocks of QB = 4 rows, and a 4 x 16 tile of scores stays in
+ *   1. K of the head is transposed into the thread's scratch, kt (d, Tp), so the
+ *      scores of a query against KS consecutive keys come out of vector operations:
+ *      score[s] = fmaf(q[i], kt[i][s], score[s]) for i = 0..d-1. Each score is still
+ *      the same chain of fused multiply-adds over i in order.
+ *   2. Queries go in blocks of QB = 4 rows; a QB x KS tile of scores stays in
  *      registers while i runs (a small matmul micro-kernel).
- *   3. softmax over s <= t (max, exp, sum, times 1/sum), then out[t] = sum over s of
- *      p[s] v[s]: a 4 x 16 tile of outputs in registers, s in order.
- * Only QB rows of scores (QB x T floats) exist at a time per thread.
+ *   3. softmax of each row over s <= t, vectorised: divide by sqrt(d), max, exp
+ *      (mygpt_expf, the same function the plain loops call), the sum in s order (the
+ *      QB rows' sums run side by side), times 1/sum.
+ *   4. out[t] = sum over s of p[s] v[s]: a QB x KV tile of outputs in registers, s in
+ *      order.
+ * Only QB rows of scores (QB x Tp floats) exist at a time per thread.
+ *
+ * Tiles follow the vector registers, as in matmul.c: AVX-512 takes 64 keys (or
+ * channels) per tile row (4 zmm, 16 accumulators for the 4 rows), AVX2 and plain C
+ * take 16. The tile decides which values are computed together, never how, so every
+ * path gives the same bits; MYGPT_ATTENTION_KERNEL=generic|avx2|avx512 picks a
+ * narrower one for tests.
  */
-#include <math.h>
 #include <omp.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "mygpt/layers.h"
+#include "vecmath.h"
 
-#define QB 4
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define MULTIVERSION __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define MULTIVERSION
-#endif
-
-#define KW 16 /* keys (or channels) per register tile */
+#define QB 4       /* query rows per block */
+#define KW_MAX 64  /* widest tile row (AVX-512); kt rows are padded to a multiple of it */
 
 static int padded(int T)
 {
-    return (T + KW - 1) / KW * KW;
+    return (T + KW_MAX - 1) / KW_MAX * KW_MAX;
 }
 
 size_t mygpt_attention_scratch_size(int T, int head_dim)
@@ -39,81 +43,103 @@ size_t mygpt_attention_scratch_size(int T, int head_dim)
     return (size_t)omp_get_max_threads() * ((size_t)head_dim * Tp + (size_t)QB * Tp);
 }
 
-/* scores[r][s] = q_r . k_s for rows r < rows and keys s < ns, each a chain of
- * fused multiply-adds over i = 0..d-1 from 0. A QB x KW tile of scores stays in
- * registers while i runs; kt rows are padded to a multiple of KW (zeros). */
-MULTIVERSION
-static void block_scores(float *restrict scores, int Tp, const float *restrict q, size_t ldq,
-                         int rows, const float *restrict kt, int d, int ns)
+/* scores[r][s] = (q_r . k_s) / scale for rows r < rows and keys s < ns, each dot a
+ * chain of fused multiply-adds over i = 0..d-1 from 0. A QB x KS tile stays in
+ * registers while i runs; kt rows are padded (zeros) up to a multiple of KW_MAX. */
+static inline __attribute__((always_inline)) void
+block_scores(const int KS, float *restrict scores, int Tp, const float *restrict q, size_t ldq,
+             int rows, const float *restrict kt, int d, int ns, float scale)
 {
-    for (int s0 = 0; s0 < ns; s0 += KW) {
-        float acc[QB][KW];
+    for (int s0 = 0; s0 < ns; s0 += KS) {
+        float acc[QB][KW_MAX];
         for (int r = 0; r < QB; r++)
-            for (int j = 0; j < KW; j++)
+            for (int j = 0; j < KS; j++)
                 acc[r][j] = 0.0f;
-        if (rows == QB) {
-            for (int i = 0; i < d; i++) {
-                const float *kr = kt + (size_t)i * Tp + s0;
-                for (int r = 0; r < QB; r++) {
-                    const float qi = q[(size_t)r * ldq + i];
+        for (int i = 0; i < d; i++) {
+            const float *kr = kt + (size_t)i * Tp + s0;
+            for (int r = 0; r < QB; r++) {
+                const float qi = r < rows ? q[(size_t)r * ldq + i] : 0.0f;
 #pragma omp simd
-                    for (int j = 0; j < KW; j++)
-                        acc[r][j] = fmaf(qi, kr[j], acc[r][j]);
-                }
-            }
-        } else {
-            for (int i = 0; i < d; i++) {
-                const float *kr = kt + (size_t)i * Tp + s0;
-                for (int r = 0; r < rows; r++) {
-                    const float qi = q[(size_t)r * ldq + i];
-#pragma omp simd
-                    for (int j = 0; j < KW; j++)
-                        acc[r][j] = fmaf(qi, kr[j], acc[r][j]);
-                }
+                for (int j = 0; j < KS; j++)
+                    acc[r][j] = fmaf(qi, kr[j], acc[r][j]);
             }
         }
         for (int r = 0; r < rows; r++)
-            for (int j = 0; j < KW; j++)
-                scores[(size_t)r * Tp + s0 + j] = acc[r][j];
-    }
-}
-
-/* out_row (d) = sum over s < ns of p[s] * v[s] (row stride ldv), s in order */
-MULTIVERSION
-static void weighted_values(float *restrict out_row, const float *restrict p, int ns,
-                            const float *restrict v, size_t ldv, int d)
-{
-    for (int i = 0; i < d; i++)
-        out_row[i] = 0.0f;
-    for (int s = 0; s < ns; s++) {
-        const float ps = p[s];
-        const float *vs = v + (size_t)s * ldv;
 #pragma omp simd
-        for (int i = 0; i < d; i++)
-            out_row[i] = fmaf(ps, vs[i], out_row[i]);
+            for (int j = 0; j < KS; j++)
+                scores[(size_t)r * Tp + s0 + j] = acc[r][j] / scale;
     }
 }
 
-/* The same for a block of rows r < rows whose row r uses keys s <= t0 + r, with a
- * QB x KW tile of outputs in registers; d must be a multiple of KW. */
-MULTIVERSION
-static void weighted_values_block(float *restrict out, size_t ldo, const float *restrict p,
-                                  int Tp, int rows, int t0, const float *restrict v, size_t ldv,
-                                  int d)
+/* Row r of the block (query t0 + r) sees keys s <= t0 + r: its scores become
+ * softmax probabilities, as in the plain loops (max, exp(x - max), the sum in s
+ * order, times 1/sum). */
+static inline __attribute__((always_inline)) void
+block_softmax(float *restrict scores, int Tp, int rows, int t0)
 {
-    for (int i0 = 0; i0 < d; i0 += KW) {
-        float acc[QB][KW];
+    float sum[QB];
+    for (int r = 0; r < rows; r++) {
+        float *sr = scores + (size_t)r * Tp;
+        const int n = t0 + r + 1;
+        float m = -INFINITY;
+#pragma omp simd reduction(max : m)
+        for (int s = 0; s < n; s++)
+            m = sr[s] > m ? sr[s] : m;
+#pragma omp simd
+        for (int s = 0; s < n; s++)
+            sr[s] = mygpt_expf(sr[s] - m);
+        sum[r] = 0.0f;
+    }
+    /* the sums are sequential in s (the plain loops' order); the rows run side by side */
+    for (int s = 0; s <= t0; s++)
+        for (int r = 0; r < rows; r++)
+            sum[r] += scores[(size_t)r * Tp + s];
+    for (int r = 1; r < rows; r++)
+        for (int s = t0 + 1; s <= t0 + r; s++)
+            sum[r] += scores[(size_t)r * Tp + s];
+    for (int r = 0; r < rows; r++) {
+        float *sr = scores + (size_t)r * Tp;
+        const float inv_sum = 1.0f / sum[r];
+#pragma omp simd
+        for (int s = 0; s <= t0 + r; s++)
+            sr[s] = sr[s] * inv_sum;
+    }
+}
+
+/* out row r (d floats, row stride ldo) = sum over s <= t0 + r of p[r][s] v[s], s in
+ * order, each a chain of fused multiply-adds from 0. With d a multiple of KV, a
+ * QB x KV tile of outputs stays in registers; otherwise row by row. */
+static inline __attribute__((always_inline)) void
+block_values(const int KV, float *restrict out, size_t ldo, const float *restrict p, int Tp,
+             int rows, int t0, const float *restrict v, size_t ldv, int d)
+{
+    if (d % KV != 0) {
+        for (int r = 0; r < rows; r++) {
+            float *o = out + (size_t)r * ldo;
+            const float *pr = p + (size_t)r * Tp;
+            for (int i = 0; i < d; i++)
+                o[i] = 0.0f;
+            for (int s = 0; s <= t0 + r; s++) {
+                const float ps = pr[s];
+                const float *vs = v + (size_t)s * ldv;
+#pragma omp simd
+                for (int i = 0; i < d; i++)
+                    o[i] = fmaf(ps, vs[i], o[i]);
+            }
+        }
+        return;
+    }
+    for (int i0 = 0; i0 < d; i0 += KV) {
+        float acc[QB][KW_MAX];
         for (int r = 0; r < QB; r++)
-            for (int j = 0; j < KW; j++)
+            for (int j = 0; j < KV; j++)
                 acc[r][j] = 0.0f;
         for (int s = 0; s <= t0; s++) { /* keys every row of the block sees */
             const float *vs = v + (size_t)s * ldv + i0;
             for (int r = 0; r < QB; r++) {
-                if (r >= rows)
-                    break;
-                const float ps = p[(size_t)r * Tp + s];
+                const float ps = r < rows ? p[(size_t)r * Tp + s] : 0.0f;
 #pragma omp simd
-                for (int j = 0; j < KW; j++)
+                for (int j = 0; j < KV; j++)
                     acc[r][j] = fmaf(ps, vs[j], acc[r][j]);
             }
         }
@@ -122,14 +148,74 @@ static void weighted_values_block(float *restrict out, size_t ldo, const float *
             for (int r = s - t0; r < rows; r++) {
                 const float ps = p[(size_t)r * Tp + s];
 #pragma omp simd
-                for (int j = 0; j < KW; j++)
+                for (int j = 0; j < KV; j++)
                     acc[r][j] = fmaf(ps, vs[j], acc[r][j]);
             }
         }
         for (int r = 0; r < rows; r++)
-            for (int j = 0; j < KW; j++)
+            for (int j = 0; j < KV; j++)
                 out[(size_t)r * ldo + i0 + j] = acc[r][j];
     }
+}
+
+/* One (batch, head): kt and scores are this thread's scratch. */
+static inline __attribute__((always_inline)) void
+head_body(const int KS, const int KV, float *out, const float *q, const float *kb,
+          const float *vb, float *kt, float *scores, int T, int C, int d, float scale)
+{
+    const int Tp = padded(T);
+    for (int s = 0; s < Tp; s++)
+        for (int i = 0; i < d; i++)
+            kt[(size_t)i * Tp + s] = s < T ? kb[(size_t)s * C + i] : 0.0f;
+    for (int t0 = 0; t0 < T; t0 += QB) {
+        const int rows = T - t0 < QB ? T - t0 : QB;
+        // keys 0 .. t0 + rows - 1; row r only uses s <= t0 + r (causal mask)
+        block_scores(KS, scores, Tp, q + (size_t)t0 * C, (size_t)C, rows, kt, d, t0 + rows,
+                     scale);
+        block_softmax(scores, Tp, rows, t0);
+        block_values(KV, out + (size_t)t0 * C, (size_t)C, scores, Tp, rows, t0, vb, (size_t)C,
+                     d);
+    }
+}
+
+typedef void (*head_fn)(float *out, const float *q, const float *kb, const float *vb, float *kt,
+                        float *scores, int T, int C, int d, float scale);
+#define HEAD_ARGS                                                                                  \
+    float *out, const float *q, const float *kb, const float *vb, float *kt, float *scores,        \
+        int T, int C, int d, float scale
+#define HEAD_CALL(KS, KV) head_body(KS, KV, out, q, kb, vb, kt, scores, T, C, d, scale)
+
+static void head_generic(HEAD_ARGS)
+{
+    HEAD_CALL(16, 16);
+}
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define HAVE_X86_KERNELS 1
+__attribute__((target("arch=x86-64-v3"))) static void head_avx2(HEAD_ARGS)
+{
+    HEAD_CALL(16, 16); /* 4 x 2 ymm accumulators */
+}
+__attribute__((target("arch=x86-64-v4"))) static void head_avx512(HEAD_ARGS)
+{
+    HEAD_CALL(64, 64); /* 4 x 4 zmm accumulators */
+}
+#endif
+
+static head_fn pick_head(void)
+{
+    const char *want = getenv("MYGPT_ATTENTION_KERNEL");
+    if (want && strcmp(want, "generic") == 0)
+        return head_generic;
+#ifdef HAVE_X86_KERNELS
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+        !(want && strcmp(want, "avx2") == 0))
+        return head_avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return head_avx2;
+#endif
+    return head_generic;
 }
 
 mygpt_status mygpt_attention_forward_fast(float *out, const float *q, const float *k,
@@ -140,49 +226,18 @@ mygpt_status mygpt_attention_forward_fast(float *out, const float *q, const floa
         return mygpt_fail(err, MYGPT_EINVAL,
                           "attention needs sizes >= 1 and C divisible by the heads (B=%d T=%d C=%d heads=%d)",
                           B, T, C, NH);
+    const head_fn head = pick_head();
     const int d = C / NH;
-    const float scale = (float)sqrt((double)d);
+    const float scale = (float)sqrt((double)d); // PyTorch divides by math.sqrt(d)
     const int Tp = padded(T);
     const size_t per_thread = (size_t)d * Tp + (size_t)QB * Tp;
-#pragma omp parallel for collapse(2) schedule(static) if (B * NH > 1 && (size_t)B * T * T * C > 65536)
+#pragma omp parallel for collapse(2) schedule(dynamic, 1) if (B * NH > 1 && (size_t)B * T * T * C > 65536)
     for (int b = 0; b < B; b++) {
         for (int h = 0; h < NH; h++) {
             float *kt = scratch + (size_t)omp_get_thread_num() * per_thread; // (d, Tp)
             float *scores = kt + (size_t)d * Tp;                             // (QB, Tp)
-            const float *kb = k + (size_t)b * T * C + h * d, *vb = v + (size_t)b * T * C + h * d;
-            for (int s = 0; s < Tp; s++)
-                for (int i = 0; i < d; i++)
-                    kt[(size_t)i * Tp + s] = s < T ? kb[(size_t)s * C + i] : 0.0f;
-            for (int t0 = 0; t0 < T; t0 += QB) {
-                const int rows = T - t0 < QB ? T - t0 : QB;
-                const float *qb = q + ((size_t)b * T + t0) * C + h * d;
-                // keys 0 .. t0 + rows - 1; row r only uses s <= t0 + r (causal mask)
-                block_scores(scores, Tp, qb, (size_t)C, rows, kt, d, t0 + rows);
-                for (int r = 0; r < rows; r++) {
-                    const int t = t0 + r;
-                    float *sr = scores + (size_t)r * Tp;
-                    float maxv = -INFINITY;
-                    for (int s = 0; s <= t; s++) {
-                        sr[s] = sr[s] / scale;
-                        if (sr[s] > maxv)
-                            maxv = sr[s];
-                    }
-                    float sum = 0.0f;
-                    for (int s = 0; s <= t; s++) {
-                        sr[s] = expf(sr[s] - maxv);
-                        sum += sr[s];
-                    }
-                    const float inv_sum = 1.0f / sum;
-                    for (int s = 0; s <= t; s++)
-                        sr[s] = sr[s] * inv_sum;
-                    if (d % KW != 0)
-                        weighted_values(out + ((size_t)b * T + t) * C + h * d, sr, t + 1, vb,
-                                        (size_t)C, d);
-                }
-                if (d % KW == 0)
-                    weighted_values_block(out + ((size_t)b * T + t0) * C + h * d, (size_t)C, scores,
-                                          Tp, rows, t0, vb, (size_t)C, d);
-            }
+            const size_t off = (size_t)b * T * C + (size_t)h * d;
+            head(out + off, q + off, k + off, v + off, kt, scores, T, C, d, scale);
         }
     }
     return MYGPT_OK;
