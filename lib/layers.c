@@ -87,12 +87,9 @@ void mygpt_layernorm_forward(float *out, const float *inp, const float *gamma, c
 
 void mygpt_gelu_forward(float *out, const float *inp, size_t n)
 {
-    const float inv_sqrt2 = 0.70710678118654752440f;
 #pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
-    for (size_t i = 0; i < n; i++) {
-        const float x = inp[i];
-        out[i] = 0.5f * x * (1.0f + erff(x * inv_sqrt2));
-    }
+    for (size_t i = 0; i < n; i++)
+        out[i] = mygpt_gelu(inp[i]); // x/2 (1 + erf(x / sqrt 2)), vecmath.h
 }
 
 void mygpt_residual_forward(float *out, const float *inp, size_t n)

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "mygpt/layers.h"
+#include "vecmath.h"
 
 #define NR_MAX 32 /* widest panel (AVX-512: two zmm registers per row) */
 #define MR_MAX 14 /* tallest tile (AVX-512) */
@@ -78,6 +79,22 @@ kernel_body(const int MR, const int NR, int rows, int kc, const float *restrict 
         }
 }
 
+/* GELU over a rows x cols tile of c, in place: the epilogue of fc1, while the tile is
+ * still in cache. Compiled per instruction set like the kernels so it vectorises. */
+static inline __attribute__((always_inline)) void gelu_body(float *c, size_t ldc, int rows,
+                                                            int cols)
+{
+    for (int i = 0; i < rows; i++)
+#pragma omp simd
+        for (int j = 0; j < cols; j++)
+            c[i * ldc + j] = mygpt_gelu(c[i * ldc + j]);
+}
+typedef void (*gelu_fn)(float *c, size_t ldc, int rows, int cols);
+static void gelu_generic(float *c, size_t ldc, int rows, int cols)
+{
+    gelu_body(c, ldc, rows, cols);
+}
+
 typedef void (*kernel_fn)(int rows, int kc, const float *restrict a, size_t lda,
                           const float *restrict bp, float *restrict c, size_t ldc, int first,
                           const float *restrict init);
@@ -106,14 +123,25 @@ __attribute__((target("arch=x86-64-v4"))) static void kernel_14x32_avx512(KERNEL
 {
     KERNEL_CALL(14, 32);
 }
+__attribute__((target("arch=x86-64-v3"))) static void gelu_avx2(float *c, size_t ldc, int rows,
+                                                                int cols)
+{
+    gelu_body(c, ldc, rows, cols);
+}
+__attribute__((target("arch=x86-64-v4"))) static void gelu_avx512(float *c, size_t ldc, int rows,
+                                                                  int cols)
+{
+    gelu_body(c, ldc, rows, cols);
+}
 #endif
 
 /* The widest kernel this CPU runs, and its tile MR x NR (the packing follows NR).
  * MYGPT_MATMUL_KERNEL=generic|avx2|avx512 asks for a narrower one (for tests and
  * benchmarks; the results are the same bits either way). */
-static kernel_fn pick_kernel(int *mr, int *nr)
+static kernel_fn pick_kernel(int *mr, int *nr, gelu_fn *gelu)
 {
     const char *want = getenv("MYGPT_MATMUL_KERNEL");
+    *gelu = gelu_generic;
     if (want && strcmp(want, "generic") == 0) {
         *mr = 6;
         *nr = 16;
@@ -126,11 +154,13 @@ static kernel_fn pick_kernel(int *mr, int *nr)
         !(want && strcmp(want, "avx2") == 0)) {
         *mr = 14;
         *nr = 32;
+        *gelu = gelu_avx512;
         return kernel_14x32_avx512;
     }
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
         *mr = 6;
         *nr = 16;
+        *gelu = gelu_avx2;
         return kernel_6x16_avx2;
     }
 #endif
@@ -163,10 +193,6 @@ static void pack_weight(float *packed, const float *weight, int K, int N, int n0
     }
 }
 
-static float gelu(float x)
-{
-    return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
-}
 
 /* scratch for one NR-wide edge tile: out has fewer than NR columns left */
 typedef struct edge_tile {
@@ -182,12 +208,13 @@ void mygpt_matmul_ex(float *out, const float *inp, const float *weight, const fl
         for (size_t m = 0; m < M; m++)
             for (int n = 0; n < N; n++) {
                 const float v = bias ? bias[n] : 0.0f;
-                out[m * (size_t)N + n] = apply_gelu ? gelu(v) : v;
+                out[m * (size_t)N + n] = apply_gelu ? mygpt_gelu(v) : v;
             }
         return;
     }
     int MR, NR;
-    const kernel_fn micro_kernel = pick_kernel(&MR, &NR);
+    gelu_fn gelu_tile;
+    const kernel_fn micro_kernel = pick_kernel(&MR, &NR, &gelu_tile);
     const int nc_max = N < NC ? N : NC;
     const int kc_max = K < KC ? K : KC;
     float *packed = malloc((size_t)((nc_max + NR - 1) / NR) * NR * kc_max * sizeof(float));
@@ -239,9 +266,7 @@ void mygpt_matmul_ex(float *out, const float *inp, const float *weight, const fl
                                     c[i * (size_t)N + j] = t.c[i * NR + j];
                         }
                         if (last_k && apply_gelu) /* epilogue while the tile is hot */
-                            for (int i = 0; i < rows; i++)
-                                for (int j = 0; j < cols; j++)
-                                    c[i * (size_t)N + j] = gelu(c[i * (size_t)N + j]);
+                            gelu_tile(c, (size_t)N, rows, cols);
                     }
                 }
             }

@@ -3,7 +3,7 @@
  *
  * Why not expf()/erff() from libm: a libm call inside a loop stops the compiler
  * from vectorising it, and softmax (75 million exps in a GPT-2 forward pass) and
- * GELU (37 million erfs) then run one value at a time. These two are plain C over
+ * GELU (38 million erfs) then run one value at a time. These two are plain C over
  * +, *, fmaf and integer bit moves, with selects instead of branches, so
  * `#pragma omp simd` turns a loop over them into AVX2 / AVX-512 code.
  *
@@ -12,10 +12,11 @@
  * scalar code and every thread give identical results; that is why the naive and
  * the fast attention both use mygpt_expf and stay bit-identical.
  *
- * Accuracy: mygpt_expf is Cephes' expf scheme (range reduction by ln 2 split in two
- * parts, a degree-5 polynomial): about 1 ulp. mygpt_erff is within a few ulp of erff
- * (measured over all floats by tests/test_vecmath.c against libm). Both are well
- * inside the 1e-5 by which the model's logits may differ from PyTorch's.
+ * Accuracy (against libm's double exp and erf, tests/test_vecmath.c): mygpt_expf is
+ * Cephes' expf scheme (range reduction by ln 2 split in two parts, a degree-5
+ * polynomial), within 1.02 ulp; mygpt_erff (two fitted polynomials, see below)
+ * within 2.5 ulp. Both are far inside the 1e-5 by which the model's logits may differ
+ * from PyTorch's.
  */
 #ifndef MYGPT_VECMATH_H
 #define MYGPT_VECMATH_H
@@ -64,6 +65,52 @@ static inline float mygpt_expf(float x)
     e = x > 88.72283935546875f ? INFINITY : e;
     e = x < -103.97208404541015625f ? 0.0f : e;
     return x != x ? x : e;
+}
+
+/* erf(x) for float32, within a few ulp (the worst case is asserted in
+ * tests/test_vecmath.c). Two polynomials fitted by tools/fit_erf.py:
+ *   |x| <= 1:      erf(x) = x P(x^2)
+ *   1 < |x| < 4:   erf(x) = 1 - exp(-x^2) Q((|x| - 2.5) / 1.5)  (1 in float beyond 3.92)
+ * Both are computed and one is selected, so a vector of mixed arguments needs no
+ * branch. */
+static inline float mygpt_erff(float x)
+{
+    const float a = fabsf(x);
+    const float z = x * x;
+    float p = -9.689741091e-06f;
+    p = fmaf(p, z, 1.127473806e-04f);
+    p = fmaf(p, z, -8.485438884e-04f);
+    p = fmaf(p, z, 5.221138708e-03f);
+    p = fmaf(p, z, -2.686547488e-02f);
+    p = fmaf(p, z, 1.128378361e-01f);
+    p = fmaf(p, z, -3.761263788e-01f);
+    p = fmaf(p, z, 1.128379226e+00f);
+    const float small = x * p;
+    float ac = a > 1.0f ? a : 1.0f;
+    ac = ac < 4.0f ? ac : 4.0f;
+    const float t = (ac - 2.5f) * 0.666666686534881591796875f;
+    float q = 1.244564919e-05f;
+    q = fmaf(q, t, -3.665494660e-05f);
+    q = fmaf(q, t, 5.902049452e-05f);
+    q = fmaf(q, t, -1.446941023e-04f);
+    q = fmaf(q, t, 4.099893558e-04f);
+    q = fmaf(q, t, -1.016381313e-03f);
+    q = fmaf(q, t, 2.404004335e-03f);
+    q = fmaf(q, t, -5.567650311e-03f);
+    q = fmaf(q, t, 1.248917542e-02f);
+    q = fmaf(q, t, -2.700567059e-02f);
+    q = fmaf(q, t, 5.611051619e-02f);
+    q = fmaf(q, t, -1.115210056e-01f);
+    q = fmaf(q, t, 2.108063698e-01f);
+    const float big = 1.0f - mygpt_expf(-(ac * ac)) * q;
+    const float r = a <= 1.0f ? small : (x < 0.0f ? -big : big);
+    return x != x ? x : r;
+}
+
+/* GELU, exact form (erf, not tanh): x/2 (1 + erf(x / sqrt 2)), as nn.GELU() */
+static inline float mygpt_gelu(float x)
+{
+    return 0.5f * x * (1.0f + mygpt_erff(x * 0.70710678118654752440f));
 }
 
 #endif
