@@ -7,17 +7,18 @@
  *      scores of a query against KS consecutive keys come out of vector operations:
  *      score[s] = fmaf(q[i], kt[i][s], score[s]) for i = 0..d-1. Each score is still
  *      the same chain of fused multiply-adds over i in order.
- *   2. Queries go in blocks of QB = 4 rows; a QB x KS tile of scores stays in
- *      registers while i runs (a small matmul micro-kernel).
+ *   2. Queries go in blocks of QB = 32 rows; an RG x KS = 4 x KS tile of scores stays
+ *      in registers while i runs (a small matmul micro-kernel), and the d x KS chunk
+ *      of kt it reads stays in L1 while the block's 8 row tiles pass.
  *   3. softmax of each row over s <= t, vectorised: divide by sqrt(d), max, exp
  *      (mygpt_expf, the same function the plain loops call), the sum in s order (the
  *      QB rows' sums run side by side), times 1/sum.
- *   4. out[t] = sum over s of p[s] v[s]: a QB x KV tile of outputs in registers, s in
- *      order.
+ *   4. out[t] = sum over s of p[s] v[s]: an RG x KV tile of outputs in registers, s in
+ *      order, V in L1-sized chunks of keys.
  * Only QB rows of scores (QB x Tp floats) exist at a time per thread.
  *
  * Tiles follow the vector registers, as in matmul.c: AVX-512 takes 64 keys (or
- * channels) per tile row (4 zmm, 16 accumulators for the 4 rows), AVX2 and plain C
+ * channels) per tile row (4 zmm, 16 accumulators for the RG = 4 rows), AVX2 and plain C
  * take 16. The tile decides which values are computed together, never how, so every
  * path gives the same bits; MYGPT_ATTENTION_KERNEL=generic|avx2|avx512 picks a
  * narrower one for tests.
@@ -29,45 +30,87 @@
 #include "mygpt/layers.h"
 #include "vecmath.h"
 
-#define QB 4       /* query rows per block */
+#define QB 32      /* query rows per block: their scores are kept, QB x Tp floats */
+#define RG 4       /* rows per register tile */
 #define KW_MAX 64  /* widest tile row (AVX-512); kt rows are padded to a multiple of it */
+#define SC 64      /* keys per chunk of V: SC x KV floats stay in L1 while row tiles pass */
 
 static int padded(int T)
 {
     return (T + KW_MAX - 1) / KW_MAX * KW_MAX;
 }
 
-size_t mygpt_attention_scratch_size(int T, int head_dim)
+/* Row stride of kt and of the scores: Tp plus one cache line, so their rows (Tp is
+ * often a multiple of 1024 floats = 4 KiB) do not all fall into the same L1 set. */
+static int kt_stride(int T)
 {
-    const size_t Tp = (size_t)padded(T);
-    return (size_t)omp_get_max_threads() * ((size_t)head_dim * Tp + (size_t)QB * Tp);
+    return padded(T) + 16;
 }
 
-/* scores[r][s] = (q_r . k_s) / scale for rows r < rows and keys s < ns, each dot a
- * chain of fused multiply-adds over i = 0..d-1 from 0. A QB x KS tile stays in
- * registers while i runs; kt rows are padded (zeros) up to a multiple of KW_MAX. */
+size_t mygpt_attention_scratch_size(int T, int head_dim)
+{
+    const size_t Tp = (size_t)padded(T), ldk = (size_t)kt_stride(T);
+    return (size_t)omp_get_max_threads() * ((size_t)head_dim * ldk + (size_t)QB * ldk);
+}
+
+/* scores[r][s] = (q_r . k_s) / scale for rows r < rows and keys s <= t0 + r (the rest
+ * of each KS-wide chunk is computed and ignored), each dot a chain of fused
+ * multiply-adds over i = 0..d-1 from 0. An RG x KS tile stays in registers while i
+ * runs; the d x KS chunk of kt stays in L1 while the row tiles pass. kt rows are
+ * padded (zeros) up to a multiple of KW_MAX. Dividing by a power of two is
+ * multiplying by its inverse, exactly; other scales are divided, as PyTorch does. */
 static inline __attribute__((always_inline)) void
 block_scores(const int KS, float *restrict scores, int Tp, const float *restrict q, size_t ldq,
-             int rows, const float *restrict kt, int d, int ns, float scale)
+             int rows, int t0, const float *restrict kt, size_t ldk, int d, float scale)
 {
+    int e;
+    const int scale_pow2 = frexpf(scale, &e) == 0.5f;
+    const float inv_scale = 1.0f / scale;
+    const int ns = t0 + rows;
     for (int s0 = 0; s0 < ns; s0 += KS) {
-        float acc[QB][KW_MAX];
-        for (int r = 0; r < QB; r++)
-            for (int j = 0; j < KS; j++)
-                acc[r][j] = 0.0f;
-        for (int i = 0; i < d; i++) {
-            const float *kr = kt + (size_t)i * Tp + s0;
-            for (int r = 0; r < QB; r++) {
-                const float qi = r < rows ? q[(size_t)r * ldq + i] : 0.0f;
-#pragma omp simd
+        for (int r0 = 0; r0 < rows; r0 += RG) {
+            if (s0 > t0 + r0 + RG - 1) /* every row of the tile stops before s0 */
+                continue;
+            float acc[RG][KW_MAX];
+            for (int r = 0; r < RG; r++)
                 for (int j = 0; j < KS; j++)
-                    acc[r][j] = fmaf(qi, kr[j], acc[r][j]);
+                    acc[r][j] = 0.0f;
+            const float *qr = q + (size_t)r0 * ldq;
+            const int nr = rows - r0 < RG ? rows - r0 : RG;
+            if (nr == RG) { /* a full tile: no row checks in the loop */
+                for (int i = 0; i < d; i++) {
+                    const float *kr = kt + (size_t)i * ldk + s0;
+                    for (int r = 0; r < RG; r++) {
+                        const float qi = qr[(size_t)r * ldq + i];
+#pragma omp simd
+                        for (int j = 0; j < KS; j++)
+                            acc[r][j] = fmaf(qi, kr[j], acc[r][j]);
+                    }
+                }
+            } else {
+                for (int i = 0; i < d; i++) {
+                    const float *kr = kt + (size_t)i * ldk + s0;
+                    for (int r = 0; r < nr; r++) {
+                        const float qi = qr[(size_t)r * ldq + i];
+#pragma omp simd
+                        for (int j = 0; j < KS; j++)
+                            acc[r][j] = fmaf(qi, kr[j], acc[r][j]);
+                    }
+                }
+            }
+            for (int r = 0; r < RG && r0 + r < rows; r++) {
+                float *sr = scores + (size_t)(r0 + r) * Tp + s0;
+                if (scale_pow2) {
+#pragma omp simd
+                    for (int j = 0; j < KS; j++)
+                        sr[j] = acc[r][j] * inv_scale;
+                } else {
+#pragma omp simd
+                    for (int j = 0; j < KS; j++)
+                        sr[j] = acc[r][j] / scale;
+                }
             }
         }
-        for (int r = 0; r < rows; r++)
-#pragma omp simd
-            for (int j = 0; j < KS; j++)
-                scores[(size_t)r * Tp + s0 + j] = acc[r][j] / scale;
     }
 }
 
@@ -107,8 +150,11 @@ block_softmax(float *restrict scores, int Tp, int rows, int t0)
 }
 
 /* out row r (d floats, row stride ldo) = sum over s <= t0 + r of p[r][s] v[s], s in
- * order, each a chain of fused multiply-adds from 0. With d a multiple of KV, a
- * QB x KV tile of outputs stays in registers; otherwise row by row. */
+ * order, each a chain of fused multiply-adds from 0. With d a multiple of KV: V goes
+ * in chunks of SC keys x KV channels (in L1), and for each chunk every RG-row tile
+ * of outputs is loaded into registers, carried through the chunk's keys in order and
+ * stored back (storing and reloading a float is exact, so the chain is unbroken).
+ * Otherwise row by row. */
 static inline __attribute__((always_inline)) void
 block_values(const int KV, float *restrict out, size_t ldo, const float *restrict p, int Tp,
              int rows, int t0, const float *restrict v, size_t ldv, int d)
@@ -129,32 +175,59 @@ block_values(const int KV, float *restrict out, size_t ldo, const float *restric
         }
         return;
     }
+    const int ns = t0 + rows; /* keys the block uses */
     for (int i0 = 0; i0 < d; i0 += KV) {
-        float acc[QB][KW_MAX];
-        for (int r = 0; r < QB; r++)
-            for (int j = 0; j < KV; j++)
-                acc[r][j] = 0.0f;
-        for (int s = 0; s <= t0; s++) { /* keys every row of the block sees */
-            const float *vs = v + (size_t)s * ldv + i0;
-            for (int r = 0; r < QB; r++) {
-                const float ps = r < rows ? p[(size_t)r * Tp + s] : 0.0f;
+        for (int s0 = 0; s0 < ns; s0 += SC) {
+            const int s1 = s0 + SC < ns ? s0 + SC : ns;
+            for (int r0 = 0; r0 < rows; r0 += RG) {
+                const int nr = rows - r0 < RG ? rows - r0 : RG;
+                if (s0 > t0 + r0 + nr - 1) /* every row of the tile stops before s0 */
+                    continue;
+                float acc[RG][KW_MAX];
+                for (int r = 0; r < RG; r++)
+                    for (int j = 0; j < KV; j++)
+                        acc[r][j] = r < nr && s0 > 0 ? out[(size_t)(r0 + r) * ldo + i0 + j] : 0.0f;
+                /* keys every row of the tile sees, then the causal edge row by row */
+                const int common = t0 + r0 + 1 < s1 ? t0 + r0 + 1 : s1;
+                const float *pr = p + (size_t)r0 * Tp;
+                if (nr == RG) { /* a full tile: no row checks in the loop */
+                    for (int s = s0; s < common; s++) {
+                        const float *vs = v + (size_t)s * ldv + i0;
+                        for (int r = 0; r < RG; r++) {
+                            const float ps = pr[(size_t)r * Tp + s];
 #pragma omp simd
-                for (int j = 0; j < KV; j++)
-                    acc[r][j] = fmaf(ps, vs[j], acc[r][j]);
+                            for (int j = 0; j < KV; j++)
+                                acc[r][j] = fmaf(ps, vs[j], acc[r][j]);
+                        }
+                    }
+                } else {
+                    for (int s = s0; s < common; s++) {
+                        const float *vs = v + (size_t)s * ldv + i0;
+                        for (int r = 0; r < nr; r++) {
+                            const float ps = pr[(size_t)r * Tp + s];
+#pragma omp simd
+                            for (int j = 0; j < KV; j++)
+                                acc[r][j] = fmaf(ps, vs[j], acc[r][j]);
+                        }
+                    }
+                }
+                for (int s = common > s0 ? common : s0; s < s1; s++) {
+                    const float *vs = v + (size_t)s * ldv + i0;
+                    for (int r = 0; r < nr; r++) {
+                        if (s > t0 + r0 + r)
+                            continue;
+                        const float ps = p[(size_t)(r0 + r) * Tp + s];
+#pragma omp simd
+                        for (int j = 0; j < KV; j++)
+                            acc[r][j] = fmaf(ps, vs[j], acc[r][j]);
+                    }
+                }
+                for (int r = 0; r < nr; r++)
+#pragma omp simd
+                    for (int j = 0; j < KV; j++)
+                        out[(size_t)(r0 + r) * ldo + i0 + j] = acc[r][j];
             }
         }
-        for (int s = t0 + 1; s < t0 + rows; s++) { /* the causal triangle inside the block */
-            const float *vs = v + (size_t)s * ldv + i0;
-            for (int r = s - t0; r < rows; r++) {
-                const float ps = p[(size_t)r * Tp + s];
-#pragma omp simd
-                for (int j = 0; j < KV; j++)
-                    acc[r][j] = fmaf(ps, vs[j], acc[r][j]);
-            }
-        }
-        for (int r = 0; r < rows; r++)
-            for (int j = 0; j < KV; j++)
-                out[(size_t)r * ldo + i0 + j] = acc[r][j];
     }
 }
 
@@ -164,16 +237,18 @@ head_body(const int KS, const int KV, float *out, const float *q, const float *k
           const float *vb, float *kt, float *scores, int T, int C, int d, float scale)
 {
     const int Tp = padded(T);
-    for (int s = 0; s < Tp; s++)
+    const size_t ldk = (size_t)kt_stride(T);
+    /* kt = K^T, 16 keys at a time: the 16 rows read stay in L1, each write is a line */
+    for (int s0 = 0; s0 < Tp; s0 += 16)
         for (int i = 0; i < d; i++)
-            kt[(size_t)i * Tp + s] = s < T ? kb[(size_t)s * C + i] : 0.0f;
+            for (int s = s0; s < s0 + 16; s++)
+                kt[(size_t)i * ldk + s] = s < T ? kb[(size_t)s * C + i] : 0.0f;
     for (int t0 = 0; t0 < T; t0 += QB) {
         const int rows = T - t0 < QB ? T - t0 : QB;
         // keys 0 .. t0 + rows - 1; row r only uses s <= t0 + r (causal mask)
-        block_scores(KS, scores, Tp, q + (size_t)t0 * C, (size_t)C, rows, kt, d, t0 + rows,
-                     scale);
-        block_softmax(scores, Tp, rows, t0);
-        block_values(KV, out + (size_t)t0 * C, (size_t)C, scores, Tp, rows, t0, vb, (size_t)C,
+        block_scores(KS, scores, (int)ldk, q + (size_t)t0 * C, (size_t)C, rows, t0, kt, ldk, d, scale);
+        block_softmax(scores, (int)ldk, rows, t0);
+        block_values(KV, out + (size_t)t0 * C, (size_t)C, scores, (int)ldk, rows, t0, vb, (size_t)C,
                      d);
     }
 }
@@ -230,12 +305,12 @@ mygpt_status mygpt_attention_forward_fast(float *out, const float *q, const floa
     const int d = C / NH;
     const float scale = (float)sqrt((double)d); // PyTorch divides by math.sqrt(d)
     const int Tp = padded(T);
-    const size_t per_thread = (size_t)d * Tp + (size_t)QB * Tp;
+    const size_t per_thread = ((size_t)d + QB) * kt_stride(T);
 #pragma omp parallel for collapse(2) schedule(dynamic, 1) if (B * NH > 1 && (size_t)B * T * T * C > 65536)
     for (int b = 0; b < B; b++) {
         for (int h = 0; h < NH; h++) {
-            float *kt = scratch + (size_t)omp_get_thread_num() * per_thread; // (d, Tp)
-            float *scores = kt + (size_t)d * Tp;                             // (QB, Tp)
+            float *kt = scratch + (size_t)omp_get_thread_num() * per_thread; // (d, ldk)
+            float *scores = kt + (size_t)d * kt_stride(T);                   // (QB, ldk)
             const size_t off = (size_t)b * T * C + (size_t)h * d;
             head(out + off, q + off, k + off, v + off, kt, scores, T, C, d, scale);
         }
