@@ -15,7 +15,8 @@
  *      QB rows' sums run side by side), times 1/sum.
  *   4. out[t] = sum over s of p[s] v[s]: an RG x KV tile of outputs in registers, s in
  *      order, V in L1-sized chunks of keys.
- * Only QB rows of scores (QB x Tp floats) exist at a time per thread.
+ * Only QB rows of scores (QB x Tp floats) exist at a time per thread (Tp = T rounded up
+ * to a multiple of 64).
  *
  * Tiles follow the vector registers, as in matmul.c: AVX-512 takes 64 keys (or
  * channels) per tile row (4 zmm, 16 accumulators for the RG = 4 rows), AVX2 and plain C
@@ -30,7 +31,7 @@
 #include "mygpt/layers.h"
 #include "vecmath.h"
 
-#define QB 32      /* query rows per block: their scores are kept, QB x Tp floats */
+#define QB 32      /* query rows per block: their scores are kept */
 #define RG 4       /* rows per register tile */
 #define KW_MAX 64  /* widest tile row (AVX-512); kt rows are padded to a multiple of it */
 #define SC 64      /* keys per chunk of V: SC x KV floats stay in L1 while row tiles pass */
@@ -49,8 +50,8 @@ static int kt_stride(int T)
 
 size_t mygpt_attention_scratch_size(int T, int head_dim)
 {
-    const size_t Tp = (size_t)padded(T), ldk = (size_t)kt_stride(T);
-    return (size_t)omp_get_max_threads() * ((size_t)head_dim * ldk + (size_t)QB * ldk);
+    /* per thread: kt (d, ldk) and QB rows of scores (QB, ldk) */
+    return (size_t)omp_get_max_threads() * ((size_t)head_dim + QB) * (size_t)kt_stride(T);
 }
 
 /* scores[r][s] = (q_r . k_s) / scale for rows r < rows and keys s <= t0 + r (the rest
@@ -272,7 +273,10 @@ __attribute__((target("arch=x86-64-v3"))) static void head_avx2(HEAD_ARGS)
 }
 __attribute__((target("arch=x86-64-v4"))) static void head_avx512(HEAD_ARGS)
 {
-    HEAD_CALL(64, 64); /* 4 x 4 zmm accumulators */
+    if (d % 64 == 0)
+        HEAD_CALL(64, 64); /* 4 x 4 zmm accumulators */
+    else
+        HEAD_CALL(64, 16); /* head sizes like 16, 48, 80: one zmm per row */
 }
 #endif
 
@@ -304,7 +308,6 @@ mygpt_status mygpt_attention_forward_fast(float *out, const float *q, const floa
     const head_fn head = pick_head();
     const int d = C / NH;
     const float scale = (float)sqrt((double)d); // PyTorch divides by math.sqrt(d)
-    const int Tp = padded(T);
     const size_t per_thread = ((size_t)d + QB) * kt_stride(T);
 #pragma omp parallel for collapse(2) schedule(dynamic, 1) if (B * NH > 1 && (size_t)B * T * T * C > 65536)
     for (int b = 0; b < B; b++) {
