@@ -35,16 +35,17 @@ static inline float mygpt_bits_to_float(int32_t i)
 /* 2^k as a float, for k in [-126, 127] (built from the exponent bits) */
 static inline float mygpt_pow2i(int32_t k)
 {
-    return mygpt_bits_to_float((k + 127) << 23);
+    return mygpt_bits_to_float((int32_t)((uint32_t)(k + 127) << 23));
 }
 
 /* exp(x) for float32, about 1 ulp; inf above ln(FLT_MAX), 0 below the smallest
  * subnormal, NaN for NaN. */
 static inline float mygpt_expf(float x)
 {
-    /* clamp so the arithmetic below stays finite; the selects at the end fix the ends */
-    float xc = x > 88.72283935546875f ? 88.72283935546875f : x;
-    xc = xc < -103.5f ? -103.5f : xc;
+    /* clamp so the arithmetic below stays finite (NaN goes to the low end, so the
+     * conversion to int below is always defined); the selects at the end fix the ends */
+    float xc = x > -103.5f ? x : -103.5f;
+    xc = xc < 88.72283935546875f ? xc : 88.72283935546875f;
     /* k = round(x / ln 2): adding 1.5 * 2^23 rounds the fused product to an integer */
     const float kf = fmaf(xc, 1.44269504088896341f, 12582912.0f) - 12582912.0f;
     /* r = x - k ln 2, with ln 2 = 0.693359375 - 2.12194440e-4 (the first part is exact
