@@ -1,6 +1,7 @@
 /*
  * bench.c - mygpt-bench: how fast the GPT forward pass (or the matmul alone) runs,
- * and how it scales with threads. Measures only; nothing here is asserted.
+ * and how it scales with threads. Measures only; nothing here is asserted. In a sweep
+ * the thread counts take turns forward pass by forward pass (see time_forward).
  *
  *   mygpt-bench                                  every config, threads 1..nproc
  *   mygpt-bench --config gpt2 --threads 2        one config and thread count
@@ -57,25 +58,37 @@ static double forward_gflop(const bench_config *c)
             4.0 * c->N * (double)c->B * c->T * c->T * c->C) / 1e9;
 }
 
-/* Times `reps` forward passes after `warmup` unmeasured ones; returns the median. */
-static double time_forward(mygpt_gpt *gpt, const bench_config *c, const int64_t *ids, int warmup,
-                           int reps)
+/* Times `reps` forward passes at each thread count t0..t1 after `warmup` unmeasured
+ * ones, and stores the medians in ms[th - t0]. The thread counts take turns pass by
+ * pass, so a slow spell of the (shared, virtual) machine hits all of them alike and
+ * the speedups compare like with like. */
+static void time_forward(mygpt_gpt *gpt, const bench_config *c, const int64_t *ids, int warmup,
+                         int reps, int t0, int t1, double *ms)
 {
-    double *t = malloc((size_t)reps * sizeof *t);
+    const int nt = t1 - t0 + 1;
+    double *t = malloc((size_t)reps * nt * sizeof *t);
     mygpt_error err = {0};
-    for (int r = 0; r < warmup + reps; r++) {
-        double a = now_ms();
-        if (mygpt_gpt_forward(gpt, ids, c->B, c->T, &err) != MYGPT_OK) {
-            fprintf(stderr, "mygpt-bench: %s\n", err.message);
-            exit(1);
-        }
-        if (r >= warmup)
-            t[r - warmup] = now_ms() - a;
+    if (!t) {
+        fprintf(stderr, "mygpt-bench: out of memory\n");
+        exit(1);
     }
-    qsort(t, (size_t)reps, sizeof *t, cmp_double);
-    double m = t[reps / 2];
+    for (int r = 0; r < warmup + reps; r++) {
+        for (int th = t0; th <= t1; th++) {
+            omp_set_num_threads(th);
+            double a = now_ms();
+            if (mygpt_gpt_forward(gpt, ids, c->B, c->T, &err) != MYGPT_OK) {
+                fprintf(stderr, "mygpt-bench: %s\n", err.message);
+                exit(1);
+            }
+            if (r >= warmup)
+                t[(size_t)(th - t0) * reps + (r - warmup)] = now_ms() - a;
+        }
+    }
+    for (int i = 0; i < nt; i++) {
+        qsort(t + (size_t)i * reps, (size_t)reps, sizeof *t, cmp_double);
+        ms[i] = t[(size_t)i * reps + reps / 2];
+    }
     free(t);
-    return m;
 }
 
 static long peak_rss_mb(void)
@@ -166,8 +179,9 @@ int main(int argc, char **argv)
             return usage();
         i++;
     }
-    const int nproc = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    if (threads < 0 || threads > 1024 || reps < 0 || reps > 100000)
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    const int nproc = online < 1 ? 1 : online > 64 ? 64 : (int)online; /* sweeps stop at 64 */
+    if (threads < 0 || threads > 64 || reps < 0 || reps > 100000)
         return usage();
 
     if (matmul) {
@@ -239,10 +253,10 @@ int main(int argc, char **argv)
         const int r = reps ? reps : (big ? 3 : c->C > 100 ? 10 : 20000);
         const int w = warmup >= 0 ? warmup : (big ? 1 : 3);
         const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc;
-        double base_ms = 0;
+        double base_ms = 0, medians[64];
+        time_forward(gpt, c, ids, w, r, t0, t1, medians);
         for (int th = t0; th <= t1; th++) {
-            omp_set_num_threads(th);
-            const double ms = time_forward(gpt, c, ids, w, r);
+            const double ms = medians[th - t0];
             if (th == 1)
                 base_ms = ms; /* speedups are relative to one thread */
             const double tok = c->B * (double)c->T / (ms / 1e3), gf = forward_gflop(c) / (ms / 1e3);
