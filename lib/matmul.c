@@ -11,13 +11,17 @@
  *     zmm registers, so 14 x 32 (28 + 2 + 1). Each k then takes MR broadcasts and 2
  *     loads for 2 MR fused multiply-adds. Other CPUs run the same C as 6 x 16;
  *   - the kernel is written once and compiled three times (target attributes); the
- *     widest one the CPU supports is picked at run time.
+ *     widest one the CPU supports is picked at run time. So are the packing (vector
+ *     gathers of NR weight rows) and fc1's GELU epilogue (lib/vecmath.h's erf);
+ *   - threads take (row block, panel) tiles from a shared queue (dynamic schedule):
+ *     on a shared virtual machine one core is often slower than the other.
  *
  * Determinism (stb's rule): every multiply-add is written as fmaf(), which the
  * AVX2 and AVX-512 kernels turn into vfmadd instructions and the generic one
- * computes with the C library; the tile height only decides which elements are
- * computed together, never how: all three give the same bits. Each output element is summed by one
- * thread in a fixed order, so the result does not depend on the number of threads
+ * computes with the C library; the tile shape only decides which elements are
+ * computed together, never how: all three give the same bits. Each output element is
+ * summed by one thread in a fixed order, so the result does not depend on the number
+ * of threads or on which thread took which tile
  * either: out = ((bias + S_0) + S_1) + ..., where S_j is the fused-multiply-add sum
  * of the j-th block of KC products, k in order. That is OpenBLAS's order (the BLAS
  * under PyTorch on Debian), so the remaining differences from PyTorch are mostly in
