@@ -261,7 +261,7 @@ int main(int argc, char **argv)
                 base_ms = ms; /* speedups are relative to one thread */
             const double tok = c->B * (double)c->T / (ms / 1e3), gf = forward_gflop(c) / (ms / 1e3);
             const double speed = base_ms > 0 ? base_ms / ms : 0;
-            printf("%-8s %7d %11.3f %12.0f %8.1f %8.2f %6.2f\n", c->name, th, ms, tok, gf, speed,
+            printf("%-8s %7d %11.4f %12.0f %8.1f %8.2f %6.2f\n", c->name, th, ms, tok, gf, speed,
                    speed / th);
             if (csvf)
                 fprintf(csvf, "%s,%d,%.4f,%.1f,%.2f,%.3f,%.3f\n", c->name, th, ms, tok, gf, speed,
@@ -283,7 +283,7 @@ int main(int argc, char **argv)
     if (svg)
         write_svg(svg, rs, nr, threads ? threads : nproc);
     const result *l = &rs[nr - 1];
-    printf("config=%s threads=%d median_ms=%.3f tokens_per_s=%.0f gflops=%.1f\n", l->name, l->threads,
+    printf("config=%s threads=%d median_ms=%.4f tokens_per_s=%.0f gflops=%.1f\n", l->name, l->threads,
            l->ms, l->tokens_s, l->gflops);
     return 0;
 }

@@ -309,7 +309,17 @@ mygpt_status mygpt_attention_forward_fast(float *out, const float *q, const floa
     const int d = C / NH;
     const float scale = (float)sqrt((double)d); // PyTorch divides by math.sqrt(d)
     const size_t per_thread = ((size_t)d + QB) * kt_stride(T);
-#pragma omp parallel for collapse(2) schedule(dynamic, 1) if (B * NH > 1 && (size_t)B * T * T * C > 65536)
+    /* small work (the chapter's tiny GPT) stays out of the OpenMP runtime altogether */
+    if (B * NH == 1 || (size_t)B * T * T * C <= 65536) {
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < NH; h++) {
+                const size_t off = (size_t)b * T * C + (size_t)h * d;
+                head(out + off, q + off, k + off, v + off, scratch, scratch + (size_t)d * kt_stride(T),
+                     T, C, d, scale);
+            }
+        return MYGPT_OK;
+    }
+#pragma omp parallel for collapse(2) schedule(dynamic, 1)
     for (int b = 0; b < B; b++) {
         for (int h = 0; h < NH; h++) {
             float *kt = scratch + (size_t)omp_get_thread_num() * per_thread; // (d, ldk)

@@ -14,8 +14,20 @@
 #include "vecmath.h"
 
 /* Below this many floats of work a parallel region costs more than it saves (the
- * chapter's tiny GPT runs on one thread). Results never depend on it. */
+ * chapter's tiny GPT runs on one thread). Results never depend on it. Small work does
+ * not even enter the OpenMP runtime: an `if (false)` parallel region still costs a
+ * microsecond or so, a lot next to a 16-microsecond forward pass. */
 #define PARALLEL_MIN 32768
+
+/* out[b, t] = wte[ids[b, t]] (+ wpe[t]) */
+static void embed_row(float *out, const int64_t *ids, const float *wte, const float *wpe, int T,
+                      int C, int b, int t)
+{
+    float *o = out + ((size_t)b * T + t) * C;                    // (C,)
+    const float *tok = wte + (size_t)ids[(size_t)b * T + t] * C; // (C,)
+    for (int i = 0; i < C; i++)
+        o[i] = wpe ? tok[i] + wpe[(size_t)t * C + i] : tok[i];
+}
 
 mygpt_status mygpt_embedding_forward(float *out, const int64_t *ids, const float *wte,
                                      const float *wpe, int B, int T, int C, int V, int max_pos,
@@ -30,15 +42,16 @@ mygpt_status mygpt_embedding_forward(float *out, const int64_t *ids, const float
         if (ids[i] < 0 || ids[i] >= V)
             return mygpt_fail(err, MYGPT_ERANGE, "token id %lld at (%zu, %zu) is outside [0, %d)",
                               (long long)ids[i], i / (size_t)T, i % (size_t)T, V);
-#pragma omp parallel for collapse(2) schedule(static) if ((size_t)B * T * C > PARALLEL_MIN)
-    for (int b = 0; b < B; b++) {
-        for (int t = 0; t < T; t++) {
-            float *o = out + ((size_t)b * T + t) * C;              // (C,)
-            const float *tok = wte + (size_t)ids[(size_t)b * T + t] * C; // (C,)
-            for (int i = 0; i < C; i++)
-                o[i] = wpe ? tok[i] + wpe[(size_t)t * C + i] : tok[i];
-        }
+    if ((size_t)B * T * C <= PARALLEL_MIN) {
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < T; t++)
+                embed_row(out, ids, wte, wpe, T, C, b, t);
+        return MYGPT_OK;
     }
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++)
+            embed_row(out, ids, wte, wpe, T, C, b, t);
     return MYGPT_OK;
 }
 
@@ -58,31 +71,38 @@ void mygpt_matmul_naive(float *out, const float *inp, const float *weight, const
     }
 }
 
+/* One row of LayerNorm: the tutorial's float32 code, (x - x.mean()) /
+ * torch.sqrt(x.var(unbiased=False) + 1e-5) * gamma + beta. The statistics are
+ * accumulated in double (PyTorch's var accumulates in double too) and rounded to float
+ * where PyTorch rounds: this matters for ill-conditioned rows (C = 2, nearly equal
+ * values), where a different rounding point is visible in the output. */
+static void layernorm_row(float *o, const float *x, const float *gamma, const float *beta, int C)
+{
+    double sum = 0.0;
+    for (int i = 0; i < C; i++)
+        sum += x[i];
+    const double mean = sum / C;
+    double ss = 0.0;
+    for (int i = 0; i < C; i++)
+        ss += (x[i] - mean) * (x[i] - mean);
+    const float mean_f = (float)mean;
+    const float var_f = (float)(ss / C);      // biased variance
+    const float denom = sqrtf(var_f + 1e-5f); // torch.sqrt(var + eps), in float32
+    for (int i = 0; i < C; i++)
+        o[i] = (x[i] - mean_f) / denom * gamma[i] + beta[i];
+}
+
 void mygpt_layernorm_forward(float *out, const float *inp, const float *gamma, const float *beta,
                              size_t N, int C)
 {
-    /* The tutorial's LayerNorm in float32: (x - x.mean()) / torch.sqrt(x.var(unbiased=False)
-     * + 1e-5) * gamma + beta. The statistics are accumulated in double (PyTorch's var
-     * accumulates in double too) and rounded to float where PyTorch rounds: this matters
-     * for ill-conditioned rows (C = 2, nearly equal values), where a different rounding
-     * point is visible in the output. */
-#pragma omp parallel for schedule(static) if (N * (size_t)C > PARALLEL_MIN)
-    for (size_t n = 0; n < N; n++) {
-        const float *x = inp + n * C; // (C,)
-        float *o = out + n * C;       // (C,)
-        double sum = 0.0;
-        for (int i = 0; i < C; i++)
-            sum += x[i];
-        const double mean = sum / C;
-        double ss = 0.0;
-        for (int i = 0; i < C; i++)
-            ss += (x[i] - mean) * (x[i] - mean);
-        const float mean_f = (float)mean;
-        const float var_f = (float)(ss / C);     // biased variance
-        const float denom = sqrtf(var_f + 1e-5f); // torch.sqrt(var + eps), in float32
-        for (int i = 0; i < C; i++)
-            o[i] = (x[i] - mean_f) / denom * gamma[i] + beta[i];
+    if (N * (size_t)C <= PARALLEL_MIN) {
+        for (size_t n = 0; n < N; n++)
+            layernorm_row(out + n * C, inp + n * C, gamma, beta, C);
+        return;
     }
+#pragma omp parallel for schedule(static)
+    for (size_t n = 0; n < N; n++)
+        layernorm_row(out + n * C, inp + n * C, gamma, beta, C); // (C,) each
 }
 
 void mygpt_gelu_forward(float *out, const float *inp, size_t n)

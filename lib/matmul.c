@@ -215,6 +215,69 @@ typedef struct edge_tile {
     float c[MR_MAX * NR_MAX];
 } edge_tile;
 
+/* What one matmul call works on (shared by the threads of its team). */
+typedef struct matmul_job {
+    float *out;
+    const float *inp, *weight, *bias;
+    size_t M;
+    int K, N, apply_gelu, MR, NR;
+    kernel_fn micro_kernel;
+    gelu_fn gelu_tile;
+    float *packed; /* one KC x NC block of weight panels */
+} matmul_job;
+
+/* The blocked loops. Called by every thread of a parallel region (the omp for's share
+ * the work among them), or by one thread outside any region for small products. */
+static void matmul_blocks(const matmul_job *j)
+{
+    const size_t M = j->M;
+    const int K = j->K, N = j->N, MR = j->MR, NR = j->NR;
+    const size_t mblocks = (M + MR - 1) / MR;
+    for (int n0 = 0; n0 < N; n0 += NC) {
+        const int nc = N - n0 < NC ? N - n0 : NC;
+        const int panels = (nc + NR - 1) / NR;
+        for (int k0 = 0; k0 < K; k0 += KC) {
+            const int kc = K - k0 < KC ? K - k0 : KC;
+            const int last_k = k0 + kc == K;
+            pack_weight(j->packed, j->weight, K, N, n0, nc, k0, kc, NR); /* ends with a barrier */
+            /* each thread takes whole (row block, panel) tiles, so every element is summed
+             * by one thread in a fixed k order however the tiles are handed out:
+             * dynamically, so a core the host preempts does not hold up the other (the
+             * barrier at the end orders the k blocks) */
+#pragma omp for schedule(dynamic, 8) collapse(2)
+            for (size_t mb = 0; mb < mblocks; mb++) {
+                for (int p = 0; p < panels; p++) {
+                    const size_t m0 = mb * MR;
+                    const int rows = M - m0 < (size_t)MR ? (int)(M - m0) : MR;
+                    const int col0 = n0 + p * NR;
+                    const int cols = N - col0 < NR ? N - col0 : NR;
+                    const float *a = j->inp + m0 * K + k0;
+                    const float *bp = j->packed + (size_t)p * kc * NR;
+                    const float *bias = j->bias ? j->bias + col0 : NULL;
+                    float *c = j->out + m0 * N + col0;
+                    if (cols == NR) {
+                        j->micro_kernel(rows, kc, a, (size_t)K, bp, c, (size_t)N, k0 == 0, bias);
+                    } else { /* right edge: work in a full-width scratch tile */
+                        edge_tile t;
+                        float init[NR_MAX] = {0};
+                        for (int jj = 0; jj < cols && bias; jj++)
+                            init[jj] = bias[jj];
+                        for (int i = 0; i < rows; i++)
+                            for (int jj = 0; jj < NR; jj++)
+                                t.c[i * NR + jj] = jj < cols ? c[i * (size_t)N + jj] : 0.0f;
+                        j->micro_kernel(rows, kc, a, (size_t)K, bp, t.c, NR, k0 == 0, init);
+                        for (int i = 0; i < rows; i++)
+                            for (int jj = 0; jj < cols; jj++)
+                                c[i * (size_t)N + jj] = t.c[i * NR + jj];
+                    }
+                    if (last_k && j->apply_gelu) /* epilogue while the tile is hot */
+                        j->gelu_tile(c, (size_t)N, rows, cols);
+                }
+            }
+        }
+    }
+}
+
 void mygpt_matmul_ex(float *out, const float *inp, const float *weight, const float *bias,
                      size_t M, int K, int N, int apply_gelu)
 {
@@ -228,67 +291,33 @@ void mygpt_matmul_ex(float *out, const float *inp, const float *weight, const fl
             }
         return;
     }
-    int MR, NR;
-    gelu_fn gelu_tile;
-    const kernel_fn micro_kernel = pick_kernel(&MR, &NR, &gelu_tile);
+    matmul_job job = {out, inp, weight, bias, M, K, N, apply_gelu, 0, 0, NULL, NULL, NULL};
+    job.micro_kernel = pick_kernel(&job.MR, &job.NR, &job.gelu_tile);
     const int nc_max = N < NC ? N : NC;
     const int kc_max = K < KC ? K : KC;
-    float *packed = malloc((size_t)((nc_max + NR - 1) / NR) * NR * kc_max * sizeof(float));
-    if (!packed) { /* no memory for the panels: the naive kernel needs none */
+    const size_t packed_len = (size_t)((nc_max + job.NR - 1) / job.NR) * job.NR * kc_max;
+    /* small products (the chapter's tiny GPT): panels on the stack, no parallel region
+     * (entering one, even with if (false), costs about a microsecond) */
+    float small_packed[2048];
+    if (M * (size_t)K * N <= 65536 && packed_len <= 2048) {
+        job.packed = small_packed;
+        matmul_blocks(&job);
+        return;
+    }
+    job.packed = malloc(packed_len * sizeof(float));
+    if (!job.packed) { /* no memory for the panels: the naive kernel needs none */
         mygpt_matmul_naive(out, inp, weight, bias, M, K, N);
         if (apply_gelu)
             mygpt_gelu_forward(out, out, M * (size_t)N);
         return;
     }
-    const size_t mblocks = (M + MR - 1) / MR;
-    /* small products (the chapter's tiny GPT) run on the calling thread */
-#pragma omp parallel if (M * (size_t)K * N > 65536)
-    {
-        for (int n0 = 0; n0 < N; n0 += NC) {
-            const int nc = N - n0 < NC ? N - n0 : NC;
-            const int panels = (nc + NR - 1) / NR;
-            for (int k0 = 0; k0 < K; k0 += KC) {
-                const int kc = K - k0 < KC ? K - k0 : KC;
-                const int last_k = k0 + kc == K;
-                pack_weight(packed, weight, K, N, n0, nc, k0, kc, NR); /* ends with a barrier */
-                /* each thread takes whole (row block, panel) tiles, so every element is
-                 * summed by one thread in a fixed k order however the tiles are handed
-                 * out: dynamically, so a core the host preempts does not hold up the other
-                 * (the barrier at the end orders the k blocks) */
-#pragma omp for schedule(dynamic, 8) collapse(2)
-                for (size_t mb = 0; mb < mblocks; mb++) {
-                    for (int p = 0; p < panels; p++) {
-                        const size_t m0 = mb * MR;
-                        const int rows = M - m0 < (size_t)MR ? (int)(M - m0) : MR;
-                        const int col0 = n0 + p * NR;
-                        const int cols = N - col0 < NR ? N - col0 : NR;
-                        const float *a = inp + m0 * K + k0;
-                        const float *bp = packed + (size_t)p * kc * NR;
-                        float *c = out + m0 * N + col0;
-                        if (cols == NR) {
-                            micro_kernel(rows, kc, a, (size_t)K, bp, c, (size_t)N, k0 == 0,
-                                         bias ? bias + col0 : NULL);
-                        } else { /* right edge: work in a full-width scratch tile */
-                            edge_tile t;
-                            float init[NR_MAX] = {0};
-                            for (int j = 0; j < cols && bias; j++)
-                                init[j] = bias[col0 + j];
-                            for (int i = 0; i < rows; i++)
-                                for (int j = 0; j < NR; j++)
-                                    t.c[i * NR + j] = j < cols ? c[i * (size_t)N + j] : 0.0f;
-                            micro_kernel(rows, kc, a, (size_t)K, bp, t.c, NR, k0 == 0, init);
-                            for (int i = 0; i < rows; i++)
-                                for (int j = 0; j < cols; j++)
-                                    c[i * (size_t)N + j] = t.c[i * NR + j];
-                        }
-                        if (last_k && apply_gelu) /* epilogue while the tile is hot */
-                            gelu_tile(c, (size_t)N, rows, cols);
-                    }
-                }
-            }
-        }
+    if (M * (size_t)K * N <= 65536) {
+        matmul_blocks(&job);
+    } else {
+#pragma omp parallel
+        matmul_blocks(&job);
     }
-    free(packed);
+    free(job.packed);
 }
 
 void mygpt_matmul(float *out, const float *inp, const float *weight, const float *bias, size_t N,
