@@ -1,13 +1,16 @@
 #!/usr/bin/python3
 """mygpt against PyTorch on the same machine, in one run, side by side.
 
-For every config and thread count, runs mygpt-bench and then PyTorch (the same model,
-tools/reference_gpt.py, under torch.no_grad(), eval mode) in fresh processes, with
+For every config and thread count, runs PyTorch (the same model, tools/reference_gpt.py,
+under torch.no_grad(), eval mode) and mygpt-bench in fresh processes, with
 OMP_NUM_THREADS / OPENBLAS_NUM_THREADS set to the thread count. PyTorch runs with the
 default OpenMP wait policy and with OMP_WAIT_POLICY=PASSIVE, each with OpenBLAS's
 default core detection and with the core it finds when forced to detect
-(OPENBLAS_CORETYPE), and keeps its fastest result. Then sgemm at GPT-2's MLP shape: mygpt's kernel against OpenBLAS
-(torch.mm). Prints medians and the ratio PyTorch / mygpt (> 1: mygpt is faster).
+(OPENBLAS_CORETYPE), and keeps its fastest result. mygpt runs just before each of those
+PyTorch runs and keeps its fastest too: both sides get the same number of tries, taken
+turn about, so a slow spell of a shared machine cannot favour either. Then sgemm at
+GPT-2's MLP shape: mygpt's kernel against OpenBLAS (torch.mm), the same way. Prints the
+kept medians and the ratio PyTorch / mygpt (> 1: mygpt is faster).
 
 Optional and never part of the tests: without PyTorch it says so and exits 0.
 
@@ -79,32 +82,32 @@ def openblas_forced_core():
 FORCED_CORE = None
 
 
-def run_pytorch(kind, threads, reps, shape=None):
-    best = None
-    settings = [(p, None) for p in (None, "PASSIVE")]
+def settings():
+    """PyTorch's settings: wait policy x OpenBLAS core detection."""
+    out = [(p, None) for p in (None, "PASSIVE")]
     if FORCED_CORE:
-        settings += [(p, FORCED_CORE) for p in (None, "PASSIVE")]
-    for policy, core in settings:
-        env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
-        if policy:
-            env["OMP_WAIT_POLICY"] = policy
-        else:
-            env.pop("OMP_WAIT_POLICY", None)
-        if core:
-            env["OPENBLAS_CORETYPE"] = core
-        else:
-            env.pop("OPENBLAS_CORETYPE", None)
-        cmd = [sys.executable, __file__, "--worker", kind, "--reps", str(reps)]
-        if shape:
-            cmd += ["--shape", shape]
-        out = subprocess.run(cmd, env=env, capture_output=True, text=True)
-        m = re.search(r"median_ms=([0-9.]+)", out.stdout)
-        if not m:
-            sys.exit("PyTorch worker failed:\n" + out.stderr)
-        ms = float(m.group(1))
-        if best is None or ms < best[0]:
-            best = (ms, (policy or "default") + (" OPENBLAS_CORETYPE=" + core if core else ""))
-    return best
+        out += [(p, FORCED_CORE) for p in (None, "PASSIVE")]
+    return out
+
+
+def run_pytorch_once(kind, threads, reps, policy, core, shape=None):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
+    if policy:
+        env["OMP_WAIT_POLICY"] = policy
+    else:
+        env.pop("OMP_WAIT_POLICY", None)
+    if core:
+        env["OPENBLAS_CORETYPE"] = core
+    else:
+        env.pop("OPENBLAS_CORETYPE", None)
+    cmd = [sys.executable, __file__, "--worker", kind, "--reps", str(reps)]
+    if shape:
+        cmd += ["--shape", shape]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    m = re.search(r"median_ms=([0-9.]+)", out.stdout)
+    if not m:
+        sys.exit("PyTorch worker failed:\n" + out.stderr)
+    return float(m.group(1))
 
 
 def run_mygpt(bench, args_list):
@@ -115,6 +118,19 @@ def run_mygpt(bench, args_list):
     if not m:
         sys.exit("mygpt-bench failed:\n" + out.stdout + out.stderr)
     return float(m[-1])
+
+
+def side_by_side(bench, mygpt_args, kind, threads, reps, shape=None):
+    """Turn about: mygpt, then PyTorch in one setting, for every setting. Returns
+    (mygpt's best ms, PyTorch's best ms, PyTorch's best setting)."""
+    ours, theirs = None, None
+    for policy, core in settings():
+        ms = run_mygpt(bench, mygpt_args)
+        ours = ms if ours is None else min(ours, ms)
+        ms = run_pytorch_once(kind, threads, reps, policy, core, shape)
+        if theirs is None or ms < theirs[0]:
+            theirs = (ms, (policy or "default") + (" OPENBLAS_CORETYPE=" + core if core else ""))
+    return ours, theirs[0], theirs[1]
 
 
 def main():
@@ -146,15 +162,16 @@ def main():
     if not any("openblas" in b for b in blas):
         print("WARNING: PyTorch is not using OpenBLAS (install libopenblas0): its matmuls run on the\n"
               "reference BLAS and the comparison below is meaningless.")
+    print("each side's best of %d turn-about runs (mygpt, then PyTorch in one of its settings)" % len(settings()))
     print("%-9s %7s %12s %12s %9s  %s" % ("config", "threads", "mygpt ms", "pytorch ms", "ratio", "pytorch setting"))
     rows = []
     threads = [int(t) for t in args.threads.split(",")]
     for name in args.configs.split(","):
         for t in threads:
             reps = str(args.reps) if CONFIGS[name][0] > 1000 else "0"
-            ours = run_mygpt(args.bench, ["--config", name, "--threads", str(t)] +
-                             (["--reps", reps] if reps != "0" else []))
-            theirs, policy = run_pytorch(name, t, args.reps)
+            ours, theirs, policy = side_by_side(
+                args.bench, ["--config", name, "--threads", str(t)] + (["--reps", reps] if reps != "0" else []),
+                name, t, args.reps)
             rows.append((name, t, ours, theirs, policy))
             print("%-9s %7d %12.3f %12.3f %8.2fx  %s" % (name, t, ours, theirs, theirs / ours, policy))
     shape = "1024,768,3072"
@@ -162,8 +179,8 @@ def main():
     gf = 2.0 * M * K * N / 1e6
     print("\nmatmul %s (GFLOP/s): mygpt vs OpenBLAS via torch" % shape.replace(",", "x"))
     for t in threads:
-        ours = run_mygpt(args.bench, ["--matmul", shape, "--threads", str(t), "--reps", "20"])
-        theirs, policy = run_pytorch("matmul", t, 20, shape)
+        ours, theirs, policy = side_by_side(
+            args.bench, ["--matmul", shape, "--threads", str(t), "--reps", "20"], "matmul", t, 20, shape)
         rows.append(("matmul", t, ours, theirs, policy))
         print("%-9s %7d %12.1f %12.1f %8.0f%%  %s" % ("matmul", t, gf / ours, gf / theirs,
                                                      100 * theirs / ours, policy))
