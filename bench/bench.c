@@ -250,7 +250,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < c->B * c->T; i++)
             ids[i] = (int64_t)((i * 7919) % c->V);
         const int big = c->V > 1000;
-        const int r = reps ? reps : (big ? 3 : c->C > 100 ? 10 : 20000);
+        const int r = reps ? reps : (big ? 5 : c->C > 100 ? 10 : 20000);
         const int w = warmup >= 0 ? warmup : (big ? 1 : 3);
         const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc;
         double base_ms = 0, medians[64];

@@ -114,6 +114,12 @@ void mygpt_gelu_forward(float *out, const float *inp, size_t n)
 
 void mygpt_residual_forward(float *out, const float *inp, size_t n)
 {
+    if (n <= PARALLEL_MIN) {
+        for (size_t i = 0; i < n; i++)
+            out[i] += inp[i];
+        return;
+    }
+#pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++)
         out[i] += inp[i];
 }
