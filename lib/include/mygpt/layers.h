@@ -53,7 +53,7 @@ void mygpt_layernorm_forward(float *out, const float *inp, const float *gamma, c
                              size_t N, int C);
 
 /* Exact GELU, 0.5 * x * (1 + erf(x / sqrt(2))), elementwise over n values (in place
- * allowed). erf is the library's own (lib/vecmath.h, within 2.5 ulp of libm's), so
+ * allowed). erf is the library's own (lib/vecmath.h, within 1.2 ulp of libm's), so
  * fc1's fused GELU in the fast matmul gives the same bits. */
 void mygpt_gelu_forward(float *out, const float *inp, size_t n);
 
