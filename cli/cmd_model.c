@@ -126,6 +126,30 @@ bad:
     return EXIT_USAGE;
 }
 
+/* --seed, the model sizes and --format (and --round) of `forward` and `init gpt`;
+ * 0, or EXIT_USAGE after saying what is wrong. */
+static int read_model_args(const char *cmd, const parsed_args *a, const char *round,
+                           uint64_t *seed, mygpt_config *cfg, out_options *o)
+{
+    if (read_seed_and_config(cmd, a, seed, cfg))
+        return EXIT_USAGE;
+    if (out_options_parse(cmd, args_get(a, "format"), round, o))
+        return EXIT_USAGE;
+    return 0;
+}
+
+/* set_seed(seed); GPT(...): 0, or the exit code after saying why it failed (out of
+ * memory is a runtime failure, anything else the caller's sizes). */
+static int create_model(const char *cmd, const mygpt_config *cfg, uint64_t seed, mygpt_gpt **gpt)
+{
+    mygpt_error err = {0};
+    const mygpt_status st = mygpt_gpt_create(gpt, cfg, seed, &err);
+    if (st == MYGPT_OK)
+        return 0;
+    cli_error(cmd, "%s", err.message);
+    return st == MYGPT_ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+}
+
 int cmd_forward(int argc, char **argv)
 {
     const char *cmd = "forward";
@@ -147,10 +171,8 @@ int cmd_forward(int argc, char **argv)
         return rc;
     mygpt_config cfg;
     uint64_t seed;
-    if (read_seed_and_config(cmd, &a, &seed, &cfg))
-        return EXIT_USAGE;
     out_options o;
-    if (out_options_parse(cmd, args_get(&a, "format"), NULL, &o))
+    if (read_model_args(cmd, &a, NULL, &seed, &cfg, &o))
         return EXIT_USAGE;
     if (!args_has(&a, "ids")) {
         cli_error(cmd, "--ids is required (e.g. --ids \"0,1,2,3\")");
@@ -161,15 +183,13 @@ int cmd_forward(int argc, char **argv)
     if ((rc = parse_ids(cmd, args_get(&a, "ids"), &ids, &B, &T)))
         return rc;
     mygpt_gpt *gpt;
-    mygpt_error err = {0};
-    mygpt_status st = mygpt_gpt_create(&gpt, &cfg, seed, &err);
-    if (st != MYGPT_OK) {
-        cli_error(cmd, "%s", err.message);
+    if ((rc = create_model(cmd, &cfg, seed, &gpt))) {
         free(ids);
-        return st == MYGPT_ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+        return rc;
     }
     gpt->use_naive_kernels = args_has(&a, "naive");
-    st = mygpt_gpt_forward(gpt, ids, B, T, &err);
+    mygpt_error err = {0};
+    const mygpt_status st = mygpt_gpt_forward(gpt, ids, B, T, &err);
     if (st != MYGPT_OK) {
         cli_error(cmd, "%s", err.message);
         rc = st == MYGPT_ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
@@ -238,18 +258,12 @@ int cmd_init_gpt(int argc, char **argv)
         return rc;
     mygpt_config cfg;
     uint64_t seed;
-    if (read_seed_and_config(cmd, &a, &seed, &cfg))
-        return EXIT_USAGE;
     out_options o;
-    if (out_options_parse(cmd, args_get(&a, "format"), args_get(&a, "round"), &o))
+    if (read_model_args(cmd, &a, args_get(&a, "round"), &seed, &cfg, &o))
         return EXIT_USAGE;
     mygpt_gpt *gpt;
-    mygpt_error err = {0};
-    mygpt_status st = mygpt_gpt_create(&gpt, &cfg, seed, &err);
-    if (st != MYGPT_OK) {
-        cli_error(cmd, "%s", err.message);
-        return st == MYGPT_ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
-    }
+    if ((rc = create_model(cmd, &cfg, seed, &gpt)))
+        return rc;
     const mygpt_params *w = &gpt->params;
     const int64_t V = cfg.vocab_size, C = cfg.embed_dim, M = cfg.max_seq_len;
     mygpt_torch_opts param = {0};
