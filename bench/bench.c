@@ -206,7 +206,13 @@ int main(int argc, char **argv)
             double *t = malloc((size_t)reps * sizeof *t);
             for (int r = 0; r < reps + 2; r++) {
                 double s = now_ms();
-                (naive ? mygpt_matmul_naive : mygpt_matmul)(o, a, w, NULL, (size_t)M, K, N);
+                mygpt_error err;
+                if (naive)
+                    mygpt_matmul_naive(o, a, w, NULL, (size_t)M, K, N);
+                else if (mygpt_matmul(o, a, w, NULL, (size_t)M, K, N, &err) != MYGPT_OK) {
+                    fprintf(stderr, "mygpt-bench: %s\n", err.message);
+                    return 1;
+                }
                 if (r >= 2)
                     t[r - 2] = now_ms() - s;
             }

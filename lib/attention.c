@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention_scratch.h"
 #include "mygpt/layers.h"
 #include "vecmath.h"
 
@@ -48,10 +49,39 @@ static int kt_stride(int T)
     return padded(T) + 16;
 }
 
-size_t mygpt_attention_scratch_size(int T, int head_dim)
+/* Floats one thread's scratch takes: kt (d, ldk) and QB rows of scores (QB, ldk). The
+ * plain loops of layers.c need less (one row of T scores), so this serves both. */
+size_t mygpt_attention_scratch_per_thread(int T, int head_dim)
 {
-    /* per thread: kt (d, ldk) and QB rows of scores (QB, ldk) */
-    return (size_t)omp_get_max_threads() * ((size_t)head_dim + QB) * (size_t)kt_stride(T);
+    return ((size_t)head_dim + QB) * (size_t)kt_stride(T);
+}
+
+size_t mygpt_attention_scratch_size(int T, int head_dim, int nthreads)
+{
+    return (size_t)(nthreads < 1 ? 1 : nthreads) * mygpt_attention_scratch_per_thread(T, head_dim);
+}
+
+/* The team attention may use: OpenMP's thread count, clamped to the slices scratch holds.
+ * Returns 0 when scratch cannot hold even one slice (or the sizes are bad). */
+int mygpt_attention_team(size_t scratch_len, int B, int T, int C, int NH)
+{
+    if (B < 1 || T < 1 || C < 1 || NH < 1 || C % NH != 0)
+        return 0;
+    const size_t slices = scratch_len / mygpt_attention_scratch_per_thread(T, C / NH);
+    const int max = omp_get_max_threads();
+    return slices >= (size_t)max ? max : (int)slices;
+}
+
+mygpt_status mygpt_attention_refuse(size_t scratch_len, int B, int T, int C, int NH,
+                                    mygpt_error *err)
+{
+    if (B < 1 || T < 1 || C < 1 || NH < 1 || C % NH != 0)
+        return mygpt_fail(err, MYGPT_EINVAL,
+                          "attention needs sizes >= 1 and C divisible by the heads (B=%d T=%d C=%d heads=%d)",
+                          B, T, C, NH);
+    return mygpt_fail(err, MYGPT_EINVAL,
+                      "attention scratch of %zu floats is less than one thread's %zu (T=%d, d=%d)",
+                      scratch_len, mygpt_attention_scratch_per_thread(T, C / NH), T, C / NH);
 }
 
 /* scores[r][s] = (q_r . k_s) / scale for rows r < rows and keys s <= t0 + r (the rest
@@ -298,13 +328,12 @@ static head_fn pick_head(void)
 }
 
 mygpt_status mygpt_attention_forward_fast(float *out, const float *q, const float *k,
-                                          const float *v, float *scratch, int B, int T, int C,
-                                          int NH, mygpt_error *err)
+                                          const float *v, float *scratch, size_t scratch_len,
+                                          int B, int T, int C, int NH, mygpt_error *err)
 {
-    if (B < 1 || T < 1 || C < 1 || NH < 1 || C % NH != 0)
-        return mygpt_fail(err, MYGPT_EINVAL,
-                          "attention needs sizes >= 1 and C divisible by the heads (B=%d T=%d C=%d heads=%d)",
-                          B, T, C, NH);
+    const int team = mygpt_attention_team(scratch_len, B, T, C, NH);
+    if (team < 1)
+        return mygpt_attention_refuse(scratch_len, B, T, C, NH, err);
     const head_fn head = pick_head();
     const int d = C / NH;
     const float scale = (float)sqrt((double)d); // PyTorch divides by math.sqrt(d)
@@ -319,7 +348,8 @@ mygpt_status mygpt_attention_forward_fast(float *out, const float *q, const floa
             }
         return MYGPT_OK;
     }
-#pragma omp parallel for collapse(2) schedule(dynamic, 1)
+    /* num_threads(team): never more threads than scratch has slices for */
+#pragma omp parallel for collapse(2) schedule(dynamic, 1) num_threads(team)
     for (int b = 0; b < B; b++) {
         for (int h = 0; h < NH; h++) {
             float *kt = scratch + (size_t)omp_get_thread_num() * per_thread; // (d, ldk)

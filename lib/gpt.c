@@ -4,6 +4,7 @@
  */
 #include "mygpt/gpt.h"
 
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -236,7 +237,8 @@ static mygpt_status ensure_acts(mygpt_gpt *g, int B, int T, mygpt_error *err)
         return mygpt_fail(err, MYGPT_EOVERFLOW,
                           "activations for B=%d, T=%d, V=%zu, C=%zu overflow", B, T, V, C);
     const size_t scratch_len =
-        mygpt_attention_scratch_size(T, g->config.embed_dim / g->config.num_heads);
+        mygpt_attention_scratch_size(T, g->config.embed_dim / g->config.num_heads,
+                                     omp_get_max_threads());
     if (BT > a->capacity_bt || !a->memory) {
         float *mem = malloc(total * sizeof(float));
         if (!mem)
@@ -273,6 +275,19 @@ static mygpt_status ensure_acts(mygpt_gpt *g, int B, int T, mygpt_error *err)
 
 /* ---- forward ----------------------------------------------------------------------- */
 
+/* nn.Linear (then GELU when gelu): the naive kernel when the model asks for the
+ * reference kernels, else the fast one (fc1's GELU fused into its output pass). */
+static mygpt_status linear(int naive, float *out, const float *inp, const float *weight,
+                           const float *bias, size_t N, int C, int OC, int gelu, mygpt_error *err)
+{
+    if (!naive)
+        return mygpt_matmul_ex(out, inp, weight, bias, N, C, OC, gelu, err);
+    mygpt_matmul_naive(out, inp, weight, bias, N, C, OC);
+    if (gelu)
+        mygpt_gelu_forward(out, out, N * (size_t)OC);
+    return MYGPT_OK;
+}
+
 mygpt_status mygpt_gpt_forward(mygpt_gpt *g, const int64_t *ids, int B, int T, mygpt_error *err)
 {
     const mygpt_config *cfg = &g->config;
@@ -294,12 +309,16 @@ mygpt_status mygpt_gpt_forward(mygpt_gpt *g, const int64_t *ids, int B, int T, m
     if (st != MYGPT_OK)
         return st;
 
-    void (*matmul)(float *, const float *, const float *, const float *, size_t, int, int) =
-        g->use_naive_kernels ? mygpt_matmul_naive : mygpt_matmul;
     const int C = cfg->embed_dim, NH = cfg->num_heads, V = cfg->vocab_size;
     const size_t N = (size_t)B * T, Cs = (size_t)C;
     const mygpt_params *w = &g->params;
     mygpt_acts *a = &g->acts;
+    const int naive = g->use_naive_kernels;
+#define LINEAR(out, inp, wt, bias, rows, in, outc, gelu)                                          \
+    do {                                                                                       \
+        if ((st = linear(naive, out, inp, wt, bias, rows, in, outc, gelu, err)) != MYGPT_OK)     \
+            return st;                                                                         \
+    } while (0)
 
     // x = E[ids] + P[0..T-1]                                    (B, T, C)
     st = mygpt_embedding_forward(a->x, ids, w->wte, w->wpe, B, T, C, V, cfg->max_seq_len, err);
@@ -309,26 +328,22 @@ mygpt_status mygpt_gpt_forward(mygpt_gpt *g, const int64_t *ids, int B, int T, m
         const size_t lc = (size_t)l * Cs, lcc = (size_t)l * Cs * Cs;
         // x = x + W_o(attention(LN1(x)))
         mygpt_layernorm_forward(a->ln, a->x, w->ln1w + lc, w->ln1b + lc, N, C);
-        matmul(a->q, a->ln, w->wq + lcc, NULL, N, C, C);
-        matmul(a->k, a->ln, w->wk + lcc, NULL, N, C, C);
-        matmul(a->v, a->ln, w->wv + lcc, NULL, N, C, C);
+        LINEAR(a->q, a->ln, w->wq + lcc, NULL, N, C, C, 0);
+        LINEAR(a->k, a->ln, w->wk + lcc, NULL, N, C, C, 0);
+        LINEAR(a->v, a->ln, w->wv + lcc, NULL, N, C, C, 0);
         (g->use_naive_kernels ? mygpt_attention_forward : mygpt_attention_forward_fast)(
-            a->atty, a->q, a->k, a->v, a->scratch, B, T, C, NH, NULL); // sizes checked above
-        matmul(a->proj, a->atty, w->wo + lcc, NULL, N, C, C);
+            a->atty, a->q, a->k, a->v, a->scratch, a->scratch_len, B, T, C, NH, NULL); // sizes checked above
+        LINEAR(a->proj, a->atty, w->wo + lcc, NULL, N, C, C, 0);
         mygpt_residual_forward(a->x, a->proj, N * Cs);
         // x = x + fc2(GELU(fc1(LN2(x))))
         mygpt_layernorm_forward(a->ln, a->x, w->ln2w + lc, w->ln2b + lc, N, C);
-        if (g->use_naive_kernels) {
-            matmul(a->fch, a->ln, w->fc1w + 4 * lcc, w->fc1b + 4 * lc, N, C, 4 * C);
-            mygpt_gelu_forward(a->fch, a->fch, N * 4 * Cs);
-        } else { // fc1 and GELU in one pass over the output
-            mygpt_matmul_ex(a->fch, a->ln, w->fc1w + 4 * lcc, w->fc1b + 4 * lc, N, C, 4 * C, 1);
-        }
-        matmul(a->proj, a->fch, w->fc2w + 4 * lcc, w->fc2b + lc, N, 4 * C, C);
+        LINEAR(a->fch, a->ln, w->fc1w + 4 * lcc, w->fc1b + 4 * lc, N, C, 4 * C, 1); // + GELU
+        LINEAR(a->proj, a->fch, w->fc2w + 4 * lcc, w->fc2b + lc, N, 4 * C, C, 0);
         mygpt_residual_forward(a->x, a->proj, N * Cs);
     }
     // logits = LN_f(x) E^T: the head is the token embedding      (B, T, V)
     mygpt_layernorm_forward(a->ln, a->x, w->lnfw, w->lnfb, N, C);
-    matmul(a->logits, a->ln, w->wte, NULL, N, C, V);
+    LINEAR(a->logits, a->ln, w->wte, NULL, N, C, V, 0);
+#undef LINEAR
     return MYGPT_OK;
 }

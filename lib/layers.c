@@ -11,6 +11,7 @@
 #include <math.h>
 #include <omp.h>
 
+#include "attention_scratch.h"
 #include "vecmath.h"
 
 /* Below this many floats of work a parallel region costs more than it saves (the
@@ -145,18 +146,20 @@ void mygpt_softmax_rows(float *x, size_t rows, int n)
 }
 
 mygpt_status mygpt_attention_forward(float *out, const float *q, const float *k, const float *v,
-                                     float *scratch, int B, int T, int C, int NH, mygpt_error *err)
+                                     float *scratch, size_t scratch_len, int B, int T, int C,
+                                     int NH, mygpt_error *err)
 {
-    if (B < 1 || T < 1 || C < 1 || NH < 1 || C % NH != 0)
-        return mygpt_fail(err, MYGPT_EINVAL,
-                          "attention needs sizes >= 1 and C divisible by the heads (B=%d T=%d C=%d heads=%d)",
-                          B, T, C, NH);
+    const int team = mygpt_attention_team(scratch_len, B, T, C, NH);
+    if (team < 1)
+        return mygpt_attention_refuse(scratch_len, B, T, C, NH, err);
     const int d = C / NH;
     const float scale = (float)sqrt((double)d); // PyTorch divides by math.sqrt(d)
-#pragma omp parallel for collapse(2) schedule(static) if ((size_t)B * T * T * C > PARALLEL_MIN)
+    const size_t per_thread = mygpt_attention_scratch_per_thread(T, d);
+#pragma omp parallel for collapse(2) schedule(static) num_threads(team) \
+    if ((size_t)B * T * T * C > PARALLEL_MIN)
     for (int b = 0; b < B; b++) {
         for (int h = 0; h < NH; h++) {
-            float *att = scratch + (size_t)omp_get_thread_num() * T; // (T,) one row of scores
+            float *att = scratch + (size_t)omp_get_thread_num() * per_thread; // (T,) one row of scores
             for (int t = 0; t < T; t++) {
                 const float *qt = q + ((size_t)b * T + t) * C + h * d; // (d,)
                 // scores of query t against keys 0..t (the causal mask drops s > t)

@@ -278,18 +278,21 @@ static void matmul_blocks(const matmul_job *j)
     }
 }
 
-void mygpt_matmul_ex(float *out, const float *inp, const float *weight, const float *bias,
-                     size_t M, int K, int N, int apply_gelu)
+mygpt_status mygpt_matmul_ex(float *out, const float *inp, const float *weight,
+                             const float *bias, size_t M, int K, int N, int apply_gelu,
+                             mygpt_error *err)
 {
+    if (K < 0 || N < 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "matmul sizes must not be negative (K=%d N=%d)", K, N);
     if (M == 0 || N == 0)
-        return;
+        return MYGPT_OK;
     if (K == 0) {
         for (size_t m = 0; m < M; m++)
             for (int n = 0; n < N; n++) {
                 const float v = bias ? bias[n] : 0.0f;
                 out[m * (size_t)N + n] = apply_gelu ? mygpt_gelu(v) : v;
             }
-        return;
+        return MYGPT_OK;
     }
     matmul_job job = {out, inp, weight, bias, M, K, N, apply_gelu, 0, 0, NULL, NULL, NULL};
     job.micro_kernel = pick_kernel(&job.MR, &job.NR, &job.gelu_tile);
@@ -302,15 +305,14 @@ void mygpt_matmul_ex(float *out, const float *inp, const float *weight, const fl
     if (M * (size_t)K * N <= 65536 && packed_len <= 2048) {
         job.packed = small_packed;
         matmul_blocks(&job);
-        return;
+        return MYGPT_OK;
     }
+    /* No memory for the panels is an error, not a fall-back to the naive kernel: that
+     * one sums in another order, and the promise is the same bits whichever path. */
     job.packed = malloc(packed_len * sizeof(float));
-    if (!job.packed) { /* no memory for the panels: the naive kernel needs none */
-        mygpt_matmul_naive(out, inp, weight, bias, M, K, N);
-        if (apply_gelu)
-            mygpt_gelu_forward(out, out, M * (size_t)N);
-        return;
-    }
+    if (!job.packed)
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul's packed panels (%zu floats)",
+                          packed_len);
     if (M * (size_t)K * N <= 65536) {
         matmul_blocks(&job);
     } else {
@@ -318,10 +320,11 @@ void mygpt_matmul_ex(float *out, const float *inp, const float *weight, const fl
         matmul_blocks(&job);
     }
     free(job.packed);
+    return MYGPT_OK;
 }
 
-void mygpt_matmul(float *out, const float *inp, const float *weight, const float *bias, size_t N,
-                  int C, int OC)
+mygpt_status mygpt_matmul(float *out, const float *inp, const float *weight, const float *bias,
+                          size_t N, int C, int OC, mygpt_error *err)
 {
-    mygpt_matmul_ex(out, inp, weight, bias, N, C, OC, 0);
+    return mygpt_matmul_ex(out, inp, weight, bias, N, C, OC, 0, err);
 }

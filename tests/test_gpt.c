@@ -174,7 +174,7 @@ Test(gpt_kernels, fast_matmul_equals_naive)
         mygpt_normal_(&r, b, (size_t)OC, 0, 1, NULL);
         for (int with_bias = 0; with_bias < 2; with_bias++) {
             mygpt_matmul_naive(o1, x, w, with_bias ? b : NULL, N, C, OC);
-            mygpt_matmul(o2, x, w, with_bias ? b : NULL, N, C, OC);
+            cr_assert_eq(mygpt_matmul(o2, x, w, with_bias ? b : NULL, N, C, OC, NULL), MYGPT_OK);
             /* fused vs unfused rounding, blocked vs sequential sums: float32 noise */
             cr_expect_leq(max_rel_diff(o2, o1, N * OC), 1e-5, "shape %zu", s);
         }
@@ -321,17 +321,18 @@ Test(gpt_kernels, fast_attention_gives_the_naive_bits)
         const size_t n = (size_t)B * T * C;
         float *q = malloc(n * sizeof *q), *k = malloc(n * sizeof *k), *v = malloc(n * sizeof *v);
         float *o1 = malloc(n * sizeof *o1), *o2 = malloc(n * sizeof *o2);
-        float *scratch = malloc(mygpt_attention_scratch_size(T, C / NH) * sizeof *scratch);
+        const size_t slen = mygpt_attention_scratch_size(T, C / NH, omp_get_max_threads());
+        float *scratch = malloc(slen * sizeof *scratch);
         mygpt_rng r = {0};
         mygpt_rng_seed(&r, c);
         mygpt_normal_(&r, q, n, 0, 1, NULL);
         mygpt_normal_(&r, k, n, 0, 1, NULL);
         mygpt_normal_(&r, v, n, 0, 1, NULL);
-        cr_assert_eq(mygpt_attention_forward(o1, q, k, v, scratch, B, T, C, NH, NULL), MYGPT_OK);
+        cr_assert_eq(mygpt_attention_forward(o1, q, k, v, scratch, slen, B, T, C, NH, NULL), MYGPT_OK);
         for (int p = 0; p < 3; p++) { /* paths this CPU lacks fall back to the widest it has */
             setenv("MYGPT_ATTENTION_KERNEL", paths[p], 1);
             memset(o2, 0xff, n * sizeof *o2);
-            cr_assert_eq(mygpt_attention_forward_fast(o2, q, k, v, scratch, B, T, C, NH, NULL),
+            cr_assert_eq(mygpt_attention_forward_fast(o2, q, k, v, scratch, slen, B, T, C, NH, NULL),
                          MYGPT_OK);
             cr_expect(memcmp(o1, o2, n * sizeof *o1) == 0, "shape %zu: %s attention differs", c,
                       paths[p]);
@@ -358,7 +359,7 @@ Test(gpt_kernels, every_matmul_path_gives_the_same_bits)
     for (int p = 0; p < 3; p++) {
         o[p] = malloc(M * N * sizeof *o[p]);
         setenv("MYGPT_MATMUL_KERNEL", paths[p], 1);
-        mygpt_matmul_ex(o[p], x, w, b, M, K, N, p == 1); /* the avx2 run also fuses GELU */
+        cr_assert_eq(mygpt_matmul_ex(o[p], x, w, b, M, K, N, p == 1, NULL), MYGPT_OK); /* avx2 also fuses GELU */
     }
     unsetenv("MYGPT_MATMUL_KERNEL");
     float *gelu_ref = malloc(M * N * sizeof *gelu_ref);
@@ -427,6 +428,38 @@ Test(gpt_errors, layer_functions_refuse_what_would_read_out_of_bounds)
     cr_expect_eq(mygpt_embedding_forward(out, ok, wte, wpe, 0, 4, 2, 4, 3, &err), MYGPT_EINVAL);
     cr_expect_eq(mygpt_embedding_forward(out, ok, wte, wpe, 1, 3, 2, 4, 3, &err), MYGPT_OK);
     float q[6], s[64];
-    cr_expect_eq(mygpt_attention_forward(q, q, q, q, s, 1, 1, 6, 4, &err), MYGPT_EINVAL);
-    cr_expect_eq(mygpt_attention_forward_fast(q, q, q, q, s, 1, 1, 6, 0, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_attention_forward(q, q, q, q, s, 64, 1, 1, 6, 4, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_attention_forward_fast(q, q, q, q, s, 64, 1, 1, 6, 0, &err), MYGPT_EINVAL);
+    /* scratch smaller than one thread's slice is refused, not overrun */
+    cr_expect_eq(mygpt_attention_forward_fast(q, q, q, q, s, 0, 1, 1, 6, 3, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_attention_forward(q, q, q, q, s, 0, 1, 1, 6, 3, &err), MYGPT_EINVAL);
+}
+
+/* Issue 11 item 1: scratch sized for one thread, called with a team of 4 (the old
+ * kernel wrote past the end here: an ASan report in the sanitizer stage). Now the team
+ * is clamped to the slices scratch holds, and the bits are those of the full team. */
+Test(gpt_kernels, attention_scratch_sized_for_one_thread_is_safe_with_more)
+{
+    const int B = 2, T = 40, C = 64, NH = 4; /* B * NH = 8 heads, enough to go parallel */
+    const size_t n = (size_t)B * T * C;
+    float *q = malloc(n * sizeof *q), *o1 = malloc(n * sizeof *o1), *o2 = malloc(n * sizeof *o2);
+    mygpt_rng r = {0};
+    mygpt_rng_seed(&r, 5);
+    mygpt_normal_(&r, q, n, 0, 1, NULL);
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(4);
+    const size_t one = mygpt_attention_scratch_size(T, C / NH, 1);
+    const size_t four = mygpt_attention_scratch_size(T, C / NH, 4);
+    cr_assert_eq(four, 4 * one);
+    float *s1 = malloc(one * sizeof *s1), *s4 = malloc(four * sizeof *s4);
+    for (int fast = 0; fast < 2; fast++) {
+        mygpt_status (*attention)(float *, const float *, const float *, const float *, float *,
+                                  size_t, int, int, int, int, mygpt_error *) =
+            fast ? mygpt_attention_forward_fast : mygpt_attention_forward;
+        cr_assert_eq(attention(o1, q, q, q, s4, four, B, T, C, NH, NULL), MYGPT_OK);
+        cr_assert_eq(attention(o2, q, q, q, s1, one, B, T, C, NH, NULL), MYGPT_OK);
+        cr_expect(memcmp(o1, o2, n * sizeof *o1) == 0, "fast=%d: 1-slice scratch changed bits", fast);
+    }
+    omp_set_num_threads(saved);
+    free(q); free(o1); free(o2); free(s1); free(s4);
 }

@@ -52,12 +52,13 @@ int main(int argc, char **argv)
     for (int m = 0; m < 4; m++)
         chapter_check(&ch, mygpt_init_linear(&rng, w + m * D * D, NULL, D, D, &err), &err);
     float q[B * T * D], k[B * T * D], v[B * T * D], att[B * T * D], a[B * T * D];
-    float *scratch = chapter_alloc(&ch, mygpt_attention_scratch_size(T, D), sizeof(float));
-    mygpt_matmul(q, emb, w + 0 * D * D, NULL, B * T, D, D);
-    mygpt_matmul(k, emb, w + 1 * D * D, NULL, B * T, D, D);
-    mygpt_matmul(v, emb, w + 2 * D * D, NULL, B * T, D, D);
-    chapter_check(&ch, mygpt_attention_forward(att, q, k, v, scratch, B, T, D, 1, &err), &err); // one head
-    mygpt_matmul(a, att, w + 3 * D * D, NULL, B * T, D, D);
+    const size_t scratch_len = mygpt_attention_scratch_size(T, D, 1); // one thread is plenty here
+    float *scratch = chapter_alloc(&ch, scratch_len, sizeof(float));
+    chapter_check(&ch, mygpt_matmul(q, emb, w + 0 * D * D, NULL, B * T, D, D, &err), &err);
+    chapter_check(&ch, mygpt_matmul(k, emb, w + 1 * D * D, NULL, B * T, D, D, &err), &err);
+    chapter_check(&ch, mygpt_matmul(v, emb, w + 2 * D * D, NULL, B * T, D, D, &err), &err);
+    chapter_check(&ch, mygpt_attention_forward(att, q, k, v, scratch, scratch_len, B, T, D, 1, &err), &err); // one head
+    chapter_check(&ch, mygpt_matmul(a, att, w + 3 * D * D, NULL, B * T, D, D, &err), &err);
     printf("\nafter attention: ");
     ch_tuple(3, es);
     printf("\n");

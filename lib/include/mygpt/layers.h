@@ -34,18 +34,22 @@ mygpt_status mygpt_embedding_forward(float *out, const int64_t *ids, const float
 
 /* out = inp @ weight^T + bias, i.e. nn.Linear.
  * out (N, OC), inp (N, C), weight (OC, C), bias (OC) or NULL; N = B*T rows.
- * mygpt_matmul_naive is the textbook triple loop, kept as the reference;
- * mygpt_matmul is the fast kernel of matmul.c (packed panels, a 6 x 16 register
- * tile, fused multiply-adds): the same sums within float rounding, and the same
- * bits for any number of threads and on any x86-64 (with or without AVX2). */
+ * mygpt_matmul_naive is the textbook triple loop, kept as the reference; it needs no
+ * memory and cannot fail. mygpt_matmul is the fast kernel of matmul.c (packed panels,
+ * register tiles, fused multiply-adds): the same sums within float rounding, and the
+ * same bits for any number of threads and on any x86-64 (with or without AVX2). It
+ * packs the weight into a buffer of at most 256 KiB: when that allocation fails it
+ * returns MYGPT_ENOMEM (out untouched) rather than fall back to another summation
+ * order. Negative sizes are MYGPT_EINVAL. */
 void mygpt_matmul_naive(float *out, const float *inp, const float *weight, const float *bias,
                         size_t N, int C, int OC);
-void mygpt_matmul(float *out, const float *inp, const float *weight, const float *bias, size_t N,
-                  int C, int OC);
+mygpt_status mygpt_matmul(float *out, const float *inp, const float *weight, const float *bias,
+                          size_t N, int C, int OC, mygpt_error *err);
 
 /* mygpt_matmul, then GELU on every output when apply_gelu (fc1 + GELU in one pass). */
-void mygpt_matmul_ex(float *out, const float *inp, const float *weight, const float *bias,
-                     size_t N, int C, int OC, int apply_gelu);
+mygpt_status mygpt_matmul_ex(float *out, const float *inp, const float *weight,
+                             const float *bias, size_t N, int C, int OC, int apply_gelu,
+                             mygpt_error *err);
 
 /* LayerNorm over the last axis with biased variance and eps = 1e-5:
  * out = (x - mean) / sqrt(var + eps) * gamma + beta.  out, inp (N, C); gamma, beta (C) */
@@ -68,20 +72,27 @@ void mygpt_softmax_rows(float *x, size_t rows, int n);
 /* Causal multi-head self-attention core (no projections):
  * for each batch b and head h, with d = C / NH and q, k, v the head's slices,
  *   out[b,t,h*d:(h+1)*d] = sum_{s <= t} softmax_s(q_t . k_s / sqrt(d)) v_s
- * out (B, T, C); q, k, v (B, T, C); scratch of mygpt_attention_scratch_size(T, d) floats.
+ * out (B, T, C); q, k, v (B, T, C); scratch of scratch_len floats.
  * Parallel over (b, h). mygpt_attention_forward is the plain loops (the reference);
  * mygpt_attention_forward_fast (attention.c) vectorises them and gives the same bits.
- * Both take exp from lib/vecmath.h (within 1.02 ulp of libm's), which vectorises. */
-/* Both refuse sizes below 1 and C not divisible by NH (MYGPT_EINVAL). */
+ * Both take exp from lib/vecmath.h (within 1.02 ulp of libm's), which vectorises.
+ *
+ * Scratch is per thread: size it with mygpt_attention_scratch_size(T, d, nthreads) and
+ * pass its length. The call never runs more threads than scratch_len holds slices for
+ * (fewer threads, same bits), so a buffer sized for 1 thread is safe under any
+ * OMP_NUM_THREADS. Both refuse sizes below 1, C not divisible by NH, and scratch too
+ * small for even one thread (MYGPT_EINVAL). */
 mygpt_status mygpt_attention_forward(float *out, const float *q, const float *k, const float *v,
-                                     float *scratch, int B, int T, int C, int NH, mygpt_error *err);
+                                     float *scratch, size_t scratch_len, int B, int T, int C,
+                                     int NH, mygpt_error *err);
 mygpt_status mygpt_attention_forward_fast(float *out, const float *q, const float *k,
-                                          const float *v, float *scratch, int B, int T, int C,
-                                          int NH, mygpt_error *err);
+                                          const float *v, float *scratch, size_t scratch_len,
+                                          int B, int T, int C, int NH, mygpt_error *err);
 
-/* Floats of scratch either attention needs for length T and head size d = C / NH
- * (per thread: K of one head transposed, and a few rows of scores). */
-size_t mygpt_attention_scratch_size(int T, int head_dim);
+/* Floats of scratch either attention needs for length T, head size d = C / NH and up
+ * to nthreads threads (per thread: K of one head transposed, and a few rows of scores).
+ * nthreads < 1 counts as 1; pass omp_get_max_threads() to let every thread work. */
+size_t mygpt_attention_scratch_size(int T, int head_dim, int nthreads);
 
 #ifdef __cplusplus
 }

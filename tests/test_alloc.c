@@ -1,0 +1,87 @@
+/*
+ * test_alloc.c - what the library does when malloc fails. This suite is linked with
+ * -Wl,--wrap=malloc: every malloc call inside the test and the static libmygpt goes to
+ * __wrap_malloc below, which fails the next call once a test arms it.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mygpt/gpt.h"
+#include "mygpt/layers.h"
+#include "mygpt/rng.h"
+
+void *__real_malloc(size_t size);
+static int fail_next; /* malloc calls to let through before one fails; -1 = never fail */
+
+void *__wrap_malloc(size_t size)
+{
+    if (fail_next == 0) {
+        fail_next = -1;
+        return NULL;
+    }
+    if (fail_next > 0)
+        fail_next--;
+    return __real_malloc(size);
+}
+
+static void never_fail(void)
+{
+    fail_next = -1;
+}
+
+TestSuite(alloc, .init = never_fail);
+
+/* Issue 11 item 5: the fast matmul used to fall back to the naive kernel (other bits)
+ * when its panel buffer could not be allocated; now it says so. */
+Test(alloc, fast_matmul_reports_out_of_memory_instead_of_changing_path)
+{
+    const int M = 64, K = 96, N = 80; /* M K N > 65536: the heap path */
+    float *a = calloc((size_t)M * K, sizeof *a), *w = calloc((size_t)N * K, sizeof *w);
+    float *o = calloc((size_t)M * N, sizeof *o);
+    for (int i = 0; i < M * K; i++)
+        a[i] = (float)(i % 7) - 3.0f;
+    for (int i = 0; i < N * K; i++)
+        w[i] = (float)(i % 5) * 0.25f;
+    memset(o, 0x7f, (size_t)M * N * sizeof *o);
+    mygpt_error err = {0};
+    fail_next = 0;
+    cr_assert_eq(mygpt_matmul(o, a, w, NULL, (size_t)M, K, N, &err), MYGPT_ENOMEM);
+    cr_expect(strstr(err.message, "out of memory") != NULL, "message: %s", err.message);
+    for (int i = 0; i < M * N; i++) /* out untouched */
+        cr_assert_eq(((unsigned char *)o)[4 * i], 0x7f);
+    cr_assert_eq(mygpt_matmul(o, a, w, NULL, (size_t)M, K, N, &err), MYGPT_OK);
+    free(a); free(w); free(o);
+}
+
+/* Every malloc a forward pass makes, failed in turn: each failure is MYGPT_ENOMEM with
+ * a message, never a crash, and the model works again afterwards. */
+Test(alloc, every_failed_allocation_of_a_forward_pass_is_an_error)
+{
+    mygpt_config cfg = {.vocab_size = 50, .embed_dim = 64, .num_heads = 4, .num_layers = 2,
+                        .max_seq_len = 32};
+    int64_t ids[2 * 32];
+    for (int i = 0; i < 64; i++)
+        ids[i] = i % 50;
+    int failures = 0;
+    for (int nth = 0; nth < 64; nth++) {
+        mygpt_gpt *g = NULL;
+        mygpt_error err = {0};
+        cr_assert_eq(mygpt_gpt_create(&g, &cfg, 0, &err), MYGPT_OK, "%s", err.message);
+        fail_next = nth; /* let nth calls through, fail the next */
+        const mygpt_status st = mygpt_gpt_forward(g, ids, 2, 32, &err);
+        const int injected = fail_next == -1;
+        fail_next = -1;
+        if (!injected) { /* the pass made at most nth allocations: every one was failed once */
+            cr_assert_eq(st, MYGPT_OK, "%s", err.message);
+            mygpt_gpt_free(g);
+            break;
+        }
+        cr_assert_eq(st, MYGPT_ENOMEM, "allocation %d: status %d (%s)", nth, st, err.message);
+        cr_assert(err.message[0] != '\0');
+        cr_assert_eq(mygpt_gpt_forward(g, ids, 2, 32, &err), MYGPT_OK, "%s", err.message);
+        failures++;
+        mygpt_gpt_free(g);
+    }
+    cr_expect_geq(failures, 3, "only %d allocations were failed", failures);
+}
