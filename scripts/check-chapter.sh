@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # check-chapter.sh PROGRAM EXPECTED [ARGS...] - runs one chapter program and compares
-# its stdout with the expected file. Lines of EXPECTED that begin with "~TOL=R "
-# are compared numerically: every number on the line may differ from the expected
-# one by a relative R (|got - want| <= R * max(1, |want|)); the rest byte for byte.
+# its stdout with the expected file, line by line. Two kinds of line are compared by
+# their numbers (the words around the numbers must match exactly):
+#   "~DIGIT <text>"  each number may differ from the expected one by one unit in the
+#                    expected number's last printed digit (142.1164: 0.0001;
+#                    1.7314e+03: 0.1; integers must be equal): float32
+#                    summation order, nothing more;
+#   "~MAX=B <text>"  each number's absolute value is at most B: a line that prints only
+#                    rounding noise (a std/mean of values that are equal in exact
+#                    arithmetic), whose digits mean nothing but whose size does.
+# Every other line is compared byte for byte.
 # Exit: 0 match, 1 mismatch (a unified diff is printed), 77 skipped (the program
 # exited 77 because its input data is absent; its stderr says why).
 set -uo pipefail
@@ -25,32 +32,50 @@ if [ $status -ne 0 ]; then
 fi
 if awk -v gotfile="$out" '
     function abs(x) { return x < 0 ? -x : x }
+    # one unit in the last printed digit of a number written as text
+    function unit(s,    m, e, p, dec) {
+        m = s; e = 0
+        p = match(s, /[eE]/)
+        if (p) { m = substr(s, 1, p - 1); e = substr(s, p + 1) + 0 }
+        p = index(m, ".")
+        dec = p ? length(m) - p : 0
+        return 10 ^ (e - dec)
+    }
+    # splits a line into its numbers (nums[1..n]) and the text around them (returned)
+    function numbers(line, nums,    n, skel) {
+        n = 0; skel = ""
+        while (match(line, /[-+]?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?/)) {
+            skel = skel substr(line, 1, RSTART - 1) "#"
+            nums[++n] = substr(line, RSTART, RLENGTH)
+            line = substr(line, RSTART + RLENGTH)
+        }
+        nums[0] = n
+        return skel line
+    }
     BEGIN { ok = 1 }
     {
         want = $0
         if ((getline got < gotfile) <= 0) { ok = 0; exit }
-        if (substr(want, 1, 5) == "~TOL=") {
+        mode = ""
+        if (substr(want, 1, 7) == "~DIGIT ") { mode = "digit"; want = substr(want, 8) }
+        else if (substr(want, 1, 5) == "~MAX=") {
+            mode = "max"
             split(want, head, " ")
-            tol = substr(head[1], 6) + 0
+            bound = substr(head[1], 6) + 0
             want = substr(want, length(head[1]) + 2)
-            nw = split(want, ws, /[^-+0-9.eE]+/)
-            ng = split(got, gs, /[^-+0-9.eE]+/)
-            if (nw != ng) { ok = 0; exit }
-            for (i = 1; i <= nw; i++) {
-                if (ws[i] == gs[i]) continue
-                if (ws[i] !~ /[0-9]/ || gs[i] !~ /[0-9]/) { ok = 0; exit }
-                scale = abs(ws[i] + 0) > 1 ? abs(ws[i] + 0) : 1
-                if (abs(ws[i] - gs[i]) > tol * scale) { ok = 0; exit }
-            }
-            # the words around the numbers must match exactly
-            w2 = want; g2 = got
-            gsub(/[-+0-9.eE]+/, "#", w2); gsub(/[-+0-9.eE]+/, "#", g2)
-            if (w2 != g2) { ok = 0; exit }
-        } else if (want != got) { ok = 0; exit }
+        }
+        if (mode == "") { if (want != got) { ok = 0; exit } ; next }
+        delete ws; delete gs
+        if (numbers(want, ws) != numbers(got, gs) || ws[0] != gs[0]) { ok = 0; exit }
+        for (i = 1; i <= ws[0]; i++) {
+            if (mode == "digit" && ws[i] !~ /[.eE]/ && ws[i] != gs[i]) { ok = 0; exit } # integers: equal
+            if (mode == "digit" && abs(ws[i] - gs[i]) > unit(ws[i]) * (1 + 1e-9)) { ok = 0; exit }
+            if (mode == "max" && abs(gs[i] + 0) > bound) { ok = 0; exit }
+        }
     }
     END { if (ok && (getline extra < gotfile) > 0) ok = 0; exit ok ? 0 : 1 }
 ' "$expected"; then
     exit 0
 fi
-diff -u --label "expected: ${expected##*/}" --label "got: ${prog##*/}" <(sed -E 's/^~TOL=[^ ]+ //' "$expected") "$out" | sed 's/^/  /'
+diff -u --label "expected: ${expected##*/}" --label "got: ${prog##*/}" <(sed -E 's/^~(DIGIT|MAX=[^ ]+) //' "$expected") "$out" | sed 's/^/  /'
 exit 1
