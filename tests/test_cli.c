@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "data.h"
 #include "golden.h"
 #include "runproc.h"
 
@@ -132,22 +133,17 @@ Test(cli, every_subcommand_has_help)
 
 /* ---- encode / decode (need the vocabulary from scripts/fetch-data.sh) ---------- */
 
-static const char *data_dir_or_skip(void)
+/* the vocabulary's folder: skipped when its files are absent, failed under CI=true */
+static const char *vocab_or_skip(void)
 {
-    static char enc[4096];
-    const char *d = getenv("MYGPT_DATA");
-    d = d && *d ? d : DATA_DIR;
-    snprintf(enc, sizeof enc, "%s/encoder.json", d);
-    FILE *f = fopen(enc, "r");
-    if (!f)
-        cr_skip_test("GPT-2 vocabulary not available in %s", d);
-    fclose(f);
-    return d;
+    data_file_or_skip("vocab.bpe");
+    data_file_or_skip("encoder.json");
+    return data_dir_or_skip();
 }
 
 Test(cli_tokens, encode_and_decode_match_tiktoken)
 {
-    const char *dir = data_dir_or_skip();
+    const char *dir = vocab_or_skip();
     FILE *f = golden_open("tokenizer.txt");
     cr_assert_not_null(f);
     char *line = NULL, tmp[64], args[8192];
@@ -196,8 +192,8 @@ Test(cli_tokens, encode_and_decode_match_tiktoken)
 
 Test(cli_tokens, bad_token_input_is_an_error)
 {
-    const char *dir = data_dir_or_skip();
-    char tmp[64], args[4096];
+    const char *dir = vocab_or_skip();
+    char tmp[64], args[8192];
     snprintf(tmp, sizeof tmp, "/tmp/mygpt-cli-bad-%d.txt", (int)getpid());
     FILE *t = fopen(tmp, "wb");
     fputs("caf\xe9 (Latin-1, not UTF-8)\n", t);
@@ -235,8 +231,6 @@ Test(cli_tokens, bad_token_input_is_an_error)
 
 Test(cli_chapters, bad_chapter_arguments)
 {
-    if (!getenv("MYGPT_DATA"))
-        setenv("MYGPT_DATA", DATA_DIR, 1); /* chapter 61 finds its vocabulary there */
     char tmp[64];
     snprintf(tmp, sizeof tmp, "/tmp/mygpt-latin1-%d.txt", (int)getpid());
     FILE *t = fopen(tmp, "wb");
@@ -260,6 +254,7 @@ Test(cli_chapters, bad_chapter_arguments)
         cr_assert_eq(run_words(exe, cases[i].args, &r), 0);
         if (i >= 5 && r.status == 77) { /* chapter 61 without the vocabulary */
             proc_result_free(&r);
+            cr_assert(!running_in_ci(), "chapter 61 found no data under CI=true: %s", r.err);
             cr_skip_test("GPT-2 vocabulary not available for chapter 61");
         }
         cr_expect_eq(r.status, cases[i].status, "%s %s: exit %d (%s)", cases[i].program, cases[i].args,
@@ -271,4 +266,59 @@ Test(cli_chapters, bad_chapter_arguments)
         proc_result_free(&r);
     }
     unlink(tmp);
+}
+
+/* ---- the data rule: absent skips (fails under CI=true), broken fails ------------- */
+
+/* Runs the tokenizer suite with MYGPT_DATA = dir (and CI as given); returns its status
+ * and whether it reported a skip. */
+static int run_tokenizer_suite(const char *dir, const char *ci, int *skipped)
+{
+    char *const argv[] = {TOKENIZER_TEST_EXE, "--jobs", "1", "--verbose", NULL};
+    const char *old_data = getenv("MYGPT_DATA"), *old_ci = getenv("CI");
+    char *saved_data = old_data ? strdup(old_data) : NULL, *saved_ci = old_ci ? strdup(old_ci) : NULL;
+    setenv("MYGPT_DATA", dir, 1);
+    /* BoxFort marks this process as a Criterion worker; the child must be a runner */
+    char *bxfi = getenv("BXFI_MAP") ? strdup(getenv("BXFI_MAP")) : NULL;
+    unsetenv("BXFI_MAP");
+    if (ci)
+        setenv("CI", ci, 1);
+    else
+        unsetenv("CI");
+    proc_result r;
+    cr_assert_eq(run_process(argv, &r), 0);
+    saved_data ? setenv("MYGPT_DATA", saved_data, 1) : unsetenv("MYGPT_DATA");
+    saved_ci ? setenv("CI", saved_ci, 1) : unsetenv("CI");
+    if (bxfi)
+        setenv("BXFI_MAP", bxfi, 1);
+    free(bxfi);
+    free(saved_data);
+    free(saved_ci);
+    *skipped = strstr(r.out, "[SKIP]") != NULL || strstr(r.err, "[SKIP]") != NULL;
+    const int status = r.status;
+    proc_result_free(&r);
+    return status;
+}
+
+Test(cli_data, a_truncated_vocabulary_fails_the_tokenizer_tests_never_skips_them)
+{
+    const char *src = vocab_or_skip();
+    char dir[] = "/tmp/mygpt-data-XXXXXX", cmd[16384];
+    cr_assert(mkdtemp(dir) != NULL);
+    /* the real vocab.bpe and the-verdict, and the first 100 kB of encoder.json */
+    snprintf(cmd, sizeof cmd,
+             "cp '%s/vocab.bpe' '%s/the-verdict.txt' '%s/' 2>/dev/null; head -c 100000 '%s/encoder.json' > '%s/encoder.json'",
+             src, src, dir, src, dir);
+    cr_assert_eq(system(cmd), 0);
+    int skipped;
+    cr_expect_eq(run_tokenizer_suite(dir, NULL, &skipped), 1, "a broken encoder.json did not fail the suite");
+    cr_expect(!skipped, "a broken encoder.json was reported as skipped");
+    /* absent: skipped and green, except under CI=true */
+    snprintf(cmd, sizeof cmd, "rm -f '%s/encoder.json' '%s/vocab.bpe' '%s/the-verdict.txt'", dir, dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    const int absent = run_tokenizer_suite(dir, NULL, &skipped);
+    cr_expect_eq(absent, 0, "absent data failed outside CI (exit %d)", absent);
+    cr_expect(skipped, "absent data was not reported as skipped");
+    cr_expect_eq(run_tokenizer_suite(dir, "true", &skipped), 1, "absent data did not fail under CI=true");
+    rmdir(dir);
 }

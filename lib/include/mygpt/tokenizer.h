@@ -48,6 +48,14 @@ mygpt_status mygpt_tokenizer_load_dir(mygpt_tokenizer **out, const char *dir, my
  * MYGPT_ENOMEM. */
 mygpt_status mygpt_read_file(const char *path, char **data, size_t *len, mygpt_error *err);
 
+/* The data folder (GPT-2's encoder.json and vocab.bpe, the-verdict.txt), the same
+ * rule for every program: $MYGPT_DATA when set; else, beside the running program,
+ * ../data (a build tree: meson links build/data to the folder configured with
+ * -Ddata_dir, by default the source tree's data/) or ../share/mygpt (an installed
+ * tree: PREFIX/bin/../share/mygpt). No path is compiled into the binaries. Writes the
+ * folder into out (n bytes); MYGPT_EIO when none exists (out = ""). */
+mygpt_status mygpt_data_dir(char *out, size_t n, mygpt_error *err);
+
 /* Number of ids (50257 for GPT-2). */
 size_t mygpt_tokenizer_vocab_size(const mygpt_tokenizer *tok);
 
