@@ -30,6 +30,7 @@
 
 #include "attention_scratch.h"
 #include "mygpt/layers.h"
+#include "parallel.h"
 #include "vecmath.h"
 
 #define QB 32      /* query rows per block: their scores are kept */
@@ -339,7 +340,7 @@ mygpt_status mygpt_attention_forward_fast(float *out, const float *q, const floa
     const float scale = (float)sqrt((double)d); // PyTorch divides by math.sqrt(d)
     const size_t per_thread = ((size_t)d + QB) * kt_stride(T);
     /* small work (the chapter's tiny GPT) stays out of the OpenMP runtime altogether */
-    if (B * NH == 1 || (size_t)B * T * T * C <= 65536) {
+    if (B * NH == 1 || (size_t)B * T * T * C <= MYGPT_KERNEL_SMALL) {
         for (int b = 0; b < B; b++)
             for (int h = 0; h < NH; h++) {
                 const size_t off = (size_t)b * T * C + (size_t)h * d;

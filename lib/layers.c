@@ -12,13 +12,14 @@
 #include <omp.h>
 
 #include "attention_scratch.h"
+#include "parallel.h"
 #include "vecmath.h"
 
 /* Below this many floats of work a parallel region costs more than it saves (the
  * chapter's tiny GPT runs on one thread). Results never depend on it. Small work does
  * not even enter the OpenMP runtime: an `if (false)` parallel region still costs a
  * microsecond or so, a lot next to a 16-microsecond forward pass. */
-#define PARALLEL_MIN 32768
+#define PARALLEL_MIN MYGPT_PARALLEL_MIN
 
 /* out[b, t] = wte[ids[b, t]] (+ wpe[t]) */
 static void embed_row(float *out, const int64_t *ids, const float *wte, const float *wpe, int T,

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "mygpt/layers.h"
+#include "parallel.h"
 #include "vecmath.h"
 
 #define NR_MAX 32 /* widest panel (AVX-512: two zmm registers per row) */
@@ -302,7 +303,7 @@ mygpt_status mygpt_matmul_ex(float *out, const float *inp, const float *weight,
     /* small products (the chapter's tiny GPT): panels on the stack, no parallel region
      * (entering one, even with if (false), costs about a microsecond) */
     float small_packed[2048];
-    if (M * (size_t)K * N <= 65536 && packed_len <= 2048) {
+    if (M * (size_t)K * N <= MYGPT_KERNEL_SMALL && packed_len <= 2048) {
         job.packed = small_packed;
         matmul_blocks(&job);
         return MYGPT_OK;
@@ -313,7 +314,7 @@ mygpt_status mygpt_matmul_ex(float *out, const float *inp, const float *weight,
     if (!job.packed)
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul's packed panels (%zu floats)",
                           packed_len);
-    if (M * (size_t)K * N <= 65536) {
+    if (M * (size_t)K * N <= MYGPT_KERNEL_SMALL) {
         matmul_blocks(&job);
     } else {
 #pragma omp parallel

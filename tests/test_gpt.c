@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "golden.h"
+#include "parallel.h"
 #include "mygpt/gpt.h"
 #include "mygpt/layers.h"
 
@@ -462,4 +463,46 @@ Test(gpt_kernels, attention_scratch_sized_for_one_thread_is_safe_with_more)
     }
     omp_set_num_threads(saved);
     free(q); free(o1); free(o2); free(s1); free(s4);
+}
+
+/* Issue 11 item 4: a model big enough that every parallel loop of the forward pass
+ * enters its OpenMP region (the sizes are checked against lib/parallel.h), fast and
+ * naive kernels, under 1, 2, 3 and 8 threads: the logits are the same bits. */
+Test(gpt_threads, every_parallel_loop_gives_the_same_bits_for_1_2_3_8_threads)
+{
+    const mygpt_config cfg = {.vocab_size = 300, .embed_dim = 128, .num_heads = 4,
+                              .num_layers = 2, .max_seq_len = 96};
+    const int B = 4, T = 96, C = cfg.embed_dim, V = cfg.vocab_size;
+    const size_t N = (size_t)B * T;
+    cr_assert_gt(N * C, MYGPT_PARALLEL_MIN);                          /* embedding, LayerNorm, residual */
+    cr_assert_gt(N * C * C, MYGPT_KERNEL_SMALL);                      /* q k v o, the smallest matmul */
+    cr_assert_gt((size_t)B * T * T * C, MYGPT_KERNEL_SMALL);          /* attention, both kernels */
+    cr_assert_gt(B * cfg.num_heads, 1);
+    cr_assert_gt(N * 4 * C, MYGPT_PARALLEL_MIN);                      /* GELU of the naive path */
+    int64_t *ids = malloc(N * sizeof *ids);
+    for (size_t i = 0; i < N; i++)
+        ids[i] = (int64_t)((i * 7919) % (size_t)V);
+    const size_t n = N * (size_t)V;
+    const int threads[] = {1, 2, 3, 8};
+    const int saved = omp_get_max_threads();
+    for (int naive = 0; naive < 2; naive++) {
+        float *first = malloc(n * sizeof *first);
+        for (int k = 0; k < 4; k++) {
+            omp_set_num_threads(threads[k]);
+            mygpt_gpt *gpt;
+            cr_assert_eq(mygpt_gpt_create(&gpt, &cfg, 17, NULL), MYGPT_OK);
+            gpt->use_naive_kernels = naive;
+            cr_assert_eq(mygpt_gpt_forward(gpt, ids, B, T, NULL), MYGPT_OK);
+            if (k == 0)
+                memcpy(first, gpt->acts.logits, n * sizeof *first);
+            else
+                cr_expect(memcmp(first, gpt->acts.logits, n * sizeof *first) == 0,
+                          "%s kernels: logits with %d threads differ from 1 thread",
+                          naive ? "naive" : "fast", threads[k]);
+            mygpt_gpt_free(gpt);
+        }
+        free(first);
+    }
+    omp_set_num_threads(saved);
+    free(ids);
 }
