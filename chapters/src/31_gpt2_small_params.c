@@ -27,7 +27,10 @@ int main(int argc, char **argv)
     mygpt_param_counts pc;
     mygpt_error err = {0};
     chapter_check(&ch, mygpt_param_count(&cfg, &pc, &err), &err);
-    printf("GPT-2 small: V=50,257, C=768, h=12, N=12, max_seq_len=1024, tied head\n\n");
+    printf("GPT-2 small: V=");
+    ch_commas(cfg.vocab_size);
+    printf(", C=%d, h=%d, N=%d, max_seq_len=%d, tied head\n\n", cfg.embed_dim, cfg.num_heads,
+           cfg.num_layers, cfg.max_seq_len);
     row("V * C", pc.token_embedding);
     row("max_seq_len * C", pc.position_embedding);
     row("N * (12 C^2 + 9 C)", pc.blocks);

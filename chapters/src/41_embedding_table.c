@@ -14,8 +14,7 @@ int main(int argc, char **argv)
                  "print(tok_emb.weight.shape).", 42, CH_SEED);
     doc001 s = {0};
     doc001_run(&ch, &s, 1);
-    const int64_t shape[2] = {D1_VOCAB, D1_EMBD};
-    ch_size(2, shape);
+    ch_print_size(&s.tok_emb_w); // the weight's shape, as nn.Embedding(50, 8) made it
     printf("\n");
     doc001_free(&s);
     return 0;

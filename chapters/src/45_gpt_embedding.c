@@ -15,22 +15,19 @@ int main(int argc, char **argv)
                  "(4, 256))); prints x.shape and the parameter count.", 42, CH_SEED);
     doc001 s = {0};
     doc001_run(&ch, &s, 3);
-    float *x = chapter_alloc(&ch, (size_t)4 * 256 * D1_C2, sizeof(float));
-    mygpt_error err = {0};
-    chapter_check(&ch, mygpt_embedding_forward(x, s.idx, s.gpt_tok, s.gpt_pos, 4, 256, D1_C2, D1_V2,
-                                               D1_BLOCK, &err), &err); // (B, T, C)
-    const int64_t shape[3] = {4, 256, D1_C2};
-    ch_size(3, shape);
+    // x = emb(idx): tok_emb(idx) + pos_emb(arange(T))                    (B, T, C)
+    ch_tensor x = ch_embedding_apply(&ch, &s.gpt_tok_w, &s.gpt_pos_w, &s.idx_t);
+    ch_print_size(&x);
     // sum(p.numel() for p in emb.parameters()): the two tables
-    const long long n_tok = (long long)D1_V2 * D1_C2, n_pos = (long long)D1_BLOCK * D1_C2;
+    const long long n_tok = (long long)ch_numel(&s.gpt_tok_w), n_pos = (long long)ch_numel(&s.gpt_pos_w);
     printf("\n");
     ch_commas(n_tok + n_pos);
     printf(" parameters (tok: ");
-    ch_commas((long long)D1_V2 * D1_C2);
+    ch_commas(n_tok);
     printf(", pos: ");
-    ch_commas((long long)D1_BLOCK * D1_C2);
+    ch_commas(n_pos);
     printf(")\n");
-    free(x);
+    ch_tensor_free(&x);
     doc001_free(&s);
     return 0;
 }

@@ -18,27 +18,22 @@ int main(int argc, char **argv)
                  0, CH_SEED);
     doc002 s = {0};
     doc002_run(&ch, &s, 2);
-    enum { B = 2, T = 10 };
-    float *with_pos = chapter_alloc(&ch, (size_t)B * T * D2_MODEL, sizeof(float));
-    for (int b = 0; b < B; b++) // x + pos_embedding(arange(seq_len)), broadcast over the batch
-        for (int t = 0; t < T; t++)
-            for (int c = 0; c < D2_MODEL; c++)
-                with_pos[((size_t)b * T + t) * D2_MODEL + c] =
-                    s.x[((size_t)b * T + t) * D2_MODEL + c] + s.pos[(size_t)t * D2_MODEL + c];
-    const int64_t shape[3] = {B, T, D2_MODEL}, eight[1] = {8};
+    // x_with_pos = x + pos_embedding(arange(seq_len)), broadcast over the batch
+    ch_tensor with_pos = ch_add_positions(&ch, &s.x_t, &s.pos_w);
+    const int64_t eight[1] = {8};
     printf("Input shape: ");
-    ch_size(3, shape);
+    ch_print_size(&s.x_t);
     printf("\nOutput shape: ");
-    ch_size(3, shape);
+    ch_print_size(&with_pos);
     for (int p = 0; p < 2; p++) {
         printf("\n\nPosition embedding for position %d (first 8 dims):\n  ", p);
         ch_numpy(s.pos + (size_t)p * D2_MODEL, 1, eight, 4);
     }
-    const long long n_params = (long long)D2_MAXSEQ * D2_MODEL;
+    const long long n_params = (long long)ch_numel(&s.pos_w); // the module's one parameter
     printf("\n\nPosition embedding parameters: ");
     ch_commas(n_params);
     printf(" (%.2fM)\n", n_params / 1e6);
-    free(with_pos);
+    ch_tensor_free(&with_pos);
     doc002_free(&s);
     return 0;
 }

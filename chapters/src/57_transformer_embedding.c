@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "chapter.h"
+#include "ch_tensor.h"
 
 int main(int argc, char **argv)
 {
@@ -18,31 +18,28 @@ int main(int argc, char **argv)
     enum { V = 10000, C = 256, MAXSEQ = 512, B = 4, T = 32 };
     mygpt_error err = {0};
     mygpt_rng rng = {0};
-    float *tok = chapter_alloc(&ch, (size_t)V * C, sizeof(float));
-    float *pos = chapter_alloc(&ch, (size_t)MAXSEQ * C, sizeof(float));
-    float *x = chapter_alloc(&ch, (size_t)B * T * C, sizeof(float));
-    int64_t ids[B * T];
     mygpt_rng_seed(&rng, ch.seed);
-    chapter_check(&ch, mygpt_init_embedding(&rng, tok, V, C, &err), &err);
-    chapter_check(&ch, mygpt_init_embedding(&rng, pos, MAXSEQ, C, &err), &err);
-    chapter_check(&ch, mygpt_randint(&rng, ids, B * T, 0, V, &err), &err);
+    ch_tensor tok = ch_embedding_new(&ch, &rng, V, C);      // TokenEmbedding(10000, 256)
+    ch_tensor pos = ch_embedding_new(&ch, &rng, MAXSEQ, C); // LearnedPositionalEmbedding(256, 512)
+    ch_tensor ids = ch_tensor_i64(&ch, 2, (int64_t[]){B, T});
+    chapter_check(&ch, mygpt_randint(&rng, ids.ids, ch_numel(&ids), 0, V, &err), &err);
     // tok_emb + pos_emb; dropout(0.1) in training mode would scale the survivors,
     // but only shapes are printed
-    chapter_check(&ch, mygpt_embedding_forward(x, ids, tok, pos, B, T, C, V, MAXSEQ, &err), &err);
-    const int64_t in_shape[2] = {B, T}, out_shape[3] = {B, T, C};
+    ch_tensor x = ch_embedding_apply(&ch, &tok, &pos, &ids);
     printf("Input tokens: ");
-    ch_size(2, in_shape);
+    ch_print_size(&ids);
     printf("\nOutput embeddings: ");
-    ch_size(3, out_shape);
+    ch_print_size(&x);
     printf("\n\nEmbedding parameters: ");
-    ch_commas((long long)V * C + (long long)MAXSEQ * C);
+    ch_commas((long long)(ch_numel(&tok) + ch_numel(&pos)));
     printf("\n  Token embeddings: ");
-    ch_commas((long long)V * C);
+    ch_commas((long long)ch_numel(&tok));
     printf("\n  Position embeddings: ");
-    ch_commas((long long)MAXSEQ * C);
+    ch_commas((long long)ch_numel(&pos));
     printf("\n");
-    free(tok);
-    free(pos);
-    free(x);
+    ch_tensor_free(&tok);
+    ch_tensor_free(&pos);
+    ch_tensor_free(&ids);
+    ch_tensor_free(&x);
     return 0;
 }

@@ -30,41 +30,46 @@ int main(int argc, char **argv)
     int64_t *data = chapter_alloc(&ch, NDATA, sizeof(int64_t));
     chapter_check(&ch, mygpt_randint(&rng, data, NDATA, 0, V, &err), &err);
     // x, y = get_batch(data, batch_size=2, seq_len=12); the smoke test only uses x
-    int64_t ix[B], x[B * T];
+    ch_tensor x = ch_tensor_i64(&ch, 2, (int64_t[]){B, T});
+    int64_t ix[B];
     chapter_check(&ch, mygpt_randint(&rng, ix, B, 0, NDATA - T, &err), &err);
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++)
-            x[b * T + t] = data[ix[b] + t];
-    const int64_t xs[2] = {B, T};
+            x.ids[b * T + t] = data[ix[b] + t];
     printf("x: ");
-    ch_tuple(2, xs);
+    ch_print_tuple(&x);
 
-    embed e;
-    embed_create(&ch, &e, &rng, V, D, MAXSEQ);
-    float emb[B * T * D];
-    embed_forward(&ch, &e, emb, x, B, T);
-    const int64_t es[3] = {B, T, D};
+    // embed = Embed(4096, 64, 64); e = embed(x)
+    embed em;
+    embed_create(&ch, &em, &rng, V, D, MAXSEQ);
+    ch_tensor e = embed_apply(&ch, &em, &x);
     printf("\nafter embed: ");
-    ch_tuple(3, es);
+    ch_print_tuple(&e);
 
     // attn = CausalSelfAttention(d_model=64, max_seq_len=64); a = attn(e)
-    float *w = chapter_alloc(&ch, 4 * D * D, sizeof(float)); // W_q, W_k, W_v, W_o (out, in)
-    for (int m = 0; m < 4; m++)
-        chapter_check(&ch, mygpt_init_linear(&rng, w + m * D * D, NULL, D, D, &err), &err);
-    float q[B * T * D], k[B * T * D], v[B * T * D], att[B * T * D], a[B * T * D];
-    const size_t scratch_len = mygpt_attention_scratch_size(T, D, 1); // one thread is plenty here
+    ch_tensor w[4]; // W_q, W_k, W_v, W_o: nn.Linear(64, 64, bias=False), weight (out, in)
+    for (int m = 0; m < 4; m++) {
+        w[m] = ch_tensor_f32(&ch, 2, (int64_t[]){D, D});
+        chapter_check(&ch, mygpt_init_linear(&rng, w[m].data, NULL, D, D, &err), &err);
+    }
+    ch_tensor q = ch_linear_apply(&ch, &e, &w[0]), k = ch_linear_apply(&ch, &e, &w[1]);
+    ch_tensor v = ch_linear_apply(&ch, &e, &w[2]);
+    ch_tensor att = ch_tensor_f32(&ch, q.ndim, q.shape); // one head: the output has q's shape
+    const size_t scratch_len = mygpt_attention_scratch_size((int)q.shape[1], (int)q.shape[2], 1);
     float *scratch = chapter_alloc(&ch, scratch_len, sizeof(float));
-    chapter_check(&ch, mygpt_matmul(q, emb, w + 0 * D * D, NULL, B * T, D, D, &err), &err);
-    chapter_check(&ch, mygpt_matmul(k, emb, w + 1 * D * D, NULL, B * T, D, D, &err), &err);
-    chapter_check(&ch, mygpt_matmul(v, emb, w + 2 * D * D, NULL, B * T, D, D, &err), &err);
-    chapter_check(&ch, mygpt_attention_forward(att, q, k, v, scratch, scratch_len, B, T, D, 1, &err), &err); // one head
-    chapter_check(&ch, mygpt_matmul(a, att, w + 3 * D * D, NULL, B * T, D, D, &err), &err);
+    chapter_check(&ch, mygpt_attention_forward(att.data, q.data, k.data, v.data, scratch, scratch_len,
+                                               (int)q.shape[0], (int)q.shape[1], (int)q.shape[2], 1,
+                                               &err), &err);
+    ch_tensor a = ch_linear_apply(&ch, &att, &w[3]);
     printf("\nafter attention: ");
-    ch_tuple(3, es);
+    ch_print_tuple(&a);
     printf("\n");
+
+    ch_tensor *all[] = {&x, &e, &q, &k, &v, &att, &a, &w[0], &w[1], &w[2], &w[3]};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        ch_tensor_free(all[i]);
     free(scratch);
-    free(w);
     free(data);
-    embed_free(&e);
+    embed_free(&em);
     return 0;
 }

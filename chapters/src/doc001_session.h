@@ -11,7 +11,7 @@
 #ifndef MYGPT_DOC001_SESSION_H
 #define MYGPT_DOC001_SESSION_H
 
-#include "chapter.h"
+#include "ch_tensor.h"
 
 enum { D1_VOCAB = 50, D1_EMBD = 8, D1_T = 6, D1_V2 = 65, D1_BLOCK = 256, D1_C2 = 384 };
 
@@ -24,6 +24,10 @@ typedef struct doc001 {
     int64_t idx[4 * 256];                  /* step 3: (4, 256)         */
     int64_t ids[D1_T];                     /* step 4: (1, 6)           */
     int64_t perm2[D1_T];                   /* step 4                   */
+    /* the same data with the shapes they were made with */
+    ch_tensor tok_emb_w;                   /* step 1: tok_emb.weight   */
+    ch_tensor gpt_tok_w, gpt_pos_w;        /* step 3: emb's two tables */
+    ch_tensor idx_t;                       /* step 3: idx              */
 } doc001;
 
 /* Runs steps 1..upto of the session on a generator seeded with ch->seed. */

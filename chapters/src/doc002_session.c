@@ -13,16 +13,19 @@ void doc002_run(const chapter *ch, doc002 *s, int upto)
         chapter_check(ch, mygpt_init_embedding(&s->rng, s->tok, D2_VOCAB, D2_MODEL, &err), &err);
     }
     if (upto >= 2) {
-        s->pos = chapter_alloc(ch, (size_t)D2_MAXSEQ * D2_MODEL, sizeof(float));
-        s->x = chapter_alloc(ch, (size_t)2 * 10 * D2_MODEL, sizeof(float));
-        chapter_check(ch, mygpt_init_embedding(&s->rng, s->pos, D2_MAXSEQ, D2_MODEL, &err), &err);
-        chapter_check(ch, mygpt_normal_(&s->rng, s->x, 2 * 10 * D2_MODEL, 0.0, 1.0, &err), &err);
+        // pos_embed = LearnedPositionalEmbedding(256, 512); x = torch.randn(2, 10, 256)
+        s->pos_w = ch_embedding_new(ch, &s->rng, D2_MAXSEQ, D2_MODEL);
+        s->x_t = ch_tensor_f32(ch, 3, (int64_t[]){2, 10, D2_MODEL});
+        s->pos = s->pos_w.data;
+        s->x = s->x_t.data;
+        chapter_check(ch, mygpt_normal_(&s->rng, s->x, ch_numel(&s->x_t), 0.0, 1.0, &err), &err);
     }
 }
 
 void doc002_free(doc002 *s)
 {
     free(s->tok);
-    free(s->pos);
-    free(s->x);
+    ch_tensor_free(&s->pos_w);
+    ch_tensor_free(&s->x_t);
+    s->pos = s->x = NULL;
 }

@@ -10,7 +10,7 @@
 #ifndef MYGPT_DOC002_SESSION_H
 #define MYGPT_DOC002_SESSION_H
 
-#include "chapter.h"
+#include "ch_tensor.h"
 
 enum { D2_VOCAB = 10000, D2_MODEL = 256, D2_MAXSEQ = 512 };
 
@@ -19,6 +19,7 @@ typedef struct doc002 {
     float *tok;   /* (10000, 256) */
     float *pos;   /* (512, 256)   */
     float *x;     /* (2, 10, 256) */
+    ch_tensor pos_w, x_t; /* pos and x with the shapes they were made with */
 } doc002;
 
 void doc002_run(const chapter *ch, doc002 *s, int upto);

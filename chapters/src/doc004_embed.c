@@ -32,6 +32,14 @@ void embed_forward(const chapter *ch, const embed *e, float *out, const int64_t 
                                               e->vocab_size, e->max_seq_len, &err), &err);
 }
 
+ch_tensor embed_apply(const chapter *ch, const embed *e, const ch_tensor *ids)
+{
+    const int B = (int)ids->shape[0], T = (int)ids->shape[1];
+    ch_tensor out = ch_tensor_f32(ch, 3, (int64_t[]){B, T, e->d_model});
+    embed_forward(ch, e, out.data, ids->ids, B, T);
+    return out;
+}
+
 void embed_free(embed *e)
 {
     free(e->tok);

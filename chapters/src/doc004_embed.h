@@ -6,7 +6,7 @@
 #ifndef MYGPT_DOC004_EMBED_H
 #define MYGPT_DOC004_EMBED_H
 
-#include "chapter.h"
+#include "ch_tensor.h"
 
 typedef struct embed {
     int vocab_size, d_model, max_seq_len;
@@ -20,6 +20,10 @@ void embed_create(const chapter *ch, embed *e, mygpt_rng *rng, int vocab_size, i
 /* out (B, T, d_model) = tok[ids] + pos[0..T-1]; exits with the document's message
  * if T > max_seq_len. */
 void embed_forward(const chapter *ch, const embed *e, float *out, const int64_t *ids, int B, int T);
+
+/* The same for ids (B, T): the result is (B, T, d_model), shaped from ids and the
+ * module's width. */
+ch_tensor embed_apply(const chapter *ch, const embed *e, const ch_tensor *ids);
 
 void embed_free(embed *e);
 
