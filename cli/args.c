@@ -1,4 +1,5 @@
-/* args.c - strict argument parsing for the mygpt tool (see args.h). */
+/* args.c - strict argument parsing for the mygpt tool, the chapters and the
+ * benchmarks (see args.h). */
 #include "args.h"
 
 #include <errno.h>
@@ -10,11 +11,18 @@
 
 #include "mygpt/print.h"
 
+static const char *program_prefix = "mygpt "; /* the tool's subcommands: "mygpt randn: ..." */
+
+void args_set_prefix(const char *prefix)
+{
+    program_prefix = prefix;
+}
+
 void cli_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "mygpt %s: ", cmd);
+    fprintf(stderr, "%s%s: ", program_prefix, cmd);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
@@ -38,7 +46,7 @@ int args_parse(const char *cmd, int argc, char **argv, const arg_spec *specs,
             return -1;
         if (strncmp(w, "--", 2) != 0 || w[2] == '\0') {
             if (!allow_positional || (w[0] == '-' && w[1] != '\0')) {
-                cli_error(cmd, "unexpected argument '%s' (see 'mygpt %s --help')", w, cmd);
+                cli_error(cmd, "unexpected argument '%s' (see '%s%s --help')", w, program_prefix, cmd);
                 return EXIT_USAGE;
             }
             if (out->npositional == (int)(sizeof out->positional / sizeof out->positional[0])) {
@@ -53,14 +61,17 @@ int args_parse(const char *cmd, int argc, char **argv, const arg_spec *specs,
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
         const arg_spec *s = find_spec(specs, name, len);
         if (!s) {
-            cli_error(cmd, "unknown option '--%.*s' (see 'mygpt %s --help')", (int)len, name, cmd);
+            cli_error(cmd, "unknown option '--%.*s' (see '%s%s --help')", (int)len, name,
+                      program_prefix, cmd);
             return EXIT_USAGE;
         }
         const char *value = NULL;
         if (s->takes_value) {
+            /* "--seed --shape 2,3": the next word is a flag, not --seed's value (a negative
+             * number such as -5 starts with one dash and is a value) */
             if (eq) {
                 value = eq + 1;
-            } else if (i + 1 < argc) {
+            } else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0) {
                 value = argv[++i];
             } else {
                 cli_error(cmd, "option '--%s' needs a value", s->name);

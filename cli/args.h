@@ -1,9 +1,12 @@
 /*
- * args.h - the small, strict argument parser shared by the mygpt subcommands.
+ * args.h - the small, strict argument parser shared by the mygpt tool's subcommands,
+ * the chapter programs and the benchmarks, so all of them behave alike.
  *
- * Every flag is `--name VALUE` (or `--name=VALUE`) or a bare switch. Numbers must
- * be complete and in range; anything else is a usage error: the parser prints
- * one line "mygpt SUB: ..." on stderr and the tool exits with status 2.
+ * Every flag is `--name VALUE` (or `--name=VALUE`) or a bare switch; a value cannot
+ * start with "--" (then the flag "needs a value"). Numbers must be complete and in
+ * range; anything else is a usage error: the parser prints one line naming the
+ * program and the flag ("mygpt randn: ...", "61_verdict_dataloader: ...") on stderr
+ * and the program exits with status 2. --help (or -h) prints help and exits 0.
  */
 #ifndef MYGPT_CLI_ARGS_H
 #define MYGPT_CLI_ARGS_H
@@ -32,6 +35,10 @@ typedef struct parsed_args {
     const char *positional[64];
     int npositional;
 } parsed_args;
+
+/* What error lines start with before CMD: "mygpt " for the tool (the default), ""
+ * for programs whose CMD is their own name. */
+void args_set_prefix(const char *prefix);
 
 /* Parses argv[0..argc-1] (the words after the subcommand) against specs (ended
  * by a {NULL} entry). Returns 0, or prints the error and returns EXIT_USAGE.

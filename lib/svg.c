@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ColorBrewer's 11-class RdBu, the anchors of matplotlib's "RdBu". */
@@ -136,20 +138,148 @@ void mygpt_svg_line_plot(mygpt_svg *fig, const mygpt_svg_panel *p, const mygpt_s
 #undef PY
 }
 
-void mygpt_svg_heatmap(mygpt_svg *fig, const mygpt_svg_panel *p, const float *data, int rows,
-                       int cols, double vmin, double vmax, int colorbar)
+/* ---- a PNG without a compression library: "stored" deflate blocks ---------------- */
+
+/* CRC-32 as PNG defines it, bit by bit (a few MB of figure: no table needed). */
+static uint32_t crc32_update(uint32_t crc, const unsigned char *p, size_t n)
 {
-    mygpt_strbuf *sb = &fig->sb;
-    fig->axes += colorbar ? 2 : 1;
+    for (size_t i = 0; i < n; i++) {
+        crc ^= p[i];
+        for (int k = 0; k < 8; k++)
+            crc = crc & 1 ? 0xedb88320u ^ (crc >> 1) : crc >> 1;
+    }
+    return crc;
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)(v >> 24);
+    p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8);
+    p[3] = (unsigned char)v;
+}
+
+/* Appends one chunk (length, type, data, CRC of type + data) to buf. */
+static void png_chunk(mygpt_strbuf *buf, const char *type, const unsigned char *data, size_t n)
+{
+    unsigned char head[8];
+    put32(head, (uint32_t)n);
+    memcpy(head + 4, type, 4);
+    uint32_t crc = crc32_update(0xffffffffu, head + 4, 4);
+    crc = crc32_update(crc, data, n) ^ 0xffffffffu;
+    unsigned char tail[4];
+    put32(tail, crc);
+    mygpt_sb_appendn(buf, (const char *)head, 8);
+    mygpt_sb_appendn(buf, (const char *)data, n);
+    mygpt_sb_appendn(buf, (const char *)tail, 4);
+}
+
+/* Appends a base64 PNG (8-bit RGB, no filtering, zlib with stored blocks) of
+ * width x height pixels rgb to sb. */
+static void png_base64(mygpt_strbuf *sb, const unsigned char *rgb, int width, int height)
+{
+    const size_t row = (size_t)width * 3 + 1, raw_len = row * height;
+    mygpt_strbuf raw = {0}, z = {0}, png = {0};
+    for (int y = 0; y < height; y++) { /* each row: filter type 0, then its pixels */
+        mygpt_sb_appendn(&raw, "\0", 1);
+        mygpt_sb_appendn(&raw, (const char *)rgb + (size_t)y * width * 3, (size_t)width * 3);
+    }
+    mygpt_sb_appendn(&z, "\x78\x01", 2); /* zlib header: deflate, 32 KiB window */
+    uint32_t a = 1, b = 0;                 /* Adler-32 of the raw bytes */
+    for (size_t off = 0; off < raw_len || off == 0; off += 65535) {
+        const size_t n = raw_len - off < 65535 ? raw_len - off : 65535;
+        const unsigned char hdr[5] = {off + n == raw_len, (unsigned char)n, (unsigned char)(n >> 8),
+                                      (unsigned char)~n, (unsigned char)(~n >> 8)};
+        mygpt_sb_appendn(&z, (const char *)hdr, 5);
+        mygpt_sb_appendn(&z, raw.data + off, n);
+        for (size_t i = 0; i < n; i++) {
+            a = (a + (unsigned char)raw.data[off + i]) % 65521;
+            b = (b + a) % 65521;
+        }
+        if (n == 0)
+            break;
+    }
+    unsigned char adler[4];
+    put32(adler, (b << 16) | a);
+    mygpt_sb_appendn(&z, (const char *)adler, 4);
+    unsigned char ihdr[13] = {0};
+    put32(ihdr, (uint32_t)width);
+    put32(ihdr + 4, (uint32_t)height);
+    ihdr[8] = 8; /* bit depth */
+    ihdr[9] = 2; /* colour type: RGB */
+    mygpt_sb_appendn(&png, "\x89PNG\r\n\x1a\n", 8);
+    png_chunk(&png, "IHDR", ihdr, sizeof ihdr);
+    png_chunk(&png, "IDAT", (const unsigned char *)z.data, z.len);
+    png_chunk(&png, "IEND", NULL, 0);
+    static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const unsigned char *d = (const unsigned char *)png.data;
+    for (size_t i = 0; i < png.len; i += 3) {
+        const uint32_t v = (uint32_t)d[i] << 16 | (i + 1 < png.len ? (uint32_t)d[i + 1] << 8 : 0) |
+                           (i + 2 < png.len ? d[i + 2] : 0);
+        const char out[4] = {B64[v >> 18], B64[(v >> 12) & 63], i + 1 < png.len ? B64[(v >> 6) & 63] : '=',
+                             i + 2 < png.len ? B64[v & 63] : '='};
+        mygpt_sb_appendn(sb, out, 4);
+    }
+    if (raw.failed || z.failed || png.failed)
+        sb->failed = 1;
+    mygpt_sb_free(&raw);
+    mygpt_sb_free(&z);
+    mygpt_sb_free(&png);
+}
+
+/* The heatmap as one rectangle per cell. */
+static void heatmap_cells(mygpt_svg *fig, const mygpt_svg_panel *p, const float *data, int rows,
+                          int cols, double vmin, double vmax)
+{
     const double cw = p->w / cols, ch = p->h / rows;
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < cols; c++) {
             int rgb[3];
             mygpt_rdbu((data[(size_t)r * cols + c] - vmin) / (vmax - vmin), rgb);
             // cells overlap by a hair so no seams show between them
-            mygpt_sb_printf(sb, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"rgb(%d,%d,%d)\"/>\n",
+            mygpt_sb_printf(&fig->sb, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"rgb(%d,%d,%d)\"/>\n",
                             p->x + c * cw, p->y + r * ch, cw + 0.3, ch + 0.3, rgb[0], rgb[1], rgb[2]);
         }
+}
+
+/* The heatmap as an embedded PNG, one pixel per cell, stretched over the panel. */
+static void heatmap_image(mygpt_svg *fig, const mygpt_svg_panel *p, const float *data, int rows,
+                          int cols, double vmin, double vmax)
+{
+    const size_t npix = (size_t)rows * cols;
+    unsigned char *rgb = malloc(npix * 3 + 1);
+    if (!rgb) {
+        fig->sb.failed = 1;
+        return;
+    }
+    for (size_t i = 0; i < npix; i++) {
+        int c[3];
+        mygpt_rdbu((data[i] - vmin) / (vmax - vmin), c);
+        for (int k = 0; k < 3; k++)
+            rgb[3 * i + k] = (unsigned char)c[k];
+    }
+    mygpt_sb_printf(&fig->sb, "<image x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                              "preserveAspectRatio=\"none\" image-rendering=\"optimizeSpeed\" "
+                              "style=\"image-rendering:pixelated\" href=\"data:image/png;base64,",
+                    p->x, p->y, p->w, p->h);
+    png_base64(&fig->sb, rgb, cols, rows);
+    mygpt_sb_append(&fig->sb, "\"/>\n");
+    free(rgb);
+}
+
+void mygpt_svg_heatmap(mygpt_svg *fig, const mygpt_svg_panel *p, const float *data, int rows,
+                       int cols, double vmin, double vmax, int colorbar)
+{
+    mygpt_strbuf *sb = &fig->sb;
+    fig->axes += colorbar ? 2 : 1;
+    const double cw = p->w / cols, ch = p->h / rows;
+    /* Small maps (the RoPE cache's 50 x 32): one rectangle per cell, crisp in every
+     * renderer. Large ones (the 256 x 384 sinusoid map): one embedded PNG of rows x cols
+     * pixels stretched over the panel, ~0.4 MB of SVG instead of 7.8 MB of rectangles. */
+    if ((size_t)rows * cols <= 20000)
+        heatmap_cells(fig, p, data, rows, cols, vmin, vmax);
+    else
+        heatmap_image(fig, p, data, rows, cols, vmin, vmax);
     mygpt_sb_printf(sb, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"black\"/>\n",
                     p->x, p->y, p->w, p->h);
     const double xs = tick_step(cols), ys = tick_step(rows);

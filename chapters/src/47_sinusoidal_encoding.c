@@ -44,9 +44,7 @@ int main(int argc, char **argv)
     const mygpt_svg_panel panel = {80, 50, 700, 450, "Sinusoidal positional encoding (256 x 384)",
                                    "Position", "Embedding dimension"};
     mygpt_svg_heatmap(&fig, &panel, t, EMBD, BLOCK, -1.0, 1.0, 1);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/sinusoidal_encoding.svg", ch.figures);
-    chapter_check(&ch, mygpt_svg_save(&fig, path, &err), &err);
+    chapter_save_figure(&ch, &fig, "sinusoidal_encoding.svg");
     free(t);
     free(pe);
     return 0;

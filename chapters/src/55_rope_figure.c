@@ -50,9 +50,7 @@ int main(int argc, char **argv)
     // panels and the colour bar), read off the figure just drawn
     const double fig_w = fig.width, fig_h = fig.height;
     const int fig_axes = fig.axes;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/rope_figure.svg", ch.figures);
-    chapter_check(&ch, mygpt_svg_save(&fig, path, &err), &err);
+    chapter_save_figure(&ch, &fig, "rope_figure.svg");
 
     printf("<Figure size %gx%g with %d Axes>\n", fig_w, fig_h, fig_axes);
     printf("Low dimension pairs (top of heatmap) oscillate rapidly.\n");

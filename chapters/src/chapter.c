@@ -1,7 +1,10 @@
 /* chapter.c - shared command line and printing of the chapter programs. */
 #include "chapter.h"
 
+#include "args.h"
+
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,47 +17,52 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
     const char *env_figures = getenv("MYGPT_FIGURES"); // set by scripts/chapters.sh
     ch->figures = env_figures && *env_figures ? env_figures : ".";
     ch->text = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            printf("usage: %s%s%s%s\n\n%s\n", name, flags & CH_SEED ? " [--seed N]" : "",
-                   flags & CH_FIGURES ? " [--figures DIR]" : "", flags & CH_TEXT ? " [--text PATH]" : "",
-                   about);
-            if (flags & CH_SEED)
-                printf("\n  --seed N         torch.manual_seed(N) instead of the default %llu\n",
-                       (unsigned long long)default_seed);
-            if (flags & CH_FIGURES)
-                printf("  --figures DIR    where to write the SVG figures (default: $MYGPT_FIGURES, else .)\n");
-            if (flags & CH_TEXT)
-                printf("  --text PATH      the text to read\n");
-            exit(0);
-        }
-        const char *value = i + 1 < argc ? argv[i + 1] : NULL;
-        if ((flags & CH_SEED) && strcmp(a, "--seed") == 0 && value) {
-            char *end;
-            errno = 0;
-            if (value[0] == '-') {
-                long long v = strtoll(value, &end, 10);
-                ch->seed = (uint64_t)v;
-            } else {
-                ch->seed = strtoull(value, &end, 10);
-            }
-            if (*value == '\0' || *end != '\0' || errno == ERANGE) {
-                fprintf(stderr, "%s: --seed: '%s' is not an integer in [-2^63, 2^64)\n", name, value);
-                exit(2);
-            }
-            i++;
-        } else if ((flags & CH_FIGURES) && strcmp(a, "--figures") == 0 && value) {
-            ch->figures = value;
-            i++;
-        } else if ((flags & CH_TEXT) && strcmp(a, "--text") == 0 && value) {
-            ch->text = value;
-            i++;
-        } else {
-            fprintf(stderr, "%s: unknown or incomplete argument '%s' (see %s --help)\n", name, a, name);
-            exit(2);
-        }
+    /* the tool's parser (cli/args.c): --seed 7 or --seed=7, unknown flags named, exit 2 */
+    arg_spec specs[4] = {{NULL, 0, 0}};
+    int n = 0;
+    if (flags & CH_SEED)
+        specs[n++] = (arg_spec){"seed", 1, 0};
+    if (flags & CH_FIGURES)
+        specs[n++] = (arg_spec){"figures", 1, 0};
+    if (flags & CH_TEXT)
+        specs[n++] = (arg_spec){"text", 1, 0};
+    args_set_prefix("");
+    parsed_args a;
+    const int rc = args_parse(name, argc - 1, argv + 1, specs, 0, &a);
+    if (rc < 0) {
+        printf("usage: %s%s%s%s\n\n%s\n", name, flags & CH_SEED ? " [--seed N]" : "",
+               flags & CH_FIGURES ? " [--figures DIR]" : "", flags & CH_TEXT ? " [--text PATH]" : "",
+               about);
+        if (flags & CH_SEED)
+            printf("\n  --seed N         torch.manual_seed(N) instead of the default %llu\n",
+                   (unsigned long long)default_seed);
+        if (flags & CH_FIGURES)
+            printf("  --figures DIR    where to write the SVG figures (default: $MYGPT_FIGURES, else .)\n");
+        if (flags & CH_TEXT)
+            printf("  --text PATH      the text to read\n");
+        exit(0);
     }
+    if (rc)
+        exit(EXIT_USAGE);
+    if (args_has(&a, "seed") && parse_seed(name, args_get(&a, "seed"), &ch->seed))
+        exit(EXIT_USAGE);
+    if (args_has(&a, "figures"))
+        ch->figures = args_get(&a, "figures");
+    if (args_has(&a, "text"))
+        ch->text = args_get(&a, "text");
+}
+
+void chapter_save_figure(const chapter *ch, mygpt_svg *fig, const char *file)
+{
+    char path[4096];
+    mygpt_error err = {0};
+    snprintf(path, sizeof path, "%s/%s", ch->figures, file);
+    chapter_check(ch, mygpt_svg_save(fig, path, &err), &err);
+    char dir[PATH_MAX];
+    if (realpath(ch->figures, dir)) /* say it as an absolute path: "." means little */
+        fprintf(stderr, "%s: figure written to %s/%s\n", ch->name, dir, file);
+    else
+        fprintf(stderr, "%s: figure written to %s\n", ch->name, path);
 }
 
 void chapter_check(const chapter *ch, mygpt_status st, const mygpt_error *err)

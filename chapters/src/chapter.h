@@ -31,6 +31,10 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
 /* If st is not MYGPT_OK: prints "NAME: message" on stderr and exits 1. */
 void chapter_check(const chapter *ch, mygpt_status st, const mygpt_error *err);
 
+/* Writes fig to DIR/file (DIR = --figures, $MYGPT_FIGURES or .) and says where on
+ * stderr (stdout is the document's text); a write error is one line and exit 1. */
+void chapter_save_figure(const chapter *ch, mygpt_svg *fig, const char *file);
+
 /* calloc that exits with a clear message on failure. */
 void *chapter_alloc(const chapter *ch, size_t count, size_t size);
 
