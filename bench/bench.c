@@ -6,7 +6,8 @@
  *   mygpt-bench                                  every config, threads 1..nproc
  *   mygpt-bench --config gpt2 --threads 2        one config and thread count
  *   mygpt-bench --matmul 1024,768,3072           the matmul alone (M, K, N)
- *   options: --reps R  --warmup W  --csv FILE  --svg FILE  --naive
+ *   mygpt-bench --quick                          a first look, under 20 s
+ *   options: --reps R  --warmup W  --csv FILE  --svg FILE  --naive  --help
  *
  * FLOPs of a forward pass (multiply-adds counted as 2):
  *   2 * (12 N C^2 + V C) * B T   (the linear layers and the tied head)
@@ -23,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "mygpt.h"
 
 typedef struct bench_config {
@@ -104,90 +106,125 @@ typedef struct result {
     double ms, tokens_s, gflops;
 } result;
 
-/* An SVG line plot of speedup against threads, one line per config. */
-static void write_svg(const char *path, const result *rs, int n, int max_threads)
+/* An SVG plot of speedup against threads: one line per config through the measured
+ * points only (thread counts on the x axis, integer ticks), and the ideal speedup
+ * (y = threads) dashed. Speedups need a 1-thread time: configs without one are left
+ * out, and with no 1-thread time at all there is nothing to plot (returns 1). */
+static int write_svg(const char *path, const result *rs, int n, int t0, int t1)
 {
-    mygpt_svg fig;
-    mygpt_svg_begin(&fig, 700, 480);
-    mygpt_svg_series series[NCONFIGS];
-    float ys[NCONFIGS][64];
+    mygpt_svg_series series[NCONFIGS + 1];
+    float xs[NCONFIGS + 1][64], ys[NCONFIGS + 1][64];
     int ns = 0;
+    double ymax = t1;
     for (int k = 0; k < NCONFIGS; k++) {
-        int cnt = 0;
         double base = 0;
+        int cnt = 0;
         for (int i = 0; i < n; i++)
-            if (strcmp(rs[i].name, CONFIGS[k].name) == 0) {
-                if (rs[i].threads == 1)
-                    base = rs[i].ms;
-                if (cnt < 63)
-                    ys[ns][cnt++] = base > 0 ? (float)(base / rs[i].ms) : 1.0f;
-            }
-        if (cnt == 0)
+            if (strcmp(rs[i].name, CONFIGS[k].name) == 0 && rs[i].threads == 1)
+                base = rs[i].ms;
+        if (base <= 0)
             continue;
-        /* the plot's x is 0..n-1; we plot speedup at threads 1..n by prepending 0 */
-        memmove(ys[ns] + 1, ys[ns], (size_t)cnt * sizeof(float));
-        ys[ns][0] = 0.0f;
-        series[ns].y = ys[ns];
-        series[ns].n = cnt + 1;
-        series[ns].stride = 1;
-        series[ns].label = CONFIGS[k].name;
+        for (int i = 0; i < n && cnt < 64; i++)
+            if (strcmp(rs[i].name, CONFIGS[k].name) == 0) {
+                xs[ns][cnt] = (float)rs[i].threads;
+                ys[ns][cnt] = (float)(base / rs[i].ms);
+                if (ys[ns][cnt] > ymax)
+                    ymax = ys[ns][cnt];
+                cnt++;
+            }
+        series[ns] = (mygpt_svg_series){.x = xs[ns], .y = ys[ns], .n = cnt, .label = CONFIGS[k].name,
+                                        .markers = 1};
         ns++;
     }
-    const mygpt_svg_panel p = {80, 50, 560, 360, "mygpt forward: speedup over 1 thread",
-                               "threads", "speedup"};
-    mygpt_svg_line_plot(&fig, &p, series, ns, 0.0, (double)max_threads);
+    if (ns == 0)
+        return 1;
+    xs[ns][0] = (float)t0; /* ideal: speedup = threads */
+    ys[ns][0] = (float)t0;
+    xs[ns][1] = (float)t1;
+    ys[ns][1] = (float)t1;
+    series[ns] = (mygpt_svg_series){.x = xs[ns], .y = ys[ns], .n = t1 > t0 ? 2 : 1,
+                                    .label = "ideal", .dashed = 1};
+    ns++;
+    mygpt_svg fig;
+    mygpt_svg_begin(&fig, 760, 480);
+    const mygpt_svg_panel p = {80, 50, 520, 360, "mygpt forward: speedup over 1 thread",
+                               "threads", "speedup", .legend_outside = 1};
+    mygpt_svg_line_plot(&fig, &p, series, ns, 0.0, ymax);
     mygpt_error err = {0};
-    if (mygpt_svg_save(&fig, path, &err) != MYGPT_OK)
+    if (mygpt_svg_save(&fig, path, &err) != MYGPT_OK) {
         fprintf(stderr, "mygpt-bench: %s\n", err.message);
+        return 2;
+    }
+    printf("speedup plot written to %s\n", path);
+    return 0;
 }
 
-static int usage(void)
+static void help(void)
 {
-    fprintf(stderr, "usage: mygpt-bench [--config tiny|char|gpt2|gpt2-b8] [--threads K] [--reps R]\n"
-                    "                   [--warmup W] [--csv FILE] [--svg FILE] [--naive]\n"
-                    "       mygpt-bench --matmul M,K,N [--threads K] [--reps R]\n");
-    return 2;
+    printf("usage: mygpt-bench [--config tiny|char|gpt2|gpt2-b8] [--threads K] [--reps R]\n"
+           "                   [--warmup W] [--csv FILE] [--svg FILE] [--naive] [--quick]\n"
+           "       mygpt-bench --matmul M,K,N [--threads K] [--reps R] [--naive]\n"
+           "\n"
+           "Times the GPT forward pass (median of R passes after W unmeasured ones) for each\n"
+           "config at 1..nproc threads (or only K), with tokens/s, GFLOP/s and the speedup\n"
+           "over 1 thread; or the matmul alone. --quick: a first look in under 20 s (tiny,\n"
+           "char and gpt2-b8, few passes). --csv and --svg write the sweep's table and plot.\n"
+           "Measures only: nothing here is asserted.\n");
+}
+
+/* --NAME's integer value in [min, max] into *out (unchanged when the flag is absent). */
+static int int_arg(const parsed_args *a, const char *name, int64_t min, int64_t max, int *out)
+{
+    int64_t v;
+    if (!args_has(a, name))
+        return 0;
+    if (parse_i64("mygpt-bench", name, args_get(a, name), min, max, &v))
+        return 1;
+    *out = (int)v;
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
-    const char *config = NULL, *csv = NULL, *svg = NULL, *matmul = NULL;
-    int threads = 0, reps = 0, warmup = -1, naive = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--naive") == 0) {
-            naive = 1;
-            continue;
+    static const arg_spec SPECS[] = {{"config", 1, 0}, {"threads", 1, 0}, {"reps", 1, 0},
+                                     {"warmup", 1, 0}, {"csv", 1, 0},     {"svg", 1, 0},
+                                     {"matmul", 1, 0}, {"naive", 0, 0},   {"quick", 0, 0},
+                                     {NULL, 0, 0}};
+    args_set_prefix("");
+    parsed_args pa;
+    const int prc = args_parse("mygpt-bench", argc - 1, argv + 1, SPECS, 0, &pa);
+    if (prc < 0) {
+        help();
+        return 0;
+    }
+    if (prc)
+        return EXIT_USAGE;
+    const char *config = args_get(&pa, "config"), *csv = args_get(&pa, "csv");
+    const char *svg = args_get(&pa, "svg"), *matmul = args_get(&pa, "matmul");
+    const int naive = args_has(&pa, "naive"), quick = args_has(&pa, "quick");
+    int threads = 0, reps = 0, warmup = -1;
+    if (int_arg(&pa, "threads", 1, 64, &threads) || int_arg(&pa, "reps", 1, 100000, &reps) ||
+        int_arg(&pa, "warmup", 0, 1000, &warmup))
+        return EXIT_USAGE;
+    if (config) {
+        int known = 0;
+        for (int k = 0; k < NCONFIGS; k++)
+            known |= strcmp(config, CONFIGS[k].name) == 0;
+        if (!known) {
+            cli_error("mygpt-bench", "--config: unknown config '%s' (tiny, char, gpt2, gpt2-b8)", config);
+            return EXIT_USAGE;
         }
-        if (!v)
-            return usage();
-        if (strcmp(a, "--config") == 0)
-            config = v;
-        else if (strcmp(a, "--threads") == 0)
-            threads = atoi(v);
-        else if (strcmp(a, "--reps") == 0)
-            reps = atoi(v);
-        else if (strcmp(a, "--warmup") == 0)
-            warmup = atoi(v);
-        else if (strcmp(a, "--csv") == 0)
-            csv = v;
-        else if (strcmp(a, "--svg") == 0)
-            svg = v;
-        else if (strcmp(a, "--matmul") == 0)
-            matmul = v;
-        else
-            return usage();
-        i++;
     }
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     const int nproc = online < 1 ? 1 : online > 64 ? 64 : (int)online; /* sweeps stop at 64 */
-    if (threads < 0 || threads > 64 || reps < 0 || reps > 100000)
-        return usage();
 
     if (matmul) {
         int M, K, N;
-        if (sscanf(matmul, "%d,%d,%d", &M, &K, &N) != 3 || M < 1 || K < 1 || N < 1)
-            return usage();
+        char extra;
+        if (sscanf(matmul, "%d,%d,%d%c", &M, &K, &N, &extra) != 3 || M < 1 || K < 1 || N < 1) {
+            cli_error("mygpt-bench", "--matmul: '%s' is not M,K,N with each at least 1", matmul);
+            return EXIT_USAGE;
+        }
         float *a = malloc(sizeof(float) * (size_t)M * K), *w = malloc(sizeof(float) * (size_t)N * K);
         float *o = malloc(sizeof(float) * (size_t)M * N);
         if (!a || !w || !o) {
@@ -239,11 +276,12 @@ int main(int argc, char **argv)
     printf("FLOPs per forward: 2*(12*N*C^2 + V*C)*B*T + 4*N*B*T^2*C\n");
     printf("%-8s %7s %11s %12s %8s %8s %6s\n", "config", "threads", "median_ms", "tokens/s", "GFLOP/s",
            "speedup", "eff");
-    const char *last = NULL;
     for (int k = 0; k < NCONFIGS; k++) {
         const bench_config *c = &CONFIGS[k];
         if (config && strcmp(config, c->name) != 0)
             continue;
+        if (!config && quick && strcmp(c->name, "gpt2") == 0)
+            continue; /* --quick: gpt2-b8 stands for the GPT-2 shape (half the FLOPs) */
         mygpt_config cfg = {c->V, c->C, c->H, c->N, c->T};
         mygpt_gpt *gpt;
         mygpt_error err = {0};
@@ -256,8 +294,9 @@ int main(int argc, char **argv)
         for (int i = 0; i < c->B * c->T; i++)
             ids[i] = (int64_t)((i * 7919) % c->V);
         const int big = c->V > 1000;
-        const int r = reps ? reps : (big ? 5 : c->C > 100 ? 10 : 20000);
-        const int w = warmup >= 0 ? warmup : (big ? 1 : 3);
+        const int r = reps ? reps : quick ? (big ? 1 : c->C > 100 ? 3 : 2000)
+                                          : (big ? 5 : c->C > 100 ? 10 : 20000);
+        const int w = warmup >= 0 ? warmup : quick ? 1 : (big ? 1 : 3);
         const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc;
         double base_ms = 0, medians[64];
         time_forward(gpt, c, ids, w, r, t0, t1, medians);
@@ -266,28 +305,35 @@ int main(int argc, char **argv)
             if (th == 1)
                 base_ms = ms; /* speedups are relative to one thread */
             const double tok = c->B * (double)c->T / (ms / 1e3), gf = forward_gflop(c) / (ms / 1e3);
-            const double speed = base_ms > 0 ? base_ms / ms : 0;
-            printf("%-8s %7d %11.4f %12.0f %8.1f %8.2f %6.2f\n", c->name, th, ms, tok, gf, speed,
-                   speed / th);
+            /* without a 1-thread time there is no speedup to show: "-", not 0.00 */
+            char speed_s[16] = "-", eff_s[16] = "-", speed_csv[16] = "", eff_csv[16] = "";
+            if (base_ms > 0) {
+                snprintf(speed_s, sizeof speed_s, "%.2f", base_ms / ms);
+                snprintf(eff_s, sizeof eff_s, "%.2f", base_ms / ms / th);
+                snprintf(speed_csv, sizeof speed_csv, "%.3f", base_ms / ms);
+                snprintf(eff_csv, sizeof eff_csv, "%.3f", base_ms / ms / th);
+            }
+            printf("%-8s %7d %11.4f %12.0f %8.1f %8s %6s\n", c->name, th, ms, tok, gf, speed_s, eff_s);
             if (csvf)
-                fprintf(csvf, "%s,%d,%.4f,%.1f,%.2f,%.3f,%.3f\n", c->name, th, ms, tok, gf, speed,
-                        speed / th);
+                fprintf(csvf, "%s,%d,%.4f,%.1f,%.2f,%s,%s\n", c->name, th, ms, tok, gf, speed_csv,
+                        eff_csv);
             rs[nr++] = (result){c->name, th, ms, tok, gf};
         }
-        last = c->name;
         printf("  peak RSS so far: %ld MiB (parameters: %.0f MiB)\n", peak_rss_mb(),
                gpt->num_parameters * 4.0 / (1 << 20));
         free(ids);
         mygpt_gpt_free(gpt);
     }
-    if (!last) {
-        fprintf(stderr, "mygpt-bench: unknown config '%s' (tiny, char, gpt2, gpt2-b8)\n", config);
-        return 2;
-    }
     if (csvf)
         fclose(csvf);
-    if (svg)
-        write_svg(svg, rs, nr, threads ? threads : nproc);
+    if (svg) {
+        const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc;
+        const int rc = write_svg(svg, rs, nr, t0, t1);
+        if (rc == 1)
+            fprintf(stderr, "mygpt-bench: --svg: no 1-thread time to compute speedups from (run a sweep, or --threads 1)\n");
+        if (rc)
+            return 1;
+    }
     const result *l = &rs[nr - 1];
     printf("config=%s threads=%d median_ms=%.4f tokens_per_s=%.0f gflops=%.1f\n", l->name, l->threads,
            l->ms, l->tokens_s, l->gflops);

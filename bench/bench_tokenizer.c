@@ -3,13 +3,14 @@
  * the-verdict by default): loads the vocabulary once, then times REPS encodings
  * and prints the median, minimum and tokens per second. Not part of the tests.
  *
- *   build/bench/mygpt-bench-tokenizer [--text PATH] [--vocab-dir DIR] [--reps R]
+ *   build/bench/mygpt-bench-tokenizer [--text PATH] [--vocab-dir DIR] [--reps R] [--help]
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "args.h"
 #include "mygpt.h"
 
 static double now_ms(void)
@@ -27,27 +28,31 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
+    static const arg_spec SPECS[] = {{"text", 1, 0}, {"vocab-dir", 1, 0}, {"reps", 1, 0}, {NULL, 0, 0}};
+    args_set_prefix("");
+    parsed_args pa;
+    const int prc = args_parse("mygpt-bench-tokenizer", argc - 1, argv + 1, SPECS, 0, &pa);
+    if (prc < 0) {
+        printf("usage: mygpt-bench-tokenizer [--text PATH] [--vocab-dir DIR] [--reps R]\n"
+               "\n"
+               "Times GPT-2 encoding of a text (default: the-verdict.txt of the data folder:\n"
+               "$MYGPT_DATA, else build/data beside the program, else PREFIX/share/mygpt):\n"
+               "median and minimum of R encodings (default 50), and tokens per second.\n");
+        return 0;
+    }
+    if (prc)
+        return EXIT_USAGE;
+    int64_t reps64 = 50;
+    if (args_has(&pa, "reps") &&
+        parse_i64("mygpt-bench-tokenizer", "reps", args_get(&pa, "reps"), 1, 100000, &reps64))
+        return EXIT_USAGE;
+    const int reps = (int)reps64;
+    const char *text_path = args_get(&pa, "text");
     char data[4096];
     mygpt_error derr = {0};
-    const char *dir = mygpt_data_dir(data, sizeof data, &derr) == MYGPT_OK ? data : NULL;
-    const char *text_path = NULL;
-    int reps = 50;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--text") == 0)
-            text_path = argv[i + 1];
-        else if (strcmp(argv[i], "--vocab-dir") == 0)
-            dir = argv[i + 1];
-        else if (strcmp(argv[i], "--reps") == 0)
-            reps = atoi(argv[i + 1]);
-        else {
-            fprintf(stderr, "mygpt-bench-tokenizer: unknown option %s\n", argv[i]);
-            return 2;
-        }
-    }
-    if (reps < 1 || reps > 100000) {
-        fprintf(stderr, "mygpt-bench-tokenizer: --reps must be in [1, 100000]\n");
-        return 2;
-    }
+    const char *dir = args_get(&pa, "vocab-dir");
+    if (!dir && mygpt_data_dir(data, sizeof data, &derr) == MYGPT_OK)
+        dir = data;
     if (!dir) {
         fprintf(stderr, "mygpt-bench-tokenizer: %s\n", derr.message);
         return 1;

@@ -40,6 +40,7 @@ int args_parse(const char *cmd, int argc, char **argv, const arg_spec *specs,
                int allow_positional, parsed_args *out)
 {
     memset(out, 0, sizeof *out);
+    out->positional = argv;
     for (int i = 0; i < argc; i++) {
         const char *w = argv[i];
         if (strcmp(w, "--help") == 0 || strcmp(w, "-h") == 0)
@@ -49,11 +50,8 @@ int args_parse(const char *cmd, int argc, char **argv, const arg_spec *specs,
                 cli_error(cmd, "unexpected argument '%s' (see '%s%s --help')", w, program_prefix, cmd);
                 return EXIT_USAGE;
             }
-            if (out->npositional == (int)(sizeof out->positional / sizeof out->positional[0])) {
-                cli_error(cmd, "too many arguments");
-                return EXIT_USAGE;
-            }
-            out->positional[out->npositional++] = w;
+            /* argv[npositional] (npositional <= i) was read already: reuse its slot */
+            out->positional[out->npositional++] = argv[i];
             continue;
         }
         const char *name = w + 2;

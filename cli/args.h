@@ -32,7 +32,7 @@ typedef struct arg_hit {
 typedef struct parsed_args {
     arg_hit hits[64];
     int nhits;
-    const char *positional[64];
+    char **positional;  /* the words that are not flags, in order (argv, reordered) */
     int npositional;
 } parsed_args;
 
@@ -41,7 +41,8 @@ typedef struct parsed_args {
 void args_set_prefix(const char *prefix);
 
 /* Parses argv[0..argc-1] (the words after the subcommand) against specs (ended
- * by a {NULL} entry). Returns 0, or prints the error and returns EXIT_USAGE.
+ * by a {NULL} entry). Positional words (any number, when allowed) are moved to the
+ * front of argv, which out->positional then points to. Returns 0, or prints the error and returns EXIT_USAGE.
  * A lone "--help" or "-h" makes it return -1 so the caller prints its help. */
 int args_parse(const char *cmd, int argc, char **argv, const arg_spec *specs,
                int allow_positional, parsed_args *out);

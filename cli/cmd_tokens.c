@@ -1,7 +1,6 @@
 /*
  * cmd_tokens.c - `mygpt encode` and `mygpt decode`: GPT-2 token ids from text and
- * back, with the vocabulary of the set-up data folder (or --vocab-dir DIR, or
- * $MYGPT_DATA).
+ * back, with the vocabulary of the data folder (mygpt_data_dir) or --vocab-dir DIR.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -62,8 +61,9 @@ int cmd_encode(int argc, char **argv)
                "\n"
                "GPT-2 token ids of FILE (or standard input), on one line separated by spaces:\n"
                "tiktoken.get_encoding(\"gpt2\").encode(text, allowed_special={\"<|endoftext|>\"}).\n"
-               "The text must be UTF-8. DIR holds encoder.json and vocab.bpe (default:\n"
-               "$MYGPT_DATA, else the set-up data folder; bash scripts/fetch-data.sh fetches them).\n");
+               "The text must be UTF-8. DIR holds encoder.json and vocab.bpe (default: the data\n"
+               "folder, $MYGPT_DATA, else build/data beside the program, else PREFIX/share/mygpt;\n"
+               "bash scripts/fetch-data.sh fetches them).\n");
         return 0;
     }
     if (rc)
@@ -113,33 +113,77 @@ int cmd_decode(int argc, char **argv)
     parsed_args a;
     int rc = args_parse(cmd, argc, argv, ARGS, 1, &a);
     if (rc < 0) {
-        printf("usage: mygpt decode [--vocab-dir DIR] ID...\n"
+        printf("usage: mygpt decode [--vocab-dir DIR] [ID...]\n"
                "\n"
-               "The text of GPT-2 token ids (tokenizer.decode(ids)), written as raw bytes.\n");
+               "The text of GPT-2 token ids (tokenizer.decode(ids)), written as raw bytes with\n"
+               "nothing added. Without IDs, reads them from standard input (separated by spaces\n"
+               "or newlines), so `mygpt encode FILE | mygpt decode` prints FILE back exactly.\n"
+               "DIR holds encoder.json and vocab.bpe (default: the data folder, $MYGPT_DATA,\n"
+               "else build/data beside the program, else PREFIX/share/mygpt).\n");
         return 0;
     }
     if (rc)
         return rc;
-    if (a.npositional == 0) {
-        cli_error(cmd, "expected token ids (e.g. mygpt decode 15496 995)");
-        return EXIT_USAGE;
+    /* the ids: the arguments, or else every whitespace-separated word of standard input
+     * (so `mygpt encode FILE | mygpt decode` gives FILE back, byte for byte) */
+    char *input = NULL;
+    char **words = a.positional;
+    size_t nwords = (size_t)a.npositional;
+    if (nwords == 0) {
+        size_t len;
+        if (!(input = read_all(stdin, &len))) {
+            cli_error(cmd, "cannot read standard input");
+            return EXIT_RUNTIME;
+        }
+        input[len] = '\0';
+        nwords = 0;
+        for (char *p = input; *p;) { /* count, then split in place */
+            while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+                p++;
+            if (*p)
+                nwords++;
+            while (*p && *p != ' ' && *p != '\n' && *p != '\t' && *p != '\r')
+                p++;
+        }
+        words = malloc((nwords ? nwords : 1) * sizeof *words);
+        if (!words) {
+            free(input);
+            cli_error(cmd, "out of memory");
+            return EXIT_RUNTIME;
+        }
+        size_t k = 0;
+        for (char *p = input; *p;) {
+            while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+                *p++ = '\0';
+            if (*p)
+                words[k++] = p;
+            while (*p && *p != ' ' && *p != '\n' && *p != '\t' && *p != '\r')
+                p++;
+        }
     }
-    int64_t *ids = malloc((size_t)a.npositional * sizeof *ids);
+    int64_t *ids = malloc((nwords ? nwords : 1) * sizeof *ids);
     if (!ids) {
         cli_error(cmd, "out of memory");
-        return EXIT_RUNTIME;
+        rc = EXIT_RUNTIME;
     }
-    for (int i = 0; i < a.npositional; i++) {
+    for (size_t i = 0; ids && i < nwords; i++) {
         char *end;
         errno = 0;
-        long long v = strtoll(a.positional[i], &end, 10);
-        if (*a.positional[i] == '\0' || *end != '\0' || errno == ERANGE) {
-            cli_error(cmd, "'%s' is not a token id", a.positional[i]);
+        long long v = strtoll(words[i], &end, 10);
+        if (*words[i] == '\0' || *end != '\0' || errno == ERANGE) {
+            cli_error(cmd, "'%s' is not a token id", words[i]);
             free(ids);
-            return EXIT_USAGE;
+            ids = NULL;
+            rc = EXIT_USAGE;
+            break;
         }
         ids[i] = v;
     }
+    if (words != a.positional)
+        free(words);
+    free(input);
+    if (!ids)
+        return rc;
     mygpt_tokenizer *tok = load(cmd, &a);
     if (!tok) {
         free(ids);
@@ -148,7 +192,7 @@ int cmd_decode(int argc, char **argv)
     char *text;
     size_t len;
     mygpt_error err = {0};
-    if (mygpt_decode(tok, ids, (size_t)a.npositional, &text, &len, &err) != MYGPT_OK) {
+    if (mygpt_decode(tok, ids, nwords, &text, &len, &err) != MYGPT_OK) {
         cli_error(cmd, "%s", err.message);
         rc = EXIT_USAGE;
     } else {

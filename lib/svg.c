@@ -84,26 +84,42 @@ static double tick_step(double range)
     return (r < 1.5 ? 1 : r < 3.5 ? 2 : r < 7.5 ? 5 : 10) * mag;
 }
 
+/* x of point i of series s */
+static double series_x(const mygpt_svg_series *s, int i)
+{
+    return s->x ? (double)s->x[i] : (double)i;
+}
+
 void mygpt_svg_line_plot(mygpt_svg *fig, const mygpt_svg_panel *p, const mygpt_svg_series *s,
                          int nseries, double ymin, double ymax)
 {
-    int n = 0;
+    double xmin = INFINITY, xmax = -INFINITY;
+    int integers = 1;
     for (int k = 0; k < nseries; k++)
-        if (s[k].n > n)
-            n = s[k].n;
-    const double xmax = n > 1 ? n - 1 : 1, pad = 0.05 * xmax;
-    const double x0 = -pad, x1 = xmax + pad, ypad = 0.05 * (ymax - ymin);
-    const double y0 = ymin - ypad, y1 = ymax + ypad;
+        for (int i = 0; i < s[k].n; i++) {
+            const double x = series_x(&s[k], i);
+            xmin = fmin(xmin, x);
+            xmax = fmax(xmax, x);
+            integers &= x == floor(x);
+        }
+    if (!(xmin <= xmax))
+        xmin = 0, xmax = 1;
+    if (xmax - xmin < 1) /* one point: give it room on both sides */
+        xmin -= 0.5, xmax += 0.5;
+    const double pad = 0.05 * (xmax - xmin), x0 = xmin - pad, x1 = xmax + pad;
+    const double ypad = 0.05 * (ymax - ymin), y0 = ymin - ypad, y1 = ymax + ypad;
 #define PX(v) (p->x + ((v) - x0) / (x1 - x0) * p->w)
 #define PY(v) (p->y + p->h - ((v) - y0) / (y1 - y0) * p->h)
     mygpt_strbuf *sb = &fig->sb;
     fig->axes++;
-    const double xs = tick_step(xmax), ys = tick_step(ymax - ymin);
-    for (double t = 0; t <= xmax + 1e-9; t += xs) { // vertical grid + x ticks
+    double xs = tick_step(xmax - xmin), ys = tick_step(ymax - ymin);
+    if (integers && xs < 1) /* thread counts, positions: no tick at 0.5 */
+        xs = 1;
+    for (double t = ceil(xmin / xs - 1e-9) * xs; t <= xmax + 1e-9; t += xs) { // grid + x ticks
         mygpt_sb_printf(sb, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#b0b0b0\" stroke-opacity=\"0.3\"/>\n",
                         PX(t), p->y, PX(t), p->y + p->h);
         char lab[32];
-        snprintf(lab, sizeof lab, "%g", t);
+        snprintf(lab, sizeof lab, "%g", fabs(t) < 1e-12 ? 0.0 : t);
         text(fig, PX(t), p->y + p->h + 18, 12, "middle", 0, lab);
     }
     for (double t = ceil(ymin / ys) * ys; t <= ymax + 1e-9; t += ys) {
@@ -115,22 +131,30 @@ void mygpt_svg_line_plot(mygpt_svg *fig, const mygpt_svg_panel *p, const mygpt_s
     }
     mygpt_sb_printf(sb, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"black\"/>\n",
                     p->x, p->y, p->w, p->h);
-    for (int k = 0; k < nseries; k++) {
-        mygpt_sb_printf(sb, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"",
-                        CYCLE[k % 10]);
+    int colour = 0;
+    char colours[64][8];
+    for (int k = 0; k < nseries && k < 64; k++) {
+        snprintf(colours[k], sizeof colours[k], "%s", s[k].dashed ? "#555555" : CYCLE[colour++ % 10]);
+        const size_t stride = s[k].stride ? (size_t)s[k].stride : 1;
+        mygpt_sb_printf(sb, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s points=\"",
+                        colours[k], s[k].dashed ? " stroke-dasharray=\"6 4\"" : "");
         for (int i = 0; i < s[k].n; i++)
-            mygpt_sb_printf(sb, "%.1f,%.1f ", PX((double)i),
-                            PY((double)s[k].y[(size_t)i * (s[k].stride ? s[k].stride : 1)]));
+            mygpt_sb_printf(sb, "%.1f,%.1f ", PX(series_x(&s[k], i)), PY((double)s[k].y[(size_t)i * stride]));
         mygpt_sb_append(sb, "\"/>\n");
+        if (s[k].markers)
+            for (int i = 0; i < s[k].n; i++)
+                mygpt_sb_printf(sb, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n",
+                                PX(series_x(&s[k], i)), PY((double)s[k].y[(size_t)i * stride]), colours[k]);
     }
-    // legend, top right, as matplotlib's "best" often lands
-    const double lx = p->x + p->w - 120, ly = p->y + 10;
+    // legend: right of the area when asked (clear of the data), else top right inside
+    const double lx = p->legend_outside ? p->x + p->w + 12 : p->x + p->w - 120, ly = p->y + 10;
     mygpt_sb_printf(sb, "<rect x=\"%.1f\" y=\"%.1f\" width=\"110\" height=\"%d\" fill=\"white\" fill-opacity=\"0.8\" stroke=\"#cccccc\"/>\n",
                     lx, ly, 20 * nseries + 6);
-    for (int k = 0; k < nseries; k++) {
+    for (int k = 0; k < nseries && k < 64; k++) {
         double yy = ly + 16 + 20 * k;
-        mygpt_sb_printf(sb, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>\n",
-                        lx + 8, yy - 4, lx + 30, yy - 4, CYCLE[k % 10]);
+        mygpt_sb_printf(sb, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
+                        lx + 8, yy - 4, lx + 30, yy - 4, colours[k],
+                        s[k].dashed ? " stroke-dasharray=\"6 4\"" : "");
         text(fig, lx + 36, yy, 12, "start", 0, s[k].label ? s[k].label : "");
     }
     labels(fig, p);

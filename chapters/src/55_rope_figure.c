@@ -29,14 +29,10 @@ int main(int argc, char **argv)
     // left: cos_np[:, i] for i in 0, 4, 8, 12 (a column of the (50, 32) cache)
     static const char *const labels[4] = {"Dim pair 0", "Dim pair 4", "Dim pair 8", "Dim pair 12"};
     mygpt_svg_series series[4];
-    for (int k = 0; k < 4; k++) {
-        series[k].y = cos_c + 4 * k;
-        series[k].n = NPOS;
-        series[k].stride = HALF;
-        series[k].label = labels[k];
-    }
+    for (int k = 0; k < 4; k++)
+        series[k] = (mygpt_svg_series){.y = cos_c + 4 * k, .n = NPOS, .stride = HALF, .label = labels[k]};
     const mygpt_svg_panel left = {90, 50, 520, 380, "RoPE: Rotation patterns by dimension pair",
-                                  "Position", "Cos value"};
+                                  "Position", "Cos value", 0};
     mygpt_svg_line_plot(&fig, &left, series, 4, -1.0, 1.0);
     // right: imshow(cos_np.T): dimension pairs down, positions across
     float *t = chapter_alloc(&ch, (size_t)HALF * NPOS, sizeof(float));
@@ -44,7 +40,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < HALF; i++)
             t[(size_t)i * NPOS + p] = cos_c[(size_t)p * HALF + i];
     const mygpt_svg_panel right = {760, 50, 520, 380, "RoPE: Cos values (heatmap)", "Position",
-                                   "Dimension pair"};
+                                   "Dimension pair", 0};
     mygpt_svg_heatmap(&fig, &right, t, HALF, NPOS, -1.0, 1.0, 1);
     // what the notebook shows for the figure object: its size and its axes (the two
     // panels and the colour bar), read off the figure just drawn

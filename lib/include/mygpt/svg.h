@@ -29,19 +29,25 @@ typedef struct mygpt_svg {
 typedef struct mygpt_svg_panel {
     double x, y, w, h;      /* the plotting area, in pixels from the top left */
     const char *title, *xlabel, *ylabel;
+    int legend_outside;     /* 1: the legend goes right of the plotting area, clear of the data */
 } mygpt_svg_panel;
 
+/* Initialise with designated initialisers: fields left out are 0 / NULL. */
 typedef struct mygpt_svg_series {
-    const float *y;         /* n values, plotted at x = 0, 1, ..., n - 1 */
+    const float *y;         /* n values */
+    const float *x;         /* their x (contiguous), or NULL for x = 0, 1, ..., n - 1 */
     int n;
-    int stride;             /* distance between consecutive values (1 = contiguous) */
+    int stride;             /* distance between consecutive y values (0 or 1 = contiguous) */
     const char *label;      /* legend text */
+    int markers;            /* 1: a dot on every point (measured values) */
+    int dashed;             /* 1: a dashed grey line (a reference, such as "ideal") */
 } mygpt_svg_series;
 
 void mygpt_svg_begin(mygpt_svg *fig, double width, double height);
 
 /* Line plot of the series (colours of matplotlib's default cycle), with axes,
- * ticks, a light grid and a legend. y range [ymin, ymax]. */
+ * ticks, a light grid and a legend. y range [ymin, ymax]; the x range spans every
+ * series' x values, with integer ticks when those are all integers. */
 void mygpt_svg_line_plot(mygpt_svg *fig, const mygpt_svg_panel *p, const mygpt_svg_series *s,
                          int nseries, double ymin, double ymax);
 
