@@ -398,7 +398,7 @@ Test(cli_tokens, encode_then_decode_round_trips_the_verdict_exactly)
 {
     const char *dir = vocab_or_skip();
     const char *text = data_file_or_skip("the-verdict.txt");
-    char cmd[16384];
+    char cmd[40000];
     snprintf(cmd, sizeof cmd, "'%s' encode --vocab-dir '%s' '%s' | '%s' decode --vocab-dir '%s' | cmp -s - '%s'",
              MYGPT_EXE, dir, text, MYGPT_EXE, dir, text);
     cr_expect_eq(system(cmd), 0, "encode | decode (standard input) changed the text");
