@@ -32,6 +32,8 @@
 #include "mygpt/layers.h"
 #include "parallel.h"
 #include "vecmath.h"
+#include "internal.h"
+#include "simd.h"
 
 #define QB 32      /* query rows per block: their scores are kept */
 #define RG 4       /* rows per register tile */
@@ -296,13 +298,13 @@ static void head_generic(HEAD_ARGS)
 {
     HEAD_CALL(16, 16);
 }
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#ifdef MYGPT_X86_KERNELS
 #define HAVE_X86_KERNELS 1
-__attribute__((target("arch=x86-64-v3"))) static void head_avx2(HEAD_ARGS)
+MYGPT_AVX2 static void head_avx2(HEAD_ARGS)
 {
     HEAD_CALL(16, 16); /* 4 x 2 ymm accumulators */
 }
-__attribute__((target("arch=x86-64-v4"))) static void head_avx512(HEAD_ARGS)
+MYGPT_AVX512 static void head_avx512(HEAD_ARGS)
 {
     if (d % 64 == 0)
         HEAD_CALL(64, 64); /* 4 x 4 zmm accumulators */
@@ -326,6 +328,18 @@ static head_fn pick_head(void)
         return head_avx2;
 #endif
     return head_generic;
+}
+
+const char *mygpt_attention_kernel_name(void)
+{
+    const head_fn h = pick_head();
+#ifdef HAVE_X86_KERNELS
+    if (h == head_avx512)
+        return "avx512";
+    if (h == head_avx2)
+        return "avx2";
+#endif
+    return h == head_generic ? "generic" : "?";
 }
 
 mygpt_status mygpt_attention_forward_fast(float *out, const float *q, const float *k,

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "mygpt/tokenizer.h"
+#include "internal.h"
 
 static int is_dir(const char *path)
 {

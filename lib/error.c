@@ -1,5 +1,6 @@
 /* error.c - error codes and messages (see mygpt/error.h). */
 #include "mygpt/error.h"
+#include "internal.h"
 
 #include <stdarg.h>
 #include <stdint.h>

@@ -10,6 +10,7 @@
 
 #include "mygpt/layers.h"
 #include "mygpt/print.h"
+#include "internal.h"
 
 /* ---- sizes ------------------------------------------------------------------- */
 

@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "mygpt/rng.h"
+#include "internal.h"
 
 mygpt_status mygpt_init_embedding(mygpt_rng *rng, float *weight, size_t num, size_t dim,
                                   mygpt_error *err)

@@ -14,6 +14,7 @@
 #include "attention_scratch.h"
 #include "parallel.h"
 #include "vecmath.h"
+#include "internal.h"
 
 /* Below this many floats of work a parallel region costs more than it saves (the
  * chapter's tiny GPT runs on one thread). Results never depend on it. Small work does

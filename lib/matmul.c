@@ -35,6 +35,8 @@
 #include "mygpt/layers.h"
 #include "parallel.h"
 #include "vecmath.h"
+#include "internal.h"
+#include "simd.h"
 
 #define NR_MAX 32 /* widest panel (AVX-512: two zmm registers per row) */
 #define MR_MAX 14 /* tallest tile (AVX-512) */
@@ -115,25 +117,25 @@ static void kernel_6x16(KERNEL_ARGS)
     KERNEL_CALL(6, 16);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#ifdef MYGPT_X86_KERNELS
 #define HAVE_X86_KERNELS 1
 /* AVX2 + FMA: 6 x 16 accumulators = 12 ymm registers */
-__attribute__((target("arch=x86-64-v3"))) static void kernel_6x16_avx2(KERNEL_ARGS)
+MYGPT_AVX2 static void kernel_6x16_avx2(KERNEL_ARGS)
 {
     KERNEL_CALL(6, 16);
 }
 /* AVX-512: 14 x 32 accumulators = 28 zmm registers, twice the width and more than
  * twice the rows of AVX2, so each loaded panel row feeds 28 fused multiply-adds */
-__attribute__((target("arch=x86-64-v4"))) static void kernel_14x32_avx512(KERNEL_ARGS)
+MYGPT_AVX512 static void kernel_14x32_avx512(KERNEL_ARGS)
 {
     KERNEL_CALL(14, 32);
 }
-__attribute__((target("arch=x86-64-v3"))) static void gelu_avx2(float *c, size_t ldc, int rows,
+MYGPT_AVX2 static void gelu_avx2(float *c, size_t ldc, int rows,
                                                                 int cols)
 {
     gelu_body(c, ldc, rows, cols);
 }
-__attribute__((target("arch=x86-64-v4"))) static void gelu_avx512(float *c, size_t ldc, int rows,
+MYGPT_AVX512 static void gelu_avx512(float *c, size_t ldc, int rows,
                                                                   int cols)
 {
     gelu_body(c, ldc, rows, cols);
@@ -174,7 +176,21 @@ static kernel_fn pick_kernel(int *mr, int *nr, gelu_fn *gelu)
     return kernel_6x16;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+const char *mygpt_matmul_kernel_name(void)
+{
+    int mr, nr;
+    gelu_fn gelu;
+    const kernel_fn k = pick_kernel(&mr, &nr, &gelu);
+#ifdef HAVE_X86_KERNELS
+    if (k == kernel_14x32_avx512)
+        return "avx512";
+    if (k == kernel_6x16_avx2)
+        return "avx2";
+#endif
+    return k == kernel_6x16 ? "generic" : "?";
+}
+
+#ifdef MYGPT_X86_KERNELS
 #define PACK_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define PACK_CLONES

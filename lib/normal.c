@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "mygpt/rng.h"
+#include "internal.h"
 
 /* ---- small path ------------------------------------------------------------ */
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "mygpt/print.h"
+#include "internal.h"
 
 /* value = M * 10^(E - (p-1)) with M a p-digit integer */
 typedef struct decimal {

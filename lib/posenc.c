@@ -1,5 +1,6 @@
 /* posenc.c - sinusoidal, ALiBi and RoPE position encodings (see mygpt/posenc.h). */
 #include "mygpt/posenc.h"
+#include "internal.h"
 
 #include <math.h>
 #include <stdlib.h>

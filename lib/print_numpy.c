@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "mygpt/print.h"
+#include "internal.h"
 
 #define NP_LINEWIDTH 75
 #define NP_THRESHOLD 1000

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "mygpt/print.h"
+#include "internal.h"
 
 #define LINEWIDTH 80
 #define THRESHOLD 1000

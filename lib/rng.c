@@ -3,6 +3,7 @@
  * uniform draws built on it (docs/pytorch-parity.md sections 1, 2 and 4).
  */
 #include "mygpt/rng.h"
+#include "internal.h"
 
 #include <math.h>
 #include <string.h>

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "mygpt/print.h"
+#include "internal.h"
 
 static mygpt_status sb_reserve(mygpt_strbuf *sb, size_t extra)
 {

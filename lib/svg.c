@@ -1,5 +1,6 @@
 /* svg.c - line plots and heatmaps as SVG (see mygpt/svg.h). */
 #include "mygpt/svg.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <math.h>

@@ -16,6 +16,7 @@
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "mygpt/tokenizer.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <pcre2.h>

@@ -25,9 +25,20 @@ mygpt_install_deps() {
 
 mygpt_build() {
     if [ ! -f "$MYGPT_BUILD/build.ninja" ]; then
+        echo "setup: configuring $MYGPT_BUILD (meson)"
         meson setup "$MYGPT_BUILD" "$MYGPT_ROOT" >/dev/null
     fi
-    ninja -C "$MYGPT_BUILD" >/dev/null
+    local started=$SECONDS
+    echo "setup: building in $MYGPT_BUILD (ninja; a first build takes 15-30 s)"
+    local log
+    log=$(mktemp)
+    if ! ninja -C "$MYGPT_BUILD" >"$log" 2>&1; then
+        cat "$log"
+        rm -f "$log"
+        return 1
+    fi
+    rm -f "$log"
+    echo "setup: built in $((SECONDS - started)) s"
 }
 
 mygpt_install_deps

@@ -49,6 +49,7 @@ count_log "$MYGPT_BUILD/meson-logs/testlog.json"
 if [ "${MYGPT_QUICK:-0}" != 1 ]; then
     echo "== 2. test suite under AddressSanitizer + UndefinedBehaviorSanitizer"
     SAN_BUILD=${MYGPT_SAN_BUILD:-$MYGPT_ROOT/build-sanitize}
+    echo "building with -fsanitize=address,undefined in $SAN_BUILD (a first build takes 30-60 s)"
     if [ ! -f "$SAN_BUILD/build.ninja" ]; then
         meson setup "$SAN_BUILD" "$MYGPT_ROOT" -Db_sanitize=address,undefined -Db_lundef=false \
             -Dbuildtype=debugoptimized -Dc_args=-fno-sanitize-recover=all >/dev/null
@@ -64,8 +65,12 @@ if [ "${MYGPT_QUICK:-0}" != 1 ]; then
         failed=$((failed + 1))
     else
         figures=$(mktemp -d)
+        total=$(grep -c -v -e '^number' -e '^$' "$MYGPT_ROOT/chapters/index.tsv")
+        done_count=0
         while IFS=$'\t' read -r number program rest; do
             [ "$number" = "number" ] || [ -z "$number" ] && continue
+            done_count=$((done_count + 1))
+            printf 'valgrind %2d/%d %s\n' "$done_count" "$total" "$program"
             vstatus=0
             MYGPT_FIGURES=$figures valgrind --leak-check=full --error-exitcode=99 --quiet --suppressions="$MYGPT_ROOT/scripts/valgrind.supp" \
                 "$MYGPT_BUILD/chapters/$program" >/dev/null 2>"$figures/stderr" || vstatus=$?

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "golden.h"
+#include "internal.h"
 #include "parallel.h"
 #include "mygpt/gpt.h"
 #include "mygpt/layers.h"
@@ -505,4 +506,20 @@ Test(gpt_threads, every_parallel_loop_gives_the_same_bits_for_1_2_3_8_threads)
     }
     omp_set_num_threads(saved);
     free(ids);
+}
+
+/* Issue 11 item 15: the widest kernels the CPU supports are used whichever compiler
+ * built the library (they were gcc-only: a clang build ran the generic ones). */
+Test(gpt_kernels, the_cpu_decides_the_kernels_not_the_compiler)
+{
+    __builtin_cpu_init();
+    const char *want = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                               __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq")
+                           ? "avx512"
+                       : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? "avx2"
+                                                                                          : "generic";
+    unsetenv("MYGPT_MATMUL_KERNEL");
+    unsetenv("MYGPT_ATTENTION_KERNEL");
+    cr_expect_str_eq(mygpt_matmul_kernel_name(), want);
+    cr_expect_str_eq(mygpt_attention_kernel_name(), want);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "vecmath.h"
+#include "simd.h"
 
 static float from_bits(uint32_t u)
 {
@@ -110,13 +111,13 @@ static void exp_plain(float *o, const float *x, int n)
 {
     BODY
 }
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target("arch=x86-64-v3"))) static void exp_avx2(float *o, const float *x, int n)
+#ifdef MYGPT_X86_KERNELS
+MYGPT_AVX2 static void exp_avx2(float *o, const float *x, int n)
 {
 #pragma omp simd
     BODY
 }
-__attribute__((target("arch=x86-64-v4"))) static void exp_avx512(float *o, const float *x, int n)
+MYGPT_AVX512 static void exp_avx512(float *o, const float *x, int n)
 {
 #pragma omp simd
     BODY
@@ -130,7 +131,7 @@ Test(vecmath, vectorised_loops_give_the_same_bits)
         x[i] = -110.0f + 200.0f * (float)i / N_VEC;
     x[0] = NAN, x[1] = INFINITY, x[2] = -INFINITY, x[3] = -0.0f;
     exp_plain(ref, x, N_VEC);
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#ifdef MYGPT_X86_KERNELS
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
         exp_avx2(got, x, N_VEC);

@@ -5,6 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A wrong shape is a bug in the chapter: one line on stderr, exit 1. */
+static void refuse(const chapter *ch, const char *what)
+{
+    fprintf(stderr, "%s: %s\n", ch->name, what);
+    exit(1);
+}
+
 static ch_tensor make(int ndim, const int64_t *shape)
 {
     ch_tensor t = {0};
@@ -84,7 +91,7 @@ ch_tensor ch_embedding_apply(const chapter *ch, const ch_tensor *weight, const c
     mygpt_error err = {0};
     if (ids->ndim < 1 || ids->ndim >= CH_MAX_DIMS || weight->ndim != 2 ||
         (pos && (pos->ndim != 2 || pos->shape[1] != weight->shape[1])))
-        chapter_check(ch, mygpt_fail(&err, MYGPT_EINVAL, "%s", "embedding: bad shapes"), &err);
+        refuse(ch, "embedding: bad shapes");
     int64_t shape[CH_MAX_DIMS];
     memcpy(shape, ids->shape, (size_t)ids->ndim * sizeof *shape);
     shape[ids->ndim] = weight->shape[1];
@@ -98,9 +105,8 @@ ch_tensor ch_embedding_apply(const chapter *ch, const ch_tensor *weight, const c
 
 ch_tensor ch_add_positions(const chapter *ch, const ch_tensor *x, const ch_tensor *pos)
 {
-    mygpt_error err = {0};
     if (x->ndim != 3 || pos->ndim != 2 || pos->shape[1] != x->shape[2] || x->shape[1] > pos->shape[0])
-        chapter_check(ch, mygpt_fail(&err, MYGPT_EINVAL, "%s", "x + pos: shapes do not broadcast"), &err);
+        refuse(ch, "x + pos: shapes do not broadcast");
     ch_tensor out = ch_tensor_f32(ch, 3, x->shape);
     const size_t B = (size_t)x->shape[0], T = (size_t)x->shape[1], C = (size_t)x->shape[2];
     for (size_t b = 0; b < B; b++)
@@ -114,7 +120,7 @@ ch_tensor ch_linear_apply(const chapter *ch, const ch_tensor *x, const ch_tensor
 {
     mygpt_error err = {0};
     if (x->ndim < 1 || w->ndim != 2 || x->shape[x->ndim - 1] != w->shape[1])
-        chapter_check(ch, mygpt_fail(&err, MYGPT_EINVAL, "%s", "linear: shapes do not match"), &err);
+        refuse(ch, "linear: shapes do not match");
     int64_t shape[CH_MAX_DIMS];
     memcpy(shape, x->shape, (size_t)x->ndim * sizeof *shape);
     shape[x->ndim - 1] = w->shape[0];

@@ -16,6 +16,9 @@
 extern "C" {
 #endif
 
+/* everything declared here is exported by libmygpt.so (lib/exports.txt) */
+#pragma GCC visibility push(default)
+
 typedef enum mygpt_status {
     MYGPT_OK = 0,
     MYGPT_EINVAL = 1,    /* an argument is invalid (bad shape, size, option)  */
@@ -37,20 +40,12 @@ typedef struct mygpt_error {
  * Never returns NULL. */
 const char *mygpt_strerror(mygpt_status code);
 
-/* Records `code` and a printf-style message in *err (if err is not NULL) and
- * returns `code`, so library code can write `return mygpt_fail(err, ...)`. */
-mygpt_status mygpt_fail(mygpt_error *err, mygpt_status code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
 
 /* Resets *err to MYGPT_OK with an empty message (err may be NULL). */
 void mygpt_error_clear(mygpt_error *err);
 
-/* Multiplies a * b into *out; returns 0 if the product fits in size_t,
- * 1 (and leaves *out untouched) if it would overflow. */
-int mygpt_mul_overflows(size_t a, size_t b, size_t *out);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -28,6 +28,9 @@
 extern "C" {
 #endif
 
+/* everything declared here is exported by libmygpt.so (lib/exports.txt) */
+#pragma GCC visibility push(default)
+
 typedef struct mygpt_config {
     int vocab_size;  /* V */
     int embed_dim;   /* C, divisible by num_heads */
@@ -131,6 +134,8 @@ mygpt_status mygpt_param_table(struct mygpt_strbuf *sb, const mygpt_config *cfg,
 const char *mygpt_param_tensor_name(int i);
 
 void mygpt_gpt_free(mygpt_gpt *gpt);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

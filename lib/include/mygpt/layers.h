@@ -24,6 +24,9 @@
 extern "C" {
 #endif
 
+/* everything declared here is exported by libmygpt.so (lib/exports.txt) */
+#pragma GCC visibility push(default)
+
 /* out[b,t,:] = wte[ids[b,t], :] + (wpe ? wpe[t, :] : 0)
  * out (B, T, C), ids (B, T), wte (V, C), wpe (max_pos, C) or NULL (then max_pos is unused).
  * Checks what a wrong call would read out of bounds: an id outside [0, V) or T > max_pos
@@ -93,6 +96,8 @@ mygpt_status mygpt_attention_forward_fast(float *out, const float *q, const floa
  * to nthreads threads (per thread: K of one head transposed, and a few rows of scores).
  * nthreads < 1 counts as 1; pass omp_get_max_threads() to let every thread work. */
 size_t mygpt_attention_scratch_size(int T, int head_dim, int nthreads);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,9 @@
 extern "C" {
 #endif
 
+/* everything declared here is exported by libmygpt.so (lib/exports.txt) */
+#pragma GCC visibility push(default)
+
 /* pe (block_size, n_embd): document 001's sinusoidal_encoding(block_size, n_embd).
  * n_embd must be even. */
 mygpt_status mygpt_sinusoidal_encoding(float *pe, int block_size, int n_embd, mygpt_error *err);
@@ -43,6 +46,8 @@ mygpt_status mygpt_rope_cache(float *cos_cache, float *sin_cache, const float *i
  * x, out (rows, d) with row r at position r % T; cos, sin (>= T, half). out may be x. */
 void mygpt_rope_apply(float *out, const float *x, const float *cos_cache, const float *sin_cache,
                       int rows, int T, int half);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

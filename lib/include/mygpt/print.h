@@ -19,6 +19,9 @@
 extern "C" {
 #endif
 
+/* everything declared here is exported by libmygpt.so (lib/exports.txt) */
+#pragma GCC visibility push(default)
+
 /* ---- string buffer ---------------------------------------------------------- */
 
 typedef struct mygpt_strbuf {
@@ -28,15 +31,6 @@ typedef struct mygpt_strbuf {
     int failed;   /* set once an allocation fails; later appends do nothing */
 } mygpt_strbuf;
 
-/* Appends text; on allocation failure sets sb->failed and returns MYGPT_ENOMEM. */
-mygpt_status mygpt_sb_append(mygpt_strbuf *sb, const char *s);
-mygpt_status mygpt_sb_appendn(mygpt_strbuf *sb, const char *s, size_t n);
-mygpt_status mygpt_sb_printf(mygpt_strbuf *sb, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-mygpt_status mygpt_sb_repeat(mygpt_strbuf *sb, char c, size_t count);
 /* The text so far ("" when empty). */
 const char *mygpt_sb_str(const mygpt_strbuf *sb);
 void mygpt_sb_free(mygpt_strbuf *sb);
@@ -107,11 +101,8 @@ mygpt_status mygpt_py_int_commas(mygpt_strbuf *sb, long long n);
 mygpt_status mygpt_py_fixed(mygpt_strbuf *sb, double x, int decimals);
 mygpt_status mygpt_py_sci(mygpt_strbuf *sb, double x, int decimals);
 
-/* The shortest decimal digits that round-trip to float32 x, as numpy's Dragon4
- * finds them: writes the significant digits (no sign, no dot) to digits and
- * returns the decimal exponent e such that x = 0.d1d2... * 10^e... precisely:
- * |x| = d1.d2d3... * 10^(*exp10). x must be finite and non-zero. */
-int mygpt_shortest_f32(float x, char digits[16], int *exp10);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,9 @@
 extern "C" {
 #endif
 
+/* everything declared here is exported by libmygpt.so (lib/exports.txt) */
+#pragma GCC visibility push(default)
+
 #define MYGPT_MT_N 624
 
 /* Which of PyTorch's float32 kernels to imitate for uniform_ and the large
@@ -99,6 +102,8 @@ mygpt_status mygpt_init_linear(mygpt_rng *rng, float *weight, float *bias, size_
 
 /* The weight bound of nn.Linear's default init, computed as PyTorch does. */
 double mygpt_linear_weight_bound(size_t fan_in);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

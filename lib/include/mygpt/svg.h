@@ -19,6 +19,9 @@
 extern "C" {
 #endif
 
+/* everything declared here is exported by libmygpt.so (lib/exports.txt) */
+#pragma GCC visibility push(default)
+
 typedef struct mygpt_svg {
     mygpt_strbuf sb;
     double width, height;
@@ -59,8 +62,8 @@ void mygpt_svg_heatmap(mygpt_svg *fig, const mygpt_svg_panel *p, const float *da
 /* Finishes the document, writes it to path and frees it (also on failure). */
 mygpt_status mygpt_svg_save(mygpt_svg *fig, const char *path, mygpt_error *err);
 
-/* The RdBu colour of t in [0, 1] (0 = dark red, 0.5 = white, 1 = dark blue). */
-void mygpt_rdbu(double t, int rgb[3]);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

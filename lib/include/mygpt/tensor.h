@@ -12,6 +12,9 @@
 extern "C" {
 #endif
 
+/* everything declared here is exported by libmygpt.so (lib/exports.txt) */
+#pragma GCC visibility push(default)
+
 /* torch.equal: same values element for element (NaN != NaN). */
 int mygpt_equal(const float *a, const float *b, size_t n);
 
@@ -31,6 +34,8 @@ double mygpt_std(const float *x, size_t n);
  *   out[b] = softmax(x[b] x[b]^T / sqrt(C)) x[b]
  * out, x (B, T, C); scratch holds T floats. No projections, no causal mask. */
 void mygpt_toy_attention(float *out, const float *x, float *scratch, int B, int T, int C);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

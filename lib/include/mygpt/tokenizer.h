@@ -29,6 +29,9 @@
 extern "C" {
 #endif
 
+/* everything declared here is exported by libmygpt.so (lib/exports.txt) */
+#pragma GCC visibility push(default)
+
 #define MYGPT_ENDOFTEXT_ID 50256
 #define MYGPT_ENDOFTEXT "<|endoftext|>"
 
@@ -89,6 +92,8 @@ mygpt_status mygpt_dataloader_init(mygpt_dataloader *dl, const int64_t *ids, siz
 /* Batch b (0 <= b < num_batches): inputs and targets, each (batch_size, max_length). */
 mygpt_status mygpt_dataloader_batch(const mygpt_dataloader *dl, size_t b, int64_t *inputs,
                                     int64_t *targets, mygpt_error *err);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

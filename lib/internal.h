@@ -1,0 +1,51 @@
+/*
+ * internal.h - private to the library (hidden from libmygpt.so's exports): error
+ * filling, overflow checks, string building, shortest float digits and the RdBu
+ * colour map. Programs of this repository that link the static library may use them;
+ * users of the installed library see only the public headers.
+ */
+#ifndef MYGPT_INTERNAL_H
+#define MYGPT_INTERNAL_H
+
+#include <stddef.h>
+
+#include "mygpt/error.h"
+#include "mygpt/print.h"
+
+/* Records `code` and a printf-style message in *err (if err is not NULL) and
+ * returns `code`, so library code can write `return mygpt_fail(err, ...)`. */
+mygpt_status mygpt_fail(mygpt_error *err, mygpt_status code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Multiplies a * b into *out; returns 0 if the product fits in size_t,
+ * 1 (and leaves *out untouched) if it would overflow. */
+int mygpt_mul_overflows(size_t a, size_t b, size_t *out);
+
+/* Appends text; on allocation failure sets sb->failed and returns MYGPT_ENOMEM. */
+mygpt_status mygpt_sb_append(mygpt_strbuf *sb, const char *s);
+mygpt_status mygpt_sb_appendn(mygpt_strbuf *sb, const char *s, size_t n);
+mygpt_status mygpt_sb_printf(mygpt_strbuf *sb, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+mygpt_status mygpt_sb_repeat(mygpt_strbuf *sb, char c, size_t count);
+
+/* The shortest decimal digits that round-trip to float32 x, as numpy's Dragon4
+ * finds them: writes the significant digits (no sign, no dot) to digits and
+ * returns the decimal exponent e such that x = 0.d1d2... * 10^e... precisely:
+ * |x| = d1.d2d3... * 10^(*exp10). x must be finite and non-zero. */
+int mygpt_shortest_f32(float x, char digits[16], int *exp10);
+
+/* The RdBu colour of t in [0, 1] (0 = dark red, 0.5 = white, 1 = dark blue). */
+void mygpt_rdbu(double t, int rgb[3]);
+
+/* The matmul / attention kernel this CPU gets ("avx512", "avx2" or "generic"), after
+ * MYGPT_MATMUL_KERNEL / MYGPT_ATTENTION_KERNEL: for tests and the benchmark. */
+const char *mygpt_matmul_kernel_name(void);
+const char *mygpt_attention_kernel_name(void);
+
+#endif

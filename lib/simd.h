@@ -1,0 +1,23 @@
+/*
+ * simd.h - private: how a function is compiled for a wider instruction set than the
+ * build's baseline, the same way under gcc and clang, so both compilers build the
+ * AVX2 and AVX-512 kernels (and clang's fuzzing builds exercise them).
+ *
+ * The kernels are plain C with explicit fmaf(); a target attribute only lets the
+ * compiler use vfmadd and wider registers for them. MYGPT_AVX2 is x86-64-v3's set
+ * (AVX2, FMA, BMI1/2, F16C, LZCNT, MOVBE), MYGPT_AVX512 x86-64-v4's (plus AVX-512
+ * F/BW/CD/DQ/VL), spelled as feature lists because clang 14 does not know the level
+ * names. Which one runs is decided at run time (__builtin_cpu_supports).
+ */
+#ifndef MYGPT_SIMD_H
+#define MYGPT_SIMD_H
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define MYGPT_X86_KERNELS 1
+#define MYGPT_AVX2_FEATURES "avx2,fma,bmi,bmi2,f16c,lzcnt,movbe,popcnt"
+#define MYGPT_AVX2 __attribute__((target(MYGPT_AVX2_FEATURES)))
+#define MYGPT_AVX512                                                                               \
+    __attribute__((target(MYGPT_AVX2_FEATURES ",avx512f,avx512bw,avx512cd,avx512dq,avx512vl")))
+#endif
+
+#endif
