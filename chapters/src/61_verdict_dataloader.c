@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "chapter.h"
+#include "ch_tensor.h"
 
 #define SKIPPED 77
 
@@ -69,38 +69,38 @@ int main(int argc, char **argv)
     enum { BATCH = 8, MAX_LENGTH = 4, STRIDE = 4, OUTPUT_DIM = 256, CONTEXT = MAX_LENGTH };
     mygpt_dataloader dl;
     chapter_check(&ch, mygpt_dataloader_init(&dl, ids, n, BATCH, MAX_LENGTH, STRIDE, &err), &err);
-    int64_t inputs[BATCH * MAX_LENGTH], targets[BATCH * MAX_LENGTH];
-    chapter_check(&ch, mygpt_dataloader_batch(&dl, 0, inputs, targets, &err), &err);
-    const int64_t in_shape[2] = {BATCH, MAX_LENGTH};
+    // inputs, targets = next(iter(dataloader)): (batch_size, max_length) each
+    ch_tensor inputs = ch_tensor_i64(&ch, 2, (int64_t[]){dl.batch_size, dl.max_length});
+    ch_tensor targets = ch_tensor_i64(&ch, 2, inputs.shape);
+    chapter_check(&ch, mygpt_dataloader_batch(&dl, 0, inputs.ids, targets.ids, &err), &err);
     printf("Token IDs:\n ");                 // print("Token IDs:\n", inputs)
-    ch_torch_i64(inputs, 2, in_shape);
+    ch_torch_i64(inputs.ids, inputs.ndim, inputs.shape);
     printf("\n\nInputs shape:\n ");          // print("\nInputs shape:\n", inputs.shape)
-    ch_size(2, in_shape);
+    ch_print_size(&inputs);
     printf("\n");
 
     // token_embedding_layer = nn.Embedding(vocab_size, output_dim); then the positions
-    const size_t V = mygpt_tokenizer_vocab_size(tok);
     mygpt_rng rng = {0};
     mygpt_rng_seed(&rng, ch.seed);
-    float *tok_emb = chapter_alloc(&ch, V * OUTPUT_DIM, sizeof(float));
-    float *pos_emb = chapter_alloc(&ch, (size_t)CONTEXT * OUTPUT_DIM, sizeof(float));
-    chapter_check(&ch, mygpt_init_embedding(&rng, tok_emb, V, OUTPUT_DIM, &err), &err);
-    chapter_check(&ch, mygpt_init_embedding(&rng, pos_emb, CONTEXT, OUTPUT_DIM, &err), &err);
-    float token_embeddings[BATCH * MAX_LENGTH * OUTPUT_DIM], input_embeddings[BATCH * MAX_LENGTH * OUTPUT_DIM];
-    chapter_check(&ch, mygpt_embedding_forward(token_embeddings, inputs, tok_emb, NULL, BATCH,
-                                               MAX_LENGTH, OUTPUT_DIM, (int)V, 0, &err), &err);
-    chapter_check(&ch, mygpt_embedding_forward(input_embeddings, inputs, tok_emb, pos_emb, BATCH,
-                                               MAX_LENGTH, OUTPUT_DIM, (int)V, CONTEXT, &err), &err);
-    const int64_t te_shape[3] = {BATCH, MAX_LENGTH, OUTPUT_DIM}, pe_shape[2] = {MAX_LENGTH, OUTPUT_DIM};
+    ch_tensor tok_emb = ch_embedding_new(&ch, &rng, (int)mygpt_tokenizer_vocab_size(tok), OUTPUT_DIM);
+    ch_tensor pos_emb = ch_embedding_new(&ch, &rng, CONTEXT, OUTPUT_DIM);
+    ch_tensor arange = ch_tensor_i64(&ch, 1, (int64_t[]){CONTEXT}); // torch.arange(context_length)
+    for (int t = 0; t < CONTEXT; t++)
+        arange.ids[t] = t;
+    ch_tensor token_embeddings = ch_embedding_apply(&ch, &tok_emb, NULL, &inputs);
+    ch_tensor pos_embeddings = ch_embedding_apply(&ch, &pos_emb, NULL, &arange);
+    ch_tensor input_embeddings = ch_add_positions(&ch, &token_embeddings, &pos_emb);
     printf("\n");
-    ch_size(3, te_shape);                    // token_embeddings.shape
+    ch_print_size(&token_embeddings);
     printf("\n\n");
-    ch_size(2, pe_shape);                    // pos_embeddings.shape
+    ch_print_size(&pos_embeddings);
     printf("\n\n");
-    ch_size(3, te_shape);                    // input_embeddings.shape
+    ch_print_size(&input_embeddings);
     printf("\n");
-    free(tok_emb);
-    free(pos_emb);
+    ch_tensor *all[] = {&inputs, &targets, &tok_emb, &pos_emb, &arange, &token_embeddings,
+                        &pos_embeddings, &input_embeddings};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        ch_tensor_free(all[i]);
     free(ids);
     free(raw_text);
     mygpt_tokenizer_free(tok);
