@@ -406,3 +406,62 @@ Test(cli_tokens, encode_then_decode_round_trips_the_verdict_exactly)
              MYGPT_EXE, dir, MYGPT_EXE, dir, text, text);
     cr_expect_eq(system(cmd), 0, "decode of 5,145 ids as arguments changed the text");
 }
+
+/* Issue 11 item 13: a chapter says where it wrote its figure, and the sinusoid map is a
+ * small SVG (one embedded PNG), not 7.8 MB of rectangles. */
+Test(cli_chapters, figures_are_small_and_their_path_is_printed)
+{
+    char dir[] = "/tmp/mygpt-fig-XXXXXX", words[128], path[128];
+    cr_assert(mkdtemp(dir) != NULL);
+    snprintf(words, sizeof words, "--figures %s", dir);
+    proc_result r;
+    cr_assert_eq(run_words(CHAPTER_DIR "/47_sinusoidal_encoding", words, &r), 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    snprintf(path, sizeof path, "%s/sinusoidal_encoding.svg", dir);
+    cr_expect(strstr(r.err, path) != NULL, "stderr does not name %s: %s", path, r.err);
+    proc_result_free(&r);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    fseek(f, 0, SEEK_END);
+    const long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *svg = calloc((size_t)size + 1, 1);
+    cr_assert_eq(fread(svg, 1, (size_t)size, f), (size_t)size);
+    fclose(f);
+    cr_expect_lt(size, 1 << 20, "sinusoidal_encoding.svg is %ld bytes", size);
+    /* base64 of the PNG signature 89 50 4E 47 0D 0A 1A 0A */
+    cr_expect(strstr(svg, "data:image/png;base64,iVBORw0KGgo") != NULL, "no embedded PNG");
+    free(svg);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* Issue 11 item 11: without a 1-thread time the table has no speedup to show ("-", not
+ * 0.00) and --svg refuses; with a sweep the plot has the ideal line. */
+Test(cli_args, bench_reports_no_invented_speedups)
+{
+    proc_result r;
+    cr_assert_eq(run_words(BENCH_EXE, "--config tiny --threads 2 --reps 3", &r), 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "0.00") == NULL && strstr(r.out, "  -") != NULL, "%s", r.out);
+    proc_result_free(&r);
+    cr_assert_eq(run_words(BENCH_EXE, "--config tiny --threads 2 --reps 3 --svg /tmp/mygpt-no.svg", &r), 0);
+    cr_expect_eq(r.status, 1);
+    cr_expect(strstr(r.err, "no 1-thread time") != NULL, "%s", r.err);
+    proc_result_free(&r);
+    char words[128], path[64];
+    snprintf(path, sizeof path, "/tmp/mygpt-scaling-%d.svg", (int)getpid());
+    snprintf(words, sizeof words, "--config tiny --threads 1 --reps 3 --svg %s", path);
+    cr_assert_eq(run_words(BENCH_EXE, words, &r), 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    proc_result_free(&r);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    char buf[65536];
+    const size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    unlink(path);
+    cr_expect(strstr(buf, ">ideal<") != NULL, "no ideal line in the plot");
+    cr_expect(strstr(buf, ">0.5<") == NULL && strstr(buf, ">1.5<") == NULL, "half-thread ticks");
+}
