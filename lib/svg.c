@@ -191,11 +191,14 @@ static void png_chunk(mygpt_strbuf *buf, const char *type, const unsigned char *
     put32(head, (uint32_t)n);
     memcpy(head + 4, type, 4);
     uint32_t crc = crc32_update(0xffffffffu, head + 4, 4);
-    crc = crc32_update(crc, data, n) ^ 0xffffffffu;
+    if (n)
+        crc = crc32_update(crc, data, n);
+    crc ^= 0xffffffffu;
     unsigned char tail[4];
     put32(tail, crc);
     mygpt_sb_appendn(buf, (const char *)head, 8);
-    mygpt_sb_appendn(buf, (const char *)data, n);
+    if (n) /* IEND has no data */
+        mygpt_sb_appendn(buf, (const char *)data, n);
     mygpt_sb_appendn(buf, (const char *)tail, 4);
 }
 
