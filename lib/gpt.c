@@ -11,6 +11,7 @@
 #include "mygpt/layers.h"
 #include "mygpt/print.h"
 #include "internal.h"
+#include "mygpt/train.h"
 
 /* ---- sizes ------------------------------------------------------------------- */
 
@@ -137,6 +138,21 @@ void mygpt_gpt_counts(const mygpt_gpt *g, mygpt_param_counts *out)
 
 /* ---- construction -------------------------------------------------------------- */
 
+void mygpt_params_carve(mygpt_params *w, float *block, const size_t sizes[MYGPT_NUM_PARAM_TENSORS],
+                        size_t C)
+{
+    float **views[MYGPT_NUM_PARAM_TENSORS] = {&w->wte,  &w->wpe,  &w->ln1w, &w->ln1b, &w->wq,
+                                              &w->wk,   &w->wv,   &w->wo,   &w->ln2w, &w->ln2b,
+                                              &w->fc1w, &w->fc1b, &w->fc2w, &w->fc2b};
+    float *p = block;
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) {
+        *views[i] = p;
+        p += sizes[i];
+    }
+    w->lnfw = p;
+    w->lnfb = p + C;
+}
+
 mygpt_status mygpt_gpt_create_from(mygpt_gpt **out, const mygpt_config *cfg, mygpt_rng *rng,
                                    mygpt_error *err)
 {
@@ -159,17 +175,7 @@ mygpt_status mygpt_gpt_create_from(mygpt_gpt **out, const mygpt_config *cfg, myg
         free(g);
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %zu parameters", total);
     }
-    float **views[MYGPT_NUM_PARAM_TENSORS] = {
-        &g->params.wte,  &g->params.wpe,  &g->params.ln1w, &g->params.ln1b, &g->params.wq,
-        &g->params.wk,   &g->params.wv,   &g->params.wo,   &g->params.ln2w, &g->params.ln2b,
-        &g->params.fc1w, &g->params.fc1b, &g->params.fc2w, &g->params.fc2b};
-    float *p = g->params_memory;
-    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) {
-        *views[i] = p;
-        p += g->param_sizes[i];
-    }
-    g->params.lnfw = p;
-    g->params.lnfb = p + C;
+    mygpt_params_carve(&g->params, g->params_memory, g->param_sizes, C);
 
     // Draw in GPT.__init__ order. LayerNorms draw nothing: gamma = 1, beta = 0.
     const mygpt_params *w = &g->params;
@@ -218,6 +224,9 @@ void mygpt_gpt_free(mygpt_gpt *gpt)
     if (!gpt)
         return;
     free(gpt->params_memory);
+    free(gpt->grads_memory);
+    free(gpt->grads_scratch);
+    mygpt_train_acts_free(gpt->train);
     free(gpt->acts.memory);
     free(gpt->acts.scratch);
     free(gpt);

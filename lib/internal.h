@@ -43,6 +43,11 @@ int mygpt_shortest_f32(float x, char digits[16], int *exp10);
 /* The RdBu colour of t in [0, 1] (0 = dark red, 0.5 = white, 1 = dark blue). */
 void mygpt_rdbu(double t, int rgb[3]);
 
+/* Points w's tensors into block (laid out by the size table, then ln_f's gamma and
+ * beta): the parameters, or a gradient block of the same layout. */
+struct mygpt_params;
+void mygpt_params_carve(struct mygpt_params *w, float *block, const size_t sizes[14], size_t C);
+
 /* The matmul / attention kernel this CPU gets ("avx512", "avx2" or "generic"), after
  * MYGPT_MATMUL_KERNEL / MYGPT_ATTENTION_KERNEL: for tests and the benchmark. */
 const char *mygpt_matmul_kernel_name(void);

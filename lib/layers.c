@@ -58,6 +58,32 @@ mygpt_status mygpt_embedding_forward(float *out, const int64_t *ids, const float
     return MYGPT_OK;
 }
 
+/* dwte[ids[b,t]] += dout[b,t] and dwpe[t] += sum over b of dout[b,t]. A token that
+ * appears twice gets two additions into one row, so threads split the channels, not the
+ * positions: thread j owns channels [c0, c1) of every row and adds the positions in
+ * (b, t) order, whatever the thread count. */
+void mygpt_embedding_backward(float *dwte, float *dwpe, const float *dout, const int64_t *ids,
+                              int B, int T, int C)
+{
+    const int chunk = 16; // channels per task: one cache line of floats
+    const int ntasks = (C + chunk - 1) / chunk;
+#pragma omp parallel for schedule(static) if ((size_t)B * T * C > PARALLEL_MIN)
+    for (int task = 0; task < ntasks; task++) {
+        const int c0 = task * chunk, c1 = c0 + chunk < C ? c0 + chunk : C;
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < T; t++) {
+                const float *d = dout + ((size_t)b * T + t) * C;                  // (C,)
+                float *w = dwte + (size_t)ids[(size_t)b * T + t] * C;            // (C,)
+                float *p = dwpe ? dwpe + (size_t)t * C : NULL;                    // (C,)
+                for (int c = c0; c < c1; c++) {
+                    w[c] += d[c];
+                    if (p)
+                        p[c] += d[c];
+                }
+            }
+    }
+}
+
 void mygpt_matmul_naive(float *out, const float *inp, const float *weight, const float *bias,
                         size_t N, int C, int OC)
 {
@@ -79,7 +105,8 @@ void mygpt_matmul_naive(float *out, const float *inp, const float *weight, const
  * accumulated in double (PyTorch's var accumulates in double too) and rounded to float
  * where PyTorch rounds: this matters for ill-conditioned rows (C = 2, nearly equal
  * values), where a different rounding point is visible in the output. */
-static void layernorm_row(float *o, const float *x, const float *gamma, const float *beta, int C)
+static void layernorm_row(float *o, const float *x, const float *gamma, const float *beta, int C,
+                          float *mean_out, float *denom_out)
 {
     double sum = 0.0;
     for (int i = 0; i < C; i++)
@@ -93,19 +120,73 @@ static void layernorm_row(float *o, const float *x, const float *gamma, const fl
     const float denom = sqrtf(var_f + 1e-5f); // torch.sqrt(var + eps), in float32
     for (int i = 0; i < C; i++)
         o[i] = (x[i] - mean_f) / denom * gamma[i] + beta[i];
+    if (mean_out) { // kept for the backward pass
+        *mean_out = mean_f;
+        *denom_out = denom;
+    }
 }
 
 void mygpt_layernorm_forward(float *out, const float *inp, const float *gamma, const float *beta,
                              size_t N, int C)
 {
-    if (N * (size_t)C <= PARALLEL_MIN) {
+    mygpt_layernorm_forward_train(out, NULL, NULL, inp, gamma, beta, N, C);
+}
+
+void mygpt_layernorm_forward_train(float *out, float *mean, float *denom, const float *inp,
+                                   const float *gamma, const float *beta, size_t N, int C)
+{
+    if (N * (size_t)C <= PARALLEL_MIN) { // small work stays out of the OpenMP runtime
         for (size_t n = 0; n < N; n++)
-            layernorm_row(out + n * C, inp + n * C, gamma, beta, C);
+            layernorm_row(out + n * C, inp + n * C, gamma, beta, C, mean ? mean + n : NULL,
+                          denom ? denom + n : NULL);
         return;
     }
 #pragma omp parallel for schedule(static)
-    for (size_t n = 0; n < N; n++)
-        layernorm_row(out + n * C, inp + n * C, gamma, beta, C); // (C,) each
+    for (size_t n = 0; n < N; n++) // (C,) each
+        layernorm_row(out + n * C, inp + n * C, gamma, beta, C, mean ? mean + n : NULL,
+                      denom ? denom + n : NULL);
+}
+
+/* With xhat = (x - mean) / denom and y = xhat * gamma + beta (per row of C):
+ *   dgamma += sum over rows of dy * xhat,   dbeta += sum over rows of dy,
+ *   dx += (g - mean(g) - xhat * mean(g * xhat)) / denom,   where g = dy * gamma.
+ * The row means are summed in double. dx rows are independent (parallel over rows);
+ * dgamma and dbeta sum over every row, so threads split the channels and each adds
+ * the rows in order: the same bits for any thread count. */
+void mygpt_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const float *dout,
+                              const float *inp, const float *gamma, const float *mean,
+                              const float *denom, size_t N, int C)
+{
+    const int par = N * (size_t)C > PARALLEL_MIN;
+#pragma omp parallel for schedule(static) if (par)
+    for (size_t n = 0; n < N; n++) {
+        const float *x = inp + n * C, *dy = dout + n * C; // (C,)
+        float *dx = dinp + n * C;                         // (C,)
+        double g_sum = 0.0, gx_sum = 0.0;
+        for (int i = 0; i < C; i++) {
+            const double xhat = ((double)x[i] - mean[n]) / denom[n];
+            const double g = (double)dy[i] * gamma[i];
+            g_sum += g;
+            gx_sum += g * xhat;
+        }
+        const double g_mean = g_sum / C, gx_mean = gx_sum / C;
+        for (int i = 0; i < C; i++) {
+            const double xhat = ((double)x[i] - mean[n]) / denom[n];
+            const double g = (double)dy[i] * gamma[i];
+            dx[i] += (float)((g - g_mean - xhat * gx_mean) / denom[n]);
+        }
+    }
+#pragma omp parallel for schedule(static) if (par)
+    for (int i = 0; i < C; i++) {
+        double gs = 0.0, bs = 0.0;
+        for (size_t n = 0; n < N; n++) {
+            const float dy = dout[n * C + i];
+            gs += (double)dy * (((double)inp[n * C + i] - mean[n]) / denom[n]);
+            bs += dy;
+        }
+        dgamma[i] += (float)gs;
+        dbeta[i] += (float)bs;
+    }
 }
 
 void mygpt_gelu_forward(float *out, const float *inp, size_t n)
@@ -113,6 +194,18 @@ void mygpt_gelu_forward(float *out, const float *inp, size_t n)
 #pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
     for (size_t i = 0; i < n; i++)
         out[i] = mygpt_gelu(inp[i]); // x/2 (1 + erf(x / sqrt 2)), vecmath.h
+}
+
+/* d/dx of x/2 (1 + erf(x / sqrt 2)) = (1 + erf(x / sqrt 2)) / 2 + x exp(-x^2 / 2) / sqrt(2 pi) */
+void mygpt_gelu_backward(float *dinp, const float *inp, const float *dout, size_t n)
+{
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+    for (size_t i = 0; i < n; i++) {
+        const double x = inp[i];
+        const double cdf = 0.5 * (1.0 + erf(x * 0.70710678118654752440));
+        const double pdf = exp(-0.5 * x * x) * 0.39894228040143267794;
+        dinp[i] += (float)((cdf + x * pdf) * dout[i]);
+    }
 }
 
 void mygpt_residual_forward(float *out, const float *inp, size_t n)
@@ -147,6 +240,46 @@ void mygpt_softmax_rows(float *x, size_t rows, int n)
     }
 }
 
+/* One query row of one head: out_t = sum over s <= t of p_s v_s with p = softmax of
+ * (q_t . k_s) / scale. att holds T floats: the scores, then exp(score - max); when
+ * keep_probs, it ends holding the probabilities p_s (0 for s > t) for the backward pass.
+ * The mathematics of both attentions in one place, so both give the same bits. */
+static inline void attention_row(float *ot, float *att, const float *qt, const float *kb,
+                                 const float *vb, int t, int T, int C, int d, float scale,
+                                 int keep_probs)
+{
+    // scores of query t against keys 0..t (the causal mask drops s > t)
+    float maxv = -INFINITY;
+    for (int s = 0; s <= t; s++) {
+        const float *ks = kb + (size_t)s * C; // (d,)
+        float dot = 0.0f;
+        for (int i = 0; i < d; i++) // fused, in order, as a BLAS dot product
+            dot = fmaf(qt[i], ks[i], dot);
+        att[s] = dot / scale;
+        if (att[s] > maxv)
+            maxv = att[s];
+    }
+    float sum = 0.0f;
+    for (int s = 0; s <= t; s++) {
+        att[s] = mygpt_expf(att[s] - maxv); // vecmath.h: the fast path's exp
+        sum += att[s];
+    }
+    const float inv_sum = 1.0f / sum; // PyTorch's softmax multiplies by 1/sum
+    for (int i = 0; i < d; i++)
+        ot[i] = 0.0f;
+    for (int s = 0; s <= t; s++) {
+        const float p = att[s] * inv_sum;
+        if (keep_probs)
+            att[s] = p;
+        const float *vs = vb + (size_t)s * C; // (d,)
+        for (int i = 0; i < d; i++)
+            ot[i] = fmaf(p, vs[i], ot[i]);
+    }
+    if (keep_probs)
+        for (int s = t + 1; s < T; s++)
+            att[s] = 0.0f;
+}
+
 mygpt_status mygpt_attention_forward(float *out, const float *q, const float *k, const float *v,
                                      float *scratch, size_t scratch_len, int B, int T, int C,
                                      int NH, mygpt_error *err)
@@ -162,36 +295,80 @@ mygpt_status mygpt_attention_forward(float *out, const float *q, const float *k,
     for (int b = 0; b < B; b++) {
         for (int h = 0; h < NH; h++) {
             float *att = scratch + (size_t)omp_get_thread_num() * per_thread; // (T,) one row of scores
+            const size_t off = (size_t)b * T * C + (size_t)h * d;
+            for (int t = 0; t < T; t++)
+                attention_row(out + off + (size_t)t * C, att, q + off + (size_t)t * C, k + off,
+                              v + off, t, T, C, d, scale, 0);
+        }
+    }
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_attention_forward_train(float *out, float *att, const float *q, const float *k,
+                                           const float *v, int B, int T, int C, int NH,
+                                           mygpt_error *err)
+{
+    if (B < 1 || T < 1 || C < 1 || NH < 1 || C % NH != 0)
+        return mygpt_attention_refuse(0, B, T, C, NH, err);
+    const int d = C / NH;
+    const float scale = (float)sqrt((double)d);
+#pragma omp parallel for collapse(2) schedule(static) if ((size_t)B * T * T * C > PARALLEL_MIN)
+    for (int b = 0; b < B; b++) {
+        for (int h = 0; h < NH; h++) {
+            const size_t off = (size_t)b * T * C + (size_t)h * d;
+            float *ah = att + ((size_t)b * NH + h) * T * T; // (T, T)
+            for (int t = 0; t < T; t++)
+                attention_row(out + off + (size_t)t * C, ah + (size_t)t * T, q + off + (size_t)t * C,
+                              k + off, v + off, t, T, C, d, scale, 1);
+        }
+    }
+    return MYGPT_OK;
+}
+
+/* For one (b, h), with P the (T, T) probabilities, S = Q K^T / scale and O = P V:
+ *   dV = P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(P * dP)),
+ *   dQ = dS K / scale,  dK = dS^T Q / scale.
+ * Each (b, h) writes only its own slice of dq, dk, dv: parallel over (b, h), and each
+ * sum runs in a fixed order. Double accumulators keep the sums close to exact. */
+void mygpt_attention_backward(float *dq, float *dk, float *dv, const float *dout,
+                              const float *att, const float *q, const float *k, const float *v,
+                              int B, int T, int C, int NH)
+{
+    const int d = C / NH;
+    const double scale = (double)(float)sqrt((double)d);
+#pragma omp parallel for collapse(2) schedule(static) if ((size_t)B * T * T * C > PARALLEL_MIN)
+    for (int b = 0; b < B; b++) {
+        for (int h = 0; h < NH; h++) {
+            const size_t off = (size_t)b * T * C + (size_t)h * d;
+            const float *ah = att + ((size_t)b * NH + h) * T * T; // (T, T)
             for (int t = 0; t < T; t++) {
-                const float *qt = q + ((size_t)b * T + t) * C + h * d; // (d,)
-                // scores of query t against keys 0..t (the causal mask drops s > t)
-                float maxv = -INFINITY;
+                const float *p = ah + (size_t)t * T;                 // (T,)
+                const float *dot = dout + off + (size_t)t * C;       // (d,)
+                const float *qt = q + off + (size_t)t * C;           // (d,)
+                float *dqt = dq + off + (size_t)t * C;               // (d,)
+                // dP[t, s] = dO_t . v_s, and rowsum(P * dP)
+                double pdp = 0.0;
                 for (int s = 0; s <= t; s++) {
-                    const float *ks = k + ((size_t)b * T + s) * C + h * d; // (d,)
-                    float dot = 0.0f;
-                    for (int i = 0; i < d; i++) // fused, in order, as a BLAS dot product
-                        dot = fmaf(qt[i], ks[i], dot);
-                    att[s] = dot / scale;
-                    if (att[s] > maxv)
-                        maxv = att[s];
-                }
-                float sum = 0.0f;
-                for (int s = 0; s <= t; s++) {
-                    att[s] = mygpt_expf(att[s] - maxv); // vecmath.h: the fast path's exp
-                    sum += att[s];
-                }
-                float *ot = out + ((size_t)b * T + t) * C + h * d; // (d,)
-                const float inv_sum = 1.0f / sum; // PyTorch's softmax multiplies by 1/sum
-                for (int i = 0; i < d; i++)
-                    ot[i] = 0.0f;
-                for (int s = 0; s <= t; s++) {
-                    const float p = att[s] * inv_sum;
-                    const float *vs = v + ((size_t)b * T + s) * C + h * d; // (d,)
+                    const float *vs = v + off + (size_t)s * C;
+                    double acc = 0.0;
                     for (int i = 0; i < d; i++)
-                        ot[i] = fmaf(p, vs[i], ot[i]);
+                        acc += (double)dot[i] * vs[i];
+                    pdp += p[s] * acc;
+                }
+                for (int s = 0; s <= t; s++) {
+                    const float *vs = v + off + (size_t)s * C, *ks = k + off + (size_t)s * C;
+                    double acc = 0.0;
+                    for (int i = 0; i < d; i++)
+                        acc += (double)dot[i] * vs[i];
+                    const double ds = p[s] * (acc - pdp) / scale; // dS / scale
+                    float *dks = dk + off + (size_t)s * C, *dvs = dv + off + (size_t)s * C;
+                    for (int i = 0; i < d; i++) {
+                        dqt[i] += (float)(ds * ks[i]);
+                        dks[i] += (float)(ds * qt[i]);
+                        dvs[i] += (float)((double)p[s] * dot[i]);
+                    }
                 }
             }
         }
     }
-    return MYGPT_OK;
 }

@@ -27,6 +27,7 @@
  * under PyTorch on Debian), so the remaining differences from PyTorch are mostly in
  * other operations. It differs from the naive kernel only by rounding.
  */
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -344,4 +345,111 @@ mygpt_status mygpt_matmul(float *out, const float *inp, const float *weight, con
                           size_t N, int C, int OC, mygpt_error *err)
 {
     return mygpt_matmul_ex(out, inp, weight, bias, N, C, OC, 0, err);
+}
+
+/* ---- backward ---------------------------------------------------------------------- */
+
+/* dst (cols, rows) = src (rows, cols)^T, in 32 x 32 blocks (both sides stay in cache). */
+static void transpose(float *dst, const float *src, size_t rows, size_t cols)
+{
+    const size_t nb = (rows + 31) / 32;
+#pragma omp parallel for schedule(static) if (rows * cols > MYGPT_KERNEL_SMALL)
+    for (size_t rb = 0; rb < nb; rb++) {
+        const size_t r0 = rb * 32, r1 = r0 + 32 < rows ? r0 + 32 : rows;
+        for (size_t c0 = 0; c0 < cols; c0 += 32) {
+            const size_t c1 = c0 + 32 < cols ? c0 + 32 : cols;
+            for (size_t r = r0; r < r1; r++)
+                for (size_t c = c0; c < c1; c++)
+                    dst[c * rows + r] = src[r * cols + c];
+        }
+    }
+}
+
+/* dst += src, n values */
+static void add_into(float *dst, const float *src, size_t n)
+{
+#pragma omp parallel for schedule(static) if (n > MYGPT_KERNEL_SMALL)
+    for (size_t i = 0; i < n; i++)
+        dst[i] += src[i];
+}
+
+mygpt_status mygpt_matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout,
+                                   const float *inp, const float *weight, size_t N, int C, int OC,
+                                   mygpt_error *err)
+{
+    if (C < 1 || OC < 1 || N > (size_t)INT_MAX)
+        return mygpt_fail(err, MYGPT_EINVAL, "matmul backward needs 1 <= C, OC and N <= INT_MAX (N=%zu C=%d OC=%d)",
+                          N, C, OC);
+    if (N == 0)
+        return MYGPT_OK;
+    const size_t nc = N * (size_t)C, no = N * (size_t)OC, oc = (size_t)OC * C;
+    mygpt_status st = MYGPT_OK;
+    // dinp += dout @ weight: the fast kernel with weight^T (C, OC) as its "weight"
+    if (dinp) {
+        float *wt = malloc(oc * sizeof *wt), *tmp = malloc(nc * sizeof *tmp);
+        if (!wt || !tmp)
+            st = mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul backward (%zu floats)", oc + nc);
+        if (st == MYGPT_OK) {
+            transpose(wt, weight, (size_t)OC, (size_t)C);                 // (C, OC)
+            st = mygpt_matmul(tmp, dout, wt, NULL, N, OC, C, err);         // (N, C)
+            if (st == MYGPT_OK)
+                add_into(dinp, tmp, nc);
+        }
+        free(wt);
+        free(tmp);
+    }
+    // dweight += dout^T @ inp: (OC, N) times (C, N)^T; the sum over the N rows runs in
+    // the kernel's fixed order (KC blocks, k in order), whatever the thread count
+    if (st == MYGPT_OK && dweight) {
+        float *dt = malloc(no * sizeof *dt), *it = malloc(nc * sizeof *it), *tmp = malloc(oc * sizeof *tmp);
+        if (!dt || !it || !tmp)
+            st = mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul backward (%zu floats)",
+                            no + nc + oc);
+        if (st == MYGPT_OK) {
+            transpose(dt, dout, N, (size_t)OC); // (OC, N)
+            transpose(it, inp, N, (size_t)C);   // (C, N)
+            st = mygpt_matmul(tmp, dt, it, NULL, (size_t)OC, (int)N, C, err);
+            if (st == MYGPT_OK)
+                add_into(dweight, tmp, oc);
+        }
+        free(dt);
+        free(it);
+        free(tmp);
+    }
+    // dbias += column sums of dout: threads own columns, rows in order
+    if (st == MYGPT_OK && dbias) {
+#pragma omp parallel for schedule(static) if (no > MYGPT_KERNEL_SMALL)
+        for (int o = 0; o < OC; o++) {
+            float s = 0.0f;
+            for (size_t n = 0; n < N; n++)
+                s += dout[n * OC + o];
+            dbias[o] += s;
+        }
+    }
+    return st;
+}
+
+void mygpt_matmul_backward_naive(float *dinp, float *dweight, float *dbias, const float *dout,
+                                 const float *inp, const float *weight, size_t N, int C, int OC)
+{
+    for (size_t n = 0; dinp && n < N; n++) // dinp[n] += dout[n] @ weight
+        for (int i = 0; i < C; i++) {
+            float s = 0.0f;
+            for (int o = 0; o < OC; o++)
+                s += dout[n * OC + o] * weight[(size_t)o * C + i];
+            dinp[n * C + i] += s;
+        }
+    for (int o = 0; dweight && o < OC; o++) // dweight[o] += sum over n of dout[n, o] inp[n]
+        for (int i = 0; i < C; i++) {
+            float s = 0.0f;
+            for (size_t n = 0; n < N; n++)
+                s += dout[n * OC + o] * inp[n * C + i];
+            dweight[(size_t)o * C + i] += s;
+        }
+    for (int o = 0; dbias && o < OC; o++) {
+        float s = 0.0f;
+        for (size_t n = 0; n < N; n++)
+            s += dout[n * OC + o];
+        dbias[o] += s;
+    }
 }

@@ -2,12 +2,12 @@
 # setup.sh - sourced by chapters.sh and test.sh: installs the Debian packages mygpt
 # needs (only those missing), then configures and builds into build/.
 # Needs: gcc (with libgomp), meson, ninja, pkg-config, Criterion, PCRE2 (the tokenizer's
-# Unicode pattern). Then fetches the GPT-2 vocabulary and the text (scripts/fetch-data.sh).
+# Unicode pattern), SLEEF (the loss's exp/log, as PyTorch). Then fetches the GPT-2 vocabulary and the text (scripts/fetch-data.sh).
 set -euo pipefail
 
 MYGPT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 MYGPT_BUILD=${MYGPT_BUILD:-$MYGPT_ROOT/build}
-PACKAGES=(gcc libc6-dev meson ninja-build pkg-config libcriterion-dev libpcre2-dev valgrind)
+PACKAGES=(gcc libc6-dev meson ninja-build pkg-config libcriterion-dev libpcre2-dev libsleef-dev valgrind)
 
 mygpt_install_deps() {
     local missing=()

@@ -36,5 +36,6 @@
 #include "mygpt/svg.h"
 #include "mygpt/tensor.h"
 #include "mygpt/tokenizer.h"
+#include "mygpt/train.h"
 
 #endif

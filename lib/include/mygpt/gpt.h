@@ -81,6 +81,12 @@ typedef struct mygpt_gpt {
     size_t num_parameters;
     mygpt_acts acts;
     int use_naive_kernels;                      /* 1: reference matmul (for testing)  */
+    /* training (mygpt/train.h): allocated by the first mygpt_gpt_zero_grad / forward_train */
+    float *grads_memory;                        /* num_parameters floats, params' layout */
+    mygpt_params grads;                         /* views into grads_memory             */
+    int grads_are_zero;                         /* 1 after zero_grad, until a backward */
+    float *grads_scratch;                       /* a later backward's own gradients    */
+    struct mygpt_train_acts *train;             /* what the backward pass needs        */
 } mygpt_gpt;
 
 /* Parameter counts as the chapter tabulates them (sum of numel per module). */

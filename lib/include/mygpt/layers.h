@@ -35,6 +35,12 @@ mygpt_status mygpt_embedding_forward(float *out, const int64_t *ids, const float
                                      const float *wpe, int B, int T, int C, int V, int max_pos,
                                      mygpt_error *err);
 
+/* The gradient of the embedding: dwte[ids[b,t]] += dout[b,t], dwpe[t] += sum over b of
+ * dout[b,t] (dwpe may be NULL). dout (B, T, C), dwte (V, C), dwpe (maxT, C). The ids must
+ * be the forward's (checked there). Accumulates, as autograd does. */
+void mygpt_embedding_backward(float *dwte, float *dwpe, const float *dout, const int64_t *ids,
+                              int B, int T, int C);
+
 /* out = inp @ weight^T + bias, i.e. nn.Linear.
  * out (N, OC), inp (N, C), weight (OC, C), bias (OC) or NULL; N = B*T rows.
  * mygpt_matmul_naive is the textbook triple loop, kept as the reference; it needs no
@@ -54,17 +60,45 @@ mygpt_status mygpt_matmul_ex(float *out, const float *inp, const float *weight,
                              const float *bias, size_t N, int C, int OC, int apply_gelu,
                              mygpt_error *err);
 
+/* nn.Linear's gradient, accumulated (each output may be NULL to skip it):
+ *   dinp (N, C) += dout (N, OC) @ weight (OC, C)
+ *   dweight (OC, C) += dout^T @ inp (N, C)      (the sum over the N rows)
+ *   dbias (OC) += the column sums of dout
+ * mygpt_matmul_backward runs both products through the fast kernel on transposed copies
+ * (temporary buffers: MYGPT_ENOMEM if they cannot be had); the naive version is the
+ * textbook loops. Both are the same bits for any number of threads. */
+mygpt_status mygpt_matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout,
+                                   const float *inp, const float *weight, size_t N, int C, int OC,
+                                   mygpt_error *err);
+void mygpt_matmul_backward_naive(float *dinp, float *dweight, float *dbias, const float *dout,
+                                 const float *inp, const float *weight, size_t N, int C, int OC);
+
 /* LayerNorm over the last axis with biased variance and eps = 1e-5:
  * out = (x - mean) / sqrt(var + eps) * gamma + beta.  out, inp (N, C); gamma, beta (C) */
 void mygpt_layernorm_forward(float *out, const float *inp, const float *gamma, const float *beta,
                              size_t N, int C);
+
+/* The same, keeping each row's mean and sqrt(var + eps) (N floats each) for the
+ * backward pass; the outputs are the same bits as mygpt_layernorm_forward's. */
+void mygpt_layernorm_forward_train(float *out, float *mean, float *denom, const float *inp,
+                                   const float *gamma, const float *beta, size_t N, int C);
+
+/* LayerNorm's gradient: dinp += d/dinp, dgamma += d/dgamma, dbeta += d/dbeta.
+ * dinp, dout, inp (N, C); gamma, dgamma, dbeta (C); mean, denom (N) from the forward. */
+void mygpt_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const float *dout,
+                              const float *inp, const float *gamma, const float *mean,
+                              const float *denom, size_t N, int C);
 
 /* Exact GELU, 0.5 * x * (1 + erf(x / sqrt(2))), elementwise over n values (in place
  * allowed). erf is the library's own (lib/vecmath.h, within 1.2 ulp of libm's), so
  * fc1's fused GELU in the fast matmul gives the same bits. */
 void mygpt_gelu_forward(float *out, const float *inp, size_t n);
 
-/* out += inp, elementwise over n values. */
+/* GELU's gradient: dinp += gelu'(inp) * dout, elementwise (erf and exp in double). */
+void mygpt_gelu_backward(float *dinp, const float *inp, const float *dout, size_t n);
+
+/* out += inp, elementwise over n values. (Its backward passes the gradient through
+ * unchanged to both branches.) */
 void mygpt_residual_forward(float *out, const float *inp, size_t n);
 
 /* Softmax of each row of length n, in place, over rows [0, rows), with libm's expf
@@ -91,6 +125,19 @@ mygpt_status mygpt_attention_forward(float *out, const float *q, const float *k,
 mygpt_status mygpt_attention_forward_fast(float *out, const float *q, const float *k,
                                           const float *v, float *scratch, size_t scratch_len,
                                           int B, int T, int C, int NH, mygpt_error *err);
+
+/* The plain attention, keeping the probabilities for the backward pass: att (B, NH, T, T)
+ * with att[b,h,t,s] = softmax weight of key s for query t (0 for s > t). out has the same
+ * bits as mygpt_attention_forward's. MYGPT_EINVAL for bad sizes. */
+mygpt_status mygpt_attention_forward_train(float *out, float *att, const float *q, const float *k,
+                                           const float *v, int B, int T, int C, int NH,
+                                           mygpt_error *err);
+
+/* Attention's gradient: dq, dk, dv += d/dq, d/dk, d/dv (each (B, T, C)) from dout
+ * (B, T, C), the probabilities att of the forward and q, k, v. Sizes as the forward's. */
+void mygpt_attention_backward(float *dq, float *dk, float *dv, const float *dout,
+                              const float *att, const float *q, const float *k, const float *v,
+                              int B, int T, int C, int NH);
 
 /* Floats of scratch either attention needs for length T, head size d = C / NH and up
  * to nthreads threads (per thread: K of one head transposed, and a few rows of scores).

@@ -1,0 +1,135 @@
+/*
+ * mygpt/train.h - learning: the loss, the backward pass of the GPT, and PyTorch's
+ * optimizers (document 000's chapters 13 and 14).
+ *
+ *   float loss;
+ *   mygpt_gpt_zero_grad(gpt, &err);                                  // opt.zero_grad()
+ *   mygpt_gpt_forward_train(gpt, x, y, B, T, &loss, &err);          // loss = F.cross_entropy(...)
+ *   mygpt_gpt_backward(gpt, &err);                                   // loss.backward()
+ *   mygpt_optimizer_step(&opt, gpt->params_memory, gpt->grads_memory, // opt.step()
+ *                        gpt->num_parameters, &err);
+ *
+ * Gradients live in one block with the parameters' layout (gpt->grads_memory, carved
+ * into gpt->grads like gpt->params) and accumulate across backward calls until zeroed,
+ * as .grad does. Every backward loop is parallel (OpenMP) and bit-identical for any
+ * thread count: a weight's gradient sums over the B*T rows, so threads split the
+ * weight's elements and each sums all rows in one fixed order.
+ */
+#ifndef MYGPT_TRAIN_H
+#define MYGPT_TRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mygpt/error.h"
+#include "mygpt/gpt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* everything declared here is exported by libmygpt.so (lib/exports.txt) */
+#pragma GCC visibility push(default)
+
+/* ---- the loss (loss.c) -------------------------------------------------------------- */
+
+/* F.cross_entropy(logits, targets) with reduction 'mean', bit for bit as PyTorch 1.13
+ * computes it on an AVX2 CPU (log_softmax with SLEEF's expf/logf on 8 lanes, nll_loss's
+ * cascade sum): *loss, and logp (N, V) = log_softmax(logits) for the backward pass.
+ * logits (N, V), targets (N) in [0, V) (else MYGPT_ERANGE). */
+mygpt_status mygpt_cross_entropy_forward(float *loss, float *logp, const float *logits,
+                                         const int64_t *targets, size_t N, int V,
+                                         mygpt_error *err);
+
+/* d(loss)/d(logits) (N, V) from logp: (softmax - onehot) / N as PyTorch's backward
+ * computes it. Writes dlogits (does not accumulate). */
+void mygpt_cross_entropy_backward(float *dlogits, const float *logp, const int64_t *targets,
+                                  size_t N, int V);
+
+/* ---- the GPT's backward pass (train.c) ---------------------------------------------- */
+
+/* Activations one training forward keeps for the backward (sized for B, T; reused while
+ * they fit). Per layer l, [l] below is the l-th (B, T, ...) slice. */
+typedef struct mygpt_train_acts {
+    int B, T;           /* what they hold now                                          */
+    size_t capacity_bt; /* the largest B * T they were sized for                       */
+    size_t capacity_btt;/* and B * T * T (the attention probabilities)                 */
+    int64_t *ids;       /* (B, T) the inputs, for the embedding's gradient             */
+    int64_t *targets;   /* (B, T)                                                      */
+    float *resid;       /* (L + 1, B, T, C) residual stream entering layer l; [L] final */
+    float *ln1, *ln1_mean, *ln1_denom;  /* (L, B, T, C), (L, B, T), (L, B, T)           */
+    float *q, *k, *v;   /* (L, B, T, C)                                                */
+    float *att;         /* (L, B, NH, T, T) attention probabilities                    */
+    float *atty;        /* (L, B, T, C) attention output before W_o                    */
+    float *resid_mid;   /* (L, B, T, C) residual after the attention branch            */
+    float *ln2, *ln2_mean, *ln2_denom;
+    float *fch;         /* (L, B, T, 4C) fc1 output before GELU                        */
+    float *fch_gelu;    /* (L, B, T, 4C) after GELU                                    */
+    float *lnf, *lnf_mean, *lnf_denom;  /* (B, T, C), (B, T), (B, T)                    */
+    float *logits;      /* (B, T, V), then d(loss)/d(logits)                           */
+    float *logp;        /* (B, T, V) log_softmax(logits)                               */
+    /* gradient scratch for one layer at a time */
+    float *dresid, *dresid2, *dln, *datty, *dq, *dk, *dv; /* (B, T, C) each            */
+    float *dfch, *dfch_gelu;                              /* (B, T, 4C) each           */
+    float *memory;      /* the single allocation behind the float buffers              */
+    int has_forward;    /* 1 after a forward_train, until the backward uses it         */
+} mygpt_train_acts;
+
+/* Allocates the gradient block if needed and sets every gradient to 0. */
+mygpt_status mygpt_gpt_zero_grad(mygpt_gpt *gpt, mygpt_error *err);
+
+/* The forward pass with targets (B, T), keeping what the backward needs: *loss is
+ * F.cross_entropy(gpt(ids).flatten(0, 1), targets.flatten()); the logits are the same
+ * bits as mygpt_gpt_forward's. Errors as mygpt_gpt_forward's, and targets outside [0, V). */
+mygpt_status mygpt_gpt_forward_train(mygpt_gpt *gpt, const int64_t *ids, const int64_t *targets,
+                                     int B, int T, float *loss, mygpt_error *err);
+
+/* loss.backward() for the last forward_train: adds every parameter's gradient into
+ * gpt->grads (allocated and zeroed first if there was none). The token embedding gets
+ * the tied head's gradient and the lookup's. MYGPT_EINVAL without a forward_train. */
+mygpt_status mygpt_gpt_backward(mygpt_gpt *gpt, mygpt_error *err);
+
+/* The loss alone (no gradients kept): mygpt_gpt_forward, then the cross-entropy, as
+ * under torch.no_grad(). Same bits as forward_train's loss. */
+mygpt_status mygpt_gpt_loss(mygpt_gpt *gpt, const int64_t *ids, const int64_t *targets, int B,
+                            int T, float *loss, mygpt_error *err);
+
+void mygpt_train_acts_free(mygpt_train_acts *acts);
+
+/* ---- optimizers (optim.c) ----------------------------------------------------------- */
+
+typedef enum mygpt_optimizer_kind { MYGPT_SGD = 1, MYGPT_ADAMW = 2 } mygpt_optimizer_kind;
+
+/* torch.optim.SGD / torch.optim.AdamW over one flat block of n parameters, PyTorch
+ * 1.13's default single-tensor path, bit for bit. Hyper-parameters are Python floats
+ * (doubles); they are rounded to float32 where PyTorch rounds them. */
+typedef struct mygpt_optimizer {
+    mygpt_optimizer_kind kind;
+    double lr;
+    double momentum, dampening, weight_decay; /* SGD (defaults 0, 0, 0)          */
+    int nesterov;                             /* SGD                             */
+    double beta1, beta2, eps;                 /* AdamW (defaults 0.9, 0.999, 1e-8; weight_decay 0.01) */
+    long step;                                /* steps taken                     */
+    size_t n;                                 /* parameters (fixed by the first step) */
+    float *buf;                               /* SGD momentum buffer, or AdamW exp_avg */
+    float *buf2;                              /* AdamW exp_avg_sq                */
+} mygpt_optimizer;
+
+/* Fills *opt with PyTorch's defaults for the kind and the given lr (no allocation). */
+void mygpt_sgd_init(mygpt_optimizer *opt, double lr);
+void mygpt_adamw_init(mygpt_optimizer *opt, double lr);
+
+/* opt.step(): updates params (n) from grads (n). Errors: bad hyper-parameters (lr < 0,
+ * momentum < 0, betas outside [0, 1), eps < 0, nesterov without momentum or with
+ * dampening, as PyTorch refuses them), n different from the first step's, out of memory. */
+mygpt_status mygpt_optimizer_step(mygpt_optimizer *opt, float *params, const float *grads, size_t n,
+                                  mygpt_error *err);
+
+void mygpt_optimizer_free(mygpt_optimizer *opt);
+
+#pragma GCC visibility pop
+
+#ifdef __cplusplus
+}
+#endif
+#endif

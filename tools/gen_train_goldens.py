@@ -1,0 +1,210 @@
+#!/usr/bin/python3
+"""Regenerate the training goldens from PyTorch 1.13 (Debian's python3-torch):
+
+    /usr/bin/python3 tools/gen_train_goldens.py
+
+tests/golden/loss.txt     F.cross_entropy on random logits: the loss and d loss / d logits
+                          (bits), rows of V = 1 .. 50257, N = 1 .. 300 (the cascade sum)
+tests/golden/grads.txt    every parameter's gradient of the reference GPT after one
+                          backward, on 14 configurations (V 4 .. 1000, C 2 .. 128, heads
+                          1 .. 8, layers 1 .. 4, B and T up to max_seq_len): per tensor its
+                          size, max |g| and up to 1024 sampled entries (index, bits)
+tests/golden/optim.txt    SGD and AdamW updates (every branch: momentum, dampening,
+                          nesterov, weight decay), 3 steps each on random parameters
+                          and gradients: the parameters after every step (bits)
+tests/golden/curves.txt   30 steps of SGD and of AdamW on 3 configurations: the loss of
+                          every step (a fixed batch, so the loss goes down)
+
+Formats: see tests/golden/README.md. Deterministic: rerunning rewrites the same files.
+"""
+import os
+import random
+import struct
+import sys
+
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from reference_gpt import GPT  # noqa: E402
+
+GOLDEN = os.path.join(HERE, "..", "tests", "golden")
+
+
+def h32(v):
+    return "%08x" % struct.unpack("<I", struct.pack("<f", v))[0]
+
+
+def hexes(t):
+    return " ".join(h32(v) for v in t.flatten().tolist())
+
+
+def stacked_grads(gpt):
+    """The gradients in mygpt's storage order (as reference_gpt.stacked_parameters)."""
+    blocks = list(gpt.blocks)
+    cat = lambda ts: torch.cat([t.grad.flatten() for t in ts])
+    return [
+        ("wte", gpt.token_embedding.embedding.weight.grad.flatten()),
+        ("wpe", gpt.position_embedding.weight.grad.flatten()),
+        ("ln1w", cat([b.ln1.gamma for b in blocks])), ("ln1b", cat([b.ln1.beta for b in blocks])),
+        ("wq", cat([b.attn.W_q.weight for b in blocks])), ("wk", cat([b.attn.W_k.weight for b in blocks])),
+        ("wv", cat([b.attn.W_v.weight for b in blocks])), ("wo", cat([b.attn.W_o.weight for b in blocks])),
+        ("ln2w", cat([b.ln2.gamma for b in blocks])), ("ln2b", cat([b.ln2.beta for b in blocks])),
+        ("fc1w", cat([b.mlp.fc1.weight for b in blocks])), ("fc1b", cat([b.mlp.fc1.bias for b in blocks])),
+        ("fc2w", cat([b.mlp.fc2.weight for b in blocks])), ("fc2b", cat([b.mlp.fc2.bias for b in blocks])),
+        ("lnf", torch.cat([gpt.ln_f.gamma.grad, gpt.ln_f.beta.grad])),
+    ]
+
+
+def gen_loss(rnd):
+    lines = ["# F.cross_entropy(logits, targets): case N V / logits HEX... / targets ... / loss HEX / dlogits HEX..."]
+    cases = [(1, 1), (1, 4), (3, 7), (2, 8), (5, 9), (4, 13), (17, 16), (33, 50), (1, 50257),
+             (300, 5), (256, 17), (8, 1000)]
+    for i, (N, V) in enumerate(cases):
+        g = torch.Generator().manual_seed(100 + i)
+        x = (torch.randn(N, V, generator=g) * (1 + 3 * (i % 3))).requires_grad_(True)
+        y = torch.randint(0, V, (N,), generator=g)
+        loss = F.cross_entropy(x, y)
+        loss.backward()
+        lines.append("case %d %d" % (N, V))
+        lines.append("logits " + hexes(x.detach()))
+        lines.append("targets " + " ".join(map(str, y.tolist())))
+        lines.append("loss " + h32(loss.item()))
+        lines.append("dlogits " + hexes(x.grad))
+    return lines
+
+
+GRAD_CONFIGS = [  # seed, V, C, NH, L, maxT, B, T
+    (0, 4, 4, 2, 2, 64, 1, 4),
+    (1, 5, 2, 1, 1, 8, 2, 8),
+    (2, 10, 8, 2, 2, 16, 3, 5),
+    (3, 65, 16, 4, 3, 32, 2, 32),
+    (4, 100, 32, 8, 1, 20, 4, 1),
+    (5, 1000, 64, 4, 2, 64, 1, 64),
+    (6, 50, 128, 8, 4, 16, 2, 16),
+    (7, 7, 12, 3, 2, 10, 4, 7),
+    (8, 300, 24, 6, 1, 12, 1, 12),
+    (9, 16, 20, 5, 4, 6, 3, 6),
+    (10, 512, 96, 2, 2, 40, 2, 33),
+    (11, 5, 6, 1, 3, 3, 1, 3),
+    (12, 999, 128, 4, 1, 24, 2, 24),
+    (13, 4, 4, 2, 2, 64, 4, 64),
+]
+
+
+def gen_grads(rnd):
+    lines = ["# config SEED V C NH L MAXT B T / ids / targets / loss HEX / grad NAME NUMEL MAXABS (INDEX HEX)... / end"]
+    for seed, V, C, NH, L, maxT, B, T in GRAD_CONFIGS:
+        torch.manual_seed(seed)
+        gpt = GPT(V, C, NH, L, maxT)
+        ids = torch.tensor([[rnd.randrange(V) for _ in range(T)] for _ in range(B)])
+        tg = torch.tensor([[rnd.randrange(V) for _ in range(T)] for _ in range(B)])
+        loss = F.cross_entropy(gpt(ids).flatten(0, 1), tg.flatten())
+        loss.backward()
+        lines.append("config %d %d %d %d %d %d %d %d" % (seed, V, C, NH, L, maxT, B, T))
+        lines.append("ids " + " ".join(map(str, ids.flatten().tolist())))
+        lines.append("targets " + " ".join(map(str, tg.flatten().tolist())))
+        lines.append("loss " + h32(loss.item()))
+        for name, g in stacked_grads(gpt):
+            n = g.numel()
+            idx = list(range(n)) if n <= 1024 else sorted(rnd.sample(range(n), 1024))
+            vals = g.tolist()
+            lines.append("grad %s %d %s %s" % (name, n, h32(g.abs().max().item()),
+                                               " ".join("%d:%s" % (i, h32(vals[i])) for i in idx)))
+        lines.append("end")
+    return lines
+
+
+OPTIM_CASES = [  # kind, kwargs
+    ("sgd", dict(lr=0.1)),
+    ("sgd", dict(lr=0.05, weight_decay=0.01)),
+    ("sgd", dict(lr=0.01, momentum=0.9)),
+    ("sgd", dict(lr=0.02, momentum=0.8, dampening=0.3, weight_decay=0.1)),
+    ("sgd", dict(lr=0.3, momentum=0.95, nesterov=True)),
+    ("sgd", dict(lr=1e-3, momentum=0.5, nesterov=True, weight_decay=5e-4)),
+    ("adamw", dict(lr=1e-3)),
+    ("adamw", dict(lr=4e-4, weight_decay=0.1)),
+    ("adamw", dict(lr=3e-2, betas=(0.8, 0.95), eps=1e-6, weight_decay=0.0)),
+    ("adamw", dict(lr=0.1, betas=(0.5, 0.9), eps=1e-3, weight_decay=0.5)),
+    ("adamw", dict(lr=5e-4, betas=(0.9, 0.99), weight_decay=1e-2)),
+    ("adamw", dict(lr=2.5e-3, betas=(0.0, 0.0), eps=0.0, weight_decay=0.0)),
+]
+
+
+def gen_optim(rnd):
+    lines = ["# case KIND lr momentum dampening weight_decay nesterov beta1 beta2 eps / params HEX... / "
+             "step grads HEX... -> params HEX... (3 steps) / end"]
+    for i, (kind, kw) in enumerate(OPTIM_CASES):
+        g = torch.Generator().manual_seed(500 + i)
+        n = 37 + 11 * i
+        p = torch.nn.Parameter(torch.randn(n, generator=g))
+        if kind == "sgd":
+            opt = torch.optim.SGD([p], **kw)
+            hp = (kw["lr"], kw.get("momentum", 0.0), kw.get("dampening", 0.0), kw.get("weight_decay", 0.0),
+                  int(kw.get("nesterov", False)), 0.0, 0.0, 0.0)
+        else:
+            opt = torch.optim.AdamW([p], **kw)
+            b1, b2 = kw.get("betas", (0.9, 0.999))
+            hp = (kw["lr"], 0.0, 0.0, kw.get("weight_decay", 1e-2), 0, b1, b2, kw.get("eps", 1e-8))
+        lines.append("case %s %r %r %r %r %d %r %r %r" % ((kind,) + hp))
+        lines.append("params " + hexes(p.detach()))
+        for step in range(3):
+            grad = torch.randn(n, generator=g) * (10.0 ** (step - 1))
+            if step == 2:
+                grad[::5] = 0.0  # zero gradients: AdamW still moves (decay, momentum)
+            p.grad = grad.clone()
+            opt.step()
+            lines.append("step " + hexes(grad) + " -> " + hexes(p.detach()))
+        lines.append("end")
+    return lines
+
+
+CURVE_CONFIGS = [  # seed, V, C, NH, L, maxT, B, T
+    (21, 40, 16, 2, 2, 16, 4, 16),
+    (22, 200, 32, 4, 2, 32, 2, 32),
+    (23, 65, 48, 3, 3, 24, 3, 20),
+]
+
+
+def gen_curves(rnd):
+    lines = ["# curve OPT LR WD SEED V C NH L MAXT B T / ids / targets / losses HEX x 30 / end"]
+    for seed, V, C, NH, L, maxT, B, T in CURVE_CONFIGS:
+        ids = [[rnd.randrange(V) for _ in range(T + 1)] for _ in range(B)]
+        x = torch.tensor([r[:T] for r in ids])
+        y = torch.tensor([r[1:] for r in ids])
+        for opt_name, lr, wd in (("sgd", 0.5, 0.0), ("adamw", 3e-3, 0.01)):
+            torch.manual_seed(seed)
+            gpt = GPT(V, C, NH, L, maxT)
+            opt = (torch.optim.SGD(gpt.parameters(), lr=lr, weight_decay=wd) if opt_name == "sgd"
+                   else torch.optim.AdamW(gpt.parameters(), lr=lr, weight_decay=wd))
+            losses = []
+            for _ in range(30):
+                loss = F.cross_entropy(gpt(x).flatten(0, 1), y.flatten())
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                losses.append(loss.item())
+            lines.append("curve %s %r %r %d %d %d %d %d %d %d %d" % (opt_name, lr, wd, seed, V, C, NH, L, maxT, B, T))
+            lines.append("ids " + " ".join(map(str, x.flatten().tolist())))
+            lines.append("targets " + " ".join(map(str, y.flatten().tolist())))
+            lines.append("losses " + " ".join(h32(v) for v in losses))
+            lines.append("end")
+    return lines
+
+
+def main():
+    assert torch.__version__.startswith("1.13"), torch.__version__
+    torch.set_num_threads(1)
+    rnd = random.Random(2026)
+    for name, fn in (("loss.txt", gen_loss), ("grads.txt", gen_grads), ("optim.txt", gen_optim),
+                     ("curves.txt", gen_curves)):
+        lines = ["# generated by tools/gen_train_goldens.py from torch %s -- do not edit" % torch.__version__]
+        lines += fn(rnd)
+        with open(os.path.join(GOLDEN, name), "w") as f:
+            f.write("\n".join(lines) + "\n")
+        print("wrote tests/golden/%s" % name)
+
+
+if __name__ == "__main__":
+    main()
