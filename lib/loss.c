@@ -22,6 +22,7 @@
 #include <omp.h>
 #include <string.h>
 
+#include "mygpt/sample.h"
 #include "mygpt/train.h"
 #include "internal.h"
 #include "parallel.h"
@@ -118,6 +119,58 @@ static void log_softmax_row(float *logp, const float *x, int V, int avx2)
     const float logsum = log1f_sleef(sum, avx2);
     for (int i = 0; i < V; i++)
         logp[i] = (x[i] - maxv) - logsum;
+}
+
+/* sum of exp(x - max) over a row, in PyTorch's lane order; e (n) receives the exps */
+static float exp_sum_row(float *e, const float *x, size_t n, float maxv, int avx2)
+{
+    float in[8], v[8], acc[8];
+    if (n < 8) {
+        for (size_t l = 0; l < 8; l++)
+            in[l] = (l < n ? x[l] : 0.0f) - maxv;
+        exp8(v, in, avx2);
+        float sum = v[0];
+        e[0] = v[0];
+        for (size_t l = 1; l < n; l++) {
+            e[l] = v[l];
+            sum += v[l];
+        }
+        return sum;
+    }
+    size_t d = 0;
+    for (; d + 8 <= n; d += 8) {
+        for (int l = 0; l < 8; l++)
+            in[l] = x[d + l] - maxv;
+        exp8(e + d, in, avx2);
+        for (int l = 0; l < 8; l++)
+            acc[l] = d == 0 ? e[l] : acc[l] + e[d + l];
+    }
+    const size_t r = n - d;
+    if (r > 0) { // the tail goes into the first r lanes
+        for (size_t l = 0; l < 8; l++)
+            in[l] = (l < r ? x[d + l] : 0.0f) - maxv;
+        exp8(v, in, avx2);
+        for (size_t l = 0; l < r; l++) {
+            e[d + l] = v[l];
+            acc[l] += v[l];
+        }
+    }
+    return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+}
+
+void mygpt_softmax_torch(float *probs, const float *x, size_t n)
+{
+    if (n == 0)
+        return;
+    const int avx2 = have_avx2();
+    float maxv = x[0];
+    for (size_t i = 1; i < n; i++)
+        maxv = x[i] > maxv ? x[i] : maxv;
+    // vec::map exp into the output, reduce_all the sum, then x * (1 / sum)
+    const float sum = exp_sum_row(probs, x, n, maxv, avx2);
+    const float inv = 1.0f / sum;
+    for (size_t i = 0; i < n; i++)
+        probs[i] = probs[i] * inv;
 }
 
 mygpt_status mygpt_cross_entropy_forward(float *loss, float *logp, const float *logits,

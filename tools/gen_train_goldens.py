@@ -14,6 +14,9 @@ tests/golden/optim.txt    SGD and AdamW updates (every branch: momentum, dampeni
                           and gradients: the parameters after every step (bits)
 tests/golden/curves.txt   30 steps of SGD and of AdamW on 3 configurations: the loss of
                           every step (a fixed batch, so the loss goes down)
+tests/golden/sampling.txt softmax bits; torch.multinomial token streams (both modes, chains
+                          of calls on one generator); the whole top-k / temperature /
+                          top-p sampler; DataLoader(shuffle=True) epoch orders
 
 Formats: see tests/golden/README.md. Deterministic: rerunning rewrites the same files.
 """
@@ -193,12 +196,80 @@ def gen_curves(rnd):
     return lines
 
 
+def sample_chain(probs_or_logits, seed, n, fn):
+    torch.manual_seed(seed)
+    return [fn(probs_or_logits) for _ in range(n)]
+
+
+def gen_sampling(rnd):
+    lines = ["# softmax V / logits HEX... / probs HEX...",
+             "# multinomial SEED REPLACEMENT V DRAWS / probs HEX... / tokens ...",
+             "# sampler SEED TEMPERATURE TOP_K TOP_P V DRAWS / logits HEX... / tokens ...",
+             "# loader SEED NWINDOWS BATCH EPOCHS VALS / order of every epoch (window indices) ..."]
+    for i, V in enumerate([1, 3, 8, 9, 17, 100, 1000, 50257]):
+        g = torch.Generator().manual_seed(700 + i)
+        x = torch.randn(V, generator=g) * 3
+        lines.append("softmax %d" % V)
+        lines.append("logits " + hexes(x))
+        lines.append("probs " + hexes(torch.softmax(x, dim=-1)))
+    for i, (seed, V, repl) in enumerate([(123, 9, False), (123, 9, True), (7, 50, False), (7, 50, True),
+                                         (99, 1000, False), (99, 1000, True), (2**40 + 1, 5, False),
+                                         (5, 50257, False)]):
+        g = torch.Generator().manual_seed(800 + i)
+        probs = torch.softmax(torch.randn(V, generator=g) * 4, dim=-1)
+        draws = 2000 if V < 50257 else 200
+        toks = sample_chain(probs, seed, draws, lambda p: torch.multinomial(p, 1, replacement=repl).item())
+        lines.append("multinomial %d %d %d %d" % (seed, int(repl), V, draws))
+        lines.append("probs " + hexes(probs))
+        lines.append("tokens " + " ".join(map(str, toks)))
+    for i, (seed, temp, top_k, top_p, V) in enumerate([(123, 1.4, 25, 0.0, 50257), (1, 1.0, 0, 0.0, 100),
+                                                         (2, 0.7, 10, 0.0, 100), (3, 1.0, 0, 0.9, 100),
+                                                         (4, 2.0, 5, 0.8, 300), (5, 0.0, 3, 0.0, 30),
+                                                         (6, 0.5, 0, 0.5, 1000)]):
+        g = torch.Generator().manual_seed(900 + i)
+        logits0 = torch.randn(1, V, generator=g) * 2
+
+        def step(_):
+            logits = logits0.clone()
+            if top_k:
+                v = torch.topk(logits, top_k).values[:, -1:]
+                logits = torch.where(logits < v, torch.tensor(float("-inf")), logits)
+            if temp > 0:
+                probs = torch.softmax(logits / temp, dim=-1)
+                if top_p:
+                    sp, si = torch.sort(probs, descending=True)
+                    cum = torch.cumsum(sp, dim=-1)
+                    sp[cum - sp > top_p] = 0.0
+                    probs = torch.zeros_like(probs).scatter(-1, si, sp)
+                return torch.multinomial(probs, 1).item()
+            return torch.argmax(logits, dim=-1).item()
+        draws = 2000 if V < 50257 else 300
+        toks = sample_chain(None, seed, draws, step)
+        lines.append("sampler %d %r %d %r %d %d" % (seed, temp, top_k, top_p, V, draws))
+        lines.append("logits " + hexes(logits0))
+        lines.append("tokens " + " ".join(map(str, toks)))
+    # DataLoader(shuffle=True) orders, with iter(val_loader) between epochs
+    for seed, nwin, batch, epochs, vals in [(123, 143, 8, 3, 1), (0, 10, 3, 4, 2), (2**33 + 7, 57, 57, 2, 0)]:
+        torch.manual_seed(seed)
+        data = list(range(nwin))
+        loader = torch.utils.data.DataLoader(data, batch_size=batch, shuffle=True, drop_last=True)
+        val = torch.utils.data.DataLoader(data[:5], batch_size=2, shuffle=False, drop_last=False)
+        lines.append("loader %d %d %d %d %d" % (seed, nwin, batch, epochs, vals))
+        for _ in range(epochs):
+            order = [int(i) for b in loader for i in b]
+            lines.append("order " + " ".join(map(str, order)))
+            for _ in range(vals):
+                for _ in val:
+                    pass
+    return lines
+
+
 def main():
     assert torch.__version__.startswith("1.13"), torch.__version__
     torch.set_num_threads(1)
     rnd = random.Random(2026)
     for name, fn in (("loss.txt", gen_loss), ("grads.txt", gen_grads), ("optim.txt", gen_optim),
-                     ("curves.txt", gen_curves)):
+                     ("curves.txt", gen_curves), ("sampling.txt", gen_sampling)):
         lines = ["# generated by tools/gen_train_goldens.py from torch %s -- do not edit" % torch.__version__]
         lines += fn(rnd)
         with open(os.path.join(GOLDEN, name), "w") as f:

@@ -1,0 +1,172 @@
+/*
+ * sample.c - the next token as PyTorch 1.13 picks it (see mygpt/sample.h); the softmax
+ * is in loss.c beside the log-softmax (both use PyTorch's SLEEF exp).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mygpt/sample.h"
+#include "internal.h"
+
+int64_t mygpt_argmax(const float *x, size_t n)
+{
+    size_t best = 0;
+    for (size_t i = 1; i < n; i++)
+        if (x[i] > x[best] || (isnan(x[i]) && !isnan(x[best]))) // torch.argmax: nan is largest
+            best = i;
+    return (int64_t)best;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    const float x = *(const float *)a, y = *(const float *)b;
+    return (x < y) - (x > y);
+}
+
+mygpt_status mygpt_top_k_mask(float *logits, size_t n, int k, mygpt_error *err)
+{
+    if (k < 1 || (size_t)k > n)
+        return mygpt_fail(err, MYGPT_EINVAL, "top-k needs 1 <= k <= %zu, got %d", n, k);
+    float *sorted = malloc(n * sizeof *sorted);
+    if (!sorted)
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for top-k over %zu values", n);
+    memcpy(sorted, logits, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, cmp_desc);
+    const float kth = sorted[k - 1]; // topk(logits, k).values[-1]
+    free(sorted);
+    for (size_t i = 0; i < n; i++)
+        if (logits[i] < kth)
+            logits[i] = -INFINITY;
+    return MYGPT_OK;
+}
+
+/* a (value, index) pair for sorting with ties kept in index order (a stable sort) */
+typedef struct ranked {
+    float p;
+    size_t i;
+} ranked;
+
+static int cmp_ranked(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    if (x->p != y->p)
+        return x->p > y->p ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+mygpt_status mygpt_top_p_filter(float *probs, size_t n, double top_p, mygpt_error *err)
+{
+    if (!(top_p > 0.0 && top_p <= 1.0))
+        return mygpt_fail(err, MYGPT_EINVAL, "top-p must be in (0, 1], got %g", top_p);
+    ranked *r = malloc(n * sizeof *r);
+    if (!r)
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for top-p over %zu values", n);
+    for (size_t i = 0; i < n; i++)
+        r[i] = (ranked){probs[i], i};
+    qsort(r, n, sizeof *r, cmp_ranked);
+    const float limit = (float)top_p; // the Python float meets a float32 tensor
+    double cum = 0.0;                 // torch.cumsum accumulates float32 in double
+    for (size_t j = 0; j < n; j++) {
+        cum += r[j].p;
+        const float c = (float)cum;
+        if (c - r[j].p > limit) // the mass before this one already exceeds top_p
+            probs[r[j].i] = 0.0f;
+    }
+    free(r);
+    return MYGPT_OK;
+}
+
+static mygpt_status check_probs(const float *probs, size_t n, mygpt_error *err)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!(probs[i] >= 0.0f) || isinf(probs[i]))
+            return mygpt_fail(err, MYGPT_EINVAL, "%s",
+                              "probability tensor contains either `inf`, `nan` or element < 0");
+    return MYGPT_OK;
+}
+
+/* uniform_real_distribution<double>(0, 1): 53 bits of one 64-bit draw */
+static double uniform53(mygpt_rng *rng)
+{
+    return (double)(mygpt_rng_random64(rng) & ((UINT64_C(1) << 53) - 1)) * 0x1p-53;
+}
+
+mygpt_status mygpt_multinomial(mygpt_rng *rng, const float *probs, size_t n, int replacement,
+                               int64_t *out, mygpt_error *err)
+{
+    if (n == 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "multinomial needs at least one category");
+    mygpt_status st = check_probs(probs, n, err);
+    if (st != MYGPT_OK)
+        return st;
+    if (!replacement) {
+        /* q = empty_like(probs).exponential_(1): per entry -log(1 - u) in double, then
+         * float32; the sample is argmax(probs / q) */
+        double sum = 0.0;
+        size_t best = 0;
+        float best_v = -INFINITY;
+        for (size_t i = 0; i < n; i++) {
+            const float q = (float)(-1.0 * log(1.0 - uniform53(rng)));
+            const float v = probs[i] / q;
+            sum += probs[i];
+            if (v > best_v || (isnan(v) && !isnan(best_v))) {
+                best_v = v;
+                best = i;
+            }
+        }
+        if (!(sum > 0.0))
+            return mygpt_fail(err, MYGPT_EINVAL, "%s", "invalid multinomial distribution (sum of probabilities <= 0)");
+        *out = (int64_t)best;
+        return MYGPT_OK;
+    }
+    /* with replacement: cumulative distribution in float32, normalised, last entry 1 */
+    float *cum = malloc(n * sizeof *cum);
+    if (!cum)
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for multinomial over %zu values", n);
+    float total = 0.0f;
+    for (size_t i = 0; i < n; i++)
+        cum[i] = total += probs[i];
+    if (!(total > 0.0f)) {
+        free(cum);
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "invalid multinomial distribution (sum of probabilities <= 0)");
+    }
+    for (size_t i = 0; i < n; i++)
+        cum[i] /= total;
+    cum[n - 1] = 1.0f;
+    const double u = uniform53(rng);
+    size_t left = 0, right = n; // the first slot whose cumulative value reaches u
+    while (right > left) {
+        const size_t mid = left + (right - left) / 2;
+        if ((double)cum[mid] < u)
+            left = mid + 1;
+        else
+            right = mid;
+    }
+    free(cum);
+    *out = (int64_t)left;
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_sample_next(mygpt_rng *rng, float *logits, size_t n, const mygpt_sampling *s,
+                               float *scratch, int64_t *out, mygpt_error *err)
+{
+    mygpt_status st;
+    if (!(s->temperature >= 0.0))
+        return mygpt_fail(err, MYGPT_EINVAL, "temperature must be >= 0, got %g", s->temperature);
+    if (s->top_k < 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "top-k must be >= 1 (or 0 for off), got %d", s->top_k);
+    if (s->top_k > 0 && (st = mygpt_top_k_mask(logits, n, s->top_k < (int)n ? s->top_k : (int)n, err)) != MYGPT_OK)
+        return st;
+    if (s->temperature == 0.0) { // greedy
+        *out = mygpt_argmax(logits, n);
+        return MYGPT_OK;
+    }
+    const float t = (float)s->temperature; // logits / temperature: a float32 division
+    for (size_t i = 0; i < n; i++)
+        logits[i] = logits[i] / t;
+    mygpt_softmax_torch(scratch, logits, n);
+    if (s->top_p > 0.0 && (st = mygpt_top_p_filter(scratch, n, s->top_p, err)) != MYGPT_OK)
+        return st;
+    return mygpt_multinomial(rng, scratch, n, s->replacement, out, err);
+}

@@ -1,0 +1,144 @@
+/*
+ * test_sample.c - softmax, torch.multinomial (both modes), the top-k / temperature /
+ * top-p sampler and DataLoader(shuffle=True) orders against PyTorch 1.13
+ * (tests/golden/sampling.txt from tools/gen_train_goldens.py).
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "golden.h"
+#include "mygpt/sample.h"
+#include "mygpt/tokenizer.h"
+
+static size_t count_words(const char *s)
+{
+    size_t n = 0;
+    for (const char *p = s; *p; p++)
+        n += *p != ' ' && (p == s || p[-1] == ' ');
+    return n;
+}
+
+Test(sample, softmax_multinomial_sampler_and_loader_orders_are_pytorchs)
+{
+    FILE *f = golden_open("sampling.txt");
+    cr_assert_not_null(f);
+    char *line = NULL;
+    size_t cap = 0;
+    long lineno = 0;
+    char kind[16] = "";
+    unsigned long long seed = 0;
+    int repl = 0, top_k = 0, draws = 0, batch = 0, epochs = 0, vals = 0, epoch = 0;
+    double temp = 0, top_p = 0;
+    size_t V = 0, nwin = 0;
+    float *x = NULL;
+    int counts[4] = {0};
+    mygpt_rng rng = {0};
+    mygpt_dataloader dl = {0};
+    int64_t *stream = NULL;
+    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+        if (sscanf(line, "softmax %zu", &V) == 1) {
+            strcpy(kind, "softmax");
+        } else if (sscanf(line, "multinomial %llu %d %zu %d", &seed, &repl, &V, &draws) == 4) {
+            strcpy(kind, "multinomial");
+        } else if (sscanf(line, "sampler %llu %lf %d %lf %zu %d", &seed, &temp, &top_k, &top_p, &V,
+                          &draws) == 6) {
+            strcpy(kind, "sampler");
+        } else if (sscanf(line, "loader %llu %zu %d %d %d", &seed, &nwin, &batch, &epochs, &vals) == 5) {
+            strcpy(kind, "loader");
+            mygpt_rng_seed(&rng, seed);
+            free(stream);
+            stream = calloc(nwin + 1, sizeof *stream); // windows of 1 token, stride 1
+            cr_assert_eq(mygpt_dataloader_init(&dl, stream, nwin + 1, (size_t)batch, 1, 1, NULL), MYGPT_OK);
+            cr_assert_eq(dl.num_windows, nwin);
+            epoch = 0;
+        } else if (strncmp(line, "logits ", 7) == 0 || (strncmp(line, "probs ", 6) == 0 && !x)) {
+            const char *p = strchr(line, ' ') + 1;
+            x = malloc(V * sizeof *x);
+            cr_assert_eq(golden_parse_f32(p, x, V), V);
+        } else if (strncmp(line, "probs ", 6) == 0) { // softmax's expected output
+            float *want = malloc(V * sizeof *want), *got = malloc(V * sizeof *got);
+            cr_assert_eq(golden_parse_f32(line + 6, want, V), V);
+            mygpt_softmax_torch(got, x, V);
+            size_t diff = 0;
+            for (size_t i = 0; i < V; i++)
+                diff += memcmp(&got[i], &want[i], 4) != 0;
+            cr_expect_eq(diff, 0, "softmax V=%zu: %zu values differ from PyTorch's bits", V, diff);
+            counts[0]++;
+            free(want); free(got); free(x);
+            x = NULL;
+        } else if (strncmp(line, "tokens ", 7) == 0) {
+            cr_assert_eq(count_words(line + 7), (size_t)draws);
+            int64_t *want = malloc((size_t)draws * sizeof *want);
+            cr_assert_eq(golden_parse_i64(line + 7, want, (size_t)draws), (size_t)draws);
+            mygpt_rng_seed(&rng, seed);
+            float *logits = malloc(V * sizeof *logits), *scratch = malloc(V * sizeof *scratch);
+            int first_diff = -1;
+            for (int d = 0; d < draws; d++) {
+                int64_t tok;
+                mygpt_error err = {0};
+                if (strcmp(kind, "multinomial") == 0) {
+                    cr_assert_eq(mygpt_multinomial(&rng, x, V, repl, &tok, &err), MYGPT_OK, "%s", err.message);
+                } else {
+                    memcpy(logits, x, V * sizeof *x);
+                    const mygpt_sampling s = {.temperature = temp, .top_k = top_k, .top_p = top_p};
+                    cr_assert_eq(mygpt_sample_next(&rng, logits, V, &s, scratch, &tok, &err), MYGPT_OK,
+                                 "%s", err.message);
+                }
+                if (tok != want[d] && first_diff < 0)
+                    first_diff = d;
+            }
+            cr_expect_eq(first_diff, -1, "%s seed %llu V=%zu: token %d differs from PyTorch's", kind,
+                         seed, V, first_diff);
+            counts[strcmp(kind, "multinomial") == 0 ? 1 : 2]++;
+            free(want); free(logits); free(scratch); free(x);
+            x = NULL;
+        } else if (strncmp(line, "order ", 6) == 0) {
+            mygpt_error err = {0};
+            cr_assert_eq(mygpt_dataloader_epoch(&dl, &rng, 1, &err), MYGPT_OK);
+            const size_t n = dl.num_batches * (size_t)batch;
+            int64_t *want = malloc(n * sizeof *want);
+            cr_assert_eq(golden_parse_i64(line + 6, want, n), n);
+            for (size_t i = 0; i < n; i++)
+                cr_expect_eq(dl.order[i], want[i], "loader seed %llu epoch %d: window %zu", seed, epoch, i);
+            free(want);
+            for (int v = 0; v < vals; v++) { // iter(val_loader): draws its base seed only
+                mygpt_dataloader val;
+                cr_assert_eq(mygpt_dataloader_init(&val, stream, 6, 2, 1, 1, NULL), MYGPT_OK);
+                cr_assert_eq(mygpt_dataloader_epoch(&val, &rng, 0, &err), MYGPT_OK);
+            }
+            epoch++;
+            if (epoch == epochs) {
+                mygpt_dataloader_free(&dl);
+                counts[3]++;
+            }
+        }
+    }
+    free(line);
+    free(stream);
+    fclose(f);
+    cr_expect_geq(counts[0], 8);
+    cr_expect_geq(counts[1], 8);
+    cr_expect_geq(counts[2], 7);
+    cr_expect_eq(counts[3], 3);
+}
+
+Test(sample, bad_inputs_are_refused)
+{
+    float p[3] = {0.5f, -0.1f, 0.6f};
+    int64_t tok;
+    mygpt_rng r = {0};
+    mygpt_error err = {0};
+    cr_expect_eq(mygpt_multinomial(&r, p, 3, 0, &tok, &err), MYGPT_EINVAL);
+    cr_expect(strstr(err.message, "element < 0") != NULL, "%s", err.message);
+    float z[2] = {0, 0};
+    cr_expect_eq(mygpt_multinomial(&r, z, 2, 1, &tok, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_top_k_mask(p, 3, 0, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_top_k_mask(p, 3, 4, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_top_p_filter(p, 3, 1.5, &err), MYGPT_EINVAL);
+    const mygpt_sampling s = {.temperature = -1};
+    float l[3] = {1, 2, 3}, sc[3];
+    cr_expect_eq(mygpt_sample_next(&r, l, 3, &s, sc, &tok, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_argmax((const float[]){1, 3, 3, 2}, 4), 1, "first index on ties");
+}
