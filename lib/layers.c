@@ -11,6 +11,7 @@
 #include <math.h>
 #include <omp.h>
 
+#include "attention_row.h"
 #include "attention_scratch.h"
 #include "parallel.h"
 #include "vecmath.h"
@@ -240,46 +241,6 @@ void mygpt_softmax_rows(float *x, size_t rows, int n)
     }
 }
 
-/* One query row of one head: out_t = sum over s <= t of p_s v_s with p = softmax of
- * (q_t . k_s) / scale. att holds T floats: the scores, then exp(score - max); when
- * keep_probs, it ends holding the probabilities p_s (0 for s > t) for the backward pass.
- * The mathematics of both attentions in one place, so both give the same bits. */
-static inline void attention_row(float *ot, float *att, const float *qt, const float *kb,
-                                 const float *vb, int t, int T, int C, int d, float scale,
-                                 int keep_probs)
-{
-    // scores of query t against keys 0..t (the causal mask drops s > t)
-    float maxv = -INFINITY;
-    for (int s = 0; s <= t; s++) {
-        const float *ks = kb + (size_t)s * C; // (d,)
-        float dot = 0.0f;
-        for (int i = 0; i < d; i++) // fused, in order, as a BLAS dot product
-            dot = fmaf(qt[i], ks[i], dot);
-        att[s] = dot / scale;
-        if (att[s] > maxv)
-            maxv = att[s];
-    }
-    float sum = 0.0f;
-    for (int s = 0; s <= t; s++) {
-        att[s] = mygpt_expf(att[s] - maxv); // vecmath.h: the fast path's exp
-        sum += att[s];
-    }
-    const float inv_sum = 1.0f / sum; // PyTorch's softmax multiplies by 1/sum
-    for (int i = 0; i < d; i++)
-        ot[i] = 0.0f;
-    for (int s = 0; s <= t; s++) {
-        const float p = att[s] * inv_sum;
-        if (keep_probs)
-            att[s] = p;
-        const float *vs = vb + (size_t)s * C; // (d,)
-        for (int i = 0; i < d; i++)
-            ot[i] = fmaf(p, vs[i], ot[i]);
-    }
-    if (keep_probs)
-        for (int s = t + 1; s < T; s++)
-            att[s] = 0.0f;
-}
-
 mygpt_status mygpt_attention_forward(float *out, const float *q, const float *k, const float *v,
                                      float *scratch, size_t scratch_len, int B, int T, int C,
                                      int NH, mygpt_error *err)
@@ -297,7 +258,7 @@ mygpt_status mygpt_attention_forward(float *out, const float *q, const float *k,
             float *att = scratch + (size_t)omp_get_thread_num() * per_thread; // (T,) one row of scores
             const size_t off = (size_t)b * T * C + (size_t)h * d;
             for (int t = 0; t < T; t++)
-                attention_row(out + off + (size_t)t * C, att, q + off + (size_t)t * C, k + off,
+                mygpt_attention_row(out + off + (size_t)t * C, att, q + off + (size_t)t * C, k + off,
                               v + off, t, T, C, d, scale, 0);
         }
     }
@@ -318,7 +279,7 @@ mygpt_status mygpt_attention_forward_train(float *out, float *att, const float *
             const size_t off = (size_t)b * T * C + (size_t)h * d;
             float *ah = att + ((size_t)b * NH + h) * T * T; // (T, T)
             for (int t = 0; t < T; t++)
-                attention_row(out + off + (size_t)t * C, ah + (size_t)t * T, q + off + (size_t)t * C,
+                mygpt_attention_row(out + off + (size_t)t * C, ah + (size_t)t * T, q + off + (size_t)t * C,
                               k + off, v + off, t, T, C, d, scale, 1);
         }
     }

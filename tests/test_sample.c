@@ -142,3 +142,72 @@ Test(sample, bad_inputs_are_refused)
     cr_expect_eq(mygpt_sample_next(&r, l, 3, &s, sc, &tok, &err), MYGPT_EINVAL);
     cr_expect_eq(mygpt_argmax((const float[]){1, 3, 3, 2}, 4), 1, "first index on ties");
 }
+
+/* ---- generation ---------------------------------------------------------------------- */
+
+#include "mygpt/generate.h"
+
+/* The cached forward's logits are the full forward's bits, position after position. */
+Test(generate, kv_cache_logits_are_the_full_forwards_bits)
+{
+    const mygpt_config cfg = {.vocab_size = 97, .embed_dim = 48, .num_heads = 3, .num_layers = 2,
+                              .max_seq_len = 40};
+    mygpt_gpt *g;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 4, &err), MYGPT_OK);
+    int64_t ids[40];
+    for (int i = 0; i < 40; i++)
+        ids[i] = (i * 31 + 7) % 97;
+    mygpt_kv_cache cache;
+    cr_assert_eq(mygpt_kv_cache_init(&cache, g, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_gpt_forward_cached(g, &cache, ids, 13, &err), MYGPT_OK); // a prompt of 13
+    for (int t = 13; t <= 40; t++) {
+        cr_assert_eq(mygpt_gpt_forward(g, ids, 1, t, &err), MYGPT_OK);
+        cr_expect(memcmp(cache.logits, g->acts.logits + (size_t)(t - 1) * 97, 97 * sizeof(float)) == 0,
+                  "position %d: cached logits differ from the full forward's", t - 1);
+        if (t < 40)
+            cr_assert_eq(mygpt_gpt_forward_cached(g, &cache, ids + t, 1, &err), MYGPT_OK);
+    }
+    cr_expect_eq(mygpt_gpt_forward_cached(g, &cache, ids, 1, &err), MYGPT_ERANGE, "a full cache");
+    mygpt_kv_cache_free(&cache);
+    mygpt_gpt_free(g);
+}
+
+/* Generation with and without the cache gives the same tokens, also past max_seq_len
+ * (where the window is recomputed), greedy and sampled. */
+Test(generate, with_and_without_cache_the_same_tokens)
+{
+    const mygpt_config cfg = {.vocab_size = 50, .embed_dim = 32, .num_heads = 4, .num_layers = 2,
+                              .max_seq_len = 16};
+    mygpt_gpt *g;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 8, &err), MYGPT_OK);
+    const int64_t prompt[5] = {1, 2, 3, 4, 5};
+    const mygpt_sampling modes[3] = {{.temperature = 0}, {.temperature = 1.3, .top_k = 10},
+                                     {.temperature = 0.9, .top_p = 0.8, .replacement = 1}};
+    for (int m = 0; m < 3; m++) {
+        int64_t a[40], b[40];
+        int na, nb;
+        mygpt_rng r1 = {0}, r2 = {0};
+        mygpt_rng_seed(&r1, 123);
+        mygpt_rng_seed(&r2, 123);
+        cr_assert_eq(mygpt_generate(g, &r1, prompt, 5, 30, &modes[m], -1, 1, a, &na, &err), MYGPT_OK, "%s", err.message);
+        cr_assert_eq(mygpt_generate(g, &r2, prompt, 5, 30, &modes[m], -1, 0, b, &nb, &err), MYGPT_OK, "%s", err.message);
+        cr_expect_eq(na, 35);
+        cr_expect_eq(nb, na);
+        cr_expect(memcmp(a, b, (size_t)na * sizeof *a) == 0, "mode %d: tokens differ", m);
+    }
+    // an end token stops the loop before it is appended
+    int64_t out[40];
+    int n;
+    mygpt_rng r = {0};
+    mygpt_rng_seed(&r, 1);
+    cr_assert_eq(mygpt_generate(g, &r, prompt, 5, 30, &modes[0], -1, 1, out, &n, &err), MYGPT_OK);
+    const int64_t eos = out[7];
+    int first = 5;
+    while (out[first] != eos)
+        first++;
+    cr_assert_eq(mygpt_generate(g, &r, prompt, 5, 30, &modes[0], eos, 1, out, &n, &err), MYGPT_OK);
+    cr_expect_eq(n, first, "stopped at %d, the end token first came at %d", n, first);
+    mygpt_gpt_free(g);
+}
