@@ -4,6 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *golden_dir(void)
+{
+    return GOLDEN_DIR;
+}
+
 FILE *golden_open(const char *name)
 {
     char path[1024];

@@ -9,6 +9,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* The folder of the golden files (tests/golden in the source tree). */
+const char *golden_dir(void);
+
 /* Opens GOLDEN_DIR/name for reading; NULL if missing. */
 FILE *golden_open(const char *name);
 

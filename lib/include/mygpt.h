@@ -36,6 +36,7 @@
 #include "mygpt/svg.h"
 #include "mygpt/tensor.h"
 #include "mygpt/tokenizer.h"
+#include "mygpt/checkpoint.h"
 #include "mygpt/generate.h"
 #include "mygpt/sample.h"
 #include "mygpt/train.h"

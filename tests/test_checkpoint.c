@@ -1,0 +1,149 @@
+/*
+ * test_checkpoint.c - safetensors: a round trip keeps every bit, a checkpoint the
+ * PyTorch reference wrote (tools/gen_train_goldens.py) loads and gives its logits, and
+ * broken files get an error, never a crash or a read out of bounds (the sanitizer stage
+ * runs this too).
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "golden.h"
+#include "mygpt/checkpoint.h"
+#include "mygpt/tokenizer.h"
+
+static char *tmp_path(const char *tag)
+{
+    static char path[128];
+    snprintf(path, sizeof path, "/tmp/mygpt-ckpt-%s-%d.safetensors", tag, (int)getpid());
+    return path;
+}
+
+Test(checkpoint, round_trip_keeps_every_bit)
+{
+    const mygpt_config cfg = {.vocab_size = 33, .embed_dim = 12, .num_heads = 3, .num_layers = 3,
+                              .max_seq_len = 9};
+    mygpt_gpt *a, *b;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_gpt_create(&a, &cfg, 77, &err), MYGPT_OK);
+    for (size_t i = 0; i < a->num_parameters; i++) // LayerNorms too, not only 1 and 0
+        a->params_memory[i] += 0.01f * (float)(i % 13);
+    const char *path = tmp_path("rt");
+    cr_assert_eq(mygpt_checkpoint_save(a, path, &err), MYGPT_OK, "%s", err.message);
+    cr_assert_eq(mygpt_checkpoint_load(&b, path, &err), MYGPT_OK, "%s", err.message);
+    cr_expect_eq(memcmp(&a->config, &b->config, sizeof cfg), 0);
+    cr_assert_eq(a->num_parameters, b->num_parameters);
+    cr_expect(memcmp(a->params_memory, b->params_memory, a->num_parameters * sizeof(float)) == 0);
+    unlink(path);
+    mygpt_gpt_free(a);
+    mygpt_gpt_free(b);
+}
+
+Test(checkpoint, a_checkpoint_written_by_pytorch_gives_its_logits)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/reference.safetensors", golden_dir());
+    mygpt_gpt *g;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_checkpoint_load(&g, path, &err), MYGPT_OK, "%s", err.message);
+    FILE *f = golden_open("checkpoint.txt");
+    cr_assert_not_null(f);
+    char *line = NULL;
+    size_t cap = 0;
+    long lineno = 0;
+    int64_t ids[24];
+    float *want = malloc(24 * 50 * sizeof *want);
+    int seen = 0;
+    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+        if (strncmp(line, "ids ", 4) == 0)
+            seen += golden_parse_i64(line + 4, ids, 24) == 24;
+        else if (strncmp(line, "logits ", 7) == 0)
+            seen += golden_parse_f32(line + 7, want, 24 * 50) == 24 * 50;
+    }
+    free(line);
+    fclose(f);
+    cr_assert_eq(seen, 2);
+    cr_assert_eq(mygpt_gpt_forward(g, ids, 2, 12, &err), MYGPT_OK, "%s", err.message);
+    double worst = 0;
+    for (int i = 0; i < 24 * 50; i++)
+        worst = fmax(worst, fabs((double)g->acts.logits[i] - want[i]) / fmax(1, fabs(want[i])));
+    cr_expect_leq(worst, 1e-5, "logits differ from PyTorch's by %.3g", worst);
+    free(want);
+    mygpt_gpt_free(g);
+}
+
+/* Writes bytes to a file and expects the loader to refuse it with `msg` in the error. */
+static void expect_refused(const char *bytes, size_t n, const char *msg)
+{
+    const char *path = tmp_path("bad");
+    FILE *f = fopen(path, "wb");
+    fwrite(bytes, 1, n, f);
+    fclose(f);
+    mygpt_gpt *g = (mygpt_gpt *)1;
+    mygpt_error err = {0};
+    const mygpt_status st = mygpt_checkpoint_load(&g, path, &err);
+    cr_expect_neq(st, MYGPT_OK, "accepted: %s", msg);
+    cr_expect_null(g);
+    cr_expect(strstr(err.message, msg) != NULL, "'%s' lacks '%s'", err.message, msg);
+    if (st == MYGPT_OK)
+        mygpt_gpt_free(g);
+    unlink(path);
+}
+
+Test(checkpoint, broken_files_are_refused_with_a_reason)
+{
+    // a good file to break
+    const mygpt_config cfg = {.vocab_size = 5, .embed_dim = 4, .num_heads = 2, .num_layers = 1,
+                              .max_seq_len = 3};
+    mygpt_gpt *a;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_gpt_create(&a, &cfg, 1, &err), MYGPT_OK);
+    const char *path = tmp_path("good");
+    cr_assert_eq(mygpt_checkpoint_save(a, path, &err), MYGPT_OK);
+    char *good;
+    size_t n;
+    cr_assert_eq(mygpt_read_file(path, &good, &n, &err), MYGPT_OK);
+    unlink(path);
+    mygpt_gpt_free(a);
+    uint64_t hlen = 0;
+    memcpy(&hlen, good, 8);
+    char *b = malloc(n + 64);
+
+    expect_refused(good, 5, "too short");
+    expect_refused(good, n - 3, "offsets");                            // truncated data
+    expect_refused(good, 8 + hlen - 10, "larger than the file");      // truncated header
+    memcpy(b, good, n);
+    memset(b, 0xff, 8);                                                // a huge header length
+    expect_refused(b, n, "larger than the file");
+    memcpy(b, good, n);
+    char *dt = strstr(b + 8, "\"F32\"");
+    memcpy(dt, "\"F16\"", 5);                                          // another dtype
+    expect_refused(b, n, "dtype F16");
+    memcpy(b, good, n);
+    char *sh = strstr(b + 8, "\"shape\":[5,4]");
+    memcpy(sh, "\"shape\":[4,5]", 13);                                 // another shape
+    expect_refused(b, n, "shape");
+    memcpy(b, good, n);
+    char *off = strstr(b + 8, "\"data_offsets\":[0,80]");
+    cr_assert_not_null(off);
+    memcpy(off, "\"data_offsets\":[9,89]", 21);                        // offsets that lie
+    expect_refused(b, n, "offsets");
+    memcpy(b, good, n);
+    char *nm = strstr(b + 8, "ln_f.gamma");
+    nm[0] = 'X';                                                       // a missing tensor
+    expect_refused(b, n, "missing");
+    memcpy(b, good, n);
+    char *meta = strstr(b + 8, "\"num_heads\":\"2\"");
+    memcpy(meta, "\"num_heads\":\"3\"", 15);                           // C not divisible by heads
+    expect_refused(b, n, "divisible");
+    memcpy(b, good, n);
+    b[8] = '[';                                                        // not JSON
+    expect_refused(b, n, "malformed JSON");
+    mygpt_gpt *g;
+    cr_expect_eq(mygpt_checkpoint_load(&g, "/nonexistent/x.safetensors", &err), MYGPT_EIO);
+    free(b);
+    free(good);
+}
