@@ -10,6 +10,7 @@
 #include "args.h"
 #include "commands.h"
 #include "mygpt/gpt.h"
+#include "model_args.h"
 #include "output.h"
 
 #define MAX_IDS (1 << 20)
@@ -23,7 +24,7 @@ static const arg_spec PARAMS_ARGS[] = {
     {NULL, 0, 0}};
 
 /* Reads --vocab --embed --heads --layers [--max-seq] (default 64). */
-static int read_config(const char *cmd, const parsed_args *a, mygpt_config *cfg)
+int read_config(const char *cmd, const parsed_args *a, mygpt_config *cfg)
 {
     const char *names[4] = {"vocab", "embed", "heads", "layers"};
     int *fields[4] = {&cfg->vocab_size, &cfg->embed_dim, &cfg->num_heads, &cfg->num_layers};
@@ -53,7 +54,7 @@ static int read_config(const char *cmd, const parsed_args *a, mygpt_config *cfg)
 }
 
 /* --seed (required) and the configuration, for forward and init gpt. */
-static int read_seed_and_config(const char *cmd, const parsed_args *a, uint64_t *seed,
+int read_seed_and_config(const char *cmd, const parsed_args *a, uint64_t *seed,
                                 mygpt_config *cfg)
 {
     if (!args_has(a, "seed")) {
@@ -67,7 +68,7 @@ static int read_seed_and_config(const char *cmd, const parsed_args *a, uint64_t 
 
 /* "0,1,2;3,2,1" -> rows of equal length. Values are checked against V later by
  * the library; here only the syntax. */
-static int parse_ids(const char *cmd, const char *s, int64_t **out, int *B, int *T)
+int parse_ids(const char *cmd, const char *s, int64_t **out, int *B, int *T)
 {
     int64_t *ids = malloc(MAX_IDS * sizeof *ids);
     if (!ids) {
@@ -140,7 +141,7 @@ static int read_model_args(const char *cmd, const parsed_args *a, const char *ro
 
 /* set_seed(seed); GPT(...): 0, or the exit code after saying why it failed (out of
  * memory is a runtime failure, anything else the caller's sizes). */
-static int create_model(const char *cmd, const mygpt_config *cfg, uint64_t seed, mygpt_gpt **gpt)
+int create_model(const char *cmd, const mygpt_config *cfg, uint64_t seed, mygpt_gpt **gpt)
 {
     mygpt_error err = {0};
     const mygpt_status st = mygpt_gpt_create(gpt, cfg, seed, &err);
@@ -236,6 +237,57 @@ int cmd_params(int argc, char **argv)
     return 0;
 }
 
+/* Prints every tensor of w (parameters, or gradients in the same layout) in
+ * named_parameters() order: its name, then the tensor (decorated by opts). */
+int print_named_tensors(const char *cmd, const out_options *o, const mygpt_config *cfg,
+                        const mygpt_params *w, const mygpt_torch_opts *opts)
+{
+    const int64_t V = cfg->vocab_size, C = cfg->embed_dim, M = cfg->max_seq_len;
+    int rc = 0;
+    char name[96];
+#define EMIT(label, ptr, nd, ...)                                                                  \
+    do {                                                                                           \
+        const int64_t shape_[] = {__VA_ARGS__};                                                    \
+        mygpt_tview v_;                                                                            \
+        mygpt_tview_make(&v_, MYGPT_F32, (ptr), (nd), shape_, NULL);                               \
+        if (o->format != OUT_EXACT)                                                                 \
+            printf("%s\n", (label));                                                               \
+        if (!rc)                                                                                   \
+            rc = out_print(cmd, o, &v_, opts);                                                  \
+    } while (0)
+    EMIT("token_embedding.embedding.weight", w->wte, 2, V, C);
+    EMIT("position_embedding.weight", w->wpe, 2, M, C);
+    for (int64_t l = 0; l < cfg->num_layers && !rc; l++) {
+        const size_t lc = (size_t)(l * C), lcc = (size_t)(l * C * C);
+        snprintf(name, sizeof name, "blocks.%lld.ln1.gamma", (long long)l);
+        EMIT(name, w->ln1w + lc, 1, C);
+        snprintf(name, sizeof name, "blocks.%lld.ln1.beta", (long long)l);
+        EMIT(name, w->ln1b + lc, 1, C);
+        const char *proj[4] = {"W_q", "W_k", "W_v", "W_o"};
+        const float *mats[4] = {w->wq, w->wk, w->wv, w->wo};
+        for (int m = 0; m < 4; m++) {
+            snprintf(name, sizeof name, "blocks.%lld.attn.%s.weight", (long long)l, proj[m]);
+            EMIT(name, mats[m] + lcc, 2, C, C);
+        }
+        snprintf(name, sizeof name, "blocks.%lld.ln2.gamma", (long long)l);
+        EMIT(name, w->ln2w + lc, 1, C);
+        snprintf(name, sizeof name, "blocks.%lld.ln2.beta", (long long)l);
+        EMIT(name, w->ln2b + lc, 1, C);
+        snprintf(name, sizeof name, "blocks.%lld.mlp.fc1.weight", (long long)l);
+        EMIT(name, w->fc1w + 4 * lcc, 2, 4 * C, C);
+        snprintf(name, sizeof name, "blocks.%lld.mlp.fc1.bias", (long long)l);
+        EMIT(name, w->fc1b + 4 * lc, 1, 4 * C);
+        snprintf(name, sizeof name, "blocks.%lld.mlp.fc2.weight", (long long)l);
+        EMIT(name, w->fc2w + 4 * lcc, 2, C, 4 * C);
+        snprintf(name, sizeof name, "blocks.%lld.mlp.fc2.bias", (long long)l);
+        EMIT(name, w->fc2b + lc, 1, C);
+    }
+    EMIT("ln_f.gamma", w->lnfw, 1, C);
+    EMIT("ln_f.beta", w->lnfb, 1, C);
+#undef EMIT
+    return rc;
+}
+
 /* `mygpt init gpt`: every parameter in named_parameters() order. */
 int cmd_init_gpt(int argc, char **argv)
 {
@@ -264,51 +316,9 @@ int cmd_init_gpt(int argc, char **argv)
     mygpt_gpt *gpt;
     if ((rc = create_model(cmd, &cfg, seed, &gpt)))
         return rc;
-    const mygpt_params *w = &gpt->params;
-    const int64_t V = cfg.vocab_size, C = cfg.embed_dim, M = cfg.max_seq_len;
     mygpt_torch_opts param = {0};
     param.parameter = 1;
-    char name[96];
-#define EMIT(label, ptr, nd, ...)                                                                  \
-    do {                                                                                           \
-        const int64_t shape_[] = {__VA_ARGS__};                                                    \
-        mygpt_tview v_;                                                                            \
-        mygpt_tview_make(&v_, MYGPT_F32, (ptr), (nd), shape_, NULL);                               \
-        if (o.format != OUT_EXACT)                                                                 \
-            printf("%s\n", (label));                                                               \
-        if (!rc)                                                                                   \
-            rc = out_print(cmd, &o, &v_, &param);                                                  \
-    } while (0)
-    EMIT("token_embedding.embedding.weight", w->wte, 2, V, C);
-    EMIT("position_embedding.weight", w->wpe, 2, M, C);
-    for (int64_t l = 0; l < cfg.num_layers && !rc; l++) {
-        const size_t lc = (size_t)(l * C), lcc = (size_t)(l * C * C);
-        snprintf(name, sizeof name, "blocks.%lld.ln1.gamma", (long long)l);
-        EMIT(name, w->ln1w + lc, 1, C);
-        snprintf(name, sizeof name, "blocks.%lld.ln1.beta", (long long)l);
-        EMIT(name, w->ln1b + lc, 1, C);
-        const char *proj[4] = {"W_q", "W_k", "W_v", "W_o"};
-        const float *mats[4] = {w->wq, w->wk, w->wv, w->wo};
-        for (int m = 0; m < 4; m++) {
-            snprintf(name, sizeof name, "blocks.%lld.attn.%s.weight", (long long)l, proj[m]);
-            EMIT(name, mats[m] + lcc, 2, C, C);
-        }
-        snprintf(name, sizeof name, "blocks.%lld.ln2.gamma", (long long)l);
-        EMIT(name, w->ln2w + lc, 1, C);
-        snprintf(name, sizeof name, "blocks.%lld.ln2.beta", (long long)l);
-        EMIT(name, w->ln2b + lc, 1, C);
-        snprintf(name, sizeof name, "blocks.%lld.mlp.fc1.weight", (long long)l);
-        EMIT(name, w->fc1w + 4 * lcc, 2, 4 * C, C);
-        snprintf(name, sizeof name, "blocks.%lld.mlp.fc1.bias", (long long)l);
-        EMIT(name, w->fc1b + 4 * lc, 1, 4 * C);
-        snprintf(name, sizeof name, "blocks.%lld.mlp.fc2.weight", (long long)l);
-        EMIT(name, w->fc2w + 4 * lcc, 2, C, 4 * C);
-        snprintf(name, sizeof name, "blocks.%lld.mlp.fc2.bias", (long long)l);
-        EMIT(name, w->fc2b + lc, 1, C);
-    }
-    EMIT("ln_f.gamma", w->lnfw, 1, C);
-    EMIT("ln_f.beta", w->lnfb, 1, C);
-#undef EMIT
+    rc = print_named_tensors(cmd, &o, &cfg, &gpt->params, &param);
     mygpt_gpt_free(gpt);
     return rc;
 }

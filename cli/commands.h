@@ -12,5 +12,9 @@ int cmd_params(int argc, char **argv);
 int cmd_init_gpt(int argc, char **argv);
 int cmd_encode(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
+int cmd_loss(int argc, char **argv);
+int cmd_grad(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+int cmd_generate(int argc, char **argv);
 
 #endif

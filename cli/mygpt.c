@@ -26,6 +26,10 @@ static const command COMMANDS[] = {
     {"params", cmd_params, "parameter count of a GPT configuration, per module"},
     {"encode", cmd_encode, "GPT-2 token ids of a text (tiktoken's gpt2)"},
     {"decode", cmd_decode, "the text of GPT-2 token ids"},
+    {"loss", cmd_loss, "F.cross_entropy of the GPT's logits and targets"},
+    {"grad", cmd_grad, "every parameter's gradient after one backward"},
+    {"train", cmd_train, "train the GPT on a text with SGD or AdamW"},
+    {"generate", cmd_generate, "continue a prompt: greedy, temperature, top-k, top-p"},
 };
 
 static void usage(FILE *f)

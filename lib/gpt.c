@@ -228,6 +228,7 @@ void mygpt_gpt_free(mygpt_gpt *gpt)
     free(gpt->grads_scratch);
     mygpt_train_acts_free(gpt->train);
     free(gpt->acts.memory);
+    free(gpt->acts.logp);
     free(gpt->acts.scratch);
     free(gpt);
 }

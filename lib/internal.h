@@ -48,6 +48,14 @@ void mygpt_rdbu(double t, int rgb[3]);
 struct mygpt_params;
 void mygpt_params_carve(struct mygpt_params *w, float *block, const size_t sizes[14], size_t C);
 
+/* mygpt_matmul_backward with a caller's workspace of
+ * mygpt_matmul_backward_workspace(N, C, OC) floats instead of its own allocations (the
+ * training loop keeps one, so big transposes do not fault in fresh pages every step). */
+size_t mygpt_matmul_backward_workspace(size_t N, int C, int OC);
+mygpt_status mygpt_matmul_backward_ws(float *dinp, float *dweight, float *dbias, const float *dout,
+                                      const float *inp, const float *weight, size_t N, int C, int OC,
+                                      float *ws, mygpt_error *err);
+
 /* The matmul / attention kernel this CPU gets ("avx512", "avx2" or "generic"), after
  * MYGPT_MATMUL_KERNEL / MYGPT_ATTENTION_KERNEL: for tests and the benchmark. */
 const char *mygpt_matmul_kernel_name(void);

@@ -349,20 +349,20 @@ mygpt_status mygpt_matmul(float *out, const float *inp, const float *weight, con
 
 /* ---- backward ---------------------------------------------------------------------- */
 
-/* dst (cols, rows) = src (rows, cols)^T, in 32 x 32 blocks (both sides stay in cache). */
+/* dst (cols, rows) = src (rows, cols)^T, in 16 x 16 tiles (both sides stay in cache),
+ * tiles shared among threads in both directions. */
 static void transpose(float *dst, const float *src, size_t rows, size_t cols)
 {
-    const size_t nb = (rows + 31) / 32;
-#pragma omp parallel for schedule(static) if (rows * cols > MYGPT_KERNEL_SMALL)
-    for (size_t rb = 0; rb < nb; rb++) {
-        const size_t r0 = rb * 32, r1 = r0 + 32 < rows ? r0 + 32 : rows;
-        for (size_t c0 = 0; c0 < cols; c0 += 32) {
-            const size_t c1 = c0 + 32 < cols ? c0 + 32 : cols;
-            for (size_t r = r0; r < r1; r++)
-                for (size_t c = c0; c < c1; c++)
+    const size_t nr = (rows + 15) / 16, nc = (cols + 15) / 16;
+#pragma omp parallel for collapse(2) schedule(static) if (rows * cols > MYGPT_KERNEL_SMALL)
+    for (size_t rb = 0; rb < nr; rb++)
+        for (size_t cb = 0; cb < nc; cb++) {
+            const size_t r0 = rb * 16, r1 = r0 + 16 < rows ? r0 + 16 : rows;
+            const size_t c0 = cb * 16, c1 = c0 + 16 < cols ? c0 + 16 : cols;
+            for (size_t c = c0; c < c1; c++)
+                for (size_t r = r0; r < r1; r++)
                     dst[c * rows + r] = src[r * cols + c];
         }
-    }
 }
 
 /* dst += src, n values */
@@ -373,9 +373,22 @@ static void add_into(float *dst, const float *src, size_t n)
         dst[i] += src[i];
 }
 
+size_t mygpt_matmul_backward_workspace(size_t N, int C, int OC)
+{
+    const size_t nc = N * (size_t)C, no = N * (size_t)OC, oc = (size_t)OC * C;
+    return no + nc + oc > oc + nc ? no + nc + oc : oc + nc;
+}
+
 mygpt_status mygpt_matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout,
                                    const float *inp, const float *weight, size_t N, int C, int OC,
                                    mygpt_error *err)
+{
+    return mygpt_matmul_backward_ws(dinp, dweight, dbias, dout, inp, weight, N, C, OC, NULL, err);
+}
+
+mygpt_status mygpt_matmul_backward_ws(float *dinp, float *dweight, float *dbias, const float *dout,
+                                      const float *inp, const float *weight, size_t N, int C, int OC,
+                                      float *ws, mygpt_error *err)
 {
     if (C < 1 || OC < 1 || N > (size_t)INT_MAX)
         return mygpt_fail(err, MYGPT_EINVAL, "matmul backward needs 1 <= C, OC and N <= INT_MAX (N=%zu C=%d OC=%d)",
@@ -386,7 +399,7 @@ mygpt_status mygpt_matmul_backward(float *dinp, float *dweight, float *dbias, co
     mygpt_status st = MYGPT_OK;
     // dinp += dout @ weight: the fast kernel with weight^T (C, OC) as its "weight"
     if (dinp) {
-        float *wt = malloc(oc * sizeof *wt), *tmp = malloc(nc * sizeof *tmp);
+        float *wt = ws ? ws : malloc(oc * sizeof *wt), *tmp = ws ? ws + oc : malloc(nc * sizeof *tmp);
         if (!wt || !tmp)
             st = mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul backward (%zu floats)", oc + nc);
         if (st == MYGPT_OK) {
@@ -395,13 +408,16 @@ mygpt_status mygpt_matmul_backward(float *dinp, float *dweight, float *dbias, co
             if (st == MYGPT_OK)
                 add_into(dinp, tmp, nc);
         }
-        free(wt);
-        free(tmp);
+        if (!ws) {
+            free(wt);
+            free(tmp);
+        }
     }
     // dweight += dout^T @ inp: (OC, N) times (C, N)^T; the sum over the N rows runs in
     // the kernel's fixed order (KC blocks, k in order), whatever the thread count
     if (st == MYGPT_OK && dweight) {
-        float *dt = malloc(no * sizeof *dt), *it = malloc(nc * sizeof *it), *tmp = malloc(oc * sizeof *tmp);
+        float *dt = ws ? ws : malloc(no * sizeof *dt), *it = ws ? ws + no : malloc(nc * sizeof *it);
+        float *tmp = ws ? ws + no + nc : malloc(oc * sizeof *tmp);
         if (!dt || !it || !tmp)
             st = mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul backward (%zu floats)",
                             no + nc + oc);
@@ -412,9 +428,11 @@ mygpt_status mygpt_matmul_backward(float *dinp, float *dweight, float *dbias, co
             if (st == MYGPT_OK)
                 add_into(dweight, tmp, oc);
         }
-        free(dt);
-        free(it);
-        free(tmp);
+        if (!ws) {
+            free(dt);
+            free(it);
+            free(tmp);
+        }
     }
     // dbias += column sums of dout: threads own columns, rows in order
     if (st == MYGPT_OK && dbias) {

@@ -15,6 +15,7 @@ void mygpt_train_acts_free(mygpt_train_acts *a)
     if (!a)
         return;
     free(a->memory);
+    free(a->workspace);
     free(a->ids);
     free(a->targets);
     free(a);
@@ -55,6 +56,7 @@ static mygpt_status ensure_train_acts(mygpt_gpt *g, int B, int T, mygpt_error *e
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for training activations (%zu floats)", total);
     }
     free(a->memory);
+    free(a->workspace);
     free(a->ids);
     free(a->targets);
     memset(a, 0, sizeof *a);
@@ -97,6 +99,13 @@ static mygpt_status ensure_train_acts(mygpt_gpt *g, int B, int T, mygpt_error *e
     TAKE(dfch, BT * 4 * C);
     TAKE(dfch_gelu, BT * 4 * C);
 #undef TAKE
+    // the largest matmul backward's workspace: the tied head's (V rows), or the MLP's
+    size_t ws = mygpt_matmul_backward_workspace(BT, (int)C, (int)V);
+    const size_t ws_mlp = mygpt_matmul_backward_workspace(BT, (int)C, (int)(4 * C));
+    a->ws_len = ws > ws_mlp ? ws : ws_mlp;
+    if (!(a->workspace = malloc(a->ws_len * sizeof(float)))) {
+        a->ws_len = 0; // the kernel then allocates its own
+    }
     return MYGPT_OK;
 }
 
@@ -131,7 +140,10 @@ static mygpt_status linear_backward(const mygpt_gpt *g, float *dinp, float *dw, 
         mygpt_matmul_backward_naive(dinp, dw, db, dout, inp, w, N, C, OC);
         return MYGPT_OK;
     }
-    return mygpt_matmul_backward(dinp, dw, db, dout, inp, w, N, C, OC, err);
+    // the kept workspace when it is large enough (it is sized for the head), else the
+    // kernel's own allocations
+    float *ws = g->train->ws_len >= mygpt_matmul_backward_workspace(N, C, OC) ? g->train->workspace : NULL;
+    return mygpt_matmul_backward_ws(dinp, dw, db, dout, inp, w, N, C, OC, ws, err);
 }
 
 /* out = a + b, n values */
@@ -291,11 +303,14 @@ mygpt_status mygpt_gpt_loss(mygpt_gpt *g, const int64_t *ids, const int64_t *tar
     mygpt_status st;
     CHECK(mygpt_gpt_forward(g, ids, B, T, err));
     const size_t n = (size_t)B * T * g->config.vocab_size;
-    float *logp = malloc(n * sizeof *logp);
-    if (!logp)
-        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the log-probabilities (%zu floats)", n);
-    st = mygpt_cross_entropy_forward(loss, logp, g->acts.logits, targets, (size_t)B * T,
-                                     g->config.vocab_size, err);
-    free(logp);
-    return st;
+    if (n > g->acts.logp_cap) { // kept between calls: an evaluation loop reuses it
+        float *logp = malloc(n * sizeof *logp);
+        if (!logp)
+            return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the log-probabilities (%zu floats)", n);
+        free(g->acts.logp);
+        g->acts.logp = logp;
+        g->acts.logp_cap = n;
+    }
+    return mygpt_cross_entropy_forward(loss, g->acts.logp, g->acts.logits, targets, (size_t)B * T,
+                                       g->config.vocab_size, err);
 }

@@ -205,6 +205,106 @@ def ch31(seed):
     print(f"\n= {total / 1e6:.1f} M parameters (the published GPT-2 small figure is 124 M)")
 
 
+# ---------------------------------------------------------------- the course's chapters 13-15
+# (announced at the end of document 000; tools/reference_train.py is their loop in PyTorch;
+# the-verdict's ids come from npm's tiktoken through node: npm install --prefix tools/node)
+
+def verdict_args(**kw):
+    import argparse
+    a = argparse.Namespace(seed=123, vocab=50257, embed=64, heads=4, layers=2, max_seq=32,
+                           text=os.path.join(ROOT, "data", "the-verdict.txt"), context=32, batch=8,
+                           steps=60, eval_every=10, optimizer="adamw", lr=1e-2, momentum=None, weight_decay=None)
+    for k, v in kw.items():
+        setattr(a, k, v)
+    return a
+
+
+@chapter("32_loss", 0, tol={9: DIGIT, 14: DIGIT, 16: DIGIT, 18: DIGIT, 19: DIGIT, 20: DIGIT, 21: DIGIT})
+def ch32(seed):
+    import reference_train as rt
+    torch.manual_seed(seed)
+    gpt = GPT(4, 4, 2, 2, 64)
+    ids = torch.tensor([[0, 1, 2, 3]])
+    x, y = ids[:, :-1], ids[:, 1:]
+    print("inputs: ", x)
+    print("targets:", y)
+    print("loss = F.cross_entropy(gpt(inputs).flatten(0, 1), targets.flatten())")
+    loss = F.cross_entropy(gpt(x).flatten(0, 1), y.flatten())
+    print(loss)
+    print(f"ln V = ln 4 = {math.log(4):.4f}: the loss of a uniform guess over the vocabulary.")
+    print("A loss above it means the untrained model is confidently wrong somewhere:\n"
+          "its N(0, 1) embeddings, tied to the head, make large logits.")
+    a = verdict_args()
+    text = open(a.text, encoding="utf-8").read()
+    loader = rt.create_dataloader_v1(text[:int(0.9 * len(text))], batch_size=8, max_length=32, stride=32,
+                                     shuffle=False, drop_last=True)
+    bx, by = next(iter(loader))
+    torch.manual_seed(123)
+    big = GPT(50257, 64, 4, 2, 32)
+    with torch.no_grad():
+        big_loss = F.cross_entropy(big(bx).flatten(0, 1), by.flatten())
+    print(f"\nGPT(50257, 64, 4, 2, 32), torch.manual_seed(123), on the first the-verdict batch (8 x 32):")
+    print(str(big_loss).replace(")", ", grad_fn=<NllLossBackward0>)"))  # computed under no_grad here
+    print(f"ln V = ln 50257 = {math.log(50257):.4f}")
+    loss.backward()
+    print("\nloss.backward(), then:")
+    print("gpt.ln_f.gamma.grad")
+    print(gpt.ln_f.gamma.grad)
+    print("gpt.blocks[1].mlp.fc2.bias.grad")
+    print(gpt.blocks[1].mlp.fc2.bias.grad)
+    print("gpt.token_embedding.embedding.weight.grad (the tied head's gradient and the lookup's)")
+    print(gpt.token_embedding.embedding.weight.grad)
+
+
+def verdict_line(step, epoch, train_loss, val_loss, tokens):
+    print(f"Ep {epoch} (Step {step:06d}): Train loss {train_loss:.3f}, Val loss {val_loss:.3f}")
+    verdict_line.tokens = tokens
+
+
+@chapter("33_training", None, tol={i: DIGIT for i in list(range(5, 10)) + list(range(13, 20))})
+def ch33(seed):
+    import reference_train as rt
+    a = verdict_args()
+    text = open(a.text, encoding="utf-8").read()
+    split = int(0.9 * len(text))
+    ntrain, nval = len(rt.encode(text[:split])), len(rt.encode(text[split:]))
+    print(f"GPT(50257, 64, 4, 2, 32), torch.manual_seed(123), on the-verdict: {ntrain} training and {nval}\n"
+          f"validation tokens, batches of 8 x 32, {len(range(0, ntrain - 32, 32)) // 8} batches per epoch")
+    print("\nSGD (lr 0.1), 40 steps:")
+    rt.train(verdict_args(optimizer="sgd", lr=0.1, steps=40), on_eval=verdict_line)
+    print(f"tokens seen: {verdict_line.tokens:,}")
+    print("\nAdamW (lr 0.01, weight decay 0.01), 60 steps:")
+    rt.train(verdict_args(), on_eval=verdict_line)
+    print(f"tokens seen: {verdict_line.tokens:,}")
+
+
+@chapter("34_generation", None)
+def ch34(seed):
+    import reference_train as rt
+    model = rt.train(verdict_args(), on_eval=lambda *args: None)
+    model.eval()
+    print("Chapter 33's model (AdamW, 60 steps) continues \"Every effort moves you\", 20 new tokens.")
+    ids = torch.tensor([rt.encode("Every effort moves you")])
+    for title, temp, top_k in (("Greedy (argmax):", 0.0, None),
+                               ("Temperature 1.4, top-k 25, torch.manual_seed(123):", 1.4, 25)):
+        print("\n" + title)
+        if temp:
+            torch.manual_seed(123)
+        out = rt.generate(model, ids, 20, 32, temp, top_k, None, 50256)
+        print("ids:", out)
+        print("text: " + rt.decode(out[0].tolist()).replace("\n", " "))
+    vocab = ["closer", "every", "effort", "forward", "inches", "moves", "pizza", "toward", "you"]
+    logits = torch.tensor([4.51, 0.89, -1.90, 6.75, 1.63, -1.62, -1.89, 6.28, 1.79])
+    print("\nTemperature on a 9-word vocabulary (torch.multinomial(softmax(logits / T), 1), 1,000 draws):")
+    for t in (1, 0.1, 5):
+        probas = torch.softmax(logits / t, dim=0)
+        print(f"\nT = {t}")
+        torch.manual_seed(123)
+        sample = [torch.multinomial(probas, num_samples=1).item() for _ in range(1_000)]
+        for i, freq in enumerate(torch.bincount(torch.tensor(sample))):
+            print(f"{freq} x {vocab[i]}")
+
+
 # ---------------------------------------------------------------- document 001
 
 def toy_attention(x):

@@ -71,6 +71,8 @@ typedef struct mygpt_acts {
     size_t scratch_len;
     float *memory;   /* the single allocation behind all of them  */
     size_t capacity_bt;
+    float *logp;     /* (B, T, V) log-probabilities of mygpt_gpt_loss */
+    size_t logp_cap;
 } mygpt_acts;
 
 typedef struct mygpt_gpt {

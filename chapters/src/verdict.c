@@ -1,0 +1,118 @@
+/* verdict.c - the-verdict, chapter 14's model and its training loop (see verdict.h). */
+#include "verdict.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void verdict_load(const chapter *ch, verdict *v)
+{
+    memset(v, 0, sizeof *v);
+    const char *ci = getenv("CI");
+    const int absent = ci && strcmp(ci, "true") == 0 ? 1 : 77;
+    char dir[4096], path[4200];
+    mygpt_error err = {0};
+    if (mygpt_data_dir(dir, sizeof dir, &err) != MYGPT_OK) {
+        fprintf(stderr, "%s: %s\n", ch->name, err.message);
+        exit(absent);
+    }
+    const char *files[3] = {"encoder.json", "vocab.bpe", "the-verdict.txt"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        if (access(path, F_OK) != 0) {
+            fprintf(stderr, "%s: %s is absent (run 'bash scripts/fetch-data.sh')\n", ch->name, path);
+            exit(absent);
+        }
+    }
+    chapter_check(ch, mygpt_tokenizer_load_dir(&v->tok, dir, &err), &err);
+    char *text;
+    size_t n;
+    chapter_check(ch, mygpt_read_file(path, &text, &n, &err), &err);
+    // train_text, val_text = text[:split], text[split:] with split = int(0.9 * len(text))
+    const size_t split = mygpt_utf8_offset(text, n, (size_t)(0.9 * (double)mygpt_utf8_length(text, n)));
+    chapter_check(ch, mygpt_encode(v->tok, text, split, &v->train_ids, &v->ntrain, &err), &err);
+    chapter_check(ch, mygpt_encode(v->tok, text + split, n - split, &v->val_ids, &v->nval, &err), &err);
+    free(text);
+    chapter_check(ch, mygpt_dataloader_init(&v->train, v->train_ids, v->ntrain, VERDICT_BATCH,
+                                            VERDICT_CONTEXT, VERDICT_CONTEXT, &err), &err);
+    chapter_check(ch, mygpt_dataloader_init(&v->val, v->val_ids, v->nval, VERDICT_BATCH, VERDICT_CONTEXT,
+                                            VERDICT_CONTEXT, &err), &err);
+    mygpt_dataloader_set_drop_last(&v->val, 0);
+    v->x = chapter_alloc(ch, VERDICT_BATCH * VERDICT_CONTEXT, sizeof(int64_t));
+    v->y = chapter_alloc(ch, VERDICT_BATCH * VERDICT_CONTEXT, sizeof(int64_t));
+}
+
+void verdict_free(verdict *v)
+{
+    mygpt_tokenizer_free(v->tok);
+    mygpt_dataloader_free(&v->train);
+    mygpt_dataloader_free(&v->val);
+    free(v->train_ids);
+    free(v->val_ids);
+    free(v->x);
+    free(v->y);
+}
+
+mygpt_config verdict_config(const verdict *v)
+{
+    return (mygpt_config){.vocab_size = (int)mygpt_tokenizer_vocab_size(v->tok), .embed_dim = VERDICT_EMBED,
+                          .num_heads = VERDICT_HEADS, .num_layers = VERDICT_LAYERS,
+                          .max_seq_len = VERDICT_CONTEXT};
+}
+
+/* with torch.no_grad(): the mean of the loss over every validation batch */
+static double val_loss(const chapter *ch, verdict *v, mygpt_gpt *g, mygpt_rng *rng)
+{
+    mygpt_error err = {0};
+    chapter_check(ch, mygpt_dataloader_epoch(&v->val, rng, 0, &err), &err); // iter(val_loader)
+    double sum = 0;
+    for (size_t b = 0; b < v->val.num_batches; b++) {
+        float loss;
+        chapter_check(ch, mygpt_dataloader_batch(&v->val, b, v->x, v->y, &err), &err);
+        chapter_check(ch, mygpt_gpt_loss(g, v->x, v->y, (int)mygpt_dataloader_batch_rows(&v->val, b),
+                                         VERDICT_CONTEXT, &loss, &err), &err);
+        sum += loss; // loss.item(): Python adds doubles
+    }
+    return sum / (double)v->val.num_batches;
+}
+
+void verdict_train(const chapter *ch, verdict *v, mygpt_gpt *g, mygpt_rng *rng, mygpt_optimizer *opt,
+                   long steps, long every, verdict_eval_fn on_eval, void *ctx)
+{
+    mygpt_error err = {0};
+    long step = 0;
+    int epoch = 0;
+    long long tokens = 0;
+    while (step < steps) {
+        epoch++;
+        chapter_check(ch, mygpt_dataloader_epoch(&v->train, rng, 1, &err), &err); // for x, y in train_loader
+        for (size_t b = 0; b < v->train.num_batches && step < steps; b++, step++) {
+            float loss;
+            chapter_check(ch, mygpt_dataloader_batch(&v->train, b, v->x, v->y, &err), &err);
+            chapter_check(ch, mygpt_gpt_forward_train(g, v->x, v->y, VERDICT_BATCH, VERDICT_CONTEXT, &loss, &err), &err);
+            chapter_check(ch, mygpt_gpt_zero_grad(g, &err), &err);
+            chapter_check(ch, mygpt_gpt_backward(g, &err), &err);
+            chapter_check(ch, mygpt_optimizer_step(opt, g->params_memory, g->grads_memory, g->num_parameters,
+                                                   &err), &err);
+            tokens += VERDICT_BATCH * VERDICT_CONTEXT;
+            if (step % every == 0 || step == steps - 1)
+                on_eval(ctx, step, epoch, loss, val_loss(ch, v, g, rng), tokens);
+        }
+    }
+}
+
+mygpt_gpt *verdict_adamw_model(const chapter *ch, verdict *v, verdict_eval_fn on_eval, void *ctx)
+{
+    const mygpt_config cfg = verdict_config(v);
+    mygpt_rng rng = {0};
+    mygpt_error err = {0};
+    mygpt_gpt *g;
+    mygpt_rng_seed(&rng, VERDICT_SEED); // torch.manual_seed(123); model = GPT(...)
+    chapter_check(ch, mygpt_gpt_create_from(&g, &cfg, &rng, &err), &err);
+    mygpt_optimizer opt;
+    mygpt_adamw_init(&opt, 1e-2); // torch.optim.AdamW(model.parameters(), lr=1e-2)
+    verdict_train(ch, v, g, &rng, &opt, 60, 10, on_eval, ctx);
+    mygpt_optimizer_free(&opt);
+    return g;
+}

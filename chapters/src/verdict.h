@@ -1,0 +1,46 @@
+/*
+ * verdict.h - what chapters 32-34 (the course's chapters 13-15) share: the-verdict as
+ * LLMs-from-scratch reads it (the first 90% of its characters train, the rest
+ * validate; create_dataloader_v1 windows of T tokens every T), chapter 14's model and
+ * its training loop, exactly as tools/reference_train.py runs them in PyTorch.
+ */
+#ifndef MYGPT_VERDICT_H
+#define MYGPT_VERDICT_H
+
+#include "chapter.h"
+
+/* The chapters' model and batch: GPT(50257, 64, 4, 2, 32) from torch.manual_seed(123),
+ * batches of 8 windows of 32 tokens. */
+enum { VERDICT_SEED = 123, VERDICT_EMBED = 64, VERDICT_HEADS = 4, VERDICT_LAYERS = 2,
+       VERDICT_CONTEXT = 32, VERDICT_BATCH = 8 };
+
+typedef struct verdict {
+    mygpt_tokenizer *tok;
+    int64_t *train_ids, *val_ids;
+    size_t ntrain, nval;
+    mygpt_dataloader train, val; /* train: shuffle, drop_last; val: in order, all batches */
+    int64_t *x, *y;              /* one batch (B, T) */
+} verdict;
+
+/* Loads the vocabulary and the text from the data folder; when they are absent says so
+ * and exits 77 (skipped; 1 under CI=true). */
+void verdict_load(const chapter *ch, verdict *v);
+void verdict_free(verdict *v);
+
+/* The model's configuration (V from the tokenizer). */
+mygpt_config verdict_config(const verdict *v);
+
+/* Called at every printed step of verdict_train. */
+typedef void (*verdict_eval_fn)(void *ctx, long step, int epoch, float train_loss, double val_loss,
+                                long long tokens_seen);
+
+/* The training loop of tools/reference_train.py: `steps` steps of opt on the shuffled
+ * training batches (epochs drawn from rng), the validation loss every `every` steps and
+ * at the last one. The model g and rng are the caller's (rng after building g). */
+void verdict_train(const chapter *ch, verdict *v, mygpt_gpt *g, mygpt_rng *rng, mygpt_optimizer *opt,
+                   long steps, long every, verdict_eval_fn on_eval, void *ctx);
+
+/* Chapter 33's AdamW run (lr 1e-2, 60 steps), the model chapter 34 speaks with. */
+mygpt_gpt *verdict_adamw_model(const chapter *ch, verdict *v, verdict_eval_fn on_eval, void *ctx);
+
+#endif

@@ -1,0 +1,508 @@
+/*
+ * cmd_train.c - `mygpt loss`, `mygpt grad`, `mygpt train` and `mygpt generate`: what
+ * tools/reference_train.py computes in PyTorch, from the command line.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "args.h"
+#include "commands.h"
+#include "model_args.h"
+#include "mygpt/checkpoint.h"
+#include "mygpt/generate.h"
+#include "mygpt/tokenizer.h"
+#include "mygpt/train.h"
+#include "output.h"
+
+#define MODEL_FLAGS {"seed", 1, 0}, {"vocab", 1, 0}, {"embed", 1, 0}, {"heads", 1, 0}, \
+                    {"layers", 1, 0}, {"max-seq", 1, 0}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A library error: one line; out of memory is a runtime failure, the rest the caller's. */
+static int fail(const char *cmd, mygpt_status st, const mygpt_error *err)
+{
+    cli_error(cmd, "%s", err->message);
+    return st == MYGPT_ENOMEM || st == MYGPT_EIO ? EXIT_RUNTIME : EXIT_USAGE;
+}
+
+/* --seed, the model, --ids and --targets (the same shape) for loss and grad. */
+static int model_ids_targets(const char *cmd, const parsed_args *a, mygpt_gpt **gpt, int64_t **ids,
+                             int64_t **tg, int *B, int *T)
+{
+    mygpt_config cfg;
+    uint64_t seed;
+    int rc, B2, T2;
+    if (read_seed_and_config(cmd, a, &seed, &cfg))
+        return EXIT_USAGE;
+    if (!args_has(a, "ids") || !args_has(a, "targets")) {
+        cli_error(cmd, "--ids and --targets are required (e.g. --ids \"0,1,2\" --targets \"1,2,3\")");
+        return EXIT_USAGE;
+    }
+    if ((rc = parse_ids(cmd, args_get(a, "ids"), ids, B, T)))
+        return rc;
+    if ((rc = parse_ids(cmd, args_get(a, "targets"), tg, &B2, &T2))) {
+        free(*ids);
+        return rc;
+    }
+    if (B2 != *B || T2 != *T) {
+        cli_error(cmd, "--targets is %d x %d but --ids is %d x %d: they must have the same shape", B2, T2,
+                  *B, *T);
+        free(*ids);
+        free(*tg);
+        return EXIT_USAGE;
+    }
+    if ((rc = create_model(cmd, &cfg, seed, gpt))) {
+        free(*ids);
+        free(*tg);
+    }
+    return rc;
+}
+
+int cmd_loss(int argc, char **argv)
+{
+    const char *cmd = "loss";
+    static const arg_spec ARGS[] = {MODEL_FLAGS, {"ids", 1, 0}, {"targets", 1, 0}, {"format", 1, 0},
+                                    {NULL, 0, 0}};
+    parsed_args a;
+    int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
+    if (rc < 0) {
+        printf("usage: mygpt loss --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
+               "                  --ids \"0,1,2;...\" --targets \"1,2,3;...\" [--format torch|exact]\n"
+               "\n"
+               "set_seed(S); gpt = GPT(V, C, H, N, M); print(F.cross_entropy(gpt(ids).flatten(0, 1),\n"
+               "targets.flatten())): the mean cross-entropy, bit for bit as PyTorch computes it\n"
+               "from these logits. --format exact prints its float32 bits as 8 hex digits.\n");
+        return 0;
+    }
+    if (rc)
+        return rc;
+    out_options o;
+    if (out_options_parse(cmd, args_get(&a, "format"), NULL, &o))
+        return EXIT_USAGE;
+    mygpt_gpt *g;
+    int64_t *ids, *tg;
+    int B, T;
+    if ((rc = model_ids_targets(cmd, &a, &g, &ids, &tg, &B, &T)))
+        return rc;
+    float loss;
+    mygpt_error err = {0};
+    const mygpt_status st = mygpt_gpt_loss(g, ids, tg, B, T, &loss, &err);
+    if (st != MYGPT_OK) {
+        rc = fail(cmd, st, &err);
+    } else {
+        mygpt_tview v;
+        mygpt_tview_make(&v, MYGPT_F32, &loss, 0, NULL, NULL);
+        const mygpt_torch_opts opts = {.grad_fn = "NllLossBackward0"};
+        rc = out_print(cmd, &o, &v, &opts);
+    }
+    free(ids);
+    free(tg);
+    mygpt_gpt_free(g);
+    return rc;
+}
+
+int cmd_grad(int argc, char **argv)
+{
+    const char *cmd = "grad";
+    static const arg_spec ARGS[] = {MODEL_FLAGS, {"ids", 1, 0}, {"targets", 1, 0}, {"format", 1, 0},
+                                    {NULL, 0, 0}};
+    parsed_args a;
+    int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
+    if (rc < 0) {
+        printf("usage: mygpt grad --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
+               "                  --ids \"0,1,2;...\" --targets \"1,2,3;...\" [--format torch|exact]\n"
+               "\n"
+               "After one F.cross_entropy(...).backward() of GPT(V, C, H, N, M) built with set_seed(S):\n"
+               "for name, p in gpt.named_parameters(): print(name); print(p.grad).\n"
+               "--format exact prints only the values, one float32 per line as 8 hex digits.\n");
+        return 0;
+    }
+    if (rc)
+        return rc;
+    out_options o;
+    if (out_options_parse(cmd, args_get(&a, "format"), NULL, &o))
+        return EXIT_USAGE;
+    mygpt_gpt *g;
+    int64_t *ids, *tg;
+    int B, T;
+    if ((rc = model_ids_targets(cmd, &a, &g, &ids, &tg, &B, &T)))
+        return rc;
+    float loss;
+    mygpt_error err = {0};
+    mygpt_status st = mygpt_gpt_zero_grad(g, &err);
+    if (st == MYGPT_OK)
+        st = mygpt_gpt_forward_train(g, ids, tg, B, T, &loss, &err);
+    if (st == MYGPT_OK)
+        st = mygpt_gpt_backward(g, &err);
+    rc = st != MYGPT_OK ? fail(cmd, st, &err) : print_named_tensors(cmd, &o, &g->config, &g->grads, NULL);
+    free(ids);
+    free(tg);
+    mygpt_gpt_free(g);
+    return rc;
+}
+
+/* A double flag (>= min) into *out when given. */
+static int double_arg(const char *cmd, const parsed_args *a, const char *name, double min, double *out)
+{
+    if (!args_has(a, name))
+        return 0;
+    double v;
+    if (parse_double(cmd, name, args_get(a, name), &v))
+        return EXIT_USAGE;
+    if (v < min) {
+        cli_error(cmd, "--%s must be at least %g, got %s", name, min, args_get(a, name));
+        return EXIT_USAGE;
+    }
+    *out = v;
+    return 0;
+}
+
+/* An integer flag in [min, max] into *out when given; required says whether it must be. */
+static int int_arg(const char *cmd, const parsed_args *a, const char *name, int64_t min, int64_t max,
+                   int required, int64_t *out)
+{
+    if (!args_has(a, name)) {
+        if (required)
+            cli_error(cmd, "--%s is required", name);
+        return required ? EXIT_USAGE : 0;
+    }
+    return parse_i64(cmd, name, args_get(a, name), min, max, out) ? EXIT_USAGE : 0;
+}
+
+/* The token ids of text (GPT-2's tokenizer from the data folder). */
+static int encode_text(const char *cmd, const mygpt_tokenizer *tok, const char *text, size_t len,
+                       int64_t **ids, size_t *n)
+{
+    mygpt_error err = {0};
+    const mygpt_status st = mygpt_encode(tok, text, len, ids, n, &err);
+    return st == MYGPT_OK ? 0 : fail(cmd, st, &err);
+}
+
+static int load_tokenizer(const char *cmd, mygpt_tokenizer **tok)
+{
+    char dir[4096];
+    mygpt_error err = {0};
+    mygpt_status st = mygpt_data_dir(dir, sizeof dir, &err);
+    if (st == MYGPT_OK)
+        st = mygpt_tokenizer_load_dir(tok, dir, &err);
+    return st == MYGPT_OK ? 0 : fail(cmd, st, &err);
+}
+
+/* The mean validation loss over every batch of val (one iter(val_loader)). */
+static mygpt_status val_loss(mygpt_gpt *g, mygpt_dataloader *val, mygpt_rng *rng, int64_t *x,
+                             int64_t *y, double *out, mygpt_error *err)
+{
+    mygpt_status st = mygpt_dataloader_epoch(val, rng, 0, err);
+    double sum = 0.0; // Python adds loss.item() values: doubles
+    for (size_t b = 0; b < val->num_batches && st == MYGPT_OK; b++) {
+        float loss;
+        const int rows = (int)mygpt_dataloader_batch_rows(val, b);
+        st = mygpt_dataloader_batch(val, b, x, y, err);
+        if (st == MYGPT_OK)
+            st = mygpt_gpt_loss(g, x, y, rows, (int)val->max_length, &loss, err);
+        sum += loss;
+    }
+    *out = sum / (double)val->num_batches;
+    return st;
+}
+
+int cmd_train(int argc, char **argv)
+{
+    const char *cmd = "train";
+    static const arg_spec ARGS[] = {MODEL_FLAGS,          {"text", 1, 0},  {"context", 1, 0},
+                                    {"batch", 1, 0},      {"steps", 1, 0}, {"optimizer", 1, 0},
+                                    {"lr", 1, 0},         {"momentum", 1, 0}, {"weight-decay", 1, 0},
+                                    {"eval-every", 1, 0}, {"save", 1, 0},  {NULL, 0, 0}};
+    parsed_args a;
+    int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
+    if (rc < 0) {
+        printf("usage: mygpt train --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
+               "                   --text FILE --context T --batch B --steps K --optimizer sgd|adamw\n"
+               "                   --lr LR [--momentum M] [--weight-decay WD] [--eval-every E]\n"
+               "                   [--save FILE.safetensors]\n"
+               "\n"
+               "Trains GPT(V, C, H, N, M) (built with set_seed(S)) on FILE's GPT-2 tokens: the first\n"
+               "90%% of its characters train, the rest validate, in windows of T tokens every T;\n"
+               "training batches shuffled as DataLoader(shuffle=True, drop_last=True) orders them,\n"
+               "with torch.optim.SGD (momentum and weight decay 0 unless given) or AdamW (weight\n"
+               "decay 0.01 unless given). Every E steps (default 1) and at the last step prints\n"
+               "  step N train_loss X val_loss Y\n"
+               "the batch's loss and the mean loss over every validation batch; tokens/s on stderr.\n"
+               "tools/reference_train.py is the same in PyTorch. The GPT-2 vocabulary comes from the\n"
+               "data folder ($MYGPT_DATA, else build/data beside the program, else PREFIX/share/mygpt).\n");
+        return 0;
+    }
+    if (rc)
+        return rc;
+    mygpt_config cfg;
+    uint64_t seed;
+    int64_t T, B, steps, every = 1;
+    double lr = 0, momentum = 0, wd = -1;
+    if (read_seed_and_config(cmd, &a, &seed, &cfg) ||
+        int_arg(cmd, &a, "context", 1, cfg.max_seq_len, 1, &T) ||
+        int_arg(cmd, &a, "batch", 1, 1 << 20, 1, &B) || int_arg(cmd, &a, "steps", 1, 1 << 30, 1, &steps) ||
+        int_arg(cmd, &a, "eval-every", 1, 1 << 30, 0, &every) ||
+        double_arg(cmd, &a, "momentum", 0, &momentum) || double_arg(cmd, &a, "weight-decay", 0, &wd))
+        return EXIT_USAGE;
+    if (!args_has(&a, "lr") || !args_has(&a, "text") || !args_has(&a, "optimizer")) {
+        cli_error(cmd, "--text, --optimizer and --lr are required");
+        return EXIT_USAGE;
+    }
+    if (double_arg(cmd, &a, "lr", 0, &lr))
+        return EXIT_USAGE;
+    const char *optname = args_get(&a, "optimizer");
+    mygpt_optimizer opt;
+    if (strcmp(optname, "sgd") == 0) {
+        mygpt_sgd_init(&opt, lr);
+        opt.momentum = momentum;
+        if (wd >= 0)
+            opt.weight_decay = wd;
+    } else if (strcmp(optname, "adamw") == 0) {
+        if (args_has(&a, "momentum")) {
+            cli_error(cmd, "--momentum applies to sgd only");
+            return EXIT_USAGE;
+        }
+        mygpt_adamw_init(&opt, lr);
+        if (wd >= 0)
+            opt.weight_decay = wd;
+    } else {
+        cli_error(cmd, "--optimizer: '%s' is not sgd or adamw", optname);
+        return EXIT_USAGE;
+    }
+    // text, split by characters as text[:int(0.9 * len(text))], each part tokenised
+    char *text;
+    size_t tn;
+    mygpt_error err = {0};
+    mygpt_status st = mygpt_read_file(args_get(&a, "text"), &text, &tn, &err);
+    if (st != MYGPT_OK)
+        return fail(cmd, st, &err);
+    mygpt_tokenizer *tok = NULL;
+    int64_t *train_ids = NULL, *val_ids = NULL, *x = NULL, *y = NULL;
+    size_t ntrain = 0, nval = 0;
+    mygpt_gpt *g = NULL;
+    mygpt_dataloader train = {0}, val = {0};
+    const size_t split = mygpt_utf8_offset(text, tn, (size_t)(0.9 * (double)mygpt_utf8_length(text, tn)));
+    if ((rc = load_tokenizer(cmd, &tok)) || (rc = encode_text(cmd, tok, text, split, &train_ids, &ntrain)) ||
+        (rc = encode_text(cmd, tok, text + split, tn - split, &val_ids, &nval)))
+        goto done;
+    if (mygpt_dataloader_init(&train, train_ids, ntrain, (size_t)B, (size_t)T, (size_t)T, &err) != MYGPT_OK ||
+        mygpt_dataloader_init(&val, val_ids, nval, (size_t)B, (size_t)T, (size_t)T, &err) != MYGPT_OK) {
+        rc = fail(cmd, MYGPT_EINVAL, &err);
+        goto done;
+    }
+    mygpt_dataloader_set_drop_last(&val, 0);
+    if (train.num_batches == 0 || val.num_batches == 0) {
+        cli_error(cmd, "the %s part of the text (%zu tokens) holds no batch of %lld windows of %lld tokens",
+                  train.num_batches == 0 ? "training" : "validation", train.num_batches == 0 ? ntrain : nval,
+                  (long long)(train.num_batches == 0 ? B : 1), (long long)T);
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    // torch.manual_seed(seed); model = GPT(...): the generator goes on to the loaders
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, seed);
+    if ((st = mygpt_gpt_create_from(&g, &cfg, &rng, &err)) != MYGPT_OK) {
+        rc = fail(cmd, st, &err);
+        goto done;
+    }
+    x = malloc((size_t)(B * T) * sizeof *x);
+    y = malloc((size_t)(B * T) * sizeof *y);
+    if (!x || !y) {
+        cli_error(cmd, "out of memory");
+        rc = EXIT_RUNTIME;
+        goto done;
+    }
+    const double t0 = now_s();
+    long long step = 0, tokens = 0;
+    while (step < steps && st == MYGPT_OK) {
+        st = mygpt_dataloader_epoch(&train, &rng, 1, &err); // for x, y in train_loader:
+        for (size_t b = 0; b < train.num_batches && st == MYGPT_OK && step < steps; b++) {
+            float loss;
+            double vl = 0;
+            st = mygpt_dataloader_batch(&train, b, x, y, &err);
+            if (st == MYGPT_OK)
+                st = mygpt_gpt_forward_train(g, x, y, (int)B, (int)T, &loss, &err);
+            if (st == MYGPT_OK)
+                st = mygpt_gpt_zero_grad(g, &err);
+            if (st == MYGPT_OK)
+                st = mygpt_gpt_backward(g, &err);
+            if (st == MYGPT_OK)
+                st = mygpt_optimizer_step(&opt, g->params_memory, g->grads_memory, g->num_parameters, &err);
+            tokens += B * T;
+            if (st == MYGPT_OK && (step % every == 0 || step == steps - 1)) {
+                st = val_loss(g, &val, &rng, x, y, &vl, &err);
+                if (st == MYGPT_OK)
+                    printf("step %lld train_loss %.6f val_loss %.6f\n", step, (double)loss, vl);
+                fflush(stdout);
+            }
+            step++;
+        }
+    }
+    if (st != MYGPT_OK) {
+        rc = fail(cmd, st, &err);
+        goto done;
+    }
+    const double secs = now_s() - t0;
+    fprintf(stderr, "mygpt train: %lld steps, %lld tokens in %.2f s: %.0f tokens/s\n", step, tokens, secs,
+            tokens / secs);
+    if (args_has(&a, "save") && (st = mygpt_checkpoint_save(g, args_get(&a, "save"), &err)) != MYGPT_OK)
+        rc = fail(cmd, st, &err);
+done:
+    mygpt_optimizer_free(&opt);
+    mygpt_dataloader_free(&train);
+    mygpt_dataloader_free(&val);
+    mygpt_tokenizer_free(tok);
+    mygpt_gpt_free(g);
+    free(text);
+    free(train_ids);
+    free(val_ids);
+    free(x);
+    free(y);
+    return rc;
+}
+
+int cmd_generate(int argc, char **argv)
+{
+    const char *cmd = "generate";
+    static const arg_spec ARGS[] = {MODEL_FLAGS,           {"checkpoint", 1, 0}, {"prompt", 1, 0},
+                                    {"ids", 1, 0},         {"max-new", 1, 0},    {"temperature", 1, 0},
+                                    {"top-k", 1, 0},       {"top-p", 1, 0},      {"sample-seed", 1, 0},
+                                    {"eos", 1, 0},         {"no-kv-cache", 0, 0}, {NULL, 0, 0}};
+    parsed_args a;
+    int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
+    if (rc < 0) {
+        printf("usage: mygpt generate (--seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
+               "                       | --checkpoint FILE [--seed S]) (--prompt TEXT | --ids \"1,2,3\")\n"
+               "                      --max-new N [--temperature T] [--top-k K] [--top-p P]\n"
+               "                      [--sample-seed S] [--eos ID] [--no-kv-cache]\n"
+               "\n"
+               "The tutorial's generation loop: up to N tokens, each from the last max_seq_len of\n"
+               "the context; top-k, then softmax(logits / T), top-p and torch.multinomial, or\n"
+               "argmax when T is 0 (the default). Stops at the end token (50256 for GPT-2's\n"
+               "vocabulary, none otherwise, or --eos). --sample-seed S is torch.manual_seed(S) just\n"
+               "before sampling; without it the generator continues from building the model\n"
+               "(torch.manual_seed(S), S = 0 with --checkpoint, then GPT(...)). Prints the ids, then\n"
+               "the text when the vocabulary is GPT-2's and in the data folder. --no-kv-cache\n"
+               "recomputes the whole window every step (the same tokens, slower).\n");
+        return 0;
+    }
+    if (rc)
+        return rc;
+    int64_t max_new, topk = 0, eos = -2;
+    uint64_t seed = 0, sample_seed = 0;
+    mygpt_sampling s = {0};
+    if (int_arg(cmd, &a, "max-new", 0, 1 << 20, 1, &max_new) || int_arg(cmd, &a, "top-k", 1, 1 << 24, 0, &topk) ||
+        int_arg(cmd, &a, "eos", -1, 1 << 24, 0, &eos) || double_arg(cmd, &a, "temperature", 0, &s.temperature) ||
+        double_arg(cmd, &a, "top-p", 0, &s.top_p))
+        return EXIT_USAGE;
+    s.top_k = (int)topk;
+    if (args_has(&a, "top-p") && !(s.top_p > 0 && s.top_p <= 1)) {
+        cli_error(cmd, "--top-p must be in (0, 1], got %s", args_get(&a, "top-p"));
+        return EXIT_USAGE;
+    }
+    if (args_has(&a, "sample-seed") && parse_seed(cmd, args_get(&a, "sample-seed"), &sample_seed))
+        return EXIT_USAGE;
+    if (args_has(&a, "prompt") == args_has(&a, "ids")) {
+        cli_error(cmd, "give exactly one of --prompt TEXT and --ids \"1,2,3\"");
+        return EXIT_USAGE;
+    }
+    mygpt_gpt *g = NULL;
+    mygpt_error err = {0};
+    mygpt_rng rng = {0};
+    mygpt_status st;
+    if (args_has(&a, "checkpoint")) {
+        if (args_has(&a, "seed") && parse_seed(cmd, args_get(&a, "seed"), &seed))
+            return EXIT_USAGE;
+        if ((st = mygpt_checkpoint_load(&g, args_get(&a, "checkpoint"), &err)) != MYGPT_OK) {
+            cli_error(cmd, "%s", err.message);
+            return st == MYGPT_ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+        }
+        // torch.manual_seed(S); model = GPT(...) draws its initial values, then loads
+        mygpt_gpt *draws = NULL;
+        mygpt_rng_seed(&rng, seed);
+        if ((st = mygpt_gpt_create_from(&draws, &g->config, &rng, &err)) != MYGPT_OK) {
+            mygpt_gpt_free(g);
+            return fail(cmd, st, &err);
+        }
+        mygpt_gpt_free(draws);
+    } else {
+        mygpt_config cfg;
+        if (read_seed_and_config(cmd, &a, &seed, &cfg))
+            return EXIT_USAGE;
+        mygpt_rng_seed(&rng, seed);
+        if ((st = mygpt_gpt_create_from(&g, &cfg, &rng, &err)) != MYGPT_OK)
+            return fail(cmd, st, &err);
+    }
+    const int V = g->config.vocab_size;
+    mygpt_tokenizer *tok = NULL;
+    int64_t *prompt = NULL, *out = NULL;
+    int np = 0, nout = 0;
+    if (args_has(&a, "prompt")) {
+        const char *p = args_get(&a, "prompt");
+        size_t n;
+        if ((rc = load_tokenizer(cmd, &tok)) || (rc = encode_text(cmd, tok, p, strlen(p), &prompt, &n)))
+            goto done;
+        np = (int)n;
+        if (np == 0) {
+            cli_error(cmd, "--prompt is empty: nothing to continue");
+            rc = EXIT_USAGE;
+            goto done;
+        }
+    } else {
+        int B;
+        if ((rc = parse_ids(cmd, args_get(&a, "ids"), &prompt, &B, &np)))
+            goto done;
+        if (B != 1) {
+            cli_error(cmd, "--ids: one row of ids, got %d", B);
+            rc = EXIT_USAGE;
+            goto done;
+        }
+    }
+    if (eos == -2)
+        eos = V > 50256 ? 50256 : -1;
+    if (args_has(&a, "sample-seed"))
+        mygpt_rng_seed(&rng, sample_seed);
+    if (!(out = malloc((size_t)(np + max_new) * sizeof *out))) {
+        cli_error(cmd, "out of memory");
+        rc = EXIT_RUNTIME;
+        goto done;
+    }
+    const double t0 = now_s();
+    if ((st = mygpt_generate(g, &rng, prompt, np, (int)max_new, &s, eos, !args_has(&a, "no-kv-cache"), out,
+                             &nout, &err)) != MYGPT_OK) {
+        rc = fail(cmd, st, &err);
+        goto done;
+    }
+    const double secs = now_s() - t0;
+    for (int i = 0; i < nout; i++)
+        printf(i ? " %lld" : "%lld", (long long)out[i]);
+    printf("\n");
+    char dir[4096];
+    if (V == 50257 && !tok && mygpt_data_dir(dir, sizeof dir, &err) == MYGPT_OK)
+        mygpt_tokenizer_load_dir(&tok, dir, &err); // the text too, when the vocabulary is there
+    if (V == 50257 && tok) {
+        char *textout;
+        size_t len;
+        if (mygpt_decode(tok, out, (size_t)nout, &textout, &len, &err) == MYGPT_OK) {
+            fwrite(textout, 1, len, stdout);
+            printf("\n");
+            free(textout);
+        }
+    }
+    fprintf(stderr, "mygpt generate: %d new tokens in %.3f s: %.1f tokens/s\n", nout - np, secs,
+            (nout - np) / (secs > 0 ? secs : 1e-9));
+done:
+    mygpt_tokenizer_free(tok);
+    mygpt_gpt_free(g);
+    free(prompt);
+    free(out);
+    return rc;
+}

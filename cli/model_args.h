@@ -1,0 +1,31 @@
+/*
+ * model_args.h - what the model subcommands (forward, init gpt, loss, grad, train,
+ * generate) share: reading the model's flags, ids, building the model, printing every
+ * tensor by name.
+ */
+#ifndef MYGPT_CLI_MODEL_ARGS_H
+#define MYGPT_CLI_MODEL_ARGS_H
+
+#include <stdint.h>
+
+#include "args.h"
+#include "mygpt/gpt.h"
+#include "output.h"
+
+/* --vocab --embed --heads --layers [--max-seq] (default 64), validated. */
+int read_config(const char *cmd, const parsed_args *a, mygpt_config *cfg);
+
+/* --seed (required) and the configuration. */
+int read_seed_and_config(const char *cmd, const parsed_args *a, uint64_t *seed, mygpt_config *cfg);
+
+/* "0,1,2;3,2,1" -> B rows of T ids (malloc'd). */
+int parse_ids(const char *cmd, const char *s, int64_t **out, int *B, int *T);
+
+/* set_seed(seed); GPT(...), or the exit code after saying why not. */
+int create_model(const char *cmd, const mygpt_config *cfg, uint64_t seed, mygpt_gpt **gpt);
+
+/* Every tensor of w (parameters or gradients) in named_parameters() order. */
+int print_named_tensors(const char *cmd, const out_options *o, const mygpt_config *cfg,
+                        const mygpt_params *w, const mygpt_torch_opts *opts);
+
+#endif
