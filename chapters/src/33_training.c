@@ -51,7 +51,7 @@ int main(int argc, char **argv)
                  "The course's chapter 14: GPT(50257, 64, 4, 2, 32) (torch.manual_seed(123)) trained on\n"
                  "the-verdict with SGD (lr 0.1, 40 steps), then AdamW (lr 0.01, 60 steps); writes\n"
                  "33_loss_curves.svg and verdict_gpt.safetensors into FIGURES.",
-                 0, CH_FIGURES);
+                 0, CH_FIGURES | CH_SMOKE);
     verdict v;
     verdict_load(&ch, &v);
     const mygpt_config cfg = verdict_config(&v);
@@ -71,7 +71,7 @@ int main(int argc, char **argv)
     mygpt_sgd_init(&opt, 0.1);
     printf("\nSGD (lr 0.1), 40 steps:\n");
     double t0 = now_s();
-    verdict_train(&ch, &v, g, &rng, &opt, 40, 10, on_eval, &sgd);
+    verdict_train(&ch, &v, g, &rng, &opt, ch.smoke ? 3 : 40, ch.smoke ? 1 : 10, on_eval, &sgd);
     fprintf(stderr, "33_training: SGD %lld tokens, %.0f tokens/s\n", sgd.tokens, sgd.tokens / (now_s() - t0));
     printf("tokens seen: ");
     ch_commas(sgd.tokens);
@@ -107,7 +107,8 @@ int main(int argc, char **argv)
     chapter_save_figure(&ch, &fig, "33_loss_curves.svg");
 
     char path[4200];
-    snprintf(path, sizeof path, "%s/verdict_gpt.safetensors", ch.figures);
+    snprintf(path, sizeof path, "%s/%s", ch.figures, ch.smoke ? "verdict_gpt_smoke.safetensors"
+                                                               : "verdict_gpt.safetensors");
     chapter_check(&ch, mygpt_checkpoint_save(g, path, &err), &err);
     fprintf(stderr, "33_training: model written to %s\n", path);
     mygpt_gpt_free(g);

@@ -39,7 +39,8 @@ static void continue_prompt(const chapter *ch, mygpt_gpt *g, const verdict *v, m
     int nout;
     mygpt_error err = {0};
     chapter_check(ch, mygpt_encode(v->tok, prompt, strlen(prompt), &ids, &n, &err), &err);
-    chapter_check(ch, mygpt_generate(g, rng, ids, (int)n, 20, s, 50256, 1, out, &nout, &err), &err);
+    chapter_check(ch, mygpt_generate(g, rng, ids, (int)n, ch->smoke ? 3 : 20, s, 50256, 1, out, &nout, &err),
+                  &err);
     printf("ids: ");
     const int64_t shape[2] = {1, nout};
     ch_torch_i64(out, 2, shape);
@@ -75,12 +76,13 @@ int main(int argc, char **argv)
                  "The course's chapter 15: chapter 33's AdamW model (FIGURES/verdict_gpt.safetensors,\n"
                  "or trained again) continues \"Every effort moves you\": greedy, then temperature 1.4\n"
                  "and top-k 25 after torch.manual_seed(123); then temperature on a 9-word vocabulary.",
-                 0, CH_FIGURES);
+                 0, CH_FIGURES | CH_SMOKE);
     verdict v;
     verdict_load(&ch, &v);
     mygpt_error err = {0};
     char path[4200];
-    snprintf(path, sizeof path, "%s/verdict_gpt.safetensors", ch.figures);
+    snprintf(path, sizeof path, "%s/%s", ch.figures, ch.smoke ? "verdict_gpt_smoke.safetensors"
+                                                               : "verdict_gpt.safetensors");
     mygpt_gpt *g = NULL;
     const mygpt_config cfg = verdict_config(&v);
     if (mygpt_checkpoint_load(&g, path, &err) == MYGPT_OK && memcmp(&g->config, &cfg, sizeof cfg) == 0) {

@@ -18,7 +18,7 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
     ch->figures = env_figures && *env_figures ? env_figures : ".";
     ch->text = NULL;
     /* the tool's parser (cli/args.c): --seed 7 or --seed=7, unknown flags named, exit 2 */
-    arg_spec specs[4] = {{NULL, 0, 0}};
+    arg_spec specs[5] = {{NULL, 0, 0}};
     int n = 0;
     if (flags & CH_SEED)
         specs[n++] = (arg_spec){"seed", 1, 0};
@@ -26,13 +26,15 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
         specs[n++] = (arg_spec){"figures", 1, 0};
     if (flags & CH_TEXT)
         specs[n++] = (arg_spec){"text", 1, 0};
+    if (flags & CH_SMOKE)
+        specs[n++] = (arg_spec){"smoke", 0, 0};
     args_set_prefix("");
     parsed_args a;
     const int rc = args_parse(name, argc - 1, argv + 1, specs, 0, &a);
     if (rc < 0) {
-        printf("usage: %s%s%s%s\n\n%s\n", name, flags & CH_SEED ? " [--seed N]" : "",
+        printf("usage: %s%s%s%s%s\n\n%s\n", name, flags & CH_SEED ? " [--seed N]" : "",
                flags & CH_FIGURES ? " [--figures DIR]" : "", flags & CH_TEXT ? " [--text PATH]" : "",
-               about);
+               flags & CH_SMOKE ? " [--smoke]" : "", about);
         if (flags & CH_SEED)
             printf("\n  --seed N         torch.manual_seed(N) instead of the default %llu\n",
                    (unsigned long long)default_seed);
@@ -40,6 +42,9 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
             printf("  --figures DIR    where to write the SVG figures (default: $MYGPT_FIGURES, else .)\n");
         if (flags & CH_TEXT)
             printf("  --text PATH      the text to read\n");
+        if (flags & CH_SMOKE)
+            printf("  --smoke          a few steps only, not the chapter's text (the sanitizer stage\n"
+                   "                   runs this: the whole chapter would take minutes there)\n");
         exit(0);
     }
     if (rc)
@@ -50,6 +55,7 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
         ch->figures = args_get(&a, "figures");
     if (args_has(&a, "text"))
         ch->text = args_get(&a, "text");
+    ch->smoke = args_has(&a, "smoke");
 }
 
 void chapter_save_figure(const chapter *ch, mygpt_svg *fig, const char *file)

@@ -13,7 +13,8 @@
 enum {
     CH_SEED = 1,    /* accepts --seed N (uses randomness) */
     CH_FIGURES = 2, /* writes figures into --figures DIR (default: the current directory) */
-    CH_TEXT = 4     /* reads --text PATH */
+    CH_TEXT = 4,    /* reads --text PATH */
+    CH_SMOKE = 8    /* accepts --smoke: a few steps only (the sanitizer stage's small run) */
 };
 
 typedef struct chapter {
@@ -21,6 +22,7 @@ typedef struct chapter {
     uint64_t seed;
     const char *figures;
     const char *text;
+    int smoke;      /* --smoke given */
 } chapter;
 
 /* Parses the command line; prints help and exits 0 for --help, prints one line

@@ -112,7 +112,7 @@ mygpt_gpt *verdict_adamw_model(const chapter *ch, verdict *v, verdict_eval_fn on
     chapter_check(ch, mygpt_gpt_create_from(&g, &cfg, &rng, &err), &err);
     mygpt_optimizer opt;
     mygpt_adamw_init(&opt, 1e-2); // torch.optim.AdamW(model.parameters(), lr=1e-2)
-    verdict_train(ch, v, g, &rng, &opt, 60, 10, on_eval, ctx);
+    verdict_train(ch, v, g, &rng, &opt, ch->smoke ? 3 : 60, ch->smoke ? 1 : 10, on_eval, ctx);
     mygpt_optimizer_free(&opt);
     return g;
 }

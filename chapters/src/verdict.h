@@ -40,7 +40,8 @@ typedef void (*verdict_eval_fn)(void *ctx, long step, int epoch, float train_los
 void verdict_train(const chapter *ch, verdict *v, mygpt_gpt *g, mygpt_rng *rng, mygpt_optimizer *opt,
                    long steps, long every, verdict_eval_fn on_eval, void *ctx);
 
-/* Chapter 33's AdamW run (lr 1e-2, 60 steps), the model chapter 34 speaks with. */
+/* Chapter 33's AdamW run (lr 1e-2, 60 steps; 3 with --smoke), the model chapter 34
+ * speaks with. */
 mygpt_gpt *verdict_adamw_model(const chapter *ch, verdict *v, verdict_eval_fn on_eval, void *ctx);
 
 #endif
