@@ -30,7 +30,7 @@ static double now_s(void)
 static int fail(const char *cmd, mygpt_status st, const mygpt_error *err)
 {
     cli_error(cmd, "%s", err->message);
-    return st == MYGPT_ENOMEM || st == MYGPT_EIO ? EXIT_RUNTIME : EXIT_USAGE;
+    return st == MYGPT_ENOMEM ? EXIT_RUNTIME : EXIT_USAGE; // unreadable files are bad input too
 }
 
 /* --seed, the model, --ids and --targets (the same shape) for loss and grad. */

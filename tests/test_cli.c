@@ -4,6 +4,7 @@
  * line on stderr, nothing on stdout and exit status 2.
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -464,4 +465,111 @@ Test(cli_args, bench_reports_no_invented_speedups)
     unlink(path);
     cr_expect(strstr(buf, ">ideal<") != NULL, "no ideal line in the plot");
     cr_expect(strstr(buf, ">0.5<") == NULL && strstr(buf, ">1.5<") == NULL, "half-thread ticks");
+}
+
+/* ---- train and generate against tools/reference_train.py ---------------------------- */
+
+/* Runs `mygpt WORDS` (DATA = the data folder; in --prompt's value _ is a space). */
+static int run_tool_words(const char *words, const char *data, proc_result *r)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", words);
+    char *argv[64], expanded[64][1024];
+    int n = 0;
+    argv[n++] = (char *)MYGPT_EXE;
+    for (char *w = strtok(buf, " "); w && n < 63; w = strtok(NULL, " ")) {
+        char *d = strstr(w, "DATA");
+        if (d)
+            snprintf(expanded[n], sizeof expanded[n], "%.*s%s%s", (int)(d - w), w, data, d + 4);
+        else
+            snprintf(expanded[n], sizeof expanded[n], "%s", w);
+        if (n > 1 && strcmp(argv[n - 1], "--prompt") == 0)
+            for (char *c = expanded[n]; *c; c++)
+                *c = *c == '_' ? ' ' : *c;
+        argv[n] = expanded[n];
+        n++;
+    }
+    argv[n] = NULL;
+    return run_process(argv, r);
+}
+
+/* Issue 12: `mygpt train` prints the losses of the same training in PyTorch (within
+ * float32 noise: 2e-5 absolute here, where the loss is ~10), `mygpt generate` the same
+ * tokens. tests/golden/train_cli.txt comes from tools/gen_train_goldens.py. */
+Test(cli_train, train_and_generate_follow_the_pytorch_reference, .timeout = 600)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("the-verdict.txt");
+    data_file_or_skip("encoder.json");
+    FILE *f = golden_open("train_cli.txt");
+    cr_assert_not_null(f);
+    char *line = NULL;
+    size_t cap = 0;
+    long lineno = 0;
+    proc_result r = {0};
+    char *next = NULL;
+    int cases = 0, have = 0;
+    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+        if (strncmp(line, "case ", 5) == 0) {
+            cr_assert_eq(run_tool_words(line + 5, data, &r), 0);
+            cr_expect_eq(r.status, 0, "mygpt %s: exit %d: %s", line + 5, r.status, r.err);
+            next = r.out;
+            have = 1;
+        } else if (strncmp(line, "out ", 4) == 0) {
+            cr_assert(have);
+            char *nl = strchr(next, '\n');
+            cr_assert_not_null(nl, "mygpt printed fewer lines than PyTorch: missing '%s'", line + 4);
+            *nl = '\0';
+            long s1, s2;
+            double t1, v1, t2, v2;
+            if (sscanf(line + 4, "step %ld train_loss %lf val_loss %lf", &s1, &t1, &v1) == 3) {
+                cr_assert_eq(sscanf(next, "step %ld train_loss %lf val_loss %lf", &s2, &t2, &v2), 3, "%s", next);
+                cr_expect_eq(s1, s2);
+                cr_expect_leq(fabs(t1 - t2), 2e-5, "step %ld train loss %.6f vs PyTorch %.6f", s1, t2, t1);
+                cr_expect_leq(fabs(v1 - v2), 2e-5, "step %ld val loss %.6f vs PyTorch %.6f", s1, v2, v1);
+            } else {
+                cr_expect_str_eq(next, line + 4, "generated ids differ from PyTorch's");
+            }
+            next = nl + 1;
+        } else if (strcmp(line, "end") == 0) {
+            proc_result_free(&r);
+            have = 0;
+            cases++;
+        }
+    }
+    free(line);
+    fclose(f);
+    cr_expect_eq(cases, 5);
+}
+
+Test(cli_train, bad_training_and_generation_arguments)
+{
+    const char *model = "--seed 0 --vocab 4 --embed 4 --heads 2 --layers 1";
+    const struct { const char *fmt, *msg; } cases[] = {
+        {"loss %s --ids 0,1,2 --targets 1,2", "same shape"},
+        {"loss %s --ids 0,1,2 --targets 1,2,4", "target 4"},
+        {"grad %s --ids 0,1 --targets 1,9", "target 9"},
+        {"loss %s --ids 0,1,2", "--targets are required"},
+        {"train %s --text /nonexistent --context 2 --batch 1 --steps 1 --optimizer sgd --lr -1", "--lr must be at least 0"},
+        {"train %s --text /nonexistent --context 2 --batch 1 --steps 1 --optimizer rmsprop --lr 1", "not sgd or adamw"},
+        {"train %s --text /nonexistent --context 2 --batch 1 --steps 1 --optimizer sgd --lr 1", "cannot open /nonexistent"},
+        {"train %s --text /nonexistent --context 99 --batch 1 --steps 1 --optimizer sgd --lr 1", "--context"},
+        {"generate %s --ids 1,2 --max-new 3 --top-k 0", "--top-k"},
+        {"generate %s --ids 1,2 --max-new 3 --temperature -1", "--temperature must be at least 0"},
+        {"generate %s --ids 1,2 --max-new 3 --top-p 1.5", "--top-p must be in (0, 1]"},
+        {"generate %s --ids 1,7 --max-new 3", "token id 7"},
+        {"generate --checkpoint /nonexistent.safetensors --ids 1 --max-new 3%.0s", "cannot open"},
+        {"generate %s --max-new 3", "exactly one of --prompt"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char args[512];
+        snprintf(args, sizeof args, cases[i].fmt, model);
+        proc_result r;
+        cr_assert_eq(run_words(MYGPT_EXE, args, &r), 0);
+        cr_expect_eq(r.status, 2, "mygpt %s: exit %d (%s)", args, r.status, r.err);
+        cr_expect_str_empty(r.out, "mygpt %s: %s", args, r.out);
+        cr_expect_eq(count_lines(r.err), 1, "mygpt %s: %s", args, r.err);
+        cr_expect(strstr(r.err, cases[i].msg) != NULL, "mygpt %s: '%s' lacks '%s'", args, r.err, cases[i].msg);
+        proc_result_free(&r);
+    }
 }
