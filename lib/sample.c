@@ -41,18 +41,156 @@ mygpt_status mygpt_top_k_mask(float *logits, size_t n, int k, mygpt_error *err)
     return MYGPT_OK;
 }
 
-/* a (value, index) pair for sorting with ties kept in index order (a stable sort) */
+/* ---- torch.sort(descending=True) as PyTorch 1.13 runs it on CPU: std::sort (GCC's
+ * libstdc++ introsort) over (value, index) pairs with "a > b, nan first". Its order of
+ * equal values is not their index order, and top-p keeps or drops tied probabilities by
+ * that order, so the same steps are taken here: introsort with median-of-three pivots
+ * down to runs of 16, heapsort past 2 log2(n) levels, then an insertion sort. */
+
 typedef struct ranked {
     float p;
     size_t i;
 } ranked;
 
-static int cmp_ranked(const void *a, const void *b)
+static int before(const ranked *a, const ranked *b) // KeyValueCompDesc
 {
-    const ranked *x = a, *y = b;
-    if (x->p != y->p)
-        return x->p > y->p ? -1 : 1;
-    return (x->i > y->i) - (x->i < y->i);
+    return (isnan(a->p) && !isnan(b->p)) || a->p > b->p;
+}
+
+static void swap_ranked(ranked *a, ranked *b)
+{
+    const ranked t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static void push_heap(ranked *first, size_t hole, size_t top, ranked value)
+{
+    size_t parent = (hole - 1) / 2;
+    while (hole > top && before(&first[parent], &value)) {
+        first[hole] = first[parent];
+        hole = parent;
+        parent = (hole - 1) / 2;
+    }
+    first[hole] = value;
+}
+
+static void adjust_heap(ranked *first, size_t hole, size_t len, ranked value)
+{
+    const size_t top = hole;
+    size_t child = hole;
+    while (len >= 2 && child < (len - 1) / 2) {
+        child = 2 * (child + 1);
+        if (before(&first[child], &first[child - 1]))
+            child--;
+        first[hole] = first[child];
+        hole = child;
+    }
+    if ((len & 1) == 0 && child == (len - 2) / 2) {
+        child = 2 * (child + 1);
+        first[hole] = first[child - 1];
+        hole = child - 1;
+    }
+    push_heap(first, hole, top, value);
+}
+
+static void heap_sort(ranked *first, size_t len) // make_heap, then sort_heap
+{
+    if (len < 2)
+        return;
+    for (size_t parent = (len - 2) / 2;; parent--) {
+        adjust_heap(first, parent, len, first[parent]);
+        if (parent == 0)
+            break;
+    }
+    for (size_t last = len - 1; last > 0; last--) { // pop_heap(first, last, last)
+        const ranked value = first[last];
+        first[last] = first[0];
+        adjust_heap(first, 0, last, value);
+    }
+}
+
+static void introsort_loop(ranked *first, ranked *last, int depth)
+{
+    while (last - first > 16) {
+        if (depth == 0) {
+            heap_sort(first, (size_t)(last - first));
+            return;
+        }
+        depth--;
+        ranked *a = first + 1, *b = first + (last - first) / 2, *c = last - 1;
+        if (before(a, b)) { // move the median of a, b, c to first
+            if (before(b, c))
+                swap_ranked(first, b);
+            else if (before(a, c))
+                swap_ranked(first, c);
+            else
+                swap_ranked(first, a);
+        } else if (before(a, c)) {
+            swap_ranked(first, a);
+        } else if (before(b, c)) {
+            swap_ranked(first, c);
+        } else {
+            swap_ranked(first, b);
+        }
+        ranked *lo = first + 1, *hi = last; // unguarded partition around *first
+        for (;;) {
+            while (before(lo, first))
+                lo++;
+            hi--;
+            while (before(first, hi))
+                hi--;
+            if (!(lo < hi))
+                break;
+            swap_ranked(lo, hi);
+            lo++;
+        }
+        introsort_loop(lo, last, depth);
+        last = lo;
+    }
+}
+
+static void linear_insert(ranked *last) // unguarded: something before it is not after it
+{
+    const ranked v = *last;
+    ranked *next = last - 1;
+    while (before(&v, next)) {
+        *last = *next;
+        last = next--;
+    }
+    *last = v;
+}
+
+static void insertion_sort(ranked *first, ranked *last)
+{
+    if (first == last)
+        return;
+    for (ranked *i = first + 1; i != last; i++) {
+        if (before(i, first)) {
+            const ranked v = *i;
+            memmove(first + 1, first, (size_t)(i - first) * sizeof *first);
+            *first = v;
+        } else {
+            linear_insert(i);
+        }
+    }
+}
+
+static void torch_sort_desc(ranked *a, size_t n)
+{
+    if (n < 2)
+        return;
+    int lg = 0;
+    while (((size_t)2 << lg) <= n)
+        lg++;
+    introsort_loop(a, a + n, 2 * lg);
+    if (n > 16) {
+        insertion_sort(a, a + 16);
+        for (ranked *i = a + 16; i != a + n; i++)
+            linear_insert(i);
+    } else {
+        insertion_sort(a, a + n);
+    }
 }
 
 mygpt_status mygpt_top_p_filter(float *probs, size_t n, double top_p, mygpt_error *err)
@@ -64,7 +202,7 @@ mygpt_status mygpt_top_p_filter(float *probs, size_t n, double top_p, mygpt_erro
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for top-p over %zu values", n);
     for (size_t i = 0; i < n; i++)
         r[i] = (ranked){probs[i], i};
-    qsort(r, n, sizeof *r, cmp_ranked);
+    torch_sort_desc(r, n); // torch.sort(probs, descending=True)
     const float limit = (float)top_p; // the Python float meets a float32 tensor
     double cum = 0.0;                 // torch.cumsum accumulates float32 in double
     for (size_t j = 0; j < n; j++) {

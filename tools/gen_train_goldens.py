@@ -229,12 +229,15 @@ def gen_sampling(rnd):
         lines.append("multinomial %d %d %d %d" % (seed, int(repl), V, draws))
         lines.append("probs " + hexes(probs))
         lines.append("tokens " + " ".join(map(str, toks)))
-    for i, (seed, temp, top_k, top_p, V) in enumerate([(123, 1.4, 25, 0.0, 50257), (1, 1.0, 0, 0.0, 100),
-                                                         (2, 0.7, 10, 0.0, 100), (3, 1.0, 0, 0.9, 100),
-                                                         (4, 2.0, 5, 0.8, 300), (5, 0.0, 3, 0.0, 30),
-                                                         (6, 0.5, 0, 0.5, 1000)]):
+    for i, (seed, temp, top_k, top_p, V, ties) in enumerate([
+            (123, 1.4, 25, 0.0, 50257, 0), (1, 1.0, 0, 0.0, 100, 0), (2, 0.7, 10, 0.0, 100, 0),
+            (3, 1.0, 0, 0.9, 100, 0), (4, 2.0, 5, 0.8, 300, 0), (5, 0.0, 3, 0.0, 30, 0), (6, 0.5, 0, 0.5, 1000, 0),
+            (7, 1.0, 0, 0.5, 310, 1), (8, 1.0, 0, 0.3, 1000, 1), (9, 1.0, 12, 0.7, 20, 1), (10, 1.0, 0, 0.9, 5000, 1),
+            (11, 2.0, 0, 0.5, 17, 1)]):
         g = torch.Generator().manual_seed(900 + i)
         logits0 = torch.randn(1, V, generator=g) * 2
+        if ties:  # values repeated many times: top-p then depends on torch.sort's order of ties
+            logits0 = (logits0 * 2).round() / 2
 
         def step(_):
             logits = logits0.clone()
