@@ -127,7 +127,7 @@ def main():
                 "--max-seq", "16", "--text", os.path.join(ROOT, "data", "the-verdict.txt"), "--context", "16",
                 "--batch", "4", "--steps", "30", "--optimizer", opt, "--lr", str(lr), "--eval-every", "7"]
         mine = tool(args).splitlines()
-        ns = argparse.Namespace(seed=seed, vocab=50257, embed=C, heads=2, layers=2, max_seq=16, text=args[18],
+        ns = argparse.Namespace(seed=seed, vocab=50257, embed=C, heads=2, layers=2, max_seq=16, text=args[args.index("--text") + 1],
                                 context=16, batch=4, steps=30, eval_every=7, optimizer=opt, lr=lr, momentum=None,
                                 weight_decay=None)
         ref = []
