@@ -92,3 +92,14 @@ size_t golden_parse_i64(const char *s, int64_t *out, size_t max)
     }
     return n;
 }
+
+uint64_t golden_checksum(const float *v, size_t n)
+{
+    uint64_t h = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t b;
+        memcpy(&b, &v[i], sizeof b);
+        h += (uint64_t)b * (uint64_t)(i + 1);
+    }
+    return h;
+}

@@ -30,4 +30,8 @@ void golden_unescape(char *s);
 size_t golden_parse_f32(const char *s, float *out, size_t max);
 size_t golden_parse_i64(const char *s, int64_t *out, size_t max);
 
+/* sum over i of (i + 1) * bits(v[i]) mod 2^64, as tools/reference_gpt.checksum: any
+ * changed element changes it. */
+uint64_t golden_checksum(const float *v, size_t n);
+
 #endif

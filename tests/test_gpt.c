@@ -17,17 +17,6 @@
 #include "mygpt/gpt.h"
 #include "mygpt/layers.h"
 
-static uint64_t checksum(const float *v, size_t n)
-{
-    uint64_t h = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t b;
-        memcpy(&b, &v[i], sizeof b);
-        h += (uint64_t)b * (uint64_t)(i + 1);
-    }
-    return h;
-}
-
 typedef struct golden_model {
     uint64_t seed;
     mygpt_config cfg;
@@ -109,7 +98,7 @@ Test(gpt_parity, parameters_bit_exact_and_logits_within_1e5)
                                                    : 2 * (size_t)g.cfg.embed_dim;
             cr_expect_eq(n, g.numel[i], "config %d tensor %s: size", configs,
                          mygpt_param_tensor_name(i));
-            cr_expect_eq(checksum(p, n), g.sums[i], "config %d (seed %llu): %s differs from PyTorch",
+            cr_expect_eq(golden_checksum(p, n), g.sums[i], "config %d (seed %llu): %s differs from PyTorch",
                          configs, (unsigned long long)g.seed, mygpt_param_tensor_name(i));
             p += n;
         }

@@ -23,17 +23,6 @@
  * measured 0.0081 (mygpt) vs 0.0068 (PyTorch) at the committed golden; bound 2x. */
 #define ROW_MARGIN 2.0
 
-static uint64_t bits_checksum(const float *v, size_t n)
-{
-    uint64_t h = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t b;
-        memcpy(&b, &v[i], sizeof b);
-        h += (uint64_t)b * (uint64_t)(i + 1);
-    }
-    return h;
-}
-
 /* |got - ref| / max(1, |ref|) */
 static double rel(double got, double ref)
 {
@@ -81,7 +70,7 @@ Test(gpt_scale, gpt2_sized_logits_as_close_to_float64_as_pytorch, .timeout = 600
             cr_assert_not_null(g);
             cr_assert_lt(nparam, MYGPT_NUM_PARAM_TENSORS + 1);
             cr_assert_eq(numel[nparam], n, "%s: numel", name);
-            cr_expect_eq(bits_checksum(params[nparam], numel[nparam]), sum, "%s: not bit-exact", name);
+            cr_expect_eq(golden_checksum(params[nparam], numel[nparam]), sum, "%s: not bit-exact", name);
             nparam++;
         } else if (strncmp(line, "row ", 4) == 0) {
             int b, t;

@@ -37,7 +37,7 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from reference_gpt import GPT  # noqa: E402
+from reference_gpt import GPT, stacked_parameters  # noqa: E402
 
 GOLDEN = os.path.join(HERE, "..", "tests", "golden")
 
@@ -51,20 +51,8 @@ def hexes(t):
 
 
 def stacked_grads(gpt):
-    """The gradients in mygpt's storage order (as reference_gpt.stacked_parameters)."""
-    blocks = list(gpt.blocks)
-    cat = lambda ts: torch.cat([t.grad.flatten() for t in ts])
-    return [
-        ("wte", gpt.token_embedding.embedding.weight.grad.flatten()),
-        ("wpe", gpt.position_embedding.weight.grad.flatten()),
-        ("ln1w", cat([b.ln1.gamma for b in blocks])), ("ln1b", cat([b.ln1.beta for b in blocks])),
-        ("wq", cat([b.attn.W_q.weight for b in blocks])), ("wk", cat([b.attn.W_k.weight for b in blocks])),
-        ("wv", cat([b.attn.W_v.weight for b in blocks])), ("wo", cat([b.attn.W_o.weight for b in blocks])),
-        ("ln2w", cat([b.ln2.gamma for b in blocks])), ("ln2b", cat([b.ln2.beta for b in blocks])),
-        ("fc1w", cat([b.mlp.fc1.weight for b in blocks])), ("fc1b", cat([b.mlp.fc1.bias for b in blocks])),
-        ("fc2w", cat([b.mlp.fc2.weight for b in blocks])), ("fc2b", cat([b.mlp.fc2.bias for b in blocks])),
-        ("lnf", torch.cat([gpt.ln_f.gamma.grad, gpt.ln_f.beta.grad])),
-    ]
+    """The gradients in mygpt's storage order."""
+    return stacked_parameters(gpt, get=lambda p: p.grad)
 
 
 def gen_loss(rnd):

@@ -107,13 +107,14 @@ class GPT(nn.Module):
         return x @ self.token_embedding.embedding.weight.T
 
 
-def stacked_parameters(gpt):
-    """The parameters in mygpt's storage order (mygpt_params): per-layer tensors stacked."""
+def stacked_parameters(gpt, get=lambda p: p.detach()):
+    """The parameters in mygpt's storage order (mygpt_params): per-layer tensors stacked.
+    get picks what to stack of each parameter (its value; p.grad for the gradients)."""
     blocks = list(gpt.blocks)
-    cat = lambda ts: torch.cat([t.detach().flatten() for t in ts])
+    cat = lambda ts: torch.cat([get(t).flatten() for t in ts])
     return [
-        ("wte", gpt.token_embedding.embedding.weight.detach().flatten()),
-        ("wpe", gpt.position_embedding.weight.detach().flatten()),
+        ("wte", get(gpt.token_embedding.embedding.weight).flatten()),
+        ("wpe", get(gpt.position_embedding.weight).flatten()),
         ("ln1w", cat([b.ln1.gamma for b in blocks])), ("ln1b", cat([b.ln1.beta for b in blocks])),
         ("wq", cat([b.attn.W_q.weight for b in blocks])), ("wk", cat([b.attn.W_k.weight for b in blocks])),
         ("wv", cat([b.attn.W_v.weight for b in blocks])), ("wo", cat([b.attn.W_o.weight for b in blocks])),
