@@ -208,7 +208,8 @@ static mygpt_status val_loss(mygpt_gpt *g, mygpt_dataloader *val, mygpt_rng *rng
         st = mygpt_dataloader_batch(val, b, x, y, err);
         if (st == MYGPT_OK)
             st = mygpt_gpt_loss(g, x, y, rows, (int)val->max_length, &loss, err);
-        sum += loss;
+        if (st == MYGPT_OK)
+            sum += loss;
     }
     *out = sum / (double)val->num_batches;
     return st;
