@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "bench_learn.h"
 #include "mygpt.h"
 
 typedef struct bench_config {
@@ -164,11 +165,16 @@ static void help(void)
     printf("usage: mygpt-bench [--config tiny|char|gpt2|gpt2-b8] [--threads K] [--reps R]\n"
            "                   [--warmup W] [--csv FILE] [--svg FILE] [--naive] [--quick]\n"
            "       mygpt-bench --matmul M,K,N [--threads K] [--reps R] [--naive]\n"
+           "       mygpt-bench --train [--config tiny-train|verdict|gpt2-b4t64] [--threads K] [--reps R]\n"
+           "       mygpt-bench --generate [--prompt 16] [--new 128] [--no-kv-cache] [--threads K]\n"
+           "       mygpt-bench --bandwidth [--threads K]\n"
            "\n"
            "Times the GPT forward pass (median of R passes after W unmeasured ones) for each\n"
            "config at 1..nproc threads (or only K), with tokens/s, GFLOP/s and the speedup\n"
            "over 1 thread; or the matmul alone. --quick: a first look in under 20 s (tiny,\n"
            "char and gpt2-b8, few passes). --csv and --svg write the sweep's table and plot.\n"
+           "--train times a training step (forward with loss, backward, AdamW); --generate\n"
+           "GPT-2-small-shaped decoding at B = 1 (gpt2); --bandwidth the read bandwidth.\n"
            "Measures only: nothing here is asserted.\n");
 }
 
@@ -189,6 +195,8 @@ int main(int argc, char **argv)
     static const arg_spec SPECS[] = {{"config", 1, 0}, {"threads", 1, 0}, {"reps", 1, 0},
                                      {"warmup", 1, 0}, {"csv", 1, 0},     {"svg", 1, 0},
                                      {"matmul", 1, 0}, {"naive", 0, 0},   {"quick", 0, 0},
+                                     {"train", 0, 0},  {"generate", 0, 0}, {"bandwidth", 0, 0},
+                                     {"prompt", 1, 0}, {"new", 1, 0},     {"no-kv-cache", 0, 0},
                                      {NULL, 0, 0}};
     args_set_prefix("");
     parsed_args pa;
@@ -206,6 +214,18 @@ int main(int argc, char **argv)
     if (int_arg(&pa, "threads", 1, 64, &threads) || int_arg(&pa, "reps", 1, 100000, &reps) ||
         int_arg(&pa, "warmup", 0, 1000, &warmup))
         return EXIT_USAGE;
+    long online0 = sysconf(_SC_NPROCESSORS_ONLN);
+    const int nproc0 = online0 < 1 ? 1 : online0 > 64 ? 64 : (int)online0;
+    if (args_has(&pa, "train"))
+        return bench_train(config, threads, nproc0, reps, warmup);
+    if (args_has(&pa, "generate")) {
+        int prompt = 16, new_tokens = 128;
+        if (int_arg(&pa, "prompt", 1, 1023, &prompt) || int_arg(&pa, "new", 1, 1023, &new_tokens))
+            return EXIT_USAGE;
+        return bench_generate(threads, nproc0, prompt, new_tokens, args_has(&pa, "no-kv-cache"));
+    }
+    if (args_has(&pa, "bandwidth"))
+        return bench_bandwidth(threads, nproc0);
     if (config) {
         int known = 0;
         for (int k = 0; k < NCONFIGS; k++)

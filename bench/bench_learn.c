@@ -1,0 +1,224 @@
+/*
+ * bench_learn.c - mygpt-bench's measurements of learning and speaking: a training step
+ * (--train), KV-cache decoding (--generate) and the machine's read bandwidth
+ * (--bandwidth), each at one thread count or 1..nproc taking turns. Measures only.
+ */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "bench_learn.h"
+#include "mygpt.h"
+
+typedef struct train_config {
+    const char *name;
+    int V, C, H, N, T, B;
+} train_config;
+
+static const train_config TRAIN_CONFIGS[] = {
+    {"tiny-train", 4, 4, 2, 2, 3, 1},       /* the chapter-12 GPT on "I love AI" -> "love AI !" */
+    {"verdict", 50257, 64, 4, 2, 32, 8},    /* chapter 33's model and batch */
+    {"gpt2-b4t64", 50257, 768, 12, 12, 64, 4}, /* GPT-2 small's shape, llm.c's CPU reference batch */
+};
+#define NTRAIN (int)(sizeof TRAIN_CONFIGS / sizeof TRAIN_CONFIGS[0])
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static long peak_rss_mb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss / 1024;
+}
+
+/* FLOPs of one training step: the forward's, and the backward counted as twice the
+ * forward's matrix products (their two gradients), as the issue asks. */
+static double train_gflop(const train_config *c)
+{
+    const double BT = (double)c->B * c->T;
+    const double mm = 2.0 * (12.0 * c->N * (double)c->C * c->C + (double)c->V * c->C) * BT;
+    const double att = 4.0 * c->N * (double)c->B * c->T * c->T * c->C;
+    return (mm + att + 2.0 * mm) / 1e9;
+}
+
+static void die(const mygpt_error *err)
+{
+    fprintf(stderr, "mygpt-bench: %s\n", err->message);
+    exit(1);
+}
+
+int bench_train(const char *config, int threads, int nproc, int reps, int warmup)
+{
+    printf("training step = forward with loss + zero_grad + backward + AdamW update\n"
+           "FLOPs per step: forward 2*(12*N*C^2 + V*C)*B*T + 4*N*B*T^2*C, plus the backward counted\n"
+           "as 2 x the forward's matmul FLOPs, 2 * 2*(12*N*C^2 + V*C)*B*T\n");
+    printf("%-11s %7s %11s %10s %8s %8s\n", "config", "threads", "median_ms", "tokens/s", "GFLOP/s", "speedup");
+    int found = 0;
+    const char *last = NULL;
+    double last_ms = 0, last_tok = 0, last_gf = 0;
+    int last_th = 0;
+    for (int k = 0; k < NTRAIN; k++) {
+        const train_config *c = &TRAIN_CONFIGS[k];
+        if (config && strcmp(config, c->name) != 0)
+            continue;
+        found = 1;
+        mygpt_config cfg = {c->V, c->C, c->H, c->N, c->T};
+        mygpt_gpt *g;
+        mygpt_error err = {0};
+        if (mygpt_gpt_create(&g, &cfg, 0, &err) != MYGPT_OK)
+            die(&err);
+        const size_t n = (size_t)c->B * c->T;
+        int64_t *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+        for (size_t i = 0; i < n; i++) {
+            x[i] = (int64_t)((i * 7919) % (size_t)c->V);
+            y[i] = (int64_t)((i * 104729 + 1) % (size_t)c->V);
+        }
+        mygpt_optimizer opt;
+        mygpt_adamw_init(&opt, 1e-4);
+        const int r = reps ? reps : (c->V > 1000 ? (c->C > 100 ? 3 : 10) : 2000);
+        const int w = warmup >= 0 ? warmup : 1;
+        const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc, nt = t1 - t0 + 1;
+        double *t = malloc((size_t)r * nt * sizeof *t), base = 0;
+        for (int rep = 0; rep < w + r; rep++) // thread counts take turns, step by step
+            for (int th = t0; th <= t1; th++) {
+                omp_set_num_threads(th);
+                float loss;
+                const double a = now_ms();
+                if (mygpt_gpt_forward_train(g, x, y, c->B, c->T, &loss, &err) != MYGPT_OK ||
+                    mygpt_gpt_zero_grad(g, &err) != MYGPT_OK || mygpt_gpt_backward(g, &err) != MYGPT_OK ||
+                    mygpt_optimizer_step(&opt, g->params_memory, g->grads_memory, g->num_parameters, &err) !=
+                        MYGPT_OK)
+                    die(&err);
+                if (rep >= w)
+                    t[(size_t)(th - t0) * r + (rep - w)] = now_ms() - a;
+            }
+        for (int th = t0; th <= t1; th++) {
+            double *ts = t + (size_t)(th - t0) * r;
+            qsort(ts, (size_t)r, sizeof *ts, cmp_double);
+            const double ms = ts[r / 2], tok = n / (ms / 1e3), gf = train_gflop(c) / (ms / 1e3);
+            if (th == 1)
+                base = ms;
+            char sp[16] = "-";
+            if (base > 0)
+                snprintf(sp, sizeof sp, "%.2f", base / ms);
+            printf("%-11s %7d %11.3f %10.0f %8.1f %8s\n", c->name, th, ms, tok, gf, sp);
+            last = c->name, last_ms = ms, last_tok = tok, last_gf = gf, last_th = th;
+        }
+        printf("  peak RSS so far: %ld MiB (parameters %.0f MiB; parameters, gradients and AdamW's two moments %.0f MiB)\n",
+               peak_rss_mb(), g->num_parameters * 4.0 / (1 << 20), g->num_parameters * 16.0 / (1 << 20));
+        free(t);
+        free(x);
+        free(y);
+        mygpt_optimizer_free(&opt);
+        mygpt_gpt_free(g);
+    }
+    if (!found) {
+        fprintf(stderr, "mygpt-bench: --train --config: unknown config '%s' (tiny-train, verdict, gpt2-b4t64)\n", config);
+        return 2;
+    }
+    printf("train=%s threads=%d median_ms=%.3f tokens_per_s=%.0f gflops=%.1f\n", last, last_th, last_ms, last_tok,
+           last_gf);
+    return 0;
+}
+
+int bench_generate(int threads, int nproc, int prompt, int new_tokens, int no_cache)
+{
+    const mygpt_config cfg = {50257, 768, 12, 12, 1024}; // gpt2
+    mygpt_gpt *g;
+    mygpt_error err = {0};
+    if (prompt < 1 || new_tokens < 1 || prompt + new_tokens > cfg.max_seq_len) {
+        fprintf(stderr, "mygpt-bench: --prompt and --new must be >= 1 with prompt + new <= 1024\n");
+        return 2;
+    }
+    if (mygpt_gpt_create(&g, &cfg, 0, &err) != MYGPT_OK)
+        die(&err);
+    int64_t *ids = malloc((size_t)(prompt + new_tokens) * sizeof *ids);
+    for (int i = 0; i < prompt; i++)
+        ids[i] = (i * 7919) % cfg.vocab_size;
+    printf("gpt2 (V 50257, C 768, 12 heads, 12 layers), B = 1: a prompt of %d tokens, then %d greedy tokens%s\n",
+           prompt, new_tokens, no_cache ? ", the whole window recomputed every step (no KV cache)" : " (KV cache)");
+    printf("%7s %12s %14s %12s\n", "threads", "prompt_ms", "per_token_ms", "tokens/s");
+    const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc;
+    double last_tok = 0;
+    int last_th = 0;
+    for (int th = t0; th <= t1; th++) {
+        omp_set_num_threads(th);
+        const mygpt_sampling greedy = {.temperature = 0};
+        mygpt_rng rng = {0};
+        int64_t *out = malloc((size_t)(prompt + new_tokens) * sizeof *out);
+        int nout;
+        double prompt_ms = 0, a;
+        if (!no_cache) { // the prompt alone, then the whole loop (which runs the prompt again)
+            mygpt_kv_cache cache;
+            if (mygpt_kv_cache_init(&cache, g, &err) != MYGPT_OK)
+                die(&err);
+            a = now_ms();
+            if (mygpt_gpt_forward_cached(g, &cache, ids, prompt, &err) != MYGPT_OK)
+                die(&err);
+            prompt_ms = now_ms() - a;
+            mygpt_kv_cache_free(&cache);
+        }
+        a = now_ms();
+        if (mygpt_generate(g, &rng, ids, prompt, new_tokens, &greedy, -1, !no_cache, out, &nout, &err) != MYGPT_OK)
+            die(&err);
+        const double total = now_ms() - a, per = (total - prompt_ms) / (nout - prompt);
+        last_tok = 1e3 / per;
+        last_th = th;
+        printf("%7d %12.1f %14.2f %12.2f\n", th, prompt_ms, per, last_tok);
+        free(out);
+    }
+    printf("  parameters: %.0f MB read per token at least (float32)\n", g->num_parameters * 4.0 / 1e6);
+    printf("generate=gpt2 threads=%d kv_cache=%d tokens_per_s=%.2f\n", last_th, !no_cache, last_tok);
+    free(ids);
+    mygpt_gpt_free(g);
+    return 0;
+}
+
+int bench_bandwidth(int threads, int nproc)
+{
+    const size_t n = (size_t)512 << 20 >> 2; // 512 MB of floats
+    float *a = malloc(n * sizeof *a);
+    if (!a) {
+        fprintf(stderr, "mygpt-bench: out of memory for 512 MB\n");
+        return 1;
+    }
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) // first touch by the threads that will read
+        a[i] = (float)(i & 1023) * 1e-3f;
+    printf("read bandwidth: a dot product of 512 MB with itself, best of 5\n%7s %10s\n", "threads", "GB/s");
+    const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc;
+    double last = 0;
+    for (int th = t0; th <= t1; th++) {
+        omp_set_num_threads(th);
+        double best = 1e30, sink = 0;
+        for (int rep = 0; rep < 5; rep++) {
+            const double s = now_ms();
+            float acc = 0; // a vectorised reduction: many sums in flight, bounded by memory
+#pragma omp parallel for simd schedule(static) reduction(+ : acc)
+            for (size_t i = 0; i < n; i++)
+                acc += a[i] * a[i];
+            const double ms = now_ms() - s;
+            sink += acc;
+            best = ms < best ? ms : best;
+        }
+        last = n * sizeof *a / (best / 1e3) / 1e9;
+        printf("%7d %10.1f%s\n", th, last, sink == 0 ? " " : "");
+    }
+    printf("bandwidth threads=%d gb_per_s=%.1f\n", t1, last);
+    free(a);
+    return 0;
+}

@@ -1,0 +1,10 @@
+/* bench_learn.h - mygpt-bench's training, generation and bandwidth measurements. */
+#ifndef MYGPT_BENCH_LEARN_H
+#define MYGPT_BENCH_LEARN_H
+
+/* threads 0: every count 1..nproc, taking turns; reps 0 / warmup < 0: defaults. */
+int bench_train(const char *config, int threads, int nproc, int reps, int warmup);
+int bench_generate(int threads, int nproc, int prompt, int new_tokens, int no_cache);
+int bench_bandwidth(int threads, int nproc);
+
+#endif
