@@ -15,7 +15,12 @@ kept medians and the ratio PyTorch / mygpt (> 1: mygpt is faster).
 Optional and never part of the tests: without PyTorch it says so and exits 0.
 
     /usr/bin/python3 bench/compare_pytorch.py [--configs tiny,char,gpt2,gpt2-b8]
+        [--train-configs verdict,gpt2-b4t64] [--generate-new 32]
         [--threads 1,2] [--reps 3] [--bench build/bench/mygpt-bench] [--csv FILE]
+
+Training: the reference model, F.cross_entropy, loss.backward(), torch.optim.AdamW's
+default path against mygpt-bench --train. Generation: the tutorial's loop (the whole
+window every step) against mygpt's KV-cache decoding, per new token.
 """
 import argparse
 import os
@@ -32,6 +37,11 @@ CONFIGS = {  # name: V, C, H, N, T, B
     "char": (65, 384, 6, 6, 256, 4),
     "gpt2": (50257, 768, 12, 12, 1024, 1),
     "gpt2-b8": (50257, 768, 12, 12, 64, 8),
+}
+TRAIN_CONFIGS = {  # name: V, C, H, N, T, B (mygpt-bench --train's)
+    "tiny-train": (4, 4, 2, 2, 3, 1),
+    "verdict": (50257, 64, 4, 2, 32, 8),
+    "gpt2-b4t64": (50257, 768, 12, 12, 64, 4),
 }
 
 
@@ -51,6 +61,36 @@ def worker(args):
         print("median_ms=%.4f" % statistics.median(times))
         return
     from reference_gpt import GPT
+    if args.worker.startswith("train-"):  # one training step, as the tutorial writes it
+        import torch.nn.functional as F
+        V, C, H, N, T, B = TRAIN_CONFIGS[args.worker[6:]]
+        torch.manual_seed(0)
+        gpt = GPT(V, C, H, N, T)
+        x = torch.tensor([[(i * 7919) % V for i in range(b * T, (b + 1) * T)] for b in range(B)])
+        y = torch.tensor([[(i * 104729 + 1) % V for i in range(b * T, (b + 1) * T)] for b in range(B)])
+        opt = torch.optim.AdamW(gpt.parameters(), lr=1e-4)
+        times = []
+        for r in range(1 + args.reps):
+            t = time.perf_counter()
+            loss = F.cross_entropy(gpt(x).flatten(0, 1), y.flatten())
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if r >= 1:
+                times.append((time.perf_counter() - t) * 1e3)
+        print("median_ms=%.4f" % statistics.median(times))
+        return
+    if args.worker == "generate":  # the tutorial's loop: the whole window every step, greedy
+        torch.manual_seed(0)
+        gpt = GPT(50257, 768, 12, 12, 1024).eval()
+        idx = torch.tensor([[(i * 7919) % 50257 for i in range(16)]])
+        t = time.perf_counter()
+        with torch.no_grad():
+            for _ in range(args.reps):  # reps = new tokens
+                logits = gpt(idx[:, -1024:])[:, -1, :]
+                idx = torch.cat([idx, torch.argmax(logits, dim=-1, keepdim=True)], dim=1)
+        print("median_ms=%.4f" % ((time.perf_counter() - t) * 1e3 / args.reps))  # per token
+        return
     V, C, H, N, T, B = CONFIGS[args.worker]
     torch.manual_seed(0)
     gpt = GPT(V, C, H, N, T).eval()
@@ -115,6 +155,8 @@ def run_mygpt(bench, args_list):
     env.pop("OMP_NUM_THREADS", None)
     out = subprocess.run([bench] + args_list, env=env, capture_output=True, text=True)
     m = re.findall(r"median_ms=([0-9.]+)", out.stdout)
+    if not m:  # --generate reports tokens/s: ms per token
+        m = [1e3 / float(v) for v in re.findall(r"tokens_per_s=([0-9.]+)", out.stdout)]
     if not m:
         sys.exit("mygpt-bench failed:\n" + out.stdout + out.stderr)
     return float(m[-1])
@@ -136,6 +178,8 @@ def side_by_side(bench, mygpt_args, kind, threads, reps, shape=None):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--configs", default="tiny,char,gpt2,gpt2-b8")
+    ap.add_argument("--train-configs", default="verdict,gpt2-b4t64", help="'' for none")
+    ap.add_argument("--generate-new", type=int, default=32, help="new tokens of the generation loop (0: none)")
     ap.add_argument("--threads", default=",".join(str(t) for t in range(1, (os.cpu_count() or 1) + 1)))
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--bench", default=os.path.join(ROOT, "build", "bench", "mygpt-bench"))
@@ -174,6 +218,25 @@ def main():
                 name, t, args.reps)
             rows.append((name, t, ours, theirs, policy))
             print("%-9s %7d %12.3f %12.3f %8.2fx  %s" % (name, t, ours, theirs, theirs / ours, policy))
+    if args.train_configs:
+        print("\ntraining step (forward with loss, backward, AdamW): ms per step")
+        for name in args.train_configs.split(","):
+            for t in threads:
+                ours, theirs, policy = side_by_side(
+                    args.bench, ["--train", "--config", name, "--threads", str(t), "--reps", str(args.reps)],
+                    "train-" + name, t, args.reps)
+                rows.append(("train-" + name, t, ours, theirs, policy))
+                print("%-11s %5d %12.3f %12.3f %8.2fx  %s" % (name, t, ours, theirs, theirs / ours, policy))
+    if args.generate_new:
+        n = args.generate_new
+        print("\ngeneration, gpt2 at B = 1, prompt 16, %d greedy tokens: ms per new token" % n)
+        print("(mygpt with its KV cache; PyTorch as the tutorial writes it, the whole window every step)")
+        for t in threads:
+            ours, theirs, policy = side_by_side(
+                args.bench, ["--generate", "--prompt", "16", "--new", str(n), "--threads", str(t)],
+                "generate", t, n)
+            rows.append(("generate", t, ours, theirs, policy))
+            print("%-11s %5d %12.2f %12.2f %8.2fx  %s" % ("generate", t, ours, theirs, theirs / ours, policy))
     shape = "1024,768,3072"
     M, K, N = (int(x) for x in shape.split(","))
     gf = 2.0 * M * K * N / 1e6
