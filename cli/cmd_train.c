@@ -66,32 +66,44 @@ static int model_ids_targets(const char *cmd, const parsed_args *a, mygpt_gpt **
     return rc;
 }
 
-int cmd_loss(int argc, char **argv)
+/* What loss and grad share: their flags (usage printed for --help: returns -1), the
+ * output format, the model, ids and targets. */
+static int loss_grad_setup(const char *cmd, int argc, char **argv, const char *usage, out_options *o,
+                           mygpt_gpt **g, int64_t **ids, int64_t **tg, int *B, int *T)
 {
-    const char *cmd = "loss";
     static const arg_spec ARGS[] = {MODEL_FLAGS, {"ids", 1, 0}, {"targets", 1, 0}, {"format", 1, 0},
                                     {NULL, 0, 0}};
     parsed_args a;
-    int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
+    const int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
     if (rc < 0) {
-        printf("usage: mygpt loss --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
-               "                  --ids \"0,1,2;...\" --targets \"1,2,3;...\" [--format torch|exact]\n"
-               "\n"
-               "set_seed(S); gpt = GPT(V, C, H, N, M); print(F.cross_entropy(gpt(ids).flatten(0, 1),\n"
-               "targets.flatten())): the mean cross-entropy, bit for bit as PyTorch computes it\n"
-               "from these logits. --format exact prints its float32 bits as 8 hex digits.\n");
-        return 0;
+        fputs(usage, stdout);
+        return -1;
     }
     if (rc)
         return rc;
-    out_options o;
-    if (out_options_parse(cmd, args_get(&a, "format"), NULL, &o))
+    if (out_options_parse(cmd, args_get(&a, "format"), NULL, o))
         return EXIT_USAGE;
+    return model_ids_targets(cmd, &a, g, ids, tg, B, T);
+}
+
+int cmd_loss(int argc, char **argv)
+{
+    const char *cmd = "loss";
+    out_options o;
     mygpt_gpt *g;
     int64_t *ids, *tg;
     int B, T;
-    if ((rc = model_ids_targets(cmd, &a, &g, &ids, &tg, &B, &T)))
-        return rc;
+    int rc = loss_grad_setup(
+        cmd, argc, argv,
+        "usage: mygpt loss --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
+        "                  --ids \"0,1,2;...\" --targets \"1,2,3;...\" [--format torch|exact]\n"
+        "\n"
+        "set_seed(S); gpt = GPT(V, C, H, N, M); print(F.cross_entropy(gpt(ids).flatten(0, 1),\n"
+        "targets.flatten())): the mean cross-entropy, bit for bit as PyTorch computes it\n"
+        "from these logits. --format exact prints its float32 bits as 8 hex digits.\n",
+        &o, &g, &ids, &tg, &B, &T);
+    if (rc)
+        return rc < 0 ? 0 : rc;
     float loss;
     mygpt_error err = {0};
     const mygpt_status st = mygpt_gpt_loss(g, ids, tg, B, T, &loss, &err);
@@ -112,29 +124,21 @@ int cmd_loss(int argc, char **argv)
 int cmd_grad(int argc, char **argv)
 {
     const char *cmd = "grad";
-    static const arg_spec ARGS[] = {MODEL_FLAGS, {"ids", 1, 0}, {"targets", 1, 0}, {"format", 1, 0},
-                                    {NULL, 0, 0}};
-    parsed_args a;
-    int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
-    if (rc < 0) {
-        printf("usage: mygpt grad --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
-               "                  --ids \"0,1,2;...\" --targets \"1,2,3;...\" [--format torch|exact]\n"
-               "\n"
-               "After one F.cross_entropy(...).backward() of GPT(V, C, H, N, M) built with set_seed(S):\n"
-               "for name, p in gpt.named_parameters(): print(name); print(p.grad).\n"
-               "--format exact prints only the values, one float32 per line as 8 hex digits.\n");
-        return 0;
-    }
-    if (rc)
-        return rc;
     out_options o;
-    if (out_options_parse(cmd, args_get(&a, "format"), NULL, &o))
-        return EXIT_USAGE;
     mygpt_gpt *g;
     int64_t *ids, *tg;
     int B, T;
-    if ((rc = model_ids_targets(cmd, &a, &g, &ids, &tg, &B, &T)))
-        return rc;
+    int rc = loss_grad_setup(
+        cmd, argc, argv,
+        "usage: mygpt grad --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
+        "                  --ids \"0,1,2;...\" --targets \"1,2,3;...\" [--format torch|exact]\n"
+        "\n"
+        "After one F.cross_entropy(...).backward() of GPT(V, C, H, N, M) built with set_seed(S):\n"
+        "for name, p in gpt.named_parameters(): print(name); print(p.grad).\n"
+        "--format exact prints only the values, one float32 per line as 8 hex digits.\n",
+        &o, &g, &ids, &tg, &B, &T);
+    if (rc)
+        return rc < 0 ? 0 : rc;
     float loss;
     mygpt_error err = {0};
     mygpt_status st = mygpt_gpt_zero_grad(g, &err);
