@@ -26,7 +26,11 @@ mygpt_install_deps() {
 mygpt_build() {
     if [ ! -f "$MYGPT_BUILD/build.ninja" ]; then
         echo "setup: configuring $MYGPT_BUILD (meson)"
-        meson setup "$MYGPT_BUILD" "$MYGPT_ROOT" >/dev/null
+        local conf
+        if ! conf=$(meson setup "$MYGPT_BUILD" "$MYGPT_ROOT" 2>&1); then
+            printf '%s\n' "$conf"
+            return 1
+        fi
     fi
     local started=$SECONDS
     echo "setup: building in $MYGPT_BUILD (ninja; a first build takes 15-30 s)"

@@ -56,7 +56,9 @@ if [ "${MYGPT_QUICK:-0}" != 1 ]; then
     echo "building with -fsanitize=address,undefined in $SAN_BUILD (a first build takes 30-60 s)"
     if [ ! -f "$SAN_BUILD/build.ninja" ]; then
         meson setup "$SAN_BUILD" "$MYGPT_ROOT" -Db_sanitize=address,undefined -Db_lundef=false \
-            -Dbuildtype=debugoptimized -Dc_args=-fno-sanitize-recover=all >/dev/null
+            -Dbuildtype=debugoptimized -Dc_args=-fno-sanitize-recover=all >"$MYGPT_ROOT/.sanitize-setup.log" 2>&1 ||
+            { cat "$MYGPT_ROOT/.sanitize-setup.log"; exit 1; }
+        rm -f "$MYGPT_ROOT/.sanitize-setup.log"
     fi
     ninja -C "$SAN_BUILD" >/dev/null
     ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
