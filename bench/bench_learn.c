@@ -93,21 +93,38 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
         const int w = warmup >= 0 ? warmup : 1;
         const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc, nt = t1 - t0 + 1;
         double *t = malloc((size_t)r * nt * sizeof *t), base = 0;
+        double *phase = malloc((size_t)3 * r * nt * sizeof *phase); // forward, backward, update
         for (int rep = 0; rep < w + r; rep++) // thread counts take turns, step by step
             for (int th = t0; th <= t1; th++) {
                 omp_set_num_threads(th);
                 float loss;
                 const double a = now_ms();
-                if (mygpt_gpt_forward_train(g, x, y, c->B, c->T, &loss, &err) != MYGPT_OK ||
-                    mygpt_gpt_zero_grad(g, &err) != MYGPT_OK || mygpt_gpt_backward(g, &err) != MYGPT_OK ||
-                    mygpt_optimizer_step(&opt, g->params_memory, g->grads_memory, g->num_parameters, &err) !=
-                        MYGPT_OK)
+                if (mygpt_gpt_forward_train(g, x, y, c->B, c->T, &loss, &err) != MYGPT_OK)
                     die(&err);
-                if (rep >= w)
-                    t[(size_t)(th - t0) * r + (rep - w)] = now_ms() - a;
+                const double b = now_ms();
+                if (mygpt_gpt_zero_grad(g, &err) != MYGPT_OK || mygpt_gpt_backward(g, &err) != MYGPT_OK)
+                    die(&err);
+                const double u = now_ms();
+                if (mygpt_optimizer_step(&opt, g->params_memory, g->grads_memory, g->num_parameters, &err) !=
+                    MYGPT_OK)
+                    die(&err);
+                const double e = now_ms();
+                if (rep >= w) {
+                    const size_t at = (size_t)(th - t0) * r + (rep - w);
+                    t[at] = e - a;
+                    phase[3 * at] = b - a, phase[3 * at + 1] = u - b, phase[3 * at + 2] = e - u;
+                }
             }
         for (int th = t0; th <= t1; th++) {
             double *ts = t + (size_t)(th - t0) * r;
+            double parts[3][r]; // each phase's own median
+            for (int q = 0; q < 3; q++) {
+                for (int i = 0; i < r; i++)
+                    parts[q][i] = phase[3 * ((size_t)(th - t0) * r + i) + q];
+                qsort(parts[q], (size_t)r, sizeof(double), cmp_double);
+            }
+            printf("  %d thread%s: forward+loss %.1f ms, zero_grad+backward %.1f ms, AdamW %.1f ms (medians)\n", th,
+                   th == 1 ? "" : "s", parts[0][r / 2], parts[1][r / 2], parts[2][r / 2]);
             qsort(ts, (size_t)r, sizeof *ts, cmp_double);
             const double ms = ts[r / 2], tok = n / (ms / 1e3), gf = train_gflop(c) / (ms / 1e3);
             if (th == 1)
@@ -121,6 +138,7 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
         printf("  peak RSS so far: %ld MiB (parameters %.0f MiB; parameters, gradients and AdamW's two moments %.0f MiB)\n",
                peak_rss_mb(), g->num_parameters * 4.0 / (1 << 20), g->num_parameters * 16.0 / (1 << 20));
         free(t);
+        free(phase);
         free(x);
         free(y);
         mygpt_optimizer_free(&opt);

@@ -267,7 +267,7 @@ block_values(const int KV, float *restrict out, size_t ldo, const float *restric
 
 /* One (batch, head): kt and scores are this thread's scratch. */
 static inline __attribute__((always_inline)) void
-head_body(const int KS, const int KV, float *out, const float *q, const float *kb,
+head_body(const int KS, const int KV, float *out, float *probs, const float *q, const float *kb,
           const float *vb, float *kt, float *scores, int T, int C, int d, float scale)
 {
     const int Tp = padded(T);
@@ -282,17 +282,22 @@ head_body(const int KS, const int KV, float *out, const float *q, const float *k
         // keys 0 .. t0 + rows - 1; row r only uses s <= t0 + r (causal mask)
         block_scores(KS, scores, (int)ldk, q + (size_t)t0 * C, (size_t)C, rows, t0, kt, ldk, d, scale);
         block_softmax(scores, (int)ldk, rows, t0);
+        for (int r = 0; probs && r < rows; r++) { /* kept for the backward: row t, 0 past t */
+            float *pt = probs + (size_t)(t0 + r) * T;
+            memcpy(pt, scores + (size_t)r * ldk, (size_t)(t0 + r + 1) * sizeof *pt);
+            memset(pt + t0 + r + 1, 0, (size_t)(T - t0 - r - 1) * sizeof *pt);
+        }
         block_values(KV, out + (size_t)t0 * C, (size_t)C, scores, (int)ldk, rows, t0, vb, (size_t)C,
                      d);
     }
 }
 
-typedef void (*head_fn)(float *out, const float *q, const float *kb, const float *vb, float *kt,
-                        float *scores, int T, int C, int d, float scale);
+typedef void (*head_fn)(float *out, float *probs, const float *q, const float *kb, const float *vb,
+                        float *kt, float *scores, int T, int C, int d, float scale);
 #define HEAD_ARGS                                                                                  \
-    float *out, const float *q, const float *kb, const float *vb, float *kt, float *scores,        \
-        int T, int C, int d, float scale
-#define HEAD_CALL(KS, KV) head_body(KS, KV, out, q, kb, vb, kt, scores, T, C, d, scale)
+    float *out, float *probs, const float *q, const float *kb, const float *vb, float *kt,         \
+        float *scores, int T, int C, int d, float scale
+#define HEAD_CALL(KS, KV) head_body(KS, KV, out, probs, q, kb, vb, kt, scores, T, C, d, scale)
 
 static void head_generic(HEAD_ARGS)
 {
@@ -342,9 +347,12 @@ const char *mygpt_attention_kernel_name(void)
     return h == head_generic ? "generic" : "?";
 }
 
-mygpt_status mygpt_attention_forward_fast(float *out, const float *q, const float *k,
-                                          const float *v, float *scratch, size_t scratch_len,
-                                          int B, int T, int C, int NH, mygpt_error *err)
+/* Both entry points: probs, when not NULL, receives each head's (T, T) probabilities
+ * at probs[((b * NH + h) * T + t) * T + s] (0 for s > t), the same floats that weighted
+ * the values. */
+static mygpt_status attention_fast(float *out, float *probs, const float *q, const float *k,
+                                   const float *v, float *scratch, size_t scratch_len, int B, int T,
+                                   int C, int NH, mygpt_error *err)
 {
     const int team = mygpt_attention_team(scratch_len, B, T, C, NH);
     if (team < 1)
@@ -353,13 +361,14 @@ mygpt_status mygpt_attention_forward_fast(float *out, const float *q, const floa
     const int d = C / NH;
     const float scale = (float)sqrt((double)d); // PyTorch divides by math.sqrt(d)
     const size_t per_thread = ((size_t)d + QB) * kt_stride(T);
+#define HEAD_PROBS(b, h) (probs ? probs + ((size_t)(b) * NH + (h)) * T * T : NULL)
     /* small work (the chapter's tiny GPT) stays out of the OpenMP runtime altogether */
     if (B * NH == 1 || (size_t)B * T * T * C <= MYGPT_KERNEL_SMALL) {
         for (int b = 0; b < B; b++)
             for (int h = 0; h < NH; h++) {
                 const size_t off = (size_t)b * T * C + (size_t)h * d;
-                head(out + off, q + off, k + off, v + off, scratch, scratch + (size_t)d * kt_stride(T),
-                     T, C, d, scale);
+                head(out + off, HEAD_PROBS(b, h), q + off, k + off, v + off, scratch,
+                     scratch + (size_t)d * kt_stride(T), T, C, d, scale);
             }
         return MYGPT_OK;
     }
@@ -370,8 +379,23 @@ mygpt_status mygpt_attention_forward_fast(float *out, const float *q, const floa
             float *kt = scratch + (size_t)omp_get_thread_num() * per_thread; // (d, ldk)
             float *scores = kt + (size_t)d * kt_stride(T);                   // (QB, ldk)
             const size_t off = (size_t)b * T * C + (size_t)h * d;
-            head(out + off, q + off, k + off, v + off, kt, scores, T, C, d, scale);
+            head(out + off, HEAD_PROBS(b, h), q + off, k + off, v + off, kt, scores, T, C, d, scale);
         }
     }
+#undef HEAD_PROBS
     return MYGPT_OK;
+}
+
+mygpt_status mygpt_attention_forward_fast(float *out, const float *q, const float *k,
+                                          const float *v, float *scratch, size_t scratch_len,
+                                          int B, int T, int C, int NH, mygpt_error *err)
+{
+    return attention_fast(out, NULL, q, k, v, scratch, scratch_len, B, T, C, NH, err);
+}
+
+mygpt_status mygpt_attention_forward_probs(float *out, float *probs, const float *q, const float *k,
+                                           const float *v, float *scratch, size_t scratch_len,
+                                           int B, int T, int C, int NH, mygpt_error *err)
+{
+    return attention_fast(out, probs, q, k, v, scratch, scratch_len, B, T, C, NH, err);
 }

@@ -49,12 +49,27 @@ struct mygpt_params;
 void mygpt_params_carve(struct mygpt_params *w, float *block, const size_t sizes[14], size_t C);
 
 /* mygpt_matmul_backward with a caller's workspace of
- * mygpt_matmul_backward_workspace(N, C, OC) floats instead of its own allocations (the
- * training loop keeps one, so big transposes do not fault in fresh pages every step). */
+ * mygpt_matmul_backward_workspace(N, C, OC) floats instead of its own allocation (the
+ * training loop keeps one, so the partial sums do not fault in fresh pages every step). */
 size_t mygpt_matmul_backward_workspace(size_t N, int C, int OC);
 mygpt_status mygpt_matmul_backward_ws(float *dinp, float *dweight, float *dbias, const float *dout,
                                       const float *inp, const float *weight, size_t N, int C, int OC,
                                       float *ws, mygpt_error *err);
+
+/* A weight (N, K) packed once into the fast kernel's panels (NR columns each, all K,
+ * k-major), for products that reuse it many times (decoding token after token): the
+ * matmul then reads each weight once per call and packs nothing. The panels follow the
+ * CPU's kernel (NR); mygpt_matmul_prepacked refuses a packing made for another. Same
+ * bits as mygpt_matmul_ex with the unpacked weight. */
+typedef struct mygpt_packed_weight {
+    float *panels;
+    int K, N, NR;
+} mygpt_packed_weight;
+mygpt_status mygpt_matmul_pack(mygpt_packed_weight *pw, const float *weight, int K, int N,
+                               mygpt_error *err);
+void mygpt_matmul_packed_free(mygpt_packed_weight *pw);
+mygpt_status mygpt_matmul_prepacked(float *out, const float *inp, const mygpt_packed_weight *pw,
+                                    const float *bias, size_t M, int apply_gelu, mygpt_error *err);
 
 /* The matmul / attention kernel this CPU gets ("avx512", "avx2" or "generic"), after
  * MYGPT_MATMUL_KERNEL / MYGPT_ATTENTION_KERNEL: for tests and the benchmark. */

@@ -16,6 +16,7 @@
 #include "parallel.h"
 #include "vecmath.h"
 #include "internal.h"
+#include "simd.h"
 
 /* Below this many floats of work a parallel region costs more than it saves (the
  * chapter's tiny GPT runs on one thread). Results never depend on it. Small work does
@@ -190,7 +191,7 @@ void mygpt_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const fl
     }
 }
 
-void mygpt_gelu_forward(float *out, const float *inp, size_t n)
+MYGPT_CLONES void mygpt_gelu_forward(float *out, const float *inp, size_t n)
 {
 #pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
     for (size_t i = 0; i < n; i++)

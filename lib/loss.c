@@ -210,7 +210,7 @@ mygpt_status mygpt_cross_entropy_forward(float *loss, float *logp, const float *
     return MYGPT_OK;
 }
 
-void mygpt_cross_entropy_backward(float *dlogits, const float *logp, const int64_t *targets,
+MYGPT_CLONES void mygpt_cross_entropy_backward(float *dlogits, const float *logp, const int64_t *targets,
                                   size_t N, int V)
 {
     const int avx2 = have_avx2();

@@ -48,13 +48,16 @@
 
 /* c (rows x NR, row stride ldc) = (first ? init : c) + a (rows x kc) . bp (kc x NR, packed),
  * the product summed from zero, k in order, one fused multiply-add at a time, then
- * added to c. init is the bias (or NULL for zero). The body is written once; the
- * wrappers below compile it for a given tile height MR and instruction set. */
+ * added to c. init is the bias (or NULL for zero). A_T says how a is stored: row by row
+ * (element (i, k) at a[i * lda + k]) or transposed (at a[k * lda + i]: the backward's
+ * dout^T, read without a transposed copy). The body is written once; the wrappers
+ * below compile it for a tile height MR, a layout of a and an instruction set. */
 static inline __attribute__((always_inline)) void
-kernel_body(const int MR, const int NR, int rows, int kc, const float *restrict a, size_t lda,
-            const float *restrict bp, float *restrict c, size_t ldc, int first,
+kernel_body(const int MR, const int NR, const int A_T, int rows, int kc, const float *restrict a,
+            size_t lda, const float *restrict bp, float *restrict c, size_t ldc, int first,
             const float *restrict init)
 {
+#define A_AT(i, k) (A_T ? a[(size_t)(k) * lda + (i)] : a[(size_t)(i) * lda + (k)])
     float acc[MR_MAX][NR_MAX];
     for (int i = 0; i < MR; i++)
         for (int j = 0; j < NR; j++)
@@ -63,23 +66,32 @@ kernel_body(const int MR, const int NR, int rows, int kc, const float *restrict 
         for (int k = 0; k < kc; k++) {
             const float *b = bp + (size_t)k * NR;
             for (int i = 0; i < MR; i++) {
-                const float ai = a[i * lda + k];
+                const float ai = A_AT(i, k);
 #pragma omp simd
                 for (int j = 0; j < NR; j++)
                     acc[i][j] = fmaf(ai, b[j], acc[i][j]);
             }
         }
+    } else if (rows == 1) { /* one row (decoding a token): its NR sums stay in registers */
+        for (int k = 0; k < kc; k++) {
+            const float *b = bp + (size_t)k * NR;
+            const float ai = A_AT(0, k);
+#pragma omp simd
+            for (int j = 0; j < NR; j++)
+                acc[0][j] = fmaf(ai, b[j], acc[0][j]);
+        }
     } else {
         for (int k = 0; k < kc; k++) {
             const float *b = bp + (size_t)k * NR;
             for (int i = 0; i < rows; i++) {
-                const float ai = a[i * lda + k];
+                const float ai = A_AT(i, k);
 #pragma omp simd
                 for (int j = 0; j < NR; j++)
                     acc[i][j] = fmaf(ai, b[j], acc[i][j]);
             }
         }
     }
+#undef A_AT
     for (int i = 0; i < rows; i++)
         for (int j = 0; j < NR; j++) {
             const float base = first ? (init ? init[j] : 0.0f) : c[i * ldc + j];
@@ -110,12 +122,16 @@ typedef void (*kernel_fn)(int rows, int kc, const float *restrict a, size_t lda,
 #define KERNEL_ARGS                                                                                \
     int rows, int kc, const float *restrict a, size_t lda, const float *restrict bp,              \
         float *restrict c, size_t ldc, int first, const float *restrict init
-#define KERNEL_CALL(MR, NR) kernel_body(MR, NR, rows, kc, a, lda, bp, c, ldc, first, init)
+#define KERNEL_CALL(MR, NR, A_T) kernel_body(MR, NR, A_T, rows, kc, a, lda, bp, c, ldc, first, init)
 
 /* any CPU: fmaf() from the C library (same results, slower) */
 static void kernel_6x16(KERNEL_ARGS)
 {
-    KERNEL_CALL(6, 16);
+    KERNEL_CALL(6, 16, 0);
+}
+static void kernel_6x16_t(KERNEL_ARGS)
+{
+    KERNEL_CALL(6, 16, 1);
 }
 
 #ifdef MYGPT_X86_KERNELS
@@ -123,72 +139,67 @@ static void kernel_6x16(KERNEL_ARGS)
 /* AVX2 + FMA: 6 x 16 accumulators = 12 ymm registers */
 MYGPT_AVX2 static void kernel_6x16_avx2(KERNEL_ARGS)
 {
-    KERNEL_CALL(6, 16);
+    KERNEL_CALL(6, 16, 0);
+}
+MYGPT_AVX2 static void kernel_6x16_avx2_t(KERNEL_ARGS)
+{
+    KERNEL_CALL(6, 16, 1);
 }
 /* AVX-512: 14 x 32 accumulators = 28 zmm registers, twice the width and more than
  * twice the rows of AVX2, so each loaded panel row feeds 28 fused multiply-adds */
 MYGPT_AVX512 static void kernel_14x32_avx512(KERNEL_ARGS)
 {
-    KERNEL_CALL(14, 32);
+    KERNEL_CALL(14, 32, 0);
 }
-MYGPT_AVX2 static void gelu_avx2(float *c, size_t ldc, int rows,
-                                                                int cols)
+MYGPT_AVX512 static void kernel_14x32_avx512_t(KERNEL_ARGS)
+{
+    KERNEL_CALL(14, 32, 1);
+}
+MYGPT_AVX2 static void gelu_avx2(float *c, size_t ldc, int rows, int cols)
 {
     gelu_body(c, ldc, rows, cols);
 }
-MYGPT_AVX512 static void gelu_avx512(float *c, size_t ldc, int rows,
-                                                                  int cols)
+MYGPT_AVX512 static void gelu_avx512(float *c, size_t ldc, int rows, int cols)
 {
     gelu_body(c, ldc, rows, cols);
 }
 #endif
 
-/* The widest kernel this CPU runs, and its tile MR x NR (the packing follows NR).
- * MYGPT_MATMUL_KERNEL=generic|avx2|avx512 asks for a narrower one (for tests and
- * benchmarks; the results are the same bits either way). */
-static kernel_fn pick_kernel(int *mr, int *nr, gelu_fn *gelu)
+/* The kernels of one instruction set: its tile MR x NR (the packing follows NR). */
+typedef struct kernels {
+    const char *name;
+    int MR, NR;
+    kernel_fn rows_a, transposed_a; /* a stored row by row, or transposed */
+    gelu_fn gelu;
+} kernels;
+
+/* The widest kernels this CPU runs. MYGPT_MATMUL_KERNEL=generic|avx2|avx512 asks for
+ * a narrower one (for tests and benchmarks; the results are the same bits either way). */
+static kernels pick_kernels(void)
 {
     const char *want = getenv("MYGPT_MATMUL_KERNEL");
-    *gelu = gelu_generic;
-    if (want && strcmp(want, "generic") == 0) {
-        *mr = 6;
-        *nr = 16;
-        return kernel_6x16;
-    }
+    const kernels generic = {"generic", 6, 16, kernel_6x16, kernel_6x16_t, gelu_generic};
+    if (want && strcmp(want, "generic") == 0)
+        return generic;
 #ifdef HAVE_X86_KERNELS
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
         !(want && strcmp(want, "avx2") == 0)) {
-        *mr = 14;
-        *nr = 32;
-        *gelu = gelu_avx512;
-        return kernel_14x32_avx512;
+        const kernels k = {"avx512", 14, 32, kernel_14x32_avx512, kernel_14x32_avx512_t, gelu_avx512};
+        return k;
     }
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-        *mr = 6;
-        *nr = 16;
-        *gelu = gelu_avx2;
-        return kernel_6x16_avx2;
+        const kernels k = {"avx2", 6, 16, kernel_6x16_avx2, kernel_6x16_avx2_t, gelu_avx2};
+        return k;
     }
 #endif
-    *mr = 6;
-    *nr = 16;
-    return kernel_6x16;
+    return generic;
 }
 
 const char *mygpt_matmul_kernel_name(void)
 {
-    int mr, nr;
-    gelu_fn gelu;
-    const kernel_fn k = pick_kernel(&mr, &nr, &gelu);
-#ifdef HAVE_X86_KERNELS
-    if (k == kernel_14x32_avx512)
-        return "avx512";
-    if (k == kernel_6x16_avx2)
-        return "avx2";
-#endif
-    return k == kernel_6x16 ? "generic" : "?";
+    return pick_kernels().name;
 }
 
 #ifdef MYGPT_X86_KERNELS
@@ -197,103 +208,240 @@ const char *mygpt_matmul_kernel_name(void)
 #define PACK_CLONES
 #endif
 
-/* One NR-wide panel: dst[k*NR + j] = src[j*K + k] for k < kc, j < cols; columns
- * j >= cols (past N) are zero. Writing dst in order (j innermost) lets the compiler
- * gather the NR rows with vector loads: ~1.6x faster than walking each row. */
+/* One NR-wide panel of B: dst[k*NR + j] = B(k0 + k, n0 + j) for k < kc, j < cols;
+ * columns j >= cols (past N) are zero. src points at B(k0, n0). B is either a weight
+ * (N, K), element (k, n) at src[n * ldb + k] (the forward and dinp's weight^T), or a
+ * (K, N) matrix, element (k, n) at src[k * ldb + n] (the backward's weight and inp).
+ * Writing dst in order (j innermost) lets the compiler gather the NR weight rows with
+ * vector loads: ~1.6x faster than walking each row. */
 PACK_CLONES
-static void pack_panel(float *restrict dst, const float *restrict src, int K, int kc, int cols,
-                       const int NR)
+static void pack_panel(float *restrict dst, const float *restrict src, size_t ldb, int kc,
+                       int cols, const int NR, int b_kmajor)
 {
-    for (int k = 0; k < kc; k++)
+    if (b_kmajor) {
+        for (int k = 0; k < kc; k++)
 #pragma omp simd
-        for (int j = 0; j < NR; j++)
-            dst[(size_t)k * NR + j] = j < cols ? src[(size_t)j * K + k] : 0.0f;
-}
-
-/* Packs weight rows [n0, n0 + nc) x columns [k0, k0 + kc) into NR-wide panels:
- * panel p holds, for k = 0..kc-1, the NR values weight[n0 + p*NR + j][k0 + k]
- * (k-major), so the micro-kernel reads NR consecutive floats per k. Rows past N are
- * zero. Panels are split among the threads; the implicit barrier ends the packing. */
-static void pack_weight(float *packed, const float *weight, int K, int N, int n0, int nc, int k0,
-                        int kc, const int NR)
-{
-    const int panels = (nc + NR - 1) / NR;
-#pragma omp for schedule(static)
-    for (int p = 0; p < panels; p++) {
-        const int first_row = n0 + p * NR;
-        const int cols = N - first_row < NR ? N - first_row : NR;
-        pack_panel(packed + (size_t)p * kc * NR, weight + (size_t)first_row * K + k0, K, kc, cols,
-                   NR);
+            for (int j = 0; j < NR; j++)
+                dst[(size_t)k * NR + j] = j < cols ? src[(size_t)k * ldb + j] : 0.0f;
+    } else {
+        for (int k = 0; k < kc; k++)
+#pragma omp simd
+            for (int j = 0; j < NR; j++)
+                dst[(size_t)k * NR + j] = j < cols ? src[(size_t)j * ldb + k] : 0.0f;
     }
 }
-
 
 /* scratch for one NR-wide edge tile: out has fewer than NR columns left */
 typedef struct edge_tile {
     float c[MR_MAX * NR_MAX];
 } edge_tile;
 
-/* What one matmul call works on (shared by the threads of its team). */
+/* What one matmul call works on (shared by the threads of its team):
+ * out (M, N) = A (M, K) . B (K, N) + bias, then GELU, or acc_into += that. */
 typedef struct matmul_job {
-    float *out;
-    const float *inp, *weight, *bias;
+    float *out;           /* (M, N); partial sums between k blocks. NULL if K <= KC and acc_into */
+    float *acc_into;      /* NULL, or (M, N): acc_into += out once a tile is complete */
+    const float *a;       /* (M, K) row by row (lda = K), or transposed when a_t */
+    size_t lda;
+    int a_t;
+    const float *b;       /* B as described at pack_panel, or NULL when prepacked */
+    size_t ldb;
+    int b_kmajor;
+    const float *prepacked; /* every panel of B, all K each (mygpt_matmul_pack) */
+    const float *bias;
     size_t M;
-    int K, N, apply_gelu, MR, NR;
-    kernel_fn micro_kernel;
-    gelu_fn gelu_tile;
-    float *packed; /* one KC x NC block of weight panels */
+    int K, N, apply_gelu;
+    kernels kern;
+    float *slab;           /* the packed panels of one slab of B (not prepacked) */
+    int ns, ks;            /* slab: ns columns (multiple of NR) x ks rows of B */
+    int unit_mb, unit_p;   /* a thread's unit of work: unit_mb row blocks x unit_p panels */
 } matmul_job;
 
+/* Floats of packed panels for a slab: B cut into slabs small enough to stay in the
+ * last-level cache; each slab is packed once (threads share the panels), then its tiles
+ * are computed. */
+#define SLAB_FLOATS (2u << 20)
+
+/* One MR x NR tile of out over k in [kb, kb + kc): bp is its panel's packed block. On
+ * the last k block the epilogue runs while the tile is hot: GELU, or adding it into
+ * acc_into. */
+static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *bp, int kb, int kc)
+{
+    const int MR = j->kern.MR, NR = j->kern.NR, N = j->N;
+    const size_t m0 = mb * MR;
+    const int rows = j->M - m0 < (size_t)MR ? (int)(j->M - m0) : MR;
+    const int col0 = p * NR;
+    const int cols = N - col0 < NR ? N - col0 : NR;
+    const int first = kb == 0, last = kb + kc == j->K;
+    const float *a = j->a_t ? j->a + (size_t)kb * j->lda + m0 : j->a + m0 * j->lda + kb;
+    const kernel_fn kernel = j->a_t ? j->kern.transposed_a : j->kern.rows_a;
+    const float *bias = j->bias ? j->bias + col0 : NULL;
+    if (j->acc_into && first && last) { /* one k block: the sum from zero, then added in */
+        edge_tile t;
+        kernel(rows, kc, a, j->lda, bp, t.c, NR, 1, NULL);
+        float *d = j->acc_into + m0 * N + col0;
+        for (int i = 0; i < rows; i++)
+            for (int jj = 0; jj < cols; jj++)
+                d[i * (size_t)N + jj] += t.c[i * NR + jj];
+        return;
+    }
+    float *c = j->out + m0 * N + col0;
+    if (cols == NR) {
+        kernel(rows, kc, a, j->lda, bp, c, (size_t)N, first, bias);
+    } else { /* right edge: work in a full-width scratch tile */
+        edge_tile t;
+        float init[NR_MAX] = {0};
+        for (int jj = 0; jj < cols && bias; jj++)
+            init[jj] = bias[jj];
+        for (int i = 0; i < rows; i++)
+            for (int jj = 0; jj < NR; jj++)
+                t.c[i * NR + jj] = jj < cols && !first ? c[i * (size_t)N + jj] : 0.0f;
+        kernel(rows, kc, a, j->lda, bp, t.c, NR, first, init);
+        for (int i = 0; i < rows; i++)
+            for (int jj = 0; jj < cols; jj++)
+                c[i * (size_t)N + jj] = t.c[i * NR + jj];
+    }
+    if (last && j->apply_gelu) /* epilogue while the tile is hot */
+        j->kern.gelu(c, (size_t)N, rows, cols);
+    if (last && j->acc_into) {
+        float *d = j->acc_into + m0 * N + col0;
+        for (int i = 0; i < rows; i++)
+#pragma omp simd
+            for (int jj = 0; jj < cols; jj++)
+                d[i * (size_t)N + jj] += c[i * (size_t)N + jj];
+    }
+}
+
 /* The blocked loops. Called by every thread of a parallel region (the omp for's share
- * the work among them), or by one thread outside any region for small products. */
+ * the work among them), or by one thread outside any region for small products.
+ *
+ * For each slab of B (ns columns x ks rows): its panels are packed, shared by the team
+ * (skipped when B is prepacked: then one slab is all of B), then the slab's tiles are
+ * dealt out in units of unit_mb row blocks x unit_p panels, dynamically (on a shared
+ * virtual machine one core is often slower than the other). A unit runs its KC blocks
+ * in k order, so every element is summed by one thread in the fixed order whatever the
+ * team: the next k slab only starts after the barrier that ends this one. Within a
+ * unit the KC x unit_p*NR block of panels stays in L2 while the row blocks pass, and a
+ * row block's MR x KC of A stays in L1 while the panels pass. */
 static void matmul_blocks(const matmul_job *j)
 {
-    const size_t M = j->M;
-    const int K = j->K, N = j->N, MR = j->MR, NR = j->NR;
-    const size_t mblocks = (M + MR - 1) / MR;
-    for (int n0 = 0; n0 < N; n0 += NC) {
-        const int nc = N - n0 < NC ? N - n0 : NC;
-        const int panels = (nc + NR - 1) / NR;
-        for (int k0 = 0; k0 < K; k0 += KC) {
-            const int kc = K - k0 < KC ? K - k0 : KC;
-            const int last_k = k0 + kc == K;
-            pack_weight(j->packed, j->weight, K, N, n0, nc, k0, kc, NR); /* ends with a barrier */
-            /* each thread takes whole (row block, panel) tiles, so every element is summed
-             * by one thread in a fixed k order however the tiles are handed out:
-             * dynamically, so a core the host preempts does not hold up the other (the
-             * barrier at the end orders the k blocks) */
-#pragma omp for schedule(dynamic, 8) collapse(2)
-            for (size_t mb = 0; mb < mblocks; mb++) {
-                for (int p = 0; p < panels; p++) {
-                    const size_t m0 = mb * MR;
-                    const int rows = M - m0 < (size_t)MR ? (int)(M - m0) : MR;
-                    const int col0 = n0 + p * NR;
-                    const int cols = N - col0 < NR ? N - col0 : NR;
-                    const float *a = j->inp + m0 * K + k0;
-                    const float *bp = j->packed + (size_t)p * kc * NR;
-                    const float *bias = j->bias ? j->bias + col0 : NULL;
-                    float *c = j->out + m0 * N + col0;
-                    if (cols == NR) {
-                        j->micro_kernel(rows, kc, a, (size_t)K, bp, c, (size_t)N, k0 == 0, bias);
-                    } else { /* right edge: work in a full-width scratch tile */
-                        edge_tile t;
-                        float init[NR_MAX] = {0};
-                        for (int jj = 0; jj < cols && bias; jj++)
-                            init[jj] = bias[jj];
-                        for (int i = 0; i < rows; i++)
-                            for (int jj = 0; jj < NR; jj++)
-                                t.c[i * NR + jj] = jj < cols ? c[i * (size_t)N + jj] : 0.0f;
-                        j->micro_kernel(rows, kc, a, (size_t)K, bp, t.c, NR, k0 == 0, init);
-                        for (int i = 0; i < rows; i++)
-                            for (int jj = 0; jj < cols; jj++)
-                                c[i * (size_t)N + jj] = t.c[i * NR + jj];
-                    }
-                    if (last_k && j->apply_gelu) /* epilogue while the tile is hot */
-                        j->gelu_tile(c, (size_t)N, rows, cols);
-                }
+    const int MR = j->kern.MR, NR = j->kern.NR, K = j->K, N = j->N;
+    const size_t mblocks = (j->M + MR - 1) / MR;
+    for (int n0 = 0; n0 < N; n0 += j->ns) {
+        const int nc = N - n0 < j->ns ? N - n0 : j->ns;
+        const int np = (nc + NR - 1) / NR, p0 = n0 / NR;
+        for (int k0 = 0; k0 < K; k0 += j->ks) {
+            const int ks = K - k0 < j->ks ? K - k0 : j->ks;
+            const float *slab;
+            size_t panel_len; /* floats from one packed panel to the next */
+            if (j->prepacked) {
+                slab = j->prepacked + (size_t)p0 * K * NR + (size_t)k0 * NR;
+                panel_len = (size_t)K * NR;
+            } else {
+#pragma omp for schedule(static)
+                for (int p = 0; p < np; p++) {
+                    const int col = n0 + p * NR, cols = N - col < NR ? N - col : NR;
+                    const float *src = j->b_kmajor ? j->b + (size_t)k0 * j->ldb + col
+                                                   : j->b + (size_t)col * j->ldb + k0;
+                    pack_panel(j->slab + (size_t)p * ks * NR, src, j->ldb, ks, cols, NR, j->b_kmajor);
+                } /* implicit barrier: the panels are ready */
+                slab = j->slab;
+                panel_len = (size_t)ks * NR;
             }
+            const size_t um = (mblocks + j->unit_mb - 1) / j->unit_mb;
+            const size_t up = (size_t)(np + j->unit_p - 1) / j->unit_p;
+#pragma omp for schedule(dynamic, 1)
+            for (size_t u = 0; u < um * up; u++) {
+                const size_t mb0 = u / up * j->unit_mb;
+                const size_t mb1 = mb0 + j->unit_mb < mblocks ? mb0 + j->unit_mb : mblocks;
+                const int q0 = (int)(u % up) * j->unit_p;
+                const int q1 = q0 + j->unit_p < np ? q0 + j->unit_p : np;
+                for (int kb = k0; kb < k0 + ks; kb += KC) {
+                    const int kc = k0 + ks - kb < KC ? k0 + ks - kb : KC;
+                    for (size_t mb = mb0; mb < mb1; mb++)
+                        for (int q = q0; q < q1; q++)
+                            matmul_tile(j, mb, p0 + q, slab + (size_t)q * panel_len + (size_t)(kb - k0) * NR,
+                                        kb, kc);
+                }
+            } /* implicit barrier: the next slab adds to these tiles or reuses the buffer */
         }
     }
+}
+
+/* Slab and unit sizes for a team of `threads`. The slab keeps all of K when at least
+ * NC columns of it fit in SLAB_FLOATS (one pass, two barriers), else K is cut in
+ * multiples of KC. Units start at 16 row blocks x NC columns and halve until every
+ * thread has about eight to take (the balance), never below one tile. None of this
+ * touches the order of any sum: KC alone does. */
+static void plan(matmul_job *j, int threads)
+{
+    const int MR = j->kern.MR, NR = j->kern.NR, K = j->K, N = j->N;
+    const int all = (N + NR - 1) / NR * NR;
+    j->ns = all;
+    j->ks = K;
+    if (!j->prepacked && (size_t)all * K > SLAB_FLOATS) {
+        const int fit = (int)(SLAB_FLOATS / (size_t)K) / NR * NR;
+        if (fit >= NC) {
+            const int slabs = (all + fit - 1) / fit;
+            j->ns = ((N + slabs - 1) / slabs + NR - 1) / NR * NR;
+        } else {
+            j->ns = all < 4 * NC ? all : 4 * NC;
+            j->ks = (int)(SLAB_FLOATS / (size_t)j->ns) / KC * KC;
+        }
+    }
+    const size_t mblocks = (j->M + MR - 1) / MR;
+    const int np = (j->ns + NR - 1) / NR;
+    int mb = mblocks < 16 ? (int)mblocks : 16, p = np < NC / NR ? np : NC / NR;
+    for (;;) {
+        const size_t units = (mblocks + mb - 1) / mb * (size_t)((np + p - 1) / p);
+        if (units >= (size_t)8 * threads || (mb == 1 && p == 1))
+            break;
+        if (mb > 1 && (mb >= p || p == 1))
+            mb = (mb + 1) / 2;
+        else
+            p = (p + 1) / 2;
+    }
+    j->unit_mb = mb;
+    j->unit_p = p;
+}
+
+/* Runs a planned job: small products on this thread with the panels on the stack (no
+ * parallel region: entering one, even with if (false), costs about a microsecond),
+ * others on OpenMP's team. No memory for the panels is an error, not a fall-back to
+ * the naive kernel: that one sums in another order, and the promise is the same bits
+ * whichever path. */
+static mygpt_status run(matmul_job *j, mygpt_error *err)
+{
+    const int small = j->M * (size_t)j->K * j->N <= MYGPT_KERNEL_SMALL;
+    plan(j, small ? 1 : omp_get_max_threads());
+    const size_t slab_len = j->prepacked ? 0 : (size_t)j->ns * j->ks;
+    float small_slab[2048];
+    if (small && slab_len <= 2048) {
+        j->slab = small_slab;
+        matmul_blocks(j);
+        return MYGPT_OK;
+    }
+    if (slab_len && !(j->slab = malloc(slab_len * sizeof(float))))
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul's packed panels (%zu floats)",
+                          slab_len);
+    if (small) {
+        matmul_blocks(j);
+    } else {
+#pragma omp parallel
+        matmul_blocks(j);
+    }
+    free(j->slab);
+    return MYGPT_OK;
+}
+
+/* out = bias or GELU(...) when K is 0: nothing to multiply */
+static void no_products(float *out, const float *bias, size_t M, int N, int apply_gelu)
+{
+    for (size_t m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+            const float v = bias ? bias[n] : 0.0f;
+            out[m * (size_t)N + n] = apply_gelu ? mygpt_gelu(v) : v;
+        }
 }
 
 mygpt_status mygpt_matmul_ex(float *out, const float *inp, const float *weight,
@@ -305,40 +453,13 @@ mygpt_status mygpt_matmul_ex(float *out, const float *inp, const float *weight,
     if (M == 0 || N == 0)
         return MYGPT_OK;
     if (K == 0) {
-        for (size_t m = 0; m < M; m++)
-            for (int n = 0; n < N; n++) {
-                const float v = bias ? bias[n] : 0.0f;
-                out[m * (size_t)N + n] = apply_gelu ? mygpt_gelu(v) : v;
-            }
+        no_products(out, bias, M, N, apply_gelu);
         return MYGPT_OK;
     }
-    matmul_job job = {out, inp, weight, bias, M, K, N, apply_gelu, 0, 0, NULL, NULL, NULL};
-    job.micro_kernel = pick_kernel(&job.MR, &job.NR, &job.gelu_tile);
-    const int nc_max = N < NC ? N : NC;
-    const int kc_max = K < KC ? K : KC;
-    const size_t packed_len = (size_t)((nc_max + job.NR - 1) / job.NR) * job.NR * kc_max;
-    /* small products (the chapter's tiny GPT): panels on the stack, no parallel region
-     * (entering one, even with if (false), costs about a microsecond) */
-    float small_packed[2048];
-    if (M * (size_t)K * N <= MYGPT_KERNEL_SMALL && packed_len <= 2048) {
-        job.packed = small_packed;
-        matmul_blocks(&job);
-        return MYGPT_OK;
-    }
-    /* No memory for the panels is an error, not a fall-back to the naive kernel: that
-     * one sums in another order, and the promise is the same bits whichever path. */
-    job.packed = malloc(packed_len * sizeof(float));
-    if (!job.packed)
-        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul's packed panels (%zu floats)",
-                          packed_len);
-    if (M * (size_t)K * N <= MYGPT_KERNEL_SMALL) {
-        matmul_blocks(&job);
-    } else {
-#pragma omp parallel
-        matmul_blocks(&job);
-    }
-    free(job.packed);
-    return MYGPT_OK;
+    matmul_job job = {.out = out, .a = inp, .lda = (size_t)K, .b = weight, .ldb = (size_t)K,
+                      .bias = bias, .M = M, .K = K, .N = N, .apply_gelu = apply_gelu,
+                      .kern = pick_kernels()};
+    return run(&job, err);
 }
 
 mygpt_status mygpt_matmul(float *out, const float *inp, const float *weight, const float *bias,
@@ -347,36 +468,55 @@ mygpt_status mygpt_matmul(float *out, const float *inp, const float *weight, con
     return mygpt_matmul_ex(out, inp, weight, bias, N, C, OC, 0, err);
 }
 
+/* ---- weights packed once --------------------------------------------------------- */
+
+mygpt_status mygpt_matmul_pack(mygpt_packed_weight *pw, const float *weight, int K, int N,
+                               mygpt_error *err)
+{
+    memset(pw, 0, sizeof *pw);
+    if (K < 1 || N < 1)
+        return mygpt_fail(err, MYGPT_EINVAL, "a packed weight needs K, N >= 1 (K=%d N=%d)", K, N);
+    const kernels kern = pick_kernels();
+    const int NR = kern.NR, panels = (N + NR - 1) / NR;
+    const size_t len = (size_t)panels * NR * K;
+    if (!(pw->panels = malloc(len * sizeof(float))))
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a packed weight (%zu floats)", len);
+    pw->K = K, pw->N = N, pw->NR = NR;
+#pragma omp parallel for schedule(static) if (len > MYGPT_KERNEL_SMALL)
+    for (int p = 0; p < panels; p++) {
+        const int cols = N - p * NR < NR ? N - p * NR : NR;
+        pack_panel(pw->panels + (size_t)p * K * NR, weight + (size_t)p * NR * K, (size_t)K, K, cols, NR, 0);
+    }
+    return MYGPT_OK;
+}
+
+void mygpt_matmul_packed_free(mygpt_packed_weight *pw)
+{
+    free(pw->panels);
+    memset(pw, 0, sizeof *pw);
+}
+
+mygpt_status mygpt_matmul_prepacked(float *out, const float *inp, const mygpt_packed_weight *pw,
+                                    const float *bias, size_t M, int apply_gelu, mygpt_error *err)
+{
+    const kernels kern = pick_kernels();
+    if (!pw->panels || pw->NR != kern.NR)
+        return mygpt_fail(err, MYGPT_EINVAL, "the packed weight was made for another kernel (NR %d, not %d)",
+                          pw->NR, kern.NR);
+    if (M == 0)
+        return MYGPT_OK;
+    matmul_job job = {.out = out, .a = inp, .lda = (size_t)pw->K, .prepacked = pw->panels,
+                      .bias = bias, .M = M, .K = pw->K, .N = pw->N, .apply_gelu = apply_gelu,
+                      .kern = kern};
+    return run(&job, err);
+}
+
 /* ---- backward ---------------------------------------------------------------------- */
-
-/* dst (cols, rows) = src (rows, cols)^T, in 16 x 16 tiles (both sides stay in cache),
- * tiles shared among threads in both directions. */
-static void transpose(float *dst, const float *src, size_t rows, size_t cols)
-{
-    const size_t nr = (rows + 15) / 16, nc = (cols + 15) / 16;
-#pragma omp parallel for collapse(2) schedule(static) if (rows * cols > MYGPT_KERNEL_SMALL)
-    for (size_t rb = 0; rb < nr; rb++)
-        for (size_t cb = 0; cb < nc; cb++) {
-            const size_t r0 = rb * 16, r1 = r0 + 16 < rows ? r0 + 16 : rows;
-            const size_t c0 = cb * 16, c1 = c0 + 16 < cols ? c0 + 16 : cols;
-            for (size_t c = c0; c < c1; c++)
-                for (size_t r = r0; r < r1; r++)
-                    dst[c * rows + r] = src[r * cols + c];
-        }
-}
-
-/* dst += src, n values */
-static void add_into(float *dst, const float *src, size_t n)
-{
-#pragma omp parallel for schedule(static) if (n > MYGPT_KERNEL_SMALL)
-    for (size_t i = 0; i < n; i++)
-        dst[i] += src[i];
-}
 
 size_t mygpt_matmul_backward_workspace(size_t N, int C, int OC)
 {
-    const size_t nc = N * (size_t)C, no = N * (size_t)OC, oc = (size_t)OC * C;
-    return no + nc + oc > oc + nc ? no + nc + oc : oc + nc;
+    const size_t nc = N * (size_t)C, oc = (size_t)OC * C;
+    return nc > oc ? nc : oc;
 }
 
 mygpt_status mygpt_matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout,
@@ -384,6 +524,25 @@ mygpt_status mygpt_matmul_backward(float *dinp, float *dweight, float *dbias, co
                                    mygpt_error *err)
 {
     return mygpt_matmul_backward_ws(dinp, dweight, dbias, dout, inp, weight, N, C, OC, NULL, err);
+}
+
+/* acc_into (M, Nn) += A . B through the fast kernel: summed from zero into tmp (only
+ * needed when K spans more than one KC block), then added, as PyTorch's autograd adds a
+ * gradient it computed. */
+static mygpt_status accumulate_product(float *acc_into, const float *a, size_t lda, int a_t,
+                                       const float *b, size_t ldb, size_t M, int K, int Nn,
+                                       float *ws, mygpt_error *err)
+{
+    float *tmp = NULL;
+    if (K > KC && !(tmp = ws ? ws : malloc(M * (size_t)Nn * sizeof *tmp)))
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul backward (%zu floats)",
+                          M * (size_t)Nn);
+    matmul_job job = {.out = tmp, .acc_into = acc_into, .a = a, .lda = lda, .a_t = a_t, .b = b,
+                      .ldb = ldb, .b_kmajor = 1, .M = M, .K = K, .N = Nn, .kern = pick_kernels()};
+    const mygpt_status st = run(&job, err);
+    if (tmp != ws)
+        free(tmp);
+    return st;
 }
 
 mygpt_status mygpt_matmul_backward_ws(float *dinp, float *dweight, float *dbias, const float *dout,
@@ -395,46 +554,16 @@ mygpt_status mygpt_matmul_backward_ws(float *dinp, float *dweight, float *dbias,
                           N, C, OC);
     if (N == 0)
         return MYGPT_OK;
-    const size_t nc = N * (size_t)C, no = N * (size_t)OC, oc = (size_t)OC * C;
     mygpt_status st = MYGPT_OK;
-    // dinp += dout @ weight: the fast kernel with weight^T (C, OC) as its "weight"
-    if (dinp) {
-        float *wt = ws ? ws : malloc(oc * sizeof *wt), *tmp = ws ? ws + oc : malloc(nc * sizeof *tmp);
-        if (!wt || !tmp)
-            st = mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul backward (%zu floats)", oc + nc);
-        if (st == MYGPT_OK) {
-            transpose(wt, weight, (size_t)OC, (size_t)C);                 // (C, OC)
-            st = mygpt_matmul(tmp, dout, wt, NULL, N, OC, C, err);         // (N, C)
-            if (st == MYGPT_OK)
-                add_into(dinp, tmp, nc);
-        }
-        if (!ws) {
-            free(wt);
-            free(tmp);
-        }
-    }
-    // dweight += dout^T @ inp: (OC, N) times (C, N)^T; the sum over the N rows runs in
-    // the kernel's fixed order (KC blocks, k in order), whatever the thread count
-    if (st == MYGPT_OK && dweight) {
-        float *dt = ws ? ws : malloc(no * sizeof *dt), *it = ws ? ws + no : malloc(nc * sizeof *it);
-        float *tmp = ws ? ws + no + nc : malloc(oc * sizeof *tmp);
-        if (!dt || !it || !tmp)
-            st = mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul backward (%zu floats)",
-                            no + nc + oc);
-        if (st == MYGPT_OK) {
-            transpose(dt, dout, N, (size_t)OC); // (OC, N)
-            transpose(it, inp, N, (size_t)C);   // (C, N)
-            st = mygpt_matmul(tmp, dt, it, NULL, (size_t)OC, (int)N, C, err);
-            if (st == MYGPT_OK)
-                add_into(dweight, tmp, oc);
-        }
-        if (!ws) {
-            free(dt);
-            free(it);
-            free(tmp);
-        }
-    }
+    // dinp (N, C) += dout (N, OC) @ weight (OC, C): weight read as B = (K = OC, C)
+    if (dinp)
+        st = accumulate_product(dinp, dout, (size_t)OC, 0, weight, (size_t)C, N, OC, C, ws, err);
+    // dweight (OC, C) += dout^T (OC, N) @ inp (N, C): dout read transposed; the sum over
+    // the N rows runs in the kernel's fixed order (KC blocks, k in order)
+    if (st == MYGPT_OK && dweight)
+        st = accumulate_product(dweight, dout, (size_t)OC, 1, inp, (size_t)C, (size_t)OC, (int)N, C, ws, err);
     // dbias += column sums of dout: threads own columns, rows in order
+    const size_t no = N * (size_t)OC;
     if (st == MYGPT_OK && dbias) {
 #pragma omp parallel for schedule(static) if (no > MYGPT_KERNEL_SMALL)
         for (int o = 0; o < OC; o++) {

@@ -18,6 +18,12 @@
 #define MYGPT_AVX2 __attribute__((target(MYGPT_AVX2_FEATURES)))
 #define MYGPT_AVX512                                                                               \
     __attribute__((target(MYGPT_AVX2_FEATURES ",avx512f,avx512bw,avx512cd,avx512dq,avx512vl")))
+/* A whole function compiled three times (x86-64-v4, v3 and the baseline), the loader
+ * picking one: for loops of plain fmaf()/mygpt_expf that should become vector
+ * instructions instead of libm calls. Same bits on every clone. */
+#define MYGPT_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define MYGPT_CLONES
 #endif
 
 #endif

@@ -3,6 +3,7 @@
  * pass, top to bottom; the layers' backward functions are beside their forwards
  * (layers.c, matmul.c, loss.c).
  */
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@ void mygpt_train_acts_free(mygpt_train_acts *a)
         return;
     free(a->memory);
     free(a->workspace);
+    free(a->att_scratch);
     free(a->ids);
     free(a->targets);
     free(a);
@@ -57,6 +59,7 @@ static mygpt_status ensure_train_acts(mygpt_gpt *g, int B, int T, mygpt_error *e
     }
     free(a->memory);
     free(a->workspace);
+    free(a->att_scratch);
     free(a->ids);
     free(a->targets);
     memset(a, 0, sizeof *a);
@@ -146,6 +149,26 @@ static mygpt_status linear_backward(const mygpt_gpt *g, float *dinp, float *dw, 
     return mygpt_matmul_backward_ws(dinp, dw, db, dout, inp, w, N, C, OC, ws, err);
 }
 
+/* The attention, keeping its probabilities for the backward: the fast kernel (same
+ * bits as the plain loops) with scratch for this call's team, or the plain loops. */
+static mygpt_status attention(mygpt_gpt *g, float *out, float *att, const float *q, const float *k,
+                              const float *v, int B, int T, int C, int NH, mygpt_error *err)
+{
+    if (g->use_naive_kernels)
+        return mygpt_attention_forward_train(out, att, q, k, v, B, T, C, NH, err);
+    mygpt_train_acts *a = g->train;
+    const size_t len = mygpt_attention_scratch_size(T, C / NH, omp_get_max_threads());
+    if (a->att_scratch_len < len) {
+        free(a->att_scratch);
+        a->att_scratch_len = 0;
+        if (!(a->att_scratch = malloc(len * sizeof(float))))
+            return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for attention scratch (%zu floats)", len);
+        a->att_scratch_len = len;
+    }
+    return mygpt_attention_forward_probs(out, att, q, k, v, a->att_scratch, a->att_scratch_len, B, T,
+                                         C, NH, err);
+}
+
 /* out = a + b, n values */
 static void add(float *out, const float *a, const float *b, size_t n)
 {
@@ -192,8 +215,7 @@ mygpt_status mygpt_gpt_forward_train(mygpt_gpt *g, const int64_t *ids, const int
         CHECK(linear(g, q, ln1, w->wq + lcc, NULL, N, C, C, err));
         CHECK(linear(g, k, ln1, w->wk + lcc, NULL, N, C, C, err));
         CHECK(linear(g, v, ln1, w->wv + lcc, NULL, N, C, C, err));
-        CHECK(mygpt_attention_forward_train(atty, a->att + (size_t)l * B * NH * T * T, q, k, v, B,
-                                            T, C, NH, err));
+        CHECK(attention(g, atty, a->att + (size_t)l * B * NH * T * T, q, k, v, B, T, C, NH, err));
         CHECK(linear(g, a->dresid, atty, w->wo + lcc, NULL, N, C, C, err)); // dresid: scratch
         add(mid, x, a->dresid, NC);
         // x' = mid + fc2(GELU(fc1(LN2(mid))))

@@ -320,6 +320,10 @@ Test(gpt_kernels, fast_attention_gives_the_naive_bits)
         mygpt_normal_(&r, k, n, 0, 1, NULL);
         mygpt_normal_(&r, v, n, 0, 1, NULL);
         cr_assert_eq(mygpt_attention_forward(o1, q, k, v, scratch, slen, B, T, C, NH, NULL), MYGPT_OK);
+        const size_t na = (size_t)B * NH * T * T;
+        float *a1 = malloc(na * sizeof *a1), *a2 = malloc(na * sizeof *a2);
+        cr_assert_eq(mygpt_attention_forward_train(o2, a1, q, k, v, B, T, C, NH, NULL), MYGPT_OK);
+        cr_expect(memcmp(o1, o2, n * sizeof *o1) == 0, "shape %zu: the training attention differs", c);
         for (int p = 0; p < 3; p++) { /* paths this CPU lacks fall back to the widest it has */
             setenv("MYGPT_ATTENTION_KERNEL", paths[p], 1);
             memset(o2, 0xff, n * sizeof *o2);
@@ -327,7 +331,16 @@ Test(gpt_kernels, fast_attention_gives_the_naive_bits)
                          MYGPT_OK);
             cr_expect(memcmp(o1, o2, n * sizeof *o1) == 0, "shape %zu: %s attention differs", c,
                       paths[p]);
+            memset(o2, 0xff, n * sizeof *o2);
+            memset(a2, 0xff, na * sizeof *a2);
+            cr_assert_eq(mygpt_attention_forward_probs(o2, a2, q, k, v, scratch, slen, B, T, C, NH, NULL),
+                         MYGPT_OK);
+            cr_expect(memcmp(o1, o2, n * sizeof *o1) == 0, "shape %zu: %s attention (probs) differs", c,
+                      paths[p]);
+            cr_expect(memcmp(a1, a2, na * sizeof *a1) == 0, "shape %zu: %s probabilities differ", c,
+                      paths[p]);
         }
+        free(a1); free(a2);
         unsetenv("MYGPT_ATTENTION_KERNEL");
         free(q); free(k); free(v); free(o1); free(o2); free(scratch);
     }
@@ -360,6 +373,100 @@ Test(gpt_kernels, every_matmul_path_gives_the_same_bits)
     for (int p = 0; p < 3; p++)
         free(o[p]);
     free(gelu_ref); free(x); free(w); free(b);
+}
+
+/* The order every fast path promises (matmul.c): out = ((init + S_0) + S_1) + ..., S_j the
+ * fused-multiply-add sum from zero of the j-th block of 256 products, k in order.
+ * a(k) = a[k * as], b(k) = b[k * bs]. */
+static float blocked_sum(const float *a, size_t as, const float *b, size_t bs, int K, float init)
+{
+    float out = init;
+    for (int k0 = 0; k0 < K; k0 += 256) {
+        float s = 0.0f;
+        for (int k = k0; k < K && k < k0 + 256; k++)
+            s = fmaf(a[k * as], b[k * bs], s);
+        out = out + s;
+    }
+    return out;
+}
+
+Test(gpt_kernels, every_matmul_layout_sums_in_the_promised_order)
+{
+    /* forward (weight packed per call, or once), and both backward products (dout read
+     * transposed, B read k-major), against the order written out above, to the bit:
+     * shapes with one and several KC blocks, K cut into slabs (K * 256 > the slab) and
+     * N cut into slabs (K * N > the slab), one row (decoding) and row/column edges */
+    const int shapes[][3] = {{37, 300, 70}, {1, 768, 97}, {3, 9000, 300}, {5, 700, 3100}, {20, 50, 33}};
+    const char *paths[3] = {"generic", "avx2", "avx512"};
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+        const int M = shapes[c][0], K = shapes[c][1], N = shapes[c][2];
+        float *x = malloc((size_t)M * K * sizeof *x), *w = malloc((size_t)N * K * sizeof *w);
+        float *b = malloc(N * sizeof *b), *o = malloc((size_t)M * N * sizeof *o);
+        float *ref = malloc((size_t)M * N * sizeof *ref);
+        mygpt_rng r = {0};
+        mygpt_rng_seed(&r, 10 + c);
+        mygpt_normal_(&r, x, (size_t)M * K, 0, 1, NULL);
+        mygpt_normal_(&r, w, (size_t)N * K, 0, 1, NULL);
+        mygpt_normal_(&r, b, N, 0, 1, NULL);
+        for (int m = 0; m < M; m++)
+            for (int n = 0; n < N; n++)
+                ref[(size_t)m * N + n] = blocked_sum(x + (size_t)m * K, 1, w + (size_t)n * K, 1, K, b[n]);
+        for (int p = 0; p < 3; p++) {
+            setenv("MYGPT_MATMUL_KERNEL", paths[p], 1);
+            memset(o, 0xff, (size_t)M * N * sizeof *o);
+            cr_assert_eq(mygpt_matmul(o, x, w, b, M, K, N, NULL), MYGPT_OK);
+            cr_expect(memcmp(o, ref, (size_t)M * N * sizeof *o) == 0, "shape %zu %s: forward", c, paths[p]);
+            mygpt_packed_weight pw;
+            cr_assert_eq(mygpt_matmul_pack(&pw, w, K, N, NULL), MYGPT_OK);
+            memset(o, 0xff, (size_t)M * N * sizeof *o);
+            cr_assert_eq(mygpt_matmul_prepacked(o, x, &pw, b, M, 0, NULL), MYGPT_OK);
+            cr_expect(memcmp(o, ref, (size_t)M * N * sizeof *o) == 0, "shape %zu %s: prepacked", c, paths[p]);
+            mygpt_matmul_packed_free(&pw);
+        }
+        /* backward with out (M, N) = x (M, K) w^T: dx (M, K) += dout w, dw (N, K) += dout^T x */
+        float *dout = o, *dx = malloc((size_t)M * K * sizeof *dx), *dw = malloc((size_t)N * K * sizeof *dw);
+        float *rx = malloc((size_t)M * K * sizeof *rx), *rw = malloc((size_t)N * K * sizeof *rw);
+        mygpt_normal_(&r, dout, (size_t)M * N, 0, 1, NULL);
+        mygpt_normal_(&r, rx, (size_t)M * K, 0, 1, NULL);
+        mygpt_normal_(&r, rw, (size_t)N * K, 0, 1, NULL);
+        float *x0 = malloc((size_t)M * K * sizeof *x0), *w0 = malloc((size_t)N * K * sizeof *w0);
+        memcpy(x0, rx, (size_t)M * K * sizeof *x0);
+        memcpy(w0, rw, (size_t)N * K * sizeof *w0);
+        for (int m = 0; m < M; m++)
+            for (int k = 0; k < K; k++)
+                rx[(size_t)m * K + k] += blocked_sum(dout + (size_t)m * N, 1, w + k, (size_t)K, N, 0.0f);
+        for (int n = 0; n < N; n++)
+            for (int k = 0; k < K; k++)
+                rw[(size_t)n * K + k] += blocked_sum(dout + n, (size_t)N, x + k, (size_t)K, M, 0.0f);
+        for (int p = 0; p < 3; p++) {
+            setenv("MYGPT_MATMUL_KERNEL", paths[p], 1);
+            memcpy(dx, x0, (size_t)M * K * sizeof *dx);
+            memcpy(dw, w0, (size_t)N * K * sizeof *dw);
+            cr_assert_eq(mygpt_matmul_backward(dx, dw, NULL, dout, x, w, M, K, N, NULL), MYGPT_OK);
+            cr_expect(memcmp(dx, rx, (size_t)M * K * sizeof *dx) == 0, "shape %zu %s: dinp", c, paths[p]);
+            cr_expect(memcmp(dw, rw, (size_t)N * K * sizeof *dw) == 0, "shape %zu %s: dweight", c, paths[p]);
+        }
+        unsetenv("MYGPT_MATMUL_KERNEL");
+        free(x); free(w); free(b); free(o); free(ref); free(dx); free(dw); free(rx); free(rw);
+        free(x0); free(w0);
+    }
+}
+
+Test(gpt_kernels, a_packing_for_another_kernel_is_refused)
+{
+    float w[4 * 3] = {0};
+    mygpt_packed_weight pw;
+    setenv("MYGPT_MATMUL_KERNEL", "generic", 1);
+    cr_assert_eq(mygpt_matmul_pack(&pw, w, 3, 4, NULL), MYGPT_OK);
+    unsetenv("MYGPT_MATMUL_KERNEL");
+    float x[3] = {1, 2, 3}, o[4];
+    mygpt_error err = {0};
+    const mygpt_status st = mygpt_matmul_prepacked(o, x, &pw, NULL, 1, 0, &err);
+    if (strcmp(mygpt_matmul_kernel_name(), "avx512") == 0) /* NR 32, not the generic 16 */
+        cr_expect_eq(st, MYGPT_EINVAL, "%s", err.message);
+    else
+        cr_expect_eq(st, MYGPT_OK);
+    mygpt_matmul_packed_free(&pw);
 }
 
 /* ---- no hidden global state: two models in two threads = the same two in sequence --- */

@@ -133,6 +133,14 @@ mygpt_status mygpt_attention_forward_train(float *out, float *att, const float *
                                            const float *v, int B, int T, int C, int NH,
                                            mygpt_error *err);
 
+/* The fast attention, keeping the probabilities as mygpt_attention_forward_train does
+ * (att (B, NH, T, T), 0 for s > t): the training forward's kernel, and the source of the
+ * pictures of where a model looks. Scratch and errors as mygpt_attention_forward_fast;
+ * out and att have the same bits as the plain loops'. */
+mygpt_status mygpt_attention_forward_probs(float *out, float *att, const float *q, const float *k,
+                                           const float *v, float *scratch, size_t scratch_len,
+                                           int B, int T, int C, int NH, mygpt_error *err);
+
 /* Attention's gradient: dq, dk, dv += d/dq, d/dk, d/dv (each (B, T, C)) from dout
  * (B, T, C), the probabilities att of the forward and q, k, v. Sizes as the forward's. */
 void mygpt_attention_backward(float *dq, float *dk, float *dv, const float *dout,
