@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <omp.h>
+#include <stdlib.h>
 
 #include "attention_row.h"
 #include "attention_scratch.h"
@@ -287,50 +288,101 @@ mygpt_status mygpt_attention_forward_train(float *out, float *att, const float *
     return MYGPT_OK;
 }
 
+/* dp[s] = dO_t . v_s for s <= t, each a double sum over i in order. With vt (V of the
+ * head transposed, (d, ldv), zero past T) the dots of DPS keys run side by side as
+ * vector lanes: the same sums, in the same order, DPS at a time. */
+#define DPS 32
+static inline void dp_row(double *restrict dp, const float *restrict dot, const float *restrict vb,
+                          const float *restrict vt, size_t ldv, int t, int C, int d)
+{
+    if (!vt) {
+        for (int s = 0; s <= t; s++) {
+            const float *vs = vb + (size_t)s * C;
+            double acc = 0.0;
+            for (int i = 0; i < d; i++)
+                acc += (double)dot[i] * vs[i];
+            dp[s] = acc;
+        }
+        return;
+    }
+    for (int s0 = 0; s0 <= t; s0 += DPS) {
+        double acc[DPS];
+        for (int j = 0; j < DPS; j++)
+            acc[j] = 0.0;
+        for (int i = 0; i < d; i++) {
+            const double di = dot[i];
+            const float *vr = vt + (size_t)i * ldv + s0;
+#pragma omp simd
+            for (int j = 0; j < DPS; j++)
+                acc[j] += di * vr[j];
+        }
+        for (int j = 0; j < DPS && s0 + j <= t; j++)
+            dp[s0 + j] = acc[j];
+    }
+}
+
 /* For one (b, h), with P the (T, T) probabilities, S = Q K^T / scale and O = P V:
  *   dV = P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(P * dP)),
  *   dQ = dS K / scale,  dK = dS^T Q / scale.
  * Each (b, h) writes only its own slice of dq, dk, dv: parallel over (b, h), and each
- * sum runs in a fixed order. Double accumulators keep the sums close to exact. */
-void mygpt_attention_backward(float *dq, float *dk, float *dv, const float *dout,
-                              const float *att, const float *q, const float *k, const float *v,
-                              int B, int T, int C, int NH)
+ * sum runs in a fixed order. Double accumulators keep the sums close to exact. Per
+ * thread, scratch holds V^T of the head and one row of dP; without it (no memory) the
+ * same sums run one at a time: same bits, slower. */
+MYGPT_CLONES void mygpt_attention_backward(float *dq, float *dk, float *dv, const float *dout,
+                                           const float *att, const float *q, const float *k,
+                                           const float *v, int B, int T, int C, int NH)
 {
     const int d = C / NH;
     const double scale = (double)(float)sqrt((double)d);
-#pragma omp parallel for collapse(2) schedule(static) if ((size_t)B * T * T * C > PARALLEL_MIN)
+    const size_t ldv = ((size_t)T + DPS - 1) / DPS * DPS;
+    const size_t per_thread = (size_t)d * ldv + 2 * (size_t)T; // vt, then dp (doubles)
+    const int par = (size_t)B * T * T * C > PARALLEL_MIN;
+    const int team = par ? omp_get_max_threads() : 1;
+    float *scratch = malloc((size_t)team * per_thread * sizeof(float));
+    double *dp_heap = scratch ? NULL : malloc((size_t)team * T * sizeof(double));
+#pragma omp parallel for collapse(2) schedule(static) num_threads(team) if (par)
     for (int b = 0; b < B; b++) {
         for (int h = 0; h < NH; h++) {
             const size_t off = (size_t)b * T * C + (size_t)h * d;
             const float *ah = att + ((size_t)b * NH + h) * T * T; // (T, T)
+            float *vt = scratch ? scratch + (size_t)omp_get_thread_num() * per_thread : NULL; // (d, ldv)
+            double *dp = vt ? (double *)(vt + (size_t)d * ldv) : dp_heap ? dp_heap + (size_t)omp_get_thread_num() * T : NULL;
+            if (vt)
+                for (size_t s = 0; s < ldv; s++)
+                    for (int i = 0; i < d; i++)
+                        vt[(size_t)i * ldv + s] = s < (size_t)T ? v[off + s * C + i] : 0.0f;
             for (int t = 0; t < T; t++) {
                 const float *p = ah + (size_t)t * T;                 // (T,)
-                const float *dot = dout + off + (size_t)t * C;       // (d,)
-                const float *qt = q + off + (size_t)t * C;           // (d,)
-                float *dqt = dq + off + (size_t)t * C;               // (d,)
+                const float *restrict dot = dout + off + (size_t)t * C; // (d,)
+                const float *restrict qt = q + off + (size_t)t * C;  // (d,)
+                float *restrict dqt = dq + off + (size_t)t * C;      // (d,)
+                double dp_one;
                 // dP[t, s] = dO_t . v_s, and rowsum(P * dP)
+                if (dp)
+                    dp_row(dp, dot, v + off, vt, ldv, t, C, d);
                 double pdp = 0.0;
                 for (int s = 0; s <= t; s++) {
-                    const float *vs = v + off + (size_t)s * C;
-                    double acc = 0.0;
-                    for (int i = 0; i < d; i++)
-                        acc += (double)dot[i] * vs[i];
-                    pdp += p[s] * acc;
+                    if (!dp)
+                        dp_row(&dp_one, dot, v + off + (size_t)s * C, NULL, 0, 0, C, d);
+                    pdp += p[s] * (dp ? dp[s] : dp_one);
                 }
                 for (int s = 0; s <= t; s++) {
-                    const float *vs = v + off + (size_t)s * C, *ks = k + off + (size_t)s * C;
-                    double acc = 0.0;
-                    for (int i = 0; i < d; i++)
-                        acc += (double)dot[i] * vs[i];
-                    const double ds = p[s] * (acc - pdp) / scale; // dS / scale
-                    float *dks = dk + off + (size_t)s * C, *dvs = dv + off + (size_t)s * C;
+                    const float *restrict ks = k + off + (size_t)s * C;
+                    if (!dp)
+                        dp_row(&dp_one, dot, v + off + (size_t)s * C, NULL, 0, 0, C, d);
+                    const double ds = p[s] * ((dp ? dp[s] : dp_one) - pdp) / scale; // dS / scale
+                    const double ps = p[s];
+                    float *restrict dks = dk + off + (size_t)s * C, *restrict dvs = dv + off + (size_t)s * C;
+#pragma omp simd
                     for (int i = 0; i < d; i++) {
                         dqt[i] += (float)(ds * ks[i]);
                         dks[i] += (float)(ds * qt[i]);
-                        dvs[i] += (float)((double)p[s] * dot[i]);
+                        dvs[i] += (float)(ps * dot[i]);
                     }
                 }
             }
         }
     }
+    free(scratch);
+    free(dp_heap);
 }

@@ -13,11 +13,15 @@
 
 void *__real_malloc(size_t size);
 static int fail_next; /* malloc calls to let through before one fails; -1 = never fail */
+static int fail_more; /* further calls to fail after that one */
 
 void *__wrap_malloc(size_t size)
 {
     if (fail_next == 0) {
-        fail_next = -1;
+        if (fail_more > 0)
+            fail_more--;
+        else
+            fail_next = -1;
         return NULL;
     }
     if (fail_next > 0)
@@ -28,6 +32,7 @@ void *__wrap_malloc(size_t size)
 static void never_fail(void)
 {
     fail_next = -1;
+    fail_more = 0;
 }
 
 TestSuite(alloc, .init = never_fail);
@@ -84,4 +89,40 @@ Test(alloc, every_failed_allocation_of_a_forward_pass_is_an_error)
         mygpt_gpt_free(g);
     }
     cr_expect_geq(failures, 3, "only %d allocations were failed", failures);
+}
+
+/* The attention backward's scratch (V transposed, a row of dP) only lets the dots run
+ * side by side: without it (one or both buffers refused) the same sums run one at a
+ * time, and every gradient has the same bits. */
+Test(alloc, attention_backward_without_scratch_gives_the_same_bits)
+{
+    const int B = 2, T = 37, C = 48, NH = 3; /* T past one block of 32 keys */
+    const size_t n = (size_t)B * T * C, na = (size_t)B * NH * T * T;
+    float *q = malloc(n * sizeof *q), *k = malloc(n * sizeof *k), *v = malloc(n * sizeof *v);
+    float *dout = malloc(n * sizeof *dout), *out = malloc(n * sizeof *out), *att = malloc(na * sizeof *att);
+    float *g[3][3];
+    mygpt_rng r = {0};
+    mygpt_rng_seed(&r, 5);
+    mygpt_normal_(&r, q, n, 0, 1, NULL);
+    mygpt_normal_(&r, k, n, 0, 1, NULL);
+    mygpt_normal_(&r, v, n, 0, 1, NULL);
+    mygpt_normal_(&r, dout, n, 0, 1, NULL);
+    cr_assert_eq(mygpt_attention_forward_train(out, att, q, k, v, B, T, C, NH, NULL), MYGPT_OK);
+    for (int mode = 0; mode < 3; mode++) { /* scratch; no scratch; neither buffer */
+        for (int j = 0; j < 3; j++)
+            g[mode][j] = calloc(n, sizeof(float));
+        if (mode > 0) {
+            fail_next = 0;
+            fail_more = mode - 1;
+        }
+        mygpt_attention_backward(g[mode][0], g[mode][1], g[mode][2], dout, att, q, k, v, B, T, C, NH);
+        never_fail();
+    }
+    for (int mode = 1; mode < 3; mode++)
+        for (int j = 0; j < 3; j++)
+            cr_expect(memcmp(g[0][j], g[mode][j], n * sizeof(float)) == 0, "mode %d gradient %d differs", mode, j);
+    for (int mode = 0; mode < 3; mode++)
+        for (int j = 0; j < 3; j++)
+            free(g[mode][j]);
+    free(q); free(k); free(v); free(dout); free(out); free(att);
 }
