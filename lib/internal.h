@@ -50,9 +50,11 @@ void mygpt_params_carve(struct mygpt_params *w, float *block, const size_t sizes
 
 /* mygpt_matmul_backward with a caller's workspace of
  * mygpt_matmul_backward_workspace(N, C, OC) floats instead of its own allocation (the
- * training loop keeps one, so the partial sums do not fault in fresh pages every step). */
+ * training loop keeps one, so the partial sums do not fault in fresh pages every step).
+ * set_dinp: dinp = its gradient instead of += (what adding to zeros gives, bit for bit:
+ * the gradient, summed from +0, is never -0). */
 size_t mygpt_matmul_backward_workspace(size_t N, int C, int OC);
-mygpt_status mygpt_matmul_backward_ws(float *dinp, float *dweight, float *dbias, const float *dout,
+mygpt_status mygpt_matmul_backward_ws(float *dinp, int set_dinp, float *dweight, float *dbias, const float *dout,
                                       const float *inp, const float *weight, size_t N, int C, int OC,
                                       float *ws, mygpt_error *err);
 

@@ -292,7 +292,7 @@ mygpt_status mygpt_attention_forward_train(float *out, float *att, const float *
  * head transposed, (d, ldv), zero past T) the dots of DPS keys run side by side as
  * vector lanes: the same sums, in the same order, DPS at a time. */
 #define DPS 32
-static inline void dp_row(double *restrict dp, const float *restrict dot, const float *restrict vb,
+static inline __attribute__((always_inline)) void dp_row(double *restrict dp, const float *restrict dot, const float *restrict vb,
                           const float *restrict vt, size_t ldv, int t, int C, int d)
 {
     if (!vt) {

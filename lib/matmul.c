@@ -523,16 +523,21 @@ mygpt_status mygpt_matmul_backward(float *dinp, float *dweight, float *dbias, co
                                    const float *inp, const float *weight, size_t N, int C, int OC,
                                    mygpt_error *err)
 {
-    return mygpt_matmul_backward_ws(dinp, dweight, dbias, dout, inp, weight, N, C, OC, NULL, err);
+    return mygpt_matmul_backward_ws(dinp, 0, dweight, dbias, dout, inp, weight, N, C, OC, NULL, err);
 }
 
 /* acc_into (M, Nn) += A . B through the fast kernel: summed from zero into tmp (only
  * needed when K spans more than one KC block), then added, as PyTorch's autograd adds a
- * gradient it computed. */
-static mygpt_status accumulate_product(float *acc_into, const float *a, size_t lda, int a_t,
+ * gradient it computed. With set, acc_into = A . B, summed in place. */
+static mygpt_status accumulate_product(float *acc_into, int set, const float *a, size_t lda, int a_t,
                                        const float *b, size_t ldb, size_t M, int K, int Nn,
                                        float *ws, mygpt_error *err)
 {
+    if (set) {
+        matmul_job job = {.out = acc_into, .a = a, .lda = lda, .a_t = a_t, .b = b, .ldb = ldb,
+                          .b_kmajor = 1, .M = M, .K = K, .N = Nn, .kern = pick_kernels()};
+        return run(&job, err);
+    }
     float *tmp = NULL;
     if (K > KC && !(tmp = ws ? ws : malloc(M * (size_t)Nn * sizeof *tmp)))
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul backward (%zu floats)",
@@ -545,7 +550,7 @@ static mygpt_status accumulate_product(float *acc_into, const float *a, size_t l
     return st;
 }
 
-mygpt_status mygpt_matmul_backward_ws(float *dinp, float *dweight, float *dbias, const float *dout,
+mygpt_status mygpt_matmul_backward_ws(float *dinp, int set_dinp, float *dweight, float *dbias, const float *dout,
                                       const float *inp, const float *weight, size_t N, int C, int OC,
                                       float *ws, mygpt_error *err)
 {
@@ -557,11 +562,11 @@ mygpt_status mygpt_matmul_backward_ws(float *dinp, float *dweight, float *dbias,
     mygpt_status st = MYGPT_OK;
     // dinp (N, C) += dout (N, OC) @ weight (OC, C): weight read as B = (K = OC, C)
     if (dinp)
-        st = accumulate_product(dinp, dout, (size_t)OC, 0, weight, (size_t)C, N, OC, C, ws, err);
+        st = accumulate_product(dinp, set_dinp, dout, (size_t)OC, 0, weight, (size_t)C, N, OC, C, ws, err);
     // dweight (OC, C) += dout^T (OC, N) @ inp (N, C): dout read transposed; the sum over
     // the N rows runs in the kernel's fixed order (KC blocks, k in order)
     if (st == MYGPT_OK && dweight)
-        st = accumulate_product(dweight, dout, (size_t)OC, 1, inp, (size_t)C, (size_t)OC, (int)N, C, ws, err);
+        st = accumulate_product(dweight, 0, dout, (size_t)OC, 1, inp, (size_t)C, (size_t)OC, (int)N, C, ws, err);
     // dbias += column sums of dout: threads own columns, rows in order
     const size_t no = N * (size_t)OC;
     if (st == MYGPT_OK && dbias) {

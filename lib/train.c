@@ -135,18 +135,22 @@ static mygpt_status linear(const mygpt_gpt *g, float *out, const float *inp, con
     return mygpt_matmul(out, inp, w, b, N, C, OC, err);
 }
 
-static mygpt_status linear_backward(const mygpt_gpt *g, float *dinp, float *dw, float *db,
-                                    const float *dout, const float *inp, const float *w, size_t N,
-                                    int C, int OC, mygpt_error *err)
+/* nn.Linear's backward: dw, db += their gradients; dinp += its gradient, or, with
+ * set_dinp, dinp = it (the same bits as adding it to zeros, without the zeros). */
+static mygpt_status linear_backward(const mygpt_gpt *g, float *dinp, int set_dinp, float *dw,
+                                    float *db, const float *dout, const float *inp, const float *w,
+                                    size_t N, int C, int OC, mygpt_error *err)
 {
     if (g->use_naive_kernels) {
+        if (set_dinp)
+            memset(dinp, 0, N * (size_t)C * sizeof *dinp);
         mygpt_matmul_backward_naive(dinp, dw, db, dout, inp, w, N, C, OC);
         return MYGPT_OK;
     }
     // the kept workspace when it is large enough (it is sized for the head), else the
     // kernel's own allocations
     float *ws = g->train->ws_len >= mygpt_matmul_backward_workspace(N, C, OC) ? g->train->workspace : NULL;
-    return mygpt_matmul_backward_ws(dinp, dw, db, dout, inp, w, N, C, OC, ws, err);
+    return mygpt_matmul_backward_ws(dinp, set_dinp, dw, db, dout, inp, w, N, C, OC, ws, err);
 }
 
 /* The attention, keeping its probabilities for the backward: the fast kernel (same
@@ -263,8 +267,7 @@ mygpt_status mygpt_gpt_backward(mygpt_gpt *g, mygpt_error *err)
     // d loss / d logits, written over the logits                        (B, T, V)
     mygpt_cross_entropy_backward(a->logits, a->logp, a->targets, N, V);
     // the tied head: logits = lnf E^T gives dlnf = dlogits E and dE += dlogits^T lnf
-    memset(a->dln, 0, bytes);
-    CHECK(linear_backward(g, a->dln, d->wte, NULL, a->logits, a->lnf, w->wte, N, C, V, err));
+    CHECK(linear_backward(g, a->dln, 1, d->wte, NULL, a->logits, a->lnf, w->wte, N, C, V, err));
     memset(a->dresid, 0, bytes);
     const float *xf = a->resid + (size_t)cfg->num_layers * NC;
     mygpt_layernorm_backward(a->dresid, d->lnfw, d->lnfb, a->dln, xf, w->lnfw, a->lnf_mean,
@@ -278,29 +281,25 @@ mygpt_status mygpt_gpt_backward(mygpt_gpt *g, mygpt_error *err)
         const float *att = a->att + (size_t)l * B * NH * T * T;
         // x' = mid + fc2(GELU(fc1(LN2(mid)))): dresid is d x'; dmid = dx' + the MLP's
         memcpy(a->dresid2, a->dresid, bytes);
-        memset(a->dfch_gelu, 0, NC4 * sizeof(float));
-        CHECK(linear_backward(g, a->dfch_gelu, d->fc2w + 4 * lcc, d->fc2b + lc, a->dresid, fchg,
+        CHECK(linear_backward(g, a->dfch_gelu, 1, d->fc2w + 4 * lcc, d->fc2b + lc, a->dresid, fchg,
                               w->fc2w + 4 * lcc, N, 4 * C, C, err));
         memset(a->dfch, 0, NC4 * sizeof(float));
         mygpt_gelu_backward(a->dfch, fch, a->dfch_gelu, NC4);
-        memset(a->dln, 0, bytes);
-        CHECK(linear_backward(g, a->dln, d->fc1w + 4 * lcc, d->fc1b + 4 * lc, a->dfch, ln2,
+        CHECK(linear_backward(g, a->dln, 1, d->fc1w + 4 * lcc, d->fc1b + 4 * lc, a->dfch, ln2,
                               w->fc1w + 4 * lcc, N, C, 4 * C, err));
         mygpt_layernorm_backward(a->dresid2, d->ln2w + lc, d->ln2b + lc, a->dln, mid, w->ln2w + lc,
                                  a->ln2_mean + l * N, a->ln2_denom + l * N, N, C);
         // mid = x + W_o(attention(LN1(x))): dresid2 is d mid; dx = dmid + the attention's
         memcpy(a->dresid, a->dresid2, bytes);
-        memset(a->datty, 0, bytes);
-        CHECK(linear_backward(g, a->datty, d->wo + lcc, NULL, a->dresid2, atty, w->wo + lcc, N, C,
+        CHECK(linear_backward(g, a->datty, 1, d->wo + lcc, NULL, a->dresid2, atty, w->wo + lcc, N, C,
                               C, err));
         memset(a->dq, 0, bytes);
         memset(a->dk, 0, bytes);
         memset(a->dv, 0, bytes);
         mygpt_attention_backward(a->dq, a->dk, a->dv, a->datty, att, q, k, v, B, T, C, NH);
-        memset(a->dln, 0, bytes);
-        CHECK(linear_backward(g, a->dln, d->wq + lcc, NULL, a->dq, ln1, w->wq + lcc, N, C, C, err));
-        CHECK(linear_backward(g, a->dln, d->wk + lcc, NULL, a->dk, ln1, w->wk + lcc, N, C, C, err));
-        CHECK(linear_backward(g, a->dln, d->wv + lcc, NULL, a->dv, ln1, w->wv + lcc, N, C, C, err));
+        CHECK(linear_backward(g, a->dln, 1, d->wq + lcc, NULL, a->dq, ln1, w->wq + lcc, N, C, C, err));
+        CHECK(linear_backward(g, a->dln, 0, d->wk + lcc, NULL, a->dk, ln1, w->wk + lcc, N, C, C, err));
+        CHECK(linear_backward(g, a->dln, 0, d->wv + lcc, NULL, a->dv, ln1, w->wv + lcc, N, C, C, err));
         mygpt_layernorm_backward(a->dresid, d->ln1w + lc, d->ln1b + lc, a->dln, x, w->ln1w + lc,
                                  a->ln1_mean + l * N, a->ln1_denom + l * N, N, C);
     }
