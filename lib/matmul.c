@@ -45,6 +45,9 @@
  * are summed from zero, then added), so every kernel must use the same KC. */
 #define KC 256
 #define NC 256 /* columns per packed block: KC x NC floats stay in L2 */
+#ifndef KCH
+#define KCH 1024 /* k a swapped tile runs before its sums go back to out: its panels stay in L2 */
+#endif
 
 /* c (rows x NR, row stride ldc) = (first ? init : c) + a (rows x kc) . bp (kc x NR, packed),
  * the product summed from zero, k in order, one fused multiply-add at a time, then
@@ -251,6 +254,7 @@ typedef struct matmul_job {
     const float *bias;
     size_t M;
     int K, N, apply_gelu;
+    int swapped;          /* computing out^T = B^T A^T: see swap_operands */
     kernels kern;
     float *slab;           /* the packed panels of one slab of B (not prepacked) */
     int ns, ks;            /* slab: ns columns (multiple of NR) x ks rows of B */
@@ -312,6 +316,45 @@ static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *bp, 
     }
 }
 
+/* The swapped product's tile (see swap_operands): MR weight rows x NR tokens of out^T,
+ * over the k slab [k0, k0 + ks). Its running sums stay in a local tile: loaded (or the
+ * bias, or 0) once, carried through the slab's KC blocks (the kernel adds each block's
+ * sum to them, exactly as it adds to out), then written back transposed. So each
+ * element gets the same ((bias + S_0) + S_1) + ... as the unswapped product: fmaf is
+ * the same with its two factors exchanged. */
+static void matmul_tile_swapped(const matmul_job *j, size_t mb, int p, const float *bp, int k0, int ks)
+{
+    const int MR = j->kern.MR, NR = j->kern.NR;
+    const size_t m0 = mb * MR, ldo = j->M; /* out is (N, M): tokens x weight rows */
+    const int rows = j->M - m0 < (size_t)MR ? (int)(j->M - m0) : MR;
+    const int col0 = p * NR, cols = j->N - col0 < NR ? j->N - col0 : NR;
+    const int first = k0 == 0, last = k0 + ks == j->K;
+    float *o = j->out ? j->out + (size_t)col0 * ldo + m0 : NULL;
+    edge_tile t;
+    for (int i = 0; i < rows; i++)
+        for (int jj = 0; jj < NR; jj++)
+            t.c[i * NR + jj] = first ? (j->bias ? j->bias[m0 + i] : 0.0f)
+                                     : (jj < cols ? o[jj * ldo + i] : 0.0f);
+    const kernel_fn kernel = j->a_t ? j->kern.transposed_a : j->kern.rows_a;
+    for (int kb = k0; kb < k0 + ks; kb += KC) {
+        const int kc = k0 + ks - kb < KC ? k0 + ks - kb : KC;
+        const float *a = j->a_t ? j->a + (size_t)kb * j->lda + m0 : j->a + m0 * j->lda + kb;
+        kernel(rows, kc, a, j->lda, bp + (size_t)(kb - k0) * NR, t.c, NR, 0, NULL);
+    }
+    if (last && j->apply_gelu)
+        j->kern.gelu(t.c, NR, rows, cols);
+    if (last && j->acc_into) {
+        float *d = j->acc_into + (size_t)col0 * ldo + m0;
+        for (int jj = 0; jj < cols; jj++)
+            for (int i = 0; i < rows; i++)
+                d[jj * ldo + i] += t.c[i * NR + jj];
+        return;
+    }
+    for (int jj = 0; jj < cols; jj++)
+        for (int i = 0; i < rows; i++)
+            o[jj * ldo + i] = t.c[i * NR + jj];
+}
+
 /* The blocked loops. Called by every thread of a parallel region (the omp for's share
  * the work among them), or by one thread outside any region for small products.
  *
@@ -356,6 +399,17 @@ static void matmul_blocks(const matmul_job *j)
                 const size_t mb1 = mb0 + j->unit_mb < mblocks ? mb0 + j->unit_mb : mblocks;
                 const int q0 = (int)(u % up) * j->unit_p;
                 const int q1 = q0 + j->unit_p < np ? q0 + j->unit_p : np;
+                if (j->swapped) { /* a tile runs KCH of k at a time, its sums kept local */
+                    for (int kb0 = k0; kb0 < k0 + ks; kb0 += KCH) {
+                        const int kch = k0 + ks - kb0 < KCH ? k0 + ks - kb0 : KCH;
+                        for (size_t mb = mb0; mb < mb1; mb++)
+                            for (int q = q0; q < q1; q++)
+                                matmul_tile_swapped(j, mb, p0 + q,
+                                                    slab + (size_t)q * panel_len + (size_t)(kb0 - k0) * NR,
+                                                    kb0, kch);
+                    }
+                    continue;
+                }
                 for (int kb = k0; kb < k0 + ks; kb += KC) {
                     const int kc = k0 + ks - kb < KC ? k0 + ks - kb : KC;
                     for (size_t mb = mb0; mb < mb1; mb++)
@@ -405,6 +459,28 @@ static void plan(matmul_job *j, int threads)
     j->unit_p = p;
 }
 
+/* out (M, N) = A B is also out^T (N, M) = B^T A^T: the weight becomes the kernel's
+ * A, read in place, and the activations are packed. Worth it when there are fewer
+ * activation rows than weight rows (training's 256 tokens against 768..50257 outputs):
+ * packing costs the B operand's size, and the weight's is the larger. A row-major
+ * operand becomes a weight-layout one and vice versa, so a_t and b_kmajor trade
+ * places. Not for prepacked weights (already packed) or short M (token panels of NR
+ * would be mostly empty). */
+static void swap_operands(matmul_job *j)
+{
+    if (j->prepacked || j->M < (size_t)2 * j->kern.NR || (size_t)j->N <= j->M || j->M > (size_t)INT_MAX)
+        return;
+    const float *a = j->a;
+    const size_t lda = j->lda;
+    const int a_t = j->a_t;
+    j->a = j->b, j->lda = j->ldb, j->a_t = j->b_kmajor;
+    j->b = a, j->ldb = lda, j->b_kmajor = a_t;
+    const int n = j->N;
+    j->N = (int)j->M;
+    j->M = (size_t)n;
+    j->swapped = 1;
+}
+
 /* Runs a planned job: small products on this thread with the panels on the stack (no
  * parallel region: entering one, even with if (false), costs about a microsecond),
  * others on OpenMP's team. No memory for the panels is an error, not a fall-back to
@@ -413,6 +489,8 @@ static void plan(matmul_job *j, int threads)
 static mygpt_status run(matmul_job *j, mygpt_error *err)
 {
     const int small = j->M * (size_t)j->K * j->N <= MYGPT_KERNEL_SMALL;
+    if (!small)
+        swap_operands(j);
     plan(j, small ? 1 : omp_get_max_threads());
     const size_t slab_len = j->prepacked ? 0 : (size_t)j->ns * j->ks;
     float small_slab[2048];

@@ -395,8 +395,10 @@ Test(gpt_kernels, every_matmul_layout_sums_in_the_promised_order)
     /* forward (weight packed per call, or once), and both backward products (dout read
      * transposed, B read k-major), against the order written out above, to the bit:
      * shapes with one and several KC blocks, K cut into slabs (K * 256 > the slab) and
-     * N cut into slabs (K * N > the slab), one row (decoding) and row/column edges */
-    const int shapes[][3] = {{37, 300, 70}, {1, 768, 97}, {3, 9000, 300}, {5, 700, 3100}, {20, 50, 33}};
+     * N cut into slabs (K * N > the slab), one row (decoding) and row/column edges, and
+     * products computed swapped (out^T = W X^T: M >= 64 rows, N > M), once with K cut */
+    const int shapes[][3] = {{37, 300, 70}, {1, 768, 97}, {3, 9000, 300}, {5, 700, 3100},
+                             {20, 50, 33},  {100, 300, 700}, {66, 24000, 70}};
     const char *paths[3] = {"generic", "avx2", "avx512"};
     for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
         const int M = shapes[c][0], K = shapes[c][1], N = shapes[c][2];
@@ -416,6 +418,14 @@ Test(gpt_kernels, every_matmul_layout_sums_in_the_promised_order)
             memset(o, 0xff, (size_t)M * N * sizeof *o);
             cr_assert_eq(mygpt_matmul(o, x, w, b, M, K, N, NULL), MYGPT_OK);
             cr_expect(memcmp(o, ref, (size_t)M * N * sizeof *o) == 0, "shape %zu %s: forward", c, paths[p]);
+            cr_assert_eq(mygpt_matmul_ex(o, x, w, b, M, K, N, 1, NULL), MYGPT_OK); /* fused GELU */
+            int same = 1;
+            for (size_t i = 0; i < (size_t)M * N; i++) {
+                float g;
+                mygpt_gelu_forward(&g, ref + i, 1);
+                same &= memcmp(&g, o + i, sizeof g) == 0;
+            }
+            cr_expect(same, "shape %zu %s: forward with GELU", c, paths[p]);
             mygpt_packed_weight pw;
             cr_assert_eq(mygpt_matmul_pack(&pw, w, K, N, NULL), MYGPT_OK);
             memset(o, 0xff, (size_t)M * N * sizeof *o);
