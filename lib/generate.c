@@ -4,6 +4,7 @@
  * matmul kernel computes every output the same way whatever the number of rows, and
  * attention uses the same row function), so cached logits are the full forward's bits.
  */
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,73 @@
 #include "mygpt/layers.h"
 #include "attention_row.h"
 #include "internal.h"
+#include "simd.h"
+
+/* Every matmul weight of a model packed once (mygpt_matmul_pack): one token's forward
+ * then reads each weight once instead of packing it again (reading it, writing the
+ * panels, reading them). Made for one mygpt_generate call, while the weights cannot
+ * change. */
+typedef struct mygpt_packed_model {
+    int layers;
+    mygpt_packed_weight head;          /* wte as the LM head (V, C) */
+    mygpt_packed_weight per_layer[];   /* wq wk wv wo fc1 fc2 of each layer */
+} mygpt_packed_model;
+
+enum { P_WQ, P_WK, P_WV, P_WO, P_FC1, P_FC2, P_PER_LAYER };
+
+static void packed_model_free(mygpt_packed_model *p)
+{
+    if (!p)
+        return;
+    mygpt_matmul_packed_free(&p->head);
+    for (int i = 0; i < p->layers * P_PER_LAYER; i++)
+        mygpt_matmul_packed_free(&p->per_layer[i]);
+    free(p);
+}
+
+static mygpt_status packed_model_make(mygpt_packed_model **out, const mygpt_gpt *g, mygpt_error *err)
+{
+    const int L = g->config.num_layers, C = g->config.embed_dim, V = g->config.vocab_size;
+    mygpt_packed_model *p = calloc(1, sizeof *p + (size_t)L * P_PER_LAYER * sizeof p->per_layer[0]);
+    if (!p)
+        return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the packed weights");
+    p->layers = L;
+    const mygpt_params *w = &g->params;
+    mygpt_status st = mygpt_matmul_pack(&p->head, w->wte, C, V, err);
+    for (int l = 0; l < L && st == MYGPT_OK; l++) {
+        const size_t lcc = (size_t)l * C * C;
+        mygpt_packed_weight *pl = p->per_layer + (size_t)l * P_PER_LAYER;
+        if ((st = mygpt_matmul_pack(pl + P_WQ, w->wq + lcc, C, C, err)) != MYGPT_OK ||
+            (st = mygpt_matmul_pack(pl + P_WK, w->wk + lcc, C, C, err)) != MYGPT_OK ||
+            (st = mygpt_matmul_pack(pl + P_WV, w->wv + lcc, C, C, err)) != MYGPT_OK ||
+            (st = mygpt_matmul_pack(pl + P_WO, w->wo + lcc, C, C, err)) != MYGPT_OK ||
+            (st = mygpt_matmul_pack(pl + P_FC1, w->fc1w + 4 * lcc, C, 4 * C, err)) != MYGPT_OK)
+            break;
+        st = mygpt_matmul_pack(pl + P_FC2, w->fc2w + 4 * lcc, 4 * C, C, err);
+    }
+    if (st != MYGPT_OK) {
+        packed_model_free(p);
+        return st;
+    }
+    *out = p;
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_kv_cache_pack(mygpt_kv_cache *c, const mygpt_gpt *g, mygpt_error *err)
+{
+    packed_model_free(c->packed);
+    c->packed = NULL;
+    return packed_model_make(&c->packed, g, err);
+}
+
+/* out (n, OC) = inp (n, C) @ W^T + b through the packed weight when there is one */
+static mygpt_status linear(float *out, const float *inp, const float *w, const float *b, int n,
+                           int C, int OC, int gelu, const mygpt_packed_weight *pw, mygpt_error *err)
+{
+    if (pw)
+        return mygpt_matmul_prepacked(out, inp, pw, b, (size_t)n, gelu, err);
+    return mygpt_matmul_ex(out, inp, w, b, (size_t)n, C, OC, gelu, err);
+}
 
 mygpt_status mygpt_kv_cache_init(mygpt_kv_cache *c, const mygpt_gpt *g, mygpt_error *err)
 {
@@ -34,23 +102,28 @@ void mygpt_kv_cache_free(mygpt_kv_cache *c)
 {
     free(c->memory);
     free(c->scratch);
+    packed_model_free(c->packed);
     memset(c, 0, sizeof *c);
 }
 
 /* room for n rows of scratch */
 static mygpt_status ensure_rows(mygpt_kv_cache *c, const mygpt_gpt *g, int n, mygpt_error *err)
 {
-    if (n <= c->rows_cap)
+    const int threads = omp_get_max_threads();
+    if (n <= c->rows_cap && threads <= c->att_rows)
         return MYGPT_OK;
+    n = n > c->rows_cap ? n : c->rows_cap;
     const size_t C = (size_t)g->config.embed_dim, V = (size_t)g->config.vocab_size;
     const size_t M = (size_t)g->config.max_seq_len, r = (size_t)n;
-    const size_t total = V + r * (5 * C + 4 * C) + M; // logits; x ln q atty proj, fch; att row
+    const size_t team = (size_t)threads;
+    const size_t total = V + r * (5 * C + 4 * C) + team * M; // logits; x ln q atty proj, fch; att rows
     float *s = malloc(total * sizeof *s);
     if (!s)
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %d cached rows", n);
     free(c->scratch);
     c->scratch = s;
     c->rows_cap = n;
+    c->att_rows = threads;
     c->logits = s;
     s += V;
     c->x = s;    s += r * C;
@@ -61,6 +134,25 @@ static mygpt_status ensure_rows(mygpt_kv_cache *c, const mygpt_gpt *g, int n, my
     c->fch = s;  s += r * 4 * C;
     c->att = s;
     return MYGPT_OK;
+}
+
+/* Each new row's query against the cached keys 0 .. its position, head by head: the
+ * same row function as the full forward (same bits), compiled for the widest vector
+ * unit (fmaf becomes an instruction), the (row, head) pairs shared among the threads
+ * when there is enough work. */
+MYGPT_CLONES static void cached_attention(mygpt_kv_cache *c, const float *kc, const float *vc,
+                                          int n, int t0, int M, int C, int NH, int d, float scale)
+{
+    const int pairs = n * NH;
+    const int par = (size_t)pairs * (t0 + n) * d > 32768;
+    const int max = omp_get_max_threads(), team = !par ? 1 : max < c->att_rows ? max : c->att_rows;
+#pragma omp parallel for schedule(static) num_threads(team) if (par)
+    for (int ph = 0; ph < pairs; ph++) {
+        const int r = ph / NH, h = ph % NH;
+        float *att = c->att + (size_t)omp_get_thread_num() * M; // one row of scores per thread
+        mygpt_attention_row(c->atty + (size_t)r * C + h * d, att, c->q + (size_t)r * C + h * d, kc + h * d,
+                            vc + h * d, t0 + r, M, C, d, scale, 0);
+    }
 }
 
 #define CHECK(call)                                                                                \
@@ -96,25 +188,25 @@ mygpt_status mygpt_gpt_forward_cached(mygpt_gpt *g, mygpt_kv_cache *c, const int
     for (int l = 0; l < cfg->num_layers; l++) {
         const size_t lc = (size_t)l * Cs, lcc = (size_t)l * Cs * Cs;
         float *kc = c->k + l * MC, *vc = c->v + l * MC; // (maxT, C) this layer's cache
+        const mygpt_packed_weight *pl = c->packed ? c->packed->per_layer + (size_t)l * P_PER_LAYER : NULL;
+#define PW(i) (pl ? pl + (i) : NULL)
         mygpt_layernorm_forward(c->ln, c->x, w->ln1w + lc, w->ln1b + lc, N, C);
-        CHECK(mygpt_matmul(c->q, c->ln, w->wq + lcc, NULL, N, C, C, err));
-        CHECK(mygpt_matmul(kc + (size_t)t0 * C, c->ln, w->wk + lcc, NULL, N, C, C, err));
-        CHECK(mygpt_matmul(vc + (size_t)t0 * C, c->ln, w->wv + lcc, NULL, N, C, C, err));
-        for (int r = 0; r < n; r++) // query t0 + r against keys 0 .. t0 + r
-            for (int h = 0; h < NH; h++)
-                mygpt_attention_row(c->atty + (size_t)r * C + h * d, c->att, c->q + (size_t)r * C + h * d,
-                                    kc + h * d, vc + h * d, t0 + r, M, C, d, scale, 0);
-        CHECK(mygpt_matmul(c->proj, c->atty, w->wo + lcc, NULL, N, C, C, err));
+        CHECK(linear(c->q, c->ln, w->wq + lcc, NULL, n, C, C, 0, PW(P_WQ), err));
+        CHECK(linear(kc + (size_t)t0 * C, c->ln, w->wk + lcc, NULL, n, C, C, 0, PW(P_WK), err));
+        CHECK(linear(vc + (size_t)t0 * C, c->ln, w->wv + lcc, NULL, n, C, C, 0, PW(P_WV), err));
+        cached_attention(c, kc, vc, n, t0, M, C, NH, d, scale);
+        CHECK(linear(c->proj, c->atty, w->wo + lcc, NULL, n, C, C, 0, PW(P_WO), err));
         mygpt_residual_forward(c->x, c->proj, N * Cs);
         mygpt_layernorm_forward(c->ln, c->x, w->ln2w + lc, w->ln2b + lc, N, C);
-        CHECK(mygpt_matmul_ex(c->fch, c->ln, w->fc1w + 4 * lcc, w->fc1b + 4 * lc, N, C, 4 * C, 1, err));
-        CHECK(mygpt_matmul(c->proj, c->fch, w->fc2w + 4 * lcc, w->fc2b + lc, N, 4 * C, C, err));
+        CHECK(linear(c->fch, c->ln, w->fc1w + 4 * lcc, w->fc1b + 4 * lc, n, C, 4 * C, 1, PW(P_FC1), err));
+        CHECK(linear(c->proj, c->fch, w->fc2w + 4 * lcc, w->fc2b + lc, n, 4 * C, C, 0, PW(P_FC2), err));
+#undef PW
         mygpt_residual_forward(c->x, c->proj, N * Cs);
     }
     // only the last position's logits are needed to pick the next token    (V)
     const float *last = c->x + (N - 1) * Cs;
     mygpt_layernorm_forward(c->ln, last, w->lnfw, w->lnfb, 1, C);
-    CHECK(mygpt_matmul(c->logits, c->ln, w->wte, NULL, 1, C, V, err));
+    CHECK(linear(c->logits, c->ln, w->wte, NULL, 1, C, V, 0, c->packed ? &c->packed->head : NULL, err));
     c->len = t0 + n;
     return MYGPT_OK;
 }
@@ -137,6 +229,8 @@ mygpt_status mygpt_generate(mygpt_gpt *g, mygpt_rng *rng, const int64_t *prompt,
         st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for sampling");
     if (st == MYGPT_OK && use_cache)
         st = mygpt_kv_cache_init(&cache, g, err);
+    if (st == MYGPT_OK && use_cache && max_new > 1) // the weights stay as they are until we return
+        st = mygpt_kv_cache_pack(&cache, g, err);
     for (int step = 0; step < max_new && st == MYGPT_OK; step++) {
         const int start = n > M ? n - M : 0, len = n - start; // idx[:, -M:]
         if (use_cache && start == 0) {

@@ -32,6 +32,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "mygpt/layers.h"
 #include "parallel.h"
@@ -557,8 +558,15 @@ mygpt_status mygpt_matmul_pack(mygpt_packed_weight *pw, const float *weight, int
     const kernels kern = pick_kernels();
     const int NR = kern.NR, panels = (N + NR - 1) / NR;
     const size_t len = (size_t)panels * NR * K;
-    if (!(pw->panels = malloc(len * sizeof(float))))
+    /* 2 MiB-aligned and, where the kernel allows, in huge pages: decoding streams every
+     * weight once a token, and 4 KiB pages would cost a TLB miss every 1024 floats */
+    void *mem = NULL;
+    if (posix_memalign(&mem, (size_t)2 << 20, len * sizeof(float)) != 0)
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a packed weight (%zu floats)", len);
+#ifdef MADV_HUGEPAGE
+    madvise(mem, len * sizeof(float), MADV_HUGEPAGE);
+#endif
+    pw->panels = mem;
     pw->K = K, pw->N = N, pw->NR = NR;
 #pragma omp parallel for schedule(static) if (len > MYGPT_KERNEL_SMALL)
     for (int p = 0; p < panels; p++) {

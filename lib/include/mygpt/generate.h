@@ -34,8 +34,12 @@ typedef struct mygpt_kv_cache {
     float *logits;       /* (V) the last added position's logits         */
     float *x, *ln, *q, *atty, *proj, *fch, *att; /* scratch for up to rows_cap rows */
     int rows_cap;
+    int att_rows;        /* rows of att: one per thread                  */
     float *memory;       /* k and v                                      */
     float *scratch;      /* the rest                                     */
+    struct mygpt_packed_model *packed; /* NULL, or the weights packed once for the
+                                           matmul (mygpt_generate makes and frees them:
+                                           decoding then reads each weight once a token) */
 } mygpt_kv_cache;
 
 /* An empty cache for gpt's configuration. MYGPT_ENOMEM. */
