@@ -9,14 +9,16 @@ default core detection and with the core it finds when forced to detect
 (OPENBLAS_CORETYPE), and keeps its fastest result. mygpt runs just before each of those
 PyTorch runs and keeps its fastest too: both sides get the same number of tries, taken
 turn about, so a slow spell of a shared machine cannot favour either. Then sgemm at
-GPT-2's MLP shape: mygpt's kernel against OpenBLAS (torch.mm), the same way. Prints the
+every GPT-2 matmul shape (q/k/v/o, fc1, fc2, the head at B*T = 1024): mygpt's kernel
+against OpenBLAS (F.linear), the same way. Prints the
 kept medians and the ratio PyTorch / mygpt (> 1: mygpt is faster).
 
 Optional and never part of the tests: without PyTorch it says so and exits 0.
 
     /usr/bin/python3 bench/compare_pytorch.py [--configs tiny,char,gpt2,gpt2-b8]
         [--train-configs verdict,gpt2-b4t64] [--generate-new 32]
-        [--threads 1,2] [--reps 3] [--bench build/bench/mygpt-bench] [--csv FILE]
+        [--matmul-shapes "qkvo=1024,768,768;fc1=..."] [--threads 1,2] [--reps 3]
+        [--bench build/bench/mygpt-bench] [--csv FILE]
 
 Training: the reference model, F.cross_entropy, loss.backward(), torch.optim.AdamW's
 default path against mygpt-bench --train. Generation: the tutorial's loop (the whole
@@ -180,6 +182,8 @@ def main():
     ap.add_argument("--configs", default="tiny,char,gpt2,gpt2-b8")
     ap.add_argument("--train-configs", default="verdict,gpt2-b4t64", help="'' for none")
     ap.add_argument("--generate-new", type=int, default=32, help="new tokens of the generation loop (0: none)")
+    ap.add_argument("--matmul-shapes", default="qkvo=1024,768,768;fc1=1024,768,3072;fc2=1024,3072,768;"
+                    "head=1024,768,50257", help="name=M,K,N;... ('' for none)")
     ap.add_argument("--threads", default=",".join(str(t) for t in range(1, (os.cpu_count() or 1) + 1)))
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--bench", default=os.path.join(ROOT, "build", "bench", "mygpt-bench"))
@@ -237,16 +241,21 @@ def main():
                 "generate", t, n)
             rows.append(("generate", t, ours, theirs, policy))
             print("%-11s %5d %12.2f %12.2f %8.2fx  %s" % ("generate", t, ours, theirs, theirs / ours, policy))
-    shape = "1024,768,3072"
-    M, K, N = (int(x) for x in shape.split(","))
-    gf = 2.0 * M * K * N / 1e6
-    print("\nmatmul %s (GFLOP/s): mygpt vs OpenBLAS via torch" % shape.replace(",", "x"))
-    for t in threads:
-        ours, theirs, policy = side_by_side(
-            args.bench, ["--matmul", shape, "--threads", str(t), "--reps", "20"], "matmul", t, 20, shape)
-        rows.append(("matmul", t, ours, theirs, policy))
-        print("%-9s %7d %12.1f %12.1f %8.0f%%  %s" % ("matmul", t, gf / ours, gf / theirs,
-                                                     100 * theirs / ours, policy))
+    if args.matmul_shapes:
+        print("\nsgemm at GPT-2's shapes, B*T = 1024 (GFLOP/s): mygpt vs OpenBLAS via torch "
+              "(F.linear, out = x W^T); mygpt/ob = mygpt / OpenBLAS")
+        print("%-16s %7s %12s %12s %9s  %s" % ("shape", "threads", "mygpt", "openblas", "mygpt/ob", "pytorch setting"))
+    for shape in filter(None, args.matmul_shapes.split(";")):
+        name, dims = shape.split("=") if "=" in shape else (shape, shape)
+        M, K, N = (int(x) for x in dims.split(","))
+        gf = 2.0 * M * K * N / 1e6
+        reps = max(3, min(20, int(2e10 / (2.0 * M * K * N))))  # about 20 GFLOP a run
+        for t in threads:
+            ours, theirs, policy = side_by_side(
+                args.bench, ["--matmul", dims, "--threads", str(t), "--reps", str(reps)], "matmul", t, reps, dims)
+            rows.append(("matmul-" + name, t, ours, theirs, policy))
+            print("%-16s %7d %12.1f %12.1f %8.0f%%  %s" % (name, t, gf / ours, gf / theirs,
+                                                          100 * theirs / ours, policy))
     if args.csv:
         with open(args.csv, "w") as f:
             f.write("config,threads,mygpt_ms,pytorch_ms,pytorch_setting\n")

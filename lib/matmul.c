@@ -46,9 +46,6 @@
  * are summed from zero, then added), so every kernel must use the same KC. */
 #define KC 256
 #define NC 256 /* columns per packed block: KC x NC floats stay in L2 */
-#ifndef KCH
-#define KCH 1024 /* k a swapped tile runs before its sums go back to out: its panels stay in L2 */
-#endif
 
 /* c (rows x NR, row stride ldc) = (first ? init : c) + a (rows x kc) . bp (kc x NR, packed),
  * the product summed from zero, k in order, one fused multiply-add at a time, then
@@ -258,6 +255,7 @@ typedef struct matmul_job {
     int swapped;          /* computing out^T = B^T A^T: see swap_operands */
     kernels kern;
     float *slab;           /* the packed panels of one slab of B (not prepacked) */
+    float *unit_buf;       /* swapped: per thread, one unit's tiles (unit_len floats) */
     int ns, ks;            /* slab: ns columns (multiple of NR) x ks rows of B */
     int unit_mb, unit_p;   /* a thread's unit of work: unit_mb row blocks x unit_p panels */
 } matmul_job;
@@ -317,43 +315,100 @@ static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *bp, 
     }
 }
 
-/* The swapped product's tile (see swap_operands): MR weight rows x NR tokens of out^T,
- * over the k slab [k0, k0 + ks). Its running sums stay in a local tile: loaded (or the
- * bias, or 0) once, carried through the slab's KC blocks (the kernel adds each block's
- * sum to them, exactly as it adds to out), then written back transposed. So each
- * element gets the same ((bias + S_0) + S_1) + ... as the unswapped product: fmaf is
- * the same with its two factors exchanged. */
-static void matmul_tile_swapped(const matmul_job *j, size_t mb, int p, const float *bp, int k0, int ks)
+/* Floats of one unit's tiles */
+static size_t unit_len(const matmul_job *j)
+{
+    return (size_t)j->unit_mb * j->unit_p * j->kern.MR * j->kern.NR;
+}
+
+/* The swapped product (see swap_operands) keeps each unit's sums in a local buffer of
+ * MR x NR tiles (weight rows x tokens of out^T) through the k slab, so out is read and
+ * written transposed once per slab, not once per KC block. swapped_tile_start fills a
+ * tile with the sums so far (the bias, 0, or out's partial sums), swapped_tile_finish
+ * puts it back (after GELU, or added into acc_into, on the last slab). The kernel adds
+ * each KC block's sum to the tile exactly as it adds to out: every element gets the
+ * same ((bias + S_0) + S_1) + ... as the unswapped product, fmaf being the same with
+ * its two factors exchanged. */
+typedef struct swapped_tile {
+    size_t m0;   /* first weight row */
+    int rows;    /* weight rows, <= MR */
+    int col0;    /* first token */
+    int cols;    /* tokens, <= NR */
+} swapped_tile;
+
+static swapped_tile swapped_tile_at(const matmul_job *j, size_t mb, int p)
 {
     const int MR = j->kern.MR, NR = j->kern.NR;
-    const size_t m0 = mb * MR, ldo = j->M; /* out is (N, M): tokens x weight rows */
-    const int rows = j->M - m0 < (size_t)MR ? (int)(j->M - m0) : MR;
-    const int col0 = p * NR, cols = j->N - col0 < NR ? j->N - col0 : NR;
-    const int first = k0 == 0, last = k0 + ks == j->K;
-    float *o = j->out ? j->out + (size_t)col0 * ldo + m0 : NULL;
-    edge_tile t;
-    for (int i = 0; i < rows; i++)
-        for (int jj = 0; jj < NR; jj++)
-            t.c[i * NR + jj] = first ? (j->bias ? j->bias[m0 + i] : 0.0f)
-                                     : (jj < cols ? o[jj * ldo + i] : 0.0f);
-    const kernel_fn kernel = j->a_t ? j->kern.transposed_a : j->kern.rows_a;
-    for (int kb = k0; kb < k0 + ks; kb += KC) {
-        const int kc = k0 + ks - kb < KC ? k0 + ks - kb : KC;
-        const float *a = j->a_t ? j->a + (size_t)kb * j->lda + m0 : j->a + m0 * j->lda + kb;
-        kernel(rows, kc, a, j->lda, bp + (size_t)(kb - k0) * NR, t.c, NR, 0, NULL);
-    }
-    if (last && j->apply_gelu)
-        j->kern.gelu(t.c, NR, rows, cols);
-    if (last && j->acc_into) {
-        float *d = j->acc_into + (size_t)col0 * ldo + m0;
-        for (int jj = 0; jj < cols; jj++)
-            for (int i = 0; i < rows; i++)
-                d[jj * ldo + i] += t.c[i * NR + jj];
+    swapped_tile t = {mb * MR, 0, p * NR, 0};
+    t.rows = j->M - t.m0 < (size_t)MR ? (int)(j->M - t.m0) : MR;
+    t.cols = j->N - t.col0 < NR ? j->N - t.col0 : NR;
+    return t;
+}
+
+static void swapped_tile_start(const matmul_job *j, swapped_tile t, float *c, int first)
+{
+    const int NR = j->kern.NR;
+    const size_t ldo = j->M; /* out is (N, M): tokens x weight rows */
+    if (!first) { /* the partial sums so far, transposed in; columns past cols are 0 */
+        const float *o = j->out + (size_t)t.col0 * ldo + t.m0;
+        if (t.cols < NR)
+            memset(c, 0, (size_t)t.rows * NR * sizeof *c);
+        for (int jj = 0; jj < t.cols; jj++)
+            for (int i = 0; i < t.rows; i++)
+                c[i * NR + jj] = o[jj * ldo + i];
         return;
     }
-    for (int jj = 0; jj < cols; jj++)
-        for (int i = 0; i < rows; i++)
-            o[jj * ldo + i] = t.c[i * NR + jj];
+    for (int i = 0; i < t.rows; i++) {
+        const float b0 = j->bias ? j->bias[t.m0 + i] : 0.0f;
+        for (int jj = 0; jj < NR; jj++)
+            c[i * NR + jj] = b0;
+    }
+}
+
+static void swapped_tile_finish(const matmul_job *j, swapped_tile t, float *c, int last)
+{
+    const int NR = j->kern.NR;
+    const size_t ldo = j->M;
+    if (last && j->apply_gelu)
+        j->kern.gelu(c, NR, t.rows, t.cols);
+    if (last && j->acc_into) {
+        float *d = j->acc_into + (size_t)t.col0 * ldo + t.m0;
+        for (int jj = 0; jj < t.cols; jj++)
+            for (int i = 0; i < t.rows; i++)
+                d[jj * ldo + i] += c[i * NR + jj];
+        return;
+    }
+    float *o = j->out + (size_t)t.col0 * ldo + t.m0;
+    for (int jj = 0; jj < t.cols; jj++)
+        for (int i = 0; i < t.rows; i++)
+            o[jj * ldo + i] = c[i * NR + jj];
+}
+
+/* One unit of the swapped product over the k slab [k0, k0 + ks): row blocks
+ * [mb0, mb1) x panels [q0, q1) of the slab whose panels start at slab (panel_len
+ * floats apart, the first being panel p0). ub holds the unit's tiles. */
+static void swapped_unit(const matmul_job *j, float *ub, size_t mb0, size_t mb1, int q0, int q1,
+                         int p0, const float *slab, size_t panel_len, int k0, int ks)
+{
+    const int MR = j->kern.MR, NR = j->kern.NR, tile = MR * NR, nq = q1 - q0;
+    const int first = k0 == 0, last = k0 + ks == j->K;
+    for (size_t mb = mb0; mb < mb1; mb++)
+        for (int q = q0; q < q1; q++)
+            swapped_tile_start(j, swapped_tile_at(j, mb, p0 + q), ub + ((mb - mb0) * nq + (q - q0)) * tile, first);
+    for (int kb = k0; kb < k0 + ks; kb += KC) {
+        const int kc = k0 + ks - kb < KC ? k0 + ks - kb : KC;
+        for (size_t mb = mb0; mb < mb1; mb++) {
+            const swapped_tile t = swapped_tile_at(j, mb, p0 + q0);
+            const float *a = j->a_t ? j->a + (size_t)kb * j->lda + t.m0 : j->a + t.m0 * j->lda + kb;
+            const kernel_fn kernel = j->a_t ? j->kern.transposed_a : j->kern.rows_a;
+            for (int q = q0; q < q1; q++)
+                kernel(t.rows, kc, a, j->lda, slab + (size_t)q * panel_len + (size_t)(kb - k0) * NR,
+                       ub + ((mb - mb0) * nq + (q - q0)) * tile, NR, 0, NULL);
+        }
+    }
+    for (size_t mb = mb0; mb < mb1; mb++)
+        for (int q = q0; q < q1; q++)
+            swapped_tile_finish(j, swapped_tile_at(j, mb, p0 + q), ub + ((mb - mb0) * nq + (q - q0)) * tile, last);
 }
 
 /* The blocked loops. Called by every thread of a parallel region (the omp for's share
@@ -400,15 +455,9 @@ static void matmul_blocks(const matmul_job *j)
                 const size_t mb1 = mb0 + j->unit_mb < mblocks ? mb0 + j->unit_mb : mblocks;
                 const int q0 = (int)(u % up) * j->unit_p;
                 const int q1 = q0 + j->unit_p < np ? q0 + j->unit_p : np;
-                if (j->swapped) { /* a tile runs KCH of k at a time, its sums kept local */
-                    for (int kb0 = k0; kb0 < k0 + ks; kb0 += KCH) {
-                        const int kch = k0 + ks - kb0 < KCH ? k0 + ks - kb0 : KCH;
-                        for (size_t mb = mb0; mb < mb1; mb++)
-                            for (int q = q0; q < q1; q++)
-                                matmul_tile_swapped(j, mb, p0 + q,
-                                                    slab + (size_t)q * panel_len + (size_t)(kb0 - k0) * NR,
-                                                    kb0, kch);
-                    }
+                if (j->swapped) { /* the unit's sums stay in this thread's buffer */
+                    swapped_unit(j, j->unit_buf + (size_t)omp_get_thread_num() * unit_len(j), mb0, mb1,
+                                 q0, q1, p0, slab, panel_len, k0, ks);
                     continue;
                 }
                 for (int kb = k0; kb < k0 + ks; kb += KC) {
@@ -500,16 +549,22 @@ static mygpt_status run(matmul_job *j, mygpt_error *err)
         matmul_blocks(j);
         return MYGPT_OK;
     }
-    if (slab_len && !(j->slab = malloc(slab_len * sizeof(float))))
+    const int team = small ? 1 : omp_get_max_threads();
+    const size_t ub_len = j->swapped ? (size_t)team * unit_len(j) : 0;
+    float *mem = NULL;
+    if (slab_len + ub_len && !(mem = malloc((slab_len + ub_len) * sizeof(float))))
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul's packed panels (%zu floats)",
-                          slab_len);
+                          slab_len + ub_len);
+    j->slab = mem;
+    j->unit_buf = mem + slab_len;
     if (small) {
         matmul_blocks(j);
     } else {
-#pragma omp parallel
+        /* num_threads(team): never more threads than unit_buf has slices for */
+#pragma omp parallel num_threads(team)
         matmul_blocks(j);
     }
-    free(j->slab);
+    free(mem);
     return MYGPT_OK;
 }
 
