@@ -101,6 +101,9 @@ static long peak_rss_mb(void)
     return ru.ru_maxrss / 1024;
 }
 
+/* forward configs, the training step and decoding */
+#define MAX_SERIES (NCONFIGS + 2)
+
 typedef struct result {
     const char *name;
     int threads;
@@ -113,27 +116,32 @@ typedef struct result {
  * out, and with no 1-thread time at all there is nothing to plot (returns 1). */
 static int write_svg(const char *path, const result *rs, int n, int t0, int t1)
 {
-    mygpt_svg_series series[NCONFIGS + 1];
-    float xs[NCONFIGS + 1][64], ys[NCONFIGS + 1][64];
+    mygpt_svg_series series[MAX_SERIES + 1];
+    float xs[MAX_SERIES + 1][64], ys[MAX_SERIES + 1][64];
     int ns = 0;
     double ymax = t1;
-    for (int k = 0; k < NCONFIGS; k++) {
+    for (int k = 0; k < n && ns < MAX_SERIES; k++) {
+        int seen = 0; /* one series per name, in the order measured */
+        for (int i = 0; i < k; i++)
+            seen |= strcmp(rs[i].name, rs[k].name) == 0;
+        if (seen)
+            continue;
         double base = 0;
         int cnt = 0;
         for (int i = 0; i < n; i++)
-            if (strcmp(rs[i].name, CONFIGS[k].name) == 0 && rs[i].threads == 1)
+            if (strcmp(rs[i].name, rs[k].name) == 0 && rs[i].threads == 1)
                 base = rs[i].ms;
         if (base <= 0)
             continue;
         for (int i = 0; i < n && cnt < 64; i++)
-            if (strcmp(rs[i].name, CONFIGS[k].name) == 0) {
+            if (strcmp(rs[i].name, rs[k].name) == 0) {
                 xs[ns][cnt] = (float)rs[i].threads;
                 ys[ns][cnt] = (float)(base / rs[i].ms);
                 if (ys[ns][cnt] > ymax)
                     ymax = ys[ns][cnt];
                 cnt++;
             }
-        series[ns] = (mygpt_svg_series){.x = xs[ns], .y = ys[ns], .n = cnt, .label = CONFIGS[k].name,
+        series[ns] = (mygpt_svg_series){.x = xs[ns], .y = ys[ns], .n = cnt, .label = rs[k].name,
                                         .markers = 1};
         ns++;
     }
@@ -148,7 +156,7 @@ static int write_svg(const char *path, const result *rs, int n, int t0, int t1)
     ns++;
     mygpt_svg fig;
     mygpt_svg_begin(&fig, 760, 480);
-    const mygpt_svg_panel p = {80, 50, 520, 360, "mygpt forward: speedup over 1 thread",
+    const mygpt_svg_panel p = {80, 50, 520, 360, "mygpt: speedup over 1 thread",
                                "threads", "speedup", .legend_outside = 1};
     mygpt_svg_line_plot(&fig, &p, series, ns, 0.0, ymax);
     mygpt_error err = {0};
@@ -217,12 +225,12 @@ int main(int argc, char **argv)
     long online0 = sysconf(_SC_NPROCESSORS_ONLN);
     const int nproc0 = online0 < 1 ? 1 : online0 > 64 ? 64 : (int)online0;
     if (args_has(&pa, "train"))
-        return bench_train(config, threads, nproc0, reps, warmup);
+        return bench_train(config, threads, nproc0, reps, warmup, NULL);
     if (args_has(&pa, "generate")) {
         int prompt = 16, new_tokens = 128;
         if (int_arg(&pa, "prompt", 1, 1023, &prompt) || int_arg(&pa, "new", 1, 1023, &new_tokens))
             return EXIT_USAGE;
-        return bench_generate(threads, nproc0, prompt, new_tokens, args_has(&pa, "no-kv-cache"));
+        return bench_generate(threads, nproc0, prompt, new_tokens, args_has(&pa, "no-kv-cache"), NULL);
     }
     if (args_has(&pa, "bandwidth"))
         return bench_bandwidth(threads, nproc0);
@@ -284,7 +292,7 @@ int main(int argc, char **argv)
         return 0;
     }
 
-    result rs[NCONFIGS * 64];
+    result rs[MAX_SERIES * 64];
     int nr = 0;
     FILE *csvf = csv ? fopen(csv, "w") : NULL;
     if (csv && !csvf) {
@@ -344,6 +352,33 @@ int main(int argc, char **argv)
         free(ids);
         mygpt_gpt_free(gpt);
     }
+    const result last_forward = rs[nr - 1];
+    if (!config) { /* the sweep: learning and speaking beside the forward passes */
+        const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc;
+        const char *train = quick ? "verdict" : "gpt2-b4t64";
+        static char train_name[32], gen_name[32];
+        snprintf(train_name, sizeof train_name, "train %s", train);
+        snprintf(gen_name, sizeof gen_name, "decode gpt2");
+        double tr[64], ge[64];
+        printf("\n");
+        if (bench_train(train, threads, nproc, reps ? reps : quick ? 2 : 3, warmup, tr))
+            return 1;
+        printf("\n");
+        const int new_tokens = quick ? 16 : 64;
+        if (bench_generate(threads, nproc, 16, new_tokens, 0, ge))
+            return 1;
+        for (int th = t0; th <= t1; th++) {
+            const double tb = quick ? 8 * 32 : 4 * 64; /* tokens per training step */
+            rs[nr++] = (result){train_name, th, tr[th - t0], tb / (tr[th - t0] / 1e3), 0};
+            rs[nr++] = (result){gen_name, th, ge[th - t0], 1e3 / ge[th - t0], 0};
+            if (csvf) {
+                fprintf(csvf, "%s,%d,%.4f,%.1f,,%.3f,%.3f\n", train_name, th, tr[th - t0],
+                        tb / (tr[th - t0] / 1e3), tr[0] / tr[th - t0], tr[0] / tr[th - t0] / th);
+                fprintf(csvf, "%s,%d,%.4f,%.1f,,%.3f,%.3f\n", gen_name, th, ge[th - t0], 1e3 / ge[th - t0],
+                        ge[0] / ge[th - t0], ge[0] / ge[th - t0] / th);
+            }
+        }
+    }
     if (csvf)
         fclose(csvf);
     if (svg) {
@@ -354,7 +389,7 @@ int main(int argc, char **argv)
         if (rc)
             return 1;
     }
-    const result *l = &rs[nr - 1];
+    const result *l = &last_forward;
     printf("config=%s threads=%d median_ms=%.4f tokens_per_s=%.0f gflops=%.1f\n", l->name, l->threads,
            l->ms, l->tokens_s, l->gflops);
     return 0;

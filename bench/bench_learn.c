@@ -62,7 +62,7 @@ static void die(const mygpt_error *err)
     exit(1);
 }
 
-int bench_train(const char *config, int threads, int nproc, int reps, int warmup)
+int bench_train(const char *config, int threads, int nproc, int reps, int warmup, double *medians)
 {
     printf("training step = forward with loss + zero_grad + backward + AdamW update\n"
            "FLOPs per step: forward 2*(12*N*C^2 + V*C)*B*T + 4*N*B*T^2*C, plus the backward counted\n"
@@ -134,6 +134,8 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
             if (base > 0)
                 snprintf(sp, sizeof sp, "%.2f", base / ms);
             printf("%-11s %7d %11.3f %10.0f %8.1f %8s\n", c->name, th, ms, tok, gf, sp);
+            if (medians)
+                medians[th - t0] = ms;
             last = c->name, last_ms = ms, last_tok = tok, last_gf = gf, last_th = th;
         }
         printf("  peak RSS so far: %ld MiB (parameters %.0f MiB; parameters, gradients and AdamW's two moments %.0f MiB)\n",
@@ -154,7 +156,7 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
     return 0;
 }
 
-int bench_generate(int threads, int nproc, int prompt, int new_tokens, int no_cache)
+int bench_generate(int threads, int nproc, int prompt, int new_tokens, int no_cache, double *medians)
 {
     const mygpt_config cfg = {50257, 768, 12, 12, 1024}; // gpt2
     mygpt_gpt *g;
@@ -169,36 +171,52 @@ int bench_generate(int threads, int nproc, int prompt, int new_tokens, int no_ca
     for (int i = 0; i < prompt; i++)
         ids[i] = (i * 7919) % cfg.vocab_size;
     printf("gpt2 (V 50257, C 768, 12 heads, 12 layers), B = 1: a prompt of %d tokens, then %d greedy tokens%s\n",
-           prompt, new_tokens, no_cache ? ", the whole window recomputed every step (no KV cache)" : " (KV cache)");
-    printf("%7s %12s %14s %12s\n", "threads", "prompt_ms", "per_token_ms", "tokens/s");
+           prompt, new_tokens,
+           no_cache ? ", the whole window recomputed every step (no KV cache)"
+                    : " (KV cache: the weights packed once, the prompt, then one forward per token)");
+    printf("%7s %10s %12s %14s %12s\n", "threads", "pack_ms", "prompt_ms", "per_token_ms", "tokens/s");
     const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc;
     double last_tok = 0;
     int last_th = 0;
     for (int th = t0; th <= t1; th++) {
         omp_set_num_threads(th);
-        const mygpt_sampling greedy = {.temperature = 0};
-        mygpt_rng rng = {0};
-        int64_t *out = malloc((size_t)(prompt + new_tokens) * sizeof *out);
-        int nout;
-        double prompt_ms = 0, a;
-        if (!no_cache) { // the prompt alone, then the whole loop (which runs the prompt again)
+        double pack_ms = 0, prompt_ms = 0, per, a;
+        if (!no_cache) { // what mygpt_generate does, each part timed: pack, prompt, tokens
             mygpt_kv_cache cache;
             if (mygpt_kv_cache_init(&cache, g, &err) != MYGPT_OK)
                 die(&err);
             a = now_ms();
+            if (mygpt_kv_cache_pack(&cache, g, &err) != MYGPT_OK)
+                die(&err);
+            pack_ms = now_ms() - a;
+            a = now_ms();
             if (mygpt_gpt_forward_cached(g, &cache, ids, prompt, &err) != MYGPT_OK)
                 die(&err);
             prompt_ms = now_ms() - a;
+            a = now_ms();
+            for (int i = 0; i < new_tokens; i++) { // greedy
+                const int64_t next = mygpt_argmax(cache.logits, (size_t)cfg.vocab_size);
+                if (i + 1 < new_tokens && mygpt_gpt_forward_cached(g, &cache, &next, 1, &err) != MYGPT_OK)
+                    die(&err);
+            }
+            per = (now_ms() - a) / (new_tokens > 1 ? new_tokens - 1 : 1);
             mygpt_kv_cache_free(&cache);
+        } else { // the tutorial's loop: the whole window every step
+            const mygpt_sampling greedy = {.temperature = 0};
+            mygpt_rng rng = {0};
+            int64_t *out = malloc((size_t)(prompt + new_tokens) * sizeof *out);
+            int nout;
+            a = now_ms();
+            if (mygpt_generate(g, &rng, ids, prompt, new_tokens, &greedy, -1, 0, out, &nout, &err) != MYGPT_OK)
+                die(&err);
+            per = (now_ms() - a) / (nout - prompt);
+            free(out);
         }
-        a = now_ms();
-        if (mygpt_generate(g, &rng, ids, prompt, new_tokens, &greedy, -1, !no_cache, out, &nout, &err) != MYGPT_OK)
-            die(&err);
-        const double total = now_ms() - a, per = (total - prompt_ms) / (nout - prompt);
         last_tok = 1e3 / per;
         last_th = th;
-        printf("%7d %12.1f %14.2f %12.2f\n", th, prompt_ms, per, last_tok);
-        free(out);
+        if (medians)
+            medians[th - t0] = per;
+        printf("%7d %10.1f %12.1f %14.2f %12.2f\n", th, pack_ms, prompt_ms, per, last_tok);
     }
     printf("  parameters: %.0f MB read per token at least (float32)\n", g->num_parameters * 4.0 / 1e6);
     printf("generate=gpt2 threads=%d kv_cache=%d tokens_per_s=%.2f\n", last_th, !no_cache, last_tok);

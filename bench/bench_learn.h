@@ -2,9 +2,11 @@
 #ifndef MYGPT_BENCH_LEARN_H
 #define MYGPT_BENCH_LEARN_H
 
-/* threads 0: every count 1..nproc, taking turns; reps 0 / warmup < 0: defaults. */
-int bench_train(const char *config, int threads, int nproc, int reps, int warmup);
-int bench_generate(int threads, int nproc, int prompt, int new_tokens, int no_cache);
+/* threads 0: every count 1..nproc, taking turns; reps 0 / warmup < 0: defaults.
+ * medians, when not NULL, receives the median ms (per step; per new token) for each
+ * thread count measured, the first at medians[0]. */
+int bench_train(const char *config, int threads, int nproc, int reps, int warmup, double *medians);
+int bench_generate(int threads, int nproc, int prompt, int new_tokens, int no_cache, double *medians);
 int bench_bandwidth(int threads, int nproc);
 
 #endif

@@ -73,14 +73,6 @@ void mygpt_matmul_packed_free(mygpt_packed_weight *pw);
 mygpt_status mygpt_matmul_prepacked(float *out, const float *inp, const mygpt_packed_weight *pw,
                                     const float *bias, size_t M, int apply_gelu, mygpt_error *err);
 
-/* Packs gpt's matmul weights once into cache (replacing an earlier packing), for
- * mygpt_gpt_forward_cached to read: the caller promises the weights do not change while
- * the cache holds them (mygpt_generate: until it returns). MYGPT_ENOMEM. */
-struct mygpt_kv_cache;
-struct mygpt_gpt;
-mygpt_status mygpt_kv_cache_pack(struct mygpt_kv_cache *cache, const struct mygpt_gpt *gpt,
-                                 mygpt_error *err);
-
 /* The matmul / attention kernel this CPU gets ("avx512", "avx2" or "generic"), after
  * MYGPT_MATMUL_KERNEL / MYGPT_ATTENTION_KERNEL: for tests and the benchmark. */
 const char *mygpt_matmul_kernel_name(void);

@@ -47,6 +47,14 @@ mygpt_status mygpt_kv_cache_init(mygpt_kv_cache *cache, const mygpt_gpt *gpt, my
 void mygpt_kv_cache_reset(mygpt_kv_cache *cache);
 void mygpt_kv_cache_free(mygpt_kv_cache *cache);
 
+/* Packs gpt's matmul weights once into the cache (replacing an earlier packing; freed
+ * with it), so mygpt_gpt_forward_cached reads each weight once per token instead of
+ * repacking it: decoding runs near the machine's memory bandwidth. Costs one more copy
+ * of the weights in memory. The logits keep the same bits. The weights must not change
+ * while the cache holds them: after changing them, pack again (mygpt_generate packs at
+ * its start and frees at its end). MYGPT_ENOMEM. */
+mygpt_status mygpt_kv_cache_pack(mygpt_kv_cache *cache, const mygpt_gpt *gpt, mygpt_error *err);
+
 /* Runs n new tokens at positions len .. len + n - 1, appending their keys and values;
  * cache->logits then holds the last one's logits, the same bits mygpt_gpt_forward gives
  * for that position. Errors: ids outside [0, V), len + n > max_seq_len (MYGPT_ERANGE). */
