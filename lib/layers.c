@@ -192,11 +192,17 @@ void mygpt_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const fl
     }
 }
 
-MYGPT_CLONES void mygpt_gelu_forward(float *out, const float *inp, size_t n)
+/* (the public functions call a static clone set, so no ifunc resolver is exported) */
+MYGPT_CLONES static void gelu_forward(float *out, const float *inp, size_t n)
 {
 #pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
     for (size_t i = 0; i < n; i++)
         out[i] = mygpt_gelu(inp[i]); // x/2 (1 + erf(x / sqrt 2)), vecmath.h
+}
+
+void mygpt_gelu_forward(float *out, const float *inp, size_t n)
+{
+    gelu_forward(out, inp, n);
 }
 
 /* d/dx of x/2 (1 + erf(x / sqrt 2)) = (1 + erf(x / sqrt 2)) / 2 + x exp(-x^2 / 2) / sqrt(2 pi) */
@@ -328,9 +334,9 @@ static inline __attribute__((always_inline)) void dp_row(double *restrict dp, co
  * sum runs in a fixed order. Double accumulators keep the sums close to exact. Per
  * thread, scratch holds V^T of the head and one row of dP; without it (no memory) the
  * same sums run one at a time: same bits, slower. */
-MYGPT_CLONES void mygpt_attention_backward(float *dq, float *dk, float *dv, const float *dout,
-                                           const float *att, const float *q, const float *k,
-                                           const float *v, int B, int T, int C, int NH)
+MYGPT_CLONES static void attention_backward(float *dq, float *dk, float *dv, const float *dout,
+                                            const float *att, const float *q, const float *k,
+                                            const float *v, int B, int T, int C, int NH)
 {
     const int d = C / NH;
     const double scale = (double)(float)sqrt((double)d);
@@ -385,4 +391,11 @@ MYGPT_CLONES void mygpt_attention_backward(float *dq, float *dk, float *dv, cons
     }
     free(scratch);
     free(dp_heap);
+}
+
+void mygpt_attention_backward(float *dq, float *dk, float *dv, const float *dout, const float *att,
+                              const float *q, const float *k, const float *v, int B, int T, int C,
+                              int NH)
+{
+    attention_backward(dq, dk, dv, dout, att, q, k, v, B, T, C, NH);
 }

@@ -210,8 +210,8 @@ mygpt_status mygpt_cross_entropy_forward(float *loss, float *logp, const float *
     return MYGPT_OK;
 }
 
-MYGPT_CLONES void mygpt_cross_entropy_backward(float *dlogits, const float *logp, const int64_t *targets,
-                                  size_t N, int V)
+MYGPT_CLONES static void cross_entropy_backward(float *dlogits, const float *logp,
+                                                const int64_t *targets, size_t N, int V)
 {
     const int avx2 = have_avx2();
     const float g = -(1.0f / (float)N); // nll_loss_backward: -(grad_output / total_weight)
@@ -230,4 +230,10 @@ MYGPT_CLONES void mygpt_cross_entropy_backward(float *dlogits, const float *logp
                 dx[i0 + l] = fmaf(-e[l], g, i0 + l == targets[n] ? g : 0.0f);
         }
     }
+}
+
+void mygpt_cross_entropy_backward(float *dlogits, const float *logp, const int64_t *targets,
+                                  size_t N, int V)
+{
+    cross_entropy_backward(dlogits, logp, targets, N, V); // a static clone set: no resolver exported
 }
