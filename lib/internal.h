@@ -49,12 +49,13 @@ struct mygpt_params;
 void mygpt_params_carve(struct mygpt_params *w, float *block, const size_t sizes[14], size_t C);
 
 /* mygpt_matmul_backward with a caller's workspace of
- * mygpt_matmul_backward_workspace(N, C, OC) floats instead of its own allocation (the
- * training loop keeps one, so the partial sums do not fault in fresh pages every step).
- * set_dinp: dinp = its gradient instead of += (what adding to zeros gives, bit for bit:
- * the gradient, summed from +0, is never -0). */
-size_t mygpt_matmul_backward_workspace(size_t N, int C, int OC);
-mygpt_status mygpt_matmul_backward_ws(float *dinp, int set_dinp, float *dweight, float *dbias, const float *dout,
+ * mygpt_matmul_backward_workspace(N, C, OC, set_dinp, set_dweight) floats (0: none
+ * needed) instead of its own allocation (the training loop keeps one, so the partial
+ * sums do not fault in fresh pages every step). set_dinp / set_dweight: the gradient
+ * is written instead of added (what adding it to zeros gives, bit for bit: a sum from
+ * +0 is never -0), with no partial sums to keep apart. */
+size_t mygpt_matmul_backward_workspace(size_t N, int C, int OC, int set_dinp, int set_dweight);
+mygpt_status mygpt_matmul_backward_ws(float *dinp, int set_dinp, float *dweight, int set_dweight, float *dbias, const float *dout,
                                       const float *inp, const float *weight, size_t N, int C, int OC,
                                       float *ws, mygpt_error *err);
 

@@ -654,9 +654,10 @@ mygpt_status mygpt_matmul_prepacked(float *out, const float *inp, const mygpt_pa
 
 /* ---- backward ---------------------------------------------------------------------- */
 
-size_t mygpt_matmul_backward_workspace(size_t N, int C, int OC)
+size_t mygpt_matmul_backward_workspace(size_t N, int C, int OC, int set_dinp, int set_dweight)
 {
-    const size_t nc = N * (size_t)C, oc = (size_t)OC * C;
+    const size_t nc = !set_dinp && OC > KC ? N * (size_t)C : 0; // dinp's partial sums
+    const size_t oc = !set_dweight && N > KC ? (size_t)OC * C : 0; // dweight's
     return nc > oc ? nc : oc;
 }
 
@@ -664,7 +665,7 @@ mygpt_status mygpt_matmul_backward(float *dinp, float *dweight, float *dbias, co
                                    const float *inp, const float *weight, size_t N, int C, int OC,
                                    mygpt_error *err)
 {
-    return mygpt_matmul_backward_ws(dinp, 0, dweight, dbias, dout, inp, weight, N, C, OC, NULL, err);
+    return mygpt_matmul_backward_ws(dinp, 0, dweight, 0, dbias, dout, inp, weight, N, C, OC, NULL, err);
 }
 
 /* acc_into (M, Nn) += A . B through the fast kernel: summed from zero into tmp (only
@@ -691,7 +692,7 @@ static mygpt_status accumulate_product(float *acc_into, int set, const float *a,
     return st;
 }
 
-mygpt_status mygpt_matmul_backward_ws(float *dinp, int set_dinp, float *dweight, float *dbias, const float *dout,
+mygpt_status mygpt_matmul_backward_ws(float *dinp, int set_dinp, float *dweight, int set_dweight, float *dbias, const float *dout,
                                       const float *inp, const float *weight, size_t N, int C, int OC,
                                       float *ws, mygpt_error *err)
 {
@@ -707,7 +708,7 @@ mygpt_status mygpt_matmul_backward_ws(float *dinp, int set_dinp, float *dweight,
     // dweight (OC, C) += dout^T (OC, N) @ inp (N, C): dout read transposed; the sum over
     // the N rows runs in the kernel's fixed order (KC blocks, k in order)
     if (st == MYGPT_OK && dweight)
-        st = accumulate_product(dweight, 0, dout, (size_t)OC, 1, inp, (size_t)C, (size_t)OC, (int)N, C, ws, err);
+        st = accumulate_product(dweight, set_dweight, dout, (size_t)OC, 1, inp, (size_t)C, (size_t)OC, (int)N, C, ws, err);
     // dbias += column sums of dout: threads own columns, rows in order
     const size_t no = N * (size_t)OC;
     if (st == MYGPT_OK && dbias) {

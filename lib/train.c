@@ -102,11 +102,10 @@ static mygpt_status ensure_train_acts(mygpt_gpt *g, int B, int T, mygpt_error *e
     TAKE(dfch, BT * 4 * C);
     TAKE(dfch_gelu, BT * 4 * C);
 #undef TAKE
-    // the largest matmul backward's workspace: the tied head's (V rows), or the MLP's
-    size_t ws = mygpt_matmul_backward_workspace(BT, (int)C, (int)V);
-    const size_t ws_mlp = mygpt_matmul_backward_workspace(BT, (int)C, (int)(4 * C));
-    a->ws_len = ws > ws_mlp ? ws : ws_mlp;
-    if (!(a->workspace = malloc(a->ws_len * sizeof(float)))) {
+    // the matmul backward's partial sums: only the attention's k and v add their dln
+    // to q's (every other gradient is written into zeros: see linear_backward)
+    a->ws_len = mygpt_matmul_backward_workspace(BT, (int)C, (int)C, 0, 1);
+    if (a->ws_len && !(a->workspace = malloc(a->ws_len * sizeof(float)))) {
         a->ws_len = 0; // the kernel then allocates its own
     }
     return MYGPT_OK;
@@ -135,8 +134,10 @@ static mygpt_status linear(const mygpt_gpt *g, float *out, const float *inp, con
     return mygpt_matmul(out, inp, w, b, N, C, OC, err);
 }
 
-/* nn.Linear's backward: dw, db += their gradients; dinp += its gradient, or, with
- * set_dinp, dinp = it (the same bits as adding it to zeros, without the zeros). */
+/* nn.Linear's backward: db += its gradient; dinp += its gradient, or, with set_dinp,
+ * dinp = it (the same bits as adding it to zeros, without the zeros); dw = its gradient:
+ * every weight's gradient block is zero before a backward (zero_grad, or the scratch
+ * block of an accumulating backward) and gets one matmul's gradient in it. */
 static mygpt_status linear_backward(const mygpt_gpt *g, float *dinp, int set_dinp, float *dw,
                                     float *db, const float *dout, const float *inp, const float *w,
                                     size_t N, int C, int OC, mygpt_error *err)
@@ -144,13 +145,15 @@ static mygpt_status linear_backward(const mygpt_gpt *g, float *dinp, int set_din
     if (g->use_naive_kernels) {
         if (set_dinp)
             memset(dinp, 0, N * (size_t)C * sizeof *dinp);
+        memset(dw, 0, (size_t)OC * C * sizeof *dw);
         mygpt_matmul_backward_naive(dinp, dw, db, dout, inp, w, N, C, OC);
         return MYGPT_OK;
     }
     // the kept workspace when it is large enough (it is sized for the head), else the
     // kernel's own allocations
-    float *ws = g->train->ws_len >= mygpt_matmul_backward_workspace(N, C, OC) ? g->train->workspace : NULL;
-    return mygpt_matmul_backward_ws(dinp, set_dinp, dw, db, dout, inp, w, N, C, OC, ws, err);
+    float *ws = g->train->ws_len >= mygpt_matmul_backward_workspace(N, C, OC, set_dinp, 1) ? g->train->workspace
+                                                                                           : NULL;
+    return mygpt_matmul_backward_ws(dinp, set_dinp, dw, 1, db, dout, inp, w, N, C, OC, ws, err);
 }
 
 /* The attention, keeping its probabilities for the backward: the fast kernel (same
