@@ -138,8 +138,10 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
                 medians[th - t0] = ms;
             last = c->name, last_ms = ms, last_tok = tok, last_gf = gf, last_th = th;
         }
-        printf("  peak RSS so far: %ld MiB (parameters %.0f MiB; parameters, gradients and AdamW's two moments %.0f MiB)\n",
-               peak_rss_mb(), g->num_parameters * 4.0 / (1 << 20), g->num_parameters * 16.0 / (1 << 20));
+        const double acts = g->train->memory_len * 4.0 / (1 << 20), state = g->num_parameters * 16.0 / (1 << 20);
+        printf("  peak RSS so far: %ld MiB (parameters %.0f MiB; parameters, gradients and AdamW's two moments %.0f MiB;\n"
+               "  activations kept for the backward, with its gradient scratch, %.0f MiB; (state + activations) x 1.1 = %.0f MiB)\n",
+               peak_rss_mb(), g->num_parameters * 4.0 / (1 << 20), state, acts, (state + acts) * 1.1);
         free(t);
         free(phase);
         free(x);

@@ -64,6 +64,7 @@ static mygpt_status ensure_train_acts(mygpt_gpt *g, int B, int T, mygpt_error *e
     free(a->targets);
     memset(a, 0, sizeof *a);
     a->memory = mem;
+    a->memory_len = total;
     a->ids = ids;
     a->targets = targets;
     a->capacity_bt = BT;

@@ -76,6 +76,7 @@ typedef struct mygpt_train_acts {
     float *att_scratch; /* the fast attention's per-thread scratch                      */
     size_t att_scratch_len;
     float *memory;      /* the single allocation behind the float buffers              */
+    size_t memory_len;  /* its floats                                                  */
     int has_forward;    /* 1 after a forward_train, until the backward uses it         */
 } mygpt_train_acts;
 
