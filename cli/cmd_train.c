@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "args.h"
+#include "data_parallel.h"
 #include "commands.h"
 #include "model_args.h"
 #include "mygpt/checkpoint.h"
@@ -200,13 +201,14 @@ static int load_tokenizer(const char *cmd, mygpt_tokenizer **tok)
     return st == MYGPT_OK ? 0 : fail(cmd, st, &err);
 }
 
-/* The mean validation loss over every batch of val (one iter(val_loader)). */
-static mygpt_status val_loss(mygpt_gpt *g, mygpt_dataloader *val, mygpt_rng *rng, int64_t *x,
-                             int64_t *y, double *out, mygpt_error *err)
+/* The mean validation loss over every batch of val (one iter(val_loader)); in a
+ * data-parallel team each rank takes every size-th batch and the sums are added. */
+static mygpt_status val_loss(mygpt_gpt *g, const dp_team *team, mygpt_dataloader *val, mygpt_rng *rng,
+                             int64_t *x, int64_t *y, double *out, mygpt_error *err)
 {
     mygpt_status st = mygpt_dataloader_epoch(val, rng, 0, err);
     double sum = 0.0; // Python adds loss.item() values: doubles
-    for (size_t b = 0; b < val->num_batches && st == MYGPT_OK; b++) {
+    for (size_t b = (size_t)team->rank; b < val->num_batches && st == MYGPT_OK; b += (size_t)team->size) {
         float loss;
         const int rows = (int)mygpt_dataloader_batch_rows(val, b);
         st = mygpt_dataloader_batch(val, b, x, y, err);
@@ -215,8 +217,19 @@ static mygpt_status val_loss(mygpt_gpt *g, mygpt_dataloader *val, mygpt_rng *rng
         if (st == MYGPT_OK)
             sum += loss;
     }
+    if (team->size > 1) // every rank gets here (an error aborts the job instead)
+        sum = dp_sum(team, sum);
     *out = sum / (double)val->num_batches;
     return st;
+}
+
+/* An error after MPI started: this rank says what and ends the job (no rank may be left
+ * waiting for it); with one process, the usual one line and status. */
+static int train_fail(const dp_team *team, const char *cmd, mygpt_status st, const mygpt_error *err)
+{
+    if (team->size > 1)
+        dp_abort(team, "mygpt train", err->message);
+    return fail(cmd, st, err);
 }
 
 int cmd_train(int argc, char **argv)
@@ -225,14 +238,15 @@ int cmd_train(int argc, char **argv)
     static const arg_spec ARGS[] = {MODEL_FLAGS,          {"text", 1, 0},  {"context", 1, 0},
                                     {"batch", 1, 0},      {"steps", 1, 0}, {"optimizer", 1, 0},
                                     {"lr", 1, 0},         {"momentum", 1, 0}, {"weight-decay", 1, 0},
-                                    {"eval-every", 1, 0}, {"save", 1, 0},  {NULL, 0, 0}};
+                                    {"eval-every", 1, 0}, {"save", 1, 0},  {"data-parallel", 0, 0},
+                                    {"check-replicas", 0, 0}, {NULL, 0, 0}};
     parsed_args a;
     int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
     if (rc < 0) {
         printf("usage: mygpt train --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
                "                   --text FILE --context T --batch B --steps K --optimizer sgd|adamw\n"
                "                   --lr LR [--momentum M] [--weight-decay WD] [--eval-every E]\n"
-               "                   [--save FILE.safetensors]\n"
+               "                   [--save FILE.safetensors] [--data-parallel [--check-replicas]]\n"
                "\n"
                "Trains GPT(V, C, H, N, M) (built with set_seed(S)) on FILE's GPT-2 tokens: the first\n"
                "90%% of its characters train, the rest validate, in windows of T tokens every T;\n"
@@ -242,7 +256,14 @@ int cmd_train(int argc, char **argv)
                "  step N train_loss X val_loss Y\n"
                "the batch's loss and the mean loss over every validation batch; tokens/s on stderr.\n"
                "tools/reference_train.py is the same in PyTorch. The GPT-2 vocabulary comes from the\n"
-               "data folder ($MYGPT_DATA, else build/data beside the program, else PREFIX/share/mygpt).\n");
+               "data folder ($MYGPT_DATA, else build/data beside the program, else PREFIX/share/mygpt).\n"
+               "\n"
+               "--data-parallel, under mpirun -np P (a build with MPI): every process holds the model\n"
+               "and takes rows [r*B/P, (r+1)*B/P) of each global batch of B; the gradients are\n"
+               "averaged (reduced on rank 0 and broadcast) before the same optimizer step on every\n"
+               "rank, so the batches, their order and the losses do not depend on P (up to the\n"
+               "grouping of sums). Rank 0 alone prints and saves. --check-replicas compares the\n"
+               "parameters' checksums across ranks after every step. P must not exceed B.\n");
         return 0;
     }
     if (rc)
@@ -263,6 +284,30 @@ int cmd_train(int argc, char **argv)
     }
     if (double_arg(cmd, &a, "lr", 0, &lr))
         return EXIT_USAGE;
+    dp_team team = {0, 1, 0};
+    if (args_has(&a, "check-replicas") && !args_has(&a, "data-parallel")) {
+        cli_error(cmd, "--check-replicas goes with --data-parallel");
+        return EXIT_USAGE;
+    }
+    if (args_has(&a, "data-parallel")) {
+        if (!dp_available()) {
+            cli_error(cmd, "--data-parallel: this mygpt was built without MPI (install libopenmpi-dev and "
+                           "openmpi-bin, then rebuild)");
+            return EXIT_USAGE;
+        }
+        if (dp_start(&team, NULL, NULL)) {
+            cli_error(cmd, "--data-parallel: MPI_Init failed");
+            return EXIT_RUNTIME;
+        }
+        if (team.size > B) { // every rank sees the same: rank 0 says it, all stop
+            if (team.rank == 0)
+                cli_error(cmd, "--data-parallel: %d processes for a batch of %lld rows: each needs at least one "
+                               "row (use at most %lld processes, or a larger --batch)",
+                          team.size, (long long)B, (long long)B);
+            dp_stop(&team);
+            return EXIT_USAGE;
+        }
+    }
     const char *optname = args_get(&a, "optimizer");
     mygpt_optimizer opt;
     if (strcmp(optname, "sgd") == 0) {
@@ -287,8 +332,11 @@ int cmd_train(int argc, char **argv)
     size_t tn;
     mygpt_error err = {0};
     mygpt_status st = mygpt_read_file(args_get(&a, "text"), &text, &tn, &err);
-    if (st != MYGPT_OK)
-        return fail(cmd, st, &err);
+    if (st != MYGPT_OK) {
+        rc = train_fail(&team, cmd, st, &err);
+        dp_stop(&team);
+        return rc;
+    }
     mygpt_tokenizer *tok = NULL;
     int64_t *train_ids = NULL, *val_ids = NULL, *x = NULL, *y = NULL;
     size_t ntrain = 0, nval = 0;
@@ -300,7 +348,7 @@ int cmd_train(int argc, char **argv)
         goto done;
     if (mygpt_dataloader_init(&train, train_ids, ntrain, (size_t)B, (size_t)T, (size_t)T, &err) != MYGPT_OK ||
         mygpt_dataloader_init(&val, val_ids, nval, (size_t)B, (size_t)T, (size_t)T, &err) != MYGPT_OK) {
-        rc = fail(cmd, MYGPT_EINVAL, &err);
+        rc = train_fail(&team, cmd, MYGPT_EINVAL, &err);
         goto done;
     }
     mygpt_dataloader_set_drop_last(&val, 0);
@@ -315,7 +363,7 @@ int cmd_train(int argc, char **argv)
     mygpt_rng rng = {0};
     mygpt_rng_seed(&rng, seed);
     if ((st = mygpt_gpt_create_from(&g, &cfg, &rng, &err)) != MYGPT_OK) {
-        rc = fail(cmd, st, &err);
+        rc = train_fail(&team, cmd, st, &err);
         goto done;
     }
     x = malloc((size_t)(B * T) * sizeof *x);
@@ -325,6 +373,8 @@ int cmd_train(int argc, char **argv)
         rc = EXIT_RUNTIME;
         goto done;
     }
+    int first = 0, rows = (int)B; // this rank's share of every batch
+    dp_share(&team, (int)B, &first, &rows);
     const double t0 = now_s();
     long long step = 0, tokens = 0;
     while (step < steps && st == MYGPT_OK) {
@@ -333,34 +383,49 @@ int cmd_train(int argc, char **argv)
             float loss;
             double vl = 0;
             st = mygpt_dataloader_batch(&train, b, x, y, &err);
-            if (st == MYGPT_OK)
-                st = mygpt_gpt_forward_train(g, x, y, (int)B, (int)T, &loss, &err);
+            if (st == MYGPT_OK) // this rank's rows of the global batch
+                st = mygpt_gpt_forward_train(g, x + (size_t)first * T, y + (size_t)first * T, rows, (int)T,
+                                             &loss, &err);
             if (st == MYGPT_OK)
                 st = mygpt_gpt_zero_grad(g, &err);
             if (st == MYGPT_OK)
                 st = mygpt_gpt_backward(g, &err);
+            double shown = loss; // the global batch's loss: each rank's mean, weighted by its rows
+            if (st == MYGPT_OK && team.size > 1) { // the hook: the mean gradient of the global batch
+                if (dp_average_gradients(&team, g->grads_memory, g->num_parameters, rows, (int)B))
+                    dp_abort(&team, "mygpt train", "averaging the gradients failed (MPI)");
+                shown = dp_sum(&team, (double)loss * rows / (double)B);
+            }
             if (st == MYGPT_OK)
                 st = mygpt_optimizer_step(&opt, g->params_memory, g->grads_memory, g->num_parameters, &err);
+            if (st == MYGPT_OK && args_has(&a, "check-replicas") &&
+                !dp_same_everywhere(&team, g->params_memory, g->num_parameters))
+                dp_abort(&team, "mygpt train", "the ranks' parameters differ after a step");
             tokens += B * T;
             if (st == MYGPT_OK && (step % every == 0 || step == steps - 1)) {
-                st = val_loss(g, &val, &rng, x, y, &vl, &err);
-                if (st == MYGPT_OK)
-                    printf("step %lld train_loss %.6f val_loss %.6f\n", step, (double)loss, vl);
+                st = val_loss(g, &team, &val, &rng, x, y, &vl, &err);
+                if (st == MYGPT_OK && team.rank == 0)
+                    printf("step %lld train_loss %.6f val_loss %.6f\n", step, shown, vl);
                 fflush(stdout);
             }
             step++;
         }
     }
     if (st != MYGPT_OK) {
-        rc = fail(cmd, st, &err);
+        rc = train_fail(&team, cmd, st, &err);
         goto done;
     }
     const double secs = now_s() - t0;
-    fprintf(stderr, "mygpt train: %lld steps, %lld tokens in %.2f s: %.0f tokens/s\n", step, tokens, secs,
-            tokens / secs);
-    if (args_has(&a, "save") && (st = mygpt_checkpoint_save(g, args_get(&a, "save"), &err)) != MYGPT_OK)
-        rc = fail(cmd, st, &err);
+    if (team.rank == 0) {
+        fprintf(stderr, "mygpt train: %lld steps, %lld tokens in %.2f s: %.0f tokens/s", step, tokens, secs,
+                tokens / secs);
+        fprintf(stderr, team.size > 1 ? " (%d processes)\n" : "\n", team.size);
+    }
+    if (team.rank == 0 && args_has(&a, "save") &&
+        (st = mygpt_checkpoint_save(g, args_get(&a, "save"), &err)) != MYGPT_OK)
+        rc = train_fail(&team, cmd, st, &err);
 done:
+    dp_stop(&team);
     mygpt_optimizer_free(&opt);
     mygpt_dataloader_free(&train);
     mygpt_dataloader_free(&val);

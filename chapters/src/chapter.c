@@ -75,8 +75,10 @@ void chapter_check(const chapter *ch, mygpt_status st, const mygpt_error *err)
 {
     if (st == MYGPT_OK)
         return;
-    fprintf(stderr, "%s: %s\n", ch->name,
-            err && err->message[0] ? err->message : mygpt_strerror(st));
+    const char *message = err && err->message[0] ? err->message : mygpt_strerror(st);
+    if (ch->fail)
+        ch->fail(ch, message);
+    fprintf(stderr, "%s: %s\n", ch->name, message);
     exit(1);
 }
 

@@ -17,12 +17,16 @@ enum {
     CH_SMOKE = 8    /* accepts --smoke: a few steps only (the sanitizer stage's small run) */
 };
 
+struct chapter;
 typedef struct chapter {
     const char *name;
     uint64_t seed;
     const char *figures;
     const char *text;
     int smoke;      /* --smoke given */
+    /* NULL, or called with the message instead of exiting 1 (a data-parallel rank ends
+     * the whole MPI job: chapter 35) */
+    void (*fail)(const struct chapter *ch, const char *message);
 } chapter;
 
 /* Parses the command line; prints help and exits 0 for --help, prints one line

@@ -61,45 +61,66 @@ mygpt_config verdict_config(const verdict *v)
                           .max_seq_len = VERDICT_CONTEXT};
 }
 
-/* with torch.no_grad(): the mean of the loss over every validation batch */
-static double val_loss(const chapter *ch, verdict *v, mygpt_gpt *g, mygpt_rng *rng)
+/* with torch.no_grad(): the mean of the loss over every validation batch (a team's
+ * ranks take every size-th batch and add their sums) */
+static double val_loss(const chapter *ch, verdict *v, mygpt_gpt *g, mygpt_rng *rng, const dp_team *team)
 {
     mygpt_error err = {0};
     chapter_check(ch, mygpt_dataloader_epoch(&v->val, rng, 0, &err), &err); // iter(val_loader)
     double sum = 0;
-    for (size_t b = 0; b < v->val.num_batches; b++) {
+    for (size_t b = (size_t)team->rank; b < v->val.num_batches; b += (size_t)team->size) {
         float loss;
         chapter_check(ch, mygpt_dataloader_batch(&v->val, b, v->x, v->y, &err), &err);
         chapter_check(ch, mygpt_gpt_loss(g, v->x, v->y, (int)mygpt_dataloader_batch_rows(&v->val, b),
                                          VERDICT_CONTEXT, &loss, &err), &err);
         sum += loss; // loss.item(): Python adds doubles
     }
-    return sum / (double)v->val.num_batches;
+    return dp_sum(team, sum) / (double)v->val.num_batches;
 }
 
-void verdict_train(const chapter *ch, verdict *v, mygpt_gpt *g, mygpt_rng *rng, mygpt_optimizer *opt,
-                   long steps, long every, verdict_eval_fn on_eval, void *ctx)
+void verdict_train_team(const chapter *ch, verdict *v, mygpt_gpt *g, mygpt_rng *rng,
+                        mygpt_optimizer *opt, long steps, long every, const dp_team *team,
+                        verdict_eval_fn on_eval, void *ctx)
 {
     mygpt_error err = {0};
     long step = 0;
     int epoch = 0;
     long long tokens = 0;
+    int first, rows; // this rank's rows of every batch
+    dp_share(team, VERDICT_BATCH, &first, &rows);
+    const size_t at = (size_t)first * VERDICT_CONTEXT;
     while (step < steps) {
         epoch++;
         chapter_check(ch, mygpt_dataloader_epoch(&v->train, rng, 1, &err), &err); // for x, y in train_loader
         for (size_t b = 0; b < v->train.num_batches && step < steps; b++, step++) {
             float loss;
             chapter_check(ch, mygpt_dataloader_batch(&v->train, b, v->x, v->y, &err), &err);
-            chapter_check(ch, mygpt_gpt_forward_train(g, v->x, v->y, VERDICT_BATCH, VERDICT_CONTEXT, &loss, &err), &err);
+            chapter_check(ch, mygpt_gpt_forward_train(g, v->x + at, v->y + at, rows, VERDICT_CONTEXT, &loss, &err),
+                          &err);
             chapter_check(ch, mygpt_gpt_zero_grad(g, &err), &err);
             chapter_check(ch, mygpt_gpt_backward(g, &err), &err);
+            double shown = loss;
+            if (team->size > 1) { // the mean gradient of the global batch, on every rank
+                if (dp_average_gradients(team, g->grads_memory, g->num_parameters, rows, VERDICT_BATCH))
+                    dp_abort(team, ch->name, "averaging the gradients failed (MPI)");
+                shown = dp_sum(team, (double)loss * rows / VERDICT_BATCH);
+            }
             chapter_check(ch, mygpt_optimizer_step(opt, g->params_memory, g->grads_memory, g->num_parameters,
                                                    &err), &err);
+            if (team->size > 1 && !dp_same_everywhere(team, g->params_memory, g->num_parameters))
+                dp_abort(team, ch->name, "the ranks' parameters differ after a step");
             tokens += VERDICT_BATCH * VERDICT_CONTEXT;
             if (step % every == 0 || step == steps - 1)
-                on_eval(ctx, step, epoch, loss, val_loss(ch, v, g, rng), tokens);
+                on_eval(ctx, step, epoch, (float)shown, val_loss(ch, v, g, rng, team), tokens);
         }
     }
+}
+
+void verdict_train(const chapter *ch, verdict *v, mygpt_gpt *g, mygpt_rng *rng, mygpt_optimizer *opt,
+                   long steps, long every, verdict_eval_fn on_eval, void *ctx)
+{
+    const dp_team one = {0, 1, 0};
+    verdict_train_team(ch, v, g, rng, opt, steps, every, &one, on_eval, ctx);
 }
 
 mygpt_gpt *verdict_adamw_model(const chapter *ch, verdict *v, verdict_eval_fn on_eval, void *ctx)

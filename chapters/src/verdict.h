@@ -8,6 +8,7 @@
 #define MYGPT_VERDICT_H
 
 #include "chapter.h"
+#include "data_parallel.h"
 
 /* The chapters' model and batch: GPT(50257, 64, 4, 2, 32) from torch.manual_seed(123),
  * batches of 8 windows of 32 tokens. */
@@ -39,6 +40,15 @@ typedef void (*verdict_eval_fn)(void *ctx, long step, int epoch, float train_los
  * at the last one. The model g and rng are the caller's (rng after building g). */
 void verdict_train(const chapter *ch, verdict *v, mygpt_gpt *g, mygpt_rng *rng, mygpt_optimizer *opt,
                    long steps, long every, verdict_eval_fn on_eval, void *ctx);
+
+/* The same loop run by a data-parallel team (chapter 35): rank r takes its rows of
+ * every global batch (dp_share), the gradients are averaged before each step, the
+ * parameters are compared across ranks after it (a difference ends the job), the
+ * validation batches are shared out; on_eval gets the global batch's loss on every rank.
+ * A team of one is verdict_train. */
+void verdict_train_team(const chapter *ch, verdict *v, mygpt_gpt *g, mygpt_rng *rng,
+                        mygpt_optimizer *opt, long steps, long every, const dp_team *team,
+                        verdict_eval_fn on_eval, void *ctx);
 
 /* Chapter 33's AdamW run (lr 1e-2, 60 steps; 3 with --smoke), the model chapter 34
  * speaks with. */

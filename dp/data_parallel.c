@@ -1,0 +1,130 @@
+/*
+ * data_parallel.c - the MPI side of data-parallel training (data_parallel.h). Compiled
+ * with MYGPT_HAVE_MPI when meson finds MPI; otherwise every hook is the one-process
+ * case and dp_start reports that MPI is not available.
+ */
+#include "data_parallel.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef MYGPT_HAVE_MPI
+#include <mpi.h>
+#endif
+
+int dp_available(void)
+{
+#ifdef MYGPT_HAVE_MPI
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+int dp_start(dp_team *t, int *argc, char ***argv)
+{
+    t->rank = 0, t->size = 1, t->active = 0;
+#ifdef MYGPT_HAVE_MPI
+    int started = 0;
+    MPI_Initialized(&started);
+    if (!started && MPI_Init(argc, argv) != MPI_SUCCESS)
+        return 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &t->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &t->size);
+    t->active = !started;
+    return 0;
+#else
+    (void)argc, (void)argv;
+    return 1;
+#endif
+}
+
+void dp_stop(dp_team *t)
+{
+#ifdef MYGPT_HAVE_MPI
+    if (t->active)
+        MPI_Finalize();
+#endif
+    t->active = 0;
+}
+
+void dp_share(const dp_team *t, int B, int *first, int *count)
+{
+    const long long r = t->rank, P = t->size;
+    *first = (int)(r * B / P);
+    *count = (int)((r + 1) * B / P) - *first;
+}
+
+int dp_average_gradients(const dp_team *t, float *grads, size_t n, int rows, int B)
+{
+    if (t->size == 1 && rows == B)
+        return 0; // the whole batch here: its mean is the mean
+    const float w = (float)rows / (float)B; // this rank's part of the global mean
+    for (size_t i = 0; i < n; i++)
+        grads[i] *= w;
+#ifdef MYGPT_HAVE_MPI
+    // in pieces: MPI counts are ints
+    const size_t piece = (size_t)1 << 28;
+    for (size_t at = 0; at < n; at += piece) {
+        const int c = (int)(n - at < piece ? n - at : piece);
+        void *send = t->rank == 0 ? MPI_IN_PLACE : grads + at;
+        if (MPI_Reduce(send, grads + at, c, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD) != MPI_SUCCESS ||
+            MPI_Bcast(grads + at, c, MPI_FLOAT, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+            return 1;
+    }
+#endif
+    return 0;
+}
+
+double dp_sum(const dp_team *t, double v)
+{
+#ifdef MYGPT_HAVE_MPI
+    if (t->size > 1) {
+        // gathered on rank 0 and added in rank order, then broadcast: the same everywhere
+        double *all = t->rank == 0 ? malloc((size_t)t->size * sizeof *all) : NULL;
+        double s = 0;
+        MPI_Gather(&v, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        if (t->rank == 0)
+            for (int r = 0; r < t->size; r++)
+                s += all[r];
+        free(all);
+        MPI_Bcast(&s, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        return s;
+    }
+#endif
+    (void)t;
+    return v;
+}
+
+int dp_same_everywhere(const dp_team *t, const float *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull; // FNV-1a over the bits
+    for (size_t i = 0; i < n; i++) {
+        uint32_t b;
+        memcpy(&b, p + i, sizeof b);
+        h = (h ^ b) * 1099511628211ull;
+    }
+#ifdef MYGPT_HAVE_MPI
+    if (t->size > 1) {
+        unsigned long long lo = h, hi = h;
+        MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+        return lo == hi;
+    }
+#endif
+    (void)t;
+    return 1;
+}
+
+void dp_abort(const dp_team *t, const char *program, const char *message)
+{
+    fprintf(stderr, "%s: rank %d: %s\n", program, t->rank, message);
+    fflush(stderr);
+#ifdef MYGPT_HAVE_MPI
+    if (t->size > 1 || t->active)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+#endif
+    exit(1);
+}

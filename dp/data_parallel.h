@@ -1,0 +1,56 @@
+/*
+ * data_parallel.h - data-parallel training over MPI, as llm.c takes it past one machine:
+ * every process (rank) holds the whole model, takes its share of each global batch,
+ * and the gradients are averaged before the optimizer step, so every rank takes the
+ * same step and the model stays one model.
+ *
+ * The library knows nothing of MPI: the training loop (the mygpt tool's train command,
+ * chapter 35) calls these hooks between backward and the optimizer step. Built only
+ * with MPI (meson option mpi, Debian's Open MPI); without it, dp_available() is 0 and
+ * the programs say so.
+ *
+ * Shares are contiguous: of a global batch of B rows, rank r of P takes rows
+ * [r * B / P, (r + 1) * B / P) (integer division), so every row is someone's and the
+ * global batch, the data order and the losses do not depend on P (up to the grouping
+ * of the sums).
+ */
+#ifndef MYGPT_DATA_PARALLEL_H
+#define MYGPT_DATA_PARALLEL_H
+
+#include <stddef.h>
+
+typedef struct dp_team {
+    int rank, size; /* this process, and how many; 0 and 1 without MPI */
+    int active;     /* MPI was started here (dp_start) */
+} dp_team;
+
+/* 1 when this build has MPI. */
+int dp_available(void);
+
+/* Starts MPI (MPI_Init) and fills team. Without MPI: returns 1 (not available). */
+int dp_start(dp_team *team, int *argc, char ***argv);
+
+/* Ends MPI (MPI_Finalize) if dp_start started it. */
+void dp_stop(dp_team *team);
+
+/* This rank's rows of a global batch of B rows: [*first, *first + *count). */
+void dp_share(const dp_team *team, int B, int *first, int *count);
+
+/* The global batch's mean gradient from every rank's: grads (n floats, this rank's
+ * mean over its `rows` rows of `B`) becomes sum over ranks of (rows_r / B) * grads_r,
+ * the same bits on every rank (reduced on rank 0, then broadcast: an all-reduce may
+ * group the sum differently on different ranks). Returns 0, or 1 on an MPI error. */
+int dp_average_gradients(const dp_team *team, float *grads, size_t n, int rows, int B);
+
+/* The sum of v over the ranks (rank order), the same on every rank. */
+double dp_sum(const dp_team *team, double v);
+
+/* 1 when the n floats at p have the same bits on every rank (a checksum of their bits,
+ * compared through MPI). */
+int dp_same_everywhere(const dp_team *team, const float *p, size_t n);
+
+/* Prints "PROGRAM: rank R: MESSAGE" on stderr and ends every rank of the job
+ * (MPI_Abort): one rank's failure must not leave the others waiting in a collective. */
+void dp_abort(const dp_team *team, const char *program, const char *message);
+
+#endif

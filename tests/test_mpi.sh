@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# test_mpi.sh MYGPT MPI_CHECK - data-parallel training over MPI (issue 14), under
+# mpirun (with --allow-run-as-root as root, --oversubscribe on small machines):
+#   1. the hooks (mpi_check) with 1, 2 and 3 processes;
+#   2. 30 AdamW steps on the-verdict by 1 and by 2 processes, the same global batch:
+#      every step's training loss and the validation losses within 1e-6 relative,
+#      the parameters compared across ranks after every step (--check-replicas);
+#   3. a rank that cannot read its data ends the whole job with its error (no hang);
+#   4. more processes than batch rows is refused with a clear message.
+# Skipped (77) when mpirun is absent; under CI=true that is a failure.
+set -uo pipefail
+mygpt=$1 check=$2
+if ! command -v mpirun >/dev/null 2>&1; then
+    echo "test_mpi: mpirun is absent (Debian: openmpi-bin)"
+    [ "${CI:-}" = true ] && exit 1
+    exit 77
+fi
+data=${MYGPT_DATA:?MYGPT_DATA must name the data folder}
+if [ ! -f "$data/the-verdict.txt" ] || [ ! -f "$data/encoder.json" ]; then
+    echo "test_mpi: $data lacks the-verdict.txt or encoder.json"
+    [ "${CI:-}" = true ] && exit 1
+    exit 77
+fi
+mpi=(mpirun --oversubscribe)
+[ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+export OMP_NUM_THREADS=1
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+say() { echo "$1"; }
+
+for P in 1 2 3; do
+    if timeout 120 "${mpi[@]}" -np $P "$check" >"$tmp/check" 2>&1; then
+        say "ok: the hooks with $P processes ($(grep -c '^ok' "$tmp/check") checks)"
+    else
+        say "FAIL: the hooks with $P processes"; sed 's/^/  /' "$tmp/check"; fail=1
+    fi
+done
+
+train_args() { # TEXT BATCH: sets the array args
+    args=(train --seed 123 --vocab 50257 --embed 64 --heads 4 --layers 2 --max-seq 32
+          --text "$1" --context 32 --batch "$2" --steps 30 --optimizer adamw
+          --lr 1e-2 --eval-every 1 --data-parallel --check-replicas)
+}
+train_args "$data/the-verdict.txt" 8
+for P in 1 2; do
+    if ! timeout 300 "${mpi[@]}" -np $P "$mygpt" "${args[@]}" >"$tmp/p$P" 2>"$tmp/e$P"; then
+        say "FAIL: training with $P processes"; sed 's/^/  /' "$tmp/e$P"; fail=1
+    fi
+done
+if [ -s "$tmp/p1" ] && [ -s "$tmp/p2" ]; then
+    if awk 'NR == FNR { t[$2] = $4; v[$2] = $6; n++; next }
+            { if (!($2 in t)) bad++
+              else for (k = 0; k < 2; k++) {
+                  a = k ? v[$2] : t[$2]; b = k ? $6 : $4
+                  d = (a - b) / a; if (d < 0) d = -d
+                  if (d > 1e-6) { print "step " $2 ": " a " vs " b; bad++ } }
+              m++ }
+            END { exit (n == 30 && m == 30 && !bad) ? 0 : 1 }' "$tmp/p1" "$tmp/p2"; then
+        say "ok: 30 steps by 2 processes within 1e-6 of 1 process, replicas identical after every step"
+    else
+        say "FAIL: the 2-process losses differ from the 1-process ones"; paste "$tmp/p1" "$tmp/p2" | sed 's/^/  /'; fail=1
+    fi
+fi
+
+# rank 1 alone is given a file it cannot read (mpirun's MPMD form): the job must end
+status=0
+good=("${args[@]}")
+train_args "$tmp/absent.txt" 8
+timeout 120 "${mpi[@]}" -np 1 "$mygpt" "${good[@]}" : -np 1 "$mygpt" "${args[@]}" \
+    >"$tmp/out" 2>"$tmp/err" || status=$?
+if [ $status -ne 0 ] && [ $status -ne 124 ] && grep -q "rank 1: .*absent.txt" "$tmp/err"; then
+    say "ok: a rank that cannot read its data ends the job (exit $status) with its error"
+else
+    say "FAIL: a rank without its data: exit $status (124: it hung)"; sed 's/^/  /' "$tmp/err"; fail=1
+fi
+
+status=0
+train_args "$data/the-verdict.txt" 1
+timeout 120 "${mpi[@]}" -np 2 "$mygpt" "${args[@]}" >"$tmp/out" 2>"$tmp/err" || status=$?
+if [ $status -eq 2 ] && grep -q "2 processes for a batch of 1 rows" "$tmp/err"; then
+    say "ok: more processes than batch rows is refused"
+else
+    say "FAIL: 2 processes for 1 row: exit $status"; sed 's/^/  /' "$tmp/err"; fail=1
+fi
+exit $fail
