@@ -301,6 +301,18 @@ static mygpt_status linear(int naive, float *out, const float *inp, const float 
 
 mygpt_status mygpt_gpt_forward(mygpt_gpt *g, const int64_t *ids, int B, int T, mygpt_error *err)
 {
+    return mygpt_gpt_forward_attention(g, ids, B, T, NULL, 0, err);
+}
+
+size_t mygpt_gpt_attention_len(const mygpt_gpt *g, int B, int T)
+{
+    const size_t L = (size_t)g->config.num_layers, NH = (size_t)g->config.num_heads;
+    return B < 1 || T < 1 ? 0 : L * (size_t)B * NH * (size_t)T * (size_t)T;
+}
+
+mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *g, const int64_t *ids, int B, int T, float *att,
+                                         size_t att_len, mygpt_error *err)
+{
     const mygpt_config *cfg = &g->config;
     if (B < 1 || T < 1)
         return mygpt_fail(err, MYGPT_EINVAL, "batch and sequence sizes must be at least 1, got B=%d T=%d",
@@ -316,6 +328,9 @@ mygpt_status mygpt_gpt_forward(mygpt_gpt *g, const int64_t *ids, int B, int T, m
                                   "token id %lld at (%d, %d) is outside [0, %d)", (long long)id, b,
                                   t, cfg->vocab_size);
         }
+    if (att && att_len < mygpt_gpt_attention_len(g, B, T))
+        return mygpt_fail(err, MYGPT_EINVAL, "the attention buffer holds %zu floats, not the %zu of (L, B, heads, T, T)",
+                          att_len, mygpt_gpt_attention_len(g, B, T));
     mygpt_status st = ensure_acts(g, B, T, err);
     if (st != MYGPT_OK)
         return st;
@@ -342,8 +357,15 @@ mygpt_status mygpt_gpt_forward(mygpt_gpt *g, const int64_t *ids, int B, int T, m
         LINEAR(a->q, a->ln, w->wq + lcc, NULL, N, C, C, 0);
         LINEAR(a->k, a->ln, w->wk + lcc, NULL, N, C, C, 0);
         LINEAR(a->v, a->ln, w->wv + lcc, NULL, N, C, C, 0);
-        (g->use_naive_kernels ? mygpt_attention_forward : mygpt_attention_forward_fast)(
-            a->atty, a->q, a->k, a->v, a->scratch, a->scratch_len, B, T, C, NH, NULL); // sizes checked above
+        float *att_l = att ? att + (size_t)l * B * NH * T * T : NULL; // (B, NH, T, T) when asked for
+        if (!att_l)
+            (g->use_naive_kernels ? mygpt_attention_forward : mygpt_attention_forward_fast)(
+                a->atty, a->q, a->k, a->v, a->scratch, a->scratch_len, B, T, C, NH, NULL); // sizes checked above
+        else if (g->use_naive_kernels)
+            mygpt_attention_forward_train(a->atty, att_l, a->q, a->k, a->v, B, T, C, NH, NULL);
+        else
+            mygpt_attention_forward_probs(a->atty, att_l, a->q, a->k, a->v, a->scratch, a->scratch_len, B, T,
+                                          C, NH, NULL);
         LINEAR(a->proj, a->atty, w->wo + lcc, NULL, N, C, C, 0);
         mygpt_residual_forward(a->x, a->proj, N * Cs);
         // x = x + fc2(GELU(fc1(LN2(x))))

@@ -256,6 +256,14 @@ static void png_base64(mygpt_strbuf *sb, const unsigned char *rgb, int width, in
 }
 
 /* The heatmap as one rectangle per cell. */
+/* The colour of v in [vmin, vmax]: RdBu across, or its blue half (white to dark blue)
+ * for a sequential map */
+static void colour(const mygpt_svg_panel *p, double v, double vmin, double vmax, int rgb[3])
+{
+    const double t = (v - vmin) / (vmax - vmin);
+    mygpt_rdbu(p->sequential ? 0.5 + 0.5 * t : t, rgb);
+}
+
 static void heatmap_cells(mygpt_svg *fig, const mygpt_svg_panel *p, const float *data, int rows,
                           int cols, double vmin, double vmax)
 {
@@ -263,7 +271,7 @@ static void heatmap_cells(mygpt_svg *fig, const mygpt_svg_panel *p, const float 
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < cols; c++) {
             int rgb[3];
-            mygpt_rdbu((data[(size_t)r * cols + c] - vmin) / (vmax - vmin), rgb);
+            colour(p, data[(size_t)r * cols + c], vmin, vmax, rgb);
             // cells overlap by a hair so no seams show between them
             mygpt_sb_printf(&fig->sb, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"rgb(%d,%d,%d)\"/>\n",
                             p->x + c * cw, p->y + r * ch, cw + 0.3, ch + 0.3, rgb[0], rgb[1], rgb[2]);
@@ -282,7 +290,7 @@ static void heatmap_image(mygpt_svg *fig, const mygpt_svg_panel *p, const float 
     }
     for (size_t i = 0; i < npix; i++) {
         int c[3];
-        mygpt_rdbu((data[i] - vmin) / (vmax - vmin), c);
+        colour(p, data[i], vmin, vmax, c);
         for (int k = 0; k < 3; k++)
             rgb[3 * i + k] = (unsigned char)c[k];
     }
@@ -310,16 +318,21 @@ void mygpt_svg_heatmap(mygpt_svg *fig, const mygpt_svg_panel *p, const float *da
         heatmap_image(fig, p, data, rows, cols, vmin, vmax);
     mygpt_sb_printf(sb, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"black\"/>\n",
                     p->x, p->y, p->w, p->h);
-    const double xs = tick_step(cols), ys = tick_step(rows);
+    const double xs = p->xticks ? 1 : tick_step(cols), ys = p->yticks ? 1 : tick_step(rows);
+    const double fs = p->xticks || p->yticks ? (ch < 12 ? ch : 12) : 12; // labels fit their cells
     for (double t = 0; t < cols; t += xs) { // imshow puts tick t at the centre of cell t
         char lab[32];
         snprintf(lab, sizeof lab, "%g", t);
-        text(fig, p->x + (t + 0.5) * cw, p->y + p->h + 18, 12, "middle", 0, lab);
+        if (p->xticks) // upwards, ending under the column
+            text(fig, p->x + (t + 0.5) * cw + fs / 3, p->y + p->h + 6, fs, "end", -90, p->xticks[(int)t]);
+        else
+            text(fig, p->x + (t + 0.5) * cw, p->y + p->h + 18, 12, "middle", 0, lab);
     }
     for (double t = 0; t < rows; t += ys) {
         char lab[32];
         snprintf(lab, sizeof lab, "%g", t);
-        text(fig, p->x - 6, p->y + (t + 0.5) * ch + 4, 12, "end", 0, lab);
+        text(fig, p->x - 6, p->y + (t + 0.5) * ch + fs / 3, p->yticks ? fs : 12, "end", 0,
+             p->yticks ? p->yticks[(int)t] : lab);
     }
     labels(fig, p);
     if (!colorbar)
@@ -327,7 +340,7 @@ void mygpt_svg_heatmap(mygpt_svg *fig, const mygpt_svg_panel *p, const float *da
     const double bx = p->x + p->w + 20, bw = 16, steps = 100;
     for (int i = 0; i < steps; i++) {
         int rgb[3];
-        mygpt_rdbu(1.0 - (i + 0.5) / steps, rgb);
+        colour(p, vmax - (i + 0.5) / steps * (vmax - vmin), vmin, vmax, rgb);
         mygpt_sb_printf(sb, "<rect x=\"%.1f\" y=\"%.2f\" width=\"%.1f\" height=\"%.2f\" fill=\"rgb(%d,%d,%d)\"/>\n",
                         bx, p->y + i * p->h / steps, bw, p->h / steps + 0.3, rgb[0], rgb[1], rgb[2]);
     }

@@ -42,7 +42,7 @@ int main(int argc, char **argv)
     mygpt_svg fig;
     mygpt_svg_begin(&fig, 900, 560);
     const mygpt_svg_panel panel = {80, 50, 700, 450, "Sinusoidal positional encoding (256 x 384)",
-                                   "Position", "Embedding dimension", 0};
+                                   "Position", "Embedding dimension", .legend_outside = 0};
     mygpt_svg_heatmap(&fig, &panel, t, EMBD, BLOCK, -1.0, 1.0, 1);
     chapter_save_figure(&ch, &fig, "sinusoidal_encoding.svg");
     free(t);

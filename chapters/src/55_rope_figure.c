@@ -32,7 +32,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < 4; k++)
         series[k] = (mygpt_svg_series){.y = cos_c + 4 * k, .n = NPOS, .stride = HALF, .label = labels[k]};
     const mygpt_svg_panel left = {90, 50, 520, 380, "RoPE: Rotation patterns by dimension pair",
-                                  "Position", "Cos value", 0};
+                                  "Position", "Cos value", .legend_outside = 0};
     mygpt_svg_line_plot(&fig, &left, series, 4, -1.0, 1.0);
     // right: imshow(cos_np.T): dimension pairs down, positions across
     float *t = chapter_alloc(&ch, (size_t)HALF * NPOS, sizeof(float));
@@ -40,7 +40,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < HALF; i++)
             t[(size_t)i * NPOS + p] = cos_c[(size_t)p * HALF + i];
     const mygpt_svg_panel right = {760, 50, 520, 380, "RoPE: Cos values (heatmap)", "Position",
-                                   "Dimension pair", 0};
+                                   "Dimension pair", .legend_outside = 0};
     mygpt_svg_heatmap(&fig, &right, t, HALF, NPOS, -1.0, 1.0, 1);
     // what the notebook shows for the figure object: its size and its axes (the two
     // panels and the colour bar), read off the figure just drawn

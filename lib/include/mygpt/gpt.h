@@ -129,6 +129,18 @@ mygpt_status mygpt_gpt_create(mygpt_gpt **out, const mygpt_config *cfg, uint64_t
  * call). Errors: bad ids, T > max_seq_len, sizes that overflow, out of memory. */
 mygpt_status mygpt_gpt_forward(mygpt_gpt *gpt, const int64_t *ids, int B, int T, mygpt_error *err);
 
+/* mygpt_gpt_forward that also hands out where every head looks: att (caller-owned,
+ * att_len floats, at least mygpt_gpt_attention_len(gpt, B, T)) receives each layer's
+ * attention probabilities, att[(((l * B + b) * NH + h) * T + t) * T + s] = the softmax
+ * weight of key s for query t (0 for s > t): the floats that weighted the values, so
+ * the logits are the same bits as mygpt_gpt_forward's. With att NULL it is
+ * mygpt_gpt_forward (nothing extra is computed or kept). MYGPT_EINVAL when att_len is
+ * too small; otherwise the errors of mygpt_gpt_forward. */
+mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *gpt, const int64_t *ids, int B, int T, float *att,
+                                         size_t att_len, mygpt_error *err);
+/* Floats of the attention probabilities of a (B, T) forward: L * B * heads * T * T. */
+size_t mygpt_gpt_attention_len(const mygpt_gpt *gpt, int B, int T);
+
 /* Appends document 000's parameter table (its `main`'s six f-string lines, each
  * ending in a newline) for a model with these counts and num_layers N:
  *   Token embedding       (V*C):          16

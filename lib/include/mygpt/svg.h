@@ -33,6 +33,11 @@ typedef struct mygpt_svg_panel {
     double x, y, w, h;      /* the plotting area, in pixels from the top left */
     const char *title, *xlabel, *ylabel;
     int legend_outside;     /* 1: the legend goes right of the plotting area, clear of the data */
+    /* heatmaps: a label for every column / row instead of numbered ticks (tokens, say;
+     * the column labels are written upwards), and a sequential colour map (white at
+     * vmin to dark blue at vmax: probabilities) instead of the diverging RdBu */
+    const char *const *xticks, *const *yticks;
+    int sequential;
 } mygpt_svg_panel;
 
 /* Initialise with designated initialisers: fields left out are 0 / NULL. */
@@ -55,7 +60,8 @@ void mygpt_svg_line_plot(mygpt_svg *fig, const mygpt_svg_panel *p, const mygpt_s
                          int nseries, double ymin, double ymax);
 
 /* Heatmap of data (rows, cols), row 0 at the top, coloured with the RdBu map
- * from vmin (red) to vmax (blue), and a colour bar at the right if colorbar. */
+ * from vmin (red) to vmax (blue) (or white to blue: p->sequential), and a colour bar
+ * at the right if colorbar. */
 void mygpt_svg_heatmap(mygpt_svg *fig, const mygpt_svg_panel *p, const float *data, int rows,
                        int cols, double vmin, double vmax, int colorbar);
 
