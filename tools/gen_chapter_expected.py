@@ -296,6 +296,53 @@ def ch35(seed):
     print("time per step: 1 process 0.0 ms, 2 processes 0.0 ms")
 
 
+def token_repr(text):
+    """A token's text as chapter 36 quotes it: '...' with \\n, \\\\ and \\' escaped."""
+    return "'" + text.replace("\\", "\\\\").replace("\n", "\\n").replace("'", "\\'") + "'"
+
+
+def attention_probabilities(model, ids):
+    """Every head's softmax output for ids (1, T): (L, NH, T, T), taken with forward
+    hooks on each block's attention dropout (the identity in eval mode)."""
+    probs = []
+    hooks = [b.attn.drop.register_forward_hook(lambda m, i, o: probs.append(o[0].detach().clone()))
+             for b in model.blocks]
+    model.eval()
+    with torch.no_grad():
+        model(ids)
+    for h in hooks:
+        h.remove()
+    return torch.stack(probs)
+
+
+@chapter("36_attention_maps", None, tol={i: DIGIT for i in range(5, 55)})
+def ch36(seed):
+    import reference_train as rt
+    model = rt.train(verdict_args(), on_eval=lambda *args: None)
+    text = open(verdict_args().text, encoding="utf-8").read()
+    val = text[int(0.9 * len(text)):]
+    start = val.find("\n\n")
+    start = start + 2 if start >= 0 else 0
+    dot = val.find(".", start)
+    sentence = val[start:dot + 1] if dot >= 0 else val[start:]
+    ids = rt.encode(sentence)[:32]
+    T = len(ids)
+    p = attention_probabilities(model, torch.tensor([ids]))
+    L, NH = p.shape[0], p.shape[1]
+    words = [token_repr(rt.decode([i])) for i in ids]
+    print("Chapter 33's model reads the first sentence of the-verdict's validation part\n"
+          f"(the first after a blank line), {T} GPT-2 tokens:")
+    print(" ".join(words))
+    print(f"one forward pass with the attention probabilities of its {L} layers x {NH} heads kept")
+    for l, h in ((0, 0), (L - 1, NH - 1)):
+        print(f"\nLayer {l}, head {h}: the 3 tokens each position attends to most")
+        for t in range(T):
+            row = p[l, h, t].tolist()
+            order = sorted(range(t + 1), key=lambda s: (-row[s], s))[:3]
+            print("%4d %-14s" % (t, words[t]) + ",".join(" %s %.3f" % (words[s], row[s]) for s in order))
+    print("\nfigure: every head's attention, layers down and heads across (36_attention_maps.svg)")
+
+
 @chapter("34_generation", None)
 def ch34(seed):
     import reference_train as rt

@@ -12,11 +12,6 @@
 
 #include "verdict.h"
 
-static void quiet(void *ctx, long step, int epoch, float train_loss, double val_loss, long long tokens)
-{
-    (void)ctx, (void)step, (void)epoch, (void)train_loss, (void)val_loss, (void)tokens;
-}
-
 /* token_ids_to_text(ids).replace("\n", " "), as generate_and_print_sample prints it */
 static void print_text(const chapter *ch, const mygpt_tokenizer *tok, const int64_t *ids, int n)
 {
@@ -79,20 +74,7 @@ int main(int argc, char **argv)
                  0, CH_FIGURES | CH_SMOKE);
     verdict v;
     verdict_load(&ch, &v);
-    mygpt_error err = {0};
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s", ch.figures, ch.smoke ? "verdict_gpt_smoke.safetensors"
-                                                               : "verdict_gpt.safetensors");
-    mygpt_gpt *g = NULL;
-    const mygpt_config cfg = verdict_config(&v);
-    if (mygpt_checkpoint_load(&g, path, &err) == MYGPT_OK && memcmp(&g->config, &cfg, sizeof cfg) == 0) {
-        fprintf(stderr, "34_generation: the model of %s\n", path);
-    } else {
-        fprintf(stderr, "34_generation: no usable %s (%s): training it again as chapter 33 does\n", path,
-                g ? "another configuration" : err.message);
-        mygpt_gpt_free(g);
-        g = verdict_adamw_model(&ch, &v, quiet, NULL);
-    }
+    mygpt_gpt *g = verdict_model(&ch, &v);
     printf("Chapter 33's model (AdamW, 60 steps) continues \"Every effort moves you\", 20 new tokens.\n");
     printf("\nGreedy (argmax):\n");
     mygpt_rng rng = {0};

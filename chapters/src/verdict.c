@@ -33,6 +33,9 @@ void verdict_load(const chapter *ch, verdict *v)
     const size_t split = mygpt_utf8_offset(text, n, (size_t)(0.9 * (double)mygpt_utf8_length(text, n)));
     chapter_check(ch, mygpt_encode(v->tok, text, split, &v->train_ids, &v->ntrain, &err), &err);
     chapter_check(ch, mygpt_encode(v->tok, text + split, n - split, &v->val_ids, &v->nval, &err), &err);
+    v->val_len = n - split;
+    v->val_text = chapter_alloc(ch, v->val_len + 1, 1);
+    memcpy(v->val_text, text + split, v->val_len);
     free(text);
     chapter_check(ch, mygpt_dataloader_init(&v->train, v->train_ids, v->ntrain, VERDICT_BATCH,
                                             VERDICT_CONTEXT, VERDICT_CONTEXT, &err), &err);
@@ -52,6 +55,7 @@ void verdict_free(verdict *v)
     free(v->val_ids);
     free(v->x);
     free(v->y);
+    free(v->val_text);
 }
 
 mygpt_config verdict_config(const verdict *v)
@@ -136,4 +140,37 @@ mygpt_gpt *verdict_adamw_model(const chapter *ch, verdict *v, verdict_eval_fn on
     verdict_train(ch, v, g, &rng, &opt, ch->smoke ? 3 : 60, ch->smoke ? 1 : 10, on_eval, ctx);
     mygpt_optimizer_free(&opt);
     return g;
+}
+
+static void quiet(void *ctx, long step, int epoch, float train_loss, double val_loss, long long tokens)
+{
+    (void)ctx, (void)step, (void)epoch, (void)train_loss, (void)val_loss, (void)tokens;
+}
+
+mygpt_gpt *verdict_model(const chapter *ch, verdict *v)
+{
+    mygpt_error err = {0};
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", ch->figures ? ch->figures : ".",
+             ch->smoke ? "verdict_gpt_smoke.safetensors" : "verdict_gpt.safetensors");
+    mygpt_gpt *g = NULL;
+    const mygpt_config cfg = verdict_config(v);
+    if (mygpt_checkpoint_load(&g, path, &err) == MYGPT_OK && memcmp(&g->config, &cfg, sizeof cfg) == 0) {
+        fprintf(stderr, "%s: the model of %s\n", ch->name, path);
+        return g;
+    }
+    fprintf(stderr, "%s: no usable %s (%s): training it again as chapter 33 does\n", ch->name, path,
+            g ? "another configuration" : err.message);
+    mygpt_gpt_free(g);
+    return verdict_adamw_model(ch, v, quiet, NULL);
+}
+
+const char *verdict_val_sentence(const verdict *v, size_t *len)
+{
+    const char *t = v->val_text, *end = t + v->val_len;
+    const char *para = strstr(t, "\n\n");
+    const char *start = para ? para + 2 : t;
+    const char *dot = memchr(start, '.', (size_t)(end - start));
+    *len = dot ? (size_t)(dot + 1 - start) : (size_t)(end - start);
+    return start;
 }

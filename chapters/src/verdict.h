@@ -21,6 +21,8 @@ typedef struct verdict {
     size_t ntrain, nval;
     mygpt_dataloader train, val; /* train: shuffle, drop_last; val: in order, all batches */
     int64_t *x, *y;              /* one batch (B, T) */
+    char *val_text;              /* the validation part's characters */
+    size_t val_len;
 } verdict;
 
 /* Loads the vocabulary and the text from the data folder; when they are absent says so
@@ -53,5 +55,15 @@ void verdict_train_team(const chapter *ch, verdict *v, mygpt_gpt *g, mygpt_rng *
 /* Chapter 33's AdamW run (lr 1e-2, 60 steps; 3 with --smoke), the model chapter 34
  * speaks with. */
 mygpt_gpt *verdict_adamw_model(const chapter *ch, verdict *v, verdict_eval_fn on_eval, void *ctx);
+
+/* Chapter 33's AdamW model: FIGURES/verdict_gpt.safetensors (the smoke run's with
+ * --smoke) when chapter 33 left it there for this configuration, else trained again the
+ * same way (saying which on stderr). */
+mygpt_gpt *verdict_model(const chapter *ch, verdict *v);
+
+/* The first sentence of the validation part's first whole paragraph (after its first
+ * blank line, up to and including the next '.'), as bytes: *len of them at the returned
+ * pointer, which lives as long as v. */
+const char *verdict_val_sentence(const verdict *v, size_t *len);
 
 #endif
