@@ -17,9 +17,6 @@
 #include "mygpt/train.h"
 #include "output.h"
 
-#define MODEL_FLAGS {"seed", 1, 0}, {"vocab", 1, 0}, {"embed", 1, 0}, {"heads", 1, 0}, \
-                    {"layers", 1, 0}, {"max-seq", 1, 0}
-
 static double now_s(void)
 {
     struct timespec ts;
@@ -183,7 +180,7 @@ static int int_arg(const char *cmd, const parsed_args *a, const char *name, int6
 }
 
 /* The token ids of text (GPT-2's tokenizer from the data folder). */
-static int encode_text(const char *cmd, const mygpt_tokenizer *tok, const char *text, size_t len,
+int encode_text(const char *cmd, const mygpt_tokenizer *tok, const char *text, size_t len,
                        int64_t **ids, size_t *n)
 {
     mygpt_error err = {0};
@@ -191,7 +188,7 @@ static int encode_text(const char *cmd, const mygpt_tokenizer *tok, const char *
     return st == MYGPT_OK ? 0 : fail(cmd, st, &err);
 }
 
-static int load_tokenizer(const char *cmd, mygpt_tokenizer **tok)
+int load_tokenizer(const char *cmd, mygpt_tokenizer **tok)
 {
     char dir[4096];
     mygpt_error err = {0};

@@ -16,5 +16,6 @@ int cmd_loss(int argc, char **argv);
 int cmd_grad(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
+int cmd_attention(int argc, char **argv);
 
 #endif

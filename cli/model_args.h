@@ -6,11 +6,16 @@
 #ifndef MYGPT_CLI_MODEL_ARGS_H
 #define MYGPT_CLI_MODEL_ARGS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "args.h"
 #include "mygpt/gpt.h"
 #include "output.h"
+
+/* The model's flags, for an arg_spec table */
+#define MODEL_FLAGS {"seed", 1, 0}, {"vocab", 1, 0}, {"embed", 1, 0}, {"heads", 1, 0}, \
+                    {"layers", 1, 0}, {"max-seq", 1, 0}
 
 /* --vocab --embed --heads --layers [--max-seq] (default 64), validated. */
 int read_config(const char *cmd, const parsed_args *a, mygpt_config *cfg);
@@ -27,5 +32,13 @@ int create_model(const char *cmd, const mygpt_config *cfg, uint64_t seed, mygpt_
 /* Every tensor of w (parameters or gradients) in named_parameters() order. */
 int print_named_tensors(const char *cmd, const out_options *o, const mygpt_config *cfg,
                         const mygpt_params *w, const mygpt_torch_opts *opts);
+
+/* GPT-2's tokenizer from the data folder, or the exit code after saying why not. */
+struct mygpt_tokenizer;
+int load_tokenizer(const char *cmd, struct mygpt_tokenizer **tok);
+
+/* The token ids of text (malloc'd), or the exit code after saying why not. */
+int encode_text(const char *cmd, const struct mygpt_tokenizer *tok, const char *text, size_t len,
+                int64_t **ids, size_t *n);
 
 #endif

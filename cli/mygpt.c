@@ -30,6 +30,7 @@ static const command COMMANDS[] = {
     {"grad", cmd_grad, "every parameter's gradient after one backward"},
     {"train", cmd_train, "train the GPT on a text with SGD or AdamW"},
     {"generate", cmd_generate, "continue a prompt: greedy, temperature, top-k, top-p"},
+    {"attention", cmd_attention, "where each head looks: top-3 attended tokens, heatmaps"},
 };
 
 static void usage(FILE *f)

@@ -310,6 +310,23 @@ size_t mygpt_gpt_attention_len(const mygpt_gpt *g, int B, int T)
     return B < 1 || T < 1 ? 0 : L * (size_t)B * NH * (size_t)T * (size_t)T;
 }
 
+int mygpt_attention_top(const float *row, int t, int k, int *best)
+{
+    int nb = 0;
+    for (; nb < k && nb <= t; nb++) { // selection: k is a handful
+        int arg = -1;
+        for (int s = 0; s <= t; s++) {
+            int taken = 0;
+            for (int j = 0; j < nb; j++)
+                taken |= best[j] == s;
+            if (!taken && (arg < 0 || row[s] > row[arg]))
+                arg = s;
+        }
+        best[nb] = arg;
+    }
+    return nb;
+}
+
 mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *g, const int64_t *ids, int B, int T, float *att,
                                          size_t att_len, mygpt_error *err)
 {

@@ -355,6 +355,23 @@ void mygpt_svg_heatmap(mygpt_svg *fig, const mygpt_svg_panel *p, const float *da
     }
 }
 
+void mygpt_svg_attention_grid(mygpt_svg *fig, const float *att, int L, int NH, int T,
+                              const char *const *labels)
+{
+    const double cell = T > 40 ? 520.0 / T : 13, side = cell * T, left = 120, top = 60;
+    const double gap_x = 150, gap_y = 150;
+    mygpt_svg_begin(fig, left + NH * (side + gap_x), top + L * (side + gap_y));
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < NH; h++) {
+            char title[64];
+            snprintf(title, sizeof title, "layer %d, head %d", l, h);
+            const mygpt_svg_panel p = {.x = left + h * (side + gap_x), .y = top + l * (side + gap_y),
+                                       .w = side, .h = side, .title = title, .xticks = labels,
+                                       .yticks = labels, .sequential = 1};
+            mygpt_svg_heatmap(fig, &p, att + ((size_t)l * NH + h) * T * T, T, T, 0.0, 1.0, 1);
+        }
+}
+
 mygpt_status mygpt_svg_save(mygpt_svg *fig, const char *path, mygpt_error *err)
 {
     mygpt_sb_append(&fig->sb, "</svg>\n");

@@ -352,7 +352,8 @@ Test(cli_args, every_program_helps_with_exit_0_and_names_an_unknown_flag_with_ex
 {
     const char *subcommands[] = {"randn ", "rand ", "randint ", "randperm ", "init linear ",
                                  "init embedding ", "init gpt ", "forward ", "params ",
-                                 "encode ", "decode "};
+                                 "encode ", "decode ", "loss ", "grad ", "train ", "generate ",
+                                 "attention "};
     for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
         check_program(MYGPT_EXE, subcommands[i], subcommands[i]);
     check_program(BENCH_EXE, "", "mygpt-bench");

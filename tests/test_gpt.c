@@ -629,3 +629,91 @@ Test(gpt_kernels, the_cpu_decides_the_kernels_not_the_compiler)
     cr_expect_str_eq(mygpt_matmul_kernel_name(), want);
     cr_expect_str_eq(mygpt_attention_kernel_name(), want);
 }
+
+/* ---- where the heads look: mygpt_gpt_forward_attention -------------------------------- */
+
+/* Every head's probabilities against the reference model's softmax outputs
+ * (tests/golden/attention.txt, tools/gen_train_goldens.py) within 1e-6, with the fast
+ * and the plain kernels; the logits the same bits as mygpt_gpt_forward's. */
+Test(gpt_attention, probabilities_within_1e6_of_pytorch_and_logits_unchanged)
+{
+    FILE *f = golden_open("attention.txt");
+    cr_assert_not_null(f, "tests/golden/attention.txt is missing");
+    char *line = NULL;
+    size_t cap = 0;
+    long lineno = 0;
+    mygpt_config cfg = {0};
+    unsigned long long seed = 0;
+    int T = 0, cases = 0;
+    int64_t *ids = NULL;
+    double worst = 0;
+    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+        if (sscanf(line, "config %llu %d %d %d %d %d %d", &seed, &cfg.vocab_size, &cfg.embed_dim, &cfg.num_heads,
+                   &cfg.num_layers, &cfg.max_seq_len, &T) == 7) {
+            free(ids);
+            ids = malloc((size_t)T * sizeof *ids);
+        } else if (strncmp(line, "ids ", 4) == 0) {
+            cr_assert_eq(golden_parse_i64(line + 4, ids, (size_t)T), (size_t)T);
+        } else if (strncmp(line, "probs ", 6) == 0) {
+            mygpt_gpt *g;
+            cr_assert_eq(mygpt_gpt_create(&g, &cfg, seed, NULL), MYGPT_OK);
+            const size_t n = mygpt_gpt_attention_len(g, 1, T), nl = (size_t)T * cfg.vocab_size;
+            float *want = malloc(n * sizeof *want), *att = malloc(n * sizeof *att);
+            float *logits = malloc(nl * sizeof *logits);
+            cr_assert_eq(golden_parse_f32(line + 6, want, n), n, "line %ld", lineno);
+            cr_assert_eq(mygpt_gpt_forward(g, ids, 1, T, NULL), MYGPT_OK);
+            memcpy(logits, g->acts.logits, nl * sizeof *logits);
+            for (int naive = 0; naive < 2; naive++) {
+                g->use_naive_kernels = naive;
+                memset(att, 0xff, n * sizeof *att);
+                cr_assert_eq(mygpt_gpt_forward_attention(g, ids, 1, T, att, n, NULL), MYGPT_OK);
+                for (size_t i = 0; i < n; i++)
+                    worst = fmax(worst, fabs((double)att[i] - want[i]));
+                if (!naive)
+                    cr_expect(memcmp(logits, g->acts.logits, nl * sizeof *logits) == 0,
+                              "case %d: the logits changed when the probabilities were kept", cases);
+            }
+            free(want);
+            free(att);
+            free(logits);
+            mygpt_gpt_free(g);
+            cases++;
+        }
+    }
+    cr_expect_eq(cases, 3);
+    cr_expect(worst <= 1e-6, "worst difference from PyTorch %.3g", worst);
+    free(ids);
+    free(line);
+    fclose(f);
+}
+
+Test(gpt_attention, a_buffer_too_small_is_refused_and_top_positions_are_ordered)
+{
+    const mygpt_config cfg = {.vocab_size = 11, .embed_dim = 8, .num_heads = 2, .num_layers = 2, .max_seq_len = 8};
+    mygpt_gpt *g;
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 0, NULL), MYGPT_OK);
+    const int64_t ids[5] = {1, 2, 3, 4, 5};
+    cr_expect_eq(mygpt_gpt_attention_len(g, 1, 5), (size_t)2 * 2 * 5 * 5);
+    float att[100];
+    mygpt_error err = {0};
+    cr_expect_eq(mygpt_gpt_forward_attention(g, ids, 1, 5, att, 99, &err), MYGPT_EINVAL);
+    cr_expect(strstr(err.message, "attention buffer") != NULL, "%s", err.message);
+    cr_expect_eq(mygpt_gpt_forward_attention(g, ids, 1, 5, att, 100, &err), MYGPT_OK);
+    for (int r = 0; r < 20; r++) { // every row: a distribution over positions 0..t, 0 after
+        const int t = r % 5;
+        double sum = 0;
+        for (int s = 0; s < 5; s++) {
+            sum += att[r * 5 + s];
+            if (s > t)
+                cr_expect_eq(att[r * 5 + s], 0.0f);
+        }
+        cr_expect(fabs(sum - 1) < 1e-6, "row %d sums to %g", r, sum);
+    }
+    const float row[5] = {0.1f, 0.3f, 0.1f, 0.3f, 0.2f};
+    int best[3];
+    cr_expect_eq(mygpt_attention_top(row, 4, 3, best), 3);
+    cr_expect(best[0] == 1 && best[1] == 3 && best[2] == 4, "%d %d %d", best[0], best[1], best[2]);
+    cr_expect_eq(mygpt_attention_top(row, 1, 3, best), 2);
+    cr_expect(best[0] == 1 && best[1] == 0);
+    mygpt_gpt_free(g);
+}

@@ -49,22 +49,11 @@ static void print_head(const float *p, int T, char (*text)[64], int l, int h)
 {
     printf("\nLayer %d, head %d: the %d tokens each position attends to most\n", l, h, TOP);
     for (int t = 0; t < T; t++) {
-        const float *row = p + (size_t)t * T;
-        int best[TOP], nb = 0;
-        for (int k = 0; k < TOP && k <= t; k++) {
-            int arg = -1;
-            for (int s = 0; s <= t; s++) {
-                int taken = 0;
-                for (int j = 0; j < nb; j++)
-                    taken |= best[j] == s;
-                if (!taken && (arg < 0 || row[s] > row[arg]))
-                    arg = s;
-            }
-            best[nb++] = arg;
-        }
+        int best[TOP];
+        const int nb = mygpt_attention_top(p + (size_t)t * T, t, TOP, best);
         printf("%4d %-14s", t, text[t]);
         for (int j = 0; j < nb; j++)
-            printf("%s %s %.3f", j ? "," : "", text[best[j]], (double)row[best[j]]);
+            printf("%s %s %.3f", j ? "," : "", text[best[j]], (double)p[(size_t)t * T + best[j]]);
         printf("\n");
     }
 }
@@ -109,18 +98,8 @@ int main(int argc, char **argv)
     const char **labels = chapter_alloc(&ch, (size_t)T, sizeof *labels);
     for (int t = 0; t < T; t++)
         labels[t] = text[t];
-    const double cell = 13, side = cell * T, left = 120, top = 60, gap_x = 150, gap_y = 150;
     mygpt_svg fig;
-    mygpt_svg_begin(&fig, left + NH * (side + gap_x), top + L * (side + gap_y));
-    for (int l = 0; l < L; l++)
-        for (int h = 0; h < NH; h++) {
-            char title[64];
-            snprintf(title, sizeof title, "layer %d, head %d", l, h);
-            const mygpt_svg_panel p = {.x = left + h * (side + gap_x), .y = top + l * (side + gap_y), .w = side,
-                                       .h = side, .title = title, .xlabel = NULL, .ylabel = NULL,
-                                       .xticks = labels, .yticks = labels, .sequential = 1};
-            mygpt_svg_heatmap(&fig, &p, att + ((size_t)l * NH + h) * T * T, T, T, 0.0, 1.0, 1);
-        }
+    mygpt_svg_attention_grid(&fig, att, L, NH, T, labels);
     chapter_save_figure(&ch, &fig, "36_attention_maps.svg");
     printf("\nfigure: every head's attention, layers down and heads across (36_attention_maps.svg)\n");
     free(labels);

@@ -141,6 +141,11 @@ mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *gpt, const int64_t *ids, int
 /* Floats of the attention probabilities of a (B, T) forward: L * B * heads * T * T. */
 size_t mygpt_gpt_attention_len(const mygpt_gpt *gpt, int B, int T);
 
+/* The k positions query t attends to most, from its row of probabilities (positions
+ * 0..t): their indices into best[0..], largest first, ties to the earlier position.
+ * Returns how many (min(k, t + 1)). */
+int mygpt_attention_top(const float *row, int t, int k, int *best);
+
 /* Appends document 000's parameter table (its `main`'s six f-string lines, each
  * ending in a newline) for a model with these counts and num_layers N:
  *   Token embedding       (V*C):          16

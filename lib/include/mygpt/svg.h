@@ -65,6 +65,13 @@ void mygpt_svg_line_plot(mygpt_svg *fig, const mygpt_svg_panel *p, const mygpt_s
 void mygpt_svg_heatmap(mygpt_svg *fig, const mygpt_svg_panel *p, const float *data, int rows,
                        int cols, double vmin, double vmax, int colorbar);
 
+/* A figure of every head's attention: att (L, NH, T, T) as mygpt_gpt_forward_attention
+ * gives it for one sequence, one heatmap per head (white 0 to dark blue 1, a colour
+ * bar each), layers down and heads across, labels[t] (the tokens) on both axes. Starts
+ * fig (mygpt_svg_begin); save it with mygpt_svg_save. */
+void mygpt_svg_attention_grid(mygpt_svg *fig, const float *att, int L, int NH, int T,
+                              const char *const *labels);
+
 /* Finishes the document, writes it to path and frees it (also on failure). */
 mygpt_status mygpt_svg_save(mygpt_svg *fig, const char *path, mygpt_error *err);
 

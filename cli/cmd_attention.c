@@ -1,0 +1,177 @@
+/*
+ * cmd_attention.c - mygpt attention: where a model's heads look for any input. One
+ * forward pass keeps every head's attention probabilities (mygpt_gpt_forward_attention);
+ * for each head asked for it prints every position's three most attended positions,
+ * and --svg draws every head as a heatmap (as chapter 36 does for the trained model).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "commands.h"
+#include "model_args.h"
+#include "mygpt/checkpoint.h"
+#include "mygpt/svg.h"
+#include "mygpt/tokenizer.h"
+
+#define TOP 3
+#define LABEL 64
+
+static int failed(const char *cmd, mygpt_status st, const mygpt_error *err)
+{
+    cli_error(cmd, "%s", err->message[0] ? err->message : mygpt_strerror(st));
+    return st == MYGPT_ENOMEM || st == MYGPT_EIO ? EXIT_RUNTIME : EXIT_USAGE;
+}
+
+/* token t's label: its text quoted ('...', \n \\ \' escaped) with a tokenizer, else its id */
+static void label(const mygpt_tokenizer *tok, int64_t id, char *out)
+{
+    char *bytes = NULL;
+    size_t n = 0;
+    if (!tok || mygpt_decode(tok, &id, 1, &bytes, &n, NULL) != MYGPT_OK) {
+        snprintf(out, LABEL, "#%lld", (long long)id);
+        return;
+    }
+    size_t o = 0;
+    out[o++] = '\'';
+    for (size_t i = 0; i < n && o + 4 < LABEL; i++) {
+        const char c = bytes[i];
+        if (c == '\n' || c == '\\' || c == '\'')
+            out[o++] = '\\', out[o++] = c == '\n' ? 'n' : c;
+        else
+            out[o++] = c;
+    }
+    out[o++] = '\'';
+    out[o] = '\0';
+    free(bytes);
+}
+
+int cmd_attention(int argc, char **argv)
+{
+    const char *cmd = "attention";
+    static const arg_spec ARGS[] = {MODEL_FLAGS,      {"checkpoint", 1, 0}, {"prompt", 1, 0}, {"ids", 1, 0},
+                                    {"layer", 1, 0}, {"head", 1, 0},       {"svg", 1, 0},    {NULL, 0, 0}};
+    parsed_args a;
+    int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
+    if (rc < 0) {
+        printf("usage: mygpt attention (--seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
+               "                        | --checkpoint FILE) (--prompt TEXT | --ids \"1,2,3\")\n"
+               "                       [--layer L] [--head H] [--svg FILE]\n"
+               "\n"
+               "Runs the model once on the input (at most max_seq_len tokens) keeping every head's\n"
+               "attention probabilities, and prints, for each head (or only layer L, head H), every\n"
+               "position's three most attended positions (itself included) with their probabilities:\n"
+               "  LAYER l, head h\n"
+               "     t TOKEN  TOKEN p, TOKEN p, TOKEN p\n"
+               "Tokens are their text with --prompt (GPT-2's tokenizer from the data folder) or\n"
+               "with a GPT-2-vocabulary model, else #id. --svg FILE draws every head as a heatmap,\n"
+               "layers down and heads across (as chapter 36).\n");
+        return 0;
+    }
+    if (rc)
+        return rc;
+    if (args_has(&a, "prompt") == args_has(&a, "ids")) {
+        cli_error(cmd, "give exactly one of --prompt TEXT and --ids \"1,2,3\"");
+        return EXIT_USAGE;
+    }
+    mygpt_gpt *g = NULL;
+    mygpt_error err = {0};
+    mygpt_status st;
+    if (args_has(&a, "checkpoint")) {
+        if ((st = mygpt_checkpoint_load(&g, args_get(&a, "checkpoint"), &err)) != MYGPT_OK)
+            return failed(cmd, st, &err);
+    } else {
+        mygpt_config cfg;
+        uint64_t seed;
+        if (read_seed_and_config(cmd, &a, &seed, &cfg))
+            return EXIT_USAGE;
+        if ((rc = create_model(cmd, &cfg, seed, &g)))
+            return rc;
+    }
+    const int L = g->config.num_layers, NH = g->config.num_heads, M = g->config.max_seq_len;
+    int64_t layer = -1, head = -1;
+    if ((args_has(&a, "layer") && parse_i64(cmd, "layer", args_get(&a, "layer"), 0, L - 1, &layer)) ||
+        (args_has(&a, "head") && parse_i64(cmd, "head", args_get(&a, "head"), 0, NH - 1, &head))) {
+        mygpt_gpt_free(g);
+        return EXIT_USAGE;
+    }
+    mygpt_tokenizer *tok = NULL;
+    int64_t *ids = NULL;
+    float *att = NULL;
+    char(*text)[LABEL] = NULL;
+    const char **labels = NULL;
+    int T = 0;
+    if (args_has(&a, "prompt")) {
+        const char *p = args_get(&a, "prompt");
+        size_t n;
+        if ((rc = load_tokenizer(cmd, &tok)) || (rc = encode_text(cmd, tok, p, strlen(p), &ids, &n)))
+            goto done;
+        T = (int)n;
+    } else {
+        int B;
+        if ((rc = parse_ids(cmd, args_get(&a, "ids"), &ids, &B, &T)))
+            goto done;
+        if (B != 1) {
+            cli_error(cmd, "--ids: one sequence, not %d", B);
+            rc = EXIT_USAGE;
+            goto done;
+        }
+        if (g->config.vocab_size == 50257 && load_tokenizer(cmd, &tok) != 0)
+            tok = NULL; // without the data folder the tokens show as ids
+    }
+    if (T < 1 || T > M) {
+        cli_error(cmd, "the input has %d tokens; the model reads 1 to %d", T, M);
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    const size_t len = mygpt_gpt_attention_len(g, 1, T);
+    att = malloc(len * sizeof *att);
+    text = malloc((size_t)T * sizeof *text);
+    labels = malloc((size_t)T * sizeof *labels);
+    if (!att || !text || !labels) {
+        cli_error(cmd, "out of memory for %zu attention probabilities", len);
+        rc = EXIT_RUNTIME;
+        goto done;
+    }
+    if ((st = mygpt_gpt_forward_attention(g, ids, 1, T, att, len, &err)) != MYGPT_OK) {
+        rc = failed(cmd, st, &err);
+        goto done;
+    }
+    for (int t = 0; t < T; t++) {
+        label(tok, ids[t], text[t]);
+        labels[t] = text[t];
+    }
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < NH; h++) {
+            if ((layer >= 0 && l != layer) || (head >= 0 && h != head))
+                continue;
+            printf("layer %d, head %d\n", l, h);
+            const float *p = att + ((size_t)l * NH + h) * T * T; // (T, T)
+            for (int t = 0; t < T; t++) {
+                int best[TOP];
+                const int nb = mygpt_attention_top(p + (size_t)t * T, t, TOP, best);
+                printf("%4d %-14s", t, text[t]);
+                for (int j = 0; j < nb; j++)
+                    printf("%s %s %.3f", j ? "," : "", text[best[j]], (double)p[(size_t)t * T + best[j]]);
+                printf("\n");
+            }
+        }
+    if (args_has(&a, "svg")) {
+        mygpt_svg fig;
+        mygpt_svg_attention_grid(&fig, att, L, NH, T, labels);
+        if ((st = mygpt_svg_save(&fig, args_get(&a, "svg"), &err)) != MYGPT_OK) {
+            rc = failed(cmd, st, &err);
+            goto done;
+        }
+        fprintf(stderr, "mygpt attention: figure written to %s\n", args_get(&a, "svg"));
+    }
+done:
+    free(labels);
+    free(text);
+    free(att);
+    free(ids);
+    mygpt_tokenizer_free(tok);
+    mygpt_gpt_free(g);
+    return rc;
+}
