@@ -9,7 +9,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 export MYGPT_FIGURES="$MYGPT_BUILD/figures"   # where chapters write their SVG figures
 mkdir -p "$MYGPT_FIGURES"
 passed=0 failed=0 skipped=0
-while IFS=$'\t' read -r number program document section expected fidelity; do
+while IFS=$'\t' read -r number program document section expected fidelity functions; do
     [ "$number" = "number" ] && continue
     [ -z "$number" ] && continue
     result=$(bash "$MYGPT_ROOT/scripts/check-chapter.sh" "$MYGPT_BUILD/chapters/$program" \
