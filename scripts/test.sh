@@ -86,7 +86,7 @@ if [ "${MYGPT_QUICK:-0}" != 1 ]; then
             printf 'valgrind %2d/%d %s\n' "$done_count" "$total" "$program"
             vstatus=0
             MYGPT_FIGURES=$figures valgrind --leak-check=full --error-exitcode=99 --quiet --suppressions="$MYGPT_ROOT/scripts/valgrind.supp" \
-                "$MYGPT_BUILD/chapters/$program" >/dev/null 2>"$figures/stderr" || vstatus=$?
+                "$MYGPT_BUILD/chapters/$program" </dev/null >/dev/null 2>"$figures/stderr" || vstatus=$?
             case $vstatus in
                 0) passed=$((passed + 1)) ;;
                 77) if [ "${CI:-}" = true ]; then
@@ -98,8 +98,13 @@ if [ "${MYGPT_QUICK:-0}" != 1 ]; then
                    echo "valgrind: $program exited $vstatus"; sed 's/^/  /' "$figures/stderr" ;;
             esac
         done < "$MYGPT_ROOT/chapters/index.tsv"
+        if [ "$done_count" -ne "$total" ]; then # something ate the index (a program reading stdin)
+            echo "valgrind: only $done_count of the $total chapters ran"
+            failed=$((failed + 1)); status=1
+        else
+            echo "valgrind: every chapter checked"
+        fi
         rm -rf "$figures"
-        echo "valgrind: every chapter checked"
     fi
 fi
 

@@ -30,7 +30,7 @@ trap 'rm -rf "$tmp"' EXIT
 say() { echo "$1"; }
 
 for P in 1 2 3; do
-    if timeout 120 "${mpi[@]}" -np $P "$check" >"$tmp/check" 2>&1; then
+    if timeout 120 "${mpi[@]}" -np $P "$check" </dev/null >"$tmp/check" 2>&1; then
         say "ok: the hooks with $P processes ($(grep -c '^ok' "$tmp/check") checks)"
     else
         say "FAIL: the hooks with $P processes"; sed 's/^/  /' "$tmp/check"; fail=1
@@ -44,7 +44,7 @@ train_args() { # TEXT BATCH: sets the array args
 }
 train_args "$data/the-verdict.txt" 8
 for P in 1 2; do
-    if ! timeout 300 "${mpi[@]}" -np $P "$mygpt" "${args[@]}" >"$tmp/p$P" 2>"$tmp/e$P"; then
+    if ! timeout 300 "${mpi[@]}" -np $P "$mygpt" "${args[@]}" </dev/null >"$tmp/p$P" 2>"$tmp/e$P"; then
         say "FAIL: training with $P processes"; sed 's/^/  /' "$tmp/e$P"; fail=1
     fi
 done
@@ -68,7 +68,7 @@ status=0
 good=("${args[@]}")
 train_args "$tmp/absent.txt" 8
 timeout 120 "${mpi[@]}" -np 1 "$mygpt" "${good[@]}" : -np 1 "$mygpt" "${args[@]}" \
-    >"$tmp/out" 2>"$tmp/err" || status=$?
+    </dev/null >"$tmp/out" 2>"$tmp/err" || status=$?
 if [ $status -ne 0 ] && [ $status -ne 124 ] && grep -q "rank 1: .*absent.txt" "$tmp/err"; then
     say "ok: a rank that cannot read its data ends the job (exit $status) with its error"
 else
@@ -77,7 +77,7 @@ fi
 
 status=0
 train_args "$data/the-verdict.txt" 1
-timeout 120 "${mpi[@]}" -np 2 "$mygpt" "${args[@]}" >"$tmp/out" 2>"$tmp/err" || status=$?
+timeout 120 "${mpi[@]}" -np 2 "$mygpt" "${args[@]}" </dev/null >"$tmp/out" 2>"$tmp/err" || status=$?
 if [ $status -eq 2 ] && grep -q "2 processes for a batch of 1 rows" "$tmp/err"; then
     say "ok: more processes than batch rows is refused"
 else

@@ -91,7 +91,9 @@ typedef struct run {
 static void run_team(const chapter *ch, const char *self, int P, run *r, int absent)
 {
     char cmd[8192];
-    snprintf(cmd, sizeof cmd, "mpirun %s--oversubscribe -np %d '%s' --worker%s", geteuid() == 0 ? "--allow-run-as-root " : "",
+    // stdin from /dev/null: mpirun forwards its stdin to rank 0, and a caller reading a
+    // file line by line (scripts/chapters.sh, test.sh) would lose the rest of it
+    snprintf(cmd, sizeof cmd, "mpirun %s--oversubscribe -np %d '%s' --worker%s < /dev/null", geteuid() == 0 ? "--allow-run-as-root " : "",
              P, self, ch->smoke ? " --smoke" : "");
     FILE *p = popen(cmd, "r");
     if (!p) {
