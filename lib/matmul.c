@@ -3,18 +3,26 @@
  * optionally followed by GELU, with the same math as mygpt_matmul_naive.
  *
  * How it is fast (GotoBLAS's scheme, in plain C):
- *   - the weight is packed, a block of KC x NC at a time, into panels of NR columns
- *     laid out k-major, so the inner loop reads NR consecutive floats;
+ *   - B (the weight, or in the backward the weight / input read k-major) is packed into
+ *     panels of NR columns laid out k-major, so the inner loop reads NR consecutive
+ *     floats; a slab of panels small enough for the last-level cache is packed at once
+ *     by the whole team (or not at all: weights packed once, mygpt_matmul_pack);
  *   - a register micro-tile of MR rows x NR columns of accumulators, as many as the
  *     vector registers allow: AVX2 has 16 ymm registers, so MR x NR = 6 x 16 (12
  *     accumulators, 2 for the loaded panel row, 1 for the broadcast); AVX-512 has 32
  *     zmm registers, so 14 x 32 (28 + 2 + 1). Each k then takes MR broadcasts and 2
  *     loads for 2 MR fused multiply-adds. Other CPUs run the same C as 6 x 16;
- *   - the kernel is written once and compiled three times (target attributes); the
- *     widest one the CPU supports is picked at run time. So are the packing (vector
- *     gathers of NR weight rows) and fc1's GELU epilogue (lib/vecmath.h's erf);
- *   - threads take (row block, panel) tiles from a shared queue (dynamic schedule):
- *     on a shared virtual machine one core is often slower than the other.
+ *   - the kernel is written once and compiled for two layouts of A (rows, or
+ *     transposed: the backward's dout^T) and three instruction sets (target
+ *     attributes); the widest the CPU supports is picked at run time. So are the
+ *     packing and fc1's GELU epilogue (lib/vecmath.h's erf);
+ *   - a slab's tiles go out in units (up to 16 row blocks x 8 panels) from a shared
+ *     queue (dynamic schedule: on a shared virtual machine one core is often slower
+ *     than the other); a unit runs all of the slab's k, so there is one barrier per
+ *     slab;
+ *   - when there are fewer activation rows than weight rows (training's tokens, the
+ *     head's 50257 outputs) the product runs swapped, out^T = W X^T: the weight is read
+ *     in place and only the activations are packed (swap_operands).
  *
  * Determinism (stb's rule): every multiply-add is written as fmaf(), which the
  * AVX2 and AVX-512 kernels turn into vfmadd instructions and the generic one

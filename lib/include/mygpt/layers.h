@@ -47,9 +47,9 @@ void mygpt_embedding_backward(float *dwte, float *dwpe, const float *dout, const
  * memory and cannot fail. mygpt_matmul is the fast kernel of matmul.c (packed panels,
  * register tiles, fused multiply-adds): the same sums within float rounding, and the
  * same bits for any number of threads and on any x86-64 (with or without AVX2). It
- * packs the weight into a buffer of at most 256 KiB: when that allocation fails it
- * returns MYGPT_ENOMEM (out untouched) rather than fall back to another summation
- * order. Negative sizes are MYGPT_EINVAL. */
+ * packs one operand into a buffer of at most 8 MiB (plus a few tiles per thread): when
+ * that allocation fails it returns MYGPT_ENOMEM (out untouched) rather than fall back
+ * to another summation order. Negative sizes are MYGPT_EINVAL. */
 void mygpt_matmul_naive(float *out, const float *inp, const float *weight, const float *bias,
                         size_t N, int C, int OC);
 mygpt_status mygpt_matmul(float *out, const float *inp, const float *weight, const float *bias,
@@ -64,9 +64,10 @@ mygpt_status mygpt_matmul_ex(float *out, const float *inp, const float *weight,
  *   dinp (N, C) += dout (N, OC) @ weight (OC, C)
  *   dweight (OC, C) += dout^T @ inp (N, C)      (the sum over the N rows)
  *   dbias (OC) += the column sums of dout
- * mygpt_matmul_backward runs both products through the fast kernel on transposed copies
- * (temporary buffers: MYGPT_ENOMEM if they cannot be had); the naive version is the
- * textbook loops. Both are the same bits for any number of threads. */
+ * mygpt_matmul_backward runs both products through the fast kernel, reading dout
+ * transposed and weight and inp k-major in place (no transposed copies; dinp's partial
+ * sums need N x C floats when OC > 256: MYGPT_ENOMEM if they cannot be had); the naive
+ * version is the textbook loops. Both are the same bits for any number of threads. */
 mygpt_status mygpt_matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout,
                                    const float *inp, const float *weight, size_t N, int C, int OC,
                                    mygpt_error *err);
