@@ -41,19 +41,6 @@ static const bench_config CONFIGS[] = {
 };
 #define NCONFIGS (int)(sizeof CONFIGS / sizeof CONFIGS[0])
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double forward_gflop(const bench_config *c)
 {
     const double BT = (double)c->B * c->T;
@@ -92,13 +79,6 @@ static void time_forward(mygpt_gpt *gpt, const bench_config *c, const int64_t *i
         ms[i] = t[(size_t)i * reps + reps / 2];
     }
     free(t);
-}
-
-static long peak_rss_mb(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_maxrss / 1024;
 }
 
 /* forward configs, the training step and decoding */

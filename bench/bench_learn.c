@@ -26,20 +26,20 @@ static const train_config TRAIN_CONFIGS[] = {
 };
 #define NTRAIN (int)(sizeof TRAIN_CONFIGS / sizeof TRAIN_CONFIGS[0])
 
-static double now_ms(void)
+double now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static int cmp_double(const void *a, const void *b)
+int cmp_double(const void *a, const void *b)
 {
     const double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-static long peak_rss_mb(void)
+long peak_rss_mb(void)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);

@@ -2,6 +2,12 @@
 #ifndef MYGPT_BENCH_LEARN_H
 #define MYGPT_BENCH_LEARN_H
 
+/* What both benchmark files use: a monotonic clock in ms, qsort's order for doubles,
+ * the process's peak resident set in MiB. */
+double now_ms(void);
+int cmp_double(const void *a, const void *b);
+long peak_rss_mb(void);
+
 /* threads 0: every count 1..nproc, taking turns; reps 0 / warmup < 0: defaults.
  * medians, when not NULL, receives the median ms (per step; per new token) for each
  * thread count measured, the first at medians[0]. */

@@ -21,6 +21,7 @@
 #include "verdict.h"
 
 #define STEPS 60
+#define LR 0.01 /* chapter 33's AdamW: torch.optim.AdamW(lr=0.01) */
 #define EVERY 10
 #define MAX_EVALS 16
 
@@ -64,7 +65,7 @@ static int worker(int argc, char **argv, int smoke)
     mygpt_rng_seed(&rng, VERDICT_SEED); // torch.manual_seed(123); model = GPT(...)
     chapter_check(&ch, mygpt_gpt_create_from(&g, &cfg, &rng, &err), &err);
     mygpt_optimizer opt;
-    mygpt_adamw_init(&opt, 1e-2);
+    mygpt_adamw_init(&opt, LR);
     const long steps = smoke ? 3 : STEPS;
     const double t0 = now_s();
     verdict_train_team(&ch, &v, g, &rng, &opt, steps, smoke ? 1 : EVERY, &worker_team, worker_eval, NULL);
@@ -171,10 +172,10 @@ int main(int argc, char **argv)
     dp_share(&r1, VERDICT_BATCH, &first1, &rows1);
     const long steps = ch.smoke ? 3 : STEPS;
     printf("Chapter 14's AdamW run: GPT(%d, %d, %d, %d, %d), torch.manual_seed(%d), batches of %d x %d,\n"
-           "lr 0.01, %ld steps; by 1 process, then by 2 (rows %d-%d and %d-%d of every batch), the\n"
+           "lr %g, %ld steps; by 1 process, then by 2 (rows %d-%d and %d-%d of every batch), the\n"
            "gradients averaged over MPI before each step, 1 OpenMP thread per process\n\n",
            cfg.vocab_size, cfg.embed_dim, cfg.num_heads, cfg.num_layers, cfg.max_seq_len, VERDICT_SEED,
-           VERDICT_BATCH, VERDICT_CONTEXT, steps, first0, first0 + rows0 - 1, first1, first1 + rows1 - 1);
+           VERDICT_BATCH, VERDICT_CONTEXT, LR, steps, first0, first0 + rows0 - 1, first1, first1 + rows1 - 1);
     printf("%6s %11s %11s %11s %11s\n", "step", "train P=1", "train P=2", "val P=1", "val P=2");
     const int n = one.n < two.n ? one.n : two.n;
     for (int i = 0; i < n; i++)
