@@ -5,11 +5,14 @@ configurations no test uses (development oracle; needs a build in build/).
     /usr/bin/python3 tools/crosscheck_train.py --trials 40 --train-trials 2 --seed 2027
 
 loss:     within 1e-6 relative of F.cross_entropy (the logits differ by float32 noise)
-grad:     every tensor within 1e-5 x max(1, max |g|) of autograd's
+grad:     every tensor within 1e-5 x max(1, max |g|) of autograd's, or, where PyTorch's
+          own float32 is that far from float64 (tiny C), no farther from float64 than
+          1.25 x PyTorch's float32 (model-spec.md's rule at GPT-2 scale)
 generate: the same tokens as the tutorial's loop (reference_train.generate)
 train:    (the-verdict, GPT-2 vocabulary) every printed loss within 1e-4 of PyTorch's
 """
 import argparse
+import copy
 import os
 import random
 import struct
@@ -81,6 +84,7 @@ def main():
         worst_loss = max(worst_loss, d)
         vals = [f32(h) for h in tool(["grad"] + flags(c) + ["--ids", ids_text(x), "--targets", ids_text(y),
                                                            "--format", "exact"]).split()]
+        g64 = None  # the same model in float64, for the gradients that miss 1e-5
         k = 0
         for name, p in gpt.named_parameters():
             g = p.grad.flatten()
@@ -89,8 +93,22 @@ def main():
             dg = ((got - g).abs().max() / max(1.0, g.abs().max().item())).item()
             worst_grad = max(worst_grad, dg)
             if dg > 1e-5:
-                bad += 1
-                print("grad trial %d %s %s: %.3g" % (t, c, name, dg))
+                # As model-spec.md judges parity where float32 itself is coarse: against
+                # float64, no farther than 1.25 x PyTorch's own float32 (tiny C, a LayerNorm
+                # over 2 or 3 values, amplifies rounding past 1e-5 in PyTorch too).
+                if g64 is None:
+                    g64 = copy.deepcopy(gpt).double()
+                    g64.zero_grad()
+                    F.cross_entropy(g64(torch.tensor(x)).flatten(0, 1), torch.tensor(y).flatten()).backward()
+                    p64 = dict(g64.named_parameters())
+                ref = p64[name].grad.flatten()
+                sc = max(1.0, ref.abs().max().item())
+                e_mine = ((got.double() - ref).abs().max() / sc).item()
+                e_torch = ((g.double() - ref).abs().max() / sc).item()
+                within = e_mine <= 1.25 * e_torch
+                bad += not within
+                print("grad trial %d %s %s: %.3g from PyTorch; from float64: mygpt %.3g, PyTorch float32 %.3g: %s"
+                      % (t, c, name, dg, e_mine, e_torch, "within PyTorch's own error" if within else "DIFFERS"))
         if d > 1e-6:
             bad += 1
             print("loss trial %d %s: %.3g" % (t, c, d))
