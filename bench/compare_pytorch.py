@@ -179,7 +179,7 @@ def side_by_side(bench, mygpt_args, kind, threads, reps, shape=None):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--configs", default="tiny,char,gpt2,gpt2-b8")
+    ap.add_argument("--configs", default="tiny,char,gpt2,gpt2-b8", help="'' for none")
     ap.add_argument("--train-configs", default="verdict,gpt2-b4t64", help="'' for none")
     ap.add_argument("--generate-new", type=int, default=32, help="new tokens of the generation loop (0: none)")
     ap.add_argument("--matmul-shapes", default="qkvo=1024,768,768;fc1=1024,768,3072;fc2=1024,3072,768;"
@@ -214,7 +214,7 @@ def main():
     print("%-9s %7s %12s %12s %9s  %s" % ("config", "threads", "mygpt ms", "pytorch ms", "ratio", "pytorch setting"))
     rows = []
     threads = [int(t) for t in args.threads.split(",")]
-    for name in args.configs.split(","):
+    for name in filter(None, args.configs.split(",")):
         for t in threads:
             reps = str(args.reps) if CONFIGS[name][0] > 1000 else "0"
             ours, theirs, policy = side_by_side(

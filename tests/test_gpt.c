@@ -396,9 +396,12 @@ Test(gpt_kernels, every_matmul_layout_sums_in_the_promised_order)
      * transposed, B read k-major), against the order written out above, to the bit:
      * shapes with one and several KC blocks, K cut into slabs (K * 256 > the slab) and
      * N cut into slabs (K * N > the slab), one row (decoding) and row/column edges, and
-     * products computed swapped (out^T = W X^T: M >= 64 rows, N > M), once with K cut */
-    const int shapes[][3] = {{37, 300, 70}, {1, 768, 97}, {3, 9000, 300}, {5, 700, 3100},
-                             {20, 50, 33},  {100, 300, 700}, {66, 24000, 70}};
+     * products computed swapped (out^T = W X^T: M >= 64 rows, N > M), once with K cut,
+     * and rows of the kernel's A 4 KiB apart (1024 floats: the shorter tile) in the
+     * forward, swapped, and dinp's dout */
+    const int shapes[][3] = {{37, 300, 70},  {1, 768, 97},   {3, 9000, 300}, {5, 700, 3100},
+                             {20, 50, 33},   {100, 300, 700}, {66, 24000, 70}, {45, 1024, 30},
+                             {70, 1024, 150}, {30, 64, 1024}};
     const char *paths[3] = {"generic", "avx2", "avx512"};
     for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
         const int M = shapes[c][0], K = shapes[c][1], N = shapes[c][2];
