@@ -151,7 +151,7 @@ static int write_svg(const char *path, const result *rs, int n, int t0, int t1)
 static void help(void)
 {
     printf("usage: mygpt-bench [--config tiny|char|gpt2|gpt2-b8] [--threads K] [--reps R]\n"
-           "                   [--warmup W] [--csv FILE] [--svg FILE] [--naive] [--quick]\n"
+           "                   [--warmup W] [--csv FILE] [--svg FILE] [--naive] [--quick] [--unpacked]\n"
            "       mygpt-bench --matmul M,K,N [--threads K] [--reps R] [--naive]\n"
            "       mygpt-bench --train [--config tiny-train|verdict|gpt2-b4t64] [--threads K] [--reps R]\n"
            "       mygpt-bench --generate [--prompt 16] [--new 128] [--no-kv-cache] [--threads K]\n"
@@ -161,6 +161,8 @@ static void help(void)
            "config at 1..nproc threads (or only K), with tokens/s, GFLOP/s and the speedup\n"
            "over 1 thread; or the matmul alone. --quick: a first look in under 20 s (tiny,\n"
            "char and gpt2-b8, few passes). --csv and --svg write the sweep's table and plot.\n"
+           "The weights are packed once per model (mygpt_gpt_pack), as `mygpt forward` does;\n"
+           "--unpacked packs them at every call.\n"
            "--train times a training step (forward with loss, backward, AdamW); --generate\n"
            "GPT-2-small-shaped decoding at B = 1 (gpt2); --bandwidth the read bandwidth.\n"
            "Measures only: nothing here is asserted.\n");
@@ -185,7 +187,7 @@ int main(int argc, char **argv)
                                      {"matmul", 1, 0}, {"naive", 0, 0},   {"quick", 0, 0},
                                      {"train", 0, 0},  {"generate", 0, 0}, {"bandwidth", 0, 0},
                                      {"prompt", 1, 0}, {"new", 1, 0},     {"no-kv-cache", 0, 0},
-                                     {NULL, 0, 0}};
+                                     {"unpacked", 0, 0}, {NULL, 0, 0}};
     args_set_prefix("");
     parsed_args pa;
     const int prc = args_parse("mygpt-bench", argc - 1, argv + 1, SPECS, 0, &pa);
@@ -198,6 +200,7 @@ int main(int argc, char **argv)
     const char *config = args_get(&pa, "config"), *csv = args_get(&pa, "csv");
     const char *svg = args_get(&pa, "svg"), *matmul = args_get(&pa, "matmul");
     const int naive = args_has(&pa, "naive"), quick = args_has(&pa, "quick");
+    const int unpacked = args_has(&pa, "unpacked");
     int threads = 0, reps = 0, warmup = -1;
     if (int_arg(&pa, "threads", 1, 64, &threads) || int_arg(&pa, "reps", 1, 100000, &reps) ||
         int_arg(&pa, "warmup", 0, 1000, &warmup))
@@ -298,6 +301,14 @@ int main(int argc, char **argv)
             return 1;
         }
         gpt->use_naive_kernels = naive;
+        if (!naive && !unpacked) { /* what `mygpt forward` does: the weights packed once */
+            const double a = now_ms();
+            if (mygpt_gpt_pack(gpt, &err) != MYGPT_OK) {
+                fprintf(stderr, "mygpt-bench: %s\n", err.message);
+                return 1;
+            }
+            printf("  %s: weights packed once in %.1f ms (--unpacked: at every call)\n", c->name, now_ms() - a);
+        }
         int64_t *ids = malloc(sizeof(int64_t) * (size_t)c->B * c->T);
         for (int i = 0; i < c->B * c->T; i++)
             ids[i] = (int64_t)((i * 7919) % c->V);

@@ -230,8 +230,9 @@ int bench_generate(int threads, int nproc, int prompt, int new_tokens, int no_ca
 int bench_bandwidth(int threads, int nproc)
 {
     const size_t n = (size_t)512 << 20 >> 2; // 512 MB of floats (a multiple of 128)
-    // in huge pages where the kernel allows, as decoding's packed weights are: the
-    // bandwidth a stream can reach, not what 4 KiB pages' TLB misses leave of it
+    // in huge pages where the kernel allows: the bandwidth a stream can reach, not
+    // what 4 KiB pages' TLB misses leave of it (the stricter yardstick for decoding,
+    // whose packed weights are in ordinary pages)
     void *mem = NULL;
     if (posix_memalign(&mem, (size_t)2 << 20, n * sizeof(float)) != 0) {
         fprintf(stderr, "mygpt-bench: out of memory for 512 MB\n");

@@ -14,68 +14,18 @@
 #include "internal.h"
 #include "simd.h"
 
-/* Every matmul weight of a model packed once (mygpt_matmul_pack): one token's forward
- * then reads each weight once instead of packing it again (reading it, writing the
- * panels, reading them). Made for one mygpt_generate call, while the weights cannot
- * change. */
-typedef struct mygpt_packed_model {
-    int layers;
-    mygpt_packed_weight head;          /* wte as the LM head (V, C) */
-    mygpt_packed_weight per_layer[];   /* wq wk wv wo fc1 fc2 of each layer */
-} mygpt_packed_model;
-
-enum { P_WQ, P_WK, P_WV, P_WO, P_FC1, P_FC2, P_PER_LAYER };
-
-static void packed_model_free(mygpt_packed_model *p)
-{
-    if (!p)
-        return;
-    mygpt_matmul_packed_free(&p->head);
-    for (int i = 0; i < p->layers * P_PER_LAYER; i++)
-        mygpt_matmul_packed_free(&p->per_layer[i]);
-    free(p);
-}
-
-static mygpt_status packed_model_make(mygpt_packed_model **out, const mygpt_gpt *g, mygpt_error *err)
-{
-    const int L = g->config.num_layers, C = g->config.embed_dim, V = g->config.vocab_size;
-    mygpt_packed_model *p = calloc(1, sizeof *p + (size_t)L * P_PER_LAYER * sizeof p->per_layer[0]);
-    if (!p)
-        return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the packed weights");
-    p->layers = L;
-    const mygpt_params *w = &g->params;
-    mygpt_status st = mygpt_matmul_pack(&p->head, w->wte, C, V, err);
-    for (int l = 0; l < L && st == MYGPT_OK; l++) {
-        const size_t lcc = (size_t)l * C * C;
-        mygpt_packed_weight *pl = p->per_layer + (size_t)l * P_PER_LAYER;
-        if ((st = mygpt_matmul_pack(pl + P_WQ, w->wq + lcc, C, C, err)) != MYGPT_OK ||
-            (st = mygpt_matmul_pack(pl + P_WK, w->wk + lcc, C, C, err)) != MYGPT_OK ||
-            (st = mygpt_matmul_pack(pl + P_WV, w->wv + lcc, C, C, err)) != MYGPT_OK ||
-            (st = mygpt_matmul_pack(pl + P_WO, w->wo + lcc, C, C, err)) != MYGPT_OK ||
-            (st = mygpt_matmul_pack(pl + P_FC1, w->fc1w + 4 * lcc, C, 4 * C, err)) != MYGPT_OK)
-            break;
-        st = mygpt_matmul_pack(pl + P_FC2, w->fc2w + 4 * lcc, 4 * C, C, err);
-    }
-    if (st != MYGPT_OK) {
-        packed_model_free(p);
-        return st;
-    }
-    *out = p;
-    return MYGPT_OK;
-}
-
 mygpt_status mygpt_kv_cache_pack(mygpt_kv_cache *c, const mygpt_gpt *g, mygpt_error *err)
 {
-    packed_model_free(c->packed);
+    mygpt_packed_model_free(c->packed);
     c->packed = NULL;
-    return packed_model_make(&c->packed, g, err);
+    return mygpt_packed_model_make(&c->packed, g, err);
 }
 
 /* out (n, OC) = inp (n, C) @ W^T + b through the packed weight when there is one */
 static mygpt_status linear(float *out, const float *inp, const float *w, const float *b, int n,
                            int C, int OC, int gelu, const mygpt_packed_weight *pw, mygpt_error *err)
 {
-    if (pw)
+    if (mygpt_matmul_packed_fits(pw))
         return mygpt_matmul_prepacked(out, inp, pw, b, (size_t)n, gelu, err);
     return mygpt_matmul_ex(out, inp, w, b, (size_t)n, C, OC, gelu, err);
 }
@@ -102,7 +52,7 @@ void mygpt_kv_cache_free(mygpt_kv_cache *c)
 {
     free(c->memory);
     free(c->scratch);
-    packed_model_free(c->packed);
+    mygpt_packed_model_free(c->packed);
     memset(c, 0, sizeof *c);
 }
 
@@ -178,6 +128,7 @@ mygpt_status mygpt_gpt_forward_cached(mygpt_gpt *g, mygpt_kv_cache *c, const int
             return mygpt_fail(err, MYGPT_ERANGE, "token id %lld at %d is outside [0, %d)",
                               (long long)ids[r], r, V);
     CHECK(ensure_rows(c, g, n, err));
+    mygpt_packed_model *packed = c->packed ? c->packed : g->packed; /* the cache's, or the model's */
     const mygpt_params *w = &g->params;
     const size_t N = (size_t)n, Cs = (size_t)C, MC = (size_t)M * C;
     const float scale = (float)sqrt((double)d);
@@ -188,25 +139,25 @@ mygpt_status mygpt_gpt_forward_cached(mygpt_gpt *g, mygpt_kv_cache *c, const int
     for (int l = 0; l < cfg->num_layers; l++) {
         const size_t lc = (size_t)l * Cs, lcc = (size_t)l * Cs * Cs;
         float *kc = c->k + l * MC, *vc = c->v + l * MC; // (maxT, C) this layer's cache
-        const mygpt_packed_weight *pl = c->packed ? c->packed->per_layer + (size_t)l * P_PER_LAYER : NULL;
+        const mygpt_packed_weight *pl = packed ? mygpt_packed_layer(packed, l) : NULL;
 #define PW(i) (pl ? pl + (i) : NULL)
         mygpt_layernorm_forward(c->ln, c->x, w->ln1w + lc, w->ln1b + lc, N, C);
-        CHECK(linear(c->q, c->ln, w->wq + lcc, NULL, n, C, C, 0, PW(P_WQ), err));
-        CHECK(linear(kc + (size_t)t0 * C, c->ln, w->wk + lcc, NULL, n, C, C, 0, PW(P_WK), err));
-        CHECK(linear(vc + (size_t)t0 * C, c->ln, w->wv + lcc, NULL, n, C, C, 0, PW(P_WV), err));
+        CHECK(linear(c->q, c->ln, w->wq + lcc, NULL, n, C, C, 0, PW(MYGPT_P_WQ), err));
+        CHECK(linear(kc + (size_t)t0 * C, c->ln, w->wk + lcc, NULL, n, C, C, 0, PW(MYGPT_P_WK), err));
+        CHECK(linear(vc + (size_t)t0 * C, c->ln, w->wv + lcc, NULL, n, C, C, 0, PW(MYGPT_P_WV), err));
         cached_attention(c, kc, vc, n, t0, M, C, NH, d, scale);
-        CHECK(linear(c->proj, c->atty, w->wo + lcc, NULL, n, C, C, 0, PW(P_WO), err));
+        CHECK(linear(c->proj, c->atty, w->wo + lcc, NULL, n, C, C, 0, PW(MYGPT_P_WO), err));
         mygpt_residual_forward(c->x, c->proj, N * Cs);
         mygpt_layernorm_forward(c->ln, c->x, w->ln2w + lc, w->ln2b + lc, N, C);
-        CHECK(linear(c->fch, c->ln, w->fc1w + 4 * lcc, w->fc1b + 4 * lc, n, C, 4 * C, 1, PW(P_FC1), err));
-        CHECK(linear(c->proj, c->fch, w->fc2w + 4 * lcc, w->fc2b + lc, n, 4 * C, C, 0, PW(P_FC2), err));
+        CHECK(linear(c->fch, c->ln, w->fc1w + 4 * lcc, w->fc1b + 4 * lc, n, C, 4 * C, 1, PW(MYGPT_P_FC1), err));
+        CHECK(linear(c->proj, c->fch, w->fc2w + 4 * lcc, w->fc2b + lc, n, 4 * C, C, 0, PW(MYGPT_P_FC2), err));
 #undef PW
         mygpt_residual_forward(c->x, c->proj, N * Cs);
     }
     // only the last position's logits are needed to pick the next token    (V)
     const float *last = c->x + (N - 1) * Cs;
     mygpt_layernorm_forward(c->ln, last, w->lnfw, w->lnfb, 1, C);
-    CHECK(linear(c->logits, c->ln, w->wte, NULL, 1, C, V, 0, c->packed ? &c->packed->head : NULL, err));
+    CHECK(linear(c->logits, c->ln, w->wte, NULL, 1, C, V, 0, packed ? &packed->head : NULL, err));
     c->len = t0 + n;
     return MYGPT_OK;
 }
@@ -229,7 +180,7 @@ mygpt_status mygpt_generate(mygpt_gpt *g, mygpt_rng *rng, const int64_t *prompt,
         st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for sampling");
     if (st == MYGPT_OK && use_cache)
         st = mygpt_kv_cache_init(&cache, g, err);
-    if (st == MYGPT_OK && use_cache && max_new > 1) // the weights stay as they are until we return
+    if (st == MYGPT_OK && use_cache && max_new > 1 && !g->packed) // the weights stay as they are until we return
         st = mygpt_kv_cache_pack(&cache, g, err);
     for (int step = 0; step < max_new && st == MYGPT_OK; step++) {
         const int start = n > M ? n - M : 0, len = n - start; // idx[:, -M:]

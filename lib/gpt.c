@@ -224,6 +224,7 @@ void mygpt_gpt_free(mygpt_gpt *gpt)
     if (!gpt)
         return;
     free(gpt->params_memory);
+    mygpt_gpt_unpack(gpt);
     free(gpt->grads_memory);
     free(gpt->grads_scratch);
     mygpt_train_acts_free(gpt->train);
@@ -288,9 +289,14 @@ static mygpt_status ensure_acts(mygpt_gpt *g, int B, int T, mygpt_error *err)
 
 /* nn.Linear (then GELU when gelu): the naive kernel when the model asks for the
  * reference kernels, else the fast one (fc1's GELU fused into its output pass). */
+/* out (N, OC) = inp (N, C) weight^T + bias (then GELU): the naive kernel, or the fast
+ * one with the weight as it is or as mygpt_gpt_pack packed it (pw; same bits) */
 static mygpt_status linear(int naive, float *out, const float *inp, const float *weight,
-                           const float *bias, size_t N, int C, int OC, int gelu, mygpt_error *err)
+                           const mygpt_packed_weight *pw, const float *bias, size_t N, int C, int OC,
+                           int gelu, mygpt_error *err)
 {
+    if (!naive && mygpt_matmul_packed_fits(pw))
+        return mygpt_matmul_prepacked(out, inp, pw, bias, N, gelu, err);
     if (!naive)
         return mygpt_matmul_ex(out, inp, weight, bias, N, C, OC, gelu, err);
     mygpt_matmul_naive(out, inp, weight, bias, N, C, OC);
@@ -357,9 +363,9 @@ mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *g, const int64_t *ids, int B
     const mygpt_params *w = &g->params;
     mygpt_acts *a = &g->acts;
     const int naive = g->use_naive_kernels;
-#define LINEAR(out, inp, wt, bias, rows, in, outc, gelu)                                          \
+#define LINEAR(out, inp, wt, pw, bias, rows, in, outc, gelu)                                      \
     do {                                                                                       \
-        if ((st = linear(naive, out, inp, wt, bias, rows, in, outc, gelu, err)) != MYGPT_OK)     \
+        if ((st = linear(naive, out, inp, wt, pw, bias, rows, in, outc, gelu, err)) != MYGPT_OK) \
             return st;                                                                         \
     } while (0)
 
@@ -369,11 +375,13 @@ mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *g, const int64_t *ids, int B
         return st;
     for (int l = 0; l < cfg->num_layers; l++) {
         const size_t lc = (size_t)l * Cs, lcc = (size_t)l * Cs * Cs;
+        const mygpt_packed_weight *pl = g->packed ? mygpt_packed_layer(g->packed, l) : NULL;
+#define PW(i) (pl ? pl + (i) : NULL)
         // x = x + W_o(attention(LN1(x)))
         mygpt_layernorm_forward(a->ln, a->x, w->ln1w + lc, w->ln1b + lc, N, C);
-        LINEAR(a->q, a->ln, w->wq + lcc, NULL, N, C, C, 0);
-        LINEAR(a->k, a->ln, w->wk + lcc, NULL, N, C, C, 0);
-        LINEAR(a->v, a->ln, w->wv + lcc, NULL, N, C, C, 0);
+        LINEAR(a->q, a->ln, w->wq + lcc, PW(MYGPT_P_WQ), NULL, N, C, C, 0);
+        LINEAR(a->k, a->ln, w->wk + lcc, PW(MYGPT_P_WK), NULL, N, C, C, 0);
+        LINEAR(a->v, a->ln, w->wv + lcc, PW(MYGPT_P_WV), NULL, N, C, C, 0);
         float *att_l = att ? att + (size_t)l * B * NH * T * T : NULL; // (B, NH, T, T) when asked for
         if (!att_l)
             (g->use_naive_kernels ? mygpt_attention_forward : mygpt_attention_forward_fast)(
@@ -383,17 +391,18 @@ mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *g, const int64_t *ids, int B
         else
             mygpt_attention_forward_probs(a->atty, att_l, a->q, a->k, a->v, a->scratch, a->scratch_len, B, T,
                                           C, NH, NULL);
-        LINEAR(a->proj, a->atty, w->wo + lcc, NULL, N, C, C, 0);
+        LINEAR(a->proj, a->atty, w->wo + lcc, PW(MYGPT_P_WO), NULL, N, C, C, 0);
         mygpt_residual_forward(a->x, a->proj, N * Cs);
         // x = x + fc2(GELU(fc1(LN2(x))))
         mygpt_layernorm_forward(a->ln, a->x, w->ln2w + lc, w->ln2b + lc, N, C);
-        LINEAR(a->fch, a->ln, w->fc1w + 4 * lcc, w->fc1b + 4 * lc, N, C, 4 * C, 1); // + GELU
-        LINEAR(a->proj, a->fch, w->fc2w + 4 * lcc, w->fc2b + lc, N, 4 * C, C, 0);
+        LINEAR(a->fch, a->ln, w->fc1w + 4 * lcc, PW(MYGPT_P_FC1), w->fc1b + 4 * lc, N, C, 4 * C, 1); // + GELU
+        LINEAR(a->proj, a->fch, w->fc2w + 4 * lcc, PW(MYGPT_P_FC2), w->fc2b + lc, N, 4 * C, C, 0);
+#undef PW
         mygpt_residual_forward(a->x, a->proj, N * Cs);
     }
     // logits = LN_f(x) E^T: the head is the token embedding      (B, T, V)
     mygpt_layernorm_forward(a->ln, a->x, w->lnfw, w->lnfb, N, C);
-    LINEAR(a->logits, a->ln, w->wte, NULL, N, C, V, 0);
+    LINEAR(a->logits, a->ln, w->wte, g->packed ? &g->packed->head : NULL, NULL, N, C, V, 0);
 #undef LINEAR
     return MYGPT_OK;
 }

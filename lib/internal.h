@@ -66,13 +66,33 @@ mygpt_status mygpt_matmul_backward_ws(float *dinp, int set_dinp, float *dweight,
  * bits as mygpt_matmul_ex with the unpacked weight. */
 typedef struct mygpt_packed_weight {
     float *panels;
+    const float *weight; /* what was packed, (N, K): read as it is by products computed
+                            swapped (many weight rows, few activation rows) */
     int K, N, NR;
 } mygpt_packed_weight;
 mygpt_status mygpt_matmul_pack(mygpt_packed_weight *pw, const float *weight, int K, int N,
                                mygpt_error *err);
 void mygpt_matmul_packed_free(mygpt_packed_weight *pw);
+/* Whether pw is a packing this CPU's kernel can use (not NULL, made for its NR) */
+int mygpt_matmul_packed_fits(const mygpt_packed_weight *pw);
 mygpt_status mygpt_matmul_prepacked(float *out, const float *inp, const mygpt_packed_weight *pw,
                                     const float *bias, size_t M, int apply_gelu, mygpt_error *err);
+
+/* Every matmul weight of a model packed once (lib/packed.c): the head (wte, V x C) and
+ * per layer W_q, W_k, W_v, W_o, fc1 and fc2, in that order. */
+enum { MYGPT_P_WQ, MYGPT_P_WK, MYGPT_P_WV, MYGPT_P_WO, MYGPT_P_FC1, MYGPT_P_FC2, MYGPT_P_PER_LAYER };
+typedef struct mygpt_packed_model {
+    int layers;
+    mygpt_packed_weight head;        /* wte as the LM head (V, C) */
+    mygpt_packed_weight per_layer[]; /* MYGPT_P_PER_LAYER a layer */
+} mygpt_packed_model;
+static inline mygpt_packed_weight *mygpt_packed_layer(mygpt_packed_model *p, int l)
+{
+    return p->per_layer + (size_t)l * MYGPT_P_PER_LAYER;
+}
+struct mygpt_gpt;
+mygpt_status mygpt_packed_model_make(mygpt_packed_model **out, const struct mygpt_gpt *g, mygpt_error *err);
+void mygpt_packed_model_free(mygpt_packed_model *p);
 
 /* The matmul / attention kernel this CPU gets ("avx512", "avx2" or "generic"), after
  * MYGPT_MATMUL_KERNEL / MYGPT_ATTENTION_KERNEL: for tests and the benchmark. */

@@ -40,7 +40,6 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "mygpt/layers.h"
 #include "parallel.h"
@@ -262,7 +261,7 @@ typedef struct matmul_job {
     const float *a;       /* (M, K) row by row (lda = K), or transposed when a_t */
     size_t lda;
     int a_t;
-    const float *b;       /* B as described at pack_panel, or NULL when prepacked */
+    const float *b;       /* B as described at pack_panel (when prepacked: what was packed) */
     size_t ldb;
     int b_kmajor;
     const float *prepacked; /* every panel of B, all K each (mygpt_matmul_pack) */
@@ -531,12 +530,14 @@ static void plan(matmul_job *j, int threads)
  * activation rows than weight rows (training's 256 tokens against 768..50257 outputs):
  * packing costs the B operand's size, and the weight's is the larger. A row-major
  * operand becomes a weight-layout one and vice versa, so a_t and b_kmajor trade
- * places. Not for prepacked weights (already packed) or short M (token panels of NR
- * would be mostly empty). */
+ * places. Even a prepacked weight is then read as it is: its panels would be swept
+ * once for every group of row blocks, the weight in place once in all. Not for short
+ * M (token panels of NR would be mostly empty). */
 static void swap_operands(matmul_job *j)
 {
-    if (j->prepacked || j->M < (size_t)2 * j->kern.NR || (size_t)j->N <= j->M || j->M > (size_t)INT_MAX)
+    if (j->M < (size_t)2 * j->kern.NR || (size_t)j->N <= j->M || j->M > (size_t)INT_MAX)
         return;
+    j->prepacked = NULL; /* the weight as it is serves better (j->b: what was packed) */
     const float *a = j->a;
     const size_t lda = j->lda;
     const int a_t = j->a_t;
@@ -647,15 +648,14 @@ mygpt_status mygpt_matmul_pack(mygpt_packed_weight *pw, const float *weight, int
     const kernels kern = pick_kernels();
     const int NR = kern.NR, panels = (N + NR - 1) / NR;
     const size_t len = (size_t)panels * NR * K;
-    /* 2 MiB-aligned and, where the kernel allows, in huge pages: decoding streams every
-     * weight once a token, and 4 KiB pages would cost a TLB miss every 1024 floats */
+    /* Aligned to cache lines. Not asked for huge pages (MADV_HUGEPAGE): measured on the
+     * 2-core AMD VM, decoding was no faster with them (54-62 tokens/s either way) and a
+     * packed forward was slower (the kernel's khugepaged competes for the two cores). */
     void *mem = NULL;
-    if (posix_memalign(&mem, (size_t)2 << 20, len * sizeof(float)) != 0)
+    if (posix_memalign(&mem, 64, len * sizeof(float)) != 0)
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a packed weight (%zu floats)", len);
-#ifdef MADV_HUGEPAGE
-    madvise(mem, len * sizeof(float), MADV_HUGEPAGE);
-#endif
     pw->panels = mem;
+    pw->weight = weight;
     pw->K = K, pw->N = N, pw->NR = NR;
 #pragma omp parallel for schedule(static) if (len > MYGPT_KERNEL_SMALL)
     for (int p = 0; p < panels; p++) {
@@ -671,6 +671,11 @@ void mygpt_matmul_packed_free(mygpt_packed_weight *pw)
     memset(pw, 0, sizeof *pw);
 }
 
+int mygpt_matmul_packed_fits(const mygpt_packed_weight *pw)
+{
+    return pw && pw->panels && pw->NR == pick_kernels().NR;
+}
+
 mygpt_status mygpt_matmul_prepacked(float *out, const float *inp, const mygpt_packed_weight *pw,
                                     const float *bias, size_t M, int apply_gelu, mygpt_error *err)
 {
@@ -680,9 +685,9 @@ mygpt_status mygpt_matmul_prepacked(float *out, const float *inp, const mygpt_pa
                           pw->NR, kern.NR);
     if (M == 0)
         return MYGPT_OK;
-    matmul_job job = {.out = out, .a = inp, .lda = (size_t)pw->K, .prepacked = pw->panels,
-                      .bias = bias, .M = M, .K = pw->K, .N = pw->N, .apply_gelu = apply_gelu,
-                      .kern = kern};
+    matmul_job job = {.out = out, .a = inp, .lda = (size_t)pw->K, .b = pw->weight, .ldb = (size_t)pw->K,
+                      .prepacked = pw->panels, .bias = bias, .M = M, .K = pw->K, .N = pw->N,
+                      .apply_gelu = apply_gelu, .kern = kern};
     return run(&job, err);
 }
 

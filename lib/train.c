@@ -114,6 +114,7 @@ static mygpt_status ensure_train_acts(mygpt_gpt *g, int B, int T, mygpt_error *e
 
 mygpt_status mygpt_gpt_zero_grad(mygpt_gpt *g, mygpt_error *err)
 {
+    mygpt_gpt_unpack(g); /* a training step is about to change the weights */
     if (!g->grads_memory) {
         if (!(g->grads_memory = malloc(g->num_parameters * sizeof(float))))
             return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %zu gradients", g->num_parameters);
@@ -196,6 +197,7 @@ mygpt_status mygpt_gpt_forward_train(mygpt_gpt *g, const int64_t *ids, const int
 {
     const mygpt_config *cfg = &g->config;
     mygpt_status st;
+    mygpt_gpt_unpack(g); /* a training step is about to change the weights */
     if (B < 1 || T < 1)
         return mygpt_fail(err, MYGPT_EINVAL, "batch and sequence sizes must be at least 1, got B=%d T=%d", B, T);
     if (T > cfg->max_seq_len)
@@ -247,6 +249,7 @@ mygpt_status mygpt_gpt_backward(mygpt_gpt *g, mygpt_error *err)
 {
     mygpt_train_acts *a = g->train;
     mygpt_status st;
+    mygpt_gpt_unpack(g); /* a training step is about to change the weights */
     if (!a || !a->has_forward)
         return mygpt_fail(err, MYGPT_EINVAL, "%s", "backward needs a forward_train first");
     if (!g->grads_memory)

@@ -16,6 +16,7 @@
 #include "parallel.h"
 #include "mygpt/gpt.h"
 #include "mygpt/layers.h"
+#include "mygpt/train.h"
 
 typedef struct golden_model {
     uint64_t seed;
@@ -480,6 +481,50 @@ Test(gpt_kernels, a_packing_for_another_kernel_is_refused)
     else
         cr_expect_eq(st, MYGPT_OK);
     mygpt_matmul_packed_free(&pw);
+}
+
+/* mygpt_gpt_pack: the same logits bits with the weights packed once as packed at every
+ * call, for batches whose products run prepacked (M = 256 rows >= the 256 outputs of
+ * W_q..fc2) and swapped with the weight read in place (M = 80; fc2's 1024-float rows
+ * then take the 10-row tile); a packing made for another kernel is passed over, not an
+ * error; the training functions drop the packing (the weights are about to change). */
+Test(gpt_packed, packed_once_the_same_logits_and_training_drops_the_packing)
+{
+    const mygpt_config cfg = {.vocab_size = 300, .embed_dim = 256, .num_heads = 4, .num_layers = 2,
+                              .max_seq_len = 64};
+    const int shapes[2][2] = {{4, 64}, {2, 40}}; /* B, T */
+    mygpt_gpt *g;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 21, &err), MYGPT_OK);
+    int64_t ids[4 * 64];
+    for (int i = 0; i < 4 * 64; i++)
+        ids[i] = (i * 37 + 11) % 300;
+    float *ref = malloc(4 * 64 * 300 * sizeof *ref);
+    for (int s = 0; s < 2; s++) {
+        const int B = shapes[s][0], T = shapes[s][1];
+        const size_t n = (size_t)B * T * 300;
+        mygpt_gpt_unpack(g);
+        cr_assert_eq(mygpt_gpt_forward(g, ids, B, T, &err), MYGPT_OK);
+        memcpy(ref, g->acts.logits, n * sizeof *ref);
+        cr_assert_eq(mygpt_gpt_pack(g, &err), MYGPT_OK);
+        cr_assert_eq(mygpt_gpt_pack(g, &err), MYGPT_OK); /* again: replaces the first */
+        cr_assert_not_null(g->packed);
+        memset(g->acts.logits, 0xff, n * sizeof *ref);
+        cr_assert_eq(mygpt_gpt_forward(g, ids, B, T, &err), MYGPT_OK);
+        cr_expect(memcmp(ref, g->acts.logits, n * sizeof *ref) == 0, "B %d T %d: packed logits differ", B, T);
+    }
+    setenv("MYGPT_MATMUL_KERNEL", "generic", 1); /* NR 16: the packing (made for this CPU) does not fit */
+    cr_assert_eq(mygpt_gpt_forward(g, ids, 2, 40, &err), MYGPT_OK, "%s", err.message);
+    cr_expect(memcmp(ref, g->acts.logits, (size_t)2 * 40 * 300 * sizeof *ref) == 0, "generic kernel");
+    unsetenv("MYGPT_MATMUL_KERNEL");
+    float loss;
+    cr_assert_eq(mygpt_gpt_forward_train(g, ids, ids + 1, 2, 40, &loss, &err), MYGPT_OK);
+    cr_expect_null(g->packed, "forward_train keeps a packing of weights it is about to change");
+    cr_assert_eq(mygpt_gpt_pack(g, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_gpt_zero_grad(g, &err), MYGPT_OK);
+    cr_expect_null(g->packed, "zero_grad keeps the packing");
+    free(ref);
+    mygpt_gpt_free(g); /* frees a packing too (the sanitizer and valgrind runs see leaks) */
 }
 
 /* ---- no hidden global state: two models in two threads = the same two in sequence --- */

@@ -189,11 +189,13 @@ Test(generate, kv_cache_with_packed_weights_gives_the_full_forwards_bits)
     for (int i = 0; i < T; i++)
         ids[i] = (i * 131 + 7) % 3001;
     cr_assert_eq(mygpt_gpt_forward(g, ids, 1, T, &err), MYGPT_OK);
-    for (int packed = 0; packed < 2; packed++) {
+    for (int packed = 0; packed < 3; packed++) { // none, the cache's own, the model's
         mygpt_kv_cache cache;
         cr_assert_eq(mygpt_kv_cache_init(&cache, g, &err), MYGPT_OK);
-        if (packed)
+        if (packed == 1)
             cr_assert_eq(mygpt_kv_cache_pack(&cache, g, &err), MYGPT_OK);
+        if (packed == 2)
+            cr_assert_eq(mygpt_gpt_pack(g, &err), MYGPT_OK);
         cr_assert_eq(mygpt_gpt_forward_cached(g, &cache, ids, 200, &err), MYGPT_OK); // a long prompt
         for (int t = 200; t <= T; t++) {
             cr_expect(memcmp(cache.logits, g->acts.logits + (size_t)(t - 1) * 3001, 3001 * sizeof(float)) == 0,

@@ -89,6 +89,7 @@ typedef struct mygpt_gpt {
     int grads_are_zero;                         /* 1 after zero_grad, until a backward */
     float *grads_scratch;                       /* a later backward's own gradients    */
     struct mygpt_train_acts *train;             /* what the backward pass needs        */
+    struct mygpt_packed_model *packed;          /* NULL, or mygpt_gpt_pack's weights   */
 } mygpt_gpt;
 
 /* Parameter counts as the chapter tabulates them (sum of numel per module). */
@@ -138,6 +139,21 @@ mygpt_status mygpt_gpt_forward(mygpt_gpt *gpt, const int64_t *ids, int B, int T,
  * too small; otherwise the errors of mygpt_gpt_forward. */
 mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *gpt, const int64_t *ids, int B, int T, float *att,
                                          size_t att_len, mygpt_error *err);
+/* Packs every matmul weight (W_q, W_k, W_v, W_o, fc1, fc2 of each layer and the head)
+ * once into the matmul kernel's panels and keeps them with the model: the forward
+ * passes (mygpt_gpt_forward, _attention, mygpt_gpt_loss) and generation then read them
+ * as they are, where otherwise every call packs its weights again (a GPT-2 forward at
+ * B*T = 1024 packs 226 MB of them). The logits are the same bits either way. Costs as
+ * much memory again as those weights (494 MB for GPT-2 small).
+ * The packing is a snapshot of the parameters: after changing them yourself (an
+ * optimizer step, writing gpt->params) call mygpt_gpt_unpack, or this again. The
+ * training functions (mygpt_gpt_zero_grad, _forward_train, _backward) drop it
+ * themselves, since a training step is about to change them. Packing again replaces
+ * the old copy; on failure (MYGPT_ENOMEM) the model keeps what it had. */
+mygpt_status mygpt_gpt_pack(mygpt_gpt *gpt, mygpt_error *err);
+/* Drops mygpt_gpt_pack's copy (if any): every call packs its weights again. */
+void mygpt_gpt_unpack(mygpt_gpt *gpt);
+
 /* Floats of the attention probabilities of a (B, T) forward: L * B * heads * T * T. */
 size_t mygpt_gpt_attention_len(const mygpt_gpt *gpt, int B, int T);
 
