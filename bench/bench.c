@@ -6,6 +6,7 @@
  *   mygpt-bench                                  every config, threads 1..nproc
  *   mygpt-bench --config gpt2 --threads 2        one config and thread count
  *   mygpt-bench --matmul 1024,768,3072           the matmul alone (M, K, N)
+ *   mygpt-bench --loss 256,50257                 the cross-entropy alone (N, V)
  *   mygpt-bench --quick                          a first look, under 20 s
  *   options: --reps R  --warmup W  --csv FILE  --svg FILE  --naive  --help
  *
@@ -153,13 +154,14 @@ static void help(void)
     printf("usage: mygpt-bench [--config tiny|char|gpt2|gpt2-b8] [--threads K] [--reps R]\n"
            "                   [--warmup W] [--csv FILE] [--svg FILE] [--naive] [--quick] [--unpacked]\n"
            "       mygpt-bench --matmul M,K,N [--threads K] [--reps R] [--naive]\n"
+           "       mygpt-bench --loss N,V [--threads K] [--reps R]\n"
            "       mygpt-bench --train [--config tiny-train|verdict|gpt2-b4t64] [--threads K] [--reps R]\n"
            "       mygpt-bench --generate [--prompt 16] [--new 128] [--no-kv-cache] [--threads K]\n"
            "       mygpt-bench --bandwidth [--threads K]\n"
            "\n"
            "Times the GPT forward pass (median of R passes after W unmeasured ones) for each\n"
            "config at 1..nproc threads (or only K), with tokens/s, GFLOP/s and the speedup\n"
-           "over 1 thread; or the matmul alone. --quick: a first look in under 20 s (tiny,\n"
+           "over 1 thread; or the matmul (or the loss) alone. --quick: a first look in under 20 s (tiny,\n"
            "char and gpt2-b8, few passes). --csv and --svg write the sweep's table and plot.\n"
            "The weights are packed once per model (mygpt_gpt_pack), as `mygpt forward` does;\n"
            "--unpacked packs them at every call.\n"
@@ -187,7 +189,7 @@ int main(int argc, char **argv)
                                      {"matmul", 1, 0}, {"naive", 0, 0},   {"quick", 0, 0},
                                      {"train", 0, 0},  {"generate", 0, 0}, {"bandwidth", 0, 0},
                                      {"prompt", 1, 0}, {"new", 1, 0},     {"no-kv-cache", 0, 0},
-                                     {"unpacked", 0, 0}, {NULL, 0, 0}};
+                                     {"unpacked", 0, 0}, {"loss", 1, 0}, {NULL, 0, 0}};
     args_set_prefix("");
     parsed_args pa;
     const int prc = args_parse("mygpt-bench", argc - 1, argv + 1, SPECS, 0, &pa);
@@ -217,6 +219,15 @@ int main(int argc, char **argv)
     }
     if (args_has(&pa, "bandwidth"))
         return bench_bandwidth(threads, nproc0);
+    if (args_has(&pa, "loss")) {
+        int N, V;
+        char extra;
+        if (sscanf(args_get(&pa, "loss"), "%d,%d%c", &N, &V, &extra) != 2 || N < 1 || V < 1) {
+            cli_error("mygpt-bench", "--loss: '%s' is not N,V with each at least 1", args_get(&pa, "loss"));
+            return EXIT_USAGE;
+        }
+        return bench_loss(N, V, threads, nproc0, reps ? reps : 10);
+    }
     if (config) {
         int known = 0;
         for (int k = 0; k < NCONFIGS; k++)

@@ -278,3 +278,46 @@ int bench_bandwidth(int threads, int nproc)
     free(a);
     return 0;
 }
+
+int bench_loss(int N, int V, int threads, int nproc, int reps)
+{
+    const size_t n = (size_t)N * V;
+    float *logits = malloc(n * sizeof *logits), *logp = malloc(n * sizeof *logp);
+    float *dlogits = malloc(n * sizeof *dlogits);
+    int64_t *targets = malloc((size_t)N * sizeof *targets);
+    double *tf = malloc((size_t)reps * sizeof *tf), *tb = malloc((size_t)reps * sizeof *tb);
+    if (!logits || !logp || !dlogits || !targets || !tf || !tb) {
+        fprintf(stderr, "mygpt-bench: out of memory for the loss (%zu floats)\n", 3 * n);
+        return 1;
+    }
+    mygpt_rng rng = {0};
+    mygpt_error err = {0};
+    mygpt_rng_seed(&rng, 0);
+    if (mygpt_normal_(&rng, logits, n, 0.0, 1.0, &err) != MYGPT_OK ||
+        mygpt_randint(&rng, targets, (size_t)N, 0, V, &err) != MYGPT_OK)
+        die(&err);
+    printf("cross-entropy over (N=%d, V=%d) logits: forward (log_softmax + nll_loss) and backward,\n"
+           "medians of %d\n%7s %12s %12s\n", N, V, reps, "threads", "forward_ms", "backward_ms");
+    const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc;
+    for (int th = t0; th <= t1; th++) {
+        omp_set_num_threads(th);
+        for (int r = 0; r < reps + 1; r++) { /* one unmeasured pass first */
+            float loss;
+            const double s = now_ms();
+            if (mygpt_cross_entropy_forward(&loss, logp, logits, targets, (size_t)N, V, &err) != MYGPT_OK)
+                die(&err);
+            const double m = now_ms();
+            mygpt_cross_entropy_backward(dlogits, logp, targets, (size_t)N, V);
+            if (r > 0) {
+                tf[r - 1] = m - s;
+                tb[r - 1] = now_ms() - m;
+            }
+        }
+        qsort(tf, (size_t)reps, sizeof *tf, cmp_double);
+        qsort(tb, (size_t)reps, sizeof *tb, cmp_double);
+        printf("%7d %12.3f %12.3f\n", th, tf[reps / 2], tb[reps / 2]);
+    }
+    printf("loss=%dx%d threads=%d forward_ms=%.3f backward_ms=%.3f\n", N, V, t1, tf[reps / 2], tb[reps / 2]);
+    free(logits), free(logp), free(dlogits), free(targets), free(tf), free(tb);
+    return 0;
+}

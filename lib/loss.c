@@ -49,6 +49,99 @@ static int have_avx2(void)
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
+
+/* The same rows as log_softmax_row and the backward's loop below, 8 floats a step in
+ * registers instead of through arrays (about 3x faster at V = 50257): every lane sees
+ * the same operations in the same order, so the bits are the same. */
+
+/* lanes 0..r-1 on, the rest off (r <= 8) */
+MYGPT_AVX2 static __m256i first_lanes(int r)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(r), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* The row's max as the scalar loop `m = x[i] > m ? x[i] : m` finds it: _mm256_max_ps(x, m)
+ * is that select lane by lane, and the lanes are then taken in the same way. Only a NaN
+ * (dropped or kept depending on where it sits) or a zero max (+0 or -0, whichever came
+ * first) can depend on the order: such rows go back to the scalar loop. */
+MYGPT_AVX2 static float row_max_avx2(const float *x, int V)
+{
+    __m256 m = _mm256_loadu_ps(x);
+    __m256 nan = _mm256_cmp_ps(m, m, _CMP_UNORD_Q);
+    int i = 8;
+    for (; i + 8 <= V; i += 8) {
+        const __m256 v = _mm256_loadu_ps(x + i);
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        m = _mm256_max_ps(v, m);
+    }
+    float lanes[8];
+    _mm256_storeu_ps(lanes, m);
+    float maxv = lanes[0];
+    for (int l = 1; l < 8; l++)
+        maxv = lanes[l] > maxv ? lanes[l] : maxv;
+    int odd = _mm256_movemask_ps(nan) != 0;
+    for (; i < V; i++) {
+        odd |= x[i] != x[i];
+        maxv = x[i] > maxv ? x[i] : maxv;
+    }
+    if (odd || maxv == 0.0f) {
+        maxv = x[0];
+        for (int k = 1; k < V; k++)
+            maxv = x[k] > maxv ? x[k] : maxv;
+    }
+    return maxv;
+}
+
+/* log_softmax_row for V >= 8 */
+MYGPT_AVX2 static void log_softmax_row_avx2(float *logp, const float *x, int V)
+{
+    const float maxv = row_max_avx2(x, V);
+    const __m256 mx = _mm256_set1_ps(maxv);
+    __m256 acc = Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_loadu_ps(x), mx));
+    int d = 8;
+    for (; d < V - V % 8; d += 8)
+        acc = _mm256_add_ps(acc, Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_loadu_ps(x + d), mx)));
+    const int r = V - d; /* the tail goes into the first r lanes */
+    if (r > 0) {
+        const __m256i on = first_lanes(r);
+        const __m256 e = Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_maskload_ps(x + d, on), mx));
+        acc = _mm256_blendv_ps(acc, _mm256_add_ps(acc, e), _mm256_castsi256_ps(on));
+    }
+    float a[8];
+    _mm256_storeu_ps(a, acc);
+    const float sum = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+    float in[8] = {sum, 1, 1, 1, 1, 1, 1, 1}, out[8];
+    log8_avx2(out, in);
+    const __m256 ls = _mm256_set1_ps(out[0]);
+    int i = 0;
+    for (; i + 8 <= V; i += 8)
+        _mm256_storeu_ps(logp + i, _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), mx), ls));
+    for (; i < V; i++)
+        logp[i] = (x[i] - maxv) - out[0];
+}
+
+/* One row of the backward: dx = fma(-exp(logp), g, g at the target, else 0) */
+MYGPT_AVX2 static void cross_entropy_backward_row_avx2(float *dx, const float *lp, int64_t target,
+                                                      int V, float g)
+{
+    const __m256 gv = _mm256_set1_ps(g), zero = _mm256_setzero_ps(), sign = _mm256_set1_ps(-0.0f);
+    int i0 = 0;
+    for (; i0 + 8 <= V; i0 += 8) {
+        const __m256 e = Sleef_expf8_u10avx2(_mm256_loadu_ps(lp + i0));
+        _mm256_storeu_ps(dx + i0, _mm256_fmadd_ps(_mm256_xor_ps(e, sign), gv, zero));
+    }
+    if (i0 < V) {
+        const __m256i on = first_lanes(V - i0);
+        const __m256 e = Sleef_expf8_u10avx2(_mm256_maskload_ps(lp + i0, on));
+        _mm256_maskstore_ps(dx + i0, on, _mm256_fmadd_ps(_mm256_xor_ps(e, sign), gv, zero));
+    }
+    /* the target's entry: the same exp of the same float, then + g instead of + 0 */
+    const int64_t t0 = target - target % 8;
+    const __m256i on = first_lanes(V - t0 < 8 ? (int)(V - t0) : 8);
+    float e[8];
+    _mm256_storeu_ps(e, Sleef_expf8_u10avx2(_mm256_maskload_ps(lp + t0, on)));
+    dx[target] = fmaf(-e[target - t0], g, g);
+}
 #else
 #include <sleef.h>
 static int have_avx2(void)
@@ -185,8 +278,15 @@ mygpt_status mygpt_cross_entropy_forward(float *loss, float *logp, const float *
                               (long long)targets[n], n, V);
     const int avx2 = have_avx2();
 #pragma omp parallel for schedule(static) if (N * (size_t)V > MYGPT_PARALLEL_MIN)
-    for (size_t n = 0; n < N; n++) // rows are independent
+    for (size_t n = 0; n < N; n++) { // rows are independent
+#if defined(MYGPT_X86_KERNELS)
+        if (avx2 && V >= 8) {
+            log_softmax_row_avx2(logp + n * V, logits + n * V, V);
+            continue;
+        }
+#endif
         log_softmax_row(logp + n * V, logits + n * V, V, avx2);
+    }
     // nll_loss, reduction mean: ATen's cascade sum (8 levels of 2^4 = 16 rows)
     int ceil_log2 = 0;
     while (((size_t)1 << ceil_log2) < N)
@@ -219,6 +319,12 @@ MYGPT_CLONES static void cross_entropy_backward(float *dlogits, const float *log
     for (size_t n = 0; n < N; n++) {
         const float *lp = logp + n * V; // (V,)
         float *dx = dlogits + n * V;    // (V,)
+#if defined(MYGPT_X86_KERNELS)
+        if (avx2) {
+            cross_entropy_backward_row_avx2(dx, lp, targets[n], V, g);
+            continue;
+        }
+#endif
         // the row's gradient sums to g (one non-zero entry); dx = grad - exp(logp) * g
         float in[8], e[8];
         for (int i0 = 0; i0 < V; i0 += 8) {
