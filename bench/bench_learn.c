@@ -3,6 +3,7 @@
  * (--train), KV-cache decoding (--generate) and the machine's read bandwidth
  * (--bandwidth), each at one thread count or 1..nproc taking turns. Measures only.
  */
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,11 @@
 
 #include "bench_learn.h"
 #include "mygpt.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define BENCH_X86 1
+#endif
 
 typedef struct train_config {
     const char *name;
@@ -319,5 +325,98 @@ int bench_loss(int N, int V, int threads, int nproc, int reps)
     }
     printf("loss=%dx%d threads=%d forward_ms=%.3f backward_ms=%.3f\n", N, V, t1, tf[reps / 2], tb[reps / 2]);
     free(logits), free(logp), free(dlogits), free(targets), free(tf), free(tb);
+    return 0;
+}
+
+/* ---- --peak: what the cores can do when they all work ---------------------------- */
+
+/* n steps of 24 independent fused multiply-add chains, each as wide as the registers
+ * (24 accumulators: enough to cover the FMA latency on every current x86 core). Returns
+ * FLOPs done; *sink keeps the compiler from dropping the work. */
+#ifdef BENCH_X86
+__attribute__((target("avx512f"))) static double fma_avx512(long n, float *sink)
+{
+    __m512 acc[24];
+    const __m512 b = _mm512_set1_ps(0.99999f), c = _mm512_set1_ps(1e-6f);
+    for (int i = 0; i < 24; i++)
+        acc[i] = _mm512_set1_ps((float)i);
+    for (long k = 0; k < n; k++)
+#pragma GCC unroll 24
+        for (int i = 0; i < 24; i++)
+            acc[i] = _mm512_fmadd_ps(acc[i], b, c);
+    for (int i = 1; i < 24; i++)
+        acc[0] = _mm512_add_ps(acc[0], acc[i]);
+    *sink += _mm512_reduce_add_ps(acc[0]);
+    return 2.0 * 16 * 24 * (double)n;
+}
+__attribute__((target("avx2,fma"))) static double fma_avx2(long n, float *sink)
+{
+    __m256 acc[12];
+    const __m256 b = _mm256_set1_ps(0.99999f), c = _mm256_set1_ps(1e-6f);
+    for (int i = 0; i < 12; i++)
+        acc[i] = _mm256_set1_ps((float)i);
+    for (long k = 0; k < 2 * n; k++)
+#pragma GCC unroll 12
+        for (int i = 0; i < 12; i++)
+            acc[i] = _mm256_fmadd_ps(acc[i], b, c);
+    float out[8];
+    for (int i = 1; i < 12; i++)
+        acc[0] = _mm256_add_ps(acc[0], acc[i]);
+    _mm256_storeu_ps(out, acc[0]);
+    *sink += out[0];
+    return 2.0 * 8 * 24 * (double)n;
+}
+#endif
+static double fma_plain(long n, float *sink)
+{
+    float acc[24];
+    for (int i = 0; i < 24; i++)
+        acc[i] = (float)i;
+    for (long k = 0; k < n / 16; k++)
+#pragma GCC unroll 24
+        for (int i = 0; i < 24; i++)
+            acc[i] = fmaf(acc[i], 0.99999f, 1e-6f);
+    *sink += acc[0];
+    return 2.0 * 24 * (double)(n / 16);
+}
+
+int bench_peak(int threads, int nproc)
+{
+    double (*fma_fn)(long, float *) = fma_plain;
+    const char *isa = "scalar fmaf";
+#ifdef BENCH_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+        fma_fn = fma_avx512, isa = "AVX-512";
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        fma_fn = fma_avx2, isa = "AVX2";
+#endif
+    const long n = 20000000; /* about 0.2 s a thread at 200 GFLOP/s */
+    printf("compute peak: 24 chains of %s fused multiply-adds on every thread at once, best of 5\n"
+           "(the ceiling of thread scaling for compute-bound code, as --bandwidth is for streaming)\n"
+           "%7s %10s %12s %8s\n", isa, "threads", "GFLOP/s", "per thread", "speedup");
+    const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc;
+    double one = 0, last = 0;
+    for (int th = t0; th <= t1; th++) {
+        double best = 0;
+        float sink = 0;
+        for (int rep = 0; rep < 5; rep++) {
+            double flops = 0;
+            const double s = now_ms();
+#pragma omp parallel num_threads(th) reduction(+ : flops, sink)
+            flops += fma_fn(n, &sink);
+            const double gf = flops / ((now_ms() - s) / 1e3) / 1e9;
+            best = gf > best ? gf : best;
+        }
+        if (th == 1)
+            one = best;
+        last = best;
+        printf("%7d %10.1f %12.1f ", th, best, best / th);
+        if (one > 0)
+            printf("%8.2f%s\n", best / one, sink == 0 ? " " : "");
+        else
+            printf("%8s%s\n", "-", sink == 0 ? " " : "");
+    }
+    printf("peak threads=%d gflops=%.1f\n", t1, last);
     return 0;
 }

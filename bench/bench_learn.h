@@ -14,6 +14,8 @@ long peak_rss_mb(void);
 int bench_train(const char *config, int threads, int nproc, int reps, int warmup, double *medians);
 int bench_generate(int threads, int nproc, int prompt, int new_tokens, int no_cache, double *medians);
 int bench_bandwidth(int threads, int nproc);
+/* fused multiply-add throughput with every thread busy: scaling's compute ceiling */
+int bench_peak(int threads, int nproc);
 /* the cross-entropy's forward and backward over (N, V) random logits, median of reps */
 int bench_loss(int N, int V, int threads, int nproc, int reps);
 
