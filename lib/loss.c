@@ -51,8 +51,9 @@ static int have_avx2(void)
 }
 
 /* The same rows as log_softmax_row and the backward's loop below, 8 floats a step in
- * registers instead of through arrays (about 3x faster at V = 50257): every lane sees
- * the same operations in the same order, so the bits are the same. */
+ * registers instead of through arrays (256 rows of V = 50257 on one thread: forward 48
+ * -> 9 ms, backward 41 -> 6 ms; `mygpt-bench --loss 256,50257`): every lane sees the
+ * same operations in the same order, so the bits are the same. */
 
 /* lanes 0..r-1 on, the rest off (r <= 8) */
 MYGPT_AVX2 static __m256i first_lanes(int r)
