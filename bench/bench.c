@@ -8,6 +8,7 @@
  *   mygpt-bench --matmul 1024,768,3072           the matmul alone (M, K, N)
  *   mygpt-bench --loss 256,50257                 the cross-entropy alone (N, V)
  *   mygpt-bench --peak                           the cores' FMA throughput, 1..nproc busy
+ *   mygpt-bench --latency                        a cache line's trip between two cores
  *   mygpt-bench --quick                          a first look, under 20 s
  *   options: --reps R  --warmup W  --csv FILE  --svg FILE  --naive  --help
  *
@@ -160,6 +161,7 @@ static void help(void)
            "       mygpt-bench --generate [--prompt 16] [--new 128] [--no-kv-cache] [--threads K]\n"
            "       mygpt-bench --bandwidth [--threads K]\n"
            "       mygpt-bench --peak [--threads K]\n"
+           "       mygpt-bench --latency\n"
            "\n"
            "Times the GPT forward pass (median of R passes after W unmeasured ones) for each\n"
            "config at 1..nproc threads (or only K), with tokens/s, GFLOP/s and the speedup\n"
@@ -169,7 +171,8 @@ static void help(void)
            "--unpacked packs them at every call.\n"
            "--train times a training step (forward with loss, backward, AdamW); --generate\n"
            "GPT-2-small-shaped decoding at B = 1 (gpt2); --bandwidth the read bandwidth;\n"
-           "--peak the fused multiply-add throughput with 1..nproc threads all busy.\n"
+           "--peak the fused multiply-add throughput with 1..nproc threads all busy;\n"
+           "--latency a cache line's round trip between two threads.\n"
            "Measures only: nothing here is asserted.\n");
 }
 
@@ -190,7 +193,7 @@ int main(int argc, char **argv)
     static const arg_spec SPECS[] = {{"config", 1, 0}, {"threads", 1, 0}, {"reps", 1, 0},
                                      {"warmup", 1, 0}, {"csv", 1, 0},     {"svg", 1, 0},
                                      {"matmul", 1, 0}, {"naive", 0, 0},   {"quick", 0, 0},
-                                     {"train", 0, 0},  {"generate", 0, 0}, {"bandwidth", 0, 0}, {"peak", 0, 0},
+                                     {"train", 0, 0},  {"generate", 0, 0}, {"bandwidth", 0, 0}, {"peak", 0, 0}, {"latency", 0, 0},
                                      {"prompt", 1, 0}, {"new", 1, 0},     {"no-kv-cache", 0, 0},
                                      {"unpacked", 0, 0}, {"loss", 1, 0}, {NULL, 0, 0}};
     args_set_prefix("");
@@ -224,6 +227,8 @@ int main(int argc, char **argv)
         return bench_bandwidth(threads, nproc0);
     if (args_has(&pa, "peak"))
         return bench_peak(threads, nproc0);
+    if (args_has(&pa, "latency"))
+        return bench_latency(nproc0);
     if (args_has(&pa, "loss")) {
         int N, V;
         char extra;

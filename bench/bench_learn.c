@@ -5,6 +5,7 @@
  */
 #include <math.h>
 #include <omp.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -418,5 +419,56 @@ int bench_peak(int threads, int nproc)
             printf("%8s%s\n", "-", sink == 0 ? " " : "");
     }
     printf("peak threads=%d gflops=%.1f\n", t1, last);
+    return 0;
+}
+
+/* ---- --latency: how far apart the cores are ---------------------------------------- */
+
+/* One cache line bounced between threads 0 and 1 (each waits for the other's number,
+ * then writes its own), median of 5 runs of 100000 round trips. On one chip's shared L3
+ * a one-way hand-over is some tens of ns; when the two cores share no cache it is a few
+ * hundred, and every float one thread writes and the other reads pays it per line. */
+int bench_latency(int nproc)
+{
+    static _Alignas(64) atomic_int flag;
+    if (nproc < 2) { /* two spinning threads on one CPU would take turns by the scheduler's clock */
+        fprintf(stderr, "mygpt-bench: --latency needs 2 online CPUs (this machine has %d)\n", nproc);
+        return 1;
+    }
+    const int trips = 100000;
+    double ns[5];
+    printf("core-to-core latency: one cache line bounced between 2 threads, %d round trips, median of 5\n", trips);
+    for (int rep = 0; rep < 5; rep++) {
+        double t0 = 0, t1 = 0;
+        atomic_store(&flag, 0);
+        int team = 0;
+#pragma omp parallel num_threads(2)
+        {
+            const int id = omp_get_thread_num();
+#pragma omp single
+            team = omp_get_num_threads();
+            if (team == 2) {
+#pragma omp barrier
+                if (id == 0)
+                    t0 = now_ms();
+                for (int i = 0; i < trips; i++) {
+                    const int want = 2 * i + id; /* thread 0 answers even, thread 1 odd */
+                    while (atomic_load_explicit(&flag, memory_order_acquire) != want)
+                        ;
+                    atomic_store_explicit(&flag, want + 1, memory_order_release);
+                }
+#pragma omp barrier
+                if (id == 0)
+                    t1 = now_ms();
+            }
+        }
+        if (team != 2) {
+            fprintf(stderr, "mygpt-bench: --latency needs 2 threads (got %d)\n", team);
+            return 1;
+        }
+        ns[rep] = (t1 - t0) * 1e6 / trips;
+    }
+    qsort(ns, 5, sizeof *ns, cmp_double);
+    printf("round trip %.1f ns, one way %.1f ns\nlatency one_way_ns=%.1f\n", ns[2], ns[2] / 2, ns[2] / 2);
     return 0;
 }

@@ -16,6 +16,8 @@ int bench_generate(int threads, int nproc, int prompt, int new_tokens, int no_ca
 int bench_bandwidth(int threads, int nproc);
 /* fused multiply-add throughput with every thread busy: scaling's compute ceiling */
 int bench_peak(int threads, int nproc);
+/* one cache line bounced between two threads: the cost of sharing data across cores */
+int bench_latency(int nproc);
 /* the cross-entropy's forward and backward over (N, V) random logits, median of reps */
 int bench_loss(int N, int V, int threads, int nproc, int reps);
 
