@@ -205,16 +205,23 @@ void mygpt_gelu_forward(float *out, const float *inp, size_t n)
     gelu_forward(out, inp, n);
 }
 
-/* d/dx of x/2 (1 + erf(x / sqrt 2)) = (1 + erf(x / sqrt 2)) / 2 + x exp(-x^2 / 2) / sqrt(2 pi) */
-void mygpt_gelu_backward(float *dinp, const float *inp, const float *dout, size_t n)
+/* d/dx of x/2 (1 + erf(x / sqrt 2)) = (1 + erf(x / sqrt 2)) / 2 + x exp(-x^2 / 2) / sqrt(2 pi),
+ * in float32 as PyTorch's kernel computes it (cdf + x * pdf, then times dout), with
+ * vecmath.h's erf and exp so the loop vectorises */
+MYGPT_CLONES static void gelu_backward(float *dinp, const float *inp, const float *dout, size_t n)
 {
 #pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
     for (size_t i = 0; i < n; i++) {
-        const double x = inp[i];
-        const double cdf = 0.5 * (1.0 + erf(x * 0.70710678118654752440));
-        const double pdf = exp(-0.5 * x * x) * 0.39894228040143267794;
-        dinp[i] += (float)((cdf + x * pdf) * dout[i]);
+        const float x = inp[i];
+        const float cdf = 0.5f * (1.0f + mygpt_erff(x * 0.70710678118654752440f));
+        const float pdf = 0.39894228040143267794f * mygpt_expf(x * x * -0.5f);
+        dinp[i] += dout[i] * (cdf + x * pdf);
     }
+}
+
+void mygpt_gelu_backward(float *dinp, const float *inp, const float *dout, size_t n)
+{
+    gelu_backward(dinp, inp, dout, n);
 }
 
 void mygpt_residual_forward(float *out, const float *inp, size_t n)
