@@ -18,6 +18,7 @@
  * AVX2 functions: the loss is bit-identical. On a CPU without AVX2, PyTorch's kernels and
  * SLEEF's scalar functions differ from these in the last bit now and then.
  */
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <string.h>
@@ -143,6 +144,36 @@ MYGPT_AVX2 static void cross_entropy_backward_row_avx2(float *dx, const float *l
     _mm256_storeu_ps(e, Sleef_expf8_u10avx2(_mm256_maskload_ps(lp + t0, on)));
     dx[target] = fmaf(-e[target - t0], g, g);
 }
+
+/* mygpt_softmax_torch's row for 8 <= n: exps into probs, their lane sums, then probs
+ * times 1 / sum */
+MYGPT_AVX2 static void softmax_row_avx2(float *probs, const float *x, int n)
+{
+    const __m256 mx = _mm256_set1_ps(row_max_avx2(x, n));
+    __m256 acc = Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_loadu_ps(x), mx));
+    _mm256_storeu_ps(probs, acc);
+    int d = 8;
+    for (; d + 8 <= n; d += 8) {
+        const __m256 e = Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_loadu_ps(x + d), mx));
+        _mm256_storeu_ps(probs + d, e);
+        acc = _mm256_add_ps(acc, e);
+    }
+    if (d < n) { /* the tail goes into the first n - d lanes */
+        const __m256i on = first_lanes(n - d);
+        const __m256 e = Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_maskload_ps(x + d, on), mx));
+        _mm256_maskstore_ps(probs + d, on, e);
+        acc = _mm256_blendv_ps(acc, _mm256_add_ps(acc, e), _mm256_castsi256_ps(on));
+    }
+    float a[8];
+    _mm256_storeu_ps(a, acc);
+    const float sum = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+    const __m256 inv = _mm256_set1_ps(1.0f / sum);
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(probs + i, _mm256_mul_ps(_mm256_loadu_ps(probs + i), inv));
+    for (; i < n; i++)
+        probs[i] = probs[i] * (1.0f / sum);
+}
 #else
 #include <sleef.h>
 static int have_avx2(void)
@@ -257,6 +288,12 @@ void mygpt_softmax_torch(float *probs, const float *x, size_t n)
     if (n == 0)
         return;
     const int avx2 = have_avx2();
+#if defined(MYGPT_X86_KERNELS)
+    if (avx2 && n >= 8 && n <= INT_MAX) {
+        softmax_row_avx2(probs, x, (int)n);
+        return;
+    }
+#endif
     float maxv = x[0];
     for (size_t i = 1; i < n; i++)
         maxv = x[i] > maxv ? x[i] : maxv;
