@@ -292,19 +292,21 @@ int bench_loss(int N, int V, int threads, int nproc, int reps)
     float *logits = malloc(n * sizeof *logits), *logp = malloc(n * sizeof *logp);
     float *dlogits = malloc(n * sizeof *dlogits);
     int64_t *targets = malloc((size_t)N * sizeof *targets);
-    double *tf = malloc((size_t)reps * sizeof *tf), *tb = malloc((size_t)reps * sizeof *tb);
-    if (!logits || !logp || !dlogits || !targets || !tf || !tb) {
+    double *t = malloc((size_t)3 * reps * sizeof *t);
+    if (!logits || !logp || !dlogits || !targets || !t) {
         fprintf(stderr, "mygpt-bench: out of memory for the loss (%zu floats)\n", 3 * n);
         return 1;
     }
+    double *tf = t, *tb = t + reps, *ts = t + 2 * reps;
     mygpt_rng rng = {0};
     mygpt_error err = {0};
     mygpt_rng_seed(&rng, 0);
     if (mygpt_normal_(&rng, logits, n, 0.0, 1.0, &err) != MYGPT_OK ||
         mygpt_randint(&rng, targets, (size_t)N, 0, V, &err) != MYGPT_OK)
         die(&err);
-    printf("cross-entropy over (N=%d, V=%d) logits: forward (log_softmax + nll_loss) and backward,\n"
-           "medians of %d\n%7s %12s %12s\n", N, V, reps, "threads", "forward_ms", "backward_ms");
+    printf("cross-entropy over (N=%d, V=%d) logits: forward (log_softmax + nll_loss) and backward;\n"
+           "softmax: sampling's, row after row on one thread (as for each generated token); medians of %d\n"
+           "%7s %12s %12s %12s\n", N, V, reps, "threads", "forward_ms", "backward_ms", "softmax_ms");
     const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc;
     for (int th = t0; th <= t1; th++) {
         omp_set_num_threads(th);
@@ -315,17 +317,23 @@ int bench_loss(int N, int V, int threads, int nproc, int reps)
                 die(&err);
             const double m = now_ms();
             mygpt_cross_entropy_backward(dlogits, logp, targets, (size_t)N, V);
+            const double b = now_ms();
+            for (int row = 0; row < N; row++)
+                mygpt_softmax_torch(dlogits + (size_t)row * V, logits + (size_t)row * V, (size_t)V);
             if (r > 0) {
                 tf[r - 1] = m - s;
-                tb[r - 1] = now_ms() - m;
+                tb[r - 1] = b - m;
+                ts[r - 1] = now_ms() - b;
             }
         }
         qsort(tf, (size_t)reps, sizeof *tf, cmp_double);
         qsort(tb, (size_t)reps, sizeof *tb, cmp_double);
-        printf("%7d %12.3f %12.3f\n", th, tf[reps / 2], tb[reps / 2]);
+        qsort(ts, (size_t)reps, sizeof *ts, cmp_double);
+        printf("%7d %12.3f %12.3f %12.3f\n", th, tf[reps / 2], tb[reps / 2], ts[reps / 2]);
     }
-    printf("loss=%dx%d threads=%d forward_ms=%.3f backward_ms=%.3f\n", N, V, t1, tf[reps / 2], tb[reps / 2]);
-    free(logits), free(logp), free(dlogits), free(targets), free(tf), free(tb);
+    printf("loss=%dx%d threads=%d forward_ms=%.3f backward_ms=%.3f softmax_ms=%.3f\n", N, V, t1, tf[reps / 2],
+           tb[reps / 2], ts[reps / 2]);
+    free(logits), free(logp), free(dlogits), free(targets), free(t);
     return 0;
 }
 
