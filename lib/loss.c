@@ -137,7 +137,10 @@ MYGPT_AVX2 static void cross_entropy_backward_row_avx2(float *dx, const float *l
         const __m256 e = Sleef_expf8_u10avx2(_mm256_maskload_ps(lp + i0, on));
         _mm256_maskstore_ps(dx + i0, on, _mm256_fmadd_ps(_mm256_xor_ps(e, sign), gv, zero));
     }
-    /* the target's entry: the same exp of the same float, then + g instead of + 0 */
+    /* the target's entry: the same exp of the same float, then + g instead of + 0 (a
+     * target outside the row, which the forward refuses, adds g nowhere, as the loop does) */
+    if (target < 0 || target >= V)
+        return;
     const int64_t t0 = target - target % 8;
     const __m256i on = first_lanes(V - t0 < 8 ? (int)(V - t0) : 8);
     float e[8];

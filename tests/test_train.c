@@ -94,6 +94,28 @@ Test(train_loss, bad_targets_are_refused)
     cr_expect_eq(mygpt_cross_entropy_forward(&loss, lp, x, y, 0, 2, &err), MYGPT_EINVAL);
 }
 
+/* The backward takes targets too (it returns nothing): one outside the row must not be
+ * written to; that row's gradient then has no -1/N anywhere, as the scalar loop gives. */
+Test(train_loss, backward_with_a_target_outside_the_row_writes_inside_it)
+{
+    enum { N = 2, V = 13 };
+    float x[N * V], lp[N * V], good[N * V], bad[N * V + 1], loss;
+    for (int i = 0; i < N * V; i++)
+        x[i] = (float)((i * 7) % 11) * 0.25f;
+    const int64_t y[N] = {0, 0}, outside[N] = {-1, V};
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_cross_entropy_forward(&loss, lp, x, y, N, V, &err), MYGPT_OK, "%s", err.message);
+    mygpt_cross_entropy_backward(good, lp, y, N, V);
+    bad[N * V] = 42.0f; /* just past the last row */
+    mygpt_cross_entropy_backward(bad, lp, outside, N, V);
+    cr_expect_eq(bad[N * V], 42.0f, "written past the rows");
+    for (int n = 0; n < N; n++) {
+        cr_expect(good[n * V] < 0 && bad[n * V] > 0, "row %d: %g, %g", n, good[n * V], bad[n * V]);
+        for (int i = 1; i < V; i++)
+            cr_expect(same_bits(good[n * V + i], bad[n * V + i]), "row %d entry %d", n, i);
+    }
+}
+
 /* ---- gradients of the whole model --------------------------------------------------- */
 
 typedef struct grad_case {
