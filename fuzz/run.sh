@@ -15,7 +15,7 @@ TARGETS=("$@")
 OUT=$ROOT/build-fuzz
 mkdir -p "$OUT"
 
-for p in clang libclang-rt-14-dev libpcre2-dev; do
+for p in clang libclang-rt-14-dev libpcre2-dev libsleef-dev; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
         sudo=(); [ "$(id -u)" -ne 0 ] && sudo=(sudo)
         DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "$p" >/dev/null
@@ -25,8 +25,9 @@ done
 CFLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -ffp-contract=off
         -D_DEFAULT_SOURCE -fopenmp=libgomp -I"$ROOT/lib/include" -I"$ROOT/cli")
 LIB=("$ROOT"/lib/*.c)
-CLI=("$ROOT"/cli/args.c "$ROOT"/cli/output.c "$ROOT"/cli/cmd_random.c "$ROOT"/cli/cmd_model.c
-     "$ROOT"/cli/cmd_tokens.c "$ROOT"/cli/mygpt.c)
+# every subcommand (mygpt.c's main renamed below) and data-parallel training's
+# one-process build (no MPI)
+CLI=("$ROOT"/cli/*.c "$ROOT"/dp/data_parallel.c -I"$ROOT/dp")
 export MYGPT_DATA=${MYGPT_DATA:-$ROOT/data}
 status=0
 printf '%-15s %12s %9s  %s\n' target executions seconds findings
@@ -34,7 +35,7 @@ for t in "${TARGETS[@]}"; do
     extra=()
     [ "$t" = fuzz_args ] && extra=("${CLI[@]}" -DMYGPT_CLI_MAIN=mygpt_cli_main -DTOOL_MAX_NUMEL=4096
                                    "-DMYGPT_DEFAULT_DATA_DIR=\"$ROOT/data\"")
-    if ! clang "${CFLAGS[@]}" "$ROOT/fuzz/$t.c" "${LIB[@]}" "${extra[@]}" -lpcre2-8 -lm \
+    if ! clang "${CFLAGS[@]}" "$ROOT/fuzz/$t.c" "${LIB[@]}" "${extra[@]}" -lpcre2-8 -lsleef -lm \
         -o "$OUT/$t" 2>"$OUT/$t.build.log"; then
         echo "$t: build failed (see $OUT/$t.build.log)"
         status=1

@@ -33,9 +33,10 @@
 #include <immintrin.h>
 #include <sleef.h>
 /* sleef.h declares its 256-bit functions only when the whole file is compiled for AVX;
- * here only two functions are, so their prototypes (sleef.h's) are repeated. */
-extern __m256 Sleef_expf8_u10avx2(__m256);
-extern __m256 Sleef_logf8_u10avx2(__m256);
+ * here only two functions are, so their prototypes (sleef.h's) are repeated, marked
+ * AVX2 as they are (clang refuses to pass a __m256 to a function declared without). */
+MYGPT_AVX2 extern __m256 Sleef_expf8_u10avx2(__m256);
+MYGPT_AVX2 extern __m256 Sleef_logf8_u10avx2(__m256);
 
 MYGPT_AVX2 static void exp8_avx2(float *out, const float *in)
 {
