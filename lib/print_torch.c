@@ -27,14 +27,18 @@ mygpt_status mygpt_tview_make(mygpt_tview *v, mygpt_dtype dtype, const void *dat
     v->dtype = dtype;
     v->ndim = ndim;
     v->data = data;
-    int64_t numel = 1;
+    int empty = 0; /* a zero size anywhere: no elements, whatever the other sizes */
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 0)
             return mygpt_fail(err, MYGPT_EINVAL, "dimension %d has negative size %lld", i,
                               (long long)shape[i]);
-        if (shape[i] != 0 && numel > INT64_MAX / 8 / shape[i])
+        empty |= shape[i] == 0;
+    }
+    int64_t numel = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (!empty && numel > INT64_MAX / 8 / shape[i])
             return mygpt_fail(err, MYGPT_EOVERFLOW, "%s", "the shape's element count overflows");
-        numel *= shape[i];
+        numel = empty ? 0 : numel * shape[i];
         v->shape[i] = shape[i];
     }
     return MYGPT_OK;
@@ -43,6 +47,9 @@ mygpt_status mygpt_tview_make(mygpt_tview *v, mygpt_dtype dtype, const void *dat
 int64_t mygpt_tview_numel(const mygpt_tview *v)
 {
     int64_t n = 1;
+    for (int i = 0; i < v->ndim; i++)
+        if (v->shape[i] == 0)
+            return 0; /* before the other sizes' product can overflow */
     for (int i = 0; i < v->ndim; i++)
         n *= v->shape[i];
     return n;
@@ -247,18 +254,25 @@ mygpt_status mygpt_torch_repr(mygpt_strbuf *sb, const mygpt_tview *t, const mygp
         opts = &none;
     if (t->ndim < 0 || t->ndim > MYGPT_MAX_DIMS)
         return MYGPT_EINVAL;
+    /* row-major strides; a zero dimension makes the tensor empty, and then the other
+     * dimensions may be as large as they like (their product is never formed) */
+    int64_t strides[MYGPT_MAX_DIMS];
+    int64_t numel = 1;
+    int empty = 0;
+    for (int d = 0; d < t->ndim; d++)
+        empty |= t->shape[d] == 0;
+    for (int d = t->ndim - 1; d >= 0 && !empty; d--) {
+        strides[d] = numel;
+        if (__builtin_mul_overflow(numel, t->shape[d], &numel))
+            return MYGPT_EINVAL; /* more elements than any memory holds */
+    }
+    if (empty)
+        numel = 0;
     if (opts->parameter)
         mygpt_sb_append(sb, "Parameter containing:\n");
     const size_t start = sb->len;
     mygpt_sb_append(sb, "tensor(");
     const int indent = 7;
-
-    int64_t strides[MYGPT_MAX_DIMS];
-    int64_t numel = 1;
-    for (int d = t->ndim - 1; d >= 0; d--) {
-        strides[d] = numel;
-        numel *= t->shape[d];
-    }
 
     /* suffixes, in PyTorch's order */
     char suffixes[3][96];

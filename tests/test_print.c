@@ -254,3 +254,31 @@ Test(print_errors, bad_views_are_refused)
     cr_expect_eq(mygpt_tview_make(&v, MYGPT_F32, &x, 9, neg, &err), MYGPT_EINVAL);
     cr_expect_eq(mygpt_tview_make(&v, MYGPT_F32, &x, -1, neg, &err), MYGPT_EINVAL);
 }
+
+/* fuzz_args found it (`mygpt randn --shape 0,39999999999,9999,99982`): an empty tensor's
+ * other sizes may multiply past int64 (signed overflow, undefined); it prints as PyTorch
+ * prints it, wherever the zero is. A view whose element count overflows (made by hand:
+ * mygpt_tview_make refuses it) is refused by the printer too, nothing written. */
+Test(print_torch, huge_sizes_of_an_empty_tensor_and_an_impossible_shape)
+{
+    const int64_t first[4] = {0, 39999999999, 9999, 99982}, last[4] = {39999999999, 9999, 99982, 0};
+    mygpt_tview t;
+    mygpt_strbuf sb = {0};
+    cr_assert_eq(mygpt_tview_make(&t, MYGPT_F32, NULL, 4, first, NULL), MYGPT_OK);
+    cr_expect_eq(mygpt_tview_numel(&t), 0);
+    cr_expect_eq(mygpt_torch_repr(&sb, &t, NULL), MYGPT_OK);
+    cr_expect_str_eq(mygpt_sb_str(&sb), "tensor([], size=(0, 39999999999, 9999, 99982))");
+    mygpt_sb_free(&sb);
+    cr_assert_eq(mygpt_tview_make(&t, MYGPT_F32, NULL, 4, last, NULL), MYGPT_OK);
+    cr_expect_eq(mygpt_tview_numel(&t), 0);
+    cr_expect_eq(mygpt_torch_repr(&sb, &t, NULL), MYGPT_OK);
+    cr_expect_str_eq(mygpt_sb_str(&sb), "tensor([], size=(39999999999, 9999, 99982, 0))");
+    mygpt_sb_free(&sb);
+    const int64_t huge[3] = {4000000000, 4000000000, 4000000000};
+    cr_expect_eq(mygpt_tview_make(&t, MYGPT_F32, NULL, 3, huge, NULL), MYGPT_EOVERFLOW);
+    const float x = 0;
+    const mygpt_tview by_hand = {MYGPT_F32, 3, {4000000000, 4000000000, 4000000000}, &x};
+    cr_expect_eq(mygpt_torch_repr(&sb, &by_hand, NULL), MYGPT_EINVAL);
+    cr_expect_eq(sb.len, 0);
+    mygpt_sb_free(&sb);
+}
