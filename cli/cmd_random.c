@@ -74,8 +74,10 @@ static int for_each_shape(const char *cmd, const parsed_args *a, common *c, mygp
         int64_t shape[MYGPT_MAX_DIMS];
         if (parse_shape(cmd, a->hits[h].value, &ndim, shape, TOOL_MAX_NUMEL))
             return EXIT_USAGE;
-        int64_t n = 1;
+        int64_t n = 1; /* parse_shape bounded it, unless a size is 0: then it is 0 */
         for (int d = 0; d < ndim; d++)
+            n = shape[d] == 0 ? 0 : n;
+        for (int d = 0; d < ndim && n; d++)
             n *= shape[d];
         size_t elem = dtype == MYGPT_I64 ? sizeof(int64_t) : sizeof(float);
         void *data = malloc((size_t)(n > 0 ? n : 1) * elem);

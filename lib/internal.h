@@ -8,6 +8,7 @@
 #define MYGPT_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "mygpt/error.h"
 #include "mygpt/print.h"
@@ -23,6 +24,11 @@ mygpt_status mygpt_fail(mygpt_error *err, mygpt_status code, const char *fmt, ..
 /* Multiplies a * b into *out; returns 0 if the product fits in size_t,
  * 1 (and leaves *out untouched) if it would overflow. */
 int mygpt_mul_overflows(size_t a, size_t b, size_t *out);
+
+/* A view's row-major strides (strides[d], in elements) and element count. A zero size
+ * anywhere makes the count 0 (strides unset) before any product is formed, so the other
+ * sizes may be as large as they like; MYGPT_EOVERFLOW if the count overflows int64. */
+mygpt_status mygpt_row_major_strides(const mygpt_tview *t, int64_t *strides, int64_t *numel);
 
 /* Appends text; on allocation failure sets sb->failed and returns MYGPT_ENOMEM. */
 mygpt_status mygpt_sb_append(mygpt_strbuf *sb, const char *s);

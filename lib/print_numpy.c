@@ -305,12 +305,9 @@ mygpt_status mygpt_numpy_str(mygpt_strbuf *sb, const mygpt_tview *t)
 {
     if (t->ndim < 0 || t->ndim > MYGPT_MAX_DIMS)
         return MYGPT_EINVAL;
-    int64_t strides[MYGPT_MAX_DIMS];
-    int64_t numel = 1;
-    for (int d = t->ndim - 1; d >= 0; d--) {
-        strides[d] = numel;
-        numel *= t->shape[d];
-    }
+    int64_t strides[MYGPT_MAX_DIMS], numel;
+    if (mygpt_row_major_strides(t, strides, &numel) != MYGPT_OK)
+        return MYGPT_EINVAL; /* more elements than any memory holds */
     if (t->ndim == 0) { /* str(0-d array) is str of the scalar */
         if (t->dtype == MYGPT_F32)
             return mygpt_np_float32_str(sb, ((const float *)t->data)[0]);
@@ -318,11 +315,8 @@ mygpt_status mygpt_numpy_str(mygpt_strbuf *sb, const mygpt_tview *t)
             return mygpt_sb_printf(sb, "%lld", (long long)((const int64_t *)t->data)[0]);
         return mygpt_sb_append(sb, ((const unsigned char *)t->data)[0] ? "True" : "False");
     }
-    if (numel == 0) {
-        for (int d = 0; d < t->ndim; d++)
-            mygpt_sb_append(sb, "[");
-        for (int d = 0; d < t->ndim; d++)
-            mygpt_sb_append(sb, "]");
+    if (numel == 0) { /* numpy: an empty array prints as [] whatever its shape */
+        mygpt_sb_append(sb, "[]");
         return sb->failed ? MYGPT_ENOMEM : MYGPT_OK;
     }
     const int summarize = numel > NP_THRESHOLD;

@@ -55,6 +55,21 @@ int64_t mygpt_tview_numel(const mygpt_tview *v)
     return n;
 }
 
+mygpt_status mygpt_row_major_strides(const mygpt_tview *t, int64_t *strides, int64_t *numel)
+{
+    int empty = 0;
+    for (int d = 0; d < t->ndim; d++)
+        empty |= t->shape[d] == 0;
+    int64_t n = 1;
+    for (int d = t->ndim - 1; d >= 0 && !empty; d--) {
+        strides[d] = n;
+        if (__builtin_mul_overflow(n, t->shape[d], &n))
+            return MYGPT_EOVERFLOW;
+    }
+    *numel = empty ? 0 : n;
+    return MYGPT_OK;
+}
+
 /* ---- element access --------------------------------------------------------- */
 
 static double elem_f64(const mygpt_tview *t, int64_t i)
@@ -254,20 +269,9 @@ mygpt_status mygpt_torch_repr(mygpt_strbuf *sb, const mygpt_tview *t, const mygp
         opts = &none;
     if (t->ndim < 0 || t->ndim > MYGPT_MAX_DIMS)
         return MYGPT_EINVAL;
-    /* row-major strides; a zero dimension makes the tensor empty, and then the other
-     * dimensions may be as large as they like (their product is never formed) */
-    int64_t strides[MYGPT_MAX_DIMS];
-    int64_t numel = 1;
-    int empty = 0;
-    for (int d = 0; d < t->ndim; d++)
-        empty |= t->shape[d] == 0;
-    for (int d = t->ndim - 1; d >= 0 && !empty; d--) {
-        strides[d] = numel;
-        if (__builtin_mul_overflow(numel, t->shape[d], &numel))
-            return MYGPT_EINVAL; /* more elements than any memory holds */
-    }
-    if (empty)
-        numel = 0;
+    int64_t strides[MYGPT_MAX_DIMS], numel;
+    if (mygpt_row_major_strides(t, strides, &numel) != MYGPT_OK)
+        return MYGPT_EINVAL; /* more elements than any memory holds */
     if (opts->parameter)
         mygpt_sb_append(sb, "Parameter containing:\n");
     const size_t start = sb->len;

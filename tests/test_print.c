@@ -255,9 +255,9 @@ Test(print_errors, bad_views_are_refused)
     cr_expect_eq(mygpt_tview_make(&v, MYGPT_F32, &x, -1, neg, &err), MYGPT_EINVAL);
 }
 
-/* fuzz_args found it (`mygpt randn --shape 0,39999999999,9999,99982`): an empty tensor's
- * other sizes may multiply past int64 (signed overflow, undefined); it prints as PyTorch
- * prints it, wherever the zero is. A view whose element count overflows (made by hand:
+/* fuzz_args found it (`mygpt randn --shape 0,39999999999,9999,99982`, then with the 0
+ * last): an empty tensor's other sizes may multiply past int64 (signed overflow,
+ * undefined); it prints as PyTorch and numpy print it, wherever the zero is. A view whose element count overflows (made by hand:
  * mygpt_tview_make refuses it) is refused by the printer too, nothing written. */
 Test(print_torch, huge_sizes_of_an_empty_tensor_and_an_impossible_shape)
 {
@@ -274,11 +274,15 @@ Test(print_torch, huge_sizes_of_an_empty_tensor_and_an_impossible_shape)
     cr_expect_eq(mygpt_torch_repr(&sb, &t, NULL), MYGPT_OK);
     cr_expect_str_eq(mygpt_sb_str(&sb), "tensor([], size=(39999999999, 9999, 99982, 0))");
     mygpt_sb_free(&sb);
+    cr_expect_eq(mygpt_numpy_str(&sb, &t), MYGPT_OK); /* numpy prints any empty array as [] */
+    cr_expect_str_eq(mygpt_sb_str(&sb), "[]");
+    mygpt_sb_free(&sb);
     const int64_t huge[3] = {4000000000, 4000000000, 4000000000};
     cr_expect_eq(mygpt_tview_make(&t, MYGPT_F32, NULL, 3, huge, NULL), MYGPT_EOVERFLOW);
     const float x = 0;
     const mygpt_tview by_hand = {MYGPT_F32, 3, {4000000000, 4000000000, 4000000000}, &x};
     cr_expect_eq(mygpt_torch_repr(&sb, &by_hand, NULL), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_numpy_str(&sb, &by_hand), MYGPT_EINVAL);
     cr_expect_eq(sb.len, 0);
     mygpt_sb_free(&sb);
 }

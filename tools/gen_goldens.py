@@ -356,6 +356,15 @@ def gen_cli():
     a, b, c = torch.randn(3), torch.randn(1), torch.randn(2, 9)
     add("randn --seed 9 --shape 3 --shape 1 --shape 2,9",
         repr(a) + "\n" + repr(b) + "\n" + repr(c) + "\n")
+    # empty tensors whose other sizes multiply past int64 (found by fuzz_args)
+    torch.manual_seed(0)
+    e1, e2 = torch.randn(0, 39999999999, 9999, 99982), torch.randn(2, 0)
+    add("randn --seed 0 --shape 0,39999999999,9999,99982 --shape 2,0",
+        repr(e1) + "\n" + repr(e2) + "\n")
+    # (numpy refuses the first one's size; any empty array prints as [])
+    e3 = torch.randn(0, 3, 4)
+    add("randn --seed 0 --shape 2,0 --shape 0,3,4 --format numpy",
+        str(e2.numpy()) + "\n" + str(e3.numpy()) + "\n")
     torch.manual_seed(-5 % 2**64)
     t = torch.empty(4, 4).normal_(2.5, 0.1)
     add("randn --seed -5 --shape 4,4 --mean 2.5 --std 0.1", repr(t) + "\n")
