@@ -287,10 +287,10 @@ static mygpt_status ensure_acts(mygpt_gpt *g, int B, int T, mygpt_error *err)
 
 /* ---- forward ----------------------------------------------------------------------- */
 
-/* nn.Linear (then GELU when gelu): the naive kernel when the model asks for the
- * reference kernels, else the fast one (fc1's GELU fused into its output pass). */
-/* out (N, OC) = inp (N, C) weight^T + bias (then GELU): the naive kernel, or the fast
- * one with the weight as it is or as mygpt_gpt_pack packed it (pw; same bits) */
+/* nn.Linear, out (N, OC) = inp (N, C) weight^T + bias, then GELU when gelu: the naive
+ * kernel when the model asks for the reference kernels, else the fast one (fc1's GELU
+ * fused into its output pass) with the weight as it is or as mygpt_gpt_pack packed it
+ * (pw; the same bits). */
 static mygpt_status linear(int naive, float *out, const float *inp, const float *weight,
                            const mygpt_packed_weight *pw, const float *bias, size_t N, int C, int OC,
                            int gelu, mygpt_error *err)

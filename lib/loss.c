@@ -95,25 +95,37 @@ MYGPT_AVX2 static float row_max_avx2(const float *x, int V)
     return maxv;
 }
 
+/* The sum of exp(x - max) over a row of n >= 8 in PyTorch's lane order: lane l takes
+ * elements l, l + 8, ..., the last n % 8 go to the first lanes, and the lanes are
+ * combined as the scalar code combines them. e, when not NULL, receives the exps. */
+MYGPT_AVX2 static float exp_sum_avx2(float *e, const float *x, int n, __m256 mx)
+{
+    __m256 acc = _mm256_setzero_ps();
+    int d = 0;
+    for (; d + 8 <= n; d += 8) {
+        const __m256 v = Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_loadu_ps(x + d), mx));
+        if (e)
+            _mm256_storeu_ps(e + d, v);
+        acc = d == 0 ? v : _mm256_add_ps(acc, v);
+    }
+    if (d < n) { /* the tail goes into the first n - d lanes */
+        const __m256i on = first_lanes(n - d);
+        const __m256 v = Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_maskload_ps(x + d, on), mx));
+        if (e)
+            _mm256_maskstore_ps(e + d, on, v);
+        acc = _mm256_blendv_ps(acc, _mm256_add_ps(acc, v), _mm256_castsi256_ps(on));
+    }
+    float a[8];
+    _mm256_storeu_ps(a, acc);
+    return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+}
+
 /* log_softmax_row for V >= 8 */
 MYGPT_AVX2 static void log_softmax_row_avx2(float *logp, const float *x, int V)
 {
     const float maxv = row_max_avx2(x, V);
     const __m256 mx = _mm256_set1_ps(maxv);
-    __m256 acc = Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_loadu_ps(x), mx));
-    int d = 8;
-    for (; d < V - V % 8; d += 8)
-        acc = _mm256_add_ps(acc, Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_loadu_ps(x + d), mx)));
-    const int r = V - d; /* the tail goes into the first r lanes */
-    if (r > 0) {
-        const __m256i on = first_lanes(r);
-        const __m256 e = Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_maskload_ps(x + d, on), mx));
-        acc = _mm256_blendv_ps(acc, _mm256_add_ps(acc, e), _mm256_castsi256_ps(on));
-    }
-    float a[8];
-    _mm256_storeu_ps(a, acc);
-    const float sum = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
-    float in[8] = {sum, 1, 1, 1, 1, 1, 1, 1}, out[8];
+    float in[8] = {exp_sum_avx2(NULL, x, V, mx), 1, 1, 1, 1, 1, 1, 1}, out[8];
     log8_avx2(out, in);
     const __m256 ls = _mm256_set1_ps(out[0]);
     int i = 0;
@@ -153,24 +165,7 @@ MYGPT_AVX2 static void cross_entropy_backward_row_avx2(float *dx, const float *l
  * times 1 / sum */
 MYGPT_AVX2 static void softmax_row_avx2(float *probs, const float *x, int n)
 {
-    const __m256 mx = _mm256_set1_ps(row_max_avx2(x, n));
-    __m256 acc = Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_loadu_ps(x), mx));
-    _mm256_storeu_ps(probs, acc);
-    int d = 8;
-    for (; d + 8 <= n; d += 8) {
-        const __m256 e = Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_loadu_ps(x + d), mx));
-        _mm256_storeu_ps(probs + d, e);
-        acc = _mm256_add_ps(acc, e);
-    }
-    if (d < n) { /* the tail goes into the first n - d lanes */
-        const __m256i on = first_lanes(n - d);
-        const __m256 e = Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_maskload_ps(x + d, on), mx));
-        _mm256_maskstore_ps(probs + d, on, e);
-        acc = _mm256_blendv_ps(acc, _mm256_add_ps(acc, e), _mm256_castsi256_ps(on));
-    }
-    float a[8];
-    _mm256_storeu_ps(a, acc);
-    const float sum = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+    const float sum = exp_sum_avx2(probs, x, n, _mm256_set1_ps(row_max_avx2(x, n)));
     const __m256 inv = _mm256_set1_ps(1.0f / sum);
     int i = 0;
     for (; i + 8 <= n; i += 8)
