@@ -25,6 +25,7 @@
  * narrower one for tests.
  */
 #include <omp.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,11 +53,20 @@ static int kt_stride(int T)
     return padded(T) + 16;
 }
 
-/* Floats one thread's scratch takes: kt (d, ldk) and QB rows of scores (QB, ldk). The
- * plain loops of layers.c need less (one row of T scores), so this serves both. */
+/* Floats at the start of each thread's scratch that hold its work queue (parallel.h):
+ * 128 bytes, so a 64-byte line inside them holds the queue alone whatever the alignment. */
+#define QUEUE_FLOATS 32
+
+static mygpt_queue *slice_queue(float *slice)
+{
+    return (mygpt_queue *)(((uintptr_t)slice + 63) / 64 * 64);
+}
+
+/* Floats one thread's scratch takes: its queue, kt (d, ldk) and QB rows of scores (QB,
+ * ldk). The plain loops of layers.c need less (one row of T scores), so this serves both. */
 size_t mygpt_attention_scratch_per_thread(int T, int head_dim)
 {
-    return ((size_t)head_dim + QB) * (size_t)kt_stride(T);
+    return QUEUE_FLOATS + ((size_t)head_dim + QB) * (size_t)kt_stride(T);
 }
 
 size_t mygpt_attention_scratch_size(int T, int head_dim, int nthreads)
@@ -360,26 +370,44 @@ static mygpt_status attention_fast(float *out, float *probs, const float *q, con
     const head_fn head = pick_head();
     const int d = C / NH;
     const float scale = (float)sqrt((double)d); // PyTorch divides by math.sqrt(d)
-    const size_t per_thread = ((size_t)d + QB) * kt_stride(T);
+    const size_t per_thread = mygpt_attention_scratch_per_thread(T, d);
 #define HEAD_PROBS(b, h) (probs ? probs + ((size_t)(b) * NH + (h)) * T * T : NULL)
     /* small work (the chapter's tiny GPT) stays out of the OpenMP runtime altogether */
     if (B * NH == 1 || (size_t)B * T * T * C <= MYGPT_KERNEL_SMALL) {
         for (int b = 0; b < B; b++)
             for (int h = 0; h < NH; h++) {
                 const size_t off = (size_t)b * T * C + (size_t)h * d;
-                head(out + off, HEAD_PROBS(b, h), q + off, k + off, v + off, scratch,
-                     scratch + (size_t)d * kt_stride(T), T, C, d, scale);
+                head(out + off, HEAD_PROBS(b, h), q + off, k + off, v + off, scratch + QUEUE_FLOATS,
+                     scratch + QUEUE_FLOATS + (size_t)d * kt_stride(T), T, C, d, scale);
             }
         return MYGPT_OK;
     }
+    /* Items (b, h) in order: thread t owns the t-th run of them, the batches whose tokens
+     * the static loops and the matmul around it handle on that thread (parallel.h). */
+    const size_t items = (size_t)B * NH;
+    if (items > UINT32_MAX) /* a queue counts in 32 bits: out would be over 16 GiB */
+        return mygpt_fail(err, MYGPT_EINVAL, "attention over %zu (batch, head) pairs is too many to share out",
+                          items);
     /* num_threads(team): never more threads than scratch has slices for */
-#pragma omp parallel for collapse(2) schedule(dynamic, 1) num_threads(team)
-    for (int b = 0; b < B; b++) {
-        for (int h = 0; h < NH; h++) {
-            float *kt = scratch + (size_t)omp_get_thread_num() * per_thread; // (d, ldk)
-            float *scores = kt + (size_t)d * kt_stride(T);                   // (QB, ldk)
-            const size_t off = (size_t)b * T * C + (size_t)h * d;
-            head(out + off, HEAD_PROBS(b, h), q + off, k + off, v + off, kt, scores, T, C, d, scale);
+#pragma omp parallel num_threads(team)
+    {
+        const int me = omp_get_thread_num(), nt = omp_get_num_threads();
+        float *slice = scratch + (size_t)me * per_thread;
+        float *kt = slice + QUEUE_FLOATS;              // (d, ldk)
+        float *scores = kt + (size_t)d * kt_stride(T); // (QB, ldk)
+        mygpt_queue_fill(slice_queue(slice),
+                         (uint32_t)(mygpt_run_start(items, me + 1, nt) - mygpt_run_start(items, me, nt)));
+#pragma omp barrier
+        for (int step = 0; step < nt; step++) { /* my run first, then the others' from their ends */
+            const int owner = (me + step) % nt;
+            mygpt_queue *queue = slice_queue(scratch + (size_t)owner * per_thread);
+            size_t i;
+            while (mygpt_queue_take(queue, step == 0, &i)) {
+                const size_t bh = mygpt_run_start(items, owner, nt) + i;
+                const int b = (int)(bh / NH), h = (int)(bh % NH);
+                const size_t off = (size_t)b * T * C + (size_t)h * d;
+                head(out + off, HEAD_PROBS(b, h), q + off, k + off, v + off, kt, scores, T, C, d, scale);
+            }
         }
     }
 #undef HEAD_PROBS

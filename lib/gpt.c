@@ -384,13 +384,15 @@ mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *g, const int64_t *ids, int B
         LINEAR(a->v, a->ln, w->wv + lcc, PW(MYGPT_P_WV), NULL, N, C, C, 0);
         float *att_l = att ? att + (size_t)l * B * NH * T * T : NULL; // (B, NH, T, T) when asked for
         if (!att_l)
-            (g->use_naive_kernels ? mygpt_attention_forward : mygpt_attention_forward_fast)(
-                a->atty, a->q, a->k, a->v, a->scratch, a->scratch_len, B, T, C, NH, NULL); // sizes checked above
+            st = (g->use_naive_kernels ? mygpt_attention_forward : mygpt_attention_forward_fast)(
+                a->atty, a->q, a->k, a->v, a->scratch, a->scratch_len, B, T, C, NH, err);
         else if (g->use_naive_kernels)
-            mygpt_attention_forward_train(a->atty, att_l, a->q, a->k, a->v, B, T, C, NH, NULL);
+            st = mygpt_attention_forward_train(a->atty, att_l, a->q, a->k, a->v, B, T, C, NH, err);
         else
-            mygpt_attention_forward_probs(a->atty, att_l, a->q, a->k, a->v, a->scratch, a->scratch_len, B, T,
-                                          C, NH, NULL);
+            st = mygpt_attention_forward_probs(a->atty, att_l, a->q, a->k, a->v, a->scratch, a->scratch_len, B,
+                                               T, C, NH, err);
+        if (st != MYGPT_OK)
+            return st;
         LINEAR(a->proj, a->atty, w->wo + lcc, PW(MYGPT_P_WO), NULL, N, C, C, 0);
         mygpt_residual_forward(a->x, a->proj, N * Cs);
         // x = x + fc2(GELU(fc1(LN2(x))))

@@ -36,6 +36,7 @@
  * other operations. It differs from the naive kernel only by rounding.
  */
 #include <limits.h>
+#include <stdint.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -274,6 +275,7 @@ typedef struct matmul_job {
     float *unit_buf;       /* swapped: per thread, one unit's tiles (unit_len floats) */
     int ns, ks;            /* slab: ns columns (multiple of NR) x ks rows of B */
     int unit_mb, unit_p;   /* a thread's unit of work: unit_mb row blocks x unit_p panels */
+    mygpt_queue *queues;       /* one per thread of the team (matmul_blocks) */
 } matmul_job;
 
 /* Floats of packed panels for a slab: B cut into slabs small enough to stay in the
@@ -427,18 +429,75 @@ static void swapped_unit(const matmul_job *j, float *ub, size_t mb0, size_t mb1,
             swapped_tile_finish(j, swapped_tile_at(j, mb, p0 + q), ub + ((mb - mb0) * nq + (q - q0)) * tile, last);
 }
 
-/* The blocked loops. Called by every thread of a parallel region (the omp for's share
- * the work among them), or by one thread outside any region for small products.
+/* The tiles of a slab one thread owns: its share of the tokens, whichever operand
+ * holds them (out's rows, or swapped, out^T's columns: the slab's panels). Thread t of
+ * a team of n owns the t-th of n equal runs of row blocks (or of panels): about the
+ * tokens the static loops before the product (LayerNorm, the residual, the packing)
+ * wrote on that thread and those after it read there. On a machine whose cores share
+ * no cache (the AMD guests: a line moves between them in ~230 ns) a token's row then
+ * stays in one core's cache from op to op; dealing tiles out dynamically had the two
+ * cores fetch each other's rows, and each ran ~25 % slower than alone. */
+typedef struct share {
+    size_t mb0, mb1; /* row blocks [mb0, mb1) */
+    int q0, q1;      /* panels [q0, q1) of the slab */
+    size_t ngb;      /* its units: groups of row blocks (outer) x groups of panels */
+} share;
+
+static share share_of(const matmul_job *j, size_t mblocks, int np, int t, int team)
+{
+    share s = {0, mblocks, 0, np, 0};
+    if (j->swapped) {
+        s.q0 = (int)mygpt_run_start((size_t)np, t, team);
+        s.q1 = (int)mygpt_run_start((size_t)np, t + 1, team);
+    } else {
+        s.mb0 = mygpt_run_start(mblocks, t, team);
+        s.mb1 = mygpt_run_start(mblocks, t + 1, team);
+    }
+    s.ngb = (size_t)(s.q1 - s.q0 + j->unit_p - 1) / j->unit_p;
+    return s;
+}
+
+static size_t share_units(const matmul_job *j, share s)
+{
+    return (s.mb1 - s.mb0 + j->unit_mb - 1) / j->unit_mb * s.ngb;
+}
+
+/* Unit u of share s: row blocks [mb0, mb1) x panels [q0, q1) of the slab (panels
+ * panel_len floats apart from slab, the first being panel p0), all of the slab's k. */
+static void run_unit(const matmul_job *j, int me, share s, size_t u, int p0, const float *slab,
+                     size_t panel_len, int k0, int ks)
+{
+    const size_t mb0 = s.mb0 + u / s.ngb * j->unit_mb;
+    const size_t mb1 = mb0 + j->unit_mb < s.mb1 ? mb0 + j->unit_mb : s.mb1;
+    const int q0 = s.q0 + (int)(u % s.ngb) * j->unit_p;
+    const int q1 = q0 + j->unit_p < s.q1 ? q0 + j->unit_p : s.q1;
+    const int NR = j->kern.NR;
+    if (j->swapped) { /* the unit's sums stay in this thread's buffer */
+        swapped_unit(j, j->unit_buf + (size_t)me * unit_len(j), mb0, mb1, q0, q1, p0, slab,
+                     panel_len, k0, ks);
+        return;
+    }
+    for (int kb = k0; kb < k0 + ks; kb += KC) {
+        const int kc = k0 + ks - kb < KC ? k0 + ks - kb : KC;
+        for (size_t mb = mb0; mb < mb1; mb++)
+            for (int q = q0; q < q1; q++)
+                matmul_tile(j, mb, p0 + q, slab + (size_t)q * panel_len + (size_t)(kb - k0) * NR, kb, kc);
+    }
+}
+
+/* The blocked loops. Called by every thread of a parallel region (me of team), or by
+ * one thread alone for small products (0 of 1: no barrier then, so it may be called
+ * from inside anyone's parallel region).
  *
  * For each slab of B (ns columns x ks rows): its panels are packed, shared by the team
- * (skipped when B is prepacked: then one slab is all of B), then the slab's tiles are
- * dealt out in units of unit_mb row blocks x unit_p panels, dynamically (on a shared
- * virtual machine one core is often slower than the other). A unit runs its KC blocks
- * in k order, so every element is summed by one thread in the fixed order whatever the
- * team: the next k slab only starts after the barrier that ends this one. Within a
- * unit the KC x unit_p*NR block of panels stays in L2 while the row blocks pass, and a
- * row block's MR x KC of A stays in L1 while the panels pass. */
-static void matmul_blocks(const matmul_job *j)
+ * (skipped when B is prepacked: then one slab is all of B), then each thread runs its
+ * share of the slab's tiles (share_of) in units of unit_mb row blocks x unit_p panels,
+ * and steals units from the others' shares once its own are done. A unit runs its KC
+ * blocks in k order, so every element is summed by one thread in the fixed order
+ * whoever takes the unit: the next k slab only starts after the barrier that ends this
+ * one. Within a unit the KC x unit_p*NR block of panels stays in L2 while the row
+ * blocks pass, and a row block's MR x KC of A stays in L1 while the panels pass. */
+static void matmul_blocks(const matmul_job *j, int me, int team)
 {
     const int MR = j->kern.MR, NR = j->kern.NR, K = j->K, N = j->N;
     const size_t mblocks = (j->M + MR - 1) / MR;
@@ -447,43 +506,36 @@ static void matmul_blocks(const matmul_job *j)
         const int np = (nc + NR - 1) / NR, p0 = n0 / NR;
         for (int k0 = 0; k0 < K; k0 += j->ks) {
             const int ks = K - k0 < j->ks ? K - k0 : j->ks;
+            mygpt_queue_fill(&j->queues[me], (uint32_t)share_units(j, share_of(j, mblocks, np, me, team)));
             const float *slab;
             size_t panel_len; /* floats from one packed panel to the next */
             if (j->prepacked) {
                 slab = j->prepacked + (size_t)p0 * K * NR + (size_t)k0 * NR;
                 panel_len = (size_t)K * NR;
-            } else {
-#pragma omp for schedule(static)
-                for (int p = 0; p < np; p++) {
+            } else { /* each thread packs its run of the panels */
+                const int pend = (int)mygpt_run_start((size_t)np, me + 1, team);
+                for (int p = (int)mygpt_run_start((size_t)np, me, team); p < pend; p++) {
                     const int col = n0 + p * NR, cols = N - col < NR ? N - col : NR;
                     const float *src = j->b_kmajor ? j->b + (size_t)k0 * j->ldb + col
                                                    : j->b + (size_t)col * j->ldb + k0;
                     pack_panel(j->slab + (size_t)p * ks * NR, src, j->ldb, ks, cols, NR, j->b_kmajor);
-                } /* implicit barrier: the panels are ready */
+                }
                 slab = j->slab;
                 panel_len = (size_t)ks * NR;
             }
-            const size_t um = (mblocks + j->unit_mb - 1) / j->unit_mb;
-            const size_t up = (size_t)(np + j->unit_p - 1) / j->unit_p;
-#pragma omp for schedule(dynamic, 1)
-            for (size_t u = 0; u < um * up; u++) {
-                const size_t mb0 = u / up * j->unit_mb;
-                const size_t mb1 = mb0 + j->unit_mb < mblocks ? mb0 + j->unit_mb : mblocks;
-                const int q0 = (int)(u % up) * j->unit_p;
-                const int q1 = q0 + j->unit_p < np ? q0 + j->unit_p : np;
-                if (j->swapped) { /* the unit's sums stay in this thread's buffer */
-                    swapped_unit(j, j->unit_buf + (size_t)omp_get_thread_num() * unit_len(j), mb0, mb1,
-                                 q0, q1, p0, slab, panel_len, k0, ks);
-                    continue;
-                }
-                for (int kb = k0; kb < k0 + ks; kb += KC) {
-                    const int kc = k0 + ks - kb < KC ? k0 + ks - kb : KC;
-                    for (size_t mb = mb0; mb < mb1; mb++)
-                        for (int q = q0; q < q1; q++)
-                            matmul_tile(j, mb, p0 + q, slab + (size_t)q * panel_len + (size_t)(kb - k0) * NR,
-                                        kb, kc);
-                }
-            } /* implicit barrier: the next slab adds to these tiles or reuses the buffer */
+            if (team > 1) {
+#pragma omp barrier /* the panels are ready and every queue is filled */
+            }
+            for (int v = 0; v < team; v++) { /* my share first, then the others' from their ends */
+                const int owner = (me + v) % team;
+                const share s = share_of(j, mblocks, np, owner, team);
+                size_t u;
+                while (mygpt_queue_take(&j->queues[owner], v == 0, &u))
+                    run_unit(j, me, s, u, p0, slab, panel_len, k0, ks);
+            }
+            if (team > 1) {
+#pragma omp barrier /* the next slab adds to these tiles, refills the queues, or reuses the buffer */
+            }
         }
     }
 }
@@ -576,28 +628,42 @@ static mygpt_status run(matmul_job *j, mygpt_error *err)
         j->kern.MR = j->kern.aliased_MR;
         j->kern.rows_a = j->kern.aliased_rows_a;
     }
-    plan(j, small ? 1 : omp_get_max_threads());
+    const int team = small ? 1 : omp_get_max_threads();
+    plan(j, team);
+    const size_t units = (j->M / (size_t)j->kern.MR / (size_t)j->unit_mb + 1) *
+                         ((size_t)j->ns / (size_t)j->kern.NR / (size_t)j->unit_p + 1);
+    if (units > UINT32_MAX) /* a mygpt_queue counts in 32 bits: out would be terabytes */
+        return mygpt_fail(err, MYGPT_EINVAL, "matmul of %zu x %d is too large to share out", j->M, j->N);
     const size_t slab_len = j->prepacked ? 0 : (size_t)j->ns * j->ks;
     float small_slab[2048];
+    mygpt_queue solo_queue;
     if (small && slab_len <= 2048) {
         j->slab = small_slab;
-        matmul_blocks(j);
+        j->queues = &solo_queue;
+        matmul_blocks(j, 0, 1);
         return MYGPT_OK;
     }
-    const int team = small ? 1 : omp_get_max_threads();
     const size_t ub_len = j->swapped ? (size_t)team * unit_len(j) : 0;
-    float *mem = NULL;
-    if (slab_len + ub_len && !(mem = malloc((slab_len + ub_len) * sizeof(float))))
-        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul's packed panels (%zu floats)",
-                          slab_len + ub_len);
-    j->slab = mem;
-    j->unit_buf = mem + slab_len;
+    /* one block: the panels, the unit buffers, then (from a 64-byte boundary) the queues */
+    const size_t floats = slab_len + ub_len, q_bytes = team > 1 ? (size_t)team * sizeof(mygpt_queue) + 64 : 0;
+    char *mem = NULL;
+    if (floats + q_bytes && !(mem = malloc(floats * sizeof(float) + q_bytes)))
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul's packed panels and work queues (%zu bytes)",
+                          floats * sizeof(float) + q_bytes);
+    j->slab = (float *)mem;
+    j->unit_buf = j->slab + slab_len;
+    j->queues = &solo_queue;
+    if (team > 1) {
+        const uintptr_t end = (uintptr_t)(mem + floats * sizeof(float));
+        j->queues = (mygpt_queue *)(mem + ((end + 63) / 64 * 64 - (uintptr_t)mem));
+    }
     if (small) {
-        matmul_blocks(j);
+        matmul_blocks(j, 0, 1);
     } else {
-        /* num_threads(team): never more threads than unit_buf has slices for */
+        /* num_threads(team): never more threads than unit_buf has slices for (fewer when
+         * called inside another parallel region: then the team is one) */
 #pragma omp parallel num_threads(team)
-        matmul_blocks(j);
+        matmul_blocks(j, omp_get_thread_num(), omp_get_num_threads());
     }
     free(mem);
     return MYGPT_OK;

@@ -3,6 +3,11 @@
  * OpenMP region costs about a microsecond, more than the work of the chapters' tiny
  * GPT). Shared with the tests, which check their thread-count configurations clear
  * every one of them, so every parallel loop really runs with 2, 3 and 8 threads.
+ *
+ * And the work queue the matmul and the attention share their items out with: each
+ * thread owns an equal run of the items (the tokens it also handles in the static loops
+ * before and after, so their rows stay in its core's cache) and steals from the others'
+ * runs once its own is done (on a shared virtual machine one core is often slower).
  */
 #ifndef MYGPT_PARALLEL_H
 #define MYGPT_PARALLEL_H
@@ -11,5 +16,46 @@
 #define MYGPT_PARALLEL_MIN 32768
 /* fast matmul (M K N) and fast attention (B T T C; also needs B * NH > 1) */
 #define MYGPT_KERNEL_SMALL 65536
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Item i's owner among team threads, as runs: thread t owns [n t / team, n (t+1) / team). */
+static inline size_t mygpt_run_start(size_t n, int t, int team)
+{
+    return n * (size_t)t / (size_t)team;
+}
+
+/* One thread's items not yet taken, [front, back) in the high and low 32 bits of one
+ * word: the owner takes from the front, a thread that has run out steals from the back,
+ * each with one compare-and-swap. A cache line each, so threads only meet at the end. */
+typedef struct mygpt_queue {
+    _Alignas(64) _Atomic uint64_t range;
+} mygpt_queue;
+
+/* Fills q with items [0, n) (n < 2^32); every thread must see it (a barrier) before
+ * anyone takes. */
+static inline void mygpt_queue_fill(mygpt_queue *q, uint32_t n)
+{
+    atomic_store_explicit(&q->range, (uint64_t)n, memory_order_relaxed);
+}
+
+/* Takes the next item into *item (from the front when own, else the back); 0 once empty. */
+static inline int mygpt_queue_take(mygpt_queue *q, int own, size_t *item)
+{
+    uint64_t r = atomic_load_explicit(&q->range, memory_order_relaxed);
+    for (;;) {
+        const uint32_t front = (uint32_t)(r >> 32), back = (uint32_t)r;
+        if (front >= back)
+            return 0;
+        const uint64_t next = own ? r + ((uint64_t)1 << 32) : r - 1;
+        if (atomic_compare_exchange_weak_explicit(&q->range, &r, next, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            *item = own ? front : back - 1u;
+            return 1;
+        }
+    }
+}
 
 #endif
