@@ -16,8 +16,10 @@
  *     transposed: the backward's dout^T) and three instruction sets (target
  *     attributes); the widest the CPU supports is picked at run time. So are the
  *     packing and fc1's GELU epilogue (lib/vecmath.h's erf);
- *   - a slab's tiles go out in units (up to 16 row blocks x 8 panels) from a shared
- *     queue (dynamic schedule: on a shared virtual machine one core is often slower
+ *   - a slab's tiles go out in units (up to 16 row blocks x 8 panels): each thread
+ *     owns the units of its run of the tokens (the rows it also handles in the loops
+ *     before and after, so they stay in its core's cache) and steals from the others'
+ *     runs once its own are done (on a shared virtual machine one core is often slower
  *     than the other); a unit runs all of the slab's k, so there is one barrier per
  *     slab;
  *   - when there are fewer activation rows than weight rows (training's tokens, the
@@ -431,22 +433,26 @@ static void swapped_unit(const matmul_job *j, float *ub, size_t mb0, size_t mb1,
 
 /* The tiles of a slab one thread owns: its share of the tokens, whichever operand
  * holds them (out's rows, or swapped, out^T's columns: the slab's panels). Thread t of
- * a team of n owns the t-th of n equal runs of row blocks (or of panels): about the
- * tokens the static loops before the product (LayerNorm, the residual, the packing)
- * wrote on that thread and those after it read there. On a machine whose cores share
- * no cache (the AMD guests: a line moves between them in ~230 ns) a token's row then
- * stays in one core's cache from op to op; dealing tiles out dynamically had the two
- * cores fetch each other's rows, and each ran ~25 % slower than alone. */
+ * a team of n owns the t-th of n equal runs of them (mygpt_run_start): about the tokens
+ * the static loops before the product (LayerNorm, the residual, the packing) wrote on
+ * that thread and those after it read there. On a machine whose cores share no cache
+ * (the AMD guests: a line moves between them in ~230 ns) a token's row then stays in
+ * one core's cache from op to op; dealing tiles out dynamically had the two cores fetch
+ * each other's rows, and each ran ~25 % slower than alone. With fewer token blocks than
+ * threads (decoding's one row) the runs are of the other operand's blocks instead. */
 typedef struct share {
     size_t mb0, mb1; /* row blocks [mb0, mb1) */
     int q0, q1;      /* panels [q0, q1) of the slab */
-    size_t ngb;      /* its units: groups of row blocks (outer) x groups of panels */
+    size_t ngb;      /* groups of unit_p panels: the units are row groups (outer) x these */
 } share;
 
 static share share_of(const matmul_job *j, size_t mblocks, int np, int t, int team)
 {
     share s = {0, mblocks, 0, np, 0};
-    if (j->swapped) {
+    int by_panels = j->swapped; /* the tokens' axis... */
+    if ((j->swapped ? (size_t)np : mblocks) < (size_t)team)
+        by_panels = !by_panels; /* ...unless it has fewer blocks than threads (decoding's one row) */
+    if (by_panels) {
         s.q0 = (int)mygpt_run_start((size_t)np, t, team);
         s.q1 = (int)mygpt_run_start((size_t)np, t + 1, team);
     } else {
