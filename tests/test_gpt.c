@@ -662,6 +662,62 @@ Test(gpt_threads, every_parallel_loop_gives_the_same_bits_for_1_2_3_8_threads)
     free(ids);
 }
 
+/* Issue 16: the work queue the matmul and the attention share items out with
+ * (lib/parallel.h). The owner takes from the front, a thief from the back, and once a
+ * queue is empty neither gets anything. */
+Test(gpt_threads, work_queue_takes_from_the_front_and_steals_from_the_back)
+{
+    mygpt_queue q;
+    size_t item = 99;
+    const int own = 1, steal = 0;
+    const size_t want[] = {0, 4, 1, 3, 2};
+    const int who[] = {own, steal, own, steal, steal};
+    mygpt_queue_fill(&q, 5);
+    for (int i = 0; i < 5; i++) {
+        cr_assert(mygpt_queue_take(&q, who[i], &item), "take %d found the queue empty", i);
+        cr_expect_eq(item, want[i], "take %d: item %zu, not %zu", i, item, want[i]);
+    }
+    cr_expect(!mygpt_queue_take(&q, own, &item));
+    cr_expect(!mygpt_queue_take(&q, steal, &item));
+    mygpt_queue_fill(&q, 0);
+    cr_expect(!mygpt_queue_take(&q, own, &item));
+    const size_t starts[] = {0, 3, 6, 10}; /* 10 items in 3 runs */
+    for (int t = 0; t <= 3; t++)
+        cr_expect_eq(mygpt_run_start(10, t, 3), starts[t]);
+}
+
+/* Six threads, the first 50x slower, so the others finish their runs and steal from
+ * its: every item is taken exactly once. */
+Test(gpt_threads, work_queue_hands_out_every_item_exactly_once)
+{
+    enum { TEAM = 6, ITEMS = 6000 };
+    static mygpt_queue queues[TEAM];
+    static int taken[ITEMS];
+    int stolen = 0;
+#pragma omp parallel num_threads(TEAM) reduction(+ : stolen)
+    {
+        const int me = omp_get_thread_num(), nt = omp_get_num_threads();
+        mygpt_queue_fill(&queues[me],
+                         (uint32_t)(mygpt_run_start(ITEMS, me + 1, nt) - mygpt_run_start(ITEMS, me, nt)));
+#pragma omp barrier
+        for (int step = 0; step < nt; step++) {
+            const int owner = (me + step) % nt;
+            size_t i;
+            while (mygpt_queue_take(&queues[owner], step == 0, &i)) {
+                volatile double spin = 0;
+                for (int k = 0; k < (me == 0 ? 5000 : 100); k++)
+                    spin += k;
+#pragma omp atomic
+                taken[mygpt_run_start(ITEMS, owner, nt) + i]++;
+                stolen += step > 0;
+            }
+        }
+    }
+    for (int i = 0; i < ITEMS; i++)
+        cr_assert_eq(taken[i], 1, "item %d taken %d times", i, taken[i]);
+    cr_log_info("%d of %d items stolen", stolen, ITEMS);
+}
+
 /* Issue 11 item 15: the widest kernels the CPU supports are used whichever compiler
  * built the library (they were gcc-only: a clang build ran the generic ones). */
 Test(gpt_kernels, the_cpu_decides_the_kernels_not_the_compiler)
