@@ -38,9 +38,9 @@
  * other operations. It differs from the naive kernel only by rounding.
  */
 #include <limits.h>
-#include <stdint.h>
 #include <math.h>
 #include <omp.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -277,7 +277,7 @@ typedef struct matmul_job {
     float *unit_buf;       /* swapped: per thread, one unit's tiles (unit_len floats) */
     int ns, ks;            /* slab: ns columns (multiple of NR) x ks rows of B */
     int unit_mb, unit_p;   /* a thread's unit of work: unit_mb row blocks x unit_p panels */
-    mygpt_queue *queues;       /* one per thread of the team (matmul_blocks) */
+    mygpt_queue *queues;   /* one per thread of the team (matmul_blocks) */
 } matmul_job;
 
 /* Floats of packed panels for a slab: B cut into slabs small enough to stay in the
@@ -532,11 +532,11 @@ static void matmul_blocks(const matmul_job *j, int me, int team)
             if (team > 1) {
 #pragma omp barrier /* the panels are ready and every queue is filled */
             }
-            for (int v = 0; v < team; v++) { /* my share first, then the others' from their ends */
-                const int owner = (me + v) % team;
+            for (int step = 0; step < team; step++) { /* my share first, then the others' from their ends */
+                const int owner = (me + step) % team;
                 const share s = share_of(j, mblocks, np, owner, team);
                 size_t u;
-                while (mygpt_queue_take(&j->queues[owner], v == 0, &u))
+                while (mygpt_queue_take(&j->queues[owner], step == 0, &u))
                     run_unit(j, me, s, u, p0, slab, panel_len, k0, ks);
             }
             if (team > 1) {

@@ -21,7 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Item i's owner among team threads, as runs: thread t owns [n t / team, n (t+1) / team). */
+/* Where thread t's run of n items starts, the items cut into team equal runs: thread t
+ * owns [start(t), start(t + 1)), start(team) being n. */
 static inline size_t mygpt_run_start(size_t n, int t, int team)
 {
     return n * (size_t)t / (size_t)team;
