@@ -257,8 +257,9 @@ Test(print_errors, bad_views_are_refused)
 
 /* fuzz_args found it (`mygpt randn --shape 0,39999999999,9999,99982`, then with the 0
  * last): an empty tensor's other sizes may multiply past int64 (signed overflow,
- * undefined); it prints as PyTorch and numpy print it, wherever the zero is. A view whose element count overflows (made by hand:
- * mygpt_tview_make refuses it) is refused by the printer too, nothing written. */
+ * undefined); it prints as PyTorch and numpy print it, wherever the zero is. A view
+ * whose element count overflows (made by hand: mygpt_tview_make refuses it) is refused
+ * by the printer too, nothing written. */
 Test(print_torch, huge_sizes_of_an_empty_tensor_and_an_impossible_shape)
 {
     const int64_t first[4] = {0, 39999999999, 9999, 99982}, last[4] = {39999999999, 9999, 99982, 0};
