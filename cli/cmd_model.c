@@ -242,49 +242,16 @@ int cmd_params(int argc, char **argv)
 int print_named_tensors(const char *cmd, const out_options *o, const mygpt_config *cfg,
                         const mygpt_params *w, const mygpt_torch_opts *opts)
 {
-    const int64_t V = cfg->vocab_size, C = cfg->embed_dim, M = cfg->max_seq_len;
     int rc = 0;
-    char name[96];
-#define EMIT(label, ptr, nd, ...)                                                                  \
-    do {                                                                                           \
-        const int64_t shape_[] = {__VA_ARGS__};                                                    \
-        mygpt_tview v_;                                                                            \
-        mygpt_tview_make(&v_, MYGPT_F32, (ptr), (nd), shape_, NULL);                               \
-        if (o->format != OUT_EXACT)                                                                 \
-            printf("%s\n", (label));                                                               \
-        if (!rc)                                                                                   \
-            rc = out_print(cmd, o, &v_, opts);                                                  \
-    } while (0)
-    EMIT("token_embedding.embedding.weight", w->wte, 2, V, C);
-    EMIT("position_embedding.weight", w->wpe, 2, M, C);
-    for (int64_t l = 0; l < cfg->num_layers && !rc; l++) {
-        const size_t lc = (size_t)(l * C), lcc = (size_t)(l * C * C);
-        snprintf(name, sizeof name, "blocks.%lld.ln1.gamma", (long long)l);
-        EMIT(name, w->ln1w + lc, 1, C);
-        snprintf(name, sizeof name, "blocks.%lld.ln1.beta", (long long)l);
-        EMIT(name, w->ln1b + lc, 1, C);
-        const char *proj[4] = {"W_q", "W_k", "W_v", "W_o"};
-        const float *mats[4] = {w->wq, w->wk, w->wv, w->wo};
-        for (int m = 0; m < 4; m++) {
-            snprintf(name, sizeof name, "blocks.%lld.attn.%s.weight", (long long)l, proj[m]);
-            EMIT(name, mats[m] + lcc, 2, C, C);
-        }
-        snprintf(name, sizeof name, "blocks.%lld.ln2.gamma", (long long)l);
-        EMIT(name, w->ln2w + lc, 1, C);
-        snprintf(name, sizeof name, "blocks.%lld.ln2.beta", (long long)l);
-        EMIT(name, w->ln2b + lc, 1, C);
-        snprintf(name, sizeof name, "blocks.%lld.mlp.fc1.weight", (long long)l);
-        EMIT(name, w->fc1w + 4 * lcc, 2, 4 * C, C);
-        snprintf(name, sizeof name, "blocks.%lld.mlp.fc1.bias", (long long)l);
-        EMIT(name, w->fc1b + 4 * lc, 1, 4 * C);
-        snprintf(name, sizeof name, "blocks.%lld.mlp.fc2.weight", (long long)l);
-        EMIT(name, w->fc2w + 4 * lcc, 2, C, 4 * C);
-        snprintf(name, sizeof name, "blocks.%lld.mlp.fc2.bias", (long long)l);
-        EMIT(name, w->fc2b + lc, 1, C);
+    for (int j = 0; j < mygpt_state_dict_len(cfg) && !rc; j++) {
+        mygpt_state_entry e;
+        mygpt_state_dict_entry(cfg, w, j, &e);
+        mygpt_tview v;
+        mygpt_tview_make(&v, MYGPT_F32, e.data, e.ndim, e.shape, NULL);
+        if (o->format != OUT_EXACT)
+            printf("%s\n", e.name);
+        rc = out_print(cmd, o, &v, opts);
     }
-    EMIT("ln_f.gamma", w->lnfw, 1, C);
-    EMIT("ln_f.beta", w->lnfb, 1, C);
-#undef EMIT
     return rc;
 }
 

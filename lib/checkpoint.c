@@ -18,85 +18,25 @@
 
 #define MAX_HEADER (100u << 20) /* safetensors' own limit on the JSON header: 100 MB */
 
-/* The tensors of a model in state_dict order: name, pointer into the parameters, shape. */
-typedef struct tensor_ref {
-    char name[64];
-    float *data;
-    int ndim;
-    long long shape[2];
-} tensor_ref;
-
-/* Lists gpt's tensors (at most 2 + 12 L + 2 entries) into refs; returns the count. */
-static int list_tensors(const mygpt_gpt *g, tensor_ref *refs)
-{
-    const mygpt_params *w = &g->params;
-    const long long C = g->config.embed_dim, V = g->config.vocab_size, M = g->config.max_seq_len;
-    int n = 0;
-#define ADD(nm, ptr, d, s0, s1)                                                                    \
-    do {                                                                                       \
-        tensor_ref *r = &refs[n++];                                                            \
-        snprintf(r->name, sizeof r->name, "%s", nm);                                           \
-        r->data = (ptr);                                                                       \
-        r->ndim = (d);                                                                         \
-        r->shape[0] = (s0);                                                                    \
-        r->shape[1] = (s1);                                                                    \
-    } while (0)
-    ADD("token_embedding.embedding.weight", w->wte, 2, V, C);
-    ADD("position_embedding.weight", w->wpe, 2, M, C);
-    for (int l = 0; l < g->config.num_layers; l++) {
-        const size_t lc = (size_t)l * C, lcc = (size_t)l * C * C;
-        char nm[64];
-#define LAYER(suffix, ptr, d, s0, s1)                                                              \
-    do {                                                                                       \
-        snprintf(nm, sizeof nm, "blocks.%d.%s", l, suffix);                                    \
-        ADD(nm, ptr, d, s0, s1);                                                               \
-    } while (0)
-        LAYER("ln1.gamma", w->ln1w + lc, 1, C, 0);
-        LAYER("ln1.beta", w->ln1b + lc, 1, C, 0);
-        LAYER("attn.W_q.weight", w->wq + lcc, 2, C, C);
-        LAYER("attn.W_k.weight", w->wk + lcc, 2, C, C);
-        LAYER("attn.W_v.weight", w->wv + lcc, 2, C, C);
-        LAYER("attn.W_o.weight", w->wo + lcc, 2, C, C);
-        LAYER("ln2.gamma", w->ln2w + lc, 1, C, 0);
-        LAYER("ln2.beta", w->ln2b + lc, 1, C, 0);
-        LAYER("mlp.fc1.weight", w->fc1w + 4 * lcc, 2, 4 * C, C);
-        LAYER("mlp.fc1.bias", w->fc1b + 4 * lc, 1, 4 * C, 0);
-        LAYER("mlp.fc2.weight", w->fc2w + 4 * lcc, 2, C, 4 * C);
-        LAYER("mlp.fc2.bias", w->fc2b + lc, 1, C, 0);
-#undef LAYER
-    }
-    ADD("ln_f.gamma", w->lnfw, 1, C, 0);
-    ADD("ln_f.beta", w->lnfb, 1, C, 0);
-#undef ADD
-    return n;
-}
-
-static size_t numel(const tensor_ref *r)
-{
-    return (size_t)r->shape[0] * (size_t)(r->ndim == 2 ? r->shape[1] : 1);
-}
-
 mygpt_status mygpt_checkpoint_save(const mygpt_gpt *g, const char *path, mygpt_error *err)
 {
-    const int max_tensors = 4 + 12 * g->config.num_layers;
-    tensor_ref *refs = malloc((size_t)max_tensors * sizeof *refs);
     mygpt_strbuf h = {0};
-    if (!refs)
-        return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the checkpoint header");
-    const int n = list_tensors(g, refs);
     const mygpt_config *c = &g->config;
+    const int n = mygpt_state_dict_len(c);
     mygpt_sb_printf(&h, "{\"__metadata__\":{\"format\":\"pt\",\"vocab_size\":\"%d\",\"embed_dim\":\"%d\","
                         "\"num_heads\":\"%d\",\"num_layers\":\"%d\",\"max_seq_len\":\"%d\"}",
                     c->vocab_size, c->embed_dim, c->num_heads, c->num_layers, c->max_seq_len);
     size_t offset = 0;
     for (int i = 0; i < n; i++) {
-        const size_t bytes = numel(&refs[i]) * sizeof(float);
-        if (refs[i].ndim == 2)
+        mygpt_state_entry e;
+        mygpt_state_dict_entry(c, &g->params, i, &e);
+        const size_t bytes = e.numel * sizeof(float);
+        if (e.ndim == 2)
             mygpt_sb_printf(&h, ",\"%s\":{\"dtype\":\"F32\",\"shape\":[%lld,%lld],\"data_offsets\":[%zu,%zu]}",
-                            refs[i].name, refs[i].shape[0], refs[i].shape[1], offset, offset + bytes);
+                            e.name, (long long)e.shape[0], (long long)e.shape[1], offset, offset + bytes);
         else
             mygpt_sb_printf(&h, ",\"%s\":{\"dtype\":\"F32\",\"shape\":[%lld],\"data_offsets\":[%zu,%zu]}",
-                            refs[i].name, refs[i].shape[0], offset, offset + bytes);
+                            e.name, (long long)e.shape[0], offset, offset + bytes);
         offset += bytes;
     }
     mygpt_sb_append(&h, "}");
@@ -116,8 +56,11 @@ mygpt_status mygpt_checkpoint_save(const mygpt_gpt *g, const char *path, mygpt_e
         for (int b = 0; b < 8; b++)
             len8[b] = (unsigned char)((uint64_t)h.len >> (8 * b));
         int ok = fwrite(len8, 1, 8, f) == 8 && fwrite(h.data, 1, h.len, f) == h.len;
-        for (int i = 0; ok && i < n; i++)
-            ok = fwrite(refs[i].data, sizeof(float), numel(&refs[i]), f) == numel(&refs[i]);
+        for (int i = 0; ok && i < n; i++) {
+            mygpt_state_entry e;
+            mygpt_state_dict_entry(c, &g->params, i, &e);
+            ok = fwrite(e.data, sizeof(float), e.numel, f) == e.numel;
+        }
         if (fclose(f) != 0 || !ok)
             st = mygpt_fail(err, MYGPT_EIO, "error writing %s", tmp);
         else if (rename(tmp, path) != 0)
@@ -126,7 +69,6 @@ mygpt_status mygpt_checkpoint_save(const mygpt_gpt *g, const char *path, mygpt_e
             remove(tmp);
     }
     mygpt_sb_free(&h);
-    free(refs);
     return st;
 }
 
@@ -387,24 +329,23 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
                         path, data_len);
     mygpt_gpt *g = NULL;
     if (st == MYGPT_OK)
-        st = mygpt_gpt_create(&g, &cfg, 0, err); // validates the configuration
-    tensor_ref *refs = NULL;
-    if (st == MYGPT_OK && !(refs = malloc((size_t)(4 + 12 * cfg.num_layers) * sizeof *refs)))
-        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
+        st = mygpt_gpt_alloc(&g, &cfg, err); // validates the configuration; draws nothing
     if (st == MYGPT_OK) {
-        const int nt = list_tensors(g, refs);
+        const int nt = mygpt_state_dict_len(&cfg);
         for (int i = 0; i < nt && st == MYGPT_OK; i++) {
+            mygpt_state_entry want;
+            mygpt_state_dict_entry(&cfg, &g->params, i, &want);
             const entry *e = NULL;
             for (size_t k = 0; k < n && !e; k++)
-                if (strcmp(entries[k].name, refs[i].name) == 0)
+                if (strcmp(entries[k].name, want.name) == 0)
                     e = &entries[k];
-            const size_t bytes = numel(&refs[i]) * sizeof(float);
+            const size_t bytes = want.numel * sizeof(float);
             if (!e)
-                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s is missing", path, refs[i].name);
+                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s is missing", path, want.name);
             else if (strcmp(e->dtype, "F32") != 0)
                 st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s has dtype %s, not F32", path, e->name, e->dtype);
-            else if (e->ndim != refs[i].ndim || e->shape[0] != (unsigned long long)refs[i].shape[0] ||
-                     (e->ndim == 2 && e->shape[1] != (unsigned long long)refs[i].shape[1]))
+            else if (e->ndim != want.ndim || e->shape[0] != (unsigned long long)want.shape[0] ||
+                     (e->ndim == 2 && e->shape[1] != (unsigned long long)want.shape[1]))
                 st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s does not have the shape the configuration gives",
                                 path, e->name);
             else if (e->noff != 2 || e->offsets[0] > e->offsets[1] || e->offsets[1] > data_len ||
@@ -412,18 +353,20 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
                 st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the data offsets of %s do not fit the data (%zu bytes)",
                                 path, e->name, data_len);
             else
-                memcpy(refs[i].data, data + e->offsets[0], bytes);
+                memcpy(want.data, data + e->offsets[0], bytes);
         }
         for (size_t k = 0; k < n && st == MYGPT_OK; k++) { // nothing else but the masks
             int known = 0;
-            for (int i = 0; i < nt && !known; i++)
-                known = strcmp(entries[k].name, refs[i].name) == 0;
+            for (int i = 0; i < nt && !known; i++) {
+                mygpt_state_entry e;
+                mygpt_state_dict_entry(&cfg, NULL, i, &e);
+                known = strcmp(entries[k].name, e.name) == 0;
+            }
             const size_t nl = strlen(entries[k].name);
             if (!known && !(nl > 10 && strcmp(entries[k].name + nl - 10, ".attn.mask") == 0))
                 st = mygpt_fail(err, MYGPT_EFORMAT, "%s: unexpected tensor %s", path, entries[k].name);
         }
     }
-    free(refs);
     free(entries);
     free(file);
     if (st != MYGPT_OK) {

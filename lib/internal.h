@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "mygpt/error.h"
+#include "mygpt/gpt.h"
 #include "mygpt/print.h"
 
 /* Records `code` and a printf-style message in *err (if err is not NULL) and
@@ -49,10 +50,17 @@ int mygpt_shortest_f32(float x, char digits[16], int *exp10);
 /* The RdBu colour of t in [0, 1] (0 = dark red, 0.5 = white, 1 = dark blue). */
 void mygpt_rdbu(double t, int rgb[3]);
 
-/* Points w's tensors into block (laid out by the size table, then ln_f's gamma and
- * beta): the parameters, or a gradient block of the same layout. */
+/* From the parameter table (lib/params.c): each tensor's floats, all layers; the views
+ * of w into a block of that layout (parameters, or gradients); tensor i's view; and the
+ * initial values GPT.__init__ draws from rng, in its order. */
 struct mygpt_params;
-void mygpt_params_carve(struct mygpt_params *w, float *block, const size_t sizes[14], size_t C);
+struct mygpt_config;
+struct mygpt_rng;
+void mygpt_param_sizes(const struct mygpt_config *cfg, size_t *sizes);
+void mygpt_params_carve(struct mygpt_params *w, float *block, const size_t *sizes);
+float *mygpt_param_tensor(const struct mygpt_params *w, int i);
+mygpt_status mygpt_params_init(const struct mygpt_config *cfg, const struct mygpt_params *w,
+                               struct mygpt_rng *rng, mygpt_error *err);
 
 /* mygpt_matmul_backward with a caller's workspace of
  * mygpt_matmul_backward_workspace(N, C, OC, set_dinp, set_dweight) floats (0: none
@@ -84,17 +92,17 @@ int mygpt_matmul_packed_fits(const mygpt_packed_weight *pw);
 mygpt_status mygpt_matmul_prepacked(float *out, const float *inp, const mygpt_packed_weight *pw,
                                     const float *bias, size_t M, int apply_gelu, mygpt_error *err);
 
-/* Every matmul weight of a model packed once (lib/packed.c): the head (wte, V x C) and
- * per layer W_q, W_k, W_v, W_o, fc1 and fc2, in that order. */
-enum { MYGPT_P_WQ, MYGPT_P_WK, MYGPT_P_WV, MYGPT_P_WO, MYGPT_P_FC1, MYGPT_P_FC2, MYGPT_P_PER_LAYER };
+/* Every matmul weight of a model packed once (lib/packed.c): each LINEAR tensor of the
+ * parameter table, layer by layer, and the head (the tied token embedding, V x C). */
 typedef struct mygpt_packed_model {
     int layers;
-    mygpt_packed_weight head;        /* wte as the LM head (V, C) */
-    mygpt_packed_weight per_layer[]; /* MYGPT_P_PER_LAYER a layer */
+    mygpt_packed_weight head;
+    mygpt_packed_weight *linear[MYGPT_NUM_PARAM_TENSORS]; /* per LINEAR tensor: one per layer */
 } mygpt_packed_model;
-static inline mygpt_packed_weight *mygpt_packed_layer(mygpt_packed_model *p, int l)
+/* Tensor i's packing for layer l (0 for a whole-model tensor), NULL when p is NULL. */
+static inline const mygpt_packed_weight *mygpt_packed_find(const mygpt_packed_model *p, int i, int l)
 {
-    return p->per_layer + (size_t)l * MYGPT_P_PER_LAYER;
+    return p && p->linear[i] ? &p->linear[i][l] : NULL;
 }
 struct mygpt_gpt;
 mygpt_status mygpt_packed_model_make(mygpt_packed_model **out, const struct mygpt_gpt *g, mygpt_error *err);

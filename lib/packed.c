@@ -18,30 +18,37 @@ void mygpt_packed_model_free(mygpt_packed_model *p)
     if (!p)
         return;
     mygpt_matmul_packed_free(&p->head);
-    for (int i = 0; i < p->layers * MYGPT_P_PER_LAYER; i++)
-        mygpt_matmul_packed_free(&p->per_layer[i]);
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) {
+        const int n = p->linear[i] ? p->layers : 0;
+        for (int l = 0; l < n; l++)
+            mygpt_matmul_packed_free(&p->linear[i][l]);
+        free(p->linear[i]);
+    }
     free(p);
 }
 
 mygpt_status mygpt_packed_model_make(mygpt_packed_model **out, const mygpt_gpt *g, mygpt_error *err)
 {
-    const int L = g->config.num_layers, C = g->config.embed_dim, V = g->config.vocab_size;
-    mygpt_packed_model *p = calloc(1, sizeof *p + (size_t)L * MYGPT_P_PER_LAYER * sizeof p->per_layer[0]);
+    const mygpt_config *cfg = &g->config;
+    mygpt_packed_model *p = calloc(1, sizeof *p);
     if (!p)
         return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the packed weights");
-    p->layers = L;
-    const mygpt_params *w = &g->params;
-    mygpt_status st = mygpt_matmul_pack(&p->head, w->wte, C, V, err);
-    for (int l = 0; l < L && st == MYGPT_OK; l++) {
-        const size_t lcc = (size_t)l * C * C;
-        mygpt_packed_weight *pl = mygpt_packed_layer(p, l);
-        if ((st = mygpt_matmul_pack(pl + MYGPT_P_WQ, w->wq + lcc, C, C, err)) != MYGPT_OK ||
-            (st = mygpt_matmul_pack(pl + MYGPT_P_WK, w->wk + lcc, C, C, err)) != MYGPT_OK ||
-            (st = mygpt_matmul_pack(pl + MYGPT_P_WV, w->wv + lcc, C, C, err)) != MYGPT_OK ||
-            (st = mygpt_matmul_pack(pl + MYGPT_P_WO, w->wo + lcc, C, C, err)) != MYGPT_OK ||
-            (st = mygpt_matmul_pack(pl + MYGPT_P_FC1, w->fc1w + 4 * lcc, C, 4 * C, err)) != MYGPT_OK)
+    p->layers = cfg->num_layers;
+    mygpt_status st = mygpt_matmul_pack(&p->head, g->params.wte, cfg->embed_dim, cfg->vocab_size, err);
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS && st == MYGPT_OK; i++) {
+        mygpt_param_info info;
+        mygpt_param_info_get(cfg, i, &info);
+        if (info.role != MYGPT_ROLE_LINEAR)
+            continue;
+        const int n = info.per_layer ? cfg->num_layers : 1;
+        if (!(p->linear[i] = calloc((size_t)p->layers, sizeof *p->linear[i]))) {
+            st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the packed weights");
             break;
-        st = mygpt_matmul_pack(pl + MYGPT_P_FC2, w->fc2w + 4 * lcc, 4 * C, C, err);
+        }
+        const size_t layer_numel = (size_t)info.shape[0] * (size_t)info.shape[1];
+        for (int l = 0; l < n && st == MYGPT_OK; l++) // a weight (out, in): K = in, N = out
+            st = mygpt_matmul_pack(&p->linear[i][l], mygpt_param_tensor(&g->params, i) + (size_t)l * layer_numel,
+                                   (int)info.shape[1], (int)info.shape[0], err);
     }
     if (st != MYGPT_OK) {
         mygpt_packed_model_free(p);

@@ -16,16 +16,43 @@
 #define MYGPT_PARALLEL_MIN 32768
 /* fast matmul (M K N) and fast attention (B T T C; also needs B * NH > 1) */
 #define MYGPT_KERNEL_SMALL 65536
+/* fills, copies and sums of whole arrays (n floats): bound by one core's write bandwidth,
+ * so the gradients' 475 MB at GPT-2 size go faster shared out */
+#define MYGPT_STREAM_MIN 65536
 
+#include <omp.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Where thread t's run of n items starts, the items cut into team equal runs: thread t
  * owns [start(t), start(t + 1)), start(team) being n. */
 static inline size_t mygpt_run_start(size_t n, int t, int team)
 {
     return n * (size_t)t / (size_t)team;
+}
+
+/* dst = src (or 0 when src is NULL), n floats, each thread filling its static run (as
+ * the loops around it share rows) */
+static inline void mygpt_fill_floats(float *dst, const float *src, size_t n)
+{
+    if (n <= MYGPT_STREAM_MIN) {
+        if (src)
+            memcpy(dst, src, n * sizeof *dst);
+        else
+            memset(dst, 0, n * sizeof *dst);
+        return;
+    }
+#pragma omp parallel
+    {
+        const int me = omp_get_thread_num(), nt = omp_get_num_threads();
+        const size_t i0 = mygpt_run_start(n, me, nt), i1 = mygpt_run_start(n, me + 1, nt);
+        if (src)
+            memcpy(dst + i0, src + i0, (i1 - i0) * sizeof *dst);
+        else
+            memset(dst + i0, 0, (i1 - i0) * sizeof *dst);
+    }
 }
 
 /* One thread's items not yet taken, [front, back) in the high and low 32 bits of one

@@ -9,6 +9,7 @@
 
 #include "mygpt/layers.h"
 #include "mygpt/train.h"
+#include "block.h"
 #include "internal.h"
 #include "parallel.h"
 
@@ -24,6 +25,47 @@ void mygpt_train_acts_free(mygpt_train_acts *a)
     free(a);
 }
 
+/* The activations the backward needs and its scratch, for `rows` rows of T and L
+ * layers: one list that both sizes them (base NULL) and carves them. Returns floats. */
+static size_t carve_train_acts(mygpt_train_acts *a, float *base, size_t rows, size_t T, size_t L, size_t C,
+                               size_t NH, size_t V)
+{
+    size_t n = 0;
+#define TAKE(field, count) (a->field = base ? base + n : NULL, n += (count))
+    TAKE(resid, (L + 1) * rows * C); // the residual stream entering each layer, and the last
+    TAKE(ln1, L * rows * C);
+    TAKE(ln1_mean, L * rows);
+    TAKE(ln1_denom, L * rows);
+    TAKE(q, L * rows * C);
+    TAKE(k, L * rows * C);
+    TAKE(v, L * rows * C);
+    TAKE(att, L * rows * NH * T);    // each query's (NH, T) probabilities
+    TAKE(atty, L * rows * C);
+    TAKE(resid_mid, L * rows * C);
+    TAKE(ln2, L * rows * C);
+    TAKE(ln2_mean, L * rows);
+    TAKE(ln2_denom, L * rows);
+    TAKE(fch, L * rows * 4 * C);
+    TAKE(fch_gelu, L * rows * 4 * C);
+    TAKE(lnf, rows * C);
+    TAKE(lnf_mean, rows);
+    TAKE(lnf_denom, rows);
+    TAKE(logits, rows * V);
+    TAKE(logp, rows * V);
+    // the backward's scratch, one layer at a time
+    TAKE(dresid, rows * C);
+    TAKE(dresid2, rows * C);
+    TAKE(dln, rows * C);
+    TAKE(datty, rows * C);
+    TAKE(dq, rows * C);
+    TAKE(dk, rows * C);
+    TAKE(dv, rows * C);
+    TAKE(dfch, rows * 4 * C);
+    TAKE(dfch_gelu, rows * 4 * C);
+#undef TAKE
+    return n;
+}
+
 /* Makes room for (B, T) in g->train, keeping the old buffers when they fit. */
 static mygpt_status ensure_train_acts(mygpt_gpt *g, int B, int T, mygpt_error *err)
 {
@@ -33,22 +75,15 @@ static mygpt_status ensure_train_acts(mygpt_gpt *g, int B, int T, mygpt_error *e
     if (!g->train && !(g->train = calloc(1, sizeof *g->train)))
         return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for training activations");
     mygpt_train_acts *a = g->train;
-    // floats per row of B*T (att's T*NH per row is the (NH, T) slice of each query)
-    const size_t per_row = (L + 1) * C                /* resid */
-                           + L * (3 * C + 2)          /* ln1, mean, denom; q k v below */
-                           + L * 3 * C + L * NH * Ts  /* q, k, v; att */
-                           + L * 2 * C                /* atty, resid_mid */
-                           + L * (C + 2)              /* ln2, mean, denom */
-                           + L * 8 * C                /* fch, fch_gelu */
-                           + C + 2 + 2 * V            /* lnf, mean, denom; logits, logp */
-                           + 7 * C + 8 * C;           /* gradient scratch */
     if (a->memory && BT <= a->capacity_bt && BT * Ts <= a->capacity_btt) {
         a->B = B;
         a->T = T;
         return MYGPT_OK;
     }
+    mygpt_train_acts sizing;
     size_t total;
-    if (mygpt_mul_overflows(BT, per_row, &total) || total > SIZE_MAX / sizeof(float))
+    if (mygpt_mul_overflows(BT, carve_train_acts(&sizing, NULL, 1, Ts, L, C, NH, V), &total) ||
+        total > SIZE_MAX / sizeof(float))
         return mygpt_fail(err, MYGPT_EOVERFLOW, "training activations for B=%d, T=%d overflow", B, T);
     float *mem = malloc(total * sizeof(float));
     int64_t *ids = malloc(BT * sizeof *ids), *targets = malloc(BT * sizeof *targets);
@@ -72,68 +107,14 @@ static mygpt_status ensure_train_acts(mygpt_gpt *g, int B, int T, mygpt_error *e
     a->capacity_btt = BT * Ts;
     a->B = B;
     a->T = T;
-    float *p = mem;
-#define TAKE(field, n) (a->field = p, p += (n))
-    TAKE(resid, (L + 1) * BT * C);
-    TAKE(ln1, L * BT * C);
-    TAKE(ln1_mean, L * BT);
-    TAKE(ln1_denom, L * BT);
-    TAKE(q, L * BT * C);
-    TAKE(k, L * BT * C);
-    TAKE(v, L * BT * C);
-    TAKE(att, L * BT * NH * Ts);
-    TAKE(atty, L * BT * C);
-    TAKE(resid_mid, L * BT * C);
-    TAKE(ln2, L * BT * C);
-    TAKE(ln2_mean, L * BT);
-    TAKE(ln2_denom, L * BT);
-    TAKE(fch, L * BT * 4 * C);
-    TAKE(fch_gelu, L * BT * 4 * C);
-    TAKE(lnf, BT * C);
-    TAKE(lnf_mean, BT);
-    TAKE(lnf_denom, BT);
-    TAKE(logits, BT * V);
-    TAKE(logp, BT * V);
-    TAKE(dresid, BT * C);
-    TAKE(dresid2, BT * C);
-    TAKE(dln, BT * C);
-    TAKE(datty, BT * C);
-    TAKE(dq, BT * C);
-    TAKE(dk, BT * C);
-    TAKE(dv, BT * C);
-    TAKE(dfch, BT * 4 * C);
-    TAKE(dfch_gelu, BT * 4 * C);
-#undef TAKE
+    carve_train_acts(a, mem, BT, Ts, L, C, NH, V);
     // the matmul backward's partial sums: only the attention's k and v add their dln
-    // to q's (every other gradient is written into zeros: see linear_backward)
+    // to q's (every other gradient is written into zeros: see mygpt_linear_backward)
     a->ws_len = mygpt_matmul_backward_workspace(BT, (int)C, (int)C, 0, 1);
     if (a->ws_len && !(a->workspace = malloc(a->ws_len * sizeof(float)))) {
         a->ws_len = 0; // the kernel then allocates its own
     }
     return MYGPT_OK;
-}
-
-/* dst = src (or 0 when src is NULL), n floats, each thread filling its static run (as
- * the loops around it share rows): a fill is bound by one core's write bandwidth, so
- * the gradients' 475 MB at GPT-2 size go faster shared out. */
-static void fill_floats(float *dst, const float *src, size_t n)
-{
-    if (n <= 65536) {
-        if (src)
-            memcpy(dst, src, n * sizeof *dst);
-        else
-            memset(dst, 0, n * sizeof *dst);
-        return;
-    }
-#pragma omp parallel
-    {
-        const int me = omp_get_thread_num(), nt = omp_get_num_threads();
-        const size_t i0 = mygpt_run_start(n, me, nt), i1 = mygpt_run_start(n, me + 1, nt);
-        if (src)
-            memcpy(dst + i0, src + i0, (i1 - i0) * sizeof *dst);
-        else
-            memset(dst + i0, 0, (i1 - i0) * sizeof *dst);
-    }
 }
 
 mygpt_status mygpt_gpt_zero_grad(mygpt_gpt *g, mygpt_error *err)
@@ -142,72 +123,11 @@ mygpt_status mygpt_gpt_zero_grad(mygpt_gpt *g, mygpt_error *err)
     if (!g->grads_memory) {
         if (!(g->grads_memory = malloc(g->num_parameters * sizeof(float))))
             return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %zu gradients", g->num_parameters);
-        mygpt_params_carve(&g->grads, g->grads_memory, g->param_sizes, (size_t)g->config.embed_dim);
+        mygpt_params_carve(&g->grads, g->grads_memory, g->param_sizes);
     }
-    fill_floats(g->grads_memory, NULL, g->num_parameters);
+    mygpt_fill_floats(g->grads_memory, NULL, g->num_parameters);
     g->grads_are_zero = 1;
     return MYGPT_OK;
-}
-
-/* nn.Linear through the model's kernel choice (naive for tests, else fast) */
-static mygpt_status linear(const mygpt_gpt *g, float *out, const float *inp, const float *w,
-                           const float *b, size_t N, int C, int OC, mygpt_error *err)
-{
-    if (g->use_naive_kernels) {
-        mygpt_matmul_naive(out, inp, w, b, N, C, OC);
-        return MYGPT_OK;
-    }
-    return mygpt_matmul(out, inp, w, b, N, C, OC, err);
-}
-
-/* nn.Linear's backward: db += its gradient; dinp += its gradient, or, with set_dinp,
- * dinp = it (the same bits as adding it to zeros, without the zeros); dw = its gradient:
- * every weight's gradient block is zero before a backward (zero_grad, or the scratch
- * block of an accumulating backward) and gets one matmul's gradient in it. */
-static mygpt_status linear_backward(const mygpt_gpt *g, float *dinp, int set_dinp, float *dw,
-                                    float *db, const float *dout, const float *inp, const float *w,
-                                    size_t N, int C, int OC, mygpt_error *err)
-{
-    if (g->use_naive_kernels) {
-        if (set_dinp)
-            memset(dinp, 0, N * (size_t)C * sizeof *dinp);
-        memset(dw, 0, (size_t)OC * C * sizeof *dw);
-        mygpt_matmul_backward_naive(dinp, dw, db, dout, inp, w, N, C, OC);
-        return MYGPT_OK;
-    }
-    // the kept workspace when it is large enough (it is sized for the head), else the
-    // kernel's own allocations
-    float *ws = g->train->ws_len >= mygpt_matmul_backward_workspace(N, C, OC, set_dinp, 1) ? g->train->workspace
-                                                                                           : NULL;
-    return mygpt_matmul_backward_ws(dinp, set_dinp, dw, 1, db, dout, inp, w, N, C, OC, ws, err);
-}
-
-/* The attention, keeping its probabilities for the backward: the fast kernel (same
- * bits as the plain loops) with scratch for this call's team, or the plain loops. */
-static mygpt_status attention(mygpt_gpt *g, float *out, float *att, const float *q, const float *k,
-                              const float *v, int B, int T, int C, int NH, mygpt_error *err)
-{
-    if (g->use_naive_kernels)
-        return mygpt_attention_forward_train(out, att, q, k, v, B, T, C, NH, err);
-    mygpt_train_acts *a = g->train;
-    const size_t len = mygpt_attention_scratch_size(T, C / NH, omp_get_max_threads());
-    if (a->att_scratch_len < len) {
-        free(a->att_scratch);
-        a->att_scratch_len = 0;
-        if (!(a->att_scratch = malloc(len * sizeof(float))))
-            return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for attention scratch (%zu floats)", len);
-        a->att_scratch_len = len;
-    }
-    return mygpt_attention_forward_probs(out, att, q, k, v, a->att_scratch, a->att_scratch_len, B, T,
-                                         C, NH, err);
-}
-
-/* out = a + b, n values */
-static void add(float *out, const float *a, const float *b, size_t n)
-{
-#pragma omp parallel for schedule(static) if (n > 65536)
-    for (size_t i = 0; i < n; i++)
-        out[i] = a[i] + b[i];
 }
 
 #define CHECK(call)                                                                                \
@@ -215,6 +135,40 @@ static void add(float *out, const float *a, const float *b, size_t n)
         if ((st = (call)) != MYGPT_OK)                                                         \
             return st;                                                                         \
     } while (0)
+
+/* The attention's per-thread scratch for this call's team (the fast kernel's). */
+static mygpt_status ensure_att_scratch(mygpt_train_acts *a, int T, int head_dim, mygpt_error *err)
+{
+    const size_t len = mygpt_attention_scratch_size(T, head_dim, omp_get_max_threads());
+    if (a->att_scratch_len < len) {
+        free(a->att_scratch);
+        a->att_scratch_len = 0;
+        if (!(a->att_scratch = malloc(len * sizeof(float))))
+            return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for attention scratch (%zu floats)", len);
+        a->att_scratch_len = len;
+    }
+    return MYGPT_OK;
+}
+
+/* The pass over (B, T) of a training step. */
+static mygpt_pass training_pass(const mygpt_gpt *g, const mygpt_train_acts *a)
+{
+    return (mygpt_pass){.cfg = &g->config, .w = &g->params, .naive = g->use_naive_kernels, .B = a->B,
+                        .T = a->T, .att_scratch = a->att_scratch, .att_scratch_len = a->att_scratch_len};
+}
+
+/* Layer l's slices of the kept activations. */
+static mygpt_block_acts kept_block(const mygpt_gpt *g, const mygpt_train_acts *a, int l)
+{
+    const size_t N = (size_t)a->B * a->T, NC = N * (size_t)g->config.embed_dim, lnc = (size_t)l * NC;
+    const size_t NH = (size_t)g->config.num_heads;
+    return (mygpt_block_acts){
+        .x = a->resid + lnc, .ln1 = a->ln1 + lnc, .ln1_mean = a->ln1_mean + l * N, .ln1_rstd = a->ln1_denom + l * N,
+        .q = a->q + lnc, .k = a->k + lnc, .v = a->v + lnc, .att = a->att + (size_t)l * N * NH * a->T,
+        .atty = a->atty + lnc, .mid = a->resid_mid + lnc, .ln2 = a->ln2 + lnc, .ln2_mean = a->ln2_mean + l * N,
+        .ln2_rstd = a->ln2_denom + l * N, .fch = a->fch + 4 * lnc, .fch_gelu = a->fch_gelu + 4 * lnc,
+        .proj = a->dresid /* free until the backward */, .out = a->resid + lnc + NC};
+}
 
 mygpt_status mygpt_gpt_forward_train(mygpt_gpt *g, const int64_t *ids, const int64_t *targets,
                                      int B, int T, float *loss, mygpt_error *err)
@@ -228,43 +182,25 @@ mygpt_status mygpt_gpt_forward_train(mygpt_gpt *g, const int64_t *ids, const int
         return mygpt_fail(err, MYGPT_ERANGE, "input length T=%d exceeds max_seq_len=%d", T, cfg->max_seq_len);
     CHECK(ensure_train_acts(g, B, T, err));
     mygpt_train_acts *a = g->train;
+    if (!g->use_naive_kernels)
+        CHECK(ensure_att_scratch(a, T, cfg->embed_dim / cfg->num_heads, err));
     a->has_forward = 0;
-    const int C = cfg->embed_dim, NH = cfg->num_heads, V = cfg->vocab_size;
-    const size_t N = (size_t)B * T, NC = N * C, NC4 = 4 * NC;
-    const mygpt_params *w = &g->params;
+    const size_t N = (size_t)B * T;
     memcpy(a->ids, ids, N * sizeof *ids);
     memcpy(a->targets, targets, N * sizeof *targets);
+    const mygpt_pass p = training_pass(g, a);
 
     // x = E[ids] + P[0..T-1]                                            (B, T, C)
-    CHECK(mygpt_embedding_forward(a->resid, ids, w->wte, w->wpe, B, T, C, V, cfg->max_seq_len, err));
+    CHECK(mygpt_embedding_forward(a->resid, ids, g->params.wte, g->params.wpe, B, T, cfg->embed_dim,
+                                  cfg->vocab_size, cfg->max_seq_len, err));
     for (int l = 0; l < cfg->num_layers; l++) {
-        const size_t lc = (size_t)l * C, lcc = (size_t)l * C * C;
-        const float *x = a->resid + l * NC;                // (B, T, C) layer input
-        float *ln1 = a->ln1 + l * NC, *q = a->q + l * NC, *k = a->k + l * NC, *v = a->v + l * NC;
-        float *atty = a->atty + l * NC, *mid = a->resid_mid + l * NC, *ln2 = a->ln2 + l * NC;
-        float *fch = a->fch + l * NC4, *fchg = a->fch_gelu + l * NC4;
-        // mid = x + W_o(attention(LN1(x)))
-        mygpt_layernorm_forward_train(ln1, a->ln1_mean + l * N, a->ln1_denom + l * N, x,
-                                      w->ln1w + lc, w->ln1b + lc, N, C);
-        CHECK(linear(g, q, ln1, w->wq + lcc, NULL, N, C, C, err));
-        CHECK(linear(g, k, ln1, w->wk + lcc, NULL, N, C, C, err));
-        CHECK(linear(g, v, ln1, w->wv + lcc, NULL, N, C, C, err));
-        CHECK(attention(g, atty, a->att + (size_t)l * B * NH * T * T, q, k, v, B, T, C, NH, err));
-        CHECK(linear(g, a->dresid, atty, w->wo + lcc, NULL, N, C, C, err)); // dresid: scratch
-        add(mid, x, a->dresid, NC);
-        // x' = mid + fc2(GELU(fc1(LN2(mid))))
-        mygpt_layernorm_forward_train(ln2, a->ln2_mean + l * N, a->ln2_denom + l * N, mid,
-                                      w->ln2w + lc, w->ln2b + lc, N, C);
-        CHECK(linear(g, fch, ln2, w->fc1w + 4 * lcc, w->fc1b + 4 * lc, N, C, 4 * C, err));
-        mygpt_gelu_forward(fchg, fch, NC4);
-        CHECK(linear(g, a->dresid, fchg, w->fc2w + 4 * lcc, w->fc2b + lc, N, 4 * C, C, err));
-        add(a->resid + (l + 1) * NC, mid, a->dresid, NC);
+        const mygpt_block_acts block = kept_block(g, a, l);
+        CHECK(mygpt_block_forward(&p, l, &block, err));
     }
     // logits = LN_f(x) E^T, then the loss                              (B, T, V)
-    const float *xf = a->resid + (size_t)cfg->num_layers * NC;
-    mygpt_layernorm_forward_train(a->lnf, a->lnf_mean, a->lnf_denom, xf, w->lnfw, w->lnfb, N, C);
-    CHECK(linear(g, a->logits, a->lnf, w->wte, NULL, N, C, V, err));
-    CHECK(mygpt_cross_entropy_forward(loss, a->logp, a->logits, targets, N, V, err));
+    const float *xf = a->resid + (size_t)cfg->num_layers * N * cfg->embed_dim;
+    CHECK(mygpt_head_forward(&p, a->logits, a->lnf, a->lnf_mean, a->lnf_denom, xf, N, err));
+    CHECK(mygpt_cross_entropy_forward(loss, a->logp, a->logits, targets, N, cfg->vocab_size, err));
     a->has_forward = 1;
     return MYGPT_OK;
 }
@@ -286,61 +222,39 @@ mygpt_status mygpt_gpt_backward(mygpt_gpt *g, mygpt_error *err)
     if (!g->grads_are_zero) {
         if (!g->grads_scratch && !(g->grads_scratch = malloc(g->num_parameters * sizeof(float))))
             return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %zu gradients", g->num_parameters);
-        fill_floats(g->grads_scratch, NULL, g->num_parameters);
-        mygpt_params_carve(&scratch_views, g->grads_scratch, g->param_sizes, (size_t)g->config.embed_dim);
+        mygpt_fill_floats(g->grads_scratch, NULL, g->num_parameters);
+        mygpt_params_carve(&scratch_views, g->grads_scratch, g->param_sizes);
         d = &scratch_views;
     }
     const mygpt_config *cfg = &g->config;
-    const int B = a->B, T = a->T, C = cfg->embed_dim, NH = cfg->num_heads, V = cfg->vocab_size;
-    const size_t N = (size_t)B * T, NC = N * C, NC4 = 4 * NC;
+    const int C = cfg->embed_dim, V = cfg->vocab_size;
+    const size_t N = (size_t)a->B * a->T, NC = N * C;
     const mygpt_params *w = &g->params;
+    const mygpt_pass p = training_pass(g, a);
+    const mygpt_block_grads grads = {.dx = a->dresid, .dmid = a->dresid2, .dln = a->dln, .datty = a->datty,
+                                     .dq = a->dq, .dk = a->dk, .dv = a->dv, .dfch = a->dfch,
+                                     .dfch_gelu = a->dfch_gelu, .d = d, .ws = a->workspace, .ws_len = a->ws_len};
 
     // d loss / d logits, written over the logits                        (B, T, V)
     mygpt_cross_entropy_backward(a->logits, a->logp, a->targets, N, V);
     // the tied head: logits = lnf E^T gives dlnf = dlogits E and dE += dlogits^T lnf
-    CHECK(linear_backward(g, a->dln, 1, d->wte, NULL, a->logits, a->lnf, w->wte, N, C, V, err));
-    fill_floats(a->dresid, NULL, NC);
+    CHECK(mygpt_linear_backward(&p, a->dln, 1, d->wte, NULL, a->logits, a->lnf, w->wte, N, C, V, a->workspace,
+                                a->ws_len, err));
+    mygpt_fill_floats(a->dresid, NULL, NC);
     const float *xf = a->resid + (size_t)cfg->num_layers * NC;
     mygpt_layernorm_backward(a->dresid, d->lnfw, d->lnfb, a->dln, xf, w->lnfw, a->lnf_mean,
                              a->lnf_denom, N, C);
-    for (int l = cfg->num_layers - 1; l >= 0; l--) {
-        const size_t lc = (size_t)l * C, lcc = (size_t)l * C * C;
-        const float *x = a->resid + l * NC, *ln1 = a->ln1 + l * NC, *q = a->q + l * NC;
-        const float *k = a->k + l * NC, *v = a->v + l * NC, *atty = a->atty + l * NC;
-        const float *mid = a->resid_mid + l * NC, *ln2 = a->ln2 + l * NC;
-        const float *fch = a->fch + l * NC4, *fchg = a->fch_gelu + l * NC4;
-        const float *att = a->att + (size_t)l * B * NH * T * T;
-        // x' = mid + fc2(GELU(fc1(LN2(mid)))): dresid is d x'; dmid = dx' + the MLP's
-        fill_floats(a->dresid2, a->dresid, NC);
-        CHECK(linear_backward(g, a->dfch_gelu, 1, d->fc2w + 4 * lcc, d->fc2b + lc, a->dresid, fchg,
-                              w->fc2w + 4 * lcc, N, 4 * C, C, err));
-        fill_floats(a->dfch, NULL, NC4);
-        mygpt_gelu_backward(a->dfch, fch, a->dfch_gelu, NC4);
-        CHECK(linear_backward(g, a->dln, 1, d->fc1w + 4 * lcc, d->fc1b + 4 * lc, a->dfch, ln2,
-                              w->fc1w + 4 * lcc, N, C, 4 * C, err));
-        mygpt_layernorm_backward(a->dresid2, d->ln2w + lc, d->ln2b + lc, a->dln, mid, w->ln2w + lc,
-                                 a->ln2_mean + l * N, a->ln2_denom + l * N, N, C);
-        // mid = x + W_o(attention(LN1(x))): dresid2 is d mid; dx = dmid + the attention's
-        fill_floats(a->dresid, a->dresid2, NC);
-        CHECK(linear_backward(g, a->datty, 1, d->wo + lcc, NULL, a->dresid2, atty, w->wo + lcc, N, C,
-                              C, err));
-        fill_floats(a->dq, NULL, NC);
-        fill_floats(a->dk, NULL, NC);
-        fill_floats(a->dv, NULL, NC);
-        mygpt_attention_backward(a->dq, a->dk, a->dv, a->datty, att, q, k, v, B, T, C, NH);
-        CHECK(linear_backward(g, a->dln, 1, d->wq + lcc, NULL, a->dq, ln1, w->wq + lcc, N, C, C, err));
-        CHECK(linear_backward(g, a->dln, 0, d->wk + lcc, NULL, a->dk, ln1, w->wk + lcc, N, C, C, err));
-        CHECK(linear_backward(g, a->dln, 0, d->wv + lcc, NULL, a->dv, ln1, w->wv + lcc, N, C, C, err));
-        mygpt_layernorm_backward(a->dresid, d->ln1w + lc, d->ln1b + lc, a->dln, x, w->ln1w + lc,
-                                 a->ln1_mean + l * N, a->ln1_denom + l * N, N, C);
+    for (int l = cfg->num_layers - 1; l >= 0; l--) { // dresid: d of layer l's output, then of its input
+        const mygpt_block_acts block = kept_block(g, a, l);
+        CHECK(mygpt_block_backward(&p, l, &block, &grads, err));
     }
     // x = E[ids] + P[0..T-1]: the lookup's gradient joins the head's in dE
-    mygpt_embedding_backward(d->wte, d->wpe, a->dresid, a->ids, B, T, C);
+    mygpt_embedding_backward(d->wte, d->wpe, a->dresid, a->ids, a->B, a->T, C);
     if (!g->grads_are_zero) {
         float *dst = g->grads_memory;
         const float *src = g->grads_scratch;
         const size_t n = g->num_parameters;
-#pragma omp parallel for schedule(static) if (n > 65536)
+#pragma omp parallel for schedule(static) if (n > MYGPT_STREAM_MIN)
         for (size_t i = 0; i < n; i++)
             dst[i] += src[i];
     }

@@ -1,6 +1,8 @@
 /* golden.c - reading the committed golden files (see golden.h). */
 #include "golden.h"
 
+#include "mygpt/gpt.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,4 +104,19 @@ uint64_t golden_checksum(const float *v, size_t n)
         h += (uint64_t)b * (uint64_t)(i + 1);
     }
     return h;
+}
+
+int golden_param_span(const mygpt_config *cfg, const char *name, size_t *offset, size_t *numel)
+{
+    const int lnf = strcmp(name, "lnf") == 0;
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) {
+        mygpt_param_info info;
+        mygpt_param_info_get(cfg, i, &info);
+        if (strcmp(info.field, lnf ? "lnfw" : name) == 0) {
+            *offset = info.offset;
+            *numel = info.numel * (lnf ? 2 : 1); // ln_f's beta follows its gamma
+            return 1;
+        }
+    }
+    return 0;
 }

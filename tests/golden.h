@@ -34,4 +34,10 @@ size_t golden_parse_i64(const char *s, int64_t *out, size_t max);
  * changed element changes it. */
 uint64_t golden_checksum(const float *v, size_t n);
 
+
+/* The goldens name a parameter tensor by its field in the parameter table ("wte" ..
+ * "fc2b"), and ln_f's gamma and beta together as "lnf" (2C floats): where that tensor
+ * lies in a block of the table's layout. Returns 0 for a name the table does not have. */
+struct mygpt_config;
+int golden_param_span(const struct mygpt_config *cfg, const char *name, size_t *offset, size_t *numel);
 #endif

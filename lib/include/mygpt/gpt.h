@@ -39,23 +39,95 @@ typedef struct mygpt_config {
     int max_seq_len; /* maxT: rows of the position embedding */
 } mygpt_config;
 
-/* The parameters, carved out of one contiguous block in PyTorch's
- * named_parameters() order. Per-layer tensors are stacked: wq is (L, C, C), and
- * layer l's W_q is wq + l * C * C. Linear weights are (out, in) as in PyTorch. */
-#define MYGPT_NUM_PARAM_TENSORS 14
+/* The parameter table: every tensor of the model, one line each, in the order of the
+ * one block that holds them (llm.c's layout: a per-layer tensor is stacked over the
+ * layers, so wq is (L, C, C) and layer l's W_q is wq + l * C * C). Everything about
+ * the parameters derives from it: the struct below, the sizes that carve the block
+ * (lib/params.c), the state_dict names and shapes a checkpoint and `mygpt init gpt`
+ * list, the draws that initialise them, the weights packed for the matmul, the counts.
+ * Adding a tensor (a bias) is one line here, and its use in the block.
+ *
+ *   X(field, state_dict name, per layer, rows, cols, role, bias)
+ *
+ * name: after "blocks.<l>." for a per-layer tensor. rows x cols: the shape of one
+ * layer's tensor (cols ONE: a vector) in sizes of the config (V, MAXT, C, C4 = 4C).
+ * role: how GPT.__init__ fills it: EMBEDDING (normal(0, 1)), LINEAR (a weight (out, in),
+ * kaiming-uniform, with `bias` drawn right after it when it has one), BIAS (drawn by
+ * its weight), ONES, ZEROS (LayerNorm's gamma and beta). The state_dict order is the
+ * tensors before the first per-layer one, then each layer's, then the rest, and it is
+ * also the order of the draws. The head is tied: the token embedding. */
+#define MYGPT_PARAMETERS(X)                                                                   \
+    X(wte,  "token_embedding.embedding.weight", 0, V,    C,   EMBEDDING, none) /* and head */ \
+    X(wpe,  "position_embedding.weight",        0, MAXT, C,   EMBEDDING, none)                \
+    X(ln1w, "ln1.gamma",                        1, C,    ONE, ONES,      none)                \
+    X(ln1b, "ln1.beta",                         1, C,    ONE, ZEROS,     none)                \
+    X(wq,   "attn.W_q.weight",                  1, C,    C,   LINEAR,    none)                \
+    X(wk,   "attn.W_k.weight",                  1, C,    C,   LINEAR,    none)                \
+    X(wv,   "attn.W_v.weight",                  1, C,    C,   LINEAR,    none)                \
+    X(wo,   "attn.W_o.weight",                  1, C,    C,   LINEAR,    none)                \
+    X(ln2w, "ln2.gamma",                        1, C,    ONE, ONES,      none)                \
+    X(ln2b, "ln2.beta",                         1, C,    ONE, ZEROS,     none)                \
+    X(fc1w, "mlp.fc1.weight",                   1, C4,   C,   LINEAR,    fc1b)                \
+    X(fc1b, "mlp.fc1.bias",                     1, C4,   ONE, BIAS,      none)                \
+    X(fc2w, "mlp.fc2.weight",                   1, C,    C4,  LINEAR,    fc2b)                \
+    X(fc2b, "mlp.fc2.bias",                     1, C,    ONE, BIAS,      none)                \
+    X(lnfw, "ln_f.gamma",                       0, C,    ONE, ONES,      none)                \
+    X(lnfb, "ln_f.beta",                        0, C,    ONE, ZEROS,     none)
+
+/* MYGPT_PARAM_wte, MYGPT_PARAM_wpe, ...: a tensor's index in the table */
+enum mygpt_param_index {
+#define MYGPT_PARAM_INDEX_(field, ...) MYGPT_PARAM_##field,
+    MYGPT_PARAMETERS(MYGPT_PARAM_INDEX_)
+#undef MYGPT_PARAM_INDEX_
+    MYGPT_NUM_PARAM_TENSORS,
+    MYGPT_PARAM_none = -1
+};
+
+/* The parameters (or the gradients: the same layout), views into one block. */
 typedef struct mygpt_params {
-    float *wte;          /* (V, C)      token_embedding.embedding.weight, also the head */
-    float *wpe;          /* (maxT, C)   position_embedding.weight                      */
-    float *ln1w, *ln1b;  /* (L, C)      blocks[l].ln1 gamma, beta                      */
-    float *wq, *wk;      /* (L, C, C)   blocks[l].attn.W_q / W_k weight                */
-    float *wv, *wo;      /* (L, C, C)   blocks[l].attn.W_v / W_o weight                */
-    float *ln2w, *ln2b;  /* (L, C)      blocks[l].ln2 gamma, beta                      */
-    float *fc1w;         /* (L, 4C, C)  blocks[l].mlp.fc1 weight                       */
-    float *fc1b;         /* (L, 4C)     blocks[l].mlp.fc1 bias                         */
-    float *fc2w;         /* (L, C, 4C)  blocks[l].mlp.fc2 weight                       */
-    float *fc2b;         /* (L, C)      blocks[l].mlp.fc2 bias                         */
-    float *lnfw, *lnfb;  /* (C)         ln_f gamma, beta                               */
+#define MYGPT_PARAM_FIELD_(field, ...) float *field;
+    MYGPT_PARAMETERS(MYGPT_PARAM_FIELD_)
+#undef MYGPT_PARAM_FIELD_
 } mygpt_params;
+
+typedef enum mygpt_param_role {
+    MYGPT_ROLE_EMBEDDING, MYGPT_ROLE_LINEAR, MYGPT_ROLE_BIAS, MYGPT_ROLE_ONES, MYGPT_ROLE_ZEROS
+} mygpt_param_role;
+
+/* One table row, with its sizes for a configuration. */
+typedef struct mygpt_param_info {
+    const char *field;       /* "wq"                                           */
+    const char *name;        /* "attn.W_q.weight" (after "blocks.<l>." if per layer) */
+    int per_layer;           /* 1: stacked over the layers                     */
+    int ndim;                /* 1 or 2                                         */
+    int64_t shape[2];        /* one layer's shape                              */
+    mygpt_param_role role;
+    int bias;                /* a LINEAR weight's bias tensor, or MYGPT_PARAM_none */
+    size_t numel;            /* floats in the block, all layers                */
+    size_t offset;           /* where the tensor starts in the block           */
+} mygpt_param_info;
+
+/* Table row i (0 <= i < MYGPT_NUM_PARAM_TENSORS) for cfg (a validated configuration). */
+void mygpt_param_info_get(const mygpt_config *cfg, int i, mygpt_param_info *out);
+
+/* One entry of the state_dict: its full name, its data in a parameter (or gradient)
+ * block and its shape. */
+typedef struct mygpt_state_entry {
+    char name[96];
+    int tensor;              /* the table row                                  */
+    int layer;               /* -1 for a tensor of the whole model             */
+    int ndim;
+    int64_t shape[2];
+    float *data;
+    size_t numel;
+} mygpt_state_entry;
+
+/* Tensors in the state_dict (named_parameters()) of a model of this configuration. */
+int mygpt_state_dict_len(const mygpt_config *cfg);
+
+/* Entry j (0 <= j < mygpt_state_dict_len) of the state_dict of the tensors w holds. */
+void mygpt_state_dict_entry(const mygpt_config *cfg, const mygpt_params *w, int j,
+                            mygpt_state_entry *out);
 
 /* Activations of one forward pass, sized for (B, T); reused while they fit. */
 typedef struct mygpt_acts {
@@ -79,7 +151,7 @@ typedef struct mygpt_gpt {
     mygpt_config config;
     mygpt_params params;
     float *params_memory;                       /* one block of num_parameters floats */
-    size_t param_sizes[MYGPT_NUM_PARAM_TENSORS];/* floats per tensor, in params order */
+    size_t param_sizes[MYGPT_NUM_PARAM_TENSORS];/* floats per tensor, in the table's order */
     size_t num_parameters;
     mygpt_acts acts;
     int use_naive_kernels;                      /* 1: reference matmul (for testing)  */
@@ -114,6 +186,10 @@ mygpt_status mygpt_param_count(const mygpt_config *cfg, mygpt_param_counts *out,
  * sizes of the tensors it holds (what sum(p.numel() for p in m.parameters()) does),
  * as opposed to mygpt_param_count's formula. */
 void mygpt_gpt_counts(const mygpt_gpt *gpt, mygpt_param_counts *out);
+
+/* Allocates a model of this configuration (validated first) without initialising its
+ * parameters: for a caller that fills them (a checkpoint). Draws nothing. */
+mygpt_status mygpt_gpt_alloc(mygpt_gpt **out, const mygpt_config *cfg, mygpt_error *err);
 
 /* Builds the model, drawing its initial parameters from rng exactly in the order
  * PyTorch's GPT.__init__ does (token embedding, position embedding, then per
@@ -171,7 +247,7 @@ struct mygpt_strbuf;
 mygpt_status mygpt_param_table(struct mygpt_strbuf *sb, const mygpt_config *cfg,
                                const mygpt_param_counts *pc);
 
-/* Names of the parameter tensors in named_parameters() order, for printing. */
+/* The field name of table row i ("wte", "wpe", "ln1w", ...), "?" outside the table. */
 const char *mygpt_param_tensor_name(int i);
 
 void mygpt_gpt_free(mygpt_gpt *gpt);

@@ -1,0 +1,235 @@
+/*
+ * block.c - the transformer block, forward and backward side by side, and the one
+ * linear dispatcher every product of the model goes through (see block.h).
+ *
+ *   x   = x + W_o(attention(LN1(x)))          mid
+ *   out = mid + fc2(GELU(fc1(LN2(mid))))
+ */
+#include "block.h"
+
+#include <math.h>
+#include <omp.h>
+#include <string.h>
+
+#include "mygpt/layers.h"
+#include "attention_row.h"
+#include "parallel.h"
+#include "simd.h"
+
+/* ---- the linear dispatcher ------------------------------------------------------------ */
+
+mygpt_status mygpt_linear(const mygpt_pass *p, float *out, const float *inp, const float *weight,
+                          const float *bias, const mygpt_packed_weight *pw, size_t N, int C, int OC,
+                          int gelu, mygpt_error *err)
+{
+    if (p->naive) {
+        mygpt_matmul_naive(out, inp, weight, bias, N, C, OC);
+        if (gelu)
+            mygpt_gelu_forward(out, out, N * (size_t)OC);
+        return MYGPT_OK;
+    }
+    if (mygpt_matmul_packed_fits(pw))
+        return mygpt_matmul_prepacked(out, inp, pw, bias, N, gelu, err);
+    return mygpt_matmul_ex(out, inp, weight, bias, N, C, OC, gelu, err);
+}
+
+mygpt_status mygpt_linear_backward(const mygpt_pass *p, float *dinp, int set_dinp, float *dw, float *db,
+                                   const float *dout, const float *inp, const float *w, size_t N, int C,
+                                   int OC, float *ws, size_t ws_len, mygpt_error *err)
+{
+    if (p->naive) {
+        if (set_dinp)
+            memset(dinp, 0, N * (size_t)C * sizeof *dinp);
+        memset(dw, 0, (size_t)OC * C * sizeof *dw);
+        mygpt_matmul_backward_naive(dinp, dw, db, dout, inp, w, N, C, OC);
+        return MYGPT_OK;
+    }
+    // the caller's workspace when it is large enough, else the kernel's own allocations
+    if (ws_len < mygpt_matmul_backward_workspace(N, C, OC, set_dinp, 1))
+        ws = NULL;
+    return mygpt_matmul_backward_ws(dinp, set_dinp, dw, 1, db, dout, inp, w, N, C, OC, ws, err);
+}
+
+/* A layer's tensor i of the parameter table (or of its gradients), l's slice. */
+static float *slice(const mygpt_config *cfg, const mygpt_params *w, int i, int l)
+{
+    mygpt_param_info info;
+    mygpt_param_info_get(cfg, i, &info);
+    return mygpt_param_tensor(w, i) + (info.per_layer ? (size_t)l * (size_t)info.shape[0] * (size_t)info.shape[1] : 0);
+}
+
+/* The table's LINEAR tensor i of layer l applied to N rows: its weight (out, in), its
+ * bias when the table gives it one, its packing when the pass has one. */
+static mygpt_status layer_linear(const mygpt_pass *p, int i, int l, float *out, const float *inp, size_t N,
+                                 int gelu, mygpt_error *err)
+{
+    mygpt_param_info info;
+    mygpt_param_info_get(p->cfg, i, &info);
+    const float *bias = info.bias == MYGPT_PARAM_none ? NULL : slice(p->cfg, p->w, info.bias, l);
+    return mygpt_linear(p, out, inp, slice(p->cfg, p->w, i, l), bias, mygpt_packed_find(p->packed, i, l), N,
+                        (int)info.shape[1], (int)info.shape[0], gelu, err);
+}
+
+static mygpt_status layer_linear_backward(const mygpt_pass *p, const mygpt_block_grads *g, int i, int l,
+                                          float *dinp, int set_dinp, const float *dout, const float *inp,
+                                          size_t N, mygpt_error *err)
+{
+    mygpt_param_info info;
+    mygpt_param_info_get(p->cfg, i, &info);
+    float *db = info.bias == MYGPT_PARAM_none ? NULL : slice(p->cfg, g->d, info.bias, l);
+    return mygpt_linear_backward(p, dinp, set_dinp, slice(p->cfg, g->d, i, l), db, dout, inp,
+                                 slice(p->cfg, p->w, i, l), N, (int)info.shape[1], (int)info.shape[0], g->ws,
+                                 g->ws_len, err);
+}
+
+/* ---- pieces of the block ---------------------------------------------------------------- */
+
+/* LayerNorm, keeping each row's mean and 1/std for the backward when asked to (the same
+ * bits either way) */
+static void layernorm(float *out, float *mean, float *rstd, const float *x, const float *gamma,
+                      const float *beta, size_t N, int C)
+{
+    if (mean)
+        mygpt_layernorm_forward_train(out, mean, rstd, x, gamma, beta, N, C);
+    else
+        mygpt_layernorm_forward(out, x, gamma, beta, N, C);
+}
+
+/* out = a + b, n values (out may be a) */
+static void add(float *out, const float *a, const float *b, size_t n)
+{
+#pragma omp parallel for schedule(static) if (n > MYGPT_PARALLEL_MIN)
+    for (size_t i = 0; i < n; i++)
+        out[i] = a[i] + b[i];
+}
+
+/* The KV-cache step's attention: each new row's query against the cached keys 0 .. its
+ * position, head by head, with the same row function as the full forward (same bits),
+ * the (row, head) pairs shared among the threads when there is enough work. */
+MYGPT_CLONES static void cached_attention(mygpt_kv_cache *c, float *atty, const float *q, const float *kc,
+                                          const float *vc, int n, int t0, int M, int C, int NH)
+{
+    const int d = C / NH, pairs = n * NH;
+    const float scale = (float)sqrt((double)d);
+    const int par = (size_t)pairs * (size_t)(t0 + n) * (size_t)d > MYGPT_PARALLEL_MIN;
+    const int max = omp_get_max_threads(), team = !par ? 1 : max < c->att_rows ? max : c->att_rows;
+#pragma omp parallel for schedule(static) num_threads(team) if (par)
+    for (int ph = 0; ph < pairs; ph++) {
+        const int r = ph / NH, h = ph % NH;
+        float *att = c->att + (size_t)omp_get_thread_num() * M; // one row of scores per thread
+        mygpt_attention_row(atty + (size_t)r * C + h * d, att, q + (size_t)r * C + h * d, kc + h * d, vc + h * d,
+                            t0 + r, M, C, d, scale, 0);
+    }
+}
+
+/* causal self-attention of the pass: cached, or over (B, T) with or without the
+ * probabilities, with the plain loops or the fast kernel (the same bits) */
+static mygpt_status attention(const mygpt_pass *p, int l, const mygpt_block_acts *a, mygpt_error *err)
+{
+    const int B = p->B, T = p->T, C = p->cfg->embed_dim, NH = p->cfg->num_heads;
+    if (p->cache) {
+        const size_t MC = (size_t)p->cfg->max_seq_len * (size_t)C;
+        cached_attention(p->cache, a->atty, a->q, p->cache->k + l * MC, p->cache->v + l * MC, T, p->t0,
+                         p->cfg->max_seq_len, C, NH);
+        return MYGPT_OK;
+    }
+    if (p->naive && a->att)
+        return mygpt_attention_forward_train(a->atty, a->att, a->q, a->k, a->v, B, T, C, NH, err);
+    if (p->naive)
+        return mygpt_attention_forward(a->atty, a->q, a->k, a->v, p->att_scratch, p->att_scratch_len, B, T, C,
+                                       NH, err);
+    if (a->att)
+        return mygpt_attention_forward_probs(a->atty, a->att, a->q, a->k, a->v, p->att_scratch,
+                                             p->att_scratch_len, B, T, C, NH, err);
+    return mygpt_attention_forward_fast(a->atty, a->q, a->k, a->v, p->att_scratch, p->att_scratch_len, B, T, C,
+                                        NH, err);
+}
+
+#define CHECK(call)                                                                                \
+    do {                                                                                       \
+        if ((st = (call)) != MYGPT_OK)                                                         \
+            return st;                                                                         \
+    } while (0)
+
+/* ---- the block ---------------------------------------------------------------------------- */
+
+mygpt_status mygpt_block_forward(const mygpt_pass *p, int l, const mygpt_block_acts *a, mygpt_error *err)
+{
+    const mygpt_config *cfg = p->cfg;
+    const int C = cfg->embed_dim;
+    const size_t N = (size_t)p->B * p->T, NC = N * (size_t)C, lc = (size_t)l * C;
+    const mygpt_params *w = p->w;
+    mygpt_status st;
+    // in a KV-cache step the keys and values go to the cache's rows t0 ..
+    const size_t at = (size_t)p->t0 * C, MC = (size_t)cfg->max_seq_len * C;
+    float *k = p->cache ? p->cache->k + l * MC + at : a->k;
+    float *v = p->cache ? p->cache->v + l * MC + at : a->v;
+
+    // mid = x + W_o(attention(LN1(x)))
+    layernorm(a->ln1, a->ln1_mean, a->ln1_rstd, a->x, w->ln1w + lc, w->ln1b + lc, N, C);
+    CHECK(layer_linear(p, MYGPT_PARAM_wq, l, a->q, a->ln1, N, 0, err));
+    CHECK(layer_linear(p, MYGPT_PARAM_wk, l, k, a->ln1, N, 0, err));
+    CHECK(layer_linear(p, MYGPT_PARAM_wv, l, v, a->ln1, N, 0, err));
+    mygpt_block_acts with_kv = *a;
+    with_kv.k = k;
+    with_kv.v = v;
+    CHECK(attention(p, l, &with_kv, err));
+    CHECK(layer_linear(p, MYGPT_PARAM_wo, l, a->proj, a->atty, N, 0, err));
+    add(a->mid, a->x, a->proj, NC);
+    // out = mid + fc2(GELU(fc1(LN2(mid))))
+    layernorm(a->ln2, a->ln2_mean, a->ln2_rstd, a->mid, w->ln2w + lc, w->ln2b + lc, N, C);
+    if (a->fch_gelu) { // the backward needs fc1's output before GELU too
+        CHECK(layer_linear(p, MYGPT_PARAM_fc1w, l, a->fch, a->ln2, N, 0, err));
+        mygpt_gelu_forward(a->fch_gelu, a->fch, 4 * NC);
+    } else {
+        CHECK(layer_linear(p, MYGPT_PARAM_fc1w, l, a->fch, a->ln2, N, 1, err)); // GELU fused
+    }
+    CHECK(layer_linear(p, MYGPT_PARAM_fc2w, l, a->proj, a->fch_gelu ? a->fch_gelu : a->fch, N, 0, err));
+    add(a->out, a->mid, a->proj, NC);
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_acts *a,
+                                  const mygpt_block_grads *g, mygpt_error *err)
+{
+    const mygpt_config *cfg = p->cfg;
+    const int B = p->B, T = p->T, C = cfg->embed_dim, NH = cfg->num_heads;
+    const size_t N = (size_t)B * T, NC = N * (size_t)C, lc = (size_t)l * C;
+    const mygpt_params *w = p->w, *d = g->d;
+    mygpt_status st;
+
+    // out = mid + fc2(GELU(fc1(LN2(mid)))): dx holds d out; dmid = d out + the MLP's
+    mygpt_fill_floats(g->dmid, g->dx, NC);
+    CHECK(layer_linear_backward(p, g, MYGPT_PARAM_fc2w, l, g->dfch_gelu, 1, g->dx, a->fch_gelu, N, err));
+    mygpt_fill_floats(g->dfch, NULL, 4 * NC);
+    mygpt_gelu_backward(g->dfch, a->fch, g->dfch_gelu, 4 * NC);
+    CHECK(layer_linear_backward(p, g, MYGPT_PARAM_fc1w, l, g->dln, 1, g->dfch, a->ln2, N, err));
+    mygpt_layernorm_backward(g->dmid, d->ln2w + lc, d->ln2b + lc, g->dln, a->mid, w->ln2w + lc, a->ln2_mean,
+                             a->ln2_rstd, N, C);
+    // mid = x + W_o(attention(LN1(x))): dx = d mid + the attention's
+    mygpt_fill_floats(g->dx, g->dmid, NC);
+    CHECK(layer_linear_backward(p, g, MYGPT_PARAM_wo, l, g->datty, 1, g->dmid, a->atty, N, err));
+    mygpt_fill_floats(g->dq, NULL, NC);
+    mygpt_fill_floats(g->dk, NULL, NC);
+    mygpt_fill_floats(g->dv, NULL, NC);
+    mygpt_attention_backward(g->dq, g->dk, g->dv, g->datty, a->att, a->q, a->k, a->v, B, T, C, NH);
+    // q, k and v read the same LN1(x): their input gradients add up in dln
+    CHECK(layer_linear_backward(p, g, MYGPT_PARAM_wq, l, g->dln, 1, g->dq, a->ln1, N, err));
+    CHECK(layer_linear_backward(p, g, MYGPT_PARAM_wk, l, g->dln, 0, g->dk, a->ln1, N, err));
+    CHECK(layer_linear_backward(p, g, MYGPT_PARAM_wv, l, g->dln, 0, g->dv, a->ln1, N, err));
+    mygpt_layernorm_backward(g->dx, d->ln1w + lc, d->ln1b + lc, g->dln, a->x, w->ln1w + lc, a->ln1_mean,
+                             a->ln1_rstd, N, C);
+    return MYGPT_OK;
+}
+
+/* ---- the head ------------------------------------------------------------------------------ */
+
+mygpt_status mygpt_head_forward(const mygpt_pass *p, float *logits, float *ln, float *mean, float *rstd,
+                                const float *x, size_t rows, mygpt_error *err)
+{
+    const mygpt_config *cfg = p->cfg;
+    layernorm(ln, mean, rstd, x, p->w->lnfw, p->w->lnfb, rows, cfg->embed_dim);
+    // the head is the token embedding: logits = LN_f(x) E^T          (rows, V)
+    return mygpt_linear(p, logits, ln, p->w->wte, NULL, p->packed ? &p->packed->head : NULL, rows,
+                        cfg->embed_dim, cfg->vocab_size, 0, err);
+}

@@ -1,0 +1,236 @@
+/*
+ * params.c - everything that derives from the parameter table (MYGPT_PARAMETERS in
+ * mygpt/gpt.h): each tensor's shape and size for a configuration, the carving of the
+ * one block, the state_dict's names and order, the counts, and the initial draws.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mygpt/gpt.h"
+#include "internal.h"
+
+/* the sizes a shape is written in */
+enum { DIM_ONE, DIM_C, DIM_C4, DIM_V, DIM_MAXT };
+
+typedef struct param_row {
+    const char *field, *name;
+    int per_layer, rows, cols;
+    mygpt_param_role role;
+    int bias;
+    size_t view; /* offsetof(mygpt_params, field) */
+} param_row;
+
+static const param_row TABLE[MYGPT_NUM_PARAM_TENSORS] = {
+#define ROW(field, name, per_layer, rows, cols, role, bias)                                          \
+    {#field, name, per_layer, DIM_##rows, DIM_##cols, MYGPT_ROLE_##role, MYGPT_PARAM_##bias,          \
+     offsetof(mygpt_params, field)},
+    MYGPT_PARAMETERS(ROW)
+#undef ROW
+};
+
+static size_t dim(const mygpt_config *c, int d)
+{
+    switch (d) {
+    case DIM_C: return (size_t)c->embed_dim;
+    case DIM_C4: return 4 * (size_t)c->embed_dim;
+    case DIM_V: return (size_t)c->vocab_size;
+    case DIM_MAXT: return (size_t)c->max_seq_len;
+    default: return 1;
+    }
+}
+
+/* one layer's floats of row r, with the product checked: 1 if it overflows */
+static int row_numel(const mygpt_config *c, const param_row *r, uint64_t *out)
+{
+    const uint64_t a = dim(c, r->rows), b = dim(c, r->cols);
+    if (a != 0 && b > UINT64_MAX / a)
+        return 1;
+    *out = a * b;
+    return 0;
+}
+
+void mygpt_param_info_get(const mygpt_config *cfg, int i, mygpt_param_info *out)
+{
+    const param_row *r = &TABLE[i];
+    const size_t L = (size_t)cfg->num_layers;
+    memset(out, 0, sizeof *out);
+    out->field = r->field;
+    out->name = r->name;
+    out->per_layer = r->per_layer;
+    out->ndim = r->cols == DIM_ONE ? 1 : 2;
+    out->shape[0] = (int64_t)dim(cfg, r->rows);
+    out->shape[1] = out->ndim == 2 ? (int64_t)dim(cfg, r->cols) : 1;
+    out->role = r->role;
+    out->bias = r->bias;
+    out->numel = dim(cfg, r->rows) * dim(cfg, r->cols) * (r->per_layer ? L : 1);
+    for (int j = 0; j < i; j++)
+        out->offset += dim(cfg, TABLE[j].rows) * dim(cfg, TABLE[j].cols) * (TABLE[j].per_layer ? L : 1);
+}
+
+const char *mygpt_param_tensor_name(int i)
+{
+    return i >= 0 && i < MYGPT_NUM_PARAM_TENSORS ? TABLE[i].field : "?";
+}
+
+void mygpt_param_sizes(const mygpt_config *cfg, size_t *sizes)
+{
+    const size_t L = (size_t)cfg->num_layers;
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++)
+        sizes[i] = dim(cfg, TABLE[i].rows) * dim(cfg, TABLE[i].cols) * (TABLE[i].per_layer ? L : 1);
+}
+
+void mygpt_params_carve(mygpt_params *w, float *block, const size_t *sizes)
+{
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) {
+        *(float **)((char *)w + TABLE[i].view) = block;
+        block += sizes[i];
+    }
+}
+
+float *mygpt_param_tensor(const mygpt_params *w, int i)
+{
+    return *(float *const *)((const char *)w + TABLE[i].view);
+}
+
+/* The state_dict's order: the whole-model tensors before the first per-layer one
+ * (`lead` of them), each layer's tensors, then the remaining whole-model ones. */
+static int leading_tensors(void)
+{
+    int lead = 0;
+    while (lead < MYGPT_NUM_PARAM_TENSORS && !TABLE[lead].per_layer)
+        lead++;
+    return lead;
+}
+
+static int tensors_per_layer(void)
+{
+    int n = 0;
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++)
+        n += TABLE[i].per_layer;
+    return n;
+}
+
+int mygpt_state_dict_len(const mygpt_config *cfg)
+{
+    return MYGPT_NUM_PARAM_TENSORS - tensors_per_layer() + cfg->num_layers * tensors_per_layer();
+}
+
+void mygpt_state_dict_entry(const mygpt_config *cfg, const mygpt_params *w, int j, mygpt_state_entry *out)
+{
+    const int lead = leading_tensors(), per = tensors_per_layer();
+    const int in_layers = cfg->num_layers * per;
+    int i, layer = -1;
+    if (j < lead) {
+        i = j;
+    } else if (j < lead + in_layers) { // the k-th per-layer tensor of layer (j - lead) / per
+        layer = (j - lead) / per;
+        int k = (j - lead) % per;
+        for (i = lead; k > 0 || !TABLE[i].per_layer; i++)
+            k -= TABLE[i].per_layer;
+    } else { // the rest, in table order, skipping the per-layer rows
+        int k = j - lead - in_layers;
+        for (i = lead; k > 0 || TABLE[i].per_layer; i++)
+            k -= !TABLE[i].per_layer;
+    }
+    mygpt_param_info info;
+    mygpt_param_info_get(cfg, i, &info);
+    memset(out, 0, sizeof *out);
+    if (layer >= 0)
+        snprintf(out->name, sizeof out->name, "blocks.%d.%s", layer, info.name);
+    else
+        snprintf(out->name, sizeof out->name, "%s", info.name);
+    out->tensor = i;
+    out->layer = layer;
+    out->ndim = info.ndim;
+    out->shape[0] = info.shape[0];
+    out->shape[1] = info.shape[1];
+    out->numel = (size_t)info.shape[0] * (size_t)info.shape[1];
+    out->data = w ? mygpt_param_tensor(w, i) + (layer >= 0 ? (size_t)layer * out->numel : 0) : NULL;
+}
+
+/* ---- counts ------------------------------------------------------------------------ */
+
+/* Adds one tensor's floats (all layers) to the module of the chapter's table it is in. */
+static int count_into(mygpt_param_counts *pc, int i, uint64_t numel)
+{
+    uint64_t *module = i == MYGPT_PARAM_wte   ? &pc->token_embedding
+                       : i == MYGPT_PARAM_wpe ? &pc->position_embedding
+                       : TABLE[i].per_layer   ? &pc->per_block
+                                              : &pc->final_layernorm;
+    if (*module > UINT64_MAX - numel)
+        return 1;
+    *module += numel;
+    return 0;
+}
+
+mygpt_status mygpt_param_count(const mygpt_config *cfg, mygpt_param_counts *out, mygpt_error *err)
+{
+    const mygpt_config c = {cfg->vocab_size > 0 ? cfg->vocab_size : 0, cfg->embed_dim > 0 ? cfg->embed_dim : 0,
+                            1, 0, cfg->max_seq_len > 0 ? cfg->max_seq_len : 0};
+    const uint64_t L = (uint64_t)(cfg->num_layers > 0 ? cfg->num_layers : 0);
+    memset(out, 0, sizeof *out);
+    int overflow = 0;
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS && !overflow; i++) {
+        uint64_t n;
+        overflow = row_numel(&c, &TABLE[i], &n) || count_into(out, i, n);
+    }
+    // per_block is 12 C^2 + 9 C for the course's model
+    if (overflow || (out->per_block != 0 && L > UINT64_MAX / out->per_block))
+        return mygpt_fail(err, MYGPT_EOVERFLOW, "parameter count overflows for V=%d C=%d N=%d",
+                          cfg->vocab_size, cfg->embed_dim, cfg->num_layers);
+    out->blocks = L * out->per_block;
+    out->head = 0; // tied to the token embedding
+    out->total = out->token_embedding + out->position_embedding;
+    if (out->total < out->token_embedding || out->total > UINT64_MAX - out->blocks ||
+        out->total + out->blocks > UINT64_MAX - out->final_layernorm)
+        return mygpt_fail(err, MYGPT_EOVERFLOW, "%s", "the model would not fit in memory");
+    out->total += out->blocks + out->final_layernorm;
+    if (out->total > SIZE_MAX / sizeof(float))
+        return mygpt_fail(err, MYGPT_EOVERFLOW, "%s", "the model would not fit in memory");
+    return MYGPT_OK;
+}
+
+void mygpt_gpt_counts(const mygpt_gpt *g, mygpt_param_counts *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) // the sizes of the tensors it holds
+        count_into(out, i, g->param_sizes[i]);
+    out->blocks = out->per_block;
+    out->per_block /= (uint64_t)g->config.num_layers;
+    out->head = 0; // the head is wte itself: nothing more to count
+    out->total = out->token_embedding + out->position_embedding + out->blocks + out->final_layernorm + out->head;
+}
+
+/* ---- initialisation ---------------------------------------------------------------- */
+
+mygpt_status mygpt_params_init(const mygpt_config *cfg, const mygpt_params *w, mygpt_rng *rng,
+                               mygpt_error *err)
+{
+    mygpt_status st = MYGPT_OK;
+    const int n = mygpt_state_dict_len(cfg);
+    for (int j = 0; j < n && st == MYGPT_OK; j++) { // GPT.__init__ draws in state_dict order
+        mygpt_state_entry e;
+        mygpt_state_dict_entry(cfg, w, j, &e);
+        const size_t rows = (size_t)e.shape[0], cols = (size_t)e.shape[1];
+        switch (TABLE[e.tensor].role) {
+        case MYGPT_ROLE_EMBEDDING:
+            st = mygpt_init_embedding(rng, e.data, rows, cols, err);
+            break;
+        case MYGPT_ROLE_LINEAR: {
+            const int b = TABLE[e.tensor].bias;
+            float *bias = b == MYGPT_PARAM_none ? NULL : mygpt_param_tensor(w, b) + (e.layer >= 0 ? (size_t)e.layer * rows : 0);
+            st = mygpt_init_linear(rng, e.data, bias, cols, rows, err);
+            break;
+        }
+        case MYGPT_ROLE_BIAS: // drawn with its weight
+            break;
+        case MYGPT_ROLE_ONES:
+        case MYGPT_ROLE_ZEROS:
+            for (size_t k = 0; k < e.numel; k++)
+                e.data[k] = TABLE[e.tensor].role == MYGPT_ROLE_ONES ? 1.0f : 0.0f;
+            break;
+        }
+    }
+    return st;
+}
