@@ -87,7 +87,8 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
         mygpt_config cfg = {c->V, c->C, c->H, c->N, c->T};
         mygpt_gpt *g;
         mygpt_error err = {0};
-        if (mygpt_gpt_create(&g, &cfg, 0, &err) != MYGPT_OK)
+        mygpt_trainer *tr;
+        if (mygpt_gpt_create(&g, &cfg, 0, &err) != MYGPT_OK || mygpt_trainer_create(&tr, g, &err) != MYGPT_OK)
             die(&err);
         const size_t n = (size_t)c->B * c->T;
         int64_t *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
@@ -107,13 +108,13 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
                 omp_set_num_threads(th);
                 float loss;
                 const double a = now_ms();
-                if (mygpt_gpt_forward_train(g, x, y, c->B, c->T, &loss, &err) != MYGPT_OK)
+                if (mygpt_trainer_forward(tr, x, y, c->B, c->T, &loss, &err) != MYGPT_OK)
                     die(&err);
                 const double b = now_ms();
-                if (mygpt_gpt_zero_grad(g, &err) != MYGPT_OK || mygpt_gpt_backward(g, &err) != MYGPT_OK)
+                if (mygpt_trainer_zero_grad(tr, &err) != MYGPT_OK || mygpt_trainer_backward(tr, &err) != MYGPT_OK)
                     die(&err);
                 const double u = now_ms();
-                if (mygpt_optimizer_step(&opt, g->params_memory, g->grads_memory, g->num_parameters, &err) !=
+                if (mygpt_optimizer_step(&opt, g->params_memory, tr->grads_memory, g->num_parameters, &err) !=
                     MYGPT_OK)
                     die(&err);
                 const double e = now_ms();
@@ -145,7 +146,7 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
                 medians[th - t0] = ms;
             last = c->name, last_ms = ms, last_tok = tok, last_gf = gf, last_th = th;
         }
-        const double acts = g->train->memory_len * 4.0 / (1 << 20), state = g->num_parameters * 16.0 / (1 << 20);
+        const double acts = tr->acts.memory_len * 4.0 / (1 << 20), state = g->num_parameters * 16.0 / (1 << 20);
         printf("  peak RSS so far: %ld MiB (parameters %.0f MiB; parameters, gradients and AdamW's two moments %.0f MiB;\n"
                "  activations kept for the backward, with its gradient scratch, %.0f MiB; (state + activations) x 1.1 = %.0f MiB)\n",
                peak_rss_mb(), g->num_parameters * 4.0 / (1 << 20), state, acts, (state + acts) * 1.1);
@@ -154,6 +155,7 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
         free(x);
         free(y);
         mygpt_optimizer_free(&opt);
+        mygpt_trainer_free(tr);
         mygpt_gpt_free(g);
     }
     if (!found) {
@@ -195,7 +197,7 @@ int bench_generate(int threads, int nproc, int prompt, int new_tokens, int no_ca
             if (mygpt_kv_cache_init(&cache, g, &err) != MYGPT_OK)
                 die(&err);
             a = now_ms();
-            if (mygpt_kv_cache_pack(&cache, g, &err) != MYGPT_OK)
+            if (mygpt_gpt_pack(g, &err) != MYGPT_OK)
                 die(&err);
             pack_ms = now_ms() - a;
             a = now_ms();
@@ -210,6 +212,7 @@ int bench_generate(int threads, int nproc, int prompt, int new_tokens, int no_ca
             }
             per = (now_ms() - a) / (new_tokens > 1 ? new_tokens - 1 : 1);
             mygpt_kv_cache_free(&cache);
+            mygpt_gpt_unpack(g);
         } else { // the tutorial's loop: the whole window every step
             const mygpt_sampling greedy = {.temperature = 0};
             mygpt_rng rng = {0};

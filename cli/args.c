@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mygpt/print.h"
 
@@ -206,4 +207,50 @@ int parse_shape(const char *cmd, const char *s, int *ndim, int64_t *shape, int64
     }
     *ndim = n;
     return 0;
+}
+
+int cli_exit_code(mygpt_status st)
+{
+    return st == MYGPT_OK ? 0 : st == MYGPT_ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+}
+
+int cli_fail(const char *cmd, mygpt_status st, const mygpt_error *err)
+{
+    cli_error(cmd, "%s", err && err->message[0] ? err->message : mygpt_strerror(st));
+    return cli_exit_code(st);
+}
+
+/* A double flag (>= min) into *out when given. */
+int args_double_min(const char *cmd, const parsed_args *a, const char *name, double min, double *out)
+{
+    if (!args_has(a, name))
+        return 0;
+    double v;
+    if (parse_double(cmd, name, args_get(a, name), &v))
+        return EXIT_USAGE;
+    if (v < min) {
+        cli_error(cmd, "--%s must be at least %g, got %s", name, min, args_get(a, name));
+        return EXIT_USAGE;
+    }
+    *out = v;
+    return 0;
+}
+
+/* An integer flag in [min, max] into *out when given; required says whether it must be. */
+int args_i64_in(const char *cmd, const parsed_args *a, const char *name, int64_t min, int64_t max, int required,
+                int64_t *out)
+{
+    if (!args_has(a, name)) {
+        if (required)
+            cli_error(cmd, "--%s is required", name);
+        return required ? EXIT_USAGE : 0;
+    }
+    return parse_i64(cmd, name, args_get(a, name), min, max, out) ? EXIT_USAGE : 0;
+}
+
+double cli_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }

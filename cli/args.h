@@ -14,6 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mygpt/error.h"
+
+/* Every program's one exit-code rule: 0 success, 1 a runtime failure (out of memory),
+ * 2 bad usage or bad input (flags, ids, files that cannot be read or parsed). */
 #define EXIT_USAGE 2
 #define EXIT_RUNTIME 1
 #define MAX_SHAPES 16
@@ -60,6 +64,25 @@ int parse_double(const char *cmd, const char *name, const char *s, double *out);
 int parse_shape(const char *cmd, const char *s, int *ndim, int64_t *shape, int64_t max_numel);
 
 /* Prints "mygpt CMD: message" on stderr. */
+/* The exit code of a library status, for every program (the tool, the chapters, the
+ * benchmarks): 0 for MYGPT_OK, EXIT_RUNTIME for MYGPT_ENOMEM, EXIT_USAGE for every other
+ * failure (what the caller gave: flags, ids, files). */
+int cli_exit_code(mygpt_status st);
+
+/* Prints err's message (or st's name) as cli_error does and returns cli_exit_code(st). */
+int cli_fail(const char *cmd, mygpt_status st, const mygpt_error *err);
+
+/* A double flag (>= min) into *out when given; 0, or EXIT_USAGE after the error. */
+int args_double_min(const char *cmd, const parsed_args *a, const char *name, double min, double *out);
+
+/* An integer flag in [min, max] into *out when given; required says whether it must
+ * be. 0, or EXIT_USAGE after the error. */
+int args_i64_in(const char *cmd, const parsed_args *a, const char *name, int64_t min, int64_t max, int required,
+                int64_t *out);
+
+/* Seconds on the monotonic clock (for tokens/s). */
+double cli_now_s(void);
+
 void cli_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

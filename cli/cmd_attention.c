@@ -18,12 +18,6 @@
 #define TOP 3
 #define LABEL 64
 
-static int failed(const char *cmd, mygpt_status st, const mygpt_error *err)
-{
-    cli_error(cmd, "%s", err->message[0] ? err->message : mygpt_strerror(st));
-    return st == MYGPT_ENOMEM || st == MYGPT_EIO ? EXIT_RUNTIME : EXIT_USAGE;
-}
-
 /* token t's label: its text quoted ('...', \n \\ \' escaped) with a tokenizer, else its id */
 static void label(const mygpt_tokenizer *tok, int64_t id, char *out)
 {
@@ -80,7 +74,7 @@ int cmd_attention(int argc, char **argv)
     mygpt_status st;
     if (args_has(&a, "checkpoint")) {
         if ((st = mygpt_checkpoint_load(&g, args_get(&a, "checkpoint"), &err)) != MYGPT_OK)
-            return failed(cmd, st, &err);
+            return cli_fail(cmd, st, &err);
     } else {
         mygpt_config cfg;
         uint64_t seed;
@@ -102,24 +96,10 @@ int cmd_attention(int argc, char **argv)
     char(*text)[LABEL] = NULL;
     const char **labels = NULL;
     int T = 0;
-    if (args_has(&a, "prompt")) {
-        const char *p = args_get(&a, "prompt");
-        size_t n;
-        if ((rc = load_tokenizer(cmd, &tok)) || (rc = encode_text(cmd, tok, p, strlen(p), &ids, &n)))
-            goto done;
-        T = (int)n;
-    } else {
-        int B;
-        if ((rc = parse_ids(cmd, args_get(&a, "ids"), &ids, &B, &T)))
-            goto done;
-        if (B != 1) {
-            cli_error(cmd, "--ids: one sequence, not %d", B);
-            rc = EXIT_USAGE;
-            goto done;
-        }
-        if (g->config.vocab_size == 50257 && load_tokenizer(cmd, &tok) != 0)
-            tok = NULL; // without the data folder the tokens show as ids
-    }
+    if ((rc = read_sequence(cmd, &a, &tok, &ids, &T)))
+        goto done;
+    if (!tok && g->config.vocab_size == 50257 && load_tokenizer(cmd, &tok) != 0)
+        tok = NULL; // without the data folder the tokens show as ids
     if (T < 1 || T > M) {
         cli_error(cmd, "the input has %d tokens; the model reads 1 to %d", T, M);
         rc = EXIT_USAGE;
@@ -135,7 +115,7 @@ int cmd_attention(int argc, char **argv)
         goto done;
     }
     if ((st = mygpt_gpt_forward_attention(g, ids, 1, T, att, len, &err)) != MYGPT_OK) {
-        rc = failed(cmd, st, &err);
+        rc = cli_fail(cmd, st, &err);
         goto done;
     }
     for (int t = 0; t < T; t++) {
@@ -161,7 +141,7 @@ int cmd_attention(int argc, char **argv)
         mygpt_svg fig;
         mygpt_svg_attention_grid(&fig, att, L, NH, T, labels);
         if ((st = mygpt_svg_save(&fig, args_get(&a, "svg"), &err)) != MYGPT_OK) {
-            rc = failed(cmd, st, &err);
+            rc = cli_fail(cmd, st, &err);
             goto done;
         }
         fprintf(stderr, "mygpt attention: figure written to %s\n", args_get(&a, "svg"));

@@ -147,8 +147,7 @@ int create_model(const char *cmd, const mygpt_config *cfg, uint64_t seed, mygpt_
     const mygpt_status st = mygpt_gpt_create(gpt, cfg, seed, &err);
     if (st == MYGPT_OK)
         return 0;
-    cli_error(cmd, "%s", err.message);
-    return st == MYGPT_ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+    return cli_fail(cmd, st, &err);
 }
 
 int cmd_forward(int argc, char **argv)
@@ -192,8 +191,7 @@ int cmd_forward(int argc, char **argv)
     mygpt_error err = {0};
     const mygpt_status st = mygpt_gpt_forward(gpt, ids, B, T, &err);
     if (st != MYGPT_OK) {
-        cli_error(cmd, "%s", err.message);
-        rc = st == MYGPT_ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+        rc = cli_fail(cmd, st, &err);
     } else {
         const int64_t shape[3] = {B, T, cfg.vocab_size};
         mygpt_tview v;

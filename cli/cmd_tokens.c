@@ -8,24 +8,22 @@
 #include <string.h>
 
 #include "args.h"
+#include "model_args.h"
 #include "commands.h"
+#include "mygpt/data.h"
 #include "mygpt/tokenizer.h"
 
-static mygpt_tokenizer *load(const char *cmd, const parsed_args *a)
+static int load(const char *cmd, const parsed_args *a, mygpt_tokenizer **tok)
 {
-    mygpt_tokenizer *tok;
     mygpt_error err = {0};
     char dir[4096];
     const char *d = args_get(a, "vocab-dir");
-    if (!d && mygpt_data_dir(dir, sizeof dir, &err) != MYGPT_OK) {
-        cli_error(cmd, "%s", err.message);
-        return NULL;
-    }
-    if (mygpt_tokenizer_load_dir(&tok, d ? d : dir, &err) != MYGPT_OK) {
-        cli_error(cmd, "%s", err.message);
-        return NULL;
-    }
-    return tok;
+    mygpt_status st;
+    if (!d && (st = mygpt_data_dir(dir, sizeof dir, &err)) != MYGPT_OK)
+        return cli_fail(cmd, st, &err);
+    if ((st = mygpt_tokenizer_load_dir(tok, d ? d : dir, &err)) != MYGPT_OK)
+        return cli_fail(cmd, st, &err);
+    return 0;
 }
 
 /* All of standard input (a pipe has no size to ask for). */
@@ -76,25 +74,24 @@ int cmd_encode(int argc, char **argv)
     char *text;
     if (a.npositional == 1 && strcmp(a.positional[0], "-") != 0) {
         mygpt_error ferr = {0};
-        if (mygpt_read_file(a.positional[0], &text, &n, &ferr) != MYGPT_OK) {
-            cli_error(cmd, "%s", ferr.message);
-            return EXIT_RUNTIME;
-        }
+        const mygpt_status fst = mygpt_read_file(a.positional[0], &text, &n, &ferr);
+        if (fst != MYGPT_OK)
+            return cli_fail(cmd, fst, &ferr);
     } else if (!(text = read_all(stdin, &n))) {
         cli_error(cmd, "cannot read standard input");
         return EXIT_RUNTIME;
     }
-    mygpt_tokenizer *tok = load(cmd, &a);
-    if (!tok) {
+    mygpt_tokenizer *tok = NULL;
+    if ((rc = load(cmd, &a, &tok))) {
         free(text);
-        return EXIT_RUNTIME;
+        return rc;
     }
     int64_t *ids;
     size_t nids;
     mygpt_error err = {0};
-    if (mygpt_encode(tok, text, n, &ids, &nids, &err) != MYGPT_OK) {
-        cli_error(cmd, "%s", err.message);
-        rc = EXIT_RUNTIME;
+    const mygpt_status est = mygpt_encode(tok, text, n, &ids, &nids, &err);
+    if (est != MYGPT_OK) {
+        rc = cli_fail(cmd, est, &err);
     } else {
         for (size_t i = 0; i < nids; i++)
             printf(i ? " %lld" : "%lld", (long long)ids[i]);
@@ -184,17 +181,17 @@ int cmd_decode(int argc, char **argv)
     free(input);
     if (!ids)
         return rc;
-    mygpt_tokenizer *tok = load(cmd, &a);
-    if (!tok) {
+    mygpt_tokenizer *tok = NULL;
+    if ((rc = load(cmd, &a, &tok))) {
         free(ids);
-        return EXIT_RUNTIME;
+        return rc;
     }
     char *text;
     size_t len;
     mygpt_error err = {0};
-    if (mygpt_decode(tok, ids, nwords, &text, &len, &err) != MYGPT_OK) {
-        cli_error(cmd, "%s", err.message);
-        rc = EXIT_USAGE;
+    const mygpt_status st = mygpt_decode(tok, ids, nwords, &text, &len, &err);
+    if (st != MYGPT_OK) {
+        rc = cli_fail(cmd, st, &err);
     } else {
         fwrite(text, 1, len, stdout);
         free(text);
@@ -202,4 +199,44 @@ int cmd_decode(int argc, char **argv)
     free(ids);
     mygpt_tokenizer_free(tok);
     return rc;
+}
+
+/* The token ids of text (GPT-2's tokenizer from the data folder). */
+int encode_text(const char *cmd, const mygpt_tokenizer *tok, const char *text, size_t len,
+                       int64_t **ids, size_t *n)
+{
+    mygpt_error err = {0};
+    const mygpt_status st = mygpt_encode(tok, text, len, ids, n, &err);
+    return st == MYGPT_OK ? 0 : cli_fail(cmd, st, &err);
+}
+
+int load_tokenizer(const char *cmd, mygpt_tokenizer **tok)
+{
+    char dir[4096];
+    mygpt_error err = {0};
+    mygpt_status st = mygpt_data_dir(dir, sizeof dir, &err);
+    if (st == MYGPT_OK)
+        st = mygpt_tokenizer_load_dir(tok, dir, &err);
+    return st == MYGPT_OK ? 0 : cli_fail(cmd, st, &err);
+}
+
+int read_sequence(const char *cmd, const parsed_args *a, mygpt_tokenizer **tok, int64_t **ids, int *n)
+{
+    int rc;
+    if (args_has(a, "prompt")) {
+        const char *p = args_get(a, "prompt");
+        size_t len;
+        if ((rc = load_tokenizer(cmd, tok)) || (rc = encode_text(cmd, *tok, p, strlen(p), ids, &len)))
+            return rc;
+        *n = (int)len;
+        return 0;
+    }
+    int B;
+    if ((rc = parse_ids(cmd, args_get(a, "ids"), ids, &B, n)))
+        return rc;
+    if (B != 1) {
+        cli_error(cmd, "--ids: one row of ids, got %d", B);
+        return EXIT_USAGE;
+    }
+    return 0;
 }

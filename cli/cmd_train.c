@@ -1,35 +1,22 @@
 /*
- * cmd_train.c - `mygpt loss`, `mygpt grad`, `mygpt train` and `mygpt generate`: what
+ * cmd_train.c - `mygpt loss`, `mygpt grad` and `mygpt train`: what
  * tools/reference_train.py computes in PyTorch, from the command line.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "args.h"
 #include "data_parallel.h"
+#include "train_step.h"
 #include "commands.h"
 #include "model_args.h"
 #include "mygpt/checkpoint.h"
 #include "mygpt/generate.h"
+#include "mygpt/data.h"
 #include "mygpt/tokenizer.h"
 #include "mygpt/train.h"
 #include "output.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* A library error: one line; out of memory is a runtime failure, the rest the caller's. */
-static int fail(const char *cmd, mygpt_status st, const mygpt_error *err)
-{
-    cli_error(cmd, "%s", err->message);
-    return st == MYGPT_ENOMEM ? EXIT_RUNTIME : EXIT_USAGE; // unreadable files are bad input too
-}
 
 /* --seed, the model, --ids and --targets (the same shape) for loss and grad. */
 static int model_ids_targets(const char *cmd, const parsed_args *a, mygpt_gpt **gpt, int64_t **ids,
@@ -106,7 +93,7 @@ int cmd_loss(int argc, char **argv)
     mygpt_error err = {0};
     const mygpt_status st = mygpt_gpt_loss(g, ids, tg, B, T, &loss, &err);
     if (st != MYGPT_OK) {
-        rc = fail(cmd, st, &err);
+        rc = cli_fail(cmd, st, &err);
     } else {
         mygpt_tview v;
         mygpt_tview_make(&v, MYGPT_F32, &loss, 0, NULL, NULL);
@@ -139,85 +126,18 @@ int cmd_grad(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     float loss;
     mygpt_error err = {0};
-    mygpt_status st = mygpt_gpt_zero_grad(g, &err);
+    mygpt_trainer *tr = NULL;
+    mygpt_status st = mygpt_trainer_create(&tr, g, &err);
     if (st == MYGPT_OK)
-        st = mygpt_gpt_forward_train(g, ids, tg, B, T, &loss, &err);
+        st = mygpt_trainer_forward(tr, ids, tg, B, T, &loss, &err);
     if (st == MYGPT_OK)
-        st = mygpt_gpt_backward(g, &err);
-    rc = st != MYGPT_OK ? fail(cmd, st, &err) : print_named_tensors(cmd, &o, &g->config, &g->grads, NULL);
+        st = mygpt_trainer_backward(tr, &err);
+    rc = st != MYGPT_OK ? cli_fail(cmd, st, &err) : print_named_tensors(cmd, &o, &g->config, &tr->grads, NULL);
     free(ids);
     free(tg);
+    mygpt_trainer_free(tr);
     mygpt_gpt_free(g);
     return rc;
-}
-
-/* A double flag (>= min) into *out when given. */
-static int double_arg(const char *cmd, const parsed_args *a, const char *name, double min, double *out)
-{
-    if (!args_has(a, name))
-        return 0;
-    double v;
-    if (parse_double(cmd, name, args_get(a, name), &v))
-        return EXIT_USAGE;
-    if (v < min) {
-        cli_error(cmd, "--%s must be at least %g, got %s", name, min, args_get(a, name));
-        return EXIT_USAGE;
-    }
-    *out = v;
-    return 0;
-}
-
-/* An integer flag in [min, max] into *out when given; required says whether it must be. */
-static int int_arg(const char *cmd, const parsed_args *a, const char *name, int64_t min, int64_t max,
-                   int required, int64_t *out)
-{
-    if (!args_has(a, name)) {
-        if (required)
-            cli_error(cmd, "--%s is required", name);
-        return required ? EXIT_USAGE : 0;
-    }
-    return parse_i64(cmd, name, args_get(a, name), min, max, out) ? EXIT_USAGE : 0;
-}
-
-/* The token ids of text (GPT-2's tokenizer from the data folder). */
-int encode_text(const char *cmd, const mygpt_tokenizer *tok, const char *text, size_t len,
-                       int64_t **ids, size_t *n)
-{
-    mygpt_error err = {0};
-    const mygpt_status st = mygpt_encode(tok, text, len, ids, n, &err);
-    return st == MYGPT_OK ? 0 : fail(cmd, st, &err);
-}
-
-int load_tokenizer(const char *cmd, mygpt_tokenizer **tok)
-{
-    char dir[4096];
-    mygpt_error err = {0};
-    mygpt_status st = mygpt_data_dir(dir, sizeof dir, &err);
-    if (st == MYGPT_OK)
-        st = mygpt_tokenizer_load_dir(tok, dir, &err);
-    return st == MYGPT_OK ? 0 : fail(cmd, st, &err);
-}
-
-/* The mean validation loss over every batch of val (one iter(val_loader)); in a
- * data-parallel team each rank takes every size-th batch and the sums are added. */
-static mygpt_status val_loss(mygpt_gpt *g, const dp_team *team, mygpt_dataloader *val, mygpt_rng *rng,
-                             int64_t *x, int64_t *y, double *out, mygpt_error *err)
-{
-    mygpt_status st = mygpt_dataloader_epoch(val, rng, 0, err);
-    double sum = 0.0; // Python adds loss.item() values: doubles
-    for (size_t b = (size_t)team->rank; b < val->num_batches && st == MYGPT_OK; b += (size_t)team->size) {
-        float loss;
-        const int rows = (int)mygpt_dataloader_batch_rows(val, b);
-        st = mygpt_dataloader_batch(val, b, x, y, err);
-        if (st == MYGPT_OK)
-            st = mygpt_gpt_loss(g, x, y, rows, (int)val->max_length, &loss, err);
-        if (st == MYGPT_OK)
-            sum += loss;
-    }
-    if (team->size > 1) // every rank gets here (an error aborts the job instead)
-        sum = dp_sum(team, sum);
-    *out = sum / (double)val->num_batches;
-    return st;
 }
 
 /* An error after MPI started: this rank says what and ends the job (no rank may be left
@@ -226,7 +146,7 @@ static int train_fail(const dp_team *team, const char *cmd, mygpt_status st, con
 {
     if (team->size > 1)
         dp_abort(team, "mygpt train", err->message);
-    return fail(cmd, st, err);
+    return cli_fail(cmd, st, err);
 }
 
 int cmd_train(int argc, char **argv)
@@ -270,16 +190,16 @@ int cmd_train(int argc, char **argv)
     int64_t T, B, steps, every = 1;
     double lr = 0, momentum = 0, wd = -1;
     if (read_seed_and_config(cmd, &a, &seed, &cfg) ||
-        int_arg(cmd, &a, "context", 1, cfg.max_seq_len, 1, &T) ||
-        int_arg(cmd, &a, "batch", 1, 1 << 20, 1, &B) || int_arg(cmd, &a, "steps", 1, 1 << 30, 1, &steps) ||
-        int_arg(cmd, &a, "eval-every", 1, 1 << 30, 0, &every) ||
-        double_arg(cmd, &a, "momentum", 0, &momentum) || double_arg(cmd, &a, "weight-decay", 0, &wd))
+        args_i64_in(cmd, &a, "context", 1, cfg.max_seq_len, 1, &T) ||
+        args_i64_in(cmd, &a, "batch", 1, 1 << 20, 1, &B) || args_i64_in(cmd, &a, "steps", 1, 1 << 30, 1, &steps) ||
+        args_i64_in(cmd, &a, "eval-every", 1, 1 << 30, 0, &every) ||
+        args_double_min(cmd, &a, "momentum", 0, &momentum) || args_double_min(cmd, &a, "weight-decay", 0, &wd))
         return EXIT_USAGE;
     if (!args_has(&a, "lr") || !args_has(&a, "text") || !args_has(&a, "optimizer")) {
         cli_error(cmd, "--text, --optimizer and --lr are required");
         return EXIT_USAGE;
     }
-    if (double_arg(cmd, &a, "lr", 0, &lr))
+    if (args_double_min(cmd, &a, "lr", 0, &lr))
         return EXIT_USAGE;
     dp_team team = {0, 1, 0};
     if (args_has(&a, "check-replicas") && !args_has(&a, "data-parallel")) {
@@ -338,6 +258,7 @@ int cmd_train(int argc, char **argv)
     int64_t *train_ids = NULL, *val_ids = NULL, *x = NULL, *y = NULL;
     size_t ntrain = 0, nval = 0;
     mygpt_gpt *g = NULL;
+    mygpt_trainer *tr = NULL;
     mygpt_dataloader train = {0}, val = {0};
     const size_t split = mygpt_utf8_offset(text, tn, (size_t)(0.9 * (double)mygpt_utf8_length(text, tn)));
     if ((rc = load_tokenizer(cmd, &tok)) || (rc = encode_text(cmd, tok, text, split, &train_ids, &ntrain)) ||
@@ -359,7 +280,8 @@ int cmd_train(int argc, char **argv)
     // torch.manual_seed(seed); model = GPT(...): the generator goes on to the loaders
     mygpt_rng rng = {0};
     mygpt_rng_seed(&rng, seed);
-    if ((st = mygpt_gpt_create_from(&g, &cfg, &rng, &err)) != MYGPT_OK) {
+    if ((st = mygpt_gpt_create_from(&g, &cfg, &rng, &err)) != MYGPT_OK ||
+        (st = mygpt_trainer_create(&tr, g, &err)) != MYGPT_OK) {
         rc = train_fail(&team, cmd, st, &err);
         goto done;
     }
@@ -370,37 +292,19 @@ int cmd_train(int argc, char **argv)
         rc = EXIT_RUNTIME;
         goto done;
     }
-    int first = 0, rows = (int)B; // this rank's share of every batch
-    dp_share(&team, (int)B, &first, &rows);
-    const double t0 = now_s();
+    const double t0 = cli_now_s();
     long long step = 0, tokens = 0;
     while (step < steps && st == MYGPT_OK) {
         st = mygpt_dataloader_epoch(&train, &rng, 1, &err); // for x, y in train_loader:
         for (size_t b = 0; b < train.num_batches && st == MYGPT_OK && step < steps; b++) {
-            float loss;
-            double vl = 0;
+            double shown = 0, vl = 0; // the global batch's loss
             st = mygpt_dataloader_batch(&train, b, x, y, &err);
-            if (st == MYGPT_OK) // this rank's rows of the global batch
-                st = mygpt_gpt_forward_train(g, x + (size_t)first * T, y + (size_t)first * T, rows, (int)T,
-                                             &loss, &err);
             if (st == MYGPT_OK)
-                st = mygpt_gpt_zero_grad(g, &err);
-            if (st == MYGPT_OK)
-                st = mygpt_gpt_backward(g, &err);
-            double shown = loss; // the global batch's loss: each rank's mean, weighted by its rows
-            if (st == MYGPT_OK && team.size > 1) { // the hook: the mean gradient of the global batch
-                if (dp_average_gradients(&team, g->grads_memory, g->num_parameters, rows, (int)B))
-                    dp_abort(&team, "mygpt train", "averaging the gradients failed (MPI)");
-                shown = dp_sum(&team, (double)loss * rows / (double)B);
-            }
-            if (st == MYGPT_OK)
-                st = mygpt_optimizer_step(&opt, g->params_memory, g->grads_memory, g->num_parameters, &err);
-            if (st == MYGPT_OK && args_has(&a, "check-replicas") &&
-                !dp_same_everywhere(&team, g->params_memory, g->num_parameters))
-                dp_abort(&team, "mygpt train", "the ranks' parameters differ after a step");
+                st = dp_train_step(&team, tr, &opt, x, y, (int)B, (int)T, args_has(&a, "check-replicas"), "mygpt train",
+                                   &shown, &err);
             tokens += B * T;
             if (st == MYGPT_OK && (step % every == 0 || step == steps - 1)) {
-                st = val_loss(g, &team, &val, &rng, x, y, &vl, &err);
+                st = dp_val_loss(&team, g, &val, &rng, x, y, &vl, &err);
                 if (st == MYGPT_OK && team.rank == 0)
                     printf("step %lld train_loss %.6f val_loss %.6f\n", step, shown, vl);
                 fflush(stdout);
@@ -412,7 +316,7 @@ int cmd_train(int argc, char **argv)
         rc = train_fail(&team, cmd, st, &err);
         goto done;
     }
-    const double secs = now_s() - t0;
+    const double secs = cli_now_s() - t0;
     if (team.rank == 0) {
         fprintf(stderr, "mygpt train: %lld steps, %lld tokens in %.2f s: %.0f tokens/s", step, tokens, secs,
                 tokens / secs);
@@ -427,149 +331,12 @@ done:
     mygpt_dataloader_free(&train);
     mygpt_dataloader_free(&val);
     mygpt_tokenizer_free(tok);
+    mygpt_trainer_free(tr);
     mygpt_gpt_free(g);
     free(text);
     free(train_ids);
     free(val_ids);
     free(x);
     free(y);
-    return rc;
-}
-
-int cmd_generate(int argc, char **argv)
-{
-    const char *cmd = "generate";
-    static const arg_spec ARGS[] = {MODEL_FLAGS,           {"checkpoint", 1, 0}, {"prompt", 1, 0},
-                                    {"ids", 1, 0},         {"max-new", 1, 0},    {"temperature", 1, 0},
-                                    {"top-k", 1, 0},       {"top-p", 1, 0},      {"sample-seed", 1, 0},
-                                    {"eos", 1, 0},         {"no-kv-cache", 0, 0}, {NULL, 0, 0}};
-    parsed_args a;
-    int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
-    if (rc < 0) {
-        printf("usage: mygpt generate (--seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
-               "                       | --checkpoint FILE [--seed S]) (--prompt TEXT | --ids \"1,2,3\")\n"
-               "                      --max-new N [--temperature T] [--top-k K] [--top-p P]\n"
-               "                      [--sample-seed S] [--eos ID] [--no-kv-cache]\n"
-               "\n"
-               "The tutorial's generation loop: up to N tokens, each from the last max_seq_len of\n"
-               "the context; top-k, then softmax(logits / T), top-p and torch.multinomial, or\n"
-               "argmax when T is 0 (the default). Stops at the end token (50256 for GPT-2's\n"
-               "vocabulary, none otherwise, or --eos). --sample-seed S is torch.manual_seed(S) just\n"
-               "before sampling; without it the generator continues from building the model\n"
-               "(torch.manual_seed(S), S = 0 with --checkpoint, then GPT(...)). Prints the ids, then\n"
-               "the text when the vocabulary is GPT-2's and in the data folder. --no-kv-cache\n"
-               "recomputes the whole window every step (the same tokens, slower).\n");
-        return 0;
-    }
-    if (rc)
-        return rc;
-    int64_t max_new, topk = 0, eos = -2;
-    uint64_t seed = 0, sample_seed = 0;
-    mygpt_sampling s = {0};
-    if (int_arg(cmd, &a, "max-new", 0, 1 << 20, 1, &max_new) || int_arg(cmd, &a, "top-k", 1, 1 << 24, 0, &topk) ||
-        int_arg(cmd, &a, "eos", -1, 1 << 24, 0, &eos) || double_arg(cmd, &a, "temperature", 0, &s.temperature) ||
-        double_arg(cmd, &a, "top-p", 0, &s.top_p))
-        return EXIT_USAGE;
-    s.top_k = (int)topk;
-    if (args_has(&a, "top-p") && !(s.top_p > 0 && s.top_p <= 1)) {
-        cli_error(cmd, "--top-p must be in (0, 1], got %s", args_get(&a, "top-p"));
-        return EXIT_USAGE;
-    }
-    if (args_has(&a, "sample-seed") && parse_seed(cmd, args_get(&a, "sample-seed"), &sample_seed))
-        return EXIT_USAGE;
-    if (args_has(&a, "prompt") == args_has(&a, "ids")) {
-        cli_error(cmd, "give exactly one of --prompt TEXT and --ids \"1,2,3\"");
-        return EXIT_USAGE;
-    }
-    mygpt_gpt *g = NULL;
-    mygpt_error err = {0};
-    mygpt_rng rng = {0};
-    mygpt_status st;
-    if (args_has(&a, "checkpoint")) {
-        if (args_has(&a, "seed") && parse_seed(cmd, args_get(&a, "seed"), &seed))
-            return EXIT_USAGE;
-        if ((st = mygpt_checkpoint_load(&g, args_get(&a, "checkpoint"), &err)) != MYGPT_OK) {
-            cli_error(cmd, "%s", err.message);
-            return st == MYGPT_ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
-        }
-        // torch.manual_seed(S); model = GPT(...) draws its initial values, then loads
-        mygpt_gpt *draws = NULL;
-        mygpt_rng_seed(&rng, seed);
-        if ((st = mygpt_gpt_create_from(&draws, &g->config, &rng, &err)) != MYGPT_OK) {
-            mygpt_gpt_free(g);
-            return fail(cmd, st, &err);
-        }
-        mygpt_gpt_free(draws);
-    } else {
-        mygpt_config cfg;
-        if (read_seed_and_config(cmd, &a, &seed, &cfg))
-            return EXIT_USAGE;
-        mygpt_rng_seed(&rng, seed);
-        if ((st = mygpt_gpt_create_from(&g, &cfg, &rng, &err)) != MYGPT_OK)
-            return fail(cmd, st, &err);
-    }
-    const int V = g->config.vocab_size;
-    mygpt_tokenizer *tok = NULL;
-    int64_t *prompt = NULL, *out = NULL;
-    int np = 0, nout = 0;
-    if (args_has(&a, "prompt")) {
-        const char *p = args_get(&a, "prompt");
-        size_t n;
-        if ((rc = load_tokenizer(cmd, &tok)) || (rc = encode_text(cmd, tok, p, strlen(p), &prompt, &n)))
-            goto done;
-        np = (int)n;
-        if (np == 0) {
-            cli_error(cmd, "--prompt is empty: nothing to continue");
-            rc = EXIT_USAGE;
-            goto done;
-        }
-    } else {
-        int B;
-        if ((rc = parse_ids(cmd, args_get(&a, "ids"), &prompt, &B, &np)))
-            goto done;
-        if (B != 1) {
-            cli_error(cmd, "--ids: one row of ids, got %d", B);
-            rc = EXIT_USAGE;
-            goto done;
-        }
-    }
-    if (eos == -2)
-        eos = V > 50256 ? 50256 : -1;
-    if (args_has(&a, "sample-seed"))
-        mygpt_rng_seed(&rng, sample_seed);
-    if (!(out = malloc((size_t)(np + max_new) * sizeof *out))) {
-        cli_error(cmd, "out of memory");
-        rc = EXIT_RUNTIME;
-        goto done;
-    }
-    const double t0 = now_s();
-    if ((st = mygpt_generate(g, &rng, prompt, np, (int)max_new, &s, eos, !args_has(&a, "no-kv-cache"), out,
-                             &nout, &err)) != MYGPT_OK) {
-        rc = fail(cmd, st, &err);
-        goto done;
-    }
-    const double secs = now_s() - t0;
-    for (int i = 0; i < nout; i++)
-        printf(i ? " %lld" : "%lld", (long long)out[i]);
-    printf("\n");
-    char dir[4096];
-    if (V == 50257 && !tok && mygpt_data_dir(dir, sizeof dir, &err) == MYGPT_OK)
-        mygpt_tokenizer_load_dir(&tok, dir, &err); // the text too, when the vocabulary is there
-    if (V == 50257 && tok) {
-        char *textout;
-        size_t len;
-        if (mygpt_decode(tok, out, (size_t)nout, &textout, &len, &err) == MYGPT_OK) {
-            fwrite(textout, 1, len, stdout);
-            printf("\n");
-            free(textout);
-        }
-    }
-    fprintf(stderr, "mygpt generate: %d new tokens in %.3f s: %.1f tokens/s\n", nout - np, secs,
-            (nout - np) / (secs > 0 ? secs : 1e-9));
-done:
-    mygpt_tokenizer_free(tok);
-    mygpt_gpt_free(g);
-    free(prompt);
-    free(out);
     return rc;
 }

@@ -41,4 +41,9 @@ int load_tokenizer(const char *cmd, struct mygpt_tokenizer **tok);
 int encode_text(const char *cmd, const struct mygpt_tokenizer *tok, const char *text, size_t len,
                 int64_t **ids, size_t *n);
 
+/* The one sequence a command reads: --prompt TEXT (GPT-2's tokens; *tok is loaded) or
+ * --ids "1,2,3" (one row; *tok stays as it is). *ids malloc'd, *n of them (0 for an
+ * empty prompt). 0, or the exit code after saying why not. */
+int read_sequence(const char *cmd, const parsed_args *a, struct mygpt_tokenizer **tok, int64_t **ids, int *n);
+
 #endif

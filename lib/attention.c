@@ -1,7 +1,9 @@
 /*
- * attention.c - causal multi-head self-attention, the fast way, with the same bits
- * as the plain loops of mygpt_attention_forward (layers.c).
+ * attention.c - causal multi-head self-attention, all of it (mygpt/attention.h): the
+ * plain loops (the reference), the fast kernel with the same bits, the KV-cache step's
+ * rows, the backward, and where a head looks most.
  *
+ * The fast kernel,
  * Per (batch, head), one thread:
  *   1. K of the head is transposed into the thread's scratch, kt (d, Tp), so the
  *      scores of a query against KS consecutive keys come out of vector operations:
@@ -24,15 +26,16 @@
  * path gives the same bits; MYGPT_ATTENTION_KERNEL=generic|avx2|avx512 picks a
  * narrower one for tests.
  */
+#include <math.h>
 #include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "attention_scratch.h"
-#include "mygpt/layers.h"
+#include "mygpt/attention.h"
 #include "parallel.h"
 #include "vecmath.h"
+#include "cpu.h"
 #include "internal.h"
 #include "simd.h"
 
@@ -40,6 +43,49 @@
 #define RG 4       /* rows per register tile */
 #define KW_MAX 64  /* widest tile row (AVX-512); kt rows are padded to a multiple of it */
 #define SC 64      /* keys per chunk of V: SC x KV floats stay in L1 while row tiles pass */
+
+/* ---- the plain loops ---------------------------------------------------------------- */
+
+/* One query row of one head: out_t = sum over s <= t of p_s v_s with p = softmax of
+ * (q_t . k_s) / scale. att holds T floats: the scores, then exp(score - max); when
+ * keep_probs, it ends holding the probabilities p_s (0 for s > t) for the backward pass.
+ * The mathematics of both attentions in one place, so both give the same bits. */
+static inline void attention_row(float *ot, float *att, const float *qt, const float *kb,
+                                 const float *vb, int t, int T, int C, int d, float scale,
+                                 int keep_probs)
+{
+    // scores of query t against keys 0..t (the causal mask drops s > t)
+    float maxv = -INFINITY;
+    for (int s = 0; s <= t; s++) {
+        const float *ks = kb + (size_t)s * C; // (d,)
+        float dot = 0.0f;
+        for (int i = 0; i < d; i++) // fused, in order, as a BLAS dot product
+            dot = fmaf(qt[i], ks[i], dot);
+        att[s] = dot / scale;
+        if (att[s] > maxv)
+            maxv = att[s];
+    }
+    float sum = 0.0f;
+    for (int s = 0; s <= t; s++) {
+        att[s] = mygpt_expf(att[s] - maxv); // vecmath.h: the fast path's exp
+        sum += att[s];
+    }
+    const float inv_sum = 1.0f / sum; // PyTorch's softmax multiplies by 1/sum
+    for (int i = 0; i < d; i++)
+        ot[i] = 0.0f;
+    for (int s = 0; s <= t; s++) {
+        const float p = att[s] * inv_sum;
+        if (keep_probs)
+            att[s] = p;
+        const float *vs = vb + (size_t)s * C; // (d,)
+        for (int i = 0; i < d; i++)
+            ot[i] = fmaf(p, vs[i], ot[i]);
+    }
+    if (keep_probs)
+        for (int s = t + 1; s < T; s++)
+            att[s] = 0.0f;
+}
+
 
 static int padded(int T)
 {
@@ -64,28 +110,28 @@ static mygpt_queue *slice_queue(float *slice)
 
 /* Floats one thread's scratch takes: its queue, kt (d, ldk) and QB rows of scores (QB,
  * ldk). The plain loops of layers.c need less (one row of T scores), so this serves both. */
-size_t mygpt_attention_scratch_per_thread(int T, int head_dim)
+static size_t scratch_per_thread(int T, int head_dim)
 {
     return QUEUE_FLOATS + ((size_t)head_dim + QB) * (size_t)kt_stride(T);
 }
 
 size_t mygpt_attention_scratch_size(int T, int head_dim, int nthreads)
 {
-    return (size_t)(nthreads < 1 ? 1 : nthreads) * mygpt_attention_scratch_per_thread(T, head_dim);
+    return (size_t)(nthreads < 1 ? 1 : nthreads) * scratch_per_thread(T, head_dim);
 }
 
 /* The team attention may use: OpenMP's thread count, clamped to the slices scratch holds.
  * Returns 0 when scratch cannot hold even one slice (or the sizes are bad). */
-int mygpt_attention_team(size_t scratch_len, int B, int T, int C, int NH)
+static int attention_team(size_t scratch_len, int B, int T, int C, int NH)
 {
     if (B < 1 || T < 1 || C < 1 || NH < 1 || C % NH != 0)
         return 0;
-    const size_t slices = scratch_len / mygpt_attention_scratch_per_thread(T, C / NH);
+    const size_t slices = scratch_len / scratch_per_thread(T, C / NH);
     const int max = omp_get_max_threads();
     return slices >= (size_t)max ? max : (int)slices;
 }
 
-mygpt_status mygpt_attention_refuse(size_t scratch_len, int B, int T, int C, int NH,
+static mygpt_status attention_refuse(size_t scratch_len, int B, int T, int C, int NH,
                                     mygpt_error *err)
 {
     if (B < 1 || T < 1 || C < 1 || NH < 1 || C % NH != 0)
@@ -94,7 +140,7 @@ mygpt_status mygpt_attention_refuse(size_t scratch_len, int B, int T, int C, int
                           B, T, C, NH);
     return mygpt_fail(err, MYGPT_EINVAL,
                       "attention scratch of %zu floats is less than one thread's %zu (T=%d, d=%d)",
-                      scratch_len, mygpt_attention_scratch_per_thread(T, C / NH), T, C / NH);
+                      scratch_len, scratch_per_thread(T, C / NH), T, C / NH);
 }
 
 /* scores[r][s] = (q_r . k_s) / scale for rows r < rows and keys s <= t0 + r (the rest
@@ -328,33 +374,23 @@ MYGPT_AVX512 static void head_avx512(HEAD_ARGS)
 }
 #endif
 
+/* The head kernel of each instruction set (cpu.h decides which one runs; the same bits). */
+static const head_fn HEADS[MYGPT_ISA_COUNT] = {
+    [MYGPT_ISA_GENERIC] = head_generic,
+#ifdef HAVE_X86_KERNELS
+    [MYGPT_ISA_AVX2] = head_avx2,
+    [MYGPT_ISA_AVX512] = head_avx512,
+#endif
+};
+
 static head_fn pick_head(void)
 {
-    const char *want = getenv("MYGPT_ATTENTION_KERNEL");
-    if (want && strcmp(want, "generic") == 0)
-        return head_generic;
-#ifdef HAVE_X86_KERNELS
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-        !(want && strcmp(want, "avx2") == 0))
-        return head_avx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return head_avx2;
-#endif
-    return head_generic;
+    return HEADS[mygpt_cpu_isa(MYGPT_FAMILY_ATTENTION)];
 }
 
 const char *mygpt_attention_kernel_name(void)
 {
-    const head_fn h = pick_head();
-#ifdef HAVE_X86_KERNELS
-    if (h == head_avx512)
-        return "avx512";
-    if (h == head_avx2)
-        return "avx2";
-#endif
-    return h == head_generic ? "generic" : "?";
+    return mygpt_isa_name(mygpt_cpu_isa(MYGPT_FAMILY_ATTENTION));
 }
 
 /* Both entry points: probs, when not NULL, receives each head's (T, T) probabilities
@@ -364,13 +400,13 @@ static mygpt_status attention_fast(float *out, float *probs, const float *q, con
                                    const float *v, float *scratch, size_t scratch_len, int B, int T,
                                    int C, int NH, mygpt_error *err)
 {
-    const int team = mygpt_attention_team(scratch_len, B, T, C, NH);
+    const int team = attention_team(scratch_len, B, T, C, NH);
     if (team < 1)
-        return mygpt_attention_refuse(scratch_len, B, T, C, NH, err);
+        return attention_refuse(scratch_len, B, T, C, NH, err);
     const head_fn head = pick_head();
     const int d = C / NH;
     const float scale = (float)sqrt((double)d); // PyTorch divides by math.sqrt(d)
-    const size_t per_thread = mygpt_attention_scratch_per_thread(T, d);
+    const size_t per_thread = scratch_per_thread(T, d);
 #define HEAD_PROBS(b, h) (probs ? probs + ((size_t)(b) * NH + (h)) * T * T : NULL)
     /* small work (the chapter's tiny GPT) stays out of the OpenMP runtime altogether */
     if (B * NH == 1 || (size_t)B * T * T * C <= MYGPT_KERNEL_SMALL) {
@@ -414,16 +450,207 @@ static mygpt_status attention_fast(float *out, float *probs, const float *q, con
     return MYGPT_OK;
 }
 
-mygpt_status mygpt_attention_forward_fast(float *out, const float *q, const float *k,
-                                          const float *v, float *scratch, size_t scratch_len,
-                                          int B, int T, int C, int NH, mygpt_error *err)
+static mygpt_status attention_plain(float *out, const float *q, const float *k, const float *v, float *scratch,
+                                    size_t scratch_len, int B, int T, int C, int NH, mygpt_error *err)
 {
-    return attention_fast(out, NULL, q, k, v, scratch, scratch_len, B, T, C, NH, err);
+    const int team = attention_team(scratch_len, B, T, C, NH);
+    if (team < 1)
+        return attention_refuse(scratch_len, B, T, C, NH, err);
+    const int d = C / NH;
+    const float scale = (float)sqrt((double)d); // PyTorch divides by math.sqrt(d)
+    const size_t per_thread = scratch_per_thread(T, d);
+#pragma omp parallel for collapse(2) schedule(static) num_threads(team) \
+    if ((size_t)B * T * T * C > MYGPT_PARALLEL_MIN)
+    for (int b = 0; b < B; b++) {
+        for (int h = 0; h < NH; h++) {
+            float *att = scratch + (size_t)omp_get_thread_num() * per_thread; // (T,) one row of scores
+            const size_t off = (size_t)b * T * C + (size_t)h * d;
+            for (int t = 0; t < T; t++)
+                attention_row(out + off + (size_t)t * C, att, q + off + (size_t)t * C, k + off,
+                              v + off, t, T, C, d, scale, 0);
+        }
+    }
+    return MYGPT_OK;
 }
 
-mygpt_status mygpt_attention_forward_probs(float *out, float *probs, const float *q, const float *k,
-                                           const float *v, float *scratch, size_t scratch_len,
-                                           int B, int T, int C, int NH, mygpt_error *err)
+static mygpt_status attention_plain_probs(float *out, float *att, const float *q, const float *k, const float *v,
+                                          int B, int T, int C, int NH, mygpt_error *err)
 {
+    if (B < 1 || T < 1 || C < 1 || NH < 1 || C % NH != 0)
+        return attention_refuse(0, B, T, C, NH, err);
+    const int d = C / NH;
+    const float scale = (float)sqrt((double)d);
+#pragma omp parallel for collapse(2) schedule(static) if ((size_t)B * T * T * C > MYGPT_PARALLEL_MIN)
+    for (int b = 0; b < B; b++) {
+        for (int h = 0; h < NH; h++) {
+            const size_t off = (size_t)b * T * C + (size_t)h * d;
+            float *ah = att + ((size_t)b * NH + h) * T * T; // (T, T)
+            for (int t = 0; t < T; t++)
+                attention_row(out + off + (size_t)t * C, ah + (size_t)t * T, q + off + (size_t)t * C,
+                              k + off, v + off, t, T, C, d, scale, 1);
+        }
+    }
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_attention_forward(float *out, float *probs, const float *q, const float *k, const float *v,
+                                     float *scratch, size_t scratch_len, int B, int T, int C, int NH,
+                                     mygpt_kernels kernels, mygpt_error *err)
+{
+    if (kernels == MYGPT_KERNELS_NAIVE)
+        return probs ? attention_plain_probs(out, probs, q, k, v, B, T, C, NH, err)
+                     : attention_plain(out, q, k, v, scratch, scratch_len, B, T, C, NH, err);
     return attention_fast(out, probs, q, k, v, scratch, scratch_len, B, T, C, NH, err);
+}
+
+/* ---- the KV-cache step -------------------------------------------------------------------- */
+
+MYGPT_CLONES static void cached_rows(float *out, const float *q, const float *kc, const float *vc, int n, int t0,
+                                     int M, int C, int NH, float *rows, int team)
+{
+    const int d = C / NH, pairs = n * NH;
+    const float scale = (float)sqrt((double)d);
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
+    for (int ph = 0; ph < pairs; ph++) {
+        const int r = ph / NH, h = ph % NH;
+        float *att = rows + (size_t)omp_get_thread_num() * M; // one row of scores per thread
+        attention_row(out + (size_t)r * C + h * d, att, q + (size_t)r * C + h * d, kc + h * d, vc + h * d, t0 + r,
+                      M, C, d, scale, 0);
+    }
+}
+
+void mygpt_attention_cached(float *out, const float *q, const float *kc, const float *vc, int n, int t0, int M,
+                            int C, int NH, float *rows, int nrows)
+{
+    // the (row, head) pairs shared among the threads when there is enough work
+    const int par = (size_t)n * NH * (size_t)(t0 + n) * (size_t)(C / NH) > MYGPT_PARALLEL_MIN;
+    const int max = omp_get_max_threads();
+    cached_rows(out, q, kc, vc, n, t0, M, C, NH, rows, !par ? 1 : max < nrows ? max : nrows);
+}
+
+/* ---- the backward ------------------------------------------------------------------------- */
+
+/* dp[s] = dO_t . v_s for s <= t, each a double sum over i in order. With vt (V of the
+ * head transposed, (d, ldv), zero past T) the dots of DPS keys run side by side as
+ * vector lanes: the same sums, in the same order, DPS at a time. */
+#define DPS 32
+static inline __attribute__((always_inline)) void dp_row(double *restrict dp, const float *restrict dot, const float *restrict vb,
+                          const float *restrict vt, size_t ldv, int t, int C, int d)
+{
+    if (!vt) {
+        for (int s = 0; s <= t; s++) {
+            const float *vs = vb + (size_t)s * C;
+            double acc = 0.0;
+            for (int i = 0; i < d; i++)
+                acc += (double)dot[i] * vs[i];
+            dp[s] = acc;
+        }
+        return;
+    }
+    for (int s0 = 0; s0 <= t; s0 += DPS) {
+        double acc[DPS];
+        for (int j = 0; j < DPS; j++)
+            acc[j] = 0.0;
+        for (int i = 0; i < d; i++) {
+            const double di = dot[i];
+            const float *vr = vt + (size_t)i * ldv + s0;
+#pragma omp simd
+            for (int j = 0; j < DPS; j++)
+                acc[j] += di * vr[j];
+        }
+        for (int j = 0; j < DPS && s0 + j <= t; j++)
+            dp[s0 + j] = acc[j];
+    }
+}
+
+/* For one (b, h), with P the (T, T) probabilities, S = Q K^T / scale and O = P V:
+ *   dV = P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(P * dP)),
+ *   dQ = dS K / scale,  dK = dS^T Q / scale.
+ * Each (b, h) writes only its own slice of dq, dk, dv: parallel over (b, h), and each
+ * sum runs in a fixed order. Double accumulators keep the sums close to exact. Per
+ * thread, scratch holds V^T of the head and one row of dP; without it (no memory) the
+ * same sums run one at a time: same bits, slower. */
+MYGPT_CLONES static void attention_backward(float *dq, float *dk, float *dv, const float *dout,
+                                            const float *att, const float *q, const float *k,
+                                            const float *v, int B, int T, int C, int NH)
+{
+    const int d = C / NH;
+    const double scale = (double)(float)sqrt((double)d);
+    const size_t ldv = ((size_t)T + DPS - 1) / DPS * DPS;
+    const size_t per_thread = (size_t)d * ldv + 2 * (size_t)T; // vt, then dp (doubles)
+    const int par = (size_t)B * T * T * C > MYGPT_PARALLEL_MIN;
+    const int team = par ? omp_get_max_threads() : 1;
+    float *scratch = malloc((size_t)team * per_thread * sizeof(float));
+    double *dp_heap = scratch ? NULL : malloc((size_t)team * T * sizeof(double));
+#pragma omp parallel for collapse(2) schedule(static) num_threads(team) if (par)
+    for (int b = 0; b < B; b++) {
+        for (int h = 0; h < NH; h++) {
+            const size_t off = (size_t)b * T * C + (size_t)h * d;
+            const float *ah = att + ((size_t)b * NH + h) * T * T; // (T, T)
+            float *vt = scratch ? scratch + (size_t)omp_get_thread_num() * per_thread : NULL; // (d, ldv)
+            double *dp = vt ? (double *)(vt + (size_t)d * ldv) : dp_heap ? dp_heap + (size_t)omp_get_thread_num() * T : NULL;
+            if (vt)
+                for (size_t s = 0; s < ldv; s++)
+                    for (int i = 0; i < d; i++)
+                        vt[(size_t)i * ldv + s] = s < (size_t)T ? v[off + s * C + i] : 0.0f;
+            for (int t = 0; t < T; t++) {
+                const float *p = ah + (size_t)t * T;                 // (T,)
+                const float *restrict dot = dout + off + (size_t)t * C; // (d,)
+                const float *restrict qt = q + off + (size_t)t * C;  // (d,)
+                float *restrict dqt = dq + off + (size_t)t * C;      // (d,)
+                double dp_one;
+                // dP[t, s] = dO_t . v_s, and rowsum(P * dP)
+                if (dp)
+                    dp_row(dp, dot, v + off, vt, ldv, t, C, d);
+                double pdp = 0.0;
+                for (int s = 0; s <= t; s++) {
+                    if (!dp)
+                        dp_row(&dp_one, dot, v + off + (size_t)s * C, NULL, 0, 0, C, d);
+                    pdp += p[s] * (dp ? dp[s] : dp_one);
+                }
+                for (int s = 0; s <= t; s++) {
+                    const float *restrict ks = k + off + (size_t)s * C;
+                    if (!dp)
+                        dp_row(&dp_one, dot, v + off + (size_t)s * C, NULL, 0, 0, C, d);
+                    const double ds = p[s] * ((dp ? dp[s] : dp_one) - pdp) / scale; // dS / scale
+                    const double ps = p[s];
+                    float *restrict dks = dk + off + (size_t)s * C, *restrict dvs = dv + off + (size_t)s * C;
+#pragma omp simd
+                    for (int i = 0; i < d; i++) {
+                        dqt[i] += (float)(ds * ks[i]);
+                        dks[i] += (float)(ds * qt[i]);
+                        dvs[i] += (float)(ps * dot[i]);
+                    }
+                }
+            }
+        }
+    }
+    free(scratch);
+    free(dp_heap);
+}
+
+void mygpt_attention_backward(float *dq, float *dk, float *dv, const float *dout, const float *att,
+                              const float *q, const float *k, const float *v, int B, int T, int C,
+                              int NH)
+{
+    attention_backward(dq, dk, dv, dout, att, q, k, v, B, T, C, NH);
+}
+
+/* ---- where a head looks --------------------------------------------------------------------- */
+
+int mygpt_attention_top(const float *row, int t, int k, int *best)
+{
+    int nb = 0;
+    for (; nb < k && nb <= t; nb++) { // selection: k is a handful
+        int arg = -1;
+        for (int s = 0; s <= t; s++) {
+            int taken = 0;
+            for (int j = 0; j < nb; j++)
+                taken |= best[j] == s;
+            if (!taken && (arg < 0 || row[s] > row[arg]))
+                arg = s;
+        }
+        best[nb] = arg;
+    }
+    return nb;
 }

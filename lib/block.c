@@ -7,14 +7,10 @@
  */
 #include "block.h"
 
-#include <math.h>
-#include <omp.h>
 #include <string.h>
 
 #include "mygpt/layers.h"
-#include "attention_row.h"
 #include "parallel.h"
-#include "simd.h"
 
 /* ---- the linear dispatcher ------------------------------------------------------------ */
 
@@ -103,25 +99,6 @@ static void add(float *out, const float *a, const float *b, size_t n)
         out[i] = a[i] + b[i];
 }
 
-/* The KV-cache step's attention: each new row's query against the cached keys 0 .. its
- * position, head by head, with the same row function as the full forward (same bits),
- * the (row, head) pairs shared among the threads when there is enough work. */
-MYGPT_CLONES static void cached_attention(mygpt_kv_cache *c, float *atty, const float *q, const float *kc,
-                                          const float *vc, int n, int t0, int M, int C, int NH)
-{
-    const int d = C / NH, pairs = n * NH;
-    const float scale = (float)sqrt((double)d);
-    const int par = (size_t)pairs * (size_t)(t0 + n) * (size_t)d > MYGPT_PARALLEL_MIN;
-    const int max = omp_get_max_threads(), team = !par ? 1 : max < c->att_rows ? max : c->att_rows;
-#pragma omp parallel for schedule(static) num_threads(team) if (par)
-    for (int ph = 0; ph < pairs; ph++) {
-        const int r = ph / NH, h = ph % NH;
-        float *att = c->att + (size_t)omp_get_thread_num() * M; // one row of scores per thread
-        mygpt_attention_row(atty + (size_t)r * C + h * d, att, q + (size_t)r * C + h * d, kc + h * d, vc + h * d,
-                            t0 + r, M, C, d, scale, 0);
-    }
-}
-
 /* causal self-attention of the pass: cached, or over (B, T) with or without the
  * probabilities, with the plain loops or the fast kernel (the same bits) */
 static mygpt_status attention(const mygpt_pass *p, int l, const mygpt_block_acts *a, mygpt_error *err)
@@ -129,20 +106,12 @@ static mygpt_status attention(const mygpt_pass *p, int l, const mygpt_block_acts
     const int B = p->B, T = p->T, C = p->cfg->embed_dim, NH = p->cfg->num_heads;
     if (p->cache) {
         const size_t MC = (size_t)p->cfg->max_seq_len * (size_t)C;
-        cached_attention(p->cache, a->atty, a->q, p->cache->k + l * MC, p->cache->v + l * MC, T, p->t0,
-                         p->cfg->max_seq_len, C, NH);
+        mygpt_attention_cached(a->atty, a->q, p->cache->k + l * MC, p->cache->v + l * MC, T, p->t0,
+                               p->cfg->max_seq_len, C, NH, p->cache->att, p->cache->att_rows);
         return MYGPT_OK;
     }
-    if (p->naive && a->att)
-        return mygpt_attention_forward_train(a->atty, a->att, a->q, a->k, a->v, B, T, C, NH, err);
-    if (p->naive)
-        return mygpt_attention_forward(a->atty, a->q, a->k, a->v, p->att_scratch, p->att_scratch_len, B, T, C,
-                                       NH, err);
-    if (a->att)
-        return mygpt_attention_forward_probs(a->atty, a->att, a->q, a->k, a->v, p->att_scratch,
-                                             p->att_scratch_len, B, T, C, NH, err);
-    return mygpt_attention_forward_fast(a->atty, a->q, a->k, a->v, p->att_scratch, p->att_scratch_len, B, T, C,
-                                        NH, err);
+    return mygpt_attention_forward(a->atty, a->att, a->q, a->k, a->v, p->att_scratch, p->att_scratch_len, B, T, C,
+                                   NH, p->naive ? MYGPT_KERNELS_NAIVE : MYGPT_KERNELS_FAST, err);
 }
 
 #define CHECK(call)                                                                                \

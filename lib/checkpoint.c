@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "mygpt/checkpoint.h"
-#include "mygpt/tokenizer.h" /* mygpt_read_file */
+#include "mygpt/data.h"
 #include "internal.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__

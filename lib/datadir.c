@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "mygpt/tokenizer.h"
+#include "mygpt/data.h"
 #include "internal.h"
 
 static int is_dir(const char *path)

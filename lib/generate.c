@@ -13,13 +13,6 @@
 #include "block.h"
 #include "internal.h"
 
-mygpt_status mygpt_kv_cache_pack(mygpt_kv_cache *c, const mygpt_gpt *g, mygpt_error *err)
-{
-    mygpt_packed_model_free(c->packed);
-    c->packed = NULL;
-    return mygpt_packed_model_make(&c->packed, g, err);
-}
-
 mygpt_status mygpt_kv_cache_init(mygpt_kv_cache *c, const mygpt_gpt *g, mygpt_error *err)
 {
     memset(c, 0, sizeof *c);
@@ -42,7 +35,6 @@ void mygpt_kv_cache_free(mygpt_kv_cache *c)
 {
     free(c->memory);
     free(c->scratch);
-    mygpt_packed_model_free(c->packed);
     memset(c, 0, sizeof *c);
 }
 
@@ -103,7 +95,7 @@ mygpt_status mygpt_gpt_forward_cached(mygpt_gpt *g, mygpt_kv_cache *c, const int
     mygpt_status st = ensure_rows(c, g, n, err);
     if (st != MYGPT_OK)
         return st;
-    const mygpt_pass p = {.cfg = cfg, .w = &g->params, .packed = c->packed ? c->packed : g->packed,
+    const mygpt_pass p = {.cfg = cfg, .w = &g->params, .packed = g->packed,
                           .naive = g->use_naive_kernels, .B = 1, .T = n, .cache = c, .t0 = t0};
     // x = E[ids] + P[t0 .. t0 + n - 1]                                  (n, C)
     st = mygpt_embedding_forward(c->x, ids, g->params.wte, g->params.wpe + (size_t)t0 * C, 1, n, C, V, M - t0,
@@ -139,8 +131,10 @@ mygpt_status mygpt_generate(mygpt_gpt *g, mygpt_rng *rng, const int64_t *prompt,
         st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for sampling");
     if (st == MYGPT_OK && use_cache)
         st = mygpt_kv_cache_init(&cache, g, err);
-    if (st == MYGPT_OK && use_cache && max_new > 1 && !g->packed) // the weights stay as they are until we return
-        st = mygpt_kv_cache_pack(&cache, g, err);
+    // the weights stay as they are until we return: packed once, each token reads them once
+    mygpt_packed_model *packed_here = NULL;
+    if (st == MYGPT_OK && use_cache && max_new > 1 && !g->packed && (st = mygpt_packed_model_make(&packed_here, g, err)) == MYGPT_OK)
+        g->packed = packed_here;
     for (int step = 0; step < max_new && st == MYGPT_OK; step++) {
         const int start = n > M ? n - M : 0, len = n - start; // idx[:, -M:]
         if (use_cache && start == 0) {
@@ -160,6 +154,10 @@ mygpt_status mygpt_generate(mygpt_gpt *g, mygpt_rng *rng, const int64_t *prompt,
             break;
         out[n++] = next;
         *n_out = n;
+    }
+    if (packed_here) { // the model as it came
+        g->packed = NULL;
+        mygpt_packed_model_free(packed_here);
     }
     mygpt_kv_cache_free(&cache);
     free(logits);

@@ -1,6 +1,7 @@
 /*
- * gpt.c - the chapter-12 GPT: construction in PyTorch's draw order, the forward
- * pass top to bottom, and parameter accounting (docs/model-spec.md).
+ * gpt.c - the chapter-12 GPT (docs/model-spec.md): the configuration's checks, the
+ * model's memory (the parameters as the table in params.c lays them out, initialised
+ * there in PyTorch's draw order) and the forward pass top to bottom.
  */
 #include "mygpt/gpt.h"
 
@@ -9,8 +10,6 @@
 #include <string.h>
 
 #include "mygpt/layers.h"
-#include "mygpt/print.h"
-#include "mygpt/train.h"
 #include "block.h"
 #include "internal.h"
 
@@ -42,23 +41,6 @@ mygpt_status mygpt_config_validate(const mygpt_config *cfg, mygpt_error *err)
     return mygpt_param_count(cfg, &pc, err);
 }
 
-mygpt_status mygpt_param_table(mygpt_strbuf *sb, const mygpt_config *cfg,
-                               const mygpt_param_counts *pc)
-{
-    // f"{n:>5}" right-aligns in 5 columns and never truncates, like %5llu
-    mygpt_sb_printf(sb, "Token embedding       (V*C):       %5llu\n",
-                    (unsigned long long)pc->token_embedding);
-    mygpt_sb_printf(sb, "Position embedding (max_seq*C):    %5llu\n",
-                    (unsigned long long)pc->position_embedding);
-    mygpt_sb_printf(sb, "%d TransformerBlocks  (N*%llu):     %5llu\n", cfg->num_layers,
-                    (unsigned long long)pc->per_block, (unsigned long long)pc->blocks);
-    mygpt_sb_printf(sb, "Final LayerNorm       (2*C):        %5llu\n",
-                    (unsigned long long)pc->final_layernorm);
-    mygpt_sb_printf(sb, "Tied head            (0 extra):     %5llu\n",
-                    (unsigned long long)pc->head);
-    return mygpt_sb_printf(sb, "Total parameters:                  %5llu\n",
-                           (unsigned long long)pc->total);
-}
 
 /* ---- construction -------------------------------------------------------------- */
 
@@ -114,9 +96,6 @@ void mygpt_gpt_free(mygpt_gpt *gpt)
         return;
     free(gpt->params_memory);
     mygpt_gpt_unpack(gpt);
-    free(gpt->grads_memory);
-    free(gpt->grads_scratch);
-    mygpt_train_acts_free(gpt->train);
     free(gpt->acts.memory);
     free(gpt->acts.logp);
     free(gpt->acts.scratch);
@@ -194,23 +173,6 @@ size_t mygpt_gpt_attention_len(const mygpt_gpt *g, int B, int T)
 {
     const size_t L = (size_t)g->config.num_layers, NH = (size_t)g->config.num_heads;
     return B < 1 || T < 1 ? 0 : L * (size_t)B * NH * (size_t)T * (size_t)T;
-}
-
-int mygpt_attention_top(const float *row, int t, int k, int *best)
-{
-    int nb = 0;
-    for (; nb < k && nb <= t; nb++) { // selection: k is a handful
-        int arg = -1;
-        for (int s = 0; s <= t; s++) {
-            int taken = 0;
-            for (int j = 0; j < nb; j++)
-                taken |= best[j] == s;
-            if (!taken && (arg < 0 || row[s] > row[arg]))
-                arg = s;
-        }
-        best[nb] = arg;
-    }
-    return nb;
 }
 
 mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *g, const int64_t *ids, int B, int T, float *att,

@@ -50,9 +50,31 @@ int mygpt_shortest_f32(float x, char digits[16], int *exp10);
 /* The RdBu colour of t in [0, 1] (0 = dark red, 0.5 = white, 1 = dark blue). */
 void mygpt_rdbu(double t, int rgb[3]);
 
+/* How GPT.__init__ fills a tensor of the parameter table (its role column). */
+typedef enum mygpt_param_role {
+    MYGPT_ROLE_EMBEDDING, MYGPT_ROLE_LINEAR, MYGPT_ROLE_BIAS, MYGPT_ROLE_ONES, MYGPT_ROLE_ZEROS
+} mygpt_param_role;
+
+/* One table row, with its sizes for a configuration. */
+typedef struct mygpt_param_info {
+    const char *field;       /* "wq"                                           */
+    const char *name;        /* "attn.W_q.weight" (after "blocks.<l>." if per layer) */
+    int per_layer;           /* 1: stacked over the layers                     */
+    int ndim;                /* 1 or 2                                         */
+    int64_t shape[2];        /* one layer's shape                              */
+    mygpt_param_role role;
+    int bias;                /* a LINEAR weight's bias tensor, or MYGPT_PARAM_none */
+    size_t numel;            /* floats in the block, all layers                */
+    size_t offset;           /* where the tensor starts in the block           */
+} mygpt_param_info;
+
+/* Table row i (0 <= i < MYGPT_NUM_PARAM_TENSORS) for cfg (a validated configuration). */
+void mygpt_param_info_get(const mygpt_config *cfg, int i, mygpt_param_info *out);
+
 /* From the parameter table (lib/params.c): each tensor's floats, all layers; the views
  * of w into a block of that layout (parameters, or gradients); tensor i's view; and the
- * initial values GPT.__init__ draws from rng, in its order. */
+ * initial values GPT.__init__ draws from rng, in its order (w NULL: only the generator
+ * moves on, as mygpt_gpt_skip_init). */
 struct mygpt_params;
 struct mygpt_config;
 struct mygpt_rng;
@@ -107,6 +129,13 @@ static inline const mygpt_packed_weight *mygpt_packed_find(const mygpt_packed_mo
 struct mygpt_gpt;
 mygpt_status mygpt_packed_model_make(mygpt_packed_model **out, const struct mygpt_gpt *g, mygpt_error *err);
 void mygpt_packed_model_free(mygpt_packed_model *p);
+
+/* The KV-cache step's attention (attention.c): n new query rows (n, C) at positions
+ * t0 .. t0 + n - 1 against one layer's cached keys and values kc, vc (M, C), rows 0 to
+ * each query's position, into out (n, C); rows holds nrows rows of M scores, one per
+ * thread that may run. The same row arithmetic as the forward: the same bits. */
+void mygpt_attention_cached(float *out, const float *q, const float *kc, const float *vc, int n, int t0, int M,
+                            int C, int NH, float *rows, int nrows);
 
 /* The matmul / attention kernel this CPU gets ("avx512", "avx2" or "generic"), after
  * MYGPT_MATMUL_KERNEL / MYGPT_ATTENTION_KERNEL: for tests and the benchmark. */

@@ -25,6 +25,7 @@
 
 #include "mygpt/sample.h"
 #include "mygpt/train.h"
+#include "cpu.h"
 #include "internal.h"
 #include "parallel.h"
 #include "simd.h"
@@ -48,8 +49,7 @@ MYGPT_AVX2 static void log8_avx2(float *out, const float *in)
 }
 static int have_avx2(void)
 {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return mygpt_cpu_isa(MYGPT_FAMILY_LOSS) >= MYGPT_ISA_AVX2;
 }
 
 /* The same rows as log_softmax_row and the backward's loop below, 8 floats a step in

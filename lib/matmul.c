@@ -47,6 +47,7 @@
 #include "mygpt/layers.h"
 #include "parallel.h"
 #include "vecmath.h"
+#include "cpu.h"
 #include "internal.h"
 #include "simd.h"
 
@@ -191,30 +192,20 @@ typedef struct kernels {
     kernel_fn aliased_rows_a; /* (rows_alias_in_l1); the same MR and kernel if none */
 } kernels;
 
-/* The widest kernels this CPU runs. MYGPT_MATMUL_KERNEL=generic|avx2|avx512 asks for
- * a narrower one (for tests and benchmarks; the results are the same bits either way). */
+/* The kernels of each instruction set (cpu.h decides which one runs; every set gives
+ * the same bits). */
+static const kernels KERNELS[MYGPT_ISA_COUNT] = {
+    [MYGPT_ISA_GENERIC] = {"generic", 6, 16, kernel_6x16, kernel_6x16_t, gelu_generic, 6, kernel_6x16},
+#ifdef HAVE_X86_KERNELS
+    [MYGPT_ISA_AVX2] = {"avx2", 6, 16, kernel_6x16_avx2, kernel_6x16_avx2_t, gelu_avx2, 6, kernel_6x16_avx2},
+    [MYGPT_ISA_AVX512] = {"avx512", 14, 32, kernel_14x32_avx512, kernel_14x32_avx512_t, gelu_avx512, 10,
+                          kernel_10x32_avx512},
+#endif
+};
+
 static kernels pick_kernels(void)
 {
-    const char *want = getenv("MYGPT_MATMUL_KERNEL");
-    const kernels generic = {"generic", 6, 16, kernel_6x16, kernel_6x16_t, gelu_generic, 6, kernel_6x16};
-    if (want && strcmp(want, "generic") == 0)
-        return generic;
-#ifdef HAVE_X86_KERNELS
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-        !(want && strcmp(want, "avx2") == 0)) {
-        const kernels k = {"avx512", 14, 32, kernel_14x32_avx512, kernel_14x32_avx512_t, gelu_avx512,
-                           10, kernel_10x32_avx512};
-        return k;
-    }
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-        const kernels k = {"avx2", 6, 16, kernel_6x16_avx2, kernel_6x16_avx2_t, gelu_avx2, 6,
-                           kernel_6x16_avx2};
-        return k;
-    }
-#endif
-    return generic;
+    return KERNELS[mygpt_cpu_isa(MYGPT_FAMILY_MATMUL)];
 }
 
 const char *mygpt_matmul_kernel_name(void)

@@ -13,8 +13,8 @@
 
 #include "mygpt/train.h"
 #include "internal.h"
+#include "parallel.h"
 
-#define PAR_MIN 65536 /* elements below which the update stays on one thread */
 
 /* fmaf is exact whichever way it is computed; compiled for x86-64-v3 too, the loops use
  * the vfmadd instruction instead of calling libm's fmaf (same bits, faster). */
@@ -86,7 +86,7 @@ FMA_CLONES static void sgd_step(mygpt_optimizer *o, float *p, const float *grads
     const int first = o->step == 0, use_mom = o->momentum != 0.0, nesterov = o->nesterov;
     const int use_wd = o->weight_decay != 0.0;
     float *buf = o->buf;
-#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+#pragma omp parallel for schedule(static) if (n > MYGPT_STREAM_MIN)
     for (size_t i = 0; i < n; i++) {
         float g = grads[i];
         if (use_wd)
@@ -116,7 +116,7 @@ FMA_CLONES static void adamw_step(mygpt_optimizer *o, float *p, const float *gra
     const float bc2_sqrt = (float)sqrt(bc2), eps = (float)o->eps;
     const float neg_step = (float)(-(o->lr / bc1));
     float *m = o->buf, *v = o->buf2;
-#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+#pragma omp parallel for schedule(static) if (n > MYGPT_STREAM_MIN)
     for (size_t i = 0; i < n; i++) {
         const float g = grads[i];
         p[i] = p[i] * decay;

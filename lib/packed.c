@@ -6,7 +6,7 @@
  * forward at B*T = 1024 packs W_q, W_k, W_v, W_o and fc2 of every layer, 226 MB, each
  * time); packed once and kept, every later call reads the panels as they are. The
  * packing is a snapshot: the caller promises the weights do not change while it is
- * kept (mygpt_gpt_unpack drops it; the training functions do so themselves).
+ * kept (mygpt_gpt_unpack drops it; a model being trained is never packed).
  */
 #include <stdlib.h>
 
@@ -60,6 +60,8 @@ mygpt_status mygpt_packed_model_make(mygpt_packed_model **out, const mygpt_gpt *
 
 mygpt_status mygpt_gpt_pack(mygpt_gpt *gpt, mygpt_error *err)
 {
+    if (gpt->trainers)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "a model being trained is not packed: its weights change every step");
     mygpt_packed_model *p = NULL;
     mygpt_status st = mygpt_packed_model_make(&p, gpt, err);
     if (st != MYGPT_OK)

@@ -1,13 +1,15 @@
 /*
  * params.c - everything that derives from the parameter table (MYGPT_PARAMETERS in
  * mygpt/gpt.h): each tensor's shape and size for a configuration, the carving of the
- * one block, the state_dict's names and order, the counts, and the initial draws.
+ * one block, the state_dict's names and order, the counts (and document 000's table of
+ * them), and the initial draws.
  */
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "mygpt/gpt.h"
+#include "mygpt/print.h"
 #include "internal.h"
 
 /* the sizes a shape is written in */
@@ -202,7 +204,49 @@ void mygpt_gpt_counts(const mygpt_gpt *g, mygpt_param_counts *out)
     out->total = out->token_embedding + out->position_embedding + out->blocks + out->final_layernorm + out->head;
 }
 
+/* Document 000's table of the counts (its main's f-strings). */
+mygpt_status mygpt_param_table(mygpt_strbuf *sb, const mygpt_config *cfg,
+                               const mygpt_param_counts *pc)
+{
+    // f"{n:>5}" right-aligns in 5 columns and never truncates, like %5llu
+    mygpt_sb_printf(sb, "Token embedding       (V*C):       %5llu\n",
+                    (unsigned long long)pc->token_embedding);
+    mygpt_sb_printf(sb, "Position embedding (max_seq*C):    %5llu\n",
+                    (unsigned long long)pc->position_embedding);
+    mygpt_sb_printf(sb, "%d TransformerBlocks  (N*%llu):     %5llu\n", cfg->num_layers,
+                    (unsigned long long)pc->per_block, (unsigned long long)pc->blocks);
+    mygpt_sb_printf(sb, "Final LayerNorm       (2*C):        %5llu\n",
+                    (unsigned long long)pc->final_layernorm);
+    mygpt_sb_printf(sb, "Tied head            (0 extra):     %5llu\n",
+                    (unsigned long long)pc->head);
+    return mygpt_sb_printf(sb, "Total parameters:                  %5llu\n",
+                           (unsigned long long)pc->total);
+}
+
 /* ---- initialisation ---------------------------------------------------------------- */
+
+/* The generator as after n draws of 32 bits, the floats not computed. */
+static void skip_draws(mygpt_rng *rng, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        (void)mygpt_rng_random(rng);
+}
+
+/* The generator as after normal_ over n floats (normal.c): below 16, each pair of
+ * samples draws two doubles and keeps the second sample for the next call, so those are
+ * drawn for real; from 16 on, n floats of 24-bit uniforms, and 16 more for a ragged tail. */
+static mygpt_status skip_normal(mygpt_rng *rng, size_t n, mygpt_error *err)
+{
+    mygpt_status st = MYGPT_OK;
+    if (n < 16) {
+        float sample;
+        for (size_t i = 0; i < n && st == MYGPT_OK; i++)
+            st = mygpt_normal_small_(rng, &sample, 1, 0.0, 1.0, err);
+        return st;
+    }
+    skip_draws(rng, n + (n % 16 != 0 ? 16 : 0));
+    return st;
+}
 
 mygpt_status mygpt_params_init(const mygpt_config *cfg, const mygpt_params *w, mygpt_rng *rng,
                                mygpt_error *err)
@@ -213,12 +257,16 @@ mygpt_status mygpt_params_init(const mygpt_config *cfg, const mygpt_params *w, m
         mygpt_state_entry e;
         mygpt_state_dict_entry(cfg, w, j, &e);
         const size_t rows = (size_t)e.shape[0], cols = (size_t)e.shape[1];
+        const int b = TABLE[e.tensor].bias;
         switch (TABLE[e.tensor].role) {
-        case MYGPT_ROLE_EMBEDDING:
-            st = mygpt_init_embedding(rng, e.data, rows, cols, err);
+        case MYGPT_ROLE_EMBEDDING: // nn.Embedding: normal_(0, 1)
+            st = w ? mygpt_init_embedding(rng, e.data, rows, cols, err) : skip_normal(rng, e.numel, err);
             break;
-        case MYGPT_ROLE_LINEAR: {
-            const int b = TABLE[e.tensor].bias;
+        case MYGPT_ROLE_LINEAR: { // nn.Linear: kaiming-uniform weight, then its bias uniform
+            if (!w) {
+                skip_draws(rng, e.numel + (b == MYGPT_PARAM_none ? 0 : rows));
+                break;
+            }
             float *bias = b == MYGPT_PARAM_none ? NULL : mygpt_param_tensor(w, b) + (e.layer >= 0 ? (size_t)e.layer * rows : 0);
             st = mygpt_init_linear(rng, e.data, bias, cols, rows, err);
             break;
@@ -227,10 +275,16 @@ mygpt_status mygpt_params_init(const mygpt_config *cfg, const mygpt_params *w, m
             break;
         case MYGPT_ROLE_ONES:
         case MYGPT_ROLE_ZEROS:
-            for (size_t k = 0; k < e.numel; k++)
+            for (size_t k = 0; w && k < e.numel; k++)
                 e.data[k] = TABLE[e.tensor].role == MYGPT_ROLE_ONES ? 1.0f : 0.0f;
             break;
         }
     }
     return st;
+}
+
+mygpt_status mygpt_gpt_skip_init(const mygpt_config *cfg, mygpt_rng *rng, mygpt_error *err)
+{
+    mygpt_status st = mygpt_config_validate(cfg, err);
+    return st == MYGPT_OK ? mygpt_params_init(cfg, NULL, rng, err) : st;
 }

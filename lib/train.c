@@ -13,16 +13,15 @@
 #include "internal.h"
 #include "parallel.h"
 
-void mygpt_train_acts_free(mygpt_train_acts *a)
+/* Frees what the activations hold (not the struct). */
+static void train_acts_release(mygpt_train_acts *a)
 {
-    if (!a)
-        return;
     free(a->memory);
     free(a->workspace);
     free(a->att_scratch);
     free(a->ids);
     free(a->targets);
-    free(a);
+    memset(a, 0, sizeof *a);
 }
 
 /* The activations the backward needs and its scratch, for `rows` rows of T and L
@@ -66,15 +65,12 @@ static size_t carve_train_acts(mygpt_train_acts *a, float *base, size_t rows, si
     return n;
 }
 
-/* Makes room for (B, T) in g->train, keeping the old buffers when they fit. */
-static mygpt_status ensure_train_acts(mygpt_gpt *g, int B, int T, mygpt_error *err)
+/* Makes room for (B, T) in a, keeping the old buffers when they fit. */
+static mygpt_status ensure_train_acts(mygpt_train_acts *a, const mygpt_config *cfg, int B, int T, mygpt_error *err)
 {
-    const size_t C = (size_t)g->config.embed_dim, V = (size_t)g->config.vocab_size;
-    const size_t L = (size_t)g->config.num_layers, NH = (size_t)g->config.num_heads;
+    const size_t C = (size_t)cfg->embed_dim, V = (size_t)cfg->vocab_size;
+    const size_t L = (size_t)cfg->num_layers, NH = (size_t)cfg->num_heads;
     const size_t BT = (size_t)B * T, Ts = (size_t)T;
-    if (!g->train && !(g->train = calloc(1, sizeof *g->train)))
-        return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for training activations");
-    mygpt_train_acts *a = g->train;
     if (a->memory && BT <= a->capacity_bt && BT * Ts <= a->capacity_btt) {
         a->B = B;
         a->T = T;
@@ -93,12 +89,7 @@ static mygpt_status ensure_train_acts(mygpt_gpt *g, int B, int T, mygpt_error *e
         free(targets);
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for training activations (%zu floats)", total);
     }
-    free(a->memory);
-    free(a->workspace);
-    free(a->att_scratch);
-    free(a->ids);
-    free(a->targets);
-    memset(a, 0, sizeof *a);
+    train_acts_release(a);
     a->memory = mem;
     a->memory_len = total;
     a->ids = ids;
@@ -117,16 +108,42 @@ static mygpt_status ensure_train_acts(mygpt_gpt *g, int B, int T, mygpt_error *e
     return MYGPT_OK;
 }
 
-mygpt_status mygpt_gpt_zero_grad(mygpt_gpt *g, mygpt_error *err)
+mygpt_status mygpt_trainer_create(mygpt_trainer **out, mygpt_gpt *model, mygpt_error *err)
 {
-    mygpt_gpt_unpack(g); /* a training step is about to change the weights */
-    if (!g->grads_memory) {
-        if (!(g->grads_memory = malloc(g->num_parameters * sizeof(float))))
-            return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %zu gradients", g->num_parameters);
-        mygpt_params_carve(&g->grads, g->grads_memory, g->param_sizes);
+    *out = NULL;
+    if (model->packed)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s",
+                          "a packed model cannot be trained: its packing would go stale (mygpt_gpt_unpack first)");
+    mygpt_trainer *tr = calloc(1, sizeof *tr);
+    if (!tr || !(tr->grads_memory = malloc(model->num_parameters * sizeof(float)))) {
+        free(tr);
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %zu gradients", model->num_parameters);
     }
-    mygpt_fill_floats(g->grads_memory, NULL, g->num_parameters);
-    g->grads_are_zero = 1;
+    tr->model = model;
+    mygpt_params_carve(&tr->grads, tr->grads_memory, model->param_sizes);
+    mygpt_fill_floats(tr->grads_memory, NULL, model->num_parameters);
+    tr->grads_are_zero = 1;
+    model->trainers++;
+    *out = tr;
+    return MYGPT_OK;
+}
+
+void mygpt_trainer_free(mygpt_trainer *tr)
+{
+    if (!tr)
+        return;
+    tr->model->trainers--;
+    free(tr->grads_memory);
+    free(tr->grads_scratch);
+    train_acts_release(&tr->acts);
+    free(tr);
+}
+
+mygpt_status mygpt_trainer_zero_grad(mygpt_trainer *tr, mygpt_error *err)
+{
+    (void)err;
+    mygpt_fill_floats(tr->grads_memory, NULL, tr->model->num_parameters);
+    tr->grads_are_zero = 1;
     return MYGPT_OK;
 }
 
@@ -153,6 +170,7 @@ static mygpt_status ensure_att_scratch(mygpt_train_acts *a, int T, int head_dim,
 /* The pass over (B, T) of a training step. */
 static mygpt_pass training_pass(const mygpt_gpt *g, const mygpt_train_acts *a)
 {
+    /* no packing: mygpt_trainer_create refuses a packed model and mygpt_gpt_pack a trained one */
     return (mygpt_pass){.cfg = &g->config, .w = &g->params, .naive = g->use_naive_kernels, .B = a->B,
                         .T = a->T, .att_scratch = a->att_scratch, .att_scratch_len = a->att_scratch_len};
 }
@@ -170,18 +188,18 @@ static mygpt_block_acts kept_block(const mygpt_gpt *g, const mygpt_train_acts *a
         .proj = a->dresid /* free until the backward */, .out = a->resid + lnc + NC};
 }
 
-mygpt_status mygpt_gpt_forward_train(mygpt_gpt *g, const int64_t *ids, const int64_t *targets,
-                                     int B, int T, float *loss, mygpt_error *err)
+mygpt_status mygpt_trainer_forward(mygpt_trainer *tr, const int64_t *ids, const int64_t *targets, int B,
+                                   int T, float *loss, mygpt_error *err)
 {
+    const mygpt_gpt *g = tr->model;
     const mygpt_config *cfg = &g->config;
     mygpt_status st;
-    mygpt_gpt_unpack(g); /* a training step is about to change the weights */
     if (B < 1 || T < 1)
         return mygpt_fail(err, MYGPT_EINVAL, "batch and sequence sizes must be at least 1, got B=%d T=%d", B, T);
     if (T > cfg->max_seq_len)
         return mygpt_fail(err, MYGPT_ERANGE, "input length T=%d exceeds max_seq_len=%d", T, cfg->max_seq_len);
-    CHECK(ensure_train_acts(g, B, T, err));
-    mygpt_train_acts *a = g->train;
+    mygpt_train_acts *a = &tr->acts;
+    CHECK(ensure_train_acts(a, cfg, B, T, err));
     if (!g->use_naive_kernels)
         CHECK(ensure_att_scratch(a, T, cfg->embed_dim / cfg->num_heads, err));
     a->has_forward = 0;
@@ -205,25 +223,23 @@ mygpt_status mygpt_gpt_forward_train(mygpt_gpt *g, const int64_t *ids, const int
     return MYGPT_OK;
 }
 
-mygpt_status mygpt_gpt_backward(mygpt_gpt *g, mygpt_error *err)
+mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
 {
-    mygpt_train_acts *a = g->train;
-    mygpt_status st;
-    mygpt_gpt_unpack(g); /* a training step is about to change the weights */
-    if (!a || !a->has_forward)
-        return mygpt_fail(err, MYGPT_EINVAL, "%s", "backward needs a forward_train first");
-    if (!g->grads_memory)
-        CHECK(mygpt_gpt_zero_grad(g, err));
+    const mygpt_gpt *g = tr->model;
+    mygpt_train_acts *a = &tr->acts;
+    if (!a->has_forward)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "backward needs a mygpt_trainer_forward first");
     /* As autograd: this backward's gradients are computed whole, then added to .grad.
      * After zero_grad they go straight into the (zero) gradient block; otherwise into a
      * scratch block of the same layout, added afterwards. */
     mygpt_params scratch_views;
-    const mygpt_params *d = &g->grads;
-    if (!g->grads_are_zero) {
-        if (!g->grads_scratch && !(g->grads_scratch = malloc(g->num_parameters * sizeof(float))))
+    mygpt_status st;
+    const mygpt_params *d = &tr->grads;
+    if (!tr->grads_are_zero) {
+        if (!tr->grads_scratch && !(tr->grads_scratch = malloc(g->num_parameters * sizeof(float))))
             return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %zu gradients", g->num_parameters);
-        mygpt_fill_floats(g->grads_scratch, NULL, g->num_parameters);
-        mygpt_params_carve(&scratch_views, g->grads_scratch, g->param_sizes);
+        mygpt_fill_floats(tr->grads_scratch, NULL, g->num_parameters);
+        mygpt_params_carve(&scratch_views, tr->grads_scratch, g->param_sizes);
         d = &scratch_views;
     }
     const mygpt_config *cfg = &g->config;
@@ -250,15 +266,15 @@ mygpt_status mygpt_gpt_backward(mygpt_gpt *g, mygpt_error *err)
     }
     // x = E[ids] + P[0..T-1]: the lookup's gradient joins the head's in dE
     mygpt_embedding_backward(d->wte, d->wpe, a->dresid, a->ids, a->B, a->T, C);
-    if (!g->grads_are_zero) {
-        float *dst = g->grads_memory;
-        const float *src = g->grads_scratch;
+    if (!tr->grads_are_zero) {
+        float *dst = tr->grads_memory;
+        const float *src = tr->grads_scratch;
         const size_t n = g->num_parameters;
 #pragma omp parallel for schedule(static) if (n > MYGPT_STREAM_MIN)
         for (size_t i = 0; i < n; i++)
             dst[i] += src[i];
     }
-    g->grads_are_zero = 0;
+    tr->grads_are_zero = 0;
     a->has_forward = 0; // as autograd frees the graph: one backward per forward
     return MYGPT_OK;
 }

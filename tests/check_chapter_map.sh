@@ -25,10 +25,16 @@ while IFS=$'\t' read -r number program document section expected fidelity functi
         echo "$program: no library functions listed in index.tsv"; fail=1; continue
     fi
     src=$root/chapters/src/$program.c
-    # the chapter's source and the helpers whose headers it includes
+    # the chapter's source and the helpers whose headers it includes (chapters/src and
+    # dp/), and theirs
     sources=("$src")
-    for h in $(grep -o '#include "[a-z0-9_]*\.h"' "$src" | sed 's/#include "\(.*\)\.h"/\1/'); do
-        [ -f "$root/chapters/src/$h.c" ] && sources+=("$root/chapters/src/$h.c")
+    for ((i = 0; i < ${#sources[@]}; i++)); do
+        for h in $(grep -o '#include "[a-z0-9_]*\.h"' "${sources[$i]}" | sed 's/#include "\(.*\)\.h"/\1/'); do
+            for dir in "$root/chapters/src" "$root/dp"; do
+                c=$dir/$h.c
+                if [ -f "$c" ] && [[ " ${sources[*]} " != *" $c "* ]]; then sources+=("$c"); fi
+            done
+        done
     done
     for f in $functions; do
         if ! grep -qx "$f" "$root/lib/exports.txt"; then

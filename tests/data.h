@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mygpt/data.h"
 #include "mygpt/tokenizer.h"
 
 static inline int running_in_ci(void)

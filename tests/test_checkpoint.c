@@ -13,6 +13,7 @@
 
 #include "golden.h"
 #include "mygpt/checkpoint.h"
+#include "mygpt/data.h"
 #include "mygpt/tokenizer.h"
 
 static char *tmp_path(const char *tag)

@@ -221,7 +221,7 @@ Test(cli_tokens, bad_token_input_is_an_error)
     snprintf(args, sizeof args, "encode --vocab-dir %s %s", dir, tmp);
     proc_result r;
     cr_assert_eq(run_words(MYGPT_EXE, args, &r), 0);
-    cr_expect_eq(r.status, 1);
+    cr_expect_eq(r.status, 2, "bad input is exit status 2 in every command (generate's too)");
     cr_expect(strstr(r.err, "not valid UTF-8 (byte offset 3)") != NULL, "%s", r.err);
     proc_result_free(&r);
     unlink(tmp);
@@ -245,9 +245,9 @@ Test(cli_chapters, bad_chapter_arguments)
         {"55_rope_figure", "--figures --seed 3", "option '--figures' needs a value", 2},
         {"26_gpt_main", "--bogus", "unknown option '--bogus'", 2},
         {"53_alibi", "--seed 3", "unknown option '--seed'", 2},
-        {"55_rope_figure", "--figures /nonexistent/dir", "cannot write /nonexistent/dir/rope_figure.svg", 1},
-        {"61_verdict_dataloader", "--text /nonexistent.txt", "cannot open /nonexistent.txt", 1},
-        {"61_verdict_dataloader", text_arg, "not valid UTF-8 (byte offset 3)", 1},
+        {"55_rope_figure", "--figures /nonexistent/dir", "cannot write /nonexistent/dir/rope_figure.svg", 2},
+        {"61_verdict_dataloader", "--text /nonexistent.txt", "cannot open /nonexistent.txt", 2},
+        {"61_verdict_dataloader", text_arg, "not valid UTF-8 (byte offset 3)", 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char exe[4096];

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "golden.h"
+#include "cpu.h"
 #include "internal.h"
 #include "parallel.h"
 #include "mygpt/gpt.h"
@@ -325,21 +326,27 @@ Test(gpt_kernels, fast_attention_gives_the_naive_bits)
         mygpt_normal_(&r, q, n, 0, 1, NULL);
         mygpt_normal_(&r, k, n, 0, 1, NULL);
         mygpt_normal_(&r, v, n, 0, 1, NULL);
-        cr_assert_eq(mygpt_attention_forward(o1, q, k, v, scratch, slen, B, T, C, NH, NULL), MYGPT_OK);
+        cr_assert_eq(mygpt_attention_forward(o1, NULL, q, k, v, scratch, slen, B, T, C, NH, MYGPT_KERNELS_NAIVE,
+                                             NULL),
+                     MYGPT_OK);
         const size_t na = (size_t)B * NH * T * T;
         float *a1 = malloc(na * sizeof *a1), *a2 = malloc(na * sizeof *a2);
-        cr_assert_eq(mygpt_attention_forward_train(o2, a1, q, k, v, B, T, C, NH, NULL), MYGPT_OK);
+        cr_assert_eq(mygpt_attention_forward(o2, a1, q, k, v, NULL, 0, B, T, C, NH, MYGPT_KERNELS_NAIVE, NULL),
+                     MYGPT_OK);
         cr_expect(memcmp(o1, o2, n * sizeof *o1) == 0, "shape %zu: the training attention differs", c);
         for (int p = 0; p < 3; p++) { /* paths this CPU lacks fall back to the widest it has */
             setenv("MYGPT_ATTENTION_KERNEL", paths[p], 1);
+            mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
             memset(o2, 0xff, n * sizeof *o2);
-            cr_assert_eq(mygpt_attention_forward_fast(o2, q, k, v, scratch, slen, B, T, C, NH, NULL),
+            cr_assert_eq(mygpt_attention_forward(o2, NULL, q, k, v, scratch, slen, B, T, C, NH, MYGPT_KERNELS_FAST,
+                                                 NULL),
                          MYGPT_OK);
             cr_expect(memcmp(o1, o2, n * sizeof *o1) == 0, "shape %zu: %s attention differs", c,
                       paths[p]);
             memset(o2, 0xff, n * sizeof *o2);
             memset(a2, 0xff, na * sizeof *a2);
-            cr_assert_eq(mygpt_attention_forward_probs(o2, a2, q, k, v, scratch, slen, B, T, C, NH, NULL),
+            cr_assert_eq(mygpt_attention_forward(o2, a2, q, k, v, scratch, slen, B, T, C, NH, MYGPT_KERNELS_FAST,
+                                                 NULL),
                          MYGPT_OK);
             cr_expect(memcmp(o1, o2, n * sizeof *o1) == 0, "shape %zu: %s attention (probs) differs", c,
                       paths[p]);
@@ -348,6 +355,7 @@ Test(gpt_kernels, fast_attention_gives_the_naive_bits)
         }
         free(a1); free(a2);
         unsetenv("MYGPT_ATTENTION_KERNEL");
+        mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
         free(q); free(k); free(v); free(o1); free(o2); free(scratch);
     }
 }
@@ -369,9 +377,11 @@ Test(gpt_kernels, every_matmul_path_gives_the_same_bits)
     for (int p = 0; p < 3; p++) {
         o[p] = malloc(M * N * sizeof *o[p]);
         setenv("MYGPT_MATMUL_KERNEL", paths[p], 1);
+        mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
         cr_assert_eq(mygpt_matmul_ex(o[p], x, w, b, M, K, N, p == 1, NULL), MYGPT_OK); /* avx2 also fuses GELU */
     }
     unsetenv("MYGPT_MATMUL_KERNEL");
+    mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
     float *gelu_ref = malloc(M * N * sizeof *gelu_ref);
     mygpt_gelu_forward(gelu_ref, o[0], M * N);
     cr_expect(memcmp(o[1], gelu_ref, M * N * sizeof *o[1]) == 0, "avx2 path + fused GELU differs");
@@ -424,6 +434,7 @@ Test(gpt_kernels, every_matmul_layout_sums_in_the_promised_order)
                 ref[(size_t)m * N + n] = blocked_sum(x + (size_t)m * K, 1, w + (size_t)n * K, 1, K, b[n]);
         for (int p = 0; p < 3; p++) {
             setenv("MYGPT_MATMUL_KERNEL", paths[p], 1);
+            mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
             memset(o, 0xff, (size_t)M * N * sizeof *o);
             cr_assert_eq(mygpt_matmul(o, x, w, b, M, K, N, NULL), MYGPT_OK);
             cr_expect(memcmp(o, ref, (size_t)M * N * sizeof *o) == 0, "shape %zu %s: forward", c, paths[p]);
@@ -459,6 +470,7 @@ Test(gpt_kernels, every_matmul_layout_sums_in_the_promised_order)
                 rw[(size_t)n * K + k] += blocked_sum(dout + n, (size_t)N, x + k, (size_t)K, M, 0.0f);
         for (int p = 0; p < 3; p++) {
             setenv("MYGPT_MATMUL_KERNEL", paths[p], 1);
+            mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
             memcpy(dx, x0, (size_t)M * K * sizeof *dx);
             memcpy(dw, w0, (size_t)N * K * sizeof *dw);
             cr_assert_eq(mygpt_matmul_backward(dx, dw, NULL, dout, x, w, M, K, N, NULL), MYGPT_OK);
@@ -466,6 +478,7 @@ Test(gpt_kernels, every_matmul_layout_sums_in_the_promised_order)
             cr_expect(memcmp(dw, rw, (size_t)N * K * sizeof *dw) == 0, "shape %zu %s: dweight", c, paths[p]);
         }
         unsetenv("MYGPT_MATMUL_KERNEL");
+        mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
         free(x); free(w); free(b); free(o); free(ref); free(dx); free(dw); free(rx); free(rw);
         free(x0); free(w0);
     }
@@ -476,8 +489,10 @@ Test(gpt_kernels, a_packing_for_another_kernel_is_refused)
     float w[4 * 3] = {0};
     mygpt_packed_weight pw;
     setenv("MYGPT_MATMUL_KERNEL", "generic", 1);
+    mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
     cr_assert_eq(mygpt_matmul_pack(&pw, w, 3, 4, NULL), MYGPT_OK);
     unsetenv("MYGPT_MATMUL_KERNEL");
+    mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
     float x[3] = {1, 2, 3}, o[4];
     mygpt_error err = {0};
     const mygpt_status st = mygpt_matmul_prepacked(o, x, &pw, NULL, 1, 0, &err);
@@ -493,7 +508,7 @@ Test(gpt_kernels, a_packing_for_another_kernel_is_refused)
  * W_q..fc2) and swapped with the weight read in place (M = 80; fc2's 1024-float rows
  * then take the 10-row tile); a packing made for another kernel is passed over, not an
  * error; the training functions drop the packing (the weights are about to change). */
-Test(gpt_packed, packed_once_the_same_logits_and_training_drops_the_packing)
+Test(gpt_packed, packed_once_the_same_logits_and_never_while_training)
 {
     const mygpt_config cfg = {.vocab_size = 300, .embed_dim = 256, .num_heads = 4, .num_layers = 2,
                               .max_seq_len = 64};
@@ -519,15 +534,21 @@ Test(gpt_packed, packed_once_the_same_logits_and_training_drops_the_packing)
         cr_expect(memcmp(ref, g->acts.logits, n * sizeof *ref) == 0, "B %d T %d: packed logits differ", B, T);
     }
     setenv("MYGPT_MATMUL_KERNEL", "generic", 1); /* NR 16: the packing (made for this CPU) does not fit */
+    mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
     cr_assert_eq(mygpt_gpt_forward(g, ids, 2, 40, &err), MYGPT_OK, "%s", err.message);
     cr_expect(memcmp(ref, g->acts.logits, (size_t)2 * 40 * 300 * sizeof *ref) == 0, "generic kernel");
     unsetenv("MYGPT_MATMUL_KERNEL");
-    float loss;
-    cr_assert_eq(mygpt_gpt_forward_train(g, ids, ids + 1, 2, 40, &loss, &err), MYGPT_OK);
-    cr_expect_null(g->packed, "forward_train keeps a packing of weights it is about to change");
-    cr_assert_eq(mygpt_gpt_pack(g, &err), MYGPT_OK);
-    cr_assert_eq(mygpt_gpt_zero_grad(g, &err), MYGPT_OK);
-    cr_expect_null(g->packed, "zero_grad keeps the packing");
+    mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
+    /* a training step changes the weights: a packed model is not trained, a trained one not packed */
+    mygpt_trainer *tr = NULL;
+    cr_expect_eq(mygpt_trainer_create(&tr, g, &err), MYGPT_EINVAL, "a trainer for a packed model");
+    cr_expect_null(tr);
+    mygpt_gpt_unpack(g);
+    cr_assert_eq(mygpt_trainer_create(&tr, g, &err), MYGPT_OK);
+    cr_expect_eq(mygpt_gpt_pack(g, &err), MYGPT_EINVAL, "packing a model a trainer holds");
+    cr_expect_null(g->packed);
+    mygpt_trainer_free(tr);
+    cr_assert_eq(mygpt_gpt_pack(g, &err), MYGPT_OK, "packing once the trainer is gone");
     free(ref);
     mygpt_gpt_free(g); /* frees a packing too (the sanitizer and valgrind runs see leaks) */
 }
@@ -589,11 +610,12 @@ Test(gpt_errors, layer_functions_refuse_what_would_read_out_of_bounds)
     cr_expect_eq(mygpt_embedding_forward(out, ok, wte, wpe, 0, 4, 2, 4, 3, &err), MYGPT_EINVAL);
     cr_expect_eq(mygpt_embedding_forward(out, ok, wte, wpe, 1, 3, 2, 4, 3, &err), MYGPT_OK);
     float q[6], s[64];
-    cr_expect_eq(mygpt_attention_forward(q, q, q, q, s, 64, 1, 1, 6, 4, &err), MYGPT_EINVAL);
-    cr_expect_eq(mygpt_attention_forward_fast(q, q, q, q, s, 64, 1, 1, 6, 0, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_attention_forward(q, NULL, q, q, q, s, 64, 1, 1, 6, 4, MYGPT_KERNELS_NAIVE, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_attention_forward(q, NULL, q, q, q, s, 64, 1, 1, 6, 0, MYGPT_KERNELS_FAST, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_attention_forward(q, s, q, q, q, NULL, 0, 1, 1, 6, 4, MYGPT_KERNELS_NAIVE, &err), MYGPT_EINVAL);
     /* scratch smaller than one thread's slice is refused, not overrun */
-    cr_expect_eq(mygpt_attention_forward_fast(q, q, q, q, s, 0, 1, 1, 6, 3, &err), MYGPT_EINVAL);
-    cr_expect_eq(mygpt_attention_forward(q, q, q, q, s, 0, 1, 1, 6, 3, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_attention_forward(q, NULL, q, q, q, s, 0, 1, 1, 6, 3, MYGPT_KERNELS_FAST, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_attention_forward(q, NULL, q, q, q, s, 0, 1, 1, 6, 3, MYGPT_KERNELS_NAIVE, &err), MYGPT_EINVAL);
 }
 
 /* Issue 11 item 1: scratch sized for one thread, called with a team of 4 (the old
@@ -614,11 +636,9 @@ Test(gpt_kernels, attention_scratch_sized_for_one_thread_is_safe_with_more)
     cr_assert_eq(four, 4 * one);
     float *s1 = malloc(one * sizeof *s1), *s4 = malloc(four * sizeof *s4);
     for (int fast = 0; fast < 2; fast++) {
-        mygpt_status (*attention)(float *, const float *, const float *, const float *, float *,
-                                  size_t, int, int, int, int, mygpt_error *) =
-            fast ? mygpt_attention_forward_fast : mygpt_attention_forward;
-        cr_assert_eq(attention(o1, q, q, q, s4, four, B, T, C, NH, NULL), MYGPT_OK);
-        cr_assert_eq(attention(o2, q, q, q, s1, one, B, T, C, NH, NULL), MYGPT_OK);
+        const mygpt_kernels kernels = fast ? MYGPT_KERNELS_FAST : MYGPT_KERNELS_NAIVE;
+        cr_assert_eq(mygpt_attention_forward(o1, NULL, q, q, q, s4, four, B, T, C, NH, kernels, NULL), MYGPT_OK);
+        cr_assert_eq(mygpt_attention_forward(o2, NULL, q, q, q, s1, one, B, T, C, NH, kernels, NULL), MYGPT_OK);
         cr_expect(memcmp(o1, o2, n * sizeof *o1) == 0, "fast=%d: 1-slice scratch changed bits", fast);
     }
     omp_set_num_threads(saved);
@@ -734,7 +754,9 @@ Test(gpt_kernels, the_cpu_decides_the_kernels_not_the_compiler)
                        : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? "avx2"
                                                                                           : "generic";
     unsetenv("MYGPT_MATMUL_KERNEL");
+    mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
     unsetenv("MYGPT_ATTENTION_KERNEL");
+    mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
     cr_expect_str_eq(mygpt_matmul_kernel_name(), want);
     cr_expect_str_eq(mygpt_attention_kernel_name(), want);
 }
@@ -825,4 +847,32 @@ Test(gpt_attention, a_buffer_too_small_is_refused_and_top_positions_are_ordered)
     cr_expect_eq(mygpt_attention_top(row, 1, 3, best), 2);
     cr_expect(best[0] == 1 && best[1] == 0);
     mygpt_gpt_free(g);
+}
+
+/* mygpt_gpt_skip_init leaves the generator where building the model leaves it: the same
+ * next draws, and the same Box-Muller partner pending (tiny embeddings take the small
+ * path), for sizes with and without a ragged tail of 16. */
+Test(gpt_build, skipping_the_draws_leaves_the_generator_as_building_does)
+{
+    const mygpt_config cfgs[] = {{3, 2, 1, 1, 2}, {5, 3, 3, 2, 4}, {17, 8, 2, 1, 7}, {101, 32, 4, 3, 33}};
+    for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++) {
+        mygpt_rng built = {0}, skipped = {0};
+        mygpt_rng_seed(&built, 40 + c);
+        mygpt_rng_seed(&skipped, 40 + c);
+        mygpt_gpt *g;
+        mygpt_error err = {0};
+        cr_assert_eq(mygpt_gpt_create_from(&g, &cfgs[c], &built, &err), MYGPT_OK, "%s", err.message);
+        cr_assert_eq(mygpt_gpt_skip_init(&cfgs[c], &skipped, &err), MYGPT_OK, "%s", err.message);
+        cr_expect_eq(built.has_cached_normal, skipped.has_cached_normal, "config %zu: the pending normal", c);
+        float a[5], b[5];
+        cr_assert_eq(mygpt_normal_small_(&built, a, 5, 0, 1, NULL), MYGPT_OK);
+        cr_assert_eq(mygpt_normal_small_(&skipped, b, 5, 0, 1, NULL), MYGPT_OK);
+        cr_expect(memcmp(a, b, sizeof a) == 0, "config %zu: the next normals differ", c);
+        for (int i = 0; i < 700; i++) // past a twist of the state
+            cr_assert_eq(mygpt_rng_random(&built), mygpt_rng_random(&skipped), "config %zu: draw %d", c, i);
+        mygpt_gpt_free(g);
+    }
+    mygpt_rng r = {0};
+    const mygpt_config bad = {0, 2, 1, 1, 2};
+    cr_expect_eq(mygpt_gpt_skip_init(&bad, &r, NULL), MYGPT_EINVAL);
 }

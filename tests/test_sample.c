@@ -11,6 +11,7 @@
 #include "golden.h"
 #include "internal.h"
 #include "mygpt/sample.h"
+#include "mygpt/data.h"
 #include "mygpt/tokenizer.h"
 
 static size_t count_words(const char *s)
@@ -175,8 +176,8 @@ Test(generate, kv_cache_logits_are_the_full_forwards_bits)
 }
 
 /* The same with a model big enough for every parallel path (the matmul's team and
- * slabs, attention's (row, head) pairs), and with the weights packed once, as
- * mygpt_generate packs them. */
+ * slabs, attention's (row, head) pairs), with the weights packed once, as
+ * mygpt_generate packs them, and with the reference kernels, which every pass honours. */
 Test(generate, kv_cache_with_packed_weights_gives_the_full_forwards_bits)
 {
     const mygpt_config cfg = {.vocab_size = 3001, .embed_dim = 256, .num_heads = 4, .num_layers = 2,
@@ -188,22 +189,22 @@ Test(generate, kv_cache_with_packed_weights_gives_the_full_forwards_bits)
     int64_t ids[280];
     for (int i = 0; i < T; i++)
         ids[i] = (i * 131 + 7) % 3001;
-    cr_assert_eq(mygpt_gpt_forward(g, ids, 1, T, &err), MYGPT_OK);
-    for (int packed = 0; packed < 3; packed++) { // none, the cache's own, the model's
+    for (int mode = 0; mode < 3; mode++) { // unpacked, packed, the reference kernels
+        g->use_naive_kernels = mode == 2;
+        if (mode == 1)
+            cr_assert_eq(mygpt_gpt_pack(g, &err), MYGPT_OK);
+        cr_assert_eq(mygpt_gpt_forward(g, ids, 1, T, &err), MYGPT_OK);
         mygpt_kv_cache cache;
         cr_assert_eq(mygpt_kv_cache_init(&cache, g, &err), MYGPT_OK);
-        if (packed == 1)
-            cr_assert_eq(mygpt_kv_cache_pack(&cache, g, &err), MYGPT_OK);
-        if (packed == 2)
-            cr_assert_eq(mygpt_gpt_pack(g, &err), MYGPT_OK);
         cr_assert_eq(mygpt_gpt_forward_cached(g, &cache, ids, 200, &err), MYGPT_OK); // a long prompt
         for (int t = 200; t <= T; t++) {
             cr_expect(memcmp(cache.logits, g->acts.logits + (size_t)(t - 1) * 3001, 3001 * sizeof(float)) == 0,
-                      "packed %d, position %d: cached logits differ from the full forward's", packed, t - 1);
+                      "mode %d, position %d: cached logits differ from the full forward's", mode, t - 1);
             if (t < T)
                 cr_assert_eq(mygpt_gpt_forward_cached(g, &cache, ids + t, 1, &err), MYGPT_OK);
         }
         mygpt_kv_cache_free(&cache);
+        mygpt_gpt_unpack(g);
     }
     mygpt_gpt_free(g);
 }

@@ -14,6 +14,7 @@
 
 #include "data.h"
 #include "golden.h"
+#include "mygpt/data.h"
 #include "mygpt/tokenizer.h"
 
 /* the-verdict's bytes (skipped when absent, a failure under CI=true) */

@@ -13,6 +13,8 @@
 #include "mygpt/gpt.h"
 #include "mygpt/layers.h"
 #include "mygpt/train.h"
+#include "internal.h"
+#include "parallel.h"
 
 static float unhex32(const char *h)
 {
@@ -134,6 +136,7 @@ Test(train_grads, every_gradient_within_1e5_of_autograd, .timeout = 300)
     long lineno = 0;
     grad_case c = {0};
     mygpt_gpt *g = NULL;
+    mygpt_trainer *tr = NULL;
     int tensor = 0, configs = 0;
     size_t covered = 0;
     double worst = 0;
@@ -153,10 +156,11 @@ Test(train_grads, every_gradient_within_1e5_of_autograd, .timeout = 300)
             mygpt_error err = {0};
             float loss;
             cr_assert_eq(mygpt_gpt_create(&g, &c.cfg, c.seed, &err), MYGPT_OK, "%s", err.message);
-            cr_assert_eq(mygpt_gpt_zero_grad(g, &err), MYGPT_OK);
-            cr_assert_eq(mygpt_gpt_forward_train(g, c.ids, c.targets, c.B, c.T, &loss, &err), MYGPT_OK,
+            cr_assert_eq(mygpt_trainer_create(&tr, g, &err), MYGPT_OK);
+            cr_assert_eq(mygpt_trainer_zero_grad(tr, &err), MYGPT_OK);
+            cr_assert_eq(mygpt_trainer_forward(tr, c.ids, c.targets, c.B, c.T, &loss, &err), MYGPT_OK,
                          "%s", err.message);
-            cr_assert_eq(mygpt_gpt_backward(g, &err), MYGPT_OK, "%s", err.message);
+            cr_assert_eq(mygpt_trainer_backward(tr, &err), MYGPT_OK, "%s", err.message);
             const float want = unhex32(line + 5);
             cr_expect_leq(fabs(loss - want), 1e-5 * fmax(1, fabs(want)), "config %d: loss %.8g vs %.8g",
                           configs, loss, want);
@@ -169,7 +173,7 @@ Test(train_grads, every_gradient_within_1e5_of_autograd, .timeout = 300)
             size_t off, numel;
             cr_assert(golden_param_span(&c.cfg, name, &off, &numel), "unknown tensor %s", name);
             cr_assert_eq(n, numel, "config %d %s: numel", configs, name);
-            const float *grad = g->grads_memory + off;
+            const float *grad = tr->grads_memory + off;
             covered += numel;
             const double scale = fmax(1.0, fabs(unhex32(maxhex)));
             const char *p = line + 5 + used;
@@ -198,6 +202,7 @@ Test(train_grads, every_gradient_within_1e5_of_autograd, .timeout = 300)
         } else if (strcmp(line, "end") == 0) {
             cr_expect_eq(covered, g->num_parameters, "config %d: the golden covers %zu of %zu gradients",
                          configs, covered, g->num_parameters);
+            mygpt_trainer_free(tr);
             mygpt_gpt_free(g);
             g = NULL;
             free(c.ids);
@@ -226,27 +231,30 @@ Test(train_grads, training_forward_equals_inference_and_gradients_accumulate)
     mygpt_gpt *g;
     mygpt_error err = {0};
     cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, &err), MYGPT_OK);
-    cr_expect_eq(mygpt_gpt_backward(g, &err), MYGPT_EINVAL);
+    mygpt_trainer *tr;
+    cr_assert_eq(mygpt_trainer_create(&tr, g, &err), MYGPT_OK);
+    cr_expect_eq(mygpt_trainer_backward(tr, &err), MYGPT_EINVAL);
     float loss1, loss2, loss3;
     cr_assert_eq(mygpt_gpt_forward(g, ids, B, T, &err), MYGPT_OK);
     const size_t nl = (size_t)B * T * cfg.vocab_size;
     float *inference = malloc(nl * sizeof *inference);
     memcpy(inference, g->acts.logits, nl * sizeof *inference);
-    cr_assert_eq(mygpt_gpt_forward_train(g, ids, tg, B, T, &loss1, &err), MYGPT_OK);
-    cr_expect(memcmp(inference, g->train->logits, nl * sizeof *inference) == 0, "logits differ");
+    cr_assert_eq(mygpt_trainer_forward(tr, ids, tg, B, T, &loss1, &err), MYGPT_OK);
+    cr_expect(memcmp(inference, tr->acts.logits, nl * sizeof *inference) == 0, "logits differ");
     cr_assert_eq(mygpt_gpt_loss(g, ids, tg, B, T, &loss3, &err), MYGPT_OK);
     cr_expect(same_bits(loss1, loss3));
-    cr_assert_eq(mygpt_gpt_zero_grad(g, &err), MYGPT_OK);
-    cr_assert_eq(mygpt_gpt_backward(g, &err), MYGPT_OK);
-    cr_expect_eq(mygpt_gpt_backward(g, &err), MYGPT_EINVAL, "a second backward of one forward");
+    cr_assert_eq(mygpt_trainer_zero_grad(tr, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_trainer_backward(tr, &err), MYGPT_OK);
+    cr_expect_eq(mygpt_trainer_backward(tr, &err), MYGPT_EINVAL, "a second backward of one forward");
     float *once = malloc(g->num_parameters * sizeof *once);
-    memcpy(once, g->grads_memory, g->num_parameters * sizeof *once);
-    cr_assert_eq(mygpt_gpt_forward_train(g, ids, tg, B, T, &loss2, &err), MYGPT_OK);
-    cr_assert_eq(mygpt_gpt_backward(g, &err), MYGPT_OK);
+    memcpy(once, tr->grads_memory, g->num_parameters * sizeof *once);
+    cr_assert_eq(mygpt_trainer_forward(tr, ids, tg, B, T, &loss2, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_trainer_backward(tr, &err), MYGPT_OK);
     for (size_t i = 0; i < g->num_parameters; i++)
-        cr_assert(same_bits(g->grads_memory[i], 2.0f * once[i]), "gradient %zu did not accumulate", i);
+        cr_assert(same_bits(tr->grads_memory[i], 2.0f * once[i]), "gradient %zu did not accumulate", i);
     free(inference);
     free(once);
+    mygpt_trainer_free(tr);
     mygpt_gpt_free(g);
 }
 
@@ -377,12 +385,14 @@ Test(train_grads, finite_differences_in_double_agree)
     mygpt_gpt *g;
     mygpt_error err = {0};
     cr_assert_eq(mygpt_gpt_create(&g, &cfg, 11, &err), MYGPT_OK);
+    mygpt_trainer *tr;
+    cr_assert_eq(mygpt_trainer_create(&tr, g, &err), MYGPT_OK);
     // give LayerNorm and the biases non-trivial values, so their gradients are tested too
     for (size_t i = 0; i < g->num_parameters; i++)
         g->params_memory[i] += 0.05f * (float)sin(0.7 * (double)i);
     float loss;
-    cr_assert_eq(mygpt_gpt_forward_train(g, ids, tg, B, T, &loss, &err), MYGPT_OK);
-    cr_assert_eq(mygpt_gpt_backward(g, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_trainer_forward(tr, ids, tg, B, T, &loss, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_trainer_backward(tr, &err), MYGPT_OK);
     const size_t n = g->num_parameters;
     double *p = malloc(n * sizeof *p);
     for (size_t i = 0; i < n; i++)
@@ -398,11 +408,12 @@ Test(train_grads, finite_differences_in_double_agree)
         const double down = loss_double(g, p, ids, tg, B, T);
         p[i] = save;
         const double fd = (up - down) / (2 * h);
-        worst = fmax(worst, fabs(fd - g->grads_memory[i]));
+        worst = fmax(worst, fabs(fd - tr->grads_memory[i]));
     }
     cr_log_info("finite differences: worst |fd - grad| = %.3g over %zu parameters", worst, n);
     cr_expect_leq(worst, 1e-5, "worst |finite difference - gradient| = %.3g", worst);
     free(p);
+    mygpt_trainer_free(tr);
     mygpt_gpt_free(g);
 }
 
@@ -520,6 +531,8 @@ Test(train_curves, thirty_steps_of_sgd_and_adamw_follow_pytorch, .timeout = 300)
             mygpt_gpt *g;
             mygpt_error err = {0};
             cr_assert_eq(mygpt_gpt_create(&g, &cfg, seed, &err), MYGPT_OK);
+            mygpt_trainer *tr;
+            cr_assert_eq(mygpt_trainer_create(&tr, g, &err), MYGPT_OK);
             mygpt_optimizer opt;
             if (strcmp(optname, "sgd") == 0)
                 mygpt_sgd_init(&opt, lr);
@@ -529,10 +542,10 @@ Test(train_curves, thirty_steps_of_sgd_and_adamw_follow_pytorch, .timeout = 300)
             double worst = 0;
             for (int s = 0; s < 30; s++) {
                 float loss;
-                cr_assert_eq(mygpt_gpt_forward_train(g, ids, tg, B, T, &loss, &err), MYGPT_OK);
-                cr_assert_eq(mygpt_gpt_zero_grad(g, &err), MYGPT_OK);
-                cr_assert_eq(mygpt_gpt_backward(g, &err), MYGPT_OK);
-                cr_assert_eq(mygpt_optimizer_step(&opt, g->params_memory, g->grads_memory,
+                cr_assert_eq(mygpt_trainer_forward(tr, ids, tg, B, T, &loss, &err), MYGPT_OK);
+                cr_assert_eq(mygpt_trainer_zero_grad(tr, &err), MYGPT_OK);
+                cr_assert_eq(mygpt_trainer_backward(tr, &err), MYGPT_OK);
+                cr_assert_eq(mygpt_optimizer_step(&opt, g->params_memory, tr->grads_memory,
                                                   g->num_parameters, &err), MYGPT_OK);
                 const double rel = fabs(loss - want[s]) / fabs(want[s]);
                 worst = fmax(worst, rel);
@@ -542,6 +555,7 @@ Test(train_curves, thirty_steps_of_sgd_and_adamw_follow_pytorch, .timeout = 300)
             cr_log_info("%s, config %d: worst relative loss difference over 30 steps %.3g", optname,
                         curves / 2, worst);
             mygpt_optimizer_free(&opt);
+            mygpt_trainer_free(tr);
             mygpt_gpt_free(g);
             free(want);
         } else if (strcmp(line, "end") == 0) {
@@ -564,6 +578,7 @@ Test(train_threads, gradients_and_updates_identical_for_1_2_3_8_threads, .timeou
     const mygpt_config cfg = {.vocab_size = 300, .embed_dim = 128, .num_heads = 4,
                               .num_layers = 2, .max_seq_len = 64};
     const int B = 4, T = 64;
+    cr_assert_gt((size_t)B * T * 4 * cfg.embed_dim, MYGPT_STREAM_MIN); /* the backward's fills of (N, 4C) */
     int64_t ids[256], tg[256];
     for (int i = 0; i < 256; i++) {
         ids[i] = (i * 7919) % 300;
@@ -579,28 +594,31 @@ Test(train_threads, gradients_and_updates_identical_for_1_2_3_8_threads, .timeou
         mygpt_error err = {0};
         float loss;
         cr_assert_eq(mygpt_gpt_create(&g, &cfg, 5, &err), MYGPT_OK);
+        mygpt_trainer *tr;
+        cr_assert_eq(mygpt_trainer_create(&tr, g, &err), MYGPT_OK);
         mygpt_optimizer opt;
         mygpt_adamw_init(&opt, 1e-3);
         for (int s = 0; s < 2; s++) {
-            cr_assert_eq(mygpt_gpt_forward_train(g, ids, tg, B, T, &loss, &err), MYGPT_OK);
-            cr_assert_eq(mygpt_gpt_zero_grad(g, &err), MYGPT_OK);
-            cr_assert_eq(mygpt_gpt_backward(g, &err), MYGPT_OK);
-            cr_assert_eq(mygpt_optimizer_step(&opt, g->params_memory, g->grads_memory,
+            cr_assert_eq(mygpt_trainer_forward(tr, ids, tg, B, T, &loss, &err), MYGPT_OK);
+            cr_assert_eq(mygpt_trainer_zero_grad(tr, &err), MYGPT_OK);
+            cr_assert_eq(mygpt_trainer_backward(tr, &err), MYGPT_OK);
+            cr_assert_eq(mygpt_optimizer_step(&opt, g->params_memory, tr->grads_memory,
                                               g->num_parameters, &err), MYGPT_OK);
         }
         n = g->num_parameters;
         if (k == 0) {
             first_g = malloc(n * sizeof *first_g);
             first_p = malloc(n * sizeof *first_p);
-            memcpy(first_g, g->grads_memory, n * sizeof *first_g);
+            memcpy(first_g, tr->grads_memory, n * sizeof *first_g);
             memcpy(first_p, g->params_memory, n * sizeof *first_p);
         } else {
-            cr_expect(memcmp(first_g, g->grads_memory, n * sizeof *first_g) == 0,
+            cr_expect(memcmp(first_g, tr->grads_memory, n * sizeof *first_g) == 0,
                       "gradients with %d threads differ from 1 thread", threads[k]);
             cr_expect(memcmp(first_p, g->params_memory, n * sizeof *first_p) == 0,
                       "parameters after AdamW with %d threads differ", threads[k]);
         }
         mygpt_optimizer_free(&opt);
+        mygpt_trainer_free(tr);
         mygpt_gpt_free(g);
     }
     omp_set_num_threads(saved);

@@ -45,8 +45,9 @@ int main(int argc, char **argv)
     ch_torch_i64(y, 2, shape);
     printf("\nloss = F.cross_entropy(gpt(inputs).flatten(0, 1), targets.flatten())\n");
     float loss;
-    chapter_check(&ch, mygpt_gpt_zero_grad(g, &err), &err);
-    chapter_check(&ch, mygpt_gpt_forward_train(g, x, y, 1, 3, &loss, &err), &err);
+    mygpt_trainer *tr; // the gradients and what the backward keeps
+    chapter_check(&ch, mygpt_trainer_create(&tr, g, &err), &err);
+    chapter_check(&ch, mygpt_trainer_forward(tr, x, y, 1, 3, &loss, &err), &err);
     print_loss(loss);
     printf("ln V = ln %d = %.4f: the loss of a uniform guess over the vocabulary.\n",
            small.vocab_size, log((double)small.vocab_size));
@@ -67,16 +68,17 @@ int main(int argc, char **argv)
     printf("ln V = ln %d = %.4f\n", big.vocab_size, log((double)big.vocab_size));
 
     // loss.backward() on the small model
-    chapter_check(&ch, mygpt_gpt_backward(g, &err), &err);
+    chapter_check(&ch, mygpt_trainer_backward(tr, &err), &err);
     const int64_t C = small.embed_dim, vshape[2] = {small.vocab_size, small.embed_dim};
     printf("\nloss.backward(), then:\n");
     printf("gpt.ln_f.gamma.grad\n");
-    ch_torch(g->grads.lnfw, 1, &C, NULL);
+    ch_torch(tr->grads.lnfw, 1, &C, NULL);
     printf("\ngpt.blocks[1].mlp.fc2.bias.grad\n");
-    ch_torch(g->grads.fc2b + C, 1, &C, NULL);
+    ch_torch(tr->grads.fc2b + C, 1, &C, NULL);
     printf("\ngpt.token_embedding.embedding.weight.grad (the tied head's gradient and the lookup's)\n");
-    ch_torch(g->grads.wte, 2, vshape, NULL);
+    ch_torch(tr->grads.wte, 2, vshape, NULL);
     printf("\n");
+    mygpt_trainer_free(tr);
     mygpt_gpt_free(g);
     mygpt_gpt_free(gb);
     verdict_free(&v);

@@ -51,17 +51,13 @@ int main(int argc, char **argv)
         }
 
     mygpt_tokenizer *tok;
-    if (mygpt_tokenizer_load_dir(&tok, data, &err) != MYGPT_OK) {
-        fprintf(stderr, "%s: %s\n", ch.name, err.message);
-        return 1;
-    }
+    chapter_check(&ch, mygpt_tokenizer_load_dir(&tok, data, &err), &err);
     size_t tn;
     char *raw_text;
-    if (mygpt_read_file(path, &raw_text, &tn, &err) != MYGPT_OK) {
-        fprintf(stderr, "%s: %s\n", ch.name, err.message);
+    const mygpt_status st = mygpt_read_file(path, &raw_text, &tn, &err);
+    if (st != MYGPT_OK)
         mygpt_tokenizer_free(tok);
-        return 1;
-    }
+    chapter_check(&ch, st, &err);
     int64_t *ids;
     size_t n;
     chapter_check(&ch, mygpt_encode(tok, raw_text, tn, &ids, &n, &err), &err);

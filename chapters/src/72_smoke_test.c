@@ -57,9 +57,9 @@ int main(int argc, char **argv)
     ch_tensor att = ch_tensor_f32(&ch, q.ndim, q.shape); // one head: the output has q's shape
     const size_t scratch_len = mygpt_attention_scratch_size((int)q.shape[1], (int)q.shape[2], 1);
     float *scratch = chapter_alloc(&ch, scratch_len, sizeof(float));
-    chapter_check(&ch, mygpt_attention_forward(att.data, q.data, k.data, v.data, scratch, scratch_len,
+    chapter_check(&ch, mygpt_attention_forward(att.data, NULL, q.data, k.data, v.data, scratch, scratch_len,
                                                (int)q.shape[0], (int)q.shape[1], (int)q.shape[2], 1,
-                                               &err), &err);
+                                               MYGPT_KERNELS_NAIVE, &err), &err);
     ch_tensor a = ch_linear_apply(&ch, &att, &w[3]);
     printf("\nafter attention: ");
     ch_print_tuple(&a);

@@ -79,7 +79,7 @@ void chapter_check(const chapter *ch, mygpt_status st, const mygpt_error *err)
     if (ch->fail)
         ch->fail(ch, message);
     fprintf(stderr, "%s: %s\n", ch->name, message);
-    exit(1);
+    exit(cli_exit_code(st));
 }
 
 void *chapter_alloc(const chapter *ch, size_t count, size_t size)

@@ -1,5 +1,6 @@
 /* verdict.c - the-verdict, chapter 14's model and its training loop (see verdict.h). */
 #include "verdict.h"
+#include "train_step.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,21 +66,13 @@ mygpt_config verdict_config(const verdict *v)
                           .max_seq_len = VERDICT_CONTEXT};
 }
 
-/* with torch.no_grad(): the mean of the loss over every validation batch (a team's
- * ranks take every size-th batch and add their sums) */
+/* with torch.no_grad(): the mean of the loss over every validation batch */
 static double val_loss(const chapter *ch, verdict *v, mygpt_gpt *g, mygpt_rng *rng, const dp_team *team)
 {
     mygpt_error err = {0};
-    chapter_check(ch, mygpt_dataloader_epoch(&v->val, rng, 0, &err), &err); // iter(val_loader)
-    double sum = 0;
-    for (size_t b = (size_t)team->rank; b < v->val.num_batches; b += (size_t)team->size) {
-        float loss;
-        chapter_check(ch, mygpt_dataloader_batch(&v->val, b, v->x, v->y, &err), &err);
-        chapter_check(ch, mygpt_gpt_loss(g, v->x, v->y, (int)mygpt_dataloader_batch_rows(&v->val, b),
-                                         VERDICT_CONTEXT, &loss, &err), &err);
-        sum += loss; // loss.item(): Python adds doubles
-    }
-    return dp_sum(team, sum) / (double)v->val.num_batches;
+    double loss = 0;
+    chapter_check(ch, dp_val_loss(team, g, &v->val, rng, v->x, v->y, &loss, &err), &err);
+    return loss;
 }
 
 void verdict_train_team(const chapter *ch, verdict *v, mygpt_gpt *g, mygpt_rng *rng,
@@ -90,34 +83,23 @@ void verdict_train_team(const chapter *ch, verdict *v, mygpt_gpt *g, mygpt_rng *
     long step = 0;
     int epoch = 0;
     long long tokens = 0;
-    int first, rows; // this rank's rows of every batch
-    dp_share(team, VERDICT_BATCH, &first, &rows);
-    const size_t at = (size_t)first * VERDICT_CONTEXT;
+    mygpt_trainer *tr;
+    chapter_check(ch, mygpt_trainer_create(&tr, g, &err), &err);
     while (step < steps) {
         epoch++;
         chapter_check(ch, mygpt_dataloader_epoch(&v->train, rng, 1, &err), &err); // for x, y in train_loader
         for (size_t b = 0; b < v->train.num_batches && step < steps; b++, step++) {
-            float loss;
+            double shown;
             chapter_check(ch, mygpt_dataloader_batch(&v->train, b, v->x, v->y, &err), &err);
-            chapter_check(ch, mygpt_gpt_forward_train(g, v->x + at, v->y + at, rows, VERDICT_CONTEXT, &loss, &err),
+            chapter_check(ch, dp_train_step(team, tr, opt, v->x, v->y, VERDICT_BATCH, VERDICT_CONTEXT, team->size > 1,
+                                            ch->name, &shown, &err),
                           &err);
-            chapter_check(ch, mygpt_gpt_zero_grad(g, &err), &err);
-            chapter_check(ch, mygpt_gpt_backward(g, &err), &err);
-            double shown = loss;
-            if (team->size > 1) { // the mean gradient of the global batch, on every rank
-                if (dp_average_gradients(team, g->grads_memory, g->num_parameters, rows, VERDICT_BATCH))
-                    dp_abort(team, ch->name, "averaging the gradients failed (MPI)");
-                shown = dp_sum(team, (double)loss * rows / VERDICT_BATCH);
-            }
-            chapter_check(ch, mygpt_optimizer_step(opt, g->params_memory, g->grads_memory, g->num_parameters,
-                                                   &err), &err);
-            if (team->size > 1 && !dp_same_everywhere(team, g->params_memory, g->num_parameters))
-                dp_abort(team, ch->name, "the ranks' parameters differ after a step");
             tokens += VERDICT_BATCH * VERDICT_CONTEXT;
             if (step % every == 0 || step == steps - 1)
                 on_eval(ctx, step, epoch, (float)shown, val_loss(ch, v, g, rng, team), tokens);
         }
     }
+    mygpt_trainer_free(tr);
 }
 
 void verdict_train(const chapter *ch, verdict *v, mygpt_gpt *g, mygpt_rng *rng, mygpt_optimizer *opt,

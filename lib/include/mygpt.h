@@ -5,13 +5,15 @@
  *   mygpt/rng.h     PyTorch's CPU generator: manual_seed, randn, rand, randint,
  *                   randperm, nn.Embedding / nn.Linear initialisers
  *   mygpt/print.h   print(tensor) as PyTorch and numpy show it, Python number formats
- *   mygpt/layers.h  one forward function per layer: embedding, linear, LayerNorm,
- *                   GELU, softmax, causal multi-head attention
+ *   mygpt/layers.h  one function per layer and direction: embedding, linear,
+ *                   LayerNorm, GELU, softmax
+ *   mygpt/attention.h  causal multi-head attention, forward and backward
  *   mygpt/gpt.h     the chapter-12 GPT: create, forward, parameter counts
  *   mygpt/posenc.h  sinusoidal encodings, ALiBi biases, RoPE caches and rotation
  *   mygpt/tensor.h  equal / allclose, dot, mean / std, toy attention
  *   mygpt/svg.h     dependency-free SVG figures (line plots, heatmaps)
- *   mygpt/tokenizer.h  GPT-2 byte-level BPE and the sliding-window data loader
+ *   mygpt/tokenizer.h  GPT-2 byte-level BPE
+ *   mygpt/data.h    reading files, the data folder, the sliding-window data loader
  *
  * Errors: functions that can fail return a mygpt_status and fill a caller-owned
  * mygpt_error; nothing in the library exits, aborts or prints.
@@ -27,6 +29,7 @@
 #ifndef MYGPT_H
 #define MYGPT_H
 
+#include "mygpt/attention.h"
 #include "mygpt/error.h"
 #include "mygpt/gpt.h"
 #include "mygpt/layers.h"
@@ -36,6 +39,7 @@
 #include "mygpt/svg.h"
 #include "mygpt/tensor.h"
 #include "mygpt/tokenizer.h"
+#include "mygpt/data.h"
 #include "mygpt/checkpoint.h"
 #include "mygpt/generate.h"
 #include "mygpt/sample.h"

@@ -37,9 +37,6 @@ typedef struct mygpt_kv_cache {
     int att_rows;        /* rows of att: one per thread                  */
     float *memory;       /* k and v                                      */
     float *scratch;      /* the rest                                     */
-    struct mygpt_packed_model *packed; /* NULL, or the weights packed once for the
-                                           matmul (mygpt_generate makes and frees them:
-                                           decoding then reads each weight once a token) */
 } mygpt_kv_cache;
 
 /* An empty cache for gpt's configuration. MYGPT_ENOMEM. */
@@ -47,17 +44,10 @@ mygpt_status mygpt_kv_cache_init(mygpt_kv_cache *cache, const mygpt_gpt *gpt, my
 void mygpt_kv_cache_reset(mygpt_kv_cache *cache);
 void mygpt_kv_cache_free(mygpt_kv_cache *cache);
 
-/* Packs gpt's matmul weights once into the cache (replacing an earlier packing; freed
- * with it), so mygpt_gpt_forward_cached reads each weight once per token instead of
- * repacking it: decoding runs near the machine's memory bandwidth. Costs one more copy
- * of the weights in memory. The logits keep the same bits. The weights must not change
- * while the cache holds them: after changing them, pack again (mygpt_generate packs at
- * its start and frees at its end). MYGPT_ENOMEM. */
-mygpt_status mygpt_kv_cache_pack(mygpt_kv_cache *cache, const mygpt_gpt *gpt, mygpt_error *err);
-
 /* Runs n new tokens at positions len .. len + n - 1, appending their keys and values;
  * cache->logits then holds the last one's logits, the same bits mygpt_gpt_forward gives
- * for that position. Errors: ids outside [0, V), len + n > max_seq_len (MYGPT_ERANGE). */
+ * for that position. With the model packed (mygpt_gpt_pack) each token reads every
+ * weight once as it is, which decoding needs to run near the memory bandwidth. Errors: ids outside [0, V), len + n > max_seq_len (MYGPT_ERANGE). */
 mygpt_status mygpt_gpt_forward_cached(mygpt_gpt *gpt, mygpt_kv_cache *cache, const int64_t *ids,
                                       int n, mygpt_error *err);
 
@@ -69,7 +59,8 @@ mygpt_status mygpt_gpt_forward_cached(mygpt_gpt *gpt, mygpt_kv_cache *cache, con
  * out receives the prompt and the new tokens (n_prompt + max_new ids at most), *n_out
  * their count. eos < 0: no end token. use_cache 0 recomputes the whole window every
  * step, as the tutorial writes it; 1 uses a KV cache while the context fits (the same
- * tokens either way). Draws come from rng. */
+ * tokens either way). Draws come from rng. An unpacked model is packed for the call
+ * (and unpacked before it returns) when more than one token is asked for. */
 mygpt_status mygpt_generate(mygpt_gpt *gpt, mygpt_rng *rng, const int64_t *prompt, int n_prompt,
                             int max_new, const mygpt_sampling *sampling, int64_t eos,
                             int use_cache, int64_t *out, int *n_out, mygpt_error *err);

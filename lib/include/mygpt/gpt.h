@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mygpt/attention.h"
 #include "mygpt/error.h"
 #include "mygpt/rng.h"
 
@@ -90,26 +91,6 @@ typedef struct mygpt_params {
 #undef MYGPT_PARAM_FIELD_
 } mygpt_params;
 
-typedef enum mygpt_param_role {
-    MYGPT_ROLE_EMBEDDING, MYGPT_ROLE_LINEAR, MYGPT_ROLE_BIAS, MYGPT_ROLE_ONES, MYGPT_ROLE_ZEROS
-} mygpt_param_role;
-
-/* One table row, with its sizes for a configuration. */
-typedef struct mygpt_param_info {
-    const char *field;       /* "wq"                                           */
-    const char *name;        /* "attn.W_q.weight" (after "blocks.<l>." if per layer) */
-    int per_layer;           /* 1: stacked over the layers                     */
-    int ndim;                /* 1 or 2                                         */
-    int64_t shape[2];        /* one layer's shape                              */
-    mygpt_param_role role;
-    int bias;                /* a LINEAR weight's bias tensor, or MYGPT_PARAM_none */
-    size_t numel;            /* floats in the block, all layers                */
-    size_t offset;           /* where the tensor starts in the block           */
-} mygpt_param_info;
-
-/* Table row i (0 <= i < MYGPT_NUM_PARAM_TENSORS) for cfg (a validated configuration). */
-void mygpt_param_info_get(const mygpt_config *cfg, int i, mygpt_param_info *out);
-
 /* One entry of the state_dict: its full name, its data in a parameter (or gradient)
  * block and its shape. */
 typedef struct mygpt_state_entry {
@@ -154,14 +135,10 @@ typedef struct mygpt_gpt {
     size_t param_sizes[MYGPT_NUM_PARAM_TENSORS];/* floats per tensor, in the table's order */
     size_t num_parameters;
     mygpt_acts acts;
-    int use_naive_kernels;                      /* 1: reference matmul (for testing)  */
-    /* training (mygpt/train.h): allocated by the first mygpt_gpt_zero_grad / forward_train */
-    float *grads_memory;                        /* num_parameters floats, params' layout */
-    mygpt_params grads;                         /* views into grads_memory             */
-    int grads_are_zero;                         /* 1 after zero_grad, until a backward */
-    float *grads_scratch;                       /* a later backward's own gradients    */
-    struct mygpt_train_acts *train;             /* what the backward pass needs        */
+    int use_naive_kernels;                      /* 1: the reference kernels (for testing) */
     struct mygpt_packed_model *packed;          /* NULL, or mygpt_gpt_pack's weights   */
+    int trainers;                               /* trainers holding it (mygpt/train.h): no
+                                                   packing while a training step may come */
 } mygpt_gpt;
 
 /* Parameter counts as the chapter tabulates them (sum of numel per module). */
@@ -197,6 +174,11 @@ mygpt_status mygpt_gpt_alloc(mygpt_gpt **out, const mygpt_config *cfg, mygpt_err
 mygpt_status mygpt_gpt_create_from(mygpt_gpt **out, const mygpt_config *cfg, mygpt_rng *rng,
                                    mygpt_error *err);
 
+/* Moves rng on exactly as mygpt_gpt_create_from would (torch.manual_seed(S); GPT(...)
+ * when the weights come from elsewhere, a checkpoint say), without building the model
+ * or computing its values: the big tensors' draws are skipped, not transformed. */
+mygpt_status mygpt_gpt_skip_init(const mygpt_config *cfg, mygpt_rng *rng, mygpt_error *err);
+
 /* The same from a fresh generator: set_seed(seed); GPT(...). */
 mygpt_status mygpt_gpt_create(mygpt_gpt **out, const mygpt_config *cfg, uint64_t seed,
                               mygpt_error *err);
@@ -221,22 +203,16 @@ mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *gpt, const int64_t *ids, int
  * as they are, where otherwise every call packs its weights again (a GPT-2 forward at
  * B*T = 1024 packs 226 MB of them). The logits are the same bits either way. Costs as
  * much memory again as those weights (494 MB for GPT-2 small).
- * The packing is a snapshot of the parameters: after changing them yourself (an
- * optimizer step, writing gpt->params) call mygpt_gpt_unpack, or this again. The
- * training functions (mygpt_gpt_zero_grad, _forward_train, _backward) drop it
- * themselves, since a training step is about to change them. Packing again replaces
- * the old copy; on failure (MYGPT_ENOMEM) the model keeps what it had. */
+ * The packing is a snapshot of the parameters: after changing them yourself (writing
+ * gpt->params) call mygpt_gpt_unpack, or this again. While a trainer holds the model
+ * (mygpt/train.h) it refuses (MYGPT_EINVAL), since a training step changes the weights.
+ * Packing again replaces the old copy; on failure the model keeps what it had. */
 mygpt_status mygpt_gpt_pack(mygpt_gpt *gpt, mygpt_error *err);
 /* Drops mygpt_gpt_pack's copy (if any): every call packs its weights again. */
 void mygpt_gpt_unpack(mygpt_gpt *gpt);
 
 /* Floats of the attention probabilities of a (B, T) forward: L * B * heads * T * T. */
 size_t mygpt_gpt_attention_len(const mygpt_gpt *gpt, int B, int T);
-
-/* The k positions query t attends to most, from its row of probabilities (positions
- * 0..t): their indices into best[0..], largest first, ties to the earlier position.
- * Returns how many (min(k, t + 1)). */
-int mygpt_attention_top(const float *row, int t, int k, int *best);
 
 /* Appends document 000's parameter table (its `main`'s six f-string lines, each
  * ending in a newline) for a model with these counts and num_layers N:

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mygpt/attention.h"
 #include "mygpt/error.h"
 
 #ifdef __cplusplus
@@ -109,51 +110,7 @@ void mygpt_residual_forward(float *out, const float *inp, size_t n);
  * caller's masks never produce them). */
 void mygpt_softmax_rows(float *x, size_t rows, int n);
 
-/* Causal multi-head self-attention core (no projections):
- * for each batch b and head h, with d = C / NH and q, k, v the head's slices,
- *   out[b,t,h*d:(h+1)*d] = sum_{s <= t} softmax_s(q_t . k_s / sqrt(d)) v_s
- * out (B, T, C); q, k, v (B, T, C); scratch of scratch_len floats.
- * Parallel over (b, h). mygpt_attention_forward is the plain loops (the reference);
- * mygpt_attention_forward_fast (attention.c) vectorises them and gives the same bits.
- * Both take exp from lib/vecmath.h (within 1.02 ulp of libm's), which vectorises.
- *
- * Scratch is per thread: size it with mygpt_attention_scratch_size(T, d, nthreads) and
- * pass its length. The call never runs more threads than scratch_len holds slices for
- * (fewer threads, same bits), so a buffer sized for 1 thread is safe under any
- * OMP_NUM_THREADS. Both refuse sizes below 1, C not divisible by NH, and scratch too
- * small for even one thread (MYGPT_EINVAL). */
-mygpt_status mygpt_attention_forward(float *out, const float *q, const float *k, const float *v,
-                                     float *scratch, size_t scratch_len, int B, int T, int C,
-                                     int NH, mygpt_error *err);
-mygpt_status mygpt_attention_forward_fast(float *out, const float *q, const float *k,
-                                          const float *v, float *scratch, size_t scratch_len,
-                                          int B, int T, int C, int NH, mygpt_error *err);
-
-/* The plain attention, keeping the probabilities for the backward pass: att (B, NH, T, T)
- * with att[b,h,t,s] = softmax weight of key s for query t (0 for s > t). out has the same
- * bits as mygpt_attention_forward's. MYGPT_EINVAL for bad sizes. */
-mygpt_status mygpt_attention_forward_train(float *out, float *att, const float *q, const float *k,
-                                           const float *v, int B, int T, int C, int NH,
-                                           mygpt_error *err);
-
-/* The fast attention, keeping the probabilities as mygpt_attention_forward_train does
- * (att (B, NH, T, T), 0 for s > t): the training forward's kernel, and the source of the
- * pictures of where a model looks. Scratch and errors as mygpt_attention_forward_fast;
- * out and att have the same bits as the plain loops'. */
-mygpt_status mygpt_attention_forward_probs(float *out, float *att, const float *q, const float *k,
-                                           const float *v, float *scratch, size_t scratch_len,
-                                           int B, int T, int C, int NH, mygpt_error *err);
-
-/* Attention's gradient: dq, dk, dv += d/dq, d/dk, d/dv (each (B, T, C)) from dout
- * (B, T, C), the probabilities att of the forward and q, k, v. Sizes as the forward's. */
-void mygpt_attention_backward(float *dq, float *dk, float *dv, const float *dout,
-                              const float *att, const float *q, const float *k, const float *v,
-                              int B, int T, int C, int NH);
-
-/* Floats of scratch either attention needs for length T, head size d = C / NH and up
- * to nthreads threads (per thread: K of one head transposed, and a few rows of scores).
- * nthreads < 1 counts as 1; pass omp_get_max_threads() to let every thread work. */
-size_t mygpt_attention_scratch_size(int T, int head_dim, int nthreads);
+/* Causal self-attention, forward and backward: mygpt/attention.h. */
 
 #pragma GCC visibility pop
 

@@ -2,16 +2,21 @@
  * mygpt/train.h - learning: the loss, the backward pass of the GPT, and PyTorch's
  * optimizers (document 000's chapters 13 and 14).
  *
+ *   mygpt_trainer *tr;
+ *   mygpt_trainer_create(&tr, gpt, &err);                            // the .grad of every parameter
  *   float loss;
- *   mygpt_gpt_zero_grad(gpt, &err);                                  // opt.zero_grad()
- *   mygpt_gpt_forward_train(gpt, x, y, B, T, &loss, &err);          // loss = F.cross_entropy(...)
- *   mygpt_gpt_backward(gpt, &err);                                   // loss.backward()
- *   mygpt_optimizer_step(&opt, gpt->params_memory, gpt->grads_memory, // opt.step()
+ *   mygpt_trainer_zero_grad(tr, &err);                               // opt.zero_grad()
+ *   mygpt_trainer_forward(tr, x, y, B, T, &loss, &err);              // loss = F.cross_entropy(...)
+ *   mygpt_trainer_backward(tr, &err);                                // loss.backward()
+ *   mygpt_optimizer_step(&opt, gpt->params_memory, tr->grads_memory, // opt.step()
  *                        gpt->num_parameters, &err);
+ *   mygpt_trainer_free(tr);
  *
- * Gradients live in one block with the parameters' layout (gpt->grads_memory, carved
- * into gpt->grads like gpt->params) and accumulate across backward calls until zeroed,
- * as .grad does. Every backward loop is parallel (OpenMP) and bit-identical for any
+ * The model is the model (its parameters and an inference pass); what learning needs
+ * besides (the gradients, the activations the backward keeps, their scratch) is the
+ * trainer's. Gradients live in one block with the parameters' layout (tr->grads_memory,
+ * carved into tr->grads like gpt->params) and accumulate across backward calls until
+ * zeroed, as .grad does. Every backward loop is parallel (OpenMP) and bit-identical for any
  * thread count: a weight's gradient sums over the B*T rows, so threads split the
  * weight's elements and each sums all rows in one fixed order.
  */
@@ -77,29 +82,47 @@ typedef struct mygpt_train_acts {
     size_t att_scratch_len;
     float *memory;      /* the single allocation behind the float buffers              */
     size_t memory_len;  /* its floats                                                  */
-    int has_forward;    /* 1 after a forward_train, until the backward uses it         */
+    int has_forward;    /* 1 after a forward, until the backward uses it               */
 } mygpt_train_acts;
 
-/* Allocates the gradient block if needed and sets every gradient to 0. */
-mygpt_status mygpt_gpt_zero_grad(mygpt_gpt *gpt, mygpt_error *err);
+/* What training a model needs besides the model. */
+typedef struct mygpt_trainer {
+    mygpt_gpt *model;         /* the model it trains (not owned: it outlives the trainer) */
+    float *grads_memory;      /* model->num_parameters floats, the parameters' layout      */
+    mygpt_params grads;       /* views into grads_memory, as model->params                 */
+    int grads_are_zero;       /* 1 after zero_grad, until a backward                       */
+    float *grads_scratch;     /* a later backward's own gradients, before they are added    */
+    mygpt_train_acts acts;    /* what the backward needs                                    */
+} mygpt_trainer;
+
+/* A trainer for model, with its gradients allocated and zero. The model must not be
+ * packed (mygpt_gpt_pack): a training step changes its weights, so a packing would go
+ * stale (MYGPT_EINVAL); while a trainer holds the model, mygpt_gpt_pack refuses too.
+ * MYGPT_ENOMEM. */
+mygpt_status mygpt_trainer_create(mygpt_trainer **out, mygpt_gpt *model, mygpt_error *err);
+
+/* Frees the trainer (not its model). */
+void mygpt_trainer_free(mygpt_trainer *tr);
+
+/* Sets every gradient to 0 (opt.zero_grad()). */
+mygpt_status mygpt_trainer_zero_grad(mygpt_trainer *tr, mygpt_error *err);
 
 /* The forward pass with targets (B, T), keeping what the backward needs: *loss is
- * F.cross_entropy(gpt(ids).flatten(0, 1), targets.flatten()); the logits are the same
- * bits as mygpt_gpt_forward's. Errors as mygpt_gpt_forward's, and targets outside [0, V). */
-mygpt_status mygpt_gpt_forward_train(mygpt_gpt *gpt, const int64_t *ids, const int64_t *targets,
-                                     int B, int T, float *loss, mygpt_error *err);
+ * F.cross_entropy(gpt(ids).flatten(0, 1), targets.flatten()); the logits (in
+ * tr->acts.logits until the backward) are the same bits as mygpt_gpt_forward's. Errors as
+ * mygpt_gpt_forward's, and targets outside [0, V). */
+mygpt_status mygpt_trainer_forward(mygpt_trainer *tr, const int64_t *ids, const int64_t *targets, int B,
+                                   int T, float *loss, mygpt_error *err);
 
-/* loss.backward() for the last forward_train: adds every parameter's gradient into
- * gpt->grads (allocated and zeroed first if there was none). The token embedding gets
- * the tied head's gradient and the lookup's. MYGPT_EINVAL without a forward_train. */
-mygpt_status mygpt_gpt_backward(mygpt_gpt *gpt, mygpt_error *err);
+/* loss.backward() for the last mygpt_trainer_forward: adds every parameter's gradient
+ * into tr->grads. The token embedding gets the tied head's gradient and the lookup's.
+ * MYGPT_EINVAL without a forward since the last backward. */
+mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err);
 
 /* The loss alone (no gradients kept): mygpt_gpt_forward, then the cross-entropy, as
- * under torch.no_grad(). Same bits as forward_train's loss. */
+ * under torch.no_grad(). Same bits as mygpt_trainer_forward's loss. */
 mygpt_status mygpt_gpt_loss(mygpt_gpt *gpt, const int64_t *ids, const int64_t *targets, int B,
                             int T, float *loss, mygpt_error *err);
-
-void mygpt_train_acts_free(mygpt_train_acts *acts);
 
 /* ---- optimizers (optim.c) ----------------------------------------------------------- */
 

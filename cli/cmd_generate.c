@@ -1,0 +1,138 @@
+/*
+ * cmd_generate.c - `mygpt generate`: the tutorial's generation loop (what
+ * tools/reference_train.py generate computes in PyTorch), from a seeded model or a
+ * checkpoint.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "commands.h"
+#include "model_args.h"
+#include "mygpt/checkpoint.h"
+#include "mygpt/data.h"
+#include "mygpt/generate.h"
+#include "mygpt/tokenizer.h"
+#include "output.h"
+
+int cmd_generate(int argc, char **argv)
+{
+    const char *cmd = "generate";
+    static const arg_spec ARGS[] = {MODEL_FLAGS,           {"checkpoint", 1, 0}, {"prompt", 1, 0},
+                                    {"ids", 1, 0},         {"max-new", 1, 0},    {"temperature", 1, 0},
+                                    {"top-k", 1, 0},       {"top-p", 1, 0},      {"sample-seed", 1, 0},
+                                    {"eos", 1, 0},         {"no-kv-cache", 0, 0}, {NULL, 0, 0}};
+    parsed_args a;
+    int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
+    if (rc < 0) {
+        printf("usage: mygpt generate (--seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
+               "                       | --checkpoint FILE [--seed S]) (--prompt TEXT | --ids \"1,2,3\")\n"
+               "                      --max-new N [--temperature T] [--top-k K] [--top-p P]\n"
+               "                      [--sample-seed S] [--eos ID] [--no-kv-cache]\n"
+               "\n"
+               "The tutorial's generation loop: up to N tokens, each from the last max_seq_len of\n"
+               "the context; top-k, then softmax(logits / T), top-p and torch.multinomial, or\n"
+               "argmax when T is 0 (the default). Stops at the end token (50256 for GPT-2's\n"
+               "vocabulary, none otherwise, or --eos). --sample-seed S is torch.manual_seed(S) just\n"
+               "before sampling; without it the generator continues from building the model\n"
+               "(torch.manual_seed(S), S = 0 with --checkpoint, then GPT(...)). Prints the ids, then\n"
+               "the text when the vocabulary is GPT-2's and in the data folder. --no-kv-cache\n"
+               "recomputes the whole window every step (the same tokens, slower).\n");
+        return 0;
+    }
+    if (rc)
+        return rc;
+    int64_t max_new, topk = 0, eos = -2;
+    uint64_t seed = 0, sample_seed = 0;
+    mygpt_sampling s = {0};
+    if (args_i64_in(cmd, &a, "max-new", 0, 1 << 20, 1, &max_new) || args_i64_in(cmd, &a, "top-k", 1, 1 << 24, 0, &topk) ||
+        args_i64_in(cmd, &a, "eos", -1, 1 << 24, 0, &eos) || args_double_min(cmd, &a, "temperature", 0, &s.temperature) ||
+        args_double_min(cmd, &a, "top-p", 0, &s.top_p))
+        return EXIT_USAGE;
+    s.top_k = (int)topk;
+    if (args_has(&a, "top-p") && !(s.top_p > 0 && s.top_p <= 1)) {
+        cli_error(cmd, "--top-p must be in (0, 1], got %s", args_get(&a, "top-p"));
+        return EXIT_USAGE;
+    }
+    if (args_has(&a, "sample-seed") && parse_seed(cmd, args_get(&a, "sample-seed"), &sample_seed))
+        return EXIT_USAGE;
+    if (args_has(&a, "prompt") == args_has(&a, "ids")) {
+        cli_error(cmd, "give exactly one of --prompt TEXT and --ids \"1,2,3\"");
+        return EXIT_USAGE;
+    }
+    mygpt_gpt *g = NULL;
+    mygpt_error err = {0};
+    mygpt_rng rng = {0};
+    mygpt_status st;
+    if (args_has(&a, "checkpoint")) {
+        if (args_has(&a, "seed") && parse_seed(cmd, args_get(&a, "seed"), &seed))
+            return EXIT_USAGE;
+        if ((st = mygpt_checkpoint_load(&g, args_get(&a, "checkpoint"), &err)) != MYGPT_OK) {
+            return cli_fail(cmd, st, &err);
+        }
+        // torch.manual_seed(S); model = GPT(...) draws its initial values, then loads
+        mygpt_rng_seed(&rng, seed);
+        if ((st = mygpt_gpt_skip_init(&g->config, &rng, &err)) != MYGPT_OK) {
+            mygpt_gpt_free(g);
+            return cli_fail(cmd, st, &err);
+        }
+    } else {
+        mygpt_config cfg;
+        if (read_seed_and_config(cmd, &a, &seed, &cfg))
+            return EXIT_USAGE;
+        mygpt_rng_seed(&rng, seed);
+        if ((st = mygpt_gpt_create_from(&g, &cfg, &rng, &err)) != MYGPT_OK)
+            return cli_fail(cmd, st, &err);
+    }
+    const int V = g->config.vocab_size;
+    mygpt_tokenizer *tok = NULL;
+    int64_t *prompt = NULL, *out = NULL;
+    int np = 0, nout = 0;
+    if ((rc = read_sequence(cmd, &a, &tok, &prompt, &np)))
+        goto done;
+    if (np == 0) {
+        cli_error(cmd, "--prompt is empty: nothing to continue");
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    if (eos == -2)
+        eos = V > 50256 ? 50256 : -1;
+    if (args_has(&a, "sample-seed"))
+        mygpt_rng_seed(&rng, sample_seed);
+    if (!(out = malloc((size_t)(np + max_new) * sizeof *out))) {
+        cli_error(cmd, "out of memory");
+        rc = EXIT_RUNTIME;
+        goto done;
+    }
+    const double t0 = cli_now_s();
+    if ((st = mygpt_generate(g, &rng, prompt, np, (int)max_new, &s, eos, !args_has(&a, "no-kv-cache"), out,
+                             &nout, &err)) != MYGPT_OK) {
+        rc = cli_fail(cmd, st, &err);
+        goto done;
+    }
+    const double secs = cli_now_s() - t0;
+    for (int i = 0; i < nout; i++)
+        printf(i ? " %lld" : "%lld", (long long)out[i]);
+    printf("\n");
+    char dir[4096];
+    if (V == 50257 && !tok && mygpt_data_dir(dir, sizeof dir, &err) == MYGPT_OK)
+        mygpt_tokenizer_load_dir(&tok, dir, &err); // the text too, when the vocabulary is there
+    if (V == 50257 && tok) {
+        char *textout;
+        size_t len;
+        if (mygpt_decode(tok, out, (size_t)nout, &textout, &len, &err) == MYGPT_OK) {
+            fwrite(textout, 1, len, stdout);
+            printf("\n");
+            free(textout);
+        }
+    }
+    fprintf(stderr, "mygpt generate: %d new tokens in %.3f s: %.1f tokens/s\n", nout - np, secs,
+            (nout - np) / (secs > 0 ? secs : 1e-9));
+done:
+    mygpt_tokenizer_free(tok);
+    mygpt_gpt_free(g);
+    free(prompt);
+    free(out);
+    return rc;
+}

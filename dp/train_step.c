@@ -1,0 +1,52 @@
+/*
+ * train_step.c - one training step and the validation loss (see train_step.h).
+ */
+#include "train_step.h"
+
+mygpt_status dp_train_step(const dp_team *team, mygpt_trainer *tr, mygpt_optimizer *opt, const int64_t *x,
+                           const int64_t *y, int B, int T, int check_replicas, const char *program,
+                           double *shown, mygpt_error *err)
+{
+    mygpt_gpt *g = tr->model;
+    int first, rows; // this rank's rows of the global batch
+    dp_share(team, B, &first, &rows);
+    const size_t at = (size_t)first * (size_t)T;
+    float loss;
+    mygpt_status st = mygpt_trainer_forward(tr, x + at, y + at, rows, T, &loss, err);
+    if (st == MYGPT_OK)
+        st = mygpt_trainer_zero_grad(tr, err);
+    if (st == MYGPT_OK)
+        st = mygpt_trainer_backward(tr, err);
+    if (st != MYGPT_OK)
+        return st;
+    *shown = loss;
+    if (team->size > 1) { // the hook: the mean gradient of the global batch, on every rank
+        if (dp_average_gradients(team, tr->grads_memory, g->num_parameters, rows, B))
+            dp_abort(team, program, "averaging the gradients failed (MPI)");
+        *shown = dp_sum(team, (double)loss * rows / (double)B); // each rank's mean, weighted by its rows
+    }
+    st = mygpt_optimizer_step(opt, g->params_memory, tr->grads_memory, g->num_parameters, err);
+    if (st == MYGPT_OK && check_replicas && !dp_same_everywhere(team, g->params_memory, g->num_parameters))
+        dp_abort(team, program, "the ranks' parameters differ after a step");
+    return st;
+}
+
+mygpt_status dp_val_loss(const dp_team *team, mygpt_gpt *g, mygpt_dataloader *val, mygpt_rng *rng, int64_t *x,
+                         int64_t *y, double *out, mygpt_error *err)
+{
+    mygpt_status st = mygpt_dataloader_epoch(val, rng, 0, err); // iter(val_loader)
+    double sum = 0.0; // Python adds loss.item() values: doubles
+    for (size_t b = (size_t)team->rank; b < val->num_batches && st == MYGPT_OK; b += (size_t)team->size) {
+        float loss;
+        const int rows = (int)mygpt_dataloader_batch_rows(val, b);
+        st = mygpt_dataloader_batch(val, b, x, y, err);
+        if (st == MYGPT_OK)
+            st = mygpt_gpt_loss(g, x, y, rows, (int)val->max_length, &loss, err);
+        if (st == MYGPT_OK)
+            sum += loss;
+    }
+    if (team->size > 1) // every rank gets here (an error aborts the job instead)
+        sum = dp_sum(team, sum);
+    *out = sum / (double)val->num_batches;
+    return st;
+}

@@ -1,0 +1,29 @@
+/*
+ * train_step.h - one training step and the validation loss as the course's loop takes
+ * them (tools/reference_train.py), for a team of data-parallel ranks or a team of one:
+ * what `mygpt train` and the chapters' training (chapters/src/verdict.c) share.
+ */
+#ifndef MYGPT_TRAIN_STEP_H
+#define MYGPT_TRAIN_STEP_H
+
+#include "data_parallel.h"
+#include "mygpt/data.h"
+#include "mygpt/train.h"
+
+/* loss = F.cross_entropy(model(x), y); opt.zero_grad(); loss.backward(); opt.step() for
+ * the global batch x, y (B rows of T): this rank takes its rows (dp_share), the team's
+ * gradients are averaged before the step (weighted by rows), and with check_replicas
+ * the ranks' parameters are compared after it. *shown: the global batch's loss. A
+ * failure of the team itself (MPI) ends the job with program's name (dp_abort); the
+ * library's errors are returned. */
+mygpt_status dp_train_step(const dp_team *team, mygpt_trainer *tr, mygpt_optimizer *opt, const int64_t *x,
+                           const int64_t *y, int B, int T, int check_replicas, const char *program,
+                           double *shown, mygpt_error *err);
+
+/* with torch.no_grad(): the mean loss over every batch of val, one iter(val_loader)
+ * (drawing from rng as it does); the ranks take every size-th batch and add their sums.
+ * x, y: room for one batch. */
+mygpt_status dp_val_loss(const dp_team *team, mygpt_gpt *g, mygpt_dataloader *val, mygpt_rng *rng, int64_t *x,
+                         int64_t *y, double *out, mygpt_error *err);
+
+#endif

@@ -1,0 +1,62 @@
+/*
+ * mygpt/attention.h - causal multi-head self-attention (lib/attention.c), forward and
+ * backward: the core between the projections,
+ *
+ *   out[b,t,h*d:(h+1)*d] = sum_{s <= t} softmax_s(q_t . k_s / sqrt(d)) v_s
+ *
+ * for each batch b and head h, with d = C / NH and q, k, v the head's slices. Plain
+ * float32 arrays, (B, T, C) row-major. exp is the library's own (lib/vecmath.h, within
+ * 1.02 ulp of libm's), which vectorises. Every output is computed by one thread in a
+ * fixed order: the same bits for any thread count, and for either kernel choice.
+ */
+#ifndef MYGPT_ATTENTION_H
+#define MYGPT_ATTENTION_H
+
+#include <stddef.h>
+
+#include "mygpt/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* everything declared here is exported by libmygpt.so (lib/exports.txt) */
+#pragma GCC visibility push(default)
+
+/* Which code computes a layer: the fast kernels, or the plain loops kept as the
+ * reference (the same bits for attention; the matmul's naive loops sum in another order). */
+typedef enum mygpt_kernels { MYGPT_KERNELS_FAST = 0, MYGPT_KERNELS_NAIVE = 1 } mygpt_kernels;
+
+/* The forward: out (B, T, C) from q, k, v (B, T, C). probs, when not NULL, receives
+ * each head's probabilities (B, NH, T, T): probs[b,h,t,s] = the softmax weight of key s
+ * for query t (0 for s > t), the floats that weighted the values (the backward needs
+ * them; they also show where a model looks). scratch (scratch_len floats) is per thread:
+ * size it with mygpt_attention_scratch_size(T, d, nthreads); the call never runs more
+ * threads than it holds slices for (fewer threads, same bits), so scratch for 1 thread
+ * is safe under any OMP_NUM_THREADS (the plain loops with probs need none). Refuses
+ * sizes below 1, C not divisible by NH and too little scratch (MYGPT_EINVAL). */
+mygpt_status mygpt_attention_forward(float *out, float *probs, const float *q, const float *k, const float *v,
+                                     float *scratch, size_t scratch_len, int B, int T, int C, int NH,
+                                     mygpt_kernels kernels, mygpt_error *err);
+
+/* The backward: dq, dk, dv += d/dq, d/dk, d/dv (each (B, T, C)) from dout (B, T, C),
+ * the forward's probs and q, k, v. Sizes as the forward's. */
+void mygpt_attention_backward(float *dq, float *dk, float *dv, const float *dout, const float *probs,
+                              const float *q, const float *k, const float *v, int B, int T, int C, int NH);
+
+/* Floats of scratch the forward needs for length T, head size d = C / NH and up to
+ * nthreads threads (per thread: K of one head transposed, and a few rows of scores).
+ * nthreads < 1 counts as 1; pass omp_get_max_threads() to let every thread work. */
+size_t mygpt_attention_scratch_size(int T, int head_dim, int nthreads);
+
+/* The k positions query t attends to most, from its row of probabilities (positions
+ * 0..t): their indices into best[0..], largest first, ties to the earlier position.
+ * Returns how many (min(k, t + 1)). */
+int mygpt_attention_top(const float *row, int t, int k, int *best);
+
+#pragma GCC visibility pop
+
+#ifdef __cplusplus
+}
+#endif
+#endif
