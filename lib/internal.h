@@ -119,7 +119,8 @@ mygpt_status mygpt_matmul_prepacked(float *out, const float *inp, const mygpt_pa
 typedef struct mygpt_packed_model {
     int layers;
     mygpt_packed_weight head;
-    mygpt_packed_weight *linear[MYGPT_NUM_PARAM_TENSORS]; /* per LINEAR tensor: one per layer */
+    mygpt_packed_weight *linear[MYGPT_NUM_PARAM_TENSORS]; /* per LINEAR tensor: one per layer, in weights[] */
+    mygpt_packed_weight weights[];                        /* every layer's LINEAR tensors, one allocation */
 } mygpt_packed_model;
 /* Tensor i's packing for layer l (0 for a whole-model tensor), NULL when p is NULL. */
 static inline const mygpt_packed_weight *mygpt_packed_find(const mygpt_packed_model *p, int i, int l)

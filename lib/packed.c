@@ -18,38 +18,42 @@ void mygpt_packed_model_free(mygpt_packed_model *p)
     if (!p)
         return;
     mygpt_matmul_packed_free(&p->head);
-    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) {
-        const int n = p->linear[i] ? p->layers : 0;
-        for (int l = 0; l < n; l++)
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++)
+        for (int l = 0; p->linear[i] && l < p->layers; l++)
             mygpt_matmul_packed_free(&p->linear[i][l]);
-        free(p->linear[i]);
-    }
     free(p);
 }
 
 mygpt_status mygpt_packed_model_make(mygpt_packed_model **out, const mygpt_gpt *g, mygpt_error *err)
 {
     const mygpt_config *cfg = &g->config;
-    mygpt_packed_model *p = calloc(1, sizeof *p);
+    const int L = cfg->num_layers;
+    mygpt_param_info info[MYGPT_NUM_PARAM_TENSORS];
+    size_t slots = 0; // a LINEAR tensor takes L slots (one per layer, or the first of them)
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) {
+        mygpt_param_info_get(cfg, i, &info[i]);
+        slots += info[i].role == MYGPT_ROLE_LINEAR ? (size_t)L : 0;
+    }
+    mygpt_packed_model *p = calloc(1, sizeof *p + slots * sizeof p->weights[0]);
     if (!p)
         return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the packed weights");
-    p->layers = cfg->num_layers;
-    mygpt_status st = mygpt_matmul_pack(&p->head, g->params.wte, cfg->embed_dim, cfg->vocab_size, err);
-    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS && st == MYGPT_OK; i++) {
-        mygpt_param_info info;
-        mygpt_param_info_get(cfg, i, &info);
-        if (info.role != MYGPT_ROLE_LINEAR)
-            continue;
-        const int n = info.per_layer ? cfg->num_layers : 1;
-        if (!(p->linear[i] = calloc((size_t)p->layers, sizeof *p->linear[i]))) {
-            st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the packed weights");
-            break;
+    p->layers = L;
+    for (int i = 0, at = 0; i < MYGPT_NUM_PARAM_TENSORS; i++)
+        if (info[i].role == MYGPT_ROLE_LINEAR) {
+            p->linear[i] = p->weights + at;
+            at += L;
         }
-        const size_t layer_numel = (size_t)info.shape[0] * (size_t)info.shape[1];
-        for (int l = 0; l < n && st == MYGPT_OK; l++) // a weight (out, in): K = in, N = out
-            st = mygpt_matmul_pack(&p->linear[i][l], mygpt_param_tensor(&g->params, i) + (size_t)l * layer_numel,
-                                   (int)info.shape[1], (int)info.shape[0], err);
-    }
+    mygpt_status st = mygpt_matmul_pack(&p->head, g->params.wte, cfg->embed_dim, cfg->vocab_size, err);
+    // layer by layer, in the order the forward reads them
+    for (int l = 0; l < L && st == MYGPT_OK; l++)
+        for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS && st == MYGPT_OK; i++) {
+            if (info[i].role != MYGPT_ROLE_LINEAR || (!info[i].per_layer && l > 0))
+                continue;
+            const size_t layer_numel = (size_t)info[i].shape[0] * (size_t)info[i].shape[1];
+            const int at = info[i].per_layer ? l : 0; // a weight (out, in): K = in, N = out
+            st = mygpt_matmul_pack(&p->linear[i][at], mygpt_param_tensor(&g->params, i) + (size_t)at * layer_numel,
+                                   (int)info[i].shape[1], (int)info[i].shape[0], err);
+        }
     if (st != MYGPT_OK) {
         mygpt_packed_model_free(p);
         return st;
