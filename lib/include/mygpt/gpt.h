@@ -46,7 +46,8 @@ typedef struct mygpt_config {
  * the parameters derives from it: the struct below, the sizes that carve the block
  * (lib/params.c), the state_dict names and shapes a checkpoint and `mygpt init gpt`
  * list, the draws that initialise them, the weights packed for the matmul, the counts.
- * Adding a tensor (a bias) is one line here, and its use in the block.
+ * A bias is one row here and its weight's bias column (the block's products read it
+ * from the table); a tensor of a new kind needs its use in the block too.
  *
  *   X(field, state_dict name, per layer, rows, cols, role, bias)
  *
