@@ -1,13 +1,54 @@
 /*
- * sample.c - the next token as PyTorch 1.13 picks it (see mygpt/sample.h); the softmax
- * is in loss.c beside the log-softmax (both use PyTorch's SLEEF exp).
+ * sample.c - the next token as PyTorch 1.13 picks it (see mygpt/sample.h): the softmax
+ * with PyTorch's SLEEF exp in its lane order (sleef_rows.h, shared with the loss), then
+ * top-k, top-p and multinomial.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mygpt/sample.h"
 #include "internal.h"
+#include "sleef_rows.h"
+
+/* ---- softmax, as torch.softmax computes a row -------------------------------------- */
+
+#if defined(MYGPT_X86_KERNELS)
+/* mygpt_softmax_torch's row for 8 <= n: exps into probs, their lane sums, then probs
+ * times 1 / sum */
+MYGPT_AVX2 static void softmax_row_avx2(float *probs, const float *x, int n)
+{
+    const float sum = mygpt_exp_sum_avx2(probs, x, n, _mm256_set1_ps(mygpt_row_max_avx2(x, n)));
+    const __m256 inv = _mm256_set1_ps(1.0f / sum);
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(probs + i, _mm256_mul_ps(_mm256_loadu_ps(probs + i), inv));
+    for (; i < n; i++)
+        probs[i] = probs[i] * (1.0f / sum);
+}
+#endif
+
+void mygpt_softmax_torch(float *probs, const float *x, size_t n)
+{
+    if (n == 0)
+        return;
+    const int avx2 = mygpt_sleef_avx2();
+#if defined(MYGPT_X86_KERNELS)
+    if (avx2 && n >= 8 && n <= INT_MAX) {
+        softmax_row_avx2(probs, x, (int)n);
+        return;
+    }
+#endif
+    float maxv = x[0];
+    for (size_t i = 1; i < n; i++)
+        maxv = x[i] > maxv ? x[i] : maxv;
+    // vec::map exp into the output, reduce_all the sum, then x * (1 / sum)
+    const float sum = mygpt_exp_sum_row(probs, x, n, maxv, avx2);
+    const float inv = 1.0f / sum;
+    for (size_t i = 0; i < n; i++)
+        probs[i] = probs[i] * inv;
+}
 
 int64_t mygpt_argmax(const float *x, size_t n)
 {
