@@ -27,7 +27,7 @@ CFLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -ff
 LIB=("$ROOT"/lib/*.c)
 # every subcommand (mygpt.c's main renamed below) and data-parallel training's
 # one-process build (no MPI)
-CLI=("$ROOT"/cli/*.c "$ROOT"/dp/data_parallel.c -I"$ROOT/dp")
+CLI=("$ROOT"/cli/*.c "$ROOT"/dp/data_parallel.c "$ROOT"/dp/train_step.c -I"$ROOT/dp")
 export MYGPT_DATA=${MYGPT_DATA:-$ROOT/data}
 status=0
 printf '%-15s %12s %9s  %s\n' target executions seconds findings
