@@ -50,6 +50,13 @@ int mygpt_shortest_f32(float x, char digits[16], int *exp10);
 /* The RdBu colour of t in [0, 1] (0 = dark red, 0.5 = white, 1 = dark blue). */
 void mygpt_rdbu(double t, int rgb[3]);
 
+/* The generator as after uniform_ (rng.c) or normal_ (normal.c) over n floats, the
+ * floats not computed: the big draws are skipped as 32-bit outputs; normal_'s small
+ * path (n < 16) keeps a Box-Muller partner pending, so those samples are drawn. */
+struct mygpt_rng;
+void mygpt_uniform_skip(struct mygpt_rng *rng, size_t n);
+mygpt_status mygpt_normal_skip(struct mygpt_rng *rng, size_t n, mygpt_error *err);
+
 /* How GPT.__init__ fills a tensor of the parameter table (its role column). */
 typedef enum mygpt_param_role {
     MYGPT_ROLE_EMBEDDING, MYGPT_ROLE_LINEAR, MYGPT_ROLE_BIAS, MYGPT_ROLE_ONES, MYGPT_ROLE_ZEROS

@@ -208,3 +208,16 @@ mygpt_status mygpt_normal_(mygpt_rng *rng, float *data, size_t n, double mean, d
     }
     return MYGPT_OK;
 }
+
+mygpt_status mygpt_normal_skip(mygpt_rng *rng, size_t n, mygpt_error *err)
+{
+    if (n < 16) { // each pair of samples draws two doubles and keeps the second: drawn for real
+        float sample;
+        mygpt_status st = MYGPT_OK;
+        for (size_t i = 0; i < n && st == MYGPT_OK; i++)
+            st = mygpt_normal_small_(rng, &sample, 1, 0.0, 1.0, err);
+        return st;
+    }
+    mygpt_uniform_skip(rng, n + (n % 16 != 0 ? 16 : 0)); // the uniforms, and a ragged tail's 16 again
+    return MYGPT_OK;
+}

@@ -52,10 +52,16 @@ static int row_numel(const mygpt_config *c, const param_row *r, uint64_t *out)
     return 0;
 }
 
+/* tensor i's floats in the block, every layer's (the one size the carving uses) */
+static size_t tensor_floats(const mygpt_config *c, int i)
+{
+    const param_row *r = &TABLE[i];
+    return dim(c, r->rows) * dim(c, r->cols) * (r->per_layer ? (size_t)c->num_layers : 1);
+}
+
 void mygpt_param_info_get(const mygpt_config *cfg, int i, mygpt_param_info *out)
 {
     const param_row *r = &TABLE[i];
-    const size_t L = (size_t)cfg->num_layers;
     memset(out, 0, sizeof *out);
     out->field = r->field;
     out->name = r->name;
@@ -65,9 +71,9 @@ void mygpt_param_info_get(const mygpt_config *cfg, int i, mygpt_param_info *out)
     out->shape[1] = out->ndim == 2 ? (int64_t)dim(cfg, r->cols) : 1;
     out->role = r->role;
     out->bias = r->bias;
-    out->numel = dim(cfg, r->rows) * dim(cfg, r->cols) * (r->per_layer ? L : 1);
+    out->numel = tensor_floats(cfg, i);
     for (int j = 0; j < i; j++)
-        out->offset += dim(cfg, TABLE[j].rows) * dim(cfg, TABLE[j].cols) * (TABLE[j].per_layer ? L : 1);
+        out->offset += tensor_floats(cfg, j);
 }
 
 const char *mygpt_param_tensor_name(int i)
@@ -77,9 +83,8 @@ const char *mygpt_param_tensor_name(int i)
 
 void mygpt_param_sizes(const mygpt_config *cfg, size_t *sizes)
 {
-    const size_t L = (size_t)cfg->num_layers;
     for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++)
-        sizes[i] = dim(cfg, TABLE[i].rows) * dim(cfg, TABLE[i].cols) * (TABLE[i].per_layer ? L : 1);
+        sizes[i] = tensor_floats(cfg, i);
 }
 
 void mygpt_params_carve(mygpt_params *w, float *block, const size_t *sizes)
@@ -225,29 +230,6 @@ mygpt_status mygpt_param_table(mygpt_strbuf *sb, const mygpt_config *cfg,
 
 /* ---- initialisation ---------------------------------------------------------------- */
 
-/* The generator as after n draws of 32 bits, the floats not computed. */
-static void skip_draws(mygpt_rng *rng, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        (void)mygpt_rng_random(rng);
-}
-
-/* The generator as after normal_ over n floats (normal.c): below 16, each pair of
- * samples draws two doubles and keeps the second sample for the next call, so those are
- * drawn for real; from 16 on, n floats of 24-bit uniforms, and 16 more for a ragged tail. */
-static mygpt_status skip_normal(mygpt_rng *rng, size_t n, mygpt_error *err)
-{
-    mygpt_status st = MYGPT_OK;
-    if (n < 16) {
-        float sample;
-        for (size_t i = 0; i < n && st == MYGPT_OK; i++)
-            st = mygpt_normal_small_(rng, &sample, 1, 0.0, 1.0, err);
-        return st;
-    }
-    skip_draws(rng, n + (n % 16 != 0 ? 16 : 0));
-    return st;
-}
-
 mygpt_status mygpt_params_init(const mygpt_config *cfg, const mygpt_params *w, mygpt_rng *rng,
                                mygpt_error *err)
 {
@@ -260,11 +242,11 @@ mygpt_status mygpt_params_init(const mygpt_config *cfg, const mygpt_params *w, m
         const int b = TABLE[e.tensor].bias;
         switch (TABLE[e.tensor].role) {
         case MYGPT_ROLE_EMBEDDING: // nn.Embedding: normal_(0, 1)
-            st = w ? mygpt_init_embedding(rng, e.data, rows, cols, err) : skip_normal(rng, e.numel, err);
+            st = w ? mygpt_init_embedding(rng, e.data, rows, cols, err) : mygpt_normal_skip(rng, e.numel, err);
             break;
         case MYGPT_ROLE_LINEAR: { // nn.Linear: kaiming-uniform weight, then its bias uniform
             if (!w) {
-                skip_draws(rng, e.numel + (b == MYGPT_PARAM_none ? 0 : rows));
+                mygpt_uniform_skip(rng, e.numel + (b == MYGPT_PARAM_none ? 0 : rows));
                 break;
             }
             float *bias = b == MYGPT_PARAM_none ? NULL : mygpt_param_tensor(w, b) + (e.layer >= 0 ? (size_t)e.layer * rows : 0);

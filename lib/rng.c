@@ -113,3 +113,9 @@ void mygpt_randperm(mygpt_rng *rng, int64_t *out, size_t n)
         out[i + z] = t;
     }
 }
+
+void mygpt_uniform_skip(mygpt_rng *rng, size_t n)
+{
+    for (size_t i = 0; i < n; i++) // uniform_ takes one 32-bit output a float
+        (void)mygpt_rng_random(rng);
+}
