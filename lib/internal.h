@@ -1,7 +1,8 @@
 /*
  * internal.h - private to the library (hidden from libmygpt.so's exports): error
- * filling, overflow checks, string building, shortest float digits and the RdBu
- * colour map. Programs of this repository that link the static library may use them;
+ * filling, overflow checks, string building, shortest float digits, the RdBu colour
+ * map, skipping draws, the parameter table's rows, and the kernels' private entry
+ * points (the matmul's workspace and packed weights, the KV-cache attention). Programs of this repository that link the static library may use them;
  * users of the installed library see only the public headers.
  */
 #ifndef MYGPT_INTERNAL_H

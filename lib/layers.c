@@ -1,8 +1,8 @@
 /*
- * layers.c - forward functions of the GPT's layers (see mygpt/layers.h).
+ * layers.c - the GPT's layers other than attention (attention.c) and the fast matmul
+ * (matmul.c), forward and backward (see mygpt/layers.h).
  *
- * Parallelism: rows (b, t) of the matmuls and (b, h) pairs of attention are
- * shared among OpenMP threads with a static schedule; each output element is
+ * Parallelism: rows (b, t) are shared among OpenMP threads with a static schedule; each output element is
  * produced by one thread with a fixed summation order, so the bits never depend
  * on the thread count.
  */

@@ -1,12 +1,12 @@
 /*
- * mygpt/layers.h - the forward pass of each layer of the GPT, one function each.
+ * mygpt/layers.h - each layer of the GPT, one function per direction (attention has
+ * its own header, mygpt/attention.h, included here).
  *
  * Plain float32 arrays, row-major, shapes in the comments: B batch, T time
  * (sequence), C channels, OC output channels, NH heads, V vocabulary. Weights use
  * PyTorch's layout: an nn.Linear(in, out) weight is (out, in). C cannot check the
  * length of a buffer: each must hold the floats its comment says. What can be checked
- * is: the embedding checks ids against V and T against the position table, attention
- * checks the heads; the arithmetic kernels (matmul, LayerNorm, GELU, softmax) take
+ * is: the embedding checks ids against V and T against the position table; the arithmetic kernels (matmul, LayerNorm, GELU, softmax) take
  * sizes the caller validated (mygpt_gpt_forward does) and never fail.
  *
  * Determinism: every output element is computed by exactly one thread, always in
