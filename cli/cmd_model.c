@@ -17,15 +17,24 @@
 
 static const arg_spec FORWARD_ARGS[] = {
     {"seed", 1, 0}, {"vocab", 1, 0}, {"embed", 1, 0}, {"heads", 1, 0}, {"layers", 1, 0},
-    {"max-seq", 1, 0}, {"ids", 1, 0}, {"format", 1, 0}, {"naive", 0, 0}, {NULL, 0, 0}};
+    {"max-seq", 1, 0}, {"ids", 1, 0}, {"format", 1, 0}, {"naive", 0, 0}, ARCH_FLAGS, {NULL, 0, 0}};
 
 static const arg_spec PARAMS_ARGS[] = {
     {"vocab", 1, 0}, {"embed", 1, 0}, {"heads", 1, 0}, {"layers", 1, 0}, {"max-seq", 1, 0},
-    {NULL, 0, 0}};
+    ARCH_FLAGS, {NULL, 0, 0}};
 
 /* Reads --vocab --embed --heads --layers [--max-seq] (default 64). */
 int read_config(const char *cmd, const parsed_args *a, mygpt_config *cfg)
 {
+    mygpt_error err = {0};
+    memset(cfg, 0, sizeof *cfg);
+    if (args_has(a, "arch") && mygpt_arch_parse(args_get(a, "arch"), &cfg->arch, &err) != MYGPT_OK) {
+        cli_error(cmd, "--arch: %s", err.message);
+        return EXIT_USAGE;
+    }
+    cfg->qkv_bias = args_has(a, "qkv-bias");
+    if (args_has(a, "dropout") && parse_double(cmd, "dropout", args_get(a, "dropout"), &cfg->dropout))
+        return EXIT_USAGE;
     const char *names[4] = {"vocab", "embed", "heads", "layers"};
     int *fields[4] = {&cfg->vocab_size, &cfg->embed_dim, &cfg->num_heads, &cfg->num_layers};
     for (int i = 0; i < 4; i++) {
@@ -45,7 +54,6 @@ int read_config(const char *cmd, const parsed_args *a, mygpt_config *cfg)
             return EXIT_USAGE;
         cfg->max_seq_len = (int)v;
     }
-    mygpt_error err = {0};
     if (mygpt_config_validate(cfg, &err) != MYGPT_OK) {
         cli_error(cmd, "%s", err.message);
         return EXIT_USAGE;

@@ -572,8 +572,10 @@ static inline __attribute__((always_inline)) void dp_row(double *restrict dp, co
  * same sums run one at a time: same bits, slower. */
 MYGPT_CLONES static void attention_backward(float *dq, float *dk, float *dv, const float *dout,
                                             const float *att, const float *q, const float *k,
-                                            const float *v, int B, int T, int C, int NH)
+                                            const float *v, const uint8_t *keep, double drop_p, int B,
+                                            int T, int C, int NH)
 {
+    const float noise = keep ? 1.0f / (float)(1.0 - drop_p) : 1.0f; // as mygpt_dropout_apply's
     const int d = C / NH;
     const double scale = (double)(float)sqrt((double)d);
     const size_t ldv = ((size_t)T + DPS - 1) / DPS * DPS;
@@ -587,6 +589,7 @@ MYGPT_CLONES static void attention_backward(float *dq, float *dk, float *dv, con
         for (int h = 0; h < NH; h++) {
             const size_t off = (size_t)b * T * C + (size_t)h * d;
             const float *ah = att + ((size_t)b * NH + h) * T * T; // (T, T)
+            const uint8_t *kh = keep ? keep + ((size_t)b * NH + h) * T * T : NULL;
             float *vt = scratch ? scratch + (size_t)omp_get_thread_num() * per_thread : NULL; // (d, ldv)
             double *dp = vt ? (double *)(vt + (size_t)d * ldv) : dp_heap ? dp_heap + (size_t)omp_get_thread_num() * T : NULL;
             if (vt)
@@ -595,6 +598,7 @@ MYGPT_CLONES static void attention_backward(float *dq, float *dk, float *dv, con
                         vt[(size_t)i * ldv + s] = s < (size_t)T ? v[off + s * C + i] : 0.0f;
             for (int t = 0; t < T; t++) {
                 const float *p = ah + (size_t)t * T;                 // (T,)
+                const uint8_t *kt_row = kh ? kh + (size_t)t * T : NULL;
                 const float *restrict dot = dout + off + (size_t)t * C; // (d,)
                 const float *restrict qt = q + off + (size_t)t * C;  // (d,)
                 float *restrict dqt = dq + off + (size_t)t * C;      // (d,)
@@ -602,18 +606,26 @@ MYGPT_CLONES static void attention_backward(float *dq, float *dk, float *dv, con
                 // dP[t, s] = dO_t . v_s, and rowsum(P * dP)
                 if (dp)
                     dp_row(dp, dot, v + off, vt, ldv, t, C, d);
+                if (dp && kt_row) // dropout: dP = d(dropped P) * noise
+                    for (int s = 0; s <= t; s++)
+                        dp[s] *= kt_row[s] ? noise : 0.0f;
                 double pdp = 0.0;
                 for (int s = 0; s <= t; s++) {
-                    if (!dp)
+                    if (!dp) {
                         dp_row(&dp_one, dot, v + off + (size_t)s * C, NULL, 0, 0, C, d);
+                        dp_one *= kt_row && !kt_row[s] ? 0.0f : kt_row ? noise : 1.0f;
+                    }
                     pdp += p[s] * (dp ? dp[s] : dp_one);
                 }
                 for (int s = 0; s <= t; s++) {
                     const float *restrict ks = k + off + (size_t)s * C;
-                    if (!dp)
+                    if (!dp) {
                         dp_row(&dp_one, dot, v + off + (size_t)s * C, NULL, 0, 0, C, d);
+                        dp_one *= kt_row && !kt_row[s] ? 0.0f : kt_row ? noise : 1.0f;
+                    }
                     const double ds = p[s] * ((dp ? dp[s] : dp_one) - pdp) / scale; // dS / scale
-                    const double ps = p[s];
+                    // the values were weighted by the dropped probabilities
+                    const double ps = kt_row ? p[s] * (kt_row[s] ? noise : 0.0f) : p[s];
                     float *restrict dks = dk + off + (size_t)s * C, *restrict dvs = dv + off + (size_t)s * C;
 #pragma omp simd
                     for (int i = 0; i < d; i++) {
@@ -633,7 +645,41 @@ void mygpt_attention_backward(float *dq, float *dk, float *dv, const float *dout
                               const float *q, const float *k, const float *v, int B, int T, int C,
                               int NH)
 {
-    attention_backward(dq, dk, dv, dout, att, q, k, v, B, T, C, NH);
+    attention_backward(dq, dk, dv, dout, att, q, k, v, NULL, 0.0, B, T, C, NH);
+}
+
+void mygpt_attention_backward_dropout(float *dq, float *dk, float *dv, const float *dout, const float *probs,
+                                      const float *q, const float *k, const float *v, const uint8_t *keep,
+                                      double p, int B, int T, int C, int NH)
+{
+    attention_backward(dq, dk, dv, dout, probs, q, k, v, keep, p, B, T, C, NH);
+}
+
+/* ---- dropout on the probabilities ----------------------------------------------------------- */
+
+void mygpt_attention_dropout_values(float *out, const float *probs, const float *v, const uint8_t *keep, double p,
+                                    int B, int T, int C, int NH)
+{
+    const int d = C / NH;
+    const float noise = 1.0f / (float)(1.0 - p);
+#pragma omp parallel for collapse(2) schedule(static) if ((size_t)B * T * T * C > MYGPT_PARALLEL_MIN)
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < NH; h++) {
+            const size_t off = (size_t)b * T * C + (size_t)h * d, bh = ((size_t)b * NH + h) * T * T;
+            for (int t = 0; t < T; t++) {
+                const float *pt = probs + bh + (size_t)t * T; // (T,)
+                const uint8_t *kt = keep + bh + (size_t)t * T;
+                float *ot = out + off + (size_t)t * C;        // (d,)
+                for (int i = 0; i < d; i++)
+                    ot[i] = 0.0f;
+                for (int s = 0; s <= t; s++) {
+                    const float w = pt[s] * (kt[s] ? noise : 0.0f); // attn_weights = dropout(P)
+                    const float *vs = v + off + (size_t)s * C;
+                    for (int i = 0; i < d; i++)
+                        ot[i] = fmaf(w, vs[i], ot[i]);
+                }
+            }
+        }
 }
 
 /* ---- where a head looks --------------------------------------------------------------------- */

@@ -91,6 +91,27 @@ static void layernorm(float *out, float *mean, float *rstd, const float *x, cons
         mygpt_layernorm_forward(out, x, gamma, beta, N, C);
 }
 
+float *mygpt_head_weight(const mygpt_config *cfg, const mygpt_params *w)
+{
+    return mygpt_arch_get(cfg).untied_head ? w->lmw : w->wte;
+}
+
+void mygpt_block_gelu(const mygpt_config *cfg, float *out, const float *inp, size_t n)
+{
+    if (mygpt_arch_get(cfg).gelu_tanh)
+        mygpt_gelu_tanh_forward(out, inp, n);
+    else
+        mygpt_gelu_forward(out, inp, n);
+}
+
+static void gelu_backward(const mygpt_config *cfg, float *dinp, const float *inp, const float *dout, size_t n)
+{
+    if (mygpt_arch_get(cfg).gelu_tanh)
+        mygpt_gelu_tanh_backward(dinp, inp, dout, n);
+    else
+        mygpt_gelu_backward(dinp, inp, dout, n);
+}
+
 /* out = a + b, n values (out may be a) */
 static void add(float *out, const float *a, const float *b, size_t n)
 {
@@ -110,8 +131,11 @@ static mygpt_status attention(const mygpt_pass *p, int l, const mygpt_block_acts
                                p->cfg->max_seq_len, C, NH, p->cache->att, p->cache->att_rows);
         return MYGPT_OK;
     }
-    return mygpt_attention_forward(a->atty, a->att, a->q, a->k, a->v, p->att_scratch, p->att_scratch_len, B, T, C,
-                                   NH, p->naive ? MYGPT_KERNELS_NAIVE : MYGPT_KERNELS_FAST, err);
+    mygpt_status st = mygpt_attention_forward(a->atty, a->att, a->q, a->k, a->v, p->att_scratch, p->att_scratch_len,
+                                              B, T, C, NH, p->naive ? MYGPT_KERNELS_NAIVE : MYGPT_KERNELS_FAST, err);
+    if (st == MYGPT_OK && a->keep_att) // train mode: the values weighted by dropout(P)
+        mygpt_attention_dropout_values(a->atty, a->att, a->v, a->keep_att, p->dropout, B, T, C, NH);
+    return st;
 }
 
 #define CHECK(call)                                                                                \
@@ -144,16 +168,19 @@ mygpt_status mygpt_block_forward(const mygpt_pass *p, int l, const mygpt_block_a
     with_kv.v = v;
     CHECK(attention(p, l, &with_kv, err));
     CHECK(layer_linear(p, MYGPT_PARAM_wo, l, a->proj, a->atty, N, 0, err));
+    if (a->keep_attn)
+        mygpt_dropout_apply(a->proj, a->proj, a->keep_attn, NC, p->dropout);
     add(a->mid, a->x, a->proj, NC);
     // out = mid + fc2(GELU(fc1(LN2(mid))))
     layernorm(a->ln2, a->ln2_mean, a->ln2_rstd, a->mid, w->ln2w + lc, w->ln2b + lc, N, C);
-    if (a->fch_gelu) { // the backward needs fc1's output before GELU too
-        CHECK(layer_linear(p, MYGPT_PARAM_fc1w, l, a->fch, a->ln2, N, 0, err));
-        mygpt_gelu_forward(a->fch_gelu, a->fch, 4 * NC);
-    } else {
-        CHECK(layer_linear(p, MYGPT_PARAM_fc1w, l, a->fch, a->ln2, N, 1, err)); // GELU fused
-    }
+    // the exact GELU is fused into fc1's product unless the backward needs fc1's output too
+    const int fused = !a->fch_gelu && !mygpt_arch_get(cfg).gelu_tanh;
+    CHECK(layer_linear(p, MYGPT_PARAM_fc1w, l, a->fch, a->ln2, N, fused, err));
+    if (!fused)
+        mygpt_block_gelu(cfg, a->fch_gelu ? a->fch_gelu : a->fch, a->fch, 4 * NC);
     CHECK(layer_linear(p, MYGPT_PARAM_fc2w, l, a->proj, a->fch_gelu ? a->fch_gelu : a->fch, N, 0, err));
+    if (a->keep_mlp)
+        mygpt_dropout_apply(a->proj, a->proj, a->keep_mlp, NC, p->dropout);
     add(a->out, a->mid, a->proj, NC);
     return MYGPT_OK;
 }
@@ -169,19 +196,30 @@ mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_
 
     // out = mid + fc2(GELU(fc1(LN2(mid)))): dx holds d out; dmid = d out + the MLP's
     mygpt_fill_floats(g->dmid, g->dx, NC);
-    CHECK(layer_linear_backward(p, g, MYGPT_PARAM_fc2w, l, g->dfch_gelu, 1, g->dx, a->fch_gelu, N, err));
+    const float *dfc2 = g->dx; // d fc2's output: through its dropout (dln is free until fc1's)
+    if (a->keep_mlp) {
+        mygpt_dropout_apply(g->dln, g->dx, a->keep_mlp, NC, p->dropout);
+        dfc2 = g->dln;
+    }
+    CHECK(layer_linear_backward(p, g, MYGPT_PARAM_fc2w, l, g->dfch_gelu, 1, dfc2, a->fch_gelu, N, err));
     mygpt_fill_floats(g->dfch, NULL, 4 * NC);
-    mygpt_gelu_backward(g->dfch, a->fch, g->dfch_gelu, 4 * NC);
+    gelu_backward(cfg, g->dfch, a->fch, g->dfch_gelu, 4 * NC);
     CHECK(layer_linear_backward(p, g, MYGPT_PARAM_fc1w, l, g->dln, 1, g->dfch, a->ln2, N, err));
     mygpt_layernorm_backward(g->dmid, d->ln2w + lc, d->ln2b + lc, g->dln, a->mid, w->ln2w + lc, a->ln2_mean,
                              a->ln2_rstd, N, C);
     // mid = x + W_o(attention(LN1(x))): dx = d mid + the attention's
     mygpt_fill_floats(g->dx, g->dmid, NC);
-    CHECK(layer_linear_backward(p, g, MYGPT_PARAM_wo, l, g->datty, 1, g->dmid, a->atty, N, err));
+    const float *dwo = g->dmid; // d W_o's output: through its dropout
+    if (a->keep_attn) {
+        mygpt_dropout_apply(g->dln, g->dmid, a->keep_attn, NC, p->dropout);
+        dwo = g->dln;
+    }
+    CHECK(layer_linear_backward(p, g, MYGPT_PARAM_wo, l, g->datty, 1, dwo, a->atty, N, err));
     mygpt_fill_floats(g->dq, NULL, NC);
     mygpt_fill_floats(g->dk, NULL, NC);
     mygpt_fill_floats(g->dv, NULL, NC);
-    mygpt_attention_backward(g->dq, g->dk, g->dv, g->datty, a->att, a->q, a->k, a->v, B, T, C, NH);
+    mygpt_attention_backward_dropout(g->dq, g->dk, g->dv, g->datty, a->att, a->q, a->k, a->v, a->keep_att,
+                                     p->dropout, B, T, C, NH);
     // q, k and v read the same LN1(x): their input gradients add up in dln
     CHECK(layer_linear_backward(p, g, MYGPT_PARAM_wq, l, g->dln, 1, g->dq, a->ln1, N, err));
     CHECK(layer_linear_backward(p, g, MYGPT_PARAM_wk, l, g->dln, 0, g->dk, a->ln1, N, err));
@@ -198,7 +236,7 @@ mygpt_status mygpt_head_forward(const mygpt_pass *p, float *logits, float *ln, f
 {
     const mygpt_config *cfg = p->cfg;
     layernorm(ln, mean, rstd, x, p->w->lnfw, p->w->lnfb, rows, cfg->embed_dim);
-    // the head is the token embedding: logits = LN_f(x) E^T          (rows, V)
-    return mygpt_linear(p, logits, ln, p->w->wte, NULL, p->packed ? &p->packed->head : NULL, rows,
-                        cfg->embed_dim, cfg->vocab_size, 0, err);
+    // logits = LN_f(x) H^T, H the untied head or the token embedding   (rows, V)
+    return mygpt_linear(p, logits, ln, mygpt_head_weight(cfg, p->w), NULL, p->packed ? &p->packed->head : NULL,
+                        rows, cfg->embed_dim, cfg->vocab_size, 0, err);
 }

@@ -26,6 +26,7 @@ typedef struct mygpt_pass {
     size_t att_scratch_len;
     mygpt_kv_cache *cache;            /* a KV-cache step (B = 1): the keys and values */
     int t0;                           /* go to the cache's rows t0 .. t0 + T - 1      */
+    double dropout;                   /* train mode: the p of the blocks' keeps       */
 } mygpt_pass;
 
 /* Where one layer's pass reads and writes, each (N, C) unless said. Pointers that may
@@ -43,13 +44,18 @@ typedef struct mygpt_block_acts {
     float *fch_gelu;           /* (N, 4C) GELU(fch), kept for the backward, or NULL    */
     float *proj;               /* scratch: W_o's and fc2's outputs                     */
     float *out;                /* mid + fc2(GELU(fch)) (may be mid)                    */
+    /* train mode with dropout (mygpt_dropout_mask's keeps), else NULL: on the attention's
+     * probabilities (B, NH, T, T; att then required), on W_o's and on fc2's output (N, C) */
+    const uint8_t *keep_att, *keep_attn, *keep_mlp;
 } mygpt_block_acts;
 
-/* x = x + W_o(attention(LN1(x))); x = x + fc2(GELU(fc1(LN2(x)))) for layer l. */
+/* x = x + W_o(attention(LN1(x))); x = x + fc2(GELU(fc1(LN2(x)))) for layer l, with the
+ * architecture's biases and GELU, and the dropouts when a has keeps. */
 mygpt_status mygpt_block_forward(const mygpt_pass *p, int l, const mygpt_block_acts *a, mygpt_error *err);
 
-/* The final LayerNorm and the tied head for `rows` rows of x: ln = LN_f(x) (keeping
- * mean and rstd when they are not NULL), logits (rows, V) = ln E^T. */
+/* The final LayerNorm and the head for `rows` rows of x: ln = LN_f(x) (keeping mean and
+ * rstd when they are not NULL), logits (rows, V) = ln H^T, H the untied head or the token
+ * embedding E. */
 mygpt_status mygpt_head_forward(const mygpt_pass *p, float *logits, float *ln, float *mean, float *rstd,
                                 const float *x, size_t rows, mygpt_error *err);
 
@@ -80,6 +86,12 @@ mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_
 /* nn.Linear's backward through the pass's kernels: dinp (+)= dout W (set_dinp: written),
  * dw = dout^T inp (written: its block is zero), db += column sums of dout (db may be
  * NULL). ws: workspace of ws_len floats, or the kernel's own. */
+/* The head's weight (V, C): the untied head, or the token embedding. */
+float *mygpt_head_weight(const mygpt_config *cfg, const mygpt_params *w);
+
+/* GELU of the architecture (exact or tanh) over n floats, and its backward (dinp +=). */
+void mygpt_block_gelu(const mygpt_config *cfg, float *out, const float *inp, size_t n);
+
 mygpt_status mygpt_linear_backward(const mygpt_pass *p, float *dinp, int set_dinp, float *dw, float *db,
                                    const float *dout, const float *inp, const float *w, size_t N, int C,
                                    int OC, float *ws, size_t ws_len, mygpt_error *err);

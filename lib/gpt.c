@@ -33,6 +33,12 @@ mygpt_status mygpt_config_validate(const mygpt_config *cfg, mygpt_error *err)
             return mygpt_fail(err, MYGPT_EOVERFLOW, "%s=%d is larger than the supported %d",
                               dims[i].name, dims[i].v, MAX_DIM);
     }
+    if ((unsigned)cfg->arch > MYGPT_ARCH_GPT2)
+        return mygpt_fail(err, MYGPT_EINVAL, "unknown architecture %d", (int)cfg->arch);
+    if (!(cfg->dropout >= 0.0 && cfg->dropout < 1.0))
+        return mygpt_fail(err, MYGPT_EINVAL, "dropout must be in [0, 1), got %g", cfg->dropout);
+    if (cfg->dropout != 0.0 && cfg->arch == MYGPT_ARCH_COURSE)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "the course's model has no dropout (llms-from-scratch and gpt2 do)");
     if (cfg->embed_dim % cfg->num_heads != 0)
         return mygpt_fail(err, MYGPT_EINVAL,
                           "embed_dim=%d is not divisible by num_heads=%d", cfg->embed_dim,

@@ -66,7 +66,9 @@ typedef enum mygpt_param_role {
 /* One table row, with its sizes for a configuration. */
 typedef struct mygpt_param_info {
     const char *field;       /* "wq"                                           */
-    const char *name;        /* "attn.W_q.weight" (after "blocks.<l>." if per layer) */
+    const char *name;        /* "attn.W_q.weight" (after "blocks.<l>." if per layer): the arch's */
+    const char *hf_name;     /* Hugging Face's ("attn.c_attn.weight", after "h.<l>.")   */
+    int present;             /* 0: the architecture has no such tensor (numel 0)      */
     int per_layer;           /* 1: stacked over the layers                     */
     int ndim;                /* 1 or 2                                         */
     int64_t shape[2];        /* one layer's shape                              */
@@ -78,6 +80,8 @@ typedef struct mygpt_param_info {
 
 /* Table row i (0 <= i < MYGPT_NUM_PARAM_TENSORS) for cfg (a validated configuration). */
 void mygpt_param_info_get(const mygpt_config *cfg, int i, mygpt_param_info *out);
+/* Row i's bias under cfg's architecture, or MYGPT_PARAM_none. */
+int mygpt_param_info_bias(const mygpt_config *cfg, int i);
 
 /* From the parameter table (lib/params.c): each tensor's floats, all layers; the views
  * of w into a block of that layout (parameters, or gradients); tensor i's view; and the

@@ -12,7 +12,9 @@
 #include <omp.h>
 #include <stdlib.h>
 
+#include "mygpt/rng.h"
 #include "parallel.h"
+#include "sleef_rows.h"
 #include "vecmath.h"
 #include "internal.h"
 #include "simd.h"
@@ -220,6 +222,83 @@ MYGPT_CLONES static void gelu_backward(float *dinp, const float *inp, const floa
 void mygpt_gelu_backward(float *dinp, const float *inp, const float *dout, size_t n)
 {
     gelu_backward(dinp, inp, dout, n);
+}
+
+/* ---- the tanh GELU ----------------------------------------------------------------- */
+
+/* The book's constant: torch.sqrt(torch.tensor(2.0 / torch.pi)), a float32 square root */
+static float gelu_tanh_k(void)
+{
+    return sqrtf((float)(2.0 / 3.14159265358979323846));
+}
+
+/* u = K * (x + 0.044715 * x^3) for up to 8 values, and t = tanh(u) */
+static void gelu_tanh_inner(float *t, const float *x, int n, float K, int avx2)
+{
+    float u[8] = {0};
+    for (int l = 0; l < n; l++)
+        u[l] = K * (x[l] + (x[l] * x[l] * x[l]) * 0.044715f); // pow(x, 3) is x * x * x
+    mygpt_tanh8(t, u, avx2);
+}
+
+void mygpt_gelu_tanh_forward(float *out, const float *inp, size_t n)
+{
+    const float K = gelu_tanh_k();
+    const int avx2 = mygpt_sleef_avx2();
+    const size_t chunks = (n + 7) / 8;
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+    for (size_t c = 0; c < chunks; c++) {
+        const size_t i0 = c * 8;
+        const int m = n - i0 < 8 ? (int)(n - i0) : 8;
+        float t[8];
+        gelu_tanh_inner(t, inp + i0, m, K, avx2);
+        for (int l = 0; l < m; l++)
+            out[i0 + l] = (0.5f * inp[i0 + l]) * (1.0f + t[l]);
+    }
+}
+
+void mygpt_gelu_tanh_backward(float *dinp, const float *inp, const float *dout, size_t n)
+{
+    const float K = gelu_tanh_k();
+    const int avx2 = mygpt_sleef_avx2();
+    const size_t chunks = (n + 7) / 8;
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+    for (size_t c = 0; c < chunks; c++) {
+        const size_t i0 = c * 8;
+        const int m = n - i0 < 8 ? (int)(n - i0) : 8;
+        float t[8];
+        gelu_tanh_inner(t, inp + i0, m, K, avx2);
+        for (int l = 0; l < m; l++) {
+            const float x = inp[i0 + l], dy = dout[i0 + l];
+            const float dhalf = dy * (1.0f + t[l]);           // y = (0.5 x) * (1 + t)
+            const float du = (dy * (0.5f * x)) * (1.0f - t[l] * t[l]); // tanh's backward
+            const float ds = du * K;                          // u = K * s
+            const float dpow = (ds * 0.044715f) * ((x * x) * 3.0f); // s = x + 0.044715 x^3
+            dinp[i0 + l] += (ds + dpow) + dhalf * 0.5f;       // autograd adds x's three in this order
+        }
+    }
+}
+
+/* ---- dropout --------------------------------------------------------------------- */
+
+mygpt_status mygpt_dropout_mask(mygpt_rng *rng, uint8_t *keep, size_t n, double p, mygpt_error *err)
+{
+    if (!(p >= 0.0 && p < 1.0))
+        return mygpt_fail(err, MYGPT_EINVAL, "dropout probability has to be in [0, 1), got %g", p);
+    const double q = 1.0 - p; // bernoulli_(1 - p): uniform_real_distribution<double> < q
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t r = mygpt_rng_random64(rng) & ((UINT64_C(1) << 53) - 1);
+        keep[i] = (double)r * (1.0 / 9007199254740992.0) < q;
+    }
+    return MYGPT_OK;
+}
+
+void mygpt_dropout_apply(float *out, const float *x, const uint8_t *keep, size_t n, double p)
+{
+    const float scale = 1.0f / (float)(1.0 - p); // noise.div_(1 - p): 1 / 0.9f, or 0 / 0.9f
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+    for (size_t i = 0; i < n; i++)
+        out[i] = x[i] * (keep[i] ? scale : 0.0f);
 }
 
 void mygpt_residual_forward(float *out, const float *inp, size_t n)

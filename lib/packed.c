@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "mygpt/gpt.h"
+#include "block.h"
 #include "internal.h"
 
 void mygpt_packed_model_free(mygpt_packed_model *p)
@@ -29,25 +30,28 @@ mygpt_status mygpt_packed_model_make(mygpt_packed_model **out, const mygpt_gpt *
     const mygpt_config *cfg = &g->config;
     const int L = cfg->num_layers;
     mygpt_param_info info[MYGPT_NUM_PARAM_TENSORS];
+    int linear[MYGPT_NUM_PARAM_TENSORS]; // the block's products (an untied head is packed as the head)
     size_t slots = 0; // a LINEAR tensor takes L slots (one per layer, or the first of them)
     for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) {
         mygpt_param_info_get(cfg, i, &info[i]);
-        slots += info[i].role == MYGPT_ROLE_LINEAR ? (size_t)L : 0;
+        linear[i] = info[i].role == MYGPT_ROLE_LINEAR && info[i].present && i != MYGPT_PARAM_lmw;
+        slots += linear[i] ? (size_t)L : 0;
     }
     mygpt_packed_model *p = calloc(1, sizeof *p + slots * sizeof p->weights[0]);
     if (!p)
         return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the packed weights");
     p->layers = L;
     for (int i = 0, at = 0; i < MYGPT_NUM_PARAM_TENSORS; i++)
-        if (info[i].role == MYGPT_ROLE_LINEAR) {
+        if (linear[i]) {
             p->linear[i] = p->weights + at;
             at += L;
         }
-    mygpt_status st = mygpt_matmul_pack(&p->head, g->params.wte, cfg->embed_dim, cfg->vocab_size, err);
+    mygpt_status st = mygpt_matmul_pack(&p->head, mygpt_head_weight(cfg, &g->params), cfg->embed_dim,
+                                        cfg->vocab_size, err);
     // layer by layer, in the order the forward reads them
     for (int l = 0; l < L && st == MYGPT_OK; l++)
         for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS && st == MYGPT_OK; i++) {
-            if (info[i].role != MYGPT_ROLE_LINEAR || (!info[i].per_layer && l > 0))
+            if (!linear[i] || (!info[i].per_layer && l > 0))
                 continue;
             const size_t layer_numel = (size_t)info[i].shape[0] * (size_t)info[i].shape[1];
             const int at = info[i].per_layer ? l : 0; // a weight (out, in): K = in, N = out

@@ -15,36 +15,86 @@
 /* the sizes a shape is written in */
 enum { DIM_ONE, DIM_C, DIM_C4, DIM_V, DIM_MAXT };
 
+/* which architectures have a tensor (the table's `when`) */
+enum { WHEN_ALWAYS, WHEN_QKV_BIAS, WHEN_OUT_BIAS, WHEN_UNTIED };
+
 typedef struct param_row {
-    const char *field, *name;
+    const char *field, *course, *book, *hf;
     int per_layer, rows, cols;
     mygpt_param_role role;
-    int bias;
+    int bias, when;
     size_t view; /* offsetof(mygpt_params, field) */
 } param_row;
 
 static const param_row TABLE[MYGPT_NUM_PARAM_TENSORS] = {
-#define ROW(field, name, per_layer, rows, cols, role, bias)                                          \
-    {#field, name, per_layer, DIM_##rows, DIM_##cols, MYGPT_ROLE_##role, MYGPT_PARAM_##bias,          \
-     offsetof(mygpt_params, field)},
+#define ROW(field, course, book, hf, per_layer, rows, cols, role, bias, when)                            \
+    {#field, course, book, hf, per_layer, DIM_##rows, DIM_##cols, MYGPT_ROLE_##role, MYGPT_PARAM_##bias, \
+     WHEN_##when, offsetof(mygpt_params, field)},
     MYGPT_PARAMETERS(ROW)
 #undef ROW
 };
 
+/* ---- architectures ------------------------------------------------------------------ */
+
+static const char *const ARCH_NAMES[] = {"course", "llms-from-scratch", "gpt2"};
+
+mygpt_arch_switches mygpt_arch_get(const mygpt_config *cfg)
+{
+    switch (cfg->arch) {
+    case MYGPT_ARCH_LLMS_FROM_SCRATCH:
+        return (mygpt_arch_switches){.qkv_bias = cfg->qkv_bias != 0, .out_bias = 1, .gelu_tanh = 1, .untied_head = 1};
+    case MYGPT_ARCH_GPT2:
+        return (mygpt_arch_switches){.qkv_bias = 1, .out_bias = 1, .gelu_tanh = 1, .untied_head = 0};
+    default:
+        return (mygpt_arch_switches){0};
+    }
+}
+
+const char *mygpt_arch_name(mygpt_arch arch)
+{
+    return (unsigned)arch < sizeof ARCH_NAMES / sizeof ARCH_NAMES[0] ? ARCH_NAMES[arch] : "?";
+}
+
+mygpt_status mygpt_arch_parse(const char *name, mygpt_arch *out, mygpt_error *err)
+{
+    for (size_t i = 0; i < sizeof ARCH_NAMES / sizeof ARCH_NAMES[0]; i++)
+        if (strcmp(name, ARCH_NAMES[i]) == 0) {
+            *out = (mygpt_arch)i;
+            return MYGPT_OK;
+        }
+    return mygpt_fail(err, MYGPT_EINVAL, "unknown architecture '%s' (course, llms-from-scratch or gpt2)", name);
+}
+
+/* whether cfg's architecture has table row r */
+static int present(const mygpt_config *c, const param_row *r)
+{
+    const mygpt_arch_switches a = mygpt_arch_get(c);
+    switch (r->when) {
+    case WHEN_QKV_BIAS: return a.qkv_bias;
+    case WHEN_OUT_BIAS: return a.out_bias;
+    case WHEN_UNTIED: return a.untied_head;
+    default: return 1;
+    }
+}
+
 static size_t dim(const mygpt_config *c, int d)
 {
     switch (d) {
+    case DIM_ONE: return 1;
     case DIM_C: return (size_t)c->embed_dim;
     case DIM_C4: return 4 * (size_t)c->embed_dim;
     case DIM_V: return (size_t)c->vocab_size;
     case DIM_MAXT: return (size_t)c->max_seq_len;
-    default: return 1;
+    default: return 0;
     }
 }
 
 /* one layer's floats of row r, with the product checked: 1 if it overflows */
 static int row_numel(const mygpt_config *c, const param_row *r, uint64_t *out)
 {
+    *out = 0;
+    if (!present(c, r))
+        return 0;
     const uint64_t a = dim(c, r->rows), b = dim(c, r->cols);
     if (a != 0 && b > UINT64_MAX / a)
         return 1;
@@ -56,6 +106,8 @@ static int row_numel(const mygpt_config *c, const param_row *r, uint64_t *out)
 static size_t tensor_floats(const mygpt_config *c, int i)
 {
     const param_row *r = &TABLE[i];
+    if (!present(c, r))
+        return 0;
     return dim(c, r->rows) * dim(c, r->cols) * (r->per_layer ? (size_t)c->num_layers : 1);
 }
 
@@ -64,13 +116,15 @@ void mygpt_param_info_get(const mygpt_config *cfg, int i, mygpt_param_info *out)
     const param_row *r = &TABLE[i];
     memset(out, 0, sizeof *out);
     out->field = r->field;
-    out->name = r->name;
+    out->name = cfg->arch == MYGPT_ARCH_COURSE ? r->course : r->book;
+    out->hf_name = r->hf;
+    out->present = present(cfg, r);
     out->per_layer = r->per_layer;
     out->ndim = r->cols == DIM_ONE ? 1 : 2;
     out->shape[0] = (int64_t)dim(cfg, r->rows);
     out->shape[1] = out->ndim == 2 ? (int64_t)dim(cfg, r->cols) : 1;
     out->role = r->role;
-    out->bias = r->bias;
+    out->bias = mygpt_param_info_bias(cfg, i);
     out->numel = tensor_floats(cfg, i);
     for (int j = 0; j < i; j++)
         out->offset += tensor_floats(cfg, j);
@@ -100,51 +154,59 @@ float *mygpt_param_tensor(const mygpt_params *w, int i)
     return *(float *const *)((const char *)w + TABLE[i].view);
 }
 
-/* The state_dict's order: the whole-model tensors before the first per-layer one
- * (`lead` of them), each layer's tensors, then the remaining whole-model ones. */
-static int leading_tensors(void)
+/* The state_dict's order: the tensors cfg has, the whole-model ones before the first
+ * per-layer row, then each layer's, then the remaining whole-model ones. Entry j's table
+ * row and layer (-1: a whole-model tensor); j past the end gives row -1. */
+static int state_dict_walk(const mygpt_config *cfg, int j, int *layer)
 {
-    int lead = 0;
-    while (lead < MYGPT_NUM_PARAM_TENSORS && !TABLE[lead].per_layer)
-        lead++;
-    return lead;
-}
-
-static int tensors_per_layer(void)
-{
-    int n = 0;
+    int first = 0, per = 0;
+    while (first < MYGPT_NUM_PARAM_TENSORS && !TABLE[first].per_layer)
+        first++;
     for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++)
-        n += TABLE[i].per_layer;
-    return n;
+        per += TABLE[i].per_layer && present(cfg, &TABLE[i]);
+    *layer = -1;
+    for (int i = 0; i < first; i++) // the leading whole-model tensors
+        if (present(cfg, &TABLE[i]) && j-- == 0)
+            return i;
+    if (j < cfg->num_layers * per) { // the k-th present per-layer row of layer j / per
+        *layer = j / per;
+        int k = j % per;
+        for (int i = first; i < MYGPT_NUM_PARAM_TENSORS; i++)
+            if (TABLE[i].per_layer && present(cfg, &TABLE[i]) && k-- == 0)
+                return i;
+    }
+    j -= cfg->num_layers * per;
+    *layer = -1;
+    for (int i = first; i < MYGPT_NUM_PARAM_TENSORS; i++)
+        if (!TABLE[i].per_layer && present(cfg, &TABLE[i]) && j-- == 0)
+            return i;
+    return -1;
 }
 
 int mygpt_state_dict_len(const mygpt_config *cfg)
 {
-    return MYGPT_NUM_PARAM_TENSORS - tensors_per_layer() + cfg->num_layers * tensors_per_layer();
+    int n = 0;
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++)
+        if (present(cfg, &TABLE[i]))
+            n += TABLE[i].per_layer ? cfg->num_layers : 1;
+    return n;
+}
+
+/* The per-layer prefix of an architecture's names. */
+static const char *layer_prefix(const mygpt_config *cfg)
+{
+    return cfg->arch == MYGPT_ARCH_COURSE ? "blocks" : "trf_blocks";
 }
 
 void mygpt_state_dict_entry(const mygpt_config *cfg, const mygpt_params *w, int j, mygpt_state_entry *out)
 {
-    const int lead = leading_tensors(), per = tensors_per_layer();
-    const int in_layers = cfg->num_layers * per;
-    int i, layer = -1;
-    if (j < lead) {
-        i = j;
-    } else if (j < lead + in_layers) { // the k-th per-layer tensor of layer (j - lead) / per
-        layer = (j - lead) / per;
-        int k = (j - lead) % per;
-        for (i = lead; k > 0 || !TABLE[i].per_layer; i++)
-            k -= TABLE[i].per_layer;
-    } else { // the rest, in table order, skipping the per-layer rows
-        int k = j - lead - in_layers;
-        for (i = lead; k > 0 || TABLE[i].per_layer; i++)
-            k -= !TABLE[i].per_layer;
-    }
+    int layer;
+    const int i = state_dict_walk(cfg, j, &layer);
     mygpt_param_info info;
     mygpt_param_info_get(cfg, i, &info);
     memset(out, 0, sizeof *out);
     if (layer >= 0)
-        snprintf(out->name, sizeof out->name, "blocks.%d.%s", layer, info.name);
+        snprintf(out->name, sizeof out->name, "%s.%d.%s", layer_prefix(cfg), layer, info.name);
     else
         snprintf(out->name, sizeof out->name, "%s", info.name);
     out->tensor = i;
@@ -156,6 +218,12 @@ void mygpt_state_dict_entry(const mygpt_config *cfg, const mygpt_params *w, int 
     out->data = w ? mygpt_param_tensor(w, i) + (layer >= 0 ? (size_t)layer * out->numel : 0) : NULL;
 }
 
+int mygpt_param_info_bias(const mygpt_config *cfg, int i)
+{
+    const int b = TABLE[i].bias;
+    return b != MYGPT_PARAM_none && present(cfg, &TABLE[b]) ? b : MYGPT_PARAM_none;
+}
+
 /* ---- counts ------------------------------------------------------------------------ */
 
 /* Adds one tensor's floats (all layers) to the module of the chapter's table it is in. */
@@ -163,6 +231,7 @@ static int count_into(mygpt_param_counts *pc, int i, uint64_t numel)
 {
     uint64_t *module = i == MYGPT_PARAM_wte   ? &pc->token_embedding
                        : i == MYGPT_PARAM_wpe ? &pc->position_embedding
+                       : i == MYGPT_PARAM_lmw ? &pc->head
                        : TABLE[i].per_layer   ? &pc->per_block
                                               : &pc->final_layernorm;
     if (*module > UINT64_MAX - numel)
@@ -173,8 +242,12 @@ static int count_into(mygpt_param_counts *pc, int i, uint64_t numel)
 
 mygpt_status mygpt_param_count(const mygpt_config *cfg, mygpt_param_counts *out, mygpt_error *err)
 {
-    const mygpt_config c = {cfg->vocab_size > 0 ? cfg->vocab_size : 0, cfg->embed_dim > 0 ? cfg->embed_dim : 0,
-                            1, 0, cfg->max_seq_len > 0 ? cfg->max_seq_len : 0};
+    mygpt_config c = *cfg;
+    c.vocab_size = cfg->vocab_size > 0 ? cfg->vocab_size : 0;
+    c.embed_dim = cfg->embed_dim > 0 ? cfg->embed_dim : 0;
+    c.max_seq_len = cfg->max_seq_len > 0 ? cfg->max_seq_len : 0;
+    c.num_heads = 1;
+    c.num_layers = 0;
     const uint64_t L = (uint64_t)(cfg->num_layers > 0 ? cfg->num_layers : 0);
     memset(out, 0, sizeof *out);
     int overflow = 0;
@@ -186,13 +259,13 @@ mygpt_status mygpt_param_count(const mygpt_config *cfg, mygpt_param_counts *out,
     if (overflow || (out->per_block != 0 && L > UINT64_MAX / out->per_block))
         return mygpt_fail(err, MYGPT_EOVERFLOW, "parameter count overflows for V=%d C=%d N=%d",
                           cfg->vocab_size, cfg->embed_dim, cfg->num_layers);
-    out->blocks = L * out->per_block;
-    out->head = 0; // tied to the token embedding
+    out->blocks = L * out->per_block; // the head is 0 when tied to the token embedding
     out->total = out->token_embedding + out->position_embedding;
     if (out->total < out->token_embedding || out->total > UINT64_MAX - out->blocks ||
-        out->total + out->blocks > UINT64_MAX - out->final_layernorm)
+        out->total + out->blocks > UINT64_MAX - out->final_layernorm ||
+        out->total + out->blocks + out->final_layernorm > UINT64_MAX - out->head)
         return mygpt_fail(err, MYGPT_EOVERFLOW, "%s", "the model would not fit in memory");
-    out->total += out->blocks + out->final_layernorm;
+    out->total += out->blocks + out->final_layernorm + out->head;
     if (out->total > SIZE_MAX / sizeof(float))
         return mygpt_fail(err, MYGPT_EOVERFLOW, "%s", "the model would not fit in memory");
     return MYGPT_OK;
@@ -204,8 +277,7 @@ void mygpt_gpt_counts(const mygpt_gpt *g, mygpt_param_counts *out)
     for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) // the sizes of the tensors it holds
         count_into(out, i, g->param_sizes[i]);
     out->blocks = out->per_block;
-    out->per_block /= (uint64_t)g->config.num_layers;
-    out->head = 0; // the head is wte itself: nothing more to count
+    out->per_block /= (uint64_t)g->config.num_layers; // a tied head counts 0: it is wte
     out->total = out->token_embedding + out->position_embedding + out->blocks + out->final_layernorm + out->head;
 }
 
@@ -239,12 +311,12 @@ mygpt_status mygpt_params_init(const mygpt_config *cfg, const mygpt_params *w, m
         mygpt_state_entry e;
         mygpt_state_dict_entry(cfg, w, j, &e);
         const size_t rows = (size_t)e.shape[0], cols = (size_t)e.shape[1];
-        const int b = TABLE[e.tensor].bias;
         switch (TABLE[e.tensor].role) {
         case MYGPT_ROLE_EMBEDDING: // nn.Embedding: normal_(0, 1)
             st = w ? mygpt_init_embedding(rng, e.data, rows, cols, err) : mygpt_normal_skip(rng, e.numel, err);
             break;
         case MYGPT_ROLE_LINEAR: { // nn.Linear: kaiming-uniform weight, then its bias uniform
+            const int b = mygpt_param_info_bias(cfg, e.tensor);
             if (!w) {
                 mygpt_uniform_skip(rng, e.numel + (b == MYGPT_PARAM_none ? 0 : rows));
                 break;

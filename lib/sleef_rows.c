@@ -19,6 +19,11 @@ MYGPT_AVX2 static void exp8_avx2(float *out, const float *in)
     _mm256_storeu_ps(out, Sleef_expf8_u10avx2(_mm256_loadu_ps(in)));
 }
 
+MYGPT_AVX2 static void tanh8_avx2(float *out, const float *in)
+{
+    _mm256_storeu_ps(out, Sleef_tanhf8_u10avx2(_mm256_loadu_ps(in)));
+}
+
 MYGPT_AVX2 void mygpt_log8_avx2(float *out, const float *in)
 {
     _mm256_storeu_ps(out, Sleef_logf8_u10avx2(_mm256_loadu_ps(in)));
@@ -83,6 +88,7 @@ MYGPT_AVX2 float mygpt_exp_sum_avx2(float *e, const float *x, int n, __m256 mx)
 #else
 static void exp8_avx2(float *out, const float *in) { (void)out; (void)in; }
 static void mygpt_log8_avx2(float *out, const float *in) { (void)out; (void)in; }
+static void tanh8_avx2(float *out, const float *in) { (void)out; (void)in; }
 #endif
 
 /* out[i] = exp(in[i]) (or log) for 8 values, as PyTorch's AVX2 kernels compute them */
@@ -93,6 +99,16 @@ void mygpt_exp8(float *out, const float *in, int avx2)
     else
         for (int l = 0; l < 8; l++)
             out[l] = Sleef_expf_u10(in[l]);
+}
+
+void mygpt_tanh8(float *out, const float *in, int avx2)
+{
+    if (avx2) {
+        tanh8_avx2(out, in);
+        return;
+    }
+    for (int l = 0; l < 8; l++)
+        out[l] = Sleef_tanhf_u10(in[l]);
 }
 
 float mygpt_log1f(float x, int avx2)

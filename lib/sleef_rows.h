@@ -20,6 +20,10 @@ int mygpt_sleef_avx2(void);
  * 8-lane function, else its scalar one). */
 void mygpt_exp8(float *out, const float *in, int avx2);
 
+/* out[l] = tanhf(in[l]) for 8 values, as PyTorch's tanh computes them (vml's map over
+ * SLEEF's 8-lane function, a short tail padded; else its scalar one). */
+void mygpt_tanh8(float *out, const float *in, int avx2);
+
 /* logf(x) as PyTorch's kernel computes it. */
 float mygpt_log1f(float x, int avx2);
 
@@ -34,6 +38,7 @@ float mygpt_exp_sum_row(float *e, const float *x, size_t n, float maxv, int avx2
  * AVX2 as they are (clang refuses to pass a __m256 to a function declared without). */
 MYGPT_AVX2 extern __m256 Sleef_expf8_u10avx2(__m256);
 MYGPT_AVX2 extern __m256 Sleef_logf8_u10avx2(__m256);
+MYGPT_AVX2 extern __m256 Sleef_tanhf8_u10avx2(__m256);
 
 /* lanes 0..r-1 on, the rest off (r <= 8) */
 MYGPT_AVX2 static inline __m256i mygpt_first_lanes(int r)

@@ -21,6 +21,7 @@ static void train_acts_release(mygpt_train_acts *a)
     free(a->att_scratch);
     free(a->ids);
     free(a->targets);
+    free(a->keep);
     memset(a, 0, sizeof *a);
 }
 
@@ -172,7 +173,32 @@ static mygpt_pass training_pass(const mygpt_gpt *g, const mygpt_train_acts *a)
 {
     /* no packing: mygpt_trainer_create refuses a packed model and mygpt_gpt_pack a trained one */
     return (mygpt_pass){.cfg = &g->config, .w = &g->params, .naive = g->use_naive_kernels, .B = a->B,
-                        .T = a->T, .att_scratch = a->att_scratch, .att_scratch_len = a->att_scratch_len};
+                        .T = a->T, .att_scratch = a->att_scratch, .att_scratch_len = a->att_scratch_len,
+                        .dropout = a->dropped ? g->config.dropout : 0.0};
+}
+
+/* Train mode: every dropout's keeps for (B, T), drawn in the forward's order (the
+ * embedding's, then layer by layer the attention's, W_o's and fc2's), or none. */
+static mygpt_status draw_keeps(mygpt_trainer *tr, mygpt_error *err)
+{
+    mygpt_train_acts *a = &tr->acts;
+    const mygpt_config *cfg = &tr->model->config;
+    a->dropped = 0;
+    if (!tr->dropout_rng || cfg->dropout == 0.0)
+        return MYGPT_OK;
+    const size_t N = (size_t)a->B * a->T, NC = N * (size_t)cfg->embed_dim;
+    const size_t per_layer = (size_t)cfg->num_heads * N * a->T + 2 * NC;
+    const size_t n = NC + (size_t)cfg->num_layers * per_layer;
+    if (n > a->keep_len) {
+        free(a->keep);
+        a->keep_len = 0;
+        if (!(a->keep = malloc(n)))
+            return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the dropout masks (%zu bytes)", n);
+        a->keep_len = n;
+    }
+    mygpt_status st = mygpt_dropout_mask(tr->dropout_rng, a->keep, n, cfg->dropout, err);
+    a->dropped = st == MYGPT_OK;
+    return st;
 }
 
 /* Layer l's slices of the kept activations. */
@@ -180,7 +206,10 @@ static mygpt_block_acts kept_block(const mygpt_gpt *g, const mygpt_train_acts *a
 {
     const size_t N = (size_t)a->B * a->T, NC = N * (size_t)g->config.embed_dim, lnc = (size_t)l * NC;
     const size_t NH = (size_t)g->config.num_heads;
+    const size_t NTT = NH * N * a->T;
+    const uint8_t *keep = a->dropped ? a->keep + NC + (size_t)l * (NTT + 2 * NC) : NULL;
     return (mygpt_block_acts){
+        .keep_att = keep, .keep_attn = keep ? keep + NTT : NULL, .keep_mlp = keep ? keep + NTT + NC : NULL,
         .x = a->resid + lnc, .ln1 = a->ln1 + lnc, .ln1_mean = a->ln1_mean + l * N, .ln1_rstd = a->ln1_denom + l * N,
         .q = a->q + lnc, .k = a->k + lnc, .v = a->v + lnc, .att = a->att + (size_t)l * N * NH * a->T,
         .atty = a->atty + lnc, .mid = a->resid_mid + lnc, .ln2 = a->ln2 + lnc, .ln2_mean = a->ln2_mean + l * N,
@@ -206,16 +235,19 @@ mygpt_status mygpt_trainer_forward(mygpt_trainer *tr, const int64_t *ids, const 
     const size_t N = (size_t)B * T;
     memcpy(a->ids, ids, N * sizeof *ids);
     memcpy(a->targets, targets, N * sizeof *targets);
+    CHECK(draw_keeps(tr, err));
     const mygpt_pass p = training_pass(g, a);
 
-    // x = E[ids] + P[0..T-1]                                            (B, T, C)
+    // x = dropout(E[ids] + P[0..T-1])                                    (B, T, C)
     CHECK(mygpt_embedding_forward(a->resid, ids, g->params.wte, g->params.wpe, B, T, cfg->embed_dim,
                                   cfg->vocab_size, cfg->max_seq_len, err));
+    if (a->dropped)
+        mygpt_dropout_apply(a->resid, a->resid, a->keep, N * cfg->embed_dim, cfg->dropout);
     for (int l = 0; l < cfg->num_layers; l++) {
         const mygpt_block_acts block = kept_block(g, a, l);
         CHECK(mygpt_block_forward(&p, l, &block, err));
     }
-    // logits = LN_f(x) E^T, then the loss                              (B, T, V)
+    // logits = LN_f(x) H^T (H the head, or E), then the loss           (B, T, V)
     const float *xf = a->resid + (size_t)cfg->num_layers * N * cfg->embed_dim;
     CHECK(mygpt_head_forward(&p, a->logits, a->lnf, a->lnf_mean, a->lnf_denom, xf, N, err));
     CHECK(mygpt_cross_entropy_forward(loss, a->logp, a->logits, targets, N, cfg->vocab_size, err));
@@ -253,9 +285,9 @@ mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
 
     // d loss / d logits, written over the logits                        (B, T, V)
     mygpt_cross_entropy_backward(a->logits, a->logp, a->targets, N, V);
-    // the tied head: logits = lnf E^T gives dlnf = dlogits E and dE += dlogits^T lnf
-    CHECK(mygpt_linear_backward(&p, a->dln, 1, d->wte, NULL, a->logits, a->lnf, w->wte, N, C, V, a->workspace,
-                                a->ws_len, err));
+    // the head: logits = lnf H^T gives dlnf = dlogits H and dH = dlogits^T lnf (H tied: E)
+    CHECK(mygpt_linear_backward(&p, a->dln, 1, mygpt_head_weight(cfg, d), NULL, a->logits, a->lnf,
+                                mygpt_head_weight(cfg, w), N, C, V, a->workspace, a->ws_len, err));
     mygpt_fill_floats(a->dresid, NULL, NC);
     const float *xf = a->resid + (size_t)cfg->num_layers * NC;
     mygpt_layernorm_backward(a->dresid, d->lnfw, d->lnfb, a->dln, xf, w->lnfw, a->lnf_mean,
@@ -264,7 +296,9 @@ mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
         const mygpt_block_acts block = kept_block(g, a, l);
         CHECK(mygpt_block_backward(&p, l, &block, &grads, err));
     }
-    // x = E[ids] + P[0..T-1]: the lookup's gradient joins the head's in dE
+    // x = dropout(E[ids] + P[0..T-1]): the lookup's gradient joins a tied head's in dE
+    if (a->dropped)
+        mygpt_dropout_apply(a->dresid, a->dresid, a->keep, NC, cfg->dropout);
     mygpt_embedding_backward(d->wte, d->wpe, a->dresid, a->ids, a->B, a->T, C);
     if (!tr->grads_are_zero) {
         float *dst = tr->grads_memory;

@@ -274,7 +274,7 @@ static double loss_double(const mygpt_gpt *g, const double *p, const int64_t *id
         mygpt_param_info_get(&g->config, i, &info);
         w[i] = p + info.offset;
     }
-    const double *wte = w[0], *wpe = w[1];
+    const double *wte = w[MYGPT_PARAM_wte], *wpe = w[MYGPT_PARAM_wpe];
     double *x = calloc((size_t)T * C, sizeof *x), *h = calloc((size_t)T * C, sizeof *h);
     double *q = calloc((size_t)T * C, sizeof *q), *k = calloc((size_t)T * C, sizeof *k);
     double *v = calloc((size_t)T * C, sizeof *v), *y = calloc((size_t)T * C, sizeof *y);
@@ -285,7 +285,7 @@ static double loss_double(const mygpt_gpt *g, const double *p, const int64_t *id
             for (int c = 0; c < C; c++)
                 x[t * C + c] = wte[ids[b * T + t] * C + c] + wpe[t * C + c];
         for (int l = 0; l <= L; l++) {
-            const double *gam = l < L ? w[2] + l * C : w[MYGPT_PARAM_lnfw], *bet = l < L ? w[3] + l * C : w[MYGPT_PARAM_lnfb];
+            const double *gam = l < L ? w[MYGPT_PARAM_ln1w] + l * C : w[MYGPT_PARAM_lnfw], *bet = l < L ? w[MYGPT_PARAM_ln1b] + l * C : w[MYGPT_PARAM_lnfb];
             for (int t = 0; t < T; t++) { // h = LN1(x) (or LN_f for l == L)
                 double m = 0, s = 0;
                 for (int c = 0; c < C; c++)
@@ -302,9 +302,9 @@ static double loss_double(const mygpt_gpt *g, const double *p, const int64_t *id
                 for (int o = 0; o < C; o++) {
                     double sq = 0, sk = 0, sv = 0;
                     for (int c = 0; c < C; c++) {
-                        sq += h[t * C + c] * w[4][lcc + o * C + c];
-                        sk += h[t * C + c] * w[5][lcc + o * C + c];
-                        sv += h[t * C + c] * w[6][lcc + o * C + c];
+                        sq += h[t * C + c] * w[MYGPT_PARAM_wq][lcc + o * C + c];
+                        sk += h[t * C + c] * w[MYGPT_PARAM_wk][lcc + o * C + c];
+                        sv += h[t * C + c] * w[MYGPT_PARAM_wv][lcc + o * C + c];
                     }
                     q[t * C + o] = sq, k[t * C + o] = sk, v[t * C + o] = sv;
                 }
@@ -331,10 +331,10 @@ static double loss_double(const mygpt_gpt *g, const double *p, const int64_t *id
                 for (int o = 0; o < C; o++) {
                     double s = 0;
                     for (int c = 0; c < C; c++)
-                        s += y[t * C + c] * w[7][lcc + o * C + c];
+                        s += y[t * C + c] * w[MYGPT_PARAM_wo][lcc + o * C + c];
                     x[t * C + o] += s;
                 }
-            const double *g2 = w[8] + l * C, *b2 = w[9] + l * C;
+            const double *g2 = w[MYGPT_PARAM_ln2w] + l * C, *b2 = w[MYGPT_PARAM_ln2b] + l * C;
             for (int t = 0; t < T; t++) {
                 double m = 0, s = 0;
                 for (int c = 0; c < C; c++)
@@ -346,16 +346,16 @@ static double loss_double(const mygpt_gpt *g, const double *p, const int64_t *id
             }
             for (int t = 0; t < T; t++)
                 for (int o = 0; o < 4 * C; o++) {
-                    double s = w[11][(size_t)l * 4 * C + o];
+                    double s = w[MYGPT_PARAM_fc1b][(size_t)l * 4 * C + o];
                     for (int c = 0; c < C; c++)
-                        s += h[t * C + c] * w[10][4 * lcc + (size_t)o * C + c];
+                        s += h[t * C + c] * w[MYGPT_PARAM_fc1w][4 * lcc + (size_t)o * C + c];
                     f[t * 4 * C + o] = 0.5 * s * (1 + erf(s / sqrt(2.0)));
                 }
             for (int t = 0; t < T; t++)
                 for (int o = 0; o < C; o++) {
-                    double s = w[13][(size_t)l * C + o];
+                    double s = w[MYGPT_PARAM_fc2b][(size_t)l * C + o];
                     for (int c = 0; c < 4 * C; c++)
-                        s += f[t * 4 * C + c] * w[12][4 * lcc + (size_t)o * 4 * C + c];
+                        s += f[t * 4 * C + c] * w[MYGPT_PARAM_fc2w][4 * lcc + (size_t)o * 4 * C + c];
                     x[t * C + o] += s;
                 }
         }
@@ -513,7 +513,7 @@ Test(train_curves, thirty_steps_of_sgd_and_adamw_follow_pytorch, .timeout = 300)
     char optname[16];
     double lr, wd;
     unsigned long long seed;
-    mygpt_config cfg;
+    mygpt_config cfg = {0};
     int B = 0, T = 0, curves = 0;
     int64_t *ids = NULL, *tg = NULL;
     while (golden_next_line(f, &line, &cap, &lineno) >= 0) {

@@ -13,6 +13,7 @@
 #define MYGPT_ATTENTION_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "mygpt/error.h"
 
@@ -43,6 +44,16 @@ mygpt_status mygpt_attention_forward(float *out, float *probs, const float *q, c
  * the forward's probs and q, k, v. Sizes as the forward's. */
 void mygpt_attention_backward(float *dq, float *dk, float *dv, const float *dout, const float *probs,
                               const float *q, const float *k, const float *v, int B, int T, int C, int NH);
+
+/* Dropout on the probabilities in train mode (Raschka's attention: attn_weights =
+ * dropout(softmax(...)); context = attn_weights @ values): out (B, T, C) = (probs * noise)
+ * V, probs being the forward's and keep mygpt_dropout_mask's (B, NH, T, T) keeps of p
+ * (mygpt/layers.h). Its backward: mygpt_attention_backward_dropout, with the same keeps. */
+void mygpt_attention_dropout_values(float *out, const float *probs, const float *v, const uint8_t *keep, double p,
+                                    int B, int T, int C, int NH);
+void mygpt_attention_backward_dropout(float *dq, float *dk, float *dv, const float *dout, const float *probs,
+                                      const float *q, const float *k, const float *v, const uint8_t *keep,
+                                      double p, int B, int T, int C, int NH);
 
 /* Floats of scratch the forward needs for length T, head size d = C / NH and up to
  * nthreads threads (per thread: K of one head transposed, and a few rows of scores).

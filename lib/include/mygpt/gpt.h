@@ -32,49 +32,92 @@ extern "C" {
 /* everything declared here is exported by libmygpt.so (lib/exports.txt) */
 #pragma GCC visibility push(default)
 
+/* Whose GPT: the switches of the parameter table and of the block (mygpt_arch_get).
+ *   course             the course's model (docs/model-spec.md): no attention biases, exact
+ *                      GELU, the head tied to the token embedding, no dropout
+ *   llms-from-scratch  Raschka's GPTModel (Build a Large Language Model (From Scratch),
+ *                      ch. 4): out_proj's bias (and W_query/W_key/W_value's when
+ *                      qkv_bias), the tanh GELU, an untied out_head drawn last, dropout
+ *   gpt2               GPT-2 (Hugging Face's gpt2 checkpoints): the book's GPTModel with
+ *                      qkv_bias and the head tied to the token embedding */
+typedef enum mygpt_arch {
+    MYGPT_ARCH_COURSE = 0,
+    MYGPT_ARCH_LLMS_FROM_SCRATCH = 1,
+    MYGPT_ARCH_GPT2 = 2
+} mygpt_arch;
+
 typedef struct mygpt_config {
     int vocab_size;  /* V */
     int embed_dim;   /* C, divisible by num_heads */
     int num_heads;   /* NH */
     int num_layers;  /* L (N in the chapter) */
     int max_seq_len; /* maxT: rows of the position embedding */
+    mygpt_arch arch; /* 0: the course's model */
+    int qkv_bias;    /* llms-from-scratch: the book's qkv_bias (gpt2 has them, course not) */
+    double dropout;  /* p of the book's four dropouts, in train mode (course: must be 0) */
 } mygpt_config;
 
-/* The parameter table: every tensor of the model, one line each, in the order of the
- * one block that holds them (llm.c's layout: a per-layer tensor is stacked over the
- * layers, so wq is (L, C, C) and layer l's W_q is wq + l * C * C). Everything about
- * the parameters derives from it: the struct below, the sizes that carve the block
- * (lib/params.c), the state_dict names and shapes a checkpoint and `mygpt init gpt`
- * list, the draws that initialise them, the weights packed for the matmul, the counts.
- * A bias is one row here and its weight's bias column (the block's products read it
- * from the table); a tensor of a new kind needs its use in the block too.
+/* The switches an architecture sets. */
+typedef struct mygpt_arch_switches {
+    int qkv_bias;     /* biases on W_q, W_k, W_v                                   */
+    int out_bias;     /* a bias on the attention's output projection W_o           */
+    int gelu_tanh;    /* GELU 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), else exact */
+    int untied_head;  /* a head of its own (V, C), drawn last; else the token embedding */
+} mygpt_arch_switches;
+
+/* The switches of cfg's architecture. */
+mygpt_arch_switches mygpt_arch_get(const mygpt_config *cfg);
+
+/* "course", "llms-from-scratch", "gpt2"; and back (MYGPT_EINVAL for another name). */
+const char *mygpt_arch_name(mygpt_arch arch);
+mygpt_status mygpt_arch_parse(const char *name, mygpt_arch *out, mygpt_error *err);
+
+/* The parameter table: every tensor of every architecture, one line each, in the
+ * order of the one block that holds them (llm.c's layout: a per-layer tensor is
+ * stacked over the layers, so wq is (L, C, C) and layer l's W_q is wq + l * C * C).
+ * Everything about the parameters derives from it: the struct below, the sizes that
+ * carve the block (lib/params.c), the state_dict names and shapes a checkpoint and
+ * `mygpt init gpt` list, the draws that initialise them, the weights packed for the
+ * matmul, the counts. A bias is one row here and its weight's bias column (the block's
+ * products read it from the table); a tensor of a new kind needs its use in the block too.
  *
- *   X(field, state_dict name, per layer, rows, cols, role, bias)
+ *   X(field, course name, book name, Hugging Face name, per layer, rows, cols, role, bias, when)
  *
- * name: after "blocks.<l>." for a per-layer tensor. rows x cols: the shape of one
- * layer's tensor (cols ONE: a vector) in sizes of the config (V, MAXT, C, C4 = 4C).
- * role: how GPT.__init__ fills it: EMBEDDING (normal(0, 1)), LINEAR (a weight (out, in),
+ * names: the state_dict's under each architecture (gpt2's in memory are the book's;
+ * Hugging Face's are its files'), after "blocks.<l>." / "trf_blocks.<l>." / "h.<l>."
+ * for a per-layer tensor. Hugging Face's Conv1D stores a weight (in, out), and rows
+ * that share a name there are one tensor, concatenated along out in table order
+ * (c_attn = W_q | W_k | W_v). rows x cols: the shape of one layer's tensor (cols ONE:
+ * a vector) in sizes of the config (V, MAXT, C, C4 = 4C).
+ * role: how __init__ fills it: EMBEDDING (normal(0, 1)), LINEAR (a weight (out, in),
  * kaiming-uniform, with `bias` drawn right after it when it has one), BIAS (drawn by
- * its weight), ONES, ZEROS (LayerNorm's gamma and beta). The state_dict order is the
- * tensors before the first per-layer one, then each layer's, then the rest, and it is
- * also the order of the draws. The head is tied: the token embedding. */
-#define MYGPT_PARAMETERS(X)                                                                   \
-    X(wte,  "token_embedding.embedding.weight", 0, V,    C,   EMBEDDING, none) /* and head */ \
-    X(wpe,  "position_embedding.weight",        0, MAXT, C,   EMBEDDING, none)                \
-    X(ln1w, "ln1.gamma",                        1, C,    ONE, ONES,      none)                \
-    X(ln1b, "ln1.beta",                         1, C,    ONE, ZEROS,     none)                \
-    X(wq,   "attn.W_q.weight",                  1, C,    C,   LINEAR,    none)                \
-    X(wk,   "attn.W_k.weight",                  1, C,    C,   LINEAR,    none)                \
-    X(wv,   "attn.W_v.weight",                  1, C,    C,   LINEAR,    none)                \
-    X(wo,   "attn.W_o.weight",                  1, C,    C,   LINEAR,    none)                \
-    X(ln2w, "ln2.gamma",                        1, C,    ONE, ONES,      none)                \
-    X(ln2b, "ln2.beta",                         1, C,    ONE, ZEROS,     none)                \
-    X(fc1w, "mlp.fc1.weight",                   1, C4,   C,   LINEAR,    fc1b)                \
-    X(fc1b, "mlp.fc1.bias",                     1, C4,   ONE, BIAS,      none)                \
-    X(fc2w, "mlp.fc2.weight",                   1, C,    C4,  LINEAR,    fc2b)                \
-    X(fc2b, "mlp.fc2.bias",                     1, C,    ONE, BIAS,      none)                \
-    X(lnfw, "ln_f.gamma",                       0, C,    ONE, ONES,      none)                \
-    X(lnfb, "ln_f.beta",                        0, C,    ONE, ZEROS,     none)
+ * its weight), ONES, ZEROS (LayerNorm's gamma and beta). when: the architectures that
+ * have it (ALWAYS, QKV_BIAS, OUT_BIAS, UNTIED: mygpt_arch_switches); an absent tensor
+ * has no floats. The state_dict order is the tensors before the first per-layer one,
+ * then each layer's, then the rest, and it is also the order of the draws (the book's
+ * out_head is drawn last). A tied head is the token embedding. */
+#define MYGPT_PARAMETERS(X)                                                                                   \
+    X(wte,  "token_embedding.embedding.weight", "tok_emb.weight",      "wte.weight",         0, V,    C,   EMBEDDING, none, ALWAYS)   \
+    X(wpe,  "position_embedding.weight",        "pos_emb.weight",      "wpe.weight",         0, MAXT, C,   EMBEDDING, none, ALWAYS)   \
+    X(ln1w, "ln1.gamma",                        "norm1.scale",         "ln_1.weight",        1, C,    ONE, ONES,      none, ALWAYS)   \
+    X(ln1b, "ln1.beta",                         "norm1.shift",         "ln_1.bias",          1, C,    ONE, ZEROS,     none, ALWAYS)   \
+    X(wq,   "attn.W_q.weight",                  "att.W_query.weight",  "attn.c_attn.weight", 1, C,    C,   LINEAR,    bq,   ALWAYS)   \
+    X(bq,   "attn.W_q.bias",                    "att.W_query.bias",    "attn.c_attn.bias",   1, C,    ONE, BIAS,      none, QKV_BIAS) \
+    X(wk,   "attn.W_k.weight",                  "att.W_key.weight",    "attn.c_attn.weight", 1, C,    C,   LINEAR,    bk,   ALWAYS)   \
+    X(bk,   "attn.W_k.bias",                    "att.W_key.bias",      "attn.c_attn.bias",   1, C,    ONE, BIAS,      none, QKV_BIAS) \
+    X(wv,   "attn.W_v.weight",                  "att.W_value.weight",  "attn.c_attn.weight", 1, C,    C,   LINEAR,    bv,   ALWAYS)   \
+    X(bv,   "attn.W_v.bias",                    "att.W_value.bias",    "attn.c_attn.bias",   1, C,    ONE, BIAS,      none, QKV_BIAS) \
+    X(wo,   "attn.W_o.weight",                  "att.out_proj.weight", "attn.c_proj.weight", 1, C,    C,   LINEAR,    bo,   ALWAYS)   \
+    X(bo,   "attn.W_o.bias",                    "att.out_proj.bias",   "attn.c_proj.bias",   1, C,    ONE, BIAS,      none, OUT_BIAS) \
+    X(ln2w, "ln2.gamma",                        "norm2.scale",         "ln_2.weight",        1, C,    ONE, ONES,      none, ALWAYS)   \
+    X(ln2b, "ln2.beta",                         "norm2.shift",         "ln_2.bias",          1, C,    ONE, ZEROS,     none, ALWAYS)   \
+    X(fc1w, "mlp.fc1.weight",                   "ff.layers.0.weight",  "mlp.c_fc.weight",    1, C4,   C,   LINEAR,    fc1b, ALWAYS)   \
+    X(fc1b, "mlp.fc1.bias",                     "ff.layers.0.bias",    "mlp.c_fc.bias",      1, C4,   ONE, BIAS,      none, ALWAYS)   \
+    X(fc2w, "mlp.fc2.weight",                   "ff.layers.2.weight",  "mlp.c_proj.weight",  1, C,    C4,  LINEAR,    fc2b, ALWAYS)   \
+    X(fc2b, "mlp.fc2.bias",                     "ff.layers.2.bias",    "mlp.c_proj.bias",    1, C,    ONE, BIAS,      none, ALWAYS)   \
+    X(lnfw, "ln_f.gamma",                       "final_norm.scale",    "ln_f.weight",        0, C,    ONE, ONES,      none, ALWAYS)   \
+    X(lnfb, "ln_f.beta",                        "final_norm.shift",    "ln_f.bias",          0, C,    ONE, ZEROS,     none, ALWAYS)   \
+    X(lmw,  "lm_head.weight",                   "out_head.weight",     "lm_head.weight",     0, V,    C,   LINEAR,    none, UNTIED)
 
 /* MYGPT_PARAM_wte, MYGPT_PARAM_wpe, ...: a tensor's index in the table */
 enum mygpt_param_index {

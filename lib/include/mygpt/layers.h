@@ -101,6 +101,28 @@ void mygpt_gelu_forward(float *out, const float *inp, size_t n);
  * (tests/test_vecmath.c; PyTorch's own float32 kernel is less accurate). */
 void mygpt_gelu_backward(float *dinp, const float *inp, const float *dout, size_t n);
 
+/* The tanh GELU as Raschka's book (and GPT-2's "gelu_new") writes it,
+ * 0.5 * x * (1 + tanh(sqrt(tensor(2/pi)) * (x + 0.044715 * pow(x, 3)))), op by op in
+ * float32 as PyTorch evaluates it, tanh being SLEEF's (PyTorch's on an AVX2 CPU): the
+ * same bits. out may be inp. */
+void mygpt_gelu_tanh_forward(float *out, const float *inp, size_t n);
+
+/* Its gradient as autograd takes it through those ops: dinp += d/dx, each op's
+ * backward in float32, the three paths to x added in autograd's order. */
+void mygpt_gelu_tanh_backward(float *dinp, const float *inp, const float *dout, size_t n);
+
+/* Dropout in train mode, F.dropout(x, p) on PyTorch's CPU without MKL:
+ * noise = empty_like(x).bernoulli_(1 - p) (one 64-bit draw per element, in order, from
+ * rng: keep = (draw & (2^53 - 1)) * 2^-53 < 1 - p), noise.div_(1 - p), x * noise.
+ * mygpt_dropout_mask draws the n keeps (1 or 0) of one call; 0 <= p < 1
+ * (MYGPT_EINVAL otherwise). Builds with MKL on an Intel CPU draw other masks. */
+struct mygpt_rng;
+mygpt_status mygpt_dropout_mask(struct mygpt_rng *rng, uint8_t *keep, size_t n, double p, mygpt_error *err);
+
+/* out = x * noise for the keeps of mygpt_dropout_mask (out may be x); the backward is
+ * the same product with dout. */
+void mygpt_dropout_apply(float *out, const float *x, const uint8_t *keep, size_t n, double p);
+
 /* out += inp, elementwise over n values. (Its backward passes the gradient through
  * unchanged to both branches.) */
 void mygpt_residual_forward(float *out, const float *inp, size_t n);

@@ -83,6 +83,11 @@ typedef struct mygpt_train_acts {
     float *memory;      /* the single allocation behind the float buffers              */
     size_t memory_len;  /* its floats                                                  */
     int has_forward;    /* 1 after a forward, until the backward uses it               */
+    uint8_t *keep;      /* train mode's dropout keeps, in the order they are drawn: the
+                           embedding's (B, T, C), then per layer the attention's
+                           (B, NH, T, T), W_o's and fc2's (B, T, C); NULL without dropout */
+    size_t keep_len;    /* bytes allocated at keep                                      */
+    int dropped;        /* 1 when the last forward drew keeps                            */
 } mygpt_train_acts;
 
 /* What training a model needs besides the model. */
@@ -93,6 +98,9 @@ typedef struct mygpt_trainer {
     int grads_are_zero;       /* 1 after zero_grad, until a backward                       */
     float *grads_scratch;     /* a later backward's own gradients, before they are added    */
     mygpt_train_acts acts;    /* what the backward needs                                    */
+    struct mygpt_rng *dropout_rng; /* train mode (model.train()): the forward draws the
+                                      dropouts' masks of the model's config.dropout from it;
+                                      NULL (the default): eval mode, no dropout        */
 } mygpt_trainer;
 
 /* A trainer for model, with its gradients allocated and zero. The model must not be
@@ -109,7 +117,9 @@ mygpt_status mygpt_trainer_zero_grad(mygpt_trainer *tr, mygpt_error *err);
 
 /* The forward pass with targets (B, T), keeping what the backward needs: *loss is
  * F.cross_entropy(gpt(ids).flatten(0, 1), targets.flatten()); the logits (in
- * tr->acts.logits until the backward) are the same bits as mygpt_gpt_forward's. Errors as
+ * tr->acts.logits until the backward) are the same bits as mygpt_gpt_forward's in eval
+ * mode. In train mode (tr->dropout_rng set, config.dropout > 0) it first draws every
+ * dropout's mask, in the order the book's forward draws them. Errors as
  * mygpt_gpt_forward's, and targets outside [0, V). */
 mygpt_status mygpt_trainer_forward(mygpt_trainer *tr, const int64_t *ids, const int64_t *targets, int B,
                                    int T, float *loss, mygpt_error *err);
