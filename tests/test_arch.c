@@ -1,0 +1,380 @@
+/*
+ * test_arch.c - other people's GPTs against tools/reference_llms.py (goldens from
+ * tools/gen_arch_goldens.py): Raschka's GPTModel and GPT-2, their parameters bit for bit,
+ * logits, loss and gradients in eval and train mode (dropout), 30-step curves, F.dropout's
+ * masks, and the same bits for any thread count.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "golden.h"
+#include "mygpt/gpt.h"
+#include "mygpt/layers.h"
+#include "mygpt/rng.h"
+#include "mygpt/train.h"
+
+static float unhex32(const char *h)
+{
+    float f;
+    cr_assert_eq(golden_parse_f32(h, &f, 1), 1, "bad hex '%s'", h);
+    return f;
+}
+
+/* ---- dropout's masks -------------------------------------------------------------- */
+
+Test(dropout, masks_are_pytorchs_over_chains_of_calls)
+{
+    FILE *f = golden_open("dropout.txt");
+    cr_assert_not_null(f, "tests/golden/dropout.txt is missing");
+    char *line = NULL;
+    size_t cap = 0;
+    long lineno = 0;
+    mygpt_rng rng = {0};
+    double p = 0;
+    int chains = 0, calls = 0;
+    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+        unsigned long long seed;
+        if (sscanf(line, "chain %llu %lf", &seed, &p) == 2) {
+            mygpt_rng_seed(&rng, seed);
+            chains++;
+            continue;
+        }
+        size_t n;
+        char hex[1100], scale_hex[16];
+        cr_assert_eq(sscanf(line, "keep %zu %1099s scale %15s", &n, hex, scale_hex), 3, "line %ld", lineno);
+        cr_assert_eq(strlen(hex), (n + 7) / 8 * 2);
+        uint8_t *keep = malloc(n);
+        float *x = malloc(n * sizeof *x);
+        cr_assert_eq(mygpt_dropout_mask(&rng, keep, n, p, NULL), MYGPT_OK);
+        for (size_t i = 0; i < n; i++)
+            x[i] = 1.0f;
+        mygpt_dropout_apply(x, x, keep, n, p);
+        const float scale = unhex32(scale_hex);
+        for (size_t i = 0; i < n; i++) {
+            unsigned byte;
+            cr_assert_eq(sscanf(hex + 2 * (i / 8), "%2x", &byte), 1);
+            const int want = (byte >> (i % 8)) & 1;
+            cr_assert_eq(keep[i], want, "line %ld: element %zu of %zu: keep %d, PyTorch %d", lineno, i, n, keep[i], want);
+            if (want)
+                cr_assert(x[i] == scale, "line %ld: kept value %a, PyTorch %a", lineno, (double)x[i], (double)scale);
+            else
+                cr_assert(x[i] == 0.0f);
+        }
+        free(keep);
+        free(x);
+        calls++;
+    }
+    free(line);
+    fclose(f);
+    cr_assert_geq(chains, 20);
+    cr_assert_gt(calls, chains);
+}
+
+Test(dropout, bad_probabilities_are_refused)
+{
+    mygpt_rng rng = {0};
+    uint8_t keep[1];
+    mygpt_error err = {0};
+    cr_expect_eq(mygpt_dropout_mask(&rng, keep, 1, 1.0, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_dropout_mask(&rng, keep, 1, -0.1, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_dropout_mask(&rng, keep, 1, NAN, &err), MYGPT_EINVAL);
+    const mygpt_config course = {4, 4, 2, 1, 8, MYGPT_ARCH_COURSE, 0, 0.1};
+    cr_expect_eq(mygpt_config_validate(&course, &err), MYGPT_EINVAL, "the course's model has no dropout");
+    const mygpt_config book = {4, 4, 2, 1, 8, MYGPT_ARCH_LLMS_FROM_SCRATCH, 0, 1.5};
+    cr_expect_eq(mygpt_config_validate(&book, &err), MYGPT_EINVAL);
+}
+
+/* ---- the tanh GELU ----------------------------------------------------------------- */
+
+Test(arch, tanh_gelu_and_its_gradient_are_pytorchs_bits)
+{
+    FILE *f = golden_open("arch.txt");
+    cr_assert_not_null(f, "tests/golden/arch.txt is missing");
+    char *line = NULL;
+    size_t cap = 0, n = 0;
+    long lineno = 0;
+    float *v[4] = {NULL};
+    const char *keys[4] = {"x ", "dy ", "y ", "dx "};
+    while (golden_next_line(f, &line, &cap, &lineno) >= 0 && !v[3]) {
+        if (sscanf(line, "gelu %zu", &n) == 1)
+            continue;
+        for (int k = 0; k < 4; k++)
+            if (n && strncmp(line, keys[k], strlen(keys[k])) == 0) {
+                v[k] = malloc(n * sizeof(float));
+                cr_assert_eq(golden_parse_f32(line + strlen(keys[k]), v[k], n), n);
+            }
+    }
+    cr_assert(n > 0 && v[3], "no gelu block in arch.txt");
+    float *y = malloc(n * sizeof *y), *dx = calloc(n, sizeof *dx);
+    mygpt_gelu_tanh_forward(y, v[0], n);
+    mygpt_gelu_tanh_backward(dx, v[0], v[1], n);
+    for (size_t i = 0; i < n; i++) {
+        cr_assert(memcmp(&y[i], &v[2][i], sizeof *y) == 0, "GELU(%a) = %a, PyTorch %a", (double)v[0][i], (double)y[i],
+                  (double)v[2][i]);
+        cr_assert(memcmp(&dx[i], &v[3][i], sizeof *dx) == 0, "GELU'(%a) dy = %a, PyTorch %a", (double)v[0][i],
+                  (double)dx[i], (double)v[3][i]);
+    }
+    for (int k = 0; k < 4; k++)
+        free(v[k]);
+    free(y);
+    free(dx);
+    free(line);
+    fclose(f);
+}
+
+/* ---- the cases ----------------------------------------------------------------------- */
+
+typedef struct arch_case {
+    unsigned long long seed;
+    mygpt_config cfg;
+    int B, T;
+    int64_t *ids, *targets;
+} arch_case;
+
+static int parse_case(const char *line, arch_case *c)
+{
+    char arch[32];
+    arch_case n = {0};
+    if (sscanf(line, "case %31s %llu %d %d %d %d %d %d %lf %d %d", arch, &n.seed, &n.cfg.vocab_size,
+               &n.cfg.embed_dim, &n.cfg.num_heads, &n.cfg.num_layers, &n.cfg.max_seq_len, &n.cfg.qkv_bias,
+               &n.cfg.dropout, &n.B, &n.T) != 11)
+        return 0;
+    *c = n;
+    cr_assert_eq(mygpt_arch_parse(arch, &c->cfg.arch, NULL), MYGPT_OK);
+    c->ids = malloc((size_t)c->B * c->T * sizeof *c->ids);
+    c->targets = malloc((size_t)c->B * c->T * sizeof *c->targets);
+    return 1;
+}
+
+/* a tensor's gradients against PyTorch's: within 1e-5 * max(1, max|g|) each (every value
+ * when the golden has them, else the largest magnitude); returns the worst ratio */
+static double check_grad(const char *line, const char *tag, const mygpt_config *cfg, const float *grads)
+{
+    char name[16], maxhex[16];
+    int used;
+    cr_assert_eq(sscanf(line + strlen(tag) + 1, "%15s %15s %n", name, maxhex, &used), 2);
+    size_t off, numel;
+    cr_assert(golden_param_span(cfg, name, &off, &numel), "unknown tensor %s", name);
+    const double gmax = unhex32(maxhex), tol = 1e-5 * fmax(1.0, gmax);
+    const char *vals = line + strlen(tag) + 1 + used;
+    double worst = 0;
+    if (*vals) {
+        float *want = malloc(numel * sizeof *want);
+        cr_assert_eq(golden_parse_f32(vals, want, numel), numel, "%s %s", tag, name);
+        for (size_t i = 0; i < numel; i++) {
+            const double d = fabs((double)grads[off + i] - want[i]);
+            worst = fmax(worst, d / tol);
+            cr_assert(d <= tol, "%s %s[%zu]: %.9g vs PyTorch %.9g", tag, name, i, grads[off + i], want[i]);
+        }
+        free(want);
+    } else {
+        double m = 0;
+        for (size_t i = 0; i < numel; i++)
+            m = fmax(m, fabs(grads[off + i]));
+        cr_assert(fabs(m - gmax) <= tol, "%s %s: max |g| %.9g vs PyTorch %.9g", tag, name, m, gmax);
+        worst = fabs(m - gmax) / tol;
+    }
+    return worst;
+}
+
+Test(arch, parameters_logits_losses_and_gradients_follow_pytorch)
+{
+    FILE *f = golden_open("arch.txt");
+    cr_assert_not_null(f, "tests/golden/arch.txt is missing");
+    char *line = NULL;
+    size_t cap = 0;
+    long lineno = 0;
+    arch_case c = {0};
+    mygpt_gpt *g = NULL;
+    mygpt_trainer *tr = NULL;
+    mygpt_rng rng = {0};
+    int cases = 0, per_arch[3] = {0};
+    double worst = 0;
+    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+        const size_t N = (size_t)c.B * c.T;
+        mygpt_error err = {0};
+        if (strncmp(line, "curve ", 6) == 0)
+            break;
+        if (parse_case(line, &c)) {
+            mygpt_rng_seed(&rng, c.seed);
+            cr_assert_eq(mygpt_gpt_create_from(&g, &c.cfg, &rng, &err), MYGPT_OK, "%s", err.message);
+        } else if (strncmp(line, "ids ", 4) == 0) {
+            cr_assert_eq(golden_parse_i64(line + 4, c.ids, N), N);
+        } else if (strncmp(line, "targets ", 8) == 0) {
+            cr_assert_eq(golden_parse_i64(line + 8, c.targets, N), N);
+        } else if (strncmp(line, "param ", 6) == 0) {
+            char name[16];
+            size_t numel, off, have;
+            unsigned long long sum;
+            cr_assert_eq(sscanf(line, "param %15s %zu %llu", name, &numel, &sum), 3);
+            cr_assert(golden_param_span(&g->config, name, &off, &have), "%s: no tensor %s", mygpt_arch_name(c.cfg.arch), name);
+            cr_assert_eq(have, numel, "%s: %s has %zu floats, PyTorch %zu", mygpt_arch_name(c.cfg.arch), name, have, numel);
+            cr_assert_eq(golden_checksum(g->params_memory + off, numel), sum, "line %ld: %s's values differ", lineno, name);
+        } else if (strncmp(line, "logits ", 7) == 0) {
+            const size_t n = N * (size_t)c.cfg.vocab_size;
+            float *want = malloc(n * sizeof *want);
+            cr_assert_eq(golden_parse_f32(line + 7, want, n), n);
+            cr_assert_eq(mygpt_gpt_forward(g, c.ids, c.B, c.T, &err), MYGPT_OK, "%s", err.message);
+            for (size_t i = 0; i < n; i++) {
+                const double d = fabs((double)g->acts.logits[i] - want[i]), tol = 1e-5 * fmax(1.0, fabs(want[i]));
+                worst = fmax(worst, d / tol);
+                cr_assert(d <= tol, "line %ld: logit %zu: %.9g vs PyTorch %.9g", lineno, i, g->acts.logits[i], want[i]);
+            }
+            free(want);
+            cr_assert_eq(mygpt_trainer_create(&tr, g, &err), MYGPT_OK);
+        } else if (strncmp(line, "loss ", 5) == 0 || strncmp(line, "trainloss ", 10) == 0) {
+            const int train = line[0] == 't';
+            // train mode draws from the generator as it is after building the model
+            tr->dropout_rng = train ? &rng : NULL;
+            float loss;
+            cr_assert_eq(mygpt_trainer_zero_grad(tr, &err), MYGPT_OK);
+            cr_assert_eq(mygpt_trainer_forward(tr, c.ids, c.targets, c.B, c.T, &loss, &err), MYGPT_OK, "%s", err.message);
+            cr_assert_eq(mygpt_trainer_backward(tr, &err), MYGPT_OK);
+            const float want = unhex32(line + (train ? 10 : 5));
+            cr_assert(fabs(loss - want) <= 1e-5 * fmax(1.0, fabs(want)), "line %ld: loss %.9g vs PyTorch %.9g", lineno,
+                      loss, want);
+        } else if (strncmp(line, "grad ", 5) == 0) {
+            worst = fmax(worst, check_grad(line, "grad", &g->config, tr->grads_memory));
+        } else if (strncmp(line, "traingrad ", 10) == 0) {
+            worst = fmax(worst, check_grad(line, "traingrad", &g->config, tr->grads_memory));
+        } else if (strcmp(line, "end") == 0) {
+            mygpt_trainer_free(tr);
+            mygpt_gpt_free(g);
+            tr = NULL;
+            g = NULL;
+            free(c.ids);
+            free(c.targets);
+            per_arch[c.cfg.arch]++;
+            cases++;
+        }
+    }
+    free(line);
+    fclose(f);
+    cr_log_info("worst difference from PyTorch: %.2f of the tolerance", worst);
+    cr_assert_geq(per_arch[MYGPT_ARCH_LLMS_FROM_SCRATCH], 10);
+    cr_assert_geq(per_arch[MYGPT_ARCH_GPT2], 10);
+}
+
+Test(arch, thirty_steps_in_train_mode_follow_pytorch)
+{
+    FILE *f = golden_open("arch.txt");
+    cr_assert_not_null(f);
+    char *line = NULL;
+    size_t cap = 0;
+    long lineno = 0;
+    int curves = 0;
+    mygpt_config cfg = {0};
+    char arch[32], opt[16];
+    double lr, wd;
+    unsigned long long seed;
+    int B = 0, T = 0;
+    int64_t *ids = NULL, *tg = NULL;
+    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+        if (sscanf(line, "curve %31s %15s %lf %lf %llu %d %d %d %d %d %d %lf %d %d", arch, opt, &lr, &wd, &seed,
+                   &cfg.vocab_size, &cfg.embed_dim, &cfg.num_heads, &cfg.num_layers, &cfg.max_seq_len, &cfg.qkv_bias,
+                   &cfg.dropout, &B, &T) == 14) {
+            cr_assert_eq(mygpt_arch_parse(arch, &cfg.arch, NULL), MYGPT_OK);
+            ids = realloc(ids, (size_t)B * T * sizeof *ids);
+            tg = realloc(tg, (size_t)B * T * sizeof *tg);
+        } else if (strncmp(line, "ids ", 4) == 0 && ids) {
+            golden_parse_i64(line + 4, ids, (size_t)B * T);
+        } else if (strncmp(line, "targets ", 8) == 0 && tg) {
+            golden_parse_i64(line + 8, tg, (size_t)B * T);
+        } else if (strncmp(line, "losses ", 7) == 0) {
+            float want[30];
+            cr_assert_eq(golden_parse_f32(line + 7, want, 30), 30);
+            mygpt_rng rng = {0};
+            mygpt_rng_seed(&rng, seed);
+            mygpt_gpt *g;
+            mygpt_trainer *tr;
+            mygpt_error err = {0};
+            cr_assert_eq(mygpt_gpt_create_from(&g, &cfg, &rng, &err), MYGPT_OK);
+            cr_assert_eq(mygpt_trainer_create(&tr, g, &err), MYGPT_OK);
+            tr->dropout_rng = &rng;
+            mygpt_optimizer o;
+            if (strcmp(opt, "adamw") == 0)
+                mygpt_adamw_init(&o, lr);
+            else
+                mygpt_sgd_init(&o, lr);
+            o.weight_decay = wd;
+            for (int s = 0; s < 30; s++) {
+                float loss;
+                cr_assert_eq(mygpt_trainer_zero_grad(tr, &err), MYGPT_OK);
+                cr_assert_eq(mygpt_trainer_forward(tr, ids, tg, B, T, &loss, &err), MYGPT_OK);
+                cr_assert_eq(mygpt_trainer_backward(tr, &err), MYGPT_OK);
+                cr_assert_eq(mygpt_optimizer_step(&o, g->params_memory, tr->grads_memory, g->num_parameters, &err),
+                             MYGPT_OK);
+                cr_assert(fabs(loss - want[s]) <= 1e-4 * fabs(want[s]), "%s %s step %d: loss %.9g vs PyTorch %.9g",
+                          arch, opt, s, loss, want[s]);
+            }
+            mygpt_optimizer_free(&o);
+            mygpt_trainer_free(tr);
+            mygpt_gpt_free(g);
+            curves++;
+        }
+    }
+    free(ids);
+    free(tg);
+    free(line);
+    fclose(f);
+    cr_assert_geq(curves, 4);
+}
+
+/* ---- every thread count ----------------------------------------------------------------- */
+
+/* logits and train-mode gradients of one model, the fast kernels and the naive ones */
+static void run_threads(mygpt_arch arch, int threads, int naive, float **logits, float **grads, size_t *nl, size_t *ng)
+{
+    const mygpt_config cfg = {97, 48, 4, 2, 40, arch, 1, 0.1};
+    const int B = 3, T = 37;
+    int64_t ids[3 * 37], tg[3 * 37];
+    for (int i = 0; i < B * T; i++)
+        ids[i] = (i * 31 + 7) % 97, tg[i] = (i * 17 + 3) % 97;
+    omp_set_num_threads(threads);
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, 5);
+    mygpt_gpt *g;
+    mygpt_trainer *tr;
+    cr_assert_eq(mygpt_gpt_create_from(&g, &cfg, &rng, NULL), MYGPT_OK);
+    g->use_naive_kernels = naive;
+    cr_assert_eq(mygpt_gpt_forward(g, ids, B, T, NULL), MYGPT_OK);
+    *nl = (size_t)B * T * cfg.vocab_size;
+    *logits = malloc(*nl * sizeof **logits);
+    memcpy(*logits, g->acts.logits, *nl * sizeof **logits);
+    cr_assert_eq(mygpt_trainer_create(&tr, g, NULL), MYGPT_OK);
+    tr->dropout_rng = &rng;
+    float loss;
+    cr_assert_eq(mygpt_trainer_forward(tr, ids, tg, B, T, &loss, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_trainer_backward(tr, NULL), MYGPT_OK);
+    *ng = g->num_parameters;
+    *grads = malloc(*ng * sizeof **grads);
+    memcpy(*grads, tr->grads_memory, *ng * sizeof **grads);
+    mygpt_trainer_free(tr);
+    mygpt_gpt_free(g);
+}
+
+Test(arch, the_same_bits_for_1_2_3_and_8_threads)
+{
+    const int counts[] = {1, 2, 3, 8};
+    for (int a = MYGPT_ARCH_COURSE + 1; a <= MYGPT_ARCH_GPT2; a++)
+        for (int naive = 0; naive < 2; naive++) {
+            float *l0, *g0;
+            size_t nl, ng;
+            run_threads((mygpt_arch)a, 1, naive, &l0, &g0, &nl, &ng);
+            for (int i = 1; i < 4; i++) {
+                float *l, *g;
+                run_threads((mygpt_arch)a, counts[i], naive, &l, &g, &nl, &ng);
+                cr_assert(memcmp(l, l0, nl * sizeof *l) == 0, "%s: logits differ on %d threads",
+                          mygpt_arch_name((mygpt_arch)a), counts[i]);
+                cr_assert(memcmp(g, g0, ng * sizeof *g) == 0, "%s: gradients differ on %d threads",
+                          mygpt_arch_name((mygpt_arch)a), counts[i]);
+                free(l);
+                free(g);
+            }
+            free(l0);
+            free(g0);
+        }
+}
