@@ -142,6 +142,54 @@ int cmd_grad(int argc, char **argv)
 
 /* An error after MPI started: this rank says what and ends the job (no rank may be left
  * waiting for it); with one process, the usual one line and status. */
+/* The mean loss of the first `batches` batches of a fresh epoch of dl (the book's
+ * calc_loss_loader(loader, model, num_batches)), in eval mode: each iter() draws. */
+static mygpt_status loader_loss(mygpt_gpt *g, mygpt_dataloader *dl, int shuffle, mygpt_rng *rng, size_t batches,
+                                int64_t *x, int64_t *y, double *out, mygpt_error *err)
+{
+    mygpt_status st = mygpt_dataloader_epoch(dl, rng, shuffle, err);
+    const size_t n = batches < dl->num_batches ? batches : dl->num_batches;
+    double sum = 0.0; // total_loss += loss.item(): Python floats
+    for (size_t b = 0; b < n && st == MYGPT_OK; b++) {
+        float loss;
+        st = mygpt_dataloader_batch(dl, b, x, y, err);
+        if (st == MYGPT_OK)
+            st = mygpt_gpt_loss(g, x, y, (int)mygpt_dataloader_batch_rows(dl, b), (int)dl->max_length, &loss, err);
+        sum += loss;
+    }
+    *out = sum / (double)n;
+    return st;
+}
+
+/* The book's generate_and_print_sample: greedy tokens after the prompt, decoded, with
+ * newlines printed as spaces. */
+static mygpt_status print_sample(mygpt_gpt *g, const mygpt_tokenizer *tok, const int64_t *prompt, size_t np,
+                                 int tokens, mygpt_rng *rng, mygpt_error *err)
+{
+    int64_t *out = malloc((np + (size_t)tokens) * sizeof *out);
+    if (!out) {
+        err->code = MYGPT_ENOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory for %d tokens", tokens);
+        return MYGPT_ENOMEM;
+    }
+    const mygpt_sampling greedy = {0};
+    int n = 0;
+    char *text = NULL;
+    size_t len = 0;
+    mygpt_status st = mygpt_generate(g, rng, prompt, (int)np, tokens, &greedy, -1, 1, out, &n, err);
+    if (st == MYGPT_OK)
+        st = mygpt_decode(tok, out, (size_t)n, &text, &len, err);
+    if (st == MYGPT_OK) {
+        for (size_t i = 0; i < len; i++)
+            putchar(text[i] == '\n' ? ' ' : text[i]);
+        putchar('\n');
+        fflush(stdout);
+    }
+    free(text);
+    free(out);
+    return st;
+}
+
 static int train_fail(const dp_team *team, const char *cmd, mygpt_status st, const mygpt_error *err)
 {
     if (team->size > 1)
@@ -156,7 +204,9 @@ int cmd_train(int argc, char **argv)
                                     {"batch", 1, 0},      {"steps", 1, 0}, {"optimizer", 1, 0},
                                     {"lr", 1, 0},         {"momentum", 1, 0}, {"weight-decay", 1, 0},
                                     {"eval-every", 1, 0}, {"save", 1, 0},  {"data-parallel", 0, 0},
-                                    {"check-replicas", 0, 0}, {NULL, 0, 0}};
+                                    {"check-replicas", 0, 0}, {"epochs", 1, 0}, {"eval-batches", 1, 0},
+                                    {"sample-prompt", 1, 0}, {"sample-tokens", 1, 0}, {"init-from", 1, 0},
+                                    {NULL, 0, 0}};
     parsed_args a;
     int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
     if (rc < 0) {
@@ -187,11 +237,15 @@ int cmd_train(int argc, char **argv)
         return rc;
     mygpt_config cfg;
     uint64_t seed;
-    int64_t T, B, steps, every = 1;
+    int64_t T, B, steps = 0, every = 1, epochs = 0, eval_batches = 0, sample_tokens = 50;
     double lr = 0, momentum = 0, wd = -1;
     if (read_seed_and_config(cmd, &a, &seed, &cfg) ||
         args_i64_in(cmd, &a, "context", 1, cfg.max_seq_len, 1, &T) ||
-        args_i64_in(cmd, &a, "batch", 1, 1 << 20, 1, &B) || args_i64_in(cmd, &a, "steps", 1, 1 << 30, 1, &steps) ||
+        args_i64_in(cmd, &a, "batch", 1, 1 << 20, 1, &B) ||
+        args_i64_in(cmd, &a, "steps", 1, 1 << 30, !args_has(&a, "epochs"), &steps) ||
+        args_i64_in(cmd, &a, "epochs", 1, 1 << 20, 0, &epochs) ||
+        args_i64_in(cmd, &a, "eval-batches", 1, 1 << 30, 0, &eval_batches) ||
+        args_i64_in(cmd, &a, "sample-tokens", 0, 1 << 20, 0, &sample_tokens) ||
         args_i64_in(cmd, &a, "eval-every", 1, 1 << 30, 0, &every) ||
         args_double_min(cmd, &a, "momentum", 0, &momentum) || args_double_min(cmd, &a, "weight-decay", 0, &wd))
         return EXIT_USAGE;
@@ -201,6 +255,15 @@ int cmd_train(int argc, char **argv)
     }
     if (args_double_min(cmd, &a, "lr", 0, &lr))
         return EXIT_USAGE;
+    if (args_has(&a, "epochs") && (args_has(&a, "steps") || args_has(&a, "data-parallel"))) {
+        cli_error(cmd, "--epochs (the book's loop) goes without --steps and --data-parallel");
+        return EXIT_USAGE;
+    }
+    if (!args_has(&a, "epochs") && (args_has(&a, "eval-batches") || args_has(&a, "sample-prompt") ||
+                                     args_has(&a, "sample-tokens"))) {
+        cli_error(cmd, "--eval-batches, --sample-prompt and --sample-tokens go with --epochs");
+        return EXIT_USAGE;
+    }
     dp_team team = {0, 1, 0};
     if (args_has(&a, "check-replicas") && !args_has(&a, "data-parallel")) {
         cli_error(cmd, "--check-replicas goes with --data-parallel");
@@ -278,13 +341,30 @@ int cmd_train(int argc, char **argv)
         goto done;
     }
     // torch.manual_seed(seed); model = GPT(...): the generator goes on to the loaders
+    // (and to dropout); --init-from: the model built, then its weights loaded
     mygpt_rng rng = {0};
     mygpt_rng_seed(&rng, seed);
-    if ((st = mygpt_gpt_create_from(&g, &cfg, &rng, &err)) != MYGPT_OK ||
-        (st = mygpt_trainer_create(&tr, g, &err)) != MYGPT_OK) {
+    if (args_has(&a, "init-from")) {
+        if ((st = mygpt_checkpoint_load(&g, args_get(&a, "init-from"), &err)) == MYGPT_OK) {
+            g->config.dropout = cfg.dropout; // the architecture and sizes are the file's
+            cfg = g->config;
+            st = mygpt_config_validate(&cfg, &err);
+        }
+        if (st == MYGPT_OK && T > cfg.max_seq_len) {
+            cli_error(cmd, "--context %lld exceeds the checkpoint's max_seq_len %d", (long long)T, cfg.max_seq_len);
+            rc = EXIT_USAGE;
+            goto done;
+        }
+        if (st == MYGPT_OK)
+            st = mygpt_gpt_skip_init(&cfg, &rng, &err);
+    } else {
+        st = mygpt_gpt_create_from(&g, &cfg, &rng, &err);
+    }
+    if (st != MYGPT_OK || (st = mygpt_trainer_create(&tr, g, &err)) != MYGPT_OK) {
         rc = train_fail(&team, cmd, st, &err);
         goto done;
     }
+    tr->dropout_rng = &rng; // model.train(): dropout draws when the model has any
     x = malloc((size_t)(B * T) * sizeof *x);
     y = malloc((size_t)(B * T) * sizeof *y);
     if (!x || !y) {
@@ -294,6 +374,44 @@ int cmd_train(int argc, char **argv)
     }
     const double t0 = cli_now_s();
     long long step = 0, tokens = 0;
+    if (epochs > 0) { // the book's train_model_simple
+        int64_t *prompt = NULL;
+        size_t np = 0;
+        const char *sp = args_get(&a, "sample-prompt");
+        if (sp && (rc = encode_text(cmd, tok, sp, strlen(sp), &prompt, &np)))
+            goto done;
+        if (sp && np == 0) {
+            cli_error(cmd, "--sample-prompt: the prompt has no tokens");
+            rc = EXIT_USAGE;
+            goto done;
+        }
+        mygpt_dataloader train_eval = train; // calc_loss_loader's own iter(train_loader)
+        train_eval.order = NULL;
+        for (long long ep = 0; ep < epochs && st == MYGPT_OK; ep++) {
+            st = mygpt_dataloader_epoch(&train, &rng, 1, &err);
+            for (size_t b = 0; b < train.num_batches && st == MYGPT_OK; b++) {
+                double shown, tl, vl;
+                st = mygpt_dataloader_batch(&train, b, x, y, &err);
+                if (st == MYGPT_OK)
+                    st = dp_train_step(&team, tr, &opt, x, y, (int)B, (int)T, 0, "mygpt train", &shown, &err);
+                tokens += B * T;
+                if (st == MYGPT_OK && step % every == 0) { // evaluate_model, in eval mode
+                    const size_t nb = eval_batches > 0 ? (size_t)eval_batches : SIZE_MAX;
+                    st = loader_loss(g, &train_eval, 1, &rng, nb, x, y, &tl, &err);
+                    if (st == MYGPT_OK)
+                        st = loader_loss(g, &val, 0, &rng, nb, x, y, &vl, &err);
+                    if (st == MYGPT_OK)
+                        printf("Ep %lld (Step %06lld): Train loss %.3f, Val loss %.3f\n", ep + 1, step, tl, vl);
+                    fflush(stdout);
+                }
+                step++;
+            }
+            if (st == MYGPT_OK && sp)
+                st = print_sample(g, tok, prompt, np, (int)sample_tokens, &rng, &err);
+        }
+        mygpt_dataloader_free(&train_eval);
+        free(prompt);
+    }
     while (step < steps && st == MYGPT_OK) {
         st = mygpt_dataloader_epoch(&train, &rng, 1, &err); // for x, y in train_loader:
         for (size_t b = 0; b < train.num_batches && st == MYGPT_OK && step < steps; b++) {

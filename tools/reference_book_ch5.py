@@ -1,0 +1,106 @@
+#!/usr/bin/python3
+"""The book's chapter 5 in PyTorch (development oracle only): Raschka's GPTModel
+(tools/reference_llms.py) trained on the-verdict as *Build a Large Language Model (From
+Scratch)* chapter 5 trains it, printing its log; then, with --sample-after, the
+chapter's temperature/top-k sampling. Written from the facts of issue 24; tiktoken's ids
+come through node (tools/reference_train.py).
+
+    /usr/bin/python3 tools/reference_book_ch5.py [--embed 768 --heads 12 --layers 12 ...]
+
+The defaults are the book's run (GPT_CONFIG_124M with context 256, 10 epochs); what it
+prints is what `mygpt train --arch llms-from-scratch --epochs ...` prints.
+"""
+import argparse
+import os
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from reference_llms import GPTModel  # noqa: E402
+from reference_train import create_dataloader_v1, decode, encode, generate  # noqa: E402
+
+
+def calc_loss_batch(x, y, model):
+    return F.cross_entropy(model(x).flatten(0, 1), y.flatten())
+
+
+def calc_loss_loader(loader, model, num_batches):
+    total = 0.0
+    num_batches = min(num_batches, len(loader))
+    for i, (x, y) in enumerate(loader):
+        if i < num_batches:
+            total += calc_loss_batch(x, y, model).item()
+        else:
+            break
+    return total / num_batches
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--seed", type=int, default=123)
+    p.add_argument("--vocab", type=int, default=50257)
+    p.add_argument("--embed", type=int, default=768)
+    p.add_argument("--heads", type=int, default=12)
+    p.add_argument("--layers", type=int, default=12)
+    p.add_argument("--max-seq", type=int, default=256)
+    p.add_argument("--dropout", type=float, default=0.1)
+    p.add_argument("--qkv-bias", action="store_true")
+    p.add_argument("--text", default=os.path.join(HERE, "..", "data", "the-verdict.txt"))
+    p.add_argument("--context", type=int, default=256)
+    p.add_argument("--batch", type=int, default=2)
+    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--lr", type=float, default=4e-4)
+    p.add_argument("--weight-decay", type=float, default=0.1)
+    p.add_argument("--eval-every", type=int, default=5)
+    p.add_argument("--eval-batches", type=int, default=5)
+    p.add_argument("--sample-prompt", default="Every effort moves you")
+    p.add_argument("--sample-tokens", type=int, default=50)
+    p.add_argument("--sample-after", action="store_true",
+                   help="then the chapter's torch.manual_seed(123); generate(..., 15, top_k=25, temperature=1.4)")
+    a = p.parse_args()
+    assert torch.__version__.startswith("1.13"), torch.__version__
+    text = open(a.text, encoding="utf-8").read()
+    split = int(0.9 * len(text))
+    train_loader = create_dataloader_v1(text[:split], a.batch, a.context, a.context, shuffle=True, drop_last=True)
+    val_loader = create_dataloader_v1(text[split:], a.batch, a.context, a.context, shuffle=False, drop_last=False)
+    torch.manual_seed(a.seed)
+    model = GPTModel(dict(vocab_size=a.vocab, context_length=a.max_seq, emb_dim=a.embed, n_heads=a.heads,
+                          n_layers=a.layers, drop_rate=a.dropout, qkv_bias=a.qkv_bias))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=a.weight_decay)
+    prompt = torch.tensor([encode(a.sample_prompt)])
+    t0 = time.time()
+    global_step = -1
+    for epoch in range(a.epochs):  # train_model_simple
+        model.train()
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            loss = calc_loss_batch(x, y, model)
+            loss.backward()
+            optimizer.step()
+            global_step += 1
+            if global_step % a.eval_every == 0:
+                model.eval()
+                with torch.no_grad():
+                    tl = calc_loss_loader(train_loader, model, a.eval_batches)
+                    vl = calc_loss_loader(val_loader, model, a.eval_batches)
+                model.train()
+                print(f"Ep {epoch + 1} (Step {global_step:06d}): Train loss {tl:.3f}, Val loss {vl:.3f}", flush=True)
+        model.eval()  # generate_and_print_sample
+        with torch.no_grad():
+            ids = generate(model, prompt, a.sample_tokens, model.pos_emb.weight.shape[0])
+        print(decode(ids[0].tolist()).replace("\n", " "), flush=True)
+        model.train()
+    print("training took %.1f s" % (time.time() - t0), file=sys.stderr)
+    if a.sample_after:
+        model.eval()
+        torch.manual_seed(123)
+        ids = generate(model, prompt, 15, a.max_seq, temperature=1.4, top_k=25)
+        print("Output text:\n" + decode(ids[0].tolist()))
+
+
+if __name__ == "__main__":
+    main()
