@@ -4,9 +4,14 @@
  * before it touches the data.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "mygpt/checkpoint.h"
 #include "mygpt/data.h"
@@ -18,36 +23,195 @@
 
 #define MAX_HEADER (100u << 20) /* safetensors' own limit on the JSON header: 100 MB */
 
+/* ---- the files' tensors ------------------------------------------------------------ */
+
+/* One tensor of a file: the table's rows it holds (several when Hugging Face fuses them:
+ * c_attn = W_q | W_k | W_v), of one layer (-1: the whole model), stored transposed
+ * when it is a Conv1D weight (in, out). */
+typedef struct file_tensor {
+    char name[112];
+    int ndim;
+    int64_t shape[2];
+    int parts, rows[3], layer, transposed;
+} file_tensor;
+
+/* The tensors of cfg's model in its file layout (Hugging Face's for gpt2, the
+ * state_dict's otherwise), in state_dict order, into out (room for
+ * mygpt_state_dict_len(cfg) of them): returns their count. */
+static int file_tensors(const mygpt_config *cfg, file_tensor *out)
+{
+    const int hf = cfg->arch == MYGPT_ARCH_GPT2, n = mygpt_state_dict_len(cfg);
+    int count = 0;
+    for (int j = 0; j < n; j++) {
+        mygpt_state_entry e;
+        mygpt_param_info info;
+        mygpt_state_dict_entry(cfg, NULL, j, &e);
+        mygpt_param_info_get(cfg, e.tensor, &info);
+        char name[112];
+        if (!hf)
+            snprintf(name, sizeof name, "%s", e.name);
+        else if (e.layer >= 0)
+            snprintf(name, sizeof name, "h.%d.%s", e.layer, info.hf_name);
+        else
+            snprintf(name, sizeof name, "%s", info.hf_name);
+        file_tensor *t = NULL;
+        for (int k = count - 1; k >= 0 && !t; k--) // a name met before: fused (c_attn = q | k | v)
+            if (strcmp(out[k].name, name) == 0)
+                t = &out[k];
+        if (t && t->parts < 3) {
+            t->rows[t->parts++] = e.tensor;
+            t->shape[t->ndim - 1] += e.shape[0];
+            continue;
+        }
+        t = &out[count++];
+        memset(t, 0, sizeof *t);
+        snprintf(t->name, sizeof t->name, "%s", name);
+        t->rows[0] = e.tensor;
+        t->parts = 1;
+        t->layer = e.layer;
+        t->ndim = e.ndim;
+        t->transposed = hf && info.role == MYGPT_ROLE_LINEAR && e.ndim == 2;
+        t->shape[0] = t->transposed ? e.shape[1] : e.shape[0];
+        t->shape[1] = t->transposed ? e.shape[0] : e.shape[1];
+    }
+    return count;
+}
+
+/* Part k of file tensor t in the parameter block w: its data and shape (rows, cols). */
+static float *part_data(const mygpt_config *cfg, const mygpt_params *w, const file_tensor *t, int k, size_t *rows,
+                        size_t *cols)
+{
+    mygpt_param_info info;
+    mygpt_param_info_get(cfg, t->rows[k], &info);
+    *rows = (size_t)info.shape[0];
+    *cols = (size_t)info.shape[1];
+    return mygpt_param_tensor(w, t->rows[k]) + (t->layer >= 0 ? (size_t)t->layer * *rows * *cols : 0);
+}
+
+/* Copies between the file's bytes of tensor t and the parameters: to_file 1 writes
+ * file (numel floats) from w, 0 fills w from file. Conv1D's (in, out) is the
+ * transpose of nn.Linear's (out, in); fused parts sit side by side along out. */
+static void move_tensor(const mygpt_config *cfg, const mygpt_params *w, const file_tensor *t, float *file,
+                        int to_file)
+{
+    size_t col0 = 0;
+    const size_t width = t->ndim == 2 ? (size_t)t->shape[1] : (size_t)t->shape[0];
+    for (int k = 0; k < t->parts; k++) {
+        size_t rows, cols;
+        float *p = part_data(cfg, w, t, k, &rows, &cols);
+        if (!t->transposed && t->parts == 1) { // as it is
+            if (to_file)
+                memcpy(file, p, rows * cols * sizeof *p);
+            else
+                memcpy(p, file, rows * cols * sizeof *p);
+        } else if (!t->transposed) { // fused biases: rows floats from col0
+            if (to_file)
+                memcpy(file + col0, p, rows * sizeof *p);
+            else
+                memcpy(p, file + col0, rows * sizeof *p);
+        } else { // weight (rows = out, cols = in) at file[i][col0 + o]
+            for (size_t o = 0; o < rows; o++)
+                for (size_t i = 0; i < cols; i++) {
+                    if (to_file)
+                        file[i * width + col0 + o] = p[o * cols + i];
+                    else
+                        p[o * cols + i] = file[i * width + col0 + o];
+                }
+        }
+        col0 += rows;
+    }
+}
+
+/* ---- writing ------------------------------------------------------------------------ */
+
+/* Hugging Face's config.json for a gpt2 model */
+static mygpt_status hf_config(mygpt_strbuf *sb, const mygpt_config *c)
+{
+    return mygpt_sb_printf(sb,
+                           "{\n  \"architectures\": [\"GPT2LMHeadModel\"],\n  \"model_type\": \"gpt2\",\n"
+                           "  \"activation_function\": \"gelu_new\",\n  \"layer_norm_epsilon\": 1e-05,\n"
+                           "  \"vocab_size\": %d,\n  \"n_positions\": %d,\n  \"n_ctx\": %d,\n  \"n_embd\": %d,\n"
+                           "  \"n_layer\": %d,\n  \"n_head\": %d,\n  \"n_inner\": null,\n"
+                           "  \"resid_pdrop\": %.17g,\n  \"embd_pdrop\": %.17g,\n  \"attn_pdrop\": %.17g,\n"
+                           "  \"tie_word_embeddings\": true\n}\n",
+                           c->vocab_size, c->max_seq_len, c->max_seq_len, c->embed_dim, c->num_layers, c->num_heads,
+                           c->dropout, c->dropout, c->dropout);
+}
+
+/* path's folder + "/config.json" */
+static int beside(char *out, size_t n, const char *path, const char *file)
+{
+    const char *slash = strrchr(path, '/');
+    const int dir = slash ? (int)(slash - path) : 0;
+    return slash ? (size_t)snprintf(out, n, "%.*s/%s", dir, path, file) < n : (size_t)snprintf(out, n, "%s", file) < n;
+}
+
+/* Writes data to path through path.tmp renamed at the end */
+static mygpt_status write_whole(const char *path, const char *data, size_t len, mygpt_error *err)
+{
+    char tmp[4096];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "path too long");
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return mygpt_fail(err, MYGPT_EIO, "cannot write %s: %s", tmp, strerror(errno));
+    const int ok = fwrite(data, 1, len, f) == len;
+    if (fclose(f) != 0 || !ok || rename(tmp, path) != 0) {
+        remove(tmp);
+        return mygpt_fail(err, MYGPT_EIO, "error writing %s", path);
+    }
+    return MYGPT_OK;
+}
+
 mygpt_status mygpt_checkpoint_save(const mygpt_gpt *g, const char *path, mygpt_error *err)
 {
     mygpt_strbuf h = {0};
     const mygpt_config *c = &g->config;
-    const int n = mygpt_state_dict_len(c);
-    mygpt_sb_printf(&h, "{\"__metadata__\":{\"format\":\"pt\",\"vocab_size\":\"%d\",\"embed_dim\":\"%d\","
+    file_tensor *ts = malloc((size_t)mygpt_state_dict_len(c) * sizeof *ts);
+    if (!ts)
+        return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the checkpoint header");
+    const int n = file_tensors(c, ts);
+    mygpt_sb_printf(&h, "{\"__metadata__\":{\"format\":\"pt\",\"arch\":\"%s\",\"vocab_size\":\"%d\",\"embed_dim\":\"%d\","
                         "\"num_heads\":\"%d\",\"num_layers\":\"%d\",\"max_seq_len\":\"%d\"}",
-                    c->vocab_size, c->embed_dim, c->num_heads, c->num_layers, c->max_seq_len);
-    size_t offset = 0;
+                    mygpt_arch_name(c->arch), c->vocab_size, c->embed_dim, c->num_heads, c->num_layers, c->max_seq_len);
+    size_t offset = 0, biggest = 0;
     for (int i = 0; i < n; i++) {
-        mygpt_state_entry e;
-        mygpt_state_dict_entry(c, &g->params, i, &e);
-        const size_t bytes = e.numel * sizeof(float);
-        if (e.ndim == 2)
+        const size_t numel = (size_t)ts[i].shape[0] * (size_t)(ts[i].ndim == 2 ? ts[i].shape[1] : 1);
+        const size_t bytes = numel * sizeof(float);
+        biggest = numel > biggest ? numel : biggest;
+        if (ts[i].ndim == 2)
             mygpt_sb_printf(&h, ",\"%s\":{\"dtype\":\"F32\",\"shape\":[%lld,%lld],\"data_offsets\":[%zu,%zu]}",
-                            e.name, (long long)e.shape[0], (long long)e.shape[1], offset, offset + bytes);
+                            ts[i].name, (long long)ts[i].shape[0], (long long)ts[i].shape[1], offset, offset + bytes);
         else
             mygpt_sb_printf(&h, ",\"%s\":{\"dtype\":\"F32\",\"shape\":[%lld],\"data_offsets\":[%zu,%zu]}",
-                            e.name, (long long)e.shape[0], offset, offset + bytes);
+                            ts[i].name, (long long)ts[i].shape[0], offset, offset + bytes);
         offset += bytes;
     }
     mygpt_sb_append(&h, "}");
     while (h.len % 8) // the data starts 8-byte aligned
         mygpt_sb_append(&h, " ");
     mygpt_status st = MYGPT_OK;
-    if (h.failed)
-        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the checkpoint header");
+    float *buf = malloc((biggest ? biggest : 1) * sizeof *buf);
+    if (h.failed || !buf)
+        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the checkpoint");
     char tmp[4096];
     if (st == MYGPT_OK && (size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
         st = mygpt_fail(err, MYGPT_EINVAL, "%s", "checkpoint path too long");
+    // gpt2: Hugging Face's config.json beside the file, unless one there says otherwise
+    mygpt_strbuf conf = {0};
+    char conf_path[4096];
+    if (st == MYGPT_OK && c->arch == MYGPT_ARCH_GPT2) {
+        char *old = NULL;
+        size_t old_len = 0;
+        hf_config(&conf, c);
+        if (conf.failed || !beside(conf_path, sizeof conf_path, path, "config.json"))
+            st = mygpt_fail(err, MYGPT_EINVAL, "%s", "checkpoint path too long");
+        else if (mygpt_read_file(conf_path, &old, &old_len, NULL) == MYGPT_OK &&
+                 (old_len != conf.len || memcmp(old, conf.data, old_len) != 0))
+            st = mygpt_fail(err, MYGPT_EINVAL, "%s exists and describes another model: not replaced (save elsewhere)",
+                            conf_path);
+        free(old);
+    }
     FILE *f = st == MYGPT_OK ? fopen(tmp, "wb") : NULL;
     if (st == MYGPT_OK && !f)
         st = mygpt_fail(err, MYGPT_EIO, "cannot write %s: %s", tmp, strerror(errno));
@@ -57,9 +221,9 @@ mygpt_status mygpt_checkpoint_save(const mygpt_gpt *g, const char *path, mygpt_e
             len8[b] = (unsigned char)((uint64_t)h.len >> (8 * b));
         int ok = fwrite(len8, 1, 8, f) == 8 && fwrite(h.data, 1, h.len, f) == h.len;
         for (int i = 0; ok && i < n; i++) {
-            mygpt_state_entry e;
-            mygpt_state_dict_entry(c, &g->params, i, &e);
-            ok = fwrite(e.data, sizeof(float), e.numel, f) == e.numel;
+            const size_t numel = (size_t)ts[i].shape[0] * (size_t)(ts[i].ndim == 2 ? ts[i].shape[1] : 1);
+            move_tensor(c, &g->params, &ts[i], buf, 1);
+            ok = fwrite(buf, sizeof(float), numel, f) == numel;
         }
         if (fclose(f) != 0 || !ok)
             st = mygpt_fail(err, MYGPT_EIO, "error writing %s", tmp);
@@ -68,7 +232,12 @@ mygpt_status mygpt_checkpoint_save(const mygpt_gpt *g, const char *path, mygpt_e
         if (st != MYGPT_OK)
             remove(tmp);
     }
+    if (st == MYGPT_OK && c->arch == MYGPT_ARCH_GPT2)
+        st = write_whole(conf_path, conf.data, conf.len, err);
+    mygpt_sb_free(&conf);
     mygpt_sb_free(&h);
+    free(buf);
+    free(ts);
     return st;
 }
 
@@ -216,6 +385,10 @@ static int jmetadata(json *j, mygpt_config *cfg, int *found)
     do {
         if (!jstring(j, key, sizeof key) || !expect(j, ':') || !jstring(j, val, sizeof val))
             return 0;
+        if (strcmp(key, "arch") == 0 && mygpt_arch_parse(val, &cfg->arch, NULL) != MYGPT_OK) {
+            j->error = "__metadata__ names an unknown architecture";
+            return 0;
+        }
         const char *names[5] = {"vocab_size", "embed_dim", "num_heads", "num_layers", "max_seq_len"};
         int *fields[5] = {&cfg->vocab_size, &cfg->embed_dim, &cfg->num_heads, &cfg->num_layers,
                           &cfg->max_seq_len};
@@ -256,23 +429,88 @@ static int offsets_tile(entry *entries, size_t n, size_t data_len)
     return at == data_len;
 }
 
+/* The entry named name (after any "transformer." prefix), or NULL */
+static const entry *find(const entry *entries, size_t n, const char *name)
+{
+    for (size_t k = 0; k < n; k++)
+        if (strcmp(entries[k].name, name) == 0)
+            return &entries[k];
+    return NULL;
+}
+
+/* Layers of a file: 1 + the largest N in names "<prefix>.N...." */
+static int count_layers(const entry *entries, size_t n, const char *prefix)
+{
+    int L = 0;
+    const size_t pl = strlen(prefix);
+    for (size_t k = 0; k < n; k++)
+        if (strncmp(entries[k].name, prefix, pl) == 0 && entries[k].name[pl] == '.') {
+            const long l = strtol(entries[k].name + pl + 1, NULL, 10);
+            if (l >= 0 && l < (1 << 20) && l + 1 > L)
+                L = (int)l + 1;
+        }
+    return L;
+}
+
+/* "n_head": N in the config.json beside path, or 0 */
+static int config_json_heads(const char *path)
+{
+    char conf[4096], *text = NULL;
+    size_t len = 0;
+    int heads = 0;
+    if (!beside(conf, sizeof conf, path, "config.json") || mygpt_read_file(conf, &text, &len, NULL) != MYGPT_OK)
+        return 0;
+    const char *key = strstr(text, "\"n_head\"");
+    if (key && (key = strchr(key, ':'))) {
+        const long v = strtol(key + 1, NULL, 10);
+        heads = v > 0 && v < (1 << 24) ? (int)v : 0;
+    }
+    free(text);
+    return heads;
+}
+
+/* Buffers a state_dict holds besides the parameters: the causal masks of the course's
+ * blocks, of the book's and of Hugging Face's ("attn.bias", and older "masked_bias") */
+static int is_buffer(const char *name)
+{
+    static const char *const kinds[][2] = {
+        {"blocks.", ".attn.mask"}, {"trf_blocks.", ".att.mask"}, {"h.", ".attn.bias"}, {"h.", ".attn.masked_bias"}};
+    const size_t nl = strlen(name);
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        const size_t pl = strlen(kinds[i][0]), el = strlen(kinds[i][1]);
+        if (nl > pl + el && strncmp(name, kinds[i][0], pl) == 0 && strcmp(name + nl - el, kinds[i][1]) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_error *err)
 {
     *out = NULL;
-    char *file;
-    size_t len;
-    mygpt_status st = mygpt_read_file(path, &file, &len, err);
-    if (st != MYGPT_OK)
-        return st;
-    uint64_t hlen = 0;
+    // mapped, not read: a 6 GB file's pages come in as the tensors are copied, once
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return mygpt_fail(err, MYGPT_EIO, "cannot open %s: %s", path, strerror(errno));
+    struct stat sbuf;
+    if (fstat(fd, &sbuf) != 0 || !S_ISREG(sbuf.st_mode)) {
+        close(fd);
+        return mygpt_fail(err, MYGPT_EIO, "%s: not a regular file", path);
+    }
+    const size_t len = (size_t)sbuf.st_size;
     if (len < 8) {
-        free(file);
+        close(fd);
         return mygpt_fail(err, MYGPT_EFORMAT, "%s: too short for a safetensors file (%zu bytes)", path, len);
     }
+    char *file = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (file == MAP_FAILED)
+        return mygpt_fail(err, MYGPT_EIO, "cannot map %s: %s", path, strerror(errno));
+    mygpt_status st = MYGPT_OK;
+    uint64_t hlen = 0;
     for (int b = 0; b < 8; b++)
         hlen |= (uint64_t)(unsigned char)file[b] << (8 * b);
     if (hlen > MAX_HEADER || hlen > len - 8) {
-        free(file);
+        munmap(file, len);
         return mygpt_fail(err, MYGPT_EFORMAT, "%s: header length %llu is larger than the file allows",
                           path, (unsigned long long)hlen);
     }
@@ -285,7 +523,7 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
     mygpt_config cfg = {0};
     int found = 0;
     if (!entries) {
-        free(file);
+        munmap(file, len);
         return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header");
     }
     if (expect(&j, '{')) {
@@ -308,7 +546,13 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
                 }
                 if (!jentry(&j, &entries[n]))
                     break;
-                snprintf(entries[n].name, sizeof entries[n].name, "%s", name);
+                // files saved from GPT2LMHeadModel put "transformer." before every name
+                const char *bare = strncmp(name, "transformer.", 12) == 0 ? name + 12 : name;
+                if (find(entries, n, bare)) {
+                    j.error = "a tensor is named twice in the header";
+                    break;
+                }
+                snprintf(entries[n].name, sizeof entries[n].name, "%s", bare);
                 n++;
             }
             ws(&j);
@@ -319,56 +563,102 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
         if (!j.error && j.p != j.end)
             j.error = "trailing bytes after the JSON header";
     }
-    if (j.error)
+    // the architecture from the names; sizes from __metadata__, or from the shapes
+    const entry *wte = NULL, *wpe = NULL;
+    if (j.error) {
         st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s", path, j.error);
-    else if (found != 31)
+    } else if ((wte = find(entries, n, "wte.weight"))) {
+        cfg.arch = MYGPT_ARCH_GPT2;
+        wpe = find(entries, n, "wpe.weight");
+        if (!(found & 8))
+            cfg.num_layers = count_layers(entries, n, "h");
+    } else if ((wte = find(entries, n, "tok_emb.weight"))) {
+        cfg.arch = MYGPT_ARCH_LLMS_FROM_SCRATCH;
+        wpe = find(entries, n, "pos_emb.weight");
+        cfg.qkv_bias = find(entries, n, "trf_blocks.0.att.W_query.bias") != NULL;
+        if (!(found & 8))
+            cfg.num_layers = count_layers(entries, n, "trf_blocks");
+    } else if (found != 31) {
         st = mygpt_fail(err, MYGPT_EFORMAT, "%s: __metadata__ lacks the configuration "
                         "(vocab_size, embed_dim, num_heads, num_layers, max_seq_len)", path);
+    }
+    if (st == MYGPT_OK && cfg.arch != MYGPT_ARCH_COURSE) {
+        if (!wpe || wte->ndim != 2 || wpe->ndim != 2 || wte->shape[1] != wpe->shape[1] || wte->shape[0] > (1u << 24) ||
+            wte->shape[1] > (1u << 24) || wpe->shape[0] > (1u << 24))
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the token and position embeddings are missing or misshapen", path);
+        else {
+            cfg.vocab_size = (int)wte->shape[0];
+            cfg.embed_dim = (int)wte->shape[1];
+            cfg.max_seq_len = (int)wpe->shape[0];
+            if (!(found & 4) && cfg.arch == MYGPT_ARCH_GPT2) // heads: __metadata__, Hugging Face's
+                cfg.num_heads = config_json_heads(path);              // config.json, or heads of 64
+            if (cfg.num_heads == 0 && cfg.embed_dim % 64 == 0)
+                cfg.num_heads = cfg.embed_dim / 64;
+            if (cfg.num_heads == 0)
+                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the number of heads is not in the file (__metadata__'s "
+                                "num_heads, or a gpt2's config.json beside it) and C=%d is not a multiple of 64", path, cfg.embed_dim);
+        }
+    }
     if (st == MYGPT_OK && !offsets_tile(entries, n, data_len))
         st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the tensors' data offsets do not tile the %zu bytes of data",
                         path, data_len);
     mygpt_gpt *g = NULL;
+    file_tensor *ts = NULL;
+    int nt = 0;
     if (st == MYGPT_OK)
         st = mygpt_gpt_alloc(&g, &cfg, err); // validates the configuration; draws nothing
+    if (st == MYGPT_OK && !(ts = malloc((size_t)mygpt_state_dict_len(&cfg) * sizeof *ts)))
+        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
     if (st == MYGPT_OK) {
-        const int nt = mygpt_state_dict_len(&cfg);
+        nt = file_tensors(&cfg, ts);
         for (int i = 0; i < nt && st == MYGPT_OK; i++) {
-            mygpt_state_entry want;
-            mygpt_state_dict_entry(&cfg, &g->params, i, &want);
-            const entry *e = NULL;
-            for (size_t k = 0; k < n && !e; k++)
-                if (strcmp(entries[k].name, want.name) == 0)
-                    e = &entries[k];
-            const size_t bytes = want.numel * sizeof(float);
+            const file_tensor *want = &ts[i];
+            const entry *e = find(entries, n, want->name);
+            const size_t numel = (size_t)want->shape[0] * (size_t)(want->ndim == 2 ? want->shape[1] : 1);
+            const size_t bytes = numel * sizeof(float);
             if (!e)
-                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s is missing", path, want.name);
+                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s is missing", path, want->name);
             else if (strcmp(e->dtype, "F32") != 0)
                 st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s has dtype %s, not F32", path, e->name, e->dtype);
-            else if (e->ndim != want.ndim || e->shape[0] != (unsigned long long)want.shape[0] ||
-                     (e->ndim == 2 && e->shape[1] != (unsigned long long)want.shape[1]))
+            else if (e->ndim != want->ndim || e->shape[0] != (unsigned long long)want->shape[0] ||
+                     (e->ndim == 2 && e->shape[1] != (unsigned long long)want->shape[1]))
                 st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s does not have the shape the configuration gives",
                                 path, e->name);
             else if (e->noff != 2 || e->offsets[0] > e->offsets[1] || e->offsets[1] > data_len ||
                      e->offsets[1] - e->offsets[0] != bytes)
                 st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the data offsets of %s do not fit the data (%zu bytes)",
                                 path, e->name, data_len);
-            else
-                memcpy(want.data, data + e->offsets[0], bytes);
-        }
-        for (size_t k = 0; k < n && st == MYGPT_OK; k++) { // nothing else but the masks
-            int known = 0;
-            for (int i = 0; i < nt && !known; i++) {
-                mygpt_state_entry e;
-                mygpt_state_dict_entry(&cfg, NULL, i, &e);
-                known = strcmp(entries[k].name, e.name) == 0;
+            else if (((uintptr_t)(data + e->offsets[0]) % sizeof(float)) == 0) {
+                move_tensor(&cfg, &g->params, want, (float *)(uintptr_t)(data + e->offsets[0]), 0);
+            } else { // floats not 4-byte aligned in the file: through an aligned copy
+                float *tmp = malloc(bytes ? bytes : 1);
+                if (!tmp)
+                    st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
+                else {
+                    memcpy(tmp, data + e->offsets[0], bytes);
+                    move_tensor(&cfg, &g->params, want, tmp, 0);
+                    free(tmp);
+                }
             }
-            const size_t nl = strlen(entries[k].name);
-            if (!known && !(nl > 10 && strcmp(entries[k].name + nl - 10, ".attn.mask") == 0))
-                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: unexpected tensor %s", path, entries[k].name);
+        }
+        for (size_t k = 0; k < n && st == MYGPT_OK; k++) { // nothing else but buffers and a tied head
+            int known = 0;
+            for (int i = 0; i < nt && !known; i++)
+                known = strcmp(entries[k].name, ts[i].name) == 0;
+            if (known || is_buffer(entries[k].name))
+                continue;
+            const entry *e = &entries[k];
+            if (cfg.arch == MYGPT_ARCH_GPT2 && strcmp(e->name, "lm_head.weight") == 0 && strcmp(e->dtype, "F32") == 0 &&
+                e->offsets[1] - e->offsets[0] == wte->offsets[1] - wte->offsets[0] &&
+                memcmp(data + e->offsets[0], data + wte->offsets[0], e->offsets[1] - e->offsets[0]) == 0)
+                continue; // the tied head, written out
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: unexpected tensor %s%s", path, e->name,
+                            strcmp(e->name, "lm_head.weight") == 0 ? " (an lm_head that is not the token embedding)" : "");
         }
     }
+    free(ts);
     free(entries);
-    free(file);
+    munmap(file, len);
     if (st != MYGPT_OK) {
         mygpt_gpt_free(g);
         return st;

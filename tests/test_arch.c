@@ -4,6 +4,7 @@
  * logits, loss and gradients in eval and train mode (dropout), 30-step curves, F.dropout's
  * masks, and the same bits for any thread count.
  */
+#define _GNU_SOURCE /* memmem */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <omp.h>
@@ -377,4 +378,105 @@ Test(arch, the_same_bits_for_1_2_3_and_8_threads)
             free(l0);
             free(g0);
         }
+}
+
+/* ---- checkpoints: Hugging Face's GPT-2 and the book's state_dict ---------------------------- */
+
+#include <unistd.h>
+
+#include "mygpt/checkpoint.h"
+#include "mygpt/data.h"
+#include "mygpt/generate.h"
+
+/* A model read from a golden file has the reference's parameters and greedy tokens. */
+Test(arch_checkpoint, reference_files_load_and_generate_the_references_tokens)
+{
+    FILE *f = golden_open("arch.txt");
+    cr_assert_not_null(f);
+    char *line = NULL, name[64], arch[32], path[4096];
+    size_t cap = 0;
+    long lineno = 0;
+    mygpt_gpt *g = NULL;
+    int files = 0;
+    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+        unsigned long long seed;
+        mygpt_error err = {0};
+        if (sscanf(line, "file %63s %31s %llu", name, arch, &seed) == 3) {
+            mygpt_gpt_free(g);
+            snprintf(path, sizeof path, "%s/%s", golden_dir(), name);
+            cr_assert_eq(mygpt_checkpoint_load(&g, path, &err), MYGPT_OK, "%s: %s", name, err.message);
+            cr_assert_str_eq(mygpt_arch_name(g->config.arch), arch, "%s", name);
+            files++;
+        } else if (g && strncmp(line, "param ", 6) == 0) {
+            char field[16];
+            size_t numel, off, have;
+            unsigned long long sum;
+            cr_assert_eq(sscanf(line, "param %15s %zu %llu", field, &numel, &sum), 3);
+            cr_assert(golden_param_span(&g->config, field, &off, &have), "%s: no %s", name, field);
+            cr_assert_eq(have, numel, "%s: %s", name, field);
+            cr_assert_eq(golden_checksum(g->params_memory + off, numel), sum, "%s: %s differs", name, field);
+        } else if (g && strncmp(line, "greedy ", 7) == 0) {
+            int64_t want[64], got[64];
+            const char *arrow = strstr(line, "->");
+            const size_t nw = golden_parse_i64(arrow + 2, want, 64);
+            const int64_t prompt[3] = {5, 17, 3};
+            const mygpt_sampling greedy = {0};
+            int n = 0;
+            cr_assert_eq(mygpt_generate(g, NULL, prompt, 3, (int)nw - 3, &greedy, -1, 1, got, &n, &err), MYGPT_OK,
+                         "%s", err.message);
+            cr_assert_eq((size_t)n, nw);
+            for (size_t i = 0; i < nw; i++)
+                cr_assert_eq(got[i], want[i], "%s: token %zu is %lld, the reference's %lld", name, i, (long long)got[i],
+                             (long long)want[i]);
+        }
+    }
+    mygpt_gpt_free(g);
+    free(line);
+    fclose(f);
+    cr_assert_eq(files, 3);
+}
+
+/* mygpt's saves of each architecture: the names a reader of that architecture expects,
+ * config.json beside a gpt2, and the same model back. */
+Test(arch_checkpoint, saves_round_trip_under_each_architectures_names)
+{
+    char dir[] = "/tmp/mygpt_arch_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    for (int a = MYGPT_ARCH_COURSE; a <= MYGPT_ARCH_GPT2; a++) {
+        const mygpt_config cfg = {40, 24, 3, 2, 12, (mygpt_arch)a, 1, a ? 0.1 : 0.0};
+        mygpt_gpt *g, *back;
+        mygpt_error err = {0};
+        char path[256], conf[256];
+        snprintf(path, sizeof path, "%s/%s.safetensors", dir, mygpt_arch_name((mygpt_arch)a));
+        snprintf(conf, sizeof conf, "%s/config.json", dir);
+        cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, &err), MYGPT_OK);
+        cr_assert_eq(mygpt_checkpoint_save(g, path, &err), MYGPT_OK, "%s", err.message);
+        cr_assert_eq(access(conf, F_OK) == 0, a == MYGPT_ARCH_GPT2, "config.json beside a %s save",
+                     mygpt_arch_name((mygpt_arch)a));
+        cr_assert_eq(mygpt_checkpoint_load(&back, path, &err), MYGPT_OK, "%s", err.message);
+        cr_assert_eq(back->config.arch, cfg.arch);
+        cr_assert_eq(back->config.num_heads, 3);
+        cr_assert_eq(back->num_parameters, g->num_parameters);
+        cr_assert(memcmp(back->params_memory, g->params_memory, g->num_parameters * sizeof(float)) == 0);
+        char *file;
+        size_t len;
+        cr_assert_eq(mygpt_read_file(path, &file, &len, NULL), MYGPT_OK);
+        const char *expect = a == MYGPT_ARCH_COURSE ? "\"blocks.1.attn.W_o.weight\""
+                             : a == MYGPT_ARCH_LLMS_FROM_SCRATCH ? "\"trf_blocks.1.att.out_proj.bias\""
+                                                                 : "\"h.1.attn.c_attn.weight\":{\"dtype\":\"F32\",\"shape\":[24,72]";
+        cr_assert_not_null(memmem(file, len, expect, strlen(expect)), "%s lacks %s", path, expect);
+        free(file);
+        mygpt_gpt_free(back);
+        // a config.json that describes another model is not replaced
+        if (a == MYGPT_ARCH_GPT2) {
+            FILE *c = fopen(conf, "w");
+            fputs("{\"n_head\": 2}\n", c);
+            fclose(c);
+            cr_assert_eq(mygpt_checkpoint_save(g, path, &err), MYGPT_EINVAL);
+            unlink(conf);
+        }
+        unlink(path);
+        mygpt_gpt_free(g);
+    }
+    rmdir(dir);
 }

@@ -6,6 +6,10 @@ configurations, and dropout's masks.
 
     /usr/bin/python3 tools/gen_arch_goldens.py
 
+Also tests/golden/gpt2_hf.safetensors, gpt2_hf_plain.safetensors, config.json and
+llms_book.safetensors (see hf_files), listed at the end of arch.txt:
+    file NAME ARCH SEED / param FIELD NUMEL CHECKSUM ... / greedy 5 17 3 -> IDS...
+
 arch.txt: the tanh GELU, x and d y, and its y and d x (bits):
     gelu N / x HEX... / dy HEX... / y HEX... / dx HEX...
   then one block per configuration:
@@ -167,6 +171,45 @@ def gelu_lines():
             "y " + hexes(y.tolist()), "dx " + hexes(x.grad.tolist())]
 
 
+def hf_files(here):
+    """A random GPT-2 in Hugging Face's layout, as a transformers user has it: one file
+    saved from GPT2LMHeadModel ("transformer." names, the mask buffers, lm_head = wte),
+    one plain; config.json beside them; and the book's model as its state_dict (mask
+    buffers included). Returns the golden lines: each file, its model's parameters and
+    its greedy tokens."""
+    from reference_llms import gpt2, save_safetensors, to_hf
+    from reference_train import generate
+    out = []
+    gold = os.path.join(here, "..", "tests", "golden")
+    torch.manual_seed(21)
+    model = gpt2(60, 32, 4, 2, 24).eval()
+    hf = to_hf(model)
+    full = {"transformer." + k: v for k, v in hf.items()}
+    for l in range(2):
+        full["transformer.h.%d.attn.bias" % l] = torch.tril(torch.ones(24, 24)).view(1, 1, 24, 24)
+    full["lm_head.weight"] = model.tok_emb.weight.detach()
+    save_safetensors(full, os.path.join(gold, "gpt2_hf.safetensors"))
+    save_safetensors(hf, os.path.join(gold, "gpt2_hf_plain.safetensors"))
+    with open(os.path.join(gold, "config.json"), "w") as f:
+        f.write('{"model_type": "gpt2", "n_embd": 32, "n_head": 4, "n_layer": 2, "n_positions": 24, '
+                '"vocab_size": 60}\n')
+    torch.manual_seed(22)
+    book = GPTModel(dict(vocab_size=50, context_length=16, emb_dim=16, n_heads=2, n_layers=2, drop_rate=0.1,
+                         qkv_bias=True)).eval()
+    # the state_dict has no head count: __metadata__ gives it (else heads of 64 are assumed)
+    save_safetensors(book.state_dict(), os.path.join(gold, "llms_book.safetensors"), {"format": "pt", "num_heads": "2"})
+    prompt = torch.tensor([[5, 17, 3]])
+    for name, m, seed, arch in (("gpt2_hf.safetensors", model, 21, "gpt2"),
+                                ("gpt2_hf_plain.safetensors", model, 21, "gpt2"),
+                                ("llms_book.safetensors", book, 22, "llms-from-scratch")):
+        out.append("file %s %s %d" % (name, arch, seed))
+        for field, t in stacked_parameters(m):
+            out.append("param %s %d %d" % (field, t.numel(), checksum(t)))
+        ids = generate(m, prompt, 12, m.pos_emb.weight.shape[0])
+        out.append("greedy 5 17 3 -> " + " ".join(map(str, ids[0].tolist())))
+    return out
+
+
 def main():
     assert torch.__version__.startswith("1.13"), torch.__version__
     assert not torch.backends.mkl.is_available() or "AMD" in open("/proc/cpuinfo").read(), \
@@ -180,6 +223,7 @@ def main():
         lines += case_lines(*c, rnd)
     for c in CURVES:
         lines += curve_lines(*c, rnd)
+    lines += hf_files(here)
     with open(os.path.join(here, "..", "tests", "golden", "arch.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(here, "..", "tests", "golden", "dropout.txt"), "w") as f:

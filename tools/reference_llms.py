@@ -167,3 +167,30 @@ def from_hf(sd, n_heads):
             b.ff.layers[2].weight.copy_(sd[p + "mlp.c_proj.weight"].T), b.ff.layers[2].bias.copy_(sd[p + "mlp.c_proj.bias"])
         model.final_norm.scale.copy_(sd["ln_f.weight"]), model.final_norm.shift.copy_(sd["ln_f.bias"])
     return model
+
+
+def save_safetensors(state, path, metadata=None):
+    """A safetensors file of float32 tensors (name -> tensor), data in the given order."""
+    import json
+    import struct
+    header, blobs, offset = {"__metadata__": dict(metadata or {"format": "pt"})}, [], 0
+    for name, t in state.items():
+        b = t.detach().contiguous().float().numpy().tobytes()
+        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(b)]}
+        blobs.append(b)
+        offset += len(b)
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+def load_safetensors(path):
+    import json
+    import struct
+    raw = open(path, "rb").read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    header.pop("__metadata__", None)
+    return {k: torch.frombuffer(bytearray(raw[8 + n + e["data_offsets"][0]:8 + n + e["data_offsets"][1]]),
+                                dtype=torch.float32).reshape(e["shape"]) for k, e in header.items()}
