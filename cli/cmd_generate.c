@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "commands.h"
@@ -16,13 +17,38 @@
 #include "mygpt/tokenizer.h"
 #include "output.h"
 
+/* Streaming: each token's bytes as soon as it is chosen (a character split over two
+ * tokens is completed by the terminal when its second half arrives). */
+typedef struct stream_state {
+    const mygpt_tokenizer *tok;
+    int failed;
+} stream_state;
+
+static void show_tokens(stream_state *s, const int64_t *ids, int n)
+{
+    char *text = NULL;
+    size_t len = 0;
+    if (mygpt_decode(s->tok, ids, (size_t)n, &text, &len, NULL) == MYGPT_OK)
+        fwrite(text, 1, len, stdout);
+    else
+        s->failed = 1;
+    free(text);
+    fflush(stdout);
+}
+
+static void on_token(int64_t id, void *user)
+{
+    show_tokens(user, &id, 1);
+}
+
 int cmd_generate(int argc, char **argv)
 {
     const char *cmd = "generate";
     static const arg_spec ARGS[] = {MODEL_FLAGS,           {"checkpoint", 1, 0}, {"prompt", 1, 0},
                                     {"ids", 1, 0},         {"max-new", 1, 0},    {"temperature", 1, 0},
                                     {"top-k", 1, 0},       {"top-p", 1, 0},      {"sample-seed", 1, 0},
-                                    {"eos", 1, 0},         {"no-kv-cache", 0, 0}, {NULL, 0, 0}};
+                                    {"eos", 1, 0},         {"no-kv-cache", 0, 0}, {"stream", 0, 0},
+                                    {"no-stream", 0, 0},   {"print-ids", 0, 0},  {NULL, 0, 0}};
     parsed_args a;
     int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
     if (rc < 0) {
@@ -30,15 +56,20 @@ int cmd_generate(int argc, char **argv)
                "                       | --checkpoint FILE [--seed S]) (--prompt TEXT | --ids \"1,2,3\")\n"
                "                      --max-new N [--temperature T] [--top-k K] [--top-p P]\n"
                "                      [--sample-seed S] [--eos ID] [--no-kv-cache]\n"
+               "                      [--stream | --no-stream] [--print-ids]\n"
                "\n"
                "The tutorial's generation loop: up to N tokens, each from the last max_seq_len of\n"
                "the context; top-k, then softmax(logits / T), top-p and torch.multinomial, or\n"
                "argmax when T is 0 (the default). Stops at the end token (50256 for GPT-2's\n"
                "vocabulary, none otherwise, or --eos). --sample-seed S is torch.manual_seed(S) just\n"
                "before sampling; without it the generator continues from building the model\n"
-               "(torch.manual_seed(S), S = 0 with --checkpoint, then GPT(...)). Prints the ids, then\n"
-               "the text when the vocabulary is GPT-2's and in the data folder. --no-kv-cache\n"
-               "recomputes the whole window every step (the same tokens, slower).\n");
+               "(torch.manual_seed(S), S = 0 with --checkpoint, then GPT(...)). Prints one line of\n"
+               "every id, prompt included, then the text when the vocabulary is GPT-2's and in the\n"
+               "data folder. --stream (the default on a terminal) shows the text instead, token by\n"
+               "token as it is generated; the ids line then follows only with --print-ids.\n"
+               "--no-stream: ids first, as into a pipe. --no-kv-cache recomputes the whole window\n"
+               "every step (the same tokens, slower). A checkpoint may be mygpt's, the book's\n"
+               "state_dict or Hugging Face's GPT-2 model.safetensors (mygpt never downloads).\n");
         return 0;
     }
     if (rc)
@@ -105,20 +136,45 @@ int cmd_generate(int argc, char **argv)
         rc = EXIT_RUNTIME;
         goto done;
     }
+    char dir[4096];
+    if (V == 50257 && !tok && mygpt_data_dir(dir, sizeof dir, &err) == MYGPT_OK)
+        mygpt_tokenizer_load_dir(&tok, dir, &err); // the text too, when the vocabulary is there
+    if (args_has(&a, "stream") && args_has(&a, "no-stream")) {
+        cli_error(cmd, "--stream and --no-stream contradict each other");
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    // the text streams when it can be shown: asked for, or by default onto a terminal
+    const int stream = V == 50257 && tok &&
+                       (args_has(&a, "stream") || (!args_has(&a, "no-stream") && isatty(STDOUT_FILENO)));
+    if (args_has(&a, "stream") && !stream) {
+        cli_error(cmd, "--stream: no text to show (the vocabulary is not GPT-2's, or the data folder lacks it)");
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    stream_state ss = {tok, 0};
+    if (stream)
+        show_tokens(&ss, prompt, np);
     const double t0 = cli_now_s();
-    if ((st = mygpt_generate(g, &rng, prompt, np, (int)max_new, &s, eos, !args_has(&a, "no-kv-cache"), out,
-                             &nout, &err)) != MYGPT_OK) {
+    if ((st = mygpt_generate_stream(g, &rng, prompt, np, (int)max_new, &s, eos, !args_has(&a, "no-kv-cache"), out,
+                                    &nout, stream ? on_token : NULL, &ss, &err)) != MYGPT_OK) {
+        if (stream)
+            printf("\n");
         rc = cli_fail(cmd, st, &err);
         goto done;
     }
     const double secs = cli_now_s() - t0;
-    for (int i = 0; i < nout; i++)
-        printf(i ? " %lld" : "%lld", (long long)out[i]);
-    printf("\n");
-    char dir[4096];
-    if (V == 50257 && !tok && mygpt_data_dir(dir, sizeof dir, &err) == MYGPT_OK)
-        mygpt_tokenizer_load_dir(&tok, dir, &err); // the text too, when the vocabulary is there
-    if (V == 50257 && tok) {
+    if (stream) {
+        printf("\n");
+        if (ss.failed)
+            fprintf(stderr, "mygpt generate: some tokens could not be decoded\n");
+    }
+    if (!stream || args_has(&a, "print-ids")) {
+        for (int i = 0; i < nout; i++)
+            printf(i ? " %lld" : "%lld", (long long)out[i]);
+        printf("\n");
+    }
+    if (!stream && V == 50257 && tok) {
         char *textout;
         size_t len;
         if (mygpt_decode(tok, out, (size_t)nout, &textout, &len, &err) == MYGPT_OK) {

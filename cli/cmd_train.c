@@ -10,6 +10,7 @@
 #include "data_parallel.h"
 #include "train_step.h"
 #include "commands.h"
+#include "book_train.h"
 #include "model_args.h"
 #include "mygpt/checkpoint.h"
 #include "mygpt/generate.h"
@@ -19,8 +20,8 @@
 #include "output.h"
 
 /* --seed, the model, --ids and --targets (the same shape) for loss and grad. */
-static int model_ids_targets(const char *cmd, const parsed_args *a, mygpt_gpt **gpt, int64_t **ids,
-                             int64_t **tg, int *B, int *T)
+static int model_ids_targets(const char *cmd, const parsed_args *a, mygpt_gpt **gpt, mygpt_rng *rng,
+                             int64_t **ids, int64_t **tg, int *B, int *T)
 {
     mygpt_config cfg;
     uint64_t seed;
@@ -44,17 +45,22 @@ static int model_ids_targets(const char *cmd, const parsed_args *a, mygpt_gpt **
         free(*tg);
         return EXIT_USAGE;
     }
-    if ((rc = create_model(cmd, &cfg, seed, gpt))) {
+    // set_seed(S); GPT(...): the generator goes on to the dropouts in train mode
+    mygpt_error err = {0};
+    mygpt_rng_seed(rng, seed);
+    const mygpt_status st = mygpt_gpt_create_from(gpt, &cfg, rng, &err);
+    if (st != MYGPT_OK) {
         free(*ids);
         free(*tg);
+        return cli_fail(cmd, st, &err);
     }
-    return rc;
+    return 0;
 }
 
 /* What loss and grad share: their flags (usage printed for --help: returns -1), the
  * output format, the model, ids and targets. */
 static int loss_grad_setup(const char *cmd, int argc, char **argv, const char *usage, out_options *o,
-                           mygpt_gpt **g, int64_t **ids, int64_t **tg, int *B, int *T)
+                           mygpt_gpt **g, mygpt_rng *rng, int64_t **ids, int64_t **tg, int *B, int *T)
 {
     static const arg_spec ARGS[] = {MODEL_FLAGS, {"ids", 1, 0}, {"targets", 1, 0}, {"format", 1, 0},
                                     {NULL, 0, 0}};
@@ -68,13 +74,14 @@ static int loss_grad_setup(const char *cmd, int argc, char **argv, const char *u
         return rc;
     if (out_options_parse(cmd, args_get(&a, "format"), NULL, o))
         return EXIT_USAGE;
-    return model_ids_targets(cmd, &a, g, ids, tg, B, T);
+    return model_ids_targets(cmd, &a, g, rng, ids, tg, B, T);
 }
 
 int cmd_loss(int argc, char **argv)
 {
     const char *cmd = "loss";
     out_options o;
+    mygpt_rng rng = {0};
     mygpt_gpt *g;
     int64_t *ids, *tg;
     int B, T;
@@ -83,15 +90,29 @@ int cmd_loss(int argc, char **argv)
         "usage: mygpt loss --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
         "                  --ids \"0,1,2;...\" --targets \"1,2,3;...\" [--format torch|exact]\n"
         "\n"
+        "                  [--arch NAME [--qkv-bias] [--dropout P]]\n"
+        "\n"
         "set_seed(S); gpt = GPT(V, C, H, N, M); print(F.cross_entropy(gpt(ids).flatten(0, 1),\n"
         "targets.flatten())): the mean cross-entropy, bit for bit as PyTorch computes it\n"
-        "from these logits. --format exact prints its float32 bits as 8 hex digits.\n",
-        &o, &g, &ids, &tg, &B, &T);
+        "from these logits. --format exact prints its float32 bits as 8 hex digits. With\n"
+        "--dropout P (llms-from-scratch, gpt2) the model is in train mode: its dropouts draw\n"
+        "from the generator as it is after building the model.\n",
+        &o, &g, &rng, &ids, &tg, &B, &T);
     if (rc)
         return rc < 0 ? 0 : rc;
     float loss;
     mygpt_error err = {0};
-    const mygpt_status st = mygpt_gpt_loss(g, ids, tg, B, T, &loss, &err);
+    mygpt_trainer *tr = NULL;
+    mygpt_status st;
+    if (g->config.dropout > 0.0) { // model.train(): the dropouts draw
+        if ((st = mygpt_trainer_create(&tr, g, &err)) == MYGPT_OK) {
+            tr->dropout_rng = &rng;
+            st = mygpt_trainer_forward(tr, ids, tg, B, T, &loss, &err);
+        }
+        mygpt_trainer_free(tr);
+    } else {
+        st = mygpt_gpt_loss(g, ids, tg, B, T, &loss, &err);
+    }
     if (st != MYGPT_OK) {
         rc = cli_fail(cmd, st, &err);
     } else {
@@ -110,6 +131,7 @@ int cmd_grad(int argc, char **argv)
 {
     const char *cmd = "grad";
     out_options o;
+    mygpt_rng rng = {0};
     mygpt_gpt *g;
     int64_t *ids, *tg;
     int B, T;
@@ -118,18 +140,23 @@ int cmd_grad(int argc, char **argv)
         "usage: mygpt grad --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
         "                  --ids \"0,1,2;...\" --targets \"1,2,3;...\" [--format torch|exact]\n"
         "\n"
+        "                  [--arch NAME [--qkv-bias] [--dropout P]]\n"
+        "\n"
         "After one F.cross_entropy(...).backward() of GPT(V, C, H, N, M) built with set_seed(S):\n"
         "for name, p in gpt.named_parameters(): print(name); print(p.grad).\n"
-        "--format exact prints only the values, one float32 per line as 8 hex digits.\n",
-        &o, &g, &ids, &tg, &B, &T);
+        "--format exact prints only the values, one float32 per line as 8 hex digits. With\n"
+        "--dropout P the model is in train mode (the generator as after building it).\n",
+        &o, &g, &rng, &ids, &tg, &B, &T);
     if (rc)
         return rc < 0 ? 0 : rc;
     float loss;
     mygpt_error err = {0};
     mygpt_trainer *tr = NULL;
     mygpt_status st = mygpt_trainer_create(&tr, g, &err);
-    if (st == MYGPT_OK)
+    if (st == MYGPT_OK) {
+        tr->dropout_rng = g->config.dropout > 0.0 ? &rng : NULL; // model.train() with dropout
         st = mygpt_trainer_forward(tr, ids, tg, B, T, &loss, &err);
+    }
     if (st == MYGPT_OK)
         st = mygpt_trainer_backward(tr, &err);
     rc = st != MYGPT_OK ? cli_fail(cmd, st, &err) : print_named_tensors(cmd, &o, &g->config, &tr->grads, NULL);
@@ -142,54 +169,6 @@ int cmd_grad(int argc, char **argv)
 
 /* An error after MPI started: this rank says what and ends the job (no rank may be left
  * waiting for it); with one process, the usual one line and status. */
-/* The mean loss of the first `batches` batches of a fresh epoch of dl (the book's
- * calc_loss_loader(loader, model, num_batches)), in eval mode: each iter() draws. */
-static mygpt_status loader_loss(mygpt_gpt *g, mygpt_dataloader *dl, int shuffle, mygpt_rng *rng, size_t batches,
-                                int64_t *x, int64_t *y, double *out, mygpt_error *err)
-{
-    mygpt_status st = mygpt_dataloader_epoch(dl, rng, shuffle, err);
-    const size_t n = batches < dl->num_batches ? batches : dl->num_batches;
-    double sum = 0.0; // total_loss += loss.item(): Python floats
-    for (size_t b = 0; b < n && st == MYGPT_OK; b++) {
-        float loss;
-        st = mygpt_dataloader_batch(dl, b, x, y, err);
-        if (st == MYGPT_OK)
-            st = mygpt_gpt_loss(g, x, y, (int)mygpt_dataloader_batch_rows(dl, b), (int)dl->max_length, &loss, err);
-        sum += loss;
-    }
-    *out = sum / (double)n;
-    return st;
-}
-
-/* The book's generate_and_print_sample: greedy tokens after the prompt, decoded, with
- * newlines printed as spaces. */
-static mygpt_status print_sample(mygpt_gpt *g, const mygpt_tokenizer *tok, const int64_t *prompt, size_t np,
-                                 int tokens, mygpt_rng *rng, mygpt_error *err)
-{
-    int64_t *out = malloc((np + (size_t)tokens) * sizeof *out);
-    if (!out) {
-        err->code = MYGPT_ENOMEM;
-        snprintf(err->message, sizeof err->message, "out of memory for %d tokens", tokens);
-        return MYGPT_ENOMEM;
-    }
-    const mygpt_sampling greedy = {0};
-    int n = 0;
-    char *text = NULL;
-    size_t len = 0;
-    mygpt_status st = mygpt_generate(g, rng, prompt, (int)np, tokens, &greedy, -1, 1, out, &n, err);
-    if (st == MYGPT_OK)
-        st = mygpt_decode(tok, out, (size_t)n, &text, &len, err);
-    if (st == MYGPT_OK) {
-        for (size_t i = 0; i < len; i++)
-            putchar(text[i] == '\n' ? ' ' : text[i]);
-        putchar('\n');
-        fflush(stdout);
-    }
-    free(text);
-    free(out);
-    return st;
-}
-
 static int train_fail(const dp_team *team, const char *cmd, mygpt_status st, const mygpt_error *err)
 {
     if (team->size > 1)
@@ -382,34 +361,17 @@ int cmd_train(int argc, char **argv)
             goto done;
         if (sp && np == 0) {
             cli_error(cmd, "--sample-prompt: the prompt has no tokens");
+            free(prompt);
             rc = EXIT_USAGE;
             goto done;
         }
-        mygpt_dataloader train_eval = train; // calc_loss_loader's own iter(train_loader)
-        train_eval.order = NULL;
-        for (long long ep = 0; ep < epochs && st == MYGPT_OK; ep++) {
-            st = mygpt_dataloader_epoch(&train, &rng, 1, &err);
-            for (size_t b = 0; b < train.num_batches && st == MYGPT_OK; b++) {
-                double shown, tl, vl;
-                st = mygpt_dataloader_batch(&train, b, x, y, &err);
-                if (st == MYGPT_OK)
-                    st = dp_train_step(&team, tr, &opt, x, y, (int)B, (int)T, 0, "mygpt train", &shown, &err);
-                tokens += B * T;
-                if (st == MYGPT_OK && step % every == 0) { // evaluate_model, in eval mode
-                    const size_t nb = eval_batches > 0 ? (size_t)eval_batches : SIZE_MAX;
-                    st = loader_loss(g, &train_eval, 1, &rng, nb, x, y, &tl, &err);
-                    if (st == MYGPT_OK)
-                        st = loader_loss(g, &val, 0, &rng, nb, x, y, &vl, &err);
-                    if (st == MYGPT_OK)
-                        printf("Ep %lld (Step %06lld): Train loss %.3f, Val loss %.3f\n", ep + 1, step, tl, vl);
-                    fflush(stdout);
-                }
-                step++;
-            }
-            if (st == MYGPT_OK && sp)
-                st = print_sample(g, tok, prompt, np, (int)sample_tokens, &rng, &err);
-        }
-        mygpt_dataloader_free(&train_eval);
+        const book_run run = {.epochs = epochs, .eval_every = every,
+                              .eval_batches = eval_batches > 0 ? (size_t)eval_batches : SIZE_MAX, .tok = tok,
+                              .prompt = prompt, .n_prompt = np, .sample_tokens = (int)sample_tokens};
+        long taken = 0;
+        st = book_train(stdout, tr, &opt, &train, &val, &rng, &run, x, y, &taken, &err);
+        step = taken;
+        tokens = taken * B * T;
         free(prompt);
     }
     while (step < steps && st == MYGPT_OK) {

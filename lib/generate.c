@@ -117,6 +117,14 @@ mygpt_status mygpt_generate(mygpt_gpt *g, mygpt_rng *rng, const int64_t *prompt,
                             int max_new, const mygpt_sampling *s, int64_t eos, int use_cache,
                             int64_t *out, int *n_out, mygpt_error *err)
 {
+    return mygpt_generate_stream(g, rng, prompt, n_prompt, max_new, s, eos, use_cache, out, n_out, NULL, NULL, err);
+}
+
+mygpt_status mygpt_generate_stream(mygpt_gpt *g, mygpt_rng *rng, const int64_t *prompt, int n_prompt,
+                                   int max_new, const mygpt_sampling *s, int64_t eos, int use_cache,
+                                   int64_t *out, int *n_out, mygpt_token_fn on_token, void *user,
+                                   mygpt_error *err)
+{
     const int M = g->config.max_seq_len, V = g->config.vocab_size;
     mygpt_status st = MYGPT_OK;
     if (n_prompt < 1 || max_new < 0)
@@ -154,6 +162,8 @@ mygpt_status mygpt_generate(mygpt_gpt *g, mygpt_rng *rng, const int64_t *prompt,
             break;
         out[n++] = next;
         *n_out = n;
+        if (on_token)
+            on_token(next, user);
     }
     if (packed_here) { // the model as it came
         g->packed = NULL;

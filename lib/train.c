@@ -234,7 +234,8 @@ mygpt_status mygpt_trainer_forward(mygpt_trainer *tr, const int64_t *ids, const 
     a->has_forward = 0;
     const size_t N = (size_t)B * T;
     memcpy(a->ids, ids, N * sizeof *ids);
-    memcpy(a->targets, targets, N * sizeof *targets);
+    if (targets)
+        memcpy(a->targets, targets, N * sizeof *targets);
     CHECK(draw_keeps(tr, err));
     const mygpt_pass p = training_pass(g, a);
 
@@ -250,6 +251,8 @@ mygpt_status mygpt_trainer_forward(mygpt_trainer *tr, const int64_t *ids, const 
     // logits = LN_f(x) H^T (H the head, or E), then the loss           (B, T, V)
     const float *xf = a->resid + (size_t)cfg->num_layers * N * cfg->embed_dim;
     CHECK(mygpt_head_forward(&p, a->logits, a->lnf, a->lnf_mean, a->lnf_denom, xf, N, err));
+    if (!targets) // model(ids) in train mode: the logits only
+        return MYGPT_OK;
     CHECK(mygpt_cross_entropy_forward(loss, a->logp, a->logits, targets, N, cfg->vocab_size, err));
     a->has_forward = 1;
     return MYGPT_OK;

@@ -8,7 +8,10 @@ come through node (tools/reference_train.py).
     /usr/bin/python3 tools/reference_book_ch5.py [--embed 768 --heads 12 --layers 12 ...]
 
 The defaults are the book's run (GPT_CONFIG_124M with context 256, 10 epochs); what it
-prints is what `mygpt train --arch llms-from-scratch --epochs ...` prints.
+prints is what `mygpt train --arch llms-from-scratch --epochs ...` prints, and with
+--sample-after what chapters/expected/38_book_training.txt holds:
+
+    /usr/bin/python3 tools/reference_book_ch5.py --sample-after > chapters/expected/38_book_training.txt
 """
 import argparse
 import os
@@ -60,7 +63,8 @@ def main():
     p.add_argument("--sample-prompt", default="Every effort moves you")
     p.add_argument("--sample-tokens", type=int, default=50)
     p.add_argument("--sample-after", action="store_true",
-                   help="then the chapter's torch.manual_seed(123); generate(..., 15, top_k=25, temperature=1.4)")
+                   help="then section 5.3: 25 greedy tokens, and torch.manual_seed(123); generate(..., 15, "
+                        "top_k=25, temperature=1.4)")
     a = p.parse_args()
     assert torch.__version__.startswith("1.13"), torch.__version__
     text = open(a.text, encoding="utf-8").read()
@@ -95,11 +99,13 @@ def main():
         print(decode(ids[0].tolist()).replace("\n", " "), flush=True)
         model.train()
     print("training took %.1f s" % (time.time() - t0), file=sys.stderr)
-    if a.sample_after:
+    if a.sample_after:  # section 5.3: model.eval(), greedy, then temperature and top-k
         model.eval()
+        ids = generate(model, prompt, 25, a.max_seq)
+        print("Output text:\n", decode(ids[0].tolist()))
         torch.manual_seed(123)
         ids = generate(model, prompt, 15, a.max_seq, temperature=1.4, top_k=25)
-        print("Output text:\n" + decode(ids[0].tolist()))
+        print("Output text:\n", decode(ids[0].tolist()))
 
 
 if __name__ == "__main__":

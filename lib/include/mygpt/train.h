@@ -119,8 +119,9 @@ mygpt_status mygpt_trainer_zero_grad(mygpt_trainer *tr, mygpt_error *err);
  * F.cross_entropy(gpt(ids).flatten(0, 1), targets.flatten()); the logits (in
  * tr->acts.logits until the backward) are the same bits as mygpt_gpt_forward's in eval
  * mode. In train mode (tr->dropout_rng set, config.dropout > 0) it first draws every
- * dropout's mask, in the order the book's forward draws them. Errors as
- * mygpt_gpt_forward's, and targets outside [0, V). */
+ * dropout's mask, in the order the book's forward draws them. targets NULL: the logits
+ * only (model(ids) in train mode; no loss, no backward). Errors as mygpt_gpt_forward's,
+ * and targets outside [0, V). */
 mygpt_status mygpt_trainer_forward(mygpt_trainer *tr, const int64_t *ids, const int64_t *targets, int B,
                                    int T, float *loss, mygpt_error *err);
 

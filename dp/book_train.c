@@ -1,0 +1,88 @@
+/*
+ * book_train.c - the training loop of the book's chapter 5 (see book_train.h).
+ */
+#include "book_train.h"
+
+#include <stdlib.h>
+
+#include "mygpt/generate.h"
+#include "train_step.h"
+
+mygpt_status book_loader_loss(mygpt_gpt *g, mygpt_dataloader *dl, int shuffle, mygpt_rng *rng, size_t batches,
+                              int64_t *x, int64_t *y, double *out, mygpt_error *err)
+{
+    mygpt_status st = mygpt_dataloader_epoch(dl, rng, shuffle, err); // iter(data_loader)
+    const size_t n = batches < dl->num_batches ? batches : dl->num_batches;
+    double sum = 0.0; // total_loss += loss.item(): Python floats
+    for (size_t b = 0; b < n && st == MYGPT_OK; b++) {
+        float loss = 0.0f;
+        st = mygpt_dataloader_batch(dl, b, x, y, err);
+        if (st == MYGPT_OK)
+            st = mygpt_gpt_loss(g, x, y, (int)mygpt_dataloader_batch_rows(dl, b), (int)dl->max_length, &loss, err);
+        sum += loss;
+    }
+    *out = sum / (double)n;
+    return st;
+}
+
+mygpt_status book_print_sample(FILE *out, mygpt_gpt *g, const mygpt_tokenizer *tok, const int64_t *prompt,
+                               size_t n_prompt, int n, mygpt_error *err)
+{
+    int64_t *ids = malloc((n_prompt + (size_t)n) * sizeof *ids);
+    if (!ids) {
+        err->code = MYGPT_ENOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory for %d tokens", n);
+        return MYGPT_ENOMEM;
+    }
+    const mygpt_sampling greedy = {0}; // generate_text_simple: argmax
+    int got = 0;
+    char *text = NULL;
+    size_t len = 0;
+    mygpt_status st = mygpt_generate(g, NULL, prompt, (int)n_prompt, n, &greedy, -1, 1, ids, &got, err);
+    if (st == MYGPT_OK)
+        st = mygpt_decode(tok, ids, (size_t)got, &text, &len, err);
+    if (st == MYGPT_OK) {
+        for (size_t i = 0; i < len; i++) // decoded_text.replace("\n", " ")
+            fputc(text[i] == '\n' ? ' ' : text[i], out);
+        fputc('\n', out);
+        fflush(out);
+    }
+    free(text);
+    free(ids);
+    return st;
+}
+
+mygpt_status book_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt, mygpt_dataloader *train,
+                        mygpt_dataloader *val, mygpt_rng *rng, const book_run *run, int64_t *x, int64_t *y,
+                        long *steps, mygpt_error *err)
+{
+    const dp_team one = {0, 1, 0};
+    mygpt_gpt *g = tr->model;
+    const int B = (int)train->batch_size, T = (int)train->max_length;
+    mygpt_dataloader train_eval = *train; // evaluate_model's own iter(train_loader)
+    train_eval.order = NULL;
+    mygpt_status st = MYGPT_OK;
+    *steps = 0;
+    for (long ep = 0; ep < run->epochs && st == MYGPT_OK; ep++) {
+        st = mygpt_dataloader_epoch(train, rng, 1, err); // for input_batch, target_batch in train_loader
+        for (size_t b = 0; b < train->num_batches && st == MYGPT_OK; b++) {
+            double loss, tl, vl;
+            st = mygpt_dataloader_batch(train, b, x, y, err);
+            if (st == MYGPT_OK)
+                st = dp_train_step(&one, tr, opt, x, y, B, T, 0, "book_train", &loss, err);
+            if (st == MYGPT_OK && *steps % run->eval_every == 0) { // evaluate_model, in eval mode
+                st = book_loader_loss(g, &train_eval, 1, rng, run->eval_batches, x, y, &tl, err);
+                if (st == MYGPT_OK)
+                    st = book_loader_loss(g, val, 0, rng, run->eval_batches, x, y, &vl, err);
+                if (st == MYGPT_OK)
+                    fprintf(out, "Ep %ld (Step %06ld): Train loss %.3f, Val loss %.3f\n", ep + 1, *steps, tl, vl);
+                fflush(out);
+            }
+            ++*steps;
+        }
+        if (st == MYGPT_OK && run->prompt)
+            st = book_print_sample(out, g, run->tok, run->prompt, run->n_prompt, run->sample_tokens, err);
+    }
+    mygpt_dataloader_free(&train_eval);
+    return st;
+}

@@ -1,0 +1,47 @@
+/*
+ * book_train.h - the training loop of Raschka's *Build a Large Language Model (From
+ * Scratch)* chapter 5 (train_model_simple, evaluate_model, generate_and_print_sample), as
+ * tools/reference_book_ch5.py runs it in PyTorch: what `mygpt train --epochs` and the
+ * book's chapter-5 program (chapters/src/38_book_training.c) share.
+ */
+#ifndef MYGPT_BOOK_TRAIN_H
+#define MYGPT_BOOK_TRAIN_H
+
+#include <stdio.h>
+
+#include "mygpt/data.h"
+#include "mygpt/tokenizer.h"
+#include "mygpt/train.h"
+
+typedef struct book_run {
+    long epochs;             /* num_epochs                                               */
+    long eval_every;         /* eval_freq: evaluate after the steps where step % it == 0  */
+    size_t eval_batches;     /* eval_iter: batches of each loader an evaluation averages */
+    const mygpt_tokenizer *tok;
+    const int64_t *prompt;   /* start_context's tokens, or NULL: no samples              */
+    size_t n_prompt;
+    int sample_tokens;       /* greedy tokens of each sample (the book: 50)              */
+} book_run;
+
+/* The book's calc_loss_loader(loader, model, num_batches) with torch.no_grad(): the mean
+ * loss of the first `batches` batches of a fresh iter(loader) (drawing from rng as it does),
+ * in eval mode. x, y: room for one batch. */
+mygpt_status book_loader_loss(mygpt_gpt *g, mygpt_dataloader *dl, int shuffle, mygpt_rng *rng, size_t batches,
+                              int64_t *x, int64_t *y, double *out, mygpt_error *err);
+
+/* generate_and_print_sample: n greedy tokens after the prompt, decoded, newlines as
+ * spaces, one line on out. */
+mygpt_status book_print_sample(FILE *out, mygpt_gpt *g, const mygpt_tokenizer *tok, const int64_t *prompt,
+                               size_t n_prompt, int n, mygpt_error *err);
+
+/* train_model_simple: for each epoch, a step on every batch of train (shuffled, drop_last;
+ * train mode: dropout draws from rng, as tr->dropout_rng must be), after the steps with
+ * step % eval_every == 0 evaluate_model printed as
+ *   Ep 1 (Step 000000): Train loss 9.781, Val loss 9.933
+ * and after each epoch a sample. train and val as create_dataloader_v1 makes them; x, y:
+ * room for one batch. *steps counts the steps taken. */
+mygpt_status book_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt, mygpt_dataloader *train,
+                        mygpt_dataloader *val, mygpt_rng *rng, const book_run *run, int64_t *x, int64_t *y,
+                        long *steps, mygpt_error *err);
+
+#endif
