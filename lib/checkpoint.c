@@ -579,8 +579,9 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
         if (!(found & 8))
             cfg.num_layers = count_layers(entries, n, "trf_blocks");
     } else if (found != 31) {
-        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: __metadata__ lacks the configuration "
-                        "(vocab_size, embed_dim, num_heads, num_layers, max_seq_len)", path);
+        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: __metadata__ lacks the configuration (vocab_size, embed_dim, "
+                        "num_heads, num_layers, max_seq_len) and no token embedding names another layout "
+                        "(GPT-2's wte.weight, the book's tok_emb.weight)", path);
     }
     if (st == MYGPT_OK && cfg.arch != MYGPT_ARCH_COURSE) {
         if (!wpe || wte->ndim != 2 || wpe->ndim != 2 || wte->shape[1] != wpe->shape[1] || wte->shape[0] > (1u << 24) ||

@@ -294,8 +294,10 @@ mygpt_status mygpt_param_table(mygpt_strbuf *sb, const mygpt_config *cfg,
                     (unsigned long long)pc->per_block, (unsigned long long)pc->blocks);
     mygpt_sb_printf(sb, "Final LayerNorm       (2*C):        %5llu\n",
                     (unsigned long long)pc->final_layernorm);
-    mygpt_sb_printf(sb, "Tied head            (0 extra):     %5llu\n",
-                    (unsigned long long)pc->head);
+    if (pc->head == 0)
+        mygpt_sb_printf(sb, "Tied head            (0 extra):     %5llu\n", (unsigned long long)pc->head);
+    else // an untied head (the book's out_head)
+        mygpt_sb_printf(sb, "Output head           (V*C):       %5llu\n", (unsigned long long)pc->head);
     return mygpt_sb_printf(sb, "Total parameters:                  %5llu\n",
                            (unsigned long long)pc->total);
 }

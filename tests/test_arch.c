@@ -480,3 +480,138 @@ Test(arch_checkpoint, saves_round_trip_under_each_architectures_names)
     }
     rmdir(dir);
 }
+
+/* A safetensors file of zero-filled F32 tensors: names and shapes (0 for a vector's
+ * second size), with __metadata__ meta (a JSON object's insides, or NULL). */
+static void write_zeros(const char *path, const char *meta, int n, const char *const *names, const int64_t (*shapes)[2])
+{
+    char header[8192];
+    size_t at = 0, off = 0;
+    at += (size_t)snprintf(header + at, sizeof header - at, "{\"__metadata__\":{%s}", meta ? meta : "\"format\":\"pt\"");
+    for (int i = 0; i < n; i++) {
+        const size_t bytes = (size_t)shapes[i][0] * (size_t)(shapes[i][1] ? shapes[i][1] : 1) * 4;
+        if (shapes[i][1])
+            at += (size_t)snprintf(header + at, sizeof header - at,
+                                   ",\"%s\":{\"dtype\":\"F32\",\"shape\":[%lld,%lld],\"data_offsets\":[%zu,%zu]}", names[i],
+                                   (long long)shapes[i][0], (long long)shapes[i][1], off, off + bytes);
+        else
+            at += (size_t)snprintf(header + at, sizeof header - at,
+                                   ",\"%s\":{\"dtype\":\"F32\",\"shape\":[%lld],\"data_offsets\":[%zu,%zu]}", names[i],
+                                   (long long)shapes[i][0], off, off + bytes);
+        off += bytes;
+    }
+    at += (size_t)snprintf(header + at, sizeof header - at, "}");
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    unsigned char len8[8];
+    for (int b = 0; b < 8; b++)
+        len8[b] = (unsigned char)((uint64_t)at >> (8 * b));
+    fwrite(len8, 1, 8, f);
+    fwrite(header, 1, at, f);
+    for (size_t i = 0; i < off; i++)
+        fputc(0, f);
+    fclose(f);
+}
+
+/* A GPT-2 of one layer, C = 64 (one head of 64), V = 10, 8 positions, in Hugging Face's
+ * layout: its tensors, which the cases below spoil one at a time. */
+#define HF_TENSORS 14
+static const char *const HF_NAMES[HF_TENSORS] = {
+    "wte.weight", "wpe.weight", "h.0.ln_1.weight", "h.0.ln_1.bias", "h.0.attn.c_attn.weight", "h.0.attn.c_attn.bias",
+    "h.0.attn.c_proj.weight", "h.0.attn.c_proj.bias", "h.0.ln_2.weight", "h.0.ln_2.bias", "h.0.mlp.c_fc.weight",
+    "h.0.mlp.c_fc.bias", "h.0.mlp.c_proj.weight", "h.0.mlp.c_proj.bias"};
+static const int64_t HF_SHAPES[HF_TENSORS + 2][2] = {
+    {10, 64}, {8, 64}, {64, 0}, {64, 0}, {64, 192}, {192, 0}, {64, 64}, {64, 0}, {64, 0}, {64, 0}, {64, 256}, {256, 0},
+    {256, 64}, {64, 0}};
+
+Test(arch_checkpoint, hostile_files_of_the_new_layouts_are_refused_with_the_reason)
+{
+    char dir[] = "/tmp/mygpt_hostile_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    const char *names[HF_TENSORS + 3];
+    int64_t shapes[HF_TENSORS + 3][2];
+    mygpt_gpt *g = NULL;
+    mygpt_error err = {0};
+    // the file as it should be loads (ln_f added: a complete model)
+    const char *lnf[2] = {"ln_f.weight", "ln_f.bias"};
+    int n = 0;
+    for (int i = 0; i < HF_TENSORS; i++, n++) {
+        names[n] = HF_NAMES[i];
+        shapes[n][0] = HF_SHAPES[i][0];
+        shapes[n][1] = HF_SHAPES[i][1];
+    }
+    for (int i = 0; i < 2; i++, n++) {
+        names[n] = lnf[i];
+        shapes[n][0] = 64;
+        shapes[n][1] = 0;
+    }
+    write_zeros(path, NULL, n, names, (const int64_t(*)[2])shapes);
+    cr_assert_eq(mygpt_checkpoint_load(&g, path, &err), MYGPT_OK, "%s", err.message);
+    cr_expect_eq(g->config.arch, MYGPT_ARCH_GPT2);
+    cr_expect_eq(g->config.num_heads, 1, "heads of 64");
+    mygpt_gpt_free(g);
+    struct {
+        int tensor;          /* which to spoil */
+        int64_t r, c;        /* its new shape */
+        const char *rename;  /* or its new name */
+        const char *meta;
+        const char *msg;
+    } cases[] = {
+        {4, 64, 191, NULL, NULL, "h.0.attn.c_attn.weight does not have the shape"},
+        {4, 192, 64, NULL, NULL, "h.0.attn.c_attn.weight does not have the shape"}, // nn.Linear's layout, not Conv1D's
+        {0, 10, 64, "lm_head.weight", NULL, "no token embedding names another layout"},
+        {1, 8, 32, NULL, NULL, "the token and position embeddings are missing or misshapen"},
+        {13, 64, 0, "h.0.mlp.c_proj.extra", NULL, "h.0.mlp.c_proj.bias is missing"},
+        {1, 8, 64, "transformer.wte.weight", NULL, "named twice"},
+        {2, 64, 0, NULL, "\"num_heads\":\"3\"", "embed_dim=64 is not divisible by num_heads=3"},
+        {0, 10, 64, NULL, "\"arch\":\"gpt5\"", "unknown architecture"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const char *nm[HF_TENSORS + 3];
+        int64_t sh[HF_TENSORS + 3][2];
+        memcpy(nm, names, sizeof nm);
+        memcpy(sh, shapes, sizeof sh);
+        const int t = cases[k].tensor;
+        sh[t][0] = cases[k].r;
+        sh[t][1] = cases[k].c;
+        if (cases[k].rename)
+            nm[t] = cases[k].rename;
+        write_zeros(path, cases[k].meta, n, nm, (const int64_t(*)[2])sh);
+        memset(&err, 0, sizeof err);
+        g = NULL;
+        cr_expect_neq(mygpt_checkpoint_load(&g, path, &err), MYGPT_OK, "case %zu loaded", k);
+        cr_expect_null(g);
+        cr_expect(strstr(err.message, cases[k].msg) != NULL, "case %zu: '%s' lacks '%s'", k, err.message, cases[k].msg);
+        mygpt_gpt_free(g);
+    }
+    // an lm_head that is not the token embedding: GPT-2's head is tied
+    {
+        const char *nm[HF_TENSORS + 3];
+        int64_t sh[HF_TENSORS + 3][2];
+        memcpy(nm, names, sizeof nm);
+        memcpy(sh, shapes, sizeof sh);
+        nm[n] = "lm_head.weight";
+        sh[n][0] = 10;
+        sh[n][1] = 64;
+        write_zeros(path, NULL, n + 1, nm, (const int64_t(*)[2])sh); // zeros: equal to wte's zeros, accepted
+        cr_expect_eq(mygpt_checkpoint_load(&g, path, &err), MYGPT_OK, "%s", err.message);
+        mygpt_gpt_free(g);
+        g = NULL;
+        sh[n][0] = 5; // another size: not the token embedding
+        write_zeros(path, NULL, n + 1, nm, (const int64_t(*)[2])sh);
+        cr_expect_neq(mygpt_checkpoint_load(&g, path, &err), MYGPT_OK);
+        cr_expect(strstr(err.message, "lm_head that is not the token embedding") != NULL, "%s", err.message);
+    }
+    // the book's state_dict without its out_head
+    {
+        const char *nm[3] = {"tok_emb.weight", "pos_emb.weight", "trf_blocks.0.norm1.scale"};
+        const int64_t sh[3][2] = {{10, 64}, {8, 64}, {64, 0}};
+        write_zeros(path, NULL, 3, nm, sh);
+        cr_expect_neq(mygpt_checkpoint_load(&g, path, &err), MYGPT_OK);
+        cr_expect(strstr(err.message, "is missing") != NULL, "%s", err.message);
+    }
+    unlink(path);
+    rmdir(dir);
+}

@@ -561,6 +561,15 @@ Test(cli_train, bad_training_and_generation_arguments)
         {"generate %s --ids 1,7 --max-new 3", "token id 7"},
         {"generate --checkpoint /nonexistent.safetensors --ids 1 --max-new 3%.0s", "cannot open"},
         {"generate %s --max-new 3", "exactly one of --prompt"},
+        {"generate %s --ids 1,2 --max-new 3 --stream", "--stream: no text to show"},
+        {"generate %s --ids 1,2 --max-new 3 --stream --no-stream", "contradict"},
+        {"forward %s --ids 1,2 --arch gpt3", "unknown architecture 'gpt3'"},
+        {"loss %s --ids 0,1 --targets 1,2 --dropout 0.1", "the course's model has no dropout"},
+        {"loss %s --ids 0,1 --targets 1,2 --arch gpt2 --dropout 1", "dropout must be in [0, 1)"},
+        {"train %s --text /nonexistent --context 2 --batch 1 --steps 1 --epochs 1 --optimizer sgd --lr 1",
+         "--epochs (the book's loop) goes without --steps"},
+        {"train %s --text /nonexistent --context 2 --batch 1 --steps 1 --eval-batches 2 --optimizer sgd --lr 1",
+         "go with --epochs"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char args[512];
