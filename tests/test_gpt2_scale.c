@@ -6,7 +6,8 @@
  * The contract is model-spec.md's last section: at this scale PyTorch's own float32 is
  * ~7e-5 from float64, so mygpt's worst and rms relative errors against float64 must be
  * no larger than PyTorch float32's on the same positions, with a margin of 1.25.
- * Parameters are bit-exact (checksums) as everywhere else.
+ * Parameters are bit-exact (checksums) as everywhere else. The same for the book's
+ * GPTModel and GPT-2 at that size (gpt2_logits_<arch>.txt).
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -29,10 +30,12 @@ static double rel(double got, double ref)
     return fabs(got - ref) / fmax(1.0, fabs(ref));
 }
 
-Test(gpt_scale, gpt2_sized_logits_as_close_to_float64_as_pytorch, .timeout = 600)
+/* One golden: its model (the course's, or another architecture's named after the sizes)
+ * built and run, held to its float64 evaluation. */
+static void check_golden(const char *file)
 {
-    FILE *f = golden_open("gpt2_logits.txt");
-    cr_assert_not_null(f, "tests/golden/gpt2_logits.txt is missing");
+    FILE *f = golden_open(file);
+    cr_assert_not_null(f, "tests/golden/%s is missing", file);
     char *line = NULL;
     size_t cap = 0;
     long lineno = 0;
@@ -46,9 +49,12 @@ Test(gpt_scale, gpt2_sized_logits_as_close_to_float64_as_pytorch, .timeout = 600
     size_t samples = 0, rows = 0;
     while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
         if (strncmp(line, "config ", 7) == 0) {
-            cr_assert_eq(sscanf(line + 7, "%llu %d %d %d %d %d %d %d", &seed, &cfg.vocab_size,
-                                &cfg.embed_dim, &cfg.num_heads, &cfg.num_layers,
-                                &cfg.max_seq_len, &B, &T), 8);
+            char arch[32] = "course";
+            const int got = sscanf(line + 7, "%llu %d %d %d %d %d %d %d %31s %d %lf", &seed, &cfg.vocab_size,
+                                   &cfg.embed_dim, &cfg.num_heads, &cfg.num_layers, &cfg.max_seq_len, &B, &T, arch,
+                                   &cfg.qkv_bias, &cfg.dropout);
+            cr_assert(got == 8 || got == 11, "%s: bad config line", file);
+            cr_assert_eq(mygpt_arch_parse(arch, &cfg.arch, NULL), MYGPT_OK);
         } else if (strncmp(line, "ids ", 4) == 0) {
             ids = malloc((size_t)B * T * sizeof *ids);
             cr_assert_eq(golden_parse_i64(line + 4, ids, (size_t)B * T), (size_t)B * T);
@@ -109,4 +115,19 @@ Test(gpt_scale, gpt2_sized_logits_as_close_to_float64_as_pytorch, .timeout = 600
                   my_row_worst, pt_row_worst);
     free(ids);
     mygpt_gpt_free(g);
+}
+
+Test(gpt_scale, gpt2_sized_logits_as_close_to_float64_as_pytorch, .timeout = 600)
+{
+    check_golden("gpt2_logits.txt");
+}
+
+Test(gpt_scale, the_books_gptmodel_at_gpt2_size_as_close_to_float64_as_pytorch, .timeout = 600)
+{
+    check_golden("gpt2_logits_llms-from-scratch.txt");
+}
+
+Test(gpt_scale, gpt2_at_gpt2_size_as_close_to_float64_as_pytorch, .timeout = 600)
+{
+    check_golden("gpt2_logits_gpt2.txt");
 }

@@ -173,16 +173,17 @@ def save_safetensors(state, path, metadata=None):
     """A safetensors file of float32 tensors (name -> tensor), data in the given order."""
     import json
     import struct
-    header, blobs, offset = {"__metadata__": dict(metadata or {"format": "pt"})}, [], 0
+    header, offset = {"__metadata__": dict(metadata or {"format": "pt"})}, 0
     for name, t in state.items():
-        b = t.detach().contiguous().float().numpy().tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(b)]}
-        blobs.append(b)
-        offset += len(b)
+        n = t.numel() * 4
+        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + n]}
+        offset += n
     h = json.dumps(header, separators=(",", ":")).encode()
     h += b" " * (-len(h) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+    with open(path, "wb") as f:  # one tensor at a time: a 1.5B model is written without a second copy
+        f.write(struct.pack("<Q", len(h)) + h)
+        for t in state.values():
+            f.write(t.detach().contiguous().float().numpy().tobytes())
 
 
 def load_safetensors(path):

@@ -1,13 +1,19 @@
 /*
  * mygpt/checkpoint.h - saving and loading a GPT in the safetensors format, so a model
- * trained in C loads into the PyTorch reference model and back.
+ * trained in C loads into PyTorch and back, and a Hugging Face GPT-2 loads into mygpt.
  *
  * The file: an 8-byte little-endian header length, a JSON header (padded with spaces
- * to a multiple of 8 bytes), then the raw little-endian float32 data. The header names
- * each tensor as the reference model's state_dict does
- * ("token_embedding.embedding.weight", "blocks.0.attn.W_q.weight", ...; the causal
- * masks are buffers, not saved), with "dtype": "F32", its "shape" and its
- * "data_offsets" into the data; "__metadata__" holds the configuration (vocab_size,
+ * to a multiple of 8 bytes), then the raw little-endian float32 data. Each tensor has
+ * "dtype": "F32", its "shape" and its "data_offsets" into the data, and a name by its
+ * architecture's layout:
+ *   course             the reference model's state_dict ("token_embedding.embedding.weight",
+ *                      "blocks.0.attn.W_q.weight", ...; the causal masks, buffers, not saved)
+ *   llms-from-scratch  the book's GPTModel's ("tok_emb.weight", "trf_blocks.0.att.W_query.weight",
+ *                      ..., "out_head.weight")
+ *   gpt2               Hugging Face's ("wte.weight", "h.0.attn.c_attn.weight", ...): Conv1D
+ *                      weights stored (in, out), c_attn = W_q | W_k | W_v along out; the
+ *                      head is wte; a config.json as Hugging Face writes one beside the file
+ * "__metadata__" holds the architecture and the configuration (arch, vocab_size,
  * embed_dim, num_heads, num_layers, max_seq_len, as strings).
  */
 #ifndef MYGPT_CHECKPOINT_H
@@ -23,15 +29,23 @@ extern "C" {
 /* everything declared here is exported by libmygpt.so (lib/exports.txt) */
 #pragma GCC visibility push(default)
 
-/* Writes gpt's parameters to path (through a temporary file renamed at the end, so a
- * reader never sees half a checkpoint). MYGPT_EIO when it cannot write. */
+/* Writes gpt's parameters to path in its architecture's layout (through a temporary file
+ * renamed at the end, so a reader never sees half a checkpoint); a gpt2 also gets
+ * config.json beside it (MYGPT_EINVAL when one there describes another model: it is not
+ * replaced). MYGPT_EIO when it cannot write. */
 mygpt_status mygpt_checkpoint_save(const mygpt_gpt *gpt, const char *path, mygpt_error *err);
 
-/* Builds a model from a checkpoint. Every problem is an error with the reason, never a
- * read out of bounds: unreadable or truncated files, a header length larger than the
- * file, malformed JSON, a configuration missing or invalid, a tensor missing, of another
- * dtype than F32 or another shape than the configuration's, offsets outside the data or
- * not matching the shape (MYGPT_EIO, MYGPT_EFORMAT, MYGPT_EINVAL, MYGPT_ENOMEM). */
+/* Builds a model from a checkpoint of any of the three layouts, the file memory-mapped
+ * (its pages are read once, as the tensors are copied). The architecture comes from the
+ * names (Hugging Face's with or without "transformer."; the mask buffers ignored; an
+ * lm_head.weight equal to wte accepted), the sizes from __metadata__ or the shapes, the
+ * heads from __metadata__, a gpt2's config.json beside the file ("n_head"), or heads of
+ * 64. Every problem is an error with the reason, never a read out of bounds: unreadable
+ * or truncated files, a header length larger than the file, malformed JSON, a
+ * configuration missing or invalid, a tensor missing, named twice, of another dtype than
+ * F32 or another shape than the configuration's, offsets outside the data or not
+ * matching the shape, a tensor the model does not have (MYGPT_EIO, MYGPT_EFORMAT,
+ * MYGPT_EINVAL, MYGPT_ENOMEM). */
 mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_error *err);
 
 #pragma GCC visibility pop

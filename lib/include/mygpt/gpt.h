@@ -2,7 +2,8 @@
  * mygpt/gpt.h - the GPT of chapter 12 (docs/model-spec.md): token + learned
  * position embeddings, N pre-LayerNorm transformer blocks (causal multi-head
  * attention without biases, a 4C GELU MLP), a final LayerNorm and a head tied to
- * the token embedding.
+ * the token embedding; and, by the configuration's architecture, the book's GPTModel
+ * and GPT-2 (mygpt_arch).
  *
  *   mygpt_gpt *gpt;
  *   mygpt_config cfg = {.vocab_size = 4, .embed_dim = 4, .num_heads = 2,
@@ -213,8 +214,9 @@ void mygpt_gpt_counts(const mygpt_gpt *gpt, mygpt_param_counts *out);
 mygpt_status mygpt_gpt_alloc(mygpt_gpt **out, const mygpt_config *cfg, mygpt_error *err);
 
 /* Builds the model, drawing its initial parameters from rng exactly in the order
- * PyTorch's GPT.__init__ does (token embedding, position embedding, then per
- * block W_q, W_k, W_v, W_o, fc1.weight, fc1.bias, fc2.weight, fc2.bias). */
+ * PyTorch's __init__ does (token embedding, position embedding, then per block W_q,
+ * W_k, W_v, W_o, fc1, fc2, each weight followed by its bias when it has one; the book's
+ * out_head last). */
 mygpt_status mygpt_gpt_create_from(mygpt_gpt **out, const mygpt_config *cfg, mygpt_rng *rng,
                                    mygpt_error *err);
 
