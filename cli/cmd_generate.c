@@ -102,9 +102,11 @@ int cmd_generate(int argc, char **argv)
         if ((st = mygpt_checkpoint_load(&g, args_get(&a, "checkpoint"), &err)) != MYGPT_OK) {
             return cli_fail(cmd, st, &err);
         }
-        // torch.manual_seed(S); model = GPT(...) draws its initial values, then loads
+        // torch.manual_seed(S); model = GPT(...) draws its initial values, then loads: the
+        // generator's place matters only to a sampler that is not seeded afresh
         mygpt_rng_seed(&rng, seed);
-        if ((st = mygpt_gpt_skip_init(&g->config, &rng, &err)) != MYGPT_OK) {
+        const int draws = s.temperature > 0 && !args_has(&a, "sample-seed");
+        if (draws && (st = mygpt_gpt_skip_init(&g->config, &rng, &err)) != MYGPT_OK) {
             mygpt_gpt_free(g);
             return cli_fail(cmd, st, &err);
         }

@@ -109,14 +109,17 @@ static void move_tensor(const mygpt_config *cfg, const mygpt_params *w, const fi
                 memcpy(file + col0, p, rows * sizeof *p);
             else
                 memcpy(p, file + col0, rows * sizeof *p);
-        } else { // weight (rows = out, cols = in) at file[i][col0 + o]
-            for (size_t o = 0; o < rows; o++)
-                for (size_t i = 0; i < cols; i++) {
-                    if (to_file)
-                        file[i * width + col0 + o] = p[o * cols + i];
-                    else
-                        p[o * cols + i] = file[i * width + col0 + o];
-                }
+        } else { // weight (rows = out, cols = in) at file[i][col0 + o], in tiles that stay in cache
+            enum { TILE = 32 };
+            for (size_t o0 = 0; o0 < rows; o0 += TILE)
+                for (size_t i0 = 0; i0 < cols; i0 += TILE)
+                    for (size_t o = o0; o < rows && o < o0 + TILE; o++)
+                        for (size_t i = i0; i < cols && i < i0 + TILE; i++) {
+                            if (to_file)
+                                file[i * width + col0 + o] = p[o * cols + i];
+                            else
+                                p[o * cols + i] = file[i * width + col0 + o];
+                        }
         }
         col0 += rows;
     }

@@ -8,6 +8,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "mygpt/layers.h"
 #include "block.h"
@@ -50,6 +51,23 @@ mygpt_status mygpt_config_validate(const mygpt_config *cfg, mygpt_error *err)
 
 /* ---- construction -------------------------------------------------------------- */
 
+/* The parameters' block. A big one (a GPT-2 is 0.5 to 6 GB) is aligned to 2 MB and
+ * asked for in huge pages: filling it then takes a fault every 2 MB instead of every
+ * 4 kB (a 1.5B model's load went from 1.5 M faults to a few thousand). */
+static float *params_block(size_t floats)
+{
+    const size_t bytes = floats * sizeof(float), huge = (size_t)2 << 20;
+    if (bytes < 32 * huge)
+        return malloc(bytes);
+    void *p = NULL;
+    if (posix_memalign(&p, huge, (bytes + huge - 1) / huge * huge) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE); // a hint: without it, 4 kB pages
+#endif
+    return p;
+}
+
 mygpt_status mygpt_gpt_alloc(mygpt_gpt **out, const mygpt_config *cfg, mygpt_error *err)
 {
     *out = NULL;
@@ -65,7 +83,7 @@ mygpt_status mygpt_gpt_alloc(mygpt_gpt **out, const mygpt_config *cfg, mygpt_err
     for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++)
         total += g->param_sizes[i];
     g->num_parameters = total;
-    g->params_memory = malloc(total * sizeof(float));
+    g->params_memory = params_block(total);
     if (!g->params_memory) {
         free(g);
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %zu parameters", total);
