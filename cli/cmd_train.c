@@ -189,10 +189,22 @@ int cmd_train(int argc, char **argv)
     parsed_args a;
     int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
     if (rc < 0) {
-        printf("usage: mygpt train --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
-               "                   --text FILE --context T --batch B --steps K --optimizer sgd|adamw\n"
-               "                   --lr LR [--momentum M] [--weight-decay WD] [--eval-every E]\n"
-               "                   [--save FILE.safetensors] [--data-parallel [--check-replicas]]\n"
+        printf("usage: mygpt train --seed S (--vocab V --embed C --heads H --layers N [--max-seq M]\n"
+               "                   [--arch A [--qkv-bias]] | --init-from FILE) [--dropout P]\n"
+               "                   --text FILE --context T --batch B (--steps K | --epochs N)\n"
+               "                   --optimizer sgd|adamw --lr LR [--momentum M] [--weight-decay WD]\n"
+               "                   [--eval-every E] [--save FILE.safetensors]\n"
+               "                   [--data-parallel [--check-replicas]]\n"
+               "                   [--eval-batches K] [--sample-prompt TEXT] [--sample-tokens N]\n"
+               "\n"
+               "--epochs N runs the book's train_model_simple instead (Build a Large Language Model\n"
+               "(From Scratch), chapter 5): N epochs of the shuffled batches; after the steps with\n"
+               "step %% E == 0 the mean loss of the first K batches of fresh train and validation\n"
+               "loaders in eval mode, as 'Ep 1 (Step 000000): Train loss 9.781, Val loss 9.933';\n"
+               "after each epoch N greedy tokens (default 50) after TEXT, newlines as spaces.\n"
+               "--init-from FILE starts from a checkpoint (its architecture and sizes; the book's\n"
+               "model or a Hugging Face GPT-2 too), the generator moved on as if the model were\n"
+               "built first. --dropout P: train mode (llms-from-scratch, gpt2).\n"
                "\n"
                "Trains GPT(V, C, H, N, M) (built with set_seed(S)) on FILE's GPT-2 tokens: the first\n"
                "90%% of its characters train, the rest validate, in windows of T tokens every T;\n"
@@ -218,7 +230,17 @@ int cmd_train(int argc, char **argv)
     uint64_t seed;
     int64_t T, B, steps = 0, every = 1, epochs = 0, eval_batches = 0, sample_tokens = 50;
     double lr = 0, momentum = 0, wd = -1;
-    if (read_seed_and_config(cmd, &a, &seed, &cfg) ||
+    // --init-from: the architecture and sizes are the checkpoint's (only --dropout is taken)
+    const int init_from = args_has(&a, "init-from");
+    memset(&cfg, 0, sizeof cfg);
+    cfg.max_seq_len = 1 << 24; // --context is checked against the checkpoint's once it is read
+    if (init_from && (!args_has(&a, "seed") || parse_seed(cmd, args_get(&a, "seed"), &seed) ||
+                      (args_has(&a, "dropout") && parse_double(cmd, "dropout", args_get(&a, "dropout"), &cfg.dropout)))) {
+        if (!args_has(&a, "seed"))
+            cli_error(cmd, "--seed is required");
+        return EXIT_USAGE;
+    }
+    if ((!init_from && read_seed_and_config(cmd, &a, &seed, &cfg)) ||
         args_i64_in(cmd, &a, "context", 1, cfg.max_seq_len, 1, &T) ||
         args_i64_in(cmd, &a, "batch", 1, 1 << 20, 1, &B) ||
         args_i64_in(cmd, &a, "steps", 1, 1 << 30, !args_has(&a, "epochs"), &steps) ||
@@ -325,7 +347,7 @@ int cmd_train(int argc, char **argv)
     mygpt_rng_seed(&rng, seed);
     if (args_has(&a, "init-from")) {
         if ((st = mygpt_checkpoint_load(&g, args_get(&a, "init-from"), &err)) == MYGPT_OK) {
-            g->config.dropout = cfg.dropout; // the architecture and sizes are the file's
+            g->config.dropout = cfg.dropout; // the architecture and sizes are the file's, p --dropout's
             cfg = g->config;
             st = mygpt_config_validate(&cfg, &err);
         }
