@@ -96,7 +96,8 @@ float *mygpt_head_weight(const mygpt_config *cfg, const mygpt_params *w)
     return mygpt_arch_get(cfg).untied_head ? w->lmw : w->wte;
 }
 
-void mygpt_block_gelu(const mygpt_config *cfg, float *out, const float *inp, size_t n)
+/* GELU of the architecture (exact or tanh) over n floats, and its backward (dinp +=) */
+static void gelu(const mygpt_config *cfg, float *out, const float *inp, size_t n)
 {
     if (mygpt_arch_get(cfg).gelu_tanh)
         mygpt_gelu_tanh_forward(out, inp, n);
@@ -177,7 +178,7 @@ mygpt_status mygpt_block_forward(const mygpt_pass *p, int l, const mygpt_block_a
     const int fused = !a->fch_gelu && !mygpt_arch_get(cfg).gelu_tanh;
     CHECK(layer_linear(p, MYGPT_PARAM_fc1w, l, a->fch, a->ln2, N, fused, err));
     if (!fused)
-        mygpt_block_gelu(cfg, a->fch_gelu ? a->fch_gelu : a->fch, a->fch, 4 * NC);
+        gelu(cfg, a->fch_gelu ? a->fch_gelu : a->fch, a->fch, 4 * NC);
     CHECK(layer_linear(p, MYGPT_PARAM_fc2w, l, a->proj, a->fch_gelu ? a->fch_gelu : a->fch, N, 0, err));
     if (a->keep_mlp)
         mygpt_dropout_apply(a->proj, a->proj, a->keep_mlp, NC, p->dropout);

@@ -89,9 +89,6 @@ mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_
 /* The head's weight (V, C): the untied head, or the token embedding. */
 float *mygpt_head_weight(const mygpt_config *cfg, const mygpt_params *w);
 
-/* GELU of the architecture (exact or tanh) over n floats, and its backward (dinp +=). */
-void mygpt_block_gelu(const mygpt_config *cfg, float *out, const float *inp, size_t n);
-
 mygpt_status mygpt_linear_backward(const mygpt_pass *p, float *dinp, int set_dinp, float *dw, float *db,
                                    const float *dout, const float *inp, const float *w, size_t N, int C,
                                    int OC, float *ws, size_t ws_len, mygpt_error *err);
