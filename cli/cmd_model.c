@@ -165,7 +165,8 @@ int cmd_forward(int argc, char **argv)
     int rc = args_parse(cmd, argc, argv, FORWARD_ARGS, 0, &a);
     if (rc < 0) {
         printf("usage: mygpt forward --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
-               "                     --ids \"0,1,2,3;3,2,1,0\" [--format torch|numpy|exact]\n"
+               "                     [--arch A [--qkv-bias]] --ids \"0,1,2,3;3,2,1,0\"\n"
+               "                     [--format torch|numpy|exact]\n"
                "\n"
                "set_seed(S); gpt = GPT(V, C, H, N, M).eval(); print(gpt(ids)) under\n"
                "torch.no_grad(): the logits (B, T, V) of the chapter-12 GPT. Rows of ids are\n"
@@ -218,6 +219,7 @@ int cmd_params(int argc, char **argv)
     int rc = args_parse(cmd, argc, argv, PARAMS_ARGS, 0, &a);
     if (rc < 0) {
         printf("usage: mygpt params --vocab V --embed C --heads H --layers N [--max-seq M]\n"
+               "                    [--arch A [--qkv-bias]]\n"
                "\n"
                "The parameter count of GPT(V, C, H, N, M) per module, in the layout of\n"
                "chapter 12's table (--max-seq defaults to 64). Nothing is allocated, so\n"
@@ -267,12 +269,12 @@ int cmd_init_gpt(int argc, char **argv)
     const char *cmd = "init gpt";
     static const arg_spec ARGS[] = {
         {"seed", 1, 0}, {"vocab", 1, 0}, {"embed", 1, 0}, {"heads", 1, 0}, {"layers", 1, 0},
-        {"max-seq", 1, 0}, {"format", 1, 0}, {"round", 1, 0}, {NULL, 0, 0}};
+        {"max-seq", 1, 0}, {"format", 1, 0}, {"round", 1, 0}, ARCH_FLAGS, {NULL, 0, 0}};
     parsed_args a;
     int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
     if (rc < 0) {
         printf("usage: mygpt init gpt --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
-               "                      [--format torch|numpy|exact] [--round K]\n"
+               "                      [--arch A [--qkv-bias]] [--format torch|numpy|exact] [--round K]\n"
                "\n"
                "set_seed(S); gpt = GPT(V, C, H, N, M); then for name, p in\n"
                "gpt.named_parameters(): print(name); print(p). With --format exact, only the\n"

@@ -154,6 +154,24 @@ float *mygpt_param_tensor(const mygpt_params *w, int i)
     return *(float *const *)((const char *)w + TABLE[i].view);
 }
 
+/* The k-th per-layer tensor of cfg's state_dict, or -1: the table's order, except that
+ * the book's TransformerBlock (and GPT-2's, built as the book's) registers att and ff
+ * before norm1 and norm2, so its LayerNorm rows come last. No draw moves: a LayerNorm
+ * draws nothing. */
+static int per_layer_row(const mygpt_config *cfg, int k)
+{
+    const int book = cfg->arch != MYGPT_ARCH_COURSE;
+    for (int pass = 0; pass < (book ? 2 : 1); pass++)
+        for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) {
+            const int norm = TABLE[i].role == MYGPT_ROLE_ONES || TABLE[i].role == MYGPT_ROLE_ZEROS;
+            if (!TABLE[i].per_layer || !present(cfg, &TABLE[i]) || (book && norm != pass))
+                continue;
+            if (k-- == 0)
+                return i;
+        }
+    return -1;
+}
+
 /* The state_dict's order: the tensors cfg has, the whole-model ones before the first
  * per-layer row, then each layer's, then the remaining whole-model ones. Entry j's table
  * row and layer (-1: a whole-model tensor); j past the end gives row -1. */
@@ -168,12 +186,9 @@ static int state_dict_walk(const mygpt_config *cfg, int j, int *layer)
     for (int i = 0; i < first; i++) // the leading whole-model tensors
         if (present(cfg, &TABLE[i]) && j-- == 0)
             return i;
-    if (j < cfg->num_layers * per) { // the k-th present per-layer row of layer j / per
+    if (j < cfg->num_layers * per) { // layer j / per's tensors
         *layer = j / per;
-        int k = j % per;
-        for (int i = first; i < MYGPT_NUM_PARAM_TENSORS; i++)
-            if (TABLE[i].per_layer && present(cfg, &TABLE[i]) && k-- == 0)
-                return i;
+        return per_layer_row(cfg, j % per);
     }
     j -= cfg->num_layers * per;
     *layer = -1;

@@ -419,6 +419,16 @@ def gen_cli():
     gpt = GPT(5, 4, 2, 1, 3)
     text = "".join("%s\n%r\n" % (n, p) for n, p in gpt.named_parameters())
     add("init gpt --seed 2 --vocab 5 --embed 4 --heads 2 --layers 1 --max-seq 3", text)
+    # the book's GPTModel and GPT-2 (tools/reference_llms.py): named_parameters() order
+    from reference_llms import GPTModel
+    for arch, qkv, tied in (("llms-from-scratch", False, False), ("llms-from-scratch", True, False),
+                            ("gpt2", True, True)):
+        torch.manual_seed(3)
+        m = GPTModel(dict(vocab_size=5, context_length=3, emb_dim=4, n_heads=2, n_layers=2, drop_rate=0.1,
+                          qkv_bias=qkv), tied=tied)
+        text = "".join("%s\n%r\n" % (n, p) for n, p in m.named_parameters())
+        add("init gpt --arch %s%s --seed 3 --vocab 5 --embed 4 --heads 2 --layers 2 --max-seq 3"
+            % (arch, " --qkv-bias" if qkv and arch != "gpt2" else ""), text)
     for V, C, h, N, M in [(4, 4, 2, 2, 64), (4, 8, 2, 2, 64), (4, 4, 2, 4, 64), (4, 4, 2, 2, 8),
                           (50257, 768, 12, 12, 1024)]:
         n_te = V * C
