@@ -484,7 +484,7 @@ static int run_tool_words(const char *words, const char *data, proc_result *r)
             snprintf(expanded[n], sizeof expanded[n], "%.*s%s%s", (int)(d - w), w, data, d + 4);
         else
             snprintf(expanded[n], sizeof expanded[n], "%s", w);
-        if (n > 1 && strcmp(argv[n - 1], "--prompt") == 0)
+        if (n > 1 && (strcmp(argv[n - 1], "--prompt") == 0 || strcmp(argv[n - 1], "--sample-prompt") == 0))
             for (char *c = expanded[n]; *c; c++)
                 *c = *c == '_' ? ' ' : *c;
         argv[n] = expanded[n];
@@ -541,6 +541,82 @@ Test(cli_train, train_and_generate_follow_the_pytorch_reference, .timeout = 600)
     free(line);
     fclose(f);
     cr_expect_eq(cases, 5);
+}
+
+/* Issue 24: `mygpt train --epochs` prints the book's chapter-5 log as
+ * tools/reference_book_ch5.py does for the same small runs, line for line (losses to
+ * three decimals, greedy samples). tests/golden/book_cli.txt: tools/gen_book_goldens.py. */
+Test(cli_train, the_books_training_loop_prints_pytorchs_log, .timeout = 600)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("the-verdict.txt");
+    data_file_or_skip("encoder.json");
+    FILE *f = golden_open("book_cli.txt");
+    cr_assert_not_null(f, "tests/golden/book_cli.txt is missing");
+    char *line = NULL, *next = NULL;
+    size_t cap = 0;
+    long lineno = 0;
+    proc_result r = {0};
+    int cases = 0, have = 0;
+    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+        if (strncmp(line, "case ", 5) == 0) {
+            cr_assert_eq(run_tool_words(line + 5, data, &r), 0);
+            cr_expect_eq(r.status, 0, "mygpt %s: exit %d: %s", line + 5, r.status, r.err);
+            next = r.out;
+            have = 1;
+        } else if (strncmp(line, "out ", 4) == 0) {
+            cr_assert(have);
+            char *nl = strchr(next, '\n');
+            cr_assert_not_null(nl, "mygpt printed fewer lines than PyTorch: missing '%s'", line + 4);
+            *nl = '\0';
+            cr_expect_str_eq(next, line + 4, "line %ld differs from PyTorch's", lineno);
+            next = nl + 1;
+        } else if (strcmp(line, "end") == 0) {
+            cr_expect_str_empty(next, "mygpt printed more lines than PyTorch: '%s'", next);
+            proc_result_free(&r);
+            have = 0;
+            cases++;
+        }
+    }
+    free(line);
+    fclose(f);
+    cr_expect_eq(cases, 2);
+}
+
+/* Streaming shows the same tokens as the ids line: the text streamed is the decoded
+ * ids, and --print-ids gives the line --no-stream prints first. */
+Test(cli_train, streamed_text_is_the_generated_ids, .timeout = 120)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("encoder.json");
+    const char *model = "generate --seed 3 --vocab 50257 --embed 16 --heads 2 --layers 2 --max-seq 32 "
+                        "--prompt Every_effort_moves_you --max-new 12 --temperature 0.8 --sample-seed 5";
+    char words[512];
+    proc_result plain = {0}, streamed = {0}, dec = {0};
+    snprintf(words, sizeof words, "%s --no-stream", model);
+    cr_assert_eq(run_tool_words(words, data, &plain), 0);
+    snprintf(words, sizeof words, "%s --stream --print-ids", model);
+    cr_assert_eq(run_tool_words(words, data, &streamed), 0);
+    cr_assert_eq(plain.status, 0, "%s", plain.err);
+    cr_assert_eq(streamed.status, 0, "%s", streamed.err);
+    // plain: ids, then the text; streamed: the text, then the ids
+    char *ids_end = strchr(plain.out, '\n');
+    cr_assert_not_null(ids_end);
+    const size_t ids_len = (size_t)(ids_end - plain.out) + 1;
+    const size_t text_len = strlen(plain.out) - ids_len;
+    cr_assert_eq(strlen(streamed.out), text_len + ids_len, "streamed: '%s'", streamed.out);
+    cr_expect(memcmp(streamed.out, plain.out + ids_len, text_len) == 0, "the streamed text differs: '%s' vs '%s'",
+              streamed.out, plain.out + ids_len);
+    cr_expect(memcmp(streamed.out + text_len, plain.out, ids_len) == 0, "the ids line differs");
+    // and the ids decode to that text
+    char ids[8192];
+    snprintf(ids, sizeof ids, "decode --vocab-dir %.4000s %.*s", data, (int)(ids_len - 1), plain.out);
+    cr_assert_eq(run_words(MYGPT_EXE, ids, &dec), 0);
+    cr_expect_eq(strncmp(dec.out, streamed.out, strlen(dec.out)), 0, "decoded '%s' vs streamed '%s'", dec.out,
+                 streamed.out);
+    proc_result_free(&plain);
+    proc_result_free(&streamed);
+    proc_result_free(&dec);
 }
 
 Test(cli_train, bad_training_and_generation_arguments)

@@ -52,6 +52,8 @@ def main():
     p.add_argument("--max-seq", type=int, default=256)
     p.add_argument("--dropout", type=float, default=0.1)
     p.add_argument("--qkv-bias", action="store_true")
+    p.add_argument("--arch", default="llms-from-scratch", choices=["llms-from-scratch", "gpt2"],
+                   help="gpt2: the book's model with qkv_bias and the head tied to tok_emb")
     p.add_argument("--text", default=os.path.join(HERE, "..", "data", "the-verdict.txt"))
     p.add_argument("--context", type=int, default=256)
     p.add_argument("--batch", type=int, default=2)
@@ -73,7 +75,8 @@ def main():
     val_loader = create_dataloader_v1(text[split:], a.batch, a.context, a.context, shuffle=False, drop_last=False)
     torch.manual_seed(a.seed)
     model = GPTModel(dict(vocab_size=a.vocab, context_length=a.max_seq, emb_dim=a.embed, n_heads=a.heads,
-                          n_layers=a.layers, drop_rate=a.dropout, qkv_bias=a.qkv_bias))
+                          n_layers=a.layers, drop_rate=a.dropout, qkv_bias=a.qkv_bias or a.arch == "gpt2"),
+                     tied=a.arch == "gpt2")
     optimizer = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=a.weight_decay)
     prompt = torch.tensor([encode(a.sample_prompt)])
     t0 = time.time()
