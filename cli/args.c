@@ -5,10 +5,12 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mygpt/print.h"
 
@@ -207,6 +209,16 @@ int parse_shape(const char *cmd, const char *s, int *ndim, int64_t *shape, int64
     }
     *ndim = n;
     return 0;
+}
+
+int cli_cap_threads(void)
+{
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    const int cap = cpus > 0 && cpus < (1 << 20) ? 4 * (int)cpus : 64;
+    if (omp_get_max_threads() <= cap)
+        return 0;
+    omp_set_num_threads(cap);
+    return cap;
 }
 
 int cli_exit_code(mygpt_status st)

@@ -16,6 +16,11 @@
 
 #include "mygpt/error.h"
 
+/* OpenMP's team capped at 4 threads per online CPU (OMP_NUM_THREADS=100000 would
+ * overflow libgomp's stack creating them): every program calls it first. Returns the
+ * cap when it lowered the team, else 0. */
+int cli_cap_threads(void);
+
 /* Every program's one exit-code rule: 0 success, 1 a runtime failure (out of memory),
  * 2 bad usage or bad input (flags, ids, files that cannot be read or parsed). */
 #define EXIT_USAGE 2

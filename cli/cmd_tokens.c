@@ -133,6 +133,12 @@ int cmd_decode(int argc, char **argv)
             return EXIT_RUNTIME;
         }
         input[len] = '\0';
+        const char *nul = memchr(input, '\0', len); // would end the ids early, silently
+        if (nul) {
+            cli_error(cmd, "standard input: a NUL byte at offset %zu is not part of a token id", (size_t)(nul - input));
+            free(input);
+            return EXIT_USAGE;
+        }
         nwords = 0;
         for (char *p = input; *p;) { /* count, then split in place */
             while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')

@@ -265,6 +265,11 @@ int cmd_train(int argc, char **argv)
         cli_error(cmd, "--eval-batches, --sample-prompt and --sample-tokens go with --epochs");
         return EXIT_USAGE;
     }
+    mygpt_error perr = {0}; // a --save that cannot be written is said now, not after the training
+    if (args_has(&a, "save") && mygpt_checkpoint_check_path(args_get(&a, "save"), &perr) != MYGPT_OK) {
+        cli_error(cmd, "--save: %s", perr.message);
+        return EXIT_USAGE;
+    }
     dp_team team = {0, 1, 0};
     if (args_has(&a, "check-replicas") && !args_has(&a, "data-parallel")) {
         cli_error(cmd, "--check-replicas goes with --data-parallel");
@@ -402,7 +407,7 @@ int cmd_train(int argc, char **argv)
             double shown = 0, vl = 0; // the global batch's loss
             st = mygpt_dataloader_batch(&train, b, x, y, &err);
             if (st == MYGPT_OK)
-                st = dp_train_step(&team, tr, &opt, x, y, (int)B, (int)T, args_has(&a, "check-replicas"), "mygpt train",
+                st = dp_train_step(&team, tr, &opt, x, y, (int)B, (int)T, (long)step, args_has(&a, "check-replicas"), "mygpt train",
                                    &shown, &err);
             tokens += B * T;
             if (st == MYGPT_OK && (step % every == 0 || step == steps - 1)) {

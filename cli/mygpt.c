@@ -35,7 +35,8 @@ static const command COMMANDS[] = {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: mygpt COMMAND [OPTIONS]   (mygpt COMMAND --help for details)\n\ncommands:\n");
+    fprintf(f, "usage: mygpt COMMAND [OPTIONS]   (mygpt COMMAND --help for details)\n\n"
+               "OMP_NUM_THREADS sets the threads (at most 4 per online CPU are used).\n\ncommands:\n");
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
 }
@@ -45,6 +46,7 @@ static void usage(FILE *f)
 #endif
 int MYGPT_CLI_MAIN(int argc, char **argv)
 {
+    cli_cap_threads();
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;

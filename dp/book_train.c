@@ -69,7 +69,7 @@ mygpt_status book_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt, mygp
             double loss, tl, vl;
             st = mygpt_dataloader_batch(train, b, x, y, err);
             if (st == MYGPT_OK)
-                st = dp_train_step(&one, tr, opt, x, y, B, T, 0, "book_train", &loss, err);
+                st = dp_train_step(&one, tr, opt, x, y, B, T, *steps, 0, "book_train", &loss, err);
             if (st == MYGPT_OK && *steps % run->eval_every == 0) { // evaluate_model, in eval mode
                 st = book_loader_loss(g, &train_eval, 1, rng, run->eval_batches, x, y, &tl, err);
                 if (st == MYGPT_OK)

@@ -3,8 +3,11 @@
  */
 #include "train_step.h"
 
+#include <math.h>
+#include <stdio.h>
+
 mygpt_status dp_train_step(const dp_team *team, mygpt_trainer *tr, mygpt_optimizer *opt, const int64_t *x,
-                           const int64_t *y, int B, int T, int check_replicas, const char *program,
+                           const int64_t *y, int B, int T, long step, int check_replicas, const char *program,
                            double *shown, mygpt_error *err)
 {
     mygpt_gpt *g = tr->model;
@@ -24,6 +27,12 @@ mygpt_status dp_train_step(const dp_team *team, mygpt_trainer *tr, mygpt_optimiz
         if (dp_average_gradients(team, tr->grads_memory, g->num_parameters, rows, B))
             dp_abort(team, program, "averaging the gradients failed (MPI)");
         *shown = dp_sum(team, (double)loss * rows / (double)B); // each rank's mean, weighted by its rows
+    }
+    if (!isfinite(*shown)) { // the same on every rank: all stop here, before the step spreads it
+        err->code = MYGPT_ERANGE;
+        snprintf(err->message, sizeof err->message,
+                 "step %ld: the loss is %g: training stopped before its optimizer step (nothing saved)", step, *shown);
+        return MYGPT_ERANGE;
     }
     st = mygpt_optimizer_step(opt, g->params_memory, tr->grads_memory, g->num_parameters, err);
     if (st == MYGPT_OK && check_replicas && !dp_same_everywhere(team, g->params_memory, g->num_parameters))

@@ -13,11 +13,12 @@
 /* loss = F.cross_entropy(model(x), y); opt.zero_grad(); loss.backward(); opt.step() for
  * the global batch x, y (B rows of T): this rank takes its rows (dp_share), the team's
  * gradients are averaged before the step (weighted by rows), and with check_replicas
- * the ranks' parameters are compared after it. *shown: the global batch's loss. A
+ * the ranks' parameters are compared after it. *shown: the global batch's loss; a loss
+ * that is not finite stops there, before the step, with MYGPT_ERANGE naming step. A
  * failure of the team itself (MPI) ends the job with program's name (dp_abort); the
  * library's errors are returned. */
 mygpt_status dp_train_step(const dp_team *team, mygpt_trainer *tr, mygpt_optimizer *opt, const int64_t *x,
-                           const int64_t *y, int B, int T, int check_replicas, const char *program,
+                           const int64_t *y, int B, int T, long step, int check_replicas, const char *program,
                            double *shown, mygpt_error *err);
 
 /* with torch.no_grad(): the mean loss over every batch of val, one iter(val_loader)

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,21 +150,93 @@ static int beside(char *out, size_t n, const char *path, const char *file)
     return slash ? (size_t)snprintf(out, n, "%.*s/%s", dir, path, file) < n : (size_t)snprintf(out, n, "%s", file) < n;
 }
 
-/* Writes data to path through path.tmp renamed at the end */
-static mygpt_status write_whole(const char *path, const char *data, size_t len, mygpt_error *err)
+/* ---- writing a file whole or not at all ------------------------------------------------ */
+
+mygpt_status mygpt_checkpoint_check_path(const char *path, mygpt_error *err)
 {
-    char tmp[4096];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
-        return mygpt_fail(err, MYGPT_EINVAL, "%s", "path too long");
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return mygpt_fail(err, MYGPT_EIO, "cannot write %s: %s", tmp, strerror(errno));
-    const int ok = fwrite(data, 1, len, f) == len;
-    if (fclose(f) != 0 || !ok || rename(tmp, path) != 0) {
-        remove(tmp);
-        return mygpt_fail(err, MYGPT_EIO, "error writing %s", path);
+    struct stat st;
+    if (!path || !*path)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "the checkpoint path is empty");
+    if (lstat(path, &st) == 0) {
+        if (S_ISLNK(st.st_mode))
+            return mygpt_fail(err, MYGPT_EINVAL, "%s is a symbolic link: not replaced (save to its target)", path);
+        if (!S_ISREG(st.st_mode))
+            return mygpt_fail(err, MYGPT_EINVAL, "%s is %s, not a regular file: not replaced", path,
+                              S_ISDIR(st.st_mode) ? "a directory" : "a device, FIFO or socket");
+    } else if (errno != ENOENT) {
+        return mygpt_fail(err, MYGPT_EIO, "cannot use %s: %s", path, strerror(errno));
+    }
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if ((size_t)snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1,
+                         slash ? path : ".") >= sizeof dir)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s: path too long", path);
+    if (access(dir, W_OK | X_OK) != 0)
+        return mygpt_fail(err, MYGPT_EIO, "cannot write in %s (for %s): %s", dir, path, strerror(errno));
+    return MYGPT_OK;
+}
+
+/* A temporary file beside path, unique (mkstemp: two runs saving to one path never
+ * share one; "<path>.XXXXXX" says whose it is), with the mode a new file would get. */
+static FILE *temp_beside(const char *path, char *tmp, size_t n, mygpt_status *st, mygpt_error *err)
+{
+    if ((size_t)snprintf(tmp, n, "%s.XXXXXX", path) >= n) {
+        *st = mygpt_fail(err, MYGPT_EINVAL, "%s: path too long", path);
+        return NULL;
+    }
+    const int fd = mkstemp(tmp);
+    if (fd < 0) {
+        *st = mygpt_fail(err, MYGPT_EIO, "cannot create a temporary file beside %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    const mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0) {
+        /* best effort: the file keeps mkstemp's 0600 */
+    }
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+        *st = mygpt_fail(err, MYGPT_EIO, "cannot write %s: %s", tmp, strerror(errno));
+        close(fd);
+        unlink(tmp);
+    }
+    return f;
+}
+
+/* Finishes a file written at tmp: flushed and synced, renamed over path, the directory
+ * synced, so that path holds the old file or the whole new one. ok 0 (a write failed,
+ * errno saying why) or any failure here: tmp is removed and path left as it was. */
+static mygpt_status commit(FILE *f, const char *tmp, const char *path, int ok, mygpt_error *err)
+{
+    int why = ok ? 0 : errno;
+    if (ok && (fflush(f) != 0 || fsync(fileno(f)) != 0))
+        ok = 0, why = errno;
+    if (fclose(f) != 0 && ok)
+        ok = 0, why = errno;
+    if (ok && rename(tmp, path) != 0)
+        ok = 0, why = errno;
+    if (!ok) {
+        unlink(tmp);
+        return mygpt_fail(err, MYGPT_EIO, "cannot write %s: %s", path, strerror(why ? why : EIO));
+    }
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
+    const int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) { // the rename itself survives a crash
+        fsync(dfd);
+        close(dfd);
     }
     return MYGPT_OK;
+}
+
+/* Writes data to path whole or not at all */
+static mygpt_status write_whole(const char *path, const char *data, size_t len, mygpt_error *err)
+{
+    char tmp[4200];
+    mygpt_status st = mygpt_checkpoint_check_path(path, err);
+    FILE *f = st == MYGPT_OK ? temp_beside(path, tmp, sizeof tmp, &st, err) : NULL;
+    return f ? commit(f, tmp, path, fwrite(data, 1, len, f) == len, err) : st;
 }
 
 mygpt_status mygpt_checkpoint_save(const mygpt_gpt *g, const char *path, mygpt_error *err)
@@ -197,9 +270,9 @@ mygpt_status mygpt_checkpoint_save(const mygpt_gpt *g, const char *path, mygpt_e
     float *buf = malloc((biggest ? biggest : 1) * sizeof *buf);
     if (h.failed || !buf)
         st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the checkpoint");
-    char tmp[4096];
-    if (st == MYGPT_OK && (size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
-        st = mygpt_fail(err, MYGPT_EINVAL, "%s", "checkpoint path too long");
+    char tmp[4200];
+    if (st == MYGPT_OK)
+        st = mygpt_checkpoint_check_path(path, err);
     // gpt2: Hugging Face's config.json beside the file, unless one there says otherwise
     mygpt_strbuf conf = {0};
     char conf_path[4096];
@@ -215,9 +288,7 @@ mygpt_status mygpt_checkpoint_save(const mygpt_gpt *g, const char *path, mygpt_e
                             conf_path);
         free(old);
     }
-    FILE *f = st == MYGPT_OK ? fopen(tmp, "wb") : NULL;
-    if (st == MYGPT_OK && !f)
-        st = mygpt_fail(err, MYGPT_EIO, "cannot write %s: %s", tmp, strerror(errno));
+    FILE *f = st == MYGPT_OK ? temp_beside(path, tmp, sizeof tmp, &st, err) : NULL;
     if (f) {
         unsigned char len8[8];
         for (int b = 0; b < 8; b++)
@@ -228,12 +299,7 @@ mygpt_status mygpt_checkpoint_save(const mygpt_gpt *g, const char *path, mygpt_e
             move_tensor(c, &g->params, &ts[i], buf, 1);
             ok = fwrite(buf, sizeof(float), numel, f) == numel;
         }
-        if (fclose(f) != 0 || !ok)
-            st = mygpt_fail(err, MYGPT_EIO, "error writing %s", tmp);
-        else if (rename(tmp, path) != 0)
-            st = mygpt_fail(err, MYGPT_EIO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        if (st != MYGPT_OK)
-            remove(tmp);
+        st = commit(f, tmp, path, ok, err);
     }
     if (st == MYGPT_OK && c->arch == MYGPT_ARCH_GPT2)
         st = write_whole(conf_path, conf.data, conf.len, err);
@@ -277,6 +343,10 @@ static int jstring(json *j, char *out, size_t n)
     size_t k = 0;
     while (j->p < j->end && *j->p != '"') {
         char c = *j->p++;
+        if ((unsigned char)c < 0x20) { // JSON has none raw; a NUL would cut a name short
+            j->error = "a control character (or NUL) inside a string of the header";
+            return 0;
+        }
         if (c == '\\') {
             if (j->p >= j->end || (*j->p != '"' && *j->p != '\\' && *j->p != '/')) {
                 j->error = "unsupported escape in a JSON string of the header";
@@ -491,13 +561,13 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
 {
     *out = NULL;
     // mapped, not read: a 6 GB file's pages come in as the tensors are copied, once
-    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); // a FIFO: refused below, not waited on
     if (fd < 0)
         return mygpt_fail(err, MYGPT_EIO, "cannot open %s: %s", path, strerror(errno));
     struct stat sbuf;
     if (fstat(fd, &sbuf) != 0 || !S_ISREG(sbuf.st_mode)) {
         close(fd);
-        return mygpt_fail(err, MYGPT_EIO, "%s: not a regular file", path);
+        return mygpt_fail(err, MYGPT_EIO, "cannot read %s: not a regular file (a directory, device, FIFO or socket)", path);
     }
     const size_t len = (size_t)sbuf.st_size;
     if (len < 8) {
@@ -524,7 +594,7 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
     size_t cap = 64, n = 0;
     entry *entries = malloc(cap * sizeof *entries);
     mygpt_config cfg = {0};
-    int found = 0;
+    int found = 0, seen_metadata = 0;
     if (!entries) {
         munmap(file, len);
         return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header");
@@ -535,6 +605,10 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
             if (!jstring(&j, name, sizeof name) || !expect(&j, ':'))
                 break;
             if (strcmp(name, "__metadata__") == 0) {
+                if (seen_metadata++) {
+                    j.error = "__metadata__ appears twice in the header";
+                    break;
+                }
                 if (!jmetadata(&j, &cfg, &found))
                     break;
             } else {
@@ -606,60 +680,87 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
     if (st == MYGPT_OK && !offsets_tile(entries, n, data_len))
         st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the tensors' data offsets do not tile the %zu bytes of data",
                         path, data_len);
+    // Everything is checked against the header before anything is allocated for the model:
+    // a small file whose __metadata__ claims a huge model costs nothing.
     mygpt_gpt *g = NULL;
     file_tensor *ts = NULL;
     int nt = 0;
     if (st == MYGPT_OK)
-        st = mygpt_gpt_alloc(&g, &cfg, err); // validates the configuration; draws nothing
+        st = mygpt_config_validate(&cfg, err);
+    // a file tensor holds at most 3 of the table's (c_attn): no more can be needed than 3n
+    if (st == MYGPT_OK && (size_t)mygpt_state_dict_len(&cfg) > 3 * n + 3)
+        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the configuration needs %d tensors; the file holds %zu", path,
+                        mygpt_state_dict_len(&cfg), n);
     if (st == MYGPT_OK && !(ts = malloc((size_t)mygpt_state_dict_len(&cfg) * sizeof *ts)))
         st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
+    const entry **found_at = NULL;
     if (st == MYGPT_OK) {
         nt = file_tensors(&cfg, ts);
-        for (int i = 0; i < nt && st == MYGPT_OK; i++) {
-            const file_tensor *want = &ts[i];
-            const entry *e = find(entries, n, want->name);
-            const size_t numel = (size_t)want->shape[0] * (size_t)(want->ndim == 2 ? want->shape[1] : 1);
-            const size_t bytes = numel * sizeof(float);
-            if (!e)
-                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s is missing", path, want->name);
-            else if (strcmp(e->dtype, "F32") != 0)
-                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s has dtype %s, not F32", path, e->name, e->dtype);
-            else if (e->ndim != want->ndim || e->shape[0] != (unsigned long long)want->shape[0] ||
-                     (e->ndim == 2 && e->shape[1] != (unsigned long long)want->shape[1]))
-                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s does not have the shape the configuration gives",
-                                path, e->name);
-            else if (e->noff != 2 || e->offsets[0] > e->offsets[1] || e->offsets[1] > data_len ||
-                     e->offsets[1] - e->offsets[0] != bytes)
-                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the data offsets of %s do not fit the data (%zu bytes)",
-                                path, e->name, data_len);
-            else if (((uintptr_t)(data + e->offsets[0]) % sizeof(float)) == 0) {
-                move_tensor(&cfg, &g->params, want, (float *)(uintptr_t)(data + e->offsets[0]), 0);
-            } else { // floats not 4-byte aligned in the file: through an aligned copy
-                float *tmp = malloc(bytes ? bytes : 1);
-                if (!tmp)
-                    st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
-                else {
-                    memcpy(tmp, data + e->offsets[0], bytes);
-                    move_tensor(&cfg, &g->params, want, tmp, 0);
-                    free(tmp);
-                }
+        if (!(found_at = malloc((size_t)nt * sizeof *found_at)))
+            st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
+    }
+    for (int i = 0; i < nt && st == MYGPT_OK; i++) { // every tensor the model needs, as it needs it
+        const file_tensor *want = &ts[i];
+        const entry *e = found_at[i] = find(entries, n, want->name);
+        const size_t numel = (size_t)want->shape[0] * (size_t)(want->ndim == 2 ? want->shape[1] : 1);
+        if (!e)
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s is missing", path, want->name);
+        else if (strcmp(e->dtype, "F32") != 0)
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s has dtype %s, not F32", path, e->name, e->dtype);
+        else if (e->ndim != want->ndim || e->shape[0] != (unsigned long long)want->shape[0] ||
+                 (e->ndim == 2 && e->shape[1] != (unsigned long long)want->shape[1]))
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s does not have the shape the configuration gives", path,
+                            e->name);
+        else if (e->noff != 2 || e->offsets[0] > e->offsets[1] || e->offsets[1] > data_len ||
+                 e->offsets[1] - e->offsets[0] != numel * sizeof(float))
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the data offsets of %s do not fit the data (%zu bytes)", path,
+                            e->name, data_len);
+    }
+    for (size_t k = 0; k < n && st == MYGPT_OK; k++) { // nothing else but buffers and a tied head
+        int known = 0;
+        for (int i = 0; i < nt && !known; i++)
+            known = strcmp(entries[k].name, ts[i].name) == 0;
+        if (known || is_buffer(entries[k].name))
+            continue;
+        const entry *e = &entries[k];
+        if (cfg.arch == MYGPT_ARCH_GPT2 && strcmp(e->name, "lm_head.weight") == 0 && strcmp(e->dtype, "F32") == 0 &&
+            e->offsets[1] - e->offsets[0] == wte->offsets[1] - wte->offsets[0] &&
+            memcmp(data + e->offsets[0], data + wte->offsets[0], e->offsets[1] - e->offsets[0]) == 0)
+            continue; // the tied head, written out
+        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: unexpected tensor %s%s", path, e->name,
+                        strcmp(e->name, "lm_head.weight") == 0 ? " (an lm_head that is not the token embedding)" : "");
+    }
+    if (st == MYGPT_OK)
+        st = mygpt_gpt_alloc(&g, &cfg, err); // draws nothing: every value comes from the file
+    for (int i = 0; i < nt && st == MYGPT_OK; i++) {
+        const entry *e = found_at[i];
+        const size_t bytes = e->offsets[1] - e->offsets[0];
+        if (((uintptr_t)(data + e->offsets[0]) % sizeof(float)) == 0) {
+            move_tensor(&cfg, &g->params, &ts[i], (float *)(uintptr_t)(data + e->offsets[0]), 0);
+        } else { // floats not 4-byte aligned in the file: through an aligned copy
+            float *tmp = malloc(bytes ? bytes : 1);
+            if (!tmp) {
+                st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
+                break;
             }
-        }
-        for (size_t k = 0; k < n && st == MYGPT_OK; k++) { // nothing else but buffers and a tied head
-            int known = 0;
-            for (int i = 0; i < nt && !known; i++)
-                known = strcmp(entries[k].name, ts[i].name) == 0;
-            if (known || is_buffer(entries[k].name))
-                continue;
-            const entry *e = &entries[k];
-            if (cfg.arch == MYGPT_ARCH_GPT2 && strcmp(e->name, "lm_head.weight") == 0 && strcmp(e->dtype, "F32") == 0 &&
-                e->offsets[1] - e->offsets[0] == wte->offsets[1] - wte->offsets[0] &&
-                memcmp(data + e->offsets[0], data + wte->offsets[0], e->offsets[1] - e->offsets[0]) == 0)
-                continue; // the tied head, written out
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: unexpected tensor %s%s", path, e->name,
-                            strcmp(e->name, "lm_head.weight") == 0 ? " (an lm_head that is not the token embedding)" : "");
+            memcpy(tmp, data + e->offsets[0], bytes);
+            move_tensor(&cfg, &g->params, &ts[i], tmp, 0);
+            free(tmp);
         }
     }
+    // a NaN or an infinity would only show as token 0 forever: refused, named
+    for (int i = 0; i < nt && st == MYGPT_OK; i++)
+        for (int k = 0; k < ts[i].parts && st == MYGPT_OK; k++) {
+            size_t rows, cols;
+            const float *v = part_data(&cfg, &g->params, &ts[i], k, &rows, &cols);
+            for (size_t j = 0; j < rows * cols; j++)
+                if (!isfinite(v[j])) {
+                    st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s holds a non-finite value (%g)", path, ts[i].name,
+                                    (double)v[j]);
+                    break;
+                }
+        }
+    free(found_at);
     free(ts);
     free(entries);
     munmap(file, len);

@@ -2,9 +2,13 @@
  * file.c - reading a whole file.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "mygpt/data.h"
 #include "internal.h"
@@ -13,31 +17,39 @@ mygpt_status mygpt_read_file(const char *path, char **data, size_t *len, mygpt_e
 {
     *data = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return mygpt_fail(err, MYGPT_EIO, "cannot open %s: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    for (;;) {
-        if (!buf) {
-            fclose(f);
-            return mygpt_fail(err, MYGPT_ENOMEM, "out of memory reading %s", path);
-        }
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        char *nb = cap > SIZE_MAX / 2 - 1 ? NULL : realloc(buf, 2 * cap + 1);
-        if (!nb)
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        const int dir = S_ISDIR(st.st_mode);
+        close(fd);
+        return mygpt_fail(err, MYGPT_EIO, "cannot read %s: %s", path,
+                          dir ? "it is a directory" : "not a regular file (a device, FIFO or socket)");
+    }
+    // read by the size it has: a file that grows while it is read stops at that size
+    const size_t size = (size_t)st.st_size;
+    char *buf = (uint64_t)st.st_size >= SIZE_MAX ? NULL : malloc(size + 1);
+    if (!buf) {
+        close(fd);
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory reading %s (%lld bytes)", path, (long long)st.st_size);
+    }
+    size_t n = 0;
+    while (n < size) {
+        const ssize_t got = read(fd, buf + n, size - n);
+        if (got < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (got <= 0) {
+            const int why = got < 0 ? errno : 0;
+            close(fd);
             free(buf);
-        buf = nb;
-        cap *= 2;
+            return mygpt_fail(err, MYGPT_EIO, "error reading %s: %s", path,
+                              why ? strerror(why) : "it became shorter while it was read");
+        }
+        n += (size_t)got;
     }
-    const int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return mygpt_fail(err, MYGPT_EIO, "error reading %s", path);
-    }
+    close(fd);
     buf[n] = '\0';
     *data = buf;
     *len = n;

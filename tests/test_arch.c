@@ -610,8 +610,140 @@ Test(arch_checkpoint, hostile_files_of_the_new_layouts_are_refused_with_the_reas
         const int64_t sh[3][2] = {{10, 64}, {8, 64}, {64, 0}};
         write_zeros(path, NULL, 3, nm, sh);
         cr_expect_neq(mygpt_checkpoint_load(&g, path, &err), MYGPT_OK);
-        cr_expect(strstr(err.message, "is missing") != NULL, "%s", err.message);
+        cr_expect(strstr(err.message, "the file holds 3") != NULL, "%s", err.message);
     }
     unlink(path);
     rmdir(dir);
+}
+
+/* Issue 25, items 1, 8 and 9: a small file whose __metadata__ claims a huge model is
+ * refused before anything is allocated for it (under an address-space limit of 512 MB
+ * where no sanitizer reserves its shadow); a NUL or control byte in a name and a second
+ * __metadata__ are refused; non-finite weights are refused, named. */
+#include <sys/resource.h>
+
+Test(arch_checkpoint, lying_metadata_duplicate_metadata_nul_names_and_nan_weights_are_refused)
+{
+    char dir[] = "/tmp/mygpt_lies_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/m.safetensors", dir);
+    mygpt_gpt *g = NULL;
+    mygpt_error err = {0};
+    const char *one[1] = {"token_embedding.embedding.weight"};
+    const int64_t small[1][2] = {{4, 4}};
+    // item 1: vocab 4194304 x embed 512 would be 8 GB of parameters
+    write_zeros(path,
+                "\"vocab_size\":\"4194304\",\"embed_dim\":\"512\",\"num_heads\":\"8\",\"num_layers\":\"12\","
+                "\"max_seq_len\":\"1024\"",
+                1, one, small);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__has_feature)
+    const struct rlimit cap = {512u << 20, 512u << 20};
+    cr_assert_eq(setrlimit(RLIMIT_AS, &cap), 0); // this test's own process (Criterion forks one per test)
+#endif
+    cr_expect_eq(mygpt_checkpoint_load(&g, path, &err), MYGPT_EFORMAT, "%s", err.message);
+    cr_expect_null(g);
+    cr_expect(strstr(err.message, "the file holds 1") != NULL, "%s", err.message);
+    // item 8: a second __metadata__
+    write_zeros(path, "\"format\":\"pt\"},\"__metadata__\":{\"format\":\"pt\"", 1, one, small);
+    cr_expect_eq(mygpt_checkpoint_load(&g, path, &err), MYGPT_EFORMAT);
+    cr_expect(strstr(err.message, "__metadata__ appears twice") != NULL, "%s", err.message);
+    // item 8: a NUL inside a name (the bytes patched after writing)
+    const char *patched[1] = {"wte.weightXtrailing"};
+    write_zeros(path, NULL, 1, patched, small);
+    char *file;
+    size_t len;
+    cr_assert_eq(mygpt_read_file(path, &file, &len, NULL), MYGPT_OK);
+    char *x = memmem(file, len, "weightXtrailing", 15);
+    cr_assert_not_null(x);
+    x[6] = '\0';
+    FILE *f = fopen(path, "wb");
+    fwrite(file, 1, len, f);
+    fclose(f);
+    free(file);
+    cr_expect_eq(mygpt_checkpoint_load(&g, path, &err), MYGPT_EFORMAT);
+    cr_expect(strstr(err.message, "control character (or NUL)") != NULL, "%s", err.message);
+    // item 9: a model with one NaN saves, and its checkpoint is refused naming the tensor
+    const mygpt_config cfg = {10, 8, 2, 1, 4, MYGPT_ARCH_GPT2, 1, 0.0};
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 1, &err), MYGPT_OK);
+    g->params.fc2b[3] = NAN;
+    cr_assert_eq(mygpt_checkpoint_save(g, path, &err), MYGPT_OK, "%s", err.message);
+    mygpt_gpt_free(g);
+    g = NULL;
+    cr_expect_eq(mygpt_checkpoint_load(&g, path, &err), MYGPT_EFORMAT);
+    cr_expect(strstr(err.message, "h.0.mlp.c_proj.bias holds a non-finite value") != NULL, "%s", err.message);
+    char conf[300];
+    snprintf(conf, sizeof conf, "%s/config.json", dir);
+    unlink(conf);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* Issue 25, items 2 to 4: a save never replaces a symbolic link, a directory or a device;
+ * a path in a missing directory is refused before anything is written; two processes
+ * saving to one path both succeed, the file is whole (one of the two models) and no
+ * temporary file is left behind. */
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+Test(arch_checkpoint, saves_keep_links_devices_and_races_safe)
+{
+    char dir[] = "/tmp/mygpt_saves_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[256], link_path[256], target[256];
+    snprintf(path, sizeof path, "%s/m.safetensors", dir);
+    snprintf(link_path, sizeof link_path, "%s/link.safetensors", dir);
+    snprintf(target, sizeof target, "%s/target", dir);
+    const mygpt_config cfg = {30, 8, 2, 1, 6};
+    mygpt_gpt *a, *b, *back = NULL;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_gpt_create(&a, &cfg, 1, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_gpt_create(&b, &cfg, 2, &err), MYGPT_OK);
+    // a symbolic link stays a link, its target untouched
+    cr_assert_eq(symlink(target, link_path), 0);
+    cr_expect_eq(mygpt_checkpoint_save(a, link_path, &err), MYGPT_EINVAL);
+    cr_expect(strstr(err.message, "symbolic link") != NULL, "%s", err.message);
+    struct stat st;
+    cr_expect(lstat(link_path, &st) == 0 && S_ISLNK(st.st_mode));
+    cr_expect(access(target, F_OK) != 0, "the link's target was created");
+    // a device stays a device
+    cr_expect_eq(mygpt_checkpoint_save(a, "/dev/null", &err), MYGPT_EINVAL);
+    cr_expect(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
+    // a directory, and a path whose directory is missing
+    cr_expect_eq(mygpt_checkpoint_save(a, dir, &err), MYGPT_EINVAL);
+    char missing[300];
+    snprintf(missing, sizeof missing, "%s/no/such/dir.safetensors", dir);
+    cr_expect_neq(mygpt_checkpoint_check_path(missing, &err), MYGPT_OK);
+    cr_expect(strstr(err.message, "No such file or directory") != NULL, "%s", err.message);
+    // two processes race to one path, 20 times: every save succeeds, the file is whole
+    for (int round = 0; round < 20; round++) {
+        pid_t kids[2];
+        for (int k = 0; k < 2; k++)
+            if ((kids[k] = fork()) == 0)
+                _exit(mygpt_checkpoint_save(k ? b : a, path, NULL) == MYGPT_OK ? 0 : 1);
+        for (int k = 0; k < 2; k++) {
+            int status;
+            cr_assert_eq(waitpid(kids[k], &status, 0), kids[k]);
+            cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "round %d: a save failed", round);
+        }
+        cr_assert_eq(mygpt_checkpoint_load(&back, path, &err), MYGPT_OK, "round %d: %s", round, err.message);
+        const size_t bytes = a->num_parameters * sizeof(float);
+        cr_expect(memcmp(back->params_memory, a->params_memory, bytes) == 0 ||
+                      memcmp(back->params_memory, b->params_memory, bytes) == 0,
+                  "round %d: the file is neither model", round);
+        mygpt_gpt_free(back);
+        back = NULL;
+    }
+    int left = 0; // only m.safetensors and the link: no m.safetensors.XXXXXX behind
+    DIR *d = opendir(dir);
+    for (struct dirent *e; (e = readdir(d));)
+        left += e->d_name[0] != '.';
+    closedir(d);
+    cr_expect_eq(left, 2, "files left in %s: %d", dir, left);
+    unlink(path);
+    unlink(link_path);
+    rmdir(dir);
+    mygpt_gpt_free(a);
+    mygpt_gpt_free(b);
 }

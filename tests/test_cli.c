@@ -4,6 +4,7 @@
  * line on stderr, nothing on stdout and exit status 2.
  */
 #include <criterion/criterion.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -581,6 +582,86 @@ Test(cli_train, the_books_training_loop_prints_pytorchs_log, .timeout = 600)
     free(line);
     fclose(f);
     cr_expect_eq(cases, 2);
+}
+
+/* Issue 25, item 7: a NUL on decode's standard input is refused, naming its offset,
+ * instead of ending the ids there with exit 0. */
+Test(cli_train, decode_refuses_a_nul_byte_on_standard_input)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("encoder.json");
+    char script[4200];
+    snprintf(script, sizeof script, "printf '40 367\\0 2885' | '%s' decode --vocab-dir '%s'", MYGPT_EXE, data);
+    char *argv[] = {"/bin/sh", "-c", script, NULL};
+    proc_result r = {0};
+    cr_assert_eq(run_process(argv, &r), 0);
+    cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    cr_expect_str_empty(r.out, "%s", r.out);
+    cr_expect(strstr(r.err, "NUL byte at offset 6") != NULL, "%s", r.err);
+    proc_result_free(&r);
+}
+
+/* Issue 25, item 9: a training whose loss becomes NaN stops at that step with an error
+ * naming it, and saves nothing. */
+Test(cli_train, a_nan_loss_stops_training_and_saves_nothing, .timeout = 120)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("the-verdict.txt");
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt_nan_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char words[1024], saved[300];
+    snprintf(saved, sizeof saved, "%s/m.safetensors", dir);
+    snprintf(words, sizeof words,
+             "train --seed 0 --vocab 50257 --embed 8 --heads 2 --layers 1 --text DATA/the-verdict.txt --context 8 "
+             "--batch 2 --steps 5 --optimizer sgd --lr 1e308 --save %s", saved);
+    proc_result r = {0};
+    cr_assert_eq(run_tool_words(words, data, &r), 0);
+    cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "the loss is") != NULL && strstr(r.err, "nothing saved") != NULL, "%s", r.err);
+    cr_expect(access(saved, F_OK) != 0, "a checkpoint was saved");
+    proc_result_free(&r);
+    rmdir(dir);
+}
+
+/* Issue 25, item 12: OMP_NUM_THREADS=100000 overflowed libgomp's stack creating the team
+ * (a segfault); the programs cap the team at 4 threads per online CPU. */
+Test(cli_train, a_huge_omp_num_threads_is_capped)
+{
+    setenv("OMP_NUM_THREADS", "100000", 1); // this test's own process: the child inherits it
+    proc_result r = {0};
+    cr_assert_eq(run_words(MYGPT_EXE,
+                           "forward --seed 0 --vocab 50 --embed 64 --heads 4 --layers 2 --max-seq 64 --ids "
+                           "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32",
+                           &r),
+                 0);
+    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_expect(strncmp(r.out, "tensor(", 7) == 0, "%s", r.out);
+    proc_result_free(&r);
+}
+
+/* Issue 25, item 6: a FIFO where a file is required is refused, not waited on (the
+ * test's timeout guards the hang), and so is a device as a checkpoint. */
+Test(cli_train, fifos_and_devices_are_refused_not_read, .timeout = 20)
+{
+    char dir[] = "/tmp/mygpt_fifo_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char fifo[300], words[700];
+    snprintf(fifo, sizeof fifo, "%s/pipe", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    const char *cases[][2] = {{"encode %s", "not a regular file"},
+                              {"generate --checkpoint %s --ids 1 --max-new 1", "not a regular file"},
+                              {"generate --checkpoint /dev/zero --ids 1 --max-new 1%.0s", "not a regular file"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(words, sizeof words, cases[i][0], fifo);
+        proc_result r = {0};
+        cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
+        cr_expect_eq(r.status, 2, "mygpt %s: exit %d: %s", words, r.status, r.err);
+        cr_expect(strstr(r.err, cases[i][1]) != NULL, "mygpt %s: %s", words, r.err);
+        proc_result_free(&r);
+    }
+    unlink(fifo);
+    rmdir(dir);
 }
 
 /* Streaming shows the same tokens as the ids line: the text streamed is the decoded

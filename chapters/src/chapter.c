@@ -12,6 +12,7 @@
 void chapter_init(chapter *ch, int argc, char **argv, const char *name, const char *about,
                   uint64_t default_seed, unsigned flags)
 {
+    cli_cap_threads();
     ch->name = name;
     ch->seed = default_seed;
     const char *env_figures = getenv("MYGPT_FIGURES"); // set by scripts/chapters.sh

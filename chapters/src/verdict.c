@@ -91,7 +91,7 @@ void verdict_train_team(const chapter *ch, verdict *v, mygpt_gpt *g, mygpt_rng *
         for (size_t b = 0; b < v->train.num_batches && step < steps; b++, step++) {
             double shown;
             chapter_check(ch, mygpt_dataloader_batch(&v->train, b, v->x, v->y, &err), &err);
-            chapter_check(ch, dp_train_step(team, tr, opt, v->x, v->y, VERDICT_BATCH, VERDICT_CONTEXT, team->size > 1,
+            chapter_check(ch, dp_train_step(team, tr, opt, v->x, v->y, VERDICT_BATCH, VERDICT_CONTEXT, step, team->size > 1,
                                             ch->name, &shown, &err),
                           &err);
             tokens += VERDICT_BATCH * VERDICT_CONTEXT;

@@ -29,10 +29,18 @@ extern "C" {
 /* everything declared here is exported by libmygpt.so (lib/exports.txt) */
 #pragma GCC visibility push(default)
 
-/* Writes gpt's parameters to path in its architecture's layout (through a temporary file
- * renamed at the end, so a reader never sees half a checkpoint); a gpt2 also gets
- * config.json beside it (MYGPT_EINVAL when one there describes another model: it is not
- * replaced). MYGPT_EIO when it cannot write. */
+/* Whether path can take a checkpoint: a new name or a regular file (never a symbolic
+ * link, a directory or a device: those are not replaced), in a directory that can be
+ * written. MYGPT_EINVAL or MYGPT_EIO with the reason. A training run asks before it
+ * starts, so a bad path does not throw the trained model away. */
+mygpt_status mygpt_checkpoint_check_path(const char *path, mygpt_error *err);
+
+/* Writes gpt's parameters to path in its architecture's layout, whole or not at all: into
+ * a unique temporary file beside it (path.XXXXXX, removed on failure), synced, renamed over
+ * path, the directory synced; a reader never sees half a checkpoint and two runs saving to
+ * one path never mix. A gpt2 also gets config.json beside it (MYGPT_EINVAL when one there
+ * describes another model: it is not replaced). The path as mygpt_checkpoint_check_path
+ * requires; MYGPT_EIO when it cannot write, with the reason. */
 mygpt_status mygpt_checkpoint_save(const mygpt_gpt *gpt, const char *path, mygpt_error *err);
 
 /* Builds a model from a checkpoint of any of the three layouts, the file memory-mapped

@@ -21,9 +21,10 @@ extern "C" {
 
 /* ---- files (file.c, datadir.c) ---------------------------------------------------- */
 
-/* Reads a whole file into *data (malloc'd, NUL-terminated; *len bytes without the
- * NUL). Errors: MYGPT_EIO (cannot open or read, message names the file),
- * MYGPT_ENOMEM. */
+/* Reads a whole regular file into *data (malloc'd, NUL-terminated; *len bytes without
+ * the NUL), by the size it has when opened. A directory, device, FIFO or socket is
+ * refused, never waited on. Errors: MYGPT_EIO (cannot open or read, the message names
+ * the file and why), MYGPT_ENOMEM. */
 mygpt_status mygpt_read_file(const char *path, char **data, size_t *len, mygpt_error *err);
 
 /* The data folder (GPT-2's encoder.json and vocab.bpe, the-verdict.txt), the same
