@@ -133,7 +133,7 @@ int parse_i64(const char *cmd, const char *name, const char *s, int64_t min, int
     return 0;
 }
 
-int parse_seed(const char *cmd, const char *s, uint64_t *out)
+int parse_seed(const char *cmd, const char *name, const char *s, uint64_t *out)
 {
     /* torch.manual_seed accepts [-2^63, 2^64); negatives wrap to two's complement */
     char *end;
@@ -141,7 +141,7 @@ int parse_seed(const char *cmd, const char *s, uint64_t *out)
     if (*s == '-') {
         long long v = strtoll(s, &end, 10);
         if (s[1] == '\0' || *end != '\0' || errno == ERANGE) {
-            cli_error(cmd, "--seed: '%s' is not an integer in [-2^63, 2^64)", s);
+            cli_error(cmd, "--%s: '%s' is not an integer in [-2^63, 2^64)", name, s);
             return EXIT_USAGE;
         }
         *out = (uint64_t)v;
@@ -149,7 +149,7 @@ int parse_seed(const char *cmd, const char *s, uint64_t *out)
     }
     unsigned long long v = strtoull(s, &end, 10);
     if (*s == '\0' || *s == '+' || *end != '\0' || errno == ERANGE) {
-        cli_error(cmd, "--seed: '%s' is not an integer in [-2^63, 2^64)", s);
+        cli_error(cmd, "--%s: '%s' is not an integer in [-2^63, 2^64)", name, s);
         return EXIT_USAGE;
     }
     *out = (uint64_t)v;

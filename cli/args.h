@@ -63,7 +63,7 @@ int args_has(const parsed_args *a, const char *name);
 /* Strict conversions; each prints "mygpt CMD: --NAME: ..." and returns EXIT_USAGE on error. */
 int parse_i64(const char *cmd, const char *name, const char *s, int64_t min, int64_t max,
               int64_t *out);
-int parse_seed(const char *cmd, const char *s, uint64_t *out);
+int parse_seed(const char *cmd, const char *name, const char *s, uint64_t *out);
 int parse_double(const char *cmd, const char *name, const char *s, double *out);
 /* "D0,D1,..." with each Di >= 0 (1..8 dims), numel <= max_numel. */
 int parse_shape(const char *cmd, const char *s, int *ndim, int64_t *shape, int64_t max_numel);

@@ -18,7 +18,9 @@
 #define TOP 3
 #define LABEL 64
 
-/* token t's label: its text quoted ('...', \n \\ \' escaped) with a tokenizer, else its id */
+/* token t's label: its text quoted ('...', \n \\ \' escaped; a control byte, or a byte of
+ * a character the token splits, as \xNN) with a tokenizer, else its id; cut at a
+ * character's end to fit LABEL bytes */
 static void label(const mygpt_tokenizer *tok, int64_t id, char *out)
 {
     char *bytes = NULL;
@@ -27,18 +29,33 @@ static void label(const mygpt_tokenizer *tok, int64_t id, char *out)
         snprintf(out, LABEL, "#%lld", (long long)id);
         return;
     }
-    size_t o = 0;
-    out[o++] = '\'';
-    for (size_t i = 0; i < n && o + 4 < LABEL; i++) {
+    mygpt_strbuf sb = {0};
+    for (size_t i = 0; i < n;) {
         const char c = bytes[i];
-        if (c == '\n' || c == '\\' || c == '\'')
-            out[o++] = '\\', out[o++] = c == '\n' ? 'n' : c;
-        else
-            out[o++] = c;
+        if (c == '\n' || c == '\\' || c == '\'') {
+            const char *esc = c == '\n' ? "\\n" : c == '\\' ? "\\\\" : "\\'";
+            mygpt_sb_append_shown(&sb, esc, strlen(esc), 0);
+            i++;
+            continue;
+        }
+        size_t j = i; // up to the next byte escaped above (never inside a character)
+        while (j < n && bytes[j] != '\n' && bytes[j] != '\\' && bytes[j] != '\'')
+            j++;
+        mygpt_sb_append_shown(&sb, bytes + i, j - i, 0);
+        i = j;
     }
-    out[o++] = '\'';
-    out[o] = '\0';
     free(bytes);
+    size_t len = sb.failed ? 0 : sb.len, keep = 0;
+    for (size_t i = 0; i < len;) { // whole characters while they fit, with both quotes
+        uint32_t cp;
+        const int l = mygpt_utf8_decode(sb.data + i, len - i, &cp);
+        if (l == 0 || keep + (size_t)l + 3 > LABEL)
+            break;
+        keep += (size_t)l;
+        i += (size_t)l;
+    }
+    snprintf(out, LABEL, "'%.*s'", (int)keep, sb.data ? sb.data : "");
+    mygpt_sb_free(&sb);
 }
 
 int cmd_attention(int argc, char **argv)

@@ -86,7 +86,7 @@ int cmd_generate(int argc, char **argv)
         cli_error(cmd, "--top-p must be in (0, 1], got %s", args_get(&a, "top-p"));
         return EXIT_USAGE;
     }
-    if (args_has(&a, "sample-seed") && parse_seed(cmd, args_get(&a, "sample-seed"), &sample_seed))
+    if (args_has(&a, "sample-seed") && parse_seed(cmd, "sample-seed", args_get(&a, "sample-seed"), &sample_seed))
         return EXIT_USAGE;
     if (args_has(&a, "prompt") == args_has(&a, "ids")) {
         cli_error(cmd, "give exactly one of --prompt TEXT and --ids \"1,2,3\"");
@@ -97,7 +97,7 @@ int cmd_generate(int argc, char **argv)
     mygpt_rng rng = {0};
     mygpt_status st;
     if (args_has(&a, "checkpoint")) {
-        if (args_has(&a, "seed") && parse_seed(cmd, args_get(&a, "seed"), &seed))
+        if (args_has(&a, "seed") && parse_seed(cmd, "seed", args_get(&a, "seed"), &seed))
             return EXIT_USAGE;
         if ((st = mygpt_checkpoint_load(&g, args_get(&a, "checkpoint"), &err)) != MYGPT_OK) {
             return cli_fail(cmd, st, &err);

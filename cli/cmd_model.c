@@ -69,7 +69,7 @@ int read_seed_and_config(const char *cmd, const parsed_args *a, uint64_t *seed,
         cli_error(cmd, "--seed is required");
         return EXIT_USAGE;
     }
-    if (parse_seed(cmd, args_get(a, "seed"), seed) || read_config(cmd, a, cfg))
+    if (parse_seed(cmd, "seed", args_get(a, "seed"), seed) || read_config(cmd, a, cfg))
         return EXIT_USAGE;
     return 0;
 }

@@ -43,7 +43,7 @@ static int common_setup(const char *cmd, const parsed_args *a, common *c)
         return EXIT_USAGE;
     }
     uint64_t s;
-    if (parse_seed(cmd, seed, &s))
+    if (parse_seed(cmd, "seed", seed, &s))
         return EXIT_USAGE;
     const char *k = args_get(a, "kernel");
     if (k && strcmp(k, "avx2") == 0)

@@ -234,7 +234,7 @@ int cmd_train(int argc, char **argv)
     const int init_from = args_has(&a, "init-from");
     memset(&cfg, 0, sizeof cfg);
     cfg.max_seq_len = 1 << 24; // --context is checked against the checkpoint's once it is read
-    if (init_from && (!args_has(&a, "seed") || parse_seed(cmd, args_get(&a, "seed"), &seed) ||
+    if (init_from && (!args_has(&a, "seed") || parse_seed(cmd, "seed", args_get(&a, "seed"), &seed) ||
                       (args_has(&a, "dropout") && parse_double(cmd, "dropout", args_get(&a, "dropout"), &cfg.dropout)))) {
         if (!args_has(&a, "seed"))
             cli_error(cmd, "--seed is required");

@@ -1,5 +1,6 @@
 /* strbuf.c - a growable string for the printers (see mygpt/print.h). */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,4 +87,59 @@ void mygpt_sb_free(mygpt_strbuf *sb)
     sb->data = NULL;
     sb->len = sb->cap = 0;
     sb->failed = 0;
+}
+
+int mygpt_utf8_decode(const char *text, size_t n, uint32_t *cp)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    if (n == 0)
+        return 0;
+    unsigned c = s[0];
+    int len;
+    uint32_t v, min;
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    } else if ((c & 0xE0) == 0xC0) {
+        len = 2, v = c & 0x1F, min = 0x80;
+    } else if ((c & 0xF0) == 0xE0) {
+        len = 3, v = c & 0x0F, min = 0x800;
+    } else if ((c & 0xF8) == 0xF0) {
+        len = 4, v = c & 0x07, min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (n < (size_t)len)
+        return 0;
+    for (int i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        v = (v << 6) | (s[i] & 0x3F);
+    }
+    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
+        return 0;
+    *cp = v;
+    return len;
+}
+
+mygpt_status mygpt_sb_append_shown(mygpt_strbuf *sb, const char *s, size_t n, int xml)
+{
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        const int len = mygpt_utf8_decode(s + i, n - i, &cp);
+        // a control character or a byte of no whole character: \xNN, as Python shows bytes
+        if (len == 0 || cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0) || cp == 0xFFFE || cp == 0xFFFF) {
+            const int whole = len ? len : 1;
+            for (int k = 0; k < whole; k++)
+                mygpt_sb_printf(sb, "\\x%02x", (unsigned char)s[i + k]);
+            i += (size_t)whole;
+            continue;
+        }
+        if (xml && (cp == '<' || cp == '>' || cp == '&'))
+            mygpt_sb_append(sb, cp == '<' ? "&lt;" : cp == '>' ? "&gt;" : "&amp;");
+        else
+            mygpt_sb_appendn(sb, s + i, (size_t)len);
+        i += (size_t)len;
+    }
+    return sb->failed ? MYGPT_ENOMEM : MYGPT_OK;
 }

@@ -54,16 +54,7 @@ static void text(mygpt_svg *fig, double x, double y, double size, const char *an
     if (rotate != 0.0)
         mygpt_sb_printf(&fig->sb, " transform=\"rotate(%g %.1f %.1f)\"", rotate, x, y);
     mygpt_sb_append(&fig->sb, ">");
-    for (const char *c = s; *c; c++) { // escape XML
-        if (*c == '<')
-            mygpt_sb_append(&fig->sb, "&lt;");
-        else if (*c == '>')
-            mygpt_sb_append(&fig->sb, "&gt;");
-        else if (*c == '&')
-            mygpt_sb_append(&fig->sb, "&amp;");
-        else
-            mygpt_sb_appendn(&fig->sb, c, 1);
-    }
+    mygpt_sb_append_shown(&fig->sb, s, strlen(s), 1); // valid XML text, whatever s holds
     mygpt_sb_append(&fig->sb, "</text>\n");
 }
 

@@ -99,35 +99,10 @@ static char *read_vocab_file(const char *path, size_t *len, mygpt_error *err, my
     return *st == MYGPT_OK ? data : NULL;
 }
 
-/* Decodes one UTF-8 character at s (< end). Returns its length, 0 if invalid. */
+/* One UTF-8 character at s (< end): mygpt_utf8_decode (strbuf.c) over bytes */
 static int utf8_decode(const unsigned char *s, const unsigned char *end, uint32_t *cp)
 {
-    unsigned c = s[0];
-    int n;
-    uint32_t v, min;
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    } else if ((c & 0xE0) == 0xC0) {
-        n = 2, v = c & 0x1F, min = 0x80;
-    } else if ((c & 0xF0) == 0xE0) {
-        n = 3, v = c & 0x0F, min = 0x800;
-    } else if ((c & 0xF8) == 0xF0) {
-        n = 4, v = c & 0x07, min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (end - s < n)
-        return 0;
-    for (int i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        v = (v << 6) | (s[i] & 0x3F);
-    }
-    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
-        return 0;
-    *cp = v;
-    return n;
+    return mygpt_utf8_decode((const char *)s, (size_t)(end - s), cp);
 }
 
 /* Appends the raw byte of byte-level character cp; 0 if cp is not in the alphabet. */

@@ -12,6 +12,8 @@
 
 #include "data.h"
 #include "golden.h"
+#include "mygpt/print.h"
+#include "mygpt/data.h"
 #include "runproc.h"
 
 Test(cli, invocations_print_what_pytorch_prints)
@@ -664,6 +666,45 @@ Test(cli_train, fifos_and_devices_are_refused_not_read, .timeout = 20)
     rmdir(dir);
 }
 
+/* Issue 25, item 5: an attention figure of a prompt with an emoji, CJK (tokens that split
+ * a character), control bytes and markup is text an XML parser accepts: valid UTF-8, no
+ * control character but the newlines, no raw & (what xml.dom.minidom refused before). */
+Test(cli_train, attention_figures_of_any_prompt_are_valid_xml_text, .timeout = 60)
+{
+    (void)data_dir_or_skip(); // the program finds the data folder itself
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt_svg_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char svg[300];
+    snprintf(svg, sizeof svg, "%s/att.svg", dir);
+    char *argv[] = {(char *)MYGPT_EXE, "attention", "--seed", "1", "--vocab", "50257", "--embed", "16", "--heads", "2",
+                    "--layers", "1", "--max-seq", "32", "--prompt",
+                    "Hi \xf0\x9f\x98\x80 \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \x01\x1b & <b>", "--svg", svg, NULL};
+    proc_result r = {0};
+    cr_assert_eq(run_process(argv, &r), 0);
+    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    for (const char *c = r.out; *c; c++)
+        cr_expect((unsigned char)*c >= 0x20 || *c == '\n', "a control byte 0x%02x reached the terminal", *c);
+    proc_result_free(&r);
+    char *text;
+    size_t len;
+    cr_assert_eq(mygpt_read_file(svg, &text, &len, NULL), MYGPT_OK);
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        const int l = mygpt_utf8_decode(text + i, len - i, &cp);
+        cr_assert_gt(l, 0, "invalid UTF-8 at byte %zu of the figure", i);
+        cr_assert(cp >= 0x20 || cp == '\n', "control U+%04X at byte %zu of the figure", cp, i);
+        if (cp == '&')
+            cr_assert(strncmp(text + i, "&lt;", 4) == 0 || strncmp(text + i, "&gt;", 4) == 0 ||
+                          strncmp(text + i, "&amp;", 5) == 0,
+                      "a raw & at byte %zu", i);
+        i += (size_t)l;
+    }
+    free(text);
+    unlink(svg);
+    rmdir(dir);
+}
+
 /* Streaming shows the same tokens as the ids line: the text streamed is the decoded
  * ids, and --print-ids gives the line --no-stream prints first. */
 Test(cli_train, streamed_text_is_the_generated_ids, .timeout = 120)
@@ -719,6 +760,7 @@ Test(cli_train, bad_training_and_generation_arguments)
         {"generate --checkpoint /nonexistent.safetensors --ids 1 --max-new 3%.0s", "cannot open"},
         {"generate %s --max-new 3", "exactly one of --prompt"},
         {"generate %s --ids 1,2 --max-new 3 --stream", "--stream: no text to show"},
+        {"generate %s --ids 1,2 --max-new 3 --sample-seed abc", "--sample-seed: 'abc' is not an integer"},
         {"generate %s --ids 1,2 --max-new 3 --stream --no-stream", "contradict"},
         {"forward %s --ids 1,2 --arch gpt3", "unknown architecture 'gpt3'"},
         {"loss %s --ids 0,1 --targets 1,2 --dropout 0.1", "the course's model has no dropout"},

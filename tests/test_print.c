@@ -287,3 +287,53 @@ Test(print_torch, huge_sizes_of_an_empty_tensor_and_an_impossible_shape)
     cr_expect_eq(sb.len, 0);
     mygpt_sb_free(&sb);
 }
+
+/* Issue 25, item 5: whatever bytes a token holds (a split emoji, CJK, control bytes,
+ * markup), mygpt_sb_append_shown makes text an XML parser accepts and a terminal shows:
+ * valid UTF-8, no control character, < > & only as entities; and valid text passes as it
+ * is. 20,000 random byte strings, and the cases of the issue. */
+static void expect_xml_text(const char *out, size_t n, const char *what)
+{
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        const int l = mygpt_utf8_decode(out + i, n - i, &cp);
+        cr_assert_gt(l, 0, "%s: invalid UTF-8 at %zu: '%s'", what, i, out);
+        cr_assert(cp >= 0x20 && cp != 0x7F && !(cp >= 0x80 && cp < 0xA0), "%s: control U+%04X", what, cp);
+        cr_assert(cp != '<' && cp != '>', "%s: a raw < or >", what);
+        if (cp == '&')
+            cr_assert(strncmp(out + i, "&lt;", 4) == 0 || strncmp(out + i, "&gt;", 4) == 0 ||
+                          strncmp(out + i, "&amp;", 5) == 0,
+                      "%s: a raw &", what);
+        i += (size_t)l;
+    }
+}
+
+Test(print_text, shown_text_is_valid_xml_text_for_any_bytes)
+{
+    const char *cases[] = {"Hi \xf0\x9f\x98", "\x80", " \xe6", "\xe6\x97\xa5\xe6\x9c\xac", "\x01\x02\x1b[31m", "<b>&amp;",
+                           "\xed\xa0\x80", "\xc0\xaf", "\xef\xbf\xbe", "\xc2\x85"};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        mygpt_strbuf sb = {0};
+        cr_assert_eq(mygpt_sb_append_shown(&sb, cases[k], strlen(cases[k]), 1), MYGPT_OK);
+        expect_xml_text(mygpt_sb_str(&sb), strlen(mygpt_sb_str(&sb)), cases[k]);
+        mygpt_sb_free(&sb);
+    }
+    mygpt_strbuf sb = {0};
+    const char *fine = "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80 tab\tno";
+    mygpt_sb_append_shown(&sb, fine, strlen(fine), 0); // the tab is a control: \x09
+    cr_expect_str_eq(mygpt_sb_str(&sb), "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80 tab\\x09no");
+    mygpt_sb_free(&sb);
+    uint64_t state = 25;
+    for (int round = 0; round < 20000; round++) {
+        char bytes[16];
+        const size_t n = 1 + round % 16;
+        for (size_t i = 0; i < n; i++) {
+            state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+            bytes[i] = (char)(state >> 56);
+        }
+        mygpt_strbuf out = {0};
+        cr_assert_eq(mygpt_sb_append_shown(&out, bytes, n, 1), MYGPT_OK);
+        expect_xml_text(mygpt_sb_str(&out), strlen(mygpt_sb_str(&out)), "random bytes");
+        mygpt_sb_free(&out);
+    }
+}

@@ -50,7 +50,7 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
     }
     if (rc)
         exit(EXIT_USAGE);
-    if (args_has(&a, "seed") && parse_seed(name, args_get(&a, "seed"), &ch->seed))
+    if (args_has(&a, "seed") && parse_seed(name, "seed", args_get(&a, "seed"), &ch->seed))
         exit(EXIT_USAGE);
     if (args_has(&a, "figures"))
         ch->figures = args_get(&a, "figures");

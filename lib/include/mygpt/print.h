@@ -85,6 +85,17 @@ mygpt_status mygpt_numpy_str(mygpt_strbuf *sb, const mygpt_tview *t);
 /* numpy's float32 .round(decimals): f32(rint(f32(x * 10^d)) / 10^d) in float32. */
 float mygpt_numpy_round_f32(float x, int decimals);
 
+/* ---- text ------------------------------------------------------------------ */
+
+/* One UTF-8 character at text (n bytes available): its length (1-4) and code point, or
+ * 0 when the bytes there are not a whole, valid character (overlong, surrogate, cut). */
+int mygpt_utf8_decode(const char *text, size_t n, uint32_t *cp);
+
+/* Appends n bytes of text so a terminal, and with xml an XML parser, take it as text:
+ * every valid printable character as it is (with xml: < > & as entities); a control
+ * character or a byte of no whole character (a token that splits one) as \xNN. */
+mygpt_status mygpt_sb_append_shown(mygpt_strbuf *sb, const char *s, size_t n, int xml);
+
 /* ---- Python number formats ------------------------------------------------ */
 
 /* Python's repr(float) for a double: shortest round-trip digits ("1.0",
