@@ -11,7 +11,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SECONDS_EACH=${1:-60}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(fuzz_tokenizer fuzz_vocab fuzz_args fuzz_print fuzz_forward)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(fuzz_tokenizer fuzz_vocab fuzz_args fuzz_print fuzz_forward fuzz_checkpoint)
 OUT=$ROOT/build-fuzz
 mkdir -p "$OUT"
 
@@ -27,7 +27,7 @@ CFLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -ff
 LIB=("$ROOT"/lib/*.c)
 # every subcommand (mygpt.c's main renamed below) and data-parallel training's
 # one-process build (no MPI)
-CLI=("$ROOT"/cli/*.c "$ROOT"/dp/data_parallel.c "$ROOT"/dp/train_step.c -I"$ROOT/dp")
+CLI=("$ROOT"/cli/*.c "$ROOT"/dp/data_parallel.c "$ROOT"/dp/train_step.c "$ROOT"/dp/book_train.c -I"$ROOT/dp")
 export MYGPT_DATA=${MYGPT_DATA:-$ROOT/data}
 status=0
 printf '%-15s %12s %9s  %s\n' target executions seconds findings

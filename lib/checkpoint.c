@@ -23,6 +23,7 @@
 #endif
 
 #define MAX_HEADER (100u << 20) /* safetensors' own limit on the JSON header: 100 MB */
+#define CONFIG_JSON_MAX (1u << 20) /* Hugging Face's config.json: a few hundred bytes */
 
 /* ---- the files' tensors ------------------------------------------------------------ */
 
@@ -282,7 +283,7 @@ mygpt_status mygpt_checkpoint_save(const mygpt_gpt *g, const char *path, mygpt_e
         hf_config(&conf, c);
         if (conf.failed || !beside(conf_path, sizeof conf_path, path, "config.json"))
             st = mygpt_fail(err, MYGPT_EINVAL, "%s", "checkpoint path too long");
-        else if (mygpt_read_file(conf_path, &old, &old_len, NULL) == MYGPT_OK &&
+        else if (mygpt_read_file_max(conf_path, CONFIG_JSON_MAX, &old, &old_len, NULL) == MYGPT_OK &&
                  (old_len != conf.len || memcmp(old, conf.data, old_len) != 0))
             st = mygpt_fail(err, MYGPT_EINVAL, "%s exists and describes another model: not replaced (save elsewhere)",
                             conf_path);
@@ -531,7 +532,8 @@ static int config_json_heads(const char *path)
     char conf[4096], *text = NULL;
     size_t len = 0;
     int heads = 0;
-    if (!beside(conf, sizeof conf, path, "config.json") || mygpt_read_file(conf, &text, &len, NULL) != MYGPT_OK)
+    if (!beside(conf, sizeof conf, path, "config.json") ||
+        mygpt_read_file_max(conf, CONFIG_JSON_MAX, &text, &len, NULL) != MYGPT_OK)
         return 0;
     const char *key = strstr(text, "\"n_head\"");
     if (key && (key = strchr(key, ':'))) {

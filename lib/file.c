@@ -15,6 +15,11 @@
 
 mygpt_status mygpt_read_file(const char *path, char **data, size_t *len, mygpt_error *err)
 {
+    return mygpt_read_file_max(path, SIZE_MAX - 1, data, len, err);
+}
+
+mygpt_status mygpt_read_file_max(const char *path, size_t max, char **data, size_t *len, mygpt_error *err)
+{
     *data = NULL;
     *len = 0;
     // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below
@@ -27,6 +32,11 @@ mygpt_status mygpt_read_file(const char *path, char **data, size_t *len, mygpt_e
         close(fd);
         return mygpt_fail(err, MYGPT_EIO, "cannot read %s: %s", path,
                           dir ? "it is a directory" : "not a regular file (a device, FIFO or socket)");
+    }
+    if ((uint64_t)st.st_size > (uint64_t)max) {
+        close(fd);
+        return mygpt_fail(err, MYGPT_EINVAL, "%s is %lld bytes, more than the %zu bytes such a file can need", path,
+                          (long long)st.st_size, max);
     }
     // read by the size it has: a file that grows while it is read stops at that size
     const size_t size = (size_t)st.st_size;

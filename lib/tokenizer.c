@@ -88,11 +88,13 @@ static void byte_unicode_inverse(int cp_to_byte[324])
     }
 }
 
+#define VOCAB_FILE_MAX ((size_t)64 << 20)
+
 /* A vocabulary file, with the hint that says how to get one. */
 static char *read_vocab_file(const char *path, size_t *len, mygpt_error *err, mygpt_status *st)
 {
     char *data;
-    *st = mygpt_read_file(path, &data, len, err);
+    *st = mygpt_read_file_max(path, VOCAB_FILE_MAX, &data, len, err); // GPT-2's are 1 MB and 456 kB
     if (*st == MYGPT_EIO && err)
         mygpt_fail(err, MYGPT_EIO, "cannot open %s: %s (run 'bash scripts/fetch-data.sh' to fetch the GPT-2 vocabulary)",
                    path, errno ? strerror(errno) : "read error");

@@ -705,6 +705,32 @@ Test(cli_train, attention_figures_of_any_prompt_are_valid_xml_text, .timeout = 6
     rmdir(dir);
 }
 
+/* Issue 25, item 6: a vocabulary file larger than a vocabulary can need is refused
+ * before it is read, naming the file and the limit (a sparse 70 MB encoder.json). */
+Test(cli_train, an_oversized_vocabulary_is_refused_unread, .timeout = 20)
+{
+    char dir[] = "/tmp/mygpt_vocab_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char enc[300], bpe[300], words[700];
+    snprintf(enc, sizeof enc, "%s/encoder.json", dir);
+    snprintf(bpe, sizeof bpe, "%s/vocab.bpe", dir);
+    FILE *f = fopen(enc, "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(ftruncate(fileno(f), 70 << 20), 0);
+    fclose(f);
+    f = fopen(bpe, "w");
+    fclose(f);
+    snprintf(words, sizeof words, "decode --vocab-dir %s 1 2", dir);
+    proc_result r = {0};
+    cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
+    cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "encoder.json is 73400320 bytes, more than the 67108864") != NULL, "%s", r.err);
+    proc_result_free(&r);
+    unlink(enc);
+    unlink(bpe);
+    rmdir(dir);
+}
+
 /* Streaming shows the same tokens as the ids line: the text streamed is the decoded
  * ids, and --print-ids gives the line --no-stream prints first. */
 Test(cli_train, streamed_text_is_the_generated_ids, .timeout = 120)

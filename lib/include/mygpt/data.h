@@ -27,6 +27,11 @@ extern "C" {
  * the file and why), MYGPT_ENOMEM. */
 mygpt_status mygpt_read_file(const char *path, char **data, size_t *len, mygpt_error *err);
 
+/* mygpt_read_file for a file whose format bounds it (a vocabulary, a config.json): one
+ * larger than max bytes is refused before it is read (MYGPT_EINVAL, naming the file
+ * and the limit). */
+mygpt_status mygpt_read_file_max(const char *path, size_t max, char **data, size_t *len, mygpt_error *err);
+
 /* The data folder (GPT-2's encoder.json and vocab.bpe, the-verdict.txt), the same
  * rule for every program: $MYGPT_DATA when set; else, beside the running program,
  * ../data (a build tree: meson links build/data to the folder configured with
