@@ -137,14 +137,22 @@ mygpt_gpt *verdict_model(const chapter *ch, verdict *v)
              ch->smoke ? "verdict_gpt_smoke.safetensors" : "verdict_gpt.safetensors");
     mygpt_gpt *g = NULL;
     const mygpt_config cfg = verdict_config(v);
-    if (mygpt_checkpoint_load(&g, path, &err) == MYGPT_OK && memcmp(&g->config, &cfg, sizeof cfg) == 0) {
+    // compared field by field (the struct has padding)
+    if (mygpt_checkpoint_load(&g, path, &err) == MYGPT_OK && g->config.arch == cfg.arch &&
+        g->config.vocab_size == cfg.vocab_size && g->config.embed_dim == cfg.embed_dim &&
+        g->config.num_heads == cfg.num_heads && g->config.num_layers == cfg.num_layers &&
+        g->config.max_seq_len == cfg.max_seq_len) {
         fprintf(stderr, "%s: the model of %s\n", ch->name, path);
         return g;
     }
     fprintf(stderr, "%s: no usable %s (%s): training it again as chapter 33 does\n", ch->name, path,
             g ? "another configuration" : err.message);
     mygpt_gpt_free(g);
-    return verdict_adamw_model(ch, v, quiet, NULL);
+    g = verdict_adamw_model(ch, v, quiet, NULL);
+    // the cache written again, so the next run finds it (a failure only costs that)
+    if (mygpt_checkpoint_save(g, path, &err) != MYGPT_OK)
+        fprintf(stderr, "%s: %s\n", ch->name, err.message);
+    return g;
 }
 
 const char *verdict_val_sentence(const verdict *v, size_t *len)
