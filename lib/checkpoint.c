@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,7 +242,26 @@ static mygpt_status write_whole(const char *path, const char *data, size_t len, 
     return f ? commit(f, tmp, path, fwrite(data, 1, len, f) == len, err) : st;
 }
 
+/* The save itself, with the interrupting signals held (see mygpt_checkpoint_save). */
+static mygpt_status save(const mygpt_gpt *g, const char *path, mygpt_error *err);
+
 mygpt_status mygpt_checkpoint_save(const mygpt_gpt *g, const char *path, mygpt_error *err)
+{
+    // Ctrl-C, SIGTERM, SIGHUP wait until the file is whole (or its temporary removed): then
+    // they act as they would have, so no interrupt leaves half a file behind
+    sigset_t hold, was;
+    sigemptyset(&hold);
+    sigaddset(&hold, SIGINT);
+    sigaddset(&hold, SIGTERM);
+    sigaddset(&hold, SIGHUP);
+    const int held = pthread_sigmask(SIG_BLOCK, &hold, &was) == 0;
+    const mygpt_status st = save(g, path, err);
+    if (held)
+        pthread_sigmask(SIG_SETMASK, &was, NULL);
+    return st;
+}
+
+static mygpt_status save(const mygpt_gpt *g, const char *path, mygpt_error *err)
 {
     mygpt_strbuf h = {0};
     const mygpt_config *c = &g->config;
