@@ -797,3 +797,42 @@ Test(arch_checkpoint, a_signal_during_a_save_leaves_no_partial_file, .timeout = 
     }
     rmdir(dir);
 }
+
+/* Issue 25, item 10: a save that hits the file-size limit (EFBIG) says so, names the
+ * path, leaves no temporary file and keeps the old checkpoint as it was. */
+Test(arch_checkpoint, a_full_disk_or_size_limit_keeps_the_old_file_and_says_why, .timeout = 60)
+{
+    char dir[] = "/tmp/mygpt_efbig_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/m.safetensors", dir);
+    const mygpt_config small = {10, 8, 2, 1, 4}, big = {5000, 64, 2, 2, 64};
+    mygpt_gpt *a, *b, *back = NULL;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_gpt_create(&a, &small, 1, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_gpt_create(&b, &big, 2, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_checkpoint_save(a, path, &err), MYGPT_OK);
+    signal(SIGXFSZ, SIG_IGN); // the write then fails with EFBIG instead of a signal
+    const struct rlimit limit = {64 << 10, 64 << 10};
+    struct rlimit was;
+    cr_assert_eq(getrlimit(RLIMIT_FSIZE, &was), 0);
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &limit), 0); // this test's own process
+    cr_expect_eq(mygpt_checkpoint_save(b, path, &err), MYGPT_EIO);
+    setrlimit(RLIMIT_FSIZE, &was);
+    cr_expect(strstr(err.message, path) != NULL && strstr(err.message, "File too large") != NULL, "%s", err.message);
+    cr_assert_eq(mygpt_checkpoint_load(&back, path, &err), MYGPT_OK, "%s", err.message);
+    cr_expect(back->num_parameters == a->num_parameters &&
+              memcmp(back->params_memory, a->params_memory, a->num_parameters * sizeof(float)) == 0,
+              "the old checkpoint changed");
+    int left = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; (e = readdir(d));)
+        left += e->d_name[0] != '.';
+    closedir(d);
+    cr_expect_eq(left, 1, "a temporary file was left");
+    mygpt_gpt_free(back);
+    mygpt_gpt_free(a);
+    mygpt_gpt_free(b);
+    unlink(path);
+    rmdir(dir);
+}

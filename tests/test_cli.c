@@ -12,6 +12,7 @@
 
 #include "data.h"
 #include "golden.h"
+#include "mygpt/checkpoint.h"
 #include "mygpt/print.h"
 #include "mygpt/data.h"
 #include "runproc.h"
@@ -728,6 +729,38 @@ Test(cli_train, an_oversized_vocabulary_is_refused_unread, .timeout = 20)
     proc_result_free(&r);
     unlink(enc);
     unlink(bpe);
+    rmdir(dir);
+}
+
+/* Issue 25, item 13: chapter 34 with a truncated cached checkpoint trains the model again
+ * and writes the cache again, so the next run finds it whole. */
+Test(cli_train, chapter_34_rewrites_a_truncated_cache, .timeout = 300)
+{
+    (void)data_dir_or_skip(); // the chapter finds the data folder itself
+    data_file_or_skip("the-verdict.txt");
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt_cache_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char cache[300];
+    snprintf(cache, sizeof cache, "%s/verdict_gpt_smoke.safetensors", dir);
+    FILE *f = fopen(cache, "wb");
+    cr_assert_not_null(f);
+    fputs("\x10\x00\x00\x00\x00\x00\x00\x00{\"__metadata", f); // cut short
+    fclose(f);
+    setenv("MYGPT_FIGURES", dir, 1);
+    proc_result r = {0};
+    cr_assert_eq(run_words(CHAPTER_DIR "/34_generation", "--smoke", &r), 0);
+    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "training it again") != NULL, "%s", r.err);
+    proc_result_free(&r);
+    mygpt_gpt *g = NULL;
+    mygpt_error err = {0};
+    cr_expect_eq(mygpt_checkpoint_load(&g, cache, &err), MYGPT_OK, "the cache was not written again: %s", err.message);
+    mygpt_gpt_free(g);
+    cr_assert_eq(run_words(CHAPTER_DIR "/34_generation", "--smoke", &r), 0);
+    cr_expect(strstr(r.err, "the model of") != NULL, "the second run did not use the cache: %s", r.err);
+    proc_result_free(&r);
+    unlink(cache);
     rmdir(dir);
 }
 
