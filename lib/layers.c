@@ -241,7 +241,9 @@ static void gelu_tanh_inner(float *t, const float *x, int n, float K, int avx2)
     mygpt_tanh8(t, u, avx2);
 }
 
-void mygpt_gelu_tanh_forward(float *out, const float *inp, size_t n)
+/* The tanh GELU over n values, 8 at a time (tanh is SLEEF's 8-lane function): with dout
+ * NULL, out = GELU(inp); else the backward, out += d/dx given dout. */
+static void gelu_tanh(float *out, const float *inp, const float *dout, size_t n)
 {
     const float K = gelu_tanh_k();
     const int avx2 = mygpt_sleef_avx2();
@@ -252,32 +254,28 @@ void mygpt_gelu_tanh_forward(float *out, const float *inp, size_t n)
         const int m = n - i0 < 8 ? (int)(n - i0) : 8;
         float t[8];
         gelu_tanh_inner(t, inp + i0, m, K, avx2);
-        for (int l = 0; l < m; l++)
-            out[i0 + l] = (0.5f * inp[i0 + l]) * (1.0f + t[l]);
+        for (int l = 0; l < m && !dout; l++)
+            out[i0 + l] = (0.5f * inp[i0 + l]) * (1.0f + t[l]); // y = (0.5 x) * (1 + t)
+        for (int l = 0; l < m && dout; l++) {
+            const float x = inp[i0 + l], dy = dout[i0 + l];
+            const float dhalf = dy * (1.0f + t[l]);
+            // tanh's backward, grad * (1 - t * t) with the 1 - t * t fused as PyTorch's AVX2 build has it
+            const float du = (dy * (0.5f * x)) * fmaf(-t[l], t[l], 1.0f);
+            const float ds = du * K;                                // u = K * s
+            const float dpow = (ds * 0.044715f) * ((x * x) * 3.0f); // s = x + 0.044715 x^3
+            out[i0 + l] += (ds + dpow) + dhalf * 0.5f;              // autograd adds x's three in this order
+        }
     }
+}
+
+void mygpt_gelu_tanh_forward(float *out, const float *inp, size_t n)
+{
+    gelu_tanh(out, inp, NULL, n);
 }
 
 void mygpt_gelu_tanh_backward(float *dinp, const float *inp, const float *dout, size_t n)
 {
-    const float K = gelu_tanh_k();
-    const int avx2 = mygpt_sleef_avx2();
-    const size_t chunks = (n + 7) / 8;
-#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
-    for (size_t c = 0; c < chunks; c++) {
-        const size_t i0 = c * 8;
-        const int m = n - i0 < 8 ? (int)(n - i0) : 8;
-        float t[8];
-        gelu_tanh_inner(t, inp + i0, m, K, avx2);
-        for (int l = 0; l < m; l++) {
-            const float x = inp[i0 + l], dy = dout[i0 + l];
-            const float dhalf = dy * (1.0f + t[l]);           // y = (0.5 x) * (1 + t)
-            // tanh's backward, grad * (1 - t * t) with the 1 - t * t fused as PyTorch's AVX2 build has it
-            const float du = (dy * (0.5f * x)) * fmaf(-t[l], t[l], 1.0f);
-            const float ds = du * K;                          // u = K * s
-            const float dpow = (ds * 0.044715f) * ((x * x) * 3.0f); // s = x + 0.044715 x^3
-            dinp[i0 + l] += (ds + dpow) + dhalf * 0.5f;       // autograd adds x's three in this order
-        }
-    }
+    gelu_tanh(dinp, inp, dout, n);
 }
 
 /* ---- dropout --------------------------------------------------------------------- */
