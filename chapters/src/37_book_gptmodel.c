@@ -69,11 +69,20 @@ int main(int argc, char **argv)
     printf("Total number of parameters: ");
     ch_commas((long long)pc.total);
     printf("\n");
-    const int64_t wshape[2] = {g->config.vocab_size, g->config.embed_dim};
-    printf("Token embedding layer shape: ");
-    ch_size(2, wshape);
-    printf("\nOutput layer shape: ");
-    ch_size(2, wshape);
+    // model.tok_emb.weight.shape, model.out_head.weight.shape: read off the state_dict
+    const char *layers[2][2] = {{"Token embedding layer shape: ", "tok_emb.weight"},
+                                {"\nOutput layer shape: ", "out_head.weight"}};
+    for (int k = 0; k < 2; k++) {
+        mygpt_state_entry e = {0};
+        for (int j = 0; j < mygpt_state_dict_len(&g->config) && strcmp(e.name, layers[k][1]) != 0; j++)
+            mygpt_state_dict_entry(&g->config, &g->params, j, &e);
+        if (strcmp(e.name, layers[k][1]) != 0) {
+            fprintf(stderr, "%s: the model has no %s\n", ch.name, layers[k][1]);
+            return 1;
+        }
+        printf("%s", layers[k][0]);
+        ch_size(e.ndim, e.shape);
+    }
     printf("\nNumber of trainable parameters considering weight tying: ");
     ch_commas((long long)(pc.total - pc.head));
     printf("\nTotal size of the model: %.2f MB\n", (double)pc.total * 4 / (1024.0 * 1024.0));
