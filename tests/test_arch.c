@@ -687,6 +687,18 @@ Test(arch_checkpoint, lying_metadata_duplicate_metadata_nul_names_and_nan_weight
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+/* Files in dir (not . or ..), other than `except` when given: what a save left behind. */
+static int files_in(const char *dir, const char *except)
+{
+    int n = 0;
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "cannot list %s", dir);
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.' && !(except && strcmp(e->d_name, except) == 0);
+    closedir(d);
+    return n;
+}
+
 Test(arch_checkpoint, saves_keep_links_devices_and_races_safe)
 {
     char dir[] = "/tmp/mygpt_saves_XXXXXX";
@@ -735,11 +747,7 @@ Test(arch_checkpoint, saves_keep_links_devices_and_races_safe)
         mygpt_gpt_free(back);
         back = NULL;
     }
-    int left = 0; // only m.safetensors and the link: no m.safetensors.XXXXXX behind
-    DIR *d = opendir(dir);
-    for (struct dirent *e; (e = readdir(d));)
-        left += e->d_name[0] != '.';
-    closedir(d);
+    const int left = files_in(dir, NULL); // only m.safetensors and the link: no m.safetensors.XXXXXX
     cr_expect_eq(left, 2, "files left in %s: %d", dir, left);
     unlink(path);
     unlink(link_path);
@@ -781,11 +789,7 @@ Test(arch_checkpoint, a_signal_during_a_save_leaves_no_partial_file, .timeout = 
         close(ready[0]);
         close(ready[1]);
         cr_expect(WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) == 0), "round %d", round);
-        int left = 0;
-        DIR *d = opendir(dir);
-        for (struct dirent *e; (e = readdir(d));)
-            left += e->d_name[0] != '.' && strcmp(e->d_name, "m.safetensors") != 0;
-        closedir(d);
+        const int left = files_in(dir, "m.safetensors");
         cr_expect_eq(left, 0, "round %d: a temporary file was left", round);
         mygpt_gpt *back = NULL;
         mygpt_error err = {0};
@@ -824,11 +828,7 @@ Test(arch_checkpoint, a_full_disk_or_size_limit_keeps_the_old_file_and_says_why,
     cr_expect(back->num_parameters == a->num_parameters &&
               memcmp(back->params_memory, a->params_memory, a->num_parameters * sizeof(float)) == 0,
               "the old checkpoint changed");
-    int left = 0;
-    DIR *d = opendir(dir);
-    for (struct dirent *e; (e = readdir(d));)
-        left += e->d_name[0] != '.';
-    closedir(d);
+    const int left = files_in(dir, NULL);
     cr_expect_eq(left, 1, "a temporary file was left");
     mygpt_gpt_free(back);
     mygpt_gpt_free(a);
