@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "mygpt/generate.h"
+#include "mygpt/print.h"
 #include "train_step.h"
 
 mygpt_status book_loader_loss(mygpt_gpt *g, mygpt_dataloader *dl, int shuffle, mygpt_rng *rng, size_t batches,
@@ -41,12 +42,18 @@ mygpt_status book_print_sample(FILE *out, mygpt_gpt *g, const mygpt_tokenizer *t
     mygpt_status st = mygpt_generate(g, NULL, prompt, (int)n_prompt, n, &greedy, -1, 1, ids, &got, err);
     if (st == MYGPT_OK)
         st = mygpt_decode(tok, ids, (size_t)got, &text, &len, err);
+    mygpt_strbuf shown = {0}; // tiktoken's decode: a cut character is U+FFFD
+    if (st == MYGPT_OK)
+        st = mygpt_sb_append_replaced(&shown, text, len);
     if (st == MYGPT_OK) {
-        for (size_t i = 0; i < len; i++) // decoded_text.replace("\n", " ")
-            fputc(text[i] == '\n' ? ' ' : text[i], out);
+        for (size_t i = 0; i < shown.len; i++) // decoded_text.replace("\n", " ")
+            fputc(shown.data[i] == '\n' ? ' ' : shown.data[i], out);
         fputc('\n', out);
         fflush(out);
+    } else if (st == MYGPT_ENOMEM && !err->message[0]) {
+        snprintf(err->message, sizeof err->message, "%s", "out of memory for a sample");
     }
+    mygpt_sb_free(&shown);
     free(text);
     free(ids);
     return st;

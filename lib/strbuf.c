@@ -143,3 +143,41 @@ mygpt_status mygpt_sb_append_shown(mygpt_strbuf *sb, const char *s, size_t n, in
     }
     return sb->failed ? MYGPT_ENOMEM : MYGPT_OK;
 }
+
+/* Bytes at s that Python's UTF-8 decoder replaces by one U+FFFD: the maximal subpart of
+ * a valid sequence that starts there (a cut character), else the one byte. */
+static size_t invalid_run(const unsigned char *s, size_t n)
+{
+    const unsigned c = s[0];
+    size_t need;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF)
+        need = 1;
+    else if (c >= 0xE0 && c <= 0xEF)
+        need = 2, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    else if (c >= 0xF0 && c <= 0xF4)
+        need = 3, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    else
+        return 1;
+    size_t k = 1;
+    if (k < n && s[k] >= lo && s[k] <= hi)
+        for (k++; k <= need && k < n && (s[k] & 0xC0) == 0x80; k++)
+            ;
+    return k;
+}
+
+mygpt_status mygpt_sb_append_replaced(mygpt_strbuf *sb, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        const int len = mygpt_utf8_decode(s + i, n - i, &cp);
+        if (len > 0) {
+            mygpt_sb_appendn(sb, s + i, (size_t)len);
+            i += (size_t)len;
+        } else {
+            mygpt_sb_append(sb, "\xef\xbf\xbd"); // U+FFFD
+            i += invalid_run((const unsigned char *)s + i, n - i);
+        }
+    }
+    return sb->failed ? MYGPT_ENOMEM : MYGPT_OK;
+}

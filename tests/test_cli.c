@@ -584,7 +584,7 @@ Test(cli_train, the_books_training_loop_prints_pytorchs_log, .timeout = 600)
     }
     free(line);
     fclose(f);
-    cr_expect_eq(cases, 2);
+    cr_expect_eq(cases, 3);
 }
 
 /* Issue 25, item 7: a NUL on decode's standard input is refused, naming its offset,

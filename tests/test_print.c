@@ -337,3 +337,27 @@ Test(print_text, shown_text_is_valid_xml_text_for_any_bytes)
         mygpt_sb_free(&out);
     }
 }
+
+/* Text decoded as tiktoken's decode returns it (Python's bytes.decode("utf-8",
+ * "replace")): each cut or invalid sequence is one U+FFFD, as Python 3.11 gives it for
+ * these bytes (cases printed by python3 itself). */
+Test(print_text, replaced_text_is_pythons_decode_with_replace)
+{
+    const char *cases[][2] = {
+        {"\xe6\x97", "\xef\xbf\xbd"},
+        {"\xe6\x97\xa5\x78\xff", "\xe6\x97\xa5\x78\xef\xbf\xbd"},
+        {"\xf0\x9f\x98\x20\x61", "\xef\xbf\xbd\x20\x61"},
+        {"\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},
+        {"\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"},
+        {"\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},
+        {"\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd"},
+        {"\x6f\x6b\xe2\x82", "\x6f\x6b\xef\xbf\xbd"},
+        {"\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        mygpt_strbuf sb = {0};
+        cr_assert_eq(mygpt_sb_append_replaced(&sb, cases[k][0], strlen(cases[k][0])), MYGPT_OK);
+        cr_expect_str_eq(mygpt_sb_str(&sb), cases[k][1], "case %zu", k);
+        mygpt_sb_free(&sb);
+    }
+}

@@ -19,9 +19,12 @@ static void print_text(const chapter *ch, const mygpt_tokenizer *tok, const int6
     size_t len;
     mygpt_error err = {0};
     chapter_check(ch, mygpt_decode(tok, ids, (size_t)n, &text, &len, &err), &err);
-    for (size_t i = 0; i < len; i++)
-        putchar(text[i] == '\n' ? ' ' : text[i]);
+    mygpt_strbuf shown = {0}; // tiktoken's decode: a cut character is U+FFFD
+    chapter_check(ch, mygpt_sb_append_replaced(&shown, text, len), &err);
+    for (size_t i = 0; i < shown.len; i++)
+        putchar(shown.data[i] == '\n' ? ' ' : shown.data[i]);
     putchar('\n');
+    mygpt_sb_free(&shown);
     free(text);
 }
 

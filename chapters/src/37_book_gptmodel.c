@@ -109,7 +109,10 @@ int main(int argc, char **argv)
     char *text;
     size_t len;
     chapter_check(&ch, mygpt_decode(v.tok, out, (size_t)nout, &text, &len, &err), &err);
-    fwrite(text, 1, len, stdout);
+    mygpt_strbuf shown = {0}; // tiktoken's decode: a cut character is U+FFFD
+    chapter_check(&ch, mygpt_sb_append_replaced(&shown, text, len), &err);
+    fwrite(shown.data, 1, shown.len, stdout);
+    mygpt_sb_free(&shown);
     printf("\n");
     free(text);
     free(encoded);

@@ -22,7 +22,10 @@ static void output_text(const chapter *ch, const mygpt_tokenizer *tok, const int
     mygpt_error err = {0};
     chapter_check(ch, mygpt_decode(tok, ids, (size_t)n, &text, &len, &err), &err);
     printf("Output text:\n ");
-    fwrite(text, 1, len, stdout);
+    mygpt_strbuf shown = {0}; // tiktoken's decode: a cut character is U+FFFD
+    chapter_check(ch, mygpt_sb_append_replaced(&shown, text, len), &err);
+    fwrite(shown.data, 1, shown.len, stdout);
+    mygpt_sb_free(&shown);
     printf("\n");
     free(text);
 }

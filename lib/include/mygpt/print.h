@@ -96,6 +96,10 @@ int mygpt_utf8_decode(const char *text, size_t n, uint32_t *cp);
  * character or a byte of no whole character (a token that splits one) as \xNN. */
 mygpt_status mygpt_sb_append_shown(mygpt_strbuf *sb, const char *s, size_t n, int xml);
 
+/* Appends n bytes as Python's bytes.decode("utf-8", errors="replace") reads them (what
+ * tiktoken's decode returns): each cut or invalid sequence becomes one U+FFFD. */
+mygpt_status mygpt_sb_append_replaced(mygpt_strbuf *sb, const char *s, size_t n);
+
 /* ---- Python number formats ------------------------------------------------ */
 
 /* Python's repr(float) for a double: shortest round-trip digits ("1.0",
