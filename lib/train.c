@@ -177,8 +177,22 @@ static mygpt_pass training_pass(const mygpt_gpt *g, const mygpt_train_acts *a)
                         .dropout = a->dropped ? g->config.dropout : 0.0};
 }
 
-/* Train mode: every dropout's keeps for (B, T), drawn in the forward's order (the
- * embedding's, then layer by layer the attention's, W_o's and fc2's), or none. */
+/* The keeps' layout, in the order they are drawn: the embedding's (B, T, C), then per
+ * layer the attention's (B, NH, T, T), W_o's and fc2's (B, T, C). The one place that sizes
+ * and carves them: layer l's start (l = L: the total) and its three offsets. */
+typedef struct keep_layout {
+    size_t start, att, attn, mlp;
+} keep_layout;
+
+static keep_layout keeps_of(const mygpt_config *cfg, const mygpt_train_acts *a, int l)
+{
+    const size_t N = (size_t)a->B * a->T, NC = N * (size_t)cfg->embed_dim;
+    const size_t NTT = (size_t)cfg->num_heads * N * a->T;
+    const size_t start = NC + (size_t)l * (NTT + 2 * NC);
+    return (keep_layout){start, start, start + NTT, start + NTT + NC};
+}
+
+/* Train mode: every dropout's keeps for (B, T), drawn in the forward's order, or none. */
 static mygpt_status draw_keeps(mygpt_trainer *tr, mygpt_error *err)
 {
     mygpt_train_acts *a = &tr->acts;
@@ -186,9 +200,7 @@ static mygpt_status draw_keeps(mygpt_trainer *tr, mygpt_error *err)
     a->dropped = 0;
     if (!tr->dropout_rng || cfg->dropout == 0.0)
         return MYGPT_OK;
-    const size_t N = (size_t)a->B * a->T, NC = N * (size_t)cfg->embed_dim;
-    const size_t per_layer = (size_t)cfg->num_heads * N * a->T + 2 * NC;
-    const size_t n = NC + (size_t)cfg->num_layers * per_layer;
+    const size_t n = keeps_of(cfg, a, cfg->num_layers).start;
     if (n > a->keep_len) {
         free(a->keep);
         a->keep_len = 0;
@@ -206,10 +218,10 @@ static mygpt_block_acts kept_block(const mygpt_gpt *g, const mygpt_train_acts *a
 {
     const size_t N = (size_t)a->B * a->T, NC = N * (size_t)g->config.embed_dim, lnc = (size_t)l * NC;
     const size_t NH = (size_t)g->config.num_heads;
-    const size_t NTT = NH * N * a->T;
-    const uint8_t *keep = a->dropped ? a->keep + NC + (size_t)l * (NTT + 2 * NC) : NULL;
+    const keep_layout k = keeps_of(&g->config, a, l);
     return (mygpt_block_acts){
-        .keep_att = keep, .keep_attn = keep ? keep + NTT : NULL, .keep_mlp = keep ? keep + NTT + NC : NULL,
+        .keep_att = a->dropped ? a->keep + k.att : NULL, .keep_attn = a->dropped ? a->keep + k.attn : NULL,
+        .keep_mlp = a->dropped ? a->keep + k.mlp : NULL,
         .x = a->resid + lnc, .ln1 = a->ln1 + lnc, .ln1_mean = a->ln1_mean + l * N, .ln1_rstd = a->ln1_denom + l * N,
         .q = a->q + lnc, .k = a->k + lnc, .v = a->v + lnc, .att = a->att + (size_t)l * N * NH * a->T,
         .atty = a->atty + lnc, .mid = a->resid_mid + lnc, .ln2 = a->ln2 + lnc, .ln2_mean = a->ln2_mean + l * N,
