@@ -158,7 +158,8 @@ static void help(void)
            "       mygpt-bench --matmul M,K,N [--threads K] [--reps R] [--naive]\n"
            "       mygpt-bench --loss N,V [--threads K] [--reps R]\n"
            "       mygpt-bench --train [--config tiny-train|verdict|gpt2-b4t64] [--threads K] [--reps R]\n"
-           "       mygpt-bench --generate [--prompt 16] [--new 128] [--no-kv-cache] [--threads K]\n"
+           "       mygpt-bench --generate [--config gpt2|gpt2-xl] [--weights fp32|bf16|int8]\n"
+           "                   [--prompt 16] [--new 128] [--reps 5] [--no-kv-cache] [--threads K]\n"
            "       mygpt-bench --bandwidth [--threads K]\n"
            "       mygpt-bench --peak [--threads K]\n"
            "       mygpt-bench --latency\n"
@@ -170,7 +171,8 @@ static void help(void)
            "The weights are packed once per model (mygpt_gpt_pack), as `mygpt forward` does;\n"
            "--unpacked packs them at every call.\n"
            "--train times a training step (forward with loss, backward, AdamW); --generate\n"
-           "GPT-2-small-shaped decoding at B = 1 (gpt2); --bandwidth the read bandwidth;\n"
+           "decoding at B = 1 at GPT-2 small's or XL's shape, in each weight format (or one),\n"
+           "beside the bandwidth limit; --bandwidth the read bandwidth;\n"
            "--peak the fused multiply-add throughput with 1..nproc threads all busy;\n"
            "--latency a cache line's round trip between two threads.\n"
            "Measures only: nothing here is asserted.\n");
@@ -196,7 +198,7 @@ int main(int argc, char **argv)
                                      {"matmul", 1, 0}, {"naive", 0, 0},   {"quick", 0, 0},
                                      {"train", 0, 0},  {"generate", 0, 0}, {"bandwidth", 0, 0}, {"peak", 0, 0}, {"latency", 0, 0},
                                      {"prompt", 1, 0}, {"new", 1, 0},     {"no-kv-cache", 0, 0},
-                                     {"unpacked", 0, 0}, {"loss", 1, 0}, {NULL, 0, 0}};
+                                     {"unpacked", 0, 0}, {"loss", 1, 0}, {"weights", 1, 0}, {NULL, 0, 0}};
     args_set_prefix("");
     parsed_args pa;
     const int prc = args_parse("mygpt-bench", argc - 1, argv + 1, SPECS, 0, &pa);
@@ -222,7 +224,8 @@ int main(int argc, char **argv)
         int prompt = 16, new_tokens = 128;
         if (int_arg(&pa, "prompt", 1, 1023, &prompt) || int_arg(&pa, "new", 1, 1023, &new_tokens))
             return EXIT_USAGE;
-        return bench_generate(threads, nproc0, prompt, new_tokens, args_has(&pa, "no-kv-cache"), NULL);
+        return bench_generate(config, args_get(&pa, "weights"), threads, nproc0, prompt, new_tokens,
+                              args_has(&pa, "no-kv-cache"), reps, NULL);
     }
     if (args_has(&pa, "bandwidth"))
         return bench_bandwidth(threads, nproc0);
@@ -378,7 +381,7 @@ int main(int argc, char **argv)
             return 1;
         printf("\n");
         const int new_tokens = quick ? 16 : 64;
-        if (bench_generate(threads, nproc, 16, new_tokens, 0, ge))
+        if (bench_generate("gpt2", "fp32", threads, nproc, 16, new_tokens, 0, 1, ge))
             return 1;
         for (int th = t0; th <= t1; th++) {
             const double tb = quick ? 8 * 32 : 4 * 64; /* tokens per training step */

@@ -167,87 +167,162 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
     return 0;
 }
 
-int bench_generate(int threads, int nproc, int prompt, int new_tokens, int no_cache, double *medians)
+/* GPT-2 shapes for --generate: the architecture of Hugging Face's checkpoints */
+typedef struct generate_config {
+    const char *name;
+    mygpt_config cfg;
+} generate_config;
+static const generate_config GENERATE_CONFIGS[] = {
+    {"gpt2", {50257, 768, 12, 12, 1024, MYGPT_ARCH_GPT2}},
+    {"gpt2-xl", {50257, 1600, 25, 48, 1024, MYGPT_ARCH_GPT2}},
+};
+
+static double read_bandwidth(void);
+
+/* Median ms per new token over reps runs of `new_tokens` greedy tokens after a prompt
+ * (a fresh KV cache each run), or of the tutorial's loop without one. */
+static double decode_ms(mygpt_gpt *g, const int64_t *ids, int prompt, int new_tokens, int no_cache, int reps,
+                        double *prompt_ms)
 {
-    const mygpt_config cfg = {50257, 768, 12, 12, 1024}; // gpt2
-    mygpt_gpt *g;
+    const int V = g->config.vocab_size;
+    double *per = malloc((size_t)reps * sizeof *per), *pms = malloc((size_t)reps * sizeof *pms);
     mygpt_error err = {0};
-    if (prompt < 1 || new_tokens < 1 || prompt + new_tokens > cfg.max_seq_len) {
-        fprintf(stderr, "mygpt-bench: --prompt and --new must be >= 1 with prompt + new <= 1024\n");
-        return 2;
-    }
-    if (mygpt_gpt_create(&g, &cfg, 0, &err) != MYGPT_OK)
-        die(&err);
-    int64_t *ids = malloc((size_t)(prompt + new_tokens) * sizeof *ids);
-    for (int i = 0; i < prompt; i++)
-        ids[i] = (i * 7919) % cfg.vocab_size;
-    printf("gpt2 (V 50257, C 768, 12 heads, 12 layers), B = 1: a prompt of %d tokens, then %d greedy tokens%s\n",
-           prompt, new_tokens,
-           no_cache ? ", the whole window recomputed every step (no KV cache)"
-                    : " (KV cache: the weights packed once, the prompt, then one forward per token)");
-    printf("%7s %10s %12s %14s %12s\n", "threads", "pack_ms", "prompt_ms", "per_token_ms", "tokens/s");
-    const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc;
-    double last_tok = 0;
-    int last_th = 0;
-    for (int th = t0; th <= t1; th++) {
-        omp_set_num_threads(th);
-        double pack_ms = 0, prompt_ms = 0, per, a;
-        if (!no_cache) { // what mygpt_generate does, each part timed: pack, prompt, tokens
+    for (int r = 0; r < reps; r++) {
+        pms[r] = 0;
+        if (!no_cache) { // what mygpt_generate does: the prompt, then one step per token
             mygpt_kv_cache cache;
             if (mygpt_kv_cache_init(&cache, g, &err) != MYGPT_OK)
                 die(&err);
-            a = now_ms();
-            if (mygpt_gpt_pack(g, &err) != MYGPT_OK)
-                die(&err);
-            pack_ms = now_ms() - a;
-            a = now_ms();
+            double a = now_ms();
             if (mygpt_gpt_forward_cached(g, &cache, ids, prompt, &err) != MYGPT_OK)
                 die(&err);
-            prompt_ms = now_ms() - a;
+            pms[r] = now_ms() - a;
             a = now_ms();
             for (int i = 0; i < new_tokens; i++) { // greedy
-                const int64_t next = mygpt_argmax(cache.logits, (size_t)cfg.vocab_size);
+                const int64_t next = mygpt_argmax(cache.logits, (size_t)V);
                 if (i + 1 < new_tokens && mygpt_gpt_forward_cached(g, &cache, &next, 1, &err) != MYGPT_OK)
                     die(&err);
             }
-            per = (now_ms() - a) / (new_tokens > 1 ? new_tokens - 1 : 1);
+            per[r] = (now_ms() - a) / (new_tokens > 1 ? new_tokens - 1 : 1);
             mygpt_kv_cache_free(&cache);
-            mygpt_gpt_unpack(g);
         } else { // the tutorial's loop: the whole window every step
             const mygpt_sampling greedy = {.temperature = 0};
             mygpt_rng rng = {0};
             int64_t *out = malloc((size_t)(prompt + new_tokens) * sizeof *out);
             int nout;
-            a = now_ms();
+            const double a = now_ms();
             if (mygpt_generate(g, &rng, ids, prompt, new_tokens, &greedy, -1, 0, out, &nout, &err) != MYGPT_OK)
                 die(&err);
-            per = (now_ms() - a) / (nout - prompt);
+            per[r] = (now_ms() - a) / (nout - prompt);
             free(out);
         }
-        last_tok = 1e3 / per;
-        last_th = th;
-        if (medians)
-            medians[th - t0] = per;
-        printf("%7d %10.1f %12.1f %14.2f %12.2f\n", th, pack_ms, prompt_ms, per, last_tok);
     }
-    printf("  parameters: %.0f MB read per token at least (float32)\n", g->num_parameters * 4.0 / 1e6);
-    printf("generate=gpt2 threads=%d kv_cache=%d tokens_per_s=%.2f\n", last_th, !no_cache, last_tok);
+    qsort(per, (size_t)reps, sizeof *per, cmp_double);
+    qsort(pms, (size_t)reps, sizeof *pms, cmp_double);
+    const double med = per[reps / 2];
+    *prompt_ms = pms[reps / 2];
+    free(per);
+    free(pms);
+    return med;
+}
+
+int bench_generate(const char *config, const char *weights, int threads, int nproc, int prompt, int new_tokens,
+                   int no_cache, int reps, double *medians)
+{
+    const generate_config *gc = NULL;
+    for (size_t k = 0; k < sizeof GENERATE_CONFIGS / sizeof GENERATE_CONFIGS[0]; k++)
+        if (strcmp(config ? config : "gpt2", GENERATE_CONFIGS[k].name) == 0)
+            gc = &GENERATE_CONFIGS[k];
+    mygpt_weights only = MYGPT_WEIGHTS_FP32;
+    mygpt_error err = {0};
+    if (!gc) {
+        fprintf(stderr, "mygpt-bench: --generate: unknown --config '%s' (gpt2, gpt2-xl)\n", config);
+        return 2;
+    }
+    if (weights && mygpt_weights_parse(weights, &only, &err) != MYGPT_OK) {
+        fprintf(stderr, "mygpt-bench: --weights: %s\n", err.message);
+        return 2;
+    }
+    const mygpt_config cfg = gc->cfg;
+    if (prompt < 1 || new_tokens < 1 || prompt + new_tokens > cfg.max_seq_len) {
+        fprintf(stderr, "mygpt-bench: --prompt and --new must be >= 1 with prompt + new <= 1024\n");
+        return 2;
+    }
+    reps = reps ? reps : 5;
+    int64_t *ids = malloc((size_t)(prompt + new_tokens) * sizeof *ids);
+    for (int i = 0; i < prompt; i++)
+        ids[i] = (i * 7919) % cfg.vocab_size;
+    const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc;
+    omp_set_num_threads(t1);
+    const double gbs = no_cache ? 0 : read_bandwidth();
+    printf("%s (V %d, C %d, %d heads, %d layers; random weights), B = 1: a prompt of %d tokens, then %d greedy "
+           "tokens%s; median of %d runs\n",
+           gc->name, cfg.vocab_size, cfg.embed_dim, cfg.num_heads, cfg.num_layers, prompt, new_tokens,
+           no_cache ? ", the whole window recomputed every step (no KV cache)"
+                    : " (KV cache: the weights packed once, the prompt, then one step per token)",
+           reps);
+    if (gbs > 0)
+        printf("read bandwidth at %d threads: %.1f GB/s (mygpt-bench --bandwidth's loop, best of 5); a token's limit is "
+               "that over the bytes of weights it reads\n", t1, gbs);
+    printf("%7s %7s %10s %10s %12s %14s %12s %12s %9s %9s\n", "weights", "threads", "MB/token", "pack_ms", "prompt_ms",
+           "per_token_ms", "tokens/s", "limit_tok/s", "of_limit", "vs_fp32");
+    double fp32_tok[64] = {0}, last_tok = 0;
+    int last_th = t1;
+    char lines[3][160];
+    int nlines = 0;
+    for (int w = MYGPT_WEIGHTS_FP32; w <= MYGPT_WEIGHTS_INT8; w++) {
+        if (weights && w != (int)only)
+            continue;
+        mygpt_gpt *g;
+        if (mygpt_gpt_create(&g, &cfg, 0, &err) != MYGPT_OK)
+            die(&err);
+        double a = now_ms();
+        if (mygpt_gpt_quantize(g, (mygpt_weights)w, &err) != MYGPT_OK || mygpt_gpt_pack(g, &err) != MYGPT_OK)
+            die(&err);
+        const double pack_ms = now_ms() - a, mb = mygpt_weights_bytes_per_token(&cfg, (mygpt_weights)w) / 1e6;
+        for (int th = t0; th <= t1; th++) {
+            omp_set_num_threads(th);
+            double prompt_ms;
+            const double per = decode_ms(g, ids, prompt, new_tokens, no_cache, reps, &prompt_ms);
+            last_tok = 1e3 / per;
+            last_th = th;
+            if (w == MYGPT_WEIGHTS_FP32)
+                fp32_tok[th - t0] = last_tok;
+            if (medians && w == MYGPT_WEIGHTS_FP32)
+                medians[th - t0] = per;
+            const double limit = gbs > 0 && th == t1 ? gbs * 1e3 / mb : 0;
+            printf("%7s %7d %10.1f %10.1f %12.1f %14.2f %12.2f", mygpt_weights_name((mygpt_weights)w), th, mb, pack_ms,
+                   prompt_ms, per, last_tok);
+            if (limit > 0)
+                printf(" %12.1f %8.0f%%", limit, 100 * last_tok / limit);
+            else
+                printf(" %12s %9s", "-", "-");
+            if (fp32_tok[th - t0] > 0)
+                printf(" %8.2fx", last_tok / fp32_tok[th - t0]);
+            printf("\n");
+        }
+        snprintf(lines[nlines++], sizeof lines[0], "generate=%s weights=%s threads=%d kv_cache=%d tokens_per_s=%.2f",
+                 gc->name, mygpt_weights_name((mygpt_weights)w), last_th, !no_cache, last_tok);
+        mygpt_gpt_free(g);
+    }
+    if (!weights && !no_cache)
+        printf("targets (issue 26): fp32 >= 85%% of its limit; bf16 >= 1.8x fp32; int8 >= 3x fp32\n");
+    for (int k = 0; k < nlines; k++)
+        printf("%s\n", lines[k]);
     free(ids);
-    mygpt_gpt_free(g);
     return 0;
 }
 
-int bench_bandwidth(int threads, int nproc)
+/* The read bandwidth at omp_get_max_threads() threads, GB/s: a dot product of 512 MB
+ * with itself, best of 5. In huge pages where the kernel allows: the bandwidth a stream
+ * can reach, not what 4 KiB pages' TLB misses leave of it (the stricter yardstick for
+ * decoding, whose packed weights are in ordinary pages). 0 when 512 MB cannot be had. */
+static double read_bandwidth(void)
 {
     const size_t n = (size_t)512 << 20 >> 2; // 512 MB of floats (a multiple of 128)
-    // in huge pages where the kernel allows: the bandwidth a stream can reach, not
-    // what 4 KiB pages' TLB misses leave of it (the stricter yardstick for decoding,
-    // whose packed weights are in ordinary pages)
     void *mem = NULL;
-    if (posix_memalign(&mem, (size_t)2 << 20, n * sizeof(float)) != 0) {
-        fprintf(stderr, "mygpt-bench: out of memory for 512 MB\n");
-        return 1;
-    }
+    if (posix_memalign(&mem, (size_t)2 << 20, n * sizeof(float)) != 0)
+        return 0;
 #ifdef MADV_HUGEPAGE
     madvise(mem, n * sizeof(float), MADV_HUGEPAGE);
 #endif
@@ -255,37 +330,46 @@ int bench_bandwidth(int threads, int nproc)
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++) // first touch by the threads that will read
         a[i] = (float)(i & 1023) * 1e-3f;
+    double best = 1e30;
+    volatile float sink = 0;
+    for (int rep = 0; rep < 5; rep++) {
+        const double s = now_ms();
+        float acc = 0;
+        // 128 running sums per thread (8 vector registers): many loads in flight, so
+        // memory, not the adds' latency, bounds the loop
+#pragma omp parallel reduction(+ : acc)
+        {
+            float part[128] = {0};
+#pragma omp for schedule(static)
+            for (size_t i0 = 0; i0 < n; i0 += 128)
+#pragma omp simd
+                for (int j = 0; j < 128; j++)
+                    part[j] += a[i0 + j] * a[i0 + j];
+            for (int j = 0; j < 128; j++)
+                acc += part[j];
+        }
+        const double ms = now_ms() - s;
+        sink += acc;
+        best = ms < best ? ms : best;
+    }
+    free(mem);
+    return n * sizeof *a / (best / 1e3) / 1e9;
+}
+
+int bench_bandwidth(int threads, int nproc)
+{
     printf("read bandwidth: a dot product of 512 MB (huge pages if allowed) with itself, best of 5\n%7s %10s\n", "threads", "GB/s");
     const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc;
     double last = 0;
     for (int th = t0; th <= t1; th++) {
         omp_set_num_threads(th);
-        double best = 1e30, sink = 0;
-        for (int rep = 0; rep < 5; rep++) {
-            const double s = now_ms();
-            float acc = 0;
-            // 128 running sums per thread (8 vector registers): many loads in flight, so
-            // memory, not the adds' latency, bounds the loop
-#pragma omp parallel reduction(+ : acc)
-            {
-                float part[128] = {0};
-#pragma omp for schedule(static)
-                for (size_t i0 = 0; i0 < n; i0 += 128)
-#pragma omp simd
-                    for (int j = 0; j < 128; j++)
-                        part[j] += a[i0 + j] * a[i0 + j];
-                for (int j = 0; j < 128; j++)
-                    acc += part[j];
-            }
-            const double ms = now_ms() - s;
-            sink += acc;
-            best = ms < best ? ms : best;
+        if ((last = read_bandwidth()) == 0) {
+            fprintf(stderr, "mygpt-bench: out of memory for 512 MB\n");
+            return 1;
         }
-        last = n * sizeof *a / (best / 1e3) / 1e9;
-        printf("%7d %10.1f%s\n", th, last, sink == 0 ? " " : "");
+        printf("%7d %10.1f\n", th, last);
     }
     printf("bandwidth threads=%d gb_per_s=%.1f\n", t1, last);
-    free(a);
     return 0;
 }
 

@@ -12,7 +12,11 @@ long peak_rss_mb(void);
  * medians, when not NULL, receives the median ms (per step; per new token) for each
  * thread count measured, the first at medians[0]. */
 int bench_train(const char *config, int threads, int nproc, int reps, int warmup, double *medians);
-int bench_generate(int threads, int nproc, int prompt, int new_tokens, int no_cache, double *medians);
+/* --generate: decoding at a GPT-2 shape (config "gpt2" or "gpt2-xl", NULL: gpt2) in one
+ * weight format (weights "fp32", "bf16", "int8") or, weights NULL, all three in turn, each
+ * beside its bandwidth limit; reps runs each (0: 5), medians reported. */
+int bench_generate(const char *config, const char *weights, int threads, int nproc, int prompt, int new_tokens,
+                   int no_cache, int reps, double *medians);
 int bench_bandwidth(int threads, int nproc);
 /* fused multiply-add throughput with every thread busy: scaling's compute ceiling */
 int bench_peak(int threads, int nproc);

@@ -120,6 +120,7 @@ void mygpt_gpt_free(mygpt_gpt *gpt)
         return;
     free(gpt->params_memory);
     mygpt_gpt_unpack(gpt);
+    mygpt_quantized_free(gpt->quantized);
     free(gpt->acts.memory);
     free(gpt->acts.logp);
     free(gpt->acts.scratch);

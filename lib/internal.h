@@ -117,9 +117,23 @@ typedef struct mygpt_packed_weight {
     const float *weight; /* what was packed, (N, K): read as it is by products computed
                             swapped (many weight rows, few activation rows) */
     int K, N, NR;
+    /* A quantized weight (mygpt_matmul_pack_quantized): qpanels hold the stored values
+     * (int8 or bf16) in the same panel layout and panels is NULL; int8's scales sit
+     * panel by panel, group by group, NR to a group (qscales). The kernels widen each
+     * value to its dequantized float in a register: the bits of the float32 product
+     * with the dequantized weight, which is `weight`. */
+    mygpt_weights format;
+    void *qpanels;
+    float *qscales;
 } mygpt_packed_weight;
 mygpt_status mygpt_matmul_pack(mygpt_packed_weight *pw, const float *weight, int K, int N,
                                mygpt_error *err);
+/* Packs a quantized weight (N, K): q holds N * K int8_t or uint16_t (bf16) values, row
+ * by row, scales (int8) N rows of mygpt_int8_groups(K). weight is its dequantized float
+ * copy (N, K), kept as the packing's `weight`. */
+mygpt_status mygpt_matmul_pack_quantized(mygpt_packed_weight *pw, mygpt_weights format, const void *q,
+                                         const float *scales, const float *weight, int K, int N,
+                                         mygpt_error *err);
 void mygpt_matmul_packed_free(mygpt_packed_weight *pw);
 /* Whether pw is a packing this CPU's kernel can use (not NULL, made for its NR) */
 int mygpt_matmul_packed_fits(const mygpt_packed_weight *pw);
@@ -140,6 +154,26 @@ static inline const mygpt_packed_weight *mygpt_packed_find(const mygpt_packed_mo
     return p && p->linear[i] ? &p->linear[i][l] : NULL;
 }
 struct mygpt_gpt;
+/* A model's quantized tensors (lib/quantize.c): for each table row that
+ * mygpt_weights_quantizes, all its layers as one (rows, cols) matrix of stored values
+ * (int8_t or uint16_t), and int8's scales (rows, mygpt_int8_groups(cols)); NULL for a
+ * row kept in float32. One allocation. */
+typedef struct mygpt_quantized {
+    mygpt_weights format;
+    void *q[MYGPT_NUM_PARAM_TENSORS];
+    float *scales[MYGPT_NUM_PARAM_TENSORS];
+    size_t rows[MYGPT_NUM_PARAM_TENSORS];
+    int cols[MYGPT_NUM_PARAM_TENSORS];
+    void *memory;
+} mygpt_quantized;
+/* Room for cfg's quantized tensors in format (not filled). */
+mygpt_status mygpt_quantized_alloc(mygpt_quantized **out, const mygpt_config *cfg, mygpt_weights format,
+                                   mygpt_error *err);
+void mygpt_quantized_free(mygpt_quantized *qz);
+/* Gives g the quantized tensors qz (filled, g float32): checks every stored value (int8
+ * in [-127, 127], finite non-negative scales, finite bf16), packs them, and writes their
+ * dequantized values into g->params. On failure g is unchanged and qz freed. */
+mygpt_status mygpt_gpt_attach_quantized(struct mygpt_gpt *g, mygpt_quantized *qz, mygpt_error *err);
 mygpt_status mygpt_packed_model_make(mygpt_packed_model **out, const struct mygpt_gpt *g, mygpt_error *err);
 void mygpt_packed_model_free(mygpt_packed_model *p);
 

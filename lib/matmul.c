@@ -45,11 +45,16 @@
 #include <string.h>
 
 #include "mygpt/layers.h"
+#include "mygpt/quantize.h"
 #include "parallel.h"
 #include "vecmath.h"
 #include "cpu.h"
 #include "internal.h"
 #include "simd.h"
+
+#ifdef MYGPT_X86_KERNELS
+#include <immintrin.h>
+#endif
 
 #define NR_MAX 32 /* widest panel (AVX-512: two zmm registers per row) */
 #define MR_MAX 14 /* tallest tile (AVX-512) */
@@ -58,52 +63,89 @@
 #define KC 256
 #define NC 256 /* columns per packed block: KC x NC floats stay in L2 */
 
+/* Element j of packed row k of B, as a float: B stored as float32 (BF 0), or quantized
+ * (mygpt/quantize.h) and widened here, in a register, to exactly its dequantized float:
+ * bf16's 16 bits shifted up (BF 1), or int8's (float)q * s with its group's scale (BF 2;
+ * s holds the NR scales of the group row k is in). */
+static inline __attribute__((always_inline)) float b_at(const int BF, const int NR, const void *restrict bp,
+                                                        const float *restrict s, int k, int j)
+{
+    if (BF == MYGPT_WEIGHTS_BF16) {
+        const uint32_t u = (uint32_t)((const uint16_t *)bp)[(size_t)k * NR + j] << 16;
+        float x;
+        memcpy(&x, &u, sizeof x);
+        return x;
+    }
+    if (BF == MYGPT_WEIGHTS_INT8)
+        return (float)((const int8_t *)bp)[(size_t)k * NR + j] * s[j];
+    return ((const float *)bp)[(size_t)k * NR + j];
+}
+
 /* c (rows x NR, row stride ldc) = (first ? init : c) + a (rows x kc) . bp (kc x NR, packed),
  * the product summed from zero, k in order, one fused multiply-add at a time, then
  * added to c. init is the bias (or NULL for zero). A_T says how a is stored: row by row
  * (element (i, k) at a[i * lda + k]) or transposed (at a[k * lda + i]: the backward's
- * dout^T, read without a transposed copy). The body is written once; the wrappers
- * below compile it for a tile height MR, a layout of a and an instruction set. */
+ * dout^T, read without a transposed copy). BF says how bp stores B (b_at; sc: int8's
+ * scales, NR per group of MYGPT_INT8_GROUP rows of k): whichever, every product is
+ * fmaf(a, the float of b, sum), the same bits. The body is written once; the wrappers
+ * below compile it for a tile height MR, a layout of a, a storage of B and an
+ * instruction set. */
 static inline __attribute__((always_inline)) void
-kernel_body(const int MR, const int NR, const int A_T, int rows, int kc, const float *restrict a,
-            size_t lda, const float *restrict bp, float *restrict c, size_t ldc, int first,
-            const float *restrict init)
+kernel_body(const int MR, const int NR, const int A_T, const int BF, int rows, int kc, const float *restrict a,
+            size_t lda, const void *restrict bp, const float *restrict sc, float *restrict c, size_t ldc,
+            int first, const float *restrict init)
 {
 #define A_AT(i, k) (A_T ? a[(size_t)(k) * lda + (i)] : a[(size_t)(i) * lda + (k)])
+/* b: packed row k of B as floats (float32: in place; quantized: widened into bw) */
+#define B_ROW(k)                                                                                   \
+    float bw[NR_MAX];                                                                              \
+    const float *b = (const float *)bp + (size_t)(k) * NR;                                         \
+    if (BF != MYGPT_WEIGHTS_FP32) {                                                                \
+        _Pragma("omp simd") for (int j = 0; j < NR; j++) bw[j] = b_at(BF, NR, bp, s, k, j);       \
+        b = bw;                                                                                    \
+    }
     float acc[MR_MAX][NR_MAX];
     for (int i = 0; i < MR; i++)
         for (int j = 0; j < NR; j++)
             acc[i][j] = 0.0f;
-    if (rows == MR) {
-        for (int k = 0; k < kc; k++) {
-            const float *b = bp + (size_t)k * NR;
-            for (int i = 0; i < MR; i++) {
-                const float ai = A_AT(i, k);
+    // k in chunks that share their int8 scales (one chunk for float32 and bf16)
+    const int chunk = BF == MYGPT_WEIGHTS_INT8 ? MYGPT_INT8_GROUP : kc;
+    for (int k0 = 0; k0 < kc; k0 += chunk) {
+        const int k1 = kc - k0 < chunk ? kc : k0 + chunk;
+        float s[NR_MAX]; // the chunk's scales
+        for (int j = 0; j < NR; j++)
+            s[j] = BF == MYGPT_WEIGHTS_INT8 ? sc[(size_t)(k0 / MYGPT_INT8_GROUP) * NR + j] : 0.0f;
+        if (rows == MR) {
+            for (int k = k0; k < k1; k++) {
+                B_ROW(k);
+                for (int i = 0; i < MR; i++) {
+                    const float ai = A_AT(i, k);
 #pragma omp simd
-                for (int j = 0; j < NR; j++)
-                    acc[i][j] = fmaf(ai, b[j], acc[i][j]);
+                    for (int j = 0; j < NR; j++)
+                        acc[i][j] = fmaf(ai, b[j], acc[i][j]);
+                }
             }
-        }
-    } else if (rows == 1) { /* one row (decoding a token): its NR sums stay in registers */
-        for (int k = 0; k < kc; k++) {
-            const float *b = bp + (size_t)k * NR;
-            const float ai = A_AT(0, k);
-#pragma omp simd
-            for (int j = 0; j < NR; j++)
-                acc[0][j] = fmaf(ai, b[j], acc[0][j]);
-        }
-    } else {
-        for (int k = 0; k < kc; k++) {
-            const float *b = bp + (size_t)k * NR;
-            for (int i = 0; i < rows; i++) {
-                const float ai = A_AT(i, k);
+        } else if (rows == 1) { /* one row (decoding a token): its NR sums stay in registers */
+            for (int k = k0; k < k1; k++) {
+                const float ai = A_AT(0, k);
 #pragma omp simd
                 for (int j = 0; j < NR; j++)
-                    acc[i][j] = fmaf(ai, b[j], acc[i][j]);
+                    acc[0][j] = fmaf(ai, b_at(BF, NR, bp, s, k, j), acc[0][j]);
+            }
+        } else {
+            for (int k = k0; k < k1; k++) {
+                B_ROW(k);
+                for (int i = 0; i < rows; i++) {
+                    const float ai = A_AT(i, k);
+#pragma omp simd
+                    for (int j = 0; j < NR; j++)
+                        acc[i][j] = fmaf(ai, b[j], acc[i][j]);
+                }
             }
         }
     }
 #undef A_AT
+#undef B_ROW
     for (int i = 0; i < rows; i++)
         for (int j = 0; j < NR; j++) {
             const float base = first ? (init ? init[j] : 0.0f) : c[i * ldc + j];
@@ -134,7 +176,17 @@ typedef void (*kernel_fn)(int rows, int kc, const float *restrict a, size_t lda,
 #define KERNEL_ARGS                                                                                \
     int rows, int kc, const float *restrict a, size_t lda, const float *restrict bp,              \
         float *restrict c, size_t ldc, int first, const float *restrict init
-#define KERNEL_CALL(MR, NR, A_T) kernel_body(MR, NR, A_T, rows, kc, a, lda, bp, c, ldc, first, init)
+#define KERNEL_CALL(MR, NR, A_T) kernel_body(MR, NR, A_T, 0, rows, kc, a, lda, bp, NULL, c, ldc, first, init)
+
+/* The kernels for a quantized B (always prepacked, a stored row by row): sc is the
+ * block's int8 scales (NULL for bf16) */
+typedef void (*qkernel_fn)(int rows, int kc, const float *restrict a, size_t lda, const void *restrict bp,
+                           const float *restrict sc, float *restrict c, size_t ldc, int first,
+                           const float *restrict init);
+#define QKERNEL_ARGS                                                                               \
+    int rows, int kc, const float *restrict a, size_t lda, const void *restrict bp,               \
+        const float *restrict sc, float *restrict c, size_t ldc, int first, const float *restrict init
+#define QKERNEL_CALL(MR, NR, BF) kernel_body(MR, NR, 0, BF, rows, kc, a, lda, bp, sc, c, ldc, first, init)
 
 /* any CPU: fmaf() from the C library (same results, slower) */
 static void kernel_6x16(KERNEL_ARGS)
@@ -144,6 +196,15 @@ static void kernel_6x16(KERNEL_ARGS)
 static void kernel_6x16_t(KERNEL_ARGS)
 {
     KERNEL_CALL(6, 16, 1);
+}
+/* quantized B: fewer rows, registers going to the widening */
+static void kernel_4x16_bf16(QKERNEL_ARGS)
+{
+    QKERNEL_CALL(4, 16, MYGPT_WEIGHTS_BF16);
+}
+static void kernel_4x16_int8(QKERNEL_ARGS)
+{
+    QKERNEL_CALL(4, 16, MYGPT_WEIGHTS_INT8);
 }
 
 #ifdef MYGPT_X86_KERNELS
@@ -166,6 +227,90 @@ MYGPT_AVX512 static void kernel_14x32_avx512(KERNEL_ARGS)
 MYGPT_AVX512 static void kernel_14x32_avx512_t(KERNEL_ARGS)
 {
     KERNEL_CALL(14, 32, 1);
+}
+/* One row of a quantized product (decoding a token) written with intrinsics: kernel_body's
+ * arithmetic exactly (b = the widened value, times the group's scale for int8; one fmaf
+ * per k in order; then added to the bias or to c), but each value widened by one
+ * instruction. gcc's vectoriser sizes the loop by int8's narrow type and widens in two
+ * steps with extracts, which made decoding compute-bound. V is 8 (AVX2) or 16 (AVX-512)
+ * floats; NR = 2 V. */
+#define QROW_BODY(V, VEC, SET1, ZERO, LOADS, FMA, STORE, WIDEN_I8, WIDEN_BF16, MUL)                \
+    VEC acc0 = ZERO, acc1 = ZERO, s0 = ZERO, s1 = ZERO;                                            \
+    const int chunk = BF == MYGPT_WEIGHTS_INT8 ? MYGPT_INT8_GROUP : kc;                            \
+    for (int k0 = 0; k0 < kc; k0 += chunk) {                                                       \
+        const int k1 = kc - k0 < chunk ? kc : k0 + chunk;                                          \
+        if (BF == MYGPT_WEIGHTS_INT8) {                                                            \
+            s0 = LOADS(sc + (size_t)(k0 / MYGPT_INT8_GROUP) * 2 * V);                              \
+            s1 = LOADS(sc + (size_t)(k0 / MYGPT_INT8_GROUP) * 2 * V + V);                          \
+        }                                                                                          \
+        for (int k = k0; k < k1; k++) {                                                            \
+            const VEC ai = SET1(a[k]);                                                             \
+            VEC b0, b1;                                                                            \
+            if (BF == MYGPT_WEIGHTS_INT8) {                                                        \
+                const int8_t *q = (const int8_t *)bp + (size_t)k * 2 * V;                          \
+                b0 = MUL(WIDEN_I8(q), s0);                                                         \
+                b1 = MUL(WIDEN_I8(q + V), s1);                                                     \
+            } else {                                                                               \
+                const uint16_t *h = (const uint16_t *)bp + (size_t)k * 2 * V;                      \
+                b0 = WIDEN_BF16(h);                                                                \
+                b1 = WIDEN_BF16(h + V);                                                            \
+            }                                                                                      \
+            acc0 = FMA(ai, b0, acc0);                                                              \
+            acc1 = FMA(ai, b1, acc1);                                                              \
+        }                                                                                          \
+    }                                                                                              \
+    float sums[2 * V];                                                                             \
+    STORE(sums, acc0);                                                                             \
+    STORE(sums + V, acc1);                                                                         \
+    for (int j = 0; j < 2 * V; j++)                                                                \
+        c[j] = (first ? (init ? init[j] : 0.0f) : c[j]) + sums[j];
+
+#define I8_16(q) _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(q))))
+#define BF_16(h) _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(h))), 16))
+MYGPT_AVX512 static inline __attribute__((always_inline)) void
+qrow_avx512(const int BF, int kc, const float *restrict a, const void *restrict bp, const float *restrict sc,
+            float *restrict c, int first, const float *restrict init)
+{
+    QROW_BODY(16, __m512, _mm512_set1_ps, _mm512_setzero_ps(), _mm512_loadu_ps, _mm512_fmadd_ps, _mm512_storeu_ps,
+              I8_16, BF_16, _mm512_mul_ps)
+}
+#define I8_8(q) _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(q))))
+#define BF_8(h) _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(h))), 16))
+MYGPT_AVX2 static inline __attribute__((always_inline)) void
+qrow_avx2(const int BF, int kc, const float *restrict a, const void *restrict bp, const float *restrict sc,
+          float *restrict c, int first, const float *restrict init)
+{
+    QROW_BODY(8, __m256, _mm256_set1_ps, _mm256_setzero_ps(), _mm256_loadu_ps, _mm256_fmadd_ps, _mm256_storeu_ps,
+              I8_8, BF_8, _mm256_mul_ps)
+}
+
+MYGPT_AVX2 static void kernel_4x16_avx2_bf16(QKERNEL_ARGS)
+{
+    if (rows == 1)
+        qrow_avx2(MYGPT_WEIGHTS_BF16, kc, a, bp, sc, c, first, init);
+    else
+        QKERNEL_CALL(4, 16, MYGPT_WEIGHTS_BF16);
+}
+MYGPT_AVX2 static void kernel_4x16_avx2_int8(QKERNEL_ARGS)
+{
+    if (rows == 1)
+        qrow_avx2(MYGPT_WEIGHTS_INT8, kc, a, bp, sc, c, first, init);
+    else
+        QKERNEL_CALL(4, 16, MYGPT_WEIGHTS_INT8);
+}
+MYGPT_AVX512 static void kernel_12x32_avx512_bf16(QKERNEL_ARGS)
+{
+    if (rows == 1)
+        qrow_avx512(MYGPT_WEIGHTS_BF16, kc, a, bp, sc, c, first, init);
+    else
+        QKERNEL_CALL(12, 32, MYGPT_WEIGHTS_BF16);
+}
+MYGPT_AVX512 static void kernel_12x32_avx512_int8(QKERNEL_ARGS)
+{
+    if (rows == 1)
+        qrow_avx512(MYGPT_WEIGHTS_INT8, kc, a, bp, sc, c, first, init);
+    else
+        QKERNEL_CALL(12, 32, MYGPT_WEIGHTS_INT8);
 }
 /* 10 rows for A whose rows alias in L1 (see rows_alias_in_l1) */
 MYGPT_AVX512 static void kernel_10x32_avx512(KERNEL_ARGS)
@@ -190,16 +335,20 @@ typedef struct kernels {
     gelu_fn gelu;
     int aliased_MR;           /* a shorter tile for rows of a that alias in L1 */
     kernel_fn aliased_rows_a; /* (rows_alias_in_l1); the same MR and kernel if none */
+    int quantized_MR;         /* the tile for a quantized B, and its kernels by format */
+    qkernel_fn quantized[3];
 } kernels;
 
 /* The kernels of each instruction set (cpu.h decides which one runs; every set gives
  * the same bits). */
 static const kernels KERNELS[MYGPT_ISA_COUNT] = {
-    [MYGPT_ISA_GENERIC] = {"generic", 6, 16, kernel_6x16, kernel_6x16_t, gelu_generic, 6, kernel_6x16},
+    [MYGPT_ISA_GENERIC] = {"generic", 6, 16, kernel_6x16, kernel_6x16_t, gelu_generic, 6, kernel_6x16,
+                           4, {NULL, kernel_4x16_bf16, kernel_4x16_int8}},
 #ifdef HAVE_X86_KERNELS
-    [MYGPT_ISA_AVX2] = {"avx2", 6, 16, kernel_6x16_avx2, kernel_6x16_avx2_t, gelu_avx2, 6, kernel_6x16_avx2},
+    [MYGPT_ISA_AVX2] = {"avx2", 6, 16, kernel_6x16_avx2, kernel_6x16_avx2_t, gelu_avx2, 6, kernel_6x16_avx2,
+                        4, {NULL, kernel_4x16_avx2_bf16, kernel_4x16_avx2_int8}},
     [MYGPT_ISA_AVX512] = {"avx512", 14, 32, kernel_14x32_avx512, kernel_14x32_avx512_t, gelu_avx512, 10,
-                          kernel_10x32_avx512},
+                          kernel_10x32_avx512, 12, {NULL, kernel_12x32_avx512_bf16, kernel_12x32_avx512_int8}},
 #endif
 };
 
@@ -259,6 +408,9 @@ typedef struct matmul_job {
     size_t ldb;
     int b_kmajor;
     const float *prepacked; /* every panel of B, all K each (mygpt_matmul_pack) */
+    mygpt_weights format;   /* quantized B (mygpt_matmul_pack_quantized): its panels and scales */
+    const void *qpanels;
+    const float *qscales;
     const float *bias;
     size_t M;
     int K, N, apply_gelu;
@@ -279,6 +431,21 @@ typedef struct matmul_job {
 /* One MR x NR tile of out over k in [kb, kb + kc): bp is its panel's packed block. On
  * the last k block the epilogue runs while the tile is hot: GELU, or adding it into
  * acc_into. */
+/* The kernel on one tile: a float32 B at bp, or the quantized panel p's block at kb */
+static void tile_kernel(const matmul_job *j, int p, int kb, int rows, int kc, const float *a, const float *bp,
+                        float *c, size_t ldc, int first, const float *init)
+{
+    if (!j->format) {
+        (j->a_t ? j->kern.transposed_a : j->kern.rows_a)(rows, kc, a, j->lda, bp, c, ldc, first, init);
+        return;
+    }
+    const int NR = j->kern.NR;
+    const size_t at = ((size_t)p * j->K + (size_t)kb) * NR, es = j->format == MYGPT_WEIGHTS_BF16 ? 2 : 1;
+    const float *sc = j->qscales ? j->qscales + ((size_t)p * mygpt_int8_groups(j->K) + (size_t)kb / MYGPT_INT8_GROUP) * NR
+                                 : NULL;
+    j->kern.quantized[j->format](rows, kc, a, j->lda, (const char *)j->qpanels + at * es, sc, c, ldc, first, init);
+}
+
 static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *bp, int kb, int kc)
 {
     const int MR = j->kern.MR, NR = j->kern.NR, N = j->N;
@@ -288,11 +455,10 @@ static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *bp, 
     const int cols = N - col0 < NR ? N - col0 : NR;
     const int first = kb == 0, last = kb + kc == j->K;
     const float *a = j->a_t ? j->a + (size_t)kb * j->lda + m0 : j->a + m0 * j->lda + kb;
-    const kernel_fn kernel = j->a_t ? j->kern.transposed_a : j->kern.rows_a;
     const float *bias = j->bias ? j->bias + col0 : NULL;
     if (j->acc_into && first && last) { /* one k block: the sum from zero, then added in */
         edge_tile t;
-        kernel(rows, kc, a, j->lda, bp, t.c, NR, 1, NULL);
+        tile_kernel(j, p, kb, rows, kc, a, bp, t.c, NR, 1, NULL);
         float *d = j->acc_into + m0 * N + col0;
         for (int i = 0; i < rows; i++)
             for (int jj = 0; jj < cols; jj++)
@@ -301,7 +467,7 @@ static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *bp, 
     }
     float *c = j->out + m0 * N + col0;
     if (cols == NR) {
-        kernel(rows, kc, a, j->lda, bp, c, (size_t)N, first, bias);
+        tile_kernel(j, p, kb, rows, kc, a, bp, c, (size_t)N, first, bias);
     } else { /* right edge: work in a full-width scratch tile */
         edge_tile t;
         float init[NR_MAX] = {0};
@@ -310,7 +476,7 @@ static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *bp, 
         for (int i = 0; i < rows; i++)
             for (int jj = 0; jj < NR; jj++)
                 t.c[i * NR + jj] = jj < cols && !first ? c[i * (size_t)N + jj] : 0.0f;
-        kernel(rows, kc, a, j->lda, bp, t.c, NR, first, init);
+        tile_kernel(j, p, kb, rows, kc, a, bp, t.c, NR, first, init);
         for (int i = 0; i < rows; i++)
             for (int jj = 0; jj < cols; jj++)
                 c[i * (size_t)N + jj] = t.c[i * NR + jj];
@@ -477,8 +643,9 @@ static void run_unit(const matmul_job *j, int me, share s, size_t u, int p0, con
     for (int kb = k0; kb < k0 + ks; kb += KC) {
         const int kc = k0 + ks - kb < KC ? k0 + ks - kb : KC;
         for (size_t mb = mb0; mb < mb1; mb++)
-            for (int q = q0; q < q1; q++)
-                matmul_tile(j, mb, p0 + q, slab + (size_t)q * panel_len + (size_t)(kb - k0) * NR, kb, kc);
+            for (int q = q0; q < q1; q++) // (a quantized B: matmul_tile finds its block)
+                matmul_tile(j, mb, p0 + q, j->format ? NULL : slab + (size_t)q * panel_len + (size_t)(kb - k0) * NR,
+                            kb, kc);
     }
 }
 
@@ -506,7 +673,10 @@ static void matmul_blocks(const matmul_job *j, int me, int team)
             mygpt_queue_fill(&j->queues[me], (uint32_t)share_units(j, share_of(j, mblocks, np, me, team)));
             const float *slab;
             size_t panel_len; /* floats from one packed panel to the next */
-            if (j->prepacked) {
+            if (j->format) { /* quantized panels: one slab, all of B; tile_kernel finds each block */
+                slab = NULL;
+                panel_len = (size_t)K * NR;
+            } else if (j->prepacked) {
                 slab = j->prepacked + (size_t)p0 * K * NR + (size_t)k0 * NR;
                 panel_len = (size_t)K * NR;
             } else { /* each thread packs its run of the panels */
@@ -548,7 +718,7 @@ static void plan(matmul_job *j, int threads)
     const int all = (N + NR - 1) / NR * NR;
     j->ns = all;
     j->ks = K;
-    if (!j->prepacked && (size_t)all * K > SLAB_FLOATS) {
+    if (!j->prepacked && !j->format && (size_t)all * K > SLAB_FLOATS) {
         const int fit = (int)(SLAB_FLOATS / (size_t)K) / NR * NR;
         if (fit >= NC) {
             const int slabs = (all + fit - 1) / fit;
@@ -584,8 +754,8 @@ static void plan(matmul_job *j, int threads)
  * M (token panels of NR would be mostly empty). */
 static void swap_operands(matmul_job *j)
 {
-    if (j->M < (size_t)2 * j->kern.NR || (size_t)j->N <= j->M || j->M > (size_t)INT_MAX)
-        return;
+    if (j->M < (size_t)2 * j->kern.NR || (size_t)j->N <= j->M || j->M > (size_t)INT_MAX || j->format)
+        return; /* (a quantized weight has no float copy to read in place: never swapped) */
     j->prepacked = NULL; /* the weight as it is serves better (j->b: what was packed) */
     const float *a = j->a;
     const size_t lda = j->lda;
@@ -621,7 +791,7 @@ static mygpt_status run(matmul_job *j, mygpt_error *err)
     const int small = j->M * (size_t)j->K * j->N <= MYGPT_KERNEL_SMALL;
     if (!small)
         swap_operands(j);
-    if (rows_alias_in_l1(j)) {
+    if (rows_alias_in_l1(j) && !j->format) {
         j->kern.MR = j->kern.aliased_MR;
         j->kern.rows_a = j->kern.aliased_rows_a;
     }
@@ -631,7 +801,7 @@ static mygpt_status run(matmul_job *j, mygpt_error *err)
                          ((size_t)j->ns / (size_t)j->kern.NR / (size_t)j->unit_p + 1);
     if (units > UINT32_MAX) /* a mygpt_queue counts in 32 bits: out would be terabytes */
         return mygpt_fail(err, MYGPT_EINVAL, "matmul of %zu x %d is too large to share out", j->M, j->N);
-    const size_t slab_len = j->prepacked ? 0 : (size_t)j->ns * j->ks;
+    const size_t slab_len = j->prepacked || j->format ? 0 : (size_t)j->ns * j->ks;
     float small_slab[2048];
     mygpt_queue solo_queue;
     if (small && slab_len <= 2048) {
@@ -728,28 +898,75 @@ mygpt_status mygpt_matmul_pack(mygpt_packed_weight *pw, const float *weight, int
     return MYGPT_OK;
 }
 
+mygpt_status mygpt_matmul_pack_quantized(mygpt_packed_weight *pw, mygpt_weights format, const void *q,
+                                         const float *scales, const float *weight, int K, int N,
+                                         mygpt_error *err)
+{
+    memset(pw, 0, sizeof *pw);
+    if (K < 1 || N < 1 || (format != MYGPT_WEIGHTS_BF16 && format != MYGPT_WEIGHTS_INT8))
+        return mygpt_fail(err, MYGPT_EINVAL, "a packed quantized weight needs K, N >= 1 and bf16 or int8 (K=%d N=%d)",
+                          K, N);
+    const int NR = pick_kernels().NR, panels = (N + NR - 1) / NR;
+    const size_t es = format == MYGPT_WEIGHTS_BF16 ? 2 : 1, len = (size_t)panels * NR * K;
+    const size_t groups = mygpt_int8_groups(K), slen = format == MYGPT_WEIGHTS_INT8 ? (size_t)panels * groups * NR : 0;
+    void *mem = NULL, *smem = NULL;
+    if (posix_memalign(&mem, 64, len * es) != 0 || (slen && posix_memalign(&smem, 64, slen * sizeof(float)) != 0)) {
+        free(mem);
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a packed quantized weight (%zu values)", len);
+    }
+    // as pack_panel lays out floats: panel p, row k, column j is weight row p * NR + j,
+    // input k (0 past N); int8's scales likewise, group g in place of k
+#pragma omp parallel for schedule(static) if (len > MYGPT_KERNEL_SMALL)
+    for (int p = 0; p < panels; p++) {
+        const int cols = N - p * NR < NR ? N - p * NR : NR;
+        for (int k = 0; k < K; k++)
+            for (int j = 0; j < NR; j++) {
+                const size_t src = ((size_t)p * NR + (size_t)j) * K + (size_t)k, dst = ((size_t)p * K + k) * NR + j;
+                if (es == 2)
+                    ((uint16_t *)mem)[dst] = j < cols ? ((const uint16_t *)q)[src] : 0;
+                else
+                    ((int8_t *)mem)[dst] = j < cols ? ((const int8_t *)q)[src] : 0;
+            }
+        for (size_t g = 0; g < (slen ? groups : 0); g++)
+            for (int j = 0; j < NR; j++)
+                ((float *)smem)[((size_t)p * groups + g) * NR + j] =
+                    j < cols ? scales[((size_t)p * NR + (size_t)j) * groups + g] : 0.0f;
+    }
+    pw->qpanels = mem;
+    pw->qscales = smem;
+    pw->format = format;
+    pw->weight = weight;
+    pw->K = K, pw->N = N, pw->NR = NR;
+    return MYGPT_OK;
+}
+
 void mygpt_matmul_packed_free(mygpt_packed_weight *pw)
 {
     free(pw->panels);
+    free(pw->qpanels);
+    free(pw->qscales);
     memset(pw, 0, sizeof *pw);
 }
 
 int mygpt_matmul_packed_fits(const mygpt_packed_weight *pw)
 {
-    return pw && pw->panels && pw->NR == pick_kernels().NR;
+    return pw && (pw->panels || pw->qpanels) && pw->NR == pick_kernels().NR;
 }
 
 mygpt_status mygpt_matmul_prepacked(float *out, const float *inp, const mygpt_packed_weight *pw,
                                     const float *bias, size_t M, int apply_gelu, mygpt_error *err)
 {
-    const kernels kern = pick_kernels();
-    if (!pw->panels || pw->NR != kern.NR)
+    kernels kern = pick_kernels();
+    if (!mygpt_matmul_packed_fits(pw))
         return mygpt_fail(err, MYGPT_EINVAL, "the packed weight was made for another kernel (NR %d, not %d)",
                           pw->NR, kern.NR);
     if (M == 0)
         return MYGPT_OK;
+    if (pw->format)
+        kern.MR = kern.quantized_MR;
     matmul_job job = {.out = out, .a = inp, .lda = (size_t)pw->K, .b = pw->weight, .ldb = (size_t)pw->K,
-                      .prepacked = pw->panels, .bias = bias, .M = M, .K = pw->K, .N = pw->N,
+                      .prepacked = pw->panels, .format = pw->format, .qpanels = pw->qpanels,
+                      .qscales = pw->qscales, .bias = bias, .M = M, .K = pw->K, .N = pw->N,
                       .apply_gelu = apply_gelu, .kern = kern};
     return run(&job, err);
 }

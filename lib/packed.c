@@ -1,5 +1,6 @@
 /*
- * packed.c - a model's matmul weights packed once (mygpt_gpt_pack).
+ * packed.c - a model's matmul weights packed once (mygpt_gpt_pack), as the model stores
+ * them (float32, or the quantized bytes: mygpt/quantize.h).
  *
  * The fast matmul multiplies packed panels of its B operand: NR columns, k-major. A
  * weight multiplied by many activation rows is packed at every call otherwise (a GPT-2
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 
 #include "mygpt/gpt.h"
+#include "mygpt/quantize.h"
 #include "block.h"
 #include "internal.h"
 
@@ -23,6 +25,20 @@ void mygpt_packed_model_free(mygpt_packed_model *p)
         for (int l = 0; p->linear[i] && l < p->layers; l++)
             mygpt_matmul_packed_free(&p->linear[i][l]);
     free(p);
+}
+
+/* Layer l's slice (N, K) of table row i, packed as the model stores it: its float32
+ * values, or its quantized ones (the floats then being their dequantized copy). */
+static mygpt_status pack(mygpt_packed_weight *pw, const mygpt_gpt *g, int i, int l, int K, int N, mygpt_error *err)
+{
+    const size_t off = (size_t)l * (size_t)N * (size_t)K;
+    const float *weight = mygpt_param_tensor(&g->params, i) + off;
+    const mygpt_quantized *qz = g->quantized;
+    if (!qz || !qz->q[i])
+        return mygpt_matmul_pack(pw, weight, K, N, err);
+    const size_t es = qz->format == MYGPT_WEIGHTS_BF16 ? 2 : 1;
+    const float *scales = qz->scales[i] ? qz->scales[i] + (size_t)l * N * mygpt_int8_groups(K) : NULL;
+    return mygpt_matmul_pack_quantized(pw, qz->format, (const char *)qz->q[i] + off * es, scales, weight, K, N, err);
 }
 
 mygpt_status mygpt_packed_model_make(mygpt_packed_model **out, const mygpt_gpt *g, mygpt_error *err)
@@ -46,17 +62,15 @@ mygpt_status mygpt_packed_model_make(mygpt_packed_model **out, const mygpt_gpt *
             p->linear[i] = p->weights + at;
             at += L;
         }
-    mygpt_status st = mygpt_matmul_pack(&p->head, mygpt_head_weight(cfg, &g->params), cfg->embed_dim,
-                                        cfg->vocab_size, err);
+    mygpt_status st = pack(&p->head, g, mygpt_arch_get(cfg).untied_head ? MYGPT_PARAM_lmw : MYGPT_PARAM_wte, 0,
+                           cfg->embed_dim, cfg->vocab_size, err);
     // layer by layer, in the order the forward reads them
     for (int l = 0; l < L && st == MYGPT_OK; l++)
         for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS && st == MYGPT_OK; i++) {
             if (!linear[i] || (!info[i].per_layer && l > 0))
                 continue;
-            const size_t layer_numel = (size_t)info[i].shape[0] * (size_t)info[i].shape[1];
             const int at = info[i].per_layer ? l : 0; // a weight (out, in): K = in, N = out
-            st = mygpt_matmul_pack(&p->linear[i][at], mygpt_param_tensor(&g->params, i) + (size_t)at * layer_numel,
-                                   (int)info[i].shape[1], (int)info[i].shape[0], err);
+            st = pack(&p->linear[i][at], g, i, at, (int)info[i].shape[1], (int)info[i].shape[0], err);
         }
     if (st != MYGPT_OK) {
         mygpt_packed_model_free(p);

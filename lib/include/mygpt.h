@@ -44,5 +44,6 @@
 #include "mygpt/generate.h"
 #include "mygpt/sample.h"
 #include "mygpt/train.h"
+#include "mygpt/quantize.h"
 
 #endif

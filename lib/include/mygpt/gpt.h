@@ -58,6 +58,15 @@ typedef struct mygpt_config {
     double dropout;  /* p of the book's four dropouts, in train mode (course: must be 0) */
 } mygpt_config;
 
+/* How a model stores its matmul weights and its token embedding (mygpt/quantize.h):
+ * float32, or quantized for inference, where the model is, bit for bit, the float32
+ * model whose weights are the dequantized values. */
+typedef enum mygpt_weights {
+    MYGPT_WEIGHTS_FP32 = 0,
+    MYGPT_WEIGHTS_BF16 = 1, /* bfloat16, rounded as tensor.to(torch.bfloat16)       */
+    MYGPT_WEIGHTS_INT8 = 2  /* int8 in groups of MYGPT_INT8_GROUP with a float scale */
+} mygpt_weights;
+
 /* The switches an architecture sets. */
 typedef struct mygpt_arch_switches {
     int qkv_bias;     /* biases on W_q, W_k, W_v                                   */
@@ -184,6 +193,9 @@ typedef struct mygpt_gpt {
     struct mygpt_packed_model *packed;          /* NULL, or mygpt_gpt_pack's weights   */
     int trainers;                               /* trainers holding it (mygpt/train.h): no
                                                    packing while a training step may come */
+    mygpt_weights weights;                      /* FP32, or quantized (mygpt/quantize.h):
+                                                   params then hold the dequantized values */
+    struct mygpt_quantized *quantized;          /* the quantized bytes, NULL for FP32    */
 } mygpt_gpt;
 
 /* Parameter counts as the chapter tabulates them (sum of numel per module). */
