@@ -62,13 +62,13 @@ int cmd_attention(int argc, char **argv)
 {
     const char *cmd = "attention";
     static const arg_spec ARGS[] = {MODEL_FLAGS,      {"checkpoint", 1, 0}, {"prompt", 1, 0}, {"ids", 1, 0},
-                                    {"layer", 1, 0}, {"head", 1, 0},       {"svg", 1, 0},    {NULL, 0, 0}};
+                                    {"layer", 1, 0}, {"head", 1, 0},       {"svg", 1, 0},    WEIGHTS_FLAG, {NULL, 0, 0}};
     parsed_args a;
     int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
     if (rc < 0) {
         printf("usage: mygpt attention (--seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
                "                        | --checkpoint FILE) (--prompt TEXT | --ids \"1,2,3\")\n"
-               "                       [--layer L] [--head H] [--svg FILE]\n"
+               "                       [--layer L] [--head H] [--svg FILE] [--weights fp32|bf16|int8]\n"
                "\n"
                "Runs the model once on the input (at most max_seq_len tokens) keeping every head's\n"
                "attention probabilities, and prints, for each head (or only layer L, head H), every\n"
@@ -77,7 +77,7 @@ int cmd_attention(int argc, char **argv)
                "     t TOKEN  TOKEN p, TOKEN p, TOKEN p\n"
                "Tokens are their text with --prompt (GPT-2's tokenizer from the data folder) or\n"
                "with a GPT-2-vocabulary model, else #id. --svg FILE draws every head as a heatmap,\n"
-               "layers down and heads across (as chapter 36).\n");
+               "layers down and heads across (as chapter 36). --weights: as in mygpt generate.\n");
         return 0;
     }
     if (rc)
@@ -99,6 +99,10 @@ int cmd_attention(int argc, char **argv)
             return EXIT_USAGE;
         if ((rc = create_model(cmd, &cfg, seed, &g)))
             return rc;
+    }
+    if ((rc = apply_weights(cmd, &a, g))) {
+        mygpt_gpt_free(g);
+        return rc;
     }
     const int L = g->config.num_layers, NH = g->config.num_heads, M = g->config.max_seq_len;
     int64_t layer = -1, head = -1;

@@ -48,7 +48,7 @@ int cmd_generate(int argc, char **argv)
                                     {"ids", 1, 0},         {"max-new", 1, 0},    {"temperature", 1, 0},
                                     {"top-k", 1, 0},       {"top-p", 1, 0},      {"sample-seed", 1, 0},
                                     {"eos", 1, 0},         {"no-kv-cache", 0, 0}, {"stream", 0, 0},
-                                    {"no-stream", 0, 0},   {"print-ids", 0, 0},  {NULL, 0, 0}};
+                                    {"no-stream", 0, 0},   {"print-ids", 0, 0},  WEIGHTS_FLAG, {NULL, 0, 0}};
     parsed_args a;
     int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
     if (rc < 0) {
@@ -56,7 +56,7 @@ int cmd_generate(int argc, char **argv)
                "                       | --checkpoint FILE [--seed S]) (--prompt TEXT | --ids \"1,2,3\")\n"
                "                      --max-new N [--temperature T] [--top-k K] [--top-p P]\n"
                "                      [--sample-seed S] [--eos ID] [--no-kv-cache]\n"
-               "                      [--stream | --no-stream] [--print-ids]\n"
+               "                      [--stream | --no-stream] [--print-ids] [--weights fp32|bf16|int8]\n"
                "\n"
                "The tutorial's generation loop: up to N tokens, each from the last max_seq_len of\n"
                "the context; top-k, then softmax(logits / T), top-p and torch.multinomial, or\n"
@@ -69,7 +69,10 @@ int cmd_generate(int argc, char **argv)
                "token as it is generated; the ids line then follows only with --print-ids.\n"
                "--no-stream: ids first, as into a pipe. --no-kv-cache recomputes the whole window\n"
                "every step (the same tokens, slower). A checkpoint may be mygpt's, the book's\n"
-               "state_dict or Hugging Face's GPT-2 model.safetensors (mygpt never downloads).\n");
+               "state_dict or Hugging Face's GPT-2 model.safetensors (mygpt never downloads), or\n"
+               "a quantized one (mygpt quantize). --weights bf16|int8 quantizes the model's\n"
+               "weights first; --weights fp32 runs a quantized checkpoint's dequantized values\n"
+               "in float32 (the same tokens).\n");
         return 0;
     }
     if (rc)
@@ -117,6 +120,10 @@ int cmd_generate(int argc, char **argv)
         mygpt_rng_seed(&rng, seed);
         if ((st = mygpt_gpt_create_from(&g, &cfg, &rng, &err)) != MYGPT_OK)
             return cli_fail(cmd, st, &err);
+    }
+    if ((rc = apply_weights(cmd, &a, g))) {
+        mygpt_gpt_free(g);
+        return rc;
     }
     const int V = g->config.vocab_size;
     mygpt_tokenizer *tok = NULL;

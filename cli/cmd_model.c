@@ -10,6 +10,7 @@
 #include "args.h"
 #include "commands.h"
 #include "mygpt/gpt.h"
+#include "mygpt/quantize.h"
 #include "model_args.h"
 #include "output.h"
 
@@ -17,7 +18,7 @@
 
 static const arg_spec FORWARD_ARGS[] = {
     {"seed", 1, 0}, {"vocab", 1, 0}, {"embed", 1, 0}, {"heads", 1, 0}, {"layers", 1, 0},
-    {"max-seq", 1, 0}, {"ids", 1, 0}, {"format", 1, 0}, {"naive", 0, 0}, ARCH_FLAGS, {NULL, 0, 0}};
+    {"max-seq", 1, 0}, {"ids", 1, 0}, {"format", 1, 0}, {"naive", 0, 0}, ARCH_FLAGS, WEIGHTS_FLAG, {NULL, 0, 0}};
 
 static const arg_spec PARAMS_ARGS[] = {
     {"vocab", 1, 0}, {"embed", 1, 0}, {"heads", 1, 0}, {"layers", 1, 0}, {"max-seq", 1, 0},
@@ -149,6 +150,20 @@ static int read_model_args(const char *cmd, const parsed_args *a, const char *ro
 
 /* set_seed(seed); GPT(...): 0, or the exit code after saying why it failed (out of
  * memory is a runtime failure, anything else the caller's sizes). */
+int apply_weights(const char *cmd, const parsed_args *a, mygpt_gpt *g)
+{
+    mygpt_weights w;
+    mygpt_error err = {0};
+    if (!args_has(a, "weights"))
+        return 0;
+    if (mygpt_weights_parse(args_get(a, "weights"), &w, &err) != MYGPT_OK) {
+        cli_error(cmd, "--weights: %s", err.message);
+        return EXIT_USAGE;
+    }
+    const mygpt_status st = mygpt_gpt_quantize(g, w, &err);
+    return st == MYGPT_OK ? 0 : cli_fail(cmd, st, &err);
+}
+
 int create_model(const char *cmd, const mygpt_config *cfg, uint64_t seed, mygpt_gpt **gpt)
 {
     mygpt_error err = {0};
@@ -166,14 +181,16 @@ int cmd_forward(int argc, char **argv)
     if (rc < 0) {
         printf("usage: mygpt forward --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
                "                     [--arch A [--qkv-bias]] --ids \"0,1,2,3;3,2,1,0\"\n"
-               "                     [--format torch|numpy|exact]\n"
+               "                     [--format torch|numpy|exact] [--weights fp32|bf16|int8]\n"
                "\n"
                "set_seed(S); gpt = GPT(V, C, H, N, M).eval(); print(gpt(ids)) under\n"
                "torch.no_grad(): the logits (B, T, V) of the chapter-12 GPT. Rows of ids are\n"
                "separated by ';' (all of the same length T <= M); --max-seq defaults to 64.\n"
                "  --format torch|numpy|exact  as print(logits), print(logits.numpy()), or one\n"
                "                              float32 per line as 8 hex digits\n"
-               "  --naive                     use the reference (naive) kernels\n");
+               "  --naive                     use the reference (naive) kernels\n"
+               "  --weights fp32|bf16|int8    store the weights so (mygpt quantize --help): the\n"
+               "                              logits of float32 on the dequantized weights\n");
         return 0;
     }
     if (rc)
@@ -198,6 +215,11 @@ int cmd_forward(int argc, char **argv)
     }
     gpt->use_naive_kernels = args_has(&a, "naive");
     mygpt_error err = {0};
+    if ((rc = apply_weights(cmd, &a, gpt))) {
+        mygpt_gpt_free(gpt);
+        free(ids);
+        return rc;
+    }
     const mygpt_status st = mygpt_gpt_forward(gpt, ids, B, T, &err);
     if (st != MYGPT_OK) {
         rc = cli_fail(cmd, st, &err);

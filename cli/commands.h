@@ -17,5 +17,6 @@ int cmd_grad(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_attention(int argc, char **argv);
+int cmd_quantize(int argc, char **argv);
 
 #endif

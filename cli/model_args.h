@@ -28,6 +28,11 @@ int read_seed_and_config(const char *cmd, const parsed_args *a, uint64_t *seed, 
 /* "0,1,2;3,2,1" -> B rows of T ids (malloc'd). */
 int parse_ids(const char *cmd, const char *s, int64_t **out, int *B, int *T);
 
+/* --weights fp32|bf16|int8: stores g's weights so (mygpt_gpt_quantize) when the flag is
+ * given; 0, or the exit code after saying why not. */
+#define WEIGHTS_FLAG {"weights", 1, 0}
+int apply_weights(const char *cmd, const parsed_args *a, mygpt_gpt *g);
+
 /* set_seed(seed); GPT(...), or the exit code after saying why not. */
 int create_model(const char *cmd, const mygpt_config *cfg, uint64_t seed, mygpt_gpt **gpt);
 

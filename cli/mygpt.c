@@ -31,6 +31,7 @@ static const command COMMANDS[] = {
     {"train", cmd_train, "train the GPT on a text with SGD or AdamW"},
     {"generate", cmd_generate, "continue a prompt: greedy, temperature, top-k, top-p"},
     {"attention", cmd_attention, "where each head looks: top-3 attended tokens, heatmaps"},
+    {"quantize", cmd_quantize, "a checkpoint's weights as bf16 or int8 (exact: see --help)"},
 };
 
 static void usage(FILE *f)

@@ -18,6 +18,7 @@
 
 #include "mygpt/checkpoint.h"
 #include "mygpt/data.h"
+#include "mygpt/quantize.h"
 #include "internal.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -81,52 +82,123 @@ static int file_tensors(const mygpt_config *cfg, file_tensor *out)
     return count;
 }
 
-/* Part k of file tensor t in the parameter block w: its data and shape (rows, cols). */
-static float *part_data(const mygpt_config *cfg, const mygpt_params *w, const file_tensor *t, int k, size_t *rows,
-                        size_t *cols)
+/* Where the table's tensors are, as bytes of es each: the parameters' floats (es 4), or
+ * a quantized model's stored values (es 1 or 2) */
+typedef struct tensor_bytes {
+    char *base[MYGPT_NUM_PARAM_TENSORS];
+    size_t es;
+} tensor_bytes;
+
+static tensor_bytes float_bytes(const mygpt_params *w)
+{
+    tensor_bytes tb = {.es = sizeof(float)};
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++)
+        tb.base[i] = (char *)mygpt_param_tensor(w, i);
+    return tb;
+}
+
+static tensor_bytes quantized_bytes(const mygpt_quantized *qz)
+{
+    tensor_bytes tb = {.es = qz->format == MYGPT_WEIGHTS_BF16 ? 2 : 1};
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++)
+        tb.base[i] = qz->q[i];
+    return tb;
+}
+
+/* Part k of file tensor t: its data and shape (rows, cols). */
+static char *part_data(const mygpt_config *cfg, const tensor_bytes *tb, const file_tensor *t, int k, size_t *rows,
+                       size_t *cols)
 {
     mygpt_param_info info;
     mygpt_param_info_get(cfg, t->rows[k], &info);
     *rows = (size_t)info.shape[0];
     *cols = (size_t)info.shape[1];
-    return mygpt_param_tensor(w, t->rows[k]) + (t->layer >= 0 ? (size_t)t->layer * *rows * *cols : 0);
+    return tb->base[t->rows[k]] + (t->layer >= 0 ? (size_t)t->layer * *rows * *cols * tb->es : 0);
 }
 
-/* Copies between the file's bytes of tensor t and the parameters: to_file 1 writes
- * file (numel floats) from w, 0 fills w from file. Conv1D's (in, out) is the
- * transpose of nn.Linear's (out, in); fused parts sit side by side along out. */
-static void move_tensor(const mygpt_config *cfg, const mygpt_params *w, const file_tensor *t, float *file,
+/* The transposing copy of move_tensor for elements of one type */
+#define TRANSPOSE_COPY(T)                                                                          \
+    do {                                                                                           \
+        T *f = (T *)file, *q = (T *)p;                                                             \
+        for (size_t o0 = 0; o0 < rows; o0 += TILE)                                                 \
+            for (size_t i0 = 0; i0 < cols; i0 += TILE)                                             \
+                for (size_t o = o0; o < rows && o < o0 + TILE; o++)                                \
+                    for (size_t i = i0; i < cols && i < i0 + TILE; i++) {                          \
+                        if (to_file)                                                               \
+                            f[i * width + col0 + o] = q[o * cols + i];                             \
+                        else                                                                       \
+                            q[o * cols + i] = f[i * width + col0 + o];                             \
+                    }                                                                              \
+    } while (0)
+
+/* Copies between the file's bytes of tensor t and the tensors tb points at: to_file 1
+ * writes file (numel elements) from them, 0 fills them from file. Conv1D's (in, out) is
+ * the transpose of nn.Linear's (out, in); fused parts sit side by side along out. */
+static void move_tensor(const mygpt_config *cfg, const tensor_bytes *tb, const file_tensor *t, void *file,
                         int to_file)
 {
+    enum { TILE = 32 };
+    const size_t es = tb->es;
     size_t col0 = 0;
     const size_t width = t->ndim == 2 ? (size_t)t->shape[1] : (size_t)t->shape[0];
     for (int k = 0; k < t->parts; k++) {
         size_t rows, cols;
-        float *p = part_data(cfg, w, t, k, &rows, &cols);
+        char *p = part_data(cfg, tb, t, k, &rows, &cols);
         if (!t->transposed && t->parts == 1) { // as it is
             if (to_file)
-                memcpy(file, p, rows * cols * sizeof *p);
+                memcpy(file, p, rows * cols * es);
             else
-                memcpy(p, file, rows * cols * sizeof *p);
-        } else if (!t->transposed) { // fused biases: rows floats from col0
+                memcpy(p, file, rows * cols * es);
+        } else if (!t->transposed) { // fused biases: rows elements from col0
             if (to_file)
-                memcpy(file + col0, p, rows * sizeof *p);
+                memcpy((char *)file + col0 * es, p, rows * es);
             else
-                memcpy(p, file + col0, rows * sizeof *p);
-        } else { // weight (rows = out, cols = in) at file[i][col0 + o], in tiles that stay in cache
-            enum { TILE = 32 };
-            for (size_t o0 = 0; o0 < rows; o0 += TILE)
-                for (size_t i0 = 0; i0 < cols; i0 += TILE)
-                    for (size_t o = o0; o < rows && o < o0 + TILE; o++)
-                        for (size_t i = i0; i < cols && i < i0 + TILE; i++) {
-                            if (to_file)
-                                file[i * width + col0 + o] = p[o * cols + i];
-                            else
-                                p[o * cols + i] = file[i * width + col0 + o];
-                        }
+                memcpy(p, (char *)file + col0 * es, rows * es);
+        } else if (es == 4) { // weight (rows = out, cols = in) at file[i][col0 + o], in tiles that stay in cache
+            TRANSPOSE_COPY(uint32_t);
+        } else if (es == 2) {
+            TRANSPOSE_COPY(uint16_t);
+        } else {
+            TRANSPOSE_COPY(uint8_t);
         }
         col0 += rows;
     }
+}
+
+/* An int8 file tensor's scales: its parts' (rows, groups) one after another (fused
+ * parts along rows, whatever the layout of the values), as a float32 tensor named
+ * "<name>.scales". to_file as move_tensor. */
+static size_t scales_len(const mygpt_config *cfg, const file_tensor *t)
+{
+    size_t n = 0;
+    for (int k = 0; k < t->parts; k++) {
+        mygpt_param_info info;
+        mygpt_param_info_get(cfg, t->rows[k], &info);
+        n += (size_t)info.shape[0] * mygpt_int8_groups((int)info.shape[1]);
+    }
+    return n;
+}
+
+static void move_scales(const mygpt_config *cfg, const mygpt_quantized *qz, const file_tensor *t, float *file,
+                        int to_file)
+{
+    for (int k = 0; k < t->parts; k++) {
+        mygpt_param_info info;
+        mygpt_param_info_get(cfg, t->rows[k], &info);
+        const size_t n = (size_t)info.shape[0] * mygpt_int8_groups((int)info.shape[1]);
+        float *p = qz->scales[t->rows[k]] + (t->layer >= 0 ? (size_t)t->layer * n : 0);
+        if (to_file)
+            memcpy(file, p, n * sizeof *p);
+        else
+            memcpy(p, file, n * sizeof *p);
+        file += n;
+    }
+}
+
+/* Whether file tensor t is stored quantized in a model of format w */
+static int is_quantized(const mygpt_config *cfg, const file_tensor *t, mygpt_weights w)
+{
+    return w != MYGPT_WEIGHTS_FP32 && mygpt_weights_quantizes(cfg, t->rows[0]);
 }
 
 /* ---- writing ------------------------------------------------------------------------ */
@@ -269,23 +341,40 @@ static mygpt_status save(const mygpt_gpt *g, const char *path, mygpt_error *err)
     if (!ts)
         return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the checkpoint header");
     const int n = file_tensors(c, ts);
+    const mygpt_weights wf = g->quantized ? g->weights : MYGPT_WEIGHTS_FP32;
     mygpt_sb_printf(&h, "{\"__metadata__\":{\"format\":\"pt\",\"arch\":\"%s\",\"vocab_size\":\"%d\",\"embed_dim\":\"%d\","
-                        "\"num_heads\":\"%d\",\"num_layers\":\"%d\",\"max_seq_len\":\"%d\"}",
+                        "\"num_heads\":\"%d\",\"num_layers\":\"%d\",\"max_seq_len\":\"%d\"",
                     mygpt_arch_name(c->arch), c->vocab_size, c->embed_dim, c->num_heads, c->num_layers, c->max_seq_len);
+    if (wf == MYGPT_WEIGHTS_INT8)
+        mygpt_sb_printf(&h, ",\"weights\":\"int8\",\"group_size\":\"%d\"", MYGPT_INT8_GROUP);
+    else if (wf == MYGPT_WEIGHTS_BF16)
+        mygpt_sb_append(&h, ",\"weights\":\"bf16\"");
+    mygpt_sb_append(&h, "}");
     size_t offset = 0, biggest = 0;
     for (int i = 0; i < n; i++) {
         const size_t numel = (size_t)ts[i].shape[0] * (size_t)(ts[i].ndim == 2 ? ts[i].shape[1] : 1);
-        const size_t bytes = numel * sizeof(float);
+        const int quant = is_quantized(c, &ts[i], wf);
+        const size_t bytes = numel * (quant ? (wf == MYGPT_WEIGHTS_BF16 ? 2 : 1) : sizeof(float));
+        const char *dtype = !quant ? "F32" : wf == MYGPT_WEIGHTS_BF16 ? "BF16" : "I8";
         biggest = numel > biggest ? numel : biggest;
         if (ts[i].ndim == 2)
-            mygpt_sb_printf(&h, ",\"%s\":{\"dtype\":\"F32\",\"shape\":[%lld,%lld],\"data_offsets\":[%zu,%zu]}",
-                            ts[i].name, (long long)ts[i].shape[0], (long long)ts[i].shape[1], offset, offset + bytes);
+            mygpt_sb_printf(&h, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[%lld,%lld],\"data_offsets\":[%zu,%zu]}",
+                            ts[i].name, dtype, (long long)ts[i].shape[0], (long long)ts[i].shape[1], offset,
+                            offset + bytes);
         else
-            mygpt_sb_printf(&h, ",\"%s\":{\"dtype\":\"F32\",\"shape\":[%lld],\"data_offsets\":[%zu,%zu]}",
-                            ts[i].name, (long long)ts[i].shape[0], offset, offset + bytes);
+            mygpt_sb_printf(&h, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[%lld],\"data_offsets\":[%zu,%zu]}",
+                            ts[i].name, dtype, (long long)ts[i].shape[0], offset, offset + bytes);
         offset += bytes;
+        if (quant && wf == MYGPT_WEIGHTS_INT8) { // its scales, right after it
+            const size_t ns = scales_len(c, &ts[i]), groups = ns / ((size_t)ts[i].shape[ts[i].transposed ? 1 : 0]);
+            mygpt_sb_printf(&h, ",\"%s.scales\":{\"dtype\":\"F32\",\"shape\":[%zu,%zu],\"data_offsets\":[%zu,%zu]}",
+                            ts[i].name, ns / groups, groups, offset, offset + ns * sizeof(float));
+            offset += ns * sizeof(float);
+        }
     }
     mygpt_sb_append(&h, "}");
+    const tensor_bytes floats = float_bytes(&g->params);
+    const tensor_bytes stored = wf != MYGPT_WEIGHTS_FP32 ? quantized_bytes(g->quantized) : floats;
     while (h.len % 8) // the data starts 8-byte aligned
         mygpt_sb_append(&h, " ");
     mygpt_status st = MYGPT_OK;
@@ -318,8 +407,14 @@ static mygpt_status save(const mygpt_gpt *g, const char *path, mygpt_error *err)
         int ok = fwrite(len8, 1, 8, f) == 8 && fwrite(h.data, 1, h.len, f) == h.len;
         for (int i = 0; ok && i < n; i++) {
             const size_t numel = (size_t)ts[i].shape[0] * (size_t)(ts[i].ndim == 2 ? ts[i].shape[1] : 1);
-            move_tensor(c, &g->params, &ts[i], buf, 1);
-            ok = fwrite(buf, sizeof(float), numel, f) == numel;
+            const tensor_bytes *tb = is_quantized(c, &ts[i], wf) ? &stored : &floats;
+            move_tensor(c, tb, &ts[i], buf, 1);
+            ok = fwrite(buf, tb->es, numel, f) == numel;
+            if (ok && tb == &stored && wf == MYGPT_WEIGHTS_INT8) {
+                const size_t ns = scales_len(c, &ts[i]);
+                move_scales(c, g->quantized, &ts[i], buf, 1);
+                ok = fwrite(buf, sizeof(float), ns, f) == ns;
+            }
         }
         st = commit(f, tmp, path, ok, err);
     }
@@ -466,8 +561,9 @@ static int jentry(json *j, entry *e)
     return expect(j, '}');
 }
 
-/* "__metadata__": {"key": "value", ...}: the five sizes of the configuration */
-static int jmetadata(json *j, mygpt_config *cfg, int *found)
+/* "__metadata__": {"key": "value", ...}: the five sizes of the configuration, and how
+ * the weights are stored ("weights": "bf16" or "int8" with "group_size": "64") */
+static int jmetadata(json *j, mygpt_config *cfg, int *found, mygpt_weights *wf)
 {
     char key[64], val[64];
     if (!expect(j, '{'))
@@ -482,6 +578,14 @@ static int jmetadata(json *j, mygpt_config *cfg, int *found)
             return 0;
         if (strcmp(key, "arch") == 0 && mygpt_arch_parse(val, &cfg->arch, NULL) != MYGPT_OK) {
             j->error = "__metadata__ names an unknown architecture";
+            return 0;
+        }
+        if (strcmp(key, "weights") == 0 && mygpt_weights_parse(val, wf, NULL) != MYGPT_OK) {
+            j->error = "__metadata__ names an unknown weight format (fp32, bf16, int8)";
+            return 0;
+        }
+        if (strcmp(key, "group_size") == 0 && atoi(val) != MYGPT_INT8_GROUP) {
+            j->error = "__metadata__'s int8 group_size is not 64, the only one mygpt reads";
             return 0;
         }
         const char *names[5] = {"vocab_size", "embed_dim", "num_heads", "num_layers", "max_seq_len"};
@@ -618,6 +722,7 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
     entry *entries = malloc(cap * sizeof *entries);
     mygpt_config cfg = {0};
     int found = 0, seen_metadata = 0;
+    mygpt_weights wf = MYGPT_WEIGHTS_FP32;
     if (!entries) {
         munmap(file, len);
         return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header");
@@ -632,7 +737,7 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
                     j.error = "__metadata__ appears twice in the header";
                     break;
                 }
-                if (!jmetadata(&j, &cfg, &found))
+                if (!jmetadata(&j, &cfg, &found, &wf))
                     break;
             } else {
                 if (n == cap) {
@@ -722,27 +827,47 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
         if (!(found_at = malloc((size_t)nt * sizeof *found_at)))
             st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
     }
+    const entry **scales_at = NULL; // int8: each quantized tensor's "<name>.scales"
+    if (st == MYGPT_OK && !(scales_at = calloc((size_t)nt, sizeof *scales_at)))
+        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
     for (int i = 0; i < nt && st == MYGPT_OK; i++) { // every tensor the model needs, as it needs it
         const file_tensor *want = &ts[i];
         const entry *e = found_at[i] = find(entries, n, want->name);
         const size_t numel = (size_t)want->shape[0] * (size_t)(want->ndim == 2 ? want->shape[1] : 1);
+        const int quant = is_quantized(&cfg, want, wf);
+        const char *dtype = !quant ? "F32" : wf == MYGPT_WEIGHTS_BF16 ? "BF16" : "I8";
+        const size_t es = !quant ? sizeof(float) : wf == MYGPT_WEIGHTS_BF16 ? 2 : 1;
         if (!e)
             st = mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s is missing", path, want->name);
-        else if (strcmp(e->dtype, "F32") != 0)
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s has dtype %s, not F32", path, e->name, e->dtype);
+        else if (strcmp(e->dtype, dtype) != 0)
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s has dtype %s, not %s%s", path, e->name, e->dtype, dtype,
+                            wf != MYGPT_WEIGHTS_FP32 ? " (the file's __metadata__ says its weights are quantized)" : "");
         else if (e->ndim != want->ndim || e->shape[0] != (unsigned long long)want->shape[0] ||
                  (e->ndim == 2 && e->shape[1] != (unsigned long long)want->shape[1]))
             st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s does not have the shape the configuration gives", path,
                             e->name);
         else if (e->noff != 2 || e->offsets[0] > e->offsets[1] || e->offsets[1] > data_len ||
-                 e->offsets[1] - e->offsets[0] != numel * sizeof(float))
+                 e->offsets[1] - e->offsets[0] != numel * es)
             st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the data offsets of %s do not fit the data (%zu bytes)", path,
                             e->name, data_len);
+        if (st != MYGPT_OK || !quant || wf != MYGPT_WEIGHTS_INT8)
+            continue;
+        char sname[128];
+        snprintf(sname, sizeof sname, "%s.scales", want->name);
+        const entry *se = scales_at[i] = find(entries, n, sname);
+        const size_t ns = scales_len(&cfg, want), groups = ns / (size_t)want->shape[want->transposed ? 1 : 0];
+        if (!se)
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s (the int8 scales of %s) is missing", path, sname,
+                            want->name);
+        else if (strcmp(se->dtype, "F32") != 0 || se->ndim != 2 || se->shape[0] != ns / groups || se->shape[1] != groups ||
+                 se->noff != 2 || se->offsets[1] - se->offsets[0] != ns * sizeof(float))
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s is not F32 of shape [%zu, %zu]", path, sname, ns / groups,
+                            groups);
     }
     for (size_t k = 0; k < n && st == MYGPT_OK; k++) { // nothing else but buffers and a tied head
         int known = 0;
         for (int i = 0; i < nt && !known; i++)
-            known = strcmp(entries[k].name, ts[i].name) == 0;
+            known = strcmp(entries[k].name, ts[i].name) == 0 || (scales_at[i] && scales_at[i] == &entries[k]);
         if (known || is_buffer(entries[k].name))
             continue;
         const entry *e = &entries[k];
@@ -753,29 +878,41 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
         st = mygpt_fail(err, MYGPT_EFORMAT, "%s: unexpected tensor %s%s", path, e->name,
                         strcmp(e->name, "lm_head.weight") == 0 ? " (an lm_head that is not the token embedding)" : "");
     }
+    mygpt_quantized *qz = NULL;
     if (st == MYGPT_OK)
         st = mygpt_gpt_alloc(&g, &cfg, err); // draws nothing: every value comes from the file
+    if (st == MYGPT_OK && wf != MYGPT_WEIGHTS_FP32)
+        st = mygpt_quantized_alloc(&qz, &cfg, wf, err);
+    const tensor_bytes floats = g ? float_bytes(&g->params) : (tensor_bytes){0};
+    const tensor_bytes stored = qz ? quantized_bytes(qz) : floats;
     for (int i = 0; i < nt && st == MYGPT_OK; i++) {
-        const entry *e = found_at[i];
-        const size_t bytes = e->offsets[1] - e->offsets[0];
-        if (((uintptr_t)(data + e->offsets[0]) % sizeof(float)) == 0) {
-            move_tensor(&cfg, &g->params, &ts[i], (float *)(uintptr_t)(data + e->offsets[0]), 0);
-        } else { // floats not 4-byte aligned in the file: through an aligned copy
-            float *tmp = malloc(bytes ? bytes : 1);
-            if (!tmp) {
-                st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
-                break;
+        const int quant = is_quantized(&cfg, &ts[i], wf);
+        for (int part = 0; part < 1 + (quant && wf == MYGPT_WEIGHTS_INT8) && st == MYGPT_OK; part++) {
+            const entry *e = part ? scales_at[i] : found_at[i]; // the values, then int8's scales
+            const size_t bytes = e->offsets[1] - e->offsets[0], es = part || !quant ? sizeof(float) : stored.es;
+            const char *src = data + e->offsets[0];
+            void *tmp = NULL;
+            if ((uintptr_t)src % es != 0) { // elements not aligned in the file: through an aligned copy
+                if (!(tmp = malloc(bytes ? bytes : 1))) {
+                    st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
+                    break;
+                }
+                memcpy(tmp, src, bytes);
+                src = tmp;
             }
-            memcpy(tmp, data + e->offsets[0], bytes);
-            move_tensor(&cfg, &g->params, &ts[i], tmp, 0);
+            if (part)
+                move_scales(&cfg, qz, &ts[i], (float *)(uintptr_t)src, 0);
+            else
+                move_tensor(&cfg, quant ? &stored : &floats, &ts[i], (void *)(uintptr_t)src, 0);
             free(tmp);
         }
     }
-    // a NaN or an infinity would only show as token 0 forever: refused, named
+    // a NaN or an infinity would only show as token 0 forever: refused, named (quantized
+    // values are checked as they are attached)
     for (int i = 0; i < nt && st == MYGPT_OK; i++)
-        for (int k = 0; k < ts[i].parts && st == MYGPT_OK; k++) {
+        for (int k = 0; k < ts[i].parts && st == MYGPT_OK && !is_quantized(&cfg, &ts[i], wf); k++) {
             size_t rows, cols;
-            const float *v = part_data(&cfg, &g->params, &ts[i], k, &rows, &cols);
+            const float *v = (const float *)part_data(&cfg, &floats, &ts[i], k, &rows, &cols);
             for (size_t j = 0; j < rows * cols; j++)
                 if (!isfinite(v[j])) {
                     st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s holds a non-finite value (%g)", path, ts[i].name,
@@ -783,6 +920,16 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
                     break;
                 }
         }
+    if (st == MYGPT_OK && qz) {
+        st = mygpt_gpt_attach_quantized(g, qz, err); // checks the stored values; frees qz on failure
+        if (st != MYGPT_OK) {
+            mygpt_error inner = err ? *err : (mygpt_error){0};
+            st = mygpt_fail(err, st, "%s: %s", path, inner.message);
+        }
+        qz = NULL;
+    }
+    mygpt_quantized_free(qz);
+    free(scales_at);
     free(found_at);
     free(ts);
     free(entries);

@@ -1,0 +1,59 @@
+/*
+ * cmd_quantize.c - `mygpt quantize IN OUT --weights bf16|int8`: a checkpoint's weights
+ * stored in fewer bytes (mygpt/quantize.h), saved as a safetensors file that loads on
+ * its own (BF16, or I8 tensors with F32 "<name>.scales", the format in __metadata__).
+ */
+#include <stdio.h>
+
+#include "args.h"
+#include "commands.h"
+#include "mygpt/checkpoint.h"
+#include "mygpt/quantize.h"
+#include "model_args.h"
+
+int cmd_quantize(int argc, char **argv)
+{
+    const char *cmd = "quantize";
+    static const arg_spec ARGS[] = {WEIGHTS_FLAG, {NULL, 0, 0}};
+    parsed_args a;
+    int rc = args_parse(cmd, argc, argv, ARGS, 1, &a);
+    if (rc < 0) {
+        printf("usage: mygpt quantize IN OUT --weights bf16|int8\n"
+               "\n"
+               "Reads the checkpoint IN (mygpt's, the book's state_dict or Hugging Face's GPT-2),\n"
+               "stores every matmul weight and the token embedding as bfloat16 (rounded as\n"
+               "tensor.to(torch.bfloat16)) or int8 (per output row, groups of 64 inputs sharing the\n"
+               "float32 scale max|w| / 127; q = round(w / scale), ties to even) and writes OUT in\n"
+               "IN's layout with those tensors quantized. LayerNorm parameters, biases and the\n"
+               "position embedding stay float32. The quantized model is the float32 model of the\n"
+               "dequantized weights, bit for bit: mygpt generate --checkpoint OUT gives the tokens\n"
+               "of --checkpoint IN --weights int8. OUT must not be IN.\n");
+        return 0;
+    }
+    if (rc)
+        return rc;
+    if (a.npositional != 2) {
+        cli_error(cmd, "give the checkpoint to read and the file to write: mygpt quantize IN OUT --weights int8");
+        return EXIT_USAGE;
+    }
+    if (!args_has(&a, "weights")) {
+        cli_error(cmd, "--weights bf16|int8 is required");
+        return EXIT_USAGE;
+    }
+    const char *in = a.positional[0], *out = a.positional[1];
+    mygpt_error err = {0};
+    mygpt_status st = mygpt_checkpoint_check_path(out, &err);
+    if (st != MYGPT_OK)
+        return cli_fail(cmd, st, &err);
+    mygpt_gpt *g = NULL;
+    if ((st = mygpt_checkpoint_load(&g, in, &err)) != MYGPT_OK)
+        return cli_fail(cmd, st, &err);
+    if ((rc = apply_weights(cmd, &a, g)) == 0 && (st = mygpt_checkpoint_save(g, out, &err)) != MYGPT_OK)
+        rc = cli_fail(cmd, st, &err);
+    if (rc == 0)
+        printf("%s: %s weights, %.1f MB of weights read per token (float32: %.1f MB)\n", out,
+               mygpt_weights_name(g->weights), mygpt_weights_bytes_per_token(&g->config, g->weights) / 1e6,
+               mygpt_weights_bytes_per_token(&g->config, MYGPT_WEIGHTS_FP32) / 1e6);
+    mygpt_gpt_free(g);
+    return rc;
+}
