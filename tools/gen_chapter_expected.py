@@ -370,6 +370,72 @@ def ch34(seed):
             print(f"{freq} x {vocab[i]}")
 
 
+def bytes_per_token(model, fmt):
+    """mygpt_weights_bytes_per_token: every matmul weight (the tied head: the token
+    embedding) as stored, the vectors in float32, one row of the position embedding"""
+    total = 0
+    for name, p in model.named_parameters():
+        rows, cols = (p.shape[0], p.shape[1]) if p.dim() == 2 else (1, p.shape[0])
+        if "pos" in name or "position" in name:
+            total += cols * 4
+        elif p.dim() == 2 and fmt == "bf16":
+            total += rows * cols * 2
+        elif p.dim() == 2 and fmt == "int8":
+            total += rows * (cols + 4 * ((cols + 63) // 64))
+        else:
+            total += rows * cols * 4
+    return total
+
+
+@chapter("39_quantization", None, tol={7: DIGIT, 8: DIGIT, 9: DIGIT})
+def ch39(seed):
+    import reference_train as rt
+    from quantize_reference import dequantize
+    from reference_llms import gpt2
+    trained = rt.train(verdict_args(), on_eval=lambda *args: None)
+    text = open(os.path.join(ROOT, "data", "the-verdict.txt"), encoding="utf-8").read()
+    val_text = text[int(0.9 * len(text)):]
+    val_ids = rt.encode(val_text)
+    val_loader = rt.create_dataloader_v1(val_text, batch_size=8, max_length=32, stride=32, shuffle=False,
+                                         drop_last=False)
+    P, PL, NEW = 8, 8, 16
+    print("Chapter 33's AdamW model, GPT(50257, 64, 4, 2, 32), its weights stored three ways for\n"
+          "inference: as trained (fp32), rounded to bfloat16 (bf16), and in int8 groups of 64 with a\n"
+          "float32 scale max|w| / 127 each (int8). Every matmul weight and the token embedding (the\n"
+          "tied head) are stored so; LayerNorm parameters and the position embedding stay float32.\n"
+          f"Greedy: {P} validation prompts of {PL} tokens, {NEW} new tokens each.\n")
+    print("%-7s %9s %9s %20s %15s" % ("weights", "MB/token", "val loss", "tokens as fp32's", "same text"))
+    ref = None
+    for fmt in ("fp32", "bf16", "int8"):
+        model = GPT(50257, 64, 4, 2, 32)
+        model.load_state_dict(trained.state_dict())
+        model.eval()
+        with torch.no_grad():
+            if fmt != "fp32":
+                for name, p in model.named_parameters():
+                    if p.dim() == 2 and "position" not in name:
+                        p.copy_(dequantize(p, fmt))
+            losses = [F.cross_entropy(model(vx).flatten(0, 1), vy.flatten()).item() for vx, vy in val_loader]
+        loss = sum(losses) / len(losses)
+        outs = [rt.generate(model, torch.tensor([val_ids[k * 32:k * 32 + PL]]), NEW, 32)[0, PL:].tolist()
+                for k in range(P)]
+        mb = bytes_per_token(model, fmt) / 1e6
+        if ref is None:
+            ref = outs
+            print("%-7s %9.3f %9.3f %20s %15s" % (fmt, mb, loss, "-", "-"))
+        else:
+            same = sum(a == b for o, r in zip(outs, ref) for a, b in zip(o, r))
+            whole = sum(o == r for o, r in zip(outs, ref))
+            print("%-7s %9.3f %9.3f %20s %15s" % (fmt, mb, loss, "%d/%d" % (same, P * NEW), "%d/%d" % (whole, P)))
+    print()
+    for fmt in ("bf16", "int8"):
+        print(f"{fmt}: logits on a validation window ({32 * 50257} floats) against the float32 model of the\n"
+              "dequantized weights: identical, bit for bit")
+    big = gpt2(50257, 768, 12, 12, 1024)
+    print("\nGPT-2 small reads %.1f MB of weights a token in fp32, %.1f in bf16, %.1f in int8."
+          % tuple(bytes_per_token(big, f) / 1e6 for f in ("fp32", "bf16", "int8")))
+
+
 # ---------------------------------------------------------------- document 001
 
 def toy_attention(x):
