@@ -25,8 +25,10 @@ measure() {
     echo $(($(cat "$tmp/rss") / 1024)) >>"$tmp/rss-$tag"
     out=$("$build/bench/mygpt-bench" --config gpt2-b8 --threads 2 --reps 5 2>&1)
     awk '$1 == "gpt2-b8" && $2 == 2 {print $3}' <<<"$out" >>"$tmp/forward-$tag"
-    out=$("$build/bench/mygpt-bench" --generate --threads 2 --new 64 2>&1)
-    awk '$1 == "2" && NF == 5 {print $4}' <<<"$out" >>"$tmp/decode-$tag"
+    # (a build from before --weights prints one row without the weights column)
+    out=$("$build/bench/mygpt-bench" --generate --weights fp32 --threads 2 --new 64 2>&1) ||
+        out=$("$build/bench/mygpt-bench" --generate --threads 2 --new 64 2>&1)
+    awk '$1 == "fp32" && $2 == 2 {print $6} $1 == "2" && NF == 5 {print $4}' <<<"$out" >>"$tmp/decode-$tag"
 }
 
 median() { sort -g "$1" | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }

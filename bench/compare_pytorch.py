@@ -199,17 +199,24 @@ def main():
         print("compare_pytorch: PyTorch is not installed (apt-get install python3-torch); skipped")
         return
     cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
+    family = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("cpu family")), "?")
     torch.mm(torch.ones(2, 2), torch.ones(2, 2))  # make sure the BLAS is loaded
     blas = sorted({ln.split()[-1] for ln in open("/proc/self/maps") if "blas" in ln.lower()})
-    print("mygpt vs PyTorch %s, BLAS %s, %s, %d cores, %s" % (
-        torch.__version__, ", ".join(os.path.basename(b) for b in blas) or "none found", cpu,
-        os.cpu_count(), time.strftime("%Y-%m-%d")))
+    print("PyTorch %s loaded these BLAS libraries:\n%s" % (torch.__version__, "\n".join("  " + b for b in blas)
+                                                          or "  none found"))
+    # the library answering for libblas.so.3 (sgemm_), if any, must be OpenBLAS's
+    blas_so = [b for b in blas if os.path.basename(b).startswith("libblas.so")]
+    if not blas or any("openblas" not in b for b in blas_so):
+        # Debian's torch links libblas.so.3: without OpenBLAS that is the reference BLAS
+        # (~3 GFLOP/s), and every ratio below would be absurd
+        sys.exit("compare_pytorch: PyTorch is not running on OpenBLAS (the paths above): its matmuls would run\n"
+                 "on the reference BLAS and every ratio would be meaningless. Install OpenBLAS, which takes\n"
+                 "over libblas.so.3:  sudo apt-get install libopenblas0-pthread  (then run this again)")
+    print("mygpt vs PyTorch %s on %s (cpu family %s), %d cores, %s: ratios depend on the CPU family" % (
+        torch.__version__, cpu, family, os.cpu_count(), time.strftime("%Y-%m-%d")))
     global FORCED_CORE
     FORCED_CORE = openblas_forced_core()
     print("OpenBLAS core when forced to detect: %s (tried as well as the default)" % FORCED_CORE)
-    if not any("openblas" in b for b in blas):
-        print("WARNING: PyTorch is not using OpenBLAS (install libopenblas0): its matmuls run on the\n"
-              "reference BLAS and the comparison below is meaningless.")
     print("each side's best of %d turn-about runs (mygpt, then PyTorch in one of its settings)" % len(settings()))
     print("%-9s %7s %12s %12s %9s  %s" % ("config", "threads", "mygpt ms", "pytorch ms", "ratio", "pytorch setting"))
     rows = []
@@ -237,7 +244,7 @@ def main():
         print("(mygpt with its KV cache; PyTorch as the tutorial writes it, the whole window every step)")
         for t in threads:
             ours, theirs, policy = side_by_side(
-                args.bench, ["--generate", "--prompt", "16", "--new", str(n), "--threads", str(t)],
+                args.bench, ["--generate", "--weights", "fp32", "--prompt", "16", "--new", str(n), "--threads", str(t)],
                 "generate", t, n)
             rows.append(("generate", t, ours, theirs, policy))
             print("%-11s %5d %12.2f %12.2f %8.2fx  %s" % ("generate", t, ours, theirs, theirs / ours, policy))
