@@ -4,6 +4,7 @@
  * its own (BF16, or I8 tensors with F32 "<name>.scales", the format in __metadata__).
  */
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "args.h"
 #include "commands.h"
@@ -45,6 +46,11 @@ int cmd_quantize(int argc, char **argv)
     mygpt_status st = mygpt_checkpoint_check_path(out, &err);
     if (st != MYGPT_OK)
         return cli_fail(cmd, st, &err);
+    struct stat si, so;
+    if (stat(in, &si) == 0 && stat(out, &so) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+        cli_error(cmd, "%s is the checkpoint being read: write the quantized one elsewhere", out);
+        return EXIT_USAGE;
+    }
     mygpt_gpt *g = NULL;
     if ((st = mygpt_checkpoint_load(&g, in, &err)) != MYGPT_OK)
         return cli_fail(cmd, st, &err);

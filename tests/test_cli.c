@@ -126,7 +126,7 @@ Test(cli, every_subcommand_has_help)
     static const char *const cmds[] = {"--help", "randn --help", "rand --help", "randint --help",
                                        "randperm --help", "init --help", "init linear --help",
                                        "init gpt --help", "forward --help", "params --help",
-                                       "encode --help", "decode --help"};
+                                       "encode --help", "decode --help", "quantize --help"};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         proc_result r;
         cr_assert_eq(run_words(MYGPT_EXE, cmds[i], &r), 0);
@@ -828,6 +828,11 @@ Test(cli_train, bad_training_and_generation_arguments)
         {"generate %s --ids 1,2 --max-new 3 --sample-seed abc", "--sample-seed: 'abc' is not an integer"},
         {"generate %s --ids 1,2 --max-new 3 --stream --no-stream", "contradict"},
         {"forward %s --ids 1,2 --arch gpt3", "unknown architecture 'gpt3'"},
+        {"forward %s --ids 1,2 --weights int4", "--weights: unknown weight format 'int4'"},
+        {"quantize%.0s", "give the checkpoint to read and the file to write"},
+        {"quantize /nonexistent.st /tmp/q.st%.0s", "--weights bf16|int8 is required"},
+        {"quantize /nonexistent.st /tmp/q.st --weights int8%.0s", "cannot open /nonexistent.st"},
+        {"quantize /nonexistent.st /dev/null --weights int8%.0s", "/dev/null is a device"},
         {"loss %s --ids 0,1 --targets 1,2 --dropout 0.1", "the course's model has no dropout"},
         {"loss %s --ids 0,1 --targets 1,2 --arch gpt2 --dropout 1", "dropout must be in [0, 1)"},
         {"train %s --text /nonexistent --context 2 --batch 1 --steps 1 --epochs 1 --optimizer sgd --lr 1",
@@ -846,4 +851,44 @@ Test(cli_train, bad_training_and_generation_arguments)
         cr_expect(strstr(r.err, cases[i].msg) != NULL, "mygpt %s: '%s' lacks '%s'", args, r.err, cases[i].msg);
         proc_result_free(&r);
     }
+}
+
+/* mygpt quantize writes a file that generates the tokens of --weights on the float32
+ * one (the quantized model is the float32 model of its dequantized weights), and never
+ * writes over the file it reads */
+Test(cli_train, quantize_writes_a_checkpoint_that_generates_as_weights_does, .timeout = 120)
+{
+    char dir[] = "/tmp/mygpt_cliq_XXXXXX", path[128], words[2400], src[1024];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(src, sizeof src, "%s/gpt2_hf.safetensors", golden_dir());
+    for (int k = 0; k < 2; k++) {
+        const char *w = k ? "int8" : "bf16";
+        snprintf(path, sizeof path, "%s/%s.safetensors", dir, w);
+        proc_result q, a, b;
+        snprintf(words, sizeof words, "quantize %s %s --weights %s", src, path, w);
+        cr_assert_eq(run_words(MYGPT_EXE, words, &q), 0);
+        cr_expect_eq(q.status, 0, "%s: %s", words, q.err);
+        cr_expect(strstr(q.out, "MB of weights read per token") != NULL, "%s", q.out);
+        snprintf(words, sizeof words, "generate --checkpoint %s --ids 1,2,3 --max-new 6 --no-stream", path);
+        cr_assert_eq(run_words(MYGPT_EXE, words, &a), 0);
+        snprintf(words, sizeof words, "generate --checkpoint %s --ids 1,2,3 --max-new 6 --no-stream --weights %s", src, w);
+        cr_assert_eq(run_words(MYGPT_EXE, words, &b), 0);
+        cr_expect_eq(a.status, 0, "%s", a.err);
+        cr_expect_str_eq(a.out, b.out);
+        snprintf(words, sizeof words, "generate --checkpoint %s --ids 1,2,3 --max-new 6 --no-stream --weights fp32", path);
+        proc_result c;
+        cr_assert_eq(run_words(MYGPT_EXE, words, &c), 0);
+        cr_expect_str_eq(c.out, a.out, "the dequantized weights in float32 give the same tokens");
+        proc_result_free(&q), proc_result_free(&a), proc_result_free(&b), proc_result_free(&c);
+        snprintf(words, sizeof words, "quantize %s %s --weights int8", path, path);
+        cr_assert_eq(run_words(MYGPT_EXE, words, &q), 0);
+        cr_expect_eq(q.status, 2);
+        cr_expect(strstr(q.err, "is the checkpoint being read") != NULL, "%s", q.err);
+        proc_result_free(&q);
+        unlink(path);
+    }
+    char conf[160];
+    snprintf(conf, sizeof conf, "%s/config.json", dir);
+    unlink(conf);
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
 }
