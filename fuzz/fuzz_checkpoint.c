@@ -2,7 +2,7 @@
  * the layout's recognition (course, the book's, Hugging Face's) and the tensor table
  * must load a model or return an error, never read out of bounds, leak or crash. A
  * model that loads runs one forward pass. Seeds: small valid files of all three
- * architectures (fuzz/corpus/fuzz_checkpoint). */
+ * architectures, and int8 and bf16 ones (mygpt quantize; fuzz/corpus/fuzz_checkpoint). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
