@@ -43,6 +43,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "mygpt/layers.h"
 #include "mygpt/quantize.h"
@@ -187,6 +188,11 @@ typedef void (*qkernel_fn)(int rows, int kc, const float *restrict a, size_t lda
     int rows, int kc, const float *restrict a, size_t lda, const void *restrict bp,               \
         const float *restrict sc, float *restrict c, size_t ldc, int first, const float *restrict init
 #define QKERNEL_CALL(MR, NR, BF) kernel_body(MR, NR, 0, BF, rows, kc, a, lda, bp, sc, c, ldc, first, init)
+/* One row of a quantized B over several panels at once (decoding; QROWS_BODY) */
+#define QROWS_ARGS                                                                                 \
+    int kc, const float *restrict a, const void *restrict bp, size_t bstride, const float *restrict sc, \
+        size_t sstride, float *restrict c, int first, const float *restrict init
+typedef void (*qrows_fn)(QROWS_ARGS);
 
 /* any CPU: fmaf() from the C library (same results, slower) */
 static void kernel_6x16(KERNEL_ARGS)
@@ -228,89 +234,122 @@ MYGPT_AVX512 static void kernel_14x32_avx512_t(KERNEL_ARGS)
 {
     KERNEL_CALL(14, 32, 1);
 }
-/* One row of a quantized product (decoding a token) written with intrinsics: kernel_body's
- * arithmetic exactly (b = the widened value, times the group's scale for int8; one fmaf
- * per k in order; then added to the bias or to c), but each value widened by one
- * instruction. gcc's vectoriser sizes the loop by int8's narrow type and widens in two
- * steps with extracts, which made decoding compute-bound. V is 8 (AVX2) or 16 (AVX-512)
- * floats; NR = 2 V. */
-#define QROW_BODY(V, VEC, SET1, ZERO, LOADS, FMA, STORE, WIDEN_I8, WIDEN_BF16, MUL)                \
-    VEC acc0 = ZERO, acc1 = ZERO, s0 = ZERO, s1 = ZERO;                                            \
+/* One row of a quantized product (decoding a token) over P panels side by side, written
+ * with intrinsics: kernel_body's arithmetic exactly (b = the widened value, times its
+ * group's scale for int8; one fused multiply-add per k in order for every column; then
+ * added to the bias or to c), but each value widened by one instruction (gcc's
+ * vectoriser sizes the loop by int8's narrow type and widens in two steps with
+ * extracts), and P panels at once: a column's sum is a chain of fused multiply-adds
+ * (4 cycles each), so one panel's two chains would leave the core waiting; P panels
+ * give 2 P independent chains. Panel i's values start i * bstride elements after bp,
+ * its scales i * sstride floats after sc, its columns i * 2 V after c and init. V is 8
+ * (AVX2) or 16 (AVX-512) floats; NR = 2 V. */
+#define QROWS_BODY(P, V, VEC, SET1, ZERO, LOADS, FMA, STORE, WIDEN_I8, WIDEN_BF16, MUL)           \
+    VEC acc[2 * P], s[2 * P];                                                                      \
+    _Pragma("GCC unroll 8") for (int i = 0; i < 2 * P; i++) acc[i] = s[i] = ZERO;                 \
     const int chunk = BF == MYGPT_WEIGHTS_INT8 ? MYGPT_INT8_GROUP : kc;                            \
     for (int k0 = 0; k0 < kc; k0 += chunk) {                                                       \
         const int k1 = kc - k0 < chunk ? kc : k0 + chunk;                                          \
         if (BF == MYGPT_WEIGHTS_INT8) {                                                            \
-            s0 = LOADS(sc + (size_t)(k0 / MYGPT_INT8_GROUP) * 2 * V);                              \
-            s1 = LOADS(sc + (size_t)(k0 / MYGPT_INT8_GROUP) * 2 * V + V);                          \
+            _Pragma("GCC unroll 8") for (int i = 0; i < P; i++) {                                  \
+                const float *g = sc + (size_t)i * sstride + (size_t)(k0 / MYGPT_INT8_GROUP) * 2 * V; \
+                s[2 * i] = LOADS(g);                                                               \
+                s[2 * i + 1] = LOADS(g + V);                                                       \
+            }                                                                                      \
         }                                                                                          \
         for (int k = k0; k < k1; k++) {                                                            \
             const VEC ai = SET1(a[k]);                                                             \
-            VEC b0, b1;                                                                            \
-            if (BF == MYGPT_WEIGHTS_INT8) {                                                        \
-                const int8_t *q = (const int8_t *)bp + (size_t)k * 2 * V;                          \
-                b0 = MUL(WIDEN_I8(q), s0);                                                         \
-                b1 = MUL(WIDEN_I8(q + V), s1);                                                     \
-            } else {                                                                               \
-                const uint16_t *h = (const uint16_t *)bp + (size_t)k * 2 * V;                      \
-                b0 = WIDEN_BF16(h);                                                                \
-                b1 = WIDEN_BF16(h + V);                                                            \
+            _Pragma("GCC unroll 8") for (int i = 0; i < P; i++) {                                  \
+                VEC b0, b1;                                                                        \
+                if (BF == MYGPT_WEIGHTS_INT8) {                                                    \
+                    const int8_t *q = (const int8_t *)bp + (size_t)i * bstride + (size_t)k * 2 * V; \
+                    b0 = MUL(WIDEN_I8(q), s[2 * i]);                                               \
+                    b1 = MUL(WIDEN_I8(q + V), s[2 * i + 1]);                                       \
+                } else {                                                                           \
+                    const uint16_t *h = (const uint16_t *)bp + (size_t)i * bstride + (size_t)k * 2 * V; \
+                    b0 = WIDEN_BF16(h);                                                            \
+                    b1 = WIDEN_BF16(h + V);                                                        \
+                }                                                                                  \
+                acc[2 * i] = FMA(ai, b0, acc[2 * i]);                                              \
+                acc[2 * i + 1] = FMA(ai, b1, acc[2 * i + 1]);                                      \
             }                                                                                      \
-            acc0 = FMA(ai, b0, acc0);                                                              \
-            acc1 = FMA(ai, b1, acc1);                                                              \
         }                                                                                          \
     }                                                                                              \
-    float sums[2 * V];                                                                             \
-    STORE(sums, acc0);                                                                             \
-    STORE(sums + V, acc1);                                                                         \
-    for (int j = 0; j < 2 * V; j++)                                                                \
+    float sums[2 * P * V];                                                                         \
+    for (int i = 0; i < 2 * P; i++)                                                                \
+        STORE(sums + i * V, acc[i]);                                                               \
+    for (int j = 0; j < 2 * P * V; j++)                                                            \
         c[j] = (first ? (init ? init[j] : 0.0f) : c[j]) + sums[j];
 
 #define I8_16(q) _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(q))))
 #define BF_16(h) _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(h))), 16))
-MYGPT_AVX512 static inline __attribute__((always_inline)) void
-qrow_avx512(const int BF, int kc, const float *restrict a, const void *restrict bp, const float *restrict sc,
-            float *restrict c, int first, const float *restrict init)
-{
-    QROW_BODY(16, __m512, _mm512_set1_ps, _mm512_setzero_ps(), _mm512_loadu_ps, _mm512_fmadd_ps, _mm512_storeu_ps,
-              I8_16, BF_16, _mm512_mul_ps)
-}
 #define I8_8(q) _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(q))))
 #define BF_8(h) _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(h))), 16))
-MYGPT_AVX2 static inline __attribute__((always_inline)) void
-qrow_avx2(const int BF, int kc, const float *restrict a, const void *restrict bp, const float *restrict sc,
-          float *restrict c, int first, const float *restrict init)
+#define QROWS_AVX512(P) QROWS_BODY(P, 16, __m512, _mm512_set1_ps, _mm512_setzero_ps(), _mm512_loadu_ps, \
+                                   _mm512_fmadd_ps, _mm512_storeu_ps, I8_16, BF_16, _mm512_mul_ps)
+#define QROWS_AVX2(P) QROWS_BODY(P, 8, __m256, _mm256_set1_ps, _mm256_setzero_ps(), _mm256_loadu_ps, \
+                                 _mm256_fmadd_ps, _mm256_storeu_ps, I8_8, BF_8, _mm256_mul_ps)
+/* The panels decoding takes at once (DECODE_P) and their kernels, by format */
+#define DECODE_P_AVX512 4
+#define DECODE_P_AVX2 2
+MYGPT_AVX512 static void decode_avx512_bf16(QROWS_ARGS)
 {
-    QROW_BODY(8, __m256, _mm256_set1_ps, _mm256_setzero_ps(), _mm256_loadu_ps, _mm256_fmadd_ps, _mm256_storeu_ps,
-              I8_8, BF_8, _mm256_mul_ps)
+    const int BF = MYGPT_WEIGHTS_BF16;
+    QROWS_AVX512(DECODE_P_AVX512)
+}
+MYGPT_AVX512 static void decode_avx512_int8(QROWS_ARGS)
+{
+    const int BF = MYGPT_WEIGHTS_INT8;
+    QROWS_AVX512(DECODE_P_AVX512)
+}
+MYGPT_AVX2 static void decode_avx2_bf16(QROWS_ARGS)
+{
+    const int BF = MYGPT_WEIGHTS_BF16;
+    QROWS_AVX2(DECODE_P_AVX2)
+}
+MYGPT_AVX2 static void decode_avx2_int8(QROWS_ARGS)
+{
+    const int BF = MYGPT_WEIGHTS_INT8;
+    QROWS_AVX2(DECODE_P_AVX2)
 }
 
+/* The tile kernels of a quantized B: one row through QROWS_BODY (one panel), more
+ * through kernel_body */
+#define QKERNEL_ROW(ISA, BFMT)                                                                     \
+    const size_t bstride = 0, sstride = 0;                                                         \
+    const int BF = BFMT;                                                                           \
+    QROWS_##ISA(1)
 MYGPT_AVX2 static void kernel_4x16_avx2_bf16(QKERNEL_ARGS)
 {
-    if (rows == 1)
-        qrow_avx2(MYGPT_WEIGHTS_BF16, kc, a, bp, sc, c, first, init);
-    else
+    if (rows == 1) {
+        QKERNEL_ROW(AVX2, MYGPT_WEIGHTS_BF16)
+    } else {
         QKERNEL_CALL(4, 16, MYGPT_WEIGHTS_BF16);
+    }
 }
 MYGPT_AVX2 static void kernel_4x16_avx2_int8(QKERNEL_ARGS)
 {
-    if (rows == 1)
-        qrow_avx2(MYGPT_WEIGHTS_INT8, kc, a, bp, sc, c, first, init);
-    else
+    if (rows == 1) {
+        QKERNEL_ROW(AVX2, MYGPT_WEIGHTS_INT8)
+    } else {
         QKERNEL_CALL(4, 16, MYGPT_WEIGHTS_INT8);
+    }
 }
 MYGPT_AVX512 static void kernel_12x32_avx512_bf16(QKERNEL_ARGS)
 {
-    if (rows == 1)
-        qrow_avx512(MYGPT_WEIGHTS_BF16, kc, a, bp, sc, c, first, init);
-    else
+    if (rows == 1) {
+        QKERNEL_ROW(AVX512, MYGPT_WEIGHTS_BF16)
+    } else {
         QKERNEL_CALL(12, 32, MYGPT_WEIGHTS_BF16);
+    }
 }
 MYGPT_AVX512 static void kernel_12x32_avx512_int8(QKERNEL_ARGS)
 {
-    if (rows == 1)
-        qrow_avx512(MYGPT_WEIGHTS_INT8, kc, a, bp, sc, c, first, init);
-    else
+    if (rows == 1) {
+        QKERNEL_ROW(AVX512, MYGPT_WEIGHTS_INT8)
+    } else {
         QKERNEL_CALL(12, 32, MYGPT_WEIGHTS_INT8);
+    }
 }
 /* 10 rows for A whose rows alias in L1 (see rows_alias_in_l1) */
 MYGPT_AVX512 static void kernel_10x32_avx512(KERNEL_ARGS)
@@ -337,6 +376,8 @@ typedef struct kernels {
     kernel_fn aliased_rows_a; /* (rows_alias_in_l1); the same MR and kernel if none */
     int quantized_MR;         /* the tile for a quantized B, and its kernels by format */
     qkernel_fn quantized[3];
+    int decode_panels;        /* one row of a quantized B: panels at once (0: tile by tile) */
+    qrows_fn decode[3];
 } kernels;
 
 /* The kernels of each instruction set (cpu.h decides which one runs; every set gives
@@ -346,9 +387,11 @@ static const kernels KERNELS[MYGPT_ISA_COUNT] = {
                            4, {NULL, kernel_4x16_bf16, kernel_4x16_int8}},
 #ifdef HAVE_X86_KERNELS
     [MYGPT_ISA_AVX2] = {"avx2", 6, 16, kernel_6x16_avx2, kernel_6x16_avx2_t, gelu_avx2, 6, kernel_6x16_avx2,
-                        4, {NULL, kernel_4x16_avx2_bf16, kernel_4x16_avx2_int8}},
+                        4, {NULL, kernel_4x16_avx2_bf16, kernel_4x16_avx2_int8},
+                        DECODE_P_AVX2, {NULL, decode_avx2_bf16, decode_avx2_int8}},
     [MYGPT_ISA_AVX512] = {"avx512", 14, 32, kernel_14x32_avx512, kernel_14x32_avx512_t, gelu_avx512, 10,
-                          kernel_10x32_avx512, 12, {NULL, kernel_12x32_avx512_bf16, kernel_12x32_avx512_int8}},
+                          kernel_10x32_avx512, 12, {NULL, kernel_12x32_avx512_bf16, kernel_12x32_avx512_int8},
+                          DECODE_P_AVX512, {NULL, decode_avx512_bf16, decode_avx512_int8}},
 #endif
 };
 
@@ -490,6 +533,20 @@ static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *bp, 
             for (int jj = 0; jj < cols; jj++)
                 d[i * (size_t)N + jj] += c[i * (size_t)N + jj];
     }
+}
+
+/* Decoding (one row of out, a quantized B): panels p .. p + decode_panels - 1, all whole,
+ * over k in [kb, kb + kc), as matmul_tile would do them one by one: the same bits. */
+static void decode_panels(const matmul_job *j, int p, int kb, int kc)
+{
+    const int NR = j->kern.NR, P = j->kern.decode_panels, first = kb == 0, last = kb + kc == j->K;
+    const size_t es = j->format == MYGPT_WEIGHTS_BF16 ? 2 : 1, groups = mygpt_int8_groups(j->K);
+    const float *sc = j->qscales ? j->qscales + ((size_t)p * groups + (size_t)kb / MYGPT_INT8_GROUP) * NR : NULL;
+    float *c = j->out + (size_t)p * NR;
+    j->kern.decode[j->format](kc, j->a + kb, (const char *)j->qpanels + ((size_t)p * j->K + (size_t)kb) * NR * es,
+                              (size_t)j->K * NR, sc, groups * NR, c, first, j->bias ? j->bias + (size_t)p * NR : NULL);
+    if (last && j->apply_gelu)
+        j->kern.gelu(c, (size_t)j->N, 1, P * NR);
 }
 
 /* Floats of one unit's tiles */
@@ -640,10 +697,14 @@ static void run_unit(const matmul_job *j, int me, share s, size_t u, int p0, con
                      panel_len, k0, ks);
         return;
     }
+    const int P = j->format && j->M == 1 ? j->kern.decode_panels : 0;
     for (int kb = k0; kb < k0 + ks; kb += KC) {
         const int kc = k0 + ks - kb < KC ? k0 + ks - kb : KC;
+        int qd = q0; // decoding: P whole panels at once
+        for (; P && qd + P <= q1 && (p0 + qd + P) * NR <= j->N; qd += P)
+            decode_panels(j, p0 + qd, kb, kc);
         for (size_t mb = mb0; mb < mb1; mb++)
-            for (int q = q0; q < q1; q++) // (a quantized B: matmul_tile finds its block)
+            for (int q = qd; q < q1; q++) // (a quantized B: matmul_tile finds its block)
                 matmul_tile(j, mb, p0 + q, j->format ? NULL : slab + (size_t)q * panel_len + (size_t)(kb - k0) * NR,
                             kb, kc);
     }
@@ -910,10 +971,14 @@ mygpt_status mygpt_matmul_pack_quantized(mygpt_packed_weight *pw, mygpt_weights 
     const size_t es = format == MYGPT_WEIGHTS_BF16 ? 2 : 1, len = (size_t)panels * NR * K;
     const size_t groups = mygpt_int8_groups(K), slen = format == MYGPT_WEIGHTS_INT8 ? (size_t)panels * groups * NR : 0;
     void *mem = NULL, *smem = NULL;
-    if (posix_memalign(&mem, 64, len * es) != 0 || (slen && posix_memalign(&smem, 64, slen * sizeof(float)) != 0)) {
+    const size_t huge = (size_t)2 << 20, bytes = (len * es + huge - 1) / huge * huge;
+    if (posix_memalign(&mem, huge, bytes) != 0 || (slen && posix_memalign(&smem, 64, slen * sizeof(float)) != 0)) {
         free(mem);
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a packed quantized weight (%zu values)", len);
     }
+#ifdef MADV_HUGEPAGE
+    madvise(mem, bytes, MADV_HUGEPAGE);
+#endif
     // as pack_panel lays out floats: panel p, row k, column j is weight row p * NR + j,
     // input k (0 past N); int8's scales likewise, group g in place of k
 #pragma omp parallel for schedule(static) if (len > MYGPT_KERNEL_SMALL)
