@@ -792,9 +792,11 @@ static void plan(matmul_job *j, int threads)
     const size_t mblocks = (j->M + MR - 1) / MR;
     const int np = (j->ns + NR - 1) / NR;
     int mb = mblocks < 16 ? (int)mblocks : 16, p = np < NC / NR ? np : NC / NR;
+    // decoding a quantized B takes decode_panels panels at once: units of no fewer
+    const int pmin = j->format && j->M == 1 && j->kern.decode_panels ? j->kern.decode_panels : 1;
     for (;;) {
         const size_t units = (mblocks + mb - 1) / mb * (size_t)((np + p - 1) / p);
-        if (units >= (size_t)8 * threads || (mb == 1 && p == 1))
+        if (units >= (size_t)8 * threads || (mb == 1 && p <= pmin))
             break;
         if (mb > 1 && (mb >= p || p == 1))
             mb = (mb + 1) / 2;
