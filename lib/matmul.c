@@ -43,7 +43,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "mygpt/layers.h"
 #include "mygpt/quantize.h"
@@ -946,7 +945,9 @@ mygpt_status mygpt_matmul_pack(mygpt_packed_weight *pw, const float *weight, int
     const size_t len = (size_t)panels * NR * K;
     /* Aligned to cache lines. Not asked for huge pages (MADV_HUGEPAGE): measured on the
      * 2-core AMD VM, decoding was no faster with them (54-62 tokens/s either way) and a
-     * packed forward was slower (the kernel's khugepaged competes for the two cores). */
+     * packed forward was slower (the kernel's khugepaged competes for the two cores); on
+     * the Intel Xeon VM quantized decoding gained ~4 % and packing lost ~1 s (zeroing
+     * fresh 2 MB pages), more than 64 tokens win back. */
     void *mem = NULL;
     if (posix_memalign(&mem, 64, len * sizeof(float)) != 0)
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a packed weight (%zu floats)", len);
@@ -972,15 +973,11 @@ mygpt_status mygpt_matmul_pack_quantized(mygpt_packed_weight *pw, mygpt_weights 
     const int NR = pick_kernels().NR, panels = (N + NR - 1) / NR;
     const size_t es = format == MYGPT_WEIGHTS_BF16 ? 2 : 1, len = (size_t)panels * NR * K;
     const size_t groups = mygpt_int8_groups(K), slen = format == MYGPT_WEIGHTS_INT8 ? (size_t)panels * groups * NR : 0;
-    void *mem = NULL, *smem = NULL;
-    const size_t huge = (size_t)2 << 20, bytes = (len * es + huge - 1) / huge * huge;
-    if (posix_memalign(&mem, huge, bytes) != 0 || (slen && posix_memalign(&smem, 64, slen * sizeof(float)) != 0)) {
+    void *mem = NULL, *smem = NULL; // (not in huge pages: see mygpt_matmul_pack)
+    if (posix_memalign(&mem, 64, len * es) != 0 || (slen && posix_memalign(&smem, 64, slen * sizeof(float)) != 0)) {
         free(mem);
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a packed quantized weight (%zu values)", len);
     }
-#ifdef MADV_HUGEPAGE
-    madvise(mem, bytes, MADV_HUGEPAGE);
-#endif
     // as pack_panel lays out floats: panel p, row k, column j is weight row p * NR + j,
     // input k (0 past N); int8's scales likewise, group g in place of k
 #pragma omp parallel for schedule(static) if (len > MYGPT_KERNEL_SMALL)
