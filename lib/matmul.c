@@ -296,36 +296,18 @@ MYGPT_AVX512 static void kernel_14x32_avx512_t(KERNEL_ARGS)
 /* The panels decoding takes at once (DECODE_P) and their kernels, by format */
 #define DECODE_P_AVX512 4
 #define DECODE_P_AVX2 2
-MYGPT_AVX512 static void decode_avx512_fp32(QROWS_ARGS)
-{
-    const int BF = MYGPT_WEIGHTS_FP32;
-    QROWS_AVX512(DECODE_P_AVX512)
-}
-MYGPT_AVX2 static void decode_avx2_fp32(QROWS_ARGS)
-{
-    const int BF = MYGPT_WEIGHTS_FP32;
-    QROWS_AVX2(DECODE_P_AVX2)
-}
-MYGPT_AVX512 static void decode_avx512_bf16(QROWS_ARGS)
-{
-    const int BF = MYGPT_WEIGHTS_BF16;
-    QROWS_AVX512(DECODE_P_AVX512)
-}
-MYGPT_AVX512 static void decode_avx512_int8(QROWS_ARGS)
-{
-    const int BF = MYGPT_WEIGHTS_INT8;
-    QROWS_AVX512(DECODE_P_AVX512)
-}
-MYGPT_AVX2 static void decode_avx2_bf16(QROWS_ARGS)
-{
-    const int BF = MYGPT_WEIGHTS_BF16;
-    QROWS_AVX2(DECODE_P_AVX2)
-}
-MYGPT_AVX2 static void decode_avx2_int8(QROWS_ARGS)
-{
-    const int BF = MYGPT_WEIGHTS_INT8;
-    QROWS_AVX2(DECODE_P_AVX2)
-}
+#define DECODE_FN(NAME, TARGET, BODY, FORMAT, P)                                                   \
+    TARGET static void NAME(QROWS_ARGS)                                                            \
+    {                                                                                              \
+        const int BF = FORMAT;                                                                     \
+        BODY(P)                                                                                    \
+    }
+DECODE_FN(decode_avx512_fp32, MYGPT_AVX512, QROWS_AVX512, MYGPT_WEIGHTS_FP32, DECODE_P_AVX512)
+DECODE_FN(decode_avx512_bf16, MYGPT_AVX512, QROWS_AVX512, MYGPT_WEIGHTS_BF16, DECODE_P_AVX512)
+DECODE_FN(decode_avx512_int8, MYGPT_AVX512, QROWS_AVX512, MYGPT_WEIGHTS_INT8, DECODE_P_AVX512)
+DECODE_FN(decode_avx2_fp32, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_FP32, DECODE_P_AVX2)
+DECODE_FN(decode_avx2_bf16, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_BF16, DECODE_P_AVX2)
+DECODE_FN(decode_avx2_int8, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_INT8, DECODE_P_AVX2)
 
 /* The tile kernels of a quantized B: one row through QROWS_BODY (one panel), more
  * through kernel_body */

@@ -12,7 +12,6 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "verdict.h"
 
@@ -35,13 +34,6 @@ static void on_eval(void *ctx, long step, int epoch, float train_loss, double va
         r->n++;
     }
     r->tokens = tokens;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 int main(int argc, char **argv)
@@ -70,9 +62,9 @@ int main(int argc, char **argv)
     mygpt_optimizer opt;
     mygpt_sgd_init(&opt, 0.1);
     printf("\nSGD (lr 0.1), 40 steps:\n");
-    double t0 = now_s();
+    double t0 = chapter_now_s();
     verdict_train(&ch, &v, g, &rng, &opt, ch.smoke ? 3 : 40, ch.smoke ? 1 : 10, on_eval, &sgd);
-    fprintf(stderr, "33_training: SGD %lld tokens, %.0f tokens/s\n", sgd.tokens, sgd.tokens / (now_s() - t0));
+    fprintf(stderr, "33_training: SGD %lld tokens, %.0f tokens/s\n", sgd.tokens, sgd.tokens / (chapter_now_s() - t0));
     printf("tokens seen: ");
     ch_commas(sgd.tokens);
     printf("\n");
@@ -81,10 +73,10 @@ int main(int argc, char **argv)
 
     // AdamW from the same start
     printf("\nAdamW (lr 0.01, weight decay 0.01), 60 steps:\n");
-    t0 = now_s();
+    t0 = chapter_now_s();
     g = verdict_adamw_model(&ch, &v, on_eval, &adamw);
     fprintf(stderr, "33_training: AdamW %lld tokens, %.0f tokens/s\n", adamw.tokens,
-            adamw.tokens / (now_s() - t0));
+            adamw.tokens / (chapter_now_s() - t0));
     printf("tokens seen: ");
     ch_commas(adamw.tokens);
     printf("\n");

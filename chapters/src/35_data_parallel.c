@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "verdict.h"
@@ -24,13 +23,6 @@
 #define LR 0.01 /* chapter 33's AdamW: torch.optim.AdamW(lr=0.01) */
 #define EVERY 10
 #define MAX_EVALS 16
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* ---- the worker: one rank of the team ------------------------------------------------ */
 
@@ -67,9 +59,9 @@ static int worker(int argc, char **argv, int smoke)
     mygpt_optimizer opt;
     mygpt_adamw_init(&opt, LR);
     const long steps = smoke ? 3 : STEPS;
-    const double t0 = now_s();
+    const double t0 = chapter_now_s();
     verdict_train_team(&ch, &v, g, &rng, &opt, steps, smoke ? 1 : EVERY, &worker_team, worker_eval, NULL);
-    const double secs = now_s() - t0;
+    const double secs = chapter_now_s() - t0;
     if (worker_team.rank == 0)
         printf("seconds %.6f steps %ld\n", secs, steps);
     mygpt_optimizer_free(&opt);

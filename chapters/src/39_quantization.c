@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "mygpt/quantize.h"
 #include "train_step.h"
@@ -25,20 +24,13 @@
 
 enum { PROMPTS = 8, PROMPT_LEN = 8, NEW = 16 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* The greedy continuations of the PROMPTS prompts (validation windows k * 32, their
  * first PROMPT_LEN tokens), NEW tokens each, into out (PROMPTS x NEW) */
 static void continuations(const chapter *ch, mygpt_gpt *g, const verdict *v, int64_t *out, double *seconds)
 {
     const mygpt_sampling greedy = {.temperature = 0};
     mygpt_error err = {0};
-    const double t0 = now_s();
+    const double t0 = chapter_now_s();
     for (int k = 0; k < PROMPTS; k++) {
         int64_t all[PROMPT_LEN + NEW];
         int n;
@@ -46,7 +38,7 @@ static void continuations(const chapter *ch, mygpt_gpt *g, const verdict *v, int
                                          -1, 1, all, &n, &err), &err);
         memcpy(out + (size_t)k * NEW, all + PROMPT_LEN, NEW * sizeof *out);
     }
-    *seconds = now_s() - t0;
+    *seconds = chapter_now_s() - t0;
 }
 
 int main(int argc, char **argv)

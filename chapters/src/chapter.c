@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void chapter_init(chapter *ch, int argc, char **argv, const char *name, const char *about,
                   uint64_t default_seed, unsigned flags)
@@ -91,6 +92,13 @@ void *chapter_alloc(const chapter *ch, size_t count, size_t size)
         exit(1);
     }
     return p;
+}
+
+double chapter_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static void emit(mygpt_strbuf *sb)

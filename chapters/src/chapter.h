@@ -44,6 +44,9 @@ void chapter_save_figure(const chapter *ch, mygpt_svg *fig, const char *file);
 /* calloc that exits with a clear message on failure. */
 void *chapter_alloc(const chapter *ch, size_t count, size_t size);
 
+/* A monotonic clock in seconds, for the timings chapters print on stderr. */
+double chapter_now_s(void);
+
 /* Printing: each appends to stdout exactly what Python prints, with no newline. */
 void ch_torch(const float *data, int ndim, const int64_t *shape, const char *grad_fn);
 void ch_torch_i64(const int64_t *data, int ndim, const int64_t *shape);
