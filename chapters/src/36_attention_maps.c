@@ -65,10 +65,11 @@ int main(int argc, char **argv)
                  "Where chapter 33's AdamW model (FIGURES/verdict_gpt.safetensors, or trained again) looks\n"
                  "when it reads a sentence of the-verdict's validation part: the top-3 attended tokens of\n"
                  "two heads, and every head's attention as a heatmap (FIGURES/36_attention_maps.svg).",
-                 0, CH_FIGURES | CH_SMOKE);
+                 0, CH_FIGURES | CH_SMOKE | CH_WEIGHTS);
     verdict v;
     verdict_load(&ch, &v);
     mygpt_gpt *g = verdict_model(&ch, &v);
+    chapter_apply_weights(&ch, g);
     mygpt_error err = {0};
     size_t len, n;
     const char *sentence = verdict_val_sentence(&v, &len);

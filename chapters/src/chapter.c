@@ -20,7 +20,7 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
     ch->figures = env_figures && *env_figures ? env_figures : ".";
     ch->text = NULL;
     /* the tool's parser (cli/args.c): --seed 7 or --seed=7, unknown flags named, exit 2 */
-    arg_spec specs[5] = {{NULL, 0, 0}};
+    arg_spec specs[6] = {{NULL, 0, 0}};
     int n = 0;
     if (flags & CH_SEED)
         specs[n++] = (arg_spec){"seed", 1, 0};
@@ -30,13 +30,16 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
         specs[n++] = (arg_spec){"text", 1, 0};
     if (flags & CH_SMOKE)
         specs[n++] = (arg_spec){"smoke", 0, 0};
+    if (flags & CH_WEIGHTS)
+        specs[n++] = (arg_spec){"weights", 1, 0};
     args_set_prefix("");
     parsed_args a;
     const int rc = args_parse(name, argc - 1, argv + 1, specs, 0, &a);
     if (rc < 0) {
-        printf("usage: %s%s%s%s%s\n\n%s\n", name, flags & CH_SEED ? " [--seed N]" : "",
+        printf("usage: %s%s%s%s%s%s\n\n%s\n", name, flags & CH_SEED ? " [--seed N]" : "",
                flags & CH_FIGURES ? " [--figures DIR]" : "", flags & CH_TEXT ? " [--text PATH]" : "",
-               flags & CH_SMOKE ? " [--smoke]" : "", about);
+               flags & CH_SMOKE ? " [--smoke]" : "", flags & CH_WEIGHTS ? " [--weights fp32|bf16|int8]" : "",
+               about);
         if (flags & CH_SEED)
             printf("\n  --seed N         torch.manual_seed(N) instead of the default %llu\n",
                    (unsigned long long)default_seed);
@@ -47,6 +50,9 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
         if (flags & CH_SMOKE)
             printf("  --smoke          a few steps only, not the chapter's text (the sanitizer stage\n"
                    "                   runs this: the whole chapter would take minutes there)\n");
+        if (flags & CH_WEIGHTS)
+            printf("  --weights W      the model's weights stored as bf16 or int8 (chapter 39): the\n"
+                   "                   text then differs from the expected one\n");
         exit(0);
     }
     if (rc)
@@ -58,6 +64,18 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
     if (args_has(&a, "text"))
         ch->text = args_get(&a, "text");
     ch->smoke = args_has(&a, "smoke");
+    ch->weights = MYGPT_WEIGHTS_FP32;
+    mygpt_error err = {0};
+    if (args_has(&a, "weights") && mygpt_weights_parse(args_get(&a, "weights"), &ch->weights, &err) != MYGPT_OK) {
+        fprintf(stderr, "%s: --weights: %s\n", name, err.message);
+        exit(EXIT_USAGE);
+    }
+}
+
+void chapter_apply_weights(const chapter *ch, mygpt_gpt *g)
+{
+    mygpt_error err = {0};
+    chapter_check(ch, mygpt_gpt_quantize(g, ch->weights, &err), &err);
 }
 
 void chapter_save_figure(const chapter *ch, mygpt_svg *fig, const char *file)

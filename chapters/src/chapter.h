@@ -1,6 +1,6 @@
 /*
  * chapter.h - what every chapter program shares: its command line (--seed N,
- * --figures DIR, --text PATH, --help), turning a library error into one line on
+ * --figures DIR, --text PATH, --weights W, --help), turning a library error into one line on
  * stderr and exit status 1, and shortcuts for printing tensors as Python does.
  */
 #ifndef MYGPT_CHAPTER_H
@@ -14,7 +14,8 @@ enum {
     CH_SEED = 1,    /* accepts --seed N (uses randomness) */
     CH_FIGURES = 2, /* writes figures into --figures DIR (default: the current directory) */
     CH_TEXT = 4,    /* reads --text PATH */
-    CH_SMOKE = 8    /* accepts --smoke: a few steps only (the sanitizer stage's small run) */
+    CH_SMOKE = 8,   /* accepts --smoke: a few steps only (the sanitizer stage's small run) */
+    CH_WEIGHTS = 16 /* accepts --weights fp32|bf16|int8 (chapter_apply_weights) */
 };
 
 struct chapter;
@@ -24,6 +25,7 @@ typedef struct chapter {
     const char *figures;
     const char *text;
     int smoke;      /* --smoke given */
+    mygpt_weights weights; /* --weights (default fp32) */
     /* NULL, or called with the message instead of exiting 1 (a data-parallel rank ends
      * the whole MPI job: chapter 35) */
     void (*fail)(const struct chapter *ch, const char *message);
@@ -43,6 +45,10 @@ void chapter_save_figure(const chapter *ch, mygpt_svg *fig, const char *file);
 
 /* calloc that exits with a clear message on failure. */
 void *chapter_alloc(const chapter *ch, size_t count, size_t size);
+
+/* Stores g's weights as --weights asked (mygpt/quantize.h); nothing for fp32. The text
+ * then shows the quantized model, no longer the one the expected output was made from. */
+void chapter_apply_weights(const chapter *ch, mygpt_gpt *g);
 
 /* A monotonic clock in seconds, for the timings chapters print on stderr. */
 double chapter_now_s(void);
