@@ -24,7 +24,12 @@
  *     slab;
  *   - when there are fewer activation rows than weight rows (training's tokens, the
  *     head's 50257 outputs) the product runs swapped, out^T = W X^T: the weight is read
- *     in place and only the activations are packed (swap_operands).
+ *     in place and only the activations are packed (swap_operands);
+ *   - a weight packed once may be stored quantized (bf16, or int8 with a scale per group
+ *     of 64: mygpt/quantize.h): the kernels widen each value to its dequantized float in
+ *     a register (b_at), so the bytes read per token shrink and the sums do not change;
+ *   - decoding (one activation row) takes several prepacked panels at once
+ *     (decode_panels): more independent fused multiply-add chains and memory streams.
  *
  * Determinism (stb's rule): every multiply-add is written as fmaf(), which the
  * AVX2 and AVX-512 kernels turn into vfmadd instructions and the generic one
