@@ -246,9 +246,9 @@ MYGPT_AVX512 static void kernel_14x32_avx512_t(KERNEL_ARGS)
  * steps with extracts), and P panels at once: a column's sum is a chain of fused
  * multiply-adds (4 cycles each), so one panel's two chains leave the core waiting and
  * read one stream; P panels give 2 P independent chains and P streams (float32 decoding
- * went from ~82 % to ~90 % of the read bandwidth on the Intel Xeon VM). Panel i's values start i * bstride elements after bp,
- * its scales i * sstride floats after sc, its columns i * 2 V after c and init. V is 8
- * (AVX2) or 16 (AVX-512) floats; NR = 2 V. */
+ * went from ~82 % to ~90 % of the read bandwidth on the Intel Xeon VM). Panel i's values
+ * start i * bstride elements after bp, its scales i * sstride floats after sc, its
+ * columns i * 2 V after c and init. V is 8 (AVX2) or 16 (AVX-512) floats; NR = 2 V. */
 #define QROWS_BODY(P, V, VEC, SET1, ZERO, LOADS, FMA, STORE, WIDEN_I8, WIDEN_BF16, MUL)           \
     VEC acc[2 * P], s[2 * P];                                                                      \
     _Pragma("GCC unroll 8") for (int i = 0; i < 2 * P; i++) acc[i] = s[i] = ZERO;                 \
@@ -316,42 +316,21 @@ DECODE_FN(decode_avx2_int8, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_INT8, DECODE_P
 
 /* The tile kernels of a quantized B: one row through QROWS_BODY (one panel), more
  * through kernel_body */
-#define QKERNEL_ROW(ISA, BFMT)                                                                     \
-    const size_t bstride = 0, sstride = 0;                                                         \
-    const int BF = BFMT;                                                                           \
-    QROWS_##ISA(1)
-MYGPT_AVX2 static void kernel_4x16_avx2_bf16(QKERNEL_ARGS)
-{
-    if (rows == 1) {
-        QKERNEL_ROW(AVX2, MYGPT_WEIGHTS_BF16)
-    } else {
-        QKERNEL_CALL(4, 16, MYGPT_WEIGHTS_BF16);
+#define QKERNEL_FN(NAME, TARGET, ISA, MR, NR, FORMAT)                                              \
+    TARGET static void NAME(QKERNEL_ARGS)                                                          \
+    {                                                                                              \
+        if (rows == 1) {                                                                           \
+            const size_t bstride = 0, sstride = 0;                                                 \
+            const int BF = FORMAT;                                                                 \
+            QROWS_##ISA(1)                                                                         \
+        } else {                                                                                   \
+            QKERNEL_CALL(MR, NR, FORMAT);                                                          \
+        }                                                                                          \
     }
-}
-MYGPT_AVX2 static void kernel_4x16_avx2_int8(QKERNEL_ARGS)
-{
-    if (rows == 1) {
-        QKERNEL_ROW(AVX2, MYGPT_WEIGHTS_INT8)
-    } else {
-        QKERNEL_CALL(4, 16, MYGPT_WEIGHTS_INT8);
-    }
-}
-MYGPT_AVX512 static void kernel_12x32_avx512_bf16(QKERNEL_ARGS)
-{
-    if (rows == 1) {
-        QKERNEL_ROW(AVX512, MYGPT_WEIGHTS_BF16)
-    } else {
-        QKERNEL_CALL(12, 32, MYGPT_WEIGHTS_BF16);
-    }
-}
-MYGPT_AVX512 static void kernel_12x32_avx512_int8(QKERNEL_ARGS)
-{
-    if (rows == 1) {
-        QKERNEL_ROW(AVX512, MYGPT_WEIGHTS_INT8)
-    } else {
-        QKERNEL_CALL(12, 32, MYGPT_WEIGHTS_INT8);
-    }
-}
+QKERNEL_FN(kernel_4x16_avx2_bf16, MYGPT_AVX2, AVX2, 4, 16, MYGPT_WEIGHTS_BF16)
+QKERNEL_FN(kernel_4x16_avx2_int8, MYGPT_AVX2, AVX2, 4, 16, MYGPT_WEIGHTS_INT8)
+QKERNEL_FN(kernel_12x32_avx512_bf16, MYGPT_AVX512, AVX512, 12, 32, MYGPT_WEIGHTS_BF16)
+QKERNEL_FN(kernel_12x32_avx512_int8, MYGPT_AVX512, AVX512, 12, 32, MYGPT_WEIGHTS_INT8)
 /* 10 rows for A whose rows alias in L1 (see rows_alias_in_l1) */
 MYGPT_AVX512 static void kernel_10x32_avx512(KERNEL_ARGS)
 {
@@ -472,9 +451,18 @@ typedef struct matmul_job {
  * are computed. */
 #define SLAB_FLOATS (2u << 20)
 
-/* One MR x NR tile of out over k in [kb, kb + kc): bp is its panel's packed block. On
- * the last k block the epilogue runs while the tile is hot: GELU, or adding it into
- * acc_into. */
+/* Where block kb of panel p of a B packed once starts (float32 or quantized, all K to a
+ * panel), and int8's scales for it (*sc; NULL otherwise) */
+static const void *packed_block(const matmul_job *j, int p, int kb, const float **sc)
+{
+    const int NR = j->kern.NR;
+    const size_t es = j->format == MYGPT_WEIGHTS_BF16 ? 2 : j->format == MYGPT_WEIGHTS_INT8 ? 1 : sizeof(float);
+    *sc = j->qscales ? j->qscales + ((size_t)p * mygpt_int8_groups(j->K) + (size_t)kb / MYGPT_INT8_GROUP) * NR
+                     : NULL;
+    const void *panels = j->format ? j->qpanels : (const void *)j->prepacked;
+    return (const char *)panels + ((size_t)p * j->K + (size_t)kb) * NR * es;
+}
+
 /* The kernel on one tile: a float32 B at bp, or the quantized panel p's block at kb */
 static void tile_kernel(const matmul_job *j, int p, int kb, int rows, int kc, const float *a, const float *bp,
                         float *c, size_t ldc, int first, const float *init)
@@ -483,13 +471,14 @@ static void tile_kernel(const matmul_job *j, int p, int kb, int rows, int kc, co
         (j->a_t ? j->kern.transposed_a : j->kern.rows_a)(rows, kc, a, j->lda, bp, c, ldc, first, init);
         return;
     }
-    const int NR = j->kern.NR;
-    const size_t at = ((size_t)p * j->K + (size_t)kb) * NR, es = j->format == MYGPT_WEIGHTS_BF16 ? 2 : 1;
-    const float *sc = j->qscales ? j->qscales + ((size_t)p * mygpt_int8_groups(j->K) + (size_t)kb / MYGPT_INT8_GROUP) * NR
-                                 : NULL;
-    j->kern.quantized[j->format](rows, kc, a, j->lda, (const char *)j->qpanels + at * es, sc, c, ldc, first, init);
+    const float *sc;
+    const void *qb = packed_block(j, p, kb, &sc);
+    j->kern.quantized[j->format](rows, kc, a, j->lda, qb, sc, c, ldc, first, init);
 }
 
+/* One MR x NR tile of out over k in [kb, kb + kc): bp is its panel's packed block. On
+ * the last k block the epilogue runs while the tile is hot: GELU, or adding it into
+ * acc_into. */
 static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *bp, int kb, int kc)
 {
     const int MR = j->kern.MR, NR = j->kern.NR, N = j->N;
@@ -542,12 +531,11 @@ static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *bp, 
 static void decode_panels(const matmul_job *j, int p, int kb, int kc)
 {
     const int NR = j->kern.NR, P = j->kern.decode_panels, first = kb == 0, last = kb + kc == j->K;
-    const size_t es = j->format == MYGPT_WEIGHTS_BF16 ? 2 : j->format ? 1 : sizeof(float), groups = mygpt_int8_groups(j->K);
-    const float *sc = j->qscales ? j->qscales + ((size_t)p * groups + (size_t)kb / MYGPT_INT8_GROUP) * NR : NULL;
+    const float *sc;
+    const void *b = packed_block(j, p, kb, &sc);
     float *c = j->out + (size_t)p * NR;
-    const void *panels = j->format ? j->qpanels : (const void *)j->prepacked;
-    j->kern.decode[j->format](kc, j->a + kb, (const char *)panels + ((size_t)p * j->K + (size_t)kb) * NR * es,
-                              (size_t)j->K * NR, sc, groups * NR, c, first, j->bias ? j->bias + (size_t)p * NR : NULL);
+    j->kern.decode[j->format](kc, j->a + kb, b, (size_t)j->K * NR, sc, mygpt_int8_groups(j->K) * NR, c, first,
+                              j->bias ? j->bias + (size_t)p * NR : NULL);
     if (last && j->apply_gelu)
         j->kern.gelu(c, (size_t)j->N, 1, P * NR);
 }
