@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <omp.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -759,7 +760,6 @@ Test(arch_checkpoint, saves_keep_links_devices_and_races_safe)
 /* Issue 25, item 11: a SIGTERM that arrives during a save acts once the file is whole:
  * no temporary file is left, and a file that is there loads. (A signal that comes before
  * the save starts ends the child with nothing written: also whole.) */
-#include <signal.h>
 
 Test(arch_checkpoint, a_signal_during_a_save_leaves_no_partial_file, .timeout = 120)
 {
