@@ -6,13 +6,21 @@
  */
 #define _GNU_SOURCE /* memmem */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <math.h>
 #include <omp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "golden.h"
+#include "mygpt/checkpoint.h"
+#include "mygpt/data.h"
+#include "mygpt/generate.h"
 #include "mygpt/gpt.h"
 #include "mygpt/layers.h"
 #include "mygpt/rng.h"
@@ -383,11 +391,7 @@ Test(arch, the_same_bits_for_1_2_3_and_8_threads)
 
 /* ---- checkpoints: Hugging Face's GPT-2 and the book's state_dict ---------------------------- */
 
-#include <unistd.h>
 
-#include "mygpt/checkpoint.h"
-#include "mygpt/data.h"
-#include "mygpt/generate.h"
 
 /* A model read from a golden file has the reference's parameters and greedy tokens. */
 Test(arch_checkpoint, reference_files_load_and_generate_the_references_tokens)
@@ -621,7 +625,6 @@ Test(arch_checkpoint, hostile_files_of_the_new_layouts_are_refused_with_the_reas
  * refused before anything is allocated for it (under an address-space limit of 512 MB
  * where no sanitizer reserves its shadow); a NUL or control byte in a name and a second
  * __metadata__ are refused; non-finite weights are refused, named. */
-#include <sys/resource.h>
 
 Test(arch_checkpoint, lying_metadata_duplicate_metadata_nul_names_and_nan_weights_are_refused)
 {
@@ -684,9 +687,6 @@ Test(arch_checkpoint, lying_metadata_duplicate_metadata_nul_names_and_nan_weight
  * a path in a missing directory is refused before anything is written; two processes
  * saving to one path both succeed, the file is whole (one of the two models) and no
  * temporary file is left behind. */
-#include <dirent.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 
 /* Files in dir (not . or ..), other than `except` when given: what a save left behind. */
 static int files_in(const char *dir, const char *except)
