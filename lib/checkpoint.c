@@ -99,7 +99,7 @@ static tensor_bytes float_bytes(const mygpt_params *w)
 
 static tensor_bytes quantized_bytes(const mygpt_quantized *qz)
 {
-    tensor_bytes tb = {.es = qz->format == MYGPT_WEIGHTS_BF16 ? 2 : 1};
+    tensor_bytes tb = {.es = mygpt_weights_value_bytes(qz->format)};
     for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++)
         tb.base[i] = qz->q[i];
     return tb;
@@ -354,7 +354,7 @@ static mygpt_status save(const mygpt_gpt *g, const char *path, mygpt_error *err)
     for (int i = 0; i < n; i++) {
         const size_t numel = (size_t)ts[i].shape[0] * (size_t)(ts[i].ndim == 2 ? ts[i].shape[1] : 1);
         const int quant = is_quantized(c, &ts[i], wf);
-        const size_t bytes = numel * (quant ? (wf == MYGPT_WEIGHTS_BF16 ? 2 : 1) : sizeof(float));
+        const size_t bytes = numel * mygpt_weights_value_bytes(quant ? wf : MYGPT_WEIGHTS_FP32);
         const char *dtype = !quant ? "F32" : wf == MYGPT_WEIGHTS_BF16 ? "BF16" : "I8";
         biggest = numel > biggest ? numel : biggest;
         if (ts[i].ndim == 2)
@@ -836,7 +836,7 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
         const size_t numel = (size_t)want->shape[0] * (size_t)(want->ndim == 2 ? want->shape[1] : 1);
         const int quant = is_quantized(&cfg, want, wf);
         const char *dtype = !quant ? "F32" : wf == MYGPT_WEIGHTS_BF16 ? "BF16" : "I8";
-        const size_t es = !quant ? sizeof(float) : wf == MYGPT_WEIGHTS_BF16 ? 2 : 1;
+        const size_t es = mygpt_weights_value_bytes(quant ? wf : MYGPT_WEIGHTS_FP32);
         if (!e)
             st = mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s is missing", path, want->name);
         else if (strcmp(e->dtype, dtype) != 0)

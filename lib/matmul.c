@@ -456,7 +456,7 @@ typedef struct matmul_job {
 static const void *packed_block(const matmul_job *j, int p, int kb, const float **sc)
 {
     const int NR = j->kern.NR;
-    const size_t es = j->format == MYGPT_WEIGHTS_BF16 ? 2 : j->format == MYGPT_WEIGHTS_INT8 ? 1 : sizeof(float);
+    const size_t es = mygpt_weights_value_bytes(j->format);
     *sc = j->qscales ? j->qscales + ((size_t)p * mygpt_int8_groups(j->K) + (size_t)kb / MYGPT_INT8_GROUP) * NR
                      : NULL;
     const void *panels = j->format ? j->qpanels : (const void *)j->prepacked;
@@ -963,7 +963,7 @@ mygpt_status mygpt_matmul_pack_quantized(mygpt_packed_weight *pw, mygpt_weights 
         return mygpt_fail(err, MYGPT_EINVAL, "a packed quantized weight needs K, N >= 1 and bf16 or int8 (K=%d N=%d)",
                           K, N);
     const int NR = pick_kernels().NR, panels = (N + NR - 1) / NR;
-    const size_t es = format == MYGPT_WEIGHTS_BF16 ? 2 : 1, len = (size_t)panels * NR * K;
+    const size_t es = mygpt_weights_value_bytes(format), len = (size_t)panels * NR * K;
     const size_t groups = mygpt_int8_groups(K), slen = format == MYGPT_WEIGHTS_INT8 ? (size_t)panels * groups * NR : 0;
     void *mem = NULL, *smem = NULL; // (not in huge pages: see mygpt_matmul_pack)
     if (posix_memalign(&mem, 64, len * es) != 0 || (slen && posix_memalign(&smem, 64, slen * sizeof(float)) != 0)) {

@@ -36,7 +36,7 @@ static mygpt_status pack(mygpt_packed_weight *pw, const mygpt_gpt *g, int i, int
     const mygpt_quantized *qz = g->quantized;
     if (!qz || !qz->q[i])
         return mygpt_matmul_pack(pw, weight, K, N, err);
-    const size_t es = qz->format == MYGPT_WEIGHTS_BF16 ? 2 : 1;
+    const size_t es = mygpt_weights_value_bytes(qz->format);
     const float *scales = qz->scales[i] ? qz->scales[i] + (size_t)l * N * mygpt_int8_groups(K) : NULL;
     return mygpt_matmul_pack_quantized(pw, qz->format, (const char *)qz->q[i] + off * es, scales, weight, K, N, err);
 }

@@ -61,6 +61,11 @@ mygpt_status mygpt_bf16_quantize(const float *w, size_t n, uint16_t *out, mygpt_
     return MYGPT_OK;
 }
 
+size_t mygpt_weights_value_bytes(mygpt_weights w)
+{
+    return w == MYGPT_WEIGHTS_BF16 ? 2 : w == MYGPT_WEIGHTS_INT8 ? 1 : sizeof(float);
+}
+
 size_t mygpt_int8_groups(int cols)
 {
     return cols < 1 ? 0 : ((size_t)cols + MYGPT_INT8_GROUP - 1) / MYGPT_INT8_GROUP;
@@ -125,14 +130,8 @@ int mygpt_weights_quantizes(const mygpt_config *cfg, int i)
 /* Bytes of a (rows, cols) tensor stored in format w */
 static double stored_bytes(double rows, int cols, mygpt_weights w)
 {
-    switch (w) {
-    case MYGPT_WEIGHTS_BF16:
-        return rows * cols * 2.0;
-    case MYGPT_WEIGHTS_INT8:
-        return rows * ((double)cols + 4.0 * (double)mygpt_int8_groups(cols));
-    default:
-        return rows * cols * 4.0;
-    }
+    const double scales = w == MYGPT_WEIGHTS_INT8 ? sizeof(float) * (double)mygpt_int8_groups(cols) : 0;
+    return rows * ((double)cols * (double)mygpt_weights_value_bytes(w) + scales);
 }
 
 double mygpt_weights_bytes_per_token(const mygpt_config *cfg, mygpt_weights w)
@@ -175,7 +174,7 @@ mygpt_status mygpt_quantized_alloc(mygpt_quantized **out, const mygpt_config *cf
         qz->cols[i] = (int)info.shape[1];
         qz->rows[i] = info.numel / (size_t)info.shape[1];
         at[i][0] = total;
-        total += (info.numel * (format == MYGPT_WEIGHTS_BF16 ? 2 : 1) + 63) / 64 * 64;
+        total += (info.numel * mygpt_weights_value_bytes(format) + 63) / 64 * 64;
         at[i][1] = total;
         if (format == MYGPT_WEIGHTS_INT8)
             total += (qz->rows[i] * mygpt_int8_groups(qz->cols[i]) * sizeof(float) + 63) / 64 * 64;

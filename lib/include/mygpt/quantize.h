@@ -55,6 +55,9 @@ float mygpt_bf16_widen(uint16_t b);
  * finite value beyond bfloat16's range. */
 mygpt_status mygpt_bf16_quantize(const float *w, size_t n, uint16_t *out, mygpt_error *err);
 
+/* Bytes of one stored weight value in format w: 4, 2 or 1 (int8's scales aside). */
+size_t mygpt_weights_value_bytes(mygpt_weights w);
+
 /* Groups in a row of cols weights: ceil(cols / MYGPT_INT8_GROUP). */
 size_t mygpt_int8_groups(int cols);
 
