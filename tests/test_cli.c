@@ -868,6 +868,8 @@ Test(cli_train, quantize_writes_a_checkpoint_that_generates_as_weights_does, .ti
         snprintf(words, sizeof words, "generate --checkpoint %s --ids 1,2,3 --max-new 6 --no-stream --weights %s", src, w);
         cr_assert_eq(run_words(MYGPT_EXE, words, &b), 0);
         cr_expect_eq(a.status, 0, "%s", a.err);
+        cr_expect_eq(b.status, 0, "%s", b.err);
+        cr_expect(strncmp(a.out, "1 2 3 ", 6) == 0, "the ids line, prompt first: %s", a.out);
         cr_expect_str_eq(a.out, b.out);
         snprintf(words, sizeof words, "generate --checkpoint %s --ids 1,2,3 --max-new 6 --no-stream --weights fp32", path);
         proc_result c;

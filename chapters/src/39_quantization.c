@@ -54,12 +54,13 @@ int main(int argc, char **argv)
     mygpt_gpt *trained = verdict_model(&ch, &v);
     const mygpt_config cfg = trained->config;
     mygpt_error err = {0};
-    printf("Chapter 33's AdamW model, GPT(50257, 64, 4, 2, 32), its weights stored three ways for\n"
-           "inference: as trained (fp32), rounded to bfloat16 (bf16), and in int8 groups of 64 with a\n"
+    printf("Chapter 33's AdamW model, GPT(%d, %d, %d, %d, %d), its weights stored three ways for\n"
+           "inference: as trained (fp32), rounded to bfloat16 (bf16), and in int8 groups of %d with a\n"
            "float32 scale max|w| / 127 each (int8). Every matmul weight and the token embedding (the\n"
            "tied head) are stored so; LayerNorm parameters and the position embedding stay float32.\n"
            "Greedy: %d validation prompts of %d tokens, %d new tokens each.\n\n",
-           PROMPTS, PROMPT_LEN, NEW);
+           cfg.vocab_size, cfg.embed_dim, cfg.num_heads, cfg.num_layers, cfg.max_seq_len, MYGPT_INT8_GROUP, PROMPTS,
+           PROMPT_LEN, NEW);
     printf("%-7s %9s %9s %20s %15s\n", "weights", "MB/token", "val loss", "tokens as fp32's", "same text");
     int64_t ref[PROMPTS * NEW], got[PROMPTS * NEW];
     int identical[3] = {0};
