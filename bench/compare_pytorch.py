@@ -40,10 +40,10 @@ CONFIGS = {  # name: V, C, H, N, T, B
     "gpt2": (50257, 768, 12, 12, 1024, 1),
     "gpt2-b8": (50257, 768, 12, 12, 64, 8),
 }
-TRAIN_CONFIGS = {  # name: V, C, H, N, T, B (mygpt-bench --train's)
-    "tiny-train": (4, 4, 2, 2, 3, 1),
-    "verdict": (50257, 64, 4, 2, 32, 8),
-    "gpt2-b4t64": (50257, 768, 12, 12, 64, 4),
+TRAIN_CONFIGS = {  # name: V, C, H, N, T, B, the embeddings' std (mygpt-bench --train's)
+    "tiny-train": (4, 4, 2, 2, 3, 1, 1.0),
+    "verdict": (50257, 64, 4, 2, 32, 8, 1.0),
+    "gpt2-b4t64": (50257, 768, 12, 12, 64, 4, 0.02),
 }
 
 
@@ -65,9 +65,14 @@ def worker(args):
     from reference_gpt import GPT
     if args.worker.startswith("train-"):  # one training step, as the tutorial writes it
         import torch.nn.functional as F
-        V, C, H, N, T, B = TRAIN_CONFIGS[args.worker[6:]]
+        V, C, H, N, T, B, emb_std = TRAIN_CONFIGS[args.worker[6:]]
         torch.manual_seed(0)
         gpt = GPT(V, C, H, N, T)
+        if emb_std != 1.0:  # as bench_learn.c: GPT-2's initializer_range
+            with torch.no_grad():
+                for m in gpt.modules():
+                    if isinstance(m, torch.nn.Embedding):
+                        m.weight.mul_(emb_std)
         x = torch.tensor([[(i * 7919) % V for i in range(b * T, (b + 1) * T)] for b in range(B)])
         y = torch.tensor([[(i * 104729 + 1) % V for i in range(b * T, (b + 1) * T)] for b in range(B)])
         opt = torch.optim.AdamW(gpt.parameters(), lr=1e-4)
