@@ -452,6 +452,7 @@ typedef struct matmul_job {
     kernels kern;
     float *slab;           /* the packed panels of one slab of B (not prepacked) */
     float *unit_buf;       /* swapped: per thread, one unit's tiles (unit_len floats) */
+    float *a_buf;          /* a_t: per thread, one row block's strip of A (KC x MR), or NULL */
     int ns, ks;            /* slab: ns columns (multiple of NR) x ks rows of B */
     int unit_mb, unit_p;   /* a thread's unit of work: unit_mb row blocks x unit_p panels */
     mygpt_queue *queues;   /* one per thread of the team (matmul_blocks) */
@@ -475,11 +476,11 @@ static const void *packed_block(const matmul_job *j, int p, int kb, const float 
 }
 
 /* The kernel on one tile: a float32 B at bp, or the quantized panel p's block at kb */
-static void tile_kernel(const matmul_job *j, int p, int kb, int rows, int kc, const float *a, const float *bp,
-                        float *c, size_t ldc, int first, const float *init)
+static void tile_kernel(const matmul_job *j, int p, int kb, int rows, int kc, const float *a, size_t lda,
+                        const float *bp, float *c, size_t ldc, int first, const float *init)
 {
     if (!j->format) {
-        (j->a_t ? j->kern.transposed_a : j->kern.rows_a)(rows, kc, a, j->lda, bp, c, ldc, first, init);
+        (j->a_t ? j->kern.transposed_a : j->kern.rows_a)(rows, kc, a, lda, bp, c, ldc, first, init);
         return;
     }
     const float *sc;
@@ -487,10 +488,36 @@ static void tile_kernel(const matmul_job *j, int p, int kb, int rows, int kc, co
     j->kern.quantized[j->format](rows, kc, a, j->lda, qb, sc, c, ldc, first, init);
 }
 
-/* One MR x NR tile of out over k in [kb, kb + kc): bp is its panel's packed block. On
- * the last k block the epilogue runs while the tile is hot: GELU, or adding it into
- * acc_into. */
-static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *bp, int kb, int kc)
+/* Where row block mb's A starts at k block kb, and its row stride (*lda). A read
+ * transposed (a_t: the backward's dout^T and the swapped products' activations) has its
+ * k rows lda floats apart: 3 or 12 KiB for GPT-2's widths, which puts the lines one
+ * tile reads into 4 or 1 of the L1 cache's 64 sets, and the head's 50257 a page apart.
+ * With a buffer (a_buf) the strip is copied once, k by k, MR floats apart, for all the
+ * panels the unit passes it to: the same values in the same order, read from
+ * consecutive lines. */
+static const float *row_block_a(const matmul_job *j, int me, size_t mb, int kb, int kc, size_t *lda)
+{
+    const int MR = j->kern.MR;
+    const size_t m0 = mb * MR;
+    *lda = j->lda;
+    if (!j->a_t)
+        return j->a + m0 * j->lda + kb;
+    const float *a = j->a + (size_t)kb * j->lda + m0;
+    if (!j->a_buf)
+        return a;
+    const size_t rows = j->M - m0 < (size_t)MR ? j->M - m0 : (size_t)MR;
+    float *strip = j->a_buf + (size_t)me * KC * MR;
+    for (int k = 0; k < kc; k++)
+        memcpy(strip + (size_t)k * MR, a + (size_t)k * j->lda, rows * sizeof *strip);
+    *lda = (size_t)MR;
+    return strip;
+}
+
+/* One MR x NR tile of out over k in [kb, kb + kc): a is its row block's A (row_block_a),
+ * bp its panel's packed block. On the last k block the epilogue runs while the tile is
+ * hot: GELU, or adding it into acc_into. */
+static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *a, size_t lda, const float *bp, int kb,
+                        int kc)
 {
     const int MR = j->kern.MR, NR = j->kern.NR, N = j->N;
     const size_t m0 = mb * MR;
@@ -498,11 +525,10 @@ static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *bp, 
     const int col0 = p * NR;
     const int cols = N - col0 < NR ? N - col0 : NR;
     const int first = kb == 0, last = kb + kc == j->K;
-    const float *a = j->a_t ? j->a + (size_t)kb * j->lda + m0 : j->a + m0 * j->lda + kb;
     const float *bias = j->bias ? j->bias + col0 : NULL;
     if (j->acc_into && first && last) { /* one k block: the sum from zero, then added in */
         edge_tile t;
-        tile_kernel(j, p, kb, rows, kc, a, bp, t.c, NR, 1, NULL);
+        tile_kernel(j, p, kb, rows, kc, a, lda, bp, t.c, NR, 1, NULL);
         float *d = j->acc_into + m0 * N + col0;
         for (int i = 0; i < rows; i++)
             for (int jj = 0; jj < cols; jj++)
@@ -511,7 +537,7 @@ static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *bp, 
     }
     float *c = j->out + m0 * N + col0;
     if (cols == NR) {
-        tile_kernel(j, p, kb, rows, kc, a, bp, c, (size_t)N, first, bias);
+        tile_kernel(j, p, kb, rows, kc, a, lda, bp, c, (size_t)N, first, bias);
     } else { /* right edge: work in a full-width scratch tile */
         edge_tile t;
         float init[NR_MAX] = {0};
@@ -520,7 +546,7 @@ static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *bp, 
         for (int i = 0; i < rows; i++)
             for (int jj = 0; jj < NR; jj++)
                 t.c[i * NR + jj] = jj < cols && !first ? c[i * (size_t)N + jj] : 0.0f;
-        tile_kernel(j, p, kb, rows, kc, a, bp, t.c, NR, first, init);
+        tile_kernel(j, p, kb, rows, kc, a, lda, bp, t.c, NR, first, init);
         for (int i = 0; i < rows; i++)
             for (int jj = 0; jj < cols; jj++)
                 c[i * (size_t)N + jj] = t.c[i * NR + jj];
@@ -623,7 +649,7 @@ static void swapped_tile_finish(const matmul_job *j, swapped_tile t, float *c, i
 /* One unit of the swapped product over the k slab [k0, k0 + ks): row blocks
  * [mb0, mb1) x panels [q0, q1) of the slab whose panels start at slab (panel_len
  * floats apart, the first being panel p0). ub holds the unit's tiles. */
-static void swapped_unit(const matmul_job *j, float *ub, size_t mb0, size_t mb1, int q0, int q1,
+static void swapped_unit(const matmul_job *j, int me, float *ub, size_t mb0, size_t mb1, int q0, int q1,
                          int p0, const float *slab, size_t panel_len, int k0, int ks)
 {
     const int MR = j->kern.MR, NR = j->kern.NR, tile = MR * NR, nq = q1 - q0;
@@ -635,10 +661,11 @@ static void swapped_unit(const matmul_job *j, float *ub, size_t mb0, size_t mb1,
         const int kc = k0 + ks - kb < KC ? k0 + ks - kb : KC;
         for (size_t mb = mb0; mb < mb1; mb++) {
             const swapped_tile t = swapped_tile_at(j, mb, p0 + q0);
-            const float *a = j->a_t ? j->a + (size_t)kb * j->lda + t.m0 : j->a + t.m0 * j->lda + kb;
+            size_t lda;
+            const float *a = row_block_a(j, me, mb, kb, kc, &lda);
             const kernel_fn kernel = j->a_t ? j->kern.transposed_a : j->kern.rows_a;
             for (int q = q0; q < q1; q++)
-                kernel(t.rows, kc, a, j->lda, slab + (size_t)q * panel_len + (size_t)(kb - k0) * NR,
+                kernel(t.rows, kc, a, lda, slab + (size_t)q * panel_len + (size_t)(kb - k0) * NR,
                        ub + ((mb - mb0) * nq + (q - q0)) * tile, NR, 0, NULL);
         }
     }
@@ -695,7 +722,7 @@ static void run_unit(const matmul_job *j, int me, share s, size_t u, int p0, con
     const int q1 = q0 + j->unit_p < s.q1 ? q0 + j->unit_p : s.q1;
     const int NR = j->kern.NR;
     if (j->swapped) { /* the unit's sums stay in this thread's buffer */
-        swapped_unit(j, j->unit_buf + (size_t)me * unit_len(j), mb0, mb1, q0, q1, p0, slab,
+        swapped_unit(j, me, j->unit_buf + (size_t)me * unit_len(j), mb0, mb1, q0, q1, p0, slab,
                      panel_len, k0, ks);
         return;
     }
@@ -705,10 +732,13 @@ static void run_unit(const matmul_job *j, int me, share s, size_t u, int p0, con
         int qd = q0; // decoding: P whole panels at once
         for (; P && qd + P <= q1 && (p0 + qd + P) * NR <= j->N; qd += P)
             decode_panels(j, p0 + qd, kb, kc);
-        for (size_t mb = mb0; mb < mb1; mb++)
+        for (size_t mb = mb0; mb < mb1 && qd < q1; mb++) {
+            size_t lda;
+            const float *a = row_block_a(j, me, mb, kb, kc, &lda);
             for (int q = qd; q < q1; q++) // (a quantized B: matmul_tile finds its block)
-                matmul_tile(j, mb, p0 + q, j->format ? NULL : slab + (size_t)q * panel_len + (size_t)(kb - k0) * NR,
-                            kb, kc);
+                matmul_tile(j, mb, p0 + q, a, lda,
+                            j->format ? NULL : slab + (size_t)q * panel_len + (size_t)(kb - k0) * NR, kb, kc);
+        }
     }
 }
 
@@ -876,14 +906,17 @@ static mygpt_status run(matmul_job *j, mygpt_error *err)
         return MYGPT_OK;
     }
     const size_t ub_len = j->swapped ? (size_t)team * unit_len(j) : 0;
-    /* one block: the panels, the unit buffers, then (from a 64-byte boundary) the queues */
-    const size_t floats = slab_len + ub_len, q_bytes = team > 1 ? (size_t)team * sizeof(mygpt_queue) + 64 : 0;
+    const size_t ab_len = j->a_t ? (size_t)team * KC * j->kern.MR : 0;
+    /* one block: the panels, the unit buffers, A's strips, then (from a 64-byte
+     * boundary) the queues */
+    const size_t floats = slab_len + ub_len + ab_len, q_bytes = team > 1 ? (size_t)team * sizeof(mygpt_queue) + 64 : 0;
     char *mem = NULL;
     if (floats + q_bytes && !(mem = malloc(floats * sizeof(float) + q_bytes)))
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul's packed panels and work queues (%zu bytes)",
                           floats * sizeof(float) + q_bytes);
     j->slab = (float *)mem;
     j->unit_buf = j->slab + slab_len;
+    j->a_buf = ab_len ? j->unit_buf + ub_len : NULL;
     j->queues = &solo_queue;
     if (team > 1) {
         const uintptr_t end = (uintptr_t)(mem + floats * sizeof(float));
