@@ -507,8 +507,9 @@ static const float *row_block_a(const matmul_job *j, int me, size_t mb, int kb, 
         return a;
     const size_t rows = j->M - m0 < (size_t)MR ? j->M - m0 : (size_t)MR;
     float *strip = j->a_buf + (size_t)me * KC * MR;
-    for (int k = 0; k < kc; k++)
-        memcpy(strip + (size_t)k * MR, a + (size_t)k * j->lda, rows * sizeof *strip);
+    for (int k = 0; k < kc; k++) // (a loop: memcpy's call costs more than its 14 floats)
+        for (size_t i = 0; i < rows; i++)
+            strip[(size_t)k * MR + i] = a[(size_t)k * j->lda + i];
     *lda = (size_t)MR;
     return strip;
 }
