@@ -128,8 +128,9 @@ static mygpt_status attention(const mygpt_pass *p, int l, const mygpt_block_acts
     const int B = p->B, T = p->T, C = p->cfg->embed_dim, NH = p->cfg->num_heads;
     if (p->cache) {
         const size_t MC = (size_t)p->cfg->max_seq_len * (size_t)C;
-        mygpt_attention_cached(a->atty, a->q, p->cache->k + l * MC, p->cache->v + l * MC, T, p->t0,
-                               p->cfg->max_seq_len, C, NH, p->cache->att, p->cache->att_rows);
+        const size_t KTC = (size_t)C * p->cache->ldk;
+        mygpt_attention_cached(a->atty, a->q, p->cache->k + l * MC, p->cache->kt + l * KTC, p->cache->v + l * MC,
+                               T, p->t0, p->cfg->max_seq_len, C, NH, p->cache->att, p->cache->att_rows);
         return MYGPT_OK;
     }
     mygpt_status st = mygpt_attention_forward(a->atty, a->att, a->q, a->k, a->v, p->att_scratch, p->att_scratch_len,

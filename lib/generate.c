@@ -18,11 +18,16 @@ mygpt_status mygpt_kv_cache_init(mygpt_kv_cache *c, const mygpt_gpt *g, mygpt_er
     memset(c, 0, sizeof *c);
     const size_t L = (size_t)g->config.num_layers, M = (size_t)g->config.max_seq_len;
     const size_t C = (size_t)g->config.embed_dim;
+    const size_t ldk = (M + MYGPT_KT_BLOCK - 1) / MYGPT_KT_BLOCK * MYGPT_KT_BLOCK;
     c->capacity = g->config.max_seq_len;
-    if (!(c->memory = malloc(2 * L * M * C * sizeof(float))))
-        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a KV cache of %zu floats", 2 * L * M * C);
+    // zeroed: a block of scores past the cached keys reads kt's padding (then dropped)
+    if (!(c->memory = calloc(2 * L * M * C + L * C * ldk, sizeof(float))))
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a KV cache of %zu floats",
+                          2 * L * M * C + L * C * ldk);
     c->k = c->memory;
     c->v = c->memory + L * M * C;
+    c->kt = c->memory + 2 * L * M * C;
+    c->ldk = (int)ldk;
     return MYGPT_OK;
 }
 

@@ -179,10 +179,12 @@ void mygpt_packed_model_free(mygpt_packed_model *p);
 
 /* The KV-cache step's attention (attention.c): n new query rows (n, C) at positions
  * t0 .. t0 + n - 1 against one layer's cached keys and values kc, vc (M, C), rows 0 to
- * each query's position, into out (n, C); rows holds nrows rows of M scores, one per
- * thread that may run. The same row arithmetic as the forward: the same bits. */
-void mygpt_attention_cached(float *out, const float *q, const float *kc, const float *vc, int n, int t0, int M,
-                            int C, int NH, float *rows, int nrows);
+ * each query's position, into out (n, C). The new keys (kc's rows t0 ..) are first
+ * copied into kt, the layer's keys transposed block by block (mygpt_kv_cache), which the
+ * scores read. rows holds nrows rows of M scores, one per thread that may run. The same
+ * sums as the forward's attention_row: the same bits. */
+void mygpt_attention_cached(float *out, const float *q, const float *kc, float *kt, const float *vc, int n, int t0,
+                            int M, int C, int NH, float *rows, int nrows);
 
 /* The matmul / attention kernel this CPU gets ("avx512", "avx2" or "generic"), after
  * MYGPT_MATMUL_KERNEL / MYGPT_ATTENTION_KERNEL: for tests and the benchmark. */
