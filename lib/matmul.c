@@ -26,8 +26,10 @@
  *     head's 50257 outputs) the product runs swapped, out^T = W X^T: the weight is read
  *     in place and only the activations are packed (swap_operands);
  *   - a weight packed once may be stored quantized (bf16, or int8 with a scale per group
- *     of 64: mygpt/quantize.h): the kernels widen each value to its dequantized float in
- *     a register (b_at), so the bytes read per token shrink and the sums do not change;
+ *     of 64: mygpt/quantize.h): decoding widens each value to its dequantized float in a
+ *     register, so the bytes read per token shrink; more rows (a prompt) widen a unit's
+ *     panels once into floats (widen_block) and run the float kernel: the same values
+ *     (b_at), so the sums do not change;
  *   - decoding (one activation row) takes several prepacked panels at once
  *     (decode_panels): more independent fused multiply-add chains and memory streams.
  *
@@ -69,9 +71,10 @@
 #define NC 256 /* columns per packed block: KC x NC floats stay in L2 */
 
 /* Element j of packed row k of B, as a float: B stored as float32 (BF 0), or quantized
- * (mygpt/quantize.h) and widened here, in a register, to exactly its dequantized float:
- * bf16's 16 bits shifted up (BF 1), or int8's (float)q * s with its group's scale (BF 2;
- * s holds the NR scales of the group row k is in). */
+ * (mygpt/quantize.h) and widened to exactly its dequantized float: bf16's 16 bits
+ * shifted up (BF 1), or int8's (float)q * s with its group's scale (BF 2; s holds the NR
+ * scales of the group row k is in). The decoding kernels (QROWS_BODY) widen the same way
+ * with intrinsics. */
 static inline __attribute__((always_inline)) float b_at(const int BF, const int NR, const void *restrict bp,
                                                         const float *restrict s, int k, int j)
 {
@@ -90,67 +93,39 @@ static inline __attribute__((always_inline)) float b_at(const int BF, const int 
  * the product summed from zero, k in order, one fused multiply-add at a time, then
  * added to c. init is the bias (or NULL for zero). A_T says how a is stored: row by row
  * (element (i, k) at a[i * lda + k]) or transposed (at a[k * lda + i]: the backward's
- * dout^T, read without a transposed copy). BF says how bp stores B (b_at; sc: int8's
- * scales, NR per group of MYGPT_INT8_GROUP rows of k): whichever, every product is
- * fmaf(a, the float of b, sum), the same bits. The body is written once; the wrappers
- * below compile it for a tile height MR, a layout of a, a storage of B and an
- * instruction set. */
+ * dout^T). The body is written once; the wrappers below compile it for a tile height
+ * MR, a layout of a and an instruction set. */
 static inline __attribute__((always_inline)) void
-kernel_body(const int MR, const int NR, const int A_T, const int BF, int rows, int kc, const float *restrict a,
-            size_t lda, const void *restrict bp, const float *restrict sc, float *restrict c, size_t ldc,
-            int first, const float *restrict init)
+kernel_body(const int MR, const int NR, const int A_T, int rows, int kc, const float *restrict a, size_t lda,
+            const float *restrict bp, float *restrict c, size_t ldc, int first, const float *restrict init)
 {
 #define A_AT(i, k) (A_T ? a[(size_t)(k) * lda + (i)] : a[(size_t)(i) * lda + (k)])
-/* b: packed row k of B as floats (float32: in place; quantized: widened into bw) */
-#define B_ROW(k)                                                                                   \
-    float bw[NR_MAX];                                                                              \
-    const float *b = (const float *)bp + (size_t)(k) * NR;                                         \
-    if (BF != MYGPT_WEIGHTS_FP32) {                                                                \
-        _Pragma("omp simd") for (int j = 0; j < NR; j++) bw[j] = b_at(BF, NR, bp, s, k, j);       \
-        b = bw;                                                                                    \
-    }
     float acc[MR_MAX][NR_MAX];
     for (int i = 0; i < MR; i++)
         for (int j = 0; j < NR; j++)
             acc[i][j] = 0.0f;
-    // k in chunks that share their int8 scales (one chunk for float32 and bf16)
-    const int chunk = BF == MYGPT_WEIGHTS_INT8 ? MYGPT_INT8_GROUP : kc;
-    for (int k0 = 0; k0 < kc; k0 += chunk) {
-        const int k1 = kc - k0 < chunk ? kc : k0 + chunk;
-        float s[NR_MAX]; // the chunk's scales
-        for (int j = 0; j < NR; j++)
-            s[j] = BF == MYGPT_WEIGHTS_INT8 ? sc[(size_t)(k0 / MYGPT_INT8_GROUP) * NR + j] : 0.0f;
-        if (rows == MR) {
-            for (int k = k0; k < k1; k++) {
-                B_ROW(k);
-                for (int i = 0; i < MR; i++) {
-                    const float ai = A_AT(i, k);
-#pragma omp simd
-                    for (int j = 0; j < NR; j++)
-                        acc[i][j] = fmaf(ai, b[j], acc[i][j]);
-                }
-            }
-        } else if (rows == 1) { /* one row (decoding a token): its NR sums stay in registers */
-            for (int k = k0; k < k1; k++) {
-                const float ai = A_AT(0, k);
+    if (rows == MR) {
+        for (int k = 0; k < kc; k++) {
+            const float *b = bp + (size_t)k * NR;
+            for (int i = 0; i < MR; i++) {
+                const float ai = A_AT(i, k);
 #pragma omp simd
                 for (int j = 0; j < NR; j++)
-                    acc[0][j] = fmaf(ai, b_at(BF, NR, bp, s, k, j), acc[0][j]);
+                    acc[i][j] = fmaf(ai, b[j], acc[i][j]);
             }
-        } else {
-            for (int k = k0; k < k1; k++) {
-                B_ROW(k);
-                for (int i = 0; i < rows; i++) {
-                    const float ai = A_AT(i, k);
+        }
+    } else {
+        for (int k = 0; k < kc; k++) {
+            const float *b = bp + (size_t)k * NR;
+            for (int i = 0; i < rows; i++) {
+                const float ai = A_AT(i, k);
 #pragma omp simd
-                    for (int j = 0; j < NR; j++)
-                        acc[i][j] = fmaf(ai, b[j], acc[i][j]);
-                }
+                for (int j = 0; j < NR; j++)
+                    acc[i][j] = fmaf(ai, b[j], acc[i][j]);
             }
         }
     }
 #undef A_AT
-#undef B_ROW
     for (int i = 0; i < rows; i++)
         for (int j = 0; j < NR; j++) {
             const float base = first ? (init ? init[j] : 0.0f) : c[i * ldc + j];
@@ -181,17 +156,8 @@ typedef void (*kernel_fn)(int rows, int kc, const float *restrict a, size_t lda,
 #define KERNEL_ARGS                                                                                \
     int rows, int kc, const float *restrict a, size_t lda, const float *restrict bp,              \
         float *restrict c, size_t ldc, int first, const float *restrict init
-#define KERNEL_CALL(MR, NR, A_T) kernel_body(MR, NR, A_T, 0, rows, kc, a, lda, bp, NULL, c, ldc, first, init)
+#define KERNEL_CALL(MR, NR, A_T) kernel_body(MR, NR, A_T, rows, kc, a, lda, bp, c, ldc, first, init)
 
-/* The kernels for a quantized B (always prepacked, a stored row by row): sc is the
- * block's int8 scales (NULL for bf16) */
-typedef void (*qkernel_fn)(int rows, int kc, const float *restrict a, size_t lda, const void *restrict bp,
-                           const float *restrict sc, float *restrict c, size_t ldc, int first,
-                           const float *restrict init);
-#define QKERNEL_ARGS                                                                               \
-    int rows, int kc, const float *restrict a, size_t lda, const void *restrict bp,               \
-        const float *restrict sc, float *restrict c, size_t ldc, int first, const float *restrict init
-#define QKERNEL_CALL(MR, NR, BF) kernel_body(MR, NR, 0, BF, rows, kc, a, lda, bp, sc, c, ldc, first, init)
 /* One row of a prepacked or quantized B over several panels at once (decoding; QROWS_BODY) */
 #define QROWS_ARGS                                                                                 \
     int kc, const float *restrict a, const void *restrict bp, size_t bstride, const float *restrict sc, \
@@ -206,15 +172,6 @@ static void kernel_6x16(KERNEL_ARGS)
 static void kernel_6x16_t(KERNEL_ARGS)
 {
     KERNEL_CALL(6, 16, 1);
-}
-/* quantized B: fewer rows, registers going to the widening */
-static void kernel_4x16_bf16(QKERNEL_ARGS)
-{
-    QKERNEL_CALL(4, 16, MYGPT_WEIGHTS_BF16);
-}
-static void kernel_4x16_int8(QKERNEL_ARGS)
-{
-    QKERNEL_CALL(4, 16, MYGPT_WEIGHTS_INT8);
 }
 
 #ifdef MYGPT_X86_KERNELS
@@ -325,23 +282,6 @@ DECODE_FN(decode_avx2_fp32, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_FP32, DECODE_P
 DECODE_FN(decode_avx2_bf16, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_BF16, DECODE_P_AVX2)
 DECODE_FN(decode_avx2_int8, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_INT8, DECODE_P_AVX2)
 
-/* The tile kernels of a quantized B: one row through QROWS_BODY (one panel), more
- * through kernel_body */
-#define QKERNEL_FN(NAME, TARGET, ISA, MR, NR, FORMAT)                                              \
-    TARGET static void NAME(QKERNEL_ARGS)                                                          \
-    {                                                                                              \
-        if (rows == 1) {                                                                           \
-            const size_t bstride = 0, sstride = 0;                                                 \
-            const int BF = FORMAT;                                                                 \
-            QROWS_##ISA(1)                                                                         \
-        } else {                                                                                   \
-            QKERNEL_CALL(MR, NR, FORMAT);                                                          \
-        }                                                                                          \
-    }
-QKERNEL_FN(kernel_4x16_avx2_bf16, MYGPT_AVX2, AVX2, 4, 16, MYGPT_WEIGHTS_BF16)
-QKERNEL_FN(kernel_4x16_avx2_int8, MYGPT_AVX2, AVX2, 4, 16, MYGPT_WEIGHTS_INT8)
-QKERNEL_FN(kernel_12x32_avx512_bf16, MYGPT_AVX512, AVX512, 12, 32, MYGPT_WEIGHTS_BF16)
-QKERNEL_FN(kernel_12x32_avx512_int8, MYGPT_AVX512, AVX512, 12, 32, MYGPT_WEIGHTS_INT8)
 /* 10 rows for A whose rows alias in L1 (see rows_alias_in_l1) */
 MYGPT_AVX512 static void kernel_10x32_avx512(KERNEL_ARGS)
 {
@@ -365,8 +305,6 @@ typedef struct kernels {
     gelu_fn gelu;
     int aliased_MR;           /* a shorter tile for rows of a that alias in L1 */
     kernel_fn aliased_rows_a; /* (rows_alias_in_l1); the same MR and kernel if none */
-    int quantized_MR;         /* the tile for a quantized B, and its kernels by format */
-    qkernel_fn quantized[3];
     int decode_panels;        /* one row of a prepacked B: panels at once (0: tile by tile) */
     qrows_fn decode[3];
 } kernels;
@@ -374,14 +312,12 @@ typedef struct kernels {
 /* The kernels of each instruction set (cpu.h decides which one runs; every set gives
  * the same bits). */
 static const kernels KERNELS[MYGPT_ISA_COUNT] = {
-    [MYGPT_ISA_GENERIC] = {"generic", 6, 16, kernel_6x16, kernel_6x16_t, gelu_generic, 6, kernel_6x16,
-                           4, {NULL, kernel_4x16_bf16, kernel_4x16_int8}},
+    [MYGPT_ISA_GENERIC] = {"generic", 6, 16, kernel_6x16, kernel_6x16_t, gelu_generic, 6, kernel_6x16},
 #ifdef HAVE_X86_KERNELS
     [MYGPT_ISA_AVX2] = {"avx2", 6, 16, kernel_6x16_avx2, kernel_6x16_avx2_t, gelu_avx2, 6, kernel_6x16_avx2,
-                        4, {NULL, kernel_4x16_avx2_bf16, kernel_4x16_avx2_int8},
                         DECODE_P_AVX2, {decode_avx2_fp32, decode_avx2_bf16, decode_avx2_int8}},
     [MYGPT_ISA_AVX512] = {"avx512", 14, 32, kernel_14x32_avx512, kernel_14x32_avx512_t, gelu_avx512, 10,
-                          kernel_10x32_avx512, 12, {NULL, kernel_12x32_avx512_bf16, kernel_12x32_avx512_int8},
+                          kernel_10x32_avx512,
                           DECODE_P_AVX512, {decode_avx512_fp32, decode_avx512_bf16, decode_avx512_int8}},
 #endif
 };
@@ -453,6 +389,7 @@ typedef struct matmul_job {
     float *slab;           /* the packed panels of one slab of B (not prepacked) */
     float *unit_buf;       /* swapped: per thread, one unit's tiles (unit_len floats) */
     float *a_buf;          /* a_t: per thread, one row block's strip of A (KC x MR), or NULL */
+    float *w_buf;          /* quantized B: per thread, a unit's panels widened (unit_p x KC x NR) */
     int ns, ks;            /* slab: ns columns (multiple of NR) x ks rows of B */
     int unit_mb, unit_p;   /* a thread's unit of work: unit_mb row blocks x unit_p panels */
     mygpt_queue *queues;   /* one per thread of the team (matmul_blocks) */
@@ -475,17 +412,35 @@ static const void *packed_block(const matmul_job *j, int p, int kb, const float 
     return (const char *)panels + ((size_t)p * j->K + (size_t)kb) * NR * es;
 }
 
-/* The kernel on one tile: a float32 B at bp, or the quantized panel p's block at kb */
-static void tile_kernel(const matmul_job *j, int p, int kb, int rows, int kc, const float *a, size_t lda,
-                        const float *bp, float *c, size_t ldc, int first, const float *init)
+static inline __attribute__((always_inline)) void widen_rows(const int BF, const int NR, const void *qb,
+                                                              const float *sc, int kc, float *dst)
 {
-    if (!j->format) {
-        (j->a_t ? j->kern.transposed_a : j->kern.rows_a)(rows, kc, a, lda, bp, c, ldc, first, init);
-        return;
+    for (int k = 0; k < kc; k++) {
+        const float *s = BF == MYGPT_WEIGHTS_INT8 ? sc + (size_t)(k / MYGPT_INT8_GROUP) * NR : NULL;
+#pragma omp simd
+        for (int jj = 0; jj < NR; jj++)
+            dst[(size_t)k * NR + jj] = b_at(BF, NR, qb, s, k, jj);
     }
+}
+
+/* Quantized panel p's block at kb (kc rows of k) widened into dst as float32 panel rows:
+ * each value exactly its dequantized float (b_at), so the float kernel computes what a
+ * kernel widening in registers would, without widening again for every row block. */
+static void widen_block(const matmul_job *j, int p, int kb, int kc, float *dst)
+{
     const float *sc;
     const void *qb = packed_block(j, p, kb, &sc);
-    j->kern.quantized[j->format](rows, kc, a, j->lda, qb, sc, c, ldc, first, init);
+    if (j->format == MYGPT_WEIGHTS_INT8)
+        widen_rows(MYGPT_WEIGHTS_INT8, j->kern.NR, qb, sc, kc, dst);
+    else
+        widen_rows(MYGPT_WEIGHTS_BF16, j->kern.NR, qb, sc, kc, dst);
+}
+
+/* The kernel on one tile: B's packed float panel rows at bp */
+static void tile_kernel(const matmul_job *j, int rows, int kc, const float *a, size_t lda, const float *bp,
+                        float *c, size_t ldc, int first, const float *init)
+{
+    (j->a_t ? j->kern.transposed_a : j->kern.rows_a)(rows, kc, a, lda, bp, c, ldc, first, init);
 }
 
 /* Where row block mb's A starts at k block kb, and its row stride (*lda). A read
@@ -529,7 +484,7 @@ static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *a, s
     const float *bias = j->bias ? j->bias + col0 : NULL;
     if (j->acc_into && first && last) { /* one k block: the sum from zero, then added in */
         edge_tile t;
-        tile_kernel(j, p, kb, rows, kc, a, lda, bp, t.c, NR, 1, NULL);
+        tile_kernel(j, rows, kc, a, lda, bp, t.c, NR, 1, NULL);
         float *d = j->acc_into + m0 * N + col0;
         for (int i = 0; i < rows; i++)
             for (int jj = 0; jj < cols; jj++)
@@ -538,7 +493,7 @@ static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *a, s
     }
     float *c = j->out + m0 * N + col0;
     if (cols == NR) {
-        tile_kernel(j, p, kb, rows, kc, a, lda, bp, c, (size_t)N, first, bias);
+        tile_kernel(j, rows, kc, a, lda, bp, c, (size_t)N, first, bias);
     } else { /* right edge: work in a full-width scratch tile */
         edge_tile t;
         float init[NR_MAX] = {0};
@@ -547,7 +502,7 @@ static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *a, s
         for (int i = 0; i < rows; i++)
             for (int jj = 0; jj < NR; jj++)
                 t.c[i * NR + jj] = jj < cols && !first ? c[i * (size_t)N + jj] : 0.0f;
-        tile_kernel(j, p, kb, rows, kc, a, lda, bp, t.c, NR, first, init);
+        tile_kernel(j, rows, kc, a, lda, bp, t.c, NR, first, init);
         for (int i = 0; i < rows; i++)
             for (int jj = 0; jj < cols; jj++)
                 c[i * (size_t)N + jj] = t.c[i * NR + jj];
@@ -733,12 +688,18 @@ static void run_unit(const matmul_job *j, int me, share s, size_t u, int p0, con
         int qd = q0; // decoding: P whole panels at once
         for (; P && qd + P <= q1 && (p0 + qd + P) * NR <= j->N; qd += P)
             decode_panels(j, p0 + qd, kb, kc);
+        // a quantized B: the unit's remaining panels widened once for all its row blocks
+        float *wide = j->format ? j->w_buf + (size_t)me * j->unit_p * KC * NR : NULL;
+        for (int q = qd; wide && q < q1; q++)
+            widen_block(j, p0 + q, kb, kc, wide + (size_t)(q - qd) * KC * NR);
         for (size_t mb = mb0; mb < mb1 && qd < q1; mb++) {
             size_t lda;
             const float *a = row_block_a(j, me, mb, kb, kc, &lda);
-            for (int q = qd; q < q1; q++) // (a quantized B: matmul_tile finds its block)
+            for (int q = qd; q < q1; q++)
                 matmul_tile(j, mb, p0 + q, a, lda,
-                            j->format ? NULL : slab + (size_t)q * panel_len + (size_t)(kb - k0) * NR, kb, kc);
+                            wide ? wide + (size_t)(q - qd) * KC * NR
+                                 : slab + (size_t)q * panel_len + (size_t)(kb - k0) * NR,
+                            kb, kc);
         }
     }
 }
@@ -900,7 +861,7 @@ static mygpt_status run(matmul_job *j, mygpt_error *err)
     const size_t slab_len = j->prepacked || j->format ? 0 : (size_t)j->ns * j->ks;
     float small_slab[2048];
     mygpt_queue solo_queue;
-    if (small && slab_len <= 2048) {
+    if (small && slab_len <= 2048 && !j->format) { /* (a quantized B needs w_buf) */
         j->slab = small_slab;
         j->queues = &solo_queue;
         matmul_blocks(j, 0, 1);
@@ -908,9 +869,10 @@ static mygpt_status run(matmul_job *j, mygpt_error *err)
     }
     const size_t ub_len = j->swapped ? (size_t)team * unit_len(j) : 0;
     const size_t ab_len = j->a_t ? (size_t)team * KC * j->kern.MR : 0;
+    const size_t wb_len = j->format ? (size_t)team * j->unit_p * KC * j->kern.NR : 0;
     /* one block: the panels, the unit buffers, A's strips, then (from a 64-byte
      * boundary) the queues */
-    const size_t floats = slab_len + ub_len + ab_len, q_bytes = team > 1 ? (size_t)team * sizeof(mygpt_queue) + 64 : 0;
+    const size_t floats = slab_len + ub_len + ab_len + wb_len, q_bytes = team > 1 ? (size_t)team * sizeof(mygpt_queue) + 64 : 0;
     char *mem = NULL;
     if (floats + q_bytes && !(mem = malloc(floats * sizeof(float) + q_bytes)))
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul's packed panels and work queues (%zu bytes)",
@@ -918,6 +880,7 @@ static mygpt_status run(matmul_job *j, mygpt_error *err)
     j->slab = (float *)mem;
     j->unit_buf = j->slab + slab_len;
     j->a_buf = ab_len ? j->unit_buf + ub_len : NULL;
+    j->w_buf = wb_len ? j->unit_buf + ub_len + ab_len : NULL;
     j->queues = &solo_queue;
     if (team > 1) {
         const uintptr_t end = (uintptr_t)(mem + floats * sizeof(float));
@@ -1063,8 +1026,6 @@ mygpt_status mygpt_matmul_prepacked(float *out, const float *inp, const mygpt_pa
                           pw->NR, kern.NR);
     if (M == 0)
         return MYGPT_OK;
-    if (pw->format)
-        kern.MR = kern.quantized_MR;
     matmul_job job = {.out = out, .a = inp, .lda = (size_t)pw->K, .b = pw->weight, .ldb = (size_t)pw->K,
                       .prepacked = pw->panels, .format = pw->format, .qpanels = pw->qpanels,
                       .qscales = pw->qscales, .bias = bias, .M = M, .K = pw->K, .N = pw->N,
