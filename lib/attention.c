@@ -83,14 +83,33 @@ static inline void softmax_values(float *ot, float *att, const float *vb, int t,
         sum += att[s];
     }
     const float inv_sum = 1.0f / sum; // PyTorch's softmax multiplies by 1/sum
-    for (int i = 0; i < d; i++)
-        ot[i] = 0.0f;
     for (int s = 0; s <= t; s++) {
         const float p = att[s] * inv_sum;
         if (keep_probs)
             att[s] = p;
+    }
+    // out_t = sum of p_s v_s, s in order; VW columns at a time kept in registers (through
+    // memory each sum would wait on a store and a load every step)
+    enum { VW = 64 };
+    int i0 = 0;
+    for (; i0 + VW <= d; i0 += VW) {
+        float acc[VW] = {0};
+        for (int s = 0; s <= t; s++) {
+            const float p = keep_probs ? att[s] : att[s] * inv_sum;
+            const float *vs = vb + (size_t)s * C + i0;
+#pragma omp simd
+            for (int j = 0; j < VW; j++)
+                acc[j] = fmaf(p, vs[j], acc[j]);
+        }
+        for (int j = 0; j < VW; j++)
+            ot[i0 + j] = acc[j];
+    }
+    for (int i = i0; i < d; i++)
+        ot[i] = 0.0f;
+    for (int s = 0; s <= t && i0 < d; s++) {
+        const float p = keep_probs ? att[s] : att[s] * inv_sum;
         const float *vs = vb + (size_t)s * C; // (d,)
-        for (int i = 0; i < d; i++)
+        for (int i = i0; i < d; i++)
             ot[i] = fmaf(p, vs[i], ot[i]);
     }
     if (keep_probs)
