@@ -47,29 +47,8 @@
 
 /* ---- the plain loops ---------------------------------------------------------------- */
 
-/* One query row of one head: out_t = sum over s <= t of p_s v_s with p = softmax of
- * (q_t . k_s) / scale. att holds T floats: the scores, then exp(score - max); when
- * keep_probs, it ends holding the probabilities p_s (0 for s > t) for the backward pass.
- * The mathematics of both attentions in one place, so both give the same bits. */
-static inline void softmax_values(float *ot, float *att, const float *vb, int t, int T, int C, int d,
-                                  int keep_probs);
-
-static inline void attention_row(float *ot, float *att, const float *qt, const float *kb,
-                                 const float *vb, int t, int T, int C, int d, float scale,
-                                 int keep_probs)
-{
-    // scores of query t against keys 0..t (the causal mask drops s > t)
-    for (int s = 0; s <= t; s++) {
-        const float *ks = kb + (size_t)s * C; // (d,)
-        float dot = 0.0f;
-        for (int i = 0; i < d; i++) // fused, in order, as a BLAS dot product
-            dot = fmaf(qt[i], ks[i], dot);
-        att[s] = dot / scale;
-    }
-    softmax_values(ot, att, vb, t, T, C, d, keep_probs);
-}
-
-/* attention_row's second half: att[0..t] holds the scores; out_t = sum of p_s v_s. */
+/* The second half of attention_row (and of cached_row): att[0..t] holds the scores;
+ * out_t = sum of p_s v_s. */
 static inline void softmax_values(float *ot, float *att, const float *vb, int t, int T, int C, int d,
                                   int keep_probs)
 {
@@ -83,11 +62,8 @@ static inline void softmax_values(float *ot, float *att, const float *vb, int t,
         sum += att[s];
     }
     const float inv_sum = 1.0f / sum; // PyTorch's softmax multiplies by 1/sum
-    for (int s = 0; s <= t; s++) {
-        const float p = att[s] * inv_sum;
-        if (keep_probs)
-            att[s] = p;
-    }
+    for (int s = 0; keep_probs && s <= t; s++) // the probabilities, kept for the backward
+        att[s] = att[s] * inv_sum;
     // out_t = sum of p_s v_s, s in order; VW columns at a time kept in registers (through
     // memory each sum would wait on a store and a load every step)
     enum { VW = 64 };
@@ -117,6 +93,24 @@ static inline void softmax_values(float *ot, float *att, const float *vb, int t,
             att[s] = 0.0f;
 }
 
+/* One query row of one head: out_t = sum over s <= t of p_s v_s with p = softmax of
+ * (q_t . k_s) / scale. att holds T floats: the scores, then exp(score - max); when
+ * keep_probs, it ends holding the probabilities p_s (0 for s > t) for the backward pass.
+ * The mathematics of both attentions in one place, so both give the same bits. */
+static inline void attention_row(float *ot, float *att, const float *qt, const float *kb,
+                                 const float *vb, int t, int T, int C, int d, float scale,
+                                 int keep_probs)
+{
+    // scores of query t against keys 0..t (the causal mask drops s > t)
+    for (int s = 0; s <= t; s++) {
+        const float *ks = kb + (size_t)s * C; // (d,)
+        float dot = 0.0f;
+        for (int i = 0; i < d; i++) // fused, in order, as a BLAS dot product
+            dot = fmaf(qt[i], ks[i], dot);
+        att[s] = dot / scale;
+    }
+    softmax_values(ot, att, vb, t, T, C, d, keep_probs);
+}
 
 static int padded(int T)
 {

@@ -400,6 +400,17 @@ typedef struct matmul_job {
  * are computed. */
 #define SLAB_FLOATS (2u << 20)
 
+/* Floats of one thread's slice of a_buf (a row block's strip of A, KC x MR) and of w_buf
+ * (a unit's panels widened, unit_p blocks of KC x NR) */
+static size_t strip_len(const matmul_job *j)
+{
+    return (size_t)KC * j->kern.MR;
+}
+static size_t widened_len(const matmul_job *j)
+{
+    return (size_t)j->unit_p * KC * j->kern.NR;
+}
+
 /* Where block kb of panel p of a B packed once starts (float32 or quantized, all K to a
  * panel), and int8's scales for it (*sc; NULL otherwise) */
 static const void *packed_block(const matmul_job *j, int p, int kb, const float **sc)
@@ -461,7 +472,7 @@ static const float *row_block_a(const matmul_job *j, int me, size_t mb, int kb, 
     if (!j->a_buf)
         return a;
     const size_t rows = j->M - m0 < (size_t)MR ? j->M - m0 : (size_t)MR;
-    float *strip = j->a_buf + (size_t)me * KC * MR;
+    float *strip = j->a_buf + (size_t)me * strip_len(j);
     for (int k = 0; k < kc; k++) // (a loop: memcpy's call costs more than its 14 floats)
         for (size_t i = 0; i < rows; i++)
             strip[(size_t)k * MR + i] = a[(size_t)k * j->lda + i];
@@ -689,7 +700,7 @@ static void run_unit(const matmul_job *j, int me, share s, size_t u, int p0, con
         for (; P && qd + P <= q1 && (p0 + qd + P) * NR <= j->N; qd += P)
             decode_panels(j, p0 + qd, kb, kc);
         // a quantized B: the unit's remaining panels widened once for all its row blocks
-        float *wide = j->format ? j->w_buf + (size_t)me * j->unit_p * KC * NR : NULL;
+        float *wide = j->format ? j->w_buf + (size_t)me * widened_len(j) : NULL;
         for (int q = qd; wide && q < q1; q++)
             widen_block(j, p0 + q, kb, kc, wide + (size_t)(q - qd) * KC * NR);
         for (size_t mb = mb0; mb < mb1 && qd < q1; mb++) {
@@ -868,10 +879,10 @@ static mygpt_status run(matmul_job *j, mygpt_error *err)
         return MYGPT_OK;
     }
     const size_t ub_len = j->swapped ? (size_t)team * unit_len(j) : 0;
-    const size_t ab_len = j->a_t ? (size_t)team * KC * j->kern.MR : 0;
-    const size_t wb_len = j->format ? (size_t)team * j->unit_p * KC * j->kern.NR : 0;
-    /* one block: the panels, the unit buffers, A's strips, then (from a 64-byte
-     * boundary) the queues */
+    const size_t ab_len = j->a_t ? (size_t)team * strip_len(j) : 0;
+    const size_t wb_len = j->format ? (size_t)team * widened_len(j) : 0;
+    /* one block: the panels, the unit buffers, A's strips, the widened panels, then
+     * (from a 64-byte boundary) the queues */
     const size_t floats = slab_len + ub_len + ab_len + wb_len, q_bytes = team > 1 ? (size_t)team * sizeof(mygpt_queue) + 64 : 0;
     char *mem = NULL;
     if (floats + q_bytes && !(mem = malloc(floats * sizeof(float) + q_bytes)))

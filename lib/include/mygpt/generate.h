@@ -25,18 +25,20 @@ extern "C" {
 /* everything declared here is exported by libmygpt.so (lib/exports.txt) */
 #pragma GCC visibility push(default)
 
-/* Keys and values of every layer for one sequence (B = 1), and scratch for the rows
- * being added. */
 /* The cache keeps the keys a second time, transposed in blocks of MYGPT_KT_BLOCK
  * positions (block b holds, for each of the C channels, the block's keys side by side),
  * so that a step's scores read a block's keys as vector lanes (one in-order chain of
  * fused multiply-adds per key: the forward's sums), and a new key touches one block. */
 #define MYGPT_KT_BLOCK 64
+
+/* Keys and values of every layer for one sequence (B = 1), and scratch for the rows
+ * being added. */
 typedef struct mygpt_kv_cache {
     int len;             /* positions cached                             */
     int capacity;        /* max_seq_len                                  */
     float *k, *v;        /* (L, maxT, C) each                            */
-    float *kt;           /* (L, ldk / MYGPT_KT_BLOCK, C, MYGPT_KT_BLOCK): the keys again, transposed block by block */
+    float *kt;           /* (L, ldk / MYGPT_KT_BLOCK, C, MYGPT_KT_BLOCK):
+                            the keys again, transposed block by block    */
     int ldk;             /* maxT rounded up to MYGPT_KT_BLOCK            */
     float *logits;       /* (V) the last added position's logits         */
     float *x, *ln, *q, *atty, *proj, *fch, *att; /* scratch for up to rows_cap rows */
