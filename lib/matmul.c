@@ -149,6 +149,35 @@ static void gelu_generic(float *c, size_t ldc, int rows, int cols)
     gelu_body(c, ldc, rows, cols);
 }
 
+/* Moving values, no arithmetic but acc_into's one addition, so every instruction set
+ * gives the same bits; compiled per set because a scalar loop cost the training step
+ * ~20 % (bench/results/HISTORY.md).
+ * copy_strips: for k < kc and i < rows, a[k * lda + i] to strip i / MR (strips stride
+ * floats apart from dst), at k * MR + i % MR (copy_unit_a).
+ * store_swapped: o[j * ldo + i] = c[i * NR + j] (or +=, with add) for i < rows, j < cols:
+ * a swapped tile (weight rows x tokens) put back into out (tokens x weight rows). */
+typedef void (*copy_strips_fn)(float *restrict dst, size_t stride, int MR, const float *restrict a, size_t lda, int kc,
+                               size_t rows);
+typedef void (*store_swapped_fn)(float *restrict o, size_t ldo, const float *restrict c, int NR, int rows, int cols,
+                                 int add);
+static void copy_strips_generic(float *restrict dst, size_t stride, int MR, const float *restrict a, size_t lda,
+                                int kc, size_t rows)
+{
+    for (int k = 0; k < kc; k++)
+        for (size_t i = 0; i < rows; i++)
+            dst[i / MR * stride + (size_t)k * MR + i % MR] = a[(size_t)k * lda + i];
+}
+static void store_swapped_generic(float *restrict o, size_t ldo, const float *restrict c, int NR, int rows,
+                                  int cols, int add)
+{
+    for (int j = 0; j < cols; j++)
+        for (int i = 0; i < rows; i++)
+            if (add)
+                o[j * ldo + i] += c[i * NR + j];
+            else
+                o[j * ldo + i] = c[i * NR + j];
+}
+
 typedef void (*kernel_fn)(int rows, int kc, const float *restrict a, size_t lda,
                           const float *restrict bp, float *restrict c, size_t ldc, int first,
                           const float *restrict init);
@@ -295,6 +324,71 @@ MYGPT_AVX512 static void gelu_avx512(float *c, size_t ldc, int rows, int cols)
 {
     gelu_body(c, ldc, rows, cols);
 }
+/* AVX-512 (MR <= 16): a strip's k row is one masked load and store; the source's rows
+ * (lda apart, often a page or more: no hardware prefetcher follows them) are asked for
+ * STRIP_PREFETCH rows ahead, a hint only */
+#define STRIP_PREFETCH 8
+MYGPT_AVX512 static void copy_strips_avx512(float *restrict dst, size_t stride, int MR, const float *restrict a,
+                                            size_t lda, int kc, size_t rows)
+{
+    for (int k = 0; k < kc; k++) {
+        const float *src = a + (size_t)k * lda;
+        for (size_t l = 0; k + STRIP_PREFETCH < kc && l < rows * sizeof *src + 63; l += 64)
+            _mm_prefetch((const char *)(src + STRIP_PREFETCH * lda) + l, _MM_HINT_T0);
+        for (size_t i0 = 0, b = 0; i0 < rows; i0 += MR, b++) {
+            const size_t n = rows - i0 < (size_t)MR ? rows - i0 : (size_t)MR;
+            const __mmask16 m = (__mmask16)((1u << n) - 1);
+            _mm512_mask_storeu_ps(dst + b * stride + (size_t)k * MR, m, _mm512_maskz_loadu_ps(m, src + i0));
+        }
+    }
+}
+/* r[0..15] (rows of 16 floats) transposed in place: r[c][i] becomes the old r[i][c].
+ * Four rounds of shuffles: pairs of rows interleaved, then pairs of pairs, then the
+ * 128-bit lanes gathered in two steps. (A gather per column, vgatherdps, was slower
+ * than scalar moves on the Intel Xeon VM.) */
+MYGPT_AVX512 static void transpose16(__m512 r[16])
+{
+    __m512 t[16], u[16];
+    for (int i = 0; i < 8; i++) { // t[2i], t[2i+1]: rows 2i, 2i+1 interleaved
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int g = 0; g < 4; g++) { // u[4g + e], lane L: rows 4g..4g+3 of column 4L + e
+        const __m512d a = _mm512_castps_pd(t[4 * g]), b = _mm512_castps_pd(t[4 * g + 1]);
+        const __m512d c = _mm512_castps_pd(t[4 * g + 2]), d = _mm512_castps_pd(t[4 * g + 3]);
+        u[4 * g] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+        u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+        u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+        u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+    }
+    for (int e = 0; e < 4; e++) { // column 4L + e: lane L of u[e], u[4+e], u[8+e], u[12+e]
+        const __m512 v0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0x88), w0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0xdd);
+        const __m512 v1 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0x88),
+                     w1 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0xdd);
+        r[e] = _mm512_shuffle_f32x4(v0, v1, 0x88);
+        r[4 + e] = _mm512_shuffle_f32x4(w0, w1, 0x88);
+        r[8 + e] = _mm512_shuffle_f32x4(v0, v1, 0xdd);
+        r[12 + e] = _mm512_shuffle_f32x4(w0, w1, 0xdd);
+    }
+}
+/* AVX-512 (rows <= 16): the tile's 16-column halves transposed in registers, then each
+ * token's sums stored as one masked row */
+MYGPT_AVX512 static void store_swapped_avx512(float *restrict o, size_t ldo, const float *restrict c, int NR, int rows,
+                                              int cols, int add)
+{
+    const __mmask16 m = (__mmask16)((1u << rows) - 1);
+    for (int j0 = 0; j0 < cols; j0 += 16) {
+        __m512 r[16];
+        for (int i = 0; i < 16; i++)
+            r[i] = i < rows ? _mm512_loadu_ps(c + i * NR + j0) : _mm512_setzero_ps();
+        transpose16(r);
+        for (int j = j0; j < cols && j < j0 + 16; j++) {
+            float *d = o + j * ldo;
+            const __m512 v = add ? _mm512_add_ps(_mm512_maskz_loadu_ps(m, d), r[j - j0]) : r[j - j0];
+            _mm512_mask_storeu_ps(d, m, v);
+        }
+    }
+}
 #endif
 
 /* The kernels of one instruction set: its tile MR x NR (the packing follows NR). */
@@ -305,6 +399,8 @@ typedef struct kernels {
     gelu_fn gelu;
     int aliased_MR;           /* a shorter tile for rows of a that alias in L1 */
     kernel_fn aliased_rows_a; /* (rows_alias_in_l1); the same MR and kernel if none */
+    copy_strips_fn copy_strips; /* A read transposed: a unit's strips (copy_unit_a) */
+    store_swapped_fn store_swapped; /* a swapped tile back into out (swapped_tile_finish) */
     int decode_panels;        /* one row of a prepacked B: panels at once (0: tile by tile) */
     qrows_fn decode[3];
 } kernels;
@@ -312,12 +408,14 @@ typedef struct kernels {
 /* The kernels of each instruction set (cpu.h decides which one runs; every set gives
  * the same bits). */
 static const kernels KERNELS[MYGPT_ISA_COUNT] = {
-    [MYGPT_ISA_GENERIC] = {"generic", 6, 16, kernel_6x16, kernel_6x16_t, gelu_generic, 6, kernel_6x16},
+    [MYGPT_ISA_GENERIC] = {"generic", 6, 16, kernel_6x16, kernel_6x16_t, gelu_generic, 6, kernel_6x16,
+                           copy_strips_generic, store_swapped_generic},
 #ifdef HAVE_X86_KERNELS
     [MYGPT_ISA_AVX2] = {"avx2", 6, 16, kernel_6x16_avx2, kernel_6x16_avx2_t, gelu_avx2, 6, kernel_6x16_avx2,
+                        copy_strips_generic, store_swapped_generic,
                         DECODE_P_AVX2, {decode_avx2_fp32, decode_avx2_bf16, decode_avx2_int8}},
     [MYGPT_ISA_AVX512] = {"avx512", 14, 32, kernel_14x32_avx512, kernel_14x32_avx512_t, gelu_avx512, 10,
-                          kernel_10x32_avx512,
+                          kernel_10x32_avx512, copy_strips_avx512, store_swapped_avx512,
                           DECODE_P_AVX512, {decode_avx512_fp32, decode_avx512_bf16, decode_avx512_int8}},
 #endif
 };
@@ -388,7 +486,7 @@ typedef struct matmul_job {
     kernels kern;
     float *slab;           /* the packed panels of one slab of B (not prepacked) */
     float *unit_buf;       /* swapped: per thread, one unit's tiles (unit_len floats) */
-    float *a_buf;          /* a_t: per thread, one row block's strip of A (KC x MR), or NULL */
+    float *a_buf;          /* a_t: per thread, a unit's strips of A (unit_mb x KC x MR), or NULL */
     float *w_buf;          /* quantized B: per thread, a unit's panels widened (unit_p x KC x NR) */
     int ns, ks;            /* slab: ns columns (multiple of NR) x ks rows of B */
     int unit_mb, unit_p;   /* a thread's unit of work: unit_mb row blocks x unit_p panels */
@@ -400,11 +498,15 @@ typedef struct matmul_job {
  * are computed. */
 #define SLAB_FLOATS (2u << 20)
 
-/* Floats of one thread's slice of a_buf (a row block's strip of A, KC x MR) and of w_buf
- * (a unit's panels widened, unit_p blocks of KC x NR) */
+/* Floats of one thread's slice of a_buf (a unit's strips of A, unit_mb of KC x MR) and
+ * of w_buf (a unit's panels widened, unit_p blocks of KC x NR) */
 static size_t strip_len(const matmul_job *j)
 {
     return (size_t)KC * j->kern.MR;
+}
+static size_t strips_len(const matmul_job *j)
+{
+    return (size_t)j->unit_mb * strip_len(j);
 }
 static size_t widened_len(const matmul_job *j)
 {
@@ -454,30 +556,62 @@ static void tile_kernel(const matmul_job *j, int rows, int kc, const float *a, s
     (j->a_t ? j->kern.transposed_a : j->kern.rows_a)(rows, kc, a, lda, bp, c, ldc, first, init);
 }
 
-/* Where row block mb's A starts at k block kb, and its row stride (*lda). A read
- * transposed (a_t: the backward's dout^T and the swapped products' activations) has its
- * k rows lda floats apart: 3 or 12 KiB for GPT-2's widths, which puts the lines one
- * tile reads into 4 or 1 of the L1 cache's 64 sets, and the head's 50257 a page apart.
- * With a buffer (a_buf) the strip is copied once, k by k, MR floats apart, for all the
- * panels the unit passes it to: the same values in the same order, read from
- * consecutive lines. */
-static const float *row_block_a(const matmul_job *j, int me, size_t mb, int kb, int kc, size_t *lda)
+/* A read transposed (a_t: the backward's dout^T and the swapped products' activations)
+ * has its k rows lda floats apart: 3 or 12 KiB for GPT-2's widths, which puts the lines
+ * one tile reads into 4 or 1 of the L1 cache's 64 sets, and the head's 50257 a page
+ * apart. With a buffer (a_buf), the unit's row blocks [mb0, mb1) are copied at k block
+ * kb into strips of MR floats a k, for all the panels the unit passes them to: the same
+ * values in the same order, read from consecutive lines. The copy walks k rows, each a
+ * run of whole lines for all the unit's row blocks (strip by strip, each row's lines
+ * were fetched twice and waited on one at a time: ~12 % of a training step). */
+static void prefetch_unit_a(const matmul_job *j, size_t mb0, size_t mb1, int k_from, int k_to);
+/* After row block mb's tiles at k block kb: its share of the next k block's A asked for */
+static void next_block_prefetch(const matmul_job *j, size_t mb0, size_t mb1, size_t mb, int kb, int kend)
 {
+    const int nkb = kend - (kb + KC) < KC ? kend - (kb + KC) : KC; // the next block's k rows
+    if (nkb <= 0)
+        return;
+    const size_t n = mb1 - mb0, i = mb - mb0;
+    prefetch_unit_a(j, mb0, mb1, kb + KC + (int)(i * nkb / n), kb + KC + (int)((i + 1) * nkb / n));
+}
+
+static void copy_unit_a(const matmul_job *j, int me, size_t mb0, size_t mb1, int kb, int kc)
+{
+    if (!j->a_t || !j->a_buf)
+        return;
     const int MR = j->kern.MR;
-    const size_t m0 = mb * MR;
+    const size_t m0 = mb0 * MR, m1 = mb1 * MR < j->M ? mb1 * MR : j->M;
+    j->kern.copy_strips(j->a_buf + (size_t)me * strips_len(j), strip_len(j), MR, j->a + (size_t)kb * j->lda + m0,
+                        j->lda, kc, m1 - m0);
+}
+
+/* Asks for the lines of A that copy_unit_a will copy for the unit's row blocks [mb0, mb1)
+ * at k rows [k_from, k_to): issued while the kernels work on the block before, so the
+ * copy finds them in cache. A hint only. */
+static void prefetch_unit_a(const matmul_job *j, size_t mb0, size_t mb1, int k_from, int k_to)
+{
+    if (!j->a_t || !j->a_buf)
+        return;
+    const size_t m0 = mb0 * j->kern.MR, m1 = mb1 * j->kern.MR < j->M ? mb1 * j->kern.MR : j->M;
+    for (int k = k_from; k < k_to; k++) {
+        const char *row = (const char *)(j->a + (size_t)k * j->lda + m0);
+        for (size_t l = 0; l < (m1 - m0) * sizeof(float) + 63; l += 64)
+            __builtin_prefetch(row + l, 0, 3);
+    }
+}
+
+/* Where row block mb's A starts at k block kb, and its row stride (*lda): in place, or
+ * its strip in a_buf (copy_unit_a for the unit's first row block mb0). */
+static const float *row_block_a(const matmul_job *j, int me, size_t mb0, size_t mb, int kb, size_t *lda)
+{
+    const size_t m0 = mb * j->kern.MR;
     *lda = j->lda;
     if (!j->a_t)
         return j->a + m0 * j->lda + kb;
-    const float *a = j->a + (size_t)kb * j->lda + m0;
     if (!j->a_buf)
-        return a;
-    const size_t rows = j->M - m0 < (size_t)MR ? j->M - m0 : (size_t)MR;
-    float *strip = j->a_buf + (size_t)me * strip_len(j);
-    for (int k = 0; k < kc; k++) // (a loop: memcpy's call costs more than its 14 floats)
-        for (size_t i = 0; i < rows; i++)
-            strip[(size_t)k * MR + i] = a[(size_t)k * j->lda + i];
-    *lda = (size_t)MR;
-    return strip;
+        return j->a + (size_t)kb * j->lda + m0;
+    *lda = (size_t)j->kern.MR;
+    return j->a_buf + (size_t)me * strips_len(j) + (mb - mb0) * strip_len(j);
 }
 
 /* One MR x NR tile of out over k in [kb, kb + kc): a is its row block's A (row_block_a),
@@ -600,17 +734,8 @@ static void swapped_tile_finish(const matmul_job *j, swapped_tile t, float *c, i
     const size_t ldo = j->M;
     if (last && j->apply_gelu)
         j->kern.gelu(c, NR, t.rows, t.cols);
-    if (last && j->acc_into) {
-        float *d = j->acc_into + (size_t)t.col0 * ldo + t.m0;
-        for (int jj = 0; jj < t.cols; jj++)
-            for (int i = 0; i < t.rows; i++)
-                d[jj * ldo + i] += c[i * NR + jj];
-        return;
-    }
-    float *o = j->out + (size_t)t.col0 * ldo + t.m0;
-    for (int jj = 0; jj < t.cols; jj++)
-        for (int i = 0; i < t.rows; i++)
-            o[jj * ldo + i] = c[i * NR + jj];
+    const int add = last && j->acc_into;
+    j->kern.store_swapped((add ? j->acc_into : j->out) + (size_t)t.col0 * ldo + t.m0, ldo, c, NR, t.rows, t.cols, add);
 }
 
 /* One unit of the swapped product over the k slab [k0, k0 + ks): row blocks
@@ -626,18 +751,20 @@ static void swapped_unit(const matmul_job *j, int me, float *ub, size_t mb0, siz
             swapped_tile_start(j, swapped_tile_at(j, mb, p0 + q), ub + ((mb - mb0) * nq + (q - q0)) * tile, first);
     for (int kb = k0; kb < k0 + ks; kb += KC) {
         const int kc = k0 + ks - kb < KC ? k0 + ks - kb : KC;
+        copy_unit_a(j, me, mb0, mb1, kb, kc);
         for (size_t mb = mb0; mb < mb1; mb++) {
             const swapped_tile t = swapped_tile_at(j, mb, p0 + q0);
             size_t lda;
-            const float *a = row_block_a(j, me, mb, kb, kc, &lda);
+            const float *a = row_block_a(j, me, mb0, mb, kb, &lda);
             const kernel_fn kernel = j->a_t ? j->kern.transposed_a : j->kern.rows_a;
             for (int q = q0; q < q1; q++)
                 kernel(t.rows, kc, a, lda, slab + (size_t)q * panel_len + (size_t)(kb - k0) * NR,
                        ub + ((mb - mb0) * nq + (q - q0)) * tile, NR, 0, NULL);
+            next_block_prefetch(j, mb0, mb1, mb, kb, k0 + ks);
         }
     }
-    for (size_t mb = mb0; mb < mb1; mb++)
-        for (int q = q0; q < q1; q++)
+    for (int q = q0; q < q1; q++)
+        for (size_t mb = mb0; mb < mb1; mb++)
             swapped_tile_finish(j, swapped_tile_at(j, mb, p0 + q), ub + ((mb - mb0) * nq + (q - q0)) * tile, last);
 }
 
@@ -703,14 +830,17 @@ static void run_unit(const matmul_job *j, int me, share s, size_t u, int p0, con
         float *wide = j->format ? j->w_buf + (size_t)me * widened_len(j) : NULL;
         for (int q = qd; wide && q < q1; q++)
             widen_block(j, p0 + q, kb, kc, wide + (size_t)(q - qd) * KC * NR);
+        if (qd < q1)
+            copy_unit_a(j, me, mb0, mb1, kb, kc);
         for (size_t mb = mb0; mb < mb1 && qd < q1; mb++) {
             size_t lda;
-            const float *a = row_block_a(j, me, mb, kb, kc, &lda);
+            const float *a = row_block_a(j, me, mb0, mb, kb, &lda);
             for (int q = qd; q < q1; q++)
                 matmul_tile(j, mb, p0 + q, a, lda,
                             wide ? wide + (size_t)(q - qd) * KC * NR
                                  : slab + (size_t)q * panel_len + (size_t)(kb - k0) * NR,
                             kb, kc);
+            next_block_prefetch(j, mb0, mb1, mb, kb, k0 + ks);
         }
     }
 }
@@ -879,7 +1009,7 @@ static mygpt_status run(matmul_job *j, mygpt_error *err)
         return MYGPT_OK;
     }
     const size_t ub_len = j->swapped ? (size_t)team * unit_len(j) : 0;
-    const size_t ab_len = j->a_t ? (size_t)team * strip_len(j) : 0;
+    const size_t ab_len = j->a_t ? (size_t)team * strips_len(j) : 0;
     const size_t wb_len = j->format ? (size_t)team * widened_len(j) : 0;
     /* one block: the panels, the unit buffers, A's strips, the widened panels, then
      * (from a 64-byte boundary) the queues */
