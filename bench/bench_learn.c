@@ -70,6 +70,13 @@ static double train_gflop(const train_config *c)
     return (mm + att + 2.0 * mm) / 1e9;
 }
 
+static double fma_peak(int threads, const char **isa);
+static double read_bandwidth(void);
+
+/* Bytes AdamW moves per parameter: parameter, gradient and both moments read, the
+ * parameter and moments written, float32 each */
+#define ADAMW_BYTES_PER_PARAM 28.0
+
 static void die(const mygpt_error *err)
 {
     fprintf(stderr, "mygpt-bench: %s\n", err->message);
@@ -161,6 +168,18 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
         printf("  peak RSS so far: %ld MiB (parameters %.0f MiB; parameters, gradients and AdamW's two moments %.0f MiB;\n"
                "  activations kept for the backward, with its gradient scratch, %.0f MiB; (state + activations) x 1.1 = %.0f MiB)\n",
                peak_rss_mb(), g->num_parameters * 4.0 / (1 << 20), state, acts, (state + acts) * 1.1);
+        if (c->V > 1000 && c->C > 100) { // GPT-2 small's step beside the best this machine could do
+            // (after the RSS line: the bandwidth's 512 MB would count in it)
+            omp_set_num_threads(t1);
+            const char *isa;
+            const double peak = fma_peak(t1, &isa), gbs = read_bandwidth();
+            const double adamw_gb = g->num_parameters * ADAMW_BYTES_PER_PARAM / 1e9;
+            const double limit = train_gflop(c) / peak * 1e3 + (gbs > 0 ? adamw_gb / gbs * 1e3 : 0);
+            printf("  limit at %d threads: %.1f GFLOP at the %s FMA peak (%.1f GFLOP/s, --peak) + AdamW's %.2f GB\n"
+                   "  at the read bandwidth (%.1f GB/s, --bandwidth) = %.0f ms; this step: %.2fx the limit\n"
+                   "  (target, issue 26: within 1.25x)\n",
+                   t1, train_gflop(c), isa, peak, adamw_gb, gbs, limit, last_ms / limit);
+        }
         free(t);
         free(phase);
         free(x);
@@ -187,8 +206,6 @@ static const generate_config GENERATE_CONFIGS[] = {
     {"gpt2", {50257, 768, 12, 12, 1024, MYGPT_ARCH_GPT2}},
     {"gpt2-xl", {50257, 1600, 25, 48, 1024, MYGPT_ARCH_GPT2}},
 };
-
-static double read_bandwidth(void);
 
 /* Median ms per new token over reps runs of `new_tokens` greedy tokens after a prompt
  * (a fresh KV cache each run), or of the tutorial's loop without one. */
@@ -487,42 +504,60 @@ static double fma_plain(long n, float *sink)
     return 2.0 * 24 * (double)(n / 16);
 }
 
-int bench_peak(int threads, int nproc)
+typedef double (*fma_fn)(long n, float *sink);
+
+/* The widest fused multiply-add loop this CPU has, its name in *isa */
+static fma_fn widest_fma(const char **isa)
 {
-    double (*fma_fn)(long, float *) = fma_plain;
-    const char *isa = "scalar fmaf";
 #ifdef BENCH_X86
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f"))
-        fma_fn = fma_avx512, isa = "AVX-512";
-    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        fma_fn = fma_avx2, isa = "AVX2";
+        return *isa = "AVX-512", fma_avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return *isa = "AVX2", fma_avx2;
 #endif
+    return *isa = "scalar fmaf", fma_plain;
+}
+
+/* GFLOP/s of widest_fma (its name in *isa) on `threads` threads at once, best of 5 */
+static double fma_peak(int threads, const char **isa)
+{
+    const fma_fn fn = widest_fma(isa);
     const long n = 20000000; /* about 0.2 s a thread at 200 GFLOP/s */
+    double best = 0;
+    volatile float keep = 0;
+    for (int rep = 0; rep < 5; rep++) {
+        double flops = 0;
+        float sink = 0;
+        const double s = now_ms();
+#pragma omp parallel num_threads(threads) reduction(+ : flops, sink)
+        flops += fn(n, &sink);
+        const double gf = flops / ((now_ms() - s) / 1e3) / 1e9;
+        best = gf > best ? gf : best;
+        keep += sink;
+    }
+    return best;
+}
+
+int bench_peak(int threads, int nproc)
+{
+    const char *isa;
+    widest_fma(&isa);
     printf("compute peak: 24 chains of %s fused multiply-adds on every thread at once, best of 5\n"
            "(the ceiling of thread scaling for compute-bound code, as --bandwidth is for streaming)\n"
            "%7s %10s %12s %8s\n", isa, "threads", "GFLOP/s", "per thread", "speedup");
     const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc;
     double one = 0, last = 0;
     for (int th = t0; th <= t1; th++) {
-        double best = 0;
-        float sink = 0;
-        for (int rep = 0; rep < 5; rep++) {
-            double flops = 0;
-            const double s = now_ms();
-#pragma omp parallel num_threads(th) reduction(+ : flops, sink)
-            flops += fma_fn(n, &sink);
-            const double gf = flops / ((now_ms() - s) / 1e3) / 1e9;
-            best = gf > best ? gf : best;
-        }
+        const double best = fma_peak(th, &isa);
         if (th == 1)
             one = best;
         last = best;
         printf("%7d %10.1f %12.1f ", th, best, best / th);
         if (one > 0)
-            printf("%8.2f%s\n", best / one, sink == 0 ? " " : "");
+            printf("%8.2f\n", best / one);
         else
-            printf("%8s%s\n", "-", sink == 0 ? " " : "");
+            printf("%8s\n", "-");
     }
     printf("peak threads=%d gflops=%.1f\n", t1, last);
     return 0;

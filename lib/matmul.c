@@ -564,17 +564,6 @@ static void tile_kernel(const matmul_job *j, int rows, int kc, const float *a, s
  * values in the same order, read from consecutive lines. The copy walks k rows, each a
  * run of whole lines for all the unit's row blocks (strip by strip, each row's lines
  * were fetched twice and waited on one at a time: ~12 % of a training step). */
-static void prefetch_unit_a(const matmul_job *j, size_t mb0, size_t mb1, int k_from, int k_to);
-/* After row block mb's tiles at k block kb: its share of the next k block's A asked for */
-static void next_block_prefetch(const matmul_job *j, size_t mb0, size_t mb1, size_t mb, int kb, int kend)
-{
-    const int nkb = kend - (kb + KC) < KC ? kend - (kb + KC) : KC; // the next block's k rows
-    if (nkb <= 0)
-        return;
-    const size_t n = mb1 - mb0, i = mb - mb0;
-    prefetch_unit_a(j, mb0, mb1, kb + KC + (int)(i * nkb / n), kb + KC + (int)((i + 1) * nkb / n));
-}
-
 static void copy_unit_a(const matmul_job *j, int me, size_t mb0, size_t mb1, int kb, int kc)
 {
     if (!j->a_t || !j->a_buf)
@@ -585,19 +574,43 @@ static void copy_unit_a(const matmul_job *j, int me, size_t mb0, size_t mb1, int
                         j->lda, kc, m1 - m0);
 }
 
-/* Asks for the lines of A that copy_unit_a will copy for the unit's row blocks [mb0, mb1)
- * at k rows [k_from, k_to): issued while the kernels work on the block before, so the
- * copy finds them in cache. A hint only. */
-static void prefetch_unit_a(const matmul_job *j, size_t mb0, size_t mb1, int k_from, int k_to)
+/* Asks for part `part` of `parts` of the A the unit reads after row block mb at k block
+ * kb (the slab ending at kend), while the kernels work on this one: with strips (a_t
+ * and a_buf) the unit's next k block, which copy_unit_a will copy; read in place row by
+ * row (the swapped products' weights) the next row block's rows. Otherwise each line
+ * is waited for when it is needed: the rows lie 3 KiB or more apart and no hardware
+ * prefetcher follows them. A hint only. */
+static void prefetch_next_a(const matmul_job *j, size_t mb0, size_t mb1, size_t mb, int kb, int kend, int part,
+                            int parts)
 {
-    if (!j->a_t || !j->a_buf)
+    const int MR = j->kern.MR;
+    size_t m0, m1;     // rows [m0, m1) of the next A ...
+    int k_from, k_to;  // ... at k [k_from, k_to): this part's share of them
+    if (j->a_t && j->a_buf) {
+        const int nk = kend - (kb + KC) < KC ? kend - (kb + KC) : KC;
+        const size_t n = (mb1 - mb0) * (size_t)parts, i = (mb - mb0) * (size_t)parts + (size_t)part;
+        m0 = mb0 * MR;
+        m1 = mb1 * MR < j->M ? mb1 * MR : j->M;
+        k_from = kb + KC + (int)(i * (size_t)(nk > 0 ? nk : 0) / n);
+        k_to = kb + KC + (int)((i + 1) * (size_t)(nk > 0 ? nk : 0) / n);
+        for (int k = k_from; k < k_to; k++)
+            for (size_t l = 0; l < (m1 - m0) * sizeof(float) + 63; l += 64)
+                __builtin_prefetch((const char *)(j->a + (size_t)k * j->lda + m0) + l, 0, 3);
         return;
-    const size_t m0 = mb0 * j->kern.MR, m1 = mb1 * j->kern.MR < j->M ? mb1 * j->kern.MR : j->M;
-    for (int k = k_from; k < k_to; k++) {
-        const char *row = (const char *)(j->a + (size_t)k * j->lda + m0);
-        for (size_t l = 0; l < (m1 - m0) * sizeof(float) + 63; l += 64)
-            __builtin_prefetch(row + l, 0, 3);
     }
+    if (j->a_t)
+        return;
+    const size_t next = mb + 1 < mb1 ? mb + 1 : mb0;
+    k_from = mb + 1 < mb1 ? kb : kb + KC;
+    if (k_from >= kend)
+        return;
+    k_to = kend - k_from < KC ? kend : k_from + KC;
+    const size_t rows = j->M - next * MR < (size_t)MR ? j->M - next * MR : (size_t)MR;
+    m0 = next * MR + (size_t)part * rows / (size_t)parts;
+    m1 = next * MR + (size_t)(part + 1) * rows / (size_t)parts;
+    for (size_t m = m0; m < m1; m++)
+        for (int k = k_from; k < k_to + 15; k += 16)
+            __builtin_prefetch(j->a + m * j->lda + (k < k_to ? k : k_to - 1), 0, 3);
 }
 
 /* Where row block mb's A starts at k block kb, and its row stride (*lda): in place, or
@@ -757,10 +770,11 @@ static void swapped_unit(const matmul_job *j, int me, float *ub, size_t mb0, siz
             size_t lda;
             const float *a = row_block_a(j, me, mb0, mb, kb, &lda);
             const kernel_fn kernel = j->a_t ? j->kern.transposed_a : j->kern.rows_a;
-            for (int q = q0; q < q1; q++)
+            for (int q = q0; q < q1; q++) {
+                prefetch_next_a(j, mb0, mb1, mb, kb, k0 + ks, q - q0, nq);
                 kernel(t.rows, kc, a, lda, slab + (size_t)q * panel_len + (size_t)(kb - k0) * NR,
                        ub + ((mb - mb0) * nq + (q - q0)) * tile, NR, 0, NULL);
-            next_block_prefetch(j, mb0, mb1, mb, kb, k0 + ks);
+            }
         }
     }
     for (int q = q0; q < q1; q++)
@@ -835,12 +849,13 @@ static void run_unit(const matmul_job *j, int me, share s, size_t u, int p0, con
         for (size_t mb = mb0; mb < mb1 && qd < q1; mb++) {
             size_t lda;
             const float *a = row_block_a(j, me, mb0, mb, kb, &lda);
-            for (int q = qd; q < q1; q++)
+            for (int q = qd; q < q1; q++) {
+                prefetch_next_a(j, mb0, mb1, mb, kb, k0 + ks, q - qd, q1 - qd);
                 matmul_tile(j, mb, p0 + q, a, lda,
                             wide ? wide + (size_t)(q - qd) * KC * NR
                                  : slab + (size_t)q * panel_len + (size_t)(kb - k0) * NR,
                             kb, kc);
-            next_block_prefetch(j, mb0, mb1, mb, kb, k0 + ks);
+            }
         }
     }
 }
