@@ -150,8 +150,8 @@ static void gelu_generic(float *c, size_t ldc, int rows, int cols)
 }
 
 /* Moving values, no arithmetic but acc_into's one addition, so every instruction set
- * gives the same bits; compiled per set because a scalar loop cost the training step
- * ~20 % (bench/results/HISTORY.md).
+ * gives the same bits; compiled per set because as scalar loops they took ~20 % of a
+ * training step.
  * copy_strips: for k < kc and i < rows, a[k * lda + i] to strip i / MR (strips stride
  * floats apart from dst), at k * MR + i % MR (copy_unit_a).
  * store_swapped: o[j * ldo + i] = c[i * NR + j] (or +=, with add) for i < rows, j < cols:
@@ -562,8 +562,8 @@ static void tile_kernel(const matmul_job *j, int rows, int kc, const float *a, s
  * apart. With a buffer (a_buf), the unit's row blocks [mb0, mb1) are copied at k block
  * kb into strips of MR floats a k, for all the panels the unit passes them to: the same
  * values in the same order, read from consecutive lines. The copy walks k rows, each a
- * run of whole lines for all the unit's row blocks (strip by strip, each row's lines
- * were fetched twice and waited on one at a time: ~12 % of a training step). */
+ * run of whole lines for all the unit's row blocks: strip by strip, a line shared by two
+ * strips was fetched twice, and each strip's lines were waited on one at a time. */
 static void copy_unit_a(const matmul_job *j, int me, size_t mb0, size_t mb1, int kb, int kc)
 {
     if (!j->a_t || !j->a_buf)
@@ -777,6 +777,8 @@ static void swapped_unit(const matmul_job *j, int me, float *ub, size_t mb0, siz
             }
         }
     }
+    // token panel by token panel: each row of out is written in one run (tile by tile,
+    // out's lines were fetched for ownership one at a time, ~4 GB/s)
     for (int q = q0; q < q1; q++)
         for (size_t mb = mb0; mb < mb1; mb++)
             swapped_tile_finish(j, swapped_tile_at(j, mb, p0 + q), ub + ((mb - mb0) * nq + (q - q0)) * tile, last);
