@@ -21,7 +21,10 @@ Optional and never part of the tests: without PyTorch it says so and exits 0.
         [--bench build/bench/mygpt-bench] [--csv FILE]
 
 Training: the reference model, F.cross_entropy, loss.backward(), torch.optim.AdamW's
-default path against mygpt-bench --train. Generation: the tutorial's loop (the whole
+default path against mygpt-bench --train. --book-ch5 instead times the book's chapter 5
+whole, once each, one after the other: build/chapters/38_book_training against
+tools/reference_book_ch5.py --sample-after (~5 and ~7 minutes on 2 cores), and checks
+that both print the same lines. Generation: the tutorial's loop (the whole
 window every step) against mygpt's KV-cache decoding, per new token.
 """
 import argparse
@@ -33,7 +36,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.join(HERE, "..")
+ROOT = os.path.normpath(os.path.join(HERE, ".."))
 CONFIGS = {  # name: V, C, H, N, T, B
     "tiny": (4, 4, 2, 2, 4, 1),
     "char": (65, 384, 6, 6, 256, 4),
@@ -182,6 +185,28 @@ def side_by_side(bench, mygpt_args, kind, threads, reps, shape=None):
     return ours, theirs[0], theirs[1]
 
 
+def book_ch5(chapter):
+    """The book's chapter-5 training run, mygpt's chapter then PyTorch's, wall time each."""
+    runs = []
+    for name, cmd in (("mygpt", [chapter]),
+                      ("PyTorch", [sys.executable, os.path.join(ROOT, "tools", "reference_book_ch5.py"),
+                                   "--sample-after"])):
+        start = time.monotonic()
+        out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        wall = time.monotonic() - start
+        if out.returncode != 0:
+            sys.exit("compare_pytorch: %s failed (exit %d): %s" % (" ".join(cmd), out.returncode,
+                                                                     out.stderr.strip()[-500:]))
+        runs.append((name, wall, out.stdout))
+        shown = [os.path.relpath(c, ROOT) if c.startswith(os.path.abspath(ROOT)) else c for c in cmd]
+        print("%-8s %8.1f s  %s" % (name, wall, " ".join(shown)), flush=True)
+    same = runs[0][2] == runs[1][2]
+    print("PyTorch / mygpt: %.2fx (target, issue 26: >= 5x); the two printed %s (%d lines)" % (
+        runs[1][1] / runs[0][1], "the same lines" if same else "DIFFERENT lines", runs[0][2].count("\n")))
+    if not same:
+        sys.exit(1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--configs", default="tiny,char,gpt2,gpt2-b8", help="'' for none")
@@ -193,6 +218,7 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--bench", default=os.path.join(ROOT, "build", "bench", "mygpt-bench"))
     ap.add_argument("--csv")
+    ap.add_argument("--book-ch5", action="store_true", help="time the book's chapter 5 run both ways, only that")
     ap.add_argument("--worker")
     ap.add_argument("--shape")
     args = ap.parse_args()
@@ -219,6 +245,8 @@ def main():
                  "over libblas.so.3:  sudo apt-get install libopenblas0-pthread  (then run this again)")
     print("mygpt vs PyTorch %s on %s (cpu family %s), %d cores, %s: ratios depend on the CPU family" % (
         torch.__version__, cpu, family, os.cpu_count(), time.strftime("%Y-%m-%d")))
+    if args.book_ch5:
+        return book_ch5(os.path.normpath(os.path.join(os.path.dirname(args.bench), "..", "chapters", "38_book_training")))
     global FORCED_CORE
     FORCED_CORE = openblas_forced_core()
     print("OpenBLAS core when forced to detect: %s (tried as well as the default)" % FORCED_CORE)
