@@ -187,6 +187,8 @@ def side_by_side(bench, mygpt_args, kind, threads, reps, shape=None):
 
 def book_ch5(chapter):
     """The book's chapter-5 training run, mygpt's chapter then PyTorch's, wall time each."""
+    if not os.access(chapter, os.X_OK):
+        sys.exit("compare_pytorch: %s is not there: build the chapters first (meson compile -C build)" % chapter)
     runs = []
     for name, cmd in (("mygpt", [chapter]),
                       ("PyTorch", [sys.executable, os.path.join(ROOT, "tools", "reference_book_ch5.py"),
