@@ -564,12 +564,18 @@ static void tile_kernel(const matmul_job *j, int rows, int kc, const float *a, s
  * values in the same order, read from consecutive lines. The copy walks k rows, each a
  * run of whole lines for all the unit's row blocks: strip by strip, a line shared by two
  * strips was fetched twice, and each strip's lines were waited on one at a time. */
+/* The end of the rows of A a unit's row blocks [mb0, mb1) hold (they start at mb0 * MR) */
+static size_t unit_rows_end(const matmul_job *j, size_t mb1)
+{
+    return mb1 * j->kern.MR < j->M ? mb1 * j->kern.MR : j->M;
+}
+
 static void copy_unit_a(const matmul_job *j, int me, size_t mb0, size_t mb1, int kb, int kc)
 {
     if (!j->a_t || !j->a_buf)
         return;
     const int MR = j->kern.MR;
-    const size_t m0 = mb0 * MR, m1 = mb1 * MR < j->M ? mb1 * MR : j->M;
+    const size_t m0 = mb0 * MR, m1 = unit_rows_end(j, mb1);
     j->kern.copy_strips(j->a_buf + (size_t)me * strips_len(j), strip_len(j), MR, j->a + (size_t)kb * j->lda + m0,
                         j->lda, kc, m1 - m0);
 }
@@ -590,7 +596,7 @@ static void prefetch_next_a(const matmul_job *j, size_t mb0, size_t mb1, size_t 
         const int nk = kend - (kb + KC) < KC ? kend - (kb + KC) : KC;
         const size_t n = (mb1 - mb0) * (size_t)parts, i = (mb - mb0) * (size_t)parts + (size_t)part;
         m0 = mb0 * MR;
-        m1 = mb1 * MR < j->M ? mb1 * MR : j->M;
+        m1 = unit_rows_end(j, mb1);
         k_from = kb + KC + (int)(i * (size_t)(nk > 0 ? nk : 0) / n);
         k_to = kb + KC + (int)((i + 1) * (size_t)(nk > 0 ? nk : 0) / n);
         for (int k = k_from; k < k_to; k++)
