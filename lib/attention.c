@@ -714,8 +714,8 @@ void mygpt_attention_backward_dropout(float *dq, float *dk, float *dv, const flo
 
 /* ---- dropout on the probabilities ----------------------------------------------------------- */
 
-void mygpt_attention_dropout_values(float *out, const float *probs, const float *v, const uint8_t *keep, double p,
-                                    int B, int T, int C, int NH)
+MYGPT_CLONES static void dropout_values(float *out, const float *probs, const float *v, const uint8_t *keep,
+                                        double p, int B, int T, int C, int NH)
 {
     const int d = C / NH;
     const float noise = 1.0f / (float)(1.0 - p);
@@ -737,6 +737,12 @@ void mygpt_attention_dropout_values(float *out, const float *probs, const float 
                 }
             }
         }
+}
+
+void mygpt_attention_dropout_values(float *out, const float *probs, const float *v, const uint8_t *keep, double p,
+                                    int B, int T, int C, int NH)
+{
+    dropout_values(out, probs, v, keep, p, B, T, C, NH);
 }
 
 /* ---- where a head looks --------------------------------------------------------------------- */

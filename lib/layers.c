@@ -280,14 +280,28 @@ void mygpt_gelu_tanh_backward(float *dinp, const float *inp, const float *dout, 
 
 /* ---- dropout --------------------------------------------------------------------- */
 
+/* keep[j] = whether the 53 low bits of random64 number j (two words, the first high)
+ * are below `below`. */
+MYGPT_CLONES static void keep_below(uint8_t *keep, const uint32_t *words, size_t n, uint64_t below)
+{
+    const uint64_t mask53 = (UINT64_C(1) << 53) - 1;
+    for (size_t j = 0; j < n; j++)
+        keep[j] = ((((uint64_t)words[2 * j] << 32) | words[2 * j + 1]) & mask53) < below;
+}
+
 mygpt_status mygpt_dropout_mask(mygpt_rng *rng, uint8_t *keep, size_t n, double p, mygpt_error *err)
 {
     if (!(p >= 0.0 && p < 1.0))
         return mygpt_fail(err, MYGPT_EINVAL, "dropout probability has to be in [0, 1), got %g", p);
-    const double q = 1.0 - p; // bernoulli_(1 - p): uniform_real_distribution<double> < q
-    for (size_t i = 0; i < n; i++) {
-        const uint64_t r = mygpt_rng_random64(rng) & ((UINT64_C(1) << 53) - 1);
-        keep[i] = (double)r * (1.0 / 9007199254740992.0) < q;
+    // bernoulli_(1 - p): a uniform double r * 2^-53 (r of 53 bits of a random64) below
+    // q = 1 - p. The scaling is exact, so that is r < ceil(q * 2^53) in integers.
+    const uint64_t below = (uint64_t)ceil((1.0 - p) * 0x1p53);
+    enum { CHUNK = 512 };
+    uint32_t words[2 * CHUNK];
+    for (size_t i = 0; i < n; i += CHUNK) {
+        const size_t len = n - i < CHUNK ? n - i : CHUNK;
+        mygpt_rng_fill(rng, words, 2 * len);
+        keep_below(keep + i, words, len, below);
     }
     return MYGPT_OK;
 }

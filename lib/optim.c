@@ -137,13 +137,19 @@ mygpt_status mygpt_optimizer_step(mygpt_optimizer *o, float *params, const float
         return mygpt_fail(err, MYGPT_EINVAL, "the optimizer holds %zu parameters, not %zu", o->n, n);
     const int needs_buf = o->kind == MYGPT_ADAMW || o->momentum != 0.0;
     if (needs_buf && !o->buf) {
-        o->buf = calloc(n ? n : 1, sizeof(float)); // AdamW: exp_avg = zeros_like(p)
+        o->buf = malloc((n ? n : 1) * sizeof(float)); // AdamW: exp_avg = zeros_like(p)
         if (o->kind == MYGPT_ADAMW)
-            o->buf2 = calloc(n ? n : 1, sizeof(float));
+            o->buf2 = malloc((n ? n : 1) * sizeof(float));
         if (!o->buf || (o->kind == MYGPT_ADAMW && !o->buf2)) {
             mygpt_optimizer_free(o);
             return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the optimizer's state (%zu floats)", n);
         }
+        // Zeros written, not calloc's: a page calloc leaves to be read first maps the
+        // shared zero page, and the step's write then copies it and stops every thread
+        // to flush the old mapping (for GPT-2 small, ~3 s of the first step on a 2-core VM).
+        mygpt_fill_floats(o->buf, NULL, n);
+        if (o->buf2)
+            mygpt_fill_floats(o->buf2, NULL, n);
     }
     o->n = n;
     if (o->kind == MYGPT_SGD) {

@@ -4,6 +4,7 @@
  */
 #include "mygpt/rng.h"
 #include "internal.h"
+#include "simd.h"
 
 #include <math.h>
 #include <string.h>
@@ -32,14 +33,32 @@ void mygpt_rng_seed(mygpt_rng *rng, uint64_t seed)
     rng->cached_normal = 0.0;
 }
 
-/* Regenerates all 624 words in place; words below i are already new. */
-static void mt_twist(uint32_t *mt)
+/* One word of the twist: the top bit of a, the low 31 of b, shifted and mixed. */
+static inline uint32_t mt_mix(uint32_t a, uint32_t b)
 {
-    for (int i = 0; i < MYGPT_MT_N; i++) {
-        uint32_t y = (mt[i] & MT_UPPER) | (mt[(i + 1) % MYGPT_MT_N] & MT_LOWER);
-        uint32_t mag = (mt[(i + 1) % MYGPT_MT_N] & 1u) ? MT_MATRIX_A : 0u;
-        mt[i] = mt[(i + MT_M) % MYGPT_MT_N] ^ (y >> 1) ^ mag;
-    }
+    return (((a & MT_UPPER) | (b & MT_LOWER)) >> 1) ^ ((b & 1u) ? MT_MATRIX_A : 0u);
+}
+
+/* Regenerates all 624 words in place, word i from the old words i and i + 1 and from
+ * word i + 397 (old) or i - 227 (already new). Split where the index wraps, each loop
+ * only reads ahead of what it writes or 227 words behind it, so it runs as vectors. */
+MYGPT_CLONES static void mt_twist(uint32_t *mt)
+{
+    int i = 0;
+    for (; i < MYGPT_MT_N - MT_M; i++)
+        mt[i] = mt[i + MT_M] ^ mt_mix(mt[i], mt[i + 1]);
+    for (; i < MYGPT_MT_N - 1; i++)
+        mt[i] = mt[i + MT_M - MYGPT_MT_N] ^ mt_mix(mt[i], mt[i + 1]);
+    mt[MYGPT_MT_N - 1] = mt[MT_M - 1] ^ mt_mix(mt[MYGPT_MT_N - 1], mt[0]);
+}
+
+static inline uint32_t mt_temper(uint32_t y)
+{
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    y ^= y >> 18;
+    return y;
 }
 
 uint32_t mygpt_rng_random(mygpt_rng *rng)
@@ -49,12 +68,39 @@ uint32_t mygpt_rng_random(mygpt_rng *rng)
         rng->left = MYGPT_MT_N;
         rng->next = 0;
     }
-    uint32_t y = rng->mt[rng->next++];
-    y ^= y >> 11;
-    y ^= (y << 7) & 0x9d2c5680u;
-    y ^= (y << 15) & 0xefc60000u;
-    y ^= y >> 18;
-    return y;
+    return mt_temper(rng->mt[rng->next++]);
+}
+
+/* The state's words are handed out in runs: `left - 1` remain before the next twist
+ * (mygpt_rng_random's bookkeeping). A run is tempered as vectors when the words are
+ * wanted, and only stepped over when they are not. */
+static size_t next_run(mygpt_rng *rng, size_t n)
+{
+    if (rng->left <= 1) {
+        mt_twist(rng->mt);
+        rng->left = MYGPT_MT_N + 1;
+        rng->next = 0;
+    }
+    const size_t run = n < (size_t)(rng->left - 1) ? n : (size_t)(rng->left - 1);
+    rng->left -= (int)run;
+    rng->next += (int)run;
+    return run;
+}
+
+MYGPT_CLONES static void temper_run(uint32_t *out, const uint32_t *words, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = mt_temper(words[i]);
+}
+
+void mygpt_rng_fill(mygpt_rng *rng, uint32_t *out, size_t n)
+{
+    while (n) {
+        const size_t run = next_run(rng, n);
+        temper_run(out, rng->mt + rng->next - run, run);
+        out += run;
+        n -= run;
+    }
 }
 
 uint64_t mygpt_rng_random64(mygpt_rng *rng)
@@ -76,12 +122,17 @@ mygpt_status mygpt_uniform_(mygpt_rng *rng, float *data, size_t n, double from, 
                           from, to);
     const float lo = (float)from, hi = (float)to;
     const float range = hi - lo; /* rounded to float32, as PyTorch's float arithmetic does */
-    for (size_t i = 0; i < n; i++) {
-        float x = (float)(mygpt_rng_random(rng) & 0xffffffu) * 0x1p-24f; /* exact */
-        if (rng->kernel == MYGPT_KERNEL_AVX2)
-            data[i] = fmaf(x, range, lo); /* GCC fused this in torch's AVX2 build */
-        else
-            data[i] = x * range + lo; /* two roundings (built with -ffp-contract=off) */
+    uint32_t words[MYGPT_MT_N];
+    for (size_t i = 0; i < n; i += MYGPT_MT_N) {
+        const size_t len = n - i < MYGPT_MT_N ? n - i : MYGPT_MT_N;
+        mygpt_rng_fill(rng, words, len);
+        for (size_t j = 0; j < len; j++) {
+            float x = (float)(words[j] & 0xffffffu) * 0x1p-24f; /* exact */
+            if (rng->kernel == MYGPT_KERNEL_AVX2)
+                data[i + j] = fmaf(x, range, lo); /* GCC fused this in torch's AVX2 build */
+            else
+                data[i + j] = x * range + lo; /* two roundings (built with -ffp-contract=off) */
+        }
     }
     return MYGPT_OK;
 }
@@ -116,6 +167,6 @@ void mygpt_randperm(mygpt_rng *rng, int64_t *out, size_t n)
 
 void mygpt_uniform_skip(mygpt_rng *rng, size_t n)
 {
-    for (size_t i = 0; i < n; i++) // uniform_ takes one 32-bit output a float
-        (void)mygpt_rng_random(rng);
+    while (n) // uniform_ takes one 32-bit output a float
+        n -= next_run(rng, n);
 }

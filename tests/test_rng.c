@@ -182,6 +182,27 @@ Test(rng_errors, bad_arguments_return_errors)
     cr_expect_eq(mygpt_rng_random(&r), mygpt_rng_random(&fresh));
 }
 
+Test(rng_spec, fill_is_the_same_stream_as_single_draws)
+{
+    /* runs of every length from 0 up, mixed with single draws, across many twists */
+    mygpt_rng a = {0}, b = {0};
+    mygpt_rng_seed(&a, 2718);
+    mygpt_rng_seed(&b, 2718);
+    uint32_t got[1500];
+    size_t drawn = 0;
+    for (size_t len = 0; len < 1500; len += 37) {
+        mygpt_rng_fill(&a, got, len);
+        for (size_t i = 0; i < len; i++) {
+            const uint32_t want = mygpt_rng_random(&b);
+            if (got[i] != want)
+                cr_assert_fail("run of %zu, word %zu (draw %zu): got %08x, want %08x", len, i, drawn + i, got[i], want);
+        }
+        drawn += len + 1;
+        cr_assert_eq(mygpt_rng_random(&a), mygpt_rng_random(&b), "the single draw after %zu words", drawn);
+    }
+    cr_assert_gt(drawn, 20 * MYGPT_MT_N, "the runs crossed many twists");
+}
+
 /* ---- golden call chains ----------------------------------------------------- */
 
 #define MAXV (1 << 16)

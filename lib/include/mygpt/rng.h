@@ -60,6 +60,10 @@ void mygpt_rng_seed(mygpt_rng *rng, uint64_t seed);
 /* One 32-bit draw (PyTorch's generator->random()). */
 uint32_t mygpt_rng_random(mygpt_rng *rng);
 
+/* out[0..n) = the next n draws, as n calls of mygpt_rng_random give them (faster:
+ * the words are tempered as vectors). */
+void mygpt_rng_fill(mygpt_rng *rng, uint32_t *out, size_t n);
+
 /* Two draws, the first in the high half (generator->random64()). */
 uint64_t mygpt_rng_random64(mygpt_rng *rng);
 
