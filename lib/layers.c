@@ -232,39 +232,43 @@ static float gelu_tanh_k(void)
     return sqrtf((float)(2.0 / 3.14159265358979323846));
 }
 
-/* u = K * (x + 0.044715 * x^3) for up to 8 values, and t = tanh(u) */
-static void gelu_tanh_inner(float *t, const float *x, int n, float K, int avx2)
+/* The tanh GELU over a run of n <= GELU_RUN values: with dout NULL, out = GELU(inp);
+ * else the backward, out += d/dx given dout. (Built so that fmaf is an instruction.) */
+#define GELU_RUN 512
+MYGPT_CLONES static void gelu_tanh_run(float *out, const float *inp, const float *dout, size_t n, float K,
+                                       int avx2)
 {
-    float u[8] = {0};
-    for (int l = 0; l < n; l++)
-        u[l] = K * (x[l] + (x[l] * x[l] * x[l]) * 0.044715f); // pow(x, 3) is x * x * x
-    mygpt_tanh8(t, u, avx2);
+    float t[GELU_RUN];
+    for (size_t i = 0; i < n; i++) // u = K * (x + 0.044715 x^3), pow(x, 3) being x * x * x
+        t[i] = K * (inp[i] + (inp[i] * inp[i] * inp[i]) * 0.044715f);
+    mygpt_tanh_row(t, n, avx2); // t = tanh(u)
+    if (!dout) {
+        for (size_t i = 0; i < n; i++)
+            out[i] = (0.5f * inp[i]) * (1.0f + t[i]); // y = (0.5 x) * (1 + t)
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const float x = inp[i], dy = dout[i];
+        const float dhalf = dy * (1.0f + t[i]);
+        // tanh's backward, grad * (1 - t * t) with the 1 - t * t fused as PyTorch's AVX2 build has it
+        const float du = (dy * (0.5f * x)) * fmaf(-t[i], t[i], 1.0f);
+        const float ds = du * K;                                // u = K * s
+        const float dpow = (ds * 0.044715f) * ((x * x) * 3.0f); // s = x + 0.044715 x^3
+        out[i] += (ds + dpow) + dhalf * 0.5f;                   // autograd adds x's three in this order
+    }
 }
 
-/* The tanh GELU over n values, 8 at a time (tanh is SLEEF's 8-lane function): with dout
- * NULL, out = GELU(inp); else the backward, out += d/dx given dout. */
+/* The tanh GELU over n values, a run of GELU_RUN at a time: with dout NULL, out =
+ * GELU(inp); else the backward, out += d/dx given dout. */
 static void gelu_tanh(float *out, const float *inp, const float *dout, size_t n)
 {
     const float K = gelu_tanh_k();
     const int avx2 = mygpt_sleef_avx2();
-    const size_t chunks = (n + 7) / 8;
+    const size_t runs = (n + GELU_RUN - 1) / GELU_RUN;
 #pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
-    for (size_t c = 0; c < chunks; c++) {
-        const size_t i0 = c * 8;
-        const int m = n - i0 < 8 ? (int)(n - i0) : 8;
-        float t[8];
-        gelu_tanh_inner(t, inp + i0, m, K, avx2);
-        for (int l = 0; l < m && !dout; l++)
-            out[i0 + l] = (0.5f * inp[i0 + l]) * (1.0f + t[l]); // y = (0.5 x) * (1 + t)
-        for (int l = 0; l < m && dout; l++) {
-            const float x = inp[i0 + l], dy = dout[i0 + l];
-            const float dhalf = dy * (1.0f + t[l]);
-            // tanh's backward, grad * (1 - t * t) with the 1 - t * t fused as PyTorch's AVX2 build has it
-            const float du = (dy * (0.5f * x)) * fmaf(-t[l], t[l], 1.0f);
-            const float ds = du * K;                                // u = K * s
-            const float dpow = (ds * 0.044715f) * ((x * x) * 3.0f); // s = x + 0.044715 x^3
-            out[i0 + l] += (ds + dpow) + dhalf * 0.5f;              // autograd adds x's three in this order
-        }
+    for (size_t r = 0; r < runs; r++) {
+        const size_t i0 = r * GELU_RUN, m = n - i0 < GELU_RUN ? n - i0 : GELU_RUN;
+        gelu_tanh_run(out + i0, inp + i0, dout ? dout + i0 : NULL, m, K, avx2);
     }
 }
 

@@ -19,9 +19,30 @@ MYGPT_AVX2 static void exp8_avx2(float *out, const float *in)
     _mm256_storeu_ps(out, Sleef_expf8_u10avx2(_mm256_loadu_ps(in)));
 }
 
-MYGPT_AVX2 static void tanh8_avx2(float *out, const float *in)
+MYGPT_AVX512 extern __m512 Sleef_finz_tanhf16_u10avx512f(__m512);
+
+MYGPT_AVX2 static void tanh_row_avx2(float *out, const float *in, size_t n)
 {
-    _mm256_storeu_ps(out, Sleef_tanhf8_u10avx2(_mm256_loadu_ps(in)));
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(out + i, Sleef_tanhf8_u10avx2(_mm256_loadu_ps(in + i)));
+    if (i < n) {
+        const __m256i on = mygpt_first_lanes((int)(n - i));
+        _mm256_maskstore_ps(out + i, on, Sleef_tanhf8_u10avx2(_mm256_maskload_ps(in + i, on)));
+    }
+}
+
+/* Sleef_tanhf8_u10avx2 is Sleef_finz_tanhf8_u10avx2: its 16-lane twin gives the same
+ * bits (checked on all 2^32 inputs but NaNs, whose payloads may differ). */
+MYGPT_AVX512 static void tanh_row_avx512(float *out, const float *in, size_t n)
+{
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(out + i, Sleef_finz_tanhf16_u10avx512f(_mm512_loadu_ps(in + i)));
+    if (i < n) {
+        const __mmask16 on = (__mmask16)((1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(out + i, on, Sleef_finz_tanhf16_u10avx512f(_mm512_maskz_loadu_ps(on, in + i)));
+    }
 }
 
 MYGPT_AVX2 void mygpt_log8_avx2(float *out, const float *in)
@@ -88,7 +109,8 @@ MYGPT_AVX2 float mygpt_exp_sum_avx2(float *e, const float *x, int n, __m256 mx)
 #else
 static void exp8_avx2(float *out, const float *in) { (void)out; (void)in; }
 static void mygpt_log8_avx2(float *out, const float *in) { (void)out; (void)in; }
-static void tanh8_avx2(float *out, const float *in) { (void)out; (void)in; }
+static void tanh_row_avx2(float *out, const float *in, size_t n) { (void)out; (void)in; (void)n; }
+static void tanh_row_avx512(float *out, const float *in, size_t n) { (void)out; (void)in; (void)n; }
 #endif
 
 /* out[i] = exp(in[i]) (or log) for 8 values, as PyTorch's AVX2 kernels compute them */
@@ -101,14 +123,15 @@ void mygpt_exp8(float *out, const float *in, int avx2)
             out[l] = Sleef_expf_u10(in[l]);
 }
 
-void mygpt_tanh8(float *out, const float *in, int avx2)
+void mygpt_tanh_row(float *x, size_t n, int avx2)
 {
-    if (avx2) {
-        tanh8_avx2(out, in);
-        return;
-    }
-    for (int l = 0; l < 8; l++)
-        out[l] = Sleef_tanhf_u10(in[l]);
+    if (avx2 && mygpt_cpu_isa(MYGPT_FAMILY_LOSS) >= MYGPT_ISA_AVX512)
+        tanh_row_avx512(x, x, n);
+    else if (avx2)
+        tanh_row_avx2(x, x, n);
+    else
+        for (size_t i = 0; i < n; i++)
+            x[i] = Sleef_tanhf_u10(x[i]);
 }
 
 float mygpt_log1f(float x, int avx2)

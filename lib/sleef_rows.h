@@ -20,9 +20,10 @@ int mygpt_sleef_avx2(void);
  * 8-lane function, else its scalar one). */
 void mygpt_exp8(float *out, const float *in, int avx2);
 
-/* out[l] = tanhf(in[l]) for 8 values, as PyTorch's tanh computes them (vml's map over
- * SLEEF's 8-lane function, a short tail padded; else its scalar one). */
-void mygpt_tanh8(float *out, const float *in, int avx2);
+/* x[i] = tanhf(x[i]) for n values, as PyTorch's tanh computes them (avx2: vml's map
+ * over SLEEF's 8-lane function; else its scalar one). SLEEF's deterministic functions
+ * give the same bits at every width, so on an AVX-512 CPU its 16-lane one runs. */
+void mygpt_tanh_row(float *x, size_t n, int avx2);
 
 /* logf(x) as PyTorch's kernel computes it. */
 float mygpt_log1f(float x, int avx2);
