@@ -592,7 +592,7 @@ void mygpt_attention_cached(float *out, const float *q, const float *kc, float *
  * vector lanes: the same sums, in the same order, DPS at a time. */
 #define DPS 32
 static inline __attribute__((always_inline)) void dp_row(double *restrict dp, const float *restrict dot, const float *restrict vb,
-                          const float *restrict vt, size_t ldv, int t, int C, int d)
+                          const double *restrict vt, size_t ldv, int t, int C, int d)
 {
     if (!vt) {
         for (int s = 0; s <= t; s++) {
@@ -610,7 +610,7 @@ static inline __attribute__((always_inline)) void dp_row(double *restrict dp, co
             acc[j] = 0.0;
         for (int i = 0; i < d; i++) {
             const double di = dot[i];
-            const float *vr = vt + (size_t)i * ldv + s0;
+            const double *vr = vt + (size_t)i * ldv + s0;
 #pragma omp simd
             for (int j = 0; j < DPS; j++)
                 acc[j] += di * vr[j];
@@ -620,82 +620,239 @@ static inline __attribute__((always_inline)) void dp_row(double *restrict dp, co
     }
 }
 
-/* For one (b, h), with P the (T, T) probabilities, S = Q K^T / scale and O = P V:
+/* The backward of one head, one (b, h). With P the (T, T) probabilities, S = Q K^T / scale
+ * and O = P V:
  *   dV = P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(P * dP)),
  *   dQ = dS K / scale,  dK = dS^T Q / scale.
- * Each (b, h) writes only its own slice of dq, dk, dv: parallel over (b, h), and each
- * sum runs in a fixed order. Double accumulators keep the sums close to exact. Per
- * thread, scratch holds V^T of the head and one row of dP; without it (no memory) the
- * same sums run one at a time: same bits, slower. */
-MYGPT_CLONES static void attention_backward(float *dq, float *dk, float *dv, const float *dout,
+ * Double accumulators keep the sums close to exact; each product is rounded to float
+ * and added to the gradient in a fixed order: dq_t over keys s ascending, dk_s and dv_s
+ * over queries t ascending. The arguments are the head's slices (rows C apart). */
+typedef struct head_grads {
+    float *dq, *dk, *dv;                    // (T, d) each, rows C apart
+    const float *dout, *q, *k, *v;          // (T, d) each, rows C apart
+    const float *probs;                     // (T, T)
+    const uint8_t *keep;                    // (T, T) dropout's keeps, or NULL
+    float noise;                            // 1 / (1 - p) with dropout
+    double scale;                           // sqrt(d) as a float, widened
+    int T, C, d;
+} head_grads;
+
+/* p_ts as the values saw it: dropped (0) or scaled by noise when there is dropout */
+static inline double kept_prob(const head_grads *h, int t, int s)
+{
+    const float p = h->probs[(size_t)t * h->T + s];
+    return h->keep ? p * (h->keep[(size_t)t * h->T + s] ? h->noise : 0.0f) : p;
+}
+
+/* dS_t[s] / scale for s <= t into ds, from dP_t in ds (dropout's keeps applied here) */
+static inline void ds_row(double *ds, const head_grads *h, int t)
+{
+    const float *p = h->probs + (size_t)t * h->T;
+    if (h->keep) // dP = d(dropped P) * noise
+        for (int s = 0; s <= t; s++)
+            ds[s] *= h->keep[(size_t)t * h->T + s] ? h->noise : 0.0f;
+    double pdp = 0.0;
+    for (int s = 0; s <= t; s++)
+        pdp += p[s] * ds[s];
+    for (int s = 0; s <= t; s++)
+        ds[s] = p[s] * (ds[s] - pdp) / h->scale;
+}
+
+/* The plain loops, with no scratch: per query t, the row of dS one key at a time, and
+ * the three gradients updated as it goes (dP_t[s] is summed twice, identically). */
+MYGPT_CLONES static void head_backward_plain(const head_grads *h)
+{
+    const int T = h->T, C = h->C, d = h->d;
+    for (int t = 0; t < T; t++) {
+        const float *dot = h->dout + (size_t)t * C, *qt = h->q + (size_t)t * C;
+        const float *p = h->probs + (size_t)t * T;
+        float *dqt = h->dq + (size_t)t * C;
+        double pdp = 0.0;
+        for (int pass = 0; pass < 2; pass++)
+            for (int s = 0; s <= t; s++) {
+                double dp;
+                dp_row(&dp, dot, h->v + (size_t)s * C, NULL, 0, 0, C, d);
+                if (h->keep)
+                    dp *= h->keep[(size_t)t * T + s] ? h->noise : 0.0f;
+                if (pass == 0) {
+                    pdp += p[s] * dp;
+                    continue;
+                }
+                const double ds = p[s] * (dp - pdp) / h->scale, ps = kept_prob(h, t, s);
+                const float *ks = h->k + (size_t)s * C;
+                float *dks = h->dk + (size_t)s * C, *dvs = h->dv + (size_t)s * C;
+                for (int i = 0; i < d; i++) {
+                    dqt[i] += (float)(ds * ks[i]);
+                    dks[i] += (float)(ds * qt[i]);
+                    dvs[i] += (float)(ps * dot[i]);
+                }
+            }
+    }
+}
+
+#define TB 32 /* queries per block of the fast backward */
+
+/* Eight channels of a gradient row as one value of GCC's and clang's vector types: the
+ * tiles' sums then stay in registers (as float arrays of 32 or 64 they went to memory). */
+#pragma GCC diagnostic ignored "-Wpsabi" /* (gcc and clang) only inlined static functions pass them */
+typedef float f8 __attribute__((vector_size(32)));
+typedef double d8 __attribute__((vector_size(64)));
+
+static inline __attribute__((always_inline)) f8 f8_load(const float *p)
+{
+    f8 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline __attribute__((always_inline)) void f8_store(float *p, f8 v)
+{
+    memcpy(p, &v, sizeof v);
+}
+
+static inline __attribute__((always_inline)) d8 d8_load(const double *p)
+{
+    d8 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* (float)(w * x) lane by lane, x already widened: the product in double, rounded once */
+static inline __attribute__((always_inline)) f8 f8_times(double w, d8 x)
+{
+    return __builtin_convertvector(x * w, f8);
+}
+
+/* out (rows, d) = the (rows, d) slice at in (rows C apart), widened to double */
+static inline void widen_rows(double *restrict out, const float *restrict in, int rows, int C, int d)
+{
+    for (int r = 0; r < rows; r++)
+        for (int i = 0; i < d; i++)
+            out[(size_t)r * d + i] = in[(size_t)r * C + i];
+}
+
+/* dq_t[0 .. 8 NC) += ds[s] k_s for s = 0..t in order (kd: K widened, rows d apart) */
+static inline __attribute__((always_inline)) void dq_tile(const int NC, float *restrict dqt, const double *restrict ds,
+                                                          const double *restrict kd, int t, int d)
+{
+    f8 acc[8];
+    for (int c = 0; c < NC; c++)
+        acc[c] = f8_load(dqt + 8 * c);
+    for (int s = 0; s <= t; s++)
+        for (int c = 0; c < NC; c++)
+            acc[c] += f8_times(ds[s], d8_load(kd + (size_t)s * d + 8 * c));
+    for (int c = 0; c < NC; c++)
+        f8_store(dqt + 8 * c, acc[c]);
+}
+
+/* For key s and queries t = ta..t1-1 in order (their dS / scale in dsb's rows t - t0):
+ * dk_s[i0 .. i0 + 8 NC) += ds_t[s] q_t and dv_s[..] += p_t[s] dO_t (the block's rows of
+ * Q and dO widened in qd and dd, rows d apart) */
+static inline __attribute__((always_inline)) void dkv_tile(const int NC, float *restrict dks, float *restrict dvs,
+                                                           const double *restrict dsb, size_t ldv,
+                                                           const double *restrict qd, const double *restrict dd,
+                                                           const head_grads *h, int s, int ta, int t0,
+                                                           int t1, int i0)
+{
+    f8 ak[4], av[4];
+    for (int c = 0; c < NC; c++) {
+        ak[c] = f8_load(dks + 8 * c);
+        av[c] = f8_load(dvs + 8 * c);
+    }
+    for (int t = ta; t < t1; t++) {
+        const double w = dsb[(size_t)(t - t0) * ldv + s], ps = kept_prob(h, t, s);
+        const double *qt = qd + (size_t)(t - t0) * h->d + i0, *dot = dd + (size_t)(t - t0) * h->d + i0;
+        for (int c = 0; c < NC; c++) {
+            ak[c] += f8_times(w, d8_load(qt + 8 * c));
+            av[c] += f8_times(ps, d8_load(dot + 8 * c));
+        }
+    }
+    for (int c = 0; c < NC; c++) {
+        f8_store(dks + 8 * c, ak[c]);
+        f8_store(dvs + 8 * c, av[c]);
+    }
+}
+
+/* The same sums with scratch: vt (V of the head transposed, (d, ldv), zero past T) lets
+ * the dots of dP run side by side, and the queries go in blocks of TB whose rows of dS
+ * (dsb, (TB, ldv) doubles) are kept, so that each tile of dk and dv is read and written
+ * once a block instead of once a query. Tiles of 64 (dq) or 32 (dk and dv) channels,
+ * then of 8, then single channels. */
+MYGPT_CLONES static void head_backward_fast(const head_grads *h, double *vt, size_t ldv)
+{
+    const int T = h->T, C = h->C, d = h->d;
+    double *dsb = vt + (size_t)d * ldv, *kd = dsb + (size_t)TB * ldv, *qd = kd + (size_t)T * d, *dd = qd + (size_t)TB * d;
+    for (size_t s = 0; s < ldv; s++)
+        for (int i = 0; i < d; i++)
+            vt[(size_t)i * ldv + s] = s < (size_t)T ? h->v[s * C + i] : 0.0;
+    widen_rows(kd, h->k, T, C, d);
+    for (int t0 = 0; t0 < T; t0 += TB) {
+        const int t1 = t0 + TB < T ? t0 + TB : T;
+        for (int t = t0; t < t1; t++) {
+            double *ds = dsb + (size_t)(t - t0) * ldv;
+            float *dqt = h->dq + (size_t)t * C;
+            dp_row(ds, h->dout + (size_t)t * C, h->v, vt, ldv, t, C, d);
+            ds_row(ds, h, t);
+            int i0 = 0;
+            for (; i0 + 64 <= d; i0 += 64)
+                dq_tile(8, dqt + i0, ds, kd + i0, t, d);
+            for (; i0 + 8 <= d; i0 += 8)
+                dq_tile(1, dqt + i0, ds, kd + i0, t, d);
+            for (; i0 < d; i0++)
+                for (int s = 0; s <= t; s++)
+                    dqt[i0] += (float)(ds[s] * h->k[(size_t)s * C + i0]);
+        }
+        widen_rows(qd, h->q + (size_t)t0 * C, t1 - t0, C, d);
+        widen_rows(dd, h->dout + (size_t)t0 * C, t1 - t0, C, d);
+        for (int s = 0; s < t1; s++) {
+            const int ta = s > t0 ? s : t0;
+            float *dks = h->dk + (size_t)s * C, *dvs = h->dv + (size_t)s * C;
+            int i0 = 0;
+            for (; i0 + 32 <= d; i0 += 32)
+                dkv_tile(4, dks + i0, dvs + i0, dsb, ldv, qd, dd, h, s, ta, t0, t1, i0);
+            for (; i0 + 8 <= d; i0 += 8)
+                dkv_tile(1, dks + i0, dvs + i0, dsb, ldv, qd, dd, h, s, ta, t0, t1, i0);
+            for (; i0 < d; i0++)
+                for (int t = ta; t < t1; t++) {
+                    dks[i0] += (float)(dsb[(size_t)(t - t0) * ldv + s] * h->q[(size_t)t * C + i0]);
+                    dvs[i0] += (float)(kept_prob(h, t, s) * h->dout[(size_t)t * C + i0]);
+                }
+        }
+    }
+}
+
+/* Every (b, h) of the batch: each writes only its own slices of dq, dk, dv, so they run
+ * in parallel. Without scratch (no memory) the plain loops give the same bits, slower. */
+static void attention_backward(float *dq, float *dk, float *dv, const float *dout,
                                             const float *att, const float *q, const float *k,
                                             const float *v, const uint8_t *keep, double drop_p, int B,
                                             int T, int C, int NH)
 {
-    const float noise = keep ? 1.0f / (float)(1.0 - drop_p) : 1.0f; // as mygpt_dropout_apply's
     const int d = C / NH;
-    const double scale = (double)(float)sqrt((double)d);
     const size_t ldv = ((size_t)T + DPS - 1) / DPS * DPS;
-    const size_t per_thread = (size_t)d * ldv + 2 * (size_t)T; // vt, then dp (doubles)
+    // doubles: vt (d, ldv), dsb (TB, ldv), kd (T, d), qd and dd (TB, d)
+    const size_t per_thread = (size_t)d * ldv + (size_t)TB * ldv + (size_t)T * d + 2 * (size_t)TB * d;
     const int par = (size_t)B * T * T * C > MYGPT_PARALLEL_MIN;
     const int team = par ? omp_get_max_threads() : 1;
-    float *scratch = malloc((size_t)team * per_thread * sizeof(float));
-    double *dp_heap = scratch ? NULL : malloc((size_t)team * T * sizeof(double));
+    double *scratch = malloc((size_t)team * per_thread * sizeof(double));
 #pragma omp parallel for collapse(2) schedule(static) num_threads(team) if (par)
     for (int b = 0; b < B; b++) {
-        for (int h = 0; h < NH; h++) {
-            const size_t off = (size_t)b * T * C + (size_t)h * d;
-            const float *ah = att + ((size_t)b * NH + h) * T * T; // (T, T)
-            const uint8_t *kh = keep ? keep + ((size_t)b * NH + h) * T * T : NULL;
-            float *vt = scratch ? scratch + (size_t)omp_get_thread_num() * per_thread : NULL; // (d, ldv)
-            double *dp = vt ? (double *)(vt + (size_t)d * ldv) : dp_heap ? dp_heap + (size_t)omp_get_thread_num() * T : NULL;
-            if (vt)
-                for (size_t s = 0; s < ldv; s++)
-                    for (int i = 0; i < d; i++)
-                        vt[(size_t)i * ldv + s] = s < (size_t)T ? v[off + s * C + i] : 0.0f;
-            for (int t = 0; t < T; t++) {
-                const float *p = ah + (size_t)t * T;                 // (T,)
-                const uint8_t *kt_row = kh ? kh + (size_t)t * T : NULL;
-                const float *restrict dot = dout + off + (size_t)t * C; // (d,)
-                const float *restrict qt = q + off + (size_t)t * C;  // (d,)
-                float *restrict dqt = dq + off + (size_t)t * C;      // (d,)
-                double dp_one;
-                // dP[t, s] = dO_t . v_s, and rowsum(P * dP)
-                if (dp)
-                    dp_row(dp, dot, v + off, vt, ldv, t, C, d);
-                if (dp && kt_row) // dropout: dP = d(dropped P) * noise
-                    for (int s = 0; s <= t; s++)
-                        dp[s] *= kt_row[s] ? noise : 0.0f;
-                double pdp = 0.0;
-                for (int s = 0; s <= t; s++) {
-                    if (!dp) {
-                        dp_row(&dp_one, dot, v + off + (size_t)s * C, NULL, 0, 0, C, d);
-                        dp_one *= kt_row && !kt_row[s] ? 0.0f : kt_row ? noise : 1.0f;
-                    }
-                    pdp += p[s] * (dp ? dp[s] : dp_one);
-                }
-                for (int s = 0; s <= t; s++) {
-                    const float *restrict ks = k + off + (size_t)s * C;
-                    if (!dp) {
-                        dp_row(&dp_one, dot, v + off + (size_t)s * C, NULL, 0, 0, C, d);
-                        dp_one *= kt_row && !kt_row[s] ? 0.0f : kt_row ? noise : 1.0f;
-                    }
-                    const double ds = p[s] * ((dp ? dp[s] : dp_one) - pdp) / scale; // dS / scale
-                    // the values were weighted by the dropped probabilities
-                    const double ps = kt_row ? p[s] * (kt_row[s] ? noise : 0.0f) : p[s];
-                    float *restrict dks = dk + off + (size_t)s * C, *restrict dvs = dv + off + (size_t)s * C;
-#pragma omp simd
-                    for (int i = 0; i < d; i++) {
-                        dqt[i] += (float)(ds * ks[i]);
-                        dks[i] += (float)(ds * qt[i]);
-                        dvs[i] += (float)(ps * dot[i]);
-                    }
-                }
+        for (int hd = 0; hd < NH; hd++) {
+            const size_t off = (size_t)b * T * C + (size_t)hd * d, bh = ((size_t)b * NH + hd) * T * T;
+            const head_grads h = {
+                .dq = dq + off, .dk = dk + off, .dv = dv + off,
+                .dout = dout + off, .q = q + off, .k = k + off, .v = v + off,
+                .probs = att + bh, .keep = keep ? keep + bh : NULL,
+                .noise = keep ? 1.0f / (float)(1.0 - drop_p) : 1.0f, // as mygpt_dropout_apply's
+                .scale = (double)(float)sqrt((double)d), .T = T, .C = C, .d = d};
+            if (scratch) {
+                head_backward_fast(&h, scratch + (size_t)omp_get_thread_num() * per_thread, ldv);
+            } else {
+                head_backward_plain(&h);
             }
         }
     }
     free(scratch);
-    free(dp_heap);
 }
 
 void mygpt_attention_backward(float *dq, float *dk, float *dv, const float *dout, const float *att,

@@ -91,38 +91,53 @@ Test(alloc, every_failed_allocation_of_a_forward_pass_is_an_error)
     cr_expect_geq(failures, 3, "only %d allocations were failed", failures);
 }
 
-/* The attention backward's scratch (V transposed, a row of dP) only lets the dots run
- * side by side: without it (one or both buffers refused) the same sums run one at a
- * time, and every gradient has the same bits. */
+/* The attention backward's scratch (V transposed, blocks of rows of dS) only lets the
+ * sums run side by side and in register tiles: without it the plain loops run, and
+ * every gradient has the same bits, with and without dropout, for head sizes that are
+ * and are not whole tiles of 16. */
 Test(alloc, attention_backward_without_scratch_gives_the_same_bits)
 {
-    const int B = 2, T = 37, C = 48, NH = 3; /* T past one block of 32 keys */
-    const size_t n = (size_t)B * T * C, na = (size_t)B * NH * T * T;
-    float *q = malloc(n * sizeof *q), *k = malloc(n * sizeof *k), *v = malloc(n * sizeof *v);
-    float *dout = malloc(n * sizeof *dout), *out = malloc(n * sizeof *out), *att = malloc(na * sizeof *att);
-    float *g[3][3];
-    mygpt_rng r = {0};
-    mygpt_rng_seed(&r, 5);
-    mygpt_normal_(&r, q, n, 0, 1, NULL);
-    mygpt_normal_(&r, k, n, 0, 1, NULL);
-    mygpt_normal_(&r, v, n, 0, 1, NULL);
-    mygpt_normal_(&r, dout, n, 0, 1, NULL);
-    cr_assert_eq(mygpt_attention_forward(out, att, q, k, v, NULL, 0, B, T, C, NH, MYGPT_KERNELS_NAIVE, NULL), MYGPT_OK);
-    for (int mode = 0; mode < 3; mode++) { /* scratch; no scratch; neither buffer */
-        for (int j = 0; j < 3; j++)
-            g[mode][j] = calloc(n, sizeof(float));
-        if (mode > 0) {
-            fail_next = 0;
-            fail_more = mode - 1;
+    const int B = 2, T = 70; /* T past two blocks of 32 queries */
+    const int shapes[2][2] = {{48, 3}, {60, 3}}; /* C, NH: head sizes 16 and 20 */
+    for (int shape = 0; shape < 2; shape++)
+        for (int dropout = 0; dropout < 2; dropout++) {
+            const int C = shapes[shape][0], NH = shapes[shape][1];
+            const size_t n = (size_t)B * T * C, na = (size_t)B * NH * T * T;
+            float *q = malloc(n * sizeof *q), *k = malloc(n * sizeof *k), *v = malloc(n * sizeof *v);
+            float *dout = malloc(n * sizeof *dout), *out = malloc(n * sizeof *out), *att = malloc(na * sizeof *att);
+            uint8_t *keep = malloc(na);
+            float *g[2][3];
+            mygpt_rng r = {0};
+            mygpt_rng_seed(&r, 5);
+            mygpt_normal_(&r, q, n, 0, 1, NULL);
+            mygpt_normal_(&r, k, n, 0, 1, NULL);
+            mygpt_normal_(&r, v, n, 0, 1, NULL);
+            mygpt_normal_(&r, dout, n, 0, 1, NULL);
+            cr_assert_eq(mygpt_dropout_mask(&r, keep, na, 0.25, NULL), MYGPT_OK);
+            cr_assert_eq(mygpt_attention_forward(out, att, q, k, v, NULL, 0, B, T, C, NH, MYGPT_KERNELS_NAIVE, NULL),
+                         MYGPT_OK);
+            for (int mode = 0; mode < 2; mode++) { /* scratch; no scratch */
+                for (int j = 0; j < 3; j++)
+                    g[mode][j] = calloc(n, sizeof(float));
+                fail_next = mode ? 0 : -1;
+                if (dropout)
+                    mygpt_attention_backward_dropout(g[mode][0], g[mode][1], g[mode][2], dout, att, q, k, v, keep,
+                                                     0.25, B, T, C, NH);
+                else
+                    mygpt_attention_backward(g[mode][0], g[mode][1], g[mode][2], dout, att, q, k, v, B, T, C, NH);
+                never_fail();
+            }
+            for (int j = 0; j < 3; j++) {
+                cr_expect(memcmp(g[0][j], g[1][j], n * sizeof(float)) == 0, "C=%d dropout=%d: gradient %d differs",
+                          C, dropout, j);
+                int nonzero = 0;
+                for (size_t i = 0; i < n; i++)
+                    nonzero += g[0][j][i] != 0.0f;
+                cr_expect_gt(nonzero, (int)(n / 2), "C=%d dropout=%d: gradient %d is mostly zeros", C, dropout, j);
+            }
+            for (int mode = 0; mode < 2; mode++)
+                for (int j = 0; j < 3; j++)
+                    free(g[mode][j]);
+            free(q); free(k); free(v); free(dout); free(out); free(att); free(keep);
         }
-        mygpt_attention_backward(g[mode][0], g[mode][1], g[mode][2], dout, att, q, k, v, B, T, C, NH);
-        never_fail();
-    }
-    for (int mode = 1; mode < 3; mode++)
-        for (int j = 0; j < 3; j++)
-            cr_expect(memcmp(g[0][j], g[mode][j], n * sizeof(float)) == 0, "mode %d gradient %d differs", mode, j);
-    for (int mode = 0; mode < 3; mode++)
-        for (int j = 0; j < 3; j++)
-            free(g[mode][j]);
-    free(q); free(k); free(v); free(dout); free(out); free(att);
 }
