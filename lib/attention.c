@@ -776,8 +776,9 @@ static inline __attribute__((always_inline)) void dkv_tile(const int NC, float *
 /* The same sums with scratch: vt (V of the head transposed, (d, ldv), zero past T) lets
  * the dots of dP run side by side, and the queries go in blocks of TB whose rows of dS
  * (dsb, (TB, ldv) doubles) are kept, so that each tile of dk and dv is read and written
- * once a block instead of once a query. Tiles of 64 (dq) or 32 (dk and dv) channels,
- * then of 8, then single channels. */
+ * once a block instead of once a query. K, and the block's rows of Q and dO, are widened
+ * to double once (kd, qd, dd). Tiles of 64 (dq) or 32 (dk and dv) channels, then of 8,
+ * then single channels. */
 MYGPT_CLONES static void head_backward_fast(const head_grads *h, double *vt, size_t ldv)
 {
     const int T = h->T, C = h->C, d = h->d;
@@ -823,10 +824,9 @@ MYGPT_CLONES static void head_backward_fast(const head_grads *h, double *vt, siz
 
 /* Every (b, h) of the batch: each writes only its own slices of dq, dk, dv, so they run
  * in parallel. Without scratch (no memory) the plain loops give the same bits, slower. */
-static void attention_backward(float *dq, float *dk, float *dv, const float *dout,
-                                            const float *att, const float *q, const float *k,
-                                            const float *v, const uint8_t *keep, double drop_p, int B,
-                                            int T, int C, int NH)
+static void attention_backward(float *dq, float *dk, float *dv, const float *dout, const float *att,
+                               const float *q, const float *k, const float *v, const uint8_t *keep,
+                               double drop_p, int B, int T, int C, int NH)
 {
     const int d = C / NH;
     const size_t ldv = ((size_t)T + DPS - 1) / DPS * DPS;
