@@ -430,19 +430,13 @@ const char *mygpt_matmul_kernel_name(void)
     return pick_kernels().name;
 }
 
-#ifdef MYGPT_X86_KERNELS
-#define PACK_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define PACK_CLONES
-#endif
-
 /* One NR-wide panel of B: dst[k*NR + j] = B(k0 + k, n0 + j) for k < kc, j < cols;
  * columns j >= cols (past N) are zero. src points at B(k0, n0). B is either a weight
  * (N, K), element (k, n) at src[n * ldb + k] (the forward and dinp's weight^T), or a
  * (K, N) matrix, element (k, n) at src[k * ldb + n] (the backward's weight and inp).
  * Writing dst in order (j innermost) lets the compiler gather the NR weight rows with
  * vector loads: ~1.6x faster than walking each row. */
-PACK_CLONES
+MYGPT_CLONES
 static void pack_panel(float *restrict dst, const float *restrict src, size_t ldb, int kc,
                        int cols, const int NR, int b_kmajor)
 {

@@ -14,15 +14,7 @@
 #include "mygpt/train.h"
 #include "internal.h"
 #include "parallel.h"
-
-
-/* fmaf is exact whichever way it is computed; compiled for x86-64-v3 too, the loops use
- * the vfmadd instruction instead of calling libm's fmaf (same bits, faster). */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define FMA_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define FMA_CLONES
-#endif
+#include "simd.h" /* MYGPT_CLONES: fmaf as the vfmadd instruction (same bits), not a libm call */
 
 void mygpt_sgd_init(mygpt_optimizer *opt, double lr)
 {
@@ -79,7 +71,7 @@ static mygpt_status check(const mygpt_optimizer *o, mygpt_error *err)
  *   buf = fma(g, f32(1 - dampening), buf * f32(momentum))      later steps
  *   g = nesterov ? fma(buf, f32(momentum), g) : buf           if momentum != 0
  *   p = fma(g, f32(-lr), p)                                    (p.add_(d_p, alpha=-lr)) */
-FMA_CLONES static void sgd_step(mygpt_optimizer *o, float *p, const float *grads, size_t n)
+MYGPT_CLONES static void sgd_step(mygpt_optimizer *o, float *p, const float *grads, size_t n)
 {
     const float wd = (float)o->weight_decay, mom = (float)o->momentum;
     const float one_minus_damp = (float)(1.0 - o->dampening), neg_lr = (float)-o->lr;
@@ -106,7 +98,7 @@ FMA_CLONES static void sgd_step(mygpt_optimizer *o, float *p, const float *grads
  *   denom = sqrt(v) / f32(sqrt(1 - beta2^t)) + f32(eps)
  *   p = p + (f32(-lr / (1 - beta1^t)) * m) / denom
  * (bias corrections in double, as Python computes them). */
-FMA_CLONES static void adamw_step(mygpt_optimizer *o, float *p, const float *grads, size_t n)
+MYGPT_CLONES static void adamw_step(mygpt_optimizer *o, float *p, const float *grads, size_t n)
 {
     const double t = (double)o->step; // already incremented
     const float decay = (float)(1.0 - o->lr * o->weight_decay);
