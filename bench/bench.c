@@ -6,6 +6,7 @@
  *   mygpt-bench                                  every config, threads 1..nproc
  *   mygpt-bench --config gpt2 --threads 2        one config and thread count
  *   mygpt-bench --matmul 1024,768,3072           the matmul alone (M, K, N)
+ *   mygpt-bench --matmul 512,768,50257 --backward  its backward's two products
  *   mygpt-bench --loss 256,50257                 the cross-entropy alone (N, V)
  *   mygpt-bench --peak                           the cores' FMA throughput, 1..nproc busy
  *   mygpt-bench --latency                        a cache line's trip between two cores
@@ -18,6 +19,7 @@
  * The last line is machine-readable:
  *   config=NAME threads=K median_ms=X tokens_per_s=Y gflops=Z
  *   matmul=MxKxN threads=K median_ms=X gflops=Z
+ *   matmul_backward=MxKxN threads=K dinp_ms=X dinp_gflops=Y dweight_ms=X dweight_gflops=Y
  */
 #include <omp.h>
 #include <stdio.h>
@@ -151,11 +153,56 @@ static int write_svg(const char *path, const result *rs, int n, int t0, int t1)
     return 0;
 }
 
+/* The backward of out (M, N) = a (M, K) w^T, each product timed alone as the training
+ * step runs it: dinp (M, K) += dout w, and dweight (N, K) += dout^T a (dout read
+ * transposed). dout is o, filled with uniforms. */
+static int bench_matmul_backward(const float *a, const float *w, float *o, int M, int K, int N, int t0, int t1,
+                                 int reps, int naive)
+{
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, 1);
+    mygpt_uniform_(&rng, o, (size_t)M * N, -1, 1, NULL);
+    float *dinp = calloc((size_t)M * K, sizeof(float)), *dw = calloc((size_t)N * K, sizeof(float));
+    double *t = malloc((size_t)reps * sizeof *t);
+    if (!dinp || !dw || !t) {
+        fprintf(stderr, "mygpt-bench: out of memory\n");
+        free(dinp), free(dw), free(t);
+        return 1;
+    }
+    for (int th = t0; th <= t1; th++) {
+        omp_set_num_threads(th);
+        double ms[2];
+        for (int which = 0; which < 2; which++) { // 0: dinp, 1: dweight
+            float *di = which ? NULL : dinp, *dwt = which ? dw : NULL;
+            for (int r = 0; r < reps + 2; r++) {
+                double s = now_ms();
+                mygpt_error err;
+                if (naive)
+                    mygpt_matmul_backward_naive(di, dwt, NULL, o, a, w, (size_t)M, K, N);
+                else if (mygpt_matmul_backward(di, dwt, NULL, o, a, w, (size_t)M, K, N, &err) != MYGPT_OK) {
+                    fprintf(stderr, "mygpt-bench: %s\n", err.message);
+                    free(dinp), free(dw), free(t);
+                    return 1;
+                }
+                if (r >= 2)
+                    t[r - 2] = now_ms() - s;
+            }
+            qsort(t, (size_t)reps, sizeof *t, cmp_double);
+            ms[which] = t[reps / 2];
+        }
+        const double flop = 2.0 * M * K * (double)N;
+        printf("matmul_backward=%dx%dx%d threads=%d dinp_ms=%.3f dinp_gflops=%.1f dweight_ms=%.3f "
+               "dweight_gflops=%.1f\n", M, K, N, th, ms[0], flop / (ms[0] * 1e6), ms[1], flop / (ms[1] * 1e6));
+    }
+    free(dinp), free(dw), free(t);
+    return 0;
+}
+
 static void help(void)
 {
     printf("usage: mygpt-bench [--config tiny|char|gpt2|gpt2-b8] [--threads K] [--reps R]\n"
            "                   [--warmup W] [--csv FILE] [--svg FILE] [--naive] [--quick] [--unpacked]\n"
-           "       mygpt-bench --matmul M,K,N [--threads K] [--reps R] [--naive]\n"
+           "       mygpt-bench --matmul M,K,N [--backward] [--threads K] [--reps R] [--naive]\n"
            "       mygpt-bench --loss N,V [--threads K] [--reps R]\n"
            "       mygpt-bench --train [--config tiny-train|verdict|gpt2-b4t64] [--threads K] [--reps R]\n"
            "       mygpt-bench --generate [--config gpt2|gpt2-xl] [--weights fp32|bf16|int8]\n"
@@ -166,7 +213,8 @@ static void help(void)
            "\n"
            "Times the GPT forward pass (median of R passes after W unmeasured ones) for each\n"
            "config at 1..nproc threads (or only K), with tokens/s, GFLOP/s and the speedup\n"
-           "over 1 thread; or the matmul (or the loss) alone. --quick: a first look in under 20 s (tiny,\n"
+           "over 1 thread; or the matmul (with --backward: its backward's dinp and dweight, each\n"
+           "alone) or the loss alone. --quick: a first look in under 20 s (tiny,\n"
            "char and gpt2-b8, few passes). --csv and --svg write the sweep's table and plot.\n"
            "The weights are packed once per model (mygpt_gpt_pack), as `mygpt forward` does;\n"
            "--unpacked packs them at every call.\n"
@@ -198,7 +246,8 @@ int main(int argc, char **argv)
                                      {"matmul", 1, 0}, {"naive", 0, 0},   {"quick", 0, 0},
                                      {"train", 0, 0},  {"generate", 0, 0}, {"bandwidth", 0, 0}, {"peak", 0, 0}, {"latency", 0, 0},
                                      {"prompt", 1, 0}, {"new", 1, 0},     {"no-kv-cache", 0, 0},
-                                     {"unpacked", 0, 0}, {"loss", 1, 0}, {"weights", 1, 0}, {NULL, 0, 0}};
+                                     {"unpacked", 0, 0}, {"loss", 1, 0}, {"weights", 1, 0}, {"backward", 0, 0},
+                                     {NULL, 0, 0}};
     args_set_prefix("");
     parsed_args pa;
     const int prc = args_parse("mygpt-bench", argc - 1, argv + 1, SPECS, 0, &pa);
@@ -274,6 +323,13 @@ int main(int argc, char **argv)
         const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc;
         if (reps == 0)
             reps = 10;
+        if (args_has(&pa, "backward")) {
+            const int rc = bench_matmul_backward(a, w, o, M, K, N, t0, t1, reps, naive);
+            free(a);
+            free(w);
+            free(o);
+            return rc;
+        }
         for (int th = t0; th <= t1; th++) {
             omp_set_num_threads(th);
             double *t = malloc((size_t)reps * sizeof *t);
