@@ -39,9 +39,10 @@ static inline uint32_t mt_mix(uint32_t a, uint32_t b)
     return (((a & MT_UPPER) | (b & MT_LOWER)) >> 1) ^ ((b & 1u) ? MT_MATRIX_A : 0u);
 }
 
-/* Regenerates all 624 words in place, word i from the old words i and i + 1 and from
- * word i + 397 (old) or i - 227 (already new). Split where the index wraps, each loop
- * only reads ahead of what it writes or 227 words behind it, so it runs as vectors. */
+/* Regenerates all 624 words in place, word i from the old words i and i + 1 (for the
+ * last word, the new word 0) and from word i + 397 (old) or i - 227 (already new). Split
+ * where the indices wrap, each loop only reads ahead of what it writes or 227 words
+ * behind it, so it runs as vectors. */
 MYGPT_CLONES static void mt_twist(uint32_t *mt)
 {
     int i = 0;
