@@ -773,12 +773,44 @@ static inline __attribute__((always_inline)) void dkv_tile(const int NC, float *
     }
 }
 
+/* dP rows of the queries t0 .. t0 + 3 at once (dsb's rows t - tb, each up to its own t):
+ * the same double sums over i in order as dp_row's, four queries sharing each load of vt. */
+static inline __attribute__((always_inline)) void dp_rows4(double *restrict dsb, size_t ldv, int tb,
+                                                           const float *restrict dout, const double *restrict vt,
+                                                           int t0, int C, int d)
+{
+    for (int s0 = 0; s0 <= t0 + 3; s0 += DPS) {
+        d8 acc[4][DPS / 8];
+        for (int r = 0; r < 4; r++)
+            for (int c = 0; c < DPS / 8; c++)
+                acc[r][c] = (d8){0};
+        for (int i = 0; i < d; i++) {
+            const double *vr = vt + (size_t)i * ldv + s0;
+            d8 v[DPS / 8];
+            for (int c = 0; c < DPS / 8; c++)
+                v[c] = d8_load(vr + 8 * c);
+            for (int r = 0; r < 4; r++) {
+                const double di = dout[(size_t)(t0 + r) * C + i];
+                for (int c = 0; c < DPS / 8; c++)
+                    acc[r][c] += di * v[c];
+            }
+        }
+        for (int r = 0; r < 4; r++) {
+            double sums[DPS];
+            memcpy(sums, acc[r], sizeof sums);
+            double *dp = dsb + (size_t)(t0 + r - tb) * ldv;
+            for (int j = 0; j < DPS && s0 + j <= t0 + r; j++)
+                dp[s0 + j] = sums[j];
+        }
+    }
+}
+
 /* The same sums with scratch: vt (V of the head transposed, (d, ldv), zero past T) lets
- * the dots of dP run side by side, and the queries go in blocks of TB whose rows of dS
- * (dsb, (TB, ldv) doubles) are kept, so that each tile of dk and dv is read and written
- * once a block instead of once a query. K, and the block's rows of Q and dO, are widened
- * to double once (kd, qd, dd). Tiles of 64 (dq) or 32 (dk and dv) channels, then of 8,
- * then single channels. */
+ * the dots of dP run side by side (four queries sharing each load of vt), and the
+ * queries go in blocks of TB whose rows of dS (dsb, (TB, ldv) doubles) are kept, so that
+ * each tile of dk and dv is read and written once a block instead of once a query. K,
+ * and the block's rows of Q and dO, are widened to double once (kd, qd, dd). Tiles of
+ * 64 (dq) or 32 (dk and dv) channels, then of 8, then single channels. */
 MYGPT_CLONES static void head_backward_fast(const head_grads *h, double *vt, size_t ldv)
 {
     const int T = h->T, C = h->C, d = h->d;
@@ -789,10 +821,14 @@ MYGPT_CLONES static void head_backward_fast(const head_grads *h, double *vt, siz
     widen_rows(kd, h->k, T, C, d);
     for (int t0 = 0; t0 < T; t0 += TB) {
         const int t1 = t0 + TB < T ? t0 + TB : T;
+        int tq = t0;
+        for (; tq + 4 <= t1; tq += 4)
+            dp_rows4(dsb, ldv, t0, h->dout, vt, tq, C, d);
+        for (; tq < t1; tq++)
+            dp_row(dsb + (size_t)(tq - t0) * ldv, h->dout + (size_t)tq * C, h->v, vt, ldv, tq, C, d);
         for (int t = t0; t < t1; t++) {
             double *ds = dsb + (size_t)(t - t0) * ldv;
             float *dqt = h->dq + (size_t)t * C;
-            dp_row(ds, h->dout + (size_t)t * C, h->v, vt, ldv, t, C, d);
             ds_row(ds, h, t);
             int i0 = 0;
             for (; i0 + 64 <= d; i0 += 64)
