@@ -32,6 +32,7 @@
 #include "args.h"
 #include "bench_learn.h"
 #include "mygpt.h"
+#include "internal.h" /* mygpt_matmul_backward_ws: the backward as the training step calls it */
 
 typedef struct bench_config {
     const char *name;
@@ -154,8 +155,9 @@ static int write_svg(const char *path, const result *rs, int n, int t0, int t1)
 }
 
 /* The backward of out (M, N) = a (M, K) w^T, each product timed alone as the training
- * step runs it: dinp (M, K) += dout w, and dweight (N, K) += dout^T a (dout read
- * transposed). dout is o, filled with uniforms. */
+ * step runs it (written over, not added: mygpt_linear_backward after zero_grad):
+ * dinp (M, K) = dout w, and dweight (N, K) = dout^T a (dout read transposed). dout is
+ * o, filled with uniforms. */
 static int bench_matmul_backward(const float *a, const float *w, float *o, int M, int K, int N, int t0, int t1,
                                  int reps, int naive)
 {
@@ -179,7 +181,8 @@ static int bench_matmul_backward(const float *a, const float *w, float *o, int M
                 mygpt_error err;
                 if (naive)
                     mygpt_matmul_backward_naive(di, dwt, NULL, o, a, w, (size_t)M, K, N);
-                else if (mygpt_matmul_backward(di, dwt, NULL, o, a, w, (size_t)M, K, N, &err) != MYGPT_OK) {
+                else if (mygpt_matmul_backward_ws(di, 1, dwt, 1, NULL, o, a, w, (size_t)M, K, N, NULL, &err) !=
+                         MYGPT_OK) {
                     fprintf(stderr, "mygpt-bench: %s\n", err.message);
                     free(dinp), free(dw), free(t);
                     return 1;
