@@ -587,37 +587,14 @@ void mygpt_attention_cached(float *out, const float *q, const float *kc, float *
 
 /* ---- the backward ------------------------------------------------------------------------- */
 
-/* dp[s] = dO_t . v_s for s <= t, each a double sum over i in order. With vt (V of the
- * head transposed, (d, ldv), zero past T) the dots of DPS keys run side by side as
- * vector lanes: the same sums, in the same order, DPS at a time. */
-#define DPS 32
-static inline __attribute__((always_inline)) void dp_row(double *restrict dp, const float *restrict dot, const float *restrict vb,
-                          const double *restrict vt, size_t ldv, int t, int C, int d)
+/* dO_t . v_s, a double sum over i in order: one entry of dP. (The fast path's dp_rows
+ * computes the same sums, many side by side.) */
+static inline double dp_dot(const float *restrict dot, const float *restrict vs, int d)
 {
-    if (!vt) {
-        for (int s = 0; s <= t; s++) {
-            const float *vs = vb + (size_t)s * C;
-            double acc = 0.0;
-            for (int i = 0; i < d; i++)
-                acc += (double)dot[i] * vs[i];
-            dp[s] = acc;
-        }
-        return;
-    }
-    for (int s0 = 0; s0 <= t; s0 += DPS) {
-        double acc[DPS];
-        for (int j = 0; j < DPS; j++)
-            acc[j] = 0.0;
-        for (int i = 0; i < d; i++) {
-            const double di = dot[i];
-            const double *vr = vt + (size_t)i * ldv + s0;
-#pragma omp simd
-            for (int j = 0; j < DPS; j++)
-                acc[j] += di * vr[j];
-        }
-        for (int j = 0; j < DPS && s0 + j <= t; j++)
-            dp[s0 + j] = acc[j];
-    }
+    double acc = 0.0;
+    for (int i = 0; i < d; i++)
+        acc += (double)dot[i] * vs[i];
+    return acc;
 }
 
 /* The backward of one head, one (b, h). With P the (T, T) probabilities, S = Q K^T / scale
@@ -670,8 +647,7 @@ MYGPT_CLONES static void head_backward_plain(const head_grads *h)
         double pdp = 0.0;
         for (int pass = 0; pass < 2; pass++)
             for (int s = 0; s <= t; s++) {
-                double dp;
-                dp_row(&dp, dot, h->v + (size_t)s * C, NULL, 0, 0, C, d);
+                double dp = dp_dot(dot, h->v + (size_t)s * C, d);
                 if (h->keep)
                     dp *= h->keep[(size_t)t * T + s] ? h->noise : 0.0f;
                 if (pass == 0) {
@@ -773,15 +749,18 @@ static inline __attribute__((always_inline)) void dkv_tile(const int NC, float *
     }
 }
 
-/* dP rows of the queries t0 .. t0 + 3 at once (dsb's rows t - tb, each up to its own t):
- * the same double sums over i in order as dp_row's, four queries sharing each load of vt. */
-static inline __attribute__((always_inline)) void dp_rows4(double *restrict dsb, size_t ldv, int tb,
-                                                           const float *restrict dout, const double *restrict vt,
-                                                           int t0, int C, int d)
+/* dP rows of the R queries t0 .. t0 + R - 1 (into dsb's rows t - tb, each for s up to
+ * its own t): with vt (V of the head transposed, (d, ldv), zero past T) the dots of DPS
+ * keys run side by side as vector lanes, the R queries sharing each load of vt; each is
+ * dp_dot's sum, in the same order. */
+#define DPS 32
+static inline __attribute__((always_inline)) void dp_rows(const int R, double *restrict dsb, size_t ldv, int tb,
+                                                          const float *restrict dout, const double *restrict vt,
+                                                          int t0, int C, int d)
 {
-    for (int s0 = 0; s0 <= t0 + 3; s0 += DPS) {
+    for (int s0 = 0; s0 <= t0 + R - 1; s0 += DPS) {
         d8 acc[4][DPS / 8];
-        for (int r = 0; r < 4; r++)
+        for (int r = 0; r < R; r++)
             for (int c = 0; c < DPS / 8; c++)
                 acc[r][c] = (d8){0};
         for (int i = 0; i < d; i++) {
@@ -789,13 +768,13 @@ static inline __attribute__((always_inline)) void dp_rows4(double *restrict dsb,
             d8 v[DPS / 8];
             for (int c = 0; c < DPS / 8; c++)
                 v[c] = d8_load(vr + 8 * c);
-            for (int r = 0; r < 4; r++) {
+            for (int r = 0; r < R; r++) {
                 const double di = dout[(size_t)(t0 + r) * C + i];
                 for (int c = 0; c < DPS / 8; c++)
                     acc[r][c] += di * v[c];
             }
         }
-        for (int r = 0; r < 4; r++) {
+        for (int r = 0; r < R; r++) {
             double sums[DPS];
             memcpy(sums, acc[r], sizeof sums);
             double *dp = dsb + (size_t)(t0 + r - tb) * ldv;
@@ -823,9 +802,9 @@ MYGPT_CLONES static void head_backward_fast(const head_grads *h, double *vt, siz
         const int t1 = t0 + TB < T ? t0 + TB : T;
         int tq = t0;
         for (; tq + 4 <= t1; tq += 4)
-            dp_rows4(dsb, ldv, t0, h->dout, vt, tq, C, d);
+            dp_rows(4, dsb, ldv, t0, h->dout, vt, tq, C, d);
         for (; tq < t1; tq++)
-            dp_row(dsb + (size_t)(tq - t0) * ldv, h->dout + (size_t)tq * C, h->v, vt, ldv, tq, C, d);
+            dp_rows(1, dsb, ldv, t0, h->dout, vt, tq, C, d);
         for (int t = t0; t < t1; t++) {
             double *ds = dsb + (size_t)(t - t0) * ldv;
             float *dqt = h->dq + (size_t)t * C;
