@@ -44,6 +44,7 @@
  * under PyTorch on Debian), so the remaining differences from PyTorch are mostly in
  * other operations. It differs from the naive kernel only by rounding.
  */
+#include <assert.h>
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
@@ -331,6 +332,7 @@ MYGPT_AVX512 static void gelu_avx512(float *c, size_t ldc, int rows, int cols)
 MYGPT_AVX512 static void copy_strips_avx512(float *restrict dst, size_t stride, int MR, const float *restrict a,
                                             size_t lda, int kc, size_t rows)
 {
+    assert(MR <= 16); // a strip's row is one 16-lane mask
     for (int k = 0; k < kc; k++) {
         const float *src = a + (size_t)k * lda;
         for (size_t l = 0; k + STRIP_PREFETCH < kc && l < rows * sizeof *src + 63; l += 64)
@@ -376,6 +378,7 @@ MYGPT_AVX512 static void transpose16(__m512 r[16])
 MYGPT_AVX512 static void store_swapped_avx512(float *restrict o, size_t ldo, const float *restrict c, int NR, int rows,
                                               int cols, int add)
 {
+    assert(rows <= 16); // a token's sums are one 16-lane mask
     const __mmask16 m = (__mmask16)((1u << rows) - 1);
     for (int j0 = 0; j0 < cols; j0 += 16) {
         __m512 r[16];
@@ -550,6 +553,12 @@ static void tile_kernel(const matmul_job *j, int rows, int kc, const float *a, s
     (j->a_t ? j->kern.transposed_a : j->kern.rows_a)(rows, kc, a, lda, bp, c, ldc, first, init);
 }
 
+/* The end of the rows of A a unit's row blocks [mb0, mb1) hold (they start at mb0 * MR) */
+static size_t unit_rows_end(const matmul_job *j, size_t mb1)
+{
+    return mb1 * j->kern.MR < j->M ? mb1 * j->kern.MR : j->M;
+}
+
 /* A read transposed (a_t: the backward's dout^T and the swapped products' activations)
  * has its k rows lda floats apart: 3 or 12 KiB for GPT-2's widths, which puts the lines
  * one tile reads into 4 or 1 of the L1 cache's 64 sets, and the head's 50257 a page
@@ -558,12 +567,6 @@ static void tile_kernel(const matmul_job *j, int rows, int kc, const float *a, s
  * values in the same order, read from consecutive lines. The copy walks k rows, each a
  * run of whole lines for all the unit's row blocks: strip by strip, a line shared by two
  * strips was fetched twice, and each strip's lines were waited on one at a time. */
-/* The end of the rows of A a unit's row blocks [mb0, mb1) hold (they start at mb0 * MR) */
-static size_t unit_rows_end(const matmul_job *j, size_t mb1)
-{
-    return mb1 * j->kern.MR < j->M ? mb1 * j->kern.MR : j->M;
-}
-
 static void copy_unit_a(const matmul_job *j, int me, size_t mb0, size_t mb1, int kb, int kc)
 {
     if (!j->a_t || !j->a_buf)
@@ -614,7 +617,7 @@ static void prefetch_next_a(const matmul_job *j, size_t mb0, size_t mb1, size_t 
 }
 
 /* Where row block mb's A starts at k block kb, and its row stride (*lda): in place, or
- * its strip in a_buf (copy_unit_a for the unit's first row block mb0). */
+ * its strip in a_buf (copied by copy_unit_a for the unit whose first row block is mb0). */
 static const float *row_block_a(const matmul_job *j, int me, size_t mb0, size_t mb, int kb, size_t *lda)
 {
     const size_t m0 = mb * j->kern.MR;
