@@ -156,9 +156,13 @@ void mygpt_layernorm_forward_train(float *out, float *mean, float *denom, const 
  * The row means are summed in double. dx rows are independent (parallel over rows);
  * dgamma and dbeta sum over every row, so threads split the channels and each adds
  * the rows in order: the same bits for any thread count. */
-void mygpt_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const float *dout,
-                              const float *inp, const float *gamma, const float *mean,
-                              const float *denom, size_t N, int C)
+/* dgamma's and dbeta's sums, COLS channels at a time: the rows in order for each channel
+ * as one vector lane (the order of the sum is the channel's own, whatever the width) */
+#define LN_BACKWARD_COLS 64
+
+MYGPT_CLONES static void layernorm_backward(float *dinp, float *dgamma, float *dbeta, const float *dout,
+                                            const float *inp, const float *gamma, const float *mean,
+                                            const float *denom, size_t N, int C)
 {
     const int par = N * (size_t)C > PARALLEL_MIN;
 #pragma omp parallel for schedule(static) if (par)
@@ -173,23 +177,42 @@ void mygpt_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const fl
             gx_sum += g * xhat;
         }
         const double g_mean = g_sum / C, gx_mean = gx_sum / C;
+#pragma omp simd
         for (int i = 0; i < C; i++) {
             const double xhat = ((double)x[i] - mean[n]) / denom[n];
             const double g = (double)dy[i] * gamma[i];
             dx[i] += (float)((g - g_mean - xhat * gx_mean) / denom[n]);
         }
     }
-#pragma omp parallel for schedule(static) if (par)
-    for (int i = 0; i < C; i++) {
-        double gs = 0.0, bs = 0.0;
-        for (size_t n = 0; n < N; n++) {
-            const float dy = dout[n * C + i];
-            gs += (double)dy * (((double)inp[n * C + i] - mean[n]) / denom[n]);
-            bs += dy;
+#pragma omp parallel if (par)
+    {
+        const int me = omp_get_thread_num(), team = omp_get_num_threads();
+        const int i0 = (int)mygpt_run_start((size_t)C, me, team), i1 = (int)mygpt_run_start((size_t)C, me + 1, team);
+        for (int c0 = i0; c0 < i1; c0 += LN_BACKWARD_COLS) {
+            const int nc = i1 - c0 < LN_BACKWARD_COLS ? i1 - c0 : LN_BACKWARD_COLS;
+            double gs[LN_BACKWARD_COLS] = {0}, bs[LN_BACKWARD_COLS] = {0};
+            for (size_t n = 0; n < N; n++) {
+                const float *dy = dout + n * C + c0, *x = inp + n * C + c0;
+                const double m = mean[n], d = denom[n];
+#pragma omp simd
+                for (int i = 0; i < nc; i++) {
+                    gs[i] += (double)dy[i] * (((double)x[i] - m) / d);
+                    bs[i] += dy[i];
+                }
+            }
+            for (int i = 0; i < nc; i++) {
+                dgamma[c0 + i] += (float)gs[i];
+                dbeta[c0 + i] += (float)bs[i];
+            }
         }
-        dgamma[i] += (float)gs;
-        dbeta[i] += (float)bs;
     }
+}
+
+void mygpt_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const float *dout,
+                              const float *inp, const float *gamma, const float *mean,
+                              const float *denom, size_t N, int C)
+{
+    layernorm_backward(dinp, dgamma, dbeta, dout, inp, gamma, mean, denom, N, C);
 }
 
 /* (the public functions call a static clone set, so no ifunc resolver is exported) */

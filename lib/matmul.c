@@ -70,6 +70,10 @@
  * are summed from zero, then added), so every kernel must use the same KC. */
 #define KC 256
 #define NC 256 /* columns per packed block: KC x NC floats stay in L2 */
+/* The kernel asks for the packed panel's row PANEL_PREFETCH k steps ahead: the panel
+ * streams from L2 (a unit's panels are larger than L1) and the hardware's prefetcher
+ * alone left its loads waiting. A hint only: no value or order changes. */
+#define PANEL_PREFETCH 8
 
 /* Element j of packed row k of B, as a float: B stored as float32 (BF 0), or quantized
  * (mygpt/quantize.h) and widened to exactly its dequantized float: bf16's 16 bits
@@ -108,6 +112,8 @@ kernel_body(const int MR, const int NR, const int A_T, int rows, int kc, const f
     if (rows == MR) {
         for (int k = 0; k < kc; k++) {
             const float *b = bp + (size_t)k * NR;
+            for (int l = 0; l < NR; l += 16) // one line of 16 floats at a time
+                __builtin_prefetch(b + PANEL_PREFETCH * NR + l, 0, 3);
             for (int i = 0; i < MR; i++) {
                 const float ai = A_AT(i, k);
 #pragma omp simd
