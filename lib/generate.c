@@ -71,7 +71,7 @@ static mygpt_status ensure_rows(mygpt_kv_cache *c, const mygpt_gpt *g, int n, my
     n = n > c->rows_cap ? n : c->rows_cap;
     const size_t C = (size_t)g->config.embed_dim, V = (size_t)g->config.vocab_size;
     const size_t M = (size_t)g->config.max_seq_len;
-    float *s = malloc(carve_rows(c, NULL, (size_t)n, (size_t)threads, C, V, M) * sizeof *s);
+    float *s = mygpt_float_block(carve_rows(c, NULL, (size_t)n, (size_t)threads, C, V, M));
     if (!s)
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %d cached rows", n);
     free(c->scratch);

@@ -27,6 +27,9 @@ mygpt_status mygpt_fail(mygpt_error *err, mygpt_status code, const char *fmt, ..
  * 1 (and leaves *out untouched) if it would overflow. */
 int mygpt_mul_overflows(size_t a, size_t b, size_t *out);
 
+/* n floats aligned for the vector kernels (huge pages for a big block), or NULL (gpt.c) */
+float *mygpt_float_block(size_t n);
+
 /* A view's row-major strides (strides[d], in elements) and element count. A zero size
  * anywhere makes the count 0 (strides unset) before any product is formed, so the other
  * sizes may be as large as they like; MYGPT_EOVERFLOW if the count overflows int64. */

@@ -1040,10 +1040,11 @@ static mygpt_status run(matmul_job *j, mygpt_error *err)
     /* one block: the panels, the unit buffers, A's strips, the widened panels, then
      * (from a 64-byte boundary) the queues */
     const size_t floats = slab_len + ub_len + ab_len + wb_len, q_bytes = team > 1 ? (size_t)team * sizeof(mygpt_queue) + 64 : 0;
-    char *mem = NULL;
-    if (floats + q_bytes && !(mem = malloc(floats * sizeof(float) + q_bytes)))
+    void *block = NULL; /* from a cache line, as the kernels' vectors of 16 floats */
+    if (floats + q_bytes && posix_memalign(&block, 64, floats * sizeof(float) + q_bytes) != 0)
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul's packed panels and work queues (%zu bytes)",
                           floats * sizeof(float) + q_bytes);
+    char *mem = block;
     j->slab = (float *)mem;
     j->unit_buf = j->slab + slab_len;
     j->a_buf = ab_len ? j->unit_buf + ub_len : NULL;
@@ -1229,7 +1230,7 @@ static mygpt_status accumulate_product(float *acc_into, int set, const float *a,
         return run(&job, err);
     }
     float *tmp = NULL;
-    if (K > KC && !(tmp = ws ? ws : malloc(M * (size_t)Nn * sizeof *tmp)))
+    if (K > KC && !(tmp = ws ? ws : mygpt_float_block(M * (size_t)Nn)))
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul backward (%zu floats)",
                           M * (size_t)Nn);
     matmul_job job = {.out = tmp, .acc_into = acc_into, .a = a, .lda = lda, .a_t = a_t, .b = b,

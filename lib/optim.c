@@ -129,9 +129,9 @@ mygpt_status mygpt_optimizer_step(mygpt_optimizer *o, float *params, const float
         return mygpt_fail(err, MYGPT_EINVAL, "the optimizer holds %zu parameters, not %zu", o->n, n);
     const int needs_buf = o->kind == MYGPT_ADAMW || o->momentum != 0.0;
     if (needs_buf && !o->buf) {
-        o->buf = malloc((n ? n : 1) * sizeof(float)); // AdamW: exp_avg = zeros_like(p)
+        o->buf = mygpt_float_block(n ? n : 1); // AdamW: exp_avg = zeros_like(p)
         if (o->kind == MYGPT_ADAMW)
-            o->buf2 = malloc((n ? n : 1) * sizeof(float));
+            o->buf2 = mygpt_float_block(n ? n : 1);
         if (!o->buf || (o->kind == MYGPT_ADAMW && !o->buf2)) {
             mygpt_optimizer_free(o);
             return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the optimizer's state (%zu floats)", n);

@@ -82,7 +82,7 @@ static mygpt_status ensure_train_acts(mygpt_train_acts *a, const mygpt_config *c
     if (mygpt_mul_overflows(BT, carve_train_acts(&sizing, NULL, 1, Ts, L, C, NH, V), &total) ||
         total > SIZE_MAX / sizeof(float))
         return mygpt_fail(err, MYGPT_EOVERFLOW, "training activations for B=%d, T=%d overflow", B, T);
-    float *mem = malloc(total * sizeof(float));
+    float *mem = mygpt_float_block(total);
     int64_t *ids = malloc(BT * sizeof *ids), *targets = malloc(BT * sizeof *targets);
     if (!mem || !ids || !targets) {
         free(mem);
@@ -103,7 +103,7 @@ static mygpt_status ensure_train_acts(mygpt_train_acts *a, const mygpt_config *c
     // the matmul backward's partial sums: only the attention's k and v add their dln
     // to q's (every other gradient is written into zeros: see mygpt_linear_backward)
     a->ws_len = mygpt_matmul_backward_workspace(BT, (int)C, (int)C, 0, 1);
-    if (a->ws_len && !(a->workspace = malloc(a->ws_len * sizeof(float)))) {
+    if (a->ws_len && !(a->workspace = mygpt_float_block(a->ws_len))) {
         a->ws_len = 0; // the kernel then allocates its own
     }
     return MYGPT_OK;
@@ -120,7 +120,7 @@ mygpt_status mygpt_trainer_create(mygpt_trainer **out, mygpt_gpt *model, mygpt_e
         return mygpt_fail(err, MYGPT_EINVAL, "%s",
                           "a packed model cannot be trained: its packing would go stale (mygpt_gpt_unpack first)");
     mygpt_trainer *tr = calloc(1, sizeof *tr);
-    if (!tr || !(tr->grads_memory = malloc(model->num_parameters * sizeof(float)))) {
+    if (!tr || !(tr->grads_memory = mygpt_float_block(model->num_parameters))) {
         free(tr);
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %zu gradients", model->num_parameters);
     }
@@ -165,7 +165,7 @@ static mygpt_status ensure_att_scratch(mygpt_train_acts *a, int T, int head_dim,
     if (a->att_scratch_len < len) {
         free(a->att_scratch);
         a->att_scratch_len = 0;
-        if (!(a->att_scratch = malloc(len * sizeof(float))))
+        if (!(a->att_scratch = mygpt_float_block(len)))
             return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for attention scratch (%zu floats)", len);
         a->att_scratch_len = len;
     }
@@ -287,7 +287,7 @@ mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
     mygpt_status st;
     const mygpt_params *d = &tr->grads;
     if (!tr->grads_are_zero) {
-        if (!tr->grads_scratch && !(tr->grads_scratch = malloc(g->num_parameters * sizeof(float))))
+        if (!tr->grads_scratch && !(tr->grads_scratch = mygpt_float_block(g->num_parameters)))
             return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %zu gradients", g->num_parameters);
         mygpt_fill_floats(tr->grads_scratch, NULL, g->num_parameters);
         mygpt_params_carve(&scratch_views, tr->grads_scratch, g->param_sizes);
@@ -339,7 +339,7 @@ mygpt_status mygpt_gpt_loss(mygpt_gpt *g, const int64_t *ids, const int64_t *tar
     CHECK(mygpt_gpt_forward(g, ids, B, T, err));
     const size_t n = (size_t)B * T * g->config.vocab_size;
     if (n > g->acts.logp_cap) { // kept between calls: an evaluation loop reuses it
-        float *logp = malloc(n * sizeof *logp);
+        float *logp = mygpt_float_block(n);
         if (!logp)
             return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the log-probabilities (%zu floats)", n);
         free(g->acts.logp);

@@ -1,9 +1,11 @@
 /*
- * test_alloc.c - what the library does when malloc fails. This suite is linked with
- * -Wl,--wrap=malloc: every malloc call inside the test and the static libmygpt goes to
- * __wrap_malloc below, which fails the next call once a test arms it.
+ * test_alloc.c - what the library does when an allocation fails. This suite is linked
+ * with -Wl,--wrap=malloc,--wrap=posix_memalign: every such call inside the test and the
+ * static libmygpt goes to the wrappers below, which fail the next call once a test arms
+ * them (calloc and realloc are not wrapped).
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,21 +14,33 @@
 #include "mygpt/rng.h"
 
 void *__real_malloc(size_t size);
-static int fail_next; /* malloc calls to let through before one fails; -1 = never fail */
+int __real_posix_memalign(void **out, size_t alignment, size_t size);
+static int fail_next; /* allocations to let through before one fails; -1 = never fail */
 static int fail_more; /* further calls to fail after that one */
 
-void *__wrap_malloc(size_t size)
+/* Whether this allocation is to fail (and counts it) */
+static int arm_says_fail(void)
 {
     if (fail_next == 0) {
         if (fail_more > 0)
             fail_more--;
         else
             fail_next = -1;
-        return NULL;
+        return 1;
     }
     if (fail_next > 0)
         fail_next--;
-    return __real_malloc(size);
+    return 0;
+}
+
+void *__wrap_malloc(size_t size)
+{
+    return arm_says_fail() ? NULL : __real_malloc(size);
+}
+
+int __wrap_posix_memalign(void **out, size_t alignment, size_t size)
+{
+    return arm_says_fail() ? ENOMEM : __real_posix_memalign(out, alignment, size);
 }
 
 static void never_fail(void)
