@@ -94,6 +94,16 @@ static inline __attribute__((always_inline)) float b_at(const int BF, const int 
     return ((const float *)bp)[(size_t)k * NR + j];
 }
 
+/* Cache lines the kernel asks for while it runs (the A its unit reads next: next_a_lines):
+ * segs runs of seg_lines lines, the runs stride bytes apart from base. Asked for all at
+ * once before the kernel, the lines stalled it: more misses at a time than the core
+ * tracks. The kernel spreads them over its k steps. A hint only. */
+typedef struct lines_ahead {
+    const char *base;
+    size_t stride;
+    int segs, seg_lines;
+} lines_ahead;
+
 /* c (rows x NR, row stride ldc) = (first ? init : c) + a (rows x kc) . bp (kc x NR, packed),
  * the product summed from zero, k in order, one fused multiply-add at a time, then
  * added to c. init is the bias (or NULL for zero). A_T says how a is stored: row by row
@@ -102,8 +112,14 @@ static inline __attribute__((always_inline)) float b_at(const int BF, const int 
  * MR, a layout of a and an instruction set. */
 static inline __attribute__((always_inline)) void
 kernel_body(const int MR, const int NR, const int A_T, int rows, int kc, const float *restrict a, size_t lda,
-            const float *restrict bp, float *restrict c, size_t ldc, int first, const float *restrict init)
+            const float *restrict bp, float *restrict c, size_t ldc, int first, const float *restrict init,
+            const lines_ahead *pf)
 {
+    // pf's lines, one every `every` k steps (the rest after the loop)
+    const int segs = pf ? pf->segs : 0, seg_lines = pf ? pf->seg_lines : 0, lines = segs * seg_lines;
+    const int every = lines > kc ? 1 : (lines ? kc / lines : 1);
+    int seg = 0, line = 0;
+    const char *run = pf ? pf->base : NULL;
 #define A_AT(i, k) (A_T ? a[(size_t)(k) * lda + (i)] : a[(size_t)(i) * lda + (k)])
     float acc[MR_MAX][NR_MAX];
     for (int i = 0; i < MR; i++)
@@ -114,6 +130,11 @@ kernel_body(const int MR, const int NR, const int A_T, int rows, int kc, const f
             const float *b = bp + (size_t)k * NR;
             for (int l = 0; l < NR; l += 16) // one line of 16 floats at a time
                 __builtin_prefetch(b + PANEL_PREFETCH * NR + l, 0, 3);
+            if (seg < segs && k % every == 0) {
+                __builtin_prefetch(run + (size_t)line * 64, 0, 3);
+                if (++line == seg_lines)
+                    line = 0, seg++, run += pf->stride;
+            }
             for (int i = 0; i < MR; i++) {
                 const float ai = A_AT(i, k);
 #pragma omp simd
@@ -133,6 +154,9 @@ kernel_body(const int MR, const int NR, const int A_T, int rows, int kc, const f
         }
     }
 #undef A_AT
+    for (; seg < segs; seg++, run += pf->stride, line = 0)
+        for (; line < seg_lines; line++)
+            __builtin_prefetch(run + (size_t)line * 64, 0, 3);
     for (int i = 0; i < rows; i++)
         for (int j = 0; j < NR; j++) {
             const float base = first ? (init ? init[j] : 0.0f) : c[i * ldc + j];
@@ -187,12 +211,12 @@ static void store_swapped_generic(float *restrict o, size_t ldo, const float *re
 
 typedef void (*kernel_fn)(int rows, int kc, const float *restrict a, size_t lda,
                           const float *restrict bp, float *restrict c, size_t ldc, int first,
-                          const float *restrict init);
+                          const float *restrict init, const lines_ahead *pf);
 
 #define KERNEL_ARGS                                                                                \
     int rows, int kc, const float *restrict a, size_t lda, const float *restrict bp,              \
-        float *restrict c, size_t ldc, int first, const float *restrict init
-#define KERNEL_CALL(MR, NR, A_T) kernel_body(MR, NR, A_T, rows, kc, a, lda, bp, c, ldc, first, init)
+        float *restrict c, size_t ldc, int first, const float *restrict init, const lines_ahead *pf
+#define KERNEL_CALL(MR, NR, A_T) kernel_body(MR, NR, A_T, rows, kc, a, lda, bp, c, ldc, first, init, pf)
 
 /* One row of a prepacked or quantized B over several panels at once (decoding; QROWS_BODY) */
 #define QROWS_ARGS                                                                                 \
@@ -554,9 +578,9 @@ static void widen_block(const matmul_job *j, int p, int kb, int kc, float *dst)
 
 /* The kernel on one tile: B's packed float panel rows at bp */
 static void tile_kernel(const matmul_job *j, int rows, int kc, const float *a, size_t lda, const float *bp,
-                        float *c, size_t ldc, int first, const float *init)
+                        float *c, size_t ldc, int first, const float *init, const lines_ahead *pf)
 {
-    (j->a_t ? j->kern.transposed_a : j->kern.rows_a)(rows, kc, a, lda, bp, c, ldc, first, init);
+    (j->a_t ? j->kern.transposed_a : j->kern.rows_a)(rows, kc, a, lda, bp, c, ldc, first, init, pf);
 }
 
 /* The end of the rows of A a unit's row blocks [mb0, mb1) hold (they start at mb0 * MR) */
@@ -583,15 +607,16 @@ static void copy_unit_a(const matmul_job *j, int me, size_t mb0, size_t mb1, int
                         j->lda, kc, m1 - m0);
 }
 
-/* Asks for part `part` of `parts` of the A the unit reads after row block mb at k block
- * kb (the slab ending at kend), while the kernels work on this one: with strips (a_t
- * and a_buf) the unit's next k block, which copy_unit_a will copy; read in place row by
- * row (the swapped products' weights) the next row block's rows. Otherwise each line
- * is waited for when it is needed: the rows lie 3 KiB or more apart and no hardware
- * prefetcher follows them. A hint only. */
-static void prefetch_next_a(const matmul_job *j, size_t mb0, size_t mb1, size_t mb, int kb, int kend, int part,
-                            int parts)
+/* Part `part` of `parts` of the A the unit reads after row block mb at k block kb (the
+ * slab ending at kend), for the kernel to ask for while it works on this one: with
+ * strips (a_t and a_buf) the unit's next k block, which copy_unit_a will copy; read in
+ * place row by row (the swapped products' weights) the next row block's rows. Otherwise
+ * each line is waited for when it is needed: the rows lie 3 KiB or more apart and no
+ * hardware prefetcher follows them. */
+static lines_ahead next_a_lines(const matmul_job *j, size_t mb0, size_t mb1, size_t mb, int kb, int kend, int part,
+                                int parts)
 {
+    const lines_ahead none = {NULL, 0, 0, 0};
     const int MR = j->kern.MR;
     size_t m0, m1;     // rows [m0, m1) of the next A ...
     int k_from, k_to;  // ... at k [k_from, k_to): this part's share of them
@@ -602,24 +627,23 @@ static void prefetch_next_a(const matmul_job *j, size_t mb0, size_t mb1, size_t 
         m1 = unit_rows_end(j, mb1);
         k_from = kb + KC + (int)(i * (size_t)(nk > 0 ? nk : 0) / n);
         k_to = kb + KC + (int)((i + 1) * (size_t)(nk > 0 ? nk : 0) / n);
-        for (int k = k_from; k < k_to; k++)
-            for (size_t l = 0; l < (m1 - m0) * sizeof(float) + 63; l += 64)
-                __builtin_prefetch((const char *)(j->a + (size_t)k * j->lda + m0) + l, 0, 3);
-        return;
+        // k rows of the unit's columns (their first line may start mid-run: one more)
+        return (lines_ahead){(const char *)(j->a + (size_t)k_from * j->lda + m0), j->lda * sizeof(float),
+                             k_to - k_from, (int)(((m1 - m0) * sizeof(float) + 63) / 64) + 1};
     }
     if (j->a_t)
-        return;
+        return none;
     const size_t next = mb + 1 < mb1 ? mb + 1 : mb0;
     k_from = mb + 1 < mb1 ? kb : kb + KC;
     if (k_from >= kend)
-        return;
+        return none;
     k_to = kend - k_from < KC ? kend : k_from + KC;
     const size_t rows = j->M - next * MR < (size_t)MR ? j->M - next * MR : (size_t)MR;
     m0 = next * MR + (size_t)part * rows / (size_t)parts;
     m1 = next * MR + (size_t)(part + 1) * rows / (size_t)parts;
-    for (size_t m = m0; m < m1; m++)
-        for (int k = k_from; k < k_to + 15; k += 16)
-            __builtin_prefetch(j->a + m * j->lda + (k < k_to ? k : k_to - 1), 0, 3);
+    // rows m0 .. m1 - 1 of the next row block, its k block
+    return (lines_ahead){(const char *)(j->a + m0 * j->lda + k_from), j->lda * sizeof(float), (int)(m1 - m0),
+                         (int)(((size_t)(k_to - k_from) * sizeof(float) + 63) / 64) + 1};
 }
 
 /* Where row block mb's A starts at k block kb, and its row stride (*lda): in place, or
@@ -640,7 +664,7 @@ static const float *row_block_a(const matmul_job *j, int me, size_t mb0, size_t 
  * bp its panel's packed block. On the last k block the epilogue runs while the tile is
  * hot: GELU, or adding it into acc_into. */
 static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *a, size_t lda, const float *bp, int kb,
-                        int kc)
+                        int kc, const lines_ahead *pf)
 {
     const int MR = j->kern.MR, NR = j->kern.NR, N = j->N;
     const size_t m0 = mb * MR;
@@ -651,7 +675,7 @@ static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *a, s
     const float *bias = j->bias ? j->bias + col0 : NULL;
     if (j->acc_into && first && last) { /* one k block: the sum from zero, then added in */
         edge_tile t;
-        tile_kernel(j, rows, kc, a, lda, bp, t.c, NR, 1, NULL);
+        tile_kernel(j, rows, kc, a, lda, bp, t.c, NR, 1, NULL, pf);
         float *d = j->acc_into + m0 * N + col0;
         for (int i = 0; i < rows; i++)
             for (int jj = 0; jj < cols; jj++)
@@ -660,7 +684,7 @@ static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *a, s
     }
     float *c = j->out + m0 * N + col0;
     if (cols == NR) {
-        tile_kernel(j, rows, kc, a, lda, bp, c, (size_t)N, first, bias);
+        tile_kernel(j, rows, kc, a, lda, bp, c, (size_t)N, first, bias, pf);
     } else { /* right edge: work in a full-width scratch tile */
         edge_tile t;
         float init[NR_MAX] = {0};
@@ -669,7 +693,7 @@ static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *a, s
         for (int i = 0; i < rows; i++)
             for (int jj = 0; jj < NR; jj++)
                 t.c[i * NR + jj] = jj < cols && !first ? c[i * (size_t)N + jj] : 0.0f;
-        tile_kernel(j, rows, kc, a, lda, bp, t.c, NR, first, init);
+        tile_kernel(j, rows, kc, a, lda, bp, t.c, NR, first, init, pf);
         for (int i = 0; i < rows; i++)
             for (int jj = 0; jj < cols; jj++)
                 c[i * (size_t)N + jj] = t.c[i * NR + jj];
@@ -780,9 +804,9 @@ static void swapped_unit(const matmul_job *j, int me, float *ub, size_t mb0, siz
             const float *a = row_block_a(j, me, mb0, mb, kb, &lda);
             const kernel_fn kernel = j->a_t ? j->kern.transposed_a : j->kern.rows_a;
             for (int q = q0; q < q1; q++) {
-                prefetch_next_a(j, mb0, mb1, mb, kb, k0 + ks, q - q0, nq);
+                const lines_ahead pf = next_a_lines(j, mb0, mb1, mb, kb, k0 + ks, q - q0, nq);
                 kernel(t.rows, kc, a, lda, slab + (size_t)q * panel_len + (size_t)(kb - k0) * NR,
-                       ub + ((mb - mb0) * nq + (q - q0)) * tile, NR, 0, NULL);
+                       ub + ((mb - mb0) * nq + (q - q0)) * tile, NR, 0, NULL, &pf);
             }
         }
     }
@@ -861,11 +885,11 @@ static void run_unit(const matmul_job *j, int me, share s, size_t u, int p0, con
             size_t lda;
             const float *a = row_block_a(j, me, mb0, mb, kb, &lda);
             for (int q = qd; q < q1; q++) {
-                prefetch_next_a(j, mb0, mb1, mb, kb, k0 + ks, q - qd, q1 - qd);
+                const lines_ahead pf = next_a_lines(j, mb0, mb1, mb, kb, k0 + ks, q - qd, q1 - qd);
                 matmul_tile(j, mb, p0 + q, a, lda,
                             wide ? wide + (size_t)(q - qd) * KC * NR
                                  : slab + (size_t)q * panel_len + (size_t)(kb - k0) * NR,
-                            kb, kc);
+                            kb, kc, &pf);
             }
         }
     }
