@@ -115,10 +115,11 @@ kernel_body(const int MR, const int NR, const int A_T, int rows, int kc, const f
             const float *restrict bp, float *restrict c, size_t ldc, int first, const float *restrict init,
             const lines_ahead *pf)
 {
-    // pf's lines, one every `every` k steps (the rest after the loop)
+    // pf's lines, one every `every` k steps (the rest after the loop), counted down: a
+    // k % every in the loop is a division at every step
     const int segs = pf ? pf->segs : 0, seg_lines = pf ? pf->seg_lines : 0, lines = segs * seg_lines;
     const int every = lines > kc ? 1 : (lines ? kc / lines : 1);
-    int seg = 0, line = 0;
+    int seg = 0, line = 0, wait = 1;
     const char *run = pf ? pf->base : NULL;
 #define A_AT(i, k) (A_T ? a[(size_t)(k) * lda + (i)] : a[(size_t)(i) * lda + (k)])
     float acc[MR_MAX][NR_MAX];
@@ -130,7 +131,8 @@ kernel_body(const int MR, const int NR, const int A_T, int rows, int kc, const f
             const float *b = bp + (size_t)k * NR;
             for (int l = 0; l < NR; l += 16) // one line of 16 floats at a time
                 __builtin_prefetch(b + PANEL_PREFETCH * NR + l, 0, 3);
-            if (seg < segs && k % every == 0) {
+            if (seg < segs && --wait == 0) {
+                wait = every;
                 __builtin_prefetch(run + (size_t)line * 64, 0, 3);
                 if (++line == seg_lines)
                     line = 0, seg++, run += pf->stride;
