@@ -1066,11 +1066,14 @@ static mygpt_status run(matmul_job *j, mygpt_error *err)
     /* one block: the panels, the unit buffers, A's strips, the widened panels, then
      * (from a 64-byte boundary) the queues */
     const size_t floats = slab_len + ub_len + ab_len + wb_len, q_bytes = team > 1 ? (size_t)team * sizeof(mygpt_queue) + 64 : 0;
-    void *block = NULL; /* from a cache line, as the kernels' vectors of 16 floats */
-    if (floats + q_bytes && posix_memalign(&block, 64, floats * sizeof(float) + q_bytes) != 0)
+    /* From a cache line, as the kernels' vectors of 16 floats: malloc's block moved up to
+     * one (posix_memalign's blocks went back to the system and came back as new pages,
+     * call after call) */
+    char *block = NULL;
+    if (floats + q_bytes && !(block = malloc(floats * sizeof(float) + q_bytes + 64)))
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul's packed panels and work queues (%zu bytes)",
                           floats * sizeof(float) + q_bytes);
-    char *mem = block;
+    char *mem = block + (64 - (uintptr_t)block % 64) % 64;
     j->slab = (float *)mem;
     j->unit_buf = j->slab + slab_len;
     j->a_buf = ab_len ? j->unit_buf + ub_len : NULL;
@@ -1088,7 +1091,7 @@ static mygpt_status run(matmul_job *j, mygpt_error *err)
 #pragma omp parallel num_threads(team)
         matmul_blocks(j, omp_get_thread_num(), omp_get_num_threads());
     }
-    free(mem);
+    free(block);
     return MYGPT_OK;
 }
 
