@@ -150,16 +150,11 @@ void mygpt_layernorm_forward_train(float *out, float *mean, float *denom, const 
                       denom ? denom + n : NULL);
 }
 
-/* With xhat = (x - mean) / denom and y = xhat * gamma + beta (per row of C):
- *   dgamma += sum over rows of dy * xhat,   dbeta += sum over rows of dy,
- *   dx += (g - mean(g) - xhat * mean(g * xhat)) / denom,   where g = dy * gamma.
- * The row means are summed in double. dx rows are independent (parallel over rows);
- * dgamma and dbeta sum over every row, so threads split the channels and each adds
- * the rows in order: the same bits for any thread count. */
 /* dgamma's and dbeta's sums, COLS channels at a time: the rows in order for each channel
  * as one vector lane (the order of the sum is the channel's own, whatever the width) */
 #define LN_BACKWARD_COLS 64
 
+/* mygpt_layernorm_backward, built per instruction set */
 MYGPT_CLONES static void layernorm_backward(float *dinp, float *dgamma, float *dbeta, const float *dout,
                                             const float *inp, const float *gamma, const float *mean,
                                             const float *denom, size_t N, int C)
@@ -208,6 +203,12 @@ MYGPT_CLONES static void layernorm_backward(float *dinp, float *dgamma, float *d
     }
 }
 
+/* With xhat = (x - mean) / denom and y = xhat * gamma + beta (per row of C):
+ *   dgamma += sum over rows of dy * xhat,   dbeta += sum over rows of dy,
+ *   dx += (g - mean(g) - xhat * mean(g * xhat)) / denom,   where g = dy * gamma.
+ * The row means are summed in double. dx rows are independent (parallel over rows);
+ * dgamma and dbeta sum over every row, so threads split the channels and each adds
+ * the rows in order: the same bits for any thread count. */
 void mygpt_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const float *dout,
                               const float *inp, const float *gamma, const float *mean,
                               const float *denom, size_t N, int C)

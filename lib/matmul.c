@@ -1077,7 +1077,7 @@ static mygpt_status run(matmul_job *j, mygpt_error *err)
     if (floats + q_bytes && !(block = malloc(floats * sizeof(float) + q_bytes + 64)))
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul's packed panels and work queues (%zu bytes)",
                           floats * sizeof(float) + q_bytes);
-    char *mem = block + (64 - (uintptr_t)block % 64) % 64;
+    char *mem = block ? block + (64 - (uintptr_t)block % 64) % 64 : NULL;
     j->slab = (float *)mem;
     j->unit_buf = j->slab + slab_len;
     j->a_buf = ab_len ? j->unit_buf + ub_len : NULL;
