@@ -28,7 +28,10 @@ from reference_train import generate  # noqa: E402
 
 
 def mygpt(build, args):
-    out = subprocess.run([os.path.join(build, "cli", "mygpt")] + args, capture_output=True, text=True)
+    # (the generated text of a random model may end inside a UTF-8 character: only the
+    # ids line is read, so bytes that do not decode are replaced)
+    out = subprocess.run([os.path.join(build, "cli", "mygpt")] + args, capture_output=True, text=True,
+                         errors="replace")
     if out.returncode:
         sys.exit("mygpt %s failed: %s" % (" ".join(args), out.stderr))
     return out.stdout
