@@ -700,7 +700,7 @@ static inline __attribute__((always_inline)) f8 f8_times(double w, d8 x)
 }
 
 /* out (rows, d) = the (rows, d) slice at in (rows C apart), widened to double */
-static inline void widen_rows(double *restrict out, const float *restrict in, int rows, int C, int d)
+static inline void head_rows_to_double(double *restrict out, const float *restrict in, int rows, int C, int d)
 {
     for (int r = 0; r < rows; r++)
         for (int i = 0; i < d; i++)
@@ -797,7 +797,7 @@ MYGPT_CLONES static void head_backward_fast(const head_grads *h, double *vt, siz
     for (size_t s = 0; s < ldv; s++)
         for (int i = 0; i < d; i++)
             vt[(size_t)i * ldv + s] = s < (size_t)T ? h->v[s * C + i] : 0.0;
-    widen_rows(kd, h->k, T, C, d);
+    head_rows_to_double(kd, h->k, T, C, d);
     for (int t0 = 0; t0 < T; t0 += TB) {
         const int t1 = t0 + TB < T ? t0 + TB : T;
         int tq = t0;
@@ -818,8 +818,8 @@ MYGPT_CLONES static void head_backward_fast(const head_grads *h, double *vt, siz
                 for (int s = 0; s <= t; s++)
                     dqt[i0] += (float)(ds[s] * h->k[(size_t)s * C + i0]);
         }
-        widen_rows(qd, h->q + (size_t)t0 * C, t1 - t0, C, d);
-        widen_rows(dd, h->dout + (size_t)t0 * C, t1 - t0, C, d);
+        head_rows_to_double(qd, h->q + (size_t)t0 * C, t1 - t0, C, d);
+        head_rows_to_double(dd, h->dout + (size_t)t0 * C, t1 - t0, C, d);
         for (int s = 0; s < t1; s++) {
             const int ta = s > t0 ? s : t0;
             float *dks = h->dk + (size_t)s * C, *dvs = h->dv + (size_t)s * C;

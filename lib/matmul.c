@@ -602,11 +602,18 @@ static size_t unit_rows_end(const matmul_job *j, size_t mb1)
  * kb into strips of MR floats a k, for all the panels the unit passes them to: the same
  * values in the same order, read from consecutive lines. The copy walks k rows, each a
  * run of whole lines for all the unit's row blocks: strip by strip, a line shared by two
- * strips was fetched twice, and each strip's lines were waited on one at a time. */
-static void copy_unit_a(const matmul_job *j, int me, size_t mb0, size_t mb1, int kb, int kc)
+ * strips was fetched twice, and each strip's lines were waited on one at a time.
+ * *held says what the thread's a_buf holds: the next unit of the same row blocks (another
+ * group of panels) finds its strips there. */
+typedef struct strips_held {
+    size_t mb0, mb1;
+    int kb;
+} strips_held;
+static void copy_unit_a(const matmul_job *j, int me, strips_held *held, size_t mb0, size_t mb1, int kb, int kc)
 {
-    if (!j->a_t || !j->a_buf)
+    if (!j->a_t || !j->a_buf || (held->mb0 == mb0 && held->mb1 == mb1 && held->kb == kb))
         return;
+    *held = (strips_held){mb0, mb1, kb};
     const int MR = j->kern.MR;
     const size_t m0 = mb0 * MR, m1 = unit_rows_end(j, mb1);
     j->kern.copy_strips(j->a_buf + (size_t)me * strips_len(j), strip_len(j), MR, j->a + (size_t)kb * j->lda + m0,
@@ -793,8 +800,8 @@ static void swapped_tile_finish(const matmul_job *j, swapped_tile t, float *c, i
 /* One unit of the swapped product over the k slab [k0, k0 + ks): row blocks
  * [mb0, mb1) x panels [q0, q1) of the slab whose panels start at slab (panel_len
  * floats apart, the first being panel p0). ub holds the unit's tiles. */
-static void swapped_unit(const matmul_job *j, int me, float *ub, size_t mb0, size_t mb1, int q0, int q1,
-                         int p0, const float *slab, size_t panel_len, int k0, int ks)
+static void swapped_unit(const matmul_job *j, int me, strips_held *held, float *ub, size_t mb0, size_t mb1, int q0,
+                         int q1, int p0, const float *slab, size_t panel_len, int k0, int ks)
 {
     const int MR = j->kern.MR, NR = j->kern.NR, tile = MR * NR, nq = q1 - q0;
     const int first = k0 == 0, last = k0 + ks == j->K;
@@ -803,7 +810,7 @@ static void swapped_unit(const matmul_job *j, int me, float *ub, size_t mb0, siz
             swapped_tile_start(j, swapped_tile_at(j, mb, p0 + q), ub + ((mb - mb0) * nq + (q - q0)) * tile, first);
     for (int kb = k0; kb < k0 + ks; kb += KC) {
         const int kc = k0 + ks - kb < KC ? k0 + ks - kb : KC;
-        copy_unit_a(j, me, mb0, mb1, kb, kc);
+        copy_unit_a(j, me, held, mb0, mb1, kb, kc);
         for (size_t mb = mb0; mb < mb1; mb++) {
             const swapped_tile t = swapped_tile_at(j, mb, p0 + q0);
             size_t lda;
@@ -862,7 +869,7 @@ static size_t share_units(const matmul_job *j, share s)
 
 /* Unit u of share s: row blocks [mb0, mb1) x panels [q0, q1) of the slab (panels
  * panel_len floats apart from slab, the first being panel p0), all of the slab's k. */
-static void run_unit(const matmul_job *j, int me, share s, size_t u, int p0, const float *slab,
+static void run_unit(const matmul_job *j, int me, strips_held *held, share s, size_t u, int p0, const float *slab,
                      size_t panel_len, int k0, int ks)
 {
     const size_t mb0 = s.mb0 + u / s.ngb * j->unit_mb;
@@ -871,7 +878,7 @@ static void run_unit(const matmul_job *j, int me, share s, size_t u, int p0, con
     const int q1 = q0 + j->unit_p < s.q1 ? q0 + j->unit_p : s.q1;
     const int NR = j->kern.NR;
     if (j->swapped) { /* the unit's sums stay in this thread's buffer */
-        swapped_unit(j, me, j->unit_buf + (size_t)me * unit_len(j), mb0, mb1, q0, q1, p0, slab,
+        swapped_unit(j, me, held, j->unit_buf + (size_t)me * unit_len(j), mb0, mb1, q0, q1, p0, slab,
                      panel_len, k0, ks);
         return;
     }
@@ -886,7 +893,7 @@ static void run_unit(const matmul_job *j, int me, share s, size_t u, int p0, con
         for (int q = qd; wide && q < q1; q++)
             widen_block(j, p0 + q, kb, kc, wide + (size_t)(q - qd) * KC * NR);
         if (qd < q1)
-            copy_unit_a(j, me, mb0, mb1, kb, kc);
+            copy_unit_a(j, me, held, mb0, mb1, kb, kc);
         for (size_t mb = mb0; mb < mb1 && qd < q1; mb++) {
             size_t lda;
             const float *a = row_block_a(j, me, mb0, mb, kb, &lda);
@@ -917,6 +924,7 @@ static void matmul_blocks(const matmul_job *j, int me, int team)
 {
     const int MR = j->kern.MR, NR = j->kern.NR, K = j->K, N = j->N;
     const size_t mblocks = (j->M + MR - 1) / MR;
+    strips_held held = {0, 0, -1}; // (A is the same for every slab of B)
     for (int n0 = 0; n0 < N; n0 += j->ns) {
         const int nc = N - n0 < j->ns ? N - n0 : j->ns;
         const int np = (nc + NR - 1) / NR, p0 = n0 / NR;
@@ -950,7 +958,7 @@ static void matmul_blocks(const matmul_job *j, int me, int team)
                 const share s = share_of(j, mblocks, np, owner, team);
                 size_t u;
                 while (mygpt_queue_take(&j->queues[owner], step == 0, &u))
-                    run_unit(j, me, s, u, p0, slab, panel_len, k0, ks);
+                    run_unit(j, me, &held, s, u, p0, slab, panel_len, k0, ks);
             }
             if (team > 1) {
 #pragma omp barrier /* the next slab adds to these tiles, refills the queues, or reuses the buffer */
