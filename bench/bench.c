@@ -32,7 +32,7 @@
 #include "args.h"
 #include "bench_learn.h"
 #include "mygpt.h"
-#include "internal.h" /* mygpt_matmul_backward_ws: the backward as the training step calls it */
+#include "kernels/matmul.h" /* mygpt_matmul_backward_ws: the backward as the training step calls it */
 
 typedef struct bench_config {
     const char *name;

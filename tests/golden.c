@@ -1,7 +1,7 @@
 /* golden.c - reading the committed golden files (see golden.h). */
 #include "golden.h"
 
-#include "internal.h" /* the parameter table's rows */
+#include "model/params.h" /* the parameter table's rows */
 #include "mygpt/gpt.h"
 
 #include <stdlib.h>

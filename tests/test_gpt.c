@@ -12,9 +12,10 @@
 #include <string.h>
 
 #include "golden.h"
-#include "cpu.h"
-#include "internal.h"
-#include "parallel.h"
+#include "kernels/cpu.h"
+#include "kernels/matmul.h"
+#include "kernels/attention.h"
+#include "base/parallel.h"
 #include "mygpt/gpt.h"
 #include "mygpt/layers.h"
 #include "mygpt/train.h"
@@ -647,7 +648,7 @@ Test(gpt_kernels, attention_scratch_sized_for_one_thread_is_safe_with_more)
 }
 
 /* Issue 11 item 4: a model big enough that every parallel loop of the forward pass
- * enters its OpenMP region (the sizes are checked against lib/parallel.h), fast and
+ * enters its OpenMP region (the sizes are checked against lib/base/parallel.h), fast and
  * naive kernels, under 1, 2, 3 and 8 threads: the logits are the same bits. */
 Test(gpt_threads, every_parallel_loop_gives_the_same_bits_for_1_2_3_8_threads)
 {
@@ -689,7 +690,7 @@ Test(gpt_threads, every_parallel_loop_gives_the_same_bits_for_1_2_3_8_threads)
 }
 
 /* Issue 16: the work queue the matmul and the attention share items out with
- * (lib/parallel.h). The owner takes from the front, a thief from the back, and once a
+ * (lib/base/parallel.h). The owner takes from the front, a thief from the back, and once a
  * queue is empty neither gets anything. */
 Test(gpt_threads, work_queue_takes_from_the_front_and_steals_from_the_back)
 {

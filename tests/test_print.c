@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h" /* mygpt_sb_append */
+#include "base/text.h" /* mygpt_sb_append */
 #include "golden.h"
 #include "mygpt/print.h"
 #include "mygpt/rng.h"

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cpu.h"
+#include "kernels/cpu.h"
 #include "golden.h"
 #include "mygpt/checkpoint.h"
 #include "mygpt/generate.h"

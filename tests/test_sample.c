@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "golden.h"
-#include "internal.h"
 #include "mygpt/sample.h"
 #include "mygpt/data.h"
 #include "mygpt/tokenizer.h"

@@ -13,8 +13,8 @@
 #include "mygpt/gpt.h"
 #include "mygpt/layers.h"
 #include "mygpt/train.h"
-#include "internal.h"
-#include "parallel.h"
+#include "model/params.h"
+#include "base/parallel.h"
 
 static float unhex32(const char *h)
 {

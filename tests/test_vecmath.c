@@ -1,5 +1,5 @@
 /*
- * test_vecmath.c - the library's own exp and erf (lib/vecmath.h): accurate against
+ * test_vecmath.c - the library's own exp and erf (lib/kernels/vecmath.h): accurate against
  * libm's double exp and erf, and the same bits whether a loop over them is
  * vectorised (AVX2, AVX-512) or not.
  */
@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "mygpt/layers.h"
-#include "vecmath.h"
-#include "simd.h"
+#include "kernels/vecmath.h"
+#include "base/simd.h"
 
 static float from_bits(uint32_t u)
 {

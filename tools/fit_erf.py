@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Fits the two polynomials of mygpt_erff (lib/vecmath.h) and prints them as C.
+"""Fits the two polynomials of mygpt_erff (lib/kernels/vecmath.h) and prints them as C.
 
     erf(x) = x + x * P(x^2)                     for |x| <= 1
     erf(x) = 1 - exp(-x^2) * Q((|x| - 2.5) / 1.5)   for 1 < |x| < 4 (1 beyond)

@@ -1,7 +1,7 @@
 /*
  * sleef_tanh_widths.c - checks that SLEEF's deterministic 16-lane tanhf (AVX-512) gives
  * the 8-lane AVX2 one's bits on every float32 input (NaNs aside: their payloads may
- * differ), which lets the GELU use the wider one (lib/sleef_rows.c). A one-off check
+ * differ), which lets the GELU use the wider one (lib/kernels/sleef_rows.c). A one-off check
  * for an AVX-512 machine, not part of the build (~26 s on 2 cores):
  *
  *   gcc -O2 -fopenmp -mavx512f -mavx512dq -mavx2 -mfma tools/sleef_tanh_widths.c -lsleef \

@@ -1,11 +1,11 @@
 /*
- * mygpt/attention.h - causal multi-head self-attention (lib/attention.c), forward and
+ * mygpt/attention.h - causal multi-head self-attention (lib/kernels/attention.c), forward and
  * backward: the core between the projections,
  *
  *   out[b,t,h*d:(h+1)*d] = sum_{s <= t} softmax_s(q_t . k_s / sqrt(d)) v_s
  *
  * for each batch b and head h, with d = C / NH and q, k, v the head's slices. Plain
- * float32 arrays, (B, T, C) row-major. exp is the library's own (lib/vecmath.h, within
+ * float32 arrays, (B, T, C) row-major. exp is the library's own (lib/kernels/vecmath.h, within
  * 1.02 ulp of libm's), which vectorises. Every output is computed by one thread in a
  * fixed order: the same bits for any thread count, and for either kernel choice.
  */
@@ -23,6 +23,12 @@ extern "C" {
 
 /* everything declared here is exported by libmygpt.so (lib/exports.txt) */
 #pragma GCC visibility push(default)
+
+/* The KV cache (mygpt/kv_cache.h) keeps the keys a second time, transposed in blocks of
+ * MYGPT_KT_BLOCK positions (block b holds, for each of the C channels, the block's keys side by side),
+ * so that a step's scores read a block's keys as vector lanes (one in-order chain of
+ * fused multiply-adds per key: the forward's sums), and a new key touches one block. */
+#define MYGPT_KT_BLOCK 64
 
 /* Which code computes a layer: the fast kernels, or the plain loops kept as the
  * reference (the same bits for attention; the matmul's naive loops sum in another order). */

@@ -25,6 +25,7 @@
 #include "mygpt/attention.h"
 #include "mygpt/error.h"
 #include "mygpt/rng.h"
+#include "mygpt/weights.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -58,15 +59,6 @@ typedef struct mygpt_config {
     double dropout;  /* p of the book's four dropouts, in train mode (course: must be 0) */
 } mygpt_config;
 
-/* How a model stores its matmul weights and its token embedding (mygpt/quantize.h):
- * float32, or quantized for inference, where the model is, bit for bit, the float32
- * model whose weights are the dequantized values. */
-typedef enum mygpt_weights {
-    MYGPT_WEIGHTS_FP32 = 0,
-    MYGPT_WEIGHTS_BF16 = 1, /* bfloat16, rounded as tensor.to(torch.bfloat16)       */
-    MYGPT_WEIGHTS_INT8 = 2  /* int8 in groups of MYGPT_INT8_GROUP with a float scale */
-} mygpt_weights;
-
 /* The switches an architecture sets. */
 typedef struct mygpt_arch_switches {
     int qkv_bias;     /* biases on W_q, W_k, W_v                                   */
@@ -86,7 +78,7 @@ mygpt_status mygpt_arch_parse(const char *name, mygpt_arch *out, mygpt_error *er
  * order of the one block that holds them (llm.c's layout: a per-layer tensor is
  * stacked over the layers, so wq is (L, C, C) and layer l's W_q is wq + l * C * C).
  * Everything about the parameters derives from it: the struct below, the sizes that
- * carve the block (lib/params.c), the state_dict names and shapes a checkpoint and
+ * carve the block (lib/model/params.c), the state_dict names and shapes a checkpoint and
  * `mygpt init gpt` list, the draws that initialise them, the weights packed for the
  * matmul, the counts. A bias is one row here and its weight's bias column (the block's
  * products read it from the table); a tensor of a new kind needs its use in the block too.

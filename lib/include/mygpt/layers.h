@@ -92,12 +92,12 @@ void mygpt_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const fl
                               const float *denom, size_t N, int C);
 
 /* Exact GELU, 0.5 * x * (1 + erf(x / sqrt(2))), elementwise over n values (in place
- * allowed). erf is the library's own (lib/vecmath.h, within 1.2 ulp of libm's), so
+ * allowed). erf is the library's own (lib/kernels/vecmath.h, within 1.2 ulp of libm's), so
  * fc1's fused GELU in the fast matmul gives the same bits. */
 void mygpt_gelu_forward(float *out, const float *inp, size_t n);
 
 /* GELU's gradient: dinp += gelu'(inp) * dout, elementwise, in float32 as PyTorch computes
- * it, with lib/vecmath.h's erf and exp: gelu'(x) within 2e-7 of float64 on [-12, 12]
+ * it, with lib/kernels/vecmath.h's erf and exp: gelu'(x) within 2e-7 of float64 on [-12, 12]
  * (tests/test_vecmath.c; PyTorch's own float32 kernel is less accurate). */
 void mygpt_gelu_backward(float *dinp, const float *inp, const float *dout, size_t n);
 

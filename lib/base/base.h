@@ -1,0 +1,29 @@
+/*
+ * base/base.h - private to the library: what every file of it uses. Errors are
+ * returned, never exits: mygpt_fail fills the caller's mygpt_error; sizes are checked
+ * before they are multiplied; big float buffers come from one aligned allocator.
+ */
+#ifndef MYGPT_BASE_BASE_H
+#define MYGPT_BASE_BASE_H
+
+#include <stddef.h>
+
+#include "mygpt/error.h"
+
+/* Records `code` and a printf-style message in *err (if err is not NULL) and
+ * returns `code`, so library code can write `return mygpt_fail(err, ...)`. */
+mygpt_status mygpt_fail(mygpt_error *err, mygpt_status code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Multiplies a * b into *out; returns 0 if the product fits in size_t,
+ * 1 (and leaves *out untouched) if it would overflow. */
+int mygpt_mul_overflows(size_t a, size_t b, size_t *out);
+
+/* n floats from a 64-byte boundary (huge pages for a big block), or NULL when out of
+ * memory or n is 0; free() frees it (base/alloc.c). */
+float *mygpt_float_block(size_t n);
+
+#endif

@@ -1,0 +1,41 @@
+/* error.c - error codes and messages (see mygpt/error.h). */
+#include "mygpt/error.h"
+#include "base/base.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+
+const char *mygpt_strerror(mygpt_status code)
+{
+    switch (code) {
+    case MYGPT_OK: return "success";
+    case MYGPT_EINVAL: return "invalid argument";
+    case MYGPT_ERANGE: return "value out of range";
+    case MYGPT_EOVERFLOW: return "size overflow";
+    case MYGPT_ENOMEM: return "out of memory";
+    case MYGPT_EIO: return "input/output error";
+    case MYGPT_EFORMAT: return "malformed input";
+    }
+    return "unknown error";
+}
+
+mygpt_status mygpt_fail(mygpt_error *err, mygpt_status code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        err->code = code;
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+void mygpt_error_clear(mygpt_error *err)
+{
+    if (err) {
+        err->code = MYGPT_OK;
+        err->message[0] = '\0';
+    }
+}

@@ -1,0 +1,74 @@
+/*
+ * mygpt/weights.h - the formats a weight can be stored in, and their recipes: float32,
+ * bfloat16 (rounded as tensor.to(torch.bfloat16)), or int8 in groups with a float32
+ * scale. These are plain functions over arrays; a model stored this way is
+ * mygpt/quantize.h's.
+ *
+ *   bf16: w rounded to bfloat16 as tensor.to(torch.bfloat16) rounds (to nearest, ties
+ *         to even); dequantized: the 16 bits widened, exactly.
+ *   int8: per output row, groups of MYGPT_INT8_GROUP consecutive input weights (the
+ *         last group of a row may be shorter) share s = max|w| / 127 (float32);
+ *         q = clamp(round_half_even(w / s), -127, 127), 0 where s is 0; dequantized:
+ *         (float)q * s. The recipe in torch is tools/quantize_reference.py's.
+ */
+#ifndef MYGPT_WEIGHTS_H
+#define MYGPT_WEIGHTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mygpt/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* everything declared here is exported by libmygpt.so (lib/exports.txt) */
+#pragma GCC visibility push(default)
+
+/* How a model stores its matmul weights and its token embedding (mygpt/quantize.h):
+ * float32, or quantized for inference, where the model is, bit for bit, the float32
+ * model whose weights are the dequantized values. */
+typedef enum mygpt_weights {
+    MYGPT_WEIGHTS_FP32 = 0,
+    MYGPT_WEIGHTS_BF16 = 1, /* bfloat16, rounded as tensor.to(torch.bfloat16)       */
+    MYGPT_WEIGHTS_INT8 = 2  /* int8 in groups of MYGPT_INT8_GROUP with a float scale */
+} mygpt_weights;
+
+/* Weights per int8 group. 64: llama2.c's Q8_0 choice; a scale costs 4 bytes a group, so
+ * 1.0625 bytes a weight (32 would cost 1.125), and 64 divides both the matmul's k-block
+ * (256) and every GPT-2 width, so a group never straddles a block. */
+#define MYGPT_INT8_GROUP 64
+
+/* "fp32", "bf16", "int8"; and back (MYGPT_EINVAL for another name). */
+const char *mygpt_weights_name(mygpt_weights w);
+mygpt_status mygpt_weights_parse(const char *name, mygpt_weights *out, mygpt_error *err);
+
+/* x rounded to bfloat16's 16 bits (to nearest, ties to even) and back, exactly. x must be
+ * finite (NaN has no rounding to agree on). */
+uint16_t mygpt_bf16_round(float x);
+float mygpt_bf16_widen(uint16_t b);
+
+/* n weights to bfloat16. MYGPT_ERANGE (out partly written) for a NaN, an infinity, or a
+ * finite value beyond bfloat16's range. */
+mygpt_status mygpt_bf16_quantize(const float *w, size_t n, uint16_t *out, mygpt_error *err);
+
+/* Bytes of one stored weight value in format w: 4, 2 or 1 (int8's scales aside). */
+size_t mygpt_weights_value_bytes(mygpt_weights w);
+
+/* Groups in a row of cols weights: ceil(cols / MYGPT_INT8_GROUP). */
+size_t mygpt_int8_groups(int cols);
+
+/* A (rows, cols) weight to int8: q (rows, cols) and scales (rows, mygpt_int8_groups(cols)).
+ * MYGPT_ERANGE (q, scales partly written) for a NaN or an infinity. */
+mygpt_status mygpt_int8_quantize(const float *w, size_t rows, int cols, int8_t *q, float *scales,
+                                 mygpt_error *err);
+/* The dequantized weights: out[r][k] = (float)q[r][k] * scales[r][k / MYGPT_INT8_GROUP]. */
+void mygpt_int8_dequantize(const int8_t *q, const float *scales, size_t rows, int cols, float *out);
+
+#pragma GCC visibility pop
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,946 @@
+/*
+ * checkpoint.c - safetensors files for the GPT (see mygpt/checkpoint.h): a writer, and a
+ * reader with a small JSON parser for the header that checks every size and offset
+ * before it touches the data.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mygpt/checkpoint.h"
+#include "mygpt/data.h"
+#include "mygpt/quantize.h"
+#include "base/base.h"
+#include "base/text.h"
+#include "model/params.h"
+#include "model/packed.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "safetensors data is little-endian: this reader and writer assume a little-endian host"
+#endif
+
+#define MAX_HEADER (100u << 20) /* safetensors' own limit on the JSON header: 100 MB */
+#define CONFIG_JSON_MAX (1u << 20) /* Hugging Face's config.json: a few hundred bytes */
+
+/* ---- the files' tensors ------------------------------------------------------------ */
+
+/* One tensor of a file: the table's rows it holds (several when Hugging Face fuses them:
+ * c_attn = W_q | W_k | W_v), of one layer (-1: the whole model), stored transposed
+ * when it is a Conv1D weight (in, out). */
+typedef struct file_tensor {
+    char name[112];
+    int ndim;
+    int64_t shape[2];
+    int parts, rows[3], layer, transposed;
+} file_tensor;
+
+/* The tensors of cfg's model in its file layout (Hugging Face's for gpt2, the
+ * state_dict's otherwise), in state_dict order, into out (room for
+ * mygpt_state_dict_len(cfg) of them): returns their count. */
+static int file_tensors(const mygpt_config *cfg, file_tensor *out)
+{
+    const int hf = cfg->arch == MYGPT_ARCH_GPT2, n = mygpt_state_dict_len(cfg);
+    int count = 0;
+    for (int j = 0; j < n; j++) {
+        mygpt_state_entry e;
+        mygpt_param_info info;
+        mygpt_state_dict_entry(cfg, NULL, j, &e);
+        mygpt_param_info_get(cfg, e.tensor, &info);
+        char name[112];
+        if (!hf)
+            snprintf(name, sizeof name, "%s", e.name);
+        else if (e.layer >= 0)
+            snprintf(name, sizeof name, "h.%d.%s", e.layer, info.hf_name);
+        else
+            snprintf(name, sizeof name, "%s", info.hf_name);
+        file_tensor *t = NULL;
+        for (int k = count - 1; k >= 0 && !t; k--) // a name met before: fused (c_attn = q | k | v)
+            if (strcmp(out[k].name, name) == 0)
+                t = &out[k];
+        if (t && t->parts < 3) {
+            t->rows[t->parts++] = e.tensor;
+            t->shape[t->ndim - 1] += e.shape[0];
+            continue;
+        }
+        t = &out[count++];
+        memset(t, 0, sizeof *t);
+        snprintf(t->name, sizeof t->name, "%s", name);
+        t->rows[0] = e.tensor;
+        t->parts = 1;
+        t->layer = e.layer;
+        t->ndim = e.ndim;
+        t->transposed = hf && info.role == MYGPT_ROLE_LINEAR && e.ndim == 2;
+        t->shape[0] = t->transposed ? e.shape[1] : e.shape[0];
+        t->shape[1] = t->transposed ? e.shape[0] : e.shape[1];
+    }
+    return count;
+}
+
+/* Where the table's tensors are, as bytes of es each: the parameters' floats (es 4), or
+ * a quantized model's stored values (es 1 or 2) */
+typedef struct tensor_bytes {
+    char *base[MYGPT_NUM_PARAM_TENSORS];
+    size_t es;
+} tensor_bytes;
+
+static tensor_bytes float_bytes(const mygpt_params *w)
+{
+    tensor_bytes tb = {.es = sizeof(float)};
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++)
+        tb.base[i] = (char *)mygpt_param_tensor(w, i);
+    return tb;
+}
+
+static tensor_bytes quantized_bytes(const mygpt_quantized *qz)
+{
+    tensor_bytes tb = {.es = mygpt_weights_value_bytes(qz->format)};
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++)
+        tb.base[i] = qz->q[i];
+    return tb;
+}
+
+/* Part k of file tensor t: its data and shape (rows, cols). */
+static char *part_data(const mygpt_config *cfg, const tensor_bytes *tb, const file_tensor *t, int k, size_t *rows,
+                       size_t *cols)
+{
+    mygpt_param_info info;
+    mygpt_param_info_get(cfg, t->rows[k], &info);
+    *rows = (size_t)info.shape[0];
+    *cols = (size_t)info.shape[1];
+    return tb->base[t->rows[k]] + (t->layer >= 0 ? (size_t)t->layer * *rows * *cols * tb->es : 0);
+}
+
+/* The transposing copy of move_tensor for elements of one type */
+#define TRANSPOSE_COPY(T)                                                                          \
+    do {                                                                                           \
+        T *f = (T *)file, *q = (T *)p;                                                             \
+        for (size_t o0 = 0; o0 < rows; o0 += TILE)                                                 \
+            for (size_t i0 = 0; i0 < cols; i0 += TILE)                                             \
+                for (size_t o = o0; o < rows && o < o0 + TILE; o++)                                \
+                    for (size_t i = i0; i < cols && i < i0 + TILE; i++) {                          \
+                        if (to_file)                                                               \
+                            f[i * width + col0 + o] = q[o * cols + i];                             \
+                        else                                                                       \
+                            q[o * cols + i] = f[i * width + col0 + o];                             \
+                    }                                                                              \
+    } while (0)
+
+/* Copies between the file's bytes of tensor t and the tensors tb points at: to_file 1
+ * writes file (numel elements) from them, 0 fills them from file. Conv1D's (in, out) is
+ * the transpose of nn.Linear's (out, in); fused parts sit side by side along out. */
+static void move_tensor(const mygpt_config *cfg, const tensor_bytes *tb, const file_tensor *t, void *file,
+                        int to_file)
+{
+    enum { TILE = 32 };
+    const size_t es = tb->es;
+    size_t col0 = 0;
+    const size_t width = t->ndim == 2 ? (size_t)t->shape[1] : (size_t)t->shape[0];
+    for (int k = 0; k < t->parts; k++) {
+        size_t rows, cols;
+        char *p = part_data(cfg, tb, t, k, &rows, &cols);
+        if (!t->transposed && t->parts == 1) { // as it is
+            if (to_file)
+                memcpy(file, p, rows * cols * es);
+            else
+                memcpy(p, file, rows * cols * es);
+        } else if (!t->transposed) { // fused biases: rows elements from col0
+            if (to_file)
+                memcpy((char *)file + col0 * es, p, rows * es);
+            else
+                memcpy(p, (char *)file + col0 * es, rows * es);
+        } else if (es == 4) { // weight (rows = out, cols = in) at file[i][col0 + o], in tiles that stay in cache
+            TRANSPOSE_COPY(uint32_t);
+        } else if (es == 2) {
+            TRANSPOSE_COPY(uint16_t);
+        } else {
+            TRANSPOSE_COPY(uint8_t);
+        }
+        col0 += rows;
+    }
+}
+
+/* An int8 file tensor's scales: its parts' (rows, groups) one after another (fused
+ * parts along rows, whatever the layout of the values), as a float32 tensor named
+ * "<name>.scales". to_file as move_tensor. */
+static size_t scales_len(const mygpt_config *cfg, const file_tensor *t)
+{
+    size_t n = 0;
+    for (int k = 0; k < t->parts; k++) {
+        mygpt_param_info info;
+        mygpt_param_info_get(cfg, t->rows[k], &info);
+        n += (size_t)info.shape[0] * mygpt_int8_groups((int)info.shape[1]);
+    }
+    return n;
+}
+
+static void move_scales(const mygpt_config *cfg, const mygpt_quantized *qz, const file_tensor *t, float *file,
+                        int to_file)
+{
+    for (int k = 0; k < t->parts; k++) {
+        mygpt_param_info info;
+        mygpt_param_info_get(cfg, t->rows[k], &info);
+        const size_t n = (size_t)info.shape[0] * mygpt_int8_groups((int)info.shape[1]);
+        float *p = qz->scales[t->rows[k]] + (t->layer >= 0 ? (size_t)t->layer * n : 0);
+        if (to_file)
+            memcpy(file, p, n * sizeof *p);
+        else
+            memcpy(p, file, n * sizeof *p);
+        file += n;
+    }
+}
+
+/* Whether file tensor t is stored quantized in a model of format w */
+static int is_quantized(const mygpt_config *cfg, const file_tensor *t, mygpt_weights w)
+{
+    return w != MYGPT_WEIGHTS_FP32 && mygpt_weights_quantizes(cfg, t->rows[0]);
+}
+
+/* ---- writing ------------------------------------------------------------------------ */
+
+/* Hugging Face's config.json for a gpt2 model */
+static mygpt_status hf_config(mygpt_strbuf *sb, const mygpt_config *c)
+{
+    return mygpt_sb_printf(sb,
+                           "{\n  \"architectures\": [\"GPT2LMHeadModel\"],\n  \"model_type\": \"gpt2\",\n"
+                           "  \"activation_function\": \"gelu_new\",\n  \"layer_norm_epsilon\": 1e-05,\n"
+                           "  \"vocab_size\": %d,\n  \"n_positions\": %d,\n  \"n_ctx\": %d,\n  \"n_embd\": %d,\n"
+                           "  \"n_layer\": %d,\n  \"n_head\": %d,\n  \"n_inner\": null,\n"
+                           "  \"resid_pdrop\": %.17g,\n  \"embd_pdrop\": %.17g,\n  \"attn_pdrop\": %.17g,\n"
+                           "  \"tie_word_embeddings\": true\n}\n",
+                           c->vocab_size, c->max_seq_len, c->max_seq_len, c->embed_dim, c->num_layers, c->num_heads,
+                           c->dropout, c->dropout, c->dropout);
+}
+
+/* path's folder + "/config.json" */
+static int beside(char *out, size_t n, const char *path, const char *file)
+{
+    const char *slash = strrchr(path, '/');
+    const int dir = slash ? (int)(slash - path) : 0;
+    return slash ? (size_t)snprintf(out, n, "%.*s/%s", dir, path, file) < n : (size_t)snprintf(out, n, "%s", file) < n;
+}
+
+/* ---- writing a file whole or not at all ------------------------------------------------ */
+
+mygpt_status mygpt_checkpoint_check_path(const char *path, mygpt_error *err)
+{
+    struct stat st;
+    if (!path || !*path)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "the checkpoint path is empty");
+    if (lstat(path, &st) == 0) {
+        if (S_ISLNK(st.st_mode))
+            return mygpt_fail(err, MYGPT_EINVAL, "%s is a symbolic link: not replaced (save to its target)", path);
+        if (!S_ISREG(st.st_mode))
+            return mygpt_fail(err, MYGPT_EINVAL, "%s is %s, not a regular file: not replaced", path,
+                              S_ISDIR(st.st_mode) ? "a directory" : "a device, FIFO or socket");
+    } else if (errno != ENOENT) {
+        return mygpt_fail(err, MYGPT_EIO, "cannot use %s: %s", path, strerror(errno));
+    }
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if ((size_t)snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1,
+                         slash ? path : ".") >= sizeof dir)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s: path too long", path);
+    if (access(dir, W_OK | X_OK) != 0)
+        return mygpt_fail(err, MYGPT_EIO, "cannot write in %s (for %s): %s", dir, path, strerror(errno));
+    return MYGPT_OK;
+}
+
+/* A temporary file beside path, unique (mkstemp: two runs saving to one path never
+ * share one; "<path>.XXXXXX" says whose it is), with the mode a new file would get. */
+static FILE *temp_beside(const char *path, char *tmp, size_t n, mygpt_status *st, mygpt_error *err)
+{
+    if ((size_t)snprintf(tmp, n, "%s.XXXXXX", path) >= n) {
+        *st = mygpt_fail(err, MYGPT_EINVAL, "%s: path too long", path);
+        return NULL;
+    }
+    const int fd = mkstemp(tmp);
+    if (fd < 0) {
+        *st = mygpt_fail(err, MYGPT_EIO, "cannot create a temporary file beside %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    const mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0) {
+        /* best effort: the file keeps mkstemp's 0600 */
+    }
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+        *st = mygpt_fail(err, MYGPT_EIO, "cannot write %s: %s", tmp, strerror(errno));
+        close(fd);
+        unlink(tmp);
+    }
+    return f;
+}
+
+/* Finishes a file written at tmp: flushed and synced, renamed over path, the directory
+ * synced, so that path holds the old file or the whole new one. ok 0 (a write failed,
+ * errno saying why) or any failure here: tmp is removed and path left as it was. */
+static mygpt_status commit(FILE *f, const char *tmp, const char *path, int ok, mygpt_error *err)
+{
+    int why = ok ? 0 : errno;
+    if (ok && (fflush(f) != 0 || fsync(fileno(f)) != 0))
+        ok = 0, why = errno;
+    if (fclose(f) != 0 && ok)
+        ok = 0, why = errno;
+    if (ok && rename(tmp, path) != 0)
+        ok = 0, why = errno;
+    if (!ok) {
+        unlink(tmp);
+        return mygpt_fail(err, MYGPT_EIO, "cannot write %s: %s", path, strerror(why ? why : EIO));
+    }
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
+    const int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) { // the rename itself survives a crash
+        fsync(dfd);
+        close(dfd);
+    }
+    return MYGPT_OK;
+}
+
+/* Writes data to path whole or not at all */
+static mygpt_status write_whole(const char *path, const char *data, size_t len, mygpt_error *err)
+{
+    char tmp[4200];
+    mygpt_status st = mygpt_checkpoint_check_path(path, err);
+    FILE *f = st == MYGPT_OK ? temp_beside(path, tmp, sizeof tmp, &st, err) : NULL;
+    return f ? commit(f, tmp, path, fwrite(data, 1, len, f) == len, err) : st;
+}
+
+/* The save itself, with the interrupting signals held (see mygpt_checkpoint_save). */
+static mygpt_status save(const mygpt_gpt *g, const char *path, mygpt_error *err);
+
+mygpt_status mygpt_checkpoint_save(const mygpt_gpt *g, const char *path, mygpt_error *err)
+{
+    // Ctrl-C, SIGTERM, SIGHUP wait until the file is whole (or its temporary removed): then
+    // they act as they would have, so no interrupt leaves half a file behind
+    sigset_t hold, was;
+    sigemptyset(&hold);
+    sigaddset(&hold, SIGINT);
+    sigaddset(&hold, SIGTERM);
+    sigaddset(&hold, SIGHUP);
+    const int held = pthread_sigmask(SIG_BLOCK, &hold, &was) == 0;
+    const mygpt_status st = save(g, path, err);
+    if (held)
+        pthread_sigmask(SIG_SETMASK, &was, NULL);
+    return st;
+}
+
+static mygpt_status save(const mygpt_gpt *g, const char *path, mygpt_error *err)
+{
+    mygpt_strbuf h = {0};
+    const mygpt_config *c = &g->config;
+    file_tensor *ts = malloc((size_t)mygpt_state_dict_len(c) * sizeof *ts);
+    if (!ts)
+        return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the checkpoint header");
+    const int n = file_tensors(c, ts);
+    const mygpt_weights wf = g->quantized ? g->weights : MYGPT_WEIGHTS_FP32;
+    mygpt_sb_printf(&h, "{\"__metadata__\":{\"format\":\"pt\",\"arch\":\"%s\",\"vocab_size\":\"%d\",\"embed_dim\":\"%d\","
+                        "\"num_heads\":\"%d\",\"num_layers\":\"%d\",\"max_seq_len\":\"%d\"",
+                    mygpt_arch_name(c->arch), c->vocab_size, c->embed_dim, c->num_heads, c->num_layers, c->max_seq_len);
+    if (wf == MYGPT_WEIGHTS_INT8)
+        mygpt_sb_printf(&h, ",\"weights\":\"int8\",\"group_size\":\"%d\"", MYGPT_INT8_GROUP);
+    else if (wf == MYGPT_WEIGHTS_BF16)
+        mygpt_sb_append(&h, ",\"weights\":\"bf16\"");
+    mygpt_sb_append(&h, "}");
+    size_t offset = 0, biggest = 0;
+    for (int i = 0; i < n; i++) {
+        const size_t numel = (size_t)ts[i].shape[0] * (size_t)(ts[i].ndim == 2 ? ts[i].shape[1] : 1);
+        const int quant = is_quantized(c, &ts[i], wf);
+        const size_t bytes = numel * mygpt_weights_value_bytes(quant ? wf : MYGPT_WEIGHTS_FP32);
+        const char *dtype = !quant ? "F32" : wf == MYGPT_WEIGHTS_BF16 ? "BF16" : "I8";
+        biggest = numel > biggest ? numel : biggest;
+        if (ts[i].ndim == 2)
+            mygpt_sb_printf(&h, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[%lld,%lld],\"data_offsets\":[%zu,%zu]}",
+                            ts[i].name, dtype, (long long)ts[i].shape[0], (long long)ts[i].shape[1], offset,
+                            offset + bytes);
+        else
+            mygpt_sb_printf(&h, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[%lld],\"data_offsets\":[%zu,%zu]}",
+                            ts[i].name, dtype, (long long)ts[i].shape[0], offset, offset + bytes);
+        offset += bytes;
+        if (quant && wf == MYGPT_WEIGHTS_INT8) { // its scales, right after it
+            const size_t ns = scales_len(c, &ts[i]), groups = ns / ((size_t)ts[i].shape[ts[i].transposed ? 1 : 0]);
+            mygpt_sb_printf(&h, ",\"%s.scales\":{\"dtype\":\"F32\",\"shape\":[%zu,%zu],\"data_offsets\":[%zu,%zu]}",
+                            ts[i].name, ns / groups, groups, offset, offset + ns * sizeof(float));
+            offset += ns * sizeof(float);
+        }
+    }
+    mygpt_sb_append(&h, "}");
+    const tensor_bytes floats = float_bytes(&g->params);
+    const tensor_bytes stored = wf != MYGPT_WEIGHTS_FP32 ? quantized_bytes(g->quantized) : floats;
+    while (h.len % 8) // the data starts 8-byte aligned
+        mygpt_sb_append(&h, " ");
+    mygpt_status st = MYGPT_OK;
+    float *buf = malloc((biggest ? biggest : 1) * sizeof *buf);
+    if (h.failed || !buf)
+        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the checkpoint");
+    char tmp[4200];
+    if (st == MYGPT_OK)
+        st = mygpt_checkpoint_check_path(path, err);
+    // gpt2: Hugging Face's config.json beside the file, unless one there says otherwise
+    mygpt_strbuf conf = {0};
+    char conf_path[4096];
+    if (st == MYGPT_OK && c->arch == MYGPT_ARCH_GPT2) {
+        char *old = NULL;
+        size_t old_len = 0;
+        hf_config(&conf, c);
+        if (conf.failed || !beside(conf_path, sizeof conf_path, path, "config.json"))
+            st = mygpt_fail(err, MYGPT_EINVAL, "%s", "checkpoint path too long");
+        else if (mygpt_read_file_max(conf_path, CONFIG_JSON_MAX, &old, &old_len, NULL) == MYGPT_OK &&
+                 (old_len != conf.len || memcmp(old, conf.data, old_len) != 0))
+            st = mygpt_fail(err, MYGPT_EINVAL, "%s exists and describes another model: not replaced (save elsewhere)",
+                            conf_path);
+        free(old);
+    }
+    FILE *f = st == MYGPT_OK ? temp_beside(path, tmp, sizeof tmp, &st, err) : NULL;
+    if (f) {
+        unsigned char len8[8];
+        for (int b = 0; b < 8; b++)
+            len8[b] = (unsigned char)((uint64_t)h.len >> (8 * b));
+        int ok = fwrite(len8, 1, 8, f) == 8 && fwrite(h.data, 1, h.len, f) == h.len;
+        for (int i = 0; ok && i < n; i++) {
+            const size_t numel = (size_t)ts[i].shape[0] * (size_t)(ts[i].ndim == 2 ? ts[i].shape[1] : 1);
+            const tensor_bytes *tb = is_quantized(c, &ts[i], wf) ? &stored : &floats;
+            move_tensor(c, tb, &ts[i], buf, 1);
+            ok = fwrite(buf, tb->es, numel, f) == numel;
+            if (ok && tb == &stored && wf == MYGPT_WEIGHTS_INT8) {
+                const size_t ns = scales_len(c, &ts[i]);
+                move_scales(c, g->quantized, &ts[i], buf, 1);
+                ok = fwrite(buf, sizeof(float), ns, f) == ns;
+            }
+        }
+        st = commit(f, tmp, path, ok, err);
+    }
+    if (st == MYGPT_OK && c->arch == MYGPT_ARCH_GPT2)
+        st = write_whole(conf_path, conf.data, conf.len, err);
+    mygpt_sb_free(&conf);
+    mygpt_sb_free(&h);
+    free(buf);
+    free(ts);
+    return st;
+}
+
+/* ---- reading: a JSON parser for the header -------------------------------------- */
+
+typedef struct json {
+    const char *p, *end;
+    const char *error; /* first problem found */
+} json;
+
+static void ws(json *j)
+{
+    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
+        j->p++;
+}
+
+static int expect(json *j, char c)
+{
+    ws(j);
+    if (j->p < j->end && *j->p == c) {
+        j->p++;
+        return 1;
+    }
+    if (!j->error)
+        j->error = "malformed JSON header";
+    return 0;
+}
+
+/* A string into out (at most n - 1 bytes; escapes other than \" \\ \/ refused). */
+static int jstring(json *j, char *out, size_t n)
+{
+    if (!expect(j, '"'))
+        return 0;
+    size_t k = 0;
+    while (j->p < j->end && *j->p != '"') {
+        char c = *j->p++;
+        if ((unsigned char)c < 0x20) { // JSON has none raw; a NUL would cut a name short
+            j->error = "a control character (or NUL) inside a string of the header";
+            return 0;
+        }
+        if (c == '\\') {
+            if (j->p >= j->end || (*j->p != '"' && *j->p != '\\' && *j->p != '/')) {
+                j->error = "unsupported escape in a JSON string of the header";
+                return 0;
+            }
+            c = *j->p++;
+        }
+        if (k + 1 >= n) {
+            j->error = "a name in the header is too long";
+            return 0;
+        }
+        out[k++] = c;
+    }
+    out[k] = '\0';
+    return expect(j, '"');
+}
+
+static int jint(json *j, unsigned long long *out)
+{
+    ws(j);
+    if (j->p >= j->end || *j->p < '0' || *j->p > '9') {
+        j->error = "expected a non-negative integer in the header";
+        return 0;
+    }
+    unsigned long long v = 0;
+    while (j->p < j->end && *j->p >= '0' && *j->p <= '9') {
+        const unsigned d = (unsigned)(*j->p++ - '0');
+        if (v > (~0ULL - d) / 10) {
+            j->error = "an integer in the header overflows";
+            return 0;
+        }
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 1;
+}
+
+/* [int, int, ...] into v (at most max); *n the count */
+static int jints(json *j, unsigned long long *v, int max, int *n)
+{
+    *n = 0;
+    if (!expect(j, '['))
+        return 0;
+    ws(j);
+    if (j->p < j->end && *j->p == ']') {
+        j->p++;
+        return 1;
+    }
+    do {
+        if (*n == max) {
+            j->error = "too many dimensions or offsets in the header";
+            return 0;
+        }
+        if (!jint(j, &v[(*n)++]))
+            return 0;
+        ws(j);
+    } while (j->p < j->end && *j->p == ',' && j->p++);
+    return expect(j, ']');
+}
+
+typedef struct entry {
+    char name[128];
+    char dtype[16];
+    unsigned long long shape[4], offsets[2];
+    int ndim, noff;
+} entry;
+
+/* {"dtype": "...", "shape": [...], "data_offsets": [b, e]} */
+static int jentry(json *j, entry *e)
+{
+    char key[32];
+    e->dtype[0] = '\0';
+    e->ndim = -1;
+    e->noff = 0;
+    if (!expect(j, '{'))
+        return 0;
+    do {
+        if (!jstring(j, key, sizeof key) || !expect(j, ':'))
+            return 0;
+        if (strcmp(key, "dtype") == 0) {
+            if (!jstring(j, e->dtype, sizeof e->dtype))
+                return 0;
+        } else if (strcmp(key, "shape") == 0) {
+            if (!jints(j, e->shape, 4, &e->ndim))
+                return 0;
+        } else if (strcmp(key, "data_offsets") == 0) {
+            if (!jints(j, e->offsets, 2, &e->noff))
+                return 0;
+        } else {
+            j->error = "unknown field in a tensor entry of the header";
+            return 0;
+        }
+        ws(j);
+    } while (j->p < j->end && *j->p == ',' && j->p++);
+    return expect(j, '}');
+}
+
+/* "__metadata__": {"key": "value", ...}: the five sizes of the configuration, and how
+ * the weights are stored ("weights": "bf16" or "int8" with "group_size": "64") */
+static int jmetadata(json *j, mygpt_config *cfg, int *found, mygpt_weights *wf)
+{
+    char key[64], val[64];
+    if (!expect(j, '{'))
+        return 0;
+    ws(j);
+    if (j->p < j->end && *j->p == '}') {
+        j->p++;
+        return 1;
+    }
+    do {
+        if (!jstring(j, key, sizeof key) || !expect(j, ':') || !jstring(j, val, sizeof val))
+            return 0;
+        if (strcmp(key, "arch") == 0 && mygpt_arch_parse(val, &cfg->arch, NULL) != MYGPT_OK) {
+            j->error = "__metadata__ names an unknown architecture";
+            return 0;
+        }
+        if (strcmp(key, "weights") == 0 && mygpt_weights_parse(val, wf, NULL) != MYGPT_OK) {
+            j->error = "__metadata__ names an unknown weight format (fp32, bf16, int8)";
+            return 0;
+        }
+        if (strcmp(key, "group_size") == 0 && atoi(val) != MYGPT_INT8_GROUP) {
+            j->error = "__metadata__'s int8 group_size is not 64, the only one mygpt reads";
+            return 0;
+        }
+        const char *names[5] = {"vocab_size", "embed_dim", "num_heads", "num_layers", "max_seq_len"};
+        int *fields[5] = {&cfg->vocab_size, &cfg->embed_dim, &cfg->num_heads, &cfg->num_layers,
+                          &cfg->max_seq_len};
+        for (int i = 0; i < 5; i++)
+            if (strcmp(key, names[i]) == 0) {
+                char *endp;
+                errno = 0;
+                const long v = strtol(val, &endp, 10);
+                if (*val == '\0' || *endp != '\0' || errno || v < 1 || v > (1 << 24)) {
+                    j->error = "a configuration value in __metadata__ is not a size";
+                    return 0;
+                }
+                *fields[i] = (int)v;
+                *found |= 1 << i;
+            }
+        ws(j);
+    } while (j->p < j->end && *j->p == ',' && j->p++);
+    return expect(j, '}');
+}
+
+static int by_offset(const void *a, const void *b)
+{
+    const entry *x = a, *y = b;
+    return (x->offsets[0] > y->offsets[0]) - (x->offsets[0] < y->offsets[0]);
+}
+
+/* As the safetensors format requires: the tensors' byte ranges tile the data exactly,
+ * from 0 to its end, without holes or overlaps. Sorts entries by offset. */
+static int offsets_tile(entry *entries, size_t n, size_t data_len)
+{
+    qsort(entries, n, sizeof *entries, by_offset);
+    unsigned long long at = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (entries[k].noff != 2 || entries[k].offsets[0] != at || entries[k].offsets[1] < at)
+            return 0;
+        at = entries[k].offsets[1];
+    }
+    return at == data_len;
+}
+
+/* The entry named name (after any "transformer." prefix), or NULL */
+static const entry *find(const entry *entries, size_t n, const char *name)
+{
+    for (size_t k = 0; k < n; k++)
+        if (strcmp(entries[k].name, name) == 0)
+            return &entries[k];
+    return NULL;
+}
+
+/* Layers of a file: 1 + the largest N in names "<prefix>.N...." */
+static int count_layers(const entry *entries, size_t n, const char *prefix)
+{
+    int L = 0;
+    const size_t pl = strlen(prefix);
+    for (size_t k = 0; k < n; k++)
+        if (strncmp(entries[k].name, prefix, pl) == 0 && entries[k].name[pl] == '.') {
+            const long l = strtol(entries[k].name + pl + 1, NULL, 10);
+            if (l >= 0 && l < (1 << 20) && l + 1 > L)
+                L = (int)l + 1;
+        }
+    return L;
+}
+
+/* "n_head": N in the config.json beside path, or 0 */
+static int config_json_heads(const char *path)
+{
+    char conf[4096], *text = NULL;
+    size_t len = 0;
+    int heads = 0;
+    if (!beside(conf, sizeof conf, path, "config.json") ||
+        mygpt_read_file_max(conf, CONFIG_JSON_MAX, &text, &len, NULL) != MYGPT_OK)
+        return 0;
+    const char *key = strstr(text, "\"n_head\"");
+    if (key && (key = strchr(key, ':'))) {
+        const long v = strtol(key + 1, NULL, 10);
+        heads = v > 0 && v < (1 << 24) ? (int)v : 0;
+    }
+    free(text);
+    return heads;
+}
+
+/* Buffers a state_dict holds besides the parameters: the causal masks of the course's
+ * blocks, of the book's and of Hugging Face's ("attn.bias", and older "masked_bias") */
+static int is_buffer(const char *name)
+{
+    static const char *const kinds[][2] = {
+        {"blocks.", ".attn.mask"}, {"trf_blocks.", ".att.mask"}, {"h.", ".attn.bias"}, {"h.", ".attn.masked_bias"}};
+    const size_t nl = strlen(name);
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        const size_t pl = strlen(kinds[i][0]), el = strlen(kinds[i][1]);
+        if (nl > pl + el && strncmp(name, kinds[i][0], pl) == 0 && strcmp(name + nl - el, kinds[i][1]) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_error *err)
+{
+    *out = NULL;
+    // mapped, not read: a 6 GB file's pages come in as the tensors are copied, once
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); // a FIFO: refused below, not waited on
+    if (fd < 0)
+        return mygpt_fail(err, MYGPT_EIO, "cannot open %s: %s", path, strerror(errno));
+    struct stat sbuf;
+    if (fstat(fd, &sbuf) != 0 || !S_ISREG(sbuf.st_mode)) {
+        close(fd);
+        return mygpt_fail(err, MYGPT_EIO, "cannot read %s: not a regular file (a directory, device, FIFO or socket)", path);
+    }
+    const size_t len = (size_t)sbuf.st_size;
+    if (len < 8) {
+        close(fd);
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s: too short for a safetensors file (%zu bytes)", path, len);
+    }
+    char *file = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (file == MAP_FAILED)
+        return mygpt_fail(err, MYGPT_EIO, "cannot map %s: %s", path, strerror(errno));
+    mygpt_status st = MYGPT_OK;
+    uint64_t hlen = 0;
+    for (int b = 0; b < 8; b++)
+        hlen |= (uint64_t)(unsigned char)file[b] << (8 * b);
+    if (hlen > MAX_HEADER || hlen > len - 8) {
+        munmap(file, len);
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s: header length %llu is larger than the file allows",
+                          path, (unsigned long long)hlen);
+    }
+    const char *data = file + 8 + hlen;
+    const size_t data_len = len - 8 - (size_t)hlen;
+    json j = {file + 8, file + 8 + hlen, NULL};
+    // first pass: the configuration, and the entries in order
+    size_t cap = 64, n = 0;
+    entry *entries = malloc(cap * sizeof *entries);
+    mygpt_config cfg = {0};
+    int found = 0, seen_metadata = 0;
+    mygpt_weights wf = MYGPT_WEIGHTS_FP32;
+    if (!entries) {
+        munmap(file, len);
+        return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header");
+    }
+    if (expect(&j, '{')) {
+        do {
+            char name[128];
+            if (!jstring(&j, name, sizeof name) || !expect(&j, ':'))
+                break;
+            if (strcmp(name, "__metadata__") == 0) {
+                if (seen_metadata++) {
+                    j.error = "__metadata__ appears twice in the header";
+                    break;
+                }
+                if (!jmetadata(&j, &cfg, &found, &wf))
+                    break;
+            } else {
+                if (n == cap) {
+                    entry *more = realloc(entries, 2 * cap * sizeof *entries);
+                    if (!more) {
+                        j.error = "out of memory reading a checkpoint header";
+                        break;
+                    }
+                    entries = more;
+                    cap *= 2;
+                }
+                if (!jentry(&j, &entries[n]))
+                    break;
+                // files saved from GPT2LMHeadModel put "transformer." before every name
+                const char *bare = strncmp(name, "transformer.", 12) == 0 ? name + 12 : name;
+                if (find(entries, n, bare)) {
+                    j.error = "a tensor is named twice in the header";
+                    break;
+                }
+                snprintf(entries[n].name, sizeof entries[n].name, "%s", bare);
+                n++;
+            }
+            ws(&j);
+        } while (j.p < j.end && *j.p == ',' && j.p++);
+        if (!j.error)
+            expect(&j, '}');
+        ws(&j);
+        if (!j.error && j.p != j.end)
+            j.error = "trailing bytes after the JSON header";
+    }
+    // the architecture from the names; sizes from __metadata__, or from the shapes
+    const entry *wte = NULL, *wpe = NULL;
+    if (j.error) {
+        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s", path, j.error);
+    } else if ((wte = find(entries, n, "wte.weight"))) {
+        cfg.arch = MYGPT_ARCH_GPT2;
+        wpe = find(entries, n, "wpe.weight");
+        if (!(found & 8))
+            cfg.num_layers = count_layers(entries, n, "h");
+    } else if ((wte = find(entries, n, "tok_emb.weight"))) {
+        cfg.arch = MYGPT_ARCH_LLMS_FROM_SCRATCH;
+        wpe = find(entries, n, "pos_emb.weight");
+        cfg.qkv_bias = find(entries, n, "trf_blocks.0.att.W_query.bias") != NULL;
+        if (!(found & 8))
+            cfg.num_layers = count_layers(entries, n, "trf_blocks");
+    } else if (found != 31) {
+        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: __metadata__ lacks the configuration (vocab_size, embed_dim, "
+                        "num_heads, num_layers, max_seq_len) and no token embedding names another layout "
+                        "(GPT-2's wte.weight, the book's tok_emb.weight)", path);
+    }
+    if (st == MYGPT_OK && cfg.arch != MYGPT_ARCH_COURSE) {
+        if (!wpe || wte->ndim != 2 || wpe->ndim != 2 || wte->shape[1] != wpe->shape[1] || wte->shape[0] > (1u << 24) ||
+            wte->shape[1] > (1u << 24) || wpe->shape[0] > (1u << 24))
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the token and position embeddings are missing or misshapen", path);
+        else {
+            cfg.vocab_size = (int)wte->shape[0];
+            cfg.embed_dim = (int)wte->shape[1];
+            cfg.max_seq_len = (int)wpe->shape[0];
+            if (!(found & 4) && cfg.arch == MYGPT_ARCH_GPT2) // heads: __metadata__, Hugging Face's
+                cfg.num_heads = config_json_heads(path);              // config.json, or heads of 64
+            if (cfg.num_heads == 0 && cfg.embed_dim % 64 == 0)
+                cfg.num_heads = cfg.embed_dim / 64;
+            if (cfg.num_heads == 0)
+                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the number of heads is not in the file (__metadata__'s "
+                                "num_heads, or a gpt2's config.json beside it) and C=%d is not a multiple of 64", path, cfg.embed_dim);
+        }
+    }
+    if (st == MYGPT_OK && !offsets_tile(entries, n, data_len))
+        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the tensors' data offsets do not tile the %zu bytes of data",
+                        path, data_len);
+    // Everything is checked against the header before anything is allocated for the model:
+    // a small file whose __metadata__ claims a huge model costs nothing.
+    mygpt_gpt *g = NULL;
+    file_tensor *ts = NULL;
+    int nt = 0;
+    if (st == MYGPT_OK)
+        st = mygpt_config_validate(&cfg, err);
+    // a file tensor holds at most 3 of the table's (c_attn): no more can be needed than 3n
+    if (st == MYGPT_OK && (size_t)mygpt_state_dict_len(&cfg) > 3 * n + 3)
+        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the configuration needs %d tensors; the file holds %zu", path,
+                        mygpt_state_dict_len(&cfg), n);
+    if (st == MYGPT_OK && !(ts = malloc((size_t)mygpt_state_dict_len(&cfg) * sizeof *ts)))
+        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
+    const entry **found_at = NULL;
+    if (st == MYGPT_OK) {
+        nt = file_tensors(&cfg, ts);
+        if (!(found_at = malloc((size_t)nt * sizeof *found_at)))
+            st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
+    }
+    const entry **scales_at = NULL; // int8: each quantized tensor's "<name>.scales"
+    if (st == MYGPT_OK && !(scales_at = calloc((size_t)nt, sizeof *scales_at)))
+        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
+    for (int i = 0; i < nt && st == MYGPT_OK; i++) { // every tensor the model needs, as it needs it
+        const file_tensor *want = &ts[i];
+        const entry *e = found_at[i] = find(entries, n, want->name);
+        const size_t numel = (size_t)want->shape[0] * (size_t)(want->ndim == 2 ? want->shape[1] : 1);
+        const int quant = is_quantized(&cfg, want, wf);
+        const char *dtype = !quant ? "F32" : wf == MYGPT_WEIGHTS_BF16 ? "BF16" : "I8";
+        const size_t es = mygpt_weights_value_bytes(quant ? wf : MYGPT_WEIGHTS_FP32);
+        if (!e)
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s is missing", path, want->name);
+        else if (strcmp(e->dtype, dtype) != 0)
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s has dtype %s, not %s%s", path, e->name, e->dtype, dtype,
+                            wf != MYGPT_WEIGHTS_FP32 ? " (the file's __metadata__ says its weights are quantized)" : "");
+        else if (e->ndim != want->ndim || e->shape[0] != (unsigned long long)want->shape[0] ||
+                 (e->ndim == 2 && e->shape[1] != (unsigned long long)want->shape[1]))
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s does not have the shape the configuration gives", path,
+                            e->name);
+        else if (e->noff != 2 || e->offsets[0] > e->offsets[1] || e->offsets[1] > data_len ||
+                 e->offsets[1] - e->offsets[0] != numel * es)
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the data offsets of %s do not fit the data (%zu bytes)", path,
+                            e->name, data_len);
+        if (st != MYGPT_OK || !quant || wf != MYGPT_WEIGHTS_INT8)
+            continue;
+        char sname[128];
+        snprintf(sname, sizeof sname, "%s.scales", want->name);
+        const entry *se = scales_at[i] = find(entries, n, sname);
+        const size_t ns = scales_len(&cfg, want), groups = ns / (size_t)want->shape[want->transposed ? 1 : 0];
+        if (!se)
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s (the int8 scales of %s) is missing", path, sname,
+                            want->name);
+        else if (strcmp(se->dtype, "F32") != 0 || se->ndim != 2 || se->shape[0] != ns / groups || se->shape[1] != groups ||
+                 se->noff != 2 || se->offsets[1] - se->offsets[0] != ns * sizeof(float))
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s is not F32 of shape [%zu, %zu]", path, sname, ns / groups,
+                            groups);
+    }
+    for (size_t k = 0; k < n && st == MYGPT_OK; k++) { // nothing else but buffers and a tied head
+        int known = 0;
+        for (int i = 0; i < nt && !known; i++)
+            known = strcmp(entries[k].name, ts[i].name) == 0 || (scales_at[i] && scales_at[i] == &entries[k]);
+        if (known || is_buffer(entries[k].name))
+            continue;
+        const entry *e = &entries[k];
+        if (cfg.arch == MYGPT_ARCH_GPT2 && strcmp(e->name, "lm_head.weight") == 0 && strcmp(e->dtype, "F32") == 0 &&
+            e->offsets[1] - e->offsets[0] == wte->offsets[1] - wte->offsets[0] &&
+            memcmp(data + e->offsets[0], data + wte->offsets[0], e->offsets[1] - e->offsets[0]) == 0)
+            continue; // the tied head, written out
+        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: unexpected tensor %s%s", path, e->name,
+                        strcmp(e->name, "lm_head.weight") == 0 ? " (an lm_head that is not the token embedding)" : "");
+    }
+    mygpt_quantized *qz = NULL;
+    if (st == MYGPT_OK)
+        st = mygpt_gpt_alloc(&g, &cfg, err); // draws nothing: every value comes from the file
+    if (st == MYGPT_OK && wf != MYGPT_WEIGHTS_FP32)
+        st = mygpt_quantized_alloc(&qz, &cfg, wf, err);
+    const tensor_bytes floats = g ? float_bytes(&g->params) : (tensor_bytes){0};
+    const tensor_bytes stored = qz ? quantized_bytes(qz) : floats;
+    for (int i = 0; i < nt && st == MYGPT_OK; i++) {
+        const int quant = is_quantized(&cfg, &ts[i], wf);
+        for (int part = 0; part < 1 + (quant && wf == MYGPT_WEIGHTS_INT8) && st == MYGPT_OK; part++) {
+            const entry *e = part ? scales_at[i] : found_at[i]; // the values, then int8's scales
+            const size_t bytes = e->offsets[1] - e->offsets[0], es = part || !quant ? sizeof(float) : stored.es;
+            const char *src = data + e->offsets[0];
+            void *tmp = NULL;
+            if ((uintptr_t)src % es != 0) { // elements not aligned in the file: through an aligned copy
+                if (!(tmp = malloc(bytes ? bytes : 1))) {
+                    st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
+                    break;
+                }
+                memcpy(tmp, src, bytes);
+                src = tmp;
+            }
+            if (part)
+                move_scales(&cfg, qz, &ts[i], (float *)(uintptr_t)src, 0);
+            else
+                move_tensor(&cfg, quant ? &stored : &floats, &ts[i], (void *)(uintptr_t)src, 0);
+            free(tmp);
+        }
+    }
+    // a NaN or an infinity would only show as token 0 forever: refused, named (quantized
+    // values are checked as they are attached)
+    for (int i = 0; i < nt && st == MYGPT_OK; i++)
+        for (int k = 0; k < ts[i].parts && st == MYGPT_OK && !is_quantized(&cfg, &ts[i], wf); k++) {
+            size_t rows, cols;
+            const float *v = (const float *)part_data(&cfg, &floats, &ts[i], k, &rows, &cols);
+            for (size_t j = 0; j < rows * cols; j++)
+                if (!isfinite(v[j])) {
+                    st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s holds a non-finite value (%g)", path, ts[i].name,
+                                    (double)v[j]);
+                    break;
+                }
+        }
+    if (st == MYGPT_OK && qz) {
+        st = mygpt_gpt_attach_quantized(g, qz, err); // checks the stored values; frees qz on failure
+        if (st != MYGPT_OK) {
+            mygpt_error inner = err ? *err : (mygpt_error){0};
+            st = mygpt_fail(err, st, "%s: %s", path, inner.message);
+        }
+        qz = NULL;
+    }
+    mygpt_quantized_free(qz);
+    free(scales_at);
+    free(found_at);
+    free(ts);
+    free(entries);
+    munmap(file, len);
+    if (st != MYGPT_OK) {
+        mygpt_gpt_free(g);
+        return st;
+    }
+    *out = g;
+    return MYGPT_OK;
+}

@@ -1,0 +1,106 @@
+/*
+ * dataloader.c - LLMs-from-scratch's create_dataloader_v1 over a token stream, batch
+ * for batch as torch's DataLoader orders it, and the UTF-8 lengths that split a text
+ * as Python's len() and slicing do.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mygpt/data.h"
+#include "base/base.h"
+
+mygpt_status mygpt_dataloader_init(mygpt_dataloader *dl, const int64_t *ids, size_t n,
+                                   size_t batch_size, size_t max_length, size_t stride,
+                                   mygpt_error *err)
+{
+    memset(dl, 0, sizeof *dl);
+    if (batch_size == 0 || max_length == 0 || stride == 0)
+        return mygpt_fail(err, MYGPT_EINVAL,
+                          "batch_size, max_length and stride must be at least 1 (got %zu, %zu, %zu)",
+                          batch_size, max_length, stride);
+    dl->ids = ids;
+    dl->n = n;
+    dl->batch_size = batch_size;
+    dl->max_length = max_length;
+    dl->stride = stride;
+    /* for i in range(0, len(token_ids) - max_length, stride) */
+    dl->num_windows = n > max_length ? (n - max_length + stride - 1) / stride : 0;
+    mygpt_dataloader_set_drop_last(dl, 1);
+    return MYGPT_OK;
+}
+
+void mygpt_dataloader_set_drop_last(mygpt_dataloader *dl, int drop_last)
+{
+    dl->drop_last = drop_last != 0;
+    dl->num_batches = drop_last ? dl->num_windows / dl->batch_size
+                                : (dl->num_windows + dl->batch_size - 1) / dl->batch_size;
+}
+
+mygpt_status mygpt_dataloader_epoch(mygpt_dataloader *dl, mygpt_rng *global, int shuffle,
+                                    mygpt_error *err)
+{
+    /* _BaseDataLoaderIter.__init__: torch.empty((), dtype=torch.int64).random_() */
+    (void)mygpt_rng_random64(global);
+    if (!shuffle) {
+        free(dl->order);
+        dl->order = NULL;
+        return MYGPT_OK;
+    }
+    /* RandomSampler.__iter__: seed = int(torch.empty((), dtype=torch.int64).random_()),
+     * an int64 random_() being random64() mod 2^63; generator.manual_seed(seed) */
+    const uint64_t seed = mygpt_rng_random64(global) % (UINT64_C(1) << 63);
+    if (!dl->order && !(dl->order = malloc((dl->num_windows ? dl->num_windows : 1) * sizeof *dl->order)))
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the order of %zu windows", dl->num_windows);
+    mygpt_rng local = {0};
+    mygpt_rng_seed(&local, seed);
+    mygpt_randperm(&local, dl->order, dl->num_windows);
+    return MYGPT_OK;
+}
+
+size_t mygpt_dataloader_batch_rows(const mygpt_dataloader *dl, size_t b)
+{
+    if (b >= dl->num_batches)
+        return 0;
+    const size_t left = dl->num_windows - b * dl->batch_size;
+    return left < dl->batch_size ? left : dl->batch_size;
+}
+
+mygpt_status mygpt_dataloader_batch(const mygpt_dataloader *dl, size_t b, int64_t *inputs,
+                                    int64_t *targets, mygpt_error *err)
+{
+    if (b >= dl->num_batches)
+        return mygpt_fail(err, MYGPT_ERANGE, "batch %zu is outside [0, %zu)", b, dl->num_batches);
+    const size_t rows = mygpt_dataloader_batch_rows(dl, b);
+    for (size_t r = 0; r < rows; r++) {
+        const size_t w = b * dl->batch_size + r;
+        const size_t start = (dl->order ? (size_t)dl->order[w] : w) * dl->stride;
+        for (size_t j = 0; j < dl->max_length; j++) {
+            inputs[r * dl->max_length + j] = dl->ids[start + j];
+            targets[r * dl->max_length + j] = dl->ids[start + j + 1];
+        }
+    }
+    return MYGPT_OK;
+}
+
+void mygpt_dataloader_free(mygpt_dataloader *dl)
+{
+    free(dl->order);
+    dl->order = NULL;
+}
+
+size_t mygpt_utf8_length(const char *text, size_t len)
+{
+    size_t chars = 0;
+    for (size_t i = 0; i < len; i++)
+        chars += ((unsigned char)text[i] & 0xc0) != 0x80; /* every byte but continuations */
+    return chars;
+}
+
+size_t mygpt_utf8_offset(const char *text, size_t len, size_t chars)
+{
+    size_t seen = 0;
+    for (size_t i = 0; i < len; i++)
+        if (((unsigned char)text[i] & 0xc0) != 0x80 && seen++ == chars)
+            return i;
+    return len;
+}

@@ -1,0 +1,938 @@
+/*
+ * attention.c - causal multi-head self-attention, all of it (mygpt/attention.h): the
+ * plain loops (the reference), the fast kernel with the same bits, the KV-cache step's
+ * rows, the backward, and where a head looks most.
+ *
+ * The fast kernel,
+ * Per (batch, head), one thread:
+ *   1. K of the head is transposed into the thread's scratch, kt (d, Tp), so the
+ *      scores of a query against KS consecutive keys come out of vector operations:
+ *      score[s] = fmaf(q[i], kt[i][s], score[s]) for i = 0..d-1. Each score is still
+ *      the same chain of fused multiply-adds over i in order.
+ *   2. Queries go in blocks of QB = 32 rows; an RG x KS = 4 x KS tile of scores stays
+ *      in registers while i runs (a small matmul micro-kernel), and the d x KS chunk
+ *      of kt it reads stays in L1 while the block's 8 row tiles pass.
+ *   3. softmax of each row over s <= t, vectorised: divide by sqrt(d), max, exp
+ *      (mygpt_expf, the same function the plain loops call), the sum in s order (the
+ *      QB rows' sums run side by side), times 1/sum.
+ *   4. out[t] = sum over s of p[s] v[s]: an RG x KV tile of outputs in registers, s in
+ *      order, V in L1-sized chunks of keys.
+ * Only QB rows of scores (QB x Tp floats) exist at a time per thread (Tp = T rounded up
+ * to a multiple of 64).
+ *
+ * Tiles follow the vector registers, as in matmul.c: AVX-512 takes 64 keys (or
+ * channels) per tile row (4 zmm, 16 accumulators for the RG = 4 rows), AVX2 and plain C
+ * take 16. The tile decides which values are computed together, never how, so every
+ * path gives the same bits; MYGPT_ATTENTION_KERNEL=generic|avx2|avx512 picks a
+ * narrower one for tests.
+ */
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mygpt/attention.h"
+#include "mygpt/generate.h"
+#include "base/parallel.h"
+#include "kernels/vecmath.h"
+#include "kernels/cpu.h"
+#include "base/base.h"
+#include "kernels/attention.h"
+#include "base/simd.h"
+
+#define QB 32      /* query rows per block: their scores are kept */
+#define RG 4       /* rows per register tile */
+#define KW_MAX 64  /* widest tile row (AVX-512); kt rows are padded to a multiple of it */
+#define SC 64      /* keys per chunk of V: SC x KV floats stay in L1 while row tiles pass */
+
+/* ---- the plain loops ---------------------------------------------------------------- */
+
+/* The second half of attention_row (and of cached_row): att[0..t] holds the scores;
+ * out_t = sum of p_s v_s. */
+static inline void softmax_values(float *ot, float *att, const float *vb, int t, int T, int C, int d,
+                                  int keep_probs)
+{
+    float maxv = -INFINITY;
+    for (int s = 0; s <= t; s++)
+        if (att[s] > maxv)
+            maxv = att[s];
+    float sum = 0.0f;
+    for (int s = 0; s <= t; s++) {
+        att[s] = mygpt_expf(att[s] - maxv); // vecmath.h: the fast path's exp
+        sum += att[s];
+    }
+    const float inv_sum = 1.0f / sum; // PyTorch's softmax multiplies by 1/sum
+    for (int s = 0; keep_probs && s <= t; s++) // the probabilities, kept for the backward
+        att[s] = att[s] * inv_sum;
+    // out_t = sum of p_s v_s, s in order; VW columns at a time kept in registers (through
+    // memory each sum would wait on a store and a load every step)
+    enum { VW = 64 };
+    int i0 = 0;
+    for (; i0 + VW <= d; i0 += VW) {
+        float acc[VW] = {0};
+        for (int s = 0; s <= t; s++) {
+            const float p = keep_probs ? att[s] : att[s] * inv_sum;
+            const float *vs = vb + (size_t)s * C + i0;
+#pragma omp simd
+            for (int j = 0; j < VW; j++)
+                acc[j] = fmaf(p, vs[j], acc[j]);
+        }
+        for (int j = 0; j < VW; j++)
+            ot[i0 + j] = acc[j];
+    }
+    for (int i = i0; i < d; i++)
+        ot[i] = 0.0f;
+    for (int s = 0; s <= t && i0 < d; s++) {
+        const float p = keep_probs ? att[s] : att[s] * inv_sum;
+        const float *vs = vb + (size_t)s * C; // (d,)
+        for (int i = i0; i < d; i++)
+            ot[i] = fmaf(p, vs[i], ot[i]);
+    }
+    if (keep_probs)
+        for (int s = t + 1; s < T; s++)
+            att[s] = 0.0f;
+}
+
+/* One query row of one head: out_t = sum over s <= t of p_s v_s with p = softmax of
+ * (q_t . k_s) / scale. att holds T floats: the scores, then exp(score - max); when
+ * keep_probs, it ends holding the probabilities p_s (0 for s > t) for the backward pass.
+ * The mathematics of both attentions in one place, so both give the same bits. */
+static inline void attention_row(float *ot, float *att, const float *qt, const float *kb,
+                                 const float *vb, int t, int T, int C, int d, float scale,
+                                 int keep_probs)
+{
+    // scores of query t against keys 0..t (the causal mask drops s > t)
+    for (int s = 0; s <= t; s++) {
+        const float *ks = kb + (size_t)s * C; // (d,)
+        float dot = 0.0f;
+        for (int i = 0; i < d; i++) // fused, in order, as a BLAS dot product
+            dot = fmaf(qt[i], ks[i], dot);
+        att[s] = dot / scale;
+    }
+    softmax_values(ot, att, vb, t, T, C, d, keep_probs);
+}
+
+static int padded(int T)
+{
+    return (T + KW_MAX - 1) / KW_MAX * KW_MAX;
+}
+
+/* Row stride of kt and of the scores: Tp plus one cache line, so their rows (Tp is
+ * often a multiple of 1024 floats = 4 KiB) do not all fall into the same L1 set. */
+static int kt_stride(int T)
+{
+    return padded(T) + 16;
+}
+
+/* Floats at the start of each thread's scratch that hold its work queue (parallel.h):
+ * 128 bytes, so a 64-byte line inside them holds the queue alone whatever the alignment. */
+#define QUEUE_FLOATS 32
+
+static mygpt_queue *slice_queue(float *slice)
+{
+    return (mygpt_queue *)(((uintptr_t)slice + 63) / 64 * 64);
+}
+
+/* Floats one thread's scratch takes: its queue, kt (d, ldk) and QB rows of scores (QB,
+ * ldk). The plain loops of layers.c need less (one row of T scores), so this serves both. */
+static size_t scratch_per_thread(int T, int head_dim)
+{
+    return QUEUE_FLOATS + ((size_t)head_dim + QB) * (size_t)kt_stride(T);
+}
+
+size_t mygpt_attention_scratch_size(int T, int head_dim, int nthreads)
+{
+    return (size_t)(nthreads < 1 ? 1 : nthreads) * scratch_per_thread(T, head_dim);
+}
+
+/* The team attention may use: OpenMP's thread count, clamped to the slices scratch holds.
+ * Returns 0 when scratch cannot hold even one slice (or the sizes are bad). */
+static int attention_team(size_t scratch_len, int B, int T, int C, int NH)
+{
+    if (B < 1 || T < 1 || C < 1 || NH < 1 || C % NH != 0)
+        return 0;
+    const size_t slices = scratch_len / scratch_per_thread(T, C / NH);
+    const int max = omp_get_max_threads();
+    return slices >= (size_t)max ? max : (int)slices;
+}
+
+static mygpt_status attention_refuse(size_t scratch_len, int B, int T, int C, int NH,
+                                    mygpt_error *err)
+{
+    if (B < 1 || T < 1 || C < 1 || NH < 1 || C % NH != 0)
+        return mygpt_fail(err, MYGPT_EINVAL,
+                          "attention needs sizes >= 1 and C divisible by the heads (B=%d T=%d C=%d heads=%d)",
+                          B, T, C, NH);
+    return mygpt_fail(err, MYGPT_EINVAL,
+                      "attention scratch of %zu floats is less than one thread's %zu (T=%d, d=%d)",
+                      scratch_len, scratch_per_thread(T, C / NH), T, C / NH);
+}
+
+/* scores[r][s] = (q_r . k_s) / scale for rows r < rows and keys s <= t0 + r (the rest
+ * of each KS-wide chunk is computed and ignored), each dot a chain of fused
+ * multiply-adds over i = 0..d-1 from 0. An RG x KS tile stays in registers while i
+ * runs; the d x KS chunk of kt stays in L1 while the row tiles pass. kt rows are
+ * padded (zeros) up to a multiple of KW_MAX. Dividing by a power of two is
+ * multiplying by its inverse, exactly; other scales are divided, as PyTorch does. */
+static inline __attribute__((always_inline)) void
+block_scores(const int KS, float *restrict scores, int Tp, const float *restrict q, size_t ldq,
+             int rows, int t0, const float *restrict kt, size_t ldk, int d, float scale)
+{
+    int e;
+    const int scale_pow2 = frexpf(scale, &e) == 0.5f;
+    const float inv_scale = 1.0f / scale;
+    const int ns = t0 + rows;
+    for (int s0 = 0; s0 < ns; s0 += KS) {
+        for (int r0 = 0; r0 < rows; r0 += RG) {
+            if (s0 > t0 + r0 + RG - 1) /* every row of the tile stops before s0 */
+                continue;
+            float acc[RG][KW_MAX];
+            for (int r = 0; r < RG; r++)
+                for (int j = 0; j < KS; j++)
+                    acc[r][j] = 0.0f;
+            const float *qr = q + (size_t)r0 * ldq;
+            const int nr = rows - r0 < RG ? rows - r0 : RG;
+            if (nr == RG) { /* a full tile: no row checks in the loop */
+                for (int i = 0; i < d; i++) {
+                    const float *kr = kt + (size_t)i * ldk + s0;
+                    for (int r = 0; r < RG; r++) {
+                        const float qi = qr[(size_t)r * ldq + i];
+#pragma omp simd
+                        for (int j = 0; j < KS; j++)
+                            acc[r][j] = fmaf(qi, kr[j], acc[r][j]);
+                    }
+                }
+            } else {
+                for (int i = 0; i < d; i++) {
+                    const float *kr = kt + (size_t)i * ldk + s0;
+                    for (int r = 0; r < nr; r++) {
+                        const float qi = qr[(size_t)r * ldq + i];
+#pragma omp simd
+                        for (int j = 0; j < KS; j++)
+                            acc[r][j] = fmaf(qi, kr[j], acc[r][j]);
+                    }
+                }
+            }
+            for (int r = 0; r < RG && r0 + r < rows; r++) {
+                float *sr = scores + (size_t)(r0 + r) * Tp + s0;
+                if (scale_pow2) {
+#pragma omp simd
+                    for (int j = 0; j < KS; j++)
+                        sr[j] = acc[r][j] * inv_scale;
+                } else {
+#pragma omp simd
+                    for (int j = 0; j < KS; j++)
+                        sr[j] = acc[r][j] / scale;
+                }
+            }
+        }
+    }
+}
+
+/* Row r of the block (query t0 + r) sees keys s <= t0 + r: its scores become
+ * softmax probabilities, as in the plain loops (max, exp(x - max), the sum in s
+ * order, times 1/sum). */
+static inline __attribute__((always_inline)) void
+block_softmax(float *restrict scores, int Tp, int rows, int t0)
+{
+    float sum[QB];
+    for (int r = 0; r < rows; r++) {
+        float *sr = scores + (size_t)r * Tp;
+        const int n = t0 + r + 1;
+        float m = -INFINITY;
+#pragma omp simd reduction(max : m)
+        for (int s = 0; s < n; s++)
+            m = sr[s] > m ? sr[s] : m;
+#pragma omp simd
+        for (int s = 0; s < n; s++)
+            sr[s] = mygpt_expf(sr[s] - m);
+        sum[r] = 0.0f;
+    }
+    /* the sums are sequential in s (the plain loops' order); the rows run side by side */
+    for (int s = 0; s <= t0; s++)
+        for (int r = 0; r < rows; r++)
+            sum[r] += scores[(size_t)r * Tp + s];
+    for (int r = 1; r < rows; r++)
+        for (int s = t0 + 1; s <= t0 + r; s++)
+            sum[r] += scores[(size_t)r * Tp + s];
+    for (int r = 0; r < rows; r++) {
+        float *sr = scores + (size_t)r * Tp;
+        const float inv_sum = 1.0f / sum[r];
+#pragma omp simd
+        for (int s = 0; s <= t0 + r; s++)
+            sr[s] = sr[s] * inv_sum;
+    }
+}
+
+/* out row r (d floats, row stride ldo) = sum over s <= t0 + r of p[r][s] v[s], s in
+ * order, each a chain of fused multiply-adds from 0. With d a multiple of KV: V goes
+ * in chunks of SC keys x KV channels (in L1), and for each chunk every RG-row tile
+ * of outputs is loaded into registers, carried through the chunk's keys in order and
+ * stored back (storing and reloading a float is exact, so the chain is unbroken).
+ * Otherwise row by row. */
+static inline __attribute__((always_inline)) void
+block_values(const int KV, float *restrict out, size_t ldo, const float *restrict p, int Tp,
+             int rows, int t0, const float *restrict v, size_t ldv, int d)
+{
+    if (d % KV != 0) {
+        for (int r = 0; r < rows; r++) {
+            float *o = out + (size_t)r * ldo;
+            const float *pr = p + (size_t)r * Tp;
+            for (int i = 0; i < d; i++)
+                o[i] = 0.0f;
+            for (int s = 0; s <= t0 + r; s++) {
+                const float ps = pr[s];
+                const float *vs = v + (size_t)s * ldv;
+#pragma omp simd
+                for (int i = 0; i < d; i++)
+                    o[i] = fmaf(ps, vs[i], o[i]);
+            }
+        }
+        return;
+    }
+    const int ns = t0 + rows; /* keys the block uses */
+    for (int i0 = 0; i0 < d; i0 += KV) {
+        for (int s0 = 0; s0 < ns; s0 += SC) {
+            const int s1 = s0 + SC < ns ? s0 + SC : ns;
+            for (int r0 = 0; r0 < rows; r0 += RG) {
+                const int nr = rows - r0 < RG ? rows - r0 : RG;
+                if (s0 > t0 + r0 + nr - 1) /* every row of the tile stops before s0 */
+                    continue;
+                float acc[RG][KW_MAX];
+                for (int r = 0; r < RG; r++)
+                    for (int j = 0; j < KV; j++)
+                        acc[r][j] = r < nr && s0 > 0 ? out[(size_t)(r0 + r) * ldo + i0 + j] : 0.0f;
+                /* keys every row of the tile sees, then the causal edge row by row */
+                const int common = t0 + r0 + 1 < s1 ? t0 + r0 + 1 : s1;
+                const float *pr = p + (size_t)r0 * Tp;
+                if (nr == RG) { /* a full tile: no row checks in the loop */
+                    for (int s = s0; s < common; s++) {
+                        const float *vs = v + (size_t)s * ldv + i0;
+                        for (int r = 0; r < RG; r++) {
+                            const float ps = pr[(size_t)r * Tp + s];
+#pragma omp simd
+                            for (int j = 0; j < KV; j++)
+                                acc[r][j] = fmaf(ps, vs[j], acc[r][j]);
+                        }
+                    }
+                } else {
+                    for (int s = s0; s < common; s++) {
+                        const float *vs = v + (size_t)s * ldv + i0;
+                        for (int r = 0; r < nr; r++) {
+                            const float ps = pr[(size_t)r * Tp + s];
+#pragma omp simd
+                            for (int j = 0; j < KV; j++)
+                                acc[r][j] = fmaf(ps, vs[j], acc[r][j]);
+                        }
+                    }
+                }
+                for (int s = common > s0 ? common : s0; s < s1; s++) {
+                    const float *vs = v + (size_t)s * ldv + i0;
+                    for (int r = 0; r < nr; r++) {
+                        if (s > t0 + r0 + r)
+                            continue;
+                        const float ps = p[(size_t)(r0 + r) * Tp + s];
+#pragma omp simd
+                        for (int j = 0; j < KV; j++)
+                            acc[r][j] = fmaf(ps, vs[j], acc[r][j]);
+                    }
+                }
+                for (int r = 0; r < nr; r++)
+#pragma omp simd
+                    for (int j = 0; j < KV; j++)
+                        out[(size_t)(r0 + r) * ldo + i0 + j] = acc[r][j];
+            }
+        }
+    }
+}
+
+/* One (batch, head): kt and scores are this thread's scratch. */
+static inline __attribute__((always_inline)) void
+head_body(const int KS, const int KV, float *out, float *probs, const float *q, const float *kb,
+          const float *vb, float *kt, float *scores, int T, int C, int d, float scale)
+{
+    const int Tp = padded(T);
+    const size_t ldk = (size_t)kt_stride(T);
+    /* kt = K^T, 16 keys at a time: the 16 rows read stay in L1, each write is a line */
+    for (int s0 = 0; s0 < Tp; s0 += 16)
+        for (int i = 0; i < d; i++)
+            for (int s = s0; s < s0 + 16; s++)
+                kt[(size_t)i * ldk + s] = s < T ? kb[(size_t)s * C + i] : 0.0f;
+    for (int t0 = 0; t0 < T; t0 += QB) {
+        const int rows = T - t0 < QB ? T - t0 : QB;
+        // keys 0 .. t0 + rows - 1; row r only uses s <= t0 + r (causal mask)
+        block_scores(KS, scores, (int)ldk, q + (size_t)t0 * C, (size_t)C, rows, t0, kt, ldk, d, scale);
+        block_softmax(scores, (int)ldk, rows, t0);
+        for (int r = 0; probs && r < rows; r++) { /* kept for the backward: row t, 0 past t */
+            float *pt = probs + (size_t)(t0 + r) * T;
+            memcpy(pt, scores + (size_t)r * ldk, (size_t)(t0 + r + 1) * sizeof *pt);
+            memset(pt + t0 + r + 1, 0, (size_t)(T - t0 - r - 1) * sizeof *pt);
+        }
+        block_values(KV, out + (size_t)t0 * C, (size_t)C, scores, (int)ldk, rows, t0, vb, (size_t)C,
+                     d);
+    }
+}
+
+typedef void (*head_fn)(float *out, float *probs, const float *q, const float *kb, const float *vb,
+                        float *kt, float *scores, int T, int C, int d, float scale);
+#define HEAD_ARGS                                                                                  \
+    float *out, float *probs, const float *q, const float *kb, const float *vb, float *kt,         \
+        float *scores, int T, int C, int d, float scale
+#define HEAD_CALL(KS, KV) head_body(KS, KV, out, probs, q, kb, vb, kt, scores, T, C, d, scale)
+
+static void head_generic(HEAD_ARGS)
+{
+    HEAD_CALL(16, 16);
+}
+#ifdef MYGPT_X86_KERNELS
+#define HAVE_X86_KERNELS 1
+MYGPT_AVX2 static void head_avx2(HEAD_ARGS)
+{
+    HEAD_CALL(16, 16); /* 4 x 2 ymm accumulators */
+}
+MYGPT_AVX512 static void head_avx512(HEAD_ARGS)
+{
+    if (d % 64 == 0)
+        HEAD_CALL(64, 64); /* 4 x 4 zmm accumulators */
+    else
+        HEAD_CALL(64, 16); /* head sizes like 16, 48, 80: one zmm per row */
+}
+#endif
+
+/* The head kernel of each instruction set (cpu.h decides which one runs; the same bits). */
+static const head_fn HEADS[MYGPT_ISA_COUNT] = {
+    [MYGPT_ISA_GENERIC] = head_generic,
+#ifdef HAVE_X86_KERNELS
+    [MYGPT_ISA_AVX2] = head_avx2,
+    [MYGPT_ISA_AVX512] = head_avx512,
+#endif
+};
+
+static head_fn pick_head(void)
+{
+    return HEADS[mygpt_cpu_isa(MYGPT_FAMILY_ATTENTION)];
+}
+
+const char *mygpt_attention_kernel_name(void)
+{
+    return mygpt_isa_name(mygpt_cpu_isa(MYGPT_FAMILY_ATTENTION));
+}
+
+/* Both entry points: probs, when not NULL, receives each head's (T, T) probabilities
+ * at probs[((b * NH + h) * T + t) * T + s] (0 for s > t), the same floats that weighted
+ * the values. */
+static mygpt_status attention_fast(float *out, float *probs, const float *q, const float *k,
+                                   const float *v, float *scratch, size_t scratch_len, int B, int T,
+                                   int C, int NH, mygpt_error *err)
+{
+    const int team = attention_team(scratch_len, B, T, C, NH);
+    if (team < 1)
+        return attention_refuse(scratch_len, B, T, C, NH, err);
+    const head_fn head = pick_head();
+    const int d = C / NH;
+    const float scale = (float)sqrt((double)d); // PyTorch divides by math.sqrt(d)
+    const size_t per_thread = scratch_per_thread(T, d);
+#define HEAD_PROBS(b, h) (probs ? probs + ((size_t)(b) * NH + (h)) * T * T : NULL)
+    /* small work (the chapter's tiny GPT) stays out of the OpenMP runtime altogether */
+    if (B * NH == 1 || (size_t)B * T * T * C <= MYGPT_KERNEL_SMALL) {
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < NH; h++) {
+                const size_t off = (size_t)b * T * C + (size_t)h * d;
+                head(out + off, HEAD_PROBS(b, h), q + off, k + off, v + off, scratch + QUEUE_FLOATS,
+                     scratch + QUEUE_FLOATS + (size_t)d * kt_stride(T), T, C, d, scale);
+            }
+        return MYGPT_OK;
+    }
+    /* Items (b, h) in order: thread t owns the t-th run of them, the batches whose tokens
+     * the static loops and the matmul around it handle on that thread (parallel.h). */
+    const size_t items = (size_t)B * NH;
+    if (items > UINT32_MAX) /* a queue counts in 32 bits: out would be over 16 GiB */
+        return mygpt_fail(err, MYGPT_EINVAL, "attention over %zu (batch, head) pairs is too many to share out",
+                          items);
+    /* num_threads(team): never more threads than scratch has slices for */
+#pragma omp parallel num_threads(team)
+    {
+        const int me = omp_get_thread_num(), nt = omp_get_num_threads();
+        float *slice = scratch + (size_t)me * per_thread;
+        float *kt = slice + QUEUE_FLOATS;              // (d, ldk)
+        float *scores = kt + (size_t)d * kt_stride(T); // (QB, ldk)
+        mygpt_queue_fill(slice_queue(slice),
+                         (uint32_t)(mygpt_run_start(items, me + 1, nt) - mygpt_run_start(items, me, nt)));
+#pragma omp barrier
+        for (int step = 0; step < nt; step++) { /* my run first, then the others' from their ends */
+            const int owner = (me + step) % nt;
+            mygpt_queue *queue = slice_queue(scratch + (size_t)owner * per_thread);
+            size_t i;
+            while (mygpt_queue_take(queue, step == 0, &i)) {
+                const size_t bh = mygpt_run_start(items, owner, nt) + i;
+                const int b = (int)(bh / NH), h = (int)(bh % NH);
+                const size_t off = (size_t)b * T * C + (size_t)h * d;
+                head(out + off, HEAD_PROBS(b, h), q + off, k + off, v + off, kt, scores, T, C, d, scale);
+            }
+        }
+    }
+#undef HEAD_PROBS
+    return MYGPT_OK;
+}
+
+static mygpt_status attention_plain(float *out, const float *q, const float *k, const float *v, float *scratch,
+                                    size_t scratch_len, int B, int T, int C, int NH, mygpt_error *err)
+{
+    const int team = attention_team(scratch_len, B, T, C, NH);
+    if (team < 1)
+        return attention_refuse(scratch_len, B, T, C, NH, err);
+    const int d = C / NH;
+    const float scale = (float)sqrt((double)d); // PyTorch divides by math.sqrt(d)
+    const size_t per_thread = scratch_per_thread(T, d);
+#pragma omp parallel for collapse(2) schedule(static) num_threads(team) \
+    if ((size_t)B * T * T * C > MYGPT_PARALLEL_MIN)
+    for (int b = 0; b < B; b++) {
+        for (int h = 0; h < NH; h++) {
+            float *att = scratch + (size_t)omp_get_thread_num() * per_thread; // (T,) one row of scores
+            const size_t off = (size_t)b * T * C + (size_t)h * d;
+            for (int t = 0; t < T; t++)
+                attention_row(out + off + (size_t)t * C, att, q + off + (size_t)t * C, k + off,
+                              v + off, t, T, C, d, scale, 0);
+        }
+    }
+    return MYGPT_OK;
+}
+
+static mygpt_status attention_plain_probs(float *out, float *att, const float *q, const float *k, const float *v,
+                                          int B, int T, int C, int NH, mygpt_error *err)
+{
+    if (B < 1 || T < 1 || C < 1 || NH < 1 || C % NH != 0)
+        return attention_refuse(0, B, T, C, NH, err);
+    const int d = C / NH;
+    const float scale = (float)sqrt((double)d);
+#pragma omp parallel for collapse(2) schedule(static) if ((size_t)B * T * T * C > MYGPT_PARALLEL_MIN)
+    for (int b = 0; b < B; b++) {
+        for (int h = 0; h < NH; h++) {
+            const size_t off = (size_t)b * T * C + (size_t)h * d;
+            float *ah = att + ((size_t)b * NH + h) * T * T; // (T, T)
+            for (int t = 0; t < T; t++)
+                attention_row(out + off + (size_t)t * C, ah + (size_t)t * T, q + off + (size_t)t * C,
+                              k + off, v + off, t, T, C, d, scale, 1);
+        }
+    }
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_attention_forward(float *out, float *probs, const float *q, const float *k, const float *v,
+                                     float *scratch, size_t scratch_len, int B, int T, int C, int NH,
+                                     mygpt_kernels kernels, mygpt_error *err)
+{
+    if (kernels == MYGPT_KERNELS_NAIVE)
+        return probs ? attention_plain_probs(out, probs, q, k, v, B, T, C, NH, err)
+                     : attention_plain(out, q, k, v, scratch, scratch_len, B, T, C, NH, err);
+    return attention_fast(out, probs, q, k, v, scratch, scratch_len, B, T, C, NH, err);
+}
+
+/* ---- the KV-cache step -------------------------------------------------------------------- */
+
+/* attention_row for a KV-cache step's row: the scores read from kt, the keys transposed
+ * block by block (the head's channels start at kt; a block is C x MYGPT_KT_BLOCK floats),
+ * MYGPT_KT_BLOCK keys side by side as vector lanes, each lane the same in-order chain
+ * fmaf(q_i, k_s[i], dot) as attention_row's. One key at a time, every fused multiply-add
+ * waits on the one before (4 cycles); a block keeps the vector units busy (a step at
+ * 900 cached positions was mostly that wait). Lanes past t read zeros and are dropped. */
+#define KB MYGPT_KT_BLOCK
+static inline void cached_row(float *ot, float *att, const float *qt, const float *kt, const float *vb, int t,
+                              int C, int d, float scale)
+{
+    for (int s0 = 0; s0 <= t; s0 += KB) {
+        const float *kblock = kt + (size_t)(s0 / KB) * C * KB; // (d, KB): the head's channels
+        float dot[KB] = {0};
+        for (int i = 0; i < d; i++) {
+            const float qi = qt[i], *kr = kblock + (size_t)i * KB;
+#pragma omp simd
+            for (int j = 0; j < KB; j++)
+                dot[j] = fmaf(qi, kr[j], dot[j]);
+        }
+        const int keys = t - s0 + 1 < KB ? t - s0 + 1 : KB;
+        for (int j = 0; j < keys; j++)
+            att[s0 + j] = dot[j] / scale;
+    }
+    softmax_values(ot, att, vb, t, t + 1, C, d, 0);
+}
+
+MYGPT_CLONES static void cached_rows(float *out, const float *q, const float *kt, const float *vc, int n, int t0,
+                                     int M, int C, int NH, float *rows, int team)
+{
+    const int d = C / NH, pairs = n * NH;
+    const float scale = (float)sqrt((double)d);
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
+    for (int ph = 0; ph < pairs; ph++) {
+        const int r = ph / NH, h = ph % NH;
+        float *att = rows + (size_t)omp_get_thread_num() * M; // one row of scores per thread
+        cached_row(out + (size_t)r * C + h * d, att, q + (size_t)r * C + h * d, kt + (size_t)h * d * KB,
+                   vc + h * d, t0 + r, C, d, scale);
+    }
+}
+
+void mygpt_attention_cached(float *out, const float *q, const float *kc, float *kt, const float *vc, int n, int t0,
+                            int M, int C, int NH, float *rows, int nrows)
+{
+    for (int r = t0; r < t0 + n; r++) { // the new keys into their blocks of kt
+        float *col = kt + (size_t)(r / KB) * C * KB + r % KB;
+        for (int c = 0; c < C; c++)
+            col[(size_t)c * KB] = kc[(size_t)r * C + c];
+    }
+    // the (row, head) pairs shared among the threads when there is enough work
+    const int par = (size_t)n * NH * (size_t)(t0 + n) * (size_t)(C / NH) > MYGPT_PARALLEL_MIN;
+    const int max = omp_get_max_threads();
+    cached_rows(out, q, kt, vc, n, t0, M, C, NH, rows, !par ? 1 : max < nrows ? max : nrows);
+}
+#undef KB
+
+/* ---- the backward ------------------------------------------------------------------------- */
+
+/* dO_t . v_s, a double sum over i in order: one entry of dP. (The fast path's dp_rows
+ * computes the same sums, many side by side.) */
+static inline double dp_dot(const float *restrict dot, const float *restrict vs, int d)
+{
+    double acc = 0.0;
+    for (int i = 0; i < d; i++)
+        acc += (double)dot[i] * vs[i];
+    return acc;
+}
+
+/* The backward of one head, one (b, h). With P the (T, T) probabilities, S = Q K^T / scale
+ * and O = P V:
+ *   dV = P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(P * dP)),
+ *   dQ = dS K / scale,  dK = dS^T Q / scale.
+ * Double accumulators keep the sums close to exact; each product is rounded to float
+ * and added to the gradient in a fixed order: dq_t over keys s ascending, dk_s and dv_s
+ * over queries t ascending. The arguments are the head's slices (rows C apart). */
+typedef struct head_grads {
+    float *dq, *dk, *dv;                    // (T, d) each, rows C apart
+    const float *dout, *q, *k, *v;          // (T, d) each, rows C apart
+    const float *probs;                     // (T, T)
+    const uint8_t *keep;                    // (T, T) dropout's keeps, or NULL
+    float noise;                            // 1 / (1 - p) with dropout
+    double scale;                           // sqrt(d) as a float, widened
+    int T, C, d;
+} head_grads;
+
+/* p_ts as the values saw it: dropped (0) or scaled by noise when there is dropout */
+static inline double kept_prob(const head_grads *h, int t, int s)
+{
+    const float p = h->probs[(size_t)t * h->T + s];
+    return h->keep ? p * (h->keep[(size_t)t * h->T + s] ? h->noise : 0.0f) : p;
+}
+
+/* dS_t[s] / scale for s <= t into ds, from dP_t in ds (dropout's keeps applied here) */
+static inline void ds_row(double *ds, const head_grads *h, int t)
+{
+    const float *p = h->probs + (size_t)t * h->T;
+    if (h->keep) // dP = d(dropped P) * noise
+        for (int s = 0; s <= t; s++)
+            ds[s] *= h->keep[(size_t)t * h->T + s] ? h->noise : 0.0f;
+    double pdp = 0.0;
+    for (int s = 0; s <= t; s++)
+        pdp += p[s] * ds[s];
+    for (int s = 0; s <= t; s++)
+        ds[s] = p[s] * (ds[s] - pdp) / h->scale;
+}
+
+/* The plain loops, with no scratch: per query t, the row of dS one key at a time, and
+ * the three gradients updated as it goes (dP_t[s] is summed twice, identically). */
+MYGPT_CLONES static void head_backward_plain(const head_grads *h)
+{
+    const int T = h->T, C = h->C, d = h->d;
+    for (int t = 0; t < T; t++) {
+        const float *dot = h->dout + (size_t)t * C, *qt = h->q + (size_t)t * C;
+        const float *p = h->probs + (size_t)t * T;
+        float *dqt = h->dq + (size_t)t * C;
+        double pdp = 0.0;
+        for (int pass = 0; pass < 2; pass++)
+            for (int s = 0; s <= t; s++) {
+                double dp = dp_dot(dot, h->v + (size_t)s * C, d);
+                if (h->keep)
+                    dp *= h->keep[(size_t)t * T + s] ? h->noise : 0.0f;
+                if (pass == 0) {
+                    pdp += p[s] * dp;
+                    continue;
+                }
+                const double ds = p[s] * (dp - pdp) / h->scale, ps = kept_prob(h, t, s);
+                const float *ks = h->k + (size_t)s * C;
+                float *dks = h->dk + (size_t)s * C, *dvs = h->dv + (size_t)s * C;
+                for (int i = 0; i < d; i++) {
+                    dqt[i] += (float)(ds * ks[i]);
+                    dks[i] += (float)(ds * qt[i]);
+                    dvs[i] += (float)(ps * dot[i]);
+                }
+            }
+    }
+}
+
+#define TB 32 /* queries per block of the fast backward */
+
+/* Eight channels of a gradient row as one value of GCC's and clang's vector types: the
+ * tiles' sums then stay in registers (as float arrays of 32 or 64 they went to memory). */
+#pragma GCC diagnostic ignored "-Wpsabi" /* (gcc and clang) only inlined static functions pass them */
+typedef float f8 __attribute__((vector_size(32)));
+typedef double d8 __attribute__((vector_size(64)));
+
+static inline __attribute__((always_inline)) f8 f8_load(const float *p)
+{
+    f8 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline __attribute__((always_inline)) void f8_store(float *p, f8 v)
+{
+    memcpy(p, &v, sizeof v);
+}
+
+static inline __attribute__((always_inline)) d8 d8_load(const double *p)
+{
+    d8 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* (float)(w * x) lane by lane, x already widened: the product in double, rounded once */
+static inline __attribute__((always_inline)) f8 f8_times(double w, d8 x)
+{
+    return __builtin_convertvector(x * w, f8);
+}
+
+/* out (rows, d) = the (rows, d) slice at in (rows C apart), widened to double */
+static inline void head_rows_to_double(double *restrict out, const float *restrict in, int rows, int C, int d)
+{
+    for (int r = 0; r < rows; r++)
+        for (int i = 0; i < d; i++)
+            out[(size_t)r * d + i] = in[(size_t)r * C + i];
+}
+
+/* dq_t[0 .. 8 NC) += ds[s] k_s for s = 0..t in order (kd: K widened, rows d apart) */
+static inline __attribute__((always_inline)) void dq_tile(const int NC, float *restrict dqt, const double *restrict ds,
+                                                          const double *restrict kd, int t, int d)
+{
+    f8 acc[8];
+    for (int c = 0; c < NC; c++)
+        acc[c] = f8_load(dqt + 8 * c);
+    for (int s = 0; s <= t; s++)
+        for (int c = 0; c < NC; c++)
+            acc[c] += f8_times(ds[s], d8_load(kd + (size_t)s * d + 8 * c));
+    for (int c = 0; c < NC; c++)
+        f8_store(dqt + 8 * c, acc[c]);
+}
+
+/* For key s and queries t = ta..t1-1 in order (their dS / scale in dsb's rows t - t0):
+ * dk_s[i0 .. i0 + 8 NC) += ds_t[s] q_t and dv_s[..] += p_t[s] dO_t (the block's rows of
+ * Q and dO widened in qd and dd, rows d apart) */
+static inline __attribute__((always_inline)) void dkv_tile(const int NC, float *restrict dks, float *restrict dvs,
+                                                           const double *restrict dsb, size_t ldv,
+                                                           const double *restrict qd, const double *restrict dd,
+                                                           const head_grads *h, int s, int ta, int t0,
+                                                           int t1, int i0)
+{
+    f8 ak[4], av[4];
+    for (int c = 0; c < NC; c++) {
+        ak[c] = f8_load(dks + 8 * c);
+        av[c] = f8_load(dvs + 8 * c);
+    }
+    for (int t = ta; t < t1; t++) {
+        const double w = dsb[(size_t)(t - t0) * ldv + s], ps = kept_prob(h, t, s);
+        const double *qt = qd + (size_t)(t - t0) * h->d + i0, *dot = dd + (size_t)(t - t0) * h->d + i0;
+        for (int c = 0; c < NC; c++) {
+            ak[c] += f8_times(w, d8_load(qt + 8 * c));
+            av[c] += f8_times(ps, d8_load(dot + 8 * c));
+        }
+    }
+    for (int c = 0; c < NC; c++) {
+        f8_store(dks + 8 * c, ak[c]);
+        f8_store(dvs + 8 * c, av[c]);
+    }
+}
+
+/* dP rows of the R queries t0 .. t0 + R - 1 (into dsb's rows t - tb, each for s up to
+ * its own t): with vt (V of the head transposed, (d, ldv), zero past T) the dots of DPS
+ * keys run side by side as vector lanes, the R queries sharing each load of vt; each is
+ * dp_dot's sum, in the same order. */
+#define DPS 32
+static inline __attribute__((always_inline)) void dp_rows(const int R, double *restrict dsb, size_t ldv, int tb,
+                                                          const float *restrict dout, const double *restrict vt,
+                                                          int t0, int C, int d)
+{
+    for (int s0 = 0; s0 <= t0 + R - 1; s0 += DPS) {
+        d8 acc[4][DPS / 8];
+        for (int r = 0; r < R; r++)
+            for (int c = 0; c < DPS / 8; c++)
+                acc[r][c] = (d8){0};
+        for (int i = 0; i < d; i++) {
+            const double *vr = vt + (size_t)i * ldv + s0;
+            d8 v[DPS / 8];
+            for (int c = 0; c < DPS / 8; c++)
+                v[c] = d8_load(vr + 8 * c);
+            for (int r = 0; r < R; r++) {
+                const double di = dout[(size_t)(t0 + r) * C + i];
+                for (int c = 0; c < DPS / 8; c++)
+                    acc[r][c] += di * v[c];
+            }
+        }
+        for (int r = 0; r < R; r++) {
+            double sums[DPS];
+            memcpy(sums, acc[r], sizeof sums);
+            double *dp = dsb + (size_t)(t0 + r - tb) * ldv;
+            for (int j = 0; j < DPS && s0 + j <= t0 + r; j++)
+                dp[s0 + j] = sums[j];
+        }
+    }
+}
+
+/* The same sums with scratch: vt (V of the head transposed, (d, ldv), zero past T) lets
+ * the dots of dP run side by side (four queries sharing each load of vt), and the
+ * queries go in blocks of TB whose rows of dS (dsb, (TB, ldv) doubles) are kept, so that
+ * each tile of dk and dv is read and written once a block instead of once a query. K,
+ * and the block's rows of Q and dO, are widened to double once (kd, qd, dd). Tiles of
+ * 64 (dq) or 32 (dk and dv) channels, then of 8, then single channels. */
+MYGPT_CLONES static void head_backward_fast(const head_grads *h, double *vt, size_t ldv)
+{
+    const int T = h->T, C = h->C, d = h->d;
+    double *dsb = vt + (size_t)d * ldv, *kd = dsb + (size_t)TB * ldv, *qd = kd + (size_t)T * d, *dd = qd + (size_t)TB * d;
+    for (size_t s = 0; s < ldv; s++)
+        for (int i = 0; i < d; i++)
+            vt[(size_t)i * ldv + s] = s < (size_t)T ? h->v[s * C + i] : 0.0;
+    head_rows_to_double(kd, h->k, T, C, d);
+    for (int t0 = 0; t0 < T; t0 += TB) {
+        const int t1 = t0 + TB < T ? t0 + TB : T;
+        int tq = t0;
+        for (; tq + 4 <= t1; tq += 4)
+            dp_rows(4, dsb, ldv, t0, h->dout, vt, tq, C, d);
+        for (; tq < t1; tq++)
+            dp_rows(1, dsb, ldv, t0, h->dout, vt, tq, C, d);
+        for (int t = t0; t < t1; t++) {
+            double *ds = dsb + (size_t)(t - t0) * ldv;
+            float *dqt = h->dq + (size_t)t * C;
+            ds_row(ds, h, t);
+            int i0 = 0;
+            for (; i0 + 64 <= d; i0 += 64)
+                dq_tile(8, dqt + i0, ds, kd + i0, t, d);
+            for (; i0 + 8 <= d; i0 += 8)
+                dq_tile(1, dqt + i0, ds, kd + i0, t, d);
+            for (; i0 < d; i0++)
+                for (int s = 0; s <= t; s++)
+                    dqt[i0] += (float)(ds[s] * h->k[(size_t)s * C + i0]);
+        }
+        head_rows_to_double(qd, h->q + (size_t)t0 * C, t1 - t0, C, d);
+        head_rows_to_double(dd, h->dout + (size_t)t0 * C, t1 - t0, C, d);
+        for (int s = 0; s < t1; s++) {
+            const int ta = s > t0 ? s : t0;
+            float *dks = h->dk + (size_t)s * C, *dvs = h->dv + (size_t)s * C;
+            int i0 = 0;
+            for (; i0 + 32 <= d; i0 += 32)
+                dkv_tile(4, dks + i0, dvs + i0, dsb, ldv, qd, dd, h, s, ta, t0, t1, i0);
+            for (; i0 + 8 <= d; i0 += 8)
+                dkv_tile(1, dks + i0, dvs + i0, dsb, ldv, qd, dd, h, s, ta, t0, t1, i0);
+            for (; i0 < d; i0++)
+                for (int t = ta; t < t1; t++) {
+                    dks[i0] += (float)(dsb[(size_t)(t - t0) * ldv + s] * h->q[(size_t)t * C + i0]);
+                    dvs[i0] += (float)(kept_prob(h, t, s) * h->dout[(size_t)t * C + i0]);
+                }
+        }
+    }
+}
+
+/* Every (b, h) of the batch: each writes only its own slices of dq, dk, dv, so they run
+ * in parallel. Without scratch (no memory) the plain loops give the same bits, slower. */
+static void attention_backward(float *dq, float *dk, float *dv, const float *dout, const float *att,
+                               const float *q, const float *k, const float *v, const uint8_t *keep,
+                               double drop_p, int B, int T, int C, int NH)
+{
+    const int d = C / NH;
+    const size_t ldv = ((size_t)T + DPS - 1) / DPS * DPS;
+    // doubles: vt (d, ldv), dsb (TB, ldv), kd (T, d), qd and dd (TB, d)
+    const size_t per_thread = (size_t)d * ldv + (size_t)TB * ldv + (size_t)T * d + 2 * (size_t)TB * d;
+    const int par = (size_t)B * T * T * C > MYGPT_PARALLEL_MIN;
+    const int team = par ? omp_get_max_threads() : 1;
+    double *scratch = malloc((size_t)team * per_thread * sizeof(double));
+#pragma omp parallel for collapse(2) schedule(static) num_threads(team) if (par)
+    for (int b = 0; b < B; b++) {
+        for (int hd = 0; hd < NH; hd++) {
+            const size_t off = (size_t)b * T * C + (size_t)hd * d, bh = ((size_t)b * NH + hd) * T * T;
+            const head_grads h = {
+                .dq = dq + off, .dk = dk + off, .dv = dv + off,
+                .dout = dout + off, .q = q + off, .k = k + off, .v = v + off,
+                .probs = att + bh, .keep = keep ? keep + bh : NULL,
+                .noise = keep ? 1.0f / (float)(1.0 - drop_p) : 1.0f, // as mygpt_dropout_apply's
+                .scale = (double)(float)sqrt((double)d), .T = T, .C = C, .d = d};
+            if (scratch) {
+                head_backward_fast(&h, scratch + (size_t)omp_get_thread_num() * per_thread, ldv);
+            } else {
+                head_backward_plain(&h);
+            }
+        }
+    }
+    free(scratch);
+}
+
+void mygpt_attention_backward(float *dq, float *dk, float *dv, const float *dout, const float *att,
+                              const float *q, const float *k, const float *v, int B, int T, int C,
+                              int NH)
+{
+    attention_backward(dq, dk, dv, dout, att, q, k, v, NULL, 0.0, B, T, C, NH);
+}
+
+void mygpt_attention_backward_dropout(float *dq, float *dk, float *dv, const float *dout, const float *probs,
+                                      const float *q, const float *k, const float *v, const uint8_t *keep,
+                                      double p, int B, int T, int C, int NH)
+{
+    attention_backward(dq, dk, dv, dout, probs, q, k, v, keep, p, B, T, C, NH);
+}
+
+/* ---- dropout on the probabilities ----------------------------------------------------------- */
+
+MYGPT_CLONES static void dropout_values(float *out, const float *probs, const float *v, const uint8_t *keep,
+                                        double p, int B, int T, int C, int NH)
+{
+    const int d = C / NH;
+    const float noise = 1.0f / (float)(1.0 - p);
+#pragma omp parallel for collapse(2) schedule(static) if ((size_t)B * T * T * C > MYGPT_PARALLEL_MIN)
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < NH; h++) {
+            const size_t off = (size_t)b * T * C + (size_t)h * d, bh = ((size_t)b * NH + h) * T * T;
+            for (int t = 0; t < T; t++) {
+                const float *pt = probs + bh + (size_t)t * T; // (T,)
+                const uint8_t *kt = keep + bh + (size_t)t * T;
+                float *ot = out + off + (size_t)t * C;        // (d,)
+                for (int i = 0; i < d; i++)
+                    ot[i] = 0.0f;
+                for (int s = 0; s <= t; s++) {
+                    const float w = pt[s] * (kt[s] ? noise : 0.0f); // attn_weights = dropout(P)
+                    const float *vs = v + off + (size_t)s * C;
+                    for (int i = 0; i < d; i++)
+                        ot[i] = fmaf(w, vs[i], ot[i]);
+                }
+            }
+        }
+}
+
+void mygpt_attention_dropout_values(float *out, const float *probs, const float *v, const uint8_t *keep, double p,
+                                    int B, int T, int C, int NH)
+{
+    dropout_values(out, probs, v, keep, p, B, T, C, NH);
+}
+
+/* ---- where a head looks --------------------------------------------------------------------- */
+
+int mygpt_attention_top(const float *row, int t, int k, int *best)
+{
+    int nb = 0;
+    for (; nb < k && nb <= t; nb++) { // selection: k is a handful
+        int arg = -1;
+        for (int s = 0; s <= t; s++) {
+            int taken = 0;
+            for (int j = 0; j < nb; j++)
+                taken |= best[j] == s;
+            if (!taken && (arg < 0 || row[s] > row[arg]))
+                arg = s;
+        }
+        best[nb] = arg;
+    }
+    return nb;
+}

@@ -1,0 +1,60 @@
+/*
+ * cpu.c - the instruction set each family of kernels runs (see cpu.h).
+ */
+#include "kernels/cpu.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/simd.h"
+
+/* per family: 0 while undecided, else 1 + the set (a race decides the same twice) */
+static _Atomic int decided[MYGPT_FAMILY_COUNT];
+
+static mygpt_isa widest(void)
+{
+#ifdef MYGPT_X86_KERNELS
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
+        return MYGPT_ISA_AVX512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return MYGPT_ISA_AVX2;
+#endif
+    return MYGPT_ISA_GENERIC;
+}
+
+static mygpt_isa decide(mygpt_kernel_family family)
+{
+    static const char *const VARIABLE[MYGPT_FAMILY_COUNT] = {"MYGPT_MATMUL_KERNEL", "MYGPT_ATTENTION_KERNEL",
+                                                             NULL};
+    mygpt_isa isa = widest();
+    const char *want = VARIABLE[family] ? getenv(VARIABLE[family]) : NULL;
+    for (int i = 0; want && i < (int)isa; i++)
+        if (strcmp(want, mygpt_isa_name((mygpt_isa)i)) == 0)
+            isa = (mygpt_isa)i;
+    return isa;
+}
+
+mygpt_isa mygpt_cpu_isa(mygpt_kernel_family family)
+{
+    int d = atomic_load_explicit(&decided[family], memory_order_relaxed);
+    if (!d) {
+        d = 1 + (int)decide(family);
+        atomic_store_explicit(&decided[family], d, memory_order_relaxed);
+    }
+    return (mygpt_isa)(d - 1);
+}
+
+const char *mygpt_isa_name(mygpt_isa isa)
+{
+    static const char *const NAME[MYGPT_ISA_COUNT] = {"generic", "avx2", "avx512"};
+    return isa >= 0 && isa < MYGPT_ISA_COUNT ? NAME[isa] : "?";
+}
+
+void mygpt_cpu_reset(void)
+{
+    for (int f = 0; f < MYGPT_FAMILY_COUNT; f++)
+        atomic_store(&decided[f], 0);
+}

@@ -1,0 +1,376 @@
+/*
+ * layers.c - the GPT's layers other than attention (attention.c) and the fast matmul
+ * (matmul.c), forward and backward (see mygpt/layers.h).
+ *
+ * Parallelism: rows (b, t) are shared among OpenMP threads with a static schedule; each output element is
+ * produced by one thread with a fixed summation order, so the bits never depend
+ * on the thread count.
+ */
+#include "mygpt/layers.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+
+#include "mygpt/rng.h"
+#include "base/parallel.h"
+#include "kernels/sleef_rows.h"
+#include "kernels/vecmath.h"
+#include "base/base.h"
+#include "base/simd.h"
+
+/* Below this many floats of work a parallel region costs more than it saves (the
+ * chapter's tiny GPT runs on one thread). Results never depend on it. Small work does
+ * not even enter the OpenMP runtime: an `if (false)` parallel region still costs a
+ * microsecond or so, a lot next to a 16-microsecond forward pass. */
+#define PARALLEL_MIN MYGPT_PARALLEL_MIN
+
+/* out[b, t] = wte[ids[b, t]] (+ wpe[t]) */
+static void embed_row(float *out, const int64_t *ids, const float *wte, const float *wpe, int T,
+                      int C, int b, int t)
+{
+    float *o = out + ((size_t)b * T + t) * C;                    // (C,)
+    const float *tok = wte + (size_t)ids[(size_t)b * T + t] * C; // (C,)
+    for (int i = 0; i < C; i++)
+        o[i] = wpe ? tok[i] + wpe[(size_t)t * C + i] : tok[i];
+}
+
+mygpt_status mygpt_embedding_forward(float *out, const int64_t *ids, const float *wte,
+                                     const float *wpe, int B, int T, int C, int V, int max_pos,
+                                     mygpt_error *err)
+{
+    if (B < 1 || T < 1 || C < 1 || V < 1)
+        return mygpt_fail(err, MYGPT_EINVAL, "embedding sizes must be at least 1 (B=%d T=%d C=%d V=%d)",
+                          B, T, C, V);
+    if (wpe && T > max_pos)
+        return mygpt_fail(err, MYGPT_ERANGE, "input length T=%d exceeds max_seq_len=%d", T, max_pos);
+    for (size_t i = 0; i < (size_t)B * T; i++)
+        if (ids[i] < 0 || ids[i] >= V)
+            return mygpt_fail(err, MYGPT_ERANGE, "token id %lld at (%zu, %zu) is outside [0, %d)",
+                              (long long)ids[i], i / (size_t)T, i % (size_t)T, V);
+    if ((size_t)B * T * C <= PARALLEL_MIN) {
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < T; t++)
+                embed_row(out, ids, wte, wpe, T, C, b, t);
+        return MYGPT_OK;
+    }
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++)
+            embed_row(out, ids, wte, wpe, T, C, b, t);
+    return MYGPT_OK;
+}
+
+/* dwte[ids[b,t]] += dout[b,t] and dwpe[t] += sum over b of dout[b,t]. A token that
+ * appears twice gets two additions into one row, so threads split the channels, not the
+ * positions: thread j owns channels [c0, c1) of every row and adds the positions in
+ * (b, t) order, whatever the thread count. */
+void mygpt_embedding_backward(float *dwte, float *dwpe, const float *dout, const int64_t *ids,
+                              int B, int T, int C)
+{
+    const int chunk = 16; // channels per task: one cache line of floats
+    const int ntasks = (C + chunk - 1) / chunk;
+#pragma omp parallel for schedule(static) if ((size_t)B * T * C > PARALLEL_MIN)
+    for (int task = 0; task < ntasks; task++) {
+        const int c0 = task * chunk, c1 = c0 + chunk < C ? c0 + chunk : C;
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < T; t++) {
+                const float *d = dout + ((size_t)b * T + t) * C;                  // (C,)
+                float *w = dwte + (size_t)ids[(size_t)b * T + t] * C;            // (C,)
+                float *p = dwpe ? dwpe + (size_t)t * C : NULL;                    // (C,)
+                for (int c = c0; c < c1; c++) {
+                    w[c] += d[c];
+                    if (p)
+                        p[c] += d[c];
+                }
+            }
+    }
+}
+
+void mygpt_matmul_naive(float *out, const float *inp, const float *weight, const float *bias,
+                        size_t N, int C, int OC)
+{
+#pragma omp parallel for schedule(static) if (N * (size_t)C * OC > PARALLEL_MIN)
+    for (size_t n = 0; n < N; n++) {
+        const float *x = inp + n * C; // (C,)
+        for (int o = 0; o < OC; o++) {
+            const float *w = weight + (size_t)o * C; // (C,)
+            float sum = 0.0f;
+            for (int i = 0; i < C; i++)
+                sum += x[i] * w[i];
+            out[n * OC + o] = bias ? sum + bias[o] : sum;
+        }
+    }
+}
+
+/* One row of LayerNorm: the tutorial's float32 code, (x - x.mean()) /
+ * torch.sqrt(x.var(unbiased=False) + 1e-5) * gamma + beta. The statistics are
+ * accumulated in double (PyTorch's var accumulates in double too) and rounded to float
+ * where PyTorch rounds: this matters for ill-conditioned rows (C = 2, nearly equal
+ * values), where a different rounding point is visible in the output. */
+static void layernorm_row(float *o, const float *x, const float *gamma, const float *beta, int C,
+                          float *mean_out, float *denom_out)
+{
+    double sum = 0.0;
+    for (int i = 0; i < C; i++)
+        sum += x[i];
+    const double mean = sum / C;
+    double ss = 0.0;
+    for (int i = 0; i < C; i++)
+        ss += (x[i] - mean) * (x[i] - mean);
+    const float mean_f = (float)mean;
+    const float var_f = (float)(ss / C);      // biased variance
+    const float denom = sqrtf(var_f + 1e-5f); // torch.sqrt(var + eps), in float32
+    for (int i = 0; i < C; i++)
+        o[i] = (x[i] - mean_f) / denom * gamma[i] + beta[i];
+    if (mean_out) { // kept for the backward pass
+        *mean_out = mean_f;
+        *denom_out = denom;
+    }
+}
+
+void mygpt_layernorm_forward(float *out, const float *inp, const float *gamma, const float *beta,
+                             size_t N, int C)
+{
+    mygpt_layernorm_forward_train(out, NULL, NULL, inp, gamma, beta, N, C);
+}
+
+void mygpt_layernorm_forward_train(float *out, float *mean, float *denom, const float *inp,
+                                   const float *gamma, const float *beta, size_t N, int C)
+{
+    if (N * (size_t)C <= PARALLEL_MIN) { // small work stays out of the OpenMP runtime
+        for (size_t n = 0; n < N; n++)
+            layernorm_row(out + n * C, inp + n * C, gamma, beta, C, mean ? mean + n : NULL,
+                          denom ? denom + n : NULL);
+        return;
+    }
+#pragma omp parallel for schedule(static)
+    for (size_t n = 0; n < N; n++) // (C,) each
+        layernorm_row(out + n * C, inp + n * C, gamma, beta, C, mean ? mean + n : NULL,
+                      denom ? denom + n : NULL);
+}
+
+/* dgamma's and dbeta's sums, COLS channels at a time: the rows in order for each channel
+ * as one vector lane (the order of the sum is the channel's own, whatever the width) */
+#define LN_BACKWARD_COLS 64
+
+/* mygpt_layernorm_backward, built per instruction set */
+MYGPT_CLONES static void layernorm_backward(float *dinp, float *dgamma, float *dbeta, const float *dout,
+                                            const float *inp, const float *gamma, const float *mean,
+                                            const float *denom, size_t N, int C)
+{
+    const int par = N * (size_t)C > PARALLEL_MIN;
+#pragma omp parallel for schedule(static) if (par)
+    for (size_t n = 0; n < N; n++) {
+        const float *x = inp + n * C, *dy = dout + n * C; // (C,)
+        float *dx = dinp + n * C;                         // (C,)
+        double g_sum = 0.0, gx_sum = 0.0;
+        for (int i = 0; i < C; i++) {
+            const double xhat = ((double)x[i] - mean[n]) / denom[n];
+            const double g = (double)dy[i] * gamma[i];
+            g_sum += g;
+            gx_sum += g * xhat;
+        }
+        const double g_mean = g_sum / C, gx_mean = gx_sum / C;
+#pragma omp simd
+        for (int i = 0; i < C; i++) {
+            const double xhat = ((double)x[i] - mean[n]) / denom[n];
+            const double g = (double)dy[i] * gamma[i];
+            dx[i] += (float)((g - g_mean - xhat * gx_mean) / denom[n]);
+        }
+    }
+#pragma omp parallel if (par)
+    {
+        const int me = omp_get_thread_num(), team = omp_get_num_threads();
+        const int i0 = (int)mygpt_run_start((size_t)C, me, team), i1 = (int)mygpt_run_start((size_t)C, me + 1, team);
+        for (int c0 = i0; c0 < i1; c0 += LN_BACKWARD_COLS) {
+            const int nc = i1 - c0 < LN_BACKWARD_COLS ? i1 - c0 : LN_BACKWARD_COLS;
+            double gs[LN_BACKWARD_COLS] = {0}, bs[LN_BACKWARD_COLS] = {0};
+            for (size_t n = 0; n < N; n++) {
+                const float *dy = dout + n * C + c0, *x = inp + n * C + c0;
+                const double m = mean[n], d = denom[n];
+#pragma omp simd
+                for (int i = 0; i < nc; i++) {
+                    gs[i] += (double)dy[i] * (((double)x[i] - m) / d);
+                    bs[i] += dy[i];
+                }
+            }
+            for (int i = 0; i < nc; i++) {
+                dgamma[c0 + i] += (float)gs[i];
+                dbeta[c0 + i] += (float)bs[i];
+            }
+        }
+    }
+}
+
+/* With xhat = (x - mean) / denom and y = xhat * gamma + beta (per row of C):
+ *   dgamma += sum over rows of dy * xhat,   dbeta += sum over rows of dy,
+ *   dx += (g - mean(g) - xhat * mean(g * xhat)) / denom,   where g = dy * gamma.
+ * The row means are summed in double. dx rows are independent (parallel over rows);
+ * dgamma and dbeta sum over every row, so threads split the channels and each adds
+ * the rows in order: the same bits for any thread count. */
+void mygpt_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const float *dout,
+                              const float *inp, const float *gamma, const float *mean,
+                              const float *denom, size_t N, int C)
+{
+    layernorm_backward(dinp, dgamma, dbeta, dout, inp, gamma, mean, denom, N, C);
+}
+
+/* (the public functions call a static clone set, so no ifunc resolver is exported) */
+MYGPT_CLONES static void gelu_forward(float *out, const float *inp, size_t n)
+{
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+    for (size_t i = 0; i < n; i++)
+        out[i] = mygpt_gelu(inp[i]); // x/2 (1 + erf(x / sqrt 2)), vecmath.h
+}
+
+void mygpt_gelu_forward(float *out, const float *inp, size_t n)
+{
+    gelu_forward(out, inp, n);
+}
+
+/* d/dx of x/2 (1 + erf(x / sqrt 2)) = (1 + erf(x / sqrt 2)) / 2 + x exp(-x^2 / 2) / sqrt(2 pi),
+ * in float32 as PyTorch's kernel computes it (cdf + x * pdf, then times dout), with
+ * vecmath.h's erf and exp so the loop vectorises */
+MYGPT_CLONES static void gelu_backward(float *dinp, const float *inp, const float *dout, size_t n)
+{
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+    for (size_t i = 0; i < n; i++) {
+        const float x = inp[i];
+        const float cdf = 0.5f * (1.0f + mygpt_erff(x * 0.70710678118654752440f));
+        const float pdf = 0.39894228040143267794f * mygpt_expf(x * x * -0.5f);
+        dinp[i] += dout[i] * (cdf + x * pdf);
+    }
+}
+
+void mygpt_gelu_backward(float *dinp, const float *inp, const float *dout, size_t n)
+{
+    gelu_backward(dinp, inp, dout, n);
+}
+
+/* ---- the tanh GELU ----------------------------------------------------------------- */
+
+/* The book's constant: torch.sqrt(torch.tensor(2.0 / torch.pi)), a float32 square root */
+static float gelu_tanh_k(void)
+{
+    return sqrtf((float)(2.0 / 3.14159265358979323846));
+}
+
+/* The tanh GELU over a run of n <= GELU_RUN values: with dout NULL, out = GELU(inp);
+ * else the backward, out += d/dx given dout. (Built so that fmaf is an instruction.) */
+#define GELU_RUN 512
+MYGPT_CLONES static void gelu_tanh_run(float *out, const float *inp, const float *dout, size_t n, float K,
+                                       int avx2)
+{
+    float t[GELU_RUN];
+    for (size_t i = 0; i < n; i++) // u = K * (x + 0.044715 x^3), pow(x, 3) being x * x * x
+        t[i] = K * (inp[i] + (inp[i] * inp[i] * inp[i]) * 0.044715f);
+    mygpt_tanh_row(t, n, avx2); // t = tanh(u)
+    if (!dout) {
+        for (size_t i = 0; i < n; i++)
+            out[i] = (0.5f * inp[i]) * (1.0f + t[i]); // y = (0.5 x) * (1 + t)
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const float x = inp[i], dy = dout[i];
+        const float dhalf = dy * (1.0f + t[i]);
+        // tanh's backward, grad * (1 - t * t) with the 1 - t * t fused as PyTorch's AVX2 build has it
+        const float du = (dy * (0.5f * x)) * fmaf(-t[i], t[i], 1.0f);
+        const float ds = du * K;                                // u = K * s
+        const float dpow = (ds * 0.044715f) * ((x * x) * 3.0f); // s = x + 0.044715 x^3
+        out[i] += (ds + dpow) + dhalf * 0.5f;                   // autograd adds x's three in this order
+    }
+}
+
+/* The tanh GELU over n values, a run of GELU_RUN at a time: with dout NULL, out =
+ * GELU(inp); else the backward, out += d/dx given dout. */
+static void gelu_tanh(float *out, const float *inp, const float *dout, size_t n)
+{
+    const float K = gelu_tanh_k();
+    const int avx2 = mygpt_sleef_avx2();
+    const size_t runs = (n + GELU_RUN - 1) / GELU_RUN;
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+    for (size_t r = 0; r < runs; r++) {
+        const size_t i0 = r * GELU_RUN, m = n - i0 < GELU_RUN ? n - i0 : GELU_RUN;
+        gelu_tanh_run(out + i0, inp + i0, dout ? dout + i0 : NULL, m, K, avx2);
+    }
+}
+
+void mygpt_gelu_tanh_forward(float *out, const float *inp, size_t n)
+{
+    gelu_tanh(out, inp, NULL, n);
+}
+
+void mygpt_gelu_tanh_backward(float *dinp, const float *inp, const float *dout, size_t n)
+{
+    gelu_tanh(dinp, inp, dout, n);
+}
+
+/* ---- dropout --------------------------------------------------------------------- */
+
+/* keep[j] = whether the 53 low bits of random64 number j (two words, the first high)
+ * are below `below`. */
+MYGPT_CLONES static void keep_below(uint8_t *keep, const uint32_t *words, size_t n, uint64_t below)
+{
+    const uint64_t mask53 = (UINT64_C(1) << 53) - 1;
+    for (size_t j = 0; j < n; j++)
+        keep[j] = ((((uint64_t)words[2 * j] << 32) | words[2 * j + 1]) & mask53) < below;
+}
+
+mygpt_status mygpt_dropout_mask(mygpt_rng *rng, uint8_t *keep, size_t n, double p, mygpt_error *err)
+{
+    if (!(p >= 0.0 && p < 1.0))
+        return mygpt_fail(err, MYGPT_EINVAL, "dropout probability has to be in [0, 1), got %g", p);
+    // bernoulli_(1 - p): a uniform double r * 2^-53 (r of 53 bits of a random64) below
+    // q = 1 - p. The scaling is exact, so that is r < ceil(q * 2^53) in integers.
+    const uint64_t below = (uint64_t)ceil((1.0 - p) * 0x1p53);
+    enum { CHUNK = 512 };
+    uint32_t words[2 * CHUNK];
+    for (size_t i = 0; i < n; i += CHUNK) {
+        const size_t len = n - i < CHUNK ? n - i : CHUNK;
+        mygpt_rng_fill(rng, words, 2 * len);
+        keep_below(keep + i, words, len, below);
+    }
+    return MYGPT_OK;
+}
+
+void mygpt_dropout_apply(float *out, const float *x, const uint8_t *keep, size_t n, double p)
+{
+    const float scale = 1.0f / (float)(1.0 - p); // noise.div_(1 - p): 1 / 0.9f, or 0 / 0.9f
+#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+    for (size_t i = 0; i < n; i++)
+        out[i] = x[i] * (keep[i] ? scale : 0.0f);
+}
+
+void mygpt_residual_forward(float *out, const float *inp, size_t n)
+{
+    if (n <= PARALLEL_MIN) {
+        for (size_t i = 0; i < n; i++)
+            out[i] += inp[i];
+        return;
+    }
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+        out[i] += inp[i];
+}
+
+void mygpt_softmax_rows(float *x, size_t rows, int n)
+{
+    for (size_t r = 0; r < rows; r++) {
+        float *row = x + r * (size_t)n;
+        float maxv = -INFINITY;
+        for (int i = 0; i < n; i++)
+            if (row[i] > maxv)
+                maxv = row[i];
+        if (maxv == -INFINITY)
+            continue;
+        float sum = 0.0f;
+        for (int i = 0; i < n; i++) {
+            row[i] = expf(row[i] - maxv);
+            sum += row[i];
+        }
+        for (int i = 0; i < n; i++)
+            row[i] /= sum;
+    }
+}
+

@@ -1,0 +1,1340 @@
+/*
+ * matmul.c - the fast linear layer: out (M, N) = inp (M, K) @ weight (N, K)^T + bias,
+ * optionally followed by GELU, with the same math as mygpt_matmul_naive.
+ *
+ * How it is fast (GotoBLAS's scheme, in plain C):
+ *   - B (the weight, or in the backward the weight / input read k-major) is packed into
+ *     panels of NR columns laid out k-major, so the inner loop reads NR consecutive
+ *     floats; a slab of panels small enough for the last-level cache is packed at once
+ *     by the whole team (or not at all: weights packed once, mygpt_matmul_pack);
+ *   - a register micro-tile of MR rows x NR columns of accumulators, as many as the
+ *     vector registers allow: AVX2 has 16 ymm registers, so MR x NR = 6 x 16 (12
+ *     accumulators, 2 for the loaded panel row, 1 for the broadcast); AVX-512 has 32
+ *     zmm registers, so 14 x 32 (28 + 2 + 1). Each k then takes MR broadcasts and 2
+ *     loads for 2 MR fused multiply-adds. Other CPUs run the same C as 6 x 16;
+ *   - the kernel is written once and compiled for two layouts of A (rows, or
+ *     transposed: the backward's dout^T) and three instruction sets (target
+ *     attributes); the widest the CPU supports is picked at run time. So are the
+ *     packing and fc1's GELU epilogue (lib/kernels/vecmath.h's erf);
+ *   - a slab's tiles go out in units (up to 16 row blocks x 8 panels): each thread
+ *     owns the units of its run of the tokens (the rows it also handles in the loops
+ *     before and after, so they stay in its core's cache) and steals from the others'
+ *     runs once its own are done (on a shared virtual machine one core is often slower
+ *     than the other); a unit runs all of the slab's k, so there is one barrier per
+ *     slab;
+ *   - when there are fewer activation rows than weight rows (training's tokens, the
+ *     head's 50257 outputs) the product runs swapped, out^T = W X^T: the weight is read
+ *     in place and only the activations are packed (swap_operands);
+ *   - a weight packed once may be stored quantized (bf16, or int8 with a scale per group
+ *     of 64: mygpt/quantize.h): decoding widens each value to its dequantized float in a
+ *     register, so the bytes read per token shrink; more rows (a prompt) widen a unit's
+ *     panels once into floats (widen_block) and run the float kernel: the same values
+ *     (b_at), so the sums do not change;
+ *   - decoding (one activation row) takes several prepacked panels at once
+ *     (decode_panels): more independent fused multiply-add chains and memory streams;
+ *   - the panels and tiles start on a cache line (so does every large buffer of the
+ *     library: mygpt_float_block), and the kernel asks for what it reads next while it
+ *     computes: its panel's rows a few k steps ahead, and, spread over its k steps, the
+ *     A its unit reads next (lines_ahead).
+ *
+ * Determinism (stb's rule): every multiply-add is written as fmaf(), which the
+ * AVX2 and AVX-512 kernels turn into vfmadd instructions and the generic one
+ * computes with the C library; the tile shape only decides which elements are
+ * computed together, never how: all three give the same bits. Each output element is
+ * summed by one thread in a fixed order, so the result does not depend on the number
+ * of threads or on which thread took which tile
+ * either: out = ((bias + S_0) + S_1) + ..., where S_j is the fused-multiply-add sum
+ * of the j-th block of KC products, k in order. That is OpenBLAS's order (the BLAS
+ * under PyTorch on Debian), so the remaining differences from PyTorch are mostly in
+ * other operations. It differs from the naive kernel only by rounding.
+ */
+#include <assert.h>
+#include <limits.h>
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mygpt/layers.h"
+#include "mygpt/quantize.h"
+#include "base/parallel.h"
+#include "kernels/vecmath.h"
+#include "kernels/cpu.h"
+#include "base/base.h"
+#include "kernels/matmul.h"
+#include "base/simd.h"
+
+#ifdef MYGPT_X86_KERNELS
+#include <immintrin.h>
+#endif
+
+#define NR_MAX 32 /* widest panel (AVX-512: two zmm registers per row) */
+#define MR_MAX 14 /* tallest tile (AVX-512) */
+/* k-depth of a packed block. It is part of the summation order (each block's products
+ * are summed from zero, then added), so every kernel must use the same KC. */
+#define KC 256
+#define NC 256 /* columns per packed block: KC x NC floats stay in L2 */
+/* The kernel asks for the packed panel's row PANEL_PREFETCH k steps ahead: the panel
+ * streams from L2 (a unit's panels are larger than L1) and the hardware's prefetcher
+ * alone left its loads waiting. A hint only: no value or order changes. */
+#define PANEL_PREFETCH 8
+
+/* Element j of packed row k of B, as a float: B stored as float32 (BF 0), or quantized
+ * (mygpt/quantize.h) and widened to exactly its dequantized float: bf16's 16 bits
+ * shifted up (BF 1), or int8's (float)q * s with its group's scale (BF 2; s holds the NR
+ * scales of the group row k is in). The decoding kernels (QROWS_BODY) widen the same way
+ * with intrinsics. */
+static inline __attribute__((always_inline)) float b_at(const int BF, const int NR, const void *restrict bp,
+                                                        const float *restrict s, int k, int j)
+{
+    if (BF == MYGPT_WEIGHTS_BF16) {
+        const uint32_t u = (uint32_t)((const uint16_t *)bp)[(size_t)k * NR + j] << 16;
+        float x;
+        memcpy(&x, &u, sizeof x);
+        return x;
+    }
+    if (BF == MYGPT_WEIGHTS_INT8)
+        return (float)((const int8_t *)bp)[(size_t)k * NR + j] * s[j];
+    return ((const float *)bp)[(size_t)k * NR + j];
+}
+
+/* Cache lines the kernel asks for while it runs (the A its unit reads next: next_a_lines):
+ * segs runs of seg_lines lines, the runs stride bytes apart from base. Asked for all at
+ * once before the kernel, the lines stalled it: more misses at a time than the core
+ * tracks. The kernel spreads them over its k steps. A hint only. */
+typedef struct lines_ahead {
+    const char *base;
+    size_t stride;
+    int segs, seg_lines;
+} lines_ahead;
+
+/* c (rows x NR, row stride ldc) = (first ? init : c) + a (rows x kc) . bp (kc x NR, packed),
+ * the product summed from zero, k in order, one fused multiply-add at a time, then
+ * added to c. init is the bias (or NULL for zero). A_T says how a is stored: row by row
+ * (element (i, k) at a[i * lda + k]) or transposed (at a[k * lda + i]: the backward's
+ * dout^T). The body is written once; the wrappers below compile it for a tile height
+ * MR, a layout of a and an instruction set. */
+static inline __attribute__((always_inline)) void
+kernel_body(const int MR, const int NR, const int A_T, int rows, int kc, const float *restrict a, size_t lda,
+            const float *restrict bp, float *restrict c, size_t ldc, int first, const float *restrict init,
+            const lines_ahead *pf)
+{
+    // pf's lines, one every `every` k steps (the rest after the loop), counted down: a
+    // k % every in the loop is a division at every step
+    const int segs = pf ? pf->segs : 0, seg_lines = pf ? pf->seg_lines : 0, lines = segs * seg_lines;
+    const int every = lines > kc ? 1 : (lines ? kc / lines : 1);
+    int seg = 0, line = 0, wait = 1;
+    const char *run = pf ? pf->base : NULL;
+#define A_AT(i, k) (A_T ? a[(size_t)(k) * lda + (i)] : a[(size_t)(i) * lda + (k)])
+    float acc[MR_MAX][NR_MAX];
+    for (int i = 0; i < MR; i++)
+        for (int j = 0; j < NR; j++)
+            acc[i][j] = 0.0f;
+    if (rows == MR) {
+        for (int k = 0; k < kc; k++) {
+            const float *b = bp + (size_t)k * NR;
+            for (int l = 0; l < NR; l += 16) // one line of 16 floats at a time
+                __builtin_prefetch(b + PANEL_PREFETCH * NR + l, 0, 3);
+            if (seg < segs && --wait == 0) {
+                wait = every;
+                __builtin_prefetch(run + (size_t)line * 64, 0, 3);
+                if (++line == seg_lines)
+                    line = 0, seg++, run += pf->stride;
+            }
+            for (int i = 0; i < MR; i++) {
+                const float ai = A_AT(i, k);
+#pragma omp simd
+                for (int j = 0; j < NR; j++)
+                    acc[i][j] = fmaf(ai, b[j], acc[i][j]);
+            }
+        }
+    } else {
+        for (int k = 0; k < kc; k++) {
+            const float *b = bp + (size_t)k * NR;
+            for (int i = 0; i < rows; i++) {
+                const float ai = A_AT(i, k);
+#pragma omp simd
+                for (int j = 0; j < NR; j++)
+                    acc[i][j] = fmaf(ai, b[j], acc[i][j]);
+            }
+        }
+    }
+#undef A_AT
+    for (; seg < segs; seg++, run += pf->stride, line = 0)
+        for (; line < seg_lines; line++)
+            __builtin_prefetch(run + (size_t)line * 64, 0, 3);
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < NR; j++) {
+            const float base = first ? (init ? init[j] : 0.0f) : c[i * ldc + j];
+            c[i * ldc + j] = base + acc[i][j];
+        }
+}
+
+/* GELU over a rows x cols tile of c, in place: the epilogue of fc1, while the tile is
+ * still in cache. Compiled per instruction set like the kernels so it vectorises. */
+static inline __attribute__((always_inline)) void gelu_body(float *c, size_t ldc, int rows,
+                                                            int cols)
+{
+    for (int i = 0; i < rows; i++)
+#pragma omp simd
+        for (int j = 0; j < cols; j++)
+            c[i * ldc + j] = mygpt_gelu(c[i * ldc + j]);
+}
+typedef void (*gelu_fn)(float *c, size_t ldc, int rows, int cols);
+static void gelu_generic(float *c, size_t ldc, int rows, int cols)
+{
+    gelu_body(c, ldc, rows, cols);
+}
+
+/* Moving values, no arithmetic but acc_into's one addition, so every instruction set
+ * gives the same bits; compiled per set because as scalar loops they took ~20 % of a
+ * training step.
+ * copy_strips: for k < kc and i < rows, a[k * lda + i] to strip i / MR (strips stride
+ * floats apart from dst), at k * MR + i % MR (copy_unit_a).
+ * store_swapped: o[j * ldo + i] = c[i * NR + j] (or +=, with add) for i < rows, j < cols:
+ * a swapped tile (weight rows x tokens) put back into out (tokens x weight rows). */
+typedef void (*copy_strips_fn)(float *restrict dst, size_t stride, int MR, const float *restrict a, size_t lda, int kc,
+                               size_t rows);
+typedef void (*store_swapped_fn)(float *restrict o, size_t ldo, const float *restrict c, int NR, int rows, int cols,
+                                 int add);
+static void copy_strips_generic(float *restrict dst, size_t stride, int MR, const float *restrict a, size_t lda,
+                                int kc, size_t rows)
+{
+    for (int k = 0; k < kc; k++)
+        for (size_t i = 0; i < rows; i++)
+            dst[i / MR * stride + (size_t)k * MR + i % MR] = a[(size_t)k * lda + i];
+}
+static void store_swapped_generic(float *restrict o, size_t ldo, const float *restrict c, int NR, int rows,
+                                  int cols, int add)
+{
+    for (int j = 0; j < cols; j++)
+        for (int i = 0; i < rows; i++)
+            if (add)
+                o[j * ldo + i] += c[i * NR + j];
+            else
+                o[j * ldo + i] = c[i * NR + j];
+}
+
+typedef void (*kernel_fn)(int rows, int kc, const float *restrict a, size_t lda,
+                          const float *restrict bp, float *restrict c, size_t ldc, int first,
+                          const float *restrict init, const lines_ahead *pf);
+
+#define KERNEL_ARGS                                                                                \
+    int rows, int kc, const float *restrict a, size_t lda, const float *restrict bp,              \
+        float *restrict c, size_t ldc, int first, const float *restrict init, const lines_ahead *pf
+#define KERNEL_CALL(MR, NR, A_T) kernel_body(MR, NR, A_T, rows, kc, a, lda, bp, c, ldc, first, init, pf)
+
+/* One row of a prepacked or quantized B over several panels at once (decoding; QROWS_BODY) */
+#define QROWS_ARGS                                                                                 \
+    int kc, const float *restrict a, const void *restrict bp, size_t bstride, const float *restrict sc, \
+        size_t sstride, float *restrict c, int first, const float *restrict init
+typedef void (*qrows_fn)(QROWS_ARGS);
+
+/* any CPU: fmaf() from the C library (same results, slower) */
+static void kernel_6x16(KERNEL_ARGS)
+{
+    KERNEL_CALL(6, 16, 0);
+}
+static void kernel_6x16_t(KERNEL_ARGS)
+{
+    KERNEL_CALL(6, 16, 1);
+}
+
+#ifdef MYGPT_X86_KERNELS
+#define HAVE_X86_KERNELS 1
+/* AVX2 + FMA: 6 x 16 accumulators = 12 ymm registers */
+MYGPT_AVX2 static void kernel_6x16_avx2(KERNEL_ARGS)
+{
+    KERNEL_CALL(6, 16, 0);
+}
+MYGPT_AVX2 static void kernel_6x16_avx2_t(KERNEL_ARGS)
+{
+    KERNEL_CALL(6, 16, 1);
+}
+/* AVX-512: 14 x 32 accumulators = 28 zmm registers, twice the width and more than
+ * twice the rows of AVX2, so each loaded panel row feeds 28 fused multiply-adds */
+MYGPT_AVX512 static void kernel_14x32_avx512(KERNEL_ARGS)
+{
+    KERNEL_CALL(14, 32, 0);
+}
+MYGPT_AVX512 static void kernel_14x32_avx512_t(KERNEL_ARGS)
+{
+    KERNEL_CALL(14, 32, 1);
+}
+/* Decoding reads each panel once, as a stream: asking for its lines DECODE_PREFETCH bytes
+ * ahead keeps enough reads in flight while the core is busy widening quantized values
+ * (the hardware's prefetchers alone leave bf16 and int8 well short of the bandwidth;
+ * bench/results/quantized_decoding.txt). A hint only: no value or order changes. */
+#define DECODE_PREFETCH 1024
+#define PREFETCH_AHEAD(p, n)                                                                       \
+    for (size_t l_ = 0; l_ < (n) * sizeof *(p); l_ += 64)                                          \
+    _mm_prefetch((const char *)(p) + DECODE_PREFETCH + l_, _MM_HINT_T0)
+/* One row of a product (decoding a token) over P panels side by side, written with
+ * intrinsics: kernel_body's arithmetic exactly (b = the float32 value, or the widened
+ * one, times its group's scale for int8; one fused multiply-add per k in order for every
+ * column; then added to the bias or to c), but each quantized value widened by one
+ * instruction (gcc's vectoriser sizes the loop by int8's narrow type and widens in two
+ * steps with extracts), and P panels at once: a column's sum is a chain of fused
+ * multiply-adds (4 cycles each), so one panel's two chains leave the core waiting and
+ * read one stream; P panels give 2 P independent chains and P streams (float32 decoding
+ * went from ~82 % to ~90 % of the read bandwidth on the Intel Xeon VM). Panel i's values
+ * start i * bstride elements after bp, its scales i * sstride floats after sc, its
+ * columns i * 2 V after c and init. V is 8 (AVX2) or 16 (AVX-512) floats; NR = 2 V. */
+#define QROWS_BODY(P, V, VEC, SET1, ZERO, LOADS, FMA, STORE, WIDEN_I8, WIDEN_BF16, MUL)           \
+    VEC acc[2 * P], s[2 * P];                                                                      \
+    _Pragma("GCC unroll 8") for (int i = 0; i < 2 * P; i++) acc[i] = s[i] = ZERO;                 \
+    const int chunk = BF == MYGPT_WEIGHTS_INT8 ? MYGPT_INT8_GROUP : kc;                            \
+    for (int k0 = 0; k0 < kc; k0 += chunk) {                                                       \
+        const int k1 = kc - k0 < chunk ? kc : k0 + chunk;                                          \
+        if (BF == MYGPT_WEIGHTS_INT8) {                                                            \
+            _Pragma("GCC unroll 8") for (int i = 0; i < P; i++) {                                  \
+                const float *g = sc + (size_t)i * sstride + (size_t)(k0 / MYGPT_INT8_GROUP) * 2 * V; \
+                s[2 * i] = LOADS(g);                                                               \
+                s[2 * i + 1] = LOADS(g + V);                                                       \
+            }                                                                                      \
+        }                                                                                          \
+        for (int k = k0; k < k1; k++) {                                                            \
+            const VEC ai = SET1(a[k]);                                                             \
+            _Pragma("GCC unroll 8") for (int i = 0; i < P; i++) {                                  \
+                VEC b0, b1;                                                                        \
+                if (BF == MYGPT_WEIGHTS_INT8) {                                                    \
+                    const int8_t *q = (const int8_t *)bp + (size_t)i * bstride + (size_t)k * 2 * V; \
+                    PREFETCH_AHEAD(q, 2 * V);                                                      \
+                    b0 = MUL(WIDEN_I8(q), s[2 * i]);                                               \
+                    b1 = MUL(WIDEN_I8(q + V), s[2 * i + 1]);                                       \
+                } else if (BF == MYGPT_WEIGHTS_FP32) {                                             \
+                    const float *f = (const float *)bp + (size_t)i * bstride + (size_t)k * 2 * V;  \
+                    PREFETCH_AHEAD(f, 2 * V);                                                      \
+                    b0 = LOADS(f);                                                                 \
+                    b1 = LOADS(f + V);                                                             \
+                } else {                                                                           \
+                    const uint16_t *h = (const uint16_t *)bp + (size_t)i * bstride + (size_t)k * 2 * V; \
+                    PREFETCH_AHEAD(h, 2 * V);                                                      \
+                    b0 = WIDEN_BF16(h);                                                            \
+                    b1 = WIDEN_BF16(h + V);                                                        \
+                }                                                                                  \
+                acc[2 * i] = FMA(ai, b0, acc[2 * i]);                                              \
+                acc[2 * i + 1] = FMA(ai, b1, acc[2 * i + 1]);                                      \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    float sums[2 * P * V];                                                                         \
+    for (int i = 0; i < 2 * P; i++)                                                                \
+        STORE(sums + i * V, acc[i]);                                                               \
+    for (int j = 0; j < 2 * P * V; j++)                                                            \
+        c[j] = (first ? (init ? init[j] : 0.0f) : c[j]) + sums[j];
+
+#define I8_16(q) _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(q))))
+#define BF_16(h) _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(h))), 16))
+#define I8_8(q) _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(q))))
+#define BF_8(h) _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(h))), 16))
+#define QROWS_AVX512(P) QROWS_BODY(P, 16, __m512, _mm512_set1_ps, _mm512_setzero_ps(), _mm512_loadu_ps, \
+                                   _mm512_fmadd_ps, _mm512_storeu_ps, I8_16, BF_16, _mm512_mul_ps)
+#define QROWS_AVX2(P) QROWS_BODY(P, 8, __m256, _mm256_set1_ps, _mm256_setzero_ps(), _mm256_loadu_ps, \
+                                 _mm256_fmadd_ps, _mm256_storeu_ps, I8_8, BF_8, _mm256_mul_ps)
+/* The panels decoding takes at once (DECODE_P) and their kernels, by format */
+#define DECODE_P_AVX512 4
+#define DECODE_P_AVX2 2
+#define DECODE_FN(NAME, TARGET, BODY, FORMAT, P)                                                   \
+    TARGET static void NAME(QROWS_ARGS)                                                            \
+    {                                                                                              \
+        const int BF = FORMAT;                                                                     \
+        BODY(P)                                                                                    \
+    }
+DECODE_FN(decode_avx512_fp32, MYGPT_AVX512, QROWS_AVX512, MYGPT_WEIGHTS_FP32, DECODE_P_AVX512)
+DECODE_FN(decode_avx512_bf16, MYGPT_AVX512, QROWS_AVX512, MYGPT_WEIGHTS_BF16, DECODE_P_AVX512)
+DECODE_FN(decode_avx512_int8, MYGPT_AVX512, QROWS_AVX512, MYGPT_WEIGHTS_INT8, DECODE_P_AVX512)
+DECODE_FN(decode_avx2_fp32, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_FP32, DECODE_P_AVX2)
+DECODE_FN(decode_avx2_bf16, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_BF16, DECODE_P_AVX2)
+DECODE_FN(decode_avx2_int8, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_INT8, DECODE_P_AVX2)
+
+/* 10 rows for A whose rows alias in L1 (see rows_alias_in_l1) */
+MYGPT_AVX512 static void kernel_10x32_avx512(KERNEL_ARGS)
+{
+    KERNEL_CALL(10, 32, 0);
+}
+MYGPT_AVX2 static void gelu_avx2(float *c, size_t ldc, int rows, int cols)
+{
+    gelu_body(c, ldc, rows, cols);
+}
+MYGPT_AVX512 static void gelu_avx512(float *c, size_t ldc, int rows, int cols)
+{
+    gelu_body(c, ldc, rows, cols);
+}
+/* AVX-512 (MR <= 16): a strip's k row is one masked load and store; the source's rows
+ * (lda apart, often a page or more: no hardware prefetcher follows them) are asked for
+ * STRIP_PREFETCH rows ahead, a hint only */
+#define STRIP_PREFETCH 8
+MYGPT_AVX512 static void copy_strips_avx512(float *restrict dst, size_t stride, int MR, const float *restrict a,
+                                            size_t lda, int kc, size_t rows)
+{
+    assert(MR <= 16); // a strip's row is one 16-lane mask
+    for (int k = 0; k < kc; k++) {
+        const float *src = a + (size_t)k * lda;
+        for (size_t l = 0; k + STRIP_PREFETCH < kc && l < rows * sizeof *src + 63; l += 64)
+            _mm_prefetch((const char *)(src + STRIP_PREFETCH * lda) + l, _MM_HINT_T0);
+        for (size_t i0 = 0, b = 0; i0 < rows; i0 += MR, b++) {
+            const size_t n = rows - i0 < (size_t)MR ? rows - i0 : (size_t)MR;
+            const __mmask16 m = (__mmask16)((1u << n) - 1);
+            _mm512_mask_storeu_ps(dst + b * stride + (size_t)k * MR, m, _mm512_maskz_loadu_ps(m, src + i0));
+        }
+    }
+}
+/* r[0..15] (rows of 16 floats) transposed in place: r[c][i] becomes the old r[i][c].
+ * Four rounds of shuffles: pairs of rows interleaved, then pairs of pairs, then the
+ * 128-bit lanes gathered in two steps. (A gather per column, vgatherdps, was slower
+ * than scalar moves on the Intel Xeon VM.) */
+MYGPT_AVX512 static void transpose16(__m512 r[16])
+{
+    __m512 t[16], u[16];
+    for (int i = 0; i < 8; i++) { // t[2i], t[2i+1]: rows 2i, 2i+1 interleaved
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int g = 0; g < 4; g++) { // u[4g + e], lane L: rows 4g..4g+3 of column 4L + e
+        const __m512d a = _mm512_castps_pd(t[4 * g]), b = _mm512_castps_pd(t[4 * g + 1]);
+        const __m512d c = _mm512_castps_pd(t[4 * g + 2]), d = _mm512_castps_pd(t[4 * g + 3]);
+        u[4 * g] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+        u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+        u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+        u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+    }
+    for (int e = 0; e < 4; e++) { // column 4L + e: lane L of u[e], u[4+e], u[8+e], u[12+e]
+        const __m512 v0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0x88), w0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0xdd);
+        const __m512 v1 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0x88),
+                     w1 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0xdd);
+        r[e] = _mm512_shuffle_f32x4(v0, v1, 0x88);
+        r[4 + e] = _mm512_shuffle_f32x4(w0, w1, 0x88);
+        r[8 + e] = _mm512_shuffle_f32x4(v0, v1, 0xdd);
+        r[12 + e] = _mm512_shuffle_f32x4(w0, w1, 0xdd);
+    }
+}
+/* AVX-512 (rows <= 16): the tile's 16-column halves transposed in registers, then each
+ * token's sums stored as one masked row */
+MYGPT_AVX512 static void store_swapped_avx512(float *restrict o, size_t ldo, const float *restrict c, int NR, int rows,
+                                              int cols, int add)
+{
+    assert(rows <= 16); // a token's sums are one 16-lane mask
+    const __mmask16 m = (__mmask16)((1u << rows) - 1);
+    for (int j0 = 0; j0 < cols; j0 += 16) {
+        __m512 r[16];
+        for (int i = 0; i < 16; i++)
+            r[i] = i < rows ? _mm512_loadu_ps(c + i * NR + j0) : _mm512_setzero_ps();
+        transpose16(r);
+        for (int j = j0; j < cols && j < j0 + 16; j++) {
+            float *d = o + j * ldo;
+            const __m512 v = add ? _mm512_add_ps(_mm512_maskz_loadu_ps(m, d), r[j - j0]) : r[j - j0];
+            _mm512_mask_storeu_ps(d, m, v);
+        }
+    }
+}
+#endif
+
+/* The kernels of one instruction set: its tile MR x NR (the packing follows NR). */
+typedef struct kernels {
+    const char *name;
+    int MR, NR;
+    kernel_fn rows_a, transposed_a; /* a stored row by row, or transposed */
+    gelu_fn gelu;
+    int aliased_MR;           /* a shorter tile for rows of a that alias in L1 */
+    kernel_fn aliased_rows_a; /* (rows_alias_in_l1); the same MR and kernel if none */
+    copy_strips_fn copy_strips; /* A read transposed: a unit's strips (copy_unit_a) */
+    store_swapped_fn store_swapped; /* a swapped tile back into out (swapped_tile_finish) */
+    int decode_panels;        /* one row of a prepacked B: panels at once (0: tile by tile) */
+    qrows_fn decode[3];
+} kernels;
+
+/* The kernels of each instruction set (cpu.h decides which one runs; every set gives
+ * the same bits). */
+static const kernels KERNELS[MYGPT_ISA_COUNT] = {
+    [MYGPT_ISA_GENERIC] = {"generic", 6, 16, kernel_6x16, kernel_6x16_t, gelu_generic, 6, kernel_6x16,
+                           copy_strips_generic, store_swapped_generic},
+#ifdef HAVE_X86_KERNELS
+    [MYGPT_ISA_AVX2] = {"avx2", 6, 16, kernel_6x16_avx2, kernel_6x16_avx2_t, gelu_avx2, 6, kernel_6x16_avx2,
+                        copy_strips_generic, store_swapped_generic,
+                        DECODE_P_AVX2, {decode_avx2_fp32, decode_avx2_bf16, decode_avx2_int8}},
+    [MYGPT_ISA_AVX512] = {"avx512", 14, 32, kernel_14x32_avx512, kernel_14x32_avx512_t, gelu_avx512, 10,
+                          kernel_10x32_avx512, copy_strips_avx512, store_swapped_avx512,
+                          DECODE_P_AVX512, {decode_avx512_fp32, decode_avx512_bf16, decode_avx512_int8}},
+#endif
+};
+
+static kernels pick_kernels(void)
+{
+    return KERNELS[mygpt_cpu_isa(MYGPT_FAMILY_MATMUL)];
+}
+
+const char *mygpt_matmul_kernel_name(void)
+{
+    return pick_kernels().name;
+}
+
+/* One NR-wide panel of B: dst[k*NR + j] = B(k0 + k, n0 + j) for k < kc, j < cols;
+ * columns j >= cols (past N) are zero. src points at B(k0, n0). B is either a weight
+ * (N, K), element (k, n) at src[n * ldb + k] (the forward and dinp's weight^T), or a
+ * (K, N) matrix, element (k, n) at src[k * ldb + n] (the backward's weight and inp).
+ * Writing dst in order (j innermost) lets the compiler gather the NR weight rows with
+ * vector loads: ~1.6x faster than walking each row. */
+MYGPT_CLONES
+static void pack_panel(float *restrict dst, const float *restrict src, size_t ldb, int kc,
+                       int cols, const int NR, int b_kmajor)
+{
+    if (b_kmajor) {
+        for (int k = 0; k < kc; k++)
+#pragma omp simd
+            for (int j = 0; j < NR; j++)
+                dst[(size_t)k * NR + j] = j < cols ? src[(size_t)k * ldb + j] : 0.0f;
+    } else {
+        for (int k = 0; k < kc; k++)
+#pragma omp simd
+            for (int j = 0; j < NR; j++)
+                dst[(size_t)k * NR + j] = j < cols ? src[(size_t)j * ldb + k] : 0.0f;
+    }
+}
+
+/* scratch for one NR-wide edge tile: out has fewer than NR columns left */
+typedef struct edge_tile {
+    float c[MR_MAX * NR_MAX];
+} edge_tile;
+
+/* What one matmul call works on (shared by the threads of its team):
+ * out (M, N) = A (M, K) . B (K, N) + bias, then GELU, or acc_into += that. */
+typedef struct matmul_job {
+    float *out;           /* (M, N); partial sums between k blocks. NULL if K <= KC and acc_into */
+    float *acc_into;      /* NULL, or (M, N): acc_into += out once a tile is complete */
+    const float *a;       /* (M, K) row by row (lda = K), or transposed when a_t */
+    size_t lda;
+    int a_t;
+    const float *b;       /* B as described at pack_panel (when prepacked: what was packed) */
+    size_t ldb;
+    int b_kmajor;
+    const float *prepacked; /* every panel of B, all K each (mygpt_matmul_pack) */
+    mygpt_weights format;   /* quantized B (mygpt_matmul_pack_quantized): its panels and scales */
+    const void *qpanels;
+    const float *qscales;
+    const float *bias;
+    size_t M;
+    int K, N, apply_gelu;
+    int swapped;          /* computing out^T = B^T A^T: see swap_operands */
+    kernels kern;
+    float *slab;           /* the packed panels of one slab of B (not prepacked) */
+    float *unit_buf;       /* swapped: per thread, one unit's tiles (unit_len floats) */
+    float *a_buf;          /* a_t: per thread, a unit's strips of A (unit_mb x KC x MR), or NULL */
+    float *w_buf;          /* quantized B: per thread, a unit's panels widened (unit_p x KC x NR) */
+    int ns, ks;            /* slab: ns columns (multiple of NR) x ks rows of B */
+    int unit_mb, unit_p;   /* a thread's unit of work: unit_mb row blocks x unit_p panels */
+    mygpt_queue *queues;   /* one per thread of the team (matmul_blocks) */
+} matmul_job;
+
+/* Floats of packed panels for a slab: B cut into slabs small enough to stay in the
+ * last-level cache; each slab is packed once (threads share the panels), then its tiles
+ * are computed. */
+#define SLAB_FLOATS (2u << 20)
+
+/* Floats of one thread's slice of a_buf (a unit's strips of A, unit_mb of KC x MR) and
+ * of w_buf (a unit's panels widened, unit_p blocks of KC x NR) */
+static size_t strip_len(const matmul_job *j)
+{
+    return (size_t)KC * j->kern.MR;
+}
+static size_t strips_len(const matmul_job *j)
+{
+    return (size_t)j->unit_mb * strip_len(j);
+}
+static size_t widened_len(const matmul_job *j)
+{
+    return (size_t)j->unit_p * KC * j->kern.NR;
+}
+
+/* Where block kb of panel p of a B packed once starts (float32 or quantized, all K to a
+ * panel), and int8's scales for it (*sc; NULL otherwise) */
+static const void *packed_block(const matmul_job *j, int p, int kb, const float **sc)
+{
+    const int NR = j->kern.NR;
+    const size_t es = mygpt_weights_value_bytes(j->format);
+    *sc = j->qscales ? j->qscales + ((size_t)p * mygpt_int8_groups(j->K) + (size_t)kb / MYGPT_INT8_GROUP) * NR
+                     : NULL;
+    const void *panels = j->format ? j->qpanels : (const void *)j->prepacked;
+    return (const char *)panels + ((size_t)p * j->K + (size_t)kb) * NR * es;
+}
+
+static inline __attribute__((always_inline)) void widen_rows(const int BF, const int NR, const void *qb,
+                                                              const float *sc, int kc, float *dst)
+{
+    for (int k = 0; k < kc; k++) {
+        const float *s = BF == MYGPT_WEIGHTS_INT8 ? sc + (size_t)(k / MYGPT_INT8_GROUP) * NR : NULL;
+#pragma omp simd
+        for (int jj = 0; jj < NR; jj++)
+            dst[(size_t)k * NR + jj] = b_at(BF, NR, qb, s, k, jj);
+    }
+}
+
+/* Quantized panel p's block at kb (kc rows of k) widened into dst as float32 panel rows:
+ * each value exactly its dequantized float (b_at), so the float kernel computes what a
+ * kernel widening in registers would, without widening again for every row block. */
+static void widen_block(const matmul_job *j, int p, int kb, int kc, float *dst)
+{
+    const float *sc;
+    const void *qb = packed_block(j, p, kb, &sc);
+    if (j->format == MYGPT_WEIGHTS_INT8)
+        widen_rows(MYGPT_WEIGHTS_INT8, j->kern.NR, qb, sc, kc, dst);
+    else
+        widen_rows(MYGPT_WEIGHTS_BF16, j->kern.NR, qb, sc, kc, dst);
+}
+
+/* The kernel on one tile: B's packed float panel rows at bp */
+static void tile_kernel(const matmul_job *j, int rows, int kc, const float *a, size_t lda, const float *bp,
+                        float *c, size_t ldc, int first, const float *init, const lines_ahead *pf)
+{
+    (j->a_t ? j->kern.transposed_a : j->kern.rows_a)(rows, kc, a, lda, bp, c, ldc, first, init, pf);
+}
+
+/* The end of the rows of A a unit's row blocks [mb0, mb1) hold (they start at mb0 * MR) */
+static size_t unit_rows_end(const matmul_job *j, size_t mb1)
+{
+    return mb1 * j->kern.MR < j->M ? mb1 * j->kern.MR : j->M;
+}
+
+/* A read transposed (a_t: the backward's dout^T and the swapped products' activations)
+ * has its k rows lda floats apart: 3 or 12 KiB for GPT-2's widths, which puts the lines
+ * one tile reads into 4 or 1 of the L1 cache's 64 sets, and the head's 50257 a page
+ * apart. With a buffer (a_buf), the unit's row blocks [mb0, mb1) are copied at k block
+ * kb into strips of MR floats a k, for all the panels the unit passes them to: the same
+ * values in the same order, read from consecutive lines. The copy walks k rows, each a
+ * run of whole lines for all the unit's row blocks: strip by strip, a line shared by two
+ * strips was fetched twice, and each strip's lines were waited on one at a time.
+ * *held says what the thread's a_buf holds: the next unit of the same row blocks (another
+ * group of panels) finds its strips there. */
+typedef struct strips_held {
+    size_t mb0, mb1;
+    int kb;
+} strips_held;
+static void copy_unit_a(const matmul_job *j, int me, strips_held *held, size_t mb0, size_t mb1, int kb, int kc)
+{
+    if (!j->a_t || !j->a_buf || (held->mb0 == mb0 && held->mb1 == mb1 && held->kb == kb))
+        return;
+    *held = (strips_held){mb0, mb1, kb};
+    const int MR = j->kern.MR;
+    const size_t m0 = mb0 * MR, m1 = unit_rows_end(j, mb1);
+    j->kern.copy_strips(j->a_buf + (size_t)me * strips_len(j), strip_len(j), MR, j->a + (size_t)kb * j->lda + m0,
+                        j->lda, kc, m1 - m0);
+}
+
+/* Part `part` of `parts` of the A the unit reads after row block mb at k block kb (the
+ * slab ending at kend), for the kernel to ask for while it works on this one: with
+ * strips (a_t and a_buf) the unit's next k block, which copy_unit_a will copy; read in
+ * place row by row (the swapped products' weights) the next row block's rows. Otherwise
+ * each line is waited for when it is needed: the rows lie 3 KiB or more apart and no
+ * hardware prefetcher follows them. */
+static lines_ahead next_a_lines(const matmul_job *j, size_t mb0, size_t mb1, size_t mb, int kb, int kend, int part,
+                                int parts)
+{
+    const lines_ahead none = {NULL, 0, 0, 0};
+    const int MR = j->kern.MR;
+    size_t m0, m1;     // rows [m0, m1) of the next A ...
+    int k_from, k_to;  // ... at k [k_from, k_to): this part's share of them
+    if (j->a_t && j->a_buf) {
+        const int nk = kend - (kb + KC) < KC ? kend - (kb + KC) : KC;
+        const size_t n = (mb1 - mb0) * (size_t)parts, i = (mb - mb0) * (size_t)parts + (size_t)part;
+        m0 = mb0 * MR;
+        m1 = unit_rows_end(j, mb1);
+        k_from = kb + KC + (int)(i * (size_t)(nk > 0 ? nk : 0) / n);
+        k_to = kb + KC + (int)((i + 1) * (size_t)(nk > 0 ? nk : 0) / n);
+        // k rows of the unit's columns (their first line may start mid-run: one more)
+        return (lines_ahead){(const char *)(j->a + (size_t)k_from * j->lda + m0), j->lda * sizeof(float),
+                             k_to - k_from, (int)(((m1 - m0) * sizeof(float) + 63) / 64) + 1};
+    }
+    if (j->a_t)
+        return none;
+    const size_t next = mb + 1 < mb1 ? mb + 1 : mb0;
+    k_from = mb + 1 < mb1 ? kb : kb + KC;
+    if (k_from >= kend)
+        return none;
+    k_to = kend - k_from < KC ? kend : k_from + KC;
+    const size_t rows = j->M - next * MR < (size_t)MR ? j->M - next * MR : (size_t)MR;
+    m0 = next * MR + (size_t)part * rows / (size_t)parts;
+    m1 = next * MR + (size_t)(part + 1) * rows / (size_t)parts;
+    // rows m0 .. m1 - 1 of the next row block, its k block
+    return (lines_ahead){(const char *)(j->a + m0 * j->lda + k_from), j->lda * sizeof(float), (int)(m1 - m0),
+                         (int)(((size_t)(k_to - k_from) * sizeof(float) + 63) / 64) + 1};
+}
+
+/* Where row block mb's A starts at k block kb, and its row stride (*lda): in place, or
+ * its strip in a_buf (copied by copy_unit_a for the unit whose first row block is mb0). */
+static const float *row_block_a(const matmul_job *j, int me, size_t mb0, size_t mb, int kb, size_t *lda)
+{
+    const size_t m0 = mb * j->kern.MR;
+    *lda = j->lda;
+    if (!j->a_t)
+        return j->a + m0 * j->lda + kb;
+    if (!j->a_buf)
+        return j->a + (size_t)kb * j->lda + m0;
+    *lda = (size_t)j->kern.MR;
+    return j->a_buf + (size_t)me * strips_len(j) + (mb - mb0) * strip_len(j);
+}
+
+/* One MR x NR tile of out over k in [kb, kb + kc): a is its row block's A (row_block_a),
+ * bp its panel's packed block. On the last k block the epilogue runs while the tile is
+ * hot: GELU, or adding it into acc_into. */
+static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *a, size_t lda, const float *bp, int kb,
+                        int kc, const lines_ahead *pf)
+{
+    const int MR = j->kern.MR, NR = j->kern.NR, N = j->N;
+    const size_t m0 = mb * MR;
+    const int rows = j->M - m0 < (size_t)MR ? (int)(j->M - m0) : MR;
+    const int col0 = p * NR;
+    const int cols = N - col0 < NR ? N - col0 : NR;
+    const int first = kb == 0, last = kb + kc == j->K;
+    const float *bias = j->bias ? j->bias + col0 : NULL;
+    if (j->acc_into && first && last) { /* one k block: the sum from zero, then added in */
+        edge_tile t;
+        tile_kernel(j, rows, kc, a, lda, bp, t.c, NR, 1, NULL, pf);
+        float *d = j->acc_into + m0 * N + col0;
+        for (int i = 0; i < rows; i++)
+            for (int jj = 0; jj < cols; jj++)
+                d[i * (size_t)N + jj] += t.c[i * NR + jj];
+        return;
+    }
+    float *c = j->out + m0 * N + col0;
+    if (cols == NR) {
+        tile_kernel(j, rows, kc, a, lda, bp, c, (size_t)N, first, bias, pf);
+    } else { /* right edge: work in a full-width scratch tile */
+        edge_tile t;
+        float init[NR_MAX] = {0};
+        for (int jj = 0; jj < cols && bias; jj++)
+            init[jj] = bias[jj];
+        for (int i = 0; i < rows; i++)
+            for (int jj = 0; jj < NR; jj++)
+                t.c[i * NR + jj] = jj < cols && !first ? c[i * (size_t)N + jj] : 0.0f;
+        tile_kernel(j, rows, kc, a, lda, bp, t.c, NR, first, init, pf);
+        for (int i = 0; i < rows; i++)
+            for (int jj = 0; jj < cols; jj++)
+                c[i * (size_t)N + jj] = t.c[i * NR + jj];
+    }
+    if (last && j->apply_gelu) /* epilogue while the tile is hot */
+        j->kern.gelu(c, (size_t)N, rows, cols);
+    if (last && j->acc_into) {
+        float *d = j->acc_into + m0 * N + col0;
+        for (int i = 0; i < rows; i++)
+#pragma omp simd
+            for (int jj = 0; jj < cols; jj++)
+                d[i * (size_t)N + jj] += c[i * (size_t)N + jj];
+    }
+}
+
+/* Decoding (one row of out, B prepacked or quantized): panels p .. p + decode_panels - 1,
+ * all whole, over k in [kb, kb + kc), as matmul_tile would do them one by one: the same
+ * bits. */
+static void decode_panels(const matmul_job *j, int p, int kb, int kc)
+{
+    const int NR = j->kern.NR, P = j->kern.decode_panels, first = kb == 0, last = kb + kc == j->K;
+    const float *sc;
+    const void *b = packed_block(j, p, kb, &sc);
+    float *c = j->out + (size_t)p * NR;
+    j->kern.decode[j->format](kc, j->a + kb, b, (size_t)j->K * NR, sc, mygpt_int8_groups(j->K) * NR, c, first,
+                              j->bias ? j->bias + (size_t)p * NR : NULL);
+    if (last && j->apply_gelu)
+        j->kern.gelu(c, (size_t)j->N, 1, P * NR);
+}
+
+/* Floats of one unit's tiles */
+static size_t unit_len(const matmul_job *j)
+{
+    return (size_t)j->unit_mb * j->unit_p * j->kern.MR * j->kern.NR;
+}
+
+/* The swapped product (see swap_operands) keeps each unit's sums in a local buffer of
+ * MR x NR tiles (weight rows x tokens of out^T) through the k slab, so out is read and
+ * written transposed once per slab, not once per KC block. swapped_tile_start fills a
+ * tile with the sums so far (the bias, 0, or out's partial sums), swapped_tile_finish
+ * puts it back (after GELU, or added into acc_into, on the last slab). The kernel adds
+ * each KC block's sum to the tile exactly as it adds to out: every element gets the
+ * same ((bias + S_0) + S_1) + ... as the unswapped product, fmaf being the same with
+ * its two factors exchanged. */
+typedef struct swapped_tile {
+    size_t m0;   /* first weight row */
+    int rows;    /* weight rows, <= MR */
+    int col0;    /* first token */
+    int cols;    /* tokens, <= NR */
+} swapped_tile;
+
+static swapped_tile swapped_tile_at(const matmul_job *j, size_t mb, int p)
+{
+    const int MR = j->kern.MR, NR = j->kern.NR;
+    swapped_tile t = {mb * MR, 0, p * NR, 0};
+    t.rows = j->M - t.m0 < (size_t)MR ? (int)(j->M - t.m0) : MR;
+    t.cols = j->N - t.col0 < NR ? j->N - t.col0 : NR;
+    return t;
+}
+
+static void swapped_tile_start(const matmul_job *j, swapped_tile t, float *c, int first)
+{
+    const int NR = j->kern.NR;
+    const size_t ldo = j->M; /* out is (N, M): tokens x weight rows */
+    if (!first) { /* the partial sums so far, transposed in; columns past cols are 0 */
+        const float *o = j->out + (size_t)t.col0 * ldo + t.m0;
+        if (t.cols < NR)
+            memset(c, 0, (size_t)t.rows * NR * sizeof *c);
+        for (int jj = 0; jj < t.cols; jj++)
+            for (int i = 0; i < t.rows; i++)
+                c[i * NR + jj] = o[jj * ldo + i];
+        return;
+    }
+    for (int i = 0; i < t.rows; i++) {
+        const float b0 = j->bias ? j->bias[t.m0 + i] : 0.0f;
+        for (int jj = 0; jj < NR; jj++)
+            c[i * NR + jj] = b0;
+    }
+}
+
+static void swapped_tile_finish(const matmul_job *j, swapped_tile t, float *c, int last)
+{
+    const int NR = j->kern.NR;
+    const size_t ldo = j->M;
+    if (last && j->apply_gelu)
+        j->kern.gelu(c, NR, t.rows, t.cols);
+    const int add = last && j->acc_into;
+    j->kern.store_swapped((add ? j->acc_into : j->out) + (size_t)t.col0 * ldo + t.m0, ldo, c, NR, t.rows, t.cols, add);
+}
+
+/* One unit of the swapped product over the k slab [k0, k0 + ks): row blocks
+ * [mb0, mb1) x panels [q0, q1) of the slab whose panels start at slab (panel_len
+ * floats apart, the first being panel p0). ub holds the unit's tiles. */
+static void swapped_unit(const matmul_job *j, int me, strips_held *held, float *ub, size_t mb0, size_t mb1, int q0,
+                         int q1, int p0, const float *slab, size_t panel_len, int k0, int ks)
+{
+    const int MR = j->kern.MR, NR = j->kern.NR, tile = MR * NR, nq = q1 - q0;
+    const int first = k0 == 0, last = k0 + ks == j->K;
+    for (size_t mb = mb0; mb < mb1; mb++)
+        for (int q = q0; q < q1; q++)
+            swapped_tile_start(j, swapped_tile_at(j, mb, p0 + q), ub + ((mb - mb0) * nq + (q - q0)) * tile, first);
+    for (int kb = k0; kb < k0 + ks; kb += KC) {
+        const int kc = k0 + ks - kb < KC ? k0 + ks - kb : KC;
+        copy_unit_a(j, me, held, mb0, mb1, kb, kc);
+        for (size_t mb = mb0; mb < mb1; mb++) {
+            const swapped_tile t = swapped_tile_at(j, mb, p0 + q0);
+            size_t lda;
+            const float *a = row_block_a(j, me, mb0, mb, kb, &lda);
+            const kernel_fn kernel = j->a_t ? j->kern.transposed_a : j->kern.rows_a;
+            for (int q = q0; q < q1; q++) {
+                const lines_ahead pf = next_a_lines(j, mb0, mb1, mb, kb, k0 + ks, q - q0, nq);
+                kernel(t.rows, kc, a, lda, slab + (size_t)q * panel_len + (size_t)(kb - k0) * NR,
+                       ub + ((mb - mb0) * nq + (q - q0)) * tile, NR, 0, NULL, &pf);
+            }
+        }
+    }
+    // token panel by token panel: each row of out is written in one run (tile by tile,
+    // out's lines were fetched for ownership one at a time, ~4 GB/s)
+    for (int q = q0; q < q1; q++)
+        for (size_t mb = mb0; mb < mb1; mb++)
+            swapped_tile_finish(j, swapped_tile_at(j, mb, p0 + q), ub + ((mb - mb0) * nq + (q - q0)) * tile, last);
+}
+
+/* The tiles of a slab one thread owns: its share of the tokens, whichever operand
+ * holds them (out's rows, or swapped, out^T's columns: the slab's panels). Thread t of
+ * a team of n owns the t-th of n equal runs of them (mygpt_run_start): about the tokens
+ * the static loops before the product (LayerNorm, the residual, the packing) wrote on
+ * that thread and those after it read there. On a machine whose cores share no cache
+ * (the AMD guests: a line moves between them in ~230 ns) a token's row then stays in
+ * one core's cache from op to op; dealing tiles out dynamically had the two cores fetch
+ * each other's rows, and each ran ~25 % slower than alone. With fewer token blocks than
+ * threads (decoding's one row) the runs are of the other operand's blocks instead. */
+typedef struct share {
+    size_t mb0, mb1; /* row blocks [mb0, mb1) */
+    int q0, q1;      /* panels [q0, q1) of the slab */
+    size_t ngb;      /* groups of unit_p panels: the units are row groups (outer) x these */
+} share;
+
+static share share_of(const matmul_job *j, size_t mblocks, int np, int t, int team)
+{
+    share s = {0, mblocks, 0, np, 0};
+    int by_panels = j->swapped; /* the tokens' axis... */
+    if ((j->swapped ? (size_t)np : mblocks) < (size_t)team)
+        by_panels = !by_panels; /* ...unless it has fewer blocks than threads (decoding's one row) */
+    if (by_panels) {
+        s.q0 = (int)mygpt_run_start((size_t)np, t, team);
+        s.q1 = (int)mygpt_run_start((size_t)np, t + 1, team);
+    } else {
+        s.mb0 = mygpt_run_start(mblocks, t, team);
+        s.mb1 = mygpt_run_start(mblocks, t + 1, team);
+    }
+    s.ngb = (size_t)(s.q1 - s.q0 + j->unit_p - 1) / j->unit_p;
+    return s;
+}
+
+static size_t share_units(const matmul_job *j, share s)
+{
+    return (s.mb1 - s.mb0 + j->unit_mb - 1) / j->unit_mb * s.ngb;
+}
+
+/* Unit u of share s: row blocks [mb0, mb1) x panels [q0, q1) of the slab (panels
+ * panel_len floats apart from slab, the first being panel p0), all of the slab's k. */
+static void run_unit(const matmul_job *j, int me, strips_held *held, share s, size_t u, int p0, const float *slab,
+                     size_t panel_len, int k0, int ks)
+{
+    const size_t mb0 = s.mb0 + u / s.ngb * j->unit_mb;
+    const size_t mb1 = mb0 + j->unit_mb < s.mb1 ? mb0 + j->unit_mb : s.mb1;
+    const int q0 = s.q0 + (int)(u % s.ngb) * j->unit_p;
+    const int q1 = q0 + j->unit_p < s.q1 ? q0 + j->unit_p : s.q1;
+    const int NR = j->kern.NR;
+    if (j->swapped) { /* the unit's sums stay in this thread's buffer */
+        swapped_unit(j, me, held, j->unit_buf + (size_t)me * unit_len(j), mb0, mb1, q0, q1, p0, slab,
+                     panel_len, k0, ks);
+        return;
+    }
+    const int P = (j->format || j->prepacked) && j->M == 1 && !j->acc_into && !j->a_t ? j->kern.decode_panels : 0;
+    for (int kb = k0; kb < k0 + ks; kb += KC) {
+        const int kc = k0 + ks - kb < KC ? k0 + ks - kb : KC;
+        int qd = q0; // decoding: P whole panels at once
+        for (; P && qd + P <= q1 && (p0 + qd + P) * NR <= j->N; qd += P)
+            decode_panels(j, p0 + qd, kb, kc);
+        // a quantized B: the unit's remaining panels widened once for all its row blocks
+        float *wide = j->format ? j->w_buf + (size_t)me * widened_len(j) : NULL;
+        for (int q = qd; wide && q < q1; q++)
+            widen_block(j, p0 + q, kb, kc, wide + (size_t)(q - qd) * KC * NR);
+        if (qd < q1)
+            copy_unit_a(j, me, held, mb0, mb1, kb, kc);
+        for (size_t mb = mb0; mb < mb1 && qd < q1; mb++) {
+            size_t lda;
+            const float *a = row_block_a(j, me, mb0, mb, kb, &lda);
+            for (int q = qd; q < q1; q++) {
+                const lines_ahead pf = next_a_lines(j, mb0, mb1, mb, kb, k0 + ks, q - qd, q1 - qd);
+                matmul_tile(j, mb, p0 + q, a, lda,
+                            wide ? wide + (size_t)(q - qd) * KC * NR
+                                 : slab + (size_t)q * panel_len + (size_t)(kb - k0) * NR,
+                            kb, kc, &pf);
+            }
+        }
+    }
+}
+
+/* The blocked loops. Called by every thread of a parallel region (me of team), or by
+ * one thread alone for small products (0 of 1: no barrier then, so it may be called
+ * from inside anyone's parallel region).
+ *
+ * For each slab of B (ns columns x ks rows): its panels are packed, shared by the team
+ * (skipped when B is prepacked: then one slab is all of B), then each thread runs its
+ * share of the slab's tiles (share_of) in units of unit_mb row blocks x unit_p panels,
+ * and steals units from the others' shares once its own are done. A unit runs its KC
+ * blocks in k order, so every element is summed by one thread in the fixed order
+ * whoever takes the unit: the next k slab only starts after the barrier that ends this
+ * one. Within a unit the KC x unit_p*NR block of panels stays in L2 while the row
+ * blocks pass, and a row block's MR x KC of A stays in L1 while the panels pass. */
+static void matmul_blocks(const matmul_job *j, int me, int team)
+{
+    const int MR = j->kern.MR, NR = j->kern.NR, K = j->K, N = j->N;
+    const size_t mblocks = (j->M + MR - 1) / MR;
+    strips_held held = {0, 0, -1}; // (A is the same for every slab of B)
+    for (int n0 = 0; n0 < N; n0 += j->ns) {
+        const int nc = N - n0 < j->ns ? N - n0 : j->ns;
+        const int np = (nc + NR - 1) / NR, p0 = n0 / NR;
+        for (int k0 = 0; k0 < K; k0 += j->ks) {
+            const int ks = K - k0 < j->ks ? K - k0 : j->ks;
+            mygpt_queue_fill(&j->queues[me], (uint32_t)share_units(j, share_of(j, mblocks, np, me, team)));
+            const float *slab;
+            size_t panel_len; /* floats from one packed panel to the next */
+            if (j->format) { /* quantized panels: one slab, all of B; tile_kernel finds each block */
+                slab = NULL;
+                panel_len = (size_t)K * NR;
+            } else if (j->prepacked) {
+                slab = j->prepacked + (size_t)p0 * K * NR + (size_t)k0 * NR;
+                panel_len = (size_t)K * NR;
+            } else { /* each thread packs its run of the panels */
+                const int pend = (int)mygpt_run_start((size_t)np, me + 1, team);
+                for (int p = (int)mygpt_run_start((size_t)np, me, team); p < pend; p++) {
+                    const int col = n0 + p * NR, cols = N - col < NR ? N - col : NR;
+                    const float *src = j->b_kmajor ? j->b + (size_t)k0 * j->ldb + col
+                                                   : j->b + (size_t)col * j->ldb + k0;
+                    pack_panel(j->slab + (size_t)p * ks * NR, src, j->ldb, ks, cols, NR, j->b_kmajor);
+                }
+                slab = j->slab;
+                panel_len = (size_t)ks * NR;
+            }
+            if (team > 1) {
+#pragma omp barrier /* the panels are ready and every queue is filled */
+            }
+            for (int step = 0; step < team; step++) { /* my share first, then the others' from their ends */
+                const int owner = (me + step) % team;
+                const share s = share_of(j, mblocks, np, owner, team);
+                size_t u;
+                while (mygpt_queue_take(&j->queues[owner], step == 0, &u))
+                    run_unit(j, me, &held, s, u, p0, slab, panel_len, k0, ks);
+            }
+            if (team > 1) {
+#pragma omp barrier /* the next slab adds to these tiles, refills the queues, or reuses the buffer */
+            }
+        }
+    }
+}
+
+/* Slab and unit sizes for a team of `threads`. The slab keeps all of K when at least
+ * NC columns of it fit in SLAB_FLOATS (one pass, two barriers), else K is cut in
+ * multiples of KC. Units start at 16 row blocks x NC columns and halve until every
+ * thread has about eight to take (the balance), never below one tile. None of this
+ * touches the order of any sum: KC alone does. */
+static void plan(matmul_job *j, int threads)
+{
+    const int MR = j->kern.MR, NR = j->kern.NR, K = j->K, N = j->N;
+    const int all = (N + NR - 1) / NR * NR;
+    j->ns = all;
+    j->ks = K;
+    if (!j->prepacked && !j->format && (size_t)all * K > SLAB_FLOATS) {
+        const int fit = (int)(SLAB_FLOATS / (size_t)K) / NR * NR;
+        if (fit >= NC) {
+            const int slabs = (all + fit - 1) / fit;
+            j->ns = ((N + slabs - 1) / slabs + NR - 1) / NR * NR;
+        } else {
+            j->ns = all < 4 * NC ? all : 4 * NC;
+            j->ks = (int)(SLAB_FLOATS / (size_t)j->ns) / KC * KC;
+        }
+    }
+    const size_t mblocks = (j->M + MR - 1) / MR;
+    const int np = (j->ns + NR - 1) / NR;
+    int mb = mblocks < 16 ? (int)mblocks : 16, p = np < NC / NR ? np : NC / NR;
+    // decoding a quantized B takes decode_panels panels at once: units of no fewer
+    const int pmin = (j->format || j->prepacked) && j->M == 1 && j->kern.decode_panels ? j->kern.decode_panels : 1;
+    for (;;) {
+        const size_t units = (mblocks + mb - 1) / mb * (size_t)((np + p - 1) / p);
+        if (units >= (size_t)8 * threads || (mb == 1 && p <= pmin))
+            break;
+        if (mb > 1 && (mb >= p || p == 1))
+            mb = (mb + 1) / 2;
+        else
+            p = (p + 1) / 2;
+    }
+    j->unit_mb = mb;
+    j->unit_p = p;
+}
+
+/* out (M, N) = A B is also out^T (N, M) = B^T A^T: the weight becomes the kernel's
+ * A, read in place, and the activations are packed. Worth it when there are fewer
+ * activation rows than weight rows (training's 256 tokens against 768..50257 outputs):
+ * packing costs the B operand's size, and the weight's is the larger. A row-major
+ * operand becomes a weight-layout one and vice versa, so a_t and b_kmajor trade
+ * places. Even a prepacked weight is then read as it is: its panels would be swept
+ * once for every group of row blocks, the weight in place once in all. Not for short
+ * M (token panels of NR would be mostly empty). */
+static void swap_operands(matmul_job *j)
+{
+    if (j->M < (size_t)2 * j->kern.NR || (size_t)j->N <= j->M || j->M > (size_t)INT_MAX || j->format)
+        return; /* (a quantized weight has no float copy to read in place: never swapped) */
+    j->prepacked = NULL; /* the weight as it is serves better (j->b: what was packed) */
+    const float *a = j->a;
+    const size_t lda = j->lda;
+    const int a_t = j->a_t;
+    j->a = j->b, j->lda = j->ldb, j->a_t = j->b_kmajor;
+    j->b = a, j->ldb = lda, j->b_kmajor = a_t;
+    const int n = j->N;
+    j->N = (int)j->M;
+    j->M = (size_t)n;
+    j->swapped = 1;
+}
+
+/* Whether the rows of a (stored row by row) lie a multiple of 4 KiB apart, as with
+ * K = 3072 (fc2's input, 12 KiB a row). An L1 cache of 64 sets of 64-byte lines (48 KiB
+ * and 12 ways on Zen 5, 32 KiB and 8 ways on Zen 4 and older Intel) then puts every
+ * row a tile reads side by side into one set: 14 rows do not fit its ways, and they
+ * evict each other at every k step. Such products use the kernels' shorter tile (10
+ * rows on AVX-512; measured on Zen 5, 2 threads: ~285 -> ~315 GFLOP/s for fc2's
+ * 1024x3072x768). The tile height never changes a sum: each element is still summed
+ * over k in order, KC at a time, by one kernel. */
+static int rows_alias_in_l1(const matmul_job *j)
+{
+    return !j->a_t && j->lda * sizeof(float) % 4096 == 0;
+}
+
+/* Runs a planned job: small products on this thread with the panels on the stack (no
+ * parallel region: entering one, even with if (false), costs about a microsecond),
+ * others on OpenMP's team. No memory for the panels is an error, not a fall-back to
+ * the naive kernel: that one sums in another order, and the promise is the same bits
+ * whichever path. */
+static mygpt_status run(matmul_job *j, mygpt_error *err)
+{
+    const int small = j->M * (size_t)j->K * j->N <= MYGPT_KERNEL_SMALL;
+    if (!small)
+        swap_operands(j);
+    if (rows_alias_in_l1(j) && !j->format) {
+        j->kern.MR = j->kern.aliased_MR;
+        j->kern.rows_a = j->kern.aliased_rows_a;
+    }
+    const int team = small ? 1 : omp_get_max_threads();
+    plan(j, team);
+    const size_t units = (j->M / (size_t)j->kern.MR / (size_t)j->unit_mb + 1) *
+                         ((size_t)j->ns / (size_t)j->kern.NR / (size_t)j->unit_p + 1);
+    if (units > UINT32_MAX) /* a mygpt_queue counts in 32 bits: out would be terabytes */
+        return mygpt_fail(err, MYGPT_EINVAL, "matmul of %zu x %d is too large to share out", j->M, j->N);
+    const size_t slab_len = j->prepacked || j->format ? 0 : (size_t)j->ns * j->ks;
+    float small_slab[2048];
+    mygpt_queue solo_queue;
+    if (small && slab_len <= 2048 && !j->format) { /* (a quantized B needs w_buf) */
+        j->slab = small_slab;
+        j->queues = &solo_queue;
+        matmul_blocks(j, 0, 1);
+        return MYGPT_OK;
+    }
+    const size_t ub_len = j->swapped ? (size_t)team * unit_len(j) : 0;
+    const size_t ab_len = j->a_t ? (size_t)team * strips_len(j) : 0;
+    const size_t wb_len = j->format ? (size_t)team * widened_len(j) : 0;
+    /* one block: the panels, the unit buffers, A's strips, the widened panels, then
+     * (from a 64-byte boundary) the queues */
+    const size_t floats = slab_len + ub_len + ab_len + wb_len, q_bytes = team > 1 ? (size_t)team * sizeof(mygpt_queue) + 64 : 0;
+    /* From a cache line, as the kernels' vectors of 16 floats: malloc's block moved up to
+     * one (posix_memalign's blocks went back to the system and came back as new pages,
+     * call after call) */
+    char *block = NULL;
+    if (floats + q_bytes && !(block = malloc(floats * sizeof(float) + q_bytes + 64)))
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul's packed panels and work queues (%zu bytes)",
+                          floats * sizeof(float) + q_bytes);
+    char *mem = block ? block + (64 - (uintptr_t)block % 64) % 64 : NULL;
+    j->slab = (float *)mem;
+    j->unit_buf = j->slab + slab_len;
+    j->a_buf = ab_len ? j->unit_buf + ub_len : NULL;
+    j->w_buf = wb_len ? j->unit_buf + ub_len + ab_len : NULL;
+    j->queues = &solo_queue;
+    if (team > 1) {
+        const uintptr_t end = (uintptr_t)(mem + floats * sizeof(float));
+        j->queues = (mygpt_queue *)(mem + ((end + 63) / 64 * 64 - (uintptr_t)mem));
+    }
+    if (small) {
+        matmul_blocks(j, 0, 1);
+    } else {
+        /* num_threads(team): never more threads than unit_buf has slices for (fewer when
+         * called inside another parallel region: then the team is one) */
+#pragma omp parallel num_threads(team)
+        matmul_blocks(j, omp_get_thread_num(), omp_get_num_threads());
+    }
+    free(block);
+    return MYGPT_OK;
+}
+
+/* out = bias or GELU(...) when K is 0: nothing to multiply */
+static void no_products(float *out, const float *bias, size_t M, int N, int apply_gelu)
+{
+    for (size_t m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+            const float v = bias ? bias[n] : 0.0f;
+            out[m * (size_t)N + n] = apply_gelu ? mygpt_gelu(v) : v;
+        }
+}
+
+mygpt_status mygpt_matmul_ex(float *out, const float *inp, const float *weight,
+                             const float *bias, size_t M, int K, int N, int apply_gelu,
+                             mygpt_error *err)
+{
+    if (K < 0 || N < 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "matmul sizes must not be negative (K=%d N=%d)", K, N);
+    if (M == 0 || N == 0)
+        return MYGPT_OK;
+    if (K == 0) {
+        no_products(out, bias, M, N, apply_gelu);
+        return MYGPT_OK;
+    }
+    matmul_job job = {.out = out, .a = inp, .lda = (size_t)K, .b = weight, .ldb = (size_t)K,
+                      .bias = bias, .M = M, .K = K, .N = N, .apply_gelu = apply_gelu,
+                      .kern = pick_kernels()};
+    return run(&job, err);
+}
+
+mygpt_status mygpt_matmul(float *out, const float *inp, const float *weight, const float *bias,
+                          size_t N, int C, int OC, mygpt_error *err)
+{
+    return mygpt_matmul_ex(out, inp, weight, bias, N, C, OC, 0, err);
+}
+
+/* ---- weights packed once --------------------------------------------------------- */
+
+mygpt_status mygpt_matmul_pack(mygpt_packed_weight *pw, const float *weight, int K, int N,
+                               mygpt_error *err)
+{
+    memset(pw, 0, sizeof *pw);
+    if (K < 1 || N < 1)
+        return mygpt_fail(err, MYGPT_EINVAL, "a packed weight needs K, N >= 1 (K=%d N=%d)", K, N);
+    const kernels kern = pick_kernels();
+    const int NR = kern.NR, panels = (N + NR - 1) / NR;
+    const size_t len = (size_t)panels * NR * K;
+    /* Aligned to cache lines. Not asked for huge pages (MADV_HUGEPAGE): measured on the
+     * 2-core AMD VM, decoding was no faster with them (54-62 tokens/s either way) and a
+     * packed forward was slower (the kernel's khugepaged competes for the two cores); on
+     * the Intel Xeon VM quantized decoding gained ~4 % and packing lost ~1 s (zeroing
+     * fresh 2 MB pages), more than 64 tokens win back. */
+    void *mem = NULL;
+    if (posix_memalign(&mem, 64, len * sizeof(float)) != 0)
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a packed weight (%zu floats)", len);
+    pw->panels = mem;
+    pw->weight = weight;
+    pw->K = K, pw->N = N, pw->NR = NR;
+#pragma omp parallel for schedule(static) if (len > MYGPT_KERNEL_SMALL)
+    for (int p = 0; p < panels; p++) {
+        const int cols = N - p * NR < NR ? N - p * NR : NR;
+        pack_panel(pw->panels + (size_t)p * K * NR, weight + (size_t)p * NR * K, (size_t)K, K, cols, NR, 0);
+    }
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_matmul_pack_quantized(mygpt_packed_weight *pw, mygpt_weights format, const void *q,
+                                         const float *scales, const float *weight, int K, int N,
+                                         mygpt_error *err)
+{
+    memset(pw, 0, sizeof *pw);
+    if (K < 1 || N < 1 || (format != MYGPT_WEIGHTS_BF16 && format != MYGPT_WEIGHTS_INT8))
+        return mygpt_fail(err, MYGPT_EINVAL, "a packed quantized weight needs K, N >= 1 and bf16 or int8 (K=%d N=%d)",
+                          K, N);
+    const int NR = pick_kernels().NR, panels = (N + NR - 1) / NR;
+    const size_t es = mygpt_weights_value_bytes(format), len = (size_t)panels * NR * K;
+    const size_t groups = mygpt_int8_groups(K), slen = format == MYGPT_WEIGHTS_INT8 ? (size_t)panels * groups * NR : 0;
+    void *mem = NULL, *smem = NULL; // (not in huge pages: see mygpt_matmul_pack)
+    if (posix_memalign(&mem, 64, len * es) != 0 || (slen && posix_memalign(&smem, 64, slen * sizeof(float)) != 0)) {
+        free(mem);
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a packed quantized weight (%zu values)", len);
+    }
+    // as pack_panel lays out floats: panel p, row k, column j is weight row p * NR + j,
+    // input k (0 past N); int8's scales likewise, group g in place of k
+#pragma omp parallel for schedule(static) if (len > MYGPT_KERNEL_SMALL)
+    for (int p = 0; p < panels; p++) {
+        const int cols = N - p * NR < NR ? N - p * NR : NR;
+        for (int k = 0; k < K; k++)
+            for (int j = 0; j < NR; j++) {
+                const size_t src = ((size_t)p * NR + (size_t)j) * K + (size_t)k, dst = ((size_t)p * K + k) * NR + j;
+                if (es == 2)
+                    ((uint16_t *)mem)[dst] = j < cols ? ((const uint16_t *)q)[src] : 0;
+                else
+                    ((int8_t *)mem)[dst] = j < cols ? ((const int8_t *)q)[src] : 0;
+            }
+        for (size_t g = 0; g < (slen ? groups : 0); g++)
+            for (int j = 0; j < NR; j++)
+                ((float *)smem)[((size_t)p * groups + g) * NR + j] =
+                    j < cols ? scales[((size_t)p * NR + (size_t)j) * groups + g] : 0.0f;
+    }
+    pw->qpanels = mem;
+    pw->qscales = smem;
+    pw->format = format;
+    pw->weight = weight;
+    pw->K = K, pw->N = N, pw->NR = NR;
+    return MYGPT_OK;
+}
+
+void mygpt_matmul_packed_free(mygpt_packed_weight *pw)
+{
+    free(pw->panels);
+    free(pw->qpanels);
+    free(pw->qscales);
+    memset(pw, 0, sizeof *pw);
+}
+
+int mygpt_matmul_packed_fits(const mygpt_packed_weight *pw)
+{
+    return pw && (pw->panels || pw->qpanels) && pw->NR == pick_kernels().NR;
+}
+
+mygpt_status mygpt_matmul_prepacked(float *out, const float *inp, const mygpt_packed_weight *pw,
+                                    const float *bias, size_t M, int apply_gelu, mygpt_error *err)
+{
+    kernels kern = pick_kernels();
+    if (!mygpt_matmul_packed_fits(pw))
+        return mygpt_fail(err, MYGPT_EINVAL, "the packed weight was made for another kernel (NR %d, not %d)",
+                          pw->NR, kern.NR);
+    if (M == 0)
+        return MYGPT_OK;
+    matmul_job job = {.out = out, .a = inp, .lda = (size_t)pw->K, .b = pw->weight, .ldb = (size_t)pw->K,
+                      .prepacked = pw->panels, .format = pw->format, .qpanels = pw->qpanels,
+                      .qscales = pw->qscales, .bias = bias, .M = M, .K = pw->K, .N = pw->N,
+                      .apply_gelu = apply_gelu, .kern = kern};
+    return run(&job, err);
+}
+
+/* ---- backward ---------------------------------------------------------------------- */
+
+size_t mygpt_matmul_backward_workspace(size_t N, int C, int OC, int set_dinp, int set_dweight)
+{
+    const size_t nc = !set_dinp && OC > KC ? N * (size_t)C : 0; // dinp's partial sums
+    const size_t oc = !set_dweight && N > KC ? (size_t)OC * C : 0; // dweight's
+    return nc > oc ? nc : oc;
+}
+
+mygpt_status mygpt_matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout,
+                                   const float *inp, const float *weight, size_t N, int C, int OC,
+                                   mygpt_error *err)
+{
+    return mygpt_matmul_backward_ws(dinp, 0, dweight, 0, dbias, dout, inp, weight, N, C, OC, NULL, err);
+}
+
+/* acc_into (M, Nn) += A . B through the fast kernel: summed from zero into tmp (only
+ * needed when K spans more than one KC block), then added, as PyTorch's autograd adds a
+ * gradient it computed. With set, acc_into = A . B, summed in place. */
+static mygpt_status accumulate_product(float *acc_into, int set, const float *a, size_t lda, int a_t,
+                                       const float *b, size_t ldb, size_t M, int K, int Nn,
+                                       float *ws, mygpt_error *err)
+{
+    if (set) {
+        matmul_job job = {.out = acc_into, .a = a, .lda = lda, .a_t = a_t, .b = b, .ldb = ldb,
+                          .b_kmajor = 1, .M = M, .K = K, .N = Nn, .kern = pick_kernels()};
+        return run(&job, err);
+    }
+    float *tmp = NULL;
+    if (K > KC && !(tmp = ws ? ws : mygpt_float_block(M * (size_t)Nn)))
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul backward (%zu floats)",
+                          M * (size_t)Nn);
+    matmul_job job = {.out = tmp, .acc_into = acc_into, .a = a, .lda = lda, .a_t = a_t, .b = b,
+                      .ldb = ldb, .b_kmajor = 1, .M = M, .K = K, .N = Nn, .kern = pick_kernels()};
+    const mygpt_status st = run(&job, err);
+    if (tmp != ws)
+        free(tmp);
+    return st;
+}
+
+mygpt_status mygpt_matmul_backward_ws(float *dinp, int set_dinp, float *dweight, int set_dweight, float *dbias, const float *dout,
+                                      const float *inp, const float *weight, size_t N, int C, int OC,
+                                      float *ws, mygpt_error *err)
+{
+    if (C < 1 || OC < 1 || N > (size_t)INT_MAX)
+        return mygpt_fail(err, MYGPT_EINVAL, "matmul backward needs 1 <= C, OC and N <= INT_MAX (N=%zu C=%d OC=%d)",
+                          N, C, OC);
+    if (N == 0)
+        return MYGPT_OK;
+    mygpt_status st = MYGPT_OK;
+    // dinp (N, C) += dout (N, OC) @ weight (OC, C): weight read as B = (K = OC, C)
+    if (dinp)
+        st = accumulate_product(dinp, set_dinp, dout, (size_t)OC, 0, weight, (size_t)C, N, OC, C, ws, err);
+    // dweight (OC, C) += dout^T (OC, N) @ inp (N, C): dout read transposed; the sum over
+    // the N rows runs in the kernel's fixed order (KC blocks, k in order)
+    if (st == MYGPT_OK && dweight)
+        st = accumulate_product(dweight, set_dweight, dout, (size_t)OC, 1, inp, (size_t)C, (size_t)OC, (int)N, C, ws, err);
+    // dbias += column sums of dout: threads own columns, rows in order
+    const size_t no = N * (size_t)OC;
+    if (st == MYGPT_OK && dbias) {
+#pragma omp parallel for schedule(static) if (no > MYGPT_KERNEL_SMALL)
+        for (int o = 0; o < OC; o++) {
+            float s = 0.0f;
+            for (size_t n = 0; n < N; n++)
+                s += dout[n * OC + o];
+            dbias[o] += s;
+        }
+    }
+    return st;
+}
+
+void mygpt_matmul_backward_naive(float *dinp, float *dweight, float *dbias, const float *dout,
+                                 const float *inp, const float *weight, size_t N, int C, int OC)
+{
+    for (size_t n = 0; dinp && n < N; n++) // dinp[n] += dout[n] @ weight
+        for (int i = 0; i < C; i++) {
+            float s = 0.0f;
+            for (int o = 0; o < OC; o++)
+                s += dout[n * OC + o] * weight[(size_t)o * C + i];
+            dinp[n * C + i] += s;
+        }
+    for (int o = 0; dweight && o < OC; o++) // dweight[o] += sum over n of dout[n, o] inp[n]
+        for (int i = 0; i < C; i++) {
+            float s = 0.0f;
+            for (size_t n = 0; n < N; n++)
+                s += dout[n * OC + o] * inp[n * C + i];
+            dweight[(size_t)o * C + i] += s;
+        }
+    for (int o = 0; dbias && o < OC; o++) {
+        float s = 0.0f;
+        for (size_t n = 0; n < N; n++)
+            s += dout[n * OC + o];
+        dbias[o] += s;
+    }
+}

@@ -1,0 +1,98 @@
+/* posenc.c - sinusoidal, ALiBi and RoPE position encodings (see mygpt/posenc.h). */
+#include "mygpt/posenc.h"
+#include "base/base.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static mygpt_status check_even(const char *what, int n, mygpt_error *err)
+{
+    if (n < 2 || n % 2 != 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s must be even and at least 2, got %d", what, n);
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_sinusoidal_encoding(float *pe, int block_size, int n_embd, mygpt_error *err)
+{
+    if (block_size < 1)
+        return mygpt_fail(err, MYGPT_EINVAL, "block_size must be at least 1, got %d", block_size);
+    mygpt_status st = check_even("n_embd", n_embd, err);
+    if (st != MYGPT_OK)
+        return st;
+    // inv_freq = exp(-log(10000) * i / n_embd), in float32 like the tensor code
+    const float neg_log = (float)-log(10000.0);
+    for (int i = 0; i < n_embd; i += 2) {
+        const float inv_freq = expf(neg_log * (float)i / (float)n_embd);
+        for (int p = 0; p < block_size; p++) {
+            const float angle = (float)p * inv_freq;
+            pe[(size_t)p * n_embd + i] = sinf(angle);     // even dims: sin
+            pe[(size_t)p * n_embd + i + 1] = cosf(angle); // odd dims: cos
+        }
+    }
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_alibi_slopes(float *slopes, int num_heads, mygpt_error *err)
+{
+    if (num_heads < 1)
+        return mygpt_fail(err, MYGPT_EINVAL, "num_heads must be at least 1, got %d", num_heads);
+    for (int h = 0; h < num_heads; h++) // Python: 2 ** (-8 * (i + 1) / num_heads), a double
+        slopes[h] = (float)pow(2.0, -8.0 * (h + 1) / num_heads);
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_alibi_bias(float *bias, const float *slopes, int num_heads, int T,
+                              mygpt_error *err)
+{
+    if (num_heads < 1 || T < 1)
+        return mygpt_fail(err, MYGPT_EINVAL, "num_heads and T must be at least 1, got %d and %d",
+                          num_heads, T);
+    for (int h = 0; h < num_heads; h++)
+        for (int i = 0; i < T; i++)
+            for (int j = 0; j < T; j++) // (-slope) * distance, so distance 0 gives -0.
+                bias[((size_t)h * T + i) * T + j] = -slopes[h] * (float)abs(i - j);
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_rope_inv_freq(float *inv_freq, int d_model, double base, mygpt_error *err)
+{
+    mygpt_status st = check_even("d_model", d_model, err);
+    if (st != MYGPT_OK)
+        return st;
+    if (!(base > 0.0))
+        return mygpt_fail(err, MYGPT_EINVAL, "base must be positive, got %g", base);
+    for (int i = 0; i < d_model / 2; i++) // 1.0 / (base ** (arange(0, d, 2).float() / d))
+        inv_freq[i] = 1.0f / powf((float)base, (float)(2 * i) / (float)d_model);
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_rope_cache(float *cos_cache, float *sin_cache, const float *inv_freq,
+                              int seq_len, int half, mygpt_error *err)
+{
+    if (seq_len < 1 || half < 1)
+        return mygpt_fail(err, MYGPT_EINVAL, "seq_len and d/2 must be at least 1, got %d and %d",
+                          seq_len, half);
+    for (int t = 0; t < seq_len; t++)
+        for (int i = 0; i < half; i++) {
+            const float f = (float)t * inv_freq[i]; // torch.outer(positions, inv_freq)
+            cos_cache[(size_t)t * half + i] = cosf(f);
+            sin_cache[(size_t)t * half + i] = sinf(f);
+        }
+    return MYGPT_OK;
+}
+
+void mygpt_rope_apply(float *out, const float *x, const float *cos_cache, const float *sin_cache,
+                      int rows, int T, int half)
+{
+    for (int r = 0; r < rows; r++) {
+        const int t = r % T;
+        const float *c = cos_cache + (size_t)t * half, *s = sin_cache + (size_t)t * half;
+        const float *xr = x + (size_t)r * 2 * half;
+        float *o = out + (size_t)r * 2 * half;
+        for (int i = 0; i < half; i++) {
+            const float x1 = xr[2 * i], x2 = xr[2 * i + 1];
+            o[2 * i] = x1 * c[i] - x2 * s[i];
+            o[2 * i + 1] = x1 * s[i] + x2 * c[i];
+        }
+    }
+}

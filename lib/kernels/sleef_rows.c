@@ -1,0 +1,182 @@
+/*
+ * sleef_rows.c - SLEEF's expf and logf over rows in PyTorch's AVX2 lane order (see
+ * sleef_rows.h): the pieces the loss and sampling's softmax share.
+ */
+#include "kernels/sleef_rows.h"
+
+#include <sleef.h>
+
+#include "kernels/cpu.h"
+
+int mygpt_sleef_avx2(void)
+{
+    return mygpt_cpu_isa(MYGPT_FAMILY_LOSS) >= MYGPT_ISA_AVX2;
+}
+
+#if defined(MYGPT_X86_KERNELS)
+MYGPT_AVX2 static void exp8_avx2(float *out, const float *in)
+{
+    _mm256_storeu_ps(out, Sleef_expf8_u10avx2(_mm256_loadu_ps(in)));
+}
+
+MYGPT_AVX512 extern __m512 Sleef_finz_tanhf16_u10avx512f(__m512);
+
+MYGPT_AVX2 static void tanh_row_avx2(float *out, const float *in, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(out + i, Sleef_tanhf8_u10avx2(_mm256_loadu_ps(in + i)));
+    if (i < n) {
+        const __m256i on = mygpt_first_lanes((int)(n - i));
+        _mm256_maskstore_ps(out + i, on, Sleef_tanhf8_u10avx2(_mm256_maskload_ps(in + i, on)));
+    }
+}
+
+/* Sleef_tanhf8_u10avx2 is Sleef_finz_tanhf8_u10avx2: its 16-lane twin gives the same
+ * bits on all 2^32 inputs but NaNs, whose payloads may differ (tools/sleef_tanh_widths.c). */
+MYGPT_AVX512 static void tanh_row_avx512(float *out, const float *in, size_t n)
+{
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(out + i, Sleef_finz_tanhf16_u10avx512f(_mm512_loadu_ps(in + i)));
+    if (i < n) {
+        const __mmask16 on = (__mmask16)((1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(out + i, on, Sleef_finz_tanhf16_u10avx512f(_mm512_maskz_loadu_ps(on, in + i)));
+    }
+}
+
+MYGPT_AVX2 void mygpt_log8_avx2(float *out, const float *in)
+{
+    _mm256_storeu_ps(out, Sleef_logf8_u10avx2(_mm256_loadu_ps(in)));
+}
+
+/* The row's max as the scalar loop `m = x[i] > m ? x[i] : m` finds it: _mm256_max_ps(x, m)
+ * is that select lane by lane, and the lanes are then taken in the same way. Only a NaN
+ * (dropped or kept depending on where it sits) or a zero max (+0 or -0, whichever came
+ * first) can depend on the order: such rows go back to the scalar loop. */
+MYGPT_AVX2 float mygpt_row_max_avx2(const float *x, int V)
+{
+    __m256 m = _mm256_loadu_ps(x);
+    __m256 nan = _mm256_cmp_ps(m, m, _CMP_UNORD_Q);
+    int i = 8;
+    for (; i + 8 <= V; i += 8) {
+        const __m256 v = _mm256_loadu_ps(x + i);
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        m = _mm256_max_ps(v, m);
+    }
+    float lanes[8];
+    _mm256_storeu_ps(lanes, m);
+    float maxv = lanes[0];
+    for (int l = 1; l < 8; l++)
+        maxv = lanes[l] > maxv ? lanes[l] : maxv;
+    int odd = _mm256_movemask_ps(nan) != 0;
+    for (; i < V; i++) {
+        odd |= x[i] != x[i];
+        maxv = x[i] > maxv ? x[i] : maxv;
+    }
+    if (odd || maxv == 0.0f) {
+        maxv = x[0];
+        for (int k = 1; k < V; k++)
+            maxv = x[k] > maxv ? x[k] : maxv;
+    }
+    return maxv;
+}
+
+/* The sum of exp(x - max) over a row of n >= 8 in PyTorch's lane order: lane l takes
+ * elements l, l + 8, ..., the last n % 8 go to the first lanes, and the lanes are
+ * combined as the scalar code combines them. e, when not NULL, receives the exps. */
+MYGPT_AVX2 float mygpt_exp_sum_avx2(float *e, const float *x, int n, __m256 mx)
+{
+    __m256 acc = _mm256_setzero_ps();
+    int d = 0;
+    for (; d + 8 <= n; d += 8) {
+        const __m256 v = Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_loadu_ps(x + d), mx));
+        if (e)
+            _mm256_storeu_ps(e + d, v);
+        acc = d == 0 ? v : _mm256_add_ps(acc, v);
+    }
+    if (d < n) { /* the tail goes into the first n - d lanes */
+        const __m256i on = mygpt_first_lanes(n - d);
+        const __m256 v = Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_maskload_ps(x + d, on), mx));
+        if (e)
+            _mm256_maskstore_ps(e + d, on, v);
+        acc = _mm256_blendv_ps(acc, _mm256_add_ps(acc, v), _mm256_castsi256_ps(on));
+    }
+    float a[8];
+    _mm256_storeu_ps(a, acc);
+    return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+}
+#else
+static void exp8_avx2(float *out, const float *in) { (void)out; (void)in; }
+static void mygpt_log8_avx2(float *out, const float *in) { (void)out; (void)in; }
+static void tanh_row_avx2(float *out, const float *in, size_t n) { (void)out; (void)in; (void)n; }
+static void tanh_row_avx512(float *out, const float *in, size_t n) { (void)out; (void)in; (void)n; }
+#endif
+
+/* out[i] = exp(in[i]) (or log) for 8 values, as PyTorch's AVX2 kernels compute them */
+void mygpt_exp8(float *out, const float *in, int avx2)
+{
+    if (avx2)
+        exp8_avx2(out, in);
+    else
+        for (int l = 0; l < 8; l++)
+            out[l] = Sleef_expf_u10(in[l]);
+}
+
+void mygpt_tanh_row(float *x, size_t n, int avx2)
+{
+    if (avx2 && mygpt_cpu_isa(MYGPT_FAMILY_LOSS) >= MYGPT_ISA_AVX512)
+        tanh_row_avx512(x, x, n);
+    else if (avx2)
+        tanh_row_avx2(x, x, n);
+    else
+        for (size_t i = 0; i < n; i++)
+            x[i] = Sleef_tanhf_u10(x[i]);
+}
+
+float mygpt_log1f(float x, int avx2)
+{
+    float in[8] = {x, 1, 1, 1, 1, 1, 1, 1}, out[8];
+    if (avx2)
+        mygpt_log8_avx2(out, in);
+    else
+        out[0] = Sleef_logf_u10(x);
+    return out[0];
+}
+
+/* sum of exp(x - max) over a row, in PyTorch's lane order; e (n) receives the exps */
+float mygpt_exp_sum_row(float *e, const float *x, size_t n, float maxv, int avx2)
+{
+    float in[8], v[8], acc[8];
+    if (n < 8) {
+        for (size_t l = 0; l < 8; l++)
+            in[l] = (l < n ? x[l] : 0.0f) - maxv;
+        mygpt_exp8(v, in, avx2);
+        float sum = v[0];
+        e[0] = v[0];
+        for (size_t l = 1; l < n; l++) {
+            e[l] = v[l];
+            sum += v[l];
+        }
+        return sum;
+    }
+    size_t d = 0;
+    for (; d + 8 <= n; d += 8) {
+        for (int l = 0; l < 8; l++)
+            in[l] = x[d + l] - maxv;
+        mygpt_exp8(e + d, in, avx2);
+        for (int l = 0; l < 8; l++)
+            acc[l] = d == 0 ? e[l] : acc[l] + e[d + l];
+    }
+    const size_t r = n - d;
+    if (r > 0) { // the tail goes into the first r lanes
+        for (size_t l = 0; l < 8; l++)
+            in[l] = (l < r ? x[d + l] : 0.0f) - maxv;
+        mygpt_exp8(v, in, avx2);
+        for (size_t l = 0; l < r; l++) {
+            e[d + l] = v[l];
+            acc[l] += v[l];
+        }
+    }
+    return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+}

@@ -1,0 +1,61 @@
+/*
+ * sleef_rows.h - private: SLEEF's expf and logf over rows of floats, in the lane order
+ * of PyTorch 1.13's AVX2 kernels (ATen's vectorised log_softmax and softmax call
+ * Debian's libsleef): lane l takes elements l, l + 8, ...; the last n % 8 go to the
+ * first lanes; the lanes are combined as ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)).
+ * What the loss (loss.c) and sampling's softmax (sample.c) share, so both give
+ * PyTorch's bits. The _avx2 functions run only when mygpt_sleef_avx2() says so.
+ */
+#ifndef MYGPT_SLEEF_ROWS_H
+#define MYGPT_SLEEF_ROWS_H
+
+#include <stddef.h>
+
+#include "base/simd.h"
+
+/* 1 when the AVX2 rows run here (the CPU has AVX2 and FMA; decided once, cpu.h). */
+int mygpt_sleef_avx2(void);
+
+/* out[l] = expf(in[l]) for 8 values, as PyTorch's kernel computes them (avx2: SLEEF's
+ * 8-lane function, else its scalar one). */
+void mygpt_exp8(float *out, const float *in, int avx2);
+
+/* x[i] = tanhf(x[i]) for n values, as PyTorch's tanh computes them (avx2: vml's map
+ * over SLEEF's 8-lane function; else its scalar one). SLEEF's deterministic functions
+ * give the same bits at every width, so on an AVX-512 CPU its 16-lane one runs. */
+void mygpt_tanh_row(float *x, size_t n, int avx2);
+
+/* logf(x) as PyTorch's kernel computes it. */
+float mygpt_log1f(float x, int avx2);
+
+/* The sum of exp(x - maxv) over a row of n in PyTorch's lane order (rows under 8 are
+ * summed in order); e (n) receives the exps. */
+float mygpt_exp_sum_row(float *e, const float *x, size_t n, float maxv, int avx2);
+
+#if defined(MYGPT_X86_KERNELS)
+#include <immintrin.h>
+/* sleef.h declares its 256-bit functions only when the whole file is compiled for AVX;
+ * here only some functions are, so their prototypes (sleef.h's) are repeated, marked
+ * AVX2 as they are (clang refuses to pass a __m256 to a function declared without). */
+MYGPT_AVX2 extern __m256 Sleef_expf8_u10avx2(__m256);
+MYGPT_AVX2 extern __m256 Sleef_logf8_u10avx2(__m256);
+MYGPT_AVX2 extern __m256 Sleef_tanhf8_u10avx2(__m256);
+
+/* lanes 0..r-1 on, the rest off (r <= 8) */
+MYGPT_AVX2 static inline __m256i mygpt_first_lanes(int r)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(r), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* logf of 8 values with SLEEF's AVX2 function */
+MYGPT_AVX2 void mygpt_log8_avx2(float *out, const float *in);
+
+/* The row's max (V >= 8) exactly as the scalar loop `m = x[i] > m ? x[i] : m` finds it. */
+MYGPT_AVX2 float mygpt_row_max_avx2(const float *x, int V);
+
+/* mygpt_exp_sum_row for n >= 8, 8 floats a step in registers, with mx = maxv in every
+ * lane; e may be NULL. The same bits. */
+MYGPT_AVX2 float mygpt_exp_sum_avx2(float *e, const float *x, int n, __m256 mx);
+#endif
+
+#endif

@@ -1,0 +1,155 @@
+/*
+ * optim.c - torch.optim.SGD and torch.optim.AdamW (PyTorch 1.13, the default
+ * single-tensor path), bit for bit. PyTorch's CPU kernels for add(alpha=), addcmul and
+ * addcdiv are compiled with FMA contraction, so where they compute a + alpha * b the
+ * result is one fused multiply-add; the formulas below say exactly where. f32(x) is a
+ * Python float (double) rounded to float32, as a Scalar becomes when it meets a float
+ * tensor. Every element is independent: the loops are parallel and give the same bits
+ * for any thread count.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mygpt/train.h"
+#include "base/base.h"
+#include "base/parallel.h"
+#include "base/simd.h" /* MYGPT_CLONES: fmaf as the vfmadd instruction (same bits), not a libm call */
+
+void mygpt_sgd_init(mygpt_optimizer *opt, double lr)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->kind = MYGPT_SGD;
+    opt->lr = lr;
+}
+
+void mygpt_adamw_init(mygpt_optimizer *opt, double lr)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->kind = MYGPT_ADAMW;
+    opt->lr = lr;
+    opt->beta1 = 0.9;
+    opt->beta2 = 0.999;
+    opt->eps = 1e-8;
+    opt->weight_decay = 1e-2;
+}
+
+void mygpt_optimizer_free(mygpt_optimizer *opt)
+{
+    free(opt->buf);
+    free(opt->buf2);
+    opt->buf = opt->buf2 = NULL;
+}
+
+static mygpt_status check(const mygpt_optimizer *o, mygpt_error *err)
+{
+    if (!(o->lr >= 0.0))
+        return mygpt_fail(err, MYGPT_EINVAL, "Invalid learning rate: %g", o->lr);
+    if (!(o->weight_decay >= 0.0))
+        return mygpt_fail(err, MYGPT_EINVAL, "Invalid weight_decay value: %g", o->weight_decay);
+    if (o->kind == MYGPT_SGD) {
+        if (!(o->momentum >= 0.0))
+            return mygpt_fail(err, MYGPT_EINVAL, "Invalid momentum value: %g", o->momentum);
+        if (o->nesterov && (o->momentum <= 0.0 || o->dampening != 0.0))
+            return mygpt_fail(err, MYGPT_EINVAL, "%s", "Nesterov momentum requires a momentum and zero dampening");
+        return MYGPT_OK;
+    }
+    if (o->kind != MYGPT_ADAMW)
+        return mygpt_fail(err, MYGPT_EINVAL, "unknown optimizer kind %d", (int)o->kind);
+    if (!(o->eps >= 0.0))
+        return mygpt_fail(err, MYGPT_EINVAL, "Invalid epsilon value: %g", o->eps);
+    if (!(o->beta1 >= 0.0 && o->beta1 < 1.0))
+        return mygpt_fail(err, MYGPT_EINVAL, "Invalid beta parameter at index 0: %g", o->beta1);
+    if (!(o->beta2 >= 0.0 && o->beta2 < 1.0))
+        return mygpt_fail(err, MYGPT_EINVAL, "Invalid beta parameter at index 1: %g", o->beta2);
+    return MYGPT_OK;
+}
+
+/* SGD (torch/optim/sgd.py, _single_tensor_sgd), per element:
+ *   g = fma(p, f32(wd), g)                        if wd != 0   (d_p.add(p, alpha=wd))
+ *   buf = g                                       first step   (torch.clone(d_p))
+ *   buf = fma(g, f32(1 - dampening), buf * f32(momentum))      later steps
+ *   g = nesterov ? fma(buf, f32(momentum), g) : buf           if momentum != 0
+ *   p = fma(g, f32(-lr), p)                                    (p.add_(d_p, alpha=-lr)) */
+MYGPT_CLONES static void sgd_step(mygpt_optimizer *o, float *p, const float *grads, size_t n)
+{
+    const float wd = (float)o->weight_decay, mom = (float)o->momentum;
+    const float one_minus_damp = (float)(1.0 - o->dampening), neg_lr = (float)-o->lr;
+    const int first = o->step == 0, use_mom = o->momentum != 0.0, nesterov = o->nesterov;
+    const int use_wd = o->weight_decay != 0.0;
+    float *buf = o->buf;
+#pragma omp parallel for schedule(static) if (n > MYGPT_STREAM_MIN)
+    for (size_t i = 0; i < n; i++) {
+        float g = grads[i];
+        if (use_wd)
+            g = fmaf(p[i], wd, g);
+        if (use_mom) {
+            buf[i] = first ? g : fmaf(g, one_minus_damp, buf[i] * mom);
+            g = nesterov ? fmaf(buf[i], mom, g) : buf[i];
+        }
+        p[i] = fmaf(g, neg_lr, p[i]);
+    }
+}
+
+/* AdamW (torch/optim/adamw.py, _single_tensor_adamw), with step t after += 1:
+ *   p = p * f32(1 - lr * wd)
+ *   m = fma(g, f32(1 - beta1), m * f32(beta1))
+ *   v = fma(f32(1 - beta2) * g, g, v * f32(beta2))
+ *   denom = sqrt(v) / f32(sqrt(1 - beta2^t)) + f32(eps)
+ *   p = p + (f32(-lr / (1 - beta1^t)) * m) / denom
+ * (bias corrections in double, as Python computes them). */
+MYGPT_CLONES static void adamw_step(mygpt_optimizer *o, float *p, const float *grads, size_t n)
+{
+    const double t = (double)o->step; // already incremented
+    const float decay = (float)(1.0 - o->lr * o->weight_decay);
+    const float b1 = (float)o->beta1, one_minus_b1 = (float)(1.0 - o->beta1);
+    const float b2 = (float)o->beta2, one_minus_b2 = (float)(1.0 - o->beta2);
+    const double bc1 = 1.0 - pow(o->beta1, t), bc2 = 1.0 - pow(o->beta2, t);
+    const float bc2_sqrt = (float)sqrt(bc2), eps = (float)o->eps;
+    const float neg_step = (float)(-(o->lr / bc1));
+    float *m = o->buf, *v = o->buf2;
+#pragma omp parallel for schedule(static) if (n > MYGPT_STREAM_MIN)
+    for (size_t i = 0; i < n; i++) {
+        const float g = grads[i];
+        p[i] = p[i] * decay;
+        m[i] = fmaf(g, one_minus_b1, m[i] * b1);
+        v[i] = fmaf(one_minus_b2 * g, g, v[i] * b2);
+        const float denom = sqrtf(v[i]) / bc2_sqrt + eps;
+        p[i] = p[i] + (neg_step * m[i]) / denom;
+    }
+}
+
+mygpt_status mygpt_optimizer_step(mygpt_optimizer *o, float *params, const float *grads, size_t n,
+                                  mygpt_error *err)
+{
+    mygpt_status st = check(o, err);
+    if (st != MYGPT_OK)
+        return st;
+    if (o->step > 0 && n != o->n)
+        return mygpt_fail(err, MYGPT_EINVAL, "the optimizer holds %zu parameters, not %zu", o->n, n);
+    const int needs_buf = o->kind == MYGPT_ADAMW || o->momentum != 0.0;
+    if (needs_buf && !o->buf) {
+        o->buf = mygpt_float_block(n ? n : 1); // AdamW: exp_avg = zeros_like(p)
+        if (o->kind == MYGPT_ADAMW)
+            o->buf2 = mygpt_float_block(n ? n : 1);
+        if (!o->buf || (o->kind == MYGPT_ADAMW && !o->buf2)) {
+            mygpt_optimizer_free(o);
+            return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the optimizer's state (%zu floats)", n);
+        }
+        // Zeros written, not calloc's: a page calloc leaves to be read first maps the
+        // shared zero page, and the step's write then copies it and stops every thread
+        // to flush the old mapping (for GPT-2 small, ~3 s of the first step on a 2-core VM).
+        mygpt_fill_floats(o->buf, NULL, n);
+        if (o->buf2)
+            mygpt_fill_floats(o->buf2, NULL, n);
+    }
+    o->n = n;
+    if (o->kind == MYGPT_SGD) {
+        sgd_step(o, params, grads, n);
+        o->step++;
+    } else {
+        o->step++;
+        adamw_step(o, params, grads, n);
+    }
+    return MYGPT_OK;
+}

@@ -1,0 +1,353 @@
+/*
+ * train.c - the GPT's training forward pass (keeping activations) and its backward
+ * pass, top to bottom; the layers' backward functions are beside their forwards
+ * (layers.c, matmul.c, loss.c).
+ */
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mygpt/layers.h"
+#include "mygpt/train.h"
+#include "model/block.h"
+#include "base/base.h"
+#include "model/params.h"
+#include "kernels/matmul.h"
+#include "base/parallel.h"
+
+/* Frees what the activations hold (not the struct). */
+static void train_acts_release(mygpt_train_acts *a)
+{
+    free(a->memory);
+    free(a->workspace);
+    free(a->att_scratch);
+    free(a->ids);
+    free(a->targets);
+    free(a->keep);
+    memset(a, 0, sizeof *a);
+}
+
+/* The activations the backward needs and its scratch, for `rows` rows of T and L
+ * layers: one list that both sizes them (base NULL) and carves them. Returns floats. */
+static size_t carve_train_acts(mygpt_train_acts *a, float *base, size_t rows, size_t T, size_t L, size_t C,
+                               size_t NH, size_t V)
+{
+    size_t n = 0;
+#define TAKE(field, count) (a->field = base ? base + n : NULL, n += (count))
+    TAKE(resid, (L + 1) * rows * C); // the residual stream entering each layer, and the last
+    TAKE(ln1, L * rows * C);
+    TAKE(ln1_mean, L * rows);
+    TAKE(ln1_denom, L * rows);
+    TAKE(q, L * rows * C);
+    TAKE(k, L * rows * C);
+    TAKE(v, L * rows * C);
+    TAKE(att, L * rows * NH * T);    // each query's (NH, T) probabilities
+    TAKE(atty, L * rows * C);
+    TAKE(resid_mid, L * rows * C);
+    TAKE(ln2, L * rows * C);
+    TAKE(ln2_mean, L * rows);
+    TAKE(ln2_denom, L * rows);
+    TAKE(fch, L * rows * 4 * C);
+    TAKE(fch_gelu, L * rows * 4 * C);
+    TAKE(lnf, rows * C);
+    TAKE(lnf_mean, rows);
+    TAKE(lnf_denom, rows);
+    TAKE(logits, rows * V);
+    TAKE(logp, rows * V);
+    // the backward's scratch, one layer at a time
+    TAKE(dresid, rows * C);
+    TAKE(dresid2, rows * C);
+    TAKE(dln, rows * C);
+    TAKE(datty, rows * C);
+    TAKE(dq, rows * C);
+    TAKE(dk, rows * C);
+    TAKE(dv, rows * C);
+    TAKE(dfch, rows * 4 * C);
+    TAKE(dfch_gelu, rows * 4 * C);
+#undef TAKE
+    return n;
+}
+
+/* Makes room for (B, T) in a, keeping the old buffers when they fit. */
+static mygpt_status ensure_train_acts(mygpt_train_acts *a, const mygpt_config *cfg, int B, int T, mygpt_error *err)
+{
+    const size_t C = (size_t)cfg->embed_dim, V = (size_t)cfg->vocab_size;
+    const size_t L = (size_t)cfg->num_layers, NH = (size_t)cfg->num_heads;
+    const size_t BT = (size_t)B * T, Ts = (size_t)T;
+    if (a->memory && BT <= a->capacity_bt && BT * Ts <= a->capacity_btt) {
+        a->B = B;
+        a->T = T;
+        return MYGPT_OK;
+    }
+    mygpt_train_acts sizing;
+    size_t total;
+    if (mygpt_mul_overflows(BT, carve_train_acts(&sizing, NULL, 1, Ts, L, C, NH, V), &total) ||
+        total > SIZE_MAX / sizeof(float))
+        return mygpt_fail(err, MYGPT_EOVERFLOW, "training activations for B=%d, T=%d overflow", B, T);
+    float *mem = mygpt_float_block(total);
+    int64_t *ids = malloc(BT * sizeof *ids), *targets = malloc(BT * sizeof *targets);
+    if (!mem || !ids || !targets) {
+        free(mem);
+        free(ids);
+        free(targets);
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for training activations (%zu floats)", total);
+    }
+    train_acts_release(a);
+    a->memory = mem;
+    a->memory_len = total;
+    a->ids = ids;
+    a->targets = targets;
+    a->capacity_bt = BT;
+    a->capacity_btt = BT * Ts;
+    a->B = B;
+    a->T = T;
+    carve_train_acts(a, mem, BT, Ts, L, C, NH, V);
+    // the matmul backward's partial sums: only the attention's k and v add their dln
+    // to q's (every other gradient is written into zeros: see mygpt_linear_backward)
+    a->ws_len = mygpt_matmul_backward_workspace(BT, (int)C, (int)C, 0, 1);
+    if (a->ws_len && !(a->workspace = mygpt_float_block(a->ws_len))) {
+        a->ws_len = 0; // the kernel then allocates its own
+    }
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_trainer_create(mygpt_trainer **out, mygpt_gpt *model, mygpt_error *err)
+{
+    *out = NULL;
+    if (model->weights != MYGPT_WEIGHTS_FP32)
+        return mygpt_fail(err, MYGPT_EINVAL, "a model with %s weights is for inference: training stays float32 "
+                          "(mygpt_gpt_quantize to MYGPT_WEIGHTS_FP32 trains its dequantized values)",
+                          model->weights == MYGPT_WEIGHTS_INT8 ? "int8" : "bf16");
+    if (model->packed)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s",
+                          "a packed model cannot be trained: its packing would go stale (mygpt_gpt_unpack first)");
+    mygpt_trainer *tr = calloc(1, sizeof *tr);
+    if (!tr || !(tr->grads_memory = mygpt_float_block(model->num_parameters))) {
+        free(tr);
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %zu gradients", model->num_parameters);
+    }
+    tr->model = model;
+    mygpt_params_carve(&tr->grads, tr->grads_memory, model->param_sizes);
+    mygpt_fill_floats(tr->grads_memory, NULL, model->num_parameters);
+    tr->grads_are_zero = 1;
+    model->trainers++;
+    *out = tr;
+    return MYGPT_OK;
+}
+
+void mygpt_trainer_free(mygpt_trainer *tr)
+{
+    if (!tr)
+        return;
+    tr->model->trainers--;
+    free(tr->grads_memory);
+    free(tr->grads_scratch);
+    train_acts_release(&tr->acts);
+    free(tr);
+}
+
+mygpt_status mygpt_trainer_zero_grad(mygpt_trainer *tr, mygpt_error *err)
+{
+    (void)err;
+    mygpt_fill_floats(tr->grads_memory, NULL, tr->model->num_parameters);
+    tr->grads_are_zero = 1;
+    return MYGPT_OK;
+}
+
+#define CHECK(call)                                                                                \
+    do {                                                                                       \
+        if ((st = (call)) != MYGPT_OK)                                                         \
+            return st;                                                                         \
+    } while (0)
+
+/* The attention's per-thread scratch for this call's team (the fast kernel's). */
+static mygpt_status ensure_att_scratch(mygpt_train_acts *a, int T, int head_dim, mygpt_error *err)
+{
+    const size_t len = mygpt_attention_scratch_size(T, head_dim, omp_get_max_threads());
+    if (a->att_scratch_len < len) {
+        free(a->att_scratch);
+        a->att_scratch_len = 0;
+        if (!(a->att_scratch = mygpt_float_block(len)))
+            return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for attention scratch (%zu floats)", len);
+        a->att_scratch_len = len;
+    }
+    return MYGPT_OK;
+}
+
+/* The pass over (B, T) of a training step. */
+static mygpt_pass training_pass(const mygpt_gpt *g, const mygpt_train_acts *a)
+{
+    /* no packing: mygpt_trainer_create refuses a packed model and mygpt_gpt_pack a trained one */
+    return (mygpt_pass){.cfg = &g->config, .w = &g->params, .naive = g->use_naive_kernels, .B = a->B,
+                        .T = a->T, .att_scratch = a->att_scratch, .att_scratch_len = a->att_scratch_len,
+                        .dropout = a->dropped ? g->config.dropout : 0.0};
+}
+
+/* The keeps' layout, in the order they are drawn: the embedding's (B, T, C), then per
+ * layer the attention's (B, NH, T, T), W_o's and fc2's (B, T, C). The one place that sizes
+ * and carves them: layer l's start (l = L: the total) and its three offsets. */
+typedef struct keep_layout {
+    size_t start, att, attn, mlp;
+} keep_layout;
+
+static keep_layout keeps_of(const mygpt_config *cfg, const mygpt_train_acts *a, int l)
+{
+    const size_t N = (size_t)a->B * a->T, NC = N * (size_t)cfg->embed_dim;
+    const size_t NTT = (size_t)cfg->num_heads * N * a->T;
+    const size_t start = NC + (size_t)l * (NTT + 2 * NC);
+    return (keep_layout){start, start, start + NTT, start + NTT + NC};
+}
+
+/* Train mode: every dropout's keeps for (B, T), drawn in the forward's order, or none. */
+static mygpt_status draw_keeps(mygpt_trainer *tr, mygpt_error *err)
+{
+    mygpt_train_acts *a = &tr->acts;
+    const mygpt_config *cfg = &tr->model->config;
+    a->dropped = 0;
+    if (!tr->dropout_rng || cfg->dropout == 0.0)
+        return MYGPT_OK;
+    const size_t n = keeps_of(cfg, a, cfg->num_layers).start;
+    if (n > a->keep_len) {
+        free(a->keep);
+        a->keep_len = 0;
+        if (!(a->keep = malloc(n)))
+            return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the dropout masks (%zu bytes)", n);
+        a->keep_len = n;
+    }
+    mygpt_status st = mygpt_dropout_mask(tr->dropout_rng, a->keep, n, cfg->dropout, err);
+    a->dropped = st == MYGPT_OK;
+    return st;
+}
+
+/* Layer l's slices of the kept activations. */
+static mygpt_block_acts kept_block(const mygpt_gpt *g, const mygpt_train_acts *a, int l)
+{
+    const size_t N = (size_t)a->B * a->T, NC = N * (size_t)g->config.embed_dim, lnc = (size_t)l * NC;
+    const size_t NH = (size_t)g->config.num_heads;
+    const keep_layout k = keeps_of(&g->config, a, l);
+    return (mygpt_block_acts){
+        .keep_att = a->dropped ? a->keep + k.att : NULL, .keep_attn = a->dropped ? a->keep + k.attn : NULL,
+        .keep_mlp = a->dropped ? a->keep + k.mlp : NULL,
+        .x = a->resid + lnc, .ln1 = a->ln1 + lnc, .ln1_mean = a->ln1_mean + l * N, .ln1_rstd = a->ln1_denom + l * N,
+        .q = a->q + lnc, .k = a->k + lnc, .v = a->v + lnc, .att = a->att + (size_t)l * N * NH * a->T,
+        .atty = a->atty + lnc, .mid = a->resid_mid + lnc, .ln2 = a->ln2 + lnc, .ln2_mean = a->ln2_mean + l * N,
+        .ln2_rstd = a->ln2_denom + l * N, .fch = a->fch + 4 * lnc, .fch_gelu = a->fch_gelu + 4 * lnc,
+        .proj = a->dresid /* free until the backward */, .out = a->resid + lnc + NC};
+}
+
+mygpt_status mygpt_trainer_forward(mygpt_trainer *tr, const int64_t *ids, const int64_t *targets, int B,
+                                   int T, float *loss, mygpt_error *err)
+{
+    const mygpt_gpt *g = tr->model;
+    const mygpt_config *cfg = &g->config;
+    mygpt_status st;
+    if (B < 1 || T < 1)
+        return mygpt_fail(err, MYGPT_EINVAL, "batch and sequence sizes must be at least 1, got B=%d T=%d", B, T);
+    if (T > cfg->max_seq_len)
+        return mygpt_fail(err, MYGPT_ERANGE, "input length T=%d exceeds max_seq_len=%d", T, cfg->max_seq_len);
+    mygpt_train_acts *a = &tr->acts;
+    CHECK(ensure_train_acts(a, cfg, B, T, err));
+    if (!g->use_naive_kernels)
+        CHECK(ensure_att_scratch(a, T, cfg->embed_dim / cfg->num_heads, err));
+    a->has_forward = 0;
+    const size_t N = (size_t)B * T;
+    memcpy(a->ids, ids, N * sizeof *ids);
+    if (targets)
+        memcpy(a->targets, targets, N * sizeof *targets);
+    CHECK(draw_keeps(tr, err));
+    const mygpt_pass p = training_pass(g, a);
+
+    // x = dropout(E[ids] + P[0..T-1])                                    (B, T, C)
+    CHECK(mygpt_embedding_forward(a->resid, ids, g->params.wte, g->params.wpe, B, T, cfg->embed_dim,
+                                  cfg->vocab_size, cfg->max_seq_len, err));
+    if (a->dropped)
+        mygpt_dropout_apply(a->resid, a->resid, a->keep, N * cfg->embed_dim, cfg->dropout);
+    for (int l = 0; l < cfg->num_layers; l++) {
+        const mygpt_block_acts block = kept_block(g, a, l);
+        CHECK(mygpt_block_forward(&p, l, &block, err));
+    }
+    // logits = LN_f(x) H^T (H the head, or E), then the loss           (B, T, V)
+    const float *xf = a->resid + (size_t)cfg->num_layers * N * cfg->embed_dim;
+    CHECK(mygpt_head_forward(&p, a->logits, a->lnf, a->lnf_mean, a->lnf_denom, xf, N, err));
+    if (!targets) // model(ids) in train mode: the logits only
+        return MYGPT_OK;
+    CHECK(mygpt_cross_entropy_forward(loss, a->logp, a->logits, targets, N, cfg->vocab_size, err));
+    a->has_forward = 1;
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
+{
+    const mygpt_gpt *g = tr->model;
+    mygpt_train_acts *a = &tr->acts;
+    if (!a->has_forward)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "backward needs a mygpt_trainer_forward first");
+    /* As autograd: this backward's gradients are computed whole, then added to .grad.
+     * After zero_grad they go straight into the (zero) gradient block; otherwise into a
+     * scratch block of the same layout, added afterwards. */
+    mygpt_params scratch_views;
+    mygpt_status st;
+    const mygpt_params *d = &tr->grads;
+    if (!tr->grads_are_zero) {
+        if (!tr->grads_scratch && !(tr->grads_scratch = mygpt_float_block(g->num_parameters)))
+            return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %zu gradients", g->num_parameters);
+        mygpt_fill_floats(tr->grads_scratch, NULL, g->num_parameters);
+        mygpt_params_carve(&scratch_views, tr->grads_scratch, g->param_sizes);
+        d = &scratch_views;
+    }
+    const mygpt_config *cfg = &g->config;
+    const int C = cfg->embed_dim, V = cfg->vocab_size;
+    const size_t N = (size_t)a->B * a->T, NC = N * C;
+    const mygpt_params *w = &g->params;
+    const mygpt_pass p = training_pass(g, a);
+    const mygpt_block_grads grads = {.dx = a->dresid, .dmid = a->dresid2, .dln = a->dln, .datty = a->datty,
+                                     .dq = a->dq, .dk = a->dk, .dv = a->dv, .dfch = a->dfch,
+                                     .dfch_gelu = a->dfch_gelu, .d = d, .ws = a->workspace, .ws_len = a->ws_len};
+
+    // d loss / d logits, written over the logits                        (B, T, V)
+    mygpt_cross_entropy_backward(a->logits, a->logp, a->targets, N, V);
+    // the head: logits = lnf H^T gives dlnf = dlogits H and dH = dlogits^T lnf (H tied: E)
+    CHECK(mygpt_linear_backward(&p, a->dln, 1, mygpt_head_weight(cfg, d), NULL, a->logits, a->lnf,
+                                mygpt_head_weight(cfg, w), N, C, V, a->workspace, a->ws_len, err));
+    mygpt_fill_floats(a->dresid, NULL, NC);
+    const float *xf = a->resid + (size_t)cfg->num_layers * NC;
+    mygpt_layernorm_backward(a->dresid, d->lnfw, d->lnfb, a->dln, xf, w->lnfw, a->lnf_mean,
+                             a->lnf_denom, N, C);
+    for (int l = cfg->num_layers - 1; l >= 0; l--) { // dresid: d of layer l's output, then of its input
+        const mygpt_block_acts block = kept_block(g, a, l);
+        CHECK(mygpt_block_backward(&p, l, &block, &grads, err));
+    }
+    // x = dropout(E[ids] + P[0..T-1]): the lookup's gradient joins a tied head's in dE
+    if (a->dropped)
+        mygpt_dropout_apply(a->dresid, a->dresid, a->keep, NC, cfg->dropout);
+    mygpt_embedding_backward(d->wte, d->wpe, a->dresid, a->ids, a->B, a->T, C);
+    if (!tr->grads_are_zero) {
+        float *dst = tr->grads_memory;
+        const float *src = tr->grads_scratch;
+        const size_t n = g->num_parameters;
+#pragma omp parallel for schedule(static) if (n > MYGPT_STREAM_MIN)
+        for (size_t i = 0; i < n; i++)
+            dst[i] += src[i];
+    }
+    tr->grads_are_zero = 0;
+    a->has_forward = 0; // as autograd frees the graph: one backward per forward
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_gpt_loss(mygpt_gpt *g, const int64_t *ids, const int64_t *targets, int B,
+                            int T, float *loss, mygpt_error *err)
+{
+    mygpt_status st;
+    CHECK(mygpt_gpt_forward(g, ids, B, T, err));
+    const size_t n = (size_t)B * T * g->config.vocab_size;
+    if (n > g->acts.logp_cap) { // kept between calls: an evaluation loop reuses it
+        float *logp = mygpt_float_block(n);
+        if (!logp)
+            return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the log-probabilities (%zu floats)", n);
+        free(g->acts.logp);
+        g->acts.logp = logp;
+        g->acts.logp_cap = n;
+    }
+    return mygpt_cross_entropy_forward(loss, g->acts.logp, g->acts.logits, targets, (size_t)B * T,
+                                       g->config.vocab_size, err);
+}

@@ -1,0 +1,97 @@
+/*
+ * model/block.h - private: the transformer block, once. The full forward (gpt.c), the
+ * training forward and backward (learn/train.c) and the KV-cache step (kv_cache.c) all run
+ * their layers through mygpt_block_forward (and train.c back through
+ * mygpt_block_backward), and every product through one linear dispatcher, so the three
+ * passes cannot drift apart: what differs is only where each pass keeps its
+ * activations (the pointers of mygpt_block_acts) and which attention it runs.
+ */
+#ifndef MYGPT_MODEL_BLOCK_H
+#define MYGPT_MODEL_BLOCK_H
+
+#include <stddef.h>
+
+#include "mygpt/gpt.h"
+#include "mygpt/kv_cache.h"
+#include "kernels/matmul.h"
+#include "model/packed.h"
+
+/* What every block of one pass shares. */
+typedef struct mygpt_pass {
+    const mygpt_config *cfg;
+    const mygpt_params *w;            /* the weights                                  */
+    const mygpt_packed_model *packed; /* or NULL: each product packs its weight       */
+    int naive;                        /* 1: the reference kernels (matmul, attention) */
+    int B, T;                         /* rows N = B * T, in sequences of T            */
+    float *att_scratch;               /* the fast attention's per-thread scratch      */
+    size_t att_scratch_len;
+    mygpt_kv_cache *cache;            /* a KV-cache step (B = 1): the keys and values */
+    int t0;                           /* go to the cache's rows t0 .. t0 + T - 1      */
+    double dropout;                   /* train mode: the p of the blocks' keeps       */
+} mygpt_pass;
+
+/* Where one layer's pass reads and writes, each (N, C) unless said. Pointers that may
+ * be the same buffer say so; the rest must not overlap. */
+typedef struct mygpt_block_acts {
+    const float *x;            /* the block's input                                    */
+    float *ln1;                /* LN1(x)                                               */
+    float *ln1_mean, *ln1_rstd;/* (N) each, kept for the backward, or NULL             */
+    float *q, *k, *v;          /* (k and v: ignored in a KV-cache step: the cache's)   */
+    float *att;                /* (B, NH, T, T) the attention's probabilities, or NULL */
+    float *atty;               /* the attention's output, before W_o                   */
+    float *mid;                /* x + W_o(atty) (may be x)                             */
+    float *ln2, *ln2_mean, *ln2_rstd;
+    float *fch;                /* (N, 4C) fc1's output (GELU fused in if no fch_gelu)  */
+    float *fch_gelu;           /* (N, 4C) GELU(fch), kept for the backward, or NULL    */
+    float *proj;               /* scratch: W_o's and fc2's outputs                     */
+    float *out;                /* mid + fc2(GELU(fch)) (may be mid)                    */
+    /* train mode with dropout (mygpt_dropout_mask's keeps), else NULL: on the attention's
+     * probabilities (B, NH, T, T; att then required), on W_o's and on fc2's output (N, C) */
+    const uint8_t *keep_att, *keep_attn, *keep_mlp;
+} mygpt_block_acts;
+
+/* x = x + W_o(attention(LN1(x))); x = x + fc2(GELU(fc1(LN2(x)))) for layer l, with the
+ * architecture's biases and GELU, and the dropouts when a has keeps. */
+mygpt_status mygpt_block_forward(const mygpt_pass *p, int l, const mygpt_block_acts *a, mygpt_error *err);
+
+/* The final LayerNorm and the head for `rows` rows of x: ln = LN_f(x) (keeping mean and
+ * rstd when they are not NULL), logits (rows, V) = ln H^T, H the untied head or the token
+ * embedding E. */
+mygpt_status mygpt_head_forward(const mygpt_pass *p, float *logits, float *ln, float *mean, float *rstd,
+                                const float *x, size_t rows, mygpt_error *err);
+
+/* nn.Linear through the pass's kernels: out (N, OC) = inp (N, C) W^T + bias, then GELU
+ * when gelu; the reference loops, or the fast kernel with the weight packed once (pw)
+ * or packed by the call: the same bits. */
+mygpt_status mygpt_linear(const mygpt_pass *p, float *out, const float *inp, const float *weight,
+                          const float *bias, const mygpt_packed_weight *pw, size_t N, int C, int OC,
+                          int gelu, mygpt_error *err);
+
+/* The gradients of one layer, and its scratch: each (N, C) unless said. */
+typedef struct mygpt_block_grads {
+    float *dx;                  /* in: d out; out: d x (the block's input)           */
+    float *dmid;                /* scratch: d mid                                     */
+    float *dln, *datty, *dq, *dk, *dv;
+    float *dfch, *dfch_gelu;    /* (N, 4C) each                                       */
+    const mygpt_params *d;      /* the parameters' gradients (written, not added)     */
+    float *ws;                  /* the matmul backward's partial sums, or NULL        */
+    size_t ws_len;
+} mygpt_block_grads;
+
+/* The backward of mygpt_block_forward for layer l over the activations a kept (every
+ * pointer of a set, with ln*_mean, ln*_rstd, att and fch_gelu): g->dx goes from d out
+ * to d x, and layer l's slices of g->d receive its weights' gradients. */
+mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_acts *a,
+                                  const mygpt_block_grads *g, mygpt_error *err);
+
+/* nn.Linear's backward through the pass's kernels: dinp (+)= dout W (set_dinp: written),
+ * dw = dout^T inp (written: its block is zero), db += column sums of dout (db may be
+ * NULL). ws: workspace of ws_len floats, or the kernel's own. */
+/* The head's weight (V, C): the untied head, or the token embedding. */
+float *mygpt_head_weight(const mygpt_config *cfg, const mygpt_params *w);
+
+mygpt_status mygpt_linear_backward(const mygpt_pass *p, float *dinp, int set_dinp, float *dw, float *db,
+                                   const float *dout, const float *inp, const float *w, size_t N, int C,
+                                   int OC, float *ws, size_t ws_len, mygpt_error *err);
+
+#endif

@@ -1,0 +1,195 @@
+/*
+ * gpt.c - the chapter-12 GPT (docs/model-spec.md): the configuration's checks, the
+ * model's memory (the parameters as the table in params.c lays them out, initialised
+ * there in PyTorch's draw order) and the forward pass top to bottom.
+ */
+#include "mygpt/gpt.h"
+
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "mygpt/layers.h"
+#include "model/block.h"
+#include "base/base.h"
+#include "model/params.h"
+
+/* ---- construction -------------------------------------------------------------- */
+
+mygpt_status mygpt_gpt_alloc(mygpt_gpt **out, const mygpt_config *cfg, mygpt_error *err)
+{
+    *out = NULL;
+    mygpt_status st = mygpt_config_validate(cfg, err);
+    if (st != MYGPT_OK)
+        return st;
+    mygpt_gpt *g = calloc(1, sizeof *g);
+    if (!g)
+        return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the model");
+    g->config = *cfg;
+    mygpt_param_sizes(cfg, g->param_sizes);
+    size_t total = 0;
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++)
+        total += g->param_sizes[i];
+    g->num_parameters = total;
+    g->params_memory = mygpt_float_block(total);
+    if (!g->params_memory) {
+        free(g);
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %zu parameters", total);
+    }
+    mygpt_params_carve(&g->params, g->params_memory, g->param_sizes);
+    *out = g;
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_gpt_create_from(mygpt_gpt **out, const mygpt_config *cfg, mygpt_rng *rng,
+                                   mygpt_error *err)
+{
+    mygpt_gpt *g;
+    mygpt_status st = mygpt_gpt_alloc(&g, cfg, err);
+    if (st == MYGPT_OK && (st = mygpt_params_init(cfg, &g->params, rng, err)) != MYGPT_OK) {
+        mygpt_gpt_free(g);
+        g = NULL;
+    }
+    *out = g;
+    return st;
+}
+
+mygpt_status mygpt_gpt_create(mygpt_gpt **out, const mygpt_config *cfg, uint64_t seed,
+                              mygpt_error *err)
+{
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, seed);
+    return mygpt_gpt_create_from(out, cfg, &rng, err);
+}
+
+void mygpt_gpt_free(mygpt_gpt *gpt)
+{
+    if (!gpt)
+        return;
+    free(gpt->params_memory);
+    mygpt_gpt_unpack(gpt);
+    mygpt_quantized_free(gpt->quantized);
+    free(gpt->acts.memory);
+    free(gpt->acts.logp);
+    free(gpt->acts.scratch);
+    free(gpt);
+}
+
+/* ---- activations ---------------------------------------------------------------- */
+
+/* The forward's activations for `rows` rows, one list that both sizes them (base NULL)
+ * and carves them (as llm.c's fill_in_activation_sizes): returns their floats. */
+static size_t carve_acts(mygpt_acts *a, float *base, size_t rows, size_t C, size_t V)
+{
+    size_t n = 0;
+#define TAKE(field, count) (a->field = base ? base + n : NULL, n += (count))
+    TAKE(x, rows * C);      // residual stream
+    TAKE(ln, rows * C);     // LayerNorm output
+    TAKE(q, rows * C);
+    TAKE(k, rows * C);
+    TAKE(v, rows * C);
+    TAKE(atty, rows * C);   // attention output before W_o
+    TAKE(proj, rows * C);   // W_o's or fc2's output
+    TAKE(fch, rows * 4 * C);// fc1's output, GELU fused in
+    TAKE(logits, rows * V);
+#undef TAKE
+    return n;
+}
+
+/* Makes room for (B, T); keeps the old buffers if they are big enough. */
+static mygpt_status ensure_acts(mygpt_gpt *g, int B, int T, mygpt_error *err)
+{
+    mygpt_acts *a = &g->acts;
+    const size_t C = (size_t)g->config.embed_dim, V = (size_t)g->config.vocab_size;
+    size_t BT, total;
+    if (mygpt_mul_overflows((size_t)B, (size_t)T, &BT))
+        return mygpt_fail(err, MYGPT_EOVERFLOW, "B=%d x T=%d overflows", B, T);
+    mygpt_acts sizing;
+    if (mygpt_mul_overflows(BT, carve_acts(&sizing, NULL, 1, C, V), &total) || total > SIZE_MAX / sizeof(float))
+        return mygpt_fail(err, MYGPT_EOVERFLOW,
+                          "activations for B=%d, T=%d, V=%zu, C=%zu overflow", B, T, V, C);
+    const size_t scratch_len =
+        mygpt_attention_scratch_size(T, g->config.embed_dim / g->config.num_heads,
+                                     omp_get_max_threads());
+    if (BT > a->capacity_bt || !a->memory) {
+        float *mem = mygpt_float_block(total);
+        if (!mem)
+            return mygpt_fail(err, MYGPT_ENOMEM,
+                              "out of memory for activations (B=%d, T=%d: %zu floats)", B, T,
+                              total);
+        free(a->memory);
+        a->memory = mem;
+        a->capacity_bt = BT;
+    }
+    if (scratch_len > a->scratch_len) {
+        float *s = mygpt_float_block(scratch_len);
+        if (!s)
+            return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for attention scratch");
+        free(a->scratch);
+        a->scratch = s;
+        a->scratch_len = scratch_len;
+    }
+    carve_acts(a, a->memory, a->capacity_bt, C, V);
+    a->B = B;
+    a->T = T;
+    return MYGPT_OK;
+}
+
+/* ---- forward ----------------------------------------------------------------------- */
+
+mygpt_status mygpt_gpt_forward(mygpt_gpt *g, const int64_t *ids, int B, int T, mygpt_error *err)
+{
+    return mygpt_gpt_forward_attention(g, ids, B, T, NULL, 0, err);
+}
+
+size_t mygpt_gpt_attention_len(const mygpt_gpt *g, int B, int T)
+{
+    const size_t L = (size_t)g->config.num_layers, NH = (size_t)g->config.num_heads;
+    return B < 1 || T < 1 ? 0 : L * (size_t)B * NH * (size_t)T * (size_t)T;
+}
+
+mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *g, const int64_t *ids, int B, int T, float *att,
+                                         size_t att_len, mygpt_error *err)
+{
+    const mygpt_config *cfg = &g->config;
+    if (B < 1 || T < 1)
+        return mygpt_fail(err, MYGPT_EINVAL, "batch and sequence sizes must be at least 1, got B=%d T=%d",
+                          B, T);
+    if (T > cfg->max_seq_len)
+        return mygpt_fail(err, MYGPT_ERANGE, "input length T=%d exceeds max_seq_len=%d", T,
+                          cfg->max_seq_len);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) {
+            int64_t id = ids[(size_t)b * T + t];
+            if (id < 0 || id >= cfg->vocab_size)
+                return mygpt_fail(err, MYGPT_ERANGE,
+                                  "token id %lld at (%d, %d) is outside [0, %d)", (long long)id, b,
+                                  t, cfg->vocab_size);
+        }
+    if (att && att_len < mygpt_gpt_attention_len(g, B, T))
+        return mygpt_fail(err, MYGPT_EINVAL, "the attention buffer holds %zu floats, not the %zu of (L, B, heads, T, T)",
+                          att_len, mygpt_gpt_attention_len(g, B, T));
+    mygpt_status st = ensure_acts(g, B, T, err);
+    if (st != MYGPT_OK)
+        return st;
+
+    const int NH = cfg->num_heads;
+    mygpt_acts *a = &g->acts;
+    const mygpt_pass p = {.cfg = cfg, .w = &g->params, .packed = g->packed, .naive = g->use_naive_kernels,
+                          .B = B, .T = T, .att_scratch = a->scratch, .att_scratch_len = a->scratch_len};
+    // x = E[ids] + P[0..T-1]                                    (B, T, C)
+    st = mygpt_embedding_forward(a->x, ids, g->params.wte, g->params.wpe, B, T, cfg->embed_dim, cfg->vocab_size,
+                                 cfg->max_seq_len, err);
+    // each block updates x in place; LN1 and LN2 share one buffer
+    mygpt_block_acts block = {.x = a->x, .ln1 = a->ln, .q = a->q, .k = a->k, .v = a->v, .atty = a->atty,
+                              .mid = a->x, .ln2 = a->ln, .fch = a->fch, .proj = a->proj, .out = a->x};
+    for (int l = 0; l < cfg->num_layers && st == MYGPT_OK; l++) {
+        block.att = att ? att + (size_t)l * B * NH * T * T : NULL; // (B, NH, T, T) when asked for
+        st = mygpt_block_forward(&p, l, &block, err);
+    }
+    // logits = LN_f(x) E^T                                      (B, T, V)
+    if (st == MYGPT_OK)
+        st = mygpt_head_forward(&p, a->logits, a->ln, NULL, NULL, a->x, (size_t)B * T, err);
+    return st;
+}

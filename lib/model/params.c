@@ -1,0 +1,333 @@
+/*
+ * params.c - everything that derives from the parameter table (MYGPT_PARAMETERS in
+ * mygpt/gpt.h): each tensor's shape and size for a configuration, the carving of the
+ * one block, the state_dict's names and order, the counts (and document 000's table of
+ * them), and the initial draws. What a configuration may be is model/config.c's.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mygpt/gpt.h"
+#include "mygpt/print.h"
+#include "base/base.h"
+#include "base/draws.h"
+#include "base/text.h"
+#include "model/params.h"
+
+/* the sizes a shape is written in */
+enum { DIM_ONE, DIM_C, DIM_C4, DIM_V, DIM_MAXT };
+
+/* which architectures have a tensor (the table's `when`) */
+enum { WHEN_ALWAYS, WHEN_QKV_BIAS, WHEN_OUT_BIAS, WHEN_UNTIED };
+
+typedef struct param_row {
+    const char *field, *course, *book, *hf;
+    int per_layer, rows, cols;
+    mygpt_param_role role;
+    int bias, when;
+    size_t view; /* offsetof(mygpt_params, field) */
+} param_row;
+
+static const param_row TABLE[MYGPT_NUM_PARAM_TENSORS] = {
+#define ROW(field, course, book, hf, per_layer, rows, cols, role, bias, when)                            \
+    {#field, course, book, hf, per_layer, DIM_##rows, DIM_##cols, MYGPT_ROLE_##role, MYGPT_PARAM_##bias, \
+     WHEN_##when, offsetof(mygpt_params, field)},
+    MYGPT_PARAMETERS(ROW)
+#undef ROW
+};
+
+/* whether cfg's architecture has table row r */
+static int present(const mygpt_config *c, const param_row *r)
+{
+    const mygpt_arch_switches a = mygpt_arch_get(c);
+    switch (r->when) {
+    case WHEN_QKV_BIAS: return a.qkv_bias;
+    case WHEN_OUT_BIAS: return a.out_bias;
+    case WHEN_UNTIED: return a.untied_head;
+    default: return 1;
+    }
+}
+
+static size_t dim(const mygpt_config *c, int d)
+{
+    switch (d) {
+    case DIM_ONE: return 1;
+    case DIM_C: return (size_t)c->embed_dim;
+    case DIM_C4: return 4 * (size_t)c->embed_dim;
+    case DIM_V: return (size_t)c->vocab_size;
+    case DIM_MAXT: return (size_t)c->max_seq_len;
+    default: return 0;
+    }
+}
+
+/* one layer's floats of row r, with the product checked: 1 if it overflows */
+static int row_numel(const mygpt_config *c, const param_row *r, uint64_t *out)
+{
+    *out = 0;
+    if (!present(c, r))
+        return 0;
+    const uint64_t a = dim(c, r->rows), b = dim(c, r->cols);
+    if (a != 0 && b > UINT64_MAX / a)
+        return 1;
+    *out = a * b;
+    return 0;
+}
+
+/* tensor i's floats in the block, every layer's (the one size the carving uses) */
+static size_t tensor_floats(const mygpt_config *c, int i)
+{
+    const param_row *r = &TABLE[i];
+    if (!present(c, r))
+        return 0;
+    return dim(c, r->rows) * dim(c, r->cols) * (r->per_layer ? (size_t)c->num_layers : 1);
+}
+
+void mygpt_param_info_get(const mygpt_config *cfg, int i, mygpt_param_info *out)
+{
+    const param_row *r = &TABLE[i];
+    memset(out, 0, sizeof *out);
+    out->field = r->field;
+    out->name = cfg->arch == MYGPT_ARCH_COURSE ? r->course : r->book;
+    out->hf_name = r->hf;
+    out->present = present(cfg, r);
+    out->per_layer = r->per_layer;
+    out->ndim = r->cols == DIM_ONE ? 1 : 2;
+    out->shape[0] = (int64_t)dim(cfg, r->rows);
+    out->shape[1] = out->ndim == 2 ? (int64_t)dim(cfg, r->cols) : 1;
+    out->role = r->role;
+    out->bias = mygpt_param_info_bias(cfg, i);
+    out->numel = tensor_floats(cfg, i);
+    for (int j = 0; j < i; j++)
+        out->offset += tensor_floats(cfg, j);
+}
+
+const char *mygpt_param_tensor_name(int i)
+{
+    return i >= 0 && i < MYGPT_NUM_PARAM_TENSORS ? TABLE[i].field : "?";
+}
+
+void mygpt_param_sizes(const mygpt_config *cfg, size_t *sizes)
+{
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++)
+        sizes[i] = tensor_floats(cfg, i);
+}
+
+void mygpt_params_carve(mygpt_params *w, float *block, const size_t *sizes)
+{
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) {
+        *(float **)((char *)w + TABLE[i].view) = block;
+        block += sizes[i];
+    }
+}
+
+float *mygpt_param_tensor(const mygpt_params *w, int i)
+{
+    return *(float *const *)((const char *)w + TABLE[i].view);
+}
+
+/* The k-th per-layer tensor of cfg's state_dict, or -1: the table's order, except that
+ * the book's TransformerBlock (and GPT-2's, built as the book's) registers att and ff
+ * before norm1 and norm2, so its LayerNorm rows come last. No draw moves: a LayerNorm
+ * draws nothing. */
+static int per_layer_row(const mygpt_config *cfg, int k)
+{
+    const int book = cfg->arch != MYGPT_ARCH_COURSE;
+    for (int pass = 0; pass < (book ? 2 : 1); pass++)
+        for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) {
+            const int norm = TABLE[i].role == MYGPT_ROLE_ONES || TABLE[i].role == MYGPT_ROLE_ZEROS;
+            if (!TABLE[i].per_layer || !present(cfg, &TABLE[i]) || (book && norm != pass))
+                continue;
+            if (k-- == 0)
+                return i;
+        }
+    return -1;
+}
+
+/* The state_dict's order: the tensors cfg has, the whole-model ones before the first
+ * per-layer row, then each layer's, then the remaining whole-model ones. Entry j's table
+ * row and layer (-1: a whole-model tensor); j past the end gives row -1. */
+static int state_dict_walk(const mygpt_config *cfg, int j, int *layer)
+{
+    int first = 0, per = 0;
+    while (first < MYGPT_NUM_PARAM_TENSORS && !TABLE[first].per_layer)
+        first++;
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++)
+        per += TABLE[i].per_layer && present(cfg, &TABLE[i]);
+    *layer = -1;
+    for (int i = 0; i < first; i++) // the leading whole-model tensors
+        if (present(cfg, &TABLE[i]) && j-- == 0)
+            return i;
+    if (j < cfg->num_layers * per) { // layer j / per's tensors
+        *layer = j / per;
+        return per_layer_row(cfg, j % per);
+    }
+    j -= cfg->num_layers * per;
+    *layer = -1;
+    for (int i = first; i < MYGPT_NUM_PARAM_TENSORS; i++)
+        if (!TABLE[i].per_layer && present(cfg, &TABLE[i]) && j-- == 0)
+            return i;
+    return -1;
+}
+
+int mygpt_state_dict_len(const mygpt_config *cfg)
+{
+    int n = 0;
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++)
+        if (present(cfg, &TABLE[i]))
+            n += TABLE[i].per_layer ? cfg->num_layers : 1;
+    return n;
+}
+
+/* The per-layer prefix of an architecture's names. */
+static const char *layer_prefix(const mygpt_config *cfg)
+{
+    return cfg->arch == MYGPT_ARCH_COURSE ? "blocks" : "trf_blocks";
+}
+
+void mygpt_state_dict_entry(const mygpt_config *cfg, const mygpt_params *w, int j, mygpt_state_entry *out)
+{
+    int layer;
+    const int i = state_dict_walk(cfg, j, &layer);
+    mygpt_param_info info;
+    mygpt_param_info_get(cfg, i, &info);
+    memset(out, 0, sizeof *out);
+    if (layer >= 0)
+        snprintf(out->name, sizeof out->name, "%s.%d.%s", layer_prefix(cfg), layer, info.name);
+    else
+        snprintf(out->name, sizeof out->name, "%s", info.name);
+    out->tensor = i;
+    out->layer = layer;
+    out->ndim = info.ndim;
+    out->shape[0] = info.shape[0];
+    out->shape[1] = info.shape[1];
+    out->numel = (size_t)info.shape[0] * (size_t)info.shape[1];
+    out->data = w ? mygpt_param_tensor(w, i) + (layer >= 0 ? (size_t)layer * out->numel : 0) : NULL;
+}
+
+int mygpt_param_info_bias(const mygpt_config *cfg, int i)
+{
+    const int b = TABLE[i].bias;
+    return b != MYGPT_PARAM_none && present(cfg, &TABLE[b]) ? b : MYGPT_PARAM_none;
+}
+
+/* ---- counts ------------------------------------------------------------------------ */
+
+/* Adds one tensor's floats (all layers) to the module of the chapter's table it is in. */
+static int count_into(mygpt_param_counts *pc, int i, uint64_t numel)
+{
+    uint64_t *module = i == MYGPT_PARAM_wte   ? &pc->token_embedding
+                       : i == MYGPT_PARAM_wpe ? &pc->position_embedding
+                       : i == MYGPT_PARAM_lmw ? &pc->head
+                       : TABLE[i].per_layer   ? &pc->per_block
+                                              : &pc->final_layernorm;
+    if (*module > UINT64_MAX - numel)
+        return 1;
+    *module += numel;
+    return 0;
+}
+
+mygpt_status mygpt_param_count(const mygpt_config *cfg, mygpt_param_counts *out, mygpt_error *err)
+{
+    mygpt_config c = *cfg;
+    c.vocab_size = cfg->vocab_size > 0 ? cfg->vocab_size : 0;
+    c.embed_dim = cfg->embed_dim > 0 ? cfg->embed_dim : 0;
+    c.max_seq_len = cfg->max_seq_len > 0 ? cfg->max_seq_len : 0;
+    c.num_heads = 1;
+    c.num_layers = 0;
+    const uint64_t L = (uint64_t)(cfg->num_layers > 0 ? cfg->num_layers : 0);
+    memset(out, 0, sizeof *out);
+    int overflow = 0;
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS && !overflow; i++) {
+        uint64_t n;
+        overflow = row_numel(&c, &TABLE[i], &n) || count_into(out, i, n);
+    }
+    // per_block is 12 C^2 + 9 C for the course's model
+    if (overflow || (out->per_block != 0 && L > UINT64_MAX / out->per_block))
+        return mygpt_fail(err, MYGPT_EOVERFLOW, "parameter count overflows for V=%d C=%d N=%d",
+                          cfg->vocab_size, cfg->embed_dim, cfg->num_layers);
+    out->blocks = L * out->per_block; // the head is 0 when tied to the token embedding
+    out->total = out->token_embedding + out->position_embedding;
+    if (out->total < out->token_embedding || out->total > UINT64_MAX - out->blocks ||
+        out->total + out->blocks > UINT64_MAX - out->final_layernorm ||
+        out->total + out->blocks + out->final_layernorm > UINT64_MAX - out->head)
+        return mygpt_fail(err, MYGPT_EOVERFLOW, "%s", "the model would not fit in memory");
+    out->total += out->blocks + out->final_layernorm + out->head;
+    if (out->total > SIZE_MAX / sizeof(float))
+        return mygpt_fail(err, MYGPT_EOVERFLOW, "%s", "the model would not fit in memory");
+    return MYGPT_OK;
+}
+
+void mygpt_gpt_counts(const mygpt_gpt *g, mygpt_param_counts *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) // the sizes of the tensors it holds
+        count_into(out, i, g->param_sizes[i]);
+    out->blocks = out->per_block;
+    out->per_block /= (uint64_t)g->config.num_layers; // a tied head counts 0: it is wte
+    out->total = out->token_embedding + out->position_embedding + out->blocks + out->final_layernorm + out->head;
+}
+
+/* Document 000's table of the counts (its main's f-strings). */
+mygpt_status mygpt_param_table(mygpt_strbuf *sb, const mygpt_config *cfg,
+                               const mygpt_param_counts *pc)
+{
+    // f"{n:>5}" right-aligns in 5 columns and never truncates, like %5llu
+    mygpt_sb_printf(sb, "Token embedding       (V*C):       %5llu\n",
+                    (unsigned long long)pc->token_embedding);
+    mygpt_sb_printf(sb, "Position embedding (max_seq*C):    %5llu\n",
+                    (unsigned long long)pc->position_embedding);
+    mygpt_sb_printf(sb, "%d TransformerBlocks  (N*%llu):     %5llu\n", cfg->num_layers,
+                    (unsigned long long)pc->per_block, (unsigned long long)pc->blocks);
+    mygpt_sb_printf(sb, "Final LayerNorm       (2*C):        %5llu\n",
+                    (unsigned long long)pc->final_layernorm);
+    if (pc->head == 0)
+        mygpt_sb_printf(sb, "Tied head            (0 extra):     %5llu\n", (unsigned long long)pc->head);
+    else // an untied head (the book's out_head)
+        mygpt_sb_printf(sb, "Output head           (V*C):       %5llu\n", (unsigned long long)pc->head);
+    return mygpt_sb_printf(sb, "Total parameters:                  %5llu\n",
+                           (unsigned long long)pc->total);
+}
+
+/* ---- initialisation ---------------------------------------------------------------- */
+
+mygpt_status mygpt_params_init(const mygpt_config *cfg, const mygpt_params *w, mygpt_rng *rng,
+                               mygpt_error *err)
+{
+    mygpt_status st = MYGPT_OK;
+    const int n = mygpt_state_dict_len(cfg);
+    for (int j = 0; j < n && st == MYGPT_OK; j++) { // GPT.__init__ draws in state_dict order
+        mygpt_state_entry e;
+        mygpt_state_dict_entry(cfg, w, j, &e);
+        const size_t rows = (size_t)e.shape[0], cols = (size_t)e.shape[1];
+        switch (TABLE[e.tensor].role) {
+        case MYGPT_ROLE_EMBEDDING: // nn.Embedding: normal_(0, 1)
+            st = w ? mygpt_init_embedding(rng, e.data, rows, cols, err) : mygpt_normal_skip(rng, e.numel, err);
+            break;
+        case MYGPT_ROLE_LINEAR: { // nn.Linear: kaiming-uniform weight, then its bias uniform
+            const int b = mygpt_param_info_bias(cfg, e.tensor);
+            if (!w) {
+                mygpt_uniform_skip(rng, e.numel + (b == MYGPT_PARAM_none ? 0 : rows));
+                break;
+            }
+            float *bias = b == MYGPT_PARAM_none ? NULL : mygpt_param_tensor(w, b) + (e.layer >= 0 ? (size_t)e.layer * rows : 0);
+            st = mygpt_init_linear(rng, e.data, bias, cols, rows, err);
+            break;
+        }
+        case MYGPT_ROLE_BIAS: // drawn with its weight
+            break;
+        case MYGPT_ROLE_ONES:
+        case MYGPT_ROLE_ZEROS:
+            for (size_t k = 0; w && k < e.numel; k++)
+                e.data[k] = TABLE[e.tensor].role == MYGPT_ROLE_ONES ? 1.0f : 0.0f;
+            break;
+        }
+    }
+    return st;
+}
+
+mygpt_status mygpt_gpt_skip_init(const mygpt_config *cfg, mygpt_rng *rng, mygpt_error *err)
+{
+    mygpt_status st = mygpt_config_validate(cfg, err);
+    return st == MYGPT_OK ? mygpt_params_init(cfg, NULL, rng, err) : st;
+}

@@ -1,0 +1,72 @@
+/*
+ * generate.c - the tutorial's generation loop (mygpt/generate.h): the model's KV cache
+ * (model/kv_cache.c) while the context fits, the whole window again after it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mygpt/generate.h"
+#include "base/base.h"
+#include "model/packed.h" /* the model packed for a call */
+
+mygpt_status mygpt_generate(mygpt_gpt *g, mygpt_rng *rng, const int64_t *prompt, int n_prompt,
+                            int max_new, const mygpt_sampling *s, int64_t eos, int use_cache,
+                            int64_t *out, int *n_out, mygpt_error *err)
+{
+    return mygpt_generate_stream(g, rng, prompt, n_prompt, max_new, s, eos, use_cache, out, n_out, NULL, NULL, err);
+}
+
+mygpt_status mygpt_generate_stream(mygpt_gpt *g, mygpt_rng *rng, const int64_t *prompt, int n_prompt,
+                                   int max_new, const mygpt_sampling *s, int64_t eos, int use_cache,
+                                   int64_t *out, int *n_out, mygpt_token_fn on_token, void *user,
+                                   mygpt_error *err)
+{
+    const int M = g->config.max_seq_len, V = g->config.vocab_size;
+    mygpt_status st = MYGPT_OK;
+    if (n_prompt < 1 || max_new < 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "need a prompt of at least one token and max_new >= 0 (got %d, %d)",
+                          n_prompt, max_new);
+    memcpy(out, prompt, (size_t)n_prompt * sizeof *out);
+    int n = n_prompt;
+    *n_out = n;
+    float *logits = malloc((size_t)V * sizeof *logits), *scratch = malloc((size_t)V * sizeof *scratch);
+    mygpt_kv_cache cache = {0};
+    if (!logits || !scratch)
+        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for sampling");
+    if (st == MYGPT_OK && use_cache)
+        st = mygpt_kv_cache_init(&cache, g, err);
+    // the weights stay as they are until we return: packed once, each token reads them once
+    mygpt_packed_model *packed_here = NULL;
+    if (st == MYGPT_OK && use_cache && max_new > 1 && !g->packed && (st = mygpt_packed_model_make(&packed_here, g, err)) == MYGPT_OK)
+        g->packed = packed_here;
+    for (int step = 0; step < max_new && st == MYGPT_OK; step++) {
+        const int start = n > M ? n - M : 0, len = n - start; // idx[:, -M:]
+        if (use_cache && start == 0) {
+            // positions 0 .. n-1: only those not yet cached run (the prompt, then one)
+            st = mygpt_gpt_forward_cached(g, &cache, out + cache.len, n - cache.len, err);
+            if (st == MYGPT_OK)
+                memcpy(logits, cache.logits, (size_t)V * sizeof *logits);
+        } else { // the whole window, as the tutorial (and a full cache) must
+            st = mygpt_gpt_forward(g, out + start, 1, len, err);
+            if (st == MYGPT_OK)
+                memcpy(logits, g->acts.logits + (size_t)(len - 1) * V, (size_t)V * sizeof *logits);
+        }
+        int64_t next = 0;
+        if (st == MYGPT_OK)
+            st = mygpt_sample_next(rng, logits, (size_t)V, s, scratch, &next, err);
+        if (st != MYGPT_OK || next == eos)
+            break;
+        out[n++] = next;
+        *n_out = n;
+        if (on_token)
+            on_token(next, user);
+    }
+    if (packed_here) { // the model as it came
+        g->packed = NULL;
+        mygpt_packed_model_free(packed_here);
+    }
+    mygpt_kv_cache_free(&cache);
+    free(logits);
+    free(scratch);
+    return st;
+}
