@@ -23,11 +23,11 @@ for p in clang libclang-rt-14-dev libpcre2-dev libsleef-dev; do
 done
 
 CFLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -ffp-contract=off
-        -D_DEFAULT_SOURCE -fopenmp=libgomp -I"$ROOT/lib/include" -I"$ROOT/cli")
-LIB=("$ROOT"/lib/*.c)
+        -D_DEFAULT_SOURCE -fopenmp=libgomp -I"$ROOT/lib/include" -I"$ROOT/lib" -I"$ROOT/cli" -I"$ROOT/args")
+LIB=("$ROOT"/lib/*/*.c)
 # every subcommand (mygpt.c's main renamed below) and data-parallel training's
 # one-process build (no MPI)
-CLI=("$ROOT"/cli/*.c "$ROOT"/dp/data_parallel.c "$ROOT"/dp/train_step.c "$ROOT"/dp/book_train.c -I"$ROOT/dp")
+CLI=("$ROOT"/cli/*.c "$ROOT"/args/args.c "$ROOT"/trainer/data_parallel.c "$ROOT"/trainer/train_step.c "$ROOT"/trainer/book_train.c -I"$ROOT/trainer" -I"$ROOT/args")
 export MYGPT_DATA=${MYGPT_DATA:-$ROOT/data}
 status=0
 printf '%-15s %12s %9s  %s\n' target executions seconds findings

@@ -26,7 +26,7 @@ while IFS=$'\t' read -r number program document section expected fidelity functi
     fi
     src=$root/chapters/src/$program.c
     # the chapter's source and the helpers whose headers it includes (chapters/src and
-    # dp/), and theirs
+    # trainer/), and theirs
     sources=("$src")
     for ((i = 0; i < ${#sources[@]}; i++)); do
         for h in $(grep -o '#include "[a-z0-9_]*\.h"' "${sources[$i]}" | sed 's/#include "\(.*\)\.h"/\1/'); do

@@ -1,5 +1,5 @@
 /*
- * mpi_check.c - the data-parallel hooks (dp/data_parallel.h) under mpirun -np P: each
+ * mpi_check.c - the data-parallel hooks (trainer/data_parallel.h) under mpirun -np P: each
  * check prints "ok NAME" or "FAIL NAME ..." from every rank; tests/test_mpi.sh counts.
  */
 #include <math.h>

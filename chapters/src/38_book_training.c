@@ -1,7 +1,7 @@
 /*
  * 38_book_training - Raschka's *Build a Large Language Model (From Scratch)*, chapter 5:
  * the book's GPTModel (GPT_CONFIG_124M with a context of 256) pretrained on the-verdict
- * as train_model_simple does it (dp/book_train.c: AdamW lr 4e-4, weight decay 0.1, 10
+ * as train_model_simple does it (trainer/book_train.c: AdamW lr 4e-4, weight decay 0.1, 10
  * epochs of batches of 2, dropout in training mode, an evaluation every 5 steps and a
  * greedy sample after each epoch), its log line for line; then section 5.3: 25 greedy
  * tokens in eval mode, and torch.manual_seed(123) with temperature 1.4 and top-k 25.
