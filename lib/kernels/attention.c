@@ -33,7 +33,6 @@
 #include <string.h>
 
 #include "mygpt/attention.h"
-#include "mygpt/generate.h"
 #include "base/parallel.h"
 #include "kernels/vecmath.h"
 #include "kernels/cpu.h"

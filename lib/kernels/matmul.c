@@ -57,7 +57,7 @@
 #include <string.h>
 
 #include "mygpt/layers.h"
-#include "mygpt/quantize.h"
+#include "mygpt/weights.h"
 #include "base/parallel.h"
 #include "kernels/vecmath.h"
 #include "kernels/cpu.h"

@@ -2,7 +2,7 @@
  * params.c - everything that derives from the parameter table (MYGPT_PARAMETERS in
  * mygpt/gpt.h): each tensor's shape and size for a configuration, the carving of the
  * one block, the state_dict's names and order, the counts (and document 000's table of
- * them), and the initial draws. What a configuration may be is model/config.c's.
+ * them), and the initial draws; and the configuration's checks (its sizes must fit the table).
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -36,6 +36,42 @@ static const param_row TABLE[MYGPT_NUM_PARAM_TENSORS] = {
     MYGPT_PARAMETERS(ROW)
 #undef ROW
 };
+
+/* ---- the configuration's checks ------------------------------------------------ */
+
+/* Largest size we accept for any single dimension: keeps int arithmetic in the
+ * kernels safe. */
+#define MAX_DIM (1 << 24)
+
+mygpt_status mygpt_config_validate(const mygpt_config *cfg, mygpt_error *err)
+{
+    const struct { const char *name; int v; } dims[] = {
+        {"vocab_size", cfg->vocab_size}, {"embed_dim", cfg->embed_dim},
+        {"num_heads", cfg->num_heads},   {"num_layers", cfg->num_layers},
+        {"max_seq_len", cfg->max_seq_len}};
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
+        if (dims[i].v < 1)
+            return mygpt_fail(err, MYGPT_EINVAL, "%s must be at least 1, got %d", dims[i].name,
+                              dims[i].v);
+        if (dims[i].v > MAX_DIM)
+            return mygpt_fail(err, MYGPT_EOVERFLOW, "%s=%d is larger than the supported %d",
+                              dims[i].name, dims[i].v, MAX_DIM);
+    }
+    if ((unsigned)cfg->arch > MYGPT_ARCH_GPT2)
+        return mygpt_fail(err, MYGPT_EINVAL, "unknown architecture %d", (int)cfg->arch);
+    if (!(cfg->dropout >= 0.0 && cfg->dropout < 1.0))
+        return mygpt_fail(err, MYGPT_EINVAL, "dropout must be in [0, 1), got %g", cfg->dropout);
+    if (cfg->dropout != 0.0 && cfg->arch == MYGPT_ARCH_COURSE)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "the course's model has no dropout (llms-from-scratch and gpt2 do)");
+    if (cfg->embed_dim % cfg->num_heads != 0)
+        return mygpt_fail(err, MYGPT_EINVAL,
+                          "embed_dim=%d is not divisible by num_heads=%d", cfg->embed_dim,
+                          cfg->num_heads);
+    mygpt_param_counts pc; // the parameters must fit in memory
+    return mygpt_param_count(cfg, &pc, err);
+}
+
+/* ---- the table for a configuration ---------------------------------------------- */
 
 /* whether cfg's architecture has table row r */
 static int present(const mygpt_config *c, const param_row *r)

@@ -1,0 +1,40 @@
+/*
+ * arch.c - whose GPT a configuration describes: the architectures' names and the
+ * switches each sets (mygpt_arch_switches), which the parameter table and the block read.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "mygpt/gpt.h"
+#include "base/base.h"
+
+/* ---- architectures ------------------------------------------------------------------ */
+
+static const char *const ARCH_NAMES[] = {"course", "llms-from-scratch", "gpt2"};
+
+mygpt_arch_switches mygpt_arch_get(const mygpt_config *cfg)
+{
+    switch (cfg->arch) {
+    case MYGPT_ARCH_LLMS_FROM_SCRATCH:
+        return (mygpt_arch_switches){.qkv_bias = cfg->qkv_bias != 0, .out_bias = 1, .gelu_tanh = 1, .untied_head = 1};
+    case MYGPT_ARCH_GPT2:
+        return (mygpt_arch_switches){.qkv_bias = 1, .out_bias = 1, .gelu_tanh = 1, .untied_head = 0};
+    default:
+        return (mygpt_arch_switches){0};
+    }
+}
+
+const char *mygpt_arch_name(mygpt_arch arch)
+{
+    return (unsigned)arch < sizeof ARCH_NAMES / sizeof ARCH_NAMES[0] ? ARCH_NAMES[arch] : "?";
+}
+
+mygpt_status mygpt_arch_parse(const char *name, mygpt_arch *out, mygpt_error *err)
+{
+    for (size_t i = 0; i < sizeof ARCH_NAMES / sizeof ARCH_NAMES[0]; i++)
+        if (strcmp(name, ARCH_NAMES[i]) == 0) {
+            *out = (mygpt_arch)i;
+            return MYGPT_OK;
+        }
+    return mygpt_fail(err, MYGPT_EINVAL, "unknown architecture '%s' (course, llms-from-scratch or gpt2)", name);
+}
