@@ -48,38 +48,6 @@ mygpt_status mygpt_linear_backward(const mygpt_pass *p, float *dinp, int set_din
     return mygpt_matmul_backward_ws(dinp, set_dinp, dw, 1, db, dout, inp, w, N, C, OC, ws, err);
 }
 
-/* A layer's tensor i of the parameter table (or of its gradients), l's slice. */
-static float *slice(const mygpt_config *cfg, const mygpt_params *w, int i, int l)
-{
-    mygpt_param_info info;
-    mygpt_param_info_get(cfg, i, &info);
-    return mygpt_param_tensor(w, i) + (info.per_layer ? (size_t)l * (size_t)info.shape[0] * (size_t)info.shape[1] : 0);
-}
-
-/* The table's LINEAR tensor i of layer l applied to N rows: its weight (out, in), its
- * bias when the table gives it one, its packing when the pass has one. */
-static mygpt_status layer_linear(const mygpt_pass *p, int i, int l, float *out, const float *inp, size_t N,
-                                 int gelu, mygpt_error *err)
-{
-    mygpt_param_info info;
-    mygpt_param_info_get(p->cfg, i, &info);
-    const float *bias = info.bias == MYGPT_PARAM_none ? NULL : slice(p->cfg, p->w, info.bias, l);
-    return mygpt_linear(p, out, inp, slice(p->cfg, p->w, i, l), bias, mygpt_packed_find(p->packed, i, l), N,
-                        (int)info.shape[1], (int)info.shape[0], gelu, err);
-}
-
-static mygpt_status layer_linear_backward(const mygpt_pass *p, const mygpt_block_grads *g, int i, int l,
-                                          float *dinp, int set_dinp, const float *dout, const float *inp,
-                                          size_t N, mygpt_error *err)
-{
-    mygpt_param_info info;
-    mygpt_param_info_get(p->cfg, i, &info);
-    float *db = info.bias == MYGPT_PARAM_none ? NULL : slice(p->cfg, g->d, info.bias, l);
-    return mygpt_linear_backward(p, dinp, set_dinp, slice(p->cfg, g->d, i, l), db, dout, inp,
-                                 slice(p->cfg, p->w, i, l), N, (int)info.shape[1], (int)info.shape[0], g->ws,
-                                 g->ws_len, err);
-}
-
 /* ---- pieces of the block ---------------------------------------------------------------- */
 
 /* LayerNorm, keeping each row's mean and 1/std for the backward when asked to (the same
@@ -150,42 +118,47 @@ static mygpt_status attention(const mygpt_pass *p, int l, const mygpt_block_acts
 
 /* ---- the block ---------------------------------------------------------------------------- */
 
+/* layer l's packing of the table's tensor `field`, or NULL (the product packs the weight) */
+#define PACKED(field) mygpt_packed_find(p->packed, MYGPT_PARAM_##field, l)
+
 mygpt_status mygpt_block_forward(const mygpt_pass *p, int l, const mygpt_block_acts *a, mygpt_error *err)
 {
     const mygpt_config *cfg = p->cfg;
-    const int C = cfg->embed_dim;
-    const size_t N = (size_t)p->B * p->T, NC = N * (size_t)C, lc = (size_t)l * C;
-    const mygpt_params *w = p->w;
+    const int C = cfg->embed_dim, C4 = 4 * C;
+    const size_t N = (size_t)p->B * p->T, NC = N * (size_t)C;
+    mygpt_params lw; // layer l's weights, as the math names them: W_q is lw.wq (C, C), b_q lw.bq (C) or NULL
+    mygpt_params_layer(cfg, p->w, l, &lw);
     mygpt_status st;
     // in a KV-cache step the keys and values go to the cache's rows t0 ..
     const size_t at = (size_t)p->t0 * C, MC = (size_t)cfg->max_seq_len * C;
-    float *k = p->cache ? p->cache->k + l * MC + at : a->k;
-    float *v = p->cache ? p->cache->v + l * MC + at : a->v;
+    float *k = p->cache ? p->cache->k + l * MC + at : a->k; // (N, C)
+    float *v = p->cache ? p->cache->v + l * MC + at : a->v; // (N, C)
 
     // mid = x + W_o(attention(LN1(x)))
-    layernorm(a->ln1, a->ln1_mean, a->ln1_rstd, a->x, w->ln1w + lc, w->ln1b + lc, N, C);
-    CHECK(layer_linear(p, MYGPT_PARAM_wq, l, a->q, a->ln1, N, 0, err));
-    CHECK(layer_linear(p, MYGPT_PARAM_wk, l, k, a->ln1, N, 0, err));
-    CHECK(layer_linear(p, MYGPT_PARAM_wv, l, v, a->ln1, N, 0, err));
+    layernorm(a->ln1, a->ln1_mean, a->ln1_rstd, a->x, lw.ln1w, lw.ln1b, N, C);      // ln1 (N, C)
+    CHECK(mygpt_linear(p, a->q, a->ln1, lw.wq, lw.bq, PACKED(wq), N, C, C, 0, err)); // q   (N, C)
+    CHECK(mygpt_linear(p, k, a->ln1, lw.wk, lw.bk, PACKED(wk), N, C, C, 0, err));    // k   (N, C)
+    CHECK(mygpt_linear(p, v, a->ln1, lw.wv, lw.bv, PACKED(wv), N, C, C, 0, err));    // v   (N, C)
     mygpt_block_acts with_kv = *a;
     with_kv.k = k;
     with_kv.v = v;
-    CHECK(attention(p, l, &with_kv, err));
-    CHECK(layer_linear(p, MYGPT_PARAM_wo, l, a->proj, a->atty, N, 0, err));
+    CHECK(attention(p, l, &with_kv, err));                                             // atty (N, C)
+    CHECK(mygpt_linear(p, a->proj, a->atty, lw.wo, lw.bo, PACKED(wo), N, C, C, 0, err)); // (N, C)
     if (a->keep_attn)
         mygpt_dropout_apply(a->proj, a->proj, a->keep_attn, NC, p->dropout);
-    add(a->mid, a->x, a->proj, NC);
+    add(a->mid, a->x, a->proj, NC);                                                    // mid (N, C)
     // out = mid + fc2(GELU(fc1(LN2(mid))))
-    layernorm(a->ln2, a->ln2_mean, a->ln2_rstd, a->mid, w->ln2w + lc, w->ln2b + lc, N, C);
+    layernorm(a->ln2, a->ln2_mean, a->ln2_rstd, a->mid, lw.ln2w, lw.ln2b, N, C);    // ln2 (N, C)
     // the exact GELU is fused into fc1's product unless the backward needs fc1's output too
     const int fused = !a->fch_gelu && !mygpt_arch_get(cfg).gelu_tanh;
-    CHECK(layer_linear(p, MYGPT_PARAM_fc1w, l, a->fch, a->ln2, N, fused, err));
+    CHECK(mygpt_linear(p, a->fch, a->ln2, lw.fc1w, lw.fc1b, PACKED(fc1w), N, C, C4, fused, err)); // (N, 4C)
+    float *fch_gelu = a->fch_gelu ? a->fch_gelu : a->fch;                              // (N, 4C)
     if (!fused)
-        gelu(cfg, a->fch_gelu ? a->fch_gelu : a->fch, a->fch, 4 * NC);
-    CHECK(layer_linear(p, MYGPT_PARAM_fc2w, l, a->proj, a->fch_gelu ? a->fch_gelu : a->fch, N, 0, err));
+        gelu(cfg, fch_gelu, a->fch, 4 * NC);
+    CHECK(mygpt_linear(p, a->proj, fch_gelu, lw.fc2w, lw.fc2b, PACKED(fc2w), N, C4, C, 0, err)); // (N, C)
     if (a->keep_mlp)
         mygpt_dropout_apply(a->proj, a->proj, a->keep_mlp, NC, p->dropout);
-    add(a->out, a->mid, a->proj, NC);
+    add(a->out, a->mid, a->proj, NC);                                                  // out (N, C)
     return MYGPT_OK;
 }
 
@@ -193,9 +166,13 @@ mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_
                                   const mygpt_block_grads *g, mygpt_error *err)
 {
     const mygpt_config *cfg = p->cfg;
-    const int B = p->B, T = p->T, C = cfg->embed_dim, NH = cfg->num_heads;
-    const size_t N = (size_t)B * T, NC = N * (size_t)C, lc = (size_t)l * C;
-    const mygpt_params *w = p->w, *d = g->d;
+    const int B = p->B, T = p->T, C = cfg->embed_dim, C4 = 4 * C, NH = cfg->num_heads;
+    const size_t N = (size_t)B * T, NC = N * (size_t)C;
+    mygpt_params lw, dw; // layer l's weights and their gradients (written, not added)
+    mygpt_params_layer(cfg, p->w, l, &lw);
+    mygpt_params_layer(cfg, g->d, l, &dw);
+    float *ws = g->ws;
+    const size_t ws_len = g->ws_len;
     mygpt_status st;
 
     // out = mid + fc2(GELU(fc1(LN2(mid)))): dx holds d out; dmid = d out + the MLP's
@@ -205,12 +182,14 @@ mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_
         mygpt_dropout_apply(g->dln, g->dx, a->keep_mlp, NC, p->dropout);
         dfc2 = g->dln;
     }
-    CHECK(layer_linear_backward(p, g, MYGPT_PARAM_fc2w, l, g->dfch_gelu, 1, dfc2, a->fch_gelu, N, err));
+    CHECK(mygpt_linear_backward(p, g->dfch_gelu, 1, dw.fc2w, dw.fc2b, dfc2, a->fch_gelu, lw.fc2w, N, C4, C, ws,
+                                ws_len, err));                                         // (N, 4C)
     mygpt_fill_floats(g->dfch, NULL, 4 * NC);
-    gelu_backward(cfg, g->dfch, a->fch, g->dfch_gelu, 4 * NC);
-    CHECK(layer_linear_backward(p, g, MYGPT_PARAM_fc1w, l, g->dln, 1, g->dfch, a->ln2, N, err));
-    mygpt_layernorm_backward(g->dmid, d->ln2w + lc, d->ln2b + lc, g->dln, a->mid, w->ln2w + lc, a->ln2_mean,
-                             a->ln2_rstd, N, C);
+    gelu_backward(cfg, g->dfch, a->fch, g->dfch_gelu, 4 * NC);                        // (N, 4C)
+    CHECK(mygpt_linear_backward(p, g->dln, 1, dw.fc1w, dw.fc1b, g->dfch, a->ln2, lw.fc1w, N, C, C4, ws, ws_len,
+                                err));                                                 // (N, C)
+    mygpt_layernorm_backward(g->dmid, dw.ln2w, dw.ln2b, g->dln, a->mid, lw.ln2w, a->ln2_mean, a->ln2_rstd, N,
+                             C);                                                       // (N, C)
     // mid = x + W_o(attention(LN1(x))): dx = d mid + the attention's
     mygpt_fill_floats(g->dx, g->dmid, NC);
     const float *dwo = g->dmid; // d W_o's output: through its dropout
@@ -218,18 +197,17 @@ mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_
         mygpt_dropout_apply(g->dln, g->dmid, a->keep_attn, NC, p->dropout);
         dwo = g->dln;
     }
-    CHECK(layer_linear_backward(p, g, MYGPT_PARAM_wo, l, g->datty, 1, dwo, a->atty, N, err));
+    CHECK(mygpt_linear_backward(p, g->datty, 1, dw.wo, dw.bo, dwo, a->atty, lw.wo, N, C, C, ws, ws_len, err));
     mygpt_fill_floats(g->dq, NULL, NC);
     mygpt_fill_floats(g->dk, NULL, NC);
     mygpt_fill_floats(g->dv, NULL, NC);
     mygpt_attention_backward_dropout(g->dq, g->dk, g->dv, g->datty, a->att, a->q, a->k, a->v, a->keep_att,
-                                     p->dropout, B, T, C, NH);
+                                     p->dropout, B, T, C, NH);                         // (N, C) each
     // q, k and v read the same LN1(x): their input gradients add up in dln
-    CHECK(layer_linear_backward(p, g, MYGPT_PARAM_wq, l, g->dln, 1, g->dq, a->ln1, N, err));
-    CHECK(layer_linear_backward(p, g, MYGPT_PARAM_wk, l, g->dln, 0, g->dk, a->ln1, N, err));
-    CHECK(layer_linear_backward(p, g, MYGPT_PARAM_wv, l, g->dln, 0, g->dv, a->ln1, N, err));
-    mygpt_layernorm_backward(g->dx, d->ln1w + lc, d->ln1b + lc, g->dln, a->x, w->ln1w + lc, a->ln1_mean,
-                             a->ln1_rstd, N, C);
+    CHECK(mygpt_linear_backward(p, g->dln, 1, dw.wq, dw.bq, g->dq, a->ln1, lw.wq, N, C, C, ws, ws_len, err));
+    CHECK(mygpt_linear_backward(p, g->dln, 0, dw.wk, dw.bk, g->dk, a->ln1, lw.wk, N, C, C, ws, ws_len, err));
+    CHECK(mygpt_linear_backward(p, g->dln, 0, dw.wv, dw.bv, g->dv, a->ln1, lw.wv, N, C, C, ws, ws_len, err));
+    mygpt_layernorm_backward(g->dx, dw.ln1w, dw.ln1b, g->dln, a->x, lw.ln1w, a->ln1_mean, a->ln1_rstd, N, C);
     return MYGPT_OK;
 }
 

@@ -84,12 +84,12 @@ typedef struct mygpt_block_grads {
 mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_acts *a,
                                   const mygpt_block_grads *g, mygpt_error *err);
 
-/* nn.Linear's backward through the pass's kernels: dinp (+)= dout W (set_dinp: written),
- * dw = dout^T inp (written: its block is zero), db += column sums of dout (db may be
- * NULL). ws: workspace of ws_len floats, or the kernel's own. */
 /* The head's weight (V, C): the untied head, or the token embedding. */
 float *mygpt_head_weight(const mygpt_config *cfg, const mygpt_params *w);
 
+/* nn.Linear's backward through the pass's kernels: dinp (+)= dout W (set_dinp: written),
+ * dw = dout^T inp (written: its block is zero), db += column sums of dout (db may be
+ * NULL). ws: workspace of ws_len floats, or the kernel's own. */
 mygpt_status mygpt_linear_backward(const mygpt_pass *p, float *dinp, int set_dinp, float *dw, float *db,
                                    const float *dout, const float *inp, const float *w, size_t N, int C,
                                    int OC, float *ws, size_t ws_len, mygpt_error *err);

@@ -162,6 +162,19 @@ float *mygpt_param_tensor(const mygpt_params *w, int i)
     return *(float *const *)((const char *)w + TABLE[i].view);
 }
 
+void mygpt_params_layer(const mygpt_config *cfg, const mygpt_params *w, int l, mygpt_params *out)
+{
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) {
+        const param_row *r = &TABLE[i];
+        float *t = mygpt_param_tensor(w, i);
+        if (!present(cfg, r))
+            t = NULL;
+        else if (r->per_layer)
+            t += (size_t)l * dim(cfg, r->rows) * dim(cfg, r->cols);
+        *(float **)((char *)out + r->view) = t;
+    }
+}
+
 /* The k-th per-layer tensor of cfg's state_dict, or -1: the table's order, except that
  * the book's TransformerBlock (and GPT-2's, built as the book's) registers att and ff
  * before norm1 and norm2, so its LayerNorm rows come last. No draw moves: a LayerNorm

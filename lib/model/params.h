@@ -50,4 +50,10 @@ float *mygpt_param_tensor(const struct mygpt_params *w, int i);
 mygpt_status mygpt_params_init(const struct mygpt_config *cfg, const struct mygpt_params *w,
                                struct mygpt_rng *rng, mygpt_error *err);
 
+/* Layer l's view of w (parameters or gradients), so the block can name a layer's tensors
+ * as the math does (lw.wq, lw.bq): each per-layer tensor points at layer l's slice, a
+ * tensor cfg's architecture lacks is NULL, the whole-model tensors are w's. */
+void mygpt_params_layer(const struct mygpt_config *cfg, const struct mygpt_params *w, int l,
+                        struct mygpt_params *out);
+
 #endif
