@@ -14,6 +14,13 @@
  *   mygpt/svg.h     dependency-free SVG figures (line plots, heatmaps)
  *   mygpt/tokenizer.h  GPT-2 byte-level BPE
  *   mygpt/data.h    reading files, the data folder, the sliding-window data loader
+ *   mygpt/weights.h the weight formats (fp32, bf16, int8) and their recipes
+ *   mygpt/quantize.h  a model stored in bf16 or int8 for inference
+ *   mygpt/kv_cache.h  the model's keys and values while it decodes, and the cached forward
+ *   mygpt/sample.h  temperature, top-k, top-p and the multinomial draw
+ *   mygpt/generate.h  the generation loop
+ *   mygpt/train.h   the loss, the backward pass, SGD and AdamW, the trainer
+ *   mygpt/checkpoint.h  safetensors checkpoints, Hugging Face GPT-2 files
  *
  * Errors: functions that can fail return a mygpt_status and fill a caller-owned
  * mygpt_error; nothing in the library exits, aborts or prints.
@@ -45,5 +52,7 @@
 #include "mygpt/sample.h"
 #include "mygpt/train.h"
 #include "mygpt/quantize.h"
+#include "mygpt/weights.h"
+#include "mygpt/kv_cache.h"
 
 #endif

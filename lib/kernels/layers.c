@@ -19,12 +19,6 @@
 #include "base/base.h"
 #include "base/simd.h"
 
-/* Below this many floats of work a parallel region costs more than it saves (the
- * chapter's tiny GPT runs on one thread). Results never depend on it. Small work does
- * not even enter the OpenMP runtime: an `if (false)` parallel region still costs a
- * microsecond or so, a lot next to a 16-microsecond forward pass. */
-#define PARALLEL_MIN MYGPT_PARALLEL_MIN
-
 /* out[b, t] = wte[ids[b, t]] (+ wpe[t]) */
 static void embed_row(float *out, const int64_t *ids, const float *wte, const float *wpe, int T,
                       int C, int b, int t)
@@ -48,7 +42,7 @@ mygpt_status mygpt_embedding_forward(float *out, const int64_t *ids, const float
         if (ids[i] < 0 || ids[i] >= V)
             return mygpt_fail(err, MYGPT_ERANGE, "token id %lld at (%zu, %zu) is outside [0, %d)",
                               (long long)ids[i], i / (size_t)T, i % (size_t)T, V);
-    if ((size_t)B * T * C <= PARALLEL_MIN) {
+    if ((size_t)B * T * C <= MYGPT_PARALLEL_MIN) {
         for (int b = 0; b < B; b++)
             for (int t = 0; t < T; t++)
                 embed_row(out, ids, wte, wpe, T, C, b, t);
@@ -70,7 +64,7 @@ void mygpt_embedding_backward(float *dwte, float *dwpe, const float *dout, const
 {
     const int chunk = 16; // channels per task: one cache line of floats
     const int ntasks = (C + chunk - 1) / chunk;
-#pragma omp parallel for schedule(static) if ((size_t)B * T * C > PARALLEL_MIN)
+#pragma omp parallel for schedule(static) if ((size_t)B * T * C > MYGPT_PARALLEL_MIN)
     for (int task = 0; task < ntasks; task++) {
         const int c0 = task * chunk, c1 = c0 + chunk < C ? c0 + chunk : C;
         for (int b = 0; b < B; b++)
@@ -90,7 +84,7 @@ void mygpt_embedding_backward(float *dwte, float *dwpe, const float *dout, const
 void mygpt_matmul_naive(float *out, const float *inp, const float *weight, const float *bias,
                         size_t N, int C, int OC)
 {
-#pragma omp parallel for schedule(static) if (N * (size_t)C * OC > PARALLEL_MIN)
+#pragma omp parallel for schedule(static) if (N * (size_t)C * OC > MYGPT_PARALLEL_MIN)
     for (size_t n = 0; n < N; n++) {
         const float *x = inp + n * C; // (C,)
         for (int o = 0; o < OC; o++) {
@@ -138,7 +132,7 @@ void mygpt_layernorm_forward(float *out, const float *inp, const float *gamma, c
 void mygpt_layernorm_forward_train(float *out, float *mean, float *denom, const float *inp,
                                    const float *gamma, const float *beta, size_t N, int C)
 {
-    if (N * (size_t)C <= PARALLEL_MIN) { // small work stays out of the OpenMP runtime
+    if (N * (size_t)C <= MYGPT_PARALLEL_MIN) { // small work stays out of the OpenMP runtime
         for (size_t n = 0; n < N; n++)
             layernorm_row(out + n * C, inp + n * C, gamma, beta, C, mean ? mean + n : NULL,
                           denom ? denom + n : NULL);
@@ -159,7 +153,7 @@ MYGPT_CLONES static void layernorm_backward(float *dinp, float *dgamma, float *d
                                             const float *inp, const float *gamma, const float *mean,
                                             const float *denom, size_t N, int C)
 {
-    const int par = N * (size_t)C > PARALLEL_MIN;
+    const int par = N * (size_t)C > MYGPT_PARALLEL_MIN;
 #pragma omp parallel for schedule(static) if (par)
     for (size_t n = 0; n < N; n++) {
         const float *x = inp + n * C, *dy = dout + n * C; // (C,)
@@ -219,7 +213,7 @@ void mygpt_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const fl
 /* (the public functions call a static clone set, so no ifunc resolver is exported) */
 MYGPT_CLONES static void gelu_forward(float *out, const float *inp, size_t n)
 {
-#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+#pragma omp parallel for schedule(static) if (n > MYGPT_PARALLEL_MIN)
     for (size_t i = 0; i < n; i++)
         out[i] = mygpt_gelu(inp[i]); // x/2 (1 + erf(x / sqrt 2)), vecmath.h
 }
@@ -234,7 +228,7 @@ void mygpt_gelu_forward(float *out, const float *inp, size_t n)
  * vecmath.h's erf and exp so the loop vectorises */
 MYGPT_CLONES static void gelu_backward(float *dinp, const float *inp, const float *dout, size_t n)
 {
-#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+#pragma omp parallel for schedule(static) if (n > MYGPT_PARALLEL_MIN)
     for (size_t i = 0; i < n; i++) {
         const float x = inp[i];
         const float cdf = 0.5f * (1.0f + mygpt_erff(x * 0.70710678118654752440f));
@@ -289,7 +283,7 @@ static void gelu_tanh(float *out, const float *inp, const float *dout, size_t n)
     const float K = gelu_tanh_k();
     const int avx2 = mygpt_sleef_avx2();
     const size_t runs = (n + GELU_RUN - 1) / GELU_RUN;
-#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+#pragma omp parallel for schedule(static) if (n > MYGPT_PARALLEL_MIN)
     for (size_t r = 0; r < runs; r++) {
         const size_t i0 = r * GELU_RUN, m = n - i0 < GELU_RUN ? n - i0 : GELU_RUN;
         gelu_tanh_run(out + i0, inp + i0, dout ? dout + i0 : NULL, m, K, avx2);
@@ -337,21 +331,9 @@ mygpt_status mygpt_dropout_mask(mygpt_rng *rng, uint8_t *keep, size_t n, double 
 void mygpt_dropout_apply(float *out, const float *x, const uint8_t *keep, size_t n, double p)
 {
     const float scale = 1.0f / (float)(1.0 - p); // noise.div_(1 - p): 1 / 0.9f, or 0 / 0.9f
-#pragma omp parallel for schedule(static) if (n > PARALLEL_MIN)
+#pragma omp parallel for schedule(static) if (n > MYGPT_PARALLEL_MIN)
     for (size_t i = 0; i < n; i++)
         out[i] = x[i] * (keep[i] ? scale : 0.0f);
-}
-
-void mygpt_residual_forward(float *out, const float *inp, size_t n)
-{
-    if (n <= PARALLEL_MIN) {
-        for (size_t i = 0; i < n; i++)
-            out[i] += inp[i];
-        return;
-    }
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++)
-        out[i] += inp[i];
 }
 
 void mygpt_softmax_rows(float *x, size_t rows, int n)

@@ -123,10 +123,6 @@ mygpt_status mygpt_dropout_mask(struct mygpt_rng *rng, uint8_t *keep, size_t n, 
  * the same product with dout. */
 void mygpt_dropout_apply(float *out, const float *x, const uint8_t *keep, size_t n, double p);
 
-/* out += inp, elementwise over n values. (Its backward passes the gradient through
- * unchanged to both branches.) */
-void mygpt_residual_forward(float *out, const float *inp, size_t n);
-
 /* Softmax of each row of length n, in place, over rows [0, rows), with libm's expf
  * (the chapters' small demonstrations). Rows of all -inf are left as they are (the
  * caller's masks never produce them). */
