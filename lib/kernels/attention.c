@@ -1,7 +1,8 @@
 /*
- * attention.c - causal multi-head self-attention, all of it (mygpt/attention.h): the
- * plain loops (the reference), the fast kernel with the same bits, the KV-cache step's
- * rows, the backward, and where a head looks most.
+ * attention.c - causal multi-head self-attention made fast (mygpt/attention.h): the
+ * dispatcher, the fast kernel with the same bits as the plain loops (reference.c, over
+ * attention_rows.h's row functions), the KV-cache step's rows, the fast backward, and
+ * where a head looks most.
  *
  * The fast kernel,
  * Per (batch, head), one thread:
@@ -38,79 +39,14 @@
 #include "kernels/cpu.h"
 #include "base/base.h"
 #include "kernels/attention.h"
+#include "kernels/attention_rows.h"
+#include "kernels/reference.h"
 #include "base/simd.h"
 
 #define QB 32      /* query rows per block: their scores are kept */
 #define RG 4       /* rows per register tile */
 #define KW_MAX 64  /* widest tile row (AVX-512); kt rows are padded to a multiple of it */
 #define SC 64      /* keys per chunk of V: SC x KV floats stay in L1 while row tiles pass */
-
-/* ---- the plain loops ---------------------------------------------------------------- */
-
-/* The second half of attention_row (and of cached_row): att[0..t] holds the scores;
- * out_t = sum of p_s v_s. */
-static inline void softmax_values(float *ot, float *att, const float *vb, int t, int T, int C, int d,
-                                  int keep_probs)
-{
-    float maxv = -INFINITY;
-    for (int s = 0; s <= t; s++)
-        if (att[s] > maxv)
-            maxv = att[s];
-    float sum = 0.0f;
-    for (int s = 0; s <= t; s++) {
-        att[s] = mygpt_expf(att[s] - maxv); // vecmath.h: the fast path's exp
-        sum += att[s];
-    }
-    const float inv_sum = 1.0f / sum; // PyTorch's softmax multiplies by 1/sum
-    for (int s = 0; keep_probs && s <= t; s++) // the probabilities, kept for the backward
-        att[s] = att[s] * inv_sum;
-    // out_t = sum of p_s v_s, s in order; VW columns at a time kept in registers (through
-    // memory each sum would wait on a store and a load every step)
-    enum { VW = 64 };
-    int i0 = 0;
-    for (; i0 + VW <= d; i0 += VW) {
-        float acc[VW] = {0};
-        for (int s = 0; s <= t; s++) {
-            const float p = keep_probs ? att[s] : att[s] * inv_sum;
-            const float *vs = vb + (size_t)s * C + i0;
-#pragma omp simd
-            for (int j = 0; j < VW; j++)
-                acc[j] = fmaf(p, vs[j], acc[j]);
-        }
-        for (int j = 0; j < VW; j++)
-            ot[i0 + j] = acc[j];
-    }
-    for (int i = i0; i < d; i++)
-        ot[i] = 0.0f;
-    for (int s = 0; s <= t && i0 < d; s++) {
-        const float p = keep_probs ? att[s] : att[s] * inv_sum;
-        const float *vs = vb + (size_t)s * C; // (d,)
-        for (int i = i0; i < d; i++)
-            ot[i] = fmaf(p, vs[i], ot[i]);
-    }
-    if (keep_probs)
-        for (int s = t + 1; s < T; s++)
-            att[s] = 0.0f;
-}
-
-/* One query row of one head: out_t = sum over s <= t of p_s v_s with p = softmax of
- * (q_t . k_s) / scale. att holds T floats: the scores, then exp(score - max); when
- * keep_probs, it ends holding the probabilities p_s (0 for s > t) for the backward pass.
- * The mathematics of both attentions in one place, so both give the same bits. */
-static inline void attention_row(float *ot, float *att, const float *qt, const float *kb,
-                                 const float *vb, int t, int T, int C, int d, float scale,
-                                 int keep_probs)
-{
-    // scores of query t against keys 0..t (the causal mask drops s > t)
-    for (int s = 0; s <= t; s++) {
-        const float *ks = kb + (size_t)s * C; // (d,)
-        float dot = 0.0f;
-        for (int i = 0; i < d; i++) // fused, in order, as a BLAS dot product
-            dot = fmaf(qt[i], ks[i], dot);
-        att[s] = dot / scale;
-    }
-    softmax_values(ot, att, vb, t, T, C, d, keep_probs);
-}
 
 static int padded(int T)
 {
@@ -134,7 +70,7 @@ static mygpt_queue *slice_queue(float *slice)
 }
 
 /* Floats one thread's scratch takes: its queue, kt (d, ldk) and QB rows of scores (QB,
- * ldk). The plain loops of layers.c need less (one row of T scores), so this serves both. */
+ * ldk). The plain loops (reference.c) need less (one row of T scores), so this serves both. */
 static size_t scratch_per_thread(int T, int head_dim)
 {
     return QUEUE_FLOATS + ((size_t)head_dim + QB) * (size_t)kt_stride(T);
@@ -475,56 +411,23 @@ static mygpt_status attention_fast(float *out, float *probs, const float *q, con
     return MYGPT_OK;
 }
 
-static mygpt_status attention_plain(float *out, const float *q, const float *k, const float *v, float *scratch,
-                                    size_t scratch_len, int B, int T, int C, int NH, mygpt_error *err)
-{
-    const int team = attention_team(scratch_len, B, T, C, NH);
-    if (team < 1)
-        return attention_refuse(scratch_len, B, T, C, NH, err);
-    const int d = C / NH;
-    const float scale = (float)sqrt((double)d); // PyTorch divides by math.sqrt(d)
-    const size_t per_thread = scratch_per_thread(T, d);
-#pragma omp parallel for collapse(2) schedule(static) num_threads(team) \
-    if ((size_t)B * T * T * C > MYGPT_PARALLEL_MIN)
-    for (int b = 0; b < B; b++) {
-        for (int h = 0; h < NH; h++) {
-            float *att = scratch + (size_t)omp_get_thread_num() * per_thread; // (T,) one row of scores
-            const size_t off = (size_t)b * T * C + (size_t)h * d;
-            for (int t = 0; t < T; t++)
-                attention_row(out + off + (size_t)t * C, att, q + off + (size_t)t * C, k + off,
-                              v + off, t, T, C, d, scale, 0);
-        }
-    }
-    return MYGPT_OK;
-}
-
-static mygpt_status attention_plain_probs(float *out, float *att, const float *q, const float *k, const float *v,
-                                          int B, int T, int C, int NH, mygpt_error *err)
-{
-    if (B < 1 || T < 1 || C < 1 || NH < 1 || C % NH != 0)
-        return attention_refuse(0, B, T, C, NH, err);
-    const int d = C / NH;
-    const float scale = (float)sqrt((double)d);
-#pragma omp parallel for collapse(2) schedule(static) if ((size_t)B * T * T * C > MYGPT_PARALLEL_MIN)
-    for (int b = 0; b < B; b++) {
-        for (int h = 0; h < NH; h++) {
-            const size_t off = (size_t)b * T * C + (size_t)h * d;
-            float *ah = att + ((size_t)b * NH + h) * T * T; // (T, T)
-            for (int t = 0; t < T; t++)
-                attention_row(out + off + (size_t)t * C, ah + (size_t)t * T, q + off + (size_t)t * C,
-                              k + off, v + off, t, T, C, d, scale, 1);
-        }
-    }
-    return MYGPT_OK;
-}
-
 mygpt_status mygpt_attention_forward(float *out, float *probs, const float *q, const float *k, const float *v,
                                      float *scratch, size_t scratch_len, int B, int T, int C, int NH,
                                      mygpt_kernels kernels, mygpt_error *err)
 {
-    if (kernels == MYGPT_KERNELS_NAIVE)
-        return probs ? attention_plain_probs(out, probs, q, k, v, B, T, C, NH, err)
-                     : attention_plain(out, q, k, v, scratch, scratch_len, B, T, C, NH, err);
+    if (kernels == MYGPT_KERNELS_NAIVE) { // the plain loops (reference.c)
+        if (probs) { // the rows of probs are the scores' room
+            if (B < 1 || T < 1 || C < 1 || NH < 1 || C % NH != 0)
+                return attention_refuse(0, B, T, C, NH, err);
+            mygpt_attention_plain_probs(out, probs, q, k, v, B, T, C, NH);
+            return MYGPT_OK;
+        }
+        const int team = attention_team(scratch_len, B, T, C, NH);
+        if (team < 1)
+            return attention_refuse(scratch_len, B, T, C, NH, err);
+        mygpt_attention_plain(out, q, k, v, scratch, scratch_per_thread(T, C / NH), team, B, T, C, NH);
+        return MYGPT_OK;
+    }
     return attention_fast(out, probs, q, k, v, scratch, scratch_len, B, T, C, NH, err);
 }
 
@@ -587,40 +490,6 @@ void mygpt_attention_cached(float *out, const float *q, const float *kc, float *
 
 /* ---- the backward ------------------------------------------------------------------------- */
 
-/* dO_t . v_s, a double sum over i in order: one entry of dP. (The fast path's dp_rows
- * computes the same sums, many side by side.) */
-static inline double dp_dot(const float *restrict dot, const float *restrict vs, int d)
-{
-    double acc = 0.0;
-    for (int i = 0; i < d; i++)
-        acc += (double)dot[i] * vs[i];
-    return acc;
-}
-
-/* The backward of one head, one (b, h). With P the (T, T) probabilities, S = Q K^T / scale
- * and O = P V:
- *   dV = P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(P * dP)),
- *   dQ = dS K / scale,  dK = dS^T Q / scale.
- * Double accumulators keep the sums close to exact; each product is rounded to float
- * and added to the gradient in a fixed order: dq_t over keys s ascending, dk_s and dv_s
- * over queries t ascending. The arguments are the head's slices (rows C apart). */
-typedef struct head_grads {
-    float *dq, *dk, *dv;                    // (T, d) each, rows C apart
-    const float *dout, *q, *k, *v;          // (T, d) each, rows C apart
-    const float *probs;                     // (T, T)
-    const uint8_t *keep;                    // (T, T) dropout's keeps, or NULL
-    float noise;                            // 1 / (1 - p) with dropout
-    double scale;                           // sqrt(d) as a float, widened
-    int T, C, d;
-} head_grads;
-
-/* p_ts as the values saw it: dropped (0) or scaled by noise when there is dropout */
-static inline double kept_prob(const head_grads *h, int t, int s)
-{
-    const float p = h->probs[(size_t)t * h->T + s];
-    return h->keep ? p * (h->keep[(size_t)t * h->T + s] ? h->noise : 0.0f) : p;
-}
-
 /* dS_t[s] / scale for s <= t into ds, from dP_t in ds (dropout's keeps applied here) */
 static inline void ds_row(double *ds, const head_grads *h, int t)
 {
@@ -633,37 +502,6 @@ static inline void ds_row(double *ds, const head_grads *h, int t)
         pdp += p[s] * ds[s];
     for (int s = 0; s <= t; s++)
         ds[s] = p[s] * (ds[s] - pdp) / h->scale;
-}
-
-/* The plain loops, with no scratch: per query t, the row of dS one key at a time, and
- * the three gradients updated as it goes (dP_t[s] is summed twice, identically). */
-MYGPT_CLONES static void head_backward_plain(const head_grads *h)
-{
-    const int T = h->T, C = h->C, d = h->d;
-    for (int t = 0; t < T; t++) {
-        const float *dot = h->dout + (size_t)t * C, *qt = h->q + (size_t)t * C;
-        const float *p = h->probs + (size_t)t * T;
-        float *dqt = h->dq + (size_t)t * C;
-        double pdp = 0.0;
-        for (int pass = 0; pass < 2; pass++)
-            for (int s = 0; s <= t; s++) {
-                double dp = dp_dot(dot, h->v + (size_t)s * C, d);
-                if (h->keep)
-                    dp *= h->keep[(size_t)t * T + s] ? h->noise : 0.0f;
-                if (pass == 0) {
-                    pdp += p[s] * dp;
-                    continue;
-                }
-                const double ds = p[s] * (dp - pdp) / h->scale, ps = kept_prob(h, t, s);
-                const float *ks = h->k + (size_t)s * C;
-                float *dks = h->dk + (size_t)s * C, *dvs = h->dv + (size_t)s * C;
-                for (int i = 0; i < d; i++) {
-                    dqt[i] += (float)(ds * ks[i]);
-                    dks[i] += (float)(ds * qt[i]);
-                    dvs[i] += (float)(ps * dot[i]);
-                }
-            }
-    }
 }
 
 #define TB 32 /* queries per block of the fast backward */
@@ -863,7 +701,7 @@ static void attention_backward(float *dq, float *dk, float *dv, const float *dou
             if (scratch) {
                 head_backward_fast(&h, scratch + (size_t)omp_get_thread_num() * per_thread, ldv);
             } else {
-                head_backward_plain(&h);
+                mygpt_attention_head_backward_plain(&h);
             }
         }
     }

@@ -81,22 +81,6 @@ void mygpt_embedding_backward(float *dwte, float *dwpe, const float *dout, const
     }
 }
 
-void mygpt_matmul_naive(float *out, const float *inp, const float *weight, const float *bias,
-                        size_t N, int C, int OC)
-{
-#pragma omp parallel for schedule(static) if (N * (size_t)C * OC > MYGPT_PARALLEL_MIN)
-    for (size_t n = 0; n < N; n++) {
-        const float *x = inp + n * C; // (C,)
-        for (int o = 0; o < OC; o++) {
-            const float *w = weight + (size_t)o * C; // (C,)
-            float sum = 0.0f;
-            for (int i = 0; i < C; i++)
-                sum += x[i] * w[i];
-            out[n * OC + o] = bias ? sum + bias[o] : sum;
-        }
-    }
-}
-
 /* One row of LayerNorm: the tutorial's float32 code, (x - x.mean()) /
  * torch.sqrt(x.var(unbiased=False) + 1e-5) * gamma + beta. The statistics are
  * accumulated in double (PyTorch's var accumulates in double too) and rounded to float

@@ -1313,28 +1313,3 @@ mygpt_status mygpt_matmul_backward_ws(float *dinp, int set_dinp, float *dweight,
     }
     return st;
 }
-
-void mygpt_matmul_backward_naive(float *dinp, float *dweight, float *dbias, const float *dout,
-                                 const float *inp, const float *weight, size_t N, int C, int OC)
-{
-    for (size_t n = 0; dinp && n < N; n++) // dinp[n] += dout[n] @ weight
-        for (int i = 0; i < C; i++) {
-            float s = 0.0f;
-            for (int o = 0; o < OC; o++)
-                s += dout[n * OC + o] * weight[(size_t)o * C + i];
-            dinp[n * C + i] += s;
-        }
-    for (int o = 0; dweight && o < OC; o++) // dweight[o] += sum over n of dout[n, o] inp[n]
-        for (int i = 0; i < C; i++) {
-            float s = 0.0f;
-            for (size_t n = 0; n < N; n++)
-                s += dout[n * OC + o] * inp[n * C + i];
-            dweight[(size_t)o * C + i] += s;
-        }
-    for (int o = 0; dbias && o < OC; o++) {
-        float s = 0.0f;
-        for (size_t n = 0; n < N; n++)
-            s += dout[n * OC + o];
-        dbias[o] += s;
-    }
-}

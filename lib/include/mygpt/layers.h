@@ -44,8 +44,8 @@ void mygpt_embedding_backward(float *dwte, float *dwpe, const float *dout, const
 
 /* out = inp @ weight^T + bias, i.e. nn.Linear.
  * out (N, OC), inp (N, C), weight (OC, C), bias (OC) or NULL; N = B*T rows.
- * mygpt_matmul_naive is the textbook triple loop, kept as the reference; it needs no
- * memory and cannot fail. mygpt_matmul is the fast kernel of matmul.c (packed panels,
+ * mygpt_matmul_naive is the textbook triple loop (lib/kernels/reference.c); it needs no
+ * memory and cannot fail. mygpt_matmul is the fast kernel of lib/kernels/matmul.c (panels,
  * register tiles, fused multiply-adds): the same sums within float rounding, and the
  * same bits for any number of threads and on any x86-64 (with or without AVX2). It
  * packs one operand into a buffer of at most 8 MiB (plus a few tiles per thread): when
