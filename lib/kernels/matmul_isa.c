@@ -1,0 +1,361 @@
+/*
+ * matmul_isa.c - the matmul's micro-kernels, one set per instruction set: the register
+ * tile c += a . b of kernel_body compiled for each tile shape and layout of A, fc1's GELU
+ * epilogue, the strip copies and swapped-tile stores, and the one-row decoding kernels
+ * over packed (float32, bf16 or int8) panels. matmul.c's driver calls them through the
+ * table of the set the CPU runs (mygpt_matmul_isa). Every set computes every value the
+ * same way (fmaf in the same order), so all give the same bits.
+ */
+#include <assert.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mygpt/weights.h"
+#include "base/simd.h"
+#include "kernels/cpu.h"
+#include "kernels/matmul.h"
+#include "kernels/matmul_isa.h"
+#include "kernels/vecmath.h"
+
+#ifdef MYGPT_X86_KERNELS
+#include <immintrin.h>
+#endif
+
+/* The kernel asks for the packed panel's row PANEL_PREFETCH k steps ahead: the panel
+ * streams from L2 (a unit's panels are larger than L1) and the hardware's prefetcher
+ * alone left its loads waiting. A hint only: no value or order changes. */
+#define PANEL_PREFETCH 8
+
+/* c (rows x NR, row stride ldc) = (first ? init : c) + a (rows x kc) . bp (kc x NR, packed),
+ * the product summed from zero, k in order, one fused multiply-add at a time, then
+ * added to c. init is the bias (or NULL for zero). A_T says how a is stored: row by row
+ * (element (i, k) at a[i * lda + k]) or transposed (at a[k * lda + i]: the backward's
+ * dout^T). The body is written once; the wrappers below compile it for a tile height
+ * MR, a layout of a and an instruction set. */
+static inline __attribute__((always_inline)) void
+kernel_body(const int MR, const int NR, const int A_T, int rows, int kc, const float *restrict a, size_t lda,
+            const float *restrict bp, float *restrict c, size_t ldc, int first, const float *restrict init,
+            const lines_ahead *pf)
+{
+    // pf's lines, one every `every` k steps (the rest after the loop), counted down: a
+    // k % every in the loop is a division at every step
+    const int segs = pf ? pf->segs : 0, seg_lines = pf ? pf->seg_lines : 0, lines = segs * seg_lines;
+    const int every = lines > kc ? 1 : (lines ? kc / lines : 1);
+    int seg = 0, line = 0, wait = 1;
+    const char *run = pf ? pf->base : NULL;
+#define A_AT(i, k) (A_T ? a[(size_t)(k) * lda + (i)] : a[(size_t)(i) * lda + (k)])
+    float acc[MR_MAX][NR_MAX];
+    for (int i = 0; i < MR; i++)
+        for (int j = 0; j < NR; j++)
+            acc[i][j] = 0.0f;
+    if (rows == MR) {
+        for (int k = 0; k < kc; k++) {
+            const float *b = bp + (size_t)k * NR;
+            for (int l = 0; l < NR; l += 16) // one line of 16 floats at a time
+                __builtin_prefetch(b + PANEL_PREFETCH * NR + l, 0, 3);
+            if (seg < segs && --wait == 0) {
+                wait = every;
+                __builtin_prefetch(run + (size_t)line * 64, 0, 3);
+                if (++line == seg_lines)
+                    line = 0, seg++, run += pf->stride;
+            }
+            for (int i = 0; i < MR; i++) {
+                const float ai = A_AT(i, k);
+#pragma omp simd
+                for (int j = 0; j < NR; j++)
+                    acc[i][j] = fmaf(ai, b[j], acc[i][j]);
+            }
+        }
+    } else {
+        for (int k = 0; k < kc; k++) {
+            const float *b = bp + (size_t)k * NR;
+            for (int i = 0; i < rows; i++) {
+                const float ai = A_AT(i, k);
+#pragma omp simd
+                for (int j = 0; j < NR; j++)
+                    acc[i][j] = fmaf(ai, b[j], acc[i][j]);
+            }
+        }
+    }
+#undef A_AT
+    for (; seg < segs; seg++, run += pf->stride, line = 0)
+        for (; line < seg_lines; line++)
+            __builtin_prefetch(run + (size_t)line * 64, 0, 3);
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < NR; j++) {
+            const float base = first ? (init ? init[j] : 0.0f) : c[i * ldc + j];
+            c[i * ldc + j] = base + acc[i][j];
+        }
+}
+
+/* GELU over a rows x cols tile of c, in place: the epilogue of fc1, while the tile is
+ * still in cache. Compiled per instruction set like the kernels so it vectorises. */
+static inline __attribute__((always_inline)) void gelu_body(float *c, size_t ldc, int rows,
+                                                            int cols)
+{
+    for (int i = 0; i < rows; i++)
+#pragma omp simd
+        for (int j = 0; j < cols; j++)
+            c[i * ldc + j] = mygpt_gelu(c[i * ldc + j]);
+}
+static void gelu_generic(float *c, size_t ldc, int rows, int cols)
+{
+    gelu_body(c, ldc, rows, cols);
+}
+
+/* Moving values, no arithmetic but acc_into's one addition, so every instruction set
+ * gives the same bits; compiled per set because as scalar loops they took ~20 % of a
+ * training step.
+ * copy_strips: for k < kc and i < rows, a[k * lda + i] to strip i / MR (strips stride
+ * floats apart from dst), at k * MR + i % MR (copy_unit_a).
+ * store_swapped: o[j * ldo + i] = c[i * NR + j] (or +=, with add) for i < rows, j < cols:
+ * a swapped tile (weight rows x tokens) put back into out (tokens x weight rows). */
+static void copy_strips_generic(float *restrict dst, size_t stride, int MR, const float *restrict a, size_t lda,
+                                int kc, size_t rows)
+{
+    for (int k = 0; k < kc; k++)
+        for (size_t i = 0; i < rows; i++)
+            dst[i / MR * stride + (size_t)k * MR + i % MR] = a[(size_t)k * lda + i];
+}
+static void store_swapped_generic(float *restrict o, size_t ldo, const float *restrict c, int NR, int rows,
+                                  int cols, int add)
+{
+    for (int j = 0; j < cols; j++)
+        for (int i = 0; i < rows; i++)
+            if (add)
+                o[j * ldo + i] += c[i * NR + j];
+            else
+                o[j * ldo + i] = c[i * NR + j];
+}
+
+#define KERNEL_ARGS                                                                                \
+    int rows, int kc, const float *restrict a, size_t lda, const float *restrict bp,              \
+        float *restrict c, size_t ldc, int first, const float *restrict init, const lines_ahead *pf
+#define KERNEL_CALL(MR, NR, A_T) kernel_body(MR, NR, A_T, rows, kc, a, lda, bp, c, ldc, first, init, pf)
+
+/* any CPU: fmaf() from the C library (same results, slower) */
+static void kernel_6x16(KERNEL_ARGS)
+{
+    KERNEL_CALL(6, 16, 0);
+}
+static void kernel_6x16_t(KERNEL_ARGS)
+{
+    KERNEL_CALL(6, 16, 1);
+}
+
+#ifdef MYGPT_X86_KERNELS
+#define HAVE_X86_KERNELS 1
+/* AVX2 + FMA: 6 x 16 accumulators = 12 ymm registers */
+MYGPT_AVX2 static void kernel_6x16_avx2(KERNEL_ARGS)
+{
+    KERNEL_CALL(6, 16, 0);
+}
+MYGPT_AVX2 static void kernel_6x16_avx2_t(KERNEL_ARGS)
+{
+    KERNEL_CALL(6, 16, 1);
+}
+/* AVX-512: 14 x 32 accumulators = 28 zmm registers, twice the width and more than
+ * twice the rows of AVX2, so each loaded panel row feeds 28 fused multiply-adds */
+MYGPT_AVX512 static void kernel_14x32_avx512(KERNEL_ARGS)
+{
+    KERNEL_CALL(14, 32, 0);
+}
+MYGPT_AVX512 static void kernel_14x32_avx512_t(KERNEL_ARGS)
+{
+    KERNEL_CALL(14, 32, 1);
+}
+/* Decoding reads each panel once, as a stream: asking for its lines DECODE_PREFETCH bytes
+ * ahead keeps enough reads in flight while the core is busy widening quantized values
+ * (the hardware's prefetchers alone leave bf16 and int8 well short of the bandwidth;
+ * bench/results/quantized_decoding.txt). A hint only: no value or order changes. */
+#define DECODE_PREFETCH 1024
+#define PREFETCH_AHEAD(p, n)                                                                       \
+    for (size_t l_ = 0; l_ < (n) * sizeof *(p); l_ += 64)                                          \
+    _mm_prefetch((const char *)(p) + DECODE_PREFETCH + l_, _MM_HINT_T0)
+/* One row of a product (decoding a token) over P panels side by side, written with
+ * intrinsics: kernel_body's arithmetic exactly (b = the float32 value, or the widened
+ * one, times its group's scale for int8; one fused multiply-add per k in order for every
+ * column; then added to the bias or to c), but each quantized value widened by one
+ * instruction (gcc's vectoriser sizes the loop by int8's narrow type and widens in two
+ * steps with extracts), and P panels at once: a column's sum is a chain of fused
+ * multiply-adds (4 cycles each), so one panel's two chains leave the core waiting and
+ * read one stream; P panels give 2 P independent chains and P streams (float32 decoding
+ * went from ~82 % to ~90 % of the read bandwidth on the Intel Xeon VM). Panel i's values
+ * start i * bstride elements after bp, its scales i * sstride floats after sc, its
+ * columns i * 2 V after c and init. V is 8 (AVX2) or 16 (AVX-512) floats; NR = 2 V. */
+#define QROWS_BODY(P, V, VEC, SET1, ZERO, LOADS, FMA, STORE, WIDEN_I8, WIDEN_BF16, MUL)           \
+    VEC acc[2 * P], s[2 * P];                                                                      \
+    _Pragma("GCC unroll 8") for (int i = 0; i < 2 * P; i++) acc[i] = s[i] = ZERO;                 \
+    const int chunk = BF == MYGPT_WEIGHTS_INT8 ? MYGPT_INT8_GROUP : kc;                            \
+    for (int k0 = 0; k0 < kc; k0 += chunk) {                                                       \
+        const int k1 = kc - k0 < chunk ? kc : k0 + chunk;                                          \
+        if (BF == MYGPT_WEIGHTS_INT8) {                                                            \
+            _Pragma("GCC unroll 8") for (int i = 0; i < P; i++) {                                  \
+                const float *g = sc + (size_t)i * sstride + (size_t)(k0 / MYGPT_INT8_GROUP) * 2 * V; \
+                s[2 * i] = LOADS(g);                                                               \
+                s[2 * i + 1] = LOADS(g + V);                                                       \
+            }                                                                                      \
+        }                                                                                          \
+        for (int k = k0; k < k1; k++) {                                                            \
+            const VEC ai = SET1(a[k]);                                                             \
+            _Pragma("GCC unroll 8") for (int i = 0; i < P; i++) {                                  \
+                VEC b0, b1;                                                                        \
+                if (BF == MYGPT_WEIGHTS_INT8) {                                                    \
+                    const int8_t *q = (const int8_t *)bp + (size_t)i * bstride + (size_t)k * 2 * V; \
+                    PREFETCH_AHEAD(q, 2 * V);                                                      \
+                    b0 = MUL(WIDEN_I8(q), s[2 * i]);                                               \
+                    b1 = MUL(WIDEN_I8(q + V), s[2 * i + 1]);                                       \
+                } else if (BF == MYGPT_WEIGHTS_FP32) {                                             \
+                    const float *f = (const float *)bp + (size_t)i * bstride + (size_t)k * 2 * V;  \
+                    PREFETCH_AHEAD(f, 2 * V);                                                      \
+                    b0 = LOADS(f);                                                                 \
+                    b1 = LOADS(f + V);                                                             \
+                } else {                                                                           \
+                    const uint16_t *h = (const uint16_t *)bp + (size_t)i * bstride + (size_t)k * 2 * V; \
+                    PREFETCH_AHEAD(h, 2 * V);                                                      \
+                    b0 = WIDEN_BF16(h);                                                            \
+                    b1 = WIDEN_BF16(h + V);                                                        \
+                }                                                                                  \
+                acc[2 * i] = FMA(ai, b0, acc[2 * i]);                                              \
+                acc[2 * i + 1] = FMA(ai, b1, acc[2 * i + 1]);                                      \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    float sums[2 * P * V];                                                                         \
+    for (int i = 0; i < 2 * P; i++)                                                                \
+        STORE(sums + i * V, acc[i]);                                                               \
+    for (int j = 0; j < 2 * P * V; j++)                                                            \
+        c[j] = (first ? (init ? init[j] : 0.0f) : c[j]) + sums[j];
+
+#define I8_16(q) _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(q))))
+#define BF_16(h) _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(h))), 16))
+#define I8_8(q) _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(q))))
+#define BF_8(h) _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(h))), 16))
+#define QROWS_AVX512(P) QROWS_BODY(P, 16, __m512, _mm512_set1_ps, _mm512_setzero_ps(), _mm512_loadu_ps, \
+                                   _mm512_fmadd_ps, _mm512_storeu_ps, I8_16, BF_16, _mm512_mul_ps)
+#define QROWS_AVX2(P) QROWS_BODY(P, 8, __m256, _mm256_set1_ps, _mm256_setzero_ps(), _mm256_loadu_ps, \
+                                 _mm256_fmadd_ps, _mm256_storeu_ps, I8_8, BF_8, _mm256_mul_ps)
+/* The panels decoding takes at once (DECODE_P) and their kernels, by format */
+#define DECODE_P_AVX512 4
+#define DECODE_P_AVX2 2
+#define DECODE_FN(NAME, TARGET, BODY, FORMAT, P)                                                   \
+    TARGET static void NAME(QROWS_ARGS)                                                            \
+    {                                                                                              \
+        const int BF = FORMAT;                                                                     \
+        BODY(P)                                                                                    \
+    }
+DECODE_FN(decode_avx512_fp32, MYGPT_AVX512, QROWS_AVX512, MYGPT_WEIGHTS_FP32, DECODE_P_AVX512)
+DECODE_FN(decode_avx512_bf16, MYGPT_AVX512, QROWS_AVX512, MYGPT_WEIGHTS_BF16, DECODE_P_AVX512)
+DECODE_FN(decode_avx512_int8, MYGPT_AVX512, QROWS_AVX512, MYGPT_WEIGHTS_INT8, DECODE_P_AVX512)
+DECODE_FN(decode_avx2_fp32, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_FP32, DECODE_P_AVX2)
+DECODE_FN(decode_avx2_bf16, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_BF16, DECODE_P_AVX2)
+DECODE_FN(decode_avx2_int8, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_INT8, DECODE_P_AVX2)
+
+/* 10 rows for A whose rows alias in L1 (see rows_alias_in_l1) */
+MYGPT_AVX512 static void kernel_10x32_avx512(KERNEL_ARGS)
+{
+    KERNEL_CALL(10, 32, 0);
+}
+MYGPT_AVX2 static void gelu_avx2(float *c, size_t ldc, int rows, int cols)
+{
+    gelu_body(c, ldc, rows, cols);
+}
+MYGPT_AVX512 static void gelu_avx512(float *c, size_t ldc, int rows, int cols)
+{
+    gelu_body(c, ldc, rows, cols);
+}
+/* AVX-512 (MR <= 16): a strip's k row is one masked load and store; the source's rows
+ * (lda apart, often a page or more: no hardware prefetcher follows them) are asked for
+ * STRIP_PREFETCH rows ahead, a hint only */
+#define STRIP_PREFETCH 8
+MYGPT_AVX512 static void copy_strips_avx512(float *restrict dst, size_t stride, int MR, const float *restrict a,
+                                            size_t lda, int kc, size_t rows)
+{
+    assert(MR <= 16); // a strip's row is one 16-lane mask
+    for (int k = 0; k < kc; k++) {
+        const float *src = a + (size_t)k * lda;
+        for (size_t l = 0; k + STRIP_PREFETCH < kc && l < rows * sizeof *src + 63; l += 64)
+            _mm_prefetch((const char *)(src + STRIP_PREFETCH * lda) + l, _MM_HINT_T0);
+        for (size_t i0 = 0, b = 0; i0 < rows; i0 += MR, b++) {
+            const size_t n = rows - i0 < (size_t)MR ? rows - i0 : (size_t)MR;
+            const __mmask16 m = (__mmask16)((1u << n) - 1);
+            _mm512_mask_storeu_ps(dst + b * stride + (size_t)k * MR, m, _mm512_maskz_loadu_ps(m, src + i0));
+        }
+    }
+}
+/* r[0..15] (rows of 16 floats) transposed in place: r[c][i] becomes the old r[i][c].
+ * Four rounds of shuffles: pairs of rows interleaved, then pairs of pairs, then the
+ * 128-bit lanes gathered in two steps. (A gather per column, vgatherdps, was slower
+ * than scalar moves on the Intel Xeon VM.) */
+MYGPT_AVX512 static void transpose16(__m512 r[16])
+{
+    __m512 t[16], u[16];
+    for (int i = 0; i < 8; i++) { // t[2i], t[2i+1]: rows 2i, 2i+1 interleaved
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int g = 0; g < 4; g++) { // u[4g + e], lane L: rows 4g..4g+3 of column 4L + e
+        const __m512d a = _mm512_castps_pd(t[4 * g]), b = _mm512_castps_pd(t[4 * g + 1]);
+        const __m512d c = _mm512_castps_pd(t[4 * g + 2]), d = _mm512_castps_pd(t[4 * g + 3]);
+        u[4 * g] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+        u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+        u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+        u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+    }
+    for (int e = 0; e < 4; e++) { // column 4L + e: lane L of u[e], u[4+e], u[8+e], u[12+e]
+        const __m512 v0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0x88), w0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0xdd);
+        const __m512 v1 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0x88),
+                     w1 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0xdd);
+        r[e] = _mm512_shuffle_f32x4(v0, v1, 0x88);
+        r[4 + e] = _mm512_shuffle_f32x4(w0, w1, 0x88);
+        r[8 + e] = _mm512_shuffle_f32x4(v0, v1, 0xdd);
+        r[12 + e] = _mm512_shuffle_f32x4(w0, w1, 0xdd);
+    }
+}
+/* AVX-512 (rows <= 16): the tile's 16-column halves transposed in registers, then each
+ * token's sums stored as one masked row */
+MYGPT_AVX512 static void store_swapped_avx512(float *restrict o, size_t ldo, const float *restrict c, int NR, int rows,
+                                              int cols, int add)
+{
+    assert(rows <= 16); // a token's sums are one 16-lane mask
+    const __mmask16 m = (__mmask16)((1u << rows) - 1);
+    for (int j0 = 0; j0 < cols; j0 += 16) {
+        __m512 r[16];
+        for (int i = 0; i < 16; i++)
+            r[i] = i < rows ? _mm512_loadu_ps(c + i * NR + j0) : _mm512_setzero_ps();
+        transpose16(r);
+        for (int j = j0; j < cols && j < j0 + 16; j++) {
+            float *d = o + j * ldo;
+            const __m512 v = add ? _mm512_add_ps(_mm512_maskz_loadu_ps(m, d), r[j - j0]) : r[j - j0];
+            _mm512_mask_storeu_ps(d, m, v);
+        }
+    }
+}
+#endif
+
+/* The kernels of each instruction set (cpu.h decides which one runs; every set gives
+ * the same bits). */
+static const matmul_isa KERNELS[MYGPT_ISA_COUNT] = {
+    [MYGPT_ISA_GENERIC] = {"generic", 6, 16, kernel_6x16, kernel_6x16_t, gelu_generic, 6, kernel_6x16,
+                           copy_strips_generic, store_swapped_generic},
+#ifdef HAVE_X86_KERNELS
+    [MYGPT_ISA_AVX2] = {"avx2", 6, 16, kernel_6x16_avx2, kernel_6x16_avx2_t, gelu_avx2, 6, kernel_6x16_avx2,
+                        copy_strips_generic, store_swapped_generic,
+                        DECODE_P_AVX2, {decode_avx2_fp32, decode_avx2_bf16, decode_avx2_int8}},
+    [MYGPT_ISA_AVX512] = {"avx512", 14, 32, kernel_14x32_avx512, kernel_14x32_avx512_t, gelu_avx512, 10,
+                          kernel_10x32_avx512, copy_strips_avx512, store_swapped_avx512,
+                          DECODE_P_AVX512, {decode_avx512_fp32, decode_avx512_bf16, decode_avx512_int8}},
+#endif
+};
+
+matmul_isa mygpt_matmul_isa(void)
+{
+    return KERNELS[mygpt_cpu_isa(MYGPT_FAMILY_MATMUL)];
+}
+
+const char *mygpt_matmul_kernel_name(void)
+{
+    return mygpt_matmul_isa().name;
+}
+

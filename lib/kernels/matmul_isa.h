@@ -1,0 +1,85 @@
+/*
+ * kernels/matmul_isa.h - private: what the matmul's driver (matmul.c) and its
+ * micro-kernels (matmul_isa.c) share: the block sizes that fix the summation order, how
+ * a packed value is read, and the table of one instruction set's kernels.
+ */
+#ifndef MYGPT_KERNELS_MATMUL_ISA_H
+#define MYGPT_KERNELS_MATMUL_ISA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "mygpt/weights.h"
+
+#define NR_MAX 32 /* widest panel (AVX-512: two zmm registers per row) */
+#define MR_MAX 14 /* tallest tile (AVX-512) */
+/* k-depth of a packed block. It is part of the summation order (each block's products
+ * are summed from zero, then added), so every kernel must use the same KC. */
+#define KC 256
+#define NC 256 /* columns per packed block: KC x NC floats stay in L2 */
+
+/* Element j of packed row k of B, as a float: B stored as float32 (BF 0), or quantized
+ * (mygpt/quantize.h) and widened to exactly its dequantized float: bf16's 16 bits
+ * shifted up (BF 1), or int8's (float)q * s with its group's scale (BF 2; s holds the NR
+ * scales of the group row k is in). The decoding kernels (QROWS_BODY) widen the same way
+ * with intrinsics. */
+static inline __attribute__((always_inline)) float b_at(const int BF, const int NR, const void *restrict bp,
+                                                        const float *restrict s, int k, int j)
+{
+    if (BF == MYGPT_WEIGHTS_BF16) {
+        const uint32_t u = (uint32_t)((const uint16_t *)bp)[(size_t)k * NR + j] << 16;
+        float x;
+        memcpy(&x, &u, sizeof x);
+        return x;
+    }
+    if (BF == MYGPT_WEIGHTS_INT8)
+        return (float)((const int8_t *)bp)[(size_t)k * NR + j] * s[j];
+    return ((const float *)bp)[(size_t)k * NR + j];
+}
+
+/* Cache lines the kernel asks for while it runs (the A its unit reads next: next_a_lines):
+ * segs runs of seg_lines lines, the runs stride bytes apart from base. Asked for all at
+ * once before the kernel, the lines stalled it: more misses at a time than the core
+ * tracks. The kernel spreads them over its k steps. A hint only. */
+typedef struct lines_ahead {
+    const char *base;
+    size_t stride;
+    int segs, seg_lines;
+} lines_ahead;
+
+typedef void (*kernel_fn)(int rows, int kc, const float *restrict a, size_t lda,
+                          const float *restrict bp, float *restrict c, size_t ldc, int first,
+                          const float *restrict init, const lines_ahead *pf);
+typedef void (*gelu_fn)(float *c, size_t ldc, int rows, int cols);
+
+typedef void (*copy_strips_fn)(float *restrict dst, size_t stride, int MR, const float *restrict a, size_t lda, int kc,
+                               size_t rows);
+typedef void (*store_swapped_fn)(float *restrict o, size_t ldo, const float *restrict c, int NR, int rows, int cols,
+                                 int add);
+
+/* One row of a prepacked or quantized B over several panels at once (decoding; QROWS_BODY) */
+#define QROWS_ARGS                                                                                 \
+    int kc, const float *restrict a, const void *restrict bp, size_t bstride, const float *restrict sc, \
+        size_t sstride, float *restrict c, int first, const float *restrict init
+typedef void (*qrows_fn)(QROWS_ARGS);
+
+/* The kernels of one instruction set: its tile MR x NR (the packing follows NR). */
+typedef struct matmul_isa {
+    const char *name;
+    int MR, NR;
+    kernel_fn rows_a, transposed_a; /* a stored row by row, or transposed */
+    gelu_fn gelu;
+    int aliased_MR;           /* a shorter tile for rows of a that alias in L1 */
+    kernel_fn aliased_rows_a; /* (rows_alias_in_l1); the same MR and kernel if none */
+    copy_strips_fn copy_strips; /* A read transposed: a unit's strips (copy_unit_a) */
+    store_swapped_fn store_swapped; /* a swapped tile back into out (swapped_tile_finish) */
+    int decode_panels;        /* one row of a prepacked B: panels at once (0: tile by tile) */
+    qrows_fn decode[3];
+} matmul_isa;
+
+/* The kernels of the instruction set this CPU runs (kernels/cpu.h's choice, after
+ * MYGPT_MATMUL_KERNEL); every set gives the same bits. */
+matmul_isa mygpt_matmul_isa(void);
+
+#endif
