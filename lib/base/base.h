@@ -22,6 +22,16 @@ mygpt_status mygpt_fail(mygpt_error *err, mygpt_status code, const char *fmt, ..
  * 1 (and leaves *out untouched) if it would overflow. */
 int mygpt_mul_overflows(size_t a, size_t b, size_t *out);
 
+/* Returns call's status from the enclosing function unless it is MYGPT_OK: the library's
+ * one way to pass an error up where nothing needs freeing first (a function that owns
+ * memory sets its status and goes to its clean-up instead). */
+#define MYGPT_TRY(call)                                                                            \
+    do {                                                                                           \
+        const mygpt_status mygpt_try_st_ = (call);                                                 \
+        if (mygpt_try_st_ != MYGPT_OK)                                                             \
+            return mygpt_try_st_;                                                                  \
+    } while (0)
+
 /* n floats from a 64-byte boundary (huge pages for a big block), or NULL when out of
  * memory or n is 0; free() frees it (base/alloc.c). */
 float *mygpt_float_block(size_t n);

@@ -154,12 +154,6 @@ mygpt_status mygpt_trainer_zero_grad(mygpt_trainer *tr, mygpt_error *err)
     return MYGPT_OK;
 }
 
-#define CHECK(call)                                                                                \
-    do {                                                                                       \
-        if ((st = (call)) != MYGPT_OK)                                                         \
-            return st;                                                                         \
-    } while (0)
-
 /* The attention's per-thread scratch for this call's team (the fast kernel's). */
 static mygpt_status ensure_att_scratch(mygpt_train_acts *a, int T, int head_dim, mygpt_error *err)
 {
@@ -246,32 +240,32 @@ mygpt_status mygpt_trainer_forward(mygpt_trainer *tr, const int64_t *ids, const 
     if (T > cfg->max_seq_len)
         return mygpt_fail(err, MYGPT_ERANGE, "input length T=%d exceeds max_seq_len=%d", T, cfg->max_seq_len);
     mygpt_train_acts *a = &tr->acts;
-    CHECK(ensure_train_acts(a, cfg, B, T, err));
+    MYGPT_TRY(ensure_train_acts(a, cfg, B, T, err));
     if (!g->use_naive_kernels)
-        CHECK(ensure_att_scratch(a, T, cfg->embed_dim / cfg->num_heads, err));
+        MYGPT_TRY(ensure_att_scratch(a, T, cfg->embed_dim / cfg->num_heads, err));
     a->has_forward = 0;
     const size_t N = (size_t)B * T;
     memcpy(a->ids, ids, N * sizeof *ids);
     if (targets)
         memcpy(a->targets, targets, N * sizeof *targets);
-    CHECK(draw_keeps(tr, err));
+    MYGPT_TRY(draw_keeps(tr, err));
     const mygpt_pass p = training_pass(g, a);
 
     // x = dropout(E[ids] + P[0..T-1])                                    (B, T, C)
-    CHECK(mygpt_embedding_forward(a->resid, ids, g->params.wte, g->params.wpe, B, T, cfg->embed_dim,
+    MYGPT_TRY(mygpt_embedding_forward(a->resid, ids, g->params.wte, g->params.wpe, B, T, cfg->embed_dim,
                                   cfg->vocab_size, cfg->max_seq_len, err));
     if (a->dropped)
         mygpt_dropout_apply(a->resid, a->resid, a->keep, N * cfg->embed_dim, cfg->dropout);
     for (int l = 0; l < cfg->num_layers; l++) {
         const mygpt_block_acts block = kept_block(g, a, l);
-        CHECK(mygpt_block_forward(&p, l, &block, err));
+        MYGPT_TRY(mygpt_block_forward(&p, l, &block, err));
     }
     // logits = LN_f(x) H^T (H the head, or E), then the loss           (B, T, V)
     const float *xf = a->resid + (size_t)cfg->num_layers * N * cfg->embed_dim;
-    CHECK(mygpt_head_forward(&p, a->logits, a->lnf, a->lnf_mean, a->lnf_denom, xf, N, err));
+    MYGPT_TRY(mygpt_head_forward(&p, a->logits, a->lnf, a->lnf_mean, a->lnf_denom, xf, N, err));
     if (!targets) // model(ids) in train mode: the logits only
         return MYGPT_OK;
-    CHECK(mygpt_cross_entropy_forward(loss, a->logp, a->logits, targets, N, cfg->vocab_size, err));
+    MYGPT_TRY(mygpt_cross_entropy_forward(loss, a->logp, a->logits, targets, N, cfg->vocab_size, err));
     a->has_forward = 1;
     return MYGPT_OK;
 }
@@ -307,7 +301,7 @@ mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
     // d loss / d logits, written over the logits                        (B, T, V)
     mygpt_cross_entropy_backward(a->logits, a->logp, a->targets, N, V);
     // the head: logits = lnf H^T gives dlnf = dlogits H and dH = dlogits^T lnf (H tied: E)
-    CHECK(mygpt_linear_backward(&p, a->dln, 1, mygpt_head_weight(cfg, d), NULL, a->logits, a->lnf,
+    MYGPT_TRY(mygpt_linear_backward(&p, a->dln, 1, mygpt_head_weight(cfg, d), NULL, a->logits, a->lnf,
                                 mygpt_head_weight(cfg, w), N, C, V, a->workspace, a->ws_len, err));
     mygpt_fill_floats(a->dresid, NULL, NC);
     const float *xf = a->resid + (size_t)cfg->num_layers * NC;
@@ -315,7 +309,7 @@ mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
                              a->lnf_denom, N, C);
     for (int l = cfg->num_layers - 1; l >= 0; l--) { // dresid: d of layer l's output, then of its input
         const mygpt_block_acts block = kept_block(g, a, l);
-        CHECK(mygpt_block_backward(&p, l, &block, &grads, err));
+        MYGPT_TRY(mygpt_block_backward(&p, l, &block, &grads, err));
     }
     // x = dropout(E[ids] + P[0..T-1]): the lookup's gradient joins a tied head's in dE
     if (a->dropped)
@@ -338,7 +332,7 @@ mygpt_status mygpt_gpt_loss(mygpt_gpt *g, const int64_t *ids, const int64_t *tar
                             int T, float *loss, mygpt_error *err)
 {
     mygpt_status st;
-    CHECK(mygpt_gpt_forward(g, ids, B, T, err));
+    MYGPT_TRY(mygpt_gpt_forward(g, ids, B, T, err));
     const size_t n = (size_t)B * T * g->config.vocab_size;
     if (n > g->acts.logp_cap) { // kept between calls: an evaluation loop reuses it
         float *logp = mygpt_float_block(n);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "mygpt/layers.h"
+#include "base/base.h"
 #include "base/parallel.h"
 #include "model/params.h"
 #include "kernels/attention.h"
@@ -110,12 +111,6 @@ static mygpt_status attention(const mygpt_pass *p, int l, const mygpt_block_acts
     return st;
 }
 
-#define CHECK(call)                                                                                \
-    do {                                                                                       \
-        if ((st = (call)) != MYGPT_OK)                                                         \
-            return st;                                                                         \
-    } while (0)
-
 /* ---- the block ---------------------------------------------------------------------------- */
 
 /* layer l's packing of the table's tensor `field`, or NULL (the product packs the weight) */
@@ -128,7 +123,6 @@ mygpt_status mygpt_block_forward(const mygpt_pass *p, int l, const mygpt_block_a
     const size_t N = (size_t)p->B * p->T, NC = N * (size_t)C;
     mygpt_params lw; // layer l's weights, as the math names them: W_q is lw.wq (C, C), b_q lw.bq (C) or NULL
     mygpt_params_layer(cfg, p->w, l, &lw);
-    mygpt_status st;
     // in a KV-cache step the keys and values go to the cache's rows t0 ..
     const size_t at = (size_t)p->t0 * C, MC = (size_t)cfg->max_seq_len * C;
     float *k = p->cache ? p->cache->k + l * MC + at : a->k; // (N, C)
@@ -136,14 +130,14 @@ mygpt_status mygpt_block_forward(const mygpt_pass *p, int l, const mygpt_block_a
 
     // mid = x + W_o(attention(LN1(x)))
     layernorm(a->ln1, a->ln1_mean, a->ln1_rstd, a->x, lw.ln1w, lw.ln1b, N, C);      // ln1 (N, C)
-    CHECK(mygpt_linear(p, a->q, a->ln1, lw.wq, lw.bq, PACKED(wq), N, C, C, 0, err)); // q   (N, C)
-    CHECK(mygpt_linear(p, k, a->ln1, lw.wk, lw.bk, PACKED(wk), N, C, C, 0, err));    // k   (N, C)
-    CHECK(mygpt_linear(p, v, a->ln1, lw.wv, lw.bv, PACKED(wv), N, C, C, 0, err));    // v   (N, C)
+    MYGPT_TRY(mygpt_linear(p, a->q, a->ln1, lw.wq, lw.bq, PACKED(wq), N, C, C, 0, err)); // q   (N, C)
+    MYGPT_TRY(mygpt_linear(p, k, a->ln1, lw.wk, lw.bk, PACKED(wk), N, C, C, 0, err));    // k   (N, C)
+    MYGPT_TRY(mygpt_linear(p, v, a->ln1, lw.wv, lw.bv, PACKED(wv), N, C, C, 0, err));    // v   (N, C)
     mygpt_block_acts with_kv = *a;
     with_kv.k = k;
     with_kv.v = v;
-    CHECK(attention(p, l, &with_kv, err));                                             // atty (N, C)
-    CHECK(mygpt_linear(p, a->proj, a->atty, lw.wo, lw.bo, PACKED(wo), N, C, C, 0, err)); // (N, C)
+    MYGPT_TRY(attention(p, l, &with_kv, err));                                             // atty (N, C)
+    MYGPT_TRY(mygpt_linear(p, a->proj, a->atty, lw.wo, lw.bo, PACKED(wo), N, C, C, 0, err)); // (N, C)
     if (a->keep_attn)
         mygpt_dropout_apply(a->proj, a->proj, a->keep_attn, NC, p->dropout);
     add(a->mid, a->x, a->proj, NC);                                                    // mid (N, C)
@@ -151,11 +145,11 @@ mygpt_status mygpt_block_forward(const mygpt_pass *p, int l, const mygpt_block_a
     layernorm(a->ln2, a->ln2_mean, a->ln2_rstd, a->mid, lw.ln2w, lw.ln2b, N, C);    // ln2 (N, C)
     // the exact GELU is fused into fc1's product unless the backward needs fc1's output too
     const int fused = !a->fch_gelu && !mygpt_arch_get(cfg).gelu_tanh;
-    CHECK(mygpt_linear(p, a->fch, a->ln2, lw.fc1w, lw.fc1b, PACKED(fc1w), N, C, C4, fused, err)); // (N, 4C)
+    MYGPT_TRY(mygpt_linear(p, a->fch, a->ln2, lw.fc1w, lw.fc1b, PACKED(fc1w), N, C, C4, fused, err)); // (N, 4C)
     float *fch_gelu = a->fch_gelu ? a->fch_gelu : a->fch;                              // (N, 4C)
     if (!fused)
         gelu(cfg, fch_gelu, a->fch, 4 * NC);
-    CHECK(mygpt_linear(p, a->proj, fch_gelu, lw.fc2w, lw.fc2b, PACKED(fc2w), N, C4, C, 0, err)); // (N, C)
+    MYGPT_TRY(mygpt_linear(p, a->proj, fch_gelu, lw.fc2w, lw.fc2b, PACKED(fc2w), N, C4, C, 0, err)); // (N, C)
     if (a->keep_mlp)
         mygpt_dropout_apply(a->proj, a->proj, a->keep_mlp, NC, p->dropout);
     add(a->out, a->mid, a->proj, NC);                                                  // out (N, C)
@@ -173,7 +167,6 @@ mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_
     mygpt_params_layer(cfg, g->d, l, &dw);
     float *ws = g->ws;
     const size_t ws_len = g->ws_len;
-    mygpt_status st;
 
     // out = mid + fc2(GELU(fc1(LN2(mid)))): dx holds d out; dmid = d out + the MLP's
     mygpt_fill_floats(g->dmid, g->dx, NC);
@@ -182,11 +175,11 @@ mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_
         mygpt_dropout_apply(g->dln, g->dx, a->keep_mlp, NC, p->dropout);
         dfc2 = g->dln;
     }
-    CHECK(mygpt_linear_backward(p, g->dfch_gelu, 1, dw.fc2w, dw.fc2b, dfc2, a->fch_gelu, lw.fc2w, N, C4, C, ws,
+    MYGPT_TRY(mygpt_linear_backward(p, g->dfch_gelu, 1, dw.fc2w, dw.fc2b, dfc2, a->fch_gelu, lw.fc2w, N, C4, C, ws,
                                 ws_len, err));                                         // (N, 4C)
     mygpt_fill_floats(g->dfch, NULL, 4 * NC);
     gelu_backward(cfg, g->dfch, a->fch, g->dfch_gelu, 4 * NC);                        // (N, 4C)
-    CHECK(mygpt_linear_backward(p, g->dln, 1, dw.fc1w, dw.fc1b, g->dfch, a->ln2, lw.fc1w, N, C, C4, ws, ws_len,
+    MYGPT_TRY(mygpt_linear_backward(p, g->dln, 1, dw.fc1w, dw.fc1b, g->dfch, a->ln2, lw.fc1w, N, C, C4, ws, ws_len,
                                 err));                                                 // (N, C)
     mygpt_layernorm_backward(g->dmid, dw.ln2w, dw.ln2b, g->dln, a->mid, lw.ln2w, a->ln2_mean, a->ln2_rstd, N,
                              C);                                                       // (N, C)
@@ -197,16 +190,16 @@ mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_
         mygpt_dropout_apply(g->dln, g->dmid, a->keep_attn, NC, p->dropout);
         dwo = g->dln;
     }
-    CHECK(mygpt_linear_backward(p, g->datty, 1, dw.wo, dw.bo, dwo, a->atty, lw.wo, N, C, C, ws, ws_len, err));
+    MYGPT_TRY(mygpt_linear_backward(p, g->datty, 1, dw.wo, dw.bo, dwo, a->atty, lw.wo, N, C, C, ws, ws_len, err));
     mygpt_fill_floats(g->dq, NULL, NC);
     mygpt_fill_floats(g->dk, NULL, NC);
     mygpt_fill_floats(g->dv, NULL, NC);
     mygpt_attention_backward_dropout(g->dq, g->dk, g->dv, g->datty, a->att, a->q, a->k, a->v, a->keep_att,
                                      p->dropout, B, T, C, NH);                         // (N, C) each
     // q, k and v read the same LN1(x): their input gradients add up in dln
-    CHECK(mygpt_linear_backward(p, g->dln, 1, dw.wq, dw.bq, g->dq, a->ln1, lw.wq, N, C, C, ws, ws_len, err));
-    CHECK(mygpt_linear_backward(p, g->dln, 0, dw.wk, dw.bk, g->dk, a->ln1, lw.wk, N, C, C, ws, ws_len, err));
-    CHECK(mygpt_linear_backward(p, g->dln, 0, dw.wv, dw.bv, g->dv, a->ln1, lw.wv, N, C, C, ws, ws_len, err));
+    MYGPT_TRY(mygpt_linear_backward(p, g->dln, 1, dw.wq, dw.bq, g->dq, a->ln1, lw.wq, N, C, C, ws, ws_len, err));
+    MYGPT_TRY(mygpt_linear_backward(p, g->dln, 0, dw.wk, dw.bk, g->dk, a->ln1, lw.wk, N, C, C, ws, ws_len, err));
+    MYGPT_TRY(mygpt_linear_backward(p, g->dln, 0, dw.wv, dw.bv, g->dv, a->ln1, lw.wv, N, C, C, ws, ws_len, err));
     mygpt_layernorm_backward(g->dx, dw.ln1w, dw.ln1b, g->dln, a->x, lw.ln1w, a->ln1_mean, a->ln1_rstd, N, C);
     return MYGPT_OK;
 }
