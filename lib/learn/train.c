@@ -234,11 +234,7 @@ mygpt_status mygpt_trainer_forward(mygpt_trainer *tr, const int64_t *ids, const 
 {
     const mygpt_gpt *g = tr->model;
     const mygpt_config *cfg = &g->config;
-    mygpt_status st;
-    if (B < 1 || T < 1)
-        return mygpt_fail(err, MYGPT_EINVAL, "batch and sequence sizes must be at least 1, got B=%d T=%d", B, T);
-    if (T > cfg->max_seq_len)
-        return mygpt_fail(err, MYGPT_ERANGE, "input length T=%d exceeds max_seq_len=%d", T, cfg->max_seq_len);
+    MYGPT_TRY(mygpt_pass_check_input(cfg, ids, B, T, 0, err));
     mygpt_train_acts *a = &tr->acts;
     MYGPT_TRY(ensure_train_acts(a, cfg, B, T, err));
     if (!g->use_naive_kernels)
@@ -280,7 +276,6 @@ mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
      * After zero_grad they go straight into the (zero) gradient block; otherwise into a
      * scratch block of the same layout, added afterwards. */
     mygpt_params scratch_views;
-    mygpt_status st;
     const mygpt_params *d = &tr->grads;
     if (!tr->grads_are_zero) {
         if (!tr->grads_scratch && !(tr->grads_scratch = mygpt_float_block(g->num_parameters)))
@@ -331,7 +326,6 @@ mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
 mygpt_status mygpt_gpt_loss(mygpt_gpt *g, const int64_t *ids, const int64_t *targets, int B,
                             int T, float *loss, mygpt_error *err)
 {
-    mygpt_status st;
     MYGPT_TRY(mygpt_gpt_forward(g, ids, B, T, err));
     const size_t n = (size_t)B * T * g->config.vocab_size;
     if (n > g->acts.logp_cap) { // kept between calls: an evaluation loop reuses it

@@ -15,6 +15,29 @@
 #include "model/params.h"
 #include "kernels/attention.h"
 
+/* ---- a pass's input -------------------------------------------------------------------- */
+
+mygpt_status mygpt_pass_check_input(const mygpt_config *cfg, const int64_t *ids, int B, int T, int t0,
+                                    mygpt_error *err)
+{
+    const int M = cfg->max_seq_len, V = cfg->vocab_size;
+    if (B < 1 || T < 1)
+        return mygpt_fail(err, MYGPT_EINVAL, "batch and sequence sizes must be at least 1, got B=%d T=%d", B, T);
+    if (t0 == 0 && T > M)
+        return mygpt_fail(err, MYGPT_ERANGE, "input length T=%d exceeds max_seq_len=%d", T, M);
+    if (t0 > 0 && T > M - t0)
+        return mygpt_fail(err, MYGPT_ERANGE, "the KV cache holds %d positions: %d + %d exceed max_seq_len=%d",
+                          M, t0, T, M);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) {
+            const int64_t id = ids[(size_t)b * T + t];
+            if (id < 0 || id >= V)
+                return mygpt_fail(err, MYGPT_ERANGE, "token id %lld at (%d, %d) is outside [0, %d)", (long long)id,
+                                  b, t, V);
+        }
+    return MYGPT_OK;
+}
+
 /* ---- the linear dispatcher ------------------------------------------------------------ */
 
 mygpt_status mygpt_linear(const mygpt_pass *p, float *out, const float *inp, const float *weight,

@@ -10,6 +10,7 @@
 #define MYGPT_MODEL_BLOCK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "mygpt/gpt.h"
 #include "mygpt/kv_cache.h"
@@ -29,6 +30,12 @@ typedef struct mygpt_pass {
     int t0;                           /* go to the cache's rows t0 .. t0 + T - 1      */
     double dropout;                   /* train mode: the p of the blocks' keeps       */
 } mygpt_pass;
+
+/* The checks every pass runs on its input first, one message each: B and T at least 1,
+ * the positions t0 .. t0 + T - 1 within max_seq_len (t0 > 0: a KV-cache step after t0
+ * cached positions), every id (B, T) in [0, V). */
+mygpt_status mygpt_pass_check_input(const mygpt_config *cfg, const int64_t *ids, int B, int T, int t0,
+                                    mygpt_error *err);
 
 /* Where one layer's pass reads and writes, each (N, C) unless said. Pointers that may
  * be the same buffer say so; the rest must not overlap. */

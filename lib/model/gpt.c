@@ -153,20 +153,7 @@ mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *g, const int64_t *ids, int B
                                          size_t att_len, mygpt_error *err)
 {
     const mygpt_config *cfg = &g->config;
-    if (B < 1 || T < 1)
-        return mygpt_fail(err, MYGPT_EINVAL, "batch and sequence sizes must be at least 1, got B=%d T=%d",
-                          B, T);
-    if (T > cfg->max_seq_len)
-        return mygpt_fail(err, MYGPT_ERANGE, "input length T=%d exceeds max_seq_len=%d", T,
-                          cfg->max_seq_len);
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++) {
-            int64_t id = ids[(size_t)b * T + t];
-            if (id < 0 || id >= cfg->vocab_size)
-                return mygpt_fail(err, MYGPT_ERANGE,
-                                  "token id %lld at (%d, %d) is outside [0, %d)", (long long)id, b,
-                                  t, cfg->vocab_size);
-        }
+    MYGPT_TRY(mygpt_pass_check_input(cfg, ids, B, T, 0, err));
     if (att && att_len < mygpt_gpt_attention_len(g, B, T))
         return mygpt_fail(err, MYGPT_EINVAL, "the attention buffer holds %zu floats, not the %zu of (L, B, heads, T, T)",
                           att_len, mygpt_gpt_attention_len(g, B, T));

@@ -88,15 +88,7 @@ mygpt_status mygpt_gpt_forward_cached(mygpt_gpt *g, mygpt_kv_cache *c, const int
     const mygpt_config *cfg = &g->config;
     const int C = cfg->embed_dim, V = cfg->vocab_size, M = cfg->max_seq_len;
     const int t0 = c->len;
-    if (n < 1)
-        return mygpt_fail(err, MYGPT_EINVAL, "need at least one new token, got %d", n);
-    if (t0 + n > M)
-        return mygpt_fail(err, MYGPT_ERANGE, "the KV cache holds %d positions: %d + %d exceed max_seq_len=%d",
-                          M, t0, n, M);
-    for (int r = 0; r < n; r++)
-        if (ids[r] < 0 || ids[r] >= V)
-            return mygpt_fail(err, MYGPT_ERANGE, "token id %lld at %d is outside [0, %d)",
-                              (long long)ids[r], r, V);
+    MYGPT_TRY(mygpt_pass_check_input(cfg, ids, 1, n, t0, err));
     mygpt_status st = ensure_rows(c, g, n, err);
     if (st != MYGPT_OK)
         return st;
