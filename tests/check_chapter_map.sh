@@ -30,7 +30,7 @@ while IFS=$'\t' read -r number program document section expected fidelity functi
     sources=("$src")
     for ((i = 0; i < ${#sources[@]}; i++)); do
         for h in $(grep -o '#include "[a-z0-9_]*\.h"' "${sources[$i]}" | sed 's/#include "\(.*\)\.h"/\1/'); do
-            for dir in "$root/chapters/src" "$root/dp"; do
+            for dir in "$root/chapters/src" "$root/trainer"; do
                 c=$dir/$h.c
                 if [ -f "$c" ] && [[ " ${sources[*]} " != *" $c "* ]]; then sources+=("$c"); fi
             done

@@ -107,7 +107,7 @@ void mygpt_attention_plain_probs(float *out, float *att, const float *q, const f
 
 /* The plain loops, with no scratch: per query t, the row of dS one key at a time, and
  * the three gradients updated as it goes (dP_t[s] is summed twice, identically). */
-MYGPT_CLONES void mygpt_attention_head_backward_plain(const head_grads *h)
+MYGPT_CLONES static void head_backward_plain(const head_grads *h)
 {
     const int T = h->T, C = h->C, d = h->d;
     for (int t = 0; t < T; t++) {
@@ -134,4 +134,10 @@ MYGPT_CLONES void mygpt_attention_head_backward_plain(const head_grads *h)
                 }
             }
     }
+}
+
+/* (a wrapper: a non-static function with target clones would export its resolver) */
+void mygpt_attention_head_backward_plain(const head_grads *h)
+{
+    head_backward_plain(h);
 }
