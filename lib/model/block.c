@@ -121,10 +121,9 @@ static mygpt_status attention(const mygpt_pass *p, int l, const mygpt_block_acts
 {
     const int B = p->B, T = p->T, C = p->cfg->embed_dim, NH = p->cfg->num_heads;
     if (p->cache) {
-        const size_t MC = (size_t)p->cfg->max_seq_len * (size_t)C;
-        const size_t KTC = (size_t)C * p->cache->ldk;
-        mygpt_attention_cached(a->atty, a->q, p->cache->k + l * MC, p->cache->kt + l * KTC, p->cache->v + l * MC,
-                               T, p->t0, p->cfg->max_seq_len, C, NH, p->cache->att, p->cache->att_rows);
+        const mygpt_kv_layer kv = mygpt_kv_cache_layer(p->cache, p->cfg, l);
+        mygpt_attention_cached(a->atty, a->q, kv.k, kv.kt, kv.v, T, p->t0, p->cfg->max_seq_len, C, NH, p->cache->att,
+                               p->cache->att_rows);
         return MYGPT_OK;
     }
     mygpt_status st = mygpt_attention_forward(a->atty, a->att, a->q, a->k, a->v, p->att_scratch, p->att_scratch_len,
@@ -147,9 +146,9 @@ mygpt_status mygpt_block_forward(const mygpt_pass *p, int l, const mygpt_block_a
     mygpt_params lw; // layer l's weights, as the math names them: W_q is lw.wq (C, C), b_q lw.bq (C) or NULL
     mygpt_params_layer(cfg, p->w, l, &lw);
     // in a KV-cache step the keys and values go to the cache's rows t0 ..
-    const size_t at = (size_t)p->t0 * C, MC = (size_t)cfg->max_seq_len * C;
-    float *k = p->cache ? p->cache->k + l * MC + at : a->k; // (N, C)
-    float *v = p->cache ? p->cache->v + l * MC + at : a->v; // (N, C)
+    const mygpt_kv_layer kv = p->cache ? mygpt_kv_cache_layer(p->cache, cfg, l) : (mygpt_kv_layer){0};
+    float *k = p->cache ? kv.k + (size_t)p->t0 * C : a->k; // (N, C)
+    float *v = p->cache ? kv.v + (size_t)p->t0 * C : a->v; // (N, C)
 
     // mid = x + W_o(attention(LN1(x)))
     layernorm(a->ln1, a->ln1_mean, a->ln1_rstd, a->x, lw.ln1w, lw.ln1b, N, C);      // ln1 (N, C)

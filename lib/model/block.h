@@ -17,6 +17,14 @@
 #include "kernels/matmul.h"
 #include "model/packed.h"
 
+/* Layer l's part of a KV cache: its keys k and values v (maxT, C), and its keys again,
+ * transposed in blocks of MYGPT_KT_BLOCK positions, kt (C x ldk per block row). The
+ * cache's layout is kv_cache.c's alone; the block and the attention read it through this. */
+typedef struct mygpt_kv_layer {
+    float *k, *v, *kt;
+} mygpt_kv_layer;
+mygpt_kv_layer mygpt_kv_cache_layer(const mygpt_kv_cache *c, const mygpt_config *cfg, int l);
+
 /* What every block of one pass shares. */
 typedef struct mygpt_pass {
     const mygpt_config *cfg;

@@ -1,6 +1,7 @@
 /*
- * kv_cache.c - the KV cache and the forward pass over new tokens that reads it
- * (mygpt/kv_cache.h). Each new row goes through the same per-row arithmetic as mygpt_gpt_forward (the
+ * kv_cache.c - the KV cache, its layout (every layer's keys, values and transposed keys
+ * in one block), and the forward pass over new tokens that reads it (mygpt/kv_cache.h).
+ * Each new row goes through the same per-row arithmetic as mygpt_gpt_forward (the
  * matmul kernel computes every output the same way whatever the number of rows, and
  * attention uses the same row function), so cached logits are the full forward's bits.
  */
@@ -29,6 +30,13 @@ mygpt_status mygpt_kv_cache_init(mygpt_kv_cache *c, const mygpt_gpt *g, mygpt_er
     c->kt = c->memory + 2 * L * M * C;
     c->ldk = (int)ldk;
     return MYGPT_OK;
+}
+
+mygpt_kv_layer mygpt_kv_cache_layer(const mygpt_kv_cache *c, const mygpt_config *cfg, int l)
+{
+    const size_t MC = (size_t)cfg->max_seq_len * (size_t)cfg->embed_dim; // one layer's keys (maxT, C)
+    const size_t KTC = (size_t)cfg->embed_dim * (size_t)c->ldk;         // one layer's kt
+    return (mygpt_kv_layer){c->k + (size_t)l * MC, c->v + (size_t)l * MC, c->kt + (size_t)l * KTC};
 }
 
 void mygpt_kv_cache_reset(mygpt_kv_cache *c)
