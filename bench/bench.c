@@ -384,7 +384,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "mygpt-bench: %s\n", err.message);
             return 1;
         }
-        gpt->use_naive_kernels = naive;
+        gpt->impl = naive ? MYGPT_IMPL_REFERENCE : MYGPT_IMPL_FAST;
         if (!naive && !unpacked) { /* what `mygpt forward` does: the weights packed once */
             const double a = now_ms();
             if (mygpt_gpt_pack(gpt, &err) != MYGPT_OK) {

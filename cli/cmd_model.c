@@ -213,7 +213,7 @@ int cmd_forward(int argc, char **argv)
         free(ids);
         return rc;
     }
-    gpt->use_naive_kernels = args_has(&a, "naive");
+    gpt->impl = args_has(&a, "naive") ? MYGPT_IMPL_REFERENCE : MYGPT_IMPL_FAST;
     mygpt_error err = {0};
     if ((rc = apply_weights(cmd, &a, gpt))) {
         mygpt_gpt_free(gpt);

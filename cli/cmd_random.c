@@ -47,9 +47,9 @@ static int common_setup(const char *cmd, const parsed_args *a, common *c)
         return EXIT_USAGE;
     const char *k = args_get(a, "kernel");
     if (k && strcmp(k, "avx2") == 0)
-        c->rng.kernel = MYGPT_KERNEL_AVX2;
+        c->rng.torch_cpu = MYGPT_TORCH_AVX2;
     else if (k && strcmp(k, "scalar") == 0)
-        c->rng.kernel = MYGPT_KERNEL_SCALAR;
+        c->rng.torch_cpu = MYGPT_TORCH_SCALAR;
     else if (k) {
         cli_error(cmd, "--kernel: '%s' is not avx2 or scalar", k);
         return EXIT_USAGE;

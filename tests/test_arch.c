@@ -349,7 +349,7 @@ static void run_threads(mygpt_arch arch, int threads, int naive, float **logits,
     mygpt_gpt *g;
     mygpt_trainer *tr;
     cr_assert_eq(mygpt_gpt_create_from(&g, &cfg, &rng, NULL), MYGPT_OK);
-    g->use_naive_kernels = naive;
+    g->impl = naive ? MYGPT_IMPL_REFERENCE : MYGPT_IMPL_FAST;
     cr_assert_eq(mygpt_gpt_forward(g, ids, B, T, NULL), MYGPT_OK);
     *nl = (size_t)B * T * cfg.vocab_size;
     *logits = malloc(*nl * sizeof **logits);

@@ -190,7 +190,7 @@ Test(gpt_kernels, naive_model_agrees_with_fast_model)
     mygpt_gpt *fast, *naive;
     cr_assert_eq(mygpt_gpt_create(&fast, &cfg, 5, NULL), MYGPT_OK);
     cr_assert_eq(mygpt_gpt_create(&naive, &cfg, 5, NULL), MYGPT_OK);
-    naive->use_naive_kernels = 1;
+    naive->impl = MYGPT_IMPL_REFERENCE;
     cr_assert_eq(mygpt_gpt_forward(fast, ids, 2, 20, NULL), MYGPT_OK);
     cr_assert_eq(mygpt_gpt_forward(naive, ids, 2, 20, NULL), MYGPT_OK);
     cr_expect_leq(max_rel_diff(fast->acts.logits, naive->acts.logits, 2 * 20 * 97), 1e-5);
@@ -327,26 +327,26 @@ Test(gpt_kernels, fast_attention_gives_the_naive_bits)
         mygpt_normal_(&r, q, n, 0, 1, NULL);
         mygpt_normal_(&r, k, n, 0, 1, NULL);
         mygpt_normal_(&r, v, n, 0, 1, NULL);
-        cr_assert_eq(mygpt_attention_forward(o1, NULL, q, k, v, scratch, slen, B, T, C, NH, MYGPT_KERNELS_NAIVE,
+        cr_assert_eq(mygpt_attention_forward(o1, NULL, q, k, v, scratch, slen, B, T, C, NH, MYGPT_IMPL_REFERENCE,
                                              NULL),
                      MYGPT_OK);
         const size_t na = (size_t)B * NH * T * T;
         float *a1 = malloc(na * sizeof *a1), *a2 = malloc(na * sizeof *a2);
-        cr_assert_eq(mygpt_attention_forward(o2, a1, q, k, v, NULL, 0, B, T, C, NH, MYGPT_KERNELS_NAIVE, NULL),
+        cr_assert_eq(mygpt_attention_forward(o2, a1, q, k, v, NULL, 0, B, T, C, NH, MYGPT_IMPL_REFERENCE, NULL),
                      MYGPT_OK);
         cr_expect(memcmp(o1, o2, n * sizeof *o1) == 0, "shape %zu: the training attention differs", c);
         for (int p = 0; p < 3; p++) { /* paths this CPU lacks fall back to the widest it has */
             setenv("MYGPT_ATTENTION_KERNEL", paths[p], 1);
             mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
             memset(o2, 0xff, n * sizeof *o2);
-            cr_assert_eq(mygpt_attention_forward(o2, NULL, q, k, v, scratch, slen, B, T, C, NH, MYGPT_KERNELS_FAST,
+            cr_assert_eq(mygpt_attention_forward(o2, NULL, q, k, v, scratch, slen, B, T, C, NH, MYGPT_IMPL_FAST,
                                                  NULL),
                          MYGPT_OK);
             cr_expect(memcmp(o1, o2, n * sizeof *o1) == 0, "shape %zu: %s attention differs", c,
                       paths[p]);
             memset(o2, 0xff, n * sizeof *o2);
             memset(a2, 0xff, na * sizeof *a2);
-            cr_assert_eq(mygpt_attention_forward(o2, a2, q, k, v, scratch, slen, B, T, C, NH, MYGPT_KERNELS_FAST,
+            cr_assert_eq(mygpt_attention_forward(o2, a2, q, k, v, scratch, slen, B, T, C, NH, MYGPT_IMPL_FAST,
                                                  NULL),
                          MYGPT_OK);
             cr_expect(memcmp(o1, o2, n * sizeof *o1) == 0, "shape %zu: %s attention (probs) differs", c,
@@ -612,12 +612,12 @@ Test(gpt_errors, layer_functions_refuse_what_would_read_out_of_bounds)
     cr_expect_eq(mygpt_embedding_forward(out, ok, wte, wpe, 0, 4, 2, 4, 3, &err), MYGPT_EINVAL);
     cr_expect_eq(mygpt_embedding_forward(out, ok, wte, wpe, 1, 3, 2, 4, 3, &err), MYGPT_OK);
     float q[6], s[64];
-    cr_expect_eq(mygpt_attention_forward(q, NULL, q, q, q, s, 64, 1, 1, 6, 4, MYGPT_KERNELS_NAIVE, &err), MYGPT_EINVAL);
-    cr_expect_eq(mygpt_attention_forward(q, NULL, q, q, q, s, 64, 1, 1, 6, 0, MYGPT_KERNELS_FAST, &err), MYGPT_EINVAL);
-    cr_expect_eq(mygpt_attention_forward(q, s, q, q, q, NULL, 0, 1, 1, 6, 4, MYGPT_KERNELS_NAIVE, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_attention_forward(q, NULL, q, q, q, s, 64, 1, 1, 6, 4, MYGPT_IMPL_REFERENCE, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_attention_forward(q, NULL, q, q, q, s, 64, 1, 1, 6, 0, MYGPT_IMPL_FAST, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_attention_forward(q, s, q, q, q, NULL, 0, 1, 1, 6, 4, MYGPT_IMPL_REFERENCE, &err), MYGPT_EINVAL);
     /* scratch smaller than one thread's slice is refused, not overrun */
-    cr_expect_eq(mygpt_attention_forward(q, NULL, q, q, q, s, 0, 1, 1, 6, 3, MYGPT_KERNELS_FAST, &err), MYGPT_EINVAL);
-    cr_expect_eq(mygpt_attention_forward(q, NULL, q, q, q, s, 0, 1, 1, 6, 3, MYGPT_KERNELS_NAIVE, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_attention_forward(q, NULL, q, q, q, s, 0, 1, 1, 6, 3, MYGPT_IMPL_FAST, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_attention_forward(q, NULL, q, q, q, s, 0, 1, 1, 6, 3, MYGPT_IMPL_REFERENCE, &err), MYGPT_EINVAL);
 }
 
 /* Issue 11 item 1: scratch sized for one thread, called with a team of 4 (the old
@@ -638,7 +638,7 @@ Test(gpt_kernels, attention_scratch_sized_for_one_thread_is_safe_with_more)
     cr_assert_eq(four, 4 * one);
     float *s1 = malloc(one * sizeof *s1), *s4 = malloc(four * sizeof *s4);
     for (int fast = 0; fast < 2; fast++) {
-        const mygpt_kernels kernels = fast ? MYGPT_KERNELS_FAST : MYGPT_KERNELS_NAIVE;
+        const mygpt_impl kernels = fast ? MYGPT_IMPL_FAST : MYGPT_IMPL_REFERENCE;
         cr_assert_eq(mygpt_attention_forward(o1, NULL, q, q, q, s4, four, B, T, C, NH, kernels, NULL), MYGPT_OK);
         cr_assert_eq(mygpt_attention_forward(o2, NULL, q, q, q, s1, one, B, T, C, NH, kernels, NULL), MYGPT_OK);
         cr_expect(memcmp(o1, o2, n * sizeof *o1) == 0, "fast=%d: 1-slice scratch changed bits", fast);
@@ -673,7 +673,7 @@ Test(gpt_threads, every_parallel_loop_gives_the_same_bits_for_1_2_3_8_threads)
             omp_set_num_threads(threads[k]);
             mygpt_gpt *gpt;
             cr_assert_eq(mygpt_gpt_create(&gpt, &cfg, 17, NULL), MYGPT_OK);
-            gpt->use_naive_kernels = naive;
+            gpt->impl = naive ? MYGPT_IMPL_REFERENCE : MYGPT_IMPL_FAST;
             cr_assert_eq(mygpt_gpt_forward(gpt, ids, B, T, NULL), MYGPT_OK);
             if (k == 0)
                 memcpy(first, gpt->acts.logits, n * sizeof *first);
@@ -797,7 +797,7 @@ Test(gpt_attention, probabilities_within_1e6_of_pytorch_and_logits_unchanged)
             cr_assert_eq(mygpt_gpt_forward(g, ids, 1, T, NULL), MYGPT_OK);
             memcpy(logits, g->acts.logits, nl * sizeof *logits);
             for (int naive = 0; naive < 2; naive++) {
-                g->use_naive_kernels = naive;
+                g->impl = naive ? MYGPT_IMPL_REFERENCE : MYGPT_IMPL_FAST;
                 memset(att, 0xff, n * sizeof *att);
                 cr_assert_eq(mygpt_gpt_forward_attention(g, ids, 1, T, att, n, NULL), MYGPT_OK);
                 for (size_t i = 0; i < n; i++)

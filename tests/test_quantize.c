@@ -220,11 +220,11 @@ Test(quantized_model, logits_generation_and_attention_are_the_dequantized_float3
             cr_assert_eq(mygpt_generate(f, NULL, ids, 3, cfg.max_seq_len + 4 - 3, &greedy, -1, 1, gen_f, &n_f, NULL),
                          MYGPT_OK);
             // the naive kernels read the same dequantized floats
-            f->use_naive_kernels = 1;
+            f->impl = MYGPT_IMPL_REFERENCE;
             cr_assert_eq(mygpt_gpt_forward(f, ids, B, T, NULL), MYGPT_OK);
             float *naive = malloc(nl * sizeof *naive);
             memcpy(naive, f->acts.logits, nl * sizeof *naive);
-            q0->use_naive_kernels = 1;
+            q0->impl = MYGPT_IMPL_REFERENCE;
             cr_assert_eq(mygpt_gpt_forward(q0, ids, B, T, NULL), MYGPT_OK);
             cr_expect(same_floats(q0->acts.logits, naive, nl), "config %zu %s: naive kernels differ", c,
                       mygpt_weights_name(w));

@@ -70,7 +70,7 @@ Test(rng_spec, randn_4x4_large_path_avx2_and_scalar)
     mygpt_rng_seed(&r, 0);
     cr_assert_eq(mygpt_normal_(&r, d, 16, 0.0, 1.0, NULL), MYGPT_OK);
     expect_bits(d, avx2, 16, "avx2");
-    r.kernel = MYGPT_KERNEL_SCALAR;
+    r.torch_cpu = MYGPT_TORCH_SCALAR;
     mygpt_rng_seed(&r, 0);
     mygpt_normal_(&r, d, 16, 0.0, 1.0, NULL);
     expect_bits(d, scalar, 16, "scalar");
@@ -222,7 +222,7 @@ static size_t shape_numel(const char *s)
 }
 
 /* Replays every "case SEED ... end" block of a golden file on one generator. */
-static void replay(const char *file, mygpt_kernel kernel)
+static void replay(const char *file, mygpt_torch_cpu torch_cpu)
 {
     FILE *f = golden_open(file);
     cr_assert_not_null(f, "missing golden file %s", file);
@@ -230,7 +230,7 @@ static void replay(const char *file, mygpt_kernel kernel)
     size_t cap = 0;
     long lineno = 0;
     mygpt_rng r = {0};
-    r.kernel = kernel;
+    r.torch_cpu = torch_cpu;
     float *got = malloc(MAXV * sizeof *got), *want = malloc(MAXV * sizeof *want);
     int64_t *gi = malloc(MAXV * sizeof *gi), *wi = malloc(MAXV * sizeof *wi);
     int ops = 0, cases = 0, bad_lines = 0;
@@ -319,10 +319,10 @@ static void replay(const char *file, mygpt_kernel kernel)
 
 Test(rng_golden, avx2_chains_match_torch)
 {
-    replay("rng.txt", MYGPT_KERNEL_AVX2);
+    replay("rng.txt", MYGPT_TORCH_AVX2);
 }
 
 Test(rng_golden, scalar_kernel_chains_match_torch_default_capability)
 {
-    replay("rng_scalar.txt", MYGPT_KERNEL_SCALAR);
+    replay("rng_scalar.txt", MYGPT_TORCH_SCALAR);
 }

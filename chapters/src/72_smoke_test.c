@@ -59,7 +59,7 @@ int main(int argc, char **argv)
     float *scratch = chapter_alloc(&ch, scratch_len, sizeof(float));
     chapter_check(&ch, mygpt_attention_forward(att.data, NULL, q.data, k.data, v.data, scratch, scratch_len,
                                                (int)q.shape[0], (int)q.shape[1], (int)q.shape[2], 1,
-                                               MYGPT_KERNELS_NAIVE, &err), &err);
+                                               MYGPT_IMPL_REFERENCE, &err), &err);
     ch_tensor a = ch_linear_apply(&ch, &att, &w[3]);
     printf("\nafter attention: ");
     ch_print_tuple(&a);

@@ -143,12 +143,12 @@ static inline void cephes_sincos(float theta, float *sin_out, float *cos_out)
 }
 
 /* Transforms d[0..15] (uniforms in [0, 1)) into normals in place. */
-static inline void normal_block16(float *d, float mean, float std, mygpt_kernel kernel)
+static inline void normal_block16(float *d, float mean, float std, mygpt_torch_cpu torch_cpu)
 {
     for (int j = 0; j < 8; j++) {
         const float u1 = 1.0f - d[j]; /* exact */
         const float u2 = d[j + 8];
-        if (kernel == MYGPT_KERNEL_AVX2) {
+        if (torch_cpu == MYGPT_TORCH_AVX2) {
             const float radius = sqrtf(-2.0f * cephes_log(u1));
             const float theta = f32_from_bits(C_TWO_PI) * u2;
             float sn, cs;
@@ -166,10 +166,10 @@ static inline void normal_block16(float *d, float mean, float std, mygpt_kernel 
 
 /* normal_block16 on each of d's `blocks` blocks of 16 (built so that fmaf is an
  * instruction, not a call). */
-MYGPT_CLONES static void normal_blocks(float *d, size_t blocks, float mean, float std, mygpt_kernel kernel)
+MYGPT_CLONES static void normal_blocks(float *d, size_t blocks, float mean, float std, mygpt_torch_cpu torch_cpu)
 {
     for (size_t b = 0; b < blocks; b++)
-        normal_block16(d + 16 * b, mean, std, kernel);
+        normal_block16(d + 16 * b, mean, std, torch_cpu);
 }
 
 static void fill_uniform24(mygpt_rng *rng, float *d, size_t n)
@@ -215,10 +215,10 @@ mygpt_status mygpt_normal_(mygpt_rng *rng, float *data, size_t n, double mean, d
         return st;
     const float fmean = (float)mean, fstd = (float)std;
     fill_uniform24(rng, data, n);
-    normal_blocks(data, n / 16, fmean, fstd, rng->kernel);
+    normal_blocks(data, n / 16, fmean, fstd, rng->torch_cpu);
     if (n % 16 != 0) { /* tail: redraw the last 16 and transform them as a block */
         fill_uniform24(rng, data + n - 16, 16);
-        normal_blocks(data + n - 16, 1, fmean, fstd, rng->kernel);
+        normal_blocks(data + n - 16, 1, fmean, fstd, rng->torch_cpu);
     }
     return MYGPT_OK;
 }

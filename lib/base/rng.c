@@ -18,7 +18,7 @@
 void mygpt_rng_init(mygpt_rng *rng, uint64_t seed)
 {
     memset(rng, 0, sizeof *rng);
-    rng->kernel = MYGPT_KERNEL_AVX2;
+    rng->torch_cpu = MYGPT_TORCH_AVX2;
     mygpt_rng_seed(rng, seed);
 }
 
@@ -130,7 +130,7 @@ mygpt_status mygpt_uniform_(mygpt_rng *rng, float *data, size_t n, double from, 
         mygpt_rng_fill(rng, words, len);
         for (size_t j = 0; j < len; j++) {
             float x = (float)(words[j] & 0xffffffu) * 0x1p-24f; /* exact */
-            if (rng->kernel == MYGPT_KERNEL_AVX2)
+            if (rng->torch_cpu == MYGPT_TORCH_AVX2)
                 data[i + j] = fmaf(x, range, lo); /* GCC fused this in torch's AVX2 build */
             else
                 data[i + j] = x * range + lo; /* two roundings (built with -ffp-contract=off) */

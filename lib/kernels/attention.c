@@ -413,9 +413,9 @@ static mygpt_status attention_fast(float *out, float *probs, const float *q, con
 
 mygpt_status mygpt_attention_forward(float *out, float *probs, const float *q, const float *k, const float *v,
                                      float *scratch, size_t scratch_len, int B, int T, int C, int NH,
-                                     mygpt_kernels kernels, mygpt_error *err)
+                                     mygpt_impl kernels, mygpt_error *err)
 {
-    if (kernels == MYGPT_KERNELS_NAIVE) { // the plain loops (reference.c)
+    if (kernels == MYGPT_IMPL_REFERENCE) { // the plain loops (reference.c)
         if (probs) { // the rows of probs are the scores' room
             if (B < 1 || T < 1 || C < 1 || NH < 1 || C % NH != 0)
                 return attention_refuse(0, B, T, C, NH, err);

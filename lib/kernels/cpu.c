@@ -25,7 +25,7 @@ static mygpt_isa widest(void)
     return MYGPT_ISA_GENERIC;
 }
 
-static mygpt_isa decide(mygpt_kernel_family family)
+static mygpt_isa decide(mygpt_isa_family family)
 {
     static const char *const VARIABLE[MYGPT_FAMILY_COUNT] = {"MYGPT_MATMUL_KERNEL", "MYGPT_ATTENTION_KERNEL",
                                                              NULL};
@@ -37,7 +37,7 @@ static mygpt_isa decide(mygpt_kernel_family family)
     return isa;
 }
 
-mygpt_isa mygpt_cpu_isa(mygpt_kernel_family family)
+mygpt_isa mygpt_cpu_isa(mygpt_isa_family family)
 {
     int d = atomic_load_explicit(&decided[family], memory_order_relaxed);
     if (!d) {

@@ -13,13 +13,15 @@
 
 typedef enum mygpt_isa { MYGPT_ISA_GENERIC, MYGPT_ISA_AVX2, MYGPT_ISA_AVX512, MYGPT_ISA_COUNT } mygpt_isa;
 
-/* The kernel families that may be narrowed from the environment. */
-typedef enum mygpt_kernel_family { MYGPT_FAMILY_MATMUL, MYGPT_FAMILY_ATTENTION, MYGPT_FAMILY_LOSS,
-                                   MYGPT_FAMILY_COUNT } mygpt_kernel_family;
+/* The families of kernels that ask which set to run (each may be narrowed from the
+ * environment but the loss's, which follows PyTorch's own choice). */
+typedef enum mygpt_isa_family {
+    MYGPT_FAMILY_MATMUL, MYGPT_FAMILY_ATTENTION, MYGPT_FAMILY_LOSS, MYGPT_FAMILY_COUNT
+} mygpt_isa_family;
 
 /* The instruction set a family runs: the widest this CPU has, narrowed by the family's
  * variable (MYGPT_FAMILY_LOSS has none); read once, then remembered. */
-mygpt_isa mygpt_cpu_isa(mygpt_kernel_family family);
+mygpt_isa mygpt_cpu_isa(mygpt_isa_family family);
 
 /* The name of a set: "generic", "avx2", "avx512". */
 const char *mygpt_isa_name(mygpt_isa isa);

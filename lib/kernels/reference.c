@@ -8,7 +8,7 @@
  *   - attention forward, one query row at a time (attention_rows.h's attention_row),
  *     and one head's backward with double sums: the fast kernels of attention.c give
  *     these same bits, which the tests check for every instruction set.
- * The dispatchers choose (mygpt_kernels MYGPT_KERNELS_NAIVE, --naive on the command
+ * The dispatchers choose (mygpt_impl MYGPT_IMPL_REFERENCE, --naive on the command
  * line); a model built with naive kernels runs only these.
  */
 #include <math.h>

@@ -172,7 +172,7 @@ static mygpt_status ensure_att_scratch(mygpt_train_acts *a, int T, int head_dim,
 static mygpt_pass training_pass(const mygpt_gpt *g, const mygpt_train_acts *a)
 {
     /* no packing: mygpt_trainer_create refuses a packed model and mygpt_gpt_pack a trained one */
-    return (mygpt_pass){.cfg = &g->config, .w = &g->params, .naive = g->use_naive_kernels, .B = a->B,
+    return (mygpt_pass){.cfg = &g->config, .w = &g->params, .impl = g->impl, .B = a->B,
                         .T = a->T, .att_scratch = a->att_scratch, .att_scratch_len = a->att_scratch_len,
                         .dropout = a->dropped ? g->config.dropout : 0.0};
 }
@@ -237,7 +237,7 @@ mygpt_status mygpt_trainer_forward(mygpt_trainer *tr, const int64_t *ids, const 
     MYGPT_TRY(mygpt_pass_check_input(cfg, ids, B, T, 0, err));
     mygpt_train_acts *a = &tr->acts;
     MYGPT_TRY(ensure_train_acts(a, cfg, B, T, err));
-    if (!g->use_naive_kernels)
+    if (g->impl == MYGPT_IMPL_FAST)
         MYGPT_TRY(ensure_att_scratch(a, T, cfg->embed_dim / cfg->num_heads, err));
     a->has_forward = 0;
     const size_t N = (size_t)B * T;

@@ -44,7 +44,7 @@ mygpt_status mygpt_linear(const mygpt_pass *p, float *out, const float *inp, con
                           const float *bias, const mygpt_packed_weight *pw, size_t N, int C, int OC,
                           int gelu, mygpt_error *err)
 {
-    if (p->naive) {
+    if (p->impl == MYGPT_IMPL_REFERENCE) {
         mygpt_matmul_naive(out, inp, weight, bias, N, C, OC);
         if (gelu)
             mygpt_gelu_forward(out, out, N * (size_t)OC);
@@ -59,7 +59,7 @@ mygpt_status mygpt_linear_backward(const mygpt_pass *p, float *dinp, int set_din
                                    const float *dout, const float *inp, const float *w, size_t N, int C,
                                    int OC, float *ws, size_t ws_len, mygpt_error *err)
 {
-    if (p->naive) {
+    if (p->impl == MYGPT_IMPL_REFERENCE) {
         if (set_dinp)
             memset(dinp, 0, N * (size_t)C * sizeof *dinp);
         memset(dw, 0, (size_t)OC * C * sizeof *dw);
@@ -127,7 +127,7 @@ static mygpt_status attention(const mygpt_pass *p, int l, const mygpt_block_acts
         return MYGPT_OK;
     }
     mygpt_status st = mygpt_attention_forward(a->atty, a->att, a->q, a->k, a->v, p->att_scratch, p->att_scratch_len,
-                                              B, T, C, NH, p->naive ? MYGPT_KERNELS_NAIVE : MYGPT_KERNELS_FAST, err);
+                                              B, T, C, NH, p->impl, err);
     if (st == MYGPT_OK && a->keep_att) // train mode: the values weighted by dropout(P)
         mygpt_attention_dropout_values(a->atty, a->att, a->v, a->keep_att, p->dropout, B, T, C, NH);
     return st;

@@ -24,13 +24,15 @@ typedef struct mygpt_kv_layer {
     float *k, *v, *kt;
 } mygpt_kv_layer;
 mygpt_kv_layer mygpt_kv_cache_layer(const mygpt_kv_cache *c, const mygpt_config *cfg, int l);
+/* Room in c's scratch for a step of n new rows (kv_cache.c). MYGPT_ENOMEM. */
+mygpt_status mygpt_kv_cache_reserve(mygpt_kv_cache *c, const mygpt_gpt *g, int n, mygpt_error *err);
 
 /* What every block of one pass shares. */
 typedef struct mygpt_pass {
     const mygpt_config *cfg;
     const mygpt_params *w;            /* the weights                                  */
     const mygpt_packed_model *packed; /* or NULL: each product packs its weight       */
-    int naive;                        /* 1: the reference kernels (matmul, attention) */
+    mygpt_impl impl;                  /* the fast kernels, or the plain loops (reference.c) */
     int B, T;                         /* rows N = B * T, in sequences of T            */
     float *att_scratch;               /* the fast attention's per-thread scratch      */
     size_t att_scratch_len;

@@ -1,9 +1,10 @@
 /*
- * gpt.c - the chapter-12 GPT (docs/model-spec.md): the configuration's checks, the
- * model's memory (the parameters as the table in params.c lays them out, initialised
- * there in PyTorch's draw order) and the forward pass top to bottom.
+ * gpt.c - the chapter-12 GPT (docs/model-spec.md): the model's memory (the parameters
+ * as the table in params.c lays them out, initialised there in PyTorch's draw order) and
+ * its forward passes top to bottom: the whole sequence, and the KV-cache step.
  */
 #include "mygpt/gpt.h"
+#include "mygpt/kv_cache.h"
 
 #include <omp.h>
 #include <stdlib.h>
@@ -163,7 +164,7 @@ mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *g, const int64_t *ids, int B
 
     const int NH = cfg->num_heads;
     mygpt_acts *a = &g->acts;
-    const mygpt_pass p = {.cfg = cfg, .w = &g->params, .packed = g->packed, .naive = g->use_naive_kernels,
+    const mygpt_pass p = {.cfg = cfg, .w = &g->params, .packed = g->packed, .impl = g->impl,
                           .B = B, .T = T, .att_scratch = a->scratch, .att_scratch_len = a->scratch_len};
     // x = E[ids] + P[0..T-1]                                    (B, T, C)
     st = mygpt_embedding_forward(a->x, ids, g->params.wte, g->params.wpe, B, T, cfg->embed_dim, cfg->vocab_size,
@@ -178,5 +179,38 @@ mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *g, const int64_t *ids, int B
     // logits = LN_f(x) E^T                                      (B, T, V)
     if (st == MYGPT_OK)
         st = mygpt_head_forward(&p, a->logits, a->ln, NULL, NULL, a->x, (size_t)B * T, err);
+    return st;
+}
+
+/* ---- the KV-cache step ------------------------------------------------------------------ */
+
+/* Each new row goes through the same per-row arithmetic as mygpt_gpt_forward (the matmul
+ * kernel computes every output the same way whatever the number of rows, and attention
+ * uses the same row function), so cached logits are the full forward's bits. */
+mygpt_status mygpt_gpt_forward_cached(mygpt_gpt *g, mygpt_kv_cache *c, const int64_t *ids, int n,
+                                      mygpt_error *err)
+{
+    const mygpt_config *cfg = &g->config;
+    const int C = cfg->embed_dim, V = cfg->vocab_size, M = cfg->max_seq_len;
+    const int t0 = c->len;
+    MYGPT_TRY(mygpt_pass_check_input(cfg, ids, 1, n, t0, err));
+    mygpt_status st = mygpt_kv_cache_reserve(c, g, n, err);
+    if (st != MYGPT_OK)
+        return st;
+    const mygpt_pass p = {.cfg = cfg, .w = &g->params, .packed = g->packed,
+                          .impl = g->impl, .B = 1, .T = n, .cache = c, .t0 = t0};
+    // x = E[ids] + P[t0 .. t0 + n - 1]                                  (n, C)
+    st = mygpt_embedding_forward(c->x, ids, g->params.wte, g->params.wpe + (size_t)t0 * C, 1, n, C, V, M - t0,
+                                 err);
+    // the keys and values go to the cache; x is updated in place
+    const mygpt_block_acts block = {.x = c->x, .ln1 = c->ln, .q = c->q, .atty = c->atty, .mid = c->x,
+                                    .ln2 = c->ln, .fch = c->fch, .proj = c->proj, .out = c->x};
+    for (int l = 0; l < cfg->num_layers && st == MYGPT_OK; l++)
+        st = mygpt_block_forward(&p, l, &block, err);
+    // only the last position's logits are needed to pick the next token    (V)
+    if (st == MYGPT_OK)
+        st = mygpt_head_forward(&p, c->logits, c->ln, NULL, NULL, c->x + (size_t)(n - 1) * C, 1, err);
+    if (st == MYGPT_OK)
+        c->len = t0 + n;
     return st;
 }

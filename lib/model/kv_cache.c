@@ -1,16 +1,13 @@
 /*
- * kv_cache.c - the KV cache, its layout (every layer's keys, values and transposed keys
- * in one block), and the forward pass over new tokens that reads it (mygpt/kv_cache.h).
- * Each new row goes through the same per-row arithmetic as mygpt_gpt_forward (the
- * matmul kernel computes every output the same way whatever the number of rows, and
- * attention uses the same row function), so cached logits are the full forward's bits.
+ * kv_cache.c - the KV cache's memory and layout (mygpt/kv_cache.h): every layer's keys,
+ * values and transposed keys in one block, and the scratch of a step's new rows. The
+ * forward pass that reads and extends it is gpt.c's (mygpt_gpt_forward_cached).
  */
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mygpt/kv_cache.h"
-#include "mygpt/layers.h"
 #include "base/base.h"
 #include "model/block.h"
 
@@ -70,8 +67,7 @@ static size_t carve_rows(mygpt_kv_cache *c, float *base, size_t rows, size_t thr
     return n;
 }
 
-/* room for n rows of scratch */
-static mygpt_status ensure_rows(mygpt_kv_cache *c, const mygpt_gpt *g, int n, mygpt_error *err)
+mygpt_status mygpt_kv_cache_reserve(mygpt_kv_cache *c, const mygpt_gpt *g, int n, mygpt_error *err)
 {
     const int threads = omp_get_max_threads();
     if (n <= c->rows_cap && threads <= c->att_rows)
@@ -88,32 +84,4 @@ static mygpt_status ensure_rows(mygpt_kv_cache *c, const mygpt_gpt *g, int n, my
     c->att_rows = threads;
     carve_rows(c, s, (size_t)n, (size_t)threads, C, V, M);
     return MYGPT_OK;
-}
-
-mygpt_status mygpt_gpt_forward_cached(mygpt_gpt *g, mygpt_kv_cache *c, const int64_t *ids, int n,
-                                      mygpt_error *err)
-{
-    const mygpt_config *cfg = &g->config;
-    const int C = cfg->embed_dim, V = cfg->vocab_size, M = cfg->max_seq_len;
-    const int t0 = c->len;
-    MYGPT_TRY(mygpt_pass_check_input(cfg, ids, 1, n, t0, err));
-    mygpt_status st = ensure_rows(c, g, n, err);
-    if (st != MYGPT_OK)
-        return st;
-    const mygpt_pass p = {.cfg = cfg, .w = &g->params, .packed = g->packed,
-                          .naive = g->use_naive_kernels, .B = 1, .T = n, .cache = c, .t0 = t0};
-    // x = E[ids] + P[t0 .. t0 + n - 1]                                  (n, C)
-    st = mygpt_embedding_forward(c->x, ids, g->params.wte, g->params.wpe + (size_t)t0 * C, 1, n, C, V, M - t0,
-                                 err);
-    // the keys and values go to the cache; x is updated in place
-    const mygpt_block_acts block = {.x = c->x, .ln1 = c->ln, .q = c->q, .atty = c->atty, .mid = c->x,
-                                    .ln2 = c->ln, .fch = c->fch, .proj = c->proj, .out = c->x};
-    for (int l = 0; l < cfg->num_layers && st == MYGPT_OK; l++)
-        st = mygpt_block_forward(&p, l, &block, err);
-    // only the last position's logits are needed to pick the next token    (V)
-    if (st == MYGPT_OK)
-        st = mygpt_head_forward(&p, c->logits, c->ln, NULL, NULL, c->x + (size_t)(n - 1) * C, 1, err);
-    if (st == MYGPT_OK)
-        c->len = t0 + n;
-    return st;
 }

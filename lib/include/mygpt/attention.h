@@ -32,7 +32,7 @@ extern "C" {
 
 /* Which code computes a layer: the fast kernels, or the plain loops kept as the
  * reference (the same bits for attention; the matmul's naive loops sum in another order). */
-typedef enum mygpt_kernels { MYGPT_KERNELS_FAST = 0, MYGPT_KERNELS_NAIVE = 1 } mygpt_kernels;
+typedef enum mygpt_impl { MYGPT_IMPL_FAST = 0, MYGPT_IMPL_REFERENCE = 1 } mygpt_impl;
 
 /* The forward: out (B, T, C) from q, k, v (B, T, C). probs, when not NULL, receives
  * each head's probabilities (B, NH, T, T): probs[b,h,t,s] = the softmax weight of key s
@@ -44,7 +44,7 @@ typedef enum mygpt_kernels { MYGPT_KERNELS_FAST = 0, MYGPT_KERNELS_NAIVE = 1 } m
  * sizes below 1, C not divisible by NH and too little scratch (MYGPT_EINVAL). */
 mygpt_status mygpt_attention_forward(float *out, float *probs, const float *q, const float *k, const float *v,
                                      float *scratch, size_t scratch_len, int B, int T, int C, int NH,
-                                     mygpt_kernels kernels, mygpt_error *err);
+                                     mygpt_impl kernels, mygpt_error *err);
 
 /* The backward: dq, dk, dv += d/dq, d/dk, d/dv (each (B, T, C)) from dout (B, T, C),
  * the forward's probs and q, k, v. Sizes as the forward's. */

@@ -181,7 +181,7 @@ typedef struct mygpt_gpt {
     size_t param_sizes[MYGPT_NUM_PARAM_TENSORS];/* floats per tensor, in the table's order */
     size_t num_parameters;
     mygpt_acts acts;
-    int use_naive_kernels;                      /* 1: the reference kernels (for testing) */
+    mygpt_impl impl;                            /* the fast kernels, or the plain loops (reference.c) */
     struct mygpt_packed_model *packed;          /* NULL, or mygpt_gpt_pack's weights   */
     int trainers;                               /* trainers holding it (mygpt/train.h): no
                                                    packing while a training step may come */

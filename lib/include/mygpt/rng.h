@@ -28,24 +28,24 @@ extern "C" {
 
 #define MYGPT_MT_N 624
 
-/* Which of PyTorch's float32 kernels to imitate for uniform_ and the large
+/* Which of PyTorch's CPU float32 kernels to imitate for uniform_ and the large
  * normal_ path. PyTorch picks one by CPU: AVX2 machines (the reference) use a
  * fused multiply-add and Cephes polynomials; ATEN_CPU_CAPABILITY=default uses
  * glibc's logf/sinf/cosf without fusion. The results of mygpt never depend on
  * the CPU it runs on, only on this setting. */
-typedef enum mygpt_kernel {
-    MYGPT_KERNEL_AVX2 = 0,   /* default: what torch 1.13 does on AVX2 CPUs */
-    MYGPT_KERNEL_SCALAR = 1  /* what torch does with ATEN_CPU_CAPABILITY=default */
-} mygpt_kernel;
+typedef enum mygpt_torch_cpu {
+    MYGPT_TORCH_AVX2 = 0,   /* default: what torch 1.13 does on AVX2 CPUs */
+    MYGPT_TORCH_SCALAR = 1  /* what torch does with ATEN_CPU_CAPABILITY=default */
+} mygpt_torch_cpu;
 
 typedef struct mygpt_rng {
-    uint32_t mt[MYGPT_MT_N]; /* Mersenne Twister state                        */
-    int left;                /* draws left before the next twist (+1)         */
-    int next;                /* index of the next state word to temper        */
-    uint64_t seed;           /* the full 64-bit seed (torch.initial_seed())   */
-    int has_cached_normal;   /* small-path Box-Muller partner pending?        */
-    double cached_normal;    /* the unscaled partner z                        */
-    mygpt_kernel kernel;     /* which float kernel to imitate                 */
+    uint32_t mt[MYGPT_MT_N];   /* Mersenne Twister state                        */
+    int left;                  /* draws left before the next twist (+1)         */
+    int next;                  /* index of the next state word to temper        */
+    uint64_t seed;             /* the full 64-bit seed (torch.initial_seed())   */
+    int has_cached_normal;     /* small-path Box-Muller partner pending?        */
+    double cached_normal;      /* the unscaled partner z                        */
+    mygpt_torch_cpu torch_cpu; /* which of torch's float kernels to imitate     */
 } mygpt_rng;
 
 /* Starts a generator: every field set, the AVX2 kernel, then mygpt_rng_seed(seed).
