@@ -4,6 +4,7 @@
 #include "book_train.h"
 
 #include <stdlib.h>
+#include <time.h>
 
 #include "mygpt/generate.h"
 #include "mygpt/print.h"
@@ -59,6 +60,22 @@ mygpt_status book_print_sample(FILE *out, mygpt_gpt *g, const mygpt_tokenizer *t
     return st;
 }
 
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
+}
+
+/* "step 30 of 90, 2.4 s a step, about 2 min 24 s left" (steps done so far, in seconds) */
+static void report_progress(FILE *f, long done, long total, double elapsed)
+{
+    const double per_step = elapsed / (double)done, left = per_step * (double)(total - done);
+    fprintf(f, "book_train: step %ld of %ld, %.1f s a step, about %d min %02d s left\n", done, total, per_step,
+            (int)(left / 60), (int)left % 60);
+    fflush(f);
+}
+
 mygpt_status book_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt, mygpt_dataloader *train,
                         mygpt_dataloader *val, mygpt_rng *rng, const book_run *run, int64_t *x, int64_t *y,
                         long *steps, mygpt_error *err)
@@ -70,6 +87,9 @@ mygpt_status book_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt, mygp
     train_eval.order = NULL;
     mygpt_status st = MYGPT_OK;
     *steps = 0;
+    const long total = run->epochs * (long)train->num_batches;
+    struct timespec started;
+    clock_gettime(CLOCK_MONOTONIC, &started);
     for (long ep = 0; ep < run->epochs && st == MYGPT_OK; ep++) {
         st = mygpt_dataloader_epoch(train, rng, 1, err); // for input_batch, target_batch in train_loader
         for (size_t b = 0; b < train->num_batches && st == MYGPT_OK; b++) {
@@ -84,6 +104,8 @@ mygpt_status book_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt, mygp
                 if (st == MYGPT_OK)
                     fprintf(out, "Ep %ld (Step %06ld): Train loss %.3f, Val loss %.3f\n", ep + 1, *steps, tl, vl);
                 fflush(out);
+                if (st == MYGPT_OK && run->progress)
+                    report_progress(run->progress, *steps + 1, total, seconds_since(&started));
             }
             ++*steps;
         }

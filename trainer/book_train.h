@@ -21,6 +21,8 @@ typedef struct book_run {
     const int64_t *prompt;   /* start_context's tokens, or NULL: no samples              */
     size_t n_prompt;
     int sample_tokens;       /* greedy tokens of each sample (the book: 50)              */
+    FILE *progress;          /* or NULL: after each evaluation, the step, the time a step
+                                takes and the time left, one line (a long run that talks) */
 } book_run;
 
 /* The book's calc_loss_loader(loader, model, num_batches) with torch.no_grad(): the mean

@@ -72,7 +72,8 @@ int main(int argc, char **argv)
     size_t np;
     chapter_check(&ch, mygpt_encode(v.tok, start, strlen(start), &prompt, &np, &err), &err);
     const book_run run = {.epochs = ch.smoke ? 1 : 10, .eval_every = 5, .eval_batches = 5, .tok = v.tok,
-                          .prompt = prompt, .n_prompt = np, .sample_tokens = ch.smoke ? 5 : 50};
+                          .prompt = prompt, .n_prompt = np, .sample_tokens = ch.smoke ? 5 : 50,
+                          .progress = stderr}; // how far, and how long is left
     int64_t *x = chapter_alloc(&ch, B * T, sizeof *x), *y = chapter_alloc(&ch, B * T, sizeof *y);
     long steps;
     chapter_check(&ch, book_train(stdout, tr, &opt, &train, &val, &rng, &run, x, y, &steps, &err), &err);
