@@ -19,7 +19,7 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
     const char *env_figures = getenv("MYGPT_FIGURES"); // set by scripts/chapters.sh
     ch->figures = env_figures && *env_figures ? env_figures : ".";
     ch->text = NULL;
-    /* the tool's parser (cli/args.c): --seed 7 or --seed=7, unknown flags named, exit 2 */
+    /* the tool's parser (args/args.c): --seed 7 or --seed=7, unknown flags named, exit 2 */
     arg_spec specs[6] = {{NULL, 0, 0}};
     int n = 0;
     if (flags & CH_SEED)

@@ -25,7 +25,8 @@
  * Errors: functions that can fail return a mygpt_status and fill a caller-owned
  * mygpt_error; nothing in the library exits, aborts or prints.
  *
- * Threads: the library keeps no global state. Every function is thread-safe on
+ * Threads: the library keeps no global state but the instruction set it picks once
+ * per process (kernels/cpu.c). Every function is thread-safe on
  * distinct objects; one object must not be used by two threads at once, except a
  * loaded mygpt_tokenizer, which is read-only (encode/decode from any threads).
  * In detail: a mygpt_rng, a mygpt_gpt (its forward pass reuses its activations), a

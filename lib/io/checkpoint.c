@@ -22,7 +22,7 @@
 #include "base/base.h"
 #include "base/text.h"
 #include "model/params.h"
-#include "model/packed.h"
+#include "model/quantized.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "safetensors data is little-endian: this reader and writer assume a little-endian host"

@@ -419,13 +419,13 @@ mygpt_status mygpt_attention_forward(float *out, float *probs, const float *q, c
         if (probs) { // the rows of probs are the scores' room
             if (B < 1 || T < 1 || C < 1 || NH < 1 || C % NH != 0)
                 return attention_refuse(0, B, T, C, NH, err);
-            mygpt_attention_plain_probs(out, probs, q, k, v, B, T, C, NH);
+            mygpt_attention_reference_probs(out, probs, q, k, v, B, T, C, NH);
             return MYGPT_OK;
         }
         const int team = attention_team(scratch_len, B, T, C, NH);
         if (team < 1)
             return attention_refuse(scratch_len, B, T, C, NH, err);
-        mygpt_attention_plain(out, q, k, v, scratch, scratch_per_thread(T, C / NH), team, B, T, C, NH);
+        mygpt_attention_reference(out, q, k, v, scratch, scratch_per_thread(T, C / NH), team, B, T, C, NH);
         return MYGPT_OK;
     }
     return attention_fast(out, probs, q, k, v, scratch, scratch_len, B, T, C, NH, err);
@@ -701,7 +701,7 @@ static void attention_backward(float *dq, float *dk, float *dv, const float *dou
             if (scratch) {
                 head_backward_fast(&h, scratch + (size_t)omp_get_thread_num() * per_thread, ldv);
             } else {
-                mygpt_attention_head_backward_plain(&h);
+                mygpt_attention_head_backward_reference(&h);
             }
         }
     }

@@ -1,7 +1,8 @@
 /*
- * kernels/attention_rows.h - private: attention's arithmetic for one query row and one
- * head's backward, shared by the plain loops (kernels/reference.c) and the fast paths
- * (kernels/attention.c), so that every path computes each value the same way.
+ * kernels/attention_rows.h - private: attention's arithmetic for one query row, and what
+ * one head's backward reads (head_grads; the plain loop itself is reference.c's), shared
+ * by the plain loops (kernels/reference.c) and the fast paths (kernels/attention.c), so
+ * that every path computes each value the same way.
  */
 #ifndef MYGPT_KERNELS_ATTENTION_ROWS_H
 #define MYGPT_KERNELS_ATTENTION_ROWS_H
@@ -11,6 +12,28 @@
 #include <stdint.h>
 
 #include "kernels/vecmath.h"
+
+static inline void softmax_values(float *ot, float *att, const float *vb, int t, int T, int C, int d,
+                                  int keep_probs);
+
+/* One query row of one head: out_t = sum over s <= t of p_s v_s with p = softmax of
+ * (q_t . k_s) / scale. att holds T floats: the scores, then exp(score - max); when
+ * keep_probs, it ends holding the probabilities p_s (0 for s > t) for the backward pass.
+ * The mathematics of both attentions in one place, so both give the same bits. */
+static inline void attention_row(float *ot, float *att, const float *qt, const float *kb,
+                                 const float *vb, int t, int T, int C, int d, float scale,
+                                 int keep_probs)
+{
+    // scores of query t against keys 0..t (the causal mask drops s > t)
+    for (int s = 0; s <= t; s++) {
+        const float *ks = kb + (size_t)s * C; // (d,)
+        float dot = 0.0f;
+        for (int i = 0; i < d; i++) // fused, in order, as a BLAS dot product
+            dot = fmaf(qt[i], ks[i], dot);
+        att[s] = dot / scale;
+    }
+    softmax_values(ot, att, vb, t, T, C, d, keep_probs);
+}
 
 /* The second half of attention_row (and of cached_row): att[0..t] holds the scores;
  * out_t = sum of p_s v_s. */
@@ -56,25 +79,6 @@ static inline void softmax_values(float *ot, float *att, const float *vb, int t,
     if (keep_probs)
         for (int s = t + 1; s < T; s++)
             att[s] = 0.0f;
-}
-
-/* One query row of one head: out_t = sum over s <= t of p_s v_s with p = softmax of
- * (q_t . k_s) / scale. att holds T floats: the scores, then exp(score - max); when
- * keep_probs, it ends holding the probabilities p_s (0 for s > t) for the backward pass.
- * The mathematics of both attentions in one place, so both give the same bits. */
-static inline void attention_row(float *ot, float *att, const float *qt, const float *kb,
-                                 const float *vb, int t, int T, int C, int d, float scale,
-                                 int keep_probs)
-{
-    // scores of query t against keys 0..t (the causal mask drops s > t)
-    for (int s = 0; s <= t; s++) {
-        const float *ks = kb + (size_t)s * C; // (d,)
-        float dot = 0.0f;
-        for (int i = 0; i < d; i++) // fused, in order, as a BLAS dot product
-            dot = fmaf(qt[i], ks[i], dot);
-        att[s] = dot / scale;
-    }
-    softmax_values(ot, att, vb, t, T, C, d, keep_probs);
 }
 
 /* dO_t . v_s, a double sum over i in order: one entry of dP. (The fast path's dp_rows

@@ -1,6 +1,8 @@
 /*
  * matmul.c - the fast linear layer: out (M, N) = inp (M, K) @ weight (N, K)^T + bias,
- * optionally followed by GELU, with the same math as mygpt_matmul_naive.
+ * optionally followed by GELU, with the same math as mygpt_matmul_naive (reference.c).
+ * Here M is the rows (the block's N = B * T), K the inputs (its C), N the outputs (its
+ * OC). This file is the driver; the register tiles per instruction set are matmul_isa.c's.
  *
  * How it is fast (GotoBLAS's scheme, in plain C):
  *   - B (the weight, or in the backward the weight / input read k-major) is packed into

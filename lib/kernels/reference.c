@@ -9,7 +9,9 @@
  *     and one head's backward with double sums: the fast kernels of attention.c give
  *     these same bits, which the tests check for every instruction set.
  * The dispatchers choose (mygpt_impl MYGPT_IMPL_REFERENCE, --naive on the command
- * line); a model built with naive kernels runs only these.
+ * line): a model then runs these for its products and its attention forward. The
+ * attention's backward runs its plain loops when it has no scratch memory; the KV-cache
+ * step has no plain path of its own (its row is attention_row's arithmetic, kv-blocked).
  */
 #include <math.h>
 #include <omp.h>
@@ -68,8 +70,8 @@ void mygpt_matmul_backward_naive(float *dinp, float *dweight, float *dbias, cons
 
 /* ---- attention, forward: each query row by attention_row ---------------------------------- */
 
-void mygpt_attention_plain(float *out, const float *q, const float *k, const float *v, float *scratch,
-                           size_t per_thread, int team, int B, int T, int C, int NH)
+void mygpt_attention_reference(float *out, const float *q, const float *k, const float *v, float *scratch,
+                               size_t per_thread, int team, int B, int T, int C, int NH)
 {
     const int d = C / NH;
     const float scale = (float)sqrt((double)d); // PyTorch divides by math.sqrt(d)
@@ -86,8 +88,8 @@ void mygpt_attention_plain(float *out, const float *q, const float *k, const flo
     }
 }
 
-void mygpt_attention_plain_probs(float *out, float *att, const float *q, const float *k, const float *v, int B,
-                                 int T, int C, int NH)
+void mygpt_attention_reference_probs(float *out, float *att, const float *q, const float *k, const float *v,
+                                     int B, int T, int C, int NH)
 {
     const int d = C / NH;
     const float scale = (float)sqrt((double)d);
@@ -137,7 +139,7 @@ MYGPT_CLONES static void head_backward_plain(const head_grads *h)
 }
 
 /* (a wrapper: a non-static function with target clones would export its resolver) */
-void mygpt_attention_head_backward_plain(const head_grads *h)
+void mygpt_attention_head_backward_reference(const head_grads *h)
 {
     head_backward_plain(h);
 }

@@ -11,15 +11,15 @@
 
 /* out (B, T, C) from q, k, v (B, T, C), every head's rows by attention_row, over team
  * threads; thread i keeps its row of T scores at scratch + i * per_thread. */
-void mygpt_attention_plain(float *out, const float *q, const float *k, const float *v, float *scratch,
-                           size_t per_thread, int team, int B, int T, int C, int NH);
+void mygpt_attention_reference(float *out, const float *q, const float *k, const float *v, float *scratch,
+                               size_t per_thread, int team, int B, int T, int C, int NH);
 
 /* The same, with each head's probabilities kept in att (B, NH, T, T) as the scores'
  * rows (no scratch needed). */
-void mygpt_attention_plain_probs(float *out, float *att, const float *q, const float *k, const float *v, int B,
-                                 int T, int C, int NH);
+void mygpt_attention_reference_probs(float *out, float *att, const float *q, const float *k, const float *v,
+                                     int B, int T, int C, int NH);
 
 /* One head's backward with no scratch (mygpt_attention_backward's plain loops). */
-void mygpt_attention_head_backward_plain(const head_grads *h);
+void mygpt_attention_head_backward_reference(const head_grads *h);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * train.c - the GPT's training forward pass (keeping activations) and its backward
- * pass, top to bottom; the layers' backward functions are beside their forwards
- * (layers.c, matmul.c, loss.c).
+ * pass, top to bottom; the block's backward is beside its forward (model/block.c), and
+ * each layer's beside its own (kernels/layers.c, matmul.c, attention.c, learn/loss.c).
  */
 #include <omp.h>
 #include <stdlib.h>
@@ -41,7 +41,7 @@ static size_t carve_train_acts(mygpt_train_acts *a, float *base, size_t rows, si
     TAKE(q, L * rows * C);
     TAKE(k, L * rows * C);
     TAKE(v, L * rows * C);
-    TAKE(att, L * rows * NH * T);    // each query's (NH, T) probabilities
+    TAKE(att, L * rows * NH * T);    // (L, B, NH, T, T): each query's probabilities
     TAKE(atty, L * rows * C);
     TAKE(resid_mid, L * rows * C);
     TAKE(ln2, L * rows * C);
@@ -222,10 +222,10 @@ static mygpt_block_acts kept_block(const mygpt_gpt *g, const mygpt_train_acts *a
     return (mygpt_block_acts){
         .keep_att = a->dropped ? a->keep + k.att : NULL, .keep_attn = a->dropped ? a->keep + k.attn : NULL,
         .keep_mlp = a->dropped ? a->keep + k.mlp : NULL,
-        .x = a->resid + lnc, .ln1 = a->ln1 + lnc, .ln1_mean = a->ln1_mean + l * N, .ln1_rstd = a->ln1_denom + l * N,
+        .x = a->resid + lnc, .ln1 = a->ln1 + lnc, .ln1_mean = a->ln1_mean + l * N, .ln1_denom = a->ln1_denom + l * N,
         .q = a->q + lnc, .k = a->k + lnc, .v = a->v + lnc, .att = a->att + (size_t)l * N * NH * a->T,
         .atty = a->atty + lnc, .mid = a->resid_mid + lnc, .ln2 = a->ln2 + lnc, .ln2_mean = a->ln2_mean + l * N,
-        .ln2_rstd = a->ln2_denom + l * N, .fch = a->fch + 4 * lnc, .fch_gelu = a->fch_gelu + 4 * lnc,
+        .ln2_denom = a->ln2_denom + l * N, .fch = a->fch + 4 * lnc, .fch_gelu = a->fch_gelu + 4 * lnc,
         .proj = a->dresid /* free until the backward */, .out = a->resid + lnc + NC};
 }
 

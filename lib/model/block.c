@@ -2,7 +2,7 @@
  * block.c - the transformer block, forward and backward side by side, and the one
  * linear dispatcher every product of the model goes through (see block.h).
  *
- *   x   = x + W_o(attention(LN1(x)))          mid
+ *   mid = x + W_o(attention(LN1(x)))
  *   out = mid + fc2(GELU(fc1(LN2(mid))))
  */
 #include "model/block.h"
@@ -74,13 +74,13 @@ mygpt_status mygpt_linear_backward(const mygpt_pass *p, float *dinp, int set_din
 
 /* ---- pieces of the block ---------------------------------------------------------------- */
 
-/* LayerNorm, keeping each row's mean and 1/std for the backward when asked to (the same
- * bits either way) */
-static void layernorm(float *out, float *mean, float *rstd, const float *x, const float *gamma,
+/* LayerNorm, keeping each row's mean and sqrt(var + eps) for the backward when asked to
+ * (the same bits either way) */
+static void layernorm(float *out, float *mean, float *denom, const float *x, const float *gamma,
                       const float *beta, size_t N, int C)
 {
     if (mean)
-        mygpt_layernorm_forward_train(out, mean, rstd, x, gamma, beta, N, C);
+        mygpt_layernorm_forward_train(out, mean, denom, x, gamma, beta, N, C);
     else
         mygpt_layernorm_forward(out, x, gamma, beta, N, C);
 }
@@ -151,30 +151,30 @@ mygpt_status mygpt_block_forward(const mygpt_pass *p, int l, const mygpt_block_a
     float *v = p->cache ? kv.v + (size_t)p->t0 * C : a->v; // (N, C)
 
     // mid = x + W_o(attention(LN1(x)))
-    layernorm(a->ln1, a->ln1_mean, a->ln1_rstd, a->x, lw.ln1w, lw.ln1b, N, C);      // ln1 (N, C)
-    MYGPT_TRY(mygpt_linear(p, a->q, a->ln1, lw.wq, lw.bq, PACKED(wq), N, C, C, 0, err)); // q   (N, C)
-    MYGPT_TRY(mygpt_linear(p, k, a->ln1, lw.wk, lw.bk, PACKED(wk), N, C, C, 0, err));    // k   (N, C)
-    MYGPT_TRY(mygpt_linear(p, v, a->ln1, lw.wv, lw.bv, PACKED(wv), N, C, C, 0, err));    // v   (N, C)
+    layernorm(a->ln1, a->ln1_mean, a->ln1_denom, a->x, lw.ln1w, lw.ln1b, N, C);          // ln1 (N, C)
+    MYGPT_TRY(mygpt_linear(p, a->q, a->ln1, lw.wq, lw.bq, PACKED(wq), N, C, C, 0, err)); // q (N, C)
+    MYGPT_TRY(mygpt_linear(p, k, a->ln1, lw.wk, lw.bk, PACKED(wk), N, C, C, 0, err));    // k (N, C)
+    MYGPT_TRY(mygpt_linear(p, v, a->ln1, lw.wv, lw.bv, PACKED(wv), N, C, C, 0, err));    // v (N, C)
     mygpt_block_acts with_kv = *a;
     with_kv.k = k;
     with_kv.v = v;
-    MYGPT_TRY(attention(p, l, &with_kv, err));                                             // atty (N, C)
-    MYGPT_TRY(mygpt_linear(p, a->proj, a->atty, lw.wo, lw.bo, PACKED(wo), N, C, C, 0, err)); // (N, C)
+    MYGPT_TRY(attention(p, l, &with_kv, err));                                            // atty (N, C)
+    MYGPT_TRY(mygpt_linear(p, a->proj, a->atty, lw.wo, lw.bo, PACKED(wo), N, C, C, 0, err)); // proj (N, C)
     if (a->keep_attn)
         mygpt_dropout_apply(a->proj, a->proj, a->keep_attn, NC, p->dropout);
-    add(a->mid, a->x, a->proj, NC);                                                    // mid (N, C)
+    add(a->mid, a->x, a->proj, NC);                                                       // mid (N, C)
     // out = mid + fc2(GELU(fc1(LN2(mid))))
-    layernorm(a->ln2, a->ln2_mean, a->ln2_rstd, a->mid, lw.ln2w, lw.ln2b, N, C);    // ln2 (N, C)
+    layernorm(a->ln2, a->ln2_mean, a->ln2_denom, a->mid, lw.ln2w, lw.ln2b, N, C);        // ln2 (N, C)
     // the exact GELU is fused into fc1's product unless the backward needs fc1's output too
     const int fused = !a->fch_gelu && !mygpt_arch_get(cfg).gelu_tanh;
-    MYGPT_TRY(mygpt_linear(p, a->fch, a->ln2, lw.fc1w, lw.fc1b, PACKED(fc1w), N, C, C4, fused, err)); // (N, 4C)
-    float *fch_gelu = a->fch_gelu ? a->fch_gelu : a->fch;                              // (N, 4C)
+    MYGPT_TRY(mygpt_linear(p, a->fch, a->ln2, lw.fc1w, lw.fc1b, PACKED(fc1w), N, C, C4, fused, err)); // fch (N, 4C)
+    float *fch_gelu = a->fch_gelu ? a->fch_gelu : a->fch;                                 // (N, 4C)
     if (!fused)
         gelu(cfg, fch_gelu, a->fch, 4 * NC);
-    MYGPT_TRY(mygpt_linear(p, a->proj, fch_gelu, lw.fc2w, lw.fc2b, PACKED(fc2w), N, C4, C, 0, err)); // (N, C)
+    MYGPT_TRY(mygpt_linear(p, a->proj, fch_gelu, lw.fc2w, lw.fc2b, PACKED(fc2w), N, C4, C, 0, err)); // proj (N, C)
     if (a->keep_mlp)
         mygpt_dropout_apply(a->proj, a->proj, a->keep_mlp, NC, p->dropout);
-    add(a->out, a->mid, a->proj, NC);                                                  // out (N, C)
+    add(a->out, a->mid, a->proj, NC);                                                     // out (N, C)
     return MYGPT_OK;
 }
 
@@ -191,48 +191,50 @@ mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_
     const size_t ws_len = g->ws_len;
 
     // out = mid + fc2(GELU(fc1(LN2(mid)))): dx holds d out; dmid = d out + the MLP's
-    mygpt_fill_floats(g->dmid, g->dx, NC);
+    mygpt_fill_floats(g->dmid, g->dx, NC);                          // dmid (N, C) = d out
     const float *dfc2 = g->dx; // d fc2's output: through its dropout (dln is free until fc1's)
     if (a->keep_mlp) {
         mygpt_dropout_apply(g->dln, g->dx, a->keep_mlp, NC, p->dropout);
         dfc2 = g->dln;
     }
-    MYGPT_TRY(mygpt_linear_backward(p, g->dfch_gelu, 1, dw.fc2w, dw.fc2b, dfc2, a->fch_gelu, lw.fc2w, N, C4, C, ws,
-                                ws_len, err));                                         // (N, 4C)
+    MYGPT_TRY(mygpt_linear_backward(p, g->dfch_gelu, 1, dw.fc2w, dw.fc2b, dfc2, a->fch_gelu, lw.fc2w, N, C4, C,
+                                    ws, ws_len, err));                // dfch_gelu (N, 4C)
     mygpt_fill_floats(g->dfch, NULL, 4 * NC);
-    gelu_backward(cfg, g->dfch, a->fch, g->dfch_gelu, 4 * NC);                        // (N, 4C)
-    MYGPT_TRY(mygpt_linear_backward(p, g->dln, 1, dw.fc1w, dw.fc1b, g->dfch, a->ln2, lw.fc1w, N, C, C4, ws, ws_len,
-                                err));                                                 // (N, C)
-    mygpt_layernorm_backward(g->dmid, dw.ln2w, dw.ln2b, g->dln, a->mid, lw.ln2w, a->ln2_mean, a->ln2_rstd, N,
-                             C);                                                       // (N, C)
+    gelu_backward(cfg, g->dfch, a->fch, g->dfch_gelu, 4 * NC);      // dfch (N, 4C)
+    MYGPT_TRY(mygpt_linear_backward(p, g->dln, 1, dw.fc1w, dw.fc1b, g->dfch, a->ln2, lw.fc1w, N, C, C4, ws,
+                                    ws_len, err));                    // dln = d LN2(mid) (N, C)
+    mygpt_layernorm_backward(g->dmid, dw.ln2w, dw.ln2b, g->dln, a->mid, lw.ln2w, a->ln2_mean, a->ln2_denom, N,
+                             C);                                      // dmid += (N, C)
     // mid = x + W_o(attention(LN1(x))): dx = d mid + the attention's
-    mygpt_fill_floats(g->dx, g->dmid, NC);
+    mygpt_fill_floats(g->dx, g->dmid, NC);                          // dx (N, C) = d mid
     const float *dwo = g->dmid; // d W_o's output: through its dropout
     if (a->keep_attn) {
         mygpt_dropout_apply(g->dln, g->dmid, a->keep_attn, NC, p->dropout);
         dwo = g->dln;
     }
-    MYGPT_TRY(mygpt_linear_backward(p, g->datty, 1, dw.wo, dw.bo, dwo, a->atty, lw.wo, N, C, C, ws, ws_len, err));
+    MYGPT_TRY(mygpt_linear_backward(p, g->datty, 1, dw.wo, dw.bo, dwo, a->atty, lw.wo, N, C, C, ws, ws_len,
+                                    err));                            // datty (N, C)
     mygpt_fill_floats(g->dq, NULL, NC);
     mygpt_fill_floats(g->dk, NULL, NC);
     mygpt_fill_floats(g->dv, NULL, NC);
     mygpt_attention_backward_dropout(g->dq, g->dk, g->dv, g->datty, a->att, a->q, a->k, a->v, a->keep_att,
-                                     p->dropout, B, T, C, NH);                         // (N, C) each
+                                     p->dropout, B, T, C, NH);        // dq, dk, dv (N, C) each
     // q, k and v read the same LN1(x): their input gradients add up in dln
     MYGPT_TRY(mygpt_linear_backward(p, g->dln, 1, dw.wq, dw.bq, g->dq, a->ln1, lw.wq, N, C, C, ws, ws_len, err));
     MYGPT_TRY(mygpt_linear_backward(p, g->dln, 0, dw.wk, dw.bk, g->dk, a->ln1, lw.wk, N, C, C, ws, ws_len, err));
     MYGPT_TRY(mygpt_linear_backward(p, g->dln, 0, dw.wv, dw.bv, g->dv, a->ln1, lw.wv, N, C, C, ws, ws_len, err));
-    mygpt_layernorm_backward(g->dx, dw.ln1w, dw.ln1b, g->dln, a->x, lw.ln1w, a->ln1_mean, a->ln1_rstd, N, C);
+    // dln = d LN1(x) (N, C); dx += its LayerNorm's backward
+    mygpt_layernorm_backward(g->dx, dw.ln1w, dw.ln1b, g->dln, a->x, lw.ln1w, a->ln1_mean, a->ln1_denom, N, C);
     return MYGPT_OK;
 }
 
 /* ---- the head ------------------------------------------------------------------------------ */
 
-mygpt_status mygpt_head_forward(const mygpt_pass *p, float *logits, float *ln, float *mean, float *rstd,
+mygpt_status mygpt_head_forward(const mygpt_pass *p, float *logits, float *ln, float *mean, float *denom,
                                 const float *x, size_t rows, mygpt_error *err)
 {
     const mygpt_config *cfg = p->cfg;
-    layernorm(ln, mean, rstd, x, p->w->lnfw, p->w->lnfb, rows, cfg->embed_dim);
+    layernorm(ln, mean, denom, x, p->w->lnfw, p->w->lnfb, rows, cfg->embed_dim);
     // logits = LN_f(x) H^T, H the untied head or the token embedding   (rows, V)
     return mygpt_linear(p, logits, ln, mygpt_head_weight(cfg, p->w), NULL, p->packed ? &p->packed->head : NULL,
                         rows, cfg->embed_dim, cfg->vocab_size, 0, err);

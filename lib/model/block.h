@@ -1,6 +1,7 @@
 /*
  * model/block.h - private: the transformer block, once. The full forward (gpt.c), the
- * training forward and backward (learn/train.c) and the KV-cache step (kv_cache.c) all run
+ * training forward and backward (learn/train.c) and the KV-cache step (gpt.c's
+ * mygpt_gpt_forward_cached) all run
  * their layers through mygpt_block_forward (and train.c back through
  * mygpt_block_backward), and every product through one linear dispatcher, so the three
  * passes cannot drift apart: what differs is only where each pass keeps its
@@ -14,25 +15,16 @@
 
 #include "mygpt/gpt.h"
 #include "mygpt/kv_cache.h"
+#include "model/kv_layout.h"
 #include "kernels/matmul.h"
 #include "model/packed.h"
-
-/* Layer l's part of a KV cache: its keys k and values v (maxT, C), and its keys again,
- * transposed in blocks of MYGPT_KT_BLOCK positions, kt (C x ldk per block row). The
- * cache's layout is kv_cache.c's alone; the block and the attention read it through this. */
-typedef struct mygpt_kv_layer {
-    float *k, *v, *kt;
-} mygpt_kv_layer;
-mygpt_kv_layer mygpt_kv_cache_layer(const mygpt_kv_cache *c, const mygpt_config *cfg, int l);
-/* Room in c's scratch for a step of n new rows (kv_cache.c). MYGPT_ENOMEM. */
-mygpt_status mygpt_kv_cache_reserve(mygpt_kv_cache *c, const mygpt_gpt *g, int n, mygpt_error *err);
 
 /* What every block of one pass shares. */
 typedef struct mygpt_pass {
     const mygpt_config *cfg;
     const mygpt_params *w;            /* the weights                                  */
     const mygpt_packed_model *packed; /* or NULL: each product packs its weight       */
-    mygpt_impl impl;                  /* the fast kernels, or the plain loops (reference.c) */
+    mygpt_impl impl;                  /* the products' and attention's code (attention.h) */
     int B, T;                         /* rows N = B * T, in sequences of T            */
     float *att_scratch;               /* the fast attention's per-thread scratch      */
     size_t att_scratch_len;
@@ -52,12 +44,12 @@ mygpt_status mygpt_pass_check_input(const mygpt_config *cfg, const int64_t *ids,
 typedef struct mygpt_block_acts {
     const float *x;            /* the block's input                                    */
     float *ln1;                /* LN1(x)                                               */
-    float *ln1_mean, *ln1_rstd;/* (N) each, kept for the backward, or NULL             */
+    float *ln1_mean, *ln1_denom; /* (N) each: mean, sqrt(var + eps); kept for the backward, or NULL */
     float *q, *k, *v;          /* (k and v: ignored in a KV-cache step: the cache's)   */
     float *att;                /* (B, NH, T, T) the attention's probabilities, or NULL */
     float *atty;               /* the attention's output, before W_o                   */
     float *mid;                /* x + W_o(atty) (may be x)                             */
-    float *ln2, *ln2_mean, *ln2_rstd;
+    float *ln2, *ln2_mean, *ln2_denom;
     float *fch;                /* (N, 4C) fc1's output (GELU fused in if no fch_gelu)  */
     float *fch_gelu;           /* (N, 4C) GELU(fch), kept for the backward, or NULL    */
     float *proj;               /* scratch: W_o's and fc2's outputs                     */
@@ -72,9 +64,9 @@ typedef struct mygpt_block_acts {
 mygpt_status mygpt_block_forward(const mygpt_pass *p, int l, const mygpt_block_acts *a, mygpt_error *err);
 
 /* The final LayerNorm and the head for `rows` rows of x: ln = LN_f(x) (keeping mean and
- * rstd when they are not NULL), logits (rows, V) = ln H^T, H the untied head or the token
+ * denom when they are not NULL), logits (rows, V) = ln H^T, H the untied head or the token
  * embedding E. */
-mygpt_status mygpt_head_forward(const mygpt_pass *p, float *logits, float *ln, float *mean, float *rstd,
+mygpt_status mygpt_head_forward(const mygpt_pass *p, float *logits, float *ln, float *mean, float *denom,
                                 const float *x, size_t rows, mygpt_error *err);
 
 /* nn.Linear through the pass's kernels: out (N, OC) = inp (N, C) W^T + bias, then GELU
@@ -88,15 +80,17 @@ mygpt_status mygpt_linear(const mygpt_pass *p, float *out, const float *inp, con
 typedef struct mygpt_block_grads {
     float *dx;                  /* in: d out; out: d x (the block's input)           */
     float *dmid;                /* scratch: d mid                                     */
-    float *dln, *datty, *dq, *dk, *dv;
-    float *dfch, *dfch_gelu;    /* (N, 4C) each                                       */
+    float *dln;                 /* scratch: d LN2(mid), then d LN1(x); also the
+                                   dropouts' d output before a product's backward      */
+    float *datty, *dq, *dk, *dv;/* scratch: d of the attention's output and inputs     */
+    float *dfch, *dfch_gelu;    /* scratch (N, 4C) each: d fc1's output, d GELU's      */
     const mygpt_params *d;      /* the parameters' gradients (written, not added)     */
     float *ws;                  /* the matmul backward's partial sums, or NULL        */
     size_t ws_len;
 } mygpt_block_grads;
 
 /* The backward of mygpt_block_forward for layer l over the activations a kept (every
- * pointer of a set, with ln*_mean, ln*_rstd, att and fch_gelu): g->dx goes from d out
+ * pointer of a set, with ln*_mean, ln*_denom, att and fch_gelu): g->dx goes from d out
  * to d x, and layer l's slices of g->d receive its weights' gradients. */
 mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_acts *a,
                                   const mygpt_block_grads *g, mygpt_error *err);

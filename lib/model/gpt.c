@@ -1,6 +1,6 @@
 /*
  * gpt.c - the chapter-12 GPT (docs/model-spec.md): the model's memory (the parameters
- * as the table in params.c lays them out, initialised there in PyTorch's draw order) and
+ * as params.c lays out the table MYGPT_PARAMETERS of mygpt/gpt.h, initialised there in PyTorch's draw order) and
  * its forward passes top to bottom: the whole sequence, and the KV-cache step.
  */
 #include "mygpt/gpt.h"
@@ -15,6 +15,8 @@
 #include "model/block.h"
 #include "base/base.h"
 #include "model/params.h"
+#include "model/packed.h"
+#include "model/quantized.h"
 
 /* ---- construction -------------------------------------------------------------- */
 

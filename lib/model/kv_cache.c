@@ -9,7 +9,7 @@
 
 #include "mygpt/kv_cache.h"
 #include "base/base.h"
-#include "model/block.h"
+#include "model/kv_layout.h"
 
 mygpt_status mygpt_kv_cache_init(mygpt_kv_cache *c, const mygpt_gpt *g, mygpt_error *err)
 {

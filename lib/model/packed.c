@@ -18,6 +18,7 @@
 #include "model/params.h"
 #include "kernels/matmul.h"
 #include "model/packed.h"
+#include "model/quantized.h"
 
 void mygpt_packed_model_free(mygpt_packed_model *p)
 {

@@ -41,9 +41,6 @@ int mygpt_param_info_bias(const mygpt_config *cfg, int i);
  * of w into a block of that layout (parameters, or gradients); tensor i's view; and the
  * initial values GPT.__init__ draws from rng, in its order (w NULL: only the generator
  * moves on, as mygpt_gpt_skip_init). */
-struct mygpt_params;
-struct mygpt_config;
-struct mygpt_rng;
 void mygpt_param_sizes(const struct mygpt_config *cfg, size_t *sizes);
 void mygpt_params_carve(struct mygpt_params *w, float *block, const size_t *sizes);
 float *mygpt_param_tensor(const struct mygpt_params *w, int i);

@@ -10,6 +10,7 @@
 #include "mygpt/quantize.h"
 #include "base/base.h"
 #include "model/packed.h"
+#include "model/quantized.h"
 #include "model/params.h"
 
 /* ---- which tensors, and their bytes ---------------------------------------------- */

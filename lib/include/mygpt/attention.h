@@ -30,8 +30,11 @@ extern "C" {
  * fused multiply-adds per key: the forward's sums), and a new key touches one block. */
 #define MYGPT_KT_BLOCK 64
 
-/* Which code computes a layer: the fast kernels, or the plain loops kept as the
- * reference (the same bits for attention; the matmul's naive loops sum in another order). */
+/* Which code computes the products and the attention: the fast kernels, or the plain
+ * loops kept as the reference (lib/kernels/reference.c; the same bits for attention, the
+ * matmul's sum in another order). A model's impl (mygpt_gpt) picks them for its forward
+ * passes and the training forward; the KV-cache step and the attention's backward have
+ * one path each (their plain loops are the reference the tests hold them to). */
 typedef enum mygpt_impl { MYGPT_IMPL_FAST = 0, MYGPT_IMPL_REFERENCE = 1 } mygpt_impl;
 
 /* The forward: out (B, T, C) from q, k, v (B, T, C). probs, when not NULL, receives

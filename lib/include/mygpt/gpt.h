@@ -96,8 +96,9 @@ mygpt_status mygpt_arch_parse(const char *name, mygpt_arch *out, mygpt_error *er
  * its weight), ONES, ZEROS (LayerNorm's gamma and beta). when: the architectures that
  * have it (ALWAYS, QKV_BIAS, OUT_BIAS, UNTIED: mygpt_arch_switches); an absent tensor
  * has no floats. The state_dict order is the tensors before the first per-layer one,
- * then each layer's, then the rest, and it is also the order of the draws (the book's
- * out_head is drawn last). A tied head is the token embedding. */
+ * then each layer's (the book's and GPT-2's list a layer's LayerNorms last, as their
+ * TransformerBlock registers them), then the rest, and it is also the order of the
+ * draws (the book's out_head is drawn last). A tied head is the token embedding. */
 #define MYGPT_PARAMETERS(X)                                                                                   \
     X(wte,  "token_embedding.embedding.weight", "tok_emb.weight",      "wte.weight",         0, V,    C,   EMBEDDING, none, ALWAYS)   \
     X(wpe,  "position_embedding.weight",        "pos_emb.weight",      "wpe.weight",         0, MAXT, C,   EMBEDDING, none, ALWAYS)   \
@@ -158,7 +159,7 @@ void mygpt_state_dict_entry(const mygpt_config *cfg, const mygpt_params *w, int 
 
 /* Activations of one forward pass, sized for (B, T); reused while they fit. */
 typedef struct mygpt_acts {
-    int B, T;        /* capacity: the largest B * T seen so far is what counts */
+    int B, T;        /* the last pass's sizes                      */
     float *x;        /* (B, T, C)  residual stream                */
     float *ln;       /* (B, T, C)  LayerNorm output               */
     float *q, *k, *v;/* (B, T, C)  attention projections          */
@@ -169,7 +170,7 @@ typedef struct mygpt_acts {
     float *scratch;  /* attention score rows, one per thread      */
     size_t scratch_len;
     float *memory;   /* the single allocation behind all of them  */
-    size_t capacity_bt;
+    size_t capacity_bt; /* rows the memory holds: the largest B * T so far */
     float *logp;     /* (B, T, V) log-probabilities of mygpt_gpt_loss */
     size_t logp_cap;
 } mygpt_acts;
@@ -181,7 +182,8 @@ typedef struct mygpt_gpt {
     size_t param_sizes[MYGPT_NUM_PARAM_TENSORS];/* floats per tensor, in the table's order */
     size_t num_parameters;
     mygpt_acts acts;
-    mygpt_impl impl;                            /* the fast kernels, or the plain loops (reference.c) */
+    mygpt_impl impl;                            /* MYGPT_IMPL_FAST, or _REFERENCE: the plain
+                                                   loops (mygpt/attention.h)            */
     struct mygpt_packed_model *packed;          /* NULL, or mygpt_gpt_pack's weights   */
     int trainers;                               /* trainers holding it (mygpt/train.h): no
                                                    packing while a training step may come */
@@ -194,10 +196,10 @@ typedef struct mygpt_gpt {
 typedef struct mygpt_param_counts {
     uint64_t token_embedding;    /* V * C                      */
     uint64_t position_embedding; /* maxT * C                   */
-    uint64_t per_block;          /* 12 C^2 + 9 C               */
+    uint64_t per_block;          /* 12 C^2 + 9 C (course)      */
     uint64_t blocks;             /* L * per_block              */
     uint64_t final_layernorm;    /* 2 C                        */
-    uint64_t head;               /* 0: tied to the embedding   */
+    uint64_t head;               /* 0 when tied to the embedding */
     uint64_t total;
 } mygpt_param_counts;
 
@@ -264,8 +266,9 @@ void mygpt_gpt_unpack(mygpt_gpt *gpt);
 /* Floats of the attention probabilities of a (B, T) forward: L * B * heads * T * T. */
 size_t mygpt_gpt_attention_len(const mygpt_gpt *gpt, int B, int T);
 
-/* Appends document 000's parameter table (its `main`'s six f-string lines, each
- * ending in a newline) for a model with these counts and num_layers N:
+/* Appends document 000's parameter table (the first tutorial: chapters/README.md; its
+ * `main`'s six f-string lines, each ending in a newline) for a model with these counts
+ * and num_layers N:
  *   Token embedding       (V*C):          16
  *   ...
  *   Total parameters:                    736                                    */

@@ -24,10 +24,9 @@ extern "C" {
 /* everything declared here is exported by libmygpt.so (lib/exports.txt) */
 #pragma GCC visibility push(default)
 
-/* The cache keeps the keys a second time, transposed in blocks of MYGPT_KT_BLOCK
- * positions (mygpt/attention.h: the layout the cached attention reads). */
 /* Keys and values of every layer for one sequence (B = 1), and scratch for the rows
- * being added. */
+ * being added. The keys are kept a second time, transposed in blocks of MYGPT_KT_BLOCK
+ * positions (mygpt/attention.h: the layout the cached attention reads). */
 typedef struct mygpt_kv_cache {
     int len;             /* positions cached                             */
     int capacity;        /* max_seq_len                                  */

@@ -48,13 +48,13 @@ typedef struct mygpt_rng {
     mygpt_torch_cpu torch_cpu; /* which of torch's float kernels to imitate     */
 } mygpt_rng;
 
-/* Starts a generator: every field set, the AVX2 kernel, then mygpt_rng_seed(seed).
+/* Starts a generator: every field set, torch_cpu = MYGPT_TORCH_AVX2, then mygpt_rng_seed(seed).
  * Use it (or `mygpt_rng rng = {0};`) before anything else touches a generator. */
 void mygpt_rng_init(mygpt_rng *rng, uint64_t seed);
 
 /* torch.manual_seed(seed) on a started generator: resets the state from the low 32
- * bits of `seed`, remembers all 64, clears the cached normal. Keeps the chosen kernel
- * (which must have been set: by mygpt_rng_init or by zero-initialising the struct). */
+ * bits of `seed`, remembers all 64, clears the cached normal. Keeps torch_cpu (which
+ * must have been set: by mygpt_rng_init or by zero-initialising the struct). */
 void mygpt_rng_seed(mygpt_rng *rng, uint64_t seed);
 
 /* One 32-bit draw (PyTorch's generator->random()). */

@@ -76,7 +76,7 @@ typedef struct mygpt_train_acts {
     /* gradient scratch for one layer at a time */
     float *dresid, *dresid2, *dln, *datty, *dq, *dk, *dv; /* (B, T, C) each            */
     float *dfch, *dfch_gelu;                              /* (B, T, 4C) each           */
-    float *workspace;   /* the matmul backward's partial sums (the head's are the largest) */
+    float *workspace;   /* the matmul backward's partial sums: k's and v's dinp (N x C)    */
     size_t ws_len;      /* floats in workspace                                          */
     float *att_scratch; /* the fast attention's per-thread scratch                      */
     size_t att_scratch_len;

@@ -1,0 +1,22 @@
+/*
+ * model/kv_layout.h - private: where a layer's keys and values sit in a KV cache
+ * (mygpt/kv_cache.h), and room for a step's rows: what kv_cache.c gives the passes.
+ */
+#ifndef MYGPT_MODEL_KV_LAYOUT_H
+#define MYGPT_MODEL_KV_LAYOUT_H
+
+#include "mygpt/gpt.h"
+#include "mygpt/kv_cache.h"
+
+/* Layer l's part of a KV cache: its keys k and values v (maxT, C), and its keys again,
+ * transposed, kt: (ldk / MYGPT_KT_BLOCK, C, MYGPT_KT_BLOCK), block b holding positions
+ * b * MYGPT_KT_BLOCK .. side by side for each channel. The cache's layout is kv_cache.c's
+ * alone; the block and the attention read it through this. */
+typedef struct mygpt_kv_layer {
+    float *k, *v, *kt;
+} mygpt_kv_layer;
+mygpt_kv_layer mygpt_kv_cache_layer(const mygpt_kv_cache *c, const mygpt_config *cfg, int l);
+/* Room in c's scratch for a step of n new rows (kv_cache.c). MYGPT_ENOMEM. */
+mygpt_status mygpt_kv_cache_reserve(mygpt_kv_cache *c, const mygpt_gpt *g, int n, mygpt_error *err);
+
+#endif
