@@ -35,6 +35,11 @@ else
     mapfile -t files < <(cd "$root" && find . -name '*.md' -not -path './build*' | sed 's|^\./||')
 fi
 
+# CHECK_EXAMPLES_ONLY=PATTERN checks only the Markdown files whose path matches it (grep -E)
+if [ -n "${CHECK_EXAMPLES_ONLY:-}" ]; then
+    mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -E -- "$CHECK_EXAMPLES_ONLY")
+fi
+
 # Each checked block's commands into $work/blocks/N.cmd, N.want, N.mode, N.where
 n=0
 for f in "${files[@]}"; do
