@@ -18,7 +18,7 @@ if git rev-parse --git-dir >/dev/null 2>&1; then
     while IFS= read -r -d '' f; do
         case $f in build*/*) continue ;; esac
         [ -f "$f" ] && files+=("$f")   # a file deleted in the work tree is not checked
-    done < <(git ls-files -z -- '*.md')
+    done < <(git ls-files -z --cached --others --exclude-standard -- '*.md')
 else
     while IFS= read -r -d '' f; do
         files+=("${f#./}")
