@@ -888,3 +888,23 @@ Test(cli_train, quantize_writes_a_checkpoint_that_generates_as_weights_does, .ti
     unlink(conf);
     cr_expect_eq(rmdir(dir), 0, "only the files written were left");
 }
+
+/* Issue 37, item 12: a MYGPT_DATA too long for DIR/encoder.json is one clear error, not
+ * a shortened path opened */
+Test(cli_data, a_long_mygpt_data_is_refused_not_cut)
+{
+    static char dir[4096];
+    memset(dir, 'd', sizeof dir);
+    memcpy(dir, "/nonexistent-", 13);
+    for (size_t k = 100; k < 4085; k += 100)
+        dir[k] = '/';
+    dir[4085] = '\0';
+    setenv("MYGPT_DATA", dir, 1);
+    proc_result r;
+    cr_assert_eq(run_words(MYGPT_EXE, "decode 1 2", &r), 0);
+    cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "too long") != NULL && strstr(r.err, "cannot open") == NULL, "%s", r.err);
+    cr_expect_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_expect_str_empty(r.out);
+    proc_result_free(&r);
+}

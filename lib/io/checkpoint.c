@@ -299,8 +299,9 @@ static mygpt_status commit(FILE *f, const char *tmp, const char *path, int ok, m
     }
     char dir[4096];
     const char *slash = strrchr(path, '/');
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
-    const int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const int fits = (size_t)snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1,
+                                      slash ? path : ".") < sizeof dir; // checked before: see check_path
+    const int dfd = fits ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     if (dfd >= 0) { // the rename itself survives a crash
         fsync(dfd);
         close(dfd);

@@ -406,8 +406,14 @@ mygpt_status mygpt_tokenizer_load(mygpt_tokenizer **out, const char *encoder_jso
 mygpt_status mygpt_tokenizer_load_dir(mygpt_tokenizer **out, const char *dir, mygpt_error *err)
 {
     char a[4096], b[4096];
-    snprintf(a, sizeof a, "%s/encoder.json", dir);
-    snprintf(b, sizeof b, "%s/vocab.bpe", dir);
+    *out = NULL;
+    // a cut path would open another file (".../encoder.j"): a path that does not fit is refused
+    if ((size_t)snprintf(a, sizeof a, "%s/encoder.json", dir) >= sizeof a ||
+        (size_t)snprintf(b, sizeof b, "%s/vocab.bpe", dir) >= sizeof b)
+        return mygpt_fail(err, MYGPT_EINVAL,
+                          "the vocabulary folder's path is too long (%zu bytes; with /encoder.json at most %zu): "
+                          "%.60s...",
+                          strlen(dir), sizeof a - 1, dir);
     return mygpt_tokenizer_load(out, a, b, err);
 }
 
