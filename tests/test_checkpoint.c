@@ -9,6 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "golden.h"
@@ -150,4 +154,62 @@ Test(checkpoint, broken_files_are_refused_with_a_reason)
     cr_expect_eq(mygpt_checkpoint_load(&g, "/nonexistent/x.safetensors", &err), MYGPT_EIO);
     free(b);
     free(good);
+}
+
+/* Issue 37, item 1: a checkpoint cut and rewritten by another process (as `cp new old`
+ * does) while it is loaded gives a model or an error naming the file, never a SIGBUS
+ * (which would crash this test). A child truncates and restores the file in a loop while
+ * this process loads it again and again. */
+Test(checkpoint, a_file_truncated_while_it_is_loaded_is_an_error_not_a_signal, .timeout = 120)
+{
+    const mygpt_config cfg = {.vocab_size = 4096, .embed_dim = 256, .num_heads = 4, .num_layers = 4,
+                              .max_seq_len = 64};
+    mygpt_gpt *g;
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, NULL), MYGPT_OK);
+    const char *path = tmp_path("race");
+    cr_assert_eq(mygpt_checkpoint_save(g, path, NULL), MYGPT_OK);
+    mygpt_gpt_free(g);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    fseek(f, 0, SEEK_END);
+    const long len = ftell(f);
+    rewind(f);
+    char *content = malloc((size_t)len);
+    cr_assert_eq(fread(content, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    const pid_t child = fork();
+    cr_assert_geq(child, 0);
+    if (child == 0) { // cut the data short, put it back, forever (until killed, or this test dies)
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() == 1)
+            _exit(0);
+        const int fd = open(path, O_WRONLY);
+        for (unsigned k = 0;; k++) {
+            if (ftruncate(fd, 4096 + (off_t)(k * 7919u % 1000000u)) != 0)
+                _exit(1);
+            usleep(1000);
+            if (pwrite(fd, content, (size_t)len, 0) != (ssize_t)len)
+                _exit(1);
+            usleep(1000 + k % 7 * 4000); // sometimes whole for long enough to load
+        }
+    }
+    int loaded = 0, refused = 0;
+    for (int k = 0; k < 100; k++) {
+        usleep((useconds_t)(k % 4) * 1000);
+        mygpt_gpt *h = NULL;
+        mygpt_error err = {0};
+        if (mygpt_checkpoint_load(&h, path, &err) == MYGPT_OK) {
+            loaded++;
+            mygpt_gpt_free(h);
+        } else {
+            refused++;
+            cr_expect(strstr(err.message, path) != NULL, "%s", err.message);
+        }
+    }
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    cr_log_info("%d loaded, %d refused", loaded, refused);
+    cr_expect_eq(loaded + refused, 100);
+    free(content);
+    unlink(path);
 }

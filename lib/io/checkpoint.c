@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -688,10 +687,51 @@ static int is_buffer(const char *name)
     return 0;
 }
 
+/* n bytes at offset off of fd into buf: 0, or -1 with errno (0 when the file ended first) */
+static int read_at(int fd, void *buf, size_t n, size_t off)
+{
+    char *p = buf;
+    while (n) {
+        const ssize_t r = pread(fd, p, n < ((size_t)1 << 30) ? n : ((size_t)1 << 30), (off_t)off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            if (r == 0)
+                errno = 0;
+            return -1;
+        }
+        p += r, n -= (size_t)r, off += (size_t)r;
+    }
+    return 0;
+}
+
+/* The error of a read_at that failed: a file that ended early was cut while being read */
+static mygpt_status read_failed(const char *path, mygpt_error *err)
+{
+    if (errno)
+        return mygpt_fail(err, MYGPT_EIO, "cannot read %s: %s", path, strerror(errno));
+    return mygpt_fail(err, MYGPT_EIO, "%s changed while being read (it ended before its header's size)", path);
+}
+
+/* 1 if the n bytes at offsets a and b of fd are the same, 0 if not, -1 (errno) if they cannot be read */
+static int same_bytes(int fd, size_t a, size_t b, size_t n)
+{
+    char x[1 << 14], y[1 << 14];
+    for (size_t k = 0; k < n; k += sizeof x) {
+        const size_t m = n - k < sizeof x ? n - k : sizeof x;
+        if (read_at(fd, x, m, a + k) != 0 || read_at(fd, y, m, b + k) != 0)
+            return -1;
+        if (memcmp(x, y, m) != 0)
+            return 0;
+    }
+    return 1;
+}
+
 mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_error *err)
 {
     *out = NULL;
-    // mapped, not read: a 6 GB file's pages come in as the tensors are copied, once
+    // read, not mapped: a mapped file cut by another process (cp over it) would kill this
+    // one with SIGBUS; read, a file that changes is an error naming it
     const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); // a FIFO: refused below, not waited on
     if (fd < 0)
         return mygpt_fail(err, MYGPT_EIO, "cannot open %s: %s", path, strerror(errno));
@@ -705,22 +745,31 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
         close(fd);
         return mygpt_fail(err, MYGPT_EFORMAT, "%s: too short for a safetensors file (%zu bytes)", path, len);
     }
-    char *file = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (file == MAP_FAILED)
-        return mygpt_fail(err, MYGPT_EIO, "cannot map %s: %s", path, strerror(errno));
+    unsigned char len8[8];
+    if (read_at(fd, len8, 8, 0) != 0) {
+        const mygpt_status st = read_failed(path, err);
+        close(fd);
+        return st;
+    }
     mygpt_status st = MYGPT_OK;
     uint64_t hlen = 0;
     for (int b = 0; b < 8; b++)
-        hlen |= (uint64_t)(unsigned char)file[b] << (8 * b);
+        hlen |= (uint64_t)len8[b] << (8 * b);
     if (hlen > MAX_HEADER || hlen > len - 8) {
-        munmap(file, len);
+        close(fd);
         return mygpt_fail(err, MYGPT_EFORMAT, "%s: header length %llu is larger than the file allows",
                           path, (unsigned long long)hlen);
     }
-    const char *data = file + 8 + hlen;
+    char *header = malloc(hlen ? (size_t)hlen : 1);
+    if (!header || read_at(fd, header, (size_t)hlen, 8) != 0) {
+        st = header ? read_failed(path, err) : mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header");
+        free(header);
+        close(fd);
+        return st;
+    }
+    const size_t data_at = 8 + (size_t)hlen; // the data's offset in the file
     const size_t data_len = len - 8 - (size_t)hlen;
-    json j = {file + 8, file + 8 + hlen, NULL};
+    json j = {header, header + hlen, NULL};
     // first pass: the configuration, and the entries in order
     size_t cap = 64, n = 0;
     entry *entries = malloc(cap * sizeof *entries);
@@ -728,7 +777,8 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
     int found = 0, seen_metadata = 0;
     mygpt_weights wf = MYGPT_WEIGHTS_FP32;
     if (!entries) {
-        munmap(file, len);
+        free(header);
+        close(fd);
         return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header");
     }
     if (expect(&j, '{')) {
@@ -875,9 +925,17 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
         if (known || is_buffer(entries[k].name))
             continue;
         const entry *e = &entries[k];
-        if (cfg.arch == MYGPT_ARCH_GPT2 && strcmp(e->name, "lm_head.weight") == 0 && strcmp(e->dtype, "F32") == 0 &&
-            e->offsets[1] - e->offsets[0] == wte->offsets[1] - wte->offsets[0] &&
-            memcmp(data + e->offsets[0], data + wte->offsets[0], e->offsets[1] - e->offsets[0]) == 0)
+        const int same = cfg.arch == MYGPT_ARCH_GPT2 && strcmp(e->name, "lm_head.weight") == 0 &&
+                                 strcmp(e->dtype, "F32") == 0 &&
+                                 e->offsets[1] - e->offsets[0] == wte->offsets[1] - wte->offsets[0]
+                             ? same_bytes(fd, data_at + e->offsets[0], data_at + wte->offsets[0],
+                                          e->offsets[1] - e->offsets[0])
+                             : 0;
+        if (same < 0) {
+            st = read_failed(path, err);
+            break;
+        }
+        if (same)
             continue; // the tied head, written out
         st = mygpt_fail(err, MYGPT_EFORMAT, "%s: unexpected tensor %s%s", path, e->name,
                         strcmp(e->name, "lm_head.weight") == 0 ? " (an lm_head that is not the token embedding)" : "");
@@ -893,17 +951,18 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
         const int quant = is_quantized(&cfg, &ts[i], wf);
         for (int part = 0; part < 1 + (quant && wf == MYGPT_WEIGHTS_INT8) && st == MYGPT_OK; part++) {
             const entry *e = part ? scales_at[i] : found_at[i]; // the values, then int8's scales
-            const size_t bytes = e->offsets[1] - e->offsets[0], es = part || !quant ? sizeof(float) : stored.es;
-            const char *src = data + e->offsets[0];
-            void *tmp = NULL;
-            if ((uintptr_t)src % es != 0) { // elements not aligned in the file: through an aligned copy
-                if (!(tmp = malloc(bytes ? bytes : 1))) {
-                    st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
-                    break;
-                }
-                memcpy(tmp, src, bytes);
-                src = tmp;
+            const size_t bytes = e->offsets[1] - e->offsets[0];
+            void *tmp = malloc(bytes ? bytes : 1); // aligned for any element
+            if (!tmp) {
+                st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
+                break;
             }
+            if (read_at(fd, tmp, bytes, data_at + e->offsets[0]) != 0) {
+                st = read_failed(path, err);
+                free(tmp);
+                break;
+            }
+            const char *src = tmp;
             if (part)
                 move_scales(&cfg, qz, &ts[i], (float *)(uintptr_t)src, 0);
             else
@@ -932,12 +991,19 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
         }
         qz = NULL;
     }
+    // a file replaced or rewritten while it was read may hold parts of two files
+    struct stat now;
+    if (st == MYGPT_OK && (fstat(fd, &now) != 0 || now.st_size != sbuf.st_size ||
+                           now.st_mtim.tv_sec != sbuf.st_mtim.tv_sec || now.st_mtim.tv_nsec != sbuf.st_mtim.tv_nsec))
+        st = mygpt_fail(err, MYGPT_EIO, "%s changed while being read (written to by another program): not loaded",
+                        path);
     mygpt_quantized_free(qz);
     free(scales_at);
     free(found_at);
     free(ts);
     free(entries);
-    munmap(file, len);
+    free(header);
+    close(fd);
     if (st != MYGPT_OK) {
         mygpt_gpt_free(g);
         return st;

@@ -44,8 +44,9 @@ mygpt_status mygpt_checkpoint_check_path(const char *path, mygpt_error *err);
  * requires; MYGPT_EIO when it cannot write, with the reason. */
 mygpt_status mygpt_checkpoint_save(const mygpt_gpt *gpt, const char *path, mygpt_error *err);
 
-/* Builds a model from a checkpoint of any of the three layouts, the file memory-mapped
- * (its pages are read once, as the tensors are copied). The architecture comes from the
+/* Builds a model from a checkpoint of any of the three layouts, the file read (not
+ * mapped: a file cut or rewritten by another program while it is read is MYGPT_EIO,
+ * "changed while being read", never a SIGBUS). The architecture comes from the
  * names (Hugging Face's with or without "transformer."; the mask buffers ignored; an
  * lm_head.weight equal to wte accepted), the sizes from __metadata__ or the shapes, the
  * heads from __metadata__, a gpt2's config.json beside the file ("n_head"), or heads of
