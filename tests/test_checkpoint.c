@@ -5,6 +5,8 @@
  * runs this too).
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
+#include <omp.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,4 +214,64 @@ Test(checkpoint, a_file_truncated_while_it_is_loaded_is_an_error_not_a_signal, .
     cr_expect_eq(loaded + refused, 100);
     free(content);
     unlink(path);
+}
+
+/* Issue 37, item 4: with 2 or 3 OpenMP threads, SIGTERM or SIGINT during a save waits for
+ * the file to be whole, then acts; the kernel may hand it to an idle worker thread, which
+ * must not end the process halfway (no file, a partial temporary left) */
+Test(checkpoint, a_signal_during_a_save_with_2_or_3_threads_waits_for_the_whole_file, .timeout = 240)
+{
+    char dir[] = "/tmp/mygpt_signal_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/m.safetensors", dir);
+    for (int threads = 2; threads <= 3; threads++)
+        for (int round = 0; round < 4; round++) {
+            const int sig = round % 2 ? SIGINT : SIGTERM;
+            int ready[2];
+            cr_assert_eq(pipe(ready), 0);
+            const pid_t kid = fork();
+            if (kid == 0) {
+                omp_set_num_threads(threads);
+                int team = 0;
+#pragma omp parallel // the workers exist, signals not blocked in them
+#pragma omp atomic
+                team++;
+                const mygpt_config cfg = {50257, 256, 4, 4, 256}; // 16 M parameters: 64 MB to write
+                mygpt_gpt *g;
+                if (team != threads || mygpt_gpt_create(&g, &cfg, 1, NULL) != MYGPT_OK)
+                    _exit(3);
+                if (write(ready[1], "x", 1) != 1)
+                    _exit(4);
+                _exit(mygpt_checkpoint_save(g, path, NULL) == MYGPT_OK ? 0 : 1);
+            }
+            char c;
+            cr_assert_eq(read(ready[0], &c, 1), 1);
+            usleep(1000 * (unsigned)(2 + 10 * round)); // into the save, at different points
+            kill(kid, sig);
+            int status;
+            cr_assert_eq(waitpid(kid, &status, 0), kid);
+            close(ready[0]);
+            close(ready[1]);
+            cr_expect((WIFSIGNALED(status) && WTERMSIG(status) == sig) || (WIFEXITED(status) && WEXITSTATUS(status) == 0),
+                      "%d threads, round %d: status %#x", threads, round, status);
+            DIR *d = opendir(dir);
+            cr_assert_not_null(d);
+            int others = 0;
+            for (struct dirent *e; (e = readdir(d));)
+                others += strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "m.safetensors");
+            closedir(d);
+            cr_expect_eq(others, 0, "%d threads, round %d: a temporary file was left", threads, round);
+            mygpt_gpt *back = NULL;
+            mygpt_error err = {0};
+            cr_expect_eq(mygpt_checkpoint_load(&back, path, &err), MYGPT_OK, "%d threads, round %d: %s", threads,
+                         round, err.message);
+            mygpt_gpt_free(back);
+            unlink(path);
+            // what a kill left behind, so the next round starts clean
+            char cmd[300];
+            snprintf(cmd, sizeof cmd, "rm -f %s/m.safetensors.*", dir);
+            cr_assert_eq(system(cmd), 0);
+        }
+    rmdir(dir);
 }

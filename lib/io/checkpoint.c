@@ -320,19 +320,75 @@ static mygpt_status write_whole(const char *path, const char *data, size_t len, 
 /* The save itself, with the interrupting signals held (see mygpt_checkpoint_save). */
 static mygpt_status save(const mygpt_gpt *g, const char *path, mygpt_error *err);
 
+/* The signals a save holds. The calling thread blocks them; but the kernel gives a
+ * process's signal to any thread that does not block it (an idle OpenMP worker), so
+ * while a save runs their handler only notes them, and they are raised again once it is
+ * done, with the handlers the program had. Nested or concurrent saves share one holding. */
+static const int HELD[3] = {SIGINT, SIGTERM, SIGHUP};
+static volatile sig_atomic_t held_arrived[3];
+static struct sigaction held_before[3];
+static int held_replaced[3], holders;
+static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void note_signal(int sig)
+{
+    for (int i = 0; i < 3; i++)
+        if (HELD[i] == sig)
+            held_arrived[i] = 1;
+}
+
+static void hold_signals(void)
+{
+    pthread_mutex_lock(&hold_lock);
+    if (holders++ == 0)
+        for (int i = 0; i < 3; i++) {
+            held_arrived[i] = 0;
+            held_replaced[i] = 0;
+            if (sigaction(HELD[i], NULL, &held_before[i]) != 0 ||
+                (!(held_before[i].sa_flags & SA_SIGINFO) && held_before[i].sa_handler == SIG_IGN))
+                continue; // ignored: stays ignored
+            struct sigaction note = {0};
+            note.sa_handler = note_signal;
+            sigfillset(&note.sa_mask);
+            note.sa_flags = SA_RESTART;
+            held_replaced[i] = sigaction(HELD[i], &note, NULL) == 0;
+        }
+    pthread_mutex_unlock(&hold_lock);
+}
+
+/* The program's handlers back; into arrived, the signals that came meanwhile */
+static void release_signals(int arrived[3])
+{
+    pthread_mutex_lock(&hold_lock);
+    for (int i = 0; i < 3; i++)
+        arrived[i] = 0;
+    if (--holders == 0)
+        for (int i = 0; i < 3; i++) {
+            if (held_replaced[i])
+                sigaction(HELD[i], &held_before[i], NULL);
+            arrived[i] = held_arrived[i];
+        }
+    pthread_mutex_unlock(&hold_lock);
+}
+
 mygpt_status mygpt_checkpoint_save(const mygpt_gpt *g, const char *path, mygpt_error *err)
 {
     // Ctrl-C, SIGTERM, SIGHUP wait until the file is whole (or its temporary removed): then
     // they act as they would have, so no interrupt leaves half a file behind
     sigset_t hold, was;
     sigemptyset(&hold);
-    sigaddset(&hold, SIGINT);
-    sigaddset(&hold, SIGTERM);
-    sigaddset(&hold, SIGHUP);
+    for (int i = 0; i < 3; i++)
+        sigaddset(&hold, HELD[i]);
     const int held = pthread_sigmask(SIG_BLOCK, &hold, &was) == 0;
+    hold_signals();
     const mygpt_status st = save(g, path, err);
+    int arrived[3];
+    release_signals(arrived);
     if (held)
-        pthread_sigmask(SIG_SETMASK, &was, NULL);
+        pthread_sigmask(SIG_SETMASK, &was, NULL); // one that came to this thread acts here
+    for (int i = 0; i < 3; i++)
+        if (arrived[i]) // one that came to another thread: as it would have acted
+            raise(HELD[i]);
     return st;
 }
 

@@ -39,7 +39,8 @@ mygpt_status mygpt_checkpoint_check_path(const char *path, mygpt_error *err);
  * a unique temporary file beside it (path.XXXXXX, removed on failure), synced, renamed over
  * path, the directory synced; a reader never sees half a checkpoint and two runs saving to
  * one path never mix. SIGINT, SIGTERM and SIGHUP are held while it writes and act once
- * it is done; a kill -9 leaves path.XXXXXX, named for what it is. A gpt2 also gets config.json beside it (MYGPT_EINVAL when one there
+ * it is done, whichever thread the kernel hands them to (an OpenMP worker's too: for the
+ * save's duration their handlers only note them; ignored ones stay ignored); a kill -9 leaves path.XXXXXX, named for what it is. A gpt2 also gets config.json beside it (MYGPT_EINVAL when one there
  * describes another model: it is not replaced). The path as mygpt_checkpoint_check_path
  * requires; MYGPT_EIO when it cannot write, with the reason. */
 mygpt_status mygpt_checkpoint_save(const mygpt_gpt *gpt, const char *path, mygpt_error *err);
