@@ -20,6 +20,7 @@
 #include "mygpt/quantize.h"
 #include "base/base.h"
 #include "base/text.h"
+#include "io/json.h"
 #include "model/params.h"
 #include "model/packed.h"
 
@@ -486,102 +487,11 @@ static mygpt_status save(const mygpt_gpt *g, const char *path, mygpt_error *err)
     return st;
 }
 
-/* ---- reading: a JSON parser for the header -------------------------------------- */
+/* ---- reading: the header, through the library's JSON reader (io/json.h) --------- */
 
-typedef struct json {
-    const char *p, *end;
-    const char *error; /* first problem found */
-} json;
-
-static void ws(json *j)
-{
-    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
-        j->p++;
-}
-
-static int expect(json *j, char c)
-{
-    ws(j);
-    if (j->p < j->end && *j->p == c) {
-        j->p++;
-        return 1;
-    }
-    if (!j->error)
-        j->error = "malformed JSON header";
-    return 0;
-}
-
-/* A string into out (at most n - 1 bytes; escapes other than \" \\ \/ refused). */
-static int jstring(json *j, char *out, size_t n)
-{
-    if (!expect(j, '"'))
-        return 0;
-    size_t k = 0;
-    while (j->p < j->end && *j->p != '"') {
-        char c = *j->p++;
-        if ((unsigned char)c < 0x20) { // JSON has none raw; a NUL would cut a name short
-            j->error = "a control character (or NUL) inside a string of the header";
-            return 0;
-        }
-        if (c == '\\') {
-            if (j->p >= j->end || (*j->p != '"' && *j->p != '\\' && *j->p != '/')) {
-                j->error = "unsupported escape in a JSON string of the header";
-                return 0;
-            }
-            c = *j->p++;
-        }
-        if (k + 1 >= n) {
-            j->error = "a name in the header is too long";
-            return 0;
-        }
-        out[k++] = c;
-    }
-    out[k] = '\0';
-    return expect(j, '"');
-}
-
-static int jint(json *j, unsigned long long *out)
-{
-    ws(j);
-    if (j->p >= j->end || *j->p < '0' || *j->p > '9') {
-        j->error = "expected a non-negative integer in the header";
-        return 0;
-    }
-    unsigned long long v = 0;
-    while (j->p < j->end && *j->p >= '0' && *j->p <= '9') {
-        const unsigned d = (unsigned)(*j->p++ - '0');
-        if (v > (~0ULL - d) / 10) {
-            j->error = "an integer in the header overflows";
-            return 0;
-        }
-        v = v * 10 + d;
-    }
-    *out = v;
-    return 1;
-}
-
-/* [int, int, ...] into v (at most max); *n the count */
-static int jints(json *j, unsigned long long *v, int max, int *n)
-{
-    *n = 0;
-    if (!expect(j, '['))
-        return 0;
-    ws(j);
-    if (j->p < j->end && *j->p == ']') {
-        j->p++;
-        return 1;
-    }
-    do {
-        if (*n == max) {
-            j->error = "too many dimensions or offsets in the header";
-            return 0;
-        }
-        if (!jint(j, &v[(*n)++]))
-            return 0;
-        ws(j);
-    } while (j->p < j->end && *j->p == ',' && j->p++);
-    return expect(j, ']');
-}
+/* Values a header may hold: an entry takes about 13, so 300 k tensors; a model has a
+ * few thousand at most */
+#define MAX_HEADER_VALUES ((size_t)1 << 22)
 
 typedef struct entry {
     char name[128];
@@ -590,110 +500,134 @@ typedef struct entry {
     int ndim, noff;
 } entry;
 
-/* {"dtype": "...", "shape": [...], "data_offsets": [b, e]} */
-static int jentry(json *j, entry *e)
+/* [int, int, ...] (value a) into v (at most max); *n the count. NULL, or what is wrong */
+static const char *json_ints(const mygpt_json *j, size_t a, unsigned long long *v, int max, int *n)
 {
-    char key[32];
+    *n = 0;
+    if (j->v[a].type != MYGPT_JSON_ARRAY)
+        return "a shape or data_offsets in the header is not an array";
+    if (j->v[a].count > (uint32_t)max)
+        return "too many dimensions or offsets in the header";
+    for (size_t k = a + 1; *n < (int)j->v[a].count; k = j->v[k].next) {
+        long long x;
+        if (!mygpt_json_integer(j, k, 0, (long long)1 << 62, &x))
+            return "a shape or data_offsets in the header holds something else than an integer in [0, 2^62]";
+        v[(*n)++] = (unsigned long long)x;
+    }
+    return NULL;
+}
+
+/* {"dtype": "...", "shape": [...], "data_offsets": [b, e]} (value v). NULL, or what is wrong */
+static const char *json_entry(const mygpt_json *j, size_t v, entry *e)
+{
     e->dtype[0] = '\0';
     e->ndim = -1;
     e->noff = 0;
-    if (!expect(j, '{'))
-        return 0;
-    do {
-        if (!jstring(j, key, sizeof key) || !expect(j, ':'))
-            return 0;
-        if (strcmp(key, "dtype") == 0) {
-            if (!jstring(j, e->dtype, sizeof e->dtype))
-                return 0;
-        } else if (strcmp(key, "shape") == 0) {
-            if (!jints(j, e->shape, 4, &e->ndim))
-                return 0;
-        } else if (strcmp(key, "data_offsets") == 0) {
-            if (!jints(j, e->offsets, 2, &e->noff))
-                return 0;
+    if (j->v[v].type != MYGPT_JSON_OBJECT)
+        return "a tensor entry of the header is not an object";
+    for (size_t k = v + 1, m = 0; m < j->v[v].count; m++, k = j->v[k + 1].next) {
+        const char *why = NULL;
+        if (mygpt_json_equals(j, k, "dtype")) {
+            const size_t l = mygpt_json_string(j, k + 1, e->dtype, sizeof e->dtype);
+            if (l == (size_t)-1 || l != strlen(e->dtype))
+                why = "a dtype in the header is not a short string";
+        } else if (mygpt_json_equals(j, k, "shape")) {
+            why = json_ints(j, k + 1, e->shape, 4, &e->ndim);
+        } else if (mygpt_json_equals(j, k, "data_offsets")) {
+            why = json_ints(j, k + 1, e->offsets, 2, &e->noff);
         } else {
-            j->error = "unknown field in a tensor entry of the header";
-            return 0;
+            why = "unknown field in a tensor entry of the header (dtype, shape, data_offsets)";
         }
-        ws(j);
-    } while (j->p < j->end && *j->p == ',' && j->p++);
-    return expect(j, '}');
+        if (why)
+            return why;
+    }
+    return NULL;
 }
 
-/* "__metadata__": {"key": "value", ...}: the five sizes of the configuration, and how
- * the weights are stored ("weights": "bf16" or "int8" with "group_size": "64") */
-static int jmetadata(json *j, mygpt_config *cfg, int *found, mygpt_weights *wf)
+/* "__metadata__" (value m): strings to strings, any of them; mygpt reads the five sizes
+ * of the configuration, the architecture and how the weights are stored ("weights":
+ * "bf16" or "int8" with "group_size": "64"), and ignores the other keys. NULL, or what is wrong */
+static const char *json_metadata(const mygpt_json *j, size_t m, mygpt_config *cfg, int *found, mygpt_weights *wf)
 {
-    char key[64], val[64];
-    if (!expect(j, '{'))
-        return 0;
-    ws(j);
-    if (j->p < j->end && *j->p == '}') {
-        j->p++;
-        return 1;
+    static const char *const names[5] = {"vocab_size", "embed_dim", "num_heads", "num_layers", "max_seq_len"};
+    int *fields[5] = {&cfg->vocab_size, &cfg->embed_dim, &cfg->num_heads, &cfg->num_layers, &cfg->max_seq_len};
+    if (j->v[m].type != MYGPT_JSON_OBJECT)
+        return "__metadata__ is not a JSON object";
+    for (size_t k = m + 1, c = 0; c < j->v[m].count; c++, k = j->v[k + 1].next) {
+        if (j->v[k + 1].type != MYGPT_JSON_STRING)
+            return "a value in __metadata__ is not a string (safetensors' metadata maps strings to strings)";
+        int which = -1; // 0-4 a size, 5 arch, 6 weights, 7 group_size
+        for (int i = 0; i < 5 && which < 0; i++)
+            which = mygpt_json_equals(j, k, names[i]) ? i : -1;
+        which = which >= 0                                 ? which
+                : mygpt_json_equals(j, k, "arch")          ? 5
+                : mygpt_json_equals(j, k, "weights")       ? 6
+                : mygpt_json_equals(j, k, "group_size")    ? 7
+                                                           : -1;
+        if (which < 0)
+            continue; // another program's: any string
+        char val[64];
+        const size_t l = mygpt_json_string(j, k + 1, val, sizeof val);
+        if (l == (size_t)-1 || l != strlen(val))
+            val[0] = '\0'; // too long, or a NUL inside: no valid value
+        if (which == 5 && mygpt_arch_parse(val, &cfg->arch, NULL) != MYGPT_OK)
+            return "__metadata__ names an unknown architecture";
+        if (which == 6 && mygpt_weights_parse(val, wf, NULL) != MYGPT_OK)
+            return "__metadata__ names an unknown weight format (fp32, bf16, int8)";
+        if (which == 7 && strcmp(val, "64") != 0)
+            return "__metadata__'s int8 group_size is not 64, the only one mygpt reads";
+        if (which < 5) {
+            char *endp;
+            errno = 0;
+            const long v = strtol(val, &endp, 10);
+            if (*val == '\0' || *endp != '\0' || errno || v < 1 || v > (1 << 24))
+                return "a configuration value in __metadata__ is not a size";
+            *fields[which] = (int)v;
+            *found |= 1 << which;
+        }
     }
-    do {
-        if (!jstring(j, key, sizeof key) || !expect(j, ':') || !jstring(j, val, sizeof val))
-            return 0;
-        if (strcmp(key, "arch") == 0 && mygpt_arch_parse(val, &cfg->arch, NULL) != MYGPT_OK) {
-            j->error = "__metadata__ names an unknown architecture";
-            return 0;
-        }
-        if (strcmp(key, "weights") == 0 && mygpt_weights_parse(val, wf, NULL) != MYGPT_OK) {
-            j->error = "__metadata__ names an unknown weight format (fp32, bf16, int8)";
-            return 0;
-        }
-        if (strcmp(key, "group_size") == 0 && atoi(val) != MYGPT_INT8_GROUP) {
-            j->error = "__metadata__'s int8 group_size is not 64, the only one mygpt reads";
-            return 0;
-        }
-        const char *names[5] = {"vocab_size", "embed_dim", "num_heads", "num_layers", "max_seq_len"};
-        int *fields[5] = {&cfg->vocab_size, &cfg->embed_dim, &cfg->num_heads, &cfg->num_layers,
-                          &cfg->max_seq_len};
-        for (int i = 0; i < 5; i++)
-            if (strcmp(key, names[i]) == 0) {
-                char *endp;
-                errno = 0;
-                const long v = strtol(val, &endp, 10);
-                if (*val == '\0' || *endp != '\0' || errno || v < 1 || v > (1 << 24)) {
-                    j->error = "a configuration value in __metadata__ is not a size";
-                    return 0;
-                }
-                *fields[i] = (int)v;
-                *found |= 1 << i;
-            }
-        ws(j);
-    } while (j->p < j->end && *j->p == ',' && j->p++);
-    return expect(j, '}');
+    return NULL;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const entry *)a)->name, ((const entry *)b)->name);
 }
 
 static int by_offset(const void *a, const void *b)
 {
-    const entry *x = a, *y = b;
+    const entry *x = *(const entry *const *)a, *y = *(const entry *const *)b;
     return (x->offsets[0] > y->offsets[0]) - (x->offsets[0] < y->offsets[0]);
 }
 
 /* As the safetensors format requires: the tensors' byte ranges tile the data exactly,
- * from 0 to its end, without holes or overlaps. Sorts entries by offset. */
-static int offsets_tile(entry *entries, size_t n, size_t data_len)
+ * from 0 to its end, without holes or overlaps. 1, 0, or -1 out of memory. */
+static int offsets_tile(const entry *entries, size_t n, size_t data_len)
 {
-    qsort(entries, n, sizeof *entries, by_offset);
-    unsigned long long at = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (entries[k].noff != 2 || entries[k].offsets[0] != at || entries[k].offsets[1] < at)
-            return 0;
-        at = entries[k].offsets[1];
+    const entry **at = malloc((n ? n : 1) * sizeof *at);
+    if (!at)
+        return -1;
+    for (size_t k = 0; k < n; k++)
+        at[k] = &entries[k];
+    qsort(at, n, sizeof *at, by_offset);
+    unsigned long long end = 0;
+    int ok = 1;
+    for (size_t k = 0; k < n && ok; k++) {
+        ok = at[k]->noff == 2 && at[k]->offsets[0] == end && at[k]->offsets[1] >= end;
+        end = at[k]->offsets[1];
     }
-    return at == data_len;
+    free(at);
+    return ok && end == data_len;
 }
 
-/* The entry named name (after any "transformer." prefix), or NULL */
+/* The entry named name (after any "transformer." prefix), or NULL: entries are sorted by name */
 static const entry *find(const entry *entries, size_t n, const char *name)
 {
-    for (size_t k = 0; k < n; k++)
-        if (strcmp(entries[k].name, name) == 0)
-            return &entries[k];
-    return NULL;
+    entry key;
+    if (strlen(name) >= sizeof key.name)
+        return NULL;
+    strcpy(key.name, name);
+    return bsearch(&key, entries, n, sizeof *entries, by_name);
 }
 
 /* Layers of a file: 1 + the largest N in names "<prefix>.N...." */
@@ -807,7 +741,6 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
         close(fd);
         return st;
     }
-    mygpt_status st = MYGPT_OK;
     uint64_t hlen = 0;
     for (int b = 0; b < 8; b++)
         hlen |= (uint64_t)len8[b] << (8 * b);
@@ -818,70 +751,59 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
     }
     char *header = malloc(hlen ? (size_t)hlen : 1);
     if (!header || read_at(fd, header, (size_t)hlen, 8) != 0) {
-        st = header ? read_failed(path, err) : mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header");
+        const mygpt_status st = header ? read_failed(path, err) : mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header");
         free(header);
         close(fd);
         return st;
     }
     const size_t data_at = 8 + (size_t)hlen; // the data's offset in the file
     const size_t data_len = len - 8 - (size_t)hlen;
-    json j = {header, header + hlen, NULL};
-    // first pass: the configuration, and the entries in order
-    size_t cap = 64, n = 0;
-    entry *entries = malloc(cap * sizeof *entries);
+    // the header's JSON (one pass, bounded), then the configuration and the entries
+    mygpt_json doc = {0};
+    char what[320];
+    snprintf(what, sizeof what, "%s (its header)", path); // only a message: may be cut
+    mygpt_status st = mygpt_json_parse(&doc, header, (size_t)hlen, 8, MAX_HEADER_VALUES, what, err);
+    size_t n = 0, seen_metadata = 0;
+    entry *entries = NULL;
     mygpt_config cfg = {0};
-    int found = 0, seen_metadata = 0;
+    int found = 0;
     mygpt_weights wf = MYGPT_WEIGHTS_FP32;
-    if (!entries) {
-        free(header);
-        close(fd);
-        return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header");
+    const char *why = NULL;
+    if (st == MYGPT_OK && doc.v[0].type != MYGPT_JSON_OBJECT)
+        why = "the JSON header is not an object";
+    if (st == MYGPT_OK && !why && !(entries = malloc(((size_t)doc.v[0].count + 1) * sizeof *entries)))
+        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header");
+    for (size_t k = 1, m = 0; st == MYGPT_OK && !why && m < doc.v[0].count; m++, k = doc.v[k + 1].next) {
+        if (mygpt_json_equals(&doc, k, "__metadata__")) {
+            why = seen_metadata++ ? "__metadata__ appears twice in the header"
+                                  : json_metadata(&doc, k + 1, &cfg, &found, &wf);
+            continue;
+        }
+        char name[sizeof entries->name + 12];
+        const size_t l = mygpt_json_string(&doc, k, name, sizeof name);
+        // files saved from GPT2LMHeadModel put "transformer." before every name
+        const char *bare = l != (size_t)-1 && strncmp(name, "transformer.", 12) == 0 ? name + 12 : name;
+        if (l == (size_t)-1 || strlen(bare) >= sizeof entries->name)
+            why = "a tensor name in the header is longer than 127 bytes";
+        else if (l != strlen(name))
+            why = "a NUL (\\u0000) inside a tensor name of the header";
+        else if (!(why = json_entry(&doc, k + 1, &entries[n])))
+            strcpy(entries[n++].name, bare);
     }
-    if (expect(&j, '{')) {
-        do {
-            char name[128];
-            if (!jstring(&j, name, sizeof name) || !expect(&j, ':'))
-                break;
-            if (strcmp(name, "__metadata__") == 0) {
-                if (seen_metadata++) {
-                    j.error = "__metadata__ appears twice in the header";
-                    break;
-                }
-                if (!jmetadata(&j, &cfg, &found, &wf))
-                    break;
-            } else {
-                if (n == cap) {
-                    entry *more = realloc(entries, 2 * cap * sizeof *entries);
-                    if (!more) {
-                        j.error = "out of memory reading a checkpoint header";
-                        break;
-                    }
-                    entries = more;
-                    cap *= 2;
-                }
-                if (!jentry(&j, &entries[n]))
-                    break;
-                // files saved from GPT2LMHeadModel put "transformer." before every name
-                const char *bare = strncmp(name, "transformer.", 12) == 0 ? name + 12 : name;
-                if (find(entries, n, bare)) {
-                    j.error = "a tensor is named twice in the header";
-                    break;
-                }
-                snprintf(entries[n].name, sizeof entries[n].name, "%s", bare);
-                n++;
-            }
-            ws(&j);
-        } while (j.p < j.end && *j.p == ',' && j.p++);
-        if (!j.error)
-            expect(&j, '}');
-        ws(&j);
-        if (!j.error && j.p != j.end)
-            j.error = "trailing bytes after the JSON header";
+    mygpt_json_free(&doc);
+    if (st == MYGPT_OK && !why) { // sorted by name: duplicates side by side, find() a binary search
+        qsort(entries, n, sizeof *entries, by_name);
+        for (size_t k = 1; k < n && st == MYGPT_OK; k++)
+            if (strcmp(entries[k - 1].name, entries[k].name) == 0)
+                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s is named twice in the header", path,
+                                entries[k].name);
     }
     // the architecture from the names; sizes from __metadata__, or from the shapes
     const entry *wte = NULL, *wpe = NULL;
-    if (j.error) {
-        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s", path, j.error);
+    if (st == MYGPT_OK && why)
+        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s", path, why);
+    if (st != MYGPT_OK) {
+        // the reason is in err
     } else if ((wte = find(entries, n, "wte.weight"))) {
         cfg.arch = MYGPT_ARCH_GPT2;
         wpe = find(entries, n, "wpe.weight");
@@ -915,7 +837,10 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
                                 "num_heads, or a gpt2's config.json beside it) and C=%d is not a multiple of 64", path, cfg.embed_dim);
         }
     }
-    if (st == MYGPT_OK && !offsets_tile(entries, n, data_len))
+    const int tiled = st == MYGPT_OK ? offsets_tile(entries, n, data_len) : 1;
+    if (tiled < 0)
+        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header");
+    else if (!tiled)
         st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the tensors' data offsets do not tile the %zu bytes of data",
                         path, data_len);
     // Everything is checked against the header before anything is allocated for the model:
@@ -974,11 +899,16 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
             st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s is not F32 of shape [%zu, %zu]", path, sname, ns / groups,
                             groups);
     }
+    unsigned char *used = st == MYGPT_OK ? calloc(n ? n : 1, 1) : NULL; // the entries the model takes
+    if (st == MYGPT_OK && !used)
+        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
+    for (int i = 0; i < nt && st == MYGPT_OK; i++) {
+        used[found_at[i] - entries] = 1;
+        if (scales_at[i])
+            used[scales_at[i] - entries] = 1;
+    }
     for (size_t k = 0; k < n && st == MYGPT_OK; k++) { // nothing else but buffers and a tied head
-        int known = 0;
-        for (int i = 0; i < nt && !known; i++)
-            known = strcmp(entries[k].name, ts[i].name) == 0 || (scales_at[i] && scales_at[i] == &entries[k]);
-        if (known || is_buffer(entries[k].name))
+        if (used[k] || is_buffer(entries[k].name))
             continue;
         const entry *e = &entries[k];
         const int same = cfg.arch == MYGPT_ARCH_GPT2 && strcmp(e->name, "lm_head.weight") == 0 &&
@@ -1054,6 +984,7 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
         st = mygpt_fail(err, MYGPT_EIO, "%s changed while being read (written to by another program): not loaded",
                         path);
     mygpt_quantized_free(qz);
+    free(used);
     free(scales_at);
     free(found_at);
     free(ts);
