@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -491,4 +492,87 @@ Test(json, strict_bounded_and_decoding)
     cr_expect_eq(mygpt_json_get(&j, 0, "missing", &count), 0);
     cr_expect_eq(count, 0);
     mygpt_json_free(&j);
+}
+
+/* Issue 37, item 6: a gpt2 file without __metadata__'s num_heads takes its heads from the
+ * top-level "n_head" of the config.json beside it, as Hugging Face writes one (indented,
+ * extra keys, a nested n_head first); an unusable config.json is an error saying why; a
+ * missing one gives heads of 64 */
+Test(checkpoint_header, the_heads_come_from_config_json_top_level_n_head)
+{
+    char dir[] = "/tmp/mygpt_hfconf_XXXXXX", path[128], conf[128];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    snprintf(conf, sizeof conf, "%s/config.json", dir);
+    const mygpt_config cfg = {.vocab_size = 10, .embed_dim = 128, .num_heads = 4, .num_layers = 1,
+                              .max_seq_len = 4, .arch = MYGPT_ARCH_GPT2, .qkv_bias = 1};
+    mygpt_gpt *g;
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 1, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_checkpoint_save(g, path, NULL), MYGPT_OK);
+    mygpt_gpt_free(g);
+    // __metadata__ without num_heads (blanked: the header keeps its length)
+    char *file;
+    size_t len;
+    cr_assert_eq(mygpt_read_file(path, &file, &len, NULL), MYGPT_OK);
+    char *nh = strstr(file + 8, "\"num_heads\":\"4\",");
+    cr_assert_not_null(nh);
+    memset(nh, ' ', strlen("\"num_heads\":\"4\","));
+    FILE *f = fopen(path, "wb");
+    fwrite(file, 1, len, f);
+    fclose(f);
+    free(file);
+    const char *hf = "{\n  \"activation_function\": \"gelu_new\",\n  \"architectures\": [\"GPT2LMHeadModel\"],\n"
+                     "  \"task_specific_params\": {\n    \"text-generation\": {\"do_sample\": true, \"n_head\": 16}\n  },\n"
+                     "  \"n_embd\": 128,\n  \"n_head\": 4,\n  \"layer_norm_epsilon\": 1e-05,\n  \"n_inner\": null,\n"
+                     "  \"transformers_version\": \"4.26.0.dev0\"\n}\n";
+    f = fopen(conf, "w");
+    fputs(hf, f);
+    fclose(f);
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_checkpoint_load(&g, path, &err), MYGPT_OK, "%s", err.message);
+    cr_expect_eq(g->config.num_heads, 4, "the nested n_head won: %d", g->config.num_heads);
+    mygpt_gpt_free(g);
+    const char *bad[][2] = {
+        {"{\"n_head\": \"4\"}", "not a whole number"},
+        {"{\"n_head\": 0}", "not a whole number"},
+        {"{\"n_head\": -4}", "not a whole number"},
+        {"{\"n_head\": 4.0}", "not a whole number"},
+        {"{\"n_embd\": 128}", "no top-level \"n_head\""},
+        {"{\"x\": {\"n_head\": 4}}", "no top-level \"n_head\""},
+        {"{\"n_head\": 4, \"n_head\": 4}", "more than once"},
+        {"{\"n_head\": 4,}", "malformed JSON"},
+        {"[4]", "not a JSON object"},
+        {"{\"n_head\": 3}", "not divisible"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        f = fopen(conf, "w");
+        fputs(bad[k][0], f);
+        fclose(f);
+        g = NULL;
+        cr_expect_neq(mygpt_checkpoint_load(&g, path, &err), MYGPT_OK, "case %zu loaded", k);
+        cr_expect_null(g);
+        cr_expect(strstr(err.message, bad[k][1]) != NULL, "case %zu: '%s' lacks '%s'", k, err.message, bad[k][1]);
+        if (k != sizeof bad / sizeof bad[0] - 1)
+            cr_expect(strstr(err.message, "config.json") != NULL, "case %zu: %s", k, err.message);
+    }
+    // over 1 MB, and a directory: errors, not heads of 64
+    f = fopen(conf, "w");
+    fputs("{\"n_head\": 4", f);
+    for (int k = 0; k < 1100000; k++)
+        fputc(' ', f);
+    fputs("}", f);
+    fclose(f);
+    cr_expect_neq(mygpt_checkpoint_load(&g, path, &err), MYGPT_OK, "over 1 MB loaded");
+    cr_expect(strstr(err.message, "config.json") != NULL && strstr(err.message, "bytes") != NULL, "%s", err.message);
+    unlink(conf);
+    cr_assert_eq(mkdir(conf, 0700), 0);
+    cr_expect_neq(mygpt_checkpoint_load(&g, path, &err), MYGPT_OK, "a directory loaded");
+    cr_expect(strstr(err.message, "directory") != NULL, "%s", err.message);
+    rmdir(conf);
+    // none: heads of 64, as documented
+    cr_assert_eq(mygpt_checkpoint_load(&g, path, &err), MYGPT_OK, "%s", err.message);
+    cr_expect_eq(g->config.num_heads, 2);
+    mygpt_gpt_free(g);
+    unlink(path);
+    rmdir(dir);
 }

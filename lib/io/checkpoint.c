@@ -644,22 +644,42 @@ static int count_layers(const entry *entries, size_t n, const char *prefix)
     return L;
 }
 
-/* "n_head": N in the config.json beside path, or 0 */
-static int config_json_heads(const char *path)
+/* The top-level "n_head" of the (Hugging Face) config.json beside path, read with the
+ * library's JSON reader: *heads 0 when there is no config.json (then heads of 64, as
+ * documented); one that is there but unusable is an error that says why. */
+static mygpt_status config_json_heads(const char *path, int *heads, mygpt_error *err)
 {
     char conf[4096], *text = NULL;
     size_t len = 0;
-    int heads = 0;
-    if (!beside(conf, sizeof conf, path, "config.json") ||
-        mygpt_read_file_max(conf, CONFIG_JSON_MAX, &text, &len, NULL) != MYGPT_OK)
-        return 0;
-    const char *key = strstr(text, "\"n_head\"");
-    if (key && (key = strchr(key, ':'))) {
-        const long v = strtol(key + 1, NULL, 10);
-        heads = v > 0 && v < (1 << 24) ? (int)v : 0;
+    struct stat sb;
+    *heads = 0;
+    if (!beside(conf, sizeof conf, path, "config.json"))
+        return mygpt_fail(err, MYGPT_EINVAL, "%s: path too long for the config.json beside it", path);
+    if (lstat(conf, &sb) != 0 && errno == ENOENT)
+        return MYGPT_OK;
+    mygpt_status st = mygpt_read_file_max(conf, CONFIG_JSON_MAX, &text, &len, err);
+    mygpt_json j = {0};
+    if (st == MYGPT_OK)
+        st = mygpt_json_parse(&j, text, len, 64, (size_t)1 << 16, conf, err);
+    if (st == MYGPT_OK) {
+        size_t count;
+        long long v = 0;
+        const size_t at = mygpt_json_get(&j, 0, "n_head", &count);
+        if (j.v[0].type != MYGPT_JSON_OBJECT)
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s is not a JSON object (it gives a gpt2 checkpoint's heads)", conf);
+        else if (count != 1)
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s (it gives a gpt2 checkpoint's heads)", conf,
+                            count ? "\"n_head\" appears more than once" : "no top-level \"n_head\"");
+        else if (!mygpt_json_integer(&j, at, 1, 1 << 24, &v))
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: \"n_head\" is not a whole number in [1, 2^24] (the heads)", conf);
+        *heads = (int)v;
+    } else if (err) {
+        mygpt_error inner = *err;
+        st = mygpt_fail(err, st, "%s (it gives a gpt2 checkpoint's heads)", inner.message);
     }
+    mygpt_json_free(&j);
     free(text);
-    return heads;
+    return st;
 }
 
 /* Buffers a state_dict holds besides the parameters: the causal masks of the course's
@@ -829,10 +849,10 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
             cfg.embed_dim = (int)wte->shape[1];
             cfg.max_seq_len = (int)wpe->shape[0];
             if (!(found & 4) && cfg.arch == MYGPT_ARCH_GPT2) // heads: __metadata__, Hugging Face's
-                cfg.num_heads = config_json_heads(path);              // config.json, or heads of 64
-            if (cfg.num_heads == 0 && cfg.embed_dim % 64 == 0)
+                st = config_json_heads(path, &cfg.num_heads, err);    // config.json, or heads of 64
+            if (st == MYGPT_OK && cfg.num_heads == 0 && cfg.embed_dim % 64 == 0)
                 cfg.num_heads = cfg.embed_dim / 64;
-            if (cfg.num_heads == 0)
+            if (st == MYGPT_OK && cfg.num_heads == 0)
                 st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the number of heads is not in the file (__metadata__'s "
                                 "num_heads, or a gpt2's config.json beside it) and C=%d is not a multiple of 64", path, cfg.embed_dim);
         }

@@ -50,8 +50,10 @@ mygpt_status mygpt_checkpoint_save(const mygpt_gpt *gpt, const char *path, mygpt
  * "changed while being read", never a SIGBUS). The architecture comes from the
  * names (Hugging Face's with or without "transformer."; the mask buffers ignored; an
  * lm_head.weight equal to wte accepted), the sizes from __metadata__ or the shapes, the
- * heads from __metadata__, a gpt2's config.json beside the file ("n_head"), or heads of
- * 64. Every problem is an error with the reason, never a read out of bounds: unreadable
+ * heads from __metadata__, else a gpt2's config.json beside the file (its top-level
+ * "n_head", read as JSON; a config.json that is there but unusable - not a file, over
+ * 1 MB, not JSON, no or a repeated top-level n_head, not a whole number >= 1 - is an
+ * error saying why), else, when there is no config.json, heads of 64. Every problem is an error with the reason, never a read out of bounds: unreadable
  * or truncated files, a header length larger than the file, malformed JSON, a
  * configuration missing or invalid, a tensor missing, named twice, of another dtype than
  * F32 or another shape than the configuration's, offsets outside the data or not
