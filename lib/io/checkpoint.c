@@ -21,6 +21,7 @@
 #include "base/base.h"
 #include "base/text.h"
 #include "io/json.h"
+#include "io/whole.h"
 #include "model/params.h"
 #include "model/packed.h"
 
@@ -372,24 +373,45 @@ static void release_signals(int arrived[3])
     pthread_mutex_unlock(&hold_lock);
 }
 
-mygpt_status mygpt_checkpoint_save(const mygpt_gpt *g, const char *path, mygpt_error *err)
+/* Ctrl-C, SIGTERM, SIGHUP wait until the file is whole (or its temporary removed): then
+ * they act as they would have, so no interrupt leaves half a file behind */
+static int hold_begin(sigset_t *was)
 {
-    // Ctrl-C, SIGTERM, SIGHUP wait until the file is whole (or its temporary removed): then
-    // they act as they would have, so no interrupt leaves half a file behind
-    sigset_t hold, was;
+    sigset_t hold;
     sigemptyset(&hold);
     for (int i = 0; i < 3; i++)
         sigaddset(&hold, HELD[i]);
-    const int held = pthread_sigmask(SIG_BLOCK, &hold, &was) == 0;
+    const int held = pthread_sigmask(SIG_BLOCK, &hold, was) == 0;
     hold_signals();
-    const mygpt_status st = save(g, path, err);
+    return held;
+}
+
+static void hold_end(int held, const sigset_t *was)
+{
     int arrived[3];
     release_signals(arrived);
     if (held)
-        pthread_sigmask(SIG_SETMASK, &was, NULL); // one that came to this thread acts here
+        pthread_sigmask(SIG_SETMASK, was, NULL); // one that came to this thread acts here
     for (int i = 0; i < 3; i++)
         if (arrived[i]) // one that came to another thread: as it would have acted
             raise(HELD[i]);
+}
+
+mygpt_status mygpt_checkpoint_save(const mygpt_gpt *g, const char *path, mygpt_error *err)
+{
+    sigset_t was;
+    const int held = hold_begin(&was);
+    const mygpt_status st = save(g, path, err);
+    hold_end(held, &was);
+    return st;
+}
+
+mygpt_status mygpt_write_whole(const char *path, const char *data, size_t len, mygpt_error *err)
+{
+    sigset_t was;
+    const int held = hold_begin(&was);
+    const mygpt_status st = write_whole(path, data, len, err);
+    hold_end(held, &was);
     return st;
 }
 
