@@ -211,7 +211,13 @@ Test(tokenizer_errors, missing_and_corrupt_vocabularies)
         {"{\"a\": 0, \"b\": 5}", "outside [0, 2)"},
         {"{\"a\" 0}", "expected ':'"},
         {"{\"\\u4e16\": 0}", "not in GPT-2's byte alphabet"},
-        {"{\"a\": x}", "expected a token id"},
+        {"{\"a\": x}", "malformed JSON: expected a value"},
+        {"{\"a\": \"0\"}", "expected a token id"},
+        /* issue 37, item 10: the one strict JSON reader (these were accepted) */
+        {"{\"a\": 0, \"b\": 1} trailing", "bytes after the JSON value"},
+        {"{\"a\": +0, \"b\": 1}", "malformed JSON"},
+        {"{\"a\": 00, \"b\": 1}", "leading zero"},
+        {"{\"a\": 0.5}", "expected a token id"},
         {"{\"a\": 0}", "no token for byte"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

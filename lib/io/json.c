@@ -102,7 +102,7 @@ static int string(parser *p)
     p->v[i].start = (uint32_t)p->at;
     for (;;) {
         if (p->at >= p->len) {
-            p->why = "a string is not closed";
+            p->why = "an unterminated string";
             return 0;
         }
         const unsigned c = p->s[p->at];
@@ -122,7 +122,7 @@ static int string(parser *p)
             continue;
         }
         if (p->at + 1 >= p->len) {
-            p->why = "a string is not closed";
+            p->why = "an unterminated string";
             return 0;
         }
         const unsigned e = p->s[p->at + 1];
@@ -329,7 +329,8 @@ mygpt_status mygpt_json_parse(mygpt_json *j, const char *text, size_t len, int m
         free(p.v);
         if (p.nomem)
             return mygpt_fail(err, MYGPT_ENOMEM, "%s: out of memory reading its JSON", what);
-        return mygpt_fail(err, MYGPT_EFORMAT, "%s: malformed JSON: %s at byte %zu", what, p.why, p.at);
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s: malformed JSON: %s at byte %zu%s", what, p.why, p.at,
+                          p.at >= len ? " (where the text ends: a truncated file?)" : "");
     }
     j->v = p.v;
     j->n = p.n;
