@@ -5,13 +5,22 @@
  * runs this too).
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
+#include <omp.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "golden.h"
+#include "io/json.h"
 #include "mygpt/checkpoint.h"
 #include "mygpt/data.h"
 #include "mygpt/tokenizer.h"
@@ -150,4 +159,420 @@ Test(checkpoint, broken_files_are_refused_with_a_reason)
     cr_expect_eq(mygpt_checkpoint_load(&g, "/nonexistent/x.safetensors", &err), MYGPT_EIO);
     free(b);
     free(good);
+}
+
+/* Issue 37, item 1: a checkpoint cut and rewritten by another process (as `cp new old`
+ * does) while it is loaded gives a model or an error naming the file, never a SIGBUS
+ * (which would crash this test). A child truncates and restores the file in a loop while
+ * this process loads it again and again. */
+Test(checkpoint, a_file_truncated_while_it_is_loaded_is_an_error_not_a_signal, .timeout = 120)
+{
+    const mygpt_config cfg = {.vocab_size = 4096, .embed_dim = 256, .num_heads = 4, .num_layers = 4,
+                              .max_seq_len = 64};
+    mygpt_gpt *g;
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, NULL), MYGPT_OK);
+    const char *path = tmp_path("race");
+    cr_assert_eq(mygpt_checkpoint_save(g, path, NULL), MYGPT_OK);
+    mygpt_gpt_free(g);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    fseek(f, 0, SEEK_END);
+    const long len = ftell(f);
+    rewind(f);
+    char *content = malloc((size_t)len);
+    cr_assert_eq(fread(content, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    const pid_t child = fork();
+    cr_assert_geq(child, 0);
+    if (child == 0) { // cut the data short, put it back, forever (until killed, or this test dies)
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() == 1)
+            _exit(0);
+        const int fd = open(path, O_WRONLY);
+        for (unsigned k = 0;; k++) {
+            if (ftruncate(fd, 4096 + (off_t)(k * 7919u % 1000000u)) != 0)
+                _exit(1);
+            usleep(1000);
+            if (pwrite(fd, content, (size_t)len, 0) != (ssize_t)len)
+                _exit(1);
+            usleep(1000 + k % 7 * 4000); // sometimes whole for long enough to load
+        }
+    }
+    int loaded = 0, refused = 0;
+    for (int k = 0; k < 100; k++) {
+        usleep((useconds_t)(k % 4) * 1000);
+        mygpt_gpt *h = NULL;
+        mygpt_error err = {0};
+        if (mygpt_checkpoint_load(&h, path, &err) == MYGPT_OK) {
+            loaded++;
+            mygpt_gpt_free(h);
+        } else {
+            refused++;
+            cr_expect(strstr(err.message, path) != NULL, "%s", err.message);
+        }
+    }
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    cr_log_info("%d loaded, %d refused", loaded, refused);
+    cr_expect_eq(loaded + refused, 100);
+    free(content);
+    unlink(path);
+}
+
+/* Issue 37, item 4: with 2 or 3 OpenMP threads, SIGTERM or SIGINT during a save waits for
+ * the file to be whole, then acts; the kernel may hand it to an idle worker thread, which
+ * must not end the process halfway (no file, a partial temporary left) */
+Test(checkpoint, a_signal_during_a_save_with_2_or_3_threads_waits_for_the_whole_file, .timeout = 240)
+{
+    char dir[] = "/tmp/mygpt_signal_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/m.safetensors", dir);
+    for (int threads = 2; threads <= 3; threads++)
+        for (int round = 0; round < 4; round++) {
+            const int sig = round % 2 ? SIGINT : SIGTERM;
+            int ready[2];
+            cr_assert_eq(pipe(ready), 0);
+            const pid_t kid = fork();
+            if (kid == 0) {
+                omp_set_num_threads(threads);
+                int team = 0;
+#pragma omp parallel // the workers exist, signals not blocked in them
+#pragma omp atomic
+                team++;
+                const mygpt_config cfg = {50257, 256, 4, 4, 256}; // 16 M parameters: 64 MB to write
+                mygpt_gpt *g;
+                if (team != threads || mygpt_gpt_create(&g, &cfg, 1, NULL) != MYGPT_OK)
+                    _exit(3);
+                if (write(ready[1], "x", 1) != 1)
+                    _exit(4);
+                _exit(mygpt_checkpoint_save(g, path, NULL) == MYGPT_OK ? 0 : 1);
+            }
+            char c;
+            cr_assert_eq(read(ready[0], &c, 1), 1);
+            usleep(1000 * (unsigned)(2 + 10 * round)); // into the save, at different points
+            kill(kid, sig);
+            int status;
+            cr_assert_eq(waitpid(kid, &status, 0), kid);
+            close(ready[0]);
+            close(ready[1]);
+            cr_expect((WIFSIGNALED(status) && WTERMSIG(status) == sig) || (WIFEXITED(status) && WEXITSTATUS(status) == 0),
+                      "%d threads, round %d: status %#x", threads, round, status);
+            DIR *d = opendir(dir);
+            cr_assert_not_null(d);
+            int others = 0;
+            for (struct dirent *e; (e = readdir(d));)
+                others += strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "m.safetensors");
+            closedir(d);
+            cr_expect_eq(others, 0, "%d threads, round %d: a temporary file was left", threads, round);
+            mygpt_gpt *back = NULL;
+            mygpt_error err = {0};
+            cr_expect_eq(mygpt_checkpoint_load(&back, path, &err), MYGPT_OK, "%d threads, round %d: %s", threads,
+                         round, err.message);
+            mygpt_gpt_free(back);
+            unlink(path);
+            // what a kill left behind, so the next round starts clean
+            char cmd[300];
+            snprintf(cmd, sizeof cmd, "rm -f %s/m.safetensors.*", dir);
+            cr_assert_eq(system(cmd), 0);
+        }
+    rmdir(dir);
+}
+
+/* ---- issue 37, items 9 and 10: the header through the one JSON reader ------------------- */
+
+/* A course model's file, with its header's JSON text (without the padding) and its data */
+typedef struct parts {
+    char *header, *data;
+    size_t hlen, dlen;
+} parts;
+
+static parts good_parts(void)
+{
+    const mygpt_config cfg = {.vocab_size = 5, .embed_dim = 4, .num_heads = 2, .num_layers = 1, .max_seq_len = 3};
+    mygpt_gpt *a;
+    cr_assert_eq(mygpt_gpt_create(&a, &cfg, 1, NULL), MYGPT_OK);
+    const char *path = tmp_path("parts");
+    cr_assert_eq(mygpt_checkpoint_save(a, path, NULL), MYGPT_OK);
+    mygpt_gpt_free(a);
+    char *file;
+    size_t n;
+    cr_assert_eq(mygpt_read_file(path, &file, &n, NULL), MYGPT_OK);
+    unlink(path);
+    uint64_t hlen;
+    memcpy(&hlen, file, 8);
+    parts p = {malloc(hlen + 1), malloc(n - 8 - hlen + 1), hlen, n - 8 - hlen};
+    memcpy(p.header, file + 8, hlen);
+    while (p.hlen && p.header[p.hlen - 1] == ' ')
+        p.hlen--;
+    p.header[p.hlen] = '\0';
+    memcpy(p.data, file + 8 + hlen, p.dlen);
+    free(file);
+    return p;
+}
+
+/* Writes header (padded to 8) and data as a safetensors file at path */
+static void write_parts(const char *path, const char *header, size_t hlen, const char *data, size_t dlen)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    const uint64_t padded = (hlen + 7) / 8 * 8;
+    fwrite(&padded, 8, 1, f);
+    fwrite(header, 1, hlen, f);
+    for (size_t k = hlen; k < padded; k++)
+        fputc(' ', f);
+    fwrite(data, 1, dlen, f);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* The good header with text put right after "__metadata__":{ */
+static char *with_metadata(const parts *p, const char *text)
+{
+    const char *at = strstr(p->header, "\"__metadata__\":{");
+    cr_assert_not_null(at);
+    const size_t cut = (size_t)(at - p->header) + 16;
+    char *h = malloc(p->hlen + strlen(text) + 1);
+    memcpy(h, p->header, cut);
+    strcpy(h + cut, text);
+    strcat(h, p->header + cut);
+    return h;
+}
+
+Test(checkpoint_header, metadata_any_json_strings_load_and_other_values_are_refused_with_the_reason)
+{
+    parts p = good_parts();
+    const char *path = tmp_path("meta");
+    char long_key[300], long_value[3000];
+    memset(long_key, 'k', sizeof long_key - 1);
+    long_key[sizeof long_key - 1] = '\0';
+    memset(long_value, 'v', sizeof long_value - 1);
+    long_value[sizeof long_value - 1] = '\0';
+    char *good = malloc(8000);
+    // what Python's json.dumps and serde write: \n \t \" \\ \/ \uXXXX, surrogate pairs, long
+    // keys and values, unknown keys; a known value spelled with an escape ("cour\u0073e")
+    snprintf(good, 8000,
+             "\"note\":\"line\\nnext\\ttab \\\"q\\\" \\\\ \\/ \\u00e9 \\ud83d\\ude00 \\u0000 raw \xc3\xa9\","
+             "\"%s\":\"%s\",\"\\u00e9t\\u00e9\":\"\",\"arch\":\"cour\\u0073e\",",
+             long_key, long_value);
+    char *h = with_metadata(&p, good);
+    write_parts(path, h, strlen(h), p.data, p.dlen);
+    free(h);
+    mygpt_gpt *g = NULL;
+    mygpt_error err = {0};
+    cr_expect_eq(mygpt_checkpoint_load(&g, path, &err), MYGPT_OK, "%s", err.message);
+    cr_expect(g && g->config.vocab_size == 5 && g->config.arch == MYGPT_ARCH_COURSE);
+    mygpt_gpt_free(g);
+    // refused, each with its reason
+    const char *bad[][2] = {
+        {"\"note\":5,", "is not a string"},
+        {"\"note\":[\"a\"],", "is not a string"},
+        {"\"note\":\"\\x41\",", "escape JSON does not have"},
+        {"\"note\":\"\\ud83d\",", "surrogate"},
+        {"\"note\":\"\\ude00x\",", "surrogate"},
+        {"\"note\":\"\\u12\",", "four hex digits"},
+        {"\"note\":\"\xc3\",", "invalid UTF-8"},
+        {"\"note\":\"\xc0\xaf\",", "invalid UTF-8"},
+        {"\"note\":\"a\",,", "expected a string (a key)"},
+        {"\"num_heads\":\"x\",", "not a size"},
+        {"\"arch\":\"course\\u0000\",", "unknown architecture"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        h = with_metadata(&p, bad[k][0]);
+        write_parts(path, h, strlen(h), p.data, p.dlen);
+        free(h);
+        g = NULL;
+        cr_expect_eq(mygpt_checkpoint_load(&g, path, &err), MYGPT_EFORMAT, "case %zu loaded", k);
+        cr_expect_null(g);
+        cr_expect(strstr(err.message, bad[k][1]) != NULL, "case %zu: '%s' lacks '%s'", k, err.message, bad[k][1]);
+    }
+    unlink(path);
+    free(good);
+    free(p.header);
+    free(p.data);
+}
+
+/* The good file with `extra` more F32 [1] tensors "extra.N" after its own (the last one
+ * named "extra.0" again when dup), loaded in a child whose CPU time is bounded: the child
+ * ends with 0 when the load was refused with `want` in the message */
+static void load_many_under_cpu_limit(size_t extra, int dup, const char *want)
+{
+    const pid_t kid = fork();
+    cr_assert_geq(kid, 0);
+    if (kid == 0) {
+        const struct rlimit cpu = {10, 12}; // seconds; a quadratic reader needs minutes
+        if (setrlimit(RLIMIT_CPU, &cpu) != 0)
+            _exit(10);
+        parts p = good_parts();
+        const size_t cap = p.hlen + extra * 96 + 64;
+        char *h = malloc(cap), *data = calloc(p.dlen + extra * 4, 1);
+        if (!h || !data)
+            _exit(11);
+        memcpy(h, p.header, p.hlen - 1); // without its closing '}'
+        memcpy(data, p.data, p.dlen);
+        size_t at = p.hlen - 1;
+        for (size_t k = 0; k < extra; k++) {
+            const size_t b = p.dlen + 4 * k;
+            at += (size_t)snprintf(h + at, cap - at, ",\"extra.%zu\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[%zu,%zu]}",
+                                   dup && k == extra - 1 ? (size_t)0 : k, b, b + 4);
+        }
+        h[at++] = '}';
+        const char *path = tmp_path("many");
+        write_parts(path, h, at, data, p.dlen + extra * 4);
+        mygpt_gpt *g = NULL;
+        mygpt_error err = {0};
+        const mygpt_status st = mygpt_checkpoint_load(&g, path, &err);
+        unlink(path);
+        if (st == MYGPT_OK)
+            _exit(12);
+        if (!strstr(err.message, want)) {
+            fprintf(stderr, "%s\n", err.message);
+            _exit(13);
+        }
+        _exit(0);
+    }
+    int status;
+    cr_assert_eq(waitpid(kid, &status, 0), kid);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%zu entries: %s %d", extra,
+              WIFSIGNALED(status) ? "killed by signal" : "exit", WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+}
+
+Test(checkpoint_header, two_hundred_thousand_entries_are_refused_in_bounded_cpu_time, .timeout = 120)
+{
+    load_many_under_cpu_limit(200000, 0, "unexpected tensor extra.0");
+    load_many_under_cpu_limit(200000, 1, "tensor extra.0 is named twice");
+}
+
+/* The reader itself (io/json.h): RFC 8259 and nothing more, bounded depth and values */
+Test(json, strict_bounded_and_decoding)
+{
+    const char *valid[] = {"{}", "[]", " {\"a\":[1,-0.5e+3,true,false,null,\"x\",{}]} ", "\"\\u00e9\"", "0", "-0",
+                           "1E9", "[[[]]]", "\"\\ud83d\\ude00\"", "{\"\":\"\"}"};
+    for (size_t k = 0; k < sizeof valid / sizeof valid[0]; k++) {
+        mygpt_json j;
+        mygpt_error err = {0};
+        cr_expect_eq(mygpt_json_parse(&j, valid[k], strlen(valid[k]), 8, 100, "t", &err), MYGPT_OK, "%s: %s",
+                     valid[k], err.message);
+        mygpt_json_free(&j);
+    }
+    const char *invalid[] = {"",        " ",     "{",       "[1,]",     "{\"a\":1,}", "01",      "1.",
+                             ".5",      "+1",    "NaN",     "{\"a\" 1}", "{1:2}",     "[1] x",   "'a'",
+                             "\"\\u00\"", "tru",   "[1 2]",   "\"a",      "[\"\t\"]",   "-",       "1e",
+                             "/*c*/1",  "\"\\a\"", "[1,,2]", "\"\xff\"", "\"\xed\xa0\x80\"", "\"\xf4\x90\x80\x80\""};
+    for (size_t k = 0; k < sizeof invalid / sizeof invalid[0]; k++) {
+        mygpt_json j;
+        mygpt_error err = {0};
+        cr_expect_eq(mygpt_json_parse(&j, invalid[k], strlen(invalid[k]), 8, 100, "t", &err), MYGPT_EFORMAT,
+                     "accepted: %s", invalid[k]);
+        cr_expect(strstr(err.message, "t: malformed JSON: ") == err.message, "%s", err.message);
+        cr_expect_null(j.v);
+    }
+    // depth and count bounded: no recursion to overflow, no memory beyond the bound
+    static char deep[200001];
+    memset(deep, '[', 100000);
+    memset(deep + 100000, ']', 100000);
+    mygpt_json j;
+    mygpt_error err = {0};
+    cr_expect_eq(mygpt_json_parse(&j, deep, 200000, 64, 1000000, "t", &err), MYGPT_EFORMAT);
+    cr_expect(strstr(err.message, "nested too deep") != NULL, "%s", err.message);
+    cr_expect_eq(mygpt_json_parse(&j, "[1,2,3]", 7, 8, 3, "t", &err), MYGPT_EFORMAT);
+    cr_expect(strstr(err.message, "more values") != NULL, "%s", err.message);
+    // members, duplicates, decoding
+    const char *doc = "{\"a\":{\"n_head\":1},\"n_\\u0068ead\":12,\"b\":[1,2],\"n_head\":-3,\"s\":\"\\u00e9\\ud83d\\ude00\\n\"}";
+    cr_assert_eq(mygpt_json_parse(&j, doc, strlen(doc), 8, 100, "t", &err), MYGPT_OK, "%s", err.message);
+    size_t count;
+    const size_t v = mygpt_json_get(&j, 0, "n_head", &count);
+    cr_expect_eq(count, 2);
+    long long x;
+    cr_expect(mygpt_json_integer(&j, v, 1, 100, &x) && x == 12);
+    cr_expect(!mygpt_json_integer(&j, mygpt_json_get(&j, 0, "b", NULL), 0, 9, &x));
+    char out[16];
+    cr_expect_eq(mygpt_json_string(&j, mygpt_json_get(&j, 0, "s", NULL), out, sizeof out), 7);
+    cr_expect_str_eq(out, "\xc3\xa9\xf0\x9f\x98\x80\n");
+    cr_expect_eq(mygpt_json_string(&j, mygpt_json_get(&j, 0, "s", NULL), out, 7), (size_t)-1);
+    cr_expect_eq(mygpt_json_get(&j, 0, "missing", &count), 0);
+    cr_expect_eq(count, 0);
+    mygpt_json_free(&j);
+}
+
+/* Issue 37, item 6: a gpt2 file without __metadata__'s num_heads takes its heads from the
+ * top-level "n_head" of the config.json beside it, as Hugging Face writes one (indented,
+ * extra keys, a nested n_head first); an unusable config.json is an error saying why; a
+ * missing one gives heads of 64 */
+Test(checkpoint_header, the_heads_come_from_config_json_top_level_n_head)
+{
+    char dir[] = "/tmp/mygpt_hfconf_XXXXXX", path[128], conf[128];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    snprintf(conf, sizeof conf, "%s/config.json", dir);
+    const mygpt_config cfg = {.vocab_size = 10, .embed_dim = 128, .num_heads = 4, .num_layers = 1,
+                              .max_seq_len = 4, .arch = MYGPT_ARCH_GPT2, .qkv_bias = 1};
+    mygpt_gpt *g;
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 1, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_checkpoint_save(g, path, NULL), MYGPT_OK);
+    mygpt_gpt_free(g);
+    // __metadata__ without num_heads (blanked: the header keeps its length)
+    char *file;
+    size_t len;
+    cr_assert_eq(mygpt_read_file(path, &file, &len, NULL), MYGPT_OK);
+    char *nh = strstr(file + 8, "\"num_heads\":\"4\",");
+    cr_assert_not_null(nh);
+    memset(nh, ' ', strlen("\"num_heads\":\"4\","));
+    FILE *f = fopen(path, "wb");
+    fwrite(file, 1, len, f);
+    fclose(f);
+    free(file);
+    const char *hf = "{\n  \"activation_function\": \"gelu_new\",\n  \"architectures\": [\"GPT2LMHeadModel\"],\n"
+                     "  \"task_specific_params\": {\n    \"text-generation\": {\"do_sample\": true, \"n_head\": 16}\n  },\n"
+                     "  \"n_embd\": 128,\n  \"n_head\": 4,\n  \"layer_norm_epsilon\": 1e-05,\n  \"n_inner\": null,\n"
+                     "  \"transformers_version\": \"4.26.0.dev0\"\n}\n";
+    f = fopen(conf, "w");
+    fputs(hf, f);
+    fclose(f);
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_checkpoint_load(&g, path, &err), MYGPT_OK, "%s", err.message);
+    cr_expect_eq(g->config.num_heads, 4, "the nested n_head won: %d", g->config.num_heads);
+    mygpt_gpt_free(g);
+    const char *bad[][2] = {
+        {"{\"n_head\": \"4\"}", "not a whole number"},
+        {"{\"n_head\": 0}", "not a whole number"},
+        {"{\"n_head\": -4}", "not a whole number"},
+        {"{\"n_head\": 4.0}", "not a whole number"},
+        {"{\"n_embd\": 128}", "no top-level \"n_head\""},
+        {"{\"x\": {\"n_head\": 4}}", "no top-level \"n_head\""},
+        {"{\"n_head\": 4, \"n_head\": 4}", "more than once"},
+        {"{\"n_head\": 4,}", "malformed JSON"},
+        {"[4]", "not a JSON object"},
+        {"{\"n_head\": 3}", "not divisible"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        f = fopen(conf, "w");
+        fputs(bad[k][0], f);
+        fclose(f);
+        g = NULL;
+        cr_expect_neq(mygpt_checkpoint_load(&g, path, &err), MYGPT_OK, "case %zu loaded", k);
+        cr_expect_null(g);
+        cr_expect(strstr(err.message, bad[k][1]) != NULL, "case %zu: '%s' lacks '%s'", k, err.message, bad[k][1]);
+        if (k != sizeof bad / sizeof bad[0] - 1)
+            cr_expect(strstr(err.message, "config.json") != NULL, "case %zu: %s", k, err.message);
+    }
+    // over 1 MB, and a directory: errors, not heads of 64
+    f = fopen(conf, "w");
+    fputs("{\"n_head\": 4", f);
+    for (int k = 0; k < 1100000; k++)
+        fputc(' ', f);
+    fputs("}", f);
+    fclose(f);
+    cr_expect_neq(mygpt_checkpoint_load(&g, path, &err), MYGPT_OK, "over 1 MB loaded");
+    cr_expect(strstr(err.message, "config.json") != NULL && strstr(err.message, "bytes") != NULL, "%s", err.message);
+    unlink(conf);
+    cr_assert_eq(mkdir(conf, 0700), 0);
+    cr_expect_neq(mygpt_checkpoint_load(&g, path, &err), MYGPT_OK, "a directory loaded");
+    cr_expect(strstr(err.message, "directory") != NULL, "%s", err.message);
+    rmdir(conf);
+    // none: heads of 64, as documented
+    cr_assert_eq(mygpt_checkpoint_load(&g, path, &err), MYGPT_OK, "%s", err.message);
+    cr_expect_eq(g->config.num_heads, 2);
+    mygpt_gpt_free(g);
+    unlink(path);
+    rmdir(dir);
 }

@@ -4,6 +4,9 @@
  * line on stderr, nothing on stdout and exit status 2.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <math.h>
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 #include "golden.h"
 #include "mygpt/checkpoint.h"
 #include "mygpt/print.h"
+#include "mygpt/svg.h"
 #include "mygpt/data.h"
 #include "runproc.h"
 
@@ -249,7 +253,7 @@ Test(cli_chapters, bad_chapter_arguments)
         {"55_rope_figure", "--figures --seed 3", "option '--figures' needs a value", 2},
         {"26_gpt_main", "--bogus", "unknown option '--bogus'", 2},
         {"53_alibi", "--seed 3", "unknown option '--seed'", 2},
-        {"55_rope_figure", "--figures /nonexistent/dir", "cannot write /nonexistent/dir/rope_figure.svg", 2},
+        {"55_rope_figure", "--figures /nonexistent/dir", "/nonexistent/dir/rope_figure.svg", 2},
         {"61_verdict_dataloader", "--text /nonexistent.txt", "cannot open /nonexistent.txt", 2},
         {"61_verdict_dataloader", text_arg, "not valid UTF-8 (byte offset 3)", 2},
     };
@@ -887,4 +891,83 @@ Test(cli_train, quantize_writes_a_checkpoint_that_generates_as_weights_does, .ti
     snprintf(conf, sizeof conf, "%s/config.json", dir);
     unlink(conf);
     cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
+/* Issue 37, item 12: a MYGPT_DATA too long for DIR/encoder.json is one clear error, not
+ * a shortened path opened */
+Test(cli_data, a_long_mygpt_data_is_refused_not_cut)
+{
+    static char dir[4096];
+    memset(dir, 'd', sizeof dir);
+    memcpy(dir, "/nonexistent-", 13);
+    for (size_t k = 100; k < 4085; k += 100)
+        dir[k] = '/';
+    dir[4085] = '\0';
+    setenv("MYGPT_DATA", dir, 1);
+    proc_result r;
+    cr_assert_eq(run_words(MYGPT_EXE, "decode 1 2", &r), 0);
+    cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "too long") != NULL && strstr(r.err, "cannot open") == NULL, "%s", r.err);
+    cr_expect_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_expect_str_empty(r.out);
+    proc_result_free(&r);
+}
+
+/* Issue 37, item 11: a figure is written as checkpoints are: a full disk (here a file-size
+ * limit) keeps the old figure and leaves no temporary; a symbolic link is refused, its
+ * target untouched */
+Test(cli_data, figures_are_written_whole_or_not_at_all_and_never_through_a_link)
+{
+    char dir[] = "/tmp/mygpt_fig_XXXXXX", path[128], link[128], target[128];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/fig.svg", dir);
+    snprintf(link, sizeof link, "%s/link.svg", dir);
+    snprintf(target, sizeof target, "%s/target.svg", dir);
+    mygpt_svg fig;
+    mygpt_error err = {0};
+    mygpt_svg_begin(&fig, 100, 100);
+    cr_assert_eq(mygpt_svg_save(&fig, path, &err), MYGPT_OK, "%s", err.message);
+    char *old, *now;
+    size_t old_len, now_len;
+    cr_assert_eq(mygpt_read_file(path, &old, &old_len, NULL), MYGPT_OK);
+    static float cells[200 * 200];
+    for (int k = 0; k < 200 * 200; k++)
+        cells[k] = (float)(k % 97) / 97.0f;
+    mygpt_svg_begin(&fig, 900, 900);
+    mygpt_svg_heatmap(&fig, &(mygpt_svg_panel){.x = 50, .y = 50, .w = 800, .h = 800, .title = "big"}, cells, 200, 200,
+                      0.0, 1.0, 1);
+    signal(SIGXFSZ, SIG_IGN); // the write then fails with EFBIG instead of a signal
+    const struct rlimit limit = {64 << 10, 64 << 10};
+    struct rlimit was;
+    cr_assert_eq(getrlimit(RLIMIT_FSIZE, &was), 0);
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &limit), 0); // this test's own process
+    const mygpt_status st = mygpt_svg_save(&fig, path, &err);
+    setrlimit(RLIMIT_FSIZE, &was);
+    cr_expect_eq(st, MYGPT_EIO, "%s", err.message);
+    cr_expect(strstr(err.message, path) != NULL && strstr(err.message, "File too large") != NULL, "%s", err.message);
+    cr_assert_eq(mygpt_read_file(path, &now, &now_len, NULL), MYGPT_OK);
+    cr_expect(now_len == old_len && memcmp(now, old, old_len) == 0, "the old figure was replaced (%zu bytes)", now_len);
+    free(now);
+    DIR *d = opendir(dir);
+    int files = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        files += e->d_name[0] != '.';
+    closedir(d);
+    cr_expect_eq(files, 1, "a temporary file was left");
+    // through a symbolic link: refused, the target kept
+    FILE *f = fopen(target, "w");
+    fputs("keep", f);
+    fclose(f);
+    cr_assert_eq(symlink(target, link), 0);
+    mygpt_svg_begin(&fig, 100, 100);
+    cr_expect_eq(mygpt_svg_save(&fig, link, &err), MYGPT_EINVAL);
+    cr_expect(strstr(err.message, "symbolic link") != NULL, "%s", err.message);
+    cr_assert_eq(mygpt_read_file(target, &now, &now_len, NULL), MYGPT_OK);
+    cr_expect(now_len == 4 && memcmp(now, "keep", 4) == 0, "written through the link");
+    free(now);
+    free(old);
+    unlink(link);
+    unlink(target);
+    unlink(path);
+    rmdir(dir);
 }

@@ -429,3 +429,52 @@ Test(quantized_checkpoint, saves_load_on_their_own_and_hostile_ones_are_refused)
     rmdir(dir);
     mygpt_gpt_free(g);
 }
+
+/* Issue 37, item 8: a finite scale whose 127 * s overflows dequantizes to inf; the
+ * quantizer refuses to make one and a checkpoint holding one is refused, naming the tensor */
+Test(quantized_checkpoint, a_scale_that_dequantizes_to_infinity_is_refused)
+{
+    float w[130];
+    for (int i = 0; i < 130; i++)
+        w[i] = (float)i * 0.01f;
+    int8_t q[130];
+    float s[3];
+    mygpt_error err = {0};
+    w[70] = 1e38f; // large but 127 * (1e38 / 127) is finite: quantizes
+    cr_expect_eq(mygpt_int8_quantize(w, 1, 130, q, s, &err), MYGPT_OK, "%s", err.message);
+    w[70] = -FLT_MAX;
+    cr_expect_eq(mygpt_int8_quantize(w, 1, 130, q, s, &err), MYGPT_ERANGE);
+    cr_expect(strstr(err.message, "127 x scale") != NULL && strstr(err.message, "64") != NULL, "%s",
+              err.message);
+    // the model's tensor is named
+    mygpt_gpt *g, *h = NULL;
+    const mygpt_config cfg = {31, 16, 2, 1, 8};
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 0, NULL), MYGPT_OK);
+    const float keep = g->params.fc2w[5];
+    g->params.fc2w[5] = FLT_MAX;
+    cr_expect_eq(mygpt_gpt_quantize(g, MYGPT_WEIGHTS_INT8, &err), MYGPT_ERANGE);
+    cr_expect(strstr(err.message, "fc2w") != NULL && strstr(err.message, "127 x scale") != NULL, "%s",
+              err.message);
+    cr_expect_eq(g->weights, MYGPT_WEIGHTS_FP32);
+    // a file whose first scale (wte's) is FLT_MAX: finite, non-negative, but 127 x it is inf
+    g->params.fc2w[5] = keep;
+    cr_assert_eq(mygpt_gpt_quantize(g, MYGPT_WEIGHTS_INT8, NULL), MYGPT_OK);
+    char dir[] = "/tmp/mygpt_quant_XXXXXX", path[128];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/q.safetensors", dir);
+    cr_assert_eq(mygpt_checkpoint_save(g, path, NULL), MYGPT_OK);
+    size_t len;
+    char *d = slurp(path, &len);
+    uint64_t hlen = 0;
+    memcpy(&hlen, d, 8);
+    const float top = FLT_MAX;
+    memcpy(d + 8 + hlen + (size_t)cfg.vocab_size * cfg.embed_dim, &top, sizeof top);
+    spit(path, d, len);
+    free(d);
+    cr_expect_eq(mygpt_checkpoint_load(&h, path, &err), MYGPT_EFORMAT, "loaded");
+    cr_expect_null(h);
+    cr_expect(strstr(err.message, "wte") != NULL && strstr(err.message, "infinity") != NULL, "%s", err.message);
+    unlink(path);
+    rmdir(dir);
+    mygpt_gpt_free(g);
+}

@@ -211,7 +211,13 @@ Test(tokenizer_errors, missing_and_corrupt_vocabularies)
         {"{\"a\": 0, \"b\": 5}", "outside [0, 2)"},
         {"{\"a\" 0}", "expected ':'"},
         {"{\"\\u4e16\": 0}", "not in GPT-2's byte alphabet"},
-        {"{\"a\": x}", "expected a token id"},
+        {"{\"a\": x}", "malformed JSON: expected a value"},
+        {"{\"a\": \"0\"}", "expected a token id"},
+        /* issue 37, item 10: the one strict JSON reader (these were accepted) */
+        {"{\"a\": 0, \"b\": 1} trailing", "bytes after the JSON value"},
+        {"{\"a\": +0, \"b\": 1}", "malformed JSON"},
+        {"{\"a\": 00, \"b\": 1}", "leading zero"},
+        {"{\"a\": 0.5}", "expected a token id"},
         {"{\"a\": 0}", "no token for byte"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -249,4 +255,22 @@ Test(tokenizer_errors, corrupt_merges_are_refused)
     snprintf(p, sizeof p, "/tmp/mygpt-test-%d-%d", (int)getpid(), 2);
     unlink(p);
     cr_expect_null(tok);
+}
+
+/* Issue 37, item 12: a folder whose "DIR/encoder.json" does not fit is refused, never
+ * cut to "DIR/encoder.j" (which another file could be) */
+Test(tokenizer_errors, a_vocabulary_folder_too_long_for_its_paths_is_refused)
+{
+    static char dir[4096];
+    memset(dir, 'd', sizeof dir);
+    memcpy(dir, "/nonexistent-", 13);
+    for (size_t k = 100; k < 4085; k += 100)
+        dir[k] = '/';
+    dir[4085] = '\0'; // DIR/vocab.bpe fits in 4095 bytes, DIR/encoder.json does not
+    mygpt_tokenizer *tok = (mygpt_tokenizer *)1;
+    mygpt_error err = {0};
+    cr_expect_eq(mygpt_tokenizer_load_dir(&tok, dir, &err), MYGPT_EINVAL, "%s", err.message);
+    cr_expect_null(tok);
+    cr_expect(strstr(err.message, "too long") != NULL && strstr(err.message, "cannot open") == NULL, "%s",
+              err.message);
 }

@@ -14,11 +14,11 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
                   uint64_t default_seed, unsigned flags)
 {
     cli_cap_threads();
+    *ch = (chapter){0}; // every field a chapter does not set is zero (fail: NULL)
     ch->name = name;
     ch->seed = default_seed;
     const char *env_figures = getenv("MYGPT_FIGURES"); // set by scripts/chapters.sh
     ch->figures = env_figures && *env_figures ? env_figures : ".";
-    ch->text = NULL;
     /* the tool's parser (args/args.c): --seed 7 or --seed=7, unknown flags named, exit 2 */
     arg_spec specs[6] = {{NULL, 0, 0}};
     int n = 0;

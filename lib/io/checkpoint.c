@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +20,8 @@
 #include "mygpt/quantize.h"
 #include "base/base.h"
 #include "base/text.h"
+#include "io/json.h"
+#include "io/whole.h"
 #include "model/params.h"
 #include "model/quantized.h"
 
@@ -299,8 +300,9 @@ static mygpt_status commit(FILE *f, const char *tmp, const char *path, int ok, m
     }
     char dir[4096];
     const char *slash = strrchr(path, '/');
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
-    const int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const int fits = (size_t)snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1,
+                                      slash ? path : ".") < sizeof dir; // checked before: see check_path
+    const int dfd = fits ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     if (dfd >= 0) { // the rename itself survives a crash
         fsync(dfd);
         close(dfd);
@@ -320,19 +322,96 @@ static mygpt_status write_whole(const char *path, const char *data, size_t len, 
 /* The save itself, with the interrupting signals held (see mygpt_checkpoint_save). */
 static mygpt_status save(const mygpt_gpt *g, const char *path, mygpt_error *err);
 
+/* The signals a save holds. The calling thread blocks them; but the kernel gives a
+ * process's signal to any thread that does not block it (an idle OpenMP worker), so
+ * while a save runs their handler only notes them, and they are raised again once it is
+ * done, with the handlers the program had. Nested or concurrent saves share one holding. */
+static const int HELD[3] = {SIGINT, SIGTERM, SIGHUP};
+static volatile sig_atomic_t held_arrived[3];
+static struct sigaction held_before[3];
+static int held_replaced[3], holders;
+static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void note_signal(int sig)
+{
+    for (int i = 0; i < 3; i++)
+        if (HELD[i] == sig)
+            held_arrived[i] = 1;
+}
+
+static void hold_signals(void)
+{
+    pthread_mutex_lock(&hold_lock);
+    if (holders++ == 0)
+        for (int i = 0; i < 3; i++) {
+            held_arrived[i] = 0;
+            held_replaced[i] = 0;
+            if (sigaction(HELD[i], NULL, &held_before[i]) != 0 ||
+                (!(held_before[i].sa_flags & SA_SIGINFO) && held_before[i].sa_handler == SIG_IGN))
+                continue; // ignored: stays ignored
+            struct sigaction note = {0};
+            note.sa_handler = note_signal;
+            sigfillset(&note.sa_mask);
+            note.sa_flags = SA_RESTART;
+            held_replaced[i] = sigaction(HELD[i], &note, NULL) == 0;
+        }
+    pthread_mutex_unlock(&hold_lock);
+}
+
+/* The program's handlers back; into arrived, the signals that came meanwhile */
+static void release_signals(int arrived[3])
+{
+    pthread_mutex_lock(&hold_lock);
+    for (int i = 0; i < 3; i++)
+        arrived[i] = 0;
+    if (--holders == 0)
+        for (int i = 0; i < 3; i++) {
+            if (held_replaced[i])
+                sigaction(HELD[i], &held_before[i], NULL);
+            arrived[i] = held_arrived[i];
+        }
+    pthread_mutex_unlock(&hold_lock);
+}
+
+/* Ctrl-C, SIGTERM, SIGHUP wait until the file is whole (or its temporary removed): then
+ * they act as they would have, so no interrupt leaves half a file behind */
+static int hold_begin(sigset_t *was)
+{
+    sigset_t hold;
+    sigemptyset(&hold);
+    for (int i = 0; i < 3; i++)
+        sigaddset(&hold, HELD[i]);
+    const int held = pthread_sigmask(SIG_BLOCK, &hold, was) == 0;
+    hold_signals();
+    return held;
+}
+
+static void hold_end(int held, const sigset_t *was)
+{
+    int arrived[3];
+    release_signals(arrived);
+    if (held)
+        pthread_sigmask(SIG_SETMASK, was, NULL); // one that came to this thread acts here
+    for (int i = 0; i < 3; i++)
+        if (arrived[i]) // one that came to another thread: as it would have acted
+            raise(HELD[i]);
+}
+
 mygpt_status mygpt_checkpoint_save(const mygpt_gpt *g, const char *path, mygpt_error *err)
 {
-    // Ctrl-C, SIGTERM, SIGHUP wait until the file is whole (or its temporary removed): then
-    // they act as they would have, so no interrupt leaves half a file behind
-    sigset_t hold, was;
-    sigemptyset(&hold);
-    sigaddset(&hold, SIGINT);
-    sigaddset(&hold, SIGTERM);
-    sigaddset(&hold, SIGHUP);
-    const int held = pthread_sigmask(SIG_BLOCK, &hold, &was) == 0;
+    sigset_t was;
+    const int held = hold_begin(&was);
     const mygpt_status st = save(g, path, err);
-    if (held)
-        pthread_sigmask(SIG_SETMASK, &was, NULL);
+    hold_end(held, &was);
+    return st;
+}
+
+mygpt_status mygpt_write_whole(const char *path, const char *data, size_t len, mygpt_error *err)
+{
+    sigset_t was;
+    const int held = hold_begin(&was);
+    const mygpt_status st = write_whole(path, data, len, err);
+    hold_end(held, &was);
     return st;
 }
 
@@ -430,102 +509,11 @@ static mygpt_status save(const mygpt_gpt *g, const char *path, mygpt_error *err)
     return st;
 }
 
-/* ---- reading: a JSON parser for the header -------------------------------------- */
+/* ---- reading: the header, through the library's JSON reader (io/json.h) --------- */
 
-typedef struct json {
-    const char *p, *end;
-    const char *error; /* first problem found */
-} json;
-
-static void ws(json *j)
-{
-    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
-        j->p++;
-}
-
-static int expect(json *j, char c)
-{
-    ws(j);
-    if (j->p < j->end && *j->p == c) {
-        j->p++;
-        return 1;
-    }
-    if (!j->error)
-        j->error = "malformed JSON header";
-    return 0;
-}
-
-/* A string into out (at most n - 1 bytes; escapes other than \" \\ \/ refused). */
-static int jstring(json *j, char *out, size_t n)
-{
-    if (!expect(j, '"'))
-        return 0;
-    size_t k = 0;
-    while (j->p < j->end && *j->p != '"') {
-        char c = *j->p++;
-        if ((unsigned char)c < 0x20) { // JSON has none raw; a NUL would cut a name short
-            j->error = "a control character (or NUL) inside a string of the header";
-            return 0;
-        }
-        if (c == '\\') {
-            if (j->p >= j->end || (*j->p != '"' && *j->p != '\\' && *j->p != '/')) {
-                j->error = "unsupported escape in a JSON string of the header";
-                return 0;
-            }
-            c = *j->p++;
-        }
-        if (k + 1 >= n) {
-            j->error = "a name in the header is too long";
-            return 0;
-        }
-        out[k++] = c;
-    }
-    out[k] = '\0';
-    return expect(j, '"');
-}
-
-static int jint(json *j, unsigned long long *out)
-{
-    ws(j);
-    if (j->p >= j->end || *j->p < '0' || *j->p > '9') {
-        j->error = "expected a non-negative integer in the header";
-        return 0;
-    }
-    unsigned long long v = 0;
-    while (j->p < j->end && *j->p >= '0' && *j->p <= '9') {
-        const unsigned d = (unsigned)(*j->p++ - '0');
-        if (v > (~0ULL - d) / 10) {
-            j->error = "an integer in the header overflows";
-            return 0;
-        }
-        v = v * 10 + d;
-    }
-    *out = v;
-    return 1;
-}
-
-/* [int, int, ...] into v (at most max); *n the count */
-static int jints(json *j, unsigned long long *v, int max, int *n)
-{
-    *n = 0;
-    if (!expect(j, '['))
-        return 0;
-    ws(j);
-    if (j->p < j->end && *j->p == ']') {
-        j->p++;
-        return 1;
-    }
-    do {
-        if (*n == max) {
-            j->error = "too many dimensions or offsets in the header";
-            return 0;
-        }
-        if (!jint(j, &v[(*n)++]))
-            return 0;
-        ws(j);
-    } while (j->p < j->end && *j->p == ',' && j->p++);
-    return expect(j, ']');
-}
+/* Values a header may hold: an entry takes about 13, so 300 k tensors; a model has a
+ * few thousand at most */
+#define MAX_HEADER_VALUES ((size_t)1 << 22)
 
 typedef struct entry {
     char name[128];
@@ -534,110 +522,134 @@ typedef struct entry {
     int ndim, noff;
 } entry;
 
-/* {"dtype": "...", "shape": [...], "data_offsets": [b, e]} */
-static int jentry(json *j, entry *e)
+/* [int, int, ...] (value a) into v (at most max); *n the count. NULL, or what is wrong */
+static const char *json_ints(const mygpt_json *j, size_t a, unsigned long long *v, int max, int *n)
 {
-    char key[32];
+    *n = 0;
+    if (j->v[a].type != MYGPT_JSON_ARRAY)
+        return "a shape or data_offsets in the header is not an array";
+    if (j->v[a].count > (uint32_t)max)
+        return "too many dimensions or offsets in the header";
+    for (size_t k = a + 1; *n < (int)j->v[a].count; k = j->v[k].next) {
+        long long x;
+        if (!mygpt_json_integer(j, k, 0, (long long)1 << 62, &x))
+            return "a shape or data_offsets in the header holds something else than an integer in [0, 2^62]";
+        v[(*n)++] = (unsigned long long)x;
+    }
+    return NULL;
+}
+
+/* {"dtype": "...", "shape": [...], "data_offsets": [b, e]} (value v). NULL, or what is wrong */
+static const char *json_entry(const mygpt_json *j, size_t v, entry *e)
+{
     e->dtype[0] = '\0';
     e->ndim = -1;
     e->noff = 0;
-    if (!expect(j, '{'))
-        return 0;
-    do {
-        if (!jstring(j, key, sizeof key) || !expect(j, ':'))
-            return 0;
-        if (strcmp(key, "dtype") == 0) {
-            if (!jstring(j, e->dtype, sizeof e->dtype))
-                return 0;
-        } else if (strcmp(key, "shape") == 0) {
-            if (!jints(j, e->shape, 4, &e->ndim))
-                return 0;
-        } else if (strcmp(key, "data_offsets") == 0) {
-            if (!jints(j, e->offsets, 2, &e->noff))
-                return 0;
+    if (j->v[v].type != MYGPT_JSON_OBJECT)
+        return "a tensor entry of the header is not an object";
+    for (size_t k = v + 1, m = 0; m < j->v[v].count; m++, k = j->v[k + 1].next) {
+        const char *why = NULL;
+        if (mygpt_json_equals(j, k, "dtype")) {
+            const size_t l = mygpt_json_string(j, k + 1, e->dtype, sizeof e->dtype);
+            if (l == (size_t)-1 || l != strlen(e->dtype))
+                why = "a dtype in the header is not a short string";
+        } else if (mygpt_json_equals(j, k, "shape")) {
+            why = json_ints(j, k + 1, e->shape, 4, &e->ndim);
+        } else if (mygpt_json_equals(j, k, "data_offsets")) {
+            why = json_ints(j, k + 1, e->offsets, 2, &e->noff);
         } else {
-            j->error = "unknown field in a tensor entry of the header";
-            return 0;
+            why = "unknown field in a tensor entry of the header (dtype, shape, data_offsets)";
         }
-        ws(j);
-    } while (j->p < j->end && *j->p == ',' && j->p++);
-    return expect(j, '}');
+        if (why)
+            return why;
+    }
+    return NULL;
 }
 
-/* "__metadata__": {"key": "value", ...}: the five sizes of the configuration, and how
- * the weights are stored ("weights": "bf16" or "int8" with "group_size": "64") */
-static int jmetadata(json *j, mygpt_config *cfg, int *found, mygpt_weights *wf)
+/* "__metadata__" (value m): strings to strings, any of them; mygpt reads the five sizes
+ * of the configuration, the architecture and how the weights are stored ("weights":
+ * "bf16" or "int8" with "group_size": "64"), and ignores the other keys. NULL, or what is wrong */
+static const char *json_metadata(const mygpt_json *j, size_t m, mygpt_config *cfg, int *found, mygpt_weights *wf)
 {
-    char key[64], val[64];
-    if (!expect(j, '{'))
-        return 0;
-    ws(j);
-    if (j->p < j->end && *j->p == '}') {
-        j->p++;
-        return 1;
+    static const char *const names[5] = {"vocab_size", "embed_dim", "num_heads", "num_layers", "max_seq_len"};
+    int *fields[5] = {&cfg->vocab_size, &cfg->embed_dim, &cfg->num_heads, &cfg->num_layers, &cfg->max_seq_len};
+    if (j->v[m].type != MYGPT_JSON_OBJECT)
+        return "__metadata__ is not a JSON object";
+    for (size_t k = m + 1, c = 0; c < j->v[m].count; c++, k = j->v[k + 1].next) {
+        if (j->v[k + 1].type != MYGPT_JSON_STRING)
+            return "a value in __metadata__ is not a string (safetensors' metadata maps strings to strings)";
+        int which = -1; // 0-4 a size, 5 arch, 6 weights, 7 group_size
+        for (int i = 0; i < 5 && which < 0; i++)
+            which = mygpt_json_equals(j, k, names[i]) ? i : -1;
+        which = which >= 0                                 ? which
+                : mygpt_json_equals(j, k, "arch")          ? 5
+                : mygpt_json_equals(j, k, "weights")       ? 6
+                : mygpt_json_equals(j, k, "group_size")    ? 7
+                                                           : -1;
+        if (which < 0)
+            continue; // another program's: any string
+        char val[64];
+        const size_t l = mygpt_json_string(j, k + 1, val, sizeof val);
+        if (l == (size_t)-1 || l != strlen(val))
+            val[0] = '\0'; // too long, or a NUL inside: no valid value
+        if (which == 5 && mygpt_arch_parse(val, &cfg->arch, NULL) != MYGPT_OK)
+            return "__metadata__ names an unknown architecture";
+        if (which == 6 && mygpt_weights_parse(val, wf, NULL) != MYGPT_OK)
+            return "__metadata__ names an unknown weight format (fp32, bf16, int8)";
+        if (which == 7 && strcmp(val, "64") != 0)
+            return "__metadata__'s int8 group_size is not 64, the only one mygpt reads";
+        if (which < 5) {
+            char *endp;
+            errno = 0;
+            const long v = strtol(val, &endp, 10);
+            if (*val == '\0' || *endp != '\0' || errno || v < 1 || v > (1 << 24))
+                return "a configuration value in __metadata__ is not a size";
+            *fields[which] = (int)v;
+            *found |= 1 << which;
+        }
     }
-    do {
-        if (!jstring(j, key, sizeof key) || !expect(j, ':') || !jstring(j, val, sizeof val))
-            return 0;
-        if (strcmp(key, "arch") == 0 && mygpt_arch_parse(val, &cfg->arch, NULL) != MYGPT_OK) {
-            j->error = "__metadata__ names an unknown architecture";
-            return 0;
-        }
-        if (strcmp(key, "weights") == 0 && mygpt_weights_parse(val, wf, NULL) != MYGPT_OK) {
-            j->error = "__metadata__ names an unknown weight format (fp32, bf16, int8)";
-            return 0;
-        }
-        if (strcmp(key, "group_size") == 0 && atoi(val) != MYGPT_INT8_GROUP) {
-            j->error = "__metadata__'s int8 group_size is not 64, the only one mygpt reads";
-            return 0;
-        }
-        const char *names[5] = {"vocab_size", "embed_dim", "num_heads", "num_layers", "max_seq_len"};
-        int *fields[5] = {&cfg->vocab_size, &cfg->embed_dim, &cfg->num_heads, &cfg->num_layers,
-                          &cfg->max_seq_len};
-        for (int i = 0; i < 5; i++)
-            if (strcmp(key, names[i]) == 0) {
-                char *endp;
-                errno = 0;
-                const long v = strtol(val, &endp, 10);
-                if (*val == '\0' || *endp != '\0' || errno || v < 1 || v > (1 << 24)) {
-                    j->error = "a configuration value in __metadata__ is not a size";
-                    return 0;
-                }
-                *fields[i] = (int)v;
-                *found |= 1 << i;
-            }
-        ws(j);
-    } while (j->p < j->end && *j->p == ',' && j->p++);
-    return expect(j, '}');
+    return NULL;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const entry *)a)->name, ((const entry *)b)->name);
 }
 
 static int by_offset(const void *a, const void *b)
 {
-    const entry *x = a, *y = b;
+    const entry *x = *(const entry *const *)a, *y = *(const entry *const *)b;
     return (x->offsets[0] > y->offsets[0]) - (x->offsets[0] < y->offsets[0]);
 }
 
 /* As the safetensors format requires: the tensors' byte ranges tile the data exactly,
- * from 0 to its end, without holes or overlaps. Sorts entries by offset. */
-static int offsets_tile(entry *entries, size_t n, size_t data_len)
+ * from 0 to its end, without holes or overlaps. 1, 0, or -1 out of memory. */
+static int offsets_tile(const entry *entries, size_t n, size_t data_len)
 {
-    qsort(entries, n, sizeof *entries, by_offset);
-    unsigned long long at = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (entries[k].noff != 2 || entries[k].offsets[0] != at || entries[k].offsets[1] < at)
-            return 0;
-        at = entries[k].offsets[1];
+    const entry **at = malloc((n ? n : 1) * sizeof *at);
+    if (!at)
+        return -1;
+    for (size_t k = 0; k < n; k++)
+        at[k] = &entries[k];
+    qsort(at, n, sizeof *at, by_offset);
+    unsigned long long end = 0;
+    int ok = 1;
+    for (size_t k = 0; k < n && ok; k++) {
+        ok = at[k]->noff == 2 && at[k]->offsets[0] == end && at[k]->offsets[1] >= end;
+        end = at[k]->offsets[1];
     }
-    return at == data_len;
+    free(at);
+    return ok && end == data_len;
 }
 
-/* The entry named name (after any "transformer." prefix), or NULL */
+/* The entry named name (after any "transformer." prefix), or NULL: entries are sorted by name */
 static const entry *find(const entry *entries, size_t n, const char *name)
 {
-    for (size_t k = 0; k < n; k++)
-        if (strcmp(entries[k].name, name) == 0)
-            return &entries[k];
-    return NULL;
+    entry key;
+    if (strlen(name) >= sizeof key.name)
+        return NULL;
+    strcpy(key.name, name);
+    return bsearch(&key, entries, n, sizeof *entries, by_name);
 }
 
 /* Layers of a file: 1 + the largest N in names "<prefix>.N...." */
@@ -654,22 +666,42 @@ static int count_layers(const entry *entries, size_t n, const char *prefix)
     return L;
 }
 
-/* "n_head": N in the config.json beside path, or 0 */
-static int config_json_heads(const char *path)
+/* The top-level "n_head" of the (Hugging Face) config.json beside path, read with the
+ * library's JSON reader: *heads 0 when there is no config.json (then heads of 64, as
+ * documented); one that is there but unusable is an error that says why. */
+static mygpt_status config_json_heads(const char *path, int *heads, mygpt_error *err)
 {
     char conf[4096], *text = NULL;
     size_t len = 0;
-    int heads = 0;
-    if (!beside(conf, sizeof conf, path, "config.json") ||
-        mygpt_read_file_max(conf, CONFIG_JSON_MAX, &text, &len, NULL) != MYGPT_OK)
-        return 0;
-    const char *key = strstr(text, "\"n_head\"");
-    if (key && (key = strchr(key, ':'))) {
-        const long v = strtol(key + 1, NULL, 10);
-        heads = v > 0 && v < (1 << 24) ? (int)v : 0;
+    struct stat sb;
+    *heads = 0;
+    if (!beside(conf, sizeof conf, path, "config.json"))
+        return mygpt_fail(err, MYGPT_EINVAL, "%s: path too long for the config.json beside it", path);
+    if (lstat(conf, &sb) != 0 && errno == ENOENT)
+        return MYGPT_OK;
+    mygpt_status st = mygpt_read_file_max(conf, CONFIG_JSON_MAX, &text, &len, err);
+    mygpt_json j = {0};
+    if (st == MYGPT_OK)
+        st = mygpt_json_parse(&j, text, len, 64, (size_t)1 << 16, conf, err);
+    if (st == MYGPT_OK) {
+        size_t count;
+        long long v = 0;
+        const size_t at = mygpt_json_get(&j, 0, "n_head", &count);
+        if (j.v[0].type != MYGPT_JSON_OBJECT)
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s is not a JSON object (it gives a gpt2 checkpoint's heads)", conf);
+        else if (count != 1)
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s (it gives a gpt2 checkpoint's heads)", conf,
+                            count ? "\"n_head\" appears more than once" : "no top-level \"n_head\"");
+        else if (!mygpt_json_integer(&j, at, 1, 1 << 24, &v))
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: \"n_head\" is not a whole number in [1, 2^24] (the heads)", conf);
+        *heads = (int)v;
+    } else if (err) {
+        mygpt_error inner = *err;
+        st = mygpt_fail(err, st, "%s (it gives a gpt2 checkpoint's heads)", inner.message);
     }
+    mygpt_json_free(&j);
     free(text);
-    return heads;
+    return st;
 }
 
 /* Buffers a state_dict holds besides the parameters: the causal masks of the course's
@@ -687,10 +719,51 @@ static int is_buffer(const char *name)
     return 0;
 }
 
+/* n bytes at offset off of fd into buf: 0, or -1 with errno (0 when the file ended first) */
+static int read_at(int fd, void *buf, size_t n, size_t off)
+{
+    char *p = buf;
+    while (n) {
+        const ssize_t r = pread(fd, p, n < ((size_t)1 << 30) ? n : ((size_t)1 << 30), (off_t)off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            if (r == 0)
+                errno = 0;
+            return -1;
+        }
+        p += r, n -= (size_t)r, off += (size_t)r;
+    }
+    return 0;
+}
+
+/* The error of a read_at that failed: a file that ended early was cut while being read */
+static mygpt_status read_failed(const char *path, mygpt_error *err)
+{
+    if (errno)
+        return mygpt_fail(err, MYGPT_EIO, "cannot read %s: %s", path, strerror(errno));
+    return mygpt_fail(err, MYGPT_EIO, "%s changed while being read (it ended before its header's size)", path);
+}
+
+/* 1 if the n bytes at offsets a and b of fd are the same, 0 if not, -1 (errno) if they cannot be read */
+static int same_bytes(int fd, size_t a, size_t b, size_t n)
+{
+    char x[1 << 14], y[1 << 14];
+    for (size_t k = 0; k < n; k += sizeof x) {
+        const size_t m = n - k < sizeof x ? n - k : sizeof x;
+        if (read_at(fd, x, m, a + k) != 0 || read_at(fd, y, m, b + k) != 0)
+            return -1;
+        if (memcmp(x, y, m) != 0)
+            return 0;
+    }
+    return 1;
+}
+
 mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_error *err)
 {
     *out = NULL;
-    // mapped, not read: a 6 GB file's pages come in as the tensors are copied, once
+    // read, not mapped: a mapped file cut by another process (cp over it) would kill this
+    // one with SIGBUS; read, a file that changes is an error naming it
     const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); // a FIFO: refused below, not waited on
     if (fd < 0)
         return mygpt_fail(err, MYGPT_EIO, "cannot open %s: %s", path, strerror(errno));
@@ -704,77 +777,75 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
         close(fd);
         return mygpt_fail(err, MYGPT_EFORMAT, "%s: too short for a safetensors file (%zu bytes)", path, len);
     }
-    char *file = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (file == MAP_FAILED)
-        return mygpt_fail(err, MYGPT_EIO, "cannot map %s: %s", path, strerror(errno));
-    mygpt_status st = MYGPT_OK;
+    unsigned char len8[8];
+    if (read_at(fd, len8, 8, 0) != 0) {
+        const mygpt_status st = read_failed(path, err);
+        close(fd);
+        return st;
+    }
     uint64_t hlen = 0;
     for (int b = 0; b < 8; b++)
-        hlen |= (uint64_t)(unsigned char)file[b] << (8 * b);
+        hlen |= (uint64_t)len8[b] << (8 * b);
     if (hlen > MAX_HEADER || hlen > len - 8) {
-        munmap(file, len);
+        close(fd);
         return mygpt_fail(err, MYGPT_EFORMAT, "%s: header length %llu is larger than the file allows",
                           path, (unsigned long long)hlen);
     }
-    const char *data = file + 8 + hlen;
-    const size_t data_len = len - 8 - (size_t)hlen;
-    json j = {file + 8, file + 8 + hlen, NULL};
-    // first pass: the configuration, and the entries in order
-    size_t cap = 64, n = 0;
-    entry *entries = malloc(cap * sizeof *entries);
-    mygpt_config cfg = {0};
-    int found = 0, seen_metadata = 0;
-    mygpt_weights wf = MYGPT_WEIGHTS_FP32;
-    if (!entries) {
-        munmap(file, len);
-        return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header");
+    char *header = malloc(hlen ? (size_t)hlen : 1);
+    if (!header || read_at(fd, header, (size_t)hlen, 8) != 0) {
+        const mygpt_status st = header ? read_failed(path, err) : mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header");
+        free(header);
+        close(fd);
+        return st;
     }
-    if (expect(&j, '{')) {
-        do {
-            char name[128];
-            if (!jstring(&j, name, sizeof name) || !expect(&j, ':'))
-                break;
-            if (strcmp(name, "__metadata__") == 0) {
-                if (seen_metadata++) {
-                    j.error = "__metadata__ appears twice in the header";
-                    break;
-                }
-                if (!jmetadata(&j, &cfg, &found, &wf))
-                    break;
-            } else {
-                if (n == cap) {
-                    entry *more = realloc(entries, 2 * cap * sizeof *entries);
-                    if (!more) {
-                        j.error = "out of memory reading a checkpoint header";
-                        break;
-                    }
-                    entries = more;
-                    cap *= 2;
-                }
-                if (!jentry(&j, &entries[n]))
-                    break;
-                // files saved from GPT2LMHeadModel put "transformer." before every name
-                const char *bare = strncmp(name, "transformer.", 12) == 0 ? name + 12 : name;
-                if (find(entries, n, bare)) {
-                    j.error = "a tensor is named twice in the header";
-                    break;
-                }
-                snprintf(entries[n].name, sizeof entries[n].name, "%s", bare);
-                n++;
-            }
-            ws(&j);
-        } while (j.p < j.end && *j.p == ',' && j.p++);
-        if (!j.error)
-            expect(&j, '}');
-        ws(&j);
-        if (!j.error && j.p != j.end)
-            j.error = "trailing bytes after the JSON header";
+    const size_t data_at = 8 + (size_t)hlen; // the data's offset in the file
+    const size_t data_len = len - 8 - (size_t)hlen;
+    // the header's JSON (one pass, bounded), then the configuration and the entries
+    mygpt_json doc = {0};
+    char what[320];
+    snprintf(what, sizeof what, "%s (its header)", path); // only a message: may be cut
+    mygpt_status st = mygpt_json_parse(&doc, header, (size_t)hlen, 8, MAX_HEADER_VALUES, what, err);
+    size_t n = 0, seen_metadata = 0;
+    entry *entries = NULL;
+    mygpt_config cfg = {0};
+    int found = 0;
+    mygpt_weights wf = MYGPT_WEIGHTS_FP32;
+    const char *why = NULL;
+    if (st == MYGPT_OK && doc.v[0].type != MYGPT_JSON_OBJECT)
+        why = "the JSON header is not an object";
+    if (st == MYGPT_OK && !why && !(entries = malloc(((size_t)doc.v[0].count + 1) * sizeof *entries)))
+        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header");
+    for (size_t k = 1, m = 0; st == MYGPT_OK && !why && m < doc.v[0].count; m++, k = doc.v[k + 1].next) {
+        if (mygpt_json_equals(&doc, k, "__metadata__")) {
+            why = seen_metadata++ ? "__metadata__ appears twice in the header"
+                                  : json_metadata(&doc, k + 1, &cfg, &found, &wf);
+            continue;
+        }
+        char name[sizeof entries->name + 12];
+        const size_t l = mygpt_json_string(&doc, k, name, sizeof name);
+        // files saved from GPT2LMHeadModel put "transformer." before every name
+        const char *bare = l != (size_t)-1 && strncmp(name, "transformer.", 12) == 0 ? name + 12 : name;
+        if (l == (size_t)-1 || strlen(bare) >= sizeof entries->name)
+            why = "a tensor name in the header is longer than 127 bytes";
+        else if (l != strlen(name))
+            why = "a NUL (\\u0000) inside a tensor name of the header";
+        else if (!(why = json_entry(&doc, k + 1, &entries[n])))
+            strcpy(entries[n++].name, bare);
+    }
+    mygpt_json_free(&doc);
+    if (st == MYGPT_OK && !why) { // sorted by name: duplicates side by side, find() a binary search
+        qsort(entries, n, sizeof *entries, by_name);
+        for (size_t k = 1; k < n && st == MYGPT_OK; k++)
+            if (strcmp(entries[k - 1].name, entries[k].name) == 0)
+                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s is named twice in the header", path,
+                                entries[k].name);
     }
     // the architecture from the names; sizes from __metadata__, or from the shapes
     const entry *wte = NULL, *wpe = NULL;
-    if (j.error) {
-        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s", path, j.error);
+    if (st == MYGPT_OK && why)
+        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s", path, why);
+    if (st != MYGPT_OK) {
+        // the reason is in err
     } else if ((wte = find(entries, n, "wte.weight"))) {
         cfg.arch = MYGPT_ARCH_GPT2;
         wpe = find(entries, n, "wpe.weight");
@@ -800,15 +871,18 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
             cfg.embed_dim = (int)wte->shape[1];
             cfg.max_seq_len = (int)wpe->shape[0];
             if (!(found & 4) && cfg.arch == MYGPT_ARCH_GPT2) // heads: __metadata__, Hugging Face's
-                cfg.num_heads = config_json_heads(path);              // config.json, or heads of 64
-            if (cfg.num_heads == 0 && cfg.embed_dim % 64 == 0)
+                st = config_json_heads(path, &cfg.num_heads, err);    // config.json, or heads of 64
+            if (st == MYGPT_OK && cfg.num_heads == 0 && cfg.embed_dim % 64 == 0)
                 cfg.num_heads = cfg.embed_dim / 64;
-            if (cfg.num_heads == 0)
+            if (st == MYGPT_OK && cfg.num_heads == 0)
                 st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the number of heads is not in the file (__metadata__'s "
                                 "num_heads, or a gpt2's config.json beside it) and C=%d is not a multiple of 64", path, cfg.embed_dim);
         }
     }
-    if (st == MYGPT_OK && !offsets_tile(entries, n, data_len))
+    const int tiled = st == MYGPT_OK ? offsets_tile(entries, n, data_len) : 1;
+    if (tiled < 0)
+        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header");
+    else if (!tiled)
         st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the tensors' data offsets do not tile the %zu bytes of data",
                         path, data_len);
     // Everything is checked against the header before anything is allocated for the model:
@@ -867,16 +941,29 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
             st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s is not F32 of shape [%zu, %zu]", path, sname, ns / groups,
                             groups);
     }
+    unsigned char *used = st == MYGPT_OK ? calloc(n ? n : 1, 1) : NULL; // the entries the model takes
+    if (st == MYGPT_OK && !used)
+        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
+    for (int i = 0; i < nt && st == MYGPT_OK; i++) {
+        used[found_at[i] - entries] = 1;
+        if (scales_at[i])
+            used[scales_at[i] - entries] = 1;
+    }
     for (size_t k = 0; k < n && st == MYGPT_OK; k++) { // nothing else but buffers and a tied head
-        int known = 0;
-        for (int i = 0; i < nt && !known; i++)
-            known = strcmp(entries[k].name, ts[i].name) == 0 || (scales_at[i] && scales_at[i] == &entries[k]);
-        if (known || is_buffer(entries[k].name))
+        if (used[k] || is_buffer(entries[k].name))
             continue;
         const entry *e = &entries[k];
-        if (cfg.arch == MYGPT_ARCH_GPT2 && strcmp(e->name, "lm_head.weight") == 0 && strcmp(e->dtype, "F32") == 0 &&
-            e->offsets[1] - e->offsets[0] == wte->offsets[1] - wte->offsets[0] &&
-            memcmp(data + e->offsets[0], data + wte->offsets[0], e->offsets[1] - e->offsets[0]) == 0)
+        const int same = cfg.arch == MYGPT_ARCH_GPT2 && strcmp(e->name, "lm_head.weight") == 0 &&
+                                 strcmp(e->dtype, "F32") == 0 &&
+                                 e->offsets[1] - e->offsets[0] == wte->offsets[1] - wte->offsets[0]
+                             ? same_bytes(fd, data_at + e->offsets[0], data_at + wte->offsets[0],
+                                          e->offsets[1] - e->offsets[0])
+                             : 0;
+        if (same < 0) {
+            st = read_failed(path, err);
+            break;
+        }
+        if (same)
             continue; // the tied head, written out
         st = mygpt_fail(err, MYGPT_EFORMAT, "%s: unexpected tensor %s%s", path, e->name,
                         strcmp(e->name, "lm_head.weight") == 0 ? " (an lm_head that is not the token embedding)" : "");
@@ -892,17 +979,18 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
         const int quant = is_quantized(&cfg, &ts[i], wf);
         for (int part = 0; part < 1 + (quant && wf == MYGPT_WEIGHTS_INT8) && st == MYGPT_OK; part++) {
             const entry *e = part ? scales_at[i] : found_at[i]; // the values, then int8's scales
-            const size_t bytes = e->offsets[1] - e->offsets[0], es = part || !quant ? sizeof(float) : stored.es;
-            const char *src = data + e->offsets[0];
-            void *tmp = NULL;
-            if ((uintptr_t)src % es != 0) { // elements not aligned in the file: through an aligned copy
-                if (!(tmp = malloc(bytes ? bytes : 1))) {
-                    st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
-                    break;
-                }
-                memcpy(tmp, src, bytes);
-                src = tmp;
+            const size_t bytes = e->offsets[1] - e->offsets[0];
+            void *tmp = malloc(bytes ? bytes : 1); // aligned for any element
+            if (!tmp) {
+                st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
+                break;
             }
+            if (read_at(fd, tmp, bytes, data_at + e->offsets[0]) != 0) {
+                st = read_failed(path, err);
+                free(tmp);
+                break;
+            }
+            const char *src = tmp;
             if (part)
                 move_scales(&cfg, qz, &ts[i], (float *)(uintptr_t)src, 0);
             else
@@ -931,12 +1019,20 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
         }
         qz = NULL;
     }
+    // a file replaced or rewritten while it was read may hold parts of two files
+    struct stat now;
+    if (st == MYGPT_OK && (fstat(fd, &now) != 0 || now.st_size != sbuf.st_size ||
+                           now.st_mtim.tv_sec != sbuf.st_mtim.tv_sec || now.st_mtim.tv_nsec != sbuf.st_mtim.tv_nsec))
+        st = mygpt_fail(err, MYGPT_EIO, "%s changed while being read (written to by another program): not loaded",
+                        path);
     mygpt_quantized_free(qz);
+    free(used);
     free(scales_at);
     free(found_at);
     free(ts);
     free(entries);
-    munmap(file, len);
+    free(header);
+    close(fd);
     if (st != MYGPT_OK) {
         mygpt_gpt_free(g);
         return st;

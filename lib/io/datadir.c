@@ -45,9 +45,9 @@ mygpt_status mygpt_data_dir(char *out, size_t n, mygpt_error *err)
     char dir[PATH_MAX], build[PATH_MAX + 8], installed[PATH_MAX + 16];
     exe_dir(dir, sizeof dir);
     if (dir[0]) {
-        snprintf(build, sizeof build, "%s/../data", dir);
-        snprintf(installed, sizeof installed, "%s/../share/mygpt", dir);
-        const char *found = is_dir(build) ? build : is_dir(installed) ? installed : NULL;
+        const int fits = (size_t)snprintf(build, sizeof build, "%s/../data", dir) < sizeof build &&
+                         (size_t)snprintf(installed, sizeof installed, "%s/../share/mygpt", dir) < sizeof installed;
+        const char *found = !fits ? NULL : is_dir(build) ? build : is_dir(installed) ? installed : NULL;
         if (found) {
             /* tidy "x/chapters/../data" into an absolute path for messages */
             char real[PATH_MAX];

@@ -2,6 +2,7 @@
 #include "mygpt/svg.h"
 #include "base/base.h"
 #include "base/text.h"
+#include "io/whole.h"
 
 #include <errno.h>
 #include <math.h>
@@ -371,15 +372,8 @@ mygpt_status mygpt_svg_save(mygpt_svg *fig, const char *path, mygpt_error *err)
     mygpt_status st = MYGPT_OK;
     if (fig->sb.failed) {
         st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory while drawing the figure");
-    } else {
-        FILE *f = fopen(path, "w");
-        if (!f) {
-            st = mygpt_fail(err, MYGPT_EIO, "cannot write %s: %s", path, strerror(errno));
-        } else {
-            size_t n = fwrite(fig->sb.data, 1, fig->sb.len, f);
-            if (fclose(f) != 0 || n != fig->sb.len)
-                st = mygpt_fail(err, MYGPT_EIO, "error writing %s", path);
-        }
+    } else { // whole or not at all, as checkpoints: never a cut figure, never through a link
+        st = mygpt_write_whole(path, fig->sb.data, fig->sb.len, err);
     }
     mygpt_sb_free(&fig->sb);
     return st;

@@ -19,6 +19,7 @@
 #include "mygpt/data.h"
 #include "mygpt/print.h" /* mygpt_utf8_decode */
 #include "base/base.h"
+#include "io/json.h"
 
 #include <errno.h>
 #include <pcre2.h>
@@ -117,118 +118,55 @@ static int put_level_char(const int cp_to_byte[324], uint32_t cp, unsigned char 
     return 1;
 }
 
-/* Parses encoder.json: a flat JSON object {"token": id, ...}. */
+/* Parses encoder.json: a flat JSON object {"token": id, ...}, read with the library's
+ * JSON reader (io/json.h). */
 static mygpt_status parse_encoder(mygpt_tokenizer *t, const char *path, const char *js, size_t jn,
                                   mygpt_error *err)
 {
     int cp_to_byte[324];
     byte_unicode_inverse(cp_to_byte);
-    const unsigned char *p = (const unsigned char *)js, *end = p + jn;
-    size_t cap_ids = 65536, arena_cap = jn + 16, arena_n = 0, count = 0;
-    int64_t *ids = malloc(cap_ids * sizeof *ids);
-    size_t *offs = malloc(cap_ids * sizeof *offs), *lens = malloc(cap_ids * sizeof *lens);
-    t->arena = malloc(arena_cap);
-    mygpt_status st = MYGPT_OK;
+    mygpt_json j;
+    mygpt_status st = mygpt_json_parse(&j, js, jn, 4, (size_t)1 << 24, path, err);
+    if (st != MYGPT_OK)
+        return st;
+    size_t arena_n = 0, count = 0;
+    int64_t *ids = NULL;
+    size_t *offs = NULL, *lens = NULL;
+    unsigned char *key = NULL;
 #define FAIL(...)                                                                                  \
     do {                                                                                           \
         st = mygpt_fail(err, MYGPT_EFORMAT, __VA_ARGS__);                                          \
         goto done;                                                                                 \
     } while (0)
-#define SKIP_WS                                                                                    \
-    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))                       \
-    p++
-    if (!ids || !offs || !lens || !t->arena) {
+    if (j.v[0].type != MYGPT_JSON_OBJECT)
+        FAIL("%s: not a JSON object ({\"token\": id, ...})", path);
+    count = j.v[0].count;
+    ids = malloc((count + 1) * sizeof *ids);
+    offs = malloc((count + 1) * sizeof *offs);
+    lens = malloc((count + 1) * sizeof *lens);
+    key = malloc(jn + 1); // a decoded key is never longer than its text
+    t->arena = malloc(jn + 16);
+    if (!ids || !offs || !lens || !key || !t->arena) {
         st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory loading the vocabulary");
         goto done;
     }
-    SKIP_WS;
-    if (p >= end || *p++ != '{')
-        FAIL("%s: not a JSON object (expected '{' at offset 0)", path);
-    for (;;) {
-        SKIP_WS;
-        if (p < end && *p == '}' && count == 0) {
-            p++;
-            break;
-        }
-        if (p >= end || *p++ != '"')
-            FAIL("%s: expected a string at offset %zu", path, (size_t)(p - (const unsigned char *)js));
-        const size_t start = arena_n;
-        while (p < end && *p != '"') {
+    for (size_t k = 1, m = 0; m < count; m++, k = j.v[k + 1].next) {
+        const size_t kl = mygpt_json_string(&j, k, (char *)key, jn + 1), start = arena_n;
+        for (size_t i = 0; i < kl;) {
             uint32_t cp;
-            if (*p == '\\') {
-                if (end - p < 2)
-                    FAIL("%s: truncated escape at offset %zu", path, (size_t)(p - (const unsigned char *)js));
-                unsigned char e = p[1];
-                p += 2;
-                if (e == 'u') {
-                    if (end - p < 4)
-                        FAIL("%s: truncated \\u escape", path);
-                    char hex[5] = {(char)p[0], (char)p[1], (char)p[2], (char)p[3], 0};
-                    char *he;
-                    cp = (uint32_t)strtoul(hex, &he, 16);
-                    if (*he)
-                        FAIL("%s: bad \\u escape '%s'", path, hex);
-                    p += 4;
-                } else {
-                    const char *from = "\"\\/bfnrt", *to = "\"\\/\b\f\n\r\t";
-                    const char *k = strchr(from, e);
-                    if (!k || !e)
-                        FAIL("%s: bad escape '\\%c'", path, e);
-                    cp = (unsigned char)to[k - from];
-                }
-            } else {
-                int l = utf8_decode(p, end, &cp);
-                if (!l)
-                    FAIL("%s: invalid UTF-8 at offset %zu", path, (size_t)(p - (const unsigned char *)js));
-                p += l;
-            }
+            const int l = utf8_decode(key + i, key + kl, &cp);
+            if (!l) // the reader checked the UTF-8: not reached
+                FAIL("%s: invalid UTF-8 in the key at byte %u", path, (unsigned)j.v[k].start);
             if (!put_level_char(cp_to_byte, cp, t->arena, &arena_n))
                 FAIL("%s: character U+%04X is not in GPT-2's byte alphabet", path, (unsigned)cp);
+            i += (size_t)l;
         }
-        if (p >= end)
-            FAIL("%s: unterminated string (truncated file?)", path);
-        p++;
-        SKIP_WS;
-        if (p >= end || *p++ != ':')
-            FAIL("%s: expected ':' at offset %zu", path, (size_t)(p - (const unsigned char *)js));
-        SKIP_WS;
-        char *ne;
-        errno = 0;
-        long long id = strtoll((const char *)p, &ne, 10);
-        if (ne == (const char *)p || errno || id < 0 || id > 10000000)
-            FAIL("%s: expected a token id at offset %zu", path, (size_t)(p - (const unsigned char *)js));
-        p = (const unsigned char *)ne;
-        if (count == cap_ids) {
-            cap_ids *= 2;
-            int64_t *a = realloc(ids, cap_ids * sizeof *ids);
-            if (a)
-                ids = a;
-            size_t *b = realloc(offs, cap_ids * sizeof *offs);
-            if (b)
-                offs = b;
-            size_t *c = realloc(lens, cap_ids * sizeof *lens);
-            if (c)
-                lens = c;
-            if (!a || !b || !c) {
-                st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory loading the vocabulary");
-                goto done;
-            }
-        }
-        ids[count] = id;
-        offs[count] = start;
-        lens[count] = arena_n - start;
-        count++;
-        SKIP_WS;
-        if (p < end && *p == ',') {
-            p++;
-            continue;
-        }
-        if (p < end && *p == '}') {
-            p++;
-            break;
-        }
-        FAIL("%s: expected ',' or '}' at offset %zu (truncated file?)", path,
-             (size_t)(p - (const unsigned char *)js));
+        long long id;
+        if (!mygpt_json_integer(&j, k + 1, 0, 10000000, &id))
+            FAIL("%s: expected a token id (a whole number in [0, 10^7]) at byte %u", path, (unsigned)j.v[k + 1].start);
+        ids[m] = id;
+        offs[m] = start;
+        lens[m] = arena_n - start;
     }
     if (count == 0)
         FAIL("%s: the vocabulary is empty", path);
@@ -252,7 +190,8 @@ static mygpt_status parse_encoder(mygpt_tokenizer *t, const char *path, const ch
     }
 done:
 #undef FAIL
-#undef SKIP_WS
+    mygpt_json_free(&j);
+    free(key);
     free(ids);
     free(offs);
     free(lens);
@@ -406,8 +345,14 @@ mygpt_status mygpt_tokenizer_load(mygpt_tokenizer **out, const char *encoder_jso
 mygpt_status mygpt_tokenizer_load_dir(mygpt_tokenizer **out, const char *dir, mygpt_error *err)
 {
     char a[4096], b[4096];
-    snprintf(a, sizeof a, "%s/encoder.json", dir);
-    snprintf(b, sizeof b, "%s/vocab.bpe", dir);
+    *out = NULL;
+    // a cut path would open another file (".../encoder.j"): a path that does not fit is refused
+    if ((size_t)snprintf(a, sizeof a, "%s/encoder.json", dir) >= sizeof a ||
+        (size_t)snprintf(b, sizeof b, "%s/vocab.bpe", dir) >= sizeof b)
+        return mygpt_fail(err, MYGPT_EINVAL,
+                          "the vocabulary folder's path is too long (%zu bytes; with /encoder.json at most %zu): "
+                          "%.60s...",
+                          strlen(dir), sizeof a - 1, dir);
     return mygpt_tokenizer_load(out, a, b, err);
 }
 

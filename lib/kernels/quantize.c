@@ -71,7 +71,9 @@ size_t mygpt_int8_groups(int cols)
     return cols < 1 ? 0 : ((size_t)cols + MYGPT_INT8_GROUP - 1) / MYGPT_INT8_GROUP;
 }
 
-/* One row: each group's scale max|w| / 127, then each weight's round(w / s), clamped */
+/* One row: each group's scale max|w| / 127, then each weight's round(w / s), clamped.
+ * Returns -1, or the index of a weight that is not finite, or the first index of a group
+ * whose scale would dequantize to infinity (127 * s overflows: max|w| next to FLT_MAX) */
 static int int8_row(const float *w, int cols, int8_t *q, float *scales)
 {
     for (int k0 = 0, g = 0; k0 < cols; k0 += MYGPT_INT8_GROUP, g++) {
@@ -83,6 +85,8 @@ static int int8_row(const float *w, int cols, int8_t *q, float *scales)
             m = fabsf(w[k]) > m ? fabsf(w[k]) : m;
         }
         const float s = m / 127.0f; // float32 division, as torch's amax(...) / 127
+        if (!isfinite(127.0f * s))
+            return k0;
         scales[g] = s;
         for (int k = k0; k < k1; k++) {
             // nearbyintf: the current rounding mode, to nearest with ties to even (torch.round)
@@ -104,8 +108,13 @@ mygpt_status mygpt_int8_quantize(const float *w, size_t rows, int cols, int8_t *
         if (k >= 0)
             bad = r * cols + (size_t)k < bad ? r * cols + (size_t)k : bad;
     }
-    if (bad < rows * (size_t)cols)
+    if (bad < rows * (size_t)cols && !isfinite(w[bad]))
         return mygpt_fail(err, MYGPT_ERANGE, "weight %zu (%g) is not finite: no int8 value", bad, (double)w[bad]);
+    if (bad < rows * (size_t)cols)
+        return mygpt_fail(err, MYGPT_ERANGE,
+                          "the int8 group from weight %zu has a scale whose 127 x scale is not finite "
+                          "(|weights| up to the float32 maximum): no int8 value",
+                          bad);
     return MYGPT_OK;
 }
 

@@ -116,6 +116,9 @@ static mygpt_status check_stored(const mygpt_quantized *qz, int i, mygpt_error *
         if (!isfinite(qz->scales[i][k]) || qz->scales[i][k] < 0.0f)
             return mygpt_fail(err, MYGPT_EFORMAT, "%s: int8 scale %zu (%g) is not a finite non-negative float",
                               name, k, (double)qz->scales[i][k]);
+        else if (!isfinite(127.0f * qz->scales[i][k])) // the recipe never gives it: 127 * s would be inf
+            return mygpt_fail(err, MYGPT_EFORMAT, "%s: int8 scale %zu (%g) dequantizes to infinity (127 x scale)",
+                              name, k, (double)qz->scales[i][k]);
     return MYGPT_OK;
 }
 

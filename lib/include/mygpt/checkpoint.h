@@ -39,17 +39,21 @@ mygpt_status mygpt_checkpoint_check_path(const char *path, mygpt_error *err);
  * a unique temporary file beside it (path.XXXXXX, removed on failure), synced, renamed over
  * path, the directory synced; a reader never sees half a checkpoint and two runs saving to
  * one path never mix. SIGINT, SIGTERM and SIGHUP are held while it writes and act once
- * it is done; a kill -9 leaves path.XXXXXX, named for what it is. A gpt2 also gets config.json beside it (MYGPT_EINVAL when one there
+ * it is done, whichever thread the kernel hands them to (an OpenMP worker's too: for the
+ * save's duration their handlers only note them; ignored ones stay ignored); a kill -9 leaves path.XXXXXX, named for what it is. A gpt2 also gets config.json beside it (MYGPT_EINVAL when one there
  * describes another model: it is not replaced). The path as mygpt_checkpoint_check_path
  * requires; MYGPT_EIO when it cannot write, with the reason. */
 mygpt_status mygpt_checkpoint_save(const mygpt_gpt *gpt, const char *path, mygpt_error *err);
 
-/* Builds a model from a checkpoint of any of the three layouts, the file memory-mapped
- * (its pages are read once, as the tensors are copied). The architecture comes from the
+/* Builds a model from a checkpoint of any of the three layouts, the file read (not
+ * mapped: a file cut or rewritten by another program while it is read is MYGPT_EIO,
+ * "changed while being read", never a SIGBUS). The architecture comes from the
  * names (Hugging Face's with or without "transformer."; the mask buffers ignored; an
  * lm_head.weight equal to wte accepted), the sizes from __metadata__ or the shapes, the
- * heads from __metadata__, a gpt2's config.json beside the file ("n_head"), or heads of
- * 64. Every problem is an error with the reason, never a read out of bounds: unreadable
+ * heads from __metadata__, else a gpt2's config.json beside the file (its top-level
+ * "n_head", read as JSON; a config.json that is there but unusable - not a file, over
+ * 1 MB, not JSON, no or a repeated top-level n_head, not a whole number >= 1 - is an
+ * error saying why), else, when there is no config.json, heads of 64. Every problem is an error with the reason, never a read out of bounds: unreadable
  * or truncated files, a header length larger than the file, malformed JSON, a
  * configuration missing or invalid, a tensor missing, named twice, of another dtype than
  * F32 or another shape than the configuration's, offsets outside the data or not

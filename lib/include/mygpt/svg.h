@@ -72,7 +72,10 @@ void mygpt_svg_heatmap(mygpt_svg *fig, const mygpt_svg_panel *p, const float *da
 void mygpt_svg_attention_grid(mygpt_svg *fig, const float *att, int L, int NH, int T,
                               const char *const *labels);
 
-/* Finishes the document, writes it to path and frees it (also on failure). */
+/* Finishes the document, writes it to path and frees it (also on failure). Written as
+ * checkpoints are (mygpt_checkpoint_save): through a temporary renamed over path, so a
+ * full disk keeps the old figure; a path that is a symbolic link, a directory or a
+ * device is refused (MYGPT_EINVAL), a failed write is MYGPT_EIO with the reason. */
 mygpt_status mygpt_svg_save(mygpt_svg *fig, const char *path, mygpt_error *err);
 
 

@@ -44,7 +44,8 @@ typedef struct mygpt_tokenizer mygpt_tokenizer;
 mygpt_status mygpt_tokenizer_load(mygpt_tokenizer **out, const char *encoder_json,
                                   const char *vocab_bpe, mygpt_error *err);
 
-/* The same from DIR/encoder.json and DIR/vocab.bpe. */
+/* The same from DIR/encoder.json and DIR/vocab.bpe; MYGPT_EINVAL when those paths
+ * would not fit in 4095 bytes (never a shortened path). */
 mygpt_status mygpt_tokenizer_load_dir(mygpt_tokenizer **out, const char *dir, mygpt_error *err);
 
 /* Number of ids (50257 for GPT-2). */

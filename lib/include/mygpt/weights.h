@@ -60,7 +60,8 @@ size_t mygpt_weights_value_bytes(mygpt_weights w);
 size_t mygpt_int8_groups(int cols);
 
 /* A (rows, cols) weight to int8: q (rows, cols) and scales (rows, mygpt_int8_groups(cols)).
- * MYGPT_ERANGE (q, scales partly written) for a NaN or an infinity. */
+ * MYGPT_ERANGE (q, scales partly written) for a NaN or an infinity, or for a group whose
+ * scale s would dequantize to infinity (127 * s not finite: weights next to FLT_MAX). */
 mygpt_status mygpt_int8_quantize(const float *w, size_t rows, int cols, int8_t *q, float *scales,
                                  mygpt_error *err);
 /* The dequantized weights: out[r][k] = (float)q[r][k] * scales[r][k / MYGPT_INT8_GROUP]. */
