@@ -8,6 +8,14 @@
  * (AVX2, FMA, BMI1/2, F16C, LZCNT, MOVBE), MYGPT_AVX512 x86-64-v4's (plus AVX-512
  * F/BW/CD/DQ/VL), spelled as feature lists because clang 14 does not know the level
  * names. Which one runs is decided at run time (__builtin_cpu_supports).
+ *
+ * Two ways, one rule (every path gives the same bits). Kernels whose tiles differ by
+ * instruction set (the matmul, the attention, the loss's SLEEF rows) keep a table per set
+ * and ask kernels/cpu.h which entry to run: one decision per process, which
+ * MYGPT_MATMUL_KERNEL / MYGPT_ATTENTION_KERNEL may narrow for tests. Plain loops that
+ * only need wider vectors (AdamW, the generator's draws, GELU, LayerNorm's backward) are
+ * MYGPT_CLONES: the loader picks the clone, there is nothing to narrow, and the tests
+ * compare them with scalar references instead.
  */
 #ifndef MYGPT_SIMD_H
 #define MYGPT_SIMD_H

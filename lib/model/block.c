@@ -126,11 +126,11 @@ static mygpt_status attention(const mygpt_pass *p, int l, const mygpt_block_acts
                                p->cache->att_rows);
         return MYGPT_OK;
     }
-    mygpt_status st = mygpt_attention_forward(a->atty, a->att, a->q, a->k, a->v, p->att_scratch, p->att_scratch_len,
-                                              B, T, C, NH, p->impl, err);
-    if (st == MYGPT_OK && a->keep_att) // train mode: the values weighted by dropout(P)
+    MYGPT_TRY(mygpt_attention_forward(a->atty, a->att, a->q, a->k, a->v, p->att_scratch, p->att_scratch_len, B, T,
+                                      C, NH, p->impl, err));
+    if (a->keep_att) // train mode: the values weighted by dropout(P)
         mygpt_attention_dropout_values(a->atty, a->att, a->v, a->keep_att, p->dropout, B, T, C, NH);
-    return st;
+    return MYGPT_OK;
 }
 
 /* ---- the block ---------------------------------------------------------------------------- */

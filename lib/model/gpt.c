@@ -160,28 +160,24 @@ mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *g, const int64_t *ids, int B
     if (att && att_len < mygpt_gpt_attention_len(g, B, T))
         return mygpt_fail(err, MYGPT_EINVAL, "the attention buffer holds %zu floats, not the %zu of (L, B, heads, T, T)",
                           att_len, mygpt_gpt_attention_len(g, B, T));
-    mygpt_status st = ensure_acts(g, B, T, err);
-    if (st != MYGPT_OK)
-        return st;
+    MYGPT_TRY(ensure_acts(g, B, T, err));
 
     const int NH = cfg->num_heads;
     mygpt_acts *a = &g->acts;
     const mygpt_pass p = {.cfg = cfg, .w = &g->params, .packed = g->packed, .impl = g->impl,
                           .B = B, .T = T, .att_scratch = a->scratch, .att_scratch_len = a->scratch_len};
     // x = E[ids] + P[0..T-1]                                    (B, T, C)
-    st = mygpt_embedding_forward(a->x, ids, g->params.wte, g->params.wpe, B, T, cfg->embed_dim, cfg->vocab_size,
-                                 cfg->max_seq_len, err);
+    MYGPT_TRY(mygpt_embedding_forward(a->x, ids, g->params.wte, g->params.wpe, B, T, cfg->embed_dim,
+                                      cfg->vocab_size, cfg->max_seq_len, err));
     // each block updates x in place; LN1 and LN2 share one buffer
     mygpt_block_acts block = {.x = a->x, .ln1 = a->ln, .q = a->q, .k = a->k, .v = a->v, .atty = a->atty,
                               .mid = a->x, .ln2 = a->ln, .fch = a->fch, .proj = a->proj, .out = a->x};
-    for (int l = 0; l < cfg->num_layers && st == MYGPT_OK; l++) {
+    for (int l = 0; l < cfg->num_layers; l++) {
         block.att = att ? att + (size_t)l * B * NH * T * T : NULL; // (B, NH, T, T) when asked for
-        st = mygpt_block_forward(&p, l, &block, err);
+        MYGPT_TRY(mygpt_block_forward(&p, l, &block, err));
     }
-    // logits = LN_f(x) E^T                                      (B, T, V)
-    if (st == MYGPT_OK)
-        st = mygpt_head_forward(&p, a->logits, a->ln, NULL, NULL, a->x, (size_t)B * T, err);
-    return st;
+    // logits = LN_f(x) H^T, H the head or E                     (B, T, V)
+    return mygpt_head_forward(&p, a->logits, a->ln, NULL, NULL, a->x, (size_t)B * T, err);
 }
 
 /* ---- the KV-cache step ------------------------------------------------------------------ */
@@ -196,23 +192,19 @@ mygpt_status mygpt_gpt_forward_cached(mygpt_gpt *g, mygpt_kv_cache *c, const int
     const int C = cfg->embed_dim, V = cfg->vocab_size, M = cfg->max_seq_len;
     const int t0 = c->len;
     MYGPT_TRY(mygpt_pass_check_input(cfg, ids, 1, n, t0, err));
-    mygpt_status st = mygpt_kv_cache_reserve(c, g, n, err);
-    if (st != MYGPT_OK)
-        return st;
+    MYGPT_TRY(mygpt_kv_cache_reserve(c, g, n, err));
     const mygpt_pass p = {.cfg = cfg, .w = &g->params, .packed = g->packed,
                           .impl = g->impl, .B = 1, .T = n, .cache = c, .t0 = t0};
     // x = E[ids] + P[t0 .. t0 + n - 1]                                  (n, C)
-    st = mygpt_embedding_forward(c->x, ids, g->params.wte, g->params.wpe + (size_t)t0 * C, 1, n, C, V, M - t0,
-                                 err);
+    MYGPT_TRY(mygpt_embedding_forward(c->x, ids, g->params.wte, g->params.wpe + (size_t)t0 * C, 1, n, C, V,
+                                      M - t0, err));
     // the keys and values go to the cache; x is updated in place
     const mygpt_block_acts block = {.x = c->x, .ln1 = c->ln, .q = c->q, .atty = c->atty, .mid = c->x,
                                     .ln2 = c->ln, .fch = c->fch, .proj = c->proj, .out = c->x};
-    for (int l = 0; l < cfg->num_layers && st == MYGPT_OK; l++)
-        st = mygpt_block_forward(&p, l, &block, err);
+    for (int l = 0; l < cfg->num_layers; l++)
+        MYGPT_TRY(mygpt_block_forward(&p, l, &block, err));
     // only the last position's logits are needed to pick the next token    (V)
-    if (st == MYGPT_OK)
-        st = mygpt_head_forward(&p, c->logits, c->ln, NULL, NULL, c->x + (size_t)(n - 1) * C, 1, err);
-    if (st == MYGPT_OK)
-        c->len = t0 + n;
-    return st;
+    MYGPT_TRY(mygpt_head_forward(&p, c->logits, c->ln, NULL, NULL, c->x + (size_t)(n - 1) * C, 1, err));
+    c->len = t0 + n;
+    return MYGPT_OK;
 }
