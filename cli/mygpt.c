@@ -1,7 +1,7 @@
 /*
  * mygpt.c - the `mygpt` command-line tool: PyTorch's numbers from C, so a learner
  * can check them against their own notebook. `mygpt --help` lists the
- * subcommands; `mygpt SUB --help` explains one. Usage errors exit with status 2,
+ * subcommands; `mygpt SUB --help` explains one; `mygpt --version` says which mygpt. Usage errors exit with status 2,
  * runtime failures with 1, always with one line on stderr.
  */
 #include <stdio.h>
@@ -34,9 +34,35 @@ static const command COMMANDS[] = {
     {"quantize", cmd_quantize, "a checkpoint's weights as bf16 or int8 (exact: see --help)"},
 };
 
+/* Edits (insert, delete, replace one character) from a to b, at most 3 counted */
+static int distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 32 || lb > 32)
+        return 3;
+    int row[33];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            const int up = row[j];
+            int best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb] < 3 ? row[lb] : 3;
+}
+
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: mygpt COMMAND [OPTIONS]   (mygpt COMMAND --help for details)\n\n"
+    fprintf(f, "usage: mygpt COMMAND [OPTIONS]   (mygpt COMMAND --help for details; mygpt --version)\n\n"
                "OMP_NUM_THREADS sets the threads (at most 4 per online CPU are used).\n\ncommands:\n");
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
@@ -52,6 +78,10 @@ int MYGPT_CLI_MAIN(int argc, char **argv)
         usage(stderr);
         return EXIT_USAGE;
     }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("mygpt %s\n", MYGPT_VERSION);
+        return 0;
+    }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         usage(stdout);
@@ -66,6 +96,17 @@ int MYGPT_CLI_MAIN(int argc, char **argv)
             }
             return rc;
         }
-    fprintf(stderr, "mygpt: unknown command '%s' (see 'mygpt --help')\n", argv[1]);
+    // the nearest command, when a typo (at most two edits) away
+    const char *near = NULL;
+    int best = 3;
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++) {
+        const int d = distance(argv[1], COMMANDS[i].name);
+        if (d < best)
+            best = d, near = COMMANDS[i].name;
+    }
+    if (near)
+        fprintf(stderr, "mygpt: unknown command '%s' (did you mean '%s'? see 'mygpt --help')\n", argv[1], near);
+    else
+        fprintf(stderr, "mygpt: unknown command '%s' (see 'mygpt --help')\n", argv[1]);
     return EXIT_USAGE;
 }

@@ -49,7 +49,9 @@ Test(cli, invocations_print_what_pytorch_prints)
 /* Each: the arguments, and a piece of the expected error message. */
 static const char *const BAD[][2] = {
     {"", "usage"},
-    {"frobnicate", "unknown command 'frobnicate'"},
+    {"frobnicate", "unknown command 'frobnicate' (see 'mygpt --help')"},
+    {"genrate --seed 0", "unknown command 'genrate' (did you mean 'generate'?"},
+    {"rnadn", "did you mean 'randn'?"},
     {"randn --shape 2", "--seed is required"},
     {"randn --seed 0", "--shape is required"},
     {"randn --seed 0 --shape", "'--shape' needs a value"},
