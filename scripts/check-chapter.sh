@@ -15,7 +15,7 @@
 # is a failure).
 # CHECK_CHAPTER_STREAM=1 shows the program's output (|) and progress (!) on stderr as
 # they come, besides checking them: a long chapter then talks while it runs.
-# A run of a minute or more that matched leaves a stamp beside the program
+# A run of 20 seconds or more that matched leaves a stamp beside the program
 # (.verified/PROGRAM: the sha256 of the program, the expected file and the data files);
 # the same check with all of them unchanged is then not run again, so the two README
 # commands train the book's model once per build. CHECK_CHAPTER_RERUN=1 runs it anyway.
@@ -111,7 +111,7 @@ if awk -v gotfile="$out" '
     }
     END { if (ok && (getline extra < gotfile) > 0) ok = 0; exit ok ? 0 : 1 }
 ' "$expected"; then
-    if [ -n "$stamp" ] && [ $((SECONDS - started)) -ge 60 ]; then
+    if [ -n "$stamp" ] && [ $((SECONDS - started)) -ge 20 ]; then
         mkdir -p "$(dirname "$stamp")" && printf '%s\n' "$key" >"$stamp"
     fi
     exit 0

@@ -16,7 +16,7 @@
 # output must only succeed. Commands run in a scratch folder
 # where build/ is BUILD and data/ the data folder (files they write stay there). A
 # chapter that check-chapter.sh matched earlier with the same program, expected output
-# and data (its stamp: runs of a minute or more) is not run again: the block is held to
+# and data (its stamp: runs of 20 s or more) is not run again: the block is held to
 # its expected output, one unit of the last digit apart.
 # Prints each mismatch with a diff and exits 1; else a summary line.
 set -uo pipefail
@@ -135,7 +135,7 @@ for ((i = 1; i <= n; i++)); do
         continue
     fi
     # A chapter's plain run that check-chapter.sh matched earlier with this very program,
-    # expected output and data (its stamp, left by runs of a minute or more): the block
+    # expected output and data (its stamp, left by runs of 20 s or more): the block
     # is held to the expected output instead of training the model once more
     cmdline=$(cat "$work/blocks/$i.cmd")
     if [[ $cmdline =~ ^build/chapters/([0-9A-Za-z_]+)$ ]] && [ "${CHECK_CHAPTER_RERUN:-0}" != 1 ]; then
