@@ -7,7 +7,9 @@ set -euo pipefail
 
 MYGPT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 MYGPT_BUILD=${MYGPT_BUILD:-$MYGPT_ROOT/build}
-PACKAGES=(gcc libc6-dev meson ninja-build pkg-config libcriterion-dev libpcre2-dev libsleef-dev valgrind libopenmpi-dev openmpi-bin)
+# cmark-gfm and chromium: the lessons' site (scripts/site.sh) and its browser check
+PACKAGES=(gcc libc6-dev meson ninja-build pkg-config libcriterion-dev libpcre2-dev libsleef-dev valgrind libopenmpi-dev openmpi-bin
+          cmark-gfm chromium)
 
 mygpt_install_deps() {
     local missing=()

@@ -3,7 +3,8 @@
 # scripts/chapter-map.sh makes of chapters/index.tsv and chapters/documents.tsv (so a
 # chapter missing from it, or an old line, fails), every chapter names the library
 # functions it calls, each of them is one the library exports (lib/exports.txt), and
-# each is called in the chapter's source or in a helper it includes.
+# each is called in the chapter's source or in a helper it includes; and every chapter
+# has a lesson in docs/lessons/ that the lessons' index lists.
 set -uo pipefail
 root=$1
 fail=0
@@ -17,6 +18,14 @@ if [ "$got" != "$want" ]; then
     diff <(echo "$got") <(echo "$want") | head -20
     fail=1
 fi
+# every chapter has its lesson, and the lessons' index links it
+lessons=$root/docs/lessons
+while IFS=$'\t' read -r number program rest; do
+    [ "$number" = number ] || [ -z "$number" ] && continue
+    [ -f "$lessons/$program.md" ] || { echo "$program: no lesson docs/lessons/$program.md"; fail=1; }
+    grep -q "]($program.md)" "$lessons/README.md" 2>/dev/null ||
+        { echo "$program: not listed in docs/lessons/README.md"; fail=1; }
+done < "$root/chapters/index.tsv"
 chapters=0
 while IFS=$'\t' read -r number program document section expected fidelity functions; do
     [ "$number" = number ] && continue

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# site.sh [OUT] - the lessons (docs/lessons/*.md) as a static site a browser opens from
+# disk: one page per chapter, the index in reading order, each chapter's figure inline
+# (the SVG its program wrote into the build's figures folder), the outputs as <pre>,
+# previous / next links, readable on a phone. OUT defaults to build/site.
+#
+# The pages are made from the same Markdown the test suite checks (every output block is
+# re-run by tests/check_examples.sh), and the figures from the build's own chapter runs:
+# `bash scripts/chapters.sh` first (it writes build/figures). Needs cmark-gfm (Debian's
+# package, installed when missing); nothing is fetched.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${MYGPT_BUILD:-$root/build}
+out=${1:-$build/site}
+
+if ! command -v cmark-gfm >/dev/null 2>&1; then
+    echo "site: installing Debian's cmark-gfm"
+    sudo=()
+    [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends cmark-gfm >/dev/null
+fi
+
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+cat >"$out/style.css" <<'EOF'
+h1 { font-size: 1.7rem; line-height: 1.25; }
+body { font: 17px/1.55 system-ui, sans-serif; max-width: 46rem; margin: 0 auto; padding: 1rem; color: #1b1b1b; }
+pre, code { font: 14px/1.4 ui-monospace, monospace; }
+pre { background: #f5f5f2; padding: 0.7rem; overflow-x: auto; border-radius: 4px; }
+code { background: #f5f5f2; padding: 0 0.15rem; }
+pre code { background: none; padding: 0; }
+table { border-collapse: collapse; display: block; overflow-x: auto; }
+td, th { border: 1px solid #ccc; padding: 0.2rem 0.5rem; }
+figure { margin: 1rem 0; }
+figure img { width: 100%; height: auto; border: 1px solid #ddd; }
+nav { margin: 1rem 0; }
+a { color: #0b57a5; }
+EOF
+
+# Links as the site needs them: a lesson's to another lesson go to its page; the others
+# (the chapter sources, the library, docs/) to the repository's files, from where the
+# site is.
+relink() {
+    local html href target
+    html=$(cat)
+    while IFS= read -r href; do
+        case $href in
+        http:* | https:* | mailto:* | \#*) continue ;;
+        esac
+        if [[ $href =~ ^([A-Za-z0-9_]+)\.md(#.*)?$ ]]; then
+            target=${BASH_REMATCH[1]}.html${BASH_REMATCH[2]}
+            [ "${BASH_REMATCH[1]}" = README ] && target=index.html${BASH_REMATCH[2]}
+        else
+            target=$(realpath -m --relative-to="$out" "$root/docs/lessons/${href%%#*}")
+            [[ $href == *#* ]] && target+="#${href#*#}"
+        fi
+        html=${html//href=\"$href\"/href=\"$target\"}
+    done < <(grep -o 'href="[^"]*"' <<<"$html" | sed 's/^href="//; s/"$//' | sort -u)
+    printf '%s\n' "$html"
+}
+
+# page MARKDOWN TITLE FIGURE: the HTML of one page (links to .md become .html)
+page() {
+    local md=$1 title=$2 figure=$3
+    printf '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+    printf '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+    printf '<title>%s</title>\n<link rel="stylesheet" href="style.css">\n</head>\n<body>\n' "$title"
+    # (the checked-example markers are for the tests, not the reader)
+    # the figure goes right after the output that "What it prints" shows (or at the end)
+    grep -v '^<!-- checked' "$md" | cmark-gfm -e table -e autolink --unsafe | relink |
+        awk -v fig="$figure" '
+            function put() { if (fig != "" && !done) { printf "<figure id=\"figure\"><img src=\"%s\" alt=\"the figure the chapter draws: %s\"><figcaption>%s, as this build drew it</figcaption></figure>\n", fig, fig, fig; done = 1 } }
+            { print }
+            /<h2>What it prints<\/h2>/ { want = 1 }
+            want && /<\/pre>/ { put(); want = 0 }
+            END { put() }'
+    printf '</body>\n</html>\n'
+}
+
+pages=0
+for md in "$root"/docs/lessons/*.md; do
+    name=$(basename "$md" .md)
+    title=$(sed -n '1s/^# //p' "$md")
+    figure=
+    if [ "$name" != README ] && [ -f "$root/chapters/src/$name.c" ]; then
+        # the SVG the chapter saves (chapter_save_figure), when it saves one
+        svg=$(sed -n 's/.*chapter_save_figure([^"]*"\([^"]*\.svg\)").*/\1/p' "$root/chapters/src/$name.c" | head -1)
+        if [ -n "$svg" ]; then
+            # where the chapters drew it: chapters.sh's folder, or the test suite's
+            found=
+            for dir in ${MYGPT_FIGURES:+"$MYGPT_FIGURES"} "$build/figures" "$build/chapters"; do
+                [ -f "$dir/$svg" ] && { found=$dir/$svg; break; }
+            done
+            if [ -z "$found" ]; then
+                echo "site: no $svg in the build (run bash scripts/chapters.sh first)" >&2
+                exit 1
+            fi
+            cp "$found" "$out/$svg"
+            figure=$svg
+        fi
+    fi
+    target=$name.html
+    [ "$name" = README ] && target=index.html
+    page "$md" "${title:-mygpt lessons}" "$figure" >"$out/$target"
+    pages=$((pages + 1))
+done
+echo "site: $pages pages in $out (open $out/index.html)"
