@@ -9,7 +9,9 @@
 #
 # Prints one line per output ("same" or "DIFFERS") and exits 1 if any differs. Needs the
 # data folder (the-verdict and GPT-2's vocabulary: scripts/fetch-data.sh). Takes a few
-# minutes on 2 cores. Development only: the test suite does not call it.
+# minutes on 2 cores (the book's chapter 5, 38_book_training, most of them: four runs;
+# CHECK_UNCHANGED_SKIP="38_book_training" leaves chapters out, and says so). Development
+# only: the test suite does not call it.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tmp=$(mktemp -d)
@@ -98,6 +100,10 @@ chapter_output() { # build threads program
 }
 while IFS=$'\t' read -r number program rest; do
     [ "$number" = number ] || [ -z "$number" ] && continue
+    if [[ " ${CHECK_UNCHANGED_SKIP:-} " == *" $program "* ]]; then
+        echo "chapter $program: left out (CHECK_UNCHANGED_SKIP)"
+        continue
+    fi
     for threads in 1 2; do
         b=$(chapter_output "$base" "$threads" "$program" | md5sum | cut -c1-32)
         n=$(chapter_output "$new" "$threads" "$program" | md5sum | cut -c1-32)
