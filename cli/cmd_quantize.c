@@ -54,6 +54,10 @@ int cmd_quantize(int argc, char **argv)
     mygpt_gpt *g = NULL;
     if ((st = mygpt_checkpoint_load(&g, in, &err)) != MYGPT_OK)
         return cli_fail(cmd, st, &err);
+    if ((st = mygpt_checkpoint_check_save(g, out, &err)) != MYGPT_OK) { // a gpt2's config.json beside OUT too
+        mygpt_gpt_free(g);
+        return cli_fail(cmd, st, &err);
+    }
     if ((rc = apply_weights(cmd, &a, g)) == 0 && (st = mygpt_checkpoint_save(g, out, &err)) != MYGPT_OK)
         rc = cli_fail(cmd, st, &err);
     if (rc == 0)

@@ -371,6 +371,14 @@ int cmd_train(int argc, char **argv)
         goto done;
     }
     tr->dropout_rng = &rng; // model.train(): dropout draws when the model has any
+    // the save as it will find its place (a gpt2's config.json too): said now, not after the training
+    if (team.rank == 0 && args_has(&a, "save") &&
+        (st = mygpt_checkpoint_check_save(g, args_get(&a, "save"), &err)) != MYGPT_OK) {
+        const mygpt_error inner = err;
+        snprintf(err.message, sizeof err.message, "--save: %.*s", (int)sizeof err.message - 9, inner.message);
+        rc = train_fail(&team, cmd, st, &err);
+        goto done;
+    }
     x = malloc((size_t)(B * T) * sizeof *x);
     y = malloc((size_t)(B * T) * sizeof *y);
     if (!x || !y) {

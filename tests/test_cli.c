@@ -971,3 +971,53 @@ Test(cli_data, figures_are_written_whole_or_not_at_all_and_never_through_a_link)
     unlink(path);
     rmdir(dir);
 }
+
+/* Issue 37, item 5: `train --arch gpt2 --save DIR/m.safetensors` beside a Hugging Face
+ * config.json: one of the same model (other formatting, extra keys) is kept and the run
+ * saves; one of another model is refused before the first step, nothing saved */
+Test(cli_train, a_gpt2_save_beside_a_hugging_face_config_json, .timeout = 120)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("the-verdict.txt");
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt_hfcli_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char words[1024], saved[300], conf[300];
+    snprintf(saved, sizeof saved, "%s/m.safetensors", dir);
+    snprintf(conf, sizeof conf, "%s/config.json", dir);
+    snprintf(words, sizeof words,
+             "train --seed 0 --arch gpt2 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 16 "
+             "--text DATA/the-verdict.txt --context 8 --batch 2 --steps 2 --optimizer sgd --lr 0.1 --save %s", saved);
+    for (int same = 1; same >= 0; same--) {
+        char hf[600];
+        snprintf(hf, sizeof hf,
+                 "{\n  \"architectures\": [\"GPT2LMHeadModel\"],\n  \"task_specific_params\": {\"text-generation\": "
+                 "{\"n_head\": 4}},\n  \"n_ctx\": 16,\n  \"n_embd\": %d,\n  \"n_head\": 2,\n  \"n_layer\": 1,\n"
+                 "  \"n_positions\": 16,\n  \"transformers_version\": \"4.26.0\",\n  \"vocab_size\": 50257\n}\n",
+                 same ? 8 : 16);
+        FILE *f = fopen(conf, "w");
+        fputs(hf, f);
+        fclose(f);
+        proc_result r = {0};
+        cr_assert_eq(run_tool_words(words, data, &r), 0);
+        if (same) {
+            cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+            cr_expect_eq(access(saved, F_OK), 0, "not saved");
+            char *text;
+            size_t len;
+            cr_assert_eq(mygpt_read_file(conf, &text, &len, NULL), MYGPT_OK);
+            cr_expect(len == strlen(hf) && memcmp(text, hf, len) == 0, "the config.json was replaced");
+            free(text);
+            unlink(saved);
+        } else {
+            cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+            cr_expect(strstr(r.err, "--save") && strstr(r.err, "n_embd 16") && strstr(r.err, "config.json"), "%s",
+                      r.err);
+            cr_expect(strstr(r.out, "step") == NULL, "trained first: %s", r.out);
+            cr_expect(access(saved, F_OK) != 0, "saved");
+        }
+        proc_result_free(&r);
+    }
+    unlink(conf);
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
