@@ -663,3 +663,51 @@ Test(checkpoint_header, a_hugging_face_config_json_of_the_same_model_is_kept_oth
     rmdir(dir);
     mygpt_gpt_free(g);
 }
+
+/* Issue 37, item 7: what passes the check before a training is what the save can do: a
+ * file name of 249 to 255 bytes (no room for the temporary's ".XXXXXX"), and another
+ * user's file in a sticky folder (rename gets EPERM), are refused by the check */
+Test(checkpoint, the_check_before_training_refuses_what_the_save_would_fail_on)
+{
+    char dir[] = "/tmp/mygpt_names_XXXXXX", path[512], m[256];
+    cr_assert_not_null(mkdtemp(dir));
+    memset(m, 'm', sizeof m);
+    for (int len = 249; len <= 255; len += 3) {
+        snprintf(path, sizeof path, "%s/%.*s", dir, len, m);
+        mygpt_error err = {0};
+        cr_expect_eq(mygpt_checkpoint_check_path(path, &err), MYGPT_EIO, "a name of %d bytes passed", len);
+        cr_expect(strstr(err.message, "no room") != NULL, "%s", err.message);
+    }
+    snprintf(path, sizeof path, "%s/%.*s", dir, 248, m);
+    cr_expect_eq(mygpt_checkpoint_check_path(path, NULL), MYGPT_OK, "248 bytes leave room");
+    DIR *d = opendir(dir);
+    int files = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        files += e->d_name[0] != '.';
+    closedir(d);
+    cr_expect_eq(files, 0, "the check left a file");
+    // another user's file in a sticky folder: this test (root) owns it, `nobody` checks
+    if (geteuid() != 0) {
+        rmdir(dir);
+        cr_skip_test("the sticky-folder case needs root to act as a second user (nobody)");
+    }
+    cr_assert_eq(chmod(dir, 01777), 0);
+    snprintf(path, sizeof path, "%s/theirs.safetensors", dir);
+    FILE *f = fopen(path, "w");
+    fputs("x", f);
+    fclose(f);
+    const pid_t kid = fork();
+    if (kid == 0) {
+        if (setgid(65534) != 0 || setuid(65534) != 0)
+            _exit(10);
+        mygpt_error err = {0};
+        if (mygpt_checkpoint_check_path(path, &err) != MYGPT_EIO)
+            _exit(11);
+        _exit(strstr(err.message, "another user") ? 0 : 12);
+    }
+    int status;
+    cr_assert_eq(waitpid(kid, &status, 0), kid);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "as nobody: exit %d", WEXITSTATUS(status));
+    unlink(path);
+    rmdir(dir);
+}

@@ -294,6 +294,8 @@ mygpt_status mygpt_checkpoint_check_save(const mygpt_gpt *g, const char *path, m
 
 /* ---- writing a file whole or not at all ------------------------------------------------ */
 
+static FILE *temp_beside(const char *path, char *tmp, size_t n, mygpt_status *st, mygpt_error *err);
+
 mygpt_status mygpt_checkpoint_check_path(const char *path, mygpt_error *err)
 {
     struct stat st;
@@ -308,6 +310,7 @@ mygpt_status mygpt_checkpoint_check_path(const char *path, mygpt_error *err)
     } else if (errno != ENOENT) {
         return mygpt_fail(err, MYGPT_EIO, "cannot use %s: %s", path, strerror(errno));
     }
+    const int exists = lstat(path, &st) == 0;
     char dir[4096];
     const char *slash = strrchr(path, '/');
     if ((size_t)snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1,
@@ -315,6 +318,22 @@ mygpt_status mygpt_checkpoint_check_path(const char *path, mygpt_error *err)
         return mygpt_fail(err, MYGPT_EINVAL, "%s: path too long", path);
     if (access(dir, W_OK | X_OK) != 0)
         return mygpt_fail(err, MYGPT_EIO, "cannot write in %s (for %s): %s", dir, path, strerror(errno));
+    // what the save will do, done now: rename a temporary over path, which a sticky folder
+    // (as /tmp) forbids for another user's file ...
+    struct stat ds;
+    if (exists && stat(dir, &ds) == 0 && (ds.st_mode & S_ISVTX) && geteuid() != 0 && st.st_uid != geteuid() &&
+        ds.st_uid != geteuid())
+        return mygpt_fail(err, MYGPT_EIO,
+                          "%s belongs to another user in a sticky folder (%s): it cannot be replaced (save elsewhere)",
+                          path, dir);
+    // ... and create that temporary (a name of 249 to 255 bytes leaves no room for ".XXXXXX")
+    char tmp[4200];
+    mygpt_status made = MYGPT_OK;
+    FILE *f = temp_beside(path, tmp, sizeof tmp, &made, err);
+    if (!f)
+        return made;
+    fclose(f);
+    unlink(tmp);
     return MYGPT_OK;
 }
 
@@ -328,7 +347,11 @@ static FILE *temp_beside(const char *path, char *tmp, size_t n, mygpt_status *st
     }
     const int fd = mkstemp(tmp);
     if (fd < 0) {
-        *st = mygpt_fail(err, MYGPT_EIO, "cannot create a temporary file beside %s: %s", path, strerror(errno));
+        if (errno == ENAMETOOLONG) // said first: the path may fill the message
+            *st = mygpt_fail(err, MYGPT_EIO, "no room for the temporary's \".XXXXXX\" in the file name (%s): %s",
+                             strerror(errno), path);
+        else
+            *st = mygpt_fail(err, MYGPT_EIO, "cannot create a temporary file beside %s: %s", path, strerror(errno));
         return NULL;
     }
     const mode_t mask = umask(0);

@@ -31,7 +31,9 @@ extern "C" {
 
 /* Whether path can take a checkpoint: a new name or a regular file (never a symbolic
  * link, a directory or a device: those are not replaced), in a directory that can be
- * written. MYGPT_EINVAL or MYGPT_EIO with the reason. A training run asks before it
+ * written, where the save's temporary can be made (it is created and removed: a name of
+ * 249 to 255 bytes leaves no room for its ".XXXXXX") and renamed over path (not another
+ * user's file in a sticky folder such as /tmp). MYGPT_EINVAL or MYGPT_EIO with the reason. A training run asks before it
  * starts, so a bad path does not throw the trained model away. */
 mygpt_status mygpt_checkpoint_check_path(const char *path, mygpt_error *err);
 
