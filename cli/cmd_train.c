@@ -2,6 +2,8 @@
  * cmd_train.c - `mygpt loss`, `mygpt grad` and `mygpt train`: what
  * tools/reference_train.py computes in PyTorch, from the command line.
  */
+#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +176,62 @@ static int train_fail(const dp_team *team, const char *cmd, mygpt_status st, con
     if (team->size > 1)
         dp_abort(team, "mygpt train", err->message);
     return cli_fail(cmd, st, err);
+}
+
+static void say(mygpt_error *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    err->code = MYGPT_EINVAL;
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+}
+
+/* --init-from takes the checkpoint's architecture and sizes: a model flag given beside it
+ * must say the same (a contradiction is refused, not ignored). 0, or a message in err. */
+static int init_from_agrees(const parsed_args *a, const mygpt_gpt *g, mygpt_error *err)
+{
+    const mygpt_config *c = &g->config;
+    const struct {
+        const char *flag, *field;
+        int have;
+    } f[] = {{"vocab", "vocab_size", c->vocab_size},
+             {"embed", "embed_dim", c->embed_dim},
+             {"heads", "num_heads", c->num_heads},
+             {"layers", "num_layers", c->num_layers},
+             {"max-seq", "max_seq_len", c->max_seq_len}};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        const char *v = args_get(a, f[i].flag);
+        char *end;
+        if (!v)
+            continue;
+        errno = 0;
+        const long long n = strtoll(v, &end, 10);
+        if (*v == '\0' || *end != '\0' || errno || n != f[i].have) {
+            say(err, "--%s %s contradicts --init-from's checkpoint (%s %d): leave it out",
+                       f[i].flag, v, f[i].field, f[i].have);
+            return 1;
+        }
+    }
+    mygpt_arch arch;
+    if (args_has(a, "arch") &&
+        (mygpt_arch_parse(args_get(a, "arch"), &arch, NULL) != MYGPT_OK || arch != c->arch)) {
+        say(err, "--arch %s contradicts --init-from's checkpoint (arch %s): leave it out",
+                   args_get(a, "arch"), mygpt_arch_name(c->arch));
+        return 1;
+    }
+    if (args_has(a, "qkv-bias") && !c->qkv_bias) {
+        say(err, "%s", "--qkv-bias contradicts --init-from's checkpoint (no qkv bias): leave it out");
+        return 1;
+    }
+    if (g->weights != MYGPT_WEIGHTS_FP32) {
+        say(err,
+                   "--init-from %s holds %s weights, for inference: training needs float32 ('mygpt quantize %s OUT "
+                   "--weights fp32' writes its dequantized float32 model)",
+                   args_get(a, "init-from"), mygpt_weights_name(g->weights), args_get(a, "init-from"));
+        return 1;
+    }
+    return 0;
 }
 
 int cmd_train(int argc, char **argv)
@@ -351,7 +409,10 @@ int cmd_train(int argc, char **argv)
     mygpt_rng rng = {0};
     mygpt_rng_seed(&rng, seed);
     if (args_has(&a, "init-from")) {
-        if ((st = mygpt_checkpoint_load(&g, args_get(&a, "init-from"), &err)) == MYGPT_OK) {
+        if ((st = mygpt_checkpoint_load(&g, args_get(&a, "init-from"), &err)) == MYGPT_OK &&
+            init_from_agrees(&a, g, &err))
+            st = MYGPT_EINVAL;
+        if (st == MYGPT_OK) {
             g->config.dropout = cfg.dropout; // the architecture and sizes are the file's, p --dropout's
             cfg = g->config;
             st = mygpt_config_validate(&cfg, &err);
@@ -438,8 +499,11 @@ int cmd_train(int argc, char **argv)
         fprintf(stderr, team.size > 1 ? " (%d processes)\n" : "\n", team.size);
     }
     if (team.rank == 0 && args_has(&a, "save") &&
-        (st = mygpt_checkpoint_save(g, args_get(&a, "save"), &err)) != MYGPT_OK)
-        rc = train_fail(&team, cmd, st, &err);
+        (st = mygpt_checkpoint_save(g, args_get(&a, "save"), &err)) != MYGPT_OK) {
+        if (team.size > 1)
+            dp_abort(&team, "mygpt train", err.message);
+        rc = cli_write_fail(cmd, st, &err); // a full disk: a runtime failure, 1
+    }
 done:
     dp_stop(&team);
     mygpt_optimizer_free(&opt);
