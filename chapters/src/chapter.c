@@ -19,6 +19,7 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
     const char *env_figures = getenv("MYGPT_FIGURES"); // set by scripts/chapters.sh
     ch->figures = env_figures && *env_figures ? env_figures : ".";
     ch->text = NULL;
+    ch->fail = NULL; // set by a chapter that ends otherwise (35); never left to the stack's garbage
     /* the tool's parser (cli/args.c): --seed 7 or --seed=7, unknown flags named, exit 2 */
     arg_spec specs[6] = {{NULL, 0, 0}};
     int n = 0;
