@@ -1,7 +1,8 @@
 /*
- * checkpoint.c - safetensors files for the GPT (see mygpt/checkpoint.h): a writer, and a
- * reader with a small JSON parser for the header that checks every size and offset
- * before it touches the data.
+ * checkpoint.c - safetensors files for the GPT (see mygpt/checkpoint.h): a writer (whole
+ * or not at all, the signals held; also for figures: io/whole.h), and a reader that
+ * parses the header with the library's JSON reader (io/json.h), checks every size and
+ * offset before it touches the data, and reads the data with pread (never mapped).
  */
 #include <errno.h>
 #include <fcntl.h>
