@@ -23,12 +23,36 @@ void args_set_prefix(const char *prefix)
 
 void cli_error(const char *cmd, const char *fmt, ...)
 {
+    // one line, whatever the message holds: a path's newline or terminal escape (ESC,
+    // any control byte) is shown escaped (\n, \x1b), never acted on by the terminal
+    char small[512], *text = small;
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s%s: ", program_prefix, cmd);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    const int n = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
+    if (n >= (int)sizeof small && (text = malloc((size_t)n + 1)) != NULL) {
+        va_start(ap, fmt);
+        vsnprintf(text, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    if (!text)
+        text = small; // out of memory: the message cut
+    fprintf(stderr, "%s%s: ", program_prefix, cmd);
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        if (*c == '\n')
+            fputs("\\n", stderr);
+        else if (*c == '\t')
+            fputs("\\t", stderr);
+        else if (*c == '\r')
+            fputs("\\r", stderr);
+        else if (*c < 0x20 || *c == 0x7f)
+            fprintf(stderr, "\\x%02x", *c);
+        else
+            fputc(*c, stderr);
+    }
+    fputc('\n', stderr);
+    if (text != small)
+        free(text);
 }
 
 static const arg_spec *find_spec(const arg_spec *specs, const char *name, size_t len)
@@ -46,6 +70,16 @@ int args_parse(const char *cmd, int argc, char **argv, const arg_spec *specs,
     out->positional = argv;
     for (int i = 0; i < argc; i++) {
         const char *w = argv[i];
+        if (strcmp(w, "--") == 0) { // the end of the options: what follows is positional, "-x" too
+            for (i++; i < argc; i++) {
+                if (!allow_positional) {
+                    cli_error(cmd, "unexpected argument '%s' (see '%s%s --help')", argv[i], program_prefix, cmd);
+                    return EXIT_USAGE;
+                }
+                out->positional[out->npositional++] = argv[i];
+            }
+            break;
+        }
         if (strcmp(w, "--help") == 0 || strcmp(w, "-h") == 0)
             return -1;
         if (strncmp(w, "--", 2) != 0 || w[2] == '\0') {
@@ -230,6 +264,12 @@ int cli_fail(const char *cmd, mygpt_status st, const mygpt_error *err)
 {
     cli_error(cmd, "%s", err && err->message[0] ? err->message : mygpt_strerror(st));
     return cli_exit_code(st);
+}
+
+int cli_write_fail(const char *cmd, mygpt_status st, const mygpt_error *err)
+{
+    const int rc = cli_fail(cmd, st, err);
+    return st == MYGPT_EIO ? EXIT_RUNTIME : rc;
 }
 
 /* A double flag (>= min) into *out when given. */

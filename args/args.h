@@ -52,7 +52,8 @@ void args_set_prefix(const char *prefix);
 /* Parses argv[0..argc-1] (the words after the subcommand) against specs (ended
  * by a {NULL} entry). Positional words (any number, when allowed) are moved to the
  * front of argv, which out->positional then points to. Returns 0, or prints the error and returns EXIT_USAGE.
- * A lone "--help" or "-h" makes it return -1 so the caller prints its help. */
+ * A lone "--help" or "-h" makes it return -1 so the caller prints its help. A lone "--"
+ * ends the options: every word after it is positional, one starting with '-' too. */
 int args_parse(const char *cmd, int argc, char **argv, const arg_spec *specs,
                int allow_positional, parsed_args *out);
 
@@ -76,6 +77,11 @@ int cli_exit_code(mygpt_status st);
 
 /* Prints err's message (or st's name) as cli_error does and returns cli_exit_code(st). */
 int cli_fail(const char *cmd, mygpt_status st, const mygpt_error *err);
+
+/* The same for a file being written once its path was accepted (a save, a figure): a
+ * failed write (MYGPT_EIO: a full disk, a size limit, permissions) is a runtime failure,
+ * EXIT_RUNTIME; a path refused (a link, a directory) stays EXIT_USAGE. */
+int cli_write_fail(const char *cmd, mygpt_status st, const mygpt_error *err);
 
 /* A double flag (>= min) into *out when given; 0, or EXIT_USAGE after the error. */
 int args_double_min(const char *cmd, const parsed_args *a, const char *name, double min, double *out);

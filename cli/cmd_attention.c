@@ -162,7 +162,7 @@ int cmd_attention(int argc, char **argv)
         mygpt_svg fig;
         mygpt_svg_attention_grid(&fig, att, L, NH, T, labels);
         if ((st = mygpt_svg_save(&fig, args_get(&a, "svg"), &err)) != MYGPT_OK) {
-            rc = cli_fail(cmd, st, &err);
+            rc = cli_write_fail(cmd, st, &err);
             goto done;
         }
         fprintf(stderr, "mygpt attention: figure written to %s\n", args_get(&a, "svg"));

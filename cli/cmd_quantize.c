@@ -54,8 +54,12 @@ int cmd_quantize(int argc, char **argv)
     mygpt_gpt *g = NULL;
     if ((st = mygpt_checkpoint_load(&g, in, &err)) != MYGPT_OK)
         return cli_fail(cmd, st, &err);
+    if ((st = mygpt_checkpoint_check_save(g, out, &err)) != MYGPT_OK) { // a gpt2's config.json beside OUT too
+        mygpt_gpt_free(g);
+        return cli_fail(cmd, st, &err);
+    }
     if ((rc = apply_weights(cmd, &a, g)) == 0 && (st = mygpt_checkpoint_save(g, out, &err)) != MYGPT_OK)
-        rc = cli_fail(cmd, st, &err);
+        rc = cli_write_fail(cmd, st, &err); // a full disk: a runtime failure, 1
     if (rc == 0)
         printf("%s: %s weights, %.1f MB of weights read per token (float32: %.1f MB)\n", out,
                mygpt_weights_name(g->weights), mygpt_weights_bytes_per_token(&g->config, g->weights) / 1e6,

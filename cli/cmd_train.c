@@ -2,6 +2,8 @@
  * cmd_train.c - `mygpt loss`, `mygpt grad` and `mygpt train`: what
  * tools/reference_train.py computes in PyTorch, from the command line.
  */
+#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +178,78 @@ static int train_fail(const dp_team *team, const char *cmd, mygpt_status st, con
     return cli_fail(cmd, st, err);
 }
 
+static unsigned long long bits_of(double v)
+{
+    unsigned long long u;
+    memcpy(&u, &v, sizeof u);
+    return u;
+}
+
+/* FNV-1a over n bytes: what ranks compare */
+static unsigned long long checksum(const void *p, size_t n)
+{
+    unsigned long long h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ ((const unsigned char *)p)[i]) * 1099511628211ull;
+    return h;
+}
+
+static void say(mygpt_error *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    err->code = MYGPT_EINVAL;
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+}
+
+/* --init-from takes the checkpoint's architecture and sizes: a model flag given beside it
+ * must say the same (a contradiction is refused, not ignored). 0, or a message in err. */
+static int init_from_agrees(const parsed_args *a, const mygpt_gpt *g, mygpt_error *err)
+{
+    const mygpt_config *c = &g->config;
+    const struct {
+        const char *flag, *field;
+        int have;
+    } f[] = {{"vocab", "vocab_size", c->vocab_size},
+             {"embed", "embed_dim", c->embed_dim},
+             {"heads", "num_heads", c->num_heads},
+             {"layers", "num_layers", c->num_layers},
+             {"max-seq", "max_seq_len", c->max_seq_len}};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        const char *v = args_get(a, f[i].flag);
+        char *end;
+        if (!v)
+            continue;
+        errno = 0;
+        const long long n = strtoll(v, &end, 10);
+        if (*v == '\0' || *end != '\0' || errno || n != f[i].have) {
+            say(err, "--%s %s contradicts --init-from's checkpoint (%s %d): leave it out",
+                       f[i].flag, v, f[i].field, f[i].have);
+            return 1;
+        }
+    }
+    mygpt_arch arch;
+    if (args_has(a, "arch") &&
+        (mygpt_arch_parse(args_get(a, "arch"), &arch, NULL) != MYGPT_OK || arch != c->arch)) {
+        say(err, "--arch %s contradicts --init-from's checkpoint (arch %s): leave it out",
+                   args_get(a, "arch"), mygpt_arch_name(c->arch));
+        return 1;
+    }
+    if (args_has(a, "qkv-bias") && !c->qkv_bias) {
+        say(err, "%s", "--qkv-bias contradicts --init-from's checkpoint (no qkv bias): leave it out");
+        return 1;
+    }
+    if (g->weights != MYGPT_WEIGHTS_FP32) {
+        say(err,
+                   "--init-from %s holds %s weights, for inference: training needs float32 ('mygpt quantize %s OUT "
+                   "--weights fp32' writes its dequantized float32 model)",
+                   args_get(a, "init-from"), mygpt_weights_name(g->weights), args_get(a, "init-from"));
+        return 1;
+    }
+    return 0;
+}
+
 int cmd_train(int argc, char **argv)
 {
     const char *cmd = "train";
@@ -270,30 +344,6 @@ int cmd_train(int argc, char **argv)
         cli_error(cmd, "--save: %s", perr.message);
         return EXIT_USAGE;
     }
-    dp_team team = {0, 1, 0};
-    if (args_has(&a, "check-replicas") && !args_has(&a, "data-parallel")) {
-        cli_error(cmd, "--check-replicas goes with --data-parallel");
-        return EXIT_USAGE;
-    }
-    if (args_has(&a, "data-parallel")) {
-        if (!dp_available()) {
-            cli_error(cmd, "--data-parallel: this mygpt was built without MPI (install libopenmpi-dev and "
-                           "openmpi-bin, then rebuild)");
-            return EXIT_USAGE;
-        }
-        if (dp_start(&team, NULL, NULL)) {
-            cli_error(cmd, "--data-parallel: MPI_Init failed");
-            return EXIT_RUNTIME;
-        }
-        if (team.size > B) { // every rank sees the same: rank 0 says it, all stop
-            if (team.rank == 0)
-                cli_error(cmd, "--data-parallel: %d processes for a batch of %lld rows: each needs at least one "
-                               "row (use at most %lld processes, or a larger --batch)",
-                          team.size, (long long)B, (long long)B);
-            dp_stop(&team);
-            return EXIT_USAGE;
-        }
-    }
     const char *optname = args_get(&a, "optimizer");
     mygpt_optimizer opt;
     if (strcmp(optname, "sgd") == 0) {
@@ -312,6 +362,45 @@ int cmd_train(int argc, char **argv)
     } else {
         cli_error(cmd, "--optimizer: '%s' is not sgd or adamw", optname);
         return EXIT_USAGE;
+    }
+    dp_team team = {0, 1, 0};
+    if (args_has(&a, "check-replicas") && !args_has(&a, "data-parallel")) {
+        cli_error(cmd, "--check-replicas goes with --data-parallel");
+        return EXIT_USAGE;
+    }
+    if (args_has(&a, "data-parallel")) {
+        if (!dp_available()) {
+            cli_error(cmd, "--data-parallel: this mygpt was built without MPI (install libopenmpi-dev and "
+                           "openmpi-bin, then rebuild)");
+            return EXIT_USAGE;
+        }
+        if (dp_start(&team, NULL, NULL)) {
+            cli_error(cmd, "--data-parallel: MPI_Init failed");
+            return EXIT_RUNTIME;
+        }
+        // before anything that may fail or need a collective: the flags are the same
+        // everywhere, or the job ends naming the rank and the flag
+        const int is_adamw = strcmp(optname, "adamw") == 0;
+        const dp_field flags[] = {
+            {"--batch", (unsigned long long)B, 'i'}, {"--context", (unsigned long long)T, 'i'},
+            {"--steps", (unsigned long long)steps, 'i'}, {"--seed", (unsigned long long)seed, 'i'},
+            {"--eval-every", (unsigned long long)every, 'i'}, {"--optimizer (0 sgd, 1 adamw)", (unsigned long long)is_adamw, 'i'},
+            {"--lr", bits_of(lr), 'f'}, {"--momentum", bits_of(momentum), 'f'}, {"--weight-decay", bits_of(wd), 'f'},
+            {"--check-replicas", (unsigned long long)args_has(&a, "check-replicas"), 'i'},
+            {"--init-from (given)", (unsigned long long)init_from, 'i'},
+            {"--vocab", (unsigned long long)cfg.vocab_size, 'i'}, {"--embed", (unsigned long long)cfg.embed_dim, 'i'},
+            {"--heads", (unsigned long long)cfg.num_heads, 'i'}, {"--layers", (unsigned long long)cfg.num_layers, 'i'},
+            {"--max-seq", (unsigned long long)cfg.max_seq_len, 'i'}, {"--arch", (unsigned long long)cfg.arch, 'i'},
+            {"--qkv-bias", (unsigned long long)cfg.qkv_bias, 'i'}, {"--dropout", bits_of(cfg.dropout), 'f'}};
+        dp_agree(&team, "mygpt train", flags, (int)(sizeof flags / sizeof flags[0]));
+        if (team.size > B) { // every rank sees the same: rank 0 says it, all stop
+            if (team.rank == 0)
+                cli_error(cmd, "--data-parallel: %d processes for a batch of %lld rows: each needs at least one "
+                               "row (use at most %lld processes, or a larger --batch)",
+                          team.size, (long long)B, (long long)B);
+            dp_stop(&team);
+            return EXIT_USAGE;
+        }
     }
     // text, split by characters as text[:int(0.9 * len(text))], each part tokenised
     char *text;
@@ -351,7 +440,10 @@ int cmd_train(int argc, char **argv)
     mygpt_rng rng = {0};
     mygpt_rng_seed(&rng, seed);
     if (args_has(&a, "init-from")) {
-        if ((st = mygpt_checkpoint_load(&g, args_get(&a, "init-from"), &err)) == MYGPT_OK) {
+        if ((st = mygpt_checkpoint_load(&g, args_get(&a, "init-from"), &err)) == MYGPT_OK &&
+            init_from_agrees(&a, g, &err))
+            st = MYGPT_EINVAL;
+        if (st == MYGPT_OK) {
             g->config.dropout = cfg.dropout; // the architecture and sizes are the file's, p --dropout's
             cfg = g->config;
             st = mygpt_config_validate(&cfg, &err);
@@ -371,6 +463,29 @@ int cmd_train(int argc, char **argv)
         goto done;
     }
     tr->dropout_rng = &rng; // model.train(): dropout draws when the model has any
+    // the save as it will find its place (a gpt2's config.json too): said now, not after the training
+    if (team.rank == 0 && args_has(&a, "save") &&
+        (st = mygpt_checkpoint_check_save(g, args_get(&a, "save"), &err)) != MYGPT_OK) {
+        const mygpt_error inner = err;
+        snprintf(err.message, sizeof err.message, "--save: %.*s", (int)sizeof err.message - 9, inner.message);
+        rc = train_fail(&team, cmd, st, &err);
+        goto done;
+    }
+    { // the model (its sizes and initial weights, from --init-from too) and the data are the same everywhere
+        const dp_field model[] = {
+            {"the model's parameter count", (unsigned long long)g->num_parameters, 'i'},
+            {"the model's vocab_size", (unsigned long long)g->config.vocab_size, 'i'},
+            {"the model's embed_dim", (unsigned long long)g->config.embed_dim, 'i'},
+            {"the model's num_heads", (unsigned long long)g->config.num_heads, 'i'},
+            {"the model's num_layers", (unsigned long long)g->config.num_layers, 'i'},
+            {"the model's max_seq_len", (unsigned long long)g->config.max_seq_len, 'i'},
+            {"the model's architecture", (unsigned long long)g->config.arch, 'i'},
+            {"the initial weights", checksum(g->params_memory, g->num_parameters * sizeof(float)), 'h'},
+            {"the training tokens (their count)", (unsigned long long)ntrain, 'i'},
+            {"the validation tokens (their count)", (unsigned long long)nval, 'i'},
+            {"the training tokens", checksum(train_ids, ntrain * sizeof *train_ids), 'h'}};
+        dp_agree(&team, "mygpt train", model, (int)(sizeof model / sizeof model[0]));
+    }
     x = malloc((size_t)(B * T) * sizeof *x);
     y = malloc((size_t)(B * T) * sizeof *y);
     if (!x || !y) {
@@ -430,9 +545,14 @@ int cmd_train(int argc, char **argv)
         fprintf(stderr, team.size > 1 ? " (%d processes)\n" : "\n", team.size);
     }
     if (team.rank == 0 && args_has(&a, "save") &&
-        (st = mygpt_checkpoint_save(g, args_get(&a, "save"), &err)) != MYGPT_OK)
-        rc = train_fail(&team, cmd, st, &err);
+        (st = mygpt_checkpoint_save(g, args_get(&a, "save"), &err)) != MYGPT_OK) {
+        if (team.size > 1)
+            dp_abort(&team, "mygpt train", err.message);
+        rc = cli_write_fail(cmd, st, &err); // a full disk: a runtime failure, 1
+    }
 done:
+    if (rc != 0 && team.size > 1) // whatever failed here (said above) ends every rank, none is left waiting
+        dp_abort(&team, "mygpt train", "this rank failed (its error is above): the job ends");
     dp_stop(&team);
     mygpt_optimizer_free(&opt);
     mygpt_dataloader_free(&train);

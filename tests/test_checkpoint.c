@@ -576,3 +576,138 @@ Test(checkpoint_header, the_heads_come_from_config_json_top_level_n_head)
     unlink(path);
     rmdir(dir);
 }
+
+/* Issue 37, item 5: the config.json beside a gpt2 save is read as JSON: one describing
+ * the same model with Hugging Face's formatting and extra keys is kept as it is; another
+ * model, a directory, a link, one over 1 MB are refused before the model is written */
+Test(checkpoint_header, a_hugging_face_config_json_of_the_same_model_is_kept_others_refused_first)
+{
+    char dir[] = "/tmp/mygpt_hfsave_XXXXXX", path[128], conf[128], other[128];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    snprintf(conf, sizeof conf, "%s/config.json", dir);
+    snprintf(other, sizeof other, "%s/other.json", dir);
+    const mygpt_config cfg = {.vocab_size = 10, .embed_dim = 128, .num_heads = 4, .num_layers = 1,
+                              .max_seq_len = 4, .arch = MYGPT_ARCH_GPT2, .qkv_bias = 1};
+    mygpt_gpt *g;
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 1, NULL), MYGPT_OK);
+    // as transformers writes it: indented, sorted, extra keys, a nested n_head first
+    const char *hf =
+        "{\n  \"activation_function\": \"gelu_new\",\n  \"architectures\": [\n    \"GPT2LMHeadModel\"\n  ],\n"
+        "  \"attn_pdrop\": 0.1,\n  \"bos_token_id\": 50256,\n  \"embd_pdrop\": 0.1,\n  \"eos_token_id\": 50256,\n"
+        "  \"initializer_range\": 0.02,\n  \"layer_norm_epsilon\": 1e-05,\n  \"model_type\": \"gpt2\",\n"
+        "  \"task_specific_params\": {\n    \"text-generation\": {\n      \"do_sample\": true,\n"
+        "      \"max_length\": 50,\n      \"n_head\": 16\n    }\n  },\n"
+        "  \"n_ctx\": 4,\n  \"n_embd\": 128,\n  \"n_head\": 4,\n  \"n_inner\": null,\n  \"n_layer\": 1,\n"
+        "  \"n_positions\": 4,\n  \"resid_pdrop\": 0.1,\n  \"transformers_version\": \"4.26.0.dev0\",\n"
+        "  \"use_cache\": true,\n  \"vocab_size\": 10\n}\n";
+    FILE *f = fopen(conf, "w");
+    fputs(hf, f);
+    fclose(f);
+    mygpt_error err = {0};
+    cr_expect_eq(mygpt_checkpoint_check_save(g, path, &err), MYGPT_OK, "%s", err.message);
+    cr_expect_eq(mygpt_checkpoint_save(g, path, &err), MYGPT_OK, "%s", err.message);
+    char *text;
+    size_t len;
+    cr_assert_eq(mygpt_read_file(conf, &text, &len, NULL), MYGPT_OK);
+    cr_expect(len == strlen(hf) && memcmp(text, hf, len) == 0, "the config.json was replaced");
+    free(text);
+    unlink(path);
+    // another model: refused first, naming the field; nothing written
+    const char *bad[][2] = {
+        {"{\"vocab_size\": 10, \"n_positions\": 4, \"n_embd\": 768, \"n_layer\": 1, \"n_head\": 4}", "n_embd 768"},
+        {"{\"vocab_size\": 10, \"n_positions\": 4, \"n_embd\": 128, \"n_layer\": 1}", "n_head missing"},
+        {"{\"vocab_size\": 10, \"n_positions\": 4, \"n_embd\": 128, \"n_layer\": 1, \"n_head\": \"4\"}", "n_head \"4\""},
+        {"{\"vocab_size\": 10,", "malformed JSON"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        f = fopen(conf, "w");
+        fputs(bad[k][0], f);
+        fclose(f);
+        cr_expect_eq(mygpt_checkpoint_check_save(g, path, &err), MYGPT_EINVAL, "case %zu", k);
+        cr_expect(strstr(err.message, bad[k][1]) != NULL && strstr(err.message, "not replaced") != NULL,
+                  "case %zu: %s", k, err.message);
+        cr_expect_eq(mygpt_checkpoint_save(g, path, &err), MYGPT_EINVAL, "case %zu", k);
+        cr_expect(access(path, F_OK) != 0, "case %zu: the model was written", k);
+    }
+    // over 1 MB: not silently replaced
+    f = fopen(conf, "w");
+    for (int k = 0; k < 1100000; k++)
+        fputc(' ', f);
+    fclose(f);
+    cr_expect_eq(mygpt_checkpoint_save(g, path, &err), MYGPT_EINVAL);
+    cr_expect(strstr(err.message, "not replaced") != NULL, "%s", err.message);
+    cr_expect(access(path, F_OK) != 0, "the model was written");
+    unlink(conf);
+    // a directory and a link: refused before the model is written
+    cr_assert_eq(mkdir(conf, 0700), 0);
+    cr_expect_eq(mygpt_checkpoint_save(g, path, &err), MYGPT_EINVAL);
+    cr_expect(strstr(err.message, "a directory") != NULL, "%s", err.message);
+    cr_expect(access(path, F_OK) != 0, "the model was written");
+    rmdir(conf);
+    f = fopen(other, "w");
+    fputs(hf, f);
+    fclose(f);
+    cr_assert_eq(symlink(other, conf), 0);
+    cr_expect_eq(mygpt_checkpoint_check_save(g, path, &err), MYGPT_EINVAL);
+    cr_expect(strstr(err.message, "symbolic link") != NULL, "%s", err.message);
+    cr_expect_eq(mygpt_checkpoint_save(g, path, &err), MYGPT_EINVAL);
+    cr_expect(access(path, F_OK) != 0, "the model was written");
+    unlink(conf);
+    unlink(other);
+    // none: mygpt writes its own
+    cr_expect_eq(mygpt_checkpoint_save(g, path, &err), MYGPT_OK, "%s", err.message);
+    cr_expect_eq(access(conf, F_OK), 0);
+    unlink(conf);
+    unlink(path);
+    rmdir(dir);
+    mygpt_gpt_free(g);
+}
+
+/* Issue 37, item 7: what passes the check before a training is what the save can do: a
+ * file name of 249 to 255 bytes (no room for the temporary's ".XXXXXX"), and another
+ * user's file in a sticky folder (rename gets EPERM), are refused by the check */
+Test(checkpoint, the_check_before_training_refuses_what_the_save_would_fail_on)
+{
+    char dir[] = "/tmp/mygpt_names_XXXXXX", path[512], m[256];
+    cr_assert_not_null(mkdtemp(dir));
+    memset(m, 'm', sizeof m);
+    for (int len = 249; len <= 255; len += 3) {
+        snprintf(path, sizeof path, "%s/%.*s", dir, len, m);
+        mygpt_error err = {0};
+        cr_expect_eq(mygpt_checkpoint_check_path(path, &err), MYGPT_EIO, "a name of %d bytes passed", len);
+        cr_expect(strstr(err.message, "no room") != NULL, "%s", err.message);
+    }
+    snprintf(path, sizeof path, "%s/%.*s", dir, 248, m);
+    cr_expect_eq(mygpt_checkpoint_check_path(path, NULL), MYGPT_OK, "248 bytes leave room");
+    DIR *d = opendir(dir);
+    int files = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        files += e->d_name[0] != '.';
+    closedir(d);
+    cr_expect_eq(files, 0, "the check left a file");
+    // another user's file in a sticky folder: this test (root) owns it, `nobody` checks
+    if (geteuid() != 0) {
+        rmdir(dir);
+        cr_skip_test("the sticky-folder case needs root to act as a second user (nobody)");
+    }
+    cr_assert_eq(chmod(dir, 01777), 0);
+    snprintf(path, sizeof path, "%s/theirs.safetensors", dir);
+    FILE *f = fopen(path, "w");
+    fputs("x", f);
+    fclose(f);
+    const pid_t kid = fork();
+    if (kid == 0) {
+        if (setgid(65534) != 0 || setuid(65534) != 0)
+            _exit(10);
+        mygpt_error err = {0};
+        if (mygpt_checkpoint_check_path(path, &err) != MYGPT_EIO)
+            _exit(11);
+        _exit(strstr(err.message, "another user") ? 0 : 12);
+    }
+    int status;
+    cr_assert_eq(waitpid(kid, &status, 0), kid);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "as nobody: exit %d", WEXITSTATUS(status));
+    unlink(path);
+    rmdir(dir);
+}

@@ -17,6 +17,7 @@
 #include "golden.h"
 #include "mygpt/checkpoint.h"
 #include "mygpt/print.h"
+#include "mygpt/quantize.h"
 #include "mygpt/svg.h"
 #include "mygpt/data.h"
 #include "runproc.h"
@@ -214,7 +215,8 @@ Test(cli_tokens, bad_token_input_is_an_error)
         {"encode --vocab-dir /nonexistent-vocab %.0s", "scripts/fetch-data.sh"},
         {"encode --vocab-dir %s a.txt b.txt", "at most one FILE"},
         {"decode --vocab-dir %s 50257", "token id 50257 is outside [0, 50257)"},
-        {"decode --vocab-dir %s -- -1", "unexpected argument"},
+        {"decode --vocab-dir %s -- -1", "token id -1 is outside"}, /* "--" ends the options */
+        {"decode --vocab-dir %s -1", "unexpected argument"},
         {"decode --vocab-dir %s 12abc", "'12abc' is not a token id"},
         {"decode --vocab-dir", "needs a value"},
     };
@@ -255,7 +257,7 @@ Test(cli_chapters, bad_chapter_arguments)
         {"55_rope_figure", "--figures --seed 3", "option '--figures' needs a value", 2},
         {"26_gpt_main", "--bogus", "unknown option '--bogus'", 2},
         {"53_alibi", "--seed 3", "unknown option '--seed'", 2},
-        {"55_rope_figure", "--figures /nonexistent/dir", "/nonexistent/dir/rope_figure.svg", 2},
+        {"55_rope_figure", "--figures /nonexistent/dir", "cannot write in /nonexistent/dir (for /nonexistent/dir/rope_figure.svg)", 2},
         {"61_verdict_dataloader", "--text /nonexistent.txt", "cannot open /nonexistent.txt", 2},
         {"61_verdict_dataloader", text_arg, "not valid UTF-8 (byte offset 3)", 2},
     };
@@ -972,4 +974,149 @@ Test(cli_data, figures_are_written_whole_or_not_at_all_and_never_through_a_link)
     unlink(target);
     unlink(path);
     rmdir(dir);
+}
+
+/* Issue 37, item 5: `train --arch gpt2 --save DIR/m.safetensors` beside a Hugging Face
+ * config.json: one of the same model (other formatting, extra keys) is kept and the run
+ * saves; one of another model is refused before the first step, nothing saved */
+Test(cli_train, a_gpt2_save_beside_a_hugging_face_config_json, .timeout = 120)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("the-verdict.txt");
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt_hfcli_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char words[1024], saved[300], conf[300];
+    snprintf(saved, sizeof saved, "%s/m.safetensors", dir);
+    snprintf(conf, sizeof conf, "%s/config.json", dir);
+    snprintf(words, sizeof words,
+             "train --seed 0 --arch gpt2 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 16 "
+             "--text DATA/the-verdict.txt --context 8 --batch 2 --steps 2 --optimizer sgd --lr 0.1 --save %s", saved);
+    for (int same = 1; same >= 0; same--) {
+        char hf[600];
+        snprintf(hf, sizeof hf,
+                 "{\n  \"architectures\": [\"GPT2LMHeadModel\"],\n  \"task_specific_params\": {\"text-generation\": "
+                 "{\"n_head\": 4}},\n  \"n_ctx\": 16,\n  \"n_embd\": %d,\n  \"n_head\": 2,\n  \"n_layer\": 1,\n"
+                 "  \"n_positions\": 16,\n  \"transformers_version\": \"4.26.0\",\n  \"vocab_size\": 50257\n}\n",
+                 same ? 8 : 16);
+        FILE *f = fopen(conf, "w");
+        fputs(hf, f);
+        fclose(f);
+        proc_result r = {0};
+        cr_assert_eq(run_tool_words(words, data, &r), 0);
+        if (same) {
+            cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+            cr_expect_eq(access(saved, F_OK), 0, "not saved");
+            char *text;
+            size_t len;
+            cr_assert_eq(mygpt_read_file(conf, &text, &len, NULL), MYGPT_OK);
+            cr_expect(len == strlen(hf) && memcmp(text, hf, len) == 0, "the config.json was replaced");
+            free(text);
+            unlink(saved);
+        } else {
+            cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+            cr_expect(strstr(r.err, "--save") && strstr(r.err, "n_embd 16") && strstr(r.err, "config.json"), "%s",
+                      r.err);
+            cr_expect(strstr(r.out, "step") == NULL, "trained first: %s", r.out);
+            cr_expect(access(saved, F_OK) != 0, "saved");
+        }
+        proc_result_free(&r);
+    }
+    unlink(conf);
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
+/* Issue 37, item 13: messages and flags. A path's newline or terminal escape is shown
+ * escaped on one line; "--" ends the options; --init-from refuses contradicting model
+ * flags (and accepts agreeing ones) and says how to train a quantized file with the
+ * tool; a full disk is a runtime failure (exit 1); a vocabulary file that is a directory
+ * says so. */
+Test(cli_train, messages_and_flags_of_issue_37, .timeout = 240)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("the-verdict.txt");
+    const char *vocab = vocab_or_skip();
+    char dir[] = "/tmp/mygpt_flags_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    proc_result r;
+    // a control byte in a path: escaped, one line, no raw ESC reaching the terminal
+    char weird[300];
+    snprintf(weird, sizeof weird, "%s/a\nb\x1b[31mc.txt", dir);
+    char *enc[] = {(char *)MYGPT_EXE, "encode", "--vocab-dir", (char *)vocab, weird, NULL};
+    cr_assert_eq(run_process(enc, &r), 0);
+    cr_expect_eq(r.status, 2, "exit %d", r.status);
+    cr_expect_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_expect(strchr(r.err, 0x1b) == NULL && strstr(r.err, "a\\nb\\x1b[31mc.txt") != NULL, "%s", r.err);
+    proc_result_free(&r);
+    // "--": a file named -x.txt
+    cr_assert_eq(chdir(dir), 0);
+    FILE *f = fopen("-x.txt", "w");
+    fputs("Hello", f);
+    fclose(f);
+    char *dash[] = {(char *)MYGPT_EXE, "encode", "--vocab-dir", (char *)vocab, "--", "-x.txt", NULL};
+    cr_assert_eq(run_process(dash, &r), 0);
+    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_expect_str_eq(r.out, "15496\n");
+    proc_result_free(&r);
+    unlink("-x.txt");
+    // --init-from and the model flags
+    char ckpt[300], q8[300], out[300], words[2048];
+    snprintf(ckpt, sizeof ckpt, "%s/m.safetensors", dir);
+    snprintf(q8, sizeof q8, "%s/q8.safetensors", dir);
+    snprintf(out, sizeof out, "%s/out.safetensors", dir);
+    const mygpt_config cfg = {50257, 8, 2, 1, 16};
+    mygpt_gpt *g;
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 1, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_checkpoint_save(g, ckpt, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_gpt_quantize(g, MYGPT_WEIGHTS_INT8, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_checkpoint_save(g, q8, NULL), MYGPT_OK);
+    mygpt_gpt_free(g);
+    const char *train = "train --seed 0 --text DATA/the-verdict.txt --context 8 --batch 2 --steps 1 --optimizer sgd "
+                        "--lr 0.1 --init-from";
+    const struct {
+        const char *from, *flags;
+        int status;
+        const char *msg;
+    } runs[] = {
+        {ckpt, "--embed 16", 2, "--embed 16 contradicts --init-from's checkpoint (embed_dim 8)"},
+        {ckpt, "--vocab 50257 --heads 4", 2, "--heads 4 contradicts"},
+        {ckpt, "--arch gpt2", 2, "--arch gpt2 contradicts"},
+        {ckpt, "--vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 16 --arch course", 0, NULL},
+        {q8, "", 2, "--weights fp32"},
+    };
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        snprintf(words, sizeof words, "%s %s %s", train, runs[k].from, runs[k].flags);
+        cr_assert_eq(run_tool_words(words, data, &r), 0);
+        cr_expect_eq(r.status, runs[k].status, "%s: exit %d: %s", runs[k].flags, r.status, r.err);
+        if (runs[k].msg)
+            cr_expect(strstr(r.err, runs[k].msg) != NULL && strstr(r.err, "mygpt_gpt") == NULL, "%s: %s", runs[k].flags,
+                      r.err);
+        proc_result_free(&r);
+    }
+    // a full disk (a file-size limit the tool inherits): exit 1, the reason
+    signal(SIGXFSZ, SIG_IGN);
+    const struct rlimit limit = {64 << 10, 64 << 10};
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &limit), 0);
+    snprintf(words, sizeof words, "quantize %s %s --weights bf16", ckpt, out);
+    cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
+    cr_expect_eq(r.status, 1, "a full disk: exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "File too large") != NULL, "%s", r.err);
+    cr_expect(access(out, F_OK) != 0);
+    proc_result_free(&r);
+    // a vocabulary file that is a directory
+    char vdir[300], sub[330];
+    snprintf(vdir, sizeof vdir, "%s/vocab", dir);
+    snprintf(sub, sizeof sub, "%s/encoder.json", vdir);
+    cr_assert_eq(mkdir(vdir, 0700), 0);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    char *dec[] = {(char *)MYGPT_EXE, "decode", "--vocab-dir", vdir, "1", NULL};
+    cr_assert_eq(run_process(dec, &r), 0);
+    cr_expect_eq(r.status, 2);
+    cr_expect(strstr(r.err, "it is a directory") != NULL, "%s", r.err);
+    proc_result_free(&r);
+    rmdir(sub);
+    rmdir(vdir);
+    unlink(ckpt);
+    unlink(q8);
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
 }

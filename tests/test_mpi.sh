@@ -6,7 +6,9 @@
 #      every step's training loss and the validation losses within 1e-6 relative,
 #      the parameters compared across ranks after every step (--check-replicas);
 #   3. a rank that cannot read its data ends the whole job with its error (no hang);
-#   4. more processes than batch rows is refused with a clear message.
+#   4. ranks that disagree (flags, model sizes, weights) or fail before training end the
+#      job with one message naming the rank (issue 37);
+#   5. more processes than batch rows is refused with a clear message.
 # Skipped (77) when mpirun is absent; under CI=true that is a failure.
 set -uo pipefail
 mygpt=$1 check=$2
@@ -74,6 +76,49 @@ if [ $status -ne 0 ] && [ $status -ne 124 ] && grep -q "rank 1: .*absent.txt" "$
 else
     say "FAIL: a rank without its data: exit $status (124: it hung)"; sed 's/^/  /' "$tmp/err"; fail=1
 fi
+
+# issue 37, items 2 and 3: ranks that disagree (flags, a stale --init-from of another
+# size, other weights) or that fail before training (no vocabulary on that node, --context
+# above its checkpoint's length) end the whole job with one message naming the rank and
+# what differs; never a hang (the timeout), a corruption or a silent exit 0
+mpmd() { # NAME PATTERN: rank 0 runs a0, rank 1 runs a1; the job must fail with PATTERN on stderr
+    local st=0
+    timeout 60 "${mpi[@]}" -np 1 "${a0[@]}" : -np 1 "${a1[@]}" </dev/null >"$tmp/out" 2>"$tmp/err" || st=$?
+    if [ $st -ne 0 ] && [ $st -ne 124 ] && grep -q -- "$2" "$tmp/err"; then
+        say "ok: $1 ends the job (exit $st): $(grep -m1 -- "$2" "$tmp/err")"
+    else
+        say "FAIL: $1: exit $st (124: it hung), stderr lacks '$2'"; sed 's/^/  /' "$tmp/err"; fail=1
+    fi
+}
+small() { # SEED EMBED MAXSEQ FILE: a checkpoint, trained one step without MPI
+    "$mygpt" train --seed "$1" --vocab 50257 --embed "$2" --heads 4 --layers 1 --max-seq "$3" \
+        --text "$data/the-verdict.txt" --context 8 --batch 2 --steps 1 --optimizer sgd --lr 0.1 --save "$4" \
+        >/dev/null 2>&1 || { say "FAIL: cannot make $4"; fail=1; }
+}
+rest=(--context 16 --batch 4 --optimizer sgd --lr 0.1 --data-parallel)
+flags=(--text "$data/the-verdict.txt" --steps 3 "${rest[@]}")
+model=(--vocab 50257 --heads 4 --layers 1 --max-seq 32)
+a0=("$mygpt" train --seed 1 --embed 64 "${model[@]}" "${flags[@]}")
+a1=("$mygpt" train --seed 1 --embed 32 "${model[@]}" "${flags[@]}")
+mpmd "a rank given another --embed" "rank 1: --embed is 32 here, 64 on rank 0"
+a1=("$mygpt" train --seed 1 --embed 64 "${model[@]}" --text "$data/the-verdict.txt" --steps 5 "${rest[@]}")
+mpmd "a rank given other --steps" "rank 1: --steps is 5 here, 3 on rank 0"
+a1=("$mygpt" train --seed 7 --embed 64 "${model[@]}" "${flags[@]}")
+mpmd "a rank given another --seed" "rank 1: --seed is 7 here, 1 on rank 0"
+small 1 64 32 "$tmp/a.st"; small 1 32 32 "$tmp/b.st"; small 2 64 32 "$tmp/c.st"; small 1 64 8 "$tmp/d.st"
+a0=("$mygpt" train --seed 1 --init-from "$tmp/a.st" "${flags[@]}")
+a1=("$mygpt" train --seed 1 --init-from "$tmp/b.st" "${flags[@]}")
+mpmd "a rank whose --init-from is a model of another size" "rank 1: the model's parameter count is"
+a1=("$mygpt" train --seed 1 --init-from "$tmp/c.st" "${flags[@]}")
+mpmd "a rank whose --init-from holds other weights" "rank 1: the initial weights is checksum"
+a1=("$mygpt" train --seed 1 --init-from "$tmp/d.st" "${flags[@]}")
+mpmd "a rank whose checkpoint is shorter than --context" "rank 1: this rank failed"
+mkdir -p "$tmp/novocab"
+a0=("$mygpt" train --seed 1 --embed 64 "${model[@]}" "${flags[@]}")
+a1=(env MYGPT_DATA="$tmp/novocab" "$mygpt" train --seed 1 --embed 64 "${model[@]}" "${flags[@]}")
+mpmd "a rank without its vocabulary" "rank 1: this rank failed"
+a1=("$mygpt" train --seed 1 --embed 64 "${model[@]}" --text "$tmp/novocab" --steps 3 "${rest[@]}")
+mpmd "a rank whose --text is a directory" "rank 1: "
 
 status=0
 train_args "$data/the-verdict.txt" 1

@@ -118,6 +118,55 @@ int dp_same_everywhere(const dp_team *t, const float *p, size_t n)
     return 1;
 }
 
+static void show(const dp_field *f, unsigned long long v, char *out, size_t n)
+{
+    double d;
+    memcpy(&d, &v, sizeof d);
+    if (f->kind == 'f')
+        snprintf(out, n, "%.17g", d);
+    else if (f->kind == 'h')
+        snprintf(out, n, "checksum %016llx", v);
+    else
+        snprintf(out, n, "%lld", (long long)v);
+}
+
+void dp_agree(const dp_team *t, const char *program, const dp_field *fields, int n)
+{
+#ifdef MYGPT_HAVE_MPI
+    if (t->size <= 1 || n <= 0)
+        return;
+    unsigned long long *first = malloc((size_t)n * sizeof *first);
+    if (!first)
+        dp_abort(t, program, "out of memory comparing the ranks");
+    for (int i = 0; i < n; i++)
+        first[i] = fields[i].value;
+    MPI_Bcast(first, n, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+    struct {
+        int field, rank;
+    } mine = {n, t->rank}, worst;
+    for (int i = 0; i < n && mine.field == n; i++)
+        if (fields[i].value != first[i])
+            mine.field = i;
+    MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD);
+    if (worst.field < n) {
+        if (worst.rank == t->rank) { // one message, from the rank that differs; it ends the job
+            char here[64], there[64], msg[400];
+            show(&fields[worst.field], fields[worst.field].value, here, sizeof here);
+            show(&fields[worst.field], first[worst.field], there, sizeof there);
+            snprintf(msg, sizeof msg,
+                     "%s is %s here, %s on rank 0: every rank must be given the same model, flags and data",
+                     fields[worst.field].name, here, there);
+            dp_abort(t, program, msg);
+        }
+        MPI_Barrier(MPI_COMM_WORLD); // until that rank's MPI_Abort ends this one
+        exit(1);
+    }
+    free(first);
+#else
+    (void)t, (void)program, (void)fields, (void)n;
+#endif
+}
+
 void dp_abort(const dp_team *t, const char *program, const char *message)
 {
     fprintf(stderr, "%s: rank %d: %s\n", program, t->rank, message);

@@ -49,6 +49,19 @@ double dp_sum(const dp_team *team, double v);
  * compared through MPI). */
 int dp_same_everywhere(const dp_team *team, const float *p, size_t n);
 
+/* A value every rank must have the same: an integer, a double (its bits), or a checksum */
+typedef struct dp_field {
+    const char *name;          /* as the user knows it: "--steps", "the initial weights" */
+    unsigned long long value;
+    char kind;                 /* 'i' integer, 'f' double bits, 'h' checksum */
+} dp_field;
+
+/* Before the first collective: every rank's n fields are rank 0's, or the job ends
+ * (MPI_Abort) with one message from the first rank that differs, naming the first field
+ * ("PROGRAM: rank R: FIELD is X here, Y on rank 0: ..."). Collective: every rank calls it
+ * with the same n. Without MPI, or with one process, nothing to compare. */
+void dp_agree(const dp_team *team, const char *program, const dp_field *fields, int n);
+
 /* Prints "PROGRAM: rank R: MESSAGE" on stderr and ends every rank of the job
  * (MPI_Abort): one rank's failure must not leave the others waiting in a collective. */
 void dp_abort(const dp_team *team, const char *program, const char *message);

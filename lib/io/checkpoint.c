@@ -1,7 +1,8 @@
 /*
- * checkpoint.c - safetensors files for the GPT (see mygpt/checkpoint.h): a writer, and a
- * reader with a small JSON parser for the header that checks every size and offset
- * before it touches the data.
+ * checkpoint.c - safetensors files for the GPT (see mygpt/checkpoint.h): a writer (whole
+ * or not at all, the signals held; also for figures: io/whole.h), and a reader that
+ * parses the header with the library's JSON reader (io/json.h), checks every size and
+ * offset before it touches the data, and reads the data with pread (never mapped).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -229,7 +230,72 @@ static int beside(char *out, size_t n, const char *path, const char *file)
     return slash ? (size_t)snprintf(out, n, "%.*s/%s", dir, path, file) < n : (size_t)snprintf(out, n, "%s", file) < n;
 }
 
+/* The config.json beside a gpt2 checkpoint (conf), before anything is written: MYGPT_OK
+ * with *present 0 (there is none: mygpt writes its own) or 1 (it is there, a JSON object
+ * whose vocab_size, n_positions, n_embd, n_layer and n_head are cfg's, with whatever
+ * formatting and other keys: kept as it is); else an error saying why it is not replaced
+ * (a link, not a regular file, unreadable, over 1 MB, not JSON, another model). */
+static mygpt_status config_json_check(const char *conf, const mygpt_config *c, int *present, mygpt_error *err)
+{
+    struct stat sb;
+    *present = 0;
+    if (lstat(conf, &sb) != 0)
+        return errno == ENOENT ? MYGPT_OK : mygpt_fail(err, MYGPT_EIO, "cannot use %s: %s", conf, strerror(errno));
+    if (S_ISLNK(sb.st_mode))
+        return mygpt_fail(err, MYGPT_EINVAL, "%s is a symbolic link: not replaced (save elsewhere)", conf);
+    if (!S_ISREG(sb.st_mode))
+        return mygpt_fail(err, MYGPT_EINVAL, "%s is %s, not a regular file: not replaced (save elsewhere)", conf,
+                          S_ISDIR(sb.st_mode) ? "a directory" : "a device, FIFO or socket");
+    char *text = NULL;
+    size_t len = 0;
+    mygpt_json j = {0};
+    mygpt_status st = mygpt_read_file_max(conf, CONFIG_JSON_MAX, &text, &len, err);
+    if (st == MYGPT_OK)
+        st = mygpt_json_parse(&j, text, len, 64, (size_t)1 << 16, conf, err);
+    if (st != MYGPT_OK && err) {
+        mygpt_error inner = *err;
+        st = mygpt_fail(err, st == MYGPT_ENOMEM ? st : MYGPT_EINVAL,
+                        "%s: not replaced, it may describe another model (save elsewhere)", inner.message);
+    }
+    if (st == MYGPT_OK && j.v[0].type != MYGPT_JSON_OBJECT)
+        st = mygpt_fail(err, MYGPT_EINVAL, "%s is not a JSON object: not replaced (save elsewhere)", conf);
+    const char *names[5] = {"vocab_size", "n_positions", "n_embd", "n_layer", "n_head"};
+    const int want[5] = {c->vocab_size, c->max_seq_len, c->embed_dim, c->num_layers, c->num_heads};
+    for (int i = 0; i < 5 && st == MYGPT_OK; i++) {
+        size_t count;
+        long long v = -1;
+        const size_t at = mygpt_json_get(&j, 0, names[i], &count);
+        if (count == 1 && mygpt_json_integer(&j, at, 0, INT32_MAX, &v) && v == want[i])
+            continue;
+        const int quoted = count && j.v[at].type == MYGPT_JSON_STRING; // its text as written, cut at 24 bytes
+        const size_t from = count ? j.v[at].start - (size_t)quoted : 0, to = count ? j.v[at].end + (size_t)quoted : 0;
+        st = mygpt_fail(err, MYGPT_EINVAL,
+                        "%s describes another model (%s %.*s%s, this model's %d): not replaced (save elsewhere)", conf,
+                        names[i], (int)(to - from > 24 ? 24 : to - from), text + from,
+                        count == 0 ? "missing" : count > 1 ? " and more" : "", want[i]);
+    }
+    *present = st == MYGPT_OK;
+    mygpt_json_free(&j);
+    free(text);
+    return st;
+}
+
+mygpt_status mygpt_checkpoint_check_save(const mygpt_gpt *g, const char *path, mygpt_error *err)
+{
+    mygpt_status st = mygpt_checkpoint_check_path(path, err);
+    char conf[4096];
+    int present;
+    if (st == MYGPT_OK && g->config.arch == MYGPT_ARCH_GPT2) {
+        if (!beside(conf, sizeof conf, path, "config.json"))
+            return mygpt_fail(err, MYGPT_EINVAL, "%s", "checkpoint path too long");
+        st = config_json_check(conf, &g->config, &present, err);
+    }
+    return st;
+}
+
 /* ---- writing a file whole or not at all ------------------------------------------------ */
+
+static FILE *temp_beside(const char *path, char *tmp, size_t n, mygpt_status *st, mygpt_error *err);
 
 mygpt_status mygpt_checkpoint_check_path(const char *path, mygpt_error *err)
 {
@@ -245,6 +311,7 @@ mygpt_status mygpt_checkpoint_check_path(const char *path, mygpt_error *err)
     } else if (errno != ENOENT) {
         return mygpt_fail(err, MYGPT_EIO, "cannot use %s: %s", path, strerror(errno));
     }
+    const int exists = lstat(path, &st) == 0;
     char dir[4096];
     const char *slash = strrchr(path, '/');
     if ((size_t)snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1,
@@ -252,6 +319,22 @@ mygpt_status mygpt_checkpoint_check_path(const char *path, mygpt_error *err)
         return mygpt_fail(err, MYGPT_EINVAL, "%s: path too long", path);
     if (access(dir, W_OK | X_OK) != 0)
         return mygpt_fail(err, MYGPT_EIO, "cannot write in %s (for %s): %s", dir, path, strerror(errno));
+    // what the save will do, done now: rename a temporary over path, which a sticky folder
+    // (as /tmp) forbids for another user's file ...
+    struct stat ds;
+    if (exists && stat(dir, &ds) == 0 && (ds.st_mode & S_ISVTX) && geteuid() != 0 && st.st_uid != geteuid() &&
+        ds.st_uid != geteuid())
+        return mygpt_fail(err, MYGPT_EIO,
+                          "%s belongs to another user in a sticky folder (%s): it cannot be replaced (save elsewhere)",
+                          path, dir);
+    // ... and create that temporary (a name of 249 to 255 bytes leaves no room for ".XXXXXX")
+    char tmp[4200];
+    mygpt_status made = MYGPT_OK;
+    FILE *f = temp_beside(path, tmp, sizeof tmp, &made, err);
+    if (!f)
+        return made;
+    fclose(f);
+    unlink(tmp);
     return MYGPT_OK;
 }
 
@@ -265,7 +348,11 @@ static FILE *temp_beside(const char *path, char *tmp, size_t n, mygpt_status *st
     }
     const int fd = mkstemp(tmp);
     if (fd < 0) {
-        *st = mygpt_fail(err, MYGPT_EIO, "cannot create a temporary file beside %s: %s", path, strerror(errno));
+        if (errno == ENAMETOOLONG) // said first: the path may fill the message
+            *st = mygpt_fail(err, MYGPT_EIO, "no room for the temporary's \".XXXXXX\" in the file name (%s): %s",
+                             strerror(errno), path);
+        else
+            *st = mygpt_fail(err, MYGPT_EIO, "cannot create a temporary file beside %s: %s", path, strerror(errno));
         return NULL;
     }
     const mode_t mask = umask(0);
@@ -469,17 +556,13 @@ static mygpt_status save(const mygpt_gpt *g, const char *path, mygpt_error *err)
     // gpt2: Hugging Face's config.json beside the file, unless one there says otherwise
     mygpt_strbuf conf = {0};
     char conf_path[4096];
+    int conf_present = 0;
     if (st == MYGPT_OK && c->arch == MYGPT_ARCH_GPT2) {
-        char *old = NULL;
-        size_t old_len = 0;
         hf_config(&conf, c);
         if (conf.failed || !beside(conf_path, sizeof conf_path, path, "config.json"))
             st = mygpt_fail(err, MYGPT_EINVAL, "%s", "checkpoint path too long");
-        else if (mygpt_read_file_max(conf_path, CONFIG_JSON_MAX, &old, &old_len, NULL) == MYGPT_OK &&
-                 (old_len != conf.len || memcmp(old, conf.data, old_len) != 0))
-            st = mygpt_fail(err, MYGPT_EINVAL, "%s exists and describes another model: not replaced (save elsewhere)",
-                            conf_path);
-        free(old);
+        else
+            st = config_json_check(conf_path, c, &conf_present, err);
     }
     FILE *f = st == MYGPT_OK ? temp_beside(path, tmp, sizeof tmp, &st, err) : NULL;
     if (f) {
@@ -500,7 +583,7 @@ static mygpt_status save(const mygpt_gpt *g, const char *path, mygpt_error *err)
         }
         st = commit(f, tmp, path, ok, err);
     }
-    if (st == MYGPT_OK && c->arch == MYGPT_ARCH_GPT2)
+    if (st == MYGPT_OK && c->arch == MYGPT_ARCH_GPT2 && !conf_present) // one that agrees is kept as it is
         st = write_whole(conf_path, conf.data, conf.len, err);
     mygpt_sb_free(&conf);
     mygpt_sb_free(&h);

@@ -97,9 +97,10 @@ static char *read_vocab_file(const char *path, size_t *len, mygpt_error *err, my
 {
     char *data;
     *st = mygpt_read_file_max(path, VOCAB_FILE_MAX, &data, len, err); // GPT-2's are 1 MB and 456 kB
-    if (*st == MYGPT_EIO && err)
-        mygpt_fail(err, MYGPT_EIO, "cannot open %s: %s (run 'bash scripts/fetch-data.sh' to fetch the GPT-2 vocabulary)",
-                   path, errno ? strerror(errno) : "read error");
+    if (*st == MYGPT_EIO && err) { // the reason as read_file gives it (a directory, a FIFO, ENOENT), and the hint
+        const mygpt_error inner = *err;
+        mygpt_fail(err, MYGPT_EIO, "%s (run 'bash scripts/fetch-data.sh' to fetch the GPT-2 vocabulary)", inner.message);
+    }
     return *st == MYGPT_OK ? data : NULL;
 }
 

@@ -31,17 +31,29 @@ extern "C" {
 
 /* Whether path can take a checkpoint: a new name or a regular file (never a symbolic
  * link, a directory or a device: those are not replaced), in a directory that can be
- * written. MYGPT_EINVAL or MYGPT_EIO with the reason. A training run asks before it
+ * written, where the save's temporary can be made (it is created and removed: a name of
+ * 249 to 255 bytes leaves no room for its ".XXXXXX") and renamed over path (not another
+ * user's file in a sticky folder such as /tmp). MYGPT_EINVAL or MYGPT_EIO with the reason. A training run asks before it
  * starts, so a bad path does not throw the trained model away. */
 mygpt_status mygpt_checkpoint_check_path(const char *path, mygpt_error *err);
+
+/* mygpt_checkpoint_check_path, and for a gpt2 the config.json beside path as
+ * mygpt_checkpoint_save will find it: none (one is written), or a JSON object whose
+ * vocab_size, n_positions, n_embd, n_layer and n_head are gpt's (any formatting, any
+ * other keys: kept as it is). Anything else - another model, a link, a directory, over
+ * 1 MB, unreadable, not JSON - is MYGPT_EINVAL (MYGPT_EIO) with the reason: a training
+ * run asks before its first step. */
+mygpt_status mygpt_checkpoint_check_save(const mygpt_gpt *gpt, const char *path, mygpt_error *err);
 
 /* Writes gpt's parameters to path in its architecture's layout, whole or not at all: into
  * a unique temporary file beside it (path.XXXXXX, removed on failure), synced, renamed over
  * path, the directory synced; a reader never sees half a checkpoint and two runs saving to
  * one path never mix. SIGINT, SIGTERM and SIGHUP are held while it writes and act once
  * it is done, whichever thread the kernel hands them to (an OpenMP worker's too: for the
- * save's duration their handlers only note them; ignored ones stay ignored); a kill -9 leaves path.XXXXXX, named for what it is. A gpt2 also gets config.json beside it (MYGPT_EINVAL when one there
- * describes another model: it is not replaced). The path as mygpt_checkpoint_check_path
+ * save's duration their handlers only note them; ignored ones stay ignored); a kill -9
+ * leaves path.XXXXXX, named for what it is. A gpt2 also gets config.json beside it when
+ * there is none; one there that describes the same model is kept, anything else refused
+ * before the model is written (see mygpt_checkpoint_check_save). The path as mygpt_checkpoint_check_path
  * requires; MYGPT_EIO when it cannot write, with the reason. */
 mygpt_status mygpt_checkpoint_save(const mygpt_gpt *gpt, const char *path, mygpt_error *err);
 
