@@ -66,28 +66,9 @@ if [ $status -ne 0 ]; then
     sed 's/^/    /' "$err"
     exit 1
 fi
-if awk -v gotfile="$out" '
-    function abs(x) { return x < 0 ? -x : x }
-    # one unit in the last printed digit of a number written as text
-    function unit(s,    m, e, p, dec) {
-        m = s; e = 0
-        p = match(s, /[eE]/)
-        if (p) { m = substr(s, 1, p - 1); e = substr(s, p + 1) + 0 }
-        p = index(m, ".")
-        dec = p ? length(m) - p : 0
-        return 10 ^ (e - dec)
-    }
-    # splits a line into its numbers (nums[1..n]) and the text around them (returned)
-    function numbers(line, nums,    n, skel) {
-        n = 0; skel = ""
-        while (match(line, /[-+]?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?/)) {
-            skel = skel substr(line, 1, RSTART - 1) "#"
-            nums[++n] = substr(line, RSTART, RLENGTH)
-            line = substr(line, RSTART + RLENGTH)
-        }
-        nums[0] = n
-        return skel line
-    }
+# the float comparison (abs, unit, numbers) is scripts/digits.awk's, the chapters' and
+# the Markdown examples' alike
+if awk -v gotfile="$out" -f "$(dirname "${BASH_SOURCE[0]}")/digits.awk" -f <(cat <<'PROGRAM'
     BEGIN { ok = 1 }
     {
         want = $0
@@ -110,7 +91,8 @@ if awk -v gotfile="$out" '
         }
     }
     END { if (ok && (getline extra < gotfile) > 0) ok = 0; exit ok ? 0 : 1 }
-' "$expected"; then
+PROGRAM
+) "$expected"; then
     if [ -n "$stamp" ] && [ $((SECONDS - started)) -ge 20 ]; then
         mkdir -p "$(dirname "$stamp")" && printf '%s\n' "$key" >"$stamp"
     fi

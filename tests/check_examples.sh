@@ -69,26 +69,7 @@ done
 
 # one line of output against one shown line
 match_lines() { # want-file got-file mode -> exit 0 if they match
-    awk -v gotfile="$2" -v mode="$3" '
-        function abs(x) { return x < 0 ? -x : x }
-        function unit(s,    m, e, p, dec) {
-            m = s; e = 0
-            p = match(s, /[eE]/)
-            if (p) { m = substr(s, 1, p - 1); e = substr(s, p + 1) + 0 }
-            p = index(m, ".")
-            dec = p ? length(m) - p : 0
-            return 10 ^ (e - dec)
-        }
-        function numbers(line, nums,    n, skel) {
-            n = 0; skel = ""
-            while (match(line, /-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?/)) {
-                nums[++n] = substr(line, RSTART, RLENGTH)
-                skel = skel substr(line, 1, RSTART - 1) "#"
-                line = substr(line, RSTART + RLENGTH)
-            }
-            nums[0] = n
-            return skel line
-        }
+    awk -v gotfile="$2" -v mode="$3" -f "$root/scripts/digits.awk" -f <(cat <<'PROGRAM'
         # a shown line with "..." inside: its pieces in order, the first at the start,
         # the last at the end
         function glob(w, g,    k, parts, i, pos, p) {
@@ -102,15 +83,9 @@ match_lines() { # want-file got-file mode -> exit 0 if they match
             }
             return length(g) - pos + 1 >= length(parts[k]) && substr(g, length(g) - length(parts[k]) + 1) == parts[k]
         }
-        function same(w, g,    ws, gs, i) {
+        function same(w, g) {
             if (index(w, "...")) return glob(w, g)
-            if (mode != "digits") return w == g
-            if (numbers(w, ws) != numbers(g, gs) || ws[0] != gs[0]) return 0
-            for (i = 1; i <= ws[0]; i++) {
-                if (ws[i] !~ /[.eE]/ && ws[i] != gs[i]) return 0
-                if (abs(ws[i] - gs[i]) > unit(ws[i]) * (1 + 1e-9)) return 0
-            }
-            return 1
+            return mode == "digits" ? within_digit(w, g) : w == g
         }
         { W[++nw] = $0 }
         END {
@@ -124,7 +99,9 @@ match_lines() { # want-file got-file mode -> exit 0 if they match
                     else ok[i, j] = j <= ng && same(W[i], G[j]) && ok[i + 1, j + 1]
                 }
             exit ok[1, 1] ? 0 : 1
-        }' "$1"
+        }
+PROGRAM
+) "$1"
 }
 
 bad=0
