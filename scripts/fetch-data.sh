@@ -6,6 +6,8 @@
 #                            installed when npm is missing)
 #   the-verdict.txt          Edith Wharton, 1908 (public domain), copied from corpus/ in
 #                            this repository (corpus/README.md)
+#   sms_spam_*.csv,          the book's chapter 6 and 7 data (CC BY 4.0, Apache-2.0), copied
+#   instruction-data.json    from corpus/ too
 # Every file is checked against its sha256; a wrong file is removed, never used.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -16,6 +18,10 @@ declare -A SHA=(
     [encoder.json]=196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783
     [vocab.bpe]=1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5
     [the-verdict.txt]=b41e41a68f0398a3154ae69e2e4c0e2694e17fe0d66730536837f1b01935b31f
+    [sms_spam_train.csv]=904053bee66b437a19a71fc764516fe1e00b122749ce3f2e6f5da2f32bdf8db9
+    [sms_spam_validation.csv]=21048e29c31fecbbf7eb775ea3ac02ae8df91c068507a6731f7b7bb5b000d587
+    [sms_spam_test.csv]=fa3eaa31530e598e4e8c7dddc62651e2ceb85689122fc2ee3aa0fea8a5ad1371
+    [instruction-data.json]=7e09a9af353722ca15c18bc580f093f9c39d3178335a75177319cb1e1d163944
 )
 
 good() { [ -f "$DATA/$1" ] && [ "$(sha256sum "$DATA/$1" | cut -d' ' -f1)" = "${SHA[$1]}" ]; }
@@ -46,12 +52,13 @@ if ! good encoder.json || ! good vocab.bpe; then
     done
 fi
 
-if ! good the-verdict.txt; then
-    cp "$ROOT/corpus/the-verdict.txt" "$DATA/the-verdict.txt" 2>/dev/null
-    if ! good the-verdict.txt; then
-        rm -f "$DATA/the-verdict.txt"
-        echo "fetch-data: corpus/the-verdict.txt is missing or changed (its sha256 must be ${SHA[the-verdict.txt]})" >&2
+for f in the-verdict.txt sms_spam_train.csv sms_spam_validation.csv sms_spam_test.csv instruction-data.json; do
+    good "$f" && continue
+    cp "$ROOT/corpus/$f" "$DATA/$f" 2>/dev/null
+    if ! good "$f"; then
+        rm -f "$DATA/$f"
+        echo "fetch-data: corpus/$f is missing or changed (its sha256 must be ${SHA[$f]})" >&2
         status=1
     fi
-fi
+done
 exit $status
