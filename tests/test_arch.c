@@ -757,51 +757,6 @@ Test(arch_checkpoint, saves_keep_links_devices_and_races_safe)
     mygpt_gpt_free(b);
 }
 
-/* Issue 25, item 11: a SIGTERM that arrives during a save acts once the file is whole:
- * no temporary file is left, and a file that is there loads. (A signal that comes before
- * the save starts ends the child with nothing written: also whole.) */
-
-Test(arch_checkpoint, a_signal_during_a_save_leaves_no_partial_file, .timeout = 120)
-{
-    char dir[] = "/tmp/mygpt_signal_XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char path[256];
-    snprintf(path, sizeof path, "%s/m.safetensors", dir);
-    for (int round = 0; round < 3; round++) {
-        int ready[2];
-        cr_assert_eq(pipe(ready), 0);
-        const pid_t kid = fork();
-        if (kid == 0) {
-            const mygpt_config cfg = {50257, 256, 4, 4, 256}; // 16 M parameters: 64 MB to write
-            mygpt_gpt *g;
-            if (mygpt_gpt_create(&g, &cfg, 1, NULL) != MYGPT_OK)
-                _exit(3);
-            if (write(ready[1], "x", 1) != 1)
-                _exit(4);
-            _exit(mygpt_checkpoint_save(g, path, NULL) == MYGPT_OK ? 0 : 1);
-        }
-        char c;
-        cr_assert_eq(read(ready[0], &c, 1), 1);
-        usleep(1000 * (unsigned)(1 + 20 * round)); // into the save, at different points
-        kill(kid, SIGTERM);
-        int status;
-        cr_assert_eq(waitpid(kid, &status, 0), kid);
-        close(ready[0]);
-        close(ready[1]);
-        cr_expect(WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) == 0), "round %d", round);
-        const int left = files_in(dir, "m.safetensors");
-        cr_expect_eq(left, 0, "round %d: a temporary file was left", round);
-        mygpt_gpt *back = NULL;
-        mygpt_error err = {0};
-        if (access(path, F_OK) == 0) {
-            cr_expect_eq(mygpt_checkpoint_load(&back, path, &err), MYGPT_OK, "round %d: %s", round, err.message);
-            mygpt_gpt_free(back);
-            unlink(path);
-        }
-    }
-    rmdir(dir);
-}
-
 /* Issue 25, item 10: a save that hits the file-size limit (EFBIG) says so, names the
  * path, leaves no temporary file and keeps the old checkpoint as it was. */
 Test(arch_checkpoint, a_full_disk_or_size_limit_keeps_the_old_file_and_says_why, .timeout = 60)
