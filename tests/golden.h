@@ -9,6 +9,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* 1 in a build with -fsanitize=address (the test script's stage 2), where the longest tests
+ * run the same code on fewer or smaller cases; the plain build runs them all. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_SANITIZED 1
+#else
+#define TEST_SANITIZED 0
+#endif
+
 /* The folder of the golden files (tests/golden in the source tree). */
 const char *golden_dir(void);
 
