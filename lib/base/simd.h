@@ -33,5 +33,9 @@
 #else
 #define MYGPT_CLONES
 #endif
+/* A helper that a MYGPT_CLONES function calls: inlined into every clone, so it is compiled
+ * for that clone's instruction set. Called out of line it would run the baseline code
+ * whichever clone called it (fmaf a libm call, no vectors). */
+#define MYGPT_IN_CLONES inline __attribute__((always_inline))
 
 #endif

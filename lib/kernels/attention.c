@@ -440,8 +440,8 @@ mygpt_status mygpt_attention_forward(float *out, float *probs, const float *q, c
  * waits on the one before (4 cycles); a block keeps the vector units busy (a step at
  * 900 cached positions was mostly that wait). Lanes past t read zeros and are dropped. */
 #define KB MYGPT_KT_BLOCK
-static inline void cached_row(float *ot, float *att, const float *qt, const float *kt, const float *vb, int t,
-                              int C, int d, float scale)
+static MYGPT_IN_CLONES void cached_row(float *ot, float *att, const float *qt, const float *kt, const float *vb,
+                                      int t, int C, int d, float scale)
 {
     for (int s0 = 0; s0 <= t; s0 += KB) {
         const float *kblock = kt + (size_t)(s0 / KB) * C * KB; // (d, KB): the head's channels

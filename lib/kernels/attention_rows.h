@@ -11,16 +11,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/simd.h"
 #include "kernels/vecmath.h"
 
-static inline void softmax_values(float *ot, float *att, const float *vb, int t, int T, int C, int d,
+static MYGPT_IN_CLONES void softmax_values(float *ot, float *att, const float *vb, int t, int T, int C, int d,
                                   int keep_probs);
 
 /* One query row of one head: out_t = sum over s <= t of p_s v_s with p = softmax of
  * (q_t . k_s) / scale. att holds T floats: the scores, then exp(score - max); when
  * keep_probs, it ends holding the probabilities p_s (0 for s > t) for the backward pass.
  * The mathematics of both attentions in one place, so both give the same bits. */
-static inline void attention_row(float *ot, float *att, const float *qt, const float *kb,
+static MYGPT_IN_CLONES void attention_row(float *ot, float *att, const float *qt, const float *kb,
                                  const float *vb, int t, int T, int C, int d, float scale,
                                  int keep_probs)
 {
@@ -37,7 +38,7 @@ static inline void attention_row(float *ot, float *att, const float *qt, const f
 
 /* The second half of attention_row (and of cached_row): att[0..t] holds the scores;
  * out_t = sum of p_s v_s. */
-static inline void softmax_values(float *ot, float *att, const float *vb, int t, int T, int C, int d,
+static MYGPT_IN_CLONES void softmax_values(float *ot, float *att, const float *vb, int t, int T, int C, int d,
                                   int keep_probs)
 {
     float maxv = -INFINITY;
