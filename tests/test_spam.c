@@ -370,3 +370,35 @@ Test(spam, broken_csv_files_are_read_or_refused_never_a_crash)
     cr_expect_gt(ok, 1000, "%d read", ok);
     cr_expect_gt(refused, 1000, "%d refused", refused);
 }
+
+Test(spam, the_classification_heads_initial_values_are_nn_linears_after_manual_seed_123)
+{
+    // torch.manual_seed(123); model.out_head = torch.nn.Linear(in_features=C, out_features=num_classes)
+    FILE *f = golden_open("spam.txt");
+    cr_assert(f, "tests/golden/spam.txt is missing");
+    char *line = NULL;
+    size_t cap = 0;
+    long lineno = 0;
+    int heads = 0;
+    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+        size_t C, n;
+        unsigned long long sum;
+        int used;
+        if (sscanf(line, "head %zu %zu %llu%n", &C, &n, &sum, &used) != 3)
+            continue;
+        float bias_want[8], *w = malloc(n * C * sizeof *w), bias[8];
+        cr_assert(w && n <= 8);
+        cr_assert_eq(golden_parse_f32(line + used, bias_want, 8), n, "golden line %ld", lineno);
+        mygpt_rng rng = {0};
+        mygpt_rng_seed(&rng, 123);
+        cr_assert_eq(mygpt_init_linear(&rng, w, bias, C, n, NULL), MYGPT_OK);
+        cr_expect_eq(golden_checksum(w, n * C), sum, "head (%zu, %zu): the weight", n, C);
+        for (size_t i = 0; i < n; i++)
+            cr_expect_eq(memcmp(&bias[i], &bias_want[i], sizeof(float)), 0, "head (%zu, %zu): bias[%zu]", n, C, i);
+        free(w);
+        heads++;
+    }
+    free(line);
+    fclose(f);
+    cr_expect_eq(heads, 4);
+}
