@@ -70,13 +70,15 @@ int main(int argc, char **argv)
 
     // for input_batch, target_batch in train_loader: pass
     const size_t T = ds[0].max_length;
-    int64_t *first = chapter_alloc(&ch, BATCH * T, sizeof *first), *x = chapter_alloc(&ch, BATCH * T, sizeof *x);
+    int64_t *first = chapter_alloc(&ch, BATCH * T, sizeof *first); // (8, T)
+    int64_t *x = chapter_alloc(&ch, BATCH * T, sizeof *x);
     int64_t first_labels[BATCH], y[BATCH];
     size_t rows = 0;
     chapter_check(&ch, mygpt_spam_loader_epoch(&loader[0], &rng, 1, &err), &err);
     for (size_t b = 0; b < loader[0].num_batches; b++) {
         rows = mygpt_spam_loader_batch_rows(&loader[0], b);
-        chapter_check(&ch, mygpt_spam_loader_batch(&loader[0], b, b ? x : first, b ? y : first_labels, &err), &err);
+        int64_t *inputs = b ? x : first, *labels = b ? y : first_labels; // keep the first batch
+        chapter_check(&ch, mygpt_spam_loader_batch(&loader[0], b, inputs, labels, &err), &err);
     }
     printf("Train loader:\n");
     printf("Input batch dimensions: ");

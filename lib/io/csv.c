@@ -54,7 +54,9 @@ static size_t utf8_sequence(const unsigned char *s, size_t n)
             return 0;
         cp = cp << 6 | (s[i] & 0x3f);
     }
-    if ((k == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (k == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+    if (k == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff)))
+        return 0;
+    if (k == 4 && (cp < 0x10000 || cp > 0x10ffff))
         return 0;
     return k;
 }
@@ -88,7 +90,8 @@ mygpt_status mygpt_csv_parse(mygpt_csv *csv, const char *name, const char *data,
     size_t out = 0, in_record = 0;
     while (i < len) {
         if (!in_record) {
-            if (s[i] == '\n' || (s[i] == '\r' && i + 1 < len && s[i + 1] == '\n')) { // a blank line: pandas skips it
+            // a blank line: pandas skips it
+            if (s[i] == '\n' || (s[i] == '\r' && i + 1 < len && s[i + 1] == '\n')) {
                 i += s[i] == '\r' ? 2 : 1;
                 line++;
                 continue;
@@ -104,8 +107,8 @@ mygpt_status mygpt_csv_parse(mygpt_csv *csv, const char *name, const char *data,
             i++;
             for (;;) {
                 if (i == len) {
-                    st = mygpt_fail(err, MYGPT_EFORMAT, "%s line %zu: a quoted field is not closed before the end",
-                                    name, field_line);
+                    st = mygpt_fail(err, MYGPT_EFORMAT,
+                                    "%s line %zu: a quoted field is not closed before the end", name, field_line);
                     goto done;
                 }
                 if (s[i] == '"') {
@@ -121,8 +124,8 @@ mygpt_status mygpt_csv_parse(mygpt_csv *csv, const char *name, const char *data,
                 text[out++] = (char)s[i++];
             }
             if (i < len && s[i] != ',' && s[i] != '\n' && s[i] != '\r') {
-                st = mygpt_fail(err, MYGPT_EFORMAT, "%s line %zu: text after a quoted field's closing quote", name,
-                                line);
+                st = mygpt_fail(err, MYGPT_EFORMAT, "%s line %zu: text after a quoted field's closing quote",
+                                name, line);
                 goto done;
             }
         } else { // a plain field: up to a comma or the line's end; a quote in it is a quote
@@ -141,8 +144,8 @@ mygpt_status mygpt_csv_parse(mygpt_csv *csv, const char *name, const char *data,
             continue;
         }
         if (s[i] == '\r' && !(i + 1 < len && s[i + 1] == '\n')) {
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s line %zu: a carriage return outside quotes, not before a line "
-                            "feed", name, line);
+            st = mygpt_fail(err, MYGPT_EFORMAT,
+                            "%s line %zu: a carriage return outside quotes, not before a line feed", name, line);
             goto done;
         }
         i += s[i] == '\r' ? 2 : 1;

@@ -69,18 +69,19 @@ mygpt_status mygpt_spam_dataset_load(mygpt_spam_dataset *ds, const char *path, c
         const char *label = mygpt_csv_field(&csv, r + 1, 0, NULL);
         const char *text = mygpt_csv_field(&csv, r + 1, 1, &len);
         if (parse_label(label, &ds->labels[r])) {
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s line %zu: the label must be an integer 0 or more (digits only)",
-                            path, line);
+            st = mygpt_fail(err, MYGPT_EFORMAT,
+                            "%s line %zu: the label must be an integer 0 or more (digits only)", path, line);
             goto done;
         }
         if (pandas_na(text)) {
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s line %zu: the text \"%s\" is what pandas reads as missing (NaN)",
-                            path, line, text);
+            st = mygpt_fail(err, MYGPT_EFORMAT,
+                            "%s line %zu: the text \"%s\" is what pandas reads as missing (NaN)", path, line, text);
             goto done;
         }
         if (strstr(text, MYGPT_ENDOFTEXT)) { // tiktoken's encode refuses special tokens in text
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s line %zu: the text holds %s, which tokenizer.encode refuses",
-                            path, line, MYGPT_ENDOFTEXT);
+            st = mygpt_fail(err, MYGPT_EFORMAT,
+                            "%s line %zu: the text holds %s, which tokenizer.encode refuses", path, line,
+                            MYGPT_ENDOFTEXT);
             goto done;
         }
         st = mygpt_encode(tok, text, len, &enc[r], &ntok[r], err);
@@ -98,7 +99,8 @@ mygpt_status mygpt_spam_dataset_load(mygpt_spam_dataset *ds, const char *path, c
         goto done;
     }
     if (mygpt_mul_overflows(n ? n : 1, ds->max_length, &cells) || cells > SIZE_MAX / sizeof *ds->ids) {
-        st = mygpt_fail(err, MYGPT_EOVERFLOW, "%zu texts of %zu tokens do not fit in memory", n, ds->max_length);
+        st = mygpt_fail(err, MYGPT_EOVERFLOW, "%zu texts of %zu tokens do not fit in memory", n,
+                        ds->max_length);
         goto done;
     }
     if (!(ds->ids = malloc(cells * sizeof *ds->ids))) {

@@ -62,7 +62,8 @@ typedef struct mygpt_csv {
  * record with a different number of fields, a quoted field not closed, text after a
  * closing quote, a carriage return not before a line feed, a NUL byte, text that is not
  * UTF-8, an empty file. MYGPT_ENOMEM. */
-mygpt_status mygpt_csv_parse(mygpt_csv *csv, const char *name, const char *data, size_t len, mygpt_error *err);
+mygpt_status mygpt_csv_parse(mygpt_csv *csv, const char *name, const char *data, size_t len,
+                             mygpt_error *err);
 
 /* mygpt_csv_parse of the file at path (mygpt_read_file's errors too). */
 mygpt_status mygpt_csv_read(mygpt_csv *csv, const char *path, mygpt_error *err);
