@@ -1,6 +1,7 @@
 /*
  * dataloader.c - LLMs-from-scratch's create_dataloader_v1 over a token stream, batch
- * for batch as torch's DataLoader orders it, and the UTF-8 lengths that split a text
+ * for batch as torch's DataLoader orders it (the order any of the library's loaders
+ * draws: mygpt_loader_iter), and the UTF-8 lengths that split a text
  * as Python's len() and slicing do.
  */
 #include <stdlib.h>
@@ -36,24 +37,30 @@ void mygpt_dataloader_set_drop_last(mygpt_dataloader *dl, int drop_last)
                                 : (dl->num_windows + dl->batch_size - 1) / dl->batch_size;
 }
 
-mygpt_status mygpt_dataloader_epoch(mygpt_dataloader *dl, mygpt_rng *global, int shuffle,
-                                    mygpt_error *err)
+void mygpt_loader_iter(mygpt_rng *global, int64_t *order, size_t n)
 {
     /* _BaseDataLoaderIter.__init__: torch.empty((), dtype=torch.int64).random_() */
     (void)mygpt_rng_random64(global);
-    if (!shuffle) {
-        free(dl->order);
-        dl->order = NULL;
-        return MYGPT_OK;
-    }
+    if (!order)
+        return;
     /* RandomSampler.__iter__: seed = int(torch.empty((), dtype=torch.int64).random_()),
      * an int64 random_() being random64() mod 2^63; generator.manual_seed(seed) */
     const uint64_t seed = mygpt_rng_random64(global) % (UINT64_C(1) << 63);
-    if (!dl->order && !(dl->order = malloc((dl->num_windows ? dl->num_windows : 1) * sizeof *dl->order)))
-        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the order of %zu windows", dl->num_windows);
     mygpt_rng local = {0};
     mygpt_rng_seed(&local, seed);
-    mygpt_randperm(&local, dl->order, dl->num_windows);
+    mygpt_randperm(&local, order, n);
+}
+
+mygpt_status mygpt_dataloader_epoch(mygpt_dataloader *dl, mygpt_rng *global, int shuffle,
+                                    mygpt_error *err)
+{
+    if (!shuffle) {
+        free(dl->order);
+        dl->order = NULL;
+    } else if (!dl->order && !(dl->order = malloc((dl->num_windows ? dl->num_windows : 1) * sizeof *dl->order))) {
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the order of %zu windows", dl->num_windows);
+    }
+    mygpt_loader_iter(global, dl->order, dl->num_windows);
     return MYGPT_OK;
 }
 

@@ -1,7 +1,7 @@
 /*
  * mygpt/data.h - the data a program reads: a whole file, the data folder every program
- * shares, and LLMs-from-scratch's DataLoader over a token stream (with the UTF-8
- * lengths that split a text as Python does).
+ * shares, CSV files, LLMs-from-scratch's DataLoader over a token stream (with the UTF-8
+ * lengths that split a text as Python does) and the book's chapter-6 SpamDataset.
  */
 #ifndef MYGPT_DATA_H
 #define MYGPT_DATA_H
@@ -11,6 +11,7 @@
 
 #include "mygpt/error.h"
 #include "mygpt/rng.h"
+#include "mygpt/tokenizer.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,6 +40,39 @@ mygpt_status mygpt_read_file_max(const char *path, size_t max, char **data, size
  * tree: PREFIX/bin/../share/mygpt). No path is compiled into the binaries. Writes the
  * folder into out (n bytes); MYGPT_EIO when none exists (out = ""). */
 mygpt_status mygpt_data_dir(char *out, size_t n, mygpt_error *err);
+
+/* ---- CSV files (csv.c) ------------------------------------------------------------- */
+
+/* A comma-separated file as pandas.read_csv reads it: a header line, then records of
+ * the header's number of fields. A field in double quotes may hold commas, line breaks
+ * (kept as they are, \r\n too) and "" for one quote; a quote inside a plain field is a
+ * quote. Lines end in \n or \r\n; blank lines are skipped; a UTF-8 byte-order mark is
+ * skipped. */
+typedef struct mygpt_csv {
+    size_t cols;   /* fields per record: the header's */
+    size_t rows;   /* records after the header */
+    char **field;  /* (rows + 1, cols): row 0 the header; each NUL-terminated */
+    size_t *len;   /* (rows + 1, cols): each field's bytes */
+    size_t *line;  /* (rows + 1): the line (1 = the first) each record starts on */
+    char *text;    /* the fields' bytes */
+} mygpt_csv;
+
+/* Parses len bytes of data (name: the file, for the messages). Strict: what pandas
+ * would read another way, or not at all, is MYGPT_EFORMAT with "NAME line L: why": a
+ * record with a different number of fields, a quoted field not closed, text after a
+ * closing quote, a carriage return not before a line feed, a NUL byte, text that is not
+ * UTF-8, an empty file. MYGPT_ENOMEM. */
+mygpt_status mygpt_csv_parse(mygpt_csv *csv, const char *name, const char *data, size_t len,
+                             mygpt_error *err);
+
+/* mygpt_csv_parse of the file at path (mygpt_read_file's errors too). */
+mygpt_status mygpt_csv_read(mygpt_csv *csv, const char *path, mygpt_error *err);
+
+/* Record row's field col (row 0: the header), its bytes in *len when len is not NULL;
+ * NULL outside the table. */
+const char *mygpt_csv_field(const mygpt_csv *csv, size_t row, size_t col, size_t *len);
+
+void mygpt_csv_free(mygpt_csv *csv);
 
 /* ---- the data loader (dataloader.c): LLMs-from-scratch's create_dataloader_v1 ---- */
 
@@ -80,6 +114,61 @@ mygpt_status mygpt_dataloader_batch(const mygpt_dataloader *dl, size_t b, int64_
                                     int64_t *targets, mygpt_error *err);
 
 void mygpt_dataloader_free(mygpt_dataloader *dl);
+
+/* What iter(DataLoader) draws from the global generator in torch 1.13, for any loader of
+ * n items: one int64 for the iterator's base seed, always; then, when order is not NULL
+ * (shuffle=True), RandomSampler's seed (random64() mod 2^63) for a fresh generator whose
+ * randperm(n) it writes to order[0..n). */
+void mygpt_loader_iter(mygpt_rng *global, int64_t *order, size_t n);
+
+/* ---- the book's chapter-6 SpamDataset and its DataLoader (spam.c) ---------------- */
+
+/* SpamDataset(csv_file, tokenizer, max_length, pad_token_id): the texts of a Label,Text
+ * file encoded with GPT-2's tokenizer, each cut to max_length tokens and padded with
+ * pad_token_id up to it; the labels as they are (1 = spam in the book's files). */
+typedef struct mygpt_spam_dataset {
+    size_t n;           /* texts */
+    size_t max_length;  /* tokens per row: the one asked for, else the longest text's */
+    size_t longest;     /* the longest encoded text's tokens, before any cut */
+    int64_t *ids;       /* (n, max_length) */
+    int64_t *labels;    /* (n) */
+} mygpt_spam_dataset;
+
+/* Reads path (mygpt_csv_read) and encodes every text; max_length 0 is the book's None
+ * (the longest text's length: validation and test take the training set's). Besides the
+ * CSV's errors, MYGPT_EFORMAT with the file and line for: a header other than
+ * Label,Text, a label that is not decimal digits, a text pandas reads as missing (empty,
+ * "NA", "nan", ...), a text holding <|endoftext|> (tiktoken's encode refuses it). */
+mygpt_status mygpt_spam_dataset_load(mygpt_spam_dataset *ds, const char *path, const mygpt_tokenizer *tok,
+                                     size_t max_length, int64_t pad_id, mygpt_error *err);
+void mygpt_spam_dataset_free(mygpt_spam_dataset *ds);
+
+/* DataLoader(dataset, batch_size, shuffle, drop_last, num_workers=0) over a SpamDataset
+ * (not owned): batches of rows as torch groups them, in order or in RandomSampler's. */
+typedef struct mygpt_spam_loader {
+    const mygpt_spam_dataset *ds;
+    size_t batch_size;
+    size_t num_batches; /* len(loader): n / batch_size, rounded up unless drop_last */
+    int drop_last;
+    int64_t *order;     /* the epoch's order of the rows (malloc'd), or NULL: 0, 1, 2, ... */
+} mygpt_spam_loader;
+
+/* Fails if batch_size is 0. */
+mygpt_status mygpt_spam_loader_init(mygpt_spam_loader *dl, const mygpt_spam_dataset *ds, size_t batch_size,
+                                    int drop_last, mygpt_error *err);
+
+/* Starts an epoch (`for x, y in loader:`): mygpt_loader_iter's draws from global.
+ * MYGPT_ENOMEM if the order cannot be stored. */
+mygpt_status mygpt_spam_loader_epoch(mygpt_spam_loader *dl, mygpt_rng *global, int shuffle, mygpt_error *err);
+
+/* Rows of batch b: batch_size, or fewer for the last batch without drop_last (0 past the end). */
+size_t mygpt_spam_loader_batch_rows(const mygpt_spam_loader *dl, size_t b);
+
+/* Batch b of the current epoch: inputs (rows, max_length) and labels (rows). */
+mygpt_status mygpt_spam_loader_batch(const mygpt_spam_loader *dl, size_t b, int64_t *inputs, int64_t *labels,
+                                     mygpt_error *err);
+
+void mygpt_spam_loader_free(mygpt_spam_loader *dl);
 
 /* Python's len(text) for UTF-8 text (code points), and the byte offset of code point
  * `chars` (text[:chars] is the first offset bytes): for splits like int(0.9 * len(text)). */

@@ -1,0 +1,106 @@
+/*
+ * 40_book_spam_data - Raschka's *Build a Large Language Model (From Scratch)*, chapter 6
+ * (section 6.3): the SMS spam texts as the book's SpamDataset makes them (GPT-2's
+ * tokenizer, every text padded with 50256 to the training set's longest, 120 tokens;
+ * validation and test padded or cut to that length) and its DataLoaders (batch 8,
+ * torch.manual_seed(123); the training loader shuffled, dropping its last short batch).
+ * It prints what the book prints, then the first training batch's labels and first text,
+ * as tools/reference_book_ch6.py prints them with PyTorch 1.13.
+ *
+ * Needs the GPT-2 vocabulary and the three CSV files in the data folder (scripts/fetch-data.sh
+ * copies them from corpus/); absent, it says so and exits 77 (skipped; 1 under CI=true).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "chapter.h"
+
+#define SKIPPED 77
+
+int main(int argc, char **argv)
+{
+    chapter ch;
+    chapter_init(&ch, argc, argv, "40_book_spam_data",
+                 "The book's chapter 6 (6.3): SpamDataset over sms_spam_{train,validation,test}.csv\n"
+                 "(GPT-2's tokenizer, padded with 50256 to the longest training text) and its\n"
+                 "DataLoaders (batch 8, the training one shuffled with drop_last) after\n"
+                 "torch.manual_seed(123): the batch shapes and counts, and the first training batch.",
+                 123, CH_SEED);
+    const char *ci = getenv("CI");
+    const int absent_status = ci && strcmp(ci, "true") == 0 ? 1 : SKIPPED;
+    char dir[4096], path[3][4200];
+    mygpt_error err = {0};
+    if (mygpt_data_dir(dir, sizeof dir, &err) != MYGPT_OK) {
+        fprintf(stderr, "%s: %s\n", ch.name, err.message);
+        return absent_status;
+    }
+    static const char *files[5] = {"sms_spam_train.csv", "sms_spam_validation.csv", "sms_spam_test.csv",
+                                   "encoder.json", "vocab.bpe"};
+    for (int i = 0; i < 5; i++) {
+        char p[4200];
+        snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+        if (access(p, F_OK) != 0) {
+            fprintf(stderr, "%s: %s is absent (run 'bash scripts/fetch-data.sh')\n", ch.name, p);
+            return absent_status;
+        }
+        if (i < 3)
+            memcpy(path[i], p, sizeof p);
+    }
+    mygpt_tokenizer *tok;
+    chapter_check(&ch, mygpt_tokenizer_load_dir(&tok, dir, &err), &err);
+
+    // train_dataset = SpamDataset(csv_file="train.csv", max_length=None, tokenizer=tokenizer)
+    // val_dataset, test_dataset: max_length=train_dataset.max_length
+    mygpt_spam_dataset ds[3];
+    for (int s = 0; s < 3; s++)
+        chapter_check(&ch, mygpt_spam_dataset_load(&ds[s], path[s], tok, s ? ds[0].max_length : 0,
+                                                   MYGPT_ENDOFTEXT_ID, &err), &err);
+    printf("%zu\n", ds[0].max_length); // print(train_dataset.max_length)
+
+    // torch.manual_seed(123); DataLoader(train_dataset, batch_size=8, shuffle=True, drop_last=True);
+    // the validation and test loaders in order, keeping their last short batch
+    enum { BATCH = 8 };
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, ch.seed);
+    mygpt_spam_loader loader[3];
+    for (int s = 0; s < 3; s++)
+        chapter_check(&ch, mygpt_spam_loader_init(&loader[s], &ds[s], BATCH, s == 0, &err), &err);
+
+    // for input_batch, target_batch in train_loader: pass
+    const size_t T = ds[0].max_length;
+    int64_t *first = chapter_alloc(&ch, BATCH * T, sizeof *first); // (8, T)
+    int64_t *x = chapter_alloc(&ch, BATCH * T, sizeof *x);
+    int64_t first_labels[BATCH], y[BATCH];
+    size_t rows = 0;
+    chapter_check(&ch, mygpt_spam_loader_epoch(&loader[0], &rng, 1, &err), &err);
+    for (size_t b = 0; b < loader[0].num_batches; b++) {
+        rows = mygpt_spam_loader_batch_rows(&loader[0], b);
+        int64_t *inputs = b ? x : first, *labels = b ? y : first_labels; // keep the first batch
+        chapter_check(&ch, mygpt_spam_loader_batch(&loader[0], b, inputs, labels, &err), &err);
+    }
+    printf("Train loader:\n");
+    printf("Input batch dimensions: ");
+    ch_size(2, (int64_t[]){(int64_t)rows, (int64_t)T});
+    printf("\nLabel batch dimensions ");
+    ch_size(1, (int64_t[]){(int64_t)rows});
+    printf("\n%zu training batches\n", loader[0].num_batches);
+    printf("%zu validation batches\n", loader[1].num_batches);
+    printf("%zu test batches\n", loader[2].num_batches);
+
+    printf("\nThe first training batch's labels (1 = spam):\n");
+    ch_torch_i64(first_labels, 1, (int64_t[]){BATCH});
+    printf("\nIts first text's token ids (padded with 50256):\n");
+    ch_torch_i64(first, 1, (int64_t[]){(int64_t)T});
+    printf("\n");
+
+    for (int s = 0; s < 3; s++) {
+        mygpt_spam_loader_free(&loader[s]);
+        mygpt_spam_dataset_free(&ds[s]);
+    }
+    free(first);
+    free(x);
+    mygpt_tokenizer_free(tok);
+    return 0;
+}

@@ -1,0 +1,188 @@
+/*
+ * spam.c - the book's chapter-6 SpamDataset (a Label,Text CSV file encoded with GPT-2's
+ * tokenizer, every text truncated or padded to one length) and its DataLoader, batch for
+ * batch as torch's orders it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mygpt/data.h"
+#include "mygpt/tokenizer.h"
+#include "base/base.h"
+
+/* The texts pandas 1.5 reads as a missing value (NaN; "None" too from pandas 2), quoted
+ * or not: the book's tokenizer.encode would then fail on a float. */
+static const char *const PANDAS_NA[] = {"",     "#N/A", "#N/A N/A", "#NA",  "-1.#IND", "-1.#QNAN", "-NaN",
+                                        "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A",     "NA",       "NULL",
+                                        "NaN",  "n/a",  "nan",      "null", "None"};
+
+static int pandas_na(const char *s)
+{
+    for (size_t i = 0; i < sizeof PANDAS_NA / sizeof PANDAS_NA[0]; i++)
+        if (strcmp(s, PANDAS_NA[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* A label as pandas reads an int64 column, strictly: decimal digits, at most 18 of them. */
+static int parse_label(const char *s, int64_t *out)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 18)
+        return 1;
+    int64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return 1;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+mygpt_status mygpt_spam_dataset_load(mygpt_spam_dataset *ds, const char *path, const mygpt_tokenizer *tok,
+                                     size_t max_length, int64_t pad_id, mygpt_error *err)
+{
+    memset(ds, 0, sizeof *ds);
+    mygpt_csv csv;
+    MYGPT_TRY(mygpt_csv_read(&csv, path, err));
+    mygpt_status st = MYGPT_OK;
+    int64_t **enc = NULL; // each text's ids
+    size_t *ntok = NULL;
+    if (csv.cols != 2 || strcmp(mygpt_csv_field(&csv, 0, 0, NULL), "Label") != 0 ||
+        strcmp(mygpt_csv_field(&csv, 0, 1, NULL), "Text") != 0) {
+        st = mygpt_fail(err, MYGPT_EFORMAT, "%s line %zu: the header must be Label,Text", path, csv.line[0]);
+        goto done;
+    }
+    const size_t n = csv.rows;
+    enc = calloc(n ? n : 1, sizeof *enc);
+    ntok = calloc(n ? n : 1, sizeof *ntok);
+    ds->labels = malloc((n ? n : 1) * sizeof *ds->labels);
+    if (!enc || !ntok || !ds->labels) {
+        st = mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the %zu texts of %s", n, path);
+        goto done;
+    }
+    // self.encoded_texts = [tokenizer.encode(text) for text in self.data["Text"]]
+    for (size_t r = 0; r < n; r++) {
+        const size_t line = csv.line[r + 1];
+        size_t len;
+        const char *label = mygpt_csv_field(&csv, r + 1, 0, NULL);
+        const char *text = mygpt_csv_field(&csv, r + 1, 1, &len);
+        if (parse_label(label, &ds->labels[r])) {
+            st = mygpt_fail(err, MYGPT_EFORMAT,
+                            "%s line %zu: the label must be an integer 0 or more (digits only)", path, line);
+            goto done;
+        }
+        if (pandas_na(text)) {
+            st = mygpt_fail(err, MYGPT_EFORMAT,
+                            "%s line %zu: the text \"%s\" is what pandas reads as missing (NaN)", path, line, text);
+            goto done;
+        }
+        if (strstr(text, MYGPT_ENDOFTEXT)) { // tiktoken's encode refuses special tokens in text
+            st = mygpt_fail(err, MYGPT_EFORMAT,
+                            "%s line %zu: the text holds %s, which tokenizer.encode refuses", path, line,
+                            MYGPT_ENDOFTEXT);
+            goto done;
+        }
+        st = mygpt_encode(tok, text, len, &enc[r], &ntok[r], err);
+        if (st != MYGPT_OK)
+            goto done;
+        if (ntok[r] > ds->longest)
+            ds->longest = ntok[r];
+    }
+    // max_length None: the longest encoded text; else every text truncated to it
+    ds->n = n;
+    ds->max_length = max_length ? max_length : ds->longest;
+    size_t cells;
+    if (ds->max_length == 0) {
+        st = mygpt_fail(err, MYGPT_EINVAL, "%s has no text with a token: no max_length to pad to", path);
+        goto done;
+    }
+    if (mygpt_mul_overflows(n ? n : 1, ds->max_length, &cells) || cells > SIZE_MAX / sizeof *ds->ids) {
+        st = mygpt_fail(err, MYGPT_EOVERFLOW, "%zu texts of %zu tokens do not fit in memory", n,
+                        ds->max_length);
+        goto done;
+    }
+    if (!(ds->ids = malloc(cells * sizeof *ds->ids))) {
+        st = mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %zu texts of %zu tokens", n, ds->max_length);
+        goto done;
+    }
+    // encoded_text[:max_length] + [pad_token_id] * (max_length - len(encoded_text))
+    for (size_t r = 0; r < n; r++) {
+        int64_t *row = ds->ids + r * ds->max_length; // (max_length)
+        const size_t keep = ntok[r] < ds->max_length ? ntok[r] : ds->max_length;
+        memcpy(row, enc[r], keep * sizeof *row);
+        for (size_t j = keep; j < ds->max_length; j++)
+            row[j] = pad_id;
+    }
+done:
+    for (size_t r = 0; enc && r < csv.rows; r++)
+        free(enc[r]);
+    free(enc);
+    free(ntok);
+    mygpt_csv_free(&csv);
+    if (st != MYGPT_OK)
+        mygpt_spam_dataset_free(ds);
+    return st;
+}
+
+void mygpt_spam_dataset_free(mygpt_spam_dataset *ds)
+{
+    free(ds->ids);
+    free(ds->labels);
+    memset(ds, 0, sizeof *ds);
+}
+
+mygpt_status mygpt_spam_loader_init(mygpt_spam_loader *dl, const mygpt_spam_dataset *ds, size_t batch_size,
+                                    int drop_last, mygpt_error *err)
+{
+    memset(dl, 0, sizeof *dl);
+    if (batch_size == 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "batch_size must be at least 1 (got 0)");
+    dl->ds = ds;
+    dl->batch_size = batch_size;
+    dl->drop_last = drop_last != 0;
+    dl->num_batches = drop_last ? ds->n / batch_size : (ds->n + batch_size - 1) / batch_size;
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_spam_loader_epoch(mygpt_spam_loader *dl, mygpt_rng *global, int shuffle, mygpt_error *err)
+{
+    if (shuffle && !dl->order && !(dl->order = malloc((dl->ds->n ? dl->ds->n : 1) * sizeof *dl->order)))
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the order of %zu texts", dl->ds->n);
+    if (!shuffle) {
+        free(dl->order);
+        dl->order = NULL;
+    }
+    mygpt_loader_iter(global, dl->order, dl->ds->n);
+    return MYGPT_OK;
+}
+
+size_t mygpt_spam_loader_batch_rows(const mygpt_spam_loader *dl, size_t b)
+{
+    if (b >= dl->num_batches)
+        return 0;
+    const size_t left = dl->ds->n - b * dl->batch_size;
+    return left < dl->batch_size ? left : dl->batch_size;
+}
+
+mygpt_status mygpt_spam_loader_batch(const mygpt_spam_loader *dl, size_t b, int64_t *inputs, int64_t *labels,
+                                     mygpt_error *err)
+{
+    if (b >= dl->num_batches)
+        return mygpt_fail(err, MYGPT_ERANGE, "batch %zu is outside [0, %zu)", b, dl->num_batches);
+    const size_t rows = mygpt_spam_loader_batch_rows(dl, b), T = dl->ds->max_length;
+    for (size_t r = 0; r < rows; r++) {
+        const size_t w = b * dl->batch_size + r;
+        const size_t item = dl->order ? (size_t)dl->order[w] : w;
+        memcpy(inputs + r * T, dl->ds->ids + item * T, T * sizeof *inputs); // (rows, T)
+        labels[r] = dl->ds->labels[item];                                   // (rows)
+    }
+    return MYGPT_OK;
+}
+
+void mygpt_spam_loader_free(mygpt_spam_loader *dl)
+{
+    free(dl->order);
+    dl->order = NULL;
+}

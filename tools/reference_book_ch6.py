@@ -1,0 +1,248 @@
+#!/usr/bin/python3
+"""The book's chapter 6 (Raschka, Build a Large Language Model (From Scratch)), its data side in
+PyTorch 1.13 as ch06/01_main-chapter-code/gpt_class_finetune.py does it: the SpamDataset
+(pandas.read_csv, tiktoken's gpt2 encoding, truncation to max_length, padding with 50256 to the
+training set's longest text) and its DataLoaders (batch 8, torch.manual_seed(123); the training
+loader shuffled with drop_last). Written from the book's code; tiktoken's ids come through node
+(npm install --prefix tools/node), pandas is Debian's python3-pandas.
+
+    /usr/bin/python3 tools/reference_book_ch6.py > chapters/expected/40_book_spam_data.txt
+    /usr/bin/python3 tools/reference_book_ch6.py --golden    # writes tests/golden/spam.txt
+
+The data folder (bash scripts/fetch-data.sh) holds the three CSV files; --data DIR another.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import pandas as pd
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SPLITS = ("train", "validation", "test")
+
+
+def encode_all(texts):
+    """tiktoken.get_encoding("gpt2").encode(text) for every text (tiktoken's defaults: a special
+    token in the text is an error, as in Python)."""
+    script = ("const {createRequire}=require('module');const r=createRequire(process.argv[1]+'/node/package.json');"
+              "const e=r('tiktoken').get_encoding('gpt2');let d='';process.stdin.on('data',c=>d+=c);"
+              "process.stdin.on('end',()=>{process.stdout.write(JSON.stringify(JSON.parse(d).map("
+              "t=>Array.from(e.encode(t)))))});")
+    out = subprocess.run(["node", "-e", script, HERE], input=json.dumps(texts).encode(), capture_output=True,
+                         check=True).stdout
+    return json.loads(out)
+
+
+class SpamDataset(Dataset):
+    """The book's SpamDataset, with tokenizer.encode batched through node."""
+
+    def __init__(self, csv_file, max_length=None, pad_token_id=50256):
+        self.data = pd.read_csv(csv_file)
+        self.encoded_texts = encode_all(list(self.data["Text"]))
+        self.lengths = [len(t) for t in self.encoded_texts]
+        self.longest = max(self.lengths)
+        if max_length is None:
+            self.max_length = self._longest_encoded_length()
+        else:
+            self.max_length = max_length
+            self.encoded_texts = [encoded_text[:self.max_length] for encoded_text in self.encoded_texts]
+        self.encoded_texts = [encoded_text + [pad_token_id] * (self.max_length - len(encoded_text))
+                              for encoded_text in self.encoded_texts]
+        self.accessed = []  # the indices __getitem__ was asked for, in order (num_workers=0)
+
+    def __getitem__(self, index):
+        self.accessed.append(index)
+        encoded = self.encoded_texts[index]
+        label = self.data.iloc[index]["Label"]
+        return torch.tensor(encoded, dtype=torch.long), torch.tensor(label, dtype=torch.long)
+
+    def __len__(self):
+        return len(self.data)
+
+    def _longest_encoded_length(self):
+        return max(len(encoded_text) for encoded_text in self.encoded_texts)
+
+
+def checksum(values):
+    """sum over i of (i + 1) * v[i] mod 2^64, the tests' golden_checksum for integers."""
+    s = 0
+    for i, v in enumerate(values):
+        s = (s + (i + 1) * (v % 2**64)) % 2**64
+    return s
+
+
+def datasets(data, max_length):
+    """The book's three datasets: validation and test take the training set's max_length."""
+    train = SpamDataset(os.path.join(data, "sms_spam_train.csv"), max_length=max_length)
+    val = SpamDataset(os.path.join(data, "sms_spam_validation.csv"), max_length=train.max_length)
+    test = SpamDataset(os.path.join(data, "sms_spam_test.csv"), max_length=train.max_length)
+    return train, val, test
+
+
+def loaders(train, val, test, batch_size=8):
+    """The book's DataLoaders, num_workers=0."""
+    train_loader = DataLoader(train, batch_size=batch_size, shuffle=True, num_workers=0, drop_last=True)
+    val_loader = DataLoader(val, batch_size=batch_size, num_workers=0, drop_last=False)
+    test_loader = DataLoader(test, batch_size=batch_size, num_workers=0, drop_last=False)
+    return train_loader, val_loader, test_loader
+
+
+# CSV files and what mygpt_csv_parse does with them: "same" (it reads what pandas reads) or
+# "refuse LINE" (an error naming that line; pandas reads the file some other way, or not at all)
+CSV_CASES = [
+    (b'Label,Text\n0,plain text\n1,"quoted, with a comma"\n', "same"),
+    (b'Label,Text\n0,"a ""quote"" inside"\n', "same"),
+    (b'Label,Text\n0,"two\nlines"\n1,"three\n\nlines, one blank"\n', "same"),
+    (b'Label,Text\n0,say "hi" now\n', "same"),
+    (b'Label,Text\n0, "a"\n', "same"),
+    (b'\xef\xbb\xbfLabel,Text\r\n0,x\r\n1,"a\r\nb"\r\n', "same"),
+    (b'Label,Text\n0,no newline at the end', "same"),
+    (b'Label,Text\n\n0,blank lines\n\n\n1,are skipped\n\n', "same"),
+    (b'Label,Text\n0,  spaces kept  \n', "same"),
+    (b'Label,Text\n0,"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"\n', "same"),
+    (b'Label,Text\n0,"abc"def\n', "refuse 2"),
+    (b'Label,Text\n0,ok\n1,"not closed\n', "refuse 3"),
+    (b'Label,Text\n0,ok\n0,a,b\n', "refuse 3"),
+    (b'Label,Text\n0\n', "refuse 2"),
+    (b'Label,Text\n0,a\rb\n', "refuse 2"),
+    (b'Label,Text\n0,"x"\n1,\xff\n', "refuse 3"),
+    (b'Label,Text\n0,a\x00b\n', "refuse 2"),
+    (b'', "refuse 0"),
+]
+
+
+def pandas_reads(raw):
+    """What pd.read_csv makes of raw: the rows as (label, text) pairs, or the error."""
+    import io
+    try:
+        df = pd.read_csv(io.BytesIO(raw))
+    except Exception as e:  # pandas' own refusal
+        return "error " + type(e).__name__
+    return [(str(a), str(b)) for a, b in df.itertuples(index=False)] if list(df.columns) == ["Label", "Text"] \
+        else "columns " + ",".join(map(str, df.columns))
+
+
+def classifier_head(C, num_classes, tied, V=50257, NH=4, L=2, ctx=64):
+    """Section 6.5 on a random GPTModel (OpenAI's weights are not needed for the draw): freeze
+    every parameter, torch.manual_seed(123), the new out_head, then unfreeze the last block,
+    the final LayerNorm and the head. Returns the head and the trainable / total counts."""
+    sys.path.insert(0, HERE)
+    from reference_llms import GPTModel
+    torch.manual_seed(123)
+    model = GPTModel(dict(vocab_size=V, context_length=ctx, emb_dim=C, n_heads=NH, n_layers=L, drop_rate=0.0,
+                          qkv_bias=tied), tied=tied)
+    for param in model.parameters():
+        param.requires_grad = False
+    torch.manual_seed(123)
+    model.out_head = torch.nn.Linear(in_features=C, out_features=num_classes)
+    model.tied = False
+    for param in model.trf_blocks[-1].parameters():
+        param.requires_grad = True
+    for param in model.final_norm.parameters():
+        param.requires_grad = True
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    return model.out_head, trainable, sum(p.numel() for p in model.parameters())
+
+
+def golden(data, out):
+    lines = ["# the book's SpamDataset and DataLoaders in PyTorch 1.13 -- generated by tools/reference_book_ch6.py "
+             "--golden, do not edit",
+             "# dataset MAXLEN(0 = None) SPLIT n max_length longest ids_checksum labels_checksum; then",
+             "# row INDEX IDS... for a few rows; loader SEED BATCH: epoch orders and the first batches"]
+    lines.append("# csv same|refuse LINE HEX-OF-THE-FILE, then pandas' rows (want LABEL HEX-OF-TEXT) or what pandas did")
+    for raw, expect in CSV_CASES:
+        lines.append("csv %s %s" % (expect, raw.hex() or "-"))
+        got = pandas_reads(raw)
+        if expect == "same":
+            assert isinstance(got, list), (raw, got)
+            lines += ["want %s %s" % (a, b.encode().hex() or "-") for a, b in got]
+        else:
+            lines.append("# pandas: %s" % (got if isinstance(got, str) else repr(got)))
+        lines.append("end")
+    for max_length in (None, 16, 64, 200):
+        train, val, test = datasets(data, max_length)
+        for name, ds in zip(SPLITS, (train, val, test)):
+            ids = [v for row in ds.encoded_texts for v in row]
+            labels = [int(v) for v in ds.data["Label"]]
+            lines.append("dataset %d %s %d %d %d %d %d" % (max_length or 0, name, len(ds), ds.max_length, ds.longest,
+                                                           checksum(ids), checksum(labels)))
+            for i in sorted({0, 3, ds.lengths.index(ds.longest), len(ds) - 1}):
+                x, y = ds[i]
+                lines.append("row %d %d %s" % (i, int(y), " ".join(str(int(v)) for v in x)))
+    # the classification head: nn.Linear(C, num_classes) right after torch.manual_seed(123)
+    import numpy as np
+    lines.append("# head C NUM_CLASSES WEIGHT_CHECKSUM BIAS_BITS... (float32 bits in hex; the checksum over the "
+                 "weight's bits as golden_checksum); the counts of the book's model with it (L 2, 4 heads, ctx 64)")
+    for C, n, tied in ((768, 2, False), (1024, 2, True), (32, 2, False), (48, 3, True)):
+        head, trainable, total = classifier_head(C, n, tied)
+        w = head.weight.detach().contiguous().numpy().view(np.uint32).astype(np.uint64).ravel()
+        with np.errstate(over="ignore"):
+            wsum = int(np.sum(w * np.arange(1, w.size + 1, dtype=np.uint64), dtype=np.uint64))
+        bias = " ".join("%08x" % v for v in head.bias.detach().numpy().view(np.uint32))
+        lines.append("# %s: %d trainable of %d" % ("tied (gpt2)" if tied else "untied", trainable, total))
+        lines.append("head %d %d %d %s" % (C, n, wsum, bias))
+    # the loaders: two epochs of the training loader with a pass over the validation loader
+    # between them (its iter() draws the base seed only), as train_classifier_simple runs them
+    for seed, batch in ((123, 8), (7, 5)):
+        train, val, test = datasets(data, None)
+        torch.manual_seed(seed)
+        train_loader, val_loader, _ = loaders(train, val, test, batch)
+        lines.append("loader %d %d %d %d" % (seed, batch, len(train_loader), len(val_loader)))
+        for epoch in range(2):
+            train.accessed.clear()
+            first = None
+            for x, y in train_loader:
+                if first is None:
+                    first = (x, y)
+            lines.append("order " + " ".join(str(i) for i in train.accessed))
+            lines.append("first %d %s" % (checksum([int(v) for v in first[0].flatten()]),
+                                          " ".join(str(int(v)) for v in first[1])))
+            for _ in val_loader:
+                pass
+        lines.append("end")
+    with open(out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("wrote %s" % out, file=sys.stderr)
+
+
+def chapter(data, seed):
+    """What the book prints in sections 6.3 and 6.4, with the first batch's labels and first row."""
+    train, val, test = datasets(data, None)
+    print(train.max_length)
+    torch.manual_seed(seed)
+    train_loader, val_loader, test_loader = loaders(train, val, test)
+    print("Train loader:")
+    first = None
+    for input_batch, target_batch in train_loader:
+        if first is None:
+            first = (input_batch, target_batch)
+    print("Input batch dimensions:", input_batch.shape)
+    print("Label batch dimensions", target_batch.shape)
+    print(f"{len(train_loader)} training batches")
+    print(f"{len(val_loader)} validation batches")
+    print(f"{len(test_loader)} test batches")
+    print()
+    print("The first training batch's labels (1 = spam):")
+    print(first[1])
+    print("Its first text's token ids (padded with 50256):")
+    print(first[0][0])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default=os.path.join(HERE, "..", "data"))
+    ap.add_argument("--seed", type=int, default=123)
+    ap.add_argument("--golden", action="store_true")
+    a = ap.parse_args()
+    if a.golden:
+        golden(a.data, os.path.join(HERE, "..", "tests", "golden", "spam.txt"))
+    else:
+        chapter(a.data, a.seed)
+
+
+if __name__ == "__main__":
+    main()
