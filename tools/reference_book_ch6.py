@@ -6,7 +6,7 @@ training set's longest text) and its DataLoaders (batch 8, torch.manual_seed(123
 loader shuffled with drop_last). Written from the book's code; tiktoken's ids come through node
 (npm install --prefix tools/node), pandas is Debian's python3-pandas.
 
-    /usr/bin/python3 tools/reference_book_ch6.py > chapters/expected/40_book_spam_data.txt
+    /usr/bin/python3 tools/reference_book_ch6.py > chapters/expected/80_book_spam_data.txt
     /usr/bin/python3 tools/reference_book_ch6.py --golden    # writes tests/golden/spam.txt
 
 The data folder (bash scripts/fetch-data.sh) holds the three CSV files; --data DIR another.

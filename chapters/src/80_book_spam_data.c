@@ -1,5 +1,5 @@
 /*
- * 40_book_spam_data - Raschka's *Build a Large Language Model (From Scratch)*, chapter 6
+ * 80_book_spam_data - Raschka's *Build a Large Language Model (From Scratch)*, chapter 6
  * (section 6.3): the SMS spam texts as the book's SpamDataset makes them (GPT-2's
  * tokenizer, every text padded with 50256 to the training set's longest, 120 tokens;
  * validation and test padded or cut to that length) and its DataLoaders (batch 8,
@@ -22,7 +22,7 @@
 int main(int argc, char **argv)
 {
     chapter ch;
-    chapter_init(&ch, argc, argv, "40_book_spam_data",
+    chapter_init(&ch, argc, argv, "80_book_spam_data",
                  "The book's chapter 6 (6.3): SpamDataset over sms_spam_{train,validation,test}.csv\n"
                  "(GPT-2's tokenizer, padded with 50256 to the longest training text) and its\n"
                  "DataLoaders (batch 8, the training one shuffled with drop_last) after\n"
