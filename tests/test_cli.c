@@ -387,6 +387,30 @@ Test(cli_args, every_program_helps_with_exit_0_and_names_an_unknown_flag_with_ex
     cr_expect_geq(chapters, 26);
 }
 
+/* Issue 38: a flag a typo away from one the program knows is named ("did you mean"),
+ * by the same parser in the tool, the chapters and the benchmark; a flag far from all
+ * is not guessed at. */
+Test(cli_args, a_misspelt_flag_says_which_was_meant)
+{
+    const struct { const char *exe, *words, *msg; } cases[] = {
+        {MYGPT_EXE, "generate --seed 0 --temprature 1",
+         "mygpt generate: unknown option '--temprature' (did you mean '--temperature'? see 'mygpt generate --help')"},
+        {MYGPT_EXE, "randn --sede 0 --shape 2", "unknown option '--sede' (did you mean '--seed'?"},
+        {CHAPTER_DIR "/26_gpt_main", "--sed 3", "26_gpt_main: unknown option '--sed' (did you mean '--seed'?"},
+        {BENCH_EXE, "--thread 2", "mygpt-bench: unknown option '--thread' (did you mean '--threads'?"},
+        {MYGPT_EXE, "generate --seed 0 --frobnicate 1", "unknown option '--frobnicate' (see 'mygpt generate --help')"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        proc_result r;
+        cr_assert_eq(run_words(cases[i].exe, cases[i].words, &r), 0);
+        cr_expect_eq(r.status, 2, "%s: exit %d", cases[i].words, r.status);
+        cr_expect_str_empty(r.out, "%s", cases[i].words);
+        cr_expect_eq(count_lines(r.err), 1, "%s: %s", cases[i].words, r.err);
+        cr_expect(strstr(r.err, cases[i].msg) != NULL, "%s: '%s' lacks '%s'", cases[i].words, r.err, cases[i].msg);
+        proc_result_free(&r);
+    }
+}
+
 Test(cli_args, seed_as_one_word_and_as_two_give_the_same_output)
 {
     proc_result a, b;
