@@ -143,6 +143,36 @@ Test(cli, every_subcommand_has_help)
     }
 }
 
+/* Issue 38: one rule for an input longer than the model's context, in generate and in
+ * attention: the last max_seq_len tokens are read (the tutorial's idx[:, -block_size:]),
+ * and one line on stderr says so; the output is that of the last tokens alone. */
+Test(cli, a_too_long_input_is_cropped_with_a_note_in_generate_and_attention)
+{
+    const char *model = "--seed 0 --vocab 10 --embed 4 --heads 2 --layers 1 --max-seq 4";
+    const char *note = "more than the model's context: it reads the last 4\n";
+    char words[512];
+    proc_result r, last;
+    snprintf(words, sizeof words, "generate %s --ids 1,2,3,4,5,6 --max-new 2", model);
+    cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
+    cr_expect_eq(r.status, 0, "%s: %s", words, r.err);
+    cr_expect(strstr(r.err, "mygpt generate: the prompt has 6 tokens, ") != NULL && strstr(r.err, note) != NULL,
+              "no note: %s", r.err);
+    cr_expect(strncmp(r.out, "1 2 3 4 5 6 ", 12) == 0, "the ids line lost the prompt: %s", r.out);
+    proc_result_free(&r);
+    snprintf(words, sizeof words, "attention %s --ids 1,2,3,4,5,6", model);
+    cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
+    cr_expect_eq(r.status, 0, "%s: %s", words, r.err);
+    cr_expect(strstr(r.err, "mygpt attention: the input has 6 tokens, ") != NULL && strstr(r.err, note) != NULL,
+              "no note: %s", r.err);
+    cr_expect_eq(count_lines(r.err), 1, "%s", r.err);
+    snprintf(words, sizeof words, "attention %s --ids 3,4,5,6", model);
+    cr_assert_eq(run_words(MYGPT_EXE, words, &last), 0);
+    cr_expect_str_eq(r.out, last.out, "attention of 1..6 is not that of its last 4 tokens");
+    cr_expect_str_empty(last.err, "an input that fits got a note: %s", last.err);
+    proc_result_free(&r);
+    proc_result_free(&last);
+}
+
 /* ---- encode / decode (need the vocabulary from scripts/fetch-data.sh) ---------- */
 
 /* the vocabulary's folder: skipped when its files are absent, failed under CI=true */
