@@ -136,8 +136,8 @@ int args_parse(const char *cmd, int argc, char **argv, const arg_spec *specs,
         if (!s) {
             const char *near = nearest_flag(specs, name, len);
             if (near)
-                cli_error(cmd, "unknown option '--%.*s' (did you mean '--%s'? see '%s%s --help')", (int)len, name,
-                          near, program_prefix, cmd);
+                cli_error(cmd, "unknown option '--%.*s' (did you mean '--%s'? see '%s%s --help')", (int)len,
+                          name, near, program_prefix, cmd);
             else
                 cli_error(cmd, "unknown option '--%.*s' (see '%s%s --help')", (int)len, name, program_prefix, cmd);
             return EXIT_USAGE;

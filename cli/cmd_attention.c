@@ -128,8 +128,8 @@ int cmd_attention(int argc, char **argv)
         goto done;
     }
     if (T > M) { // as generate does: the last max_seq_len tokens, said on stderr
-        fprintf(stderr, "mygpt attention: the input has %d tokens, more than the model's context: it reads the last %d\n",
-                T, M);
+        fprintf(stderr, "mygpt attention: the input has %d tokens, more than the model's context: "
+                        "it reads the last %d\n", T, M);
         memmove(ids, ids + (T - M), (size_t)M * sizeof *ids);
         T = M;
     }

@@ -138,8 +138,8 @@ int cmd_generate(int argc, char **argv)
         goto done;
     }
     if (np > g->config.max_seq_len) // the tutorial's idx[:, -block_size:], said, not silent
-        fprintf(stderr, "mygpt generate: the prompt has %d tokens, more than the model's context: it reads the last %d\n",
-                np, g->config.max_seq_len);
+        fprintf(stderr, "mygpt generate: the prompt has %d tokens, more than the model's context: "
+                        "it reads the last %d\n", np, g->config.max_seq_len);
     if (eos == -2)
         eos = V > 50256 ? 50256 : -1;
     if (args_has(&a, "sample-seed"))
