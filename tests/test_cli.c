@@ -810,6 +810,42 @@ Test(cli_train, attention_figures_of_any_prompt_are_valid_xml_text, .timeout = 6
     rmdir(dir);
 }
 
+/* Issue 38: every head's map says which axis is which: the rows are the queries (the
+ * token attending, its title written upwards beside them), the columns the keys (the
+ * token attended to, under them). */
+Test(cli, attention_maps_title_the_query_and_the_key_axes)
+{
+    char dir[] = "/tmp/mygpt_axes_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char svg[300], words[600];
+    snprintf(svg, sizeof svg, "%s/att.svg", dir);
+    snprintf(words, sizeof words,
+             "attention --seed 0 --vocab 10 --embed 4 --heads 2 --layers 3 --ids 1,2,3 --svg %s", svg);
+    proc_result r;
+    cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
+    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    proc_result_free(&r);
+    char *text;
+    size_t len;
+    cr_assert_eq(mygpt_read_file(svg, &text, &len, NULL), MYGPT_OK);
+    int queries = 0, keys = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        if (strstr(line, ">query: the token attending</text>")) {
+            queries++;
+            cr_expect(strstr(line, "rotate(-90") != NULL, "the query title is not upright beside the rows: %s", line);
+        }
+        if (strstr(line, ">key: the token attended to</text>")) {
+            keys++;
+            cr_expect(strstr(line, "rotate(") == NULL, "the key title is not under the columns: %s", line);
+        }
+    }
+    cr_expect_eq(queries, 6, "%d query titles for 3 layers x 2 heads", queries);
+    cr_expect_eq(keys, 6, "%d key titles for 3 layers x 2 heads", keys);
+    free(text);
+    unlink(svg);
+    rmdir(dir);
+}
+
 /* Issue 25, item 6: a vocabulary file larger than a vocabulary can need is refused
  * before it is read, naming the file and the limit (a sparse 70 MB encoder.json). */
 Test(cli_train, an_oversized_vocabulary_is_refused_unread, .timeout = 20)
