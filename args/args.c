@@ -55,6 +55,44 @@ void cli_error(const char *cmd, const char *fmt, ...)
         free(text);
 }
 
+int args_distance(const char *a, size_t la, const char *b)
+{
+    const size_t lb = strlen(b);
+    if (la > 32 || lb > 32)
+        return 3;
+    int row[33];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            const int up = row[j];
+            int best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb] < 3 ? row[lb] : 3;
+}
+
+/* the flag of specs nearest to name[0..len) when a typo (at most two edits) away, else NULL */
+static const char *nearest_flag(const arg_spec *specs, const char *name, size_t len)
+{
+    const char *near = NULL;
+    int best = 3;
+    for (const arg_spec *s = specs; s->name; s++) {
+        const int d = args_distance(name, len, s->name);
+        if (d < best)
+            best = d, near = s->name;
+    }
+    return near;
+}
+
 static const arg_spec *find_spec(const arg_spec *specs, const char *name, size_t len)
 {
     for (const arg_spec *s = specs; s->name; s++)
@@ -96,8 +134,12 @@ int args_parse(const char *cmd, int argc, char **argv, const arg_spec *specs,
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
         const arg_spec *s = find_spec(specs, name, len);
         if (!s) {
-            cli_error(cmd, "unknown option '--%.*s' (see '%s%s --help')", (int)len, name,
-                      program_prefix, cmd);
+            const char *near = nearest_flag(specs, name, len);
+            if (near)
+                cli_error(cmd, "unknown option '--%.*s' (did you mean '--%s'? see '%s%s --help')", (int)len,
+                          name, near, program_prefix, cmd);
+            else
+                cli_error(cmd, "unknown option '--%.*s' (see '%s%s --help')", (int)len, name, program_prefix, cmd);
             return EXIT_USAGE;
         }
         const char *value = NULL;

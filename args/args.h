@@ -6,7 +6,8 @@
  * start with "--" (then the flag "needs a value"). Numbers must be complete and in
  * range; anything else is a usage error: the parser prints one line naming the
  * program and the flag ("mygpt randn: ...", "61_verdict_dataloader: ...") on stderr
- * and the program exits with status 2. --help (or -h) prints help and exits 0.
+ * and the program exits with status 2; an unknown flag a typo away from a known one
+ * says which ("did you mean '--temperature'?"). --help (or -h) prints help and exits 0.
  */
 #ifndef MYGPT_CLI_ARGS_H
 #define MYGPT_CLI_ARGS_H
@@ -56,6 +57,11 @@ void args_set_prefix(const char *prefix);
  * ends the options: every word after it is positional, one starting with '-' too. */
 int args_parse(const char *cmd, int argc, char **argv, const arg_spec *specs,
                int allow_positional, parsed_args *out);
+
+/* Edits (insert, delete, replace one character) from a[0..la) to the string b, counted up
+ * to 3: the "did you mean" of an unknown flag (args_parse) and of an unknown command
+ * (mygpt) is the name at most two edits away. */
+int args_distance(const char *a, size_t la, const char *b);
 
 /* The last value given for `name`, or NULL. */
 const char *args_get(const parsed_args *a, const char *name);

@@ -70,8 +70,9 @@ int cmd_attention(int argc, char **argv)
                "                        | --checkpoint FILE) (--prompt TEXT | --ids \"1,2,3\")\n"
                "                       [--layer L] [--head H] [--svg FILE] [--weights fp32|bf16|int8]\n"
                "\n"
-               "Runs the model once on the input (at most max_seq_len tokens) keeping every head's\n"
-               "attention probabilities, and prints, for each head (or only layer L, head H), every\n"
+               "Runs the model once on the input (its last max_seq_len tokens, with a note on\n"
+               "stderr, as generate reads a longer prompt) keeping every head's attention\n"
+               "probabilities, and prints, for each head (or only layer L, head H), every\n"
                "position's three most attended positions (itself included) with their probabilities:\n"
                "  LAYER l, head h\n"
                "     t TOKEN  TOKEN p, TOKEN p, TOKEN p\n"
@@ -121,10 +122,16 @@ int cmd_attention(int argc, char **argv)
         goto done;
     if (!tok && g->config.vocab_size == 50257 && load_tokenizer(cmd, &tok) != 0)
         tok = NULL; // without the data folder the tokens show as ids
-    if (T < 1 || T > M) {
-        cli_error(cmd, "the input has %d tokens; the model reads 1 to %d", T, M);
+    if (T < 1) {
+        cli_error(cmd, "the input is empty: nothing to attend to");
         rc = EXIT_USAGE;
         goto done;
+    }
+    if (T > M) { // as generate does: the last max_seq_len tokens, said on stderr
+        fprintf(stderr, "mygpt attention: the input has %d tokens, more than the model's context: "
+                        "it reads the last %d\n", T, M);
+        memmove(ids, ids + (T - M), (size_t)M * sizeof *ids);
+        T = M;
     }
     const size_t len = mygpt_gpt_attention_len(g, 1, T);
     att = malloc(len * sizeof *att);

@@ -59,9 +59,10 @@ int cmd_generate(int argc, char **argv)
                "                      [--stream | --no-stream] [--print-ids] [--weights fp32|bf16|int8]\n"
                "\n"
                "The tutorial's generation loop: up to N tokens, each from the last max_seq_len of\n"
-               "the context; top-k, then softmax(logits / T), top-p and torch.multinomial, or\n"
-               "argmax when T is 0 (the default). Stops at the end token (50256 for GPT-2's\n"
-               "vocabulary, none otherwise, or --eos). --sample-seed S is torch.manual_seed(S) just\n"
+               "the context (a longer prompt too, with a note on stderr, as attention does); top-k,\n"
+               "then softmax(logits / T), top-p and torch.multinomial, or argmax when T is 0 (the\n"
+               "default). Stops at the end token (50256 for GPT-2's vocabulary, none otherwise, or\n"
+               "--eos). --sample-seed S is torch.manual_seed(S) just\n"
                "before sampling; without it the generator continues from building the model\n"
                "(torch.manual_seed(S), S = 0 with --checkpoint, then GPT(...)). Prints one line of\n"
                "every id, prompt included, then the text when the vocabulary is GPT-2's and in the\n"
@@ -136,6 +137,9 @@ int cmd_generate(int argc, char **argv)
         rc = EXIT_USAGE;
         goto done;
     }
+    if (np > g->config.max_seq_len) // the tutorial's idx[:, -block_size:], said, not silent
+        fprintf(stderr, "mygpt generate: the prompt has %d tokens, more than the model's context: "
+                        "it reads the last %d\n", np, g->config.max_seq_len);
     if (eos == -2)
         eos = V > 50256 ? 50256 : -1;
     if (args_has(&a, "sample-seed"))

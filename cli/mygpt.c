@@ -34,32 +34,6 @@ static const command COMMANDS[] = {
     {"quantize", cmd_quantize, "a checkpoint's weights as bf16 or int8 (exact: see --help)"},
 };
 
-/* Edits (insert, delete, replace one character) from a to b, at most 3 counted */
-static int distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 32 || lb > 32)
-        return 3;
-    int row[33];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            const int up = row[j];
-            int best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb] < 3 ? row[lb] : 3;
-}
-
 static void usage(FILE *f)
 {
     fprintf(f, "usage: mygpt COMMAND [OPTIONS]   (mygpt COMMAND --help for details; mygpt --version)\n\n"
@@ -100,7 +74,7 @@ int MYGPT_CLI_MAIN(int argc, char **argv)
     const char *near = NULL;
     int best = 3;
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++) {
-        const int d = distance(argv[1], COMMANDS[i].name);
+        const int d = args_distance(argv[1], strlen(argv[1]), COMMANDS[i].name);
         if (d < best)
             best = d, near = COMMANDS[i].name;
     }

@@ -143,6 +143,36 @@ Test(cli, every_subcommand_has_help)
     }
 }
 
+/* Issue 38: one rule for an input longer than the model's context, in generate and in
+ * attention: the last max_seq_len tokens are read (the tutorial's idx[:, -block_size:]),
+ * and one line on stderr says so; the output is that of the last tokens alone. */
+Test(cli, a_too_long_input_is_cropped_with_a_note_in_generate_and_attention)
+{
+    const char *model = "--seed 0 --vocab 10 --embed 4 --heads 2 --layers 1 --max-seq 4";
+    const char *note = "more than the model's context: it reads the last 4\n";
+    char words[512];
+    proc_result r, last;
+    snprintf(words, sizeof words, "generate %s --ids 1,2,3,4,5,6 --max-new 2", model);
+    cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
+    cr_expect_eq(r.status, 0, "%s: %s", words, r.err);
+    cr_expect(strstr(r.err, "mygpt generate: the prompt has 6 tokens, ") != NULL && strstr(r.err, note) != NULL,
+              "no note: %s", r.err);
+    cr_expect(strncmp(r.out, "1 2 3 4 5 6 ", 12) == 0, "the ids line lost the prompt: %s", r.out);
+    proc_result_free(&r);
+    snprintf(words, sizeof words, "attention %s --ids 1,2,3,4,5,6", model);
+    cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
+    cr_expect_eq(r.status, 0, "%s: %s", words, r.err);
+    cr_expect(strstr(r.err, "mygpt attention: the input has 6 tokens, ") != NULL && strstr(r.err, note) != NULL,
+              "no note: %s", r.err);
+    cr_expect_eq(count_lines(r.err), 1, "%s", r.err);
+    snprintf(words, sizeof words, "attention %s --ids 3,4,5,6", model);
+    cr_assert_eq(run_words(MYGPT_EXE, words, &last), 0);
+    cr_expect_str_eq(r.out, last.out, "attention of 1..6 is not that of its last 4 tokens");
+    cr_expect_str_empty(last.err, "an input that fits got a note: %s", last.err);
+    proc_result_free(&r);
+    proc_result_free(&last);
+}
+
 /* ---- encode / decode (need the vocabulary from scripts/fetch-data.sh) ---------- */
 
 /* the vocabulary's folder: skipped when its files are absent, failed under CI=true */
@@ -282,6 +312,52 @@ Test(cli_chapters, bad_chapter_arguments)
     unlink(tmp);
 }
 
+/* Issue 38: a chapter whose output no seed changes says so in its --help (and the map
+ * suggests no --seed 7 for it): those of UNSEEN print the same with two other seeds,
+ * and every other chapter with a --seed does not claim it. */
+Test(cli_chapters, a_seed_that_changes_nothing_says_so_in_help, .timeout = 120)
+{
+    static const char *const UNSEEN[] = {
+        "26_gpt_main",        "27_wider_model",        "28_deeper_model",  "29_short_context",
+        "41_embedding_table", "42_embedding_lookup",   "43_onehot_equivalence", "45_gpt_embedding",
+        "57_transformer_embedding", "61_verdict_dataloader", "72_smoke_test"};
+    const char *note = "every seed prints the same here";
+    size_t noted = 0;
+    FILE *f = fopen(CHAPTER_INDEX, "r");
+    cr_assert_not_null(f);
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        char number[16], program[256], exe[4096];
+        if (sscanf(line, "%15s %255s", number, program) != 2 || strcmp(number, "number") == 0)
+            continue;
+        snprintf(exe, sizeof exe, "%s/%s", CHAPTER_DIR, program);
+        proc_result help, a, b;
+        cr_assert_eq(run_words(exe, "--help", &help), 0);
+        int listed = 0;
+        for (size_t i = 0; i < sizeof UNSEEN / sizeof UNSEEN[0]; i++)
+            listed |= strcmp(program, UNSEEN[i]) == 0;
+        const int says = strstr(help.out, note) != NULL;
+        cr_expect_eq(says, listed, "%s --help %s '%s': %s", program, listed ? "lacks" : "claims", note,
+                     help.out);
+        proc_result_free(&help);
+        if (!listed)
+            continue;
+        noted++;
+        cr_assert_eq(run_words(exe, "--seed 7", &a), 0);
+        cr_assert_eq(run_words(exe, "--seed 12345", &b), 0);
+        if (a.status == 77) { // 61 without the data folder: the rule of the data
+            cr_assert(!running_in_ci(), "%s found no data under CI=true: %s", program, a.err);
+        } else {
+            cr_expect_eq(a.status, 0, "%s --seed 7: %s", program, a.err);
+            cr_expect_str_eq(a.out, b.out, "%s prints other text for seeds 7 and 12345", program);
+        }
+        proc_result_free(&a);
+        proc_result_free(&b);
+    }
+    fclose(f);
+    cr_expect_eq(noted, sizeof UNSEEN / sizeof UNSEEN[0], "a chapter of UNSEEN is not in index.tsv");
+}
+
 /* ---- the data rule: absent skips (fails under CI=true), broken fails ------------- */
 
 /* Runs the tokenizer suite with MYGPT_DATA = dir (and CI as given); returns its status
@@ -385,6 +461,32 @@ Test(cli_args, every_program_helps_with_exit_0_and_names_an_unknown_flag_with_ex
     }
     fclose(f);
     cr_expect_geq(chapters, 26);
+}
+
+/* Issue 38: a flag a typo away from one the program knows is named ("did you mean"),
+ * by the same parser in the tool, the chapters and the benchmark; a flag far from all
+ * is not guessed at. */
+Test(cli_args, a_misspelt_flag_says_which_was_meant)
+{
+    const struct { const char *exe, *words, *msg; } cases[] = {
+        {MYGPT_EXE, "generate --seed 0 --temprature 1",
+         "mygpt generate: unknown option '--temprature' (did you mean '--temperature'? see 'mygpt generate --help')"},
+        {MYGPT_EXE, "randn --sede 0 --shape 2", "unknown option '--sede' (did you mean '--seed'?"},
+        {CHAPTER_DIR "/26_gpt_main", "--sed 3", "26_gpt_main: unknown option '--sed' (did you mean '--seed'?"},
+        {BENCH_EXE, "--thread 2", "mygpt-bench: unknown option '--thread' (did you mean '--threads'?"},
+        {MYGPT_EXE, "generate --seed 0 --frobnicate 1",
+         "unknown option '--frobnicate' (see 'mygpt generate --help')"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        proc_result r;
+        cr_assert_eq(run_words(cases[i].exe, cases[i].words, &r), 0);
+        cr_expect_eq(r.status, 2, "%s: exit %d", cases[i].words, r.status);
+        cr_expect_str_empty(r.out, "%s", cases[i].words);
+        cr_expect_eq(count_lines(r.err), 1, "%s: %s", cases[i].words, r.err);
+        cr_expect(strstr(r.err, cases[i].msg) != NULL, "%s: '%s' lacks '%s'", cases[i].words, r.err,
+                  cases[i].msg);
+        proc_result_free(&r);
+    }
 }
 
 Test(cli_args, seed_as_one_word_and_as_two_give_the_same_output)
@@ -710,6 +812,42 @@ Test(cli_train, attention_figures_of_any_prompt_are_valid_xml_text, .timeout = 6
                       "a raw & at byte %zu", i);
         i += (size_t)l;
     }
+    free(text);
+    unlink(svg);
+    rmdir(dir);
+}
+
+/* Issue 38: every head's map says which axis is which: the rows are the queries (the
+ * token attending, its title written upwards beside them), the columns the keys (the
+ * token attended to, under them). */
+Test(cli, attention_maps_title_the_query_and_the_key_axes)
+{
+    char dir[] = "/tmp/mygpt_axes_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char svg[300], words[600];
+    snprintf(svg, sizeof svg, "%s/att.svg", dir);
+    snprintf(words, sizeof words,
+             "attention --seed 0 --vocab 10 --embed 4 --heads 2 --layers 3 --ids 1,2,3 --svg %s", svg);
+    proc_result r;
+    cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
+    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    proc_result_free(&r);
+    char *text;
+    size_t len;
+    cr_assert_eq(mygpt_read_file(svg, &text, &len, NULL), MYGPT_OK);
+    int queries = 0, keys = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        if (strstr(line, ">query: the token attending</text>")) {
+            queries++;
+            cr_expect(strstr(line, "rotate(-90") != NULL, "the query title is not upright beside the rows: %s", line);
+        }
+        if (strstr(line, ">key: the token attended to</text>")) {
+            keys++;
+            cr_expect(strstr(line, "rotate(") == NULL, "the key title is not under the columns: %s", line);
+        }
+    }
+    cr_expect_eq(queries, 6, "%d query titles for 3 layers x 2 heads", queries);
+    cr_expect_eq(keys, 6, "%d key titles for 3 layers x 2 heads", keys);
     free(text);
     unlink(svg);
     rmdir(dir);

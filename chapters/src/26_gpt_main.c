@@ -29,7 +29,7 @@ int main(int argc, char **argv)
     chapter_init(&ch, argc, argv, "26_gpt_main",
                  "Document 000, 12.6: the complete GPT on the running example. Prints the\n"
                  "vocabulary, the shapes of ids and logits, and the parameter breakdown.",
-                 0, CH_SEED);
+                 0, CH_SEED | CH_SEED_UNSEEN);
     printf("Vocabulary: (");
     for (int i = 0; i < V; i++)
         printf("%s'%s'", i ? ", " : "", VOCAB[i]);

@@ -13,7 +13,7 @@ int main(int argc, char **argv)
     chapter_init(&ch, argc, argv, "27_wider_model",
                  "Document 000, 12.7 experiment 1. Wider model: predicted vs counted parameters\n"
                  "of GPT(4, 8, 2, 2, 64).",
-                 0, CH_SEED);
+                 0, CH_SEED | CH_SEED_UNSEEN);
     printf("Experiment 1. Wider model\n");
     mygpt_gpt *gpt = build_gpt(&ch, 4, 8, 2, 2, 64);
     print_predicted_vs_counted(&ch, gpt);

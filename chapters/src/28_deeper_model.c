@@ -13,7 +13,7 @@ int main(int argc, char **argv)
     chapter_init(&ch, argc, argv, "28_deeper_model",
                  "Document 000, 12.7 experiment 2. Deeper model: predicted vs counted parameters\n"
                  "of GPT(4, 4, 2, 4, 64).",
-                 0, CH_SEED);
+                 0, CH_SEED | CH_SEED_UNSEEN);
     printf("Experiment 2. Deeper model\n");
     mygpt_gpt *gpt = build_gpt(&ch, 4, 4, 2, 4, 64);
     print_predicted_vs_counted(&ch, gpt);

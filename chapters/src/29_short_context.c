@@ -13,7 +13,7 @@ int main(int argc, char **argv)
     chapter_init(&ch, argc, argv, "29_short_context",
                  "Document 000, 12.7 experiment 3: GPT(4, 4, 2, 2, max_seq_len=8). Predicted vs\n"
                  "counted parameters, then a forward pass at T = 8 and the error at T = 9.",
-                 0, CH_SEED);
+                 0, CH_SEED | CH_SEED_UNSEEN);
     printf("Experiment 3. Position-embedding hyperparameter\n");
     mygpt_gpt *gpt = build_gpt(&ch, 4, 4, 2, 2, 8);
     print_predicted_vs_counted(&ch, gpt);

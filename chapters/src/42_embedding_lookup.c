@@ -11,7 +11,7 @@ int main(int argc, char **argv)
     chapter ch;
     chapter_init(&ch, argc, argv, "42_embedding_lookup",
                  "Document 001: x = tok_emb(ids) for ids of shape (2, 4); token 7 gets the same\n"
-                 "vector at every position and in every sequence.", 42, CH_SEED);
+                 "vector at every position and in every sequence.", 42, CH_SEED | CH_SEED_UNSEEN);
     doc001 s = {0};
     doc001_run(&ch, &s, 1);
     const int64_t ids[2 * 4] = {3, 7, 7, 1, 12, 0, 49, 7};

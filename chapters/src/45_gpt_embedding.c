@@ -12,7 +12,7 @@ int main(int argc, char **argv)
     chapter ch;
     chapter_init(&ch, argc, argv, "45_gpt_embedding",
                  "Document 001: emb = GPTEmbedding(65, 256, 384); x = emb(torch.randint(0, 65,\n"
-                 "(4, 256))); prints x.shape and the parameter count.", 42, CH_SEED);
+                 "(4, 256))); prints x.shape and the parameter count.", 42, CH_SEED | CH_SEED_UNSEEN);
     doc001 s = {0};
     doc001_run(&ch, &s, 3);
     // x = emb(idx): tok_emb(idx) + pos_emb(arange(T))                    (B, T, C)

@@ -14,7 +14,7 @@ int main(int argc, char **argv)
     chapter_init(&ch, argc, argv, "57_transformer_embedding",
                  "Document 002: embedding = TransformerEmbedding(10000, 256, 512, 0.1);\n"
                  "embeddings = embedding(torch.randint(0, 10000, (4, 32))); prints shapes and\n"
-                 "parameter counts.", 0, CH_SEED);
+                 "parameter counts.", 0, CH_SEED | CH_SEED_UNSEEN);
     enum { V = 10000, C = 256, MAXSEQ = 512, B = 4, T = 32 };
     mygpt_error err = {0};
     mygpt_rng rng = {0};

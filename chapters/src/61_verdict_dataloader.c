@@ -27,7 +27,7 @@ int main(int argc, char **argv)
                  "Data folder: $MYGPT_DATA, else build/data beside the program (a link to the\n"
                  "source tree's data/, filled by scripts/fetch-data.sh), else PREFIX/share/mygpt.\n"
                  "The text defaults to the-verdict.txt there.",
-                 123, CH_SEED | CH_TEXT);
+                 123, CH_SEED | CH_SEED_UNSEEN | CH_TEXT);
     /* Absent data is a skip (exit 77), or a failure under CI=true; data that is there
      * but broken is always a failure. */
     const char *ci = getenv("CI");

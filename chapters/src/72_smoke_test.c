@@ -20,7 +20,7 @@ int main(int argc, char **argv)
     chapter_init(&ch, argc, argv, "72_smoke_test",
                  "Document 004 smoke test: get_batch(data, 2, 12) -> Embed(4096, 64, 64) ->\n"
                  "CausalSelfAttention(64, 64); prints the shape after each stage. Random token\n"
-                 "ids stand in for TinyStories' valid.bin.", 0, CH_SEED);
+                 "ids stand in for TinyStories' valid.bin.", 0, CH_SEED | CH_SEED_UNSEEN);
     enum { V = 4096, D = 64, MAXSEQ = 64, NDATA = 20000, B = 2, T = 12 };
     mygpt_rng rng = {0};
     mygpt_error err = {0};

@@ -43,6 +43,10 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
         if (flags & CH_SEED)
             printf("\n  --seed N         torch.manual_seed(N) instead of the default %llu\n",
                    (unsigned long long)default_seed);
+        if (flags & CH_SEED_UNSEEN)
+            printf("                   (accepted, but every seed prints the same here: no value it\n"
+                   "                   draws is printed, only shapes, counts or checks that hold\n"
+                   "                   for any values)\n");
         if (flags & CH_FIGURES)
             printf("  --figures DIR    where to write the SVG figures (default: $MYGPT_FIGURES, else .)\n");
         if (flags & CH_TEXT)

@@ -15,7 +15,9 @@ enum {
     CH_FIGURES = 2, /* writes figures into --figures DIR (default: the current directory) */
     CH_TEXT = 4,    /* reads --text PATH */
     CH_SMOKE = 8,   /* accepts --smoke: a few steps only (the sanitizer stage's small run) */
-    CH_WEIGHTS = 16 /* accepts --weights fp32|bf16|int8 (chapter_apply_weights) */
+    CH_WEIGHTS = 16, /* accepts --weights fp32|bf16|int8 (chapter_apply_weights) */
+    CH_SEED_UNSEEN = 32 /* with CH_SEED: nothing printed depends on the values drawn (shapes,
+                           counts, checks that hold for any values); --help says so */
 };
 
 struct chapter;

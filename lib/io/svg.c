@@ -61,14 +61,31 @@ static void text(mygpt_svg *fig, double x, double y, double size, const char *an
     mygpt_sb_append(&fig->sb, "</text>\n");
 }
 
-static void labels(mygpt_svg *fig, const mygpt_svg_panel *p)
+/* The panel's title and axis titles; xpad / ypad: how far the tick labels reach past the
+ * bottom / left edge when that is further than numbered ticks do (0: the usual place). */
+static void labels(mygpt_svg *fig, const mygpt_svg_panel *p, double xpad, double ypad)
 {
     if (p->title)
         text(fig, p->x + p->w / 2, p->y - 12, 15, "middle", 0, p->title);
     if (p->xlabel)
-        text(fig, p->x + p->w / 2, p->y + p->h + 40, 13, "middle", 0, p->xlabel);
+        text(fig, p->x + p->w / 2, p->y + p->h + (xpad > 26 ? xpad + 14 : 40), 13, "middle", 0, p->xlabel);
     if (p->ylabel)
-        text(fig, p->x - 48, p->y + p->h / 2, 13, "middle", -90, p->ylabel);
+        text(fig, p->x - (ypad > 35 ? ypad + 13 : 48), p->y + p->h / 2, 13, "middle", -90, p->ylabel);
+}
+
+/* How far (pixels) the longest of n labels reaches at font size fs: its characters (not
+ * bytes: a UTF-8 character counts once) times an average glyph's width. */
+static double label_reach(const char *const *labels, int n, double fs)
+{
+    size_t most = 0;
+    for (int i = 0; i < n; i++) {
+        size_t chars = 0;
+        for (const unsigned char *c = (const unsigned char *)labels[i]; *c; c++)
+            chars += (*c & 0xC0) != 0x80;
+        if (chars > most)
+            most = chars;
+    }
+    return (double)most * 0.58 * fs;
 }
 
 /* A "nice" tick step for a range: 1, 2 or 5 times a power of ten, about 5 ticks. */
@@ -152,7 +169,7 @@ void mygpt_svg_line_plot(mygpt_svg *fig, const mygpt_svg_panel *p, const mygpt_s
                         s[k].dashed ? " stroke-dasharray=\"6 4\"" : "");
         text(fig, lx + 36, yy, 12, "start", 0, s[k].label ? s[k].label : "");
     }
-    labels(fig, p);
+    labels(fig, p, 0, 0);
 #undef PX
 #undef PY
 }
@@ -328,7 +345,9 @@ void mygpt_svg_heatmap(mygpt_svg *fig, const mygpt_svg_panel *p, const float *da
         text(fig, p->x - 6, p->y + (t + 0.5) * ch + fs / 3, p->yticks ? fs : 12, "end", 0,
              p->yticks ? p->yticks[(int)t] : lab);
     }
-    labels(fig, p);
+    // the axis titles clear of the tick labels (tokens can be long)
+    labels(fig, p, p->xticks ? 6 + label_reach(p->xticks, cols, fs) : 0,
+           p->yticks ? 6 + label_reach(p->yticks, rows, fs) : 0);
     if (!colorbar)
         return;
     const double bx = p->x + p->w + 20, bw = 16, steps = 100;
@@ -352,8 +371,13 @@ void mygpt_svg_heatmap(mygpt_svg *fig, const mygpt_svg_panel *p, const float *da
 void mygpt_svg_attention_grid(mygpt_svg *fig, const float *att, int L, int NH, int T,
                               const char *const *labels)
 {
-    const double cell = T > 40 ? 520.0 / T : 13, side = cell * T, left = 120, top = 60;
-    const double gap_x = 150, gap_y = 150;
+    // a panel 208 to 520 pixels wide: cells of 13 pixels, fewer larger ones, more smaller
+    const double cell = T > 40 ? 520.0 / T : T < 16 ? 208.0 / T : 13, side = cell * T, top = 60;
+    // room for the token labels (as long as the longest), the axis titles past them, and
+    // the colour bar's ticks between one head and the next
+    const double reach = 6 + label_reach(labels, T, cell < 12 ? cell : 12);
+    const double left = reach + 40 > 120 ? reach + 40 : 120, gap_x = left + 80;
+    const double gap_y = reach + 62 > 150 ? reach + 62 : 150;
     mygpt_svg_begin(fig, left + NH * (side + gap_x), top + L * (side + gap_y));
     for (int l = 0; l < L; l++)
         for (int h = 0; h < NH; h++) {
@@ -361,7 +385,9 @@ void mygpt_svg_attention_grid(mygpt_svg *fig, const float *att, int L, int NH, i
             snprintf(title, sizeof title, "layer %d, head %d", l, h);
             const mygpt_svg_panel p = {.x = left + h * (side + gap_x), .y = top + l * (side + gap_y),
                                        .w = side, .h = side, .title = title, .xticks = labels,
-                                       .yticks = labels, .sequential = 1};
+                                       .yticks = labels, .sequential = 1,
+                                       .xlabel = "key: the token attended to",
+                                       .ylabel = "query: the token attending"};
             mygpt_svg_heatmap(fig, &p, att + ((size_t)l * NH + h) * T * T, T, T, 0.0, 1.0, 1);
         }
 }

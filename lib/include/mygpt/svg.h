@@ -67,8 +67,9 @@ void mygpt_svg_heatmap(mygpt_svg *fig, const mygpt_svg_panel *p, const float *da
 
 /* A figure of every head's attention: att (L, NH, T, T) as mygpt_gpt_forward_attention
  * gives it for one sequence, one heatmap per head (white 0 to dark blue 1, a colour
- * bar each), layers down and heads across, labels[t] (the tokens) on both axes. Starts
- * fig (mygpt_svg_begin); save it with mygpt_svg_save. */
+ * bar each), layers down and heads across, labels[t] (the tokens) on both axes: row t
+ * is query t (the token attending, titled "query"), column s key s (the token attended
+ * to, titled "key"). Starts fig (mygpt_svg_begin); save it with mygpt_svg_save. */
 void mygpt_svg_attention_grid(mygpt_svg *fig, const float *att, int L, int NH, int T,
                               const char *const *labels);
 
