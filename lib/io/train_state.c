@@ -253,14 +253,16 @@ static void state_file_free(state_file *s)
     s->nm = 0;
 }
 
-/* The header's tensors and metadata into *s; NULL, or what is wrong with them */
-static const char *parse_header(const mygpt_json *j, state_file *s, size_t data_len)
+/* The header's metadata (tensors 0) or its tensors (1) into *s; NULL, or what is wrong */
+static const char *parse_header(const mygpt_json *j, state_file *s, size_t data_len, int tensors)
 {
     if (j->v[0].type != MYGPT_JSON_OBJECT)
         return "the JSON header is not an object";
     for (size_t k = 1, c = 0; c < j->v[0].count; c++, k = j->v[k + 1].next) {
         const size_t v = k + 1;
-        if (mygpt_json_equals(j, k, "__metadata__")) {
+        if (mygpt_json_equals(j, k, "__metadata__") != !tensors)
+            continue;
+        if (!tensors) {
             if (j->v[v].type != MYGPT_JSON_OBJECT)
                 return "__metadata__ is not an object";
             for (size_t mk = v + 1, mc = 0; mc < j->v[v].count; mc++, mk = j->v[mk + 1].next) {
@@ -420,11 +422,14 @@ mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, mygpt_optimi
     snprintf(what, sizeof what, "%s (its header)", path);
     if (st == MYGPT_OK)
         st = mygpt_json_parse(&j, header, hlen, 8, 1u << 16, what, err);
-    const char *why = st == MYGPT_OK ? parse_header(&j, s, len - data_at) : NULL;
+    // the metadata first: a file that is not a training state is said to be so
+    const char *why = st == MYGPT_OK ? parse_header(&j, s, len - data_at, 0) : NULL;
     if (why)
         st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s", path, why);
     if (st == MYGPT_OK)
         st = check_state(path, s, g, opt, n_rng, train, settings, n, err);
+    if (st == MYGPT_OK && (why = parse_header(&j, s, len - data_at, 1)))
+        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s", path, why);
     // everything the run needs, read and checked before anything of the run is changed
     int ok = 1;
     mygpt_train_position at = {0};
@@ -436,7 +441,7 @@ mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, mygpt_optimi
         opt_step = meta_ll(s, "optimizer.step", &ok);
         started = meta_ll(s, "optimizer.buffers", &ok);
         if (!ok || at.step < 0 || at.epoch < 0 || at.batch < 0 || opt_step < 0 || (started != 0 && started != 1) ||
-            (size_t)at.batch > train->num_windows)
+            (size_t)at.batch >= (train->num_batches ? train->num_batches : 1))
             st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the state's step, epoch, batch or optimizer step is missing or "
                             "out of range", path);
     }
