@@ -315,7 +315,7 @@ static int after_step(void *vctx, long steps, long epoch, size_t batch, double l
     train_test_sigint(steps);
     if (c->every > 0 && steps % c->every == 0 && save_state(c))
         return 1;
-    c->interrupted = train_interrupted();
+    c->interrupted = train_interrupted() && steps < c->progress.total; // after the last step: the run is done
     return c->interrupted;
 }
 

@@ -69,6 +69,10 @@ int train_apply_preset(const char *cmd, parsed_args *a, const arg_spec *specs)
     const int init_from = args_has(a, "init-from"), user_epochs = args_has(a, "epochs"),
               user_steps = args_has(a, "steps");
     const int n = a->nhits; // only the user's own flags decide what is left out
+    // the model's sizes all from the preset: --max-seq may follow a larger --context (a
+    // user's own sizes keep the default 64, and a longer context is refused, as before)
+    const int sizes_given = args_has(a, "vocab") || args_has(a, "embed") || args_has(a, "heads") ||
+                            args_has(a, "layers");
     for (int i = 0; p->flags[i]; i += 2) {
         const char *f = p->flags[i], *v = p->flags[i + 1];
         int given = 0;
@@ -79,7 +83,7 @@ int train_apply_preset(const char *cmd, parsed_args *a, const arg_spec *specs)
             continue;
         const char *ctx = args_get(a, "context");
         char wider[32];
-        if (strcmp(f, "max-seq") == 0 && ctx && strtoll(ctx, NULL, 10) > strtoll(v, NULL, 10)) {
+        if (strcmp(f, "max-seq") == 0 && ctx && strtoll(ctx, NULL, 10) > strtoll(v, NULL, 10) && !sizes_given) {
             snprintf(wider, sizeof wider, "%lld", strtoll(ctx, NULL, 10)); // room for the user's --context
             v = strdup(wider); // lives as long as the program
         }

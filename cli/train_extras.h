@@ -16,7 +16,8 @@
  * defaults), as if they had been typed: explicit flags win. Model flags are left to the
  * checkpoint with --init-from; a user's --epochs takes the book's loop (the preset's
  * --steps and --eval-every are left out), a user's --steps the course's; --max-seq
- * follows a larger --context. 0, or EXIT_USAGE after the error (an unknown preset). */
+ * follows a larger --context when the model's sizes are all the preset's. 0, or
+ * EXIT_USAGE after the error (an unknown preset). */
 int train_apply_preset(const char *cmd, parsed_args *a, const arg_spec *specs);
 
 /* The presets and their flags, for --help */

@@ -1318,6 +1318,15 @@ Test(cli_train, a_resume_of_another_run_is_refused_and_a_second_ctrl_c_saves_not
     cr_expect(mine && n == 4 && memcmp(mine, "mine", 4) == 0, "the file was replaced");
     free(mine);
     unlink(path);
+    // Ctrl-C after the last step: the run is done, its model saved, no state
+    train_run("train --preset tiny --steps 3 --text DATA/the-verdict.txt --save DIR/done.safetensors", dir, data, "3",
+              &r);
+    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    snprintf(path, sizeof path, "%s/done.safetensors", dir);
+    cr_expect_eq(unlink(path), 0, "Ctrl-C after the last step: the model was not saved");
+    snprintf(path, sizeof path, "%s/done.state.safetensors", dir);
+    cr_expect(access(path, F_OK) != 0, "Ctrl-C after the last step saved a state");
+    proc_result_free(&r);
     // a second Ctrl-C: at once, nothing saved
     snprintf(path, sizeof path, "%s/s.safetensors", dir);
     unlink(path);
