@@ -261,7 +261,6 @@ typedef struct run_ctx {
     train_log *log;                 /* or NULL                                       */
     double lr, last;                /* the log's lr; when the previous step ended    */
     const char *state;              /* where the training state goes, or NULL        */
-    const char *state_refused;      /* why it cannot go there (Ctrl-C says so), or NULL */
     long long every;                /* --checkpoint-every, or 0                      */
     mygpt_gpt *g;
     mygpt_optimizer *opt;
@@ -671,7 +670,7 @@ int cmd_train(int argc, char **argv)
     }
     train_log log = {0};
     run_ctx ctx = {.cmd = cmd, .show = team.rank == 0, .lr = opt.lr, .state = state_refused ? NULL : state_path,
-                   .state_refused = state_refused, .every = ckpt_every, .g = g, .opt = &opt, .rng = &rng,
+                   .every = ckpt_every, .g = g, .opt = &opt, .rng = &rng,
                    .train = &train, .settings = rs.s, .nsettings = rs.n, .at = pos, .saved_at = -1};
     if (team.rank == 0 && args_has(&a, "log") && (rc = train_log_open(cmd, &log, args_get(&a, "log"), pos.step)))
         goto done;

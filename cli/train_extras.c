@@ -29,7 +29,7 @@ static const preset PRESETS[] = {
      {"seed", "123", "vocab", "50257", "embed", "64", "heads", "4", "layers", "2", "max-seq", "64", "context", "64",
       "batch", "8", "steps", "200", "optimizer", "adamw", "lr", "1e-2", "eval-every", "20", NULL}},
     {"book-ch5", "the book's chapter 5 (train_model_simple): its GPT-2-sized model (163M parameters), "
-                 "10 epochs; 15 to 30 minutes on 2 cores",
+                 "10 epochs; about 25 minutes on 2 cores",
      {"arch", "llms-from-scratch", "seed", "123", "vocab", "50257", "embed", "768", "heads", "12", "layers", "12",
       "max-seq", "256", "dropout", "0.1", "context", "256", "batch", "2", "epochs", "10", "optimizer", "adamw", "lr",
       "4e-4", "weight-decay", "0.1", "eval-every", "5", "eval-batches", "5", "sample-prompt",
@@ -103,13 +103,24 @@ void train_print_presets(FILE *f)
 {
     for (size_t i = 0; i < sizeof PRESETS / sizeof PRESETS[0]; i++) {
         const preset *p = &PRESETS[i];
-        fprintf(f, "  %-9s %s:\n           ", p->name, p->what);
+        fprintf(f, "  %-9s", p->name);
         int col = 11;
+        for (const char *w = p->what; *w;) { // the description, wrapped at 90 columns
+            const size_t len = strcspn(w, " ");
+            if (col + 1 + (int)len > 90) {
+                fputs("\n          ", f);
+                col = 10;
+            }
+            col += fprintf(f, " %.*s", (int)len, w);
+            w += len + (w[len] == ' ');
+        }
+        fputs(":\n           ", f);
+        col = 11;
         for (int k = 0; p->flags[k]; k += 2) {
             const char *v = p->flags[k + 1];
             const int quote = v && strchr(v, ' ');
             const int w = (int)strlen(p->flags[k]) + 3 + (v ? (int)strlen(v) + 2 * quote : 0);
-            if (col + w > 100) {
+            if (col + w > 90) {
                 fputs("\n           ", f);
                 col = 11;
             }

@@ -1286,6 +1286,24 @@ Test(cli_train, a_resume_of_another_run_is_refused_and_a_second_ctrl_c_saves_not
     const mygpt_config cfg = {50257, 8, 2, 1, 8};
     mygpt_gpt *g;
     char path[300];
+    // the state cut short (a disk that filled before mygpt wrote it whole, a copy cut)
+    snprintf(path, sizeof path, "%s/s.safetensors", dir);
+    size_t whole = 0;
+    char *bytes = file_bytes(path, &whole);
+    cr_assert(bytes && whole > 100);
+    snprintf(path, sizeof path, "%s/cut.safetensors", dir);
+    for (size_t keep = 6; keep < whole; keep = keep * 4 + 3) {
+        FILE *cut = fopen(path, "wb");
+        fwrite(bytes, 1, keep, cut);
+        fclose(cut);
+        train_run("train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 "
+                  "--steps 6 --lr 0.01 --text DATA/the-verdict.txt --resume DIR/cut.safetensors", dir, data, NULL, &r);
+        cr_expect_eq(r.status, 2, "cut at %zu of %zu bytes: exit %d: %s", keep, whole, r.status, r.err);
+        cr_expect(count_lines(r.err) == 1 && strstr(r.err, "--resume: ") != NULL, "%s", r.err);
+        proc_result_free(&r);
+    }
+    free(bytes);
+    unlink(path);
     snprintf(path, sizeof path, "%s/m.safetensors", dir);
     cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, NULL), MYGPT_OK);
     cr_assert_eq(mygpt_checkpoint_save(g, path, NULL), MYGPT_OK);
