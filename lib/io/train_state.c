@@ -407,7 +407,7 @@ mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, mygpt_optimi
         hlen |= (unsigned long long)len8[b] << (8 * b);
     if (hlen > MAX_HEADER || hlen > len - 8) {
         fclose(f);
-        return mygpt_fail(err, MYGPT_EFORMAT, "%s is not a training state (not a safetensors file)", path);
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s is not a training state (not a safetensors file, or one cut short)", path);
     }
     char *header = malloc(hlen ? hlen : 1);
     state_file *s = calloc(1, sizeof *s);
