@@ -24,20 +24,24 @@ typedef struct preset {
 
 /* verdict first: the defaults */
 static const preset PRESETS[] = {
-    {"verdict", "the defaults: the course's GPT (C 64, 4 heads, 2 layers) on windows of 64 tokens, "
-                "AdamW, 400 steps (about 9 minutes on 2 busy cores): it learns the-verdict by heart (a "
-                "prompt that starts a window, such as \"I HAD always thought\", goes on in Wharton's words)",
-     {"seed", "123", "vocab", "50257", "embed", "64", "heads", "4", "layers", "2", "max-seq", "64", "context", "64",
-      "batch", "8", "steps", "400", "optimizer", "adamw", "lr", "1e-2", "eval-every", "20", NULL}},
-    {"book-ch5", "the book's chapter 5 (train_model_simple): its GPT-2-sized model (163M parameters), "
-                 "10 epochs; about 25 minutes on 2 cores",
-     {"arch", "llms-from-scratch", "seed", "123", "vocab", "50257", "embed", "768", "heads", "12", "layers", "12",
-      "max-seq", "256", "dropout", "0.1", "context", "256", "batch", "2", "epochs", "10", "optimizer", "adamw", "lr",
-      "4e-4", "weight-decay", "0.1", "eval-every", "5", "eval-batches", "5", "sample-prompt",
-      "Every effort moves you", "sample-tokens", "50", NULL}},
+    {"verdict",
+     "the defaults: the course's GPT (C 64, 4 heads, 2 layers) on windows of 64 tokens, "
+     "AdamW, 400 steps (about 9 minutes on 2 busy cores): it learns the-verdict by heart (a "
+     "prompt that starts a window, such as \"I HAD always thought\", goes on in Wharton's words)",
+     {"seed", "123", "vocab", "50257", "embed", "64", "heads", "4", "layers", "2", "max-seq", "64",
+      "context", "64", "batch", "8", "steps", "400", "optimizer", "adamw", "lr", "1e-2",
+      "eval-every", "20", NULL}},
+    {"book-ch5",
+     "the book's chapter 5 (train_model_simple): its GPT-2-sized model (163M parameters), "
+     "10 epochs; about 25 minutes on 2 cores",
+     {"arch", "llms-from-scratch", "seed", "123", "vocab", "50257", "embed", "768", "heads", "12",
+      "layers", "12", "max-seq", "256", "dropout", "0.1", "context", "256", "batch", "2",
+      "epochs", "10", "optimizer", "adamw", "lr", "4e-4", "weight-decay", "0.1", "eval-every", "5",
+      "eval-batches", "5", "sample-prompt", "Every effort moves you", "sample-tokens", "50", NULL}},
     {"tiny", "a model small enough to try every flag in seconds (the text it writes is not readable)",
-     {"seed", "123", "vocab", "50257", "embed", "16", "heads", "2", "layers", "1", "max-seq", "16", "context", "16",
-      "batch", "4", "steps", "30", "optimizer", "adamw", "lr", "1e-2", "eval-every", "10", NULL}},
+     {"seed", "123", "vocab", "50257", "embed", "16", "heads", "2", "layers", "1", "max-seq", "16",
+      "context", "16", "batch", "4", "steps", "30", "optimizer", "adamw", "lr", "1e-2",
+      "eval-every", "10", NULL}},
 };
 
 static int is_model_flag(const char *f)
@@ -63,8 +67,9 @@ int train_apply_preset(const char *cmd, parsed_args *a, const arg_spec *specs)
         if (!name || strcmp(name, PRESETS[i].name) == 0)
             p = &PRESETS[i];
     if (!p) {
-        cli_error(cmd, "--preset: unknown preset '%s' (verdict, book-ch5 or tiny; 'mygpt train --help' lists them)",
-                  name);
+        cli_error(
+            cmd, "--preset: unknown preset '%s' (verdict, book-ch5 or tiny; 'mygpt train --help' lists them)",
+            name);
         return EXIT_USAGE;
     }
     const int init_from = args_has(a, "init-from"), user_epochs = args_has(a, "epochs"),
@@ -72,8 +77,8 @@ int train_apply_preset(const char *cmd, parsed_args *a, const arg_spec *specs)
     const int n = a->nhits; // only the user's own flags decide what is left out
     // the model's sizes all from the preset: --max-seq may follow a larger --context (a
     // user's own sizes keep the default 64, and a longer context is refused, as before)
-    const int sizes_given = args_has(a, "vocab") || args_has(a, "embed") || args_has(a, "heads") ||
-                            args_has(a, "layers");
+    const int sizes_given =
+        args_has(a, "vocab") || args_has(a, "embed") || args_has(a, "heads") || args_has(a, "layers");
     for (int i = 0; p->flags[i]; i += 2) {
         const char *f = p->flags[i], *v = p->flags[i + 1];
         int given = 0;
@@ -84,9 +89,11 @@ int train_apply_preset(const char *cmd, parsed_args *a, const arg_spec *specs)
             continue;
         const char *ctx = args_get(a, "context");
         char wider[32];
-        if (strcmp(f, "max-seq") == 0 && ctx && strtoll(ctx, NULL, 10) > strtoll(v, NULL, 10) && !sizes_given) {
-            snprintf(wider, sizeof wider, "%lld", strtoll(ctx, NULL, 10)); // room for the user's --context
-            v = strdup(wider); // lives as long as the program
+        if (strcmp(f, "max-seq") == 0 && ctx && strtoll(ctx, NULL, 10) > strtoll(v, NULL, 10) &&
+            !sizes_given) {
+            // room for the user's --context (the copy lives as long as the program)
+            snprintf(wider, sizeof wider, "%lld", strtoll(ctx, NULL, 10));
+            v = strdup(wider);
         }
         const arg_spec *s = NULL;
         for (int k = 0; specs[k].name && !s; k++)
@@ -168,8 +175,8 @@ void progress_step(train_progress *p, long long steps, double loss, int evaluate
     char eta[32];
     duration(eta, sizeof eta, per * (double)(p->total - steps));
     char line[256];
-    snprintf(line, sizeof line, "step %lld/%lld, loss %.4f, %.0f ms/step, %.0f tokens/s, %s %s", steps, p->total,
-             loss, 1e3 * per, elapsed > 0 ? (double)(here * p->tokens_per_step) / elapsed : 0.0,
+    snprintf(line, sizeof line, "step %lld/%lld, loss %.4f, %.0f ms/step, %.0f tokens/s, %s %s", steps,
+             p->total, loss, 1e3 * per, elapsed > 0 ? (double)(here * p->tokens_per_step) / elapsed : 0.0,
              last ? "took" : "ETA", last ? (duration(eta, sizeof eta, elapsed), eta) : eta);
     if (!p->tty) {
         fprintf(p->f, "mygpt train: %s\n", line);
@@ -233,7 +240,8 @@ static int plot_is_ours(const char *path)
         return 1;
     char *text = NULL;
     size_t len = 0;
-    const int ours = mygpt_read_file_max(path, 16u << 20, &text, &len, NULL) == MYGPT_OK && strstr(text, PLOT_TITLE);
+    const int ours =
+        mygpt_read_file_max(path, 16u << 20, &text, &len, NULL) == MYGPT_OK && strstr(text, PLOT_TITLE);
     free(text);
     return ours;
 }
@@ -246,8 +254,8 @@ static int log_grow(train_log *l)
     float *p[4] = {realloc(l->x, cap * sizeof(float)), NULL, NULL, NULL};
     if (p[0])
         l->x = p[0];
-    if (!p[0] || !(l->train = realloc(l->train, cap * sizeof(float))) || !(l->vx = realloc(l->vx, cap * sizeof(float))) ||
-        !(l->val = realloc(l->val, cap * sizeof(float))))
+    if (!p[0] || !(l->train = realloc(l->train, cap * sizeof(float))) ||
+        !(l->vx = realloc(l->vx, cap * sizeof(float))) || !(l->val = realloc(l->val, cap * sizeof(float))))
         return 1; // what was kept stays freeable
     l->cap = cap;
     return 0;
@@ -285,15 +293,18 @@ int train_log_open(const char *cmd, train_log *l, const char *csv, long long res
         return EXIT_USAGE;
     }
     if (!plot_is_ours(l->svg)) {
-        cli_error(cmd, "--log: %s is there and is not a loss plot of mygpt train: not replaced (move it, or log "
-                       "elsewhere)", l->svg);
+        cli_error(cmd,
+                  "--log: %s is there and is not a loss plot of mygpt train: not replaced (move it, or log "
+                  "elsewhere)",
+                  l->svg);
         return EXIT_USAGE;
     }
     rows_printf(l, "%s", LOG_HEADER);
     char *text = NULL;
     size_t len = 0;
+    // a resumed run: the rows of the run before, up to its state's step
     if (resume_step > 0 && mygpt_read_file_max(l->csv, 1u << 30, &text, &len, NULL) == MYGPT_OK &&
-        strncmp(text, LOG_HEADER, strlen(LOG_HEADER)) == 0) { // the rows of the run before, up to its state's step
+        strncmp(text, LOG_HEADER, strlen(LOG_HEADER)) == 0) {
         for (char *line = text + strlen(LOG_HEADER), *end; *line; line = end + 1) {
             if (!(end = strchr(line, '\n')))
                 break;
@@ -314,7 +325,8 @@ int train_log_open(const char *cmd, train_log *l, const char *csv, long long res
     return 0;
 }
 
-void train_log_row(train_log *l, long long step, double train_loss, const double *val_loss, double lr, double ms)
+void train_log_row(train_log *l, long long step, double train_loss, const double *val_loss, double lr,
+                   double ms)
 {
     log_point(l, step, train_loss, val_loss);
     rows_printf(l, "%lld,%.6f,", step, train_loss);
@@ -340,8 +352,9 @@ int train_log_write(const char *cmd, train_log *l)
         ymax = isfinite(l->val[i]) && l->val[i] > ymax ? l->val[i] : ymax;
     mygpt_svg fig;
     mygpt_svg_begin(&fig, 820, 480);
-    const mygpt_svg_series s[2] = {{.x = l->x, .y = l->train, .n = (int)l->n, .label = "train (the step's batch)"},
-                                   {.x = l->vx, .y = l->val, .n = (int)l->nv, .label = "validation", .markers = 1}};
+    const mygpt_svg_series s[2] = {
+        {.x = l->x, .y = l->train, .n = (int)l->n, .label = "train (the step's batch)"},
+        {.x = l->vx, .y = l->val, .n = (int)l->nv, .label = "validation", .markers = 1}};
     const mygpt_svg_panel p = {80, 50, 520, 360, PLOT_TITLE, "step", "loss", .legend_outside = 1};
     mygpt_svg_line_plot(&fig, &p, s, l->nv ? 2 : 1, 0.0, ymax > 0 ? ymax : 1.0);
     if ((st = mygpt_svg_save(&fig, l->svg, &err)) != MYGPT_OK)

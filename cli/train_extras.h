@@ -30,8 +30,8 @@ void train_print_presets(FILE *f);
  * line after every evaluation and the last step. */
 typedef struct train_progress {
     FILE *f;
-    int tty, shown;             /* a terminal; a line is on it now                  */
-    long long first, total;     /* steps taken when this run began; steps in all     */
+    int tty, shown;         /* a terminal; a line is on it now                  */
+    long long first, total; /* steps taken when this run began; steps in all     */
     long long tokens_per_step;
     double t0;
 } train_progress;
@@ -53,8 +53,8 @@ typedef struct train_log {
     struct {
         char *data;
         size_t len, cap;
-        int failed;                /* an allocation failed: the log is not written  */
-    } rows;                         /* the CSV                                       */
+        int failed;              /* an allocation failed: the log is not written  */
+    } rows;                      /* the CSV                                       */
     float *x, *train, *vx, *val; /* the curves: every step's loss, every evaluation's */
     size_t n, nv, cap;
 } train_log;
@@ -64,7 +64,8 @@ typedef struct train_log {
  * refused, not replaced); on a resumed run (resume_step > 0) the rows of an earlier
  * log in csv before that step are kept. 0, or EXIT_USAGE after the error. */
 int train_log_open(const char *cmd, train_log *l, const char *csv, long long resume_step);
-void train_log_row(train_log *l, long long step, double train_loss, const double *val_loss, double lr, double ms);
+void train_log_row(train_log *l, long long step, double train_loss, const double *val_loss, double lr,
+                   double ms);
 
 /* Writes both files whole. 0, or the exit code after the error. */
 int train_log_write(const char *cmd, train_log *l);

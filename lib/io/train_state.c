@@ -21,9 +21,9 @@
 #include "io/json.h"
 #include "io/whole.h"
 
-#define FORMAT "mygpt-train-state"
-#define MAX_META 128           /* metadata entries a state may hold          */
-#define MAX_VALUE 8192         /* a generator's state: 624 words in hex, and a little */
+#define FORMAT     "mygpt-train-state"
+#define MAX_META   128         /* metadata entries a state may hold          */
+#define MAX_VALUE  8192        /* a generator's state: 624 words in hex, and a little */
 #define MAX_HEADER (64u << 20) /* the JSON header                            */
 
 /* The tensors of a state, in the file's order */
@@ -51,8 +51,8 @@ static void rng_string(mygpt_strbuf *sb, const mygpt_rng *r)
 {
     uint64_t bits;
     memcpy(&bits, &r->cached_normal, sizeof bits);
-    mygpt_sb_printf(sb, "%" PRIx64 ":%d:%d:%d:%" PRIx64 ":%d:", r->seed, r->left, r->next, r->has_cached_normal,
-                    bits, (int)r->torch_cpu);
+    mygpt_sb_printf(sb, "%" PRIx64 ":%d:%d:%d:%" PRIx64 ":%d:", r->seed, r->left, r->next,
+                    r->has_cached_normal, bits, (int)r->torch_cpu);
     for (int i = 0; i < MYGPT_MT_N; i++)
         mygpt_sb_printf(sb, "%08" PRIx32, r->mt[i]);
 }
@@ -62,9 +62,11 @@ static int rng_parse(const char *s, mygpt_rng *r)
 {
     uint64_t seed, bits;
     int left, next, cached, cpu, used = 0;
-    if (sscanf(s, "%" SCNx64 ":%d:%d:%d:%" SCNx64 ":%d:%n", &seed, &left, &next, &cached, &bits, &cpu, &used) != 6 ||
+    if (sscanf(s, "%" SCNx64 ":%d:%d:%d:%" SCNx64 ":%d:%n", &seed, &left, &next, &cached, &bits, &cpu,
+               &used) != 6 ||
         used == 0 || strlen(s + used) != 8 * MYGPT_MT_N || left < 1 || left > MYGPT_MT_N + 1 || next < 0 ||
-        next > MYGPT_MT_N || (cached != 0 && cached != 1) || (cpu != MYGPT_TORCH_AVX2 && cpu != MYGPT_TORCH_SCALAR))
+        next > MYGPT_MT_N || (cached != 0 && cached != 1) ||
+        (cpu != MYGPT_TORCH_AVX2 && cpu != MYGPT_TORCH_SCALAR))
         return 0;
     mygpt_rng out = {0};
     for (int i = 0; i < MYGPT_MT_N; i++) {
@@ -92,10 +94,18 @@ static void meta_put(mygpt_strbuf *h, const char *key, const char *value)
 {
     mygpt_sb_append(h, ",\"");
     for (const char *k = key; *k; k++)
-        mygpt_sb_printf(h, *k == '"' || *k == '\\' ? "\\%c" : (unsigned char)*k < 0x20 ? "\\u%04x" : "%c", *k);
+        mygpt_sb_printf(h,
+                        *k == '"' || *k == '\\'    ? "\\%c"
+                        : (unsigned char)*k < 0x20 ? "\\u%04x"
+                                                   : "%c",
+                        *k);
     mygpt_sb_append(h, "\":\"");
     for (const char *v = value; *v; v++)
-        mygpt_sb_printf(h, *v == '"' || *v == '\\' ? "\\%c" : (unsigned char)*v < 0x20 ? "\\u%04x" : "%c", *v);
+        mygpt_sb_printf(h,
+                        *v == '"' || *v == '\\'    ? "\\%c"
+                        : (unsigned char)*v < 0x20 ? "\\u%04x"
+                                                   : "%c",
+                        *v);
     mygpt_sb_append(h, "\"");
 }
 
@@ -137,14 +147,17 @@ static int state_tensors(const mygpt_gpt *g, const mygpt_optimizer *opt, const m
 
 mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const mygpt_optimizer *opt,
                                     const mygpt_rng *const *rngs, int n_rng, const mygpt_dataloader *train,
-                                    const mygpt_train_position *pos, const mygpt_train_setting *settings, int n,
-                                    mygpt_error *err)
+                                    const mygpt_train_position *pos, const mygpt_train_setting *settings,
+                                    int n, mygpt_error *err)
 {
     if (g->quantized)
-        return mygpt_fail(err, MYGPT_EINVAL, "%s", "a training state holds a float32 model, not a quantized one");
+        return mygpt_fail(err, MYGPT_EINVAL, "%s",
+                          "a training state holds a float32 model, not a quantized one");
     if (pos->batch > 0 && !train->order)
-        return mygpt_fail(err, MYGPT_EINVAL, "%s", "the loader's order is not drawn, yet the position is in an epoch");
-    const int started = opt->buf != NULL; // the buffers exist once the optimizer has stepped (when it has any)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s",
+                          "the loader's order is not drawn, yet the position is in an epoch");
+    // the buffers exist once the optimizer has stepped (when it has any)
+    const int started = opt->buf != NULL;
     state_tensor ts[4];
     const int nt = state_tensors(g, opt, train, pos->batch, ts);
     mygpt_strbuf h = {0};
@@ -178,8 +191,8 @@ mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const 
     for (int i = 0; i < nt; i++) {
         if (!started && i > 0 && ts[i].es == 4)
             continue; // no buffers yet
-        mygpt_sb_printf(&h, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[%zu],\"data_offsets\":[%zu,%zu]}", ts[i].name,
-                        ts[i].dtype, ts[i].numel, offset, offset + ts[i].numel * ts[i].es);
+        mygpt_sb_printf(&h, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[%zu],\"data_offsets\":[%zu,%zu]}",
+                        ts[i].name, ts[i].dtype, ts[i].numel, offset, offset + ts[i].numel * ts[i].es);
         offset += ts[i].numel * ts[i].es;
     }
     mygpt_sb_append(&h, "}");
@@ -324,8 +337,10 @@ static mygpt_status check_state(const char *path, const state_file *s, const myg
 {
     const char *format = meta_get(s, "format");
     if (!format || strcmp(format, FORMAT) != 0)
-        return mygpt_fail(err, MYGPT_EFORMAT, "%s is not a training state (mygpt train writes one with "
-                          "--checkpoint-every, --state or at Ctrl-C)", path);
+        return mygpt_fail(err, MYGPT_EFORMAT,
+                          "%s is not a training state (mygpt train writes one with "
+                          "--checkpoint-every, --state or at Ctrl-C)",
+                          path);
     const char *version = meta_get(s, "version");
     if (!version || strcmp(version, "1") != 0)
         return mygpt_fail(err, MYGPT_EFORMAT, "%s: a training state of version %s, not 1", path,
@@ -333,20 +348,26 @@ static mygpt_status check_state(const char *path, const state_file *s, const myg
     const mygpt_config *c = &g->config;
     const char *arch = meta_get(s, "arch");
     if (!arch || strcmp(arch, mygpt_arch_name(c->arch)) != 0)
-        return mygpt_fail(err, MYGPT_EINVAL, "%s holds the training of another model (arch %s; this run's is %s)",
-                          path, arch ? arch : "(none)", mygpt_arch_name(c->arch));
+        return mygpt_fail(err, MYGPT_EINVAL,
+                          "%s holds the training of another model (arch %s; this run's is %s)", path,
+                          arch ? arch : "(none)", mygpt_arch_name(c->arch));
     const struct {
         const char *key;
         long long have;
-    } sizes[] = {{"vocab_size", c->vocab_size}, {"embed_dim", c->embed_dim}, {"num_heads", c->num_heads},
-                 {"num_layers", c->num_layers}, {"max_seq_len", c->max_seq_len}, {"qkv_bias", c->qkv_bias},
+    } sizes[] = {{"vocab_size", c->vocab_size},
+                 {"embed_dim", c->embed_dim},
+                 {"num_heads", c->num_heads},
+                 {"num_layers", c->num_layers},
+                 {"max_seq_len", c->max_seq_len},
+                 {"qkv_bias", c->qkv_bias},
                  {"num_parameters", (long long)g->num_parameters}};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         int ok = 1;
         const long long v = meta_ll(s, sizes[i].key, &ok);
         if (!ok || v != sizes[i].have)
-            return mygpt_fail(err, MYGPT_EINVAL, "%s holds the training of another model (%s %s; this run's is %lld)",
-                              path, sizes[i].key, meta_get(s, sizes[i].key) ? meta_get(s, sizes[i].key) : "(none)",
+            return mygpt_fail(err, MYGPT_EINVAL,
+                              "%s holds the training of another model (%s %s; this run's is %lld)", path,
+                              sizes[i].key, meta_get(s, sizes[i].key) ? meta_get(s, sizes[i].key) : "(none)",
                               sizes[i].have);
     }
     const char *kind = meta_get(s, "optimizer"), *want = opt->kind == MYGPT_ADAMW ? "adamw" : "sgd";
@@ -358,15 +379,18 @@ static mygpt_status check_state(const char *path, const state_file *s, const myg
         return mygpt_fail(err, MYGPT_EFORMAT, "%s: the state holds %s generators, not %d", path,
                           meta_get(s, "generators") ? meta_get(s, "generators") : "no", n_rng);
     if (meta_ll(s, "loader.windows", &ok) != (long long)train->num_windows || !ok)
-        return mygpt_fail(err, MYGPT_EINVAL, "%s was saved by a run whose training loader has %s windows, not %zu",
-                          path, meta_get(s, "loader.windows") ? meta_get(s, "loader.windows") : "no", train->num_windows);
+        return mygpt_fail(
+            err, MYGPT_EINVAL, "%s was saved by a run whose training loader has %s windows, not %zu", path,
+            meta_get(s, "loader.windows") ? meta_get(s, "loader.windows") : "no", train->num_windows);
     for (int i = 0; i < n; i++) {
         char key[160];
         snprintf(key, sizeof key, "run:%s", settings[i].key);
         const char *v = meta_get(s, key);
         if (!v || strcmp(v, settings[i].value) != 0)
-            return mygpt_fail(err, MYGPT_EINVAL, "%s was saved by a run with %s %s, not %s: resume with the flags it "
-                              "was saved with", path, settings[i].key, v ? v : "(not given)", settings[i].value);
+            return mygpt_fail(err, MYGPT_EINVAL,
+                              "%s was saved by a run with %s %s, not %s: resume with the flags it "
+                              "was saved with",
+                              path, settings[i].key, v ? v : "(not given)", settings[i].value);
     }
     return MYGPT_OK;
 }
@@ -376,18 +400,21 @@ static int find_tensor(const state_file *s, const char *name, const char *dtype,
 {
     for (int i = 0; i < s->nt; i++)
         if (strcmp(s->t[i].name, name) == 0)
-            return strcmp(s->t[i].dtype, dtype) == 0 && s->t[i].numel == numel && s->t[i].to - s->t[i].from == numel * es
+            return strcmp(s->t[i].dtype, dtype) == 0 && s->t[i].numel == numel &&
+                           s->t[i].to - s->t[i].from == numel * es
                        ? i
                        : -2;
     return -1;
 }
 
-mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, mygpt_optimizer *opt, mygpt_rng *const *rngs,
-                                    int n_rng, mygpt_dataloader *train, mygpt_train_position *pos,
-                                    const mygpt_train_setting *settings, int n, mygpt_error *err)
+mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, mygpt_optimizer *opt,
+                                    mygpt_rng *const *rngs, int n_rng, mygpt_dataloader *train,
+                                    mygpt_train_position *pos, const mygpt_train_setting *settings, int n,
+                                    mygpt_error *err)
 {
     if (g->quantized)
-        return mygpt_fail(err, MYGPT_EINVAL, "%s", "a training state continues a float32 model, not a quantized one");
+        return mygpt_fail(err, MYGPT_EINVAL, "%s",
+                          "a training state continues a float32 model, not a quantized one");
     FILE *f = fopen(path, "rb");
     if (!f)
         return mygpt_fail(err, MYGPT_EIO, "cannot open %s: %s", path, strerror(errno));
@@ -401,13 +428,15 @@ mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, mygpt_optimi
     unsigned long long hlen = 0;
     if (len < 8 || !read_at(f, len8, 8, 0)) {
         fclose(f);
-        return mygpt_fail(err, MYGPT_EFORMAT, "%s is not a training state (too short for a safetensors file)", path);
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s is not a training state (too short for a safetensors file)",
+                          path);
     }
     for (int b = 0; b < 8; b++)
         hlen |= (unsigned long long)len8[b] << (8 * b);
     if (hlen > MAX_HEADER || hlen > len - 8) {
         fclose(f);
-        return mygpt_fail(err, MYGPT_EFORMAT, "%s is not a training state (not a safetensors file, or one cut short)", path);
+        return mygpt_fail(err, MYGPT_EFORMAT,
+                          "%s is not a training state (not a safetensors file, or one cut short)", path);
     }
     char *header = malloc(hlen ? hlen : 1);
     state_file *s = calloc(1, sizeof *s);
@@ -416,7 +445,8 @@ mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, mygpt_optimi
     if (!header || !s)
         st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a training state");
     else if (!read_at(f, header, hlen, 8))
-        st = mygpt_fail(err, MYGPT_EIO, "cannot read %s: %s", path, errno ? strerror(errno) : "it ended early");
+        st = mygpt_fail(err, MYGPT_EIO, "cannot read %s: %s", path,
+                        errno ? strerror(errno) : "it ended early");
     const unsigned long long data_at = 8 + hlen;
     char what[300];
     snprintf(what, sizeof what, "%s (its header)", path);
@@ -440,10 +470,13 @@ mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, mygpt_optimi
         at.batch = meta_ll(s, "batch", &ok);
         opt_step = meta_ll(s, "optimizer.step", &ok);
         started = meta_ll(s, "optimizer.buffers", &ok);
-        if (!ok || at.step < 0 || at.epoch < 0 || at.batch < 0 || opt_step < 0 || (started != 0 && started != 1) ||
+        if (!ok || at.step < 0 || at.epoch < 0 || at.batch < 0 || opt_step < 0 ||
+            (started != 0 && started != 1) ||
             (size_t)at.batch >= (train->num_batches ? train->num_batches : 1))
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the state's step, epoch, batch or optimizer step is missing or "
-                            "out of range", path);
+            st = mygpt_fail(err, MYGPT_EFORMAT,
+                            "%s: the state's step, epoch, batch or optimizer step is missing or "
+                            "out of range",
+                            path);
     }
     mygpt_rng *rs = st == MYGPT_OK ? malloc((size_t)(n_rng ? n_rng : 1) * sizeof *rs) : NULL;
     if (st == MYGPT_OK && !rs)
@@ -475,18 +508,20 @@ mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, mygpt_optimi
         if (!into)
             st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a training state");
         else if (!read_at(f, into, ts[i].numel * ts[i].es, data_at + s->t[k].from))
-            st = mygpt_fail(err, MYGPT_EIO, "cannot read %s: %s", path, errno ? strerror(errno) : "it ended early");
+            st = mygpt_fail(err, MYGPT_EIO, "cannot read %s: %s", path,
+                            errno ? strerror(errno) : "it ended early");
     }
     if (st == MYGPT_OK && order)
         for (size_t w = 0; w < train->num_windows && st == MYGPT_OK; w++)
             if (order[w] < 0 || (size_t)order[w] >= train->num_windows)
-                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the loader's order holds a window outside [0, %zu)", path,
-                                train->num_windows);
+                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the loader's order holds a window outside [0, %zu)",
+                                path, train->num_windows);
     if (st == MYGPT_OK) { // the weights, straight into the model (nothing can fail after this read)
         const int w = find_tensor(s, "model.params", "F32", g->num_parameters, 4);
         if (!read_at(f, g->params_memory, g->num_parameters * 4, data_at + s->t[w].from))
-            st = mygpt_fail(err, MYGPT_EIO, "cannot read %s: %s (the model's weights are now partly the file's)",
-                            path, errno ? strerror(errno) : "it ended early");
+            st = mygpt_fail(err, MYGPT_EIO,
+                            "cannot read %s: %s (the model's weights are now partly the file's)", path,
+                            errno ? strerror(errno) : "it ended early");
     }
     if (st == MYGPT_OK) {
         mygpt_optimizer_free(opt);

@@ -55,8 +55,8 @@ typedef struct mygpt_train_position {
  * (a failed write, with the reason), MYGPT_ENOMEM. */
 mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const mygpt_optimizer *opt,
                                     const mygpt_rng *const *rngs, int n_rng, const mygpt_dataloader *train,
-                                    const mygpt_train_position *pos, const mygpt_train_setting *settings, int n,
-                                    mygpt_error *err);
+                                    const mygpt_train_position *pos, const mygpt_train_setting *settings,
+                                    int n, mygpt_error *err);
 
 /* Continues a run from the state in path: g (built with the same configuration), opt
  * (initialised with the same kind and hyper-parameters), the n_rng generators and
@@ -66,9 +66,10 @@ mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const 
  * saved with the n settings given (the same keys and values): anything else is refused
  * with a message naming the first difference (MYGPT_EINVAL; MYGPT_EFORMAT for a file that
  * is not a training state or is damaged, MYGPT_EIO, MYGPT_ENOMEM). */
-mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, mygpt_optimizer *opt, mygpt_rng *const *rngs,
-                                    int n_rng, mygpt_dataloader *train, mygpt_train_position *pos,
-                                    const mygpt_train_setting *settings, int n, mygpt_error *err);
+mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, mygpt_optimizer *opt,
+                                    mygpt_rng *const *rngs, int n_rng, mygpt_dataloader *train,
+                                    mygpt_train_position *pos, const mygpt_train_setting *settings, int n,
+                                    mygpt_error *err);
 
 #pragma GCC visibility pop
 
