@@ -19,7 +19,9 @@
 #include "mygpt/data.h"
 #include "mygpt/tokenizer.h"
 #include "mygpt/train.h"
+#include "mygpt/train_state.h"
 #include "output.h"
+#include "train_extras.h"
 
 /* --seed, the model, --ids and --targets (the same shape) for loss and grad. */
 static int model_ids_targets(const char *cmd, const parsed_args *a, mygpt_gpt **gpt, mygpt_rng *rng,
@@ -250,6 +252,90 @@ static int init_from_agrees(const parsed_args *a, const mygpt_gpt *g, mygpt_erro
     return 0;
 }
 
+/* What a run does after each step, for both loops: the progress line, the log's row,
+ * the periodic save of the training state, Ctrl-C. */
+typedef struct run_ctx {
+    const char *cmd;
+    train_progress progress;
+    int show;                       /* this rank prints (rank 0)                     */
+    train_log *log;                 /* or NULL                                       */
+    double lr, last;                /* the log's lr; when the previous step ended    */
+    const char *state;              /* where the training state goes, or NULL        */
+    long long every;                /* --checkpoint-every, or 0                      */
+    mygpt_gpt *g;
+    mygpt_optimizer *opt;
+    mygpt_rng *rng;
+    mygpt_dataloader *train;
+    const mygpt_train_setting *settings;
+    int nsettings;
+    mygpt_train_position at;        /* where the run is                              */
+    long long saved_at;             /* the step of the last state saved, or -1       */
+    int interrupted, rc;            /* Ctrl-C came; a failure's exit code (said)     */
+} run_ctx;
+
+static int save_state(run_ctx *c)
+{
+    mygpt_error err = {0};
+    const mygpt_rng *rngs[1] = {c->rng};
+    const mygpt_status st = mygpt_train_state_save(c->state, c->g, c->opt, rngs, 1, c->train, &c->at, c->settings,
+                                                   c->nsettings, &err);
+    if (st != MYGPT_OK) {
+        progress_clear(&c->progress);
+        const mygpt_error inner = err;
+        snprintf(err.message, sizeof err.message, "the training state: %.*s", (int)sizeof err.message - 24,
+                 inner.message);
+        c->rc = cli_write_fail(c->cmd, st, &err);
+        return 1;
+    }
+    c->saved_at = c->at.step;
+    return 0;
+}
+
+static void before_print(void *vctx)
+{
+    progress_clear(&((run_ctx *)vctx)->progress);
+}
+
+/* After every step (steps taken; the next step's epoch and batch; its loss; the
+ * evaluation's train and validation losses or NULL): nonzero stops the run. */
+static int after_step(void *vctx, long steps, long epoch, size_t batch, double loss, const double *eval)
+{
+    run_ctx *c = vctx;
+    const double now = cli_now_s(), ms = 1e3 * (now - c->last);
+    c->last = now;
+    c->at = (mygpt_train_position){steps, epoch, (long long)batch};
+    if (c->show)
+        progress_step(&c->progress, steps, loss, eval != NULL);
+    if (c->log) {
+        train_log_row(c->log, steps - 1, loss, eval ? &eval[1] : NULL, c->lr, ms);
+        if ((eval || steps == c->progress.total) && (c->rc = train_log_write(c->cmd, c->log)))
+            return 1;
+    }
+    train_test_sigint(steps);
+    if (c->every > 0 && steps % c->every == 0 && save_state(c))
+        return 1;
+    c->interrupted = train_interrupted() && steps < c->progress.total; // after the last step: the run is done
+    return c->interrupted;
+}
+
+/* The settings a resumed run must share with the run that saved its state: what
+ * decides the numbers of every step (not --steps or --epochs: a run may go on longer) */
+typedef struct run_settings {
+    char v[12][96];
+    mygpt_train_setting s[12];
+    int n;
+} run_settings;
+
+static void setting(run_settings *r, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->v[r->n], sizeof r->v[r->n], fmt, ap);
+    va_end(ap);
+    r->s[r->n] = (mygpt_train_setting){key, r->v[r->n]};
+    r->n++;
+}
+
 int cmd_train(int argc, char **argv)
 {
     const char *cmd = "train";
@@ -259,22 +345,30 @@ int cmd_train(int argc, char **argv)
                                     {"eval-every", 1, 0}, {"save", 1, 0},  {"data-parallel", 0, 0},
                                     {"check-replicas", 0, 0}, {"epochs", 1, 0}, {"eval-batches", 1, 0},
                                     {"sample-prompt", 1, 0}, {"sample-tokens", 1, 0}, {"init-from", 1, 0},
-                                    {NULL, 0, 0}};
+                                    {"preset", 1, 0}, {"log", 1, 0}, {"checkpoint-every", 1, 0},
+                                    {"state", 1, 0}, {"resume", 1, 0}, {NULL, 0, 0}};
     parsed_args a;
     int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
     if (rc < 0) {
-        printf("usage: mygpt train --seed S (--vocab V --embed C --heads H --layers N [--max-seq M]\n"
+        printf("usage: mygpt train --text FILE [--preset NAME] [flags that change it]\n"
+               "\n"
+               "       flags: --seed S (--vocab V --embed C --heads H --layers N [--max-seq M]\n"
                "                   [--arch A [--qkv-bias]] | --init-from FILE) [--dropout P]\n"
-               "                   --text FILE --context T --batch B (--steps K | --epochs N)\n"
+               "                   --context T --batch B (--steps K | --epochs N)\n"
                "                   --optimizer sgd|adamw --lr LR [--momentum M] [--weight-decay WD]\n"
-               "                   [--eval-every E] [--save FILE.safetensors]\n"
+               "                   [--eval-every E] [--save FILE.safetensors] [--log FILE.csv]\n"
+               "                   [--checkpoint-every K] [--state FILE] [--resume FILE]\n"
                "                   [--data-parallel [--check-replicas]]\n"
                "                   [--eval-batches K] [--sample-prompt TEXT] [--sample-tokens N]\n"
                "\n"
+               "Every flag but --text has a default: the preset's (verdict unless --preset names\n"
+               "another); a flag given wins over the preset's. The presets:\n");
+        train_print_presets(stdout);
+        printf("\n"
                "--epochs N runs the book's train_model_simple instead (Build a Large Language Model\n"
                "(From Scratch), chapter 5): N epochs of the shuffled batches; after the steps with\n"
-               "step %% E == 0 the mean loss of the first K batches of fresh train and validation\n"
-               "loaders in eval mode, as 'Ep 1 (Step 000000): Train loss 9.781, Val loss 9.933';\n"
+               "step %% E == 0 (default 1) the mean loss of the first K batches of fresh train and\n"
+               "validation loaders in eval mode, as 'Ep 1 (Step 000000): Train loss 9.781, Val loss 9.933';\n"
                "after each epoch N greedy tokens (default 50) after TEXT, newlines as spaces.\n"
                "--init-from FILE starts from a checkpoint (its architecture and sizes; the book's\n"
                "model or a Hugging Face GPT-2 too), the generator moved on as if the model were\n"
@@ -284,11 +378,26 @@ int cmd_train(int argc, char **argv)
                "90%% of its characters train, the rest validate, in windows of T tokens every T;\n"
                "training batches shuffled as DataLoader(shuffle=True, drop_last=True) orders them,\n"
                "with torch.optim.SGD (momentum and weight decay 0 unless given) or AdamW (weight\n"
-               "decay 0.01 unless given). Every E steps (default 1) and at the last step prints\n"
+               "decay 0.01 unless given). Every E steps (the preset's: 20 for verdict) and at the\n"
+               "last step prints\n"
                "  step N train_loss X val_loss Y\n"
-               "the batch's loss and the mean loss over every validation batch; tokens/s on stderr.\n"
+               "the batch's loss and the mean loss over every validation batch. On stderr, a\n"
+               "progress line (step, loss, ms/step, tokens/s, the time left): redrawn after every\n"
+               "step on a terminal, one line per evaluation in a pipe; at the end, tokens/s.\n"
                "tools/reference_train.py is the same in PyTorch. The GPT-2 vocabulary comes from the\n"
                "data folder ($MYGPT_DATA, else build/data beside the program, else PREFIX/share/mygpt).\n"
+               "\n"
+               "--log FILE.csv writes a row per step (step,train_loss,val_loss,lr,ms; val_loss only\n"
+               "where the step evaluated) and FILE.svg, the plot of both losses, after every\n"
+               "evaluation and at the end (an SVG there that is not such a plot is not replaced).\n"
+               "\n"
+               "The training state (the weights, AdamW's moments or SGD's momentum, the step, the\n"
+               "generator, the loader's epoch and order) goes to --state FILE (default: --save's\n"
+               "name with .state.safetensors, else mygpt-train.state.safetensors; a file there that\n"
+               "is not a training state is never replaced) every K steps with --checkpoint-every K,\n"
+               "and on Ctrl-C: the step finishes, the state is saved, the run ends (a second Ctrl-C\n"
+               "ends it at once). --resume FILE continues such a state with the same flags (--steps\n"
+               "or --epochs may grow): it prints what the run would have printed, bit for bit.\n"
                "\n"
                "--data-parallel, under mpirun -np P (a build with MPI): every process holds the model\n"
                "and takes rows [r*B/P, (r+1)*B/P) of each global batch of B; the gradients are\n"
@@ -298,11 +407,11 @@ int cmd_train(int argc, char **argv)
                "parameters' checksums across ranks after every step. P must not exceed B.\n");
         return 0;
     }
-    if (rc)
+    if (rc || (rc = train_apply_preset(cmd, &a, ARGS)))
         return rc;
     mygpt_config cfg;
     uint64_t seed;
-    int64_t T, B, steps = 0, every = 1, epochs = 0, eval_batches = 0, sample_tokens = 50;
+    int64_t T, B, steps = 0, every = 1, epochs = 0, eval_batches = 0, sample_tokens = 50, ckpt_every = 0;
     double lr = 0, momentum = 0, wd = -1;
     // --init-from: the architecture and sizes are the checkpoint's (only --dropout is taken)
     const int init_from = args_has(&a, "init-from");
@@ -322,10 +431,11 @@ int cmd_train(int argc, char **argv)
         args_i64_in(cmd, &a, "eval-batches", 1, 1 << 30, 0, &eval_batches) ||
         args_i64_in(cmd, &a, "sample-tokens", 0, 1 << 20, 0, &sample_tokens) ||
         args_i64_in(cmd, &a, "eval-every", 1, 1 << 30, 0, &every) ||
+        args_i64_in(cmd, &a, "checkpoint-every", 1, 1 << 30, 0, &ckpt_every) ||
         args_double_min(cmd, &a, "momentum", 0, &momentum) || args_double_min(cmd, &a, "weight-decay", 0, &wd))
         return EXIT_USAGE;
-    if (!args_has(&a, "lr") || !args_has(&a, "text") || !args_has(&a, "optimizer")) {
-        cli_error(cmd, "--text, --optimizer and --lr are required");
+    if (!args_has(&a, "text")) {
+        cli_error(cmd, "--text FILE is required: the text to train on (the course's: corpus/the-verdict.txt)");
         return EXIT_USAGE;
     }
     if (args_double_min(cmd, &a, "lr", 0, &lr))
@@ -339,10 +449,43 @@ int cmd_train(int argc, char **argv)
         cli_error(cmd, "--eval-batches, --sample-prompt and --sample-tokens go with --epochs");
         return EXIT_USAGE;
     }
+    if (args_has(&a, "data-parallel") &&
+        (args_has(&a, "checkpoint-every") || args_has(&a, "resume") || args_has(&a, "state"))) {
+        cli_error(cmd, "--checkpoint-every, --state and --resume go without --data-parallel");
+        return EXIT_USAGE;
+    }
     mygpt_error perr = {0}; // a --save that cannot be written is said now, not after the training
     if (args_has(&a, "save") && mygpt_checkpoint_check_path(args_get(&a, "save"), &perr) != MYGPT_OK) {
         cli_error(cmd, "--save: %s", perr.message);
         return EXIT_USAGE;
+    }
+    // the training state's file: named, or beside --save, or in the current folder; one
+    // not named is never put over a file that is not a training state
+    char state_path[4200];
+    const char *state_refused = NULL;
+    if (args_has(&a, "state")) {
+        snprintf(state_path, sizeof state_path, "%s", args_get(&a, "state"));
+        if (mygpt_checkpoint_check_path(state_path, &perr) != MYGPT_OK) {
+            cli_error(cmd, "--state: %s", perr.message);
+            return EXIT_USAGE;
+        }
+    } else {
+        const char *save = args_get(&a, "save");
+        const size_t sl = save ? strlen(save) : 0, ext = sl > 12 && strcmp(save + sl - 12, ".safetensors") == 0 ? 12 : 0;
+        if (save && sl + 20 >= sizeof state_path) {
+            cli_error(cmd, "--save: the path is too long");
+            return EXIT_USAGE;
+        }
+        snprintf(state_path, sizeof state_path, "%.*s.state.safetensors", (int)(sl - ext),
+                 save ? save : "mygpt-train");
+        if (!train_state_path_is_free(state_path))
+            state_refused = "a file there is not a training state: not replaced (name another with --state FILE)";
+        else if (mygpt_checkpoint_check_path(state_path, &perr) != MYGPT_OK)
+            state_refused = perr.message;
+        if (state_refused && args_has(&a, "checkpoint-every")) {
+            cli_error(cmd, "--checkpoint-every: %s: %s", state_path, state_refused);
+            return EXIT_USAGE;
+        }
     }
     const char *optname = args_get(&a, "optimizer");
     mygpt_optimizer opt;
@@ -493,55 +636,132 @@ int cmd_train(int argc, char **argv)
         rc = EXIT_RUNTIME;
         goto done;
     }
+    // what a resumed run must share with the run that saved its state
+    run_settings rs = {.n = 0};
+    setting(&rs, "--seed", "%llu", (unsigned long long)seed);
+    setting(&rs, "the loop", "%s", epochs > 0 ? "--epochs (the book's)" : "--steps (the course's)");
+    setting(&rs, "--context", "%lld", (long long)T);
+    setting(&rs, "--batch", "%lld", (long long)B);
+    setting(&rs, "--dropout", "%.17g", g->config.dropout);
+    setting(&rs, "--optimizer", "%s", optname);
+    setting(&rs, "--lr", "%.17g", opt.lr);
+    setting(&rs, "--momentum", "%.17g", opt.momentum);
+    setting(&rs, "--weight-decay", "%.17g", opt.weight_decay);
+    setting(&rs, "--eval-every", "%lld", (long long)every);
+    setting(&rs, "--eval-batches", "%lld", epochs > 0 ? (long long)eval_batches : 0LL);
+    setting(&rs, "--text", "%zu + %zu tokens, FNV-1a %016llx", ntrain, nval,
+            checksum(train_ids, ntrain * sizeof *train_ids) ^ checksum(val_ids, nval * sizeof *val_ids));
+    mygpt_train_position pos = {0, 0, 0};
+    if (args_has(&a, "resume")) {
+        mygpt_rng *rngs[1] = {&rng};
+        if ((st = mygpt_train_state_load(args_get(&a, "resume"), g, &opt, rngs, 1, &train, &pos, rs.s, rs.n, &err)) !=
+            MYGPT_OK) {
+            const mygpt_error inner = err;
+            snprintf(err.message, sizeof err.message, "--resume: %.*s", (int)sizeof err.message - 11, inner.message);
+            rc = cli_fail(cmd, st, &err);
+            goto done;
+        }
+        if (epochs > 0 ? pos.epoch > epochs || (pos.epoch == epochs && pos.batch > 0) : pos.step > steps) {
+            cli_error(cmd, "--resume: %s is at step %lld, past the run's end (%s %lld): give more", args_get(&a, "resume"),
+                      pos.step, epochs > 0 ? "--epochs" : "--steps", (long long)(epochs > 0 ? epochs : steps));
+            rc = EXIT_USAGE;
+            goto done;
+        }
+    }
+    train_log log = {0};
+    run_ctx ctx = {.cmd = cmd, .show = team.rank == 0, .lr = opt.lr, .state = state_refused ? NULL : state_path,
+                   .every = ckpt_every, .g = g, .opt = &opt, .rng = &rng,
+                   .train = &train, .settings = rs.s, .nsettings = rs.n, .at = pos, .saved_at = -1};
+    if (team.rank == 0 && args_has(&a, "log") && (rc = train_log_open(cmd, &log, args_get(&a, "log"), pos.step)))
+        goto done;
+    ctx.log = team.rank == 0 && args_has(&a, "log") ? &log : NULL;
+    progress_start(&ctx.progress, stderr, pos.step, epochs > 0 ? epochs * (long long)train.num_batches : steps, B * T);
+    if (team.size == 1)
+        train_catch_sigint();
     const double t0 = cli_now_s();
-    long long step = 0, tokens = 0;
+    ctx.last = t0;
+    long long step = pos.step, tokens = 0;
+    int stop = 0;
     if (epochs > 0) { // the book's train_model_simple
         int64_t *prompt = NULL;
         size_t np = 0;
         const char *sp = args_get(&a, "sample-prompt");
         if (sp && (rc = encode_text(cmd, tok, sp, strlen(sp), &prompt, &np)))
-            goto done;
+            goto done_log;
         if (sp && np == 0) {
             cli_error(cmd, "--sample-prompt: the prompt has no tokens");
             free(prompt);
             rc = EXIT_USAGE;
-            goto done;
+            goto done_log;
         }
         const book_run run = {.epochs = epochs, .eval_every = every,
                               .eval_batches = eval_batches > 0 ? (size_t)eval_batches : SIZE_MAX, .tok = tok,
-                              .prompt = prompt, .n_prompt = np, .sample_tokens = (int)sample_tokens};
+                              .prompt = prompt, .n_prompt = np, .sample_tokens = (int)sample_tokens,
+                              .start_step = (long)pos.step, .start_epoch = (long)pos.epoch,
+                              .start_batch = (size_t)pos.batch, .after_step = after_step,
+                              .before_print = before_print, .ctx = &ctx};
         long taken = 0;
         st = book_train(stdout, tr, &opt, &train, &val, &rng, &run, x, y, &taken, &err);
+        tokens = (taken - step) * B * T;
         step = taken;
-        tokens = taken * B * T;
         free(prompt);
     }
-    while (step < steps && st == MYGPT_OK) {
-        st = mygpt_dataloader_epoch(&train, &rng, 1, &err); // for x, y in train_loader:
-        for (size_t b = 0; b < train.num_batches && st == MYGPT_OK && step < steps; b++) {
-            double shown = 0, vl = 0; // the global batch's loss
+    for (long long epoch = pos.epoch; step < steps && st == MYGPT_OK && !stop; epoch++) {
+        const int resumed = epoch == pos.epoch && pos.batch > 0; // its order came with the state
+        if (!resumed)
+            st = mygpt_dataloader_epoch(&train, &rng, 1, &err); // for x, y in train_loader:
+        for (size_t b = resumed ? (size_t)pos.batch : 0; b < train.num_batches && st == MYGPT_OK && step < steps && !stop;
+             b++) {
+            double shown = 0, ev[2] = {0, 0}; // the global batch's loss; the step's and the validation loss
+            int evaluated = 0;
             st = mygpt_dataloader_batch(&train, b, x, y, &err);
             if (st == MYGPT_OK)
                 st = dp_train_step(&team, tr, &opt, x, y, (int)B, (int)T, (long)step, args_has(&a, "check-replicas"), "mygpt train",
                                    &shown, &err);
             tokens += B * T;
             if (st == MYGPT_OK && (step % every == 0 || step == steps - 1)) {
-                st = dp_val_loss(&team, g, &val, &rng, x, y, &vl, &err);
+                st = dp_val_loss(&team, g, &val, &rng, x, y, &ev[1], &err);
+                ev[0] = shown;
+                evaluated = st == MYGPT_OK;
+                progress_clear(&ctx.progress);
                 if (st == MYGPT_OK && team.rank == 0)
-                    printf("step %lld train_loss %.6f val_loss %.6f\n", step, shown, vl);
+                    printf("step %lld train_loss %.6f val_loss %.6f\n", step, shown, ev[1]);
                 fflush(stdout);
             }
             step++;
+            const int last = b + 1 == train.num_batches;
+            if (st == MYGPT_OK)
+                stop = after_step(&ctx, (long)step, (long)(last ? epoch + 1 : epoch), last ? 0 : b + 1, shown,
+                                  evaluated ? ev : NULL);
         }
     }
+    progress_clear(&ctx.progress);
     if (st != MYGPT_OK) {
         rc = train_fail(&team, cmd, st, &err);
-        goto done;
+        goto done_log;
+    }
+    if (ctx.rc) { // a save or the log failed (said)
+        rc = ctx.rc;
+        goto done_log;
+    }
+    if (ctx.interrupted) { // Ctrl-C: the step finished; the state saved; the run ends as Ctrl-C ends it
+        if (ctx.log)
+            rc = train_log_write(cmd, ctx.log);
+        if (!ctx.state)
+            fprintf(stderr, "mygpt train: interrupted after step %lld: no training state saved (%s: %s)\n",
+                    ctx.at.step, state_path, state_refused);
+        else if (ctx.saved_at == ctx.at.step || !save_state(&ctx))
+            fprintf(stderr, "mygpt train: interrupted after step %lld: the training state is in %s (the same "
+                            "command with --resume %s continues it)\n", ctx.at.step, state_path, state_path);
+        rc = rc ? rc : ctx.rc ? ctx.rc : -1;
+        goto done_log;
     }
     const double secs = cli_now_s() - t0;
     if (team.rank == 0) {
-        fprintf(stderr, "mygpt train: %lld steps, %lld tokens in %.2f s: %.0f tokens/s", step, tokens, secs,
+        fprintf(stderr, "mygpt train: %lld steps, %lld tokens in %.2f s: %.0f tokens/s", step - pos.step, tokens, secs,
                 tokens / secs);
+        if (pos.step > 0)
+            fprintf(stderr, " (resumed at step %lld)", pos.step);
         fprintf(stderr, team.size > 1 ? " (%d processes)\n" : "\n", team.size);
     }
     if (team.rank == 0 && args_has(&a, "save") &&
@@ -550,6 +770,8 @@ int cmd_train(int argc, char **argv)
             dp_abort(&team, "mygpt train", err.message);
         rc = cli_write_fail(cmd, st, &err); // a full disk: a runtime failure, 1
     }
+done_log:
+    train_log_free(&log);
 done:
     if (rc != 0 && team.size > 1) // whatever failed here (said above) ends every rank, none is left waiting
         dp_abort(&team, "mygpt train", "this rank failed (its error is above): the job ends");
@@ -565,5 +787,7 @@ done:
     free(val_ids);
     free(x);
     free(y);
+    if (rc == -1) // interrupted, the state saved: the run ends as Ctrl-C ends it
+        train_end_by_sigint();
     return rc;
 }

@@ -33,7 +33,7 @@ public_layer() {
     gpt.h | kv_cache.h | quantize.h) echo model ;;
     train.h) echo learn ;;
     sample.h | generate.h) echo speak ;;
-    data.h | tokenizer.h | checkpoint.h | svg.h) echo io ;;
+    data.h | tokenizer.h | checkpoint.h | svg.h | train_state.h) echo io ;;
     *) echo '' ;;
     esac
 }

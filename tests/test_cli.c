@@ -1265,3 +1265,331 @@ Test(cli_train, messages_and_flags_of_issue_37, .timeout = 240)
     unlink(q8);
     cr_expect_eq(rmdir(dir), 0, "only the files written were left");
 }
+
+/* ---- issue 38: training a learner can drive --------------------------------------- */
+
+/* The whole file at path (malloc'd, *n bytes), or NULL */
+static char *file_bytes(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t cap = 0, len = 0, got;
+    do {
+        if (len + 65536 > cap && !(buf = realloc(buf, cap = 2 * cap + 65536)))
+            break;
+        got = fread(buf + len, 1, cap - len, f);
+        len += got;
+    } while (got > 0);
+    fclose(f);
+    *n = len;
+    return buf;
+}
+
+static int same_files(const char *a, const char *b)
+{
+    size_t na = 0, nb = 0;
+    char *x = file_bytes(a, &na), *y = file_bytes(b, &nb);
+    const int same = x && y && na == nb && memcmp(x, y, na) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+/* mygpt train WORDS (DATA the data folder, DIR the test's folder), Ctrl-C once `after`
+ * steps are taken (0: never; MYGPT_TRAIN_SIGINT_AFTER, the tool's hook for this test) */
+static void train_run(const char *words, const char *dir, const char *data, const char *after, proc_result *r)
+{
+    char expanded[2048], *o = expanded;
+    for (const char *w = words; *w && o < expanded + sizeof expanded - 300; )
+        if (strncmp(w, "DIR", 3) == 0) {
+            o += sprintf(o, "%s", dir);
+            w += 3;
+        } else {
+            *o++ = *w++;
+        }
+    *o = '\0';
+    if (after)
+        setenv("MYGPT_TRAIN_SIGINT_AFTER", after, 1);
+    else
+        unsetenv("MYGPT_TRAIN_SIGINT_AFTER");
+    cr_assert_eq(run_tool_words(expanded, data, r), 0);
+    unsetenv("MYGPT_TRAIN_SIGINT_AFTER");
+}
+
+/* A run interrupted (Ctrl-C after `at` steps: the step finishes, the state is saved)
+ * then resumed prints, with what it printed before, what the straight run prints, and
+ * saves the same weights, bit for bit. */
+static void interrupted_and_resumed(const char *flags, const int *at, int n_at, const char *dir, const char *data)
+{
+    char words[1024], straight_out[100000], path_a[300], path_b[300], after[16];
+    proc_result r;
+    snprintf(words, sizeof words, "train %s --save DIR/straight.safetensors", flags);
+    train_run(words, dir, data, NULL, &r);
+    cr_assert_eq(r.status, 0, "the straight run: exit %d: %s", r.status, r.err);
+    snprintf(straight_out, sizeof straight_out, "%s", r.out);
+    proc_result_free(&r);
+    snprintf(path_a, sizeof path_a, "%s/straight.safetensors", dir);
+    snprintf(path_b, sizeof path_b, "%s/resumed.safetensors", dir);
+    for (int i = 0; i < n_at; i++) {
+        char both[100000];
+        snprintf(after, sizeof after, "%d", at[i]);
+        snprintf(words, sizeof words, "train %s --save DIR/resumed.safetensors", flags);
+        train_run(words, dir, data, after, &r);
+        cr_expect_eq(r.status, 128 + SIGINT, "Ctrl-C after step %d: exit %d: %s", at[i], r.status, r.err);
+        char said[120];
+        snprintf(said, sizeof said, "interrupted after step %d: the training state is in", at[i]);
+        cr_expect(strstr(r.err, said) != NULL, "%s", r.err);
+        cr_expect(access(path_b, F_OK) != 0, "the weights were saved by an interrupted run");
+        snprintf(both, sizeof both, "%s", r.out);
+        proc_result_free(&r);
+        snprintf(words, sizeof words, "train %s --save DIR/resumed.safetensors --resume DIR/resumed.state.safetensors",
+                 flags);
+        train_run(words, dir, data, NULL, &r);
+        cr_expect_eq(r.status, 0, "resumed after step %d: exit %d: %s", at[i], r.status, r.err);
+        snprintf(both + strlen(both), sizeof both - strlen(both), "%s", r.out);
+        proc_result_free(&r);
+        cr_expect_str_eq(both, straight_out, "interrupted after step %d, then resumed: what it printed differs", at[i]);
+        cr_expect(same_files(path_a, path_b), "interrupted after step %d, then resumed: other weights", at[i]);
+        unlink(path_b);
+    }
+}
+
+Test(cli_train, a_run_interrupted_and_resumed_prints_and_saves_what_the_straight_run_does, .timeout = 1200)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("the-verdict.txt");
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt_resume_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    // the course's loop, AdamW, dropout drawing from the generator: 8 batches an epoch, so
+    // after step 1, in the middle, at the epoch's end, just after it and before the last
+    const char *adamw = "--arch llms-from-scratch --dropout 0.1 --seed 3 --vocab 50257 --embed 8 --heads 2 "
+                        "--layers 1 --max-seq 8 --context 8 --batch 64 --steps 12 --optimizer adamw --lr 0.01 "
+                        "--eval-every 3 --text DATA/the-verdict.txt";
+    const int at_adamw[] = {1, 5, 8, 9, 11};
+    interrupted_and_resumed(adamw, at_adamw, 5, dir, data);
+    // SGD with momentum (its buffer in the state), the course's model
+    const char *sgd = "--seed 4 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 64 "
+                      "--steps 6 --optimizer sgd --lr 0.5 --momentum 0.9 --eval-every 4 --text DATA/the-verdict.txt";
+    const int at_sgd[] = {3};
+    interrupted_and_resumed(sgd, at_sgd, 1, dir, data);
+    // the book's loop: its evaluations, its samples after each epoch, across the epochs
+    const char *book = "--arch llms-from-scratch --dropout 0.1 --seed 5 --vocab 50257 --embed 8 --heads 2 "
+                       "--layers 1 --max-seq 8 --context 8 --batch 64 --epochs 2 --optimizer adamw --lr 0.001 "
+                       "--weight-decay 0.1 --eval-every 3 --eval-batches 2 --sample-prompt Every_effort "
+                       "--sample-tokens 4 --text DATA/the-verdict.txt";
+    const int at_book[] = {2, 8, 13};
+    interrupted_and_resumed(book, at_book, 3, dir, data);
+    char path[300];
+    snprintf(path, sizeof path, "%s/straight.safetensors", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/resumed.state.safetensors", dir);
+    unlink(path);
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
+/* --resume refuses a state of another model or of another run, and a file that is no
+ * training state, with one line naming the difference; a second Ctrl-C ends the run at
+ * once, saving nothing */
+Test(cli_train, a_resume_of_another_run_is_refused_and_a_second_ctrl_c_saves_nothing, .timeout = 600)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("the-verdict.txt");
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt_refuse_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    const char *run = "train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 "
+                      "--steps 6 --lr 0.01 --text DATA/the-verdict.txt --state DIR/s.safetensors";
+    proc_result r;
+    train_run(run, dir, data, "2", &r);
+    cr_assert_eq(r.status, 128 + SIGINT, "exit %d: %s", r.status, r.err);
+    proc_result_free(&r);
+    const struct {
+        const char *words, *msg;
+    } refused[] = {
+        {"train --seed 3 --vocab 50257 --embed 16 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
+         "--lr 0.01 --text DATA/the-verdict.txt --resume DIR/s.safetensors",
+         "holds the training of another model (embed_dim 8; this run's is 16)"},
+        {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
+         "--lr 0.02 --text DATA/the-verdict.txt --resume DIR/s.safetensors",
+         "was saved by a run with --lr 0.01, not 0.02"},
+        {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
+         "--lr 0.01 --optimizer sgd --text DATA/the-verdict.txt --resume DIR/s.safetensors",
+         "with the optimizer adamw, not sgd"},
+        {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
+         "--lr 0.01 --text DATA/encoder.json --resume DIR/s.safetensors",
+         "--resume: "},
+        {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 1 "
+         "--lr 0.01 --text DATA/the-verdict.txt --resume DIR/s.safetensors",
+         "is at step 2, past the run's end (--steps 1)"},
+        {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
+         "--lr 0.01 --text DATA/the-verdict.txt --resume DIR/m.safetensors",
+         "m.safetensors is not a training state"},
+    };
+    const mygpt_config cfg = {50257, 8, 2, 1, 8};
+    mygpt_gpt *g;
+    char path[300];
+    // the state cut short (a disk that filled before mygpt wrote it whole, a copy cut)
+    snprintf(path, sizeof path, "%s/s.safetensors", dir);
+    size_t whole = 0;
+    char *bytes = file_bytes(path, &whole);
+    cr_assert(bytes && whole > 100);
+    snprintf(path, sizeof path, "%s/cut.safetensors", dir);
+    for (size_t keep = 6; keep < whole; keep = keep * 4 + 3) {
+        FILE *cut = fopen(path, "wb");
+        fwrite(bytes, 1, keep, cut);
+        fclose(cut);
+        train_run("train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 "
+                  "--steps 6 --lr 0.01 --text DATA/the-verdict.txt --resume DIR/cut.safetensors", dir, data, NULL, &r);
+        cr_expect_eq(r.status, 2, "cut at %zu of %zu bytes: exit %d: %s", keep, whole, r.status, r.err);
+        cr_expect(count_lines(r.err) == 1 && strstr(r.err, "--resume: ") != NULL, "%s", r.err);
+        proc_result_free(&r);
+    }
+    free(bytes);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/m.safetensors", dir);
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_checkpoint_save(g, path, NULL), MYGPT_OK);
+    mygpt_gpt_free(g);
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        train_run(refused[i].words, dir, data, NULL, &r);
+        cr_expect_eq(r.status, 2, "%s: exit %d: %s", refused[i].msg, r.status, r.err);
+        cr_expect_str_empty(r.out, "%s", r.out);
+        cr_expect_eq(count_lines(r.err), 1, "%s", r.err);
+        cr_expect(strstr(r.err, refused[i].msg) != NULL, "'%s' lacks '%s'", r.err, refused[i].msg);
+        proc_result_free(&r);
+    }
+    unlink(path);
+    // an unnamed state's file that is there and is no training state is not replaced
+    snprintf(path, sizeof path, "%s/w.state.safetensors", dir);
+    FILE *f = fopen(path, "w");
+    fputs("mine", f);
+    fclose(f);
+    train_run("train --preset tiny --steps 3 --text DATA/the-verdict.txt --save DIR/w.safetensors "
+              "--checkpoint-every 1", dir, data, NULL, &r);
+    cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "is not a training state: not replaced") != NULL, "%s", r.err);
+    proc_result_free(&r);
+    train_run("train --preset tiny --steps 3 --text DATA/the-verdict.txt --save DIR/w.safetensors", dir, data, "1", &r);
+    cr_expect_eq(r.status, 128 + SIGINT, "exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "no training state saved") != NULL, "%s", r.err);
+    proc_result_free(&r);
+    size_t n = 0;
+    char *mine = file_bytes(path, &n);
+    cr_expect(mine && n == 4 && memcmp(mine, "mine", 4) == 0, "the file was replaced");
+    free(mine);
+    unlink(path);
+    // Ctrl-C after the last step: the run is done, its model saved, no state
+    train_run("train --preset tiny --steps 3 --text DATA/the-verdict.txt --save DIR/done.safetensors", dir, data, "3",
+              &r);
+    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    snprintf(path, sizeof path, "%s/done.safetensors", dir);
+    cr_expect_eq(unlink(path), 0, "Ctrl-C after the last step: the model was not saved");
+    snprintf(path, sizeof path, "%s/done.state.safetensors", dir);
+    cr_expect(access(path, F_OK) != 0, "Ctrl-C after the last step saved a state");
+    proc_result_free(&r);
+    // a second Ctrl-C: at once, nothing saved
+    snprintf(path, sizeof path, "%s/s.safetensors", dir);
+    unlink(path);
+    train_run(run, dir, data, "2,2", &r);
+    cr_expect_eq(r.status, 128 + SIGINT, "exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "interrupted") == NULL, "%s", r.err);
+    cr_expect(access(path, F_OK) != 0, "a second Ctrl-C saved the state");
+    proc_result_free(&r);
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
+/* --log: a row per step, the validation loss where the step evaluated, and its plot;
+ * an SVG there that is not such a plot is refused before the first step; presets and
+ * defaults: --help lists them, explicit flags win, an unknown one is refused */
+Test(cli_train, the_log_the_plot_and_the_presets, .timeout = 600)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("the-verdict.txt");
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt_log_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    proc_result r;
+    train_run("train --preset tiny --steps 5 --eval-every 2 --text DATA/the-verdict.txt --log DIR/run.csv", dir, data,
+              NULL, &r);
+    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "mygpt train: step 5/5, loss ") != NULL, "no progress line: %s", r.err);
+    // a preset is its flags, typed
+    proc_result typed;
+    train_run("train --seed 123 --vocab 50257 --embed 16 --heads 2 --layers 1 --max-seq 16 --context 16 --batch 4 "
+              "--steps 5 --optimizer adamw --lr 1e-2 --eval-every 2 --text DATA/the-verdict.txt", dir, data, NULL,
+              &typed);
+    cr_expect_eq(typed.status, 0, "exit %d: %s", typed.status, typed.err);
+    cr_expect_str_eq(r.out, typed.out);
+    cr_expect_eq(count_lines(r.out), 3, "%s", r.out);
+    proc_result_free(&r);
+    char csv[300], svg[300];
+    snprintf(csv, sizeof csv, "%s/run.csv", dir);
+    snprintf(svg, sizeof svg, "%s/run.svg", dir);
+    size_t n = 0;
+    char *text = file_bytes(csv, &n);
+    cr_assert_not_null(text);
+    text = realloc(text, n + 1);
+    text[n] = '\0';
+    cr_expect_eq(count_lines(text), 6, "%s", text);
+    for (int step = 0; step < 5; step++) { // the losses stdout shows, where it shows them
+        char row[64], line[128];
+        double tl, vl;
+        snprintf(row, sizeof row, "\n%d,", step);
+        const char *at = strstr(text, row);
+        cr_assert_not_null(at, "no row for step %d: %s", step, text);
+        const int evaluated = step % 2 == 0;
+        if (evaluated) {
+            cr_assert_eq(sscanf(at + strlen(row), "%lf,%lf,0.01,", &tl, &vl), 2, "%s", at);
+            snprintf(line, sizeof line, "step %d train_loss %.6f val_loss %.6f\n", step, tl, vl);
+            cr_expect(strstr(typed.out, line) != NULL, "the log's row %d is not what stdout shows: %s", step, at);
+        } else {
+            cr_assert_eq(sscanf(at + strlen(row), "%lf", &tl), 1);
+            cr_expect(strstr(at + strlen(row), ",,0.01,") != NULL, "step %d: %s", step, at);
+        }
+    }
+    proc_result_free(&typed);
+    free(text);
+    text = file_bytes(svg, &n);
+    cr_assert_not_null(text, "no plot");
+    text = realloc(text, n + 1);
+    text[n] = '\0';
+    cr_expect(strstr(text, "the loss of the run") != NULL && strstr(text, ">validation<") != NULL, "%s", text);
+    free(text);
+    // someone's drawing where the plot would go: refused, kept
+    unlink(svg);
+    FILE *f = fopen(svg, "w");
+    fputs("<svg>mine</svg>", f);
+    fclose(f);
+    train_run("train --preset tiny --steps 2 --text DATA/the-verdict.txt --log DIR/run.csv", dir, data, NULL, &r);
+    cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "is not a loss plot of mygpt train: not replaced") != NULL, "%s", r.err);
+    proc_result_free(&r);
+    text = file_bytes(svg, &n);
+    cr_expect(text && n == 15, "the drawing was replaced");
+    free(text);
+    unlink(svg);
+    unlink(csv);
+    // presets: listed, refused when unknown, the text the only flag without a default
+    cr_assert_eq(run_words(MYGPT_EXE, "train --help", &r), 0);
+    cr_expect(strstr(r.out, "book-ch5") && strstr(r.out, "verdict") && strstr(r.out, "--epochs 10"), "%s", r.out);
+    proc_result_free(&r);
+    const char *bad[][2] = {{"train --preset nosuch --text x", "--preset: unknown preset 'nosuch'"},
+                            {"train --preset tiny", "--text FILE is required"},
+                            {"train --text x --state /tmp --preset tiny", "--state: /tmp is a directory"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert_eq(run_words(MYGPT_EXE, bad[i][0], &r), 0);
+        cr_expect_eq(r.status, 2, "%s: exit %d", bad[i][0], r.status);
+        cr_expect(strstr(r.err, bad[i][1]) != NULL, "'%s' lacks '%s'", r.err, bad[i][1]);
+        proc_result_free(&r);
+    }
+    // an explicit flag wins over the preset's: --eval-every 3 of tiny's 10
+    train_run("train --preset tiny --steps 4 --eval-every 3 --text DATA/the-verdict.txt", dir, data, NULL, &r);
+    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_expect(strncmp(r.out, "step 0 train_loss", 17) == 0 && strstr(r.out, "\nstep 3 train_loss") != NULL &&
+              count_lines(r.out) == 2, "%s", r.out);
+    proc_result_free(&r);
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}

@@ -86,31 +86,44 @@ mygpt_status book_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt, mygp
     mygpt_dataloader train_eval = *train; // evaluate_model's own iter(train_loader)
     train_eval.order = NULL;
     mygpt_status st = MYGPT_OK;
-    *steps = 0;
+    *steps = run->start_step;
     const long total = run->epochs * (long)train->num_batches;
     struct timespec started;
     clock_gettime(CLOCK_MONOTONIC, &started);
-    for (long ep = 0; ep < run->epochs && st == MYGPT_OK; ep++) {
-        st = mygpt_dataloader_epoch(train, rng, 1, err); // for input_batch, target_batch in train_loader
-        for (size_t b = 0; b < train->num_batches && st == MYGPT_OK; b++) {
-            double loss, tl, vl;
+    int stop = 0;
+    for (long ep = run->start_epoch; ep < run->epochs && st == MYGPT_OK && !stop; ep++) {
+        const int resumed = ep == run->start_epoch && run->start_batch > 0; // its order came with the state
+        if (!resumed)
+            st = mygpt_dataloader_epoch(train, rng, 1, err); // for input_batch, target_batch in train_loader
+        for (size_t b = resumed ? run->start_batch : 0; b < train->num_batches && st == MYGPT_OK && !stop; b++) {
+            double loss, ev[2];
+            int evaluated = 0;
             st = mygpt_dataloader_batch(train, b, x, y, err);
             if (st == MYGPT_OK)
                 st = dp_train_step(&one, tr, opt, x, y, B, T, *steps, 0, "book_train", &loss, err);
             if (st == MYGPT_OK && *steps % run->eval_every == 0) { // evaluate_model, in eval mode
-                st = book_loader_loss(g, &train_eval, 1, rng, run->eval_batches, x, y, &tl, err);
+                st = book_loader_loss(g, &train_eval, 1, rng, run->eval_batches, x, y, &ev[0], err);
                 if (st == MYGPT_OK)
-                    st = book_loader_loss(g, val, 0, rng, run->eval_batches, x, y, &vl, err);
+                    st = book_loader_loss(g, val, 0, rng, run->eval_batches, x, y, &ev[1], err);
+                if (st == MYGPT_OK && run->before_print)
+                    run->before_print(run->ctx);
                 if (st == MYGPT_OK)
-                    fprintf(out, "Ep %ld (Step %06ld): Train loss %.3f, Val loss %.3f\n", ep + 1, *steps, tl, vl);
+                    fprintf(out, "Ep %ld (Step %06ld): Train loss %.3f, Val loss %.3f\n", ep + 1, *steps, ev[0], ev[1]);
                 fflush(out);
+                evaluated = st == MYGPT_OK;
                 if (st == MYGPT_OK && run->progress)
                     report_progress(run->progress, *steps + 1, total, seconds_since(&started));
             }
             ++*steps;
+            const int last = b + 1 == train->num_batches;
+            if (st == MYGPT_OK && last && run->prompt && run->before_print)
+                run->before_print(run->ctx);
+            if (st == MYGPT_OK && last && run->prompt)
+                st = book_print_sample(out, g, run->tok, run->prompt, run->n_prompt, run->sample_tokens, err);
+            if (st == MYGPT_OK && run->after_step)
+                stop = run->after_step(run->ctx, *steps, last ? ep + 1 : ep, last ? 0 : b + 1, loss,
+                                       evaluated ? ev : NULL);
         }
-        if (st == MYGPT_OK && run->prompt)
-            st = book_print_sample(out, g, run->tok, run->prompt, run->n_prompt, run->sample_tokens, err);
     }
     mygpt_dataloader_free(&train_eval);
     return st;

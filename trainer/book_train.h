@@ -23,6 +23,17 @@ typedef struct book_run {
     int sample_tokens;       /* greedy tokens of each sample (the book: 50)              */
     FILE *progress;          /* or NULL: after each evaluation, the step, the time a step
                                 takes and the time left, one line (a long run that talks) */
+    /* a resumed run (mygpt train --resume): the steps taken, and the epoch and batch the
+     * next step takes (batch 0: the epoch's order is not drawn yet); all 0 from the start */
+    long start_step, start_epoch;
+    size_t start_batch;
+    /* or NULL: called after every step, once what it prints is printed (the evaluation's
+     * line; after an epoch's last batch, its sample too), with the steps taken, the epoch
+     * and batch of the next step, the step's loss and the evaluation's train and
+     * validation losses (NULL when it did not evaluate). Nonzero stops the loop there. */
+    int (*after_step)(void *ctx, long steps, long epoch, size_t batch, double loss, const double *eval);
+    void (*before_print)(void *ctx); /* or NULL: called before each line the loop prints */
+    void *ctx;
 } book_run;
 
 /* The book's calc_loss_loader(loader, model, num_batches) with torch.no_grad(): the mean
@@ -41,7 +52,7 @@ mygpt_status book_print_sample(FILE *out, mygpt_gpt *g, const mygpt_tokenizer *t
  * step % eval_every == 0 evaluate_model printed as
  *   Ep 1 (Step 000000): Train loss 9.781, Val loss 9.933
  * and after each epoch a sample. train and val as create_dataloader_v1 makes them; x, y:
- * room for one batch. *steps counts the steps taken. */
+ * room for one batch. *steps counts the steps taken (run->start_step included). */
 mygpt_status book_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt, mygpt_dataloader *train,
                         mygpt_dataloader *val, mygpt_rng *rng, const book_run *run, int64_t *x, int64_t *y,
                         long *steps, mygpt_error *err);

@@ -49,6 +49,7 @@
 #include "mygpt/tokenizer.h"
 #include "mygpt/data.h"
 #include "mygpt/checkpoint.h"
+#include "mygpt/train_state.h"
 #include "mygpt/generate.h"
 #include "mygpt/sample.h"
 #include "mygpt/train.h"

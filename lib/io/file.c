@@ -1,5 +1,5 @@
 /*
- * file.c - reading a whole file.
+ * file.c - reading a whole file, and writing one whole (io/whole.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +12,7 @@
 
 #include "mygpt/data.h"
 #include "base/base.h"
+#include "io/whole.h"
 
 mygpt_status mygpt_read_file(const char *path, char **data, size_t *len, mygpt_error *err)
 {
@@ -64,4 +65,9 @@ mygpt_status mygpt_read_file_max(const char *path, size_t max, char **data, size
     *data = buf;
     *len = n;
     return MYGPT_OK;
+}
+
+mygpt_status mygpt_write_file(const char *path, const char *data, size_t len, mygpt_error *err)
+{
+    return mygpt_write_whole(path, data, len, err);
 }

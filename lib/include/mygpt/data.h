@@ -33,6 +33,12 @@ mygpt_status mygpt_read_file(const char *path, char **data, size_t *len, mygpt_e
  * and the limit). */
 mygpt_status mygpt_read_file_max(const char *path, size_t max, char **data, size_t *len, mygpt_error *err);
 
+/* Writes len bytes of data to path whole or not at all, as checkpoints are written (a
+ * temporary beside path, synced and renamed over it, Ctrl-C held meanwhile): a failed
+ * write leaves the old file as it was. A symbolic link, a directory or a device is
+ * refused (MYGPT_EINVAL); a failed write is MYGPT_EIO with the reason. */
+mygpt_status mygpt_write_file(const char *path, const char *data, size_t len, mygpt_error *err);
+
 /* The data folder (GPT-2's encoder.json and vocab.bpe, the-verdict.txt), the same
  * rule for every program: $MYGPT_DATA when set; else, beside the running program,
  * ../data (a build tree: meson links build/data to the folder configured with

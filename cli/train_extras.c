@@ -1,0 +1,431 @@
+/*
+ * train_extras.c - presets, the progress line, the loss log and Ctrl-C for `mygpt
+ * train` (see train_extras.h).
+ */
+#include "train_extras.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mygpt/checkpoint.h"
+#include "mygpt/data.h"
+#include "mygpt/svg.h"
+
+/* ---- presets ------------------------------------------------------------------------- */
+
+typedef struct preset {
+    const char *name, *what;
+    const char *flags[40]; /* name, value (NULL for a switch), ..., NULL */
+} preset;
+
+/* verdict first: the defaults */
+static const preset PRESETS[] = {
+    {"verdict",
+     "the defaults: the course's GPT (C 64, 4 heads, 2 layers) on windows of 64 tokens, "
+     "AdamW, 400 steps (about 9 minutes on 2 busy cores): it learns the-verdict by heart (a "
+     "prompt that starts a window, such as \"I HAD always thought\", goes on in Wharton's words)",
+     {"seed", "123", "vocab", "50257", "embed", "64", "heads", "4", "layers", "2", "max-seq", "64",
+      "context", "64", "batch", "8", "steps", "400", "optimizer", "adamw", "lr", "1e-2",
+      "eval-every", "20", NULL}},
+    {"book-ch5",
+     "the book's chapter 5 (train_model_simple): its GPT-2-sized model (163M parameters), "
+     "10 epochs; about 25 minutes on 2 cores",
+     {"arch", "llms-from-scratch", "seed", "123", "vocab", "50257", "embed", "768", "heads", "12",
+      "layers", "12", "max-seq", "256", "dropout", "0.1", "context", "256", "batch", "2",
+      "epochs", "10", "optimizer", "adamw", "lr", "4e-4", "weight-decay", "0.1", "eval-every", "5",
+      "eval-batches", "5", "sample-prompt", "Every effort moves you", "sample-tokens", "50", NULL}},
+    {"tiny", "a model small enough to try every flag in seconds (the text it writes is not readable)",
+     {"seed", "123", "vocab", "50257", "embed", "16", "heads", "2", "layers", "1", "max-seq", "16",
+      "context", "16", "batch", "4", "steps", "30", "optimizer", "adamw", "lr", "1e-2",
+      "eval-every", "10", NULL}},
+};
+
+static int is_model_flag(const char *f)
+{
+    static const char *const model[] = {"vocab", "embed", "heads", "layers", "max-seq", "arch", "qkv-bias"};
+    for (size_t i = 0; i < sizeof model / sizeof model[0]; i++)
+        if (strcmp(f, model[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int is_book_flag(const char *f)
+{
+    return strcmp(f, "epochs") == 0 || strcmp(f, "eval-batches") == 0 || strcmp(f, "sample-prompt") == 0 ||
+           strcmp(f, "sample-tokens") == 0;
+}
+
+int train_apply_preset(const char *cmd, parsed_args *a, const arg_spec *specs)
+{
+    const char *name = args_get(a, "preset");
+    const preset *p = NULL;
+    for (size_t i = 0; i < sizeof PRESETS / sizeof PRESETS[0] && !p; i++)
+        if (!name || strcmp(name, PRESETS[i].name) == 0)
+            p = &PRESETS[i];
+    if (!p) {
+        cli_error(
+            cmd, "--preset: unknown preset '%s' (verdict, book-ch5 or tiny; 'mygpt train --help' lists them)",
+            name);
+        return EXIT_USAGE;
+    }
+    const int init_from = args_has(a, "init-from"), user_epochs = args_has(a, "epochs"),
+              user_steps = args_has(a, "steps");
+    const int n = a->nhits; // only the user's own flags decide what is left out
+    // the model's sizes all from the preset: --max-seq may follow a larger --context (a
+    // user's own sizes keep the default 64, and a longer context is refused, as before)
+    const int sizes_given =
+        args_has(a, "vocab") || args_has(a, "embed") || args_has(a, "heads") || args_has(a, "layers");
+    for (int i = 0; p->flags[i]; i += 2) {
+        const char *f = p->flags[i], *v = p->flags[i + 1];
+        int given = 0;
+        for (int k = 0; k < n && !given; k++)
+            given = strcmp(a->hits[k].spec->name, f) == 0;
+        if (given || (init_from && is_model_flag(f)) || (user_epochs && strcmp(f, "steps") == 0) ||
+            (user_steps && is_book_flag(f)) || (user_epochs && !name && strcmp(f, "eval-every") == 0))
+            continue;
+        const char *ctx = args_get(a, "context");
+        char wider[32];
+        if (strcmp(f, "max-seq") == 0 && ctx && strtoll(ctx, NULL, 10) > strtoll(v, NULL, 10) &&
+            !sizes_given) {
+            // room for the user's --context (the copy lives as long as the program)
+            snprintf(wider, sizeof wider, "%lld", strtoll(ctx, NULL, 10));
+            v = strdup(wider);
+        }
+        const arg_spec *s = NULL;
+        for (int k = 0; specs[k].name && !s; k++)
+            s = strcmp(specs[k].name, f) == 0 ? &specs[k] : NULL;
+        if (!s || a->nhits == (int)(sizeof a->hits / sizeof a->hits[0])) {
+            cli_error(cmd, "--preset %s: too many flags", p->name);
+            return EXIT_USAGE;
+        }
+        a->hits[a->nhits++] = (arg_hit){s, v};
+    }
+    return 0;
+}
+
+void train_print_presets(FILE *f)
+{
+    for (size_t i = 0; i < sizeof PRESETS / sizeof PRESETS[0]; i++) {
+        const preset *p = &PRESETS[i];
+        fprintf(f, "  %-9s", p->name);
+        int col = 11;
+        for (const char *w = p->what; *w;) { // the description, wrapped at 90 columns
+            const size_t len = strcspn(w, " ");
+            if (col + 1 + (int)len > 90) {
+                fputs("\n          ", f);
+                col = 10;
+            }
+            col += fprintf(f, " %.*s", (int)len, w);
+            w += len + (w[len] == ' ');
+        }
+        fputs(":\n           ", f);
+        col = 11;
+        for (int k = 0; p->flags[k]; k += 2) {
+            const char *v = p->flags[k + 1];
+            const int quote = v && strchr(v, ' ');
+            const int w = (int)strlen(p->flags[k]) + 3 + (v ? (int)strlen(v) + 2 * quote : 0);
+            if (col + w > 90) {
+                fputs("\n           ", f);
+                col = 11;
+            }
+            col += fprintf(f, " --%s%s%s%s%s", p->flags[k], v ? " " : "", quote ? "\"" : "", v ? v : "",
+                           quote ? "\"" : "");
+        }
+        fputc('\n', f);
+    }
+}
+
+/* ---- progress ------------------------------------------------------------------------ */
+
+void progress_start(train_progress *p, FILE *f, long long first, long long total, long long tokens_per_step)
+{
+    memset(p, 0, sizeof *p);
+    p->f = f;
+    p->tty = isatty(fileno(f));
+    p->first = first;
+    p->total = total;
+    p->tokens_per_step = tokens_per_step;
+    p->t0 = cli_now_s();
+}
+
+/* "12s", "4m05s", "1h02m" */
+static void duration(char *out, size_t n, double s)
+{
+    const long long t = (long long)(s + 0.5);
+    if (t < 60)
+        snprintf(out, n, "%llds", t);
+    else if (t < 3600)
+        snprintf(out, n, "%lldm%02llds", t / 60, t % 60);
+    else
+        snprintf(out, n, "%lldh%02lldm", t / 3600, t / 60 % 60);
+}
+
+void progress_step(train_progress *p, long long steps, double loss, int evaluated)
+{
+    const int last = steps >= p->total;
+    if (!p->tty && !evaluated && !last)
+        return;
+    const double elapsed = cli_now_s() - p->t0;
+    const long long here = steps - p->first > 0 ? steps - p->first : 1;
+    const double per = elapsed / (double)here;
+    char eta[32];
+    duration(eta, sizeof eta, per * (double)(p->total - steps));
+    char line[256];
+    snprintf(line, sizeof line, "step %lld/%lld, loss %.4f, %.0f ms/step, %.0f tokens/s, %s %s", steps,
+             p->total, loss, 1e3 * per, elapsed > 0 ? (double)(here * p->tokens_per_step) / elapsed : 0.0,
+             last ? "took" : "ETA", last ? (duration(eta, sizeof eta, elapsed), eta) : eta);
+    if (!p->tty) {
+        fprintf(p->f, "mygpt train: %s\n", line);
+        fflush(p->f);
+        return;
+    }
+    enum { WIDTH = 20 };
+    char bar[WIDTH + 1];
+    const int full = (int)((double)WIDTH * (double)steps / (double)(p->total ? p->total : 1));
+    for (int i = 0; i < WIDTH; i++)
+        bar[i] = i < full ? '#' : '.';
+    bar[WIDTH] = '\0';
+    fprintf(p->f, "\r\033[K[%s] %s", bar, line);
+    fflush(p->f);
+    p->shown = 1;
+}
+
+void progress_clear(train_progress *p)
+{
+    if (p->tty && p->shown) {
+        fputs("\r\033[K", p->f);
+        fflush(p->f);
+        p->shown = 0;
+    }
+}
+
+/* ---- the loss log --------------------------------------------------------------------- */
+
+#define LOG_HEADER "step,train_loss,val_loss,lr,ms\n"
+#define PLOT_TITLE "mygpt train --log: the loss of the run"
+
+/* printf at the end of the log's text */
+static void rows_printf(train_log *l, const char *fmt, ...)
+{
+    va_list ap, again;
+    va_start(ap, fmt);
+    va_copy(again, ap);
+    const int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (!l->rows.failed && n >= 0 && l->rows.len + (size_t)n + 1 > l->rows.cap) {
+        const size_t cap = (l->rows.len + (size_t)n + 1) * 2;
+        char *p = realloc(l->rows.data, cap);
+        if (p) {
+            l->rows.data = p;
+            l->rows.cap = cap;
+        } else {
+            l->rows.failed = 1;
+        }
+    }
+    if (!l->rows.failed && n >= 0) {
+        vsnprintf(l->rows.data + l->rows.len, (size_t)n + 1, fmt, again);
+        l->rows.len += (size_t)n;
+    }
+    va_end(again);
+}
+
+/* Whether an SVG at path may be replaced: absent, or a plot this log wrote */
+static int plot_is_ours(const char *path)
+{
+    if (access(path, F_OK) != 0)
+        return 1;
+    char *text = NULL;
+    size_t len = 0;
+    const int ours =
+        mygpt_read_file_max(path, 16u << 20, &text, &len, NULL) == MYGPT_OK && strstr(text, PLOT_TITLE);
+    free(text);
+    return ours;
+}
+
+static int log_grow(train_log *l)
+{
+    if (l->n < l->cap && l->nv < l->cap)
+        return 0;
+    const size_t cap = l->cap ? 2 * l->cap : 256;
+    float *p[4] = {realloc(l->x, cap * sizeof(float)), NULL, NULL, NULL};
+    if (p[0])
+        l->x = p[0];
+    if (!p[0] || !(l->train = realloc(l->train, cap * sizeof(float))) ||
+        !(l->vx = realloc(l->vx, cap * sizeof(float))) || !(l->val = realloc(l->val, cap * sizeof(float))))
+        return 1; // what was kept stays freeable
+    l->cap = cap;
+    return 0;
+}
+
+static void log_point(train_log *l, long long step, double tl, const double *vl)
+{
+    if (log_grow(l)) {
+        l->rows.failed = 1;
+        return;
+    }
+    l->x[l->n] = (float)step;
+    l->train[l->n++] = (float)tl;
+    if (vl) {
+        l->vx[l->nv] = (float)step;
+        l->val[l->nv++] = (float)*vl;
+    }
+}
+
+int train_log_open(const char *cmd, train_log *l, const char *csv, long long resume_step)
+{
+    memset(l, 0, sizeof *l);
+    const size_t n = strlen(csv);
+    const int dot_csv = n > 4 && strcmp(csv + n - 4, ".csv") == 0;
+    if (n >= sizeof l->csv) {
+        cli_error(cmd, "--log: the path is too long");
+        return EXIT_USAGE;
+    }
+    snprintf(l->csv, sizeof l->csv, "%s", csv);
+    snprintf(l->svg, sizeof l->svg, "%.*s.svg", (int)(dot_csv ? n - 4 : n), csv);
+    mygpt_error err = {0};
+    if (mygpt_checkpoint_check_path(l->csv, &err) != MYGPT_OK ||
+        (plot_is_ours(l->svg) && mygpt_checkpoint_check_path(l->svg, &err) != MYGPT_OK)) {
+        cli_error(cmd, "--log: %s", err.message);
+        return EXIT_USAGE;
+    }
+    if (!plot_is_ours(l->svg)) {
+        cli_error(cmd,
+                  "--log: %s is there and is not a loss plot of mygpt train: not replaced (move it, or log "
+                  "elsewhere)",
+                  l->svg);
+        return EXIT_USAGE;
+    }
+    rows_printf(l, "%s", LOG_HEADER);
+    char *text = NULL;
+    size_t len = 0;
+    // a resumed run: the rows of the run before, up to its state's step
+    if (resume_step > 0 && mygpt_read_file_max(l->csv, 1u << 30, &text, &len, NULL) == MYGPT_OK &&
+        strncmp(text, LOG_HEADER, strlen(LOG_HEADER)) == 0) {
+        for (char *line = text + strlen(LOG_HEADER), *end; *line; line = end + 1) {
+            if (!(end = strchr(line, '\n')))
+                break;
+            long long step;
+            double tl, vl;
+            char *f = line;
+            step = strtoll(f, &f, 10);
+            if (step >= resume_step || *f != ',')
+                break;
+            tl = strtod(f + 1, &f);
+            const int has_val = f[0] == ',' && f[1] != ',';
+            vl = has_val ? strtod(f + 1, NULL) : 0;
+            log_point(l, step, tl, has_val ? &vl : NULL);
+            rows_printf(l, "%.*s\n", (int)(end - line), line);
+        }
+    }
+    free(text);
+    return 0;
+}
+
+void train_log_row(train_log *l, long long step, double train_loss, const double *val_loss, double lr,
+                   double ms)
+{
+    log_point(l, step, train_loss, val_loss);
+    rows_printf(l, "%lld,%.6f,", step, train_loss);
+    if (val_loss)
+        rows_printf(l, "%.6f", *val_loss);
+    rows_printf(l, ",%.17g,%.3f\n", lr, ms);
+}
+
+int train_log_write(const char *cmd, train_log *l)
+{
+    mygpt_error err = {0};
+    if (l->rows.failed) {
+        cli_error(cmd, "--log: out of memory for the log");
+        return EXIT_RUNTIME;
+    }
+    mygpt_status st = mygpt_write_file(l->csv, l->rows.data, l->rows.len, &err);
+    if (st != MYGPT_OK)
+        return cli_write_fail(cmd, st, &err);
+    float ymax = 0;
+    for (size_t i = 0; i < l->n; i++)
+        ymax = isfinite(l->train[i]) && l->train[i] > ymax ? l->train[i] : ymax;
+    for (size_t i = 0; i < l->nv; i++)
+        ymax = isfinite(l->val[i]) && l->val[i] > ymax ? l->val[i] : ymax;
+    mygpt_svg fig;
+    mygpt_svg_begin(&fig, 820, 480);
+    const mygpt_svg_series s[2] = {
+        {.x = l->x, .y = l->train, .n = (int)l->n, .label = "train (the step's batch)"},
+        {.x = l->vx, .y = l->val, .n = (int)l->nv, .label = "validation", .markers = 1}};
+    const mygpt_svg_panel p = {80, 50, 520, 360, PLOT_TITLE, "step", "loss", .legend_outside = 1};
+    mygpt_svg_line_plot(&fig, &p, s, l->nv ? 2 : 1, 0.0, ymax > 0 ? ymax : 1.0);
+    if ((st = mygpt_svg_save(&fig, l->svg, &err)) != MYGPT_OK)
+        return cli_write_fail(cmd, st, &err);
+    return 0;
+}
+
+void train_log_free(train_log *l)
+{
+    free(l->rows.data);
+    free(l->x);
+    free(l->train);
+    free(l->vx);
+    free(l->val);
+    memset(l, 0, sizeof *l);
+}
+
+/* ---- Ctrl-C ---------------------------------------------------------------------------- */
+
+static volatile sig_atomic_t interrupts;
+
+static void on_sigint(int sig)
+{
+    if (interrupts++) { // the second: at once
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+}
+
+void train_catch_sigint(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, NULL);
+}
+
+int train_interrupted(void)
+{
+    return interrupts > 0;
+}
+
+void train_end_by_sigint(void)
+{
+    fflush(stdout);
+    fflush(stderr);
+    signal(SIGINT, SIG_DFL);
+    raise(SIGINT);
+}
+
+void train_test_sigint(long long steps)
+{
+    const char *at = getenv("MYGPT_TRAIN_SIGINT_AFTER");
+    char *end;
+    if (!at || strtoll(at, &end, 10) != steps || end == at)
+        return;
+    raise(SIGINT);
+    if (*end == ',')
+        raise(SIGINT);
+}
+
+int train_state_path_is_free(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return access(path, F_OK) != 0;
+    char head[512];
+    const size_t n = fread(head, 1, sizeof head - 1, f);
+    fclose(f);
+    head[n] = '\0';
+    return n > 8 && strstr(head + 8, "\"format\":\"mygpt-train-state\"") != NULL;
+}

@@ -1,0 +1,79 @@
+/*
+ * mygpt/train_state.h - a training run's whole state in one safetensors file, so that a
+ * run stopped at any step (Ctrl-C, a periodic save) continues bit for bit: the weights
+ * and the optimizer's buffers (AdamW's exp_avg and exp_avg_sq, SGD's momentum buffer) as
+ * float32 tensors, the training loader's order of the current epoch as an int64 tensor,
+ * and in "__metadata__" the rest: the model's configuration, the optimizer's kind and
+ * step, the run's step, epoch and batch, every generator's state (its Mersenne Twister
+ * words in hex, the cached normal's bits) and the settings of the run that saved it.
+ *
+ *   tensors   "model.params" F32 [n] (the model's flat block, the library's order),
+ *             "optimizer.exp_avg", "optimizer.exp_avg_sq" (AdamW) or
+ *             "optimizer.momentum_buffer" (SGD) F32 [n], once the optimizer has them,
+ *             "loader.order" I64 [windows], when the epoch's order is drawn
+ *   metadata  "format": "mygpt-train-state", "version": "1", the configuration as a
+ *             checkpoint's (arch, vocab_size, ...), "qkv_bias", "num_parameters",
+ *             "optimizer", "optimizer.step", "step", "epoch", "batch",
+ *             "loader.windows", "generators", "generator.0", ..., "run:KEY" per setting
+ *
+ * It is not a model checkpoint (mygpt_checkpoint_load refuses it): a run saves its model
+ * with mygpt_checkpoint_save.
+ */
+#ifndef MYGPT_TRAIN_STATE_H
+#define MYGPT_TRAIN_STATE_H
+
+#include "mygpt/data.h"
+#include "mygpt/error.h"
+#include "mygpt/gpt.h"
+#include "mygpt/rng.h"
+#include "mygpt/train.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* everything declared here is exported by libmygpt.so (lib/exports.txt) */
+#pragma GCC visibility push(default)
+
+/* One setting of the run that saves a state (a flag and its value, as the program
+ * writes them): kept in the file, and compared when a run resumes from it. */
+typedef struct mygpt_train_setting {
+    const char *key, *value;
+} mygpt_train_setting;
+
+/* Where a run is: the next step continues from here. */
+typedef struct mygpt_train_position {
+    long long step;  /* optimizer steps taken                                      */
+    long long epoch; /* the epoch the next batch belongs to (0 the first)          */
+    long long batch; /* the next batch of that epoch; 0: its order is not drawn yet */
+} mygpt_train_position;
+
+/* Writes the state of a run to path, whole or not at all, as mygpt_checkpoint_save writes
+ * (a temporary renamed over path, the interrupting signals held meanwhile): g's weights
+ * (float32), opt's buffers, the n_rng generators, train's order (when pos->batch > 0),
+ * pos and the n settings. MYGPT_EINVAL (a quantized model, a path refused), MYGPT_EIO
+ * (a failed write, with the reason), MYGPT_ENOMEM. */
+mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const mygpt_optimizer *opt,
+                                    const mygpt_rng *const *rngs, int n_rng, const mygpt_dataloader *train,
+                                    const mygpt_train_position *pos, const mygpt_train_setting *settings,
+                                    int n, mygpt_error *err);
+
+/* Continues a run from the state in path: g (built with the same configuration), opt
+ * (initialised with the same kind and hyper-parameters), the n_rng generators and
+ * train (set up over the same tokens) take the file's weights, buffers, generators and
+ * order; *pos the position. Before anything is changed, the file must be a training
+ * state of g's configuration, opt's kind, n_rng generators and train's window count,
+ * saved with the n settings given (the same keys and values): anything else is refused
+ * with a message naming the first difference (MYGPT_EINVAL; MYGPT_EFORMAT for a file that
+ * is not a training state or is damaged, MYGPT_EIO, MYGPT_ENOMEM). */
+mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, mygpt_optimizer *opt,
+                                    mygpt_rng *const *rngs, int n_rng, mygpt_dataloader *train,
+                                    mygpt_train_position *pos, const mygpt_train_setting *settings, int n,
+                                    mygpt_error *err);
+
+#pragma GCC visibility pop
+
+#ifdef __cplusplus
+}
+#endif
+#endif
