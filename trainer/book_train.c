@@ -67,11 +67,12 @@ static double seconds_since(const struct timespec *t0)
     return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
 }
 
-/* "step 30 of 90, 2.4 s a step, about 2 min 24 s left" (steps done so far, in seconds) */
-static void report_progress(FILE *f, long done, long total, double elapsed)
+/* "step 30 of 90, 2.4 s a step, about 2 min 24 s left": `step` steps taken of `total`, `done` of
+ * them by this process in `elapsed` seconds (a resumed run started later) */
+static void report_progress(FILE *f, long step, long total, long done, double elapsed)
 {
-    const double per_step = elapsed / (double)done, left = per_step * (double)(total - done);
-    fprintf(f, "book_train: step %ld of %ld, %.1f s a step, about %d min %02d s left\n", done, total, per_step,
+    const double per_step = elapsed / (double)done, left = per_step * (double)(total - step);
+    fprintf(f, "book_train: step %ld of %ld, %.1f s a step, about %d min %02d s left\n", step, total, per_step,
             (int)(left / 60), (int)left % 60);
     fflush(f);
 }
@@ -111,10 +112,10 @@ mygpt_status book_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt, mygp
                     fprintf(out, "Ep %ld (Step %06ld): Train loss %.3f, Val loss %.3f\n", ep + 1, *steps, ev[0], ev[1]);
                 fflush(out);
                 evaluated = st == MYGPT_OK;
-                if (st == MYGPT_OK && run->progress)
-                    report_progress(run->progress, *steps + 1, total, seconds_since(&started));
             }
             ++*steps;
+            if (st == MYGPT_OK && run->progress) // every step: a long run is never silent for long
+                report_progress(run->progress, *steps, total, *steps - run->start_step, seconds_since(&started));
             const int last = b + 1 == train->num_batches;
             if (st == MYGPT_OK && last && run->prompt && run->before_print)
                 run->before_print(run->ctx);

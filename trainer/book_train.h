@@ -21,8 +21,8 @@ typedef struct book_run {
     const int64_t *prompt;   /* start_context's tokens, or NULL: no samples              */
     size_t n_prompt;
     int sample_tokens;       /* greedy tokens of each sample (the book: 50)              */
-    FILE *progress;          /* or NULL: after each evaluation, the step, the time a step
-                                takes and the time left, one line (a long run that talks) */
+    FILE *progress;          /* or NULL: after each step, the step, the time a step takes
+                                and the time left, one line (a long run that talks) */
     /* a resumed run (mygpt train --resume): the steps taken, and the epoch and batch the
      * next step takes (batch 0: the epoch's order is not drawn yet); all 0 from the start */
     long start_step, start_epoch;
