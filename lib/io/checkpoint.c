@@ -655,6 +655,20 @@ static int same_bytes(int fd, size_t a, size_t b, size_t n)
     return 1;
 }
 
+/* What a file's first n bytes (8 or 9) say it is when it is not safetensors, whose header
+ * starts with '{' at byte 8: torch.save's zip archive ("PK\3\4", PyTorch 1.6 and later:
+ * nanoGPT's ckpt.pt) or its older raw pickle (0x80, then the protocol, 2 to 5); NULL otherwise. */
+static const char *pytorch_kind(const unsigned char *head, size_t n)
+{
+    if (n > 8 && head[8] == '{')
+        return NULL;
+    if (memcmp(head, "PK\3\4", 4) == 0)
+        return "a zip archive as torch.save writes";
+    if (head[0] == 0x80 && head[1] >= 2 && head[1] <= 5)
+        return "a pickle as torch.save wrote before PyTorch 1.6";
+    return NULL;
+}
+
 mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_error *err)
 {
     *out = NULL;
@@ -682,9 +696,14 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
     if (len < 8)
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: too short for a safetensors file (%zu bytes)", path,
                                          len));
-    unsigned char len8[8];
-    if (read_at(fd, len8, 8, 0) != 0)
+    unsigned char len8[9]; // the header's length, and its first byte when there is one
+    if (read_at(fd, len8, len > 8 ? 9 : 8, 0) != 0)
         MYGPT_TRY_CLEANUP(st, read_failed(path, err));
+    const char *kind = pytorch_kind(len8, len > 8 ? 9 : 8);
+    if (kind)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: not a safetensors file (it looks like a PyTorch "
+                                         "checkpoint, %s: convert it to safetensors with "
+                                         "safetensors.torch.save_file, see cli/README.md)", path, kind));
     uint64_t hlen = 0;
     for (int b = 0; b < 8; b++)
         hlen |= (uint64_t)len8[b] << (8 * b);
