@@ -161,6 +161,30 @@ Test(checkpoint, broken_files_are_refused_with_a_reason)
     free(good);
 }
 
+/* A PyTorch checkpoint (torch.save's .pt, nanoGPT's ckpt.pt) is named as one by its first
+ * bytes, a zip archive (PyTorch 1.6 and later) or the older raw pickle, instead of their
+ * being read as a safetensors header length ("header length N is larger than the file
+ * allows"). */
+Test(checkpoint, a_pytorch_checkpoint_is_named_by_its_magic)
+{
+    // a zip's local file header (stored, no sizes: they follow the data) of the pickle torch.save
+    // writes first, "archive/data.pkl", then that pickle's first bytes
+    char zip[256] = {'P', 'K', 3, 4, 20, 0, 8, 0, [26] = 16, [30] = 'a', 'r', 'c', 'h', 'i', 'v', 'e', '/',
+                     'd', 'a', 't', 'a', '.', 'p', 'k', 'l', (char)0x80, 2, '}', 'q', 0, '.'};
+    expect_refused(zip, sizeof zip, "not a safetensors file (it looks like a PyTorch checkpoint, a zip archive");
+    // torch.save(_use_new_zipfile_serialization=False): protocol 2, the magic number 0x1950a86a20f9469cfc6c, ...
+    static const unsigned char pickle[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a,
+                                           0xa8, 0x50, 0x19, '.',  0x80, 0x02, 'M',  0xe9, 0x03, '.'};
+    expect_refused((const char *)pickle, sizeof pickle,
+                   "not a safetensors file (it looks like a PyTorch checkpoint, a pickle");
+    expect_refused((const char *)pickle, sizeof pickle, "safetensors.torch.save_file, see cli/README.md");
+    // a safetensors file whose header length happens to start with those bytes is still read as one
+    char st[64] = "\x80\x02\0\0\0\0\0\0{";
+    expect_refused(st, sizeof st, "larger than the file");
+    memcpy(st, "PK\3\4\0\0\0\0{", 9);
+    expect_refused(st, sizeof st, "larger than the file");
+}
+
 /* Issue 37, item 1: a checkpoint cut and rewritten by another process (as `cp new old`
  * does) while it is loaded gives a model or an error naming the file, never a SIGBUS
  * (which would crash this test). A child truncates and restores the file in a loop while

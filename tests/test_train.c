@@ -258,6 +258,41 @@ Test(train_grads, training_forward_equals_inference_and_gradients_accumulate)
     mygpt_gpt_free(g);
 }
 
+/* A trainer's buffers are kept while a smaller (B, T) fits: its loss and gradients are then
+ * a fresh trainer's bits (the layers' slices follow the pass's (B, T), not the largest). */
+Test(train_grads, a_smaller_batch_in_kept_buffers_gives_a_fresh_trainers_bits)
+{
+    const mygpt_config cfg = {.vocab_size = 30, .embed_dim = 16, .num_heads = 2, .num_layers = 3,
+                              .max_seq_len = 12};
+    int64_t ids[24], tg[24];
+    for (int i = 0; i < 24; i++) {
+        ids[i] = (i * 5 + 1) % 30;
+        tg[i] = (i * 13 + 2) % 30;
+    }
+    mygpt_gpt *g;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 9, &err), MYGPT_OK);
+    mygpt_trainer *kept, *fresh;
+    cr_assert_eq(mygpt_trainer_create(&kept, g, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_trainer_create(&fresh, g, &err), MYGPT_OK);
+    float big, small, want;
+    cr_assert_eq(mygpt_trainer_forward(kept, ids, tg, 2, 12, &big, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_trainer_zero_grad(kept, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_trainer_backward(kept, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_trainer_forward(kept, ids, tg, 1, 5, &small, &err), MYGPT_OK); // fits: kept
+    cr_assert_eq(mygpt_trainer_zero_grad(kept, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_trainer_backward(kept, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_trainer_forward(fresh, ids, tg, 1, 5, &want, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_trainer_zero_grad(fresh, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_trainer_backward(fresh, &err), MYGPT_OK);
+    cr_expect(same_bits(small, want), "loss %.9g, fresh %.9g", (double)small, (double)want);
+    cr_expect(memcmp(kept->grads_memory, fresh->grads_memory, g->num_parameters * sizeof(float)) == 0,
+              "gradients differ");
+    mygpt_trainer_free(kept);
+    mygpt_trainer_free(fresh);
+    mygpt_gpt_free(g);
+}
+
 /* ---- finite differences in double precision ----------------------------------------- */
 
 /* The model of model-spec.md in double, plainly: the loss for parameters p (mygpt's

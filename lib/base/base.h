@@ -24,12 +24,21 @@ int mygpt_mul_overflows(size_t a, size_t b, size_t *out);
 
 /* Returns call's status from the enclosing function unless it is MYGPT_OK: the library's
  * one way to pass an error up where nothing needs freeing first (a function that owns
- * memory sets its status and goes to its clean-up instead). */
+ * memory uses MYGPT_TRY_CLEANUP instead). */
 #define MYGPT_TRY(call)                                                                            \
     do {                                                                                           \
         const mygpt_status mygpt_try_st_ = (call);                                                 \
         if (mygpt_try_st_ != MYGPT_OK)                                                             \
             return mygpt_try_st_;                                                                  \
+    } while (0)
+
+/* MYGPT_TRY for a function that owns memory: st takes call's status and, unless it is
+ * MYGPT_OK, control goes to the function's `cleanup:` label, which frees what it owns and
+ * returns st. A failure found in place is `MYGPT_TRY_CLEANUP(st, mygpt_fail(err, ...))`. */
+#define MYGPT_TRY_CLEANUP(st, call)                                                                \
+    do {                                                                                           \
+        if (((st) = (call)) != MYGPT_OK)                                                           \
+            goto cleanup;                                                                          \
     } while (0)
 
 /* n floats from a 64-byte boundary (huge pages for a big block), or NULL when out of

@@ -229,6 +229,15 @@ static int beside(char *out, size_t n, const char *path, const char *file)
     return slash ? (size_t)snprintf(out, n, "%.*s/%s", dir, path, file) < n : (size_t)snprintf(out, n, "%s", file) < n;
 }
 
+/* A config.json (at most 1 MB) read into *text and parsed into *j, which the caller frees
+ * whatever this returns */
+static mygpt_status read_config_json(const char *path, char **text, mygpt_json *j, mygpt_error *err)
+{
+    size_t len = 0;
+    MYGPT_TRY(mygpt_read_file_max(path, CONFIG_JSON_MAX, text, &len, err));
+    return mygpt_json_parse(j, *text, len, 64, (size_t)1 << 16, path, err);
+}
+
 /* The config.json beside a gpt2 checkpoint (conf), before anything is written: MYGPT_OK
  * with *present 0 (there is none: mygpt writes its own) or 1 (it is there, a JSON object
  * whose vocab_size, n_positions, n_embd, n_layer and n_head are cfg's, with whatever
@@ -246,21 +255,22 @@ static mygpt_status config_json_check(const char *conf, const mygpt_config *c, i
         return mygpt_fail(err, MYGPT_EINVAL, "%s is %s, not a regular file: not replaced (save elsewhere)", conf,
                           S_ISDIR(sb.st_mode) ? "a directory" : "a device, FIFO or socket");
     char *text = NULL;
-    size_t len = 0;
     mygpt_json j = {0};
-    mygpt_status st = mygpt_read_file_max(conf, CONFIG_JSON_MAX, &text, &len, err);
-    if (st == MYGPT_OK)
-        st = mygpt_json_parse(&j, text, len, 64, (size_t)1 << 16, conf, err);
-    if (st != MYGPT_OK && err) {
-        mygpt_error inner = *err;
-        st = mygpt_fail(err, st == MYGPT_ENOMEM ? st : MYGPT_EINVAL,
-                        "%s: not replaced, it may describe another model (save elsewhere)", inner.message);
+    mygpt_status st = read_config_json(conf, &text, &j, err);
+    if (st != MYGPT_OK) {
+        if (err) {
+            mygpt_error inner = *err;
+            st = mygpt_fail(err, st == MYGPT_ENOMEM ? st : MYGPT_EINVAL,
+                            "%s: not replaced, it may describe another model (save elsewhere)", inner.message);
+        }
+        goto cleanup;
     }
-    if (st == MYGPT_OK && j.v[0].type != MYGPT_JSON_OBJECT)
-        st = mygpt_fail(err, MYGPT_EINVAL, "%s is not a JSON object: not replaced (save elsewhere)", conf);
+    if (j.v[0].type != MYGPT_JSON_OBJECT)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EINVAL, "%s is not a JSON object: not replaced (save elsewhere)",
+                                         conf));
     const char *names[5] = {"vocab_size", "n_positions", "n_embd", "n_layer", "n_head"};
     const int want[5] = {c->vocab_size, c->max_seq_len, c->embed_dim, c->num_layers, c->num_heads};
-    for (int i = 0; i < 5 && st == MYGPT_OK; i++) {
+    for (int i = 0; i < 5; i++) {
         size_t count;
         long long v = -1;
         const size_t at = mygpt_json_get(&j, 0, names[i], &count);
@@ -268,12 +278,13 @@ static mygpt_status config_json_check(const char *conf, const mygpt_config *c, i
             continue;
         const int quoted = count && j.v[at].type == MYGPT_JSON_STRING; // its text as written, cut at 24 bytes
         const size_t from = count ? j.v[at].start - (size_t)quoted : 0, to = count ? j.v[at].end + (size_t)quoted : 0;
-        st = mygpt_fail(err, MYGPT_EINVAL,
-                        "%s describes another model (%s %.*s%s, this model's %d): not replaced (save elsewhere)", conf,
-                        names[i], (int)(to - from > 24 ? 24 : to - from), text + from,
-                        count == 0 ? "missing" : count > 1 ? " and more" : "", want[i]);
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EINVAL,
+                                         "%s describes another model (%s %.*s%s, this model's %d): not replaced "
+                                         "(save elsewhere)", conf, names[i], (int)(to - from > 24 ? 24 : to - from),
+                                         text + from, count == 0 ? "missing" : count > 1 ? " and more" : "", want[i]));
     }
-    *present = st == MYGPT_OK;
+    *present = 1;
+cleanup:
     mygpt_json_free(&j);
     free(text);
     return st;
@@ -281,15 +292,14 @@ static mygpt_status config_json_check(const char *conf, const mygpt_config *c, i
 
 mygpt_status mygpt_checkpoint_check_save(const mygpt_gpt *g, const char *path, mygpt_error *err)
 {
-    mygpt_status st = mygpt_checkpoint_check_path(path, err);
+    MYGPT_TRY(mygpt_checkpoint_check_path(path, err));
+    if (g->config.arch != MYGPT_ARCH_GPT2)
+        return MYGPT_OK;
     char conf[4096];
     int present;
-    if (st == MYGPT_OK && g->config.arch == MYGPT_ARCH_GPT2) {
-        if (!beside(conf, sizeof conf, path, "config.json"))
-            return mygpt_fail(err, MYGPT_EINVAL, "%s", "checkpoint path too long");
-        st = config_json_check(conf, &g->config, &present, err);
-    }
-    return st;
+    if (!beside(conf, sizeof conf, path, "config.json"))
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "checkpoint path too long");
+    return config_json_check(conf, &g->config, &present, err);
 }
 
 /* The save itself, with the interrupting signals held (mygpt_checkpoint_save). */
@@ -306,8 +316,10 @@ mygpt_status mygpt_checkpoint_save(const mygpt_gpt *g, const char *path, mygpt_e
 
 static mygpt_status save(const mygpt_gpt *g, const char *path, mygpt_error *err)
 {
-    mygpt_strbuf h = {0};
+    mygpt_strbuf h = {0}, conf = {0};
     const mygpt_config *c = &g->config;
+    float *buf = NULL;
+    mygpt_status st = MYGPT_OK;
     file_tensor *ts = malloc((size_t)mygpt_state_dict_len(c) * sizeof *ts);
     if (!ts)
         return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the checkpoint header");
@@ -348,45 +360,42 @@ static mygpt_status save(const mygpt_gpt *g, const char *path, mygpt_error *err)
     const tensor_bytes stored = wf != MYGPT_WEIGHTS_FP32 ? quantized_bytes(g->quantized) : floats;
     while (h.len % 8) // the data starts 8-byte aligned
         mygpt_sb_append(&h, " ");
-    mygpt_status st = MYGPT_OK;
-    float *buf = malloc((biggest ? biggest : 1) * sizeof *buf);
+    buf = malloc((biggest ? biggest : 1) * sizeof *buf);
     if (h.failed || !buf)
-        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the checkpoint");
-    char tmp[4200];
-    if (st == MYGPT_OK)
-        st = mygpt_checkpoint_check_path(path, err);
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the checkpoint"));
+    MYGPT_TRY_CLEANUP(st, mygpt_checkpoint_check_path(path, err));
     // gpt2: Hugging Face's config.json beside the file, unless one there says otherwise
-    mygpt_strbuf conf = {0};
     char conf_path[4096];
     int conf_present = 0;
-    if (st == MYGPT_OK && c->arch == MYGPT_ARCH_GPT2) {
+    if (c->arch == MYGPT_ARCH_GPT2) {
         hf_config(&conf, c);
         if (conf.failed || !beside(conf_path, sizeof conf_path, path, "config.json"))
-            st = mygpt_fail(err, MYGPT_EINVAL, "%s", "checkpoint path too long");
-        else
-            st = config_json_check(conf_path, c, &conf_present, err);
+            MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EINVAL, "%s", "checkpoint path too long"));
+        MYGPT_TRY_CLEANUP(st, config_json_check(conf_path, c, &conf_present, err));
     }
-    FILE *f = st == MYGPT_OK ? mygpt_temp_beside(path, tmp, sizeof tmp, &st, err) : NULL;
-    if (f) {
-        unsigned char len8[8];
-        for (int b = 0; b < 8; b++)
-            len8[b] = (unsigned char)((uint64_t)h.len >> (8 * b));
-        int ok = fwrite(len8, 1, 8, f) == 8 && fwrite(h.data, 1, h.len, f) == h.len;
-        for (int i = 0; ok && i < n; i++) {
-            const size_t numel = (size_t)ts[i].shape[0] * (size_t)(ts[i].ndim == 2 ? ts[i].shape[1] : 1);
-            const tensor_bytes *tb = is_quantized(c, &ts[i], wf) ? &stored : &floats;
-            move_tensor(c, tb, &ts[i], buf, 1);
-            ok = fwrite(buf, tb->es, numel, f) == numel;
-            if (ok && tb == &stored && wf == MYGPT_WEIGHTS_INT8) {
-                const size_t ns = scales_len(c, &ts[i]);
-                move_scales(c, g->quantized, &ts[i], buf, 1);
-                ok = fwrite(buf, sizeof(float), ns, f) == ns;
-            }
+    char tmp[4200];
+    FILE *f = mygpt_temp_beside(path, tmp, sizeof tmp, &st, err);
+    if (!f)
+        goto cleanup; // st says why
+    unsigned char len8[8];
+    for (int b = 0; b < 8; b++)
+        len8[b] = (unsigned char)((uint64_t)h.len >> (8 * b));
+    int ok = fwrite(len8, 1, 8, f) == 8 && fwrite(h.data, 1, h.len, f) == h.len;
+    for (int i = 0; ok && i < n; i++) {
+        const size_t numel = (size_t)ts[i].shape[0] * (size_t)(ts[i].ndim == 2 ? ts[i].shape[1] : 1);
+        const tensor_bytes *tb = is_quantized(c, &ts[i], wf) ? &stored : &floats;
+        move_tensor(c, tb, &ts[i], buf, 1);
+        ok = fwrite(buf, tb->es, numel, f) == numel;
+        if (ok && tb == &stored && wf == MYGPT_WEIGHTS_INT8) {
+            const size_t ns = scales_len(c, &ts[i]);
+            move_scales(c, g->quantized, &ts[i], buf, 1);
+            ok = fwrite(buf, sizeof(float), ns, f) == ns;
         }
-        st = mygpt_commit_temp(f, tmp, path, ok, err);
     }
-    if (st == MYGPT_OK && c->arch == MYGPT_ARCH_GPT2 && !conf_present) // one that agrees is kept as it is
+    MYGPT_TRY_CLEANUP(st, mygpt_commit_temp(f, tmp, path, ok, err));
+    if (c->arch == MYGPT_ARCH_GPT2 && !conf_present) // one that agrees is kept as it is
         st = mygpt_write_whole_unheld(conf_path, conf.data, conf.len, err);
+cleanup:
     mygpt_sb_free(&conf);
     mygpt_sb_free(&h);
     free(buf);
@@ -557,33 +566,35 @@ static int count_layers(const entry *entries, size_t n, const char *prefix)
 static mygpt_status config_json_heads(const char *path, int *heads, mygpt_error *err)
 {
     char conf[4096], *text = NULL;
-    size_t len = 0;
     struct stat sb;
     *heads = 0;
     if (!beside(conf, sizeof conf, path, "config.json"))
         return mygpt_fail(err, MYGPT_EINVAL, "%s: path too long for the config.json beside it", path);
     if (lstat(conf, &sb) != 0 && errno == ENOENT)
         return MYGPT_OK;
-    mygpt_status st = mygpt_read_file_max(conf, CONFIG_JSON_MAX, &text, &len, err);
     mygpt_json j = {0};
-    if (st == MYGPT_OK)
-        st = mygpt_json_parse(&j, text, len, 64, (size_t)1 << 16, conf, err);
-    if (st == MYGPT_OK) {
-        size_t count;
-        long long v = 0;
-        const size_t at = mygpt_json_get(&j, 0, "n_head", &count);
-        if (j.v[0].type != MYGPT_JSON_OBJECT)
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s is not a JSON object (it gives a gpt2 checkpoint's heads)", conf);
-        else if (count != 1)
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s (it gives a gpt2 checkpoint's heads)", conf,
-                            count ? "\"n_head\" appears more than once" : "no top-level \"n_head\"");
-        else if (!mygpt_json_integer(&j, at, 1, 1 << 24, &v))
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: \"n_head\" is not a whole number in [1, 2^24] (the heads)", conf);
-        *heads = (int)v;
-    } else if (err) {
-        mygpt_error inner = *err;
-        st = mygpt_fail(err, st, "%s (it gives a gpt2 checkpoint's heads)", inner.message);
+    mygpt_status st = read_config_json(conf, &text, &j, err);
+    if (st != MYGPT_OK) {
+        if (err) {
+            mygpt_error inner = *err;
+            st = mygpt_fail(err, st, "%s (it gives a gpt2 checkpoint's heads)", inner.message);
+        }
+        goto cleanup;
     }
+    size_t count;
+    long long v = 0;
+    const size_t at = mygpt_json_get(&j, 0, "n_head", &count);
+    if (j.v[0].type != MYGPT_JSON_OBJECT)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s is not a JSON object (it gives a gpt2 checkpoint's "
+                                         "heads)", conf));
+    if (count != 1)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: %s (it gives a gpt2 checkpoint's heads)", conf,
+                                         count ? "\"n_head\" appears more than once" : "no top-level \"n_head\""));
+    if (!mygpt_json_integer(&j, at, 1, 1 << 24, &v))
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: \"n_head\" is not a whole number in [1, 2^24] "
+                                         "(the heads)", conf));
+    *heads = (int)v;
+cleanup:
     mygpt_json_free(&j);
     free(text);
     return st;
@@ -644,63 +655,81 @@ static int same_bytes(int fd, size_t a, size_t b, size_t n)
     return 1;
 }
 
+/* What a file's first n bytes (8 or 9) say it is when it is not safetensors, whose header
+ * starts with '{' at byte 8: torch.save's zip archive ("PK\3\4", PyTorch 1.6 and later:
+ * nanoGPT's ckpt.pt) or its older raw pickle (0x80, then the protocol, 2 to 5); NULL otherwise. */
+static const char *pytorch_kind(const unsigned char *head, size_t n)
+{
+    if (n > 8 && head[8] == '{')
+        return NULL;
+    if (memcmp(head, "PK\3\4", 4) == 0)
+        return "a zip archive as torch.save writes";
+    if (head[0] == 0x80 && head[1] >= 2 && head[1] <= 5)
+        return "a pickle as torch.save wrote before PyTorch 1.6";
+    return NULL;
+}
+
 mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_error *err)
 {
     *out = NULL;
+    mygpt_status st = MYGPT_OK;
+    char *header = NULL;
+    mygpt_json doc = {0};
+    entry *entries = NULL;
+    size_t n = 0;
+    mygpt_gpt *g = NULL;
+    mygpt_quantized *qz = NULL;
+    file_tensor *ts = NULL;
+    int nt = 0;
+    const entry **found_at = NULL, **scales_at = NULL; // int8: each quantized tensor's "<name>.scales"
+    unsigned char *used = NULL;                        // the entries the model takes
     // read, not mapped: a mapped file cut by another process (cp over it) would kill this
     // one with SIGBUS; read, a file that changes is an error naming it
     const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); // a FIFO: refused below, not waited on
     if (fd < 0)
         return mygpt_fail(err, MYGPT_EIO, "cannot open %s: %s", path, strerror(errno));
     struct stat sbuf;
-    if (fstat(fd, &sbuf) != 0 || !S_ISREG(sbuf.st_mode)) {
-        close(fd);
-        return mygpt_fail(err, MYGPT_EIO, "cannot read %s: not a regular file (a directory, device, FIFO or socket)", path);
-    }
+    if (fstat(fd, &sbuf) != 0 || !S_ISREG(sbuf.st_mode))
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EIO, "cannot read %s: not a regular file (a directory, device, "
+                                         "FIFO or socket)", path));
     const size_t len = (size_t)sbuf.st_size;
-    if (len < 8) {
-        close(fd);
-        return mygpt_fail(err, MYGPT_EFORMAT, "%s: too short for a safetensors file (%zu bytes)", path, len);
-    }
-    unsigned char len8[8];
-    if (read_at(fd, len8, 8, 0) != 0) {
-        const mygpt_status st = read_failed(path, err);
-        close(fd);
-        return st;
-    }
+    if (len < 8)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: too short for a safetensors file (%zu bytes)", path,
+                                         len));
+    unsigned char len8[9]; // the header's length, and its first byte when there is one
+    if (read_at(fd, len8, len > 8 ? 9 : 8, 0) != 0)
+        MYGPT_TRY_CLEANUP(st, read_failed(path, err));
+    const char *kind = pytorch_kind(len8, len > 8 ? 9 : 8);
+    if (kind)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: not a safetensors file (it looks like a PyTorch "
+                                         "checkpoint, %s: convert it to safetensors with "
+                                         "safetensors.torch.save_file, see cli/README.md)", path, kind));
     uint64_t hlen = 0;
     for (int b = 0; b < 8; b++)
         hlen |= (uint64_t)len8[b] << (8 * b);
-    if (hlen > MAX_HEADER || hlen > len - 8) {
-        close(fd);
-        return mygpt_fail(err, MYGPT_EFORMAT, "%s: header length %llu is larger than the file allows",
-                          path, (unsigned long long)hlen);
-    }
-    char *header = malloc(hlen ? (size_t)hlen : 1);
-    if (!header || read_at(fd, header, (size_t)hlen, 8) != 0) {
-        const mygpt_status st = header ? read_failed(path, err) : mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header");
-        free(header);
-        close(fd);
-        return st;
-    }
+    if (hlen > MAX_HEADER || hlen > len - 8)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: header length %llu is larger than the file allows",
+                                         path, (unsigned long long)hlen));
+    if (!(header = malloc(hlen ? (size_t)hlen : 1)))
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header"));
+    if (read_at(fd, header, (size_t)hlen, 8) != 0)
+        MYGPT_TRY_CLEANUP(st, read_failed(path, err));
     const size_t data_at = 8 + (size_t)hlen; // the data's offset in the file
     const size_t data_len = len - 8 - (size_t)hlen;
     // the header's JSON (one pass, bounded), then the configuration and the entries
-    mygpt_json doc = {0};
     char what[320];
     snprintf(what, sizeof what, "%s (its header)", path); // only a message: may be cut
-    mygpt_status st = mygpt_json_parse(&doc, header, (size_t)hlen, 8, MAX_HEADER_VALUES, what, err);
-    size_t n = 0, seen_metadata = 0;
-    entry *entries = NULL;
+    MYGPT_TRY_CLEANUP(st, mygpt_json_parse(&doc, header, (size_t)hlen, 8, MAX_HEADER_VALUES, what, err));
+    size_t seen_metadata = 0;
     mygpt_config cfg = {0};
     int found = 0;
     mygpt_weights wf = MYGPT_WEIGHTS_FP32;
     const char *why = NULL;
-    if (st == MYGPT_OK && doc.v[0].type != MYGPT_JSON_OBJECT)
+    if (doc.v[0].type != MYGPT_JSON_OBJECT)
         why = "the JSON header is not an object";
-    if (st == MYGPT_OK && !why && !(entries = malloc(((size_t)doc.v[0].count + 1) * sizeof *entries)))
-        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header");
-    for (size_t k = 1, m = 0; st == MYGPT_OK && !why && m < doc.v[0].count; m++, k = doc.v[k + 1].next) {
+    else if (!(entries = malloc(((size_t)doc.v[0].count + 1) * sizeof *entries)))
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header"));
+    for (size_t k = 1, m = 0; !why && m < doc.v[0].count; m++, k = doc.v[k + 1].next) {
         if (mygpt_json_equals(&doc, k, "__metadata__")) {
             why = seen_metadata++ ? "__metadata__ appears twice in the header"
                                   : json_metadata(&doc, k + 1, &cfg, &found, &wf);
@@ -718,20 +747,16 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
             strcpy(entries[n++].name, bare);
     }
     mygpt_json_free(&doc);
-    if (st == MYGPT_OK && !why) { // sorted by name: duplicates side by side, find() a binary search
-        qsort(entries, n, sizeof *entries, by_name);
-        for (size_t k = 1; k < n && st == MYGPT_OK; k++)
-            if (strcmp(entries[k - 1].name, entries[k].name) == 0)
-                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s is named twice in the header", path,
-                                entries[k].name);
-    }
+    if (why)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: %s", path, why));
+    qsort(entries, n, sizeof *entries, by_name); // sorted by name: duplicates side by side, find() a binary search
+    for (size_t k = 1; k < n; k++)
+        if (strcmp(entries[k - 1].name, entries[k].name) == 0)
+            MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s is named twice in the header", path,
+                                             entries[k].name));
     // the architecture from the names; sizes from __metadata__, or from the shapes
     const entry *wte = NULL, *wpe = NULL;
-    if (st == MYGPT_OK && why)
-        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s", path, why);
-    if (st != MYGPT_OK) {
-        // the reason is in err
-    } else if ((wte = find(entries, n, "wte.weight"))) {
+    if ((wte = find(entries, n, "wte.weight"))) {
         cfg.arch = MYGPT_ARCH_GPT2;
         wpe = find(entries, n, "wpe.weight");
         if (!(found & 8))
@@ -743,56 +768,46 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
         if (!(found & 8))
             cfg.num_layers = count_layers(entries, n, "trf_blocks");
     } else if (found != 31) {
-        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: __metadata__ lacks the configuration (vocab_size, embed_dim, "
-                        "num_heads, num_layers, max_seq_len) and no token embedding names another layout "
-                        "(GPT-2's wte.weight, the book's tok_emb.weight)", path);
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: __metadata__ lacks the configuration (vocab_size, "
+                                         "embed_dim, num_heads, num_layers, max_seq_len) and no token embedding names "
+                                         "another layout (GPT-2's wte.weight, the book's tok_emb.weight)", path));
     }
-    if (st == MYGPT_OK && cfg.arch != MYGPT_ARCH_COURSE) {
+    if (cfg.arch != MYGPT_ARCH_COURSE) {
         if (!wpe || wte->ndim != 2 || wpe->ndim != 2 || wte->shape[1] != wpe->shape[1] || wte->shape[0] > (1u << 24) ||
             wte->shape[1] > (1u << 24) || wpe->shape[0] > (1u << 24))
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the token and position embeddings are missing or misshapen", path);
-        else {
-            cfg.vocab_size = (int)wte->shape[0];
-            cfg.embed_dim = (int)wte->shape[1];
-            cfg.max_seq_len = (int)wpe->shape[0];
-            if (!(found & 4) && cfg.arch == MYGPT_ARCH_GPT2) // heads: __metadata__, Hugging Face's
-                st = config_json_heads(path, &cfg.num_heads, err);    // config.json, or heads of 64
-            if (st == MYGPT_OK && cfg.num_heads == 0 && cfg.embed_dim % 64 == 0)
-                cfg.num_heads = cfg.embed_dim / 64;
-            if (st == MYGPT_OK && cfg.num_heads == 0)
-                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the number of heads is not in the file (__metadata__'s "
-                                "num_heads, or a gpt2's config.json beside it) and C=%d is not a multiple of 64", path, cfg.embed_dim);
-        }
+            MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: the token and position embeddings are missing "
+                                             "or misshapen", path));
+        cfg.vocab_size = (int)wte->shape[0];
+        cfg.embed_dim = (int)wte->shape[1];
+        cfg.max_seq_len = (int)wpe->shape[0];
+        if (!(found & 4) && cfg.arch == MYGPT_ARCH_GPT2) // heads: __metadata__, Hugging Face's
+            MYGPT_TRY_CLEANUP(st, config_json_heads(path, &cfg.num_heads, err)); // config.json, or heads of 64
+        if (cfg.num_heads == 0 && cfg.embed_dim % 64 == 0)
+            cfg.num_heads = cfg.embed_dim / 64;
+        if (cfg.num_heads == 0)
+            MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: the number of heads is not in the file "
+                                             "(__metadata__'s num_heads, or a gpt2's config.json beside it) and C=%d "
+                                             "is not a multiple of 64", path, cfg.embed_dim));
     }
-    const int tiled = st == MYGPT_OK ? offsets_tile(entries, n, data_len) : 1;
+    const int tiled = offsets_tile(entries, n, data_len);
     if (tiled < 0)
-        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header");
-    else if (!tiled)
-        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the tensors' data offsets do not tile the %zu bytes of data",
-                        path, data_len);
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header"));
+    if (!tiled)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: the tensors' data offsets do not tile the %zu "
+                                         "bytes of data", path, data_len));
     // Everything is checked against the header before anything is allocated for the model:
     // a small file whose __metadata__ claims a huge model costs nothing.
-    mygpt_gpt *g = NULL;
-    file_tensor *ts = NULL;
-    int nt = 0;
-    if (st == MYGPT_OK)
-        st = mygpt_config_validate(&cfg, err);
+    MYGPT_TRY_CLEANUP(st, mygpt_config_validate(&cfg, err));
     // a file tensor holds at most 3 of the table's (c_attn): no more can be needed than 3n
-    if (st == MYGPT_OK && (size_t)mygpt_state_dict_len(&cfg) > 3 * n + 3)
-        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the configuration needs %d tensors; the file holds %zu", path,
-                        mygpt_state_dict_len(&cfg), n);
-    if (st == MYGPT_OK && !(ts = malloc((size_t)mygpt_state_dict_len(&cfg) * sizeof *ts)))
-        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
-    const entry **found_at = NULL;
-    if (st == MYGPT_OK) {
-        nt = file_tensors(&cfg, ts);
-        if (!(found_at = malloc((size_t)nt * sizeof *found_at)))
-            st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
-    }
-    const entry **scales_at = NULL; // int8: each quantized tensor's "<name>.scales"
-    if (st == MYGPT_OK && !(scales_at = calloc((size_t)nt, sizeof *scales_at)))
-        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
-    for (int i = 0; i < nt && st == MYGPT_OK; i++) { // every tensor the model needs, as it needs it
+    if ((size_t)mygpt_state_dict_len(&cfg) > 3 * n + 3)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: the configuration needs %d tensors; the file holds "
+                                         "%zu", path, mygpt_state_dict_len(&cfg), n));
+    if (!(ts = malloc((size_t)mygpt_state_dict_len(&cfg) * sizeof *ts)))
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint"));
+    nt = file_tensors(&cfg, ts);
+    if (!(found_at = malloc((size_t)nt * sizeof *found_at)) || !(scales_at = calloc((size_t)nt, sizeof *scales_at)))
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint"));
+    for (int i = 0; i < nt; i++) { // every tensor the model needs, as it needs it
         const file_tensor *want = &ts[i];
         const entry *e = found_at[i] = find(entries, n, want->name);
         const size_t numel = (size_t)want->shape[0] * (size_t)(want->ndim == 2 ? want->shape[1] : 1);
@@ -800,41 +815,41 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
         const char *dtype = !quant ? "F32" : wf == MYGPT_WEIGHTS_BF16 ? "BF16" : "I8";
         const size_t es = mygpt_weights_value_bytes(quant ? wf : MYGPT_WEIGHTS_FP32);
         if (!e)
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s is missing", path, want->name);
-        else if (strcmp(e->dtype, dtype) != 0)
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s has dtype %s, not %s%s", path, e->name, e->dtype, dtype,
-                            wf != MYGPT_WEIGHTS_FP32 ? " (the file's __metadata__ says its weights are quantized)" : "");
-        else if (e->ndim != want->ndim || e->shape[0] != (unsigned long long)want->shape[0] ||
-                 (e->ndim == 2 && e->shape[1] != (unsigned long long)want->shape[1]))
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s does not have the shape the configuration gives", path,
-                            e->name);
-        else if (e->noff != 2 || e->offsets[0] > e->offsets[1] || e->offsets[1] > data_len ||
-                 e->offsets[1] - e->offsets[0] != numel * es)
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the data offsets of %s do not fit the data (%zu bytes)", path,
-                            e->name, data_len);
-        if (st != MYGPT_OK || !quant || wf != MYGPT_WEIGHTS_INT8)
+            MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s is missing", path, want->name));
+        if (strcmp(e->dtype, dtype) != 0)
+            MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: %s has dtype %s, not %s%s", path, e->name,
+                                             e->dtype, dtype, wf != MYGPT_WEIGHTS_FP32 ? " (the file's __metadata__ "
+                                             "says its weights are quantized)" : ""));
+        if (e->ndim != want->ndim || e->shape[0] != (unsigned long long)want->shape[0] ||
+            (e->ndim == 2 && e->shape[1] != (unsigned long long)want->shape[1]))
+            MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: %s does not have the shape the configuration "
+                                             "gives", path, e->name));
+        if (e->noff != 2 || e->offsets[0] > e->offsets[1] || e->offsets[1] > data_len ||
+            e->offsets[1] - e->offsets[0] != numel * es)
+            MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: the data offsets of %s do not fit the data (%zu "
+                                             "bytes)", path, e->name, data_len));
+        if (!quant || wf != MYGPT_WEIGHTS_INT8)
             continue;
         char sname[128];
         snprintf(sname, sizeof sname, "%s.scales", want->name);
         const entry *se = scales_at[i] = find(entries, n, sname);
         const size_t ns = scales_len(&cfg, want), groups = ns / (size_t)want->shape[want->transposed ? 1 : 0];
         if (!se)
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s (the int8 scales of %s) is missing", path, sname,
-                            want->name);
-        else if (strcmp(se->dtype, "F32") != 0 || se->ndim != 2 || se->shape[0] != ns / groups || se->shape[1] != groups ||
-                 se->noff != 2 || se->offsets[1] - se->offsets[0] != ns * sizeof(float))
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s is not F32 of shape [%zu, %zu]", path, sname, ns / groups,
-                            groups);
+            MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s (the int8 scales of %s) is missing",
+                                             path, sname, want->name));
+        if (strcmp(se->dtype, "F32") != 0 || se->ndim != 2 || se->shape[0] != ns / groups || se->shape[1] != groups ||
+            se->noff != 2 || se->offsets[1] - se->offsets[0] != ns * sizeof(float))
+            MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: %s is not F32 of shape [%zu, %zu]", path, sname,
+                                             ns / groups, groups));
     }
-    unsigned char *used = st == MYGPT_OK ? calloc(n ? n : 1, 1) : NULL; // the entries the model takes
-    if (st == MYGPT_OK && !used)
-        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
-    for (int i = 0; i < nt && st == MYGPT_OK; i++) {
+    if (!(used = calloc(n ? n : 1, 1)))
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint"));
+    for (int i = 0; i < nt; i++) {
         used[found_at[i] - entries] = 1;
         if (scales_at[i])
             used[scales_at[i] - entries] = 1;
     }
-    for (size_t k = 0; k < n && st == MYGPT_OK; k++) { // nothing else but buffers and a tied head
+    for (size_t k = 0; k < n; k++) { // nothing else but buffers and a tied head
         if (used[k] || is_buffer(entries[k].name))
             continue;
         const entry *e = &entries[k];
@@ -844,36 +859,30 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
                              ? same_bytes(fd, data_at + e->offsets[0], data_at + wte->offsets[0],
                                           e->offsets[1] - e->offsets[0])
                              : 0;
-        if (same < 0) {
-            st = read_failed(path, err);
-            break;
-        }
+        if (same < 0)
+            MYGPT_TRY_CLEANUP(st, read_failed(path, err));
         if (same)
             continue; // the tied head, written out
-        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: unexpected tensor %s%s", path, e->name,
-                        strcmp(e->name, "lm_head.weight") == 0 ? " (an lm_head that is not the token embedding)" : "");
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: unexpected tensor %s%s", path, e->name,
+                                         strcmp(e->name, "lm_head.weight") == 0
+                                             ? " (an lm_head that is not the token embedding)" : ""));
     }
-    mygpt_quantized *qz = NULL;
-    if (st == MYGPT_OK)
-        st = mygpt_gpt_alloc(&g, &cfg, err); // draws nothing: every value comes from the file
-    if (st == MYGPT_OK && wf != MYGPT_WEIGHTS_FP32)
-        st = mygpt_quantized_alloc(&qz, &cfg, wf, err);
-    const tensor_bytes floats = g ? float_bytes(&g->params) : (tensor_bytes){0};
+    MYGPT_TRY_CLEANUP(st, mygpt_gpt_alloc(&g, &cfg, err)); // draws nothing: every value comes from the file
+    if (wf != MYGPT_WEIGHTS_FP32)
+        MYGPT_TRY_CLEANUP(st, mygpt_quantized_alloc(&qz, &cfg, wf, err));
+    const tensor_bytes floats = float_bytes(&g->params);
     const tensor_bytes stored = qz ? quantized_bytes(qz) : floats;
-    for (int i = 0; i < nt && st == MYGPT_OK; i++) {
+    for (int i = 0; i < nt; i++) {
         const int quant = is_quantized(&cfg, &ts[i], wf);
-        for (int part = 0; part < 1 + (quant && wf == MYGPT_WEIGHTS_INT8) && st == MYGPT_OK; part++) {
+        for (int part = 0; part < 1 + (quant && wf == MYGPT_WEIGHTS_INT8); part++) {
             const entry *e = part ? scales_at[i] : found_at[i]; // the values, then int8's scales
             const size_t bytes = e->offsets[1] - e->offsets[0];
             void *tmp = malloc(bytes ? bytes : 1); // aligned for any element
-            if (!tmp) {
-                st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint");
-                break;
-            }
+            if (!tmp)
+                MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint"));
             if (read_at(fd, tmp, bytes, data_at + e->offsets[0]) != 0) {
-                st = read_failed(path, err);
                 free(tmp);
-                break;
+                MYGPT_TRY_CLEANUP(st, read_failed(path, err));
             }
             const char *src = tmp;
             if (part)
@@ -885,43 +894,41 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
     }
     // a NaN or an infinity would only show as token 0 forever: refused, named (quantized
     // values are checked as they are attached)
-    for (int i = 0; i < nt && st == MYGPT_OK; i++)
-        for (int k = 0; k < ts[i].parts && st == MYGPT_OK && !is_quantized(&cfg, &ts[i], wf); k++) {
+    for (int i = 0; i < nt; i++)
+        for (int k = 0; k < ts[i].parts && !is_quantized(&cfg, &ts[i], wf); k++) {
             size_t rows, cols;
             const float *v = (const float *)part_data(&cfg, &floats, &ts[i], k, &rows, &cols);
             for (size_t j = 0; j < rows * cols; j++)
-                if (!isfinite(v[j])) {
-                    st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s holds a non-finite value (%g)", path, ts[i].name,
-                                    (double)v[j]);
-                    break;
-                }
+                if (!isfinite(v[j]))
+                    MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: %s holds a non-finite value (%g)", path,
+                                                     ts[i].name, (double)v[j]));
         }
-    if (st == MYGPT_OK && qz) {
+    if (qz) {
         st = mygpt_gpt_attach_quantized(g, qz, err); // checks the stored values; frees qz on failure
+        qz = NULL;
         if (st != MYGPT_OK) {
             mygpt_error inner = err ? *err : (mygpt_error){0};
-            st = mygpt_fail(err, st, "%s: %s", path, inner.message);
+            MYGPT_TRY_CLEANUP(st, mygpt_fail(err, st, "%s: %s", path, inner.message));
         }
-        qz = NULL;
     }
     // a file replaced or rewritten while it was read may hold parts of two files
     struct stat now;
-    if (st == MYGPT_OK && (fstat(fd, &now) != 0 || now.st_size != sbuf.st_size ||
-                           now.st_mtim.tv_sec != sbuf.st_mtim.tv_sec || now.st_mtim.tv_nsec != sbuf.st_mtim.tv_nsec))
-        st = mygpt_fail(err, MYGPT_EIO, "%s changed while being read (written to by another program): not loaded",
-                        path);
+    if (fstat(fd, &now) != 0 || now.st_size != sbuf.st_size || now.st_mtim.tv_sec != sbuf.st_mtim.tv_sec ||
+        now.st_mtim.tv_nsec != sbuf.st_mtim.tv_nsec)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EIO, "%s changed while being read (written to by another "
+                                         "program): not loaded", path));
+    *out = g;
+    g = NULL;
+cleanup:
+    mygpt_gpt_free(g);
     mygpt_quantized_free(qz);
     free(used);
     free(scales_at);
     free(found_at);
     free(ts);
+    mygpt_json_free(&doc);
     free(entries);
     free(header);
     close(fd);
-    if (st != MYGPT_OK) {
-        mygpt_gpt_free(g);
-        return st;
-    }
-    *out = g;
-    return MYGPT_OK;
+    return st;
 }

@@ -237,13 +237,12 @@ static float gelu_tanh_k(void)
 /* The tanh GELU over a run of n <= GELU_RUN values: with dout NULL, out = GELU(inp);
  * else the backward, out += d/dx given dout. (Built so that fmaf is an instruction.) */
 #define GELU_RUN 512
-MYGPT_CLONES static void gelu_tanh_run(float *out, const float *inp, const float *dout, size_t n, float K,
-                                       int avx2)
+MYGPT_CLONES static void gelu_tanh_run(float *out, const float *inp, const float *dout, size_t n, float K)
 {
     float t[GELU_RUN];
     for (size_t i = 0; i < n; i++) // u = K * (x + 0.044715 x^3), pow(x, 3) being x * x * x
         t[i] = K * (inp[i] + (inp[i] * inp[i] * inp[i]) * 0.044715f);
-    mygpt_tanh_row(t, n, avx2); // t = tanh(u)
+    mygpt_tanh_row(t, n); // t = tanh(u)
     if (!dout) {
         for (size_t i = 0; i < n; i++)
             out[i] = (0.5f * inp[i]) * (1.0f + t[i]); // y = (0.5 x) * (1 + t)
@@ -265,12 +264,11 @@ MYGPT_CLONES static void gelu_tanh_run(float *out, const float *inp, const float
 static void gelu_tanh(float *out, const float *inp, const float *dout, size_t n)
 {
     const float K = gelu_tanh_k();
-    const int avx2 = mygpt_sleef_avx2();
     const size_t runs = (n + GELU_RUN - 1) / GELU_RUN;
 #pragma omp parallel for schedule(static) if (n > MYGPT_PARALLEL_MIN)
     for (size_t r = 0; r < runs; r++) {
         const size_t i0 = r * GELU_RUN, m = n - i0 < GELU_RUN ? n - i0 : GELU_RUN;
-        gelu_tanh_run(out + i0, inp + i0, dout ? dout + i0 : NULL, m, K, avx2);
+        gelu_tanh_run(out + i0, inp + i0, dout ? dout + i0 : NULL, m, K);
     }
 }
 

@@ -890,17 +890,17 @@ mygpt_status mygpt_matmul_backward_ws(float *dinp, int set_dinp, float *dweight,
                           N, C, OC);
     if (N == 0)
         return MYGPT_OK;
-    mygpt_status st = MYGPT_OK;
     // dinp (N, C) += dout (N, OC) @ weight (OC, C): weight read as B = (K = OC, C)
     if (dinp)
-        st = accumulate_product(dinp, set_dinp, dout, (size_t)OC, 0, weight, (size_t)C, N, OC, C, ws, err);
+        MYGPT_TRY(accumulate_product(dinp, set_dinp, dout, (size_t)OC, 0, weight, (size_t)C, N, OC, C, ws, err));
     // dweight (OC, C) += dout^T (OC, N) @ inp (N, C): dout read transposed; the sum over
     // the N rows runs in the kernel's fixed order (KC blocks, k in order)
-    if (st == MYGPT_OK && dweight)
-        st = accumulate_product(dweight, set_dweight, dout, (size_t)OC, 1, inp, (size_t)C, (size_t)OC, (int)N, C, ws, err);
+    if (dweight)
+        MYGPT_TRY(accumulate_product(dweight, set_dweight, dout, (size_t)OC, 1, inp, (size_t)C, (size_t)OC, (int)N, C,
+                                     ws, err));
     // dbias += column sums of dout: threads own columns, rows in order
     const size_t no = N * (size_t)OC;
-    if (st == MYGPT_OK && dbias) {
+    if (dbias) {
 #pragma omp parallel for schedule(static) if (no > MYGPT_KERNEL_SMALL)
         for (int o = 0; o < OC; o++) {
             float s = 0.0f;
@@ -909,5 +909,5 @@ mygpt_status mygpt_matmul_backward_ws(float *dinp, int set_dinp, float *dweight,
             dbias[o] += s;
         }
     }
-    return st;
+    return MYGPT_OK;
 }

@@ -8,11 +8,6 @@
 
 #include "kernels/cpu.h"
 
-int mygpt_sleef_avx2(void)
-{
-    return mygpt_cpu_isa(MYGPT_FAMILY_LOSS) >= MYGPT_ISA_AVX2;
-}
-
 #if defined(MYGPT_X86_KERNELS)
 MYGPT_AVX2 static void exp8_avx2(float *out, const float *in)
 {
@@ -106,52 +101,71 @@ MYGPT_AVX2 float mygpt_exp_sum_avx2(float *e, const float *x, int n, __m256 mx)
     _mm256_storeu_ps(a, acc);
     return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
 }
-#else
-static void exp8_avx2(float *out, const float *in) { (void)out; (void)in; }
-static void mygpt_log8_avx2(float *out, const float *in) { (void)out; (void)in; }
-static void tanh_row_avx2(float *out, const float *in, size_t n) { (void)out; (void)in; (void)n; }
-static void tanh_row_avx512(float *out, const float *in, size_t n) { (void)out; (void)in; (void)n; }
 #endif
 
-/* out[i] = exp(in[i]) (or log) for 8 values, as PyTorch's AVX2 kernels compute them */
-void mygpt_exp8(float *out, const float *in, int avx2)
+/* SLEEF's scalar functions, as PyTorch's kernels call them without AVX2 */
+static void exp8_scalar(float *out, const float *in)
 {
-    if (avx2)
-        exp8_avx2(out, in);
-    else
-        for (int l = 0; l < 8; l++)
-            out[l] = Sleef_expf_u10(in[l]);
+    for (int l = 0; l < 8; l++)
+        out[l] = Sleef_expf_u10(in[l]);
 }
 
-void mygpt_tanh_row(float *x, size_t n, int avx2)
+static void log8_scalar(float *out, const float *in)
 {
-    if (avx2 && mygpt_cpu_isa(MYGPT_FAMILY_LOSS) >= MYGPT_ISA_AVX512)
-        tanh_row_avx512(x, x, n);
-    else if (avx2)
-        tanh_row_avx2(x, x, n);
-    else
-        for (size_t i = 0; i < n; i++)
-            x[i] = Sleef_tanhf_u10(x[i]);
+    for (int l = 0; l < 8; l++)
+        out[l] = Sleef_logf_u10(in[l]);
 }
 
-float mygpt_log1f(float x, int avx2)
+static void tanh_row_scalar(float *out, const float *in, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = Sleef_tanhf_u10(in[i]);
+}
+
+/* SLEEF's functions per instruction set, indexed by cpu.h's choice for the loss family */
+static const struct sleef_set {
+    void (*exp8)(float *out, const float *in);               // 8 values
+    void (*log8)(float *out, const float *in);               // 8 values
+    void (*tanh_row)(float *out, const float *in, size_t n); // n values
+} SETS[MYGPT_ISA_COUNT] = {
+    [MYGPT_ISA_GENERIC] = {exp8_scalar, log8_scalar, tanh_row_scalar},
+#if defined(MYGPT_X86_KERNELS)
+    [MYGPT_ISA_AVX2] = {exp8_avx2, mygpt_log8_avx2, tanh_row_avx2},
+    [MYGPT_ISA_AVX512] = {exp8_avx2, mygpt_log8_avx2, tanh_row_avx512}, // PyTorch's 8-lane exp and log
+#endif
+};
+
+static const struct sleef_set *set_here(void)
+{
+    return &SETS[mygpt_cpu_isa(MYGPT_FAMILY_LOSS)];
+}
+
+void mygpt_exp8(float *out, const float *in)
+{
+    set_here()->exp8(out, in);
+}
+
+void mygpt_tanh_row(float *x, size_t n)
+{
+    set_here()->tanh_row(x, x, n);
+}
+
+float mygpt_log1f(float x)
 {
     float in[8] = {x, 1, 1, 1, 1, 1, 1, 1}, out[8];
-    if (avx2)
-        mygpt_log8_avx2(out, in);
-    else
-        out[0] = Sleef_logf_u10(x);
+    set_here()->log8(out, in);
     return out[0];
 }
 
 /* sum of exp(x - max) over a row, in PyTorch's lane order; e (n) receives the exps */
-float mygpt_exp_sum_row(float *e, const float *x, size_t n, float maxv, int avx2)
+float mygpt_exp_sum_row(float *e, const float *x, size_t n, float maxv)
 {
+    void (*const exp8)(float *, const float *) = set_here()->exp8;
     float in[8], v[8], acc[8];
     if (n < 8) {
         for (size_t l = 0; l < 8; l++)
             in[l] = (l < n ? x[l] : 0.0f) - maxv;
-        mygpt_exp8(v, in, avx2);
+        exp8(v, in);
         float sum = v[0];
         e[0] = v[0];
         for (size_t l = 1; l < n; l++) {
@@ -164,7 +178,7 @@ float mygpt_exp_sum_row(float *e, const float *x, size_t n, float maxv, int avx2
     for (; d + 8 <= n; d += 8) {
         for (int l = 0; l < 8; l++)
             in[l] = x[d + l] - maxv;
-        mygpt_exp8(e + d, in, avx2);
+        exp8(e + d, in);
         for (int l = 0; l < 8; l++)
             acc[l] = d == 0 ? e[l] : acc[l] + e[d + l];
     }
@@ -172,7 +186,7 @@ float mygpt_exp_sum_row(float *e, const float *x, size_t n, float maxv, int avx2
     if (r > 0) { // the tail goes into the first r lanes
         for (size_t l = 0; l < 8; l++)
             in[l] = (l < r ? x[d + l] : 0.0f) - maxv;
-        mygpt_exp8(v, in, avx2);
+        exp8(v, in);
         for (size_t l = 0; l < r; l++) {
             e[d + l] = v[l];
             acc[l] += v[l];

@@ -4,7 +4,9 @@
  * Debian's libsleef): lane l takes elements l, l + 8, ...; the last n % 8 go to the
  * first lanes; the lanes are combined as ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)).
  * What the loss (loss.c) and sampling's softmax (sample.c) share, so both give
- * PyTorch's bits. The _avx2 functions run only when mygpt_sleef_avx2() says so.
+ * PyTorch's bits. Which set of SLEEF's functions runs is cpu.h's choice for the loss
+ * family, made once: the functions below ask it themselves, and the loss's and the
+ * softmax's own rows index their tables with it (the _avx2 functions run only there).
  */
 #ifndef MYGPT_SLEEF_ROWS_H
 #define MYGPT_SLEEF_ROWS_H
@@ -13,24 +15,21 @@
 
 #include "base/simd.h"
 
-/* 1 when the AVX2 rows run here (the CPU has AVX2 and FMA; decided once, cpu.h). */
-int mygpt_sleef_avx2(void);
+/* out[l] = expf(in[l]) for 8 values, as PyTorch's kernel computes them (with AVX2:
+ * SLEEF's 8-lane function, else its scalar one). */
+void mygpt_exp8(float *out, const float *in);
 
-/* out[l] = expf(in[l]) for 8 values, as PyTorch's kernel computes them (avx2: SLEEF's
- * 8-lane function, else its scalar one). */
-void mygpt_exp8(float *out, const float *in, int avx2);
-
-/* x[i] = tanhf(x[i]) for n values, as PyTorch's tanh computes them (avx2: vml's map
+/* x[i] = tanhf(x[i]) for n values, as PyTorch's tanh computes them (with AVX2: vml's map
  * over SLEEF's 8-lane function; else its scalar one). SLEEF's deterministic functions
  * give the same bits at every width, so on an AVX-512 CPU its 16-lane one runs. */
-void mygpt_tanh_row(float *x, size_t n, int avx2);
+void mygpt_tanh_row(float *x, size_t n);
 
 /* logf(x) as PyTorch's kernel computes it. */
-float mygpt_log1f(float x, int avx2);
+float mygpt_log1f(float x);
 
 /* The sum of exp(x - maxv) over a row of n in PyTorch's lane order (rows under 8 are
  * summed in order); e (n) receives the exps. */
-float mygpt_exp_sum_row(float *e, const float *x, size_t n, float maxv, int avx2);
+float mygpt_exp_sum_row(float *e, const float *x, size_t n, float maxv);
 
 #if defined(MYGPT_X86_KERNELS)
 #include <immintrin.h>

@@ -25,17 +25,79 @@
 #include "base/base.h"
 #include "base/parallel.h"
 #include "base/simd.h"
+#include "kernels/cpu.h"
 #include "kernels/sleef_rows.h"
 
+/* One row of log_softmax: logp (V) from x (V). */
+static void log_softmax_row(float *logp, const float *x, int V)
+{
+    float maxv = x[0];
+    for (int i = 1; i < V; i++)
+        maxv = x[i] > maxv ? x[i] : maxv; // max is exact whatever the order
+    float in[8], e[8], acc[8];
+    float sum;
+    if (V < 8) { // map the padded vector, then add the lanes in order
+        for (int l = 0; l < 8; l++)
+            in[l] = (l < V ? x[l] : 0.0f) - maxv;
+        mygpt_exp8(e, in);
+        sum = e[0];
+        for (int l = 1; l < V; l++)
+            sum += e[l];
+    } else {
+        for (int l = 0; l < 8; l++)
+            in[l] = x[l] - maxv;
+        mygpt_exp8(acc, in);
+        int d = 8;
+        for (; d < V - V % 8; d += 8) {
+            for (int l = 0; l < 8; l++)
+                in[l] = x[d + l] - maxv;
+            mygpt_exp8(e, in);
+            for (int l = 0; l < 8; l++)
+                acc[l] += e[l];
+        }
+        const int r = V - d; // the tail goes into the first r lanes
+        if (r > 0) {
+            for (int l = 0; l < 8; l++)
+                in[l] = (l < r ? x[d + l] : 0.0f) - maxv;
+            mygpt_exp8(e, in);
+            for (int l = 0; l < r; l++)
+                acc[l] += e[l];
+        }
+        sum = ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+    }
+    const float logsum = mygpt_log1f(sum);
+    for (int i = 0; i < V; i++)
+        logp[i] = (x[i] - maxv) - logsum;
+}
+
+/* One row of the backward: dx (V) = fma(-exp(logp), g, g at the target, else 0), the row's
+ * gradient summing to g (one non-zero entry) */
+static void cross_entropy_backward_row(float *dx, const float *lp, int64_t target, int V, float g)
+{
+    float in[8], e[8];
+    for (int i0 = 0; i0 < V; i0 += 8) {
+        const int m = V - i0 < 8 ? V - i0 : 8;
+        for (int l = 0; l < 8; l++)
+            in[l] = l < m ? lp[i0 + l] : 0.0f;
+        mygpt_exp8(e, in);
+        for (int l = 0; l < m; l++) // x - exp(y) * sum, contracted to one FMA by the compiler
+            dx[i0 + l] = fmaf(-e[l], g, i0 + l == target ? g : 0.0f);
+    }
+}
+
 #if defined(MYGPT_X86_KERNELS)
-/* The same rows as log_softmax_row and the backward's loop below, 8 floats a step in
+/* The same rows as log_softmax_row and cross_entropy_backward_row above, 8 floats a step in
  * registers instead of through arrays (256 rows of V = 50257 on one thread: forward 48
  * -> 9 ms, backward 41 -> 6 ms; `mygpt-bench --loss 256,50257`): every lane sees the
  * same operations in the same order, so the bits are the same. */
 
-/* log_softmax_row for V >= 8 */
+/* log_softmax_row (V >= 8; shorter rows go to it) */
 MYGPT_AVX2 static void log_softmax_row_avx2(float *logp, const float *x, int V)
 {
+    if (V < 8) {
+        log_softmax_row(logp, x, V);
+        return;
+    }
     const float maxv = mygpt_row_max_avx2(x, V);
     const __m256 mx = _mm256_set1_ps(maxv);
     float in[8] = {mygpt_exp_sum_avx2(NULL, x, V, mx), 1, 1, 1, 1, 1, 1, 1}, out[8];
@@ -48,7 +110,7 @@ MYGPT_AVX2 static void log_softmax_row_avx2(float *logp, const float *x, int V)
         logp[i] = (x[i] - maxv) - out[0];
 }
 
-/* One row of the backward: dx = fma(-exp(logp), g, g at the target, else 0) */
+/* cross_entropy_backward_row */
 MYGPT_AVX2 static void cross_entropy_backward_row_avx2(float *dx, const float *lp, int64_t target,
                                                       int V, float g)
 {
@@ -73,50 +135,20 @@ MYGPT_AVX2 static void cross_entropy_backward_row_avx2(float *dx, const float *l
     _mm256_storeu_ps(e, Sleef_expf8_u10avx2(_mm256_maskload_ps(lp + t0, on)));
     dx[target] = fmaf(-e[target - t0], g, g);
 }
-
 #endif
 
-/* One row of log_softmax: logp (V) from x (V). */
-static void log_softmax_row(float *logp, const float *x, int V, int avx2)
-{
-    float maxv = x[0];
-    for (int i = 1; i < V; i++)
-        maxv = x[i] > maxv ? x[i] : maxv; // max is exact whatever the order
-    float in[8], e[8], acc[8];
-    float sum;
-    if (V < 8) { // map the padded vector, then add the lanes in order
-        for (int l = 0; l < 8; l++)
-            in[l] = (l < V ? x[l] : 0.0f) - maxv;
-        mygpt_exp8(e, in, avx2);
-        sum = e[0];
-        for (int l = 1; l < V; l++)
-            sum += e[l];
-    } else {
-        for (int l = 0; l < 8; l++)
-            in[l] = x[l] - maxv;
-        mygpt_exp8(acc, in, avx2);
-        int d = 8;
-        for (; d < V - V % 8; d += 8) {
-            for (int l = 0; l < 8; l++)
-                in[l] = x[d + l] - maxv;
-            mygpt_exp8(e, in, avx2);
-            for (int l = 0; l < 8; l++)
-                acc[l] += e[l];
-        }
-        const int r = V - d; // the tail goes into the first r lanes
-        if (r > 0) {
-            for (int l = 0; l < 8; l++)
-                in[l] = (l < r ? x[d + l] : 0.0f) - maxv;
-            mygpt_exp8(e, in, avx2);
-            for (int l = 0; l < r; l++)
-                acc[l] += e[l];
-        }
-        sum = ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
-    }
-    const float logsum = mygpt_log1f(sum, avx2);
-    for (int i = 0; i < V; i++)
-        logp[i] = (x[i] - maxv) - logsum;
-}
+/* The rows per instruction set, indexed by cpu.h's choice for the loss family: AVX2's (and
+ * AVX-512's) in registers, the same bits */
+static const struct loss_rows {
+    void (*log_softmax)(float *logp, const float *x, int V);
+    void (*backward)(float *dx, const float *lp, int64_t target, int V, float g);
+} ROWS[MYGPT_ISA_COUNT] = {
+    [MYGPT_ISA_GENERIC] = {log_softmax_row, cross_entropy_backward_row},
+#if defined(MYGPT_X86_KERNELS)
+    [MYGPT_ISA_AVX2] = {log_softmax_row_avx2, cross_entropy_backward_row_avx2},
+    [MYGPT_ISA_AVX512] = {log_softmax_row_avx2, cross_entropy_backward_row_avx2},
+#endif
+};
 
 mygpt_status mygpt_cross_entropy_forward(float *loss, float *logp, const float *logits,
                                          const int64_t *targets, size_t N, int V,
@@ -128,17 +160,10 @@ mygpt_status mygpt_cross_entropy_forward(float *loss, float *logp, const float *
         if (targets[n] < 0 || targets[n] >= V)
             return mygpt_fail(err, MYGPT_ERANGE, "target %lld at row %zu is outside [0, %d)",
                               (long long)targets[n], n, V);
-    const int avx2 = mygpt_sleef_avx2();
+    const struct loss_rows *rows = &ROWS[mygpt_cpu_isa(MYGPT_FAMILY_LOSS)];
 #pragma omp parallel for schedule(static) if (N * (size_t)V > MYGPT_PARALLEL_MIN)
-    for (size_t n = 0; n < N; n++) { // rows are independent
-#if defined(MYGPT_X86_KERNELS)
-        if (avx2 && V >= 8) {
-            log_softmax_row_avx2(logp + n * V, logits + n * V, V);
-            continue;
-        }
-#endif
-        log_softmax_row(logp + n * V, logits + n * V, V, avx2);
-    }
+    for (size_t n = 0; n < N; n++) // rows are independent
+        rows->log_softmax(logp + n * V, logits + n * V, V);
     // nll_loss, reduction mean: ATen's cascade sum (8 levels of 2^4 = 16 rows)
     int ceil_log2 = 0;
     while (((size_t)1 << ceil_log2) < N)
@@ -162,36 +187,12 @@ mygpt_status mygpt_cross_entropy_forward(float *loss, float *logp, const float *
     return MYGPT_OK;
 }
 
-MYGPT_CLONES static void cross_entropy_backward(float *dlogits, const float *logp,
-                                                const int64_t *targets, size_t N, int V)
-{
-    const int avx2 = mygpt_sleef_avx2();
-    const float g = -(1.0f / (float)N); // nll_loss_backward: -(grad_output / total_weight)
-#pragma omp parallel for schedule(static) if (N * (size_t)V > MYGPT_PARALLEL_MIN)
-    for (size_t n = 0; n < N; n++) {
-        const float *lp = logp + n * V; // (V,)
-        float *dx = dlogits + n * V;    // (V,)
-#if defined(MYGPT_X86_KERNELS)
-        if (avx2) {
-            cross_entropy_backward_row_avx2(dx, lp, targets[n], V, g);
-            continue;
-        }
-#endif
-        // the row's gradient sums to g (one non-zero entry); dx = grad - exp(logp) * g
-        float in[8], e[8];
-        for (int i0 = 0; i0 < V; i0 += 8) {
-            const int m = V - i0 < 8 ? V - i0 : 8;
-            for (int l = 0; l < 8; l++)
-                in[l] = l < m ? lp[i0 + l] : 0.0f;
-            mygpt_exp8(e, in, avx2);
-            for (int l = 0; l < m; l++) // x - exp(y) * sum, contracted to one FMA by the compiler
-                dx[i0 + l] = fmaf(-e[l], g, i0 + l == targets[n] ? g : 0.0f);
-        }
-    }
-}
-
 void mygpt_cross_entropy_backward(float *dlogits, const float *logp, const int64_t *targets,
                                   size_t N, int V)
 {
-    cross_entropy_backward(dlogits, logp, targets, N, V); // a static clone set: no resolver exported
+    const struct loss_rows *rows = &ROWS[mygpt_cpu_isa(MYGPT_FAMILY_LOSS)];
+    const float g = -(1.0f / (float)N); // nll_loss_backward: -(grad_output / total_weight)
+#pragma omp parallel for schedule(static) if (N * (size_t)V > MYGPT_PARALLEL_MIN)
+    for (size_t n = 0; n < N; n++)
+        rows->backward(dlogits + n * V, logp + n * V, targets[n], V, g); // (V,) each
 }

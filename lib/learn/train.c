@@ -4,6 +4,7 @@
  * each layer's beside its own (kernels/layers.c, matmul.c, attention.c, learn/loss.c).
  */
 #include <omp.h>
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,60 +29,65 @@ static void train_acts_release(mygpt_train_acts *a)
 }
 
 /* The activations the backward needs and its scratch, for `rows` rows of T and L
- * layers: one list that both sizes them (base NULL) and carves them. Returns floats. */
-static size_t carve_train_acts(mygpt_train_acts *a, float *base, size_t rows, size_t T, size_t L, size_t C,
-                               size_t NH, size_t V)
+ * layers: one list that sizes them (base NULL), carves them (l = 0) and gives layer l's
+ * slice of each (a buffer of one layer is the same for every l). Returns floats. */
+static size_t carve_train_acts(mygpt_train_acts *a, float *base, size_t l, size_t rows, size_t T, size_t L,
+                               size_t C, size_t NH, size_t V)
 {
     size_t n = 0;
-#define TAKE(field, count) (a->field = base ? base + n : NULL, n += (count))
-    TAKE(resid, (L + 1) * rows * C); // the residual stream entering each layer, and the last
-    TAKE(ln1, L * rows * C);
-    TAKE(ln1_mean, L * rows);
-    TAKE(ln1_denom, L * rows);
-    TAKE(q, L * rows * C);
-    TAKE(k, L * rows * C);
-    TAKE(v, L * rows * C);
-    TAKE(att, L * rows * NH * T);    // (L, B, NH, T, T): each query's probabilities
-    TAKE(atty, L * rows * C);
-    TAKE(resid_mid, L * rows * C);
-    TAKE(ln2, L * rows * C);
-    TAKE(ln2_mean, L * rows);
-    TAKE(ln2_denom, L * rows);
-    TAKE(fch, L * rows * 4 * C);
-    TAKE(fch_gelu, L * rows * 4 * C);
-    TAKE(lnf, rows * C);
-    TAKE(lnf_mean, rows);
-    TAKE(lnf_denom, rows);
-    TAKE(logits, rows * V);
-    TAKE(logp, rows * V);
+#define TAKE(field, layers, count)                                                                 \
+    (a->field = base ? base + n + ((layers) > 1 ? l * (count) : 0) : NULL, n += (layers) * (count))
+    TAKE(resid, L + 1, rows * C); // (L + 1, B, T, C) the residual stream entering each layer, and the last
+    TAKE(ln1, L, rows * C);
+    TAKE(ln1_mean, L, rows);
+    TAKE(ln1_denom, L, rows);
+    TAKE(q, L, rows * C);
+    TAKE(k, L, rows * C);
+    TAKE(v, L, rows * C);
+    TAKE(att, L, rows * NH * T);  // (L, B, NH, T, T): each query's probabilities
+    TAKE(atty, L, rows * C);
+    TAKE(resid_mid, L, rows * C);
+    TAKE(ln2, L, rows * C);
+    TAKE(ln2_mean, L, rows);
+    TAKE(ln2_denom, L, rows);
+    TAKE(fch, L, rows * 4 * C);
+    TAKE(fch_gelu, L, rows * 4 * C);
+    TAKE(lnf, 1, rows * C);
+    TAKE(lnf_mean, 1, rows);
+    TAKE(lnf_denom, 1, rows);
+    TAKE(logits, 1, rows * V);
+    TAKE(logp, 1, rows * V);
     // the backward's scratch, one layer at a time
-    TAKE(dresid, rows * C);
-    TAKE(dresid2, rows * C);
-    TAKE(dln, rows * C);
-    TAKE(datty, rows * C);
-    TAKE(dq, rows * C);
-    TAKE(dk, rows * C);
-    TAKE(dv, rows * C);
-    TAKE(dfch, rows * 4 * C);
-    TAKE(dfch_gelu, rows * 4 * C);
+    TAKE(dresid, 1, rows * C);
+    TAKE(dresid2, 1, rows * C);
+    TAKE(dln, 1, rows * C);
+    TAKE(datty, 1, rows * C);
+    TAKE(dq, 1, rows * C);
+    TAKE(dk, 1, rows * C);
+    TAKE(dv, 1, rows * C);
+    TAKE(dfch, 1, rows * 4 * C);
+    TAKE(dfch_gelu, 1, rows * 4 * C);
 #undef TAKE
     return n;
 }
 
-/* Makes room for (B, T) in a, keeping the old buffers when they fit. */
+/* Makes room for (B, T) in a, keeping the old memory when it fits, and carves it for (B, T). */
 static mygpt_status ensure_train_acts(mygpt_train_acts *a, const mygpt_config *cfg, int B, int T, mygpt_error *err)
 {
     const size_t C = (size_t)cfg->embed_dim, V = (size_t)cfg->vocab_size;
     const size_t L = (size_t)cfg->num_layers, NH = (size_t)cfg->num_heads;
     const size_t BT = (size_t)B * T, Ts = (size_t)T;
-    if (a->memory && BT <= a->capacity_bt && BT * Ts <= a->capacity_btt) {
+    if (a->memory && BT <= a->capacity_bt && BT * Ts <= a->capacity_btt) { // fits: carved for (B, T)
         a->B = B;
         a->T = T;
+        const size_t used = carve_train_acts(a, a->memory, 0, BT, Ts, L, C, NH, V);
+        assert(used <= a->memory_len); // every term grows with B * T or B * T * T, which fit
+        (void)used;
         return MYGPT_OK;
     }
     mygpt_train_acts sizing;
     size_t total;
-    if (mygpt_mul_overflows(BT, carve_train_acts(&sizing, NULL, 1, Ts, L, C, NH, V), &total) ||
+    if (mygpt_mul_overflows(BT, carve_train_acts(&sizing, NULL, 0, 1, Ts, L, C, NH, V), &total) ||
         total > SIZE_MAX / sizeof(float))
         return mygpt_fail(err, MYGPT_EOVERFLOW, "training activations for B=%d, T=%d overflow", B, T);
     float *mem = mygpt_float_block(total);
@@ -101,7 +107,7 @@ static mygpt_status ensure_train_acts(mygpt_train_acts *a, const mygpt_config *c
     a->capacity_btt = BT * Ts;
     a->B = B;
     a->T = T;
-    carve_train_acts(a, mem, BT, Ts, L, C, NH, V);
+    carve_train_acts(a, mem, 0, BT, Ts, L, C, NH, V);
     // the matmul backward's partial sums: only the attention's k and v add their dln
     // to q's (every other gradient is written into zeros: see mygpt_linear_backward)
     a->ws_len = mygpt_matmul_backward_workspace(BT, (int)C, (int)C, 0, 1);
@@ -213,20 +219,29 @@ static mygpt_status draw_keeps(mygpt_trainer *tr, mygpt_error *err)
     return st;
 }
 
-/* Layer l's slices of the kept activations. */
+/* Layer l's slices of a's buffers for its (B, T), from carve_train_acts's list (l = L:
+ * resid's last, the stream after the last block). */
+static mygpt_train_acts layer_slices(const mygpt_gpt *g, const mygpt_train_acts *a, int l)
+{
+    const mygpt_config *cfg = &g->config;
+    mygpt_train_acts s;
+    carve_train_acts(&s, a->memory, (size_t)l, (size_t)a->B * a->T, (size_t)a->T, (size_t)cfg->num_layers,
+                     (size_t)cfg->embed_dim, (size_t)cfg->num_heads, (size_t)cfg->vocab_size);
+    return s;
+}
+
+/* What block l reads and writes: its slices of the kept activations. */
 static mygpt_block_acts kept_block(const mygpt_gpt *g, const mygpt_train_acts *a, int l)
 {
-    const size_t N = (size_t)a->B * a->T, NC = N * (size_t)g->config.embed_dim, lnc = (size_t)l * NC;
-    const size_t NH = (size_t)g->config.num_heads;
+    const mygpt_train_acts s = layer_slices(g, a, l), next = layer_slices(g, a, l + 1);
     const keep_layout k = keeps_of(&g->config, a, l);
     return (mygpt_block_acts){
         .keep_att = a->dropped ? a->keep + k.att : NULL, .keep_attn = a->dropped ? a->keep + k.attn : NULL,
         .keep_mlp = a->dropped ? a->keep + k.mlp : NULL,
-        .x = a->resid + lnc, .ln1 = a->ln1 + lnc, .ln1_mean = a->ln1_mean + l * N, .ln1_denom = a->ln1_denom + l * N,
-        .q = a->q + lnc, .k = a->k + lnc, .v = a->v + lnc, .att = a->att + (size_t)l * N * NH * a->T,
-        .atty = a->atty + lnc, .mid = a->resid_mid + lnc, .ln2 = a->ln2 + lnc, .ln2_mean = a->ln2_mean + l * N,
-        .ln2_denom = a->ln2_denom + l * N, .fch = a->fch + 4 * lnc, .fch_gelu = a->fch_gelu + 4 * lnc,
-        .proj = a->dresid /* free until the backward */, .out = a->resid + lnc + NC};
+        .x = s.resid, .ln1 = s.ln1, .ln1_mean = s.ln1_mean, .ln1_denom = s.ln1_denom, .q = s.q, .k = s.k, .v = s.v,
+        .att = s.att, .atty = s.atty, .mid = s.resid_mid, .ln2 = s.ln2, .ln2_mean = s.ln2_mean,
+        .ln2_denom = s.ln2_denom, .fch = s.fch, .fch_gelu = s.fch_gelu,
+        .proj = a->dresid /* free until the backward */, .out = next.resid};
 }
 
 mygpt_status mygpt_trainer_forward(mygpt_trainer *tr, const int64_t *ids, const int64_t *targets, int B,
@@ -257,7 +272,7 @@ mygpt_status mygpt_trainer_forward(mygpt_trainer *tr, const int64_t *ids, const 
         MYGPT_TRY(mygpt_block_forward(&p, l, &block, err));
     }
     // logits = LN_f(x) H^T (H the head, or E), then the loss           (B, T, V)
-    const float *xf = a->resid + (size_t)cfg->num_layers * N * cfg->embed_dim;
+    const float *xf = layer_slices(g, a, cfg->num_layers).resid;
     MYGPT_TRY(mygpt_head_forward(&p, a->logits, a->lnf, a->lnf_mean, a->lnf_denom, xf, N, err));
     if (!targets) // model(ids) in train mode: the logits only
         return MYGPT_OK;
@@ -299,7 +314,7 @@ mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
     MYGPT_TRY(mygpt_linear_backward(&p, a->dln, 1, mygpt_head_weight(cfg, d), NULL, a->logits, a->lnf,
                                 mygpt_head_weight(cfg, w), N, C, V, a->workspace, a->ws_len, err));
     mygpt_fill_floats(a->dresid, NULL, NC);
-    const float *xf = a->resid + (size_t)cfg->num_layers * NC;
+    const float *xf = layer_slices(g, a, cfg->num_layers).resid;
     mygpt_layernorm_backward(a->dresid, d->lnfw, d->lnfb, a->dln, xf, w->lnfw, a->lnf_mean,
                              a->lnf_denom, N, C);
     for (int l = cfg->num_layers - 1; l >= 0; l--) { // dresid: d of layer l's output, then of its input

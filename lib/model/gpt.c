@@ -49,13 +49,15 @@ mygpt_status mygpt_gpt_create_from(mygpt_gpt **out, const mygpt_config *cfg, myg
                                    mygpt_error *err)
 {
     mygpt_gpt *g;
-    mygpt_status st = mygpt_gpt_alloc(&g, cfg, err);
-    if (st == MYGPT_OK && (st = mygpt_params_init(cfg, &g->params, rng, err)) != MYGPT_OK) {
+    *out = NULL;
+    MYGPT_TRY(mygpt_gpt_alloc(&g, cfg, err));
+    const mygpt_status st = mygpt_params_init(cfg, &g->params, rng, err);
+    if (st != MYGPT_OK) {
         mygpt_gpt_free(g);
-        g = NULL;
+        return st;
     }
     *out = g;
-    return st;
+    return MYGPT_OK;
 }
 
 mygpt_status mygpt_gpt_create(mygpt_gpt **out, const mygpt_config *cfg, uint64_t seed,

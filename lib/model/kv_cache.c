@@ -11,29 +11,45 @@
 #include "base/base.h"
 #include "model/kv_layout.h"
 
+/* The cache's block, one list that sizes it (base NULL) and carves it: every layer's keys,
+ * then values, then keys transposed; *layer gets layer l's part of each. Returns its floats. */
+static size_t carve_layers(mygpt_kv_layer *layer, float *base, size_t l, size_t L, size_t M, size_t C, size_t ldk)
+{
+    size_t n = 0;
+#define TAKE(field, per_layer) (layer->field = base ? base + n + l * (per_layer) : NULL, n += L * (per_layer))
+    TAKE(k, M * C);    // (L, maxT, C)
+    TAKE(v, M * C);    // (L, maxT, C)
+    TAKE(kt, C * ldk); // (L, ldk / MYGPT_KT_BLOCK, C, MYGPT_KT_BLOCK)
+#undef TAKE
+    return n;
+}
+
 mygpt_status mygpt_kv_cache_init(mygpt_kv_cache *c, const mygpt_gpt *g, mygpt_error *err)
 {
     memset(c, 0, sizeof *c);
     const size_t L = (size_t)g->config.num_layers, M = (size_t)g->config.max_seq_len;
     const size_t C = (size_t)g->config.embed_dim;
     const size_t ldk = (M + MYGPT_KT_BLOCK - 1) / MYGPT_KT_BLOCK * MYGPT_KT_BLOCK;
+    mygpt_kv_layer all;
+    const size_t total = carve_layers(&all, NULL, 0, L, M, C, ldk);
     c->capacity = g->config.max_seq_len;
     // zeroed: a block of scores past the cached keys reads kt's padding (then dropped)
-    if (!(c->memory = calloc(2 * L * M * C + L * C * ldk, sizeof(float))))
-        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a KV cache of %zu floats",
-                          2 * L * M * C + L * C * ldk);
-    c->k = c->memory;
-    c->v = c->memory + L * M * C;
-    c->kt = c->memory + 2 * L * M * C;
+    if (!(c->memory = calloc(total, sizeof(float))))
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a KV cache of %zu floats", total);
+    carve_layers(&all, c->memory, 0, L, M, C, ldk); // layer 0's parts: the starts
+    c->k = all.k;
+    c->v = all.v;
+    c->kt = all.kt;
     c->ldk = (int)ldk;
     return MYGPT_OK;
 }
 
 mygpt_kv_layer mygpt_kv_cache_layer(const mygpt_kv_cache *c, const mygpt_config *cfg, int l)
 {
-    const size_t MC = (size_t)cfg->max_seq_len * (size_t)cfg->embed_dim; // one layer's keys (maxT, C)
-    const size_t KTC = (size_t)cfg->embed_dim * (size_t)c->ldk;         // one layer's kt
-    return (mygpt_kv_layer){c->k + (size_t)l * MC, c->v + (size_t)l * MC, c->kt + (size_t)l * KTC};
+    mygpt_kv_layer layer;
+    carve_layers(&layer, c->memory, (size_t)l, (size_t)cfg->num_layers, (size_t)cfg->max_seq_len,
+                 (size_t)cfg->embed_dim, (size_t)c->ldk);
+    return layer;
 }
 
 void mygpt_kv_cache_reset(mygpt_kv_cache *c)

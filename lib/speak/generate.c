@@ -31,36 +31,36 @@ mygpt_status mygpt_generate_stream(mygpt_gpt *g, mygpt_rng *rng, const int64_t *
     *n_out = n;
     float *logits = malloc((size_t)V * sizeof *logits), *scratch = malloc((size_t)V * sizeof *scratch);
     mygpt_kv_cache cache = {0};
-    if (!logits || !scratch)
-        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for sampling");
-    if (st == MYGPT_OK && use_cache)
-        st = mygpt_kv_cache_init(&cache, g, err);
-    // the weights stay as they are until we return: packed once, each token reads them once
     mygpt_packed_model *packed_here = NULL;
-    if (st == MYGPT_OK && use_cache && max_new > 1 && !g->packed && (st = mygpt_packed_model_make(&packed_here, g, err)) == MYGPT_OK)
+    if (!logits || !scratch)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for sampling"));
+    if (use_cache)
+        MYGPT_TRY_CLEANUP(st, mygpt_kv_cache_init(&cache, g, err));
+    // the weights stay as they are until we return: packed once, each token reads them once
+    if (use_cache && max_new > 1 && !g->packed) {
+        MYGPT_TRY_CLEANUP(st, mygpt_packed_model_make(&packed_here, g, err));
         g->packed = packed_here;
-    for (int step = 0; step < max_new && st == MYGPT_OK; step++) {
+    }
+    for (int step = 0; step < max_new; step++) {
         const int start = n > M ? n - M : 0, len = n - start; // idx[:, -M:]
         if (use_cache && start == 0) {
             // positions 0 .. n-1: only those not yet cached run (the prompt, then one)
-            st = mygpt_gpt_forward_cached(g, &cache, out + cache.len, n - cache.len, err);
-            if (st == MYGPT_OK)
-                memcpy(logits, cache.logits, (size_t)V * sizeof *logits);
+            MYGPT_TRY_CLEANUP(st, mygpt_gpt_forward_cached(g, &cache, out + cache.len, n - cache.len, err));
+            memcpy(logits, cache.logits, (size_t)V * sizeof *logits);
         } else { // the whole window, as the tutorial (and a full cache) must
-            st = mygpt_gpt_forward(g, out + start, 1, len, err);
-            if (st == MYGPT_OK)
-                memcpy(logits, g->acts.logits + (size_t)(len - 1) * V, (size_t)V * sizeof *logits);
+            MYGPT_TRY_CLEANUP(st, mygpt_gpt_forward(g, out + start, 1, len, err));
+            memcpy(logits, g->acts.logits + (size_t)(len - 1) * V, (size_t)V * sizeof *logits);
         }
         int64_t next = 0;
-        if (st == MYGPT_OK)
-            st = mygpt_sample_next(rng, logits, (size_t)V, s, scratch, &next, err);
-        if (st != MYGPT_OK || next == eos)
+        MYGPT_TRY_CLEANUP(st, mygpt_sample_next(rng, logits, (size_t)V, s, scratch, &next, err));
+        if (next == eos)
             break;
         out[n++] = next;
         *n_out = n;
         if (on_token)
             on_token(next, user);
     }
+cleanup:
     if (packed_here) { // the model as it came
         g->packed = NULL;
         mygpt_packed_model_free(packed_here);

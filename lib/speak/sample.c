@@ -10,15 +10,34 @@
 
 #include "mygpt/sample.h"
 #include "base/base.h"
+#include "kernels/cpu.h"
 #include "kernels/sleef_rows.h"
 
 /* ---- softmax, as torch.softmax computes a row -------------------------------------- */
 
-#if defined(MYGPT_X86_KERNELS)
-/* mygpt_softmax_torch's row for 8 <= n: exps into probs, their lane sums, then probs
- * times 1 / sum */
-MYGPT_AVX2 static void softmax_row_avx2(float *probs, const float *x, int n)
+/* mygpt_softmax_torch's row: the exps into probs, their sum in PyTorch's lane order, then
+ * probs times 1 / sum */
+static void softmax_row(float *probs, const float *x, size_t n)
 {
+    float maxv = x[0];
+    for (size_t i = 1; i < n; i++)
+        maxv = x[i] > maxv ? x[i] : maxv;
+    // vec::map exp into the output, reduce_all the sum, then x * (1 / sum)
+    const float sum = mygpt_exp_sum_row(probs, x, n, maxv);
+    const float inv = 1.0f / sum;
+    for (size_t i = 0; i < n; i++)
+        probs[i] = probs[i] * inv;
+}
+
+#if defined(MYGPT_X86_KERNELS)
+/* softmax_row in registers, the same bits (8 <= n <= INT_MAX; other rows go to it) */
+MYGPT_AVX2 static void softmax_row_avx2(float *probs, const float *x, size_t len)
+{
+    if (len < 8 || len > INT_MAX) {
+        softmax_row(probs, x, len);
+        return;
+    }
+    const int n = (int)len;
     const float sum = mygpt_exp_sum_avx2(probs, x, n, _mm256_set1_ps(mygpt_row_max_avx2(x, n)));
     const __m256 inv = _mm256_set1_ps(1.0f / sum);
     int i = 0;
@@ -29,25 +48,20 @@ MYGPT_AVX2 static void softmax_row_avx2(float *probs, const float *x, int n)
 }
 #endif
 
+/* The rows per instruction set, indexed by cpu.h's choice for the loss family (the loss's
+ * SLEEF functions) */
+static void (*const SOFTMAX_ROW[MYGPT_ISA_COUNT])(float *probs, const float *x, size_t n) = {
+    [MYGPT_ISA_GENERIC] = softmax_row,
+#if defined(MYGPT_X86_KERNELS)
+    [MYGPT_ISA_AVX2] = softmax_row_avx2,
+    [MYGPT_ISA_AVX512] = softmax_row_avx2,
+#endif
+};
+
 void mygpt_softmax_torch(float *probs, const float *x, size_t n)
 {
-    if (n == 0)
-        return;
-    const int avx2 = mygpt_sleef_avx2();
-#if defined(MYGPT_X86_KERNELS)
-    if (avx2 && n >= 8 && n <= INT_MAX) {
-        softmax_row_avx2(probs, x, (int)n);
-        return;
-    }
-#endif
-    float maxv = x[0];
-    for (size_t i = 1; i < n; i++)
-        maxv = x[i] > maxv ? x[i] : maxv;
-    // vec::map exp into the output, reduce_all the sum, then x * (1 / sum)
-    const float sum = mygpt_exp_sum_row(probs, x, n, maxv, avx2);
-    const float inv = 1.0f / sum;
-    for (size_t i = 0; i < n; i++)
-        probs[i] = probs[i] * inv;
+    if (n > 0)
+        SOFTMAX_ROW[mygpt_cpu_isa(MYGPT_FAMILY_LOSS)](probs, x, n);
 }
 
 int64_t mygpt_argmax(const float *x, size_t n)
