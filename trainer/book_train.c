@@ -85,7 +85,7 @@ mygpt_status book_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt, mygp
     const int B = (int)train->batch_size, T = (int)train->max_length;
     mygpt_dataloader train_eval = *train; // evaluate_model's own iter(train_loader)
     train_eval.order = NULL;
-    mygpt_status st = MYGPT_OK;
+    mygpt_status st = run->schedule ? mygpt_lr_schedule_check(run->schedule, err) : MYGPT_OK;
     *steps = 0;
     const long total = run->epochs * (long)train->num_batches;
     struct timespec started;
@@ -95,14 +95,19 @@ mygpt_status book_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt, mygp
         for (size_t b = 0; b < train->num_batches && st == MYGPT_OK; b++) {
             double loss, tl, vl;
             st = mygpt_dataloader_batch(train, b, x, y, err);
+            if (run->schedule) // for param_group in optimizer.param_groups: param_group["lr"] = lr
+                opt->lr = mygpt_lr_at(run->schedule, *steps);
+            const double clip = run->clip_norm > 0.0 && *steps >= run->clip_from ? run->clip_norm : 0.0;
             if (st == MYGPT_OK)
-                st = dp_train_step(&one, tr, opt, x, y, B, T, *steps, 0, "book_train", &loss, err);
+                st = dp_train_step_clipped(&one, tr, opt, x, y, B, T, *steps, 0, "book_train", clip, &loss, NULL,
+                                           err);
             if (st == MYGPT_OK && *steps % run->eval_every == 0) { // evaluate_model, in eval mode
                 st = book_loader_loss(g, &train_eval, 1, rng, run->eval_batches, x, y, &tl, err);
                 if (st == MYGPT_OK)
                     st = book_loader_loss(g, val, 0, rng, run->eval_batches, x, y, &vl, err);
                 if (st == MYGPT_OK)
-                    fprintf(out, "Ep %ld (Step %06ld): Train loss %.3f, Val loss %.3f\n", ep + 1, *steps, tl, vl);
+                    fprintf(out, "Ep %ld (%s %06ld): Train loss %.3f, Val loss %.3f\n", ep + 1,
+                            run->step_word ? run->step_word : "Step", *steps, tl, vl);
                 fflush(out);
                 if (st == MYGPT_OK && run->progress)
                     report_progress(run->progress, *steps + 1, total, seconds_since(&started));
