@@ -9,11 +9,15 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 export MYGPT_FIGURES="$MYGPT_BUILD/figures"   # where chapters write their SVG figures
 mkdir -p "$MYGPT_FIGURES"
 # the chapters whose log is shown as it comes: they train for minutes
-streamed=" 38_book_training "
+streamed=" 38_book_training 40_book_train_model "
+# the chapters whose expected output is still to be made by their PyTorch reference (the
+# full run takes hours on a loaded machine): skipped, saying so, while the file is absent
+pending=" 40_book_train_model "
+declare -A pending_by=([40_book_train_model]="/usr/bin/python3 tools/reference_book_appD.py")
 total=$(grep -c -v -e '^number' -e '^$' "$MYGPT_ROOT/chapters/index.tsv")
 echo "chapters: running the $total chapter programs of chapters/index.tsv, each output checked against"
-echo "  chapters/expected/. Most take seconds; 38 trains the book's 163M-parameter model for"
-echo "  several minutes on 2 cores (its log and time left shown as they come)."
+echo "  chapters/expected/. Most take seconds; 38 and 40 train the book's 163M-parameter model for"
+echo "  minutes on 2 cores (their logs and the time left shown as they come)."
 echo "  The tool is already built: try build/cli/mygpt --help while this runs."
 passed=0 failed=0 skipped=0
 all_started=$SECONDS
@@ -21,6 +25,12 @@ while IFS=$'\t' read -r number program document section expected fidelity functi
     [ "$number" = "number" ] && continue
     [ -z "$number" ] && continue
     started=$SECONDS
+    if [[ $pending == *" $program "* ]] && [ ! -f "$MYGPT_ROOT/chapters/expected/$expected" ]; then
+        printf '%-4s %-42s %-18s skipped: no expected output yet (%s makes it)\n' "$number" "$program" \
+            "$fidelity" "${pending_by[$program]}"
+        skipped=$((skipped + 1))
+        continue
+    fi
     stream=0
     if [[ $streamed == *" $program "* ]]; then
         stream=1

@@ -1,6 +1,6 @@
 /*
  * chapter.h - what every chapter program shares: its command line (--seed N,
- * --figures DIR, --text PATH, --weights W, --help), turning a library error into one line on
+ * --figures DIR, --text PATH, --weights W, --book, --help), turning a library error into one line on
  * stderr and exit status 1, and shortcuts for printing tensors as Python does.
  */
 #ifndef MYGPT_CHAPTER_H
@@ -15,7 +15,8 @@ enum {
     CH_FIGURES = 2, /* writes figures into --figures DIR (default: the current directory) */
     CH_TEXT = 4,    /* reads --text PATH */
     CH_SMOKE = 8,   /* accepts --smoke: a few steps only (the sanitizer stage's small run) */
-    CH_WEIGHTS = 16 /* accepts --weights fp32|bf16|int8 (chapter_apply_weights) */
+    CH_WEIGHTS = 16, /* accepts --weights fp32|bf16|int8 (chapter_apply_weights) */
+    CH_BOOK = 32    /* accepts --book: the printed book's variant of the code (chapter 40) */
 };
 
 struct chapter;
@@ -25,6 +26,7 @@ typedef struct chapter {
     const char *figures;
     const char *text;
     int smoke;      /* --smoke given */
+    int book;       /* --book given */
     mygpt_weights weights; /* --weights (default fp32) */
     /* NULL, or called with the message instead of exiting 1 (a data-parallel rank ends
      * the whole MPI job: chapter 35) */
