@@ -98,7 +98,8 @@ static void clip_cases(int threads)
         unsigned long long seed;
         double max_norm, scale;
         int used;
-        cr_assert_eq(sscanf(line, "clip %llu %lf %lf %n", &seed, &max_norm, &scale, &used), 3, "line %ld", lineno);
+        cr_assert_eq(sscanf(line, "clip %llu %lf %lf %n", &seed, &max_norm, &scale, &used), 3, "line %ld",
+                     lineno);
         size_t sizes[64];
         int count = 0;
         const char *p = line + used;
@@ -130,8 +131,8 @@ static void clip_cases(int threads)
             const unsigned long long want = strtoull(p, &end, 10);
             cr_assert(end != p, "line %ld: %d checksums expected", lineno, count);
             p = end;
-            cr_expect_eq(checksum(grads[i], sizes[i]), want, "line %ld (%d threads): tensor %d of %zu clipped "
-                         "otherwise", lineno, threads, i, sizes[i]);
+            cr_expect_eq(checksum(grads[i], sizes[i]), want,
+                         "line %ld (%d threads): tensor %d of %zu clipped otherwise", lineno, threads, i, sizes[i]);
         }
         free(block);
         cases++;

@@ -43,8 +43,9 @@ int main(int argc, char **argv)
     mygpt_error err = {0};
     // GPT_CONFIG_124M with context_length 256; --smoke: one such block, one epoch (a model
     // just wide enough that its gradient norm passes 1: clipping changes its steps)
-    const mygpt_config cfg = ch.smoke ? (mygpt_config){50257, 768, 12, 1, 256, MYGPT_ARCH_LLMS_FROM_SCRATCH, 0, 0.1}
-                                      : (mygpt_config){50257, 768, 12, 12, 256, MYGPT_ARCH_LLMS_FROM_SCRATCH, 0, 0.1};
+    const mygpt_arch book = MYGPT_ARCH_LLMS_FROM_SCRATCH;
+    const mygpt_config cfg = ch.smoke ? (mygpt_config){50257, 768, 12, 1, 256, book, 0, 0.1}
+                                      : (mygpt_config){50257, 768, 12, 12, 256, book, 0, 0.1};
     const size_t B = 2, T = 256;
     const long n_epochs = ch.smoke ? 1 : 15;
 
@@ -96,14 +97,14 @@ int main(int argc, char **argv)
 
     // train_model(..., n_epochs=15, eval_freq=5, eval_iter=1, start_context="Every effort moves you",
     //             warmup_steps=warmup_steps, initial_lr=1e-5, min_lr=1e-5)
-    const mygpt_lr_schedule schedule = {.peak = opt.lr, .initial = 1e-5, .min = 1e-5, .warmup_steps = warmup_steps,
-                                        .total_steps = total_steps, .cosine = 1};
+    const mygpt_lr_schedule schedule = {.peak = opt.lr, .initial = 1e-5, .min = 1e-5,
+                                        .warmup_steps = warmup_steps, .total_steps = total_steps, .cosine = 1};
     const char *start = "Every effort moves you";
     int64_t *prompt;
     size_t np;
     chapter_check(&ch, mygpt_encode(v.tok, start, strlen(start), &prompt, &np, &err), &err);
-    const book_run run = {.epochs = n_epochs, .eval_every = 5, .eval_batches = 1, .tok = v.tok, .prompt = prompt,
-                          .n_prompt = np, .sample_tokens = ch.smoke ? 5 : 50, .progress = stderr,
+    const book_run run = {.epochs = n_epochs, .eval_every = 5, .eval_batches = 1, .tok = v.tok,
+                          .prompt = prompt, .n_prompt = np, .sample_tokens = ch.smoke ? 5 : 50, .progress = stderr,
                           .schedule = &schedule, .clip_norm = 1.0,
                           // if global_step >= warmup_steps: clip (the printed book: > warmup_steps)
                           .clip_from = ch.book ? warmup_steps + 1 : warmup_steps, .step_word = "Iter"};

@@ -12,7 +12,8 @@
 mygpt_status mygpt_lr_schedule_check(const mygpt_lr_schedule *s, mygpt_error *err)
 {
     if (!(s->peak >= 0.0 && isfinite(s->peak)))
-        return mygpt_fail(err, MYGPT_EINVAL, "the peak learning rate must be finite and >= 0, not %g", s->peak);
+        return mygpt_fail(err, MYGPT_EINVAL, "the peak learning rate must be finite and >= 0, not %g",
+                          s->peak);
     if (s->warmup_steps < 0)
         return mygpt_fail(err, MYGPT_EINVAL, "the warmup steps must be >= 0, not %ld", s->warmup_steps);
     if (s->warmup_steps > 0 && !(s->initial >= 0.0 && isfinite(s->initial)))
@@ -23,9 +24,8 @@ mygpt_status mygpt_lr_schedule_check(const mygpt_lr_schedule *s, mygpt_error *er
             return mygpt_fail(err, MYGPT_EINVAL, "the minimum learning rate must be finite and >= 0, not %g",
                               s->min);
         if (s->total_steps <= s->warmup_steps)
-            return mygpt_fail(err, MYGPT_EINVAL,
-                              "the cosine decay needs steps after the warmup: %ld steps in all, %ld of warmup",
-                              s->total_steps, s->warmup_steps);
+            return mygpt_fail(err, MYGPT_EINVAL, "the cosine decay needs steps after the warmup: "
+                              "%ld steps in all, %ld of warmup", s->total_steps, s->warmup_steps);
     }
     return MYGPT_OK;
 }
