@@ -9,11 +9,16 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 export MYGPT_FIGURES="$MYGPT_BUILD/figures"   # where chapters write their SVG figures
 mkdir -p "$MYGPT_FIGURES"
 # the chapters whose log is shown as it comes: they train for minutes
-streamed=" 38_book_training "
+streamed=" 38_book_training 40_book_train_model "
+# the chapters whose expected output is still to be made by their PyTorch reference (the
+# full run takes hours on a loaded machine): while the file is absent, their --smoke run
+# (the same code on a small model) is checked against its own PyTorch log instead
+pending=" 40_book_train_model "
+declare -A pending_by=([40_book_train_model]="/usr/bin/python3 tools/reference_book_appD.py")
 total=$(grep -c -v -e '^number' -e '^$' "$MYGPT_ROOT/chapters/index.tsv")
 echo "chapters: running the $total chapter programs of chapters/index.tsv, each output checked against"
-echo "  chapters/expected/. Most take seconds; 38 trains the book's 163M-parameter model for"
-echo "  several minutes on 2 cores (its log and time left shown as they come)."
+echo "  chapters/expected/. Most take seconds; 38 and 40 train the book's 163M-parameter model for"
+echo "  minutes on 2 cores (their logs and the time left shown as they come)."
 echo "  The tool is already built: try build/cli/mygpt --help while this runs."
 passed=0 failed=0 skipped=0
 all_started=$SECONDS
@@ -21,21 +26,27 @@ while IFS=$'\t' read -r number program document section expected fidelity functi
     [ "$number" = "number" ] && continue
     [ -z "$number" ] && continue
     started=$SECONDS
+    args=() label=$program
+    if [[ $pending == *" $program "* ]] && [ ! -f "$MYGPT_ROOT/chapters/expected/$expected" ]; then
+        # the full run's PyTorch log is still to be made: the same code's --smoke run, checked
+        echo "     ($program's full run has no PyTorch log yet: ${pending_by[$program]} makes it; its --smoke run instead)"
+        args=(--smoke) expected=${expected%.txt}.smoke.txt label="$program --smoke"
+    fi
     stream=0
     if [[ $streamed == *" $program "* ]]; then
         stream=1
-        printf '%-4s %-42s %-18s running:\n' "$number" "$program" "$fidelity"
+        printf '%-4s %-42s %-18s running:\n' "$number" "$label" "$fidelity"
     else
-        printf '%-4s %-42s %-18s ' "$number" "$program" "$fidelity"
+        printf '%-4s %-42s %-18s ' "$number" "$label" "$fidelity"
     fi
     result=$(CHECK_CHAPTER_STREAM=$stream bash "$MYGPT_ROOT/scripts/check-chapter.sh" \
-        "$MYGPT_BUILD/chapters/$program" "$MYGPT_ROOT/chapters/expected/$expected") && status=0 || status=$?
+        "$MYGPT_BUILD/chapters/$program" "$MYGPT_ROOT/chapters/expected/$expected" "${args[@]}") && status=0 || status=$?
     case $status in
         0) verdict=pass; passed=$((passed + 1)) ;;
         77) verdict=skipped; skipped=$((skipped + 1)) ;;
         *) verdict=FAIL; failed=$((failed + 1)) ;;
     esac
-    [ "$stream" = 1 ] && printf '%-4s %-42s %-18s ' "$number" "$program" "$fidelity"
+    [ "$stream" = 1 ] && printf '%-4s %-42s %-18s ' "$number" "$label" "$fidelity"
     printf '%s (%d s)\n' "$verdict" $((SECONDS - started))
     [ -n "$result" ] && printf '%s\n' "$result"
 done < "$MYGPT_ROOT/chapters/index.tsv"

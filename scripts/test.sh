@@ -73,7 +73,7 @@ if [ "${MYGPT_QUICK:-0}" != 1 ]; then
         figures=$(mktemp -d)
         # the chapters with GPT-2's 50257-token vocabulary run for minutes under valgrind
         # (~50x slower): they run under the sanitizers in stage 2 instead
-        sanitizer_only=" 32_loss 33_training 34_generation 36_attention_maps 37_book_gptmodel 38_book_training 39_quantization "
+        sanitizer_only=" 32_loss 33_training 34_generation 36_attention_maps 37_book_gptmodel 38_book_training 39_quantization 40_book_train_model "
         total=$(grep -c -v -e '^number' -e '^$' "$MYGPT_ROOT/chapters/index.tsv")
         done_count=0
         while IFS=$'\t' read -r number program rest; do

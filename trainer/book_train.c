@@ -86,7 +86,7 @@ mygpt_status book_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt, mygp
     const int B = (int)train->batch_size, T = (int)train->max_length;
     mygpt_dataloader train_eval = *train; // evaluate_model's own iter(train_loader)
     train_eval.order = NULL;
-    mygpt_status st = MYGPT_OK;
+    mygpt_status st = run->schedule ? mygpt_lr_schedule_check(run->schedule, err) : MYGPT_OK;
     *steps = run->start_step;
     const long total = run->epochs * (long)train->num_batches;
     struct timespec started;
@@ -100,8 +100,12 @@ mygpt_status book_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt, mygp
             double loss, ev[2];
             int evaluated = 0;
             st = mygpt_dataloader_batch(train, b, x, y, err);
+            if (run->schedule) // for param_group in optimizer.param_groups: param_group["lr"] = lr
+                opt->lr = mygpt_lr_at(run->schedule, *steps);
+            const double clip = run->clip_norm > 0.0 && *steps >= run->clip_from ? run->clip_norm : 0.0;
             if (st == MYGPT_OK)
-                st = dp_train_step(&one, tr, opt, x, y, B, T, *steps, 0, "book_train", &loss, err);
+                st = dp_train_step_clipped(&one, tr, opt, x, y, B, T, *steps, 0, "book_train", clip, &loss, NULL,
+                                           err);
             if (st == MYGPT_OK && *steps % run->eval_every == 0) { // evaluate_model, in eval mode
                 st = book_loader_loss(g, &train_eval, 1, rng, run->eval_batches, x, y, &ev[0], err);
                 if (st == MYGPT_OK)
@@ -109,7 +113,8 @@ mygpt_status book_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt, mygp
                 if (st == MYGPT_OK && run->before_print)
                     run->before_print(run->ctx);
                 if (st == MYGPT_OK)
-                    fprintf(out, "Ep %ld (Step %06ld): Train loss %.3f, Val loss %.3f\n", ep + 1, *steps, ev[0], ev[1]);
+                    fprintf(out, "Ep %ld (%s %06ld): Train loss %.3f, Val loss %.3f\n", ep + 1,
+                            run->step_word ? run->step_word : "Step", *steps, ev[0], ev[1]);
                 fflush(out);
                 evaluated = st == MYGPT_OK;
             }

@@ -2,7 +2,8 @@
  * book_train.h - the training loop of Raschka's *Build a Large Language Model (From
  * Scratch)* chapter 5 (train_model_simple, evaluate_model, generate_and_print_sample), as
  * tools/reference_book_ch5.py runs it in PyTorch: what `mygpt train --epochs` and the
- * book's chapter-5 program (chapters/src/38_book_training.c) share.
+ * book's chapter-5 program (chapters/src/38_book_training.c) share; with a schedule and
+ * clipping, appendix D's train_model (tools/reference_book_appD.py, chapter 40).
  */
 #ifndef MYGPT_BOOK_TRAIN_H
 #define MYGPT_BOOK_TRAIN_H
@@ -34,6 +35,12 @@ typedef struct book_run {
     int (*after_step)(void *ctx, long steps, long epoch, size_t batch, double loss, const double *eval);
     void (*before_print)(void *ctx); /* or NULL: called before each line the loop prints */
     void *ctx;
+    /* appendix D's train_model (zero for chapter 5's train_model_simple): */
+    const mygpt_lr_schedule *schedule; /* or NULL: the optimizer's lr throughout; else each
+                                          step's lr = mygpt_lr_at(schedule, step)           */
+    double clip_norm;        /* > 0: clip_grad_norm_(max_norm=clip_norm) on the steps...   */
+    long clip_from;          /* ... >= clip_from (the book's notebook: warmup_steps)      */
+    const char *step_word;   /* the log's "Step" (NULL) or appendix D's "Iter"            */
 } book_run;
 
 /* The book's calc_loss_loader(loader, model, num_batches) with torch.no_grad(): the mean
@@ -52,7 +59,10 @@ mygpt_status book_print_sample(FILE *out, mygpt_gpt *g, const mygpt_tokenizer *t
  * step % eval_every == 0 evaluate_model printed as
  *   Ep 1 (Step 000000): Train loss 9.781, Val loss 9.933
  * and after each epoch a sample. train and val as create_dataloader_v1 makes them; x, y:
- * room for one batch. *steps counts the steps taken (run->start_step included). */
+ * room for one batch. *steps counts the steps taken (run->start_step included). With
+ * run->schedule and run->clip_norm, appendix D's train_model: each step's learning rate
+ * from the schedule (opt->lr is left at the last step's), the gradient clipped from step
+ * clip_from on. */
 mygpt_status book_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt, mygpt_dataloader *train,
                         mygpt_dataloader *val, mygpt_rng *rng, const book_run *run, int64_t *x, int64_t *y,
                         long *steps, mygpt_error *err);

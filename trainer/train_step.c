@@ -10,6 +10,14 @@ mygpt_status dp_train_step(const dp_team *team, mygpt_trainer *tr, mygpt_optimiz
                            const int64_t *y, int B, int T, long step, int check_replicas, const char *program,
                            double *shown, mygpt_error *err)
 {
+    return dp_train_step_clipped(team, tr, opt, x, y, B, T, step, check_replicas, program, 0.0, shown, NULL, err);
+}
+
+mygpt_status dp_train_step_clipped(const dp_team *team, mygpt_trainer *tr, mygpt_optimizer *opt, const int64_t *x,
+                                   const int64_t *y, int B, int T, long step, int check_replicas,
+                                   const char *program, double clip_norm, double *shown, float *grad_norm,
+                                   mygpt_error *err)
+{
     mygpt_gpt *g = tr->model;
     int first, rows; // this rank's rows of the global batch
     dp_share(team, B, &first, &rows);
@@ -34,7 +42,12 @@ mygpt_status dp_train_step(const dp_team *team, mygpt_trainer *tr, mygpt_optimiz
                  "step %ld: the loss is %g: training stopped before its optimizer step (nothing saved)", step, *shown);
         return MYGPT_ERANGE;
     }
-    st = mygpt_optimizer_step(opt, g->params_memory, tr->grads_memory, g->num_parameters, err);
+    if (grad_norm)
+        *grad_norm = -1.0f;
+    if (clip_norm > 0.0) // clip_grad_norm_: every rank holds the same averaged gradient, so the same norm
+        st = mygpt_trainer_clip_grad_norm(tr, clip_norm, grad_norm, err);
+    if (st == MYGPT_OK)
+        st = mygpt_optimizer_step(opt, g->params_memory, tr->grads_memory, g->num_parameters, err);
     if (st == MYGPT_OK && check_replicas && !dp_same_everywhere(team, g->params_memory, g->num_parameters))
         dp_abort(team, program, "the ranks' parameters differ after a step");
     return st;

@@ -21,6 +21,17 @@ mygpt_status dp_train_step(const dp_team *team, mygpt_trainer *tr, mygpt_optimiz
                            const int64_t *y, int B, int T, long step, int check_replicas, const char *program,
                            double *shown, mygpt_error *err);
 
+/* The same step with the book's appendix-D clipping: clip_norm > 0 clips the (global,
+ * averaged) gradient by its norm before the optimizer's step, as
+ * torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=clip_norm) after
+ * loss.backward() (mygpt_trainer_clip_grad_norm); *grad_norm (or NULL) gets the norm
+ * before clipping, or -1 when nothing was clipped. The learning rate is opt->lr: a
+ * schedule sets it before the step (opt->lr = mygpt_lr_at(&schedule, step)). */
+mygpt_status dp_train_step_clipped(const dp_team *team, mygpt_trainer *tr, mygpt_optimizer *opt, const int64_t *x,
+                                   const int64_t *y, int B, int T, long step, int check_replicas,
+                                   const char *program, double clip_norm, double *shown, float *grad_norm,
+                                   mygpt_error *err);
+
 /* with torch.no_grad(): the mean loss over every batch of val, one iter(val_loader)
  * (drawing from rng as it does); the ranks take every size-th batch and add their sums.
  * x, y: room for one batch. */

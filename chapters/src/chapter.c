@@ -20,7 +20,7 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
     const char *env_figures = getenv("MYGPT_FIGURES"); // set by scripts/chapters.sh
     ch->figures = env_figures && *env_figures ? env_figures : ".";
     /* the tool's parser (args/args.c): --seed 7 or --seed=7, unknown flags named, exit 2 */
-    arg_spec specs[6] = {{NULL, 0, 0}};
+    arg_spec specs[7] = {{NULL, 0, 0}};
     int n = 0;
     if (flags & CH_SEED)
         specs[n++] = (arg_spec){"seed", 1, 0};
@@ -32,14 +32,16 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
         specs[n++] = (arg_spec){"smoke", 0, 0};
     if (flags & CH_WEIGHTS)
         specs[n++] = (arg_spec){"weights", 1, 0};
+    if (flags & CH_BOOK)
+        specs[n++] = (arg_spec){"book", 0, 0};
     args_set_prefix("");
     parsed_args a;
     const int rc = args_parse(name, argc - 1, argv + 1, specs, 0, &a);
     if (rc < 0) {
-        printf("usage: %s%s%s%s%s%s\n\n%s\n", name, flags & CH_SEED ? " [--seed N]" : "",
+        printf("usage: %s%s%s%s%s%s%s\n\n%s\n", name, flags & CH_SEED ? " [--seed N]" : "",
                flags & CH_FIGURES ? " [--figures DIR]" : "", flags & CH_TEXT ? " [--text PATH]" : "",
                flags & CH_SMOKE ? " [--smoke]" : "", flags & CH_WEIGHTS ? " [--weights fp32|bf16|int8]" : "",
-               about);
+               flags & CH_BOOK ? " [--book]" : "", about);
         if (flags & CH_SEED)
             printf("\n  --seed N         torch.manual_seed(N) instead of the default %llu\n",
                    (unsigned long long)default_seed);
@@ -57,6 +59,9 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
         if (flags & CH_WEIGHTS)
             printf("  --weights W      the model's weights stored as bf16 or int8 (chapter 39): the\n"
                    "                   text then differs from the expected one\n");
+        if (flags & CH_BOOK)
+            printf("  --book           the printed book's code where it differs from the repository's\n"
+                   "                   notebook (ERRATA.md says how); the text then differs\n");
         exit(0);
     }
     if (rc)
@@ -68,6 +73,7 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
     if (args_has(&a, "text"))
         ch->text = args_get(&a, "text");
     ch->smoke = args_has(&a, "smoke");
+    ch->book = args_has(&a, "book");
     ch->weights = MYGPT_WEIGHTS_FP32;
     mygpt_error err = {0};
     if (args_has(&a, "weights") && mygpt_weights_parse(args_get(&a, "weights"), &ch->weights, &err) != MYGPT_OK) {

@@ -1,6 +1,6 @@
 /*
  * chapter.h - what every chapter program shares: its command line (--seed N,
- * --figures DIR, --text PATH, --weights W, --help), turning a library error into one line on
+ * --figures DIR, --text PATH, --weights W, --book, --help), turning a library error into one line on
  * stderr and exit status 1, and shortcuts for printing tensors as Python does.
  */
 #ifndef MYGPT_CHAPTER_H
@@ -16,8 +16,9 @@ enum {
     CH_TEXT = 4,    /* reads --text PATH */
     CH_SMOKE = 8,   /* accepts --smoke: a few steps only (the sanitizer stage's small run) */
     CH_WEIGHTS = 16, /* accepts --weights fp32|bf16|int8 (chapter_apply_weights) */
-    CH_SEED_UNSEEN = 32 /* with CH_SEED: nothing printed depends on the values drawn (shapes,
-                           counts, checks that hold for any values); --help says so */
+    CH_SEED_UNSEEN = 32, /* with CH_SEED: nothing printed depends on the values drawn (shapes,
+                            counts, checks that hold for any values); --help says so */
+    CH_BOOK = 64    /* accepts --book: the printed book's variant of the code (chapter 40) */
 };
 
 struct chapter;
@@ -27,6 +28,7 @@ typedef struct chapter {
     const char *figures;
     const char *text;
     int smoke;      /* --smoke given */
+    int book;       /* --book given */
     mygpt_weights weights; /* --weights (default fp32) */
     /* NULL, or called with the message instead of exiting 1 (a data-parallel rank ends
      * the whole MPI job: chapter 35) */

@@ -166,6 +166,51 @@ mygpt_status mygpt_optimizer_step(mygpt_optimizer *opt, float *params, const flo
 
 void mygpt_optimizer_free(mygpt_optimizer *opt);
 
+/* ---- the training loop's bells: a learning-rate schedule, gradient clipping --------- */
+/* (the book's appendix D: schedule.c, clip.c) */
+
+/* The learning rate of each step of the appendix's train_model: steps 0 .. warmup_steps - 1
+ * rise linearly from `initial` towards `peak` (D.1), then, with cosine, a half cosine falls
+ * from `peak` to `min` at total_steps (D.2); without it the rate stays at the peak. */
+typedef struct mygpt_lr_schedule {
+    double peak;        /* peak_lr: the optimizer's lr                                   */
+    double initial;     /* initial_lr: step 0's rate under a warmup                       */
+    double min;         /* min_lr: where the cosine ends                                  */
+    long warmup_steps;  /* 0: no warmup                                                   */
+    long total_steps;   /* len(train_loader) * n_epochs: the cosine's end                 */
+    int cosine;         /* 1: the cosine decay after the warmup                           */
+} mygpt_lr_schedule;
+
+/* MYGPT_EINVAL for a rate that is negative or not finite, negative warmup steps, or a
+ * cosine with no step after the warmup (total_steps <= warmup_steps). */
+mygpt_status mygpt_lr_schedule_check(const mygpt_lr_schedule *s, mygpt_error *err);
+
+/* Step `step`'s learning rate (from 0), the double train_model puts in param_group["lr"]
+ * (set opt->lr to it before the step), bit for bit: Python's doubles in its order. After
+ * total_steps the cosine goes on as the formula does. s must pass mygpt_lr_schedule_check. */
+double mygpt_lr_at(const mygpt_lr_schedule *s, long step);
+
+/* torch.norm(x) of n floats (the 2-norm), PyTorch 1.13's float32 sum on an AVX2 CPU bit
+ * for bit: 8 lanes of fused x * x + acc, the lanes added in order, the tail one by one
+ * (clip.c says exactly how). */
+float mygpt_norm2(const float *x, size_t n);
+
+/* torch.nn.utils.clip_grad_norm_(parameters, max_norm) over `count` gradient tensors
+ * (grads[i] of sizes[i] floats, in model.parameters() order: the order the norms are
+ * summed in), bit for bit: the norm of every tensor's norm, then every gradient times
+ * min(max_norm / (total + 1e-6), 1) in float32. *total_norm (or NULL): the norm before
+ * clipping, what clip_grad_norm_ returns. A gradient that is not finite is clipped as
+ * PyTorch's default does it: an infinite norm zeroes the finite gradients (an infinite one
+ * becomes NaN), a NaN makes every gradient NaN. MYGPT_EINVAL for max_norm <= 0, not finite, or count < 0;
+ * MYGPT_ENOMEM. The same bits for any thread count. */
+mygpt_status mygpt_clip_grad_norm(float *const *grads, const size_t *sizes, int count, double max_norm,
+                                  float *total_norm, mygpt_error *err);
+
+/* The same over a trainer's gradients, in its model's parameters() order (the state_dict's):
+ * torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm) after loss.backward(). */
+mygpt_status mygpt_trainer_clip_grad_norm(mygpt_trainer *tr, double max_norm, float *total_norm,
+                                          mygpt_error *err);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus
