@@ -35,27 +35,12 @@ import sys
 import time
 
 import torch
-import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from reference_llms import GPTModel  # noqa: E402
 from reference_train import create_dataloader_v1, decode, encode, generate  # noqa: E402
-
-
-def calc_loss_batch(x, y, model):
-    return F.cross_entropy(model(x).flatten(0, 1), y.flatten())
-
-
-def calc_loss_loader(loader, model, num_batches):
-    total = 0.0
-    num_batches = min(num_batches, len(loader))
-    for i, (x, y) in enumerate(loader):
-        if i < num_batches:
-            total += calc_loss_batch(x, y, model).item()
-        else:
-            break
-    return total / num_batches
+from reference_book_ch5 import calc_loss_batch, calc_loss_loader  # noqa: E402  (chapter 5 defines them)
 
 
 def evaluate_model(model, train_loader, val_loader, eval_iter):
