@@ -127,6 +127,19 @@ void mygpt_dataloader_free(mygpt_dataloader *dl);
  * randperm(n) it writes to order[0..n). */
 void mygpt_loader_iter(mygpt_rng *global, int64_t *order, size_t n);
 
+/* ---- the book's chapter-7 instruction data (instruct.c) ----------------------------- */
+
+/* format_input(entry) of the book's chapter 7, Alpaca's template:
+ *
+ *   Below is an instruction that describes a task. Write a response that appropriately
+ *   completes the request.\n\n### Instruction:\n{instruction}[\n\n### Input:\n{input}]
+ *
+ * (the first sentence pair on one line; the Input part only when input is neither NULL
+ * nor empty). *out: a malloc'd string the caller frees. MYGPT_EINVAL without an
+ * instruction, MYGPT_ENOMEM. The response follows MYGPT_INSTRUCT_RESPONSE. */
+mygpt_status mygpt_instruct_prompt(char **out, const char *instruction, const char *input, mygpt_error *err);
+#define MYGPT_INSTRUCT_RESPONSE "\n\n### Response:\n"
+
 /* ---- the book's chapter-6 SpamDataset and its DataLoader (spam.c) ---------------- */
 
 /* SpamDataset(csv_file, tokenizer, max_length, pad_token_id): the texts of a Label,Text
