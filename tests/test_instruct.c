@@ -423,7 +423,7 @@ Test(instruct, broken_files_are_refused_with_the_entry)
     }
     mygpt_instruct_data d;
     mygpt_error err = {0};
-    const char *ok = "[{\"instruction\": \"caf\\u00e9\", \"input\": \"\", \"output\": \"b\", \"extra\": 1}, "
+    const char *ok = "[{\"instruction\": \"caf\\u00e9\", \"input\": \"\", \"output\": \"b\", \"extra\": [1, {\"a\": []}]}, "
                      "{\"output\": \"y\", \"input\": \"i\", \"instruction\": \"x\"}]";
     cr_assert_eq(mygpt_instruct_data_parse(&d, "x.json", ok, strlen(ok), &err), MYGPT_OK, "%s", err.message);
     cr_expect_eq(d.n, 2);

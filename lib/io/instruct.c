@@ -86,8 +86,9 @@ mygpt_status mygpt_instruct_data_parse(mygpt_instruct_data *d, const char *name,
     d->n = 0;
     d->entry = NULL;
     mygpt_json j;
-    // a value takes at least one byte of the text: len + 1 values bound any document
-    MYGPT_TRY(mygpt_json_parse(&j, text, len, 2, len + 1, name, err));
+    // a value takes at least one byte of the text: len + 1 values bound any document;
+    // members besides the three may nest (json.load reads them; they are ignored)
+    MYGPT_TRY(mygpt_json_parse(&j, text, len, 64, len + 1, name, err));
     mygpt_status st = MYGPT_OK;
     if (j.v[0].type != MYGPT_JSON_ARRAY)
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: not a JSON array of entries", name));

@@ -157,7 +157,8 @@ typedef struct mygpt_instruct_data {
  * each with the string members instruction, input and output (others are ignored).
  * MYGPT_EFORMAT naming the file and the entry for: malformed JSON, a document that is
  * not an array, an entry that is not an object, a key missing, given twice or not a
- * string, a string holding "\u0000"; MYGPT_ENOMEM. *d is then empty. */
+ * string, a string holding "\u0000", more than 64 levels of nesting; MYGPT_ENOMEM. *d
+ * is then empty. */
 mygpt_status mygpt_instruct_data_parse(mygpt_instruct_data *d, const char *name, const char *text, size_t len,
                                        mygpt_error *err);
 
@@ -190,7 +191,7 @@ mygpt_status mygpt_instruct_dataset_init(mygpt_instruct_dataset *ds, const mygpt
 
 void mygpt_instruct_dataset_free(mygpt_instruct_dataset *ds);
 
-/* Tokens of entry i (ds->start[i + 1] - ds->start[i] of them). */
+/* The tokens of entry i (i < ds->n): *len = ds->start[i + 1] - ds->start[i] of them. */
 const int64_t *mygpt_instruct_item(const mygpt_instruct_dataset *ds, size_t i, size_t *len);
 
 /* The length T of custom_collate_fn's tensors for items of these lengths: the longest
@@ -211,12 +212,15 @@ mygpt_status mygpt_instruct_collate(int64_t *inputs, int64_t *targets, size_t *T
                                     const size_t *lengths, const size_t *prompt_lengths, size_t B,
                                     size_t allowed_max_length, int64_t pad_id, mygpt_error *err);
 
-/* DataLoader(dataset, collate_fn=custom_collate_fn) for one batch: the entries rows[0 ..
- * B) of ds collated (pad 50256), their prompts masked when mask_instruction (exercise
- * 7.2). inputs and targets must hold B * mygpt_instruct_batch_length(...) values.
- * Errors: a row outside the dataset (MYGPT_ERANGE), mygpt_instruct_collate's. */
+/* The T of mygpt_instruct_batch for these rows (rows outside the dataset not counted):
+ * what inputs and targets must hold B * T values for. */
 size_t mygpt_instruct_batch_length(const mygpt_instruct_dataset *ds, const int64_t *rows, size_t B,
                                    size_t allowed_max_length);
+
+/* One batch of DataLoader(dataset, collate_fn=custom_collate_fn): the entries rows[0 ..
+ * B) of ds collated with pad 50256, their prompts masked in the targets when
+ * mask_instruction (exercise 7.2); inputs and targets (B, T), T in *T. Errors: a row
+ * outside the dataset (MYGPT_ERANGE), mygpt_instruct_collate's, MYGPT_ENOMEM. */
 mygpt_status mygpt_instruct_batch(const mygpt_instruct_dataset *ds, const int64_t *rows, size_t B,
                                   size_t allowed_max_length, int mask_instruction, int64_t *inputs,
                                   int64_t *targets, size_t *T, mygpt_error *err);
