@@ -237,12 +237,13 @@ mygpt_status mygpt_instruct_collate(int64_t *inputs, int64_t *targets, size_t *T
     for (size_t b = 0; b < B; b++) {
         int64_t *x = inputs + b * t_out, *y = targets + b * t_out; // (t_out) each
         const size_t len = lengths[b];
-        // padded = item + [pad] * (full + 1 - len); inputs = padded[:-1], targets = padded[1:]
+        // padded = item + [pad] * (full + 1 - len); inputs = padded[:-1], targets = padded[1:],
+        // then both cut to t_out (what a position holds depends on the positions before it only)
         size_t seen_pad = 0;
-        for (size_t t = 0; t < full; t++) {
+        for (size_t t = 0; t < t_out; t++) {
             const int64_t in = t < len ? items[b][t] : pad_id;
             int64_t out = t + 1 < len ? items[b][t + 1] : pad_id;
-            if (out == pad_id && seen_pad++) // every padding token after the first
+            if (out == pad_id && seen_pad++) // every pad in the targets after the first
                 out = MYGPT_IGNORE_INDEX;
             if (prompt_lengths) { // targets[:instruction_length - 1] = -100, a Python slice
                 const size_t p = prompt_lengths[b];
@@ -250,10 +251,8 @@ mygpt_status mygpt_instruct_collate(int64_t *inputs, int64_t *targets, size_t *T
                 if (t < stop)
                     out = MYGPT_IGNORE_INDEX;
             }
-            if (t < t_out) { // inputs[:allowed_max_length], targets[:allowed_max_length]
-                x[t] = in;
-                y[t] = out;
-            }
+            x[t] = in;
+            y[t] = out;
         }
     }
     *T = t_out;
