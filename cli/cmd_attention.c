@@ -11,7 +11,6 @@
 #include "args.h"
 #include "commands.h"
 #include "model_args.h"
-#include "mygpt/checkpoint.h"
 #include "mygpt/svg.h"
 #include "mygpt/tokenizer.h"
 
@@ -91,8 +90,8 @@ int cmd_attention(int argc, char **argv)
     mygpt_error err = {0};
     mygpt_status st;
     if (args_has(&a, "checkpoint")) {
-        if ((st = mygpt_checkpoint_load(&g, args_get(&a, "checkpoint"), &err)) != MYGPT_OK)
-            return cli_fail(cmd, st, &err);
+        if ((rc = load_checkpoint(cmd, &a, &g)))
+            return rc;
     } else {
         mygpt_config cfg;
         uint64_t seed;
@@ -100,10 +99,10 @@ int cmd_attention(int argc, char **argv)
             return EXIT_USAGE;
         if ((rc = create_model(cmd, &cfg, seed, &g)))
             return rc;
-    }
-    if ((rc = apply_weights(cmd, &a, g))) {
-        mygpt_gpt_free(g);
-        return rc;
+        if ((rc = apply_weights(cmd, &a, g))) {
+            mygpt_gpt_free(g);
+            return rc;
+        }
     }
     const int L = g->config.num_layers, NH = g->config.num_heads, M = g->config.max_seq_len;
     int64_t layer = -1, head = -1;
@@ -128,8 +127,7 @@ int cmd_attention(int argc, char **argv)
         goto done;
     }
     if (T > M) { // as generate does: the last max_seq_len tokens, said on stderr
-        fprintf(stderr, "mygpt attention: the input has %d tokens, more than the model's context: "
-                        "it reads the last %d\n", T, M);
+        say_cropped(cmd, "input", T, M);
         memmove(ids, ids + (T - M), (size_t)M * sizeof *ids);
         T = M;
     }

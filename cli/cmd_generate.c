@@ -11,7 +11,6 @@
 #include "args.h"
 #include "commands.h"
 #include "model_args.h"
-#include "mygpt/checkpoint.h"
 #include "mygpt/data.h"
 #include "mygpt/generate.h"
 #include "mygpt/tokenizer.h"
@@ -36,19 +35,35 @@ static void show_tokens(stream_state *s, const int64_t *ids, int n)
     fflush(stdout);
 }
 
-static void on_token(int64_t id, void *user)
+static int on_token(int64_t id, void *user)
 {
     show_tokens(user, &id, 1);
+    return 0;
+}
+
+int read_sampling(const char *cmd, const parsed_args *a, mygpt_sampling *s)
+{
+    int64_t topk = 0;
+    *s = (mygpt_sampling){0};
+    if (args_i64_in(cmd, a, "top-k", 1, 1 << 24, 0, &topk) || args_double_min(cmd, a, "temperature", 0, &s->temperature) ||
+        args_double_min(cmd, a, "top-p", 0, &s->top_p))
+        return EXIT_USAGE;
+    s->top_k = (int)topk;
+    if (args_has(a, "top-p") && !(s->top_p > 0 && s->top_p <= 1)) {
+        cli_error(cmd, "--top-p must be in (0, 1], got %s", args_get(a, "top-p"));
+        return EXIT_USAGE;
+    }
+    return 0;
 }
 
 int cmd_generate(int argc, char **argv)
 {
     const char *cmd = "generate";
-    static const arg_spec ARGS[] = {MODEL_FLAGS,           {"checkpoint", 1, 0}, {"prompt", 1, 0},
-                                    {"ids", 1, 0},         {"max-new", 1, 0},    {"temperature", 1, 0},
-                                    {"top-k", 1, 0},       {"top-p", 1, 0},      {"sample-seed", 1, 0},
-                                    {"eos", 1, 0},         {"no-kv-cache", 0, 0}, {"stream", 0, 0},
-                                    {"no-stream", 0, 0},   {"print-ids", 0, 0},  WEIGHTS_FLAG, {NULL, 0, 0}};
+    static const arg_spec ARGS[] = {MODEL_FLAGS,         {"checkpoint", 1, 0},  {"prompt", 1, 0},
+                                    {"ids", 1, 0},       {"max-new", 1, 0},     SAMPLING_FLAGS,
+                                    {"sample-seed", 1, 0}, {"eos", 1, 0},       {"no-kv-cache", 0, 0},
+                                    {"stream", 0, 0},    {"no-stream", 0, 0},   {"print-ids", 0, 0},
+                                    WEIGHTS_FLAG,        {NULL, 0, 0}};
     parsed_args a;
     int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
     if (rc < 0) {
@@ -78,18 +93,12 @@ int cmd_generate(int argc, char **argv)
     }
     if (rc)
         return rc;
-    int64_t max_new, topk = 0, eos = -2;
+    int64_t max_new, eos = -2;
     uint64_t seed = 0, sample_seed = 0;
-    mygpt_sampling s = {0};
-    if (args_i64_in(cmd, &a, "max-new", 0, 1 << 20, 1, &max_new) || args_i64_in(cmd, &a, "top-k", 1, 1 << 24, 0, &topk) ||
-        args_i64_in(cmd, &a, "eos", -1, 1 << 24, 0, &eos) || args_double_min(cmd, &a, "temperature", 0, &s.temperature) ||
-        args_double_min(cmd, &a, "top-p", 0, &s.top_p))
+    mygpt_sampling s;
+    if (args_i64_in(cmd, &a, "max-new", 0, 1 << 20, 1, &max_new) || read_sampling(cmd, &a, &s) ||
+        args_i64_in(cmd, &a, "eos", -1, 1 << 24, 0, &eos))
         return EXIT_USAGE;
-    s.top_k = (int)topk;
-    if (args_has(&a, "top-p") && !(s.top_p > 0 && s.top_p <= 1)) {
-        cli_error(cmd, "--top-p must be in (0, 1], got %s", args_get(&a, "top-p"));
-        return EXIT_USAGE;
-    }
     if (args_has(&a, "sample-seed") && parse_seed(cmd, "sample-seed", args_get(&a, "sample-seed"), &sample_seed))
         return EXIT_USAGE;
     if (args_has(&a, "prompt") == args_has(&a, "ids")) {
@@ -103,9 +112,8 @@ int cmd_generate(int argc, char **argv)
     if (args_has(&a, "checkpoint")) {
         if (args_has(&a, "seed") && parse_seed(cmd, "seed", args_get(&a, "seed"), &seed))
             return EXIT_USAGE;
-        if ((st = mygpt_checkpoint_load(&g, args_get(&a, "checkpoint"), &err)) != MYGPT_OK) {
-            return cli_fail(cmd, st, &err);
-        }
+        if ((rc = load_checkpoint(cmd, &a, &g)))
+            return rc;
         // torch.manual_seed(S); model = GPT(...) draws its initial values, then loads: the
         // generator's place matters only to a sampler that is not seeded afresh
         mygpt_rng_seed(&rng, seed);
@@ -121,10 +129,10 @@ int cmd_generate(int argc, char **argv)
         mygpt_rng_seed(&rng, seed);
         if ((st = mygpt_gpt_create_from(&g, &cfg, &rng, &err)) != MYGPT_OK)
             return cli_fail(cmd, st, &err);
-    }
-    if ((rc = apply_weights(cmd, &a, g))) {
-        mygpt_gpt_free(g);
-        return rc;
+        if ((rc = apply_weights(cmd, &a, g))) {
+            mygpt_gpt_free(g);
+            return rc;
+        }
     }
     const int V = g->config.vocab_size;
     mygpt_tokenizer *tok = NULL;
@@ -138,8 +146,7 @@ int cmd_generate(int argc, char **argv)
         goto done;
     }
     if (np > g->config.max_seq_len) // the tutorial's idx[:, -block_size:], said, not silent
-        fprintf(stderr, "mygpt generate: the prompt has %d tokens, more than the model's context: "
-                        "it reads the last %d\n", np, g->config.max_seq_len);
+        say_cropped(cmd, "prompt", np, g->config.max_seq_len);
     if (eos == -2)
         eos = V > 50256 ? 50256 : -1;
     if (args_has(&a, "sample-seed"))

@@ -9,6 +9,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "mygpt/checkpoint.h"
 #include "mygpt/gpt.h"
 #include "mygpt/quantize.h"
 #include "model_args.h"
@@ -162,6 +163,26 @@ int apply_weights(const char *cmd, const parsed_args *a, mygpt_gpt *g)
     }
     const mygpt_status st = mygpt_gpt_quantize(g, w, &err);
     return st == MYGPT_OK ? 0 : cli_fail(cmd, st, &err);
+}
+
+int load_checkpoint(const char *cmd, const parsed_args *a, mygpt_gpt **g)
+{
+    mygpt_error err = {0};
+    const mygpt_status st = mygpt_checkpoint_load(g, args_get(a, "checkpoint"), &err);
+    if (st != MYGPT_OK)
+        return cli_fail(cmd, st, &err);
+    const int rc = apply_weights(cmd, a, *g);
+    if (rc) {
+        mygpt_gpt_free(*g);
+        *g = NULL;
+    }
+    return rc;
+}
+
+void say_cropped(const char *cmd, const char *what, int n, int max_seq)
+{
+    fprintf(stderr, "mygpt %s: the %s has %d tokens, more than the model's context: it reads the last %d\n", cmd,
+            what, n, max_seq);
 }
 
 int create_model(const char *cmd, const mygpt_config *cfg, uint64_t seed, mygpt_gpt **gpt)

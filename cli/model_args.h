@@ -33,6 +33,23 @@ int parse_ids(const char *cmd, const char *s, int64_t **out, int *B, int *T);
 #define WEIGHTS_FLAG {"weights", 1, 0}
 int apply_weights(const char *cmd, const parsed_args *a, mygpt_gpt *g);
 
+/* --checkpoint FILE: the model of any layout mygpt_checkpoint_load reads (mygpt's, the
+ * book's GPTModel, Hugging Face's GPT-2), its weights then stored as --weights says
+ * (apply_weights). 0, or the exit code after saying why not (*g stays NULL). */
+int load_checkpoint(const char *cmd, const parsed_args *a, mygpt_gpt **g);
+
+/* The sampler's flags (generate, chat): --temperature T (0, the default: argmax),
+ * --top-k K, --top-p P in (0, 1]. */
+#define SAMPLING_FLAGS {"temperature", 1, 0}, {"top-k", 1, 0}, {"top-p", 1, 0}
+struct mygpt_sampling;
+/* SAMPLING_FLAGS into *s (all zero when none is given); 0, or EXIT_USAGE after the error. */
+int read_sampling(const char *cmd, const parsed_args *a, struct mygpt_sampling *s);
+
+/* The one line on stderr when a sequence is longer than the model's context (max_seq
+ * tokens) and only its last max_seq tokens are read, the tutorial's idx[:, -block_size:]:
+ * "mygpt CMD: the WHAT has N tokens, more than the model's context: it reads the last M". */
+void say_cropped(const char *cmd, const char *what, int n, int max_seq);
+
 /* set_seed(seed); GPT(...), or the exit code after saying why not. */
 int create_model(const char *cmd, const mygpt_config *cfg, uint64_t seed, mygpt_gpt **gpt);
 

@@ -57,8 +57,8 @@ mygpt_status mygpt_generate_stream(mygpt_gpt *g, mygpt_rng *rng, const int64_t *
             break;
         out[n++] = next;
         *n_out = n;
-        if (on_token)
-            on_token(next, user);
+        if (on_token && on_token(next, user))
+            break;
     }
 cleanup:
     if (packed_here) { // the model as it came

@@ -36,8 +36,10 @@ mygpt_status mygpt_generate(mygpt_gpt *gpt, mygpt_rng *rng, const int64_t *promp
                             int use_cache, int64_t *out, int *n_out, mygpt_error *err);
 
 /* mygpt_generate, calling on_token(id, user) with each new token as soon as it is
- * chosen (to show text as it comes); on_token NULL is mygpt_generate. */
-typedef void (*mygpt_token_fn)(int64_t id, void *user);
+ * chosen (to show text as it comes); on_token NULL is mygpt_generate. on_token returns
+ * 0 to go on, anything else to stop after that token (a chat's own stop rule: the token
+ * is in out, as every token before it). */
+typedef int (*mygpt_token_fn)(int64_t id, void *user);
 mygpt_status mygpt_generate_stream(mygpt_gpt *gpt, mygpt_rng *rng, const int64_t *prompt, int n_prompt,
                                    int max_new, const mygpt_sampling *sampling, int64_t eos, int use_cache,
                                    int64_t *out, int *n_out, mygpt_token_fn on_token, void *user,
