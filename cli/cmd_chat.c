@@ -1,0 +1,375 @@
+/*
+ * cmd_chat.c - `mygpt chat`: talk to a model tuned on the book's chapter-7 instructions.
+ * Each line read becomes the instruction of the book's template (mygpt_instruct_prompt,
+ * then MYGPT_INSTRUCT_RESPONSE); the response streams token by token from generate's
+ * loop (the KV cache, the sampler of `mygpt generate`) and ends at <|endoftext|> or where
+ * the model starts a new "###" section of the template. The turns so far go, as text, before the next
+ * prompt, as many as the model's context holds.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "args.h"
+#include "commands.h"
+#include "model_args.h"
+#include "mygpt/data.h"
+#include "mygpt/generate.h"
+#include "mygpt/print.h"
+#include "mygpt/tokenizer.h"
+
+#define EOT_ID 50256               // GPT-2's <|endoftext|>, where a tuned response ends
+#define EOT_TEXT "<|endoftext|>"   // the same in text: mygpt_encode reads it as EOT_ID
+#define SYSTEM_SEPARATOR "\n\n"    // between --system's text and the first turn
+
+static int is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* ---- the response as it streams ---------------------------------------------- */
+
+/* Where a response of n bytes ends: before its first "###", where the model starts a new
+ * section of the template (*stop set); otherwise, unless the response is over (final),
+ * before a "#" or "##" at its end that may still become one. Either way without the
+ * trailing white space, as the book's .strip() does. */
+static size_t response_end(const char *r, size_t n, int final, int *stop)
+{
+    size_t end = n;
+    *stop = 0;
+    for (size_t i = 0; i + 3 <= n && !*stop; i++)
+        if (memcmp(r + i, "###", 3) == 0)
+            *stop = 1, end = i;
+    if (!*stop && !final)
+        while (end > 0 && n - end < 2 && r[end - 1] == '#')
+            end--;
+    while (end > 0 && is_blank(r[end - 1]))
+        end--;
+    return end;
+}
+
+/* The response's bytes so far; those shown on stdout are r[start .. shown) */
+typedef struct response {
+    const mygpt_tokenizer *tok;
+    char *r;
+    size_t len, cap;
+    size_t shown;
+    int stopped;   // a "###": the generation ends there
+    int failed;    // out of memory, or a token that would not decode
+} response;
+
+/* The response's leading white space is not part of it (the book's .strip()) */
+static size_t response_start(const response *c)
+{
+    size_t s = 0;
+    while (s < c->len && is_blank(c->r[s]))
+        s++;
+    return s;
+}
+
+/* Shows what the stop rule lets through and has not been shown yet */
+static void show_response(response *c, int final)
+{
+    const size_t end = response_end(c->r, c->len, final, &c->stopped), start = response_start(c);
+    const size_t from = c->shown > start ? c->shown : start;
+    if (end > from) {
+        fwrite(c->r + from, 1, end - from, stdout);
+        fflush(stdout); // token by token, into a pipe too
+        c->shown = end;
+    }
+}
+
+/* generate's callback: the token's bytes join the response; nonzero stops the loop */
+static int on_token(int64_t id, void *user)
+{
+    response *c = user;
+    char *bytes = NULL;
+    size_t n = 0;
+    if (mygpt_decode(c->tok, &id, 1, &bytes, &n, NULL) != MYGPT_OK) {
+        c->failed = 1;
+        return 1;
+    }
+    if (c->len + n + 1 > c->cap) {
+        const size_t cap = 2 * (c->len + n + 1);
+        char *r = realloc(c->r, cap);
+        if (!r) {
+            free(bytes);
+            c->failed = 1;
+            return 1;
+        }
+        c->r = r, c->cap = cap;
+    }
+    memcpy(c->r + c->len, bytes, n);
+    c->len += n;
+    free(bytes);
+    show_response(c, 0);
+    return c->stopped;
+}
+
+/* ---- the conversation ----------------------------------------------------------- */
+
+/* --system's text, then the turns kept (each the template with its instruction and
+ * the response after MYGPT_INSTRUCT_RESPONSE), each ended by <|endoftext|> as the
+ * tuned model ends a response */
+typedef struct conversation {
+    const char *system;  // NULL without --system
+    char **turns;
+    int first, n;        // turns[first .. n) are kept; the older ones were dropped
+} conversation;
+
+/* The text the model reads: the system text, the turns from `first` on, then prompt */
+static char *conversation_text(const conversation *cv, int first, const char *prompt)
+{
+    size_t len = strlen(prompt) + 1;
+    if (cv->system)
+        len += strlen(cv->system) + strlen(SYSTEM_SEPARATOR);
+    for (int i = first; i < cv->n; i++)
+        len += strlen(cv->turns[i]) + strlen(EOT_TEXT);
+    char *t = malloc(len);
+    if (!t)
+        return NULL;
+    t[0] = '\0';
+    if (cv->system) {
+        strcat(t, cv->system);
+        strcat(t, SYSTEM_SEPARATOR);
+    }
+    for (int i = first; i < cv->n; i++) {
+        strcat(t, cv->turns[i]);
+        strcat(t, EOT_TEXT);
+    }
+    strcat(t, prompt);
+    return t;
+}
+
+/* s as Python's bytes.decode("utf-8", errors="replace") reads it (malloc'd), so a
+ * line read or a response cut inside a character still encodes */
+static char *valid_utf8(const char *s, size_t n)
+{
+    mygpt_strbuf sb = {0};
+    if (mygpt_sb_append_replaced(&sb, s, n) != MYGPT_OK || sb.failed) {
+        mygpt_sb_free(&sb);
+        return NULL;
+    }
+    char *out = strdup(mygpt_sb_str(&sb));
+    mygpt_sb_free(&sb);
+    return out;
+}
+
+typedef struct chat {
+    const char *cmd;
+    mygpt_gpt *g;
+    const mygpt_tokenizer *tok;
+    mygpt_rng rng;
+    mygpt_sampling sampling;
+    int max_new, print_ids;
+    conversation cv;
+    int said_dropped, said_cropped;
+} chat;
+
+/* One turn: the instruction's prompt after the conversation (its oldest turns dropped
+ * while it and a whole response do not fit in the context), the response streamed,
+ * the turn kept. 0, or the exit code after saying why. */
+static int chat_turn(chat *ch, const char *instruction)
+{
+    const char *cmd = ch->cmd;
+    const int M = ch->g->config.max_seq_len;
+    mygpt_error err = {0};
+    mygpt_status st;
+    char *inst = NULL, *prompt = NULL, *text = NULL;
+    int64_t *ids = NULL, *out = NULL;
+    size_t n = 0;
+    response resp = {ch->tok, NULL, 0, 0, 0, 0, 0};
+    int rc = 0;
+    if (!(inst = valid_utf8(instruction, strlen(instruction))) ||
+        (st = mygpt_instruct_prompt(&prompt, inst, NULL, &err)) == MYGPT_ENOMEM)
+        goto oom;
+    if (st != MYGPT_OK) {
+        rc = cli_fail(cmd, st, &err);
+        goto done;
+    }
+    char *p = realloc(prompt, strlen(prompt) + strlen(MYGPT_INSTRUCT_RESPONSE) + 1);
+    if (!p)
+        goto oom;
+    prompt = strcat(p, MYGPT_INSTRUCT_RESPONSE);
+    const int first_before = ch->cv.first;
+    for (;;) {
+        free(text);
+        free(ids);
+        ids = NULL;
+        if (!(text = conversation_text(&ch->cv, ch->cv.first, prompt)))
+            goto oom;
+        if ((rc = encode_text(cmd, ch->tok, text, strlen(text), &ids, &n)))
+            goto done;
+        if (n + (size_t)ch->max_new <= (size_t)M || ch->cv.first == ch->cv.n)
+            break;
+        free(ch->cv.turns[ch->cv.first]);
+        ch->cv.turns[ch->cv.first++] = NULL;
+    }
+    if (ch->cv.first > first_before && !ch->said_dropped) {
+        fprintf(stderr, "mygpt %s: turn %d: the conversation and a response of %d tokens outgrew the model's context "
+                        "of %d: its %d oldest turns were dropped, and more will be as it goes on\n",
+                cmd, ch->cv.n + 1, ch->max_new, M, ch->cv.first);
+        ch->said_dropped = 1;
+    }
+    if (n > (size_t)M && !ch->said_cropped) {
+        say_cropped(cmd, "prompt", (int)n, M);
+        ch->said_cropped = 1;
+    }
+    if (!(out = malloc((n + (size_t)ch->max_new) * sizeof *out)))
+        goto oom;
+    int nout = 0;
+    st = mygpt_generate_stream(ch->g, &ch->rng, ids, (int)n, ch->max_new, &ch->sampling, EOT_ID, 1, out, &nout,
+                               on_token, &resp, &err);
+    if (st != MYGPT_OK) {
+        printf("\n");
+        rc = cli_fail(cmd, st, &err);
+        goto done;
+    }
+    if (resp.failed)
+        goto oom; // the ids are the model's own, so only memory can fail
+    show_response(&resp, 1);
+    printf("\n");
+    if (ch->print_ids) {
+        for (int i = (int)n; i < nout; i++)
+            printf(i > (int)n ? " %lld" : "%lld", (long long)out[i]);
+        printf("\n");
+    }
+    fflush(stdout);
+    // the turn as the model will read it again: the prompt and the response shown
+    int stop;
+    const size_t start = response_start(&resp), end = response_end(resp.r, resp.len, 1, &stop);
+    char *answer = valid_utf8(resp.r ? resp.r + start : "", end > start ? end - start : 0);
+    char *turn = answer ? malloc(strlen(prompt) + strlen(answer) + 1) : NULL;
+    char **turns = turn ? realloc(ch->cv.turns, (size_t)(ch->cv.n + 1) * sizeof *turns) : NULL;
+    if (!turns) {
+        free(answer);
+        free(turn);
+        goto oom;
+    }
+    strcat(strcpy(turn, prompt), answer);
+    free(answer);
+    ch->cv.turns = turns;
+    ch->cv.turns[ch->cv.n++] = turn;
+    goto done;
+oom:
+    cli_error(cmd, "out of memory");
+    rc = EXIT_RUNTIME;
+done:
+    free(inst);
+    free(prompt);
+    free(text);
+    free(ids);
+    free(out);
+    free(resp.r);
+    return rc;
+}
+
+int cmd_chat(int argc, char **argv)
+{
+    const char *cmd = "chat";
+    static const arg_spec ARGS[] = {{"checkpoint", 1, 0}, {"system", 1, 0}, {"max-new", 1, 0}, {"seed", 1, 0},
+                                    SAMPLING_FLAGS,      {"print-ids", 0, 0}, WEIGHTS_FLAG,      {NULL, 0, 0}};
+    parsed_args a;
+    int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
+    if (rc < 0) {
+        printf("usage: mygpt chat --checkpoint FILE [--system TEXT] [--max-new N] [--seed S]\n"
+               "                  [--temperature T] [--top-k K] [--top-p P] [--print-ids]\n"
+               "                  [--weights fp32|bf16|int8]\n"
+               "\n"
+               "Talk to a model tuned on the book's chapter-7 instructions. Each line read is the\n"
+               "instruction of the book's template (\"Below is an instruction...### Instruction:\n"
+               "LINE ### Response:\"); the response streams token by token (N new tokens at most,\n"
+               "256 by default, as the book) and ends at <|endoftext|> or before a \"###\" (a new\n"
+               "section of the template, not shown), without white space around it. The turns so far go before the next prompt, each ended by\n"
+               "<|endoftext|>; the oldest are dropped when the conversation and a response of N\n"
+               "tokens no longer fit in the model's context, and a prompt still too long is read\n"
+               "from its last max_seq_len tokens, as generate does (one line on stderr says so).\n"
+               "--system TEXT goes first, before the turns, and is never dropped. Greedy by default;\n"
+               "--temperature, --top-k and --top-p as generate's; --seed S (default 123) is\n"
+               "torch.manual_seed(S) before the first response. --print-ids prints each response's\n"
+               "token ids on a line after it. An empty line is skipped; end with Ctrl-D (EOF). On a\n"
+               "terminal it prompts with \"> \"; in a pipe it prints only the responses, one line\n"
+               "each (a response may hold newlines). The checkpoint: whatever generate reads, with\n"
+               "GPT-2's vocabulary; the tokenizer comes from the data folder.\n");
+        return 0;
+    }
+    if (rc)
+        return rc;
+    if (!args_has(&a, "checkpoint")) {
+        cli_error(cmd, "--checkpoint FILE is required: the model to talk to");
+        return EXIT_USAGE;
+    }
+    chat ch = {.cmd = cmd, .print_ids = args_has(&a, "print-ids")};
+    int64_t max_new = 256; // the book's max_new_tokens for a response
+    uint64_t seed = 123;
+    if (args_i64_in(cmd, &a, "max-new", 1, 1 << 20, 0, &max_new) || read_sampling(cmd, &a, &ch.sampling) ||
+        (args_has(&a, "seed") && parse_seed(cmd, "seed", args_get(&a, "seed"), &seed)))
+        return EXIT_USAGE;
+    ch.max_new = (int)max_new;
+    ch.cv.system = args_get(&a, "system");
+    char *system = NULL;
+    if (ch.cv.system && !(ch.cv.system = system = valid_utf8(ch.cv.system, strlen(ch.cv.system)))) {
+        cli_error(cmd, "out of memory");
+        return EXIT_RUNTIME;
+    }
+    mygpt_tokenizer *tok = NULL;
+    mygpt_error err = {0};
+    mygpt_status st;
+    char *line = NULL;
+    size_t cap = 0;
+    if ((rc = load_checkpoint(cmd, &a, &ch.g)))
+        goto done;
+    if (ch.g->config.vocab_size != 50257) {
+        cli_error(cmd, "%s: a vocabulary of %d tokens, not GPT-2's 50257: chat reads and writes GPT-2's tokens",
+                  args_get(&a, "checkpoint"), ch.g->config.vocab_size);
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    if ((rc = load_tokenizer(cmd, &tok)))
+        goto done;
+    ch.tok = tok;
+    // the weights read as they are by every token of every turn: packed once
+    if ((st = mygpt_gpt_pack(ch.g, &err)) != MYGPT_OK) {
+        rc = cli_fail(cmd, st, &err);
+        goto done;
+    }
+    mygpt_rng_seed(&ch.rng, seed);
+    const int terminal = isatty(STDIN_FILENO);
+    if (terminal)
+        fprintf(stderr, "mygpt chat: %s, a context of %d tokens. Type an instruction; Ctrl-D ends.\n",
+                args_get(&a, "checkpoint"), ch.g->config.max_seq_len);
+    for (;;) {
+        if (terminal) {
+            printf("> ");
+            fflush(stdout);
+        }
+        ssize_t got = getline(&line, &cap, stdin);
+        if (got < 0)
+            break;
+        while (got > 0 && (line[got - 1] == '\n' || line[got - 1] == '\r'))
+            line[--got] = '\0';
+        size_t i = 0;
+        while (line[i] && is_blank(line[i]))
+            i++;
+        if (!line[i])
+            continue;
+        if ((rc = chat_turn(&ch, line)))
+            goto done;
+    }
+    if (ferror(stdin)) {
+        cli_error(cmd, "error reading the standard input");
+        rc = EXIT_RUNTIME;
+    } else if (terminal) {
+        printf("\n"); // Ctrl-D: the shell's prompt on a line of its own
+    }
+done:
+    for (int i = ch.cv.first; i < ch.cv.n; i++)
+        free(ch.cv.turns[i]);
+    free(ch.cv.turns);
+    free(system);
+    free(line);
+    mygpt_tokenizer_free(tok);
+    mygpt_gpt_free(ch.g);
+    return rc;
+}
