@@ -207,9 +207,12 @@ static int chat_turn(chat *ch, const char *instruction)
         ch->cv.turns[ch->cv.first++] = NULL;
     }
     if (ch->cv.first > first_before && !ch->said_dropped) {
+        char dropped[64] = "the oldest turn was dropped";
+        if (ch->cv.first > 1)
+            snprintf(dropped, sizeof dropped, "the %d oldest turns were dropped", ch->cv.first);
         fprintf(stderr, "mygpt %s: turn %d: the conversation and a response of %d tokens outgrew the model's context "
-                        "of %d: its %d oldest turns were dropped, and more will be as it goes on\n",
-                cmd, ch->cv.n + 1, ch->max_new, M, ch->cv.first);
+                        "of %d: %s, and more will be as it goes on\n",
+                cmd, ch->cv.n + 1, ch->max_new, M, dropped);
         ch->said_dropped = 1;
     }
     if (n > (size_t)M && !ch->said_cropped) {

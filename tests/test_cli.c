@@ -442,7 +442,7 @@ Test(cli_args, every_program_helps_with_exit_0_and_names_an_unknown_flag_with_ex
     const char *subcommands[] = {"randn ", "rand ", "randint ", "randperm ", "init linear ",
                                  "init embedding ", "init gpt ", "forward ", "params ",
                                  "encode ", "decode ", "loss ", "grad ", "train ", "generate ",
-                                 "attention "};
+                                 "attention ", "chat "};
     for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
         check_program(MYGPT_EXE, subcommands[i], subcommands[i]);
     check_program(BENCH_EXE, "", "mygpt-bench");
@@ -1610,10 +1610,12 @@ static char *instruct_example(const char *instruction, const char *response)
     return ex;
 }
 
-/* A model that has seen the template a little (`mygpt train --preset tiny` on 120 of its
- * examples, one after another): greedy, it soon writes a new "###", which the chat's stop
- * rule must catch. Written to DIR/chat.safetensors (path), context max_seq. */
-static void train_chat_model(const char *dir, const char *data, int max_seq, int steps, char *path, size_t cap)
+/* A model that has seen the template a little (30 steps of `mygpt train --preset tiny`
+ * on 120 of its examples, one after another): greedy, it soon writes a new "###", which
+ * the chat's stop rule must catch. Written to DIR/chat.safetensors (path), with a
+ * context of CHAT_CONTEXT tokens, room for a few turns. */
+#define CHAT_CONTEXT 160
+static void train_chat_model(const char *dir, const char *data, char *path, size_t cap)
 {
     static const char *const pairs[][2] = {{"Name a color.", "Blue."},
                                            {"Say hello.", "Hello!"},
@@ -1630,9 +1632,9 @@ static void train_chat_model(const char *dir, const char *data, int max_seq, int
             free(ex);
         }
     fclose(f);
-    snprintf(path, cap, "%s/chat-%d.safetensors", dir, max_seq);
-    snprintf(words, sizeof words, "train --preset tiny --text %s --max-seq %d --steps %d --lr 2e-2 --eval-every 1000 "
-             "--save %s", text, max_seq, steps, path);
+    snprintf(path, cap, "%s/chat.safetensors", dir);
+    snprintf(words, sizeof words, "train --preset tiny --text %s --max-seq %d --steps 30 --lr 2e-2 --eval-every 30 "
+             "--save %s", text, CHAT_CONTEXT, path);
     proc_result r;
     cr_assert_eq(run_tool_words(words, data, &r), 0);
     cr_assert_eq(r.status, 0, "mygpt %s: %s", words, r.err);
@@ -1737,9 +1739,13 @@ static char *expected_chat(const mygpt_tokenizer *tok, const char *ckpt, const c
             first++;
             f->for_the_response += (int)n <= max_seq;
         }
-        if (first > 0 && !f->dropped[0])
-            sprintf(f->dropped, "turn %d: the conversation and a response of %d tokens outgrew the model's context of %d: "
-                    "its %d oldest turns were dropped", n_turns + 1, max_new, max_seq, first);
+        if (first > 0 && !f->dropped[0]) {
+            char what[64] = "the oldest turn was dropped";
+            if (first > 1)
+                snprintf(what, sizeof what, "the %d oldest turns were dropped", first);
+            sprintf(f->dropped, "turn %d: the conversation and a response of %d tokens outgrew the model's context of %d: %s",
+                    n_turns + 1, max_new, max_seq, what);
+        }
         f->kept_turns += first < n_turns;
         int64_t new_ids[1024];
         const int n_new = generate_new_ids(ckpt, conv, l == 0 ? sampling : "", max_new, (int)n, new_ids);
@@ -1786,7 +1792,7 @@ Test(cli_chat, responses_are_generate_cut_at_the_stop_rule, .timeout = 300)
     data_file_or_skip("encoder.json");
     char dir[] = "/tmp/mygpt-chat-XXXXXX", ckpt[300], text[300];
     cr_assert_not_null(mkdtemp(dir));
-    train_chat_model(dir, data, 160, 30, ckpt, sizeof ckpt);
+    train_chat_model(dir, data, ckpt, sizeof ckpt);
     mygpt_tokenizer *tok = NULL;
     cr_assert_eq(mygpt_tokenizer_load_dir(&tok, data, NULL), MYGPT_OK);
     static const char *const lines[] = {"Name a color.", "Say hello.", "Count to three.", "Name a fruit.",
@@ -1796,7 +1802,7 @@ Test(cli_chat, responses_are_generate_cut_at_the_stop_rule, .timeout = 300)
     const char *input = TEST_SANITIZED ? "Name a color.\nSay hello.\n\n  \nCount to three."
                                        : "Name a color.\nSay hello.\n\n  \nCount to three.\nName a fruit.\nWhat is 2 + 2?";
     chat_facts f;
-    char *want = expected_chat(tok, ckpt, lines, n_lines, "", 24, 160, &f);
+    char *want = expected_chat(tok, ckpt, lines, n_lines, "", 24, CHAT_CONTEXT, &f);
     char *argv[] = {MYGPT_EXE, "chat", "--checkpoint", ckpt, "--max-new", "24", "--print-ids", NULL};
     proc_result r;
     cr_assert_eq(run_process_input(argv, input, &r), 0);
@@ -1813,7 +1819,7 @@ Test(cli_chat, responses_are_generate_cut_at_the_stop_rule, .timeout = 300)
     proc_result_free(&r);
     free(want);
     // sampled: the first response is generate's with --sample-seed S
-    want = expected_chat(tok, ckpt, lines, 1, "--temperature 1.5 --top-k 40 --sample-seed 7", 12, 160, &f);
+    want = expected_chat(tok, ckpt, lines, 1, "--temperature 1.5 --top-k 40 --sample-seed 7", 12, CHAT_CONTEXT, &f);
     char *sampled[] = {MYGPT_EXE, "chat", "--checkpoint", ckpt, "--max-new", "12", "--print-ids", "--seed", "7",
                        "--temperature", "1.5", "--top-k", "40", NULL};
     cr_assert_eq(run_process_input(sampled, "Name a color.\n", &r), 0);
@@ -1853,7 +1859,7 @@ Test(cli_chat, a_long_conversation_stays_within_a_small_context, .timeout = 300)
     cr_expect_eq(count_lines(r.err), 2, "%s", r.err);
     cr_expect(strstr(r.err, "mygpt chat: the prompt has ") && strstr(r.err, "it reads the last 32\n"), "%s", r.err);
     cr_expect(strstr(r.err, "turn 2: the conversation and a response of 6 tokens outgrew the model's context of 32: "
-                         "its 1 oldest turns were dropped"), "%s", r.err);
+                         "the oldest turn was dropped, and more will be as it goes on\n"), "%s", r.err);
     proc_result_free(&r);
     unlink(ckpt);
     rmdir(dir);
