@@ -1611,9 +1611,10 @@ static char *instruct_example(const char *instruction, const char *response)
 }
 
 /* A model that has seen the template a little (30 steps of `mygpt train --preset tiny`
- * on 120 of its examples, one after another): greedy, it soon writes a new "###", which
- * the chat's stop rule must catch. Written to DIR/chat.safetensors (path), with a
- * context of CHAT_CONTEXT tokens, room for a few turns. */
+ * on 120 of its examples, one after another; 15 under the sanitizers, where a step
+ * takes a second): greedy, it soon writes a new "###", which the chat's stop rule must
+ * catch. Written to DIR/chat.safetensors (path), with a context of CHAT_CONTEXT tokens,
+ * room for a few turns. */
 #define CHAT_CONTEXT 160
 static void train_chat_model(const char *dir, const char *data, char *path, size_t cap)
 {
@@ -1633,8 +1634,8 @@ static void train_chat_model(const char *dir, const char *data, char *path, size
         }
     fclose(f);
     snprintf(path, cap, "%s/chat.safetensors", dir);
-    snprintf(words, sizeof words, "train --preset tiny --text %s --max-seq %d --steps 30 --lr 2e-2 --eval-every 30 "
-             "--save %s", text, CHAT_CONTEXT, path);
+    snprintf(words, sizeof words, "train --preset tiny --text %s --max-seq %d --steps %d --lr %s --eval-every 30 "
+             "--save %s", text, CHAT_CONTEXT, TEST_SANITIZED ? 15 : 30, TEST_SANITIZED ? "3e-2" : "2e-2", path);
     proc_result r;
     cr_assert_eq(run_tool_words(words, data, &r), 0);
     cr_assert_eq(r.status, 0, "mygpt %s: %s", words, r.err);
@@ -1847,7 +1848,7 @@ Test(cli_chat, a_long_conversation_stays_within_a_small_context, .timeout = 300)
     cr_assert_not_null(mkdtemp(dir));
     snprintf(ckpt, sizeof ckpt, "%s/small.safetensors", dir);
     random_model(ckpt, 50257, 32); // the template alone is 38 tokens
-    const int turns = TEST_SANITIZED ? 4 : 24;
+    const int turns = TEST_SANITIZED ? 4 : 12;
     char input[4096] = "";
     for (int i = 0; i < turns; i++)
         strcat(input, i % 2 ? "Tell me more.\n" : "Write a haiku about the sea and the long road home.\n");
