@@ -6,6 +6,7 @@
  * the model starts a new "###" section of the template. The turns so far go, as text, before the next
  * prompt, as many as the model's context holds.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,25 @@
 #define EOT_ID 50256               // GPT-2's <|endoftext|>, where a tuned response ends
 #define EOT_TEXT "<|endoftext|>"   // the same in text: mygpt_encode reads it as EOT_ID
 #define SYSTEM_SEPARATOR "\n\n"    // between --system's text and the first turn
+
+/* Ctrl-C on a terminal while a response is written: it stops there */
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+/* SIGINT to on_interrupt (during a response) or back to its default (ending the program) */
+static void catch_interrupt(int on)
+{
+    struct sigaction sa = {0};
+    sa.sa_handler = on ? on_interrupt : SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    interrupted = 0;
+    sigaction(SIGINT, &sa, NULL);
+}
 
 static int is_blank(char c)
 {
@@ -104,7 +124,7 @@ static int on_token(int64_t id, void *user)
     c->len += n;
     free(bytes);
     show_response(c, 0);
-    return c->stopped;
+    return c->stopped || interrupted;
 }
 
 /* ---- the conversation ----------------------------------------------------------- */
@@ -163,6 +183,7 @@ typedef struct chat {
     mygpt_rng rng;
     mygpt_sampling sampling;
     int max_new, print_ids;
+    int terminal;        // standard input is one: Ctrl-C stops a response
     conversation cv;
     int said_dropped, said_cropped;
 } chat;
@@ -222,8 +243,12 @@ static int chat_turn(chat *ch, const char *instruction)
     if (!(out = malloc((n + (size_t)ch->max_new) * sizeof *out)))
         goto oom;
     int nout = 0;
+    if (ch->terminal)
+        catch_interrupt(1);
     st = mygpt_generate_stream(ch->g, &ch->rng, ids, (int)n, ch->max_new, &ch->sampling, EOT_ID, 1, out, &nout,
                                on_token, &resp, &err);
+    if (ch->terminal)
+        catch_interrupt(0);
     if (st != MYGPT_OK) {
         printf("\n");
         rc = cli_fail(cmd, st, &err);
@@ -292,8 +317,9 @@ int cmd_chat(int argc, char **argv)
                "--temperature, --top-k and --top-p as generate's; --seed S (default 123) is\n"
                "torch.manual_seed(S) before the first response. --print-ids prints each response's\n"
                "token ids on a line after it. An empty line is skipped; end with Ctrl-D (EOF). On a\n"
-               "terminal it prompts with \"> \"; in a pipe it prints only the responses, one line\n"
-               "each (a response may hold newlines). The checkpoint: whatever generate reads, with\n"
+               "terminal it prompts with \"> \", and Ctrl-C stops a response (at the prompt it ends\n"
+               "the chat, as in a pipe); in a pipe it prints only the responses, one line each (a\n"
+               "response may hold newlines). The checkpoint: whatever generate reads, with\n"
                "GPT-2's vocabulary; the tokenizer comes from the data folder.\n");
         return 0;
     }
@@ -339,9 +365,10 @@ int cmd_chat(int argc, char **argv)
     }
     mygpt_rng_seed(&ch.rng, seed);
     const int terminal = isatty(STDIN_FILENO);
+    ch.terminal = terminal;
     if (terminal)
-        fprintf(stderr, "mygpt chat: %s, a context of %d tokens. Type an instruction; Ctrl-D ends.\n",
-                args_get(&a, "checkpoint"), ch.g->config.max_seq_len);
+        fprintf(stderr, "mygpt chat: %s, a context of %d tokens. Type an instruction; Ctrl-C stops a response, "
+                        "Ctrl-D ends.\n", args_get(&a, "checkpoint"), ch.g->config.max_seq_len);
     for (;;) {
         if (terminal) {
             printf("> ");
