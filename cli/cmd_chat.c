@@ -2,9 +2,9 @@
  * cmd_chat.c - `mygpt chat`: talk to a model tuned on the book's chapter-7 instructions.
  * Each line read becomes the instruction of the book's template (mygpt_instruct_prompt,
  * then MYGPT_INSTRUCT_RESPONSE); the response streams token by token from generate's
- * loop (the KV cache, the sampler of `mygpt generate`) and ends at <|endoftext|> or where
- * the model starts a new "###" section of the template. The turns so far go, as text, before the next
- * prompt, as many as the model's context holds.
+ * loop (the KV cache, the sampler of `mygpt generate`) and ends at <|endoftext|> or
+ * where the model starts a new "###" section of the template. The turns so far go, as
+ * text, before the next prompt, as many as the model's context holds.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -309,18 +309,19 @@ int cmd_chat(int argc, char **argv)
                "instruction of the book's template (\"Below is an instruction...### Instruction:\n"
                "LINE ### Response:\"); the response streams token by token (N new tokens at most,\n"
                "256 by default, as the book) and ends at <|endoftext|> or before a \"###\" (a new\n"
-               "section of the template, not shown), without white space around it. The turns so far go before the next prompt, each ended by\n"
-               "<|endoftext|>; the oldest are dropped when the conversation and a response of N\n"
-               "tokens no longer fit in the model's context, and a prompt still too long is read\n"
-               "from its last max_seq_len tokens, as generate does (one line on stderr says so).\n"
-               "--system TEXT goes first, before the turns, and is never dropped. Greedy by default;\n"
-               "--temperature, --top-k and --top-p as generate's; --seed S (default 123) is\n"
-               "torch.manual_seed(S) before the first response. --print-ids prints each response's\n"
-               "token ids on a line after it. An empty line is skipped; end with Ctrl-D (EOF). On a\n"
-               "terminal it prompts with \"> \", and Ctrl-C stops a response (at the prompt it ends\n"
-               "the chat, as in a pipe); in a pipe it prints only the responses, one line each (a\n"
-               "response may hold newlines). The checkpoint: whatever generate reads, with\n"
-               "GPT-2's vocabulary; the tokenizer comes from the data folder.\n");
+               "section of the template, not shown), without white space around it. The turns so\n"
+               "far go before the next prompt, each ended by <|endoftext|>; the oldest are dropped\n"
+               "when the conversation and a response of N tokens no longer fit in the model's\n"
+               "context, and a prompt still too long is read from its last max_seq_len tokens, as\n"
+               "generate does (one line on stderr says so). --system TEXT goes first, before the\n"
+               "turns, and is never dropped. Greedy by default; --temperature, --top-k and --top-p\n"
+               "as generate's; --seed S (default 123) is torch.manual_seed(S) before the first\n"
+               "response. --print-ids prints each response's token ids on a line after it. An\n"
+               "empty line is skipped; end with Ctrl-D (EOF). On a terminal it prompts with \"> \",\n"
+               "and Ctrl-C stops a response (at the prompt it ends the chat, as in a pipe); in a\n"
+               "pipe it prints only the responses, one line each (a response may hold newlines).\n"
+               "The checkpoint: whatever generate reads, with GPT-2's vocabulary; the tokenizer\n"
+               "comes from the data folder.\n");
         return 0;
     }
     if (rc)
