@@ -1744,7 +1744,8 @@ static char *expected_chat(const mygpt_tokenizer *tok, const char *ckpt, const c
             char what[64] = "the oldest turn was dropped";
             if (first > 1)
                 snprintf(what, sizeof what, "the %d oldest turns were dropped", first);
-            sprintf(f->dropped, "turn %d: the conversation and a response of %d tokens outgrew the model's context of %d: %s",
+            sprintf(f->dropped,
+                    "turn %d: the conversation and a response of %d tokens outgrew the model's context of %d: %s",
                     n_turns + 1, max_new, max_seq, what);
         }
         f->kept_turns += first < n_turns;
@@ -1800,8 +1801,9 @@ Test(cli_chat, responses_are_generate_cut_at_the_stop_rule, .timeout = 300)
                                         "What is 2 + 2?"};
     const int n_lines = TEST_SANITIZED ? 3 : 5;
     // a blank line between, no newline after the last
-    const char *input = TEST_SANITIZED ? "Name a color.\nSay hello.\n\n  \nCount to three."
-                                       : "Name a color.\nSay hello.\n\n  \nCount to three.\nName a fruit.\nWhat is 2 + 2?";
+    const char *input = TEST_SANITIZED
+                            ? "Name a color.\nSay hello.\n\n  \nCount to three."
+                            : "Name a color.\nSay hello.\n\n  \nCount to three.\nName a fruit.\nWhat is 2 + 2?";
     chat_facts f;
     char *want = expected_chat(tok, ckpt, lines, n_lines, "", 24, CHAT_CONTEXT, &f);
     char *argv[] = {MYGPT_EXE, "chat", "--checkpoint", ckpt, "--max-new", "24", "--print-ids", NULL};
