@@ -9,6 +9,7 @@ loader shuffled with drop_last). Written from the book's code; tiktoken's ids co
     /usr/bin/python3 tools/reference_book_ch6.py > chapters/expected/80_book_spam_data.txt
     /usr/bin/python3 tools/reference_book_ch6.py --golden    # writes tests/golden/spam.txt
     /usr/bin/python3 tools/reference_book_ch6.py --classify-golden   # writes tests/golden/classify.txt
+    /usr/bin/python3 tools/reference_book_ch6.py --train [--smoke] > chapters/expected/81_book_classifier[.smoke].txt
 
 The data folder (bash scripts/fetch-data.sh) holds the three CSV files; --data DIR another.
 """
@@ -321,6 +322,120 @@ def classify_golden(out):
     print("wrote %s" % out, file=sys.stderr)
 
 
+def calc_accuracy_loader(data_loader, model, num_batches=None):
+    """The book's, on the CPU."""
+    model.eval()
+    correct_predictions, num_examples = 0, 0
+    num_batches = len(data_loader) if num_batches is None else min(num_batches, len(data_loader))
+    for i, (input_batch, target_batch) in enumerate(data_loader):
+        if i < num_batches:
+            with torch.no_grad():
+                logits = model(input_batch)[:, -1, :]
+            predicted_labels = torch.argmax(logits, dim=-1)
+            num_examples += predicted_labels.shape[0]
+            correct_predictions += (predicted_labels == target_batch).sum().item()
+        else:
+            break
+    return correct_predictions / num_examples
+
+
+def calc_loss_loader(data_loader, model, num_batches=None):
+    total_loss = 0.
+    if len(data_loader) == 0:
+        return float("nan")
+    num_batches = len(data_loader) if num_batches is None else min(num_batches, len(data_loader))
+    for i, (input_batch, target_batch) in enumerate(data_loader):
+        if i < num_batches:
+            total_loss += calc_loss_batch(input_batch, target_batch, model).item()
+        else:
+            break
+    return total_loss / num_batches
+
+
+def evaluate_model(model, train_loader, val_loader, eval_iter):
+    model.eval()
+    with torch.no_grad():
+        train_loss = calc_loss_loader(train_loader, model, num_batches=eval_iter)
+        val_loss = calc_loss_loader(val_loader, model, num_batches=eval_iter)
+    model.train()
+    return train_loss, val_loss
+
+
+def train_classifier_simple(model, train_loader, val_loader, optimizer, num_epochs, eval_freq, eval_iter):
+    """The book's loop (without its unused tokenizer argument)."""
+    examples_seen, global_step = 0, -1
+    for epoch in range(num_epochs):
+        model.train()
+        for input_batch, target_batch in train_loader:
+            optimizer.zero_grad()
+            loss = calc_loss_batch(input_batch, target_batch, model)
+            loss.backward()
+            optimizer.step()
+            examples_seen += input_batch.shape[0]
+            global_step += 1
+            if global_step % eval_freq == 0:
+                train_loss, val_loss = evaluate_model(model, train_loader, val_loader, eval_iter)
+                print(f"Ep {epoch+1} (Step {global_step:06d}): "
+                      f"Train loss {train_loss:.3f}, Val loss {val_loss:.3f}")
+        train_accuracy = calc_accuracy_loader(train_loader, model, num_batches=eval_iter)
+        val_accuracy = calc_accuracy_loader(val_loader, model, num_batches=eval_iter)
+        print(f"Training accuracy: {train_accuracy*100:.2f}% | ", end="")
+        print(f"Validation accuracy: {val_accuracy*100:.2f}%")
+    return examples_seen
+
+
+def train(data, smoke):
+    """gpt_class_finetune.py --test_mode (its GPTModel: vocabulary 50257, context 120, width 12, one
+    block of 2 heads, no qkv bias, no dropout), with the chapter's sections 6.6 (accuracies of 10
+    batches, losses of 5, before fine-tuning) and 6.7 (the final accuracies over whole loaders)
+    around its train_classifier_simple; --smoke: one epoch instead of five."""
+    sys.path.insert(0, HERE)
+    from reference_llms import GPTModel
+    train_ds, val_ds, test_ds = datasets(data, None)
+    torch.manual_seed(123)
+    train_loader, val_loader, test_loader = loaders(train_ds, val_ds, test_ds)
+    cfg = dict(vocab_size=50257, context_length=120, drop_rate=0.0, qkv_bias=False, emb_dim=12, n_layers=1,
+               n_heads=2)
+    model = GPTModel(cfg)
+    model.eval()
+    for param in model.parameters():
+        param.requires_grad = False
+    torch.manual_seed(123)
+    model.out_head = torch.nn.Linear(in_features=cfg["emb_dim"], out_features=2)
+    for param in model.trf_blocks[-1].parameters():
+        param.requires_grad = True
+    for param in model.final_norm.parameters():
+        param.requires_grad = True
+    print("Trainable parameters: %d of %d" % (sum(p.numel() for p in model.parameters() if p.requires_grad),
+                                              sum(p.numel() for p in model.parameters())))
+    torch.manual_seed(123)  # 6.6: the shuffling of the training loader
+    train_accuracy = calc_accuracy_loader(train_loader, model, num_batches=10)
+    val_accuracy = calc_accuracy_loader(val_loader, model, num_batches=10)
+    test_accuracy = calc_accuracy_loader(test_loader, model, num_batches=10)
+    print(f"Training accuracy: {train_accuracy*100:.2f}%")
+    print(f"Validation accuracy: {val_accuracy*100:.2f}%")
+    print(f"Test accuracy: {test_accuracy*100:.2f}%")
+    with torch.no_grad():
+        train_loss = calc_loss_loader(train_loader, model, num_batches=5)
+        val_loss = calc_loss_loader(val_loader, model, num_batches=5)
+        test_loss = calc_loss_loader(test_loader, model, num_batches=5)
+    print(f"Training loss: {train_loss:.3f}")
+    print(f"Validation loss: {val_loss:.3f}")
+    print(f"Test loss: {test_loss:.3f}")
+    torch.manual_seed(123)  # 6.7
+    optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5, weight_decay=0.1)
+    num_epochs = 1 if smoke else 5
+    examples_seen = train_classifier_simple(model, train_loader, val_loader, optimizer, num_epochs=num_epochs,
+                                            eval_freq=50, eval_iter=5)
+    print(f"Examples seen: {examples_seen}")
+    train_accuracy = calc_accuracy_loader(train_loader, model)
+    val_accuracy = calc_accuracy_loader(val_loader, model)
+    test_accuracy = calc_accuracy_loader(test_loader, model)
+    print(f"Training accuracy: {train_accuracy*100:.2f}%")
+    print(f"Validation accuracy: {val_accuracy*100:.2f}%")
+    print(f"Test accuracy: {test_accuracy*100:.2f}%")
+
+
 def chapter(data, seed):
     """What the book prints in sections 6.3 and 6.4, with the first batch's labels and first row."""
     train, val, test = datasets(data, None)
@@ -350,8 +465,12 @@ def main():
     ap.add_argument("--seed", type=int, default=123)
     ap.add_argument("--golden", action="store_true")
     ap.add_argument("--classify-golden", action="store_true")
+    ap.add_argument("--train", action="store_true")
+    ap.add_argument("--smoke", action="store_true")
     a = ap.parse_args()
-    if a.classify_golden:
+    if a.train:
+        train(a.data, a.smoke)
+    elif a.classify_golden:
         classify_golden(os.path.join(HERE, "..", "tests", "golden", "classify.txt"))
     elif a.golden:
         golden(a.data, os.path.join(HERE, "..", "tests", "golden", "spam.txt"))
