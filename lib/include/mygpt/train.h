@@ -258,7 +258,8 @@ mygpt_status mygpt_clip_grad_norm(float *const *grads, const size_t *sizes, int 
                                   float *total_norm, mygpt_error *err);
 
 /* The same over a trainer's gradients, in its model's parameters() order (the state_dict's):
- * torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm) after loss.backward(). */
+ * torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm) after loss.backward(), which
+ * leaves out the frozen parameters (their .grad is None). */
 mygpt_status mygpt_trainer_clip_grad_norm(mygpt_trainer *tr, double max_norm, float *total_norm,
                                           mygpt_error *err);
 
