@@ -11,7 +11,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SECONDS_EACH=${1:-60}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(fuzz_tokenizer fuzz_vocab fuzz_args fuzz_print fuzz_forward fuzz_checkpoint fuzz_json fuzz_csv)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(fuzz_tokenizer fuzz_vocab fuzz_args fuzz_print fuzz_forward fuzz_checkpoint fuzz_json fuzz_csv fuzz_instruct)
 OUT=$ROOT/build-fuzz
 mkdir -p "$OUT"
 

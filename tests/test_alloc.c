@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mygpt/data.h"
 #include "mygpt/gpt.h"
 #include "mygpt/layers.h"
 #include "mygpt/rng.h"
@@ -154,4 +155,55 @@ Test(alloc, attention_backward_without_scratch_gives_the_same_bits)
                     free(g[mode][j]);
             free(q); free(k); free(v); free(dout); free(out); free(att); free(keep);
         }
+}
+
+/* Every malloc of reading instruction data and of collating a batch of it, failed in
+ * turn: each is MYGPT_ENOMEM with a message, nothing half-made is left (the sanitizer
+ * build checks for leaks), and the call works again afterwards. */
+Test(alloc, every_failed_allocation_of_the_instruction_data_is_an_error)
+{
+    const char *json = "[{\"instruction\": \"a\", \"input\": \"b\", \"output\": \"c\"}, "
+                       "{\"instruction\": \"d\", \"input\": \"\", \"output\": \"e\"}]";
+    int failures = 0;
+    for (int nth = 0; nth < 64; nth++) {
+        mygpt_instruct_data d;
+        mygpt_error err = {0};
+        fail_next = nth;
+        const mygpt_status st = mygpt_instruct_data_parse(&d, "x.json", json, strlen(json), &err);
+        const int injected = fail_next == -1;
+        fail_next = -1;
+        if (!injected) {
+            cr_assert_eq(st, MYGPT_OK, "%s", err.message);
+            cr_expect_eq(d.n, 2);
+            mygpt_instruct_data_free(&d);
+            break;
+        }
+        cr_assert_eq(st, MYGPT_ENOMEM, "allocation %d: status %d (%s)", nth, st, err.message);
+        cr_assert(err.message[0] != '\0');
+        cr_expect(d.n == 0 && d.entry == NULL);
+        failures++;
+    }
+    cr_expect_geq(failures, 3, "only %d allocations were failed", failures);
+
+    // a dataset of two entries made by hand (no tokenizer here): 3 and 1 tokens
+    size_t start[3] = {0, 3, 4}, prompt_len[2] = {2, 1};
+    int64_t ids[4] = {10, 11, 12, 13}, rows[2] = {0, 1}, x[6], y[6];
+    const mygpt_instruct_dataset ds = {.n = 2, .start = start, .prompt_len = prompt_len, .ids = ids};
+    failures = 0;
+    for (int nth = 0; nth < 16; nth++) {
+        mygpt_error err = {0};
+        size_t T = 0;
+        fail_next = nth;
+        const mygpt_status st = mygpt_instruct_batch(&ds, rows, 2, 0, 1, x, y, &T, &err);
+        const int injected = fail_next == -1;
+        fail_next = -1;
+        if (!injected) {
+            cr_assert_eq(st, MYGPT_OK, "%s", err.message);
+            cr_expect_eq(T, 3);
+            break;
+        }
+        cr_assert_eq(st, MYGPT_ENOMEM, "allocation %d: status %d (%s)", nth, st, err.message);
+        failures++;
+    }
+    cr_expect_geq(failures, 1);
 }

@@ -12,7 +12,7 @@ What it prints, in the notebook's order, is what chapters/src/40_book_train_mode
     print(find_highest_gradient(model))                  #      and after
     train_model(...)                                     # D.4: the log and a sample per epoch
 
-    /usr/bin/python3 tools/reference_book_appD.py > chapters/expected/40_book_train_model.txt
+    /usr/bin/python3 tools/reference_book_appD.py     # the full run: compared by hand (ERRATA.md)
     /usr/bin/python3 tools/reference_book_appD.py --smoke > chapters/expected/40_book_train_model.smoke.txt
     /usr/bin/python3 tools/reference_book_appD.py --smoke --book \\
         > chapters/expected/40_book_train_model.smoke_book.txt

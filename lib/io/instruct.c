@@ -1,13 +1,18 @@
 /*
  * instruct.c - the book's chapter-7 instruction data: the Alpaca-style prompt that
  * format_input builds (Raschka, section 7.2), which instruction fine-tuning trains on
- * and a chat wraps each line in.
+ * and a chat wraps each line in; instruction-data.json read into entries, the book's
+ * 85/5/10 split, InstructionDataset and custom_collate_fn (section 7.3), with exercise
+ * 7.2's masking of the prompt in the targets.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "mygpt/data.h"
+#include "mygpt/tokenizer.h"
+#include "mygpt/train.h"
 #include "base/base.h"
+#include "io/json.h"
 
 #define PREAMBLE                                                                                                 \
     "Below is an instruction that describes a task. Write a response that appropriately completes the request."
@@ -33,4 +38,264 @@ mygpt_status mygpt_instruct_prompt(char **out, const char *instruction, const ch
     }
     *out = s;
     return MYGPT_OK;
+}
+
+/* ---- instruction-data.json ---------------------------------------------------------- */
+
+void mygpt_instruct_data_free(mygpt_instruct_data *d)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        free(d->entry[i].instruction);
+        free(d->entry[i].input);
+        free(d->entry[i].output);
+    }
+    free(d->entry);
+    d->entry = NULL;
+    d->n = 0;
+}
+
+/* Member key of entry e (the object at value obj) decoded into *out (malloc'd). */
+static mygpt_status entry_string(char **out, const mygpt_json *j, size_t obj, const char *key, const char *name,
+                                 size_t e, mygpt_error *err)
+{
+    size_t count = 0;
+    const size_t v = mygpt_json_get(j, obj, key, &count);
+    if (count == 0)
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s: entry %zu has no \"%s\"", name, e, key);
+    if (count > 1) // json.load would keep the last one silently
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s: entry %zu has \"%s\" %zu times", name, e, key, count);
+    if (j->v[v].type != MYGPT_JSON_STRING)
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s: entry %zu: \"%s\" is not a string", name, e, key);
+    const size_t cap = (size_t)(j->v[v].end - j->v[v].start) + 1; // decoding never lengthens a string
+    char *s = malloc(cap);
+    if (!s)
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a string of %zu bytes", cap);
+    const size_t len = mygpt_json_string(j, v, s, cap);
+    if (len == (size_t)-1 || strlen(s) != len) {
+        free(s);
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s: entry %zu: \"%s\" holds a NUL character (\\u0000)", name, e,
+                          key);
+    }
+    *out = s;
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_instruct_data_parse(mygpt_instruct_data *d, const char *name, const char *text, size_t len,
+                                       mygpt_error *err)
+{
+    d->n = 0;
+    d->entry = NULL;
+    mygpt_json j;
+    // a value takes at least one byte of the text: len + 1 values bound any document;
+    // members besides the three may nest (json.load reads them; they are ignored)
+    MYGPT_TRY(mygpt_json_parse(&j, text, len, 64, len + 1, name, err));
+    mygpt_status st = MYGPT_OK;
+    if (j.v[0].type != MYGPT_JSON_ARRAY)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: not a JSON array of entries", name));
+    const size_t n = j.v[0].count;
+    d->entry = calloc(n ? n : 1, sizeof *d->entry);
+    if (!d->entry)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %zu entries", n));
+    size_t v = 1; // the first element
+    for (size_t e = 0; e < n; e++, v = j.v[v].next) {
+        if (j.v[v].type != MYGPT_JSON_OBJECT)
+            MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: entry %zu is not an object", name, e));
+        mygpt_instruct_entry *en = &d->entry[e];
+        d->n = e + 1; // freed from here on
+        MYGPT_TRY_CLEANUP(st, entry_string(&en->instruction, &j, v, "instruction", name, e, err));
+        MYGPT_TRY_CLEANUP(st, entry_string(&en->input, &j, v, "input", name, e, err));
+        MYGPT_TRY_CLEANUP(st, entry_string(&en->output, &j, v, "output", name, e, err));
+    }
+    d->n = n;
+cleanup:
+    mygpt_json_free(&j);
+    if (st != MYGPT_OK)
+        mygpt_instruct_data_free(d);
+    return st;
+}
+
+mygpt_status mygpt_instruct_data_read(mygpt_instruct_data *d, const char *path, mygpt_error *err)
+{
+    d->n = 0;
+    d->entry = NULL;
+    char *text;
+    size_t len;
+    MYGPT_TRY(mygpt_read_file(path, &text, &len, err));
+    const mygpt_status st = mygpt_instruct_data_parse(d, path, text, len, err);
+    free(text);
+    return st;
+}
+
+void mygpt_instruct_split(size_t n, size_t *train, size_t *test, size_t *val)
+{
+    *train = (size_t)((double)n * 0.85); // int(len(data) * 0.85)
+    *test = (size_t)((double)n * 0.1);   // int(len(data) * 0.1)
+    *val = n - *train - *test;
+}
+
+/* ---- InstructionDataset ------------------------------------------------------------- */
+
+void mygpt_instruct_dataset_free(mygpt_instruct_dataset *ds)
+{
+    free(ds->start);
+    free(ds->prompt_len);
+    free(ds->ids);
+    memset(ds, 0, sizeof *ds);
+}
+
+mygpt_status mygpt_instruct_dataset_init(mygpt_instruct_dataset *ds, const mygpt_instruct_entry *entries, size_t n,
+                                         const mygpt_tokenizer *tok, mygpt_error *err)
+{
+    memset(ds, 0, sizeof *ds);
+    mygpt_status st = MYGPT_OK;
+    char *prompt = NULL, *full = NULL;
+    int64_t *enc = NULL;
+    size_t cap = 0;
+    ds->start = calloc(n + 1, sizeof *ds->start);
+    ds->prompt_len = calloc(n ? n : 1, sizeof *ds->prompt_len);
+    if (!ds->start || !ds->prompt_len)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %zu entries", n));
+    for (size_t i = 0; i < n; i++) {
+        const mygpt_instruct_entry *e = &entries[i];
+        if (!e->output)
+            MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EINVAL, "entry %zu has no output", i));
+        // full_text = format_input(entry) + f"\n\n### Response:\n{entry['output']}"
+        MYGPT_TRY_CLEANUP(st, mygpt_instruct_prompt(&prompt, e->instruction, e->input, err));
+        const size_t plen = strlen(prompt), len = plen + strlen(MYGPT_INSTRUCT_RESPONSE) + strlen(e->output);
+        if (!(full = malloc(len + 1)))
+            MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a text of %zu bytes", len));
+        strcpy(full, prompt);
+        strcat(full, MYGPT_INSTRUCT_RESPONSE);
+        strcat(full, e->output);
+        if (strstr(full, MYGPT_ENDOFTEXT)) // tiktoken's encode refuses special tokens in text
+            MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT,
+                                             "entry %zu holds %s, which tokenizer.encode refuses", i,
+                                             MYGPT_ENDOFTEXT));
+        // instruction_length = len(tokenizer.encode(instruction_plus_input)) (exercise 7.2)
+        size_t m;
+        MYGPT_TRY_CLEANUP(st, mygpt_encode(tok, prompt, plen, &enc, &m, err));
+        free(enc);
+        enc = NULL;
+        ds->prompt_len[i] = m;
+        MYGPT_TRY_CLEANUP(st, mygpt_encode(tok, full, len, &enc, &m, err));
+        const size_t at = ds->start[i];
+        if (at + m > cap) { // the ids grow by doubling
+            size_t ncap = cap ? cap : 1024;
+            while (ncap < at + m)
+                ncap *= 2;
+            int64_t *more = realloc(ds->ids, ncap * sizeof *more);
+            if (!more)
+                MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %zu token ids", ncap));
+            ds->ids = more;
+            cap = ncap;
+        }
+        memcpy(ds->ids + at, enc, m * sizeof *enc);
+        ds->start[i + 1] = at + m;
+        free(enc);
+        free(full);
+        free(prompt);
+        enc = NULL;
+        full = prompt = NULL;
+    }
+    ds->n = n;
+cleanup:
+    free(enc);
+    free(full);
+    free(prompt);
+    if (st != MYGPT_OK)
+        mygpt_instruct_dataset_free(ds);
+    return st;
+}
+
+const int64_t *mygpt_instruct_item(const mygpt_instruct_dataset *ds, size_t i, size_t *len)
+{
+    *len = ds->start[i + 1] - ds->start[i];
+    return ds->ids + ds->start[i];
+}
+
+/* ---- custom_collate_fn -------------------------------------------------------------- */
+
+size_t mygpt_instruct_collate_length(const size_t *lengths, size_t B, size_t allowed_max_length)
+{
+    size_t T = 0; // batch_max_length - 1: the rows drop one token each
+    for (size_t b = 0; b < B; b++)
+        T = lengths[b] > T ? lengths[b] : T;
+    return allowed_max_length && allowed_max_length < T ? allowed_max_length : T;
+}
+
+mygpt_status mygpt_instruct_collate(int64_t *inputs, int64_t *targets, size_t *T, const int64_t *const *items,
+                                    const size_t *lengths, const size_t *prompt_lengths, size_t B,
+                                    size_t allowed_max_length, int64_t pad_id, mygpt_error *err)
+{
+    if (B == 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "a batch needs at least one item");
+    for (size_t b = 0; b < B; b++)
+        if (!items[b] && lengths[b])
+            return mygpt_fail(err, MYGPT_EINVAL, "item %zu has %zu tokens and no data", b, lengths[b]);
+    const size_t full = mygpt_instruct_collate_length(lengths, B, 0); // before the cut
+    const size_t t_out = mygpt_instruct_collate_length(lengths, B, allowed_max_length);
+    for (size_t b = 0; b < B; b++) {
+        int64_t *x = inputs + b * t_out, *y = targets + b * t_out; // (t_out) each
+        const size_t len = lengths[b];
+        // padded = item + [pad] * (full + 1 - len); inputs = padded[:-1], targets = padded[1:],
+        // then both cut to t_out (what a position holds depends on the positions before it only)
+        size_t seen_pad = 0;
+        for (size_t t = 0; t < t_out; t++) {
+            const int64_t in = t < len ? items[b][t] : pad_id;
+            int64_t out = t + 1 < len ? items[b][t + 1] : pad_id;
+            if (out == pad_id && seen_pad++) // every pad in the targets after the first
+                out = MYGPT_IGNORE_INDEX;
+            if (prompt_lengths) { // targets[:instruction_length - 1] = -100, a Python slice
+                const size_t p = prompt_lengths[b];
+                const size_t stop = p >= 1 ? p - 1 : (full >= 1 ? full - 1 : 0);
+                if (t < stop)
+                    out = MYGPT_IGNORE_INDEX;
+            }
+            x[t] = in;
+            y[t] = out;
+        }
+    }
+    *T = t_out;
+    return MYGPT_OK;
+}
+
+size_t mygpt_instruct_batch_length(const mygpt_instruct_dataset *ds, const int64_t *rows, size_t B,
+                                   size_t allowed_max_length)
+{
+    size_t T = 0;
+    for (size_t b = 0; b < B; b++) {
+        if (rows[b] < 0 || (size_t)rows[b] >= ds->n)
+            continue; // mygpt_instruct_batch refuses it
+        const size_t len = ds->start[rows[b] + 1] - ds->start[rows[b]];
+        T = len > T ? len : T;
+    }
+    return allowed_max_length && allowed_max_length < T ? allowed_max_length : T;
+}
+
+mygpt_status mygpt_instruct_batch(const mygpt_instruct_dataset *ds, const int64_t *rows, size_t B,
+                                  size_t allowed_max_length, int mask_instruction, int64_t *inputs,
+                                  int64_t *targets, size_t *T, mygpt_error *err)
+{
+    if (B == 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "a batch needs at least one item");
+    for (size_t b = 0; b < B; b++)
+        if (rows[b] < 0 || (size_t)rows[b] >= ds->n)
+            return mygpt_fail(err, MYGPT_ERANGE, "row %lld is outside the dataset's %zu entries",
+                              (long long)rows[b], ds->n);
+    const int64_t **items = malloc(B * sizeof *items);
+    size_t *lengths = malloc(B * sizeof *lengths), *prompts = malloc(B * sizeof *prompts);
+    mygpt_status st = MYGPT_OK;
+    if (!items || !lengths || !prompts)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a batch of %zu", B));
+    for (size_t b = 0; b < B; b++) {
+        items[b] = mygpt_instruct_item(ds, (size_t)rows[b], &lengths[b]);
+        prompts[b] = ds->prompt_len[rows[b]];
+    }
+    st = mygpt_instruct_collate(inputs, targets, T, items, lengths, mask_instruction ? prompts : NULL, B,
+                                allowed_max_length, MYGPT_ENDOFTEXT_ID, err);
+cleanup:
+    free(items);
+    free(lengths);
+    free(prompts);
+    return st;
 }

@@ -1,17 +1,21 @@
 /*
  * loss.c - the cross-entropy loss as PyTorch 1.13 computes it on CPU, bit for bit:
  * F.cross_entropy(logits.view(-1, V), targets.view(-1)) = nll_loss(log_softmax(x), y),
- * reduction 'mean'.
+ * reduction 'mean', ignore_index -100.
  *
  * log_softmax of a row (ATen's vectorised kernel, AVX2 build: 8 float lanes):
  *   max of the row; s = sum of exp(x - max), with SLEEF's expf (u10) on 8 lanes: lane l
  *   takes elements l, l + 8, ...; the last r < 8 elements go to lanes 0..r-1; the lanes
  *   are then combined as ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)); rows shorter
  *   than 8 are summed in order; then out = (x - max) - log(s), log being SLEEF's logf.
- * nll_loss: a cascade sum of -logp[target] over blocks of 16 rows, divided by float(N).
- * Backward (nll_loss_backward, then log_softmax's): with g = -(1/N) at each row's target
- * and 0 elsewhere, dx = fma(-exp(logp), g_row_sum, g), exp again SLEEF's (PyTorch's
- * `x - y.exp() * sum` on vectors is compiled into one fused multiply-add).
+ * nll_loss: a cascade sum of -logp[target] over blocks of 16 rows, divided by float(K),
+ * K the rows whose target is not -100. An ignored row adds nothing and does not advance
+ * the cascade (ATen skips it before the carry), though its index still counts in the
+ * block test; every row ignored gives 0 / 0 = NaN.
+ * Backward (nll_loss_backward, then log_softmax's): with g = -(1/K) at each kept row's
+ * target and 0 elsewhere, dx = fma(-exp(logp), g_row_sum, g), exp again SLEEF's
+ * (PyTorch's `x - y.exp() * sum` on vectors is compiled into one fused multiply-add); an
+ * ignored row's g is 0, so its dx is fma(-exp(logp), 0, 0) = +0.
  *
  * PyTorch calls Debian's libsleef for those exp/log (its AVX2 kernels use
  * Sleef_expf8_u10 / Sleef_logf8_u10), so mygpt links the same library and calls the same
@@ -157,9 +161,9 @@ mygpt_status mygpt_cross_entropy_forward(float *loss, float *logp, const float *
     if (N < 1 || V < 1)
         return mygpt_fail(err, MYGPT_EINVAL, "cross-entropy needs N >= 1 rows of V >= 1 (N=%zu V=%d)", N, V);
     for (size_t n = 0; n < N; n++)
-        if (targets[n] < 0 || targets[n] >= V)
-            return mygpt_fail(err, MYGPT_ERANGE, "target %lld at row %zu is outside [0, %d)",
-                              (long long)targets[n], n, V);
+        if ((targets[n] < 0 || targets[n] >= V) && targets[n] != MYGPT_IGNORE_INDEX)
+            return mygpt_fail(err, MYGPT_ERANGE, "target %lld at row %zu is outside [0, %d) and not %d",
+                              (long long)targets[n], n, V, MYGPT_IGNORE_INDEX);
     const struct loss_rows *rows = &ROWS[mygpt_cpu_isa(MYGPT_FAMILY_LOSS)];
 #pragma omp parallel for schedule(static) if (N * (size_t)V > MYGPT_PARALLEL_MIN)
     for (size_t n = 0; n < N; n++) // rows are independent
@@ -171,7 +175,12 @@ mygpt_status mygpt_cross_entropy_forward(float *loss, float *logp, const float *
     const int level_power = ceil_log2 / 8 > 4 ? ceil_log2 / 8 : 4;
     const size_t level_mask = ((size_t)1 << level_power) - 1;
     float partial[8] = {0};
+    size_t ignored = 0;
     for (size_t b = 0; b < N; b++) {
+        if (targets[b] == MYGPT_IGNORE_INDEX) {
+            ignored++;
+            continue;
+        }
         partial[0] -= logp[b * V + (size_t)targets[b]];
         for (int j = 0; j + 1 < 8; j++) {
             if ((b & (level_mask << (j * level_power))) != 0)
@@ -183,7 +192,7 @@ mygpt_status mygpt_cross_entropy_forward(float *loss, float *logp, const float *
     float total = 0.0f;
     for (int j = 0; j < 8; j++)
         total += partial[j];
-    *loss = total / (float)N;
+    *loss = total / (float)(N - ignored);
     return MYGPT_OK;
 }
 
@@ -191,8 +200,11 @@ void mygpt_cross_entropy_backward(float *dlogits, const float *logp, const int64
                                   size_t N, int V)
 {
     const struct loss_rows *rows = &ROWS[mygpt_cpu_isa(MYGPT_FAMILY_LOSS)];
-    const float g = -(1.0f / (float)N); // nll_loss_backward: -(grad_output / total_weight)
-#pragma omp parallel for schedule(static) if (N * (size_t)V > MYGPT_PARALLEL_MIN)
+    size_t kept = 0;
     for (size_t n = 0; n < N; n++)
-        rows->backward(dlogits + n * V, logp + n * V, targets[n], V, g); // (V,) each
+        kept += targets[n] != MYGPT_IGNORE_INDEX;
+    const float g = -(1.0f / (float)kept); // nll_loss_backward: -(grad_output / total_weight)
+#pragma omp parallel for schedule(static) if (N * (size_t)V > MYGPT_PARALLEL_MIN)
+    for (size_t n = 0; n < N; n++) // (V,) each
+        rows->backward(dlogits + n * V, logp + n * V, targets[n], V, targets[n] == MYGPT_IGNORE_INDEX ? 0.0f : g);
 }

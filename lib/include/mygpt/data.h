@@ -1,7 +1,8 @@
 /*
  * mygpt/data.h - the data a program reads: a whole file, the data folder every program
  * shares, CSV files, LLMs-from-scratch's DataLoader over a token stream (with the UTF-8
- * lengths that split a text as Python does) and the book's chapter-6 SpamDataset.
+ * lengths that split a text as Python does), the book's chapter-6 SpamDataset and its
+ * chapter-7 instruction data.
  */
 #ifndef MYGPT_DATA_H
 #define MYGPT_DATA_H
@@ -139,6 +140,90 @@ void mygpt_loader_iter(mygpt_rng *global, int64_t *order, size_t n);
  * instruction, MYGPT_ENOMEM. The response follows MYGPT_INSTRUCT_RESPONSE. */
 mygpt_status mygpt_instruct_prompt(char **out, const char *instruction, const char *input, mygpt_error *err);
 #define MYGPT_INSTRUCT_RESPONSE "\n\n### Response:\n"
+
+/* One entry of instruction-data.json: {"instruction": ..., "input": ..., "output": ...},
+ * each a NUL-terminated UTF-8 string ("" for an empty input). */
+typedef struct mygpt_instruct_entry {
+    char *instruction, *input, *output;
+} mygpt_instruct_entry;
+
+/* The entries of a file, in file order (json.load(file) of the book's list). */
+typedef struct mygpt_instruct_data {
+    size_t n;
+    mygpt_instruct_entry *entry; /* (n) */
+} mygpt_instruct_data;
+
+/* Parses len bytes of text (name: the file, for the messages): a JSON array of objects,
+ * each with the string members instruction, input and output (others are ignored).
+ * MYGPT_EFORMAT naming the file and the entry for: malformed JSON, a document that is
+ * not an array, an entry that is not an object, a key missing, given twice or not a
+ * string, a string holding "\u0000", more than 64 levels of nesting; MYGPT_ENOMEM. *d
+ * is then empty. */
+mygpt_status mygpt_instruct_data_parse(mygpt_instruct_data *d, const char *name, const char *text, size_t len,
+                                       mygpt_error *err);
+
+/* mygpt_instruct_data_parse of the file at path (mygpt_read_file's errors too). */
+mygpt_status mygpt_instruct_data_read(mygpt_instruct_data *d, const char *path, mygpt_error *err);
+
+void mygpt_instruct_data_free(mygpt_instruct_data *d);
+
+/* The book's split of n entries in file order: train_portion = int(n * 0.85),
+ * test_portion = int(n * 0.1) (double products, truncated, as Python computes them),
+ * validation the rest. The training entries are [0, train), the test entries
+ * [train, train + test), the validation entries [train + test, n). */
+void mygpt_instruct_split(size_t n, size_t *train, size_t *test, size_t *val);
+
+/* InstructionDataset(data, tokenizer): every entry's full text, format_input(entry) +
+ * MYGPT_INSTRUCT_RESPONSE + output, encoded with GPT-2's tokenizer; and, for the book's
+ * exercise 7.2, the tokens of format_input(entry) encoded alone. */
+typedef struct mygpt_instruct_dataset {
+    size_t n;           /* entries */
+    size_t *start;      /* (n + 1): entry i's tokens are ids[start[i] .. start[i + 1]) */
+    size_t *prompt_len; /* (n): len(tokenizer.encode(format_input(entry))) */
+    int64_t *ids;       /* (start[n]) */
+} mygpt_instruct_dataset;
+
+/* Encodes entries[0 .. n). Errors: MYGPT_EFORMAT for an entry whose text holds
+ * <|endoftext|> (tiktoken's encode refuses it; the message names the entry), the
+ * tokenizer's, MYGPT_ENOMEM. */
+mygpt_status mygpt_instruct_dataset_init(mygpt_instruct_dataset *ds, const mygpt_instruct_entry *entries, size_t n,
+                                         const mygpt_tokenizer *tok, mygpt_error *err);
+
+void mygpt_instruct_dataset_free(mygpt_instruct_dataset *ds);
+
+/* The tokens of entry i (i < ds->n): *len = ds->start[i + 1] - ds->start[i] of them. */
+const int64_t *mygpt_instruct_item(const mygpt_instruct_dataset *ds, size_t i, size_t *len);
+
+/* The length T of custom_collate_fn's tensors for items of these lengths: the longest
+ * item's, then at most allowed_max_length (0: the book's None, no limit). */
+size_t mygpt_instruct_collate_length(const size_t *lengths, size_t B, size_t allowed_max_length);
+
+/* custom_collate_fn of the book's chapter 7 over B items (items[b]: lengths[b] tokens):
+ * each item gets one pad_id and is padded with pad_id to the longest item + 1 tokens;
+ * inputs are that row without its last token, targets without its first; in targets
+ * every pad_id after the first becomes -100 (MYGPT_IGNORE_INDEX of mygpt/train.h, the
+ * loss's ignore_index); with prompt_lengths (NULL: none; the book's exercise 7.2,
+ * custom_collate_with_masking_fn) targets[:prompt_lengths[b] - 1] becomes -100 too, as
+ * Python slices (a prompt length of 0 masks all but the last target); then both are cut
+ * to allowed_max_length (0: not cut). Writes inputs and targets (B, T) with T =
+ * mygpt_instruct_collate_length (in *T). MYGPT_EINVAL when B is 0 or an item is NULL
+ * with tokens. */
+mygpt_status mygpt_instruct_collate(int64_t *inputs, int64_t *targets, size_t *T, const int64_t *const *items,
+                                    const size_t *lengths, const size_t *prompt_lengths, size_t B,
+                                    size_t allowed_max_length, int64_t pad_id, mygpt_error *err);
+
+/* The T of mygpt_instruct_batch for these rows (rows outside the dataset not counted):
+ * what inputs and targets must hold B * T values for. */
+size_t mygpt_instruct_batch_length(const mygpt_instruct_dataset *ds, const int64_t *rows, size_t B,
+                                   size_t allowed_max_length);
+
+/* One batch of DataLoader(dataset, collate_fn=custom_collate_fn): the entries rows[0 ..
+ * B) of ds collated with pad 50256, their prompts masked in the targets when
+ * mask_instruction (exercise 7.2); inputs and targets (B, T), T in *T. Errors: a row
+ * outside the dataset (MYGPT_ERANGE), mygpt_instruct_collate's, MYGPT_ENOMEM. */
+mygpt_status mygpt_instruct_batch(const mygpt_instruct_dataset *ds, const int64_t *rows, size_t B,
+                                  size_t allowed_max_length, int mask_instruction, int64_t *inputs,
+                                  int64_t *targets, size_t *T, mygpt_error *err);
 
 /* ---- the book's chapter-6 SpamDataset and its DataLoader (spam.c) ---------------- */
 

@@ -38,16 +38,22 @@ extern "C" {
 
 /* ---- the loss (loss.c) -------------------------------------------------------------- */
 
+/* The target that the loss skips: F.cross_entropy's default ignore_index, which the
+ * book's custom_collate_fn writes over the padding. */
+#define MYGPT_IGNORE_INDEX (-100)
+
 /* F.cross_entropy(logits, targets) with reduction 'mean', bit for bit as PyTorch 1.13
  * computes it on an AVX2 CPU (log_softmax with SLEEF's expf/logf on 8 lanes, nll_loss's
  * cascade sum): *loss, and logp (N, V) = log_softmax(logits) for the backward pass.
- * logits (N, V), targets (N) in [0, V) (else MYGPT_ERANGE). */
+ * logits (N, V), targets (N) in [0, V) or MYGPT_IGNORE_INDEX (else MYGPT_ERANGE): the
+ * mean is over the other rows, NaN (0 / 0, as PyTorch) when every row is ignored. */
 mygpt_status mygpt_cross_entropy_forward(float *loss, float *logp, const float *logits,
                                          const int64_t *targets, size_t N, int V,
                                          mygpt_error *err);
 
-/* d(loss)/d(logits) (N, V) from logp: (softmax - onehot) / N as PyTorch's backward
- * computes it. Writes dlogits (does not accumulate). */
+/* d(loss)/d(logits) (N, V) from logp: (softmax - onehot) / K as PyTorch's backward
+ * computes it, K the rows whose target is not MYGPT_IGNORE_INDEX; an ignored row's
+ * gradient is zero. Writes dlogits (does not accumulate). */
 void mygpt_cross_entropy_backward(float *dlogits, const float *logp, const int64_t *targets,
                                   size_t N, int V);
 
@@ -124,8 +130,9 @@ mygpt_status mygpt_trainer_zero_grad(mygpt_trainer *tr, mygpt_error *err);
  * tr->acts.logits until the backward) are the same bits as mygpt_gpt_forward's in eval
  * mode. In train mode (tr->dropout_rng set, config.dropout > 0) it first draws every
  * dropout's mask, in the order the book's forward draws them. targets NULL: the logits
- * only (model(ids) in train mode; no loss, no backward). Errors as mygpt_gpt_forward's,
- * and targets outside [0, V). */
+ * only (model(ids) in train mode; no loss, no backward). A target MYGPT_IGNORE_INDEX is
+ * left out of the loss (ignore_index=-100). Errors as mygpt_gpt_forward's, and targets
+ * outside [0, V) other than MYGPT_IGNORE_INDEX. */
 mygpt_status mygpt_trainer_forward(mygpt_trainer *tr, const int64_t *ids, const int64_t *targets, int B,
                                    int T, float *loss, mygpt_error *err);
 
