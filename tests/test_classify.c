@@ -182,6 +182,12 @@ Test(classify, the_book_s_fine_tuning_follows_pytorch_in_eight_configurations, .
                              configs, mygpt_trainer_trainable_count(tr), trainable);
                 cr_expect_eq(g->num_parameters, total, "config %d: %zu parameters, torch %zu", configs,
                              g->num_parameters, total);
+                mygpt_param_counts pc; // the formula's count agrees, the head n C + n
+                cr_assert_eq(mygpt_param_count(&c.cfg, &pc, &err), MYGPT_OK);
+                cr_expect_eq(pc.total, total, "config %d: mygpt_param_count %llu", configs,
+                             (unsigned long long)pc.total);
+                cr_expect_eq(pc.head, (uint64_t)n * C + n, "config %d: the head counts %llu", configs,
+                             (unsigned long long)pc.head);
             } else if (strncmp(line, "loss ", 5) == 0) { // calc_loss_batch under no_grad
                 float loss;
                 const float want = unhex32(line + 5);

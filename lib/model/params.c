@@ -338,6 +338,8 @@ mygpt_status mygpt_param_table(mygpt_strbuf *sb, const mygpt_config *cfg,
                     (unsigned long long)pc->final_layernorm);
     if (pc->head == 0)
         mygpt_sb_printf(sb, "Tied head            (0 extra):     %5llu\n", (unsigned long long)pc->head);
+    else if (cfg->num_classes > 0) // the book's chapter-6 head, with its bias
+        mygpt_sb_printf(sb, "Class head        (n*C + n):       %5llu\n", (unsigned long long)pc->head);
     else // an untied head (the book's out_head)
         mygpt_sb_printf(sb, "Output head           (V*C):       %5llu\n", (unsigned long long)pc->head);
     return mygpt_sb_printf(sb, "Total parameters:                  %5llu\n",
