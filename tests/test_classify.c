@@ -407,3 +407,56 @@ Test(classify, bad_labels_and_a_language_model_are_refused)
     cr_expect_eq(mygpt_gpt_create(&g, &cls, 1, &err), MYGPT_EINVAL);
     cr_expect(strstr(err.message, "num_classes"), "%s", err.message);
 }
+
+/* The gradients a masked backward computes are the full backward's, bit for bit, however
+ * far down it goes; what is frozen has none. */
+Test(classify, a_masked_backward_gives_the_full_backwards_bits_for_what_trains)
+{
+    const mygpt_config cfg = {.vocab_size = 300, .embed_dim = 32, .num_heads = 4, .num_layers = 3,
+                              .max_seq_len = 16, .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH, .qkv_bias = 1,
+                              .num_classes = 3};
+    enum { B = 3, T = 10 };
+    int64_t ids[B * T], labels[B] = {2, 0, 1};
+    for (int i = 0; i < B * T; i++)
+        ids[i] = (i * 53 + 7) % 300;
+    mygpt_error err = {0};
+    mygpt_gpt *g;
+    mygpt_trainer *full, *part;
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 11, &err), MYGPT_OK, "%s", err.message);
+    cr_assert_eq(mygpt_trainer_create(&full, g, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_trainer_create(&part, g, &err), MYGPT_OK);
+    float loss_full, loss_part;
+    cr_assert_eq(mygpt_trainer_forward_last(full, ids, labels, B, T, &loss_full, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_trainer_backward(full, &err), MYGPT_OK);
+    // the middle block and the head; then the position embedding too (the backward goes to the bottom)
+    static const char *const sets[2][3] = {{"trf_blocks.1.", "out_head.", NULL},
+                                           {"trf_blocks.1.", "out_head.", "pos_emb."}};
+    static const int named[3] = {16, 2, 1}; // a block of the book's model with qkv biases: 16 tensors
+    for (int s = 0; s < 2; s++) {
+        int count;
+        cr_assert_eq(mygpt_trainer_set_trainable(part, "", 0, &count, &err), MYGPT_OK);
+        cr_expect_eq(count, mygpt_state_dict_len(&cfg));
+        for (int k = 0; k < 3 && sets[s][k]; k++) {
+            cr_assert_eq(mygpt_trainer_set_trainable(part, sets[s][k], 1, &count, &err), MYGPT_OK);
+            cr_expect_eq(count, named[k], "%s names %d tensors", sets[s][k], count);
+        }
+        cr_assert_eq(mygpt_trainer_zero_grad(part, &err), MYGPT_OK);
+        cr_assert_eq(mygpt_trainer_forward_last(part, ids, labels, B, T, &loss_part, &err), MYGPT_OK);
+        cr_expect_eq(memcmp(&loss_full, &loss_part, sizeof loss_full), 0);
+        cr_assert_eq(mygpt_trainer_backward(part, &err), MYGPT_OK);
+        for (int j = 0; j < mygpt_state_dict_len(&cfg); j++) {
+            mygpt_state_entry ef, ep;
+            mygpt_state_dict_entry(&cfg, &full->grads, j, &ef);
+            mygpt_state_dict_entry(&cfg, &part->grads, j, &ep);
+            if (mygpt_trainer_is_trainable(part, j)) {
+                cr_expect_eq(memcmp(ef.data, ep.data, ef.numel * sizeof(float)), 0, "set %d: %s differs", s, ef.name);
+            } else {
+                for (size_t i = 0; i < ep.numel; i++)
+                    cr_assert_eq(ep.data[i], 0.0f, "set %d: frozen %s has a gradient", s, ep.name);
+            }
+        }
+    }
+    mygpt_trainer_free(part);
+    mygpt_trainer_free(full);
+    mygpt_gpt_free(g);
+}
