@@ -208,6 +208,7 @@ static void help(void)
            "       mygpt-bench --matmul M,K,N [--backward] [--threads K] [--reps R] [--naive]\n"
            "       mygpt-bench --loss N,V [--threads K] [--reps R]\n"
            "       mygpt-bench --train [--config tiny-train|verdict|gpt2-b4t64] [--threads K] [--reps R]\n"
+           "       mygpt-bench --classify [--threads K] [--reps R]\n"
            "       mygpt-bench --generate [--config gpt2|gpt2-xl] [--weights fp32|bf16|int8]\n"
            "                   [--prompt 16] [--new 128] [--reps 5] [--no-kv-cache] [--threads K]\n"
            "       mygpt-bench --bandwidth [--threads K]\n"
@@ -221,7 +222,9 @@ static void help(void)
            "char and gpt2-b8, few passes). --csv and --svg write the sweep's table and plot.\n"
            "The weights are packed once per model (mygpt_gpt_pack), as `mygpt forward` does;\n"
            "--unpacked packs them at every call.\n"
-           "--train times a training step (forward with loss, backward, AdamW); --generate\n"
+           "--train times a training step (forward with loss, backward, AdamW); --classify the\n"
+           "book's chapter-6 fine-tuning step (the last block trains) beside full fine-tuning;\n"
+           "--generate\n"
            "decoding at B = 1 at GPT-2 small's or XL's shape, in each weight format (or one),\n"
            "beside the bandwidth limit; --bandwidth the read bandwidth;\n"
            "--peak the fused multiply-add throughput with 1..nproc threads all busy;\n"
@@ -247,7 +250,7 @@ int main(int argc, char **argv)
     static const arg_spec SPECS[] = {{"config", 1, 0}, {"threads", 1, 0}, {"reps", 1, 0},
                                      {"warmup", 1, 0}, {"csv", 1, 0},     {"svg", 1, 0},
                                      {"matmul", 1, 0}, {"naive", 0, 0},   {"quick", 0, 0},
-                                     {"train", 0, 0},  {"generate", 0, 0}, {"bandwidth", 0, 0}, {"peak", 0, 0}, {"latency", 0, 0},
+                                     {"train", 0, 0},  {"classify", 0, 0}, {"generate", 0, 0}, {"bandwidth", 0, 0}, {"peak", 0, 0}, {"latency", 0, 0},
                                      {"prompt", 1, 0}, {"new", 1, 0},     {"no-kv-cache", 0, 0},
                                      {"unpacked", 0, 0}, {"loss", 1, 0}, {"weights", 1, 0}, {"backward", 0, 0},
                                      {NULL, 0, 0}};
@@ -272,6 +275,8 @@ int main(int argc, char **argv)
     const int nproc0 = online0 < 1 ? 1 : online0 > 64 ? 64 : (int)online0;
     if (args_has(&pa, "train"))
         return bench_train(config, threads, nproc0, reps, warmup, NULL);
+    if (args_has(&pa, "classify"))
+        return bench_classify(threads, nproc0, reps, warmup);
     if (args_has(&pa, "generate")) {
         int prompt = 16, new_tokens = 128;
         if (int_arg(&pa, "prompt", 1, 1023, &prompt) || int_arg(&pa, "new", 1, 1023, &new_tokens))

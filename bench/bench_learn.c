@@ -613,3 +613,87 @@ int bench_latency(int nproc)
     printf("round trip %.1f ns, one way %.1f ns\nlatency one_way_ns=%.1f\n", ns[2], ns[2] / 2, ns[2] / 2);
     return 0;
 }
+
+/* --classify: the book's chapter-6 step at GPT-2 small's shape (V 50257, C 768, 12 heads,
+ * 12 layers, the book's batch 8 x 120, a 2-class head; random weights in GPT-2's shape),
+ * with the book's freezing (the last block, final_norm and the head train) and with every
+ * parameter training (full fine-tuning), taking turns, at one thread count. */
+int bench_classify(int threads, int nproc, int reps, int warmup)
+{
+    const mygpt_config cfg = {.vocab_size = 50257, .embed_dim = 768, .num_heads = 12, .num_layers = 12,
+                              .max_seq_len = 1024, .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH, .qkv_bias = 1,
+                              .num_classes = 2};
+    enum { B = 8, T = 120 };
+    const int th = threads ? threads : nproc, r = reps ? reps : 3, w = warmup >= 0 ? warmup : 1;
+    omp_set_num_threads(th);
+    mygpt_error err = {0};
+    mygpt_gpt *g;
+    mygpt_trainer *tr[2];
+    if (mygpt_gpt_create(&g, &cfg, 123, &err) != MYGPT_OK || mygpt_trainer_create(&tr[0], g, &err) != MYGPT_OK ||
+        mygpt_trainer_create(&tr[1], g, &err) != MYGPT_OK ||
+        mygpt_trainer_freeze_for_classification(tr[0], &err) != MYGPT_OK)
+        die(&err);
+    int64_t x[B * T], y[B];
+    for (int i = 0; i < B * T; i++)
+        x[i] = (int64_t)((i * 7919) % cfg.vocab_size);
+    for (int b = 0; b < B; b++)
+        y[b] = b % 2;
+    mygpt_optimizer opt[2];
+    for (int m = 0; m < 2; m++) {
+        mygpt_adamw_init(&opt[m], 5e-5);
+        opt[m].weight_decay = 0.1;
+    }
+    static const char *names[2] = {"the book's (last block, final_norm, head)", "full fine-tuning"};
+    double *t = malloc((size_t)2 * 3 * r * sizeof *t); // [mode][phase][rep]
+    if (!t)
+        return 1;
+    for (int rep = 0; rep < w + r; rep++)
+        for (int m = 0; m < 2; m++) { // the two take turns, step by step
+            float loss;
+            const double a = now_ms();
+            if (mygpt_trainer_zero_grad(tr[m], &err) != MYGPT_OK ||
+                mygpt_trainer_forward_last(tr[m], x, y, B, T, &loss, &err) != MYGPT_OK)
+                die(&err);
+            const double b = now_ms();
+            if (mygpt_trainer_backward(tr[m], &err) != MYGPT_OK)
+                die(&err);
+            const double u = now_ms();
+            if (mygpt_trainer_step(tr[m], &opt[m], &err) != MYGPT_OK)
+                die(&err);
+            const double e = now_ms();
+            if (rep >= w) {
+                double *p = t + (size_t)m * 3 * r;
+                p[rep - w] = b - a, p[r + rep - w] = u - b, p[2 * r + rep - w] = e - u;
+            }
+        }
+    const double BT = (double)B * T, C = cfg.embed_dim, L = cfg.num_layers;
+    const double block = 2.0 * 12.0 * C * C * BT + 4.0 * B * (double)T * T * C; // one block's forward FLOPs
+    printf("classification fine-tuning step at GPT-2 small's shape, batch %d x %d, %d thread%s (medians of %d):\n", B,
+           T, th, th == 1 ? "" : "s", r);
+    printf("forward = the whole model; the backward counted as twice the forward of the blocks it goes through\n");
+    double total[2];
+    for (int m = 0; m < 2; m++) {
+        double med[3];
+        for (int q = 0; q < 3; q++) {
+            double *p = t + (size_t)m * 3 * r + (size_t)q * r;
+            qsort(p, (size_t)r, sizeof *p, cmp_double);
+            med[q] = p[r / 2];
+        }
+        total[m] = med[0] + med[1] + med[2];
+        const double flops = L * block + 2.0 * (m == 0 ? 1.0 : L) * block;
+        printf("  %-42s forward %.0f ms, backward %.0f ms, AdamW %.0f ms: %.0f ms a step, %.1f GFLOP/s; "
+               "%zu parameters train\n",
+               names[m], med[0], med[1], med[2], total[m], flops / (total[m] / 1e3) / 1e9,
+               mygpt_trainer_trainable_count(tr[m]));
+    }
+    printf("  the book's step takes %.2f x full fine-tuning's time (the FLOP count: %.2f x)\n", total[0] / total[1],
+           (L + 2.0) / (3.0 * L));
+    printf("  peak RSS: %ld MiB\n", peak_rss_mb());
+    for (int m = 0; m < 2; m++) {
+        mygpt_optimizer_free(&opt[m]);
+        mygpt_trainer_free(tr[m]);
+    }
+    mygpt_gpt_free(g);
+    free(t);
+    return 0;
+}

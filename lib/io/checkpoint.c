@@ -79,7 +79,7 @@ static int file_tensors(const mygpt_config *cfg, file_tensor *out)
         t->parts = 1;
         t->layer = e.layer;
         t->ndim = e.ndim;
-        t->transposed = hf && info.role == MYGPT_ROLE_LINEAR && e.ndim == 2;
+        t->transposed = hf && info.role == MYGPT_ROLE_LINEAR && e.layer >= 0; // Conv1D; a head is nn.Linear
         t->shape[0] = t->transposed ? e.shape[1] : e.shape[0];
         t->shape[1] = t->transposed ? e.shape[0] : e.shape[1];
     }
@@ -795,6 +795,14 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
     if (!tiled)
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: the tensors' data offsets do not tile the %zu "
                                          "bytes of data", path, data_len));
+    // a classification head (the book's chapter 6: nn.Linear(C, num_classes)) is the one
+    // head with a bias: its length is num_classes
+    const entry *head_bias = find(entries, n, cfg.arch == MYGPT_ARCH_LLMS_FROM_SCRATCH ? "out_head.bias"
+                                                                                       : "lm_head.bias");
+    if (head_bias && (head_bias->ndim != 1 || head_bias->shape[0] < 1 || head_bias->shape[0] > (1u << 24)))
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: %s is not a vector of the classes", path,
+                                         head_bias->name));
+    cfg.num_classes = head_bias ? (int)head_bias->shape[0] : 0;
     // Everything is checked against the header before anything is allocated for the model:
     // a small file whose __metadata__ claims a huge model costs nothing.
     MYGPT_TRY_CLEANUP(st, mygpt_config_validate(&cfg, err));

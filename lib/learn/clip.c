@@ -102,13 +102,16 @@ mygpt_status mygpt_trainer_clip_grad_norm(mygpt_trainer *tr, double max_norm, fl
     if (!grads || !sizes) {
         st = mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %d gradient tensors", count);
     } else {
-        for (int j = 0; j < count; j++) { // model.parameters(): the state_dict's order
+        int with_grad = 0; // model.parameters() in the state_dict's order, those with a .grad
+        for (int j = 0; j < count; j++) {
+            if (!mygpt_trainer_is_trainable(tr, j))
+                continue;
             mygpt_state_entry e;
             mygpt_state_dict_entry(cfg, &tr->grads, j, &e);
-            grads[j] = e.data;
-            sizes[j] = e.numel;
+            grads[with_grad] = e.data;
+            sizes[with_grad++] = e.numel;
         }
-        st = mygpt_clip_grad_norm(grads, sizes, count, max_norm, total_norm, err);
+        st = mygpt_clip_grad_norm(grads, sizes, with_grad, max_norm, total_norm, err);
     }
     free(grads);
     free(sizes);

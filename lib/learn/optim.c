@@ -71,13 +71,12 @@ static mygpt_status check(const mygpt_optimizer *o, mygpt_error *err)
  *   buf = fma(g, f32(1 - dampening), buf * f32(momentum))      later steps
  *   g = nesterov ? fma(buf, f32(momentum), g) : buf           if momentum != 0
  *   p = fma(g, f32(-lr), p)                                    (p.add_(d_p, alpha=-lr)) */
-MYGPT_CLONES static void sgd_step(mygpt_optimizer *o, float *p, const float *grads, size_t n)
+MYGPT_CLONES static void sgd_step(const mygpt_optimizer *o, float *p, const float *grads, float *buf, size_t n)
 {
     const float wd = (float)o->weight_decay, mom = (float)o->momentum;
     const float one_minus_damp = (float)(1.0 - o->dampening), neg_lr = (float)-o->lr;
     const int first = o->step == 0, use_mom = o->momentum != 0.0, nesterov = o->nesterov;
     const int use_wd = o->weight_decay != 0.0;
-    float *buf = o->buf;
 #pragma omp parallel for schedule(static) if (n > MYGPT_STREAM_MIN)
     for (size_t i = 0; i < n; i++) {
         float g = grads[i];
@@ -98,7 +97,8 @@ MYGPT_CLONES static void sgd_step(mygpt_optimizer *o, float *p, const float *gra
  *   denom = sqrt(v) / f32(sqrt(1 - beta2^t)) + f32(eps)
  *   p = p + (f32(-lr / (1 - beta1^t)) * m) / denom
  * (bias corrections in double, as Python computes them). */
-MYGPT_CLONES static void adamw_step(mygpt_optimizer *o, float *p, const float *grads, size_t n)
+MYGPT_CLONES static void adamw_step(const mygpt_optimizer *o, float *p, const float *grads, float *m, float *v,
+                                    size_t n)
 {
     const double t = (double)o->step; // already incremented
     const float decay = (float)(1.0 - o->lr * o->weight_decay);
@@ -107,7 +107,6 @@ MYGPT_CLONES static void adamw_step(mygpt_optimizer *o, float *p, const float *g
     const double bc1 = 1.0 - pow(o->beta1, t), bc2 = 1.0 - pow(o->beta2, t);
     const float bc2_sqrt = (float)sqrt(bc2), eps = (float)o->eps;
     const float neg_step = (float)(-(o->lr / bc1));
-    float *m = o->buf, *v = o->buf2;
 #pragma omp parallel for schedule(static) if (n > MYGPT_STREAM_MIN)
     for (size_t i = 0; i < n; i++) {
         const float g = grads[i];
@@ -122,9 +121,24 @@ MYGPT_CLONES static void adamw_step(mygpt_optimizer *o, float *p, const float *g
 mygpt_status mygpt_optimizer_step(mygpt_optimizer *o, float *params, const float *grads, size_t n,
                                   mygpt_error *err)
 {
+    const size_t start = 0;
+    return mygpt_optimizer_step_ranges(o, params, grads, &start, &n, 1, err);
+}
+
+mygpt_status mygpt_optimizer_step_ranges(mygpt_optimizer *o, float *params, const float *grads, const size_t *start,
+                                         const size_t *len, int count, mygpt_error *err)
+{
     mygpt_status st = check(o, err);
     if (st != MYGPT_OK)
         return st;
+    if (count < 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "%d ranges of parameters", count);
+    size_t n = 0; // the parameters it updates: its state holds one float (two for AdamW) each
+    for (int k = 0; k < count; k++) {
+        if (len[k] > SIZE_MAX - n)
+            return mygpt_fail(err, MYGPT_EOVERFLOW, "%s", "the ranges of parameters overflow");
+        n += len[k];
+    }
     if (o->step > 0 && n != o->n)
         return mygpt_fail(err, MYGPT_EINVAL, "the optimizer holds %zu parameters, not %zu", o->n, n);
     const int needs_buf = o->kind == MYGPT_ADAMW || o->momentum != 0.0;
@@ -144,12 +158,18 @@ mygpt_status mygpt_optimizer_step(mygpt_optimizer *o, float *params, const float
             mygpt_fill_floats(o->buf2, NULL, n);
     }
     o->n = n;
-    if (o->kind == MYGPT_SGD) {
-        sgd_step(o, params, grads, n);
-        o->step++;
-    } else {
-        o->step++;
-        adamw_step(o, params, grads, n);
+    if (o->kind == MYGPT_ADAMW)
+        o->step++; // AdamW counts the step before using it, SGD after
+    size_t at = 0; // range k's state follows range k - 1's
+    for (int k = 0; k < count; at += len[k], k++) {
+        float *p = params + start[k];
+        const float *g = grads + start[k];
+        if (o->kind == MYGPT_SGD)
+            sgd_step(o, p, g, o->buf ? o->buf + at : NULL, len[k]);
+        else
+            adamw_step(o, p, g, o->buf + at, o->buf2 + at, len[k]);
     }
+    if (o->kind == MYGPT_SGD)
+        o->step++;
     return MYGPT_OK;
 }

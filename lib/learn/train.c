@@ -74,7 +74,7 @@ static size_t carve_train_acts(mygpt_train_acts *a, float *base, size_t l, size_
 /* Makes room for (B, T) in a, keeping the old memory when it fits, and carves it for (B, T). */
 static mygpt_status ensure_train_acts(mygpt_train_acts *a, const mygpt_config *cfg, int B, int T, mygpt_error *err)
 {
-    const size_t C = (size_t)cfg->embed_dim, V = (size_t)cfg->vocab_size;
+    const size_t C = (size_t)cfg->embed_dim, V = (size_t)mygpt_head_size(cfg);
     const size_t L = (size_t)cfg->num_layers, NH = (size_t)cfg->num_heads;
     const size_t BT = (size_t)B * T, Ts = (size_t)T;
     if (a->memory && BT <= a->capacity_bt && BT * Ts <= a->capacity_btt) { // fits: carved for (B, T)
@@ -148,6 +148,7 @@ void mygpt_trainer_free(mygpt_trainer *tr)
     tr->model->trainers--;
     free(tr->grads_memory);
     free(tr->grads_scratch);
+    free(tr->trainable);
     train_acts_release(&tr->acts);
     free(tr);
 }
@@ -226,7 +227,7 @@ static mygpt_train_acts layer_slices(const mygpt_gpt *g, const mygpt_train_acts 
     const mygpt_config *cfg = &g->config;
     mygpt_train_acts s;
     carve_train_acts(&s, a->memory, (size_t)l, (size_t)a->B * a->T, (size_t)a->T, (size_t)cfg->num_layers,
-                     (size_t)cfg->embed_dim, (size_t)cfg->num_heads, (size_t)cfg->vocab_size);
+                     (size_t)cfg->embed_dim, (size_t)cfg->num_heads, (size_t)mygpt_head_size(cfg));
     return s;
 }
 
@@ -255,6 +256,7 @@ mygpt_status mygpt_trainer_forward(mygpt_trainer *tr, const int64_t *ids, const 
     if (g->impl == MYGPT_IMPL_FAST)
         MYGPT_TRY(ensure_att_scratch(a, T, cfg->embed_dim / cfg->num_heads, err));
     a->has_forward = 0;
+    a->last_only = 0;
     const size_t N = (size_t)B * T;
     memcpy(a->ids, ids, N * sizeof *ids);
     if (targets)
@@ -276,9 +278,62 @@ mygpt_status mygpt_trainer_forward(mygpt_trainer *tr, const int64_t *ids, const 
     MYGPT_TRY(mygpt_head_forward(&p, a->logits, a->lnf, a->lnf_mean, a->lnf_denom, xf, N, err));
     if (!targets) // model(ids) in train mode: the logits only
         return MYGPT_OK;
-    MYGPT_TRY(mygpt_cross_entropy_forward(loss, a->logp, a->logits, targets, N, cfg->vocab_size, err));
+    MYGPT_TRY(mygpt_cross_entropy_forward(loss, a->logp, a->logits, targets, N, mygpt_head_size(cfg), err));
     a->has_forward = 1;
     return MYGPT_OK;
+}
+
+/* The classification loss's d loss / d logits (B, T, V): zero but at each row's last
+ * position, where it is the cross-entropy's over the B last logits (their log_softmax in
+ * logp[0 .. B * V), the labels in targets[0 .. B)), as the backward of model(x)[:, -1, :]
+ * scatters it. With T > 1 the B rows are computed in logp's next B * V floats first. */
+static void last_position_backward(mygpt_train_acts *a, int V)
+{
+    const size_t B = (size_t)a->B, T = (size_t)a->T, rowV = (size_t)V;
+    if (T == 1) { // the last positions are the rows
+        mygpt_cross_entropy_backward(a->logits, a->logp, a->targets, B, V);
+        return;
+    }
+    float *last = a->logp + B * rowV; // (B, V), inside logp's (B, T, V)
+    mygpt_cross_entropy_backward(last, a->logp, a->targets, B, V);
+    mygpt_fill_floats(a->logits, NULL, B * T * rowV);
+    for (size_t b = 0; b < B; b++)
+        memcpy(a->logits + ((b + 1) * T - 1) * rowV, last + b * rowV, rowV * sizeof *last);
+}
+
+/* The lowest layer the backward must go through: the lowest holding a trainable tensor,
+ * -1 when an embedding trains (then the lookup's backward too), L when no block does. */
+static int lowest_trainable_layer(const mygpt_trainer *tr)
+{
+    const mygpt_config *cfg = &tr->model->config;
+    if (!tr->trainable)
+        return -1;
+    int lowest = cfg->num_layers;
+    const int n = mygpt_state_dict_len(cfg);
+    for (int j = 0; j < n; j++) {
+        if (!tr->trainable[j])
+            continue;
+        mygpt_state_entry e;
+        mygpt_state_dict_entry(cfg, NULL, j, &e);
+        if (e.tensor == MYGPT_PARAM_wte || e.tensor == MYGPT_PARAM_wpe)
+            return -1;
+        if (e.layer >= 0 && e.layer < lowest)
+            lowest = e.layer;
+    }
+    return lowest;
+}
+
+/* Zeroes d's frozen entries: requires_grad=False leaves .grad None, here zero. */
+static void zero_frozen(const mygpt_trainer *tr, const mygpt_params *d)
+{
+    const mygpt_config *cfg = &tr->model->config;
+    const int n = tr->trainable ? mygpt_state_dict_len(cfg) : 0;
+    for (int j = 0; j < n; j++)
+        if (!tr->trainable[j]) {
+            mygpt_state_entry e;
+            mygpt_state_dict_entry(cfg, d, j, &e);
+            mygpt_fill_floats(e.data, NULL, e.numel);
+        }
 }
 
 mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
@@ -300,7 +355,7 @@ mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
         d = &scratch_views;
     }
     const mygpt_config *cfg = &g->config;
-    const int C = cfg->embed_dim, V = cfg->vocab_size;
+    const int C = cfg->embed_dim, V = mygpt_head_size(cfg);
     const size_t N = (size_t)a->B * a->T, NC = N * C;
     const mygpt_params *w = &g->params;
     const mygpt_pass p = training_pass(g, a);
@@ -309,22 +364,31 @@ mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
                                      .dfch_gelu = a->dfch_gelu, .d = d, .ws = a->workspace, .ws_len = a->ws_len};
 
     // d loss / d logits, written over the logits                        (B, T, V)
-    mygpt_cross_entropy_backward(a->logits, a->logp, a->targets, N, V);
-    // the head: logits = lnf H^T gives dlnf = dlogits H and dH = dlogits^T lnf (H tied: E)
-    MYGPT_TRY(mygpt_linear_backward(&p, a->dln, 1, mygpt_head_weight(cfg, d), NULL, a->logits, a->lnf,
+    if (a->last_only)
+        last_position_backward(a, V);
+    else
+        mygpt_cross_entropy_backward(a->logits, a->logp, a->targets, N, V);
+    // the head: logits = lnf H^T (+ b) gives dlnf = dlogits H, dH = dlogits^T lnf and db the
+    // column sums of dlogits (H tied: E)
+    MYGPT_TRY(mygpt_linear_backward(&p, a->dln, 1, mygpt_head_weight(cfg, d), mygpt_head_bias(cfg, d), a->logits, a->lnf,
                                 mygpt_head_weight(cfg, w), N, C, V, a->workspace, a->ws_len, err));
     mygpt_fill_floats(a->dresid, NULL, NC);
     const float *xf = layer_slices(g, a, cfg->num_layers).resid;
     mygpt_layernorm_backward(a->dresid, d->lnfw, d->lnfb, a->dln, xf, w->lnfw, a->lnf_mean,
                              a->lnf_denom, N, C);
-    for (int l = cfg->num_layers - 1; l >= 0; l--) { // dresid: d of layer l's output, then of its input
+    // down to the lowest layer that trains (autograd stops where nothing needs a gradient)
+    const int lowest = lowest_trainable_layer(tr);
+    for (int l = cfg->num_layers - 1; l >= (lowest > 0 ? lowest : 0); l--) { // dresid: d of layer l's output, then of its input
         const mygpt_block_acts block = kept_block(g, a, l);
         MYGPT_TRY(mygpt_block_backward(&p, l, &block, &grads, err));
     }
     // x = dropout(E[ids] + P[0..T-1]): the lookup's gradient joins a tied head's in dE
-    if (a->dropped)
-        mygpt_dropout_apply(a->dresid, a->dresid, a->keep, NC, cfg->dropout);
-    mygpt_embedding_backward(d->wte, d->wpe, a->dresid, a->ids, a->B, a->T, C);
+    if (lowest < 0) {
+        if (a->dropped)
+            mygpt_dropout_apply(a->dresid, a->dresid, a->keep, NC, cfg->dropout);
+        mygpt_embedding_backward(d->wte, d->wpe, a->dresid, a->ids, a->B, a->T, C);
+    }
+    zero_frozen(tr, d); // what a computed layer wrote for its frozen tensors
     if (!tr->grads_are_zero) {
         float *dst = tr->grads_memory;
         const float *src = tr->grads_scratch;
@@ -342,7 +406,7 @@ mygpt_status mygpt_gpt_loss(mygpt_gpt *g, const int64_t *ids, const int64_t *tar
                             int T, float *loss, mygpt_error *err)
 {
     MYGPT_TRY(mygpt_gpt_forward(g, ids, B, T, err));
-    const size_t n = (size_t)B * T * g->config.vocab_size;
+    const size_t n = (size_t)B * T * mygpt_head_size(&g->config);
     if (n > g->acts.logp_cap) { // kept between calls: an evaluation loop reuses it
         float *logp = mygpt_float_block(n);
         if (!logp)
@@ -352,5 +416,5 @@ mygpt_status mygpt_gpt_loss(mygpt_gpt *g, const int64_t *ids, const int64_t *tar
         g->acts.logp_cap = n;
     }
     return mygpt_cross_entropy_forward(loss, g->acts.logp, g->acts.logits, targets, (size_t)B * T,
-                                       g->config.vocab_size, err);
+                                       mygpt_head_size(&g->config), err);
 }

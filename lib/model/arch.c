@@ -24,6 +24,11 @@ mygpt_arch_switches mygpt_arch_get(const mygpt_config *cfg)
     }
 }
 
+int mygpt_head_size(const mygpt_config *cfg)
+{
+    return cfg->num_classes > 0 ? cfg->num_classes : cfg->vocab_size;
+}
+
 const char *mygpt_arch_name(mygpt_arch arch)
 {
     return (unsigned)arch < sizeof ARCH_NAMES / sizeof ARCH_NAMES[0] ? ARCH_NAMES[arch] : "?";

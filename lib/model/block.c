@@ -87,7 +87,12 @@ static void layernorm(float *out, float *mean, float *denom, const float *x, con
 
 float *mygpt_head_weight(const mygpt_config *cfg, const mygpt_params *w)
 {
-    return mygpt_arch_get(cfg).untied_head ? w->lmw : w->wte;
+    return mygpt_arch_get(cfg).untied_head || cfg->num_classes > 0 ? w->lmw : w->wte;
+}
+
+float *mygpt_head_bias(const mygpt_config *cfg, const mygpt_params *w)
+{
+    return cfg->num_classes > 0 ? w->lmb : NULL;
 }
 
 /* GELU of the architecture (exact or tanh) over n floats, and its backward (dinp +=) */
@@ -235,7 +240,8 @@ mygpt_status mygpt_head_forward(const mygpt_pass *p, float *logits, float *ln, f
 {
     const mygpt_config *cfg = p->cfg;
     layernorm(ln, mean, denom, x, p->w->lnfw, p->w->lnfb, rows, cfg->embed_dim);
-    // logits = LN_f(x) H^T, H the untied head or the token embedding   (rows, V)
-    return mygpt_linear(p, logits, ln, mygpt_head_weight(cfg, p->w), NULL, p->packed ? &p->packed->head : NULL,
-                        rows, cfg->embed_dim, cfg->vocab_size, 0, err);
+    // logits = LN_f(x) H^T (+ b), H the untied head or the token embedding, b a
+    // classification head's bias                                      (rows, V or num_classes)
+    return mygpt_linear(p, logits, ln, mygpt_head_weight(cfg, p->w), mygpt_head_bias(cfg, p->w), p->packed ? &p->packed->head : NULL,
+                        rows, cfg->embed_dim, mygpt_head_size(cfg), 0, err);
 }

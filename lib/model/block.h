@@ -65,7 +65,7 @@ mygpt_status mygpt_block_forward(const mygpt_pass *p, int l, const mygpt_block_a
 
 /* The final LayerNorm and the head for `rows` rows of x: ln = LN_f(x) (keeping mean and
  * denom when they are not NULL), logits (rows, V) = ln H^T, H the untied head or the token
- * embedding E. */
+ * embedding E; a classification head's logits (rows, num_classes) = ln H^T + b. */
 mygpt_status mygpt_head_forward(const mygpt_pass *p, float *logits, float *ln, float *mean, float *denom,
                                 const float *x, size_t rows, mygpt_error *err);
 
@@ -95,8 +95,11 @@ typedef struct mygpt_block_grads {
 mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_acts *a,
                                   const mygpt_block_grads *g, mygpt_error *err);
 
-/* The head's weight (V, C): the untied head, or the token embedding. */
+/* The head's weight (V or num_classes, C): the untied head, or the token embedding. */
 float *mygpt_head_weight(const mygpt_config *cfg, const mygpt_params *w);
+
+/* The head's bias (num_classes): a classification head's, else NULL. */
+float *mygpt_head_bias(const mygpt_config *cfg, const mygpt_params *w);
 
 /* nn.Linear's backward through the pass's kernels: dinp (+)= dout W (set_dinp: written),
  * dw = dout^T inp (written: its block is zero), db += column sums of dout (db may be

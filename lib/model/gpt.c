@@ -106,7 +106,7 @@ static size_t carve_acts(mygpt_acts *a, float *base, size_t rows, size_t C, size
 static mygpt_status ensure_acts(mygpt_gpt *g, int B, int T, mygpt_error *err)
 {
     mygpt_acts *a = &g->acts;
-    const size_t C = (size_t)g->config.embed_dim, V = (size_t)g->config.vocab_size;
+    const size_t C = (size_t)g->config.embed_dim, V = (size_t)mygpt_head_size(&g->config);
     size_t BT, total;
     if (mygpt_mul_overflows((size_t)B, (size_t)T, &BT))
         return mygpt_fail(err, MYGPT_EOVERFLOW, "B=%d x T=%d overflows", B, T);
@@ -178,7 +178,7 @@ mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *g, const int64_t *ids, int B
         block.att = att ? att + (size_t)l * B * NH * T * T : NULL; // (B, NH, T, T) when asked for
         MYGPT_TRY(mygpt_block_forward(&p, l, &block, err));
     }
-    // logits = LN_f(x) H^T, H the head or E                     (B, T, V)
+    // logits = LN_f(x) H^T (+ b), H the head or E               (B, T, V or num_classes)
     return mygpt_head_forward(&p, a->logits, a->ln, NULL, NULL, a->x, (size_t)B * T, err);
 }
 

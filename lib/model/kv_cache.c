@@ -89,7 +89,8 @@ mygpt_status mygpt_kv_cache_reserve(mygpt_kv_cache *c, const mygpt_gpt *g, int n
     if (n <= c->rows_cap && threads <= c->att_rows)
         return MYGPT_OK;
     n = n > c->rows_cap ? n : c->rows_cap;
-    const size_t C = (size_t)g->config.embed_dim, V = (size_t)g->config.vocab_size;
+    const size_t C = (size_t)g->config.embed_dim, H = (size_t)mygpt_head_size(&g->config);
+    const size_t V = H > (size_t)g->config.vocab_size ? H : (size_t)g->config.vocab_size; // logits' room
     const size_t M = (size_t)g->config.max_seq_len;
     float *s = mygpt_float_block(carve_rows(c, NULL, (size_t)n, (size_t)threads, C, V, M));
     if (!s)

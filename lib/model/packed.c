@@ -66,8 +66,9 @@ mygpt_status mygpt_packed_model_make(mygpt_packed_model **out, const mygpt_gpt *
             p->linear[i] = p->weights + at;
             at += L;
         }
-    mygpt_status st = pack(&p->head, g, mygpt_arch_get(cfg).untied_head ? MYGPT_PARAM_lmw : MYGPT_PARAM_wte, 0,
-                           cfg->embed_dim, cfg->vocab_size, err);
+    mygpt_status st = pack(&p->head, g, mygpt_head_weight(cfg, &g->params) == g->params.lmw ? MYGPT_PARAM_lmw
+                                                                                            : MYGPT_PARAM_wte,
+                           0, cfg->embed_dim, mygpt_head_size(cfg), err);
     // layer by layer, in the order the forward reads them
     for (int l = 0; l < L && st == MYGPT_OK; l++)
         for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS && st == MYGPT_OK; i++) {

@@ -16,10 +16,10 @@
 #include "model/params.h"
 
 /* the sizes a shape is written in */
-enum { DIM_ONE, DIM_C, DIM_C4, DIM_V, DIM_MAXT };
+enum { DIM_ONE, DIM_C, DIM_C4, DIM_V, DIM_MAXT, DIM_HEAD };
 
 /* which architectures have a tensor (the table's `when`) */
-enum { WHEN_ALWAYS, WHEN_QKV_BIAS, WHEN_OUT_BIAS, WHEN_UNTIED };
+enum { WHEN_ALWAYS, WHEN_QKV_BIAS, WHEN_OUT_BIAS, WHEN_UNTIED, WHEN_CLASSES };
 
 typedef struct param_row {
     const char *field, *course, *book, *hf;
@@ -57,6 +57,9 @@ mygpt_status mygpt_config_validate(const mygpt_config *cfg, mygpt_error *err)
             return mygpt_fail(err, MYGPT_EOVERFLOW, "%s=%d is larger than the supported %d",
                               dims[i].name, dims[i].v, MAX_DIM);
     }
+    if (cfg->num_classes < 0 || cfg->num_classes > MAX_DIM)
+        return mygpt_fail(err, MYGPT_EINVAL, "num_classes must be 0 (the language-model head) or 1 to %d, got %d",
+                          MAX_DIM, cfg->num_classes);
     if ((unsigned)cfg->arch > MYGPT_ARCH_GPT2)
         return mygpt_fail(err, MYGPT_EINVAL, "unknown architecture %d", (int)cfg->arch);
     if (!(cfg->dropout >= 0.0 && cfg->dropout < 1.0))
@@ -80,7 +83,8 @@ static int present(const mygpt_config *c, const param_row *r)
     switch (r->when) {
     case WHEN_QKV_BIAS: return a.qkv_bias;
     case WHEN_OUT_BIAS: return a.out_bias;
-    case WHEN_UNTIED: return a.untied_head;
+    case WHEN_UNTIED: return a.untied_head || c->num_classes > 0; // a classification head is its own
+    case WHEN_CLASSES: return c->num_classes > 0;
     default: return 1;
     }
 }
@@ -93,6 +97,7 @@ static size_t dim(const mygpt_config *c, int d)
     case DIM_C4: return 4 * (size_t)c->embed_dim;
     case DIM_V: return (size_t)c->vocab_size;
     case DIM_MAXT: return (size_t)c->max_seq_len;
+    case DIM_HEAD: return (size_t)mygpt_head_size(c);
     default: return 0;
     }
 }
@@ -268,6 +273,7 @@ static int count_into(mygpt_param_counts *pc, int i, uint64_t numel)
     uint64_t *module = i == MYGPT_PARAM_wte   ? &pc->token_embedding
                        : i == MYGPT_PARAM_wpe ? &pc->position_embedding
                        : i == MYGPT_PARAM_lmw ? &pc->head
+                       : i == MYGPT_PARAM_lmb ? &pc->head
                        : TABLE[i].per_layer   ? &pc->per_block
                                               : &pc->final_layernorm;
     if (*module > UINT64_MAX - numel)
@@ -332,6 +338,8 @@ mygpt_status mygpt_param_table(mygpt_strbuf *sb, const mygpt_config *cfg,
                     (unsigned long long)pc->final_layernorm);
     if (pc->head == 0)
         mygpt_sb_printf(sb, "Tied head            (0 extra):     %5llu\n", (unsigned long long)pc->head);
+    else if (cfg->num_classes > 0) // the book's chapter-6 head, with its bias
+        mygpt_sb_printf(sb, "Class head        (n*C + n):       %5llu\n", (unsigned long long)pc->head);
     else // an untied head (the book's out_head)
         mygpt_sb_printf(sb, "Output head           (V*C):       %5llu\n", (unsigned long long)pc->head);
     return mygpt_sb_printf(sb, "Total parameters:                  %5llu\n",
@@ -355,6 +363,8 @@ mygpt_status mygpt_params_init(const mygpt_config *cfg, const mygpt_params *w, m
             break;
         case MYGPT_ROLE_LINEAR: { // nn.Linear: kaiming-uniform weight, then its bias uniform
             const int b = mygpt_param_info_bias(cfg, e.tensor);
+            if (e.tensor == MYGPT_PARAM_lmw && cfg->num_classes > 0) // the book's chapter 6:
+                mygpt_rng_seed(rng, MYGPT_CLASSIFIER_SEED);          // torch.manual_seed(123); out_head = ...
             if (!w) {
                 mygpt_uniform_skip(rng, e.numel + (b == MYGPT_PARAM_none ? 0 : rows));
                 break;

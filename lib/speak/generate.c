@@ -23,6 +23,9 @@ mygpt_status mygpt_generate_stream(mygpt_gpt *g, mygpt_rng *rng, const int64_t *
 {
     const int M = g->config.max_seq_len, V = g->config.vocab_size;
     mygpt_status st = MYGPT_OK;
+    if (g->config.num_classes > 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "a classifier (num_classes %d) picks a class, it does not generate text",
+                          g->config.num_classes);
     if (n_prompt < 1 || max_new < 0)
         return mygpt_fail(err, MYGPT_EINVAL, "need a prompt of at least one token and max_new >= 0 (got %d, %d)",
                           n_prompt, max_new);

@@ -57,7 +57,13 @@ typedef struct mygpt_config {
     mygpt_arch arch; /* 0: the course's model */
     int qkv_bias;    /* llms-from-scratch: the book's qkv_bias (gpt2 has them, course not) */
     double dropout;  /* p of the book's four dropouts, in train mode (course: must be 0) */
+    int num_classes; /* 0: the language-model head (V rows); n > 0: a classification head
+                        nn.Linear(C, n) with its bias, drawn as the book's chapter 6 draws it
+                        (MYGPT_CLASSIFIER_SEED: torch.manual_seed(123), then the new head) */
 } mygpt_config;
+
+/* The seed the book sets right before drawing its classification head. */
+#define MYGPT_CLASSIFIER_SEED 123
 
 /* The switches an architecture sets. */
 typedef struct mygpt_arch_switches {
@@ -69,6 +75,9 @@ typedef struct mygpt_arch_switches {
 
 /* The switches of cfg's architecture. */
 mygpt_arch_switches mygpt_arch_get(const mygpt_config *cfg);
+
+/* Columns of the logits: num_classes for a classification head, else vocab_size. */
+int mygpt_head_size(const mygpt_config *cfg);
 
 /* "course", "llms-from-scratch", "gpt2"; and back (MYGPT_EINVAL for another name). */
 const char *mygpt_arch_name(mygpt_arch arch);
@@ -90,15 +99,16 @@ mygpt_status mygpt_arch_parse(const char *name, mygpt_arch *out, mygpt_error *er
  * for a per-layer tensor. Hugging Face's Conv1D stores a weight (in, out), and rows
  * that share a name there are one tensor, concatenated along out in table order
  * (c_attn = W_q | W_k | W_v). rows x cols: the shape of one layer's tensor (cols ONE:
- * a vector) in sizes of the config (V, MAXT, C, C4 = 4C).
+ * a vector) in sizes of the config (V, MAXT, C, C4 = 4C, HEAD = num_classes, or V without).
  * role: how __init__ fills it: EMBEDDING (normal(0, 1)), LINEAR (a weight (out, in),
  * kaiming-uniform, with `bias` drawn right after it when it has one), BIAS (drawn by
  * its weight), ONES, ZEROS (LayerNorm's gamma and beta). when: the architectures that
- * have it (ALWAYS, QKV_BIAS, OUT_BIAS, UNTIED: mygpt_arch_switches); an absent tensor
- * has no floats. The state_dict order is the tensors before the first per-layer one,
+ * have it (ALWAYS, QKV_BIAS, OUT_BIAS, UNTIED: mygpt_arch_switches, or a classification
+ * head; CLASSES: a classification head, num_classes > 0); an absent tensor has no floats. The state_dict order is the tensors before the first per-layer one,
  * then each layer's (the book's and GPT-2's list a layer's LayerNorms last, as their
  * TransformerBlock registers them), then the rest, and it is also the order of the
- * draws (the book's out_head is drawn last). A tied head is the token embedding. */
+ * draws (the book's out_head is drawn last: a classification head after the generator is
+ * seeded again with MYGPT_CLASSIFIER_SEED). A tied head is the token embedding. */
 #define MYGPT_PARAMETERS(X)                                                                                   \
     X(wte,  "token_embedding.embedding.weight", "tok_emb.weight",      "wte.weight",         0, V,    C,   EMBEDDING, none, ALWAYS)   \
     X(wpe,  "position_embedding.weight",        "pos_emb.weight",      "wpe.weight",         0, MAXT, C,   EMBEDDING, none, ALWAYS)   \
@@ -120,7 +130,8 @@ mygpt_status mygpt_arch_parse(const char *name, mygpt_arch *out, mygpt_error *er
     X(fc2b, "mlp.fc2.bias",                     "ff.layers.2.bias",    "mlp.c_proj.bias",    1, C,    ONE, BIAS,      none, ALWAYS)   \
     X(lnfw, "ln_f.gamma",                       "final_norm.scale",    "ln_f.weight",        0, C,    ONE, ONES,      none, ALWAYS)   \
     X(lnfb, "ln_f.beta",                        "final_norm.shift",    "ln_f.bias",          0, C,    ONE, ZEROS,     none, ALWAYS)   \
-    X(lmw,  "lm_head.weight",                   "out_head.weight",     "lm_head.weight",     0, V,    C,   LINEAR,    none, UNTIED)
+    X(lmw,  "lm_head.weight",                   "out_head.weight",     "lm_head.weight",     0, HEAD, C,   LINEAR,    lmb,  UNTIED)   \
+    X(lmb,  "lm_head.bias",                     "out_head.bias",       "lm_head.bias",       0, HEAD, ONE, BIAS,      none, CLASSES)
 
 /* MYGPT_PARAM_wte, MYGPT_PARAM_wpe, ...: a tensor's index in the table */
 enum mygpt_param_index {
@@ -166,7 +177,7 @@ typedef struct mygpt_acts {
     float *atty;     /* (B, T, C)  attention output before W_o    */
     float *proj;     /* (B, T, C)  W_o or fc2 output              */
     float *fch;      /* (B, T, 4C) fc1 output, then GELU          */
-    float *logits;   /* (B, T, V)                                 */
+    float *logits;   /* (B, T, V), V the head's size (mygpt_head_size) */
     float *scratch;  /* attention score rows, one per thread      */
     size_t scratch_len;
     float *memory;   /* the single allocation behind all of them  */

@@ -94,6 +94,8 @@ typedef struct mygpt_train_acts {
                            (B, NH, T, T), W_o's and fc2's (B, T, C); NULL without dropout */
     size_t keep_len;    /* bytes allocated at keep                                      */
     int dropped;        /* 1 when the last forward drew keeps                            */
+    int last_only;      /* 1 when the loss is the last position's (mygpt_trainer_forward_last):
+                           targets[0 .. B) hold the labels, logp[0 .. B * V) their log_softmax */
 } mygpt_train_acts;
 
 /* What training a model needs besides the model. */
@@ -107,6 +109,8 @@ typedef struct mygpt_trainer {
     struct mygpt_rng *dropout_rng; /* train mode (model.train()): the forward draws the
                                       dropouts' masks of the model's config.dropout from it;
                                       NULL (the default): eval mode, no dropout        */
+    uint8_t *trainable;       /* requires_grad per state_dict entry (mygpt_trainer_set_trainable);
+                                 NULL: every parameter trains                               */
 } mygpt_trainer;
 
 /* A trainer for model, with its gradients allocated and zero. The model must not be
@@ -132,9 +136,11 @@ mygpt_status mygpt_trainer_zero_grad(mygpt_trainer *tr, mygpt_error *err);
 mygpt_status mygpt_trainer_forward(mygpt_trainer *tr, const int64_t *ids, const int64_t *targets, int B,
                                    int T, float *loss, mygpt_error *err);
 
-/* loss.backward() for the last mygpt_trainer_forward: adds every parameter's gradient
- * into tr->grads. The token embedding gets the tied head's gradient and the lookup's.
- * MYGPT_EINVAL without a forward since the last backward. */
+/* loss.backward() for the last mygpt_trainer_forward (or _forward_last): adds every
+ * trainable parameter's gradient into tr->grads. The token embedding gets the tied head's
+ * gradient and the lookup's. A frozen parameter's gradient stays as it is (zero), and the
+ * backward stops below the lowest layer with a trainable parameter (the embeddings only
+ * when one of them trains). MYGPT_EINVAL without a forward since the last backward. */
 mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err);
 
 /* The loss alone (no gradients kept): mygpt_gpt_forward, then the cross-entropy, as
@@ -171,7 +177,52 @@ void mygpt_adamw_init(mygpt_optimizer *opt, double lr);
 mygpt_status mygpt_optimizer_step(mygpt_optimizer *opt, float *params, const float *grads, size_t n,
                                   mygpt_error *err);
 
+/* opt.step() over `count` ranges of one block, params[start[k] .. start[k] + len[k]) with the
+ * gradients at the same offsets: the parameters that have a gradient (PyTorch's step skips a
+ * parameter whose .grad is None, a frozen one: it gets no update, no weight decay and no
+ * state). The state holds one float per updated parameter (two for AdamW), range after range;
+ * the ranges must be the same at every step (their total is checked). Errors as
+ * mygpt_optimizer_step's. mygpt_optimizer_step is this with the one range [0, n). */
+mygpt_status mygpt_optimizer_step_ranges(mygpt_optimizer *opt, float *params, const float *grads,
+                                         const size_t *start, const size_t *len, int count, mygpt_error *err);
+
 void mygpt_optimizer_free(mygpt_optimizer *opt);
+
+/* ---- classification fine-tuning (the book's chapter 6: classify.c) ------------------ */
+
+/* param.requires_grad = on for every state_dict entry whose name starts with prefix ("" for
+ * all; "trf_blocks.11.", "final_norm.", "out_head."): frozen parameters get no gradient, the
+ * backward does not go below what trains, and mygpt_trainer_step leaves them alone.
+ * *count (or NULL): the entries named. MYGPT_ENOMEM. */
+mygpt_status mygpt_trainer_set_trainable(mygpt_trainer *tr, const char *prefix, int on, int *count,
+                                         mygpt_error *err);
+
+/* The book's section 6.5: every parameter frozen but the last transformer block, the final
+ * LayerNorm and the head. MYGPT_ENOMEM. */
+mygpt_status mygpt_trainer_freeze_for_classification(mygpt_trainer *tr, mygpt_error *err);
+
+/* Whether state_dict entry j trains (1 without a mask). */
+int mygpt_trainer_is_trainable(const mygpt_trainer *tr, int j);
+
+/* Parameters that train: sum(p.numel() for p in model.parameters() if p.requires_grad). */
+size_t mygpt_trainer_trainable_count(const mygpt_trainer *tr);
+
+/* opt.step() over the parameters that train (mygpt_optimizer_step_ranges over their ranges). */
+mygpt_status mygpt_trainer_step(mygpt_trainer *tr, mygpt_optimizer *opt, mygpt_error *err);
+
+/* The forward of the book's calc_loss_batch: *loss = F.cross_entropy(model(ids)[:, -1, :], labels),
+ * ids (B, T), labels (B) in [0, num_classes) (MYGPT_ERANGE otherwise; MYGPT_EINVAL for a model
+ * without a classification head), keeping what mygpt_trainer_backward needs. The last
+ * position's logits are tr->acts.logits[((b + 1) * T - 1) * num_classes ...]. */
+mygpt_status mygpt_trainer_forward_last(mygpt_trainer *tr, const int64_t *ids, const int64_t *labels, int B, int T,
+                                        float *loss, mygpt_error *err);
+
+/* Under torch.no_grad(): the batch's loss F.cross_entropy(model(ids)[:, -1, :], labels) (loss
+ * NULL: not computed) and *correct, the rows whose last-position argmax (the first of equal
+ * maxima) is the label (correct NULL: not counted), from mygpt_gpt_forward's logits. Errors
+ * as mygpt_trainer_forward_last's. */
+mygpt_status mygpt_classifier_batch(mygpt_gpt *gpt, const int64_t *ids, const int64_t *labels, int B, int T,
+                                    float *loss, int *correct, mygpt_error *err);
 
 /* ---- the training loop's bells: a learning-rate schedule, gradient clipping --------- */
 /* (the book's appendix D: schedule.c, clip.c) */
@@ -214,7 +265,8 @@ mygpt_status mygpt_clip_grad_norm(float *const *grads, const size_t *sizes, int 
                                   float *total_norm, mygpt_error *err);
 
 /* The same over a trainer's gradients, in its model's parameters() order (the state_dict's):
- * torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm) after loss.backward(). */
+ * torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm) after loss.backward(), which
+ * leaves out the frozen parameters (their .grad is None). */
 mygpt_status mygpt_trainer_clip_grad_norm(mygpt_trainer *tr, double max_norm, float *total_norm,
                                           mygpt_error *err);
 

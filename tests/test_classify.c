@@ -1,0 +1,462 @@
+/*
+ * test_classify.c - classification fine-tuning as the book's chapter 6 does it, against
+ * tests/golden/classify.txt (tools/reference_book_ch6.py --classify-golden, PyTorch 1.13):
+ * the new head's initial values bit for bit, the trainable count, the loss and the accuracy
+ * on the last position, every trainable gradient within docs/training-parity.md's tolerance
+ * (1e-5 x max(1, max |g|) per tensor), frozen parameters without a gradient and bit-identical
+ * after AdamW steps, the steps' losses and parameters; the same bits for 1, 2 and 3 threads;
+ * checkpoints that keep the head.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <mygpt.h>
+
+#include "golden.h"
+
+static float unhex32(const char *h)
+{
+    const uint32_t u = (uint32_t)strtoul(h, NULL, 16);
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* One configuration of the golden file. */
+typedef struct classify_case {
+    unsigned long long seed;
+    mygpt_config cfg;
+    int B, T, steps;
+    double lr;
+    int64_t *ids, *labels;
+} classify_case;
+
+/* state_dict entry j of g named name, or -1 */
+static int entry_named(const mygpt_gpt *g, const char *name)
+{
+    for (int j = 0; j < mygpt_state_dict_len(&g->config); j++) {
+        mygpt_state_entry e;
+        mygpt_state_dict_entry(&g->config, &g->params, j, &e);
+        if (strcmp(e.name, name) == 0)
+            return j;
+    }
+    return -1;
+}
+
+/* Compares "NAME NUMEL MAXABS INDEX:BITS..." (after the tag) with values (g's parameters
+ * or gradients in the same layout): the worst |difference| / max(1, max |want|), expected
+ * within tol. */
+static double compare_sampled(const mygpt_gpt *g, const float *block, const char *rest, const char *what, double tol)
+{
+    char name[96], maxhex[16];
+    size_t numel;
+    int used;
+    cr_assert_eq(sscanf(rest, "%95s %zu %15s %n", name, &numel, maxhex, &used), 3);
+    const int j = entry_named(g, name);
+    cr_assert_geq(j, 0, "%s: no tensor %s", what, name);
+    mygpt_state_entry e;
+    mygpt_state_dict_entry(&g->config, &g->params, j, &e);
+    cr_assert_eq(e.numel, numel, "%s %s: numel", what, name);
+    const float *v = block + (e.data - g->params_memory);
+    const double scale = fmax(1.0, fabs(unhex32(maxhex)));
+    double worst = 0;
+    int entries = 0;
+    for (const char *p = rest + used; *p;) {
+        size_t idx;
+        char hex[16];
+        int k;
+        if (sscanf(p, "%zu:%8s%n", &idx, hex, &k) != 2)
+            break;
+        p += k;
+        while (*p == ' ')
+            p++;
+        cr_assert_lt(idx, numel);
+        worst = fmax(worst, fabs((double)v[idx] - unhex32(hex)) / scale);
+        entries++;
+    }
+    cr_assert_gt(entries, 0, "%s %s: no entries", what, name);
+    cr_expect_leq(worst, tol, "%s %s: |d| %.3g x max(1, max|v|)", what, name, worst);
+    return worst;
+}
+
+/* Reads the next configuration's header lines (config, ids, labels); 0 at the end of the file. */
+static int next_case(FILE *f, char **line, size_t *cap, long *lineno, classify_case *c)
+{
+    while (golden_next_line(f, line, cap, lineno) >= 0) {
+        char arch[32], lr[32];
+        int qkv;
+        memset(c, 0, sizeof *c);
+        if (sscanf(*line, "config %llu %31s %d %d %d %d %d %d %d %d %d %31s %d", &c->seed, arch, &qkv,
+                   &c->cfg.vocab_size, &c->cfg.embed_dim, &c->cfg.num_heads, &c->cfg.num_layers,
+                   &c->cfg.max_seq_len, &c->B, &c->T, &c->cfg.num_classes, lr, &c->steps) != 13)
+            continue;
+        cr_assert_eq(mygpt_arch_parse(arch, &c->cfg.arch, NULL), MYGPT_OK);
+        c->cfg.qkv_bias = qkv;
+        c->lr = strtod(lr, NULL);
+        c->ids = malloc((size_t)c->B * c->T * sizeof *c->ids);
+        c->labels = malloc((size_t)c->B * sizeof *c->labels);
+        cr_assert(c->ids && c->labels);
+        cr_assert(golden_next_line(f, line, cap, lineno) >= 0 && strncmp(*line, "ids ", 4) == 0);
+        cr_assert_eq(golden_parse_i64(*line + 4, c->ids, (size_t)c->B * c->T), (size_t)c->B * c->T);
+        cr_assert(golden_next_line(f, line, cap, lineno) >= 0 && strncmp(*line, "labels ", 7) == 0);
+        cr_assert_eq(golden_parse_i64(*line + 7, c->labels, (size_t)c->B), (size_t)c->B);
+        return 1;
+    }
+    return 0;
+}
+
+/* opt.zero_grad(); loss = calc_loss_batch(...); loss.backward() */
+static mygpt_status forward_backward(mygpt_trainer *tr, const classify_case *c, float *loss)
+{
+    mygpt_error err = {0};
+    mygpt_status st = mygpt_trainer_zero_grad(tr, &err);
+    if (st == MYGPT_OK)
+        st = mygpt_trainer_forward_last(tr, c->ids, c->labels, c->B, c->T, loss, &err);
+    if (st == MYGPT_OK)
+        st = mygpt_trainer_backward(tr, &err);
+    cr_expect_eq(st, MYGPT_OK, "%s", err.message);
+    return st;
+}
+
+/* state_dict entries that train */
+static int trainable_entries(const mygpt_trainer *tr)
+{
+    int n = 0;
+    for (int j = 0; j < mygpt_state_dict_len(&tr->model->config); j++)
+        n += mygpt_trainer_is_trainable(tr, j);
+    return n;
+}
+
+static void free_case(classify_case *c)
+{
+    free(c->ids);
+    free(c->labels);
+}
+
+Test(classify, the_book_s_fine_tuning_follows_pytorch_in_eight_configurations, .timeout = 600)
+{
+    FILE *f = golden_open("classify.txt");
+    cr_assert(f, "tests/golden/classify.txt is missing");
+    char *line = NULL;
+    size_t cap = 0;
+    long lineno = 0;
+    classify_case c;
+    int configs = 0, exact_losses = 0, losses = 0;
+    double worst_grad = 0, worst_param = 0;
+    // under the sanitizers the first three (the book's GPTModel with and without qkv_bias, and gpt2)
+    const int max_configs = TEST_SANITIZED ? 3 : 1000;
+    while (configs < max_configs && next_case(f, &line, &cap, &lineno, &c)) {
+        mygpt_error err = {0};
+        mygpt_gpt *g;
+        mygpt_trainer *tr;
+        cr_assert_eq(mygpt_gpt_create(&g, &c.cfg, c.seed, &err), MYGPT_OK, "%s", err.message);
+        cr_assert_eq(mygpt_trainer_create(&tr, g, &err), MYGPT_OK, "%s", err.message);
+        cr_assert_eq(mygpt_trainer_freeze_for_classification(tr, &err), MYGPT_OK);
+        float *initial = malloc(g->num_parameters * sizeof *initial);
+        cr_assert_not_null(initial);
+        memcpy(initial, g->params_memory, g->num_parameters * sizeof *initial);
+        const int n = c.cfg.num_classes, C = c.cfg.embed_dim;
+        mygpt_optimizer opt;
+        mygpt_adamw_init(&opt, c.lr);
+        opt.weight_decay = 0.1;
+        int step = 0, pending = 0, frozen_total = 0;
+        float pending_loss = 0;
+        while (golden_next_line(f, &line, &cap, &lineno) >= 0 && strcmp(line, "end") != 0) {
+            unsigned long long sum;
+            int used;
+            size_t trainable, total;
+            if (sscanf(line, "head %llu%n", &sum, &used) == 1) { // bit for bit
+                float bias[16];
+                cr_assert_eq(golden_parse_f32(line + used, bias, 16), (size_t)n);
+                cr_expect_eq(golden_checksum(g->params.lmw, (size_t)n * C), sum, "config %d: the head's weight",
+                             configs);
+                cr_expect_eq(memcmp(g->params.lmb, bias, (size_t)n * sizeof *bias), 0, "config %d: the head's bias",
+                             configs);
+            } else if (sscanf(line, "counts %zu %zu", &trainable, &total) == 2) {
+                cr_expect_eq(mygpt_trainer_trainable_count(tr), trainable, "config %d: %zu trainable, torch %zu",
+                             configs, mygpt_trainer_trainable_count(tr), trainable);
+                cr_expect_eq(g->num_parameters, total, "config %d: %zu parameters, torch %zu", configs,
+                             g->num_parameters, total);
+                mygpt_param_counts pc; // the formula's count agrees, the head n C + n
+                cr_assert_eq(mygpt_param_count(&c.cfg, &pc, &err), MYGPT_OK);
+                cr_expect_eq(pc.total, total, "config %d: mygpt_param_count %llu", configs,
+                             (unsigned long long)pc.total);
+                cr_expect_eq(pc.head, (uint64_t)n * C + n, "config %d: the head counts %llu", configs,
+                             (unsigned long long)pc.head);
+            } else if (strncmp(line, "loss ", 5) == 0) { // calc_loss_batch under no_grad
+                float loss;
+                const float want = unhex32(line + 5);
+                int correct;
+                cr_assert_eq(mygpt_classifier_batch(g, c.ids, c.labels, c.B, c.T, &loss, &correct, &err), MYGPT_OK,
+                             "%s", err.message);
+                cr_expect_leq(fabs(loss - want), 1e-5 * fmax(1, fabs(want)), "config %d: loss %.9g, torch %.9g",
+                              configs, loss, want);
+                exact_losses += memcmp(&loss, &want, sizeof loss) == 0;
+                losses++;
+                cr_assert(golden_next_line(f, &line, &cap, &lineno) >= 0);
+                int want_correct;
+                cr_assert_eq(sscanf(line, "correct %d", &want_correct), 1);
+                cr_expect_eq(correct, want_correct, "config %d: %d correct, torch %d", configs, correct,
+                             want_correct);
+            } else if (strncmp(line, "grad ", 5) == 0) {
+                if (!pending) // the first step's forward and backward, compared before its update
+                    cr_assert_eq(forward_backward(tr, &c, &pending_loss), MYGPT_OK);
+                pending = 1;
+                worst_grad = fmax(worst_grad, compare_sampled(g, tr->grads_memory, line + 5, "gradient", 1e-5));
+            } else if (strncmp(line, "frozen ", 7) == 0) { // no gradient: .grad is None
+                char *save, *name = strtok_r(line + 7, " ", &save);
+                int frozen = 0;
+                for (; name; name = strtok_r(NULL, " ", &save), frozen++) {
+                    const int j = entry_named(g, name);
+                    cr_assert_geq(j, 0, "no tensor %s", name);
+                    cr_expect_not(mygpt_trainer_is_trainable(tr, j), "config %d: %s trains", configs, name);
+                    mygpt_state_entry e;
+                    mygpt_state_dict_entry(&g->config, &tr->grads, j, &e);
+                    for (size_t i = 0; i < e.numel; i++)
+                        cr_assert_eq(e.data[i], 0.0f, "config %d: frozen %s has a gradient", configs, name);
+                }
+                frozen_total = frozen;
+            } else if (strncmp(line, "step ", 5) == 0) { // one step of train_classifier_simple
+                int k;
+                char hex[16];
+                cr_assert_eq(sscanf(line + 5, "%d %15s", &k, hex), 2);
+                cr_assert_eq(k, step);
+                float loss = pending_loss;
+                if (!pending)
+                    cr_assert_eq(forward_backward(tr, &c, &loss), MYGPT_OK);
+                pending = 0;
+                const float want = unhex32(hex);
+                cr_expect_leq(fabs(loss - want), 1e-5 * fmax(1, fabs(want)), "config %d step %d: loss %.9g, torch %.9g",
+                              configs, k, loss, want);
+                cr_assert_eq(mygpt_trainer_step(tr, &opt, &err), MYGPT_OK, "%s", err.message);
+                step++;
+            } else if (strncmp(line, "param ", 6) == 0) {
+                /* W_key's bias has a gradient of 0 in exact arithmetic (it adds q . b to every score
+                 * of a query's row, which softmax ignores): both gradients are float32 rounding noise
+                 * (within the gradient tolerance above), and AdamW, dividing by sqrt(v), turns noise
+                 * into steps of up to lr in either direction. Its values are within steps x lr. */
+                if (strstr(line, "att.W_key.bias "))
+                    compare_sampled(g, g->params_memory, line + 6, "parameter", 1.01 * c.steps * c.lr);
+                else
+                    worst_param = fmax(worst_param, compare_sampled(g, g->params_memory, line + 6, "parameter", 1e-5));
+            }
+        }
+        cr_expect_eq(step, c.steps, "config %d: %d steps", configs, step);
+        cr_expect_eq(frozen_total, mygpt_state_dict_len(&c.cfg) - trainable_entries(tr),
+                     "config %d: %d frozen tensors in PyTorch", configs, frozen_total);
+        cr_expect_eq(opt.n, mygpt_trainer_trainable_count(tr), "config %d: AdamW holds state for %zu floats",
+                     configs, opt.n);
+        for (int j = 0; j < mygpt_state_dict_len(&c.cfg); j++) { // frozen: the same bits
+            if (mygpt_trainer_is_trainable(tr, j))
+                continue;
+            mygpt_state_entry e;
+            mygpt_state_dict_entry(&g->config, &g->params, j, &e);
+            cr_expect_eq(memcmp(e.data, initial + (e.data - g->params_memory), e.numel * sizeof(float)), 0,
+                         "config %d: frozen %s moved", configs, e.name);
+        }
+        mygpt_optimizer_free(&opt);
+        free(initial);
+        mygpt_trainer_free(tr);
+        mygpt_gpt_free(g);
+        free_case(&c);
+        configs++;
+    }
+    free(line);
+    fclose(f);
+    cr_expect_geq(configs, TEST_SANITIZED ? 3 : 8);
+    cr_log_info("classify: %d of %d losses bit-exact; worst gradient %.3g, parameter %.3g x max(1, max|v|)",
+                exact_losses, losses, worst_grad, worst_param);
+}
+
+/* A small classifier (V 300: the bits do not depend on the vocabulary's size) after two
+ * AdamW steps with every parameter frozen but the book's three, on `threads` threads:
+ * the gradients of the last step and the parameters, in out_grads and out_params. */
+static void train_small(mygpt_arch arch, int threads, float **out_grads, float **out_params, size_t *n)
+{
+    const mygpt_config cfg = {.vocab_size = 300, .embed_dim = 32, .num_heads = 4, .num_layers = 3,
+                              .max_seq_len = 16, .arch = arch, .qkv_bias = 1, .num_classes = 2};
+    enum { B = 4, T = 16 };
+    int64_t ids[B * T], labels[B] = {1, 0, 0, 1};
+    for (int i = 0; i < B * T; i++)
+        ids[i] = (i * 37 + 11) % 300;
+    omp_set_num_threads(threads);
+    mygpt_error err = {0};
+    mygpt_gpt *g;
+    mygpt_trainer *tr;
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 5, &err), MYGPT_OK, "%s", err.message);
+    cr_assert_eq(mygpt_trainer_create(&tr, g, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_trainer_freeze_for_classification(tr, &err), MYGPT_OK);
+    mygpt_optimizer opt;
+    mygpt_adamw_init(&opt, 5e-5);
+    opt.weight_decay = 0.1;
+    for (int step = 0; step < 2; step++) {
+        float loss;
+        cr_assert_eq(mygpt_trainer_zero_grad(tr, &err), MYGPT_OK);
+        cr_assert_eq(mygpt_trainer_forward_last(tr, ids, labels, B, T, &loss, &err), MYGPT_OK, "%s", err.message);
+        cr_assert_eq(mygpt_trainer_backward(tr, &err), MYGPT_OK);
+        cr_assert_eq(mygpt_trainer_step(tr, &opt, &err), MYGPT_OK);
+    }
+    *n = g->num_parameters;
+    *out_grads = malloc(*n * sizeof(float));
+    *out_params = malloc(*n * sizeof(float));
+    cr_assert(*out_grads && *out_params);
+    memcpy(*out_grads, tr->grads_memory, *n * sizeof(float));
+    memcpy(*out_params, g->params_memory, *n * sizeof(float));
+    mygpt_optimizer_free(&opt);
+    mygpt_trainer_free(tr);
+    mygpt_gpt_free(g);
+}
+
+Test(classify, the_same_bits_for_1_2_and_3_threads)
+{
+    const int saved = omp_get_max_threads();
+    for (int a = MYGPT_ARCH_LLMS_FROM_SCRATCH; a <= MYGPT_ARCH_GPT2; a++) {
+        float *grads1, *params1;
+        size_t n;
+        train_small((mygpt_arch)a, 1, &grads1, &params1, &n);
+        for (int threads = 2; threads <= 3; threads++) {
+            float *grads, *params;
+            size_t m;
+            train_small((mygpt_arch)a, threads, &grads, &params, &m);
+            cr_assert_eq(m, n);
+            cr_expect_eq(memcmp(grads, grads1, n * sizeof(float)), 0, "%s: %d threads' gradients differ",
+                         mygpt_arch_name((mygpt_arch)a), threads);
+            cr_expect_eq(memcmp(params, params1, n * sizeof(float)), 0, "%s: %d threads' parameters differ",
+                         mygpt_arch_name((mygpt_arch)a), threads);
+            free(grads);
+            free(params);
+        }
+        free(grads1);
+        free(params1);
+    }
+    omp_set_num_threads(saved);
+}
+
+Test(classify, a_checkpoint_keeps_the_classification_head)
+{
+    for (int a = MYGPT_ARCH_LLMS_FROM_SCRATCH; a <= MYGPT_ARCH_GPT2; a++) {
+        float *grads, *params;
+        size_t n;
+        train_small((mygpt_arch)a, 2, &grads, &params, &n);
+        const mygpt_config cfg = {.vocab_size = 300, .embed_dim = 32, .num_heads = 4, .num_layers = 3,
+                                  .max_seq_len = 16, .arch = (mygpt_arch)a, .qkv_bias = 1, .num_classes = 2};
+        mygpt_error err = {0};
+        mygpt_gpt *g, *back;
+        cr_assert_eq(mygpt_gpt_alloc(&g, &cfg, &err), MYGPT_OK);
+        memcpy(g->params_memory, params, n * sizeof(float));
+        // the state_dict ends as PyTorch's: ..., out_head.weight (2, C), out_head.bias (2)
+        mygpt_state_entry e;
+        mygpt_state_dict_entry(&cfg, &g->params, mygpt_state_dict_len(&cfg) - 1, &e);
+        cr_expect_str_eq(e.name, "out_head.bias");
+        cr_expect_eq(e.numel, 2);
+        mygpt_state_dict_entry(&cfg, &g->params, mygpt_state_dict_len(&cfg) - 2, &e);
+        cr_expect_str_eq(e.name, "out_head.weight");
+        cr_expect(e.shape[0] == 2 && e.shape[1] == 32);
+        char dir[] = "/tmp/mygpt_classify_XXXXXX", path[64], json[64];
+        cr_assert_not_null(mkdtemp(dir));
+        snprintf(path, sizeof path, "%s/model.safetensors", dir);
+        snprintf(json, sizeof json, "%s/config.json", dir);
+        cr_assert_eq(mygpt_checkpoint_save(g, path, &err), MYGPT_OK, "%s", err.message);
+        cr_assert_eq(mygpt_checkpoint_load(&back, path, &err), MYGPT_OK, "%s", err.message);
+        cr_expect_eq(back->config.num_classes, 2, "%s: num_classes %d", mygpt_arch_name(cfg.arch),
+                     back->config.num_classes);
+        cr_assert_eq(back->num_parameters, n);
+        cr_expect_eq(memcmp(back->params_memory, params, n * sizeof(float)), 0, "%s: the parameters differ",
+                     mygpt_arch_name(cfg.arch));
+        mygpt_gpt_free(back);
+        mygpt_gpt_free(g);
+        unlink(path);
+        unlink(json);
+        rmdir(dir);
+        free(grads);
+        free(params);
+    }
+}
+
+Test(classify, bad_labels_and_a_language_model_are_refused)
+{
+    const mygpt_config lm = {.vocab_size = 30, .embed_dim = 8, .num_heads = 2, .num_layers = 1, .max_seq_len = 4,
+                             .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH};
+    mygpt_config cls = lm;
+    cls.num_classes = 2;
+    int64_t ids[4] = {1, 2, 3, 4}, bad[1] = {2}, good[1] = {1};
+    mygpt_error err = {0};
+    mygpt_gpt *g;
+    mygpt_trainer *tr;
+    float loss;
+    int correct;
+    cr_assert_eq(mygpt_gpt_create(&g, &lm, 1, &err), MYGPT_OK);
+    cr_expect_eq(mygpt_classifier_batch(g, ids, good, 1, 4, &loss, &correct, &err), MYGPT_EINVAL);
+    mygpt_gpt_free(g);
+    cr_assert_eq(mygpt_gpt_create(&g, &cls, 1, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_trainer_create(&tr, g, &err), MYGPT_OK);
+    cr_expect_eq(mygpt_trainer_forward_last(tr, ids, bad, 1, 4, &loss, &err), MYGPT_ERANGE);
+    cr_expect(strstr(err.message, "label 2"), "%s", err.message);
+    cr_expect_eq(mygpt_trainer_backward(tr, &err), MYGPT_EINVAL, "no forward to go back through");
+    cr_expect_eq(mygpt_classifier_batch(g, ids, bad, 1, 4, &loss, &correct, &err), MYGPT_ERANGE);
+    cr_expect_eq(mygpt_classifier_batch(g, ids, good, 1, 4, NULL, &correct, &err), MYGPT_OK);
+    cr_expect(correct == 0 || correct == 1);
+    mygpt_trainer_free(tr);
+    mygpt_gpt_free(g);
+    cls.num_classes = -1;
+    cr_expect_eq(mygpt_gpt_create(&g, &cls, 1, &err), MYGPT_EINVAL);
+    cr_expect(strstr(err.message, "num_classes"), "%s", err.message);
+}
+
+/* The gradients a masked backward computes are the full backward's, bit for bit, however
+ * far down it goes; what is frozen has none. */
+Test(classify, a_masked_backward_gives_the_full_backwards_bits_for_what_trains)
+{
+    const mygpt_config cfg = {.vocab_size = 300, .embed_dim = 32, .num_heads = 4, .num_layers = 3,
+                              .max_seq_len = 16, .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH, .qkv_bias = 1,
+                              .num_classes = 3};
+    enum { B = 3, T = 10 };
+    int64_t ids[B * T], labels[B] = {2, 0, 1};
+    for (int i = 0; i < B * T; i++)
+        ids[i] = (i * 53 + 7) % 300;
+    mygpt_error err = {0};
+    mygpt_gpt *g;
+    mygpt_trainer *full, *part;
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 11, &err), MYGPT_OK, "%s", err.message);
+    cr_assert_eq(mygpt_trainer_create(&full, g, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_trainer_create(&part, g, &err), MYGPT_OK);
+    float loss_full, loss_part;
+    cr_assert_eq(mygpt_trainer_forward_last(full, ids, labels, B, T, &loss_full, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_trainer_backward(full, &err), MYGPT_OK);
+    // the middle block and the head; then the position embedding too (the backward goes to the bottom)
+    static const char *const sets[2][3] = {{"trf_blocks.1.", "out_head.", NULL},
+                                           {"trf_blocks.1.", "out_head.", "pos_emb."}};
+    static const int named[3] = {16, 2, 1}; // a block of the book's model with qkv biases: 16 tensors
+    for (int s = 0; s < 2; s++) {
+        int count;
+        cr_assert_eq(mygpt_trainer_set_trainable(part, "", 0, &count, &err), MYGPT_OK);
+        cr_expect_eq(count, mygpt_state_dict_len(&cfg));
+        for (int k = 0; k < 3 && sets[s][k]; k++) {
+            cr_assert_eq(mygpt_trainer_set_trainable(part, sets[s][k], 1, &count, &err), MYGPT_OK);
+            cr_expect_eq(count, named[k], "%s names %d tensors", sets[s][k], count);
+        }
+        cr_assert_eq(mygpt_trainer_zero_grad(part, &err), MYGPT_OK);
+        cr_assert_eq(mygpt_trainer_forward_last(part, ids, labels, B, T, &loss_part, &err), MYGPT_OK);
+        cr_expect_eq(memcmp(&loss_full, &loss_part, sizeof loss_full), 0);
+        cr_assert_eq(mygpt_trainer_backward(part, &err), MYGPT_OK);
+        for (int j = 0; j < mygpt_state_dict_len(&cfg); j++) {
+            mygpt_state_entry ef, ep;
+            mygpt_state_dict_entry(&cfg, &full->grads, j, &ef);
+            mygpt_state_dict_entry(&cfg, &part->grads, j, &ep);
+            if (mygpt_trainer_is_trainable(part, j)) {
+                cr_expect_eq(memcmp(ef.data, ep.data, ef.numel * sizeof(float)), 0, "set %d: %s differs", s, ef.name);
+            } else {
+                for (size_t i = 0; i < ep.numel; i++)
+                    cr_assert_eq(ep.data[i], 0.0f, "set %d: frozen %s has a gradient", s, ep.name);
+            }
+        }
+    }
+    mygpt_trainer_free(part);
+    mygpt_trainer_free(full);
+    mygpt_gpt_free(g);
+}
