@@ -357,6 +357,20 @@ int train_log_write(const char *cmd, train_log *l)
         ymax = isfinite(l->train[i]) && l->train[i] > ymax ? l->train[i] : ymax;
     for (size_t i = 0; i < l->nv; i++)
         ymax = isfinite(l->val[i]) && l->val[i] > ymax ? l->val[i] : ymax;
+    // a schedule's learning rates, in units of a power of ten (the axis's ticks show two
+    // decimals): 1e-3 for a peak of 0.001
+    float lr_max = 0;
+    for (size_t i = 0; i < l->n; i++)
+        lr_max = isfinite(l->lr[i]) && l->lr[i] > lr_max ? l->lr[i] : lr_max;
+    const int e = lr_max > 0 ? (int)floor(log10(lr_max)) : 0;
+    const float unit = (float)pow(10.0, e);
+    float *scaled = l->lr_curve ? malloc((l->n ? l->n : 1) * sizeof *scaled) : NULL;
+    if (l->lr_curve && !scaled) {
+        cli_error(cmd, "--log: out of memory for the plot");
+        return EXIT_RUNTIME;
+    }
+    for (size_t i = 0; scaled && i < l->n; i++)
+        scaled[i] = l->lr[i] / unit;
     mygpt_svg fig;
     mygpt_svg_begin(&fig, 820, l->lr_curve ? 700 : 480);
     const mygpt_svg_series s[2] = {
@@ -364,14 +378,14 @@ int train_log_write(const char *cmd, train_log *l)
         {.x = l->vx, .y = l->val, .n = (int)l->nv, .label = "validation", .markers = 1}};
     const mygpt_svg_panel p = {80, 50, 520, 360, PLOT_TITLE, "step", "loss", .legend_outside = 1};
     mygpt_svg_line_plot(&fig, &p, s, l->nv ? 2 : 1, 0.0, ymax > 0 ? ymax : 1.0);
-    if (l->lr_curve) { // a schedule: its curve below, on the same steps
-        float lr_max = 0;
-        for (size_t i = 0; i < l->n; i++)
-            lr_max = isfinite(l->lr[i]) && l->lr[i] > lr_max ? l->lr[i] : lr_max;
-        const mygpt_svg_series r = {.x = l->x, .y = l->lr, .n = (int)l->n, .label = "learning rate"};
-        const mygpt_svg_panel q = {80, 490, 520, 150, "the learning rate of each step", "step", "lr",
+    if (scaled) { // a schedule: its curve below, on the same steps
+        char ylabel[40];
+        snprintf(ylabel, sizeof ylabel, "lr (units of 1e%d)", e);
+        const mygpt_svg_series r = {.x = l->x, .y = scaled, .n = (int)l->n, .label = "learning rate"};
+        const mygpt_svg_panel q = {80, 490, 520, 150, "the learning rate of each step", "step", ylabel,
                                    .legend_outside = 1};
-        mygpt_svg_line_plot(&fig, &q, &r, 1, 0.0, lr_max > 0 ? lr_max : 1.0);
+        mygpt_svg_line_plot(&fig, &q, &r, 1, 0.0, lr_max > 0 ? lr_max / unit : 1.0);
+        free(scaled);
     }
     if ((st = mygpt_svg_save(&fig, l->svg, &err)) != MYGPT_OK)
         return cli_write_fail(cmd, st, &err);
