@@ -339,7 +339,13 @@ void train_log_row(train_log *l, long long step, double train_loss, const double
     rows_printf(l, "%lld,%.6f,", step, train_loss);
     if (val_loss)
         rows_printf(l, "%.6f", *val_loss);
-    rows_printf(l, ",%.17g,%.3f\n", lr, ms);
+    char rate[32]; // the shortest text that reads back as lr's bits (Python's repr of it)
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(rate, sizeof rate, "%.*g", digits, lr);
+        if (strtod(rate, NULL) == lr)
+            break;
+    }
+    rows_printf(l, ",%s,%.3f\n", rate, ms);
 }
 
 int train_log_write(const char *cmd, train_log *l)

@@ -51,7 +51,8 @@ void progress_clear(train_progress *p);
 /* ---- the loss log --------------------------------------------------------------------- */
 
 /* --log FILE.csv: a row per step (step,train_loss,val_loss,lr,ms; val_loss empty when
- * the step did not evaluate; lr the step's), and FILE.svg beside it, the plot of both
+ * the step did not evaluate; lr the step's, as the shortest text of its double), and
+ * FILE.svg beside it, the plot of both
  * losses and, with lr_curve (a schedule), the learning rate's curve below it. */
 typedef struct train_log {
     char csv[4096], svg[4100];
