@@ -23,7 +23,8 @@ above 1, so that clipping changes the steps. --book: the printed book's train_mo
 which clips from `global_step > warmup_steps` (one step later), and its optimizer line,
 which leaves out lr= (AdamW's default, 0.001, is then the peak train_model reads; the
 book's peak_lr = 5e-4 is never used). --show-norms: each clipped step's learning rate
-and gradient norm on stderr.
+and gradient norm on stderr. --max-norm: D.4's max_norm (1.0 unless given;
+tools/gen_book_goldens.py gives a small model one below its gradient's norm).
 
 The full run (GPT_CONFIG_124M, 15 epochs of 9 steps) takes long: its first epoch took
 about 20 minutes on a 2-core machine shared with other work.
