@@ -259,7 +259,7 @@ typedef struct run_ctx {
     train_progress progress;
     int show;                       /* this rank prints (rank 0)                     */
     train_log *log;                 /* or NULL                                       */
-    double lr, last;                /* the log's lr; when the previous step ended    */
+    double last;                    /* when the previous step ended                  */
     const char *state;              /* where the training state goes, or NULL        */
     long long every;                /* --checkpoint-every, or 0                      */
     mygpt_gpt *g;
@@ -304,10 +304,10 @@ static int after_step(void *vctx, long steps, long epoch, size_t batch, double l
     const double now = cli_now_s(), ms = 1e3 * (now - c->last);
     c->last = now;
     c->at = (mygpt_train_position){steps, epoch, (long long)batch};
-    if (c->show)
-        progress_step(&c->progress, steps, loss, eval != NULL);
+    if (c->show) // opt->lr: the step's (a schedule sets it before each step)
+        progress_step(&c->progress, steps, loss, c->opt->lr, eval != NULL);
     if (c->log) {
-        train_log_row(c->log, steps - 1, loss, eval ? &eval[1] : NULL, c->lr, ms);
+        train_log_row(c->log, steps - 1, loss, eval ? &eval[1] : NULL, c->opt->lr, ms);
         if ((eval || steps == c->progress.total) && (c->rc = train_log_write(c->cmd, c->log)))
             return 1;
     }
@@ -321,8 +321,8 @@ static int after_step(void *vctx, long steps, long epoch, size_t batch, double l
 /* The settings a resumed run must share with the run that saved its state: what
  * decides the numbers of every step (not --steps or --epochs: a run may go on longer) */
 typedef struct run_settings {
-    char v[12][96];
-    mygpt_train_setting s[12];
+    char v[20][96];
+    mygpt_train_setting s[20];
     int n;
 } run_settings;
 
@@ -336,6 +336,29 @@ static void setting(run_settings *r, const char *key, const char *fmt, ...)
     r->n++;
 }
 
+/* The schedule's length (total steps of the run, which `length` names) and whether the
+ * library takes it; 0, or EXIT_USAGE after one line naming the flags. The values were
+ * checked as flags were read: what is left is a cosine with no step after the warmup. */
+static int schedule_check(const char *cmd, mygpt_lr_schedule *s, long long total, const char *length)
+{
+    s->total_steps = (long)total;
+    mygpt_error err = {0};
+    if (mygpt_lr_schedule_check(s, &err) == MYGPT_OK)
+        return 0;
+    cli_error(cmd, "--cosine: %s (give fewer --warmup steps, or more %s)", err.message, length);
+    return EXIT_USAGE;
+}
+
+/* A double as the shortest text that reads back as the same bits (a setting's value) */
+static void shortest(char *out, size_t n, double v)
+{
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(out, n, "%.*g", digits, v);
+        if (strtod(out, NULL) == v)
+            return;
+    }
+}
+
 int cmd_train(int argc, char **argv)
 {
     const char *cmd = "train";
@@ -346,7 +369,9 @@ int cmd_train(int argc, char **argv)
                                     {"check-replicas", 0, 0}, {"epochs", 1, 0}, {"eval-batches", 1, 0},
                                     {"sample-prompt", 1, 0}, {"sample-tokens", 1, 0}, {"init-from", 1, 0},
                                     {"preset", 1, 0}, {"log", 1, 0}, {"checkpoint-every", 1, 0},
-                                    {"state", 1, 0}, {"resume", 1, 0}, {NULL, 0, 0}};
+                                    {"state", 1, 0}, {"resume", 1, 0}, {"warmup", 1, 0},
+                                    {"lr-initial", 1, 0}, {"cosine", 0, 0}, {"lr-min", 1, 0},
+                                    {"clip-grad", 1, 0}, {NULL, 0, 0}};
     parsed_args a;
     int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
     if (rc < 0) {
@@ -356,6 +381,8 @@ int cmd_train(int argc, char **argv)
                "                   [--arch A [--qkv-bias]] | --init-from FILE) [--dropout P]\n"
                "                   --context T --batch B (--steps K | --epochs N)\n"
                "                   --optimizer sgd|adamw --lr LR [--momentum M] [--weight-decay WD]\n"
+               "                   [--warmup K [--lr-initial LR0]] [--cosine [--lr-min LRMIN]]\n"
+               "                   [--clip-grad NORM]\n"
                "                   [--eval-every E] [--save FILE.safetensors] [--log FILE.csv]\n"
                "                   [--checkpoint-every K] [--state FILE] [--resume FILE]\n"
                "                   [--data-parallel [--check-replicas]]\n"
@@ -391,20 +418,31 @@ int cmd_train(int argc, char **argv)
                "where the step evaluated) and FILE.svg, the plot of both losses, after every\n"
                "evaluation and at the end (an SVG there that is not such a plot is not replaced).\n"
                "\n"
+               "The book's appendix D (train_model), for either loop: --warmup K raises the learning\n"
+               "rate linearly from --lr-initial (default 1e-5, the book's) to the peak --lr over the\n"
+               "first K steps (lr = LR0 + step * (LR - LR0) / K); --cosine then lowers it along half\n"
+               "a cosine to --lr-min (default 1e-5, the book's) at the run's end (--steps, or --epochs\n"
+               "times the batches of an epoch); without --cosine it stays at --lr. --clip-grad NORM\n"
+               "scales the gradient down to norm NORM when it is longer (clip_grad_norm_), from the\n"
+               "first step after the warmup (step >= K) on. The log's lr column is each step's; the\n"
+               "progress line shows it too, and the plot its curve.\n"
+               "\n"
                "The training state (the weights, AdamW's moments or SGD's momentum, the step, the\n"
                "generator, the loader's epoch and order) goes to --state FILE (default: --save's\n"
                "name with .state.safetensors, else mygpt-train.state.safetensors; a file there that\n"
                "is not a training state is never replaced) every K steps with --checkpoint-every K,\n"
                "and on Ctrl-C: the step finishes, the state is saved, the run ends (a second Ctrl-C\n"
                "ends it at once). --resume FILE continues such a state with the same flags (--steps\n"
-               "or --epochs may grow): it prints what the run would have printed, bit for bit.\n"
+               "or --epochs may grow, but for --cosine, whose decay spans the run): it prints what\n"
+               "the run would have printed, bit for bit.\n"
                "\n"
                "--data-parallel, under mpirun -np P (a build with MPI): every process holds the model\n"
                "and takes rows [r*B/P, (r+1)*B/P) of each global batch of B; the gradients are\n"
                "averaged (reduced on rank 0 and broadcast) before the same optimizer step on every\n"
                "rank, so the batches, their order and the losses do not depend on P (up to the\n"
                "grouping of sums). Rank 0 alone prints and saves. --check-replicas compares the\n"
-               "parameters' checksums across ranks after every step. P must not exceed B.\n");
+               "parameters' checksums across ranks after every step. P must not exceed B. The\n"
+               "schedule and --clip-grad work there too (the norm is the averaged gradient's).\n");
         return 0;
     }
     if (rc || (rc = train_apply_preset(cmd, &a, ARGS)))
@@ -439,6 +477,30 @@ int cmd_train(int argc, char **argv)
         return EXIT_USAGE;
     }
     if (args_double_min(cmd, &a, "lr", 0, &lr))
+        return EXIT_USAGE;
+    // appendix D's bells: the schedule's length is known once the loop's steps are
+    mygpt_lr_schedule schedule = {.peak = lr, .initial = 1e-5, .min = 1e-5, .cosine = args_has(&a, "cosine")};
+    int64_t warmup = 0;
+    double clip = 0;
+    const int scheduled = args_has(&a, "warmup") || args_has(&a, "cosine");
+    if (args_i64_in(cmd, &a, "warmup", 0, 1 << 30, 0, &warmup) ||
+        args_double_min(cmd, &a, "lr-initial", 0, &schedule.initial) ||
+        args_double_min(cmd, &a, "lr-min", 0, &schedule.min) || args_double_min(cmd, &a, "clip-grad", 0, &clip))
+        return EXIT_USAGE;
+    schedule.warmup_steps = (long)warmup;
+    if (args_has(&a, "clip-grad") && !(clip > 0)) {
+        cli_error(cmd, "--clip-grad must be more than 0 (the longest gradient kept), got %s", args_get(&a, "clip-grad"));
+        return EXIT_USAGE;
+    }
+    if (args_has(&a, "lr-initial") && !args_has(&a, "warmup")) {
+        cli_error(cmd, "--lr-initial goes with --warmup (the learning rate the warmup starts from)");
+        return EXIT_USAGE;
+    }
+    if (args_has(&a, "lr-min") && !args_has(&a, "cosine")) {
+        cli_error(cmd, "--lr-min goes with --cosine (the learning rate the decay ends at)");
+        return EXIT_USAGE;
+    }
+    if (scheduled && !args_has(&a, "epochs") && schedule_check(cmd, &schedule, steps, "--steps"))
         return EXIT_USAGE;
     if (args_has(&a, "epochs") && (args_has(&a, "steps") || args_has(&a, "data-parallel"))) {
         cli_error(cmd, "--epochs (the book's loop) goes without --steps and --data-parallel");
@@ -534,7 +596,10 @@ int cmd_train(int argc, char **argv)
             {"--vocab", (unsigned long long)cfg.vocab_size, 'i'}, {"--embed", (unsigned long long)cfg.embed_dim, 'i'},
             {"--heads", (unsigned long long)cfg.num_heads, 'i'}, {"--layers", (unsigned long long)cfg.num_layers, 'i'},
             {"--max-seq", (unsigned long long)cfg.max_seq_len, 'i'}, {"--arch", (unsigned long long)cfg.arch, 'i'},
-            {"--qkv-bias", (unsigned long long)cfg.qkv_bias, 'i'}, {"--dropout", bits_of(cfg.dropout), 'f'}};
+            {"--qkv-bias", (unsigned long long)cfg.qkv_bias, 'i'}, {"--dropout", bits_of(cfg.dropout), 'f'},
+            {"--warmup", (unsigned long long)warmup, 'i'}, {"--lr-initial", bits_of(schedule.initial), 'f'},
+            {"--cosine", (unsigned long long)schedule.cosine, 'i'}, {"--lr-min", bits_of(schedule.min), 'f'},
+            {"--clip-grad", bits_of(clip), 'f'}};
         dp_agree(&team, "mygpt train", flags, (int)(sizeof flags / sizeof flags[0]));
         if (team.size > B) { // every rank sees the same: rank 0 says it, all stop
             if (team.rank == 0)
@@ -578,6 +643,9 @@ int cmd_train(int argc, char **argv)
         rc = EXIT_USAGE;
         goto done;
     }
+    if (scheduled && epochs > 0 &&
+        (rc = schedule_check(cmd, &schedule, epochs * (long long)train.num_batches, "--epochs")))
+        goto done;
     // torch.manual_seed(seed); model = GPT(...): the generator goes on to the loaders
     // (and to dropout); --init-from: the model built, then its weights loaded
     mygpt_rng rng = {0};
@@ -651,6 +719,22 @@ int cmd_train(int argc, char **argv)
     setting(&rs, "--eval-batches", "%lld", epochs > 0 ? (long long)eval_batches : 0LL);
     setting(&rs, "--text", "%zu + %zu tokens, FNV-1a %016llx", ntrain, nval,
             checksum(train_ids, ntrain * sizeof *train_ids) ^ checksum(val_ids, nval * sizeof *val_ids));
+    // appendix D's, only when given (a state saved without them resumes as before)
+    char value[40];
+    if (args_has(&a, "warmup")) {
+        setting(&rs, "--warmup", "%lld", (long long)warmup);
+        shortest(value, sizeof value, schedule.initial);
+        setting(&rs, "--lr-initial", "%s", value);
+    }
+    if (schedule.cosine) { // its decay spans the run: --steps or --epochs may not grow
+        setting(&rs, "--cosine", "over %ld steps", schedule.total_steps);
+        shortest(value, sizeof value, schedule.min);
+        setting(&rs, "--lr-min", "%s", value);
+    }
+    if (clip > 0) {
+        shortest(value, sizeof value, clip);
+        setting(&rs, "--clip-grad", "%s", value);
+    }
     mygpt_train_position pos = {0, 0, 0};
     if (args_has(&a, "resume")) {
         mygpt_rng *rngs[1] = {&rng};
@@ -669,13 +753,15 @@ int cmd_train(int argc, char **argv)
         }
     }
     train_log log = {0};
-    run_ctx ctx = {.cmd = cmd, .show = team.rank == 0, .lr = opt.lr, .state = state_refused ? NULL : state_path,
+    run_ctx ctx = {.cmd = cmd, .show = team.rank == 0, .state = state_refused ? NULL : state_path,
                    .every = ckpt_every, .g = g, .opt = &opt, .rng = &rng,
                    .train = &train, .settings = rs.s, .nsettings = rs.n, .at = pos, .saved_at = -1};
     if (team.rank == 0 && args_has(&a, "log") && (rc = train_log_open(cmd, &log, args_get(&a, "log"), pos.step)))
         goto done;
     ctx.log = team.rank == 0 && args_has(&a, "log") ? &log : NULL;
-    progress_start(&ctx.progress, stderr, pos.step, epochs > 0 ? epochs * (long long)train.num_batches : steps, B * T);
+    progress_start(&ctx.progress, stderr, pos.step, epochs > 0 ? epochs * (long long)train.num_batches : steps, B * T,
+                   scheduled);
+    log.lr_curve = scheduled;
     if (team.size == 1)
         train_catch_sigint();
     const double t0 = cli_now_s();
@@ -699,7 +785,9 @@ int cmd_train(int argc, char **argv)
                               .prompt = prompt, .n_prompt = np, .sample_tokens = (int)sample_tokens,
                               .start_step = (long)pos.step, .start_epoch = (long)pos.epoch,
                               .start_batch = (size_t)pos.batch, .after_step = after_step,
-                              .before_print = before_print, .ctx = &ctx};
+                              .before_print = before_print, .ctx = &ctx,
+                              .schedule = scheduled ? &schedule : NULL, .clip_norm = clip,
+                              .clip_from = schedule.warmup_steps};
         long taken = 0;
         st = book_train(stdout, tr, &opt, &train, &val, &rng, &run, x, y, &taken, &err);
         tokens = (taken - step) * B * T;
@@ -715,9 +803,12 @@ int cmd_train(int argc, char **argv)
             double shown = 0, ev[2] = {0, 0}; // the global batch's loss; the step's and the validation loss
             int evaluated = 0;
             st = mygpt_dataloader_batch(&train, b, x, y, &err);
+            if (scheduled) // appendix D: for param_group in optimizer.param_groups: param_group["lr"] = lr
+                opt.lr = mygpt_lr_at(&schedule, (long)step);
+            const double clip_now = clip > 0 && step >= schedule.warmup_steps ? clip : 0.0; // after the warmup
             if (st == MYGPT_OK)
-                st = dp_train_step(&team, tr, &opt, x, y, (int)B, (int)T, (long)step, args_has(&a, "check-replicas"), "mygpt train",
-                                   &shown, &err);
+                st = dp_train_step_clipped(&team, tr, &opt, x, y, (int)B, (int)T, (long)step,
+                                           args_has(&a, "check-replicas"), "mygpt train", clip_now, &shown, NULL, &err);
             tokens += B * T;
             if (st == MYGPT_OK && (step % every == 0 || step == steps - 1)) {
                 st = dp_val_loss(&team, g, &val, &rng, x, y, &ev[1], &err);

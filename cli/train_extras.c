@@ -141,10 +141,12 @@ void train_print_presets(FILE *f)
 
 /* ---- progress ------------------------------------------------------------------------ */
 
-void progress_start(train_progress *p, FILE *f, long long first, long long total, long long tokens_per_step)
+void progress_start(train_progress *p, FILE *f, long long first, long long total, long long tokens_per_step,
+                    int show_lr)
 {
     memset(p, 0, sizeof *p);
     p->f = f;
+    p->show_lr = show_lr;
     p->tty = isatty(fileno(f));
     p->first = first;
     p->total = total;
@@ -164,7 +166,7 @@ static void duration(char *out, size_t n, double s)
         snprintf(out, n, "%lldh%02lldm", t / 3600, t / 60 % 60);
 }
 
-void progress_step(train_progress *p, long long steps, double loss, int evaluated)
+void progress_step(train_progress *p, long long steps, double loss, double lr, int evaluated)
 {
     const int last = steps >= p->total;
     if (!p->tty && !evaluated && !last)
@@ -174,9 +176,11 @@ void progress_step(train_progress *p, long long steps, double loss, int evaluate
     const double per = elapsed / (double)here;
     char eta[32];
     duration(eta, sizeof eta, per * (double)(p->total - steps));
-    char line[256];
-    snprintf(line, sizeof line, "step %lld/%lld, loss %.4f, %.0f ms/step, %.0f tokens/s, %s %s", steps,
-             p->total, loss, 1e3 * per, elapsed > 0 ? (double)(here * p->tokens_per_step) / elapsed : 0.0,
+    char line[256], rate[40] = "";
+    if (p->show_lr)
+        snprintf(rate, sizeof rate, ", lr %.3g", lr);
+    snprintf(line, sizeof line, "step %lld/%lld, loss %.4f%s, %.0f ms/step, %.0f tokens/s, %s %s", steps,
+             p->total, loss, rate, 1e3 * per, elapsed > 0 ? (double)(here * p->tokens_per_step) / elapsed : 0.0,
              last ? "took" : "ETA", last ? (duration(eta, sizeof eta, elapsed), eta) : eta);
     if (!p->tty) {
         fprintf(p->f, "mygpt train: %s\n", line);
@@ -251,23 +255,25 @@ static int log_grow(train_log *l)
     if (l->n < l->cap && l->nv < l->cap)
         return 0;
     const size_t cap = l->cap ? 2 * l->cap : 256;
-    float *p[4] = {realloc(l->x, cap * sizeof(float)), NULL, NULL, NULL};
-    if (p[0])
-        l->x = p[0];
-    if (!p[0] || !(l->train = realloc(l->train, cap * sizeof(float))) ||
-        !(l->vx = realloc(l->vx, cap * sizeof(float))) || !(l->val = realloc(l->val, cap * sizeof(float))))
-        return 1; // what was kept stays freeable
+    float **curves[] = {&l->x, &l->train, &l->lr, &l->vx, &l->val};
+    for (size_t i = 0; i < sizeof curves / sizeof curves[0]; i++) {
+        float *p = realloc(*curves[i], cap * sizeof(float));
+        if (!p)
+            return 1; // what was kept stays freeable
+        *curves[i] = p;
+    }
     l->cap = cap;
     return 0;
 }
 
-static void log_point(train_log *l, long long step, double tl, const double *vl)
+static void log_point(train_log *l, long long step, double tl, const double *vl, double lr)
 {
     if (log_grow(l)) {
         l->rows.failed = 1;
         return;
     }
     l->x[l->n] = (float)step;
+    l->lr[l->n] = (float)lr;
     l->train[l->n++] = (float)tl;
     if (vl) {
         l->vx[l->nv] = (float)step;
@@ -316,8 +322,9 @@ int train_log_open(const char *cmd, train_log *l, const char *csv, long long res
                 break;
             tl = strtod(f + 1, &f);
             const int has_val = f[0] == ',' && f[1] != ',';
-            vl = has_val ? strtod(f + 1, NULL) : 0;
-            log_point(l, step, tl, has_val ? &vl : NULL);
+            vl = has_val ? strtod(f + 1, &f) : 0;
+            const double lr = f[0] == ',' ? strtod(f + 1 + (f[1] == ','), NULL) : 0; // after an empty val_loss
+            log_point(l, step, tl, has_val ? &vl : NULL, lr);
             rows_printf(l, "%.*s\n", (int)(end - line), line);
         }
     }
@@ -328,11 +335,17 @@ int train_log_open(const char *cmd, train_log *l, const char *csv, long long res
 void train_log_row(train_log *l, long long step, double train_loss, const double *val_loss, double lr,
                    double ms)
 {
-    log_point(l, step, train_loss, val_loss);
+    log_point(l, step, train_loss, val_loss, lr);
     rows_printf(l, "%lld,%.6f,", step, train_loss);
     if (val_loss)
         rows_printf(l, "%.6f", *val_loss);
-    rows_printf(l, ",%.17g,%.3f\n", lr, ms);
+    char rate[32]; // the shortest text that reads back as lr's bits (Python's repr of it)
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(rate, sizeof rate, "%.*g", digits, lr);
+        if (strtod(rate, NULL) == lr)
+            break;
+    }
+    rows_printf(l, ",%s,%.3f\n", rate, ms);
 }
 
 int train_log_write(const char *cmd, train_log *l)
@@ -350,13 +363,36 @@ int train_log_write(const char *cmd, train_log *l)
         ymax = isfinite(l->train[i]) && l->train[i] > ymax ? l->train[i] : ymax;
     for (size_t i = 0; i < l->nv; i++)
         ymax = isfinite(l->val[i]) && l->val[i] > ymax ? l->val[i] : ymax;
+    // a schedule's learning rates, in units of a power of ten (the axis's ticks show two
+    // decimals): 1e-3 for a peak of 0.001
+    float lr_max = 0;
+    for (size_t i = 0; i < l->n; i++)
+        lr_max = isfinite(l->lr[i]) && l->lr[i] > lr_max ? l->lr[i] : lr_max;
+    const int e = lr_max > 0 ? (int)floor(log10(lr_max)) : 0;
+    const float unit = (float)pow(10.0, e);
+    float *scaled = l->lr_curve ? malloc((l->n ? l->n : 1) * sizeof *scaled) : NULL;
+    if (l->lr_curve && !scaled) {
+        cli_error(cmd, "--log: out of memory for the plot");
+        return EXIT_RUNTIME;
+    }
+    for (size_t i = 0; scaled && i < l->n; i++)
+        scaled[i] = l->lr[i] / unit;
     mygpt_svg fig;
-    mygpt_svg_begin(&fig, 820, 480);
+    mygpt_svg_begin(&fig, 820, l->lr_curve ? 700 : 480);
     const mygpt_svg_series s[2] = {
         {.x = l->x, .y = l->train, .n = (int)l->n, .label = "train (the step's batch)"},
         {.x = l->vx, .y = l->val, .n = (int)l->nv, .label = "validation", .markers = 1}};
     const mygpt_svg_panel p = {80, 50, 520, 360, PLOT_TITLE, "step", "loss", .legend_outside = 1};
     mygpt_svg_line_plot(&fig, &p, s, l->nv ? 2 : 1, 0.0, ymax > 0 ? ymax : 1.0);
+    if (scaled) { // a schedule: its curve below, on the same steps
+        char ylabel[40];
+        snprintf(ylabel, sizeof ylabel, "lr (units of 1e%d)", e);
+        const mygpt_svg_series r = {.x = l->x, .y = scaled, .n = (int)l->n, .label = "learning rate"};
+        const mygpt_svg_panel q = {80, 490, 520, 150, "the learning rate of each step", "step", ylabel,
+                                   .legend_outside = 1};
+        mygpt_svg_line_plot(&fig, &q, &r, 1, 0.0, lr_max > 0 ? lr_max / unit : 1.0);
+        free(scaled);
+    }
     if ((st = mygpt_svg_save(&fig, l->svg, &err)) != MYGPT_OK)
         return cli_write_fail(cmd, st, &err);
     return 0;
@@ -367,6 +403,7 @@ void train_log_free(train_log *l)
     free(l->rows.data);
     free(l->x);
     free(l->train);
+    free(l->lr);
     free(l->vx);
     free(l->val);
     memset(l, 0, sizeof *l);

@@ -26,20 +26,24 @@ void train_print_presets(FILE *f);
 /* ---- progress ------------------------------------------------------------------------ */
 
 /* A progress line on f (stderr): on a terminal one line redrawn after every step (a bar,
- * the step, the loss, ms/step, tokens/s, the time left); in a pipe or a file one plain
- * line after every evaluation and the last step. */
+ * the step, the loss, the learning rate when a schedule changes it, ms/step, tokens/s,
+ * the time left); in a pipe or a file one plain line after every evaluation and the
+ * last step. */
 typedef struct train_progress {
     FILE *f;
     int tty, shown;         /* a terminal; a line is on it now                  */
+    int show_lr;            /* the line shows the step's learning rate          */
     long long first, total; /* steps taken when this run began; steps in all     */
     long long tokens_per_step;
     double t0;
 } train_progress;
 
-void progress_start(train_progress *p, FILE *f, long long first, long long total, long long tokens_per_step);
+void progress_start(train_progress *p, FILE *f, long long first, long long total, long long tokens_per_step,
+                    int show_lr);
 
-/* After a step: steps taken, its loss; evaluated says it was an interval's end */
-void progress_step(train_progress *p, long long steps, double loss, int evaluated);
+/* After a step: steps taken, its loss and learning rate; evaluated says it was an
+ * interval's end */
+void progress_step(train_progress *p, long long steps, double loss, double lr, int evaluated);
 
 /* Clears the terminal's line before something else is printed (nothing in a pipe) */
 void progress_clear(train_progress *p);
@@ -47,7 +51,9 @@ void progress_clear(train_progress *p);
 /* ---- the loss log --------------------------------------------------------------------- */
 
 /* --log FILE.csv: a row per step (step,train_loss,val_loss,lr,ms; val_loss empty when
- * the step did not evaluate), and FILE.svg beside it, the plot of both losses. */
+ * the step did not evaluate; lr the step's, as the shortest text of its double), and
+ * FILE.svg beside it, the plot of both
+ * losses and, with lr_curve (a schedule), the learning rate's curve below it. */
 typedef struct train_log {
     char csv[4096], svg[4100];
     struct {
@@ -55,8 +61,10 @@ typedef struct train_log {
         size_t len, cap;
         int failed;              /* an allocation failed: the log is not written  */
     } rows;                      /* the CSV                                       */
-    float *x, *train, *vx, *val; /* the curves: every step's loss, every evaluation's */
+    float *x, *train, *lr, *vx, *val; /* the curves: every step's loss and learning rate,
+                                         every evaluation's loss */
     size_t n, nv, cap;
+    int lr_curve;                /* the plot has the learning rate's panel         */
 } train_log;
 
 /* Checks both paths before the first step (as --save's: a regular file is replaced, a

@@ -689,14 +689,16 @@ Test(cli_train, train_and_generate_follow_the_pytorch_reference, .timeout = 600)
 
 /* Issue 24: `mygpt train --epochs` prints the book's chapter-5 log as
  * tools/reference_book_ch5.py does for the same small runs, line for line (losses to
- * three decimals, greedy samples). tests/golden/book_cli.txt: tools/gen_book_goldens.py. */
+ * three decimals, greedy samples); issue 39: with --warmup, --cosine and --clip-grad,
+ * appendix D's train_model as tools/reference_book_appD.py runs it (its last case, every
+ * step after the warmup clipped). tests/golden/book_cli.txt: tools/gen_book_goldens.py. */
 Test(cli_train, the_books_training_loop_prints_pytorchs_log, .timeout = 600)
 {
     // under the sanitizers (minutes a case there) the cheapest case, one epoch of one layer
     if (TEST_SANITIZED)
         cr_expect_eq(run_cli_cases("book_cli.txt", lines_equal, 1, 2), 1);
     else
-        cr_expect_eq(run_cli_cases("book_cli.txt", lines_equal, 1, 0), 3);
+        cr_expect_eq(run_cli_cases("book_cli.txt", lines_equal, 1, 0), 4);
 }
 
 /* Issue 25, item 7: a NUL on decode's standard input is refused, naming its offset,
@@ -1377,11 +1379,19 @@ Test(cli_train, a_run_interrupted_and_resumed_prints_and_saves_what_the_straight
                       "--steps 6 --optimizer sgd --lr 0.5 --momentum 0.9 --eval-every 4 --text DATA/the-verdict.txt";
     const int at_sgd[] = {3};
     interrupted_and_resumed(sgd, at_sgd, 1, dir, data);
-    // the book's loop: its evaluations, its samples after each epoch, across the epochs
+    // appendix D's schedule and clipping (issue 39) in the course's loop: in the warmup,
+    // at its end, in the decay
+    const char *sched = "--seed 6 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 "
+                        "--steps 8 --optimizer adamw --lr 0.01 --eval-every 3 --warmup 3 --lr-initial 1e-4 --cosine "
+                        "--lr-min 1e-4 --clip-grad 0.05 --text DATA/the-verdict.txt";
+    const int at_sched[] = {2, 3, 6};
+    interrupted_and_resumed(sched, TEST_SANITIZED ? at_sched + 1 : at_sched, TEST_SANITIZED ? 1 : 3, dir, data);
+    // the book's loop: its evaluations, its samples after each epoch, across the epochs;
+    // with appendix D's schedule and clipping, whose steps go on across the epochs
     const char *book = "--arch llms-from-scratch --dropout 0.1 --seed 5 --vocab 50257 --embed 8 --heads 2 "
                        "--layers 1 --max-seq 8 --context 8 --batch 64 --epochs 2 --optimizer adamw --lr 0.001 "
                        "--weight-decay 0.1 --eval-every 3 --eval-batches 2 --sample-prompt Every_effort "
-                       "--sample-tokens 4 --text DATA/the-verdict.txt";
+                       "--sample-tokens 4 --warmup 4 --cosine --clip-grad 0.05 --text DATA/the-verdict.txt";
     const int at_book[] = {2, 8, 13};
     interrupted_and_resumed(book, TEST_SANITIZED ? at_book + 1 : at_book, TEST_SANITIZED ? 1 : 3, dir, data);
     char path[300];
@@ -1408,6 +1418,11 @@ Test(cli_train, a_resume_of_another_run_is_refused_and_a_second_ctrl_c_saves_not
     train_run(run, dir, data, "2", &r);
     cr_assert_eq(r.status, 128 + SIGINT, "exit %d: %s", r.status, r.err);
     proc_result_free(&r);
+    train_run("train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
+              "--lr 0.01 --warmup 2 --cosine --clip-grad 0.5 --text DATA/the-verdict.txt --state DIR/d.safetensors",
+              dir, data, "1", &r);
+    cr_assert_eq(r.status, 128 + SIGINT, "exit %d: %s", r.status, r.err);
+    proc_result_free(&r);
     const struct {
         const char *words, *msg;
     } refused[] = {
@@ -1429,6 +1444,34 @@ Test(cli_train, a_resume_of_another_run_is_refused_and_a_second_ctrl_c_saves_not
         {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
          "--lr 0.01 --text DATA/the-verdict.txt --resume DIR/m.safetensors",
          "m.safetensors is not a training state"},
+        // appendix D's settings (issue 39): a schedule the saving run did not have, or
+        // another one, or another clipping, or none of either
+        {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
+         "--lr 0.01 --warmup 2 --text DATA/the-verdict.txt --resume DIR/s.safetensors",
+         "was saved by a run with --warmup (not given), not 2"},
+        {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
+         "--lr 0.01 --warmup 3 --cosine --clip-grad 0.5 --text DATA/the-verdict.txt --resume DIR/d.safetensors",
+         "was saved by a run with --warmup 2, not 3"},
+        {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
+         "--lr 0.01 --warmup 2 --lr-initial 0.001 --cosine --clip-grad 0.5 --text DATA/the-verdict.txt "
+         "--resume DIR/d.safetensors",
+         "was saved by a run with --lr-initial 1e-05, not 0.001"},
+        {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 7 "
+         "--lr 0.01 --warmup 2 --cosine --clip-grad 0.5 --text DATA/the-verdict.txt --resume DIR/d.safetensors",
+         "was saved by a run with --cosine over 6 steps, not over 7 steps"},
+        {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
+         "--lr 0.01 --warmup 2 --cosine --lr-min 0 --clip-grad 0.5 --text DATA/the-verdict.txt "
+         "--resume DIR/d.safetensors",
+         "was saved by a run with --lr-min 1e-05, not 0"},
+        {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
+         "--lr 0.01 --warmup 2 --cosine --clip-grad 0.25 --text DATA/the-verdict.txt --resume DIR/d.safetensors",
+         "was saved by a run with --clip-grad 0.5, not 0.25"},
+        {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
+         "--lr 0.01 --warmup 2 --cosine --text DATA/the-verdict.txt --resume DIR/d.safetensors",
+         "was saved by a run with --clip-grad 0.5, not without it"},
+        {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
+         "--lr 0.01 --text DATA/the-verdict.txt --resume DIR/d.safetensors",
+         "was saved by a run with --warmup 2, not without it"},
     };
     const mygpt_config cfg = {50257, 8, 2, 1, 8};
     mygpt_gpt *g;
@@ -1463,6 +1506,8 @@ Test(cli_train, a_resume_of_another_run_is_refused_and_a_second_ctrl_c_saves_not
         cr_expect(strstr(r.err, refused[i].msg) != NULL, "'%s' lacks '%s'", r.err, refused[i].msg);
         proc_result_free(&r);
     }
+    unlink(path);
+    snprintf(path, sizeof path, "%s/d.safetensors", dir);
     unlink(path);
     // an unnamed state's file that is there and is no training state is not replaced
     snprintf(path, sizeof path, "%s/w.state.safetensors", dir);
@@ -1967,4 +2012,195 @@ Test(cli_chat, in_a_terminal_it_prompts_answers_and_ends_at_ctrl_d, .timeout = 1
     session_free(&s);
     unlink(ckpt);
     rmdir(dir);
+}
+
+/* ---- issue 39: appendix D's schedule and clipping as flags ------------------------- */
+
+/* The learning rates of tests/golden/learn.txt's line that starts with `head` (Python's
+ * doubles, from tools/gen_learn_goldens.py): their count, at most max */
+static int golden_rates(const char *head, double *rates, int max)
+{
+    FILE *f = golden_open("learn.txt");
+    cr_assert_not_null(f, "tests/golden/learn.txt is missing");
+    char *line = NULL;
+    size_t cap = 0;
+    long lineno = 0;
+    int n = -1;
+    while (n < 0 && golden_next_line(f, &line, &cap, &lineno) >= 0) {
+        if (strncmp(line, head, strlen(head)) != 0)
+            continue;
+        const char *p = line + strlen(head);
+        char *end;
+        for (n = 0; n < max; n++, p = end) {
+            rates[n] = strtod(p, &end);
+            if (end == p)
+                break;
+        }
+    }
+    free(line);
+    fclose(f);
+    cr_assert_geq(n, 1, "learn.txt has no line '%s'", head);
+    return n;
+}
+
+/* The lr column of a --log CSV (steps 0, 1, ... in order): the count, at most max */
+static int log_rates(const char *csv, double *rates, int max)
+{
+    size_t len = 0;
+    char *text = file_bytes(csv, &len);
+    cr_assert_not_null(text, "no log %s", csv);
+    text = realloc(text, len + 1);
+    text[len] = '\0';
+    int n = 0;
+    for (char *line = strchr(text, '\n'); line && line[1] && n < max; line = strchr(line + 1, '\n')) {
+        long step = -1;
+        cr_assert_eq(sscanf(line + 1, "%ld,", &step), 1, "%s", line + 1);
+        cr_assert_eq(step, n, "the log's rows are not steps 0, 1, ...: %s", text);
+        const char *lr = line + 1;
+        for (int comma = 0; comma < 3; comma++) // step,train_loss,val_loss,lr,ms
+            lr = strchr(lr, ',') + 1;
+        rates[n++] = strtod(lr, NULL);
+    }
+    free(text);
+    return n;
+}
+
+static void expect_same_rates(const double *got, int n_got, const double *want, int n_want, const char *what)
+{
+    cr_assert_eq(n_got, n_want, "%s: %d rows for %d steps", what, n_got, n_want);
+    for (int i = 0; i < n_want; i++)
+        cr_expect(memcmp(&got[i], &want[i], sizeof got[i]) == 0, "%s, step %d: lr %.17g, Python's %.17g", what, i,
+                  got[i], want[i]);
+}
+
+/* --warmup and --cosine: each step's learning rate in the log's lr column is the one the
+ * appendix's train_model computes (tools/gen_learn_goldens.py, in Python), bit for bit,
+ * in both loops, with the book's --lr-initial and --lr-min as defaults; the progress line
+ * shows it, the plot draws its curve. (The losses of such a run, clipped too, against
+ * PyTorch: the_books_training_loop_prints_pytorchs_log.) */
+Test(cli_train, the_log_shows_each_steps_learning_rate_as_the_appendix_computes_it, .timeout = 600)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("the-verdict.txt");
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt_sched_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char csv[300], svg[300];
+    snprintf(csv, sizeof csv, "%s/s.csv", dir);
+    snprintf(svg, sizeof svg, "%s/s.svg", dir);
+    double want[64], got[64];
+    const int n = golden_rates("lr 0.001 1e-05 1e-05 3 18 1 : ", want, 64);
+    cr_assert_eq(n, 18);
+    proc_result r;
+    const char *model = "--seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 ";
+    char words[600];
+    snprintf(words, sizeof words, "train %s --batch 4 --steps 18 --eval-every 6 --lr 0.001 --warmup 3 --cosine "
+             "--text DATA/the-verdict.txt --log DIR/s.csv", model);
+    train_run(words, dir, data, NULL, &r);
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "mygpt train: step 18/18, loss ") && strstr(r.err, ", lr 2.08e-05, "), "%s", r.err);
+    proc_result_free(&r);
+    expect_same_rates(got, log_rates(csv, got, 64), want, n, "--steps");
+    size_t len = 0;
+    char *text = file_bytes(svg, &len);
+    cr_assert_not_null(text, "no plot");
+    text = realloc(text, len + 1);
+    text[len] = '\0';
+    cr_expect(strstr(text, "the learning rate of each step") && strstr(text, "lr (units of 1e-3)"), "no lr curve");
+    free(text);
+    if (!TEST_SANITIZED) { // the book's loop: 18 batches of 32 windows in an epoch
+        snprintf(words, sizeof words, "train %s --batch 32 --epochs 1 --eval-every 100 --eval-batches 1 --lr 0.001 "
+                 "--warmup 3 --cosine --text DATA/the-verdict.txt --log DIR/s.csv", model);
+        train_run(words, dir, data, NULL, &r);
+        cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+        proc_result_free(&r);
+        expect_same_rates(got, log_rates(csv, got, 64), want, n, "--epochs");
+    }
+    // the book's loop knows its steps once the text is read: a cosine with none left is refused then
+    snprintf(words, sizeof words, "train %s --batch 32 --epochs 1 --eval-batches 1 --lr 0.001 --warmup 18 --cosine "
+             "--text DATA/the-verdict.txt", model);
+    train_run(words, dir, data, NULL, &r);
+    cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    cr_expect_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_expect(strstr(r.err, "--cosine: the cosine decay needs steps after the warmup: 18 steps in all, 18 of warmup "
+                            "(give fewer --warmup steps, or more --epochs)") != NULL, "%s", r.err);
+    proc_result_free(&r);
+    // without a schedule the column is --lr on every row, and the plot has no lr curve
+    snprintf(words, sizeof words, "train %s --batch 4 --steps 3 --lr 0.001 --text DATA/the-verdict.txt "
+             "--log DIR/s.csv", model);
+    train_run(words, dir, data, NULL, &r);
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, ", lr ") == NULL, "%s", r.err);
+    proc_result_free(&r);
+    const double constant[3] = {0.001, 0.001, 0.001};
+    expect_same_rates(got, log_rates(csv, got, 64), constant, 3, "a constant --lr");
+    text = file_bytes(svg, &len);
+    cr_assert_not_null(text, "no plot");
+    text = realloc(text, len + 1);
+    text[len] = '\0';
+    cr_expect(strstr(text, "the learning rate of each step") == NULL, "an lr curve without a schedule");
+    free(text);
+    unlink(csv);
+    unlink(svg);
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
+/* --clip-grad NORM: a norm below the gradient's changes the weights; one far above it
+ * changes no bit (clip_grad_norm_ then scales by 1) */
+Test(cli_train, clipping_changes_the_weights_only_when_the_gradient_is_longer, .timeout = 600)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("the-verdict.txt");
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt_clip_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    const char *run = "train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 "
+                      "--steps 3 --lr 0.01 --text DATA/the-verdict.txt";
+    const char *names[3] = {"plain", "clipped", "huge"}, *flags[3] = {"", "--clip-grad 0.05", "--clip-grad 1e30"};
+    char out[3][4096], path[3][300];
+    for (int i = 0; i < 3; i++) {
+        char words[600];
+        proc_result r;
+        snprintf(words, sizeof words, "%s %s --save DIR/%s.safetensors", run, flags[i], names[i]);
+        train_run(words, dir, data, NULL, &r);
+        cr_assert_eq(r.status, 0, "%s: exit %d: %s", names[i], r.status, r.err);
+        snprintf(out[i], sizeof out[i], "%s", r.out);
+        proc_result_free(&r);
+        snprintf(path[i], sizeof path[i], "%s/%s.safetensors", dir, names[i]);
+    }
+    cr_expect(!same_files(path[0], path[1]), "--clip-grad 0.05 left the weights as they were");
+    cr_expect_str_neq(out[0], out[1], "--clip-grad 0.05 left the losses as they were");
+    cr_expect(same_files(path[0], path[2]), "--clip-grad 1e30 changed the weights");
+    cr_expect_str_eq(out[0], out[2]);
+    for (int i = 0; i < 3; i++)
+        unlink(path[i]);
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
+/* Appendix D's flags refused with one line naming the flag, before anything is read */
+Test(cli_train, bad_schedule_and_clipping_flags)
+{
+    const char *run = "train --preset tiny --text /nonexistent --steps 6";
+    const char *bad[][2] = {
+        {"--lr-min 1e-4", "--lr-min goes with --cosine"},
+        {"--cosine --lr-initial 1e-4", "--lr-initial goes with --warmup"},
+        {"--clip-grad 0", "--clip-grad must be more than 0"},
+        {"--clip-grad -1", "--clip-grad must be at least 0"},
+        {"--clip-grad inf", "--clip-grad: 'inf' is not a finite number"},
+        {"--warmup -1", "--warmup"},
+        {"--warmup 2 --lr-initial nan", "--lr-initial: 'nan' is not a finite number"},
+        {"--cosine --lr-min -1e-5", "--lr-min must be at least 0"},
+        {"--warmup 6 --cosine", "--cosine: the cosine decay needs steps after the warmup: 6 steps in all, 6 of warmup "
+                                "(give fewer --warmup steps, or more --steps)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char words[300];
+        proc_result r;
+        snprintf(words, sizeof words, "%s %s", run, bad[i][0]);
+        cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
+        cr_expect_eq(r.status, 2, "%s: exit %d: %s", words, r.status, r.err);
+        cr_expect_eq(count_lines(r.err), 1, "%s", r.err);
+        cr_expect(strstr(r.err, bad[i][1]) != NULL, "'%s' lacks '%s'", r.err, bad[i][1]);
+        proc_result_free(&r);
+    }
 }

@@ -8,7 +8,9 @@
 #   3. a rank that cannot read its data ends the whole job with its error (no hang);
 #   4. ranks that disagree (flags, model sizes, weights) or fail before training end the
 #      job with one message naming the rank (issue 37);
-#   5. more processes than batch rows is refused with a clear message.
+#   5. more processes than batch rows is refused with a clear message;
+#   6. appendix D's schedule and clipping (issue 39): 1 process under mpirun as without
+#      MPI, bit for bit, 2 processes within 1e-6.
 # Skipped (77) when mpirun is absent; under CI=true that is a failure.
 set -uo pipefail
 mygpt=$1 check=$2
@@ -65,6 +67,33 @@ if [ -s "$tmp/p1" ] && [ -s "$tmp/p2" ]; then
     fi
 fi
 
+# issue 39: appendix D's schedule and clipping under --data-parallel. One process under
+# mpirun prints what the tool prints without MPI, bit for bit; two processes within 1e-6
+# of it (the norm clipped is the averaged gradient's, the same on every rank), and their
+# log's learning rates are the same; the clipping changes the run.
+sched=(train --seed 5 --vocab 50257 --embed 32 --heads 4 --layers 1 --max-seq 16 --text "$data/the-verdict.txt"
+       --context 16 --batch 4 --steps 12 --optimizer adamw --lr 1e-2 --eval-every 1 --warmup 3 --cosine
+       --lr-min 1e-4)
+"$mygpt" "${sched[@]}" --log "$tmp/s0.csv" >"$tmp/u0" 2>"$tmp/e0" || { say "FAIL: unclipped"; fail=1; }
+"$mygpt" "${sched[@]}" --clip-grad 0.05 --log "$tmp/s0.csv" >"$tmp/s0" 2>"$tmp/e0" ||
+    { say "FAIL: the schedule without MPI"; sed 's/^/  /' "$tmp/e0"; fail=1; }
+for P in 1 2; do
+    timeout 300 "${mpi[@]}" -np $P "$mygpt" "${sched[@]}" --clip-grad 0.05 --data-parallel --check-replicas \
+        --log "$tmp/s$P.csv" </dev/null >"$tmp/s$P" 2>"$tmp/e$P" ||
+        { say "FAIL: the schedule with $P processes"; sed 's/^/  /' "$tmp/e$P"; fail=1; }
+done
+if [ -s "$tmp/s0" ] && cmp -s "$tmp/s0" "$tmp/s1" && ! cmp -s "$tmp/s0" "$tmp/u0" &&
+    awk 'NR == FNR { t[$2] = $4; v[$2] = $6; n++; next }
+         { for (k = 0; k < 2; k++) { a = k ? v[$2] : t[$2]; b = k ? $6 : $4
+               d = (a - b) / a; if (d < 0) d = -d; if (!($2 in t) || d > 1e-6) bad++ } m++ }
+         END { exit (n == 12 && m == 12 && !bad) ? 0 : 1 }' "$tmp/s0" "$tmp/s2" &&
+    [ "$(cut -d, -f1,4 "$tmp/s0.csv")" = "$(cut -d, -f1,4 "$tmp/s2.csv")" ]; then
+    say "ok: --warmup --cosine --clip-grad: 1 process under mpirun as without MPI, 2 within 1e-6, the same rates"
+else
+    say "FAIL: the schedule and clipping with --data-parallel"; paste "$tmp/s0" "$tmp/s1" "$tmp/s2" | sed 's/^/  /'
+    fail=1
+fi
+
 # rank 1 alone is given a file it cannot read (mpirun's MPMD form): the job must end
 status=0
 good=("${args[@]}")
@@ -105,6 +134,8 @@ a1=("$mygpt" train --seed 1 --embed 64 "${model[@]}" --text "$data/the-verdict.t
 mpmd "a rank given other --steps" "rank 1: --steps is 5 here, 3 on rank 0"
 a1=("$mygpt" train --seed 7 --embed 64 "${model[@]}" "${flags[@]}")
 mpmd "a rank given another --seed" "rank 1: --seed is 7 here, 1 on rank 0"
+a1=("$mygpt" train --seed 1 --embed 64 "${model[@]}" "${flags[@]}" --clip-grad 0.5)
+mpmd "a rank given --clip-grad alone" "rank 1: --clip-grad is 0.5 here, 0 on rank 0"
 small 1 64 32 "$tmp/a.st"; small 1 32 32 "$tmp/b.st"; small 2 64 32 "$tmp/c.st"; small 1 64 8 "$tmp/d.st"
 a0=("$mygpt" train --seed 1 --init-from "$tmp/a.st" "${flags[@]}")
 a1=("$mygpt" train --seed 1 --init-from "$tmp/b.st" "${flags[@]}")

@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """Regenerate tests/golden/book_cli.txt: `mygpt train --epochs` (the book's chapter-5
 loop) on small models of both architectures, as tools/reference_book_ch5.py prints the
-same runs in PyTorch 1.13. Needs tiktoken (npm install --prefix tools/node) and the data
-folder (bash scripts/fetch-data.sh).
+same runs in PyTorch 1.13; and with appendix D's flags (--warmup, --cosine, --clip-grad),
+as tools/reference_book_appD.py's train_model prints a small run (its log says "Iter"
+where mygpt's, chapter 5's, says "Step"; the appendix's other lines are left out). Needs
+tiktoken (npm install --prefix tools/node) and the data folder (bash scripts/fetch-data.sh).
 
     /usr/bin/python3 tools/gen_book_goldens.py
 
@@ -21,6 +23,10 @@ CASES = [  # arch, seed, embed, heads, layers, max_seq, dropout, context, batch,
     ("llms-from-scratch", 7, 48, 3, 2, 96, 0.15, 96, 3, 1, 6e-4, 0.05, 4, 3, 12, "The donkey"),
 ]
 
+# appendix D's train_model: embed, heads, layers, context, epochs, max_norm (below this small
+# model's gradient norms, about 0.4, so that every step after the warmup is clipped)
+APPD_CASES = [(16, 2, 1, 64, 1, 0.3)]
+
 
 def main():
     data = os.path.join(HERE, "..", "data")
@@ -38,9 +44,25 @@ def main():
                      % (arch, " ".join(flags), prompt.replace(" ", "_")))
         lines += ["out " + l for l in out.rstrip("\n").split("\n")]
         lines.append("end")
+    for C, NH, L, T, ep, max_norm in APPD_CASES:
+        out = subprocess.run([sys.executable, os.path.join(HERE, "reference_book_appD.py"), "--embed", str(C),
+                              "--heads", str(NH), "--layers", str(L), "--context", str(T), "--epochs", str(ep),
+                              "--sample-tokens", "5", "--max-norm", str(max_norm), "--text",
+                              os.path.join(data, "the-verdict.txt")], check=True, capture_output=True,
+                             text=True).stdout.rstrip("\n").split("\n")
+        warmup = int(out[0])  # D.1's print(warmup_steps); then D.3's two gradients
+        # train_model's settings: GPTModel from torch.manual_seed(123), batch 2, AdamW(lr=0.001,
+        # weight_decay=0.1), eval_freq 5, eval_iter 1, initial_lr = min_lr = 1e-5
+        lines.append("case train --arch llms-from-scratch --seed 123 --vocab 50257 --embed %d --heads %d --layers %d "
+                     "--max-seq %d --dropout 0.1 --context %d --batch 2 --epochs %d --lr 0.001 --weight-decay 0.1 "
+                     "--eval-every 5 --eval-batches 1 --sample-tokens 5 --warmup %d --lr-initial 1e-05 --cosine "
+                     "--lr-min 1e-05 --clip-grad %r --text DATA/the-verdict.txt --optimizer adamw "
+                     "--sample-prompt Every_effort_moves_you" % (C, NH, L, T, T, ep, warmup, max_norm))
+        lines += ["out " + l.replace("(Iter ", "(Step ") for l in out[3:]]
+        lines.append("end")
     with open(os.path.join(HERE, "..", "tests", "golden", "book_cli.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
-    print("wrote tests/golden/book_cli.txt (%d cases)" % len(CASES))
+    print("wrote tests/golden/book_cli.txt (%d cases)" % (len(CASES) + len(APPD_CASES)))
 
 
 if __name__ == "__main__":

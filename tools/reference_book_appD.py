@@ -23,7 +23,8 @@ above 1, so that clipping changes the steps. --book: the printed book's train_mo
 which clips from `global_step > warmup_steps` (one step later), and its optimizer line,
 which leaves out lr= (AdamW's default, 0.001, is then the peak train_model reads; the
 book's peak_lr = 5e-4 is never used). --show-norms: each clipped step's learning rate
-and gradient norm on stderr.
+and gradient norm on stderr. --max-norm: D.4's max_norm (1.0 unless given;
+tools/gen_book_goldens.py gives a small model one below its gradient's norm).
 
 The full run (GPT_CONFIG_124M, 15 epochs of 9 steps) takes long: its first epoch took
 about 20 minutes on a 2-core machine shared with other work.
@@ -72,7 +73,7 @@ def find_highest_gradient(model):
 
 
 def train_model(model, train_loader, val_loader, optimizer, n_epochs, eval_freq, eval_iter, prompt, sample_tokens,
-                warmup_steps, initial_lr, min_lr, book, lrs, show_norms=False):
+                warmup_steps, initial_lr, min_lr, book, lrs, show_norms=False, max_norm=1.0):
     """The appendix's train_model; lrs gets each step's learning rate."""
     global_step = -1
     peak_lr = optimizer.param_groups[0]["lr"]
@@ -94,7 +95,7 @@ def train_model(model, train_loader, val_loader, optimizer, n_epochs, eval_freq,
             loss = calc_loss_batch(input_batch, target_batch, model)
             loss.backward()
             if (global_step > warmup_steps) if book else (global_step >= warmup_steps):
-                norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+                norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=max_norm)
                 if show_norms:
                     print("step %d: lr %r, gradient norm %.6g" % (global_step, lr, norm.item()), file=sys.stderr)
             optimizer.step()
@@ -119,6 +120,8 @@ def main():
     p.add_argument("--book", action="store_true", help="the printed book's variant")
     p.add_argument("--lrs", help="write each step's learning rate (repr) to this file")
     p.add_argument("--show-norms", action="store_true", help="each clipped step's gradient norm, on stderr")
+    p.add_argument("--max-norm", type=float, default=1.0, help="D.4's max_norm (tests/golden/book_cli.txt: smaller, "
+                   "so that a small model's gradient is clipped too)")
     p.add_argument("--text", default=os.path.join(HERE, "..", "data", "the-verdict.txt"))
     a = p.parse_args()
     assert torch.__version__.startswith("1.13"), torch.__version__
@@ -166,7 +169,7 @@ def main():
     lrs = []
     train_model(model, train_loader, val_loader, optimizer, n_epochs=n_epochs, eval_freq=5, eval_iter=1,
                 prompt=prompt, sample_tokens=a.sample_tokens, warmup_steps=warmup_steps, initial_lr=1e-5,
-                min_lr=1e-5, book=a.book, lrs=lrs, show_norms=a.show_norms)
+                min_lr=1e-5, book=a.book, lrs=lrs, show_norms=a.show_norms, max_norm=a.max_norm)
     print("training took %.1f s" % (time.time() - t0), file=sys.stderr)
     if a.lrs:
         with open(a.lrs, "w") as f:

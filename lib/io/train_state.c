@@ -392,6 +392,18 @@ static mygpt_status check_state(const char *path, const state_file *s, const myg
                               "was saved with",
                               path, settings[i].key, v ? v : "(not given)", settings[i].value);
     }
+    for (int m = 0; m < s->nm; m++) { // and no setting of that run is missing from this one
+        if (strncmp(s->m[m].key, "run:", 4) != 0)
+            continue;
+        int given = 0;
+        for (int i = 0; i < n && !given; i++)
+            given = strcmp(s->m[m].key + 4, settings[i].key) == 0;
+        if (!given)
+            return mygpt_fail(err, MYGPT_EINVAL,
+                              "%s was saved by a run with %s %s, not without it: resume with the flags it "
+                              "was saved with",
+                              path, s->m[m].key + 4, s->m[m].value);
+    }
     return MYGPT_OK;
 }
 
