@@ -15,7 +15,10 @@
  * with 8 new tokens a sample and a response.
  *
  * The book's own run (GPT-2 medium, 355M, from OpenAI's weights, all 935 training
- * entries) is not run here: there are no GPT-2 weights on this machine.
+ * entries: initial losses 3.8259105682373047 and 3.7619349479675295, then from
+ * "Ep 1 (Step 000000): Train loss 2.637, Val loss 2.626" to "Ep 2 (Step 000230): Train
+ * loss 0.299, Val loss 0.657" in its notebook) is not run here: there are no GPT-2
+ * weights on this machine.
  *
  * Needs the GPT-2 vocabulary and instruction-data.json in the data folder
  * (scripts/fetch-data.sh copies it from corpus/); absent, it says so and exits 77
