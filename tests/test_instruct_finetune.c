@@ -4,7 +4,7 @@
  * --finetune-golden): over small configurations (width, heads, layers, context, batch,
  * learning rate, the prompt masked or not, dropout), train_model_simple on slices of
  * instruction-data.json through trainer/book_train.c's book_loader (batches of varying T),
- * each step's loss within docs/training-parity.md's 1e-4 relative, the printed log (the
+ * each step's batch shape the same and its loss within docs/training-parity.md's 1e-4 relative, the printed log (the
  * evaluations, the samples, instruction-data-with-response.json) line for line (the
  * initial losses' full repr digits within the same tolerance), the greedy responses' token ids (eos 50256) the same as PyTorch's; the
  * same run on 1, 2 and 3 threads gives the same bytes. The response text and the JSON
@@ -32,6 +32,7 @@ typedef struct ft_case {
     int C, NH, L, ctx, B, mask, n, epochs, allowed, max_new;
     double lr, drop;
     int steps;
+    int step_B[MAX_STEPS], step_T[MAX_STEPS]; /* each step's batch shape */
     float loss[MAX_STEPS];
     int n_responses;
     size_t response_len[16];
@@ -43,6 +44,8 @@ typedef struct ft_case {
 typedef struct ft_result {
     int steps;
     double loss[MAX_STEPS];
+    int batches, B[MAX_STEPS], T[MAX_STEPS]; /* the training batches' shapes, in order */
+    book_loader train;                       /* what recorded_batch reads through */
     int64_t *response[16];
     size_t response_len[16];
     char *text; /* what the run prints */
@@ -73,6 +76,8 @@ static int read_cases(ft_case *cases)
             cr_assert(c && sscanf(line, "step %d %d %d %15s", &i, &b, &t, hex) == 4 && i == c->steps &&
                           i < MAX_STEPS,
                       "line %ld", lineno);
+            c->step_B[i] = b;
+            c->step_T[i] = t;
             cr_assert_eq(golden_parse_f32(hex, &c->loss[i], 1), 1);
             c->steps++;
         } else if (strncmp(line, "response ", 9) == 0) {
@@ -118,6 +123,25 @@ static int same_number_line(const char *got, const char *want)
         }
     }
     return 0;
+}
+
+/* the training loader's batch, its shape recorded */
+static mygpt_status recorded_epoch(void *self, mygpt_rng *rng, int shuffle, mygpt_error *err)
+{
+    ft_result *r = self;
+    return r->train.epoch(r->train.self, rng, shuffle, err);
+}
+
+static mygpt_status recorded_batch(void *self, size_t b, int64_t *x, int64_t *y, int *B, int *T, mygpt_error *err)
+{
+    ft_result *r = self;
+    const mygpt_status st = r->train.batch(r->train.self, b, x, y, B, T, err);
+    if (r->batches < MAX_STEPS) {
+        r->B[r->batches] = *B;
+        r->T[r->batches] = *T;
+    }
+    r->batches++;
+    return st;
 }
 
 static int after_step(void *ctx, long steps, long epoch, size_t batch, double loss, const double *eval)
@@ -168,8 +192,9 @@ static void run_case(const ft_case *c, const mygpt_instruct_data *data, const my
     OK(mygpt_instruct_loader_init(&train, &train_ds, (size_t)c->B, 1, (size_t)c->allowed, c->mask, &err));
     OK(mygpt_instruct_loader_init(&train_eval, &train_ds, (size_t)c->B, 1, (size_t)c->allowed, c->mask, &err));
     OK(mygpt_instruct_loader_init(&val, &val_ds, (size_t)c->B, 0, (size_t)c->allowed, c->mask, &err));
-    const book_loader l_train = book_instructions(&train), l_train_eval = book_instructions(&train_eval),
-                      l_val = book_instructions(&val);
+    r->train = book_instructions(&train);
+    const book_loader l_train = {r, train.num_batches, recorded_epoch, recorded_batch},
+                      l_train_eval = book_instructions(&train_eval), l_val = book_instructions(&val);
     const mygpt_config cfg = {50257, c->C, c->NH, c->L, c->ctx, MYGPT_ARCH_LLMS_FROM_SCRATCH, 0, c->drop};
     mygpt_gpt *g;
     OK(mygpt_gpt_create_from(&g, &cfg, &rng, &err));
@@ -286,9 +311,12 @@ Test(instruct_finetune, runs_as_pytorch_does)
         ft_result r;
         run_case(c, &data, tok, &r);
         cr_expect_eq(r.steps, c->steps, "%s: %d steps, PyTorch %d", c->name, r.steps, c->steps);
-        for (int i = 0; i < c->steps && i < r.steps; i++)
+        for (int i = 0; i < c->steps && i < r.steps; i++) {
+            cr_expect(r.B[i] == c->step_B[i] && r.T[i] == c->step_T[i], "%s step %d: batch (%d, %d), PyTorch (%d, %d)", c->name,
+                      i, r.B[i], r.T[i], c->step_B[i], c->step_T[i]);
             cr_expect_leq(fabs(r.loss[i] - c->loss[i]), 1e-4 * fabs(c->loss[i]), "%s step %d: loss %.9g, PyTorch %.9g",
                           c->name, i, r.loss[i], (double)c->loss[i]);
+        }
         for (int i = 0; i < c->n_responses; i++) {
             cr_expect_eq(r.response_len[i], c->response_len[i], "%s response %d: %zu tokens, PyTorch %zu", c->name, i,
                          r.response_len[i], c->response_len[i]);
