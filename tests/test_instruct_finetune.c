@@ -3,12 +3,14 @@
  * 1.13 (tests/golden/instruct_finetune.txt, from tools/reference_book_ch7.py
  * --finetune-golden): over small configurations (width, heads, layers, context, batch,
  * learning rate, the prompt masked or not, dropout), train_model_simple on slices of
- * instruction-data.json through trainer/book_train.c's book_loader (batches of varying T),
- * each step's batch shape the same and its loss within docs/training-parity.md's 1e-4 relative, the printed log (the
- * evaluations, the samples, instruction-data-with-response.json) line for line (the
- * initial losses' full repr digits within the same tolerance), the greedy responses' token ids (eos 50256) the same as PyTorch's; the
- * same run on 1, 2 and 3 threads gives the same bytes. The response text and the JSON
- * writer alone: Python's .strip() and json.dump's escapes.
+ * instruction-data.json through trainer/book_train.c's book_loader (batches of varying
+ * T): each step's batch shape the same and its loss within docs/training-parity.md's
+ * 1e-4 relative; the printed log (the evaluations, the samples,
+ * instruction-data-with-response.json) line for line, the initial losses' full repr
+ * digits within the same tolerance; the greedy responses' token ids (eos 50256) the same
+ * as PyTorch's, and with the KV cache as without. The same run on 1, 2 and 3 threads
+ * gives the same bytes. The response text and the JSON writer alone: Python's .strip()
+ * and json.dump's escapes.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -242,6 +244,14 @@ static void run_case(const ft_case *c, const mygpt_instruct_data *data, const my
         encode_prompt(tok, &test_data[i], &prompt, &np);
         int64_t *ids = malloc((np + (size_t)c->max_new) * sizeof *ids);
         OK(mygpt_generate(g, NULL, prompt, (int)np, c->max_new, &greedy, EOS, 1, ids, &nout, &err));
+        if (i == 0) { // the KV cache gives the tokens of the whole window's forward
+            int nfull;
+            int64_t *full = malloc((np + (size_t)c->max_new) * sizeof *full);
+            OK(mygpt_generate(g, NULL, prompt, (int)np, c->max_new, &greedy, EOS, 0, full, &nfull, &err));
+            cr_expect(nfull == nout && memcmp(full, ids, (size_t)nout * sizeof *ids) == 0,
+                      "%s: the cached generation differs from the full forward's", c->name);
+            free(full);
+        }
         OK(mygpt_decode(tok, ids + np, (size_t)nout - np, &text, &len, &err));
         OK(mygpt_instruct_response(&responses[i], text, len, &err));
         r->response_len[i] = (size_t)nout - np;
