@@ -324,8 +324,9 @@ Test(instruct_finetune, runs_as_pytorch_does)
         run_case(c, &data, tok, &r);
         cr_expect_eq(r.steps, c->steps, "%s: %d steps, PyTorch %d", c->name, r.steps, c->steps);
         for (int i = 0; i < c->steps && i < r.steps; i++) {
-            cr_expect(r.B[i] == c->step_B[i] && r.T[i] == c->step_T[i], "%s step %d: batch (%d, %d), PyTorch (%d, %d)", c->name,
-                      i, r.B[i], r.T[i], c->step_B[i], c->step_T[i]);
+            cr_expect(r.B[i] == c->step_B[i] && r.T[i] == c->step_T[i],
+                      "%s step %d: batch (%d, %d), PyTorch (%d, %d)", c->name, i, r.B[i], r.T[i], c->step_B[i],
+                      c->step_T[i]);
             cr_expect_leq(fabs(r.loss[i] - c->loss[i]), 1e-4 * fabs(c->loss[i]), "%s step %d: loss %.9g, PyTorch %.9g",
                           c->name, i, r.loss[i], (double)c->loss[i]);
         }
