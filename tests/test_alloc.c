@@ -157,8 +157,8 @@ Test(alloc, attention_backward_without_scratch_gives_the_same_bits)
         }
 }
 
-/* Every malloc of reading instruction data and of collating a batch of it, failed in
- * turn: each is MYGPT_ENOMEM with a message, nothing half-made is left (the sanitizer
+/* Every malloc of reading instruction data and of collating a batch of it (alone and
+ * through the DataLoader), failed in turn: each is MYGPT_ENOMEM with a message, nothing half-made is left (the sanitizer
  * build checks for leaks), and the call works again afterwards. */
 Test(alloc, every_failed_allocation_of_the_instruction_data_is_an_error)
 {
@@ -206,4 +206,25 @@ Test(alloc, every_failed_allocation_of_the_instruction_data_is_an_error)
         failures++;
     }
     cr_expect_geq(failures, 1);
+    // the DataLoader's batch over the same dataset
+    mygpt_instruct_loader dl;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_instruct_loader_init(&dl, &ds, 2, 0, 0, 1, &err), MYGPT_OK, "%s", err.message);
+    failures = 0;
+    for (int nth = 0; nth < 16; nth++) {
+        size_t T = 0;
+        fail_next = nth;
+        const mygpt_status st = mygpt_instruct_loader_batch(&dl, 0, x, y, &T, &err);
+        const int injected = fail_next == -1;
+        fail_next = -1;
+        if (!injected) {
+            cr_assert_eq(st, MYGPT_OK, "%s", err.message);
+            cr_expect_eq(T, 3);
+            break;
+        }
+        cr_assert_eq(st, MYGPT_ENOMEM, "allocation %d: status %d (%s)", nth, st, err.message);
+        failures++;
+    }
+    cr_expect_geq(failures, 2);
+    mygpt_instruct_loader_free(&dl);
 }

@@ -11,6 +11,12 @@ Written from the book's code; tiktoken's ids come through node (npm install --pr
     /usr/bin/python3 tools/reference_book_ch7.py > chapters/expected/85_book_instruction_data.txt
     /usr/bin/python3 tools/reference_book_ch7.py --golden    # writes tests/golden/instruct.txt
 
+--finetune runs section 7.6-7.7 as gpt_instruction_finetuning.py does it: train_model_simple on the
+instruction data and the responses to the test set (instruction-data-with-response.json, printed):
+
+    /usr/bin/python3 tools/reference_book_ch7.py --finetune > chapters/expected/86_book_instruction_finetune.txt
+    /usr/bin/python3 tools/reference_book_ch7.py --finetune-golden  # writes tests/golden/instruct_finetune.txt
+
 The data folder (bash scripts/fetch-data.sh) holds instruction-data.json; --data DIR another.
 """
 import argparse
@@ -29,6 +35,8 @@ sys.path.insert(0, HERE)
 from reference_book_ch6 import checksum, encode_all  # noqa: E402
 from gen_train_goldens import h32, hexes, stacked_grads  # noqa: E402
 from reference_gpt import GPT  # noqa: E402
+from reference_llms import GPTModel  # noqa: E402
+from reference_train import decode  # noqa: E402
 
 PAD = 50256
 IGNORE = -100
@@ -277,15 +285,183 @@ def chapter(data_dir, seed):
     print(f"{len(test_loader)} test batches")
 
 
+def calc_loss_batch(x, y, model):
+    return F.cross_entropy(model(x).flatten(0, 1), y.flatten())
+
+
+def calc_loss_loader(loader, model, num_batches):
+    """The book's calc_loss_loader (chapter 7's previous_chapters.py): nan for an empty loader."""
+    if len(loader) == 0:
+        return float("nan")
+    num_batches = min(num_batches, len(loader))
+    total = 0.0
+    for i, (x, y) in enumerate(loader):
+        if i < num_batches:
+            total += calc_loss_batch(x, y, model).item()
+        else:
+            break
+    return total / num_batches
+
+
+def generate(model, idx, max_new_tokens, context_size, eos_id=None):
+    """The book's generate, greedy (temperature 0, no top_k)."""
+    for _ in range(max_new_tokens):
+        with torch.no_grad():
+            logits = model(idx[:, -context_size:])[:, -1, :]
+        idx_next = torch.argmax(logits, dim=-1, keepdim=True)
+        if idx_next == eos_id:
+            break
+        idx = torch.cat((idx, idx_next), dim=1)
+    return idx
+
+
+def finetune(data_dir, cfg, n_data=10, batch_size=8, lr=5e-5, epochs=2, eval_freq=5, eval_iter=5,
+             mask=False, allowed_max_length=1024, max_new_tokens=256, sample_tokens=50, out=sys.stdout,
+             trace=None):
+    """gpt_instruction_finetuning.py's main() from the split on, on GPTModel(cfg) drawn after
+    torch.manual_seed(123) (its --test_mode: n_data entries of each split; 0: all). trace (a
+    list) gets each step's loss as float32 bits and the responses' token ids."""
+    def say(*a):
+        print(*a, file=out, flush=True)
+    data = load(data_dir)
+    train_data, test_data, val_data = split(data)
+    if n_data:
+        train_data, val_data, test_data = train_data[:n_data], val_data[:n_data], test_data[:n_data]
+    say("Training set length:", len(train_data))
+    say("Validation set length:", len(val_data))
+    say("Test set length:", len(test_data))
+    say(50 * "-")
+    if mask:
+        def collate_fn(b):
+            return collate([t for t, _ in b], [n for _, n in b], allowed_max_length=allowed_max_length)
+    else:
+        def collate_fn(b):
+            return collate([t for t, _ in b], allowed_max_length=allowed_max_length)
+
+    class Items(Dataset):  # InstructionDataset's items, with exercise 7.2's prompt lengths
+        def __init__(self, d):
+            self.ds = InstructionDataset(d)
+
+        def __getitem__(self, i):
+            return self.ds.encoded_texts[i], self.ds.prompt_lengths[i]
+
+        def __len__(self):
+            return len(self.ds)
+
+    torch.manual_seed(123)
+    train_loader = DataLoader(Items(train_data), batch_size=batch_size, collate_fn=collate_fn, shuffle=True,
+                              drop_last=True, num_workers=0)
+    val_loader = DataLoader(Items(val_data), batch_size=batch_size, collate_fn=collate_fn, shuffle=False,
+                            drop_last=False, num_workers=0)
+    model = GPTModel(cfg)
+    model.eval()
+    say("Loaded model: %s" % ("Small test model" if cfg["emb_dim"] == 12 else
+                              "GPTModel(emb_dim=%d, n_heads=%d, n_layers=%d, context_length=%d)" %
+                              (cfg["emb_dim"], cfg["n_heads"], cfg["n_layers"], cfg["context_length"])))
+    say(50 * "-")
+    say("Initial losses")
+    with torch.no_grad():
+        train_loss = calc_loss_loader(train_loader, model, 5)
+        val_loss = calc_loss_loader(val_loader, model, 5)
+    say("   Training loss:", train_loss)
+    say("   Validation loss:", val_loss)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.1)
+    start_context = format_input(val_data[0])
+    torch.manual_seed(123)
+    global_step = -1
+    for epoch in range(epochs):  # train_model_simple
+        model.train()
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            loss = calc_loss_batch(x, y, model)
+            loss.backward()
+            optimizer.step()
+            global_step += 1
+            if trace is not None:
+                trace.append("step %d %d %d %s" % (global_step, x.shape[0], x.shape[1], h32(loss.item())))
+            if global_step % eval_freq == 0:
+                model.eval()
+                with torch.no_grad():
+                    tl = calc_loss_loader(train_loader, model, eval_iter)
+                    vl = calc_loss_loader(val_loader, model, eval_iter)
+                model.train()
+                say(f"Ep {epoch + 1} (Step {global_step:06d}): Train loss {tl:.3f}, Val loss {vl:.3f}")
+        model.eval()  # generate_and_print_sample
+        prompt = torch.tensor([encode_all([start_context])[0]])
+        ids = generate(model, prompt, sample_tokens, model.pos_emb.weight.shape[0])
+        say(decode(ids[0].tolist()).replace("\n", " "))
+        model.train()
+    say(50 * "-")
+    say("Generating responses")
+    model.eval()
+    prompts = encode_all([format_input(e) for e in test_data])
+    for i, entry in enumerate(test_data):
+        input_text = format_input(entry)
+        ids = generate(model, torch.tensor([prompts[i]]), max_new_tokens, cfg["context_length"], eos_id=PAD)
+        if trace is not None:
+            trace.append("response %d %d %s" % (i, len(prompts[i]), ints(ids[0][len(prompts[i]):]) or "-"))
+        generated_text = decode(ids[0].tolist())
+        response_text = generated_text[len(input_text):].replace("### Response:", "").strip()
+        test_data[i]["model_response"] = response_text
+    say("instruction-data-with-response.json:")
+    say(json.dumps(test_data, indent=4))
+
+
+def test_mode_config(emb=12, heads=2, layers=1, context=120, drop=0.0):
+    """gpt_instruction_finetuning.py --test_mode's BASE_CONFIG (the defaults)."""
+    return dict(vocab_size=50257, context_length=context, drop_rate=drop, qkv_bias=False, emb_dim=emb,
+                n_layers=layers, n_heads=heads)
+
+
+# the test suite's runs: NAME C NH L CONTEXT BATCH LR MASK N EPOCHS ALLOWED MAX_NEW DROP
+FINETUNE_CASES = [
+    ("book_test_mode", 12, 2, 1, 120, 8, 5e-5, 0, 10, 2, 1024, 24, 0.0),
+    ("masked_lr_1e-3", 16, 4, 2, 96, 4, 1e-3, 1, 12, 2, 96, 20, 0.0),
+    ("dropout_b3", 8, 1, 1, 64, 3, 5e-4, 0, 9, 2, 64, 12, 0.1),
+    ("cut_40", 24, 3, 2, 40, 2, 2e-3, 0, 6, 3, 40, 30, 0.0),
+]
+
+
+def finetune_golden(data_dir, path):
+    import io
+    lines = ["# the book's chapter-7 fine-tuning (train_model_simple, then generate with eos 50256) in PyTorch %s "
+             "-- generated by tools/reference_book_ch7.py --finetune-golden, do not edit" % torch.__version__,
+             "# run NAME C NH L CONTEXT BATCH LR MASK N EPOCHS ALLOWED MAX_NEW DROP; step I B T LOSS_HEX; "
+             "response I PROMPT_LEN IDS...; log LINE (what the run prints); end"]
+    for name, C, NH, L, ctx, B, lr, mask, n, epochs, allowed, max_new, drop in FINETUNE_CASES:
+        lines.append("run %s %d %d %d %d %d %r %d %d %d %d %d %r" % (name, C, NH, L, ctx, B, lr, mask, n, epochs,
+                                                                 allowed, max_new, drop))
+        trace, out = [], io.StringIO()
+        finetune(data_dir, test_mode_config(C, NH, L, ctx, drop), n_data=n, batch_size=B, lr=lr, epochs=epochs,
+                 eval_freq=2, eval_iter=2, mask=bool(mask), allowed_max_length=allowed, max_new_tokens=max_new,
+                 sample_tokens=10, out=out, trace=trace)
+        lines += trace
+        lines += ["log " + l for l in out.getvalue().split("\n")[:-1]]
+        lines.append("end")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("wrote %s" % path, file=sys.stderr)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=os.path.join(HERE, "..", "data"))
     ap.add_argument("--seed", type=int, default=123)
     ap.add_argument("--golden", action="store_true")
+    ap.add_argument("--finetune", action="store_true", help="the fine-tuning run (--test_mode's model and data)")
+    ap.add_argument("--smoke", action="store_true", help="with --finetune: chapter 86's --smoke")
+    ap.add_argument("--finetune-golden", action="store_true")
     a = ap.parse_args()
     assert torch.__version__.startswith("1.13"), torch.__version__
     torch.set_num_threads(1)
-    if a.golden:
+    if a.finetune:
+        if a.smoke:
+            finetune(a.data, test_mode_config(), n_data=10, max_new_tokens=8, sample_tokens=8)
+        else:
+            finetune(a.data, test_mode_config())
+    elif a.finetune_golden:
+        finetune_golden(a.data, os.path.join(HERE, "..", "tests", "golden", "instruct_finetune.txt"))
+    elif a.golden:
         golden(a.data, os.path.join(HERE, "..", "tests", "golden", "instruct.txt"))
     else:
         chapter(a.data, a.seed)

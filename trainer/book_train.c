@@ -10,21 +10,68 @@
 #include "mygpt/print.h"
 #include "train_step.h"
 
-mygpt_status book_loader_loss(mygpt_gpt *g, mygpt_dataloader *dl, int shuffle, mygpt_rng *rng, size_t batches,
-                              int64_t *x, int64_t *y, double *out, mygpt_error *err)
+static mygpt_status windows_epoch(void *self, mygpt_rng *rng, int shuffle, mygpt_error *err)
 {
-    mygpt_status st = mygpt_dataloader_epoch(dl, rng, shuffle, err); // iter(data_loader)
+    return mygpt_dataloader_epoch(self, rng, shuffle, err);
+}
+
+static mygpt_status windows_batch(void *self, size_t b, int64_t *x, int64_t *y, int *B, int *T, mygpt_error *err)
+{
+    const mygpt_dataloader *dl = self;
+    *B = (int)mygpt_dataloader_batch_rows(dl, b);
+    *T = (int)dl->max_length;
+    return mygpt_dataloader_batch(dl, b, x, y, err);
+}
+
+book_loader book_windows(mygpt_dataloader *dl)
+{
+    return (book_loader){dl, dl->num_batches, windows_epoch, windows_batch};
+}
+
+static mygpt_status instructions_epoch(void *self, mygpt_rng *rng, int shuffle, mygpt_error *err)
+{
+    return mygpt_instruct_loader_epoch(self, rng, shuffle, err);
+}
+
+static mygpt_status instructions_batch(void *self, size_t b, int64_t *x, int64_t *y, int *B, int *T,
+                                       mygpt_error *err)
+{
+    const mygpt_instruct_loader *dl = self;
+    size_t t = 0;
+    *B = (int)mygpt_instruct_loader_batch_rows(dl, b);
+    const mygpt_status st = mygpt_instruct_loader_batch(dl, b, x, y, &t, err);
+    *T = (int)t;
+    return st;
+}
+
+book_loader book_instructions(mygpt_instruct_loader *dl)
+{
+    return (book_loader){dl, dl->num_batches, instructions_epoch, instructions_batch};
+}
+
+mygpt_status book_loss(mygpt_gpt *g, const book_loader *dl, int shuffle, mygpt_rng *rng, size_t batches, int64_t *x,
+                       int64_t *y, double *out, mygpt_error *err)
+{
+    mygpt_status st = dl->epoch(dl->self, rng, shuffle, err); // iter(data_loader)
     const size_t n = batches < dl->num_batches ? batches : dl->num_batches;
     double sum = 0.0; // total_loss += loss.item(): Python floats
     for (size_t b = 0; b < n && st == MYGPT_OK; b++) {
         float loss = 0.0f;
-        st = mygpt_dataloader_batch(dl, b, x, y, err);
+        int B = 0, T = 0;
+        st = dl->batch(dl->self, b, x, y, &B, &T, err);
         if (st == MYGPT_OK)
-            st = mygpt_gpt_loss(g, x, y, (int)mygpt_dataloader_batch_rows(dl, b), (int)dl->max_length, &loss, err);
+            st = mygpt_gpt_loss(g, x, y, B, T, &loss, err);
         sum += loss;
     }
-    *out = sum / (double)n;
+    *out = sum / (double)n; // an empty loader: nan, as the book's calc_loss_loader returns
     return st;
+}
+
+mygpt_status book_loader_loss(mygpt_gpt *g, mygpt_dataloader *dl, int shuffle, mygpt_rng *rng, size_t batches,
+                              int64_t *x, int64_t *y, double *out, mygpt_error *err)
+{
+    const book_loader l = book_windows(dl);
+    return book_loss(g, &l, shuffle, rng, batches, x, y, out, err);
 }
 
 mygpt_status book_print_sample(FILE *out, mygpt_gpt *g, const mygpt_tokenizer *tok, const int64_t *prompt,
@@ -77,15 +124,12 @@ static void report_progress(FILE *f, long step, long total, long done, double el
     fflush(f);
 }
 
-mygpt_status book_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt, mygpt_dataloader *train,
-                        mygpt_dataloader *val, mygpt_rng *rng, const book_run *run, int64_t *x, int64_t *y,
-                        long *steps, mygpt_error *err)
+mygpt_status book_train_loaders(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt, const book_loader *train,
+                                const book_loader *train_eval, const book_loader *val, mygpt_rng *rng,
+                                const book_run *run, int64_t *x, int64_t *y, long *steps, mygpt_error *err)
 {
     const dp_team one = {0, 1, 0};
     mygpt_gpt *g = tr->model;
-    const int B = (int)train->batch_size, T = (int)train->max_length;
-    mygpt_dataloader train_eval = *train; // evaluate_model's own iter(train_loader)
-    train_eval.order = NULL;
     mygpt_status st = run->schedule ? mygpt_lr_schedule_check(run->schedule, err) : MYGPT_OK;
     *steps = run->start_step;
     const long total = run->epochs * (long)train->num_batches;
@@ -95,11 +139,11 @@ mygpt_status book_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt, mygp
     for (long ep = run->start_epoch; ep < run->epochs && st == MYGPT_OK && !stop; ep++) {
         const int resumed = ep == run->start_epoch && run->start_batch > 0; // its order came with the state
         if (!resumed)
-            st = mygpt_dataloader_epoch(train, rng, 1, err); // for input_batch, target_batch in train_loader
+            st = train->epoch(train->self, rng, 1, err); // for input_batch, target_batch in train_loader
         for (size_t b = resumed ? run->start_batch : 0; b < train->num_batches && st == MYGPT_OK && !stop; b++) {
             double loss, ev[2];
-            int evaluated = 0;
-            st = mygpt_dataloader_batch(train, b, x, y, err);
+            int evaluated = 0, B = 0, T = 0;
+            st = train->batch(train->self, b, x, y, &B, &T, err);
             if (run->schedule) // for param_group in optimizer.param_groups: param_group["lr"] = lr
                 opt->lr = mygpt_lr_at(run->schedule, *steps);
             const double clip = run->clip_norm > 0.0 && *steps >= run->clip_from ? run->clip_norm : 0.0;
@@ -107,9 +151,9 @@ mygpt_status book_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt, mygp
                 st = dp_train_step_clipped(&one, tr, opt, x, y, B, T, *steps, 0, "book_train", clip, &loss, NULL,
                                            err);
             if (st == MYGPT_OK && *steps % run->eval_every == 0) { // evaluate_model, in eval mode
-                st = book_loader_loss(g, &train_eval, 1, rng, run->eval_batches, x, y, &ev[0], err);
+                st = book_loss(g, train_eval, 1, rng, run->eval_batches, x, y, &ev[0], err);
                 if (st == MYGPT_OK)
-                    st = book_loader_loss(g, val, 0, rng, run->eval_batches, x, y, &ev[1], err);
+                    st = book_loss(g, val, 0, rng, run->eval_batches, x, y, &ev[1], err);
                 if (st == MYGPT_OK && run->before_print)
                     run->before_print(run->ctx);
                 if (st == MYGPT_OK)
@@ -131,6 +175,17 @@ mygpt_status book_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt, mygp
                                        evaluated ? ev : NULL);
         }
     }
+    return st;
+}
+
+mygpt_status book_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt, mygpt_dataloader *train,
+                        mygpt_dataloader *val, mygpt_rng *rng, const book_run *run, int64_t *x, int64_t *y,
+                        long *steps, mygpt_error *err)
+{
+    mygpt_dataloader train_eval = *train; // evaluate_model's own iter(train_loader)
+    train_eval.order = NULL;
+    const book_loader t = book_windows(train), te = book_windows(&train_eval), v = book_windows(val);
+    const mygpt_status st = book_train_loaders(out, tr, opt, &t, &te, &v, rng, run, x, y, steps, err);
     mygpt_dataloader_free(&train_eval);
     return st;
 }

@@ -3,7 +3,9 @@
  * Scratch)* chapter 5 (train_model_simple, evaluate_model, generate_and_print_sample), as
  * tools/reference_book_ch5.py runs it in PyTorch: what `mygpt train --epochs` and the
  * book's chapter-5 program (chapters/src/38_book_training.c) share; with a schedule and
- * clipping, appendix D's train_model (tools/reference_book_appD.py, chapter 40).
+ * clipping, appendix D's train_model (tools/reference_book_appD.py, chapter 40). The loop
+ * reads its batches through book_loader: chapter 5's windows of the-verdict, or chapter
+ * 7's instruction data (tools/reference_book_ch7.py --finetune, chapter 86).
  */
 #ifndef MYGPT_BOOK_TRAIN_H
 #define MYGPT_BOOK_TRAIN_H
@@ -13,6 +15,22 @@
 #include "mygpt/data.h"
 #include "mygpt/tokenizer.h"
 #include "mygpt/train.h"
+
+/* A DataLoader as the loop sees it: num_batches batches an epoch; epoch() starts one
+ * (iter(loader), with its draws from rng), batch() writes batch b of it: inputs x and
+ * targets y (*B rows of *T tokens; T may change from batch to batch). */
+typedef struct book_loader {
+    void *self;
+    size_t num_batches;
+    mygpt_status (*epoch)(void *self, mygpt_rng *rng, int shuffle, mygpt_error *err);
+    mygpt_status (*batch)(void *self, size_t b, int64_t *x, int64_t *y, int *B, int *T, mygpt_error *err);
+} book_loader;
+
+/* create_dataloader_v1's windows of a token stream (chapter 5) as a book_loader */
+book_loader book_windows(mygpt_dataloader *dl);
+
+/* DataLoader(InstructionDataset, collate_fn=custom_collate_fn) (chapter 7) as a book_loader */
+book_loader book_instructions(mygpt_instruct_loader *dl);
 
 typedef struct book_run {
     long epochs;             /* num_epochs                                               */
@@ -49,6 +67,10 @@ typedef struct book_run {
 mygpt_status book_loader_loss(mygpt_gpt *g, mygpt_dataloader *dl, int shuffle, mygpt_rng *rng, size_t batches,
                               int64_t *x, int64_t *y, double *out, mygpt_error *err);
 
+/* book_loader_loss over any book_loader. */
+mygpt_status book_loss(mygpt_gpt *g, const book_loader *dl, int shuffle, mygpt_rng *rng, size_t batches, int64_t *x,
+                       int64_t *y, double *out, mygpt_error *err);
+
 /* generate_and_print_sample: n greedy tokens after the prompt, decoded, newlines as
  * spaces, one line on out. */
 mygpt_status book_print_sample(FILE *out, mygpt_gpt *g, const mygpt_tokenizer *tok, const int64_t *prompt,
@@ -66,5 +88,12 @@ mygpt_status book_print_sample(FILE *out, mygpt_gpt *g, const mygpt_tokenizer *t
 mygpt_status book_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt, mygpt_dataloader *train,
                         mygpt_dataloader *val, mygpt_rng *rng, const book_run *run, int64_t *x, int64_t *y,
                         long *steps, mygpt_error *err);
+
+/* book_train over book_loaders: train for the steps, train_eval (another loader over the
+ * same data, so evaluate_model's iter(train_loader) leaves the epoch's order alone) and
+ * val for the evaluations; x, y: room for the largest batch any of them gives. */
+mygpt_status book_train_loaders(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt, const book_loader *train,
+                                const book_loader *train_eval, const book_loader *val, mygpt_rng *rng,
+                                const book_run *run, int64_t *x, int64_t *y, long *steps, mygpt_error *err);
 
 #endif

@@ -3,7 +3,8 @@
  * format_input builds (Raschka, section 7.2), which instruction fine-tuning trains on
  * and a chat wraps each line in; instruction-data.json read into entries, the book's
  * 85/5/10 split, InstructionDataset and custom_collate_fn (section 7.3), with exercise
- * 7.2's masking of the prompt in the targets.
+ * 7.2's masking of the prompt in the targets; the DataLoader over it (section 7.4), and
+ * the responses to the test set as the book writes them (section 7.7).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "mygpt/tokenizer.h"
 #include "mygpt/train.h"
 #include "base/base.h"
+#include "base/text.h"
 #include "io/json.h"
 
 #define PREAMBLE                                                                                                 \
@@ -298,4 +300,188 @@ cleanup:
     free(lengths);
     free(prompts);
     return st;
+}
+
+mygpt_status mygpt_instruct_loader_init(mygpt_instruct_loader *dl, const mygpt_instruct_dataset *ds,
+                                        size_t batch_size, int drop_last, size_t allowed_max_length,
+                                        int mask_instruction, mygpt_error *err)
+{
+    memset(dl, 0, sizeof *dl);
+    if (batch_size == 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "batch_size must be at least 1 (got 0)");
+    dl->ds = ds;
+    dl->batch_size = batch_size;
+    dl->drop_last = drop_last != 0;
+    dl->num_batches = drop_last ? ds->n / batch_size : (ds->n + batch_size - 1) / batch_size;
+    dl->allowed_max_length = allowed_max_length;
+    dl->mask_instruction = mask_instruction != 0;
+    size_t longest = 0;
+    for (size_t i = 0; i < ds->n; i++)
+        if (ds->start[i + 1] - ds->start[i] > longest)
+            longest = ds->start[i + 1] - ds->start[i];
+    dl->max_length = mygpt_instruct_collate_length(&longest, 1, allowed_max_length);
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_instruct_loader_epoch(mygpt_instruct_loader *dl, mygpt_rng *global, int shuffle,
+                                         mygpt_error *err)
+{
+    if (shuffle && !dl->order && !(dl->order = malloc((dl->ds->n ? dl->ds->n : 1) * sizeof *dl->order)))
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the order of %zu entries", dl->ds->n);
+    if (!shuffle) {
+        free(dl->order);
+        dl->order = NULL;
+    }
+    mygpt_loader_iter(global, dl->order, dl->ds->n);
+    return MYGPT_OK;
+}
+
+size_t mygpt_instruct_loader_batch_rows(const mygpt_instruct_loader *dl, size_t b)
+{
+    if (b >= dl->num_batches)
+        return 0;
+    const size_t left = dl->ds->n - b * dl->batch_size;
+    return left < dl->batch_size ? left : dl->batch_size;
+}
+
+mygpt_status mygpt_instruct_loader_batch(const mygpt_instruct_loader *dl, size_t b, int64_t *inputs,
+                                         int64_t *targets, size_t *T, mygpt_error *err)
+{
+    if (b >= dl->num_batches)
+        return mygpt_fail(err, MYGPT_ERANGE, "batch %zu is outside [0, %zu)", b, dl->num_batches);
+    const size_t rows = mygpt_instruct_loader_batch_rows(dl, b);
+    int64_t *picked = malloc(rows * sizeof *picked);
+    if (!picked)
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a batch of %zu", rows);
+    for (size_t r = 0; r < rows; r++) {
+        const size_t w = b * dl->batch_size + r;
+        picked[r] = dl->order ? dl->order[w] : (int64_t)w;
+    }
+    mygpt_status st = mygpt_instruct_batch(dl->ds, picked, rows, dl->allowed_max_length, dl->mask_instruction,
+                                           inputs, targets, T, err);
+    free(picked);
+    return st;
+}
+
+void mygpt_instruct_loader_free(mygpt_instruct_loader *dl)
+{
+    free(dl->order);
+    dl->order = NULL;
+}
+
+/* Python's str.isspace() for one code point (what str.strip() removes) */
+static int py_isspace(uint32_t c)
+{
+    return (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x20) || c == 0x85 || c == 0xa0 || c == 0x1680 ||
+           (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f || c == 0x205f ||
+           c == 0x3000;
+}
+
+mygpt_status mygpt_instruct_response(char **out, const char *bytes, size_t n, mygpt_error *err)
+{
+    static const char marker[] = "### Response:";
+    const size_t m = sizeof marker - 1;
+    mygpt_strbuf text = {0}, kept = {0};
+    *out = NULL;
+    mygpt_status st = mygpt_sb_append_replaced(&text, bytes, n);
+    for (size_t i = 0; i < text.len && st == MYGPT_OK;) { // .replace("### Response:", "")
+        if (text.len - i >= m && memcmp(text.data + i, marker, m) == 0) {
+            i += m;
+        } else {
+            st = mygpt_sb_appendn(&kept, text.data + i, 1);
+            i++;
+        }
+    }
+    if (st == MYGPT_OK && !kept.data && !(kept.data = calloc(1, 1))) // nothing kept: ""
+        st = MYGPT_ENOMEM;
+    if (st != MYGPT_OK) {
+        mygpt_sb_free(&text);
+        mygpt_sb_free(&kept);
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a response of %zu bytes", n);
+    }
+    // .strip(): the text is valid UTF-8 now (every bad byte became U+FFFD)
+    size_t a = 0, z = kept.len;
+    uint32_t cp;
+    for (int k; a < z && (k = mygpt_utf8_decode(kept.data + a, z - a, &cp)) > 0 && py_isspace(cp);)
+        a += (size_t)k;
+    while (z > a) {
+        size_t s = z - 1;
+        while (s > a && ((unsigned char)kept.data[s] & 0xc0) == 0x80) // back to the character's first byte
+            s--;
+        if (mygpt_utf8_decode(kept.data + s, z - s, &cp) <= 0 || !py_isspace(cp))
+            break;
+        z = s;
+    }
+    memmove(kept.data, kept.data + a, z - a);
+    kept.data[z - a] = '\0';
+    *out = kept.data;
+    mygpt_sb_free(&text);
+    return MYGPT_OK;
+}
+
+/* A Python str as json.dumps(ensure_ascii=True) writes it, quotes included */
+static void json_string(mygpt_strbuf *sb, const char *s)
+{
+    const size_t n = strlen(s);
+    mygpt_sb_append(sb, "\"");
+    for (size_t i = 0; i < n;) {
+        uint32_t c;
+        int k = mygpt_utf8_decode(s + i, n - i, &c);
+        if (k <= 0) { // not a character: what a decode with errors="replace" makes of it
+            c = 0xfffd;
+            k = 1;
+        }
+        i += (size_t)k;
+        if (c == '"' || c == '\\')
+            mygpt_sb_printf(sb, "\\%c", (char)c);
+        else if (c == '\n')
+            mygpt_sb_append(sb, "\\n");
+        else if (c == '\r')
+            mygpt_sb_append(sb, "\\r");
+        else if (c == '\t')
+            mygpt_sb_append(sb, "\\t");
+        else if (c == '\b')
+            mygpt_sb_append(sb, "\\b");
+        else if (c == '\f')
+            mygpt_sb_append(sb, "\\f");
+        else if (c >= 0x20 && c <= 0x7e)
+            mygpt_sb_appendn(sb, s + i - 1, 1);
+        else if (c < 0x10000)
+            mygpt_sb_printf(sb, "\\u%04x", (unsigned)c);
+        else // a surrogate pair
+            mygpt_sb_printf(sb, "\\u%04x\\u%04x", (unsigned)(0xd800 + ((c - 0x10000) >> 10)),
+                            (unsigned)(0xdc00 + ((c - 0x10000) & 0x3ff)));
+    }
+    mygpt_sb_append(sb, "\"");
+}
+
+mygpt_status mygpt_instruct_json(char **out, size_t *len, const mygpt_instruct_entry *entries,
+                                 const char *const *responses, size_t n, mygpt_error *err)
+{
+    mygpt_strbuf sb = {0};
+    *out = NULL;
+    *len = 0;
+    mygpt_sb_append(&sb, n ? "[" : "[]");
+    for (size_t i = 0; i < n; i++) {
+        mygpt_sb_append(&sb, i ? ",\n    {\n        \"instruction\": " : "\n    {\n        \"instruction\": ");
+        json_string(&sb, entries[i].instruction);
+        mygpt_sb_append(&sb, ",\n        \"input\": ");
+        json_string(&sb, entries[i].input);
+        mygpt_sb_append(&sb, ",\n        \"output\": ");
+        json_string(&sb, entries[i].output);
+        if (responses) {
+            mygpt_sb_append(&sb, ",\n        \"model_response\": ");
+            json_string(&sb, responses[i]);
+        }
+        mygpt_sb_append(&sb, "\n    }");
+    }
+    if (n)
+        mygpt_sb_append(&sb, "\n]");
+    if (sb.failed) {
+        mygpt_sb_free(&sb);
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the JSON of %zu entries", n);
+    }
+    *out = sb.data;
+    *len = sb.len;
+    return MYGPT_OK;
 }

@@ -225,6 +225,57 @@ mygpt_status mygpt_instruct_batch(const mygpt_instruct_dataset *ds, const int64_
                                   size_t allowed_max_length, int mask_instruction, int64_t *inputs,
                                   int64_t *targets, size_t *T, mygpt_error *err);
 
+/* DataLoader(InstructionDataset, batch_size, shuffle, drop_last, num_workers=0,
+ * collate_fn=partial(custom_collate_fn, allowed_max_length=...)) over a dataset (not
+ * owned), the prompts masked in the targets when mask_instruction (exercise 7.2's
+ * custom_collate_with_masking_fn): each batch padded to its own longest item. */
+typedef struct mygpt_instruct_loader {
+    const mygpt_instruct_dataset *ds;
+    size_t batch_size;
+    size_t num_batches;        /* len(loader): n / batch_size, rounded up unless drop_last */
+    int drop_last;
+    size_t allowed_max_length; /* 0: the book's None */
+    int mask_instruction;
+    size_t max_length;         /* the longest T a batch can have: room for inputs and targets */
+    int64_t *order;            /* the epoch's order of the entries (malloc'd), or NULL: 0, 1, 2, ... */
+} mygpt_instruct_loader;
+
+/* Fails if batch_size is 0. */
+mygpt_status mygpt_instruct_loader_init(mygpt_instruct_loader *dl, const mygpt_instruct_dataset *ds,
+                                        size_t batch_size, int drop_last, size_t allowed_max_length,
+                                        int mask_instruction, mygpt_error *err);
+
+/* Starts an epoch (`for x, y in loader:`): mygpt_loader_iter's draws from global.
+ * MYGPT_ENOMEM if the order cannot be stored. */
+mygpt_status mygpt_instruct_loader_epoch(mygpt_instruct_loader *dl, mygpt_rng *global, int shuffle,
+                                         mygpt_error *err);
+
+/* Rows of batch b: batch_size, or fewer for the last batch without drop_last (0 past the end). */
+size_t mygpt_instruct_loader_batch_rows(const mygpt_instruct_loader *dl, size_t b);
+
+/* Batch b of the current epoch: inputs and targets (rows, T), T (<= dl->max_length) in
+ * *T. Errors: b past the end (MYGPT_ERANGE), mygpt_instruct_batch's. */
+mygpt_status mygpt_instruct_loader_batch(const mygpt_instruct_loader *dl, size_t b, int64_t *inputs,
+                                         int64_t *targets, size_t *T, mygpt_error *err);
+
+void mygpt_instruct_loader_free(mygpt_instruct_loader *dl);
+
+/* The book's response text from the bytes of the tokens generated after the prompt
+ * (token_ids_to_text of prompt and response, then generated_text[len(input_text):]):
+ * read as bytes.decode("utf-8", errors="replace") does, every "### Response:" removed,
+ * then Python's str.strip() (Unicode whitespace at both ends). *out: malloc'd,
+ * NUL-terminated. MYGPT_ENOMEM. */
+mygpt_status mygpt_instruct_response(char **out, const char *bytes, size_t n, mygpt_error *err);
+
+/* What json.dump(test_data, file, indent=4) writes after the book adds
+ * entry["model_response"]: a list of objects with the keys instruction, input, output,
+ * model_response (responses[i] for entry i; NULL: the entries alone), strings as
+ * Python's ensure_ascii writes them (\uXXXX for anything outside space..~, surrogate
+ * pairs above U+FFFF, \n \t \" \\ ...; a byte of no valid UTF-8 character as
+ * \ufffd), no newline at the end. *out: malloc'd (*len bytes). MYGPT_ENOMEM. */
+mygpt_status mygpt_instruct_json(char **out, size_t *len, const mygpt_instruct_entry *entries,
+                                 const char *const *responses, size_t n, mygpt_error *err);
+
 /* ---- the book's chapter-6 SpamDataset and its DataLoader (spam.c) ---------------- */
 
 /* SpamDataset(csv_file, tokenizer, max_length, pad_token_id): the texts of a Label,Text

@@ -1,0 +1,205 @@
+/*
+ * 86_book_instruction_finetune - Raschka's *Build a Large Language Model (From Scratch)*,
+ * chapter 7 (sections 7.6, 7.7) as ch07/01_main-chapter-code/gpt_instruction_finetuning.py
+ * runs it with --test_mode: its small test model (the book's GPTModel with emb_dim 12,
+ * n_heads 2, n_layers 1, context_length 120, drop_rate 0.0, no qkv bias, drawn after
+ * torch.manual_seed(123)) and the first 10 entries of each split. The DataLoaders
+ * (batch 8, the training one shuffled with drop_last, custom_collate_fn with
+ * allowed_max_length 1024), the initial losses over 5 batches, train_model_simple
+ * (trainer/book_train.c: AdamW lr 5e-5, weight decay 0.1, 2 epochs, eval_freq 5,
+ * eval_iter 5, a greedy sample of format_input(val_data[0]) after each epoch), then the
+ * responses to the test entries (greedy, max_new_tokens 256, stopping at <|endoftext|>,
+ * the text after the prompt without "### Response:", stripped) and the
+ * instruction-data-with-response.json the book writes, printed. It prints what
+ * tools/reference_book_ch7.py --finetune prints with PyTorch 1.13. --smoke: the same
+ * with 8 new tokens a sample and a response.
+ *
+ * The book's own run (GPT-2 medium, 355M, from OpenAI's weights, all 935 training
+ * entries: initial losses 3.8259105682373047 and 3.7619349479675295, then from
+ * "Ep 1 (Step 000000): Train loss 2.637, Val loss 2.626" to "Ep 2 (Step 000230): Train
+ * loss 0.299, Val loss 0.657" in its notebook) is not run here: there are no GPT-2
+ * weights on this machine.
+ *
+ * Needs the GPT-2 vocabulary and instruction-data.json in the data folder
+ * (scripts/fetch-data.sh copies it from corpus/); absent, it says so and exits 77
+ * (skipped; 1 under CI=true).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "book_train.h"
+#include "chapter.h"
+
+#define SKIPPED 77
+
+enum { TEST_MODE_ENTRIES = 10, BATCH = 8, ALLOWED = 1024, EOS = 50256 };
+
+/* tokenizer.encode(format_input(entry)) */
+static void encode_prompt(const chapter *ch, const mygpt_tokenizer *tok, const mygpt_instruct_entry *e,
+                          int64_t **ids, size_t *n)
+{
+    char *prompt;
+    mygpt_error err = {0};
+    chapter_check(ch, mygpt_instruct_prompt(&prompt, e->instruction, e->input, &err), &err);
+    chapter_check(ch, mygpt_encode(tok, prompt, strlen(prompt), ids, n, &err), &err);
+    free(prompt);
+}
+
+/* print(label, value): Python's repr of a float */
+static void print_float(const chapter *ch, const char *label, double v)
+{
+    mygpt_strbuf sb = {0};
+    if (mygpt_py_float_repr(&sb, v) != MYGPT_OK) {
+        fprintf(stderr, "%s: out of memory\n", ch->name);
+        exit(1);
+    }
+    printf("%s %s\n", label, mygpt_sb_str(&sb));
+    mygpt_sb_free(&sb);
+}
+
+int main(int argc, char **argv)
+{
+    chapter ch;
+    chapter_init(&ch, argc, argv, "86_book_instruction_finetune",
+                 "The book's chapter 7 (7.6, 7.7) as gpt_instruction_finetuning.py --test_mode runs it:\n"
+                 "a small GPTModel (emb_dim 12, 2 heads, 1 layer, context 120) fine-tuned on 10\n"
+                 "instruction entries with train_model_simple (AdamW lr 5e-5, 2 epochs), then its\n"
+                 "greedy responses to 10 test entries as instruction-data-with-response.json.",
+                 0, CH_SMOKE);
+    const char *ci = getenv("CI");
+    const int absent_status = ci && strcmp(ci, "true") == 0 ? 1 : SKIPPED;
+    char dir[4096], path[4200];
+    mygpt_error err = {0};
+    if (mygpt_data_dir(dir, sizeof dir, &err) != MYGPT_OK) {
+        fprintf(stderr, "%s: %s\n", ch.name, err.message);
+        return absent_status;
+    }
+    static const char *files[3] = {"encoder.json", "vocab.bpe", "instruction-data.json"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        if (access(path, F_OK) != 0) {
+            fprintf(stderr, "%s: %s is absent (run 'bash scripts/fetch-data.sh')\n", ch.name, path);
+            return absent_status;
+        }
+    }
+    mygpt_tokenizer *tok;
+    chapter_check(&ch, mygpt_tokenizer_load_dir(&tok, dir, &err), &err);
+    const int max_new_tokens = ch.smoke ? 8 : 256, sample_tokens = ch.smoke ? 8 : 50;
+
+    // the book's split; test_mode: train_data[:10], val_data[:10], test_data[:10]
+    mygpt_instruct_data data;
+    chapter_check(&ch, mygpt_instruct_data_read(&data, path, &err), &err);
+    size_t n_train, n_test, n_val;
+    mygpt_instruct_split(data.n, &n_train, &n_test, &n_val);
+    const mygpt_instruct_entry *train_data = data.entry, *test_data = data.entry + n_train,
+                               *val_data = data.entry + n_train + n_test;
+    n_train = n_train < TEST_MODE_ENTRIES ? n_train : TEST_MODE_ENTRIES;
+    n_val = n_val < TEST_MODE_ENTRIES ? n_val : TEST_MODE_ENTRIES;
+    n_test = n_test < TEST_MODE_ENTRIES ? n_test : TEST_MODE_ENTRIES;
+    printf("Training set length: %zu\nValidation set length: %zu\nTest set length: %zu\n", n_train, n_val, n_test);
+    printf("--------------------------------------------------\n");
+
+    // torch.manual_seed(123); train_loader = DataLoader(InstructionDataset(train_data), batch_size=8,
+    // collate_fn=partial(custom_collate_fn, allowed_max_length=1024), shuffle=True, drop_last=True);
+    // val_loader the same over val_data, shuffle=False, drop_last=False
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, 123);
+    mygpt_instruct_dataset train_ds, val_ds;
+    chapter_check(&ch, mygpt_instruct_dataset_init(&train_ds, train_data, n_train, tok, &err), &err);
+    chapter_check(&ch, mygpt_instruct_dataset_init(&val_ds, val_data, n_val, tok, &err), &err);
+    mygpt_instruct_loader train, train_eval, val;
+    chapter_check(&ch, mygpt_instruct_loader_init(&train, &train_ds, BATCH, 1, ALLOWED, 0, &err), &err);
+    chapter_check(&ch, mygpt_instruct_loader_init(&train_eval, &train_ds, BATCH, 1, ALLOWED, 0, &err), &err);
+    chapter_check(&ch, mygpt_instruct_loader_init(&val, &val_ds, BATCH, 0, ALLOWED, 0, &err), &err);
+    const book_loader l_train = book_instructions(&train), l_train_eval = book_instructions(&train_eval),
+                      l_val = book_instructions(&val);
+
+    // the test_mode BASE_CONFIG; model = GPTModel(BASE_CONFIG) (right after the seed: the loaders draw nothing yet)
+    const mygpt_config cfg = {50257, 12, 2, 1, 120, MYGPT_ARCH_LLMS_FROM_SCRATCH, 0, 0.0};
+    mygpt_gpt *g;
+    chapter_check(&ch, mygpt_gpt_create_from(&g, &cfg, &rng, &err), &err);
+    printf("Loaded model: Small test model\n");
+    printf("--------------------------------------------------\n");
+    const size_t room = BATCH * (train.max_length > val.max_length ? train.max_length : val.max_length);
+    int64_t *x = chapter_alloc(&ch, room, sizeof *x), *y = chapter_alloc(&ch, room, sizeof *y);
+
+    // with torch.no_grad(): calc_loss_loader(train_loader / val_loader, model, device, num_batches=5)
+    double train_loss, val_loss;
+    chapter_check(&ch, book_loss(g, &l_train_eval, 1, &rng, 5, x, y, &train_loss, &err), &err);
+    chapter_check(&ch, book_loss(g, &l_val, 0, &rng, 5, x, y, &val_loss, &err), &err);
+    printf("Initial losses\n");
+    print_float(&ch, "   Training loss:", train_loss);
+    print_float(&ch, "   Validation loss:", val_loss);
+
+    // optimizer = AdamW(lr=0.00005, weight_decay=0.1); torch.manual_seed(123)
+    // train_model_simple(..., num_epochs=2, eval_freq=5, eval_iter=5, start_context=format_input(val_data[0]))
+    mygpt_trainer *tr;
+    chapter_check(&ch, mygpt_trainer_create(&tr, g, &err), &err);
+    mygpt_optimizer opt;
+    mygpt_adamw_init(&opt, 5e-5);
+    opt.weight_decay = 0.1;
+    mygpt_rng_seed(&rng, 123);
+    tr->dropout_rng = &rng; // model.train() (drop_rate 0.0: nothing drawn)
+    int64_t *start = NULL;
+    size_t n_start = 0;
+    if (n_val)
+        encode_prompt(&ch, tok, &val_data[0], &start, &n_start);
+    const book_run run = {.epochs = 2, .eval_every = 5, .eval_batches = 5, .tok = tok, .prompt = start,
+                          .n_prompt = n_start, .sample_tokens = sample_tokens};
+    long steps;
+    chapter_check(&ch, book_train_loaders(stdout, tr, &opt, &l_train, &l_train_eval, &l_val, &rng, &run, x, y,
+                                          &steps, &err),
+                  &err);
+    mygpt_trainer_free(tr);
+    printf("--------------------------------------------------\n");
+
+    // for each test entry: generate(model, text_to_token_ids(format_input(entry)), max_new_tokens=256,
+    // context_size=120, eos_id=50256); the response: generated_text[len(input_text):]
+    // .replace("### Response:", "").strip()
+    printf("Generating responses\n");
+    char **responses = chapter_alloc(&ch, n_test ? n_test : 1, sizeof *responses);
+    const mygpt_sampling greedy = {0};
+    for (size_t i = 0; i < n_test; i++) {
+        int64_t *prompt, *out;
+        size_t np, len;
+        int nout;
+        char *text;
+        encode_prompt(&ch, tok, &test_data[i], &prompt, &np);
+        out = chapter_alloc(&ch, np + (size_t)max_new_tokens, sizeof *out);
+        chapter_check(&ch, mygpt_generate(g, NULL, prompt, (int)np, max_new_tokens, &greedy, EOS, 1, out, &nout, &err),
+                      &err);
+        chapter_check(&ch, mygpt_decode(tok, out + np, (size_t)nout - np, &text, &len, &err), &err);
+        chapter_check(&ch, mygpt_instruct_response(&responses[i], text, len, &err), &err);
+        free(text);
+        free(out);
+        free(prompt);
+    }
+    // json.dump(test_data, file, indent=4) into instruction-data-with-response.json
+    char *json;
+    size_t json_len;
+    chapter_check(&ch, mygpt_instruct_json(&json, &json_len, test_data, (const char *const *)responses, n_test, &err),
+                  &err);
+    printf("instruction-data-with-response.json:\n");
+    fwrite(json, 1, json_len, stdout);
+    printf("\n");
+
+    free(json);
+    for (size_t i = 0; i < n_test; i++)
+        free(responses[i]);
+    free(responses);
+    free(start);
+    free(x);
+    free(y);
+    mygpt_optimizer_free(&opt);
+    mygpt_gpt_free(g);
+    mygpt_instruct_loader_free(&train);
+    mygpt_instruct_loader_free(&train_eval);
+    mygpt_instruct_loader_free(&val);
+    mygpt_instruct_dataset_free(&train_ds);
+    mygpt_instruct_dataset_free(&val_ds);
+    mygpt_instruct_data_free(&data);
+    mygpt_tokenizer_free(tok);
+    return 0;
+}

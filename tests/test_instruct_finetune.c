@@ -1,0 +1,435 @@
+/*
+ * test_instruct_finetune.c - the book's chapter-7 instruction fine-tuning against PyTorch
+ * 1.13 (tests/golden/instruct_finetune.txt, from tools/reference_book_ch7.py
+ * --finetune-golden): over small configurations (width, heads, layers, context, batch,
+ * learning rate, the prompt masked or not, dropout), train_model_simple on slices of
+ * instruction-data.json through trainer/book_train.c's book_loader (batches of varying
+ * T): each step's batch shape the same and its loss within docs/training-parity.md's
+ * 1e-4 relative; the printed log (the evaluations, the samples,
+ * instruction-data-with-response.json) line for line, the initial losses' full repr
+ * digits within the same tolerance; the greedy responses' token ids (eos 50256) the same
+ * as PyTorch's, and with the KV cache as without. The same run on 1, 2 and 3 threads
+ * gives the same bytes. The response text and the JSON writer alone: Python's .strip()
+ * and json.dump's escapes.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "book_train.h"
+#include "data.h"
+#include "golden.h"
+#include "mygpt/data.h"
+#include "mygpt/generate.h"
+#include "mygpt/print.h"
+#include "mygpt/train.h"
+
+enum { MAX_CASES = 8, MAX_STEPS = 64, MAX_LOG = 256, EOS = 50256 };
+enum { SMALLEST = 2 }; /* the golden's dropout_b3: width 8, 9 entries, batches of 3 */
+
+typedef struct ft_case {
+    char name[64];
+    int C, NH, L, ctx, B, mask, n, epochs, allowed, max_new;
+    double lr, drop;
+    int steps;
+    int step_B[MAX_STEPS], step_T[MAX_STEPS]; /* each step's batch shape */
+    float loss[MAX_STEPS];
+    int n_responses;
+    size_t response_len[16];
+    int64_t *response[16]; /* the new tokens of response i */
+    int n_log;
+    char *log[MAX_LOG];
+} ft_case;
+
+typedef struct ft_result {
+    int steps;
+    double loss[MAX_STEPS];
+    int batches, B[MAX_STEPS], T[MAX_STEPS]; /* the training batches' shapes, in order */
+    book_loader train;                       /* what recorded_batch reads through */
+    int64_t *response[16];
+    size_t response_len[16];
+    char *text; /* what the run prints */
+    size_t len;
+} ft_result;
+
+static int read_cases(ft_case *cases)
+{
+    FILE *f = golden_open("instruct_finetune.txt");
+    cr_assert(f, "tests/golden/instruct_finetune.txt is missing");
+    char *line = NULL;
+    size_t cap = 0;
+    long lineno = 0;
+    int n = -1;
+    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+        ft_case *c = n >= 0 ? &cases[n] : NULL;
+        if (strncmp(line, "run ", 4) == 0) {
+            cr_assert_lt(++n, MAX_CASES);
+            c = &cases[n];
+            memset(c, 0, sizeof *c);
+            cr_assert_eq(sscanf(line, "run %63s %d %d %d %d %d %lf %d %d %d %d %d %lf", c->name, &c->C, &c->NH, &c->L,
+                                &c->ctx, &c->B, &c->lr, &c->mask, &c->n, &c->epochs, &c->allowed, &c->max_new,
+                                &c->drop),
+                         13, "line %ld", lineno);
+        } else if (strncmp(line, "step ", 5) == 0) {
+            int i, b, t;
+            char hex[16];
+            cr_assert(c && sscanf(line, "step %d %d %d %15s", &i, &b, &t, hex) == 4 && i == c->steps &&
+                          i < MAX_STEPS,
+                      "line %ld", lineno);
+            c->step_B[i] = b;
+            c->step_T[i] = t;
+            cr_assert_eq(golden_parse_f32(hex, &c->loss[i], 1), 1);
+            c->steps++;
+        } else if (strncmp(line, "response ", 9) == 0) {
+            int i, used;
+            size_t np;
+            cr_assert(c && sscanf(line, "response %d %zu %n", &i, &np, &used) == 2 && i == c->n_responses && i < 16,
+                      "line %ld", lineno);
+            int64_t *ids = malloc(512 * sizeof *ids);
+            size_t k = 0;
+            for (char *p = line + used; *p && *p != '-';) {
+                char *end;
+                long long v = strtoll(p, &end, 10);
+                if (end == p)
+                    break;
+                cr_assert_lt(k, 512);
+                ids[k++] = v;
+                p = end;
+            }
+            c->response[i] = ids;
+            c->response_len[i] = k;
+            c->n_responses++;
+        } else if (strncmp(line, "log ", 4) == 0 || strcmp(line, "log") == 0) {
+            cr_assert(c && c->n_log < MAX_LOG, "line %ld", lineno);
+            c->log[c->n_log++] = strdup(line[3] ? line + 4 : "");
+        }
+    }
+    free(line);
+    fclose(f);
+    return n + 1;
+}
+
+/* The initial losses print Python's repr of a mean of float32 losses: all its digits, so
+ * one unit in the last place of a batch's loss shows; those two lines are numbers within
+ * docs/training-parity.md's 1e-4 relative, every other line is text. */
+static int same_number_line(const char *got, const char *want)
+{
+    static const char *labels[2] = {"   Training loss: ", "   Validation loss: "};
+    for (int k = 0; k < 2; k++) {
+        const size_t n = strlen(labels[k]);
+        if (strncmp(got, labels[k], n) == 0 && strncmp(want, labels[k], n) == 0) {
+            const double a = strtod(got + n, NULL), b = strtod(want + n, NULL);
+            return fabs(a - b) <= 1e-4 * fabs(b);
+        }
+    }
+    return 0;
+}
+
+/* the training loader's batch, its shape recorded */
+static mygpt_status recorded_epoch(void *self, mygpt_rng *rng, int shuffle, mygpt_error *err)
+{
+    ft_result *r = self;
+    return r->train.epoch(r->train.self, rng, shuffle, err);
+}
+
+static mygpt_status recorded_batch(void *self, size_t b, int64_t *x, int64_t *y, int *B, int *T, mygpt_error *err)
+{
+    ft_result *r = self;
+    const mygpt_status st = r->train.batch(r->train.self, b, x, y, B, T, err);
+    if (r->batches < MAX_STEPS) {
+        r->B[r->batches] = *B;
+        r->T[r->batches] = *T;
+    }
+    r->batches++;
+    return st;
+}
+
+static int after_step(void *ctx, long steps, long epoch, size_t batch, double loss, const double *eval)
+{
+    (void)epoch, (void)batch, (void)eval;
+    ft_result *r = ctx;
+    if (steps - 1 < MAX_STEPS)
+        r->loss[steps - 1] = loss;
+    r->steps = (int)steps;
+    return 0;
+}
+
+static void encode_prompt(const mygpt_tokenizer *tok, const mygpt_instruct_entry *e, int64_t **ids, size_t *n)
+{
+    char *prompt;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_instruct_prompt(&prompt, e->instruction, e->input, &err), MYGPT_OK, "%s", err.message);
+    cr_assert_eq(mygpt_encode(tok, prompt, strlen(prompt), ids, n, &err), MYGPT_OK, "%s", err.message);
+    free(prompt);
+}
+
+#define OK(call) cr_assert_eq((call), MYGPT_OK, "%s", err.message)
+
+/* tools/reference_book_ch7.py's finetune() for case c: what it prints into r->text, the
+ * steps' losses and the responses' new tokens */
+static void run_case(const ft_case *c, const mygpt_instruct_data *data, const mygpt_tokenizer *tok, ft_result *r)
+{
+    mygpt_error err = {0};
+    memset(r, 0, sizeof *r);
+    FILE *out = open_memstream(&r->text, &r->len);
+    size_t n_train, n_test, n_val;
+    mygpt_instruct_split(data->n, &n_train, &n_test, &n_val);
+    const mygpt_instruct_entry *train_data = data->entry, *test_data = data->entry + n_train,
+                               *val_data = data->entry + n_train + n_test;
+    const size_t n = (size_t)c->n;
+    n_train = n_train < n ? n_train : n;
+    n_val = n_val < n ? n_val : n;
+    n_test = n_test < n ? n_test : n;
+    fprintf(out, "Training set length: %zu\nValidation set length: %zu\nTest set length: %zu\n", n_train, n_val,
+            n_test);
+    fprintf(out, "--------------------------------------------------\n");
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, 123);
+    mygpt_instruct_dataset train_ds, val_ds;
+    OK(mygpt_instruct_dataset_init(&train_ds, train_data, n_train, tok, &err));
+    OK(mygpt_instruct_dataset_init(&val_ds, val_data, n_val, tok, &err));
+    mygpt_instruct_loader train, train_eval, val;
+    OK(mygpt_instruct_loader_init(&train, &train_ds, (size_t)c->B, 1, (size_t)c->allowed, c->mask, &err));
+    OK(mygpt_instruct_loader_init(&train_eval, &train_ds, (size_t)c->B, 1, (size_t)c->allowed, c->mask, &err));
+    OK(mygpt_instruct_loader_init(&val, &val_ds, (size_t)c->B, 0, (size_t)c->allowed, c->mask, &err));
+    r->train = book_instructions(&train);
+    const book_loader l_train = {r, train.num_batches, recorded_epoch, recorded_batch},
+                      l_train_eval = book_instructions(&train_eval), l_val = book_instructions(&val);
+    const mygpt_config cfg = {50257, c->C, c->NH, c->L, c->ctx, MYGPT_ARCH_LLMS_FROM_SCRATCH, 0, c->drop};
+    mygpt_gpt *g;
+    OK(mygpt_gpt_create_from(&g, &cfg, &rng, &err));
+    if (c->C == 12)
+        fprintf(out, "Loaded model: Small test model\n");
+    else
+        fprintf(out, "Loaded model: GPTModel(emb_dim=%d, n_heads=%d, n_layers=%d, context_length=%d)\n", c->C,
+                c->NH, c->L, c->ctx);
+    fprintf(out, "--------------------------------------------------\n");
+    const size_t room = (size_t)c->B * (train.max_length > val.max_length ? train.max_length : val.max_length);
+    int64_t *x = malloc(room * sizeof *x), *y = malloc(room * sizeof *y);
+    double losses[2];
+    OK(book_loss(g, &l_train_eval, 1, &rng, 5, x, y, &losses[0], &err));
+    OK(book_loss(g, &l_val, 0, &rng, 5, x, y, &losses[1], &err));
+    fprintf(out, "Initial losses\n");
+    for (int k = 0; k < 2; k++) {
+        mygpt_strbuf sb = {0};
+        cr_assert_eq(mygpt_py_float_repr(&sb, losses[k]), MYGPT_OK);
+        fprintf(out, "%s %s\n", k ? "   Validation loss:" : "   Training loss:", mygpt_sb_str(&sb));
+        mygpt_sb_free(&sb);
+    }
+    mygpt_trainer *tr;
+    OK(mygpt_trainer_create(&tr, g, &err));
+    mygpt_optimizer opt;
+    mygpt_adamw_init(&opt, c->lr);
+    opt.weight_decay = 0.1;
+    mygpt_rng_seed(&rng, 123);
+    tr->dropout_rng = &rng;
+    int64_t *start;
+    size_t n_start;
+    encode_prompt(tok, &val_data[0], &start, &n_start);
+    const book_run run = {.epochs = c->epochs, .eval_every = 2, .eval_batches = 2, .tok = tok, .prompt = start,
+                          .n_prompt = n_start, .sample_tokens = 10, .after_step = after_step, .ctx = r};
+    long steps;
+    OK(book_train_loaders(out, tr, &opt, &l_train, &l_train_eval, &l_val, &rng, &run, x, y, &steps, &err));
+    mygpt_trainer_free(tr);
+    fprintf(out, "--------------------------------------------------\nGenerating responses\n");
+    char **responses = calloc(n_test, sizeof *responses);
+    const mygpt_sampling greedy = {0};
+    for (size_t i = 0; i < n_test; i++) {
+        int64_t *prompt;
+        size_t np, len;
+        int nout;
+        char *text;
+        encode_prompt(tok, &test_data[i], &prompt, &np);
+        int64_t *ids = malloc((np + (size_t)c->max_new) * sizeof *ids);
+        OK(mygpt_generate(g, NULL, prompt, (int)np, c->max_new, &greedy, EOS, 1, ids, &nout, &err));
+        if (i == 0) { // the KV cache gives the tokens of the whole window's forward
+            int nfull;
+            int64_t *full = malloc((np + (size_t)c->max_new) * sizeof *full);
+            OK(mygpt_generate(g, NULL, prompt, (int)np, c->max_new, &greedy, EOS, 0, full, &nfull, &err));
+            cr_expect(nfull == nout && memcmp(full, ids, (size_t)nout * sizeof *ids) == 0,
+                      "%s: the cached generation differs from the full forward's", c->name);
+            free(full);
+        }
+        OK(mygpt_decode(tok, ids + np, (size_t)nout - np, &text, &len, &err));
+        OK(mygpt_instruct_response(&responses[i], text, len, &err));
+        r->response_len[i] = (size_t)nout - np;
+        r->response[i] = malloc((r->response_len[i] + 1) * sizeof *ids);
+        memcpy(r->response[i], ids + np, r->response_len[i] * sizeof *ids);
+        free(text);
+        free(ids);
+        free(prompt);
+    }
+    char *json;
+    size_t json_len;
+    OK(mygpt_instruct_json(&json, &json_len, test_data, (const char *const *)responses, n_test, &err));
+    fprintf(out, "instruction-data-with-response.json:\n");
+    fwrite(json, 1, json_len, out);
+    fprintf(out, "\n");
+    fclose(out);
+    free(json);
+    for (size_t i = 0; i < n_test; i++)
+        free(responses[i]);
+    free(responses);
+    free(start);
+    free(x);
+    free(y);
+    mygpt_optimizer_free(&opt);
+    mygpt_gpt_free(g);
+    mygpt_instruct_loader_free(&train);
+    mygpt_instruct_loader_free(&train_eval);
+    mygpt_instruct_loader_free(&val);
+    mygpt_instruct_dataset_free(&train_ds);
+    mygpt_instruct_dataset_free(&val_ds);
+}
+
+static void free_result(ft_result *r)
+{
+    for (int i = 0; i < 16; i++)
+        free(r->response[i]);
+    free(r->text);
+}
+
+static mygpt_tokenizer *load_data(mygpt_instruct_data *d)
+{
+    const char *path = data_file_or_skip("instruction-data.json");
+    if (!path)
+        return NULL;
+    char p[4200];
+    snprintf(p, sizeof p, "%s", path);
+    mygpt_tokenizer *tok = tokenizer_or_skip();
+    if (!tok)
+        return NULL;
+    mygpt_error err = {0};
+    OK(mygpt_instruct_data_read(d, p, &err));
+    return tok;
+}
+
+Test(instruct_finetune, runs_as_pytorch_does)
+{
+    static ft_case cases[MAX_CASES];
+    const int n_cases = read_cases(cases);
+    cr_assert_geq(n_cases, 4, "the golden has %d runs", n_cases);
+    mygpt_instruct_data data;
+    mygpt_tokenizer *tok = load_data(&data);
+    if (!tok)
+        return;
+    for (int k = 0; k < n_cases; k++) {
+        if (TEST_SANITIZED && k != SMALLEST) // the sanitizers: the smallest run alone
+            continue;
+        const ft_case *c = &cases[k];
+        ft_result r;
+        run_case(c, &data, tok, &r);
+        cr_expect_eq(r.steps, c->steps, "%s: %d steps, PyTorch %d", c->name, r.steps, c->steps);
+        for (int i = 0; i < c->steps && i < r.steps; i++) {
+            cr_expect(r.B[i] == c->step_B[i] && r.T[i] == c->step_T[i],
+                      "%s step %d: batch (%d, %d), PyTorch (%d, %d)", c->name, i, r.B[i], r.T[i], c->step_B[i],
+                      c->step_T[i]);
+            cr_expect_leq(fabs(r.loss[i] - c->loss[i]), 1e-4 * fabs(c->loss[i]), "%s step %d: loss %.9g, PyTorch %.9g",
+                          c->name, i, r.loss[i], (double)c->loss[i]);
+        }
+        for (int i = 0; i < c->n_responses; i++) {
+            cr_expect_eq(r.response_len[i], c->response_len[i], "%s response %d: %zu tokens, PyTorch %zu", c->name, i,
+                         r.response_len[i], c->response_len[i]);
+            for (size_t t = 0; t < c->response_len[i] && t < r.response_len[i]; t++)
+                if (r.response[i][t] != c->response[i][t]) {
+                    cr_expect_fail("%s response %d token %zu: %lld, PyTorch %lld", c->name, i, t,
+                                   (long long)r.response[i][t], (long long)c->response[i][t]);
+                    break;
+                }
+        }
+        // the log line for line
+        char *save, *text = strdup(r.text);
+        int li = 0;
+        for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save), li++) {
+            while (li < c->n_log && c->log[li][0] == '\0') // strtok skips the empty lines
+                li++;
+            cr_assert_lt(li, c->n_log, "%s: more lines than PyTorch's: %s", c->name, l);
+            if (same_number_line(l, c->log[li]))
+                continue;
+            cr_expect_str_eq(l, c->log[li], "%s log line %d: \"%s\", PyTorch \"%s\"", c->name, li + 1, l, c->log[li]);
+        }
+        cr_expect_eq(li, c->n_log, "%s: %d lines, PyTorch %d", c->name, li, c->n_log);
+        free(text);
+        free_result(&r);
+    }
+    mygpt_instruct_data_free(&data);
+    mygpt_tokenizer_free(tok);
+}
+
+Test(instruct_finetune, threads_give_the_same_bytes)
+{
+    static ft_case cases[MAX_CASES];
+    const int n_cases = read_cases(cases);
+    mygpt_instruct_data data;
+    mygpt_tokenizer *tok = load_data(&data);
+    if (!tok)
+        return;
+    cr_assert_gt(n_cases, SMALLEST);
+    const ft_case *c = &cases[SMALLEST]; // with dropout, batch 3
+    const int saved = omp_get_max_threads();
+    ft_result first;
+    for (int threads = 1; threads <= (TEST_SANITIZED ? 2 : 3); threads++) {
+        omp_set_num_threads(threads);
+        ft_result r;
+        run_case(c, &data, tok, threads == 1 ? &first : &r);
+        if (threads == 1)
+            continue;
+        cr_expect(r.len == first.len && memcmp(r.text, first.text, r.len) == 0, "%s: %d threads print otherwise",
+                  c->name, threads);
+        for (int i = 0; i < r.steps; i++)
+            cr_expect(memcmp(&r.loss[i], &first.loss[i], sizeof r.loss[i]) == 0, "%s step %d: %d threads differ",
+                      c->name, i, threads);
+        free_result(&r);
+    }
+    omp_set_num_threads(saved);
+    free_result(&first);
+    mygpt_instruct_data_free(&data);
+    mygpt_tokenizer_free(tok);
+}
+
+Test(instruct_finetune, the_response_is_strip_of_the_text_after_the_prompt)
+{
+    static const struct {
+        const char *bytes, *want;
+    } cases[] = {
+        {"\n### Response:\nThe answer.\n", "The answer."},
+        {"  ### Response:### Response: x ### Response:  ", "x"},
+        {"\xc2\xa0\xe3\x80\x80 a \xe2\x80\xa8\x1c", "a"},  // NBSP, ideographic space, U+2028, U+001C
+        {"\xe2\x80\x8b b", "\xe2\x80\x8b b"},                 // U+200B is no whitespace to Python
+        {"c \xe2\x80", "c \xef\xbf\xbd"},                    // a cut character: U+FFFD, kept
+        {"### Response", "### Response"},
+        {" \t\n", ""},
+        {"", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *got;
+        mygpt_error err = {0};
+        OK(mygpt_instruct_response(&got, cases[i].bytes, strlen(cases[i].bytes), &err));
+        cr_expect_str_eq(got, cases[i].want, "case %zu", i);
+        free(got);
+    }
+}
+
+Test(instruct_finetune, the_json_is_json_dump_indent_4)
+{
+    // json.dump([{"instruction": 'Say "hi"\\', "input": "", "output": "caf\u00e9\t\x7f\x01",
+    //             "model_response": "\U0001F600 \ufffd"}], f, indent=4)
+    const mygpt_instruct_entry e = {"Say \"hi\"\\", "", "caf\xc3\xa9\t\x7f\x01"};
+    const char *resp[1] = {"\xf0\x9f\x98\x80 \xef\xbf\xbd"};
+    const char *want = "[\n    {\n        \"instruction\": \"Say \\\"hi\\\"\\\\\",\n        \"input\": \"\",\n"
+                       "        \"output\": \"caf\\u00e9\\t\\u007f\\u0001\",\n"
+                       "        \"model_response\": \"\\ud83d\\ude00 \\ufffd\"\n    }\n]";
+    char *json;
+    size_t len;
+    mygpt_error err = {0};
+    OK(mygpt_instruct_json(&json, &len, &e, resp, 1, &err));
+    cr_expect_str_eq(json, want);
+    cr_expect_eq(len, strlen(want));
+    free(json);
+    OK(mygpt_instruct_json(&json, &len, &e, NULL, 0, &err));
+    cr_expect_str_eq(json, "[]");
+    free(json);
+}
