@@ -27,12 +27,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "book_train.h"
 #include "chapter.h"
 
-#define SKIPPED 77
 
 enum { TEST_MODE_ENTRIES = 10, BATCH = 8, ALLOWED = 1024, EOS = 50256 };
 
@@ -68,22 +66,11 @@ int main(int argc, char **argv)
                  "instruction entries with train_model_simple (AdamW lr 5e-5, 2 epochs), then its\n"
                  "greedy responses to 10 test entries as instruction-data-with-response.json.",
                  0, CH_SMOKE);
-    const char *ci = getenv("CI");
-    const int absent_status = ci && strcmp(ci, "true") == 0 ? 1 : SKIPPED;
+    static const char *const files[3] = {"encoder.json", "vocab.bpe", "instruction-data.json"};
     char dir[4096], path[4200];
+    chapter_data_dir(&ch, dir, sizeof dir, files, 3);
+    snprintf(path, sizeof path, "%s/%s", dir, files[2]);
     mygpt_error err = {0};
-    if (mygpt_data_dir(dir, sizeof dir, &err) != MYGPT_OK) {
-        fprintf(stderr, "%s: %s\n", ch.name, err.message);
-        return absent_status;
-    }
-    static const char *files[3] = {"encoder.json", "vocab.bpe", "instruction-data.json"};
-    for (int i = 0; i < 3; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-        if (access(path, F_OK) != 0) {
-            fprintf(stderr, "%s: %s is absent (run 'bash scripts/fetch-data.sh')\n", ch.name, path);
-            return absent_status;
-        }
-    }
     mygpt_tokenizer *tok;
     chapter_check(&ch, mygpt_tokenizer_load_dir(&tok, dir, &err), &err);
     const int max_new_tokens = ch.smoke ? 8 : 256, sample_tokens = ch.smoke ? 8 : 50;

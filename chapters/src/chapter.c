@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 void chapter_init(chapter *ch, int argc, char **argv, const char *name, const char *about,
                   uint64_t default_seed, unsigned flags)
@@ -110,6 +111,25 @@ void chapter_check(const chapter *ch, mygpt_status st, const mygpt_error *err)
         ch->fail(ch, message);
     fprintf(stderr, "%s: %s\n", ch->name, message);
     exit(cli_exit_code(st));
+}
+
+void chapter_data_dir(const chapter *ch, char *dir, size_t len, const char *const *files, int n)
+{
+    const char *ci = getenv("CI");
+    const int absent = ci && strcmp(ci, "true") == 0 ? 1 : 77;
+    mygpt_error err = {0};
+    if (mygpt_data_dir(dir, len, &err) != MYGPT_OK) {
+        fprintf(stderr, "%s: %s\n", ch->name, err.message);
+        exit(absent);
+    }
+    for (int i = 0; i < n; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        if (access(path, F_OK) != 0) {
+            fprintf(stderr, "%s: %s is absent (run 'bash scripts/fetch-data.sh')\n", ch->name, path);
+            exit(absent);
+        }
+    }
 }
 
 void *chapter_alloc(const chapter *ch, size_t count, size_t size)

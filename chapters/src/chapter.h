@@ -47,6 +47,11 @@ void chapter_check(const chapter *ch, mygpt_status st, const mygpt_error *err);
  * stderr (stdout is the document's text); a write error is one line and exit 1. */
 void chapter_save_figure(const chapter *ch, mygpt_svg *fig, const char *file);
 
+/* The data folder (mygpt_data_dir) into dir, once each of files[0..n) is found in it.
+ * The folder or a file absent: one line on stderr saying how to fetch it, and the program
+ * exits 77 (skipped), or 1 under CI=true, where absent data is a failure. */
+void chapter_data_dir(const chapter *ch, char *dir, size_t len, const char *const *files, int n);
+
 /* calloc that exits with a clear message on failure. */
 void *chapter_alloc(const chapter *ch, size_t count, size_t size);
 
