@@ -9,6 +9,7 @@
 
 #include "mygpt/data.h"
 #include "base/base.h"
+#include "io/loader.h"
 
 mygpt_status mygpt_dataloader_init(mygpt_dataloader *dl, const int64_t *ids, size_t n,
                                    size_t batch_size, size_t max_length, size_t stride,
@@ -33,8 +34,33 @@ mygpt_status mygpt_dataloader_init(mygpt_dataloader *dl, const int64_t *ids, siz
 void mygpt_dataloader_set_drop_last(mygpt_dataloader *dl, int drop_last)
 {
     dl->drop_last = drop_last != 0;
-    dl->num_batches = drop_last ? dl->num_windows / dl->batch_size
-                                : (dl->num_windows + dl->batch_size - 1) / dl->batch_size;
+    dl->num_batches = mygpt_loader_num_batches(dl->num_windows, dl->batch_size, drop_last);
+}
+
+size_t mygpt_loader_num_batches(size_t n, size_t batch_size, int drop_last)
+{
+    return drop_last ? n / batch_size : (n + batch_size - 1) / batch_size;
+}
+
+mygpt_status mygpt_loader_epoch(int64_t **order, size_t n, mygpt_rng *global, int shuffle, const char *items,
+                                mygpt_error *err)
+{
+    if (!shuffle) {
+        free(*order);
+        *order = NULL;
+    } else if (!*order && !(*order = malloc((n ? n : 1) * sizeof **order))) {
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the order of %zu %s", n, items);
+    }
+    mygpt_loader_iter(global, *order, n);
+    return MYGPT_OK;
+}
+
+size_t mygpt_loader_batch_rows(size_t n, size_t batch_size, size_t num_batches, size_t b)
+{
+    if (b >= num_batches)
+        return 0;
+    const size_t left = n - b * batch_size;
+    return left < batch_size ? left : batch_size;
 }
 
 void mygpt_loader_iter(mygpt_rng *global, int64_t *order, size_t n)
@@ -54,22 +80,12 @@ void mygpt_loader_iter(mygpt_rng *global, int64_t *order, size_t n)
 mygpt_status mygpt_dataloader_epoch(mygpt_dataloader *dl, mygpt_rng *global, int shuffle,
                                     mygpt_error *err)
 {
-    if (!shuffle) {
-        free(dl->order);
-        dl->order = NULL;
-    } else if (!dl->order && !(dl->order = malloc((dl->num_windows ? dl->num_windows : 1) * sizeof *dl->order))) {
-        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the order of %zu windows", dl->num_windows);
-    }
-    mygpt_loader_iter(global, dl->order, dl->num_windows);
-    return MYGPT_OK;
+    return mygpt_loader_epoch(&dl->order, dl->num_windows, global, shuffle, "windows", err);
 }
 
 size_t mygpt_dataloader_batch_rows(const mygpt_dataloader *dl, size_t b)
 {
-    if (b >= dl->num_batches)
-        return 0;
-    const size_t left = dl->num_windows - b * dl->batch_size;
-    return left < dl->batch_size ? left : dl->batch_size;
+    return mygpt_loader_batch_rows(dl->num_windows, dl->batch_size, dl->num_batches, b);
 }
 
 mygpt_status mygpt_dataloader_batch(const mygpt_dataloader *dl, size_t b, int64_t *inputs,
@@ -79,8 +95,7 @@ mygpt_status mygpt_dataloader_batch(const mygpt_dataloader *dl, size_t b, int64_
         return mygpt_fail(err, MYGPT_ERANGE, "batch %zu is outside [0, %zu)", b, dl->num_batches);
     const size_t rows = mygpt_dataloader_batch_rows(dl, b);
     for (size_t r = 0; r < rows; r++) {
-        const size_t w = b * dl->batch_size + r;
-        const size_t start = (dl->order ? (size_t)dl->order[w] : w) * dl->stride;
+        const size_t start = mygpt_loader_item(dl->order, dl->batch_size, b, r) * dl->stride;
         for (size_t j = 0; j < dl->max_length; j++) {
             inputs[r * dl->max_length + j] = dl->ids[start + j];
             targets[r * dl->max_length + j] = dl->ids[start + j + 1];

@@ -13,6 +13,7 @@
 #include "mygpt/tokenizer.h"
 #include "mygpt/train.h"
 #include "base/base.h"
+#include "io/loader.h"
 #include "base/text.h"
 #include "io/json.h"
 
@@ -312,7 +313,7 @@ mygpt_status mygpt_instruct_loader_init(mygpt_instruct_loader *dl, const mygpt_i
     dl->ds = ds;
     dl->batch_size = batch_size;
     dl->drop_last = drop_last != 0;
-    dl->num_batches = drop_last ? ds->n / batch_size : (ds->n + batch_size - 1) / batch_size;
+    dl->num_batches = mygpt_loader_num_batches(ds->n, batch_size, drop_last);
     dl->allowed_max_length = allowed_max_length;
     dl->mask_instruction = mask_instruction != 0;
     size_t longest = 0;
@@ -326,22 +327,12 @@ mygpt_status mygpt_instruct_loader_init(mygpt_instruct_loader *dl, const mygpt_i
 mygpt_status mygpt_instruct_loader_epoch(mygpt_instruct_loader *dl, mygpt_rng *global, int shuffle,
                                          mygpt_error *err)
 {
-    if (shuffle && !dl->order && !(dl->order = malloc((dl->ds->n ? dl->ds->n : 1) * sizeof *dl->order)))
-        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the order of %zu entries", dl->ds->n);
-    if (!shuffle) {
-        free(dl->order);
-        dl->order = NULL;
-    }
-    mygpt_loader_iter(global, dl->order, dl->ds->n);
-    return MYGPT_OK;
+    return mygpt_loader_epoch(&dl->order, dl->ds->n, global, shuffle, "entries", err);
 }
 
 size_t mygpt_instruct_loader_batch_rows(const mygpt_instruct_loader *dl, size_t b)
 {
-    if (b >= dl->num_batches)
-        return 0;
-    const size_t left = dl->ds->n - b * dl->batch_size;
-    return left < dl->batch_size ? left : dl->batch_size;
+    return mygpt_loader_batch_rows(dl->ds->n, dl->batch_size, dl->num_batches, b);
 }
 
 mygpt_status mygpt_instruct_loader_batch(const mygpt_instruct_loader *dl, size_t b, int64_t *inputs,
@@ -353,10 +344,8 @@ mygpt_status mygpt_instruct_loader_batch(const mygpt_instruct_loader *dl, size_t
     int64_t *picked = malloc(rows * sizeof *picked);
     if (!picked)
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a batch of %zu", rows);
-    for (size_t r = 0; r < rows; r++) {
-        const size_t w = b * dl->batch_size + r;
-        picked[r] = dl->order ? dl->order[w] : (int64_t)w;
-    }
+    for (size_t r = 0; r < rows; r++)
+        picked[r] = (int64_t)mygpt_loader_item(dl->order, dl->batch_size, b, r);
     mygpt_status st = mygpt_instruct_batch(dl->ds, picked, rows, dl->allowed_max_length, dl->mask_instruction,
                                            inputs, targets, T, err);
     free(picked);

@@ -9,6 +9,7 @@
 #include "mygpt/data.h"
 #include "mygpt/tokenizer.h"
 #include "base/base.h"
+#include "io/loader.h"
 
 /* The texts pandas 1.5 reads as a missing value (NaN; "None" too from pandas 2), quoted
  * or not: the book's tokenizer.encode would then fail on a float. */
@@ -142,28 +143,18 @@ mygpt_status mygpt_spam_loader_init(mygpt_spam_loader *dl, const mygpt_spam_data
     dl->ds = ds;
     dl->batch_size = batch_size;
     dl->drop_last = drop_last != 0;
-    dl->num_batches = drop_last ? ds->n / batch_size : (ds->n + batch_size - 1) / batch_size;
+    dl->num_batches = mygpt_loader_num_batches(ds->n, batch_size, drop_last);
     return MYGPT_OK;
 }
 
 mygpt_status mygpt_spam_loader_epoch(mygpt_spam_loader *dl, mygpt_rng *global, int shuffle, mygpt_error *err)
 {
-    if (shuffle && !dl->order && !(dl->order = malloc((dl->ds->n ? dl->ds->n : 1) * sizeof *dl->order)))
-        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the order of %zu texts", dl->ds->n);
-    if (!shuffle) {
-        free(dl->order);
-        dl->order = NULL;
-    }
-    mygpt_loader_iter(global, dl->order, dl->ds->n);
-    return MYGPT_OK;
+    return mygpt_loader_epoch(&dl->order, dl->ds->n, global, shuffle, "texts", err);
 }
 
 size_t mygpt_spam_loader_batch_rows(const mygpt_spam_loader *dl, size_t b)
 {
-    if (b >= dl->num_batches)
-        return 0;
-    const size_t left = dl->ds->n - b * dl->batch_size;
-    return left < dl->batch_size ? left : dl->batch_size;
+    return mygpt_loader_batch_rows(dl->ds->n, dl->batch_size, dl->num_batches, b);
 }
 
 mygpt_status mygpt_spam_loader_batch(const mygpt_spam_loader *dl, size_t b, int64_t *inputs, int64_t *labels,
@@ -173,8 +164,7 @@ mygpt_status mygpt_spam_loader_batch(const mygpt_spam_loader *dl, size_t b, int6
         return mygpt_fail(err, MYGPT_ERANGE, "batch %zu is outside [0, %zu)", b, dl->num_batches);
     const size_t rows = mygpt_spam_loader_batch_rows(dl, b), T = dl->ds->max_length;
     for (size_t r = 0; r < rows; r++) {
-        const size_t w = b * dl->batch_size + r;
-        const size_t item = dl->order ? (size_t)dl->order[w] : w;
+        const size_t item = mygpt_loader_item(dl->order, dl->batch_size, b, r);
         memcpy(inputs + r * T, dl->ds->ids + item * T, T * sizeof *inputs); // (rows, T)
         labels[r] = dl->ds->labels[item];                                   // (rows)
     }
