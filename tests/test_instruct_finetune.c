@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "book_train.h"
+#include "train_step.h"
 #include "data.h"
 #include "golden.h"
 #include "mygpt/data.h"
@@ -432,4 +433,50 @@ Test(instruct_finetune, the_json_is_json_dump_indent_4)
     OK(mygpt_instruct_json(&json, &len, &e, NULL, 0, &err));
     cr_expect_str_eq(json, "[]");
     free(json);
+}
+
+/* A batch whose every target is -100 (exercise 7.2's masked prompts cut short): the loss is
+ * 0 / 0 = NaN and the gradient zero, and the step is still taken, as PyTorch's
+ * train_model_simple takes it: AdamW, its moments zero, only decays the weights. */
+Test(instruct_finetune, a_batch_of_ignored_targets_still_steps)
+{
+    mygpt_error err = {0};
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, 123);
+    const mygpt_config cfg = {64, 8, 2, 1, 8, MYGPT_ARCH_LLMS_FROM_SCRATCH, 0, 0.0};
+    mygpt_gpt *g;
+    mygpt_trainer *tr;
+    OK(mygpt_gpt_create_from(&g, &cfg, &rng, &err));
+    OK(mygpt_trainer_create(&tr, g, &err));
+    const size_t n = g->num_parameters;
+    float *want = malloc(n * sizeof *want), *zero = calloc(n, sizeof *zero);
+    cr_assert(want && zero);
+    memcpy(want, g->params_memory, n * sizeof *want);
+    mygpt_optimizer opt, expected;
+    mygpt_adamw_init(&opt, 5e-5);
+    opt.weight_decay = 0.1;
+    expected = opt;
+    OK(mygpt_optimizer_step(&expected, want, zero, n, &err)); // a step on a zero gradient
+    enum { B = 2, T = 4 };
+    int64_t x[B * T], y[B * T];
+    for (int i = 0; i < B * T; i++) {
+        x[i] = i % cfg.vocab_size;
+        y[i] = MYGPT_IGNORE_INDEX;
+    }
+    const dp_team one = {0, 1, 0};
+    double shown = 0.0;
+    OK(dp_train_step_clipped(&one, tr, &opt, x, y, B, T, 0, 0, "test", 1.0, &shown, NULL, &err));
+    cr_expect(isnan(shown), "the loss of no kept target is NaN, not %g", shown);
+    cr_expect_eq(opt.step, 1, "the optimizer took %ld steps", opt.step);
+    cr_expect_eq(memcmp(g->params_memory, want, n * sizeof *want), 0, "the weights are not a zero-gradient step's");
+    // one kept target makes the loss finite again, and a NaN loss otherwise still stops
+    y[3] = 5;
+    OK(dp_train_step_clipped(&one, tr, &opt, x, y, B, T, 1, 0, "test", 1.0, &shown, NULL, &err));
+    cr_expect(isfinite(shown));
+    mygpt_optimizer_free(&opt);
+    mygpt_optimizer_free(&expected);
+    free(want);
+    free(zero);
+    mygpt_trainer_free(tr);
+    mygpt_gpt_free(g);
 }

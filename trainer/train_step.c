@@ -36,7 +36,12 @@ mygpt_status dp_train_step_clipped(const dp_team *team, mygpt_trainer *tr, mygpt
             dp_abort(team, program, "averaging the gradients failed (MPI)");
         *shown = dp_sum(team, (double)loss * rows / (double)B); // each rank's mean, weighted by its rows
     }
-    if (!isfinite(*shown)) { // the same on every rank: all stop here, before the step spreads it
+    // a batch whose every target is ignore_index (-100) has the loss 0 / 0 = NaN and a zero
+    // gradient: PyTorch's loop still steps (AdamW then only decays the weights), and so does this
+    int all_ignored = 1;
+    for (size_t i = 0; i < (size_t)rows * (size_t)T && all_ignored; i++)
+        all_ignored = y[at + i] == MYGPT_IGNORE_INDEX;
+    if (!isfinite(*shown) && !(all_ignored && team->size == 1)) { // the same on every rank: all stop here
         err->code = MYGPT_ERANGE;
         snprintf(err->message, sizeof err->message,
                  "step %ld: the loss is %g: training stopped before its optimizer step (nothing saved)", step, *shown);
