@@ -20,8 +20,6 @@
 #include "mygpt/print.h"
 #include "mygpt/tokenizer.h"
 
-#define EOT_ID 50256               // GPT-2's <|endoftext|>, where a tuned response ends
-#define EOT_TEXT "<|endoftext|>"   // the same in text: mygpt_encode reads it as EOT_ID
 #define SYSTEM_SEPARATOR "\n\n"    // between --system's text and the first turn
 
 /* Ctrl-C on a terminal while a response is written: it stops there */
@@ -145,7 +143,7 @@ static char *conversation_text(const conversation *cv, int first, const char *pr
     if (cv->system)
         len += strlen(cv->system) + strlen(SYSTEM_SEPARATOR);
     for (int i = first; i < cv->n; i++)
-        len += strlen(cv->turns[i]) + strlen(EOT_TEXT);
+        len += strlen(cv->turns[i]) + strlen(MYGPT_ENDOFTEXT);
     char *t = malloc(len);
     if (!t)
         return NULL;
@@ -156,7 +154,7 @@ static char *conversation_text(const conversation *cv, int first, const char *pr
     }
     for (int i = first; i < cv->n; i++) {
         strcat(t, cv->turns[i]);
-        strcat(t, EOT_TEXT);
+        strcat(t, MYGPT_ENDOFTEXT);
     }
     strcat(t, prompt);
     return t;
@@ -245,7 +243,7 @@ static int chat_turn(chat *ch, const char *instruction)
     int nout = 0;
     if (ch->terminal)
         catch_interrupt(1);
-    st = mygpt_generate_stream(ch->g, &ch->rng, ids, (int)n, ch->max_new, &ch->sampling, EOT_ID, 1, out, &nout,
+    st = mygpt_generate_stream(ch->g, &ch->rng, ids, (int)n, ch->max_new, &ch->sampling, MYGPT_ENDOFTEXT_ID, 1, out, &nout,
                                on_token, &resp, &err);
     if (ch->terminal)
         catch_interrupt(0);
@@ -353,6 +351,12 @@ int cmd_chat(int argc, char **argv)
     if (ch.g->config.vocab_size != 50257) {
         cli_error(cmd, "%s: a vocabulary of %d tokens, not GPT-2's 50257: chat reads and writes GPT-2's tokens",
                   args_get(&a, "checkpoint"), ch.g->config.vocab_size);
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    if (ch.g->config.num_classes > 0) {
+        cli_error(cmd, "%s: a classifier (a head of %d classes), not a language model: it has no text to say",
+                  args_get(&a, "checkpoint"), ch.g->config.num_classes);
         rc = EXIT_USAGE;
         goto done;
     }

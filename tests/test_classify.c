@@ -456,7 +456,24 @@ Test(classify, a_masked_backward_gives_the_full_backwards_bits_for_what_trains)
             }
         }
     }
+    // a prefix names whole parts of a name; one that names nothing, or none, is refused
+    int count = 0;
+    cr_expect_eq(mygpt_trainer_set_trainable(part, "trf_blocks.1", 1, &count, &err), MYGPT_OK);
+    cr_expect_eq(count, 16, "trf_blocks.1 named %d tensors, not block 1's 16", count);
+    cr_expect_eq(mygpt_trainer_set_trainable(part, "trf_blocks.", 1, &count, &err), MYGPT_OK);
+    cr_expect_eq(count, 48);
+    cr_expect_eq(mygpt_trainer_set_trainable(part, "trf_block", 1, &count, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_trainer_set_trainable(part, "trf_blocks.3", 1, &count, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_trainer_set_trainable(part, NULL, 1, &count, &err), MYGPT_EINVAL);
     mygpt_trainer_free(part);
     mygpt_trainer_free(full);
+    mygpt_gpt_free(g);
+    // the book's freezing needs a classification head to train
+    mygpt_config lm = cfg;
+    lm.num_classes = 0;
+    cr_assert_eq(mygpt_gpt_create(&g, &lm, 11, &err), MYGPT_OK, "%s", err.message);
+    cr_assert_eq(mygpt_trainer_create(&part, g, &err), MYGPT_OK);
+    cr_expect_eq(mygpt_trainer_freeze_for_classification(part, &err), MYGPT_EINVAL);
+    mygpt_trainer_free(part);
     mygpt_gpt_free(g);
 }

@@ -1916,12 +1916,19 @@ Test(cli_chat, a_long_conversation_stays_within_a_small_context, .timeout = 300)
 /* Bad flags and files: one line on stderr, nothing on stdout, status 2 */
 Test(cli_chat, bad_flags_and_files_are_one_line_and_status_2)
 {
-    char dir[] = "/tmp/mygpt-chat-XXXXXX", gpt2[300], small[300];
+    char dir[] = "/tmp/mygpt-chat-XXXXXX", gpt2[300], small[300], classifier[300];
     cr_assert_not_null(mkdtemp(dir));
     snprintf(gpt2, sizeof gpt2, "%s/gpt2.safetensors", dir);
     snprintf(small, sizeof small, "%s/small.safetensors", dir);
+    snprintf(classifier, sizeof classifier, "%s/classifier.safetensors", dir);
     random_model(gpt2, 50257, 64);
     random_model(small, 4, 8);
+    const mygpt_config two = {.vocab_size = 50257, .embed_dim = 8, .num_heads = 2, .num_layers = 1, .max_seq_len = 8,
+                              .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH, .num_classes = 2}; // the book's chapter 6
+    mygpt_gpt *g = NULL;
+    cr_assert_eq(mygpt_gpt_create(&g, &two, 3, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_checkpoint_save(g, classifier, NULL), MYGPT_OK);
+    mygpt_gpt_free(g);
     const struct { const char *fmt, *msg; } cases[] = {
         {"chat%.0s", "mygpt chat: --checkpoint FILE is required"},
         {"chat --checkpoint /nonexistent.safetensors%.0s", "cannot open /nonexistent.safetensors"},
@@ -1933,13 +1940,15 @@ Test(cli_chat, bad_flags_and_files_are_one_line_and_status_2)
         {"chat --checkpoint %s --temprature 1", "did you mean '--temperature'?"},
         {"chat --checkpoint %s --system", "needs a value"},
         {"chat --checkpoint %s --weights int4", "--weights: unknown weight format 'int4'"},
+        {"chat --checkpoint %s", "a classifier (a head of 2 classes)"},
         {"chat --checkpoint %s", "a vocabulary of 4 tokens, not GPT-2's 50257"},
         {"chat --checkpoint %s", "encoder.json"}, // the data folder without the vocabulary
     };
     char words[600];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const int last = i + 1 == sizeof cases / sizeof cases[0];
-        snprintf(words, sizeof words, cases[i].fmt, i + 2 == sizeof cases / sizeof cases[0] ? small : gpt2);
+        const size_t n = sizeof cases / sizeof cases[0];
+        snprintf(words, sizeof words, cases[i].fmt, i + 3 == n ? classifier : i + 2 == n ? small : gpt2);
         if (last)
             setenv("MYGPT_DATA", dir, 1);
         proc_result r;
@@ -1953,6 +1962,7 @@ Test(cli_chat, bad_flags_and_files_are_one_line_and_status_2)
     unsetenv("MYGPT_DATA");
     unlink(gpt2);
     unlink(small);
+    unlink(classifier);
     rmdir(dir);
 }
 

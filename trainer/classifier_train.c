@@ -67,6 +67,12 @@ mygpt_status classifier_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt
 {
     mygpt_gpt *g = tr->model;
     const int T = (int)train->ds->max_length;
+    if (run->epochs < 0 || run->eval_freq < 1) {
+        err->code = MYGPT_EINVAL;
+        snprintf(err->message, sizeof err->message, "epochs %ld and eval_freq %ld: need epochs >= 0, eval_freq >= 1",
+                 run->epochs, run->eval_freq);
+        return MYGPT_EINVAL;
+    }
     long global_step = -1, seen = 0;
     mygpt_status st = MYGPT_OK;
     for (long epoch = 0; epoch < run->epochs && st == MYGPT_OK; epoch++) {

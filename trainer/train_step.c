@@ -37,7 +37,8 @@ mygpt_status dp_train_step_clipped(const dp_team *team, mygpt_trainer *tr, mygpt
         *shown = dp_sum(team, (double)loss * rows / (double)B); // each rank's mean, weighted by its rows
     }
     // a batch whose every target is ignore_index (-100) has the loss 0 / 0 = NaN and a zero
-    // gradient: PyTorch's loop still steps (AdamW then only decays the weights), and so does this
+    // gradient: PyTorch's loop still steps (AdamW decays the weights and moves them by its
+    // moments), and so does this
     int all_ignored = 1;
     for (size_t i = 0; i < (size_t)rows * (size_t)T && all_ignored; i++)
         all_ignored = y[at + i] == MYGPT_IGNORE_INDEX;
@@ -52,7 +53,7 @@ mygpt_status dp_train_step_clipped(const dp_team *team, mygpt_trainer *tr, mygpt
     if (clip_norm > 0.0) // clip_grad_norm_: every rank holds the same averaged gradient, so the same norm
         st = mygpt_trainer_clip_grad_norm(tr, clip_norm, grad_norm, err);
     if (st == MYGPT_OK)
-        st = mygpt_optimizer_step(opt, g->params_memory, tr->grads_memory, g->num_parameters, err);
+        st = mygpt_trainer_step(tr, opt, err); // opt.step() over what trains (all without a mask)
     if (st == MYGPT_OK && check_replicas && !dp_same_everywhere(team, g->params_memory, g->num_parameters))
         dp_abort(team, program, "the ranks' parameters differ after a step");
     return st;

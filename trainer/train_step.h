@@ -16,7 +16,8 @@
  * the ranks' parameters are compared after it. *shown: the global batch's loss; a loss
  * that is not finite stops there, before the step, with MYGPT_ERANGE naming step, except
  * on a team of one for a batch whose every target is -100 (the loss 0 / 0, a zero
- * gradient: PyTorch steps, so this does). A
+ * gradient: PyTorch steps, so this does). The step honours the trainer's trainable mask
+ * (mygpt_trainer_step). A
  * failure of the team itself (MPI) ends the job with program's name (dp_abort); the
  * library's errors are returned. */
 mygpt_status dp_train_step(const dp_team *team, mygpt_trainer *tr, mygpt_optimizer *opt, const int64_t *x,

@@ -32,7 +32,7 @@
 #include "chapter.h"
 
 
-enum { TEST_MODE_ENTRIES = 10, BATCH = 8, ALLOWED = 1024, EOS = 50256 };
+enum { TEST_MODE_ENTRIES = 10, BATCH = 8, ALLOWED = 1024 };
 
 /* tokenizer.encode(format_input(entry)) */
 static void encode_prompt(const chapter *ch, const mygpt_tokenizer *tok, const mygpt_instruct_entry *e,
@@ -155,7 +155,7 @@ int main(int argc, char **argv)
         char *text;
         encode_prompt(&ch, tok, &test_data[i], &prompt, &np);
         out = chapter_alloc(&ch, np + (size_t)max_new_tokens, sizeof *out);
-        chapter_check(&ch, mygpt_generate(g, NULL, prompt, (int)np, max_new_tokens, &greedy, EOS, 1, out, &nout, &err),
+        chapter_check(&ch, mygpt_generate(g, NULL, prompt, (int)np, max_new_tokens, &greedy, MYGPT_ENDOFTEXT_ID, 1, out, &nout, &err),
                       &err);
         chapter_check(&ch, mygpt_decode(tok, out + np, (size_t)nout - np, &text, &len, &err), &err);
         chapter_check(&ch, mygpt_instruct_response(&responses[i], text, len, &err), &err);

@@ -17,6 +17,8 @@ mygpt_status mygpt_trainer_set_trainable(mygpt_trainer *tr, const char *prefix, 
 {
     const mygpt_config *cfg = &tr->model->config;
     const int n = mygpt_state_dict_len(cfg);
+    if (!prefix)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "a parameter prefix is needed (\"\" for all)");
     if (!tr->trainable) { // every parameter trains until told otherwise
         if (!(tr->trainable = malloc((size_t)n)))
             return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the trainable mask");
@@ -27,13 +29,17 @@ mygpt_status mygpt_trainer_set_trainable(mygpt_trainer *tr, const char *prefix, 
     for (int j = 0; j < n; j++) {
         mygpt_state_entry e;
         mygpt_state_dict_entry(cfg, NULL, j, &e);
-        if (strncmp(e.name, prefix, len) == 0) {
+        // a prefix names whole parts of a name: "trf_blocks.1" is not "trf_blocks.10.*"
+        if (strncmp(e.name, prefix, len) == 0 &&
+            (len == 0 || prefix[len - 1] == '.' || e.name[len] == '.' || e.name[len] == '\0')) {
             tr->trainable[j] = on != 0;
             named++;
         }
     }
     if (count)
         *count = named;
+    if (named == 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "no parameter's name starts with '%s'", prefix);
     return MYGPT_OK;
 }
 
@@ -41,6 +47,8 @@ mygpt_status mygpt_trainer_freeze_for_classification(mygpt_trainer *tr, mygpt_er
 {
     const mygpt_config *cfg = &tr->model->config;
     const int n = mygpt_state_dict_len(cfg);
+    if (cfg->num_classes <= 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "the model has no classification head to train (num_classes 0)");
     // for param in model.parameters(): param.requires_grad = False
     MYGPT_TRY(mygpt_trainer_set_trainable(tr, "", 0, NULL, err));
     // then requires_grad = True for model.trf_blocks[-1], model.final_norm and model.out_head:

@@ -190,15 +190,17 @@ void mygpt_optimizer_free(mygpt_optimizer *opt);
 
 /* ---- classification fine-tuning (the book's chapter 6: classify.c) ------------------ */
 
-/* param.requires_grad = on for every state_dict entry whose name starts with prefix ("" for
- * all; "trf_blocks.11.", "final_norm.", "out_head."): frozen parameters get no gradient, the
- * backward does not go below what trains, and mygpt_trainer_step leaves them alone.
- * *count (or NULL): the entries named. MYGPT_ENOMEM. */
+/* param.requires_grad = on for every state_dict entry whose name starts with prefix, a
+ * whole part of it ("" for all; "trf_blocks.11", "final_norm.", "out_head": "trf_blocks.1"
+ * is not "trf_blocks.10"): frozen parameters get no gradient, the backward does not go
+ * below what trains, and mygpt_trainer_step leaves them alone. *count (or NULL): the
+ * entries named. MYGPT_EINVAL for a NULL prefix or one that names nothing; MYGPT_ENOMEM. */
 mygpt_status mygpt_trainer_set_trainable(mygpt_trainer *tr, const char *prefix, int on, int *count,
                                          mygpt_error *err);
 
 /* The book's section 6.5: every parameter frozen but the last transformer block, the final
- * LayerNorm and the head. MYGPT_ENOMEM. */
+ * LayerNorm and the classification head. MYGPT_EINVAL for a model without one (num_classes
+ * 0: its head is the language model's); MYGPT_ENOMEM. */
 mygpt_status mygpt_trainer_freeze_for_classification(mygpt_trainer *tr, mygpt_error *err);
 
 /* Whether state_dict entry j trains (1 without a mask). */
