@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "chapter.h"
+#include "finetune_setup.h"
 
 
 int main(int argc, char **argv)
@@ -26,12 +27,9 @@ int main(int argc, char **argv)
                  "DataLoaders (batch 8, the training one shuffled with drop_last) after\n"
                  "torch.manual_seed(123): the batch shapes and counts, and the first training batch.",
                  123, CH_SEED);
-    static const char *const files[5] = {"sms_spam_train.csv", "sms_spam_validation.csv", "sms_spam_test.csv",
-                                         "encoder.json", "vocab.bpe"};
-    char dir[4096], path[3][4200];
+    const char *const files[5] = {SPAM_FILES[0], SPAM_FILES[1], SPAM_FILES[2], "encoder.json", "vocab.bpe"};
+    char dir[4096];
     chapter_data_dir(&ch, dir, sizeof dir, files, 5);
-    for (int i = 0; i < 3; i++)
-        snprintf(path[i], sizeof path[i], "%s/%s", dir, files[i]);
     mygpt_error err = {0};
     mygpt_tokenizer *tok;
     chapter_check(&ch, mygpt_tokenizer_load_dir(&tok, dir, &err), &err);
@@ -39,9 +37,7 @@ int main(int argc, char **argv)
     // train_dataset = SpamDataset(csv_file="train.csv", max_length=None, tokenizer=tokenizer)
     // val_dataset, test_dataset: max_length=train_dataset.max_length
     mygpt_spam_dataset ds[3];
-    for (int s = 0; s < 3; s++)
-        chapter_check(&ch, mygpt_spam_dataset_load(&ds[s], path[s], tok, s ? ds[0].max_length : 0,
-                                                   MYGPT_ENDOFTEXT_ID, &err), &err);
+    chapter_check(&ch, spam_datasets_load(ds, dir, tok, 0, &err), &err);
     printf("%zu\n", ds[0].max_length); // print(train_dataset.max_length)
 
     // torch.manual_seed(123); DataLoader(train_dataset, batch_size=8, shuffle=True, drop_last=True);
@@ -49,9 +45,9 @@ int main(int argc, char **argv)
     enum { BATCH = 8 };
     mygpt_rng rng = {0};
     mygpt_rng_seed(&rng, ch.seed);
-    mygpt_spam_loader loader[3];
-    for (int s = 0; s < 3; s++)
-        chapter_check(&ch, mygpt_spam_loader_init(&loader[s], &ds[s], BATCH, s == 0, &err), &err);
+    spam_loaders loaders;
+    chapter_check(&ch, spam_loaders_init(&loaders, ds, BATCH, &err), &err);
+    mygpt_spam_loader *loader[3] = {&loaders.train, &loaders.val, &loaders.test};
 
     // for input_batch, target_batch in train_loader: pass
     const size_t T = ds[0].max_length;
@@ -59,20 +55,20 @@ int main(int argc, char **argv)
     int64_t *x = chapter_alloc(&ch, BATCH * T, sizeof *x);
     int64_t first_labels[BATCH], y[BATCH];
     size_t rows = 0;
-    chapter_check(&ch, mygpt_spam_loader_epoch(&loader[0], &rng, 1, &err), &err);
-    for (size_t b = 0; b < loader[0].num_batches; b++) {
-        rows = mygpt_spam_loader_batch_rows(&loader[0], b);
+    chapter_check(&ch, mygpt_spam_loader_epoch(loader[0], &rng, 1, &err), &err);
+    for (size_t b = 0; b < loader[0]->num_batches; b++) {
+        rows = mygpt_spam_loader_batch_rows(loader[0], b);
         int64_t *inputs = b ? x : first, *labels = b ? y : first_labels; // keep the first batch
-        chapter_check(&ch, mygpt_spam_loader_batch(&loader[0], b, inputs, labels, &err), &err);
+        chapter_check(&ch, mygpt_spam_loader_batch(loader[0], b, inputs, labels, &err), &err);
     }
     printf("Train loader:\n");
     printf("Input batch dimensions: ");
     ch_size(2, (int64_t[]){(int64_t)rows, (int64_t)T});
     printf("\nLabel batch dimensions ");
     ch_size(1, (int64_t[]){(int64_t)rows});
-    printf("\n%zu training batches\n", loader[0].num_batches);
-    printf("%zu validation batches\n", loader[1].num_batches);
-    printf("%zu test batches\n", loader[2].num_batches);
+    printf("\n%zu training batches\n", loader[0]->num_batches);
+    printf("%zu validation batches\n", loader[1]->num_batches);
+    printf("%zu test batches\n", loader[2]->num_batches);
 
     printf("\nThe first training batch's labels (1 = spam):\n");
     ch_torch_i64(first_labels, 1, (int64_t[]){BATCH});
@@ -80,10 +76,8 @@ int main(int argc, char **argv)
     ch_torch_i64(first, 1, (int64_t[]){(int64_t)T});
     printf("\n");
 
-    for (int s = 0; s < 3; s++) {
-        mygpt_spam_loader_free(&loader[s]);
-        mygpt_spam_dataset_free(&ds[s]);
-    }
+    spam_loaders_free(&loaders);
+    spam_datasets_free(ds);
     free(first);
     free(x);
     mygpt_tokenizer_free(tok);

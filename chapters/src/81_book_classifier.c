@@ -21,6 +21,7 @@
 
 #include "chapter.h"
 #include "classifier_train.h"
+#include "finetune_setup.h"
 
 
 int main(int argc, char **argv)
@@ -32,29 +33,21 @@ int main(int argc, char **argv)
                  "the final LayerNorm and the head; accuracies and losses before fine-tuning,\n"
                  "train_classifier_simple's log (AdamW, 5 epochs), the accuracies after.",
                  0, CH_SMOKE);
-    static const char *const files[5] = {"sms_spam_train.csv", "sms_spam_validation.csv", "sms_spam_test.csv",
-                                         "encoder.json", "vocab.bpe"};
-    char dir[4096], path[3][4200];
+    const char *const files[5] = {SPAM_FILES[0], SPAM_FILES[1], SPAM_FILES[2], "encoder.json", "vocab.bpe"};
+    char dir[4096];
     chapter_data_dir(&ch, dir, sizeof dir, files, 5);
-    for (int i = 0; i < 3; i++)
-        snprintf(path[i], sizeof path[i], "%s/%s", dir, files[i]);
     mygpt_error err = {0};
     mygpt_tokenizer *tok;
     chapter_check(&ch, mygpt_tokenizer_load_dir(&tok, dir, &err), &err);
     mygpt_spam_dataset ds[3];
-    for (int s = 0; s < 3; s++)
-        chapter_check(&ch, mygpt_spam_dataset_load(&ds[s], path[s], tok, s ? ds[0].max_length : 0,
-                                                   MYGPT_ENDOFTEXT_ID, &err), &err);
+    chapter_check(&ch, spam_datasets_load(ds, dir, tok, 0, &err), &err);
 
     // torch.manual_seed(123); the loaders (batch 8; the training one shuffled, drop_last)
     enum { BATCH = 8 };
     mygpt_rng rng = {0};
     mygpt_rng_seed(&rng, 123);
-    mygpt_spam_loader train, train_eval, val, test;
-    chapter_check(&ch, mygpt_spam_loader_init(&train, &ds[0], BATCH, 1, &err), &err);
-    chapter_check(&ch, mygpt_spam_loader_init(&train_eval, &ds[0], BATCH, 1, &err), &err); // iter() again
-    chapter_check(&ch, mygpt_spam_loader_init(&val, &ds[1], BATCH, 0, &err), &err);
-    chapter_check(&ch, mygpt_spam_loader_init(&test, &ds[2], BATCH, 0, &err), &err);
+    spam_loaders l;
+    chapter_check(&ch, spam_loaders_init(&l, ds, BATCH, &err), &err);
 
     // model = GPTModel(BASE_CONFIG) from the generator at 123; for param in model.parameters():
     // param.requires_grad = False; torch.manual_seed(123); model.out_head = nn.Linear(12, 2)
@@ -72,18 +65,8 @@ int main(int argc, char **argv)
     int64_t *x = chapter_alloc(&ch, BATCH * T, sizeof *x), y[BATCH];
     // 6.6: torch.manual_seed(123); calc_accuracy_loader(..., num_batches=10), calc_loss_loader(..., 5)
     mygpt_rng_seed(&rng, 123);
-    static const char *split_names[3] = {"Training", "Validation", "Test"};
-    mygpt_spam_loader *loaders[3] = {&train_eval, &val, &test};
-    for (int s = 0; s < 3; s++) {
-        double acc;
-        chapter_check(&ch, classifier_loader_accuracy(g, loaders[s], s == 0, &rng, 10, x, y, &acc, &err), &err);
-        printf("%s accuracy: %.2f%%\n", split_names[s], acc * 100);
-    }
-    for (int s = 0; s < 3; s++) {
-        double loss;
-        chapter_check(&ch, classifier_loader_loss(g, loaders[s], s == 0, &rng, 5, x, y, &loss, &err), &err);
-        printf("%s loss: %.3f\n", split_names[s], loss);
-    }
+    chapter_check(&ch, spam_print_accuracies(stdout, g, &l, &rng, 10, x, y, &err), &err);
+    chapter_check(&ch, spam_print_losses(stdout, g, &l, &rng, 5, x, y, &err), &err);
 
     // 6.7: torch.manual_seed(123); AdamW(model.parameters(), lr=5e-5, weight_decay=0.1);
     // train_classifier_simple(num_epochs=5, eval_freq=50, eval_iter=5)
@@ -93,25 +76,18 @@ int main(int argc, char **argv)
     opt.weight_decay = 0.1;
     const classifier_run run = {.epochs = ch.smoke ? 1 : 5, .eval_freq = 50, .eval_iter = 5};
     long seen;
-    chapter_check(&ch, classifier_train(stdout, tr, &opt, &train, &train_eval, &val, &rng, &run, x, y, &seen, &err),
+    chapter_check(&ch, classifier_train(stdout, tr, &opt, &l.train, &l.train_eval, &l.val, &rng, &run, x, y, &seen, &err),
                   &err);
     printf("Examples seen: %ld\n", seen);
-    for (int s = 0; s < 3; s++) { // calc_accuracy_loader over every batch
-        double acc;
-        chapter_check(&ch, classifier_loader_accuracy(g, loaders[s], s == 0, &rng, 0, x, y, &acc, &err), &err);
-        printf("%s accuracy: %.2f%%\n", split_names[s], acc * 100);
-    }
+    // calc_accuracy_loader over every batch
+    chapter_check(&ch, spam_print_accuracies(stdout, g, &l, &rng, 0, x, y, &err), &err);
 
     mygpt_optimizer_free(&opt);
     mygpt_trainer_free(tr);
     mygpt_gpt_free(g);
     free(x);
-    mygpt_spam_loader_free(&train);
-    mygpt_spam_loader_free(&train_eval);
-    mygpt_spam_loader_free(&val);
-    mygpt_spam_loader_free(&test);
-    for (int s = 0; s < 3; s++)
-        mygpt_spam_dataset_free(&ds[s]);
+    spam_loaders_free(&l);
+    spam_datasets_free(ds);
     mygpt_tokenizer_free(tok);
     return 0;
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "chapter.h"
+#include "finetune_setup.h"
 
 
 /* Python's repr of a str (UTF-8): single quotes unless it holds ' and no ", the
@@ -95,9 +96,10 @@ int main(int argc, char **argv)
     mygpt_tokenizer *tok;
     chapter_check(&ch, mygpt_tokenizer_load_dir(&tok, dir, &err), &err);
 
-    // data = json.load(file)
-    mygpt_instruct_data data;
-    chapter_check(&ch, mygpt_instruct_data_read(&data, path, &err), &err);
+    // data = json.load(file), and the book's split (below)
+    instruct_splits split;
+    chapter_check(&ch, instruct_splits_read(&split, path, 0, &err), &err);
+    const mygpt_instruct_data data = split.data;
     printf("Number of entries: %zu\n", data.n);
     const size_t examples[2] = {50, 999};
     for (int k = 0; k < 2; k++) {
@@ -112,8 +114,7 @@ int main(int argc, char **argv)
 
     // train_data = data[:train_portion], test_data = data[train_portion:train_portion + test_portion],
     // val_data = data[train_portion + test_portion:]
-    size_t n_train, n_test, n_val;
-    mygpt_instruct_split(data.n, &n_train, &n_test, &n_val);
+    const size_t n_train = split.n_train, n_test = split.n_test, n_val = split.n_val;
     printf("Training set length: %zu\n", n_train);
     printf("Validation set length: %zu\n", n_val);
     printf("Test set length: %zu\n\n", n_test);
@@ -154,7 +155,7 @@ int main(int argc, char **argv)
     mygpt_rng rng = {0};
     mygpt_rng_seed(&rng, ch.seed);
     mygpt_instruct_dataset train;
-    chapter_check(&ch, mygpt_instruct_dataset_init(&train, data.entry, n_train, tok, &err), &err);
+    chapter_check(&ch, mygpt_instruct_dataset_init(&train, split.train, n_train, tok, &err), &err);
     int64_t *order = chapter_alloc(&ch, n_train ? n_train : 1, sizeof *order);
     mygpt_loader_iter(&rng, order, n_train);
     const size_t batches = n_train / BATCH;
@@ -189,7 +190,7 @@ int main(int argc, char **argv)
     free(y);
     free(order);
     mygpt_instruct_dataset_free(&train);
-    mygpt_instruct_data_free(&data);
+    instruct_splits_free(&split);
     mygpt_tokenizer_free(tok);
     return 0;
 }

@@ -30,32 +30,10 @@
 
 #include "book_train.h"
 #include "chapter.h"
+#include "finetune_setup.h"
 
 
 enum { TEST_MODE_ENTRIES = 10, BATCH = 8, ALLOWED = 1024 };
-
-/* tokenizer.encode(format_input(entry)) */
-static void encode_prompt(const chapter *ch, const mygpt_tokenizer *tok, const mygpt_instruct_entry *e,
-                          int64_t **ids, size_t *n)
-{
-    char *prompt;
-    mygpt_error err = {0};
-    chapter_check(ch, mygpt_instruct_prompt(&prompt, e->instruction, e->input, &err), &err);
-    chapter_check(ch, mygpt_encode(tok, prompt, strlen(prompt), ids, n, &err), &err);
-    free(prompt);
-}
-
-/* print(label, value): Python's repr of a float */
-static void print_float(const chapter *ch, const char *label, double v)
-{
-    mygpt_strbuf sb = {0};
-    if (mygpt_py_float_repr(&sb, v) != MYGPT_OK) {
-        fprintf(stderr, "%s: out of memory\n", ch->name);
-        exit(1);
-    }
-    printf("%s %s\n", label, mygpt_sb_str(&sb));
-    mygpt_sb_free(&sb);
-}
 
 int main(int argc, char **argv)
 {
@@ -76,32 +54,17 @@ int main(int argc, char **argv)
     const int max_new_tokens = ch.smoke ? 8 : 256, sample_tokens = ch.smoke ? 8 : 50;
 
     // the book's split; test_mode: train_data[:10], val_data[:10], test_data[:10]
-    mygpt_instruct_data data;
-    chapter_check(&ch, mygpt_instruct_data_read(&data, path, &err), &err);
-    size_t n_train, n_test, n_val;
-    mygpt_instruct_split(data.n, &n_train, &n_test, &n_val);
-    const mygpt_instruct_entry *train_data = data.entry, *test_data = data.entry + n_train,
-                               *val_data = data.entry + n_train + n_test;
-    n_train = n_train < TEST_MODE_ENTRIES ? n_train : TEST_MODE_ENTRIES;
-    n_val = n_val < TEST_MODE_ENTRIES ? n_val : TEST_MODE_ENTRIES;
-    n_test = n_test < TEST_MODE_ENTRIES ? n_test : TEST_MODE_ENTRIES;
-    printf("Training set length: %zu\nValidation set length: %zu\nTest set length: %zu\n", n_train, n_val, n_test);
-    printf("--------------------------------------------------\n");
+    instruct_splits split;
+    chapter_check(&ch, instruct_splits_read(&split, path, TEST_MODE_ENTRIES, &err), &err);
+    instruct_print_lengths(stdout, &split);
 
     // torch.manual_seed(123); train_loader = DataLoader(InstructionDataset(train_data), batch_size=8,
     // collate_fn=partial(custom_collate_fn, allowed_max_length=1024), shuffle=True, drop_last=True);
     // val_loader the same over val_data, shuffle=False, drop_last=False
     mygpt_rng rng = {0};
     mygpt_rng_seed(&rng, 123);
-    mygpt_instruct_dataset train_ds, val_ds;
-    chapter_check(&ch, mygpt_instruct_dataset_init(&train_ds, train_data, n_train, tok, &err), &err);
-    chapter_check(&ch, mygpt_instruct_dataset_init(&val_ds, val_data, n_val, tok, &err), &err);
-    mygpt_instruct_loader train, train_eval, val;
-    chapter_check(&ch, mygpt_instruct_loader_init(&train, &train_ds, BATCH, 1, ALLOWED, 0, &err), &err);
-    chapter_check(&ch, mygpt_instruct_loader_init(&train_eval, &train_ds, BATCH, 1, ALLOWED, 0, &err), &err);
-    chapter_check(&ch, mygpt_instruct_loader_init(&val, &val_ds, BATCH, 0, ALLOWED, 0, &err), &err);
-    const book_loader l_train = book_instructions(&train), l_train_eval = book_instructions(&train_eval),
-                      l_val = book_instructions(&val);
+    instruct_loaders l;
+    chapter_check(&ch, instruct_loaders_init(&l, &split, tok, BATCH, ALLOWED, 0, &err), &err);
 
     // the test_mode BASE_CONFIG; model = GPTModel(BASE_CONFIG) (right after the seed: the loaders draw nothing yet)
     const mygpt_config cfg = {50257, 12, 2, 1, 120, MYGPT_ARCH_LLMS_FROM_SCRATCH, 0, 0.0};
@@ -109,16 +72,10 @@ int main(int argc, char **argv)
     chapter_check(&ch, mygpt_gpt_create_from(&g, &cfg, &rng, &err), &err);
     printf("Loaded model: Small test model\n");
     printf("--------------------------------------------------\n");
-    const size_t room = BATCH * (train.max_length > val.max_length ? train.max_length : val.max_length);
-    int64_t *x = chapter_alloc(&ch, room, sizeof *x), *y = chapter_alloc(&ch, room, sizeof *y);
+    int64_t *x = chapter_alloc(&ch, l.room, sizeof *x), *y = chapter_alloc(&ch, l.room, sizeof *y);
 
     // with torch.no_grad(): calc_loss_loader(train_loader / val_loader, model, device, num_batches=5)
-    double train_loss, val_loss;
-    chapter_check(&ch, book_loss(g, &l_train_eval, 1, &rng, 5, x, y, &train_loss, &err), &err);
-    chapter_check(&ch, book_loss(g, &l_val, 0, &rng, 5, x, y, &val_loss, &err), &err);
-    printf("Initial losses\n");
-    print_float(&ch, "   Training loss:", train_loss);
-    print_float(&ch, "   Validation loss:", val_loss);
+    chapter_check(&ch, instruct_print_initial_losses(stdout, g, &l, &rng, 5, x, y, &err), &err);
 
     // optimizer = AdamW(lr=0.00005, weight_decay=0.1); torch.manual_seed(123)
     // train_model_simple(..., num_epochs=2, eval_freq=5, eval_iter=5, start_context=format_input(val_data[0]))
@@ -131,12 +88,12 @@ int main(int argc, char **argv)
     tr->dropout_rng = &rng; // model.train() (drop_rate 0.0: nothing drawn)
     int64_t *start = NULL;
     size_t n_start = 0;
-    if (n_val)
-        encode_prompt(&ch, tok, &val_data[0], &start, &n_start);
+    if (split.n_val)
+        chapter_check(&ch, instruct_encode_prompt(tok, &split.val[0], &start, &n_start, &err), &err);
     const book_run run = {.epochs = 2, .eval_every = 5, .eval_batches = 5, .tok = tok, .prompt = start,
                           .n_prompt = n_start, .sample_tokens = sample_tokens};
     long steps;
-    chapter_check(&ch, book_train_loaders(stdout, tr, &opt, &l_train, &l_train_eval, &l_val, &rng, &run, x, y,
+    chapter_check(&ch, book_train_loaders(stdout, tr, &opt, &l.l_train, &l.l_train_eval, &l.l_val, &rng, &run, x, y,
                                           &steps, &err),
                   &err);
     mygpt_trainer_free(tr);
@@ -146,47 +103,22 @@ int main(int argc, char **argv)
     // context_size=120, eos_id=50256); the response: generated_text[len(input_text):]
     // .replace("### Response:", "").strip()
     printf("Generating responses\n");
-    char **responses = chapter_alloc(&ch, n_test ? n_test : 1, sizeof *responses);
-    const mygpt_sampling greedy = {0};
-    for (size_t i = 0; i < n_test; i++) {
-        int64_t *prompt, *out;
-        size_t np, len;
-        int nout;
-        char *text;
-        encode_prompt(&ch, tok, &test_data[i], &prompt, &np);
-        out = chapter_alloc(&ch, np + (size_t)max_new_tokens, sizeof *out);
-        chapter_check(&ch, mygpt_generate(g, NULL, prompt, (int)np, max_new_tokens, &greedy, MYGPT_ENDOFTEXT_ID, 1, out, &nout, &err),
-                      &err);
-        chapter_check(&ch, mygpt_decode(tok, out + np, (size_t)nout - np, &text, &len, &err), &err);
-        chapter_check(&ch, mygpt_instruct_response(&responses[i], text, len, &err), &err);
-        free(text);
-        free(out);
-        free(prompt);
-    }
-    // json.dump(test_data, file, indent=4) into instruction-data-with-response.json
     char *json;
     size_t json_len;
-    chapter_check(&ch, mygpt_instruct_json(&json, &json_len, test_data, (const char *const *)responses, n_test, &err),
+    chapter_check(&ch, instruct_responses_json(g, tok, split.test, split.n_test, max_new_tokens, &json, &json_len, &err),
                   &err);
     printf("instruction-data-with-response.json:\n");
     fwrite(json, 1, json_len, stdout);
     printf("\n");
 
     free(json);
-    for (size_t i = 0; i < n_test; i++)
-        free(responses[i]);
-    free(responses);
     free(start);
     free(x);
     free(y);
     mygpt_optimizer_free(&opt);
     mygpt_gpt_free(g);
-    mygpt_instruct_loader_free(&train);
-    mygpt_instruct_loader_free(&train_eval);
-    mygpt_instruct_loader_free(&val);
-    mygpt_instruct_dataset_free(&train_ds);
-    mygpt_instruct_dataset_free(&val_ds);
-    mygpt_instruct_data_free(&data);
+    instruct_loaders_free(&l);
+    instruct_splits_free(&split);
     mygpt_tokenizer_free(tok);
     return 0;
 }
