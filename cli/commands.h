@@ -17,6 +17,7 @@ int cmd_grad(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_chat(int argc, char **argv);
+int cmd_finetune(int argc, char **argv);
 int cmd_attention(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
 

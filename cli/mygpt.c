@@ -30,6 +30,7 @@ static const command COMMANDS[] = {
     {"grad", cmd_grad, "every parameter's gradient after one backward"},
     {"train", cmd_train, "train the GPT on a text with SGD or AdamW"},
     {"generate", cmd_generate, "continue a prompt: greedy, temperature, top-k, top-p"},
+    {"finetune", cmd_finetune, "the book's fine-tunings: a spam classifier, an instruction follower"},
     {"chat", cmd_chat, "talk to an instruction-tuned model: a line in, its response out"},
     {"attention", cmd_attention, "where each head looks: top-3 attended tokens, heatmaps"},
     {"quantize", cmd_quantize, "a checkpoint's weights as bf16 or int8 (exact: see --help)"},

@@ -2217,3 +2217,202 @@ Test(cli_train, bad_schedule_and_clipping_flags)
         proc_result_free(&r);
     }
 }
+
+/* ---- issue 39: mygpt finetune -------------------------------------------------------- */
+
+/* DIR/name holding the header and the first `rows` texts of the data folder's file */
+static void head_of(const char *dir, const char *name, int rows)
+{
+    char from[4300], to[4300];
+    snprintf(from, sizeof from, "%s/%s", data_dir_or_skip(), name);
+    snprintf(to, sizeof to, "%s/%s", dir, name);
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    cr_assert(in && out, "%s or %s", from, to);
+    char *line = NULL;
+    size_t cap = 0;
+    for (int i = 0; i <= rows && getline(&line, &cap, in) > 0; i++)
+        fputs(line, out);
+    free(line);
+    fclose(in);
+    cr_assert_eq(fclose(out), 0);
+}
+
+/* Runs `mygpt WORDS` (DIR for the test's folder) */
+static void finetune_run(const char *words, const char *dir, proc_result *r)
+{
+    char buf[2048], *at;
+    snprintf(buf, sizeof buf, "%s", words);
+    while ((at = strstr(buf, "DIR")) != NULL) {
+        char rest[2048];
+        snprintf(rest, sizeof rest, "%s", at + 3);
+        snprintf(at, sizeof buf - (size_t)(at - buf), "%s%s", dir, rest);
+    }
+    cr_assert_eq(run_words(MYGPT_EXE, buf, r), 0);
+}
+
+/* --task classify on 24 training texts: the book's log (an evaluation every 2 steps of 6),
+ * the three accuracies and classify_review's two answers; the same bytes on 1 and 2 threads;
+ * the saved classifier loads with its head of 2 and, tuned for 0 epochs, gives the same
+ * accuracies (the training batches are all of the texts: none dropped) */
+Test(cli_finetune, classify_prints_the_books_log_and_saves_the_classifier, .timeout = 600)
+{
+    data_file_or_skip("sms_spam_train.csv");
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt-finetune-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    head_of(dir, "sms_spam_train.csv", 24);
+    head_of(dir, "sms_spam_validation.csv", 6);
+    head_of(dir, "sms_spam_test.csv", 5);
+    const char *run = "finetune --task classify --data DIR --epochs 1 --batch 4 --eval-freq 2 --eval-iter 2";
+    char words[600], out[2][8192];
+    proc_result r;
+    for (int t = 0; t < (TEST_SANITIZED ? 1 : 2); t++) {
+        snprintf(words, sizeof words, "%s --threads %d --save DIR/c%d.safetensors", run, t + 1, t);
+        finetune_run(words, dir, &r);
+        cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+        snprintf(out[t], sizeof out[t], "%s", r.out);
+        proc_result_free(&r);
+        char *saved = strstr(out[t], "Model saved as ");
+        cr_assert(saved != NULL && strchr(saved, '\n') == saved + strlen(saved) - 1, "%s", out[t]);
+        *saved = '\0'; // the last line, naming the file
+    }
+    const char *o = out[0];
+    cr_expect(strncmp(o, "Ep 1 (Step 000000): Train loss ", 31) == 0, "%s", o);
+    cr_expect(strstr(o, "\nEp 1 (Step 000002): ") && strstr(o, "\nEp 1 (Step 000004): ") &&
+                  !strstr(o, "(Step 000006)"), "%s", o);
+    cr_expect(strstr(o, "\nTraining accuracy: ") && strstr(o, "% | Validation accuracy: "), "%s", o);
+    const char *tail = strstr(o, "\nTraining accuracy: ");
+    tail = tail ? strstr(tail + 1, "\nTraining accuracy: ") : NULL;
+    cr_assert_not_null(tail, "no final accuracies: %s", o);
+    const char *review = strstr(o, "You are a winner you have been specially selected to receive $1000 cash or a $2000 "
+                                   "award.\n");
+    const char *dinner = strstr(o, "Hey, just wanted to check if we're still on for dinner tonight? Let me know!\n");
+    cr_assert(review && dinner, "%s", o);
+    for (const char *p = review; p; p = p == review ? dinner : NULL) {
+        const char *answer = strchr(p, '\n') + 1;
+        cr_expect(strncmp(answer, "spam\n", 5) == 0 || strncmp(answer, "not spam\n", 9) == 0, "%s", answer);
+    }
+    if (!TEST_SANITIZED)
+        cr_expect_str_eq(out[0], out[1], "1 and 2 threads print different numbers");
+    char c0[300], c1[300];
+    snprintf(c0, sizeof c0, "%s/c0.safetensors", dir);
+    snprintf(c1, sizeof c1, "%s/c1.safetensors", dir);
+    if (!TEST_SANITIZED)
+        cr_expect(same_files(c0, c1), "1 and 2 threads saved different weights");
+    mygpt_gpt *g = NULL;
+    cr_assert_eq(mygpt_checkpoint_load(&g, c0, NULL), MYGPT_OK);
+    cr_expect_eq(g->config.num_classes, 2);
+    cr_expect_eq(g->config.embed_dim, 12);
+    mygpt_gpt_free(g);
+    // the saved classifier, not trained further: the accuracies it ended with
+    finetune_run("finetune --task classify --data DIR --epochs 0 --batch 4 --checkpoint DIR/c0.safetensors", dir, &r);
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_expect_str_eq(r.out, tail + 1, "the saved classifier's accuracies differ from the run's");
+    proc_result_free(&r);
+    // --save over a file there: refused unless --force
+    snprintf(words, sizeof words, "%s --save DIR/c0.safetensors", run);
+    finetune_run(words, dir, &r);
+    cr_expect_eq(r.status, 2, "exit %d", r.status);
+    cr_expect(count_lines(r.err) == 1 && strstr(r.err, "--save:") && strstr(r.err, "--force"), "%s", r.err);
+    cr_expect_str_empty(r.out);
+    proc_result_free(&r);
+    static const char *const names[] = {"c0.safetensors", "c1.safetensors", "sms_spam_train.csv",
+                                        "sms_spam_validation.csv", "sms_spam_test.csv"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char p[300];
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        unlink(p);
+    }
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
+/* --task instruct on the first 4 entries of each part: the book's lines, the responses
+ * written as instruction-data-with-response.json (the test entries with model_response),
+ * and a saved model that `mygpt chat` talks to */
+Test(cli_finetune, instruct_writes_the_responses_and_a_model_chat_reads, .timeout = 600)
+{
+    char json_path[4200];
+    snprintf(json_path, sizeof json_path, "%s", data_file_or_skip("instruction-data.json"));
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt-finetune-XXXXXX", model[300], responses[300];
+    cr_assert_not_null(mkdtemp(dir));
+    proc_result r;
+    finetune_run("finetune --task instruct --entries 4 --batch 2 --epochs 1 --eval-freq 1 --eval-iter 1 --max-new 6 "
+                 "--save DIR/i.safetensors --responses DIR/r.json",
+                 dir, &r);
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    const char *o = r.out;
+    cr_expect(strncmp(o, "Training set length: 4\nValidation set length: 4\nTest set length: 4\n", 66) == 0, "%s", o);
+    cr_expect(strstr(o, "\nInitial losses\n   Training loss: ") && strstr(o, "\nEp 1 (Step 000000): Train loss ") &&
+                  strstr(o, "\nEp 1 (Step 000001): ") && !strstr(o, "(Step 000002)") &&
+                  strstr(o, "\nGenerating responses\n"), "%s", o);
+    proc_result_free(&r);
+    // the responses file: the four test entries, each with its model_response
+    snprintf(responses, sizeof responses, "%s/r.json", dir);
+    snprintf(model, sizeof model, "%s/i.safetensors", dir);
+    char *text;
+    size_t len;
+    cr_assert_eq(mygpt_read_file(responses, &text, &len, NULL), MYGPT_OK);
+    mygpt_instruct_data got, all;
+    cr_assert_eq(mygpt_instruct_data_parse(&got, responses, text, len, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_instruct_data_read(&all, json_path, NULL), MYGPT_OK);
+    size_t n_train, n_test, n_val;
+    mygpt_instruct_split(all.n, &n_train, &n_test, &n_val);
+    cr_assert_eq(got.n, 4);
+    for (size_t i = 0; i < got.n; i++)
+        cr_expect_str_eq(got.entry[i].instruction, all.entry[n_train + i].instruction);
+    int responses_seen = 0;
+    for (const char *p = text; (p = strstr(p, "\"model_response\": \"")) != NULL; p++)
+        responses_seen++;
+    cr_expect_eq(responses_seen, 4, "%s", text);
+    free(text);
+    mygpt_instruct_data_free(&got);
+    mygpt_instruct_data_free(&all);
+    // the saved model talks
+    char *argv[] = {MYGPT_EXE, "chat", "--checkpoint", model, "--max-new", "6", NULL};
+    cr_assert_eq(run_process_input(argv, "Name a color.\n", &r), 0);
+    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_expect_eq(count_lines(r.out), 1, "'%s'", r.out);
+    proc_result_free(&r);
+    // a responses file there is kept
+    finetune_run("finetune --task instruct --entries 4 --batch 2 --epochs 1 --responses DIR/r.json", dir, &r);
+    cr_expect_eq(r.status, 2);
+    cr_expect(count_lines(r.err) == 1 && strstr(r.err, "--responses:") && strstr(r.err, "--force"), "%s", r.err);
+    proc_result_free(&r);
+    unlink(model);
+    unlink(responses);
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
+/* Bad flags and files: one line naming them, status 2, nothing on stdout */
+Test(cli_finetune, bad_flags_and_files_are_one_line)
+{
+    data_file_or_skip("encoder.json");
+    data_file_or_skip("instruction-data.json");
+    const char *bad[][2] = {
+        {"finetune", "--task classify|instruct is required"},
+        {"finetune --task chat", "--task: 'chat' is not classify or instruct"},
+        {"finetune --task classify --mask-instructions", "go with --task instruct"},
+        {"finetune --task classify --responses x.json", "go with --task instruct"},
+        {"finetune --task instruct --checkpoint x --seed 1", "--preset and --seed draw a fresh model"},
+        {"finetune --task instruct --preset big", "--preset: 'big' is not a preset"},
+        {"finetune --task instruct --checkpoint /nonexistent/m.safetensors", "--checkpoint: "},
+        {"finetune --task classify --data /nonexistent", "/nonexistent/sms_spam_train.csv"},
+        {"finetune --task instruct --data /nonexistent.json", "/nonexistent.json"},
+        {"finetune --task instruct --entries 4 --batch 2 --max-length 121", "--max-length 121: more than the model's "
+                                                                              "context of 120"},
+        {"finetune --task instruct --entries 1", "too few for a batch of 8"},
+        {"finetune --task classify --lr -1", "--lr"},
+        {"finetune --task instruct --epochs x", "--epochs"},
+        {"finetune --task instruct --save /nonexistent/dir/m.safetensors", "--save: "},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        proc_result r;
+        cr_assert_eq(run_words(MYGPT_EXE, bad[i][0], &r), 0);
+        cr_expect_eq(r.status, 2, "%s: exit %d: %s", bad[i][0], r.status, r.err);
+        cr_expect_eq(count_lines(r.err), 1, "%s: %s", bad[i][0], r.err);
+        cr_expect(strstr(r.err, bad[i][1]) != NULL, "%s: '%s' lacks '%s'", bad[i][0], r.err, bad[i][1]);
+        cr_expect_str_empty(r.out, "%s", bad[i][0]);
+        proc_result_free(&r);
+    }
+}
