@@ -2416,3 +2416,88 @@ Test(cli_finetune, bad_flags_and_files_are_one_line)
         proc_result_free(&r);
     }
 }
+
+/* --checkpoint: a Hugging Face GPT-2 folder (model.safetensors and config.json, a small
+ * gpt2 drawn here with GPT-2's vocabulary) tuned on both tasks. The classifier keeps the
+ * folder's frozen embeddings bit for bit, its head of 2 new; a context shorter than the
+ * padded texts is refused, naming --max-length; the golden's GPT-2 of 60 tokens is
+ * refused, naming the file. */
+Test(cli_finetune, both_tasks_start_from_a_hugging_face_folder, .timeout = 600)
+{
+    data_file_or_skip("sms_spam_train.csv");
+    data_file_or_skip("instruction-data.json");
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt-finetune-XXXXXX", path[300];
+    cr_assert_not_null(mkdtemp(dir));
+    static const char *const subdirs[] = {"hf", "c", "i", "small"};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, subdirs[i]);
+        cr_assert_eq(mkdir(path, 0700), 0);
+    }
+    head_of(dir, "sms_spam_train.csv", 24);
+    head_of(dir, "sms_spam_validation.csv", 6);
+    head_of(dir, "sms_spam_test.csv", 5);
+    const mygpt_config cfg = {.vocab_size = 50257, .embed_dim = 16, .num_heads = 2, .num_layers = 1,
+                              .max_seq_len = 32, .arch = MYGPT_ARCH_GPT2};
+    mygpt_gpt *lm = NULL, *c = NULL;
+    cr_assert_eq(mygpt_gpt_create(&lm, &cfg, 5, NULL), MYGPT_OK);
+    snprintf(path, sizeof path, "%s/hf/model.safetensors", dir);
+    cr_assert_eq(mygpt_checkpoint_save(lm, path, NULL), MYGPT_OK);
+    proc_result r;
+    finetune_run("finetune --task classify --data DIR --checkpoint DIR/hf --epochs 1 --batch 4", dir, &r);
+    cr_expect_eq(r.status, 2);
+    cr_expect(count_lines(r.err) == 1 && strstr(r.err, "context of 32: give --max-length 32 or less"), "%s", r.err);
+    proc_result_free(&r);
+    finetune_run("finetune --task classify --data DIR --checkpoint DIR/hf --epochs 1 --batch 4 --max-length 24 "
+                 "--save DIR/c/model.safetensors", dir, &r);
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.out, "\nTest accuracy: ") != NULL, "%s", r.out);
+    proc_result_free(&r);
+    snprintf(path, sizeof path, "%s/c/model.safetensors", dir);
+    cr_assert_eq(mygpt_checkpoint_load(&c, path, NULL), MYGPT_OK);
+    cr_expect_eq(c->config.num_classes, 2);
+    cr_expect_eq(c->config.arch, MYGPT_ARCH_GPT2);
+    cr_expect(memcmp(c->params.wte, lm->params.wte, lm->param_sizes[MYGPT_PARAM_wte] * sizeof(float)) == 0 &&
+                  memcmp(c->params.wpe, lm->params.wpe, lm->param_sizes[MYGPT_PARAM_wpe] * sizeof(float)) == 0,
+              "the frozen embeddings changed");
+    cr_expect(memcmp(c->params.fc2w, lm->params.fc2w, lm->param_sizes[MYGPT_PARAM_fc2w] * sizeof(float)) != 0,
+              "the last block did not train");
+    mygpt_gpt_free(c);
+    mygpt_gpt_free(lm);
+    // instruct: the folder's language model, its context (32) the batches' limit
+    finetune_run("finetune --task instruct --checkpoint DIR/hf --entries 4 --batch 2 --epochs 1 --max-new 4 "
+                 "--save DIR/i/model.safetensors", dir, &r);
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.out, "\nLoaded model: ") && strstr(r.out, "\nGenerating responses\n"), "%s", r.out);
+    proc_result_free(&r);
+    // the instruct task refuses the classifier; the golden's GPT-2 of 60 tokens is refused
+    finetune_run("finetune --task instruct --checkpoint DIR/c --entries 4 --batch 2", dir, &r);
+    cr_expect_eq(r.status, 2);
+    cr_expect(count_lines(r.err) == 1 && strstr(r.err, "a classifier"), "%s", r.err);
+    proc_result_free(&r);
+    char golden[4300], link[300];
+    snprintf(golden, sizeof golden, "%s/gpt2_hf.safetensors", golden_dir());
+    snprintf(link, sizeof link, "%s/small/model.safetensors", dir);
+    cr_assert_eq(symlink(golden, link), 0);
+    snprintf(golden, sizeof golden, "%s/config.json", golden_dir());
+    snprintf(path, sizeof path, "%s/small/config.json", dir);
+    cr_assert_eq(symlink(golden, path), 0);
+    finetune_run("finetune --task classify --data DIR --checkpoint DIR/small", dir, &r);
+    cr_expect_eq(r.status, 2);
+    cr_expect(count_lines(r.err) == 1 && strstr(r.err, "small/model.safetensors has a vocabulary other than GPT-2's"),
+              "%s", r.err);
+    proc_result_free(&r);
+    static const char *const files[] = {"hf/model.safetensors", "hf/config.json", "c/model.safetensors",
+                                        "c/config.json", "i/model.safetensors", "i/config.json",
+                                        "small/model.safetensors", "small/config.json", "sms_spam_train.csv",
+                                        "sms_spam_validation.csv", "sms_spam_test.csv"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        unlink(path);
+    }
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, subdirs[i]);
+        cr_expect_eq(rmdir(path), 0, "%s: only the files written were left", path);
+    }
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
