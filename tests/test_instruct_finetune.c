@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "book_train.h"
+#include "finetune_setup.h"
 #include "train_step.h"
 #include "data.h"
 #include "golden.h"
@@ -28,7 +29,7 @@
 #include "mygpt/print.h"
 #include "mygpt/train.h"
 
-enum { MAX_CASES = 8, MAX_STEPS = 64, MAX_LOG = 256, EOS = 50256 };
+enum { MAX_CASES = 8, MAX_STEPS = 64, MAX_LOG = 256 };
 enum { SMALLEST = 2 }; /* the golden's dropout_b3: width 8, 9 entries, batches of 3 */
 
 typedef struct ft_case {
@@ -158,15 +159,6 @@ static int after_step(void *ctx, long steps, long epoch, size_t batch, double lo
     return 0;
 }
 
-static void encode_prompt(const mygpt_tokenizer *tok, const mygpt_instruct_entry *e, int64_t **ids, size_t *n)
-{
-    char *prompt;
-    mygpt_error err = {0};
-    cr_assert_eq(mygpt_instruct_prompt(&prompt, e->instruction, e->input, &err), MYGPT_OK, "%s", err.message);
-    cr_assert_eq(mygpt_encode(tok, prompt, strlen(prompt), ids, n, &err), MYGPT_OK, "%s", err.message);
-    free(prompt);
-}
-
 #define OK(call) cr_assert_eq((call), MYGPT_OK, "%s", err.message)
 
 /* tools/reference_book_ch7.py's finetune() for case c: what it prints into r->text, the
@@ -229,7 +221,7 @@ static void run_case(const ft_case *c, const mygpt_instruct_data *data, const my
     tr->dropout_rng = &rng;
     int64_t *start;
     size_t n_start;
-    encode_prompt(tok, &val_data[0], &start, &n_start);
+    OK(instruct_encode_prompt(tok, &val_data[0], &start, &n_start, &err));
     const book_run run = {.epochs = c->epochs, .eval_every = 2, .eval_batches = 2, .tok = tok, .prompt = start,
                           .n_prompt = n_start, .sample_tokens = 10, .after_step = after_step, .ctx = r};
     long steps;
@@ -237,31 +229,20 @@ static void run_case(const ft_case *c, const mygpt_instruct_data *data, const my
     mygpt_trainer_free(tr);
     fprintf(out, "--------------------------------------------------\nGenerating responses\n");
     char **responses = calloc(n_test, sizeof *responses);
-    const mygpt_sampling greedy = {0};
     for (size_t i = 0; i < n_test; i++) {
-        int64_t *prompt;
-        size_t np, len;
-        int nout;
-        char *text;
-        encode_prompt(tok, &test_data[i], &prompt, &np);
-        int64_t *ids = malloc((np + (size_t)c->max_new) * sizeof *ids);
-        OK(mygpt_generate(g, NULL, prompt, (int)np, c->max_new, &greedy, EOS, 1, ids, &nout, &err));
+        OK(instruct_respond(g, tok, &test_data[i], c->max_new, 1, &responses[i], &r->response[i], &r->response_len[i],
+                            &err));
         if (i == 0) { // the KV cache gives the tokens of the whole window's forward
-            int nfull;
-            int64_t *full = malloc((np + (size_t)c->max_new) * sizeof *full);
-            OK(mygpt_generate(g, NULL, prompt, (int)np, c->max_new, &greedy, EOS, 0, full, &nfull, &err));
-            cr_expect(nfull == nout && memcmp(full, ids, (size_t)nout * sizeof *ids) == 0,
+            char *text;
+            int64_t *full;
+            size_t nfull;
+            OK(instruct_respond(g, tok, &test_data[i], c->max_new, 0, &text, &full, &nfull, &err));
+            cr_expect(nfull == r->response_len[i] && memcmp(full, r->response[i], nfull * sizeof *full) == 0 &&
+                          strcmp(text, responses[i]) == 0,
                       "%s: the cached generation differs from the full forward's", c->name);
+            free(text);
             free(full);
         }
-        OK(mygpt_decode(tok, ids + np, (size_t)nout - np, &text, &len, &err));
-        OK(mygpt_instruct_response(&responses[i], text, len, &err));
-        r->response_len[i] = (size_t)nout - np;
-        r->response[i] = malloc((r->response_len[i] + 1) * sizeof *ids);
-        memcpy(r->response[i], ids + np, r->response_len[i] * sizeof *ids);
-        free(text);
-        free(ids);
-        free(prompt);
     }
     char *json;
     size_t json_len;
