@@ -140,33 +140,11 @@ static int load_model(const char *cmd, const parsed_args *a, mygpt_rng *rng, int
         cli_error(cmd, "--preset: '%s' is not a preset (test: %s)", name, PRESETS[0].what);
         return EXIT_USAGE;
     }
-    const char *path = args_get(a, "checkpoint");
-    char file[4200];
-    struct stat sb;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) { // a Hugging Face folder
-        if ((size_t)snprintf(file, sizeof file, "%s/model.safetensors", path) >= sizeof file) {
-            cli_error(cmd, "--checkpoint: the path is too long");
-            return EXIT_USAGE;
-        }
-        path = file;
-    }
-    mygpt_status st = mygpt_checkpoint_load(g, path, &err);
+    const mygpt_status st = finetune_model_load(g, args_get(a, "checkpoint"), &err);
     if (st != MYGPT_OK) {
         const mygpt_error inner = err;
         snprintf(err.message, sizeof err.message, "--checkpoint: %.*s", (int)sizeof err.message - 16, inner.message);
         return cli_fail(cmd, st, &err);
-    }
-    const char *why = NULL;
-    if ((*g)->weights != MYGPT_WEIGHTS_FP32)
-        why = "holds quantized weights, for inference: fine-tuning needs float32 ('mygpt quantize IN OUT --weights "
-              "fp32' writes them)";
-    else if ((*g)->config.vocab_size != 50257)
-        why = "has a vocabulary other than GPT-2's 50257 tokens: the book's data are GPT-2's tokens";
-    if (why) {
-        cli_error(cmd, "--checkpoint: %s %s", path, why);
-        mygpt_gpt_free(*g);
-        *g = NULL;
-        return EXIT_USAGE;
     }
     return 0;
 }

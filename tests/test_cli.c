@@ -2484,7 +2484,7 @@ Test(cli_finetune, both_tasks_start_from_a_hugging_face_folder, .timeout = 600)
     cr_assert_eq(symlink(golden, path), 0);
     finetune_run("finetune --task classify --data DIR --checkpoint DIR/small", dir, &r);
     cr_expect_eq(r.status, 2);
-    cr_expect(count_lines(r.err) == 1 && strstr(r.err, "small/model.safetensors has a vocabulary other than GPT-2's"),
+    cr_expect(count_lines(r.err) == 1 && strstr(r.err, "small/model.safetensors has a vocabulary of 60 tokens, not GPT-2's 50257"),
               "%s", r.err);
     proc_result_free(&r);
     static const char *const files[] = {"hf/model.safetensors", "hf/config.json", "c/model.safetensors",
@@ -2498,6 +2498,53 @@ Test(cli_finetune, both_tasks_start_from_a_hugging_face_folder, .timeout = 600)
     for (size_t i = 0; i < 4; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, subdirs[i]);
         cr_expect_eq(rmdir(path), 0, "%s: only the files written were left", path);
+    }
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
+/* Chapters 81 and 86 --gpt2 DIR: the book's own run on a Hugging Face GPT-2 folder. There
+ * are no GPT-2 weights here: what is held is that the folder is read and a model that is
+ * not GPT-2's vocabulary (the golden's small GPT-2) or no folder is one line, status 2,
+ * before anything is printed. */
+Test(cli_finetune, chapters_81_and_86_read_a_gpt2_folder_or_say_why_not)
+{
+    data_file_or_skip("sms_spam_train.csv");
+    data_file_or_skip("instruction-data.json");
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt-finetune-XXXXXX", golden[4300], link[300], words[600];
+    cr_assert_not_null(mkdtemp(dir));
+    static const char *const names[2][2] = {{"gpt2_hf.safetensors", "model.safetensors"},
+                                            {"config.json", "config.json"}};
+    for (int i = 0; i < 2; i++) {
+        snprintf(golden, sizeof golden, "%s/%s", golden_dir(), names[i][0]);
+        snprintf(link, sizeof link, "%s/%s", dir, names[i][1]);
+        cr_assert_eq(symlink(golden, link), 0);
+    }
+    static const char *const programs[2] = {"81_book_classifier", "86_book_instruction_finetune"};
+    for (int p = 0; p < 2; p++) {
+        char exe[4300];
+        proc_result r;
+        snprintf(exe, sizeof exe, "%s/%s", CHAPTER_DIR, programs[p]);
+        snprintf(words, sizeof words, "--gpt2 %s --smoke", dir);
+        cr_assert_eq(run_words(exe, words, &r), 0);
+        cr_expect_eq(r.status, 2, "%s: exit %d: %s", programs[p], r.status, r.err);
+        cr_expect(count_lines(r.err) == 1 && strstr(r.err, "model.safetensors has a vocabulary of 60 tokens, not "
+                                                           "GPT-2's 50257"), "%s: %s", programs[p], r.err);
+        cr_expect_str_empty(r.out, "%s", programs[p]);
+        proc_result_free(&r);
+        cr_assert_eq(run_words(exe, "--gpt2 /nonexistent-gpt2 --smoke", &r), 0);
+        cr_expect_eq(r.status, 2, "%s: exit %d: %s", programs[p], r.status, r.err);
+        cr_expect(count_lines(r.err) == 1 && strstr(r.err, "/nonexistent-gpt2"), "%s: %s", programs[p], r.err);
+        cr_expect_str_empty(r.out, "%s", programs[p]);
+        proc_result_free(&r);
+        cr_assert_eq(run_words(exe, "--help", &r), 0);
+        cr_expect(r.status == 0 && strstr(r.out, "[--gpt2 DIR]") && strstr(r.out, "a Hugging Face GPT-2 folder"),
+                  "%s: %s", programs[p], r.out);
+        proc_result_free(&r);
+    }
+    for (int i = 0; i < 2; i++) {
+        snprintf(link, sizeof link, "%s/%s", dir, names[i][1]);
+        unlink(link);
     }
     cr_expect_eq(rmdir(dir), 0, "only the files written were left");
 }

@@ -7,8 +7,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "classifier_train.h"
+#include "mygpt/checkpoint.h"
 #include "mygpt/generate.h"
 #include "mygpt/print.h"
 
@@ -24,6 +26,34 @@ static mygpt_status fail(mygpt_error *err, mygpt_status st, const char *fmt, ...
     vsnprintf(err->message, sizeof err->message, fmt, ap);
     va_end(ap);
     return st;
+}
+
+mygpt_status finetune_model_load(mygpt_gpt **out, const char *path, mygpt_error *err)
+{
+    char file[4200];
+    struct stat sb;
+    *out = NULL;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) { // a Hugging Face folder
+        if ((size_t)snprintf(file, sizeof file, "%s/model.safetensors", path) >= sizeof file)
+            return fail(err, MYGPT_EINVAL, "%s: the path is too long", path);
+        path = file;
+    }
+    mygpt_gpt *g;
+    mygpt_status st = mygpt_checkpoint_load(&g, path, err);
+    if (st != MYGPT_OK)
+        return st;
+    if (g->weights != MYGPT_WEIGHTS_FP32)
+        st = fail(err, MYGPT_EINVAL, "%s holds %s weights, for inference: fine-tuning needs float32 ('mygpt quantize "
+                  "IN OUT --weights fp32' writes them)", path, mygpt_weights_name(g->weights));
+    else if (g->config.vocab_size != 50257)
+        st = fail(err, MYGPT_EINVAL, "%s has a vocabulary of %d tokens, not GPT-2's 50257: the book's data are GPT-2's "
+                  "tokens", path, g->config.vocab_size);
+    if (st != MYGPT_OK) {
+        mygpt_gpt_free(g);
+        return st;
+    }
+    *out = g;
+    return MYGPT_OK;
 }
 
 /* ---- chapter 6 ---------------------------------------------------------------------------- */

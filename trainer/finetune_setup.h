@@ -16,6 +16,12 @@
 #include "mygpt/tokenizer.h"
 #include "mygpt/train.h"
 
+/* The model a fine-tuning starts from: path is a checkpoint mygpt_checkpoint_load reads, or a
+ * Hugging Face GPT-2 folder (path/model.safetensors and its config.json). MYGPT_EINVAL,
+ * naming the file, for a vocabulary other than GPT-2's 50257 tokens (the book's data are
+ * GPT-2's tokens) or quantized weights (training needs float32); the loader's errors. */
+mygpt_status finetune_model_load(mygpt_gpt **out, const char *path, mygpt_error *err);
+
 /* ---- chapter 6: the SMS spam texts ----------------------------------------------------- */
 
 /* The book's three files, in the order train, validation, test. */

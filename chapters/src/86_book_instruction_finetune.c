@@ -14,11 +14,14 @@
  * tools/reference_book_ch7.py --finetune prints with PyTorch 1.13. --smoke: the same
  * with 8 new tokens a sample and a response.
  *
- * The book's own run (GPT-2 medium, 355M, from OpenAI's weights, all 935 training
- * entries: initial losses 3.8259105682373047 and 3.7619349479675295, then from
- * "Ep 1 (Step 000000): Train loss 2.637, Val loss 2.626" to "Ep 2 (Step 000230): Train
- * loss 0.299, Val loss 0.657" in its notebook) is not run here: there are no GPT-2
- * weights on this machine.
+ * --gpt2 DIR: the book's own run, gpt_instruction_finetuning.py without --test_mode: the
+ * model is the Hugging Face GPT-2 in DIR (model.safetensors and its config.json; GPT-2
+ * medium, 355M, is the book's), every entry of each split (935, 55 and 110), the batches
+ * cut to min(1024, the model's context). The book prints, in its notebook, the initial
+ * losses 3.8259105682373047 and 3.7619349479675295, then a log from "Ep 1 (Step 000000):
+ * Train loss 2.637, Val loss 2.626" to "Ep 2 (Step 000230): Train loss 0.299, Val loss
+ * 0.657", and the 110 responses. Not run here: there are no GPT-2 weights on this machine
+ * (what is checked is that the flag loads a Hugging Face folder and runs the same code).
  *
  * Needs the GPT-2 vocabulary and instruction-data.json in the data folder
  * (scripts/fetch-data.sh copies it from corpus/); absent, it says so and exits 77
@@ -43,7 +46,7 @@ int main(int argc, char **argv)
                  "a small GPTModel (emb_dim 12, 2 heads, 1 layer, context 120) fine-tuned on 10\n"
                  "instruction entries with train_model_simple (AdamW lr 5e-5, 2 epochs), then its\n"
                  "greedy responses to 10 test entries as instruction-data-with-response.json.",
-                 0, CH_SMOKE);
+                 0, CH_SMOKE | CH_GPT2);
     static const char *const files[3] = {"encoder.json", "vocab.bpe", "instruction-data.json"};
     char dir[4096], path[4200];
     chapter_data_dir(&ch, dir, sizeof dir, files, 3);
@@ -53,9 +56,15 @@ int main(int argc, char **argv)
     chapter_check(&ch, mygpt_tokenizer_load_dir(&tok, dir, &err), &err);
     const int max_new_tokens = ch.smoke ? 8 : 256, sample_tokens = ch.smoke ? 8 : 50;
 
+    mygpt_gpt *g = NULL;
+    if (ch.gpt2) { // --gpt2: the folder's model, read before anything is printed
+        chapter_check(&ch, finetune_model_load(&g, ch.gpt2, &err), &err);
+        g->config.dropout = 0.0; // BASE_CONFIG's drop_rate
+    }
+
     // the book's split; test_mode: train_data[:10], val_data[:10], test_data[:10]
     instruct_splits split;
-    chapter_check(&ch, instruct_splits_read(&split, path, TEST_MODE_ENTRIES, &err), &err);
+    chapter_check(&ch, instruct_splits_read(&split, path, ch.gpt2 ? 0 : TEST_MODE_ENTRIES, &err), &err);
     instruct_print_lengths(stdout, &split);
 
     // torch.manual_seed(123); train_loader = DataLoader(InstructionDataset(train_data), batch_size=8,
@@ -63,14 +72,15 @@ int main(int argc, char **argv)
     // val_loader the same over val_data, shuffle=False, drop_last=False
     mygpt_rng rng = {0};
     mygpt_rng_seed(&rng, 123);
-    instruct_loaders l;
-    chapter_check(&ch, instruct_loaders_init(&l, &split, tok, BATCH, ALLOWED, 0, &err), &err);
-
-    // the test_mode BASE_CONFIG; model = GPTModel(BASE_CONFIG) (right after the seed: the loaders draw nothing yet)
+    // the test_mode BASE_CONFIG; model = GPTModel(BASE_CONFIG) (right after the seed: the loaders draw
+    // nothing yet); --gpt2: the folder's weights (nothing drawn)
     const mygpt_config cfg = {50257, 12, 2, 1, 120, MYGPT_ARCH_LLMS_FROM_SCRATCH, 0, 0.0};
-    mygpt_gpt *g;
-    chapter_check(&ch, mygpt_gpt_create_from(&g, &cfg, &rng, &err), &err);
-    printf("Loaded model: Small test model\n");
+    if (!ch.gpt2)
+        chapter_check(&ch, mygpt_gpt_create_from(&g, &cfg, &rng, &err), &err);
+    const size_t allowed = ch.gpt2 && (size_t)g->config.max_seq_len < ALLOWED ? (size_t)g->config.max_seq_len : ALLOWED;
+    instruct_loaders l;
+    chapter_check(&ch, instruct_loaders_init(&l, &split, tok, BATCH, allowed, 0, &err), &err);
+    printf("Loaded model: %s\n", ch.gpt2 ? ch.gpt2 : "Small test model");
     printf("--------------------------------------------------\n");
     int64_t *x = chapter_alloc(&ch, l.room, sizeof *x), *y = chapter_alloc(&ch, l.room, sizeof *y);
 

@@ -21,7 +21,7 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
     const char *env_figures = getenv("MYGPT_FIGURES"); // set by scripts/chapters.sh
     ch->figures = env_figures && *env_figures ? env_figures : ".";
     /* the tool's parser (args/args.c): --seed 7 or --seed=7, unknown flags named, exit 2 */
-    arg_spec specs[7] = {{NULL, 0, 0}};
+    arg_spec specs[8] = {{NULL, 0, 0}};
     int n = 0;
     if (flags & CH_SEED)
         specs[n++] = (arg_spec){"seed", 1, 0};
@@ -35,14 +35,16 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
         specs[n++] = (arg_spec){"weights", 1, 0};
     if (flags & CH_BOOK)
         specs[n++] = (arg_spec){"book", 0, 0};
+    if (flags & CH_GPT2)
+        specs[n++] = (arg_spec){"gpt2", 1, 0};
     args_set_prefix("");
     parsed_args a;
     const int rc = args_parse(name, argc - 1, argv + 1, specs, 0, &a);
     if (rc < 0) {
-        printf("usage: %s%s%s%s%s%s%s\n\n%s\n", name, flags & CH_SEED ? " [--seed N]" : "",
+        printf("usage: %s%s%s%s%s%s%s%s\n\n%s\n", name, flags & CH_SEED ? " [--seed N]" : "",
                flags & CH_FIGURES ? " [--figures DIR]" : "", flags & CH_TEXT ? " [--text PATH]" : "",
                flags & CH_SMOKE ? " [--smoke]" : "", flags & CH_WEIGHTS ? " [--weights fp32|bf16|int8]" : "",
-               flags & CH_BOOK ? " [--book]" : "", about);
+               flags & CH_BOOK ? " [--book]" : "", flags & CH_GPT2 ? " [--gpt2 DIR]" : "", about);
         if (flags & CH_SEED)
             printf("\n  --seed N         torch.manual_seed(N) instead of the default %llu\n",
                    (unsigned long long)default_seed);
@@ -63,6 +65,10 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
         if (flags & CH_BOOK)
             printf("  --book           the printed book's code where it differs from the repository's\n"
                    "                   notebook (ERRATA.md says how); the text then differs\n");
+        if (flags & CH_GPT2)
+            printf("  --gpt2 DIR       a Hugging Face GPT-2 folder (model.safetensors, config.json): the\n"
+                   "                   book's own run with OpenAI's weights; the text then differs from\n"
+                   "                   the expected one (the header comment says what the book prints)\n");
         exit(0);
     }
     if (rc)
@@ -75,6 +81,7 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
         ch->text = args_get(&a, "text");
     ch->smoke = args_has(&a, "smoke");
     ch->book = args_has(&a, "book");
+    ch->gpt2 = args_get(&a, "gpt2");
     ch->weights = MYGPT_WEIGHTS_FP32;
     mygpt_error err = {0};
     if (args_has(&a, "weights") && mygpt_weights_parse(args_get(&a, "weights"), &ch->weights, &err) != MYGPT_OK) {

@@ -1,6 +1,6 @@
 /*
  * chapter.h - what every chapter program shares: its command line (--seed N,
- * --figures DIR, --text PATH, --weights W, --book, --help), turning a library error into one line on
+ * --figures DIR, --text PATH, --weights W, --book, --gpt2 DIR, --help), turning a library error into one line on
  * stderr and exit status 1, and shortcuts for printing tensors as Python does.
  */
 #ifndef MYGPT_CHAPTER_H
@@ -18,7 +18,8 @@ enum {
     CH_WEIGHTS = 16, /* accepts --weights fp32|bf16|int8 (chapter_apply_weights) */
     CH_SEED_UNSEEN = 32, /* with CH_SEED: nothing printed depends on the values drawn (shapes,
                             counts, checks that hold for any values); --help says so */
-    CH_BOOK = 64    /* accepts --book: the printed book's variant of the code (chapter 40) */
+    CH_BOOK = 64,   /* accepts --book: the printed book's variant of the code (chapter 40) */
+    CH_GPT2 = 128   /* accepts --gpt2 DIR: a Hugging Face GPT-2 folder, the book's own run (81, 86) */
 };
 
 struct chapter;
@@ -29,6 +30,7 @@ typedef struct chapter {
     const char *text;
     int smoke;      /* --smoke given */
     int book;       /* --book given */
+    const char *gpt2; /* --gpt2 DIR, or NULL */
     mygpt_weights weights; /* --weights (default fp32) */
     /* NULL, or called with the message instead of exiting 1 (a data-parallel rank ends
      * the whole MPI job: chapter 35) */
