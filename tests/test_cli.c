@@ -2384,9 +2384,11 @@ Test(cli_finetune, instruct_writes_the_responses_and_a_model_chat_reads, .timeou
     cr_expect_eq(rmdir(dir), 0, "only the files written were left");
 }
 
-/* Bad flags and files: one line naming them, status 2, nothing on stdout */
+/* Bad flags and files: one line naming them, status 2, nothing on stdout; --help and an
+ * unknown flag as every program has them */
 Test(cli_finetune, bad_flags_and_files_are_one_line)
 {
+    check_program(MYGPT_EXE, "finetune ", "finetune");
     data_file_or_skip("encoder.json");
     data_file_or_skip("instruction-data.json");
     const char *bad[][2] = {
