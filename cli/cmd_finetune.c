@@ -437,7 +437,7 @@ int cmd_finetune(int argc, char **argv)
         args_i64_in(cmd, &a, "max-length", 1, 1 << 24, 0, &o.max_length) ||
         args_i64_in(cmd, &a, "entries", 1, 1 << 30, 0, &o.entries) ||
         args_i64_in(cmd, &a, "max-new", 0, 1 << 20, 0, &o.max_new) ||
-        args_i64_in(cmd, &a, "threads", 1, 4096, 0, &threads) || args_double_min(cmd, &a, "lr", 0, &o.lr) ||
+        args_i64_in(cmd, &a, "threads", 1, 256, 0, &threads) || args_double_min(cmd, &a, "lr", 0, &o.lr) ||
         args_double_min(cmd, &a, "weight-decay", 0, &o.weight_decay) ||
         (args_has(&a, "seed") && parse_seed(cmd, "seed", args_get(&a, "seed"), &o.seed)))
         return EXIT_USAGE;
