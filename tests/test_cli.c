@@ -2550,3 +2550,24 @@ Test(cli_finetune, chapters_81_and_86_read_a_gpt2_folder_or_say_why_not)
     }
     cr_expect_eq(rmdir(dir), 0, "only the files written were left");
 }
+
+/* --mask-instructions (the book's exercise 7.2) reaches the loaders: the prompt's tokens
+ * leave the targets, so the initial losses change; --epochs 0 trains nothing */
+Test(cli_finetune, masking_the_instructions_changes_the_losses)
+{
+    data_file_or_skip("instruction-data.json");
+    data_file_or_skip("encoder.json");
+    const char *run = "finetune --task instruct --entries 4 --batch 2 --epochs 0 --max-new 1";
+    char words[300], losses[2][512];
+    for (int m = 0; m < 2; m++) {
+        proc_result r;
+        snprintf(words, sizeof words, "%s%s", run, m ? " --mask-instructions" : "");
+        cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
+        cr_assert_eq(r.status, 0, "%s: exit %d: %s", words, r.status, r.err);
+        const char *from = strstr(r.out, "Initial losses\n"), *to = from ? strstr(from, "\nGenerating") : NULL;
+        cr_assert(from && to && !strstr(r.out, "Ep 1"), "%s", r.out);
+        snprintf(losses[m], sizeof losses[m], "%.*s", (int)(to - from), from);
+        proc_result_free(&r);
+    }
+    cr_expect_str_neq(losses[0], losses[1], "--mask-instructions left the losses as they were");
+}
