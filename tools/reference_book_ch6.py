@@ -11,6 +11,7 @@ loader shuffled with drop_last). Written from the book's code; tiktoken's ids co
     /usr/bin/python3 tools/reference_book_ch6.py --classify-golden   # writes tests/golden/classify.txt
                                   (with appendix E's LoRA: the cases with a rank)
     /usr/bin/python3 tools/reference_book_ch6.py --train [--smoke] > chapters/expected/81_book_classifier[.smoke].txt
+    /usr/bin/python3 tools/reference_book_ch6.py --lora [--smoke] > chapters/expected/87_book_lora[.smoke].txt
 
 The data folder (bash scripts/fetch-data.sh) holds the three CSV files; --data DIR another.
 """
@@ -509,6 +510,61 @@ def train(data, smoke):
     print(f"Test accuracy: {test_accuracy*100:.2f}%")
 
 
+def lora(data, smoke):
+    """Appendix E (appendix-E.ipynb, in its order) on gpt_class_finetune.py's --test_mode model, after the
+    counts it prints for GPT-2 small with the 2-class head: the accuracies of 10 batches, the trainable
+    counts before and after freezing and with LoRA (rank 16, alpha 16), the accuracies again (the same: B
+    is zero), train_classifier_simple with AdamW (lr 8e-4, weight decay 0.1, 5 epochs, eval_freq 50,
+    eval_iter 5) and the accuracies over the whole loaders; --smoke: one epoch."""
+    sys.path.insert(0, HERE)
+    from reference_llms import GPTModel
+
+    def trainable(model):
+        return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+    def counts(model, rank, alpha):
+        print(f"Total trainable parameters before: {trainable(model):,}")
+        for param in model.parameters():
+            param.requires_grad = False
+        print(f"Total trainable parameters after: {trainable(model):,}")
+        replace_linear_with_lora(model, rank=rank, alpha=alpha)
+        print(f"Total trainable LoRA parameters: {trainable(model):,}")
+
+    print("GPT-2 small (124M) with the 2-class head, as the book prints it:")
+    big = GPTModel(dict(vocab_size=50257, context_length=1024, drop_rate=0.0, qkv_bias=True, emb_dim=768,
+                        n_layers=12, n_heads=12))
+    big.out_head = torch.nn.Linear(in_features=768, out_features=2)
+    counts(big, 16, 16)
+    del big
+    print()
+    print("The --test_mode model:")
+    train_ds, val_ds, test_ds = datasets(data, None)
+    torch.manual_seed(123)
+    train_loader, val_loader, test_loader = loaders(train_ds, val_ds, test_ds)
+    cfg = dict(vocab_size=50257, context_length=120, drop_rate=0.0, qkv_bias=False, emb_dim=12, n_layers=1,
+               n_heads=2)
+    model = GPTModel(cfg)
+    model.eval()
+    torch.manual_seed(123)
+    model.out_head = torch.nn.Linear(in_features=cfg["emb_dim"], out_features=2)
+
+    def accuracies(num_batches):
+        for name, loader in (("Training", train_loader), ("Validation", val_loader), ("Test", test_loader)):
+            print(f"{name} accuracy: {calc_accuracy_loader(loader, model, num_batches=num_batches)*100:.2f}%")
+
+    torch.manual_seed(123)
+    accuracies(10)
+    counts(model, 16, 16)
+    torch.manual_seed(123)
+    accuracies(10)
+    torch.manual_seed(123)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=8e-4, weight_decay=0.1)
+    examples_seen = train_classifier_simple(model, train_loader, val_loader, optimizer,
+                                            num_epochs=1 if smoke else 5, eval_freq=50, eval_iter=5)
+    print(f"Examples seen: {examples_seen}")
+    accuracies(None)
+
+
 def chapter(data, seed):
     """What the book prints in sections 6.3 and 6.4, with the first batch's labels and first row."""
     train, val, test = datasets(data, None)
@@ -540,9 +596,12 @@ def main():
     ap.add_argument("--classify-golden", action="store_true")
     ap.add_argument("--train", action="store_true")
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--lora", action="store_true")
     a = ap.parse_args()
     if a.train:
         train(a.data, a.smoke)
+    elif a.lora:
+        lora(a.data, a.smoke)
     elif a.classify_golden:
         classify_golden(os.path.join(HERE, "..", "tests", "golden", "classify.txt"))
     elif a.golden:
