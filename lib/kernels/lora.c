@@ -10,11 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mygpt/gpt.h"
 #include "base/base.h"
 #include "base/parallel.h"
 
-#define MAX_RANK MYGPT_LORA_MAX_RANK /* a row's stack arrays hold r values */
+#define MAX_RANK MYGPT_LORA_KERNEL_MAX_RANK
 /* the columns one pass of the second product keeps in registers and cache */
 #define COLS 256
 

@@ -11,6 +11,10 @@
 
 #include "mygpt/error.h"
 
+/* The largest r the kernels take (a row's stack arrays hold r values): at least
+ * mygpt/gpt.h's MYGPT_LORA_MAX_RANK, which model/params.c checks. */
+#define MYGPT_LORA_KERNEL_MAX_RANK 1024
+
 /* out (N, OC) += scale * ((inp (N, C) @ A (C, r)) @ B (r, OC)), the product rounded to
  * float32 before it is scaled and added, as LoRALayer's forward and LinearWithLoRA's sum do. */
 void mygpt_lora_forward(float *out, const float *inp, const float *A, const float *B, size_t N, int C, int OC,

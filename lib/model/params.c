@@ -14,6 +14,9 @@
 #include "base/draws.h"
 #include "base/text.h"
 #include "model/params.h"
+#include "kernels/lora.h"
+
+_Static_assert(MYGPT_LORA_MAX_RANK <= MYGPT_LORA_KERNEL_MAX_RANK, "the LoRA kernels hold a rank's values in a row");
 
 /* the sizes a shape is written in */
 enum { DIM_ONE, DIM_C, DIM_C4, DIM_V, DIM_MAXT, DIM_HEAD, DIM_R };
