@@ -22,18 +22,18 @@ static int same_file(const char *a, const char *b)
 int cmd_merge(int argc, char **argv)
 {
     const char *cmd = "merge";
-    static const arg_spec ARGS[] = {{NULL, 0, 0}};
+    static const arg_spec ARGS[] = {{"force", 0, 0}, {NULL, 0, 0}};
     parsed_args a;
     int rc = args_parse(cmd, argc, argv, ARGS, 1, &a);
     if (rc < 0) {
-        printf("usage: mygpt merge BASE ADAPTERS OUT\n"
+        printf("usage: mygpt merge BASE ADAPTERS OUT [--force]\n"
                "\n"
                "Folds LoRA adapters (ADAPTERS: what mygpt finetune --lora saved, A and B of every\n"
                "Linear) into the weights of the model they were trained on (BASE: any checkpoint\n"
                "generate reads), W + (alpha / r) (A B)^T in float32, and writes OUT: a plain\n"
                "checkpoint in BASE's layout that computes what BASE with --adapters ADAPTERS does,\n"
-               "within float32 rounding, at the cost of the model alone. OUT must be a new file,\n"
-               "not BASE or ADAPTERS.\n");
+               "within float32 rounding, at the cost of the model alone. OUT is never BASE or\n"
+               "ADAPTERS, and a file already there is replaced only with --force.\n");
         return 0;
     }
     if (rc)
@@ -45,6 +45,11 @@ int cmd_merge(int argc, char **argv)
     const char *base = a.positional[0], *adapters = a.positional[1], *out = a.positional[2];
     if (same_file(out, base) || same_file(out, adapters)) {
         cli_error(cmd, "%s is a file being read: write the merged model elsewhere", out);
+        return EXIT_USAGE;
+    }
+    struct stat st_out;
+    if (lstat(out, &st_out) == 0 && !args_has(&a, "force")) {
+        cli_error(cmd, "%s is there already: not replaced (--force replaces it)", out);
         return EXIT_USAGE;
     }
     mygpt_error err = {0};
