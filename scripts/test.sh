@@ -52,7 +52,7 @@ count_log() {
 # side by side would otherwise take each other's cores (results never depend on it).
 export OMP_WAIT_POLICY=PASSIVE
 
-# Stage 2's build (a first one takes a minute or more of both cores) runs during stage 1 at
+# Stage 2's build (a first one keeps both cores busy for a while) runs during stage 1 at
 # the lowest priority: it takes only the cycles the suite leaves idle (a test that runs
 # alone on one core, the last tests of a run), and stage 2 waits for what is left of it.
 SAN_BUILD=${MYGPT_SAN_BUILD:-$MYGPT_ROOT/build-sanitize}
@@ -79,7 +79,7 @@ count_log "$MYGPT_BUILD/meson-logs/testlog.json"
 
 if [ "${MYGPT_QUICK:-0}" != 1 ]; then
     echo "== 2. test suite under AddressSanitizer + UndefinedBehaviorSanitizer"
-    echo "built with -fsanitize=address,undefined in $SAN_BUILD (during stage 1; a first build takes 1-2 min)"
+    echo "built with -fsanitize=address,undefined in $SAN_BUILD (during stage 1, at the lowest priority)"
     san_status=0
     wait "$san_pid" || san_status=$?
     san_pid=
