@@ -207,8 +207,8 @@ static void help(void)
            "                   [--warmup W] [--csv FILE] [--svg FILE] [--naive] [--quick] [--unpacked]\n"
            "       mygpt-bench --matmul M,K,N [--backward] [--threads K] [--reps R] [--naive]\n"
            "       mygpt-bench --loss N,V [--threads K] [--reps R]\n"
-           "       mygpt-bench --train [--config tiny-train|verdict|gpt2-b4t64] [--threads K] [--reps R]\n"
-           "       mygpt-bench --classify [--threads K] [--reps R]\n"
+           "       mygpt-bench --train [--config tiny-train|verdict|gpt2-b4t64|book-instruct] [--threads K] [--reps R]\n"
+           "       mygpt-bench --classify [--config book] [--threads K] [--reps R]\n"
            "       mygpt-bench --generate [--config gpt2|gpt2-xl] [--weights fp32|bf16|int8]\n"
            "                   [--prompt 16] [--new 128] [--reps 5] [--no-kv-cache] [--threads K]\n"
            "       mygpt-bench --bandwidth [--threads K]\n"
@@ -222,8 +222,10 @@ static void help(void)
            "char and gpt2-b8, few passes). --csv and --svg write the sweep's table and plot.\n"
            "The weights are packed once per model (mygpt_gpt_pack), as `mygpt forward` does;\n"
            "--unpacked packs them at every call.\n"
-           "--train times a training step (forward with loss, backward, AdamW); --classify the\n"
-           "book's chapter-6 fine-tuning step (the last block trains) beside full fine-tuning;\n"
+           "--train times a training step (forward with loss, backward, AdamW; book-instruct: the\n"
+           "book's chapter-7 step at GPT-2 small, every parameter training); --classify the\n"
+           "book's chapter-6 fine-tuning step (the last block trains) beside full fine-tuning\n"
+           "(--config book: alone), its evaluation batch and its FLOP limit;\n"
            "--generate\n"
            "decoding at B = 1 at GPT-2 small's or XL's shape, in each weight format (or one),\n"
            "beside the bandwidth limit; --bandwidth the read bandwidth;\n"
@@ -275,8 +277,14 @@ int main(int argc, char **argv)
     const int nproc0 = online0 < 1 ? 1 : online0 > 64 ? 64 : (int)online0;
     if (args_has(&pa, "train"))
         return bench_train(config, threads, nproc0, reps, warmup, NULL);
-    if (args_has(&pa, "classify"))
-        return bench_classify(threads, nproc0, reps, warmup);
+    if (args_has(&pa, "classify")) {
+        if (config && strcmp(config, "book") != 0) {
+            cli_error("mygpt-bench", "--classify --config: unknown config '%s' (book: the book's freezing alone)",
+                      config);
+            return EXIT_USAGE;
+        }
+        return bench_classify(threads, nproc0, reps, warmup, config != NULL);
+    }
     if (args_has(&pa, "generate")) {
         int prompt = 16, new_tokens = 128;
         if (int_arg(&pa, "prompt", 1, 1023, &prompt) || int_arg(&pa, "new", 1, 1023, &new_tokens))

@@ -24,7 +24,10 @@
 typedef struct train_config {
     const char *name;
     int V, C, H, N, T, B;
-    float emb_std; /* the embeddings' std: the course's 1, or GPT-2's initializer_range */
+    float emb_std;   /* the embeddings' std: the course's 1, or GPT-2's initializer_range */
+    int maxT;        /* rows of the position embedding (0: T) */
+    mygpt_arch arch; /* whose GPT (the book's: qkv biases and an untied head) */
+    double lr, weight_decay; /* AdamW's (weight_decay < 0: mygpt_adamw_init's default) */
 } train_config;
 
 /* gpt2-b4t64 starts as GPT-2 does, its embeddings N(0, 0.02^2) (the course's N(0, 1)
@@ -34,9 +37,15 @@ typedef struct train_config {
  * which Intel cores handle by microcode assists (the step went from 1.3 s to 2.6..6 s on
  * the Intel Xeon VM, family 6): the time of the assists, not of the step. */
 static const train_config TRAIN_CONFIGS[] = {
-    {"tiny-train", 4, 4, 2, 2, 3, 1, 1.0f},          /* the chapter-12 GPT on "I love AI" -> "love AI !" */
-    {"verdict", 50257, 64, 4, 2, 32, 8, 1.0f},       /* chapter 33's model and batch */
-    {"gpt2-b4t64", 50257, 768, 12, 12, 64, 4, 0.02f}, /* GPT-2 small's shape, llm.c's CPU reference batch */
+    {"tiny-train", 4, 4, 2, 2, 3, 1, 1.0f, 0, MYGPT_ARCH_COURSE, 1e-4, -1}, /* the chapter-12 GPT on "I love AI" */
+    {"verdict", 50257, 64, 4, 2, 32, 8, 1.0f, 0, MYGPT_ARCH_COURSE, 1e-4, -1}, /* chapter 33's model and batch */
+    /* GPT-2 small's shape, llm.c's CPU reference batch */
+    {"gpt2-b4t64", 50257, 768, 12, 12, 64, 4, 0.02f, 0, MYGPT_ARCH_COURSE, 1e-4, -1},
+    /* the book's chapter 7 at GPT-2 small (its GPTModel, qkv_bias, the untied out_head, context
+     * 1024), every parameter training, AdamW lr 5e-5 weight_decay 0.1, batch 8 padded to 70
+     * tokens: the mean of the 116 training batches' padded lengths (57 to 91) that chapter 85
+     * prints */
+    {"book-instruct", 50257, 768, 12, 12, 70, 8, 1.0f, 1024, MYGPT_ARCH_LLMS_FROM_SCRATCH, 5e-5, 0.1},
 };
 #define NTRAIN (int)(sizeof TRAIN_CONFIGS / sizeof TRAIN_CONFIGS[0])
 
@@ -98,7 +107,9 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
         if (config && strcmp(config, c->name) != 0)
             continue;
         found = 1;
-        mygpt_config cfg = {c->V, c->C, c->H, c->N, c->T};
+        const mygpt_config cfg = {.vocab_size = c->V, .embed_dim = c->C, .num_heads = c->H, .num_layers = c->N,
+                                  .max_seq_len = c->maxT ? c->maxT : c->T, .arch = c->arch,
+                                  .qkv_bias = c->arch == MYGPT_ARCH_LLMS_FROM_SCRATCH};
         mygpt_gpt *g;
         mygpt_error err = {0};
         mygpt_trainer *tr;
@@ -106,7 +117,7 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
             die(&err);
         for (size_t i = 0; c->emb_std != 1.0f && i < (size_t)c->V * c->C; i++)
             g->params.wte[i] *= c->emb_std;
-        for (size_t i = 0; c->emb_std != 1.0f && i < (size_t)c->T * c->C; i++)
+        for (size_t i = 0; c->emb_std != 1.0f && i < (size_t)cfg.max_seq_len * c->C; i++)
             g->params.wpe[i] *= c->emb_std;
         const size_t n = (size_t)c->B * c->T;
         int64_t *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
@@ -115,7 +126,9 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
             y[i] = (int64_t)((i * 104729 + 1) % (size_t)c->V);
         }
         mygpt_optimizer opt;
-        mygpt_adamw_init(&opt, 1e-4);
+        mygpt_adamw_init(&opt, c->lr);
+        if (c->weight_decay >= 0)
+            opt.weight_decay = c->weight_decay;
         const int r = reps ? reps : (c->V > 1000 ? (c->C > 100 ? 3 : 10) : 2000);
         const int w = warmup >= 0 ? warmup : 1;
         const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc, nt = t1 - t0 + 1;
@@ -168,7 +181,7 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
         printf("  peak RSS so far: %ld MiB (parameters %.0f MiB; parameters, gradients and AdamW's two moments %.0f MiB;\n"
                "  activations kept for the backward, with its gradient scratch, %.0f MiB; (state + activations) x 1.1 = %.0f MiB)\n",
                peak_rss_mb(), g->num_parameters * 4.0 / (1 << 20), state, acts, (state + acts) * 1.1);
-        if (strcmp(c->name, "gpt2-b4t64") == 0) { // issue 26's step beside the best this machine
+        if (c->C >= 768) { // the GPT-2-sized steps beside the best this machine
             // could do (after the RSS line: the bandwidth's 512 MB would count in it)
             omp_set_num_threads(t1);
             const char *isa;
@@ -176,9 +189,9 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
             const double adamw_gb = g->num_parameters * ADAMW_BYTES_PER_PARAM / 1e9;
             const double limit = train_gflop(c) / peak * 1e3 + (gbs > 0 ? adamw_gb / gbs * 1e3 : 0);
             printf("  limit at %d threads: %.1f GFLOP at the %s FMA peak (%.1f GFLOP/s, --peak) + AdamW's %.2f GB\n"
-                   "  at the read bandwidth (%.1f GB/s, --bandwidth) = %.0f ms; this step: %.2fx the limit\n"
-                   "  (target, issue 26: within 1.25x)\n",
-                   t1, train_gflop(c), isa, peak, adamw_gb, gbs, limit, last_ms / limit);
+                   "  at the read bandwidth (%.1f GB/s, --bandwidth) = %.0f ms; this step: %.2fx the limit%s\n",
+                   t1, train_gflop(c), isa, peak, adamw_gb, gbs, limit, last_ms / limit,
+                   strcmp(c->name, "gpt2-b4t64") == 0 ? "\n  (target, issue 26: within 1.25x)" : "");
         }
         free(t);
         free(phase);
@@ -189,7 +202,8 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
         mygpt_gpt_free(g);
     }
     if (!found) {
-        fprintf(stderr, "mygpt-bench: --train --config: unknown config '%s' (tiny-train, verdict, gpt2-b4t64)\n", config);
+        fprintf(stderr, "mygpt-bench: --train --config: unknown config '%s' (tiny-train, verdict, gpt2-b4t64, "
+                "book-instruct)\n", config);
         return 2;
     }
     printf("train=%s threads=%d median_ms=%.3f tokens_per_s=%.0f gflops=%.1f\n", last, last_th, last_ms, last_tok,
@@ -616,21 +630,25 @@ int bench_latency(int nproc)
 
 /* --classify: the book's chapter-6 step at GPT-2 small's shape (V 50257, C 768, 12 heads,
  * 12 layers, the book's batch 8 x 120, a 2-class head; random weights in GPT-2's shape),
- * with the book's freezing (the last block, final_norm and the head train) and with every
- * parameter training (full fine-tuning), taking turns, at one thread count. */
-int bench_classify(int threads, int nproc, int reps, int warmup)
+ * with the book's freezing (the last block, final_norm and the head train) and, unless
+ * book_only, with every parameter training (full fine-tuning), taking turns, at one thread
+ * count. Then the book's evaluation forward (calc_loss_batch / calc_accuracy_loader under
+ * torch.no_grad(): one batch, the whole model) and the step beside its FLOP limit at the
+ * FMA peak measured in the same run. */
+int bench_classify(int threads, int nproc, int reps, int warmup, int book_only)
 {
     const mygpt_config cfg = {.vocab_size = 50257, .embed_dim = 768, .num_heads = 12, .num_layers = 12,
                               .max_seq_len = 1024, .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH, .qkv_bias = 1,
                               .num_classes = 2};
     enum { B = 8, T = 120 };
     const int th = threads ? threads : nproc, r = reps ? reps : 3, w = warmup >= 0 ? warmup : 1;
+    const int modes = book_only ? 1 : 2;
     omp_set_num_threads(th);
     mygpt_error err = {0};
     mygpt_gpt *g;
     mygpt_trainer *tr[2];
     if (mygpt_gpt_create(&g, &cfg, 123, &err) != MYGPT_OK || mygpt_trainer_create(&tr[0], g, &err) != MYGPT_OK ||
-        mygpt_trainer_create(&tr[1], g, &err) != MYGPT_OK ||
+        (modes == 2 && mygpt_trainer_create(&tr[1], g, &err) != MYGPT_OK) ||
         mygpt_trainer_freeze_for_classification(tr[0], &err) != MYGPT_OK)
         die(&err);
     int64_t x[B * T], y[B];
@@ -639,16 +657,16 @@ int bench_classify(int threads, int nproc, int reps, int warmup)
     for (int b = 0; b < B; b++)
         y[b] = b % 2;
     mygpt_optimizer opt[2];
-    for (int m = 0; m < 2; m++) {
+    for (int m = 0; m < modes; m++) {
         mygpt_adamw_init(&opt[m], 5e-5);
         opt[m].weight_decay = 0.1;
     }
     static const char *names[2] = {"the book's (last block, final_norm, head)", "full fine-tuning"};
-    double *t = malloc((size_t)2 * 3 * r * sizeof *t); // [mode][phase][rep]
-    if (!t)
+    double *t = malloc((size_t)2 * 3 * r * sizeof *t), *ev = malloc((size_t)r * sizeof *ev); // [mode][phase][rep]
+    if (!t || !ev)
         return 1;
     for (int rep = 0; rep < w + r; rep++)
-        for (int m = 0; m < 2; m++) { // the two take turns, step by step
+        for (int m = 0; m < modes; m++) { // the two take turns, step by step
             float loss;
             const double a = now_ms();
             if (mygpt_trainer_zero_grad(tr[m], &err) != MYGPT_OK ||
@@ -666,13 +684,25 @@ int bench_classify(int threads, int nproc, int reps, int warmup)
                 p[rep - w] = b - a, p[r + rep - w] = u - b, p[2 * r + rep - w] = e - u;
             }
         }
+    for (int rep = 0; rep < w + r; rep++) { // the evaluation's batch: loss and correct rows, no gradients
+        float loss;
+        int correct;
+        const double a = now_ms();
+        if (mygpt_classifier_batch(g, x, y, B, T, &loss, &correct, &err) != MYGPT_OK)
+            die(&err);
+        if (rep >= w)
+            ev[rep - w] = now_ms() - a;
+    }
+    qsort(ev, (size_t)r, sizeof *ev, cmp_double);
     const double BT = (double)B * T, C = cfg.embed_dim, L = cfg.num_layers;
     const double block = 2.0 * 12.0 * C * C * BT + 4.0 * B * (double)T * T * C; // one block's forward FLOPs
+    const double head = 2.0 * C * cfg.num_classes * BT;                          // the head on every position
     printf("classification fine-tuning step at GPT-2 small's shape, batch %d x %d, %d thread%s (medians of %d):\n", B,
            T, th, th == 1 ? "" : "s", r);
-    printf("forward = the whole model; the backward counted as twice the forward of the blocks it goes through\n");
-    double total[2];
-    for (int m = 0; m < 2; m++) {
+    printf("forward = the whole model; the backward counted as twice the forward of the blocks (and head) it goes "
+           "through\n");
+    double total[2], flops[2];
+    for (int m = 0; m < modes; m++) {
         double med[3];
         for (int q = 0; q < 3; q++) {
             double *p = t + (size_t)m * 3 * r + (size_t)q * r;
@@ -680,20 +710,30 @@ int bench_classify(int threads, int nproc, int reps, int warmup)
             med[q] = p[r / 2];
         }
         total[m] = med[0] + med[1] + med[2];
-        const double flops = L * block + 2.0 * (m == 0 ? 1.0 : L) * block;
+        flops[m] = L * block + head + 2.0 * ((m == 0 ? 1.0 : L) * block + head);
         printf("  %-42s forward %.0f ms, backward %.0f ms, AdamW %.0f ms: %.0f ms a step, %.1f GFLOP/s; "
                "%zu parameters train\n",
-               names[m], med[0], med[1], med[2], total[m], flops / (total[m] / 1e3) / 1e9,
+               names[m], med[0], med[1], med[2], total[m], flops[m] / (total[m] / 1e3) / 1e9,
                mygpt_trainer_trainable_count(tr[m]));
     }
-    printf("  the book's step takes %.2f x full fine-tuning's time (the FLOP count: %.2f x)\n", total[0] / total[1],
-           (L + 2.0) / (3.0 * L));
+    if (modes == 2)
+        printf("  the book's step takes %.2f x full fine-tuning's time (the FLOP count: %.2f x)\n",
+               total[0] / total[1], flops[0] / flops[1]);
+    printf("  the evaluation's batch (the whole forward, no gradients): %.0f ms\n", ev[r / 2]);
     printf("  peak RSS: %ld MiB\n", peak_rss_mb());
-    for (int m = 0; m < 2; m++) {
+    const char *isa;
+    const double peak = fma_peak(th, &isa), limit = flops[0] / (peak * 1e9) * 1e3;
+    printf("  limit of the book's step at %d thread%s: %.1f GFLOP at the %s FMA peak (%.1f GFLOP/s, --peak) = %.0f ms;"
+           " this step: %.2fx the limit\n",
+           th, th == 1 ? "" : "s", flops[0] / 1e9, isa, peak, limit, total[0] / limit);
+    printf("classify=book threads=%d step_ms=%.1f eval_ms=%.1f step_gflop=%.2f eval_gflop=%.2f peak_gflops=%.1f\n", th,
+           total[0], ev[r / 2], flops[0] / 1e9, (L * block + head) / 1e9, peak);
+    for (int m = 0; m < modes; m++) {
         mygpt_optimizer_free(&opt[m]);
         mygpt_trainer_free(tr[m]);
     }
     mygpt_gpt_free(g);
     free(t);
+    free(ev);
     return 0;
 }

@@ -22,9 +22,10 @@ int bench_bandwidth(int threads, int nproc);
 int bench_peak(int threads, int nproc);
 /* one cache line bounced between two threads: the cost of sharing data across cores */
 int bench_latency(int nproc);
-/* --classify: the book's chapter-6 step (the last block trains) beside full fine-tuning at
- * GPT-2 small's shape, at one thread count (0: nproc); reps 0 / warmup < 0: 3 and 1 */
-int bench_classify(int threads, int nproc, int reps, int warmup);
+/* --classify: the book's chapter-6 step (the last block trains) beside full fine-tuning
+ * (book_only: alone) at GPT-2 small's shape, then the evaluation's batch and the step's FLOP
+ * limit, at one thread count (0: nproc); reps 0 / warmup < 0: 3 and 1 */
+int bench_classify(int threads, int nproc, int reps, int warmup, int book_only);
 /* the cross-entropy's forward and backward over (N, V) random logits, median of reps */
 int bench_loss(int N, int V, int threads, int nproc, int reps);
 

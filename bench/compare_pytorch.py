@@ -26,6 +26,18 @@ whole, once each, one after the other: build/chapters/38_book_training against
 tools/reference_book_ch5.py --sample-after (~5 and ~7 minutes on 2 cores), and checks
 that both print the same lines. Generation: the tutorial's loop (the whole
 window every step) against mygpt's KV-cache decoding, per new token.
+
+--book-finetune [--rounds 5] [--reps 5] [--parts ch6,ch7] times the book's two fine-tunings at GPT-2 small
+(random weights in GPT-2's shape), mygpt and PyTorch 1.13 taking turns round by round
+(who goes first alternates), each round a fresh process with one warm-up step and --reps
+timed ones, the load average (uptime) noted with every figure:
+  chapter 6: the book's train_classifier_simple step (batch 8 x 120, the last block,
+    final_norm and the 2-class head train, AdamW lr 5e-5 weight_decay 0.1) and its
+    evaluation batch (model(x)[:, -1, :] under torch.no_grad()), projected to the book's
+    5-epoch run from the step and batch counts of its data (a projection, not a run);
+    the step's FLOP limit from mygpt-bench --classify's FMA peak of the same round.
+  chapter 7: the book's train_model_simple step with every parameter training (batch 8
+    padded to 70 tokens), tokens/s (padding counted).
 """
 import argparse
 import os
@@ -65,6 +77,8 @@ def worker(args):
                 times.append((time.perf_counter() - t) * 1e3)
         print("median_ms=%.4f" % statistics.median(times))
         return
+    if args.worker in ("book-ch6", "book-instruct"):
+        return book_worker(args)
     from reference_gpt import GPT
     if args.worker.startswith("train-"):  # one training step, as the tutorial writes it
         import torch.nn.functional as F
@@ -115,6 +129,70 @@ def worker(args):
             if r >= warmup:
                 times.append((time.perf_counter() - t) * 1e3)
     print("median_ms=%.4f" % statistics.median(times))
+
+
+# The book's fine-tunings at GPT-2 small: its GPTModel (qkv_bias, an untied out_head, context
+# 1024, no dropout). Batches as mygpt-bench --classify and --train --config book-instruct
+# build them (bench/bench_learn.c): ids (i * 7919) % V, labels b % 2, next-token targets
+# (i * 104729 + 1) % V.
+GPT2_SMALL = dict(vocab_size=50257, context_length=1024, emb_dim=768, n_heads=12, n_layers=12, drop_rate=0.0,
+                  qkv_bias=True)
+CH6_BATCH, CH6_LEN = 8, 120    # the book's batch size; its SpamDataset's longest training text
+INSTRUCT_BATCH, INSTRUCT_LEN = 8, 70  # the mean padded length of chapter 85's training batches
+
+
+def book_worker(args):
+    """Runs inside a fresh process: one warm-up and args.reps timed steps of the book's loop
+    (and, chapter 6, its evaluation batch); prints the times of each."""
+    import torch
+    import torch.nn.functional as F
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    from reference_llms import GPTModel
+    V = GPT2_SMALL["vocab_size"]
+    torch.manual_seed(123)
+    model = GPTModel(GPT2_SMALL)
+    if args.worker == "book-ch6":  # section 6.5: freeze, the new head, unfreeze the last block
+        B, T = CH6_BATCH, CH6_LEN
+        for param in model.parameters():
+            param.requires_grad = False
+        torch.manual_seed(123)
+        model.out_head = torch.nn.Linear(in_features=GPT2_SMALL["emb_dim"], out_features=2)
+        for param in model.trf_blocks[-1].parameters():
+            param.requires_grad = True
+        for param in model.final_norm.parameters():
+            param.requires_grad = True
+        y = torch.tensor([b % 2 for b in range(B)])
+    else:
+        B, T = INSTRUCT_BATCH, INSTRUCT_LEN
+        y = torch.tensor([[(i * 104729 + 1) % V for i in range(b * T, (b + 1) * T)] for b in range(B)])
+    x = torch.tensor([[(i * 7919) % V for i in range(b * T, (b + 1) * T)] for b in range(B)])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5, weight_decay=0.1)
+    model.train()
+    steps = []
+    for r in range(1 + args.reps):
+        t = time.perf_counter()
+        optimizer.zero_grad()
+        if args.worker == "book-ch6":  # calc_loss_batch: the last position's logits
+            loss = F.cross_entropy(model(x)[:, -1, :], y)
+        else:
+            loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
+        loss.backward()
+        optimizer.step()
+        if r >= 1:
+            steps.append((time.perf_counter() - t) * 1e3)
+    print("step_ms=" + ",".join("%.1f" % v for v in steps))
+    if args.worker == "book-ch6":  # calc_loss_loader / calc_accuracy_loader: one batch
+        model.eval()
+        evals = []
+        for r in range(1 + args.reps):
+            t = time.perf_counter()
+            with torch.no_grad():
+                logits = model(x)[:, -1, :]
+            F.cross_entropy(logits, y).item()
+            (torch.argmax(logits, dim=-1) == y).sum().item()
+            if r >= 1:
+                evals.append((time.perf_counter() - t) * 1e3)
+        print("eval_ms=" + ",".join("%.1f" % v for v in evals))
 
 
 def openblas_forced_core():
@@ -209,6 +287,163 @@ def book_ch5(chapter):
         sys.exit(1)
 
 
+def load_average():
+    """uptime's three load averages (1, 5, 15 minutes)."""
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def spam_rows():
+    """Rows of the book's three spam CSV files (data/ as scripts/fetch-data.sh fills it, else corpus/)."""
+    import csv
+    for folder in ("data", "corpus"):
+        paths = [os.path.join(ROOT, folder, "sms_spam_%s.csv" % s) for s in ("train", "validation", "test")]
+        if all(os.path.exists(p) for p in paths):
+            return [sum(1 for _ in csv.DictReader(open(p, newline=""))) for p in paths]
+    sys.exit("compare_pytorch: the book's sms_spam_*.csv are in neither data/ nor corpus/")
+
+
+def ch6_run_counts(batch=CH6_BATCH, epochs=5, eval_freq=50, eval_iter=5):
+    """The steps and evaluation batches of the book's chapter-6 run (gpt_class_finetune.py):
+    train_classifier_simple for 5 epochs over the training loader (drop_last), its
+    evaluate_model every eval_freq steps (eval_iter batches of the training and the validation
+    loader), its accuracies after each epoch (eval_iter batches of each), then the final
+    accuracies over the whole training, validation and test loaders (the last two keep their
+    short last batch, counted here as a whole one)."""
+    train, val, test = spam_rows()
+    per_epoch = train // batch
+    steps = epochs * per_epoch
+    evaluations = len(range(0, steps, eval_freq))
+    ceil = lambda n: -(-n // batch)
+    batches = evaluations * 2 * eval_iter + epochs * 2 * eval_iter + per_epoch + ceil(val) + ceil(test)
+    return dict(rows=(train, val, test), per_epoch=per_epoch, steps=steps, evaluations=evaluations,
+                eval_batches=batches)
+
+
+def parse_values(text, key):
+    m = re.search(key + r"=([0-9.,]+)", text)
+    return [float(v) for v in m.group(1).split(",")] if m else None
+
+
+def median_range(values):
+    return "%.0f (%.0f to %.0f)" % (statistics.median(values), min(values), max(values))
+
+
+def book_finetune(bench, rounds, reps, threads, parts):
+    """The book's two fine-tunings (parts: "ch6", "ch7"), mygpt and PyTorch taking turns round by round."""
+    if not os.access(bench, os.X_OK):
+        sys.exit("compare_pytorch: %s is not there: build first (ninja -C build)" % bench)
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
+    for k in ("OMP_WAIT_POLICY", "OPENBLAS_CORETYPE"):
+        env.pop(k, None)
+    counts = ch6_run_counts()
+    print("PyTorch: OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=%d, OpenBLAS's own core detection, the default wait "
+          "policy; mygpt-bench --threads %d" % (threads, threads))
+    print("each round: a fresh process each, 1 warm-up step then %d timed steps (medians); who goes first "
+          "alternates; load = /proc/loadavg (uptime's 1, 5, 15 min) just before each process" % reps)
+
+    def run(cmd, who):
+        load = load_average()
+        out = subprocess.run(cmd, env=env if who == "PyTorch" else dict(os.environ), capture_output=True,
+                             text=True)
+        if out.returncode != 0:
+            sys.exit("compare_pytorch: %s failed (exit %d): %s" % (" ".join(cmd), out.returncode,
+                                                                     out.stderr.strip()[-500:]))
+        return out.stdout, load
+
+    worker = lambda kind: [sys.executable, __file__, "--worker", kind, "--reps", str(reps)]
+    ch6 = {"mygpt": [], "PyTorch": []}
+    ins = {"mygpt": [], "PyTorch": []}
+    if "ch6" in parts:
+        print("\nchapter 6: the book's step at GPT-2 small, batch %d x %d (the last block, final_norm and the "
+              "2-class head train)" % (CH6_BATCH, CH6_LEN))
+        for r in range(rounds):
+            order = ("mygpt", "PyTorch") if r % 2 == 0 else ("PyTorch", "mygpt")
+            for who in order:
+                if who == "mygpt":
+                    out, load = run([bench, "--classify", "--config", "book", "--threads", str(threads),
+                                     "--reps", str(reps)], who)
+                    m = re.search(r"classify=book .*", out)
+                    if not m:
+                        sys.exit("compare_pytorch: mygpt-bench --classify printed no summary:\n" + out)
+                    v = dict(kv.split("=") for kv in m.group(0).split()[1:])
+                    step, ev = float(v["step_ms"]), float(v["eval_ms"])
+                    gflop, peak = float(v["step_gflop"]), float(v["peak_gflops"])
+                    ch6[who].append((step, ev, load, gflop, peak, float(v["eval_gflop"])))
+                    print("  round %d  mygpt    step %7.0f ms  eval batch %6.0f ms  FMA peak %5.1f GFLOP/s  load %s"
+                          % (r + 1, step, ev, peak, load), flush=True)
+                else:
+                    out, load = run(worker("book-ch6"), who)
+                    step, ev = statistics.median(parse_values(out, "step_ms")), statistics.median(parse_values(out, "eval_ms"))
+                    ch6[who].append((step, ev, load))
+                    print("  round %d  PyTorch  step %7.0f ms  eval batch %6.0f ms  %22s  load %s"
+                          % (r + 1, step, ev, "", load), flush=True)
+        print("chapter 6 summary: medians over the %d rounds of each round's median (range in brackets); ratio = "
+              "PyTorch / mygpt, per round" % rounds)
+        ours, theirs = ch6["mygpt"], ch6["PyTorch"]
+        print("chapter 6 step (ms):       mygpt %s   PyTorch %s   ratio %.2fx (%.2f to %.2f)" % (
+            median_range([o[0] for o in ours]), median_range([t[0] for t in theirs]),
+            statistics.median([t[0] / o[0] for o, t in zip(ours, theirs)]),
+            min(t[0] / o[0] for o, t in zip(ours, theirs)), max(t[0] / o[0] for o, t in zip(ours, theirs))))
+        print("chapter 6 eval batch (ms): mygpt %s   PyTorch %s   ratio %.2fx" % (
+            median_range([o[1] for o in ours]), median_range([t[1] for t in theirs]),
+            statistics.median([t[1] / o[1] for o, t in zip(ours, theirs)])))
+        gflop = ours[0][3]
+        limits = [gflop / o[4] * 1e3 for o in ours]
+        print("chapter 6 step's FLOP limit: %.1f GFLOP (forward everywhere, backward through the last block and the "
+              "head) at the FMA peak of each round (%s GFLOP/s) = %s ms; mygpt %.2fx it (%.2f to %.2f), PyTorch %.2fx" % (
+                  gflop, median_range([o[4] for o in ours]), median_range(limits),
+                  statistics.median([o[0] / lim for o, lim in zip(ours, limits)]),
+                  min(o[0] / lim for o, lim in zip(ours, limits)), max(o[0] / lim for o, lim in zip(ours, limits)),
+                  statistics.median([t[0] / lim for t, lim in zip(theirs, limits)])))
+        c = counts
+        print("the book's 5-epoch run over %d / %d / %d rows (training / validation / test): %d steps (%d a epoch), "
+              "%d evaluations, %d evaluation batches in all" % (c["rows"] + (c["steps"], c["per_epoch"], c["evaluations"],
+                                                                         c["eval_batches"])))
+        proj = lambda s: (c["steps"] * s[0] + c["eval_batches"] * s[1]) / 1e3
+        po = statistics.median([proj(o) for o in ours])
+        pt = statistics.median([proj(t) for t in theirs])
+        run_gflop = c["steps"] * gflop + c["eval_batches"] * ours[0][5]
+        run_limit = run_gflop / statistics.median([o[4] for o in ours])
+        print("projected 5-epoch time (steps x step + batches x eval batch, each round's medians; a projection, not a "
+              "timed run):\n  mygpt %.0f s, PyTorch %.0f s, ratio %.2fx; the run's %.0f GFLOP at the median FMA peak: "
+              "%.0f s (mygpt %.2fx it, PyTorch %.2fx)" % (po, pt, pt / po, run_gflop, run_limit, po / run_limit,
+                                                         pt / run_limit))
+    if "ch7" in parts:
+        print("\nchapter 7: the book's step at GPT-2 small, every parameter training, batch %d padded to %d tokens"
+              % (INSTRUCT_BATCH, INSTRUCT_LEN))
+        tokens = INSTRUCT_BATCH * INSTRUCT_LEN
+        for r in range(rounds):
+            order = ("mygpt", "PyTorch") if r % 2 == 0 else ("PyTorch", "mygpt")
+            for who in order:
+                if who == "mygpt":
+                    out, load = run([bench, "--train", "--config", "book-instruct", "--threads", str(threads),
+                                     "--reps", str(reps)], who)
+                    m = re.search(r"train=book-instruct .*median_ms=([0-9.]+)", out)
+                    lim = re.search(r"this step: ([0-9.]+)x the limit", out)
+                    if not m:
+                        sys.exit("compare_pytorch: mygpt-bench --train printed no summary:\n" + out)
+                    step = float(m.group(1))
+                    ins[who].append((step, load))
+                    print("  round %d  mygpt    step %7.0f ms  %6.0f tokens/s  (%sx its FLOP + AdamW limit)  load %s"
+                          % (r + 1, step, tokens / step * 1e3, lim.group(1) if lim else "?", load), flush=True)
+                else:
+                    out, load = run(worker("book-instruct"), who)
+                    step = statistics.median(parse_values(out, "step_ms"))
+                    ins[who].append((step, load))
+                    print("  round %d  PyTorch  step %7.0f ms  %6.0f tokens/s  %29s  load %s"
+                          % (r + 1, step, tokens / step * 1e3, "", load), flush=True)
+
+        ours, theirs = ins["mygpt"], ins["PyTorch"]
+        print("chapter 7 summary: medians over the %d rounds of each round's median (range in brackets); ratio = "
+              "PyTorch / mygpt, per round" % rounds)
+        print("chapter 7 step (ms):       mygpt %s   PyTorch %s   ratio %.2fx (%.2f to %.2f)" % (
+            median_range([o[0] for o in ours]), median_range([t[0] for t in theirs]),
+            statistics.median([t[0] / o[0] for o, t in zip(ours, theirs)]),
+            min(t[0] / o[0] for o, t in zip(ours, theirs)), max(t[0] / o[0] for o, t in zip(ours, theirs))))
+        print("chapter 7 tokens/s:        mygpt %s   PyTorch %s" % (
+            median_range([tokens / o[0] * 1e3 for o in ours]), median_range([tokens / t[0] * 1e3 for t in theirs])))
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--configs", default="tiny,char,gpt2,gpt2-b8", help="'' for none")
@@ -221,6 +456,10 @@ def main():
     ap.add_argument("--bench", default=os.path.join(ROOT, "build", "bench", "mygpt-bench"))
     ap.add_argument("--csv")
     ap.add_argument("--book-ch5", action="store_true", help="time the book's chapter 5 run both ways, only that")
+    ap.add_argument("--book-finetune", action="store_true",
+                    help="time the book's chapter-6 and chapter-7 steps at GPT-2 small both ways, only that")
+    ap.add_argument("--rounds", type=int, default=5, help="--book-finetune's rounds")
+    ap.add_argument("--parts", default="ch6,ch7", help="--book-finetune's chapters (ch6, ch7)")
     ap.add_argument("--worker")
     ap.add_argument("--shape")
     args = ap.parse_args()
@@ -247,6 +486,9 @@ def main():
                  "over libblas.so.3:  sudo apt-get install libopenblas0-pthread  (then run this again)")
     print("mygpt vs PyTorch %s on %s (cpu family %s), %d cores, %s: ratios depend on the CPU family" % (
         torch.__version__, cpu, family, os.cpu_count(), time.strftime("%Y-%m-%d")))
+    if args.book_finetune:
+        return book_finetune(args.bench, args.rounds, args.reps, int(args.threads.split(",")[-1]),
+                             args.parts.split(","))
     if args.book_ch5:
         return book_ch5(os.path.normpath(os.path.join(os.path.dirname(args.bench), "..", "chapters", "38_book_training")))
     global FORCED_CORE

@@ -60,13 +60,13 @@ static void label(const mygpt_tokenizer *tok, int64_t id, char *out)
 int cmd_attention(int argc, char **argv)
 {
     const char *cmd = "attention";
-    static const arg_spec ARGS[] = {MODEL_FLAGS,      {"checkpoint", 1, 0}, {"prompt", 1, 0}, {"ids", 1, 0},
+    static const arg_spec ARGS[] = {MODEL_FLAGS,      CHECKPOINT_FLAGS, {"prompt", 1, 0}, {"ids", 1, 0},
                                     {"layer", 1, 0}, {"head", 1, 0},       {"svg", 1, 0},    WEIGHTS_FLAG, {NULL, 0, 0}};
     parsed_args a;
     int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
     if (rc < 0) {
         printf("usage: mygpt attention (--seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
-               "                        | --checkpoint FILE) (--prompt TEXT | --ids \"1,2,3\")\n"
+               "                        | --checkpoint FILE [--adapters FILE]) (--prompt TEXT | --ids \"1,2,3\")\n"
                "                       [--layer L] [--head H] [--svg FILE] [--weights fp32|bf16|int8]\n"
                "\n"
                "Runs the model once on the input (its last max_seq_len tokens, with a note on\n"
@@ -89,6 +89,10 @@ int cmd_attention(int argc, char **argv)
     mygpt_gpt *g = NULL;
     mygpt_error err = {0};
     mygpt_status st;
+    if (args_has(&a, "adapters") && !args_has(&a, "checkpoint")) {
+        cli_error(cmd, "--adapters FILE needs --checkpoint FILE: the model the adapters were trained on");
+        return EXIT_USAGE;
+    }
     if (args_has(&a, "checkpoint")) {
         if ((rc = load_checkpoint(cmd, &a, &g)))
             return rc;

@@ -294,12 +294,12 @@ done:
 int cmd_chat(int argc, char **argv)
 {
     const char *cmd = "chat";
-    static const arg_spec ARGS[] = {{"checkpoint", 1, 0}, {"system", 1, 0}, {"max-new", 1, 0}, {"seed", 1, 0},
+    static const arg_spec ARGS[] = {CHECKPOINT_FLAGS, {"system", 1, 0}, {"max-new", 1, 0}, {"seed", 1, 0},
                                     SAMPLING_FLAGS,      {"print-ids", 0, 0}, WEIGHTS_FLAG,      {NULL, 0, 0}};
     parsed_args a;
     int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
     if (rc < 0) {
-        printf("usage: mygpt chat --checkpoint FILE [--system TEXT] [--max-new N] [--seed S]\n"
+        printf("usage: mygpt chat --checkpoint FILE [--adapters FILE] [--system TEXT] [--max-new N] [--seed S]\n"
                "                  [--temperature T] [--top-k K] [--top-p P] [--print-ids]\n"
                "                  [--weights fp32|bf16|int8]\n"
                "\n"
@@ -319,7 +319,8 @@ int cmd_chat(int argc, char **argv)
                "and Ctrl-C stops a response (at the prompt it ends the chat, as in a pipe); in a\n"
                "pipe it prints only the responses, one line each (a response may hold newlines).\n"
                "The checkpoint: whatever generate reads, with GPT-2's vocabulary; the tokenizer\n"
-               "comes from the data folder.\n");
+               "comes from the data folder. --adapters FILE: the LoRA adapters mygpt finetune --lora\n"
+               "saved for that checkpoint (or one file: mygpt merge).\n");
         return 0;
     }
     if (rc)

@@ -59,7 +59,7 @@ int read_sampling(const char *cmd, const parsed_args *a, mygpt_sampling *s)
 int cmd_generate(int argc, char **argv)
 {
     const char *cmd = "generate";
-    static const arg_spec ARGS[] = {MODEL_FLAGS,         {"checkpoint", 1, 0},  {"prompt", 1, 0},
+    static const arg_spec ARGS[] = {MODEL_FLAGS,         CHECKPOINT_FLAGS,  {"prompt", 1, 0},
                                     {"ids", 1, 0},       {"max-new", 1, 0},     SAMPLING_FLAGS,
                                     {"sample-seed", 1, 0}, {"eos", 1, 0},       {"no-kv-cache", 0, 0},
                                     {"stream", 0, 0},    {"no-stream", 0, 0},   {"print-ids", 0, 0},
@@ -68,7 +68,8 @@ int cmd_generate(int argc, char **argv)
     int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
     if (rc < 0) {
         printf("usage: mygpt generate (--seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
-               "                       | --checkpoint FILE [--seed S]) (--prompt TEXT | --ids \"1,2,3\")\n"
+               "                       | --checkpoint FILE [--adapters FILE] [--seed S])\n"
+               "                      (--prompt TEXT | --ids \"1,2,3\")\n"
                "                      --max-new N [--temperature T] [--top-k K] [--top-p P]\n"
                "                      [--sample-seed S] [--eos ID] [--no-kv-cache]\n"
                "                      [--stream | --no-stream] [--print-ids] [--weights fp32|bf16|int8]\n"
@@ -86,9 +87,10 @@ int cmd_generate(int argc, char **argv)
                "--no-stream: ids first, as into a pipe. --no-kv-cache recomputes the whole window\n"
                "every step (the same tokens, slower). A checkpoint may be mygpt's, the book's\n"
                "state_dict or Hugging Face's GPT-2 model.safetensors (mygpt never downloads), or\n"
-               "a quantized one (mygpt quantize). --weights bf16|int8 quantizes the model's\n"
-               "weights first; --weights fp32 runs a quantized checkpoint's dequantized values\n"
-               "in float32 (the same tokens).\n");
+               "a quantized one (mygpt quantize). --adapters FILE adds the LoRA adapters that\n"
+               "mygpt finetune --lora saved for that checkpoint. --weights bf16|int8 quantizes\n"
+               "the model's weights first; --weights fp32 runs a quantized checkpoint's\n"
+               "dequantized values in float32 (the same tokens).\n");
         return 0;
     }
     if (rc)
@@ -109,6 +111,10 @@ int cmd_generate(int argc, char **argv)
     mygpt_error err = {0};
     mygpt_rng rng = {0};
     mygpt_status st;
+    if (args_has(&a, "adapters") && !args_has(&a, "checkpoint")) {
+        cli_error(cmd, "--adapters FILE needs --checkpoint FILE: the model the adapters were trained on");
+        return EXIT_USAGE;
+    }
     if (args_has(&a, "checkpoint")) {
         if (args_has(&a, "seed") && parse_seed(cmd, "seed", args_get(&a, "seed"), &seed))
             return EXIT_USAGE;

@@ -168,9 +168,14 @@ int apply_weights(const char *cmd, const parsed_args *a, mygpt_gpt *g)
 int load_checkpoint(const char *cmd, const parsed_args *a, mygpt_gpt **g)
 {
     mygpt_error err = {0};
-    const mygpt_status st = mygpt_checkpoint_load(g, args_get(a, "checkpoint"), &err);
+    mygpt_status st = mygpt_checkpoint_load(g, args_get(a, "checkpoint"), &err);
     if (st != MYGPT_OK)
         return cli_fail(cmd, st, &err);
+    if (args_has(a, "adapters") && (st = mygpt_checkpoint_load_adapters(*g, args_get(a, "adapters"), &err))) {
+        mygpt_gpt_free(*g);
+        *g = NULL;
+        return cli_fail(cmd, st, &err);
+    }
     const int rc = apply_weights(cmd, a, *g);
     if (rc) {
         mygpt_gpt_free(*g);

@@ -34,6 +34,7 @@ static const command COMMANDS[] = {
     {"chat", cmd_chat, "talk to an instruction-tuned model: a line in, its response out"},
     {"attention", cmd_attention, "where each head looks: top-3 attended tokens, heatmaps"},
     {"quantize", cmd_quantize, "a checkpoint's weights as bf16 or int8 (exact: see --help)"},
+    {"merge", cmd_merge, "fold LoRA adapters into their model's weights (appendix E)"},
 };
 
 static void usage(FILE *f)

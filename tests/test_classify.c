@@ -5,7 +5,9 @@
  * on the last position, every trainable gradient within docs/training-parity.md's tolerance
  * (1e-5 x max(1, max |g|) per tensor), frozen parameters without a gradient and bit-identical
  * after AdamW steps, the steps' losses and parameters; the same bits for 1, 2 and 3 threads;
- * checkpoints that keep the head.
+ * checkpoints that keep the head. The cases with a LoRA rank run appendix E instead: every
+ * Linear wrapped, the adapters' initial A bit for bit, only A and B training; the adapters
+ * saved alone and loaded back, and merged.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -33,8 +35,13 @@ typedef struct classify_case {
     mygpt_config cfg;
     int B, T, steps;
     double lr;
+    int lora_rank;     /* 0: chapter 6's freezing; else appendix E's adapters */
+    double lora_alpha;
     int64_t *ids, *labels;
 } classify_case;
+
+/* the reference draws the adapters' A after torch.manual_seed(seed + this) */
+#define LORA_SEED_OFFSET 500
 
 /* state_dict entry j of g named name, or -1 */
 static int entry_named(const mygpt_gpt *g, const char *name)
@@ -91,9 +98,10 @@ static int next_case(FILE *f, char **line, size_t *cap, long *lineno, classify_c
         char arch[32], lr[32];
         int qkv;
         memset(c, 0, sizeof *c);
-        if (sscanf(*line, "config %llu %31s %d %d %d %d %d %d %d %d %d %31s %d", &c->seed, arch, &qkv,
+        if (sscanf(*line, "config %llu %31s %d %d %d %d %d %d %d %d %d %31s %d %d %lf", &c->seed, arch, &qkv,
                    &c->cfg.vocab_size, &c->cfg.embed_dim, &c->cfg.num_heads, &c->cfg.num_layers,
-                   &c->cfg.max_seq_len, &c->B, &c->T, &c->cfg.num_classes, lr, &c->steps) != 13)
+                   &c->cfg.max_seq_len, &c->B, &c->T, &c->cfg.num_classes, lr, &c->steps, &c->lora_rank,
+                   &c->lora_alpha) != 15)
             continue;
         cr_assert_eq(mygpt_arch_parse(arch, &c->cfg.arch, NULL), MYGPT_OK);
         c->cfg.qkv_bias = qkv;
@@ -138,7 +146,14 @@ static void free_case(classify_case *c)
     free(c->labels);
 }
 
-Test(classify, the_book_s_fine_tuning_follows_pytorch_in_eight_configurations, .timeout = 600)
+/* Reads on to the end of the current configuration. */
+static void skip_case(FILE *f, char **line, size_t *cap, long *lineno)
+{
+    while (golden_next_line(f, line, cap, lineno) >= 0 && strcmp(*line, "end") != 0)
+        continue;
+}
+
+Test(classify, the_book_s_fine_tuning_and_its_lora_follow_pytorch_in_twelve_configurations, .timeout = 600)
 {
     FILE *f = golden_open("classify.txt");
     cr_assert(f, "tests/golden/classify.txt is missing");
@@ -148,15 +163,30 @@ Test(classify, the_book_s_fine_tuning_follows_pytorch_in_eight_configurations, .
     classify_case c;
     int configs = 0, exact_losses = 0, losses = 0;
     double worst_grad = 0, worst_param = 0;
-    // under the sanitizers the first three (the book's GPTModel with and without qkv_bias, and gpt2)
-    const int max_configs = TEST_SANITIZED ? 3 : 1000;
-    while (configs < max_configs && next_case(f, &line, &cap, &lineno, &c)) {
+    // under the sanitizers the first three (the book's GPTModel with and without qkv_bias, and
+    // gpt2) and the first with LoRA
+    int index = 0, lora_cases = 0;
+    while (next_case(f, &line, &cap, &lineno, &c)) {
+        const int first_lora = c.lora_rank > 0 && lora_cases++ == 0;
+        if (TEST_SANITIZED && index++ >= 3 && !first_lora) {
+            skip_case(f, &line, &cap, &lineno);
+            free_case(&c);
+            continue;
+        }
         mygpt_error err = {0};
         mygpt_gpt *g;
         mygpt_trainer *tr;
         cr_assert_eq(mygpt_gpt_create(&g, &c.cfg, c.seed, &err), MYGPT_OK, "%s", err.message);
+        if (c.lora_rank > 0) { // replace_linear_with_lora(model, rank, alpha)
+            mygpt_rng rng = {0};
+            mygpt_rng_seed(&rng, c.seed + LORA_SEED_OFFSET);
+            cr_assert_eq(mygpt_lora_add(g, c.lora_rank, c.lora_alpha, &rng, &err), MYGPT_OK, "%s", err.message);
+        }
         cr_assert_eq(mygpt_trainer_create(&tr, g, &err), MYGPT_OK, "%s", err.message);
-        cr_assert_eq(mygpt_trainer_freeze_for_classification(tr, &err), MYGPT_OK);
+        if (c.lora_rank > 0)
+            cr_assert_eq(mygpt_trainer_freeze_for_lora(tr, &err), MYGPT_OK, "%s", err.message);
+        else
+            cr_assert_eq(mygpt_trainer_freeze_for_classification(tr, &err), MYGPT_OK);
         float *initial = malloc(g->num_parameters * sizeof *initial);
         cr_assert_not_null(initial);
         memcpy(initial, g->params_memory, g->num_parameters * sizeof *initial);
@@ -177,13 +207,21 @@ Test(classify, the_book_s_fine_tuning_follows_pytorch_in_eight_configurations, .
                              configs);
                 cr_expect_eq(memcmp(g->params.lmb, bias, (size_t)n * sizeof *bias), 0, "config %d: the head's bias",
                              configs);
+            } else if (strncmp(line, "lora ", 5) == 0) { // an adapter's A, bit for bit
+                char name[96];
+                cr_assert_eq(sscanf(line + 5, "%95s %llu", name, &sum), 2);
+                const int j = entry_named(g, name);
+                cr_assert_geq(j, 0, "config %d: no adapter %s", configs, name);
+                mygpt_state_entry e;
+                mygpt_state_dict_entry(&g->config, &g->params, j, &e);
+                cr_expect_eq(golden_checksum(e.data, e.numel), sum, "config %d: %s's initial values", configs, name);
             } else if (sscanf(line, "counts %zu %zu", &trainable, &total) == 2) {
                 cr_expect_eq(mygpt_trainer_trainable_count(tr), trainable, "config %d: %zu trainable, torch %zu",
                              configs, mygpt_trainer_trainable_count(tr), trainable);
                 cr_expect_eq(g->num_parameters, total, "config %d: %zu parameters, torch %zu", configs,
                              g->num_parameters, total);
                 mygpt_param_counts pc; // the formula's count agrees, the head n C + n
-                cr_assert_eq(mygpt_param_count(&c.cfg, &pc, &err), MYGPT_OK);
+                cr_assert_eq(mygpt_param_count(&g->config, &pc, &err), MYGPT_OK);
                 cr_expect_eq(pc.total, total, "config %d: mygpt_param_count %llu", configs,
                              (unsigned long long)pc.total);
                 cr_expect_eq(pc.head, (uint64_t)n * C + n, "config %d: the head counts %llu", configs,
@@ -247,11 +285,11 @@ Test(classify, the_book_s_fine_tuning_follows_pytorch_in_eight_configurations, .
             }
         }
         cr_expect_eq(step, c.steps, "config %d: %d steps", configs, step);
-        cr_expect_eq(frozen_total, mygpt_state_dict_len(&c.cfg) - trainable_entries(tr),
+        cr_expect_eq(frozen_total, mygpt_state_dict_len(&g->config) - trainable_entries(tr),
                      "config %d: %d frozen tensors in PyTorch", configs, frozen_total);
         cr_expect_eq(opt.n, mygpt_trainer_trainable_count(tr), "config %d: AdamW holds state for %zu floats",
                      configs, opt.n);
-        for (int j = 0; j < mygpt_state_dict_len(&c.cfg); j++) { // frozen: the same bits
+        for (int j = 0; j < mygpt_state_dict_len(&g->config); j++) { // frozen: the same bits
             if (mygpt_trainer_is_trainable(tr, j))
                 continue;
             mygpt_state_entry e;
@@ -268,15 +306,18 @@ Test(classify, the_book_s_fine_tuning_follows_pytorch_in_eight_configurations, .
     }
     free(line);
     fclose(f);
-    cr_expect_geq(configs, TEST_SANITIZED ? 3 : 8);
+    cr_expect_geq(configs, TEST_SANITIZED ? 4 : 12);
+    cr_expect_geq(lora_cases, 4);
     cr_log_info("classify: %d of %d losses bit-exact; worst gradient %.3g, parameter %.3g x max(1, max|v|)",
                 exact_losses, losses, worst_grad, worst_param);
 }
 
 /* A small classifier (V 300: the bits do not depend on the vocabulary's size) after two
- * AdamW steps with every parameter frozen but the book's three, on `threads` threads:
- * the gradients of the last step and the parameters, in out_grads and out_params. */
-static void train_small(mygpt_arch arch, int threads, float **out_grads, float **out_params, size_t *n)
+ * AdamW steps with every parameter frozen but the book's three (lora_rank > 0: but the
+ * adapters), on `threads` threads: the gradients of the last step and the parameters, in
+ * out_grads and out_params. */
+static void train_small(mygpt_arch arch, int lora_rank, int threads, float **out_grads, float **out_params,
+                        size_t *n)
 {
     const mygpt_config cfg = {.vocab_size = 300, .embed_dim = 32, .num_heads = 4, .num_layers = 3,
                               .max_seq_len = 16, .arch = arch, .qkv_bias = 1, .num_classes = 2};
@@ -289,10 +330,17 @@ static void train_small(mygpt_arch arch, int threads, float **out_grads, float *
     mygpt_gpt *g;
     mygpt_trainer *tr;
     cr_assert_eq(mygpt_gpt_create(&g, &cfg, 5, &err), MYGPT_OK, "%s", err.message);
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, 6);
+    if (lora_rank > 0)
+        cr_assert_eq(mygpt_lora_add(g, lora_rank, 2.0 * lora_rank, &rng, &err), MYGPT_OK, "%s", err.message);
     cr_assert_eq(mygpt_trainer_create(&tr, g, &err), MYGPT_OK);
-    cr_assert_eq(mygpt_trainer_freeze_for_classification(tr, &err), MYGPT_OK);
+    if (lora_rank > 0)
+        cr_assert_eq(mygpt_trainer_freeze_for_lora(tr, &err), MYGPT_OK);
+    else
+        cr_assert_eq(mygpt_trainer_freeze_for_classification(tr, &err), MYGPT_OK);
     mygpt_optimizer opt;
-    mygpt_adamw_init(&opt, 5e-5);
+    mygpt_adamw_init(&opt, lora_rank > 0 ? 1e-2 : 5e-5); // LoRA's B starts at zero: a step that moves it
     opt.weight_decay = 0.1;
     for (int step = 0; step < 2; step++) {
         float loss;
@@ -315,26 +363,102 @@ static void train_small(mygpt_arch arch, int threads, float **out_grads, float *
 Test(classify, the_same_bits_for_1_2_and_3_threads)
 {
     const int saved = omp_get_max_threads();
-    for (int a = MYGPT_ARCH_LLMS_FROM_SCRATCH; a <= MYGPT_ARCH_GPT2; a++) {
-        float *grads1, *params1;
-        size_t n;
-        train_small((mygpt_arch)a, 1, &grads1, &params1, &n);
-        for (int threads = 2; threads <= 3; threads++) {
-            float *grads, *params;
-            size_t m;
-            train_small((mygpt_arch)a, threads, &grads, &params, &m);
-            cr_assert_eq(m, n);
-            cr_expect_eq(memcmp(grads, grads1, n * sizeof(float)), 0, "%s: %d threads' gradients differ",
-                         mygpt_arch_name((mygpt_arch)a), threads);
-            cr_expect_eq(memcmp(params, params1, n * sizeof(float)), 0, "%s: %d threads' parameters differ",
-                         mygpt_arch_name((mygpt_arch)a), threads);
-            free(grads);
-            free(params);
+    for (int lora_rank = 0; lora_rank <= 8; lora_rank += 8) // chapter 6's freezing, then appendix E's
+        for (int a = MYGPT_ARCH_LLMS_FROM_SCRATCH; a <= MYGPT_ARCH_GPT2; a++) {
+            float *grads1, *params1;
+            size_t n;
+            train_small((mygpt_arch)a, lora_rank, 1, &grads1, &params1, &n);
+            for (int threads = 2; threads <= 3; threads++) {
+                float *grads, *params;
+                size_t m;
+                train_small((mygpt_arch)a, lora_rank, threads, &grads, &params, &m);
+                cr_assert_eq(m, n);
+                cr_expect_eq(memcmp(grads, grads1, n * sizeof(float)), 0, "%s, rank %d: %d threads' gradients differ",
+                             mygpt_arch_name((mygpt_arch)a), lora_rank, threads);
+                cr_expect_eq(memcmp(params, params1, n * sizeof(float)), 0,
+                             "%s, rank %d: %d threads' parameters differ", mygpt_arch_name((mygpt_arch)a), lora_rank,
+                             threads);
+                free(grads);
+                free(params);
+            }
+            free(grads1);
+            free(params1);
         }
-        free(grads1);
-        free(params1);
-    }
     omp_set_num_threads(saved);
+}
+
+/* The logits (B, T, 2) of g on a fixed input, copied to out. */
+static void small_logits(mygpt_gpt *g, float *out, size_t len)
+{
+    int64_t ids[2 * 16];
+    for (int i = 0; i < 2 * 16; i++)
+        ids[i] = (i * 53 + 7) % 300;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_gpt_forward(g, ids, 2, 16, &err), MYGPT_OK, "%s", err.message);
+    memcpy(out, g->acts.logits, len * sizeof *out);
+}
+
+Test(classify, lora_adapters_save_alone_load_onto_their_model_and_merge)
+{
+    const mygpt_config cfg = {.vocab_size = 300, .embed_dim = 32, .num_heads = 4, .num_layers = 2,
+                              .max_seq_len = 16, .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH, .qkv_bias = 1,
+                              .num_classes = 2};
+    enum { LOGITS = 2 * 16 * 2 };
+    mygpt_error err = {0};
+    mygpt_gpt *g, *base, *other;
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, 9);
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, &err), MYGPT_OK, "%s", err.message);
+    cr_assert_eq(mygpt_lora_add(g, 4, 8, &rng, &err), MYGPT_OK, "%s", err.message);
+    cr_expect_eq(mygpt_lora_add(g, 4, 8, &rng, &err), MYGPT_EINVAL, "adapters twice");
+    for (size_t i = 0; i < g->param_sizes[MYGPT_PARAM_qB]; i++) // B as if trained, so the adapters matter
+        g->params.qB[i] = g->params.fc2B[i % g->param_sizes[MYGPT_PARAM_fc2B]] = 0.01f * (float)((int)(i % 7) - 3);
+    for (size_t i = 0; i < g->param_sizes[MYGPT_PARAM_lmB]; i++)
+        g->params.lmB[i] = 0.05f * (float)i;
+    float with[LOGITS], loaded[LOGITS], merged[LOGITS], plain[LOGITS];
+    small_logits(g, with, LOGITS);
+    char dir[] = "/tmp/mygpt_lora_XXXXXX", path[64], full[64];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/adapters.safetensors", dir);
+    snprintf(full, sizeof full, "%s/model.safetensors", dir);
+    cr_expect_eq(mygpt_checkpoint_save(g, full, &err), MYGPT_EINVAL, "a model with adapters saves them alone");
+    cr_assert_eq(mygpt_checkpoint_save_adapters(g, path, &err), MYGPT_OK, "%s", err.message);
+    mygpt_gpt *none = NULL;
+    cr_expect_eq(mygpt_checkpoint_load(&none, path, &err), MYGPT_EINVAL, "adapters are not a model");
+    cr_expect(strstr(err.message, "adapters"), "%s", err.message);
+    // the adapters onto their model (the same seed: the same weights) give the same bits
+    cr_assert_eq(mygpt_gpt_create(&base, &cfg, 3, &err), MYGPT_OK);
+    small_logits(base, plain, LOGITS);
+    cr_assert_eq(mygpt_checkpoint_load_adapters(base, path, &err), MYGPT_OK, "%s", err.message);
+    cr_expect_eq(base->config.lora_rank, 4);
+    cr_expect_eq(base->config.lora_alpha, 8.0);
+    small_logits(base, loaded, LOGITS);
+    cr_expect_eq(memcmp(loaded, with, sizeof with), 0, "the loaded adapters compute other logits");
+    cr_expect(memcmp(plain, with, sizeof with) != 0, "the adapters change nothing: the test proves nothing");
+    // onto another model: refused, the model unchanged
+    mygpt_config wide = cfg;
+    wide.embed_dim = 48;
+    cr_assert_eq(mygpt_gpt_create(&other, &wide, 3, &err), MYGPT_OK);
+    cr_expect_eq(mygpt_checkpoint_load_adapters(other, path, &err), MYGPT_EINVAL);
+    cr_expect_eq(other->config.lora_rank, 0);
+    // merged: a plain model computing the same logits within float32 rounding, saved as one
+    cr_assert_eq(mygpt_lora_merge(base, &err), MYGPT_OK, "%s", err.message);
+    cr_expect_eq(base->config.lora_rank, 0);
+    mygpt_param_counts pc;
+    cr_assert_eq(mygpt_param_count(&cfg, &pc, &err), MYGPT_OK);
+    cr_expect_eq(base->num_parameters, pc.total, "the merged model keeps %zu floats", base->num_parameters);
+    small_logits(base, merged, LOGITS);
+    for (int i = 0; i < LOGITS; i++)
+        cr_expect_leq(fabsf(merged[i] - with[i]), 1e-5f * fmaxf(1.0f, fabsf(with[i])), "logit %d: %g merged, %g", i,
+                      merged[i], with[i]);
+    cr_expect_eq(mygpt_lora_merge(base, &err), MYGPT_EINVAL, "nothing left to merge");
+    cr_expect_eq(mygpt_checkpoint_save(base, full, &err), MYGPT_OK, "%s", err.message);
+    unlink(full);
+    unlink(path);
+    rmdir(dir);
+    mygpt_gpt_free(g);
+    mygpt_gpt_free(base);
+    mygpt_gpt_free(other);
 }
 
 Test(classify, a_checkpoint_keeps_the_classification_head)
@@ -342,7 +466,7 @@ Test(classify, a_checkpoint_keeps_the_classification_head)
     for (int a = MYGPT_ARCH_LLMS_FROM_SCRATCH; a <= MYGPT_ARCH_GPT2; a++) {
         float *grads, *params;
         size_t n;
-        train_small((mygpt_arch)a, 2, &grads, &params, &n);
+        train_small((mygpt_arch)a, 0, 2, &grads, &params, &n);
         const mygpt_config cfg = {.vocab_size = 300, .embed_dim = 32, .num_heads = 4, .num_layers = 3,
                                   .max_seq_len = 16, .arch = (mygpt_arch)a, .qkv_bias = 1, .num_classes = 2};
         mygpt_error err = {0};

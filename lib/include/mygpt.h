@@ -56,5 +56,6 @@
 #include "mygpt/quantize.h"
 #include "mygpt/weights.h"
 #include "mygpt/kv_cache.h"
+#include "mygpt/lora.h"
 
 #endif

@@ -17,6 +17,7 @@
 
 #include "mygpt/checkpoint.h"
 #include "mygpt/data.h"
+#include "mygpt/lora.h"
 #include "mygpt/quantize.h"
 #include "base/base.h"
 #include "base/text.h"
@@ -46,8 +47,9 @@ typedef struct file_tensor {
 
 /* The tensors of cfg's model in its file layout (Hugging Face's for gpt2, the
  * state_dict's otherwise), in state_dict order, into out (room for
- * mygpt_state_dict_len(cfg) of them): returns their count. */
-static int file_tensors(const mygpt_config *cfg, file_tensor *out)
+ * mygpt_state_dict_len(cfg) of them): returns their count. adapters: the LoRA adapters
+ * only, by the book's state_dict names whatever the layout; else everything else. */
+static int file_tensors(const mygpt_config *cfg, file_tensor *out, int adapters)
 {
     const int hf = cfg->arch == MYGPT_ARCH_GPT2, n = mygpt_state_dict_len(cfg);
     int count = 0;
@@ -56,8 +58,10 @@ static int file_tensors(const mygpt_config *cfg, file_tensor *out)
         mygpt_param_info info;
         mygpt_state_dict_entry(cfg, NULL, j, &e);
         mygpt_param_info_get(cfg, e.tensor, &info);
+        if (adapters != (info.role == MYGPT_ROLE_LORA_A || info.role == MYGPT_ROLE_LORA_B))
+            continue;
         char name[112];
-        if (!hf)
+        if (!hf || adapters)
             snprintf(name, sizeof name, "%s", e.name);
         else if (e.layer >= 0)
             snprintf(name, sizeof name, "h.%d.%s", e.layer, info.hf_name);
@@ -293,7 +297,7 @@ cleanup:
 mygpt_status mygpt_checkpoint_check_save(const mygpt_gpt *g, const char *path, mygpt_error *err)
 {
     MYGPT_TRY(mygpt_checkpoint_check_path(path, err));
-    if (g->config.arch != MYGPT_ARCH_GPT2)
+    if (g->config.arch != MYGPT_ARCH_GPT2 || g->config.lora_rank > 0) // adapters: no config.json
         return MYGPT_OK;
     char conf[4096];
     int present;
@@ -302,19 +306,35 @@ mygpt_status mygpt_checkpoint_check_save(const mygpt_gpt *g, const char *path, m
     return config_json_check(conf, &g->config, &present, err);
 }
 
-/* The save itself, with the interrupting signals held (mygpt_checkpoint_save). */
-static mygpt_status save(const mygpt_gpt *g, const char *path, mygpt_error *err);
+/* The save itself (the model, or its adapters only), with the interrupting signals
+ * held (mygpt_checkpoint_save). */
+static mygpt_status save(const mygpt_gpt *g, const char *path, int adapters, mygpt_error *err);
 
 mygpt_status mygpt_checkpoint_save(const mygpt_gpt *g, const char *path, mygpt_error *err)
 {
+    if (g->config.lora_rank > 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s: the model has LoRA adapters: save them alone "
+                          "(mygpt_checkpoint_save_adapters), or merge them into the weights first (mygpt_lora_merge)",
+                          path);
     sigset_t was;
     const int held = mygpt_hold_signals(&was);
-    const mygpt_status st = save(g, path, err);
+    const mygpt_status st = save(g, path, 0, err);
     mygpt_release_signals(held, &was);
     return st;
 }
 
-static mygpt_status save(const mygpt_gpt *g, const char *path, mygpt_error *err)
+mygpt_status mygpt_checkpoint_save_adapters(const mygpt_gpt *g, const char *path, mygpt_error *err)
+{
+    if (g->config.lora_rank <= 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s: the model has no LoRA adapters to save", path);
+    sigset_t was;
+    const int held = mygpt_hold_signals(&was);
+    const mygpt_status st = save(g, path, 1, err);
+    mygpt_release_signals(held, &was);
+    return st;
+}
+
+static mygpt_status save(const mygpt_gpt *g, const char *path, int adapters, mygpt_error *err)
 {
     mygpt_strbuf h = {0}, conf = {0};
     const mygpt_config *c = &g->config;
@@ -323,7 +343,7 @@ static mygpt_status save(const mygpt_gpt *g, const char *path, mygpt_error *err)
     file_tensor *ts = malloc((size_t)mygpt_state_dict_len(c) * sizeof *ts);
     if (!ts)
         return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the checkpoint header");
-    const int n = file_tensors(c, ts);
+    const int n = file_tensors(c, ts, adapters);
     const mygpt_weights wf = g->quantized ? g->weights : MYGPT_WEIGHTS_FP32;
     mygpt_sb_printf(&h, "{\"__metadata__\":{\"format\":\"pt\",\"arch\":\"%s\",\"vocab_size\":\"%d\",\"embed_dim\":\"%d\","
                         "\"num_heads\":\"%d\",\"num_layers\":\"%d\",\"max_seq_len\":\"%d\"",
@@ -332,6 +352,8 @@ static mygpt_status save(const mygpt_gpt *g, const char *path, mygpt_error *err)
         mygpt_sb_printf(&h, ",\"weights\":\"int8\",\"group_size\":\"%d\"", MYGPT_INT8_GROUP);
     else if (wf == MYGPT_WEIGHTS_BF16)
         mygpt_sb_append(&h, ",\"weights\":\"bf16\"");
+    if (adapters) // and the model they adapt, in the sizes above (num_classes: lmB's shape)
+        mygpt_sb_printf(&h, ",\"lora_rank\":\"%d\",\"lora_alpha\":\"%.17g\"", c->lora_rank, c->lora_alpha);
     mygpt_sb_append(&h, "}");
     size_t offset = 0, biggest = 0;
     for (int i = 0; i < n; i++) {
@@ -367,7 +389,7 @@ static mygpt_status save(const mygpt_gpt *g, const char *path, mygpt_error *err)
     // gpt2: Hugging Face's config.json beside the file, unless one there says otherwise
     char conf_path[4096];
     int conf_present = 0;
-    if (c->arch == MYGPT_ARCH_GPT2) {
+    if (c->arch == MYGPT_ARCH_GPT2 && !adapters) {
         hf_config(&conf, c);
         if (conf.failed || !beside(conf_path, sizeof conf_path, path, "config.json"))
             MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EINVAL, "%s", "checkpoint path too long"));
@@ -393,7 +415,7 @@ static mygpt_status save(const mygpt_gpt *g, const char *path, mygpt_error *err)
         }
     }
     MYGPT_TRY_CLEANUP(st, mygpt_commit_temp(f, tmp, path, ok, err));
-    if (c->arch == MYGPT_ARCH_GPT2 && !conf_present) // one that agrees is kept as it is
+    if (c->arch == MYGPT_ARCH_GPT2 && !adapters && !conf_present) // one that agrees is kept as it is
         st = mygpt_write_whole_unheld(conf_path, conf.data, conf.len, err);
 cleanup:
     mygpt_sb_free(&conf);
@@ -472,13 +494,15 @@ static const char *json_metadata(const mygpt_json *j, size_t m, mygpt_config *cf
     for (size_t k = m + 1, c = 0; c < j->v[m].count; c++, k = j->v[k + 1].next) {
         if (j->v[k + 1].type != MYGPT_JSON_STRING)
             return "a value in __metadata__ is not a string (safetensors' metadata maps strings to strings)";
-        int which = -1; // 0-4 a size, 5 arch, 6 weights, 7 group_size
+        int which = -1; // 0-4 a size, 5 arch, 6 weights, 7 group_size, 8 lora_rank, 9 lora_alpha
         for (int i = 0; i < 5 && which < 0; i++)
             which = mygpt_json_equals(j, k, names[i]) ? i : -1;
         which = which >= 0                                 ? which
                 : mygpt_json_equals(j, k, "arch")          ? 5
                 : mygpt_json_equals(j, k, "weights")       ? 6
                 : mygpt_json_equals(j, k, "group_size")    ? 7
+                : mygpt_json_equals(j, k, "lora_rank")     ? 8
+                : mygpt_json_equals(j, k, "lora_alpha")    ? 9
                                                            : -1;
         if (which < 0)
             continue; // another program's: any string
@@ -492,6 +516,20 @@ static const char *json_metadata(const mygpt_json *j, size_t m, mygpt_config *cf
             return "__metadata__ names an unknown weight format (fp32, bf16, int8)";
         if (which == 7 && strcmp(val, "64") != 0)
             return "__metadata__'s int8 group_size is not 64, the only one mygpt reads";
+        if (which == 8 || which == 9) { // a file of LoRA adapters (mygpt_checkpoint_save_adapters)
+            char *endp;
+            errno = 0;
+            const double v = strtod(val, &endp);
+            if (*val == '\0' || *endp != '\0' || errno || !(v > 0 && v < 1e30) ||
+                (which == 8 && (v != (int)v || v > MYGPT_LORA_MAX_RANK)))
+                return which == 8 ? "__metadata__'s lora_rank is not a rank (1 to 1024)"
+                                  : "__metadata__'s lora_alpha is not a positive number";
+            if (which == 8)
+                cfg->lora_rank = (int)v;
+            else
+                cfg->lora_alpha = v;
+            continue;
+        }
         if (which < 5) {
             char *endp;
             errno = 0;
@@ -669,30 +707,48 @@ static const char *pytorch_kind(const unsigned char *head, size_t n)
     return NULL;
 }
 
-mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_error *err)
+/* A file's header as both readers need it: the file open, its JSON parsed into the
+ * entries (sorted by name, none twice), the __metadata__'s configuration (found: the
+ * sizes' bits, 1 << 0 .. 4) and weight format, and where the data is. */
+typedef struct header_read {
+    int fd;
+    struct stat sbuf;
+    char *header;
+    entry *entries;
+    size_t n;
+    mygpt_config cfg;
+    int found;
+    mygpt_weights wf;
+    size_t data_at, data_len;
+} header_read;
+
+static void header_free(header_read *h)
 {
-    *out = NULL;
+    free(h->entries);
+    free(h->header);
+    if (h->fd >= 0)
+        close(h->fd);
+    h->fd = -1;
+    h->entries = NULL;
+    h->header = NULL;
+}
+
+static mygpt_status read_header(const char *path, header_read *h, mygpt_error *err)
+{
     mygpt_status st = MYGPT_OK;
-    char *header = NULL;
     mygpt_json doc = {0};
-    entry *entries = NULL;
-    size_t n = 0;
-    mygpt_gpt *g = NULL;
-    mygpt_quantized *qz = NULL;
-    file_tensor *ts = NULL;
-    int nt = 0;
-    const entry **found_at = NULL, **scales_at = NULL; // int8: each quantized tensor's "<name>.scales"
-    unsigned char *used = NULL;                        // the entries the model takes
+    memset(h, 0, sizeof *h);
+    h->wf = MYGPT_WEIGHTS_FP32;
     // read, not mapped: a mapped file cut by another process (cp over it) would kill this
     // one with SIGBUS; read, a file that changes is an error naming it
-    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); // a FIFO: refused below, not waited on
+    const int fd = h->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); // a FIFO: refused below, not waited on
     if (fd < 0)
         return mygpt_fail(err, MYGPT_EIO, "cannot open %s: %s", path, strerror(errno));
-    struct stat sbuf;
-    if (fstat(fd, &sbuf) != 0 || !S_ISREG(sbuf.st_mode))
+    struct stat *sb = &h->sbuf;
+    if (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode))
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EIO, "cannot read %s: not a regular file (a directory, device, "
                                          "FIFO or socket)", path));
-    const size_t len = (size_t)sbuf.st_size;
+    const size_t len = (size_t)sb->st_size;
     if (len < 8)
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: too short for a safetensors file (%zu bytes)", path,
                                          len));
@@ -710,50 +766,76 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
     if (hlen > MAX_HEADER || hlen > len - 8)
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: header length %llu is larger than the file allows",
                                          path, (unsigned long long)hlen));
-    if (!(header = malloc(hlen ? (size_t)hlen : 1)))
+    if (!(h->header = malloc(hlen ? (size_t)hlen : 1)))
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header"));
-    if (read_at(fd, header, (size_t)hlen, 8) != 0)
+    if (read_at(fd, h->header, (size_t)hlen, 8) != 0)
         MYGPT_TRY_CLEANUP(st, read_failed(path, err));
-    const size_t data_at = 8 + (size_t)hlen; // the data's offset in the file
-    const size_t data_len = len - 8 - (size_t)hlen;
+    h->data_at = 8 + (size_t)hlen; // the data's offset in the file
+    h->data_len = len - 8 - (size_t)hlen;
     // the header's JSON (one pass, bounded), then the configuration and the entries
     char what[320];
     snprintf(what, sizeof what, "%s (its header)", path); // only a message: may be cut
-    MYGPT_TRY_CLEANUP(st, mygpt_json_parse(&doc, header, (size_t)hlen, 8, MAX_HEADER_VALUES, what, err));
+    MYGPT_TRY_CLEANUP(st, mygpt_json_parse(&doc, h->header, (size_t)hlen, 8, MAX_HEADER_VALUES, what, err));
     size_t seen_metadata = 0;
-    mygpt_config cfg = {0};
-    int found = 0;
-    mygpt_weights wf = MYGPT_WEIGHTS_FP32;
     const char *why = NULL;
     if (doc.v[0].type != MYGPT_JSON_OBJECT)
         why = "the JSON header is not an object";
-    else if (!(entries = malloc(((size_t)doc.v[0].count + 1) * sizeof *entries)))
+    else if (!(h->entries = malloc(((size_t)doc.v[0].count + 1) * sizeof *h->entries)))
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header"));
     for (size_t k = 1, m = 0; !why && m < doc.v[0].count; m++, k = doc.v[k + 1].next) {
         if (mygpt_json_equals(&doc, k, "__metadata__")) {
             why = seen_metadata++ ? "__metadata__ appears twice in the header"
-                                  : json_metadata(&doc, k + 1, &cfg, &found, &wf);
+                                  : json_metadata(&doc, k + 1, &h->cfg, &h->found, &h->wf);
             continue;
         }
-        char name[sizeof entries->name + 12];
+        char name[sizeof h->entries->name + 12];
         const size_t l = mygpt_json_string(&doc, k, name, sizeof name);
         // files saved from GPT2LMHeadModel put "transformer." before every name
         const char *bare = l != (size_t)-1 && strncmp(name, "transformer.", 12) == 0 ? name + 12 : name;
-        if (l == (size_t)-1 || strlen(bare) >= sizeof entries->name)
+        if (l == (size_t)-1 || strlen(bare) >= sizeof h->entries->name)
             why = "a tensor name in the header is longer than 127 bytes";
         else if (l != strlen(name))
             why = "a NUL (\\u0000) inside a tensor name of the header";
-        else if (!(why = json_entry(&doc, k + 1, &entries[n])))
-            strcpy(entries[n++].name, bare);
+        else if (!(why = json_entry(&doc, k + 1, &h->entries[h->n])))
+            strcpy(h->entries[h->n++].name, bare);
     }
     mygpt_json_free(&doc);
     if (why)
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: %s", path, why));
-    qsort(entries, n, sizeof *entries, by_name); // sorted by name: duplicates side by side, find() a binary search
-    for (size_t k = 1; k < n; k++)
-        if (strcmp(entries[k - 1].name, entries[k].name) == 0)
+    qsort(h->entries, h->n, sizeof *h->entries, by_name); // sorted by name: duplicates side by side, find() a binary search
+    for (size_t k = 1; k < h->n; k++)
+        if (strcmp(h->entries[k - 1].name, h->entries[k].name) == 0)
             MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s is named twice in the header", path,
-                                             entries[k].name));
+                                             h->entries[k].name));
+cleanup:
+    mygpt_json_free(&doc);
+    if (st != MYGPT_OK)
+        header_free(h);
+    return st;
+}
+
+mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_error *err)
+{
+    *out = NULL;
+    mygpt_status st = MYGPT_OK;
+    mygpt_gpt *g = NULL;
+    mygpt_quantized *qz = NULL;
+    file_tensor *ts = NULL;
+    int nt = 0;
+    const entry **found_at = NULL, **scales_at = NULL; // int8: each quantized tensor's "<name>.scales"
+    unsigned char *used = NULL;                        // the entries the model takes
+    header_read h;
+    MYGPT_TRY(read_header(path, &h, err));
+    const int fd = h.fd;
+    const entry *entries = h.entries;
+    const size_t n = h.n, data_at = h.data_at, data_len = h.data_len;
+    mygpt_config cfg = h.cfg;
+    const int found = h.found;
+    const mygpt_weights wf = h.wf;
+    const struct stat sbuf = h.sbuf;
+    if (cfg.lora_rank > 0)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EINVAL, "%s holds LoRA adapters only: load the model they were "
+                                         "trained on and apply them (mygpt_checkpoint_load_adapters)", path));
     // the architecture from the names; sizes from __metadata__, or from the shapes
     const entry *wte = NULL, *wpe = NULL;
     if ((wte = find(entries, n, "wte.weight"))) {
@@ -812,7 +894,7 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
                                          "%zu", path, mygpt_state_dict_len(&cfg), n));
     if (!(ts = malloc((size_t)mygpt_state_dict_len(&cfg) * sizeof *ts)))
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint"));
-    nt = file_tensors(&cfg, ts);
+    nt = file_tensors(&cfg, ts, 0);
     if (!(found_at = malloc((size_t)nt * sizeof *found_at)) || !(scales_at = calloc((size_t)nt, sizeof *scales_at)))
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint"));
     for (int i = 0; i < nt; i++) { // every tensor the model needs, as it needs it
@@ -934,9 +1016,79 @@ cleanup:
     free(scales_at);
     free(found_at);
     free(ts);
-    mygpt_json_free(&doc);
-    free(entries);
-    free(header);
-    close(fd);
+    header_free(&h);
+    return st;
+}
+
+/* ---- LoRA adapters ------------------------------------------------------------------ */
+
+mygpt_status mygpt_checkpoint_load_adapters(mygpt_gpt *g, const char *path, mygpt_error *err)
+{
+    mygpt_status st = MYGPT_OK;
+    file_tensor *ts = NULL;
+    float **data = NULL;
+    int nt = 0;
+    header_read h;
+    MYGPT_TRY(read_header(path, &h, err));
+    const mygpt_config *base = &g->config;
+    mygpt_config cfg = *base; // the model with the file's adapters
+    cfg.lora_rank = h.cfg.lora_rank;
+    cfg.lora_alpha = h.cfg.lora_alpha;
+    if (h.cfg.lora_rank <= 0 || !(h.cfg.lora_alpha > 0))
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: not a file of LoRA adapters (its __metadata__ has "
+                                         "no lora_rank and lora_alpha)", path));
+    if (base->lora_rank > 0)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EINVAL, "%s: the model has LoRA adapters already", path));
+    // the model they were trained on: the sizes and the architecture __metadata__ names
+    if (h.found != 31 || h.cfg.arch != base->arch || h.cfg.vocab_size != base->vocab_size ||
+        h.cfg.embed_dim != base->embed_dim || h.cfg.num_heads != base->num_heads ||
+        h.cfg.num_layers != base->num_layers || h.cfg.max_seq_len != base->max_seq_len)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EINVAL, "%s: the adapters are for another model (%s, V=%d C=%d "
+                                         "heads=%d layers=%d context=%d), not this one (%s, V=%d C=%d heads=%d "
+                                         "layers=%d context=%d)", path, mygpt_arch_name(h.cfg.arch),
+                                         h.cfg.vocab_size, h.cfg.embed_dim, h.cfg.num_heads, h.cfg.num_layers,
+                                         h.cfg.max_seq_len, mygpt_arch_name(base->arch), base->vocab_size,
+                                         base->embed_dim, base->num_heads, base->num_layers, base->max_seq_len));
+    MYGPT_TRY_CLEANUP(st, mygpt_config_validate(&cfg, err));
+    if (!(ts = malloc((size_t)mygpt_state_dict_len(&cfg) * sizeof *ts)))
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading adapters"));
+    nt = file_tensors(&cfg, ts, 1);
+    if ((size_t)nt != h.n)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: holds %zu tensors, where the adapters of this model "
+                                         "are %d (a head of another size, or tensors that are not adapters)", path,
+                                         h.n, nt));
+    if (!(data = calloc((size_t)nt, sizeof *data)))
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading adapters"));
+    // every value read and checked before the model changes
+    for (int i = 0; i < nt; i++) {
+        const entry *e = find(h.entries, h.n, ts[i].name);
+        const size_t numel = (size_t)ts[i].shape[0] * (size_t)ts[i].shape[1];
+        if (!e)
+            MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s is missing", path, ts[i].name));
+        if (strcmp(e->dtype, "F32") != 0 || e->ndim != 2 || e->shape[0] != (unsigned long long)ts[i].shape[0] ||
+            e->shape[1] != (unsigned long long)ts[i].shape[1] || e->noff != 2 || e->offsets[0] > e->offsets[1] ||
+            e->offsets[1] > h.data_len || e->offsets[1] - e->offsets[0] != numel * sizeof(float))
+            MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: %s is not F32 of shape [%lld, %lld] within the "
+                                             "data", path, e->name, (long long)ts[i].shape[0],
+                                             (long long)ts[i].shape[1]));
+        if (!(data[i] = malloc(numel * sizeof(float))))
+            MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading adapters"));
+        if (read_at(h.fd, data[i], numel * sizeof(float), h.data_at + e->offsets[0]) != 0)
+            MYGPT_TRY_CLEANUP(st, read_failed(path, err));
+        for (size_t k = 0; k < numel; k++)
+            if (!isfinite(data[i][k]))
+                MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: %s holds a non-finite value (%g)", path,
+                                                 e->name, (double)data[i][k]));
+    }
+    MYGPT_TRY_CLEANUP(st, mygpt_lora_add(g, cfg.lora_rank, cfg.lora_alpha, NULL, err));
+    const tensor_bytes floats = float_bytes(&g->params);
+    for (int i = 0; i < nt; i++)
+        move_tensor(&g->config, &floats, &ts[i], data[i], 0);
+cleanup:
+    for (int i = 0; data && i < nt; i++)
+        free(data[i]);
+    free(data);
+    free(ts);
+    header_free(&h);
     return st;
 }

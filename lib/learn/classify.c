@@ -1,7 +1,7 @@
 /*
  * classify.c - classification fine-tuning as the book's chapter 6 does it: which
- * parameters train (requires_grad per state_dict entry), the optimizer's step over those
- * only, and the loss and the accuracy on the last position's logits
+ * parameters train (requires_grad per state_dict entry: chapter 6's freezing, and
+ * appendix E's, where only the LoRA adapters train), the optimizer's step over those only, and the loss and the accuracy on the last position's logits
  * (F.cross_entropy(model(x)[:, -1, :], y), argmax(model(x)[:, -1, :]) == y).
  */
 #include <stdlib.h>
@@ -58,6 +58,25 @@ mygpt_status mygpt_trainer_freeze_for_classification(mygpt_trainer *tr, mygpt_er
         mygpt_state_dict_entry(cfg, NULL, j, &e);
         if (e.layer == cfg->num_layers - 1 ||
             (e.layer < 0 && e.tensor != MYGPT_PARAM_wte && e.tensor != MYGPT_PARAM_wpe))
+            tr->trainable[j] = 1;
+    }
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_trainer_freeze_for_lora(mygpt_trainer *tr, mygpt_error *err)
+{
+    const mygpt_config *cfg = &tr->model->config;
+    if (cfg->lora_rank <= 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "the model has no LoRA adapters to train (mygpt_lora_add first)");
+    // for param in model.parameters(): param.requires_grad = False, before the adapters
+    // were added; theirs are new parameters, trainable
+    MYGPT_TRY(mygpt_trainer_set_trainable(tr, "", 0, NULL, err));
+    const int n = mygpt_state_dict_len(cfg);
+    for (int j = 0; j < n; j++) {
+        mygpt_state_entry e;
+        mygpt_state_dict_entry(cfg, NULL, j, &e);
+        const size_t len = strlen(e.name);
+        if (len > 7 && (strcmp(e.name + len - 7, ".lora.A") == 0 || strcmp(e.name + len - 7, ".lora.B") == 0))
             tr->trainable[j] = 1;
     }
     return MYGPT_OK;

@@ -323,6 +323,21 @@ static int lowest_trainable_layer(const mygpt_trainer *tr)
     return lowest;
 }
 
+/* frozen[i] = 1 for each table row no layer of which trains: the backward computes no
+ * gradient for it (as autograd, for a weight with requires_grad=False). */
+static void frozen_rows(const mygpt_trainer *tr, uint8_t *frozen)
+{
+    const mygpt_config *cfg = &tr->model->config;
+    memset(frozen, 1, MYGPT_NUM_PARAM_TENSORS);
+    const int n = mygpt_state_dict_len(cfg);
+    for (int j = 0; j < n; j++)
+        if (!tr->trainable || tr->trainable[j]) {
+            mygpt_state_entry e;
+            mygpt_state_dict_entry(cfg, NULL, j, &e);
+            frozen[e.tensor] = 0;
+        }
+}
+
 /* Zeroes d's frozen entries: requires_grad=False leaves .grad None, here zero. */
 static void zero_frozen(const mygpt_trainer *tr, const mygpt_params *d)
 {
@@ -358,7 +373,10 @@ mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
     const int C = cfg->embed_dim, V = mygpt_head_size(cfg);
     const size_t N = (size_t)a->B * a->T, NC = N * C;
     const mygpt_params *w = &g->params;
-    const mygpt_pass p = training_pass(g, a);
+    uint8_t frozen[MYGPT_NUM_PARAM_TENSORS];
+    frozen_rows(tr, frozen);
+    mygpt_pass p = training_pass(g, a);
+    p.frozen = frozen;
     const mygpt_block_grads grads = {.dx = a->dresid, .dmid = a->dresid2, .dln = a->dln, .datty = a->datty,
                                      .dq = a->dq, .dk = a->dk, .dv = a->dv, .dfch = a->dfch,
                                      .dfch_gelu = a->dfch_gelu, .d = d, .ws = a->workspace, .ws_len = a->ws_len};
@@ -369,9 +387,13 @@ mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
     else
         mygpt_cross_entropy_backward(a->logits, a->logp, a->targets, N, V);
     // the head: logits = lnf H^T (+ b) gives dlnf = dlogits H, dH = dlogits^T lnf and db the
-    // column sums of dlogits (H tied: E)
-    MYGPT_TRY(mygpt_linear_backward(&p, a->dln, 1, mygpt_head_weight(cfg, d), mygpt_head_bias(cfg, d), a->logits, a->lnf,
-                                mygpt_head_weight(cfg, w), N, C, V, a->workspace, a->ws_len, err));
+    // column sums of dlogits (H tied: E), and its adapter's share with LoRA
+    const int head_row = mygpt_head_weight(cfg, w) == w->wte ? MYGPT_PARAM_wte : MYGPT_PARAM_lmw;
+    mygpt_adapter keep;
+    const mygpt_adapter *lora = mygpt_adapter_of(cfg, &keep, w->lmA, w->lmB, d->lmA, d->lmB);
+    MYGPT_TRY(mygpt_linear_backward(&p, a->dln, 1, frozen[head_row] ? NULL : mygpt_head_weight(cfg, d),
+                                    frozen[MYGPT_PARAM_lmb] ? NULL : mygpt_head_bias(cfg, d), a->logits, a->lnf,
+                                    mygpt_head_weight(cfg, w), lora, N, C, V, a->workspace, a->ws_len, err));
     mygpt_fill_floats(a->dresid, NULL, NC);
     const float *xf = layer_slices(g, a, cfg->num_layers).resid;
     mygpt_layernorm_backward(a->dresid, d->lnfw, d->lnfb, a->dln, xf, w->lnfw, a->lnf_mean,

@@ -31,7 +31,18 @@ typedef struct mygpt_pass {
     mygpt_kv_cache *cache;            /* a KV-cache step (B = 1): the keys and values */
     int t0;                           /* go to the cache's rows t0 .. t0 + T - 1      */
     double dropout;                   /* train mode: the p of the blocks' keeps       */
+    const uint8_t *frozen;            /* training: per table row, 1 when no layer of it
+                                         trains (its gradient is not computed), or NULL */
 } mygpt_pass;
+
+/* A Linear's LoRA adapter (mygpt/lora.h) in one layer: A (C, r), B (r, OC), and where
+ * their gradients go (NULL: not computed); scale = alpha / r. */
+typedef struct mygpt_adapter {
+    const float *a, *b;
+    float *da, *db;
+    int r;
+    float scale;
+} mygpt_adapter;
 
 /* The checks every pass runs on its input first, one message each: B and T at least 1,
  * the positions t0 .. t0 + T - 1 within max_seq_len (t0 > 0: a KV-cache step after t0
@@ -69,12 +80,13 @@ mygpt_status mygpt_block_forward(const mygpt_pass *p, int l, const mygpt_block_a
 mygpt_status mygpt_head_forward(const mygpt_pass *p, float *logits, float *ln, float *mean, float *denom,
                                 const float *x, size_t rows, mygpt_error *err);
 
-/* nn.Linear through the pass's kernels: out (N, OC) = inp (N, C) W^T + bias, then GELU
- * when gelu; the reference loops, or the fast kernel with the weight packed once (pw)
- * or packed by the call: the same bits. */
+/* nn.Linear through the pass's kernels: out (N, OC) = inp (N, C) W^T + bias, plus the
+ * adapter's (alpha / r) (inp A) B when lora is not NULL (the book's LinearWithLoRA), then
+ * GELU when gelu; the reference loops, or the fast kernel with the weight packed once
+ * (pw) or packed by the call: the same bits. */
 mygpt_status mygpt_linear(const mygpt_pass *p, float *out, const float *inp, const float *weight,
-                          const float *bias, const mygpt_packed_weight *pw, size_t N, int C, int OC,
-                          int gelu, mygpt_error *err);
+                          const float *bias, const mygpt_packed_weight *pw, const mygpt_adapter *lora, size_t N,
+                          int C, int OC, int gelu, mygpt_error *err);
 
 /* The gradients of one layer, and its scratch: each (N, C) unless said. */
 typedef struct mygpt_block_grads {
@@ -102,10 +114,16 @@ float *mygpt_head_weight(const mygpt_config *cfg, const mygpt_params *w);
 float *mygpt_head_bias(const mygpt_config *cfg, const mygpt_params *w);
 
 /* nn.Linear's backward through the pass's kernels: dinp (+)= dout W (set_dinp: written),
- * dw = dout^T inp (written: its block is zero), db += column sums of dout (db may be
- * NULL). ws: workspace of ws_len floats, or the kernel's own. */
+ * dw = dout^T inp (written: its block is zero; NULL: a frozen weight, not computed), db
+ * += column sums of dout (db may be NULL); with an adapter, dinp gets its share too and
+ * its da, db are written. ws: workspace of ws_len floats, or the kernel's own. */
 mygpt_status mygpt_linear_backward(const mygpt_pass *p, float *dinp, int set_dinp, float *dw, float *db,
-                                   const float *dout, const float *inp, const float *w, size_t N, int C,
-                                   int OC, float *ws, size_t ws_len, mygpt_error *err);
+                                   const float *dout, const float *inp, const float *w, const mygpt_adapter *lora,
+                                   size_t N, int C, int OC, float *ws, size_t ws_len, mygpt_error *err);
+
+/* Layer l's adapter of the Linear whose A and B are a and b in w and d (gradients, or
+ * NULL), or NULL when cfg has none; kept in *keep. */
+const mygpt_adapter *mygpt_adapter_of(const mygpt_config *cfg, mygpt_adapter *keep, const float *a, const float *b,
+                                      float *da, float *db);
 
 #endif

@@ -14,12 +14,15 @@
 #include "base/draws.h"
 #include "base/text.h"
 #include "model/params.h"
+#include "kernels/lora.h"
+
+_Static_assert(MYGPT_LORA_MAX_RANK <= MYGPT_LORA_KERNEL_MAX_RANK, "the LoRA kernels hold a rank's values in a row");
 
 /* the sizes a shape is written in */
-enum { DIM_ONE, DIM_C, DIM_C4, DIM_V, DIM_MAXT, DIM_HEAD };
+enum { DIM_ONE, DIM_C, DIM_C4, DIM_V, DIM_MAXT, DIM_HEAD, DIM_R };
 
 /* which architectures have a tensor (the table's `when`) */
-enum { WHEN_ALWAYS, WHEN_QKV_BIAS, WHEN_OUT_BIAS, WHEN_UNTIED, WHEN_CLASSES };
+enum { WHEN_ALWAYS, WHEN_QKV_BIAS, WHEN_OUT_BIAS, WHEN_UNTIED, WHEN_CLASSES, WHEN_LORA, WHEN_LORA_HEAD };
 
 typedef struct param_row {
     const char *field, *course, *book, *hf;
@@ -60,6 +63,11 @@ mygpt_status mygpt_config_validate(const mygpt_config *cfg, mygpt_error *err)
     if (cfg->num_classes < 0 || cfg->num_classes > MAX_DIM)
         return mygpt_fail(err, MYGPT_EINVAL, "num_classes must be 0 (the language-model head) or 1 to %d, got %d",
                           MAX_DIM, cfg->num_classes);
+    if (cfg->lora_rank < 0 || cfg->lora_rank > MYGPT_LORA_MAX_RANK)
+        return mygpt_fail(err, MYGPT_EINVAL, "lora_rank must be 0 (no adapters) or 1 to %d, got %d", MYGPT_LORA_MAX_RANK,
+                          cfg->lora_rank);
+    if (cfg->lora_rank > 0 && !(cfg->lora_alpha > 0.0 && cfg->lora_alpha < 1e30))
+        return mygpt_fail(err, MYGPT_EINVAL, "lora_alpha must be a positive number, got %g", cfg->lora_alpha);
     if ((unsigned)cfg->arch > MYGPT_ARCH_GPT2)
         return mygpt_fail(err, MYGPT_EINVAL, "unknown architecture %d", (int)cfg->arch);
     if (!(cfg->dropout >= 0.0 && cfg->dropout < 1.0))
@@ -85,6 +93,8 @@ static int present(const mygpt_config *c, const param_row *r)
     case WHEN_OUT_BIAS: return a.out_bias;
     case WHEN_UNTIED: return a.untied_head || c->num_classes > 0; // a classification head is its own
     case WHEN_CLASSES: return c->num_classes > 0;
+    case WHEN_LORA: return c->lora_rank > 0;
+    case WHEN_LORA_HEAD: return c->lora_rank > 0 && (a.untied_head || c->num_classes > 0);
     default: return 1;
     }
 }
@@ -98,6 +108,7 @@ static size_t dim(const mygpt_config *c, int d)
     case DIM_V: return (size_t)c->vocab_size;
     case DIM_MAXT: return (size_t)c->max_seq_len;
     case DIM_HEAD: return (size_t)mygpt_head_size(c);
+    case DIM_R: return (size_t)c->lora_rank;
     default: return 0;
     }
 }
@@ -267,10 +278,17 @@ int mygpt_param_info_bias(const mygpt_config *cfg, int i)
 
 /* ---- counts ------------------------------------------------------------------------ */
 
-/* Adds one tensor's floats (all layers) to the module of the chapter's table it is in. */
+static int is_lora(int i)
+{
+    return TABLE[i].role == MYGPT_ROLE_LORA_A || TABLE[i].role == MYGPT_ROLE_LORA_B;
+}
+
+/* Adds one tensor's floats (all layers) to the module of the chapter's table it is in
+ * (the adapters apart: they are the book's "trainable LoRA parameters"). */
 static int count_into(mygpt_param_counts *pc, int i, uint64_t numel)
 {
-    uint64_t *module = i == MYGPT_PARAM_wte   ? &pc->token_embedding
+    uint64_t *module = is_lora(i)             ? &pc->lora
+                       : i == MYGPT_PARAM_wte ? &pc->token_embedding
                        : i == MYGPT_PARAM_wpe ? &pc->position_embedding
                        : i == MYGPT_PARAM_lmw ? &pc->head
                        : i == MYGPT_PARAM_lmb ? &pc->head
@@ -294,8 +312,11 @@ mygpt_status mygpt_param_count(const mygpt_config *cfg, mygpt_param_counts *out,
     memset(out, 0, sizeof *out);
     int overflow = 0;
     for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS && !overflow; i++) {
-        uint64_t n;
-        overflow = row_numel(&c, &TABLE[i], &n) || count_into(out, i, n);
+        uint64_t n; // one layer's; an adapter's are counted over the layers here
+        overflow = row_numel(&c, &TABLE[i], &n);
+        if (!overflow && is_lora(i) && TABLE[i].per_layer)
+            overflow = n != 0 && L > UINT64_MAX / n;
+        overflow = overflow || count_into(out, i, is_lora(i) && TABLE[i].per_layer ? n * L : n);
     }
     // per_block is 12 C^2 + 9 C for the course's model
     if (overflow || (out->per_block != 0 && L > UINT64_MAX / out->per_block))
@@ -305,9 +326,10 @@ mygpt_status mygpt_param_count(const mygpt_config *cfg, mygpt_param_counts *out,
     out->total = out->token_embedding + out->position_embedding;
     if (out->total < out->token_embedding || out->total > UINT64_MAX - out->blocks ||
         out->total + out->blocks > UINT64_MAX - out->final_layernorm ||
-        out->total + out->blocks + out->final_layernorm > UINT64_MAX - out->head)
+        out->total + out->blocks + out->final_layernorm > UINT64_MAX - out->head ||
+        out->total + out->blocks + out->final_layernorm + out->head > UINT64_MAX - out->lora)
         return mygpt_fail(err, MYGPT_EOVERFLOW, "%s", "the model would not fit in memory");
-    out->total += out->blocks + out->final_layernorm + out->head;
+    out->total += out->blocks + out->final_layernorm + out->head + out->lora;
     if (out->total > SIZE_MAX / sizeof(float))
         return mygpt_fail(err, MYGPT_EOVERFLOW, "%s", "the model would not fit in memory");
     return MYGPT_OK;
@@ -320,7 +342,8 @@ void mygpt_gpt_counts(const mygpt_gpt *g, mygpt_param_counts *out)
         count_into(out, i, g->param_sizes[i]);
     out->blocks = out->per_block;
     out->per_block /= (uint64_t)g->config.num_layers; // a tied head counts 0: it is wte
-    out->total = out->token_embedding + out->position_embedding + out->blocks + out->final_layernorm + out->head;
+    out->total = out->token_embedding + out->position_embedding + out->blocks + out->final_layernorm + out->head +
+                 out->lora;
 }
 
 /* Document 000's table of the counts (its main's f-strings). */
@@ -373,7 +396,12 @@ mygpt_status mygpt_params_init(const mygpt_config *cfg, const mygpt_params *w, m
             st = mygpt_init_linear(rng, e.data, bias, cols, rows, err);
             break;
         }
-        case MYGPT_ROLE_BIAS: // drawn with its weight
+        case MYGPT_ROLE_BIAS:   // drawn with its weight
+        case MYGPT_ROLE_LORA_A: // drawn when the adapters are added (mygpt_lora_add)
+            break;
+        case MYGPT_ROLE_LORA_B: // zeros, as LoRALayer makes them
+            for (size_t k = 0; w && k < e.numel; k++)
+                e.data[k] = 0.0f;
             break;
         case MYGPT_ROLE_ONES:
         case MYGPT_ROLE_ZEROS:

@@ -14,7 +14,8 @@
 
 /* How GPT.__init__ fills a tensor of the parameter table (its role column). */
 typedef enum mygpt_param_role {
-    MYGPT_ROLE_EMBEDDING, MYGPT_ROLE_LINEAR, MYGPT_ROLE_BIAS, MYGPT_ROLE_ONES, MYGPT_ROLE_ZEROS
+    MYGPT_ROLE_EMBEDDING, MYGPT_ROLE_LINEAR, MYGPT_ROLE_BIAS, MYGPT_ROLE_ONES, MYGPT_ROLE_ZEROS,
+    MYGPT_ROLE_LORA_A, MYGPT_ROLE_LORA_B
 } mygpt_param_role;
 
 /* One table row, with its sizes for a configuration. */

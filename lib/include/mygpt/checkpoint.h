@@ -73,6 +73,21 @@ mygpt_status mygpt_checkpoint_save(const mygpt_gpt *gpt, const char *path, mygpt
  * MYGPT_EINVAL, MYGPT_ENOMEM). */
 mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_error *err);
 
+/* Appendix E's saving: only the LoRA adapters of gpt (mygpt/lora.h), named as PyTorch's
+ * state_dict names them ("trf_blocks.0.att.W_query.lora.A", ..., "out_head.lora.B"),
+ * with the model's configuration, lora_rank and lora_alpha in __metadata__; written as
+ * mygpt_checkpoint_save writes (whole or not at all). mygpt_checkpoint_save refuses a
+ * model with adapters: save them with this, or merge them first (mygpt_lora_merge).
+ * MYGPT_EINVAL for a model without adapters; the errors of mygpt_checkpoint_save. */
+mygpt_status mygpt_checkpoint_save_adapters(const mygpt_gpt *gpt, const char *path, mygpt_error *err);
+
+/* Gives gpt (a model without adapters) the adapters of a file that
+ * mygpt_checkpoint_save_adapters wrote for a model of its configuration. Everything is
+ * read and checked first (the metadata's model against gpt's, every adapter there once,
+ * F32 of its shape, finite, nothing else): on any error, with the reason, gpt is
+ * unchanged (MYGPT_EIO, MYGPT_EFORMAT, MYGPT_EINVAL, MYGPT_ENOMEM). */
+mygpt_status mygpt_checkpoint_load_adapters(mygpt_gpt *gpt, const char *path, mygpt_error *err);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

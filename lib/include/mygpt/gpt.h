@@ -60,7 +60,14 @@ typedef struct mygpt_config {
     int num_classes; /* 0: the language-model head (V rows); n > 0: a classification head
                         nn.Linear(C, n) with its bias, drawn as the book's chapter 6 draws it
                         (MYGPT_CLASSIFIER_SEED: torch.manual_seed(123), then the new head) */
+    int lora_rank;     /* 0: no adapters; r > 0: every nn.Linear is the book's LinearWithLoRA
+                          (appendix E): W x + b + (alpha / r) (x A) B, A (in, r), B (r, out)
+                          (mygpt/lora.h) */
+    double lora_alpha; /* alpha of the adapters (used when lora_rank > 0) */
 } mygpt_config;
+
+/* The largest lora_rank (the book's runs use 8 to 16). */
+#define MYGPT_LORA_MAX_RANK 1024
 
 /* The seed the book sets right before drawing its classification head. */
 #define MYGPT_CLASSIFIER_SEED 123
@@ -99,39 +106,57 @@ mygpt_status mygpt_arch_parse(const char *name, mygpt_arch *out, mygpt_error *er
  * for a per-layer tensor. Hugging Face's Conv1D stores a weight (in, out), and rows
  * that share a name there are one tensor, concatenated along out in table order
  * (c_attn = W_q | W_k | W_v). rows x cols: the shape of one layer's tensor (cols ONE:
- * a vector) in sizes of the config (V, MAXT, C, C4 = 4C, HEAD = num_classes, or V without).
+ * a vector) in sizes of the config (V, MAXT, C, C4 = 4C, HEAD = num_classes, or V without,
+ * R = lora_rank).
  * role: how __init__ fills it: EMBEDDING (normal(0, 1)), LINEAR (a weight (out, in),
  * kaiming-uniform, with `bias` drawn right after it when it has one), BIAS (drawn by
- * its weight), ONES, ZEROS (LayerNorm's gamma and beta). when: the architectures that
- * have it (ALWAYS, QKV_BIAS, OUT_BIAS, UNTIED: mygpt_arch_switches, or a classification
- * head; CLASSES: a classification head, num_classes > 0); an absent tensor has no floats. The state_dict order is the tensors before the first per-layer one,
+ * its weight), ONES, ZEROS (LayerNorm's gamma and beta), LORA_A, LORA_B (appendix E's
+ * adapter of the LINEAR row above them: drawn by mygpt_lora_add, not by __init__). when:
+ * the architectures that have it (ALWAYS, QKV_BIAS, OUT_BIAS, UNTIED: mygpt_arch_switches,
+ * or a classification head; CLASSES: a classification head, num_classes > 0; LORA:
+ * lora_rank > 0; LORA_HEAD: that and a head of its own, as a tied head is the embedding,
+ * not a Linear); an absent tensor has no floats. The state_dict order is the tensors before the first per-layer one,
  * then each layer's (the book's and GPT-2's list a layer's LayerNorms last, as their
  * TransformerBlock registers them), then the rest, and it is also the order of the
  * draws (the book's out_head is drawn last: a classification head after the generator is
  * seeded again with MYGPT_CLASSIFIER_SEED). A tied head is the token embedding. */
-#define MYGPT_PARAMETERS(X)                                                                                   \
-    X(wte,  "token_embedding.embedding.weight", "tok_emb.weight",      "wte.weight",         0, V,    C,   EMBEDDING, none, ALWAYS)   \
-    X(wpe,  "position_embedding.weight",        "pos_emb.weight",      "wpe.weight",         0, MAXT, C,   EMBEDDING, none, ALWAYS)   \
-    X(ln1w, "ln1.gamma",                        "norm1.scale",         "ln_1.weight",        1, C,    ONE, ONES,      none, ALWAYS)   \
-    X(ln1b, "ln1.beta",                         "norm1.shift",         "ln_1.bias",          1, C,    ONE, ZEROS,     none, ALWAYS)   \
-    X(wq,   "attn.W_q.weight",                  "att.W_query.weight",  "attn.c_attn.weight", 1, C,    C,   LINEAR,    bq,   ALWAYS)   \
-    X(bq,   "attn.W_q.bias",                    "att.W_query.bias",    "attn.c_attn.bias",   1, C,    ONE, BIAS,      none, QKV_BIAS) \
-    X(wk,   "attn.W_k.weight",                  "att.W_key.weight",    "attn.c_attn.weight", 1, C,    C,   LINEAR,    bk,   ALWAYS)   \
-    X(bk,   "attn.W_k.bias",                    "att.W_key.bias",      "attn.c_attn.bias",   1, C,    ONE, BIAS,      none, QKV_BIAS) \
-    X(wv,   "attn.W_v.weight",                  "att.W_value.weight",  "attn.c_attn.weight", 1, C,    C,   LINEAR,    bv,   ALWAYS)   \
-    X(bv,   "attn.W_v.bias",                    "att.W_value.bias",    "attn.c_attn.bias",   1, C,    ONE, BIAS,      none, QKV_BIAS) \
-    X(wo,   "attn.W_o.weight",                  "att.out_proj.weight", "attn.c_proj.weight", 1, C,    C,   LINEAR,    bo,   ALWAYS)   \
-    X(bo,   "attn.W_o.bias",                    "att.out_proj.bias",   "attn.c_proj.bias",   1, C,    ONE, BIAS,      none, OUT_BIAS) \
-    X(ln2w, "ln2.gamma",                        "norm2.scale",         "ln_2.weight",        1, C,    ONE, ONES,      none, ALWAYS)   \
-    X(ln2b, "ln2.beta",                         "norm2.shift",         "ln_2.bias",          1, C,    ONE, ZEROS,     none, ALWAYS)   \
-    X(fc1w, "mlp.fc1.weight",                   "ff.layers.0.weight",  "mlp.c_fc.weight",    1, C4,   C,   LINEAR,    fc1b, ALWAYS)   \
-    X(fc1b, "mlp.fc1.bias",                     "ff.layers.0.bias",    "mlp.c_fc.bias",      1, C4,   ONE, BIAS,      none, ALWAYS)   \
-    X(fc2w, "mlp.fc2.weight",                   "ff.layers.2.weight",  "mlp.c_proj.weight",  1, C,    C4,  LINEAR,    fc2b, ALWAYS)   \
-    X(fc2b, "mlp.fc2.bias",                     "ff.layers.2.bias",    "mlp.c_proj.bias",    1, C,    ONE, BIAS,      none, ALWAYS)   \
-    X(lnfw, "ln_f.gamma",                       "final_norm.scale",    "ln_f.weight",        0, C,    ONE, ONES,      none, ALWAYS)   \
-    X(lnfb, "ln_f.beta",                        "final_norm.shift",    "ln_f.bias",          0, C,    ONE, ZEROS,     none, ALWAYS)   \
-    X(lmw,  "lm_head.weight",                   "out_head.weight",     "lm_head.weight",     0, HEAD, C,   LINEAR,    lmb,  UNTIED)   \
-    X(lmb,  "lm_head.bias",                     "out_head.bias",       "lm_head.bias",       0, HEAD, ONE, BIAS,      none, CLASSES)
+#define MYGPT_PARAMETERS(X)                                                                                                            \
+    X(wte,  "token_embedding.embedding.weight", "tok_emb.weight",      "wte.weight",         0, V,    C,   EMBEDDING, none, ALWAYS)    \
+    X(wpe,  "position_embedding.weight",        "pos_emb.weight",      "wpe.weight",         0, MAXT, C,   EMBEDDING, none, ALWAYS)    \
+    X(ln1w, "ln1.gamma",                        "norm1.scale",         "ln_1.weight",        1, C,    ONE, ONES,      none, ALWAYS)    \
+    X(ln1b, "ln1.beta",                         "norm1.shift",         "ln_1.bias",          1, C,    ONE, ZEROS,     none, ALWAYS)    \
+    X(wq,   "attn.W_q.weight",                  "att.W_query.weight",  "attn.c_attn.weight", 1, C,    C,   LINEAR,    bq,   ALWAYS)    \
+    X(bq,   "attn.W_q.bias",                    "att.W_query.bias",    "attn.c_attn.bias",   1, C,    ONE, BIAS,      none, QKV_BIAS)  \
+    X(qA,   "attn.W_q.lora.A",                  "att.W_query.lora.A",  NULL,                 1, C,    R,   LORA_A,    none, LORA)      \
+    X(qB,   "attn.W_q.lora.B",                  "att.W_query.lora.B",  NULL,                 1, R,    C,   LORA_B,    none, LORA)      \
+    X(wk,   "attn.W_k.weight",                  "att.W_key.weight",    "attn.c_attn.weight", 1, C,    C,   LINEAR,    bk,   ALWAYS)    \
+    X(bk,   "attn.W_k.bias",                    "att.W_key.bias",      "attn.c_attn.bias",   1, C,    ONE, BIAS,      none, QKV_BIAS)  \
+    X(kA,   "attn.W_k.lora.A",                  "att.W_key.lora.A",    NULL,                 1, C,    R,   LORA_A,    none, LORA)      \
+    X(kB,   "attn.W_k.lora.B",                  "att.W_key.lora.B",    NULL,                 1, R,    C,   LORA_B,    none, LORA)      \
+    X(wv,   "attn.W_v.weight",                  "att.W_value.weight",  "attn.c_attn.weight", 1, C,    C,   LINEAR,    bv,   ALWAYS)    \
+    X(bv,   "attn.W_v.bias",                    "att.W_value.bias",    "attn.c_attn.bias",   1, C,    ONE, BIAS,      none, QKV_BIAS)  \
+    X(vA,   "attn.W_v.lora.A",                  "att.W_value.lora.A",  NULL,                 1, C,    R,   LORA_A,    none, LORA)      \
+    X(vB,   "attn.W_v.lora.B",                  "att.W_value.lora.B",  NULL,                 1, R,    C,   LORA_B,    none, LORA)      \
+    X(wo,   "attn.W_o.weight",                  "att.out_proj.weight", "attn.c_proj.weight", 1, C,    C,   LINEAR,    bo,   ALWAYS)    \
+    X(bo,   "attn.W_o.bias",                    "att.out_proj.bias",   "attn.c_proj.bias",   1, C,    ONE, BIAS,      none, OUT_BIAS)  \
+    X(oA,   "attn.W_o.lora.A",                  "att.out_proj.lora.A", NULL,                 1, C,    R,   LORA_A,    none, LORA)      \
+    X(oB,   "attn.W_o.lora.B",                  "att.out_proj.lora.B", NULL,                 1, R,    C,   LORA_B,    none, LORA)      \
+    X(ln2w, "ln2.gamma",                        "norm2.scale",         "ln_2.weight",        1, C,    ONE, ONES,      none, ALWAYS)    \
+    X(ln2b, "ln2.beta",                         "norm2.shift",         "ln_2.bias",          1, C,    ONE, ZEROS,     none, ALWAYS)    \
+    X(fc1w, "mlp.fc1.weight",                   "ff.layers.0.weight",  "mlp.c_fc.weight",    1, C4,   C,   LINEAR,    fc1b, ALWAYS)    \
+    X(fc1b, "mlp.fc1.bias",                     "ff.layers.0.bias",    "mlp.c_fc.bias",      1, C4,   ONE, BIAS,      none, ALWAYS)    \
+    X(fc1A, "mlp.fc1.lora.A",                   "ff.layers.0.lora.A",  NULL,                 1, C,    R,   LORA_A,    none, LORA)      \
+    X(fc1B, "mlp.fc1.lora.B",                   "ff.layers.0.lora.B",  NULL,                 1, R,    C4,  LORA_B,    none, LORA)      \
+    X(fc2w, "mlp.fc2.weight",                   "ff.layers.2.weight",  "mlp.c_proj.weight",  1, C,    C4,  LINEAR,    fc2b, ALWAYS)    \
+    X(fc2b, "mlp.fc2.bias",                     "ff.layers.2.bias",    "mlp.c_proj.bias",    1, C,    ONE, BIAS,      none, ALWAYS)    \
+    X(fc2A, "mlp.fc2.lora.A",                   "ff.layers.2.lora.A",  NULL,                 1, C4,   R,   LORA_A,    none, LORA)      \
+    X(fc2B, "mlp.fc2.lora.B",                   "ff.layers.2.lora.B",  NULL,                 1, R,    C,   LORA_B,    none, LORA)      \
+    X(lnfw, "ln_f.gamma",                       "final_norm.scale",    "ln_f.weight",        0, C,    ONE, ONES,      none, ALWAYS)    \
+    X(lnfb, "ln_f.beta",                        "final_norm.shift",    "ln_f.bias",          0, C,    ONE, ZEROS,     none, ALWAYS)    \
+    X(lmw,  "lm_head.weight",                   "out_head.weight",     "lm_head.weight",     0, HEAD, C,   LINEAR,    lmb,  UNTIED)    \
+    X(lmb,  "lm_head.bias",                     "out_head.bias",       "lm_head.bias",       0, HEAD, ONE, BIAS,      none, CLASSES)   \
+    X(lmA,  "lm_head.lora.A",                   "out_head.lora.A",     NULL,                 0, C,    R,   LORA_A,    none, LORA_HEAD) \
+    X(lmB,  "lm_head.lora.B",                   "out_head.lora.B",     NULL,                 0, R,    HEAD, LORA_B,   none, LORA_HEAD)
 
 /* MYGPT_PARAM_wte, MYGPT_PARAM_wpe, ...: a tensor's index in the table */
 enum mygpt_param_index {
@@ -211,6 +236,7 @@ typedef struct mygpt_param_counts {
     uint64_t blocks;             /* L * per_block              */
     uint64_t final_layernorm;    /* 2 C                        */
     uint64_t head;               /* 0 when tied to the embedding */
+    uint64_t lora;               /* the adapters' A and B, all layers and the head (0 without) */
     uint64_t total;
 } mygpt_param_counts;
 

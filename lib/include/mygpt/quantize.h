@@ -47,7 +47,8 @@ double mygpt_weights_bytes_per_token(const mygpt_config *cfg, mygpt_weights w);
  * non-finite value), g unchanged. To FP32: the quantized bytes are dropped and g goes on
  * as the float32 model of the dequantized weights (the same logits, bit for bit).
  * Quantizing a quantized model again (bf16 to int8, say) is MYGPT_EINVAL: quantize the
- * float32 model; so is a model held by a trainer (training stays float32). */
+ * float32 model; so is a model held by a trainer (training stays float32), or one with
+ * LoRA adapters (mygpt/lora.h: merge them first). */
 mygpt_status mygpt_gpt_quantize(mygpt_gpt *g, mygpt_weights w, mygpt_error *err);
 
 #pragma GCC visibility pop

@@ -203,6 +203,10 @@ mygpt_status mygpt_trainer_set_trainable(mygpt_trainer *tr, const char *prefix, 
  * 0: its head is the language model's); MYGPT_ENOMEM. */
 mygpt_status mygpt_trainer_freeze_for_classification(mygpt_trainer *tr, mygpt_error *err);
 
+/* The book's appendix E: every parameter frozen but the LoRA adapters' A and B
+ * (mygpt/lora.h). MYGPT_EINVAL for a model without adapters; MYGPT_ENOMEM. */
+mygpt_status mygpt_trainer_freeze_for_lora(mygpt_trainer *tr, mygpt_error *err);
+
 /* Whether state_dict entry j trains (1 without a mask). */
 int mygpt_trainer_is_trainable(const mygpt_trainer *tr, int j);
 

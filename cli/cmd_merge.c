@@ -1,0 +1,79 @@
+/*
+ * cmd_merge.c - `mygpt merge BASE ADAPTERS OUT`: the book's appendix E for inference:
+ * LoRA adapters folded into the weights of the model they were trained on
+ * (mygpt_lora_merge), saved as one plain checkpoint in BASE's layout.
+ */
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "args.h"
+#include "commands.h"
+#include "mygpt/checkpoint.h"
+#include "mygpt/lora.h"
+#include "output.h"
+
+/* Whether paths a and b name one file (both exist). */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+    const char *cmd = "merge";
+    static const arg_spec ARGS[] = {{"force", 0, 0}, {NULL, 0, 0}};
+    parsed_args a;
+    int rc = args_parse(cmd, argc, argv, ARGS, 1, &a);
+    if (rc < 0) {
+        printf("usage: mygpt merge BASE ADAPTERS OUT [--force]\n"
+               "\n"
+               "Folds LoRA adapters (ADAPTERS: what mygpt finetune --lora saved, A and B of every\n"
+               "Linear) into the weights of the model they were trained on (BASE: any checkpoint\n"
+               "generate reads), W + (alpha / r) (A B)^T in float32, and writes OUT: a plain\n"
+               "checkpoint in BASE's layout that computes what BASE with --adapters ADAPTERS does,\n"
+               "within float32 rounding, at the cost of the model alone. OUT is never BASE or\n"
+               "ADAPTERS, and a file already there is replaced only with --force.\n");
+        return 0;
+    }
+    if (rc)
+        return rc;
+    if (a.npositional != 3) {
+        cli_error(cmd, "give the model, its adapters and the file to write: mygpt merge BASE ADAPTERS OUT");
+        return EXIT_USAGE;
+    }
+    const char *base = a.positional[0], *adapters = a.positional[1], *out = a.positional[2];
+    if (same_file(out, base) || same_file(out, adapters)) {
+        cli_error(cmd, "%s is a file being read: write the merged model elsewhere", out);
+        return EXIT_USAGE;
+    }
+    struct stat st_out;
+    if (lstat(out, &st_out) == 0 && !args_has(&a, "force")) {
+        cli_error(cmd, "%s is there already: not replaced (--force replaces it)", out);
+        return EXIT_USAGE;
+    }
+    mygpt_error err = {0};
+    mygpt_status st = mygpt_checkpoint_check_path(out, &err);
+    mygpt_gpt *g = NULL;
+    if (st == MYGPT_OK)
+        st = mygpt_checkpoint_load(&g, base, &err);
+    if (st == MYGPT_OK)
+        st = mygpt_checkpoint_load_adapters(g, adapters, &err);
+    const int rank = g ? g->config.lora_rank : 0;
+    const double alpha = g ? g->config.lora_alpha : 0;
+    if (st == MYGPT_OK)
+        st = mygpt_lora_merge(g, &err);
+    if (st == MYGPT_OK)
+        st = mygpt_checkpoint_check_save(g, out, &err);
+    if (st != MYGPT_OK) {
+        mygpt_gpt_free(g);
+        return cli_fail(cmd, st, &err);
+    }
+    if ((st = mygpt_checkpoint_save(g, out, &err)) != MYGPT_OK)
+        rc = cli_write_fail(cmd, st, &err); // a full disk: a runtime failure, 1
+    else
+        printf("%s: %s with the adapters of %s (rank %d, alpha %g) merged into its weights\n", out, base, adapters,
+               rank, alpha);
+    mygpt_gpt_free(g);
+    return rc;
+}

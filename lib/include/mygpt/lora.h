@@ -1,0 +1,45 @@
+/*
+ * mygpt/lora.h - LoRA, the book's appendix E: every nn.Linear of the model (the four of
+ * the attention, the two of the feed-forward in each block, and a head of its own)
+ * becomes LinearWithLoRA, W x + b + (alpha / r) (x A) B, with A (in, r) drawn as
+ * kaiming_uniform_(a=sqrt(5)) and B (r, out) zeros, so the model starts out computing
+ * what it did. Only A and B train (mygpt_trainer_freeze_for_lora in mygpt/train.h); the
+ * adapters are rows of the parameter table (qA, qB, ... in mygpt/gpt.h), saved alone by
+ * mygpt_checkpoint_save_adapters (mygpt/checkpoint.h), and merged into the weights for
+ * inference by mygpt_lora_merge. A tied head (GPT-2's, the course's) is the token
+ * embedding, not a Linear of its own: it gets no adapter.
+ */
+#ifndef MYGPT_LORA_H
+#define MYGPT_LORA_H
+
+#include "mygpt/error.h"
+#include "mygpt/gpt.h"
+#include "mygpt/rng.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#pragma GCC visibility push(default)
+
+/* replace_linear_with_lora(model, rank, alpha): gives g adapters of rank r (1 to
+ * MYGPT_LORA_MAX_RANK) and alpha (> 0), keeping every weight it has. Each A is drawn from
+ * rng in the module order the book's recursion visits them (per block W_query, W_key,
+ * W_value, out_proj, ff.layers.0, ff.layers.2; then out_head), each B is zeros; rng NULL
+ * leaves the A's zero for a caller that fills them (a file of adapters). MYGPT_EINVAL
+ * when g has adapters already, is quantized, or a trainer holds it (its gradients are
+ * sized for the old model); MYGPT_ENOMEM. On failure g is unchanged. */
+mygpt_status mygpt_lora_add(mygpt_gpt *g, int rank, double alpha, mygpt_rng *rng, mygpt_error *err);
+
+/* Folds the adapters into the weights, W += (alpha / r) (A B)^T in float32 (the product
+ * rounded, scaled, then added), and drops them: g is then a plain model that computes
+ * what it did, within float32 rounding, and saves as one. MYGPT_EINVAL when g has no
+ * adapters or a trainer holds it; MYGPT_ENOMEM. */
+mygpt_status mygpt_lora_merge(mygpt_gpt *g, mygpt_error *err);
+
+#pragma GCC visibility pop
+
+#ifdef __cplusplus
+}
+#endif
+#endif

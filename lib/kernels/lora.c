@@ -1,0 +1,135 @@
+/*
+ * lora.c - a LoRA adapter's products and their backward (kernels/lora.h). With
+ * t = x A (one row: r values) and u = t B, the forward adds s u to the Linear's output;
+ * the backward of y = s (x A) B for a gradient g of y is, with gu = s g,
+ *   dT = gu B^T (N, r),  dB = T^T gu (r, OC),  dA = x^T dT (C, r),  dx += dT A^T (N, C).
+ */
+#include "kernels/lora.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "base/parallel.h"
+
+#define MAX_RANK MYGPT_LORA_KERNEL_MAX_RANK
+/* the columns one pass of the second product keeps in registers and cache */
+#define COLS 256
+
+/* t (r) = x (C) @ A (C, r), summed over C in order */
+static void row_times_a(float *t, const float *x, const float *A, int C, int r)
+{
+    for (int j = 0; j < r; j++)
+        t[j] = 0.0f;
+    for (int k = 0; k < C; k++) {
+        const float xk = x[k];
+        const float *a = A + (size_t)k * r;
+        for (int j = 0; j < r; j++)
+            t[j] += xk * a[j];
+    }
+}
+
+void mygpt_lora_forward(float *out, const float *inp, const float *A, const float *B, size_t N, int C, int OC,
+                        int r, float scale)
+{
+    assert(r >= 1 && r <= MAX_RANK);
+#pragma omp parallel for schedule(static) if (N * (size_t)(C + OC) * r > MYGPT_PARALLEL_MIN)
+    for (size_t n = 0; n < N; n++) {
+        float t[MAX_RANK], u[COLS];
+        row_times_a(t, inp + n * C, A, C, r); // t = x A      (r)
+        float *y = out + n * OC;
+        for (int o0 = 0; o0 < OC; o0 += COLS) { // u = t B, then y += s u, COLS columns at a time
+            const int w = OC - o0 < COLS ? OC - o0 : COLS;
+            for (int o = 0; o < w; o++)
+                u[o] = 0.0f;
+            for (int j = 0; j < r; j++) {
+                const float tj = t[j];
+                const float *b = B + (size_t)j * OC + o0;
+                for (int o = 0; o < w; o++)
+                    u[o] += tj * b[o];
+            }
+            for (int o = 0; o < w; o++)
+                y[o0 + o] += scale * u[o];
+        }
+    }
+}
+
+mygpt_status mygpt_lora_backward(float *dinp, float *dA, float *dB, const float *dout, const float *inp,
+                                 const float *A, const float *B, size_t N, int C, int OC, int r, float scale,
+                                 mygpt_error *err)
+{
+    assert(r >= 1 && r <= MAX_RANK);
+    float *T = mygpt_float_block(N * (size_t)r), *dT = mygpt_float_block(N * (size_t)r);
+    float *Bt = mygpt_float_block((size_t)OC * r);
+    if (!T || !dT || !Bt) {
+        free(T);
+        free(dT);
+        free(Bt);
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a LoRA backward (%zu floats)",
+                          (2 * N + (size_t)OC) * (size_t)r);
+    }
+    for (int j = 0; j < r; j++) // Bt (OC, r) = B^T: a row of dT then reads it in order
+        for (int o = 0; o < OC; o++)
+            Bt[(size_t)o * r + j] = B[(size_t)j * OC + o];
+    const int big = N * (size_t)(C + OC) * r > MYGPT_PARALLEL_MIN;
+    // per row: T = x A again (not kept by the forward), dT = (s g) B^T, dx += dT A^T
+#pragma omp parallel for schedule(static) if (big)
+    for (size_t n = 0; n < N; n++) {
+        float *t = T + n * r, *dt = dT + n * r;
+        row_times_a(t, inp + n * C, A, C, r);
+        for (int j = 0; j < r; j++)
+            dt[j] = 0.0f;
+        const float *g = dout + n * OC;
+        for (int o = 0; o < OC; o++) {
+            const float gu = scale * g[o];
+            const float *bt = Bt + (size_t)o * r;
+            for (int j = 0; j < r; j++)
+                dt[j] += gu * bt[j];
+        }
+        for (int k = 0; dinp && k < C; k++) {
+            const float *a = A + (size_t)k * r;
+            float s = 0.0f;
+            for (int j = 0; j < r; j++)
+                s += dt[j] * a[j];
+            dinp[n * C + k] += s;
+        }
+    }
+    // dB (r, OC) = T^T (s g): each thread its own columns, the rows summed in order
+    const int oblocks = (OC + COLS - 1) / COLS;
+#pragma omp parallel for schedule(static) if (big && dB)
+    for (int ob = 0; ob < (dB ? oblocks : 0); ob++) {
+        const int o0 = ob * COLS, w = OC - o0 < COLS ? OC - o0 : COLS;
+        for (int j = 0; j < r; j++)
+            memset(dB + (size_t)j * OC + o0, 0, (size_t)w * sizeof *dB);
+        for (size_t n = 0; n < N; n++) {
+            const float *g = dout + n * OC + o0;
+            for (int j = 0; j < r; j++) {
+                const float tj = T[n * r + j];
+                float *db = dB + (size_t)j * OC + o0;
+                for (int o = 0; o < w; o++)
+                    db[o] += tj * (scale * g[o]);
+            }
+        }
+    }
+    // dA (C, r) = x^T dT: each thread 16 of its rows at a time, the rows of x summed in order
+    const int kblocks = (C + 15) / 16;
+#pragma omp parallel for schedule(static) if (big && dA)
+    for (int kb = 0; kb < (dA ? kblocks : 0); kb++) {
+        const int k0 = kb * 16, w = C - k0 < 16 ? C - k0 : 16;
+        memset(dA + (size_t)k0 * r, 0, (size_t)w * r * sizeof *dA);
+        for (size_t n = 0; n < N; n++) {
+            const float *x = inp + n * C + k0, *dt = dT + n * r;
+            for (int k = 0; k < w; k++) {
+                const float xk = x[k];
+                float *da = dA + (size_t)(k0 + k) * r;
+                for (int j = 0; j < r; j++)
+                    da[j] += xk * dt[j];
+            }
+        }
+    }
+    free(T);
+    free(dT);
+    free(Bt);
+    return MYGPT_OK;
+}

@@ -1,0 +1,30 @@
+/*
+ * kernels/lora.h - private: the products of a LoRA adapter (the book's appendix E),
+ * y += (alpha / r) (x A) B beside an nn.Linear, and their backward. Plain loops: r is
+ * small (8 to 64), so they cost a few per cent of the Linear they sit beside. Every
+ * output is summed in one fixed order by one thread: the same bits for any team.
+ */
+#ifndef MYGPT_KERNELS_LORA_H
+#define MYGPT_KERNELS_LORA_H
+
+#include <stddef.h>
+
+#include "mygpt/error.h"
+
+/* The largest r the kernels take (a row's stack arrays hold r values): at least
+ * mygpt/gpt.h's MYGPT_LORA_MAX_RANK, which model/params.c checks. */
+#define MYGPT_LORA_KERNEL_MAX_RANK 1024
+
+/* out (N, OC) += scale * ((inp (N, C) @ A (C, r)) @ B (r, OC)), the product rounded to
+ * float32 before it is scaled and added, as LoRALayer's forward and LinearWithLoRA's sum do. */
+void mygpt_lora_forward(float *out, const float *inp, const float *A, const float *B, size_t N, int C, int OC,
+                        int r, float scale);
+
+/* The backward of mygpt_lora_forward for dout (N, OC): dinp (N, C) += the adapter's
+ * share, dA (C, r) and dB (r, OC) written (either may be NULL: not computed). MYGPT_ENOMEM
+ * when its scratch (N * r * 2 + OC * r floats) cannot be had. */
+mygpt_status mygpt_lora_backward(float *dinp, float *dA, float *dB, const float *dout, const float *inp,
+                                 const float *A, const float *B, size_t N, int C, int OC, int r, float scale,
+                                 mygpt_error *err);
+
+#endif
