@@ -19,6 +19,7 @@
 #include "model_args.h"
 #include "mygpt/checkpoint.h"
 #include "mygpt/data.h"
+#include "mygpt/lora.h"
 #include "mygpt/tokenizer.h"
 #include "mygpt/train.h"
 
@@ -56,7 +57,7 @@ static int usage(void)
     printf("usage: mygpt finetune --task classify|instruct [--checkpoint FILE|DIR | --preset test --seed S]\n"
            "                      [--data PATH] [--epochs N] [--lr LR] [--weight-decay WD] [--batch B]\n"
            "                      [--max-length T] [--eval-freq E] [--eval-iter K] [--mask-instructions]\n"
-           "                      [--entries N] [--max-new N] [--threads K]\n"
+           "                      [--entries N] [--max-new N] [--threads K] [--lora R [--lora-alpha A]]\n"
            "                      [--save FILE] [--responses FILE] [--force]\n"
            "\n"
            "The book's fine-tunings (Build a Large Language Model (From Scratch)), as its scripts\n"
@@ -95,9 +96,19 @@ static int usage(void)
            "chapters 81's and 86's. The generator is then seeded with 123 before the training,\n"
            "as the scripts do. --threads K: OpenMP threads (the same bits for any K).\n"
            "\n"
+           "--lora R [--lora-alpha A] (the book's appendix E; exercise 7.4 for instruct): every\n"
+           "parameter frozen and every nn.Linear wrapped in LinearWithLoRA of rank R and alpha A\n"
+           "(default R), W x + b + (A / R) (x A_r) B_r: prints the trainable counts before, after\n"
+           "freezing and of the adapters, and trains the adapters alone (classify: after the\n"
+           "accuracies of 10 batches, as the appendix; its lr 8e-4 is then the default).\n"
+           "Exercise 7.4's code scales by alpha alone (the printed appendix too): its run is\n"
+           "--lora 16 --lora-alpha 256.\n"
+           "\n"
            "--save FILE: the fine-tuned model, a checkpoint `mygpt chat --checkpoint FILE` talks\n"
-           "to (instruct) or the classifier. --save and --responses never replace a file that is\n"
-           "there, unless --force. The GPT-2 vocabulary comes from the data folder.\n");
+           "to (instruct) or the classifier; with --lora the adapters alone, for\n"
+           "`mygpt chat|generate --checkpoint CHECKPOINT --adapters FILE` or `mygpt merge`\n"
+           "(so --lora --save needs --checkpoint). --save and --responses never replace a file\n"
+           "that is there, unless --force. The GPT-2 vocabulary comes from the data folder.\n");
     return 0;
 }
 
@@ -152,21 +163,44 @@ static int load_model(const char *cmd, const parsed_args *a, mygpt_rng *rng, int
 /* The numbers a run takes, each the user's or the book's */
 typedef struct finetune_opts {
     int instruct;
-    int64_t epochs, eval_freq, eval_iter, batch, max_length, entries, max_new;
-    double lr, weight_decay;
+    int64_t epochs, eval_freq, eval_iter, batch, max_length, entries, max_new, lora_rank;
+    double lr, weight_decay, lora_alpha;
     uint64_t seed;
 } finetune_opts;
 
+/* --save: the model, or its adapters alone under --lora */
 static int save_model(const char *cmd, const parsed_args *a, const mygpt_gpt *g)
 {
     mygpt_error err = {0};
     mygpt_status st;
     if (!args_has(a, "save"))
         return 0;
-    if ((st = mygpt_checkpoint_save(g, args_get(a, "save"), &err)) != MYGPT_OK)
+    const int adapters = g->config.lora_rank > 0;
+    st = adapters ? mygpt_checkpoint_save_adapters(g, args_get(a, "save"), &err)
+                  : mygpt_checkpoint_save(g, args_get(a, "save"), &err);
+    if (st != MYGPT_OK)
         return cli_write_fail(cmd, st, &err);
-    printf("Model saved as %s\n", args_get(a, "save"));
+    if (adapters)
+        printf("LoRA adapters saved as %s (for --checkpoint %s --adapters %s)\n", args_get(a, "save"),
+               args_get(a, "checkpoint"), args_get(a, "save"));
+    else
+        printf("Model saved as %s\n", args_get(a, "save"));
     return 0;
+}
+
+/* --lora: the counts and replace_linear_with_lora (A drawn from rng), then a trainer that
+ * trains the adapters alone; without it a trainer of every parameter. 0, or the exit code. */
+static int lora_trainer(const char *cmd, const finetune_opts *o, mygpt_gpt *g, mygpt_rng *rng, mygpt_trainer **tr)
+{
+    mygpt_error err = {0};
+    mygpt_status st = MYGPT_OK;
+    if (o->lora_rank > 0)
+        st = lora_wrap_print(stdout, g, (int)o->lora_rank, o->lora_alpha, rng, &err);
+    if (st == MYGPT_OK)
+        st = mygpt_trainer_create(tr, g, &err);
+    if (st == MYGPT_OK && o->lora_rank > 0)
+        st = mygpt_trainer_freeze_for_lora(*tr, &err);
+    return st == MYGPT_OK ? 0 : cli_fail(cmd, st, &err);
 }
 
 /* gpt_class_finetune.py's run */
@@ -219,22 +253,31 @@ static int run_classify(const char *cmd, const parsed_args *a, const finetune_op
         rc = EXIT_USAGE;
         goto done;
     }
-    if (args_has(a, "save") && (st = mygpt_checkpoint_check_save(g, args_get(a, "save"), &err)) != MYGPT_OK) {
-        rc = cli_fail(cmd, st, &err);
-        goto done;
-    }
-    // for param in model.parameters(): param.requires_grad = False; the last block, final_norm
-    // and the new head train again
-    if ((st = mygpt_trainer_create(&tr, g, &err)) != MYGPT_OK ||
-        (st = mygpt_trainer_freeze_for_classification(tr, &err)) != MYGPT_OK) {
-        rc = cli_fail(cmd, st, &err);
-        goto done;
-    }
     x = malloc((size_t)o->batch * T * sizeof *x);
     y = malloc((size_t)o->batch * sizeof *y);
     if (!x || !y) {
         cli_error(cmd, "out of memory");
         rc = EXIT_RUNTIME;
+        goto done;
+    }
+    if (o->lora_rank > 0) { // appendix E: torch.manual_seed(123); the accuracies of 10 batches;
+        // the counts and replace_linear_with_lora (its A drawn after that shuffle); only they train
+        mygpt_rng_seed(&rng, 123);
+        if ((st = spam_print_accuracies(stdout, g, &l, &rng, 10, x, y, &err)) != MYGPT_OK) {
+            rc = cli_fail(cmd, st, &err);
+            goto done;
+        }
+        if ((rc = lora_trainer(cmd, o, g, &rng, &tr)))
+            goto done;
+    } else if ((st = mygpt_trainer_create(&tr, g, &err)) != MYGPT_OK ||
+               (st = mygpt_trainer_freeze_for_classification(tr, &err)) != MYGPT_OK) {
+        // for param in model.parameters(): param.requires_grad = False; the last block,
+        // final_norm and the new head train again
+        rc = cli_fail(cmd, st, &err);
+        goto done;
+    }
+    if (args_has(a, "save") && (st = mygpt_checkpoint_check_save(g, args_get(a, "save"), &err)) != MYGPT_OK) {
+        rc = cli_fail(cmd, st, &err);
         goto done;
     }
     // torch.manual_seed(123); optimizer = AdamW(model.parameters(), lr=5e-5, weight_decay=0.1);
@@ -328,13 +371,21 @@ static int run_instruct(const char *cmd, const parsed_args *a, const finetune_op
         goto done;
     }
     have_loaders = 1;
+    instruct_print_lengths(stdout, &split);
+    printf("Loaded model: %s\n", args_has(a, "checkpoint") ? args_get(a, "checkpoint") : "Small test model");
+    printf("--------------------------------------------------\n");
+    // exercise 7.4: the counts and replace_linear_with_lora, A drawn after GPTModel(BASE_CONFIG)'s
+    // own draws (a checkpoint's model drew them before its weights were loaded)
+    if (o->lora_rank > 0 && args_has(a, "checkpoint") && (st = mygpt_gpt_skip_init(&g->config, &rng, &err)) != MYGPT_OK) {
+        rc = cli_fail(cmd, st, &err);
+        goto done;
+    }
+    if ((rc = lora_trainer(cmd, o, g, &rng, &tr)))
+        goto done;
     if (args_has(a, "save") && (st = mygpt_checkpoint_check_save(g, args_get(a, "save"), &err)) != MYGPT_OK) {
         rc = cli_fail(cmd, st, &err);
         goto done;
     }
-    instruct_print_lengths(stdout, &split);
-    printf("Loaded model: %s\n", args_has(a, "checkpoint") ? args_get(a, "checkpoint") : "Small test model");
-    printf("--------------------------------------------------\n");
     x = malloc(l.room * sizeof *x);
     y = malloc(l.room * sizeof *y);
     if (!x || !y) {
@@ -343,7 +394,6 @@ static int run_instruct(const char *cmd, const parsed_args *a, const finetune_op
         goto done;
     }
     if ((st = instruct_print_initial_losses(stdout, g, &l, &rng, (size_t)o->eval_iter, x, y, &err)) != MYGPT_OK ||
-        (st = mygpt_trainer_create(&tr, g, &err)) != MYGPT_OK ||
         (st = instruct_encode_prompt(tok, &split.val[0], &start, &n_start, &err)) != MYGPT_OK) {
         rc = cli_fail(cmd, st, &err);
         goto done;
@@ -405,7 +455,8 @@ int cmd_finetune(int argc, char **argv)
         {"data", 1, 0},       {"epochs", 1, 0},        {"lr", 1, 0},           {"weight-decay", 1, 0},
         {"batch", 1, 0},      {"max-length", 1, 0},    {"eval-freq", 1, 0},    {"eval-iter", 1, 0},
         {"mask-instructions", 0, 0}, {"entries", 1, 0}, {"max-new", 1, 0},     {"threads", 1, 0},
-        {"save", 1, 0},       {"responses", 1, 0},     {"force", 0, 0},        {NULL, 0, 0}};
+        {"save", 1, 0},       {"responses", 1, 0},     {"force", 0, 0},        {"lora", 1, 0},
+        {"lora-alpha", 1, 0}, {NULL, 0, 0}};
     parsed_args a;
     int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
     if (rc < 0)
@@ -438,9 +489,26 @@ int cmd_finetune(int argc, char **argv)
         args_i64_in(cmd, &a, "entries", 1, 1 << 30, 0, &o.entries) ||
         args_i64_in(cmd, &a, "max-new", 0, 1 << 20, 0, &o.max_new) ||
         args_i64_in(cmd, &a, "threads", 1, 256, 0, &threads) || args_double_min(cmd, &a, "lr", 0, &o.lr) ||
+        args_i64_in(cmd, &a, "lora", 1, MYGPT_LORA_MAX_RANK, 0, &o.lora_rank) ||
         args_double_min(cmd, &a, "weight-decay", 0, &o.weight_decay) ||
         (args_has(&a, "seed") && parse_seed(cmd, "seed", args_get(&a, "seed"), &o.seed)))
         return EXIT_USAGE;
+    o.lora_alpha = (double)o.lora_rank; // the book's runs: alpha = rank
+    if (args_has(&a, "lora-alpha") && !args_has(&a, "lora")) {
+        cli_error(cmd, "--lora-alpha goes with --lora R");
+        return EXIT_USAGE;
+    }
+    if (args_has(&a, "lora-alpha") && (args_double_min(cmd, &a, "lora-alpha", 0, &o.lora_alpha) || o.lora_alpha == 0)) {
+        if (o.lora_alpha == 0)
+            cli_error(cmd, "--lora-alpha must be more than 0");
+        return EXIT_USAGE;
+    }
+    if (o.lora_rank > 0 && !o.instruct && !args_has(&a, "lr"))
+        o.lr = 8e-4; // appendix E's
+    if (o.lora_rank > 0 && args_has(&a, "save") && !args_has(&a, "checkpoint")) {
+        cli_error(cmd, "--lora --save writes the adapters alone: they need their model as a file (--checkpoint)");
+        return EXIT_USAGE;
+    }
     if (args_has(&a, "checkpoint") && (args_has(&a, "preset") || args_has(&a, "seed"))) {
         cli_error(cmd, "--preset and --seed draw a fresh model: they go without --checkpoint");
         return EXIT_USAGE;

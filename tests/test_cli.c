@@ -2599,3 +2599,95 @@ Test(cli_finetune, masking_the_instructions_changes_the_losses)
     }
     cr_expect_str_neq(losses[0], losses[1], "--mask-instructions left the losses as they were");
 }
+
+/* ---- issue 39: LoRA (the book's appendix E) ------------------------------------------ */
+
+/* finetune --lora trains adapters alone and saves them; chat and generate read them with
+ * --adapters, and mygpt merge folds them into a checkpoint that generates the same tokens;
+ * the misuses are one line and status 2 */
+Test(cli_lora, finetune_saves_adapters_that_chat_generate_and_merge_read, .timeout = 600)
+{
+    data_file_or_skip("instruction-data.json");
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt-lora-XXXXXX", base[300], other[300];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(base, sizeof base, "%s/base.safetensors", dir);
+    snprintf(other, sizeof other, "%s/other.safetensors", dir);
+    // the book's --test_mode GPTModel as a file, and one of another width
+    mygpt_config cfg = {.vocab_size = 50257, .embed_dim = 12, .num_heads = 2, .num_layers = 1,
+                        .max_seq_len = 120, .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH};
+    mygpt_gpt *g;
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 123, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_checkpoint_save(g, base, NULL), MYGPT_OK);
+    mygpt_gpt_free(g);
+    cfg.embed_dim = 16;
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 1, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_checkpoint_save(g, other, NULL), MYGPT_OK);
+    mygpt_gpt_free(g);
+    proc_result r;
+    finetune_run("finetune --task instruct --checkpoint DIR/base.safetensors --lora 4 --lora-alpha 8 --entries 4 "
+                 "--batch 2 --epochs 1 --eval-freq 1 --eval-iter 1 --max-new 6 --lr 1e-2 --save DIR/ad.safetensors",
+                 dir, &r);
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    // 12 x 4 + 4 x 12 for each of W_query, W_key, W_value, out_proj; 12 x 4 + 4 x 48 and 48 x 4 + 4 x 12
+    // for the feed-forward; 12 x 4 + 4 x 50257 for out_head
+    cr_expect(strstr(r.out, "\nTotal trainable parameters after: 0\nTotal trainable LoRA parameters: 201,940\n") &&
+                  strstr(r.out, "\nLoRA adapters saved as "), "%s", r.out);
+    proc_result_free(&r);
+    char with[2][4096], words[1200];
+    for (int k = 0; k < 2; k++) { // the adapters on their model, then merged into it
+        if (k) {
+            finetune_run("merge DIR/base.safetensors DIR/ad.safetensors DIR/merged.safetensors", dir, &r);
+            cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+            cr_expect(strstr(r.out, "(rank 4, alpha 8) merged into its weights") != NULL, "%s", r.out);
+            proc_result_free(&r);
+        }
+        snprintf(words, sizeof words, "generate --checkpoint DIR/%s --ids 1,2,3 --max-new 8 --no-stream",
+                 k ? "merged.safetensors" : "base.safetensors --adapters DIR/ad.safetensors");
+        finetune_run(words, dir, &r);
+        cr_assert_eq(r.status, 0, "%s: exit %d: %s", words, r.status, r.err);
+        snprintf(with[k], sizeof with[k], "%s", r.out);
+        proc_result_free(&r);
+    }
+    cr_expect_str_eq(with[1], with[0], "the merged model generates other tokens than its adapters");
+    finetune_run("generate --checkpoint DIR/base.safetensors --ids 1,2,3 --max-new 8 --no-stream", dir, &r);
+    cr_expect(strcmp(r.out, with[0]) != 0, "the trained adapters change no token: the test proves nothing");
+    proc_result_free(&r);
+    char model[300], adapters[300];
+    snprintf(model, sizeof model, "%s/base.safetensors", dir);
+    snprintf(adapters, sizeof adapters, "%s/ad.safetensors", dir);
+    char *argv[] = {MYGPT_EXE, "chat", "--checkpoint", model, "--adapters", adapters, "--max-new", "6", NULL};
+    cr_assert_eq(run_process_input(argv, "Name a color.\n", &r), 0);
+    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_expect_eq(count_lines(r.out), 1, "'%s'", r.out);
+    proc_result_free(&r);
+    static const char *const bad[][2] = {
+        {"finetune --task classify --lora-alpha 8", "--lora-alpha goes with --lora"},
+        {"finetune --task classify --lora 0", "--lora"},
+        {"finetune --task instruct --lora 4 --save DIR/x.safetensors", "need their model as a file"},
+        {"merge DIR/base.safetensors DIR/ad.safetensors DIR/merged.safetensors", "is there already"},
+        {"merge DIR/base.safetensors DIR/ad.safetensors DIR/base.safetensors --force", "is a file being read"},
+        {"merge DIR/base.safetensors DIR/base.safetensors DIR/y.safetensors", "not a file of LoRA adapters"},
+        {"merge DIR/other.safetensors DIR/ad.safetensors DIR/y.safetensors", "adapters are for another model"},
+        {"generate --adapters DIR/ad.safetensors --ids 1,2 --max-new 1 --seed 1 --vocab 300 --embed 8 --heads 2 "
+         "--layers 1", "needs --checkpoint"},
+        {"generate --checkpoint DIR/base.safetensors --adapters DIR/ad.safetensors --ids 1,2 --max-new 1 "
+         "--weights int8", "merge them"},
+        {"generate --checkpoint DIR/ad.safetensors --ids 1,2 --max-new 1", "LoRA adapters only"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        finetune_run(bad[i][0], dir, &r);
+        cr_expect_eq(r.status, 2, "%s: exit %d: %s", bad[i][0], r.status, r.err);
+        cr_expect_eq(count_lines(r.err), 1, "%s: %s", bad[i][0], r.err);
+        cr_expect(strstr(r.err, bad[i][1]) != NULL, "%s: '%s' lacks '%s'", bad[i][0], r.err, bad[i][1]);
+        cr_expect_str_empty(r.out, "%s", bad[i][0]);
+        proc_result_free(&r);
+    }
+    static const char *const names[] = {"base.safetensors", "other.safetensors", "ad.safetensors", "merged.safetensors"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char p[300];
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        unlink(p);
+    }
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}

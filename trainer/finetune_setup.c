@@ -12,6 +12,7 @@
 #include "classifier_train.h"
 #include "mygpt/checkpoint.h"
 #include "mygpt/generate.h"
+#include "mygpt/lora.h"
 #include "mygpt/print.h"
 
 const char *const SPAM_FILES[3] = {"sms_spam_train.csv", "sms_spam_validation.csv", "sms_spam_test.csv"};
@@ -370,5 +371,28 @@ mygpt_status instruct_responses_json(mygpt_gpt *g, const mygpt_tokenizer *tok, c
     for (size_t i = 0; i < n; i++)
         free(responses[i]);
     free(responses);
+    return st;
+}
+
+/* ---- appendix E: LoRA --------------------------------------------------------------------- */
+
+void print_trainable_count(FILE *out, const char *what, unsigned long long n)
+{
+    mygpt_strbuf sb = {0};
+    mygpt_py_int_commas(&sb, (long long)n);
+    fprintf(out, "Total trainable %s: %s\n", what, sb.failed ? "?" : mygpt_sb_str(&sb));
+    mygpt_sb_free(&sb);
+}
+
+mygpt_status lora_wrap_print(FILE *out, mygpt_gpt *g, int rank, double alpha, mygpt_rng *rng, mygpt_error *err)
+{
+    // sum(p.numel() for p in model.parameters() if p.requires_grad), before and after
+    // for param in model.parameters(): param.requires_grad = False
+    print_trainable_count(out, "parameters before", g->num_parameters);
+    print_trainable_count(out, "parameters after", 0);
+    mygpt_status st = mygpt_lora_add(g, rank, alpha, rng, err); // replace_linear_with_lora(model, rank, alpha)
+    mygpt_param_counts pc;
+    if (st == MYGPT_OK && (st = mygpt_param_count(&g->config, &pc, err)) == MYGPT_OK)
+        print_trainable_count(out, "LoRA parameters", pc.lora);
     return st;
 }

@@ -67,6 +67,18 @@ mygpt_status classifier_from_lm(mygpt_gpt **out, const mygpt_gpt *lm, int num_cl
 mygpt_status classify_review(mygpt_gpt *g, const mygpt_tokenizer *tok, const char *text, size_t max_length,
                              int *label, mygpt_error *err);
 
+/* ---- appendix E: LoRA --------------------------------------------------------------------- */
+
+/* Appendix E's (and exercise 7.4's) three counts and replace_linear_with_lora: prints
+ * "Total trainable parameters before: 124,441,346" (every parameter of g), "... after: 0"
+ * (all frozen), gives g adapters of rank and alpha with each A drawn from rng
+ * (mygpt_lora_add), then prints "Total trainable LoRA parameters: 2,666,528". The
+ * caller's trainer then trains them alone (mygpt_trainer_freeze_for_lora). */
+mygpt_status lora_wrap_print(FILE *out, mygpt_gpt *g, int rank, double alpha, mygpt_rng *rng, mygpt_error *err);
+
+/* f"Total trainable {what}: {n:,}" */
+void print_trainable_count(FILE *out, const char *what, unsigned long long n);
+
 /* ---- chapter 7: the instruction data ---------------------------------------------------- */
 
 /* instruction-data.json and the book's 85 / 5 / 10 % split in file order; with limit > 0
