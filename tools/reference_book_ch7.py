@@ -441,6 +441,8 @@ FINETUNE_CASES = [
      "trf_blocks.1,final_norm,out_head"),
     ("gpt2_frozen_dropout", 12, 3, 3, 56, 2, 5e-4, 0, 6, 2, 56, 10, 0.1, "gpt2", 1, "trf_blocks.0.att,trf_blocks.2"),
     ("wide_cut_48_masked", 32, 8, 1, 48, 4, 2e-4, 1, 8, 2, 48, 6, 0.0, "llms-from-scratch", 1, "all"),
+    # prompts cut at 38 and masked: three of the four batches (and the evaluations) all -100, their losses nan
+    ("masked_out_nan", 8, 2, 1, 38, 1, 2e-4, 1, 4, 1, 38, 2, 0.0, "gpt2", 1, "all"),
 ]
 
 
