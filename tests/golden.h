@@ -17,10 +17,11 @@
 #define TEST_SANITIZED 0
 #endif
 
-/* The folder of the golden files (tests/golden in the source tree). */
+/* The folder of the golden files: tests/golden in the source tree, or the environment's
+ * MYGPT_GOLDEN_DIR when set (a cross-check's freshly made goldens, never the test suite's). */
 const char *golden_dir(void);
 
-/* Opens GOLDEN_DIR/name for reading; NULL if missing. */
+/* Opens golden_dir()/name for reading; NULL if missing. */
 FILE *golden_open(const char *name);
 
 /* Reads the next non-comment line (without its newline) into *line (malloc'd,

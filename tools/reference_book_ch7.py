@@ -32,7 +32,7 @@ from torch.utils.data import DataLoader, Dataset
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from reference_book_ch6 import checksum, encode_all  # noqa: E402
+from reference_book_ch6 import checksum, encode_all, sampled  # noqa: E402
 from gen_train_goldens import h32, hexes, stacked_grads  # noqa: E402
 from reference_gpt import GPT  # noqa: E402
 from reference_llms import GPTModel  # noqa: E402
@@ -317,10 +317,13 @@ def generate(model, idx, max_new_tokens, context_size, eos_id=None):
 
 def finetune(data_dir, cfg, n_data=10, batch_size=8, lr=5e-5, epochs=2, eval_freq=5, eval_iter=5,
              mask=False, allowed_max_length=1024, max_new_tokens=256, sample_tokens=50, out=sys.stdout,
-             trace=None):
+             trace=None, tied=False, trainable=None):
     """gpt_instruction_finetuning.py's main() from the split on, on GPTModel(cfg) drawn after
-    torch.manual_seed(123) (its --test_mode: n_data entries of each split; 0: all). trace (a
-    list) gets each step's loss as float32 bits and the responses' token ids."""
+    torch.manual_seed(123) (its --test_mode: n_data entries of each split; 0: all); tied: GPT-2's
+    head (the token embedding); trainable (a list of name prefixes, None for all): every other
+    parameter frozen (requires_grad False) before the optimizer is made. trace (a list) gets each
+    step's batch shape, loss as float32 bits and the checksums of its inputs and targets, the first
+    step's gradients of what trains (sampled), the frozen names, and the responses' token ids."""
     def say(*a):
         print(*a, file=out, flush=True)
     data = load(data_dir)
@@ -353,7 +356,10 @@ def finetune(data_dir, cfg, n_data=10, batch_size=8, lr=5e-5, epochs=2, eval_fre
                               drop_last=True, num_workers=0)
     val_loader = DataLoader(Items(val_data), batch_size=batch_size, collate_fn=collate_fn, shuffle=False,
                             drop_last=False, num_workers=0)
-    model = GPTModel(cfg)
+    model = GPTModel(cfg, tied=tied)
+    if trainable is not None:
+        for name, p in model.named_parameters():
+            p.requires_grad = any(name == t or name.startswith(t + ".") for t in trainable)
     model.eval()
     say("Loaded model: %s" % ("Small test model" if cfg["emb_dim"] == 12 else
                               "GPTModel(emb_dim=%d, n_heads=%d, n_layers=%d, context_length=%d)" %
@@ -378,7 +384,16 @@ def finetune(data_dir, cfg, n_data=10, batch_size=8, lr=5e-5, epochs=2, eval_fre
             optimizer.step()
             global_step += 1
             if trace is not None:
-                trace.append("step %d %d %d %s" % (global_step, x.shape[0], x.shape[1], h32(loss.item())))
+                trace.append("step %d %d %d %s %d %d" % (global_step, x.shape[0], x.shape[1], h32(loss.item()),
+                                                         checksum(x.flatten().tolist()),
+                                                         checksum(y.flatten().tolist())))
+            if trace is not None and global_step == 0:  # the gradients before the first update
+                for name, p in model.named_parameters():
+                    if p.requires_grad:
+                        trace.append("grad %s %d %s %s" % (name, p.numel(), h32(p.grad.abs().max().item()),
+                                                           sampled(p.grad)))
+                trace.append("frozen " + " ".join(name for name, p in model.named_parameters()
+                                                  if not p.requires_grad and p.grad is None))
             if global_step % eval_freq == 0:
                 model.eval()
                 with torch.no_grad():
@@ -407,18 +422,27 @@ def finetune(data_dir, cfg, n_data=10, batch_size=8, lr=5e-5, epochs=2, eval_fre
     say(json.dumps(test_data, indent=4))
 
 
-def test_mode_config(emb=12, heads=2, layers=1, context=120, drop=0.0):
+def test_mode_config(emb=12, heads=2, layers=1, context=120, drop=0.0, qkv=False):
     """gpt_instruction_finetuning.py --test_mode's BASE_CONFIG (the defaults)."""
-    return dict(vocab_size=50257, context_length=context, drop_rate=drop, qkv_bias=False, emb_dim=emb,
+    return dict(vocab_size=50257, context_length=context, drop_rate=drop, qkv_bias=qkv, emb_dim=emb,
                 n_layers=layers, n_heads=heads)
 
 
-# the test suite's runs: NAME C NH L CONTEXT BATCH LR MASK N EPOCHS ALLOWED MAX_NEW DROP
+# the test suite's runs: NAME C NH L CONTEXT BATCH LR MASK N EPOCHS ALLOWED MAX_NEW DROP ARCH QKV TRAINS
+# (TRAINS: "all", or the comma-separated name prefixes that train, everything else frozen); vocab 50257
 FINETUNE_CASES = [
-    ("book_test_mode", 12, 2, 1, 120, 8, 5e-5, 0, 10, 2, 1024, 24, 0.0),
-    ("masked_lr_1e-3", 16, 4, 2, 96, 4, 1e-3, 1, 12, 2, 96, 20, 0.0),
-    ("dropout_b3", 8, 1, 1, 64, 3, 5e-4, 0, 9, 2, 64, 12, 0.1),
-    ("cut_40", 24, 3, 2, 40, 2, 2e-3, 0, 6, 3, 40, 30, 0.0),
+    ("book_test_mode", 12, 2, 1, 120, 8, 5e-5, 0, 10, 2, 1024, 24, 0.0, "llms-from-scratch", 0, "all"),
+    ("masked_lr_1e-3", 16, 4, 2, 96, 4, 1e-3, 1, 12, 2, 96, 20, 0.0, "llms-from-scratch", 0, "all"),
+    ("dropout_b3", 8, 1, 1, 64, 3, 5e-4, 0, 9, 2, 64, 12, 0.1, "llms-from-scratch", 0, "all"),
+    ("cut_40", 24, 3, 2, 40, 2, 2e-3, 0, 6, 3, 40, 30, 0.0, "llms-from-scratch", 0, "all"),
+    ("gpt2_masked", 16, 2, 2, 72, 2, 3e-4, 1, 6, 2, 72, 10, 0.0, "gpt2", 1, "all"),
+    ("qkv_bias_b5", 20, 5, 1, 80, 5, 1e-4, 0, 10, 2, 80, 8, 0.0, "llms-from-scratch", 1, "all"),
+    ("frozen_last_block_masked", 16, 2, 2, 64, 3, 1e-3, 1, 9, 2, 64, 10, 0.0, "llms-from-scratch", 0,
+     "trf_blocks.1,final_norm,out_head"),
+    ("gpt2_frozen_dropout", 12, 3, 3, 56, 2, 5e-4, 0, 6, 2, 56, 10, 0.1, "gpt2", 1, "trf_blocks.0.att,trf_blocks.2"),
+    ("wide_cut_48_masked", 32, 8, 1, 48, 4, 2e-4, 1, 8, 2, 48, 6, 0.0, "llms-from-scratch", 1, "all"),
+    # prompts cut at 38 and masked: three of the four batches (and the evaluations) all -100, their losses nan
+    ("masked_out_nan", 8, 2, 1, 38, 1, 2e-4, 1, 4, 1, 38, 2, 0.0, "gpt2", 1, "all"),
 ]
 
 
@@ -426,15 +450,18 @@ def finetune_golden(data_dir, path):
     import io
     lines = ["# the book's chapter-7 fine-tuning (train_model_simple, then generate with eos 50256) in PyTorch %s "
              "-- generated by tools/reference_book_ch7.py --finetune-golden, do not edit" % torch.__version__,
-             "# run NAME C NH L CONTEXT BATCH LR MASK N EPOCHS ALLOWED MAX_NEW DROP; step I B T LOSS_HEX; "
+             "# run NAME C NH L CONTEXT BATCH LR MASK N EPOCHS ALLOWED MAX_NEW DROP ARCH QKV TRAINS (all, or the "
+             "prefixes that train); step I B T LOSS_HEX INPUTS_CHECKSUM TARGETS_CHECKSUM (golden_checksum on int64); "
+             "grad NAME NUMEL MAXABS INDEX:HEX... (the first step's, what trains); frozen NAME...; "
              "response I PROMPT_LEN IDS...; log LINE (what the run prints); end"]
-    for name, C, NH, L, ctx, B, lr, mask, n, epochs, allowed, max_new, drop in FINETUNE_CASES:
-        lines.append("run %s %d %d %d %d %d %r %d %d %d %d %d %r" % (name, C, NH, L, ctx, B, lr, mask, n, epochs,
-                                                                 allowed, max_new, drop))
+    for name, C, NH, L, ctx, B, lr, mask, n, epochs, allowed, max_new, drop, arch, qkv, trains in FINETUNE_CASES:
+        lines.append("run %s %d %d %d %d %d %r %d %d %d %d %d %r %s %d %s" % (
+            name, C, NH, L, ctx, B, lr, mask, n, epochs, allowed, max_new, drop, arch, qkv, trains))
         trace, out = [], io.StringIO()
-        finetune(data_dir, test_mode_config(C, NH, L, ctx, drop), n_data=n, batch_size=B, lr=lr, epochs=epochs,
-                 eval_freq=2, eval_iter=2, mask=bool(mask), allowed_max_length=allowed, max_new_tokens=max_new,
-                 sample_tokens=10, out=out, trace=trace)
+        finetune(data_dir, test_mode_config(C, NH, L, ctx, drop, bool(qkv)), n_data=n, batch_size=B, lr=lr,
+                 epochs=epochs, eval_freq=2, eval_iter=2, mask=bool(mask), allowed_max_length=allowed,
+                 max_new_tokens=max_new, sample_tokens=10, out=out, trace=trace, tied=arch == "gpt2",
+                 trainable=None if trains == "all" else trains.split(","))
         lines += trace
         lines += ["log " + l for l in out.getvalue().split("\n")[:-1]]
         lines.append("end")

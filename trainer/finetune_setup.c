@@ -123,6 +123,23 @@ mygpt_status spam_print_accuracies(FILE *out, mygpt_gpt *g, spam_loaders *l, myg
     return MYGPT_OK;
 }
 
+mygpt_status spam_finetune_print(FILE *out, mygpt_trainer *tr, spam_loaders *l, mygpt_rng *rng, double lr,
+                                 long epochs, int64_t *x, int64_t *y, mygpt_error *err)
+{
+    mygpt_rng_seed(rng, 123);
+    mygpt_optimizer opt;
+    mygpt_adamw_init(&opt, lr);
+    opt.weight_decay = 0.1;
+    const classifier_run run = {.epochs = epochs, .eval_freq = 50, .eval_iter = 5};
+    long seen;
+    mygpt_status st = classifier_train(out, tr, &opt, &l->train, &l->train_eval, &l->val, rng, &run, x, y, &seen, err);
+    mygpt_optimizer_free(&opt);
+    if (st != MYGPT_OK)
+        return st;
+    fprintf(out, "Examples seen: %ld\n", seen);
+    return spam_print_accuracies(out, tr->model, l, rng, 0, x, y, err); // calc_accuracy_loader over every batch
+}
+
 mygpt_status spam_print_losses(FILE *out, mygpt_gpt *g, spam_loaders *l, mygpt_rng *rng, size_t num_batches,
                                int64_t *x, int64_t *y, mygpt_error *err)
 {

@@ -54,6 +54,13 @@ mygpt_status spam_print_accuracies(FILE *out, mygpt_gpt *g, spam_loaders *l, myg
 mygpt_status spam_print_losses(FILE *out, mygpt_gpt *g, spam_loaders *l, mygpt_rng *rng, size_t num_batches,
                                int64_t *x, int64_t *y, mygpt_error *err);
 
+/* The book's chapter-6 run after its set-up (section 6.7; appendix E's too): torch.manual_seed(123);
+ * AdamW(model.parameters(), lr, weight_decay=0.1); train_classifier_simple(num_epochs=epochs,
+ * eval_freq=50, eval_iter=5) printing its log; "Examples seen: N"; then the accuracies over
+ * every batch. tr trains what its mask says. x, y: room for one batch. */
+mygpt_status spam_finetune_print(FILE *out, mygpt_trainer *tr, spam_loaders *l, mygpt_rng *rng, double lr,
+                                 long epochs, int64_t *x, int64_t *y, mygpt_error *err);
+
 /* The book's chapter-6 model from a language model lm (any architecture, not changed): its
  * weights, the output head replaced by nn.Linear(emb_dim, num_classes) drawn after
  * torch.manual_seed(123) as the book draws it. *out is new; MYGPT_EINVAL for num_classes < 1

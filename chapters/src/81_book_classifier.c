@@ -89,20 +89,9 @@ int main(int argc, char **argv)
     chapter_check(&ch, spam_print_losses(stdout, g, &l, &rng, 5, x, y, &err), &err);
 
     // 6.7: torch.manual_seed(123); AdamW(model.parameters(), lr=5e-5, weight_decay=0.1);
-    // train_classifier_simple(num_epochs=5, eval_freq=50, eval_iter=5)
-    mygpt_rng_seed(&rng, 123);
-    mygpt_optimizer opt;
-    mygpt_adamw_init(&opt, 5e-5);
-    opt.weight_decay = 0.1;
-    const classifier_run run = {.epochs = ch.smoke ? 1 : 5, .eval_freq = 50, .eval_iter = 5};
-    long seen;
-    chapter_check(&ch, classifier_train(stdout, tr, &opt, &l.train, &l.train_eval, &l.val, &rng, &run, x, y, &seen, &err),
-                  &err);
-    printf("Examples seen: %ld\n", seen);
-    // calc_accuracy_loader over every batch
-    chapter_check(&ch, spam_print_accuracies(stdout, g, &l, &rng, 0, x, y, &err), &err);
+    // train_classifier_simple(num_epochs=5, eval_freq=50, eval_iter=5), then the accuracies
+    chapter_check(&ch, spam_finetune_print(stdout, tr, &l, &rng, 5e-5, ch.smoke ? 1 : 5, x, y, &err), &err);
 
-    mygpt_optimizer_free(&opt);
     mygpt_trainer_free(tr);
     mygpt_gpt_free(g);
     free(x);

@@ -87,19 +87,9 @@ int main(int argc, char **argv)
     chapter_check(&ch, spam_print_accuracies(stdout, g, &l, &rng, 10, x, y, &err), &err);
 
     // torch.manual_seed(123); AdamW(model.parameters(), lr=8e-4, weight_decay=0.1);
-    // train_classifier_simple(num_epochs=5, eval_freq=50, eval_iter=5)
-    mygpt_rng_seed(&rng, 123);
-    mygpt_optimizer opt;
-    mygpt_adamw_init(&opt, 8e-4);
-    opt.weight_decay = 0.1;
-    const classifier_run run = {.epochs = ch.smoke ? 1 : 5, .eval_freq = 50, .eval_iter = 5};
-    long seen;
-    chapter_check(&ch, classifier_train(stdout, tr, &opt, &l.train, &l.train_eval, &l.val, &rng, &run, x, y, &seen, &err),
-                  &err);
-    printf("Examples seen: %ld\n", seen);
-    chapter_check(&ch, spam_print_accuracies(stdout, g, &l, &rng, 0, x, y, &err), &err);
+    // train_classifier_simple(num_epochs=5, eval_freq=50, eval_iter=5): the adapters alone
+    chapter_check(&ch, spam_finetune_print(stdout, tr, &l, &rng, 8e-4, ch.smoke ? 1 : 5, x, y, &err), &err);
 
-    mygpt_optimizer_free(&opt);
     mygpt_trainer_free(tr);
     mygpt_gpt_free(g);
     free(x);
