@@ -23,7 +23,7 @@ static const arg_spec FORWARD_ARGS[] = {
 
 static const arg_spec PARAMS_ARGS[] = {
     {"vocab", 1, 0}, {"embed", 1, 0}, {"heads", 1, 0}, {"layers", 1, 0}, {"max-seq", 1, 0},
-    ARCH_FLAGS, {NULL, 0, 0}};
+    ARCH_FLAGS, {"classes", 1, 0}, {"lora", 1, 0}, {NULL, 0, 0}};
 
 /* Reads --vocab --embed --heads --layers [--max-seq] (default 64). */
 int read_config(const char *cmd, const parsed_args *a, mygpt_config *cfg)
@@ -267,19 +267,26 @@ int cmd_params(int argc, char **argv)
     int rc = args_parse(cmd, argc, argv, PARAMS_ARGS, 0, &a);
     if (rc < 0) {
         printf("usage: mygpt params --vocab V --embed C --heads H --layers N [--max-seq M]\n"
-               "                    [--arch A [--qkv-bias]]\n"
+               "                    [--arch A [--qkv-bias]] [--classes N] [--lora R]\n"
                "\n"
                "The parameter count of GPT(V, C, H, N, M) per module, in the layout of\n"
                "chapter 12's table (--max-seq defaults to 64). Nothing is allocated, so\n"
                "GPT-2 small (--vocab 50257 --embed 768 --heads 12 --layers 12 --max-seq 1024)\n"
-               "is instant.\n");
+               "is instant. --classes N: the book's chapter-6 head nn.Linear(C, N) instead of the\n"
+               "language model's; --lora R: appendix E's adapters of rank R on every Linear (the\n"
+               "book's GPT-2 small with 2 classes and rank 16: 2,666,528 of them).\n");
         return 0;
     }
     if (rc)
         return rc;
     mygpt_config cfg;
-    if (read_config(cmd, &a, &cfg))
+    int64_t classes = 0, rank = 0;
+    if (read_config(cmd, &a, &cfg) || args_i64_in(cmd, &a, "classes", 1, 1 << 24, 0, &classes) ||
+        args_i64_in(cmd, &a, "lora", 1, MYGPT_LORA_MAX_RANK, 0, &rank))
         return EXIT_USAGE;
+    cfg.num_classes = (int)classes;
+    cfg.lora_rank = (int)rank;
+    cfg.lora_alpha = (double)rank; // the counts do not depend on it
     mygpt_param_counts pc;
     mygpt_error err = {0};
     if (mygpt_param_count(&cfg, &pc, &err) != MYGPT_OK) {

@@ -2683,6 +2683,13 @@ Test(cli_lora, finetune_saves_adapters_that_chat_generate_and_merge_read, .timeo
         cr_expect_str_empty(r.out, "%s", bad[i][0]);
         proc_result_free(&r);
     }
+    // the counts the book's appendix E prints for GPT-2 small with its 2-class head, without building it
+    finetune_run("params --vocab 50257 --embed 768 --heads 12 --layers 12 --max-seq 1024 --arch llms-from-scratch "
+                 "--qkv-bias --classes 2 --lora 16", dir, &r);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "\nLoRA adapters       (rank 16):     2666528\nTotal parameters:                  127107874\n"),
+              "124,441,346 + 2,666,528: %s", r.out);
+    proc_result_free(&r);
     static const char *const names[] = {"base.safetensors", "other.safetensors", "ad.safetensors", "merged.safetensors"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char p[300];

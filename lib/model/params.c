@@ -365,6 +365,8 @@ mygpt_status mygpt_param_table(mygpt_strbuf *sb, const mygpt_config *cfg,
         mygpt_sb_printf(sb, "Class head        (n*C + n):       %5llu\n", (unsigned long long)pc->head);
     else // an untied head (the book's out_head)
         mygpt_sb_printf(sb, "Output head           (V*C):       %5llu\n", (unsigned long long)pc->head);
+    if (pc->lora > 0) // appendix E's A and B beside every Linear
+        mygpt_sb_printf(sb, "LoRA adapters       (rank %d):     %5llu\n", cfg->lora_rank, (unsigned long long)pc->lora);
     return mygpt_sb_printf(sb, "Total parameters:                  %5llu\n",
                            (unsigned long long)pc->total);
 }
