@@ -95,20 +95,23 @@ static int usage(void)
            "context 120) drawn after torch.manual_seed(--seed, default 123); its numbers are\n"
            "chapters 81's and 86's. The generator is then seeded with 123 before the training,\n"
            "as the scripts do. --threads K: OpenMP threads (the same bits for any K).\n"
-           "\n"
-           "--lora R [--lora-alpha A] (the book's appendix E; exercise 7.4 for instruct): every\n"
+           "\n");
+    printf("--lora R [--lora-alpha A] (the book's appendix E; exercise 7.4 for instruct): every\n"
            "parameter frozen and every nn.Linear wrapped in LinearWithLoRA of rank R and alpha A\n"
            "(default R), W x + b + (A / R) (x A_r) B_r: prints the trainable counts before, after\n"
            "freezing and of the adapters, and trains the adapters alone (classify: after the\n"
-           "accuracies of 10 batches, as the appendix; its lr 8e-4 is then the default).\n"
-           "Exercise 7.4's code scales by alpha alone (the printed appendix too): its run is\n"
-           "--lora 16 --lora-alpha 256.\n"
+           "accuracies of 10 batches, as the appendix; its lr 8e-4 is then the default). A tied\n"
+           "head (Hugging Face's GPT-2: the head is the token embedding) is no Linear of its own\n"
+           "and gets no adapter, where the book's GPTModel has a copy of it as out_head and wraps\n"
+           "that: on such a checkpoint the counts and draws are not exercise 7.4's. Its code (and\n"
+           "the printed appendix) scales by alpha alone: --lora 16 --lora-alpha 256 is its scale.\n"
            "\n"
            "--save FILE: the fine-tuned model, a checkpoint `mygpt chat --checkpoint FILE` talks\n"
            "to (instruct) or the classifier; with --lora the adapters alone, for\n"
            "`mygpt chat|generate --checkpoint CHECKPOINT --adapters FILE` or `mygpt merge`\n"
-           "(so --lora --save needs --checkpoint). --save and --responses never replace a file\n"
-           "that is there, unless --force. The GPT-2 vocabulary comes from the data folder.\n");
+           "(so --lora --save needs --checkpoint; for classify, a classifier: this command's\n"
+           "--epochs 0 --save makes one). --save and --responses never replace a file that is\n"
+           "there, unless --force. The GPT-2 vocabulary comes from the data folder.\n");
     return 0;
 }
 
@@ -180,9 +183,12 @@ static int save_model(const char *cmd, const parsed_args *a, const mygpt_gpt *g)
                   : mygpt_checkpoint_save(g, args_get(a, "save"), &err);
     if (st != MYGPT_OK)
         return cli_write_fail(cmd, st, &err);
+    struct stat sb; // a Hugging Face folder's model is its model.safetensors
+    const char *base = args_get(a, "checkpoint");
+    const int folder = stat(base, &sb) == 0 && S_ISDIR(sb.st_mode);
     if (adapters)
-        printf("LoRA adapters saved as %s (for --checkpoint %s --adapters %s)\n", args_get(a, "save"),
-               args_get(a, "checkpoint"), args_get(a, "save"));
+        printf("LoRA adapters saved as %s (for --checkpoint %s%s --adapters %s)\n", args_get(a, "save"), base,
+               folder ? "/model.safetensors" : "", args_get(a, "save"));
     else
         printf("Model saved as %s\n", args_get(a, "save"));
     return 0;
@@ -239,6 +245,12 @@ static int run_classify(const char *cmd, const parsed_args *a, const finetune_op
         lm = NULL;
     } else if (lm->config.num_classes > 0) {
         cli_error(cmd, "--checkpoint: a classifier of %d classes: the spam texts have 2", lm->config.num_classes);
+        rc = EXIT_USAGE;
+        goto done;
+    } else if (o->lora_rank > 0 && args_has(a, "save")) {
+        cli_error(cmd, "--lora --save: the adapters alone would lack the new 2-class head, which is not in %s: save "
+                       "the classifier first (--epochs 0 --save CLASSIFIER), then tune it with --checkpoint "
+                       "CLASSIFIER --lora %lld --save ADAPTERS", args_get(a, "checkpoint"), (long long)o->lora_rank);
         rc = EXIT_USAGE;
         goto done;
     } else if ((st = classifier_from_lm(&g, lm, 2, &err)) != MYGPT_OK) {

@@ -20,6 +20,7 @@
 #include <mygpt.h>
 
 #include "golden.h"
+#include "model/params.h"
 
 static float unhex32(const char *h)
 {
@@ -387,6 +388,20 @@ Test(classify, the_same_bits_for_1_2_and_3_threads)
     omp_set_num_threads(saved);
 }
 
+/* Every adapter's B as if trained (B starts at zero: the adapters would change nothing),
+ * each row of the table with other values, so a mix-up of two Linears shows. */
+static void fill_adapters_b(mygpt_gpt *g)
+{
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) {
+        const char *name = mygpt_param_tensor_name(i);
+        if (name[strlen(name) - 1] != 'B' || strcmp(name, "wte") == 0)
+            continue;
+        float *b = mygpt_param_tensor(&g->params, i);
+        for (size_t k = 0; k < g->param_sizes[i]; k++)
+            b[k] = 0.01f * (float)((int)((k * 7 + (size_t)i * 3) % 11) - 5);
+    }
+}
+
 /* The logits (B, T, 2) of g on a fixed input, copied to out. */
 static void small_logits(mygpt_gpt *g, float *out, size_t len)
 {
@@ -396,6 +411,49 @@ static void small_logits(mygpt_gpt *g, float *out, size_t len)
     mygpt_error err = {0};
     cr_assert_eq(mygpt_gpt_forward(g, ids, 2, 16, &err), MYGPT_OK, "%s", err.message);
     memcpy(out, g->acts.logits, len * sizeof *out);
+}
+
+/* Writes to `to` the safetensors file `from` with the first `what` in its header replaced by
+ * `with` (the header padded again), or cut to `cut` bytes (cut > 0), or with the bytes at data
+ * offsets `poke` and the one before set to 0xff (a float's two high bytes: NaN). */
+static void broken_copy(const char *from, const char *to, const char *what, const char *with, long cut, long poke)
+{
+    FILE *f = fopen(from, "rb");
+    cr_assert_not_null(f);
+    static unsigned char buf[1 << 20];
+    const size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    uint64_t hlen = 0;
+    for (int b = 0; b < 8; b++)
+        hlen |= (uint64_t)buf[b] << (8 * b);
+    char header[8192];
+    cr_assert_lt(hlen, sizeof header);
+    memcpy(header, buf + 8, hlen);
+    header[hlen] = '\0';
+    char *at = what ? strstr(header, what) : NULL;
+    char fixed[8400];
+    if (at)
+        snprintf(fixed, sizeof fixed, "%.*s%s%s", (int)(at - header), header, with, at + strlen(what));
+    else
+        snprintf(fixed, sizeof fixed, "%s", header);
+    size_t flen = strlen(fixed);
+    while (flen > 0 && fixed[flen - 1] == ' ') // the old padding, then new
+        flen--;
+    while (flen % 8)
+        fixed[flen++] = ' ';
+    unsigned char *data = buf + 8 + hlen;
+    size_t dlen = n - 8 - hlen;
+    if (poke >= 1)
+        data[poke] = data[poke - 1] = 0xff;
+    FILE *o = fopen(to, "wb");
+    cr_assert_not_null(o);
+    unsigned char len8[8];
+    for (int b = 0; b < 8; b++)
+        len8[b] = (unsigned char)((uint64_t)flen >> (8 * b));
+    fwrite(len8, 1, 8, o);
+    fwrite(fixed, 1, flen, o);
+    fwrite(data, 1, cut > 0 ? (size_t)cut : dlen, o);
+    cr_assert_eq(fclose(o), 0);
 }
 
 Test(classify, lora_adapters_save_alone_load_onto_their_model_and_merge)
@@ -411,10 +469,7 @@ Test(classify, lora_adapters_save_alone_load_onto_their_model_and_merge)
     cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, &err), MYGPT_OK, "%s", err.message);
     cr_assert_eq(mygpt_lora_add(g, 4, 8, &rng, &err), MYGPT_OK, "%s", err.message);
     cr_expect_eq(mygpt_lora_add(g, 4, 8, &rng, &err), MYGPT_EINVAL, "adapters twice");
-    for (size_t i = 0; i < g->param_sizes[MYGPT_PARAM_qB]; i++) // B as if trained, so the adapters matter
-        g->params.qB[i] = g->params.fc2B[i % g->param_sizes[MYGPT_PARAM_fc2B]] = 0.01f * (float)((int)(i % 7) - 3);
-    for (size_t i = 0; i < g->param_sizes[MYGPT_PARAM_lmB]; i++)
-        g->params.lmB[i] = 0.05f * (float)i;
+    fill_adapters_b(g);
     float with[LOGITS], loaded[LOGITS], merged[LOGITS], plain[LOGITS];
     small_logits(g, with, LOGITS);
     char dir[] = "/tmp/mygpt_lora_XXXXXX", path[64], full[64];
@@ -435,6 +490,35 @@ Test(classify, lora_adapters_save_alone_load_onto_their_model_and_merge)
     small_logits(base, loaded, LOGITS);
     cr_expect_eq(memcmp(loaded, with, sizeof with), 0, "the loaded adapters compute other logits");
     cr_expect(memcmp(plain, with, sizeof with) != 0, "the adapters change nothing: the test proves nothing");
+    // broken files: one error each, the model unchanged
+    static const struct {
+        const char *what, *with;
+        long cut, poke;
+        const char *says;
+    } broken[] = {
+        {"\"lora_rank\":\"4\"", "\"lora_rank\":\"1e20\"", 0, -1, "lora_rank"},
+        {"\"lora_rank\":\"4\"", "\"lora_rank\":\"0\"", 0, -1, "lora_rank"},
+        {",\"lora_alpha\":\"8\"", "", 0, -1, "not a file of LoRA adapters"},
+        {"\"lora_rank\":\"4\"", "\"lora_rank\":\"2\"", 0, -1, "not F32 of shape"},
+        {"\"dtype\":\"F32\"", "\"dtype\":\"F16\"", 0, -1, "not F32"},
+        {"\"embed_dim\":\"32\"", "\"embed_dim\":\"48\"", 0, -1, "for another model"},
+        {NULL, NULL, 100, -1, ""},
+        {NULL, NULL, 0, 3, "non-finite"},
+    };
+    mygpt_gpt *victim;
+    cr_assert_eq(mygpt_gpt_create(&victim, &cfg, 3, &err), MYGPT_OK);
+    char bad[80];
+    snprintf(bad, sizeof bad, "%s/broken.safetensors", dir);
+    for (size_t i = 0; i < sizeof broken / sizeof broken[0]; i++) {
+        broken_copy(path, bad, broken[i].what, broken[i].with, broken[i].cut, broken[i].poke);
+        err.message[0] = '\0';
+        cr_expect_neq(mygpt_checkpoint_load_adapters(victim, bad, &err), MYGPT_OK, "broken file %zu loads", i);
+        cr_expect(strstr(err.message, broken[i].says) != NULL, "broken file %zu: '%s' lacks '%s'", i, err.message,
+                  broken[i].says);
+        cr_expect_eq(victim->config.lora_rank, 0, "broken file %zu changed the model", i);
+    }
+    unlink(bad);
+    mygpt_gpt_free(victim);
     // onto another model: refused, the model unchanged
     mygpt_config wide = cfg;
     wide.embed_dim = 48;
@@ -601,3 +685,52 @@ Test(classify, a_masked_backward_gives_the_full_backwards_bits_for_what_trains)
     mygpt_trainer_free(part);
     mygpt_gpt_free(g);
 }
+
+/* A tied head (the course's, GPT-2's) is the token embedding, no Linear of its own: with
+ * adapters the blocks' Linears get theirs and the head none; forward, backward and merge run
+ * within the model's memory (the sanitizers see any read past it) and the merged model
+ * computes what the adapters did. */
+Test(classify, a_tied_head_gets_no_adapter)
+{
+    for (int a = MYGPT_ARCH_COURSE; a <= MYGPT_ARCH_GPT2; a += MYGPT_ARCH_GPT2 - MYGPT_ARCH_COURSE) {
+        const mygpt_config cfg = {.vocab_size = 300, .embed_dim = 32, .num_heads = 4, .num_layers = 2,
+                                  .max_seq_len = 16, .arch = (mygpt_arch)a, .qkv_bias = a == MYGPT_ARCH_GPT2};
+        mygpt_error err = {0};
+        mygpt_gpt *g;
+        mygpt_trainer *tr;
+        mygpt_rng rng = {0};
+        mygpt_rng_seed(&rng, 2);
+        cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, &err), MYGPT_OK, "%s", err.message);
+        cr_assert_eq(mygpt_lora_add(g, 4, 4, &rng, &err), MYGPT_OK, "%s", err.message);
+        cr_expect_eq(g->param_sizes[MYGPT_PARAM_lmA] + g->param_sizes[MYGPT_PARAM_lmB], 0, "%s: a head adapter",
+                     mygpt_arch_name((mygpt_arch)a));
+        fill_adapters_b(g);
+        enum { B = 2, T = 16, V = 300 };
+        int64_t ids[B * T], targets[B * T];
+        for (int i = 0; i < B * T; i++)
+            ids[i] = (i * 31 + 5) % V, targets[i] = (i * 17 + 2) % V;
+        static float with[B * T * V];
+        cr_assert_eq(mygpt_gpt_forward(g, ids, B, T, &err), MYGPT_OK, "%s", err.message);
+        memcpy(with, g->acts.logits, sizeof with);
+        float loss;
+        cr_assert_eq(mygpt_trainer_create(&tr, g, &err), MYGPT_OK);
+        cr_assert_eq(mygpt_trainer_freeze_for_lora(tr, &err), MYGPT_OK);
+        cr_assert_eq(mygpt_trainer_forward(tr, ids, targets, B, T, &loss, &err), MYGPT_OK, "%s", err.message);
+        cr_assert_eq(mygpt_trainer_backward(tr, &err), MYGPT_OK, "%s", err.message);
+        cr_expect(isfinite(loss));
+        float most = 0; // the adapters' gradients are there, the embedding's (frozen) zero
+        for (size_t k = 0; k < g->param_sizes[MYGPT_PARAM_qA]; k++)
+            most = fmaxf(most, fabsf(tr->grads.qA[k]));
+        cr_expect_gt(most, 0.0f, "no gradient reached the first block's adapter");
+        for (size_t k = 0; k < g->param_sizes[MYGPT_PARAM_wte]; k++)
+            cr_assert_eq(tr->grads.wte[k], 0.0f, "the frozen embedding has a gradient");
+        mygpt_trainer_free(tr);
+        cr_assert_eq(mygpt_lora_merge(g, &err), MYGPT_OK, "%s", err.message);
+        cr_assert_eq(mygpt_gpt_forward(g, ids, B, T, &err), MYGPT_OK);
+        for (int i = 0; i < B * T * V; i++)
+            cr_assert_leq(fabsf(g->acts.logits[i] - with[i]), 1e-5f * fmaxf(1.0f, fabsf(with[i])), "%s: logit %d",
+                          mygpt_arch_name((mygpt_arch)a), i);
+        mygpt_gpt_free(g);
+    }
+}
+

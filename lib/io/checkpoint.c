@@ -521,8 +521,8 @@ static const char *json_metadata(const mygpt_json *j, size_t m, mygpt_config *cf
             errno = 0;
             const double v = strtod(val, &endp);
             if (*val == '\0' || *endp != '\0' || errno || !(v > 0 && v < 1e30) ||
-                (which == 8 && (v != (int)v || v > MYGPT_LORA_MAX_RANK)))
-                return which == 8 ? "__metadata__'s lora_rank is not a rank (1 to 1024)"
+                (which == 8 && (v > MYGPT_LORA_MAX_RANK || v != (int)v)))
+                return which == 8 ? "__metadata__'s lora_rank is not a whole number from 1 to MYGPT_LORA_MAX_RANK"
                                   : "__metadata__'s lora_alpha is not a positive number";
             if (which == 8)
                 cfg->lora_rank = (int)v;
@@ -722,6 +722,18 @@ typedef struct header_read {
     size_t data_at, data_len;
 } header_read;
 
+/* A file replaced or rewritten while it was read may hold parts of two files: MYGPT_EIO
+ * when it is not as read_header found it. */
+static mygpt_status unchanged_since_read(const header_read *h, const char *path, mygpt_error *err)
+{
+    struct stat now;
+    if (fstat(h->fd, &now) != 0 || now.st_size != h->sbuf.st_size || now.st_mtim.tv_sec != h->sbuf.st_mtim.tv_sec ||
+        now.st_mtim.tv_nsec != h->sbuf.st_mtim.tv_nsec)
+        return mygpt_fail(err, MYGPT_EIO, "%s changed while being read (written to by another program): not loaded",
+                          path);
+    return MYGPT_OK;
+}
+
 static void header_free(header_read *h)
 {
     free(h->entries);
@@ -832,7 +844,6 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
     mygpt_config cfg = h.cfg;
     const int found = h.found;
     const mygpt_weights wf = h.wf;
-    const struct stat sbuf = h.sbuf;
     if (cfg.lora_rank > 0)
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EINVAL, "%s holds LoRA adapters only: load the model they were "
                                          "trained on and apply them (mygpt_checkpoint_load_adapters)", path));
@@ -1001,12 +1012,7 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
             MYGPT_TRY_CLEANUP(st, mygpt_fail(err, st, "%s: %s", path, inner.message));
         }
     }
-    // a file replaced or rewritten while it was read may hold parts of two files
-    struct stat now;
-    if (fstat(fd, &now) != 0 || now.st_size != sbuf.st_size || now.st_mtim.tv_sec != sbuf.st_mtim.tv_sec ||
-        now.st_mtim.tv_nsec != sbuf.st_mtim.tv_nsec)
-        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EIO, "%s changed while being read (written to by another "
-                                         "program): not loaded", path));
+    MYGPT_TRY_CLEANUP(st, unchanged_since_read(&h, path, err));
     *out = g;
     g = NULL;
 cleanup:
@@ -1057,6 +1063,11 @@ mygpt_status mygpt_checkpoint_load_adapters(mygpt_gpt *g, const char *path, mygp
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: holds %zu tensors, where the adapters of this model "
                                          "are %d (a head of another size, or tensors that are not adapters)", path,
                                          h.n, nt));
+    const int tiled = offsets_tile(h.entries, h.n, h.data_len);
+    if (tiled <= 0)
+        MYGPT_TRY_CLEANUP(st, tiled < 0 ? mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading adapters")
+                                        : mygpt_fail(err, MYGPT_EFORMAT, "%s: the tensors' data offsets do not tile the "
+                                                     "%zu bytes of data", path, h.data_len));
     if (!(data = calloc((size_t)nt, sizeof *data)))
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading adapters"));
     // every value read and checked before the model changes
@@ -1080,6 +1091,7 @@ mygpt_status mygpt_checkpoint_load_adapters(mygpt_gpt *g, const char *path, mygp
                 MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: %s holds a non-finite value (%g)", path,
                                                  e->name, (double)data[i][k]));
     }
+    MYGPT_TRY_CLEANUP(st, unchanged_since_read(&h, path, err));
     MYGPT_TRY_CLEANUP(st, mygpt_lora_add(g, cfg.lora_rank, cfg.lora_alpha, NULL, err));
     const tensor_bytes floats = float_bytes(&g->params);
     for (int i = 0; i < nt; i++)

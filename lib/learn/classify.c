@@ -9,6 +9,7 @@
 
 #include "mygpt/train.h"
 #include "base/base.h"
+#include "model/params.h"
 
 /* ---- which parameters train ------------------------------------------------------------- */
 
@@ -75,8 +76,9 @@ mygpt_status mygpt_trainer_freeze_for_lora(mygpt_trainer *tr, mygpt_error *err)
     for (int j = 0; j < n; j++) {
         mygpt_state_entry e;
         mygpt_state_dict_entry(cfg, NULL, j, &e);
-        const size_t len = strlen(e.name);
-        if (len > 7 && (strcmp(e.name + len - 7, ".lora.A") == 0 || strcmp(e.name + len - 7, ".lora.B") == 0))
+        mygpt_param_info info;
+        mygpt_param_info_get(cfg, e.tensor, &info);
+        if (info.role == MYGPT_ROLE_LORA_A || info.role == MYGPT_ROLE_LORA_B)
             tr->trainable[j] = 1;
     }
     return MYGPT_OK;

@@ -390,7 +390,7 @@ mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
     // column sums of dlogits (H tied: E), and its adapter's share with LoRA
     const int head_row = mygpt_head_weight(cfg, w) == w->wte ? MYGPT_PARAM_wte : MYGPT_PARAM_lmw;
     mygpt_adapter keep;
-    const mygpt_adapter *lora = mygpt_adapter_of(cfg, &keep, w->lmA, w->lmB, d->lmA, d->lmB);
+    const mygpt_adapter *lora = mygpt_head_adapter(cfg, &keep, w, d);
     MYGPT_TRY(mygpt_linear_backward(&p, a->dln, 1, frozen[head_row] ? NULL : mygpt_head_weight(cfg, d),
                                     frozen[MYGPT_PARAM_lmb] ? NULL : mygpt_head_bias(cfg, d), a->logits, a->lnf,
                                     mygpt_head_weight(cfg, w), lora, N, C, V, a->workspace, a->ws_len, err));

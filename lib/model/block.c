@@ -51,6 +51,14 @@ const mygpt_adapter *mygpt_adapter_of(const mygpt_config *cfg, mygpt_adapter *ke
     return keep;
 }
 
+const mygpt_adapter *mygpt_head_adapter(const mygpt_config *cfg, mygpt_adapter *keep, const mygpt_params *w,
+                                        const mygpt_params *d)
+{
+    if (mygpt_head_weight(cfg, w) == w->wte) // tied: every row of the table carves a pointer, lmA's is past the end
+        return NULL;
+    return mygpt_adapter_of(cfg, keep, w->lmA, w->lmB, d ? d->lmA : NULL, d ? d->lmB : NULL);
+}
+
 mygpt_status mygpt_linear(const mygpt_pass *p, float *out, const float *inp, const float *weight,
                           const float *bias, const mygpt_packed_weight *pw, const mygpt_adapter *lora, size_t N,
                           int C, int OC, int gelu, mygpt_error *err)
@@ -81,7 +89,7 @@ mygpt_status mygpt_linear_backward(const mygpt_pass *p, float *dinp, int set_din
         mygpt_matmul_backward_naive(dinp, dw, db, dout, inp, w, N, C, OC);
     } else {
         // the caller's workspace when it is large enough, else the kernel's own allocations
-        if (ws_len < mygpt_matmul_backward_workspace(N, C, OC, set_dinp, dw != NULL))
+        if (ws_len < mygpt_matmul_backward_workspace(N, C, OC, set_dinp, 1)) // dw written (or not computed)
             ws = NULL;
         MYGPT_TRY(mygpt_matmul_backward_ws(dinp, set_dinp, dw, 1, db, dout, inp, w, N, C, OC, ws, err));
     }
@@ -274,7 +282,7 @@ mygpt_status mygpt_head_forward(const mygpt_pass *p, float *logits, float *ln, f
     // logits = LN_f(x) H^T (+ b), H the untied head or the token embedding, b a
     // classification head's bias                                      (rows, V or num_classes)
     mygpt_adapter keep;
-    const mygpt_adapter *lora = mygpt_adapter_of(cfg, &keep, p->w->lmA, p->w->lmB, NULL, NULL);
+    const mygpt_adapter *lora = mygpt_head_adapter(cfg, &keep, p->w, NULL);
     return mygpt_linear(p, logits, ln, mygpt_head_weight(cfg, p->w), mygpt_head_bias(cfg, p->w),
                         p->packed ? &p->packed->head : NULL, lora, rows, cfg->embed_dim, mygpt_head_size(cfg), 0, err);
 }

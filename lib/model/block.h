@@ -126,4 +126,9 @@ mygpt_status mygpt_linear_backward(const mygpt_pass *p, float *dinp, int set_din
 const mygpt_adapter *mygpt_adapter_of(const mygpt_config *cfg, mygpt_adapter *keep, const float *a, const float *b,
                                       float *da, float *db);
 
+/* The head's adapter (its gradients in d, or d NULL), or NULL: without adapters, or with a
+ * tied head (the token embedding is no Linear of its own: the table has no lmA, lmB). */
+const mygpt_adapter *mygpt_head_adapter(const mygpt_config *cfg, mygpt_adapter *keep, const mygpt_params *w,
+                                        const mygpt_params *d);
+
 #endif

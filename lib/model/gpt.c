@@ -50,6 +50,9 @@ mygpt_status mygpt_gpt_create_from(mygpt_gpt **out, const mygpt_config *cfg, myg
 {
     mygpt_gpt *g;
     *out = NULL;
+    if (cfg->lora_rank > 0) // GPT.__init__ draws no adapters: they come after, where the program adds them
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "a model is built without LoRA adapters (lora_rank 0): add them "
+                          "with mygpt_lora_add, where the book calls replace_linear_with_lora");
     MYGPT_TRY(mygpt_gpt_alloc(&g, cfg, err));
     const mygpt_status st = mygpt_params_init(cfg, &g->params, rng, err);
     if (st != MYGPT_OK) {

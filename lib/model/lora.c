@@ -30,7 +30,7 @@ static mygpt_status check_model(const mygpt_gpt *g, const char *what, mygpt_erro
         return mygpt_fail(err, MYGPT_EINVAL, "cannot %s while a trainer holds the model (free it first: its "
                           "gradients are sized for the model as it is)", what);
     if (g->weights != MYGPT_WEIGHTS_FP32)
-        return mygpt_fail(err, MYGPT_EINVAL, "cannot %s of a quantized model (LoRA trains float32 weights)", what);
+        return mygpt_fail(err, MYGPT_EINVAL, "cannot %s: the model is quantized (LoRA works on float32 weights)", what);
     return MYGPT_OK;
 }
 
@@ -70,6 +70,8 @@ mygpt_status mygpt_lora_add(mygpt_gpt *g, int rank, double alpha, mygpt_rng *rng
     if (g->config.lora_rank > 0)
         return mygpt_fail(err, MYGPT_EINVAL, "the model has LoRA adapters already (rank %d): merge them first",
                           g->config.lora_rank);
+    if (rank < 1 || rank > MYGPT_LORA_MAX_RANK)
+        return mygpt_fail(err, MYGPT_EINVAL, "a LoRA rank is 1 to %d, got %d", MYGPT_LORA_MAX_RANK, rank);
     mygpt_config cfg = g->config;
     cfg.lora_rank = rank;
     cfg.lora_alpha = alpha;

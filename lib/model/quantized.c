@@ -173,7 +173,7 @@ mygpt_status mygpt_gpt_quantize(mygpt_gpt *g, mygpt_weights w, mygpt_error *err)
         return mygpt_fail(err, MYGPT_EINVAL, "%s", "a model being trained is not quantized: training stays float32");
     if (g->config.lora_rank > 0)
         return mygpt_fail(err, MYGPT_EINVAL, "%s", "a model with LoRA adapters is not quantized: merge them into its "
-                          "weights first (mygpt_lora_merge)");
+                          "weights first (mygpt merge, or mygpt_lora_merge), then quantize that");
     if (w == MYGPT_WEIGHTS_FP32) { // the dequantized values, in float32 from now on
         const int was_packed = g->packed != NULL;
         mygpt_gpt_unpack(g);

@@ -259,7 +259,8 @@ mygpt_status mygpt_gpt_alloc(mygpt_gpt **out, const mygpt_config *cfg, mygpt_err
 /* Builds the model, drawing its initial parameters from rng exactly in the order
  * PyTorch's __init__ does (token embedding, position embedding, then per block W_q,
  * W_k, W_v, W_o, fc1, fc2, each weight followed by its bias when it has one; the book's
- * out_head last). */
+ * out_head last). A configuration with lora_rank > 0 is MYGPT_EINVAL: adapters are added
+ * to a built model (mygpt_lora_add), as the book wraps a built one. */
 mygpt_status mygpt_gpt_create_from(mygpt_gpt **out, const mygpt_config *cfg, mygpt_rng *rng,
                                    mygpt_error *err);
 

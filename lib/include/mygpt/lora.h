@@ -28,7 +28,8 @@ extern "C" {
  * W_value, out_proj, ff.layers.0, ff.layers.2; then out_head), each B is zeros; rng NULL
  * leaves the A's zero for a caller that fills them (a file of adapters). MYGPT_EINVAL
  * when g has adapters already, is quantized, or a trainer holds it (its gradients are
- * sized for the old model); MYGPT_ENOMEM. On failure g is unchanged. */
+ * sized for the old model), or for a rank or alpha out of range; MYGPT_ENOMEM. On failure
+ * g is unchanged (rng may have moved on). */
 mygpt_status mygpt_lora_add(mygpt_gpt *g, int rank, double alpha, mygpt_rng *rng, mygpt_error *err);
 
 /* Folds the adapters into the weights, W += (alpha / r) (A B)^T in float32 (the product
