@@ -2,8 +2,8 @@
  * cmd_finetune.c - `mygpt finetune --task classify|instruct`: the book's two fine-tunings
  * (Build a Large Language Model (From Scratch), chapter 6's gpt_class_finetune.py and
  * chapter 7's gpt_instruction_finetuning.py) on a model of the user's, with the book's
- * defaults and its printed log: the set-up and the loops are trainer/'s, the ones the
- * chapters 81 and 86 run.
+ * defaults and its printed log, or with appendix E's LoRA adapters alone (--lora): the
+ * set-up and the loops are trainer/'s, the ones the chapters 81, 86 and 87 run.
  */
 #include <omp.h>
 #include <stdio.h>
@@ -199,13 +199,8 @@ static int save_model(const char *cmd, const parsed_args *a, const mygpt_gpt *g)
 static int lora_trainer(const char *cmd, const finetune_opts *o, mygpt_gpt *g, mygpt_rng *rng, mygpt_trainer **tr)
 {
     mygpt_error err = {0};
-    mygpt_status st = MYGPT_OK;
-    if (o->lora_rank > 0)
-        st = lora_wrap_print(stdout, g, (int)o->lora_rank, o->lora_alpha, rng, &err);
-    if (st == MYGPT_OK)
-        st = mygpt_trainer_create(tr, g, &err);
-    if (st == MYGPT_OK && o->lora_rank > 0)
-        st = mygpt_trainer_freeze_for_lora(*tr, &err);
+    const mygpt_status st = o->lora_rank > 0 ? lora_wrap_print(stdout, g, (int)o->lora_rank, o->lora_alpha, rng, tr, &err)
+                                             : mygpt_trainer_create(tr, g, &err);
     return st == MYGPT_OK ? 0 : cli_fail(cmd, st, &err);
 }
 

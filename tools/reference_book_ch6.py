@@ -244,6 +244,7 @@ CLASSIFY_CASES = [
     (3, False, False, 48, 6, 2, 32, 4, 17, 2, 1e-3, 3, 4, 8),
     (8, True, True, 32, 4, 3, 24, 3, 24, 3, 5e-4, 3, 8, 2),
     (77, False, True, 24, 3, 1, 16, 6, 11, 2, 2e-3, 4, 1, 1.5),
+    (13, False, True, 72, 6, 1, 16, 3, 9, 2, 1e-3, 2, 8, 8),  # 4C = 288: the kernels' column blocks of 256
 ]
 LORA_SEED_OFFSET = 500
 

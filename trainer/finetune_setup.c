@@ -401,15 +401,31 @@ void print_trainable_count(FILE *out, const char *what, unsigned long long n)
     mygpt_sb_free(&sb);
 }
 
-mygpt_status lora_wrap_print(FILE *out, mygpt_gpt *g, int rank, double alpha, mygpt_rng *rng, mygpt_error *err)
+mygpt_status lora_wrap_print(FILE *out, mygpt_gpt *g, int rank, double alpha, mygpt_rng *rng, mygpt_trainer **tr,
+                             mygpt_error *err)
 {
     // sum(p.numel() for p in model.parameters() if p.requires_grad), before and after
     // for param in model.parameters(): param.requires_grad = False
-    print_trainable_count(out, "parameters before", g->num_parameters);
-    print_trainable_count(out, "parameters after", 0);
-    mygpt_status st = mygpt_lora_add(g, rank, alpha, rng, err); // replace_linear_with_lora(model, rank, alpha)
-    mygpt_param_counts pc;
-    if (st == MYGPT_OK && (st = mygpt_param_count(&g->config, &pc, err)) == MYGPT_OK)
-        print_trainable_count(out, "LoRA parameters", pc.lora);
+    mygpt_trainer *counter;
+    *tr = NULL;
+    mygpt_status st = mygpt_trainer_create(&counter, g, err);
+    if (st != MYGPT_OK)
+        return st;
+    print_trainable_count(out, "parameters before", mygpt_trainer_trainable_count(counter));
+    st = mygpt_trainer_set_trainable(counter, "", 0, NULL, err);
+    if (st == MYGPT_OK)
+        print_trainable_count(out, "parameters after", mygpt_trainer_trainable_count(counter));
+    mygpt_trainer_free(counter); // its gradients are sized for the model without adapters
+    // replace_linear_with_lora(model, rank, alpha): the new A and B are all that trains
+    if (st == MYGPT_OK)
+        st = mygpt_lora_add(g, rank, alpha, rng, err);
+    if (st == MYGPT_OK)
+        st = mygpt_trainer_create(tr, g, err);
+    if (st == MYGPT_OK && (st = mygpt_trainer_freeze_for_lora(*tr, err)) == MYGPT_OK)
+        print_trainable_count(out, "LoRA parameters", mygpt_trainer_trainable_count(*tr));
+    if (st != MYGPT_OK) {
+        mygpt_trainer_free(*tr);
+        *tr = NULL;
+    }
     return st;
 }

@@ -4,7 +4,8 @@
  * SpamDatasets, their DataLoaders, the accuracies and classify_review (chapters 80 and 81,
  * `mygpt finetune --task classify`); chapter 7's split of the instruction data, its
  * DataLoaders, the initial losses and the greedy responses to the test set (chapters 85 and
- * 86, tests/test_instruct_finetune.c, `mygpt finetune --task instruct`).
+ * 86, tests/test_instruct_finetune.c, `mygpt finetune --task instruct`); appendix E's LoRA
+ * counts and wrapping (chapter 87, `mygpt finetune --lora`).
  */
 #ifndef MYGPT_FINETUNE_SETUP_H
 #define MYGPT_FINETUNE_SETUP_H
@@ -76,12 +77,13 @@ mygpt_status classify_review(mygpt_gpt *g, const mygpt_tokenizer *tok, const cha
 
 /* ---- appendix E: LoRA --------------------------------------------------------------------- */
 
-/* Appendix E's (and exercise 7.4's) three counts and replace_linear_with_lora: prints
- * "Total trainable parameters before: 124,441,346" (every parameter of g), "... after: 0"
- * (all frozen), gives g adapters of rank and alpha with each A drawn from rng
- * (mygpt_lora_add), then prints "Total trainable LoRA parameters: 2,666,528". The
- * caller's trainer then trains them alone (mygpt_trainer_freeze_for_lora). */
-mygpt_status lora_wrap_print(FILE *out, mygpt_gpt *g, int rank, double alpha, mygpt_rng *rng, mygpt_error *err);
+/* Appendix E's (and exercise 7.4's) three counts around replace_linear_with_lora, each
+ * summed over a trainer's mask as the book sums requires_grad: "Total trainable parameters
+ * before: 124,441,346" (nothing frozen), "... after: 0" (every parameter frozen); then g gets
+ * adapters of rank and alpha, each A drawn from rng (mygpt_lora_add), *tr a trainer of them
+ * alone (mygpt_trainer_freeze_for_lora), and "Total trainable LoRA parameters: 2,666,528". */
+mygpt_status lora_wrap_print(FILE *out, mygpt_gpt *g, int rank, double alpha, mygpt_rng *rng, mygpt_trainer **tr,
+                             mygpt_error *err);
 
 /* f"Total trainable {what}: {n:,}" */
 void print_trainable_count(FILE *out, const char *what, unsigned long long n);

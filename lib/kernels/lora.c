@@ -1,8 +1,8 @@
 /*
  * lora.c - a LoRA adapter's products and their backward (kernels/lora.h). With
  * t = x A (one row: r values) and u = t B, the forward adds s u to the Linear's output;
- * the backward of y = s (x A) B for a gradient g of y is, with gu = s g,
- *   dT = gu B^T (N, r),  dB = T^T gu (r, OC),  dA = x^T dT (C, r),  dx += dT A^T (N, C).
+ * the backward of y = s (x A) B for a gradient g of y is, with gu = s g and XA = x A,
+ *   dXA = gu B^T (N, r),  dB = XA^T gu (r, OC),  dA = x^T dXA (C, r),  dx += dXA A^T (N, C).
  */
 #include "kernels/lora.h"
 
@@ -60,23 +60,23 @@ mygpt_status mygpt_lora_backward(float *dinp, float *dA, float *dB, const float 
                                  mygpt_error *err)
 {
     assert(r >= 1 && r <= MAX_RANK);
-    float *T = mygpt_float_block(N * (size_t)r), *dT = mygpt_float_block(N * (size_t)r);
+    float *XA = mygpt_float_block(N * (size_t)r), *dXA = mygpt_float_block(N * (size_t)r); // (N, r) each
     float *Bt = mygpt_float_block((size_t)OC * r);
-    if (!T || !dT || !Bt) {
-        free(T);
-        free(dT);
+    if (!XA || !dXA || !Bt) {
+        free(XA);
+        free(dXA);
         free(Bt);
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a LoRA backward (%zu floats)",
                           (2 * N + (size_t)OC) * (size_t)r);
     }
-    for (int j = 0; j < r; j++) // Bt (OC, r) = B^T: a row of dT then reads it in order
+    for (int j = 0; j < r; j++) // Bt (OC, r) = B^T: a row of dXA then reads it in order
         for (int o = 0; o < OC; o++)
             Bt[(size_t)o * r + j] = B[(size_t)j * OC + o];
     const int big = N * (size_t)(C + OC) * r > MYGPT_PARALLEL_MIN;
-    // per row: T = x A again (not kept by the forward), dT = (s g) B^T, dx += dT A^T
+    // per row: XA = x A again (not kept by the forward), dXA = (s g) B^T, dx += dXA A^T
 #pragma omp parallel for schedule(static) if (big)
     for (size_t n = 0; n < N; n++) {
-        float *t = T + n * r, *dt = dT + n * r;
+        float *t = XA + n * r, *dt = dXA + n * r;
         row_times_a(t, inp + n * C, A, C, r);
         for (int j = 0; j < r; j++)
             dt[j] = 0.0f;
@@ -95,7 +95,7 @@ mygpt_status mygpt_lora_backward(float *dinp, float *dA, float *dB, const float 
             dinp[n * C + k] += s;
         }
     }
-    // dB (r, OC) = T^T (s g): each thread its own columns, the rows summed in order
+    // dB (r, OC) = XA^T (s g): each thread its own columns, the rows summed in order
     const int oblocks = (OC + COLS - 1) / COLS;
 #pragma omp parallel for schedule(static) if (big && dB)
     for (int ob = 0; ob < (dB ? oblocks : 0); ob++) {
@@ -105,21 +105,21 @@ mygpt_status mygpt_lora_backward(float *dinp, float *dA, float *dB, const float 
         for (size_t n = 0; n < N; n++) {
             const float *g = dout + n * OC + o0;
             for (int j = 0; j < r; j++) {
-                const float tj = T[n * r + j];
+                const float tj = XA[n * r + j];
                 float *db = dB + (size_t)j * OC + o0;
                 for (int o = 0; o < w; o++)
                     db[o] += tj * (scale * g[o]);
             }
         }
     }
-    // dA (C, r) = x^T dT: each thread 16 of its rows at a time, the rows of x summed in order
+    // dA (C, r) = x^T dXA: each thread 16 of its rows at a time, the rows of x summed in order
     const int kblocks = (C + 15) / 16;
 #pragma omp parallel for schedule(static) if (big && dA)
     for (int kb = 0; kb < (dA ? kblocks : 0); kb++) {
         const int k0 = kb * 16, w = C - k0 < 16 ? C - k0 : 16;
         memset(dA + (size_t)k0 * r, 0, (size_t)w * r * sizeof *dA);
         for (size_t n = 0; n < N; n++) {
-            const float *x = inp + n * C + k0, *dt = dT + n * r;
+            const float *x = inp + n * C + k0, *dt = dXA + n * r;
             for (int k = 0; k < w; k++) {
                 const float xk = x[k];
                 float *da = dA + (size_t)(k0 + k) * r;
@@ -128,8 +128,8 @@ mygpt_status mygpt_lora_backward(float *dinp, float *dA, float *dB, const float 
             }
         }
     }
-    free(T);
-    free(dT);
+    free(XA);
+    free(dXA);
     free(Bt);
     return MYGPT_OK;
 }

@@ -1,7 +1,8 @@
 /*
  * classify.c - classification fine-tuning as the book's chapter 6 does it: which
  * parameters train (requires_grad per state_dict entry: chapter 6's freezing, and
- * appendix E's, where only the LoRA adapters train), the optimizer's step over those only, and the loss and the accuracy on the last position's logits
+ * appendix E's, where only the LoRA adapters train), the optimizer's step over those
+ * only, and the loss and the accuracy on the last position's logits
  * (F.cross_entropy(model(x)[:, -1, :], y), argmax(model(x)[:, -1, :]) == y).
  */
 #include <stdlib.h>
