@@ -4,6 +4,8 @@
 #include "model/params.h" /* the parameter table's rows */
 #include "mygpt/gpt.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,4 +123,52 @@ int golden_param_span(const mygpt_config *cfg, const char *name, size_t *offset,
         }
     }
     return 0;
+}
+
+int golden_entry_named(const mygpt_gpt *g, const char *name)
+{
+    for (int j = 0; j < mygpt_state_dict_len(&g->config); j++) {
+        mygpt_state_entry e;
+        mygpt_state_dict_entry(&g->config, &g->params, j, &e);
+        if (strcmp(e.name, name) == 0)
+            return j;
+    }
+    return -1;
+}
+
+double golden_sampled_worst(const mygpt_gpt *g, const float *block, const char *line, char *why, size_t why_len)
+{
+    char name[96], maxhex[16];
+    size_t numel;
+    int used;
+    float maxabs;
+    if (sscanf(line, "%95s %zu %15s %n", name, &numel, maxhex, &used) != 3 || golden_parse_f32(maxhex, &maxabs, 1) != 1)
+        return snprintf(why, why_len, "not NAME NUMEL MAXABS: %.60s", line), -1;
+    const int j = golden_entry_named(g, name);
+    if (j < 0)
+        return snprintf(why, why_len, "no tensor %s", name), -1;
+    mygpt_state_entry e;
+    mygpt_state_dict_entry(&g->config, &g->params, j, &e);
+    if (e.numel != numel)
+        return snprintf(why, why_len, "%s has %zu values, the golden %zu", name, e.numel, numel), -1;
+    const float *v = block + (e.data - g->params_memory);
+    const double scale = fabs(maxabs) > 1 ? fabs(maxabs) : 1;
+    double worst = 0;
+    int entries = 0;
+    for (const char *p = line + used; *p;) {
+        size_t idx;
+        char hex[16];
+        float want;
+        int k;
+        if (sscanf(p, "%zu:%15s%n", &idx, hex, &k) != 2 || idx >= numel || golden_parse_f32(hex, &want, 1) != 1)
+            break;
+        p += k;
+        const double d = fabs((double)v[idx] - want) / scale;
+        worst = d > worst ? d : worst;
+        entries++;
+    }
+    if (entries == 0)
+        return snprintf(why, why_len, "%s: no INDEX:BITS entries", name), -1;
+    snprintf(why, why_len, "%s", name);
+    return worst;
 }

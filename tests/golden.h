@@ -49,4 +49,15 @@ uint64_t golden_checksum(const float *v, size_t n);
  * lies in a block of the table's layout. Returns 0 for a name the table does not have. */
 struct mygpt_config;
 int golden_param_span(const struct mygpt_config *cfg, const char *name, size_t *offset, size_t *numel);
+
+/* The state_dict entry of g named name ("trf_blocks.0.att.W_query.weight"), or -1. */
+struct mygpt_gpt;
+int golden_entry_named(const struct mygpt_gpt *g, const char *name);
+
+/* A sampled tensor of the fine-tuning goldens, "NAME NUMEL MAXABS INDEX:BITS...", against
+ * block (g's parameters or gradients, laid out alike): the worst |difference| /
+ * max(1, |MAXABS|) over the listed entries. -1, with why, for a line that does not parse,
+ * names no tensor of g or another size, or lists no entry. */
+double golden_sampled_worst(const struct mygpt_gpt *g, const float *block, const char *line, char *why,
+                            size_t why_len);
 #endif

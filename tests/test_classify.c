@@ -44,50 +44,13 @@ typedef struct classify_case {
 /* the reference draws the adapters' A after torch.manual_seed(seed + this) */
 #define LORA_SEED_OFFSET 500
 
-/* state_dict entry j of g named name, or -1 */
-static int entry_named(const mygpt_gpt *g, const char *name)
-{
-    for (int j = 0; j < mygpt_state_dict_len(&g->config); j++) {
-        mygpt_state_entry e;
-        mygpt_state_dict_entry(&g->config, &g->params, j, &e);
-        if (strcmp(e.name, name) == 0)
-            return j;
-    }
-    return -1;
-}
-
-/* Compares "NAME NUMEL MAXABS INDEX:BITS..." (after the tag) with values (g's parameters
- * or gradients in the same layout): the worst |difference| / max(1, max |want|), expected
- * within tol. */
+/* Compares a golden's sampled tensor (after its tag) with block (g's parameters or
+ * gradients): the worst |difference| / max(1, max |want|), expected within tol. */
 static double compare_sampled(const mygpt_gpt *g, const float *block, const char *rest, const char *what, double tol)
 {
-    char name[96], maxhex[16];
-    size_t numel;
-    int used;
-    cr_assert_eq(sscanf(rest, "%95s %zu %15s %n", name, &numel, maxhex, &used), 3);
-    const int j = entry_named(g, name);
-    cr_assert_geq(j, 0, "%s: no tensor %s", what, name);
-    mygpt_state_entry e;
-    mygpt_state_dict_entry(&g->config, &g->params, j, &e);
-    cr_assert_eq(e.numel, numel, "%s %s: numel", what, name);
-    const float *v = block + (e.data - g->params_memory);
-    const double scale = fmax(1.0, fabs(unhex32(maxhex)));
-    double worst = 0;
-    int entries = 0;
-    for (const char *p = rest + used; *p;) {
-        size_t idx;
-        char hex[16];
-        int k;
-        if (sscanf(p, "%zu:%8s%n", &idx, hex, &k) != 2)
-            break;
-        p += k;
-        while (*p == ' ')
-            p++;
-        cr_assert_lt(idx, numel);
-        worst = fmax(worst, fabs((double)v[idx] - unhex32(hex)) / scale);
-        entries++;
-    }
-    cr_assert_gt(entries, 0, "%s %s: no entries", what, name);
+    char name[160];
+    const double worst = golden_sampled_worst(g, block, rest, name, sizeof name);
+    cr_assert_geq(worst, 0, "%s: %s", what, name);
     cr_expect_leq(worst, tol, "%s %s: |d| %.3g x max(1, max|v|)", what, name, worst);
     return worst;
 }
@@ -211,7 +174,7 @@ Test(classify, the_book_s_fine_tuning_and_its_lora_follow_pytorch_in_thirteen_co
             } else if (strncmp(line, "lora ", 5) == 0) { // an adapter's A, bit for bit
                 char name[96];
                 cr_assert_eq(sscanf(line + 5, "%95s %llu", name, &sum), 2);
-                const int j = entry_named(g, name);
+                const int j = golden_entry_named(g, name);
                 cr_assert_geq(j, 0, "config %d: no adapter %s", configs, name);
                 mygpt_state_entry e;
                 mygpt_state_dict_entry(&g->config, &g->params, j, &e);
@@ -251,7 +214,7 @@ Test(classify, the_book_s_fine_tuning_and_its_lora_follow_pytorch_in_thirteen_co
                 char *save, *name = strtok_r(line + 7, " ", &save);
                 int frozen = 0;
                 for (; name; name = strtok_r(NULL, " ", &save), frozen++) {
-                    const int j = entry_named(g, name);
+                    const int j = golden_entry_named(g, name);
                     cr_assert_geq(j, 0, "no tensor %s", name);
                     cr_expect_not(mygpt_trainer_is_trainable(tr, j), "config %d: %s trains", configs, name);
                     mygpt_state_entry e;

@@ -180,51 +180,13 @@ static int word_in(const char *list, const char *word)
     return word ? 0 : n;
 }
 
-/* state_dict entry j of g named name, or -1 */
-static int entry_named(const mygpt_gpt *g, const char *name)
-{
-    for (int j = 0; j < mygpt_state_dict_len(&g->config); j++) {
-        mygpt_state_entry e;
-        mygpt_state_dict_entry(&g->config, &g->params, j, &e);
-        if (strcmp(e.name, name) == 0)
-            return j;
-    }
-    return -1;
-}
-
 /* A golden "grad NAME NUMEL MAXABS INDEX:HEX..." line against grads (laid out as g's
  * parameters): the worst |difference| / max(1, max |want|), expected within 1e-5. */
 static double compare_grad(const char *label, const mygpt_gpt *g, const float *grads, const char *line)
 {
-    char name[96], maxhex[16];
-    size_t numel;
-    int used;
-    cr_assert_eq(sscanf(line, "%95s %zu %15s %n", name, &numel, maxhex, &used), 3);
-    const int j = entry_named(g, name);
-    cr_assert_geq(j, 0, "%s: no tensor %s", label, name);
-    mygpt_state_entry e;
-    mygpt_state_dict_entry(&g->config, &g->params, j, &e);
-    cr_assert_eq(e.numel, numel, "%s %s: numel", label, name);
-    const float *v = grads + (e.data - g->params_memory);
-    float maxabs;
-    cr_assert_eq(golden_parse_f32(maxhex, &maxabs, 1), 1);
-    const double scale = fmax(1.0, fabs(maxabs));
-    double worst = 0;
-    int entries = 0;
-    for (const char *p = line + used; *p;) {
-        size_t idx;
-        char hex[16];
-        float want;
-        int k;
-        if (sscanf(p, "%zu:%15s%n", &idx, hex, &k) != 2)
-            break;
-        p += k;
-        cr_assert_lt(idx, numel);
-        cr_assert_eq(golden_parse_f32(hex, &want, 1), 1);
-        worst = fmax(worst, fabs((double)v[idx] - want) / scale);
-        entries++;
-    }
-    cr_assert_gt(entries, 0, "%s %s: no entries", label, name);
+    char name[160];
+    const double worst = golden_sampled_worst(g, grads, line, name, sizeof name);
+    cr_assert_geq(worst, 0, "%s: %s", label, name);
     cr_expect_leq(worst, 1e-5, "%s: the gradient of %s within %.3g x max(1, max|g|)", label, name, worst);
     return worst;
 }
