@@ -183,14 +183,15 @@ static int save_model(const char *cmd, const parsed_args *a, const mygpt_gpt *g)
                   : mygpt_checkpoint_save(g, args_get(a, "save"), &err);
     if (st != MYGPT_OK)
         return cli_write_fail(cmd, st, &err);
-    struct stat sb; // a Hugging Face folder's model is its model.safetensors
-    const char *base = args_get(a, "checkpoint");
-    const int folder = stat(base, &sb) == 0 && S_ISDIR(sb.st_mode);
-    if (adapters)
-        printf("LoRA adapters saved as %s (for --checkpoint %s%s --adapters %s)\n", args_get(a, "save"), base,
-               folder ? "/model.safetensors" : "", args_get(a, "save"));
-    else
+    if (!adapters) {
         printf("Model saved as %s\n", args_get(a, "save"));
+        return 0;
+    }
+    struct stat sb; // --lora --save comes with --checkpoint; a Hugging Face folder's model is its model.safetensors
+    const char *base = args_get(a, "checkpoint");
+    const int folder = base && stat(base, &sb) == 0 && S_ISDIR(sb.st_mode);
+    printf("LoRA adapters saved as %s (for --checkpoint %s%s --adapters %s)\n", args_get(a, "save"),
+           base ? base : "?", folder ? "/model.safetensors" : "", args_get(a, "save"));
     return 0;
 }
 
