@@ -38,12 +38,12 @@ static const task_defaults TASKS[2] = {
 /* The fresh models a user may try the command on (no checkpoint): the book's --test_mode one */
 typedef struct finetune_preset {
     const char *name, *what;
-    mygpt_config cfg;
+    mygpt_config (*config)(int num_classes);
 } finetune_preset;
 
 static const finetune_preset PRESETS[] = {
     {"test", "the book's --test_mode GPTModel: emb_dim 12, 2 heads, 1 layer, context 120, no qkv bias",
-     {50257, 12, 2, 1, 120, MYGPT_ARCH_LLMS_FROM_SCRATCH, 0, 0.0, 0}},
+     book_test_mode_config},
 };
 
 /* The book's two example texts for classify_review */
@@ -146,8 +146,7 @@ static int load_model(const char *cmd, const parsed_args *a, mygpt_rng *rng, int
         const char *name = args_has(a, "preset") ? args_get(a, "preset") : "test";
         for (size_t i = 0; i < sizeof PRESETS / sizeof PRESETS[0]; i++)
             if (strcmp(name, PRESETS[i].name) == 0) {
-                mygpt_config cfg = PRESETS[i].cfg;
-                cfg.num_classes = num_classes;
+                const mygpt_config cfg = PRESETS[i].config(num_classes);
                 const mygpt_status st = mygpt_gpt_create_from(g, &cfg, rng, &err);
                 return st == MYGPT_OK ? 0 : cli_fail(cmd, st, &err);
             }

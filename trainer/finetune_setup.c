@@ -29,6 +29,12 @@ static mygpt_status fail(mygpt_error *err, mygpt_status st, const char *fmt, ...
     return st;
 }
 
+mygpt_config book_test_mode_config(int num_classes)
+{
+    return (mygpt_config){.vocab_size = 50257, .embed_dim = 12, .num_heads = 2, .num_layers = 1, .max_seq_len = 120,
+                          .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH, .num_classes = num_classes};
+}
+
 mygpt_status finetune_model_load(mygpt_gpt **out, const char *path, mygpt_error *err)
 {
     char file[4200];

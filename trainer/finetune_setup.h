@@ -23,6 +23,11 @@
  * GPT-2's tokens) or quantized weights (training needs float32); the loader's errors. */
 mygpt_status finetune_model_load(mygpt_gpt **out, const char *path, mygpt_error *err);
 
+/* The GPTModel both scripts build with --test_mode: vocabulary 50257, context 120, emb_dim
+ * 12, 2 heads, 1 layer, no qkv bias, no dropout; with a head of num_classes (0: the
+ * language model's). */
+mygpt_config book_test_mode_config(int num_classes);
+
 /* ---- chapter 6: the SMS spam texts ----------------------------------------------------- */
 
 /* The book's three files, in the order train, validation, test. */

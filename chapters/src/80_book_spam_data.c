@@ -14,8 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chapter.h"
-#include "finetune_setup.h"
+#include "spam_chapter.h"
 
 
 int main(int argc, char **argv)
@@ -27,17 +26,10 @@ int main(int argc, char **argv)
                  "DataLoaders (batch 8, the training one shuffled with drop_last) after\n"
                  "torch.manual_seed(123): the batch shapes and counts, and the first training batch.",
                  123, CH_SEED);
-    const char *const files[5] = {SPAM_FILES[0], SPAM_FILES[1], SPAM_FILES[2], "encoder.json", "vocab.bpe"};
-    char dir[4096];
-    chapter_data_dir(&ch, dir, sizeof dir, files, 5);
     mygpt_error err = {0};
     mygpt_tokenizer *tok;
-    chapter_check(&ch, mygpt_tokenizer_load_dir(&tok, dir, &err), &err);
-
-    // train_dataset = SpamDataset(csv_file="train.csv", max_length=None, tokenizer=tokenizer)
-    // val_dataset, test_dataset: max_length=train_dataset.max_length
     mygpt_spam_dataset ds[3];
-    chapter_check(&ch, spam_datasets_load(ds, dir, tok, 0, &err), &err);
+    spam_chapter_data(&ch, &tok, ds);
     printf("%zu\n", ds[0].max_length); // print(train_dataset.max_length)
 
     // torch.manual_seed(123); DataLoader(train_dataset, batch_size=8, shuffle=True, drop_last=True);

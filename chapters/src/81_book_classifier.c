@@ -31,9 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chapter.h"
 #include "classifier_train.h"
-#include "finetune_setup.h"
+#include "spam_chapter.h"
 
 
 int main(int argc, char **argv)
@@ -45,14 +44,10 @@ int main(int argc, char **argv)
                  "the final LayerNorm and the head; accuracies and losses before fine-tuning,\n"
                  "train_classifier_simple's log (AdamW, 5 epochs), the accuracies after.",
                  0, CH_SMOKE | CH_GPT2);
-    const char *const files[5] = {SPAM_FILES[0], SPAM_FILES[1], SPAM_FILES[2], "encoder.json", "vocab.bpe"};
-    char dir[4096];
-    chapter_data_dir(&ch, dir, sizeof dir, files, 5);
     mygpt_error err = {0};
     mygpt_tokenizer *tok;
-    chapter_check(&ch, mygpt_tokenizer_load_dir(&tok, dir, &err), &err);
     mygpt_spam_dataset ds[3];
-    chapter_check(&ch, spam_datasets_load(ds, dir, tok, 0, &err), &err);
+    spam_chapter_data(&ch, &tok, ds);
 
     // torch.manual_seed(123); the loaders (batch 8; the training one shuffled, drop_last)
     enum { BATCH = 8 };
@@ -64,8 +59,7 @@ int main(int argc, char **argv)
     // model = GPTModel(BASE_CONFIG) from the generator at 123; for param in model.parameters():
     // param.requires_grad = False; torch.manual_seed(123); model.out_head = nn.Linear(12, 2)
     // (num_classes 2: mygpt draws the head that way); the last block and final_norm train
-    const mygpt_config cfg = {.vocab_size = 50257, .embed_dim = 12, .num_heads = 2, .num_layers = 1,
-                              .max_seq_len = 120, .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH, .num_classes = 2};
+    const mygpt_config cfg = book_test_mode_config(2);
     mygpt_gpt *g;
     mygpt_trainer *tr;
     if (ch.gpt2) { // the book's own run: GPT-2's weights, then torch.manual_seed(123); out_head = nn.Linear(768, 2)

@@ -74,7 +74,7 @@ int main(int argc, char **argv)
     mygpt_rng_seed(&rng, 123);
     // the test_mode BASE_CONFIG; model = GPTModel(BASE_CONFIG) (right after the seed: the loaders draw
     // nothing yet); --gpt2: the folder's weights (nothing drawn)
-    const mygpt_config cfg = {50257, 12, 2, 1, 120, MYGPT_ARCH_LLMS_FROM_SCRATCH, 0, 0.0};
+    const mygpt_config cfg = book_test_mode_config(0);
     if (!ch.gpt2)
         chapter_check(&ch, mygpt_gpt_create_from(&g, &cfg, &rng, &err), &err);
     const size_t allowed = ch.gpt2 && (size_t)g->config.max_seq_len < ALLOWED ? (size_t)g->config.max_seq_len : ALLOWED;

@@ -21,9 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "chapter.h"
 #include "classifier_train.h"
-#include "finetune_setup.h"
+#include "spam_chapter.h"
 
 enum { RANK = 16, ALPHA = 16, BATCH = 8 };
 
@@ -56,13 +55,9 @@ int main(int argc, char **argv)
     print_trainable_count(stdout, "LoRA parameters", pc.lora);
 
     printf("\nThe --test_mode model:\n");
-    const char *const files[5] = {SPAM_FILES[0], SPAM_FILES[1], SPAM_FILES[2], "encoder.json", "vocab.bpe"};
-    char dir[4096];
-    chapter_data_dir(&ch, dir, sizeof dir, files, 5);
     mygpt_tokenizer *tok;
-    chapter_check(&ch, mygpt_tokenizer_load_dir(&tok, dir, &err), &err);
     mygpt_spam_dataset ds[3];
-    chapter_check(&ch, spam_datasets_load(ds, dir, tok, 0, &err), &err);
+    spam_chapter_data(&ch, &tok, ds);
     // torch.manual_seed(123); the loaders (batch 8; the training one shuffled, drop_last)
     mygpt_rng rng = {0};
     mygpt_rng_seed(&rng, 123);
@@ -71,8 +66,7 @@ int main(int argc, char **argv)
 
     // model = GPTModel(BASE_CONFIG) from the generator at 123; torch.manual_seed(123);
     // model.out_head = nn.Linear(12, 2) (num_classes 2: mygpt draws the head that way)
-    const mygpt_config cfg = {.vocab_size = 50257, .embed_dim = 12, .num_heads = 2, .num_layers = 1,
-                              .max_seq_len = 120, .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH, .num_classes = 2};
+    const mygpt_config cfg = book_test_mode_config(2);
     mygpt_gpt *g;
     chapter_check(&ch, mygpt_gpt_create_from(&g, &cfg, &rng, &err), &err);
     const size_t T = ds[0].max_length;

@@ -1,0 +1,14 @@
+/* spam_chapter.c - the spam chapters' data (spam_chapter.h). */
+#include "spam_chapter.h"
+
+void spam_chapter_data(chapter *ch, mygpt_tokenizer **tok, mygpt_spam_dataset ds[3])
+{
+    const char *const files[5] = {SPAM_FILES[0], SPAM_FILES[1], SPAM_FILES[2], "encoder.json", "vocab.bpe"};
+    char dir[4096];
+    chapter_data_dir(ch, dir, sizeof dir, files, 5);
+    mygpt_error err = {0};
+    chapter_check(ch, mygpt_tokenizer_load_dir(tok, dir, &err), &err);
+    // train_dataset = SpamDataset(csv_file="train.csv", max_length=None, tokenizer=tokenizer)
+    // val_dataset, test_dataset: max_length=train_dataset.max_length
+    chapter_check(ch, spam_datasets_load(ds, dir, *tok, 0, &err), &err);
+}
