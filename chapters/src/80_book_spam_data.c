@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "finetune_setup.h"
 #include "spam_chapter.h"
 
 

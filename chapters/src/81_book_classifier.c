@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "classifier_train.h"
+#include "finetune_setup.h"
 #include "spam_chapter.h"
 
 

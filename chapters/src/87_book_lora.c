@@ -22,6 +22,7 @@
 #include <stdlib.h>
 
 #include "classifier_train.h"
+#include "finetune_setup.h"
 #include "spam_chapter.h"
 
 enum { RANK = 16, ALPHA = 16, BATCH = 8 };

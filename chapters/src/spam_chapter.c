@@ -1,6 +1,8 @@
 /* spam_chapter.c - the spam chapters' data (spam_chapter.h). */
 #include "spam_chapter.h"
 
+#include "finetune_setup.h"
+
 void spam_chapter_data(chapter *ch, mygpt_tokenizer **tok, mygpt_spam_dataset ds[3])
 {
     const char *const files[5] = {SPAM_FILES[0], SPAM_FILES[1], SPAM_FILES[2], "encoder.json", "vocab.bpe"};
