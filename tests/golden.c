@@ -15,6 +15,12 @@ const char *golden_dir(void)
     return other && *other ? other : GOLDEN_DIR;
 }
 
+int golden_is_committed(void)
+{
+    const char *other = getenv("MYGPT_GOLDEN_DIR");
+    return !(other && *other);
+}
+
 FILE *golden_open(const char *name)
 {
     char path[1024];

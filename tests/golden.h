@@ -21,6 +21,10 @@
  * MYGPT_GOLDEN_DIR when set (a cross-check's freshly made goldens, never the test suite's). */
 const char *golden_dir(void);
 
+/* 1 when the goldens are the committed ones (MYGPT_GOLDEN_DIR unset): a test may then hold a
+ * golden to its number of cases; a cross-check's own files hold as many as it wrote. */
+int golden_is_committed(void);
+
 /* Opens golden_dir()/name for reading; NULL if missing. */
 FILE *golden_open(const char *name);
 

@@ -40,16 +40,21 @@ LRS = [5e-5, 1e-4, 2e-4, 5e-4, 1e-3]
 
 
 def classify_cases(rnd, n):
-    """CLASSIFY_CASES rows: (seed, tied, qkv, C, NH, L, ctx, B, T, classes, lr, steps)."""
+    """CLASSIFY_CASES rows: (seed, tied, qkv, C, NH, L, ctx, B, T, classes, lr, steps, LoRA rank, LoRA
+    alpha): about half of them appendix E's LoRA (rank 1 to 32, alpha / rank 0.5 to 4), the rest chapter 6's
+    freezing."""
     cases = []
     for _ in range(n):
+        lora = rnd.random() < 0.5
+        rank = rnd.choice([1, 2, 4, 8, 16, 32]) if lora else 0
+        alpha = rank * rnd.choice([0.5, 1, 2, 4]) if lora else 0
         tied = rnd.random() < 0.3
         NH = rnd.choice([1, 2, 3, 4, 6, 8])
-        C = NH * rnd.choice([2, 4, 6, 8])
+        C = NH * rnd.choice([2, 4, 6, 8, 12])  # up to 96: 4C past the LoRA kernels' 256 columns
         ctx = rnd.randrange(4, 65)
         cases.append((rnd.randrange(2 ** 31), tied, tied or rnd.random() < 0.5, C, NH, rnd.randrange(1, 5), ctx,
                       rnd.randrange(1, 9), rnd.randrange(1, ctx + 1), rnd.randrange(2, 5), rnd.choice(LRS),
-                      rnd.randrange(1, 5)))
+                      rnd.randrange(1, 5), rank, alpha))
     return cases
 
 
@@ -115,7 +120,7 @@ def main():
                 ch6.CLASSIFY_CASES[:] = cases
                 ch6.classify_golden(os.path.join(folder, "classify.txt"))
                 ok, out = run_test(os.path.join(a.build, "tests", "test_classify"),
-                                   "classify/the_book_s_fine_tuning_follows_pytorch_in_eight_configurations", folder)
+                                   "classify/the_book_s_fine_tuning_and_its_lora_follow_pytorch_in_thirteen_configurations", folder)
             else:
                 cases = instruct_cases(rnd, a.configs)
                 ch7.FINETUNE_CASES[:] = cases
