@@ -13,16 +13,6 @@
 #include "base/base.h"
 #include "model/params.h"
 
-/* Each Linear of the table and its adapter's rows. */
-static const struct {
-    int w, a, b;
-} LINEARS[] = {
-    {MYGPT_PARAM_wq, MYGPT_PARAM_qA, MYGPT_PARAM_qB},       {MYGPT_PARAM_wk, MYGPT_PARAM_kA, MYGPT_PARAM_kB},
-    {MYGPT_PARAM_wv, MYGPT_PARAM_vA, MYGPT_PARAM_vB},       {MYGPT_PARAM_wo, MYGPT_PARAM_oA, MYGPT_PARAM_oB},
-    {MYGPT_PARAM_fc1w, MYGPT_PARAM_fc1A, MYGPT_PARAM_fc1B}, {MYGPT_PARAM_fc2w, MYGPT_PARAM_fc2A, MYGPT_PARAM_fc2B},
-    {MYGPT_PARAM_lmw, MYGPT_PARAM_lmA, MYGPT_PARAM_lmB},
-};
-
 /* The checks both operations share. */
 static mygpt_status check_model(const mygpt_gpt *g, const char *what, mygpt_error *err)
 {
@@ -124,17 +114,17 @@ mygpt_status mygpt_lora_merge(mygpt_gpt *g, mygpt_error *err)
     plain.lora_alpha = 0.0;
     mygpt_gpt *fresh; // the plain model, its weights then merged: g unchanged until it is done
     MYGPT_TRY(copy_to(g, &plain, &fresh, err));
-    for (size_t k = 0; k < sizeof LINEARS / sizeof LINEARS[0]; k++) {
-        mygpt_param_info w, a;
-        mygpt_param_info_get(cfg, LINEARS[k].w, &w);
-        mygpt_param_info_get(cfg, LINEARS[k].a, &a);
-        if (!a.present) // a tied head has no adapter
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) {
+        mygpt_param_info w;
+        int a, b;
+        mygpt_param_info_get(cfg, i, &w);
+        if (w.role != MYGPT_ROLE_LINEAR || !mygpt_param_info_adapter(cfg, i, &a, &b)) // a tied head has none
             continue;
         const int layers = w.per_layer ? cfg->num_layers : 1, OC = (int)w.shape[0], C = (int)w.shape[1];
         for (int l = 0; l < layers; l++)
-            merge_one(mygpt_param_tensor(&fresh->params, LINEARS[k].w) + (size_t)l * OC * C,
-                      mygpt_param_tensor(&g->params, LINEARS[k].a) + (size_t)l * C * r,
-                      mygpt_param_tensor(&g->params, LINEARS[k].b) + (size_t)l * r * OC, C, OC, r, scale);
+            merge_one(mygpt_param_tensor(&fresh->params, i) + (size_t)l * OC * C,
+                      mygpt_param_tensor(&g->params, a) + (size_t)l * C * r,
+                      mygpt_param_tensor(&g->params, b) + (size_t)l * r * OC, C, OC, r, scale);
     }
     adopt(g, fresh);
     return MYGPT_OK;

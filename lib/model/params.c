@@ -4,6 +4,7 @@
  * one block, the state_dict's names and order, the counts (and document 000's table of
  * them), and the initial draws; and the configuration's checks (its sizes must fit the table).
  */
+#include <assert.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,13 +29,13 @@ typedef struct param_row {
     const char *field, *course, *book, *hf;
     int per_layer, rows, cols;
     mygpt_param_role role;
-    int bias, when;
+    int link, when; /* a LINEAR's bias; a LORA_A's or LORA_B's LINEAR */
     size_t view; /* offsetof(mygpt_params, field) */
 } param_row;
 
 static const param_row TABLE[MYGPT_NUM_PARAM_TENSORS] = {
-#define ROW(field, course, book, hf, per_layer, rows, cols, role, bias, when)                            \
-    {#field, course, book, hf, per_layer, DIM_##rows, DIM_##cols, MYGPT_ROLE_##role, MYGPT_PARAM_##bias, \
+#define ROW(field, course, book, hf, per_layer, rows, cols, role, link, when)                            \
+    {#field, course, book, hf, per_layer, DIM_##rows, DIM_##cols, MYGPT_ROLE_##role, MYGPT_PARAM_##link, \
      WHEN_##when, offsetof(mygpt_params, field)},
     MYGPT_PARAMETERS(ROW)
 #undef ROW
@@ -272,8 +273,20 @@ void mygpt_state_dict_entry(const mygpt_config *cfg, const mygpt_params *w, int 
 
 int mygpt_param_info_bias(const mygpt_config *cfg, int i)
 {
-    const int b = TABLE[i].bias;
+    const int b = TABLE[i].role == MYGPT_ROLE_LINEAR ? TABLE[i].link : MYGPT_PARAM_none;
     return b != MYGPT_PARAM_none && present(cfg, &TABLE[b]) ? b : MYGPT_PARAM_none;
+}
+
+int mygpt_param_info_adapter(const mygpt_config *cfg, int w, int *a, int *b)
+{
+    *a = *b = MYGPT_PARAM_none;
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++)
+        if (TABLE[i].link == w && present(cfg, &TABLE[i]) && TABLE[i].role == MYGPT_ROLE_LORA_A)
+            *a = i;
+        else if (TABLE[i].link == w && present(cfg, &TABLE[i]) && TABLE[i].role == MYGPT_ROLE_LORA_B)
+            *b = i;
+    assert((*a == MYGPT_PARAM_none) == (*b == MYGPT_PARAM_none));
+    return *a != MYGPT_PARAM_none;
 }
 
 /* ---- counts ------------------------------------------------------------------------ */

@@ -37,6 +37,9 @@ typedef struct mygpt_param_info {
 void mygpt_param_info_get(const mygpt_config *cfg, int i, mygpt_param_info *out);
 /* Row i's bias under cfg's architecture, or MYGPT_PARAM_none. */
 int mygpt_param_info_bias(const mygpt_config *cfg, int i);
+/* The rows of LINEAR row w's LoRA adapter under cfg, A in *a and B in *b: 1, or 0 (both
+ * MYGPT_PARAM_none) when cfg gives w none (no lora_rank, or a tied head). */
+int mygpt_param_info_adapter(const mygpt_config *cfg, int w, int *a, int *b);
 
 /* From the parameter table (lib/model/params.c): each tensor's floats, all layers; the views
  * of w into a block of that layout (parameters, or gradients); tensor i's view; and the
