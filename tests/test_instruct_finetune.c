@@ -1,10 +1,11 @@
 /*
  * test_instruct_finetune.c - the book's chapter-7 instruction fine-tuning against PyTorch
  * 1.13 (tests/golden/instruct_finetune.txt, from tools/reference_book_ch7.py
- * --finetune-golden): over ten small configurations (width, heads, layers, context, batch,
+ * --finetune-golden): over twelve small configurations (width, heads, layers, context, batch,
  * learning rate, the book's GPTModel with and without qkv_bias or GPT-2, the prompt masked
  * or not (once cut so short that whole batches are -100: NaN losses, printed "nan"),
- * dropout, everything training or a part frozen), train_model_simple on slices of
+ * dropout, everything training, a part frozen, or exercise 7.4's LoRA adapters alone, a
+ * head of its own wrapped too), train_model_simple on slices of
  * instruction-data.json through trainer/book_train.c's book_loader (batches of varying
  * T): each step's batch the same tensors (checksums of its inputs and targets) and its loss
  * within docs/training-parity.md's 1e-4 relative; the first step's gradient of every
@@ -33,7 +34,7 @@
 #include "mygpt/print.h"
 #include "mygpt/train.h"
 
-enum { MAX_CASES = 12, MAX_STEPS = 64, MAX_LOG = 256, MAX_GRADS = 64 };
+enum { MAX_CASES = 16, MAX_STEPS = 64, MAX_LOG = 256, MAX_GRADS = 64 };
 enum { SMALLEST = 2 };     /* the golden's dropout_b3: width 8, 9 entries, batches of 3 */
 enum { SMALL_FROZEN = 7 }; /* gpt2_frozen_dropout: GPT-2 with dropout, parts of two blocks training */
 enum { MASKED_OUT = 9 };   /* masked_out_nan: batches whose every target is -100, the losses NaN */
@@ -43,7 +44,7 @@ typedef struct ft_case {
     int C, NH, L, ctx, B, mask, n, epochs, allowed, max_new, qkv;
     double lr, drop;
     mygpt_arch arch;
-    char trains[128]; /* "all", or the comma-separated name prefixes that train */
+    char trains[128]; /* "all", the comma-separated name prefixes that train, or lora-RANK-ALPHA */
     int steps;
     int step_B[MAX_STEPS], step_T[MAX_STEPS]; /* each step's batch shape */
     unsigned long long x_sum[MAX_STEPS], y_sum[MAX_STEPS]; /* and its inputs' and targets' checksums */
@@ -270,6 +271,10 @@ static void run_case(const ft_case *c, const mygpt_instruct_data *data, const my
         fprintf(out, "Loaded model: GPTModel(emb_dim=%d, n_heads=%d, n_layers=%d, context_length=%d)\n", c->C,
                 c->NH, c->L, c->ctx);
     fprintf(out, "--------------------------------------------------\n");
+    int rank = 0, alpha = 0;
+    mygpt_trainer *tr = NULL;
+    if (sscanf(c->trains, "lora-%d-%d", &rank, &alpha) == 2) // exercise 7.4
+        OK(lora_wrap_print(out, g, rank, alpha, &rng, &tr, &err));
     const size_t room = (size_t)c->B * (train.max_length > val.max_length ? train.max_length : val.max_length);
     int64_t *x = malloc(room * sizeof *x), *y = malloc(room * sizeof *y);
     double losses[2];
@@ -282,9 +287,9 @@ static void run_case(const ft_case *c, const mygpt_instruct_data *data, const my
         fprintf(out, "%s %s\n", k ? "   Validation loss:" : "   Training loss:", mygpt_sb_str(&sb));
         mygpt_sb_free(&sb);
     }
-    mygpt_trainer *tr;
-    OK(mygpt_trainer_create(&tr, g, &err));
-    if (strcmp(c->trains, "all") != 0) { // for p in model.parameters(): p.requires_grad = named in trains
+    if (!tr)
+        OK(mygpt_trainer_create(&tr, g, &err));
+    if (!rank && strcmp(c->trains, "all") != 0) { // for p in model.parameters(): p.requires_grad = named in trains
         char *save, *names = strdup(c->trains);
         OK(mygpt_trainer_set_trainable(tr, "", 0, NULL, &err));
         for (char *t = strtok_r(names, ",", &save); t; t = strtok_r(NULL, ",", &save))
@@ -308,14 +313,14 @@ static void run_case(const ft_case *c, const mygpt_instruct_data *data, const my
     long steps;
     OK(book_train_loaders(out, tr, &opt, &l_train, &l_train_eval, &l_val, &rng, &run, x, y, &steps, &err));
     cr_expect_eq(opt.n, mygpt_trainer_trainable_count(tr), "%s: AdamW holds state for %zu floats", c->name, opt.n);
-    for (int j = 0; j < mygpt_state_dict_len(&cfg); j++) { // frozen: no gradient, the same bits after training
+    for (int j = 0; j < mygpt_state_dict_len(&g->config); j++) { // frozen: no gradient, the same bits after training
         if (mygpt_trainer_is_trainable(tr, j)) {
             r->trainable++;
             continue;
         }
         mygpt_state_entry e, eg;
-        mygpt_state_dict_entry(&cfg, &g->params, j, &e);
-        mygpt_state_dict_entry(&cfg, &tr->grads, j, &eg);
+        mygpt_state_dict_entry(&g->config, &g->params, j, &e);
+        mygpt_state_dict_entry(&g->config, &tr->grads, j, &eg);
         cr_expect_eq(memcmp(e.data, initial + (e.data - g->params_memory), e.numel * sizeof(float)), 0,
                      "%s: frozen %s moved", c->name, e.name);
         size_t nonzero = 0;

@@ -10,7 +10,7 @@ node: npm install --prefix tools/node).
 From the seed it draws --configs configurations per task (vocab 50257; width, heads, layers,
 context, batch, learning rate, steps or epochs, the book's GPTModel with or without qkv_bias or
 GPT-2; chapter 7: the prompt masked or not (exercise 7.2), allowed_max_length, dropout, all
-training or random parts frozen), runs the book's code path in PyTorch through the golden
+training, random parts frozen or exercise 7.4's LoRA adapters alone), runs the book's code path in PyTorch through the golden
 writers (tools/reference_book_ch6.py's classify_golden, tools/reference_book_ch7.py's
 finetune_golden) into a fresh folder, and runs the C side on those files: the test binaries
 tests/test_classify and tests/test_instruct_finetune, pointed at the folder by the environment's
@@ -69,7 +69,10 @@ def instruct_cases(rnd, n):
         ctx = rnd.randrange(24, 129)  # allowed_max_length = ctx: the batches fit the position embedding
         B = rnd.randrange(1, 6)
         trains = "all"
-        if rnd.random() < 0.4:  # some parts train, the rest is frozen
+        draw = rnd.random()
+        if draw < 0.3:  # exercise 7.4: the adapters alone
+            trains = "lora-%d-%d" % (rnd.choice([1, 2, 4, 8, 16]), rnd.choice([1, 2, 4, 8, 16, 32]))
+        elif draw < 0.6:  # some parts train, the rest is frozen
             parts = ["tok_emb", "pos_emb", "final_norm"] + ([] if gpt2 else ["out_head"])
             for l in range(L):
                 parts += ["trf_blocks.%d" % l, "trf_blocks.%d.att" % l, "trf_blocks.%d.ff" % l]
@@ -100,7 +103,7 @@ def summary(out):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--configs", type=int, default=8, help="per task: 8 to 12 (the tests read at least 8, at most 12)")
+    ap.add_argument("--configs", type=int, default=8, help="per task: 8 to 12 (classify reads at most 13, instruct 16)")
     ap.add_argument("--task", choices=["classify", "instruct", "both"], default="both")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--data", default=os.path.join(ROOT, "data"))

@@ -32,7 +32,7 @@ from torch.utils.data import DataLoader, Dataset
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from reference_book_ch6 import checksum, encode_all, sampled  # noqa: E402
+from reference_book_ch6 import checksum, encode_all, mygpt_name, replace_linear_with_lora, sampled  # noqa: E402
 from gen_train_goldens import h32, hexes, stacked_grads  # noqa: E402
 from reference_gpt import GPT  # noqa: E402
 from reference_llms import GPTModel  # noqa: E402
@@ -317,11 +317,13 @@ def generate(model, idx, max_new_tokens, context_size, eos_id=None):
 
 def finetune(data_dir, cfg, n_data=10, batch_size=8, lr=5e-5, epochs=2, eval_freq=5, eval_iter=5,
              mask=False, allowed_max_length=1024, max_new_tokens=256, sample_tokens=50, out=sys.stdout,
-             trace=None, tied=False, trainable=None):
+             trace=None, tied=False, trainable=None, lora=None):
     """gpt_instruction_finetuning.py's main() from the split on, on GPTModel(cfg) drawn after
     torch.manual_seed(123) (its --test_mode: n_data entries of each split; 0: all); tied: GPT-2's
     head (the token embedding); trainable (a list of name prefixes, None for all): every other
-    parameter frozen (requires_grad False) before the optimizer is made. trace (a list) gets each
+    parameter frozen (requires_grad False) before the optimizer is made; lora (rank, alpha): exercise
+    7.4's replace_linear_with_lora after the model is loaded (appendix E's notebook layers, scaled by
+    alpha / rank), its three counts printed, everything but the adapters frozen. trace (a list) gets each
     step's batch shape, loss as float32 bits and the checksums of its inputs and targets, the first
     step's gradients of what trains (sampled), the frozen names, and the responses' token ids."""
     def say(*a):
@@ -365,6 +367,13 @@ def finetune(data_dir, cfg, n_data=10, batch_size=8, lr=5e-5, epochs=2, eval_fre
                               "GPTModel(emb_dim=%d, n_heads=%d, n_layers=%d, context_length=%d)" %
                               (cfg["emb_dim"], cfg["n_heads"], cfg["n_layers"], cfg["context_length"])))
     say(50 * "-")
+    if lora is not None:  # exercise_experiments.py's `if lora:`
+        say(f"Total trainable parameters before: {sum(p.numel() for p in model.parameters() if p.requires_grad):,}")
+        for param in model.parameters():
+            param.requires_grad = False
+        say(f"Total trainable parameters after: {sum(p.numel() for p in model.parameters() if p.requires_grad):,}")
+        replace_linear_with_lora(model, *lora)
+        say(f"Total trainable LoRA parameters: {sum(p.numel() for p in model.parameters() if p.requires_grad):,}")
     say("Initial losses")
     with torch.no_grad():
         train_loss = calc_loss_loader(train_loader, model, 5)
@@ -390,9 +399,9 @@ def finetune(data_dir, cfg, n_data=10, batch_size=8, lr=5e-5, epochs=2, eval_fre
             if trace is not None and global_step == 0:  # the gradients before the first update
                 for name, p in model.named_parameters():
                     if p.requires_grad:
-                        trace.append("grad %s %d %s %s" % (name, p.numel(), h32(p.grad.abs().max().item()),
-                                                           sampled(p.grad)))
-                trace.append("frozen " + " ".join(name for name, p in model.named_parameters()
+                        trace.append("grad %s %d %s %s" % (mygpt_name(name), p.numel(),
+                                                           h32(p.grad.abs().max().item()), sampled(p.grad)))
+                trace.append("frozen " + " ".join(mygpt_name(name) for name, p in model.named_parameters()
                                                   if not p.requires_grad and p.grad is None))
             if global_step % eval_freq == 0:
                 model.eval()
@@ -429,7 +438,8 @@ def test_mode_config(emb=12, heads=2, layers=1, context=120, drop=0.0, qkv=False
 
 
 # the test suite's runs: NAME C NH L CONTEXT BATCH LR MASK N EPOCHS ALLOWED MAX_NEW DROP ARCH QKV TRAINS
-# (TRAINS: "all", or the comma-separated name prefixes that train, everything else frozen); vocab 50257
+# (TRAINS: "all"; the comma-separated name prefixes that train, everything else frozen; or lora-RANK-ALPHA:
+# exercise 7.4's adapters alone); vocab 50257
 FINETUNE_CASES = [
     ("book_test_mode", 12, 2, 1, 120, 8, 5e-5, 0, 10, 2, 1024, 24, 0.0, "llms-from-scratch", 0, "all"),
     ("masked_lr_1e-3", 16, 4, 2, 96, 4, 1e-3, 1, 12, 2, 96, 20, 0.0, "llms-from-scratch", 0, "all"),
@@ -443,6 +453,9 @@ FINETUNE_CASES = [
     ("wide_cut_48_masked", 32, 8, 1, 48, 4, 2e-4, 1, 8, 2, 48, 6, 0.0, "llms-from-scratch", 1, "all"),
     # prompts cut at 38 and masked: three of the four batches (and the evaluations) all -100, their losses nan
     ("masked_out_nan", 8, 2, 1, 38, 1, 2e-4, 1, 4, 1, 38, 2, 0.0, "gpt2", 1, "all"),
+    # exercise 7.4: every Linear wrapped, the vocabulary's head of its own too (its A (C, r), B (r, 50257))
+    ("lora_r4_a8_head", 16, 2, 2, 64, 4, 1e-3, 0, 8, 2, 64, 12, 0.0, "llms-from-scratch", 1, "lora-4-8"),
+    ("gpt2_lora_r2_masked_dropout", 12, 3, 1, 56, 2, 2e-3, 1, 6, 2, 56, 10, 0.1, "gpt2", 1, "lora-2-16"),
 ]
 
 
@@ -450,8 +463,8 @@ def finetune_golden(data_dir, path):
     import io
     lines = ["# the book's chapter-7 fine-tuning (train_model_simple, then generate with eos 50256) in PyTorch %s "
              "-- generated by tools/reference_book_ch7.py --finetune-golden, do not edit" % torch.__version__,
-             "# run NAME C NH L CONTEXT BATCH LR MASK N EPOCHS ALLOWED MAX_NEW DROP ARCH QKV TRAINS (all, or the "
-             "prefixes that train); step I B T LOSS_HEX INPUTS_CHECKSUM TARGETS_CHECKSUM (golden_checksum on int64); "
+             "# run NAME C NH L CONTEXT BATCH LR MASK N EPOCHS ALLOWED MAX_NEW DROP ARCH QKV TRAINS (all, the "
+             "prefixes that train, or lora-RANK-ALPHA); step I B T LOSS_HEX INPUTS_CHECKSUM TARGETS_CHECKSUM (golden_checksum on int64); "
              "grad NAME NUMEL MAXABS INDEX:HEX... (the first step's, what trains); frozen NAME...; "
              "response I PROMPT_LEN IDS...; log LINE (what the run prints); end"]
     for name, C, NH, L, ctx, B, lr, mask, n, epochs, allowed, max_new, drop, arch, qkv, trains in FINETUNE_CASES:
@@ -461,7 +474,8 @@ def finetune_golden(data_dir, path):
         finetune(data_dir, test_mode_config(C, NH, L, ctx, drop, bool(qkv)), n_data=n, batch_size=B, lr=lr,
                  epochs=epochs, eval_freq=2, eval_iter=2, mask=bool(mask), allowed_max_length=allowed,
                  max_new_tokens=max_new, sample_tokens=10, out=out, trace=trace, tied=arch == "gpt2",
-                 trainable=None if trains == "all" else trains.split(","))
+                 trainable=None if trains == "all" or trains.startswith("lora-") else trains.split(","),
+                 lora=tuple(int(v) for v in trains.split("-")[1:]) if trains.startswith("lora-") else None)
         lines += trace
         lines += ["log " + l for l in out.getvalue().split("\n")[:-1]]
         lines.append("end")
