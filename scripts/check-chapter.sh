@@ -16,26 +16,23 @@
 # CHECK_CHAPTER_STREAM=1 shows the program's output (|) and progress (!) on stderr as
 # they come, besides checking them: a long chapter then talks while it runs.
 # A run of 20 seconds or more that matched leaves a stamp beside the program
-# (.verified/PROGRAM: the sha256 of the program, the expected file and the data files);
-# the same check with all of them unchanged is then not run again, so the two README
-# commands train the book's model once per build. CHECK_CHAPTER_RERUN=1 runs it anyway.
+# (.verified/PROGRAM[ARGS]: the sha256 of the program, the expected file, the arguments
+# and the data files: scripts/chapter-stamp.sh); the same check with all of them unchanged
+# is then not run again, so the two README commands train the book's model once per
+# build (and tests/check_examples.sh holds a lesson's example of that run to the
+# expected file). CHECK_CHAPTER_RERUN=1 runs it anyway.
 set -uo pipefail
 prog=$1 expected=$2
 shift 2
 [ -x "$prog" ] || { echo "check-chapter: $prog was not built" >&2; exit 1; }
 [ -f "$expected" ] || { echo "check-chapter: no expected output $expected" >&2; exit 1; }
-# what a plain run's result depends on: the program, the expected output, the data
-stamp= key=
-if [ $# -eq 0 ]; then
-    data=${MYGPT_DATA:-$(dirname "$prog")/../data}
-    key=$({ sha256sum "$prog" "$expected"
-            sha256sum "$data/the-verdict.txt" "$data/encoder.json" "$data/vocab.bpe" 2>/dev/null
-          } | cut -d' ' -f1 | sha256sum | cut -c1-64)
-    stamp=$(dirname "$prog")/.verified/$(basename "$prog")
-    if [ "${CHECK_CHAPTER_RERUN:-0}" != 1 ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ]; then
-        echo "  matched earlier with this same program, expected output and data (CHECK_CHAPTER_RERUN=1 runs it again)"
-        exit 0
-    fi
+# what a run's result depends on: the program, the expected output, the arguments, the data
+source "$(dirname "${BASH_SOURCE[0]}")/chapter-stamp.sh"
+key=$(chapter_stamp_key "$prog" "$expected" "$@")
+stamp=$(chapter_stamp_path "$prog" "$@")
+if [ "${CHECK_CHAPTER_RERUN:-0}" != 1 ] && [ -f "$stamp" ] && [ "$(head -1 "$stamp")" = "$key" ]; then
+    echo "  matched earlier with this same program, expected output, arguments and data (CHECK_CHAPTER_RERUN=1 runs it again)"
+    exit 0
 fi
 out=$(mktemp) err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
@@ -93,8 +90,8 @@ if awk -v gotfile="$out" -f "$(dirname "${BASH_SOURCE[0]}")/digits.awk" -f <(cat
     END { if (ok && (getline extra < gotfile) > 0) ok = 0; exit ok ? 0 : 1 }
 PROGRAM
 ) "$expected"; then
-    if [ -n "$stamp" ] && [ $((SECONDS - started)) -ge 20 ]; then
-        mkdir -p "$(dirname "$stamp")" && printf '%s\n' "$key" >"$stamp"
+    if [ $((SECONDS - started)) -ge 20 ]; then
+        mkdir -p "$(dirname "$stamp")" && printf '%s\n%s\n' "$key" "$(cd "$(dirname "$expected")" && pwd)/$(basename "$expected")" >"$stamp"
     fi
     exit 0
 fi

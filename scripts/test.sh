@@ -101,7 +101,7 @@ if [ "${MYGPT_QUICK:-0}" != 1 ]; then
         # the chapters with GPT-2's 50257-token vocabulary run for minutes under valgrind
         # (~50x slower): they run under the sanitizers in stage 2 instead
         sanitizer_only=" 32_loss 33_training 34_generation 36_attention_maps 37_book_gptmodel 38_book_training 39_quantization 81_book_classifier 86_book_instruction_finetune 87_book_lora "
-        # appendix D's chapter outlasts both tools even in --smoke: its schedule and clipping
+        # appendix D's chapter outlasts valgrind even in --smoke: its schedule and clipping
         # run in the learn suite, under the sanitizers too
         learn_only=" 40_book_train_model "
         total=$(grep -c -v -e '^number' -e '^$' "$MYGPT_ROOT/chapters/index.tsv")

@@ -31,6 +31,7 @@ ln -s "$build" "$work/run/build"
 ln -s "${MYGPT_DATA:-$root/data}" "$work/run/data"
 for dir in chapters corpus; do ln -s "$root/$dir" "$work/run/$dir"; done
 export MYGPT_DATA=${MYGPT_DATA:-$root/data} OMP_WAIT_POLICY=PASSIVE
+source "$root/scripts/chapter-stamp.sh"
 
 if git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     mapfile -t files < <(git -C "$root" ls-files --cached --others --exclude-standard '*.md')
@@ -111,19 +112,16 @@ for ((i = 1; i <= n; i++)); do
         echo "check_examples: $where: not run (this build has no MPI)"
         continue
     fi
-    # A chapter's plain run that check-chapter.sh matched earlier with this very program,
-    # expected output and data (its stamp, left by runs of 20 s or more): the block
-    # is held to the expected output instead of training the model once more
+    # A chapter's run (with its --flags) that check-chapter.sh matched earlier with this
+    # very program, expected output, arguments and data (its stamp, left by runs of 20 s
+    # or more): the block is held to the expected output instead of running it once more
     cmdline=$(cat "$work/blocks/$i.cmd")
-    if [[ $cmdline =~ ^build/chapters/([0-9A-Za-z_]+)$ ]] && [ "${CHECK_CHAPTER_RERUN:-0}" != 1 ]; then
+    if [[ $cmdline =~ ^build/chapters/([0-9A-Za-z_]+)((\ +--[a-z0-9-]+)*)\ *(#.*)?$ ]] && [ "${CHECK_CHAPTER_RERUN:-0}" != 1 ]; then
         program=${BASH_REMATCH[1]}
-        expected=$root/chapters/expected/$program.txt
-        stamp=$build/chapters/.verified/$program
-        data=$MYGPT_DATA
-        key=$({ sha256sum "$build/chapters/$program" "$expected"
-                sha256sum "$data/the-verdict.txt" "$data/encoder.json" "$data/vocab.bpe" 2>/dev/null
-              } 2>/dev/null | cut -d' ' -f1 | sha256sum | cut -c1-64)
-        if [ -f "$stamp" ] && [ -f "$expected" ] && [ "$(cat "$stamp")" = "$key" ]; then
+        read -r -a args <<<"${BASH_REMATCH[2]}"
+        stamp=$(chapter_stamp_path "$build/chapters/$program" "${args[@]}")
+        expected=$(sed -n 2p "$stamp" 2>/dev/null)
+        if [ -f "$expected" ] && [ "$(head -1 "$stamp")" = "$(chapter_stamp_key "$build/chapters/$program" "$expected" "${args[@]}")" ]; then
             sed -E 's/^~(DIGIT|MAX=[^ ]+) //' "$expected" >"$work/got"
             if ! match_lines "$work/blocks/$i.want" "$work/got" digits; then
                 echo "check_examples: $where does not show what $program was verified to print (- shown, + verified):"
@@ -134,12 +132,14 @@ for ((i = 1; i <= n; i++)); do
         fi
     fi
     # what the command prints: its stdout, then its stderr (a tool's closing summary)
+    started=$SECONDS
     if ! (cd "$work/run" && bash -c "$(cat "$work/blocks/$i.cmd")") >"$work/got" 2>"$work/err" </dev/null; then
         echo "check_examples: $where: the command failed:"
         sed 's/^/  /' "$work/blocks/$i.cmd" "$work/got" "$work/err" | head -20
         bad=1
         continue
     fi
+    [ $((SECONDS - started)) -lt 10 ] || echo "check_examples: $where took $((SECONDS - started)) s"
     [ -s "$work/blocks/$i.want" ] || continue # shown without output: it must only succeed
     cat "$work/err" >>"$work/got"
     if ! match_lines "$work/blocks/$i.want" "$work/got" "$(cat "$work/blocks/$i.mode")"; then

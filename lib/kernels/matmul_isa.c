@@ -33,7 +33,16 @@
  * (element (i, k) at a[i * lda + k]) or transposed (at a[k * lda + i]: the backward's
  * dout^T). The body is written once; the wrappers below compile it for a tile height
  * MR, a layout of a and an instruction set. */
-static inline __attribute__((always_inline)) void
+/* The register tiles are not instrumented by the sanitizers: AddressSanitizer gives the
+ * accumulator array redzones on the stack and UndefinedBehaviorSanitizer checks each of
+ * its indices, so the tile lives in memory, unvectorised, and every product of the test
+ * suite runs some fifty times slower. What a tile reads is the packed panel and the rows
+ * of A its driver hands it (both instrumented where they are made); valgrind (stage 3 of
+ * scripts/test.sh) checks those reads, and the tests compare every path with the naive
+ * kernel. */
+#define REGISTER_TILE __attribute__((no_sanitize("address", "undefined")))
+
+REGISTER_TILE static inline __attribute__((always_inline)) void
 kernel_body(const int MR, const int NR, const int A_T, int rows, int kc, const float *restrict a, size_t lda,
             const float *restrict bp, float *restrict c, size_t ldc, int first, const float *restrict init,
             const lines_ahead *pf)
@@ -114,9 +123,16 @@ static void gelu_generic(float *c, size_t ldc, int rows, int cols)
 static void copy_strips_generic(float *restrict dst, size_t stride, int MR, const float *restrict a, size_t lda,
                                 int kc, size_t rows)
 {
-    for (int k = 0; k < kc; k++)
-        for (size_t i = 0; i < rows; i++)
-            dst[i / MR * stride + (size_t)k * MR + i % MR] = a[(size_t)k * lda + i];
+    for (int k = 0; k < kc; k++) { // a's row k, MR values to each strip (no i / MR, i % MR)
+        const float *src = a + (size_t)k * lda;
+        float *d = dst + (size_t)k * MR;
+        size_t i = 0;
+        for (; i + (size_t)MR <= rows; i += (size_t)MR, d += stride)
+            for (int r = 0; r < MR; r++)
+                d[r] = src[i + (size_t)r];
+        for (int r = 0; i + (size_t)r < rows; r++)
+            d[r] = src[i + (size_t)r];
+    }
 }
 static void store_swapped_generic(float *restrict o, size_t ldo, const float *restrict c, int NR, int rows,
                                   int cols, int add)
@@ -135,11 +151,11 @@ static void store_swapped_generic(float *restrict o, size_t ldo, const float *re
 #define KERNEL_CALL(MR, NR, A_T) kernel_body(MR, NR, A_T, rows, kc, a, lda, bp, c, ldc, first, init, pf)
 
 /* any CPU: fmaf() from the C library (same results, slower) */
-static void kernel_6x16(KERNEL_ARGS)
+REGISTER_TILE static void kernel_6x16(KERNEL_ARGS)
 {
     KERNEL_CALL(6, 16, 0);
 }
-static void kernel_6x16_t(KERNEL_ARGS)
+REGISTER_TILE static void kernel_6x16_t(KERNEL_ARGS)
 {
     KERNEL_CALL(6, 16, 1);
 }
@@ -147,21 +163,21 @@ static void kernel_6x16_t(KERNEL_ARGS)
 #ifdef MYGPT_X86_KERNELS
 #define HAVE_X86_KERNELS 1
 /* AVX2 + FMA: 6 x 16 accumulators = 12 ymm registers */
-MYGPT_AVX2 static void kernel_6x16_avx2(KERNEL_ARGS)
+MYGPT_AVX2 REGISTER_TILE static void kernel_6x16_avx2(KERNEL_ARGS)
 {
     KERNEL_CALL(6, 16, 0);
 }
-MYGPT_AVX2 static void kernel_6x16_avx2_t(KERNEL_ARGS)
+MYGPT_AVX2 REGISTER_TILE static void kernel_6x16_avx2_t(KERNEL_ARGS)
 {
     KERNEL_CALL(6, 16, 1);
 }
 /* AVX-512: 14 x 32 accumulators = 28 zmm registers, twice the width and more than
  * twice the rows of AVX2, so each loaded panel row feeds 28 fused multiply-adds */
-MYGPT_AVX512 static void kernel_14x32_avx512(KERNEL_ARGS)
+MYGPT_AVX512 REGISTER_TILE static void kernel_14x32_avx512(KERNEL_ARGS)
 {
     KERNEL_CALL(14, 32, 0);
 }
-MYGPT_AVX512 static void kernel_14x32_avx512_t(KERNEL_ARGS)
+MYGPT_AVX512 REGISTER_TILE static void kernel_14x32_avx512_t(KERNEL_ARGS)
 {
     KERNEL_CALL(14, 32, 1);
 }

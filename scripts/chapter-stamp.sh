@@ -1,0 +1,25 @@
+# chapter-stamp.sh - sourced by check-chapter.sh and tests/check_examples.sh: the stamp a
+# long chapter run leaves once it matched its expected output, so that the same check is
+# not run twice in one build (the two README commands train the book's model once).
+#
+# chapter_stamp_path PROGRAM [ARGS...]: build/chapters/.verified/NAME[ARGS joined], where a
+#   run of PROGRAM with ARGS leaves its stamp. The stamp holds the key, then the expected
+#   file's path.
+# chapter_stamp_key PROGRAM EXPECTED [ARGS...]: the sha256 of what the run's result depends
+#   on: the program, the expected output, the arguments, the data files (MYGPT_DATA).
+chapter_stamp_path() {
+    local prog=$1 suffix
+    shift
+    suffix=$(printf '%s' "$@" | tr -c 'A-Za-z0-9_-' '_')
+    printf '%s/.verified/%s%s\n' "$(dirname "$prog")" "$(basename "$prog")" "$suffix"
+}
+
+chapter_stamp_key() {
+    local prog=$1 expected=$2 data
+    shift 2
+    data=${MYGPT_DATA:-$(dirname "$prog")/../data}
+    { sha256sum "$prog" "$expected"
+      printf '%s\n' "$@" | sha256sum
+      sha256sum "$data/the-verdict.txt" "$data/encoder.json" "$data/vocab.bpe" 2>/dev/null
+    } | cut -d' ' -f1 | sha256sum | cut -c1-64
+}
