@@ -100,11 +100,11 @@ static int usage(void)
            "parameter frozen and every nn.Linear wrapped in LinearWithLoRA of rank R and alpha A\n"
            "(default R), W x + b + (A / R) (x A_r) B_r: prints the trainable counts before, after\n"
            "freezing and of the adapters, and trains the adapters alone (classify: after the\n"
-           "accuracies of 10 batches, as the appendix; its lr 8e-4 is then the default). A tied\n"
-           "head (Hugging Face's GPT-2: the head is the token embedding) is no Linear of its own\n"
-           "and gets no adapter, where the book's GPTModel has a copy of it as out_head and wraps\n"
-           "that: on such a checkpoint the counts and draws are not exercise 7.4's. Its code (and\n"
-           "the printed appendix) scales by alpha alone: --lora 16 --lora-alpha 256 is its scale.\n"
+           "accuracies of 10 batches, as the appendix; its lr 8e-4 is then the default). On a\n"
+           "Hugging Face GPT-2, whose head is the token embedding, instruct first unties the head\n"
+           "as the book's GPTModel holds it (out_head, a copy of wte), so the head is wrapped and\n"
+           "the counts and draws are exercise 7.4's. Its code (and the printed appendix) scales by\n"
+           "alpha alone: --lora 16 --lora-alpha 256 is its scale.\n"
            "\n"
            "--save FILE: the fine-tuned model, a checkpoint `mygpt chat --checkpoint FILE` talks\n"
            "to (instruct) or the classifier; with --lora the adapters alone, for\n"
@@ -381,8 +381,14 @@ static int run_instruct(const char *cmd, const parsed_args *a, const finetune_op
     instruct_print_lengths(stdout, &split);
     printf("Loaded model: %s\n", args_has(a, "checkpoint") ? args_get(a, "checkpoint") : "Small test model");
     printf("--------------------------------------------------\n");
-    // exercise 7.4: the counts and replace_linear_with_lora, A drawn after GPTModel(BASE_CONFIG)'s
-    // own draws (a checkpoint's model drew them before its weights were loaded)
+    // exercise 7.4: the counts and replace_linear_with_lora on the book's GPTModel (a GPT-2's
+    // head untied, as load_weights_into_gpt copies wte into out_head), A drawn after
+    // GPTModel(BASE_CONFIG)'s own draws (a checkpoint's model drew them before its weights
+    // were loaded)
+    if (o->lora_rank > 0 && g->config.arch == MYGPT_ARCH_GPT2 && (st = mygpt_lora_untie_head(g, &err)) != MYGPT_OK) {
+        rc = cli_fail(cmd, st, &err);
+        goto done;
+    }
     if (o->lora_rank > 0 && args_has(a, "checkpoint") && (st = mygpt_gpt_skip_init(&g->config, &rng, &err)) != MYGPT_OK) {
         rc = cli_fail(cmd, st, &err);
         goto done;

@@ -699,3 +699,64 @@ Test(classify, a_tied_head_gets_no_adapter)
     }
 }
 
+
+/* Exercise 7.4 on a GPT-2: the book's GPTModel holds GPT-2's head as out_head, a copy of
+ * wte (load_weights_into_gpt), which replace_linear_with_lora wraps. Untying gives that
+ * model: the same logits bit for bit, then a head adapter; the adapters saved from it
+ * untie a GPT-2 they are loaded onto and give the same logits there. */
+Test(classify, a_gpt2_head_untied_is_the_books_gptmodel_and_its_adapters_load_onto_gpt2)
+{
+    const mygpt_config cfg = {.vocab_size = 300, .embed_dim = 32, .num_heads = 4, .num_layers = 2,
+                              .max_seq_len = 16, .arch = MYGPT_ARCH_GPT2, .qkv_bias = 1};
+    enum { B = 2, T = 16, V = 300 };
+    int64_t ids[B * T];
+    for (int i = 0; i < B * T; i++)
+        ids[i] = (i * 31 + 5) % V;
+    static float tied[B * T * V], untied[B * T * V], with[B * T * V];
+    mygpt_error err = {0};
+    mygpt_gpt *g, *base;
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, 4);
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, &err), MYGPT_OK, "%s", err.message);
+    cr_assert_eq(mygpt_gpt_forward(g, ids, B, T, &err), MYGPT_OK, "%s", err.message);
+    memcpy(tied, g->acts.logits, sizeof tied);
+    const size_t tied_floats = g->num_parameters;
+    cr_assert_eq(mygpt_lora_untie_head(g, &err), MYGPT_OK, "%s", err.message);
+    cr_expect_eq(g->config.arch, MYGPT_ARCH_LLMS_FROM_SCRATCH);
+    cr_expect_eq(g->config.qkv_bias, 1);
+    cr_expect_eq(g->num_parameters, tied_floats + (size_t)V * 32, "out_head adds V C floats");
+    cr_expect_eq(memcmp(g->params.lmw, g->params.wte, (size_t)V * 32 * sizeof(float)), 0, "out_head is wte's copy");
+    cr_assert_eq(mygpt_gpt_forward(g, ids, B, T, &err), MYGPT_OK, "%s", err.message);
+    memcpy(untied, g->acts.logits, sizeof untied);
+    cr_expect_eq(memcmp(tied, untied, sizeof tied), 0, "untying changed the logits");
+    cr_expect_eq(mygpt_lora_untie_head(g, &err), MYGPT_EINVAL, "untied twice");
+    cr_expect(strstr(err.message, "llms-from-scratch"), "%s", err.message);
+    cr_assert_eq(mygpt_lora_add(g, 2, 4, &rng, &err), MYGPT_OK, "%s", err.message);
+    cr_expect_eq(g->param_sizes[MYGPT_PARAM_lmA], (size_t)32 * 2, "the untied head has no adapter");
+    cr_expect_eq(mygpt_lora_untie_head(g, &err), MYGPT_EINVAL, "a model with adapters untied");
+    fill_adapters_b(g);
+    cr_assert_eq(mygpt_gpt_forward(g, ids, B, T, &err), MYGPT_OK);
+    memcpy(with, g->acts.logits, sizeof with);
+    char dir[] = "/tmp/mygpt_untie_XXXXXX", path[64];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/adapters.safetensors", dir);
+    cr_assert_eq(mygpt_checkpoint_save_adapters(g, path, &err), MYGPT_OK, "%s", err.message);
+    // onto a GPT-2 of the same weights: untied, then the adapters, the same bits
+    cr_assert_eq(mygpt_gpt_create(&base, &cfg, 3, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_checkpoint_load_adapters(base, path, &err), MYGPT_OK, "%s", err.message);
+    cr_expect_eq(base->config.arch, MYGPT_ARCH_LLMS_FROM_SCRATCH);
+    cr_assert_eq(mygpt_gpt_forward(base, ids, B, T, &err), MYGPT_OK);
+    cr_expect_eq(memcmp(base->acts.logits, with, sizeof with), 0, "the adapters on a GPT-2 compute other logits");
+    cr_expect(memcmp(untied, with, sizeof with) != 0, "the adapters change nothing: the test proves nothing");
+    mygpt_gpt_free(base);
+    // a classifier, and the book's GPTModel, have no tied head to untie
+    mygpt_config other = cfg;
+    other.num_classes = 2;
+    cr_assert_eq(mygpt_gpt_create(&base, &other, 3, &err), MYGPT_OK);
+    cr_expect_eq(mygpt_lora_untie_head(base, &err), MYGPT_EINVAL, "a classifier untied");
+    cr_expect_eq(base->config.arch, MYGPT_ARCH_GPT2, "a refused untie changed the model");
+    mygpt_gpt_free(base);
+    unlink(path);
+    rmdir(dir);
+    mygpt_gpt_free(g);
+}

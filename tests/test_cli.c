@@ -2602,6 +2602,58 @@ Test(cli_finetune, masking_the_instructions_changes_the_losses)
 
 /* ---- issue 39: LoRA (the book's appendix E) ------------------------------------------ */
 
+/* Exercise 7.4 on a GPT-2 checkpoint: its tied head is untied as the book's GPTModel holds
+ * it (out_head, a copy of wte), so the head is wrapped and counted as the exercise counts
+ * it; the adapters load onto the GPT-2 file (untying it again) and merge into it */
+Test(cli_lora, a_gpt2_checkpoint_is_untied_as_the_books_gptmodel, .timeout = 600)
+{
+    data_file_or_skip("instruction-data.json");
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt-untie-XXXXXX", base[300];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(base, sizeof base, "%s/gpt2.safetensors", dir);
+    const mygpt_config cfg = {.vocab_size = 50257, .embed_dim = 12, .num_heads = 2, .num_layers = 1,
+                              .max_seq_len = 120, .arch = MYGPT_ARCH_GPT2, .qkv_bias = 1};
+    mygpt_gpt *g;
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 123, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_checkpoint_save(g, base, NULL), MYGPT_OK);
+    const size_t tied = g->num_parameters;
+    mygpt_gpt_free(g);
+    proc_result r;
+    finetune_run("finetune --task instruct --checkpoint DIR/gpt2.safetensors --lora 4 --lora-alpha 8 --entries 4 "
+                 "--batch 2 --epochs 1 --eval-freq 1 --eval-iter 1 --max-new 6 --lr 1e-1 --save DIR/ad.safetensors",
+                 dir, &r);
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    char want[160]; // out_head's 50257 x 12 counted beside the tied model's; its adapter 12 x 4 + 4 x 50257
+    snprintf(want, sizeof want, "\nTotal trainable parameters before: %zu,%03zu,%03zu\n", (tied + 50257 * 12) / 1000000,
+             (tied + 50257 * 12) / 1000 % 1000, (tied + 50257 * 12) % 1000);
+    cr_expect(strstr(r.out, want) && strstr(r.out, "\nTotal trainable LoRA parameters: 201,940\n"), "%s\nwanted %s",
+              r.out, want);
+    proc_result_free(&r);
+    char out[2][4096];
+    for (int k = 0; k < 2; k++) { // the adapters on the GPT-2 file, then merged into it
+        if (k) {
+            finetune_run("merge DIR/gpt2.safetensors DIR/ad.safetensors DIR/merged.safetensors", dir, &r);
+            cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+            proc_result_free(&r);
+        }
+        char words[600];
+        snprintf(words, sizeof words, "generate --checkpoint DIR/%s --ids 1,2,3 --max-new 8 --no-stream",
+                 k ? "merged.safetensors" : "gpt2.safetensors --adapters DIR/ad.safetensors");
+        finetune_run(words, dir, &r);
+        cr_assert_eq(r.status, 0, "%s: exit %d: %s", words, r.status, r.err);
+        snprintf(out[k], sizeof out[k], "%s", r.out);
+        proc_result_free(&r);
+    }
+    cr_expect_str_eq(out[1], out[0], "the merged model generates other tokens than its adapters");
+    finetune_run("generate --checkpoint DIR/gpt2.safetensors --ids 1,2,3 --max-new 8 --no-stream", dir, &r);
+    cr_expect(strcmp(r.out, out[0]) != 0, "the trained adapters change no token: the test proves nothing");
+    proc_result_free(&r);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
 /* finetune --lora trains adapters alone and saves them; chat and generate read them with
  * --adapters, and mygpt merge folds them into a checkpoint that generates the same tokens;
  * the misuses are one line and status 2 */

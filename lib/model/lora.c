@@ -88,6 +88,24 @@ mygpt_status mygpt_lora_add(mygpt_gpt *g, int rank, double alpha, mygpt_rng *rng
     return MYGPT_OK;
 }
 
+mygpt_status mygpt_lora_untie_head(mygpt_gpt *g, mygpt_error *err)
+{
+    MYGPT_TRY(check_model(g, "untie the head", err));
+    if (g->config.arch != MYGPT_ARCH_GPT2 || g->config.num_classes > 0 || g->config.lora_rank > 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "only a GPT-2 language model without adapters has a tied head to "
+                          "untie (this one: %s%s%s)", mygpt_arch_name(g->config.arch),
+                          g->config.num_classes > 0 ? ", a classification head" : "",
+                          g->config.lora_rank > 0 ? ", with adapters" : "");
+    mygpt_config cfg = g->config;
+    cfg.arch = MYGPT_ARCH_LLMS_FROM_SCRATCH; // GPT-2's switches, but out_head of its own
+    cfg.qkv_bias = 1;
+    mygpt_gpt *fresh;
+    MYGPT_TRY(copy_to(g, &cfg, &fresh, err));
+    memcpy(fresh->params.lmw, g->params.wte, fresh->param_sizes[MYGPT_PARAM_lmw] * sizeof *fresh->params.lmw);
+    adopt(g, fresh);
+    return MYGPT_OK;
+}
+
 /* W (OC, C) += scale * (A (C, r) @ B (r, OC))^T, each product summed over r in order */
 static void merge_one(float *W, const float *A, const float *B, int C, int OC, int r, float scale)
 {

@@ -82,10 +82,12 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
 mygpt_status mygpt_checkpoint_save_adapters(const mygpt_gpt *gpt, const char *path, mygpt_error *err);
 
 /* Gives gpt (a model without adapters) the adapters of a file that
- * mygpt_checkpoint_save_adapters wrote for a model of its configuration. Everything is
- * read and checked first (the metadata's model against gpt's, every adapter there once,
- * F32 of its shape, finite, nothing else): on any error, with the reason, gpt is
- * unchanged (MYGPT_EIO, MYGPT_EFORMAT, MYGPT_EINVAL, MYGPT_ENOMEM). */
+ * mygpt_checkpoint_save_adapters wrote for a model of its configuration (adapters of
+ * the book's GPTModel on a GPT-2: gpt is made that model first, mygpt_lora_untie_head).
+ * Everything is read and checked first (the metadata's model against gpt's, every
+ * adapter there once, F32 of its shape, finite, nothing else): on any error, with the
+ * reason, gpt is unchanged (MYGPT_EIO, MYGPT_EFORMAT, MYGPT_EINVAL, MYGPT_ENOMEM; out of
+ * memory past the checks, an untied GPT-2 is the same model). */
 mygpt_status mygpt_checkpoint_load_adapters(mygpt_gpt *gpt, const char *path, mygpt_error *err);
 
 #pragma GCC visibility pop

@@ -7,7 +7,8 @@
  * adapters are rows of the parameter table (qA, qB, ... in mygpt/gpt.h), saved alone by
  * mygpt_checkpoint_save_adapters (mygpt/checkpoint.h), and merged into the weights for
  * inference by mygpt_lora_merge. A tied head (GPT-2's, the course's) is the token
- * embedding, not a Linear of its own: it gets no adapter.
+ * embedding, not a Linear of its own: it gets no adapter, unless GPT-2 is first made the
+ * book's GPTModel (mygpt_lora_untie_head), whose out_head is a Linear holding a copy.
  */
 #ifndef MYGPT_LORA_H
 #define MYGPT_LORA_H
@@ -31,6 +32,15 @@ extern "C" {
  * sized for the old model), or for a rank or alpha out of range; MYGPT_ENOMEM. On failure
  * g is unchanged (rng may have moved on). */
 mygpt_status mygpt_lora_add(mygpt_gpt *g, int rank, double alpha, mygpt_rng *rng, mygpt_error *err);
+
+/* GPT-2 as the book's GPTModel holds it (load_weights_into_gpt: out_head.weight = wte,
+ * qkv_bias True): g's architecture becomes llms-from-scratch with qkv_bias, its head a
+ * Linear of its own that starts as a copy of the token embedding. The model computes
+ * the same logits, bit for bit; replace_linear_with_lora then wraps the head too, as the
+ * book's exercise 7.4 does. MYGPT_EINVAL unless g is a GPT-2 language model (arch gpt2,
+ * no classification head) without adapters, unquantized, and no trainer holds it;
+ * MYGPT_ENOMEM. On failure g is unchanged. */
+mygpt_status mygpt_lora_untie_head(mygpt_gpt *g, mygpt_error *err);
 
 /* Folds the adapters into the weights, W += (alpha / r) (A B)^T in float32 (the product
  * rounded, scaled, then added), and drops them: g is then a plain model that computes
