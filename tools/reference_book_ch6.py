@@ -16,9 +16,11 @@ loader shuffled with drop_last). Written from the book's code; tiktoken's ids co
 The data folder (bash scripts/fetch-data.sh) holds the three CSV files; --data DIR another.
 """
 import argparse
+import copy
 import json
 import math
 import os
+import struct
 import subprocess
 import sys
 
@@ -219,12 +221,17 @@ def h32(v):
     return "%08x" % struct.unpack("<I", struct.pack("<f", v))[0]
 
 
-def sampled(t, k=48):
-    """INDEX:HEX of up to k evenly spaced entries of t and its largest magnitude (all of a small t)."""
+def sampled_indices(t, k=48):
+    """Up to k evenly spaced indices of t and that of its largest magnitude (all of a small t)."""
     flat = t.detach().flatten()
     n = flat.numel()
-    idx = set(range(n)) if n <= k else {i * n // k for i in range(k)} | {int(flat.abs().argmax())}
-    return " ".join("%d:%s" % (i, h32(flat[i].item())) for i in sorted(idx))
+    return sorted(set(range(n)) if n <= k else {i * n // k for i in range(k)} | {int(flat.abs().argmax())})
+
+
+def sampled(t, k=48):
+    """INDEX:HEX of sampled_indices(t, k)."""
+    flat = t.detach().flatten()
+    return " ".join("%d:%s" % (i, h32(flat[i].item())) for i in sampled_indices(t, k))
 
 
 # The fine-tuning configurations: (model seed, tied (gpt2) or the book's GPTModel, qkv_bias, C, heads, layers,
@@ -337,7 +344,8 @@ def classify_golden(out):
              "training); correct N (argmax of the last logits == label, model.eval())",
              "# grad NAME NUMEL MAXABS INDEX:BITS... (the first backward, every trainable tensor); frozen NAME...",
              "# step K LOSS_BITS (AdamW lr, weight_decay 0.1, the same batch each step); param NAME NUMEL MAXABS "
-             "INDEX:BITS... after the steps; end"]
+             "INDEX:BITS... after the steps, then param64 NAME INDEX:BITS64... the same entries after the same "
+             "steps in float64 (model.double()); end"]
     def checksum_bits(t):
         w = t.detach().contiguous().numpy().view(np.uint32).astype(np.uint64).ravel()
         with np.errstate(over="ignore"):
@@ -372,6 +380,7 @@ def classify_golden(out):
             correct = int((torch.argmax(logits, dim=-1) == y).sum())
             lines.append("loss %s" % h32(calc_loss_batch(x, y, model).item()))
         lines.append("correct %d" % correct)
+        twin = copy.deepcopy(model).double()  # the same run in float64: how far float32 itself is
         optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.1)
         model.train()
         for step in range(steps):
@@ -387,10 +396,20 @@ def classify_golden(out):
                                                   if not p.requires_grad and p.grad is None))
             lines.append("step %d %s" % (step, h32(loss.item())))
             optimizer.step()
-        for name, p in model.named_parameters():
+        optimizer = torch.optim.AdamW(twin.parameters(), lr=lr, weight_decay=0.1)
+        twin.train()
+        for step in range(steps):
+            optimizer.zero_grad()
+            calc_loss_batch(x, y, twin).backward()
+            optimizer.step()
+        for (name, p), (_, p64) in zip(model.named_parameters(), twin.named_parameters()):
             if p.requires_grad:
                 lines.append("param %s %d %s %s" % (mygpt_name(name), p.numel(),
                                                     h32(p.detach().abs().max().item()), sampled(p)))
+                flat = p64.detach().flatten()
+                lines.append("param64 %s %s" % (mygpt_name(name), " ".join(
+                    "%d:%016x" % (i, struct.unpack("<Q", struct.pack("<d", flat[i].item()))[0])
+                    for i in sampled_indices(p))))
         lines.append("end")
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
