@@ -2602,6 +2602,35 @@ Test(cli_finetune, masking_the_instructions_changes_the_losses)
 
 /* ---- issue 39: LoRA (the book's appendix E) ------------------------------------------ */
 
+/* In dir: BASE with --adapters ad.safetensors, and `mygpt merge BASE ad.safetensors
+ * merged.safetensors` (rank 4, alpha 8), generate the same greedy tokens, other than
+ * BASE's own */
+static void adapters_and_their_merge_generate_alike(const char *dir, const char *base)
+{
+    char with[2][4096], words[1200];
+    proc_result r;
+    for (int k = 0; k < 2; k++) { // the adapters on their model, then merged into it
+        if (k) {
+            snprintf(words, sizeof words, "merge DIR/%s DIR/ad.safetensors DIR/merged.safetensors", base);
+            finetune_run(words, dir, &r);
+            cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+            cr_expect(strstr(r.out, "(rank 4, alpha 8) merged into its weights") != NULL, "%s", r.out);
+            proc_result_free(&r);
+        }
+        snprintf(words, sizeof words, "generate --checkpoint DIR/%s%s --ids 1,2,3 --max-new 8 --no-stream",
+                 k ? "merged.safetensors" : base, k ? "" : " --adapters DIR/ad.safetensors");
+        finetune_run(words, dir, &r);
+        cr_assert_eq(r.status, 0, "%s: exit %d: %s", words, r.status, r.err);
+        snprintf(with[k], sizeof with[k], "%s", r.out);
+        proc_result_free(&r);
+    }
+    cr_expect_str_eq(with[1], with[0], "the merged model generates other tokens than its adapters");
+    snprintf(words, sizeof words, "generate --checkpoint DIR/%s --ids 1,2,3 --max-new 8 --no-stream", base);
+    finetune_run(words, dir, &r);
+    cr_expect(strcmp(r.out, with[0]) != 0, "the trained adapters change no token: the test proves nothing");
+    proc_result_free(&r);
+}
+
 /* Exercise 7.4 on a GPT-2 checkpoint: its tied head is untied as the book's GPTModel holds
  * it (out_head, a copy of wte), so the head is wrapped and counted as the exercise counts
  * it; the adapters load onto the GPT-2 file (untying it again) and merge into it */
@@ -2630,25 +2659,7 @@ Test(cli_lora, a_gpt2_checkpoint_is_untied_as_the_books_gptmodel, .timeout = 600
     cr_expect(strstr(r.out, want) && strstr(r.out, "\nTotal trainable LoRA parameters: 201,940\n"), "%s\nwanted %s",
               r.out, want);
     proc_result_free(&r);
-    char out[2][4096];
-    for (int k = 0; k < 2; k++) { // the adapters on the GPT-2 file, then merged into it
-        if (k) {
-            finetune_run("merge DIR/gpt2.safetensors DIR/ad.safetensors DIR/merged.safetensors", dir, &r);
-            cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
-            proc_result_free(&r);
-        }
-        char words[600];
-        snprintf(words, sizeof words, "generate --checkpoint DIR/%s --ids 1,2,3 --max-new 8 --no-stream",
-                 k ? "merged.safetensors" : "gpt2.safetensors --adapters DIR/ad.safetensors");
-        finetune_run(words, dir, &r);
-        cr_assert_eq(r.status, 0, "%s: exit %d: %s", words, r.status, r.err);
-        snprintf(out[k], sizeof out[k], "%s", r.out);
-        proc_result_free(&r);
-    }
-    cr_expect_str_eq(out[1], out[0], "the merged model generates other tokens than its adapters");
-    finetune_run("generate --checkpoint DIR/gpt2.safetensors --ids 1,2,3 --max-new 8 --no-stream", dir, &r);
-    cr_expect(strcmp(r.out, out[0]) != 0, "the trained adapters change no token: the test proves nothing");
-    proc_result_free(&r);
+    adapters_and_their_merge_generate_alike(dir, "gpt2.safetensors");
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_expect_eq(system(cmd), 0);
@@ -2686,25 +2697,7 @@ Test(cli_lora, finetune_saves_adapters_that_chat_generate_and_merge_read, .timeo
     cr_expect(strstr(r.out, "\nTotal trainable parameters after: 0\nTotal trainable LoRA parameters: 201,940\n") &&
                   strstr(r.out, "\nLoRA adapters saved as "), "%s", r.out);
     proc_result_free(&r);
-    char with[2][4096], words[1200];
-    for (int k = 0; k < 2; k++) { // the adapters on their model, then merged into it
-        if (k) {
-            finetune_run("merge DIR/base.safetensors DIR/ad.safetensors DIR/merged.safetensors", dir, &r);
-            cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
-            cr_expect(strstr(r.out, "(rank 4, alpha 8) merged into its weights") != NULL, "%s", r.out);
-            proc_result_free(&r);
-        }
-        snprintf(words, sizeof words, "generate --checkpoint DIR/%s --ids 1,2,3 --max-new 8 --no-stream",
-                 k ? "merged.safetensors" : "base.safetensors --adapters DIR/ad.safetensors");
-        finetune_run(words, dir, &r);
-        cr_assert_eq(r.status, 0, "%s: exit %d: %s", words, r.status, r.err);
-        snprintf(with[k], sizeof with[k], "%s", r.out);
-        proc_result_free(&r);
-    }
-    cr_expect_str_eq(with[1], with[0], "the merged model generates other tokens than its adapters");
-    finetune_run("generate --checkpoint DIR/base.safetensors --ids 1,2,3 --max-new 8 --no-stream", dir, &r);
-    cr_expect(strcmp(r.out, with[0]) != 0, "the trained adapters change no token: the test proves nothing");
-    proc_result_free(&r);
+    adapters_and_their_merge_generate_alike(dir, "base.safetensors");
     char model[300], adapters[300];
     snprintf(model, sizeof model, "%s/base.safetensors", dir);
     snprintf(adapters, sizeof adapters, "%s/ad.safetensors", dir);
