@@ -6,7 +6,10 @@
 #   run of PROGRAM with ARGS leaves its stamp. The stamp holds the key, then the expected
 #   file's path.
 # chapter_stamp_key PROGRAM EXPECTED [ARGS...]: the sha256 of what the run's result depends
-#   on: the program, the expected output, the arguments, the data files (MYGPT_DATA).
+#   on: the program, the expected output, the arguments, every file of the data folder
+#   (MYGPT_DATA). Only arguments that are flags (--smoke, --book) leave a stamp
+#   (chapter_stamp_args): an argument naming a file is a result the key cannot hold.
+# chapter_stamp_args [ARGS...]: whether every argument is a bare --flag.
 chapter_stamp_path() {
     local prog=$1 suffix
     shift
@@ -20,6 +23,13 @@ chapter_stamp_key() {
     data=${MYGPT_DATA:-$(dirname "$prog")/../data}
     { sha256sum "$prog" "$expected"
       printf '%s\n' "$@" | sha256sum
-      sha256sum "$data/the-verdict.txt" "$data/encoder.json" "$data/vocab.bpe" 2>/dev/null
+      find "$data/" -maxdepth 1 -type f -print0 2>/dev/null | sort -z | xargs -0 -r sha256sum
     } | cut -d' ' -f1 | sha256sum | cut -c1-64
+}
+
+chapter_stamp_args() {
+    local arg
+    for arg in "$@"; do
+        [[ $arg =~ ^--[a-z0-9-]+$ ]] || return 1
+    done
 }

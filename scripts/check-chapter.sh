@@ -15,12 +15,12 @@
 # is a failure).
 # CHECK_CHAPTER_STREAM=1 shows the program's output (|) and progress (!) on stderr as
 # they come, besides checking them: a long chapter then talks while it runs.
-# A run of 20 seconds or more that matched leaves a stamp beside the program
-# (.verified/PROGRAM[ARGS]: the sha256 of the program, the expected file, the arguments
-# and the data files: scripts/chapter-stamp.sh); the same check with all of them unchanged
-# is then not run again, so the two README commands train the book's model once per
-# build (and tests/check_examples.sh holds a lesson's example of that run to the
-# expected file). CHECK_CHAPTER_RERUN=1 runs it anyway.
+# A run of 20 seconds or more that matched (with no arguments but --flags) leaves a
+# stamp beside the program (.verified/PROGRAM[FLAGS]: the sha256 of the program, the
+# expected file, the flags and the data files: scripts/chapter-stamp.sh); the same check
+# with all of them unchanged is then not run again, so the two README commands train the
+# book's model once per build (and tests/check_examples.sh holds a lesson's example of
+# that run to the expected file). CHECK_CHAPTER_RERUN=1 runs it anyway.
 set -uo pipefail
 prog=$1 expected=$2
 shift 2
@@ -30,7 +30,7 @@ shift 2
 source "$(dirname "${BASH_SOURCE[0]}")/chapter-stamp.sh"
 key=$(chapter_stamp_key "$prog" "$expected" "$@")
 stamp=$(chapter_stamp_path "$prog" "$@")
-if [ "${CHECK_CHAPTER_RERUN:-0}" != 1 ] && [ -f "$stamp" ] && [ "$(head -1 "$stamp")" = "$key" ]; then
+if [ "${CHECK_CHAPTER_RERUN:-0}" != 1 ] && chapter_stamp_args "$@" && [ -f "$stamp" ] && [ "$(head -1 "$stamp")" = "$key" ]; then
     echo "  matched earlier with this same program, expected output, arguments and data (CHECK_CHAPTER_RERUN=1 runs it again)"
     exit 0
 fi
@@ -90,7 +90,7 @@ if awk -v gotfile="$out" -f "$(dirname "${BASH_SOURCE[0]}")/digits.awk" -f <(cat
     END { if (ok && (getline extra < gotfile) > 0) ok = 0; exit ok ? 0 : 1 }
 PROGRAM
 ) "$expected"; then
-    if [ $((SECONDS - started)) -ge 20 ]; then
+    if [ $((SECONDS - started)) -ge 20 ] && chapter_stamp_args "$@"; then
         mkdir -p "$(dirname "$stamp")" && printf '%s\n%s\n' "$key" "$(cd "$(dirname "$expected")" && pwd)/$(basename "$expected")" >"$stamp"
     fi
     exit 0

@@ -15,9 +15,9 @@
 # its closing summary); the exit status is the last command's. A command shown without
 # output must only succeed. Commands run in a scratch folder
 # where build/ is BUILD and data/ the data folder (files they write stay there). A
-# chapter that check-chapter.sh matched earlier with the same program, expected output
-# and data (its stamp: runs of 20 s or more) is not run again: the block is held to
-# its expected output, one unit of the last digit apart.
+# chapter run (with --flags at most) that check-chapter.sh matched earlier with the same
+# program, expected output, flags and data (its stamp: runs of 20 s or more) is not run
+# again: the block is held to that expected output, one unit of the last digit apart.
 # Prints each mismatch with a diff and exits 1; else a summary line.
 set -uo pipefail
 root=${1:?usage: check_examples.sh ROOT BUILD}
@@ -116,7 +116,8 @@ for ((i = 1; i <= n; i++)); do
     # very program, expected output, arguments and data (its stamp, left by runs of 20 s
     # or more): the block is held to the expected output instead of running it once more
     cmdline=$(cat "$work/blocks/$i.cmd")
-    if [[ $cmdline =~ ^build/chapters/([0-9A-Za-z_]+)((\ +--[a-z0-9-]+)*)\ *(#.*)?$ ]] && [ "${CHECK_CHAPTER_RERUN:-0}" != 1 ]; then
+    if [[ $cmdline != *$'\n'* && $cmdline =~ ^build/chapters/([0-9A-Za-z_]+)((\ +--[a-z0-9-]+)*)\ *(#.*)?$ ]] &&
+        [ "${CHECK_CHAPTER_RERUN:-0}" != 1 ]; then
         program=${BASH_REMATCH[1]}
         read -r -a args <<<"${BASH_REMATCH[2]}"
         stamp=$(chapter_stamp_path "$build/chapters/$program" "${args[@]}")

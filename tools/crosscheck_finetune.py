@@ -103,7 +103,7 @@ def summary(out):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--configs", type=int, default=8, help="per task: 8 to 12 (classify reads at most 13, instruct 16)")
+    ap.add_argument("--configs", type=int, default=8, help="per task: 8 to 16 (the instruct test reads at most 16)")
     ap.add_argument("--task", choices=["classify", "instruct", "both"], default="both")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--data", default=os.path.join(ROOT, "data"))

@@ -23,6 +23,7 @@
 #include "base/text.h"
 #include "io/json.h"
 #include "io/whole.h"
+#include "model/lora.h"
 #include "model/params.h"
 #include "model/quantized.h"
 
@@ -1047,12 +1048,9 @@ mygpt_status mygpt_checkpoint_load_adapters(mygpt_gpt *g, const char *path, mygp
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EINVAL, "%s: the model has LoRA adapters already", path));
     // the model they were trained on: the sizes and the architecture __metadata__ names (a
     // GPT-2 made the book's GPTModel, its head untied, for adapters that wrap the head)
-    const int untie = base->arch == MYGPT_ARCH_GPT2 && base->num_classes == 0 &&
-                      h.cfg.arch == MYGPT_ARCH_LLMS_FROM_SCRATCH;
-    if (untie) {
-        cfg.arch = MYGPT_ARCH_LLMS_FROM_SCRATCH;
-        cfg.qkv_bias = 1;
-    }
+    const int untie = h.cfg.arch == MYGPT_ARCH_LLMS_FROM_SCRATCH && mygpt_lora_untied_config(base, &cfg);
+    cfg.lora_rank = h.cfg.lora_rank;
+    cfg.lora_alpha = h.cfg.lora_alpha;
     if (h.found != 31 || h.cfg.arch != cfg.arch || h.cfg.vocab_size != base->vocab_size ||
         h.cfg.embed_dim != base->embed_dim || h.cfg.num_heads != base->num_heads ||
         h.cfg.num_layers != base->num_layers || h.cfg.max_seq_len != base->max_seq_len)
@@ -1099,9 +1097,7 @@ mygpt_status mygpt_checkpoint_load_adapters(mygpt_gpt *g, const char *path, mygp
                                                  e->name, (double)data[i][k]));
     }
     MYGPT_TRY_CLEANUP(st, unchanged_since_read(&h, path, err));
-    if (untie)
-        MYGPT_TRY_CLEANUP(st, mygpt_lora_untie_head(g, err));
-    MYGPT_TRY_CLEANUP(st, mygpt_lora_add(g, cfg.lora_rank, cfg.lora_alpha, NULL, err));
+    MYGPT_TRY_CLEANUP(st, mygpt_lora_add_to(g, cfg.lora_rank, cfg.lora_alpha, untie, NULL, err));
     const tensor_bytes floats = float_bytes(&g->params);
     for (int i = 0; i < nt; i++)
         move_tensor(&g->config, &floats, &ts[i], data[i], 0);

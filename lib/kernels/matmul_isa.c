@@ -27,21 +27,23 @@
  * alone left its loads waiting. A hint only: no value or order changes. */
 #define PANEL_PREFETCH 8
 
+/* The register tiles are not instrumented by the sanitizers: AddressSanitizer gives the
+ * accumulator array redzones on the stack and UndefinedBehaviorSanitizer checks each of
+ * its indices, so the tile lives in memory, unvectorised, and every product of the test
+ * suite runs some fifty times slower. UBSan's checks follow the body, ASan's the function
+ * it is inlined into: the body and every wrapper carry the attribute. What a tile reads
+ * is the packed panel and the rows of A its driver hands it (both made by instrumented
+ * code); valgrind (stage 3 of scripts/test.sh) checks those reads in the AVX2 and
+ * generic tiles (it runs no AVX-512: there the 14 x 32 and 10 x 32 tiles run under no
+ * memory checker), and the tests compare every path with the naive kernel. */
+#define REGISTER_TILE __attribute__((no_sanitize("address", "undefined")))
+
 /* c (rows x NR, row stride ldc) = (first ? init : c) + a (rows x kc) . bp (kc x NR, packed),
  * the product summed from zero, k in order, one fused multiply-add at a time, then
  * added to c. init is the bias (or NULL for zero). A_T says how a is stored: row by row
  * (element (i, k) at a[i * lda + k]) or transposed (at a[k * lda + i]: the backward's
  * dout^T). The body is written once; the wrappers below compile it for a tile height
  * MR, a layout of a and an instruction set. */
-/* The register tiles are not instrumented by the sanitizers: AddressSanitizer gives the
- * accumulator array redzones on the stack and UndefinedBehaviorSanitizer checks each of
- * its indices, so the tile lives in memory, unvectorised, and every product of the test
- * suite runs some fifty times slower. What a tile reads is the packed panel and the rows
- * of A its driver hands it (both instrumented where they are made); valgrind (stage 3 of
- * scripts/test.sh) checks those reads, and the tests compare every path with the naive
- * kernel. */
-#define REGISTER_TILE __attribute__((no_sanitize("address", "undefined")))
-
 REGISTER_TILE static inline __attribute__((always_inline)) void
 kernel_body(const int MR, const int NR, const int A_T, int rows, int kc, const float *restrict a, size_t lda,
             const float *restrict bp, float *restrict c, size_t ldc, int first, const float *restrict init,
@@ -269,7 +271,7 @@ DECODE_FN(decode_avx2_bf16, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_BF16, DECODE_P
 DECODE_FN(decode_avx2_int8, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_INT8, DECODE_P_AVX2)
 
 /* 10 rows for A whose rows alias in L1 (see rows_alias_in_l1) */
-MYGPT_AVX512 static void kernel_10x32_avx512(KERNEL_ARGS)
+MYGPT_AVX512 REGISTER_TILE static void kernel_10x32_avx512(KERNEL_ARGS)
 {
     KERNEL_CALL(10, 32, 0);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "model/lora.h"
 #include "model/params.h"
 
 /* The checks both operations share. */
@@ -54,7 +55,17 @@ static void adopt(mygpt_gpt *g, mygpt_gpt *fresh)
     mygpt_gpt_free(fresh);
 }
 
-mygpt_status mygpt_lora_add(mygpt_gpt *g, int rank, double alpha, mygpt_rng *rng, mygpt_error *err)
+int mygpt_lora_untied_config(const mygpt_config *cfg, mygpt_config *out)
+{
+    if (cfg->arch != MYGPT_ARCH_GPT2 || cfg->num_classes > 0 || cfg->lora_rank > 0)
+        return 0;
+    *out = *cfg;
+    out->arch = MYGPT_ARCH_LLMS_FROM_SCRATCH; // GPT-2's switches, but out_head of its own
+    out->qkv_bias = 1;
+    return 1;
+}
+
+mygpt_status mygpt_lora_add_to(mygpt_gpt *g, int rank, double alpha, int untie, mygpt_rng *rng, mygpt_error *err)
 {
     MYGPT_TRY(check_model(g, "add adapters", err));
     if (g->config.lora_rank > 0)
@@ -63,10 +74,14 @@ mygpt_status mygpt_lora_add(mygpt_gpt *g, int rank, double alpha, mygpt_rng *rng
     if (rank < 1 || rank > MYGPT_LORA_MAX_RANK)
         return mygpt_fail(err, MYGPT_EINVAL, "a LoRA rank is 1 to %d, got %d", MYGPT_LORA_MAX_RANK, rank);
     mygpt_config cfg = g->config;
+    if (untie && !mygpt_lora_untied_config(&g->config, &cfg))
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "only a GPT-2 language model has a tied head to untie");
     cfg.lora_rank = rank;
     cfg.lora_alpha = alpha;
     mygpt_gpt *fresh;
     MYGPT_TRY(copy_to(g, &cfg, &fresh, err)); // validates cfg; B zeros, A zeros until drawn
+    if (untie) // load_weights_into_gpt: out_head.weight = wte
+        memcpy(fresh->params.lmw, g->params.wte, fresh->param_sizes[MYGPT_PARAM_lmw] * sizeof *fresh->params.lmw);
     // LoRALayer.__init__: A = kaiming_uniform_(empty(in, r), a=sqrt(5)), whose fan_in is
     // A.size(1) = r; visited in the state_dict's order, which is the modules'
     const double bound = mygpt_linear_weight_bound((size_t)rank);
@@ -88,17 +103,20 @@ mygpt_status mygpt_lora_add(mygpt_gpt *g, int rank, double alpha, mygpt_rng *rng
     return MYGPT_OK;
 }
 
+mygpt_status mygpt_lora_add(mygpt_gpt *g, int rank, double alpha, mygpt_rng *rng, mygpt_error *err)
+{
+    return mygpt_lora_add_to(g, rank, alpha, 0, rng, err);
+}
+
 mygpt_status mygpt_lora_untie_head(mygpt_gpt *g, mygpt_error *err)
 {
     MYGPT_TRY(check_model(g, "untie the head", err));
-    if (g->config.arch != MYGPT_ARCH_GPT2 || g->config.num_classes > 0 || g->config.lora_rank > 0)
+    mygpt_config cfg;
+    if (!mygpt_lora_untied_config(&g->config, &cfg))
         return mygpt_fail(err, MYGPT_EINVAL, "only a GPT-2 language model without adapters has a tied head to "
                           "untie (this one: %s%s%s)", mygpt_arch_name(g->config.arch),
                           g->config.num_classes > 0 ? ", a classification head" : "",
                           g->config.lora_rank > 0 ? ", with adapters" : "");
-    mygpt_config cfg = g->config;
-    cfg.arch = MYGPT_ARCH_LLMS_FROM_SCRATCH; // GPT-2's switches, but out_head of its own
-    cfg.qkv_bias = 1;
     mygpt_gpt *fresh;
     MYGPT_TRY(copy_to(g, &cfg, &fresh, err));
     memcpy(fresh->params.lmw, g->params.wte, fresh->param_sizes[MYGPT_PARAM_lmw] * sizeof *fresh->params.lmw);

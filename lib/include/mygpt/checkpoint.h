@@ -86,8 +86,7 @@ mygpt_status mygpt_checkpoint_save_adapters(const mygpt_gpt *gpt, const char *pa
  * the book's GPTModel on a GPT-2: gpt is made that model first, mygpt_lora_untie_head).
  * Everything is read and checked first (the metadata's model against gpt's, every
  * adapter there once, F32 of its shape, finite, nothing else): on any error, with the
- * reason, gpt is unchanged (MYGPT_EIO, MYGPT_EFORMAT, MYGPT_EINVAL, MYGPT_ENOMEM; out of
- * memory past the checks, an untied GPT-2 is the same model). */
+ * reason, gpt is unchanged (MYGPT_EIO, MYGPT_EFORMAT, MYGPT_EINVAL, MYGPT_ENOMEM). */
 mygpt_status mygpt_checkpoint_load_adapters(mygpt_gpt *gpt, const char *path, mygpt_error *err);
 
 #pragma GCC visibility pop

@@ -96,7 +96,7 @@ mygpt_status mygpt_arch_parse(const char *name, mygpt_arch *out, mygpt_error *er
  * Everything about the parameters derives from it: the struct below, the sizes that
  * carve the block (lib/model/params.c), the state_dict names and shapes a checkpoint and
  * `mygpt init gpt` list, the draws that initialise them, the weights packed for the
- * matmul, the counts. A bias is one row here and its weight's bias column (the block's
+ * matmul, the counts. A bias is one row here and its weight's link column (the block's
  * products read it from the table); a tensor of a new kind needs its use in the block too.
  *
  *   X(field, course name, book name, Hugging Face name, per layer, rows, cols, role, link, when)
