@@ -65,6 +65,36 @@ int mygpt_lora_untied_config(const mygpt_config *cfg, mygpt_config *out)
     return 1;
 }
 
+/* g takes a model of configuration cfg holding every tensor of g's (untie: out_head a copy
+ * of wte, as load_weights_into_gpt), each LoRA A drawn from rng (NULL: zeros), each B
+ * zeros; g unchanged on failure. */
+static mygpt_status rebuild(mygpt_gpt *g, const mygpt_config *cfg, int untie, mygpt_rng *rng, mygpt_error *err)
+{
+    mygpt_gpt *fresh;
+    MYGPT_TRY(copy_to(g, cfg, &fresh, err)); // validates cfg
+    if (untie)
+        memcpy(fresh->params.lmw, g->params.wte, fresh->param_sizes[MYGPT_PARAM_lmw] * sizeof *fresh->params.lmw);
+    // LoRALayer.__init__: A = kaiming_uniform_(empty(in, r), a=sqrt(5)), whose fan_in is
+    // A.size(1) = r; visited in the state_dict's order, which is the modules'
+    const double bound = cfg->lora_rank > 0 ? mygpt_linear_weight_bound((size_t)cfg->lora_rank) : 0.0;
+    const int n = mygpt_state_dict_len(cfg);
+    mygpt_status st = MYGPT_OK;
+    for (int j = 0; j < n && rng && cfg->lora_rank > 0 && st == MYGPT_OK; j++) {
+        mygpt_state_entry e;
+        mygpt_param_info info;
+        mygpt_state_dict_entry(cfg, &fresh->params, j, &e);
+        mygpt_param_info_get(cfg, e.tensor, &info);
+        if (info.role == MYGPT_ROLE_LORA_A)
+            st = mygpt_uniform_(rng, e.data, e.numel, -bound, bound, err);
+    }
+    if (st != MYGPT_OK) {
+        mygpt_gpt_free(fresh);
+        return st;
+    }
+    adopt(g, fresh);
+    return MYGPT_OK;
+}
+
 mygpt_status mygpt_lora_add_to(mygpt_gpt *g, int rank, double alpha, int untie, mygpt_rng *rng, mygpt_error *err)
 {
     MYGPT_TRY(check_model(g, "add adapters", err));
@@ -78,29 +108,7 @@ mygpt_status mygpt_lora_add_to(mygpt_gpt *g, int rank, double alpha, int untie, 
         return mygpt_fail(err, MYGPT_EINVAL, "%s", "only a GPT-2 language model has a tied head to untie");
     cfg.lora_rank = rank;
     cfg.lora_alpha = alpha;
-    mygpt_gpt *fresh;
-    MYGPT_TRY(copy_to(g, &cfg, &fresh, err)); // validates cfg; B zeros, A zeros until drawn
-    if (untie) // load_weights_into_gpt: out_head.weight = wte
-        memcpy(fresh->params.lmw, g->params.wte, fresh->param_sizes[MYGPT_PARAM_lmw] * sizeof *fresh->params.lmw);
-    // LoRALayer.__init__: A = kaiming_uniform_(empty(in, r), a=sqrt(5)), whose fan_in is
-    // A.size(1) = r; visited in the state_dict's order, which is the modules'
-    const double bound = mygpt_linear_weight_bound((size_t)rank);
-    const int n = mygpt_state_dict_len(&cfg);
-    mygpt_status st = MYGPT_OK;
-    for (int j = 0; j < n && rng && st == MYGPT_OK; j++) {
-        mygpt_state_entry e;
-        mygpt_param_info info;
-        mygpt_state_dict_entry(&cfg, &fresh->params, j, &e);
-        mygpt_param_info_get(&cfg, e.tensor, &info);
-        if (info.role == MYGPT_ROLE_LORA_A)
-            st = mygpt_uniform_(rng, e.data, e.numel, -bound, bound, err);
-    }
-    if (st != MYGPT_OK) {
-        mygpt_gpt_free(fresh);
-        return st;
-    }
-    adopt(g, fresh);
-    return MYGPT_OK;
+    return rebuild(g, &cfg, untie, rng, err);
 }
 
 mygpt_status mygpt_lora_add(mygpt_gpt *g, int rank, double alpha, mygpt_rng *rng, mygpt_error *err)
@@ -117,11 +125,7 @@ mygpt_status mygpt_lora_untie_head(mygpt_gpt *g, mygpt_error *err)
                           "untie (this one: %s%s%s)", mygpt_arch_name(g->config.arch),
                           g->config.num_classes > 0 ? ", a classification head" : "",
                           g->config.lora_rank > 0 ? ", with adapters" : "");
-    mygpt_gpt *fresh;
-    MYGPT_TRY(copy_to(g, &cfg, &fresh, err));
-    memcpy(fresh->params.lmw, g->params.wte, fresh->param_sizes[MYGPT_PARAM_lmw] * sizeof *fresh->params.lmw);
-    adopt(g, fresh);
-    return MYGPT_OK;
+    return rebuild(g, &cfg, 1, NULL, err);
 }
 
 /* W (OC, C) += scale * (A (C, r) @ B (r, OC))^T, each product summed over r in order */
