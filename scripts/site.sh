@@ -8,10 +8,66 @@
 # re-run by tests/check_examples.sh), and the figures from the build's own chapter runs:
 # `bash scripts/chapters.sh` first (it writes build/figures). Needs cmark-gfm (Debian's
 # package, installed when missing); nothing is fetched.
+#
+# OUT is a new or empty folder, or a site this script made (it holds the marker file
+# .mygpt-site); any other folder is refused (status 2), nothing written. Every figure is
+# checked first (there, not empty, an SVG from its first tag to </svg>), the site is made
+# in a temporary folder beside OUT and then put in its place whole: on any failure the
+# old site stays as it was.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${MYGPT_BUILD:-$root/build}
-out=${1:-$build/site}
+out=$(realpath -m -- "${1:-$build/site}")
+marker=.mygpt-site
+
+if [ -e "$out" ] || [ -L "$out" ]; then
+    if [ ! -d "$out" ]; then
+        echo "site: $out is not a folder: not replaced" >&2
+        exit 2
+    fi
+    if ! entries=$(ls -A -- "$out"); then
+        echo "site: $out cannot be read" >&2
+        exit 1
+    fi
+    if [ -n "$entries" ] && [ ! -f "$out/$marker" ]; then
+        echo "site: $out holds files this script did not make (no $marker): nothing written; give a new or empty folder" >&2
+        exit 2
+    fi
+fi
+
+# svg_ok FILE: a whole figure as lib/io/svg.c writes it: not empty, text without NUL
+# bytes, from "<?xml" or "<svg" to "</svg>" (a run cut short, or a file zeroed, is not)
+svg_ok() {
+    local first last
+    [ -s "$1" ] && tr -d '\000' <"$1" | cmp -s - "$1" || return 1
+    first=$(head -c 64 "$1" | tr -d ' \t\r\n')
+    last=$(tail -c 64 "$1" | tr -d ' \t\r\n')
+    [[ $first == '<?xml'* || $first == '<svg'* ]] && [[ $last == *'</svg>' ]]
+}
+
+# Each chapter's figure (the SVG it saves with chapter_save_figure, when it saves one),
+# found and checked before anything is written: where the chapters drew it,
+# chapters.sh's folder or the test suite's
+declare -A figures=()
+for md in "$root"/docs/lessons/*.md; do
+    name=$(basename "$md" .md)
+    [ "$name" != README ] && [ -f "$root/chapters/src/$name.c" ] || continue
+    svg=$(sed -n 's/.*chapter_save_figure([^"]*"\([^"]*\.svg\)").*/\1/p' "$root/chapters/src/$name.c" | head -1)
+    [ -n "$svg" ] || continue
+    found=
+    for dir in ${MYGPT_FIGURES:+"$MYGPT_FIGURES"} "$build/figures" "$build/chapters"; do
+        [ -e "$dir/$svg" ] && { found=$dir/$svg; break; }
+    done
+    if [ -z "$found" ]; then
+        echo "site: no $svg in the build (run bash scripts/chapters.sh first)" >&2
+        exit 1
+    fi
+    if ! svg_ok "$found"; then
+        echo "site: $found is not a whole SVG figure (empty, cut short or not an SVG): run bash scripts/chapters.sh again" >&2
+        exit 1
+    fi
+    figures[$name]=$found
+done
 
 if ! command -v cmark-gfm >/dev/null 2>&1; then
     echo "site: installing Debian's cmark-gfm"
@@ -20,9 +76,17 @@ if ! command -v cmark-gfm >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends cmark-gfm >/dev/null
 fi
 
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-cat >"$out/style.css" <<'EOF'
+# the new site, beside OUT (the same folder, so that a rename puts it in place); links
+# are made relative to OUT, where it will be
+mkdir -p "$(dirname "$out")"
+if ! stage=$(mktemp -d "$(dirname "$out")/.$(basename "$out").XXXXXX"); then
+    echo "site: cannot make a folder beside $out" >&2
+    exit 1
+fi
+trap 'rm -rf "$stage"' EXIT
+chmod "$(printf '%o' $((0777 & ~0$(umask))))" "$stage" # mktemp's 0700: the mode mkdir gives
+echo "made by scripts/site.sh: the next run replaces this folder whole" >"$stage/$marker"
+cat >"$stage/style.css" <<'EOF'
 h1 { font-size: 1.7rem; line-height: 1.25; }
 body { font: 17px/1.55 system-ui, sans-serif; max-width: 46rem; margin: 0 auto; padding: 1rem; color: #1b1b1b; }
 pre, code { font: 14px/1.4 ui-monospace, monospace; }
@@ -82,26 +146,34 @@ for md in "$root"/docs/lessons/*.md; do
     name=$(basename "$md" .md)
     title=$(sed -n '1s/^# //p' "$md")
     figure=
-    if [ "$name" != README ] && [ -f "$root/chapters/src/$name.c" ]; then
-        # the SVG the chapter saves (chapter_save_figure), when it saves one
-        svg=$(sed -n 's/.*chapter_save_figure([^"]*"\([^"]*\.svg\)").*/\1/p' "$root/chapters/src/$name.c" | head -1)
-        if [ -n "$svg" ]; then
-            # where the chapters drew it: chapters.sh's folder, or the test suite's
-            found=
-            for dir in ${MYGPT_FIGURES:+"$MYGPT_FIGURES"} "$build/figures" "$build/chapters"; do
-                [ -f "$dir/$svg" ] && { found=$dir/$svg; break; }
-            done
-            if [ -z "$found" ]; then
-                echo "site: no $svg in the build (run bash scripts/chapters.sh first)" >&2
-                exit 1
-            fi
-            cp "$found" "$out/$svg"
-            figure=$svg
-        fi
+    if [ -n "${figures[$name]:-}" ]; then
+        figure=$(basename "${figures[$name]}")
+        cp "${figures[$name]}" "$stage/$figure"
+        # (copied, then checked again: a figure rewritten since the check is not published)
+        svg_ok "$stage/$figure" || { echo "site: ${figures[$name]} changed while the site was made" >&2; exit 1; }
     fi
     target=$name.html
     [ "$name" = README ] && target=index.html
-    page "$md" "${title:-mygpt lessons}" "$figure" >"$out/$target"
+    page "$md" "${title:-mygpt lessons}" "$figure" >"$stage/$target"
     pages=$((pages + 1))
 done
+
+# the old site (if any) out of the way, the new one in its place, then the old one
+# removed; should the second rename fail, the old site goes back
+if [ -d "$out" ]; then
+    old=$stage.old
+    if ! mv -T -- "$out" "$old"; then
+        echo "site: $out could not be moved aside: the old site is kept" >&2
+        exit 1
+    fi
+    if ! mv -T -- "$stage" "$out"; then
+        where=kept
+        mv -T -- "$old" "$out" || where="in $old"
+        echo "site: $out could not be replaced: the old site is $where" >&2
+        exit 1
+    fi
+    rm -rf -- "$old"
+else
+    mv -T -- "$stage" "$out"
+fi
 echo "site: $pages pages in $out (open $out/index.html)"
