@@ -1,7 +1,9 @@
 /* fuzz_args.c - arbitrary command lines for the mygpt tool: the input is split into
  * words at newlines and handed to the tool's own main(). Every command line must end
  * in an exit status, never a crash. forward / init gpt / encode / decode are left out
- * (they build models or read files; fuzz_forward covers the model). */
+ * (they build models or read files; fuzz_forward covers the model). fuzz/run.sh gives it
+ * an empty data folder and a dictionary of every command and flag: train (--resume too),
+ * finetune, chat and merge get past their flags to their first file. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc, (void)argv;
     if (!freopen("/dev/null", "w", stdout)) /* the tool prints; we only care that it ends */
+        abort();
+    if (!freopen("/dev/null", "r", stdin)) /* chat reads its lines: none, never a terminal's */
         abort();
     return 0;
 }
