@@ -3,11 +3,13 @@
 #   1. the whole test suite (Criterion suites + one check per chapter), then
 #   2. the same suite built with -fsanitize=address,undefined (any report fails; malloc
 #      returns NULL on impossible sizes, as without ASan, so out-of-memory paths run), then
-#   3. every chapter program under valgrind --leak-check=full (any error or leak fails).
+#   3. every chapter program under valgrind --leak-check=full (any error or leak fails), then
+#   4. every libFuzzer target for 5 s (fuzz/run.sh: a target that stops building fails).
 # Ends with the line "N passed, N failed, N skipped". MYGPT_QUICK=1 runs stage 1 only.
-# Counts are Criterion tests (plus one per chapter check and per valgrind run); a suite
-# that dies before Criterion reports counts as one failure; tests that cannot run here
-# (the GPT-2 vocabulary could not be fetched) count as skipped, never as passed.
+# Counts are Criterion tests (plus one per chapter check, per valgrind run and per fuzz
+# target); a suite that dies before Criterion reports counts as one failure; tests that
+# cannot run here (the GPT-2 vocabulary could not be fetched) count as skipped, never as
+# passed.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 
@@ -153,6 +155,40 @@ if [ "${MYGPT_QUICK:-0}" != 1 ]; then
         fi
         rm -rf "$figures"
     fi
+fi
+
+if [ "${MYGPT_QUICK:-0}" != 1 ]; then
+    echo "== 4. every fuzz target for 5 s (fuzz/run.sh)"
+    # libFuzzer needs clang: fuzz/run.sh installs clang and libclang-rt-14-dev when
+    # missing. Each target is one test: passed if it built and found nothing (its row ends
+    # in 0 findings), failed otherwise, a target that did not build or did not run too.
+    # fuzz_tokenizer needs the GPT-2 vocabulary: without it, skipped (failed under CI=true).
+    fuzz_log=$(mktemp)
+    targets=()
+    for src in "$MYGPT_ROOT"/fuzz/fuzz_*.c; do targets+=("$(basename "$src" .c)"); done
+    run=()
+    for t in "${targets[@]}"; do
+        if [ "$t" = fuzz_tokenizer ] && [ ! -s "$MYGPT_DATA/encoder.json" ] && [ "${CI:-}" != true ]; then
+            echo "fuzz_tokenizer: no GPT-2 vocabulary in $MYGPT_DATA, skipped"
+            skipped=$((skipped + 1))
+            continue
+        fi
+        run+=("$t")
+    done
+    fuzz_status=0
+    bash "$MYGPT_ROOT/fuzz/run.sh" 5 "${run[@]}" </dev/null | tee "$fuzz_log" || fuzz_status=$?
+    fuzz_failed=0
+    for t in "${run[@]}"; do
+        if grep -qE "^$t +[0-9]+ +[0-9]+ +0\$" "$fuzz_log"; then
+            passed=$((passed + 1))
+        else
+            fuzz_failed=$((fuzz_failed + 1))
+        fi
+    done
+    # a failure the rows do not show (the script itself ended early) counts once
+    [ "$fuzz_status" -ne 0 ] && [ "$fuzz_failed" -eq 0 ] && fuzz_failed=1
+    [ "$fuzz_failed" -eq 0 ] || { failed=$((failed + fuzz_failed)); status=1; }
+    rm -f "$fuzz_log"
 fi
 
 echo "$passed passed, $failed failed, $skipped skipped"
