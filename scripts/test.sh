@@ -164,10 +164,9 @@ if [ "${MYGPT_QUICK:-0}" != 1 ]; then
     # in 0 findings), failed otherwise, a target that did not build or did not run too.
     # fuzz_tokenizer needs the GPT-2 vocabulary: without it, skipped (failed under CI=true).
     fuzz_log=$(mktemp)
-    targets=()
-    for src in "$MYGPT_ROOT"/fuzz/fuzz_*.c; do targets+=("$(basename "$src" .c)"); done
     run=()
-    for t in "${targets[@]}"; do
+    for src in "$MYGPT_ROOT"/fuzz/fuzz_*.c; do
+        t=$(basename "$src" .c)
         if [ "$t" = fuzz_tokenizer ] && [ ! -s "$MYGPT_DATA/encoder.json" ] && [ "${CI:-}" != true ]; then
             echo "fuzz_tokenizer: no GPT-2 vocabulary in $MYGPT_DATA, skipped"
             skipped=$((skipped + 1))
