@@ -2447,6 +2447,87 @@ Test(cli_finetune, bad_flags_and_files_are_one_line)
     }
 }
 
+/* Issue 46, items 4 and 5: a label the 2-class head cannot take (2, in a record of
+ * two lines after one of one) or a file with a header and no text, in any of the three
+ * files, is refused before the first step: one line naming the file and the record's
+ * line, status 2, nothing printed, no --save written. */
+Test(cli_finetune, classify_refuses_a_bad_label_or_an_empty_split_of_any_file_before_training, .timeout = 300)
+{
+    data_file_or_skip("sms_spam_train.csv");
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt-finetune-XXXXXX", path[300], save[300];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(save, sizeof save, "%s/c.safetensors", dir);
+    static const char *const files[3] = {"sms_spam_train.csv", "sms_spam_validation.csv", "sms_spam_test.csv"};
+    static const int rows[3] = {24, 6, 5};
+    static const struct { const char *file, *line, *why; } faults[] = {
+        {"Label,Text\n0,fine\n1,\"two\nlines\"\n2,three\n", "line 5", "label 2 is outside the classifier's 2 "
+                                                                    "classes [0, 2)"},
+        {"Label,Text\n", "line 1", "a header and no text after it"},
+    };
+    for (int split = 0; split < 3; split++)
+        for (size_t k = 0; k < sizeof faults / sizeof faults[0]; k++) {
+            for (int s = 0; s < 3; s++)
+                head_of(dir, files[s], rows[s]);
+            snprintf(path, sizeof path, "%s/%s", dir, files[split]);
+            FILE *f = fopen(path, "wb");
+            cr_assert_not_null(f);
+            fputs(faults[k].file, f);
+            cr_assert_eq(fclose(f), 0);
+            proc_result r;
+            finetune_run("finetune --task classify --data DIR --epochs 1 --batch 4 --eval-freq 2 --eval-iter 2 "
+                         "--save DIR/c.safetensors", dir, &r);
+            char want[600];
+            snprintf(want, sizeof want, "mygpt finetune: %s %s: %s", path, faults[k].line, faults[k].why);
+            cr_expect_eq(r.status, 2, "%s: exit %d: %s", path, r.status, r.err);
+            cr_expect(count_lines(r.err) == 1 && strncmp(r.err, want, strlen(want)) == 0, "'%s' is not '%s...'",
+                      r.err, want);
+            cr_expect_str_empty(r.out, "%s", r.out);
+            cr_expect_neq(access(save, F_OK), 0, "%s: the classifier was saved", path);
+            unlink(save);
+            proc_result_free(&r);
+        }
+    for (int s = 0; s < 3; s++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[s]);
+        unlink(path);
+    }
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
+/* Issue 46, item 15: an entry holding <|endoftext|> (tokenizer.encode refuses it) in the
+ * validation or the test part is refused before training, naming the file and the entry's
+ * index in it (0-based, as the reader's other errors), not its index in its part. */
+Test(cli_finetune, instruct_names_the_file_and_the_entry_that_holds_endoftext, .timeout = 300)
+{
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt-finetune-XXXXXX", path[300];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/data.json", dir);
+    // 20 entries: training 0-16, test 17-18, validation 19
+    static const size_t bad[] = {19, 18};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        FILE *f = fopen(path, "wb");
+        cr_assert_not_null(f);
+        fputs("[", f);
+        for (size_t e = 0; e < 20; e++)
+            fprintf(f, "%s{\"instruction\": \"Say %zu.\", \"input\": \"\", \"output\": \"%zu%s\"}", e ? ", " : "",
+                    e, e, e == bad[k] ? " <|endoftext|>" : "");
+        fputs("]", f);
+        cr_assert_eq(fclose(f), 0);
+        proc_result r;
+        finetune_run("finetune --task instruct --data DIR/data.json --batch 2 --epochs 1 --max-new 2", dir, &r);
+        char want[600];
+        snprintf(want, sizeof want, "mygpt finetune: %s: entry %zu holds <|endoftext|>, which tokenizer.encode "
+                 "refuses\n", path, bad[k]);
+        cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+        cr_expect_str_eq(r.err, want);
+        cr_expect_str_empty(r.out, "%s", r.out);
+        proc_result_free(&r);
+    }
+    unlink(path);
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
 /* --checkpoint: a Hugging Face GPT-2 folder (model.safetensors and config.json, a small
  * gpt2 drawn here with GPT-2's vocabulary) tuned on both tasks. The classifier keeps the
  * folder's frozen embeddings bit for bit, its head of 2 new; a context shorter than the
