@@ -19,6 +19,7 @@
 #include "mygpt/generate.h"
 #include "mygpt/print.h"
 #include "mygpt/tokenizer.h"
+#include "output.h"
 
 #define SYSTEM_SEPARATOR "\n\n"    // between --system's text and the first turn
 
@@ -122,7 +123,7 @@ static int on_token(int64_t id, void *user)
     c->len += n;
     free(bytes);
     show_response(c, 0);
-    return c->stopped || interrupted;
+    return c->stopped || interrupted || ferror(stdout); // a failed write: nobody reads the next token
 }
 
 /* ---- the conversation ----------------------------------------------------------- */
@@ -261,7 +262,8 @@ static int chat_turn(chat *ch, const char *instruction)
             printf(i > (int)n ? " %lld" : "%lld", (long long)out[i]);
         printf("\n");
     }
-    fflush(stdout);
+    if ((rc = out_flush(cmd))) // no next line is read for an output that takes nothing
+        goto done;
     // the turn as the model will read it again: the prompt and the response shown
     int stop;
     const size_t start = response_start(&resp), end = response_end(resp.r, resp.len, 1, &stop);

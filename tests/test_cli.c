@@ -950,6 +950,23 @@ Test(cli_train, streamed_text_is_the_generated_ids, .timeout = 120)
     proc_result_free(&dec);
 }
 
+/* Issue 46, item 17: a streamed generation onto a standard output that takes nothing
+ * (/dev/full) stops at its first token: one line and status 1, no count of the tokens
+ * of a whole generation after it. */
+Test(cli_train, a_stream_onto_a_failing_output_stops_at_the_first_token, .timeout = 120)
+{
+    data_file_or_skip("encoder.json");
+    char script[1200];
+    snprintf(script, sizeof script, "exec '%s' generate --seed 3 --vocab 50257 --embed 16 --heads 2 --layers 2 "
+             "--max-seq 32 --prompt 'Every effort moves you' --max-new 40 --eos -1 --stream > /dev/full", MYGPT_EXE);
+    char *argv[] = {"/bin/sh", "-c", script, NULL};
+    proc_result r = {0};
+    cr_assert_eq(run_process(argv, &r), 0);
+    cr_expect_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    cr_expect_str_eq(r.err, "mygpt generate: error writing output\n");
+    proc_result_free(&r);
+}
+
 Test(cli_train, bad_training_and_generation_arguments)
 {
     const char *model = "--seed 0 --vocab 4 --embed 4 --heads 2 --layers 1";
@@ -1995,6 +2012,48 @@ Test(cli_chat, bad_flags_and_files_are_one_line_and_status_2)
     unlink(small);
     unlink(classifier);
     rmdir(dir);
+}
+
+/* Runs `/bin/sh -c script` (a redirection the test needs: /dev/full, bytes with a NUL) */
+static void run_shell(const char *script, proc_result *r)
+{
+    char *argv[] = {"/bin/sh", "-c", (char *)script, NULL};
+    cr_assert_eq(run_process(argv, r), 0);
+}
+
+/* Issue 46, item 17: a standard output that takes nothing (/dev/full) stops the chat at
+ * its first response, with one line and status 1: the second line's turn, which would
+ * say on stderr that the oldest turn was dropped, never comes. */
+Test(cli_chat, a_failing_output_stops_the_chat_at_the_first_response, .timeout = 120)
+{
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt-chat-XXXXXX", ckpt[300], in[300], script[1200];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(ckpt, sizeof ckpt, "%s/m.safetensors", dir);
+    snprintf(in, sizeof in, "%s/lines.txt", dir);
+    random_model(ckpt, 50257, 64); // one turn and a response fit; two do not
+    FILE *f = fopen(in, "wb");
+    cr_assert_not_null(f);
+    fputs("Name a color.\nSay hello.\nCount to three.\n", f);
+    cr_assert_eq(fclose(f), 0);
+    proc_result r;
+    // into a pipe, the second turn drops the first, saying so
+    snprintf(script, sizeof script, "exec '%s' chat --checkpoint '%s' --max-new 6 < '%s'", MYGPT_EXE, ckpt, in);
+    run_shell(script, &r);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_eq(count_lines(r.out), 3, "%s", r.out);
+    cr_assert(strstr(r.err, "turn 2: ") != NULL, "%s", r.err);
+    proc_result_free(&r);
+    // onto /dev/full, it stops at the first response
+    snprintf(script, sizeof script, "exec '%s' chat --checkpoint '%s' --max-new 6 < '%s' > /dev/full", MYGPT_EXE,
+             ckpt, in);
+    run_shell(script, &r);
+    cr_expect_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    cr_expect_str_eq(r.err, "mygpt chat: error writing output\n");
+    proc_result_free(&r);
+    unlink(ckpt);
+    unlink(in);
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
 }
 
 /* The whole path of a program on PATH, or NULL */
