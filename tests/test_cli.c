@@ -2056,6 +2056,70 @@ Test(cli_chat, a_failing_output_stops_the_chat_at_the_first_response, .timeout =
     cr_expect_eq(rmdir(dir), 0, "only the files written were left");
 }
 
+/* Issue 46, item 18: a NUL byte inside a line is text, as tiktoken encodes it (byte 0 is
+ * GPT-2's token 188): the prompt the chat reads is the template around the whole line,
+ * encoded with its length; its count is in the crop note (a context of 32 tokens) and the
+ * response is generate's on those ids. */
+Test(cli_chat, a_nul_byte_in_a_line_is_tokenized_with_the_rest_of_it, .timeout = 120)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt-chat-XXXXXX", ckpt[300], script[1200];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(ckpt, sizeof ckpt, "%s/m.safetensors", dir);
+    random_model(ckpt, 50257, 32);
+    static const char line[] = "Say\0 hello to the sea and the long road home.";
+    // format_input's template around the line's bytes, then the response's header
+    char *head = NULL, prompt[512];
+    cr_assert_eq(mygpt_instruct_prompt(&head, "", NULL, NULL), MYGPT_OK);
+    size_t len = strlen(head);
+    memcpy(prompt, head, len);
+    memcpy(prompt + len, line, sizeof line - 1);
+    len += sizeof line - 1;
+    memcpy(prompt + len, MYGPT_INSTRUCT_RESPONSE, strlen(MYGPT_INSTRUCT_RESPONSE));
+    len += strlen(MYGPT_INSTRUCT_RESPONSE);
+    free(head);
+    mygpt_tokenizer *tok = NULL;
+    cr_assert_eq(mygpt_tokenizer_load_dir(&tok, data, NULL), MYGPT_OK);
+    int64_t *ids = NULL, *cut = NULL;
+    size_t n = 0, n_cut = 0;
+    cr_assert_eq(mygpt_encode(tok, prompt, len, &ids, &n, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_encode(tok, prompt, strlen(prompt), &cut, &n_cut, NULL), MYGPT_OK);
+    cr_assert_neq(n, n_cut, "the test's line tells nothing");
+    mygpt_tokenizer_free(tok);
+    char want_note[128], words[8192];
+    snprintf(want_note, sizeof want_note, "mygpt chat: the prompt has %zu tokens, more than the model's context: it "
+             "reads the last 32\n", n);
+    int at = snprintf(words, sizeof words, "generate --checkpoint %s --max-new 6 --no-stream --ids ", ckpt);
+    for (size_t i = 0; i < n; i++)
+        at += snprintf(words + at, sizeof words - (size_t)at, i ? ",%lld" : "%lld", (long long)ids[i]);
+    free(ids);
+    free(cut);
+    proc_result r, gen;
+    cr_assert_eq(run_words(MYGPT_EXE, words, &gen), 0);
+    cr_assert_eq(gen.status, 0, "%s", gen.err);
+    snprintf(script, sizeof script, "printf 'Say\\0 hello to the sea and the long road home.\\n' | exec '%s' chat "
+             "--checkpoint '%s' --max-new 6 --print-ids", MYGPT_EXE, ckpt);
+    run_shell(script, &r);
+    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_expect_str_eq(r.err, want_note);
+    // the response's ids (the chat's last line) begin generate's new ones (its first line, after n)
+    const char *want = gen.out;
+    for (size_t i = 0; i < n && want; i++)
+        want = strchr(want, ' ') ? strchr(want, ' ') + 1 : NULL;
+    cr_assert_not_null(want, "%s", gen.out);
+    const size_t lo = strlen(r.out);
+    cr_assert(lo > 1 && r.out[lo - 1] == '\n', "%s", r.out);
+    r.out[lo - 1] = '\0';
+    const char *got = strrchr(r.out, '\n') ? strrchr(r.out, '\n') + 1 : r.out;
+    cr_expect(got[0] && strncmp(want, got, strlen(got)) == 0 && strchr(" \n", want[strlen(got)]),
+              "chat's ids '%s', generate's '%s'", got, want);
+    proc_result_free(&r);
+    proc_result_free(&gen);
+    unlink(ckpt);
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
 /* The whole path of a program on PATH, or NULL */
 static const char *on_path(const char *name)
 {
