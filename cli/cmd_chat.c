@@ -19,6 +19,7 @@
 #include "mygpt/generate.h"
 #include "mygpt/print.h"
 #include "mygpt/tokenizer.h"
+#include "output.h"
 
 #define SYSTEM_SEPARATOR "\n\n"    // between --system's text and the first turn
 
@@ -122,46 +123,48 @@ static int on_token(int64_t id, void *user)
     c->len += n;
     free(bytes);
     show_response(c, 0);
-    return c->stopped || interrupted;
+    return c->stopped || interrupted || ferror(stdout); // a failed write: nobody reads the next token
 }
 
 /* ---- the conversation ----------------------------------------------------------- */
 
 /* --system's text, then the turns kept (each the template with its instruction and
  * the response after MYGPT_INSTRUCT_RESPONSE), each ended by <|endoftext|> as the
- * tuned model ends a response */
+ * tuned model ends a response. A turn is bytes with their length: a NUL byte of a line
+ * (or a response) is text, which the tokenizer reads as tiktoken does. */
 typedef struct conversation {
-    const char *system;  // NULL without --system
-    char **turns;
-    int first, n;        // turns[first .. n) are kept; the older ones were dropped
+    const char *system;   // NULL without --system
+    mygpt_strbuf *turns;
+    int first, n;         // turns[first .. n) are kept; the older ones were dropped
 } conversation;
 
-/* The text the model reads: the system text, the turns from `first` on, then prompt */
-static char *conversation_text(const conversation *cv, int first, const char *prompt)
+/* Appends n bytes of valid UTF-8 (what has been read as UTF-8 already, the template):
+ * the public strbuf's append, which copies them as they are */
+static void append(mygpt_strbuf *sb, const char *s, size_t n)
 {
-    size_t len = strlen(prompt) + 1;
-    if (cv->system)
-        len += strlen(cv->system) + strlen(SYSTEM_SEPARATOR);
-    for (int i = first; i < cv->n; i++)
-        len += strlen(cv->turns[i]) + strlen(MYGPT_ENDOFTEXT);
-    char *t = malloc(len);
-    if (!t)
-        return NULL;
-    t[0] = '\0';
+    mygpt_sb_append_replaced(sb, s, n);
+}
+
+/* The text the model reads into *t: the system text, the turns from `first` on, then
+ * prompt. MYGPT_ENOMEM. */
+static mygpt_status conversation_text(const conversation *cv, int first, const mygpt_strbuf *prompt,
+                                      mygpt_strbuf *t)
+{
+    mygpt_sb_free(t);
     if (cv->system) {
-        strcat(t, cv->system);
-        strcat(t, SYSTEM_SEPARATOR);
+        append(t, cv->system, strlen(cv->system));
+        append(t, SYSTEM_SEPARATOR, strlen(SYSTEM_SEPARATOR));
     }
     for (int i = first; i < cv->n; i++) {
-        strcat(t, cv->turns[i]);
-        strcat(t, MYGPT_ENDOFTEXT);
+        append(t, cv->turns[i].data, cv->turns[i].len);
+        append(t, MYGPT_ENDOFTEXT, strlen(MYGPT_ENDOFTEXT));
     }
-    strcat(t, prompt);
-    return t;
+    append(t, prompt->data, prompt->len);
+    return t->failed ? MYGPT_ENOMEM : MYGPT_OK;
 }
 
 /* s as Python's bytes.decode("utf-8", errors="replace") reads it (malloc'd), so a
- * line read or a response cut inside a character still encodes */
+ * --system text of any bytes still encodes (a line and a response: chat_turn) */
 static char *valid_utf8(const char *s, size_t n)
 {
     mygpt_strbuf sb = {0};
@@ -186,44 +189,45 @@ typedef struct chat {
     int said_dropped, said_cropped;
 } chat;
 
-/* One turn: the instruction's prompt after the conversation (its oldest turns dropped
- * while it and a whole response do not fit in the context), the response streamed,
- * the turn kept. 0, or the exit code after saying why. */
-static int chat_turn(chat *ch, const char *instruction)
+/* One turn: the prompt of the instruction (len bytes, a NUL among them kept) after the
+ * conversation (its oldest turns dropped while it and a whole response do not fit in the
+ * context), the response streamed, the turn kept. 0, or the exit code after saying why. */
+static int chat_turn(chat *ch, const char *instruction, size_t len)
 {
     const char *cmd = ch->cmd;
     const int M = ch->g->config.max_seq_len;
     mygpt_error err = {0};
     mygpt_status st;
-    char *inst = NULL, *prompt = NULL, *text = NULL;
+    char *head = NULL;
+    mygpt_strbuf prompt = {0}, text = {0};
     int64_t *ids = NULL, *out = NULL;
     size_t n = 0;
     response resp = {ch->tok, NULL, 0, 0, 0, 0, 0};
     int rc = 0;
-    if (!(inst = valid_utf8(instruction, strlen(instruction))) ||
-        (st = mygpt_instruct_prompt(&prompt, inst, NULL, &err)) == MYGPT_ENOMEM)
+    // format_input's template up to its instruction (the instruction is its end, there
+    // being no input), then the line's bytes as UTF-8 reads them, then the response's header
+    if ((st = mygpt_instruct_prompt(&head, "", NULL, &err)) == MYGPT_ENOMEM)
         goto oom;
     if (st != MYGPT_OK) {
         rc = cli_fail(cmd, st, &err);
         goto done;
     }
-    char *p = realloc(prompt, strlen(prompt) + strlen(MYGPT_INSTRUCT_RESPONSE) + 1);
-    if (!p)
+    append(&prompt, head, strlen(head));
+    append(&prompt, instruction, len); // U+FFFD for what is not UTF-8, a NUL kept
+    append(&prompt, MYGPT_INSTRUCT_RESPONSE, strlen(MYGPT_INSTRUCT_RESPONSE));
+    if (prompt.failed)
         goto oom;
-    prompt = strcat(p, MYGPT_INSTRUCT_RESPONSE);
     const int first_before = ch->cv.first;
     for (;;) {
-        free(text);
         free(ids);
         ids = NULL;
-        if (!(text = conversation_text(&ch->cv, ch->cv.first, prompt)))
+        if (conversation_text(&ch->cv, ch->cv.first, &prompt, &text) != MYGPT_OK)
             goto oom;
-        if ((rc = encode_text(cmd, ch->tok, text, strlen(text), &ids, &n)))
+        if ((rc = encode_text(cmd, ch->tok, text.data, text.len, &ids, &n)))
             goto done;
         if (n + (size_t)ch->max_new <= (size_t)M || ch->cv.first == ch->cv.n)
             break;
-        free(ch->cv.turns[ch->cv.first]);
-        ch->cv.turns[ch->cv.first++] = NULL;
+        mygpt_sb_free(&ch->cv.turns[ch->cv.first++]);
     }
     if (ch->cv.first > first_before && !ch->said_dropped) {
         char dropped[64] = "the oldest turn was dropped";
@@ -261,30 +265,31 @@ static int chat_turn(chat *ch, const char *instruction)
             printf(i > (int)n ? " %lld" : "%lld", (long long)out[i]);
         printf("\n");
     }
-    fflush(stdout);
+    if ((rc = out_flush(cmd))) // no next line is read for an output that takes nothing
+        goto done;
     // the turn as the model will read it again: the prompt and the response shown
     int stop;
     const size_t start = response_start(&resp), end = response_end(resp.r, resp.len, 1, &stop);
-    char *answer = valid_utf8(resp.r ? resp.r + start : "", end > start ? end - start : 0);
-    char *turn = answer ? malloc(strlen(prompt) + strlen(answer) + 1) : NULL;
-    char **turns = turn ? realloc(ch->cv.turns, (size_t)(ch->cv.n + 1) * sizeof *turns) : NULL;
-    if (!turns) {
-        free(answer);
-        free(turn);
+    mygpt_strbuf *turns = realloc(ch->cv.turns, (size_t)(ch->cv.n + 1) * sizeof *turns);
+    if (!turns)
+        goto oom;
+    ch->cv.turns = turns;
+    mygpt_strbuf turn = {0};
+    append(&turn, prompt.data, prompt.len);
+    append(&turn, resp.r ? resp.r + start : "", end > start ? end - start : 0);
+    if (turn.failed) {
+        mygpt_sb_free(&turn);
         goto oom;
     }
-    strcat(strcpy(turn, prompt), answer);
-    free(answer);
-    ch->cv.turns = turns;
     ch->cv.turns[ch->cv.n++] = turn;
     goto done;
 oom:
     cli_error(cmd, "out of memory");
     rc = EXIT_RUNTIME;
 done:
-    free(inst);
-    free(prompt);
-    free(text);
+    free(head);
+    mygpt_sb_free(&prompt);
+    mygpt_sb_free(&text);
     free(ids);
     free(out);
     free(resp.r);
@@ -384,13 +389,13 @@ int cmd_chat(int argc, char **argv)
         if (got < 0)
             break;
         while (got > 0 && (line[got - 1] == '\n' || line[got - 1] == '\r'))
-            line[--got] = '\0';
-        size_t i = 0;
-        while (line[i] && is_blank(line[i]))
+            got--;
+        ssize_t i = 0;
+        while (i < got && is_blank(line[i]))
             i++;
-        if (!line[i])
+        if (i == got)
             continue;
-        if ((rc = chat_turn(&ch, line)))
+        if ((rc = chat_turn(&ch, line, (size_t)got)))
             goto done;
     }
     if (ferror(stdin)) {
@@ -401,7 +406,7 @@ int cmd_chat(int argc, char **argv)
     }
 done:
     for (int i = ch.cv.first; i < ch.cv.n; i++)
-        free(ch.cv.turns[i]);
+        mygpt_sb_free(&ch.cv.turns[i]);
     free(ch.cv.turns);
     free(system);
     free(line);

@@ -38,7 +38,7 @@ static void show_tokens(stream_state *s, const int64_t *ids, int n)
 static int on_token(int64_t id, void *user)
 {
     show_tokens(user, &id, 1);
-    return 0;
+    return ferror(stdout) != 0; // a failed write: the generation stops there
 }
 
 int read_sampling(const char *cmd, const parsed_args *a, mygpt_sampling *s)
@@ -190,6 +190,8 @@ int cmd_generate(int argc, char **argv)
         goto done;
     }
     const double secs = cli_now_s() - t0;
+    if (stream && (rc = out_flush(cmd)))
+        goto done;
     if (stream) {
         printf("\n");
         if (ss.failed)

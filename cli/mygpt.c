@@ -9,6 +9,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "output.h"
 
 typedef struct command {
     const char *name;
@@ -66,12 +67,8 @@ int MYGPT_CLI_MAIN(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         if (strcmp(argv[1], COMMANDS[i].name) == 0) {
-            int rc = COMMANDS[i].run(argc - 2, argv + 2);
-            if (fflush(stdout) != 0 || ferror(stdout)) {
-                fprintf(stderr, "mygpt %s: error writing output\n", argv[1]);
-                return 1;
-            }
-            return rc;
+            const int rc = COMMANDS[i].run(argc - 2, argv + 2);
+            return out_flush(argv[1]) ? EXIT_RUNTIME : rc;
         }
     // the nearest command, when a typo (at most two edits) away
     const char *near = NULL;

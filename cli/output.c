@@ -83,3 +83,14 @@ int out_print(const char *cmd, const out_options *o, const mygpt_tview *t,
     mygpt_sb_free(&sb);
     return 0;
 }
+
+int out_flush(const char *cmd)
+{
+    static int said; // a command that stopped for it, then the tool's own check at its end: one line
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return 0;
+    if (!said)
+        cli_error(cmd, "error writing output");
+    said = 1;
+    return EXIT_RUNTIME;
+}

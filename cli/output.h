@@ -25,4 +25,11 @@ int out_options_parse(const char *cmd, const char *format, const char *round, ou
 int out_print(const char *cmd, const out_options *o, const mygpt_tview *t,
               const mygpt_torch_opts *opts);
 
+/* Standard output flushed and checked, for a command that streams (chat, generate) and
+ * at every command's end: 0 while it takes what is written; once a write has failed (a
+ * full disk, a pipe closed with SIGPIPE ignored), one line on stderr the first time ("mygpt
+ * CMD: error writing output") and EXIT_RUNTIME, so the command
+ * stops there rather than compute what nobody will read. */
+int out_flush(const char *cmd);
+
 #endif

@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     fclose(f);
     for (size_t max_length = 0; max_length < 8; max_length += 7) {
         mygpt_spam_dataset ds;
-        if (mygpt_spam_dataset_load(&ds, path, tok, max_length, 50256, &err) == MYGPT_OK) {
+        if (mygpt_spam_dataset_load(&ds, path, tok, max_length, 50256, 2, &err) == MYGPT_OK) {
             for (size_t i = 0; i < ds.n * ds.max_length; i++)
                 if (ds.ids[i] < 0 || ds.ids[i] > 50256)
                     abort();

@@ -950,6 +950,23 @@ Test(cli_train, streamed_text_is_the_generated_ids, .timeout = 120)
     proc_result_free(&dec);
 }
 
+/* Issue 46, item 17: a streamed generation onto a standard output that takes nothing
+ * (/dev/full) stops at its first token: one line and status 1, no count of the tokens
+ * of a whole generation after it. */
+Test(cli_train, a_stream_onto_a_failing_output_stops_at_the_first_token, .timeout = 120)
+{
+    data_file_or_skip("encoder.json");
+    char script[1200];
+    snprintf(script, sizeof script, "exec '%s' generate --seed 3 --vocab 50257 --embed 16 --heads 2 --layers 2 "
+             "--max-seq 32 --prompt 'Every effort moves you' --max-new 40 --eos -1 --stream > /dev/full", MYGPT_EXE);
+    char *argv[] = {"/bin/sh", "-c", script, NULL};
+    proc_result r = {0};
+    cr_assert_eq(run_process(argv, &r), 0);
+    cr_expect_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    cr_expect_str_eq(r.err, "mygpt generate: error writing output\n");
+    proc_result_free(&r);
+}
+
 Test(cli_train, bad_training_and_generation_arguments)
 {
     const char *model = "--seed 0 --vocab 4 --embed 4 --heads 2 --layers 1";
@@ -1997,6 +2014,112 @@ Test(cli_chat, bad_flags_and_files_are_one_line_and_status_2)
     rmdir(dir);
 }
 
+/* Runs `/bin/sh -c script` (a redirection the test needs: /dev/full, bytes with a NUL) */
+static void run_shell(const char *script, proc_result *r)
+{
+    char *argv[] = {"/bin/sh", "-c", (char *)script, NULL};
+    cr_assert_eq(run_process(argv, r), 0);
+}
+
+/* Issue 46, item 17: a standard output that takes nothing (/dev/full) stops the chat at
+ * its first response, with one line and status 1: the second line's turn, which would
+ * say on stderr that the oldest turn was dropped, never comes. */
+Test(cli_chat, a_failing_output_stops_the_chat_at_the_first_response, .timeout = 120)
+{
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt-chat-XXXXXX", ckpt[300], in[300], script[1200];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(ckpt, sizeof ckpt, "%s/m.safetensors", dir);
+    snprintf(in, sizeof in, "%s/lines.txt", dir);
+    random_model(ckpt, 50257, 64); // one turn and a response fit; two do not
+    FILE *f = fopen(in, "wb");
+    cr_assert_not_null(f);
+    fputs("Name a color.\nSay hello.\nCount to three.\n", f);
+    cr_assert_eq(fclose(f), 0);
+    proc_result r;
+    // into a pipe, the second turn drops the first, saying so
+    snprintf(script, sizeof script, "exec '%s' chat --checkpoint '%s' --max-new 6 < '%s'", MYGPT_EXE, ckpt, in);
+    run_shell(script, &r);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_eq(count_lines(r.out), 3, "%s", r.out);
+    cr_assert(strstr(r.err, "turn 2: ") != NULL, "%s", r.err);
+    proc_result_free(&r);
+    // onto /dev/full, it stops at the first response
+    snprintf(script, sizeof script, "exec '%s' chat --checkpoint '%s' --max-new 6 < '%s' > /dev/full", MYGPT_EXE,
+             ckpt, in);
+    run_shell(script, &r);
+    cr_expect_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    cr_expect_str_eq(r.err, "mygpt chat: error writing output\n");
+    proc_result_free(&r);
+    unlink(ckpt);
+    unlink(in);
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
+/* Issue 46, item 18: a NUL byte inside a line is text, as tiktoken encodes it (byte 0 is
+ * GPT-2's token 188): the prompt the chat reads is the template around the whole line,
+ * encoded with its length; its count is in the crop note (a context of 32 tokens) and the
+ * response is generate's on those ids. */
+Test(cli_chat, a_nul_byte_in_a_line_is_tokenized_with_the_rest_of_it, .timeout = 120)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt-chat-XXXXXX", ckpt[300], script[1200];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(ckpt, sizeof ckpt, "%s/m.safetensors", dir);
+    random_model(ckpt, 50257, 32);
+    static const char line[] = "Say\0 hello to the sea and the long road home.";
+    // format_input's template around the line's bytes, then the response's header
+    char *head = NULL, prompt[512];
+    cr_assert_eq(mygpt_instruct_prompt(&head, "", NULL, NULL), MYGPT_OK);
+    size_t len = strlen(head);
+    memcpy(prompt, head, len);
+    memcpy(prompt + len, line, sizeof line - 1);
+    len += sizeof line - 1;
+    memcpy(prompt + len, MYGPT_INSTRUCT_RESPONSE, strlen(MYGPT_INSTRUCT_RESPONSE));
+    len += strlen(MYGPT_INSTRUCT_RESPONSE);
+    free(head);
+    mygpt_tokenizer *tok = NULL;
+    cr_assert_eq(mygpt_tokenizer_load_dir(&tok, data, NULL), MYGPT_OK);
+    int64_t *ids = NULL, *cut = NULL;
+    size_t n = 0, n_cut = 0;
+    cr_assert_eq(mygpt_encode(tok, prompt, len, &ids, &n, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_encode(tok, prompt, strlen(prompt), &cut, &n_cut, NULL), MYGPT_OK);
+    cr_assert_neq(n, n_cut, "the test's line tells nothing");
+    mygpt_tokenizer_free(tok);
+    char want_note[128], words[8192];
+    snprintf(want_note, sizeof want_note, "mygpt chat: the prompt has %zu tokens, more than the model's context: it "
+             "reads the last 32\n", n);
+    int at = snprintf(words, sizeof words, "generate --checkpoint %s --max-new 6 --no-stream --ids ", ckpt);
+    for (size_t i = 0; i < n; i++)
+        at += snprintf(words + at, sizeof words - (size_t)at, i ? ",%lld" : "%lld", (long long)ids[i]);
+    free(ids);
+    free(cut);
+    proc_result r, gen;
+    cr_assert_eq(run_words(MYGPT_EXE, words, &gen), 0);
+    cr_assert_eq(gen.status, 0, "%s", gen.err);
+    snprintf(script, sizeof script, "printf 'Say\\0 hello to the sea and the long road home.\\n' | exec '%s' chat "
+             "--checkpoint '%s' --max-new 6 --print-ids", MYGPT_EXE, ckpt);
+    run_shell(script, &r);
+    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_expect_str_eq(r.err, want_note);
+    // the response's ids (the chat's last line) begin generate's new ones (its first line, after n)
+    const char *want = gen.out;
+    for (size_t i = 0; i < n && want; i++)
+        want = strchr(want, ' ') ? strchr(want, ' ') + 1 : NULL;
+    cr_assert_not_null(want, "%s", gen.out);
+    const size_t lo = strlen(r.out);
+    cr_assert(lo > 1 && r.out[lo - 1] == '\n', "%s", r.out);
+    r.out[lo - 1] = '\0';
+    const char *got = strrchr(r.out, '\n') ? strrchr(r.out, '\n') + 1 : r.out;
+    cr_expect(got[0] && strncmp(want, got, strlen(got)) == 0 && strchr(" \n", want[strlen(got)]),
+              "chat's ids '%s', generate's '%s'", got, want);
+    proc_result_free(&r);
+    proc_result_free(&gen);
+    unlink(ckpt);
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
 /* The whole path of a program on PATH, or NULL */
 static const char *on_path(const char *name)
 {
@@ -2445,6 +2568,87 @@ Test(cli_finetune, bad_flags_and_files_are_one_line)
         cr_expect_str_empty(r.out, "%s", bad[i][0]);
         proc_result_free(&r);
     }
+}
+
+/* Issue 46, items 4 and 5: a label the 2-class head cannot take (2, in a record of
+ * two lines after one of one) or a file with a header and no text, in any of the three
+ * files, is refused before the first step: one line naming the file and the record's
+ * line, status 2, nothing printed, no --save written. */
+Test(cli_finetune, classify_refuses_a_bad_label_or_an_empty_split_of_any_file_before_training, .timeout = 300)
+{
+    data_file_or_skip("sms_spam_train.csv");
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt-finetune-XXXXXX", path[300], save[300];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(save, sizeof save, "%s/c.safetensors", dir);
+    static const char *const files[3] = {"sms_spam_train.csv", "sms_spam_validation.csv", "sms_spam_test.csv"};
+    static const int rows[3] = {24, 6, 5};
+    static const struct { const char *file, *line, *why; } faults[] = {
+        {"Label,Text\n0,fine\n1,\"two\nlines\"\n2,three\n", "line 5", "label 2 is outside the classifier's 2 "
+                                                                    "classes [0, 2)"},
+        {"Label,Text\n", "line 1", "a header and no text after it"},
+    };
+    for (int split = 0; split < 3; split++)
+        for (size_t k = 0; k < sizeof faults / sizeof faults[0]; k++) {
+            for (int s = 0; s < 3; s++)
+                head_of(dir, files[s], rows[s]);
+            snprintf(path, sizeof path, "%s/%s", dir, files[split]);
+            FILE *f = fopen(path, "wb");
+            cr_assert_not_null(f);
+            fputs(faults[k].file, f);
+            cr_assert_eq(fclose(f), 0);
+            proc_result r;
+            finetune_run("finetune --task classify --data DIR --epochs 1 --batch 4 --eval-freq 2 --eval-iter 2 "
+                         "--save DIR/c.safetensors", dir, &r);
+            char want[600];
+            snprintf(want, sizeof want, "mygpt finetune: %s %s: %s", path, faults[k].line, faults[k].why);
+            cr_expect_eq(r.status, 2, "%s: exit %d: %s", path, r.status, r.err);
+            cr_expect(count_lines(r.err) == 1 && strncmp(r.err, want, strlen(want)) == 0, "'%s' is not '%s...'",
+                      r.err, want);
+            cr_expect_str_empty(r.out, "%s", r.out);
+            cr_expect_neq(access(save, F_OK), 0, "%s: the classifier was saved", path);
+            unlink(save);
+            proc_result_free(&r);
+        }
+    for (int s = 0; s < 3; s++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[s]);
+        unlink(path);
+    }
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
+/* Issue 46, item 15: an entry holding <|endoftext|> (tokenizer.encode refuses it) in the
+ * validation or the test part is refused before training, naming the file and the entry's
+ * index in it (0-based, as the reader's other errors), not its index in its part. */
+Test(cli_finetune, instruct_names_the_file_and_the_entry_that_holds_endoftext, .timeout = 300)
+{
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt-finetune-XXXXXX", path[300];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/data.json", dir);
+    // 20 entries: training 0-16, test 17-18, validation 19
+    static const size_t bad[] = {19, 18};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        FILE *f = fopen(path, "wb");
+        cr_assert_not_null(f);
+        fputs("[", f);
+        for (size_t e = 0; e < 20; e++)
+            fprintf(f, "%s{\"instruction\": \"Say %zu.\", \"input\": \"\", \"output\": \"%zu%s\"}", e ? ", " : "",
+                    e, e, e == bad[k] ? " <|endoftext|>" : "");
+        fputs("]", f);
+        cr_assert_eq(fclose(f), 0);
+        proc_result r;
+        finetune_run("finetune --task instruct --data DIR/data.json --batch 2 --epochs 1 --max-new 2", dir, &r);
+        char want[600];
+        snprintf(want, sizeof want, "mygpt finetune: %s: entry %zu holds <|endoftext|>, which tokenizer.encode "
+                 "refuses\n", path, bad[k]);
+        cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+        cr_expect_str_eq(r.err, want);
+        cr_expect_str_empty(r.out, "%s", r.out);
+        proc_result_free(&r);
+    }
+    unlink(path);
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
 }
 
 /* --checkpoint: a Hugging Face GPT-2 folder (model.safetensors and config.json, a small

@@ -461,4 +461,16 @@ Test(instruct, a_text_holding_endoftext_is_refused)
     cr_expect(strstr(err.message, "entry 1") && strstr(err.message, "<|endoftext|>"), "%s", err.message);
     cr_expect_null(ds.ids);
     mygpt_tokenizer_free(tok);
+    // checked in a file's entries: named by the file and the index in it, in the range asked only
+    const char *json = "[{\"instruction\": \"a\", \"input\": \"\", \"output\": \"b\"}, "
+                       "{\"instruction\": \"a\", \"input\": \"<|endoftext|>\", \"output\": \"b\"}, "
+                       "{\"instruction\": \"a\", \"input\": \"\", \"output\": \"b\"}]";
+    mygpt_instruct_data d;
+    cr_assert_eq(mygpt_instruct_data_parse(&d, "d.json", json, strlen(json), NULL), MYGPT_OK);
+    cr_expect_eq(mygpt_instruct_data_check(&d, "d.json", 0, 1, &err), MYGPT_OK);
+    cr_expect_eq(mygpt_instruct_data_check(&d, "d.json", 2, 5, &err), MYGPT_OK);
+    cr_expect_eq(mygpt_instruct_data_check(&d, "d.json", 4, 1, &err), MYGPT_OK);
+    cr_expect_eq(mygpt_instruct_data_check(&d, "d.json", 1, 2, &err), MYGPT_EFORMAT);
+    cr_expect_str_eq(err.message, "d.json: entry 1 holds <|endoftext|>, which tokenizer.encode refuses");
+    mygpt_instruct_data_free(&d);
 }

@@ -132,19 +132,18 @@ Test(spam, the_datasets_errors_name_the_file_and_the_line)
         {"Label,Text\n0,\"nan\"\n", "line 2", "pandas reads as missing"},
         {"Label,Text\n0,a <|endoftext|> b\n", "line 2", "tokenizer.encode refuses"},
         {"Label,Text\n0,\"open\n", "line 2", "not closed"},
-        {"Label,Text\n", NULL, "no text with a token"},
+        {"Label,Text\n0,a\n1,\"b\nc\"\n2,x\n", "line 5", "label 2 is outside the classifier's 2 classes [0, 2)"},
+        {"Label,Text\n", "line 1", "a header and no text after it"},
+        {"\nLabel,Text\n\n", "line 2", "a header and no text after it"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[4200], where[4300];
         write_temp(path, sizeof path, "broken.csv", cases[i].file);
         mygpt_spam_dataset ds;
         mygpt_error err = {0};
-        cr_expect_neq(mygpt_spam_dataset_load(&ds, path, tok, 0, 50256, &err), MYGPT_OK, "case %zu accepted", i);
+        cr_expect_neq(mygpt_spam_dataset_load(&ds, path, tok, 0, 50256, 2, &err), MYGPT_OK, "case %zu accepted", i);
         cr_expect_null(ds.ids, "case %zu: ids left", i);
-        if (cases[i].line)
-            snprintf(where, sizeof where, "%s %s: ", path, cases[i].line);
-        else
-            snprintf(where, sizeof where, "%s ", path);
+        snprintf(where, sizeof where, "%s %s: ", path, cases[i].line);
         cr_expect(strncmp(err.message, where, strlen(where)) == 0, "case %zu: \"%s\" is not \"%s...\"", i,
                   err.message, where);
         cr_expect(strstr(err.message, cases[i].why), "case %zu: \"%s\" lacks \"%s\"", i, err.message, cases[i].why);
@@ -153,9 +152,9 @@ Test(spam, the_datasets_errors_name_the_file_and_the_line)
     // an absent file and a folder are errors too, naming the path
     mygpt_spam_dataset ds;
     mygpt_error err = {0};
-    cr_expect_eq(mygpt_spam_dataset_load(&ds, "/nonexistent/x.csv", tok, 0, 50256, &err), MYGPT_EIO);
+    cr_expect_eq(mygpt_spam_dataset_load(&ds, "/nonexistent/x.csv", tok, 0, 50256, 2, &err), MYGPT_EIO);
     cr_expect(strstr(err.message, "/nonexistent/x.csv"));
-    cr_expect_eq(mygpt_spam_dataset_load(&ds, "/tmp", tok, 0, 50256, &err), MYGPT_EIO);
+    cr_expect_eq(mygpt_spam_dataset_load(&ds, "/tmp", tok, 0, 50256, 2, &err), MYGPT_EIO);
     mygpt_tokenizer_free(tok);
 }
 
@@ -167,7 +166,8 @@ static void load_splits(mygpt_tokenizer *tok, size_t max_length, mygpt_spam_data
         const char *path = data_file_or_skip(files[s]);
         mygpt_error err = {0};
         // validation and test: max_length=train_dataset.max_length
-        cr_assert_eq(mygpt_spam_dataset_load(&ds[s], path, tok, s ? ds[0].max_length : max_length, 50256, &err),
+        cr_assert_eq(mygpt_spam_dataset_load(&ds[s], path, tok, s ? ds[0].max_length : max_length, 50256, 2,
+                                             &err),
                      MYGPT_OK, "%s", err.message);
     }
 }

@@ -78,7 +78,7 @@ mygpt_status spam_datasets_load(mygpt_spam_dataset ds[3], const char *dir, const
             st = fail(err, MYGPT_EINVAL, "the path of %s in %s is too long", SPAM_FILES[s], dir);
         else
             st = mygpt_spam_dataset_load(&ds[s], path, tok, s ? ds[0].max_length : max_length, MYGPT_ENDOFTEXT_ID,
-                                         err);
+                                         SPAM_CLASSES, err);
     }
     if (st != MYGPT_OK)
         spam_datasets_free(ds);
@@ -256,6 +256,14 @@ mygpt_status instruct_splits_read(instruct_splits *s, const char *path, size_t l
         s->n_train = s->n_train < limit ? s->n_train : limit;
         s->n_test = s->n_test < limit ? s->n_test : limit;
         s->n_val = s->n_val < limit ? s->n_val : limit;
+    }
+    // InstructionDataset(train_data), (val_data), (test_data) encode every entry kept, before training
+    const size_t at_test = (size_t)(s->test - s->data.entry), at_val = (size_t)(s->val - s->data.entry);
+    if ((st = mygpt_instruct_data_check(&s->data, path, 0, s->n_train, err)) != MYGPT_OK ||
+        (st = mygpt_instruct_data_check(&s->data, path, at_val, s->n_val, err)) != MYGPT_OK ||
+        (st = mygpt_instruct_data_check(&s->data, path, at_test, s->n_test, err)) != MYGPT_OK) {
+        instruct_splits_free(s);
+        return st;
     }
     return MYGPT_OK;
 }

@@ -33,10 +33,14 @@ mygpt_config book_test_mode_config(int num_classes);
 /* The book's three files, in the order train, validation, test. */
 extern const char *const SPAM_FILES[3];
 
+/* The classifier's classes: 0 not spam, 1 spam */
+#define SPAM_CLASSES 2
+
 /* SpamDataset of each file in dir: the training one cut and padded to max_length (0: the
  * book's None, its longest text), validation and test to the training one's max_length, all
- * padded with <|endoftext|>. On failure nothing is left to free. The library's errors
- * (naming the file), MYGPT_EINVAL for a path too long. */
+ * padded with <|endoftext|>; every label of every file below SPAM_CLASSES. On failure
+ * nothing is left to free. The library's errors (naming the file and line), MYGPT_EINVAL
+ * for a path too long. */
 mygpt_status spam_datasets_load(mygpt_spam_dataset ds[3], const char *dir, const mygpt_tokenizer *tok,
                                 size_t max_length, mygpt_error *err);
 void spam_datasets_free(mygpt_spam_dataset ds[3]);
@@ -96,7 +100,9 @@ void print_trainable_count(FILE *out, const char *what, unsigned long long n);
 /* ---- chapter 7: the instruction data ---------------------------------------------------- */
 
 /* instruction-data.json and the book's 85 / 5 / 10 % split in file order; with limit > 0
- * each part cut to its first limit entries (gpt_instruction_finetuning.py --test_mode: 10). */
+ * each part cut to its first limit entries (gpt_instruction_finetuning.py --test_mode: 10).
+ * An entry kept in any part that tokenizer.encode would refuse is an error naming the file
+ * and the entry's index in it (mygpt_instruct_data_check). */
 typedef struct instruct_splits {
     mygpt_instruct_data data;
     const mygpt_instruct_entry *train, *test, *val;

@@ -129,6 +129,30 @@ mygpt_status mygpt_instruct_data_read(mygpt_instruct_data *d, const char *path, 
     return st;
 }
 
+/* entries[0 .. n) as tiktoken's encode takes their texts: MYGPT_EFORMAT for one holding
+ * <|endoftext|> (in a field: the template's parts between them hold none), named by its
+ * index first + i, in the file name when there is one */
+static mygpt_status check_endoftext(const mygpt_instruct_entry *entries, size_t n, const char *name, size_t first,
+                                    mygpt_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *field[3] = {entries[i].instruction, entries[i].input, entries[i].output};
+        for (int f = 0; f < 3; f++)
+            if (field[f] && strstr(field[f], MYGPT_ENDOFTEXT))
+                return mygpt_fail(err, MYGPT_EFORMAT, "%s%sentry %zu holds %s, which tokenizer.encode refuses",
+                                  name ? name : "", name ? ": " : "", first + i, MYGPT_ENDOFTEXT);
+    }
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_instruct_data_check(const mygpt_instruct_data *d, const char *name, size_t from, size_t n,
+                                       mygpt_error *err)
+{
+    if (from > d->n)
+        from = d->n;
+    return check_endoftext(d->entry + from, n < d->n - from ? n : d->n - from, name, from, err);
+}
+
 void mygpt_instruct_split(size_t n, size_t *train, size_t *test, size_t *val)
 {
     *train = (size_t)((double)n * 0.85); // int(len(data) * 0.85)
@@ -158,6 +182,7 @@ mygpt_status mygpt_instruct_dataset_init(mygpt_instruct_dataset *ds, const mygpt
     ds->prompt_len = calloc(n ? n : 1, sizeof *ds->prompt_len);
     if (!ds->start || !ds->prompt_len)
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %zu entries", n));
+    MYGPT_TRY_CLEANUP(st, check_endoftext(entries, n, NULL, 0, err));
     for (size_t i = 0; i < n; i++) {
         const mygpt_instruct_entry *e = &entries[i];
         if (!e->output)
@@ -170,10 +195,6 @@ mygpt_status mygpt_instruct_dataset_init(mygpt_instruct_dataset *ds, const mygpt
         strcpy(full, prompt);
         strcat(full, MYGPT_INSTRUCT_RESPONSE);
         strcat(full, e->output);
-        if (strstr(full, MYGPT_ENDOFTEXT)) // tiktoken's encode refuses special tokens in text
-            MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT,
-                                             "entry %zu holds %s, which tokenizer.encode refuses", i,
-                                             MYGPT_ENDOFTEXT));
         // instruction_length = len(tokenizer.encode(instruction_plus_input)) (exercise 7.2)
         size_t m;
         MYGPT_TRY_CLEANUP(st, mygpt_encode(tok, prompt, plen, &enc, &m, err));

@@ -42,7 +42,7 @@ static int parse_label(const char *s, int64_t *out)
 }
 
 mygpt_status mygpt_spam_dataset_load(mygpt_spam_dataset *ds, const char *path, const mygpt_tokenizer *tok,
-                                     size_t max_length, int64_t pad_id, mygpt_error *err)
+                                     size_t max_length, int64_t pad_id, int num_classes, mygpt_error *err)
 {
     memset(ds, 0, sizeof *ds);
     mygpt_csv csv;
@@ -56,6 +56,12 @@ mygpt_status mygpt_spam_dataset_load(mygpt_spam_dataset *ds, const char *path, c
         goto done;
     }
     const size_t n = csv.rows;
+    if (n == 0) { // the book's accuracy over it would divide by zero (its loss: nan)
+        st = mygpt_fail(err, MYGPT_EFORMAT,
+                        "%s line %zu: a header and no text after it: nothing to train or evaluate on", path,
+                        csv.line[0]);
+        goto done;
+    }
     enc = calloc(n ? n : 1, sizeof *enc);
     ntok = calloc(n ? n : 1, sizeof *ntok);
     ds->labels = malloc((n ? n : 1) * sizeof *ds->labels);
@@ -72,6 +78,12 @@ mygpt_status mygpt_spam_dataset_load(mygpt_spam_dataset *ds, const char *path, c
         if (parse_label(label, &ds->labels[r])) {
             st = mygpt_fail(err, MYGPT_EFORMAT,
                             "%s line %zu: the label must be an integer 0 or more (digits only)", path, line);
+            goto done;
+        }
+        if (ds->labels[r] >= num_classes) { // met by the classifier's loss only after the training
+            st = mygpt_fail(err, MYGPT_EFORMAT,
+                            "%s line %zu: label %lld is outside the classifier's %d classes [0, %d)", path, line,
+                            (long long)ds->labels[r], num_classes, num_classes);
             goto done;
         }
         if (pandas_na(text)) {
@@ -94,12 +106,8 @@ mygpt_status mygpt_spam_dataset_load(mygpt_spam_dataset *ds, const char *path, c
     // max_length None: the longest encoded text; else every text truncated to it
     ds->n = n;
     ds->max_length = max_length ? max_length : ds->longest;
-    size_t cells;
-    if (ds->max_length == 0) {
-        st = mygpt_fail(err, MYGPT_EINVAL, "%s has no text with a token: no max_length to pad to", path);
-        goto done;
-    }
-    if (mygpt_mul_overflows(n ? n : 1, ds->max_length, &cells) || cells > SIZE_MAX / sizeof *ds->ids) {
+    size_t cells; // a text pandas reads (not empty) has a token at least: max_length > 0
+    if (mygpt_mul_overflows(n, ds->max_length, &cells) || cells > SIZE_MAX / sizeof *ds->ids) {
         st = mygpt_fail(err, MYGPT_EOVERFLOW, "%zu texts of %zu tokens do not fit in memory", n,
                         ds->max_length);
         goto done;

@@ -167,6 +167,13 @@ mygpt_status mygpt_instruct_data_read(mygpt_instruct_data *d, const char *path, 
 
 void mygpt_instruct_data_free(mygpt_instruct_data *d);
 
+/* Entries [from, from + n) of d (those of them there are), as InstructionDataset's
+ * tokenizer.encode takes their texts, before any is encoded: MYGPT_EFORMAT for one holding
+ * <|endoftext|>, naming the file (name) and the entry's index in it, 0-based as the
+ * reader's errors ("instruction-data.json: entry 39 holds <|endoftext|>, ..."). */
+mygpt_status mygpt_instruct_data_check(const mygpt_instruct_data *d, const char *name, size_t from, size_t n,
+                                       mygpt_error *err);
+
 /* The book's split of n entries in file order: train_portion = int(n * 0.85),
  * test_portion = int(n * 0.1) (double products, truncated, as Python computes them),
  * validation the rest. The training entries are [0, train), the test entries
@@ -291,11 +298,13 @@ typedef struct mygpt_spam_dataset {
 
 /* Reads path (mygpt_csv_read) and encodes every text; max_length 0 is the book's None
  * (the longest text's length: validation and test take the training set's). Besides the
- * CSV's errors, MYGPT_EFORMAT with the file and line for: a header other than
- * Label,Text, a label that is not decimal digits, a text pandas reads as missing (empty,
- * "NA", "nan", ...), a text holding <|endoftext|> (tiktoken's encode refuses it). */
+ * CSV's errors, MYGPT_EFORMAT with the file and line (a record's first line) for: a
+ * header other than Label,Text, no record after it, a label that is not decimal digits
+ * or not below num_classes (the classifier's: checked here, before any training), a text
+ * pandas reads as missing (empty, "NA", "nan", ...), a text holding <|endoftext|>
+ * (tiktoken's encode refuses it). */
 mygpt_status mygpt_spam_dataset_load(mygpt_spam_dataset *ds, const char *path, const mygpt_tokenizer *tok,
-                                     size_t max_length, int64_t pad_id, mygpt_error *err);
+                                     size_t max_length, int64_t pad_id, int num_classes, mygpt_error *err);
 void mygpt_spam_dataset_free(mygpt_spam_dataset *ds);
 
 /* DataLoader(dataset, batch_size, shuffle, drop_last, num_workers=0) over a SpamDataset
