@@ -13,6 +13,7 @@
 #include "model_args.h"
 #include "mygpt/svg.h"
 #include "mygpt/tokenizer.h"
+#include "output.h"
 
 #define TOP 3
 #define LABEL 64
@@ -93,6 +94,11 @@ int cmd_attention(int argc, char **argv)
         cli_error(cmd, "--adapters FILE needs --checkpoint FILE: the model the adapters were trained on");
         return EXIT_USAGE;
     }
+    const cli_file files[] = {{"--svg", args_get(&a, "svg"), 1, 0},
+                              {"--checkpoint", args_get(&a, "checkpoint"), 0, 0},
+                              {"--adapters", args_get(&a, "adapters"), 0, 0}};
+    if ((rc = cli_distinct_files(cmd, files, 3)))
+        return rc;
     if (args_has(&a, "checkpoint")) {
         if ((rc = load_checkpoint(cmd, &a, &g)))
             return rc;

@@ -22,6 +22,7 @@
 #include "mygpt/lora.h"
 #include "mygpt/tokenizer.h"
 #include "mygpt/train.h"
+#include "output.h"
 
 /* The book's defaults of each task: gpt_class_finetune.py's and gpt_instruction_finetuning.py's */
 typedef struct task_defaults {
@@ -531,15 +532,6 @@ int cmd_finetune(int argc, char **argv)
         cli_error(cmd, "--mask-instructions, --responses, --entries and --max-new go with --task instruct");
         return EXIT_USAGE;
     }
-    if ((rc = check_output(cmd, &a, "save")) || (rc = check_output(cmd, &a, "responses")))
-        return rc;
-    if (args_has(&a, "save") && args_has(&a, "responses") &&
-        strcmp(args_get(&a, "save"), args_get(&a, "responses")) == 0) {
-        cli_error(cmd, "--save and --responses name the same file");
-        return EXIT_USAGE;
-    }
-    if (threads > 0)
-        omp_set_num_threads((int)threads);
     // the data: the user's, or the data folder's files
     char dir[4096], data[4200];
     mygpt_error err = {0};
@@ -550,6 +542,28 @@ int cmd_finetune(int argc, char **argv)
         snprintf(data, sizeof data, "%s", args_get(&a, "data"));
     else
         snprintf(data, sizeof data, o.instruct ? "%s/instruction-data.json" : "%s", dir);
+    // the outputs apart from each other and from every file read, --force or not
+    char model[4200], splits[3][4400];
+    const char *ckpt = args_get(&a, "checkpoint");
+    struct stat sb;
+    if (ckpt && stat(ckpt, &sb) == 0 && S_ISDIR(sb.st_mode)) // a Hugging Face folder: its model.safetensors
+        snprintf(model, sizeof model, "%s/model.safetensors", ckpt);
+    else
+        snprintf(model, sizeof model, "%s", ckpt ? ckpt : "");
+    for (int k = 0; k < 3; k++)
+        snprintf(splits[k], sizeof splits[k], "%s/%s", data, SPAM_FILES[k]);
+    const cli_file files[] = {{"--save", args_get(&a, "save"), 1, 0},
+                              {"--responses", args_get(&a, "responses"), 1, 0},
+                              {"--checkpoint", ckpt ? model : NULL, 0, 0},
+                              {"--data", o.instruct ? data : NULL, 0, 0},
+                              {"--data", o.instruct ? NULL : splits[0], 0, 0},
+                              {"--data", o.instruct ? NULL : splits[1], 0, 0},
+                              {"--data", o.instruct ? NULL : splits[2], 0, 0}};
+    if ((rc = cli_distinct_files(cmd, files, (int)(sizeof files / sizeof files[0]))) ||
+        (rc = check_output(cmd, &a, "save")) || (rc = check_output(cmd, &a, "responses")))
+        return rc;
+    if (threads > 0)
+        omp_set_num_threads((int)threads);
     mygpt_tokenizer *tok;
     if ((st = mygpt_tokenizer_load_dir(&tok, dir, &err)) != MYGPT_OK)
         return cli_fail(cmd, st, &err);
