@@ -1791,6 +1791,61 @@ Test(cli_train, no_file_written_replaces_one_read_or_another_written, .timeout =
     cr_expect_eq(rmdir(dir), 0, "only the files written were left");
 }
 
+/* Issue 46, item 6: under a file-size limit (ulimit -f, SIGXFSZ left as a shell leaves
+ * it) a model's save, a training state's and a figure each fail with status 1 and one
+ * line naming the file and the limit; no temporary is left, the old file stays */
+Test(cli_train, a_file_size_limit_fails_a_save_with_one_line_and_keeps_the_old_file, .timeout = 300)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("encoder.json");
+    const char *verdict = data_file_or_skip("the-verdict.txt"); // its static buffer: the last call
+    char dir[] = "/tmp/mygpt_fsize_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    write_verdict_part(verdict, dir, 3000);
+    static const struct {
+        const char *words, *file;
+    } runs[] = {
+        {TRAIN_SMALL "--steps 2 --save DIR/m.safetensors", "m.safetensors"},
+        {TRAIN_SMALL "--steps 2 --state DIR/s.safetensors --checkpoint-every 1", "s.safetensors"},
+        {"attention --seed 0 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 16 "
+         "--ids 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16 --svg DIR/a.svg", "a.svg"},
+    };
+    signal(SIGXFSZ, SIG_DFL); // as a shell starts the tool: the signal's default ends a program
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        char path[300], *now;
+        size_t len = 0;
+        snprintf(path, sizeof path, "%s/%s", dir, runs[i].file);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fputs("old", f);
+        cr_assert_eq(fclose(f), 0);
+        const int files = entries_in(dir);
+        const struct rlimit limit = {16 << 10, 16 << 10};
+        struct rlimit was;
+        cr_assert_eq(getrlimit(RLIMIT_FSIZE, &was), 0);
+        cr_assert_eq(setrlimit(RLIMIT_FSIZE, &limit), 0); // inherited by the tool
+        proc_result r;
+        train_run(runs[i].words, dir, data, NULL, &r);
+        setrlimit(RLIMIT_FSIZE, &was);
+        cr_expect_eq(r.status, 1, "%s: exit %d: %s", runs[i].file, r.status, r.err);
+        int said = 0; // the lines that say it (a training's progress lines aside)
+        for (const char *at = r.err; (at = strstr(at, "cannot write")); at++)
+            said++;
+        cr_expect(said == 1 && strstr(r.err, path) && strstr(r.err, "File too large (the file-size limit)"), "%s: %s",
+                  runs[i].file, r.err);
+        cr_expect_eq(entries_in(dir), files, "%s: a temporary was left", runs[i].file);
+        now = file_bytes(path, &len);
+        cr_expect(now && len == 3 && memcmp(now, "old", 3) == 0, "%s: replaced", runs[i].file);
+        proc_result_free(&r);
+        free(now);
+        unlink(path);
+    }
+    char part[300];
+    snprintf(part, sizeof part, "%s/verdict_part.txt", dir);
+    unlink(part);
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
 /* ---- issue 39: mygpt chat ------------------------------------------------------------ */
 
 /* The book's chapter-7 example: the template with its instruction, then the response */

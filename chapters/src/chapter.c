@@ -15,6 +15,7 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
                   uint64_t default_seed, unsigned flags)
 {
     cli_cap_threads();
+    cli_ignore_file_size_signal();
     *ch = (chapter){0}; // every field a chapter does not set is zero (fail: NULL)
     ch->name = name;
     ch->seed = default_seed;
