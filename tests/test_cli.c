@@ -553,6 +553,39 @@ Test(cli_chapters, figures_are_small_and_their_path_is_printed)
     rmdir(dir);
 }
 
+/* Issue 46, item 6: a chapter's figure under a file-size limit (SIGXFSZ as a shell leaves
+ * it): status 1 and one line naming the file and the limit, the old figure kept, no
+ * temporary left */
+Test(cli_chapters, a_figure_past_the_file_size_limit_is_one_line_and_status_1)
+{
+    char dir[] = "/tmp/mygpt-fig-XXXXXX", words[128], path[128];
+    cr_assert(mkdtemp(dir) != NULL);
+    snprintf(words, sizeof words, "--figures %s", dir);
+    snprintf(path, sizeof path, "%s/sinusoidal_encoding.svg", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("old", f);
+    cr_assert_eq(fclose(f), 0);
+    signal(SIGXFSZ, SIG_DFL);
+    const struct rlimit limit = {16 << 10, 16 << 10};
+    struct rlimit was;
+    cr_assert_eq(getrlimit(RLIMIT_FSIZE, &was), 0);
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &limit), 0); // inherited by the chapter
+    proc_result r;
+    cr_assert_eq(run_words(CHAPTER_DIR "/47_sinusoidal_encoding", words, &r), 0);
+    setrlimit(RLIMIT_FSIZE, &was);
+    cr_expect_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    cr_expect(count_lines(r.err) == 1 && strstr(r.err, path) && strstr(r.err, "(the file-size limit)"), "%s", r.err);
+    proc_result_free(&r);
+    char old[8] = {0};
+    f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    cr_expect(fread(old, 1, sizeof old, f) == 3 && strcmp(old, "old") == 0, "the old figure was replaced");
+    fclose(f);
+    unlink(path);
+    cr_expect_eq(rmdir(dir), 0, "a temporary was left");
+}
+
 /* Issue 11 item 11: without a 1-thread time the table has no speedup to show ("-", not
  * 0.00) and --svg refuses; with a sweep the plot has the ideal line. */
 Test(cli_args, bench_reports_no_invented_speedups)
