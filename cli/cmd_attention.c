@@ -94,10 +94,15 @@ int cmd_attention(int argc, char **argv)
         cli_error(cmd, "--adapters FILE needs --checkpoint FILE: the model the adapters were trained on");
         return EXIT_USAGE;
     }
+    char vocab[2][4200];
+    cli_file tokenizer[2];
+    tokenizer_files(tokenizer, vocab);
     const cli_file files[] = {{"--svg", args_get(&a, "svg"), 1, 0},
                               {"--checkpoint", args_get(&a, "checkpoint"), 0, 0},
-                              {"--adapters", args_get(&a, "adapters"), 0, 0}};
-    if ((rc = cli_distinct_files(cmd, files, 3)))
+                              {"--adapters", args_get(&a, "adapters"), 0, 0},
+                              tokenizer[0],
+                              tokenizer[1]};
+    if ((rc = cli_distinct_files(cmd, files, (int)(sizeof files / sizeof files[0]))))
         return rc;
     if (args_has(&a, "checkpoint")) {
         if ((rc = load_checkpoint(cmd, &a, &g)))

@@ -543,7 +543,9 @@ int cmd_finetune(int argc, char **argv)
     else
         snprintf(data, sizeof data, o.instruct ? "%s/instruction-data.json" : "%s", dir);
     // the outputs apart from each other and from every file read, --force or not
-    char model[4200], splits[3][4400];
+    char model[4200], splits[3][4400], vocab[2][4200];
+    cli_file tokenizer[2];
+    tokenizer_files(tokenizer, vocab);
     const char *ckpt = args_get(&a, "checkpoint");
     struct stat sb;
     if (ckpt && stat(ckpt, &sb) == 0 && S_ISDIR(sb.st_mode)) // a Hugging Face folder: its model.safetensors
@@ -558,7 +560,9 @@ int cmd_finetune(int argc, char **argv)
                               {"--data", o.instruct ? data : NULL, 0, 0},
                               {"--data", o.instruct ? NULL : splits[0], 0, 0},
                               {"--data", o.instruct ? NULL : splits[1], 0, 0},
-                              {"--data", o.instruct ? NULL : splits[2], 0, 0}};
+                              {"--data", o.instruct ? NULL : splits[2], 0, 0},
+                              tokenizer[0],
+                              tokenizer[1]};
     if ((rc = cli_distinct_files(cmd, files, (int)(sizeof files / sizeof files[0]))) ||
         (rc = check_output(cmd, &a, "save")) || (rc = check_output(cmd, &a, "responses")))
         return rc;

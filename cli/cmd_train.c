@@ -551,9 +551,11 @@ int cmd_train(int argc, char **argv)
     }
     // what the run writes, apart from each other and from what it reads (but the state it
     // resumes, which it saves again as it goes on)
-    char plot[4100];
+    char plot[4100], vocab[2][4200];
+    cli_file tokenizer[2];
     if (args_has(&a, "log"))
         train_log_plot_path(plot, sizeof plot, args_get(&a, "log"));
+    tokenizer_files(tokenizer, vocab);
     const cli_file files[] = {{"--save", args_get(&a, "save"), 1, 0},
                               {args_has(&a, "state") ? "--state" : "the training state",
                                state_refused ? NULL : state_path, 1, 1},
@@ -561,7 +563,9 @@ int cmd_train(int argc, char **argv)
                               {"--log's plot", args_has(&a, "log") ? plot : NULL, 1, 0},
                               {"--text", args_get(&a, "text"), 0, 0},
                               {"--init-from", args_get(&a, "init-from"), 0, 0},
-                              {"--resume", args_get(&a, "resume"), 0, 1}};
+                              {"--resume", args_get(&a, "resume"), 0, 1},
+                              tokenizer[0],
+                              tokenizer[1]};
     if ((rc = cli_distinct_files(cmd, files, (int)(sizeof files / sizeof files[0]))))
         return rc;
     const char *optname = args_get(&a, "optimizer");

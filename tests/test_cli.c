@@ -1801,9 +1801,24 @@ Test(cli_train, no_file_written_replaces_one_read_or_another_written, .timeout =
         {"train --seed 0 --context 8 --batch 2 --steps 2 --optimizer sgd --lr 0.1 --text DIR/verdict_part.txt "
          "--init-from DIR/m.safetensors --save DIR/./m.safetensors", "--save", "--init-from"},
         {TRAIN_SMALL "--steps 2 --resume DIR/m.safetensors --log DIR/m.safetensors", "--log", "--resume"},
+        {TRAIN_SMALL "--steps 2 --log DIR/sub/../vocab/vocab.bpe", "--log", "the tokenizer"},
     };
-    static const char *const keep[] = {"verdict_part.txt", "m.safetensors"};
-    expect_refused_untouched(runs, sizeof runs / sizeof runs[0], dir, data, keep, 2);
+    // the tokenizer's files: a copy of the data folder's, which the tool reads from DIR/vocab
+    static const char *const keep[] = {"verdict_part.txt", "m.safetensors", "vocab/encoder.json", "vocab/vocab.bpe"};
+    snprintf(path, sizeof path, "%s/vocab", dir);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    for (int k = 2; k < 4; k++) {
+        char from[4300], to[300];
+        size_t n = 0;
+        snprintf(from, sizeof from, "%s/%s", data, keep[k] + 6);
+        snprintf(to, sizeof to, "%s/%s", dir, keep[k]);
+        char *bytes = file_bytes(from, &n);
+        FILE *f = fopen(to, "wb");
+        cr_assert(bytes && f && fwrite(bytes, 1, n, f) == n && fclose(f) == 0, "%s", to);
+        free(bytes);
+    }
+    setenv("MYGPT_DATA", path, 1);
+    expect_refused_untouched(runs, sizeof runs / sizeof runs[0], dir, data, keep, 4);
     // the state resumed is saved again, however spelt
     proc_result r;
     train_run(TRAIN_SMALL "--steps 2 --state DIR/s.safetensors --checkpoint-every 1", dir, data, NULL, &r);
@@ -1814,13 +1829,12 @@ Test(cli_train, no_file_written_replaces_one_read_or_another_written, .timeout =
     cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
     cr_expect(strstr(r.err, "(resumed at step 2)") != NULL, "%s", r.err);
     proc_result_free(&r);
-    static const char *const made[] = {"s.safetensors", "m.safetensors", "verdict_part.txt", "link.txt"};
+    static const char *const made[] = {"s.safetensors", "m.safetensors", "verdict_part.txt", "link.txt",
+                                       "vocab/encoder.json", "vocab/vocab.bpe", "vocab", "sub"};
     for (size_t k = 0; k < sizeof made / sizeof made[0]; k++) {
         snprintf(path, sizeof path, "%s/%s", dir, made[k]);
-        unlink(path);
+        remove(path);
     }
-    snprintf(path, sizeof path, "%s/sub", dir);
-    rmdir(path);
     cr_expect_eq(rmdir(dir), 0, "only the files written were left");
 }
 
