@@ -102,6 +102,7 @@ void chapter_save_figure(const chapter *ch, mygpt_svg *fig, const char *file)
     char path[4096];
     mygpt_error err = {0};
     snprintf(path, sizeof path, "%s/%s", ch->figures, file);
+    chapter_check(ch, mygpt_checkpoint_check_path(path, &err), &err); // a folder not there: bad input
     chapter_check_write(ch, mygpt_svg_save(fig, path, &err), &err);
     char dir[PATH_MAX];
     if (realpath(ch->figures, dir)) /* say it as an absolute path: "." means little */

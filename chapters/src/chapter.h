@@ -46,9 +46,9 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
  * out of memory). */
 void chapter_check(const chapter *ch, mygpt_status st, const mygpt_error *err);
 
-/* The same for a file written once its path was accepted (a figure, a checkpoint): a
- * failed write (MYGPT_EIO: a full disk, the file-size limit) exits 1, as the tool's
- * cli_write_fail does; a path refused exits 2. */
+/* The same for a file written once its path was accepted (mygpt_checkpoint_check_path,
+ * through chapter_check: a folder not there exits 2): a failed write (MYGPT_EIO: a full
+ * disk, the file-size limit) exits 1, as the tool's cli_write_fail does. */
 void chapter_check_write(const chapter *ch, mygpt_status st, const mygpt_error *err);
 
 /* Writes fig to DIR/file (DIR = --figures, $MYGPT_FIGURES or .) and says where on
