@@ -543,20 +543,16 @@ int cmd_finetune(int argc, char **argv)
     else
         snprintf(data, sizeof data, o.instruct ? "%s/instruction-data.json" : "%s", dir);
     // the outputs apart from each other and from every file read, --force or not
-    char model[4200], splits[3][4400], vocab[2][4200];
-    cli_file tokenizer[2];
+    char model[2][4200], splits[3][4400], vocab[2][4200];
+    cli_file tokenizer[2], checkpoint[2];
     tokenizer_files(tokenizer, vocab);
-    const char *ckpt = args_get(&a, "checkpoint");
-    struct stat sb;
-    if (ckpt && stat(ckpt, &sb) == 0 && S_ISDIR(sb.st_mode)) // a Hugging Face folder: its model.safetensors
-        snprintf(model, sizeof model, "%s/model.safetensors", ckpt);
-    else
-        snprintf(model, sizeof model, "%s", ckpt ? ckpt : "");
+    cli_checkpoint_files("--checkpoint", args_get(&a, "checkpoint"), checkpoint, model);
     for (int k = 0; k < 3; k++)
         snprintf(splits[k], sizeof splits[k], "%s/%s", data, SPAM_FILES[k]);
     const cli_file files[] = {{"--save", args_get(&a, "save"), 1, 0},
                               {"--responses", args_get(&a, "responses"), 1, 0},
-                              {"--checkpoint", ckpt ? model : NULL, 0, 0},
+                              checkpoint[0],
+                              checkpoint[1],
                               {"--data", o.instruct ? data : NULL, 0, 0},
                               {"--data", o.instruct ? NULL : splits[0], 0, 0},
                               {"--data", o.instruct ? NULL : splits[1], 0, 0},

@@ -36,8 +36,11 @@ int cmd_merge(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *base = a.positional[0], *adapters = a.positional[1], *out = a.positional[2];
-    const cli_file files[] = {{"OUT", out, 1, 0}, {"BASE", base, 0, 0}, {"ADAPTERS", adapters, 0, 0}};
-    if ((rc = cli_distinct_files(cmd, files, 3)))
+    char model[2][4200];
+    cli_file model_files[2];
+    cli_checkpoint_files("BASE", base, model_files, model);
+    const cli_file files[] = {{"OUT", out, 1, 0}, model_files[0], model_files[1], {"ADAPTERS", adapters, 0, 0}};
+    if ((rc = cli_distinct_files(cmd, files, 4)))
         return rc;
     struct stat st_out;
     if (lstat(out, &st_out) == 0 && !args_has(&a, "force")) {

@@ -42,8 +42,11 @@ int cmd_quantize(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *in = a.positional[0], *out = a.positional[1];
-    const cli_file files[] = {{"OUT", out, 1, 0}, {"IN", in, 0, 0}};
-    if ((rc = cli_distinct_files(cmd, files, 2)))
+    char model[2][4200];
+    cli_file model_files[2];
+    cli_checkpoint_files("IN", in, model_files, model);
+    const cli_file files[] = {{"OUT", out, 1, 0}, model_files[0], model_files[1]};
+    if ((rc = cli_distinct_files(cmd, files, 3)))
         return rc;
     mygpt_error err = {0};
     mygpt_status st = mygpt_checkpoint_check_path(out, &err);

@@ -36,6 +36,11 @@ typedef struct cli_file {
     int shared;
 } cli_file;
 
+/* The files a checkpoint named by flag is read from, as files read: path (a folder: its
+ * model.safetensors, as Hugging Face's) and the config.json beside it when there is one
+ * (a GPT-2's heads come from it), into f[0..2), their paths in paths. */
+void cli_checkpoint_files(const char *flag, const char *path, cli_file f[2], char paths[2][4200]);
+
 /* Whether paths a and b name one file: the same device and inode when both exist, else
  * the same final name in the same folder (device and inode of the folder as the system
  * resolves it, a dangling symbolic link followed to where it points), so "m", "./m",

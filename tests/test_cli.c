@@ -2668,10 +2668,10 @@ Test(cli_finetune, bad_flags_and_files_are_one_line)
     }
 }
 
-/* Issue 46, items 1 and 2: finetune's --save and --responses are never one file, nor
- * the file --checkpoint (a folder's model.safetensors) or --data reads, however spelt
- * (same.bin and ./same.bin), --force or not: refused before the model is read, one line
- * naming both flags, status 2, every file as it was */
+/* Issue 46, items 1 and 2: finetune's --save and --responses are never one file, nor a
+ * file --checkpoint (a folder's model.safetensors, its config.json) or --data reads,
+ * however spelt (same.bin and ./same.bin), --force or not: refused before the model is
+ * read, one line naming both flags, status 2, every file as it was */
 Test(cli_finetune, no_file_written_replaces_one_read_or_another_written, .timeout = 120)
 {
     const char *data = data_dir_or_skip();
@@ -2689,12 +2689,13 @@ Test(cli_finetune, no_file_written_replaces_one_read_or_another_written, .timeou
     cr_assert_eq(mygpt_gpt_create(&g, &cfg, 1, NULL), MYGPT_OK);
     cr_assert_eq(mygpt_checkpoint_save(g, path, NULL), MYGPT_OK);
     mygpt_gpt_free(g);
-    static const char *const keep[] = {"hf/model.safetensors", "data.json", "sms_spam_test.csv"};
-    for (size_t k = 1; k < 3; k++) {
+    static const char *const keep[] = {"hf/model.safetensors", "data.json", "sms_spam_test.csv", "hf/config.json"};
+    static const char *const text[] = {NULL, "[]\n", "Label,Text\nham,Hello\n", "{}\n"};
+    for (size_t k = 1; k < 4; k++) {
         snprintf(path, sizeof path, "%s/%s", dir, keep[k]);
         FILE *f = fopen(path, "w");
         cr_assert_not_null(f);
-        fputs(k == 1 ? "[]\n" : "Label,Text\nham,Hello\n", f);
+        fputs(text[k], f);
         cr_assert_eq(fclose(f), 0);
     }
     cr_assert_eq(chdir(dir), 0);
@@ -2706,9 +2707,10 @@ Test(cli_finetune, no_file_written_replaces_one_read_or_another_written, .timeou
          "--checkpoint"},
         {TUNE_SHORT "--data data.json --responses sub/../data.json --force", "--responses", "--data"},
         {"finetune --task classify --epochs 0 --data . --save ./sms_spam_test.csv --force", "--save", "--data"},
+        {TUNE_SHORT "--checkpoint hf --responses sub/../hf/config.json --force", "--responses", "--checkpoint"},
     };
-    expect_refused_untouched(runs, sizeof runs / sizeof runs[0], dir, data, keep, 3);
-    for (size_t k = 0; k < 3; k++)
+    expect_refused_untouched(runs, sizeof runs / sizeof runs[0], dir, data, keep, 4);
+    for (size_t k = 0; k < 4; k++)
         unlink(keep[k]);
     rmdir("hf");
     rmdir("sub");
