@@ -616,6 +616,39 @@ Test(cli_args, bench_reports_no_invented_speedups)
     cr_expect(strstr(buf, ">0.5<") == NULL && strstr(buf, ">1.5<") == NULL, "half-thread ticks");
 }
 
+/* Issue 46, item 6: the benchmark's --csv past a file-size limit (SIGXFSZ as a shell
+ * leaves it): status 1, one line naming the file and the limit, the old CSV kept (the
+ * table is written whole, at the end), no temporary left */
+Test(cli_args, a_bench_csv_past_the_file_size_limit_keeps_the_old_file)
+{
+    char dir[] = "/tmp/mygpt-bench-XXXXXX", path[128], words[192];
+    cr_assert(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/scaling.csv", dir);
+    snprintf(words, sizeof words, "--config tiny --threads 1 --reps 3 --csv %s", path);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("old", f);
+    cr_assert_eq(fclose(f), 0);
+    signal(SIGXFSZ, SIG_DFL);
+    const struct rlimit limit = {16, 16}; // less than the table's header
+    struct rlimit was;
+    cr_assert_eq(getrlimit(RLIMIT_FSIZE, &was), 0);
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &limit), 0); // inherited by the benchmark
+    proc_result r;
+    cr_assert_eq(run_words(BENCH_EXE, words, &r), 0);
+    setrlimit(RLIMIT_FSIZE, &was);
+    cr_expect_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    cr_expect(count_lines(r.err) == 1 && strstr(r.err, path) && strstr(r.err, "(the file-size limit)"), "%s", r.err);
+    proc_result_free(&r);
+    char old[8] = {0};
+    f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    cr_expect(fread(old, 1, sizeof old, f) == 3 && strcmp(old, "old") == 0, "the old table was replaced");
+    fclose(f);
+    unlink(path);
+    cr_expect_eq(rmdir(dir), 0, "a temporary was left");
+}
+
 /* ---- train and generate against tools/reference_train.py ---------------------------- */
 
 /* Runs `mygpt WORDS` (DATA = the data folder; in --prompt's value _ is a space). */
