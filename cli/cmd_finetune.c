@@ -112,7 +112,8 @@ static int usage(void)
            "`mygpt chat|generate --checkpoint CHECKPOINT --adapters FILE` or `mygpt merge`\n"
            "(so --lora --save needs --checkpoint; for classify, a classifier: this command's\n"
            "--epochs 0 --save makes one). --save and --responses never replace a file that is\n"
-           "there, unless --force. The GPT-2 vocabulary comes from the data folder.\n");
+           "there, unless --force, and never each other or a file the command reads, even then.\n"
+           "The GPT-2 vocabulary comes from the data folder.\n");
     return 0;
 }
 
