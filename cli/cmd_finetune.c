@@ -544,13 +544,14 @@ int cmd_finetune(int argc, char **argv)
     else
         snprintf(data, sizeof data, o.instruct ? "%s/instruction-data.json" : "%s", dir);
     // the outputs apart from each other and from every file read, --force or not
-    char model[2][4200], splits[3][4400], vocab[2][4200];
+    char model[2][4200], splits[3][4400], vocab[2][4200], conf[4200];
     cli_file tokenizer[2], checkpoint[2];
     tokenizer_files(tokenizer, vocab);
     cli_checkpoint_files("--checkpoint", args_get(&a, "checkpoint"), checkpoint, model);
     for (int k = 0; k < 3; k++)
         snprintf(splits[k], sizeof splits[k], "%s/%s", data, SPAM_FILES[k]);
     const cli_file files[] = {{"--save", args_get(&a, "save"), 1, 0},
+                              cli_save_config_file(args_get(&a, "save"), o.lora_rank == 0, conf), // not read yet
                               {"--responses", args_get(&a, "responses"), 1, 0},
                               checkpoint[0],
                               checkpoint[1],

@@ -137,17 +137,30 @@ int cli_same_file(const char *a, const char *b)
            (ka.exists || strcmp(ka.name, kb.name) == 0);
 }
 
+/* The config.json beside file, into conf (4200 bytes) */
+static void config_beside(char *conf, const char *file)
+{
+    const char *slash = strrchr(file, '/');
+    snprintf(conf, 4200, "%.*sconfig.json", slash ? (int)(slash - file) + 1 : 0, file);
+}
+
 void cli_checkpoint_files(const char *flag, const char *path, cli_file f[2], char paths[2][4200])
 {
     struct stat st;
     const int folder = path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
     char file[4200];
     snprintf(file, sizeof file, folder ? "%s/model.safetensors" : "%s", path ? path : "");
-    const char *slash = strrchr(file, '/');
     snprintf(paths[0], 4200, "%s", file);
-    snprintf(paths[1], 4200, "%.*sconfig.json", slash ? (int)(slash - file) + 1 : 0, file);
+    config_beside(paths[1], file);
     f[0] = (cli_file){flag, path ? paths[0] : NULL, 0, 0};
     f[1] = (cli_file){flag, path && access(paths[1], F_OK) == 0 ? paths[1] : NULL, 0, 0};
+}
+
+cli_file cli_save_config_file(const char *save, int gpt2, char conf[4200])
+{
+    if (save)
+        config_beside(conf, save);
+    return (cli_file){"a GPT-2 save's config.json", save && gpt2 && access(conf, F_OK) != 0 ? conf : NULL, 1, 0};
 }
 
 int cli_distinct_files(const char *cmd, const cli_file *files, int n)

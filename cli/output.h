@@ -41,6 +41,12 @@ typedef struct cli_file {
  * (a GPT-2's heads come from it), into f[0..2), their paths in paths. */
 void cli_checkpoint_files(const char *flag, const char *path, cli_file f[2], char paths[2][4200]);
 
+/* The config.json a GPT-2's save writes beside it when none is there (mygpt_checkpoint_save;
+ * one there is kept or refused, never written), as a file written, its path in conf; no
+ * path when save is NULL, the model is no GPT-2 (gpt2 0: it is known not to be) or one is
+ * there. */
+cli_file cli_save_config_file(const char *save, int gpt2, char conf[4200]);
+
 /* Whether paths a and b name one file: the same device and inode when both exist, else
  * the same final name in the same folder (device and inode of the folder as the system
  * resolves it, a dangling symbolic link followed to where it points), so "m", "./m",

@@ -1795,10 +1795,11 @@ static void expect_refused_untouched(const refused_run *runs, size_t n, const ch
 }
 
 /* Issue 46, items 1 and 2: train writes no file over one it reads (--text, --init-from,
- * --resume) nor two of its files over each other (--save, --state or the state beside
- * --save, --log and its plot), however the paths are spelt (DIR/./m, DIR/sub/../m, a
- * link to m) and whether the file is there yet or not: refused before the first step.
- * A state resumed and saved again is the run going on: that one file is allowed. */
+ * --resume, the tokenizer's) nor two of its files over each other (--save and a GPT-2's
+ * config.json beside it, --state or the state beside --save, --log and its plot), however
+ * the paths are spelt (DIR/./m, DIR/sub/../m, a link to m) and whether the file is there
+ * yet or not: refused before the first step. A state resumed and saved again is the run
+ * going on: that one file is allowed. */
 Test(cli_train, no_file_written_replaces_one_read_or_another_written, .timeout = 300)
 {
     const char *data = data_dir_or_skip();
@@ -1835,6 +1836,8 @@ Test(cli_train, no_file_written_replaces_one_read_or_another_written, .timeout =
          "--init-from DIR/m.safetensors --save DIR/./m.safetensors", "--save", "--init-from"},
         {TRAIN_SMALL "--steps 2 --resume DIR/m.safetensors --log DIR/m.safetensors", "--log", "--resume"},
         {TRAIN_SMALL "--steps 2 --log DIR/sub/../vocab/vocab.bpe", "--log", "the tokenizer"},
+        {TRAIN_SMALL "--steps 2 --arch gpt2 --save DIR/g.safetensors --log DIR/./config.json", "--log",
+         "a GPT-2 save's config.json"},
     };
     // the tokenizer's files: a copy of the data folder's, which the tool reads from DIR/vocab
     static const char *const keep[] = {"verdict_part.txt", "m.safetensors", "vocab/encoder.json", "vocab/vocab.bpe"};
