@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <omp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,6 +296,11 @@ int cli_cap_threads(void)
         return 0;
     omp_set_num_threads(cap);
     return cap;
+}
+
+void cli_ignore_file_size_signal(void)
+{
+    signal(SIGXFSZ, SIG_IGN);
 }
 
 int cli_exit_code(mygpt_status st)

@@ -22,6 +22,12 @@
  * cap when it lowered the team, else 0. */
 int cli_cap_threads(void);
 
+/* SIGXFSZ ignored: a write past the file-size limit (ulimit -f) then fails with EFBIG,
+ * which a save reports as it reports a full disk (one line naming the file, its
+ * temporary removed, status 1) instead of the signal ending the program without a word.
+ * Every program that writes files calls it first. */
+void cli_ignore_file_size_signal(void);
+
 /* Every program's one exit-code rule: 0 success, 1 a runtime failure (out of memory),
  * 2 bad usage or bad input (flags, ids, files that cannot be read or parsed). */
 #define EXIT_USAGE 2

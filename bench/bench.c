@@ -249,6 +249,7 @@ static int int_arg(const parsed_args *a, const char *name, int64_t min, int64_t 
 int main(int argc, char **argv)
 {
     cli_cap_threads();
+    cli_ignore_file_size_signal();
     static const arg_spec SPECS[] = {{"config", 1, 0}, {"threads", 1, 0}, {"reps", 1, 0},
                                      {"warmup", 1, 0}, {"csv", 1, 0},     {"svg", 1, 0},
                                      {"matmul", 1, 0}, {"naive", 0, 0},   {"quick", 0, 0},
@@ -374,10 +375,19 @@ int main(int argc, char **argv)
 
     result rs[MAX_SERIES * 64];
     int nr = 0;
-    FILE *csvf = csv ? fopen(csv, "w") : NULL;
+    // the CSV is gathered in memory and written whole at the end (mygpt_write_file), its
+    // path checked now: a failed write (a full disk, the file-size limit) keeps the old file
+    char *csv_text = NULL;
+    size_t csv_len = 0;
+    mygpt_error werr = {0};
+    if (csv && mygpt_checkpoint_check_path(csv, &werr) != MYGPT_OK) {
+        fprintf(stderr, "mygpt-bench: --csv: %s\n", werr.message);
+        return EXIT_USAGE;
+    }
+    FILE *csvf = csv ? open_memstream(&csv_text, &csv_len) : NULL;
     if (csv && !csvf) {
-        fprintf(stderr, "mygpt-bench: cannot write %s\n", csv);
-        return 1;
+        fprintf(stderr, "mygpt-bench: out of memory for --csv\n");
+        return EXIT_RUNTIME;
     }
     if (csvf)
         fprintf(csvf, "config,threads,median_ms,tokens_per_s,gflops,speedup,efficiency\n");
@@ -467,8 +477,15 @@ int main(int argc, char **argv)
             }
         }
     }
-    if (csvf)
-        fclose(csvf);
+    if (csvf) {
+        const int gathered = fclose(csvf) == 0;
+        const mygpt_status st = gathered ? mygpt_write_file(csv, csv_text, csv_len, &werr) : MYGPT_ENOMEM;
+        free(csv_text);
+        if (st != MYGPT_OK) {
+            fprintf(stderr, "mygpt-bench: %s\n", gathered ? werr.message : "out of memory for --csv");
+            return EXIT_RUNTIME;
+        }
+    }
     if (svg) {
         const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc;
         const int rc = write_svg(svg, rs, nr, t0, t1);

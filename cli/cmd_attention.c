@@ -13,6 +13,7 @@
 #include "model_args.h"
 #include "mygpt/svg.h"
 #include "mygpt/tokenizer.h"
+#include "output.h"
 
 #define TOP 3
 #define LABEL 64
@@ -93,6 +94,18 @@ int cmd_attention(int argc, char **argv)
         cli_error(cmd, "--adapters FILE needs --checkpoint FILE: the model the adapters were trained on");
         return EXIT_USAGE;
     }
+    char vocab[2][4200], model[2][4200];
+    cli_file tokenizer[2], checkpoint[2];
+    tokenizer_files(tokenizer, vocab);
+    cli_checkpoint_files("--checkpoint", args_get(&a, "checkpoint"), checkpoint, model);
+    const cli_file files[] = {{"--svg", args_get(&a, "svg"), 1, 0},
+                              checkpoint[0],
+                              checkpoint[1],
+                              {"--adapters", args_get(&a, "adapters"), 0, 0},
+                              tokenizer[0],
+                              tokenizer[1]};
+    if ((rc = cli_distinct_files(cmd, files, (int)(sizeof files / sizeof files[0]))))
+        return rc;
     if (args_has(&a, "checkpoint")) {
         if ((rc = load_checkpoint(cmd, &a, &g)))
             return rc;

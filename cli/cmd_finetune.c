@@ -22,6 +22,7 @@
 #include "mygpt/lora.h"
 #include "mygpt/tokenizer.h"
 #include "mygpt/train.h"
+#include "output.h"
 
 /* The book's defaults of each task: gpt_class_finetune.py's and gpt_instruction_finetuning.py's */
 typedef struct task_defaults {
@@ -111,7 +112,8 @@ static int usage(void)
            "`mygpt chat|generate --checkpoint CHECKPOINT --adapters FILE` or `mygpt merge`\n"
            "(so --lora --save needs --checkpoint; for classify, a classifier: this command's\n"
            "--epochs 0 --save makes one). --save and --responses never replace a file that is\n"
-           "there, unless --force. The GPT-2 vocabulary comes from the data folder.\n");
+           "there, unless --force, and never each other or a file the command reads, even then.\n"
+           "The GPT-2 vocabulary comes from the data folder.\n");
     return 0;
 }
 
@@ -531,15 +533,6 @@ int cmd_finetune(int argc, char **argv)
         cli_error(cmd, "--mask-instructions, --responses, --entries and --max-new go with --task instruct");
         return EXIT_USAGE;
     }
-    if ((rc = check_output(cmd, &a, "save")) || (rc = check_output(cmd, &a, "responses")))
-        return rc;
-    if (args_has(&a, "save") && args_has(&a, "responses") &&
-        strcmp(args_get(&a, "save"), args_get(&a, "responses")) == 0) {
-        cli_error(cmd, "--save and --responses name the same file");
-        return EXIT_USAGE;
-    }
-    if (threads > 0)
-        omp_set_num_threads((int)threads);
     // the data: the user's, or the data folder's files
     char dir[4096], data[4200];
     mygpt_error err = {0};
@@ -550,6 +543,29 @@ int cmd_finetune(int argc, char **argv)
         snprintf(data, sizeof data, "%s", args_get(&a, "data"));
     else
         snprintf(data, sizeof data, o.instruct ? "%s/instruction-data.json" : "%s", dir);
+    // the outputs apart from each other and from every file read, --force or not
+    char model[2][4200], splits[3][4400], vocab[2][4200], conf[4200];
+    cli_file tokenizer[2], checkpoint[2];
+    tokenizer_files(tokenizer, vocab);
+    cli_checkpoint_files("--checkpoint", args_get(&a, "checkpoint"), checkpoint, model);
+    for (int k = 0; k < 3; k++)
+        snprintf(splits[k], sizeof splits[k], "%s/%s", data, SPAM_FILES[k]);
+    const cli_file files[] = {{"--save", args_get(&a, "save"), 1, 0},
+                              cli_save_config_file(args_get(&a, "save"), o.lora_rank == 0, conf), // not read yet
+                              {"--responses", args_get(&a, "responses"), 1, 0},
+                              checkpoint[0],
+                              checkpoint[1],
+                              {"--data", o.instruct ? data : NULL, 0, 0},
+                              {"--data", o.instruct ? NULL : splits[0], 0, 0},
+                              {"--data", o.instruct ? NULL : splits[1], 0, 0},
+                              {"--data", o.instruct ? NULL : splits[2], 0, 0},
+                              tokenizer[0],
+                              tokenizer[1]};
+    if ((rc = cli_distinct_files(cmd, files, (int)(sizeof files / sizeof files[0]))) ||
+        (rc = check_output(cmd, &a, "save")) || (rc = check_output(cmd, &a, "responses")))
+        return rc;
+    if (threads > 0)
+        omp_set_num_threads((int)threads);
     mygpt_tokenizer *tok;
     if ((st = mygpt_tokenizer_load_dir(&tok, dir, &err)) != MYGPT_OK)
         return cli_fail(cmd, st, &err);

@@ -12,13 +12,6 @@
 #include "mygpt/lora.h"
 #include "output.h"
 
-/* Whether paths a and b name one file (both exist). */
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 int cmd_merge(int argc, char **argv)
 {
     const char *cmd = "merge";
@@ -43,10 +36,12 @@ int cmd_merge(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *base = a.positional[0], *adapters = a.positional[1], *out = a.positional[2];
-    if (same_file(out, base) || same_file(out, adapters)) {
-        cli_error(cmd, "%s is a file being read: write the merged model elsewhere", out);
-        return EXIT_USAGE;
-    }
+    char model[2][4200];
+    cli_file model_files[2];
+    cli_checkpoint_files("BASE", base, model_files, model);
+    const cli_file files[] = {{"OUT", out, 1, 0}, model_files[0], model_files[1], {"ADAPTERS", adapters, 0, 0}};
+    if ((rc = cli_distinct_files(cmd, files, 4)))
+        return rc;
     struct stat st_out;
     if (lstat(out, &st_out) == 0 && !args_has(&a, "force")) {
         cli_error(cmd, "%s is there already: not replaced (--force replaces it)", out);

@@ -4,13 +4,13 @@
  * its own (BF16, or I8 tensors with F32 "<name>.scales", the format in __metadata__).
  */
 #include <stdio.h>
-#include <sys/stat.h>
 
 #include "args.h"
 #include "commands.h"
 #include "mygpt/checkpoint.h"
 #include "mygpt/quantize.h"
 #include "model_args.h"
+#include "output.h"
 
 int cmd_quantize(int argc, char **argv)
 {
@@ -42,15 +42,16 @@ int cmd_quantize(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *in = a.positional[0], *out = a.positional[1];
+    char model[2][4200];
+    cli_file model_files[2];
+    cli_checkpoint_files("IN", in, model_files, model);
+    const cli_file files[] = {{"OUT", out, 1, 0}, model_files[0], model_files[1]};
+    if ((rc = cli_distinct_files(cmd, files, 3)))
+        return rc;
     mygpt_error err = {0};
     mygpt_status st = mygpt_checkpoint_check_path(out, &err);
     if (st != MYGPT_OK)
         return cli_fail(cmd, st, &err);
-    struct stat si, so;
-    if (stat(in, &si) == 0 && stat(out, &so) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
-        cli_error(cmd, "%s is the checkpoint being read: write the quantized one elsewhere", out);
-        return EXIT_USAGE;
-    }
     mygpt_gpt *g = NULL;
     if ((st = mygpt_checkpoint_load(&g, in, &err)) != MYGPT_OK)
         return cli_fail(cmd, st, &err);

@@ -226,6 +226,17 @@ int load_tokenizer(const char *cmd, mygpt_tokenizer **tok)
     return st == MYGPT_OK ? 0 : cli_fail(cmd, st, &err);
 }
 
+void tokenizer_files(cli_file files[2], char paths[2][4200])
+{
+    static const char *const NAMES[2] = {"encoder.json", "vocab.bpe"}; // mygpt_tokenizer_load_dir's
+    char dir[4096];
+    const int found = mygpt_data_dir(dir, sizeof dir, NULL) == MYGPT_OK;
+    for (int k = 0; k < 2; k++) {
+        snprintf(paths[k], 4200, "%s/%s", found ? dir : "", NAMES[k]);
+        files[k] = (cli_file){"the tokenizer", found ? paths[k] : NULL, 0, 0};
+    }
+}
+
 int read_sequence(const char *cmd, const parsed_args *a, mygpt_tokenizer **tok, int64_t **ids, int *n)
 {
     int rc;

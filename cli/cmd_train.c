@@ -549,6 +549,29 @@ int cmd_train(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
+    // what the run writes, apart from each other and from what it reads (but the state it
+    // resumes, which it saves again as it goes on)
+    char plot[4100], vocab[2][4200], model[2][4200], conf[4200];
+    cli_file tokenizer[2], init[2];
+    if (args_has(&a, "log"))
+        train_log_plot_path(plot, sizeof plot, args_get(&a, "log"));
+    tokenizer_files(tokenizer, vocab);
+    cli_checkpoint_files("--init-from", args_get(&a, "init-from"), init, model);
+    const cli_file files[] = {{"--save", args_get(&a, "save"), 1, 0},
+                              cli_save_config_file(args_get(&a, "save"), init_from || cfg.arch == MYGPT_ARCH_GPT2,
+                                                   conf), // --init-from's architecture: not read yet
+                              {args_has(&a, "state") ? "--state" : "the training state",
+                               state_refused ? NULL : state_path, 1, 1},
+                              {"--log", args_get(&a, "log"), 1, 0},
+                              {"--log's plot", args_has(&a, "log") ? plot : NULL, 1, 0},
+                              {"--text", args_get(&a, "text"), 0, 0},
+                              init[0],
+                              init[1],
+                              {"--resume", args_get(&a, "resume"), 0, 1},
+                              tokenizer[0],
+                              tokenizer[1]};
+    if ((rc = cli_distinct_files(cmd, files, (int)(sizeof files / sizeof files[0]))))
+        return rc;
     const char *optname = args_get(&a, "optimizer");
     mygpt_optimizer opt;
     if (strcmp(optname, "sgd") == 0) {

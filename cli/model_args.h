@@ -63,6 +63,11 @@ int print_named_tensors(const char *cmd, const out_options *o, const mygpt_confi
 struct mygpt_tokenizer;
 int load_tokenizer(const char *cmd, struct mygpt_tokenizer **tok);
 
+/* The files load_tokenizer reads (the data folder's encoder.json and vocab.bpe) as files
+ * read, for cli_distinct_files, their paths in paths; without a data folder their paths
+ * are NULL (load_tokenizer says why later). */
+void tokenizer_files(cli_file files[2], char paths[2][4200]);
+
 /* The token ids of text (malloc'd), or the exit code after saying why not. */
 int encode_text(const char *cmd, const struct mygpt_tokenizer *tok, const char *text, size_t len,
                 int64_t **ids, size_t *n);

@@ -52,6 +52,7 @@ static void usage(FILE *f)
 int MYGPT_CLI_MAIN(int argc, char **argv)
 {
     cli_cap_threads();
+    cli_ignore_file_size_signal();
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;

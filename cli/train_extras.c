@@ -281,17 +281,22 @@ static void log_point(train_log *l, long long step, double tl, const double *vl,
     }
 }
 
+void train_log_plot_path(char *svg, size_t cap, const char *csv)
+{
+    const size_t n = strlen(csv);
+    const int dot_csv = n > 4 && strcmp(csv + n - 4, ".csv") == 0;
+    snprintf(svg, cap, "%.*s.svg", (int)(dot_csv ? n - 4 : n), csv);
+}
+
 int train_log_open(const char *cmd, train_log *l, const char *csv, long long resume_step)
 {
     memset(l, 0, sizeof *l);
-    const size_t n = strlen(csv);
-    const int dot_csv = n > 4 && strcmp(csv + n - 4, ".csv") == 0;
-    if (n >= sizeof l->csv) {
+    if (strlen(csv) >= sizeof l->csv) {
         cli_error(cmd, "--log: the path is too long");
         return EXIT_USAGE;
     }
     snprintf(l->csv, sizeof l->csv, "%s", csv);
-    snprintf(l->svg, sizeof l->svg, "%.*s.svg", (int)(dot_csv ? n - 4 : n), csv);
+    train_log_plot_path(l->svg, sizeof l->svg, csv);
     mygpt_error err = {0};
     if (mygpt_checkpoint_check_path(l->csv, &err) != MYGPT_OK ||
         (plot_is_ours(l->svg) && mygpt_checkpoint_check_path(l->svg, &err) != MYGPT_OK)) {

@@ -72,6 +72,9 @@ typedef struct train_log {
  * refused, not replaced); on a resumed run (resume_step > 0) the rows of an earlier
  * log in csv before that step are kept. 0, or EXIT_USAGE after the error. */
 int train_log_open(const char *cmd, train_log *l, const char *csv, long long resume_step);
+
+/* The plot's path that goes with the log csv: FILE.csv's FILE.svg (cap bytes at most) */
+void train_log_plot_path(char *svg, size_t cap, const char *csv);
 void train_log_row(train_log *l, long long step, double train_loss, const double *val_loss, double lr,
                    double ms);
 

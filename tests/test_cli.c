@@ -553,6 +553,39 @@ Test(cli_chapters, figures_are_small_and_their_path_is_printed)
     rmdir(dir);
 }
 
+/* Issue 46, item 6: a chapter's figure under a file-size limit (SIGXFSZ as a shell leaves
+ * it): status 1 and one line naming the file and the limit, the old figure kept, no
+ * temporary left */
+Test(cli_chapters, a_figure_past_the_file_size_limit_is_one_line_and_status_1)
+{
+    char dir[] = "/tmp/mygpt-fig-XXXXXX", words[128], path[128];
+    cr_assert(mkdtemp(dir) != NULL);
+    snprintf(words, sizeof words, "--figures %s", dir);
+    snprintf(path, sizeof path, "%s/sinusoidal_encoding.svg", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("old", f);
+    cr_assert_eq(fclose(f), 0);
+    signal(SIGXFSZ, SIG_DFL);
+    const struct rlimit limit = {16 << 10, 16 << 10};
+    struct rlimit was;
+    cr_assert_eq(getrlimit(RLIMIT_FSIZE, &was), 0);
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &limit), 0); // inherited by the chapter
+    proc_result r;
+    cr_assert_eq(run_words(CHAPTER_DIR "/47_sinusoidal_encoding", words, &r), 0);
+    setrlimit(RLIMIT_FSIZE, &was);
+    cr_expect_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    cr_expect(count_lines(r.err) == 1 && strstr(r.err, path) && strstr(r.err, "(the file-size limit)"), "%s", r.err);
+    proc_result_free(&r);
+    char old[8] = {0};
+    f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    cr_expect(fread(old, 1, sizeof old, f) == 3 && strcmp(old, "old") == 0, "the old figure was replaced");
+    fclose(f);
+    unlink(path);
+    cr_expect_eq(rmdir(dir), 0, "a temporary was left");
+}
+
 /* Issue 11 item 11: without a 1-thread time the table has no speedup to show ("-", not
  * 0.00) and --svg refuses; with a sweep the plot has the ideal line. */
 Test(cli_args, bench_reports_no_invented_speedups)
@@ -581,6 +614,39 @@ Test(cli_args, bench_reports_no_invented_speedups)
     unlink(path);
     cr_expect(strstr(buf, ">ideal<") != NULL, "no ideal line in the plot");
     cr_expect(strstr(buf, ">0.5<") == NULL && strstr(buf, ">1.5<") == NULL, "half-thread ticks");
+}
+
+/* Issue 46, item 6: the benchmark's --csv past a file-size limit (SIGXFSZ as a shell
+ * leaves it): status 1, one line naming the file and the limit, the old CSV kept (the
+ * table is written whole, at the end), no temporary left */
+Test(cli_args, a_bench_csv_past_the_file_size_limit_keeps_the_old_file)
+{
+    char dir[] = "/tmp/mygpt-bench-XXXXXX", path[128], words[192];
+    cr_assert(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/scaling.csv", dir);
+    snprintf(words, sizeof words, "--config tiny --threads 1 --reps 3 --csv %s", path);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("old", f);
+    cr_assert_eq(fclose(f), 0);
+    signal(SIGXFSZ, SIG_DFL);
+    const struct rlimit limit = {16, 16}; // less than the table's header
+    struct rlimit was;
+    cr_assert_eq(getrlimit(RLIMIT_FSIZE, &was), 0);
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &limit), 0); // inherited by the benchmark
+    proc_result r;
+    cr_assert_eq(run_words(BENCH_EXE, words, &r), 0);
+    setrlimit(RLIMIT_FSIZE, &was);
+    cr_expect_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    cr_expect(count_lines(r.err) == 1 && strstr(r.err, path) && strstr(r.err, "(the file-size limit)"), "%s", r.err);
+    proc_result_free(&r);
+    char old[8] = {0};
+    f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    cr_expect(fread(old, 1, sizeof old, f) == 3 && strcmp(old, "old") == 0, "the old table was replaced");
+    fclose(f);
+    unlink(path);
+    cr_expect_eq(rmdir(dir), 0, "a temporary was left");
 }
 
 /* ---- train and generate against tools/reference_train.py ---------------------------- */
@@ -1052,7 +1118,7 @@ Test(cli_train, quantize_writes_a_checkpoint_that_generates_as_weights_does, .ti
         snprintf(words, sizeof words, "quantize %s %s --weights int8", path, path);
         cr_assert_eq(run_words(MYGPT_EXE, words, &q), 0);
         cr_expect_eq(q.status, 2);
-        cr_expect(strstr(q.err, "is the checkpoint being read") != NULL, "%s", q.err);
+        cr_expect(strstr(q.err, "is the file IN reads") != NULL, "%s", q.err);
         proc_result_free(&q);
         unlink(path);
     }
@@ -1686,6 +1752,197 @@ Test(cli_train, the_log_the_plot_and_the_presets, .timeout = 600)
     cr_expect(strncmp(r.out, "step 0 train_loss", 17) == 0 && strstr(r.out, "\nstep 3 train_loss") != NULL &&
               count_lines(r.out) == 2, "%s", r.out);
     proc_result_free(&r);
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
+/* Files in dir, '.' and '..' aside */
+static int entries_in(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* A run that must be refused before any work: its words (train_run's), and the two
+ * flags the one line names */
+typedef struct refused_run {
+    const char *words, *flag, *other;
+} refused_run;
+
+/* Each run refused: status 2, one line naming both flags, nothing on stdout, no file made
+ * in dir, the files `keep` (names in dir) byte for byte as they were */
+static void expect_refused_untouched(const refused_run *runs, size_t n, const char *dir, const char *data,
+                                     const char *const *keep, size_t n_keep)
+{
+    char *before[8];
+    size_t len[8];
+    cr_assert(n_keep <= 8);
+    for (size_t k = 0; k < n_keep; k++) {
+        char path[300];
+        snprintf(path, sizeof path, "%s/%s", dir, keep[k]);
+        cr_assert_not_null(before[k] = file_bytes(path, &len[k]), "%s", path);
+    }
+    const int files = entries_in(dir);
+    for (size_t i = 0; i < n; i++) {
+        proc_result r;
+        train_run(runs[i].words, dir, data, NULL, &r);
+        cr_expect_eq(r.status, 2, "%s: exit %d: %s", runs[i].words, r.status, r.err);
+        cr_expect_eq(count_lines(r.err), 1, "%s: %s", runs[i].words, r.err);
+        cr_expect(strstr(r.err, runs[i].flag) && strstr(r.err, runs[i].other), "%s: '%s' lacks %s or %s",
+                  runs[i].words, r.err, runs[i].flag, runs[i].other);
+        cr_expect_str_empty(r.out, "%s: worked first", runs[i].words);
+        proc_result_free(&r);
+        for (size_t k = 0; k < n_keep; k++) {
+            char path[300];
+            size_t now_len = 0;
+            snprintf(path, sizeof path, "%s/%s", dir, keep[k]);
+            char *now = file_bytes(path, &now_len);
+            cr_expect(now && now_len == len[k] && memcmp(now, before[k], len[k]) == 0, "%s: %s was replaced",
+                      runs[i].words, keep[k]);
+            free(now);
+        }
+        cr_expect_eq(entries_in(dir), files, "%s: a file was made", runs[i].words);
+    }
+    for (size_t k = 0; k < n_keep; k++)
+        free(before[k]);
+}
+
+/* Issue 46, items 1 and 2: train writes no file over one it reads (--text, --init-from,
+ * --resume, the tokenizer's) nor two of its files over each other (--save and a GPT-2's
+ * config.json beside it, --state or the state beside --save, --log and its plot), however
+ * the paths are spelt (DIR/./m, DIR/sub/../m, a link to m) and whether the file is there
+ * yet or not: refused before the first step. A state resumed and saved again is the run
+ * going on: that one file is allowed. */
+Test(cli_train, no_file_written_replaces_one_read_or_another_written, .timeout = 300)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("encoder.json");
+    const char *verdict = data_file_or_skip("the-verdict.txt"); // its static buffer: the last call
+    char dir[] = "/tmp/mygpt_outputs_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    write_verdict_part(verdict, dir, 3000);
+    char path[300], link[300];
+    snprintf(path, sizeof path, "%s/m.safetensors", dir);
+    const mygpt_config cfg = {50257, 8, 2, 1, 16};
+    mygpt_gpt *g;
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 1, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_checkpoint_save(g, path, NULL), MYGPT_OK);
+    mygpt_gpt_free(g);
+    snprintf(path, sizeof path, "%s/sub", dir);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/verdict_part.txt", dir);
+    snprintf(link, sizeof link, "%s/link.txt", dir);
+    cr_assert_eq(symlink(path, link), 0);
+#define TRAIN_SMALL "train --seed 0 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 16 --context 8 --batch 2 " \
+                    "--optimizer sgd --lr 0.1 --text DIR/verdict_part.txt "
+    static const refused_run runs[] = {
+        {TRAIN_SMALL "--steps 2 --log DIR/verdict_part.txt", "--log", "--text"},
+        {TRAIN_SMALL "--steps 2 --state DIR/./verdict_part.txt", "--state", "--text"},
+        {"train --seed 0 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 16 --context 8 --batch 2 --steps 2 "
+         "--optimizer sgd --lr 0.1 --text DIR/link.txt --save DIR/sub/../verdict_part.txt", "--save", "--text"},
+        {TRAIN_SMALL "--steps 2 --save DIR/new --state DIR/./new --log DIR/new", "--save", "--state"},
+        {TRAIN_SMALL "--steps 2 --save DIR/new --log DIR/sub/../new", "--save", "--log"},
+        {TRAIN_SMALL "--steps 2 --save DIR/new.svg --log DIR/new.csv", "--save", "--log's plot"},
+        {TRAIN_SMALL "--steps 2 --save DIR/new.safetensors --log DIR/sub/../new.state.safetensors",
+         "the training state", "--log"},
+        {"train --seed 0 --context 8 --batch 2 --steps 2 --optimizer sgd --lr 0.1 --text DIR/verdict_part.txt "
+         "--init-from DIR/m.safetensors --save DIR/./m.safetensors", "--save", "--init-from"},
+        {TRAIN_SMALL "--steps 2 --resume DIR/m.safetensors --log DIR/m.safetensors", "--log", "--resume"},
+        {TRAIN_SMALL "--steps 2 --log DIR/sub/../vocab/vocab.bpe", "--log", "the tokenizer"},
+        {TRAIN_SMALL "--steps 2 --arch gpt2 --save DIR/g.safetensors --log DIR/./config.json", "--log",
+         "a GPT-2 save's config.json"},
+    };
+    // the tokenizer's files: a copy of the data folder's, which the tool reads from DIR/vocab
+    static const char *const keep[] = {"verdict_part.txt", "m.safetensors", "vocab/encoder.json", "vocab/vocab.bpe"};
+    snprintf(path, sizeof path, "%s/vocab", dir);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    for (int k = 2; k < 4; k++) {
+        char from[4300], to[300];
+        size_t n = 0;
+        snprintf(from, sizeof from, "%s/%s", data, keep[k] + 6);
+        snprintf(to, sizeof to, "%s/%s", dir, keep[k]);
+        char *bytes = file_bytes(from, &n);
+        FILE *f = fopen(to, "wb");
+        cr_assert(bytes && f && fwrite(bytes, 1, n, f) == n && fclose(f) == 0, "%s", to);
+        free(bytes);
+    }
+    setenv("MYGPT_DATA", path, 1);
+    expect_refused_untouched(runs, sizeof runs / sizeof runs[0], dir, data, keep, 4);
+    // the state resumed is saved again, however spelt
+    proc_result r;
+    train_run(TRAIN_SMALL "--steps 2 --state DIR/s.safetensors --checkpoint-every 1", dir, data, NULL, &r);
+    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    proc_result_free(&r);
+    train_run(TRAIN_SMALL "--steps 3 --checkpoint-every 1 --resume DIR/s.safetensors --state DIR/sub/../s.safetensors",
+              dir, data, NULL, &r);
+    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "(resumed at step 2)") != NULL, "%s", r.err);
+    proc_result_free(&r);
+    static const char *const made[] = {"s.safetensors", "m.safetensors", "verdict_part.txt", "link.txt",
+                                       "vocab/encoder.json", "vocab/vocab.bpe", "vocab", "sub"};
+    for (size_t k = 0; k < sizeof made / sizeof made[0]; k++) {
+        snprintf(path, sizeof path, "%s/%s", dir, made[k]);
+        remove(path);
+    }
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
+/* Issue 46, item 6: under a file-size limit (ulimit -f, SIGXFSZ left as a shell leaves
+ * it) a model's save, a training state's and a figure each fail with status 1 and one
+ * line naming the file and the limit; no temporary is left, the old file stays */
+Test(cli_train, a_file_size_limit_fails_a_save_with_one_line_and_keeps_the_old_file, .timeout = 300)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("encoder.json");
+    const char *verdict = data_file_or_skip("the-verdict.txt"); // its static buffer: the last call
+    char dir[] = "/tmp/mygpt_fsize_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    write_verdict_part(verdict, dir, 3000);
+    static const struct {
+        const char *words, *file;
+    } runs[] = {
+        {TRAIN_SMALL "--steps 2 --save DIR/m.safetensors", "m.safetensors"},
+        {TRAIN_SMALL "--steps 2 --state DIR/s.safetensors --checkpoint-every 1", "s.safetensors"},
+        {"attention --seed 0 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 16 "
+         "--ids 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16 --svg DIR/a.svg", "a.svg"},
+    };
+    signal(SIGXFSZ, SIG_DFL); // as a shell starts the tool: the signal's default ends a program
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        char path[300], *now;
+        size_t len = 0;
+        snprintf(path, sizeof path, "%s/%s", dir, runs[i].file);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fputs("old", f);
+        cr_assert_eq(fclose(f), 0);
+        const int files = entries_in(dir);
+        const struct rlimit limit = {16 << 10, 16 << 10};
+        struct rlimit was;
+        cr_assert_eq(getrlimit(RLIMIT_FSIZE, &was), 0);
+        cr_assert_eq(setrlimit(RLIMIT_FSIZE, &limit), 0); // inherited by the tool
+        proc_result r;
+        train_run(runs[i].words, dir, data, NULL, &r);
+        setrlimit(RLIMIT_FSIZE, &was);
+        cr_expect_eq(r.status, 1, "%s: exit %d: %s", runs[i].file, r.status, r.err);
+        int said = 0; // the lines that say it (a training's progress lines aside)
+        for (const char *at = r.err; (at = strstr(at, "cannot write")); at++)
+            said++;
+        cr_expect(said == 1 && strstr(r.err, path) && strstr(r.err, "File too large (the file-size limit)"), "%s: %s",
+                  runs[i].file, r.err);
+        cr_expect_eq(entries_in(dir), files, "%s: a temporary was left", runs[i].file);
+        now = file_bytes(path, &len);
+        cr_expect(now && len == 3 && memcmp(now, "old", 3) == 0, "%s: replaced", runs[i].file);
+        proc_result_free(&r);
+        free(now);
+        unlink(path);
+    }
+    char part[300];
+    snprintf(part, sizeof part, "%s/verdict_part.txt", dir);
+    unlink(part);
     cr_expect_eq(rmdir(dir), 0, "only the files written were left");
 }
 
@@ -2651,6 +2908,55 @@ Test(cli_finetune, instruct_names_the_file_and_the_entry_that_holds_endoftext, .
     cr_expect_eq(rmdir(dir), 0, "only the files written were left");
 }
 
+/* Issue 46, items 1 and 2: finetune's --save and --responses are never one file, nor a
+ * file --checkpoint (a folder's model.safetensors, its config.json) or --data reads,
+ * however spelt (same.bin and ./same.bin), --force or not: refused before the model is
+ * read, one line naming both flags, status 2, every file as it was */
+Test(cli_finetune, no_file_written_replaces_one_read_or_another_written, .timeout = 120)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("encoder.json");
+    data_file_or_skip("instruction-data.json");
+    char dir[] = "/tmp/mygpt-finetune-XXXXXX", path[300];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/hf", dir);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/sub", dir);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/hf/model.safetensors", dir);
+    const mygpt_config cfg = {50257, 12, 2, 1, 120};
+    mygpt_gpt *g;
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 1, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_checkpoint_save(g, path, NULL), MYGPT_OK);
+    mygpt_gpt_free(g);
+    static const char *const keep[] = {"hf/model.safetensors", "data.json", "sms_spam_test.csv", "hf/config.json"};
+    static const char *const text[] = {NULL, "[]\n", "Label,Text\nham,Hello\n", "{}\n"};
+    for (size_t k = 1; k < 4; k++) {
+        snprintf(path, sizeof path, "%s/%s", dir, keep[k]);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fputs(text[k], f);
+        cr_assert_eq(fclose(f), 0);
+    }
+    cr_assert_eq(chdir(dir), 0);
+#define TUNE_SHORT "finetune --task instruct --entries 10 --epochs 0 --max-new 1 "
+    static const refused_run runs[] = {
+        {TUNE_SHORT "--save same.bin --responses ./same.bin", "--save", "--responses"},
+        {TUNE_SHORT "--checkpoint hf --save hf/model.safetensors --force", "--save", "--checkpoint"},
+        {TUNE_SHORT "--checkpoint hf/model.safetensors --responses ./hf/model.safetensors --force", "--responses",
+         "--checkpoint"},
+        {TUNE_SHORT "--data data.json --responses sub/../data.json --force", "--responses", "--data"},
+        {"finetune --task classify --epochs 0 --data . --save ./sms_spam_test.csv --force", "--save", "--data"},
+        {TUNE_SHORT "--checkpoint hf --responses sub/../hf/config.json --force", "--responses", "--checkpoint"},
+    };
+    expect_refused_untouched(runs, sizeof runs / sizeof runs[0], dir, data, keep, 4);
+    for (size_t k = 0; k < 4; k++)
+        unlink(keep[k]);
+    rmdir("hf");
+    rmdir("sub");
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
 /* --checkpoint: a Hugging Face GPT-2 folder (model.safetensors and config.json, a small
  * gpt2 drawn here with GPT-2's vocabulary) tuned on both tasks. The classifier keeps the
  * folder's frozen embeddings bit for bit, its head of 2 new; a context shorter than the
@@ -2915,7 +3221,7 @@ Test(cli_lora, finetune_saves_adapters_that_chat_generate_and_merge_read, .timeo
         {"finetune --task classify --lora 0", "--lora"},
         {"finetune --task instruct --lora 4 --save DIR/x.safetensors", "need their model as a file"},
         {"merge DIR/base.safetensors DIR/ad.safetensors DIR/merged.safetensors", "is there already"},
-        {"merge DIR/base.safetensors DIR/ad.safetensors DIR/base.safetensors --force", "is a file being read"},
+        {"merge DIR/base.safetensors DIR/ad.safetensors DIR/base.safetensors --force", "is the file BASE reads"},
         {"merge DIR/base.safetensors DIR/base.safetensors DIR/y.safetensors", "not a file of LoRA adapters"},
         {"merge DIR/other.safetensors DIR/ad.safetensors DIR/y.safetensors", "adapters are for another model"},
         {"generate --adapters DIR/ad.safetensors --ids 1,2 --max-new 1 --seed 1 --vocab 300 --embed 8 --heads 2 "

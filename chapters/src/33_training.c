@@ -101,7 +101,8 @@ int main(int argc, char **argv)
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", ch.figures, ch.smoke ? "verdict_gpt_smoke.safetensors"
                                                                : "verdict_gpt.safetensors");
-    chapter_check(&ch, mygpt_checkpoint_save(g, path, &err), &err);
+    chapter_check(&ch, mygpt_checkpoint_check_path(path, &err), &err); // a folder not there: bad input
+    chapter_check_write(&ch, mygpt_checkpoint_save(g, path, &err), &err);
     fprintf(stderr, "33_training: model written to %s\n", path);
     mygpt_gpt_free(g);
     verdict_free(&v);

@@ -15,6 +15,7 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
                   uint64_t default_seed, unsigned flags)
 {
     cli_cap_threads();
+    cli_ignore_file_size_signal();
     *ch = (chapter){0}; // every field a chapter does not set is zero (fail: NULL)
     ch->name = name;
     ch->seed = default_seed;
@@ -101,7 +102,8 @@ void chapter_save_figure(const chapter *ch, mygpt_svg *fig, const char *file)
     char path[4096];
     mygpt_error err = {0};
     snprintf(path, sizeof path, "%s/%s", ch->figures, file);
-    chapter_check(ch, mygpt_svg_save(fig, path, &err), &err);
+    chapter_check(ch, mygpt_checkpoint_check_path(path, &err), &err); // a folder not there: bad input
+    chapter_check_write(ch, mygpt_svg_save(fig, path, &err), &err);
     char dir[PATH_MAX];
     if (realpath(ch->figures, dir)) /* say it as an absolute path: "." means little */
         fprintf(stderr, "%s: figure written to %s/%s\n", ch->name, dir, file);
@@ -109,15 +111,26 @@ void chapter_save_figure(const chapter *ch, mygpt_svg *fig, const char *file)
         fprintf(stderr, "%s: figure written to %s\n", ch->name, path);
 }
 
-void chapter_check(const chapter *ch, mygpt_status st, const mygpt_error *err)
+/* The one line, then the exit with status code (or ch->fail's end) */
+static void chapter_exit(const chapter *ch, mygpt_status st, const mygpt_error *err, int code)
 {
-    if (st == MYGPT_OK)
-        return;
     const char *message = err && err->message[0] ? err->message : mygpt_strerror(st);
     if (ch->fail)
         ch->fail(ch, message);
     fprintf(stderr, "%s: %s\n", ch->name, message);
-    exit(cli_exit_code(st));
+    exit(code);
+}
+
+void chapter_check(const chapter *ch, mygpt_status st, const mygpt_error *err)
+{
+    if (st != MYGPT_OK)
+        chapter_exit(ch, st, err, cli_exit_code(st));
+}
+
+void chapter_check_write(const chapter *ch, mygpt_status st, const mygpt_error *err)
+{
+    if (st != MYGPT_OK) // a failed write (a full disk, the file-size limit) is a runtime failure
+        chapter_exit(ch, st, err, st == MYGPT_EIO ? EXIT_RUNTIME : cli_exit_code(st));
 }
 
 void chapter_data_dir(const chapter *ch, char *dir, size_t len, const char *const *files, int n)

@@ -42,8 +42,14 @@ typedef struct chapter {
 void chapter_init(chapter *ch, int argc, char **argv, const char *name, const char *about,
                   uint64_t default_seed, unsigned flags);
 
-/* If st is not MYGPT_OK: prints "NAME: message" on stderr and exits 1. */
+/* If st is not MYGPT_OK: prints "NAME: message" on stderr and exits (cli_exit_code: 2, or 1
+ * out of memory). */
 void chapter_check(const chapter *ch, mygpt_status st, const mygpt_error *err);
+
+/* The same for a file written once its path was accepted (mygpt_checkpoint_check_path,
+ * through chapter_check: a folder not there exits 2): a failed write (MYGPT_EIO: a full
+ * disk, the file-size limit) exits 1, as the tool's cli_write_fail does. */
+void chapter_check_write(const chapter *ch, mygpt_status st, const mygpt_error *err);
 
 /* Writes fig to DIR/file (DIR = --figures, $MYGPT_FIGURES or .) and says where on
  * stderr (stdout is the document's text); a write error is one line and exit 1. */

@@ -104,7 +104,8 @@ mygpt_status mygpt_commit_temp(FILE *f, const char *tmp, const char *path, int o
         ok = 0, why = errno;
     if (!ok) {
         unlink(tmp);
-        return mygpt_fail(err, MYGPT_EIO, "cannot write %s: %s", path, strerror(why ? why : EIO));
+        return mygpt_fail(err, MYGPT_EIO, "cannot write %s: %s%s", path, strerror(why ? why : EIO),
+                          why == EFBIG ? " (the file-size limit)" : "");
     }
     char dir[4096];
     const char *slash = strrchr(path, '/');
