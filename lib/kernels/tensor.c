@@ -3,6 +3,7 @@
 
 #include <math.h>
 
+#include "base/parallel.h"
 #include "mygpt/layers.h"
 
 int mygpt_equal(const float *a, const float *b, size_t n)
@@ -23,6 +24,16 @@ int mygpt_allclose(const float *a, const float *b, size_t n, double rtol, double
             return 0;
     }
     return 1;
+}
+
+size_t mygpt_first_nonfinite(const float *x, size_t n)
+{
+    size_t first = n; // a model's worth of floats: read by every thread, the lowest index kept
+#pragma omp parallel for schedule(static) reduction(min : first) if (n > MYGPT_PARALLEL_MIN)
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i]) && i < first)
+            first = i;
+    return first;
 }
 
 float mygpt_dot(const float *a, const float *b, size_t n)

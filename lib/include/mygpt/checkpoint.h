@@ -54,7 +54,8 @@ mygpt_status mygpt_checkpoint_check_save(const mygpt_gpt *gpt, const char *path,
  * leaves path.XXXXXX, named for what it is. A gpt2 also gets config.json beside it when
  * there is none; one there that describes the same model is kept, anything else refused
  * before the model is written (see mygpt_checkpoint_check_save). The path as mygpt_checkpoint_check_path
- * requires; MYGPT_EIO when it cannot write, with the reason. */
+ * requires; MYGPT_EIO when it cannot write, with the reason; MYGPT_ERANGE, nothing written,
+ * for a float32 weight that is a NaN or an infinity (naming its tensor). */
 mygpt_status mygpt_checkpoint_save(const mygpt_gpt *gpt, const char *path, mygpt_error *err);
 
 /* Builds a model from a checkpoint of any of the three layouts, the file read (not
