@@ -1052,6 +1052,22 @@ cleanup:
 
 /* ---- LoRA adapters ------------------------------------------------------------------ */
 
+/* A file's adapters, read: its n tensors ts and their values */
+typedef struct file_adapters {
+    const file_tensor *ts;
+    float **data;
+    int n;
+} file_adapters;
+
+/* Puts the adapters' values into m, a model with adapters of their configuration */
+static void put_adapters(void *ctx, mygpt_gpt *m)
+{
+    const file_adapters *v = ctx;
+    const tensor_bytes floats = float_bytes(&m->params);
+    for (int i = 0; i < v->n; i++)
+        move_tensor(&m->config, &floats, &v->ts[i], v->data[i], 0);
+}
+
 mygpt_status mygpt_checkpoint_load_adapters(mygpt_gpt *g, const char *path, mygpt_error *err)
 {
     mygpt_status st = MYGPT_OK;
@@ -1120,10 +1136,12 @@ mygpt_status mygpt_checkpoint_load_adapters(mygpt_gpt *g, const char *path, mygp
                                                  e->name, (double)data[i][k]));
     }
     MYGPT_TRY_CLEANUP(st, unchanged_since_read(&h, path, err));
-    MYGPT_TRY_CLEANUP(st, mygpt_lora_add_to(g, cfg.lora_rank, cfg.lora_alpha, untie, NULL, err));
-    const tensor_bytes floats = float_bytes(&g->params);
-    for (int i = 0; i < nt; i++)
-        move_tensor(&g->config, &floats, &ts[i], data[i], 0);
+    const file_adapters values = {ts, data, nt};
+    if ((st = mygpt_lora_add_values(g, cfg.lora_rank, cfg.lora_alpha, untie, put_adapters, (void *)&values, err)) ==
+        MYGPT_ERANGE) { // finite adapters whose merge is not
+        const mygpt_error inner = err ? *err : (mygpt_error){0};
+        mygpt_fail(err, st, "%s: %s", path, inner.message);
+    }
 cleanup:
     for (int i = 0; data && i < nt; i++)
         free(data[i]);

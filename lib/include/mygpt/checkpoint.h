@@ -86,8 +86,9 @@ mygpt_status mygpt_checkpoint_save_adapters(const mygpt_gpt *gpt, const char *pa
  * mygpt_checkpoint_save_adapters wrote for a model of its configuration (adapters of
  * the book's GPTModel on a GPT-2: gpt is made that model first, mygpt_lora_untie_head).
  * Everything is read and checked first (the metadata's model against gpt's, every
- * adapter there once, F32 of its shape, finite, nothing else): on any error, with the
- * reason, gpt is unchanged (MYGPT_EIO, MYGPT_EFORMAT, MYGPT_EINVAL, MYGPT_ENOMEM). */
+ * adapter there once, F32 of its shape, finite, nothing else; merged into the weights,
+ * every weight finite: MYGPT_ERANGE otherwise, as mygpt_lora_merge): on any error, with
+ * the reason, gpt is unchanged (MYGPT_EIO, MYGPT_EFORMAT, MYGPT_EINVAL, MYGPT_ENOMEM). */
 mygpt_status mygpt_checkpoint_load_adapters(mygpt_gpt *gpt, const char *path, mygpt_error *err);
 
 #pragma GCC visibility pop
