@@ -21,6 +21,7 @@
 #include "mygpt/svg.h"
 #include "mygpt/tokenizer.h"
 #include "mygpt/data.h"
+#include "mygpt/lora.h"
 #include "runproc.h"
 
 Test(cli, invocations_print_what_pytorch_prints)
@@ -2911,5 +2912,49 @@ Test(cli_lora, finetune_saves_adapters_that_chat_generate_and_merge_read, .timeo
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);
         unlink(p);
     }
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
+/* Issue 46, item 7: adapters of finite values (3e38) whose merge overflows float32: merge
+ * and --adapters refuse them with one line, and merge writes nothing */
+Test(cli_lora, adapters_whose_merge_is_not_finite_are_refused, .timeout = 60)
+{
+    char dir[] = "/tmp/mygpt-lora-huge-XXXXXX", base[300], ad[300], out[300];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(base, sizeof base, "%s/base.safetensors", dir);
+    snprintf(ad, sizeof ad, "%s/ad.safetensors", dir);
+    snprintf(out, sizeof out, "%s/out.safetensors", dir);
+    const mygpt_config cfg = {.vocab_size = 50, .embed_dim = 8, .num_heads = 2, .num_layers = 1, .max_seq_len = 16,
+                              .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH};
+    mygpt_gpt *g;
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, 1);
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_checkpoint_save(g, base, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_lora_add(g, 2, 2.0, &rng, NULL), MYGPT_OK);
+    for (int j = 0; j < mygpt_state_dict_len(&g->config); j++) {
+        mygpt_state_entry e;
+        mygpt_state_dict_entry(&g->config, &g->params, j, &e);
+        for (size_t k = 0; strstr(e.name, ".lora.") && k < e.numel; k++)
+            e.data[k] = 3e38f;
+    }
+    cr_assert_eq(mygpt_checkpoint_save_adapters(g, ad, NULL), MYGPT_OK, "finite adapters are saved");
+    mygpt_gpt_free(g);
+    static const char *const runs[] = {"merge DIR/base.safetensors DIR/ad.safetensors DIR/out.safetensors",
+                                       "generate --checkpoint DIR/base.safetensors --adapters DIR/ad.safetensors "
+                                       "--ids 1,2 --max-new 1"};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        proc_result r;
+        finetune_run(runs[i], dir, &r);
+        cr_expect_eq(r.status, 2, "%s: exit %d: %s", runs[i], r.status, r.err);
+        cr_expect_eq(count_lines(r.err), 1, "%s: %s", runs[i], r.err);
+        cr_expect(strstr(r.err, "ad.safetensors: merged, the adapters make ") && strstr(r.err, "overflows float32"),
+                  "%s: %s", runs[i], r.err);
+        cr_expect_str_empty(r.out, "%s: %s", runs[i], r.out);
+        proc_result_free(&r);
+    }
+    cr_expect(access(out, F_OK) != 0, "merge wrote the overflowed model");
+    unlink(base);
+    unlink(ad);
     cr_expect_eq(rmdir(dir), 0, "only the files written were left");
 }
