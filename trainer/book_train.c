@@ -3,7 +3,6 @@
  */
 #include "book_train.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <time.h>
 
