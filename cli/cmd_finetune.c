@@ -23,6 +23,7 @@
 #include "mygpt/tokenizer.h"
 #include "mygpt/train.h"
 #include "output.h"
+#include "train_extras.h"
 
 /* The book's defaults of each task: gpt_class_finetune.py's and gpt_instruction_finetuning.py's */
 typedef struct task_defaults {
@@ -299,7 +300,7 @@ static int run_classify(const char *cmd, const parsed_args *a, const finetune_op
     const double t0 = cli_now_s();
     if ((st = classifier_train(stdout, tr, &opt, &l.train, &l.train_eval, &l.val, &rng, &run, x, y, NULL, &err)) !=
         MYGPT_OK) {
-        rc = cli_fail(cmd, st, &err);
+        rc = train_loop_fail(cmd, st, &err);
         goto done;
     }
     fprintf(stderr, "mygpt finetune: training completed in %.2f minutes\n", (cli_now_s() - t0) / 60);
@@ -426,7 +427,7 @@ static int run_instruct(const char *cmd, const parsed_args *a, const finetune_op
     const double t0 = cli_now_s();
     if ((st = book_train_loaders(stdout, tr, &opt, &l.l_train, &l.l_train_eval, &l.l_val, &rng, &run, x, y, &steps,
                                  &err)) != MYGPT_OK) {
-        rc = cli_fail(cmd, st, &err);
+        rc = train_loop_fail(cmd, st, &err);
         goto done;
     }
     fprintf(stderr, "mygpt finetune: training completed in %.2f minutes\n", (cli_now_s() - t0) / 60);

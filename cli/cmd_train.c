@@ -177,7 +177,7 @@ static int train_fail(const dp_team *team, const char *cmd, mygpt_status st, con
 {
     if (team->size > 1)
         dp_abort(team, "mygpt train", err->message);
-    return cli_fail(cmd, st, err);
+    return train_loop_fail(cmd, st, err);
 }
 
 static unsigned long long bits_of(double v)
@@ -838,8 +838,10 @@ int cmd_train(int argc, char **argv)
                 ev[0] = shown;
                 evaluated = st == MYGPT_OK;
                 progress_clear(&ctx.progress);
+                char tl[64], vl[64];
                 if (st == MYGPT_OK && team.rank == 0)
-                    printf("step %lld train_loss %.6f val_loss %.6f\n", step, shown, ev[1]);
+                    printf("step %lld train_loss %s val_loss %s\n", step, py_fixed_text(tl, sizeof tl, shown, 6),
+                           py_fixed_text(vl, sizeof vl, ev[1], 6));
                 fflush(stdout);
             }
             step++;

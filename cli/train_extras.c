@@ -14,6 +14,7 @@
 #include "mygpt/checkpoint.h"
 #include "mygpt/data.h"
 #include "mygpt/svg.h"
+#include "train_step.h"
 
 /* ---- presets ------------------------------------------------------------------------- */
 
@@ -179,8 +180,9 @@ void progress_step(train_progress *p, long long steps, double loss, double lr, i
     char line[256], rate[40] = "";
     if (p->show_lr)
         snprintf(rate, sizeof rate, ", lr %.3g", lr);
-    snprintf(line, sizeof line, "step %lld/%lld, loss %.4f%s, %.0f ms/step, %.0f tokens/s, %s %s", steps,
-             p->total, loss, rate, 1e3 * per, elapsed > 0 ? (double)(here * p->tokens_per_step) / elapsed : 0.0,
+    char shown[64];
+    snprintf(line, sizeof line, "step %lld/%lld, loss %s%s, %.0f ms/step, %.0f tokens/s, %s %s", steps,
+             p->total, py_fixed_text(shown, sizeof shown, loss, 4), rate, 1e3 * per, elapsed > 0 ? (double)(here * p->tokens_per_step) / elapsed : 0.0,
              last ? "took" : "ETA", last ? (duration(eta, sizeof eta, elapsed), eta) : eta);
     if (!p->tty) {
         fprintf(p->f, "mygpt train: %s\n", line);
@@ -340,10 +342,11 @@ int train_log_open(const char *cmd, train_log *l, const char *csv, long long res
 void train_log_row(train_log *l, long long step, double train_loss, const double *val_loss, double lr,
                    double ms)
 {
+    char shown[64];
     log_point(l, step, train_loss, val_loss, lr);
-    rows_printf(l, "%lld,%.6f,", step, train_loss);
+    rows_printf(l, "%lld,%s,", step, py_fixed_text(shown, sizeof shown, train_loss, 6));
     if (val_loss)
-        rows_printf(l, "%.6f", *val_loss);
+        rows_printf(l, "%s", py_fixed_text(shown, sizeof shown, *val_loss, 6));
     char rate[32]; // the shortest text that reads back as lr's bits (Python's repr of it)
     for (int digits = 1; digits <= 17; digits++) {
         snprintf(rate, sizeof rate, "%.*g", digits, lr);
@@ -412,6 +415,12 @@ void train_log_free(train_log *l)
     free(l->vx);
     free(l->val);
     memset(l, 0, sizeof *l);
+}
+
+int train_loop_fail(const char *cmd, mygpt_status st, const mygpt_error *err)
+{
+    const int rc = cli_fail(cmd, st, err);
+    return train_diverged(err) ? EXIT_RUNTIME : rc;
 }
 
 /* ---- Ctrl-C ---------------------------------------------------------------------------- */

@@ -82,6 +82,11 @@ void train_log_row(train_log *l, long long step, double train_loss, const double
 int train_log_write(const char *cmd, train_log *l);
 void train_log_free(train_log *l);
 
+/* cli_fail for an error of a training loop: status 1 (a runtime failure) when the
+ * training diverged (train_diverged: a loss, a weight or the optimizer's state not
+ * finite, nothing saved), else cli_fail's status. */
+int train_loop_fail(const char *cmd, mygpt_status st, const mygpt_error *err);
+
 /* ---- Ctrl-C ---------------------------------------------------------------------------- */
 
 /* The first SIGINT is noted (the loop finishes its step, saves and ends); a second one

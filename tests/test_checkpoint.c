@@ -24,6 +24,7 @@
 #include "mygpt/checkpoint.h"
 #include "mygpt/data.h"
 #include "mygpt/tokenizer.h"
+#include "mygpt/train_state.h"
 
 static char *tmp_path(const char *tag)
 {
@@ -165,6 +166,65 @@ Test(checkpoint, broken_files_are_refused_with_a_reason)
  * bytes, a zip archive (PyTorch 1.6 and later) or the older raw pickle, instead of their
  * being read as a safetensors header length ("header length N is larger than the file
  * allows"). */
+/* Issue 46, item 3: a NaN or an infinity is never written, as a model or as a training
+ * state (its weights or its optimizer's moments): the save refuses it naming the tensor,
+ * and the file that was there stays byte for byte */
+Test(checkpoint, a_nan_or_an_infinity_is_never_saved)
+{
+    const mygpt_config cfg = {.vocab_size = 33, .embed_dim = 12, .num_heads = 3, .num_layers = 2,
+                              .max_seq_len = 9};
+    mygpt_gpt *g;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 77, &err), MYGPT_OK);
+    char path[160], state[160];
+    snprintf(path, sizeof path, "%s", tmp_path("finite"));
+    snprintf(state, sizeof state, "%s", tmp_path("state"));
+    cr_assert_eq(mygpt_checkpoint_save(g, path, &err), MYGPT_OK, "%s", err.message);
+    char *good, *now;
+    size_t good_len, now_len;
+    cr_assert_eq(mygpt_read_file(path, &good, &good_len, NULL), MYGPT_OK);
+    // the model: a NaN, then an infinity, in the last block
+    const float bad[2] = {NAN, -INFINITY};
+    for (int i = 0; i < 2; i++) {
+        g->params_memory[g->num_parameters - 5] = bad[i];
+        cr_expect_eq(mygpt_checkpoint_save(g, path, &err), MYGPT_ERANGE, "%s", err.message);
+        cr_expect(strstr(err.message, "holds a non-finite value") && strstr(err.message, "not saved"), "%s",
+                  err.message);
+        cr_assert_eq(mygpt_read_file(path, &now, &now_len, NULL), MYGPT_OK);
+        cr_expect(now_len == good_len && memcmp(now, good, good_len) == 0, "the good checkpoint was replaced");
+        free(now);
+    }
+    // the training state: the weights, then (finite weights) AdamW's exp_avg_sq
+    int64_t ids[64];
+    for (int i = 0; i < 64; i++)
+        ids[i] = i % 33;
+    mygpt_dataloader train = {0};
+    cr_assert_eq(mygpt_dataloader_init(&train, ids, 64, 2, 8, 8, &err), MYGPT_OK, "%s", err.message);
+    mygpt_optimizer opt;
+    mygpt_adamw_init(&opt, 1e-3);
+    float *grads = calloc(g->num_parameters, sizeof *grads);
+    cr_assert_not_null(grads);
+    const mygpt_train_position pos = {1, 0, 0};
+    cr_expect_eq(mygpt_train_state_save(state, g, &opt, NULL, 0, &train, &pos, NULL, 0, &err), MYGPT_ERANGE);
+    cr_expect(strstr(err.message, "model.params holds a non-finite value"), "%s", err.message);
+    g->params_memory[g->num_parameters - 5] = 0.5f;
+    cr_assert_eq(mygpt_optimizer_step(&opt, g->params_memory, grads, g->num_parameters, &err), MYGPT_OK);
+    opt.buf2[3] = INFINITY;
+    cr_expect_eq(mygpt_train_state_save(state, g, &opt, NULL, 0, &train, &pos, NULL, 0, &err), MYGPT_ERANGE);
+    cr_expect(strstr(err.message, "optimizer.exp_avg_sq holds a non-finite value (inf at 3)"), "%s", err.message);
+    cr_expect(access(state, F_OK) != 0, "a state was written");
+    opt.buf2[3] = 0.0f;
+    cr_expect_eq(mygpt_train_state_save(state, g, &opt, NULL, 0, &train, &pos, NULL, 0, &err), MYGPT_OK, "%s",
+                 err.message);
+    unlink(state);
+    unlink(path);
+    free(good);
+    free(grads);
+    mygpt_optimizer_free(&opt);
+    mygpt_dataloader_free(&train);
+    mygpt_gpt_free(g);
+}
+
 Test(checkpoint, a_pytorch_checkpoint_is_named_by_its_magic)
 {
     // a zip's local file header (stored, no sizes: they follow the data) of the pickle torch.save

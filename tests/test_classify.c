@@ -573,6 +573,58 @@ Test(classify, lora_adapters_save_alone_load_onto_their_model_and_merge)
     mygpt_gpt_free(other);
 }
 
+/* Issue 46, item 7: adapters whose values are finite (3e38) but whose merge overflows
+ * float32: mygpt_lora_merge and the adapters' load refuse them, naming the weight, and
+ * leave the model as it was (its adapters, or none, and every bit) */
+Test(classify, adapters_whose_merge_is_not_finite_leave_the_model_unchanged)
+{
+    const mygpt_config cfg = {.vocab_size = 300, .embed_dim = 32, .num_heads = 4, .num_layers = 2,
+                              .max_seq_len = 16, .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH, .qkv_bias = 1};
+    mygpt_error err = {0};
+    mygpt_gpt *g, *base;
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, 9);
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, &err), MYGPT_OK, "%s", err.message);
+    cr_assert_eq(mygpt_lora_add(g, 4, 8, &rng, &err), MYGPT_OK, "%s", err.message);
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) { // one Linear's adapters: its B, and A already drawn
+        const char *name = mygpt_param_tensor_name(i);
+        if (strcmp(name, "fc1B") == 0 || strcmp(name, "fc1A") == 0)
+            for (size_t k = 0; k < g->param_sizes[i]; k++)
+                mygpt_param_tensor(&g->params, i)[k] = 3e38f;
+    }
+    const size_t n = g->num_parameters;
+    float *before = malloc(n * sizeof *before);
+    cr_assert_not_null(before);
+    memcpy(before, g->params_memory, n * sizeof *before);
+    cr_expect_eq(mygpt_lora_merge(g, &err), MYGPT_ERANGE, "%s", err.message);
+    cr_expect(strstr(err.message, "trf_blocks.0.ff.layers.0.weight[0][0] a NaN or an infinity") != NULL, "%s",
+              err.message);
+    cr_expect_eq(g->config.lora_rank, 4, "the adapters were dropped");
+    cr_expect(g->num_parameters == n && memcmp(g->params_memory, before, n * sizeof *before) == 0,
+              "the model changed");
+    // saved (finite values), then loaded onto their model: refused, the model as it was
+    char dir[] = "/tmp/mygpt_lora_huge_XXXXXX", path[80];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/adapters.safetensors", dir);
+    cr_assert_eq(mygpt_checkpoint_save_adapters(g, path, &err), MYGPT_OK, "%s", err.message);
+    cr_assert_eq(mygpt_gpt_create(&base, &cfg, 3, &err), MYGPT_OK);
+    const size_t nb = base->num_parameters;
+    float *plain = malloc(nb * sizeof *plain);
+    cr_assert_not_null(plain);
+    memcpy(plain, base->params_memory, nb * sizeof *plain);
+    cr_expect_eq(mygpt_checkpoint_load_adapters(base, path, &err), MYGPT_ERANGE, "%s", err.message);
+    cr_expect(strstr(err.message, path) && strstr(err.message, "ff.layers.0.weight"), "%s", err.message);
+    cr_expect_eq(base->config.lora_rank, 0, "the adapters were added");
+    cr_expect(base->num_parameters == nb && memcmp(base->params_memory, plain, nb * sizeof *plain) == 0,
+              "the model changed");
+    unlink(path);
+    rmdir(dir);
+    free(before);
+    free(plain);
+    mygpt_gpt_free(g);
+    mygpt_gpt_free(base);
+}
+
 Test(classify, a_checkpoint_keeps_the_classification_head)
 {
     for (int a = MYGPT_ARCH_LLMS_FROM_SCRATCH; a <= MYGPT_ARCH_GPT2; a++) {

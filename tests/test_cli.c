@@ -21,6 +21,7 @@
 #include "mygpt/svg.h"
 #include "mygpt/tokenizer.h"
 #include "mygpt/data.h"
+#include "mygpt/lora.h"
 #include "runproc.h"
 
 Test(cli, invocations_print_what_pytorch_prints)
@@ -785,7 +786,9 @@ Test(cli_train, decode_refuses_a_nul_byte_on_standard_input)
 }
 
 /* Issue 25, item 9: a training whose loss becomes NaN stops at that step with an error
- * naming it, and saves nothing. */
+ * naming it, and saves nothing (issue 46, item 3: status 1, a runtime failure; an lr of
+ * 1e20 keeps the weights finite, so the loss is what stops it, and step 0's validation
+ * loss, nan, prints as Python prints it, item 19). */
 Test(cli_train, a_nan_loss_stops_training_and_saves_nothing, .timeout = 120)
 {
     const char *data = data_dir_or_skip();
@@ -797,11 +800,13 @@ Test(cli_train, a_nan_loss_stops_training_and_saves_nothing, .timeout = 120)
     snprintf(saved, sizeof saved, "%s/m.safetensors", dir);
     snprintf(words, sizeof words,
              "train --seed 0 --vocab 50257 --embed 8 --heads 2 --layers 1 --text DATA/the-verdict.txt --context 8 "
-             "--batch 2 --steps 5 --optimizer sgd --lr 1e308 --save %s", saved);
+             "--batch 2 --steps 5 --optimizer sgd --lr 1e20 --save %s", saved);
     proc_result r = {0};
     cr_assert_eq(run_tool_words(words, data, &r), 0);
-    cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
-    cr_expect(strstr(r.err, "the loss is") != NULL && strstr(r.err, "nothing saved") != NULL, "%s", r.err);
+    cr_expect_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "step 1: the training diverged (the loss is nan before the step's update)") != NULL &&
+                  strstr(r.err, "nothing more is saved") != NULL, "%s", r.err);
+    cr_expect_str_eq(r.out, "step 0 train_loss 14.750289 val_loss nan\n");
     cr_expect(access(saved, F_OK) != 0, "a checkpoint was saved");
     proc_result_free(&r);
     rmdir(dir);
@@ -1203,6 +1208,38 @@ Test(cli_data, figures_are_written_whole_or_not_at_all_and_never_through_a_link)
     free(old);
     unlink(link);
     unlink(target);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* Issue 46, item 19: a NaN or an infinity in a line plot's series is a gap: the line ends
+ * before it and starts again after it, one polyline a finite run (a series all finite is
+ * one polyline, as before), no marker there, never a non-finite coordinate */
+Test(cli_data, a_line_plot_leaves_a_gap_at_a_point_that_is_not_finite)
+{
+    char dir[] = "/tmp/mygpt_gap_XXXXXX", path[128];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/gap.svg", dir);
+    const float x[7] = {0, 1, 2, 3, 4, 5, 6}, y[7] = {1, NAN, 2, 3, INFINITY, -INFINITY, 4}, z[3] = {1, 2, 3};
+    const mygpt_svg_series s[2] = {{.x = x, .y = y, .n = 7, .label = "gaps", .markers = 1},
+                                   {.y = z, .n = 3, .label = "whole"}};
+    mygpt_svg fig;
+    mygpt_error err = {0};
+    mygpt_svg_begin(&fig, 400, 300);
+    mygpt_svg_line_plot(&fig, &(mygpt_svg_panel){.x = 50, .y = 30, .w = 300, .h = 200, .title = "t"}, s, 2, 0, 5);
+    cr_assert_eq(mygpt_svg_save(&fig, path, &err), MYGPT_OK, "%s", err.message);
+    char *text;
+    size_t n;
+    cr_assert_eq(mygpt_read_file(path, &text, &n, NULL), MYGPT_OK);
+    cr_expect(strstr(text, "nan") == NULL && strstr(text, "inf") == NULL, "a non-finite coordinate: %s", text);
+    int lines = 0, dots = 0;
+    for (const char *p = text; (p = strstr(p, "<polyline")); p++)
+        lines++;
+    for (const char *p = text; (p = strstr(p, "<circle")); p++)
+        dots++;
+    cr_expect_eq(lines, 3 + 1, "runs [1], [2, 3], [4] and the whole series: %s", text);
+    cr_expect_eq(dots, 4, "a marker on each finite point: %s", text);
+    free(text);
     unlink(path);
     rmdir(dir);
 }
@@ -1662,6 +1699,76 @@ Test(cli_train, a_resume_of_another_run_is_refused_and_a_second_ctrl_c_saves_not
     cr_expect_eq(rmdir(dir), 0, "only the files written were left");
 }
 
+/* Issue 46, item 3: a step that makes the weights non-finite stops the run there, with
+ * one line naming the step and status 1, before anything saves: as the last step, the
+ * --save over the --init-from model keeps it byte for byte; under --checkpoint-every,
+ * the state of the step before stays (not replaced by a NaN one) and still resumes */
+Test(cli_train, a_step_that_diverges_saves_nothing_and_keeps_what_was_saved, .timeout = 300)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("the-verdict.txt");
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt_diverge_XXXXXX", base[300], init[300], state[300], copy[300];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(base, sizeof base, "%s/base.safetensors", dir);
+    snprintf(init, sizeof init, "%s/init.safetensors", dir);
+    snprintf(state, sizeof state, "%s/s.safetensors", dir);
+    snprintf(copy, sizeof copy, "%s/copy.safetensors", dir);
+    const mygpt_config cfg = {.vocab_size = 50257, .embed_dim = 8, .num_heads = 2, .num_layers = 1, .max_seq_len = 16};
+    mygpt_gpt *g;
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 5, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_checkpoint_save(g, base, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_checkpoint_save(g, init, NULL), MYGPT_OK);
+    mygpt_gpt_free(g);
+    proc_result r;
+    // the last step blows up: the model it started from is kept
+    train_run("train --preset tiny --init-from DIR/init.safetensors --steps 1 --lr 1e300 --text DATA/the-verdict.txt "
+              "--save DIR/init.safetensors", dir, data, NULL, &r);
+    cr_expect_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    cr_expect_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_expect(strstr(r.err, "mygpt train: step 0: the training diverged (") && strstr(r.err, " holds -inf after "),
+              "%s", r.err);
+    cr_expect_str_empty(r.out, "a diverged step evaluated: %s", r.out);
+    cr_expect(same_files(base, init), "the --init-from model was replaced");
+    proc_result_free(&r);
+    // the warmup's second step blows up: the state of step 1 stays, and resumes (to the same end)
+    const char *run = "train --preset tiny --steps 3 --warmup 2 --lr 1e300 --checkpoint-every 1 "
+                      "--text DATA/the-verdict.txt --state DIR/s.safetensors";
+    train_run(run, dir, data, NULL, &r);
+    cr_expect_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "mygpt train: step 1: the training diverged (") && strstr(r.err, "saved before stays"),
+              "%s", r.err);
+    proc_result_free(&r);
+    size_t n = 0;
+    char *bytes = file_bytes(state, &n);
+    cr_assert_not_null(bytes);
+    static char header[1 << 16];
+    size_t hlen = 0;
+    for (int b = 7; n > 8 && b >= 0; b--) // the header's length: 8 bytes, little-endian
+        hlen = hlen << 8 | (unsigned char)bytes[b];
+    cr_assert(hlen < sizeof header && hlen + 8 <= n, "a state of %zu bytes, its header %zu", n, hlen);
+    memcpy(header, bytes + 8, hlen);
+    header[hlen] = '\0';
+    cr_expect(strstr(header, "\"step\":\"1\"") != NULL, "the state is not step 1's: %s", header);
+    FILE *f = fopen(copy, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(bytes, 1, n, f), n);
+    cr_assert_eq(fclose(f), 0);
+    free(bytes);
+    char resumed[512];
+    snprintf(resumed, sizeof resumed, "%s --resume DIR/s.safetensors", run);
+    train_run(resumed, dir, data, NULL, &r);
+    cr_expect_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "mygpt train: step 1: the training diverged ("), "not resumed at step 1: %s", r.err);
+    cr_expect(same_files(state, copy), "the last good state was replaced");
+    proc_result_free(&r);
+    unlink(base);
+    unlink(init);
+    unlink(state);
+    unlink(copy);
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
 /* --log: a row per step, the validation loss where the step evaluated, and its plot;
  * an SVG there that is not such a plot is refused before the first step; presets and
  * defaults: --help lists them, explicit flags win, an unknown one is refused */
@@ -1943,6 +2050,42 @@ Test(cli_train, a_file_size_limit_fails_a_save_with_one_line_and_keeps_the_old_f
     char part[300];
     snprintf(part, sizeof part, "%s/verdict_part.txt", dir);
     unlink(part);
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
+/* Issue 46, item 19: a NaN validation loss is Python's nan on stdout and in the log, and
+ * the plot leaves a gap there, never a non-finite coordinate (SGD at lr 1e20: finite
+ * weights whose logits overflow) */
+Test(cli_train, a_nan_validation_loss_is_nan_in_the_log_and_a_gap_in_the_plot, .timeout = 120)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("the-verdict.txt");
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt_nanlog_XXXXXX", csv[300], svg[300];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(csv, sizeof csv, "%s/run.csv", dir);
+    snprintf(svg, sizeof svg, "%s/run.svg", dir);
+    proc_result r;
+    train_run("train --seed 0 --vocab 50257 --embed 8 --heads 2 --layers 1 --text DATA/the-verdict.txt --context 8 "
+              "--batch 2 --steps 1 --optimizer sgd --lr 1e20 --log DIR/run.csv", dir, data, NULL, &r);
+    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_expect_str_eq(r.out, "step 0 train_loss 14.750289 val_loss nan\n");
+    proc_result_free(&r);
+    size_t n = 0;
+    char *text = file_bytes(csv, &n);
+    cr_assert_not_null(text);
+    cr_expect(n > 40 && strncmp(text, "step,train_loss,val_loss,lr,ms\n0,14.750289,nan,1e+20,", 53) == 0, "%.*s",
+              (int)n, text);
+    free(text);
+    text = file_bytes(svg, &n);
+    cr_assert_not_null(text);
+    text = realloc(text, n + 1);
+    text[n] = '\0';
+    cr_expect(strstr(text, "nan") == NULL && strstr(text, "inf") == NULL, "a non-finite coordinate: %s", text);
+    cr_expect(strstr(text, "points=\"\"") != NULL, "the validation curve is not an empty line: %s", text);
+    free(text);
+    unlink(csv);
+    unlink(svg);
     cr_expect_eq(rmdir(dir), 0, "only the files written were left");
 }
 
@@ -2957,6 +3100,34 @@ Test(cli_finetune, no_file_written_replaces_one_read_or_another_written, .timeou
     cr_expect_eq(rmdir(dir), 0, "only the files written were left");
 }
 
+/* Issue 46, item 3: a fine-tuning whose first step makes a weight non-finite (lr 1e300)
+ * stops there with one line naming the step, status 1, and --save is not written; the
+ * classifier's loop checked no loss and saved a NaN classifier with status 0 */
+Test(cli_finetune, a_step_that_diverges_stops_both_tasks_and_saves_nothing, .timeout = 300)
+{
+    data_file_or_skip("sms_spam_train.csv");
+    data_file_or_skip("instruction-data.json");
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt-diverge-XXXXXX", saved[300];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(saved, sizeof saved, "%s/m.safetensors", dir);
+    static const char *const runs[] = {
+        "finetune --task classify --epochs 1 --lr 1e300 --save DIR/m.safetensors",
+        "finetune --task instruct --entries 10 --epochs 1 --max-new 1 --lr 1e300 --save DIR/m.safetensors",
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        proc_result r;
+        finetune_run(runs[i], dir, &r);
+        cr_expect_eq(r.status, 1, "%s: exit %d: %s", runs[i], r.status, r.err);
+        cr_expect_eq(count_lines(r.err), 1, "%s: %s", runs[i], r.err);
+        cr_expect(strstr(r.err, "mygpt finetune: step 0: the training diverged (") != NULL, "%s: %s", runs[i], r.err);
+        cr_expect(strstr(r.out, "Ep 1") == NULL, "%s: a diverged step evaluated: %s", runs[i], r.out);
+        cr_expect(access(saved, F_OK) != 0, "%s: the model was saved", runs[i]);
+        proc_result_free(&r);
+    }
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
 /* --checkpoint: a Hugging Face GPT-2 folder (model.safetensors and config.json, a small
  * gpt2 drawn here with GPT-2's vocabulary) tuned on both tasks. The classifier keeps the
  * folder's frozen embeddings bit for bit, its head of 2 new; a context shorter than the
@@ -3251,5 +3422,49 @@ Test(cli_lora, finetune_saves_adapters_that_chat_generate_and_merge_read, .timeo
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);
         unlink(p);
     }
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
+/* Issue 46, item 7: adapters of finite values (3e38) whose merge overflows float32: merge
+ * and --adapters refuse them with one line, and merge writes nothing */
+Test(cli_lora, adapters_whose_merge_is_not_finite_are_refused, .timeout = 60)
+{
+    char dir[] = "/tmp/mygpt-lora-huge-XXXXXX", base[300], ad[300], out[300];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(base, sizeof base, "%s/base.safetensors", dir);
+    snprintf(ad, sizeof ad, "%s/ad.safetensors", dir);
+    snprintf(out, sizeof out, "%s/out.safetensors", dir);
+    const mygpt_config cfg = {.vocab_size = 50, .embed_dim = 8, .num_heads = 2, .num_layers = 1, .max_seq_len = 16,
+                              .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH};
+    mygpt_gpt *g;
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, 1);
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_checkpoint_save(g, base, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_lora_add(g, 2, 2.0, &rng, NULL), MYGPT_OK);
+    for (int j = 0; j < mygpt_state_dict_len(&g->config); j++) {
+        mygpt_state_entry e;
+        mygpt_state_dict_entry(&g->config, &g->params, j, &e);
+        for (size_t k = 0; strstr(e.name, ".lora.") && k < e.numel; k++)
+            e.data[k] = 3e38f;
+    }
+    cr_assert_eq(mygpt_checkpoint_save_adapters(g, ad, NULL), MYGPT_OK, "finite adapters are saved");
+    mygpt_gpt_free(g);
+    static const char *const runs[] = {"merge DIR/base.safetensors DIR/ad.safetensors DIR/out.safetensors",
+                                       "generate --checkpoint DIR/base.safetensors --adapters DIR/ad.safetensors "
+                                       "--ids 1,2 --max-new 1"};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        proc_result r;
+        finetune_run(runs[i], dir, &r);
+        cr_expect_eq(r.status, 2, "%s: exit %d: %s", runs[i], r.status, r.err);
+        cr_expect_eq(count_lines(r.err), 1, "%s: %s", runs[i], r.err);
+        cr_expect(strstr(r.err, "ad.safetensors: merged, the adapters make ") && strstr(r.err, "overflows float32"),
+                  "%s: %s", runs[i], r.err);
+        cr_expect_str_empty(r.out, "%s: %s", runs[i], r.out);
+        proc_result_free(&r);
+    }
+    cr_expect(access(out, F_OK) != 0, "merge wrote the overflowed model");
+    unlink(base);
+    unlink(ad);
     cr_expect_eq(rmdir(dir), 0, "only the files written were left");
 }

@@ -3,7 +3,6 @@
  */
 #include "book_train.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -157,10 +156,11 @@ mygpt_status book_train_loaders(FILE *out, mygpt_trainer *tr, mygpt_optimizer *o
                     st = book_loss(g, val, 0, rng, run->eval_batches, x, y, &ev[1], err);
                 if (st == MYGPT_OK && run->before_print)
                     run->before_print(run->ctx);
-                if (st == MYGPT_OK) // f"{nan:.3f}" is "nan" whatever its sign bit; %.3f shows it ("-nan")
-                    fprintf(out, "Ep %ld (%s %06ld): Train loss %.3f, Val loss %.3f\n", ep + 1,
-                            run->step_word ? run->step_word : "Step", *steps, isnan(ev[0]) ? fabs(ev[0]) : ev[0],
-                            isnan(ev[1]) ? fabs(ev[1]) : ev[1]);
+                char tl[64], vl[64];
+                if (st == MYGPT_OK)
+                    fprintf(out, "Ep %ld (%s %06ld): Train loss %s, Val loss %s\n", ep + 1,
+                            run->step_word ? run->step_word : "Step", *steps, py_fixed_text(tl, sizeof tl, ev[0], 3),
+                            py_fixed_text(vl, sizeof vl, ev[1], 3));
                 fflush(out);
                 evaluated = st == MYGPT_OK;
             }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "classifier_train.h"
+#include "train_step.h"
 
 /* for i, (x, y) in enumerate(loader): if i < num_batches: fn(x, y) -- one fresh iter(), which
  * draws from rng even when it is cut short. Sums the batches' losses (as Python floats) and
@@ -85,7 +86,8 @@ mygpt_status classifier_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt
             if ((st = mygpt_spam_loader_batch(train, b, x, y, err)) != MYGPT_OK ||
                 (st = mygpt_trainer_zero_grad(tr, err)) != MYGPT_OK ||
                 (st = mygpt_trainer_forward_last(tr, x, y, B, T, &loss, err)) != MYGPT_OK ||
-                (st = mygpt_trainer_backward(tr, err)) != MYGPT_OK || (st = mygpt_trainer_step(tr, opt, err)) != MYGPT_OK)
+                (st = mygpt_trainer_backward(tr, err)) != MYGPT_OK || (st = mygpt_trainer_step(tr, opt, err)) != MYGPT_OK ||
+                (st = train_check_finite(tr, opt, global_step + 1, err)) != MYGPT_OK) // before a NaN is saved
                 break;
             seen += B;
             global_step++;
@@ -95,8 +97,9 @@ mygpt_status classifier_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt
                         MYGPT_OK ||
                     (st = classifier_loader_loss(g, val, 0, rng, run->eval_iter, x, y, &val_loss, err)) != MYGPT_OK)
                     break;
-                fprintf(out, "Ep %ld (Step %06ld): Train loss %.3f, Val loss %.3f\n", epoch + 1, global_step,
-                        train_loss, val_loss);
+                char tl[64], vl[64];
+                fprintf(out, "Ep %ld (Step %06ld): Train loss %s, Val loss %s\n", epoch + 1, global_step,
+                        py_fixed_text(tl, sizeof tl, train_loss, 3), py_fixed_text(vl, sizeof vl, val_loss, 3));
             }
         }
         if (st != MYGPT_OK)

@@ -14,6 +14,7 @@
 #include "mygpt/generate.h"
 #include "mygpt/lora.h"
 #include "mygpt/print.h"
+#include "train_step.h"
 
 const char *const SPAM_FILES[3] = {"sms_spam_train.csv", "sms_spam_validation.csv", "sms_spam_test.csv"};
 
@@ -155,7 +156,8 @@ mygpt_status spam_print_losses(FILE *out, mygpt_gpt *g, spam_loaders *l, mygpt_r
         mygpt_status st = classifier_loader_loss(g, loaders[s], s == 0, rng, num_batches, x, y, &loss, err);
         if (st != MYGPT_OK)
             return st;
-        fprintf(out, "%s loss: %.3f\n", SPLIT_NAMES[s], loss);
+        char shown[64];
+        fprintf(out, "%s loss: %s\n", SPLIT_NAMES[s], py_fixed_text(shown, sizeof shown, loss, 3));
     }
     return MYGPT_OK;
 }

@@ -16,8 +16,8 @@
  * the ranks' parameters are compared after it. *shown: the global batch's loss; a loss
  * that is not finite stops there, before the step, with MYGPT_ERANGE naming step, except
  * on a team of one for a batch whose every target is -100 (the loss 0 / 0, a zero
- * gradient: PyTorch steps, so this does). The step honours the trainer's trainable mask
- * (mygpt_trainer_step). A
+ * gradient: PyTorch steps, so this does); after the step, train_check_finite. The step
+ * honours the trainer's trainable mask (mygpt_trainer_step). A
  * failure of the team itself (MPI) ends the job with program's name (dp_abort); the
  * library's errors are returned. */
 mygpt_status dp_train_step(const dp_team *team, mygpt_trainer *tr, mygpt_optimizer *opt, const int64_t *x,
@@ -34,6 +34,23 @@ mygpt_status dp_train_step_clipped(const dp_team *team, mygpt_trainer *tr, mygpt
                                    const int64_t *y, int B, int T, long step, int check_replicas,
                                    const char *program, double clip_norm, double *shown, float *grad_norm,
                                    mygpt_error *err);
+
+/* After step `step` (from 0): every parameter that trains and the optimizer's state
+ * (exp_avg and exp_avg_sq, or the momentum buffer) are finite, or MYGPT_ERANGE naming the
+ * step and the first tensor that is not ("step 7: the training diverged (... holds nan
+ * after the step's update) ..."). Every loop checks this after its update and before
+ * anything may save the model or its state, so a NaN or an infinity is never saved. */
+mygpt_status train_check_finite(const mygpt_trainer *tr, const mygpt_optimizer *opt, long step, mygpt_error *err);
+
+/* Whether err is the stop of a training that diverged (a loss, a weight or the optimizer's
+ * state not finite: train_check_finite, dp_train_step): a runtime failure, the programs'
+ * status 1, where their other errors of the step are bad input. */
+int train_diverged(const mygpt_error *err);
+
+/* x as Python's f"{x:.Nf}" shows it, N = decimals (mygpt_py_fixed: "nan" whatever its
+ * sign bit, where printf's %f says "-nan"; "inf", "-inf"), in buf of n bytes (64 hold a
+ * float32 loss at 6 decimals); returns buf. How the loops and the tool print a loss. */
+const char *py_fixed_text(char *buf, size_t n, double x, int decimals);
 
 /* with torch.no_grad(): the mean loss over every batch of val, one iter(val_loader)
  * (drawing from rng as it does); the ranks take every size-th batch and add their sums.

@@ -19,6 +19,7 @@
 #include "mygpt/data.h"
 #include "mygpt/lora.h"
 #include "mygpt/quantize.h"
+#include "mygpt/tensor.h"
 #include "base/base.h"
 #include "base/text.h"
 #include "io/json.h"
@@ -210,6 +211,25 @@ static int is_quantized(const mygpt_config *cfg, const file_tensor *t, mygpt_wei
     return w != MYGPT_WEIGHTS_FP32 && mygpt_weights_quantizes(cfg, t->rows[0]);
 }
 
+/* The first of the nt file tensors ts stored as float32 in a model of format wf whose
+ * values (at floats) hold a NaN or an infinity: its index, *value the first such value;
+ * or -1 when every one is finite. */
+static int nonfinite_tensor(const mygpt_config *cfg, const tensor_bytes *floats, const file_tensor *ts, int nt,
+                            mygpt_weights wf, double *value)
+{
+    for (int i = 0; i < nt; i++)
+        for (int k = 0; k < ts[i].parts && !is_quantized(cfg, &ts[i], wf); k++) {
+            size_t rows, cols;
+            const float *v = (const float *)part_data(cfg, floats, &ts[i], k, &rows, &cols);
+            const size_t at = mygpt_first_nonfinite(v, rows * cols);
+            if (at < rows * cols) {
+                *value = v[at];
+                return i;
+            }
+        }
+    return -1;
+}
+
 /* ---- writing ------------------------------------------------------------------------ */
 
 /* Hugging Face's config.json for a gpt2 model */
@@ -381,6 +401,13 @@ static mygpt_status save(const mygpt_gpt *g, const char *path, int adapters, myg
     mygpt_sb_append(&h, "}");
     const tensor_bytes floats = float_bytes(&g->params);
     const tensor_bytes stored = wf != MYGPT_WEIGHTS_FP32 ? quantized_bytes(g->quantized) : floats;
+    // a NaN or an infinity is never written (the reader refuses it): a diverged model
+    // never replaces a good file
+    double bad;
+    const int nonfinite = nonfinite_tensor(c, &floats, ts, n, wf, &bad);
+    if (nonfinite >= 0)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ERANGE, "%s: %s holds a non-finite value (%g): not saved", path,
+                                         ts[nonfinite].name, bad));
     while (h.len % 8) // the data starts 8-byte aligned
         mygpt_sb_append(&h, " ");
     buf = malloc((biggest ? biggest : 1) * sizeof *buf);
@@ -996,15 +1023,11 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
     }
     // a NaN or an infinity would only show as token 0 forever: refused, named (quantized
     // values are checked as they are attached)
-    for (int i = 0; i < nt; i++)
-        for (int k = 0; k < ts[i].parts && !is_quantized(&cfg, &ts[i], wf); k++) {
-            size_t rows, cols;
-            const float *v = (const float *)part_data(&cfg, &floats, &ts[i], k, &rows, &cols);
-            for (size_t j = 0; j < rows * cols; j++)
-                if (!isfinite(v[j]))
-                    MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: %s holds a non-finite value (%g)", path,
-                                                     ts[i].name, (double)v[j]));
-        }
+    double bad;
+    const int nonfinite = nonfinite_tensor(&cfg, &floats, ts, nt, wf, &bad);
+    if (nonfinite >= 0)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: %s holds a non-finite value (%g)", path,
+                                         ts[nonfinite].name, bad));
     if (qz) {
         st = mygpt_gpt_attach_quantized(g, qz, err); // checks the stored values; frees qz on failure
         qz = NULL;
@@ -1028,6 +1051,22 @@ cleanup:
 }
 
 /* ---- LoRA adapters ------------------------------------------------------------------ */
+
+/* A file's adapters, read: its n tensors ts and their values */
+typedef struct file_adapters {
+    const file_tensor *ts;
+    float **data;
+    int n;
+} file_adapters;
+
+/* Puts the adapters' values into m, a model with adapters of their configuration */
+static void put_adapters(void *ctx, mygpt_gpt *m)
+{
+    const file_adapters *v = ctx;
+    const tensor_bytes floats = float_bytes(&m->params);
+    for (int i = 0; i < v->n; i++)
+        move_tensor(&m->config, &floats, &v->ts[i], v->data[i], 0);
+}
 
 mygpt_status mygpt_checkpoint_load_adapters(mygpt_gpt *g, const char *path, mygpt_error *err)
 {
@@ -1097,10 +1136,12 @@ mygpt_status mygpt_checkpoint_load_adapters(mygpt_gpt *g, const char *path, mygp
                                                  e->name, (double)data[i][k]));
     }
     MYGPT_TRY_CLEANUP(st, unchanged_since_read(&h, path, err));
-    MYGPT_TRY_CLEANUP(st, mygpt_lora_add_to(g, cfg.lora_rank, cfg.lora_alpha, untie, NULL, err));
-    const tensor_bytes floats = float_bytes(&g->params);
-    for (int i = 0; i < nt; i++)
-        move_tensor(&g->config, &floats, &ts[i], data[i], 0);
+    const file_adapters values = {ts, data, nt};
+    if ((st = mygpt_lora_add_values(g, cfg.lora_rank, cfg.lora_alpha, untie, put_adapters, (void *)&values, err)) ==
+        MYGPT_ERANGE) { // finite adapters whose merge is not
+        const mygpt_error inner = err ? *err : (mygpt_error){0};
+        mygpt_fail(err, st, "%s: %s", path, inner.message);
+    }
 cleanup:
     for (int i = 0; data && i < nt; i++)
         free(data[i]);

@@ -102,6 +102,18 @@ static double series_x(const mygpt_svg_series *s, int i)
     return s->x ? (double)s->x[i] : (double)i;
 }
 
+/* y of point i of series s */
+static double series_y(const mygpt_svg_series *s, int i)
+{
+    return (double)s->y[(size_t)i * (s->stride ? (size_t)s->stride : 1)];
+}
+
+/* Whether point i of series s can be drawn: a NaN or an infinity is a gap in its line */
+static int drawn(const mygpt_svg_series *s, int i)
+{
+    return isfinite(series_x(s, i)) && isfinite(series_y(s, i));
+}
+
 void mygpt_svg_line_plot(mygpt_svg *fig, const mygpt_svg_panel *p, const mygpt_svg_series *s,
                          int nseries, double ymin, double ymax)
 {
@@ -110,6 +122,8 @@ void mygpt_svg_line_plot(mygpt_svg *fig, const mygpt_svg_panel *p, const mygpt_s
     for (int k = 0; k < nseries; k++)
         for (int i = 0; i < s[k].n; i++) {
             const double x = series_x(&s[k], i);
+            if (!isfinite(x))
+                continue;
             xmin = fmin(xmin, x);
             xmax = fmax(xmax, x);
             integers &= x == floor(x);
@@ -147,16 +161,25 @@ void mygpt_svg_line_plot(mygpt_svg *fig, const mygpt_svg_panel *p, const mygpt_s
     char colours[64][8];
     for (int k = 0; k < nseries && k < 64; k++) {
         snprintf(colours[k], sizeof colours[k], "%s", s[k].dashed ? "#555555" : CYCLE[colour++ % 10]);
-        const size_t stride = s[k].stride ? (size_t)s[k].stride : 1;
-        mygpt_sb_printf(sb, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s points=\"",
-                        colours[k], s[k].dashed ? " stroke-dasharray=\"6 4\"" : "");
-        for (int i = 0; i < s[k].n; i++)
-            mygpt_sb_printf(sb, "%.1f,%.1f ", PX(series_x(&s[k], i)), PY((double)s[k].y[(size_t)i * stride]));
-        mygpt_sb_append(sb, "\"/>\n");
+        // one polyline per run of points that can be drawn: a NaN or an infinity (a
+        // diverged loss) ends the line and the next finite point starts another, never a
+        // non-finite coordinate (a renderer takes it for an error and drops the line)
+        int lines = 0;
+        for (int i = 0; i < s[k].n || lines == 0; i++) { // an empty line when none can be drawn
+            if (i < s[k].n && !drawn(&s[k], i))
+                continue;
+            mygpt_sb_printf(sb, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s points=\"",
+                            colours[k], s[k].dashed ? " stroke-dasharray=\"6 4\"" : "");
+            for (; i < s[k].n && drawn(&s[k], i); i++)
+                mygpt_sb_printf(sb, "%.1f,%.1f ", PX(series_x(&s[k], i)), PY(series_y(&s[k], i)));
+            mygpt_sb_append(sb, "\"/>\n");
+            lines++;
+        }
         if (s[k].markers)
             for (int i = 0; i < s[k].n; i++)
-                mygpt_sb_printf(sb, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n",
-                                PX(series_x(&s[k], i)), PY((double)s[k].y[(size_t)i * stride]), colours[k]);
+                if (drawn(&s[k], i))
+                    mygpt_sb_printf(sb, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n",
+                                    PX(series_x(&s[k], i)), PY(series_y(&s[k], i)), colours[k]);
     }
     // legend: right of the area when asked (clear of the data), else top right inside
     const double lx = p->legend_outside ? p->x + p->w + 12 : p->x + p->w - 120, ly = p->y + 10;

@@ -16,6 +16,7 @@
 #include "mygpt/train_state.h"
 #include "mygpt/checkpoint.h"
 #include "mygpt/print.h"
+#include "mygpt/tensor.h"
 #include "base/base.h"
 #include "base/text.h"
 #include "io/json.h"
@@ -160,6 +161,13 @@ mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const 
     const int started = opt->buf != NULL;
     state_tensor ts[4];
     const int nt = state_tensors(g, opt, train, pos->batch, ts);
+    for (int i = 0; i < nt; i++) { // a diverged run's NaN never replaces the last good state
+        const size_t at = ts[i].es == 4 && (started || i == 0) ? mygpt_first_nonfinite(ts[i].data, ts[i].numel)
+                                                                : ts[i].numel;
+        if (at < ts[i].numel)
+            return mygpt_fail(err, MYGPT_ERANGE, "%s: %s holds a non-finite value (%g at %zu): not saved", path,
+                              ts[i].name, (double)((const float *)ts[i].data)[at], at);
+    }
     mygpt_strbuf h = {0};
     mygpt_sb_append(&h, "{\"__metadata__\":{\"format\":\"" FORMAT "\"");
     meta_put(&h, "version", "1");

@@ -1,6 +1,7 @@
 /* tensor.c - comparisons, reductions and toy attention (see mygpt/tensor.h). */
 #include "mygpt/tensor.h"
 
+#include <float.h>
 #include <math.h>
 
 #include "mygpt/layers.h"
@@ -23,6 +24,24 @@ int mygpt_allclose(const float *a, const float *b, size_t n, double rtol, double
             return 0;
     }
     return 1;
+}
+
+size_t mygpt_first_nonfinite(const float *x, size_t n)
+{
+    // one thread, no OpenMP team: a load or a save must not start one (a process that forks
+    // after it has a team hangs in its child's first parallel region). Blocks without an
+    // early exit, which the compiler vectorizes; the index is looked for in a bad block only
+    enum { BLOCK = 4096 };
+    for (size_t b = 0; b < n; b += BLOCK) {
+        const size_t e = n - b < BLOCK ? n : b + BLOCK;
+        int bad = 0;
+        for (size_t i = b; i < e; i++)
+            bad |= !(fabsf(x[i]) <= FLT_MAX); // NaN and the infinities
+        for (size_t i = b; bad && i < e; i++)
+            if (!isfinite(x[i]))
+                return i;
+    }
+    return n;
 }
 
 float mygpt_dot(const float *a, const float *b, size_t n)

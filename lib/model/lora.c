@@ -7,6 +7,8 @@
  */
 #include "mygpt/lora.h"
 
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,10 +67,14 @@ int mygpt_lora_untied_config(const mygpt_config *cfg, mygpt_config *out)
     return 1;
 }
 
+static mygpt_status merge_into(const mygpt_gpt *g, mygpt_gpt *plain, mygpt_error *err);
+
 /* g takes a model of configuration cfg holding every tensor of g's (untie: out_head a copy
  * of wte, as load_weights_into_gpt), each LoRA A drawn from rng (NULL: zeros), each B
- * zeros; g unchanged on failure. */
-static mygpt_status rebuild(mygpt_gpt *g, const mygpt_config *cfg, int untie, mygpt_rng *rng, mygpt_error *err)
+ * zeros, or with fill the adapters fill puts in, refused (MYGPT_ERANGE) when merging them
+ * would make a weight that is not finite; g unchanged on failure. */
+static mygpt_status rebuild(mygpt_gpt *g, const mygpt_config *cfg, int untie, mygpt_rng *rng,
+                            void (*fill)(void *ctx, mygpt_gpt *m), void *ctx, mygpt_error *err)
 {
     mygpt_gpt *fresh;
     MYGPT_TRY(copy_to(g, cfg, &fresh, err)); // validates cfg
@@ -87,6 +93,10 @@ static mygpt_status rebuild(mygpt_gpt *g, const mygpt_config *cfg, int untie, my
         if (info.role == MYGPT_ROLE_LORA_A)
             st = mygpt_uniform_(rng, e.data, e.numel, -bound, bound, err);
     }
+    if (fill) { // a file's adapters: applied, the model computes what the merge would, so finite
+        fill(ctx, fresh);
+        st = merge_into(fresh, NULL, err);
+    }
     if (st != MYGPT_OK) {
         mygpt_gpt_free(fresh);
         return st;
@@ -95,7 +105,9 @@ static mygpt_status rebuild(mygpt_gpt *g, const mygpt_config *cfg, int untie, my
     return MYGPT_OK;
 }
 
-mygpt_status mygpt_lora_add_to(mygpt_gpt *g, int rank, double alpha, int untie, mygpt_rng *rng, mygpt_error *err)
+/* mygpt_lora_add_to's checks, then rebuild with its adapters drawn from rng or put in by fill */
+static mygpt_status add(mygpt_gpt *g, int rank, double alpha, int untie, mygpt_rng *rng,
+                        void (*fill)(void *ctx, mygpt_gpt *m), void *ctx, mygpt_error *err)
 {
     MYGPT_TRY(check_model(g, "add adapters", err));
     if (g->config.lora_rank > 0)
@@ -108,7 +120,18 @@ mygpt_status mygpt_lora_add_to(mygpt_gpt *g, int rank, double alpha, int untie, 
         return mygpt_fail(err, MYGPT_EINVAL, "%s", "only a GPT-2 language model has a tied head to untie");
     cfg.lora_rank = rank;
     cfg.lora_alpha = alpha;
-    return rebuild(g, &cfg, untie, rng, err);
+    return rebuild(g, &cfg, untie, rng, fill, ctx, err);
+}
+
+mygpt_status mygpt_lora_add_to(mygpt_gpt *g, int rank, double alpha, int untie, mygpt_rng *rng, mygpt_error *err)
+{
+    return add(g, rank, alpha, untie, rng, NULL, NULL, err);
+}
+
+mygpt_status mygpt_lora_add_values(mygpt_gpt *g, int rank, double alpha, int untie,
+                                   void (*fill)(void *ctx, mygpt_gpt *m), void *ctx, mygpt_error *err)
+{
+    return add(g, rank, alpha, untie, NULL, fill, ctx, err);
 }
 
 mygpt_status mygpt_lora_add(mygpt_gpt *g, int rank, double alpha, mygpt_rng *rng, mygpt_error *err)
@@ -125,20 +148,67 @@ mygpt_status mygpt_lora_untie_head(mygpt_gpt *g, mygpt_error *err)
                           "untie (this one: %s%s%s)", mygpt_arch_name(g->config.arch),
                           g->config.num_classes > 0 ? ", a classification head" : "",
                           g->config.lora_rank > 0 ? ", with adapters" : "");
-    return rebuild(g, &cfg, 1, NULL, err);
+    return rebuild(g, &cfg, 1, NULL, NULL, NULL, err);
 }
 
-/* W (OC, C) += scale * (A (C, r) @ B (r, OC))^T, each product summed over r in order */
-static void merge_one(float *W, const float *A, const float *B, int C, int OC, int r, float scale)
+/* W (OC, C) + scale * (A (C, r) @ B (r, OC))^T, each product summed over r in order, into
+ * dst (OC, C), or only computed when dst is NULL: the first index o * C + c whose value is
+ * not finite, or -1 when all are */
+static long long merge_one(float *dst, const float *W, const float *A, const float *B, int C, int OC, int r,
+                           float scale)
 {
-#pragma omp parallel for schedule(static)
+    long long first = LLONG_MAX;
+#pragma omp parallel for schedule(static) reduction(min : first)
     for (int o = 0; o < OC; o++)
         for (int c = 0; c < C; c++) {
             float u = 0.0f;
             for (int j = 0; j < r; j++)
                 u += A[(size_t)c * r + j] * B[(size_t)j * OC + o];
-            W[(size_t)o * C + c] += scale * u;
+            const float v = W[(size_t)o * C + c] + scale * u;
+            if (dst)
+                dst[(size_t)o * C + c] = v;
+            if (!isfinite(v) && (long long)o * C + c < first)
+                first = (long long)o * C + c;
         }
+    return first == LLONG_MAX ? -1 : first;
+}
+
+/* Merges the adapters of g (a model with them) into plain's weights (a model of g's
+ * configuration without them, holding g's other tensors), or, plain NULL, only computes
+ * the merge: MYGPT_ERANGE naming the first weight the merge makes a NaN or an infinity
+ * (the adapters' values are finite, but their product or its sum with W overflows). */
+static mygpt_status merge_into(const mygpt_gpt *g, mygpt_gpt *plain, mygpt_error *err)
+{
+    const mygpt_config *cfg = &g->config;
+    const int r = cfg->lora_rank;
+    const float scale = (float)(cfg->lora_alpha / r);
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) {
+        mygpt_param_info w;
+        int a, b;
+        mygpt_param_info_get(cfg, i, &w);
+        if (w.role != MYGPT_ROLE_LINEAR || !mygpt_param_info_adapter(cfg, i, &a, &b)) // a tied head has none
+            continue;
+        const int layers = w.per_layer ? cfg->num_layers : 1, OC = (int)w.shape[0], C = (int)w.shape[1];
+        for (int l = 0; l < layers; l++) {
+            const size_t at = (size_t)l * OC * C;
+            const long long bad = merge_one(plain ? mygpt_param_tensor(&plain->params, i) + at : NULL,
+                                            mygpt_param_tensor(&g->params, i) + at,
+                                            mygpt_param_tensor(&g->params, a) + (size_t)l * C * r,
+                                            mygpt_param_tensor(&g->params, b) + (size_t)l * r * OC, C, OC, r, scale);
+            if (bad >= 0) {
+                mygpt_state_entry e;
+                for (int j = 0; j < mygpt_state_dict_len(cfg); j++) { // its state_dict name
+                    mygpt_state_dict_entry(cfg, NULL, j, &e);
+                    if (e.tensor == i && e.layer == (w.per_layer ? l : -1))
+                        break;
+                }
+                return mygpt_fail(err, MYGPT_ERANGE, "merged, the adapters make %s[%lld][%lld] a NaN or an "
+                                  "infinity: W + (alpha / r) (A B)^T overflows float32, though each value is finite",
+                                  e.name, bad / C, bad % C);
+            }
+        }
+    }
+    return MYGPT_OK;
 }
 
 mygpt_status mygpt_lora_merge(mygpt_gpt *g, mygpt_error *err)
@@ -147,24 +217,15 @@ mygpt_status mygpt_lora_merge(mygpt_gpt *g, mygpt_error *err)
     const mygpt_config *cfg = &g->config;
     if (cfg->lora_rank <= 0)
         return mygpt_fail(err, MYGPT_EINVAL, "%s", "the model has no LoRA adapters to merge");
-    const int r = cfg->lora_rank;
-    const float scale = (float)(cfg->lora_alpha / r);
     mygpt_config plain = *cfg;
     plain.lora_rank = 0;
     plain.lora_alpha = 0.0;
     mygpt_gpt *fresh; // the plain model, its weights then merged: g unchanged until it is done
     MYGPT_TRY(copy_to(g, &plain, &fresh, err));
-    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) {
-        mygpt_param_info w;
-        int a, b;
-        mygpt_param_info_get(cfg, i, &w);
-        if (w.role != MYGPT_ROLE_LINEAR || !mygpt_param_info_adapter(cfg, i, &a, &b)) // a tied head has none
-            continue;
-        const int layers = w.per_layer ? cfg->num_layers : 1, OC = (int)w.shape[0], C = (int)w.shape[1];
-        for (int l = 0; l < layers; l++)
-            merge_one(mygpt_param_tensor(&fresh->params, i) + (size_t)l * OC * C,
-                      mygpt_param_tensor(&g->params, a) + (size_t)l * C * r,
-                      mygpt_param_tensor(&g->params, b) + (size_t)l * r * OC, C, OC, r, scale);
+    const mygpt_status st = merge_into(g, fresh, err);
+    if (st != MYGPT_OK) {
+        mygpt_gpt_free(fresh);
+        return st;
     }
     adopt(g, fresh);
     return MYGPT_OK;

@@ -17,4 +17,11 @@ int mygpt_lora_untied_config(const mygpt_config *cfg, mygpt_config *out);
  * (g unchanged on any error). */
 mygpt_status mygpt_lora_add_to(mygpt_gpt *g, int rank, double alpha, int untie, mygpt_rng *rng, mygpt_error *err);
 
+/* mygpt_lora_add_to with the adapters' values of a file: fill(ctx, m) puts them into m, the
+ * new model, before g takes it; MYGPT_ERANGE (g unchanged) when the model would compute
+ * with a weight that is not finite: merged (mygpt_lora_merge), finite adapters may
+ * overflow float32, and the forward with them computes what the merge does. */
+mygpt_status mygpt_lora_add_values(mygpt_gpt *g, int rank, double alpha, int untie,
+                                   void (*fill)(void *ctx, mygpt_gpt *m), void *ctx, mygpt_error *err);
+
 #endif

@@ -54,7 +54,8 @@ mygpt_status mygpt_checkpoint_check_save(const mygpt_gpt *gpt, const char *path,
  * leaves path.XXXXXX, named for what it is. A gpt2 also gets config.json beside it when
  * there is none; one there that describes the same model is kept, anything else refused
  * before the model is written (see mygpt_checkpoint_check_save). The path as mygpt_checkpoint_check_path
- * requires; MYGPT_EIO when it cannot write, with the reason. */
+ * requires; MYGPT_EIO when it cannot write, with the reason; MYGPT_ERANGE, nothing written,
+ * for a float32 weight that is a NaN or an infinity (naming its tensor). */
 mygpt_status mygpt_checkpoint_save(const mygpt_gpt *gpt, const char *path, mygpt_error *err);
 
 /* Builds a model from a checkpoint of any of the three layouts, the file read (not
@@ -85,8 +86,9 @@ mygpt_status mygpt_checkpoint_save_adapters(const mygpt_gpt *gpt, const char *pa
  * mygpt_checkpoint_save_adapters wrote for a model of its configuration (adapters of
  * the book's GPTModel on a GPT-2: gpt is made that model first, mygpt_lora_untie_head).
  * Everything is read and checked first (the metadata's model against gpt's, every
- * adapter there once, F32 of its shape, finite, nothing else): on any error, with the
- * reason, gpt is unchanged (MYGPT_EIO, MYGPT_EFORMAT, MYGPT_EINVAL, MYGPT_ENOMEM). */
+ * adapter there once, F32 of its shape, finite, nothing else; merged into the weights,
+ * every weight finite: MYGPT_ERANGE otherwise, as mygpt_lora_merge): on any error, with
+ * the reason, gpt is unchanged (MYGPT_EIO, MYGPT_EFORMAT, MYGPT_EINVAL, MYGPT_ENOMEM). */
 mygpt_status mygpt_checkpoint_load_adapters(mygpt_gpt *gpt, const char *path, mygpt_error *err);
 
 #pragma GCC visibility pop

@@ -55,7 +55,9 @@ void mygpt_svg_begin(mygpt_svg *fig, double width, double height);
 
 /* Line plot of the series (colours of matplotlib's default cycle), with axes,
  * ticks, a light grid and a legend. y range [ymin, ymax]; the x range spans every
- * series' x values, with integer ticks when those are all integers. */
+ * series' x values, with integer ticks when those are all integers. A point whose x or
+ * y is a NaN or an infinity is a gap: the line ends before it and starts again after
+ * it (no coordinate written is ever non-finite). */
 void mygpt_svg_line_plot(mygpt_svg *fig, const mygpt_svg_panel *p, const mygpt_svg_series *s,
                          int nseries, double ymin, double ymax);
 

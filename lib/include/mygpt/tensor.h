@@ -22,6 +22,11 @@ int mygpt_equal(const float *a, const float *b, size_t n);
  * PyTorch's defaults are rtol = 1e-5, atol = 1e-8. */
 int mygpt_allclose(const float *a, const float *b, size_t n, double rtol, double atol);
 
+/* The index of the first value of x[0..n) that is a NaN or an infinity, or n when all
+ * are finite (torch.isfinite(x).all()): what the savers and the training loops check
+ * before a model or a state is kept. */
+size_t mygpt_first_nonfinite(const float *x, size_t n);
+
 /* a . b of two float32 vectors, accumulated in double and rounded to float32. */
 float mygpt_dot(const float *a, const float *b, size_t n);
 

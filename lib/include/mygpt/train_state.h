@@ -52,7 +52,8 @@ typedef struct mygpt_train_position {
  * (a temporary renamed over path, the interrupting signals held meanwhile): g's weights
  * (float32), opt's buffers, the n_rng generators, train's order (when pos->batch > 0),
  * pos and the n settings. MYGPT_EINVAL (a quantized model, a path refused), MYGPT_EIO
- * (a failed write, with the reason), MYGPT_ENOMEM. */
+ * (a failed write, with the reason), MYGPT_ENOMEM; MYGPT_ERANGE, nothing written, for a
+ * weight or an optimizer's value that is a NaN or an infinity. */
 mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const mygpt_optimizer *opt,
                                     const mygpt_rng *const *rngs, int n_rng, const mygpt_dataloader *train,
                                     const mygpt_train_position *pos, const mygpt_train_setting *settings,
