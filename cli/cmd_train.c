@@ -550,14 +550,16 @@ int cmd_train(int argc, char **argv)
         }
     }
     // what the run writes, apart from each other and from what it reads (but the state it
-    // resumes, which it saves again as it goes on)
+    // resumes and the model it starts from, which it saves again as it goes on: each is
+    // read whole before the first step, and replaced only by a whole, finite file)
     char plot[4100], vocab[2][4200], model[2][4200], conf[4200];
     cli_file tokenizer[2], init[2];
     if (args_has(&a, "log"))
         train_log_plot_path(plot, sizeof plot, args_get(&a, "log"));
     tokenizer_files(tokenizer, vocab);
     cli_checkpoint_files("--init-from", args_get(&a, "init-from"), init, model);
-    const cli_file files[] = {{"--save", args_get(&a, "save"), 1, 0},
+    init[0].shared = 2;
+    const cli_file files[] = {{"--save", args_get(&a, "save"), 1, 2},
                               cli_save_config_file(args_get(&a, "save"), init_from || cfg.arch == MYGPT_ARCH_GPT2,
                                                    conf), // --init-from's architecture: not read yet
                               {args_has(&a, "state") ? "--state" : "the training state",

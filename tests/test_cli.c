@@ -1922,8 +1922,8 @@ static void expect_refused_untouched(const refused_run *runs, size_t n, const ch
  * --resume, the tokenizer's) nor two of its files over each other (--save and a GPT-2's
  * config.json beside it, --state or the state beside --save, --log and its plot), however
  * the paths are spelt (DIR/./m, DIR/sub/../m, a link to m) and whether the file is there
- * yet or not: refused before the first step. A state resumed and saved again is the run
- * going on: that one file is allowed. */
+ * yet or not: refused before the first step. A state resumed and saved again, or the
+ * model a run starts from saved again, is the run going on: those are allowed. */
 Test(cli_train, no_file_written_replaces_one_read_or_another_written, .timeout = 300)
 {
     const char *data = data_dir_or_skip();
@@ -1956,8 +1956,6 @@ Test(cli_train, no_file_written_replaces_one_read_or_another_written, .timeout =
         {TRAIN_SMALL "--steps 2 --save DIR/new.svg --log DIR/new.csv", "--save", "--log's plot"},
         {TRAIN_SMALL "--steps 2 --save DIR/new.safetensors --log DIR/sub/../new.state.safetensors",
          "the training state", "--log"},
-        {"train --seed 0 --context 8 --batch 2 --steps 2 --optimizer sgd --lr 0.1 --text DIR/verdict_part.txt "
-         "--init-from DIR/m.safetensors --save DIR/./m.safetensors", "--save", "--init-from"},
         {TRAIN_SMALL "--steps 2 --resume DIR/m.safetensors --log DIR/m.safetensors", "--log", "--resume"},
         {TRAIN_SMALL "--steps 2 --log DIR/sub/../vocab/vocab.bpe", "--log", "the tokenizer"},
         {TRAIN_SMALL "--steps 2 --arch gpt2 --save DIR/g.safetensors --log DIR/./config.json", "--log",
@@ -1988,6 +1986,11 @@ Test(cli_train, no_file_written_replaces_one_read_or_another_written, .timeout =
               dir, data, NULL, &r);
     cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
     cr_expect(strstr(r.err, "(resumed at step 2)") != NULL, "%s", r.err);
+    proc_result_free(&r);
+    // and so is the model a run starts from: trained further in place
+    train_run("train --seed 0 --context 8 --batch 2 --steps 1 --optimizer sgd --lr 0.1 --text DIR/verdict_part.txt "
+              "--init-from DIR/m.safetensors --save DIR/./m.safetensors", dir, data, NULL, &r);
+    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
     proc_result_free(&r);
     static const char *const made[] = {"s.safetensors", "m.safetensors", "verdict_part.txt", "link.txt",
                                        "vocab/encoder.json", "vocab/vocab.bpe", "vocab", "sub"};

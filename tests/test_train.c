@@ -536,6 +536,52 @@ Test(train_optim, bad_hyper_parameters_are_refused)
     mygpt_optimizer_free(&o);
 }
 
+/* A step says whether it left a value that is not finite (what the training loops check
+ * before anything may be saved): a weight, AdamW's exp_avg_sq (a gradient of 1e21 squared
+ * overflows while the weight stays finite) or SGD's momentum, at any place of a block too
+ * large for one thread; a finite step clears it. */
+Test(train_optim, a_step_says_whether_it_left_a_value_that_is_not_finite)
+{
+    const size_t n = 3 * 65536 + 7; // past MYGPT_STREAM_MIN: the parallel loop
+    float *p = malloc(n * sizeof *p), *g = malloc(n * sizeof *g);
+    cr_assert(p && g);
+    const size_t places[] = {0, 65536, n - 1};
+    for (int kind = 0; kind < 3; kind++)
+        for (size_t k = 0; k < sizeof places / sizeof places[0]; k++) {
+            for (size_t i = 0; i < n; i++)
+                p[i] = 0.5f, g[i] = 0.25f;
+            mygpt_optimizer o;
+            mygpt_error err = {0};
+            if (kind == 0)
+                mygpt_adamw_init(&o, 1e-3);
+            else
+                mygpt_sgd_init(&o, 1e-3);
+            o.momentum = kind == 2 ? 0.9 : o.momentum;
+            cr_assert_eq(mygpt_optimizer_step(&o, p, g, n, &err), MYGPT_OK, "%s", err.message);
+            cr_expect_eq(o.nonfinite, 0, "optimizer %d: a finite step flagged", kind);
+            // AdamW: v = 0.001 g^2 = 1e39 overflows, p stays finite; SGD: p - lr g = 3e38 + 3e41 overflows
+            g[places[k]] = kind == 0 ? 1e21f : -3e38f;
+            if (kind != 0)
+                p[places[k]] = 3e38f, o.lr = 1e3;
+            cr_assert_eq(mygpt_optimizer_step(&o, p, g, n, &err), MYGPT_OK, "%s", err.message);
+            cr_expect_eq(o.nonfinite, 1, "optimizer %d, place %zu: not flagged", kind, places[k]);
+            mygpt_optimizer_free(&o);
+        }
+    // a finite step after one that was not clears the flag
+    mygpt_optimizer o;
+    mygpt_error err = {0};
+    mygpt_sgd_init(&o, 1.0);
+    float q[2] = {3e38f, 0}, d[2] = {-3e38f, 0};
+    cr_assert_eq(mygpt_optimizer_step(&o, q, d, 2, &err), MYGPT_OK);
+    cr_expect_eq(o.nonfinite, 1);
+    q[0] = d[0] = 1;
+    cr_assert_eq(mygpt_optimizer_step(&o, q, d, 2, &err), MYGPT_OK);
+    cr_expect_eq(o.nonfinite, 0);
+    mygpt_optimizer_free(&o);
+    free(p);
+    free(g);
+}
+
 /* ---- loss curves -------------------------------------------------------------------- */
 
 Test(train_curves, thirty_steps_of_sgd_and_adamw_follow_pytorch, .timeout = 300)

@@ -34,6 +34,8 @@ int train_diverged(const mygpt_error *err)
 
 mygpt_status train_check_finite(const mygpt_trainer *tr, const mygpt_optimizer *opt, long step, mygpt_error *err)
 {
+    if (!opt->nonfinite) // the step's own check of every value it wrote; the names are looked up only then
+        return MYGPT_OK;
     const mygpt_gpt *g = tr->model;
     for (int j = 0; j < mygpt_state_dict_len(&g->config); j++) {
         if (!mygpt_trainer_is_trainable(tr, j)) // a frozen tensor is what was loaded, and checked then

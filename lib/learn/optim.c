@@ -7,6 +7,7 @@
  * tensor. Every element is independent: the loops are parallel and give the same bits
  * for any thread count.
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,13 +72,16 @@ static mygpt_status check(const mygpt_optimizer *o, mygpt_error *err)
  *   buf = fma(g, f32(1 - dampening), buf * f32(momentum))      later steps
  *   g = nesterov ? fma(buf, f32(momentum), g) : buf           if momentum != 0
  *   p = fma(g, f32(-lr), p)                                    (p.add_(d_p, alpha=-lr)) */
-MYGPT_CLONES static void sgd_step(const mygpt_optimizer *o, float *p, const float *grads, float *buf, size_t n)
+/* Both steps return whether a value they wrote is not finite (NaN, an infinity): a check
+ * on values already in registers, where a pass of its own would read the whole state again. */
+MYGPT_CLONES static int sgd_step(const mygpt_optimizer *o, float *p, const float *grads, float *buf, size_t n)
 {
     const float wd = (float)o->weight_decay, mom = (float)o->momentum;
     const float one_minus_damp = (float)(1.0 - o->dampening), neg_lr = (float)-o->lr;
     const int first = o->step == 0, use_mom = o->momentum != 0.0, nesterov = o->nesterov;
     const int use_wd = o->weight_decay != 0.0;
-#pragma omp parallel for schedule(static) if (n > MYGPT_STREAM_MIN)
+    int bad = 0;
+#pragma omp parallel for schedule(static) reduction(| : bad) if (n > MYGPT_STREAM_MIN)
     for (size_t i = 0; i < n; i++) {
         float g = grads[i];
         if (use_wd)
@@ -87,7 +91,9 @@ MYGPT_CLONES static void sgd_step(const mygpt_optimizer *o, float *p, const floa
             g = nesterov ? fmaf(buf[i], mom, g) : buf[i];
         }
         p[i] = fmaf(g, neg_lr, p[i]);
+        bad |= !(fabsf(p[i]) <= FLT_MAX) | (use_mom && !(fabsf(buf[i]) <= FLT_MAX));
     }
+    return bad;
 }
 
 /* AdamW (torch/optim/adamw.py, _single_tensor_adamw), with step t after += 1:
@@ -97,7 +103,7 @@ MYGPT_CLONES static void sgd_step(const mygpt_optimizer *o, float *p, const floa
  *   denom = sqrt(v) / f32(sqrt(1 - beta2^t)) + f32(eps)
  *   p = p + (f32(-lr / (1 - beta1^t)) * m) / denom
  * (bias corrections in double, as Python computes them). */
-MYGPT_CLONES static void adamw_step(const mygpt_optimizer *o, float *p, const float *grads, float *m, float *v,
+MYGPT_CLONES static int adamw_step(const mygpt_optimizer *o, float *p, const float *grads, float *m, float *v,
                                     size_t n)
 {
     const double t = (double)o->step; // already incremented
@@ -107,7 +113,8 @@ MYGPT_CLONES static void adamw_step(const mygpt_optimizer *o, float *p, const fl
     const double bc1 = 1.0 - pow(o->beta1, t), bc2 = 1.0 - pow(o->beta2, t);
     const float bc2_sqrt = (float)sqrt(bc2), eps = (float)o->eps;
     const float neg_step = (float)(-(o->lr / bc1));
-#pragma omp parallel for schedule(static) if (n > MYGPT_STREAM_MIN)
+    int bad = 0;
+#pragma omp parallel for schedule(static) reduction(| : bad) if (n > MYGPT_STREAM_MIN)
     for (size_t i = 0; i < n; i++) {
         const float g = grads[i];
         p[i] = p[i] * decay;
@@ -115,7 +122,9 @@ MYGPT_CLONES static void adamw_step(const mygpt_optimizer *o, float *p, const fl
         v[i] = fmaf(one_minus_b2 * g, g, v[i] * b2);
         const float denom = sqrtf(v[i]) / bc2_sqrt + eps;
         p[i] = p[i] + (neg_step * m[i]) / denom;
+        bad |= !(fabsf(p[i]) <= FLT_MAX) | !(fabsf(m[i]) <= FLT_MAX) | !(fabsf(v[i]) <= FLT_MAX);
     }
+    return bad;
 }
 
 mygpt_status mygpt_optimizer_step(mygpt_optimizer *o, float *params, const float *grads, size_t n,
@@ -161,13 +170,14 @@ mygpt_status mygpt_optimizer_step_ranges(mygpt_optimizer *o, float *params, cons
     if (o->kind == MYGPT_ADAMW)
         o->step++; // AdamW counts the step before using it, SGD after
     size_t at = 0; // range k's state follows range k - 1's
+    o->nonfinite = 0;
     for (int k = 0; k < count; at += len[k], k++) {
         float *p = params + start[k];
         const float *g = grads + start[k];
         if (o->kind == MYGPT_SGD)
-            sgd_step(o, p, g, o->buf ? o->buf + at : NULL, len[k]);
+            o->nonfinite |= sgd_step(o, p, g, o->buf ? o->buf + at : NULL, len[k]);
         else
-            adamw_step(o, p, g, o->buf + at, o->buf2 + at, len[k]);
+            o->nonfinite |= adamw_step(o, p, g, o->buf + at, o->buf2 + at, len[k]);
     }
     if (o->kind == MYGPT_SGD)
         o->step++;

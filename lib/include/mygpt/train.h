@@ -165,6 +165,8 @@ typedef struct mygpt_optimizer {
     size_t n;                                 /* parameters (fixed by the first step) */
     float *buf;                               /* SGD momentum buffer, or AdamW exp_avg */
     float *buf2;                              /* AdamW exp_avg_sq                */
+    int nonfinite;                            /* the last step left a parameter or a state value
+                                                 that is not finite (NaN, an infinity) */
 } mygpt_optimizer;
 
 /* Fills *opt with PyTorch's defaults for the kind and the given lr (no allocation). */
