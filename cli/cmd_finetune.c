@@ -511,9 +511,11 @@ int cmd_finetune(int argc, char **argv)
         cli_error(cmd, "--lora-alpha goes with --lora R");
         return EXIT_USAGE;
     }
-    if (args_has(&a, "lora-alpha") && (args_double_min(cmd, &a, "lora-alpha", 0, &o.lora_alpha) || o.lora_alpha == 0)) {
-        if (o.lora_alpha == 0)
-            cli_error(cmd, "--lora-alpha must be more than 0");
+    if (args_has(&a, "lora-alpha") && (args_double_min(cmd, &a, "lora-alpha", 0, &o.lora_alpha) ||
+                                       !(o.lora_alpha >= MYGPT_LORA_ALPHA_MIN && o.lora_alpha <= MYGPT_LORA_ALPHA_MAX))) {
+        if (!(o.lora_alpha >= MYGPT_LORA_ALPHA_MIN && o.lora_alpha <= MYGPT_LORA_ALPHA_MAX)) // the adapters' file holds it
+            cli_error(cmd, "--lora-alpha must be from %g to %g, got %s", MYGPT_LORA_ALPHA_MIN, MYGPT_LORA_ALPHA_MAX,
+                      args_get(&a, "lora-alpha"));
         return EXIT_USAGE;
     }
     if (o.lora_rank > 0 && !o.instruct && !args_has(&a, "lr"))

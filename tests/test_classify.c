@@ -573,6 +573,46 @@ Test(classify, lora_adapters_save_alone_load_onto_their_model_and_merge)
     mygpt_gpt_free(other);
 }
 
+/* issue 46: an alpha the writer wrote (%.17g of a subnormal) the reader refused. Every
+ * alpha within [MYGPT_LORA_ALPHA_MIN, MYGPT_LORA_ALPHA_MAX] reads back as the same double,
+ * and one outside is refused before it is written */
+Test(classify, lora_alpha_round_trips_at_its_bounds_and_is_refused_past_them)
+{
+    const mygpt_config cfg = {.vocab_size = 30, .embed_dim = 8, .num_heads = 2, .num_layers = 1, .max_seq_len = 4,
+                              .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH};
+    const double fine[] = {MYGPT_LORA_ALPHA_MIN, MYGPT_LORA_ALPHA_MAX, 0.1, 1.0 / 3.0, 1.0000000000000002e-30,
+                           9.999999999999998e29};
+    char dir[] = "/tmp/mygpt_alpha_XXXXXX", path[64];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/adapters.safetensors", dir);
+    mygpt_error err = {0};
+    for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++) {
+        mygpt_gpt *g, *base;
+        cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, &err), MYGPT_OK);
+        cr_assert_eq(mygpt_lora_add(g, i % 2 ? 1 : MYGPT_LORA_MAX_RANK, fine[i], NULL, &err), MYGPT_OK, "alpha %.17g: %s",
+                     fine[i], err.message);
+        cr_assert_eq(mygpt_checkpoint_save_adapters(g, path, &err), MYGPT_OK, "%s", err.message);
+        cr_assert_eq(mygpt_gpt_create(&base, &cfg, 3, &err), MYGPT_OK);
+        cr_expect_eq(mygpt_checkpoint_load_adapters(base, path, &err), MYGPT_OK, "alpha %.17g: %s", fine[i],
+                     err.message);
+        cr_expect_eq(base->config.lora_alpha, fine[i], "alpha %.17g read back as %.17g", fine[i],
+                     base->config.lora_alpha);
+        mygpt_gpt_free(g);
+        mygpt_gpt_free(base);
+    }
+    const double past[] = {1e-310, 9.999999999999999e-31, 1.0000001e30, 1e300, 0.0, -1.0, NAN,
+                           INFINITY};
+    for (size_t i = 0; i < sizeof past / sizeof past[0]; i++) {
+        mygpt_gpt *g;
+        cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, &err), MYGPT_OK);
+        cr_expect_eq(mygpt_lora_add(g, 4, past[i], NULL, &err), MYGPT_EINVAL, "alpha %g taken", past[i]);
+        cr_expect(strstr(err.message, "lora_alpha must be a number from 1e-30 to 1e+30") != NULL, "%s", err.message);
+        mygpt_gpt_free(g);
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
 Test(classify, a_checkpoint_keeps_the_classification_head)
 {
     for (int a = MYGPT_ARCH_LLMS_FROM_SCRATCH; a <= MYGPT_ARCH_GPT2; a++) {

@@ -521,10 +521,12 @@ static const char *json_metadata(const mygpt_json *j, size_t m, mygpt_config *cf
             char *endp;
             errno = 0;
             const double v = strtod(val, &endp);
-            if (*val == '\0' || *endp != '\0' || errno || !(v > 0 && v < 1e30) ||
-                (which == 8 && (v > MYGPT_LORA_MAX_RANK || v != (int)v)))
+            if (*val == '\0' || *endp != '\0' || errno ||
+                (which == 8 ? !(v >= 1 && v <= MYGPT_LORA_MAX_RANK && v == (int)v)
+                            : !(v >= MYGPT_LORA_ALPHA_MIN && v <= MYGPT_LORA_ALPHA_MAX)))
                 return which == 8 ? "__metadata__'s lora_rank is not a whole number from 1 to MYGPT_LORA_MAX_RANK"
-                                  : "__metadata__'s lora_alpha is not a positive number";
+                                  : "__metadata__'s lora_alpha is not a number from 1e-30 to 1e+30 "
+                                    "(MYGPT_LORA_ALPHA_MIN, _MAX)";
             if (which == 8)
                 cfg->lora_rank = (int)v;
             else
