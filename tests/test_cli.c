@@ -1468,7 +1468,20 @@ Test(cli_train, a_resume_of_another_run_is_refused_and_a_second_ctrl_c_saves_not
          "with the optimizer adamw, not sgd"},
         {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
          "--lr 0.01 --text DATA/encoder.json --resume DIR/s.safetensors",
-         "--resume: "},
+         "was saved by a run with --text 4612 + 534 tokens, FNV-1a "},
+        // issue 46: the flag that differs and both values, not the loader's window count
+        {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 4 --batch 4 --steps 6 "
+         "--lr 0.01 --text DATA/the-verdict.txt --resume DIR/s.safetensors",
+         "was saved by a run with --context 8, not 4"},
+        {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 2 --steps 6 "
+         "--lr 0.01 --text DATA/the-verdict.txt --resume DIR/s.safetensors",
+         "was saved by a run with --batch 4, not 2"},
+        {"train --seed 4 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
+         "--lr 0.01 --text DATA/the-verdict.txt --resume DIR/s.safetensors",
+         "was saved by a run with --seed 3, not 4"},
+        {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
+         "--lr 0.01 --eval-every 2 --text DATA/the-verdict.txt --resume DIR/s.safetensors",
+         "was saved by a run with --eval-every 20, not 2"},
         {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 1 "
          "--lr 0.01 --text DATA/the-verdict.txt --resume DIR/s.safetensors",
          "is at step 2, past the run's end (--steps 1)"},

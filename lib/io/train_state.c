@@ -380,10 +380,6 @@ static mygpt_status check_state(const char *path, const state_file *s, const myg
     if (meta_ll(s, "generators", &ok) != n_rng || !ok)
         return mygpt_fail(err, MYGPT_EFORMAT, "%s: the state holds %s generators, not %d", path,
                           meta_get(s, "generators") ? meta_get(s, "generators") : "no", n_rng);
-    if (meta_ll(s, "loader.windows", &ok) != (long long)train->num_windows || !ok)
-        return mygpt_fail(
-            err, MYGPT_EINVAL, "%s was saved by a run whose training loader has %s windows, not %zu", path,
-            meta_get(s, "loader.windows") ? meta_get(s, "loader.windows") : "no", train->num_windows);
     for (int i = 0; i < n; i++) {
         char key[160];
         snprintf(key, sizeof key, "run:%s", settings[i].key);
@@ -406,6 +402,11 @@ static mygpt_status check_state(const char *path, const state_file *s, const myg
                               "was saved with",
                               path, s->m[m].key + 4, s->m[m].value);
     }
+    // after the settings, which name the flag that changes the windows (--context, --batch, --text)
+    if (meta_ll(s, "loader.windows", &ok) != (long long)train->num_windows || !ok)
+        return mygpt_fail(
+            err, MYGPT_EINVAL, "%s was saved by a run whose training loader has %s windows, not %zu", path,
+            meta_get(s, "loader.windows") ? meta_get(s, "loader.windows") : "no", train->num_windows);
     return MYGPT_OK;
 }
 
