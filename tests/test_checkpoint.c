@@ -870,6 +870,20 @@ Test(train_state, a_generator_whose_words_disagree_is_refused)
     unlink(path);
 }
 
+/* issue 46: a training state given as a model was refused by its tensor count */
+Test(train_state, a_training_state_is_named_as_one_where_a_model_is_expected)
+{
+    const char *path = tmp_path("notmodel");
+    save_state(path, NULL);
+    mygpt_gpt *g = NULL;
+    mygpt_error err = {0};
+    cr_expect_eq(mygpt_checkpoint_load(&g, path, &err), MYGPT_EINVAL, "a training state loads as a model");
+    cr_expect_null(g);
+    cr_expect(strstr(err.message, "is a training state (for mygpt train --resume), not a model: give the model train "
+                                  "saves with --save") != NULL, "%s", err.message);
+    unlink(path);
+}
+
 /* issue 46: optimizer.step was only checked >= 0 (LLONG_MAX overflowed at the next AdamW
  * step); it is the run's step, which is epoch * batches + batch, at most MYGPT_TRAIN_MAX_STEP */
 Test(train_state, an_optimizer_step_or_position_that_disagrees_is_refused)

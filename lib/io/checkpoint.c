@@ -485,8 +485,10 @@ static const char *json_entry(const mygpt_json *j, size_t v, entry *e)
 
 /* "__metadata__" (value m): strings to strings, any of them; mygpt reads the five sizes
  * of the configuration, the architecture and how the weights are stored ("weights":
- * "bf16" or "int8" with "group_size": "64"), and ignores the other keys. NULL, or what is wrong */
-static const char *json_metadata(const mygpt_json *j, size_t m, mygpt_config *cfg, int *found, mygpt_weights *wf)
+ * "bf16" or "int8" with "group_size": "64"), whether it is a training state ("format":
+ * "mygpt-train-state", *state), and ignores the other keys. NULL, or what is wrong */
+static const char *json_metadata(const mygpt_json *j, size_t m, mygpt_config *cfg, int *found, mygpt_weights *wf,
+                                 int *state)
 {
     static const char *const names[5] = {"vocab_size", "embed_dim", "num_heads", "num_layers", "max_seq_len"};
     int *fields[5] = {&cfg->vocab_size, &cfg->embed_dim, &cfg->num_heads, &cfg->num_layers, &cfg->max_seq_len};
@@ -504,6 +506,7 @@ static const char *json_metadata(const mygpt_json *j, size_t m, mygpt_config *cf
                 : mygpt_json_equals(j, k, "group_size")    ? 7
                 : mygpt_json_equals(j, k, "lora_rank")     ? 8
                 : mygpt_json_equals(j, k, "lora_alpha")    ? 9
+                : mygpt_json_equals(j, k, "format")        ? 10
                                                            : -1;
         if (which < 0)
             continue; // another program's: any string
@@ -511,6 +514,10 @@ static const char *json_metadata(const mygpt_json *j, size_t m, mygpt_config *cf
         const size_t l = mygpt_json_string(j, k + 1, val, sizeof val);
         if (l == (size_t)-1 || l != strlen(val))
             val[0] = '\0'; // too long, or a NUL inside: no valid value
+        if (which == 10) { // "pt" (safetensors' own), or another program's
+            *state = strcmp(val, "mygpt-train-state") == 0; // mygpt/train_state.h
+            continue;
+        }
         if (which == 5 && mygpt_arch_parse(val, &cfg->arch, NULL) != MYGPT_OK)
             return "__metadata__ names an unknown architecture";
         if (which == 6 && mygpt_weights_parse(val, wf, NULL) != MYGPT_OK)
@@ -722,6 +729,7 @@ typedef struct header_read {
     mygpt_config cfg;
     int found;
     mygpt_weights wf;
+    int train_state; /* the file is a training state (mygpt/train_state.h), not a model */
     size_t data_at, data_len;
 } header_read;
 
@@ -800,7 +808,7 @@ static mygpt_status read_header(const char *path, header_read *h, mygpt_error *e
     for (size_t k = 1, m = 0; !why && m < doc.v[0].count; m++, k = doc.v[k + 1].next) {
         if (mygpt_json_equals(&doc, k, "__metadata__")) {
             why = seen_metadata++ ? "__metadata__ appears twice in the header"
-                                  : json_metadata(&doc, k + 1, &h->cfg, &h->found, &h->wf);
+                                  : json_metadata(&doc, k + 1, &h->cfg, &h->found, &h->wf, &h->train_state);
             continue;
         }
         char name[sizeof h->entries->name + 12];
@@ -850,6 +858,10 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
     if (cfg.lora_rank > 0)
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EINVAL, "%s holds LoRA adapters only: load the model they were "
                                          "trained on and apply them (mygpt_checkpoint_load_adapters)", path));
+    if (h.train_state) // its tensors are a run's, not a model's: said so, not counted
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EINVAL, "%s is a training state (for mygpt train --resume), "
+                                         "not a model: give the model train saves with --save (the run's train "
+                                         "command with --resume STATE --save MODEL writes it)", path));
     // the architecture from the names; sizes from __metadata__, or from the shapes
     const entry *wte = NULL, *wpe = NULL;
     if ((wte = find(entries, n, "wte.weight"))) {

@@ -16,8 +16,8 @@
  *             "optimizer", "optimizer.step", "step", "epoch", "batch",
  *             "loader.windows", "generators", "generator.0", ..., "run:KEY" per setting
  *
- * It is not a model checkpoint (mygpt_checkpoint_load refuses it): a run saves its model
- * with mygpt_checkpoint_save.
+ * It is not a model checkpoint (mygpt_checkpoint_load refuses it, saying it is a training
+ * state): a run saves its model with mygpt_checkpoint_save.
  */
 #ifndef MYGPT_TRAIN_STATE_H
 #define MYGPT_TRAIN_STATE_H
