@@ -2698,16 +2698,20 @@ Test(cli_lora, finetune_saves_adapters_that_chat_generate_and_merge_read, .timeo
 {
     data_file_or_skip("instruction-data.json");
     data_file_or_skip("encoder.json");
-    char dir[] = "/tmp/mygpt-lora-XXXXXX", base[300], other[300];
+    char dir[] = "/tmp/mygpt-lora-XXXXXX", base[300], other[300], same[300];
     cr_assert_not_null(mkdtemp(dir));
     snprintf(base, sizeof base, "%s/base.safetensors", dir);
     snprintf(other, sizeof other, "%s/other.safetensors", dir);
+    snprintf(same, sizeof same, "%s/same.safetensors", dir);
     // the book's --test_mode GPTModel as a file, and one of another width
     mygpt_config cfg = {.vocab_size = 50257, .embed_dim = 12, .num_heads = 2, .num_layers = 1,
                         .max_seq_len = 120, .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH};
     mygpt_gpt *g;
     cr_assert_eq(mygpt_gpt_create(&g, &cfg, 123, NULL), MYGPT_OK);
     cr_assert_eq(mygpt_checkpoint_save(g, base, NULL), MYGPT_OK);
+    mygpt_gpt_free(g);
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 7, NULL), MYGPT_OK); // the same shape, other weights
+    cr_assert_eq(mygpt_checkpoint_save(g, same, NULL), MYGPT_OK);
     mygpt_gpt_free(g);
     cfg.embed_dim = 16;
     cr_assert_eq(mygpt_gpt_create(&g, &cfg, 1, NULL), MYGPT_OK);
@@ -2745,6 +2749,16 @@ Test(cli_lora, finetune_saves_adapters_that_chat_generate_and_merge_read, .timeo
         {"generate --checkpoint DIR/base.safetensors --adapters DIR/ad.safetensors --ids 1,2 --max-new 1 "
          "--weights int8", "merge them"},
         {"generate --checkpoint DIR/ad.safetensors --ids 1,2 --max-new 1", "LoRA adapters only"},
+        // issue 46: onto a model of the same shape, or the model they are merged into
+        {"merge DIR/same.safetensors DIR/ad.safetensors DIR/y.safetensors",
+         "ad.safetensors: the adapters were trained on another base model (checksum "},
+        {"generate --checkpoint DIR/same.safetensors --adapters DIR/ad.safetensors --ids 1,2 --max-new 1",
+         "the adapters were trained on another base model"},
+        {"chat --checkpoint DIR/same.safetensors --adapters DIR/ad.safetensors", "trained on another base model"},
+        {"merge DIR/merged.safetensors DIR/ad.safetensors DIR/y.safetensors",
+         "ad.safetensors: the adapters are already merged into this model"},
+        {"generate --checkpoint DIR/merged.safetensors --adapters DIR/ad.safetensors --ids 1,2 --max-new 1",
+         "already merged"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         finetune_run(bad[i][0], dir, &r);
@@ -2761,7 +2775,8 @@ Test(cli_lora, finetune_saves_adapters_that_chat_generate_and_merge_read, .timeo
     cr_expect(strstr(r.out, "\nLoRA adapters       (rank 16):     2666528\nTotal parameters:                  127107874\n"),
               "124,441,346 + 2,666,528: %s", r.out);
     proc_result_free(&r);
-    static const char *const names[] = {"base.safetensors", "other.safetensors", "ad.safetensors", "merged.safetensors"};
+    static const char *const names[] = {"base.safetensors", "other.safetensors", "same.safetensors", "ad.safetensors",
+                                        "merged.safetensors"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char p[300];
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);

@@ -166,6 +166,9 @@ mygpt_status mygpt_lora_merge(mygpt_gpt *g, mygpt_error *err)
                       mygpt_param_tensor(&g->params, a) + (size_t)l * C * r,
                       mygpt_param_tensor(&g->params, b) + (size_t)l * r * OC, C, OC, r, scale);
     }
+    if (g->lora_from) // recorded in its checkpoint: the same adapters are not added again
+        g->lora_merged = g->lora_from;
+    g->lora_from = 0;
     adopt(g, fresh);
     return MYGPT_OK;
 }

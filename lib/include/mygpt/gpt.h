@@ -233,6 +233,10 @@ typedef struct mygpt_gpt {
     mygpt_weights weights;                      /* FP32, or quantized (mygpt/quantize.h):
                                                    params then hold the dequantized values */
     struct mygpt_quantized *quantized;          /* the quantized bytes, NULL for FP32    */
+    uint64_t lora_from;                         /* the checksum of the adapters
+                                                   mygpt_checkpoint_load_adapters gave it, or 0 */
+    uint64_t lora_merged;                       /* the checksum of adapters merged into its
+                                                   weights (its checkpoint's lora_merged), or 0 */
 } mygpt_gpt;
 
 /* Parameter counts as the chapter tabulates them (sum of numel per module). */

@@ -44,8 +44,9 @@ mygpt_status mygpt_lora_untie_head(mygpt_gpt *g, mygpt_error *err);
 
 /* Folds the adapters into the weights, W += (alpha / r) (A B)^T in float32 (the product
  * rounded, scaled, then added), and drops them: g is then a plain model that computes
- * what it did, within float32 rounding, and saves as one. MYGPT_EINVAL when g has no
- * adapters or a trainer holds it; MYGPT_ENOMEM. */
+ * what it did, within float32 rounding, and saves as one. Adapters a file gave it
+ * (g->lora_from) are recorded in g->lora_merged, which its checkpoint keeps, so they are
+ * not added again. MYGPT_EINVAL when g has no adapters or a trainer holds it; MYGPT_ENOMEM. */
 mygpt_status mygpt_lora_merge(mygpt_gpt *g, mygpt_error *err);
 
 #pragma GCC visibility pop
