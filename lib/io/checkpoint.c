@@ -523,7 +523,7 @@ static const char *json_entry(const mygpt_json *j, size_t v, entry *e)
 typedef struct file_marks {
     int train_state;      /* "format": "mygpt-train-state" (mygpt/train_state.h), not a model */
     uint64_t lora_base;   /* adapters: "lora_base", the base_checksum of their model        */
-    uint64_t lora_merged; /* a model: "lora_merged", the adapters_checksum of those in it   */
+    uint64_t lora_merged; /* a model: "lora_merged", the FNV-1a 64 of the adapters in it   */
 } file_marks;
 
 /* "__metadata__" (value m): strings to strings, any of them; mygpt reads the five sizes

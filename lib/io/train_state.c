@@ -479,6 +479,7 @@ mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, mygpt_optimi
     int ok = 1;
     mygpt_train_position at = {0};
     long long opt_step = 0, started = 0;
+    const char *buffer_names[2];
     if (st == MYGPT_OK) {
         at.step = meta_ll(s, "step", &ok);
         at.epoch = meta_ll(s, "epoch", &ok);
@@ -503,7 +504,7 @@ mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, mygpt_optimi
             st = mygpt_fail(err, MYGPT_EFORMAT,
                             "%s: the state's step %lld is not epoch %lld of %zu batches and batch %lld", path,
                             at.step, at.epoch, train->num_batches, at.batch);
-        else if (started != (opt_step > 0 && optimizer_buffers(opt, (const char *[2]){0}) > 0))
+        else if (started != (opt_step > 0 && optimizer_buffers(opt, buffer_names) > 0)) // made at the first step
             st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the state's optimizer %s buffers at step %lld", path,
                             started ? "holds" : "lacks", opt_step);
     }
