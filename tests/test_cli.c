@@ -2461,6 +2461,7 @@ Test(cli_finetune, bad_flags_and_files_are_one_line)
         {"finetune --task instruct --lora 4 --lora-alpha 1e300", "--lora-alpha must be from 1e-30 to 1e+30, got 1e300"},
         {"finetune --task instruct --lora 4 --lora-alpha 0", "--lora-alpha must be from 1e-30 to 1e+30, got 0"},
         {"finetune --task instruct --lora 4 --lora-alpha 9.9e-31", "--lora-alpha must be from 1e-30 to 1e+30"},
+        {"finetune --task instruct --lora 4 --lora-alpha -2", "--lora-alpha must be from 1e-30 to 1e+30, got -2"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         proc_result r;
