@@ -514,10 +514,14 @@ int cmd_finetune(int argc, char **argv)
         cli_error(cmd, "--lora-alpha goes with --lora R");
         return EXIT_USAGE;
     }
-    if (args_has(&a, "lora-alpha") && (args_double_min(cmd, &a, "lora-alpha", 0, &o.lora_alpha) || o.lora_alpha == 0)) {
-        if (o.lora_alpha == 0)
-            cli_error(cmd, "--lora-alpha must be more than 0");
-        return EXIT_USAGE;
+    if (args_has(&a, "lora-alpha")) { // a number the adapters' file holds and reads back
+        if (parse_double(cmd, "lora-alpha", args_get(&a, "lora-alpha"), &o.lora_alpha))
+            return EXIT_USAGE;
+        if (!(o.lora_alpha >= MYGPT_LORA_ALPHA_MIN && o.lora_alpha <= MYGPT_LORA_ALPHA_MAX)) {
+            cli_error(cmd, "--lora-alpha must be from %g to %g, got %s", MYGPT_LORA_ALPHA_MIN, MYGPT_LORA_ALPHA_MAX,
+                      args_get(&a, "lora-alpha"));
+            return EXIT_USAGE;
+        }
     }
     if (o.lora_rank > 0 && !o.instruct && !args_has(&a, "lr"))
         o.lr = 8e-4; // appendix E's

@@ -801,3 +801,180 @@ Test(checkpoint, the_check_before_training_refuses_what_the_save_would_fail_on)
     unlink(path);
     rmdir(dir);
 }
+
+/* ---- training states (mygpt/train_state.h) ------------------------------------------ */
+
+/* What a state is saved from and loaded into: a small model, AdamW, the loader over 200
+ * tokens (24 batches of 2 windows of 4), one generator */
+typedef struct state_run {
+    mygpt_gpt *g;
+    mygpt_optimizer opt;
+    mygpt_rng rng;
+    mygpt_dataloader train;
+} state_run;
+
+static int64_t state_tokens[200];
+
+static void state_run_start(state_run *r, int steps)
+{
+    const mygpt_config cfg = {.vocab_size = 11, .embed_dim = 4, .num_heads = 2, .num_layers = 1, .max_seq_len = 4};
+    for (int i = 0; i < 200; i++)
+        state_tokens[i] = (i * 7) % 11;
+    cr_assert_eq(mygpt_gpt_create(&r->g, &cfg, 3, NULL), MYGPT_OK);
+    mygpt_adamw_init(&r->opt, 0.01);
+    mygpt_rng_init(&r->rng, 3);
+    memset(&r->train, 0, sizeof r->train);
+    cr_assert_eq(mygpt_dataloader_init(&r->train, state_tokens, 200, 2, 4, 4, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_dataloader_epoch(&r->train, &r->rng, 1, NULL), MYGPT_OK);
+    float *grads = calloc(r->g->num_parameters, sizeof *grads);
+    for (int s = 0; s < steps; s++) // the buffers made, the step counted
+        cr_assert_eq(mygpt_optimizer_step(&r->opt, r->g->params_memory, grads, r->g->num_parameters, NULL), MYGPT_OK);
+    free(grads);
+}
+
+static void state_run_free(state_run *r)
+{
+    mygpt_gpt_free(r->g);
+    mygpt_optimizer_free(&r->opt);
+    mygpt_dataloader_free(&r->train);
+}
+
+/* A state of a run 3 steps in (epoch 0, batch 3), its generator gen (NULL: the run's) */
+static void save_state(const char *path, const mygpt_rng *gen)
+{
+    state_run r;
+    state_run_start(&r, 3);
+    const mygpt_rng *rngs[1] = {gen ? gen : &r.rng};
+    const mygpt_train_position pos = {3, 0, 3};
+    const mygpt_train_setting set[1] = {{"--seed", "3"}};
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_train_state_save(path, r.g, &r.opt, rngs, 1, &r.train, &pos, set, 1, &err), MYGPT_OK, "%s",
+                 err.message);
+    state_run_free(&r);
+}
+
+/* Loads path into a fresh run: the status, the message in err */
+static mygpt_status load_state(const char *path, mygpt_error *err)
+{
+    state_run r;
+    state_run_start(&r, 0);
+    mygpt_rng *rngs[1] = {&r.rng};
+    mygpt_train_position pos;
+    const mygpt_train_setting set[1] = {{"--seed", "3"}};
+    const mygpt_status st = mygpt_train_state_load(path, r.g, &r.opt, rngs, 1, &r.train, &pos, set, 1, err);
+    if (st == MYGPT_OK) // what it loads, a draw goes on from
+        for (int k = 0; k < 2000; k++)
+            mygpt_rng_random(&r.rng);
+    state_run_free(&r);
+    return st;
+}
+
+/* path's header with "key":"value" made "key":"to" (its length and padding made again) */
+static void state_meta_set(const char *path, const char *key, const char *to)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    char *b = malloc(1 << 20), *out = malloc((1 << 20) + 256);
+    const size_t n = fread(b, 1, 1 << 20, f);
+    fclose(f);
+    uint64_t hlen = 0;
+    for (int i = 0; i < 8; i++)
+        hlen |= (uint64_t)(unsigned char)b[i] << (8 * i);
+    char want[96], *h = strndup(b + 8, hlen);
+    size_t hl = strlen(h);
+    while (hl > 0 && h[hl - 1] == ' ') // the padding
+        h[--hl] = '\0';
+    snprintf(want, sizeof want, "\"%s\":\"", key);
+    char *at = strstr(h, want);
+    cr_assert_not_null(at, "no %s", key);
+    at += strlen(want);
+    size_t o = 8 + (size_t)sprintf(out + 8, "%.*s%s%s", (int)(at - h), h, to, strchr(at, '"'));
+    while ((o - 8) % 8)
+        out[o++] = ' ';
+    for (int i = 0; i < 8; i++)
+        out[i] = (char)((uint64_t)(o - 8) >> (8 * i));
+    memcpy(out + o, b + 8 + hlen, n - 8 - hlen);
+    f = fopen(path, "wb");
+    cr_assert_eq(fwrite(out, 1, o + n - 8 - hlen, f), o + n - 8 - hlen);
+    fclose(f);
+    free(h);
+    free(out);
+    free(b);
+}
+
+/* issue 46: a generator whose left and next disagree (each in its range) was taken, and
+ * its first draw read past the 624 words */
+Test(train_state, a_generator_whose_words_disagree_is_refused)
+{
+    const char *path = tmp_path("gen");
+    mygpt_error err = {0};
+    save_state(path, NULL);
+    cr_expect_eq(load_state(path, &err), MYGPT_OK, "the state as saved: %s", err.message);
+    const struct {
+        int left, next, cached;
+        double normal;
+    } bad[] = {{625, 624, 0, 0}, {624, 624, 0, 0}, {1, 623, 0, 0}, {300, 300, 0, 0}, {1, 1, 0, 0},
+               {300, 325, 1, NAN}, {300, 325, 1, INFINITY}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        mygpt_rng g = {0};
+        mygpt_rng_seed(&g, 3);
+        g.left = bad[i].left;
+        g.next = bad[i].next;
+        g.has_cached_normal = bad[i].cached;
+        g.cached_normal = bad[i].normal;
+        save_state(path, &g);
+        cr_expect_eq(load_state(path, &err), MYGPT_EFORMAT, "left %d next %d: accepted", g.left, g.next);
+        cr_expect(strstr(err.message, "generator.0: the generator's") != NULL, "%s", err.message);
+    }
+    unlink(path);
+}
+
+/* issue 46: a training state given as a model was refused by its tensor count */
+Test(train_state, a_training_state_is_named_as_one_where_a_model_is_expected)
+{
+    const char *path = tmp_path("notmodel");
+    save_state(path, NULL);
+    mygpt_gpt *g = NULL;
+    mygpt_error err = {0};
+    cr_expect_eq(mygpt_checkpoint_load(&g, path, &err), MYGPT_EINVAL, "a training state loads as a model");
+    cr_expect_null(g);
+    cr_expect(strstr(err.message, "is a training state (for mygpt train --resume), not a model: give the model train "
+                                  "saves with --save") != NULL, "%s", err.message);
+    unlink(path);
+}
+
+/* issue 46: optimizer.step was only checked >= 0 (LLONG_MAX overflowed at the next AdamW
+ * step); it is the run's step, which is epoch * batches + batch, at most MYGPT_TRAIN_MAX_STEP */
+Test(train_state, an_optimizer_step_or_position_that_disagrees_is_refused)
+{
+    const char *path = tmp_path("step");
+    mygpt_error err = {0};
+    const struct {
+        const char *key[3], *value[3], *msg;
+    } bad[] = {
+        {{"optimizer.step"}, {"9223372036854775807"}, "optimizer step 9223372036854775807 is not its step 3"},
+        {{"optimizer.step"}, {"9223372036854775806"}, "optimizer step 9223372036854775806 is not its step 3"},
+        {{"optimizer.step"}, {"4"}, "optimizer step 4 is not its step 3"},
+        {{"optimizer.step", "step", "epoch"}, {"9223372036854775807", "9223372036854775807", "384307168202282325"},
+         "step 9223372036854775807 is past the last a run takes (9007199254740992)"},
+        {{"optimizer.step", "step", "epoch"}, {"9007199254740993", "9007199254740993", "375299968947541"},
+         "past the last a run takes"},
+        {{"epoch"}, {"9223372036854775807"}, "step 3 is not epoch 9223372036854775807 of 24 batches and batch 3"},
+        {{"step", "optimizer.step"}, {"27", "27"}, "step 27 is not epoch 0 of 24 batches and batch 3"},
+        {{"optimizer.buffers"}, {"0"}, "optimizer lacks buffers at step 3"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        save_state(path, NULL);
+        for (int k = 0; k < 3 && bad[i].key[k]; k++)
+            state_meta_set(path, bad[i].key[k], bad[i].value[k]);
+        cr_expect_eq(load_state(path, &err), MYGPT_EFORMAT, "%s: accepted", bad[i].msg);
+        cr_expect(strstr(err.message, bad[i].msg) != NULL, "'%s' lacks '%s'", err.message, bad[i].msg);
+    }
+    // the step and the position moved together, within the bound: taken
+    save_state(path, NULL);
+    state_meta_set(path, "step", "51");
+    state_meta_set(path, "optimizer.step", "51");
+    state_meta_set(path, "epoch", "2");
+    cr_expect_eq(load_state(path, &err), MYGPT_OK, "%s", err.message);
+    unlink(path);
+}

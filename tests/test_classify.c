@@ -625,6 +625,116 @@ Test(classify, adapters_whose_merge_is_not_finite_leave_the_model_unchanged)
     mygpt_gpt_free(base);
 }
 
+/* issue 46: adapters held their base's configuration only, so they were put on another
+ * model of the same shape, and merged twice. They record their base's checksum (every
+ * base tensor: a LayerNorm of the base changed is another base), a merge records theirs;
+ * a file written before (no lora_base) is taken on the sizes alone */
+Test(classify, adapters_are_refused_on_another_base_and_where_they_are_merged)
+{
+    const mygpt_config cfg = {.vocab_size = 300, .embed_dim = 32, .num_heads = 4, .num_layers = 2,
+                              .max_seq_len = 16, .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH, .qkv_bias = 1};
+    mygpt_error err = {0};
+    mygpt_gpt *g, *same, *other, *shifted, *reloaded;
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, 9);
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_lora_add(g, 4, 8, &rng, &err), MYGPT_OK, "%s", err.message);
+    fill_adapters_b(g);
+    char dir[] = "/tmp/mygpt_lorabase_XXXXXX", path[80], old[80], bad[80], merged[80];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/adapters.safetensors", dir);
+    snprintf(old, sizeof old, "%s/old.safetensors", dir);
+    snprintf(bad, sizeof bad, "%s/bad.safetensors", dir);
+    snprintf(merged, sizeof merged, "%s/merged.safetensors", dir);
+    cr_assert_eq(mygpt_checkpoint_save_adapters(g, path, &err), MYGPT_OK, "%s", err.message);
+    cr_assert_eq(mygpt_gpt_create(&same, &cfg, 3, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_gpt_create(&other, &cfg, 4, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_gpt_create(&shifted, &cfg, 3, &err), MYGPT_OK);
+    shifted->params.lnfw[0] += 0.5f;
+    for (int k = 0; k < 2; k++) {
+        mygpt_gpt *m = k ? shifted : other;
+        cr_expect_eq(mygpt_checkpoint_load_adapters(m, path, &err), MYGPT_EINVAL, "onto another base (%d)", k);
+        cr_expect(strstr(err.message, "the adapters were trained on another base model (checksum "), "%s", err.message);
+        cr_expect_eq(m->config.lora_rank, 0, "a refused load changed the model");
+    }
+    cr_assert_eq(mygpt_checkpoint_load_adapters(same, path, &err), MYGPT_OK, "%s", err.message);
+    // merged: in memory, and as its file reads back, the same adapters are not added again
+    cr_assert_eq(mygpt_lora_merge(same, &err), MYGPT_OK, "%s", err.message);
+    cr_expect_eq(mygpt_checkpoint_load_adapters(same, path, &err), MYGPT_EINVAL, "added twice");
+    cr_expect(strstr(err.message, "the adapters are already merged into this model"), "%s", err.message);
+    cr_assert_eq(mygpt_checkpoint_save(same, merged, &err), MYGPT_OK, "%s", err.message);
+    cr_assert_eq(mygpt_checkpoint_load(&reloaded, merged, &err), MYGPT_OK, "%s", err.message);
+    cr_expect_eq(mygpt_checkpoint_load_adapters(reloaded, path, &err), MYGPT_EINVAL, "merged file: added twice");
+    cr_expect(strstr(err.message, "already merged"), "%s", err.message);
+    cr_expect_eq(reloaded->config.lora_rank, 0);
+    // a file without lora_base (written before it was recorded): the sizes alone decide
+    size_t n = 0;
+    FILE *f = fopen(path, "rb");
+    static char text[1 << 16];
+    n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    const char *at = strstr(text + 8, ",\"lora_base\":\"");
+    cr_assert_not_null(at);
+    char field[64];
+    snprintf(field, sizeof field, "%.*s", (int)strlen(",\"lora_base\":\"") + 17, at);
+    broken_copy(path, old, field, "", 0, -1);
+    cr_expect_eq(mygpt_checkpoint_load_adapters(other, old, &err), MYGPT_OK, "an old file: %s", err.message);
+    broken_copy(path, bad, field, ",\"lora_base\":\"12345\"", 0, -1);
+    cr_expect_eq(mygpt_checkpoint_load_adapters(shifted, bad, &err), MYGPT_EFORMAT, "a broken lora_base");
+    cr_expect(strstr(err.message, "not a checksum"), "%s", err.message);
+    unlink(path);
+    unlink(old);
+    unlink(bad);
+    unlink(merged);
+    rmdir(dir);
+    mygpt_gpt_free(g);
+    mygpt_gpt_free(same);
+    mygpt_gpt_free(other);
+    mygpt_gpt_free(shifted);
+    mygpt_gpt_free(reloaded);
+}
+
+/* issue 46: an alpha the writer wrote (%.17g of a subnormal) the reader refused. Every
+ * alpha within [MYGPT_LORA_ALPHA_MIN, MYGPT_LORA_ALPHA_MAX] reads back as the same double,
+ * and one outside is refused before it is written */
+Test(classify, lora_alpha_round_trips_at_its_bounds_and_is_refused_past_them)
+{
+    const mygpt_config cfg = {.vocab_size = 30, .embed_dim = 8, .num_heads = 2, .num_layers = 1, .max_seq_len = 4,
+                              .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH};
+    const double fine[] = {MYGPT_LORA_ALPHA_MIN, MYGPT_LORA_ALPHA_MAX, 0.1, 1.0 / 3.0, 1.0000000000000002e-30,
+                           9.999999999999998e29};
+    char dir[] = "/tmp/mygpt_alpha_XXXXXX", path[64];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/adapters.safetensors", dir);
+    mygpt_error err = {0};
+    for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++) {
+        mygpt_gpt *g, *base;
+        cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, &err), MYGPT_OK);
+        cr_assert_eq(mygpt_lora_add(g, i % 2 ? 1 : MYGPT_LORA_MAX_RANK, fine[i], NULL, &err), MYGPT_OK, "alpha %.17g: %s",
+                     fine[i], err.message);
+        cr_assert_eq(mygpt_checkpoint_save_adapters(g, path, &err), MYGPT_OK, "%s", err.message);
+        cr_assert_eq(mygpt_gpt_create(&base, &cfg, 3, &err), MYGPT_OK);
+        cr_expect_eq(mygpt_checkpoint_load_adapters(base, path, &err), MYGPT_OK, "alpha %.17g: %s", fine[i],
+                     err.message);
+        cr_expect_eq(base->config.lora_alpha, fine[i], "alpha %.17g read back as %.17g", fine[i],
+                     base->config.lora_alpha);
+        mygpt_gpt_free(g);
+        mygpt_gpt_free(base);
+    }
+    const double past[] = {1e-310, 9.999999999999999e-31, 1.0000001e30, 1e300, 0.0, -1.0, NAN,
+                           INFINITY};
+    for (size_t i = 0; i < sizeof past / sizeof past[0]; i++) {
+        mygpt_gpt *g;
+        cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, &err), MYGPT_OK);
+        cr_expect_eq(mygpt_lora_add(g, 4, past[i], NULL, &err), MYGPT_EINVAL, "alpha %g taken", past[i]);
+        cr_expect(strstr(err.message, "lora_alpha must be a number from 1e-30 to 1e+30") != NULL, "%s", err.message);
+        mygpt_gpt_free(g);
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
 Test(classify, a_checkpoint_keeps_the_classification_head)
 {
     for (int a = MYGPT_ARCH_LLMS_FROM_SCRATCH; a <= MYGPT_ARCH_GPT2; a++) {

@@ -1588,13 +1588,34 @@ Test(cli_train, a_resume_of_another_run_is_refused_and_a_second_ctrl_c_saves_not
          "with the optimizer adamw, not sgd"},
         {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
          "--lr 0.01 --text DATA/encoder.json --resume DIR/s.safetensors",
-         "--resume: "},
+         "was saved by a run with --text 4612 + 534 tokens, FNV-1a "},
+        // issue 46: the flag that differs and both values, not the loader's window count
+        {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 4 --batch 4 --steps 6 "
+         "--lr 0.01 --text DATA/the-verdict.txt --resume DIR/s.safetensors",
+         "was saved by a run with --context 8, not 4"},
+        {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 2 --steps 6 "
+         "--lr 0.01 --text DATA/the-verdict.txt --resume DIR/s.safetensors",
+         "was saved by a run with --batch 4, not 2"},
+        {"train --seed 4 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
+         "--lr 0.01 --text DATA/the-verdict.txt --resume DIR/s.safetensors",
+         "was saved by a run with --seed 3, not 4"},
+        {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
+         "--lr 0.01 --eval-every 2 --text DATA/the-verdict.txt --resume DIR/s.safetensors",
+         "was saved by a run with --eval-every 20, not 2"},
         {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 1 "
          "--lr 0.01 --text DATA/the-verdict.txt --resume DIR/s.safetensors",
          "is at step 2, past the run's end (--steps 1)"},
         {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
          "--lr 0.01 --text DATA/the-verdict.txt --resume DIR/m.safetensors",
          "m.safetensors is not a training state"},
+        // issue 46: a state where a model is expected was refused by its tensor count
+        {"generate --checkpoint DIR/s.safetensors --ids 1,2 --max-new 1",
+         "s.safetensors is a training state (for mygpt train --resume), not a model: give the model train saves with "
+         "--save (the run's train command with --resume STATE --save MODEL writes it)"},
+        {"train --steps 1 --text DATA/the-verdict.txt --context 8 --init-from DIR/s.safetensors",
+         "s.safetensors is a training state (for mygpt train --resume), not a model"},
+        {"finetune --task instruct --checkpoint DIR/s.safetensors", "s.safetensors is a training state"},
+        {"chat --checkpoint DIR/s.safetensors", "s.safetensors is a training state"},
         // appendix D's settings (issue 39): a schedule the saving run did not have, or
         // another one, or another clipping, or none of either
         {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
@@ -2961,6 +2982,12 @@ Test(cli_finetune, bad_flags_and_files_are_one_line)
         {"finetune --task classify --lr -1", "--lr"},
         {"finetune --task instruct --epochs x", "--epochs"},
         {"finetune --task instruct --save /nonexistent/dir/m.safetensors", "--save: "},
+        // issue 46: a subnormal alpha was taken and written, and the file then refused
+        {"finetune --task instruct --lora 4 --lora-alpha 1e-310", "--lora-alpha must be from 1e-30 to 1e+30, got 1e-310"},
+        {"finetune --task instruct --lora 4 --lora-alpha 1e300", "--lora-alpha must be from 1e-30 to 1e+30, got 1e300"},
+        {"finetune --task instruct --lora 4 --lora-alpha 0", "--lora-alpha must be from 1e-30 to 1e+30, got 0"},
+        {"finetune --task instruct --lora 4 --lora-alpha 9.9e-31", "--lora-alpha must be from 1e-30 to 1e+30"},
+        {"finetune --task instruct --lora 4 --lora-alpha -2", "--lora-alpha must be from 1e-30 to 1e+30, got -2"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         proc_result r;
@@ -3356,16 +3383,20 @@ Test(cli_lora, finetune_saves_adapters_that_chat_generate_and_merge_read, .timeo
 {
     data_file_or_skip("instruction-data.json");
     data_file_or_skip("encoder.json");
-    char dir[] = "/tmp/mygpt-lora-XXXXXX", base[300], other[300];
+    char dir[] = "/tmp/mygpt-lora-XXXXXX", base[300], other[300], same[300];
     cr_assert_not_null(mkdtemp(dir));
     snprintf(base, sizeof base, "%s/base.safetensors", dir);
     snprintf(other, sizeof other, "%s/other.safetensors", dir);
+    snprintf(same, sizeof same, "%s/same.safetensors", dir);
     // the book's --test_mode GPTModel as a file, and one of another width
     mygpt_config cfg = {.vocab_size = 50257, .embed_dim = 12, .num_heads = 2, .num_layers = 1,
                         .max_seq_len = 120, .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH};
     mygpt_gpt *g;
     cr_assert_eq(mygpt_gpt_create(&g, &cfg, 123, NULL), MYGPT_OK);
     cr_assert_eq(mygpt_checkpoint_save(g, base, NULL), MYGPT_OK);
+    mygpt_gpt_free(g);
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 7, NULL), MYGPT_OK); // the same shape, other weights
+    cr_assert_eq(mygpt_checkpoint_save(g, same, NULL), MYGPT_OK);
     mygpt_gpt_free(g);
     cfg.embed_dim = 16;
     cr_assert_eq(mygpt_gpt_create(&g, &cfg, 1, NULL), MYGPT_OK);
@@ -3403,6 +3434,16 @@ Test(cli_lora, finetune_saves_adapters_that_chat_generate_and_merge_read, .timeo
         {"generate --checkpoint DIR/base.safetensors --adapters DIR/ad.safetensors --ids 1,2 --max-new 1 "
          "--weights int8", "merge them"},
         {"generate --checkpoint DIR/ad.safetensors --ids 1,2 --max-new 1", "LoRA adapters only"},
+        // issue 46: onto a model of the same shape, or the model they are merged into
+        {"merge DIR/same.safetensors DIR/ad.safetensors DIR/y.safetensors",
+         "ad.safetensors: the adapters were trained on another base model (checksum "},
+        {"generate --checkpoint DIR/same.safetensors --adapters DIR/ad.safetensors --ids 1,2 --max-new 1",
+         "the adapters were trained on another base model"},
+        {"chat --checkpoint DIR/same.safetensors --adapters DIR/ad.safetensors", "trained on another base model"},
+        {"merge DIR/merged.safetensors DIR/ad.safetensors DIR/y.safetensors",
+         "ad.safetensors: the adapters are already merged into this model"},
+        {"generate --checkpoint DIR/merged.safetensors --adapters DIR/ad.safetensors --ids 1,2 --max-new 1",
+         "already merged"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         finetune_run(bad[i][0], dir, &r);
@@ -3419,7 +3460,8 @@ Test(cli_lora, finetune_saves_adapters_that_chat_generate_and_merge_read, .timeo
     cr_expect(strstr(r.out, "\nLoRA adapters       (rank 16):     2666528\nTotal parameters:                  127107874\n"),
               "124,441,346 + 2,666,528: %s", r.out);
     proc_result_free(&r);
-    static const char *const names[] = {"base.safetensors", "other.safetensors", "ad.safetensors", "merged.safetensors"};
+    static const char *const names[] = {"base.safetensors", "other.safetensors", "same.safetensors", "ad.safetensors",
+                                        "merged.safetensors"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char p[300];
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);

@@ -4,6 +4,7 @@
  * (made by tools/gen_goldens.py from torch 1.13) replayed bit for bit.
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,6 +181,46 @@ Test(rng_errors, bad_arguments_return_errors)
     mygpt_rng fresh = {0};
     mygpt_rng_seed(&fresh, 0);
     cr_expect_eq(mygpt_rng_random(&r), mygpt_rng_random(&fresh));
+}
+
+/* mygpt_rng_check: every state the draws leave passes (single draws, runs, normals across
+ * twists), and a state whose words disagree, as a file may hold one, is refused */
+Test(rng_errors, a_state_whose_words_disagree_is_refused)
+{
+    mygpt_rng r = {0};
+    mygpt_error err = {0};
+    mygpt_rng_seed(&r, 5);
+    cr_expect_eq(mygpt_rng_check(&r, &err), MYGPT_OK, "seeded: %s", err.message);
+    uint32_t words[700];
+    float z[3];
+    for (int round = 0; round < 40; round++) {
+        if (round % 3 == 0)
+            mygpt_rng_fill(&r, words, (size_t)(round * 31) % 700);
+        else if (round % 3 == 1)
+            for (int k = 0; k < round * 17; k++)
+                mygpt_rng_random(&r);
+        else
+            cr_assert_eq(mygpt_normal_(&r, z, 3, 0.0, 1.0, &err), MYGPT_OK); // leaves a normal cached
+        cr_expect_eq(mygpt_rng_check(&r, &err), MYGPT_OK, "round %d (left %d, next %d): %s", round, r.left, r.next,
+                     err.message);
+    }
+    const struct {
+        int left, next;
+    } bad[] = {{625, 624}, {624, 624}, {1, 1}, {0, 625}, {2, 0}, {626, -1}, {-1, 626}, {624, 0}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        mygpt_rng b = r;
+        b.left = bad[i].left;
+        b.next = bad[i].next;
+        cr_expect_eq(mygpt_rng_check(&b, &err), MYGPT_EFORMAT, "left %d, next %d accepted", b.left, b.next);
+        cr_expect(strstr(err.message, "disagree") != NULL, "%s", err.message);
+    }
+    mygpt_rng c = r;
+    c.has_cached_normal = 1;
+    c.cached_normal = NAN;
+    cr_expect_eq(mygpt_rng_check(&c, &err), MYGPT_EFORMAT, "a NaN cached normal accepted");
+    c.has_cached_normal = 2;
+    c.cached_normal = 0.5;
+    cr_expect_eq(mygpt_rng_check(&c, &err), MYGPT_EFORMAT, "has_cached_normal 2 accepted");
 }
 
 Test(rng_spec, fill_is_the_same_stream_as_single_draws)

@@ -34,6 +34,23 @@ void mygpt_rng_seed(mygpt_rng *rng, uint64_t seed)
     rng->cached_normal = 0.0;
 }
 
+mygpt_status mygpt_rng_check(const mygpt_rng *rng, mygpt_error *err)
+{
+    const int seeded = rng->left == 1 && rng->next == 0;
+    if (!seeded && (rng->left < 1 || rng->left > MYGPT_MT_N || rng->left + rng->next != MYGPT_MT_N + 1))
+        return mygpt_fail(err, MYGPT_EFORMAT,
+                          "the generator's left (%d) and next (%d) disagree: a generator keeps left + next = %d, "
+                          "left 1 to %d (or left 1, next 0 when seeded)",
+                          rng->left, rng->next, MYGPT_MT_N + 1, MYGPT_MT_N);
+    if ((rng->has_cached_normal != 0 && rng->has_cached_normal != 1) ||
+        (rng->has_cached_normal && !isfinite(rng->cached_normal)))
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s", "the generator's cached normal is not a finite value it drew");
+    if (rng->torch_cpu != MYGPT_TORCH_AVX2 && rng->torch_cpu != MYGPT_TORCH_SCALAR)
+        return mygpt_fail(err, MYGPT_EFORMAT, "the generator's torch_cpu (%d) is not one of PyTorch's kernels",
+                          (int)rng->torch_cpu);
+    return MYGPT_OK;
+}
+
 /* One word of the twist: the top bit of a, the low 31 of b, shifted and mixed. */
 static inline uint32_t mt_mix(uint32_t a, uint32_t b)
 {

@@ -327,6 +327,38 @@ mygpt_status mygpt_checkpoint_check_save(const mygpt_gpt *g, const char *path, m
     return config_json_check(conf, &g->config, &present, err);
 }
 
+#define FNV_START 14695981039346656037ull
+
+/* FNV-1a 64 of n bytes, going on from h (FNV_START to begin) */
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+/* The base checksum adapters record ("lora_base") and are checked against: FNV-1a 64 over
+ * the float32 bytes of every tensor of g's parameter table, in the table's order, but the
+ * adapters and a head that is a copy of the token embedding (a GPT-2's head untied,
+ * mygpt_lora_untie_head: hashed as the tied head, which is no tensor of its own), so the
+ * GPT-2 file and the book's GPTModel made of it have one checksum. Never 0. */
+static uint64_t base_checksum(const mygpt_gpt *g)
+{
+    uint64_t h = FNV_START;
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) {
+        mygpt_param_info info;
+        mygpt_param_info_get(&g->config, i, &info);
+        const float *t = mygpt_param_tensor(&g->params, i);
+        const size_t n = g->param_sizes[i];
+        if (n == 0 || info.role == MYGPT_ROLE_LORA_A || info.role == MYGPT_ROLE_LORA_B ||
+            (i == MYGPT_PARAM_lmw && n == g->param_sizes[MYGPT_PARAM_wte] && memcmp(t, g->params.wte, n * sizeof *t) == 0))
+            continue;
+        h = fnv1a(h, t, n * sizeof *t);
+    }
+    return h ? h : 1;
+}
+
 /* The save itself (the model, or its adapters only), with the interrupting signals
  * held (mygpt_checkpoint_save). */
 static mygpt_status save(const mygpt_gpt *g, const char *path, int adapters, mygpt_error *err);
@@ -373,8 +405,11 @@ static mygpt_status save(const mygpt_gpt *g, const char *path, int adapters, myg
         mygpt_sb_printf(&h, ",\"weights\":\"int8\",\"group_size\":\"%d\"", MYGPT_INT8_GROUP);
     else if (wf == MYGPT_WEIGHTS_BF16)
         mygpt_sb_append(&h, ",\"weights\":\"bf16\"");
-    if (adapters) // and the model they adapt, in the sizes above (num_classes: lmB's shape)
-        mygpt_sb_printf(&h, ",\"lora_rank\":\"%d\",\"lora_alpha\":\"%.17g\"", c->lora_rank, c->lora_alpha);
+    if (adapters) // and the model they adapt, in the sizes above (num_classes: lmB's shape) and its weights
+        mygpt_sb_printf(&h, ",\"lora_rank\":\"%d\",\"lora_alpha\":\"%.17g\",\"lora_base\":\"%016llx\"", c->lora_rank,
+                        c->lora_alpha, (unsigned long long)base_checksum(g));
+    else if (g->lora_merged) // adapters merged into it: not to be added again
+        mygpt_sb_printf(&h, ",\"lora_merged\":\"%016llx\"", (unsigned long long)g->lora_merged);
     mygpt_sb_append(&h, "}");
     size_t offset = 0, biggest = 0;
     for (int i = 0; i < n; i++) {
@@ -510,10 +545,20 @@ static const char *json_entry(const mygpt_json *j, size_t v, entry *e)
     return NULL;
 }
 
+/* What __metadata__ says of a file beyond its model: a training state's format, the
+ * checksums that tie adapters to their base (0: not recorded) */
+typedef struct file_marks {
+    int train_state;      /* "format": "mygpt-train-state" (mygpt/train_state.h), not a model */
+    uint64_t lora_base;   /* adapters: "lora_base", the base_checksum of their model        */
+    uint64_t lora_merged; /* a model: "lora_merged", the FNV-1a 64 of the adapters in it   */
+} file_marks;
+
 /* "__metadata__" (value m): strings to strings, any of them; mygpt reads the five sizes
  * of the configuration, the architecture and how the weights are stored ("weights":
- * "bf16" or "int8" with "group_size": "64"), and ignores the other keys. NULL, or what is wrong */
-static const char *json_metadata(const mygpt_json *j, size_t m, mygpt_config *cfg, int *found, mygpt_weights *wf)
+ * "bf16" or "int8" with "group_size": "64"), the file_marks, and ignores the other keys.
+ * NULL, or what is wrong */
+static const char *json_metadata(const mygpt_json *j, size_t m, mygpt_config *cfg, int *found, mygpt_weights *wf,
+                                 file_marks *marks)
 {
     static const char *const names[5] = {"vocab_size", "embed_dim", "num_heads", "num_layers", "max_seq_len"};
     int *fields[5] = {&cfg->vocab_size, &cfg->embed_dim, &cfg->num_heads, &cfg->num_layers, &cfg->max_seq_len};
@@ -531,6 +576,9 @@ static const char *json_metadata(const mygpt_json *j, size_t m, mygpt_config *cf
                 : mygpt_json_equals(j, k, "group_size")    ? 7
                 : mygpt_json_equals(j, k, "lora_rank")     ? 8
                 : mygpt_json_equals(j, k, "lora_alpha")    ? 9
+                : mygpt_json_equals(j, k, "format")        ? 10
+                : mygpt_json_equals(j, k, "lora_base")     ? 11
+                : mygpt_json_equals(j, k, "lora_merged")   ? 12
                                                            : -1;
         if (which < 0)
             continue; // another program's: any string
@@ -538,6 +586,19 @@ static const char *json_metadata(const mygpt_json *j, size_t m, mygpt_config *cf
         const size_t l = mygpt_json_string(j, k + 1, val, sizeof val);
         if (l == (size_t)-1 || l != strlen(val))
             val[0] = '\0'; // too long, or a NUL inside: no valid value
+        if (which == 10) { // "pt" (safetensors' own), or another program's
+            marks->train_state = strcmp(val, "mygpt-train-state") == 0; // mygpt/train_state.h
+            continue;
+        }
+        if (which == 11 || which == 12) { // 16 hex digits, as save writes them
+            char *endp;
+            errno = 0;
+            const unsigned long long v = strtoull(val, &endp, 16);
+            if (strlen(val) != 16 || strspn(val, "0123456789abcdef") != 16 || *endp != '\0' || errno || v == 0)
+                return "__metadata__'s lora_base or lora_merged is not a checksum (16 hex digits)";
+            *(which == 11 ? &marks->lora_base : &marks->lora_merged) = (uint64_t)v;
+            continue;
+        }
         if (which == 5 && mygpt_arch_parse(val, &cfg->arch, NULL) != MYGPT_OK)
             return "__metadata__ names an unknown architecture";
         if (which == 6 && mygpt_weights_parse(val, wf, NULL) != MYGPT_OK)
@@ -548,10 +609,12 @@ static const char *json_metadata(const mygpt_json *j, size_t m, mygpt_config *cf
             char *endp;
             errno = 0;
             const double v = strtod(val, &endp);
-            if (*val == '\0' || *endp != '\0' || errno || !(v > 0 && v < 1e30) ||
-                (which == 8 && (v > MYGPT_LORA_MAX_RANK || v != (int)v)))
+            if (*val == '\0' || *endp != '\0' || errno ||
+                (which == 8 ? !(v >= 1 && v <= MYGPT_LORA_MAX_RANK && v == (int)v)
+                            : !(v >= MYGPT_LORA_ALPHA_MIN && v <= MYGPT_LORA_ALPHA_MAX)))
                 return which == 8 ? "__metadata__'s lora_rank is not a whole number from 1 to MYGPT_LORA_MAX_RANK"
-                                  : "__metadata__'s lora_alpha is not a positive number";
+                                  : "__metadata__'s lora_alpha is not a number from 1e-30 to 1e+30 "
+                                    "(MYGPT_LORA_ALPHA_MIN, _MAX)";
             if (which == 8)
                 cfg->lora_rank = (int)v;
             else
@@ -747,6 +810,7 @@ typedef struct header_read {
     mygpt_config cfg;
     int found;
     mygpt_weights wf;
+    file_marks marks;
     size_t data_at, data_len;
 } header_read;
 
@@ -825,7 +889,7 @@ static mygpt_status read_header(const char *path, header_read *h, mygpt_error *e
     for (size_t k = 1, m = 0; !why && m < doc.v[0].count; m++, k = doc.v[k + 1].next) {
         if (mygpt_json_equals(&doc, k, "__metadata__")) {
             why = seen_metadata++ ? "__metadata__ appears twice in the header"
-                                  : json_metadata(&doc, k + 1, &h->cfg, &h->found, &h->wf);
+                                  : json_metadata(&doc, k + 1, &h->cfg, &h->found, &h->wf, &h->marks);
             continue;
         }
         char name[sizeof h->entries->name + 12];
@@ -875,6 +939,10 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
     if (cfg.lora_rank > 0)
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EINVAL, "%s holds LoRA adapters only: load the model they were "
                                          "trained on and apply them (mygpt_checkpoint_load_adapters)", path));
+    if (h.marks.train_state) // its tensors are a run's, not a model's: said so, not counted
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EINVAL, "%s is a training state (for mygpt train --resume), "
+                                         "not a model: give the model train saves with --save (the run's train "
+                                         "command with --resume STATE --save MODEL writes it)", path));
     // the architecture from the names; sizes from __metadata__, or from the shapes
     const entry *wte = NULL, *wpe = NULL;
     if ((wte = find(entries, n, "wte.weight"))) {
@@ -1037,6 +1105,7 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
         }
     }
     MYGPT_TRY_CLEANUP(st, unchanged_since_read(&h, path, err));
+    g->lora_merged = h.marks.lora_merged;
     *out = g;
     g = NULL;
 cleanup:
@@ -1115,6 +1184,7 @@ mygpt_status mygpt_checkpoint_load_adapters(mygpt_gpt *g, const char *path, mygp
     if (!(data = calloc((size_t)nt, sizeof *data)))
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading adapters"));
     // every value read and checked before the model changes
+    uint64_t id = FNV_START; // the adapters' own checksum, over their values in the file's order
     for (int i = 0; i < nt; i++) {
         const entry *e = find(h.entries, h.n, ts[i].name);
         const size_t numel = (size_t)ts[i].shape[0] * (size_t)ts[i].shape[1];
@@ -1134,14 +1204,29 @@ mygpt_status mygpt_checkpoint_load_adapters(mygpt_gpt *g, const char *path, mygp
             if (!isfinite(data[i][k]))
                 MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: %s holds a non-finite value (%g)", path,
                                                  e->name, (double)data[i][k]));
+        id = fnv1a(id, data[i], numel * sizeof(float));
     }
+    id = id ? id : 1;
     MYGPT_TRY_CLEANUP(st, unchanged_since_read(&h, path, err));
+    // the model they were trained on, by its weights (files written before mygpt recorded
+    // lora_base are taken on the sizes alone); merged already, they would be added twice
+    if (g->lora_merged == id)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EINVAL, "%s: the adapters are already merged into this model (its "
+                                         "lora_merged): use it as it is, or apply them to the model they were trained "
+                                         "on", path));
+    const uint64_t have = h.marks.lora_base && g->weights == MYGPT_WEIGHTS_FP32 ? base_checksum(g) : 0;
+    if (have && have != h.marks.lora_base)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EINVAL, "%s: the adapters were trained on another base model "
+                                         "(checksum %016llx; this model's is %016llx)", path,
+                                         (unsigned long long)h.marks.lora_base, (unsigned long long)have));
     const file_adapters values = {ts, data, nt};
     if ((st = mygpt_lora_add_values(g, cfg.lora_rank, cfg.lora_alpha, untie, put_adapters, (void *)&values, err)) ==
         MYGPT_ERANGE) { // finite adapters whose merge is not
         const mygpt_error inner = err ? *err : (mygpt_error){0};
         mygpt_fail(err, st, "%s: %s", path, inner.message);
     }
+    if (st == MYGPT_OK)
+        g->lora_from = id;
 cleanup:
     for (int i = 0; data && i < nt; i++)
         free(data[i]);

@@ -58,16 +58,15 @@ static void rng_string(mygpt_strbuf *sb, const mygpt_rng *r)
         mygpt_sb_printf(sb, "%08" PRIx32, r->mt[i]);
 }
 
-/* The reverse of rng_string: 1, or 0 when s is not a generator's state */
+/* The reverse of rng_string: 1, or 0 when s is not written as a generator's state (whether
+ * its fields agree is mygpt_rng_check's) */
 static int rng_parse(const char *s, mygpt_rng *r)
 {
     uint64_t seed, bits;
     int left, next, cached, cpu, used = 0;
     if (sscanf(s, "%" SCNx64 ":%d:%d:%d:%" SCNx64 ":%d:%n", &seed, &left, &next, &cached, &bits, &cpu,
                &used) != 6 ||
-        used == 0 || strlen(s + used) != 8 * MYGPT_MT_N || left < 1 || left > MYGPT_MT_N + 1 || next < 0 ||
-        next > MYGPT_MT_N || (cached != 0 && cached != 1) ||
-        (cpu != MYGPT_TORCH_AVX2 && cpu != MYGPT_TORCH_SCALAR))
+        used == 0 || strlen(s + used) != 8 * MYGPT_MT_N)
         return 0;
     mygpt_rng out = {0};
     for (int i = 0; i < MYGPT_MT_N; i++) {
@@ -157,6 +156,9 @@ mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const 
     if (pos->batch > 0 && !train->order)
         return mygpt_fail(err, MYGPT_EINVAL, "%s",
                           "the loader's order is not drawn, yet the position is in an epoch");
+    if (opt->step != pos->step || pos->step < 0 || pos->step > MYGPT_TRAIN_MAX_STEP) // what the loader checks
+        return mygpt_fail(err, MYGPT_EINVAL, "the optimizer's step %ld is not the run's step %lld (at most %lld)",
+                          opt->step, pos->step, (long long)MYGPT_TRAIN_MAX_STEP);
     // the buffers exist once the optimizer has stepped (when it has any)
     const int started = opt->buf != NULL;
     state_tensor ts[4];
@@ -386,10 +388,6 @@ static mygpt_status check_state(const char *path, const state_file *s, const myg
     if (meta_ll(s, "generators", &ok) != n_rng || !ok)
         return mygpt_fail(err, MYGPT_EFORMAT, "%s: the state holds %s generators, not %d", path,
                           meta_get(s, "generators") ? meta_get(s, "generators") : "no", n_rng);
-    if (meta_ll(s, "loader.windows", &ok) != (long long)train->num_windows || !ok)
-        return mygpt_fail(
-            err, MYGPT_EINVAL, "%s was saved by a run whose training loader has %s windows, not %zu", path,
-            meta_get(s, "loader.windows") ? meta_get(s, "loader.windows") : "no", train->num_windows);
     for (int i = 0; i < n; i++) {
         char key[160];
         snprintf(key, sizeof key, "run:%s", settings[i].key);
@@ -412,6 +410,11 @@ static mygpt_status check_state(const char *path, const state_file *s, const myg
                               "was saved with",
                               path, s->m[m].key + 4, s->m[m].value);
     }
+    // after the settings, which name the flag that changes the windows (--context, --batch, --text)
+    if (meta_ll(s, "loader.windows", &ok) != (long long)train->num_windows || !ok)
+        return mygpt_fail(
+            err, MYGPT_EINVAL, "%s was saved by a run whose training loader has %s windows, not %zu", path,
+            meta_get(s, "loader.windows") ? meta_get(s, "loader.windows") : "no", train->num_windows);
     return MYGPT_OK;
 }
 
@@ -484,6 +487,7 @@ mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, mygpt_optimi
     int ok = 1;
     mygpt_train_position at = {0};
     long long opt_step = 0, started = 0;
+    const char *buffer_names[2];
     if (st == MYGPT_OK) {
         at.step = meta_ll(s, "step", &ok);
         at.epoch = meta_ll(s, "epoch", &ok);
@@ -497,6 +501,20 @@ mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, mygpt_optimi
                             "%s: the state's step, epoch, batch or optimizer step is missing or "
                             "out of range",
                             path);
+        else if (at.step > MYGPT_TRAIN_MAX_STEP)
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the state's step %lld is past the last a run takes (%lld)",
+                            path, at.step, (long long)MYGPT_TRAIN_MAX_STEP);
+        else if (opt_step != at.step) // one opt.step() a step
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the state's optimizer step %lld is not its step %lld", path,
+                            opt_step, at.step);
+        else if ((size_t)at.epoch > (size_t)at.step / (train->num_batches ? train->num_batches : 1) ||
+                 (size_t)at.epoch * train->num_batches + (size_t)at.batch != (size_t)at.step)
+            st = mygpt_fail(err, MYGPT_EFORMAT,
+                            "%s: the state's step %lld is not epoch %lld of %zu batches and batch %lld", path,
+                            at.step, at.epoch, train->num_batches, at.batch);
+        else if (started != (opt_step > 0 && optimizer_buffers(opt, buffer_names) > 0)) // made at the first step
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the state's optimizer %s buffers at step %lld", path,
+                            started ? "holds" : "lacks", opt_step);
     }
     mygpt_rng *rs = st == MYGPT_OK ? malloc((size_t)(n_rng ? n_rng : 1) * sizeof *rs) : NULL;
     if (st == MYGPT_OK && !rs)
@@ -505,8 +523,11 @@ mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, mygpt_optimi
         char key[32];
         snprintf(key, sizeof key, "generator.%d", i);
         const char *v = meta_get(s, key);
+        mygpt_error why = {0};
         if (!v || !rng_parse(v, &rs[i]))
             st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s is missing or not a generator's state", path, key);
+        else if (mygpt_rng_check(&rs[i], &why) != MYGPT_OK) // a draw would read past its words
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s: %s", path, key, why.message);
     }
     state_tensor ts[4];
     const int nt = state_tensors(g, opt, train, at.batch, ts); // their names and sizes

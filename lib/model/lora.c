@@ -227,6 +227,9 @@ mygpt_status mygpt_lora_merge(mygpt_gpt *g, mygpt_error *err)
         mygpt_gpt_free(fresh);
         return st;
     }
+    if (g->lora_from) // recorded in its checkpoint: the same adapters are not added again
+        g->lora_merged = g->lora_from;
+    g->lora_from = 0;
     adopt(g, fresh);
     return MYGPT_OK;
 }

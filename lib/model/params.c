@@ -67,8 +67,9 @@ mygpt_status mygpt_config_validate(const mygpt_config *cfg, mygpt_error *err)
     if (cfg->lora_rank < 0 || cfg->lora_rank > MYGPT_LORA_MAX_RANK)
         return mygpt_fail(err, MYGPT_EINVAL, "lora_rank must be 0 (no adapters) or 1 to %d, got %d", MYGPT_LORA_MAX_RANK,
                           cfg->lora_rank);
-    if (cfg->lora_rank > 0 && !(cfg->lora_alpha > 0.0 && cfg->lora_alpha < 1e30))
-        return mygpt_fail(err, MYGPT_EINVAL, "lora_alpha must be a positive number, got %g", cfg->lora_alpha);
+    if (cfg->lora_rank > 0 && !(cfg->lora_alpha >= MYGPT_LORA_ALPHA_MIN && cfg->lora_alpha <= MYGPT_LORA_ALPHA_MAX))
+        return mygpt_fail(err, MYGPT_EINVAL, "lora_alpha must be a number from %g to %g, got %g", MYGPT_LORA_ALPHA_MIN,
+                          MYGPT_LORA_ALPHA_MAX, cfg->lora_alpha);
     if ((unsigned)cfg->arch > MYGPT_ARCH_GPT2)
         return mygpt_fail(err, MYGPT_EINVAL, "unknown architecture %d", (int)cfg->arch);
     if (!(cfg->dropout >= 0.0 && cfg->dropout < 1.0))

@@ -14,7 +14,8 @@
  *                      weights stored (in, out), c_attn = W_q | W_k | W_v along out; the
  *                      head is wte; a config.json as Hugging Face writes one beside the file
  * "__metadata__" holds the architecture and the configuration (arch, vocab_size,
- * embed_dim, num_heads, num_layers, max_seq_len, as strings).
+ * embed_dim, num_heads, num_layers, max_seq_len, as strings), and a model with adapters
+ * merged into it their checksum (lora_merged).
  */
 #ifndef MYGPT_CHECKPOINT_H
 #define MYGPT_CHECKPOINT_H
@@ -76,7 +77,10 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
 
 /* Appendix E's saving: only the LoRA adapters of gpt (mygpt/lora.h), named as PyTorch's
  * state_dict names them ("trf_blocks.0.att.W_query.lora.A", ..., "out_head.lora.B"),
- * with the model's configuration, lora_rank and lora_alpha in __metadata__; written as
+ * with the model's configuration, lora_rank, lora_alpha and lora_base in __metadata__
+ * (lora_base: FNV-1a 64 in 16 hex digits over the float32 bytes of every base tensor of
+ * the parameter table in its order, the adapters left out, and a head that is a copy of
+ * the token embedding left out as a tied head is); written as
  * mygpt_checkpoint_save writes (whole or not at all). mygpt_checkpoint_save refuses a
  * model with adapters: save them with this, or merge them first (mygpt_lora_merge).
  * MYGPT_EINVAL for a model without adapters; the errors of mygpt_checkpoint_save. */
@@ -85,10 +89,14 @@ mygpt_status mygpt_checkpoint_save_adapters(const mygpt_gpt *gpt, const char *pa
 /* Gives gpt (a model without adapters) the adapters of a file that
  * mygpt_checkpoint_save_adapters wrote for a model of its configuration (adapters of
  * the book's GPTModel on a GPT-2: gpt is made that model first, mygpt_lora_untie_head).
- * Everything is read and checked first (the metadata's model against gpt's, every
- * adapter there once, F32 of its shape, finite, nothing else; merged into the weights,
- * every weight finite: MYGPT_ERANGE otherwise, as mygpt_lora_merge): on any error, with
- * the reason, gpt is unchanged (MYGPT_EIO, MYGPT_EFORMAT, MYGPT_EINVAL, MYGPT_ENOMEM). */
+ * Everything is read and checked first (the metadata's model against gpt's, its
+ * lora_base against gpt's weights when the file has one, every adapter there once, F32
+ * of its shape, finite, nothing else; merged into the weights, every weight finite:
+ * MYGPT_ERANGE otherwise, as mygpt_lora_merge; adapters that gpt's checkpoint says are
+ * merged into it, lora_merged, refused): on any error, with the reason, gpt is unchanged
+ * (MYGPT_EIO, MYGPT_EFORMAT, MYGPT_EINVAL, MYGPT_ENOMEM). mygpt_lora_merge then records
+ * them in gpt->lora_merged, which mygpt_checkpoint_save writes as lora_merged (FNV-1a 64
+ * of the adapters' values in the file's order). */
 mygpt_status mygpt_checkpoint_load_adapters(mygpt_gpt *gpt, const char *path, mygpt_error *err);
 
 #pragma GCC visibility pop

@@ -69,6 +69,12 @@ typedef struct mygpt_config {
 /* The largest lora_rank (the book's runs use 8 to 16). */
 #define MYGPT_LORA_MAX_RANK 1024
 
+/* lora_alpha's bounds, both included: a normal number, which a checkpoint writes as text
+ * and reads back as the same double, and whose scale alpha / rank is a normal float for
+ * every rank */
+#define MYGPT_LORA_ALPHA_MIN 1e-30
+#define MYGPT_LORA_ALPHA_MAX 1e30
+
 /* The seed the book sets right before drawing its classification head. */
 #define MYGPT_CLASSIFIER_SEED 123
 
@@ -227,6 +233,10 @@ typedef struct mygpt_gpt {
     mygpt_weights weights;                      /* FP32, or quantized (mygpt/quantize.h):
                                                    params then hold the dequantized values */
     struct mygpt_quantized *quantized;          /* the quantized bytes, NULL for FP32    */
+    uint64_t lora_from;                         /* the checksum of the adapters
+                                                   mygpt_checkpoint_load_adapters gave it, or 0 */
+    uint64_t lora_merged;                       /* the checksum of adapters merged into its
+                                                   weights (its checkpoint's lora_merged), or 0 */
 } mygpt_gpt;
 
 /* Parameter counts as the chapter tabulates them (sum of numel per module). */

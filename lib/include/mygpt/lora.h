@@ -44,10 +44,11 @@ mygpt_status mygpt_lora_untie_head(mygpt_gpt *g, mygpt_error *err);
 
 /* Folds the adapters into the weights, W += (alpha / r) (A B)^T in float32 (the product
  * rounded, scaled, then added), and drops them: g is then a plain model that computes
- * what it did, within float32 rounding, and saves as one. MYGPT_EINVAL when g has no
- * adapters or a trainer holds it; MYGPT_ERANGE, naming the weight, when a merged weight
- * would be a NaN or an infinity (finite adapters whose product overflows); MYGPT_ENOMEM.
- * On failure g is unchanged. */
+ * what it did, within float32 rounding, and saves as one. Adapters a file gave it
+ * (g->lora_from) are recorded in g->lora_merged, which its checkpoint keeps, so they are
+ * not added again. MYGPT_EINVAL when g has no adapters or a trainer holds it; MYGPT_ERANGE,
+ * naming the weight, when a merged weight would be a NaN or an infinity (finite adapters
+ * whose product overflows); MYGPT_ENOMEM. On failure g is unchanged. */
 mygpt_status mygpt_lora_merge(mygpt_gpt *g, mygpt_error *err);
 
 #pragma GCC visibility pop

@@ -57,6 +57,15 @@ void mygpt_rng_init(mygpt_rng *rng, uint64_t seed);
  * must have been set: by mygpt_rng_init or by zero-initialising the struct). */
 void mygpt_rng_seed(mygpt_rng *rng, uint64_t seed);
 
+/* Whether rng's state is one the generator can be in, as a whole: seeded and not drawn
+ * from (left 1, next 0), or left + next = MYGPT_MT_N + 1 with left 1 .. MYGPT_MT_N (each
+ * draw moves one from left to next; the twist starts them at MYGPT_MT_N and 0 before its
+ * first word), a cached normal only when one is pending and finite, torch_cpu one of the
+ * two. A state read from a file is checked with this before it is drawn from: words that
+ * disagree would have a draw read past the MYGPT_MT_N state words. MYGPT_EFORMAT naming
+ * what disagrees. */
+mygpt_status mygpt_rng_check(const mygpt_rng *rng, mygpt_error *err);
+
 /* One 32-bit draw (PyTorch's generator->random()). */
 uint32_t mygpt_rng_random(mygpt_rng *rng);
 

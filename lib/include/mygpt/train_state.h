@@ -16,8 +16,8 @@
  *             "optimizer", "optimizer.step", "step", "epoch", "batch",
  *             "loader.windows", "generators", "generator.0", ..., "run:KEY" per setting
  *
- * It is not a model checkpoint (mygpt_checkpoint_load refuses it): a run saves its model
- * with mygpt_checkpoint_save.
+ * It is not a model checkpoint (mygpt_checkpoint_load refuses it, saying it is a training
+ * state): a run saves its model with mygpt_checkpoint_save.
  */
 #ifndef MYGPT_TRAIN_STATE_H
 #define MYGPT_TRAIN_STATE_H
@@ -35,13 +35,19 @@ extern "C" {
 /* everything declared here is exported by libmygpt.so (lib/exports.txt) */
 #pragma GCC visibility push(default)
 
+/* The last step a state may be at: 2^53, where AdamW's step count, a double in its bias
+ * correction, stops being exact (and far from a long's end, which a step would pass) */
+#define MYGPT_TRAIN_MAX_STEP (1LL << 53)
+
 /* One setting of the run that saves a state (a flag and its value, as the program
  * writes them): kept in the file, and compared when a run resumes from it. */
 typedef struct mygpt_train_setting {
     const char *key, *value;
 } mygpt_train_setting;
 
-/* Where a run is: the next step continues from here. */
+/* Where a run is: the next step continues from here. A run steps its optimizer once a
+ * step, through every batch of every epoch: step = epoch * batches + batch, and the
+ * optimizer's step is the run's (both checked when a state is saved and loaded). */
 typedef struct mygpt_train_position {
     long long step;  /* optimizer steps taken                                      */
     long long epoch; /* the epoch the next batch belongs to (0 the first)          */
@@ -51,9 +57,10 @@ typedef struct mygpt_train_position {
 /* Writes the state of a run to path, whole or not at all, as mygpt_checkpoint_save writes
  * (a temporary renamed over path, the interrupting signals held meanwhile): g's weights
  * (float32), opt's buffers, the n_rng generators, train's order (when pos->batch > 0),
- * pos and the n settings. MYGPT_EINVAL (a quantized model, a path refused), MYGPT_EIO
- * (a failed write, with the reason), MYGPT_ENOMEM; MYGPT_ERANGE, nothing written, for a
- * weight or an optimizer's value that is a NaN or an infinity. */
+ * pos and the n settings. MYGPT_EINVAL (a quantized model, a path refused, an optimizer
+ * step that is not pos->step), MYGPT_EIO (a failed write, with the reason), MYGPT_ENOMEM;
+ * MYGPT_ERANGE, nothing written, for a weight or an optimizer's value that is a NaN or an
+ * infinity. */
 mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const mygpt_optimizer *opt,
                                     const mygpt_rng *const *rngs, int n_rng, const mygpt_dataloader *train,
                                     const mygpt_train_position *pos, const mygpt_train_setting *settings,
@@ -66,7 +73,9 @@ mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const 
  * state of g's configuration, opt's kind, n_rng generators and train's window count,
  * saved with the n settings given (the same keys and values): anything else is refused
  * with a message naming the first difference (MYGPT_EINVAL; MYGPT_EFORMAT for a file that
- * is not a training state or is damaged, MYGPT_EIO, MYGPT_ENOMEM). */
+ * is not a training state or is damaged, MYGPT_EIO, MYGPT_ENOMEM). Damaged includes a
+ * generator that mygpt_rng_check refuses and a position no run reaches (see
+ * mygpt_train_position, MYGPT_TRAIN_MAX_STEP). */
 mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, mygpt_optimizer *opt,
                                     mygpt_rng *const *rngs, int n_rng, mygpt_dataloader *train,
                                     mygpt_train_position *pos, const mygpt_train_setting *settings, int n,
