@@ -204,8 +204,11 @@ Test(checkpoint, a_nan_or_an_infinity_is_never_saved)
     mygpt_adamw_init(&opt, 1e-3);
     float *grads = calloc(g->num_parameters, sizeof *grads);
     cr_assert_not_null(grads);
-    const mygpt_train_position pos = {1, 0, 0};
-    cr_expect_eq(mygpt_train_state_save(state, g, &opt, NULL, 0, &train, &pos, NULL, 0, &err), MYGPT_ERANGE);
+    mygpt_rng rng;
+    mygpt_rng_init(&rng, 3);
+    cr_assert_eq(mygpt_dataloader_epoch(&train, &rng, 1, NULL), MYGPT_OK);
+    const mygpt_train_position start = {0, 0, 0}, pos = {1, 0, 1}; // before the first step, after it
+    cr_expect_eq(mygpt_train_state_save(state, g, &opt, NULL, 0, &train, &start, NULL, 0, &err), MYGPT_ERANGE);
     cr_expect(strstr(err.message, "model.params holds a non-finite value"), "%s", err.message);
     g->params_memory[g->num_parameters - 5] = 0.5f;
     cr_assert_eq(mygpt_optimizer_step(&opt, g->params_memory, grads, g->num_parameters, &err), MYGPT_OK);
