@@ -35,6 +35,7 @@ import os
 import sys
 import time
 
+import avx2_kernels  # noqa: F401  (before torch: the AVX2 machine's kernels)
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))

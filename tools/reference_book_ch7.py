@@ -25,6 +25,7 @@ import os
 import random
 import sys
 
+import avx2_kernels  # noqa: F401  (before torch: the AVX2 machine's kernels)
 import numpy as np
 import torch
 import torch.nn.functional as F
