@@ -112,4 +112,27 @@ void cli_error(const char *cmd, const char *fmt, ...)
 #endif
     ;
 
+/* ---- files a program reads and writes -------------------------------------------- */
+
+/* One file a command reads or writes: the flag (or word) that names it, for messages;
+ * its path (NULL: not given, skipped); whether the command writes it. Files of one
+ * nonzero `shared` group may be one file (a training state resumed, then saved again). */
+typedef struct cli_file {
+    const char *flag;
+    const char *path;
+    int written;
+    int shared;
+} cli_file;
+
+/* Whether paths a and b name one file: the same device and inode when both exist, else
+ * the same final name in the same folder (device and inode of the folder as the system
+ * resolves it, a dangling symbolic link followed to where it points), so "m", "./m",
+ * "d/../m" and a link to m all match, whether or not m exists yet. */
+int cli_same_file(const char *a, const char *b);
+
+/* Refuses files[0..n) when a written one is another written one or one read (by
+ * cli_same_file): one line naming both flags and the file, before any work. 0, or
+ * EXIT_USAGE. */
+int cli_distinct_files(const char *cmd, const cli_file *files, int n);
+
 #endif

@@ -380,6 +380,9 @@ int main(int argc, char **argv)
     char *csv_text = NULL;
     size_t csv_len = 0;
     mygpt_error werr = {0};
+    const cli_file outputs[2] = {{"--csv", csv, 1, 0}, {"--svg", svg, 1, 0}};
+    if (cli_distinct_files("mygpt-bench", outputs, 2))
+        return EXIT_USAGE;
     if (csv && mygpt_checkpoint_check_path(csv, &werr) != MYGPT_OK) {
         fprintf(stderr, "mygpt-bench: --csv: %s\n", werr.message);
         return EXIT_USAGE;

@@ -98,56 +98,6 @@ int out_flush(const char *cmd)
     return EXIT_RUNTIME;
 }
 
-/* Where a path leads: a file that exists by its device and inode; one that does not by
- * its folder's and its final name. 0, or -1 when that cannot be told (then paths are
- * compared as they are written). */
-typedef struct file_key {
-    int exists;
-    dev_t dev;
-    ino_t ino;
-    char name[PATH_MAX];
-} file_key;
-
-static int file_key_of(const char *path, file_key *k)
-{
-    char cur[PATH_MAX], dir[PATH_MAX], to[PATH_MAX];
-    if ((size_t)snprintf(cur, sizeof cur, "%s", path) >= sizeof cur)
-        return -1;
-    for (int hops = 0; hops < 40; hops++) { // as many links as the system follows
-        struct stat st;
-        if (stat(cur, &st) == 0) {
-            *k = (file_key){.exists = 1, .dev = st.st_dev, .ino = st.st_ino};
-            return 0;
-        }
-        const char *slash = strrchr(cur, '/');
-        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - cur) + (slash == cur) : 1, slash ? cur : ".");
-        const ssize_t n = readlink(cur, to, sizeof to - 1);
-        if (n >= 0) { // a dangling link: the file it would create
-            to[n] = '\0';
-            if (to[0] != '/' && slash && (size_t)snprintf(cur, sizeof cur, "%s/%s", dir, to) >= sizeof cur)
-                return -1;
-            if (to[0] == '/' || !slash)
-                memcpy(cur, to, (size_t)n + 1);
-            continue;
-        }
-        if (stat(dir, &st) != 0)
-            return -1;
-        *k = (file_key){.exists = 0, .dev = st.st_dev, .ino = st.st_ino};
-        snprintf(k->name, sizeof k->name, "%s", slash ? slash + 1 : cur);
-        return 0;
-    }
-    return -1;
-}
-
-int cli_same_file(const char *a, const char *b)
-{
-    file_key ka, kb;
-    if (file_key_of(a, &ka) != 0 || file_key_of(b, &kb) != 0)
-        return strcmp(a, b) == 0;
-    return ka.exists == kb.exists && ka.dev == kb.dev && ka.ino == kb.ino &&
-           (ka.exists || strcmp(ka.name, kb.name) == 0);
-}
-
 /* The config.json beside file, into conf (4200 bytes) */
 static void config_beside(char *conf, const char *file)
 {
@@ -172,23 +122,4 @@ cli_file cli_save_config_file(const char *save, int gpt2, char conf[4200])
     if (save)
         config_beside(conf, save);
     return (cli_file){"a GPT-2 save's config.json", save && gpt2 && access(conf, F_OK) != 0 ? conf : NULL, 1, 0};
-}
-
-int cli_distinct_files(const char *cmd, const cli_file *files, int n)
-{
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++) {
-            const cli_file *w = &files[i], *o = &files[j];
-            if (!w->written || !w->path || !o->path || j == i || (o->written && j < i) ||
-                (w->shared && w->shared == o->shared) || !cli_same_file(w->path, o->path))
-                continue;
-            if (o->written)
-                cli_error(cmd, "%s %s and %s %s are one file: one would replace the other (write each to a file of "
-                               "its own)", w->flag, w->path, o->flag, o->path);
-            else
-                cli_error(cmd, "%s %s is the file %s reads: it is never replaced (write elsewhere)", w->flag, w->path,
-                          o->flag);
-            return EXIT_USAGE;
-        }
-    return 0;
 }

@@ -1,10 +1,12 @@
 /*
  * output.h - what the mygpt tool puts out: a tensor printed (--format torch|numpy|exact),
- * and the files a command writes, checked against each other and against what it reads.
+ * and the files of a model a command reads or writes (cli_file, args.h), for
+ * cli_distinct_files.
  */
 #ifndef MYGPT_CLI_OUTPUT_H
 #define MYGPT_CLI_OUTPUT_H
 
+#include "args.h"
 #include "mygpt/print.h"
 
 typedef enum out_format { OUT_TORCH, OUT_NUMPY, OUT_EXACT } out_format;
@@ -32,16 +34,6 @@ int out_print(const char *cmd, const out_options *o, const mygpt_tview *t,
  * CMD: error writing output") and EXIT_RUNTIME, so the command
  * stops there rather than compute what nobody will read. */
 int out_flush(const char *cmd);
-/* One file a command reads or writes: the flag (or word) that names it, for messages;
- * its path (NULL: not given, skipped); whether the command writes it. Files of one
- * nonzero `shared` group may be one file (a training state resumed, then saved again). */
-typedef struct cli_file {
-    const char *flag;
-    const char *path;
-    int written;
-    int shared;
-} cli_file;
-
 /* The files a checkpoint named by flag is read from, as files read: path (a folder: its
  * model.safetensors, as Hugging Face's) and the config.json beside it when there is one
  * (a GPT-2's heads come from it), into f[0..2), their paths in paths. */
@@ -52,16 +44,5 @@ void cli_checkpoint_files(const char *flag, const char *path, cli_file f[2], cha
  * path when save is NULL, the model is no GPT-2 (gpt2 0: it is known not to be) or one is
  * there. */
 cli_file cli_save_config_file(const char *save, int gpt2, char conf[4200]);
-
-/* Whether paths a and b name one file: the same device and inode when both exist, else
- * the same final name in the same folder (device and inode of the folder as the system
- * resolves it, a dangling symbolic link followed to where it points), so "m", "./m",
- * "d/../m" and a link to m all match, whether or not m exists yet. */
-int cli_same_file(const char *a, const char *b);
-
-/* Refuses files[0..n) when a written one is another written one or one read (by
- * cli_same_file): one line naming both flags and the file, before any work. 0, or
- * EXIT_USAGE. */
-int cli_distinct_files(const char *cmd, const cli_file *files, int n);
 
 #endif

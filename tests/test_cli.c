@@ -650,6 +650,34 @@ Test(cli_args, a_bench_csv_past_the_file_size_limit_keeps_the_old_file)
     cr_expect_eq(rmdir(dir), 0, "a temporary was left");
 }
 
+/* The benchmark's --csv and --svg are never one file, however spelt: one line naming both,
+ * status 2, before any timing, the file as it was */
+Test(cli_args, bench_csv_and_svg_are_never_one_file)
+{
+    char dir[] = "/tmp/mygpt-bench-XXXXXX", path[128], words[320];
+    cr_assert(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/scaling.csv", dir);
+    snprintf(words, sizeof words, "--config tiny --threads 1 --reps 3 --csv %s --svg %s/./scaling.csv", path, dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("old", f);
+    cr_assert_eq(fclose(f), 0);
+    proc_result r;
+    cr_assert_eq(run_words(BENCH_EXE, words, &r), 0);
+    cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    cr_expect(count_lines(r.err) == 1 && strstr(r.err, "--csv") && strstr(r.err, "--svg") &&
+                  strstr(r.err, "are one file"), "%s", r.err);
+    cr_expect_str_empty(r.out, "%s", r.out);
+    proc_result_free(&r);
+    char old[8] = {0};
+    f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    cr_expect(fread(old, 1, sizeof old, f) == 3 && strcmp(old, "old") == 0, "the table was replaced");
+    fclose(f);
+    unlink(path);
+    cr_expect_eq(rmdir(dir), 0, "a temporary was left");
+}
+
 /* ---- train and generate against tools/reference_train.py ---------------------------- */
 
 /* Runs `mygpt WORDS` (DATA = the data folder; in --prompt's value _ is a space). */
