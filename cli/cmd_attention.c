@@ -14,6 +14,7 @@
 #include "mygpt/svg.h"
 #include "mygpt/tokenizer.h"
 #include "output.h"
+#include "train_step.h" /* py_fixed_text */
 
 #define TOP 3
 #define LABEL 64
@@ -175,8 +176,10 @@ int cmd_attention(int argc, char **argv)
                 int best[TOP];
                 const int nb = mygpt_attention_top(p + (size_t)t * T, t, TOP, best);
                 printf("%4d %-14s", t, text[t]);
+                char prob[64];
                 for (int j = 0; j < nb; j++)
-                    printf("%s %s %.3f", j ? "," : "", text[best[j]], (double)p[(size_t)t * T + best[j]]);
+                    printf("%s %s %s", j ? "," : "", text[best[j]], // "nan" as Python prints it
+                           py_fixed_text(prob, sizeof prob, (double)p[(size_t)t * T + best[j]], 3));
                 printf("\n");
             }
         }

@@ -311,6 +311,12 @@ static int after_step(void *vctx, long steps, long epoch, size_t batch, double l
         if ((eval || steps == c->progress.total) && (c->rc = train_log_write(c->cmd, c->log)))
             return 1;
     }
+    mygpt_error err = {0};
+    if (eval && train_eval_check(steps - 1, eval, &err) != MYGPT_OK) { // logged, never saved
+        cli_error(c->cmd, "%s", err.message);
+        c->rc = EXIT_RUNTIME;
+        return 1;
+    }
     train_test_sigint(steps);
     if (c->every > 0 && steps % c->every == 0 && save_state(c))
         return 1;

@@ -932,6 +932,63 @@ Test(train_state, a_generator_whose_words_disagree_is_refused)
     unlink(path);
 }
 
+/* path's tensor `name`: its element `index` (of `size` bytes) made `value`, found by the
+ * header's data_offsets */
+static void state_tensor_set(const char *path, const char *name, size_t index, const void *value, size_t size)
+{
+    char *b;
+    size_t n;
+    cr_assert_eq(mygpt_read_file(path, &b, &n, NULL), MYGPT_OK);
+    uint64_t hlen = 0;
+    for (int i = 0; i < 8; i++)
+        hlen |= (uint64_t)(unsigned char)b[i] << (8 * i);
+    char want[96];
+    snprintf(want, sizeof want, "\"%s\":{", name);
+    const char *at = strstr(b + 8, want), *offsets = at ? strstr(at, "\"data_offsets\":[") : NULL;
+    cr_assert(offsets && offsets < b + 8 + hlen, "no %s", name);
+    unsigned long long from = 0;
+    cr_assert_eq(sscanf(offsets, "\"data_offsets\":[%llu", &from), 1);
+    cr_assert_leq(8 + hlen + from + (index + 1) * size, n);
+    memcpy(b + 8 + hlen + from + index * size, value, size);
+    FILE *f = fopen(path, "wb");
+    cr_assert(f && fwrite(b, 1, n, f) == n && fclose(f) == 0);
+    free(b);
+}
+
+/* A state is checked as a whole: values no run leaves (a NaN or an infinity in the weights
+ * or AdamW's moments, a negative exp_avg_sq) and a loader's order that repeats a window are
+ * refused when it is read, naming the file and the tensor, not met steps later */
+Test(train_state, values_no_run_leaves_are_refused_when_read)
+{
+    const char *path = tmp_path("values");
+    mygpt_error err = {0};
+    const float nan = NAN, inf = INFINITY, negative = -1.0f;
+    const struct {
+        const char *name;
+        size_t index;
+        const float *value;
+        const char *msg;
+    } bad[] = {
+        {"model.params", 5, &nan, "model.params holds nan at 5"},
+        {"optimizer.exp_avg", 2, &inf, "optimizer.exp_avg holds inf at 2"},
+        {"optimizer.exp_avg_sq", 0, &negative, "optimizer.exp_avg_sq holds -1 at 0"},
+        {"optimizer.exp_avg_sq", 7, &nan, "optimizer.exp_avg_sq holds nan at 7"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        save_state(path, NULL);
+        state_tensor_set(path, bad[i].name, bad[i].index, bad[i].value, sizeof(float));
+        cr_expect_eq(load_state(path, &err), MYGPT_EFORMAT, "%s: accepted", bad[i].msg);
+        cr_expect(strstr(err.message, bad[i].msg) != NULL, "'%s' lacks '%s'", err.message, bad[i].msg);
+    }
+    save_state(path, NULL);
+    const int64_t first = 0; // window 0 twice (or once more than it is)
+    state_tensor_set(path, "loader.order", 1, &first, sizeof first);
+    state_tensor_set(path, "loader.order", 2, &first, sizeof first);
+    cr_expect_eq(load_state(path, &err), MYGPT_EFORMAT, "an order that repeats a window: accepted");
+    cr_expect(strstr(err.message, "the loader's order is not a permutation") != NULL, "%s", err.message);
+    unlink(path);
+}
+
 /* issue 46: a training state given as a model was refused by its tensor count */
 Test(train_state, a_training_state_is_named_as_one_where_a_model_is_expected)
 {

@@ -815,8 +815,8 @@ Test(cli_train, decode_refuses_a_nul_byte_on_standard_input)
 
 /* Issue 25, item 9: a training whose loss becomes NaN stops at that step with an error
  * naming it, and saves nothing (issue 46, item 3: status 1, a runtime failure; an lr of
- * 1e20 keeps the weights finite, so the loss is what stops it, and step 0's validation
- * loss, nan, prints as Python prints it, item 19). */
+ * 1e20 keeps the weights finite, so the validation loss after step 0 is what stops it,
+ * and it prints as Python prints it, nan, item 19). */
 Test(cli_train, a_nan_loss_stops_training_and_saves_nothing, .timeout = 120)
 {
     const char *data = data_dir_or_skip();
@@ -832,7 +832,7 @@ Test(cli_train, a_nan_loss_stops_training_and_saves_nothing, .timeout = 120)
     proc_result r = {0};
     cr_assert_eq(run_tool_words(words, data, &r), 0);
     cr_expect_eq(r.status, 1, "exit %d: %s", r.status, r.err);
-    cr_expect(strstr(r.err, "step 1: the training diverged (the loss is nan before the step's update)") != NULL &&
+    cr_expect(strstr(r.err, "step 0: the training diverged (the validation loss holds nan after the step's update)") &&
                   strstr(r.err, "nothing more is saved") != NULL, "%s", r.err);
     cr_expect_str_eq(r.out, "step 0 train_loss 14.750289 val_loss nan\n");
     cr_expect(access(saved, F_OK) != 0, "a checkpoint was saved");
@@ -952,6 +952,42 @@ Test(cli, attention_maps_title_the_query_and_the_key_axes)
     cr_expect_eq(keys, 6, "%d key titles for 3 layers x 2 heads", keys);
     free(text);
     unlink(svg);
+    rmdir(dir);
+}
+
+/* A model of finite but huge weights (1e30: scores that overflow) has NaN attention rows:
+ * mygpt attention prints them as Python prints them, "nan", never printf's "-nan"; its
+ * logits are no distribution, and generate says so instead of printing token 0 */
+Test(cli, a_model_of_huge_weights_prints_nan_attention_and_generates_nothing)
+{
+    char dir[] = "/tmp/mygpt_attnan_XXXXXX", path[300], words[600];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/huge.safetensors", dir);
+    const mygpt_config cfg = {.vocab_size = 10, .embed_dim = 4, .num_heads = 2, .num_layers = 1, .max_seq_len = 8};
+    mygpt_gpt *g = NULL;
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, NULL), MYGPT_OK);
+    for (size_t i = 0; i < g->num_parameters; i++)
+        g->params_memory[i] = i % 2 ? 1e30f : -1e30f;
+    cr_assert_eq(mygpt_checkpoint_save(g, path, NULL), MYGPT_OK);
+    mygpt_gpt_free(g);
+    snprintf(words, sizeof words, "attention --checkpoint %s --ids 1,2,3", path);
+    proc_result r;
+    cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
+    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.out, " nan") != NULL && strstr(r.out, "-nan") == NULL, "%s", r.out);
+    proc_result_free(&r);
+    // and generate samples from no such logits, greedy or not: one line, nothing printed
+    for (int greedy = 0; greedy < 2; greedy++) {
+        snprintf(words, sizeof words, "generate --checkpoint %s --ids 1,2,3 --max-new 2%s", path,
+                 greedy ? " --temperature 0" : "");
+        cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
+        cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+        cr_expect(count_lines(r.err) == 1 && strstr(r.err, "weights compute no distribution to sample from"), "%s",
+                  r.err);
+        cr_expect_str_empty(r.out, "%s", r.out);
+        proc_result_free(&r);
+    }
+    unlink(path);
     rmdir(dir);
 }
 
@@ -2107,7 +2143,8 @@ Test(cli_train, a_file_size_limit_fails_a_save_with_one_line_and_keeps_the_old_f
 
 /* Issue 46, item 19: a NaN validation loss is Python's nan on stdout and in the log, and
  * the plot leaves a gap there, never a non-finite coordinate (SGD at lr 1e20: finite
- * weights whose logits overflow) */
+ * weights whose logits overflow). Such a model is not saved: the run stops there with
+ * status 1, and the model it started from stays as it was. */
 Test(cli_train, a_nan_validation_loss_is_nan_in_the_log_and_a_gap_in_the_plot, .timeout = 120)
 {
     const char *data = data_dir_or_skip();
@@ -2119,14 +2156,32 @@ Test(cli_train, a_nan_validation_loss_is_nan_in_the_log_and_a_gap_in_the_plot, .
     snprintf(svg, sizeof svg, "%s/run.svg", dir);
     proc_result r;
     train_run("train --seed 0 --vocab 50257 --embed 8 --heads 2 --layers 1 --text DATA/the-verdict.txt --context 8 "
-              "--batch 2 --steps 1 --optimizer sgd --lr 1e20 --log DIR/run.csv", dir, data, NULL, &r);
-    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
-    cr_expect_str_eq(r.out, "step 0 train_loss 14.750289 val_loss nan\n");
+              "--batch 2 --steps 1 --optimizer sgd --lr 1e-3 --save DIR/m.safetensors", dir, data, NULL, &r);
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
     proc_result_free(&r);
+    char model[300];
+    snprintf(model, sizeof model, "%s/m.safetensors", dir);
+    size_t before_len = 0, after_len = 0;
+    char *before = file_bytes(model, &before_len);
+    cr_assert_not_null(before);
+    train_run("train --seed 0 --text DATA/the-verdict.txt --context 8 --batch 2 --steps 1 --optimizer sgd --lr 1e20 "
+              "--log DIR/run.csv --init-from DIR/m.safetensors --save DIR/m.safetensors", dir, data, NULL, &r);
+    cr_expect_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    // the progress line of the step, then the stop's one line
+    const char *stop = strstr(r.err, "mygpt train: step 0: the training diverged (the validation loss holds nan after "
+                                     "the step's update)");
+    cr_expect(stop && count_lines(stop) == 1, "%s", r.err);
+    cr_expect_str_eq(r.out, "step 0 train_loss 14.736188 val_loss nan\n");
+    proc_result_free(&r);
+    char *after = file_bytes(model, &after_len);
+    cr_expect(after && after_len == before_len && memcmp(after, before, before_len) == 0, "the model was replaced");
+    free(before);
+    free(after);
+    unlink(model);
     size_t n = 0;
     char *text = file_bytes(csv, &n);
     cr_assert_not_null(text);
-    cr_expect(n > 40 && strncmp(text, "step,train_loss,val_loss,lr,ms\n0,14.750289,nan,1e+20,", 53) == 0, "%.*s",
+    cr_expect(n > 40 && strncmp(text, "step,train_loss,val_loss,lr,ms\n0,14.736188,nan,1e+20,", 53) == 0, "%.*s",
               (int)n, text);
     free(text);
     text = file_bytes(svg, &n);
@@ -3182,6 +3237,35 @@ Test(cli_finetune, a_step_that_diverges_stops_both_tasks_and_saves_nothing, .tim
         cr_expect(strstr(r.out, "Ep 1") == NULL, "%s: a diverged step evaluated: %s", runs[i], r.out);
         cr_expect(access(saved, F_OK) != 0, "%s: the model was saved", runs[i]);
         proc_result_free(&r);
+    }
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
+/* A classifier step that leaves its weights finite but huge (lr 1e35) computes NaN losses:
+ * the evaluation after it stops the run (status 1, its line printed, then one line naming
+ * the step), and --save is not written */
+Test(cli_finetune, a_classifier_whose_evaluation_is_nan_is_not_saved, .timeout = 300)
+{
+    data_file_or_skip("sms_spam_train.csv");
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt-diverge-XXXXXX", path[300];
+    cr_assert_not_null(mkdtemp(dir));
+    static const char *const files[3] = {"sms_spam_train.csv", "sms_spam_validation.csv", "sms_spam_test.csv"};
+    for (int s = 0; s < 3; s++)
+        head_of(dir, files[s], 4);
+    proc_result r;
+    finetune_run("finetune --task classify --data DIR --epochs 1 --batch 4 --eval-freq 1 --eval-iter 1 --lr 1e35 "
+                 "--save DIR/c.safetensors", dir, &r);
+    cr_expect_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    cr_expect(count_lines(r.err) == 1 && strstr(r.err, "mygpt finetune: step 0: the training diverged (the training "
+                                                       "loss holds nan after the step's update)"), "%s", r.err);
+    cr_expect(strstr(r.out, "Ep 1 (Step 000000): Train loss nan, Val loss nan") != NULL, "%s", r.out);
+    snprintf(path, sizeof path, "%s/c.safetensors", dir);
+    cr_expect(access(path, F_OK) != 0, "the classifier was saved");
+    proc_result_free(&r);
+    for (int s = 0; s < 3; s++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[s]);
+        unlink(path);
     }
     cr_expect_eq(rmdir(dir), 0, "only the files written were left");
 }

@@ -100,6 +100,8 @@ mygpt_status classifier_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt
                 char tl[64], vl[64];
                 fprintf(out, "Ep %ld (Step %06ld): Train loss %s, Val loss %s\n", epoch + 1, global_step,
                         py_fixed_text(tl, sizeof tl, train_loss, 3), py_fixed_text(vl, sizeof vl, val_loss, 3));
+                if ((st = train_eval_check(global_step, (const double[2]){train_loss, val_loss}, err)) != MYGPT_OK)
+                    break; // before the classifier is saved
             }
         }
         if (st != MYGPT_OK)

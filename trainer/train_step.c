@@ -59,6 +59,15 @@ mygpt_status train_check_finite(const mygpt_trainer *tr, const mygpt_optimizer *
     return MYGPT_OK;
 }
 
+mygpt_status train_eval_check(long step, const double losses[2], mygpt_error *err)
+{
+    static const char *const names[2] = {"the training loss", "the validation loss"};
+    for (int k = 0; k < 2; k++)
+        if (!isfinite(losses[k]))
+            return diverged(err, step, names[k], losses[k], 1);
+    return MYGPT_OK;
+}
+
 const char *py_fixed_text(char *buf, size_t n, double x, int decimals)
 {
     mygpt_strbuf sb = {0};

@@ -42,6 +42,12 @@ mygpt_status dp_train_step_clipped(const dp_team *team, mygpt_trainer *tr, mygpt
  * anything may save the model or its state, so a NaN or an infinity is never saved. */
 mygpt_status train_check_finite(const mygpt_trainer *tr, const mygpt_optimizer *opt, long step, mygpt_error *err);
 
+/* An evaluation after step `step` (from 0) of a loop whose every target counts (no -100:
+ * mygpt train, the classifier): its training and validation losses finite, or
+ * MYGPT_ERANGE as train_check_finite's. Finite weights can still compute NaN logits (an
+ * update of 1e35), and such a model is not saved either. */
+mygpt_status train_eval_check(long step, const double losses[2], mygpt_error *err);
+
 /* Whether err is the stop of a training that diverged (a loss, a weight or the optimizer's
  * state not finite: train_check_finite, dp_train_step): a runtime failure, the programs'
  * status 1, where their other errors of the step are bad input. */

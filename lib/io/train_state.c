@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -552,17 +553,33 @@ mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, mygpt_optimi
             st = mygpt_fail(err, MYGPT_EIO, "cannot read %s: %s", path,
                             errno ? strerror(errno) : "it ended early");
     }
-    if (st == MYGPT_OK && order)
+    if (st == MYGPT_OK && order) { // randperm's: every window once
+        unsigned char *seen = calloc(train->num_windows ? train->num_windows : 1, 1);
+        if (!seen)
+            st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a training state");
         for (size_t w = 0; w < train->num_windows && st == MYGPT_OK; w++)
-            if (order[w] < 0 || (size_t)order[w] >= train->num_windows)
-                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the loader's order holds a window outside [0, %zu)",
-                                path, train->num_windows);
+            if (order[w] < 0 || (size_t)order[w] >= train->num_windows || seen[order[w]]++)
+                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the loader's order is not a permutation of its %zu windows "
+                                "(window %lld at %zu)", path, train->num_windows, (long long)order[w], w);
+        free(seen);
+    }
+    for (int b = 0; b < 2 && st == MYGPT_OK; b++) { // what an optimizer's step can leave: finite, exp_avg_sq >= 0
+        const int squares = b == 1 && opt->kind == MYGPT_ADAMW;
+        for (size_t i = 0; bufs[b] && i < g->num_parameters && st == MYGPT_OK; i++)
+            if (!isfinite(bufs[b][i]) || (squares && bufs[b][i] < 0.0f))
+                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s holds %g at %zu, which no optimizer step leaves", path,
+                                ts[b + 1].name, (double)bufs[b][i], i);
+    }
     if (st == MYGPT_OK) { // the weights, straight into the model (nothing can fail after this read)
         const int w = find_tensor(s, "model.params", "F32", g->num_parameters, 4);
         if (!read_at(f, g->params_memory, g->num_parameters * 4, data_at + s->t[w].from))
             st = mygpt_fail(err, MYGPT_EIO,
                             "cannot read %s: %s (the model's weights are now partly the file's)", path,
                             errno ? strerror(errno) : "it ended early");
+        const size_t bad = st == MYGPT_OK ? mygpt_first_nonfinite(g->params_memory, g->num_parameters) : 0;
+        if (st == MYGPT_OK && bad < g->num_parameters)
+            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: model.params holds %g at %zu, which no saved run holds (the "
+                            "model's weights are now the file's)", path, (double)g->params_memory[bad], bad);
     }
     if (st == MYGPT_OK) {
         mygpt_optimizer_free(opt);

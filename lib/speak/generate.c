@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "mygpt/generate.h"
+#include "mygpt/tensor.h"
 #include "base/base.h"
 #include "model/packed.h" /* the model packed for a call */
 
@@ -54,6 +55,11 @@ mygpt_status mygpt_generate_stream(mygpt_gpt *g, mygpt_rng *rng, const int64_t *
             MYGPT_TRY_CLEANUP(st, mygpt_gpt_forward(g, out + start, 1, len, err));
             memcpy(logits, g->acts.logits + (size_t)(len - 1) * V, (size_t)V * sizeof *logits);
         }
+        const size_t bad = mygpt_first_nonfinite(logits, (size_t)V);
+        if (bad < (size_t)V) // weights finite but huge (an update of 1e35, adapters of 1e10): no distribution
+            MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ERANGE, "the model's logit %zu at position %d is %g: its "
+                                             "weights compute no distribution to sample from", bad, n - 1,
+                                             (double)logits[bad]));
         int64_t next = 0;
         MYGPT_TRY_CLEANUP(st, mygpt_sample_next(rng, logits, (size_t)V, s, scratch, &next, err));
         if (next == eos)
