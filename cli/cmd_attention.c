@@ -11,10 +11,10 @@
 #include "args.h"
 #include "commands.h"
 #include "model_args.h"
+#include "mygpt/print.h"
 #include "mygpt/svg.h"
 #include "mygpt/tokenizer.h"
 #include "output.h"
-#include "train_step.h" /* py_fixed_text */
 
 #define TOP 3
 #define LABEL 64
@@ -179,7 +179,7 @@ int cmd_attention(int argc, char **argv)
                 char prob[64];
                 for (int j = 0; j < nb; j++)
                     printf("%s %s %s", j ? "," : "", text[best[j]], // "nan" as Python prints it
-                           py_fixed_text(prob, sizeof prob, (double)p[(size_t)t * T + best[j]], 3));
+                           mygpt_py_fixed_str(prob, sizeof prob, (double)p[(size_t)t * T + best[j]], 3));
                 printf("\n");
             }
         }

@@ -16,6 +16,7 @@
 #include "model_args.h"
 #include "mygpt/checkpoint.h"
 #include "mygpt/generate.h"
+#include "mygpt/print.h"
 #include "mygpt/data.h"
 #include "mygpt/tokenizer.h"
 #include "mygpt/train.h"
@@ -848,8 +849,8 @@ int cmd_train(int argc, char **argv)
                 progress_clear(&ctx.progress);
                 char tl[64], vl[64];
                 if (st == MYGPT_OK && team.rank == 0)
-                    printf("step %lld train_loss %s val_loss %s\n", step, py_fixed_text(tl, sizeof tl, shown, 6),
-                           py_fixed_text(vl, sizeof vl, ev[1], 6));
+                    printf("step %lld train_loss %s val_loss %s\n", step, mygpt_py_fixed_str(tl, sizeof tl, shown, 6),
+                           mygpt_py_fixed_str(vl, sizeof vl, ev[1], 6));
                 fflush(stdout);
             }
             step++;

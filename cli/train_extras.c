@@ -13,6 +13,7 @@
 
 #include "mygpt/checkpoint.h"
 #include "mygpt/data.h"
+#include "mygpt/print.h"
 #include "mygpt/svg.h"
 #include "train_step.h"
 
@@ -182,7 +183,7 @@ void progress_step(train_progress *p, long long steps, double loss, double lr, i
         snprintf(rate, sizeof rate, ", lr %.3g", lr);
     char shown[64];
     snprintf(line, sizeof line, "step %lld/%lld, loss %s%s, %.0f ms/step, %.0f tokens/s, %s %s", steps,
-             p->total, py_fixed_text(shown, sizeof shown, loss, 4), rate, 1e3 * per, elapsed > 0 ? (double)(here * p->tokens_per_step) / elapsed : 0.0,
+             p->total, mygpt_py_fixed_str(shown, sizeof shown, loss, 4), rate, 1e3 * per, elapsed > 0 ? (double)(here * p->tokens_per_step) / elapsed : 0.0,
              last ? "took" : "ETA", last ? (duration(eta, sizeof eta, elapsed), eta) : eta);
     if (!p->tty) {
         fprintf(p->f, "mygpt train: %s\n", line);
@@ -344,9 +345,9 @@ void train_log_row(train_log *l, long long step, double train_loss, const double
 {
     char shown[64];
     log_point(l, step, train_loss, val_loss, lr);
-    rows_printf(l, "%lld,%s,", step, py_fixed_text(shown, sizeof shown, train_loss, 6));
+    rows_printf(l, "%lld,%s,", step, mygpt_py_fixed_str(shown, sizeof shown, train_loss, 6));
     if (val_loss)
-        rows_printf(l, "%s", py_fixed_text(shown, sizeof shown, *val_loss, 6));
+        rows_printf(l, "%s", mygpt_py_fixed_str(shown, sizeof shown, *val_loss, 6));
     char rate[32]; // the shortest text that reads back as lr's bits (Python's repr of it)
     for (int digits = 1; digits <= 17; digits++) {
         snprintf(rate, sizeof rate, "%.*g", digits, lr);

@@ -110,6 +110,11 @@ Test(print_spec, sizes_tuples_and_number_formats)
     mygpt_py_fixed(&sb, NAN, 4);
     cr_expect_str_eq(mygpt_sb_str(&sb), "177.2287 1.31e-07 nan");
     mygpt_sb_free(&sb);
+    // into a buffer, as the loops print a loss: a NaN of either sign is "nan" (printf: "-nan")
+    char buf[64];
+    cr_expect_str_eq(mygpt_py_fixed_str(buf, sizeof buf, -(double)NAN, 3), "nan");
+    cr_expect_str_eq(mygpt_py_fixed_str(buf, sizeof buf, -INFINITY, 3), "-inf");
+    cr_expect_str_eq(mygpt_py_fixed_str(buf, sizeof buf, 14.750289, 6), "14.750289");
 }
 
 /* ---- golden printer cases --------------------------------------------------- */

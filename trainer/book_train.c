@@ -159,8 +159,8 @@ mygpt_status book_train_loaders(FILE *out, mygpt_trainer *tr, mygpt_optimizer *o
                 char tl[64], vl[64];
                 if (st == MYGPT_OK)
                     fprintf(out, "Ep %ld (%s %06ld): Train loss %s, Val loss %s\n", ep + 1,
-                            run->step_word ? run->step_word : "Step", *steps, py_fixed_text(tl, sizeof tl, ev[0], 3),
-                            py_fixed_text(vl, sizeof vl, ev[1], 3));
+                            run->step_word ? run->step_word : "Step", *steps, mygpt_py_fixed_str(tl, sizeof tl, ev[0], 3),
+                            mygpt_py_fixed_str(vl, sizeof vl, ev[1], 3));
                 fflush(out);
                 evaluated = st == MYGPT_OK;
             }

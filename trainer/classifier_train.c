@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "classifier_train.h"
+#include "mygpt/print.h"
 #include "train_step.h"
 
 /* for i, (x, y) in enumerate(loader): if i < num_batches: fn(x, y) -- one fresh iter(), which
@@ -99,7 +100,7 @@ mygpt_status classifier_train(FILE *out, mygpt_trainer *tr, mygpt_optimizer *opt
                     break;
                 char tl[64], vl[64];
                 fprintf(out, "Ep %ld (Step %06ld): Train loss %s, Val loss %s\n", epoch + 1, global_step,
-                        py_fixed_text(tl, sizeof tl, train_loss, 3), py_fixed_text(vl, sizeof vl, val_loss, 3));
+                        mygpt_py_fixed_str(tl, sizeof tl, train_loss, 3), mygpt_py_fixed_str(vl, sizeof vl, val_loss, 3));
                 if ((st = train_eval_check(global_step, (const double[2]){train_loss, val_loss}, err)) != MYGPT_OK)
                     break; // before the classifier is saved
             }

@@ -157,7 +157,7 @@ mygpt_status spam_print_losses(FILE *out, mygpt_gpt *g, spam_loaders *l, mygpt_r
         if (st != MYGPT_OK)
             return st;
         char shown[64];
-        fprintf(out, "%s loss: %s\n", SPLIT_NAMES[s], py_fixed_text(shown, sizeof shown, loss, 3));
+        fprintf(out, "%s loss: %s\n", SPLIT_NAMES[s], mygpt_py_fixed_str(shown, sizeof shown, loss, 3));
     }
     return MYGPT_OK;
 }

@@ -23,7 +23,7 @@ static mygpt_status diverged(mygpt_error *err, long step, const char *name, doub
     snprintf(err->message, sizeof err->message,
              "step %ld: " DIVERGED "%s %s %s %s the step's update) and stops: nothing more is saved, and what the "
              "run saved before stays as it was", step, name, updated ? "holds" : "is",
-             py_fixed_text(shown, sizeof shown, value, 0), updated ? "after" : "before");
+             mygpt_py_fixed_str(shown, sizeof shown, value, 0), updated ? "after" : "before");
     return MYGPT_ERANGE;
 }
 
@@ -66,15 +66,6 @@ mygpt_status train_eval_check(long step, const double losses[2], mygpt_error *er
         if (!isfinite(losses[k]))
             return diverged(err, step, names[k], losses[k], 1);
     return MYGPT_OK;
-}
-
-const char *py_fixed_text(char *buf, size_t n, double x, int decimals)
-{
-    mygpt_strbuf sb = {0};
-    mygpt_py_fixed(&sb, x, decimals);
-    snprintf(buf, n, "%s", sb.failed ? "?" : mygpt_sb_str(&sb));
-    mygpt_sb_free(&sb);
-    return buf;
 }
 
 mygpt_status dp_train_step(const dp_team *team, mygpt_trainer *tr, mygpt_optimizer *opt, const int64_t *x,

@@ -53,11 +53,6 @@ mygpt_status train_eval_check(long step, const double losses[2], mygpt_error *er
  * status 1, where their other errors of the step are bad input. */
 int train_diverged(const mygpt_error *err);
 
-/* x as Python's f"{x:.Nf}" shows it, N = decimals (mygpt_py_fixed: "nan" whatever its
- * sign bit, where printf's %f says "-nan"; "inf", "-inf"), in buf of n bytes (64 hold a
- * float32 loss at 6 decimals); returns buf. How the loops and the tool print a loss. */
-const char *py_fixed_text(char *buf, size_t n, double x, int decimals);
-
 /* with torch.no_grad(): the mean loss over every batch of val, one iter(val_loader)
  * (drawing from rng as it does); the ranks take every size-th batch and add their sums.
  * x, y: room for one batch. */

@@ -205,6 +205,15 @@ mygpt_status mygpt_py_fixed(mygpt_strbuf *sb, double x, int decimals)
     return mygpt_sb_printf(sb, "%.*f", decimals, x);
 }
 
+const char *mygpt_py_fixed_str(char *buf, size_t n, double x, int decimals)
+{
+    if (isnan(x) || isinf(x)) // no allocation: the text fits any buffer a caller gives it
+        snprintf(buf, n, "%s", isnan(x) ? "nan" : x < 0 ? "-inf" : "inf");
+    else
+        snprintf(buf, n, "%.*f", decimals, x);
+    return buf;
+}
+
 mygpt_status mygpt_py_sci(mygpt_strbuf *sb, double x, int decimals)
 {
     if (append_nonfinite(sb, x))

@@ -114,6 +114,9 @@ mygpt_status mygpt_py_int_commas(mygpt_strbuf *sb, long long n);
 
 /* f"{x:.Nf}" / f"{x:.Ne}" for a double, with Python's nan/inf spelling. */
 mygpt_status mygpt_py_fixed(mygpt_strbuf *sb, double x, int decimals);
+/* The same into buf (n bytes; 64 hold a float32 loss at 6 decimals), returned: how the
+ * loops and the tool print a loss ("nan" whatever its sign bit, where printf says "-nan"). */
+const char *mygpt_py_fixed_str(char *buf, size_t n, double x, int decimals);
 mygpt_status mygpt_py_sci(mygpt_strbuf *sb, double x, int decimals);
 
 
