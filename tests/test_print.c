@@ -293,10 +293,10 @@ Test(print_torch, huge_sizes_of_an_empty_tensor_and_an_impossible_shape)
     mygpt_sb_free(&sb);
 }
 
-/* Issue 25, item 5: whatever bytes a token holds (a split emoji, CJK, control bytes,
- * markup), mygpt_sb_append_shown makes text an XML parser accepts and a terminal shows:
- * valid UTF-8, no control character, < > & only as entities; and valid text passes as it
- * is. 20,000 random byte strings, and the cases of the issue. */
+/* Whatever bytes a token holds (a split emoji, CJK, control bytes, markup),
+ * mygpt_sb_append_shown makes text an XML parser accepts and a terminal shows: valid
+ * UTF-8, no control character, < > & only as entities; and valid text passes as it is.
+ * 20,000 random byte strings, and cases of each kind. */
 static void expect_xml_text(const char *out, size_t n, const char *what)
 {
     for (size_t i = 0; i < n;) {

@@ -213,7 +213,7 @@ Test(tokenizer_errors, missing_and_corrupt_vocabularies)
         {"{\"\\u4e16\": 0}", "not in GPT-2's byte alphabet"},
         {"{\"a\": x}", "malformed JSON: expected a value"},
         {"{\"a\": \"0\"}", "expected a token id"},
-        /* issue 37, item 10: the one strict JSON reader (these were accepted) */
+        /* the one strict JSON reader refuses these too */
         {"{\"a\": 0, \"b\": 1} trailing", "bytes after the JSON value"},
         {"{\"a\": +0, \"b\": 1}", "malformed JSON"},
         {"{\"a\": 00, \"b\": 1}", "leading zero"},
@@ -257,8 +257,8 @@ Test(tokenizer_errors, corrupt_merges_are_refused)
     cr_expect_null(tok);
 }
 
-/* Issue 37, item 12: a folder whose "DIR/encoder.json" does not fit is refused, never
- * cut to "DIR/encoder.j" (which another file could be) */
+/* A folder whose "DIR/encoder.json" does not fit is refused, never cut to "DIR/encoder.j"
+ * (which another file could be) */
 Test(tokenizer_errors, a_vocabulary_folder_too_long_for_its_paths_is_refused)
 {
     static char dir[4096];
