@@ -50,7 +50,7 @@ Test(cli_finetune, classify_prints_the_books_log_and_saves_the_classifier, .time
     proc_result r;
     for (int t = 0; t < (TEST_SANITIZED ? 1 : 2); t++) {
         snprintf(words, sizeof words, "%s --threads %d --save DIR/c%d.safetensors", run, t + 1, t);
-        finetune_run(words, dir, &r);
+        run_in_dir(words, dir, NULL, &r);
         cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
         snprintf(out[t], sizeof out[t], "%s", r.out);
         proc_result_free(&r);
@@ -87,13 +87,13 @@ Test(cli_finetune, classify_prints_the_books_log_and_saves_the_classifier, .time
     cr_expect_eq(g->config.embed_dim, 12);
     mygpt_gpt_free(g);
     // the saved classifier, not trained further: the accuracies it ended with
-    finetune_run("finetune --task classify --data DIR --epochs 0 --batch 4 --checkpoint DIR/c0.safetensors", dir, &r);
+    run_in_dir("finetune --task classify --data DIR --epochs 0 --batch 4 --checkpoint DIR/c0.safetensors", dir, NULL, &r);
     cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
     cr_expect_str_eq(r.out, tail + 1, "the saved classifier's accuracies differ from the run's");
     proc_result_free(&r);
     // --save over a file there: refused unless --force
     snprintf(words, sizeof words, "%s --save DIR/c0.safetensors", run);
-    finetune_run(words, dir, &r);
+    run_in_dir(words, dir, NULL, &r);
     cr_expect_eq(r.status, 2, "exit %d", r.status);
     cr_expect(count_lines(r.err) == 1 && strstr(r.err, "--save:") && strstr(r.err, "--force"), "%s", r.err);
     cr_expect_str_empty(r.out);
@@ -119,9 +119,9 @@ Test(cli_finetune, instruct_writes_the_responses_and_a_model_chat_reads, .timeou
     char dir[] = "/tmp/mygpt-finetune-XXXXXX", model[300], responses[300];
     cr_assert_not_null(mkdtemp(dir));
     proc_result r;
-    finetune_run("finetune --task instruct --entries 4 --batch 2 --epochs 1 --eval-freq 1 --eval-iter 1 --max-new 6 "
+    run_in_dir("finetune --task instruct --entries 4 --batch 2 --epochs 1 --eval-freq 1 --eval-iter 1 --max-new 6 "
                  "--save DIR/i.safetensors --responses DIR/r.json",
-                 dir, &r);
+                 dir, NULL, &r);
     cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
     const char *o = r.out;
     cr_expect(strncmp(o, "Training set length: 4\nValidation set length: 4\nTest set length: 4\n", 66) == 0, "%s", o);
@@ -157,7 +157,7 @@ Test(cli_finetune, instruct_writes_the_responses_and_a_model_chat_reads, .timeou
     cr_expect_eq(count_lines(r.out), 1, "'%s'", r.out);
     proc_result_free(&r);
     // a responses file there is kept
-    finetune_run("finetune --task instruct --entries 4 --batch 2 --epochs 1 --responses DIR/r.json", dir, &r);
+    run_in_dir("finetune --task instruct --entries 4 --batch 2 --epochs 1 --responses DIR/r.json", dir, NULL, &r);
     cr_expect_eq(r.status, 2);
     cr_expect(count_lines(r.err) == 1 && strstr(r.err, "--responses:") && strstr(r.err, "--force"), "%s", r.err);
     proc_result_free(&r);
@@ -235,8 +235,8 @@ Test(cli_finetune, classify_refuses_a_bad_label_or_an_empty_split_of_any_file_be
             fputs(faults[k].file, f);
             cr_assert_eq(fclose(f), 0);
             proc_result r;
-            finetune_run("finetune --task classify --data DIR --epochs 1 --batch 4 --eval-freq 2 --eval-iter 2 "
-                         "--save DIR/c.safetensors", dir, &r);
+            run_in_dir("finetune --task classify --data DIR --epochs 1 --batch 4 --eval-freq 2 --eval-iter 2 "
+                         "--save DIR/c.safetensors", dir, NULL, &r);
             char want[600];
             snprintf(want, sizeof want, "mygpt finetune: %s %s: %s", path, faults[k].line, faults[k].why);
             cr_expect_eq(r.status, 2, "%s: exit %d: %s", path, r.status, r.err);
@@ -275,7 +275,7 @@ Test(cli_finetune, instruct_names_the_file_and_the_entry_that_holds_endoftext, .
         fputs("]", f);
         cr_assert_eq(fclose(f), 0);
         proc_result r;
-        finetune_run("finetune --task instruct --data DIR/data.json --batch 2 --epochs 1 --max-new 2", dir, &r);
+        run_in_dir("finetune --task instruct --data DIR/data.json --batch 2 --epochs 1 --max-new 2", dir, NULL, &r);
         char want[600];
         snprintf(want, sizeof want, "mygpt finetune: %s: entry %zu holds <|endoftext|>, which tokenizer.encode "
                  "refuses\n", path, bad[k]);
@@ -354,7 +354,7 @@ Test(cli_finetune, a_step_that_diverges_stops_both_tasks_and_saves_nothing, .tim
     };
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         proc_result r;
-        finetune_run(runs[i], dir, &r);
+        run_in_dir(runs[i], dir, NULL, &r);
         cr_expect_eq(r.status, 1, "%s: exit %d: %s", runs[i], r.status, r.err);
         cr_expect_eq(count_lines(r.err), 1, "%s: %s", runs[i], r.err);
         cr_expect(strstr(r.err, "mygpt finetune: step 0: the training diverged (") != NULL, "%s: %s", runs[i], r.err);
@@ -378,8 +378,8 @@ Test(cli_finetune, a_classifier_whose_evaluation_is_nan_is_not_saved, .timeout =
     for (int s = 0; s < 3; s++)
         head_of(dir, files[s], 4);
     proc_result r;
-    finetune_run("finetune --task classify --data DIR --epochs 1 --batch 4 --eval-freq 1 --eval-iter 1 --lr 1e35 "
-                 "--save DIR/c.safetensors", dir, &r);
+    run_in_dir("finetune --task classify --data DIR --epochs 1 --batch 4 --eval-freq 1 --eval-iter 1 --lr 1e35 "
+                 "--save DIR/c.safetensors", dir, NULL, &r);
     cr_expect_eq(r.status, 1, "exit %d: %s", r.status, r.err);
     cr_expect(count_lines(r.err) == 1 && strstr(r.err, "mygpt finetune: step 0: the training diverged (the training "
                                                        "loss holds nan after the step's update)"), "%s", r.err);
@@ -421,12 +421,12 @@ Test(cli_finetune, both_tasks_start_from_a_hugging_face_folder, .timeout = 600)
     snprintf(path, sizeof path, "%s/hf/model.safetensors", dir);
     cr_assert_eq(mygpt_checkpoint_save(lm, path, NULL), MYGPT_OK);
     proc_result r;
-    finetune_run("finetune --task classify --data DIR --checkpoint DIR/hf --epochs 1 --batch 4", dir, &r);
+    run_in_dir("finetune --task classify --data DIR --checkpoint DIR/hf --epochs 1 --batch 4", dir, NULL, &r);
     cr_expect_eq(r.status, 2);
     cr_expect(count_lines(r.err) == 1 && strstr(r.err, "context of 32: give --max-length 32 or less"), "%s", r.err);
     proc_result_free(&r);
-    finetune_run("finetune --task classify --data DIR --checkpoint DIR/hf --epochs 1 --batch 4 --max-length 24 "
-                 "--save DIR/c/model.safetensors", dir, &r);
+    run_in_dir("finetune --task classify --data DIR --checkpoint DIR/hf --epochs 1 --batch 4 --max-length 24 "
+                 "--save DIR/c/model.safetensors", dir, NULL, &r);
     cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
     cr_expect(strstr(r.out, "\nTest accuracy: ") != NULL, "%s", r.out);
     proc_result_free(&r);
@@ -442,13 +442,13 @@ Test(cli_finetune, both_tasks_start_from_a_hugging_face_folder, .timeout = 600)
     mygpt_gpt_free(c);
     mygpt_gpt_free(lm);
     // instruct: the folder's language model, its context (32) the batches' limit
-    finetune_run("finetune --task instruct --checkpoint DIR/hf --entries 4 --batch 2 --epochs 1 --max-new 4 "
-                 "--save DIR/i/model.safetensors", dir, &r);
+    run_in_dir("finetune --task instruct --checkpoint DIR/hf --entries 4 --batch 2 --epochs 1 --max-new 4 "
+                 "--save DIR/i/model.safetensors", dir, NULL, &r);
     cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
     cr_expect(strstr(r.out, "\nLoaded model: ") && strstr(r.out, "\nGenerating responses\n"), "%s", r.out);
     proc_result_free(&r);
     // the instruct task refuses the classifier; the golden's GPT-2 of 60 tokens is refused
-    finetune_run("finetune --task instruct --checkpoint DIR/c --entries 4 --batch 2", dir, &r);
+    run_in_dir("finetune --task instruct --checkpoint DIR/c --entries 4 --batch 2", dir, NULL, &r);
     cr_expect_eq(r.status, 2);
     cr_expect(count_lines(r.err) == 1 && strstr(r.err, "a classifier"), "%s", r.err);
     proc_result_free(&r);
@@ -459,7 +459,7 @@ Test(cli_finetune, both_tasks_start_from_a_hugging_face_folder, .timeout = 600)
     snprintf(golden, sizeof golden, "%s/config.json", golden_dir());
     snprintf(path, sizeof path, "%s/small/config.json", dir);
     cr_assert_eq(symlink(golden, path), 0);
-    finetune_run("finetune --task classify --data DIR --checkpoint DIR/small", dir, &r);
+    run_in_dir("finetune --task classify --data DIR --checkpoint DIR/small", dir, NULL, &r);
     cr_expect_eq(r.status, 2);
     cr_expect(count_lines(r.err) == 1 && strstr(r.err, "small/model.safetensors has a vocabulary of 60 tokens, not GPT-2's 50257"),
               "%s", r.err);

@@ -23,21 +23,21 @@ static void adapters_and_their_merge_generate_alike(const char *dir, const char 
     for (int k = 0; k < 2; k++) { // the adapters on their model, then merged into it
         if (k) {
             snprintf(words, sizeof words, "merge DIR/%s DIR/ad.safetensors DIR/merged.safetensors", base);
-            finetune_run(words, dir, &r);
+            run_in_dir(words, dir, NULL, &r);
             cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
             cr_expect(strstr(r.out, "(rank 4, alpha 8) merged into its weights") != NULL, "%s", r.out);
             proc_result_free(&r);
         }
         snprintf(words, sizeof words, "generate --checkpoint DIR/%s%s --ids 1,2,3 --max-new 8 --no-stream",
                  k ? "merged.safetensors" : base, k ? "" : " --adapters DIR/ad.safetensors");
-        finetune_run(words, dir, &r);
+        run_in_dir(words, dir, NULL, &r);
         cr_assert_eq(r.status, 0, "%s: exit %d: %s", words, r.status, r.err);
         snprintf(with[k], sizeof with[k], "%s", r.out);
         proc_result_free(&r);
     }
     cr_expect_str_eq(with[1], with[0], "the merged model generates other tokens than its adapters");
     snprintf(words, sizeof words, "generate --checkpoint DIR/%s --ids 1,2,3 --max-new 8 --no-stream", base);
-    finetune_run(words, dir, &r);
+    run_in_dir(words, dir, NULL, &r);
     cr_expect(strcmp(r.out, with[0]) != 0, "the trained adapters change no token: the test proves nothing");
     proc_result_free(&r);
 }
@@ -60,9 +60,9 @@ Test(cli_lora, a_gpt2_checkpoint_is_untied_as_the_books_gptmodel, .timeout = 600
     const size_t tied = g->num_parameters;
     mygpt_gpt_free(g);
     proc_result r;
-    finetune_run("finetune --task instruct --checkpoint DIR/gpt2.safetensors --lora 4 --lora-alpha 8 --entries 4 "
+    run_in_dir("finetune --task instruct --checkpoint DIR/gpt2.safetensors --lora 4 --lora-alpha 8 --entries 4 "
                  "--batch 2 --epochs 1 --eval-freq 1 --eval-iter 1 --max-new 6 --lr 1e-1 --save DIR/ad.safetensors",
-                 dir, &r);
+                 dir, NULL, &r);
     cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
     char want[160]; // out_head's 50257 x 12 counted beside the tied model's; its adapter 12 x 4 + 4 x 50257
     snprintf(want, sizeof want, "\nTotal trainable parameters before: %zu,%03zu,%03zu\n", (tied + 50257 * 12) / 1000000,
@@ -103,9 +103,9 @@ Test(cli_lora, finetune_saves_adapters_that_chat_generate_and_merge_read, .timeo
     cr_assert_eq(mygpt_checkpoint_save(g, other, NULL), MYGPT_OK);
     mygpt_gpt_free(g);
     proc_result r;
-    finetune_run("finetune --task instruct --checkpoint DIR/base.safetensors --lora 4 --lora-alpha 8 --entries 4 "
+    run_in_dir("finetune --task instruct --checkpoint DIR/base.safetensors --lora 4 --lora-alpha 8 --entries 4 "
                  "--batch 2 --epochs 1 --eval-freq 1 --eval-iter 1 --max-new 6 --lr 1e-2 --save DIR/ad.safetensors",
-                 dir, &r);
+                 dir, NULL, &r);
     cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
     // 12 x 4 + 4 x 12 for each of W_query, W_key, W_value, out_proj; 12 x 4 + 4 x 48 and 48 x 4 + 4 x 12
     // for the feed-forward; 12 x 4 + 4 x 50257 for out_head
@@ -146,7 +146,7 @@ Test(cli_lora, finetune_saves_adapters_that_chat_generate_and_merge_read, .timeo
          "already merged"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        finetune_run(bad[i][0], dir, &r);
+        run_in_dir(bad[i][0], dir, NULL, &r);
         cr_expect_eq(r.status, 2, "%s: exit %d: %s", bad[i][0], r.status, r.err);
         cr_expect_eq(count_lines(r.err), 1, "%s: %s", bad[i][0], r.err);
         cr_expect(strstr(r.err, bad[i][1]) != NULL, "%s: '%s' lacks '%s'", bad[i][0], r.err, bad[i][1]);
@@ -154,8 +154,8 @@ Test(cli_lora, finetune_saves_adapters_that_chat_generate_and_merge_read, .timeo
         proc_result_free(&r);
     }
     // the counts the book's appendix E prints for GPT-2 small with its 2-class head, without building it
-    finetune_run("params --vocab 50257 --embed 768 --heads 12 --layers 12 --max-seq 1024 --arch llms-from-scratch "
-                 "--qkv-bias --classes 2 --lora 16", dir, &r);
+    run_in_dir("params --vocab 50257 --embed 768 --heads 12 --layers 12 --max-seq 1024 --arch llms-from-scratch "
+                 "--qkv-bias --classes 2 --lora 16", dir, NULL, &r);
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect(strstr(r.out, "\nLoRA adapters       (rank 16):     2666528\nTotal parameters:                  127107874\n"),
               "124,441,346 + 2,666,528: %s", r.out);
@@ -200,7 +200,7 @@ Test(cli_lora, adapters_whose_merge_is_not_finite_are_refused, .timeout = 60)
                                        "--ids 1,2 --max-new 1"};
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         proc_result r;
-        finetune_run(runs[i], dir, &r);
+        run_in_dir(runs[i], dir, NULL, &r);
         cr_expect_eq(r.status, 2, "%s: exit %d: %s", runs[i], r.status, r.err);
         cr_expect_eq(count_lines(r.err), 1, "%s: %s", runs[i], r.err);
         cr_expect(strstr(r.err, "ad.safetensors: merged, the adapters make ") && strstr(r.err, "overflows float32"),

@@ -14,6 +14,7 @@
 #include "golden.h"
 #include "mygpt/checkpoint.h"
 #include "mygpt/data.h"
+#include "mygpt/print.h"
 
 Test(cli_model, invocations_print_what_pytorch_prints)
 {
