@@ -149,6 +149,16 @@ void write_file(const char *path, const char *text)
     cr_assert_eq(fclose(f), 0, "%s", path);
 }
 
+void remove_test_dir(const char *dir, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        remove(path);
+    }
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
 void save_new_model(const char *path, const mygpt_config *cfg, uint64_t seed)
 {
     mygpt_gpt *g = NULL;
@@ -216,6 +226,14 @@ void expect_one_line_refusal(const proc_result *r, int status, const char *msg, 
     cr_expect(strstr(r->err, msg) != NULL, "%s: '%s' lacks '%s'", what, r->err, msg);
 }
 
+void expect_file_holds(const char *path, const char *text, const char *what)
+{
+    size_t n = 0;
+    char *now = file_bytes(path, &n);
+    cr_expect(now && n == strlen(text) && memcmp(now, text, n) == 0, "%s: %s was replaced", what, path);
+    free(now);
+}
+
 void expect_file_size_limit_keeps_old(const char *exe, const char *words, long bytes, const char *path)
 {
     write_file(path, "old");
@@ -230,9 +248,5 @@ void expect_file_size_limit_keeps_old(const char *exe, const char *words, long b
     cr_expect_eq(r.status, 1, "exit %d: %s", r.status, r.err);
     cr_expect(count_lines(r.err) == 1 && strstr(r.err, path) && strstr(r.err, "(the file-size limit)"), "%s", r.err);
     proc_result_free(&r);
-    char old[8] = {0};
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f);
-    cr_expect(fread(old, 1, sizeof old, f) == 3 && strcmp(old, "old") == 0, "the old %s was replaced", path);
-    fclose(f);
+    expect_file_holds(path, "old", words);
 }

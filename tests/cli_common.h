@@ -49,6 +49,10 @@ int entries_in(const char *dir);
 /* Writes text to path (the test fails when it cannot) */
 void write_file(const char *path, const char *text);
 
+/* Removes dir/NAME for each of names, in order (files, or folders emptied before), then
+ * dir: a test's clean-up, which fails when anything else was left in dir */
+void remove_test_dir(const char *dir, const char *const *names, size_t n);
+
 /* A model of cfg drawn from seed, saved at path */
 void save_new_model(const char *path, const mygpt_config *cfg, uint64_t seed);
 
@@ -70,6 +74,9 @@ void expect_refused_untouched(const refused_run *runs, size_t n, const char *dir
 /* What a refusal of bad input looks like: exit `status`, nothing on stdout, one line on
  * stderr holding msg (what: the command, for the failure's message) */
 void expect_one_line_refusal(const proc_result *r, int status, const char *msg, const char *what);
+
+/* The file at path holds exactly text (what: the command, for the failure's message) */
+void expect_file_holds(const char *path, const char *text, const char *what);
 
 /* Runs exe with words under a file-size limit of `bytes` (SIGXFSZ at its default, as a
  * shell leaves it), then expects status 1, one line naming path and the limit, and the

@@ -174,26 +174,7 @@ Test(cli_chapters, a_figure_past_the_file_size_limit_is_one_line_and_status_1)
     cr_assert(mkdtemp(dir) != NULL);
     snprintf(words, sizeof words, "--figures %s", dir);
     snprintf(path, sizeof path, "%s/sinusoidal_encoding.svg", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs("old", f);
-    cr_assert_eq(fclose(f), 0);
-    signal(SIGXFSZ, SIG_DFL);
-    const struct rlimit limit = {16 << 10, 16 << 10};
-    struct rlimit was;
-    cr_assert_eq(getrlimit(RLIMIT_FSIZE, &was), 0);
-    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &limit), 0); // inherited by the chapter
-    proc_result r;
-    cr_assert_eq(run_words(CHAPTER_DIR "/47_sinusoidal_encoding", words, &r), 0);
-    setrlimit(RLIMIT_FSIZE, &was);
-    cr_expect_eq(r.status, 1, "exit %d: %s", r.status, r.err);
-    cr_expect(count_lines(r.err) == 1 && strstr(r.err, path) && strstr(r.err, "(the file-size limit)"), "%s", r.err);
-    proc_result_free(&r);
-    char old[8] = {0};
-    f = fopen(path, "rb");
-    cr_assert_not_null(f);
-    cr_expect(fread(old, 1, sizeof old, f) == 3 && strcmp(old, "old") == 0, "the old figure was replaced");
-    fclose(f);
+    expect_file_size_limit_keeps_old(CHAPTER_DIR "/47_sinusoidal_encoding", words, 16 << 10, path);
     unlink(path);
     cr_expect_eq(rmdir(dir), 0, "a temporary was left");
 }
@@ -327,26 +308,7 @@ Test(cli_chapters, a_bench_csv_past_the_file_size_limit_keeps_the_old_file)
     cr_assert(mkdtemp(dir) != NULL);
     snprintf(path, sizeof path, "%s/scaling.csv", dir);
     snprintf(words, sizeof words, "--config tiny --threads 1 --reps 3 --csv %s", path);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs("old", f);
-    cr_assert_eq(fclose(f), 0);
-    signal(SIGXFSZ, SIG_DFL);
-    const struct rlimit limit = {16, 16}; // less than the table's header
-    struct rlimit was;
-    cr_assert_eq(getrlimit(RLIMIT_FSIZE, &was), 0);
-    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &limit), 0); // inherited by the benchmark
-    proc_result r;
-    cr_assert_eq(run_words(BENCH_EXE, words, &r), 0);
-    setrlimit(RLIMIT_FSIZE, &was);
-    cr_expect_eq(r.status, 1, "exit %d: %s", r.status, r.err);
-    cr_expect(count_lines(r.err) == 1 && strstr(r.err, path) && strstr(r.err, "(the file-size limit)"), "%s", r.err);
-    proc_result_free(&r);
-    char old[8] = {0};
-    f = fopen(path, "rb");
-    cr_assert_not_null(f);
-    cr_expect(fread(old, 1, sizeof old, f) == 3 && strcmp(old, "old") == 0, "the old table was replaced");
-    fclose(f);
+    expect_file_size_limit_keeps_old(BENCH_EXE, words, 16, path); // less than the table's header
     unlink(path);
     cr_expect_eq(rmdir(dir), 0, "a temporary was left");
 }
@@ -359,10 +321,7 @@ Test(cli_chapters, bench_csv_and_svg_are_never_one_file)
     cr_assert(mkdtemp(dir) != NULL);
     snprintf(path, sizeof path, "%s/scaling.csv", dir);
     snprintf(words, sizeof words, "--config tiny --threads 1 --reps 3 --csv %s --svg %s/./scaling.csv", path, dir);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs("old", f);
-    cr_assert_eq(fclose(f), 0);
+    write_file(path, "old");
     proc_result r;
     cr_assert_eq(run_words(BENCH_EXE, words, &r), 0);
     cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
@@ -370,11 +329,7 @@ Test(cli_chapters, bench_csv_and_svg_are_never_one_file)
                   strstr(r.err, "are one file"), "%s", r.err);
     cr_expect_str_empty(r.out, "%s", r.out);
     proc_result_free(&r);
-    char old[8] = {0};
-    f = fopen(path, "rb");
-    cr_assert_not_null(f);
-    cr_expect(fread(old, 1, sizeof old, f) == 3 && strcmp(old, "old") == 0, "the table was replaced");
-    fclose(f);
+    expect_file_holds(path, "old", words);
     unlink(path);
     cr_expect_eq(rmdir(dir), 0, "a temporary was left");
 }

@@ -196,10 +196,7 @@ static void random_model(const char *path, int vocab, int max_seq)
 {
     const mygpt_config cfg = {.vocab_size = vocab, .embed_dim = 16, .num_heads = 2, .num_layers = 1,
                               .max_seq_len = max_seq};
-    mygpt_gpt *g = NULL;
-    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, NULL), MYGPT_OK);
-    cr_assert_eq(mygpt_checkpoint_save(g, path, NULL), MYGPT_OK);
-    mygpt_gpt_free(g);
+    save_new_model(path, &cfg, 3);
 }
 
 /* In a pipe: each line's response is what mygpt generate continues the conversation
@@ -298,10 +295,7 @@ Test(cli_chat, bad_flags_and_files_are_one_line_and_status_2)
     random_model(small, 4, 8);
     const mygpt_config two = {.vocab_size = 50257, .embed_dim = 8, .num_heads = 2, .num_layers = 1, .max_seq_len = 8,
                               .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH, .num_classes = 2}; // the book's chapter 6
-    mygpt_gpt *g = NULL;
-    cr_assert_eq(mygpt_gpt_create(&g, &two, 3, NULL), MYGPT_OK);
-    cr_assert_eq(mygpt_checkpoint_save(g, classifier, NULL), MYGPT_OK);
-    mygpt_gpt_free(g);
+    save_new_model(classifier, &two, 3);
     const struct { const char *fmt, *msg; } cases[] = {
         {"chat%.0s", "mygpt chat: --checkpoint FILE is required"},
         {"chat --checkpoint /nonexistent.safetensors%.0s", "cannot open /nonexistent.safetensors"},

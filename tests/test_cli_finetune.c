@@ -100,12 +100,7 @@ Test(cli_finetune, classify_prints_the_books_log_and_saves_the_classifier, .time
     proc_result_free(&r);
     static const char *const names[] = {"c0.safetensors", "c1.safetensors", "sms_spam_train.csv",
                                         "sms_spam_validation.csv", "sms_spam_test.csv"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        char p[300];
-        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-        unlink(p);
-    }
-    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+    remove_test_dir(dir, names, sizeof names / sizeof names[0]);
 }
 
 /* --task instruct on the first 4 entries of each part: the book's lines, the responses
@@ -247,11 +242,7 @@ Test(cli_finetune, classify_refuses_a_bad_label_or_an_empty_split_of_any_file_be
             unlink(save);
             proc_result_free(&r);
         }
-    for (int s = 0; s < 3; s++) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[s]);
-        unlink(path);
-    }
-    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+    remove_test_dir(dir, files, 3);
 }
 
 /* An entry holding <|endoftext|> (tokenizer.encode refuses it) in the validation or the
@@ -305,10 +296,7 @@ Test(cli_finetune, no_file_written_replaces_one_read_or_another_written, .timeou
     cr_assert_eq(mkdir(path, 0700), 0);
     snprintf(path, sizeof path, "%s/hf/model.safetensors", dir);
     const mygpt_config cfg = {50257, 12, 2, 1, 120};
-    mygpt_gpt *g;
-    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 1, NULL), MYGPT_OK);
-    cr_assert_eq(mygpt_checkpoint_save(g, path, NULL), MYGPT_OK);
-    mygpt_gpt_free(g);
+    save_new_model(path, &cfg, 1);
     static const char *const keep[] = {"hf/model.safetensors", "data.json", "sms_spam_test.csv", "hf/config.json"};
     static const char *const text[] = {NULL, "[]\n", "Label,Text\nham,Hello\n", "{}\n"};
     for (size_t k = 1; k < 4; k++) {
@@ -387,11 +375,7 @@ Test(cli_finetune, a_classifier_whose_evaluation_is_nan_is_not_saved, .timeout =
     snprintf(path, sizeof path, "%s/c.safetensors", dir);
     cr_expect(access(path, F_OK) != 0, "the classifier was saved");
     proc_result_free(&r);
-    for (int s = 0; s < 3; s++) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[s]);
-        unlink(path);
-    }
-    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+    remove_test_dir(dir, files, 3);
 }
 
 /* --checkpoint: a Hugging Face GPT-2 folder (model.safetensors and config.json, a small
@@ -467,16 +451,9 @@ Test(cli_finetune, both_tasks_start_from_a_hugging_face_folder, .timeout = 600)
     static const char *const files[] = {"hf/model.safetensors", "hf/config.json", "c/model.safetensors",
                                         "c/config.json", "i/model.safetensors", "i/config.json",
                                         "small/model.safetensors", "small/config.json", "sms_spam_train.csv",
-                                        "sms_spam_validation.csv", "sms_spam_test.csv"};
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-        unlink(path);
-    }
-    for (size_t i = 0; i < 4; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, subdirs[i]);
-        cr_expect_eq(rmdir(path), 0, "%s: only the files written were left", path);
-    }
-    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+                                        "sms_spam_validation.csv", "sms_spam_test.csv", "hf", "c", "i",
+                                        "small"};
+    remove_test_dir(dir, files, sizeof files / sizeof files[0]);
 }
 
 /* Chapters 81 and 86 --gpt2 DIR: the book's own run on a Hugging Face GPT-2 folder. There

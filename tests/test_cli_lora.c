@@ -91,17 +91,10 @@ Test(cli_lora, finetune_saves_adapters_that_chat_generate_and_merge_read, .timeo
     // the book's --test_mode GPTModel as a file, and one of another width
     mygpt_config cfg = {.vocab_size = 50257, .embed_dim = 12, .num_heads = 2, .num_layers = 1,
                         .max_seq_len = 120, .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH};
-    mygpt_gpt *g;
-    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 123, NULL), MYGPT_OK);
-    cr_assert_eq(mygpt_checkpoint_save(g, base, NULL), MYGPT_OK);
-    mygpt_gpt_free(g);
-    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 7, NULL), MYGPT_OK); // the same shape, other weights
-    cr_assert_eq(mygpt_checkpoint_save(g, same, NULL), MYGPT_OK);
-    mygpt_gpt_free(g);
+    save_new_model(base, &cfg, 123);
+    save_new_model(same, &cfg, 7); // the same shape, other weights
     cfg.embed_dim = 16;
-    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 1, NULL), MYGPT_OK);
-    cr_assert_eq(mygpt_checkpoint_save(g, other, NULL), MYGPT_OK);
-    mygpt_gpt_free(g);
+    save_new_model(other, &cfg, 1);
     proc_result r;
     run_in_dir("finetune --task instruct --checkpoint DIR/base.safetensors --lora 4 --lora-alpha 8 --entries 4 "
                  "--batch 2 --epochs 1 --eval-freq 1 --eval-iter 1 --max-new 6 --lr 1e-2 --save DIR/ad.safetensors",
@@ -162,12 +155,7 @@ Test(cli_lora, finetune_saves_adapters_that_chat_generate_and_merge_read, .timeo
     proc_result_free(&r);
     static const char *const names[] = {"base.safetensors", "other.safetensors", "same.safetensors", "ad.safetensors",
                                         "merged.safetensors"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        char p[300];
-        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-        unlink(p);
-    }
-    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+    remove_test_dir(dir, names, sizeof names / sizeof names[0]);
 }
 
 /* Adapters of finite values (3e38) whose merge overflows float32: merge and --adapters

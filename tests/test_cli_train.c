@@ -274,10 +274,7 @@ Test(cli_train, no_file_written_replaces_one_read_or_another_written, .timeout =
     char path[300], link[300];
     snprintf(path, sizeof path, "%s/m.safetensors", dir);
     const mygpt_config cfg = {50257, 8, 2, 1, 16};
-    mygpt_gpt *g;
-    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 1, NULL), MYGPT_OK);
-    cr_assert_eq(mygpt_checkpoint_save(g, path, NULL), MYGPT_OK);
-    mygpt_gpt_free(g);
+    save_new_model(path, &cfg, 1);
     snprintf(path, sizeof path, "%s/sub", dir);
     cr_assert_eq(mkdir(path, 0700), 0);
     snprintf(path, sizeof path, "%s/verdict_part.txt", dir);
@@ -333,11 +330,7 @@ Test(cli_train, no_file_written_replaces_one_read_or_another_written, .timeout =
     proc_result_free(&r);
     static const char *const made[] = {"s.safetensors", "m.safetensors", "verdict_part.txt", "link.txt",
                                        "vocab/encoder.json", "vocab/vocab.bpe", "vocab", "sub"};
-    for (size_t k = 0; k < sizeof made / sizeof made[0]; k++) {
-        snprintf(path, sizeof path, "%s/%s", dir, made[k]);
-        remove(path);
-    }
-    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+    remove_test_dir(dir, made, sizeof made / sizeof made[0]);
 }
 
 /* Under a file-size limit (ulimit -f, SIGXFSZ left as a shell leaves it) a model's save,

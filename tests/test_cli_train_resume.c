@@ -203,7 +203,6 @@ Test(cli_train, a_resume_of_another_run_is_refused_and_a_second_ctrl_c_saves_not
          "was saved by a run with --warmup 2, not without it"},
     };
     const mygpt_config cfg = {50257, 8, 2, 1, 8};
-    mygpt_gpt *g;
     char path[300];
     // the state cut short (a disk that filled before mygpt wrote it whole, a copy cut)
     snprintf(path, sizeof path, "%s/s.safetensors", dir);
@@ -224,9 +223,7 @@ Test(cli_train, a_resume_of_another_run_is_refused_and_a_second_ctrl_c_saves_not
     free(bytes);
     unlink(path);
     snprintf(path, sizeof path, "%s/m.safetensors", dir);
-    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, NULL), MYGPT_OK);
-    cr_assert_eq(mygpt_checkpoint_save(g, path, NULL), MYGPT_OK);
-    mygpt_gpt_free(g);
+    save_new_model(path, &cfg, 3);
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         train_run(refused[i].words, dir, data, NULL, &r);
         cr_expect_eq(r.status, 2, "%s: exit %d: %s", refused[i].msg, r.status, r.err);
