@@ -58,6 +58,19 @@ static inline const char *data_file_or_skip(const char *name)
     return path;
 }
 
+/* A folder's path of 4085 bytes (folders of 100 bytes under /nonexistent-...): DIR/vocab.bpe
+ * fits in 4095 bytes, DIR/encoder.json does not. */
+static inline const char *too_long_data_dir(void)
+{
+    static char dir[4096];
+    memset(dir, 'd', sizeof dir);
+    memcpy(dir, "/nonexistent-", 13);
+    for (size_t k = 100; k < 4085; k += 100)
+        dir[k] = '/';
+    dir[4085] = '\0';
+    return dir;
+}
+
 /* GPT-2's tokenizer: skipped when encoder.json or vocab.bpe is absent, a failure when
  * they are there and do not load. */
 static inline mygpt_tokenizer *tokenizer_or_skip(void)

@@ -43,6 +43,25 @@ long golden_next_line(FILE *f, char **line, size_t *cap, long *lineno)
     }
 }
 
+int golden_reader_open(golden_reader *r, const char *name)
+{
+    *r = (golden_reader){.f = golden_open(name)};
+    return r->f ? 0 : -1;
+}
+
+char *golden_read(golden_reader *r)
+{
+    return golden_next_line(r->f, &r->line, &r->cap, &r->lineno) >= 0 ? r->line : NULL;
+}
+
+void golden_reader_close(golden_reader *r)
+{
+    if (r->f)
+        fclose(r->f);
+    free(r->line);
+    *r = (golden_reader){0};
+}
+
 int golden_split(char *s, char sep, char **fields, int max)
 {
     int n = 0;

@@ -32,6 +32,25 @@ FILE *golden_open(const char *name);
  * reused across calls). Returns its length, or -1 at end of file. */
 long golden_next_line(FILE *f, char **line, size_t *cap, long *lineno);
 
+/* A golden file read a line at a time: golden_reader_open, golden_read until it gives
+ * NULL (the line's number in lineno), golden_reader_close. */
+typedef struct golden_reader {
+    FILE *f;
+    char *line;
+    size_t cap;
+    long lineno;
+} golden_reader;
+
+/* Opens golden_dir()/name; 0, or -1 when it is missing. */
+int golden_reader_open(golden_reader *r, const char *name);
+
+/* The next non-comment line (without its newline; reused by the next call), NULL at the
+ * end. */
+char *golden_read(golden_reader *r);
+
+/* Closes the file and frees the line. */
+void golden_reader_close(golden_reader *r);
+
 /* Splits s in place at `sep`; returns the number of fields (at most max). */
 int golden_split(char *s, char sep, char **fields, int max);
 

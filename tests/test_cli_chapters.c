@@ -150,15 +150,10 @@ Test(cli_chapters, figures_are_small_and_their_path_is_printed)
     snprintf(path, sizeof path, "%s/sinusoidal_encoding.svg", dir);
     cr_expect(strstr(r.err, path) != NULL, "stderr does not name %s: %s", path, r.err);
     proc_result_free(&r);
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f);
-    fseek(f, 0, SEEK_END);
-    const long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *svg = calloc((size_t)size + 1, 1);
-    cr_assert_eq(fread(svg, 1, (size_t)size, f), (size_t)size);
-    fclose(f);
-    cr_expect_lt(size, 1 << 20, "sinusoidal_encoding.svg is %ld bytes", size);
+    size_t size = 0;
+    char *svg = file_text(path, &size);
+    cr_assert_not_null(svg);
+    cr_expect_lt(size, 1 << 20, "sinusoidal_encoding.svg is %zu bytes", size);
     /* base64 of the PNG signature 89 50 4E 47 0D 0A 1A 0A */
     cr_expect(strstr(svg, "data:image/png;base64,iVBORw0KGgo") != NULL, "no embedded PNG");
     free(svg);

@@ -15,6 +15,14 @@
 #include "mygpt/checkpoint.h"
 #include "mygpt/data.h"
 
+/* The data both tasks read, and the vocabulary: skipped when absent, failed under CI=true */
+static void both_tasks_data_or_skip(void)
+{
+    data_file_or_skip("sms_spam_train.csv");
+    data_file_or_skip("instruction-data.json");
+    data_file_or_skip("encoder.json");
+}
+
 /* DIR/name holding the header and the first `rows` texts of the data folder's file */
 static void head_of(const char *dir, const char *name, int rows)
 {
@@ -330,9 +338,7 @@ Test(cli_finetune, no_file_written_replaces_one_read_or_another_written, .timeou
  * checked no loss and saved a NaN classifier with status 0 */
 Test(cli_finetune, a_step_that_diverges_stops_both_tasks_and_saves_nothing, .timeout = 300)
 {
-    data_file_or_skip("sms_spam_train.csv");
-    data_file_or_skip("instruction-data.json");
-    data_file_or_skip("encoder.json");
+    both_tasks_data_or_skip();
     char dir[] = "/tmp/mygpt-diverge-XXXXXX", saved[300];
     cr_assert_not_null(mkdtemp(dir));
     snprintf(saved, sizeof saved, "%s/m.safetensors", dir);
@@ -385,9 +391,7 @@ Test(cli_finetune, a_classifier_whose_evaluation_is_nan_is_not_saved, .timeout =
  * refused, naming the file. */
 Test(cli_finetune, both_tasks_start_from_a_hugging_face_folder, .timeout = 600)
 {
-    data_file_or_skip("sms_spam_train.csv");
-    data_file_or_skip("instruction-data.json");
-    data_file_or_skip("encoder.json");
+    both_tasks_data_or_skip();
     char dir[] = "/tmp/mygpt-finetune-XXXXXX", path[300];
     cr_assert_not_null(mkdtemp(dir));
     static const char *const subdirs[] = {"hf", "c", "i", "small"};
@@ -462,9 +466,7 @@ Test(cli_finetune, both_tasks_start_from_a_hugging_face_folder, .timeout = 600)
  * before anything is printed. */
 Test(cli_finetune, chapters_81_and_86_read_a_gpt2_folder_or_say_why_not)
 {
-    data_file_or_skip("sms_spam_train.csv");
-    data_file_or_skip("instruction-data.json");
-    data_file_or_skip("encoder.json");
+    both_tasks_data_or_skip();
     char dir[] = "/tmp/mygpt-finetune-XXXXXX", golden[4300], link[300], words[600];
     cr_assert_not_null(mkdtemp(dir));
     static const char *const names[2][2] = {{"gpt2_hf.safetensors", "model.safetensors"},

@@ -18,13 +18,10 @@
 
 Test(cli_model, invocations_print_what_pytorch_prints)
 {
-    FILE *f = golden_open("cli.txt");
-    cr_assert_not_null(f);
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader g;
+    cr_assert_eq(golden_reader_open(&g, "cli.txt"), 0);
     int cases = 0;
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    for (char *line; (line = golden_read(&g));) {
         char *w[2];
         cr_assert_eq(golden_split(line, '\t', w, 2), 2);
         golden_unescape(w[1]);
@@ -37,8 +34,7 @@ Test(cli_model, invocations_print_what_pytorch_prints)
         cases++;
     }
     cr_expect_gt(cases, 25);
-    free(line);
-    fclose(f);
+    golden_reader_close(&g);
 }
 
 /* One rule for an input longer than the model's context, in generate and in attention:

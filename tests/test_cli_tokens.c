@@ -15,14 +15,12 @@
 Test(cli_tokens, encode_and_decode_match_tiktoken)
 {
     const char *dir = vocab_or_skip();
-    FILE *f = golden_open("tokenizer.txt");
-    cr_assert_not_null(f);
-    char *line = NULL, tmp[64], args[8192];
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader g;
+    cr_assert_eq(golden_reader_open(&g, "tokenizer.txt"), 0);
+    char tmp[64], args[8192];
     int cases = 0;
     snprintf(tmp, sizeof tmp, "/tmp/mygpt-cli-%d.txt", (int)getpid());
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0 && cases < 40) {
+    for (char *line; cases < 40 && (line = golden_read(&g));) {
         char *tab = strchr(line, '\t');
         if (!tab || tab == line || strcmp(tab + 1, "-") == 0)
             continue;
@@ -42,7 +40,7 @@ Test(cli_tokens, encode_and_decode_match_tiktoken)
         char want[4096];
         snprintf(want, sizeof want, "%s\n", ids);
         cr_expect_eq(r.status, 0, "mygpt %s: %s", args, r.err);
-        cr_expect_str_eq(r.out, want, "tokenizer.txt:%ld", lineno);
+        cr_expect_str_eq(r.out, want, "tokenizer.txt:%ld", g.lineno);
         proc_result_free(&r);
         /* and back: decode prints the original bytes */
         snprintf(args, sizeof args, "decode --vocab-dir %s %s", dir, ids);
@@ -51,14 +49,13 @@ Test(cli_tokens, encode_and_decode_match_tiktoken)
         char orig[4096] = {0};
         size_t on = fread(orig, 1, sizeof orig - 1, t2);
         fclose(t2);
-        cr_expect(strlen(r.out) == on && memcmp(r.out, orig, on) == 0, "decode of line %ld", lineno);
+        cr_expect(strlen(r.out) == on && memcmp(r.out, orig, on) == 0, "decode of line %ld", g.lineno);
         proc_result_free(&r);
         cases++;
     }
     unlink(tmp);
     cr_expect_gt(cases, 30);
-    free(line);
-    fclose(f);
+    golden_reader_close(&g);
 }
 
 Test(cli_tokens, bad_token_input_is_an_error)
@@ -160,13 +157,7 @@ Test(cli_tokens, an_oversized_vocabulary_is_refused_unread, .timeout = 20)
  * opened */
 Test(cli_tokens, a_long_mygpt_data_is_refused_not_cut)
 {
-    static char dir[4096];
-    memset(dir, 'd', sizeof dir);
-    memcpy(dir, "/nonexistent-", 13);
-    for (size_t k = 100; k < 4085; k += 100)
-        dir[k] = '/';
-    dir[4085] = '\0';
-    setenv("MYGPT_DATA", dir, 1);
+    setenv("MYGPT_DATA", too_long_data_dir(), 1);
     proc_result r;
     cr_assert_eq(run_words(MYGPT_EXE, "decode 1 2", &r), 0);
     cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);

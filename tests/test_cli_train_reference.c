@@ -28,16 +28,14 @@ static int run_cli_cases(const char *name, line_check check, int strict, int onl
     const char *data = data_dir_or_skip();
     data_file_or_skip("the-verdict.txt");
     data_file_or_skip("encoder.json");
-    FILE *f = golden_open(name);
-    cr_assert_not_null(f, "tests/golden/%s is missing", name);
-    char *line = NULL, *next = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader g;
+    cr_assert_eq(golden_reader_open(&g, name), 0, "tests/golden/%s is missing", name);
+    char *line, *next = NULL;
     proc_result r = {0};
     int cases = 0, seen = 0, have = 0;
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&g))) {
         if (strncmp(line, "case ", 5) == 0 && only && ++seen != only) {
-            while (golden_next_line(f, &line, &cap, &lineno) >= 0 && strcmp(line, "end") != 0) {
+            while ((line = golden_read(&g)) && strcmp(line, "end") != 0) {
             }
         } else if (strncmp(line, "case ", 5) == 0) {
             cr_assert_eq(run_tool_words(line + 5, data, &r), 0);
@@ -49,7 +47,7 @@ static int run_cli_cases(const char *name, line_check check, int strict, int onl
             char *nl = strchr(next, '\n');
             cr_assert_not_null(nl, "mygpt printed fewer lines than PyTorch: missing '%s'", line + 4);
             *nl = '\0';
-            check(next, line + 4, lineno);
+            check(next, line + 4, g.lineno);
             next = nl + 1;
         } else if (strcmp(line, "end") == 0) {
             if (strict)
@@ -59,8 +57,7 @@ static int run_cli_cases(const char *name, line_check check, int strict, int onl
             cases++;
         }
     }
-    free(line);
-    fclose(f);
+    golden_reader_close(&g);
     return cases;
 }
 
@@ -110,13 +107,10 @@ Test(cli_train, the_books_training_loop_prints_pytorchs_log, .timeout = 600)
  * doubles, from tools/gen_learn_goldens.py): their count, at most max */
 static int golden_rates(const char *head, double *rates, int max)
 {
-    FILE *f = golden_open("learn.txt");
-    cr_assert_not_null(f, "tests/golden/learn.txt is missing");
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader g;
+    cr_assert_eq(golden_reader_open(&g, "learn.txt"), 0, "tests/golden/learn.txt is missing");
     int n = -1;
-    while (n < 0 && golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    for (char *line; n < 0 && (line = golden_read(&g));) {
         if (strncmp(line, head, strlen(head)) != 0)
             continue;
         const char *p = line + strlen(head);
@@ -127,8 +121,7 @@ static int golden_rates(const char *head, double *rates, int max)
                 break;
         }
     }
-    free(line);
-    fclose(f);
+    golden_reader_close(&g);
     cr_assert_geq(n, 1, "learn.txt has no line '%s'", head);
     return n;
 }

@@ -261,12 +261,7 @@ Test(tokenizer_errors, corrupt_merges_are_refused)
  * (which another file could be) */
 Test(tokenizer_errors, a_vocabulary_folder_too_long_for_its_paths_is_refused)
 {
-    static char dir[4096];
-    memset(dir, 'd', sizeof dir);
-    memcpy(dir, "/nonexistent-", 13);
-    for (size_t k = 100; k < 4085; k += 100)
-        dir[k] = '/';
-    dir[4085] = '\0'; // DIR/vocab.bpe fits in 4095 bytes, DIR/encoder.json does not
+    const char *dir = too_long_data_dir(); // DIR/vocab.bpe fits, DIR/encoder.json does not
     mygpt_tokenizer *tok = (mygpt_tokenizer *)1;
     mygpt_error err = {0};
     cr_expect_eq(mygpt_tokenizer_load_dir(&tok, dir, &err), MYGPT_EINVAL, "%s", err.message);
