@@ -84,4 +84,21 @@ static inline mygpt_tokenizer *tokenizer_or_skip(void)
     return tok;
 }
 
+/* The whole instruction-data.json read into d, and GPT-2's tokenizer: NULL (the test
+ * skipped, or failed under CI=true) when either is absent. */
+static inline mygpt_tokenizer *instruction_data_or_skip(mygpt_instruct_data *d)
+{
+    const char *path = data_file_or_skip("instruction-data.json");
+    if (!path)
+        return NULL;
+    char p[4200];
+    snprintf(p, sizeof p, "%s", path);
+    mygpt_tokenizer *tok = tokenizer_or_skip();
+    if (!tok)
+        return NULL;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_instruct_data_read(d, p, &err), MYGPT_OK, "%s", err.message);
+    return tok;
+}
+
 #endif

@@ -48,16 +48,10 @@ static float unhex32(const char *h)
  * vocabulary is absent). */
 static mygpt_tokenizer *load_dataset(mygpt_instruct_dataset *ds, mygpt_instruct_data *d)
 {
-    const char *path = data_file_or_skip("instruction-data.json");
-    if (!path)
-        return NULL;
-    char p[4200];
-    snprintf(p, sizeof p, "%s", path);
-    mygpt_tokenizer *tok = tokenizer_or_skip();
+    mygpt_tokenizer *tok = instruction_data_or_skip(d);
     if (!tok)
         return NULL;
     mygpt_error err = {0};
-    cr_assert_eq(mygpt_instruct_data_read(d, p, &err), MYGPT_OK, "%s", err.message);
     cr_assert_eq(mygpt_instruct_dataset_init(ds, d->entry, d->n, tok, &err), MYGPT_OK, "%s", err.message);
     return tok;
 }
