@@ -1,6 +1,8 @@
 /* golden.c - reading the committed golden files (see golden.h). */
 #include "golden.h"
 
+#include <criterion/criterion.h>
+
 #include "model/params.h" /* the parameter table's rows */
 #include "mygpt/gpt.h"
 
@@ -41,6 +43,13 @@ long golden_next_line(FILE *f, char **line, size_t *cap, long *lineno)
             continue;
         return (long)n;
     }
+}
+
+float golden_unhex32(const char *h)
+{
+    float f;
+    cr_assert_eq(golden_parse_f32(h, &f, 1), 1, "bad hex '%s'", h);
+    return f;
 }
 
 int golden_reader_open(golden_reader *r, const char *name)

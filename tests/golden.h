@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /* 1 in a build with -fsanitize=address (the test script's stage 2), where the longest tests
  * run the same code on fewer or smaller cases; the plain build runs them all. */
@@ -61,6 +62,16 @@ void golden_unescape(char *s);
  * Returns the count (at most max); "-" gives 0. */
 size_t golden_parse_f32(const char *s, float *out, size_t max);
 size_t golden_parse_i64(const char *s, int64_t *out, size_t max);
+
+/* The float32 of one hex word of bits ("3f800000" is 1.0f); the test fails on anything
+ * else */
+float golden_unhex32(const char *h);
+
+/* 1 when a and b are the same float32, bit for bit (-0 is not 0, a NaN is itself) */
+static inline int golden_same_bits(float a, float b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
 
 /* sum over i of (i + 1) * bits(v[i]) mod 2^64, as tools/reference_gpt.checksum: any
  * changed element changes it. */

@@ -14,17 +14,6 @@
 #include "mygpt/rng.h"
 #include "mygpt/train.h"
 
-static int same_bits(float a, float b)
-{
-    return memcmp(&a, &b, sizeof a) == 0;
-}
-
-static float unhex32(const char *h)
-{
-    float f;
-    cr_assert_eq(golden_parse_f32(h, &f, 1), 1, "bad hex '%s'", h);
-    return f;
-}
 
 /* torch.manual_seed(seed); [torch.randn(n) * scale for n in sizes], into one block */
 static float *draw(uint64_t seed, const size_t *sizes, int count, double scale, float **tensors)
@@ -64,8 +53,8 @@ Test(learn_norm, torch_norm_is_pytorchs_float32_sum)
         cr_assert_eq(sscanf(line, "norm %llu %zu %lf : %15s", &seed, &n, &scale, hex), 4, "line %ld", g.lineno);
         float *x;
         float *block = draw(seed, &n, 1, scale, &x);
-        const float got = mygpt_norm2(x, n), want = unhex32(hex);
-        cr_expect(same_bits(got, want), "line %ld: norm of %zu values (seed %llu, scale %g): %a, PyTorch %a",
+        const float got = mygpt_norm2(x, n), want = golden_unhex32(hex);
+        cr_expect(golden_same_bits(got, want), "line %ld: norm of %zu values (seed %llu, scale %g): %a, PyTorch %a",
                   g.lineno, n, seed, scale, (double)got, (double)want);
         free(block);
         cases++;
@@ -118,9 +107,9 @@ static void clip_cases(int threads)
         mygpt_error err = {0};
         cr_assert_eq(mygpt_clip_grad_norm(grads, sizes, count, max_norm, &total, &err), MYGPT_OK, "%s",
                      err.message);
-        cr_expect(same_bits(total, unhex32(hex)) || (isnan(total) && isnan(unhex32(hex))),
+        cr_expect(golden_same_bits(total, golden_unhex32(hex)) || (isnan(total) && isnan(golden_unhex32(hex))),
                   "line %ld (%d threads): total norm %a, PyTorch %a", g.lineno, threads, (double)total,
-                  (double)unhex32(hex));
+                  (double)golden_unhex32(hex));
         for (int i = 0; i < count; i++) {
             char *end;
             const unsigned long long want = strtoull(p, &end, 10);
