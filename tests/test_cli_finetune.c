@@ -192,7 +192,7 @@ Test(cli_finetune, bad_flags_and_files_are_one_line)
         {"finetune --task classify --lr -1", "--lr"},
         {"finetune --task instruct --epochs x", "--epochs"},
         {"finetune --task instruct --save /nonexistent/dir/m.safetensors", "--save: "},
-        // issue 46: a subnormal alpha was taken and written, and the file then refused
+        // a subnormal alpha would be written, and the file then refused
         {"finetune --task instruct --lora 4 --lora-alpha 1e-310", "--lora-alpha must be from 1e-30 to 1e+30, got 1e-310"},
         {"finetune --task instruct --lora 4 --lora-alpha 1e300", "--lora-alpha must be from 1e-30 to 1e+30, got 1e300"},
         {"finetune --task instruct --lora 4 --lora-alpha 0", "--lora-alpha must be from 1e-30 to 1e+30, got 0"},
@@ -334,8 +334,8 @@ Test(cli_finetune, no_file_written_replaces_one_read_or_another_written, .timeou
 }
 
 /* A fine-tuning whose first step makes a weight non-finite (lr 1e300) stops there with
- * one line naming the step, status 1, and --save is not written; the classifier's loop
- * checked no loss and saved a NaN classifier with status 0 */
+ * one line naming the step, status 1, and --save is not written: in both tasks, the
+ * classifier's loop too */
 Test(cli_finetune, a_step_that_diverges_stops_both_tasks_and_saves_nothing, .timeout = 300)
 {
     both_tasks_data_or_skip();

@@ -127,7 +127,7 @@ Test(cli_lora, finetune_saves_adapters_that_chat_generate_and_merge_read, .timeo
         {"generate --checkpoint DIR/base.safetensors --adapters DIR/ad.safetensors --ids 1,2 --max-new 1 "
          "--weights int8", "merge them"},
         {"generate --checkpoint DIR/ad.safetensors --ids 1,2 --max-new 1", "LoRA adapters only"},
-        // issue 46: onto a model of the same shape, or the model they are merged into
+        // onto a model of the same shape, or the model they are merged into
         {"merge DIR/same.safetensors DIR/ad.safetensors DIR/y.safetensors",
          "ad.safetensors: the adapters were trained on another base model (checksum "},
         {"generate --checkpoint DIR/same.safetensors --adapters DIR/ad.safetensors --ids 1,2 --max-new 1",

@@ -141,7 +141,7 @@ Test(cli_model, a_model_of_huge_weights_prints_nan_attention_and_generates_nothi
 
 /* An attention figure of a prompt with an emoji, CJK (tokens that split a character),
  * control bytes and markup is text an XML parser accepts: valid UTF-8, no control
- * character but the newlines, no raw & (what xml.dom.minidom refused before). */
+ * character but the newlines, no raw & (which xml.dom.minidom refuses). */
 Test(cli_model, attention_figures_of_any_prompt_are_valid_xml_text, .timeout = 60)
 {
     (void)data_dir_or_skip(); // the program finds the data folder itself

@@ -18,9 +18,8 @@
 #include "mygpt/data.h"
 
 /* A training whose loss becomes NaN stops at that step with an error naming it, and saves
- * nothing (issue 46, item 3: status 1, a runtime failure; an lr of 1e20 keeps the weights
- * finite, so the validation loss after step 0 is what stops it, and it prints as Python
- * prints it, nan, item 19). */
+ * nothing (status 1, a runtime failure; an lr of 1e20 keeps the weights finite, so the
+ * validation loss after step 0 is what stops it, and it prints as Python prints it, nan). */
 Test(cli_train, a_nan_loss_stops_training_and_saves_nothing, .timeout = 120)
 {
     const char *data = data_dir_or_skip();

@@ -91,7 +91,7 @@ Test(cli_train, train_and_generate_follow_the_pytorch_reference, .timeout = 600)
 
 /* `mygpt train --epochs` prints the book's chapter-5 log as tools/reference_book_ch5.py
  * does for the same small runs, line for line (losses to three decimals, greedy samples);
- * issue 39: with --warmup, --cosine and --clip-grad, appendix D's train_model as
+ * with --warmup, --cosine and --clip-grad, appendix D's train_model as
  * tools/reference_book_appD.py runs it (its last case, every step after the warmup
  * clipped). tests/golden/book_cli.txt: tools/gen_book_goldens.py. */
 Test(cli_train, the_books_training_loop_prints_pytorchs_log, .timeout = 600)

@@ -83,7 +83,7 @@ Test(cli_train, a_run_interrupted_and_resumed_prints_and_saves_what_the_straight
              "--batch %d --steps 6 --optimizer sgd --lr 0.5 --momentum 0.9 --eval-every 4 --text %s", batch, text);
     const int at_sgd[] = {3};
     interrupted_and_resumed(sgd, at_sgd, 1, dir, data);
-    // appendix D's schedule and clipping (issue 39) in the course's loop: in the warmup,
+    // appendix D's schedule and clipping in the course's loop: in the warmup,
     // at its end, in the decay
     const char *sched = "--seed 6 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 "
                         "--steps 8 --optimizer adamw --lr 0.01 --eval-every 3 --warmup 3 --lr-initial 1e-4 --cosine "
@@ -146,7 +146,7 @@ Test(cli_train, a_resume_of_another_run_is_refused_and_a_second_ctrl_c_saves_not
         {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
          "--lr 0.01 --text DATA/encoder.json --resume DIR/s.safetensors",
          "was saved by a run with --text 4612 + 534 tokens, FNV-1a "},
-        // issue 46: the flag that differs and both values, not the loader's window count
+        // the flag that differs and both values, not the loader's window count
         {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 4 --batch 4 --steps 6 "
          "--lr 0.01 --text DATA/the-verdict.txt --resume DIR/s.safetensors",
          "was saved by a run with --context 8, not 4"},
@@ -165,7 +165,7 @@ Test(cli_train, a_resume_of_another_run_is_refused_and_a_second_ctrl_c_saves_not
         {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
          "--lr 0.01 --text DATA/the-verdict.txt --resume DIR/m.safetensors",
          "m.safetensors is not a training state"},
-        // issue 46: a state where a model is expected was refused by its tensor count
+        // a state where a model is expected is named as one, not refused by its tensor count
         {"generate --checkpoint DIR/s.safetensors --ids 1,2 --max-new 1",
          "s.safetensors is a training state (for mygpt train --resume), not a model: give the model train saves with "
          "--save (the run's train command with --resume STATE --save MODEL writes it)"},
@@ -173,7 +173,7 @@ Test(cli_train, a_resume_of_another_run_is_refused_and_a_second_ctrl_c_saves_not
          "s.safetensors is a training state (for mygpt train --resume), not a model"},
         {"finetune --task instruct --checkpoint DIR/s.safetensors", "s.safetensors is a training state"},
         {"chat --checkpoint DIR/s.safetensors", "s.safetensors is a training state"},
-        // appendix D's settings (issue 39): a schedule the saving run did not have, or
+        // appendix D's settings: a schedule the saving run did not have, or
         // another one, or another clipping, or none of either
         {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
          "--lr 0.01 --warmup 2 --text DATA/the-verdict.txt --resume DIR/s.safetensors",
