@@ -137,17 +137,24 @@ Test(cli_chapters, chapter_34_rewrites_a_truncated_cache, .timeout = 300)
     rmdir(dir);
 }
 
+/* Makes the folder dir (a mkdtemp template) for chapter 47's figure: the words that
+ * send its figures there, and the figure's path */
+static void sinusoid_figure_in(char *dir, char *words, size_t words_cap, char *path, size_t path_cap)
+{
+    cr_assert(mkdtemp(dir) != NULL);
+    snprintf(words, words_cap, "--figures %s", dir);
+    snprintf(path, path_cap, "%s/sinusoidal_encoding.svg", dir);
+}
+
 /* A chapter says where it wrote its figure, and the sinusoid map is a small SVG (one
  * embedded PNG), not 7.8 MB of rectangles. */
 Test(cli_chapters, figures_are_small_and_their_path_is_printed)
 {
     char dir[] = "/tmp/mygpt-fig-XXXXXX", words[128], path[128];
-    cr_assert(mkdtemp(dir) != NULL);
-    snprintf(words, sizeof words, "--figures %s", dir);
+    sinusoid_figure_in(dir, words, sizeof words, path, sizeof path);
     proc_result r;
     cr_assert_eq(run_words(CHAPTER_DIR "/47_sinusoidal_encoding", words, &r), 0);
     cr_expect_eq(r.status, 0, "%s", r.err);
-    snprintf(path, sizeof path, "%s/sinusoidal_encoding.svg", dir);
     cr_expect(strstr(r.err, path) != NULL, "stderr does not name %s: %s", path, r.err);
     proc_result_free(&r);
     size_t size = 0;
@@ -166,9 +173,7 @@ Test(cli_chapters, figures_are_small_and_their_path_is_printed)
 Test(cli_chapters, a_figure_past_the_file_size_limit_is_one_line_and_status_1)
 {
     char dir[] = "/tmp/mygpt-fig-XXXXXX", words[128], path[128];
-    cr_assert(mkdtemp(dir) != NULL);
-    snprintf(words, sizeof words, "--figures %s", dir);
-    snprintf(path, sizeof path, "%s/sinusoidal_encoding.svg", dir);
+    sinusoid_figure_in(dir, words, sizeof words, path, sizeof path);
     expect_file_size_limit_keeps_old(CHAPTER_DIR "/47_sinusoidal_encoding", words, 16 << 10, path);
     unlink(path);
     cr_expect_eq(rmdir(dir), 0, "a temporary was left");
