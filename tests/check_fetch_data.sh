@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # check_fetch_data.sh ROOT - scripts/fetch-data.sh repairs a data folder without writing
-# through a link (issue 46 item 12): in a folder where the-verdict.txt is a learner's link
-# to a file of their own, sms_spam_train.csv a wrong file and instruction-data.json a
+# through a link: in a folder where the-verdict.txt is a learner's link to a file of
+# their own, sms_spam_train.csv a wrong file and instruction-data.json a
 # dangling link, it leaves the learner's file byte-identical, removes each bad link with
 # one line on stderr, writes every file whole and right (a regular file of the expected
 # sha256, no temporary left) and keeps a link to the right contents as it is. No network:

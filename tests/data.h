@@ -58,6 +58,19 @@ static inline const char *data_file_or_skip(const char *name)
     return path;
 }
 
+/* A folder's path of 4085 bytes (folders of 100 bytes under /nonexistent-...): DIR/vocab.bpe
+ * fits in 4095 bytes, DIR/encoder.json does not. */
+static inline const char *too_long_data_dir(void)
+{
+    static char dir[4096];
+    memset(dir, 'd', sizeof dir);
+    memcpy(dir, "/nonexistent-", 13);
+    for (size_t k = 100; k < 4085; k += 100)
+        dir[k] = '/';
+    dir[4085] = '\0';
+    return dir;
+}
+
 /* GPT-2's tokenizer: skipped when encoder.json or vocab.bpe is absent, a failure when
  * they are there and do not load. */
 static inline mygpt_tokenizer *tokenizer_or_skip(void)
@@ -68,6 +81,23 @@ static inline mygpt_tokenizer *tokenizer_or_skip(void)
     mygpt_error err = {0};
     cr_assert_eq(mygpt_tokenizer_load_dir(&tok, data_dir_or_skip(), &err), MYGPT_OK,
                  "the GPT-2 vocabulary is there but does not load: %s", err.message);
+    return tok;
+}
+
+/* The whole instruction-data.json read into d, and GPT-2's tokenizer: NULL (the test
+ * skipped, or failed under CI=true) when either is absent. */
+static inline mygpt_tokenizer *instruction_data_or_skip(mygpt_instruct_data *d)
+{
+    const char *path = data_file_or_skip("instruction-data.json");
+    if (!path)
+        return NULL;
+    char p[4200];
+    snprintf(p, sizeof p, "%s", path);
+    mygpt_tokenizer *tok = tokenizer_or_skip();
+    if (!tok)
+        return NULL;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_instruct_data_read(d, p, &err), MYGPT_OK, "%s", err.message);
     return tok;
 }
 

@@ -1,6 +1,8 @@
 /* golden.c - reading the committed golden files (see golden.h). */
 #include "golden.h"
 
+#include <criterion/criterion.h>
+
 #include "model/params.h" /* the parameter table's rows */
 #include "mygpt/gpt.h"
 
@@ -41,6 +43,32 @@ long golden_next_line(FILE *f, char **line, size_t *cap, long *lineno)
             continue;
         return (long)n;
     }
+}
+
+float golden_unhex32(const char *h)
+{
+    float f;
+    cr_assert_eq(golden_parse_f32(h, &f, 1), 1, "bad hex '%s'", h);
+    return f;
+}
+
+int golden_reader_open(golden_reader *r, const char *name)
+{
+    *r = (golden_reader){.f = golden_open(name)};
+    return r->f ? 0 : -1;
+}
+
+char *golden_read(golden_reader *r)
+{
+    return golden_next_line(r->f, &r->line, &r->cap, &r->lineno) >= 0 ? r->line : NULL;
+}
+
+void golden_reader_close(golden_reader *r)
+{
+    if (r->f)
+        fclose(r->f);
+    free(r->line);
+    *r = (golden_reader){0};
 }
 
 int golden_split(char *s, char sep, char **fields, int max)

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /* 1 in a build with -fsanitize=address (the test script's stage 2), where the longest tests
  * run the same code on fewer or smaller cases; the plain build runs them all. */
@@ -32,6 +33,25 @@ FILE *golden_open(const char *name);
  * reused across calls). Returns its length, or -1 at end of file. */
 long golden_next_line(FILE *f, char **line, size_t *cap, long *lineno);
 
+/* A golden file read a line at a time: golden_reader_open, golden_read until it gives
+ * NULL (the line's number in lineno), golden_reader_close. */
+typedef struct golden_reader {
+    FILE *f;
+    char *line;
+    size_t cap;
+    long lineno;
+} golden_reader;
+
+/* Opens golden_dir()/name; 0, or -1 when it is missing. */
+int golden_reader_open(golden_reader *r, const char *name);
+
+/* The next non-comment line (without its newline; reused by the next call), NULL at the
+ * end. */
+char *golden_read(golden_reader *r);
+
+/* Closes the file and frees the line. */
+void golden_reader_close(golden_reader *r);
+
 /* Splits s in place at `sep`; returns the number of fields (at most max). */
 int golden_split(char *s, char sep, char **fields, int max);
 
@@ -42,6 +62,16 @@ void golden_unescape(char *s);
  * Returns the count (at most max); "-" gives 0. */
 size_t golden_parse_f32(const char *s, float *out, size_t max);
 size_t golden_parse_i64(const char *s, int64_t *out, size_t max);
+
+/* The float32 of one hex word of bits ("3f800000" is 1.0f); the test fails on anything
+ * else */
+float golden_unhex32(const char *h);
+
+/* 1 when a and b are the same float32, bit for bit (-0 is not 0, a NaN is itself) */
+static inline int golden_same_bits(float a, float b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
 
 /* sum over i of (i + 1) * bits(v[i]) mod 2^64, as tools/reference_gpt.checksum: any
  * changed element changes it. */

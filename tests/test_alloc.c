@@ -52,8 +52,8 @@ static void never_fail(void)
 
 TestSuite(alloc, .init = never_fail);
 
-/* Issue 11 item 5: the fast matmul used to fall back to the naive kernel (other bits)
- * when its panel buffer could not be allocated; now it says so. */
+/* The fast matmul whose panel buffer cannot be allocated says so, instead of falling back
+ * to the naive kernel (other bits). */
 Test(alloc, fast_matmul_reports_out_of_memory_instead_of_changing_path)
 {
     const int M = 64, K = 96, N = 80; /* M K N > 65536: the heap path */

@@ -621,10 +621,10 @@ Test(arch_checkpoint, hostile_files_of_the_new_layouts_are_refused_with_the_reas
     rmdir(dir);
 }
 
-/* Issue 25, items 1, 8 and 9: a small file whose __metadata__ claims a huge model is
- * refused before anything is allocated for it (under an address-space limit of 512 MB
- * where no sanitizer reserves its shadow); a NUL or control byte in a name and a second
- * __metadata__ are refused; non-finite weights are refused, named. */
+/* A small file whose __metadata__ claims a huge model is refused before anything is
+ * allocated for it (under an address-space limit of 512 MB where no sanitizer reserves
+ * its shadow); a NUL or control byte in a name and a second __metadata__ are refused;
+ * non-finite weights are refused, named. */
 
 Test(arch_checkpoint, lying_metadata_duplicate_metadata_nul_names_and_nan_weights_are_refused)
 {
@@ -692,10 +692,10 @@ Test(arch_checkpoint, lying_metadata_duplicate_metadata_nul_names_and_nan_weight
     rmdir(dir);
 }
 
-/* Issue 25, items 2 to 4: a save never replaces a symbolic link, a directory or a device;
- * a path in a missing directory is refused before anything is written; two processes
- * saving to one path both succeed, the file is whole (one of the two models) and no
- * temporary file is left behind. */
+/* A save never replaces a symbolic link, a directory or a device; a path in a missing
+ * directory is refused before anything is written; two processes saving to one path both
+ * succeed, the file is whole (one of the two models) and no temporary file is left
+ * behind. */
 
 /* Files in dir (not . or ..), other than `except` when given: what a save left behind. */
 static int files_in(const char *dir, const char *except)
@@ -766,8 +766,8 @@ Test(arch_checkpoint, saves_keep_links_devices_and_races_safe)
     mygpt_gpt_free(b);
 }
 
-/* Issue 25, item 10: a save that hits the file-size limit (EFBIG) says so, names the
- * path, leaves no temporary file and keeps the old checkpoint as it was. */
+/* A save that hits the file-size limit (EFBIG) says so, names the path, leaves no
+ * temporary file and keeps the old checkpoint as it was. */
 Test(arch_checkpoint, a_full_disk_or_size_limit_keeps_the_old_file_and_says_why, .timeout = 60)
 {
     char dir[] = "/tmp/mygpt_efbig_XXXXXX";

@@ -1,7 +1,7 @@
 /*
  * test_chapter_tensor.c - the chapters print shapes and parameter counts read off
- * tensors (chapters/src/ch_tensor.c), not written by hand (issue 11 item 7): each
- * operation's output shape must follow from its inputs' shapes.
+ * tensors (chapters/src/ch_tensor.c), not written by hand: each operation's output
+ * shape must follow from its inputs' shapes.
  */
 #include <criterion/criterion.h>
 

@@ -166,9 +166,9 @@ Test(checkpoint, broken_files_are_refused_with_a_reason)
  * bytes, a zip archive (PyTorch 1.6 and later) or the older raw pickle, instead of their
  * being read as a safetensors header length ("header length N is larger than the file
  * allows"). */
-/* Issue 46, item 3: a NaN or an infinity is never written, as a model or as a training
- * state (its weights or its optimizer's moments): the save refuses it naming the tensor,
- * and the file that was there stays byte for byte */
+/* A NaN or an infinity is never written, as a model or as a training state (its weights
+ * or its optimizer's moments): the save refuses it naming the tensor, and the file that
+ * was there stays byte for byte */
 Test(checkpoint, a_nan_or_an_infinity_is_never_saved)
 {
     const mygpt_config cfg = {.vocab_size = 33, .embed_dim = 12, .num_heads = 3, .num_layers = 2,
@@ -248,10 +248,10 @@ Test(checkpoint, a_pytorch_checkpoint_is_named_by_its_magic)
     expect_refused(st, sizeof st, "larger than the file");
 }
 
-/* Issue 37, item 1: a checkpoint cut and rewritten by another process (as `cp new old`
- * does) while it is loaded gives a model or an error naming the file, never a SIGBUS
- * (which would crash this test). A child truncates and restores the file in a loop while
- * this process loads it again and again. */
+/* A checkpoint cut and rewritten by another process (as `cp new old` does) while it is
+ * loaded gives a model or an error naming the file, never a SIGBUS (which would crash
+ * this test). A child truncates and restores the file in a loop while this process loads
+ * it again and again. */
 Test(checkpoint, a_file_truncated_while_it_is_loaded_is_an_error_not_a_signal, .timeout = 120)
 {
     const mygpt_config cfg = {.vocab_size = 4096, .embed_dim = 256, .num_heads = 4, .num_layers = 4,
@@ -306,11 +306,10 @@ Test(checkpoint, a_file_truncated_while_it_is_loaded_is_an_error_not_a_signal, .
     unlink(path);
 }
 
-/* Issues 25 (item 11) and 37 (item 4): with 1, 2 or 3 OpenMP threads, SIGTERM or SIGINT
- * during a save waits for the file to be whole, then acts: no temporary is left, and the
- * file loads. With workers the kernel may hand the signal to an idle one, which must not
- * end the process halfway. (A signal before the save starts ends the child with nothing
- * written: also whole.) */
+/* With 1, 2 or 3 OpenMP threads, SIGTERM or SIGINT during a save waits for the file to be
+ * whole, then acts: no temporary is left, and the file loads. With workers the kernel may
+ * hand the signal to an idle one, which must not end the process halfway. (A signal
+ * before the save starts ends the child with nothing written: also whole.) */
 Test(checkpoint, a_signal_during_a_save_with_1_2_or_3_threads_waits_for_the_whole_file, .timeout = 300)
 {
     char dir[] = "/tmp/mygpt_signal_XXXXXX";
@@ -372,7 +371,7 @@ Test(checkpoint, a_signal_during_a_save_with_1_2_or_3_threads_waits_for_the_whol
     rmdir(dir);
 }
 
-/* ---- issue 37, items 9 and 10: the header through the one JSON reader ------------------- */
+/* ---- the header through the one JSON reader ---------------------------------------------- */
 
 /* A course model's file, with its header's JSON text (without the padding) and its data */
 typedef struct parts {
@@ -587,10 +586,10 @@ Test(json, strict_bounded_and_decoding)
     mygpt_json_free(&j);
 }
 
-/* Issue 37, item 6: a gpt2 file without __metadata__'s num_heads takes its heads from the
- * top-level "n_head" of the config.json beside it, as Hugging Face writes one (indented,
- * extra keys, a nested n_head first); an unusable config.json is an error saying why; a
- * missing one gives heads of 64 */
+/* A gpt2 file without __metadata__'s num_heads takes its heads from the top-level
+ * "n_head" of the config.json beside it, as Hugging Face writes one (indented, extra
+ * keys, a nested n_head first); an unusable config.json is an error saying why; a missing
+ * one gives heads of 64 */
 Test(checkpoint_header, the_heads_come_from_config_json_top_level_n_head)
 {
     char dir[] = "/tmp/mygpt_hfconf_XXXXXX", path[128], conf[128];
@@ -670,9 +669,9 @@ Test(checkpoint_header, the_heads_come_from_config_json_top_level_n_head)
     rmdir(dir);
 }
 
-/* Issue 37, item 5: the config.json beside a gpt2 save is read as JSON: one describing
- * the same model with Hugging Face's formatting and extra keys is kept as it is; another
- * model, a directory, a link, one over 1 MB are refused before the model is written */
+/* The config.json beside a gpt2 save is read as JSON: one describing the same model with
+ * Hugging Face's formatting and extra keys is kept as it is; another model, a directory,
+ * a link, one over 1 MB are refused before the model is written */
 Test(checkpoint_header, a_hugging_face_config_json_of_the_same_model_is_kept_others_refused_first)
 {
     char dir[] = "/tmp/mygpt_hfsave_XXXXXX", path[128], conf[128], other[128];
@@ -757,9 +756,9 @@ Test(checkpoint_header, a_hugging_face_config_json_of_the_same_model_is_kept_oth
     mygpt_gpt_free(g);
 }
 
-/* Issue 37, item 7: what passes the check before a training is what the save can do: a
- * file name of 249 to 255 bytes (no room for the temporary's ".XXXXXX"), and another
- * user's file in a sticky folder (rename gets EPERM), are refused by the check */
+/* What passes the check before a training is what the save can do: a file name of 249 to
+ * 255 bytes (no room for the temporary's ".XXXXXX"), and another user's file in a sticky
+ * folder (rename gets EPERM), are refused by the check */
 Test(checkpoint, the_check_before_training_refuses_what_the_save_would_fail_on)
 {
     char dir[] = "/tmp/mygpt_names_XXXXXX", path[512], m[256];
@@ -905,8 +904,8 @@ static void state_meta_set(const char *path, const char *key, const char *to)
     free(b);
 }
 
-/* issue 46: a generator whose left and next disagree (each in its range) was taken, and
- * its first draw read past the 624 words */
+/* A generator whose left and next disagree (each in its range) is refused: its first draw
+ * would read past the 624 words */
 Test(train_state, a_generator_whose_words_disagree_is_refused)
 {
     const char *path = tmp_path("gen");
@@ -989,7 +988,7 @@ Test(train_state, values_no_run_leaves_are_refused_when_read)
     unlink(path);
 }
 
-/* issue 46: a training state given as a model was refused by its tensor count */
+/* A training state given as a model is named as one, not refused by its tensor count */
 Test(train_state, a_training_state_is_named_as_one_where_a_model_is_expected)
 {
     const char *path = tmp_path("notmodel");
@@ -1003,8 +1002,8 @@ Test(train_state, a_training_state_is_named_as_one_where_a_model_is_expected)
     unlink(path);
 }
 
-/* issue 46: optimizer.step was only checked >= 0 (LLONG_MAX overflowed at the next AdamW
- * step); it is the run's step, which is epoch * batches + batch, at most MYGPT_TRAIN_MAX_STEP */
+/* optimizer.step is the run's step, which is epoch * batches + batch, at most
+ * MYGPT_TRAIN_MAX_STEP (LLONG_MAX would overflow at the next AdamW step) */
 Test(train_state, an_optimizer_step_or_position_that_disagrees_is_refused)
 {
     const char *path = tmp_path("step");

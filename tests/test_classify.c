@@ -573,9 +573,9 @@ Test(classify, lora_adapters_save_alone_load_onto_their_model_and_merge)
     mygpt_gpt_free(other);
 }
 
-/* Issue 46, item 7: adapters whose values are finite (3e38) but whose merge overflows
- * float32: mygpt_lora_merge and the adapters' load refuse them, naming the weight, and
- * leave the model as it was (its adapters, or none, and every bit) */
+/* Adapters whose values are finite (3e38) but whose merge overflows float32:
+ * mygpt_lora_merge and the adapters' load refuse them, naming the weight, and leave the
+ * model as it was (its adapters, or none, and every bit) */
 Test(classify, adapters_whose_merge_is_not_finite_leave_the_model_unchanged)
 {
     const mygpt_config cfg = {.vocab_size = 300, .embed_dim = 32, .num_heads = 4, .num_layers = 2,
@@ -625,10 +625,10 @@ Test(classify, adapters_whose_merge_is_not_finite_leave_the_model_unchanged)
     mygpt_gpt_free(base);
 }
 
-/* issue 46: adapters held their base's configuration only, so they were put on another
- * model of the same shape, and merged twice. They record their base's checksum (every
- * base tensor: a LayerNorm of the base changed is another base), a merge records theirs;
- * a file written before (no lora_base) is taken on the sizes alone */
+/* Adapters go on their base only, never on another model of the same shape, and merge
+ * once: they record their base's checksum (every base tensor: a LayerNorm of the base
+ * changed is another base), a merge records theirs; a file without lora_base is taken on
+ * the sizes alone */
 Test(classify, adapters_are_refused_on_another_base_and_where_they_are_merged)
 {
     const mygpt_config cfg = {.vocab_size = 300, .embed_dim = 32, .num_heads = 4, .num_layers = 2,
@@ -695,9 +695,9 @@ Test(classify, adapters_are_refused_on_another_base_and_where_they_are_merged)
     mygpt_gpt_free(reloaded);
 }
 
-/* issue 46: an alpha the writer wrote (%.17g of a subnormal) the reader refused. Every
- * alpha within [MYGPT_LORA_ALPHA_MIN, MYGPT_LORA_ALPHA_MAX] reads back as the same double,
- * and one outside is refused before it is written */
+/* Every alpha the writer writes the reader takes back (a subnormal's %.17g would not be):
+ * every alpha within [MYGPT_LORA_ALPHA_MIN, MYGPT_LORA_ALPHA_MAX] reads back as the same
+ * double, and one outside is refused before it is written */
 Test(classify, lora_alpha_round_trips_at_its_bounds_and_is_refused_past_them)
 {
     const mygpt_config cfg = {.vocab_size = 30, .embed_dim = 8, .num_heads = 2, .num_layers = 1, .max_seq_len = 4,

@@ -620,9 +620,9 @@ Test(gpt_errors, layer_functions_refuse_what_would_read_out_of_bounds)
     cr_expect_eq(mygpt_attention_forward(q, NULL, q, q, q, s, 0, 1, 1, 6, 3, MYGPT_IMPL_REFERENCE, &err), MYGPT_EINVAL);
 }
 
-/* Issue 11 item 1: scratch sized for one thread, called with a team of 4 (the old
- * kernel wrote past the end here: an ASan report in the sanitizer stage). Now the team
- * is clamped to the slices scratch holds, and the bits are those of the full team. */
+/* Scratch sized for one thread, called with a team of 4: the team is clamped to the slices
+ * scratch holds (no write past its end, which the sanitizer stage would report), and the
+ * bits are those of the full team. */
 Test(gpt_kernels, attention_scratch_sized_for_one_thread_is_safe_with_more)
 {
     const int B = 2, T = 40, C = 64, NH = 4; /* B * NH = 8 heads, enough to go parallel */
@@ -647,9 +647,9 @@ Test(gpt_kernels, attention_scratch_sized_for_one_thread_is_safe_with_more)
     free(q); free(o1); free(o2); free(s1); free(s4);
 }
 
-/* Issue 11 item 4: a model big enough that every parallel loop of the forward pass
- * enters its OpenMP region (the sizes are checked against lib/base/parallel.h), fast and
- * naive kernels, under 1, 2, 3 and 8 threads: the logits are the same bits. */
+/* A model big enough that every parallel loop of the forward pass enters its OpenMP
+ * region (the sizes are checked against lib/base/parallel.h), fast and naive kernels,
+ * under 1, 2, 3 and 8 threads: the logits are the same bits. */
 Test(gpt_threads, every_parallel_loop_gives_the_same_bits_for_1_2_3_8_threads)
 {
     const mygpt_config cfg = {.vocab_size = 300, .embed_dim = 128, .num_heads = 4,
@@ -689,9 +689,9 @@ Test(gpt_threads, every_parallel_loop_gives_the_same_bits_for_1_2_3_8_threads)
     free(ids);
 }
 
-/* Issue 16: the work queue the matmul and the attention share items out with
- * (lib/base/parallel.h). The owner takes from the front, a thief from the back, and once a
- * queue is empty neither gets anything. */
+/* The work queue the matmul and the attention share items out with (lib/base/parallel.h).
+ * The owner takes from the front, a thief from the back, and once a queue is empty neither
+ * gets anything. */
 Test(gpt_threads, work_queue_takes_from_the_front_and_steals_from_the_back)
 {
     mygpt_queue q;
@@ -745,8 +745,8 @@ Test(gpt_threads, work_queue_hands_out_every_item_exactly_once)
     cr_log_info("%d of %d items stolen", stolen, ITEMS);
 }
 
-/* Issue 11 item 15: the widest kernels the CPU supports are used whichever compiler
- * built the library (they were gcc-only: a clang build ran the generic ones). */
+/* The widest kernels the CPU supports are used whichever compiler built the library (gcc
+ * or clang). */
 Test(gpt_kernels, the_cpu_decides_the_kernels_not_the_compiler)
 {
     __builtin_cpu_init();

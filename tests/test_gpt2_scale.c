@@ -1,8 +1,7 @@
 /*
  * test_gpt2_scale.c - logit parity at GPT-2 small's size (V 50257, C 768, 12 heads,
- * 12 layers, T 256), so the big kernels' tiles and tails are covered (issue 11 item
- * 6). The golden (tests/golden/gpt2_logits.txt, tools/gen_gpt2_golden.py) holds the
- * float64 evaluation of the same model at sampled positions and its per-position sums.
+ * 12 layers, T 256), so the big kernels' tiles and tails are covered. The golden
+ * (tests/golden/gpt2_logits.txt, tools/gen_gpt2_golden.py) holds the float64 evaluation of the same model at sampled positions and its per-position sums.
  * The contract is model-spec.md's last section: at this scale PyTorch's own float32 is
  * ~7e-5 from float64, so mygpt's worst and rms relative errors against float64 must be
  * no larger than PyTorch float32's on the same positions, with a margin of 1.25.

@@ -32,45 +32,26 @@ static uint64_t checksum_i64(const int64_t *v, size_t n)
     return s;
 }
 
-static int same_bits(float a, float b)
-{
-    return memcmp(&a, &b, sizeof a) == 0;
-}
-
-static float unhex32(const char *h)
-{
-    float f;
-    cr_assert_eq(golden_parse_f32(h, &f, 1), 1, "bad hex '%s'", h);
-    return f;
-}
 
 /* The whole instruction-data.json as an InstructionDataset (skips when the file or the
  * vocabulary is absent). */
 static mygpt_tokenizer *load_dataset(mygpt_instruct_dataset *ds, mygpt_instruct_data *d)
 {
-    const char *path = data_file_or_skip("instruction-data.json");
-    if (!path)
-        return NULL;
-    char p[4200];
-    snprintf(p, sizeof p, "%s", path);
-    mygpt_tokenizer *tok = tokenizer_or_skip();
+    mygpt_tokenizer *tok = instruction_data_or_skip(d);
     if (!tok)
         return NULL;
     mygpt_error err = {0};
-    cr_assert_eq(mygpt_instruct_data_read(d, p, &err), MYGPT_OK, "%s", err.message);
     cr_assert_eq(mygpt_instruct_dataset_init(ds, d->entry, d->n, tok, &err), MYGPT_OK, "%s", err.message);
     return tok;
 }
 
 Test(instruct, the_split_is_the_books)
 {
-    FILE *f = golden_open("instruct.txt");
-    cr_assert(f, "tests/golden/instruct.txt is missing");
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader gold;
+    cr_assert_eq(golden_reader_open(&gold, "instruct.txt"), 0, "tests/golden/instruct.txt is missing");
+    char *line;
     int cases = 0;
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&gold))) {
         size_t n, tr, te, va, got_tr, got_te, got_va;
         if (sscanf(line, "split %zu %zu %zu %zu", &n, &tr, &te, &va) != 4)
             continue;
@@ -79,8 +60,7 @@ Test(instruct, the_split_is_the_books)
                   got_tr, got_te, got_va, tr, te, va);
         cases++;
     }
-    free(line);
-    fclose(f);
+    golden_reader_close(&gold);
     cr_expect_geq(cases, 10);
 }
 
@@ -89,14 +69,12 @@ Test(instruct, every_entry_encodes_as_the_books_dataset, .timeout = 120)
     mygpt_instruct_dataset ds;
     mygpt_instruct_data d;
     mygpt_tokenizer *tok = load_dataset(&ds, &d);
-    FILE *f = golden_open("instruct.txt");
-    cr_assert(f);
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader gold;
+    cr_assert_eq(golden_reader_open(&gold, "instruct.txt"), 0);
+    char *line;
     int entries = 0, full = 0;
     int64_t *ids = malloc(MAX_VALUES * sizeof *ids);
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&gold))) {
         size_t n, i, len, plen;
         unsigned long long sum;
         int used;
@@ -121,8 +99,7 @@ Test(instruct, every_entry_encodes_as_the_books_dataset, .timeout = 120)
     cr_expect_eq(entries, 1100);
     cr_expect_geq(full, 4);
     free(ids);
-    free(line);
-    fclose(f);
+    golden_reader_close(&gold);
     mygpt_instruct_dataset_free(&ds);
     mygpt_instruct_data_free(&d);
     mygpt_tokenizer_free(tok);
@@ -131,11 +108,9 @@ Test(instruct, every_entry_encodes_as_the_books_dataset, .timeout = 120)
 /* Every `collate` case of the golden: with_rows 0 the explicit items, 1 the dataset's rows. */
 static void check_collates(int with_rows, const mygpt_instruct_dataset *ds)
 {
-    FILE *f = golden_open("instruct.txt");
-    cr_assert(f);
+    golden_reader gold;
+    cr_assert_eq(golden_reader_open(&gold, "instruct.txt"), 0);
     char *line = NULL, name[64] = "";
-    size_t cap = 0;
-    long lineno = 0;
     int cases = 0, rows_case = 0;
     size_t allowed = 0, B = 0, b = 0;
     int mask = 0;
@@ -143,7 +118,7 @@ static void check_collates(int with_rows, const mygpt_instruct_dataset *ds)
     size_t lengths[16], prompts[16];
     int64_t *inputs = NULL, *targets = NULL, *want = malloc(MAX_VALUES * sizeof *want);
     size_t T = 0;
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&gold))) {
         int used;
         if (sscanf(line, "collate %63s %zu %d %zu", name, &allowed, &mask, &B) == 4) {
             cr_assert_leq(B, 16);
@@ -194,8 +169,7 @@ static void check_collates(int with_rows, const mygpt_instruct_dataset *ds)
     for (size_t k = 0; k < b; k++)
         free(items[k]);
     free(want);
-    free(line);
-    fclose(f);
+    golden_reader_close(&gold);
     cr_expect_geq(cases, with_rows ? 7 : 4);
 }
 
@@ -263,16 +237,16 @@ Test(instruct, the_loss_ignores_minus_100_as_pytorch_bit_for_bit, .timeout = 120
                 sums[threads - 1] = golden_checksum(dx, N * V);
             }
             omp_set_num_threads(1);
-            const float want = unhex32(hex);
-            cr_expect(same_bits(loss[0], want), "%s: loss %.9g, PyTorch %.9g", name, loss[0], want);
+            const float want = golden_unhex32(hex);
+            cr_expect(golden_same_bits(loss[0], want), "%s: loss %.9g, PyTorch %.9g", name, loss[0], want);
             cr_expect_eq(sums[0], gsum, "%s: the gradient's bits differ from PyTorch's", name);
-            cr_expect(same_bits(loss[0], loss[1]) && same_bits(loss[0], loss[2]) && sums[0] == sums[1] &&
+            cr_expect(golden_same_bits(loss[0], loss[1]) && golden_same_bits(loss[0], loss[2]) && sums[0] == sums[1] &&
                           sums[0] == sums[2], "%s: 1, 2 and 3 threads differ", name);
             size_t nonzero = 0; // an ignored row's gradient is +0 throughout
             for (size_t n = 0; n < N; n++)
                 if (y[n] == MYGPT_IGNORE_INDEX)
                     for (int v = 0; v < V; v++)
-                        nonzero += !same_bits(dx[n * V + v], 0.0f);
+                        nonzero += !golden_same_bits(dx[n * V + v], 0.0f);
             cr_expect_eq(nonzero, 0, "%s: ignored rows have gradient", name);
             free(lp);
             free(dx);
@@ -294,11 +268,9 @@ Test(instruct, the_loss_ignores_minus_100_as_pytorch_bit_for_bit, .timeout = 120
  * test compares them: within 1e-5 of autograd; mygpt_gpt_loss gives the trainer's bits. */
 Test(instruct, the_model_trains_on_collated_batches_as_autograd, .timeout = 300)
 {
-    FILE *f = golden_open("instruct.txt");
-    cr_assert(f);
+    golden_reader gold;
+    cr_assert_eq(golden_reader_open(&gold, "instruct.txt"), 0);
     char *line = NULL, name[64] = "";
-    size_t cap = 0;
-    long lineno = 0;
     mygpt_config cfg = {0};
     unsigned long long seed = 0;
     int B = 0, T = 0, models = 0;
@@ -306,7 +278,7 @@ Test(instruct, the_model_trains_on_collated_batches_as_autograd, .timeout = 300)
     mygpt_gpt *g = NULL;
     mygpt_trainer *tr = NULL;
     size_t covered = 0;
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&gold))) {
         if (sscanf(line, "model %63s %llu %d %d %d %d %d %d %d", name, &seed, &cfg.vocab_size, &cfg.embed_dim,
                    &cfg.num_heads, &cfg.num_layers, &cfg.max_seq_len, &B, &T) == 9) {
             ids = malloc((size_t)B * T * sizeof *ids);
@@ -325,8 +297,8 @@ Test(instruct, the_model_trains_on_collated_batches_as_autograd, .timeout = 300)
                          err.message);
             cr_assert_eq(mygpt_trainer_backward(tr, &err), MYGPT_OK, "%s", err.message);
             cr_assert_eq(mygpt_gpt_loss(g, ids, tg, B, T, &loss2, &err), MYGPT_OK, "%s", err.message);
-            cr_expect(same_bits(loss, loss2), "%s: mygpt_gpt_loss %.9g, the trainer %.9g", name, loss2, loss);
-            const float want = unhex32(line + 5);
+            cr_expect(golden_same_bits(loss, loss2), "%s: mygpt_gpt_loss %.9g, the trainer %.9g", name, loss2, loss);
+            const float want = golden_unhex32(line + 5);
             if (isnan(want))
                 cr_expect(isnan(loss), "%s: loss %g, PyTorch NaN", name, loss);
             else
@@ -341,7 +313,7 @@ Test(instruct, the_model_trains_on_collated_batches_as_autograd, .timeout = 300)
             cr_assert(golden_param_span(&cfg, pname, &off, &numel), "unknown tensor %s", pname);
             cr_assert_eq(n, numel);
             const float *grad = tr->grads_memory + off;
-            const double scale = fmax(1.0, fabs(unhex32(maxhex)));
+            const double scale = fmax(1.0, fabs(golden_unhex32(maxhex)));
             const char *p = line + 5 + used;
             double worst = 0;
             int entries = 0;
@@ -353,7 +325,7 @@ Test(instruct, the_model_trains_on_collated_batches_as_autograd, .timeout = 300)
                     break;
                 p += k;
                 cr_assert_lt(idx, n);
-                worst = fmax(worst, fabs((double)grad[idx] - unhex32(hex)) / scale);
+                worst = fmax(worst, fabs((double)grad[idx] - golden_unhex32(hex)) / scale);
                 entries++;
             }
             cr_assert_gt(entries, 0);
@@ -372,8 +344,7 @@ Test(instruct, the_model_trains_on_collated_batches_as_autograd, .timeout = 300)
             models++;
         }
     }
-    free(line);
-    fclose(f);
+    golden_reader_close(&gold);
     cr_expect_geq(models, 4);
 }
 

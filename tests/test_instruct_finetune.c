@@ -386,28 +386,13 @@ static void free_result(ft_result *r)
     free(r->grads);
 }
 
-static mygpt_tokenizer *load_data(mygpt_instruct_data *d)
-{
-    const char *path = data_file_or_skip("instruction-data.json");
-    if (!path)
-        return NULL;
-    char p[4200];
-    snprintf(p, sizeof p, "%s", path);
-    mygpt_tokenizer *tok = tokenizer_or_skip();
-    if (!tok)
-        return NULL;
-    mygpt_error err = {0};
-    OK(mygpt_instruct_data_read(d, p, &err));
-    return tok;
-}
-
 Test(instruct_finetune, runs_as_pytorch_does)
 {
     static ft_case cases[MAX_CASES];
     const int n_cases = read_cases(cases);
     cr_assert_geq(n_cases, 8, "the golden has %d runs", n_cases);
     mygpt_instruct_data data;
-    mygpt_tokenizer *tok = load_data(&data);
+    mygpt_tokenizer *tok = instruction_data_or_skip(&data);
     if (!tok)
         return;
     double worst_grad = 0;
@@ -469,7 +454,7 @@ Test(instruct_finetune, threads_give_the_same_bytes)
     static ft_case cases[MAX_CASES];
     const int n_cases = read_cases(cases);
     mygpt_instruct_data data;
-    mygpt_tokenizer *tok = load_data(&data);
+    mygpt_tokenizer *tok = instruction_data_or_skip(&data);
     if (!tok)
         return;
     cr_assert_gt(n_cases, SMALL_FROZEN);

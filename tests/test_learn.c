@@ -14,17 +14,6 @@
 #include "mygpt/rng.h"
 #include "mygpt/train.h"
 
-static int same_bits(float a, float b)
-{
-    return memcmp(&a, &b, sizeof a) == 0;
-}
-
-static float unhex32(const char *h)
-{
-    float f;
-    cr_assert_eq(golden_parse_f32(h, &f, 1), 1, "bad hex '%s'", h);
-    return f;
-}
 
 /* torch.manual_seed(seed); [torch.randn(n) * scale for n in sizes], into one block */
 static float *draw(uint64_t seed, const size_t *sizes, int count, double scale, float **tensors)
@@ -50,31 +39,28 @@ static float *draw(uint64_t seed, const size_t *sizes, int count, double scale, 
 
 Test(learn_norm, torch_norm_is_pytorchs_float32_sum)
 {
-    FILE *f = golden_open("learn.txt");
-    cr_assert(f, "tests/golden/learn.txt missing (tools/gen_learn_goldens.py)");
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader g;
+    cr_assert_eq(golden_reader_open(&g, "learn.txt"), 0, "tests/golden/learn.txt missing (tools/gen_learn_goldens.py)");
+    char *line;
     int cases = 0;
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&g))) {
         if (strncmp(line, "norm ", 5) != 0)
             continue;
         unsigned long long seed;
         size_t n;
         double scale;
         char hex[16];
-        cr_assert_eq(sscanf(line, "norm %llu %zu %lf : %15s", &seed, &n, &scale, hex), 4, "line %ld", lineno);
+        cr_assert_eq(sscanf(line, "norm %llu %zu %lf : %15s", &seed, &n, &scale, hex), 4, "line %ld", g.lineno);
         float *x;
         float *block = draw(seed, &n, 1, scale, &x);
-        const float got = mygpt_norm2(x, n), want = unhex32(hex);
-        cr_expect(same_bits(got, want), "line %ld: norm of %zu values (seed %llu, scale %g): %a, PyTorch %a",
-                  lineno, n, seed, scale, (double)got, (double)want);
+        const float got = mygpt_norm2(x, n), want = golden_unhex32(hex);
+        cr_expect(golden_same_bits(got, want), "line %ld: norm of %zu values (seed %llu, scale %g): %a, PyTorch %a",
+                  g.lineno, n, seed, scale, (double)got, (double)want);
         free(block);
         cases++;
     }
     cr_assert_geq(cases, 60);
-    free(line);
-    fclose(f);
+    golden_reader_close(&g);
 }
 
 /* sum over i of (i + 1) * bits(v[i]) mod 2^64 */
@@ -85,21 +71,19 @@ static unsigned long long checksum(const float *v, size_t n)
 
 static void clip_cases(int threads)
 {
-    FILE *f = golden_open("learn.txt");
-    cr_assert(f);
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader g;
+    cr_assert_eq(golden_reader_open(&g, "learn.txt"), 0);
+    char *line;
     int cases = 0;
     omp_set_num_threads(threads);
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&g))) {
         if (strncmp(line, "clip ", 5) != 0)
             continue;
         unsigned long long seed;
         double max_norm, scale;
         int used;
         cr_assert_eq(sscanf(line, "clip %llu %lf %lf %n", &seed, &max_norm, &scale, &used), 3, "line %ld",
-                     lineno);
+                     g.lineno);
         size_t sizes[64];
         int count = 0;
         const char *p = line + used;
@@ -110,7 +94,7 @@ static void clip_cases(int threads)
             cr_assert(count < 64);
         }
         char poison[32], hex[16];
-        cr_assert_eq(sscanf(p, " %31s : %15s %n", poison, hex, &used), 2, "line %ld", lineno);
+        cr_assert_eq(sscanf(p, " %31s : %15s %n", poison, hex, &used), 2, "line %ld", g.lineno);
         p += used;
         float *grads[64];
         float *block = draw(seed, sizes, count, scale, grads);
@@ -123,23 +107,22 @@ static void clip_cases(int threads)
         mygpt_error err = {0};
         cr_assert_eq(mygpt_clip_grad_norm(grads, sizes, count, max_norm, &total, &err), MYGPT_OK, "%s",
                      err.message);
-        cr_expect(same_bits(total, unhex32(hex)) || (isnan(total) && isnan(unhex32(hex))),
-                  "line %ld (%d threads): total norm %a, PyTorch %a", lineno, threads, (double)total,
-                  (double)unhex32(hex));
+        cr_expect(golden_same_bits(total, golden_unhex32(hex)) || (isnan(total) && isnan(golden_unhex32(hex))),
+                  "line %ld (%d threads): total norm %a, PyTorch %a", g.lineno, threads, (double)total,
+                  (double)golden_unhex32(hex));
         for (int i = 0; i < count; i++) {
             char *end;
             const unsigned long long want = strtoull(p, &end, 10);
-            cr_assert(end != p, "line %ld: %d checksums expected", lineno, count);
+            cr_assert(end != p, "line %ld: %d checksums expected", g.lineno, count);
             p = end;
             cr_expect_eq(checksum(grads[i], sizes[i]), want,
-                         "line %ld (%d threads): tensor %d of %zu clipped otherwise", lineno, threads, i, sizes[i]);
+                         "line %ld (%d threads): tensor %d of %zu clipped otherwise", g.lineno, threads, i, sizes[i]);
         }
         free(block);
         cases++;
     }
     cr_assert_geq(cases, 12);
-    free(line);
-    fclose(f);
+    golden_reader_close(&g);
 }
 
 Test(learn_clip, clip_grad_norm_is_pytorchs_bits, .timeout = 120)
@@ -178,36 +161,33 @@ Test(learn_clip, bad_max_norms_are_refused)
 
 Test(learn_schedule, every_steps_learning_rate_is_train_models_double)
 {
-    FILE *f = golden_open("learn.txt");
-    cr_assert(f);
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader g;
+    cr_assert_eq(golden_reader_open(&g, "learn.txt"), 0);
+    char *line;
     int cases = 0;
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&g))) {
         if (strncmp(line, "lr ", 3) != 0)
             continue;
         mygpt_lr_schedule s = {0};
         int used;
         cr_assert_eq(sscanf(line, "lr %lf %lf %lf %ld %ld %d : %n", &s.peak, &s.initial, &s.min, &s.warmup_steps,
-                            &s.total_steps, &s.cosine, &used), 6, "line %ld", lineno);
+                            &s.total_steps, &s.cosine, &used), 6, "line %ld", g.lineno);
         mygpt_error err = {0};
-        cr_assert_eq(mygpt_lr_schedule_check(&s, &err), MYGPT_OK, "line %ld: %s", lineno, err.message);
+        cr_assert_eq(mygpt_lr_schedule_check(&s, &err), MYGPT_OK, "line %ld: %s", g.lineno, err.message);
         const char *p = line + used;
         for (long step = 0; step < s.total_steps; step++) {
             char *end;
             const double want = strtod(p, &end); // repr(float): the double exactly
-            cr_assert(end != p, "line %ld: %ld rates expected", lineno, s.total_steps);
+            cr_assert(end != p, "line %ld: %ld rates expected", g.lineno, s.total_steps);
             p = end;
             const double got = mygpt_lr_at(&s, step);
-            cr_expect(memcmp(&got, &want, sizeof got) == 0, "line %ld step %ld: %.17g, Python %.17g", lineno, step,
+            cr_expect(memcmp(&got, &want, sizeof got) == 0, "line %ld step %ld: %.17g, Python %.17g", g.lineno, step,
                       got, want);
         }
         cases++;
     }
     cr_assert_geq(cases, 8);
-    free(line);
-    fclose(f);
+    golden_reader_close(&g);
 }
 
 Test(learn_schedule, bad_schedules_are_refused)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_mpi.sh MYGPT MPI_CHECK - data-parallel training over MPI (issue 14), under
+# test_mpi.sh MYGPT MPI_CHECK - data-parallel training over MPI, under
 # mpirun (with --allow-run-as-root as root, --oversubscribe on small machines):
 #   1. the hooks (mpi_check) with 1, 2 and 3 processes;
 #   2. 30 AdamW steps on the-verdict by 1 and by 2 processes, the same global batch:
@@ -7,9 +7,9 @@
 #      the parameters compared across ranks after every step (--check-replicas);
 #   3. a rank that cannot read its data ends the whole job with its error (no hang);
 #   4. ranks that disagree (flags, model sizes, weights) or fail before training end the
-#      job with one message naming the rank (issue 37);
+#      job with one message naming the rank;
 #   5. more processes than batch rows is refused with a clear message;
-#   6. appendix D's schedule and clipping (issue 39): 1 process under mpirun as without
+#   6. appendix D's schedule and clipping: 1 process under mpirun as without
 #      MPI, bit for bit, 2 processes within 1e-6.
 # Skipped (77) when mpirun is absent; under CI=true that is a failure.
 set -uo pipefail
@@ -67,7 +67,7 @@ if [ -s "$tmp/p1" ] && [ -s "$tmp/p2" ]; then
     fi
 fi
 
-# issue 39: appendix D's schedule and clipping under --data-parallel. One process under
+# Appendix D's schedule and clipping under --data-parallel. One process under
 # mpirun prints what the tool prints without MPI, bit for bit; two processes within 1e-6
 # of it (the norm clipped is the averaged gradient's, the same on every rank), and their
 # log's learning rates are the same; the clipping changes the run.
@@ -106,7 +106,7 @@ else
     say "FAIL: a rank without its data: exit $status (124: it hung)"; sed 's/^/  /' "$tmp/err"; fail=1
 fi
 
-# issue 37, items 2 and 3: ranks that disagree (flags, a stale --init-from of another
+# Ranks that disagree (flags, a stale --init-from of another
 # size, other weights) or that fail before training (no vocabulary on that node, --context
 # above its checkpoint's length) end the whole job with one message naming the rank and
 # what differs; never a hang (the timeout), a corruption or a silent exit 0

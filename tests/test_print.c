@@ -124,17 +124,15 @@ typedef enum { MODE_TORCH, MODE_NUMPY } print_mode;
 /* Each line: label, dtype, shape, suffix, round, data, expected (tab separated). */
 static void replay_printer(const char *file, print_mode mode)
 {
-    FILE *f = golden_open(file);
-    cr_assert_not_null(f, "missing golden file %s", file);
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader gold;
+    cr_assert_eq(golden_reader_open(&gold, file), 0, "missing golden file %s", file);
+    char *line;
     int cases = 0, failures = 0;
     const size_t maxv = 1 << 16;
     void *data = malloc(maxv * sizeof(int64_t));
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&gold))) {
         char *w[7];
-        cr_assert_eq(golden_split(line, '\t', w, 7), 7, "%s:%ld: malformed", file, lineno);
+        cr_assert_eq(golden_split(line, '\t', w, 7), 7, "%s:%ld: malformed", file, gold.lineno);
         golden_unescape(w[6]);
         mygpt_dtype dt = strcmp(w[1], "f32") == 0 ? MYGPT_F32
                          : strcmp(w[1], "i64") == 0 ? MYGPT_I64 : MYGPT_BOOL;
@@ -163,7 +161,7 @@ static void replay_printer(const char *file, print_mode mode)
         }
         mygpt_tview t;
         cr_assert_eq(mygpt_tview_make(&t, dt, data, ndim, shape, NULL), MYGPT_OK);
-        cr_assert_eq((int64_t)n, mygpt_tview_numel(&t), "%s:%ld: data count", file, lineno);
+        cr_assert_eq((int64_t)n, mygpt_tview_numel(&t), "%s:%ld: data count", file, gold.lineno);
         mygpt_strbuf sb = {0};
         if (mode == MODE_TORCH) {
             mygpt_torch_opts o = {0};
@@ -185,7 +183,7 @@ static void replay_printer(const char *file, print_mode mode)
         }
         if (strcmp(mygpt_sb_str(&sb), w[6]) != 0) {
             failures++;
-            cr_log_error("%s:%ld (%s):\n--- python\n%s\n--- mygpt\n%s", file, lineno, w[0], w[6],
+            cr_log_error("%s:%ld (%s):\n--- python\n%s\n--- mygpt\n%s", file, gold.lineno, w[0], w[6],
                          mygpt_sb_str(&sb));
         }
         mygpt_sb_free(&sb);
@@ -194,8 +192,7 @@ static void replay_printer(const char *file, print_mode mode)
     cr_expect_eq(failures, 0, "%s: %d of %d cases print differently", file, failures, cases);
     cr_expect_gt(cases, 50, "%s: read only %d cases", file, cases);
     free(data);
-    free(line);
-    fclose(f);
+    golden_reader_close(&gold);
 }
 
 Test(print_golden, torch_repr_matches_pytorch)
@@ -210,15 +207,13 @@ Test(print_golden, numpy_str_matches_numpy)
 
 Test(print_golden, number_formats_match_python)
 {
-    FILE *f = golden_open("numfmt.txt");
-    cr_assert_not_null(f);
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader gold;
+    cr_assert_eq(golden_reader_open(&gold, "numfmt.txt"), 0);
+    char *line;
     int cases = 0, failures = 0;
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&gold))) {
         char *w[3];
-        cr_assert_eq(golden_split(line, '\t', w, 3), 3, "numfmt.txt:%ld malformed", lineno);
+        cr_assert_eq(golden_split(line, '\t', w, 3), 3, "numfmt.txt:%ld malformed", gold.lineno);
         mygpt_strbuf sb = {0};
         if (strcmp(w[0], "repr") == 0) {
             uint64_t b = strtoull(w[1], NULL, 16);
@@ -235,7 +230,7 @@ Test(print_golden, number_formats_match_python)
         }
         if (strcmp(mygpt_sb_str(&sb), w[2]) != 0) {
             failures++;
-            cr_log_error("numfmt.txt:%ld %s %s: python '%s', mygpt '%s'", lineno, w[0], w[1], w[2],
+            cr_log_error("numfmt.txt:%ld %s %s: python '%s', mygpt '%s'", gold.lineno, w[0], w[1], w[2],
                          mygpt_sb_str(&sb));
         }
         mygpt_sb_free(&sb);
@@ -243,8 +238,7 @@ Test(print_golden, number_formats_match_python)
     }
     cr_expect_eq(failures, 0, "%d of %d number formats differ", failures, cases);
     cr_expect_gt(cases, 500);
-    free(line);
-    fclose(f);
+    golden_reader_close(&gold);
 }
 
 Test(print_errors, bad_views_are_refused)
@@ -293,10 +287,10 @@ Test(print_torch, huge_sizes_of_an_empty_tensor_and_an_impossible_shape)
     mygpt_sb_free(&sb);
 }
 
-/* Issue 25, item 5: whatever bytes a token holds (a split emoji, CJK, control bytes,
- * markup), mygpt_sb_append_shown makes text an XML parser accepts and a terminal shows:
- * valid UTF-8, no control character, < > & only as entities; and valid text passes as it
- * is. 20,000 random byte strings, and the cases of the issue. */
+/* Whatever bytes a token holds (a split emoji, CJK, control bytes, markup),
+ * mygpt_sb_append_shown makes text an XML parser accepts and a terminal shows: valid
+ * UTF-8, no control character, < > & only as entities; and valid text passes as it is.
+ * 20,000 random byte strings, and cases of each kind. */
 static void expect_xml_text(const char *out, size_t n, const char *what)
 {
     for (size_t i = 0; i < n;) {

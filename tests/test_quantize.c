@@ -430,8 +430,8 @@ Test(quantized_checkpoint, saves_load_on_their_own_and_hostile_ones_are_refused)
     mygpt_gpt_free(g);
 }
 
-/* Issue 37, item 8: a finite scale whose 127 * s overflows dequantizes to inf; the
- * quantizer refuses to make one and a checkpoint holding one is refused, naming the tensor */
+/* A finite scale whose 127 * s overflows dequantizes to inf; the quantizer refuses to make
+ * one and a checkpoint holding one is refused, naming the tensor */
 Test(quantized_checkpoint, a_scale_that_dequantizes_to_infinity_is_refused)
 {
     float w[130];

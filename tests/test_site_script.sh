@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# test_site_script.sh ROOT - scripts/site.sh writes only a site of its own, and whole
-# (issue 46 items 13 and 14), on a fake build whose figures are small SVGs: a folder of
-# someone's own files, or a file, is refused with one line and status 2, untouched; a
-# figure empty, cut short or missing fails with one line, and the site already there
-# stays byte for byte, nothing left beside it; a site it made (its marker) is replaced
+# test_site_script.sh ROOT - scripts/site.sh writes only a site of its own, and whole, on
+# a fake build whose figures are small SVGs: a folder of someone's own files, or a file,
+# is refused with one line and status 2, untouched; a figure empty, cut short or missing
+# fails with one line, and the site already there stays byte for byte, nothing left beside it; a site it made (its marker) is replaced
 # whole, a stale page gone.
 set -uo pipefail
 root=$(cd "${1:?usage: test_site_script.sh ROOT}" && pwd)

@@ -41,13 +41,11 @@ static size_t unhex(const char *hex, char *out)
 
 Test(spam, csv_files_read_as_pandas_reads_them_or_refused_with_the_line)
 {
-    FILE *f = golden_open("spam.txt");
-    cr_assert(f, "tests/golden/spam.txt is missing");
+    golden_reader g;
+    cr_assert_eq(golden_reader_open(&g, "spam.txt"), 0, "tests/golden/spam.txt is missing");
     char *line = NULL, raw[512], want[512];
-    size_t cap = 0;
-    long lineno = 0;
     int cases = 0;
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&g))) {
         char expect[16], hex[1024];
         int refuse_line = -1;
         if (sscanf(line, "csv same %1023s", hex) == 1)
@@ -61,39 +59,38 @@ Test(spam, csv_files_read_as_pandas_reads_them_or_refused_with_the_line)
         mygpt_error err = {0};
         const mygpt_status st = mygpt_csv_parse(&csv, "case.csv", raw, len, &err);
         size_t row = 0;
-        while (golden_next_line(f, &line, &cap, &lineno) >= 0 && strcmp(line, "end") != 0) {
+        while ((line = golden_read(&g)) && strcmp(line, "end") != 0) {
             char label[64], texthex[1024];
-            cr_assert_eq(sscanf(line, "want %63s %1023s", label, texthex), 2, "golden line %ld", lineno);
-            cr_assert_eq(st, MYGPT_OK, "golden line %ld: %s", lineno, err.message);
+            cr_assert_eq(sscanf(line, "want %63s %1023s", label, texthex), 2, "golden line %ld", g.lineno);
+            cr_assert_eq(st, MYGPT_OK, "golden line %ld: %s", g.lineno, err.message);
             row++;
             const size_t n = unhex(texthex, want);
             size_t got_len;
-            cr_expect_str_eq(mygpt_csv_field(&csv, row, 0, NULL), label, "golden line %ld", lineno);
+            cr_expect_str_eq(mygpt_csv_field(&csv, row, 0, NULL), label, "golden line %ld", g.lineno);
             const char *got = mygpt_csv_field(&csv, row, 1, &got_len);
-            cr_expect(got_len == n && memcmp(got, want, n) == 0, "golden line %ld: row %zu is \"%s\"", lineno, row,
+            cr_expect(got_len == n && memcmp(got, want, n) == 0, "golden line %ld: row %zu is \"%s\"", g.lineno, row,
                       got);
         }
         if (strcmp(expect, "same") == 0) {
             cr_assert_eq(st, MYGPT_OK);
-            cr_expect_eq(csv.rows, row, "golden line %ld: %zu rows, pandas %zu", lineno, csv.rows, row);
+            cr_expect_eq(csv.rows, row, "golden line %ld: %zu rows, pandas %zu", g.lineno, csv.rows, row);
             cr_expect_str_eq(mygpt_csv_field(&csv, 0, 0, NULL), "Label");
             cr_expect_str_eq(mygpt_csv_field(&csv, 0, 1, NULL), "Text");
             cr_expect_null(mygpt_csv_field(&csv, row + 1, 0, NULL));
             mygpt_csv_free(&csv);
         } else {
-            cr_expect_eq(st, MYGPT_EFORMAT, "golden line %ld: accepted", lineno);
+            cr_expect_eq(st, MYGPT_EFORMAT, "golden line %ld: accepted", g.lineno);
             char where[64];
             if (refuse_line > 0)
                 snprintf(where, sizeof where, "case.csv line %d: ", refuse_line);
             else
                 snprintf(where, sizeof where, "case.csv: ");
             cr_expect(strncmp(err.message, where, strlen(where)) == 0, "golden line %ld: \"%s\" is not \"%s...\"",
-                      lineno, err.message, where);
+                      g.lineno, err.message, where);
         }
         cases++;
     }
-    free(line);
-    fclose(f);
+    golden_reader_close(&g);
     cr_expect_geq(cases, 15);
 }
 
@@ -175,16 +172,14 @@ static void load_splits(mygpt_tokenizer *tok, size_t max_length, mygpt_spam_data
 Test(spam, the_datasets_tensors_are_pytorchs_for_three_splits_and_four_max_lengths)
 {
     mygpt_tokenizer *tok = tokenizer_or_skip();
-    FILE *f = golden_open("spam.txt");
-    cr_assert(f, "tests/golden/spam.txt is missing");
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader g;
+    cr_assert_eq(golden_reader_open(&g, "spam.txt"), 0, "tests/golden/spam.txt is missing");
+    char *line;
     mygpt_spam_dataset ds[3] = {{0}};
     int setting = -1, split = -1, datasets = 0, rows = 0;
     static const char *names[3] = {"train", "validation", "test"};
     int64_t want[1024];
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&g))) {
         int m;
         char name[32];
         size_t n, max_length, longest;
@@ -199,7 +194,7 @@ Test(spam, the_datasets_tensors_are_pytorchs_for_three_splits_and_four_max_lengt
             }
             for (split = 0; split < 3 && strcmp(names[split], name) != 0; split++) {
             }
-            cr_assert_lt(split, 3, "golden line %ld", lineno);
+            cr_assert_lt(split, 3, "golden line %ld", g.lineno);
             const mygpt_spam_dataset *d = &ds[split];
             cr_expect_eq(d->n, n, "max_length %d %s: %zu texts, torch %zu", m, name, d->n, n);
             cr_expect_eq(d->max_length, max_length, "max_length %d %s: max_length %zu, torch %zu", m, name,
@@ -218,7 +213,7 @@ Test(spam, the_datasets_tensors_are_pytorchs_for_three_splits_and_four_max_lengt
             const size_t k = golden_parse_i64(line + used, want, 1024);
             const mygpt_spam_dataset *d = &ds[split];
             cr_assert_lt(row, d->n);
-            cr_assert_eq(k, d->max_length, "golden line %ld", lineno);
+            cr_assert_eq(k, d->max_length, "golden line %ld", g.lineno);
             cr_expect_eq(d->labels[row], label, "%s row %zu's label", names[split], row);
             for (size_t j = 0; j < k; j++)
                 cr_expect_eq(d->ids[row * d->max_length + j], want[j], "max_length %d %s row %zu token %zu", setting,
@@ -228,8 +223,7 @@ Test(spam, the_datasets_tensors_are_pytorchs_for_three_splits_and_four_max_lengt
     }
     for (int s = 0; s < 3; s++)
         mygpt_spam_dataset_free(&ds[s]);
-    free(line);
-    fclose(f);
+    golden_reader_close(&g);
     mygpt_tokenizer_free(tok);
     cr_expect_eq(datasets, 12, "4 settings x 3 splits, got %d", datasets);
     cr_expect_geq(rows, 36);
@@ -238,17 +232,15 @@ Test(spam, the_datasets_tensors_are_pytorchs_for_three_splits_and_four_max_lengt
 Test(spam, the_training_loaders_orders_and_first_batches_are_pytorchs_for_two_seeds)
 {
     mygpt_tokenizer *tok = tokenizer_or_skip();
-    FILE *f = golden_open("spam.txt");
-    cr_assert(f, "tests/golden/spam.txt is missing");
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader g;
+    cr_assert_eq(golden_reader_open(&g, "spam.txt"), 0, "tests/golden/spam.txt is missing");
+    char *line;
     mygpt_spam_dataset ds[3] = {{0}};
     load_splits(tok, 0, ds);
     int loaders = 0, epochs = 0;
     int64_t *want = malloc(ds[0].n * sizeof *want);
     cr_assert_not_null(want);
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&g))) {
         unsigned long long seed;
         size_t batch, ntrain, nval;
         if (sscanf(line, "loader %llu %zu %zu %zu", &seed, &batch, &ntrain, &nval) != 4)
@@ -265,18 +257,18 @@ Test(spam, the_training_loaders_orders_and_first_batches_are_pytorchs_for_two_se
                      nval);
         int64_t *x = malloc(batch * ds[0].max_length * sizeof *x), y[64];
         cr_assert(x && batch <= 64);
-        while (golden_next_line(f, &line, &cap, &lineno) >= 0 && strcmp(line, "end") != 0) {
+        while ((line = golden_read(&g)) && strcmp(line, "end") != 0) {
             // order: the rows the epoch reads (drop_last: the last n mod batch are never read)
-            cr_assert(strncmp(line, "order ", 6) == 0, "golden line %ld", lineno);
+            cr_assert(strncmp(line, "order ", 6) == 0, "golden line %ld", g.lineno);
             const size_t k = golden_parse_i64(line + 6, want, ds[0].n);
             cr_assert_eq(k, ntrain * batch);
             cr_assert_eq(mygpt_spam_loader_epoch(&train, &rng, 1, &err), MYGPT_OK);
             for (size_t i = 0; i < k; i++)
                 cr_expect_eq(train.order[i], want[i], "seed %llu epoch %d: position %zu", seed, epochs, i);
-            cr_assert(golden_next_line(f, &line, &cap, &lineno) >= 0);
+            cr_assert((line = golden_read(&g)));
             unsigned long long sum;
             int used;
-            cr_assert_eq(sscanf(line, "first %llu%n", &sum, &used), 1, "golden line %ld", lineno);
+            cr_assert_eq(sscanf(line, "first %llu%n", &sum, &used), 1, "golden line %ld", g.lineno);
             cr_assert_eq(golden_parse_i64(line + used, want, batch), batch);
             cr_assert_eq(mygpt_spam_loader_batch(&train, 0, x, y, &err), MYGPT_OK);
             cr_expect_eq(checksum_i64(x, batch * ds[0].max_length), sum, "seed %llu epoch %d: first inputs", seed,
@@ -298,8 +290,7 @@ Test(spam, the_training_loaders_orders_and_first_batches_are_pytorchs_for_two_se
     free(want);
     for (int s = 0; s < 3; s++)
         mygpt_spam_dataset_free(&ds[s]);
-    free(line);
-    fclose(f);
+    golden_reader_close(&g);
     mygpt_tokenizer_free(tok);
     cr_expect_eq(loaders, 2);
     cr_expect_eq(epochs, 4);
@@ -374,13 +365,11 @@ Test(spam, broken_csv_files_are_read_or_refused_never_a_crash)
 Test(spam, the_classification_heads_initial_values_are_nn_linears_after_manual_seed_123)
 {
     // torch.manual_seed(123); model.out_head = torch.nn.Linear(in_features=C, out_features=num_classes)
-    FILE *f = golden_open("spam.txt");
-    cr_assert(f, "tests/golden/spam.txt is missing");
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader g;
+    cr_assert_eq(golden_reader_open(&g, "spam.txt"), 0, "tests/golden/spam.txt is missing");
+    char *line;
     int heads = 0;
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&g))) {
         size_t C, n;
         unsigned long long sum;
         int used;
@@ -388,7 +377,7 @@ Test(spam, the_classification_heads_initial_values_are_nn_linears_after_manual_s
             continue;
         float bias_want[8], *w = malloc(n * C * sizeof *w), bias[8];
         cr_assert(w && n <= 8);
-        cr_assert_eq(golden_parse_f32(line + used, bias_want, 8), n, "golden line %ld", lineno);
+        cr_assert_eq(golden_parse_f32(line + used, bias_want, 8), n, "golden line %ld", g.lineno);
         mygpt_rng rng = {0};
         mygpt_rng_seed(&rng, 123);
         cr_assert_eq(mygpt_init_linear(&rng, w, bias, C, n, NULL), MYGPT_OK);
@@ -398,7 +387,6 @@ Test(spam, the_classification_heads_initial_values_are_nn_linears_after_manual_s
         free(w);
         heads++;
     }
-    free(line);
-    fclose(f);
+    golden_reader_close(&g);
     cr_expect_eq(heads, 4);
 }

@@ -41,43 +41,40 @@ static unsigned char *unhex(const char *h, size_t *n)
 Test(tokenizer, tricky_strings_match_tiktoken_and_round_trip)
 {
     mygpt_tokenizer *tok = tokenizer_or_skip();
-    FILE *f = golden_open("tokenizer.txt");
-    cr_assert_not_null(f);
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader gold;
+    cr_assert_eq(golden_reader_open(&gold, "tokenizer.txt"), 0);
+    char *line;
     int cases = 0;
     int64_t want[4096];
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&gold))) {
         char *w[2];
         if (line[0] == '\t') { /* the empty string */
             w[0] = (char *)"";
             w[1] = line + 1;
         } else {
-            cr_assert_eq(golden_split(line, '\t', w, 2), 2, "tokenizer.txt:%ld", lineno);
+            cr_assert_eq(golden_split(line, '\t', w, 2), 2, "tokenizer.txt:%ld", gold.lineno);
         }
         size_t tn, nwant = golden_parse_i64(w[1], want, 4096), n;
         unsigned char *text = unhex(w[0], &tn);
         int64_t *ids;
         mygpt_error err = {0};
         cr_assert_eq(mygpt_encode(tok, (const char *)text, tn, &ids, &n, &err), MYGPT_OK,
-                     "line %ld: %s", lineno, err.message);
-        cr_expect_eq(n, nwant, "line %ld (%s): %zu ids, tiktoken has %zu", lineno, text, n, nwant);
+                     "line %ld: %s", gold.lineno, err.message);
+        cr_expect_eq(n, nwant, "line %ld (%s): %zu ids, tiktoken has %zu", gold.lineno, text, n, nwant);
         for (size_t i = 0; i < n && i < nwant; i++)
-            cr_expect_eq(ids[i], want[i], "line %ld (%s): id %zu is %lld, tiktoken %lld", lineno,
+            cr_expect_eq(ids[i], want[i], "line %ld (%s): id %zu is %lld, tiktoken %lld", gold.lineno,
                          text, i, (long long)ids[i], (long long)want[i]);
         char *back;
         size_t bn;
         cr_assert_eq(mygpt_decode(tok, ids, n, &back, &bn, &err), MYGPT_OK);
-        cr_expect(bn == tn && memcmp(back, text, tn) == 0, "line %ld: decode(encode(x)) != x", lineno);
+        cr_expect(bn == tn && memcmp(back, text, tn) == 0, "line %ld: decode(encode(x)) != x", gold.lineno);
         free(back);
         free(ids);
         free(text);
         cases++;
     }
     cr_expect_gt(cases, 80);
-    free(line);
-    fclose(f);
+    golden_reader_close(&gold);
     mygpt_tokenizer_free(tok);
 }
 
@@ -95,12 +92,10 @@ Test(tokenizer, the_verdict_is_5145_tokens_as_tiktoken_gives_them)
                                         257, 7026, 15632, 438, 2016, 257,  922,  5891, 1576, 438};
     for (int i = 0; i < 20; i++)
         cr_expect_eq(ids[i], first20[i], "id %d", i);
-    FILE *f = golden_open("verdict_ids.txt");
-    cr_assert_not_null(f);
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
-    cr_assert(golden_next_line(f, &line, &cap, &lineno) >= 0);
+    golden_reader gold;
+    cr_assert_eq(golden_reader_open(&gold, "verdict_ids.txt"), 0);
+    char *line;
+    cr_assert((line = golden_read(&gold)));
     int64_t *want = malloc(8192 * sizeof *want);
     size_t nwant = golden_parse_i64(line, want, 8192);
     cr_expect_eq(nwant, n);
@@ -111,8 +106,7 @@ Test(tokenizer, the_verdict_is_5145_tokens_as_tiktoken_gives_them)
     cr_expect(bn == tn && memcmp(back, text, tn) == 0, "the-verdict does not round-trip");
     free(back);
     free(want);
-    free(line);
-    fclose(f);
+    golden_reader_close(&gold);
     free(ids);
     free(text);
     mygpt_tokenizer_free(tok);
@@ -213,7 +207,7 @@ Test(tokenizer_errors, missing_and_corrupt_vocabularies)
         {"{\"\\u4e16\": 0}", "not in GPT-2's byte alphabet"},
         {"{\"a\": x}", "malformed JSON: expected a value"},
         {"{\"a\": \"0\"}", "expected a token id"},
-        /* issue 37, item 10: the one strict JSON reader (these were accepted) */
+        /* the one strict JSON reader refuses these too */
         {"{\"a\": 0, \"b\": 1} trailing", "bytes after the JSON value"},
         {"{\"a\": +0, \"b\": 1}", "malformed JSON"},
         {"{\"a\": 00, \"b\": 1}", "leading zero"},
@@ -257,16 +251,11 @@ Test(tokenizer_errors, corrupt_merges_are_refused)
     cr_expect_null(tok);
 }
 
-/* Issue 37, item 12: a folder whose "DIR/encoder.json" does not fit is refused, never
- * cut to "DIR/encoder.j" (which another file could be) */
+/* A folder whose "DIR/encoder.json" does not fit is refused, never cut to "DIR/encoder.j"
+ * (which another file could be) */
 Test(tokenizer_errors, a_vocabulary_folder_too_long_for_its_paths_is_refused)
 {
-    static char dir[4096];
-    memset(dir, 'd', sizeof dir);
-    memcpy(dir, "/nonexistent-", 13);
-    for (size_t k = 100; k < 4085; k += 100)
-        dir[k] = '/';
-    dir[4085] = '\0'; // DIR/vocab.bpe fits in 4095 bytes, DIR/encoder.json does not
+    const char *dir = too_long_data_dir(); // DIR/vocab.bpe fits, DIR/encoder.json does not
     mygpt_tokenizer *tok = (mygpt_tokenizer *)1;
     mygpt_error err = {0};
     cr_expect_eq(mygpt_tokenizer_load_dir(&tok, dir, &err), MYGPT_EINVAL, "%s", err.message);

@@ -1,0 +1,335 @@
+/*
+ * test_cli_chapters.c - the chapter programs and the benchmark: bad arguments, seeds that
+ * change nothing, a cache cut short; the figures they write (small, whole or not at all,
+ * never through a link, with gaps where a value is not finite) and the benchmark's table.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "cli_common.h"
+#include "data.h"
+#include "mygpt/checkpoint.h"
+#include "mygpt/data.h"
+#include "mygpt/svg.h"
+
+Test(cli_chapters, bad_chapter_arguments)
+{
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, "/tmp/mygpt-latin1-%d.txt", (int)getpid());
+    FILE *t = fopen(tmp, "wb");
+    fputs("caf\xe9\n", t);
+    fclose(t);
+    char text_arg[128];
+    snprintf(text_arg, sizeof text_arg, "--text %s", tmp);
+    const struct { const char *program, *args, *msg; int status; } cases[] = {
+        {"25_position_breaks_invariance", "--seed abc", "--seed: 'abc' is not an integer", 2},
+        {"25_position_breaks_invariance", "--seed", "option '--seed' needs a value", 2},
+        {"55_rope_figure", "--figures", "option '--figures' needs a value", 2},
+        {"55_rope_figure", "--figures --seed 3", "option '--figures' needs a value", 2},
+        {"26_gpt_main", "--bogus", "unknown option '--bogus'", 2},
+        {"53_alibi", "--seed 3", "unknown option '--seed'", 2},
+        {"55_rope_figure", "--figures /nonexistent/dir", "cannot write in /nonexistent/dir (for /nonexistent/dir/rope_figure.svg)", 2},
+        {"61_verdict_dataloader", "--text /nonexistent.txt", "cannot open /nonexistent.txt", 2},
+        {"61_verdict_dataloader", text_arg, "not valid UTF-8 (byte offset 3)", 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char exe[4096];
+        snprintf(exe, sizeof exe, "%s/%s", CHAPTER_DIR, cases[i].program);
+        proc_result r;
+        cr_assert_eq(run_words(exe, cases[i].args, &r), 0);
+        if (strcmp(cases[i].program, "61_verdict_dataloader") == 0 && r.status == 77) {
+            proc_result_free(&r);
+            cr_assert(!running_in_ci(), "chapter 61 found no data under CI=true: %s", r.err);
+            cr_skip_test("GPT-2 vocabulary not available for chapter 61");
+        }
+        cr_expect_eq(r.status, cases[i].status, "%s %s: exit %d (%s)", cases[i].program, cases[i].args,
+                     r.status, r.err);
+        cr_expect_str_empty(r.out, "%s %s", cases[i].program, cases[i].args);
+        cr_expect_eq(count_lines(r.err), 1, "%s %s: %s", cases[i].program, cases[i].args, r.err);
+        cr_expect(strstr(r.err, cases[i].msg) != NULL, "%s %s: '%s' lacks '%s'", cases[i].program,
+                  cases[i].args, r.err, cases[i].msg);
+        proc_result_free(&r);
+    }
+    unlink(tmp);
+}
+
+/* A chapter whose output no seed changes says so in its --help (and the map suggests no
+ * --seed 7 for it): those of UNSEEN print the same with two other seeds, and every other
+ * chapter with a --seed does not claim it. */
+Test(cli_chapters, a_seed_that_changes_nothing_says_so_in_help, .timeout = 120)
+{
+    static const char *const UNSEEN[] = {
+        "26_gpt_main",        "27_wider_model",        "28_deeper_model",  "29_short_context",
+        "41_embedding_table", "42_embedding_lookup",   "43_onehot_equivalence", "45_gpt_embedding",
+        "57_transformer_embedding", "61_verdict_dataloader", "72_smoke_test"};
+    const char *note = "every seed prints the same here";
+    size_t noted = 0;
+    FILE *f = fopen(CHAPTER_INDEX, "r");
+    cr_assert_not_null(f);
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        char number[16], program[256], exe[4096];
+        if (sscanf(line, "%15s %255s", number, program) != 2 || strcmp(number, "number") == 0)
+            continue;
+        snprintf(exe, sizeof exe, "%s/%s", CHAPTER_DIR, program);
+        proc_result help, a, b;
+        cr_assert_eq(run_words(exe, "--help", &help), 0);
+        int listed = 0;
+        for (size_t i = 0; i < sizeof UNSEEN / sizeof UNSEEN[0]; i++)
+            listed |= strcmp(program, UNSEEN[i]) == 0;
+        const int says = strstr(help.out, note) != NULL;
+        cr_expect_eq(says, listed, "%s --help %s '%s': %s", program, listed ? "lacks" : "claims", note,
+                     help.out);
+        proc_result_free(&help);
+        if (!listed)
+            continue;
+        noted++;
+        cr_assert_eq(run_words(exe, "--seed 7", &a), 0);
+        cr_assert_eq(run_words(exe, "--seed 12345", &b), 0);
+        if (a.status == 77) { // 61 without the data folder: the rule of the data
+            cr_assert(!running_in_ci(), "%s found no data under CI=true: %s", program, a.err);
+        } else {
+            cr_expect_eq(a.status, 0, "%s --seed 7: %s", program, a.err);
+            cr_expect_str_eq(a.out, b.out, "%s prints other text for seeds 7 and 12345", program);
+        }
+        proc_result_free(&a);
+        proc_result_free(&b);
+    }
+    fclose(f);
+    cr_expect_eq(noted, sizeof UNSEEN / sizeof UNSEEN[0], "a chapter of UNSEEN is not in index.tsv");
+}
+
+/* Chapter 34 with a truncated cached checkpoint trains the model again and writes the
+ * cache again, so the next run finds it whole. */
+Test(cli_chapters, chapter_34_rewrites_a_truncated_cache, .timeout = 300)
+{
+    (void)data_dir_or_skip(); // the chapter finds the data folder itself
+    data_file_or_skip("the-verdict.txt");
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt_cache_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char cache[300];
+    snprintf(cache, sizeof cache, "%s/verdict_gpt_smoke.safetensors", dir);
+    FILE *f = fopen(cache, "wb");
+    cr_assert_not_null(f);
+    fputs("\x10\x00\x00\x00\x00\x00\x00\x00{\"__metadata", f); // cut short
+    fclose(f);
+    setenv("MYGPT_FIGURES", dir, 1);
+    proc_result r = {0};
+    cr_assert_eq(run_words(CHAPTER_DIR "/34_generation", "--smoke", &r), 0);
+    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "training it again") != NULL, "%s", r.err);
+    proc_result_free(&r);
+    mygpt_gpt *g = NULL;
+    mygpt_error err = {0};
+    cr_expect_eq(mygpt_checkpoint_load(&g, cache, &err), MYGPT_OK, "the cache was not written again: %s", err.message);
+    mygpt_gpt_free(g);
+    cr_assert_eq(run_words(CHAPTER_DIR "/34_generation", "--smoke", &r), 0);
+    cr_expect(strstr(r.err, "the model of") != NULL, "the second run did not use the cache: %s", r.err);
+    proc_result_free(&r);
+    unlink(cache);
+    rmdir(dir);
+}
+
+/* Makes the folder dir (a mkdtemp template) for chapter 47's figure: the words that
+ * send its figures there, and the figure's path */
+static void sinusoid_figure_in(char *dir, char *words, size_t words_cap, char *path, size_t path_cap)
+{
+    cr_assert(mkdtemp(dir) != NULL);
+    snprintf(words, words_cap, "--figures %s", dir);
+    snprintf(path, path_cap, "%s/sinusoidal_encoding.svg", dir);
+}
+
+/* A chapter says where it wrote its figure, and the sinusoid map is a small SVG (one
+ * embedded PNG), not 7.8 MB of rectangles. */
+Test(cli_chapters, figures_are_small_and_their_path_is_printed)
+{
+    char dir[] = "/tmp/mygpt-fig-XXXXXX", words[128], path[128];
+    sinusoid_figure_in(dir, words, sizeof words, path, sizeof path);
+    proc_result r;
+    cr_assert_eq(run_words(CHAPTER_DIR "/47_sinusoidal_encoding", words, &r), 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.err, path) != NULL, "stderr does not name %s: %s", path, r.err);
+    proc_result_free(&r);
+    size_t size = 0;
+    char *svg = file_text(path, &size);
+    cr_assert_not_null(svg);
+    cr_expect_lt(size, 1 << 20, "sinusoidal_encoding.svg is %zu bytes", size);
+    /* base64 of the PNG signature 89 50 4E 47 0D 0A 1A 0A */
+    cr_expect(strstr(svg, "data:image/png;base64,iVBORw0KGgo") != NULL, "no embedded PNG");
+    free(svg);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* A chapter's figure under a file-size limit (SIGXFSZ as a shell leaves it): status 1 and
+ * one line naming the file and the limit, the old figure kept, no temporary left */
+Test(cli_chapters, a_figure_past_the_file_size_limit_is_one_line_and_status_1)
+{
+    char dir[] = "/tmp/mygpt-fig-XXXXXX", words[128], path[128];
+    sinusoid_figure_in(dir, words, sizeof words, path, sizeof path);
+    expect_file_size_limit_keeps_old(CHAPTER_DIR "/47_sinusoidal_encoding", words, 16 << 10, path);
+    unlink(path);
+    cr_expect_eq(rmdir(dir), 0, "a temporary was left");
+}
+
+/* A figure is written as checkpoints are: a full disk (here a file-size limit) keeps the
+ * old figure and leaves no temporary; a symbolic link is refused, its target untouched */
+Test(cli_chapters, figures_are_written_whole_or_not_at_all_and_never_through_a_link)
+{
+    char dir[] = "/tmp/mygpt_fig_XXXXXX", path[128], link[128], target[128];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/fig.svg", dir);
+    snprintf(link, sizeof link, "%s/link.svg", dir);
+    snprintf(target, sizeof target, "%s/target.svg", dir);
+    mygpt_svg fig;
+    mygpt_error err = {0};
+    mygpt_svg_begin(&fig, 100, 100);
+    cr_assert_eq(mygpt_svg_save(&fig, path, &err), MYGPT_OK, "%s", err.message);
+    char *old, *now;
+    size_t old_len, now_len;
+    cr_assert_eq(mygpt_read_file(path, &old, &old_len, NULL), MYGPT_OK);
+    static float cells[200 * 200];
+    for (int k = 0; k < 200 * 200; k++)
+        cells[k] = (float)(k % 97) / 97.0f;
+    mygpt_svg_begin(&fig, 900, 900);
+    mygpt_svg_heatmap(&fig, &(mygpt_svg_panel){.x = 50, .y = 50, .w = 800, .h = 800, .title = "big"}, cells, 200, 200,
+                      0.0, 1.0, 1);
+    signal(SIGXFSZ, SIG_IGN); // the write then fails with EFBIG instead of a signal
+    const struct rlimit limit = {64 << 10, 64 << 10};
+    struct rlimit was;
+    cr_assert_eq(getrlimit(RLIMIT_FSIZE, &was), 0);
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &limit), 0); // this test's own process
+    const mygpt_status st = mygpt_svg_save(&fig, path, &err);
+    setrlimit(RLIMIT_FSIZE, &was);
+    cr_expect_eq(st, MYGPT_EIO, "%s", err.message);
+    cr_expect(strstr(err.message, path) != NULL && strstr(err.message, "File too large") != NULL, "%s", err.message);
+    cr_assert_eq(mygpt_read_file(path, &now, &now_len, NULL), MYGPT_OK);
+    cr_expect(now_len == old_len && memcmp(now, old, old_len) == 0, "the old figure was replaced (%zu bytes)", now_len);
+    free(now);
+    DIR *d = opendir(dir);
+    int files = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        files += e->d_name[0] != '.';
+    closedir(d);
+    cr_expect_eq(files, 1, "a temporary file was left");
+    // through a symbolic link: refused, the target kept
+    FILE *f = fopen(target, "w");
+    fputs("keep", f);
+    fclose(f);
+    cr_assert_eq(symlink(target, link), 0);
+    mygpt_svg_begin(&fig, 100, 100);
+    cr_expect_eq(mygpt_svg_save(&fig, link, &err), MYGPT_EINVAL);
+    cr_expect(strstr(err.message, "symbolic link") != NULL, "%s", err.message);
+    cr_assert_eq(mygpt_read_file(target, &now, &now_len, NULL), MYGPT_OK);
+    cr_expect(now_len == 4 && memcmp(now, "keep", 4) == 0, "written through the link");
+    free(now);
+    free(old);
+    unlink(link);
+    unlink(target);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* A NaN or an infinity in a line plot's series is a gap: the line ends before it and
+ * starts again after it, one polyline a finite run (a series all finite is one polyline,
+ * as before), no marker there, never a non-finite coordinate */
+Test(cli_chapters, a_line_plot_leaves_a_gap_at_a_point_that_is_not_finite)
+{
+    char dir[] = "/tmp/mygpt_gap_XXXXXX", path[128];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/gap.svg", dir);
+    const float x[7] = {0, 1, 2, 3, 4, 5, 6}, y[7] = {1, NAN, 2, 3, INFINITY, -INFINITY, 4}, z[3] = {1, 2, 3};
+    const mygpt_svg_series s[2] = {{.x = x, .y = y, .n = 7, .label = "gaps", .markers = 1},
+                                   {.y = z, .n = 3, .label = "whole"}};
+    mygpt_svg fig;
+    mygpt_error err = {0};
+    mygpt_svg_begin(&fig, 400, 300);
+    mygpt_svg_line_plot(&fig, &(mygpt_svg_panel){.x = 50, .y = 30, .w = 300, .h = 200, .title = "t"}, s, 2, 0, 5);
+    cr_assert_eq(mygpt_svg_save(&fig, path, &err), MYGPT_OK, "%s", err.message);
+    char *text;
+    size_t n;
+    cr_assert_eq(mygpt_read_file(path, &text, &n, NULL), MYGPT_OK);
+    cr_expect(strstr(text, "nan") == NULL && strstr(text, "inf") == NULL, "a non-finite coordinate: %s", text);
+    int lines = 0, dots = 0;
+    for (const char *p = text; (p = strstr(p, "<polyline")); p++)
+        lines++;
+    for (const char *p = text; (p = strstr(p, "<circle")); p++)
+        dots++;
+    cr_expect_eq(lines, 3 + 1, "runs [1], [2, 3], [4] and the whole series: %s", text);
+    cr_expect_eq(dots, 4, "a marker on each finite point: %s", text);
+    free(text);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* Without a 1-thread time the table has no speedup to show ("-", not 0.00) and --svg
+ * refuses; with a sweep the plot has the ideal line. */
+Test(cli_chapters, bench_reports_no_invented_speedups)
+{
+    proc_result r;
+    cr_assert_eq(run_words(BENCH_EXE, "--config tiny --threads 2 --reps 3", &r), 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "       -      -\n") != NULL, "speedup and efficiency are not '-': %s", r.out);
+    proc_result_free(&r);
+    cr_assert_eq(run_words(BENCH_EXE, "--config tiny --threads 2 --reps 3 --svg /tmp/mygpt-no.svg", &r), 0);
+    cr_expect_eq(r.status, 1);
+    cr_expect(strstr(r.err, "no 1-thread time") != NULL, "%s", r.err);
+    proc_result_free(&r);
+    char words[128], path[64];
+    snprintf(path, sizeof path, "/tmp/mygpt-scaling-%d.svg", (int)getpid());
+    snprintf(words, sizeof words, "--config tiny --threads 1 --reps 3 --svg %s", path);
+    cr_assert_eq(run_words(BENCH_EXE, words, &r), 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    proc_result_free(&r);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    char buf[65536];
+    const size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    unlink(path);
+    cr_expect(strstr(buf, ">ideal<") != NULL, "no ideal line in the plot");
+    cr_expect(strstr(buf, ">0.5<") == NULL && strstr(buf, ">1.5<") == NULL, "half-thread ticks");
+}
+
+/* The benchmark's --csv past a file-size limit (SIGXFSZ as a shell leaves it): status 1,
+ * one line naming the file and the limit, the old CSV kept (the table is written whole,
+ * at the end), no temporary left */
+Test(cli_chapters, a_bench_csv_past_the_file_size_limit_keeps_the_old_file)
+{
+    char dir[] = "/tmp/mygpt-bench-XXXXXX", path[128], words[192];
+    cr_assert(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/scaling.csv", dir);
+    snprintf(words, sizeof words, "--config tiny --threads 1 --reps 3 --csv %s", path);
+    expect_file_size_limit_keeps_old(BENCH_EXE, words, 16, path); // less than the table's header
+    unlink(path);
+    cr_expect_eq(rmdir(dir), 0, "a temporary was left");
+}
+
+/* The benchmark's --csv and --svg are never one file, however spelt: one line naming both,
+ * status 2, before any timing, the file as it was */
+Test(cli_chapters, bench_csv_and_svg_are_never_one_file)
+{
+    char dir[] = "/tmp/mygpt-bench-XXXXXX", path[128], words[320];
+    cr_assert(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/scaling.csv", dir);
+    snprintf(words, sizeof words, "--config tiny --threads 1 --reps 3 --csv %s --svg %s/./scaling.csv", path, dir);
+    write_file(path, "old");
+    proc_result r;
+    cr_assert_eq(run_words(BENCH_EXE, words, &r), 0);
+    cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    cr_expect(count_lines(r.err) == 1 && strstr(r.err, "--csv") && strstr(r.err, "--svg") &&
+                  strstr(r.err, "are one file"), "%s", r.err);
+    cr_expect_str_empty(r.out, "%s", r.out);
+    proc_result_free(&r);
+    expect_file_holds(path, "old", words);
+    unlink(path);
+    cr_expect_eq(rmdir(dir), 0, "a temporary was left");
+}
