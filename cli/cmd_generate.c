@@ -41,21 +41,6 @@ static int on_token(int64_t id, void *user)
     return ferror(stdout) != 0; // a failed write: the generation stops there
 }
 
-int read_sampling(const char *cmd, const parsed_args *a, mygpt_sampling *s)
-{
-    int64_t topk = 0;
-    *s = (mygpt_sampling){0};
-    if (args_i64_in(cmd, a, "top-k", 1, 1 << 24, 0, &topk) ||
-        args_double_min(cmd, a, "temperature", 0, &s->temperature) || args_double_min(cmd, a, "top-p", 0, &s->top_p))
-        return EXIT_USAGE;
-    s->top_k = (int)topk;
-    if (args_has(a, "top-p") && !(s->top_p > 0 && s->top_p <= 1)) {
-        cli_error(cmd, "--top-p must be in (0, 1], got %s", args_get(a, "top-p"));
-        return EXIT_USAGE;
-    }
-    return 0;
-}
-
 int cmd_generate(int argc, char **argv)
 {
     const char *cmd = "generate";
