@@ -165,6 +165,38 @@ int load_checkpoint(const char *cmd, const parsed_args *a, mygpt_gpt **g)
     return rc;
 }
 
+int check_input_flags(const char *cmd, const parsed_args *a)
+{
+    if (args_has(a, "prompt") == args_has(a, "ids")) {
+        cli_error(cmd, "give exactly one of --prompt TEXT and --ids \"1,2,3\"");
+        return EXIT_USAGE;
+    }
+    if (args_has(a, "adapters") && !args_has(a, "checkpoint")) {
+        cli_error(cmd, "--adapters FILE needs --checkpoint FILE: the model the adapters were trained on");
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+int model_from_args(const char *cmd, const parsed_args *a, mygpt_gpt **g)
+{
+    int rc;
+    *g = NULL;
+    if (args_has(a, "checkpoint"))
+        return load_checkpoint(cmd, a, g);
+    mygpt_config cfg;
+    uint64_t seed;
+    if (read_seed_and_config(cmd, a, &seed, &cfg))
+        return EXIT_USAGE;
+    if ((rc = create_model(cmd, &cfg, seed, g)))
+        return rc;
+    if ((rc = apply_weights(cmd, a, *g))) {
+        mygpt_gpt_free(*g);
+        *g = NULL;
+    }
+    return rc;
+}
+
 int read_sampling(const char *cmd, const parsed_args *a, mygpt_sampling *s)
 {
     int64_t topk = 0;

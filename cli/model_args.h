@@ -40,6 +40,16 @@ int apply_weights(const char *cmd, const parsed_args *a, mygpt_gpt *g);
 #define CHECKPOINT_FLAGS {"checkpoint", 1, 0}, {"adapters", 1, 0}
 int load_checkpoint(const char *cmd, const parsed_args *a, mygpt_gpt **g);
 
+/* What a command that reads one sequence from a model checks first: exactly one of
+ * --prompt and --ids, and --adapters only with --checkpoint. 0, or EXIT_USAGE after the
+ * error. */
+int check_input_flags(const char *cmd, const parsed_args *a);
+
+/* The model of --checkpoint (load_checkpoint), or built from the model's flags
+ * (read_seed_and_config, create_model) with its weights stored as --weights says
+ * (apply_weights). 0, or the exit code after saying why not (*g stays NULL). */
+int model_from_args(const char *cmd, const parsed_args *a, mygpt_gpt **g);
+
 /* The sampler's flags (generate, chat): --temperature T (0, the default: argmax),
  * --top-k K, --top-p P in (0, 1]. */
 #define SAMPLING_FLAGS {"temperature", 1, 0}, {"top-k", 1, 0}, {"top-p", 1, 0}
