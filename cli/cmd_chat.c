@@ -296,40 +296,39 @@ done:
     return rc;
 }
 
+static const char CHAT_USAGE[] =
+    "usage: mygpt chat --checkpoint FILE [--adapters FILE] [--system TEXT] [--max-new N] [--seed S]\n"
+    "                  [--temperature T] [--top-k K] [--top-p P] [--print-ids]\n"
+    "                  [--weights fp32|bf16|int8]\n"
+    "\n"
+    "Talk to a model tuned on the book's chapter-7 instructions. Each line read is the\n"
+    "instruction of the book's template (\"Below is an instruction...### Instruction:\n"
+    "LINE ### Response:\"); the response streams token by token (N new tokens at most,\n"
+    "256 by default, as the book) and ends at <|endoftext|> or before a \"###\" (a new\n"
+    "section of the template, not shown), without white space around it. The turns so\n"
+    "far go before the next prompt, each ended by <|endoftext|>; the oldest are dropped\n"
+    "when the conversation and a response of N tokens no longer fit in the model's\n"
+    "context, and a prompt still too long is read from its last max_seq_len tokens, as\n"
+    "generate does (one line on stderr says so). --system TEXT goes first, before the\n"
+    "turns, and is never dropped. Greedy by default; --temperature, --top-k and --top-p\n"
+    "as generate's; --seed S (default 123) is torch.manual_seed(S) before the first\n"
+    "response. --print-ids prints each response's token ids on a line after it. An\n"
+    "empty line is skipped; end with Ctrl-D (EOF). On a terminal it prompts with \"> \",\n"
+    "and Ctrl-C stops a response (at the prompt it ends the chat, as in a pipe); in a\n"
+    "pipe it prints only the responses, one line each (a response may hold newlines).\n"
+    "The checkpoint: whatever generate reads, with GPT-2's vocabulary; the tokenizer\n"
+    "comes from the data folder. --adapters FILE: the LoRA adapters mygpt finetune --lora\n"
+    "saved for that checkpoint (or one file: mygpt merge).\n";
+
 int cmd_chat(int argc, char **argv)
 {
     const char *cmd = "chat";
     static const arg_spec ARGS[] = {CHECKPOINT_FLAGS, {"system", 1, 0}, {"max-new", 1, 0}, {"seed", 1, 0},
                                     SAMPLING_FLAGS,      {"print-ids", 0, 0}, WEIGHTS_FLAG,      {NULL, 0, 0}};
     parsed_args a;
-    int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
-    if (rc < 0) {
-        printf("usage: mygpt chat --checkpoint FILE [--adapters FILE] [--system TEXT] [--max-new N] [--seed S]\n"
-               "                  [--temperature T] [--top-k K] [--top-p P] [--print-ids]\n"
-               "                  [--weights fp32|bf16|int8]\n"
-               "\n"
-               "Talk to a model tuned on the book's chapter-7 instructions. Each line read is the\n"
-               "instruction of the book's template (\"Below is an instruction...### Instruction:\n"
-               "LINE ### Response:\"); the response streams token by token (N new tokens at most,\n"
-               "256 by default, as the book) and ends at <|endoftext|> or before a \"###\" (a new\n"
-               "section of the template, not shown), without white space around it. The turns so\n"
-               "far go before the next prompt, each ended by <|endoftext|>; the oldest are dropped\n"
-               "when the conversation and a response of N tokens no longer fit in the model's\n"
-               "context, and a prompt still too long is read from its last max_seq_len tokens, as\n"
-               "generate does (one line on stderr says so). --system TEXT goes first, before the\n"
-               "turns, and is never dropped. Greedy by default; --temperature, --top-k and --top-p\n"
-               "as generate's; --seed S (default 123) is torch.manual_seed(S) before the first\n"
-               "response. --print-ids prints each response's token ids on a line after it. An\n"
-               "empty line is skipped; end with Ctrl-D (EOF). On a terminal it prompts with \"> \",\n"
-               "and Ctrl-C stops a response (at the prompt it ends the chat, as in a pipe); in a\n"
-               "pipe it prints only the responses, one line each (a response may hold newlines).\n"
-               "The checkpoint: whatever generate reads, with GPT-2's vocabulary; the tokenizer\n"
-               "comes from the data folder. --adapters FILE: the LoRA adapters mygpt finetune --lora\n"
-               "saved for that checkpoint (or one file: mygpt merge).\n");
-        return 0;
-    }
+    int rc = cli_parse_or_help(cmd, argc, argv, ARGS, 0, CHAT_USAGE, &a);
     if (rc)
-        return rc;
+        return rc < 0 ? 0 : rc;
     if (!args_has(&a, "checkpoint")) {
         cli_error(cmd, "--checkpoint FILE is required: the model to talk to");
         return EXIT_USAGE;

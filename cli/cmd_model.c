@@ -33,28 +33,27 @@ static int read_model_args(const char *cmd, const parsed_args *a, const char *ro
     return 0;
 }
 
+static const char FORWARD_USAGE[] =
+    "usage: mygpt forward --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
+    "                     [--arch A [--qkv-bias]] --ids \"0,1,2,3;3,2,1,0\"\n"
+    "                     [--format torch|numpy|exact] [--weights fp32|bf16|int8]\n"
+    "\n"
+    "set_seed(S); gpt = GPT(V, C, H, N, M).eval(); print(gpt(ids)) under\n"
+    "torch.no_grad(): the logits (B, T, V) of the chapter-12 GPT. Rows of ids are\n"
+    "separated by ';' (all of the same length T <= M); --max-seq defaults to 64.\n"
+    "  --format torch|numpy|exact  as print(logits), print(logits.numpy()), or one\n"
+    "                              float32 per line as 8 hex digits\n"
+    "  --naive                     use the reference (naive) kernels\n"
+    "  --weights fp32|bf16|int8    store the weights so (mygpt quantize --help): the\n"
+    "                              logits of float32 on the dequantized weights\n";
+
 int cmd_forward(int argc, char **argv)
 {
     const char *cmd = "forward";
     parsed_args a;
-    int rc = args_parse(cmd, argc, argv, FORWARD_ARGS, 0, &a);
-    if (rc < 0) {
-        printf("usage: mygpt forward --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
-               "                     [--arch A [--qkv-bias]] --ids \"0,1,2,3;3,2,1,0\"\n"
-               "                     [--format torch|numpy|exact] [--weights fp32|bf16|int8]\n"
-               "\n"
-               "set_seed(S); gpt = GPT(V, C, H, N, M).eval(); print(gpt(ids)) under\n"
-               "torch.no_grad(): the logits (B, T, V) of the chapter-12 GPT. Rows of ids are\n"
-               "separated by ';' (all of the same length T <= M); --max-seq defaults to 64.\n"
-               "  --format torch|numpy|exact  as print(logits), print(logits.numpy()), or one\n"
-               "                              float32 per line as 8 hex digits\n"
-               "  --naive                     use the reference (naive) kernels\n"
-               "  --weights fp32|bf16|int8    store the weights so (mygpt quantize --help): the\n"
-               "                              logits of float32 on the dequantized weights\n");
-        return 0;
-    }
+    int rc = cli_parse_or_help(cmd, argc, argv, FORWARD_ARGS, 0, FORWARD_USAGE, &a);
     if (rc)
-        return rc;
+        return rc < 0 ? 0 : rc;
     mygpt_config cfg;
     uint64_t seed;
     out_options o;
@@ -94,25 +93,24 @@ int cmd_forward(int argc, char **argv)
     return rc;
 }
 
+static const char PARAMS_USAGE[] =
+    "usage: mygpt params --vocab V --embed C --heads H --layers N [--max-seq M]\n"
+    "                    [--arch A [--qkv-bias]] [--classes N] [--lora R]\n"
+    "\n"
+    "The parameter count of GPT(V, C, H, N, M) per module, in the layout of\n"
+    "chapter 12's table (--max-seq defaults to 64). Nothing is allocated, so\n"
+    "GPT-2 small (--vocab 50257 --embed 768 --heads 12 --layers 12 --max-seq 1024)\n"
+    "is instant. --classes N: the book's chapter-6 head nn.Linear(C, N) instead of the\n"
+    "language model's; --lora R: appendix E's adapters of rank R on every Linear (the\n"
+    "book's GPT-2 small with 2 classes and rank 16: 2,666,528 of them).\n";
+
 int cmd_params(int argc, char **argv)
 {
     const char *cmd = "params";
     parsed_args a;
-    int rc = args_parse(cmd, argc, argv, PARAMS_ARGS, 0, &a);
-    if (rc < 0) {
-        printf("usage: mygpt params --vocab V --embed C --heads H --layers N [--max-seq M]\n"
-               "                    [--arch A [--qkv-bias]] [--classes N] [--lora R]\n"
-               "\n"
-               "The parameter count of GPT(V, C, H, N, M) per module, in the layout of\n"
-               "chapter 12's table (--max-seq defaults to 64). Nothing is allocated, so\n"
-               "GPT-2 small (--vocab 50257 --embed 768 --heads 12 --layers 12 --max-seq 1024)\n"
-               "is instant. --classes N: the book's chapter-6 head nn.Linear(C, N) instead of the\n"
-               "language model's; --lora R: appendix E's adapters of rank R on every Linear (the\n"
-               "book's GPT-2 small with 2 classes and rank 16: 2,666,528 of them).\n");
-        return 0;
-    }
+    int rc = cli_parse_or_help(cmd, argc, argv, PARAMS_ARGS, 0, PARAMS_USAGE, &a);
     if (rc)
-        return rc;
+        return rc < 0 ? 0 : rc;
     mygpt_config cfg;
     int64_t classes = 0, rank = 0;
     if (read_config(cmd, &a, &cfg) || args_i64_in(cmd, &a, "classes", 1, 1 << 24, 0, &classes) ||
@@ -134,6 +132,14 @@ int cmd_params(int argc, char **argv)
     return 0;
 }
 
+static const char INIT_GPT_USAGE[] =
+    "usage: mygpt init gpt --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
+    "                      [--arch A [--qkv-bias]] [--format torch|numpy|exact] [--round K]\n"
+    "\n"
+    "set_seed(S); gpt = GPT(V, C, H, N, M); then for name, p in\n"
+    "gpt.named_parameters(): print(name); print(p). With --format exact, only the\n"
+    "values, one float32 per line as 8 hex digits, in the same order.\n";
+
 /* `mygpt init gpt`: every parameter in named_parameters() order. */
 int cmd_init_gpt(int argc, char **argv)
 {
@@ -142,18 +148,9 @@ int cmd_init_gpt(int argc, char **argv)
         {"seed", 1, 0}, {"vocab", 1, 0}, {"embed", 1, 0}, {"heads", 1, 0}, {"layers", 1, 0},
         {"max-seq", 1, 0}, {"format", 1, 0}, {"round", 1, 0}, ARCH_FLAGS, {NULL, 0, 0}};
     parsed_args a;
-    int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
-    if (rc < 0) {
-        printf("usage: mygpt init gpt --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
-               "                      [--arch A [--qkv-bias]] [--format torch|numpy|exact] [--round K]\n"
-               "\n"
-               "set_seed(S); gpt = GPT(V, C, H, N, M); then for name, p in\n"
-               "gpt.named_parameters(): print(name); print(p). With --format exact, only the\n"
-               "values, one float32 per line as 8 hex digits, in the same order.\n");
-        return 0;
-    }
+    int rc = cli_parse_or_help(cmd, argc, argv, ARGS, 0, INIT_GPT_USAGE, &a);
     if (rc)
-        return rc;
+        return rc < 0 ? 0 : rc;
     mygpt_config cfg;
     uint64_t seed;
     out_options o;

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "mygpt/data.h"
 #include "mygpt/tokenizer.h"
+#include "output.h"
 
 static int load(const char *cmd, const parsed_args *a, mygpt_tokenizer **tok)
 {
@@ -48,24 +49,23 @@ static char *read_all(FILE *f, size_t *n)
     return buf;
 }
 
+static const char ENCODE_USAGE[] =
+    "usage: mygpt encode [--vocab-dir DIR] [FILE]\n"
+    "\n"
+    "GPT-2 token ids of FILE (or standard input), on one line separated by spaces:\n"
+    "tiktoken.get_encoding(\"gpt2\").encode(text, allowed_special={\"<|endoftext|>\"}).\n"
+    "The text must be UTF-8. DIR holds encoder.json and vocab.bpe (default: the data\n"
+    "folder, $MYGPT_DATA, else build/data beside the program, else PREFIX/share/mygpt;\n"
+    "bash scripts/fetch-data.sh fetches them).\n";
+
 int cmd_encode(int argc, char **argv)
 {
     const char *cmd = "encode";
     static const arg_spec ARGS[] = {{"vocab-dir", 1, 0}, {NULL, 0, 0}};
     parsed_args a;
-    int rc = args_parse(cmd, argc, argv, ARGS, 1, &a);
-    if (rc < 0) {
-        printf("usage: mygpt encode [--vocab-dir DIR] [FILE]\n"
-               "\n"
-               "GPT-2 token ids of FILE (or standard input), on one line separated by spaces:\n"
-               "tiktoken.get_encoding(\"gpt2\").encode(text, allowed_special={\"<|endoftext|>\"}).\n"
-               "The text must be UTF-8. DIR holds encoder.json and vocab.bpe (default: the data\n"
-               "folder, $MYGPT_DATA, else build/data beside the program, else PREFIX/share/mygpt;\n"
-               "bash scripts/fetch-data.sh fetches them).\n");
-        return 0;
-    }
+    int rc = cli_parse_or_help(cmd, argc, argv, ARGS, 1, ENCODE_USAGE, &a);
     if (rc)
-        return rc;
+        return rc < 0 ? 0 : rc;
     if (a.npositional > 1) {
         cli_error(cmd, "expected at most one FILE, got %d", a.npositional);
         return EXIT_USAGE;
@@ -103,24 +103,23 @@ int cmd_encode(int argc, char **argv)
     return rc;
 }
 
+static const char DECODE_USAGE[] =
+    "usage: mygpt decode [--vocab-dir DIR] [ID...]\n"
+    "\n"
+    "The text of GPT-2 token ids (tokenizer.decode(ids)), written as raw bytes with\n"
+    "nothing added. Without IDs, reads them from standard input (separated by spaces\n"
+    "or newlines), so `mygpt encode FILE | mygpt decode` prints FILE back exactly.\n"
+    "DIR holds encoder.json and vocab.bpe (default: the data folder, $MYGPT_DATA,\n"
+    "else build/data beside the program, else PREFIX/share/mygpt).\n";
+
 int cmd_decode(int argc, char **argv)
 {
     const char *cmd = "decode";
     static const arg_spec ARGS[] = {{"vocab-dir", 1, 0}, {NULL, 0, 0}};
     parsed_args a;
-    int rc = args_parse(cmd, argc, argv, ARGS, 1, &a);
-    if (rc < 0) {
-        printf("usage: mygpt decode [--vocab-dir DIR] [ID...]\n"
-               "\n"
-               "The text of GPT-2 token ids (tokenizer.decode(ids)), written as raw bytes with\n"
-               "nothing added. Without IDs, reads them from standard input (separated by spaces\n"
-               "or newlines), so `mygpt encode FILE | mygpt decode` prints FILE back exactly.\n"
-               "DIR holds encoder.json and vocab.bpe (default: the data folder, $MYGPT_DATA,\n"
-               "else build/data beside the program, else PREFIX/share/mygpt).\n");
-        return 0;
-    }
+    int rc = cli_parse_or_help(cmd, argc, argv, ARGS, 1, DECODE_USAGE, &a);
     if (rc)
-        return rc;
+        return rc < 0 ? 0 : rc;
     /* the ids: the arguments, or else every whitespace-separated word of standard input
      * (so `mygpt encode FILE | mygpt decode` gives FILE back, byte for byte) */
     char *input = NULL;
