@@ -190,6 +190,8 @@ done:
     return rc;
 }
 
+/* `mygpt attention`: every head's most attended positions for one input, each head
+ * as a heatmap with --svg; returns the exit status. */
 int cmd_attention(int argc, char **argv)
 {
     const char *cmd = "attention";

@@ -320,6 +320,8 @@ static const char CHAT_USAGE[] =
     "comes from the data folder. --adapters FILE: the LoRA adapters mygpt finetune --lora\n"
     "saved for that checkpoint (or one file: mygpt merge).\n";
 
+/* `mygpt chat`: a conversation with a checkpoint tuned on the book's instructions, a
+ * line in and its response streamed out, until the input ends; returns the exit status. */
 int cmd_chat(int argc, char **argv)
 {
     const char *cmd = "chat";

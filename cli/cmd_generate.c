@@ -218,6 +218,8 @@ static int run(const char *cmd, const parsed_args *a, const gen_flags *f, genera
     return 0;
 }
 
+/* `mygpt generate`: the tutorial's generation loop from a prompt, its ids and text
+ * printed or the text streamed; returns the exit status. */
 int cmd_generate(int argc, char **argv)
 {
     const char *cmd = "generate";

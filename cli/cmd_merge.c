@@ -22,6 +22,8 @@ static const char MERGE_USAGE[] =
     "within float32 rounding, at the cost of the model alone. OUT is never BASE or\n"
     "ADAPTERS, and a file already there is replaced only with --force.\n";
 
+/* `mygpt merge BASE ADAPTERS OUT`: LoRA adapters folded into their model's weights,
+ * saved as one checkpoint; returns the exit status. */
 int cmd_merge(int argc, char **argv)
 {
     const char *cmd = "merge";

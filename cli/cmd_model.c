@@ -47,6 +47,8 @@ static const char FORWARD_USAGE[] =
     "  --weights fp32|bf16|int8    store the weights so (mygpt quantize --help): the\n"
     "                              logits of float32 on the dequantized weights\n";
 
+/* `mygpt forward`: the logits (B, T, V) of a seeded GPT for the given ids; returns the
+ * exit status. */
 int cmd_forward(int argc, char **argv)
 {
     const char *cmd = "forward";
@@ -104,6 +106,8 @@ static const char PARAMS_USAGE[] =
     "language model's; --lora R: appendix E's adapters of rank R on every Linear (the\n"
     "book's GPT-2 small with 2 classes and rank 16: 2,666,528 of them).\n";
 
+/* `mygpt params`: the parameter table of a configuration, nothing allocated; returns
+ * the exit status. */
 int cmd_params(int argc, char **argv)
 {
     const char *cmd = "params";

@@ -24,6 +24,8 @@ static const char QUANTIZE_USAGE[] =
     "dequantized weights, bit for bit: mygpt generate --checkpoint OUT gives the tokens\n"
     "of --checkpoint IN --weights int8. OUT must not be IN.\n";
 
+/* `mygpt quantize IN OUT`: the checkpoint with its weights stored as bf16 or int8;
+ * returns the exit status. */
 int cmd_quantize(int argc, char **argv)
 {
     const char *cmd = "quantize";

@@ -58,6 +58,8 @@ static const char ENCODE_USAGE[] =
     "folder, $MYGPT_DATA, else build/data beside the program, else PREFIX/share/mygpt;\n"
     "bash scripts/fetch-data.sh fetches them).\n";
 
+/* `mygpt encode [FILE]`: GPT-2's token ids of a text on one line; returns the exit
+ * status. */
 int cmd_encode(int argc, char **argv)
 {
     const char *cmd = "encode";
@@ -112,6 +114,73 @@ static const char DECODE_USAGE[] =
     "DIR holds encoder.json and vocab.bpe (default: the data folder, $MYGPT_DATA,\n"
     "else build/data beside the program, else PREFIX/share/mygpt).\n";
 
+/* Every whitespace-separated word of standard input, split in place in *input (both
+ * malloc'd); 0, or the exit code after saying why not. */
+static int read_words(const char *cmd, char **input, char ***words, size_t *nwords)
+{
+    size_t len;
+    if (!(*input = read_all(stdin, &len))) {
+        cli_error(cmd, "cannot read standard input");
+        return EXIT_RUNTIME;
+    }
+    char *in = *input;
+    in[len] = '\0';
+    const char *nul = memchr(in, '\0', len); // would end the ids early, silently
+    if (nul) {
+        cli_error(cmd, "standard input: a NUL byte at offset %zu is not part of a token id", (size_t)(nul - in));
+        return EXIT_USAGE;
+    }
+    size_t n = 0;
+    for (char *p = in; *p;) { /* count, then split in place */
+        while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+            p++;
+        if (*p)
+            n++;
+        while (*p && *p != ' ' && *p != '\n' && *p != '\t' && *p != '\r')
+            p++;
+    }
+    if (!(*words = malloc((n ? n : 1) * sizeof **words))) {
+        cli_error(cmd, "out of memory");
+        return EXIT_RUNTIME;
+    }
+    size_t k = 0;
+    for (char *p = in; *p;) {
+        while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+            *p++ = '\0';
+        if (*p)
+            (*words)[k++] = p;
+        while (*p && *p != ' ' && *p != '\n' && *p != '\t' && *p != '\r')
+            p++;
+    }
+    *nwords = n;
+    return 0;
+}
+
+/* words[0..n) as token ids (malloc'd), or the exit code after naming the first that is
+ * not one. */
+static int parse_token_ids(const char *cmd, char **words, size_t n, int64_t **ids)
+{
+    if (!(*ids = malloc((n ? n : 1) * sizeof **ids))) {
+        cli_error(cmd, "out of memory");
+        return EXIT_RUNTIME;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(words[i], &end, 10);
+        if (*words[i] == '\0' || *end != '\0' || errno == ERANGE) {
+            cli_error(cmd, "'%s' is not a token id", words[i]);
+            free(*ids);
+            *ids = NULL;
+            return EXIT_USAGE;
+        }
+        (*ids)[i] = v;
+    }
+    return 0;
+}
+
+/* `mygpt decode [ID...]`: the text of GPT-2 token ids, byte for byte; returns the exit
+ * status. */
 int cmd_decode(int argc, char **argv)
 {
     const char *cmd = "decode";
@@ -125,66 +194,15 @@ int cmd_decode(int argc, char **argv)
     char *input = NULL;
     char **words = a.positional;
     size_t nwords = (size_t)a.npositional;
-    if (nwords == 0) {
-        size_t len;
-        if (!(input = read_all(stdin, &len))) {
-            cli_error(cmd, "cannot read standard input");
-            return EXIT_RUNTIME;
-        }
-        input[len] = '\0';
-        const char *nul = memchr(input, '\0', len); // would end the ids early, silently
-        if (nul) {
-            cli_error(cmd, "standard input: a NUL byte at offset %zu is not part of a token id", (size_t)(nul - input));
-            free(input);
-            return EXIT_USAGE;
-        }
-        nwords = 0;
-        for (char *p = input; *p;) { /* count, then split in place */
-            while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
-                p++;
-            if (*p)
-                nwords++;
-            while (*p && *p != ' ' && *p != '\n' && *p != '\t' && *p != '\r')
-                p++;
-        }
-        words = malloc((nwords ? nwords : 1) * sizeof *words);
-        if (!words) {
-            free(input);
-            cli_error(cmd, "out of memory");
-            return EXIT_RUNTIME;
-        }
-        size_t k = 0;
-        for (char *p = input; *p;) {
-            while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
-                *p++ = '\0';
-            if (*p)
-                words[k++] = p;
-            while (*p && *p != ' ' && *p != '\n' && *p != '\t' && *p != '\r')
-                p++;
-        }
-    }
-    int64_t *ids = malloc((nwords ? nwords : 1) * sizeof *ids);
-    if (!ids) {
-        cli_error(cmd, "out of memory");
-        rc = EXIT_RUNTIME;
-    }
-    for (size_t i = 0; ids && i < nwords; i++) {
-        char *end;
-        errno = 0;
-        long long v = strtoll(words[i], &end, 10);
-        if (*words[i] == '\0' || *end != '\0' || errno == ERANGE) {
-            cli_error(cmd, "'%s' is not a token id", words[i]);
-            free(ids);
-            ids = NULL;
-            rc = EXIT_USAGE;
-            break;
-        }
-        ids[i] = v;
-    }
+    int64_t *ids = NULL;
+    if (nwords == 0)
+        rc = read_words(cmd, &input, &words, &nwords);
+    if (!rc)
+        rc = parse_token_ids(cmd, words, nwords, &ids);
     if (words != a.positional)
         free(words);
     free(input);
-    if (!ids)
+    if (rc)
         return rc;
     mygpt_tokenizer *tok = NULL;
     if ((rc = load(cmd, &a, &tok))) {
