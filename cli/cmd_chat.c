@@ -189,13 +189,76 @@ typedef struct chat {
     int said_dropped, said_cropped;
 } chat;
 
+static int out_of_memory(const char *cmd)
+{
+    cli_error(cmd, "out of memory");
+    return EXIT_RUNTIME;
+}
+
+/* The conversation and then prompt as the model reads them: their text into *text, its
+ * ids into *ids (*n of them), the oldest turns dropped while they and a whole response do
+ * not fit in the context; the first drop and the first prompt still too long each said
+ * once. 0, or the exit code after saying why not. */
+static int fit_context(chat *ch, const mygpt_strbuf *prompt, mygpt_strbuf *text, int64_t **ids, size_t *n)
+{
+    const char *cmd = ch->cmd;
+    const int M = ch->g->config.max_seq_len;
+    const int first_before = ch->cv.first;
+    int rc;
+    for (;;) {
+        free(*ids);
+        *ids = NULL;
+        if (conversation_text(&ch->cv, ch->cv.first, prompt, text) != MYGPT_OK)
+            return out_of_memory(cmd);
+        if ((rc = encode_text(cmd, ch->tok, text->data, text->len, ids, n)))
+            return rc;
+        if (*n + (size_t)ch->max_new <= (size_t)M || ch->cv.first == ch->cv.n)
+            break;
+        mygpt_sb_free(&ch->cv.turns[ch->cv.first++]);
+    }
+    if (ch->cv.first > first_before && !ch->said_dropped) {
+        char dropped[64] = "the oldest turn was dropped";
+        if (ch->cv.first > 1)
+            snprintf(dropped, sizeof dropped, "the %d oldest turns were dropped", ch->cv.first);
+        fprintf(stderr, "mygpt %s: turn %d: the conversation and a response of %d tokens outgrew the model's context "
+                        "of %d: %s, and more will be as it goes on\n",
+                cmd, ch->cv.n + 1, ch->max_new, M, dropped);
+        ch->said_dropped = 1;
+    }
+    if (*n > (size_t)M && !ch->said_cropped) {
+        say_cropped(cmd, "prompt", (int)*n, M);
+        ch->said_cropped = 1;
+    }
+    return 0;
+}
+
+/* The turn kept as the model will read it again: the prompt and the response shown.
+ * 0, or EXIT_RUNTIME after saying so. */
+static int keep_turn(chat *ch, const mygpt_strbuf *prompt, const response *resp)
+{
+    int stop;
+    const size_t start = response_start(resp), end = response_end(resp->r, resp->len, 1, &stop);
+    mygpt_strbuf *turns = realloc(ch->cv.turns, (size_t)(ch->cv.n + 1) * sizeof *turns);
+    if (!turns)
+        return out_of_memory(ch->cmd);
+    ch->cv.turns = turns;
+    mygpt_strbuf turn = {0};
+    append(&turn, prompt->data, prompt->len);
+    append(&turn, resp->r ? resp->r + start : "", end > start ? end - start : 0);
+    if (turn.failed) {
+        mygpt_sb_free(&turn);
+        return out_of_memory(ch->cmd);
+    }
+    ch->cv.turns[ch->cv.n++] = turn;
+    return 0;
+}
+
 /* One turn: the prompt of the instruction (len bytes, a NUL among them kept) after the
  * conversation (its oldest turns dropped while it and a whole response do not fit in the
  * context), the response streamed, the turn kept. 0, or the exit code after saying why. */
 static int chat_turn(chat *ch, const char *instruction, size_t len)
 {
     const char *cmd = ch->cmd;
-    const int M = ch->g->config.max_seq_len;
     mygpt_error err = {0};
     mygpt_status st;
     char *head = NULL;
@@ -217,31 +280,8 @@ static int chat_turn(chat *ch, const char *instruction, size_t len)
     append(&prompt, MYGPT_INSTRUCT_RESPONSE, strlen(MYGPT_INSTRUCT_RESPONSE));
     if (prompt.failed)
         goto oom;
-    const int first_before = ch->cv.first;
-    for (;;) {
-        free(ids);
-        ids = NULL;
-        if (conversation_text(&ch->cv, ch->cv.first, &prompt, &text) != MYGPT_OK)
-            goto oom;
-        if ((rc = encode_text(cmd, ch->tok, text.data, text.len, &ids, &n)))
-            goto done;
-        if (n + (size_t)ch->max_new <= (size_t)M || ch->cv.first == ch->cv.n)
-            break;
-        mygpt_sb_free(&ch->cv.turns[ch->cv.first++]);
-    }
-    if (ch->cv.first > first_before && !ch->said_dropped) {
-        char dropped[64] = "the oldest turn was dropped";
-        if (ch->cv.first > 1)
-            snprintf(dropped, sizeof dropped, "the %d oldest turns were dropped", ch->cv.first);
-        fprintf(stderr, "mygpt %s: turn %d: the conversation and a response of %d tokens outgrew the model's context "
-                        "of %d: %s, and more will be as it goes on\n",
-                cmd, ch->cv.n + 1, ch->max_new, M, dropped);
-        ch->said_dropped = 1;
-    }
-    if (n > (size_t)M && !ch->said_cropped) {
-        say_cropped(cmd, "prompt", (int)n, M);
-        ch->said_cropped = 1;
-    }
+    if ((rc = fit_context(ch, &prompt, &text, &ids, &n)))
+        goto done;
     if (!(out = malloc((n + (size_t)ch->max_new) * sizeof *out)))
         goto oom;
     int nout = 0;
@@ -267,21 +307,7 @@ static int chat_turn(chat *ch, const char *instruction, size_t len)
     }
     if ((rc = out_flush(cmd))) // no next line is read for an output that takes nothing
         goto done;
-    // the turn as the model will read it again: the prompt and the response shown
-    int stop;
-    const size_t start = response_start(&resp), end = response_end(resp.r, resp.len, 1, &stop);
-    mygpt_strbuf *turns = realloc(ch->cv.turns, (size_t)(ch->cv.n + 1) * sizeof *turns);
-    if (!turns)
-        goto oom;
-    ch->cv.turns = turns;
-    mygpt_strbuf turn = {0};
-    append(&turn, prompt.data, prompt.len);
-    append(&turn, resp.r ? resp.r + start : "", end > start ? end - start : 0);
-    if (turn.failed) {
-        mygpt_sb_free(&turn);
-        goto oom;
-    }
-    ch->cv.turns[ch->cv.n++] = turn;
+    rc = keep_turn(ch, &prompt, &resp);
     goto done;
 oom:
     cli_error(cmd, "out of memory");
