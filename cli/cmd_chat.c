@@ -322,6 +322,79 @@ done:
     return rc;
 }
 
+/* --checkpoint's model into ch->g, refused unless it is a language model of GPT-2's
+ * vocabulary, its weights packed once (every token of every turn reads them), and GPT-2's
+ * tokenizer into *tok (ch->tok). 0, or the exit code after saying why not. */
+static int open_model(chat *ch, const parsed_args *a, mygpt_tokenizer **tok)
+{
+    const char *cmd = ch->cmd;
+    mygpt_error err = {0};
+    mygpt_status st;
+    int rc;
+    if ((rc = load_checkpoint(cmd, a, &ch->g)))
+        return rc;
+    if (ch->g->config.vocab_size != 50257) {
+        cli_error(cmd, "%s: a vocabulary of %d tokens, not GPT-2's 50257: chat reads and writes GPT-2's tokens",
+                  args_get(a, "checkpoint"), ch->g->config.vocab_size);
+        return EXIT_USAGE;
+    }
+    if (ch->g->config.num_classes > 0) {
+        cli_error(cmd, "%s: a classifier (a head of %d classes), not a language model: it has no text to say",
+                  args_get(a, "checkpoint"), ch->g->config.num_classes);
+        return EXIT_USAGE;
+    }
+    if ((rc = load_tokenizer(cmd, tok)))
+        return rc;
+    ch->tok = *tok;
+    if ((st = mygpt_gpt_pack(ch->g, &err)) != MYGPT_OK)
+        return cli_fail(cmd, st, &err);
+    return 0;
+}
+
+/* The conversation: a turn for every line of standard input that is not blank (a prompt
+ * "> " before each on a terminal), until the input ends. 0, or the exit code after saying
+ * why it stopped. */
+static int converse(chat *ch, const char *checkpoint)
+{
+    const char *cmd = ch->cmd;
+    char *line = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    const int terminal = isatty(STDIN_FILENO);
+    ch->terminal = terminal;
+    if (terminal)
+        fprintf(stderr, "mygpt chat: %s, a context of %d tokens. Type an instruction; Ctrl-C stops a response, "
+                        "Ctrl-D ends.\n", checkpoint, ch->g->config.max_seq_len);
+    for (;;) {
+        if (terminal) {
+            printf("> ");
+            fflush(stdout);
+        }
+        ssize_t got = getline(&line, &cap, stdin);
+        if (got < 0)
+            break;
+        while (got > 0 && (line[got - 1] == '\n' || line[got - 1] == '\r'))
+            got--;
+        ssize_t i = 0;
+        while (i < got && is_blank(line[i]))
+            i++;
+        if (i == got)
+            continue;
+        if ((rc = chat_turn(ch, line, (size_t)got))) {
+            free(line);
+            return rc;
+        }
+    }
+    free(line);
+    if (ferror(stdin)) {
+        cli_error(cmd, "error reading the standard input");
+        rc = EXIT_RUNTIME;
+    } else if (terminal) {
+        printf("\n"); // Ctrl-D: the shell's prompt on a line of its own
+    }
+    return rc;
+}
+
 static const char CHAT_USAGE[] =
     "usage: mygpt chat --checkpoint FILE [--adapters FILE] [--system TEXT] [--max-new N] [--seed S]\n"
     "                  [--temperature T] [--top-k K] [--top-p P] [--print-ids]\n"
@@ -375,68 +448,14 @@ int cmd_chat(int argc, char **argv)
         return EXIT_RUNTIME;
     }
     mygpt_tokenizer *tok = NULL;
-    mygpt_error err = {0};
-    mygpt_status st;
-    char *line = NULL;
-    size_t cap = 0;
-    if ((rc = load_checkpoint(cmd, &a, &ch.g)))
-        goto done;
-    if (ch.g->config.vocab_size != 50257) {
-        cli_error(cmd, "%s: a vocabulary of %d tokens, not GPT-2's 50257: chat reads and writes GPT-2's tokens",
-                  args_get(&a, "checkpoint"), ch.g->config.vocab_size);
-        rc = EXIT_USAGE;
-        goto done;
+    if (!(rc = open_model(&ch, &a, &tok))) {
+        mygpt_rng_seed(&ch.rng, seed);
+        rc = converse(&ch, args_get(&a, "checkpoint"));
     }
-    if (ch.g->config.num_classes > 0) {
-        cli_error(cmd, "%s: a classifier (a head of %d classes), not a language model: it has no text to say",
-                  args_get(&a, "checkpoint"), ch.g->config.num_classes);
-        rc = EXIT_USAGE;
-        goto done;
-    }
-    if ((rc = load_tokenizer(cmd, &tok)))
-        goto done;
-    ch.tok = tok;
-    // the weights read as they are by every token of every turn: packed once
-    if ((st = mygpt_gpt_pack(ch.g, &err)) != MYGPT_OK) {
-        rc = cli_fail(cmd, st, &err);
-        goto done;
-    }
-    mygpt_rng_seed(&ch.rng, seed);
-    const int terminal = isatty(STDIN_FILENO);
-    ch.terminal = terminal;
-    if (terminal)
-        fprintf(stderr, "mygpt chat: %s, a context of %d tokens. Type an instruction; Ctrl-C stops a response, "
-                        "Ctrl-D ends.\n", args_get(&a, "checkpoint"), ch.g->config.max_seq_len);
-    for (;;) {
-        if (terminal) {
-            printf("> ");
-            fflush(stdout);
-        }
-        ssize_t got = getline(&line, &cap, stdin);
-        if (got < 0)
-            break;
-        while (got > 0 && (line[got - 1] == '\n' || line[got - 1] == '\r'))
-            got--;
-        ssize_t i = 0;
-        while (i < got && is_blank(line[i]))
-            i++;
-        if (i == got)
-            continue;
-        if ((rc = chat_turn(&ch, line, (size_t)got)))
-            goto done;
-    }
-    if (ferror(stdin)) {
-        cli_error(cmd, "error reading the standard input");
-        rc = EXIT_RUNTIME;
-    } else if (terminal) {
-        printf("\n"); // Ctrl-D: the shell's prompt on a line of its own
-    }
-done:
     for (int i = ch.cv.first; i < ch.cv.n; i++)
         mygpt_sb_free(&ch.cv.turns[i]);
     free(ch.cv.turns);
     free(system);
-    free(line);
     mygpt_tokenizer_free(tok);
     mygpt_gpt_free(ch.g);
     return rc;

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "args.h"
-#include "model_args.h"
 #include "commands.h"
 #include "mygpt/data.h"
 #include "mygpt/tokenizer.h"

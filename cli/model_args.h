@@ -1,7 +1,8 @@
 /*
- * model_args.h - what the model subcommands (forward, init gpt, loss, grad, train,
- * generate) share: reading the model's flags, ids, building the model, printing every
- * tensor by name.
+ * model_args.h - what the model commands (forward, init gpt, loss, grad, train, generate,
+ * chat, attention, finetune, quantize) share, defined in model_args.c: reading the model's
+ * flags and ids, building or loading the model, the sampler's flags, GPT-2's tokenizer and
+ * the one sequence a command reads, printing every tensor by name.
  */
 #ifndef MYGPT_CLI_MODEL_ARGS_H
 #define MYGPT_CLI_MODEL_ARGS_H
