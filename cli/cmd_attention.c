@@ -19,6 +19,21 @@
 #define TOP 3
 #define LABEL 64
 
+static const char USAGE[] =
+    "usage: mygpt attention (--seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
+    "                        | --checkpoint FILE [--adapters FILE]) (--prompt TEXT | --ids \"1,2,3\")\n"
+    "                       [--layer L] [--head H] [--svg FILE] [--weights fp32|bf16|int8]\n"
+    "\n"
+    "Runs the model once on the input (its last max_seq_len tokens, with a note on\n"
+    "stderr, as generate reads a longer prompt) keeping every head's attention\n"
+    "probabilities, and prints, for each head (or only layer L, head H), every\n"
+    "position's three most attended positions (itself included) with their probabilities:\n"
+    "  LAYER l, head h\n"
+    "     t TOKEN  TOKEN p, TOKEN p, TOKEN p\n"
+    "Tokens are their text with --prompt (GPT-2's tokenizer from the data folder) or\n"
+    "with a GPT-2-vocabulary model, else #id. --svg FILE draws every head as a heatmap,\n"
+    "layers down and heads across (as chapter 36). --weights: as in mygpt generate.\n";
+
 /* token t's label: its text quoted ('...', \n \\ \' escaped; a control byte, or a byte of
  * a character the token splits, as \xNN) with a tokenizer, else its id; cut at a
  * character's end to fit LABEL bytes */
@@ -59,113 +74,52 @@ static void label(const mygpt_tokenizer *tok, int64_t id, char *out)
     mygpt_sb_free(&sb);
 }
 
-int cmd_attention(int argc, char **argv)
+/* No file written (--svg) is one read: the checkpoint and its config.json, the adapters,
+ * the tokenizer's files. 0, or EXIT_USAGE after naming both. */
+static int check_files(const char *cmd, const parsed_args *a)
 {
-    const char *cmd = "attention";
-    static const arg_spec ARGS[] = {MODEL_FLAGS,      CHECKPOINT_FLAGS, {"prompt", 1, 0}, {"ids", 1, 0},
-                                    {"layer", 1, 0}, {"head", 1, 0},       {"svg", 1, 0},    WEIGHTS_FLAG, {NULL, 0, 0}};
-    parsed_args a;
-    int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
-    if (rc < 0) {
-        printf("usage: mygpt attention (--seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
-               "                        | --checkpoint FILE [--adapters FILE]) (--prompt TEXT | --ids \"1,2,3\")\n"
-               "                       [--layer L] [--head H] [--svg FILE] [--weights fp32|bf16|int8]\n"
-               "\n"
-               "Runs the model once on the input (its last max_seq_len tokens, with a note on\n"
-               "stderr, as generate reads a longer prompt) keeping every head's attention\n"
-               "probabilities, and prints, for each head (or only layer L, head H), every\n"
-               "position's three most attended positions (itself included) with their probabilities:\n"
-               "  LAYER l, head h\n"
-               "     t TOKEN  TOKEN p, TOKEN p, TOKEN p\n"
-               "Tokens are their text with --prompt (GPT-2's tokenizer from the data folder) or\n"
-               "with a GPT-2-vocabulary model, else #id. --svg FILE draws every head as a heatmap,\n"
-               "layers down and heads across (as chapter 36). --weights: as in mygpt generate.\n");
-        return 0;
-    }
-    if (rc)
-        return rc;
-    if (args_has(&a, "prompt") == args_has(&a, "ids")) {
-        cli_error(cmd, "give exactly one of --prompt TEXT and --ids \"1,2,3\"");
-        return EXIT_USAGE;
-    }
-    mygpt_gpt *g = NULL;
-    mygpt_error err = {0};
-    mygpt_status st;
-    if (args_has(&a, "adapters") && !args_has(&a, "checkpoint")) {
-        cli_error(cmd, "--adapters FILE needs --checkpoint FILE: the model the adapters were trained on");
-        return EXIT_USAGE;
-    }
     char vocab[2][4200], model[2][4200];
     cli_file tokenizer[2], checkpoint[2];
     tokenizer_files(tokenizer, vocab);
-    cli_checkpoint_files("--checkpoint", args_get(&a, "checkpoint"), checkpoint, model);
-    const cli_file files[] = {{"--svg", args_get(&a, "svg"), 1, 0},
+    cli_checkpoint_files("--checkpoint", args_get(a, "checkpoint"), checkpoint, model);
+    const cli_file files[] = {{"--svg", args_get(a, "svg"), 1, 0},
                               checkpoint[0],
                               checkpoint[1],
-                              {"--adapters", args_get(&a, "adapters"), 0, 0},
+                              {"--adapters", args_get(a, "adapters"), 0, 0},
                               tokenizer[0],
                               tokenizer[1]};
-    if ((rc = cli_distinct_files(cmd, files, (int)(sizeof files / sizeof files[0]))))
+    return cli_distinct_files(cmd, files, (int)(sizeof files / sizeof files[0]));
+}
+
+/* The input's ids, its last max_seq_len when longer (said on stderr), and a tokenizer for
+ * the labels when there is one; 0, or the exit code after saying why not. */
+static int read_input(const char *cmd, const parsed_args *a, const mygpt_gpt *g, mygpt_tokenizer **tok,
+                      int64_t **ids, int *T)
+{
+    const int M = g->config.max_seq_len;
+    int rc;
+    if ((rc = read_sequence(cmd, a, tok, ids, T)))
         return rc;
-    if (args_has(&a, "checkpoint")) {
-        if ((rc = load_checkpoint(cmd, &a, &g)))
-            return rc;
-    } else {
-        mygpt_config cfg;
-        uint64_t seed;
-        if (read_seed_and_config(cmd, &a, &seed, &cfg))
-            return EXIT_USAGE;
-        if ((rc = create_model(cmd, &cfg, seed, &g)))
-            return rc;
-        if ((rc = apply_weights(cmd, &a, g))) {
-            mygpt_gpt_free(g);
-            return rc;
-        }
-    }
-    const int L = g->config.num_layers, NH = g->config.num_heads, M = g->config.max_seq_len;
-    int64_t layer = -1, head = -1;
-    if ((args_has(&a, "layer") && parse_i64(cmd, "layer", args_get(&a, "layer"), 0, L - 1, &layer)) ||
-        (args_has(&a, "head") && parse_i64(cmd, "head", args_get(&a, "head"), 0, NH - 1, &head))) {
-        mygpt_gpt_free(g);
+    if (!*tok && g->config.vocab_size == 50257 && load_tokenizer(cmd, tok) != 0)
+        *tok = NULL; // without the data folder the tokens show as ids
+    if (*T < 1) {
+        cli_error(cmd, "the input is empty: nothing to attend to");
         return EXIT_USAGE;
     }
-    mygpt_tokenizer *tok = NULL;
-    int64_t *ids = NULL;
-    float *att = NULL;
-    char(*text)[LABEL] = NULL;
-    const char **labels = NULL;
-    int T = 0;
-    if ((rc = read_sequence(cmd, &a, &tok, &ids, &T)))
-        goto done;
-    if (!tok && g->config.vocab_size == 50257 && load_tokenizer(cmd, &tok) != 0)
-        tok = NULL; // without the data folder the tokens show as ids
-    if (T < 1) {
-        cli_error(cmd, "the input is empty: nothing to attend to");
-        rc = EXIT_USAGE;
-        goto done;
+    if (*T > M) { // as generate does: the last max_seq_len tokens, said on stderr
+        say_cropped(cmd, "input", *T, M);
+        memmove(*ids, *ids + (*T - M), (size_t)M * sizeof **ids);
+        *T = M;
     }
-    if (T > M) { // as generate does: the last max_seq_len tokens, said on stderr
-        say_cropped(cmd, "input", T, M);
-        memmove(ids, ids + (T - M), (size_t)M * sizeof *ids);
-        T = M;
-    }
-    const size_t len = mygpt_gpt_attention_len(g, 1, T);
-    att = malloc(len * sizeof *att);
-    text = malloc((size_t)T * sizeof *text);
-    labels = malloc((size_t)T * sizeof *labels);
-    if (!att || !text || !labels) {
-        cli_error(cmd, "out of memory for %zu attention probabilities", len);
-        rc = EXIT_RUNTIME;
-        goto done;
-    }
-    if ((st = mygpt_gpt_forward_attention(g, ids, 1, T, att, len, &err)) != MYGPT_OK) {
-        rc = cli_fail(cmd, st, &err);
-        goto done;
-    }
-    for (int t = 0; t < T; t++) {
-        label(tok, ids[t], text[t]);
-        labels[t] = text[t];
-    }
+    return 0;
+}
+
+/* For each head asked for (layer, head; -1: every one), every position's TOP most attended
+ * positions and their probabilities; att holds (L, NH, T, T). */
+static void print_heads(const mygpt_config *cfg, const float *att, int T, int64_t layer, int64_t head,
+                        char (*text)[LABEL])
+{
+    const int L = cfg->num_layers, NH = cfg->num_heads;
     for (int l = 0; l < L; l++)
         for (int h = 0; h < NH; h++) {
             if ((layer >= 0 && l != layer) || (head >= 0 && h != head))
@@ -183,14 +137,49 @@ int cmd_attention(int argc, char **argv)
                 printf("\n");
             }
         }
-    if (args_has(&a, "svg")) {
+}
+
+/* One forward pass keeping every head's probabilities, printed, and drawn with --svg;
+ * 0, or the exit code after saying why not. */
+static int show_attention(const char *cmd, const parsed_args *a, mygpt_gpt *g, int64_t layer, int64_t head)
+{
+    const int L = g->config.num_layers, NH = g->config.num_heads;
+    mygpt_tokenizer *tok = NULL;
+    int64_t *ids = NULL;
+    float *att = NULL;
+    char(*text)[LABEL] = NULL;
+    const char **labels = NULL;
+    mygpt_error err = {0};
+    mygpt_status st;
+    int T = 0, rc;
+    if ((rc = read_input(cmd, a, g, &tok, &ids, &T)))
+        goto done;
+    const size_t len = mygpt_gpt_attention_len(g, 1, T);
+    att = malloc(len * sizeof *att);
+    text = malloc((size_t)T * sizeof *text);
+    labels = malloc((size_t)T * sizeof *labels);
+    if (!att || !text || !labels) {
+        cli_error(cmd, "out of memory for %zu attention probabilities", len);
+        rc = EXIT_RUNTIME;
+        goto done;
+    }
+    if ((st = mygpt_gpt_forward_attention(g, ids, 1, T, att, len, &err)) != MYGPT_OK) {
+        rc = cli_fail(cmd, st, &err);
+        goto done;
+    }
+    for (int t = 0; t < T; t++) {
+        label(tok, ids[t], text[t]);
+        labels[t] = text[t];
+    }
+    print_heads(&g->config, att, T, layer, head, text);
+    if (args_has(a, "svg")) {
         mygpt_svg fig;
         mygpt_svg_attention_grid(&fig, att, L, NH, T, labels);
-        if ((st = mygpt_svg_save(&fig, args_get(&a, "svg"), &err)) != MYGPT_OK) {
+        if ((st = mygpt_svg_save(&fig, args_get(a, "svg"), &err)) != MYGPT_OK) {
             rc = cli_write_fail(cmd, st, &err);
             goto done;
         }
-        fprintf(stderr, "mygpt attention: figure written to %s\n", args_get(&a, "svg"));
+        fprintf(stderr, "mygpt attention: figure written to %s\n", args_get(a, "svg"));
     }
 done:
     free(labels);
@@ -198,6 +187,30 @@ done:
     free(att);
     free(ids);
     mygpt_tokenizer_free(tok);
+    return rc;
+}
+
+/* `mygpt attention`: every head's most attended positions for one input, each head
+ * as a heatmap with --svg; returns the exit status. */
+int cmd_attention(int argc, char **argv)
+{
+    const char *cmd = "attention";
+    static const arg_spec ARGS[] = {MODEL_FLAGS,      CHECKPOINT_FLAGS, {"prompt", 1, 0}, {"ids", 1, 0},
+                                    {"layer", 1, 0}, {"head", 1, 0},       {"svg", 1, 0},    WEIGHTS_FLAG, {NULL, 0, 0}};
+    parsed_args a;
+    int rc = cli_parse_or_help(cmd, argc, argv, ARGS, 0, USAGE, &a);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    mygpt_gpt *g = NULL;
+    if ((rc = check_input_flags(cmd, &a)) || (rc = check_files(cmd, &a)) || (rc = model_from_args(cmd, &a, &g)))
+        return rc;
+    const int L = g->config.num_layers, NH = g->config.num_heads;
+    int64_t layer = -1, head = -1;
+    if ((args_has(&a, "layer") && parse_i64(cmd, "layer", args_get(&a, "layer"), 0, L - 1, &layer)) ||
+        (args_has(&a, "head") && parse_i64(cmd, "head", args_get(&a, "head"), 0, NH - 1, &head)))
+        rc = EXIT_USAGE;
+    else
+        rc = show_attention(cmd, &a, g, layer, head);
     mygpt_gpt_free(g);
     return rc;
 }

@@ -189,13 +189,76 @@ typedef struct chat {
     int said_dropped, said_cropped;
 } chat;
 
+static int out_of_memory(const char *cmd)
+{
+    cli_error(cmd, "out of memory");
+    return EXIT_RUNTIME;
+}
+
+/* The conversation and then prompt as the model reads them: their text into *text, its
+ * ids into *ids (*n of them), the oldest turns dropped while they and a whole response do
+ * not fit in the context; the first drop and the first prompt still too long each said
+ * once. 0, or the exit code after saying why not. */
+static int fit_context(chat *ch, const mygpt_strbuf *prompt, mygpt_strbuf *text, int64_t **ids, size_t *n)
+{
+    const char *cmd = ch->cmd;
+    const int M = ch->g->config.max_seq_len;
+    const int first_before = ch->cv.first;
+    int rc;
+    for (;;) {
+        free(*ids);
+        *ids = NULL;
+        if (conversation_text(&ch->cv, ch->cv.first, prompt, text) != MYGPT_OK)
+            return out_of_memory(cmd);
+        if ((rc = encode_text(cmd, ch->tok, text->data, text->len, ids, n)))
+            return rc;
+        if (*n + (size_t)ch->max_new <= (size_t)M || ch->cv.first == ch->cv.n)
+            break;
+        mygpt_sb_free(&ch->cv.turns[ch->cv.first++]);
+    }
+    if (ch->cv.first > first_before && !ch->said_dropped) {
+        char dropped[64] = "the oldest turn was dropped";
+        if (ch->cv.first > 1)
+            snprintf(dropped, sizeof dropped, "the %d oldest turns were dropped", ch->cv.first);
+        fprintf(stderr, "mygpt %s: turn %d: the conversation and a response of %d tokens outgrew the model's context "
+                        "of %d: %s, and more will be as it goes on\n",
+                cmd, ch->cv.n + 1, ch->max_new, M, dropped);
+        ch->said_dropped = 1;
+    }
+    if (*n > (size_t)M && !ch->said_cropped) {
+        say_cropped(cmd, "prompt", (int)*n, M);
+        ch->said_cropped = 1;
+    }
+    return 0;
+}
+
+/* The turn kept as the model will read it again: the prompt and the response shown.
+ * 0, or EXIT_RUNTIME after saying so. */
+static int keep_turn(chat *ch, const mygpt_strbuf *prompt, const response *resp)
+{
+    int stop;
+    const size_t start = response_start(resp), end = response_end(resp->r, resp->len, 1, &stop);
+    mygpt_strbuf *turns = realloc(ch->cv.turns, (size_t)(ch->cv.n + 1) * sizeof *turns);
+    if (!turns)
+        return out_of_memory(ch->cmd);
+    ch->cv.turns = turns;
+    mygpt_strbuf turn = {0};
+    append(&turn, prompt->data, prompt->len);
+    append(&turn, resp->r ? resp->r + start : "", end > start ? end - start : 0);
+    if (turn.failed) {
+        mygpt_sb_free(&turn);
+        return out_of_memory(ch->cmd);
+    }
+    ch->cv.turns[ch->cv.n++] = turn;
+    return 0;
+}
+
 /* One turn: the prompt of the instruction (len bytes, a NUL among them kept) after the
  * conversation (its oldest turns dropped while it and a whole response do not fit in the
  * context), the response streamed, the turn kept. 0, or the exit code after saying why. */
 static int chat_turn(chat *ch, const char *instruction, size_t len)
 {
     const char *cmd = ch->cmd;
-    const int M = ch->g->config.max_seq_len;
     mygpt_error err = {0};
     mygpt_status st;
     char *head = NULL;
@@ -217,31 +280,8 @@ static int chat_turn(chat *ch, const char *instruction, size_t len)
     append(&prompt, MYGPT_INSTRUCT_RESPONSE, strlen(MYGPT_INSTRUCT_RESPONSE));
     if (prompt.failed)
         goto oom;
-    const int first_before = ch->cv.first;
-    for (;;) {
-        free(ids);
-        ids = NULL;
-        if (conversation_text(&ch->cv, ch->cv.first, &prompt, &text) != MYGPT_OK)
-            goto oom;
-        if ((rc = encode_text(cmd, ch->tok, text.data, text.len, &ids, &n)))
-            goto done;
-        if (n + (size_t)ch->max_new <= (size_t)M || ch->cv.first == ch->cv.n)
-            break;
-        mygpt_sb_free(&ch->cv.turns[ch->cv.first++]);
-    }
-    if (ch->cv.first > first_before && !ch->said_dropped) {
-        char dropped[64] = "the oldest turn was dropped";
-        if (ch->cv.first > 1)
-            snprintf(dropped, sizeof dropped, "the %d oldest turns were dropped", ch->cv.first);
-        fprintf(stderr, "mygpt %s: turn %d: the conversation and a response of %d tokens outgrew the model's context "
-                        "of %d: %s, and more will be as it goes on\n",
-                cmd, ch->cv.n + 1, ch->max_new, M, dropped);
-        ch->said_dropped = 1;
-    }
-    if (n > (size_t)M && !ch->said_cropped) {
-        say_cropped(cmd, "prompt", (int)n, M);
-        ch->said_cropped = 1;
-    }
+    if ((rc = fit_context(ch, &prompt, &text, &ids, &n)))
+        goto done;
     if (!(out = malloc((n + (size_t)ch->max_new) * sizeof *out)))
         goto oom;
     int nout = 0;
@@ -267,21 +307,7 @@ static int chat_turn(chat *ch, const char *instruction, size_t len)
     }
     if ((rc = out_flush(cmd))) // no next line is read for an output that takes nothing
         goto done;
-    // the turn as the model will read it again: the prompt and the response shown
-    int stop;
-    const size_t start = response_start(&resp), end = response_end(resp.r, resp.len, 1, &stop);
-    mygpt_strbuf *turns = realloc(ch->cv.turns, (size_t)(ch->cv.n + 1) * sizeof *turns);
-    if (!turns)
-        goto oom;
-    ch->cv.turns = turns;
-    mygpt_strbuf turn = {0};
-    append(&turn, prompt.data, prompt.len);
-    append(&turn, resp.r ? resp.r + start : "", end > start ? end - start : 0);
-    if (turn.failed) {
-        mygpt_sb_free(&turn);
-        goto oom;
-    }
-    ch->cv.turns[ch->cv.n++] = turn;
+    rc = keep_turn(ch, &prompt, &resp);
     goto done;
 oom:
     cli_error(cmd, "out of memory");
@@ -296,40 +322,114 @@ done:
     return rc;
 }
 
+/* --checkpoint's model into ch->g, refused unless it is a language model of GPT-2's
+ * vocabulary, its weights packed once (every token of every turn reads them), and GPT-2's
+ * tokenizer into *tok (ch->tok). 0, or the exit code after saying why not. */
+static int open_model(chat *ch, const parsed_args *a, mygpt_tokenizer **tok)
+{
+    const char *cmd = ch->cmd;
+    mygpt_error err = {0};
+    mygpt_status st;
+    int rc;
+    if ((rc = load_checkpoint(cmd, a, &ch->g)))
+        return rc;
+    if (ch->g->config.vocab_size != 50257) {
+        cli_error(cmd, "%s: a vocabulary of %d tokens, not GPT-2's 50257: chat reads and writes GPT-2's tokens",
+                  args_get(a, "checkpoint"), ch->g->config.vocab_size);
+        return EXIT_USAGE;
+    }
+    if (ch->g->config.num_classes > 0) {
+        cli_error(cmd, "%s: a classifier (a head of %d classes), not a language model: it has no text to say",
+                  args_get(a, "checkpoint"), ch->g->config.num_classes);
+        return EXIT_USAGE;
+    }
+    if ((rc = load_tokenizer(cmd, tok)))
+        return rc;
+    ch->tok = *tok;
+    if ((st = mygpt_gpt_pack(ch->g, &err)) != MYGPT_OK)
+        return cli_fail(cmd, st, &err);
+    return 0;
+}
+
+/* The conversation: a turn for every line of standard input that is not blank (a prompt
+ * "> " before each on a terminal), until the input ends. 0, or the exit code after saying
+ * why it stopped. */
+static int converse(chat *ch, const char *checkpoint)
+{
+    const char *cmd = ch->cmd;
+    char *line = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    const int terminal = isatty(STDIN_FILENO);
+    ch->terminal = terminal;
+    if (terminal)
+        fprintf(stderr, "mygpt chat: %s, a context of %d tokens. Type an instruction; Ctrl-C stops a response, "
+                        "Ctrl-D ends.\n", checkpoint, ch->g->config.max_seq_len);
+    for (;;) {
+        if (terminal) {
+            printf("> ");
+            fflush(stdout);
+        }
+        ssize_t got = getline(&line, &cap, stdin);
+        if (got < 0)
+            break;
+        while (got > 0 && (line[got - 1] == '\n' || line[got - 1] == '\r'))
+            got--;
+        ssize_t i = 0;
+        while (i < got && is_blank(line[i]))
+            i++;
+        if (i == got)
+            continue;
+        if ((rc = chat_turn(ch, line, (size_t)got))) {
+            free(line);
+            return rc;
+        }
+    }
+    free(line);
+    if (ferror(stdin)) {
+        cli_error(cmd, "error reading the standard input");
+        rc = EXIT_RUNTIME;
+    } else if (terminal) {
+        printf("\n"); // Ctrl-D: the shell's prompt on a line of its own
+    }
+    return rc;
+}
+
+static const char CHAT_USAGE[] =
+    "usage: mygpt chat --checkpoint FILE [--adapters FILE] [--system TEXT] [--max-new N] [--seed S]\n"
+    "                  [--temperature T] [--top-k K] [--top-p P] [--print-ids]\n"
+    "                  [--weights fp32|bf16|int8]\n"
+    "\n"
+    "Talk to a model tuned on the book's chapter-7 instructions. Each line read is the\n"
+    "instruction of the book's template (\"Below is an instruction...### Instruction:\n"
+    "LINE ### Response:\"); the response streams token by token (N new tokens at most,\n"
+    "256 by default, as the book) and ends at <|endoftext|> or before a \"###\" (a new\n"
+    "section of the template, not shown), without white space around it. The turns so\n"
+    "far go before the next prompt, each ended by <|endoftext|>; the oldest are dropped\n"
+    "when the conversation and a response of N tokens no longer fit in the model's\n"
+    "context, and a prompt still too long is read from its last max_seq_len tokens, as\n"
+    "generate does (one line on stderr says so). --system TEXT goes first, before the\n"
+    "turns, and is never dropped. Greedy by default; --temperature, --top-k and --top-p\n"
+    "as generate's; --seed S (default 123) is torch.manual_seed(S) before the first\n"
+    "response. --print-ids prints each response's token ids on a line after it. An\n"
+    "empty line is skipped; end with Ctrl-D (EOF). On a terminal it prompts with \"> \",\n"
+    "and Ctrl-C stops a response (at the prompt it ends the chat, as in a pipe); in a\n"
+    "pipe it prints only the responses, one line each (a response may hold newlines).\n"
+    "The checkpoint: whatever generate reads, with GPT-2's vocabulary; the tokenizer\n"
+    "comes from the data folder. --adapters FILE: the LoRA adapters mygpt finetune --lora\n"
+    "saved for that checkpoint (or one file: mygpt merge).\n";
+
+/* `mygpt chat`: a conversation with a checkpoint tuned on the book's instructions, a
+ * line in and its response streamed out, until the input ends; returns the exit status. */
 int cmd_chat(int argc, char **argv)
 {
     const char *cmd = "chat";
     static const arg_spec ARGS[] = {CHECKPOINT_FLAGS, {"system", 1, 0}, {"max-new", 1, 0}, {"seed", 1, 0},
                                     SAMPLING_FLAGS,      {"print-ids", 0, 0}, WEIGHTS_FLAG,      {NULL, 0, 0}};
     parsed_args a;
-    int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
-    if (rc < 0) {
-        printf("usage: mygpt chat --checkpoint FILE [--adapters FILE] [--system TEXT] [--max-new N] [--seed S]\n"
-               "                  [--temperature T] [--top-k K] [--top-p P] [--print-ids]\n"
-               "                  [--weights fp32|bf16|int8]\n"
-               "\n"
-               "Talk to a model tuned on the book's chapter-7 instructions. Each line read is the\n"
-               "instruction of the book's template (\"Below is an instruction...### Instruction:\n"
-               "LINE ### Response:\"); the response streams token by token (N new tokens at most,\n"
-               "256 by default, as the book) and ends at <|endoftext|> or before a \"###\" (a new\n"
-               "section of the template, not shown), without white space around it. The turns so\n"
-               "far go before the next prompt, each ended by <|endoftext|>; the oldest are dropped\n"
-               "when the conversation and a response of N tokens no longer fit in the model's\n"
-               "context, and a prompt still too long is read from its last max_seq_len tokens, as\n"
-               "generate does (one line on stderr says so). --system TEXT goes first, before the\n"
-               "turns, and is never dropped. Greedy by default; --temperature, --top-k and --top-p\n"
-               "as generate's; --seed S (default 123) is torch.manual_seed(S) before the first\n"
-               "response. --print-ids prints each response's token ids on a line after it. An\n"
-               "empty line is skipped; end with Ctrl-D (EOF). On a terminal it prompts with \"> \",\n"
-               "and Ctrl-C stops a response (at the prompt it ends the chat, as in a pipe); in a\n"
-               "pipe it prints only the responses, one line each (a response may hold newlines).\n"
-               "The checkpoint: whatever generate reads, with GPT-2's vocabulary; the tokenizer\n"
-               "comes from the data folder. --adapters FILE: the LoRA adapters mygpt finetune --lora\n"
-               "saved for that checkpoint (or one file: mygpt merge).\n");
-        return 0;
-    }
+    int rc = cli_parse_or_help(cmd, argc, argv, ARGS, 0, CHAT_USAGE, &a);
     if (rc)
-        return rc;
+        return rc < 0 ? 0 : rc;
     if (!args_has(&a, "checkpoint")) {
         cli_error(cmd, "--checkpoint FILE is required: the model to talk to");
         return EXIT_USAGE;
@@ -348,68 +448,14 @@ int cmd_chat(int argc, char **argv)
         return EXIT_RUNTIME;
     }
     mygpt_tokenizer *tok = NULL;
-    mygpt_error err = {0};
-    mygpt_status st;
-    char *line = NULL;
-    size_t cap = 0;
-    if ((rc = load_checkpoint(cmd, &a, &ch.g)))
-        goto done;
-    if (ch.g->config.vocab_size != 50257) {
-        cli_error(cmd, "%s: a vocabulary of %d tokens, not GPT-2's 50257: chat reads and writes GPT-2's tokens",
-                  args_get(&a, "checkpoint"), ch.g->config.vocab_size);
-        rc = EXIT_USAGE;
-        goto done;
+    if (!(rc = open_model(&ch, &a, &tok))) {
+        mygpt_rng_seed(&ch.rng, seed);
+        rc = converse(&ch, args_get(&a, "checkpoint"));
     }
-    if (ch.g->config.num_classes > 0) {
-        cli_error(cmd, "%s: a classifier (a head of %d classes), not a language model: it has no text to say",
-                  args_get(&a, "checkpoint"), ch.g->config.num_classes);
-        rc = EXIT_USAGE;
-        goto done;
-    }
-    if ((rc = load_tokenizer(cmd, &tok)))
-        goto done;
-    ch.tok = tok;
-    // the weights read as they are by every token of every turn: packed once
-    if ((st = mygpt_gpt_pack(ch.g, &err)) != MYGPT_OK) {
-        rc = cli_fail(cmd, st, &err);
-        goto done;
-    }
-    mygpt_rng_seed(&ch.rng, seed);
-    const int terminal = isatty(STDIN_FILENO);
-    ch.terminal = terminal;
-    if (terminal)
-        fprintf(stderr, "mygpt chat: %s, a context of %d tokens. Type an instruction; Ctrl-C stops a response, "
-                        "Ctrl-D ends.\n", args_get(&a, "checkpoint"), ch.g->config.max_seq_len);
-    for (;;) {
-        if (terminal) {
-            printf("> ");
-            fflush(stdout);
-        }
-        ssize_t got = getline(&line, &cap, stdin);
-        if (got < 0)
-            break;
-        while (got > 0 && (line[got - 1] == '\n' || line[got - 1] == '\r'))
-            got--;
-        ssize_t i = 0;
-        while (i < got && is_blank(line[i]))
-            i++;
-        if (i == got)
-            continue;
-        if ((rc = chat_turn(&ch, line, (size_t)got)))
-            goto done;
-    }
-    if (ferror(stdin)) {
-        cli_error(cmd, "error reading the standard input");
-        rc = EXIT_RUNTIME;
-    } else if (terminal) {
-        printf("\n"); // Ctrl-D: the shell's prompt on a line of its own
-    }
-done:
     for (int i = ch.cv.first; i < ch.cv.n; i++)
         mygpt_sb_free(&ch.cv.turns[i]);
     free(ch.cv.turns);
     free(system);
-    free(line);
     mygpt_tokenizer_free(tok);
     mygpt_gpt_free(ch.g);
     return rc;

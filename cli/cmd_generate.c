@@ -16,6 +16,32 @@
 #include "mygpt/tokenizer.h"
 #include "output.h"
 
+static const char USAGE[] =
+    "usage: mygpt generate (--seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
+    "                       | --checkpoint FILE [--adapters FILE] [--seed S])\n"
+    "                      (--prompt TEXT | --ids \"1,2,3\")\n"
+    "                      --max-new N [--temperature T] [--top-k K] [--top-p P]\n"
+    "                      [--sample-seed S] [--eos ID] [--no-kv-cache]\n"
+    "                      [--stream | --no-stream] [--print-ids] [--weights fp32|bf16|int8]\n"
+    "\n"
+    "The tutorial's generation loop: up to N tokens, each from the last max_seq_len of\n"
+    "the context (a longer prompt too, with a note on stderr, as attention does); top-k,\n"
+    "then softmax(logits / T), top-p and torch.multinomial, or argmax when T is 0 (the\n"
+    "default). Stops at the end token (50256 for GPT-2's vocabulary, none otherwise, or\n"
+    "--eos). --sample-seed S is torch.manual_seed(S) just\n"
+    "before sampling; without it the generator continues from building the model\n"
+    "(torch.manual_seed(S), S = 0 with --checkpoint, then GPT(...)). Prints one line of\n"
+    "every id, prompt included, then the text when the vocabulary is GPT-2's and in the\n"
+    "data folder. --stream (the default on a terminal) shows the text instead, token by\n"
+    "token as it is generated; the ids line then follows only with --print-ids.\n"
+    "--no-stream: ids first, as into a pipe. --no-kv-cache recomputes the whole window\n"
+    "every step (the same tokens, slower). A checkpoint may be mygpt's, the book's\n"
+    "state_dict or Hugging Face's GPT-2 model.safetensors (mygpt never downloads), or\n"
+    "a quantized one (mygpt quantize). --adapters FILE adds the LoRA adapters that\n"
+    "mygpt finetune --lora saved for that checkpoint. --weights bf16|int8 quantizes\n"
+    "the model's weights first; --weights fp32 runs a quantized checkpoint's\n"
+    "dequantized values in float32 (the same tokens).\n";
+
 /* Streaming: each token's bytes as soon as it is chosen (a character split over two
  * tokens is completed by the terminal when its second half arrives). */
 typedef struct stream_state {
@@ -41,21 +67,159 @@ static int on_token(int64_t id, void *user)
     return ferror(stdout) != 0; // a failed write: the generation stops there
 }
 
-int read_sampling(const char *cmd, const parsed_args *a, mygpt_sampling *s)
+/* The flags of one generation, read and checked. */
+typedef struct gen_flags {
+    int64_t max_new, eos; // eos -2: the vocabulary's own (GPT-2's 50256, else none)
+    uint64_t seed, sample_seed;
+    mygpt_sampling s;
+} gen_flags;
+
+/* One generation's model, generator, tokenizer (NULL: no text), prompt and output ids. */
+typedef struct generation {
+    mygpt_gpt *g;
+    mygpt_rng rng;
+    mygpt_tokenizer *tok;
+    int64_t *prompt, *out;
+    int np, nout, stream;
+    mygpt_error err;
+} generation;
+
+/* --max-new, the sampler, --eos, --sample-seed and the choice of input; 0, or EXIT_USAGE
+ * after the error. */
+static int read_flags(const char *cmd, const parsed_args *a, gen_flags *f)
 {
-    int64_t topk = 0;
-    *s = (mygpt_sampling){0};
-    if (args_i64_in(cmd, a, "top-k", 1, 1 << 24, 0, &topk) ||
-        args_double_min(cmd, a, "temperature", 0, &s->temperature) || args_double_min(cmd, a, "top-p", 0, &s->top_p))
+    *f = (gen_flags){.eos = -2};
+    if (args_i64_in(cmd, a, "max-new", 0, 1 << 20, 1, &f->max_new) || read_sampling(cmd, a, &f->s) ||
+        args_i64_in(cmd, a, "eos", -1, 1 << 24, 0, &f->eos))
         return EXIT_USAGE;
-    s->top_k = (int)topk;
-    if (args_has(a, "top-p") && !(s->top_p > 0 && s->top_p <= 1)) {
-        cli_error(cmd, "--top-p must be in (0, 1], got %s", args_get(a, "top-p"));
+    if (args_has(a, "sample-seed") && parse_seed(cmd, "sample-seed", args_get(a, "sample-seed"), &f->sample_seed))
+        return EXIT_USAGE;
+    return check_input_flags(cmd, a);
+}
+
+/* The model, from --checkpoint or built from its flags, and the generator where building
+ * it leaves it; 0, or the exit code after saying why not. */
+static int build_model(const char *cmd, const parsed_args *a, gen_flags *f, generation *gen)
+{
+    mygpt_status st;
+    int rc;
+    if (args_has(a, "checkpoint")) {
+        if (args_has(a, "seed") && parse_seed(cmd, "seed", args_get(a, "seed"), &f->seed))
+            return EXIT_USAGE;
+        if ((rc = load_checkpoint(cmd, a, &gen->g)))
+            return rc;
+        // torch.manual_seed(S); model = GPT(...) draws its initial values, then loads: the
+        // generator's place matters only to a sampler that is not seeded afresh
+        mygpt_rng_seed(&gen->rng, f->seed);
+        const int draws = f->s.temperature > 0 && !args_has(a, "sample-seed");
+        if (draws && (st = mygpt_gpt_skip_init(&gen->g->config, &gen->rng, &gen->err)) != MYGPT_OK)
+            return cli_fail(cmd, st, &gen->err);
+        return 0;
+    }
+    mygpt_config cfg;
+    if (read_seed_and_config(cmd, a, &f->seed, &cfg))
+        return EXIT_USAGE;
+    mygpt_rng_seed(&gen->rng, f->seed);
+    if ((st = mygpt_gpt_create_from(&gen->g, &cfg, &gen->rng, &gen->err)) != MYGPT_OK)
+        return cli_fail(cmd, st, &gen->err);
+    return apply_weights(cmd, a, gen->g);
+}
+
+/* The prompt's ids (said when longer than the context) and room for the output; 0, or
+ * the exit code after saying why not. */
+static int read_prompt(const char *cmd, const parsed_args *a, const gen_flags *f, generation *gen)
+{
+    const int M = gen->g->config.max_seq_len;
+    int rc;
+    if ((rc = read_sequence(cmd, a, &gen->tok, &gen->prompt, &gen->np)))
+        return rc;
+    if (gen->np == 0) {
+        cli_error(cmd, "--prompt is empty: nothing to continue");
+        return EXIT_USAGE;
+    }
+    if (gen->np > M) // the tutorial's idx[:, -block_size:], said, not silent
+        say_cropped(cmd, "prompt", gen->np, M);
+    if (!(gen->out = malloc((size_t)(gen->np + f->max_new) * sizeof *gen->out))) {
+        cli_error(cmd, "out of memory");
+        return EXIT_RUNTIME;
+    }
+    return 0;
+}
+
+/* Whether the text streams: asked for, or by default onto a terminal, when it can be
+ * shown (GPT-2's vocabulary and its tokenizer); 0, or EXIT_USAGE after the error. */
+static int choose_stream(const char *cmd, const parsed_args *a, generation *gen)
+{
+    const int V = gen->g->config.vocab_size;
+    char dir[4096];
+    if (V == 50257 && !gen->tok && mygpt_data_dir(dir, sizeof dir, &gen->err) == MYGPT_OK)
+        mygpt_tokenizer_load_dir(&gen->tok, dir, &gen->err); // the text too, when the vocabulary is there
+    if (args_has(a, "stream") && args_has(a, "no-stream")) {
+        cli_error(cmd, "--stream and --no-stream contradict each other");
+        return EXIT_USAGE;
+    }
+    gen->stream = V == 50257 && gen->tok &&
+                  (args_has(a, "stream") || (!args_has(a, "no-stream") && isatty(STDOUT_FILENO)));
+    if (args_has(a, "stream") && !gen->stream) {
+        cli_error(cmd, "--stream: no text to show (the vocabulary is not GPT-2's, or the data folder lacks it)");
         return EXIT_USAGE;
     }
     return 0;
 }
 
+/* After a run: the ids line (always without streaming, else with --print-ids), then the
+ * text when it was not streamed and can be shown. */
+static void print_output(const parsed_args *a, generation *gen)
+{
+    if (!gen->stream || args_has(a, "print-ids")) {
+        for (int i = 0; i < gen->nout; i++)
+            printf(i ? " %lld" : "%lld", (long long)gen->out[i]);
+        printf("\n");
+    }
+    if (!gen->stream && gen->g->config.vocab_size == 50257 && gen->tok) {
+        char *textout;
+        size_t len;
+        if (mygpt_decode(gen->tok, gen->out, (size_t)gen->nout, &textout, &len, &gen->err) == MYGPT_OK) {
+            fwrite(textout, 1, len, stdout);
+            printf("\n");
+            free(textout);
+        }
+    }
+}
+
+/* The generation loop, its output and its speed on stderr; 0, or the exit code after
+ * saying why it failed. */
+static int run(const char *cmd, const parsed_args *a, const gen_flags *f, generation *gen)
+{
+    stream_state ss = {gen->tok, 0};
+    if (gen->stream)
+        show_tokens(&ss, gen->prompt, gen->np);
+    const double t0 = cli_now_s();
+    const mygpt_status st = mygpt_generate_stream(gen->g, &gen->rng, gen->prompt, gen->np, (int)f->max_new, &f->s,
+                                                  f->eos, !args_has(a, "no-kv-cache"), gen->out, &gen->nout,
+                                                  gen->stream ? on_token : NULL, &ss, &gen->err);
+    if (st != MYGPT_OK) {
+        if (gen->stream)
+            printf("\n");
+        return cli_fail(cmd, st, &gen->err);
+    }
+    const double secs = cli_now_s() - t0;
+    int rc;
+    if (gen->stream && (rc = out_flush(cmd)))
+        return rc;
+    if (gen->stream) {
+        printf("\n");
+        if (ss.failed)
+            fprintf(stderr, "mygpt generate: some tokens could not be decoded\n");
+    }
+    print_output(a, gen);
+    const int n = gen->nout - gen->np;
+    fprintf(stderr, "mygpt generate: %d new tokens in %.3f s: %.1f tokens/s\n", n, secs, n / (secs > 0 ? secs : 1e-9));
+    return 0;
+}
+
+/* `mygpt generate`: the tutorial's generation loop from a prompt, its ids and text
+ * printed or the text streamed; returns the exit status. */
 int cmd_generate(int argc, char **argv)
 {
     const char *cmd = "generate";
@@ -65,158 +229,25 @@ int cmd_generate(int argc, char **argv)
                                     {"stream", 0, 0},    {"no-stream", 0, 0},   {"print-ids", 0, 0},
                                     WEIGHTS_FLAG,        {NULL, 0, 0}};
     parsed_args a;
-    int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
-    if (rc < 0) {
-        printf("usage: mygpt generate (--seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
-               "                       | --checkpoint FILE [--adapters FILE] [--seed S])\n"
-               "                      (--prompt TEXT | --ids \"1,2,3\")\n"
-               "                      --max-new N [--temperature T] [--top-k K] [--top-p P]\n"
-               "                      [--sample-seed S] [--eos ID] [--no-kv-cache]\n"
-               "                      [--stream | --no-stream] [--print-ids] [--weights fp32|bf16|int8]\n"
-               "\n"
-               "The tutorial's generation loop: up to N tokens, each from the last max_seq_len of\n"
-               "the context (a longer prompt too, with a note on stderr, as attention does); top-k,\n"
-               "then softmax(logits / T), top-p and torch.multinomial, or argmax when T is 0 (the\n"
-               "default). Stops at the end token (50256 for GPT-2's vocabulary, none otherwise, or\n"
-               "--eos). --sample-seed S is torch.manual_seed(S) just\n"
-               "before sampling; without it the generator continues from building the model\n"
-               "(torch.manual_seed(S), S = 0 with --checkpoint, then GPT(...)). Prints one line of\n"
-               "every id, prompt included, then the text when the vocabulary is GPT-2's and in the\n"
-               "data folder. --stream (the default on a terminal) shows the text instead, token by\n"
-               "token as it is generated; the ids line then follows only with --print-ids.\n"
-               "--no-stream: ids first, as into a pipe. --no-kv-cache recomputes the whole window\n"
-               "every step (the same tokens, slower). A checkpoint may be mygpt's, the book's\n"
-               "state_dict or Hugging Face's GPT-2 model.safetensors (mygpt never downloads), or\n"
-               "a quantized one (mygpt quantize). --adapters FILE adds the LoRA adapters that\n"
-               "mygpt finetune --lora saved for that checkpoint. --weights bf16|int8 quantizes\n"
-               "the model's weights first; --weights fp32 runs a quantized checkpoint's\n"
-               "dequantized values in float32 (the same tokens).\n");
-        return 0;
-    }
+    int rc = cli_parse_or_help(cmd, argc, argv, ARGS, 0, USAGE, &a);
     if (rc)
-        return rc;
-    int64_t max_new, eos = -2;
-    uint64_t seed = 0, sample_seed = 0;
-    mygpt_sampling s;
-    if (args_i64_in(cmd, &a, "max-new", 0, 1 << 20, 1, &max_new) || read_sampling(cmd, &a, &s) ||
-        args_i64_in(cmd, &a, "eos", -1, 1 << 24, 0, &eos))
-        return EXIT_USAGE;
-    if (args_has(&a, "sample-seed") && parse_seed(cmd, "sample-seed", args_get(&a, "sample-seed"), &sample_seed))
-        return EXIT_USAGE;
-    if (args_has(&a, "prompt") == args_has(&a, "ids")) {
-        cli_error(cmd, "give exactly one of --prompt TEXT and --ids \"1,2,3\"");
-        return EXIT_USAGE;
-    }
-    mygpt_gpt *g = NULL;
-    mygpt_error err = {0};
-    mygpt_rng rng = {0};
-    mygpt_status st;
-    if (args_has(&a, "adapters") && !args_has(&a, "checkpoint")) {
-        cli_error(cmd, "--adapters FILE needs --checkpoint FILE: the model the adapters were trained on");
-        return EXIT_USAGE;
-    }
-    if (args_has(&a, "checkpoint")) {
-        if (args_has(&a, "seed") && parse_seed(cmd, "seed", args_get(&a, "seed"), &seed))
-            return EXIT_USAGE;
-        if ((rc = load_checkpoint(cmd, &a, &g)))
-            return rc;
-        // torch.manual_seed(S); model = GPT(...) draws its initial values, then loads: the
-        // generator's place matters only to a sampler that is not seeded afresh
-        mygpt_rng_seed(&rng, seed);
-        const int draws = s.temperature > 0 && !args_has(&a, "sample-seed");
-        if (draws && (st = mygpt_gpt_skip_init(&g->config, &rng, &err)) != MYGPT_OK) {
-            mygpt_gpt_free(g);
-            return cli_fail(cmd, st, &err);
-        }
-    } else {
-        mygpt_config cfg;
-        if (read_seed_and_config(cmd, &a, &seed, &cfg))
-            return EXIT_USAGE;
-        mygpt_rng_seed(&rng, seed);
-        if ((st = mygpt_gpt_create_from(&g, &cfg, &rng, &err)) != MYGPT_OK)
-            return cli_fail(cmd, st, &err);
-        if ((rc = apply_weights(cmd, &a, g))) {
-            mygpt_gpt_free(g);
-            return rc;
-        }
-    }
-    const int V = g->config.vocab_size;
-    mygpt_tokenizer *tok = NULL;
-    int64_t *prompt = NULL, *out = NULL;
-    int np = 0, nout = 0;
-    if ((rc = read_sequence(cmd, &a, &tok, &prompt, &np)))
+        return rc < 0 ? 0 : rc;
+    gen_flags f;
+    generation gen = {0};
+    if ((rc = read_flags(cmd, &a, &f)) || (rc = build_model(cmd, &a, &f, &gen)))
         goto done;
-    if (np == 0) {
-        cli_error(cmd, "--prompt is empty: nothing to continue");
-        rc = EXIT_USAGE;
+    if ((rc = read_prompt(cmd, &a, &f, &gen)))
         goto done;
-    }
-    if (np > g->config.max_seq_len) // the tutorial's idx[:, -block_size:], said, not silent
-        say_cropped(cmd, "prompt", np, g->config.max_seq_len);
-    if (eos == -2)
-        eos = V > 50256 ? 50256 : -1;
+    if (f.eos == -2)
+        f.eos = gen.g->config.vocab_size > 50256 ? 50256 : -1;
     if (args_has(&a, "sample-seed"))
-        mygpt_rng_seed(&rng, sample_seed);
-    if (!(out = malloc((size_t)(np + max_new) * sizeof *out))) {
-        cli_error(cmd, "out of memory");
-        rc = EXIT_RUNTIME;
-        goto done;
-    }
-    char dir[4096];
-    if (V == 50257 && !tok && mygpt_data_dir(dir, sizeof dir, &err) == MYGPT_OK)
-        mygpt_tokenizer_load_dir(&tok, dir, &err); // the text too, when the vocabulary is there
-    if (args_has(&a, "stream") && args_has(&a, "no-stream")) {
-        cli_error(cmd, "--stream and --no-stream contradict each other");
-        rc = EXIT_USAGE;
-        goto done;
-    }
-    // the text streams when it can be shown: asked for, or by default onto a terminal
-    const int stream = V == 50257 && tok &&
-                       (args_has(&a, "stream") || (!args_has(&a, "no-stream") && isatty(STDOUT_FILENO)));
-    if (args_has(&a, "stream") && !stream) {
-        cli_error(cmd, "--stream: no text to show (the vocabulary is not GPT-2's, or the data folder lacks it)");
-        rc = EXIT_USAGE;
-        goto done;
-    }
-    stream_state ss = {tok, 0};
-    if (stream)
-        show_tokens(&ss, prompt, np);
-    const double t0 = cli_now_s();
-    if ((st = mygpt_generate_stream(g, &rng, prompt, np, (int)max_new, &s, eos, !args_has(&a, "no-kv-cache"), out,
-                                    &nout, stream ? on_token : NULL, &ss, &err)) != MYGPT_OK) {
-        if (stream)
-            printf("\n");
-        rc = cli_fail(cmd, st, &err);
-        goto done;
-    }
-    const double secs = cli_now_s() - t0;
-    if (stream && (rc = out_flush(cmd)))
-        goto done;
-    if (stream) {
-        printf("\n");
-        if (ss.failed)
-            fprintf(stderr, "mygpt generate: some tokens could not be decoded\n");
-    }
-    if (!stream || args_has(&a, "print-ids")) {
-        for (int i = 0; i < nout; i++)
-            printf(i ? " %lld" : "%lld", (long long)out[i]);
-        printf("\n");
-    }
-    if (!stream && V == 50257 && tok) {
-        char *textout;
-        size_t len;
-        if (mygpt_decode(tok, out, (size_t)nout, &textout, &len, &err) == MYGPT_OK) {
-            fwrite(textout, 1, len, stdout);
-            printf("\n");
-            free(textout);
-        }
-    }
-    fprintf(stderr, "mygpt generate: %d new tokens in %.3f s: %.1f tokens/s\n", nout - np, secs,
-            (nout - np) / (secs > 0 ? secs : 1e-9));
+        mygpt_rng_seed(&gen.rng, f.sample_seed);
+    if (!(rc = choose_stream(cmd, &a, &gen)))
+        rc = run(cmd, &a, &f, &gen);
 done:
-    mygpt_tokenizer_free(tok);
-    mygpt_gpt_free(g);
-    free(prompt);
-    free(out);
+    mygpt_tokenizer_free(gen.tok);
+    mygpt_gpt_free(gen.g);
+    free(gen.prompt);
+    free(gen.out);
     return rc;
 }

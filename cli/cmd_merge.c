@@ -12,25 +12,26 @@
 #include "mygpt/lora.h"
 #include "output.h"
 
+static const char MERGE_USAGE[] =
+    "usage: mygpt merge BASE ADAPTERS OUT [--force]\n"
+    "\n"
+    "Folds LoRA adapters (ADAPTERS: what mygpt finetune --lora saved, A and B of every\n"
+    "Linear) into the weights of the model they were trained on (BASE: any checkpoint\n"
+    "generate reads), W + (alpha / r) (A B)^T in float32, and writes OUT: a plain\n"
+    "checkpoint in BASE's layout that computes what BASE with --adapters ADAPTERS does,\n"
+    "within float32 rounding, at the cost of the model alone. OUT is never BASE or\n"
+    "ADAPTERS, and a file already there is replaced only with --force.\n";
+
+/* `mygpt merge BASE ADAPTERS OUT`: LoRA adapters folded into their model's weights,
+ * saved as one checkpoint; returns the exit status. */
 int cmd_merge(int argc, char **argv)
 {
     const char *cmd = "merge";
     static const arg_spec ARGS[] = {{"force", 0, 0}, {NULL, 0, 0}};
     parsed_args a;
-    int rc = args_parse(cmd, argc, argv, ARGS, 1, &a);
-    if (rc < 0) {
-        printf("usage: mygpt merge BASE ADAPTERS OUT [--force]\n"
-               "\n"
-               "Folds LoRA adapters (ADAPTERS: what mygpt finetune --lora saved, A and B of every\n"
-               "Linear) into the weights of the model they were trained on (BASE: any checkpoint\n"
-               "generate reads), W + (alpha / r) (A B)^T in float32, and writes OUT: a plain\n"
-               "checkpoint in BASE's layout that computes what BASE with --adapters ADAPTERS does,\n"
-               "within float32 rounding, at the cost of the model alone. OUT is never BASE or\n"
-               "ADAPTERS, and a file already there is replaced only with --force.\n");
-        return 0;
-    }
+    int rc = cli_parse_or_help(cmd, argc, argv, ARGS, 1, MERGE_USAGE, &a);
     if (rc)
-        return rc;
+        return rc < 0 ? 0 : rc;
     if (a.npositional != 3) {
         cli_error(cmd, "give the model, its adapters and the file to write: mygpt merge BASE ADAPTERS OUT");
         return EXIT_USAGE;

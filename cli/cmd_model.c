@@ -1,21 +1,17 @@
 /*
  * cmd_model.c - `mygpt forward` (logits of the chapter-12 GPT for given ids) and
- * `mygpt params` (its parameter accounting, in document 000's table layout).
+ * `mygpt params` (its parameter accounting, in document 000's table layout) and `mygpt
+ * init gpt` (every parameter by name).
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
 #include "commands.h"
-#include "mygpt/checkpoint.h"
 #include "mygpt/gpt.h"
-#include "mygpt/quantize.h"
 #include "model_args.h"
 #include "output.h"
-
-#define MAX_IDS (1 << 20)
 
 static const arg_spec FORWARD_ARGS[] = {
     {"seed", 1, 0}, {"vocab", 1, 0}, {"embed", 1, 0}, {"heads", 1, 0}, {"layers", 1, 0},
@@ -24,118 +20,6 @@ static const arg_spec FORWARD_ARGS[] = {
 static const arg_spec PARAMS_ARGS[] = {
     {"vocab", 1, 0}, {"embed", 1, 0}, {"heads", 1, 0}, {"layers", 1, 0}, {"max-seq", 1, 0},
     ARCH_FLAGS, {"classes", 1, 0}, {"lora", 1, 0}, {NULL, 0, 0}};
-
-/* Reads --vocab --embed --heads --layers [--max-seq] (default 64). */
-int read_config(const char *cmd, const parsed_args *a, mygpt_config *cfg)
-{
-    mygpt_error err = {0};
-    memset(cfg, 0, sizeof *cfg);
-    if (args_has(a, "arch") && mygpt_arch_parse(args_get(a, "arch"), &cfg->arch, &err) != MYGPT_OK) {
-        cli_error(cmd, "--arch: %s", err.message);
-        return EXIT_USAGE;
-    }
-    cfg->qkv_bias = args_has(a, "qkv-bias");
-    if (args_has(a, "dropout") && parse_double(cmd, "dropout", args_get(a, "dropout"), &cfg->dropout))
-        return EXIT_USAGE;
-    const char *names[4] = {"vocab", "embed", "heads", "layers"};
-    int *fields[4] = {&cfg->vocab_size, &cfg->embed_dim, &cfg->num_heads, &cfg->num_layers};
-    for (int i = 0; i < 4; i++) {
-        int64_t v;
-        if (!args_has(a, names[i])) {
-            cli_error(cmd, "--%s is required", names[i]);
-            return EXIT_USAGE;
-        }
-        if (parse_i64(cmd, names[i], args_get(a, names[i]), INT32_MIN, INT32_MAX, &v))
-            return EXIT_USAGE;
-        *fields[i] = (int)v;
-    }
-    cfg->max_seq_len = 64;
-    if (args_has(a, "max-seq")) {
-        int64_t v;
-        if (parse_i64(cmd, "max-seq", args_get(a, "max-seq"), INT32_MIN, INT32_MAX, &v))
-            return EXIT_USAGE;
-        cfg->max_seq_len = (int)v;
-    }
-    if (mygpt_config_validate(cfg, &err) != MYGPT_OK) {
-        cli_error(cmd, "%s", err.message);
-        return EXIT_USAGE;
-    }
-    return 0;
-}
-
-/* --seed (required) and the configuration, for forward and init gpt. */
-int read_seed_and_config(const char *cmd, const parsed_args *a, uint64_t *seed,
-                                mygpt_config *cfg)
-{
-    if (!args_has(a, "seed")) {
-        cli_error(cmd, "--seed is required");
-        return EXIT_USAGE;
-    }
-    if (parse_seed(cmd, "seed", args_get(a, "seed"), seed) || read_config(cmd, a, cfg))
-        return EXIT_USAGE;
-    return 0;
-}
-
-/* "0,1,2;3,2,1" -> rows of equal length. Values are checked against V later by
- * the library; here only the syntax. */
-int parse_ids(const char *cmd, const char *s, int64_t **out, int *B, int *T)
-{
-    int64_t *ids = malloc(MAX_IDS * sizeof *ids);
-    if (!ids) {
-        cli_error(cmd, "out of memory");
-        return EXIT_RUNTIME;
-    }
-    int rows = 0, cols = 0, n = 0, row_len = 0;
-    const char *p = s;
-    if (*p == '\0')
-        goto bad;
-    for (;;) {
-        char *end;
-        if (!(*p == '-' || (*p >= '0' && *p <= '9')))
-            goto bad;
-        errno = 0;
-        long long v = strtoll(p, &end, 10);
-        if (end == p || errno == ERANGE)
-            goto bad;
-        if (n == MAX_IDS) {
-            cli_error(cmd, "--ids: more than %d ids", MAX_IDS);
-            free(ids);
-            return EXIT_USAGE;
-        }
-        ids[n++] = v;
-        row_len++;
-        p = end;
-        if (*p == ',') {
-            p++;
-            continue;
-        }
-        if (*p == ';' || *p == '\0') {
-            if (rows == 0)
-                cols = row_len;
-            else if (row_len != cols) {
-                cli_error(cmd, "--ids: row %d has %d ids but row 0 has %d (rows must have equal length)",
-                          rows, row_len, cols);
-                free(ids);
-                return EXIT_USAGE;
-            }
-            rows++;
-            row_len = 0;
-            if (*p == '\0')
-                break;
-            p++;
-            continue;
-        }
-        goto bad;
-    }
-    *out = ids;
-    *B = rows;
-    *T = cols;
-    return 0;
-bad:
-    cli_error(cmd, "--ids: '%s' is not rows of integer ids like \"0,1,2;2,1,0\"", s);
-    free(ids);
-    return EXIT_USAGE;
-}
 
 /* --seed, the model sizes and --format (and --round) of `forward` and `init gpt`;
  * 0, or EXIT_USAGE after saying what is wrong. */
@@ -149,78 +33,29 @@ static int read_model_args(const char *cmd, const parsed_args *a, const char *ro
     return 0;
 }
 
-/* set_seed(seed); GPT(...): 0, or the exit code after saying why it failed (out of
- * memory is a runtime failure, anything else the caller's sizes). */
-int apply_weights(const char *cmd, const parsed_args *a, mygpt_gpt *g)
-{
-    mygpt_weights w;
-    mygpt_error err = {0};
-    if (!args_has(a, "weights"))
-        return 0;
-    if (mygpt_weights_parse(args_get(a, "weights"), &w, &err) != MYGPT_OK) {
-        cli_error(cmd, "--weights: %s", err.message);
-        return EXIT_USAGE;
-    }
-    const mygpt_status st = mygpt_gpt_quantize(g, w, &err);
-    return st == MYGPT_OK ? 0 : cli_fail(cmd, st, &err);
-}
+static const char FORWARD_USAGE[] =
+    "usage: mygpt forward --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
+    "                     [--arch A [--qkv-bias]] --ids \"0,1,2,3;3,2,1,0\"\n"
+    "                     [--format torch|numpy|exact] [--weights fp32|bf16|int8]\n"
+    "\n"
+    "set_seed(S); gpt = GPT(V, C, H, N, M).eval(); print(gpt(ids)) under\n"
+    "torch.no_grad(): the logits (B, T, V) of the chapter-12 GPT. Rows of ids are\n"
+    "separated by ';' (all of the same length T <= M); --max-seq defaults to 64.\n"
+    "  --format torch|numpy|exact  as print(logits), print(logits.numpy()), or one\n"
+    "                              float32 per line as 8 hex digits\n"
+    "  --naive                     use the reference (naive) kernels\n"
+    "  --weights fp32|bf16|int8    store the weights so (mygpt quantize --help): the\n"
+    "                              logits of float32 on the dequantized weights\n";
 
-int load_checkpoint(const char *cmd, const parsed_args *a, mygpt_gpt **g)
-{
-    mygpt_error err = {0};
-    mygpt_status st = mygpt_checkpoint_load(g, args_get(a, "checkpoint"), &err);
-    if (st != MYGPT_OK)
-        return cli_fail(cmd, st, &err);
-    if (args_has(a, "adapters") && (st = mygpt_checkpoint_load_adapters(*g, args_get(a, "adapters"), &err))) {
-        mygpt_gpt_free(*g);
-        *g = NULL;
-        return cli_fail(cmd, st, &err);
-    }
-    const int rc = apply_weights(cmd, a, *g);
-    if (rc) {
-        mygpt_gpt_free(*g);
-        *g = NULL;
-    }
-    return rc;
-}
-
-void say_cropped(const char *cmd, const char *what, int n, int max_seq)
-{
-    fprintf(stderr, "mygpt %s: the %s has %d tokens, more than the model's context: it reads the last %d\n", cmd,
-            what, n, max_seq);
-}
-
-int create_model(const char *cmd, const mygpt_config *cfg, uint64_t seed, mygpt_gpt **gpt)
-{
-    mygpt_error err = {0};
-    const mygpt_status st = mygpt_gpt_create(gpt, cfg, seed, &err);
-    if (st == MYGPT_OK)
-        return 0;
-    return cli_fail(cmd, st, &err);
-}
-
+/* `mygpt forward`: the logits (B, T, V) of a seeded GPT for the given ids; returns the
+ * exit status. */
 int cmd_forward(int argc, char **argv)
 {
     const char *cmd = "forward";
     parsed_args a;
-    int rc = args_parse(cmd, argc, argv, FORWARD_ARGS, 0, &a);
-    if (rc < 0) {
-        printf("usage: mygpt forward --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
-               "                     [--arch A [--qkv-bias]] --ids \"0,1,2,3;3,2,1,0\"\n"
-               "                     [--format torch|numpy|exact] [--weights fp32|bf16|int8]\n"
-               "\n"
-               "set_seed(S); gpt = GPT(V, C, H, N, M).eval(); print(gpt(ids)) under\n"
-               "torch.no_grad(): the logits (B, T, V) of the chapter-12 GPT. Rows of ids are\n"
-               "separated by ';' (all of the same length T <= M); --max-seq defaults to 64.\n"
-               "  --format torch|numpy|exact  as print(logits), print(logits.numpy()), or one\n"
-               "                              float32 per line as 8 hex digits\n"
-               "  --naive                     use the reference (naive) kernels\n"
-               "  --weights fp32|bf16|int8    store the weights so (mygpt quantize --help): the\n"
-               "                              logits of float32 on the dequantized weights\n");
-        return 0;
-    }
+    int rc = cli_parse_or_help(cmd, argc, argv, FORWARD_ARGS, 0, FORWARD_USAGE, &a);
     if (rc)
-        return rc;
+        return rc < 0 ? 0 : rc;
     mygpt_config cfg;
     uint64_t seed;
     out_options o;
@@ -260,25 +95,26 @@ int cmd_forward(int argc, char **argv)
     return rc;
 }
 
+static const char PARAMS_USAGE[] =
+    "usage: mygpt params --vocab V --embed C --heads H --layers N [--max-seq M]\n"
+    "                    [--arch A [--qkv-bias]] [--classes N] [--lora R]\n"
+    "\n"
+    "The parameter count of GPT(V, C, H, N, M) per module, in the layout of\n"
+    "chapter 12's table (--max-seq defaults to 64). Nothing is allocated, so\n"
+    "GPT-2 small (--vocab 50257 --embed 768 --heads 12 --layers 12 --max-seq 1024)\n"
+    "is instant. --classes N: the book's chapter-6 head nn.Linear(C, N) instead of the\n"
+    "language model's; --lora R: appendix E's adapters of rank R on every Linear (the\n"
+    "book's GPT-2 small with 2 classes and rank 16: 2,666,528 of them).\n";
+
+/* `mygpt params`: the parameter table of a configuration, nothing allocated; returns
+ * the exit status. */
 int cmd_params(int argc, char **argv)
 {
     const char *cmd = "params";
     parsed_args a;
-    int rc = args_parse(cmd, argc, argv, PARAMS_ARGS, 0, &a);
-    if (rc < 0) {
-        printf("usage: mygpt params --vocab V --embed C --heads H --layers N [--max-seq M]\n"
-               "                    [--arch A [--qkv-bias]] [--classes N] [--lora R]\n"
-               "\n"
-               "The parameter count of GPT(V, C, H, N, M) per module, in the layout of\n"
-               "chapter 12's table (--max-seq defaults to 64). Nothing is allocated, so\n"
-               "GPT-2 small (--vocab 50257 --embed 768 --heads 12 --layers 12 --max-seq 1024)\n"
-               "is instant. --classes N: the book's chapter-6 head nn.Linear(C, N) instead of the\n"
-               "language model's; --lora R: appendix E's adapters of rank R on every Linear (the\n"
-               "book's GPT-2 small with 2 classes and rank 16: 2,666,528 of them).\n");
-        return 0;
-    }
+    int rc = cli_parse_or_help(cmd, argc, argv, PARAMS_ARGS, 0, PARAMS_USAGE, &a);
     if (rc)
-        return rc;
+        return rc < 0 ? 0 : rc;
     mygpt_config cfg;
     int64_t classes = 0, rank = 0;
     if (read_config(cmd, &a, &cfg) || args_i64_in(cmd, &a, "classes", 1, 1 << 24, 0, &classes) ||
@@ -300,23 +136,13 @@ int cmd_params(int argc, char **argv)
     return 0;
 }
 
-/* Prints every tensor of w (parameters, or gradients in the same layout) in
- * named_parameters() order: its name, then the tensor (decorated by opts). */
-int print_named_tensors(const char *cmd, const out_options *o, const mygpt_config *cfg,
-                        const mygpt_params *w, const mygpt_torch_opts *opts)
-{
-    int rc = 0;
-    for (int j = 0; j < mygpt_state_dict_len(cfg) && !rc; j++) {
-        mygpt_state_entry e;
-        mygpt_state_dict_entry(cfg, w, j, &e);
-        mygpt_tview v;
-        mygpt_tview_make(&v, MYGPT_F32, e.data, e.ndim, e.shape, NULL);
-        if (o->format != OUT_EXACT)
-            printf("%s\n", e.name);
-        rc = out_print(cmd, o, &v, opts);
-    }
-    return rc;
-}
+static const char INIT_GPT_USAGE[] =
+    "usage: mygpt init gpt --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
+    "                      [--arch A [--qkv-bias]] [--format torch|numpy|exact] [--round K]\n"
+    "\n"
+    "set_seed(S); gpt = GPT(V, C, H, N, M); then for name, p in\n"
+    "gpt.named_parameters(): print(name); print(p). With --format exact, only the\n"
+    "values, one float32 per line as 8 hex digits, in the same order.\n";
 
 /* `mygpt init gpt`: every parameter in named_parameters() order. */
 int cmd_init_gpt(int argc, char **argv)
@@ -326,18 +152,9 @@ int cmd_init_gpt(int argc, char **argv)
         {"seed", 1, 0}, {"vocab", 1, 0}, {"embed", 1, 0}, {"heads", 1, 0}, {"layers", 1, 0},
         {"max-seq", 1, 0}, {"format", 1, 0}, {"round", 1, 0}, ARCH_FLAGS, {NULL, 0, 0}};
     parsed_args a;
-    int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
-    if (rc < 0) {
-        printf("usage: mygpt init gpt --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
-               "                      [--arch A [--qkv-bias]] [--format torch|numpy|exact] [--round K]\n"
-               "\n"
-               "set_seed(S); gpt = GPT(V, C, H, N, M); then for name, p in\n"
-               "gpt.named_parameters(): print(name); print(p). With --format exact, only the\n"
-               "values, one float32 per line as 8 hex digits, in the same order.\n");
-        return 0;
-    }
+    int rc = cli_parse_or_help(cmd, argc, argv, ARGS, 0, INIT_GPT_USAGE, &a);
     if (rc)
-        return rc;
+        return rc < 0 ? 0 : rc;
     mygpt_config cfg;
     uint64_t seed;
     out_options o;

@@ -12,27 +12,28 @@
 #include "model_args.h"
 #include "output.h"
 
+static const char QUANTIZE_USAGE[] =
+    "usage: mygpt quantize IN OUT --weights bf16|int8\n"
+    "\n"
+    "Reads the checkpoint IN (mygpt's, the book's state_dict or Hugging Face's GPT-2),\n"
+    "stores every matmul weight and the token embedding as bfloat16 (rounded as\n"
+    "tensor.to(torch.bfloat16)) or int8 (per output row, groups of 64 inputs sharing the\n"
+    "float32 scale max|w| / 127; q = round(w / scale), ties to even) and writes OUT in\n"
+    "IN's layout with those tensors quantized. LayerNorm parameters, biases and the\n"
+    "position embedding stay float32. The quantized model is the float32 model of the\n"
+    "dequantized weights, bit for bit: mygpt generate --checkpoint OUT gives the tokens\n"
+    "of --checkpoint IN --weights int8. OUT must not be IN.\n";
+
+/* `mygpt quantize IN OUT`: the checkpoint with its weights stored as bf16 or int8;
+ * returns the exit status. */
 int cmd_quantize(int argc, char **argv)
 {
     const char *cmd = "quantize";
     static const arg_spec ARGS[] = {WEIGHTS_FLAG, {NULL, 0, 0}};
     parsed_args a;
-    int rc = args_parse(cmd, argc, argv, ARGS, 1, &a);
-    if (rc < 0) {
-        printf("usage: mygpt quantize IN OUT --weights bf16|int8\n"
-               "\n"
-               "Reads the checkpoint IN (mygpt's, the book's state_dict or Hugging Face's GPT-2),\n"
-               "stores every matmul weight and the token embedding as bfloat16 (rounded as\n"
-               "tensor.to(torch.bfloat16)) or int8 (per output row, groups of 64 inputs sharing the\n"
-               "float32 scale max|w| / 127; q = round(w / scale), ties to even) and writes OUT in\n"
-               "IN's layout with those tensors quantized. LayerNorm parameters, biases and the\n"
-               "position embedding stay float32. The quantized model is the float32 model of the\n"
-               "dequantized weights, bit for bit: mygpt generate --checkpoint OUT gives the tokens\n"
-               "of --checkpoint IN --weights int8. OUT must not be IN.\n");
-        return 0;
-    }
+    int rc = cli_parse_or_help(cmd, argc, argv, ARGS, 1, QUANTIZE_USAGE, &a);
     if (rc)
-        return rc;
+        return rc < 0 ? 0 : rc;
     if (a.npositional != 2) {
         cli_error(cmd, "give the checkpoint to read and the file to write: mygpt quantize IN OUT --weights int8");
         return EXIT_USAGE;

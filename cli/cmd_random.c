@@ -336,8 +336,6 @@ int cmd_init(int argc, char **argv)
         return init_help();
     }
     const char *what = argv[0];
-    if (strcmp(what, "gpt") == 0)
-        return cmd_init_gpt(argc - 1, argv + 1);
     const int linear = strcmp(what, "linear") == 0;
     if (!linear && strcmp(what, "embedding") != 0) {
         cli_error("init", "unknown layer '%s' (expected linear, embedding or gpt)", what);

@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "args.h"
-#include "model_args.h"
 #include "commands.h"
 #include "mygpt/data.h"
 #include "mygpt/tokenizer.h"
+#include "output.h"
 
 static int load(const char *cmd, const parsed_args *a, mygpt_tokenizer **tok)
 {
@@ -48,24 +48,25 @@ static char *read_all(FILE *f, size_t *n)
     return buf;
 }
 
+static const char ENCODE_USAGE[] =
+    "usage: mygpt encode [--vocab-dir DIR] [FILE]\n"
+    "\n"
+    "GPT-2 token ids of FILE (or standard input), on one line separated by spaces:\n"
+    "tiktoken.get_encoding(\"gpt2\").encode(text, allowed_special={\"<|endoftext|>\"}).\n"
+    "The text must be UTF-8. DIR holds encoder.json and vocab.bpe (default: the data\n"
+    "folder, $MYGPT_DATA, else build/data beside the program, else PREFIX/share/mygpt;\n"
+    "bash scripts/fetch-data.sh fetches them).\n";
+
+/* `mygpt encode [FILE]`: GPT-2's token ids of a text on one line; returns the exit
+ * status. */
 int cmd_encode(int argc, char **argv)
 {
     const char *cmd = "encode";
     static const arg_spec ARGS[] = {{"vocab-dir", 1, 0}, {NULL, 0, 0}};
     parsed_args a;
-    int rc = args_parse(cmd, argc, argv, ARGS, 1, &a);
-    if (rc < 0) {
-        printf("usage: mygpt encode [--vocab-dir DIR] [FILE]\n"
-               "\n"
-               "GPT-2 token ids of FILE (or standard input), on one line separated by spaces:\n"
-               "tiktoken.get_encoding(\"gpt2\").encode(text, allowed_special={\"<|endoftext|>\"}).\n"
-               "The text must be UTF-8. DIR holds encoder.json and vocab.bpe (default: the data\n"
-               "folder, $MYGPT_DATA, else build/data beside the program, else PREFIX/share/mygpt;\n"
-               "bash scripts/fetch-data.sh fetches them).\n");
-        return 0;
-    }
+    int rc = cli_parse_or_help(cmd, argc, argv, ARGS, 1, ENCODE_USAGE, &a);
     if (rc)
-        return rc;
+        return rc < 0 ? 0 : rc;
     if (a.npositional > 1) {
         cli_error(cmd, "expected at most one FILE, got %d", a.npositional);
         return EXIT_USAGE;
@@ -103,89 +104,104 @@ int cmd_encode(int argc, char **argv)
     return rc;
 }
 
-int cmd_decode(int argc, char **argv)
+static const char DECODE_USAGE[] =
+    "usage: mygpt decode [--vocab-dir DIR] [ID...]\n"
+    "\n"
+    "The text of GPT-2 token ids (tokenizer.decode(ids)), written as raw bytes with\n"
+    "nothing added. Without IDs, reads them from standard input (separated by spaces\n"
+    "or newlines), so `mygpt encode FILE | mygpt decode` prints FILE back exactly.\n"
+    "DIR holds encoder.json and vocab.bpe (default: the data folder, $MYGPT_DATA,\n"
+    "else build/data beside the program, else PREFIX/share/mygpt).\n";
+
+/* Every whitespace-separated word of standard input, split in place in *input (both
+ * malloc'd); 0, or the exit code after saying why not. */
+static int read_words(const char *cmd, char **input, char ***words, size_t *nwords)
 {
-    const char *cmd = "decode";
-    static const arg_spec ARGS[] = {{"vocab-dir", 1, 0}, {NULL, 0, 0}};
-    parsed_args a;
-    int rc = args_parse(cmd, argc, argv, ARGS, 1, &a);
-    if (rc < 0) {
-        printf("usage: mygpt decode [--vocab-dir DIR] [ID...]\n"
-               "\n"
-               "The text of GPT-2 token ids (tokenizer.decode(ids)), written as raw bytes with\n"
-               "nothing added. Without IDs, reads them from standard input (separated by spaces\n"
-               "or newlines), so `mygpt encode FILE | mygpt decode` prints FILE back exactly.\n"
-               "DIR holds encoder.json and vocab.bpe (default: the data folder, $MYGPT_DATA,\n"
-               "else build/data beside the program, else PREFIX/share/mygpt).\n");
-        return 0;
+    size_t len;
+    if (!(*input = read_all(stdin, &len))) {
+        cli_error(cmd, "cannot read standard input");
+        return EXIT_RUNTIME;
     }
-    if (rc)
-        return rc;
-    /* the ids: the arguments, or else every whitespace-separated word of standard input
-     * (so `mygpt encode FILE | mygpt decode` gives FILE back, byte for byte) */
-    char *input = NULL;
-    char **words = a.positional;
-    size_t nwords = (size_t)a.npositional;
-    if (nwords == 0) {
-        size_t len;
-        if (!(input = read_all(stdin, &len))) {
-            cli_error(cmd, "cannot read standard input");
-            return EXIT_RUNTIME;
-        }
-        input[len] = '\0';
-        const char *nul = memchr(input, '\0', len); // would end the ids early, silently
-        if (nul) {
-            cli_error(cmd, "standard input: a NUL byte at offset %zu is not part of a token id", (size_t)(nul - input));
-            free(input);
-            return EXIT_USAGE;
-        }
-        nwords = 0;
-        for (char *p = input; *p;) { /* count, then split in place */
-            while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
-                p++;
-            if (*p)
-                nwords++;
-            while (*p && *p != ' ' && *p != '\n' && *p != '\t' && *p != '\r')
-                p++;
-        }
-        words = malloc((nwords ? nwords : 1) * sizeof *words);
-        if (!words) {
-            free(input);
-            cli_error(cmd, "out of memory");
-            return EXIT_RUNTIME;
-        }
-        size_t k = 0;
-        for (char *p = input; *p;) {
-            while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
-                *p++ = '\0';
-            if (*p)
-                words[k++] = p;
-            while (*p && *p != ' ' && *p != '\n' && *p != '\t' && *p != '\r')
-                p++;
-        }
+    char *in = *input;
+    in[len] = '\0';
+    const char *nul = memchr(in, '\0', len); // would end the ids early, silently
+    if (nul) {
+        cli_error(cmd, "standard input: a NUL byte at offset %zu is not part of a token id", (size_t)(nul - in));
+        return EXIT_USAGE;
     }
-    int64_t *ids = malloc((nwords ? nwords : 1) * sizeof *ids);
-    if (!ids) {
+    size_t n = 0;
+    for (char *p = in; *p;) { /* count, then split in place */
+        while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+            p++;
+        if (*p)
+            n++;
+        while (*p && *p != ' ' && *p != '\n' && *p != '\t' && *p != '\r')
+            p++;
+    }
+    if (!(*words = malloc((n ? n : 1) * sizeof **words))) {
         cli_error(cmd, "out of memory");
-        rc = EXIT_RUNTIME;
+        return EXIT_RUNTIME;
     }
-    for (size_t i = 0; ids && i < nwords; i++) {
+    size_t k = 0;
+    for (char *p = in; *p;) {
+        while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+            *p++ = '\0';
+        if (*p)
+            (*words)[k++] = p;
+        while (*p && *p != ' ' && *p != '\n' && *p != '\t' && *p != '\r')
+            p++;
+    }
+    *nwords = n;
+    return 0;
+}
+
+/* words[0..n) as token ids (malloc'd), or the exit code after naming the first that is
+ * not one. */
+static int parse_token_ids(const char *cmd, char **words, size_t n, int64_t **ids)
+{
+    if (!(*ids = malloc((n ? n : 1) * sizeof **ids))) {
+        cli_error(cmd, "out of memory");
+        return EXIT_RUNTIME;
+    }
+    for (size_t i = 0; i < n; i++) {
         char *end;
         errno = 0;
         long long v = strtoll(words[i], &end, 10);
         if (*words[i] == '\0' || *end != '\0' || errno == ERANGE) {
             cli_error(cmd, "'%s' is not a token id", words[i]);
-            free(ids);
-            ids = NULL;
-            rc = EXIT_USAGE;
-            break;
+            free(*ids);
+            *ids = NULL;
+            return EXIT_USAGE;
         }
-        ids[i] = v;
+        (*ids)[i] = v;
     }
+    return 0;
+}
+
+/* `mygpt decode [ID...]`: the text of GPT-2 token ids, byte for byte; returns the exit
+ * status. */
+int cmd_decode(int argc, char **argv)
+{
+    const char *cmd = "decode";
+    static const arg_spec ARGS[] = {{"vocab-dir", 1, 0}, {NULL, 0, 0}};
+    parsed_args a;
+    int rc = cli_parse_or_help(cmd, argc, argv, ARGS, 1, DECODE_USAGE, &a);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    /* the ids: the arguments, or else every whitespace-separated word of standard input
+     * (so `mygpt encode FILE | mygpt decode` gives FILE back, byte for byte) */
+    char *input = NULL;
+    char **words = a.positional;
+    size_t nwords = (size_t)a.npositional;
+    int64_t *ids = NULL;
+    if (nwords == 0)
+        rc = read_words(cmd, &input, &words, &nwords);
+    if (!rc)
+        rc = parse_token_ids(cmd, words, nwords, &ids);
     if (words != a.positional)
         free(words);
     free(input);
-    if (!ids)
+    if (rc)
         return rc;
     mygpt_tokenizer *tok = NULL;
     if ((rc = load(cmd, &a, &tok))) {
@@ -205,55 +221,4 @@ int cmd_decode(int argc, char **argv)
     free(ids);
     mygpt_tokenizer_free(tok);
     return rc;
-}
-
-/* The token ids of text (GPT-2's tokenizer from the data folder). */
-int encode_text(const char *cmd, const mygpt_tokenizer *tok, const char *text, size_t len,
-                       int64_t **ids, size_t *n)
-{
-    mygpt_error err = {0};
-    const mygpt_status st = mygpt_encode(tok, text, len, ids, n, &err);
-    return st == MYGPT_OK ? 0 : cli_fail(cmd, st, &err);
-}
-
-int load_tokenizer(const char *cmd, mygpt_tokenizer **tok)
-{
-    char dir[4096];
-    mygpt_error err = {0};
-    mygpt_status st = mygpt_data_dir(dir, sizeof dir, &err);
-    if (st == MYGPT_OK)
-        st = mygpt_tokenizer_load_dir(tok, dir, &err);
-    return st == MYGPT_OK ? 0 : cli_fail(cmd, st, &err);
-}
-
-void tokenizer_files(cli_file files[2], char paths[2][4200])
-{
-    static const char *const NAMES[2] = {"encoder.json", "vocab.bpe"}; // mygpt_tokenizer_load_dir's
-    char dir[4096];
-    const int found = mygpt_data_dir(dir, sizeof dir, NULL) == MYGPT_OK;
-    for (int k = 0; k < 2; k++) {
-        snprintf(paths[k], 4200, "%s/%s", found ? dir : "", NAMES[k]);
-        files[k] = (cli_file){"the tokenizer", found ? paths[k] : NULL, 0, 0};
-    }
-}
-
-int read_sequence(const char *cmd, const parsed_args *a, mygpt_tokenizer **tok, int64_t **ids, int *n)
-{
-    int rc;
-    if (args_has(a, "prompt")) {
-        const char *p = args_get(a, "prompt");
-        size_t len;
-        if ((rc = load_tokenizer(cmd, tok)) || (rc = encode_text(cmd, *tok, p, strlen(p), ids, &len)))
-            return rc;
-        *n = (int)len;
-        return 0;
-    }
-    int B;
-    if ((rc = parse_ids(cmd, args_get(a, "ids"), ids, &B, n)))
-        return rc;
-    if (B != 1) {
-        cli_error(cmd, "--ids: one row of ids, got %d", B);
-        return EXIT_USAGE;
-    }
-    return 0;
 }

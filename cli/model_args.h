@@ -1,7 +1,8 @@
 /*
- * model_args.h - what the model subcommands (forward, init gpt, loss, grad, train,
- * generate) share: reading the model's flags, ids, building the model, printing every
- * tensor by name.
+ * model_args.h - what the model commands (forward, init gpt, loss, grad, train, generate,
+ * chat, attention, finetune, quantize) share, defined in model_args.c: reading the model's
+ * flags and ids, building or loading the model, the sampler's flags, GPT-2's tokenizer and
+ * the one sequence a command reads, printing every tensor by name.
  */
 #ifndef MYGPT_CLI_MODEL_ARGS_H
 #define MYGPT_CLI_MODEL_ARGS_H
@@ -39,6 +40,16 @@ int apply_weights(const char *cmd, const parsed_args *a, mygpt_gpt *g);
  * (apply_weights). 0, or the exit code after saying why not (*g stays NULL). */
 #define CHECKPOINT_FLAGS {"checkpoint", 1, 0}, {"adapters", 1, 0}
 int load_checkpoint(const char *cmd, const parsed_args *a, mygpt_gpt **g);
+
+/* What a command that reads one sequence from a model checks first: exactly one of
+ * --prompt and --ids, and --adapters only with --checkpoint. 0, or EXIT_USAGE after the
+ * error. */
+int check_input_flags(const char *cmd, const parsed_args *a);
+
+/* The model of --checkpoint (load_checkpoint), or built from the model's flags
+ * (read_seed_and_config, create_model) with its weights stored as --weights says
+ * (apply_weights). 0, or the exit code after saying why not (*g stays NULL). */
+int model_from_args(const char *cmd, const parsed_args *a, mygpt_gpt **g);
 
 /* The sampler's flags (generate, chat): --temperature T (0, the default: argmax),
  * --top-k K, --top-p P in (0, 1]. */

@@ -66,6 +66,10 @@ int MYGPT_CLI_MAIN(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    if (argc > 2 && strcmp(argv[1], "init") == 0 && strcmp(argv[2], "gpt") == 0) { // beside init linear
+        const int rc = cmd_init_gpt(argc - 3, argv + 3);
+        return out_flush(argv[1]) ? EXIT_RUNTIME : rc;
+    }
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         if (strcmp(argv[1], COMMANDS[i].name) == 0) {
             const int rc = COMMANDS[i].run(argc - 2, argv + 2);

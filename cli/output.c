@@ -123,3 +123,14 @@ cli_file cli_save_config_file(const char *save, int gpt2, char conf[4200])
         config_beside(conf, save);
     return (cli_file){"a GPT-2 save's config.json", save && gpt2 && access(conf, F_OK) != 0 ? conf : NULL, 1, 0};
 }
+
+int cli_parse_or_help(const char *cmd, int argc, char **argv, const arg_spec *spec, int positional,
+                      const char *usage, parsed_args *a)
+{
+    const int rc = args_parse(cmd, argc, argv, spec, positional, a);
+    if (rc < 0) {
+        fputs(usage, stdout);
+        return -1;
+    }
+    return rc;
+}

@@ -1,6 +1,6 @@
 /*
  * output.h - what the mygpt tool puts out: a tensor printed (--format torch|numpy|exact),
- * and the files of a model a command reads or writes (cli_file, args.h), for
+ * a command's usage, and the files of a model a command reads or writes (cli_file, args.h), for
  * cli_distinct_files.
  */
 #ifndef MYGPT_CLI_OUTPUT_H
@@ -34,6 +34,12 @@ int out_print(const char *cmd, const out_options *o, const mygpt_tview *t,
  * CMD: error writing output") and EXIT_RUNTIME, so the command
  * stops there rather than compute what nobody will read. */
 int out_flush(const char *cmd);
+/* args_parse(cmd, argc, argv, spec, positional, a) for a command with its usage text:
+ * --help prints usage on stdout and gives -1 (the command then returns 0); else
+ * args_parse's 0 or exit code. */
+int cli_parse_or_help(const char *cmd, int argc, char **argv, const arg_spec *spec, int positional,
+                      const char *usage, parsed_args *a);
+
 /* The files a checkpoint named by flag is read from, as files read: path (a folder: its
  * model.safetensors, as Hugging Face's) and the config.json beside it when there is one
  * (a GPT-2's heads come from it), into f[0..2), their paths in paths. */

@@ -9,6 +9,18 @@
 
 #include "chapter.h"
 
+/* Token 3's row of x1 (ids1, where it sits at position 3) and of x2 (ids2, position 0),
+ * each (T, C), and whether they are the same. */
+static void print_token3(const float *x1, const float *x2, int C, const char *note3, const char *note0)
+{
+    const int64_t row[1] = {C};
+    printf("  ids1 position 3%s: ", note3);
+    ch_torch(x1 + 3 * C, 1, row, "SelectBackward0");
+    printf("\n  ids2 position 0%s: ", note0);
+    ch_torch(x2 + 0 * C, 1, row, "SelectBackward0");
+    printf("\n  identical: %s\n", ch_bool(mygpt_equal(x1 + 3 * C, x2, C)));
+}
+
 int main(int argc, char **argv)
 {
     chapter ch;
@@ -32,19 +44,10 @@ int main(int argc, char **argv)
     chapter_check(&ch, mygpt_embedding_forward(v1, ids1, te, pe, 1, T, C, V, MAX_SEQ, &err), &err);
     chapter_check(&ch, mygpt_embedding_forward(v2, ids2, te, pe, 1, T, C, V, MAX_SEQ, &err), &err);
 
-    const int64_t row[1] = {C};
     printf("Without position embedding (token 3 row):\n");
-    printf("  ids1 position 3: ");
-    ch_torch(tok1 + 3 * C, 1, row, "SelectBackward0");
-    printf("\n  ids2 position 0: ");
-    ch_torch(tok2 + 0 * C, 1, row, "SelectBackward0");
-    printf("\n  identical: %s\n\n", ch_bool(mygpt_equal(tok1 + 3 * C, tok2, C)));
-
+    print_token3(tok1, tok2, C, "", "");
+    printf("\n");
     printf("With position embedding (token 3 at different positions):\n");
-    printf("  ids1 position 3 (token 3 at pos 3): ");
-    ch_torch(v1 + 3 * C, 1, row, "SelectBackward0");
-    printf("\n  ids2 position 0 (token 3 at pos 0): ");
-    ch_torch(v2 + 0 * C, 1, row, "SelectBackward0");
-    printf("\n  identical: %s\n", ch_bool(mygpt_equal(v1 + 3 * C, v2, C)));
+    print_token3(v1, v2, C, " (token 3 at pos 3)", " (token 3 at pos 0)");
     return 0;
 }

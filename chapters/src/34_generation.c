@@ -76,9 +76,7 @@ int main(int argc, char **argv)
                  "and top-k 25 after torch.manual_seed(123); then temperature on a 9-word vocabulary.",
                  0, CH_FIGURES | CH_SMOKE | CH_WEIGHTS);
     verdict v;
-    verdict_load(&ch, &v);
-    mygpt_gpt *g = verdict_model(&ch, &v);
-    chapter_apply_weights(&ch, g);
+    mygpt_gpt *g = verdict_load_model(&ch, &v);
     printf("Chapter 33's model (AdamW, 60 steps) continues \"Every effort moves you\", 20 new tokens.\n");
     printf("\nGreedy (argmax):\n");
     mygpt_rng rng = {0};

@@ -67,9 +67,7 @@ int main(int argc, char **argv)
                  "two heads, and every head's attention as a heatmap (FIGURES/36_attention_maps.svg).",
                  0, CH_FIGURES | CH_SMOKE | CH_WEIGHTS);
     verdict v;
-    verdict_load(&ch, &v);
-    mygpt_gpt *g = verdict_model(&ch, &v);
-    chapter_apply_weights(&ch, g);
+    mygpt_gpt *g = verdict_load_model(&ch, &v);
     mygpt_error err = {0};
     size_t len, n;
     const char *sentence = verdict_val_sentence(&v, &len);

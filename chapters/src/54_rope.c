@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "chapter.h"
+#include "doc002_session.h"
 
 int main(int argc, char **argv)
 {
@@ -16,11 +16,8 @@ int main(int argc, char **argv)
                  "prints the cache shapes and inv_freq[:4].", 0, 0);
     enum { D = 64, MAXSEQ = 512, SEQ = 10, HALF = D / 2 };
     float inv_freq[HALF];
-    float *cos_c = chapter_alloc(&ch, (size_t)MAXSEQ * HALF, sizeof(float));
-    float *sin_c = chapter_alloc(&ch, (size_t)MAXSEQ * HALF, sizeof(float));
-    mygpt_error err = {0};
-    chapter_check(&ch, mygpt_rope_inv_freq(inv_freq, D, 10000.0, &err), &err);
-    chapter_check(&ch, mygpt_rope_cache(cos_c, sin_c, inv_freq, MAXSEQ, HALF, &err), &err);
+    float *cos_c, *sin_c;
+    doc002_rope(&ch, D, MAXSEQ, inv_freq, &cos_c, &sin_c);
     const int64_t shape[2] = {SEQ, HALF}, four[1] = {4}; // rope(seq_len=10) slices the caches
     printf("Cos cache shape: ");
     ch_size(2, shape);

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "chapter.h"
+#include "doc002_session.h"
 
 int main(int argc, char **argv)
 {
@@ -18,11 +18,8 @@ int main(int argc, char **argv)
                  0, CH_FIGURES);
     enum { D = 64, MAXSEQ = 512, HALF = D / 2, NPOS = 50 };
     float inv_freq[HALF];
-    float *cos_c = chapter_alloc(&ch, (size_t)MAXSEQ * HALF, sizeof(float));
-    float *sin_c = chapter_alloc(&ch, (size_t)MAXSEQ * HALF, sizeof(float));
-    mygpt_error err = {0};
-    chapter_check(&ch, mygpt_rope_inv_freq(inv_freq, D, 10000.0, &err), &err);
-    chapter_check(&ch, mygpt_rope_cache(cos_c, sin_c, inv_freq, MAXSEQ, HALF, &err), &err);
+    float *cos_c, *sin_c;
+    doc002_rope(&ch, D, MAXSEQ, inv_freq, &cos_c, &sin_c);
 
     mygpt_svg fig;
     mygpt_svg_begin(&fig, 1400, 500);

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "chapter.h"
+#include "doc002_session.h"
 
 int main(int argc, char **argv)
 {
@@ -18,15 +18,13 @@ int main(int argc, char **argv)
                  "k rotated to position n, for pairs with offsets 2 and 5.", 0, CH_SEED);
     enum { D = 64, HALF = D / 2, MAXSEQ = 512 };
     float inv_freq[HALF], q[D], k[D], qm[D], kn[D];
-    float *cos_c = chapter_alloc(&ch, (size_t)MAXSEQ * HALF, sizeof(float));
-    float *sin_c = chapter_alloc(&ch, (size_t)MAXSEQ * HALF, sizeof(float));
+    float *cos_c, *sin_c;
     mygpt_error err = {0};
     mygpt_rng rng = {0};
     mygpt_rng_seed(&rng, ch.seed);
     chapter_check(&ch, mygpt_normal_(&rng, q, D, 0.0, 1.0, &err), &err);
     chapter_check(&ch, mygpt_normal_(&rng, k, D, 0.0, 1.0, &err), &err);
-    chapter_check(&ch, mygpt_rope_inv_freq(inv_freq, D, 10000.0, &err), &err);
-    chapter_check(&ch, mygpt_rope_cache(cos_c, sin_c, inv_freq, MAXSEQ, HALF, &err), &err);
+    doc002_rope(&ch, D, MAXSEQ, inv_freq, &cos_c, &sin_c);
 
     printf("q_m . k_n after apply_rotary_emb (d_model = 64)\n");
     printf("%5s %5s %7s %12s\n", "m", "n", "m - n", "q_m . k_n");

@@ -28,7 +28,6 @@
  * copies them from corpus/); absent, it says so and exits 77 (skipped; 1 under CI=true).
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "classifier_train.h"
@@ -46,16 +45,9 @@ int main(int argc, char **argv)
                  "train_classifier_simple's log (AdamW, 5 epochs), the accuracies after.",
                  0, CH_SMOKE | CH_GPT2);
     mygpt_error err = {0};
-    mygpt_tokenizer *tok;
-    mygpt_spam_dataset ds[3];
-    spam_chapter_data(&ch, &tok, ds);
-
     // torch.manual_seed(123); the loaders (batch 8; the training one shuffled, drop_last)
-    enum { BATCH = 8 };
-    mygpt_rng rng = {0};
-    mygpt_rng_seed(&rng, 123);
-    spam_loaders l;
-    chapter_check(&ch, spam_loaders_init(&l, ds, BATCH, &err), &err);
+    spam_run r;
+    spam_run_init(&ch, &r);
 
     // model = GPTModel(BASE_CONFIG) from the generator at 123; for param in model.parameters():
     // param.requires_grad = False; torch.manual_seed(123); model.out_head = nn.Linear(12, 2)
@@ -70,28 +62,23 @@ int main(int argc, char **argv)
         mygpt_gpt_free(lm);
         g->config.dropout = 0.0; // BASE_CONFIG's drop_rate
     } else {
-        chapter_check(&ch, mygpt_gpt_create_from(&g, &cfg, &rng, &err), &err);
+        chapter_check(&ch, mygpt_gpt_create_from(&g, &cfg, &r.rng, &err), &err);
     }
     chapter_check(&ch, mygpt_trainer_create(&tr, g, &err), &err);
     chapter_check(&ch, mygpt_trainer_freeze_for_classification(tr, &err), &err);
     printf("Trainable parameters: %zu of %zu\n", mygpt_trainer_trainable_count(tr), g->num_parameters);
 
-    const size_t T = ds[0].max_length;
-    int64_t *x = chapter_alloc(&ch, BATCH * T, sizeof *x), y[BATCH];
     // 6.6: torch.manual_seed(123); calc_accuracy_loader(..., num_batches=10), calc_loss_loader(..., 5)
-    mygpt_rng_seed(&rng, 123);
-    chapter_check(&ch, spam_print_accuracies(stdout, g, &l, &rng, 10, x, y, &err), &err);
-    chapter_check(&ch, spam_print_losses(stdout, g, &l, &rng, 5, x, y, &err), &err);
+    mygpt_rng_seed(&r.rng, 123);
+    chapter_check(&ch, spam_print_accuracies(stdout, g, &r.l, &r.rng, 10, r.x, r.y, &err), &err);
+    chapter_check(&ch, spam_print_losses(stdout, g, &r.l, &r.rng, 5, r.x, r.y, &err), &err);
 
     // 6.7: torch.manual_seed(123); AdamW(model.parameters(), lr=5e-5, weight_decay=0.1);
     // train_classifier_simple(num_epochs=5, eval_freq=50, eval_iter=5), then the accuracies
-    chapter_check(&ch, spam_finetune_print(stdout, tr, &l, &rng, 5e-5, ch.smoke ? 1 : 5, x, y, &err), &err);
+    chapter_check(&ch, spam_finetune_print(stdout, tr, &r.l, &r.rng, 5e-5, ch.smoke ? 1 : 5, r.x, r.y, &err), &err);
 
     mygpt_trainer_free(tr);
     mygpt_gpt_free(g);
-    free(x);
-    spam_loaders_free(&l);
-    spam_datasets_free(ds);
-    mygpt_tokenizer_free(tok);
+    spam_run_free(&r);
     return 0;
 }

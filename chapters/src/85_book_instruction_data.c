@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chapter.h"
+#include "instruct_chapter.h"
 #include "finetune_setup.h"
 
 
@@ -88,13 +88,10 @@ int main(int argc, char **argv)
                  "ignoring -100, and the training DataLoader's batch shapes after\n"
                  "torch.manual_seed(123) (batch 8, shuffled, drop_last, allowed_max_length 1024).",
                  123, CH_SEED);
-    static const char *const files[3] = {"encoder.json", "vocab.bpe", "instruction-data.json"};
-    char dir[4096], path[4200];
-    chapter_data_dir(&ch, dir, sizeof dir, files, 3);
-    snprintf(path, sizeof path, "%s/%s", dir, files[2]);
-    mygpt_error err = {0};
+    char path[4200];
     mygpt_tokenizer *tok;
-    chapter_check(&ch, mygpt_tokenizer_load_dir(&tok, dir, &err), &err);
+    instruct_chapter_data(&ch, &tok, path);
+    mygpt_error err = {0};
 
     // data = json.load(file), and the book's split (below)
     instruct_splits split;

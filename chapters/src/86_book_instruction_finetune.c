@@ -32,7 +32,7 @@
 #include <string.h>
 
 #include "book_train.h"
-#include "chapter.h"
+#include "instruct_chapter.h"
 #include "finetune_setup.h"
 
 
@@ -47,13 +47,10 @@ int main(int argc, char **argv)
                  "instruction entries with train_model_simple (AdamW lr 5e-5, 2 epochs), then its\n"
                  "greedy responses to 10 test entries as instruction-data-with-response.json.",
                  0, CH_SMOKE | CH_GPT2);
-    static const char *const files[3] = {"encoder.json", "vocab.bpe", "instruction-data.json"};
-    char dir[4096], path[4200];
-    chapter_data_dir(&ch, dir, sizeof dir, files, 3);
-    snprintf(path, sizeof path, "%s/%s", dir, files[2]);
-    mygpt_error err = {0};
+    char path[4200];
     mygpt_tokenizer *tok;
-    chapter_check(&ch, mygpt_tokenizer_load_dir(&tok, dir, &err), &err);
+    instruct_chapter_data(&ch, &tok, path);
+    mygpt_error err = {0};
     const int max_new_tokens = ch.smoke ? 8 : 256, sample_tokens = ch.smoke ? 8 : 50;
 
     mygpt_gpt *g = NULL;

@@ -19,13 +19,12 @@
  * copies them from corpus/); absent, it says so and exits 77 (skipped; 1 under CI=true).
  */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "classifier_train.h"
 #include "finetune_setup.h"
 #include "spam_chapter.h"
 
-enum { RANK = 16, ALPHA = 16, BATCH = 8 };
+enum { RANK = 16, ALPHA = 16 };
 
 int main(int argc, char **argv)
 {
@@ -56,40 +55,30 @@ int main(int argc, char **argv)
     print_trainable_count(stdout, "LoRA parameters", pc.lora);
 
     printf("\nThe --test_mode model:\n");
-    mygpt_tokenizer *tok;
-    mygpt_spam_dataset ds[3];
-    spam_chapter_data(&ch, &tok, ds);
     // torch.manual_seed(123); the loaders (batch 8; the training one shuffled, drop_last)
-    mygpt_rng rng = {0};
-    mygpt_rng_seed(&rng, 123);
-    spam_loaders l;
-    chapter_check(&ch, spam_loaders_init(&l, ds, BATCH, &err), &err);
+    spam_run r;
+    spam_run_init(&ch, &r);
 
     // model = GPTModel(BASE_CONFIG) from the generator at 123; torch.manual_seed(123);
     // model.out_head = nn.Linear(12, 2) (num_classes 2: mygpt draws the head that way)
     const mygpt_config cfg = book_test_mode_config(2);
     mygpt_gpt *g;
-    chapter_check(&ch, mygpt_gpt_create_from(&g, &cfg, &rng, &err), &err);
-    const size_t T = ds[0].max_length;
-    int64_t *x = chapter_alloc(&ch, BATCH * T, sizeof *x), y[BATCH];
+    chapter_check(&ch, mygpt_gpt_create_from(&g, &cfg, &r.rng, &err), &err);
     // torch.manual_seed(123); calc_accuracy_loader(..., num_batches=10): the training loader's
     // shuffle draws from the generator, and the adapters' A come after it
-    mygpt_rng_seed(&rng, 123);
-    chapter_check(&ch, spam_print_accuracies(stdout, g, &l, &rng, 10, x, y, &err), &err);
+    mygpt_rng_seed(&r.rng, 123);
+    chapter_check(&ch, spam_print_accuracies(stdout, g, &r.l, &r.rng, 10, r.x, r.y, &err), &err);
     mygpt_trainer *tr; // only the adapters train
-    chapter_check(&ch, lora_wrap_print(stdout, g, RANK, ALPHA, &rng, &tr, &err), &err);
-    mygpt_rng_seed(&rng, 123);
-    chapter_check(&ch, spam_print_accuracies(stdout, g, &l, &rng, 10, x, y, &err), &err);
+    chapter_check(&ch, lora_wrap_print(stdout, g, RANK, ALPHA, &r.rng, &tr, &err), &err);
+    mygpt_rng_seed(&r.rng, 123);
+    chapter_check(&ch, spam_print_accuracies(stdout, g, &r.l, &r.rng, 10, r.x, r.y, &err), &err);
 
     // torch.manual_seed(123); AdamW(model.parameters(), lr=8e-4, weight_decay=0.1);
     // train_classifier_simple(num_epochs=5, eval_freq=50, eval_iter=5): the adapters alone
-    chapter_check(&ch, spam_finetune_print(stdout, tr, &l, &rng, 8e-4, ch.smoke ? 1 : 5, x, y, &err), &err);
+    chapter_check(&ch, spam_finetune_print(stdout, tr, &r.l, &r.rng, 8e-4, ch.smoke ? 1 : 5, r.x, r.y, &err), &err);
 
     mygpt_trainer_free(tr);
     mygpt_gpt_free(g);
-    free(x);
-    spam_loaders_free(&l);
-    spam_datasets_free(ds);
-    mygpt_tokenizer_free(tok);
+    spam_run_free(&r);
     return 0;
 }

@@ -29,3 +29,13 @@ void doc002_free(doc002 *s)
     ch_tensor_free(&s->x_t);
     s->pos = s->x = NULL;
 }
+
+void doc002_rope(const chapter *ch, int d, int max_seq, float *inv_freq, float **cos_c, float **sin_c)
+{
+    const int half = d / 2;
+    mygpt_error err = {0};
+    *cos_c = chapter_alloc(ch, (size_t)max_seq * half, sizeof(float));
+    *sin_c = chapter_alloc(ch, (size_t)max_seq * half, sizeof(float));
+    chapter_check(ch, mygpt_rope_inv_freq(inv_freq, d, 10000.0, &err), &err);
+    chapter_check(ch, mygpt_rope_cache(*cos_c, *sin_c, inv_freq, max_seq, half, &err), &err);
+}

@@ -25,4 +25,9 @@ typedef struct doc002 {
 void doc002_run(const chapter *ch, doc002 *s, int upto);
 void doc002_free(doc002 *s);
 
+/* RotaryPositionalEmbedding(d, max_seq)'s buffers as the document builds them (base
+ * 10000): inv_freq (d / 2) and the cos and sin caches (max_seq, d / 2), the caches
+ * allocated by chapter_alloc (the caller frees them). */
+void doc002_rope(const chapter *ch, int d, int max_seq, float *inv_freq, float **cos_c, float **sin_c);
+
 #endif

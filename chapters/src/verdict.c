@@ -143,6 +143,14 @@ mygpt_gpt *verdict_model(const chapter *ch, verdict *v)
     return g;
 }
 
+mygpt_gpt *verdict_load_model(const chapter *ch, verdict *v)
+{
+    verdict_load(ch, v);
+    mygpt_gpt *g = verdict_model(ch, v);
+    chapter_apply_weights(ch, g);
+    return g;
+}
+
 const char *verdict_val_sentence(const verdict *v, size_t *len)
 {
     const char *t = v->val_text, *end = t + v->val_len;

@@ -61,6 +61,11 @@ mygpt_gpt *verdict_adamw_model(const chapter *ch, verdict *v, verdict_eval_fn on
  * same way (saying which on stderr). */
 mygpt_gpt *verdict_model(const chapter *ch, verdict *v);
 
+/* What chapters 34 and 36 run on: the vocabulary and text (verdict_load) and chapter 33's
+ * AdamW model (verdict_model) with its weights stored as --weights says
+ * (chapter_apply_weights). */
+mygpt_gpt *verdict_load_model(const chapter *ch, verdict *v);
+
 /* The first sentence of the validation part's first whole paragraph (after its first
  * blank line, up to and including the next '.'), as bytes: *len of them at the returned
  * pointer, which lives as long as v. */

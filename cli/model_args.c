@@ -1,0 +1,299 @@
+/*
+ * model_args.c - what the model commands share (model_args.h): the model's flags read
+ * and validated, ids parsed, a model built or loaded, the sampler's flags, the tokenizer
+ * and the one sequence a command reads, every tensor printed by name.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "model_args.h"
+#include "mygpt/checkpoint.h"
+#include "mygpt/data.h"
+#include "mygpt/generate.h"
+#include "mygpt/gpt.h"
+#include "mygpt/quantize.h"
+#include "mygpt/tokenizer.h"
+#include "output.h"
+
+#define MAX_IDS (1 << 20)
+
+/* Reads --vocab --embed --heads --layers [--max-seq] (default 64). */
+int read_config(const char *cmd, const parsed_args *a, mygpt_config *cfg)
+{
+    mygpt_error err = {0};
+    memset(cfg, 0, sizeof *cfg);
+    if (args_has(a, "arch") && mygpt_arch_parse(args_get(a, "arch"), &cfg->arch, &err) != MYGPT_OK) {
+        cli_error(cmd, "--arch: %s", err.message);
+        return EXIT_USAGE;
+    }
+    cfg->qkv_bias = args_has(a, "qkv-bias");
+    if (args_has(a, "dropout") && parse_double(cmd, "dropout", args_get(a, "dropout"), &cfg->dropout))
+        return EXIT_USAGE;
+    const char *names[4] = {"vocab", "embed", "heads", "layers"};
+    int *fields[4] = {&cfg->vocab_size, &cfg->embed_dim, &cfg->num_heads, &cfg->num_layers};
+    for (int i = 0; i < 4; i++) {
+        int64_t v;
+        if (!args_has(a, names[i])) {
+            cli_error(cmd, "--%s is required", names[i]);
+            return EXIT_USAGE;
+        }
+        if (parse_i64(cmd, names[i], args_get(a, names[i]), INT32_MIN, INT32_MAX, &v))
+            return EXIT_USAGE;
+        *fields[i] = (int)v;
+    }
+    cfg->max_seq_len = 64;
+    if (args_has(a, "max-seq")) {
+        int64_t v;
+        if (parse_i64(cmd, "max-seq", args_get(a, "max-seq"), INT32_MIN, INT32_MAX, &v))
+            return EXIT_USAGE;
+        cfg->max_seq_len = (int)v;
+    }
+    if (mygpt_config_validate(cfg, &err) != MYGPT_OK) {
+        cli_error(cmd, "%s", err.message);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* --seed (required) and the configuration. */
+int read_seed_and_config(const char *cmd, const parsed_args *a, uint64_t *seed,
+                                mygpt_config *cfg)
+{
+    if (!args_has(a, "seed")) {
+        cli_error(cmd, "--seed is required");
+        return EXIT_USAGE;
+    }
+    if (parse_seed(cmd, "seed", args_get(a, "seed"), seed) || read_config(cmd, a, cfg))
+        return EXIT_USAGE;
+    return 0;
+}
+
+/* "0,1,2;3,2,1" -> rows of equal length. Values are checked against V later by
+ * the library; here only the syntax. */
+int parse_ids(const char *cmd, const char *s, int64_t **out, int *B, int *T)
+{
+    int64_t *ids = malloc(MAX_IDS * sizeof *ids);
+    if (!ids) {
+        cli_error(cmd, "out of memory");
+        return EXIT_RUNTIME;
+    }
+    int rows = 0, cols = 0, n = 0, row_len = 0;
+    const char *p = s;
+    if (*p == '\0')
+        goto bad;
+    for (;;) {
+        char *end;
+        if (!(*p == '-' || (*p >= '0' && *p <= '9')))
+            goto bad;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || errno == ERANGE)
+            goto bad;
+        if (n == MAX_IDS) {
+            cli_error(cmd, "--ids: more than %d ids", MAX_IDS);
+            free(ids);
+            return EXIT_USAGE;
+        }
+        ids[n++] = v;
+        row_len++;
+        p = end;
+        if (*p == ',') {
+            p++;
+            continue;
+        }
+        if (*p == ';' || *p == '\0') {
+            if (rows == 0)
+                cols = row_len;
+            else if (row_len != cols) {
+                cli_error(cmd, "--ids: row %d has %d ids but row 0 has %d (rows must have equal length)",
+                          rows, row_len, cols);
+                free(ids);
+                return EXIT_USAGE;
+            }
+            rows++;
+            row_len = 0;
+            if (*p == '\0')
+                break;
+            p++;
+            continue;
+        }
+        goto bad;
+    }
+    *out = ids;
+    *B = rows;
+    *T = cols;
+    return 0;
+bad:
+    cli_error(cmd, "--ids: '%s' is not rows of integer ids like \"0,1,2;2,1,0\"", s);
+    free(ids);
+    return EXIT_USAGE;
+}
+
+int apply_weights(const char *cmd, const parsed_args *a, mygpt_gpt *g)
+{
+    mygpt_weights w;
+    mygpt_error err = {0};
+    if (!args_has(a, "weights"))
+        return 0;
+    if (mygpt_weights_parse(args_get(a, "weights"), &w, &err) != MYGPT_OK) {
+        cli_error(cmd, "--weights: %s", err.message);
+        return EXIT_USAGE;
+    }
+    const mygpt_status st = mygpt_gpt_quantize(g, w, &err);
+    return st == MYGPT_OK ? 0 : cli_fail(cmd, st, &err);
+}
+
+int load_checkpoint(const char *cmd, const parsed_args *a, mygpt_gpt **g)
+{
+    mygpt_error err = {0};
+    mygpt_status st = mygpt_checkpoint_load(g, args_get(a, "checkpoint"), &err);
+    if (st != MYGPT_OK)
+        return cli_fail(cmd, st, &err);
+    if (args_has(a, "adapters") && (st = mygpt_checkpoint_load_adapters(*g, args_get(a, "adapters"), &err))) {
+        mygpt_gpt_free(*g);
+        *g = NULL;
+        return cli_fail(cmd, st, &err);
+    }
+    const int rc = apply_weights(cmd, a, *g);
+    if (rc) {
+        mygpt_gpt_free(*g);
+        *g = NULL;
+    }
+    return rc;
+}
+
+int check_input_flags(const char *cmd, const parsed_args *a)
+{
+    if (args_has(a, "prompt") == args_has(a, "ids")) {
+        cli_error(cmd, "give exactly one of --prompt TEXT and --ids \"1,2,3\"");
+        return EXIT_USAGE;
+    }
+    if (args_has(a, "adapters") && !args_has(a, "checkpoint")) {
+        cli_error(cmd, "--adapters FILE needs --checkpoint FILE: the model the adapters were trained on");
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+int model_from_args(const char *cmd, const parsed_args *a, mygpt_gpt **g)
+{
+    int rc;
+    *g = NULL;
+    if (args_has(a, "checkpoint"))
+        return load_checkpoint(cmd, a, g);
+    mygpt_config cfg;
+    uint64_t seed;
+    if (read_seed_and_config(cmd, a, &seed, &cfg))
+        return EXIT_USAGE;
+    if ((rc = create_model(cmd, &cfg, seed, g)))
+        return rc;
+    if ((rc = apply_weights(cmd, a, *g))) {
+        mygpt_gpt_free(*g);
+        *g = NULL;
+    }
+    return rc;
+}
+
+int read_sampling(const char *cmd, const parsed_args *a, mygpt_sampling *s)
+{
+    int64_t topk = 0;
+    *s = (mygpt_sampling){0};
+    if (args_i64_in(cmd, a, "top-k", 1, 1 << 24, 0, &topk) ||
+        args_double_min(cmd, a, "temperature", 0, &s->temperature) || args_double_min(cmd, a, "top-p", 0, &s->top_p))
+        return EXIT_USAGE;
+    s->top_k = (int)topk;
+    if (args_has(a, "top-p") && !(s->top_p > 0 && s->top_p <= 1)) {
+        cli_error(cmd, "--top-p must be in (0, 1], got %s", args_get(a, "top-p"));
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+void say_cropped(const char *cmd, const char *what, int n, int max_seq)
+{
+    fprintf(stderr, "mygpt %s: the %s has %d tokens, more than the model's context: it reads the last %d\n", cmd,
+            what, n, max_seq);
+}
+
+/* set_seed(seed); GPT(...): 0, or the exit code after saying why it failed (out of
+ * memory is a runtime failure, anything else the caller's sizes). */
+int create_model(const char *cmd, const mygpt_config *cfg, uint64_t seed, mygpt_gpt **gpt)
+{
+    mygpt_error err = {0};
+    const mygpt_status st = mygpt_gpt_create(gpt, cfg, seed, &err);
+    if (st == MYGPT_OK)
+        return 0;
+    return cli_fail(cmd, st, &err);
+}
+
+/* Prints every tensor of w (parameters, or gradients in the same layout) in
+ * named_parameters() order: its name, then the tensor (decorated by opts). */
+int print_named_tensors(const char *cmd, const out_options *o, const mygpt_config *cfg,
+                        const mygpt_params *w, const mygpt_torch_opts *opts)
+{
+    int rc = 0;
+    for (int j = 0; j < mygpt_state_dict_len(cfg) && !rc; j++) {
+        mygpt_state_entry e;
+        mygpt_state_dict_entry(cfg, w, j, &e);
+        mygpt_tview v;
+        mygpt_tview_make(&v, MYGPT_F32, e.data, e.ndim, e.shape, NULL);
+        if (o->format != OUT_EXACT)
+            printf("%s\n", e.name);
+        rc = out_print(cmd, o, &v, opts);
+    }
+    return rc;
+}
+
+int load_tokenizer(const char *cmd, mygpt_tokenizer **tok)
+{
+    char dir[4096];
+    mygpt_error err = {0};
+    mygpt_status st = mygpt_data_dir(dir, sizeof dir, &err);
+    if (st == MYGPT_OK)
+        st = mygpt_tokenizer_load_dir(tok, dir, &err);
+    return st == MYGPT_OK ? 0 : cli_fail(cmd, st, &err);
+}
+
+void tokenizer_files(cli_file files[2], char paths[2][4200])
+{
+    static const char *const NAMES[2] = {"encoder.json", "vocab.bpe"}; // mygpt_tokenizer_load_dir's
+    char dir[4096];
+    const int found = mygpt_data_dir(dir, sizeof dir, NULL) == MYGPT_OK;
+    for (int k = 0; k < 2; k++) {
+        snprintf(paths[k], 4200, "%s/%s", found ? dir : "", NAMES[k]);
+        files[k] = (cli_file){"the tokenizer", found ? paths[k] : NULL, 0, 0};
+    }
+}
+
+/* The token ids of text (GPT-2's tokenizer from the data folder). */
+int encode_text(const char *cmd, const mygpt_tokenizer *tok, const char *text, size_t len,
+                       int64_t **ids, size_t *n)
+{
+    mygpt_error err = {0};
+    const mygpt_status st = mygpt_encode(tok, text, len, ids, n, &err);
+    return st == MYGPT_OK ? 0 : cli_fail(cmd, st, &err);
+}
+
+int read_sequence(const char *cmd, const parsed_args *a, mygpt_tokenizer **tok, int64_t **ids, int *n)
+{
+    int rc;
+    if (args_has(a, "prompt")) {
+        const char *p = args_get(a, "prompt");
+        size_t len;
+        if ((rc = load_tokenizer(cmd, tok)) || (rc = encode_text(cmd, *tok, p, strlen(p), ids, &len)))
+            return rc;
+        *n = (int)len;
+        return 0;
+    }
+    int B;
+    if ((rc = parse_ids(cmd, args_get(a, "ids"), ids, &B, n)))
+        return rc;
+    if (B != 1) {
+        cli_error(cmd, "--ids: one row of ids, got %d", B);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
