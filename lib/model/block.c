@@ -154,14 +154,17 @@ static mygpt_status attention(const mygpt_pass *p, int l, const mygpt_block_acts
     const int B = p->B, T = p->T, C = p->cfg->embed_dim, NH = p->cfg->num_heads;
     if (p->cache) {
         const mygpt_kv_layer kv = mygpt_kv_cache_layer(p->cache, p->cfg, l);
-        mygpt_attention_cached(a->atty, a->q, kv.k, kv.kt, kv.v, T, p->t0, p->cfg->max_seq_len, C, NH, p->cache->att,
-                               p->cache->att_rows);
+        mygpt_attention_cached(a->atty, a->q,
+                               (mygpt_attention_cache){kv.k, kv.v, kv.kt, p->cfg->max_seq_len, p->cache->att,
+                                                       p->cache->att_rows},
+                               p->t0, (mygpt_attention_shape){B, T, C, NH});
         return MYGPT_OK;
     }
-    MYGPT_TRY(mygpt_attention_forward(a->atty, a->att, a->q, a->k, a->v, p->att_scratch, p->att_scratch_len, B, T,
-                                      C, NH, p->impl, err));
+    MYGPT_TRY(mygpt_attention_forward(a->atty, a->att, (mygpt_qkv){a->q, a->k, a->v}, p->att_scratch,
+                                      p->att_scratch_len, (mygpt_attention_shape){B, T, C, NH}, p->impl, err));
     if (a->keep_att) // train mode: the values weighted by dropout(P)
-        mygpt_attention_dropout_values(a->atty, a->att, a->v, a->keep_att, p->dropout, B, T, C, NH);
+        mygpt_attention_dropout_values(a->atty, a->att, a->v, (mygpt_attention_dropout){a->keep_att, p->dropout},
+                                       (mygpt_attention_shape){B, T, C, NH});
     return MYGPT_OK;
 }
 
@@ -258,8 +261,9 @@ mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_
     mygpt_fill_floats(g->dq, NULL, NC);
     mygpt_fill_floats(g->dk, NULL, NC);
     mygpt_fill_floats(g->dv, NULL, NC);
-    mygpt_attention_backward_dropout(g->dq, g->dk, g->dv, g->datty, a->att, a->q, a->k, a->v, a->keep_att,
-                                     p->dropout, B, T, C, NH);        // dq, dk, dv (N, C) each
+    mygpt_attention_backward_dropout(g->dq, g->dk, g->dv, g->datty, a->att, (mygpt_qkv){a->q, a->k, a->v},
+                                     (mygpt_attention_dropout){a->keep_att, p->dropout},
+                                     (mygpt_attention_shape){B, T, C, NH}); // dq, dk, dv (N, C) each
     // q, k and v read the same LN1(x): their input gradients add up in dln
     MYGPT_TRY(mygpt_linear_backward(p, g->dln, 1, GRAD(wq), GRAD(bq), g->dq, a->ln1, lw.wq, ADAPTER_GRAD(q), N, C, C,
                                     ws, ws_len, err));
