@@ -599,13 +599,14 @@ Test(gpt_errors, layer_functions_refuse_what_would_read_out_of_bounds)
     float wte[4 * 2] = {0}, wpe[3 * 2] = {0}, out[8 * 2];
     const int64_t ids[4] = {0, 1, 4, 2};
     mygpt_error err = {0};
-    cr_expect_eq(mygpt_embedding_forward(out, ids, wte, NULL, 1, 4, 2, 4, 0, &err), MYGPT_ERANGE);
+    const mygpt_embedding_tables tokens = {wte, 4, NULL, 0}, both = {wte, 4, wpe, 3};
+    cr_expect_eq(mygpt_embedding_forward(out, ids, tokens, 1, 4, 2, &err), MYGPT_ERANGE);
     cr_expect_str_eq(err.message, "token id 4 at (0, 2) is outside [0, 4)");
     const int64_t ok[4] = {0, 1, 2, 3};
-    cr_expect_eq(mygpt_embedding_forward(out, ok, wte, wpe, 1, 4, 2, 4, 3, &err), MYGPT_ERANGE);
+    cr_expect_eq(mygpt_embedding_forward(out, ok, both, 1, 4, 2, &err), MYGPT_ERANGE);
     cr_expect_str_eq(err.message, "input length T=4 exceeds max_seq_len=3");
-    cr_expect_eq(mygpt_embedding_forward(out, ok, wte, wpe, 0, 4, 2, 4, 3, &err), MYGPT_EINVAL);
-    cr_expect_eq(mygpt_embedding_forward(out, ok, wte, wpe, 1, 3, 2, 4, 3, &err), MYGPT_OK);
+    cr_expect_eq(mygpt_embedding_forward(out, ok, both, 0, 4, 2, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_embedding_forward(out, ok, both, 1, 3, 2, &err), MYGPT_OK);
     float q[6], s[64];
     const mygpt_qkv qqq = {q, q, q};
     const mygpt_attention_shape four_heads = {1, 1, 6, 4}, no_heads = {1, 1, 6, 0}, three_heads = {1, 1, 6, 3};

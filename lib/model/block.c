@@ -247,7 +247,8 @@ mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_
     gelu_backward(cfg, g->dfch, a->fch, g->dfch_gelu, 4 * NC);      // dfch (N, 4C)
     MYGPT_TRY(mygpt_linear_backward(p, g->dln, 1, GRAD(fc1w), GRAD(fc1b), g->dfch, a->ln2, lw.fc1w, ADAPTER_GRAD(fc1),
                                     N, C, C4, ws, ws_len, err));      // dln = d LN2(mid) (N, C)
-    mygpt_layernorm_backward(g->dmid, dw.ln2w, dw.ln2b, g->dln, a->mid, lw.ln2w, a->ln2_mean, a->ln2_denom, N,
+    mygpt_layernorm_backward(g->dmid, dw.ln2w, dw.ln2b, g->dln,
+                             (mygpt_layernorm_saved){a->mid, lw.ln2w, a->ln2_mean, a->ln2_denom}, N,
                              C);                                      // dmid += (N, C)
     // mid = x + W_o(attention(LN1(x))): dx = d mid + the attention's
     mygpt_fill_floats(g->dx, g->dmid, NC);                          // dx (N, C) = d mid
@@ -272,7 +273,8 @@ mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_
     MYGPT_TRY(mygpt_linear_backward(p, g->dln, 0, GRAD(wv), GRAD(bv), g->dv, a->ln1, lw.wv, ADAPTER_GRAD(v), N, C, C,
                                     ws, ws_len, err));
     // dln = d LN1(x) (N, C); dx += its LayerNorm's backward
-    mygpt_layernorm_backward(g->dx, dw.ln1w, dw.ln1b, g->dln, a->x, lw.ln1w, a->ln1_mean, a->ln1_denom, N, C);
+    mygpt_layernorm_backward(g->dx, dw.ln1w, dw.ln1b, g->dln,
+                             (mygpt_layernorm_saved){a->x, lw.ln1w, a->ln1_mean, a->ln1_denom}, N, C);
     return MYGPT_OK;
 }
 
