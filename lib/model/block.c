@@ -71,7 +71,7 @@ mygpt_status mygpt_linear(const mygpt_pass *p, float *out, const float *inp, con
     else
         MYGPT_TRY(mygpt_matmul_ex(out, inp, weight, bias, N, C, OC, fuse, err));
     if (lora) // self.linear(x) + self.lora(x)
-        mygpt_lora_forward(out, inp, lora->a, lora->b, N, C, OC, lora->r, lora->scale);
+        mygpt_lora_forward(out, inp, (mygpt_lora_weights){lora->a, lora->b, C, lora->r, OC, lora->scale}, N);
     if (gelu && (lora || p->impl == MYGPT_IMPL_REFERENCE))
         mygpt_gelu_forward(out, out, N * (size_t)OC);
     return MYGPT_OK;
@@ -95,8 +95,8 @@ mygpt_status mygpt_linear_backward(const mygpt_pass *p, float *dinp, int set_din
     }
     if (!lora)
         return MYGPT_OK;
-    return mygpt_lora_backward(dinp, lora->da, lora->db, dout, inp, lora->a, lora->b, N, C, OC, lora->r, lora->scale,
-                               err);
+    return mygpt_lora_backward(dinp, lora->da, lora->db, dout, inp,
+                               (mygpt_lora_weights){lora->a, lora->b, C, lora->r, OC, lora->scale}, N, err);
 }
 
 /* ---- pieces of the block ---------------------------------------------------------------- */
