@@ -182,8 +182,10 @@ int cmd_generate(int argc, char **argv)
     if (stream)
         show_tokens(&ss, prompt, np);
     const double t0 = cli_now_s();
-    if ((st = mygpt_generate_stream(g, &rng, prompt, np, (int)max_new, &s, eos, !args_has(&a, "no-kv-cache"), out,
-                                    &nout, stream ? on_token : NULL, &ss, &err)) != MYGPT_OK) {
+    const mygpt_generation gen = {.max_new = (int)max_new, .sampling = s, .eos = eos,
+                                  .use_cache = !args_has(&a, "no-kv-cache"), .on_token = stream ? on_token : NULL,
+                                  .user = &ss};
+    if ((st = mygpt_generate(g, &rng, prompt, np, &gen, out, &nout, &err)) != MYGPT_OK) {
         if (stream)
             printf("\n");
         rc = cli_fail(cmd, st, &err);
