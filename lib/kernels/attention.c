@@ -115,9 +115,9 @@ typedef struct head_job {
     float scale;            // sqrt(d) as a float
 } head_job;
 
-/* scores[r][s] = (q_r . k_s) / scale for the block's rows r < rows (queries t0 + r) and keys s <= t0 + r (the rest
- * of each KS-wide chunk is computed and ignored), each dot a chain of fused
- * multiply-adds over i = 0..d-1 from 0. An RG x KS tile stays in registers while i
+/* scores[r][s] = (q_r . k_s) / scale for the block's rows r < rows (queries t0 + r)
+ * and keys s <= t0 + r (the rest of each KS-wide chunk is computed and ignored), each
+ * dot a chain of fused multiply-adds over i = 0..d-1 from 0. An RG x KS tile stays in registers while i
  * runs; the d x KS chunk of kt stays in L1 while the row tiles pass. kt rows are
  * padded (zeros) up to a multiple of KW_MAX. Dividing by a power of two is
  * multiplying by its inverse, exactly; other scales are divided, as PyTorch does. */
@@ -328,25 +328,23 @@ static inline __attribute__((always_inline)) void head_body(const int KS, const 
 }
 
 typedef void (*head_fn)(const head_job *h);
-#define HEAD_ARGS const head_job *h
-#define HEAD_CALL(KS, KV) head_body(KS, KV, h)
 
-static void head_generic(HEAD_ARGS)
+static void head_generic(const head_job *h)
 {
-    HEAD_CALL(16, 16);
+    head_body(16, 16, h);
 }
 #ifdef MYGPT_X86_KERNELS
 #define HAVE_X86_KERNELS 1
-MYGPT_AVX2 static void head_avx2(HEAD_ARGS)
+MYGPT_AVX2 static void head_avx2(const head_job *h)
 {
-    HEAD_CALL(16, 16); /* 4 x 2 ymm accumulators */
+    head_body(16, 16, h); /* 4 x 2 ymm accumulators */
 }
-MYGPT_AVX512 static void head_avx512(HEAD_ARGS)
+MYGPT_AVX512 static void head_avx512(const head_job *h)
 {
     if (h->d % 64 == 0)
-        HEAD_CALL(64, 64); /* 4 x 4 zmm accumulators */
+        head_body(64, 64, h); /* 4 x 4 zmm accumulators */
     else
-        HEAD_CALL(64, 16); /* head sizes like 16, 48, 80: one zmm per row */
+        head_body(64, 16, h); /* head sizes like 16, 48, 80: one zmm per row */
 }
 #endif
 

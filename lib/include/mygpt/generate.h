@@ -26,8 +26,9 @@ extern "C" {
  * the token is in out, as every token before it). */
 typedef int (*mygpt_token_fn)(int64_t id, void *user);
 
-/* How mygpt_generate continues a prompt, one struct as llama2.c's Sampler. Every field
- * counts (eos 0 is a token), so set them all. */
+/* How mygpt_generate continues a prompt, in one struct as llama2.c's Sampler. Set
+ * max_new, sampling, eos and use_cache (a zeroed eos is token 0, a zeroed use_cache the
+ * tutorial's slow loop); on_token and user may stay zero. */
 typedef struct mygpt_generation {
     int max_new;             /* new tokens at most                                    */
     mygpt_sampling sampling; /* how each is picked (mygpt/sample.h)                   */
