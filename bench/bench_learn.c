@@ -248,12 +248,13 @@ static double decode_ms(mygpt_gpt *g, const int64_t *ids, int prompt, int new_to
             per[r] = (now_ms() - a) / (new_tokens > 1 ? new_tokens - 1 : 1);
             mygpt_kv_cache_free(&cache);
         } else { // the tutorial's loop: the whole window every step
-            const mygpt_sampling greedy = {.temperature = 0};
+            const mygpt_generation greedy = {.max_new = new_tokens, .sampling = {.temperature = 0}, .eos = -1,
+                                             .use_cache = 0};
             mygpt_rng rng = {0};
             int64_t *out = malloc((size_t)(prompt + new_tokens) * sizeof *out);
             int nout;
             const double a = now_ms();
-            if (mygpt_generate(g, &rng, ids, prompt, new_tokens, &greedy, -1, 0, out, &nout, &err) != MYGPT_OK)
+            if (mygpt_generate(g, &rng, ids, prompt, &greedy, out, &nout, &err) != MYGPT_OK)
                 die(&err);
             per[r] = (now_ms() - a) / (nout - prompt);
             free(out);

@@ -287,8 +287,9 @@ static int chat_turn(chat *ch, const char *instruction, size_t len)
     int nout = 0;
     if (ch->terminal)
         catch_interrupt(1);
-    st = mygpt_generate_stream(ch->g, &ch->rng, ids, (int)n, ch->max_new, &ch->sampling, MYGPT_ENDOFTEXT_ID, 1, out, &nout,
-                               on_token, &resp, &err);
+    const mygpt_generation gen = {.max_new = ch->max_new, .sampling = ch->sampling, .eos = MYGPT_ENDOFTEXT_ID,
+                                  .use_cache = 1, .on_token = on_token, .user = &resp};
+    st = mygpt_generate(ch->g, &ch->rng, ids, (int)n, &gen, out, &nout, &err);
     if (ch->terminal)
         catch_interrupt(0);
     if (st != MYGPT_OK) {

@@ -195,9 +195,11 @@ static int run(const char *cmd, const parsed_args *a, const gen_flags *f, genera
     if (gen->stream)
         show_tokens(&ss, gen->prompt, gen->np);
     const double t0 = cli_now_s();
-    const mygpt_status st = mygpt_generate_stream(gen->g, &gen->rng, gen->prompt, gen->np, (int)f->max_new, &f->s,
-                                                  f->eos, !args_has(a, "no-kv-cache"), gen->out, &gen->nout,
-                                                  gen->stream ? on_token : NULL, &ss, &gen->err);
+    const mygpt_generation settings = {.max_new = (int)f->max_new, .sampling = f->s, .eos = f->eos,
+                                       .use_cache = !args_has(a, "no-kv-cache"),
+                                       .on_token = gen->stream ? on_token : NULL, .user = &ss};
+    const mygpt_status st = mygpt_generate(gen->g, &gen->rng, gen->prompt, gen->np, &settings, gen->out, &gen->nout,
+                                           &gen->err);
     if (st != MYGPT_OK) {
         if (gen->stream)
             printf("\n");

@@ -129,17 +129,18 @@ Test(alloc, attention_backward_without_scratch_gives_the_same_bits)
             mygpt_normal_(&r, v, n, 0, 1, NULL);
             mygpt_normal_(&r, dout, n, 0, 1, NULL);
             cr_assert_eq(mygpt_dropout_mask(&r, keep, na, 0.25, NULL), MYGPT_OK);
-            cr_assert_eq(mygpt_attention_forward(out, att, q, k, v, NULL, 0, B, T, C, NH, MYGPT_IMPL_REFERENCE, NULL),
-                         MYGPT_OK);
+            const mygpt_qkv in = {q, k, v};
+            const mygpt_attention_shape dims = {B, T, C, NH};
+            cr_assert_eq(mygpt_attention_forward(out, att, in, NULL, 0, dims, MYGPT_IMPL_REFERENCE, NULL), MYGPT_OK);
             for (int mode = 0; mode < 2; mode++) { /* scratch; no scratch */
                 for (int j = 0; j < 3; j++)
                     g[mode][j] = calloc(n, sizeof(float));
                 fail_next = mode ? 0 : -1;
                 if (dropout)
-                    mygpt_attention_backward_dropout(g[mode][0], g[mode][1], g[mode][2], dout, att, q, k, v, keep,
-                                                     0.25, B, T, C, NH);
+                    mygpt_attention_backward_dropout(g[mode][0], g[mode][1], g[mode][2], dout, att, in,
+                                                     (mygpt_attention_dropout){keep, 0.25}, dims);
                 else
-                    mygpt_attention_backward(g[mode][0], g[mode][1], g[mode][2], dout, att, q, k, v, B, T, C, NH);
+                    mygpt_attention_backward(g[mode][0], g[mode][1], g[mode][2], dout, att, in, dims);
                 never_fail();
             }
             for (int j = 0; j < 3; j++) {

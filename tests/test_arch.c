@@ -425,10 +425,9 @@ Test(arch_checkpoint, reference_files_load_and_generate_the_references_tokens)
             const char *arrow = strstr(line, "->");
             const size_t nw = golden_parse_i64(arrow + 2, want, 64);
             const int64_t prompt[3] = {5, 17, 3};
-            const mygpt_sampling greedy = {0};
+            const mygpt_generation greedy = {.max_new = (int)nw - 3, .sampling = {0}, .eos = -1, .use_cache = 1};
             int n = 0;
-            cr_assert_eq(mygpt_generate(g, NULL, prompt, 3, (int)nw - 3, &greedy, -1, 1, got, &n, &err), MYGPT_OK,
-                         "%s", err.message);
+            cr_assert_eq(mygpt_generate(g, NULL, prompt, 3, &greedy, got, &n, &err), MYGPT_OK, "%s", err.message);
             cr_assert_eq((size_t)n, nw);
             for (size_t i = 0; i < nw; i++)
                 cr_assert_eq(got[i], want[i], "%s: token %zu is %lld, the reference's %lld", name, i, (long long)got[i],

@@ -317,6 +317,7 @@ Test(gpt_kernels, fast_attention_gives_the_naive_bits)
     const char *paths[3] = {"generic", "avx2", "avx512"};
     for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
         const int B = shapes[c][0], T = shapes[c][1], C = shapes[c][2], NH = shapes[c][3];
+        const mygpt_attention_shape shape = {B, T, C, NH};
         const size_t n = (size_t)B * T * C;
         float *q = malloc(n * sizeof *q), *k = malloc(n * sizeof *k), *v = malloc(n * sizeof *v);
         float *o1 = malloc(n * sizeof *o1), *o2 = malloc(n * sizeof *o2);
@@ -327,28 +328,22 @@ Test(gpt_kernels, fast_attention_gives_the_naive_bits)
         mygpt_normal_(&r, q, n, 0, 1, NULL);
         mygpt_normal_(&r, k, n, 0, 1, NULL);
         mygpt_normal_(&r, v, n, 0, 1, NULL);
-        cr_assert_eq(mygpt_attention_forward(o1, NULL, q, k, v, scratch, slen, B, T, C, NH, MYGPT_IMPL_REFERENCE,
-                                             NULL),
-                     MYGPT_OK);
+        const mygpt_qkv in = {q, k, v};
+        cr_assert_eq(mygpt_attention_forward(o1, NULL, in, scratch, slen, shape, MYGPT_IMPL_REFERENCE, NULL), MYGPT_OK);
         const size_t na = (size_t)B * NH * T * T;
         float *a1 = malloc(na * sizeof *a1), *a2 = malloc(na * sizeof *a2);
-        cr_assert_eq(mygpt_attention_forward(o2, a1, q, k, v, NULL, 0, B, T, C, NH, MYGPT_IMPL_REFERENCE, NULL),
-                     MYGPT_OK);
+        cr_assert_eq(mygpt_attention_forward(o2, a1, in, NULL, 0, shape, MYGPT_IMPL_REFERENCE, NULL), MYGPT_OK);
         cr_expect(memcmp(o1, o2, n * sizeof *o1) == 0, "shape %zu: the training attention differs", c);
         for (int p = 0; p < 3; p++) { /* paths this CPU lacks fall back to the widest it has */
             setenv("MYGPT_ATTENTION_KERNEL", paths[p], 1);
             mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
             memset(o2, 0xff, n * sizeof *o2);
-            cr_assert_eq(mygpt_attention_forward(o2, NULL, q, k, v, scratch, slen, B, T, C, NH, MYGPT_IMPL_FAST,
-                                                 NULL),
-                         MYGPT_OK);
+            cr_assert_eq(mygpt_attention_forward(o2, NULL, in, scratch, slen, shape, MYGPT_IMPL_FAST, NULL), MYGPT_OK);
             cr_expect(memcmp(o1, o2, n * sizeof *o1) == 0, "shape %zu: %s attention differs", c,
                       paths[p]);
             memset(o2, 0xff, n * sizeof *o2);
             memset(a2, 0xff, na * sizeof *a2);
-            cr_assert_eq(mygpt_attention_forward(o2, a2, q, k, v, scratch, slen, B, T, C, NH, MYGPT_IMPL_FAST,
-                                                 NULL),
-                         MYGPT_OK);
+            cr_assert_eq(mygpt_attention_forward(o2, a2, in, scratch, slen, shape, MYGPT_IMPL_FAST, NULL), MYGPT_OK);
             cr_expect(memcmp(o1, o2, n * sizeof *o1) == 0, "shape %zu: %s attention (probs) differs", c,
                       paths[p]);
             cr_expect(memcmp(a1, a2, na * sizeof *a1) == 0, "shape %zu: %s probabilities differ", c,
@@ -604,20 +599,23 @@ Test(gpt_errors, layer_functions_refuse_what_would_read_out_of_bounds)
     float wte[4 * 2] = {0}, wpe[3 * 2] = {0}, out[8 * 2];
     const int64_t ids[4] = {0, 1, 4, 2};
     mygpt_error err = {0};
-    cr_expect_eq(mygpt_embedding_forward(out, ids, wte, NULL, 1, 4, 2, 4, 0, &err), MYGPT_ERANGE);
+    const mygpt_embedding_tables tokens = {wte, 4, NULL, 0}, both = {wte, 4, wpe, 3};
+    cr_expect_eq(mygpt_embedding_forward(out, ids, tokens, 1, 4, 2, &err), MYGPT_ERANGE);
     cr_expect_str_eq(err.message, "token id 4 at (0, 2) is outside [0, 4)");
     const int64_t ok[4] = {0, 1, 2, 3};
-    cr_expect_eq(mygpt_embedding_forward(out, ok, wte, wpe, 1, 4, 2, 4, 3, &err), MYGPT_ERANGE);
+    cr_expect_eq(mygpt_embedding_forward(out, ok, both, 1, 4, 2, &err), MYGPT_ERANGE);
     cr_expect_str_eq(err.message, "input length T=4 exceeds max_seq_len=3");
-    cr_expect_eq(mygpt_embedding_forward(out, ok, wte, wpe, 0, 4, 2, 4, 3, &err), MYGPT_EINVAL);
-    cr_expect_eq(mygpt_embedding_forward(out, ok, wte, wpe, 1, 3, 2, 4, 3, &err), MYGPT_OK);
+    cr_expect_eq(mygpt_embedding_forward(out, ok, both, 0, 4, 2, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_embedding_forward(out, ok, both, 1, 3, 2, &err), MYGPT_OK);
     float q[6], s[64];
-    cr_expect_eq(mygpt_attention_forward(q, NULL, q, q, q, s, 64, 1, 1, 6, 4, MYGPT_IMPL_REFERENCE, &err), MYGPT_EINVAL);
-    cr_expect_eq(mygpt_attention_forward(q, NULL, q, q, q, s, 64, 1, 1, 6, 0, MYGPT_IMPL_FAST, &err), MYGPT_EINVAL);
-    cr_expect_eq(mygpt_attention_forward(q, s, q, q, q, NULL, 0, 1, 1, 6, 4, MYGPT_IMPL_REFERENCE, &err), MYGPT_EINVAL);
+    const mygpt_qkv qqq = {q, q, q};
+    const mygpt_attention_shape four_heads = {1, 1, 6, 4}, no_heads = {1, 1, 6, 0}, three_heads = {1, 1, 6, 3};
+    cr_expect_eq(mygpt_attention_forward(q, NULL, qqq, s, 64, four_heads, MYGPT_IMPL_REFERENCE, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_attention_forward(q, NULL, qqq, s, 64, no_heads, MYGPT_IMPL_FAST, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_attention_forward(q, s, qqq, NULL, 0, four_heads, MYGPT_IMPL_REFERENCE, &err), MYGPT_EINVAL);
     /* scratch smaller than one thread's slice is refused, not overrun */
-    cr_expect_eq(mygpt_attention_forward(q, NULL, q, q, q, s, 0, 1, 1, 6, 3, MYGPT_IMPL_FAST, &err), MYGPT_EINVAL);
-    cr_expect_eq(mygpt_attention_forward(q, NULL, q, q, q, s, 0, 1, 1, 6, 3, MYGPT_IMPL_REFERENCE, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_attention_forward(q, NULL, qqq, s, 0, three_heads, MYGPT_IMPL_FAST, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_attention_forward(q, NULL, qqq, s, 0, three_heads, MYGPT_IMPL_REFERENCE, &err), MYGPT_EINVAL);
 }
 
 /* Scratch sized for one thread, called with a team of 4: the team is clamped to the slices
@@ -626,6 +624,7 @@ Test(gpt_errors, layer_functions_refuse_what_would_read_out_of_bounds)
 Test(gpt_kernels, attention_scratch_sized_for_one_thread_is_safe_with_more)
 {
     const int B = 2, T = 40, C = 64, NH = 4; /* B * NH = 8 heads, enough to go parallel */
+    const mygpt_attention_shape shape = {B, T, C, NH};
     const size_t n = (size_t)B * T * C;
     float *q = malloc(n * sizeof *q), *o1 = malloc(n * sizeof *o1), *o2 = malloc(n * sizeof *o2);
     mygpt_rng r = {0};
@@ -639,8 +638,8 @@ Test(gpt_kernels, attention_scratch_sized_for_one_thread_is_safe_with_more)
     float *s1 = malloc(one * sizeof *s1), *s4 = malloc(four * sizeof *s4);
     for (int fast = 0; fast < 2; fast++) {
         const mygpt_impl kernels = fast ? MYGPT_IMPL_FAST : MYGPT_IMPL_REFERENCE;
-        cr_assert_eq(mygpt_attention_forward(o1, NULL, q, q, q, s4, four, B, T, C, NH, kernels, NULL), MYGPT_OK);
-        cr_assert_eq(mygpt_attention_forward(o2, NULL, q, q, q, s1, one, B, T, C, NH, kernels, NULL), MYGPT_OK);
+        cr_assert_eq(mygpt_attention_forward(o1, NULL, (mygpt_qkv){q, q, q}, s4, four, shape, kernels, NULL), MYGPT_OK);
+        cr_assert_eq(mygpt_attention_forward(o2, NULL, (mygpt_qkv){q, q, q}, s1, one, shape, kernels, NULL), MYGPT_OK);
         cr_expect(memcmp(o1, o2, n * sizeof *o1) == 0, "fast=%d: 1-slice scratch changed bits", fast);
     }
     omp_set_num_threads(saved);

@@ -214,11 +214,12 @@ Test(quantized_model, logits_generation_and_attention_are_the_dequantized_float3
             cr_assert_eq(mygpt_gpt_forward_attention(f, ids, B, T, att_f, na, NULL), MYGPT_OK);
             float *want = malloc(nl * sizeof *want);
             memcpy(want, f->acts.logits, nl * sizeof *want);
-            const mygpt_sampling greedy = {.temperature = 0};
+            // greedy, past the context (the window then slides)
+            const mygpt_generation greedy = {.max_new = cfg.max_seq_len + 4 - 3, .sampling = {.temperature = 0},
+                                             .eos = -1, .use_cache = 1};
             int64_t gen_f[64], gen_q[64];
             int n_f, n_q;
-            cr_assert_eq(mygpt_generate(f, NULL, ids, 3, cfg.max_seq_len + 4 - 3, &greedy, -1, 1, gen_f, &n_f, NULL),
-                         MYGPT_OK);
+            cr_assert_eq(mygpt_generate(f, NULL, ids, 3, &greedy, gen_f, &n_f, NULL), MYGPT_OK);
             // the naive kernels read the same dequantized floats
             f->impl = MYGPT_IMPL_REFERENCE;
             cr_assert_eq(mygpt_gpt_forward(f, ids, B, T, NULL), MYGPT_OK);
@@ -243,8 +244,7 @@ Test(quantized_model, logits_generation_and_attention_are_the_dequantized_float3
                     cr_expect(same_floats(att_q, att_f, na), "config %zu %s %s %d threads: attention differs", c,
                               mygpt_weights_name(w), isas[k], threads[t]);
                     // KV-cache generation past the context (the window then slides)
-                    cr_assert_eq(mygpt_generate(q, NULL, ids, 3, cfg.max_seq_len + 4 - 3, &greedy, -1, 1, gen_q, &n_q,
-                                                NULL), MYGPT_OK);
+                    cr_assert_eq(mygpt_generate(q, NULL, ids, 3, &greedy, gen_q, &n_q, NULL), MYGPT_OK);
                     cr_expect(n_q == n_f && memcmp(gen_q, gen_f, (size_t)n_f * sizeof *gen_f) == 0,
                               "config %zu %s %s %d threads: generated tokens differ", c, mygpt_weights_name(w), isas[k],
                               threads[t]);

@@ -226,8 +226,10 @@ Test(generate, with_and_without_cache_the_same_tokens)
         mygpt_rng r1 = {0}, r2 = {0};
         mygpt_rng_seed(&r1, 123);
         mygpt_rng_seed(&r2, 123);
-        cr_assert_eq(mygpt_generate(g, &r1, prompt, 5, 30, &modes[m], -1, 1, a, &na, &err), MYGPT_OK, "%s", err.message);
-        cr_assert_eq(mygpt_generate(g, &r2, prompt, 5, 30, &modes[m], -1, 0, b, &nb, &err), MYGPT_OK, "%s", err.message);
+        const mygpt_generation cached = {.max_new = 30, .sampling = modes[m], .eos = -1, .use_cache = 1};
+        const mygpt_generation whole = {.max_new = 30, .sampling = modes[m], .eos = -1, .use_cache = 0};
+        cr_assert_eq(mygpt_generate(g, &r1, prompt, 5, &cached, a, &na, &err), MYGPT_OK, "%s", err.message);
+        cr_assert_eq(mygpt_generate(g, &r2, prompt, 5, &whole, b, &nb, &err), MYGPT_OK, "%s", err.message);
         cr_expect_eq(na, 35);
         cr_expect_eq(nb, na);
         cr_expect(memcmp(a, b, (size_t)na * sizeof *a) == 0, "mode %d: tokens differ", m);
@@ -237,12 +239,14 @@ Test(generate, with_and_without_cache_the_same_tokens)
     int n;
     mygpt_rng r = {0};
     mygpt_rng_seed(&r, 1);
-    cr_assert_eq(mygpt_generate(g, &r, prompt, 5, 30, &modes[0], -1, 1, out, &n, &err), MYGPT_OK);
+    mygpt_generation gen = {.max_new = 30, .sampling = modes[0], .eos = -1, .use_cache = 1};
+    cr_assert_eq(mygpt_generate(g, &r, prompt, 5, &gen, out, &n, &err), MYGPT_OK);
     const int64_t eos = out[7];
     int first = 5;
     while (out[first] != eos)
         first++;
-    cr_assert_eq(mygpt_generate(g, &r, prompt, 5, 30, &modes[0], eos, 1, out, &n, &err), MYGPT_OK);
+    gen.eos = eos;
+    cr_assert_eq(mygpt_generate(g, &r, prompt, 5, &gen, out, &n, &err), MYGPT_OK);
     cr_expect_eq(n, first, "stopped at %d, the end token first came at %d", n, first);
     mygpt_gpt_free(g);
 }

@@ -83,11 +83,12 @@ mygpt_status book_print_sample(FILE *out, mygpt_gpt *g, const mygpt_tokenizer *t
         snprintf(err->message, sizeof err->message, "out of memory for %d tokens", n);
         return MYGPT_ENOMEM;
     }
-    const mygpt_sampling greedy = {0}; // generate_text_simple: argmax
+    // generate_text_simple: argmax
+    const mygpt_generation greedy = {.max_new = n, .sampling = {0}, .eos = -1, .use_cache = 1};
     int got = 0;
     char *text = NULL;
     size_t len = 0;
-    mygpt_status st = mygpt_generate(g, NULL, prompt, (int)n_prompt, n, &greedy, -1, 1, ids, &got, err);
+    mygpt_status st = mygpt_generate(g, NULL, prompt, (int)n_prompt, &greedy, ids, &got, err);
     if (st == MYGPT_OK)
         st = mygpt_decode(tok, ids, (size_t)got, &text, &len, err);
     mygpt_strbuf shown = {0}; // tiktoken's decode: a cut character is U+FFFD

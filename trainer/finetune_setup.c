@@ -369,8 +369,9 @@ mygpt_status instruct_respond(mygpt_gpt *g, const mygpt_tokenizer *tok, const my
         return fail(err, MYGPT_ENOMEM, "out of memory for a response of %d tokens", max_new);
     }
     // generate(model, idx=text_to_token_ids(input_text), max_new_tokens, context_size, eos_id=50256)
-    const mygpt_sampling greedy = {0};
-    st = mygpt_generate(g, NULL, prompt, (int)np, max_new, &greedy, MYGPT_ENDOFTEXT_ID, use_cache, out, &nout, err);
+    const mygpt_generation greedy = {.max_new = max_new, .sampling = {0}, .eos = MYGPT_ENDOFTEXT_ID,
+                                     .use_cache = use_cache};
+    st = mygpt_generate(g, NULL, prompt, (int)np, &greedy, out, &nout, err);
     // generated_text[len(input_text):].replace("### Response:", "").strip()
     if (st == MYGPT_OK)
         st = mygpt_decode(tok, out + np, (size_t)nout - np, &text, &len, err);

@@ -38,11 +38,12 @@ int main(int argc, char **argv)
 
     const int64_t ids1[T] = {0, 1, 2, 3}, ids2[T] = {3, 2, 1, 0};
     float tok1[T * C], tok2[T * C], v1[T * C], v2[T * C];
-    chapter_check(&ch, mygpt_embedding_forward(tok1, ids1, te, NULL, 1, T, C, V, 0, &err), &err);
-    chapter_check(&ch, mygpt_embedding_forward(tok2, ids2, te, NULL, 1, T, C, V, 0, &err), &err);
+    const mygpt_embedding_tables tokens = {te, V, NULL, 0}, with_positions = {te, V, pe, MAX_SEQ};
+    chapter_check(&ch, mygpt_embedding_forward(tok1, ids1, tokens, 1, T, C, &err), &err);
+    chapter_check(&ch, mygpt_embedding_forward(tok2, ids2, tokens, 1, T, C, &err), &err);
     // te(ids) + pe(arange(T))                                               (T, C)
-    chapter_check(&ch, mygpt_embedding_forward(v1, ids1, te, pe, 1, T, C, V, MAX_SEQ, &err), &err);
-    chapter_check(&ch, mygpt_embedding_forward(v2, ids2, te, pe, 1, T, C, V, MAX_SEQ, &err), &err);
+    chapter_check(&ch, mygpt_embedding_forward(v1, ids1, with_positions, 1, T, C, &err), &err);
+    chapter_check(&ch, mygpt_embedding_forward(v2, ids2, with_positions, 1, T, C, &err), &err);
 
     printf("Without position embedding (token 3 row):\n");
     print_token3(tok1, tok2, C, "", "");

@@ -37,8 +37,8 @@ static void continue_prompt(const chapter *ch, mygpt_gpt *g, const verdict *v, m
     int nout;
     mygpt_error err = {0};
     chapter_check(ch, mygpt_encode(v->tok, prompt, strlen(prompt), &ids, &n, &err), &err);
-    chapter_check(ch, mygpt_generate(g, rng, ids, (int)n, ch->smoke ? 3 : 20, s, 50256, 1, out, &nout, &err),
-                  &err);
+    const mygpt_generation gen = {.max_new = ch->smoke ? 3 : 20, .sampling = *s, .eos = 50256, .use_cache = 1};
+    chapter_check(ch, mygpt_generate(g, rng, ids, (int)n, &gen, out, &nout, &err), &err);
     printf("ids: ");
     const int64_t shape[2] = {1, nout};
     ch_torch_i64(out, 2, shape);

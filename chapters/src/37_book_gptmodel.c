@@ -99,9 +99,9 @@ int main(int argc, char **argv)
     printf("]\nencoded_tensor.shape: ");
     ch_size(2, eshape);
     printf("\n");
-    const mygpt_sampling greedy = {0};
+    const mygpt_generation greedy = {.max_new = 10, .sampling = {0}, .eos = -1, .use_cache = 1};
     int nout;
-    chapter_check(&ch, mygpt_generate(g, NULL, encoded, (int)n, 10, &greedy, -1, 1, out, &nout, &err), &err);
+    chapter_check(&ch, mygpt_generate(g, NULL, encoded, (int)n, &greedy, out, &nout, &err), &err);
     const int64_t gshape[2] = {1, nout};
     printf("Output: ");
     ch_torch_i64(out, 2, gshape);

@@ -82,15 +82,14 @@ int main(int argc, char **argv)
     // model.eval(); generate_text_simple(..., max_new_tokens=25, context_size=256)
     int64_t out[64];
     int nout;
-    const mygpt_sampling greedy = {0};
-    chapter_check(&ch, mygpt_generate(g, NULL, prompt, (int)np, ch.smoke ? 3 : 25, &greedy, -1, 1, out, &nout, &err),
-                  &err);
+    const mygpt_generation greedy = {.max_new = ch.smoke ? 3 : 25, .sampling = {0}, .eos = -1, .use_cache = 1};
+    chapter_check(&ch, mygpt_generate(g, NULL, prompt, (int)np, &greedy, out, &nout, &err), &err);
     output_text(&ch, v.tok, out, nout);
     // torch.manual_seed(123); generate(..., max_new_tokens=15, top_k=25, temperature=1.4)
     mygpt_rng_seed(&rng, 123);
-    const mygpt_sampling sampled = {.temperature = 1.4, .top_k = 25};
-    chapter_check(&ch, mygpt_generate(g, &rng, prompt, (int)np, ch.smoke ? 3 : 15, &sampled, -1, 1, out, &nout, &err),
-                  &err);
+    const mygpt_generation sampled = {.max_new = ch.smoke ? 3 : 15, .sampling = {.temperature = 1.4, .top_k = 25},
+                                      .eos = -1, .use_cache = 1};
+    chapter_check(&ch, mygpt_generate(g, &rng, prompt, (int)np, &sampled, out, &nout, &err), &err);
     output_text(&ch, v.tok, out, nout);
 
     mygpt_optimizer_free(&opt);

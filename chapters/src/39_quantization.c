@@ -28,14 +28,14 @@ enum { PROMPTS = 8, PROMPT_LEN = 8, NEW = 16 };
  * first PROMPT_LEN tokens), NEW tokens each, into out (PROMPTS x NEW) */
 static void continuations(const chapter *ch, mygpt_gpt *g, const verdict *v, int64_t *out, double *seconds)
 {
-    const mygpt_sampling greedy = {.temperature = 0};
+    const mygpt_generation greedy = {.max_new = NEW, .sampling = {.temperature = 0}, .eos = -1, .use_cache = 1};
     mygpt_error err = {0};
     const double t0 = chapter_now_s();
     for (int k = 0; k < PROMPTS; k++) {
         int64_t all[PROMPT_LEN + NEW];
         int n;
-        chapter_check(ch, mygpt_generate(g, NULL, v->val_ids + (size_t)k * VERDICT_CONTEXT, PROMPT_LEN, NEW, &greedy,
-                                         -1, 1, all, &n, &err), &err);
+        chapter_check(ch, mygpt_generate(g, NULL, v->val_ids + (size_t)k * VERDICT_CONTEXT, PROMPT_LEN, &greedy, all,
+                                         &n, &err), &err);
         memcpy(out + (size_t)k * NEW, all + PROMPT_LEN, NEW * sizeof *out);
     }
     *seconds = chapter_now_s() - t0;

@@ -17,8 +17,8 @@ int main(int argc, char **argv)
     const int64_t ids[2 * 4] = {3, 7, 7, 1, 12, 0, 49, 7};
     float x[2 * 4 * D1_EMBD];
     mygpt_error err = {0};
-    chapter_check(&ch, mygpt_embedding_forward(x, ids, s.tok_emb, NULL, 2, 4, D1_EMBD, D1_VOCAB, 0, &err),
-                  &err); // (B, T, n_embd)
+    chapter_check(&ch, mygpt_embedding_forward(x, ids, (mygpt_embedding_tables){s.tok_emb, D1_VOCAB}, 2, 4, D1_EMBD,
+                                               &err), &err); // (B, T, n_embd)
     const int64_t shape[3] = {2, 4, D1_EMBD};
     ch_size(3, shape);
     const float *x01 = x + (0 * 4 + 1) * D1_EMBD, *x02 = x + (0 * 4 + 2) * D1_EMBD;

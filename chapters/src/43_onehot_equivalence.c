@@ -26,8 +26,8 @@ int main(int argc, char **argv)
             weight_t[c * D1_VOCAB + v] = s.tok_emb[v * D1_EMBD + c];
     mygpt_matmul_naive(via_matmul, onehot, weight_t, NULL, N, D1_VOCAB, D1_EMBD);
     mygpt_error err = {0};
-    chapter_check(&ch, mygpt_embedding_forward(lookup, ids, s.tok_emb, NULL, 2, 4, D1_EMBD, D1_VOCAB, 0, &err),
-                  &err);
+    chapter_check(&ch, mygpt_embedding_forward(lookup, ids, (mygpt_embedding_tables){s.tok_emb, D1_VOCAB}, 2, 4,
+                                               D1_EMBD, &err), &err);
     printf("%s\n", ch_bool(mygpt_allclose(via_matmul, lookup, N * D1_EMBD, 1e-5, 1e-8)));
     doc001_free(&s);
     return 0;

@@ -23,10 +23,9 @@ int main(int argc, char **argv)
     float ea[D1_T * D1_C2], eb[D1_T * D1_C2], out_a[D1_T * D1_C2], out_b[D1_T * D1_C2];
     float a_permuted[D1_T * D1_C2], scratch[D1_T];
     mygpt_error err = {0};
-    chapter_check(&ch, mygpt_embedding_forward(ea, s.ids, s.gpt_tok, s.gpt_pos, 1, D1_T, D1_C2, D1_V2,
-                                               D1_BLOCK, &err), &err);
-    chapter_check(&ch, mygpt_embedding_forward(eb, shuffled_ids, s.gpt_tok, s.gpt_pos, 1, D1_T, D1_C2,
-                                               D1_V2, D1_BLOCK, &err), &err);
+    const mygpt_embedding_tables tables = {s.gpt_tok, D1_V2, s.gpt_pos, D1_BLOCK};
+    chapter_check(&ch, mygpt_embedding_forward(ea, s.ids, tables, 1, D1_T, D1_C2, &err), &err);
+    chapter_check(&ch, mygpt_embedding_forward(eb, shuffled_ids, tables, 1, D1_T, D1_C2, &err), &err);
     mygpt_toy_attention(out_a, ea, scratch, 1, D1_T, D1_C2);
     mygpt_toy_attention(out_b, eb, scratch, 1, D1_T, D1_C2);
     for (int t = 0; t < D1_T; t++)

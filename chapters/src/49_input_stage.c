@@ -29,7 +29,7 @@ int main(int argc, char **argv)
     chapter_check(&ch, mygpt_init_embedding(&rng, tok, V, C, &err), &err);
     chapter_check(&ch, mygpt_init_embedding(&rng, pos, BLOCK, C, &err), &err);
     chapter_check(&ch, mygpt_randint(&rng, xb, (size_t)B * T, 0, V, &err), &err);
-    chapter_check(&ch, mygpt_embedding_forward(x, xb, tok, pos, B, T, C, V, BLOCK, &err), &err);
+    chapter_check(&ch, mygpt_embedding_forward(x, xb, (mygpt_embedding_tables){tok, V, pos, BLOCK}, B, T, C, &err), &err);
 
     const int64_t in_shape[2] = {B, T}, out_shape[3] = {B, T, C}, four[1] = {4};
     printf("in : ");

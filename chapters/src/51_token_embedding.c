@@ -21,8 +21,8 @@ int main(int argc, char **argv)
     const int64_t ids[B * T] = {101, 2054, 2003, 2115, 2171, 101, 1045, 2066, 2653, 102};
     float emb[B * T * D2_MODEL];
     mygpt_error err = {0};
-    chapter_check(&ch, mygpt_embedding_forward(emb, ids, s.tok, NULL, B, T, D2_MODEL, D2_VOCAB, 0, &err),
-                  &err); // (B, T, d_model)
+    chapter_check(&ch, mygpt_embedding_forward(emb, ids, (mygpt_embedding_tables){s.tok, D2_VOCAB}, B, T, D2_MODEL,
+                                               &err), &err); // (B, T, d_model)
     const int64_t in_shape[2] = {B, T}, out_shape[3] = {B, T, D2_MODEL}, eight[1] = {8};
     printf("Input token IDs shape: ");
     ch_size(2, in_shape);

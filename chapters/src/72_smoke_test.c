@@ -57,9 +57,9 @@ int main(int argc, char **argv)
     ch_tensor att = ch_tensor_f32(&ch, q.ndim, q.shape); // one head: the output has q's shape
     const size_t scratch_len = mygpt_attention_scratch_size((int)q.shape[1], (int)q.shape[2], 1);
     float *scratch = chapter_alloc(&ch, scratch_len, sizeof(float));
-    chapter_check(&ch, mygpt_attention_forward(att.data, NULL, q.data, k.data, v.data, scratch, scratch_len,
-                                               (int)q.shape[0], (int)q.shape[1], (int)q.shape[2], 1,
-                                               MYGPT_IMPL_REFERENCE, &err), &err);
+    const mygpt_attention_shape shape = {(int)q.shape[0], (int)q.shape[1], (int)q.shape[2], 1}; // one head
+    chapter_check(&ch, mygpt_attention_forward(att.data, NULL, (mygpt_qkv){q.data, k.data, v.data}, scratch,
+                                               scratch_len, shape, MYGPT_IMPL_REFERENCE, &err), &err);
     ch_tensor a = ch_linear_apply(&ch, &att, &w[3]);
     printf("\nafter attention: ");
     ch_print_tuple(&a);

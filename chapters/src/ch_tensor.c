@@ -97,9 +97,9 @@ ch_tensor ch_embedding_apply(const chapter *ch, const ch_tensor *weight, const c
     shape[ids->ndim] = weight->shape[1];
     ch_tensor out = ch_tensor_f32(ch, ids->ndim + 1, shape);
     const int T = (int)ids->shape[ids->ndim - 1], B = (int)(ch_numel(ids) / (size_t)T);
-    chapter_check(ch, mygpt_embedding_forward(out.data, ids->ids, weight->data, pos ? pos->data : NULL,
-                                              B, T, (int)weight->shape[1], (int)weight->shape[0],
-                                              pos ? (int)pos->shape[0] : 0, &err), &err);
+    const mygpt_embedding_tables tables = {weight->data, (int)weight->shape[0], pos ? pos->data : NULL,
+                                           pos ? (int)pos->shape[0] : 0};
+    chapter_check(ch, mygpt_embedding_forward(out.data, ids->ids, tables, B, T, (int)weight->shape[1], &err), &err);
     return out;
 }
 

@@ -28,8 +28,8 @@ void embed_forward(const chapter *ch, const embed *e, float *out, const int64_t 
         exit(1);
     }
     mygpt_error err = {0};
-    chapter_check(ch, mygpt_embedding_forward(out, ids, e->tok, e->pos, B, T, e->d_model,
-                                              e->vocab_size, e->max_seq_len, &err), &err);
+    const mygpt_embedding_tables tables = {e->tok, e->vocab_size, e->pos, e->max_seq_len};
+    chapter_check(ch, mygpt_embedding_forward(out, ids, tables, B, T, e->d_model, &err), &err);
 }
 
 ch_tensor embed_apply(const chapter *ch, const embed *e, const ch_tensor *ids)

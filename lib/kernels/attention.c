@@ -83,8 +83,9 @@ size_t mygpt_attention_scratch_size(int T, int head_dim, int nthreads)
 
 /* The team attention may use: OpenMP's thread count, clamped to the slices scratch holds.
  * Returns 0 when scratch cannot hold even one slice (or the sizes are bad). */
-static int attention_team(size_t scratch_len, int B, int T, int C, int NH)
+static int attention_team(size_t scratch_len, mygpt_attention_shape shape)
 {
+    const int B = shape.B, T = shape.T, C = shape.C, NH = shape.NH;
     if (B < 1 || T < 1 || C < 1 || NH < 1 || C % NH != 0)
         return 0;
     const size_t slices = scratch_len / scratch_per_thread(T, C / NH);
@@ -92,9 +93,9 @@ static int attention_team(size_t scratch_len, int B, int T, int C, int NH)
     return slices >= (size_t)max ? max : (int)slices;
 }
 
-static mygpt_status attention_refuse(size_t scratch_len, int B, int T, int C, int NH,
-                                    mygpt_error *err)
+static mygpt_status attention_refuse(size_t scratch_len, mygpt_attention_shape shape, mygpt_error *err)
 {
+    const int B = shape.B, T = shape.T, C = shape.C, NH = shape.NH;
     if (B < 1 || T < 1 || C < 1 || NH < 1 || C % NH != 0)
         return mygpt_fail(err, MYGPT_EINVAL,
                           "attention needs sizes >= 1 and C divisible by the heads (B=%d T=%d C=%d heads=%d)",
@@ -104,16 +105,30 @@ static mygpt_status attention_refuse(size_t scratch_len, int B, int T, int C, in
                       scratch_len, scratch_per_thread(T, C / NH), T, C / NH);
 }
 
-/* scores[r][s] = (q_r . k_s) / scale for rows r < rows and keys s <= t0 + r (the rest
- * of each KS-wide chunk is computed and ignored), each dot a chain of fused
- * multiply-adds over i = 0..d-1 from 0. An RG x KS tile stays in registers while i
+/* One (batch, head) of the fast kernel: the head's slices and this thread's scratch. */
+typedef struct head_job {
+    float *out, *probs;     // (T, d) rows C apart; (T, T) or NULL
+    const float *q, *k, *v; // (T, d) each, rows C apart
+    float *kt, *scores;     // (d, ldk): K^T, rows padded with zeros; (QB, ldk): a block's scores
+    size_t ldk;             // kt_stride(T)
+    int T, C, d;
+    float scale;            // sqrt(d) as a float
+} head_job;
+
+/* scores[r][s] = (q_r . k_s) / scale for the block's rows r < rows (queries t0 + r)
+ * and keys s <= t0 + r (the rest of each KS-wide chunk is computed and ignored), each
+ * dot a chain of fused multiply-adds over i = 0..d-1 from 0. An RG x KS tile stays in registers while i
  * runs; the d x KS chunk of kt stays in L1 while the row tiles pass. kt rows are
  * padded (zeros) up to a multiple of KW_MAX. Dividing by a power of two is
  * multiplying by its inverse, exactly; other scales are divided, as PyTorch does. */
-static inline __attribute__((always_inline)) void
-block_scores(const int KS, float *restrict scores, int Tp, const float *restrict q, size_t ldq,
-             int rows, int t0, const float *restrict kt, size_t ldk, int d, float scale)
+static inline __attribute__((always_inline)) void block_scores(const int KS, const head_job *h, int t0, int rows)
 {
+    float *restrict scores = h->scores;                    // (rows, Tp)
+    const float *restrict q = h->q + (size_t)t0 * h->C;    // (rows, d), rows ldq apart
+    const float *restrict kt = h->kt;                      // (d, ldk)
+    const size_t ldq = (size_t)h->C, ldk = h->ldk;
+    const int Tp = (int)h->ldk, d = h->d;
+    const float scale = h->scale;
     int e;
     const int scale_pow2 = frexpf(scale, &e) == 0.5f;
     const float inv_scale = 1.0f / scale;
@@ -200,16 +215,19 @@ block_softmax(float *restrict scores, int Tp, int rows, int t0)
     }
 }
 
-/* out row r (d floats, row stride ldo) = sum over s <= t0 + r of p[r][s] v[s], s in
+/* out row t0 + r (d floats, row stride ldo) = sum over s <= t0 + r of p[r][s] v[s], s in
  * order, each a chain of fused multiply-adds from 0. With d a multiple of KV: V goes
  * in chunks of SC keys x KV channels (in L1), and for each chunk every RG-row tile
  * of outputs is loaded into registers, carried through the chunk's keys in order and
  * stored back (storing and reloading a float is exact, so the chain is unbroken).
  * Otherwise row by row. */
-static inline __attribute__((always_inline)) void
-block_values(const int KV, float *restrict out, size_t ldo, const float *restrict p, int Tp,
-             int rows, int t0, const float *restrict v, size_t ldv, int d)
+static inline __attribute__((always_inline)) void block_values(const int KV, const head_job *h, int t0, int rows)
 {
+    float *restrict out = h->out + (size_t)t0 * h->C;      // (rows, d), rows ldo apart
+    const float *restrict p = h->scores;                   // (rows, Tp): the probabilities
+    const float *restrict v = h->v;                        // (t0 + rows, d), rows ldv apart
+    const size_t ldo = (size_t)h->C, ldv = (size_t)h->C;
+    const int Tp = (int)h->ldk, d = h->d;
     if (d % KV != 0) {
         for (int r = 0; r < rows; r++) {
             float *o = out + (size_t)r * ldo;
@@ -283,12 +301,13 @@ block_values(const int KV, float *restrict out, size_t ldo, const float *restric
 }
 
 /* One (batch, head): kt and scores are this thread's scratch. */
-static inline __attribute__((always_inline)) void
-head_body(const int KS, const int KV, float *out, float *probs, const float *q, const float *kb,
-          const float *vb, float *kt, float *scores, int T, int C, int d, float scale)
+static inline __attribute__((always_inline)) void head_body(const int KS, const int KV, const head_job *h)
 {
+    const int T = h->T, C = h->C, d = h->d;
     const int Tp = padded(T);
-    const size_t ldk = (size_t)kt_stride(T);
+    const size_t ldk = h->ldk;
+    float *kt = h->kt;
+    const float *kb = h->k;
     /* kt = K^T, 16 keys at a time: the 16 rows read stay in L1, each write is a line */
     for (int s0 = 0; s0 < Tp; s0 += 16)
         for (int i = 0; i < d; i++)
@@ -297,41 +316,35 @@ head_body(const int KS, const int KV, float *out, float *probs, const float *q, 
     for (int t0 = 0; t0 < T; t0 += QB) {
         const int rows = T - t0 < QB ? T - t0 : QB;
         // keys 0 .. t0 + rows - 1; row r only uses s <= t0 + r (causal mask)
-        block_scores(KS, scores, (int)ldk, q + (size_t)t0 * C, (size_t)C, rows, t0, kt, ldk, d, scale);
-        block_softmax(scores, (int)ldk, rows, t0);
-        for (int r = 0; probs && r < rows; r++) { /* kept for the backward: row t, 0 past t */
-            float *pt = probs + (size_t)(t0 + r) * T;
-            memcpy(pt, scores + (size_t)r * ldk, (size_t)(t0 + r + 1) * sizeof *pt);
+        block_scores(KS, h, t0, rows);
+        block_softmax(h->scores, (int)ldk, rows, t0);
+        for (int r = 0; h->probs && r < rows; r++) { /* kept for the backward: row t, 0 past t */
+            float *pt = h->probs + (size_t)(t0 + r) * T;
+            memcpy(pt, h->scores + (size_t)r * ldk, (size_t)(t0 + r + 1) * sizeof *pt);
             memset(pt + t0 + r + 1, 0, (size_t)(T - t0 - r - 1) * sizeof *pt);
         }
-        block_values(KV, out + (size_t)t0 * C, (size_t)C, scores, (int)ldk, rows, t0, vb, (size_t)C,
-                     d);
+        block_values(KV, h, t0, rows);
     }
 }
 
-typedef void (*head_fn)(float *out, float *probs, const float *q, const float *kb, const float *vb,
-                        float *kt, float *scores, int T, int C, int d, float scale);
-#define HEAD_ARGS                                                                                  \
-    float *out, float *probs, const float *q, const float *kb, const float *vb, float *kt,         \
-        float *scores, int T, int C, int d, float scale
-#define HEAD_CALL(KS, KV) head_body(KS, KV, out, probs, q, kb, vb, kt, scores, T, C, d, scale)
+typedef void (*head_fn)(const head_job *h);
 
-static void head_generic(HEAD_ARGS)
+static void head_generic(const head_job *h)
 {
-    HEAD_CALL(16, 16);
+    head_body(16, 16, h);
 }
 #ifdef MYGPT_X86_KERNELS
 #define HAVE_X86_KERNELS 1
-MYGPT_AVX2 static void head_avx2(HEAD_ARGS)
+MYGPT_AVX2 static void head_avx2(const head_job *h)
 {
-    HEAD_CALL(16, 16); /* 4 x 2 ymm accumulators */
+    head_body(16, 16, h); /* 4 x 2 ymm accumulators */
 }
-MYGPT_AVX512 static void head_avx512(HEAD_ARGS)
+MYGPT_AVX512 static void head_avx512(const head_job *h)
 {
-    if (d % 64 == 0)
-        HEAD_CALL(64, 64); /* 4 x 4 zmm accumulators */
+    if (h->d % 64 == 0)
+        head_body(64, 64, h); /* 4 x 4 zmm accumulators */
     else
-        HEAD_CALL(64, 16); /* head sizes like 16, 48, 80: one zmm per row */
+        head_body(64, 16, h); /* head sizes like 16, 48, 80: one zmm per row */
 }
 #endif
 
@@ -354,28 +367,40 @@ const char *mygpt_attention_kernel_name(void)
     return mygpt_isa_name(mygpt_cpu_isa(MYGPT_FAMILY_ATTENTION));
 }
 
-/* Both entry points: probs, when not NULL, receives each head's (T, T) probabilities
- * at probs[((b * NH + h) * T + t) * T + s] (0 for s > t), the same floats that weighted
- * the values. */
-static mygpt_status attention_fast(float *out, float *probs, const float *q, const float *k,
-                                   const float *v, float *scratch, size_t scratch_len, int B, int T,
-                                   int C, int NH, mygpt_error *err)
+/* job's slices for (b, h): out, q, k and v at the head's channels of sequence b, probs
+ * (when kept) at its (T, T) probabilities, probs[((b * NH + h) * T + t) * T + s] */
+static void head_at(head_job *job, float *out, float *probs, mygpt_qkv in, int b, int h, int NH)
 {
-    const int team = attention_team(scratch_len, B, T, C, NH);
+    const size_t off = (size_t)b * job->T * job->C + (size_t)h * job->d;
+    job->out = out + off;
+    job->probs = probs ? probs + ((size_t)b * NH + h) * job->T * job->T : NULL;
+    job->q = in.q + off;
+    job->k = in.k + off;
+    job->v = in.v + off;
+}
+
+/* Both entry points: probs, when not NULL, receives each head's (T, T) probabilities
+ * (0 for s > t), the same floats that weighted the values. */
+static mygpt_status attention_fast(float *out, float *probs, mygpt_qkv in, float *scratch, size_t scratch_len,
+                                   mygpt_attention_shape shape, mygpt_error *err)
+{
+    const int team = attention_team(scratch_len, shape);
     if (team < 1)
-        return attention_refuse(scratch_len, B, T, C, NH, err);
+        return attention_refuse(scratch_len, shape, err);
     const head_fn head = pick_head();
-    const int d = C / NH;
-    const float scale = (float)sqrt((double)d); // PyTorch divides by math.sqrt(d)
+    const int B = shape.B, T = shape.T, C = shape.C, NH = shape.NH, d = C / NH;
     const size_t per_thread = scratch_per_thread(T, d);
-#define HEAD_PROBS(b, h) (probs ? probs + ((size_t)(b) * NH + (h)) * T * T : NULL)
+    const head_job sizes = {.ldk = (size_t)kt_stride(T), .T = T, .C = C, .d = d,
+                            .scale = (float)sqrt((double)d)}; // PyTorch divides by math.sqrt(d)
     /* small work (the chapter's tiny GPT) stays out of the OpenMP runtime altogether */
     if (B * NH == 1 || (size_t)B * T * T * C <= MYGPT_KERNEL_SMALL) {
+        head_job job = sizes;
+        job.kt = scratch + QUEUE_FLOATS;
+        job.scores = job.kt + (size_t)d * kt_stride(T);
         for (int b = 0; b < B; b++)
             for (int h = 0; h < NH; h++) {
-                const size_t off = (size_t)b * T * C + (size_t)h * d;
-                head(out + off, HEAD_PROBS(b, h), q + off, k + off, v + off, scratch + QUEUE_FLOATS,
-                     scratch + QUEUE_FLOATS + (size_t)d * kt_stride(T), T, C, d, scale);
+                head_at(&job, out, probs, in, b, h, NH);
+                head(&job);
             }
         return MYGPT_OK;
     }
@@ -390,8 +415,9 @@ static mygpt_status attention_fast(float *out, float *probs, const float *q, con
     {
         const int me = omp_get_thread_num(), nt = omp_get_num_threads();
         float *slice = scratch + (size_t)me * per_thread;
-        float *kt = slice + QUEUE_FLOATS;              // (d, ldk)
-        float *scores = kt + (size_t)d * kt_stride(T); // (QB, ldk)
+        head_job job = sizes;
+        job.kt = slice + QUEUE_FLOATS;                     // (d, ldk)
+        job.scores = job.kt + (size_t)d * kt_stride(T);    // (QB, ldk)
         mygpt_queue_fill(slice_queue(slice),
                          (uint32_t)(mygpt_run_start(items, me + 1, nt) - mygpt_run_start(items, me, nt)));
 #pragma omp barrier
@@ -401,34 +427,31 @@ static mygpt_status attention_fast(float *out, float *probs, const float *q, con
             size_t i;
             while (mygpt_queue_take(queue, step == 0, &i)) {
                 const size_t bh = mygpt_run_start(items, owner, nt) + i;
-                const int b = (int)(bh / NH), h = (int)(bh % NH);
-                const size_t off = (size_t)b * T * C + (size_t)h * d;
-                head(out + off, HEAD_PROBS(b, h), q + off, k + off, v + off, kt, scores, T, C, d, scale);
+                head_at(&job, out, probs, in, (int)(bh / NH), (int)(bh % NH), NH);
+                head(&job);
             }
         }
     }
-#undef HEAD_PROBS
     return MYGPT_OK;
 }
 
-mygpt_status mygpt_attention_forward(float *out, float *probs, const float *q, const float *k, const float *v,
-                                     float *scratch, size_t scratch_len, int B, int T, int C, int NH,
-                                     mygpt_impl kernels, mygpt_error *err)
+mygpt_status mygpt_attention_forward(float *out, float *probs, mygpt_qkv in, float *scratch, size_t scratch_len,
+                                     mygpt_attention_shape shape, mygpt_impl kernels, mygpt_error *err)
 {
     if (kernels == MYGPT_IMPL_REFERENCE) { // the plain loops (reference.c)
         if (probs) { // the rows of probs are the scores' room
-            if (B < 1 || T < 1 || C < 1 || NH < 1 || C % NH != 0)
-                return attention_refuse(0, B, T, C, NH, err);
-            mygpt_attention_reference_probs(out, probs, q, k, v, B, T, C, NH);
+            if (shape.B < 1 || shape.T < 1 || shape.C < 1 || shape.NH < 1 || shape.C % shape.NH != 0)
+                return attention_refuse(0, shape, err);
+            mygpt_attention_reference_probs(out, probs, in, shape);
             return MYGPT_OK;
         }
-        const int team = attention_team(scratch_len, B, T, C, NH);
+        const int team = attention_team(scratch_len, shape);
         if (team < 1)
-            return attention_refuse(scratch_len, B, T, C, NH, err);
-        mygpt_attention_reference(out, q, k, v, scratch, scratch_per_thread(T, C / NH), team, B, T, C, NH);
+            return attention_refuse(scratch_len, shape, err);
+        mygpt_attention_reference(out, in, scratch, scratch_per_thread(shape.T, shape.C / shape.NH), team, shape);
         return MYGPT_OK;
     }
-    return attention_fast(out, probs, q, k, v, scratch, scratch_len, B, T, C, NH, err);
+    return attention_fast(out, probs, in, scratch, scratch_len, shape, err);
 }
 
 /* ---- the KV-cache step -------------------------------------------------------------------- */
@@ -440,9 +463,11 @@ mygpt_status mygpt_attention_forward(float *out, float *probs, const float *q, c
  * waits on the one before (4 cycles); a block keeps the vector units busy (a step at
  * 900 cached positions was mostly that wait). Lanes past t read zeros and are dropped. */
 #define KB MYGPT_KT_BLOCK
-static MYGPT_IN_CLONES void cached_row(float *ot, float *att, const float *qt, const float *kt, const float *vb,
-                                      int t, int C, int d, float scale)
+static MYGPT_IN_CLONES void cached_row(float *ot, float *att, const float *qt, const float *kt, const head_view *hv,
+                                      int t)
 {
+    const int C = hv->C, d = hv->d;
+    const float scale = hv->scale;
     for (int s0 = 0; s0 <= t; s0 += KB) {
         const float *kblock = kt + (size_t)(s0 / KB) * C * KB; // (d, KB): the head's channels
         float dot[KB] = {0};
@@ -456,35 +481,38 @@ static MYGPT_IN_CLONES void cached_row(float *ot, float *att, const float *qt, c
         for (int j = 0; j < keys; j++)
             att[s0 + j] = dot[j] / scale;
     }
-    softmax_values(ot, att, vb, t, t + 1, C, d, 0);
+    softmax_values(ot, att, hv, t, 0);
 }
 
-MYGPT_CLONES static void cached_rows(float *out, const float *q, const float *kt, const float *vc, int n, int t0,
-                                     int M, int C, int NH, float *rows, int team)
+/* The (row, head) pairs of the step over team threads: kt (the new keys in it) is read. */
+MYGPT_CLONES static void cached_rows(float *out, const float *q, const mygpt_attention_cache *kv, int t0,
+                                     mygpt_attention_shape shape, int team)
 {
-    const int d = C / NH, pairs = n * NH;
+    const int n = shape.T, C = shape.C, NH = shape.NH, d = C / NH, pairs = n * NH;
     const float scale = (float)sqrt((double)d);
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
     for (int ph = 0; ph < pairs; ph++) {
         const int r = ph / NH, h = ph % NH;
-        float *att = rows + (size_t)omp_get_thread_num() * M; // one row of scores per thread
-        cached_row(out + (size_t)r * C + h * d, att, q + (size_t)r * C + h * d, kt + (size_t)h * d * KB,
-                   vc + h * d, t0 + r, C, d, scale);
+        float *att = kv->rows + (size_t)omp_get_thread_num() * kv->M; // one row of scores per thread
+        const head_view hv = {NULL, kv->v + h * d, kv->M, C, d, scale}; // the keys: kt's blocks
+        cached_row(out + (size_t)r * C + h * d, att, q + (size_t)r * C + h * d, kv->kt + (size_t)h * d * KB, &hv,
+                   t0 + r);
     }
 }
 
-void mygpt_attention_cached(float *out, const float *q, const float *kc, float *kt, const float *vc, int n, int t0,
-                            int M, int C, int NH, float *rows, int nrows)
+void mygpt_attention_cached(float *out, const float *q, mygpt_attention_cache kv, int t0,
+                            mygpt_attention_shape shape)
 {
+    const int n = shape.T, C = shape.C, NH = shape.NH;
     for (int r = t0; r < t0 + n; r++) { // the new keys into their blocks of kt
-        float *col = kt + (size_t)(r / KB) * C * KB + r % KB;
+        float *col = kv.kt + (size_t)(r / KB) * C * KB + r % KB;
         for (int c = 0; c < C; c++)
-            col[(size_t)c * KB] = kc[(size_t)r * C + c];
+            col[(size_t)c * KB] = kv.k[(size_t)r * C + c];
     }
     // the (row, head) pairs shared among the threads when there is enough work
     const int par = (size_t)n * NH * (size_t)(t0 + n) * (size_t)(C / NH) > MYGPT_PARALLEL_MIN;
     const int max = omp_get_max_threads();
-    cached_rows(out, q, kt, vc, n, t0, M, C, NH, rows, !par ? 1 : max < nrows ? max : nrows);
+    cached_rows(out, q, &kv, t0, shape, !par ? 1 : max < kv.nrows ? max : kv.nrows);
 }
 #undef KB
 
@@ -504,7 +532,8 @@ static inline void ds_row(double *ds, const head_grads *h, int t)
         ds[s] = p[s] * (ds[s] - pdp) / h->scale;
 }
 
-#define TB 32 /* queries per block of the fast backward */
+#define TB 32  /* queries per block of the fast backward */
+#define DPS 32 /* keys whose dP the fast backward sums side by side */
 
 /* Eight channels of a gradient row as one value of GCC's and clang's vector types: the
  * tiles' sums then stay in registers (as float arrays of 32 or 64 they went to memory). */
@@ -545,6 +574,15 @@ static inline void head_rows_to_double(double *restrict out, const float *restri
             out[(size_t)r * d + i] = in[(size_t)r * C + i];
 }
 
+/* One thread's scratch for a head's fast backward, in doubles. */
+typedef struct head_scratch {
+    double *vt;      // (d, ldv): V of the head transposed, zero past T
+    double *dsb;     // (TB, ldv): the block's rows of dP, then of dS / scale
+    double *kd;      // (T, d): K widened
+    double *qd, *dd; // (TB, d) each: the block's rows of Q and dO widened
+    size_t ldv;      // T rounded up to DPS
+} head_scratch;
+
 /* dq_t[0 .. 8 NC) += ds[s] k_s for s = 0..t in order (kd: K widened, rows d apart) */
 static inline __attribute__((always_inline)) void dq_tile(const int NC, float *restrict dqt, const double *restrict ds,
                                                           const double *restrict kd, int t, int d)
@@ -559,25 +597,26 @@ static inline __attribute__((always_inline)) void dq_tile(const int NC, float *r
         f8_store(dqt + 8 * c, acc[c]);
 }
 
-/* For key s and queries t = ta..t1-1 in order (their dS / scale in dsb's rows t - t0):
- * dk_s[i0 .. i0 + 8 NC) += ds_t[s] q_t and dv_s[..] += p_t[s] dO_t (the block's rows of
- * Q and dO widened in qd and dd, rows d apart) */
-static inline __attribute__((always_inline)) void dkv_tile(const int NC, float *restrict dks, float *restrict dvs,
-                                                           const double *restrict dsb, size_t ldv,
-                                                           const double *restrict qd, const double *restrict dd,
-                                                           const head_grads *h, int s, int ta, int t0,
-                                                           int t1, int i0)
+/* For key s and the block's queries t = max(s, t0) .. t1-1 in order (their dS / scale
+ * in dsb's rows t - t0): dk_s[i0 .. i0 + 8 NC) += ds_t[s] q_t and dv_s[..] += p_t[s] dO_t
+ * (the block's rows of Q and dO widened in qd and dd, rows d apart) */
+static inline __attribute__((always_inline)) void dkv_tile(const int NC, const head_grads *h, const head_scratch *w,
+                                                           int s, int t0, int t1, int i0)
 {
+    float *restrict dks = h->dk + (size_t)s * h->C + i0, *restrict dvs = h->dv + (size_t)s * h->C + i0;
+    const double *restrict dsb = w->dsb, *restrict qd = w->qd, *restrict dd = w->dd;
+    const size_t ldv = w->ldv;
+    const int ta = s > t0 ? s : t0;
     f8 ak[4], av[4];
     for (int c = 0; c < NC; c++) {
         ak[c] = f8_load(dks + 8 * c);
         av[c] = f8_load(dvs + 8 * c);
     }
     for (int t = ta; t < t1; t++) {
-        const double w = dsb[(size_t)(t - t0) * ldv + s], ps = kept_prob(h, t, s);
+        const double ds = dsb[(size_t)(t - t0) * ldv + s], ps = kept_prob(h, t, s);
         const double *qt = qd + (size_t)(t - t0) * h->d + i0, *dot = dd + (size_t)(t - t0) * h->d + i0;
         for (int c = 0; c < NC; c++) {
-            ak[c] += f8_times(w, d8_load(qt + 8 * c));
+            ak[c] += f8_times(ds, d8_load(qt + 8 * c));
             av[c] += f8_times(ps, d8_load(dot + 8 * c));
         }
     }
@@ -588,14 +627,17 @@ static inline __attribute__((always_inline)) void dkv_tile(const int NC, float *
 }
 
 /* dP rows of the R queries t0 .. t0 + R - 1 (into dsb's rows t - tb, each for s up to
- * its own t): with vt (V of the head transposed, (d, ldv), zero past T) the dots of DPS
- * keys run side by side as vector lanes, the R queries sharing each load of vt; each is
- * dp_dot's sum, in the same order. */
-#define DPS 32
-static inline __attribute__((always_inline)) void dp_rows(const int R, double *restrict dsb, size_t ldv, int tb,
-                                                          const float *restrict dout, const double *restrict vt,
-                                                          int t0, int C, int d)
+ * its own t): with vt (V of the head transposed) the dots of DPS keys run side by side
+ * as vector lanes, the R queries sharing each load of vt; each is dp_dot's sum, in the
+ * same order. */
+static inline __attribute__((always_inline)) void dp_rows(const int R, const head_grads *h, const head_scratch *w,
+                                                          int tb, int t0)
 {
+    double *restrict dsb = w->dsb;
+    const double *restrict vt = w->vt;
+    const float *restrict dout = h->dout;
+    const size_t ldv = w->ldv;
+    const int C = h->C, d = h->d;
     for (int s0 = 0; s0 <= t0 + R - 1; s0 += DPS) {
         d8 acc[4][DPS / 8];
         for (int r = 0; r < R; r++)
@@ -632,6 +674,7 @@ MYGPT_CLONES static void head_backward_fast(const head_grads *h, double *vt, siz
 {
     const int T = h->T, C = h->C, d = h->d;
     double *dsb = vt + (size_t)d * ldv, *kd = dsb + (size_t)TB * ldv, *qd = kd + (size_t)T * d, *dd = qd + (size_t)TB * d;
+    const head_scratch w = {vt, dsb, kd, qd, dd, ldv};
     for (size_t s = 0; s < ldv; s++)
         for (int i = 0; i < d; i++)
             vt[(size_t)i * ldv + s] = s < (size_t)T ? h->v[s * C + i] : 0.0;
@@ -640,9 +683,9 @@ MYGPT_CLONES static void head_backward_fast(const head_grads *h, double *vt, siz
         const int t1 = t0 + TB < T ? t0 + TB : T;
         int tq = t0;
         for (; tq + 4 <= t1; tq += 4)
-            dp_rows(4, dsb, ldv, t0, h->dout, vt, tq, C, d);
+            dp_rows(4, h, &w, t0, tq);
         for (; tq < t1; tq++)
-            dp_rows(1, dsb, ldv, t0, h->dout, vt, tq, C, d);
+            dp_rows(1, h, &w, t0, tq);
         for (int t = t0; t < t1; t++) {
             double *ds = dsb + (size_t)(t - t0) * ldv;
             float *dqt = h->dq + (size_t)t * C;
@@ -663,9 +706,9 @@ MYGPT_CLONES static void head_backward_fast(const head_grads *h, double *vt, siz
             float *dks = h->dk + (size_t)s * C, *dvs = h->dv + (size_t)s * C;
             int i0 = 0;
             for (; i0 + 32 <= d; i0 += 32)
-                dkv_tile(4, dks + i0, dvs + i0, dsb, ldv, qd, dd, h, s, ta, t0, t1, i0);
+                dkv_tile(4, h, &w, s, t0, t1, i0);
             for (; i0 + 8 <= d; i0 += 8)
-                dkv_tile(1, dks + i0, dvs + i0, dsb, ldv, qd, dd, h, s, ta, t0, t1, i0);
+                dkv_tile(1, h, &w, s, t0, t1, i0);
             for (; i0 < d; i0++)
                 for (int t = ta; t < t1; t++) {
                     dks[i0] += (float)(dsb[(size_t)(t - t0) * ldv + s] * h->q[(size_t)t * C + i0]);
@@ -677,11 +720,10 @@ MYGPT_CLONES static void head_backward_fast(const head_grads *h, double *vt, siz
 
 /* Every (b, h) of the batch: each writes only its own slices of dq, dk, dv, so they run
  * in parallel. Without scratch (no memory) the plain loops give the same bits, slower. */
-static void attention_backward(float *dq, float *dk, float *dv, const float *dout, const float *att,
-                               const float *q, const float *k, const float *v, const uint8_t *keep,
-                               double drop_p, int B, int T, int C, int NH)
+static void attention_backward(float *dq, float *dk, float *dv, const float *dout, const float *att, mygpt_qkv in,
+                               mygpt_attention_dropout drop, mygpt_attention_shape shape)
 {
-    const int d = C / NH;
+    const int B = shape.B, T = shape.T, C = shape.C, NH = shape.NH, d = C / NH;
     const size_t ldv = ((size_t)T + DPS - 1) / DPS * DPS;
     // doubles: vt (d, ldv), dsb (TB, ldv), kd (T, d), qd and dd (TB, d)
     const size_t per_thread = (size_t)d * ldv + (size_t)TB * ldv + (size_t)T * d + 2 * (size_t)TB * d;
@@ -694,9 +736,9 @@ static void attention_backward(float *dq, float *dk, float *dv, const float *dou
             const size_t off = (size_t)b * T * C + (size_t)hd * d, bh = ((size_t)b * NH + hd) * T * T;
             const head_grads h = {
                 .dq = dq + off, .dk = dk + off, .dv = dv + off,
-                .dout = dout + off, .q = q + off, .k = k + off, .v = v + off,
-                .probs = att + bh, .keep = keep ? keep + bh : NULL,
-                .noise = keep ? 1.0f / (float)(1.0 - drop_p) : 1.0f, // as mygpt_dropout_apply's
+                .dout = dout + off, .q = in.q + off, .k = in.k + off, .v = in.v + off,
+                .probs = att + bh, .keep = drop.keep ? drop.keep + bh : NULL,
+                .noise = drop.keep ? 1.0f / (float)(1.0 - drop.p) : 1.0f, // as mygpt_dropout_apply's
                 .scale = (double)(float)sqrt((double)d), .T = T, .C = C, .d = d};
             if (scratch) {
                 head_backward_fast(&h, scratch + (size_t)omp_get_thread_num() * per_thread, ldv);
@@ -708,27 +750,26 @@ static void attention_backward(float *dq, float *dk, float *dv, const float *dou
     free(scratch);
 }
 
-void mygpt_attention_backward(float *dq, float *dk, float *dv, const float *dout, const float *att,
-                              const float *q, const float *k, const float *v, int B, int T, int C,
-                              int NH)
+void mygpt_attention_backward(float *dq, float *dk, float *dv, const float *dout, const float *probs, mygpt_qkv in,
+                              mygpt_attention_shape shape)
 {
-    attention_backward(dq, dk, dv, dout, att, q, k, v, NULL, 0.0, B, T, C, NH);
+    attention_backward(dq, dk, dv, dout, probs, in, (mygpt_attention_dropout){NULL, 0.0}, shape);
 }
 
 void mygpt_attention_backward_dropout(float *dq, float *dk, float *dv, const float *dout, const float *probs,
-                                      const float *q, const float *k, const float *v, const uint8_t *keep,
-                                      double p, int B, int T, int C, int NH)
+                                      mygpt_qkv in, mygpt_attention_dropout drop, mygpt_attention_shape shape)
 {
-    attention_backward(dq, dk, dv, dout, probs, q, k, v, keep, p, B, T, C, NH);
+    attention_backward(dq, dk, dv, dout, probs, in, drop, shape);
 }
 
 /* ---- dropout on the probabilities ----------------------------------------------------------- */
 
-MYGPT_CLONES static void dropout_values(float *out, const float *probs, const float *v, const uint8_t *keep,
-                                        double p, int B, int T, int C, int NH)
+MYGPT_CLONES static void dropout_values(float *out, const float *probs, const float *v, mygpt_attention_dropout drop,
+                                        mygpt_attention_shape shape)
 {
-    const int d = C / NH;
-    const float noise = 1.0f / (float)(1.0 - p);
+    const int B = shape.B, T = shape.T, C = shape.C, NH = shape.NH, d = C / NH;
+    const uint8_t *keep = drop.keep;
+    const float noise = 1.0f / (float)(1.0 - drop.p);
 #pragma omp parallel for collapse(2) schedule(static) if ((size_t)B * T * T * C > MYGPT_PARALLEL_MIN)
     for (int b = 0; b < B; b++)
         for (int h = 0; h < NH; h++) {
@@ -749,10 +790,10 @@ MYGPT_CLONES static void dropout_values(float *out, const float *probs, const fl
         }
 }
 
-void mygpt_attention_dropout_values(float *out, const float *probs, const float *v, const uint8_t *keep, double p,
-                                    int B, int T, int C, int NH)
+void mygpt_attention_dropout_values(float *out, const float *probs, const float *v, mygpt_attention_dropout drop,
+                                    mygpt_attention_shape shape)
 {
-    dropout_values(out, probs, v, keep, p, B, T, C, NH);
+    dropout_values(out, probs, v, drop, shape);
 }
 
 /* ---- where a head looks --------------------------------------------------------------------- */

@@ -7,14 +7,22 @@
 
 #include "mygpt/attention.h"
 
-/* The KV-cache step's attention: n new query rows (n, C) at positions t0 .. t0 + n - 1
- * against one layer's cached keys and values kc, vc (M, C), rows 0 to
- * each query's position, into out (n, C). The new keys (kc's rows t0 ..) are first
- * copied into kt, the layer's keys transposed block by block (MYGPT_KT_BLOCK), which
- * the scores read. rows holds nrows rows of M scores, one per thread that may run. The same
- * sums as the forward's attention_row: the same bits. */
-void mygpt_attention_cached(float *out, const float *q, const float *kc, float *kt, const float *vc, int n, int t0,
-                            int M, int C, int NH, float *rows, int nrows);
+/* One layer's KV cache as the step's attention reads it (model/kv_cache.c keeps them). */
+typedef struct mygpt_attention_cache {
+    const float *k, *v; // (M, C) each: the keys and values of the positions so far
+    float *kt;          // the keys again, transposed block by block (MYGPT_KT_BLOCK)
+    int M;              // the positions it holds (max_seq_len)
+    float *rows;        // (nrows, M): a row of scores for each thread that may run
+    int nrows;
+} mygpt_attention_cache;
+
+/* The KV-cache step's attention: shape.T new query rows q (T, C) at positions t0 ..
+ * t0 + T - 1 (one sequence: shape.B is 1) against the layer's cached keys and values,
+ * rows 0 to each query's position, into out (T, C). The new keys (kv.k's rows t0 ..) are
+ * first copied into kv.kt, which the scores read. The same sums as the forward's
+ * attention_row: the same bits. */
+void mygpt_attention_cached(float *out, const float *q, mygpt_attention_cache kv, int t0,
+                            mygpt_attention_shape shape);
 
 /* The attention kernel this CPU gets ("avx512", "avx2" or "generic"), after
  * MYGPT_ATTENTION_KERNEL: for tests and the benchmark. */

@@ -14,17 +14,26 @@
 #include "base/simd.h"
 #include "kernels/vecmath.h"
 
-static MYGPT_IN_CLONES void softmax_values(float *ot, float *att, const float *vb, int t, int T, int C, int d,
-                                  int keep_probs);
+/* One head of one sequence as its query rows read it: the head's keys and values, d
+ * channels of rows C apart, and the scale the scores are divided by. */
+typedef struct head_view {
+    const float *k, *v; // (T, d) each, rows C apart (the KV-cache step reads its keys from kt)
+    int T, C, d;
+    float scale;        // sqrt(d) as a float, as PyTorch's math.sqrt(d)
+} head_view;
+
+static MYGPT_IN_CLONES void softmax_values(float *ot, float *att, const head_view *hv, int t, int keep_probs);
 
 /* One query row of one head: out_t = sum over s <= t of p_s v_s with p = softmax of
  * (q_t . k_s) / scale. att holds T floats: the scores, then exp(score - max); when
  * keep_probs, it ends holding the probabilities p_s (0 for s > t) for the backward pass.
  * The mathematics of both attentions in one place, so both give the same bits. */
-static MYGPT_IN_CLONES void attention_row(float *ot, float *att, const float *qt, const float *kb,
-                                 const float *vb, int t, int T, int C, int d, float scale,
-                                 int keep_probs)
+static MYGPT_IN_CLONES void attention_row(float *ot, float *att, const float *qt, const head_view *hv, int t,
+                                          int keep_probs)
 {
+    const float *kb = hv->k;
+    const int C = hv->C, d = hv->d;
+    const float scale = hv->scale;
     // scores of query t against keys 0..t (the causal mask drops s > t)
     for (int s = 0; s <= t; s++) {
         const float *ks = kb + (size_t)s * C; // (d,)
@@ -33,14 +42,15 @@ static MYGPT_IN_CLONES void attention_row(float *ot, float *att, const float *qt
             dot = fmaf(qt[i], ks[i], dot);
         att[s] = dot / scale;
     }
-    softmax_values(ot, att, vb, t, T, C, d, keep_probs);
+    softmax_values(ot, att, hv, t, keep_probs);
 }
 
 /* The second half of attention_row (and of cached_row): att[0..t] holds the scores;
  * out_t = sum of p_s v_s. */
-static MYGPT_IN_CLONES void softmax_values(float *ot, float *att, const float *vb, int t, int T, int C, int d,
-                                  int keep_probs)
+static MYGPT_IN_CLONES void softmax_values(float *ot, float *att, const head_view *hv, int t, int keep_probs)
 {
+    const float *vb = hv->v;
+    const int T = hv->T, C = hv->C, d = hv->d;
     float maxv = -INFINITY;
     for (int s = 0; s <= t; s++)
         if (att[s] > maxv)

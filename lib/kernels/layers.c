@@ -29,10 +29,11 @@ static void embed_row(float *out, const int64_t *ids, const float *wte, const fl
         o[i] = wpe ? tok[i] + wpe[(size_t)t * C + i] : tok[i];
 }
 
-mygpt_status mygpt_embedding_forward(float *out, const int64_t *ids, const float *wte,
-                                     const float *wpe, int B, int T, int C, int V, int max_pos,
-                                     mygpt_error *err)
+mygpt_status mygpt_embedding_forward(float *out, const int64_t *ids, mygpt_embedding_tables tables, int B, int T,
+                                     int C, mygpt_error *err)
 {
+    const float *wte = tables.wte, *wpe = tables.wpe;
+    const int V = tables.V, max_pos = tables.max_pos;
     if (B < 1 || T < 1 || C < 1 || V < 1)
         return mygpt_fail(err, MYGPT_EINVAL, "embedding sizes must be at least 1 (B=%d T=%d C=%d V=%d)",
                           B, T, C, V);
@@ -134,9 +135,9 @@ void mygpt_layernorm_forward_train(float *out, float *mean, float *denom, const 
 
 /* mygpt_layernorm_backward, built per instruction set */
 MYGPT_CLONES static void layernorm_backward(float *dinp, float *dgamma, float *dbeta, const float *dout,
-                                            const float *inp, const float *gamma, const float *mean,
-                                            const float *denom, size_t N, int C)
+                                            mygpt_layernorm_saved saved, size_t N, int C)
 {
+    const float *inp = saved.inp, *gamma = saved.gamma, *mean = saved.mean, *denom = saved.denom;
     const int par = N * (size_t)C > MYGPT_PARALLEL_MIN;
 #pragma omp parallel for schedule(static) if (par)
     for (size_t n = 0; n < N; n++) {
@@ -188,10 +189,9 @@ MYGPT_CLONES static void layernorm_backward(float *dinp, float *dgamma, float *d
  * dgamma and dbeta sum over every row, so threads split the channels and each adds
  * the rows in order: the same bits for any thread count. */
 void mygpt_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const float *dout,
-                              const float *inp, const float *gamma, const float *mean,
-                              const float *denom, size_t N, int C)
+                              mygpt_layernorm_saved saved, size_t N, int C)
 {
-    layernorm_backward(dinp, dgamma, dbeta, dout, inp, gamma, mean, denom, N, C);
+    layernorm_backward(dinp, dgamma, dbeta, dout, saved, N, C);
 }
 
 /* (the public functions call a static clone set, so no ifunc resolver is exported) */

@@ -30,9 +30,11 @@ static void row_times_a(float *t, const float *x, const float *A, int C, int r)
     }
 }
 
-void mygpt_lora_forward(float *out, const float *inp, const float *A, const float *B, size_t N, int C, int OC,
-                        int r, float scale)
+void mygpt_lora_forward(float *out, const float *inp, mygpt_lora_weights w, size_t N)
 {
+    const float *A = w.A, *B = w.B;
+    const int C = w.C, OC = w.OC, r = w.r;
+    const float scale = w.scale;
     assert(r >= 1 && r <= MAX_RANK);
 #pragma omp parallel for schedule(static) if (N * (size_t)(C + OC) * r > MYGPT_PARALLEL_MIN)
     for (size_t n = 0; n < N; n++) {
@@ -40,25 +42,27 @@ void mygpt_lora_forward(float *out, const float *inp, const float *A, const floa
         row_times_a(t, inp + n * C, A, C, r); // t = x A      (r)
         float *y = out + n * OC;
         for (int o0 = 0; o0 < OC; o0 += COLS) { // u = t B, then y += s u, COLS columns at a time
-            const int w = OC - o0 < COLS ? OC - o0 : COLS;
-            for (int o = 0; o < w; o++)
+            const int cols = OC - o0 < COLS ? OC - o0 : COLS;
+            for (int o = 0; o < cols; o++)
                 u[o] = 0.0f;
             for (int j = 0; j < r; j++) {
                 const float tj = t[j];
                 const float *b = B + (size_t)j * OC + o0;
-                for (int o = 0; o < w; o++)
+                for (int o = 0; o < cols; o++)
                     u[o] += tj * b[o];
             }
-            for (int o = 0; o < w; o++)
+            for (int o = 0; o < cols; o++)
                 y[o0 + o] += scale * u[o];
         }
     }
 }
 
 mygpt_status mygpt_lora_backward(float *dinp, float *dA, float *dB, const float *dout, const float *inp,
-                                 const float *A, const float *B, size_t N, int C, int OC, int r, float scale,
-                                 mygpt_error *err)
+                                 mygpt_lora_weights lw, size_t N, mygpt_error *err)
 {
+    const float *A = lw.A, *B = lw.B;
+    const int C = lw.C, OC = lw.OC, r = lw.r;
+    const float scale = lw.scale;
     assert(r >= 1 && r <= MAX_RANK);
     float *XA = mygpt_float_block(N * (size_t)r), *dXA = mygpt_float_block(N * (size_t)r); // (N, r) each
     float *Bt = mygpt_float_block((size_t)OC * r);

@@ -70,10 +70,10 @@ void mygpt_matmul_backward_naive(float *dinp, float *dweight, float *dbias, cons
 
 /* ---- attention, forward: each query row by attention_row ---------------------------------- */
 
-void mygpt_attention_reference(float *out, const float *q, const float *k, const float *v, float *scratch,
-                               size_t per_thread, int team, int B, int T, int C, int NH)
+void mygpt_attention_reference(float *out, mygpt_qkv in, float *scratch, size_t per_thread, int team,
+                               mygpt_attention_shape shape)
 {
-    const int d = C / NH;
+    const int B = shape.B, T = shape.T, C = shape.C, NH = shape.NH, d = C / NH;
     const float scale = (float)sqrt((double)d); // PyTorch divides by math.sqrt(d)
 #pragma omp parallel for collapse(2) schedule(static) num_threads(team) \
     if ((size_t)B * T * T * C > MYGPT_PARALLEL_MIN)
@@ -81,26 +81,25 @@ void mygpt_attention_reference(float *out, const float *q, const float *k, const
         for (int h = 0; h < NH; h++) {
             float *att = scratch + (size_t)omp_get_thread_num() * per_thread; // (T,) one row of scores
             const size_t off = (size_t)b * T * C + (size_t)h * d;
+            const head_view hv = {in.k + off, in.v + off, T, C, d, scale};
             for (int t = 0; t < T; t++)
-                attention_row(out + off + (size_t)t * C, att, q + off + (size_t)t * C, k + off,
-                              v + off, t, T, C, d, scale, 0);
+                attention_row(out + off + (size_t)t * C, att, in.q + off + (size_t)t * C, &hv, t, 0);
         }
     }
 }
 
-void mygpt_attention_reference_probs(float *out, float *att, const float *q, const float *k, const float *v,
-                                     int B, int T, int C, int NH)
+void mygpt_attention_reference_probs(float *out, float *att, mygpt_qkv in, mygpt_attention_shape shape)
 {
-    const int d = C / NH;
+    const int B = shape.B, T = shape.T, C = shape.C, NH = shape.NH, d = C / NH;
     const float scale = (float)sqrt((double)d);
 #pragma omp parallel for collapse(2) schedule(static) if ((size_t)B * T * T * C > MYGPT_PARALLEL_MIN)
     for (int b = 0; b < B; b++) {
         for (int h = 0; h < NH; h++) {
             const size_t off = (size_t)b * T * C + (size_t)h * d;
             float *ah = att + ((size_t)b * NH + h) * T * T; // (T, T)
+            const head_view hv = {in.k + off, in.v + off, T, C, d, scale};
             for (int t = 0; t < T; t++)
-                attention_row(out + off + (size_t)t * C, ah + (size_t)t * T, q + off + (size_t)t * C,
-                              k + off, v + off, t, T, C, d, scale, 1);
+                attention_row(out + off + (size_t)t * C, ah + (size_t)t * T, in.q + off + (size_t)t * C, &hv, t, 1);
         }
     }
 }

@@ -265,8 +265,10 @@ mygpt_status mygpt_trainer_forward(mygpt_trainer *tr, const int64_t *ids, const 
     const mygpt_pass p = training_pass(g, a);
 
     // x = dropout(E[ids] + P[0..T-1])                                    (B, T, C)
-    MYGPT_TRY(mygpt_embedding_forward(a->resid, ids, g->params.wte, g->params.wpe, B, T, cfg->embed_dim,
-                                  cfg->vocab_size, cfg->max_seq_len, err));
+    MYGPT_TRY(mygpt_embedding_forward(a->resid, ids,
+                                      (mygpt_embedding_tables){g->params.wte, cfg->vocab_size, g->params.wpe,
+                                                               cfg->max_seq_len},
+                                      B, T, cfg->embed_dim, err));
     if (a->dropped)
         mygpt_dropout_apply(a->resid, a->resid, a->keep, N * cfg->embed_dim, cfg->dropout);
     for (int l = 0; l < cfg->num_layers; l++) {
@@ -396,8 +398,8 @@ mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
                                     mygpt_head_weight(cfg, w), lora, N, C, V, a->workspace, a->ws_len, err));
     mygpt_fill_floats(a->dresid, NULL, NC);
     const float *xf = layer_slices(g, a, cfg->num_layers).resid;
-    mygpt_layernorm_backward(a->dresid, d->lnfw, d->lnfb, a->dln, xf, w->lnfw, a->lnf_mean,
-                             a->lnf_denom, N, C);
+    mygpt_layernorm_backward(a->dresid, d->lnfw, d->lnfb, a->dln,
+                             (mygpt_layernorm_saved){xf, w->lnfw, a->lnf_mean, a->lnf_denom}, N, C);
     // down to the lowest layer that trains (autograd stops where nothing needs a gradient)
     const int lowest = lowest_trainable_layer(tr);
     for (int l = cfg->num_layers - 1; l >= (lowest > 0 ? lowest : 0); l--) { // dresid: d of layer l's output, then of its input

@@ -71,7 +71,7 @@ mygpt_status mygpt_linear(const mygpt_pass *p, float *out, const float *inp, con
     else
         MYGPT_TRY(mygpt_matmul_ex(out, inp, weight, bias, N, C, OC, fuse, err));
     if (lora) // self.linear(x) + self.lora(x)
-        mygpt_lora_forward(out, inp, lora->a, lora->b, N, C, OC, lora->r, lora->scale);
+        mygpt_lora_forward(out, inp, (mygpt_lora_weights){lora->a, lora->b, C, lora->r, OC, lora->scale}, N);
     if (gelu && (lora || p->impl == MYGPT_IMPL_REFERENCE))
         mygpt_gelu_forward(out, out, N * (size_t)OC);
     return MYGPT_OK;
@@ -95,8 +95,8 @@ mygpt_status mygpt_linear_backward(const mygpt_pass *p, float *dinp, int set_din
     }
     if (!lora)
         return MYGPT_OK;
-    return mygpt_lora_backward(dinp, lora->da, lora->db, dout, inp, lora->a, lora->b, N, C, OC, lora->r, lora->scale,
-                               err);
+    return mygpt_lora_backward(dinp, lora->da, lora->db, dout, inp,
+                               (mygpt_lora_weights){lora->a, lora->b, C, lora->r, OC, lora->scale}, N, err);
 }
 
 /* ---- pieces of the block ---------------------------------------------------------------- */
@@ -154,14 +154,17 @@ static mygpt_status attention(const mygpt_pass *p, int l, const mygpt_block_acts
     const int B = p->B, T = p->T, C = p->cfg->embed_dim, NH = p->cfg->num_heads;
     if (p->cache) {
         const mygpt_kv_layer kv = mygpt_kv_cache_layer(p->cache, p->cfg, l);
-        mygpt_attention_cached(a->atty, a->q, kv.k, kv.kt, kv.v, T, p->t0, p->cfg->max_seq_len, C, NH, p->cache->att,
-                               p->cache->att_rows);
+        mygpt_attention_cached(a->atty, a->q,
+                               (mygpt_attention_cache){kv.k, kv.v, kv.kt, p->cfg->max_seq_len, p->cache->att,
+                                                       p->cache->att_rows},
+                               p->t0, (mygpt_attention_shape){B, T, C, NH});
         return MYGPT_OK;
     }
-    MYGPT_TRY(mygpt_attention_forward(a->atty, a->att, a->q, a->k, a->v, p->att_scratch, p->att_scratch_len, B, T,
-                                      C, NH, p->impl, err));
+    MYGPT_TRY(mygpt_attention_forward(a->atty, a->att, (mygpt_qkv){a->q, a->k, a->v}, p->att_scratch,
+                                      p->att_scratch_len, (mygpt_attention_shape){B, T, C, NH}, p->impl, err));
     if (a->keep_att) // train mode: the values weighted by dropout(P)
-        mygpt_attention_dropout_values(a->atty, a->att, a->v, a->keep_att, p->dropout, B, T, C, NH);
+        mygpt_attention_dropout_values(a->atty, a->att, a->v, (mygpt_attention_dropout){a->keep_att, p->dropout},
+                                       (mygpt_attention_shape){B, T, C, NH});
     return MYGPT_OK;
 }
 
@@ -244,7 +247,8 @@ mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_
     gelu_backward(cfg, g->dfch, a->fch, g->dfch_gelu, 4 * NC);      // dfch (N, 4C)
     MYGPT_TRY(mygpt_linear_backward(p, g->dln, 1, GRAD(fc1w), GRAD(fc1b), g->dfch, a->ln2, lw.fc1w, ADAPTER_GRAD(fc1),
                                     N, C, C4, ws, ws_len, err));      // dln = d LN2(mid) (N, C)
-    mygpt_layernorm_backward(g->dmid, dw.ln2w, dw.ln2b, g->dln, a->mid, lw.ln2w, a->ln2_mean, a->ln2_denom, N,
+    mygpt_layernorm_backward(g->dmid, dw.ln2w, dw.ln2b, g->dln,
+                             (mygpt_layernorm_saved){a->mid, lw.ln2w, a->ln2_mean, a->ln2_denom}, N,
                              C);                                      // dmid += (N, C)
     // mid = x + W_o(attention(LN1(x))): dx = d mid + the attention's
     mygpt_fill_floats(g->dx, g->dmid, NC);                          // dx (N, C) = d mid
@@ -258,8 +262,9 @@ mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_
     mygpt_fill_floats(g->dq, NULL, NC);
     mygpt_fill_floats(g->dk, NULL, NC);
     mygpt_fill_floats(g->dv, NULL, NC);
-    mygpt_attention_backward_dropout(g->dq, g->dk, g->dv, g->datty, a->att, a->q, a->k, a->v, a->keep_att,
-                                     p->dropout, B, T, C, NH);        // dq, dk, dv (N, C) each
+    mygpt_attention_backward_dropout(g->dq, g->dk, g->dv, g->datty, a->att, (mygpt_qkv){a->q, a->k, a->v},
+                                     (mygpt_attention_dropout){a->keep_att, p->dropout},
+                                     (mygpt_attention_shape){B, T, C, NH}); // dq, dk, dv (N, C) each
     // q, k and v read the same LN1(x): their input gradients add up in dln
     MYGPT_TRY(mygpt_linear_backward(p, g->dln, 1, GRAD(wq), GRAD(bq), g->dq, a->ln1, lw.wq, ADAPTER_GRAD(q), N, C, C,
                                     ws, ws_len, err));
@@ -268,7 +273,8 @@ mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_
     MYGPT_TRY(mygpt_linear_backward(p, g->dln, 0, GRAD(wv), GRAD(bv), g->dv, a->ln1, lw.wv, ADAPTER_GRAD(v), N, C, C,
                                     ws, ws_len, err));
     // dln = d LN1(x) (N, C); dx += its LayerNorm's backward
-    mygpt_layernorm_backward(g->dx, dw.ln1w, dw.ln1b, g->dln, a->x, lw.ln1w, a->ln1_mean, a->ln1_denom, N, C);
+    mygpt_layernorm_backward(g->dx, dw.ln1w, dw.ln1b, g->dln,
+                             (mygpt_layernorm_saved){a->x, lw.ln1w, a->ln1_mean, a->ln1_denom}, N, C);
     return MYGPT_OK;
 }
 

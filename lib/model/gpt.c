@@ -172,8 +172,10 @@ mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *g, const int64_t *ids, int B
     const mygpt_pass p = {.cfg = cfg, .w = &g->params, .packed = g->packed, .impl = g->impl,
                           .B = B, .T = T, .att_scratch = a->scratch, .att_scratch_len = a->scratch_len};
     // x = E[ids] + P[0..T-1]                                    (B, T, C)
-    MYGPT_TRY(mygpt_embedding_forward(a->x, ids, g->params.wte, g->params.wpe, B, T, cfg->embed_dim,
-                                      cfg->vocab_size, cfg->max_seq_len, err));
+    MYGPT_TRY(mygpt_embedding_forward(a->x, ids,
+                                      (mygpt_embedding_tables){g->params.wte, cfg->vocab_size, g->params.wpe,
+                                                               cfg->max_seq_len},
+                                      B, T, cfg->embed_dim, err));
     // each block updates x in place; LN1 and LN2 share one buffer
     mygpt_block_acts block = {.x = a->x, .ln1 = a->ln, .q = a->q, .k = a->k, .v = a->v, .atty = a->atty,
                               .mid = a->x, .ln2 = a->ln, .fch = a->fch, .proj = a->proj, .out = a->x};
@@ -201,8 +203,10 @@ mygpt_status mygpt_gpt_forward_cached(mygpt_gpt *g, mygpt_kv_cache *c, const int
     const mygpt_pass p = {.cfg = cfg, .w = &g->params, .packed = g->packed,
                           .impl = g->impl, .B = 1, .T = n, .cache = c, .t0 = t0};
     // x = E[ids] + P[t0 .. t0 + n - 1]                                  (n, C)
-    MYGPT_TRY(mygpt_embedding_forward(c->x, ids, g->params.wte, g->params.wpe + (size_t)t0 * C, 1, n, C, V,
-                                      M - t0, err));
+    MYGPT_TRY(mygpt_embedding_forward(c->x, ids,
+                                      (mygpt_embedding_tables){g->params.wte, V, g->params.wpe + (size_t)t0 * C,
+                                                               M - t0},
+                                      1, n, C, err));
     // the keys and values go to the cache; x is updated in place
     const mygpt_block_acts block = {.x = c->x, .ln1 = c->ln, .q = c->q, .atty = c->atty, .mid = c->x,
                                     .ln2 = c->ln, .fch = c->fch, .proj = c->proj, .out = c->x};

@@ -11,18 +11,10 @@
 #include "model/packed.h" /* the model packed for a call */
 
 mygpt_status mygpt_generate(mygpt_gpt *g, mygpt_rng *rng, const int64_t *prompt, int n_prompt,
-                            int max_new, const mygpt_sampling *s, int64_t eos, int use_cache,
-                            int64_t *out, int *n_out, mygpt_error *err)
-{
-    return mygpt_generate_stream(g, rng, prompt, n_prompt, max_new, s, eos, use_cache, out, n_out, NULL, NULL, err);
-}
-
-mygpt_status mygpt_generate_stream(mygpt_gpt *g, mygpt_rng *rng, const int64_t *prompt, int n_prompt,
-                                   int max_new, const mygpt_sampling *s, int64_t eos, int use_cache,
-                                   int64_t *out, int *n_out, mygpt_token_fn on_token, void *user,
-                                   mygpt_error *err)
+                            const mygpt_generation *gen, int64_t *out, int *n_out, mygpt_error *err)
 {
     const int M = g->config.max_seq_len, V = g->config.vocab_size;
+    const int max_new = gen->max_new, use_cache = gen->use_cache;
     mygpt_status st = MYGPT_OK;
     if (g->config.num_classes > 0)
         return mygpt_fail(err, MYGPT_EINVAL, "a classifier (num_classes %d) picks a class, it does not generate text",
@@ -61,12 +53,12 @@ mygpt_status mygpt_generate_stream(mygpt_gpt *g, mygpt_rng *rng, const int64_t *
                                              "weights compute no distribution to sample from", bad, n - 1,
                                              (double)logits[bad]));
         int64_t next = 0;
-        MYGPT_TRY_CLEANUP(st, mygpt_sample_next(rng, logits, (size_t)V, s, scratch, &next, err));
-        if (next == eos)
+        MYGPT_TRY_CLEANUP(st, mygpt_sample_next(rng, logits, (size_t)V, &gen->sampling, scratch, &next, err));
+        if (next == gen->eos)
             break;
         out[n++] = next;
         *n_out = n;
-        if (on_token && on_token(next, user))
+        if (gen->on_token && gen->on_token(next, gen->user))
             break;
     }
 cleanup:

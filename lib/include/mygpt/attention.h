@@ -37,7 +37,26 @@ extern "C" {
  * one path each (their plain loops are the reference the tests hold them to). */
 typedef enum mygpt_impl { MYGPT_IMPL_FAST = 0, MYGPT_IMPL_REFERENCE = 1 } mygpt_impl;
 
-/* The forward: out (B, T, C) from q, k, v (B, T, C). probs, when not NULL, receives
+/* The attention's shape: B sequences of T positions, C channels split into NH heads of
+ * d = C / NH channels each (llm.c's B, T, C, NH). */
+typedef struct mygpt_attention_shape {
+    int B, T, C, NH;
+} mygpt_attention_shape;
+
+/* Its inputs, the projections of the block's input: queries, keys and values, (B, T, C)
+ * each, head h in channels h*d .. (h+1)*d - 1. */
+typedef struct mygpt_qkv {
+    const float *q, *k, *v;
+} mygpt_qkv;
+
+/* Dropout on the probabilities in train mode: keep (B, NH, T, T) from mygpt_dropout_mask
+ * (mygpt/layers.h) with its rate p; a kept probability is scaled by 1 / (1 - p). */
+typedef struct mygpt_attention_dropout {
+    const uint8_t *keep;
+    double p;
+} mygpt_attention_dropout;
+
+/* The forward: out (B, T, C) from in's q, k, v. probs, when not NULL, receives
  * each head's probabilities (B, NH, T, T): probs[b,h,t,s] = the softmax weight of key s
  * for query t (0 for s > t), the floats that weighted the values (the backward needs
  * them; they also show where a model looks). scratch (scratch_len floats) is per thread:
@@ -45,24 +64,22 @@ typedef enum mygpt_impl { MYGPT_IMPL_FAST = 0, MYGPT_IMPL_REFERENCE = 1 } mygpt_
  * threads than it holds slices for (fewer threads, same bits), so scratch for 1 thread
  * is safe under any OMP_NUM_THREADS (the plain loops with probs need none). Refuses
  * sizes below 1, C not divisible by NH and too little scratch (MYGPT_EINVAL). */
-mygpt_status mygpt_attention_forward(float *out, float *probs, const float *q, const float *k, const float *v,
-                                     float *scratch, size_t scratch_len, int B, int T, int C, int NH,
-                                     mygpt_impl kernels, mygpt_error *err);
+mygpt_status mygpt_attention_forward(float *out, float *probs, mygpt_qkv in, float *scratch, size_t scratch_len,
+                                     mygpt_attention_shape shape, mygpt_impl kernels, mygpt_error *err);
 
 /* The backward: dq, dk, dv += d/dq, d/dk, d/dv (each (B, T, C)) from dout (B, T, C),
- * the forward's probs and q, k, v. Sizes as the forward's. */
-void mygpt_attention_backward(float *dq, float *dk, float *dv, const float *dout, const float *probs,
-                              const float *q, const float *k, const float *v, int B, int T, int C, int NH);
+ * the forward's probs and its inputs. */
+void mygpt_attention_backward(float *dq, float *dk, float *dv, const float *dout, const float *probs, mygpt_qkv in,
+                              mygpt_attention_shape shape);
 
 /* Dropout on the probabilities in train mode (Raschka's attention: attn_weights =
  * dropout(softmax(...)); context = attn_weights @ values): out (B, T, C) = (probs * noise)
- * V, probs being the forward's and keep mygpt_dropout_mask's (B, NH, T, T) keeps of p
- * (mygpt/layers.h). Its backward: mygpt_attention_backward_dropout, with the same keeps. */
-void mygpt_attention_dropout_values(float *out, const float *probs, const float *v, const uint8_t *keep, double p,
-                                    int B, int T, int C, int NH);
+ * V, probs being the forward's and drop's keeps mygpt_dropout_mask's. Its backward:
+ * mygpt_attention_backward_dropout, with the same keeps. */
+void mygpt_attention_dropout_values(float *out, const float *probs, const float *v, mygpt_attention_dropout drop,
+                                    mygpt_attention_shape shape);
 void mygpt_attention_backward_dropout(float *dq, float *dk, float *dv, const float *dout, const float *probs,
-                                      const float *q, const float *k, const float *v, const uint8_t *keep,
-                                      double p, int B, int T, int C, int NH);
+                                      mygpt_qkv in, mygpt_attention_dropout drop, mygpt_attention_shape shape);
 
 /* Floats of scratch the forward needs for length T, head size d = C / NH and up to
  * nthreads threads (per thread: K of one head transposed, and a few rows of scores).

@@ -21,29 +21,36 @@ extern "C" {
 /* everything declared here is exported by libmygpt.so (lib/exports.txt) */
 #pragma GCC visibility push(default)
 
+/* Called with each new token as soon as it is chosen (to show text as it comes):
+ * returns 0 to go on, anything else to stop after that token (a chat's own stop rule:
+ * the token is in out, as every token before it). */
+typedef int (*mygpt_token_fn)(int64_t id, void *user);
+
+/* How mygpt_generate continues a prompt, in one struct as llama2.c's Sampler. Set
+ * max_new, sampling, eos and use_cache (a zeroed eos is token 0, a zeroed use_cache the
+ * tutorial's slow loop); on_token and user may stay zero. */
+typedef struct mygpt_generation {
+    int max_new;             /* new tokens at most                                    */
+    mygpt_sampling sampling; /* how each is picked (mygpt/sample.h)                   */
+    int64_t eos;             /* the end token (not kept), or < 0: none                */
+    int use_cache;           /* 1: the KV cache while the context fits; 0: the whole
+                                window every step, as the tutorial writes it (the
+                                same tokens either way)                               */
+    mygpt_token_fn on_token; /* called with each new token, or NULL                   */
+    void *user;              /* on_token's second argument                            */
+} mygpt_generation;
+
 /* The tutorial's loop for one prompt:
  *   for _ in range(max_new):
  *       logits = model(idx[:, -M:])[:, -1, :];  next = sample(logits)  (mygpt_sample_next)
  *       if next == eos: break
  *       idx = cat([idx, next])
- * out receives the prompt and the new tokens (n_prompt + max_new ids at most), *n_out
- * their count. eos < 0: no end token. use_cache 0 recomputes the whole window every
- * step, as the tutorial writes it; 1 uses a KV cache while the context fits (the same
- * tokens either way). Draws come from rng. An unpacked model is packed for the call
- * (and unpacked before it returns) when more than one token is asked for. */
+ * out receives the prompt and the new tokens (n_prompt + gen->max_new ids at most),
+ * *n_out their count. Draws come from rng (NULL is fine when sampling is greedy). An
+ * unpacked model is packed for the call (and unpacked before it returns) when more than
+ * one token is asked for. */
 mygpt_status mygpt_generate(mygpt_gpt *gpt, mygpt_rng *rng, const int64_t *prompt, int n_prompt,
-                            int max_new, const mygpt_sampling *sampling, int64_t eos,
-                            int use_cache, int64_t *out, int *n_out, mygpt_error *err);
-
-/* mygpt_generate, calling on_token(id, user) with each new token as soon as it is
- * chosen (to show text as it comes); on_token NULL is mygpt_generate. on_token returns
- * 0 to go on, anything else to stop after that token (a chat's own stop rule: the token
- * is in out, as every token before it). */
-typedef int (*mygpt_token_fn)(int64_t id, void *user);
-mygpt_status mygpt_generate_stream(mygpt_gpt *gpt, mygpt_rng *rng, const int64_t *prompt, int n_prompt,
-                                   int max_new, const mygpt_sampling *sampling, int64_t eos, int use_cache,
-                                   int64_t *out, int *n_out, mygpt_token_fn on_token, void *user,
-                                   mygpt_error *err);
+                            const mygpt_generation *gen, int64_t *out, int *n_out, mygpt_error *err);
 
 #pragma GCC visibility pop
 

@@ -28,13 +28,20 @@ extern "C" {
 /* everything declared here is exported by libmygpt.so (lib/exports.txt) */
 #pragma GCC visibility push(default)
 
-/* out[b,t,:] = wte[ids[b,t], :] + (wpe ? wpe[t, :] : 0)
- * out (B, T, C), ids (B, T), wte (V, C), wpe (max_pos, C) or NULL (then max_pos is unused).
+/* The embedding's tables and their lengths: token rows wte (V, C), and position rows
+ * wpe (max_pos, C) or NULL (no positions; then max_pos is unused). */
+typedef struct mygpt_embedding_tables {
+    const float *wte;
+    int V;
+    const float *wpe;
+    int max_pos;
+} mygpt_embedding_tables;
+
+/* out[b,t,:] = wte[ids[b,t], :] + (wpe ? wpe[t, :] : 0), out (B, T, C), ids (B, T).
  * Checks what a wrong call would read out of bounds: an id outside [0, V) or T > max_pos
  * is MYGPT_ERANGE, a size below 1 MYGPT_EINVAL; then out is left untouched. */
-mygpt_status mygpt_embedding_forward(float *out, const int64_t *ids, const float *wte,
-                                     const float *wpe, int B, int T, int C, int V, int max_pos,
-                                     mygpt_error *err);
+mygpt_status mygpt_embedding_forward(float *out, const int64_t *ids, mygpt_embedding_tables tables, int B, int T,
+                                     int C, mygpt_error *err);
 
 /* The gradient of the embedding: dwte[ids[b,t]] += dout[b,t], dwpe[t] += sum over b of
  * dout[b,t] (dwpe may be NULL). dout (B, T, C), dwte (V, C), dwpe (maxT, C). The ids must
@@ -85,11 +92,19 @@ void mygpt_layernorm_forward(float *out, const float *inp, const float *gamma, c
 void mygpt_layernorm_forward_train(float *out, float *mean, float *denom, const float *inp,
                                    const float *gamma, const float *beta, size_t N, int C);
 
+/* What LayerNorm's backward reads of its forward (the tensors PyTorch saves; llm.c's
+ * layernorm.py calls them the cache): the input, the weight, and each row's mean and
+ * sqrt(var + eps) from mygpt_layernorm_forward_train. */
+typedef struct mygpt_layernorm_saved {
+    const float *inp;          // (N, C)
+    const float *gamma;        // (C)
+    const float *mean, *denom; // (N) each
+} mygpt_layernorm_saved;
+
 /* LayerNorm's gradient: dinp += d/dinp, dgamma += d/dgamma, dbeta += d/dbeta.
- * dinp, dout, inp (N, C); gamma, dgamma, dbeta (C); mean, denom (N) from the forward. */
+ * dinp, dout (N, C); dgamma, dbeta (C). */
 void mygpt_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const float *dout,
-                              const float *inp, const float *gamma, const float *mean,
-                              const float *denom, size_t N, int C);
+                              mygpt_layernorm_saved saved, size_t N, int C);
 
 /* Exact GELU, 0.5 * x * (1 + erf(x / sqrt(2))), elementwise over n values (in place
  * allowed). erf is the library's own (lib/kernels/vecmath.h, within 1.2 ulp of libm's), so
