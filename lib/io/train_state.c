@@ -146,11 +146,58 @@ static int state_tensors(const mygpt_gpt *g, const mygpt_optimizer *opt, const m
     return n;
 }
 
-mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const mygpt_optimizer *opt,
-                                    const mygpt_rng *const *rngs, int n_rng, const mygpt_dataloader *train,
-                                    const mygpt_train_position *pos, const mygpt_train_setting *settings,
-                                    int n, mygpt_error *err)
+/* The header of the state of g and run: its metadata, then its nt tensors ts (the
+ * optimizer's buffers only when started), padded for the data to start 8-byte aligned */
+static void state_header(mygpt_strbuf *h, const mygpt_gpt *g, const mygpt_train_run *run, const state_tensor *ts,
+                         int nt, int started)
 {
+    const mygpt_optimizer *opt = run->opt;
+    const mygpt_train_position *pos = run->pos;
+    mygpt_sb_append(h, "{\"__metadata__\":{\"format\":\"" FORMAT "\"");
+    meta_put(h, "version", "1");
+    meta_config(h, g);
+    meta_put(h, "optimizer", opt->kind == MYGPT_ADAMW ? "adamw" : "sgd");
+    meta_int(h, "optimizer.step", opt->step);
+    meta_int(h, "optimizer.buffers", started);
+    meta_int(h, "step", pos->step);
+    meta_int(h, "epoch", pos->epoch);
+    meta_int(h, "batch", pos->batch);
+    meta_int(h, "loader.windows", (long long)run->train->num_windows);
+    meta_int(h, "generators", run->n_rng);
+    for (int i = 0; i < run->n_rng; i++) {
+        char key[32];
+        mygpt_strbuf v = {0};
+        rng_string(&v, run->rngs[i]);
+        snprintf(key, sizeof key, "generator.%d", i);
+        meta_put(h, key, v.failed ? "" : mygpt_sb_str(&v));
+        h->failed |= v.failed;
+        mygpt_sb_free(&v);
+    }
+    for (int i = 0; i < run->n_settings; i++) {
+        char key[160];
+        snprintf(key, sizeof key, "run:%s", run->settings[i].key);
+        meta_put(h, key, run->settings[i].value);
+    }
+    mygpt_sb_append(h, "}");
+    size_t offset = 0;
+    for (int i = 0; i < nt; i++) {
+        if (!started && i > 0 && ts[i].es == 4)
+            continue; // no buffers yet
+        mygpt_sb_printf(h, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[%zu],\"data_offsets\":[%zu,%zu]}",
+                        ts[i].name, ts[i].dtype, ts[i].numel, offset, offset + ts[i].numel * ts[i].es);
+        offset += ts[i].numel * ts[i].es;
+    }
+    mygpt_sb_append(h, "}");
+    while (h->len % 8) // the data starts 8-byte aligned
+        mygpt_sb_append(h, " ");
+}
+
+mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const mygpt_train_run *run,
+                                    mygpt_error *err)
+{
+    const mygpt_optimizer *opt = run->opt;
+    const mygpt_dataloader *train = run->train;
+    const mygpt_train_position *pos = run->pos;
     if (g->quantized)
         return mygpt_fail(err, MYGPT_EINVAL, "%s",
                           "a training state holds a float32 model, not a quantized one");
@@ -172,43 +219,7 @@ mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const 
                               ts[i].name, (double)((const float *)ts[i].data)[at], at);
     }
     mygpt_strbuf h = {0};
-    mygpt_sb_append(&h, "{\"__metadata__\":{\"format\":\"" FORMAT "\"");
-    meta_put(&h, "version", "1");
-    meta_config(&h, g);
-    meta_put(&h, "optimizer", opt->kind == MYGPT_ADAMW ? "adamw" : "sgd");
-    meta_int(&h, "optimizer.step", opt->step);
-    meta_int(&h, "optimizer.buffers", started);
-    meta_int(&h, "step", pos->step);
-    meta_int(&h, "epoch", pos->epoch);
-    meta_int(&h, "batch", pos->batch);
-    meta_int(&h, "loader.windows", (long long)train->num_windows);
-    meta_int(&h, "generators", n_rng);
-    for (int i = 0; i < n_rng; i++) {
-        char key[32];
-        mygpt_strbuf v = {0};
-        rng_string(&v, rngs[i]);
-        snprintf(key, sizeof key, "generator.%d", i);
-        meta_put(&h, key, v.failed ? "" : mygpt_sb_str(&v));
-        h.failed |= v.failed;
-        mygpt_sb_free(&v);
-    }
-    for (int i = 0; i < n; i++) {
-        char key[160];
-        snprintf(key, sizeof key, "run:%s", settings[i].key);
-        meta_put(&h, key, settings[i].value);
-    }
-    mygpt_sb_append(&h, "}");
-    size_t offset = 0;
-    for (int i = 0; i < nt; i++) {
-        if (!started && i > 0 && ts[i].es == 4)
-            continue; // no buffers yet
-        mygpt_sb_printf(&h, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[%zu],\"data_offsets\":[%zu,%zu]}",
-                        ts[i].name, ts[i].dtype, ts[i].numel, offset, offset + ts[i].numel * ts[i].es);
-        offset += ts[i].numel * ts[i].es;
-    }
-    mygpt_sb_append(&h, "}");
-    while (h.len % 8) // the data starts 8-byte aligned
-        mygpt_sb_append(&h, " ");
+    state_header(&h, g, run, ts, nt, started);
     if (h.failed) {
         mygpt_sb_free(&h);
         return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the training state's header");
@@ -340,12 +351,15 @@ static int read_at(FILE *f, void *buf, size_t n, unsigned long long off)
     return fseeko(f, (off_t)off, SEEK_SET) == 0 && fread(buf, 1, n, f) == n;
 }
 
-/* Whether the file's metadata describe g, opt, n_rng generators, train and the
- * settings: MYGPT_OK, or the first difference */
+/* Whether the file's metadata describe g and run (its optimizer's kind, its generators'
+ * count, its loader's windows and its settings): MYGPT_OK, or the first difference */
 static mygpt_status check_state(const char *path, const state_file *s, const mygpt_gpt *g,
-                                const mygpt_optimizer *opt, int n_rng, const mygpt_dataloader *train,
-                                const mygpt_train_setting *settings, int n, mygpt_error *err)
+                                const mygpt_train_run *run, mygpt_error *err)
 {
+    const mygpt_optimizer *opt = run->opt;
+    const mygpt_dataloader *train = run->train;
+    const mygpt_train_setting *settings = run->settings;
+    const int n_rng = run->n_rng, n = run->n_settings;
     const char *format = meta_get(s, "format");
     if (!format || strcmp(format, FORMAT) != 0)
         return mygpt_fail(err, MYGPT_EFORMAT,
@@ -431,179 +445,247 @@ static int find_tensor(const state_file *s, const char *name, const char *dtype,
     return -1;
 }
 
-mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, mygpt_optimizer *opt,
-                                    mygpt_rng *const *rngs, int n_rng, mygpt_dataloader *train,
-                                    mygpt_train_position *pos, const mygpt_train_setting *settings, int n,
+/* A state file being read: open, its header parsed into s (its metadata, then its
+ * tensors once the metadata are the run's) */
+typedef struct state_read {
+    FILE *f;
+    char *header;
+    state_file *s;
+    mygpt_json j;
+    unsigned long long data_at, data_len;
+} state_read;
+
+static void state_read_free(state_read *r)
+{
+    mygpt_json_free(&r->j);
+    if (r->s)
+        state_file_free(r->s);
+    free(r->s);
+    free(r->header);
+    if (r->f)
+        fclose(r->f);
+}
+
+/* Opens path, reads its header and parses its metadata into r (freed by the caller) */
+static mygpt_status open_state(const char *path, state_read *r, mygpt_error *err)
+{
+    if (!(r->f = fopen(path, "rb")))
+        return mygpt_fail(err, MYGPT_EIO, "cannot open %s: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(r->f), &sb) != 0 || !S_ISREG(sb.st_mode))
+        return mygpt_fail(err, MYGPT_EIO, "cannot read %s: not a regular file", path);
+    const unsigned long long len = (unsigned long long)sb.st_size;
+    unsigned char len8[8];
+    unsigned long long hlen = 0;
+    if (len < 8 || !read_at(r->f, len8, 8, 0))
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s is not a training state (too short for a safetensors file)",
+                          path);
+    for (int b = 0; b < 8; b++)
+        hlen |= (unsigned long long)len8[b] << (8 * b);
+    if (hlen > MAX_HEADER || hlen > len - 8)
+        return mygpt_fail(err, MYGPT_EFORMAT,
+                          "%s is not a training state (not a safetensors file, or one cut short)", path);
+    r->header = malloc(hlen ? hlen : 1);
+    r->s = calloc(1, sizeof *r->s);
+    if (!r->header || !r->s)
+        return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a training state");
+    if (!read_at(r->f, r->header, hlen, 8))
+        return mygpt_fail(err, MYGPT_EIO, "cannot read %s: %s", path, errno ? strerror(errno) : "it ended early");
+    r->data_at = 8 + hlen;
+    r->data_len = len - r->data_at;
+    char what[300];
+    snprintf(what, sizeof what, "%s (its header)", path);
+    MYGPT_TRY(mygpt_json_parse(&r->j, r->header, hlen, 8, 1u << 16, what, err));
+    // the metadata first: a file that is not a training state is said to be so
+    const char *why = parse_header(&r->j, r->s, r->data_len, 0);
+    return why ? mygpt_fail(err, MYGPT_EFORMAT, "%s: %s", path, why) : MYGPT_OK;
+}
+
+/* What a state gives a run besides its weights, read and checked before anything of the
+ * run is changed */
+typedef struct state_values {
+    mygpt_train_position at;
+    long long opt_step, started; /* the optimizer's step; whether it has its buffers */
+    mygpt_rng *rs;               /* (n_rng)                                          */
+    float *bufs[2];              /* the optimizer's buffers, or NULL                 */
+    int64_t *order;              /* the loader's order, or NULL                      */
+} state_values;
+
+/* The state's position and optimizer step into v, checked against run's loader and
+ * optimizer */
+static mygpt_status read_position(const char *path, const state_file *s, const mygpt_train_run *run,
+                                  state_values *v, mygpt_error *err)
+{
+    const mygpt_dataloader *train = run->train;
+    mygpt_train_position *at = &v->at;
+    int ok = 1;
+    at->step = meta_ll(s, "step", &ok);
+    at->epoch = meta_ll(s, "epoch", &ok);
+    at->batch = meta_ll(s, "batch", &ok);
+    v->opt_step = meta_ll(s, "optimizer.step", &ok);
+    v->started = meta_ll(s, "optimizer.buffers", &ok);
+    const char *buffer_names[2];
+    if (!ok || at->step < 0 || at->epoch < 0 || at->batch < 0 || v->opt_step < 0 ||
+        (v->started != 0 && v->started != 1) ||
+        (size_t)at->batch >= (train->num_batches ? train->num_batches : 1))
+        return mygpt_fail(err, MYGPT_EFORMAT,
+                          "%s: the state's step, epoch, batch or optimizer step is missing or "
+                          "out of range",
+                          path);
+    if (at->step > MYGPT_TRAIN_MAX_STEP)
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s: the state's step %lld is past the last a run takes (%lld)", path,
+                          at->step, (long long)MYGPT_TRAIN_MAX_STEP);
+    if (v->opt_step != at->step) // one opt.step() a step
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s: the state's optimizer step %lld is not its step %lld", path,
+                          v->opt_step, at->step);
+    if ((size_t)at->epoch > (size_t)at->step / (train->num_batches ? train->num_batches : 1) ||
+        (size_t)at->epoch * train->num_batches + (size_t)at->batch != (size_t)at->step)
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s: the state's step %lld is not epoch %lld of %zu batches and batch %lld",
+                          path, at->step, at->epoch, train->num_batches, at->batch);
+    if (v->started != (v->opt_step > 0 && optimizer_buffers(run->opt, buffer_names) > 0)) // made at the first step
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s: the state's optimizer %s buffers at step %lld", path,
+                          v->started ? "holds" : "lacks", v->opt_step);
+    return MYGPT_OK;
+}
+
+/* The n_rng generators of the state into v->rs, each one mygpt_rng_check accepts */
+static mygpt_status read_generators(const char *path, const state_file *s, int n_rng, state_values *v,
                                     mygpt_error *err)
+{
+    if (!(v->rs = malloc((size_t)(n_rng ? n_rng : 1) * sizeof *v->rs)))
+        return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a training state");
+    for (int i = 0; i < n_rng; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "generator.%d", i);
+        const char *value = meta_get(s, key);
+        mygpt_error why = {0};
+        if (!value || !rng_parse(value, &v->rs[i]))
+            return mygpt_fail(err, MYGPT_EFORMAT, "%s: %s is missing or not a generator's state", path, key);
+        if (mygpt_rng_check(&v->rs[i], &why) != MYGPT_OK) // a draw would read past its words
+            return mygpt_fail(err, MYGPT_EFORMAT, "%s: %s: %s", path, key, why.message);
+    }
+    return MYGPT_OK;
+}
+
+/* Every tensor the run needs found in the file; the optimizer's buffers and the
+ * loader's order read into v (the weights are read last, into the model, once
+ * everything else is) */
+static mygpt_status read_tensors(const char *path, const state_read *r, const mygpt_gpt *g,
+                                 const mygpt_train_run *run, state_values *v, mygpt_error *err)
+{
+    state_tensor ts[4];
+    const int nt = state_tensors(g, run->opt, run->train, v->at.batch, ts); // their names and sizes
+    for (int i = 0; i < nt; i++) {
+        if (i > 0 && ts[i].es == 4 && !v->started)
+            continue; // no buffers yet
+        const int k = find_tensor(r->s, ts[i].name, ts[i].dtype, ts[i].numel, ts[i].es);
+        if (k < 0)
+            return mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s is %s", path, ts[i].name,
+                              k == -1 ? "missing" : "not of the dtype or size this run needs");
+        if (i == 0)
+            continue;
+        const size_t n = ts[i].numel ? ts[i].numel : 1;
+        void *into = ts[i].es == 8 ? (void *)(v->order = malloc(n * sizeof *v->order))
+                                   : (void *)(v->bufs[i - 1] = mygpt_float_block(n));
+        if (!into)
+            return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a training state");
+        if (!read_at(r->f, into, ts[i].numel * ts[i].es, r->data_at + r->s->t[k].from))
+            return mygpt_fail(err, MYGPT_EIO, "cannot read %s: %s", path, errno ? strerror(errno) : "it ended early");
+    }
+    return MYGPT_OK;
+}
+
+/* What v holds, as a run leaves it: the loader's order a permutation of its windows, the
+ * optimizer's buffers finite and AdamW's exp_avg_sq >= 0 */
+static mygpt_status check_values(const char *path, const mygpt_gpt *g, const mygpt_train_run *run,
+                                 const state_values *v, mygpt_error *err)
+{
+    const size_t windows = run->train->num_windows;
+    mygpt_status st = MYGPT_OK;
+    if (v->order) { // randperm's: every window once
+        unsigned char *seen = calloc(windows ? windows : 1, 1);
+        if (!seen)
+            st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a training state");
+        for (size_t w = 0; w < windows && st == MYGPT_OK; w++)
+            if (v->order[w] < 0 || (size_t)v->order[w] >= windows || seen[v->order[w]]++)
+                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the loader's order is not a permutation of its %zu windows "
+                                "(window %lld at %zu)", path, windows, (long long)v->order[w], w);
+        free(seen);
+    }
+    const char *names[2] = {NULL, NULL};
+    optimizer_buffers(run->opt, names);
+    for (int b = 0; b < 2 && st == MYGPT_OK; b++) {
+        const int squares = b == 1 && run->opt->kind == MYGPT_ADAMW;
+        for (size_t i = 0; v->bufs[b] && i < g->num_parameters && st == MYGPT_OK; i++)
+            if (!isfinite(v->bufs[b][i]) || (squares && v->bufs[b][i] < 0.0f))
+                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s holds %g at %zu, which no optimizer step leaves", path,
+                                names[b], (double)v->bufs[b][i], i);
+    }
+    return st;
+}
+
+/* The weights, straight into the model: nothing can fail after this read */
+static mygpt_status read_weights(const char *path, const state_read *r, mygpt_gpt *g, mygpt_error *err)
+{
+    const int w = find_tensor(r->s, "model.params", "F32", g->num_parameters, 4);
+    if (!read_at(r->f, g->params_memory, g->num_parameters * 4, r->data_at + r->s->t[w].from))
+        return mygpt_fail(err, MYGPT_EIO, "cannot read %s: %s (the model's weights are now partly the file's)", path,
+                          errno ? strerror(errno) : "it ended early");
+    const size_t bad = mygpt_first_nonfinite(g->params_memory, g->num_parameters);
+    if (bad < g->num_parameters)
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s: model.params holds %g at %zu, which no saved run holds (the "
+                          "model's weights are now the file's)", path, (double)g->params_memory[bad], bad);
+    return MYGPT_OK;
+}
+
+/* The run takes v's buffers, generators, order and position */
+static void take_values(const mygpt_gpt *g, const mygpt_train_run *run, state_values *v)
+{
+    mygpt_optimizer *opt = run->opt;
+    mygpt_optimizer_free(opt);
+    opt->buf = v->bufs[0];
+    opt->buf2 = v->bufs[1];
+    v->bufs[0] = v->bufs[1] = NULL;
+    opt->step = (long)v->opt_step;
+    opt->n = g->num_parameters;
+    for (int i = 0; i < run->n_rng; i++)
+        *run->rngs[i] = v->rs[i];
+    free(run->train->order);
+    run->train->order = v->order;
+    v->order = NULL;
+    *run->pos = v->at;
+}
+
+mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, const mygpt_train_run *run, mygpt_error *err)
 {
     if (g->quantized)
         return mygpt_fail(err, MYGPT_EINVAL, "%s",
                           "a training state continues a float32 model, not a quantized one");
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return mygpt_fail(err, MYGPT_EIO, "cannot open %s: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fclose(f);
-        return mygpt_fail(err, MYGPT_EIO, "cannot read %s: not a regular file", path);
-    }
-    const unsigned long long len = (unsigned long long)sb.st_size;
-    unsigned char len8[8];
-    unsigned long long hlen = 0;
-    if (len < 8 || !read_at(f, len8, 8, 0)) {
-        fclose(f);
-        return mygpt_fail(err, MYGPT_EFORMAT, "%s is not a training state (too short for a safetensors file)",
-                          path);
-    }
-    for (int b = 0; b < 8; b++)
-        hlen |= (unsigned long long)len8[b] << (8 * b);
-    if (hlen > MAX_HEADER || hlen > len - 8) {
-        fclose(f);
-        return mygpt_fail(err, MYGPT_EFORMAT,
-                          "%s is not a training state (not a safetensors file, or one cut short)", path);
-    }
-    char *header = malloc(hlen ? hlen : 1);
-    state_file *s = calloc(1, sizeof *s);
-    mygpt_json j = {0};
-    mygpt_status st = MYGPT_OK;
-    if (!header || !s)
-        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a training state");
-    else if (!read_at(f, header, hlen, 8))
-        st = mygpt_fail(err, MYGPT_EIO, "cannot read %s: %s", path,
-                        errno ? strerror(errno) : "it ended early");
-    const unsigned long long data_at = 8 + hlen;
-    char what[300];
-    snprintf(what, sizeof what, "%s (its header)", path);
+    state_read r = {0};
+    state_values v = {0};
+    const char *why;
+    mygpt_status st = open_state(path, &r, err);
     if (st == MYGPT_OK)
-        st = mygpt_json_parse(&j, header, hlen, 8, 1u << 16, what, err);
-    // the metadata first: a file that is not a training state is said to be so
-    const char *why = st == MYGPT_OK ? parse_header(&j, s, len - data_at, 0) : NULL;
-    if (why)
-        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s", path, why);
-    if (st == MYGPT_OK)
-        st = check_state(path, s, g, opt, n_rng, train, settings, n, err);
-    if (st == MYGPT_OK && (why = parse_header(&j, s, len - data_at, 1)))
+        st = check_state(path, r.s, g, run, err);
+    if (st == MYGPT_OK && (why = parse_header(&r.j, r.s, r.data_len, 1)))
         st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s", path, why);
     // everything the run needs, read and checked before anything of the run is changed
-    int ok = 1;
-    mygpt_train_position at = {0};
-    long long opt_step = 0, started = 0;
-    const char *buffer_names[2];
-    if (st == MYGPT_OK) {
-        at.step = meta_ll(s, "step", &ok);
-        at.epoch = meta_ll(s, "epoch", &ok);
-        at.batch = meta_ll(s, "batch", &ok);
-        opt_step = meta_ll(s, "optimizer.step", &ok);
-        started = meta_ll(s, "optimizer.buffers", &ok);
-        if (!ok || at.step < 0 || at.epoch < 0 || at.batch < 0 || opt_step < 0 ||
-            (started != 0 && started != 1) ||
-            (size_t)at.batch >= (train->num_batches ? train->num_batches : 1))
-            st = mygpt_fail(err, MYGPT_EFORMAT,
-                            "%s: the state's step, epoch, batch or optimizer step is missing or "
-                            "out of range",
-                            path);
-        else if (at.step > MYGPT_TRAIN_MAX_STEP)
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the state's step %lld is past the last a run takes (%lld)",
-                            path, at.step, (long long)MYGPT_TRAIN_MAX_STEP);
-        else if (opt_step != at.step) // one opt.step() a step
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the state's optimizer step %lld is not its step %lld", path,
-                            opt_step, at.step);
-        else if ((size_t)at.epoch > (size_t)at.step / (train->num_batches ? train->num_batches : 1) ||
-                 (size_t)at.epoch * train->num_batches + (size_t)at.batch != (size_t)at.step)
-            st = mygpt_fail(err, MYGPT_EFORMAT,
-                            "%s: the state's step %lld is not epoch %lld of %zu batches and batch %lld", path,
-                            at.step, at.epoch, train->num_batches, at.batch);
-        else if (started != (opt_step > 0 && optimizer_buffers(opt, buffer_names) > 0)) // made at the first step
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the state's optimizer %s buffers at step %lld", path,
-                            started ? "holds" : "lacks", opt_step);
-    }
-    mygpt_rng *rs = st == MYGPT_OK ? malloc((size_t)(n_rng ? n_rng : 1) * sizeof *rs) : NULL;
-    if (st == MYGPT_OK && !rs)
-        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a training state");
-    for (int i = 0; i < n_rng && st == MYGPT_OK; i++) {
-        char key[32];
-        snprintf(key, sizeof key, "generator.%d", i);
-        const char *v = meta_get(s, key);
-        mygpt_error why = {0};
-        if (!v || !rng_parse(v, &rs[i]))
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s is missing or not a generator's state", path, key);
-        else if (mygpt_rng_check(&rs[i], &why) != MYGPT_OK) // a draw would read past its words
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s: %s", path, key, why.message);
-    }
-    state_tensor ts[4];
-    const int nt = state_tensors(g, opt, train, at.batch, ts); // their names and sizes
-    float *bufs[2] = {NULL, NULL};
-    int64_t *order = NULL;
-    for (int i = 0; i < nt && st == MYGPT_OK; i++) {
-        if (i > 0 && ts[i].es == 4 && !started)
-            continue; // no buffers yet
-        const int k = find_tensor(s, ts[i].name, ts[i].dtype, ts[i].numel, ts[i].es);
-        if (k < 0) {
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s is %s", path, ts[i].name,
-                            k == -1 ? "missing" : "not of the dtype or size this run needs");
-            break;
-        }
-        if (i == 0)
-            continue; // the weights: read last, into the model, once everything else is
-        void *into = ts[i].es == 8 ? (void *)(order = malloc((ts[i].numel ? ts[i].numel : 1) * sizeof *order))
-                                   : (void *)(bufs[i - 1] = mygpt_float_block(ts[i].numel ? ts[i].numel : 1));
-        if (!into)
-            st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a training state");
-        else if (!read_at(f, into, ts[i].numel * ts[i].es, data_at + s->t[k].from))
-            st = mygpt_fail(err, MYGPT_EIO, "cannot read %s: %s", path,
-                            errno ? strerror(errno) : "it ended early");
-    }
-    if (st == MYGPT_OK && order) { // randperm's: every window once
-        unsigned char *seen = calloc(train->num_windows ? train->num_windows : 1, 1);
-        if (!seen)
-            st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a training state");
-        for (size_t w = 0; w < train->num_windows && st == MYGPT_OK; w++)
-            if (order[w] < 0 || (size_t)order[w] >= train->num_windows || seen[order[w]]++)
-                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the loader's order is not a permutation of its %zu windows "
-                                "(window %lld at %zu)", path, train->num_windows, (long long)order[w], w);
-        free(seen);
-    }
-    for (int b = 0; b < 2 && st == MYGPT_OK; b++) { // what an optimizer's step can leave: finite, exp_avg_sq >= 0
-        const int squares = b == 1 && opt->kind == MYGPT_ADAMW;
-        for (size_t i = 0; bufs[b] && i < g->num_parameters && st == MYGPT_OK; i++)
-            if (!isfinite(bufs[b][i]) || (squares && bufs[b][i] < 0.0f))
-                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s holds %g at %zu, which no optimizer step leaves", path,
-                                ts[b + 1].name, (double)bufs[b][i], i);
-    }
-    if (st == MYGPT_OK) { // the weights, straight into the model (nothing can fail after this read)
-        const int w = find_tensor(s, "model.params", "F32", g->num_parameters, 4);
-        if (!read_at(f, g->params_memory, g->num_parameters * 4, data_at + s->t[w].from))
-            st = mygpt_fail(err, MYGPT_EIO,
-                            "cannot read %s: %s (the model's weights are now partly the file's)", path,
-                            errno ? strerror(errno) : "it ended early");
-        const size_t bad = st == MYGPT_OK ? mygpt_first_nonfinite(g->params_memory, g->num_parameters) : 0;
-        if (st == MYGPT_OK && bad < g->num_parameters)
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: model.params holds %g at %zu, which no saved run holds (the "
-                            "model's weights are now the file's)", path, (double)g->params_memory[bad], bad);
-    }
-    if (st == MYGPT_OK) {
-        mygpt_optimizer_free(opt);
-        opt->buf = bufs[0];
-        opt->buf2 = bufs[1];
-        bufs[0] = bufs[1] = NULL;
-        opt->step = (long)opt_step;
-        opt->n = g->num_parameters;
-        for (int i = 0; i < n_rng; i++)
-            *rngs[i] = rs[i];
-        free(train->order);
-        train->order = order;
-        order = NULL;
-        *pos = at;
-    }
-    free(bufs[0]);
-    free(bufs[1]);
-    free(order);
-    free(rs);
-    mygpt_json_free(&j);
-    if (s)
-        state_file_free(s);
-    free(s);
-    free(header);
-    fclose(f);
+    if (st == MYGPT_OK)
+        st = read_position(path, r.s, run, &v, err);
+    if (st == MYGPT_OK)
+        st = read_generators(path, r.s, run->n_rng, &v, err);
+    if (st == MYGPT_OK)
+        st = read_tensors(path, &r, g, run, &v, err);
+    if (st == MYGPT_OK)
+        st = check_values(path, g, run, &v, err);
+    if (st == MYGPT_OK)
+        st = read_weights(path, &r, g, err);
+    if (st == MYGPT_OK)
+        take_values(g, run, &v);
+    free(v.bufs[0]);
+    free(v.bufs[1]);
+    free(v.order);
+    free(v.rs);
+    state_read_free(&r);
     return st;
 }
