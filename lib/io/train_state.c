@@ -351,6 +351,38 @@ static int read_at(FILE *f, void *buf, size_t n, unsigned long long off)
     return fseeko(f, (off_t)off, SEEK_SET) == 0 && fread(buf, 1, n, f) == n;
 }
 
+/* Whether the file was saved with run's settings, no more and no fewer: MYGPT_OK, or
+ * the first difference */
+static mygpt_status check_settings(const char *path, const state_file *s, const mygpt_train_run *run,
+                                   mygpt_error *err)
+{
+    const mygpt_train_setting *settings = run->settings;
+    const int n = run->n_settings;
+    for (int i = 0; i < n; i++) {
+        char key[160];
+        snprintf(key, sizeof key, "run:%s", settings[i].key);
+        const char *v = meta_get(s, key);
+        if (!v || strcmp(v, settings[i].value) != 0)
+            return mygpt_fail(err, MYGPT_EINVAL,
+                              "%s was saved by a run with %s %s, not %s: resume with the flags it "
+                              "was saved with",
+                              path, settings[i].key, v ? v : "(not given)", settings[i].value);
+    }
+    for (int m = 0; m < s->nm; m++) { // and no setting of that run is missing from this one
+        if (strncmp(s->m[m].key, "run:", 4) != 0)
+            continue;
+        int given = 0;
+        for (int i = 0; i < n && !given; i++)
+            given = strcmp(s->m[m].key + 4, settings[i].key) == 0;
+        if (!given)
+            return mygpt_fail(err, MYGPT_EINVAL,
+                              "%s was saved by a run with %s %s, not without it: resume with the flags it "
+                              "was saved with",
+                              path, s->m[m].key + 4, s->m[m].value);
+    }
+    return MYGPT_OK;
+}
+
 /* Whether the file's metadata describe g and run (its optimizer's kind, its generators'
  * count, its loader's windows and its settings): MYGPT_OK, or the first difference */
 static mygpt_status check_state(const char *path, const state_file *s, const mygpt_gpt *g,
@@ -358,8 +390,7 @@ static mygpt_status check_state(const char *path, const state_file *s, const myg
 {
     const mygpt_optimizer *opt = run->opt;
     const mygpt_dataloader *train = run->train;
-    const mygpt_train_setting *settings = run->settings;
-    const int n_rng = run->n_rng, n = run->n_settings;
+    const int n_rng = run->n_rng;
     const char *format = meta_get(s, "format");
     if (!format || strcmp(format, FORMAT) != 0)
         return mygpt_fail(err, MYGPT_EFORMAT,
@@ -403,28 +434,7 @@ static mygpt_status check_state(const char *path, const state_file *s, const myg
     if (meta_ll(s, "generators", &ok) != n_rng || !ok)
         return mygpt_fail(err, MYGPT_EFORMAT, "%s: the state holds %s generators, not %d", path,
                           meta_get(s, "generators") ? meta_get(s, "generators") : "no", n_rng);
-    for (int i = 0; i < n; i++) {
-        char key[160];
-        snprintf(key, sizeof key, "run:%s", settings[i].key);
-        const char *v = meta_get(s, key);
-        if (!v || strcmp(v, settings[i].value) != 0)
-            return mygpt_fail(err, MYGPT_EINVAL,
-                              "%s was saved by a run with %s %s, not %s: resume with the flags it "
-                              "was saved with",
-                              path, settings[i].key, v ? v : "(not given)", settings[i].value);
-    }
-    for (int m = 0; m < s->nm; m++) { // and no setting of that run is missing from this one
-        if (strncmp(s->m[m].key, "run:", 4) != 0)
-            continue;
-        int given = 0;
-        for (int i = 0; i < n && !given; i++)
-            given = strcmp(s->m[m].key + 4, settings[i].key) == 0;
-        if (!given)
-            return mygpt_fail(err, MYGPT_EINVAL,
-                              "%s was saved by a run with %s %s, not without it: resume with the flags it "
-                              "was saved with",
-                              path, s->m[m].key + 4, s->m[m].value);
-    }
+    MYGPT_TRY(check_settings(path, s, run, err));
     // after the settings, which name the flag that changes the windows (--context, --batch, --text)
     if (meta_ll(s, "loader.windows", &ok) != (long long)train->num_windows || !ok)
         return mygpt_fail(
