@@ -771,7 +771,8 @@ int cmd_train(int argc, char **argv)
     if (args_has(&a, "resume")) {
         mygpt_rng *rngs[1] = {&rng};
         if ((st = mygpt_train_state_load(args_get(&a, "resume"), g,
-                                         &(mygpt_train_run){&opt, rngs, 1, &train, &pos, rs.s, rs.n}, &err)) != MYGPT_OK) {
+                                         &(mygpt_train_run){&opt, rngs, 1, &train, &pos, rs.s, rs.n}, &err)) !=
+            MYGPT_OK) {
             const mygpt_error inner = err;
             snprintf(err.message, sizeof err.message, "--resume: %.*s", (int)sizeof err.message - 11, inner.message);
             rc = cli_fail(cmd, st, &err);

@@ -445,9 +445,13 @@ Test(instruct, bad_batches_are_refused)
     int64_t in[4], out[4];
     size_t T;
     mygpt_error err = {0};
-    cr_expect_eq(mygpt_instruct_collate(in, out, &T, &(mygpt_instruct_items){items, len, NULL, 0}, 0, MYGPT_ENDOFTEXT_ID, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_instruct_collate(in, out, &T, &(mygpt_instruct_items){items, len, NULL, 0}, 0, MYGPT_ENDOFTEXT_ID,
+                                        &err),
+                 MYGPT_EINVAL);
     const int64_t *none[1] = {NULL};
-    cr_expect_eq(mygpt_instruct_collate(in, out, &T, &(mygpt_instruct_items){none, len, NULL, 1}, 0, MYGPT_ENDOFTEXT_ID, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_instruct_collate(in, out, &T, &(mygpt_instruct_items){none, len, NULL, 1}, 0, MYGPT_ENDOFTEXT_ID,
+                                        &err),
+                 MYGPT_EINVAL);
     mygpt_instruct_dataset ds = {0};
     const int64_t rows[1] = {0};
     cr_expect_eq(mygpt_instruct_batch(&ds, rows, 1, &(mygpt_instruct_collation){0, 0}, in, out, &T, &err), MYGPT_ERANGE);

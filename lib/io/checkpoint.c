@@ -65,14 +65,15 @@ static void save_metadata(mygpt_strbuf *h, const mygpt_gpt *g, file_kind kind)
 {
     const mygpt_config *c = &g->config;
     const mygpt_weights wf = stored_format(g);
-    mygpt_sb_printf(h, "{\"__metadata__\":{\"format\":\"pt\",\"arch\":\"%s\",\"vocab_size\":\"%d\",\"embed_dim\":\"%d\","
-                       "\"num_heads\":\"%d\",\"num_layers\":\"%d\",\"max_seq_len\":\"%d\"",
+    mygpt_sb_printf(h, "{\"__metadata__\":{\"format\":\"pt\",\"arch\":\"%s\",\"vocab_size\":\"%d\","
+                       "\"embed_dim\":\"%d\",\"num_heads\":\"%d\",\"num_layers\":\"%d\",\"max_seq_len\":\"%d\"",
                     mygpt_arch_name(c->arch), c->vocab_size, c->embed_dim, c->num_heads, c->num_layers, c->max_seq_len);
     if (wf == MYGPT_WEIGHTS_INT8)
         mygpt_sb_printf(h, ",\"weights\":\"int8\",\"group_size\":\"%d\"", MYGPT_INT8_GROUP);
     else if (wf == MYGPT_WEIGHTS_BF16)
         mygpt_sb_append(h, ",\"weights\":\"bf16\"");
-    if (kind == FILE_ADAPTERS) // and the model they adapt, in the sizes above (num_classes: lmB's shape) and its weights
+    // adapters: and the model they adapt, in the sizes above (num_classes: lmB's shape) and its weights
+    if (kind == FILE_ADAPTERS)
         mygpt_sb_printf(h, ",\"lora_rank\":\"%d\",\"lora_alpha\":\"%.17g\",\"lora_base\":\"%016llx\"", c->lora_rank,
                         c->lora_alpha, (unsigned long long)mygpt_base_checksum(g));
     else if (g->lora_merged) // adapters merged into it: not to be added again
@@ -105,7 +106,8 @@ static void save_header(mygpt_strbuf *h, const mygpt_gpt *g, const file_tensor *
                             ts[i].name, file_dtype(c, &ts[i], wf), (long long)ts[i].shape[0], offset, offset + bytes);
         offset += bytes;
         if (quant && wf == MYGPT_WEIGHTS_INT8) { // its scales, right after it
-            const size_t ns = mygpt_scales_len(c, &ts[i]), groups = ns / ((size_t)ts[i].shape[ts[i].transposed ? 1 : 0]);
+            const size_t ns = mygpt_scales_len(c, &ts[i]);
+            const size_t groups = ns / ((size_t)ts[i].shape[ts[i].transposed ? 1 : 0]);
             mygpt_sb_printf(h, ",\"%s.scales\":{\"dtype\":\"F32\",\"shape\":[%zu,%zu],\"data_offsets\":[%zu,%zu]}",
                             ts[i].name, ns / groups, groups, offset, offset + ns * sizeof(float));
             offset += ns * sizeof(float);

@@ -311,7 +311,7 @@ static const char *pytorch_kind(const unsigned char *head, size_t n)
 }
 
 /* A file replaced or rewritten while it was read may hold parts of two files: MYGPT_EIO
- * when it is not as read_header found it. */
+ * when it is not as mygpt_st_read_header found it. */
 mygpt_status mygpt_st_unchanged(const st_header *h, const char *path, mygpt_error *err)
 {
     struct stat now;
