@@ -277,9 +277,9 @@ typedef struct run_ctx {
 static int save_state(run_ctx *c)
 {
     mygpt_error err = {0};
-    const mygpt_rng *rngs[1] = {c->rng};
-    const mygpt_status st = mygpt_train_state_save(c->state, c->g, c->opt, rngs, 1, c->train, &c->at, c->settings,
-                                                   c->nsettings, &err);
+    mygpt_rng *rngs[1] = {c->rng};
+    const mygpt_status st = mygpt_train_state_save(
+        c->state, c->g, &(mygpt_train_run){c->opt, rngs, 1, c->train, &c->at, c->settings, c->nsettings}, &err);
     if (st != MYGPT_OK) {
         progress_clear(&c->progress);
         const mygpt_error inner = err;
@@ -770,7 +770,8 @@ int cmd_train(int argc, char **argv)
     mygpt_train_position pos = {0, 0, 0};
     if (args_has(&a, "resume")) {
         mygpt_rng *rngs[1] = {&rng};
-        if ((st = mygpt_train_state_load(args_get(&a, "resume"), g, &opt, rngs, 1, &train, &pos, rs.s, rs.n, &err)) !=
+        if ((st = mygpt_train_state_load(args_get(&a, "resume"), g,
+                                         &(mygpt_train_run){&opt, rngs, 1, &train, &pos, rs.s, rs.n}, &err)) !=
             MYGPT_OK) {
             const mygpt_error inner = err;
             snprintf(err.message, sizeof err.message, "--resume: %.*s", (int)sizeof err.message - 11, inner.message);

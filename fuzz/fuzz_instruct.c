@@ -27,7 +27,9 @@ static void collate_all(const mygpt_instruct_dataset *ds)
                 int64_t *x = malloc((B * T + 1) * sizeof *x), *y = malloc((B * T + 1) * sizeof *y);
                 size_t got;
                 mygpt_error err = {0};
-                if (!x || !y || mygpt_instruct_batch(ds, rows, B, allowed, mask, x, y, &got, &err) != MYGPT_OK ||
+                if (!x || !y ||
+                    mygpt_instruct_batch(ds, rows, B, &(mygpt_instruct_collation){allowed, mask}, x, y, &got, &err) !=
+                        MYGPT_OK ||
                     got != T)
                     abort();
                 for (size_t i = 0; i < B * T; i++)

@@ -195,7 +195,7 @@ Test(alloc, every_failed_allocation_of_the_instruction_data_is_an_error)
         mygpt_error err = {0};
         size_t T = 0;
         fail_next = nth;
-        const mygpt_status st = mygpt_instruct_batch(&ds, rows, 2, 0, 1, x, y, &T, &err);
+        const mygpt_status st = mygpt_instruct_batch(&ds, rows, 2, &(mygpt_instruct_collation){0, 1}, x, y, &T, &err);
         const int injected = fail_next == -1;
         fail_next = -1;
         if (!injected) {

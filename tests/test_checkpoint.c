@@ -207,18 +207,20 @@ Test(checkpoint, a_nan_or_an_infinity_is_never_saved)
     mygpt_rng rng;
     mygpt_rng_init(&rng, 3);
     cr_assert_eq(mygpt_dataloader_epoch(&train, &rng, 1, NULL), MYGPT_OK);
-    const mygpt_train_position start = {0, 0, 0}, pos = {1, 0, 1}; // before the first step, after it
-    cr_expect_eq(mygpt_train_state_save(state, g, &opt, NULL, 0, &train, &start, NULL, 0, &err), MYGPT_ERANGE);
+    mygpt_train_position start = {0, 0, 0}, pos = {1, 0, 1}; // before the first step, after it
+    cr_expect_eq(mygpt_train_state_save(state, g, &(mygpt_train_run){&opt, NULL, 0, &train, &start, NULL, 0}, &err),
+                 MYGPT_ERANGE);
     cr_expect(strstr(err.message, "model.params holds a non-finite value"), "%s", err.message);
     g->params_memory[g->num_parameters - 5] = 0.5f;
     cr_assert_eq(mygpt_optimizer_step(&opt, g->params_memory, grads, g->num_parameters, &err), MYGPT_OK);
     opt.buf2[3] = INFINITY;
-    cr_expect_eq(mygpt_train_state_save(state, g, &opt, NULL, 0, &train, &pos, NULL, 0, &err), MYGPT_ERANGE);
+    cr_expect_eq(mygpt_train_state_save(state, g, &(mygpt_train_run){&opt, NULL, 0, &train, &pos, NULL, 0}, &err),
+                 MYGPT_ERANGE);
     cr_expect(strstr(err.message, "optimizer.exp_avg_sq holds a non-finite value (inf at 3)"), "%s", err.message);
     cr_expect(access(state, F_OK) != 0, "a state was written");
     opt.buf2[3] = 0.0f;
-    cr_expect_eq(mygpt_train_state_save(state, g, &opt, NULL, 0, &train, &pos, NULL, 0, &err), MYGPT_OK, "%s",
-                 err.message);
+    cr_expect_eq(mygpt_train_state_save(state, g, &(mygpt_train_run){&opt, NULL, 0, &train, &pos, NULL, 0}, &err),
+                 MYGPT_OK, "%s", err.message);
     unlink(state);
     unlink(path);
     free(good);
@@ -846,12 +848,13 @@ static void save_state(const char *path, const mygpt_rng *gen)
 {
     state_run r;
     state_run_start(&r, 3);
-    const mygpt_rng *rngs[1] = {gen ? gen : &r.rng};
-    const mygpt_train_position pos = {3, 0, 3};
+    mygpt_rng saved = gen ? *gen : r.rng; // the run's own, or the one given
+    mygpt_rng *rngs[1] = {&saved};
+    mygpt_train_position pos = {3, 0, 3};
     const mygpt_train_setting set[1] = {{"--seed", "3"}};
     mygpt_error err = {0};
-    cr_assert_eq(mygpt_train_state_save(path, r.g, &r.opt, rngs, 1, &r.train, &pos, set, 1, &err), MYGPT_OK, "%s",
-                 err.message);
+    cr_assert_eq(mygpt_train_state_save(path, r.g, &(mygpt_train_run){&r.opt, rngs, 1, &r.train, &pos, set, 1}, &err),
+                 MYGPT_OK, "%s", err.message);
     state_run_free(&r);
 }
 
@@ -863,7 +866,8 @@ static mygpt_status load_state(const char *path, mygpt_error *err)
     mygpt_rng *rngs[1] = {&r.rng};
     mygpt_train_position pos;
     const mygpt_train_setting set[1] = {{"--seed", "3"}};
-    const mygpt_status st = mygpt_train_state_load(path, r.g, &r.opt, rngs, 1, &r.train, &pos, set, 1, err);
+    const mygpt_status st =
+        mygpt_train_state_load(path, r.g, &(mygpt_train_run){&r.opt, rngs, 1, &r.train, &pos, set, 1}, err);
     if (st == MYGPT_OK) // what it loads, a draw goes on from
         for (int k = 0; k < 2000; k++)
             mygpt_rng_random(&r.rng);

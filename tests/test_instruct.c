@@ -145,11 +145,14 @@ static void check_collates(int with_rows, const mygpt_instruct_dataset *ds)
             inputs = malloc((B * T + 1) * sizeof *inputs);
             targets = malloc((B * T + 1) * sizeof *targets);
             if (with_rows)
-                cr_assert_eq(mygpt_instruct_batch(ds, rows, B, allowed, mask, inputs, targets, &got_T, &err),
+                cr_assert_eq(mygpt_instruct_batch(ds, rows, B, &(mygpt_instruct_collation){allowed, mask}, inputs,
+                                                  targets, &got_T, &err),
                              MYGPT_OK, "%s: %s", name, err.message);
             else
-                cr_assert_eq(mygpt_instruct_collate(inputs, targets, &got_T, (const int64_t *const *)items, lengths,
-                                                    mask ? prompts : NULL, B, allowed, MYGPT_ENDOFTEXT_ID, &err),
+                cr_assert_eq(mygpt_instruct_collate(inputs, targets, &got_T,
+                                                    &(mygpt_instruct_items){(const int64_t *const *)items, lengths,
+                                                                            mask ? prompts : NULL, B},
+                                                    allowed, MYGPT_ENDOFTEXT_ID, &err),
                              MYGPT_OK, "%s: %s", name, err.message);
             cr_assert_eq(got_T, T, "%s", name);
             cr_assert_eq(golden_parse_i64(line + used, want, MAX_VALUES), B * T);
@@ -413,12 +416,16 @@ Test(instruct, bad_batches_are_refused)
     int64_t in[4], out[4];
     size_t T;
     mygpt_error err = {0};
-    cr_expect_eq(mygpt_instruct_collate(in, out, &T, items, len, NULL, 0, 0, MYGPT_ENDOFTEXT_ID, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_instruct_collate(in, out, &T, &(mygpt_instruct_items){items, len, NULL, 0}, 0, MYGPT_ENDOFTEXT_ID,
+                                        &err),
+                 MYGPT_EINVAL);
     const int64_t *none[1] = {NULL};
-    cr_expect_eq(mygpt_instruct_collate(in, out, &T, none, len, NULL, 1, 0, MYGPT_ENDOFTEXT_ID, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_instruct_collate(in, out, &T, &(mygpt_instruct_items){none, len, NULL, 1}, 0, MYGPT_ENDOFTEXT_ID,
+                                        &err),
+                 MYGPT_EINVAL);
     mygpt_instruct_dataset ds = {0};
     const int64_t rows[1] = {0};
-    cr_expect_eq(mygpt_instruct_batch(&ds, rows, 1, 0, 0, in, out, &T, &err), MYGPT_ERANGE);
+    cr_expect_eq(mygpt_instruct_batch(&ds, rows, 1, &(mygpt_instruct_collation){0, 0}, in, out, &T, &err), MYGPT_ERANGE);
     cr_expect(strstr(err.message, "row 0"), "%s", err.message);
 }
 

@@ -122,7 +122,10 @@ int main(int argc, char **argv)
     const size_t toy_len[3] = {5, 2, 3};
     size_t T = mygpt_instruct_collate_length(toy_len, 3, 0);
     int64_t *x = chapter_alloc(&ch, 3 * T, sizeof *x), *y = chapter_alloc(&ch, 3 * T, sizeof *y);
-    chapter_check(&ch, mygpt_instruct_collate(x, y, &T, toy, toy_len, NULL, 3, 0, MYGPT_ENDOFTEXT_ID, &err), &err);
+    chapter_check(&ch,
+                  mygpt_instruct_collate(x, y, &T, &(mygpt_instruct_items){toy, toy_len, NULL, 3}, 0,
+                                         MYGPT_ENDOFTEXT_ID, &err),
+                  &err);
     ch_torch_i64(x, 2, (int64_t[]){3, (int64_t)T});
     printf("\n");
     ch_torch_i64(y, 2, (int64_t[]){3, (int64_t)T});
@@ -165,7 +168,9 @@ int main(int argc, char **argv)
         free(y);
         x = chapter_alloc(&ch, BATCH * T, sizeof *x); // (8, T)
         y = chapter_alloc(&ch, BATCH * T, sizeof *y); // (8, T)
-        chapter_check(&ch, mygpt_instruct_batch(&train, rows, BATCH, ALLOWED, 0, x, y, &T, &err), &err);
+        chapter_check(
+            &ch, mygpt_instruct_batch(&train, rows, BATCH, &(mygpt_instruct_collation){ALLOWED, 0}, x, y, &T, &err),
+            &err);
         ch_size(2, (int64_t[]){BATCH, (int64_t)T});
         printf(" ");
         ch_size(2, (int64_t[]){BATCH, (int64_t)T});

@@ -61,14 +61,10 @@ static size_t utf8_sequence(const unsigned char *s, size_t n)
     return k;
 }
 
-mygpt_status mygpt_csv_parse(mygpt_csv *csv, const char *name, const char *data, size_t len, mygpt_error *err)
+/* Every byte of the file from i on checked first (no NUL, UTF-8 as Python's strict
+ * decoder reads it): the fields are then plain bytes. */
+static mygpt_status check_bytes(const unsigned char *s, size_t i, size_t len, const char *name, mygpt_error *err)
 {
-    memset(csv, 0, sizeof *csv);
-    const unsigned char *s = (const unsigned char *)data;
-    size_t i = 0, line = 1;
-    if (len >= 3 && s[0] == 0xef && s[1] == 0xbb && s[2] == 0xbf)
-        i = 3; // a byte-order mark, which pandas skips
-    // every byte of the whole file is checked first: the fields are then plain bytes
     for (size_t j = i, l = 1; j < len;) {
         if (s[j] == 0)
             return mygpt_fail(err, MYGPT_EFORMAT, "%s line %zu: a NUL byte", name, l);
@@ -78,126 +74,174 @@ mygpt_status mygpt_csv_parse(mygpt_csv *csv, const char *name, const char *data,
         l += s[j] == '\n';
         j += k;
     }
-    // the fields' bytes, each followed by a NUL: a field's terminator (a comma, a line
-    // break) or its quotes take at least the byte its NUL needs, except at the very end
-    char *text = malloc(len + 2);
-    offsets starts = {0}, lines = {0};
-    mygpt_status st = MYGPT_OK;
-    if (!text) {
-        st = mygpt_fail(err, MYGPT_ENOMEM, "out of memory reading %s (%zu bytes)", name, len);
-        goto done;
-    }
-    size_t out = 0, in_record = 0;
-    while (i < len) {
-        if (!in_record) {
-            // a blank line: pandas skips it
-            if (s[i] == '\n' || (s[i] == '\r' && i + 1 < len && s[i + 1] == '\n')) {
-                i += s[i] == '\r' ? 2 : 1;
-                line++;
+    return MYGPT_OK;
+}
+
+/* The parse as it goes: the input at i (on line), the fields' bytes written into text at
+ * out, each followed by a NUL (a field's terminator, a comma or a line break, or its
+ * quotes take at least the byte its NUL needs, except at the very end); starts holds
+ * each field's offset in text, SIZE_MAX after a record's last; lines each record's line. */
+typedef struct csv_scan {
+    const unsigned char *s;
+    size_t len, i, line;
+    const char *name;
+    char *text;
+    size_t out;
+    offsets starts, lines;
+} csv_scan;
+
+/* push, or MYGPT_ENOMEM said */
+static mygpt_status add(csv_scan *c, offsets *a, size_t x, mygpt_error *err)
+{
+    return push(a, x) ? mygpt_fail(err, MYGPT_ENOMEM, "out of memory reading %s", c->name) : MYGPT_OK;
+}
+
+/* A quoted field: up to the lone closing quote, "" one quote */
+static mygpt_status scan_quoted(csv_scan *c, mygpt_error *err)
+{
+    const unsigned char *s = c->s;
+    const size_t field_line = c->line;
+    c->i++;
+    for (;;) {
+        if (c->i == c->len)
+            return mygpt_fail(err, MYGPT_EFORMAT, "%s line %zu: a quoted field is not closed before the end",
+                              c->name, field_line);
+        if (s[c->i] == '"') {
+            if (c->i + 1 < c->len && s[c->i + 1] == '"') {
+                c->text[c->out++] = '"';
+                c->i += 2;
                 continue;
             }
-            if (push(&lines, line))
-                goto nomem;
+            c->i++;
+            break;
+        }
+        c->line += s[c->i] == '\n';
+        c->text[c->out++] = (char)s[c->i++];
+    }
+    if (c->i < c->len && s[c->i] != ',' && s[c->i] != '\n' && s[c->i] != '\r')
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s line %zu: text after a quoted field's closing quote", c->name,
+                          c->line);
+    return MYGPT_OK;
+}
+
+/* One field from c->i, and what ends it: a comma, the record's end (a line break) or the
+ * file's */
+static mygpt_status scan_field(csv_scan *c, mygpt_error *err)
+{
+    const unsigned char *s = c->s;
+    const size_t len = c->len;
+    MYGPT_TRY(add(c, &c->starts, c->out, err));
+    if (s[c->i] == '"') {
+        MYGPT_TRY(scan_quoted(c, err));
+    } else { // a plain field: up to a comma or the line's end; a quote in it is a quote
+        while (c->i < len && s[c->i] != ',' && s[c->i] != '\n' && s[c->i] != '\r')
+            c->text[c->out++] = (char)s[c->i++];
+    }
+    c->text[c->out++] = '\0';
+    if (c->i == len)
+        return MYGPT_OK;
+    if (s[c->i] == ',') {
+        c->i++;
+        if (c->i == len) { // a last empty field
+            MYGPT_TRY(add(c, &c->starts, c->out, err));
+            c->text[c->out++] = '\0';
+        }
+        return MYGPT_OK;
+    }
+    if (s[c->i] == '\r' && !(c->i + 1 < len && s[c->i + 1] == '\n'))
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s line %zu: a carriage return outside quotes, not before a line feed",
+                          c->name, c->line);
+    c->i += s[c->i] == '\r' ? 2 : 1;
+    c->line++;
+    return add(c, &c->starts, SIZE_MAX, err); // the record's end
+}
+
+/* Every record from c->i to the end, blank lines skipped as pandas skips them */
+static mygpt_status scan_records(csv_scan *c, mygpt_error *err)
+{
+    const unsigned char *s = c->s;
+    int in_record = 0;
+    while (c->i < c->len) {
+        if (!in_record) {
+            if (s[c->i] == '\n' || (s[c->i] == '\r' && c->i + 1 < c->len && s[c->i + 1] == '\n')) {
+                c->i += s[c->i] == '\r' ? 2 : 1;
+                c->line++;
+                continue;
+            }
+            MYGPT_TRY(add(c, &c->lines, c->line, err));
             in_record = 1;
         }
-        if (push(&starts, out))
-            goto nomem;
-        const size_t field_line = line;
-        if (s[i] == '"') { // a quoted field: up to the lone closing quote
-            i++;
-            for (;;) {
-                if (i == len) {
-                    st = mygpt_fail(err, MYGPT_EFORMAT,
-                                    "%s line %zu: a quoted field is not closed before the end", name, field_line);
-                    goto done;
-                }
-                if (s[i] == '"') {
-                    if (i + 1 < len && s[i + 1] == '"') {
-                        text[out++] = '"';
-                        i += 2;
-                        continue;
-                    }
-                    i++;
-                    break;
-                }
-                line += s[i] == '\n';
-                text[out++] = (char)s[i++];
-            }
-            if (i < len && s[i] != ',' && s[i] != '\n' && s[i] != '\r') {
-                st = mygpt_fail(err, MYGPT_EFORMAT, "%s line %zu: text after a quoted field's closing quote",
-                                name, line);
-                goto done;
-            }
-        } else { // a plain field: up to a comma or the line's end; a quote in it is a quote
-            while (i < len && s[i] != ',' && s[i] != '\n' && s[i] != '\r')
-                text[out++] = (char)s[i++];
-        }
-        text[out++] = '\0';
-        if (i == len)
-            break;
-        if (s[i] == ',') {
-            i++;
-            if (i == len && push(&starts, out)) // a last empty field
-                goto nomem;
-            if (i == len)
-                text[out++] = '\0';
-            continue;
-        }
-        if (s[i] == '\r' && !(i + 1 < len && s[i + 1] == '\n')) {
-            st = mygpt_fail(err, MYGPT_EFORMAT,
-                            "%s line %zu: a carriage return outside quotes, not before a line feed", name, line);
-            goto done;
-        }
-        i += s[i] == '\r' ? 2 : 1;
-        line++;
-        if (push(&starts, SIZE_MAX)) // the record's end
-            goto nomem;
-        in_record = 0;
+        MYGPT_TRY(scan_field(c, err));
+        in_record = c->i < c->len && c->starts.v[c->starts.n - 1] != SIZE_MAX;
     }
-    if (in_record && push(&starts, SIZE_MAX))
-        goto nomem;
-    if (lines.n == 0) {
-        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: no header line (the file is empty)", name);
-        goto done;
-    }
-    // every record has the header's number of fields
-    size_t cols = 0;
-    while (starts.v[cols] != SIZE_MAX)
-        cols++;
-    for (size_t r = 0, k = 0; r < lines.n; r++, k++) {
+    if (c->lines.n && c->starts.v[c->starts.n - 1] != SIZE_MAX)
+        MYGPT_TRY(add(c, &c->starts, SIZE_MAX, err));
+    if (c->lines.n == 0)
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s: no header line (the file is empty)", c->name);
+    return MYGPT_OK;
+}
+
+/* The header's number of fields (*cols), which every record has */
+static mygpt_status check_widths(const csv_scan *c, size_t *cols, mygpt_error *err)
+{
+    const size_t *starts = c->starts.v;
+    *cols = 0;
+    while (starts[*cols] != SIZE_MAX)
+        (*cols)++;
+    for (size_t r = 0, k = 0; r < c->lines.n; r++, k++) {
         size_t n = 0;
-        while (starts.v[k] != SIZE_MAX)
+        while (starts[k] != SIZE_MAX)
             k++, n++;
-        if (n != cols) {
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s line %zu: %zu field%s where the header has %zu", name,
-                            lines.v[r], n, n == 1 ? "" : "s", cols);
-            goto done;
-        }
+        if (n != *cols)
+            return mygpt_fail(err, MYGPT_EFORMAT, "%s line %zu: %zu field%s where the header has %zu", c->name,
+                              c->lines.v[r], n, n == 1 ? "" : "s", *cols);
     }
-    const size_t nfields = lines.n * cols;
+    return MYGPT_OK;
+}
+
+/* The table of the scanned fields into csv, which takes c's text and lines */
+static mygpt_status make_table(mygpt_csv *csv, csv_scan *c, size_t cols, mygpt_error *err)
+{
+    const size_t nfields = c->lines.n * cols;
     csv->field = malloc((nfields ? nfields : 1) * sizeof *csv->field);
     csv->len = malloc((nfields ? nfields : 1) * sizeof *csv->len);
     if (!csv->field || !csv->len)
-        goto nomem;
-    for (size_t k = 0, f = 0; k < starts.n; k++)
-        if (starts.v[k] != SIZE_MAX) {
-            csv->field[f] = text + starts.v[k];
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory reading %s", c->name);
+    for (size_t k = 0, f = 0; k < c->starts.n; k++)
+        if (c->starts.v[k] != SIZE_MAX) {
+            csv->field[f] = c->text + c->starts.v[k];
             csv->len[f] = strlen(csv->field[f]);
             f++;
         }
     csv->cols = cols;
-    csv->rows = lines.n - 1;
-    csv->line = lines.v;
-    csv->text = text;
-    lines.v = NULL;
-    text = NULL;
-    goto done;
-nomem:
-    st = mygpt_fail(err, MYGPT_ENOMEM, "out of memory reading %s", name);
-done:
-    free(starts.v);
-    free(lines.v);
-    free(text);
+    csv->rows = c->lines.n - 1;
+    csv->line = c->lines.v;
+    csv->text = c->text;
+    c->lines.v = NULL;
+    c->text = NULL;
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_csv_parse(mygpt_csv *csv, const char *name, const char *data, size_t len, mygpt_error *err)
+{
+    memset(csv, 0, sizeof *csv);
+    csv_scan c = {.s = (const unsigned char *)data, .len = len, .line = 1, .name = name};
+    if (len >= 3 && c.s[0] == 0xef && c.s[1] == 0xbb && c.s[2] == 0xbf)
+        c.i = 3; // a byte-order mark, which pandas skips
+    MYGPT_TRY(check_bytes(c.s, c.i, len, name, err));
+    mygpt_status st = MYGPT_OK;
+    size_t cols = 0;
+    if (!(c.text = malloc(len + 2)))
+        st = mygpt_fail(err, MYGPT_ENOMEM, "out of memory reading %s (%zu bytes)", name, len);
+    if (st == MYGPT_OK)
+        st = scan_records(&c, err);
+    if (st == MYGPT_OK)
+        st = check_widths(&c, &cols, err);
+    if (st == MYGPT_OK)
+        st = make_table(csv, &c, cols, err);
+    free(c.starts.v);
+    free(c.lines.v);
+    free(c.text);
     if (st != MYGPT_OK)
         mygpt_csv_free(csv);
     return st;

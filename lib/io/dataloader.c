@@ -42,6 +42,15 @@ size_t mygpt_loader_num_batches(size_t n, size_t batch_size, int drop_last)
     return drop_last ? n / batch_size : (n + batch_size - 1) / batch_size;
 }
 
+mygpt_status mygpt_loader_batches(size_t n, size_t batch_size, int drop_last, size_t *num_batches,
+                                  mygpt_error *err)
+{
+    if (batch_size == 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "batch_size must be at least 1 (got 0)");
+    *num_batches = mygpt_loader_num_batches(n, batch_size, drop_last);
+    return MYGPT_OK;
+}
+
 mygpt_status mygpt_loader_epoch(int64_t **order, size_t n, mygpt_rng *global, int shuffle, const char *items,
                                 mygpt_error *err)
 {

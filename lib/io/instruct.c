@@ -247,10 +247,11 @@ size_t mygpt_instruct_collate_length(const size_t *lengths, size_t B, size_t all
     return allowed_max_length && allowed_max_length < T ? allowed_max_length : T;
 }
 
-mygpt_status mygpt_instruct_collate(int64_t *inputs, int64_t *targets, size_t *T, const int64_t *const *items,
-                                    const size_t *lengths, const size_t *prompt_lengths, size_t B,
+mygpt_status mygpt_instruct_collate(int64_t *inputs, int64_t *targets, size_t *T, const mygpt_instruct_items *batch,
                                     size_t allowed_max_length, int64_t pad_id, mygpt_error *err)
 {
+    const int64_t *const *items = batch->items;
+    const size_t *lengths = batch->lengths, *prompt_lengths = batch->prompt_lengths, B = batch->B;
     if (B == 0)
         return mygpt_fail(err, MYGPT_EINVAL, "%s", "a batch needs at least one item");
     for (size_t b = 0; b < B; b++)
@@ -297,8 +298,8 @@ size_t mygpt_instruct_batch_length(const mygpt_instruct_dataset *ds, const int64
 }
 
 mygpt_status mygpt_instruct_batch(const mygpt_instruct_dataset *ds, const int64_t *rows, size_t B,
-                                  size_t allowed_max_length, int mask_instruction, int64_t *inputs,
-                                  int64_t *targets, size_t *T, mygpt_error *err)
+                                  const mygpt_instruct_collation *how, int64_t *inputs, int64_t *targets, size_t *T,
+                                  mygpt_error *err)
 {
     if (B == 0)
         return mygpt_fail(err, MYGPT_EINVAL, "%s", "a batch needs at least one item");
@@ -315,8 +316,8 @@ mygpt_status mygpt_instruct_batch(const mygpt_instruct_dataset *ds, const int64_
         items[b] = mygpt_instruct_item(ds, (size_t)rows[b], &lengths[b]);
         prompts[b] = ds->prompt_len[rows[b]];
     }
-    st = mygpt_instruct_collate(inputs, targets, T, items, lengths, mask_instruction ? prompts : NULL, B,
-                                allowed_max_length, MYGPT_ENDOFTEXT_ID, err);
+    const mygpt_instruct_items batch = {items, lengths, how->mask_instruction ? prompts : NULL, B};
+    st = mygpt_instruct_collate(inputs, targets, T, &batch, how->allowed_max_length, MYGPT_ENDOFTEXT_ID, err);
 cleanup:
     free(items);
     free(lengths);
@@ -329,12 +330,10 @@ mygpt_status mygpt_instruct_loader_init(mygpt_instruct_loader *dl, const mygpt_i
                                         int mask_instruction, mygpt_error *err)
 {
     memset(dl, 0, sizeof *dl);
-    if (batch_size == 0)
-        return mygpt_fail(err, MYGPT_EINVAL, "%s", "batch_size must be at least 1 (got 0)");
+    MYGPT_TRY(mygpt_loader_batches(ds->n, batch_size, drop_last, &dl->num_batches, err));
     dl->ds = ds;
     dl->batch_size = batch_size;
     dl->drop_last = drop_last != 0;
-    dl->num_batches = mygpt_loader_num_batches(ds->n, batch_size, drop_last);
     dl->allowed_max_length = allowed_max_length;
     dl->mask_instruction = mask_instruction != 0;
     size_t longest = 0;
@@ -367,8 +366,8 @@ mygpt_status mygpt_instruct_loader_batch(const mygpt_instruct_loader *dl, size_t
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a batch of %zu", rows);
     for (size_t r = 0; r < rows; r++)
         picked[r] = (int64_t)mygpt_loader_item(dl->order, dl->batch_size, b, r);
-    mygpt_status st = mygpt_instruct_batch(dl->ds, picked, rows, dl->allowed_max_length, dl->mask_instruction,
-                                           inputs, targets, T, err);
+    const mygpt_instruct_collation how = {dl->allowed_max_length, dl->mask_instruction};
+    mygpt_status st = mygpt_instruct_batch(dl->ds, picked, rows, &how, inputs, targets, T, err);
     free(picked);
     return st;
 }

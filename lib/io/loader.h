@@ -15,6 +15,11 @@
 /* len(loader): n / batch_size, rounded up unless drop_last (batch_size >= 1) */
 size_t mygpt_loader_num_batches(size_t n, size_t batch_size, int drop_last);
 
+/* The batch size a loader over n items is given, checked (MYGPT_EINVAL when it is 0, as
+ * torch refuses it), and its len(loader) into *num_batches. */
+mygpt_status mygpt_loader_batches(size_t n, size_t batch_size, int drop_last, size_t *num_batches,
+                                  mygpt_error *err);
+
 /* Starts an epoch (`for batch in loader:`): mygpt_loader_iter's draws from global, the
  * order of the n items into *order (allocated on the first shuffled epoch), or none
  * (*order freed and NULL) without shuffle. `items` names them in the out-of-memory

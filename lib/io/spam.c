@@ -146,12 +146,10 @@ mygpt_status mygpt_spam_loader_init(mygpt_spam_loader *dl, const mygpt_spam_data
                                     int drop_last, mygpt_error *err)
 {
     memset(dl, 0, sizeof *dl);
-    if (batch_size == 0)
-        return mygpt_fail(err, MYGPT_EINVAL, "%s", "batch_size must be at least 1 (got 0)");
+    MYGPT_TRY(mygpt_loader_batches(ds->n, batch_size, drop_last, &dl->num_batches, err));
     dl->ds = ds;
     dl->batch_size = batch_size;
     dl->drop_last = drop_last != 0;
-    dl->num_batches = mygpt_loader_num_batches(ds->n, batch_size, drop_last);
     return MYGPT_OK;
 }
 

@@ -1,8 +1,7 @@
 /*
  * train_state.c - a training run's state in one safetensors file (see
- * mygpt/train_state.h): written whole (io/whole.c) as a checkpoint is, read back with
- * the library's JSON reader, every size checked against the run that resumes before
- * anything of it is changed.
+ * mygpt/train_state.h), written whole (io/whole.c) as a checkpoint is; read back in
+ * train_state_read.c.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,23 +19,10 @@
 #include "mygpt/tensor.h"
 #include "base/base.h"
 #include "base/text.h"
-#include "io/json.h"
+#include "io/train_state_file.h"
 #include "io/whole.h"
 
-#define FORMAT     "mygpt-train-state"
-#define MAX_META   128         /* metadata entries a state may hold          */
-#define MAX_VALUE  8192        /* a generator's state: 624 words in hex, and a little */
-#define MAX_HEADER (64u << 20) /* the JSON header                            */
-
-/* The tensors of a state, in the file's order */
-typedef struct state_tensor {
-    const char *name, *dtype;
-    const void *data; /* what is saved */
-    size_t numel, es;
-} state_tensor;
-
-/* The optimizer's buffers: their names and how many (0 before its first step) */
-static int optimizer_buffers(const mygpt_optimizer *opt, const char *names[2])
+int mygpt_state_buffers(const mygpt_optimizer *opt, const char *names[2])
 {
     if (opt->kind == MYGPT_ADAMW) {
         names[0] = "optimizer.exp_avg";
@@ -45,6 +31,20 @@ static int optimizer_buffers(const mygpt_optimizer *opt, const char *names[2])
     }
     names[0] = "optimizer.momentum_buffer";
     return opt->momentum != 0.0 ? 1 : 0;
+}
+
+int mygpt_state_tensors(const mygpt_gpt *g, const mygpt_optimizer *opt, const mygpt_dataloader *train, long long batch,
+                        state_tensor out[4])
+{
+    int n = 0;
+    out[n++] = (state_tensor){"model.params", "F32", g->params_memory, g->num_parameters, 4};
+    const char *names[2];
+    const int nb = mygpt_state_buffers(opt, names);
+    for (int i = 0; i < nb; i++)
+        out[n++] = (state_tensor){names[i], "F32", i ? opt->buf2 : opt->buf, g->num_parameters, 4};
+    if (batch > 0)
+        out[n++] = (state_tensor){"loader.order", "I64", train->order, train->num_windows, 8};
+    return n;
 }
 
 /* A generator as one string: seed, left, next, has_cached_normal, the cached normal's
@@ -57,36 +57,6 @@ static void rng_string(mygpt_strbuf *sb, const mygpt_rng *r)
                     r->has_cached_normal, bits, (int)r->torch_cpu);
     for (int i = 0; i < MYGPT_MT_N; i++)
         mygpt_sb_printf(sb, "%08" PRIx32, r->mt[i]);
-}
-
-/* The reverse of rng_string: 1, or 0 when s is not written as a generator's state (whether
- * its fields agree is mygpt_rng_check's) */
-static int rng_parse(const char *s, mygpt_rng *r)
-{
-    uint64_t seed, bits;
-    int left, next, cached, cpu, used = 0;
-    if (sscanf(s, "%" SCNx64 ":%d:%d:%d:%" SCNx64 ":%d:%n", &seed, &left, &next, &cached, &bits, &cpu,
-               &used) != 6 ||
-        used == 0 || strlen(s + used) != 8 * MYGPT_MT_N)
-        return 0;
-    mygpt_rng out = {0};
-    for (int i = 0; i < MYGPT_MT_N; i++) {
-        char word[9];
-        memcpy(word, s + used + 8 * i, 8);
-        word[8] = '\0';
-        char *end;
-        out.mt[i] = (uint32_t)strtoul(word, &end, 16);
-        if (*end != '\0' || strspn(word, "0123456789abcdef") != 8)
-            return 0;
-    }
-    out.seed = seed;
-    out.left = left;
-    out.next = next;
-    out.has_cached_normal = cached;
-    memcpy(&out.cached_normal, &bits, sizeof bits);
-    out.torch_cpu = (mygpt_torch_cpu)cpu;
-    *r = out;
-    return 1;
 }
 
 /* "key":"value" into the header (both plain text: the keys are ours, the settings'
@@ -131,26 +101,58 @@ static void meta_config(mygpt_strbuf *h, const mygpt_gpt *g)
     meta_int(h, "num_parameters", (long long)g->num_parameters);
 }
 
-/* The tensors of the state, for g, opt and train at pos: their count */
-static int state_tensors(const mygpt_gpt *g, const mygpt_optimizer *opt, const mygpt_dataloader *train,
-                         long long batch, state_tensor out[4])
+/* The header of the state of g and run: its metadata, then its nt tensors ts (the
+ * optimizer's buffers only when started), padded for the data to start 8-byte aligned */
+static void state_header(mygpt_strbuf *h, const mygpt_gpt *g, const mygpt_train_run *run, const state_tensor *ts,
+                         int nt, int started)
 {
-    int n = 0;
-    out[n++] = (state_tensor){"model.params", "F32", g->params_memory, g->num_parameters, 4};
-    const char *names[2];
-    const int nb = optimizer_buffers(opt, names);
-    for (int i = 0; i < nb; i++)
-        out[n++] = (state_tensor){names[i], "F32", i ? opt->buf2 : opt->buf, g->num_parameters, 4};
-    if (batch > 0)
-        out[n++] = (state_tensor){"loader.order", "I64", train->order, train->num_windows, 8};
-    return n;
+    const mygpt_optimizer *opt = run->opt;
+    const mygpt_train_position *pos = run->pos;
+    mygpt_sb_append(h, "{\"__metadata__\":{\"format\":\"" TRAIN_STATE_FORMAT "\"");
+    meta_put(h, "version", "1");
+    meta_config(h, g);
+    meta_put(h, "optimizer", opt->kind == MYGPT_ADAMW ? "adamw" : "sgd");
+    meta_int(h, "optimizer.step", opt->step);
+    meta_int(h, "optimizer.buffers", started);
+    meta_int(h, "step", pos->step);
+    meta_int(h, "epoch", pos->epoch);
+    meta_int(h, "batch", pos->batch);
+    meta_int(h, "loader.windows", (long long)run->train->num_windows);
+    meta_int(h, "generators", run->n_rng);
+    for (int i = 0; i < run->n_rng; i++) {
+        char key[32];
+        mygpt_strbuf v = {0};
+        rng_string(&v, run->rngs[i]);
+        snprintf(key, sizeof key, "generator.%d", i);
+        meta_put(h, key, v.failed ? "" : mygpt_sb_str(&v));
+        h->failed |= v.failed;
+        mygpt_sb_free(&v);
+    }
+    for (int i = 0; i < run->n_settings; i++) {
+        char key[160];
+        snprintf(key, sizeof key, "run:%s", run->settings[i].key);
+        meta_put(h, key, run->settings[i].value);
+    }
+    mygpt_sb_append(h, "}");
+    size_t offset = 0;
+    for (int i = 0; i < nt; i++) {
+        if (!started && i > 0 && ts[i].es == 4)
+            continue; // no buffers yet
+        mygpt_sb_printf(h, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[%zu],\"data_offsets\":[%zu,%zu]}",
+                        ts[i].name, ts[i].dtype, ts[i].numel, offset, offset + ts[i].numel * ts[i].es);
+        offset += ts[i].numel * ts[i].es;
+    }
+    mygpt_sb_append(h, "}");
+    while (h->len % 8) // the data starts 8-byte aligned
+        mygpt_sb_append(h, " ");
 }
 
-mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const mygpt_optimizer *opt,
-                                    const mygpt_rng *const *rngs, int n_rng, const mygpt_dataloader *train,
-                                    const mygpt_train_position *pos, const mygpt_train_setting *settings,
-                                    int n, mygpt_error *err)
+mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const mygpt_train_run *run,
+                                    mygpt_error *err)
 {
+    const mygpt_optimizer *opt = run->opt;
+    const mygpt_dataloader *train = run->train;
+    const mygpt_train_position *pos = run->pos;
     if (g->quantized)
         return mygpt_fail(err, MYGPT_EINVAL, "%s",
                           "a training state holds a float32 model, not a quantized one");
@@ -163,7 +165,7 @@ mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const 
     // the buffers exist once the optimizer has stepped (when it has any)
     const int started = opt->buf != NULL;
     state_tensor ts[4];
-    const int nt = state_tensors(g, opt, train, pos->batch, ts);
+    const int nt = mygpt_state_tensors(g, opt, train, pos->batch, ts);
     for (int i = 0; i < nt; i++) { // a diverged run's NaN never replaces the last good state
         const size_t at = ts[i].es == 4 && (started || i == 0) ? mygpt_first_nonfinite(ts[i].data, ts[i].numel)
                                                                 : ts[i].numel;
@@ -172,43 +174,7 @@ mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const 
                               ts[i].name, (double)((const float *)ts[i].data)[at], at);
     }
     mygpt_strbuf h = {0};
-    mygpt_sb_append(&h, "{\"__metadata__\":{\"format\":\"" FORMAT "\"");
-    meta_put(&h, "version", "1");
-    meta_config(&h, g);
-    meta_put(&h, "optimizer", opt->kind == MYGPT_ADAMW ? "adamw" : "sgd");
-    meta_int(&h, "optimizer.step", opt->step);
-    meta_int(&h, "optimizer.buffers", started);
-    meta_int(&h, "step", pos->step);
-    meta_int(&h, "epoch", pos->epoch);
-    meta_int(&h, "batch", pos->batch);
-    meta_int(&h, "loader.windows", (long long)train->num_windows);
-    meta_int(&h, "generators", n_rng);
-    for (int i = 0; i < n_rng; i++) {
-        char key[32];
-        mygpt_strbuf v = {0};
-        rng_string(&v, rngs[i]);
-        snprintf(key, sizeof key, "generator.%d", i);
-        meta_put(&h, key, v.failed ? "" : mygpt_sb_str(&v));
-        h.failed |= v.failed;
-        mygpt_sb_free(&v);
-    }
-    for (int i = 0; i < n; i++) {
-        char key[160];
-        snprintf(key, sizeof key, "run:%s", settings[i].key);
-        meta_put(&h, key, settings[i].value);
-    }
-    mygpt_sb_append(&h, "}");
-    size_t offset = 0;
-    for (int i = 0; i < nt; i++) {
-        if (!started && i > 0 && ts[i].es == 4)
-            continue; // no buffers yet
-        mygpt_sb_printf(&h, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[%zu],\"data_offsets\":[%zu,%zu]}",
-                        ts[i].name, ts[i].dtype, ts[i].numel, offset, offset + ts[i].numel * ts[i].es);
-        offset += ts[i].numel * ts[i].es;
-    }
-    mygpt_sb_append(&h, "}");
-    while (h.len % 8) // the data starts 8-byte aligned
-        mygpt_sb_append(&h, " ");
+    state_header(&h, g, run, ts, nt, started);
     if (h.failed) {
         mygpt_sb_free(&h);
         return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the training state's header");
@@ -230,380 +196,5 @@ mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const 
     }
     mygpt_release_signals(held, &was);
     mygpt_sb_free(&h);
-    return st;
-}
-
-/* ---- reading ---------------------------------------------------------------------- */
-
-typedef struct meta {
-    char key[160];
-    char *value;
-} meta;
-
-typedef struct state_file {
-    meta m[MAX_META];
-    int nm;
-    struct {
-        char name[64], dtype[8];
-        unsigned long long numel, from, to;
-    } t[8];
-    int nt;
-} state_file;
-
-static const char *meta_get(const state_file *s, const char *key)
-{
-    for (int i = 0; i < s->nm; i++)
-        if (strcmp(s->m[i].key, key) == 0)
-            return s->m[i].value;
-    return NULL;
-}
-
-/* A metadata integer, or 0 with *ok cleared */
-static long long meta_ll(const state_file *s, const char *key, int *ok)
-{
-    const char *v = meta_get(s, key);
-    char *end;
-    errno = 0;
-    const long long x = v ? strtoll(v, &end, 10) : 0;
-    if (!v || !*v || *end || errno)
-        *ok = 0;
-    return x;
-}
-
-static void state_file_free(state_file *s)
-{
-    for (int i = 0; i < s->nm; i++)
-        free(s->m[i].value);
-    s->nm = 0;
-}
-
-/* The header's metadata (tensors 0) or its tensors (1) into *s; NULL, or what is wrong */
-static const char *parse_header(const mygpt_json *j, state_file *s, size_t data_len, int tensors)
-{
-    if (j->v[0].type != MYGPT_JSON_OBJECT)
-        return "the JSON header is not an object";
-    for (size_t k = 1, c = 0; c < j->v[0].count; c++, k = j->v[k + 1].next) {
-        const size_t v = k + 1;
-        if (mygpt_json_equals(j, k, "__metadata__") != !tensors)
-            continue;
-        if (!tensors) {
-            if (j->v[v].type != MYGPT_JSON_OBJECT)
-                return "__metadata__ is not an object";
-            for (size_t mk = v + 1, mc = 0; mc < j->v[v].count; mc++, mk = j->v[mk + 1].next) {
-                if (s->nm == MAX_META)
-                    return "too many metadata entries for a training state";
-                meta *m = &s->m[s->nm];
-                if (j->v[mk + 1].type != MYGPT_JSON_STRING)
-                    return "a metadata value is not a string";
-                const size_t kl = mygpt_json_string(j, mk, m->key, sizeof m->key);
-                if (kl == (size_t)-1 || kl != strlen(m->key))
-                    return "a metadata key is too long for a training state";
-                if (!(m->value = malloc(MAX_VALUE)))
-                    return "out of memory";
-                s->nm++;
-                const size_t vl = mygpt_json_string(j, mk + 1, m->value, MAX_VALUE);
-                if (vl == (size_t)-1 || vl != strlen(m->value))
-                    return "a metadata value is too long for a training state";
-            }
-            continue;
-        }
-        if (s->nt == (int)(sizeof s->t / sizeof s->t[0]))
-            return "more tensors than a training state holds";
-        const size_t l = mygpt_json_string(j, k, s->t[s->nt].name, sizeof s->t[s->nt].name);
-        if (l == (size_t)-1 || l != strlen(s->t[s->nt].name) || j->v[v].type != MYGPT_JSON_OBJECT)
-            return "a tensor entry is not one of a training state";
-        size_t n;
-        const size_t dt = mygpt_json_get(j, v, "dtype", &n);
-        if (n != 1 || mygpt_json_string(j, dt, s->t[s->nt].dtype, sizeof s->t[s->nt].dtype) == (size_t)-1)
-            return "a tensor's dtype is not one of a training state";
-        const size_t sh = mygpt_json_get(j, v, "shape", &n);
-        long long numel, from, to;
-        if (n != 1 || j->v[sh].type != MYGPT_JSON_ARRAY || j->v[sh].count != 1 ||
-            !mygpt_json_integer(j, sh + 1, 0, (long long)1 << 50, &numel))
-            return "a tensor's shape is not one dimension";
-        const size_t off = mygpt_json_get(j, v, "data_offsets", &n);
-        if (n != 1 || j->v[off].type != MYGPT_JSON_ARRAY || j->v[off].count != 2 ||
-            !mygpt_json_integer(j, off + 1, 0, (long long)data_len, &from) ||
-            !mygpt_json_integer(j, j->v[off + 1].next, from, (long long)data_len, &to))
-            return "a tensor's data offsets are outside the data";
-        s->t[s->nt].numel = (unsigned long long)numel;
-        s->t[s->nt].from = (unsigned long long)from;
-        s->t[s->nt].to = (unsigned long long)to;
-        s->nt++;
-    }
-    return NULL;
-}
-
-/* n bytes at offset off of f into buf: 1, or 0 */
-static int read_at(FILE *f, void *buf, size_t n, unsigned long long off)
-{
-    return fseeko(f, (off_t)off, SEEK_SET) == 0 && fread(buf, 1, n, f) == n;
-}
-
-/* Whether the file's metadata describe g, opt, n_rng generators, train and the
- * settings: MYGPT_OK, or the first difference */
-static mygpt_status check_state(const char *path, const state_file *s, const mygpt_gpt *g,
-                                const mygpt_optimizer *opt, int n_rng, const mygpt_dataloader *train,
-                                const mygpt_train_setting *settings, int n, mygpt_error *err)
-{
-    const char *format = meta_get(s, "format");
-    if (!format || strcmp(format, FORMAT) != 0)
-        return mygpt_fail(err, MYGPT_EFORMAT,
-                          "%s is not a training state (mygpt train writes one with "
-                          "--checkpoint-every, --state or at Ctrl-C)",
-                          path);
-    const char *version = meta_get(s, "version");
-    if (!version || strcmp(version, "1") != 0)
-        return mygpt_fail(err, MYGPT_EFORMAT, "%s: a training state of version %s, not 1", path,
-                          version ? version : "(none)");
-    const mygpt_config *c = &g->config;
-    const char *arch = meta_get(s, "arch");
-    if (!arch || strcmp(arch, mygpt_arch_name(c->arch)) != 0)
-        return mygpt_fail(err, MYGPT_EINVAL,
-                          "%s holds the training of another model (arch %s; this run's is %s)", path,
-                          arch ? arch : "(none)", mygpt_arch_name(c->arch));
-    const struct {
-        const char *key;
-        long long have;
-    } sizes[] = {{"vocab_size", c->vocab_size},
-                 {"embed_dim", c->embed_dim},
-                 {"num_heads", c->num_heads},
-                 {"num_layers", c->num_layers},
-                 {"max_seq_len", c->max_seq_len},
-                 {"qkv_bias", c->qkv_bias},
-                 {"num_parameters", (long long)g->num_parameters}};
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        int ok = 1;
-        const long long v = meta_ll(s, sizes[i].key, &ok);
-        if (!ok || v != sizes[i].have)
-            return mygpt_fail(err, MYGPT_EINVAL,
-                              "%s holds the training of another model (%s %s; this run's is %lld)", path,
-                              sizes[i].key, meta_get(s, sizes[i].key) ? meta_get(s, sizes[i].key) : "(none)",
-                              sizes[i].have);
-    }
-    const char *kind = meta_get(s, "optimizer"), *want = opt->kind == MYGPT_ADAMW ? "adamw" : "sgd";
-    if (!kind || strcmp(kind, want) != 0)
-        return mygpt_fail(err, MYGPT_EINVAL, "%s was saved by a run with the optimizer %s, not %s", path,
-                          kind ? kind : "(none)", want);
-    int ok = 1;
-    if (meta_ll(s, "generators", &ok) != n_rng || !ok)
-        return mygpt_fail(err, MYGPT_EFORMAT, "%s: the state holds %s generators, not %d", path,
-                          meta_get(s, "generators") ? meta_get(s, "generators") : "no", n_rng);
-    for (int i = 0; i < n; i++) {
-        char key[160];
-        snprintf(key, sizeof key, "run:%s", settings[i].key);
-        const char *v = meta_get(s, key);
-        if (!v || strcmp(v, settings[i].value) != 0)
-            return mygpt_fail(err, MYGPT_EINVAL,
-                              "%s was saved by a run with %s %s, not %s: resume with the flags it "
-                              "was saved with",
-                              path, settings[i].key, v ? v : "(not given)", settings[i].value);
-    }
-    for (int m = 0; m < s->nm; m++) { // and no setting of that run is missing from this one
-        if (strncmp(s->m[m].key, "run:", 4) != 0)
-            continue;
-        int given = 0;
-        for (int i = 0; i < n && !given; i++)
-            given = strcmp(s->m[m].key + 4, settings[i].key) == 0;
-        if (!given)
-            return mygpt_fail(err, MYGPT_EINVAL,
-                              "%s was saved by a run with %s %s, not without it: resume with the flags it "
-                              "was saved with",
-                              path, s->m[m].key + 4, s->m[m].value);
-    }
-    // after the settings, which name the flag that changes the windows (--context, --batch, --text)
-    if (meta_ll(s, "loader.windows", &ok) != (long long)train->num_windows || !ok)
-        return mygpt_fail(
-            err, MYGPT_EINVAL, "%s was saved by a run whose training loader has %s windows, not %zu", path,
-            meta_get(s, "loader.windows") ? meta_get(s, "loader.windows") : "no", train->num_windows);
-    return MYGPT_OK;
-}
-
-/* The file's tensor name (of dtype and numel), or NULL when it is absent or other */
-static int find_tensor(const state_file *s, const char *name, const char *dtype, size_t numel, size_t es)
-{
-    for (int i = 0; i < s->nt; i++)
-        if (strcmp(s->t[i].name, name) == 0)
-            return strcmp(s->t[i].dtype, dtype) == 0 && s->t[i].numel == numel &&
-                           s->t[i].to - s->t[i].from == numel * es
-                       ? i
-                       : -2;
-    return -1;
-}
-
-mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, mygpt_optimizer *opt,
-                                    mygpt_rng *const *rngs, int n_rng, mygpt_dataloader *train,
-                                    mygpt_train_position *pos, const mygpt_train_setting *settings, int n,
-                                    mygpt_error *err)
-{
-    if (g->quantized)
-        return mygpt_fail(err, MYGPT_EINVAL, "%s",
-                          "a training state continues a float32 model, not a quantized one");
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return mygpt_fail(err, MYGPT_EIO, "cannot open %s: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fclose(f);
-        return mygpt_fail(err, MYGPT_EIO, "cannot read %s: not a regular file", path);
-    }
-    const unsigned long long len = (unsigned long long)sb.st_size;
-    unsigned char len8[8];
-    unsigned long long hlen = 0;
-    if (len < 8 || !read_at(f, len8, 8, 0)) {
-        fclose(f);
-        return mygpt_fail(err, MYGPT_EFORMAT, "%s is not a training state (too short for a safetensors file)",
-                          path);
-    }
-    for (int b = 0; b < 8; b++)
-        hlen |= (unsigned long long)len8[b] << (8 * b);
-    if (hlen > MAX_HEADER || hlen > len - 8) {
-        fclose(f);
-        return mygpt_fail(err, MYGPT_EFORMAT,
-                          "%s is not a training state (not a safetensors file, or one cut short)", path);
-    }
-    char *header = malloc(hlen ? hlen : 1);
-    state_file *s = calloc(1, sizeof *s);
-    mygpt_json j = {0};
-    mygpt_status st = MYGPT_OK;
-    if (!header || !s)
-        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a training state");
-    else if (!read_at(f, header, hlen, 8))
-        st = mygpt_fail(err, MYGPT_EIO, "cannot read %s: %s", path,
-                        errno ? strerror(errno) : "it ended early");
-    const unsigned long long data_at = 8 + hlen;
-    char what[300];
-    snprintf(what, sizeof what, "%s (its header)", path);
-    if (st == MYGPT_OK)
-        st = mygpt_json_parse(&j, header, hlen, 8, 1u << 16, what, err);
-    // the metadata first: a file that is not a training state is said to be so
-    const char *why = st == MYGPT_OK ? parse_header(&j, s, len - data_at, 0) : NULL;
-    if (why)
-        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s", path, why);
-    if (st == MYGPT_OK)
-        st = check_state(path, s, g, opt, n_rng, train, settings, n, err);
-    if (st == MYGPT_OK && (why = parse_header(&j, s, len - data_at, 1)))
-        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s", path, why);
-    // everything the run needs, read and checked before anything of the run is changed
-    int ok = 1;
-    mygpt_train_position at = {0};
-    long long opt_step = 0, started = 0;
-    const char *buffer_names[2];
-    if (st == MYGPT_OK) {
-        at.step = meta_ll(s, "step", &ok);
-        at.epoch = meta_ll(s, "epoch", &ok);
-        at.batch = meta_ll(s, "batch", &ok);
-        opt_step = meta_ll(s, "optimizer.step", &ok);
-        started = meta_ll(s, "optimizer.buffers", &ok);
-        if (!ok || at.step < 0 || at.epoch < 0 || at.batch < 0 || opt_step < 0 ||
-            (started != 0 && started != 1) ||
-            (size_t)at.batch >= (train->num_batches ? train->num_batches : 1))
-            st = mygpt_fail(err, MYGPT_EFORMAT,
-                            "%s: the state's step, epoch, batch or optimizer step is missing or "
-                            "out of range",
-                            path);
-        else if (at.step > MYGPT_TRAIN_MAX_STEP)
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the state's step %lld is past the last a run takes (%lld)",
-                            path, at.step, (long long)MYGPT_TRAIN_MAX_STEP);
-        else if (opt_step != at.step) // one opt.step() a step
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the state's optimizer step %lld is not its step %lld", path,
-                            opt_step, at.step);
-        else if ((size_t)at.epoch > (size_t)at.step / (train->num_batches ? train->num_batches : 1) ||
-                 (size_t)at.epoch * train->num_batches + (size_t)at.batch != (size_t)at.step)
-            st = mygpt_fail(err, MYGPT_EFORMAT,
-                            "%s: the state's step %lld is not epoch %lld of %zu batches and batch %lld", path,
-                            at.step, at.epoch, train->num_batches, at.batch);
-        else if (started != (opt_step > 0 && optimizer_buffers(opt, buffer_names) > 0)) // made at the first step
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the state's optimizer %s buffers at step %lld", path,
-                            started ? "holds" : "lacks", opt_step);
-    }
-    mygpt_rng *rs = st == MYGPT_OK ? malloc((size_t)(n_rng ? n_rng : 1) * sizeof *rs) : NULL;
-    if (st == MYGPT_OK && !rs)
-        st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a training state");
-    for (int i = 0; i < n_rng && st == MYGPT_OK; i++) {
-        char key[32];
-        snprintf(key, sizeof key, "generator.%d", i);
-        const char *v = meta_get(s, key);
-        mygpt_error why = {0};
-        if (!v || !rng_parse(v, &rs[i]))
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s is missing or not a generator's state", path, key);
-        else if (mygpt_rng_check(&rs[i], &why) != MYGPT_OK) // a draw would read past its words
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s: %s", path, key, why.message);
-    }
-    state_tensor ts[4];
-    const int nt = state_tensors(g, opt, train, at.batch, ts); // their names and sizes
-    float *bufs[2] = {NULL, NULL};
-    int64_t *order = NULL;
-    for (int i = 0; i < nt && st == MYGPT_OK; i++) {
-        if (i > 0 && ts[i].es == 4 && !started)
-            continue; // no buffers yet
-        const int k = find_tensor(s, ts[i].name, ts[i].dtype, ts[i].numel, ts[i].es);
-        if (k < 0) {
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s is %s", path, ts[i].name,
-                            k == -1 ? "missing" : "not of the dtype or size this run needs");
-            break;
-        }
-        if (i == 0)
-            continue; // the weights: read last, into the model, once everything else is
-        void *into = ts[i].es == 8 ? (void *)(order = malloc((ts[i].numel ? ts[i].numel : 1) * sizeof *order))
-                                   : (void *)(bufs[i - 1] = mygpt_float_block(ts[i].numel ? ts[i].numel : 1));
-        if (!into)
-            st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a training state");
-        else if (!read_at(f, into, ts[i].numel * ts[i].es, data_at + s->t[k].from))
-            st = mygpt_fail(err, MYGPT_EIO, "cannot read %s: %s", path,
-                            errno ? strerror(errno) : "it ended early");
-    }
-    if (st == MYGPT_OK && order) { // randperm's: every window once
-        unsigned char *seen = calloc(train->num_windows ? train->num_windows : 1, 1);
-        if (!seen)
-            st = mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a training state");
-        for (size_t w = 0; w < train->num_windows && st == MYGPT_OK; w++)
-            if (order[w] < 0 || (size_t)order[w] >= train->num_windows || seen[order[w]]++)
-                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: the loader's order is not a permutation of its %zu windows "
-                                "(window %lld at %zu)", path, train->num_windows, (long long)order[w], w);
-        free(seen);
-    }
-    for (int b = 0; b < 2 && st == MYGPT_OK; b++) { // what an optimizer's step can leave: finite, exp_avg_sq >= 0
-        const int squares = b == 1 && opt->kind == MYGPT_ADAMW;
-        for (size_t i = 0; bufs[b] && i < g->num_parameters && st == MYGPT_OK; i++)
-            if (!isfinite(bufs[b][i]) || (squares && bufs[b][i] < 0.0f))
-                st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s holds %g at %zu, which no optimizer step leaves", path,
-                                ts[b + 1].name, (double)bufs[b][i], i);
-    }
-    if (st == MYGPT_OK) { // the weights, straight into the model (nothing can fail after this read)
-        const int w = find_tensor(s, "model.params", "F32", g->num_parameters, 4);
-        if (!read_at(f, g->params_memory, g->num_parameters * 4, data_at + s->t[w].from))
-            st = mygpt_fail(err, MYGPT_EIO,
-                            "cannot read %s: %s (the model's weights are now partly the file's)", path,
-                            errno ? strerror(errno) : "it ended early");
-        const size_t bad = st == MYGPT_OK ? mygpt_first_nonfinite(g->params_memory, g->num_parameters) : 0;
-        if (st == MYGPT_OK && bad < g->num_parameters)
-            st = mygpt_fail(err, MYGPT_EFORMAT, "%s: model.params holds %g at %zu, which no saved run holds (the "
-                            "model's weights are now the file's)", path, (double)g->params_memory[bad], bad);
-    }
-    if (st == MYGPT_OK) {
-        mygpt_optimizer_free(opt);
-        opt->buf = bufs[0];
-        opt->buf2 = bufs[1];
-        bufs[0] = bufs[1] = NULL;
-        opt->step = (long)opt_step;
-        opt->n = g->num_parameters;
-        for (int i = 0; i < n_rng; i++)
-            *rngs[i] = rs[i];
-        free(train->order);
-        train->order = order;
-        order = NULL;
-        *pos = at;
-    }
-    free(bufs[0]);
-    free(bufs[1]);
-    free(order);
-    free(rs);
-    mygpt_json_free(&j);
-    if (s)
-        state_file_free(s);
-    free(s);
-    free(header);
-    fclose(f);
     return st;
 }

@@ -1,6 +1,6 @@
 /*
  * model/lora.h - private to the library: adding adapters to GPT-2 as the book's GPTModel
- * in one step, for a file of adapters read onto a GPT-2 (io/checkpoint.c). The public
+ * in one step, for a file of adapters read onto a GPT-2 (io/adapters.c). The public
  * operations are mygpt/lora.h's (model/lora.c).
  */
 #ifndef MYGPT_MODEL_LORA_H

@@ -205,6 +205,15 @@ const int64_t *mygpt_instruct_item(const mygpt_instruct_dataset *ds, size_t i, s
  * item's, then at most allowed_max_length (0: the book's None, no limit). */
 size_t mygpt_instruct_collate_length(const size_t *lengths, size_t B, size_t allowed_max_length);
 
+/* The items of a batch for custom_collate_fn: B token lists and, for the book's exercise
+ * 7.2, the lengths of their prompts. */
+typedef struct mygpt_instruct_items {
+    const int64_t *const *items;  /* (B): items[b] holds lengths[b] tokens           */
+    const size_t *lengths;        /* (B)                                             */
+    const size_t *prompt_lengths; /* (B), or NULL: no prompt masked                   */
+    size_t B;
+} mygpt_instruct_items;
+
 /* custom_collate_fn of the book's chapter 7 over B items (items[b]: lengths[b] tokens):
  * each item gets one pad_id and is padded with pad_id to the longest item + 1 tokens;
  * inputs are that row without its last token, targets without its first; in targets
@@ -215,8 +224,7 @@ size_t mygpt_instruct_collate_length(const size_t *lengths, size_t B, size_t all
  * to allowed_max_length (0: not cut). Writes inputs and targets (B, T) with T =
  * mygpt_instruct_collate_length (in *T). MYGPT_EINVAL when B is 0 or an item is NULL
  * with tokens. */
-mygpt_status mygpt_instruct_collate(int64_t *inputs, int64_t *targets, size_t *T, const int64_t *const *items,
-                                    const size_t *lengths, const size_t *prompt_lengths, size_t B,
+mygpt_status mygpt_instruct_collate(int64_t *inputs, int64_t *targets, size_t *T, const mygpt_instruct_items *batch,
                                     size_t allowed_max_length, int64_t pad_id, mygpt_error *err);
 
 /* The T of mygpt_instruct_batch for these rows (rows outside the dataset not counted):
@@ -224,13 +232,20 @@ mygpt_status mygpt_instruct_collate(int64_t *inputs, int64_t *targets, size_t *T
 size_t mygpt_instruct_batch_length(const mygpt_instruct_dataset *ds, const int64_t *rows, size_t B,
                                    size_t allowed_max_length);
 
+/* How the book collates entries of the dataset: cut to allowed_max_length (0: the book's
+ * None), their prompts masked in the targets when mask_instruction (exercise 7.2). */
+typedef struct mygpt_instruct_collation {
+    size_t allowed_max_length;
+    int mask_instruction;
+} mygpt_instruct_collation;
+
 /* One batch of DataLoader(dataset, collate_fn=custom_collate_fn): the entries rows[0 ..
- * B) of ds collated with pad 50256, their prompts masked in the targets when
- * mask_instruction (exercise 7.2); inputs and targets (B, T), T in *T. Errors: a row
- * outside the dataset (MYGPT_ERANGE), mygpt_instruct_collate's, MYGPT_ENOMEM. */
+ * B) of ds collated with pad 50256 as how says; inputs and targets (B, T), T in *T.
+ * Errors: a row outside the dataset (MYGPT_ERANGE), mygpt_instruct_collate's,
+ * MYGPT_ENOMEM. */
 mygpt_status mygpt_instruct_batch(const mygpt_instruct_dataset *ds, const int64_t *rows, size_t B,
-                                  size_t allowed_max_length, int mask_instruction, int64_t *inputs,
-                                  int64_t *targets, size_t *T, mygpt_error *err);
+                                  const mygpt_instruct_collation *how, int64_t *inputs, int64_t *targets, size_t *T,
+                                  mygpt_error *err);
 
 /* DataLoader(InstructionDataset, batch_size, shuffle, drop_last, num_workers=0,
  * collate_fn=partial(custom_collate_fn, allowed_max_length=...)) over a dataset (not

@@ -54,32 +54,40 @@ typedef struct mygpt_train_position {
     long long batch; /* the next batch of that epoch; 0: its order is not drawn yet */
 } mygpt_train_position;
 
+/* A run besides its model, as a state keeps it: its optimizer, the generators it draws
+ * from, its training loader, where it is and the settings it was started with. Saving
+ * reads them all; loading writes all but the settings, which it compares. */
+typedef struct mygpt_train_run {
+    mygpt_optimizer *opt;
+    mygpt_rng *const *rngs; /* (n_rng)                              */
+    int n_rng;
+    mygpt_dataloader *train;
+    mygpt_train_position *pos;
+    const mygpt_train_setting *settings; /* (n_settings)            */
+    int n_settings;
+} mygpt_train_run;
+
 /* Writes the state of a run to path, whole or not at all, as mygpt_checkpoint_save writes
  * (a temporary renamed over path, the interrupting signals held meanwhile): g's weights
- * (float32), opt's buffers, the n_rng generators, train's order (when pos->batch > 0),
- * pos and the n settings. MYGPT_EINVAL (a quantized model, a path refused, an optimizer
- * step that is not pos->step), MYGPT_EIO (a failed write, with the reason), MYGPT_ENOMEM;
- * MYGPT_ERANGE, nothing written, for a weight or an optimizer's value that is a NaN or an
- * infinity. */
-mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const mygpt_optimizer *opt,
-                                    const mygpt_rng *const *rngs, int n_rng, const mygpt_dataloader *train,
-                                    const mygpt_train_position *pos, const mygpt_train_setting *settings,
-                                    int n, mygpt_error *err);
-
-/* Continues a run from the state in path: g (built with the same configuration), opt
- * (initialised with the same kind and hyper-parameters), the n_rng generators and
- * train (set up over the same tokens) take the file's weights, buffers, generators and
- * order; *pos the position. Before anything is changed, the file must be a training
- * state of g's configuration, opt's kind, n_rng generators and train's window count,
- * saved with the n settings given (the same keys and values): anything else is refused
- * with a message naming the first difference (MYGPT_EINVAL; MYGPT_EFORMAT for a file that
- * is not a training state or is damaged, MYGPT_EIO, MYGPT_ENOMEM). Damaged includes a
- * generator that mygpt_rng_check refuses and a position no run reaches (see
- * mygpt_train_position, MYGPT_TRAIN_MAX_STEP). */
-mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, mygpt_optimizer *opt,
-                                    mygpt_rng *const *rngs, int n_rng, mygpt_dataloader *train,
-                                    mygpt_train_position *pos, const mygpt_train_setting *settings, int n,
+ * (float32), run's optimizer's buffers, its generators, its loader's order (when
+ * pos->batch > 0), its position and its settings; nothing of run is changed.
+ * MYGPT_EINVAL (a quantized model, a path refused, an optimizer step that is not
+ * pos->step), MYGPT_EIO (a failed write, with the reason), MYGPT_ENOMEM; MYGPT_ERANGE,
+ * nothing written, for a weight or an optimizer's value that is a NaN or an infinity. */
+mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const mygpt_train_run *run,
                                     mygpt_error *err);
+
+/* Continues a run from the state in path: g (built with the same configuration), run's
+ * optimizer (initialised with the same kind and hyper-parameters), its generators and
+ * its loader (set up over the same tokens) take the file's weights, buffers, generators
+ * and order; *run->pos the position. Before anything is changed, the file must be a
+ * training state of g's configuration, the optimizer's kind, n_rng generators and the
+ * loader's window count, saved with run's settings (the same keys and values): anything
+ * else is refused with a message naming the first difference (MYGPT_EINVAL;
+ * MYGPT_EFORMAT for a file that is not a training state or is damaged, MYGPT_EIO,
+ * MYGPT_ENOMEM). Damaged includes a generator that mygpt_rng_check refuses and a
+ * position no run reaches (see mygpt_train_position, MYGPT_TRAIN_MAX_STEP). */
+mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, const mygpt_train_run *run, mygpt_error *err);
 
 #pragma GCC visibility pop
 

@@ -1,0 +1,132 @@
+/*
+ * hf_config.c - Hugging Face's config.json beside a gpt2 checkpoint (see io/hf_config.h),
+ * read with the library's JSON reader.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "mygpt/data.h"
+#include "base/base.h"
+#include "base/text.h"
+#include "io/hf_config.h"
+#include "io/json.h"
+
+#define CONFIG_JSON_MAX (1u << 20) /* Hugging Face's config.json: a few hundred bytes */
+
+mygpt_status mygpt_hf_config_json(mygpt_strbuf *sb, const mygpt_config *c)
+{
+    return mygpt_sb_printf(sb,
+                           "{\n  \"architectures\": [\"GPT2LMHeadModel\"],\n  \"model_type\": \"gpt2\",\n"
+                           "  \"activation_function\": \"gelu_new\",\n  \"layer_norm_epsilon\": 1e-05,\n"
+                           "  \"vocab_size\": %d,\n  \"n_positions\": %d,\n  \"n_ctx\": %d,\n  \"n_embd\": %d,\n"
+                           "  \"n_layer\": %d,\n  \"n_head\": %d,\n  \"n_inner\": null,\n"
+                           "  \"resid_pdrop\": %.17g,\n  \"embd_pdrop\": %.17g,\n  \"attn_pdrop\": %.17g,\n"
+                           "  \"tie_word_embeddings\": true\n}\n",
+                           c->vocab_size, c->max_seq_len, c->max_seq_len, c->embed_dim, c->num_layers, c->num_heads,
+                           c->dropout, c->dropout, c->dropout);
+}
+
+int mygpt_path_beside(char *out, size_t n, const char *path, const char *file)
+{
+    const char *slash = strrchr(path, '/');
+    const int dir = slash ? (int)(slash - path) : 0;
+    return slash ? (size_t)snprintf(out, n, "%.*s/%s", dir, path, file) < n : (size_t)snprintf(out, n, "%s", file) < n;
+}
+
+/* A config.json (at most 1 MB) read into *text and parsed into *j, which the caller frees
+ * whatever this returns */
+static mygpt_status read_config_json(const char *path, char **text, mygpt_json *j, mygpt_error *err)
+{
+    size_t len = 0;
+    MYGPT_TRY(mygpt_read_file_max(path, CONFIG_JSON_MAX, text, &len, err));
+    return mygpt_json_parse(j, *text, len, 64, (size_t)1 << 16, path, err);
+}
+
+mygpt_status mygpt_hf_config_check(const char *conf, const mygpt_config *c, bool *present, mygpt_error *err)
+{
+    struct stat sb;
+    *present = false;
+    if (lstat(conf, &sb) != 0)
+        return errno == ENOENT ? MYGPT_OK : mygpt_fail(err, MYGPT_EIO, "cannot use %s: %s", conf, strerror(errno));
+    if (S_ISLNK(sb.st_mode))
+        return mygpt_fail(err, MYGPT_EINVAL, "%s is a symbolic link: not replaced (save elsewhere)", conf);
+    if (!S_ISREG(sb.st_mode))
+        return mygpt_fail(err, MYGPT_EINVAL, "%s is %s, not a regular file: not replaced (save elsewhere)", conf,
+                          S_ISDIR(sb.st_mode) ? "a directory" : "a device, FIFO or socket");
+    char *text = NULL;
+    mygpt_json j = {0};
+    mygpt_status st = read_config_json(conf, &text, &j, err);
+    if (st != MYGPT_OK) {
+        if (err) {
+            mygpt_error inner = *err;
+            st = mygpt_fail(err, st == MYGPT_ENOMEM ? st : MYGPT_EINVAL,
+                            "%s: not replaced, it may describe another model (save elsewhere)", inner.message);
+        }
+        goto cleanup;
+    }
+    if (j.v[0].type != MYGPT_JSON_OBJECT)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EINVAL, "%s is not a JSON object: not replaced (save elsewhere)",
+                                         conf));
+    const char *names[5] = {"vocab_size", "n_positions", "n_embd", "n_layer", "n_head"};
+    const int want[5] = {c->vocab_size, c->max_seq_len, c->embed_dim, c->num_layers, c->num_heads};
+    for (int i = 0; i < 5; i++) {
+        size_t count;
+        long long v = -1;
+        const size_t at = mygpt_json_get(&j, 0, names[i], &count);
+        if (count == 1 && mygpt_json_integer(&j, at, 0, INT32_MAX, &v) && v == want[i])
+            continue;
+        const int quoted = count && j.v[at].type == MYGPT_JSON_STRING; // its text as written, cut at 24 bytes
+        const size_t from = count ? j.v[at].start - (size_t)quoted : 0, to = count ? j.v[at].end + (size_t)quoted : 0;
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EINVAL,
+                                         "%s describes another model (%s %.*s%s, this model's %d): not replaced "
+                                         "(save elsewhere)", conf, names[i], (int)(to - from > 24 ? 24 : to - from),
+                                         text + from, count == 0 ? "missing" : count > 1 ? " and more" : "", want[i]));
+    }
+    *present = true;
+cleanup:
+    mygpt_json_free(&j);
+    free(text);
+    return st;
+}
+mygpt_status mygpt_hf_config_heads(const char *path, int *heads, mygpt_error *err)
+{
+    char conf[4096], *text = NULL;
+    struct stat sb;
+    *heads = 0;
+    if (!mygpt_path_beside(conf, sizeof conf, path, "config.json"))
+        return mygpt_fail(err, MYGPT_EINVAL, "%s: path too long for the config.json beside it", path);
+    if (lstat(conf, &sb) != 0 && errno == ENOENT)
+        return MYGPT_OK;
+    mygpt_json j = {0};
+    mygpt_status st = read_config_json(conf, &text, &j, err);
+    if (st != MYGPT_OK) {
+        if (err) {
+            mygpt_error inner = *err;
+            st = mygpt_fail(err, st, "%s (it gives a gpt2 checkpoint's heads)", inner.message);
+        }
+        goto cleanup;
+    }
+    size_t count;
+    long long v = 0;
+    const size_t at = mygpt_json_get(&j, 0, "n_head", &count);
+    if (j.v[0].type != MYGPT_JSON_OBJECT)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s is not a JSON object (it gives a gpt2 checkpoint's "
+                                         "heads)", conf));
+    if (count != 1)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: %s (it gives a gpt2 checkpoint's heads)", conf,
+                                         count ? "\"n_head\" appears more than once" : "no top-level \"n_head\""));
+    if (!mygpt_json_integer(&j, at, 1, 1 << 24, &v))
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: \"n_head\" is not a whole number in [1, 2^24] "
+                                         "(the heads)", conf));
+    *heads = (int)v;
+cleanup:
+    mygpt_json_free(&j);
+    free(text);
+    return st;
+}
+
