@@ -108,12 +108,6 @@ static mygpt_status ensure_train_acts(mygpt_train_acts *a, const mygpt_config *c
     a->B = B;
     a->T = T;
     carve_train_acts(a, mem, 0, BT, Ts, L, C, NH, V);
-    // the matmul backward's partial sums: only the attention's k and v add their dln
-    // to q's (every other gradient is written into zeros: see mygpt_linear_backward)
-    a->ws_len = mygpt_matmul_backward_workspace(BT, (int)C, (int)C, 0, 1);
-    if (a->ws_len && !(a->workspace = mygpt_float_block(a->ws_len))) {
-        a->ws_len = 0; // the kernel then allocates its own
-    }
     return MYGPT_OK;
 }
 
@@ -175,14 +169,11 @@ static mygpt_status ensure_att_scratch(mygpt_train_acts *a, int T, int head_dim,
     return MYGPT_OK;
 }
 
-/* The pass over (B, T) of a training step. */
-static mygpt_pass training_pass(const mygpt_gpt *g, const mygpt_train_acts *a)
-{
-    /* no packing: mygpt_trainer_create refuses a packed model and mygpt_gpt_pack a trained one */
-    return (mygpt_pass){.cfg = &g->config, .w = &g->params, .impl = g->impl, .B = a->B,
-                        .T = a->T, .att_scratch = a->att_scratch, .att_scratch_len = a->att_scratch_len,
-                        .dropout = a->dropped ? g->config.dropout : 0.0};
-}
+/* The pass over (B, T) of a training step, planned (its gradients in m->d, or none for
+ * the forward) in a's workspace, its blocks reading and writing their slices of the kept
+ * activations. */
+static mygpt_status training_pass(mygpt_pass *p, const mygpt_gpt *g, mygpt_train_acts *a, const mygpt_pass_model *m,
+                                  mygpt_error *err);
 
 /* The keeps' layout, in the order they are drawn: the embedding's (B, T, C), then per
  * layer the attention's (B, NH, T, T), W_o's and fc2's (B, T, C). The one place that sizes
@@ -245,6 +236,24 @@ static mygpt_block_acts kept_block(const mygpt_gpt *g, const mygpt_train_acts *a
         .proj = a->dresid /* free until the backward */, .out = next.resid};
 }
 
+static mygpt_status training_pass(mygpt_pass *p, const mygpt_gpt *g, mygpt_train_acts *a, const mygpt_pass_model *m,
+                                  mygpt_error *err)
+{
+    /* no packing: mygpt_trainer_create refuses a packed model and mygpt_gpt_pack a trained one */
+    const mygpt_config *cfg = &g->config;
+    p->cfg = cfg, p->impl = g->impl, p->B = a->B, p->T = a->T;
+    p->att_scratch = a->att_scratch, p->att_scratch_len = a->att_scratch_len;
+    p->dropout = a->dropped ? cfg->dropout : 0.0;
+    MYGPT_TRY(mygpt_pass_plan(p, m, &a->workspace, &a->ws_len, err));
+    for (int l = 0; l < cfg->num_layers; l++)
+        p->acts[l] = kept_block(g, a, l);
+    // x = dropout(E[ids] + P[0..T-1]) into the first layer's input; the head reads the last's
+    p->ends = (mygpt_ends_acts){.x = a->resid, .keep_embed = a->dropped ? a->keep : NULL,
+                                .x_final = layer_slices(g, a, cfg->num_layers).resid, .rows = (size_t)a->B * a->T,
+                                .ln = a->lnf, .mean = a->lnf_mean, .denom = a->lnf_denom, .logits = a->logits};
+    return MYGPT_OK;
+}
+
 mygpt_status mygpt_trainer_forward(mygpt_trainer *tr, const int64_t *ids, const int64_t *targets, int B,
                                    int T, float *loss, mygpt_error *err)
 {
@@ -262,20 +271,10 @@ mygpt_status mygpt_trainer_forward(mygpt_trainer *tr, const int64_t *ids, const 
     if (targets)
         memcpy(a->targets, targets, N * sizeof *targets);
     MYGPT_TRY(draw_keeps(tr, err));
-    const mygpt_pass p = training_pass(g, a);
-
-    // x = dropout(E[ids] + P[0..T-1])                                    (B, T, C)
-    MYGPT_TRY(mygpt_embedding_forward(a->resid, ids, g->params.wte, g->params.wpe, B, T, cfg->embed_dim,
-                                  cfg->vocab_size, cfg->max_seq_len, err));
-    if (a->dropped)
-        mygpt_dropout_apply(a->resid, a->resid, a->keep, N * cfg->embed_dim, cfg->dropout);
-    for (int l = 0; l < cfg->num_layers; l++) {
-        const mygpt_block_acts block = kept_block(g, a, l);
-        MYGPT_TRY(mygpt_block_forward(&p, l, &block, err));
-    }
-    // logits = LN_f(x) H^T (H the head, or E), then the loss           (B, T, V)
-    const float *xf = layer_slices(g, a, cfg->num_layers).resid;
-    MYGPT_TRY(mygpt_head_forward(&p, a->logits, a->lnf, a->lnf_mean, a->lnf_denom, xf, N, err));
+    mygpt_pass p = {0};
+    MYGPT_TRY(training_pass(&p, g, a, &(mygpt_pass_model){.w = &g->params}, err));
+    // logits = LN_f(blocks(dropout(E[ids] + P[0..T-1]))) H^T, then the loss   (B, T, V)
+    mygpt_pass_forward(&p, ids);
     if (!targets) // model(ids) in train mode: the logits only
         return MYGPT_OK;
     MYGPT_TRY(mygpt_cross_entropy_forward(loss, a->logp, a->logits, targets, N, mygpt_head_size(cfg), err));
@@ -372,14 +371,14 @@ mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
     const mygpt_config *cfg = &g->config;
     const int C = cfg->embed_dim, V = mygpt_head_size(cfg);
     const size_t N = (size_t)a->B * a->T, NC = N * C;
-    const mygpt_params *w = &g->params;
     uint8_t frozen[MYGPT_NUM_PARAM_TENSORS];
     frozen_rows(tr, frozen);
-    mygpt_pass p = training_pass(g, a);
-    p.frozen = frozen;
+    mygpt_status fault = MYGPT_OK; // a LoRA backward's
+    mygpt_pass p = {.fault = &fault, .err = err};
+    MYGPT_TRY(training_pass(&p, g, a, &(mygpt_pass_model){.w = &g->params, .d = d, .frozen = frozen}, err));
     const mygpt_block_grads grads = {.dx = a->dresid, .dmid = a->dresid2, .dln = a->dln, .datty = a->datty,
                                      .dq = a->dq, .dk = a->dk, .dv = a->dv, .dfch = a->dfch,
-                                     .dfch_gelu = a->dfch_gelu, .d = d, .ws = a->workspace, .ws_len = a->ws_len};
+                                     .dfch_gelu = a->dfch_gelu};
 
     // d loss / d logits, written over the logits                        (B, T, V)
     if (a->last_only)
@@ -388,22 +387,15 @@ mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
         mygpt_cross_entropy_backward(a->logits, a->logp, a->targets, N, V);
     // the head: logits = lnf H^T (+ b) gives dlnf = dlogits H, dH = dlogits^T lnf and db the
     // column sums of dlogits (H tied: E), and its adapter's share with LoRA
-    const int head_row = mygpt_head_weight(cfg, w) == w->wte ? MYGPT_PARAM_wte : MYGPT_PARAM_lmw;
-    mygpt_adapter keep;
-    const mygpt_adapter *lora = mygpt_head_adapter(cfg, &keep, w, d);
-    MYGPT_TRY(mygpt_linear_backward(&p, a->dln, 1, frozen[head_row] ? NULL : mygpt_head_weight(cfg, d),
-                                    frozen[MYGPT_PARAM_lmb] ? NULL : mygpt_head_bias(cfg, d), a->logits, a->lnf,
-                                    mygpt_head_weight(cfg, w), lora, N, C, V, a->workspace, a->ws_len, err));
+    mygpt_linear_backward(&p, &p.head, a->dln, 1, a->logits, a->lnf, N);
     mygpt_fill_floats(a->dresid, NULL, NC);
-    const float *xf = layer_slices(g, a, cfg->num_layers).resid;
-    mygpt_layernorm_backward(a->dresid, d->lnfw, d->lnfb, a->dln, xf, w->lnfw, a->lnf_mean,
+    mygpt_layernorm_backward(a->dresid, p.dlnfw, p.dlnfb, a->dln, p.ends.x_final, p.lnfw, a->lnf_mean,
                              a->lnf_denom, N, C);
     // down to the lowest layer that trains (autograd stops where nothing needs a gradient)
     const int lowest = lowest_trainable_layer(tr);
-    for (int l = cfg->num_layers - 1; l >= (lowest > 0 ? lowest : 0); l--) { // dresid: d of layer l's output, then of its input
-        const mygpt_block_acts block = kept_block(g, a, l);
-        MYGPT_TRY(mygpt_block_backward(&p, l, &block, &grads, err));
-    }
+    for (int l = cfg->num_layers - 1; l >= (lowest > 0 ? lowest : 0) && !fault; l--) // dresid: d of layer l's output, then of its input
+        mygpt_block_backward(&p, l, &grads);
+    MYGPT_TRY(fault);
     // x = dropout(E[ids] + P[0..T-1]): the lookup's gradient joins a tied head's in dE
     if (lowest < 0) {
         if (a->dropped)

@@ -13,6 +13,7 @@
 
 #include "mygpt/layers.h"
 #include "model/block.h"
+#include "model/kv_layout.h"
 #include "base/base.h"
 #include "model/params.h"
 #include "model/packed.h"
@@ -81,6 +82,7 @@ void mygpt_gpt_free(mygpt_gpt *gpt)
     free(gpt->acts.memory);
     free(gpt->acts.logp);
     free(gpt->acts.scratch);
+    free(gpt->acts.plan);
     free(gpt);
 }
 
@@ -166,23 +168,21 @@ mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *g, const int64_t *ids, int B
         return mygpt_fail(err, MYGPT_EINVAL, "the attention buffer holds %zu floats, not the %zu of (L, B, heads, T, T)",
                           att_len, mygpt_gpt_attention_len(g, B, T));
     MYGPT_TRY(ensure_acts(g, B, T, err));
-
-    const int NH = cfg->num_heads;
     mygpt_acts *a = &g->acts;
-    const mygpt_pass p = {.cfg = cfg, .w = &g->params, .packed = g->packed, .impl = g->impl,
-                          .B = B, .T = T, .att_scratch = a->scratch, .att_scratch_len = a->scratch_len};
-    // x = E[ids] + P[0..T-1]                                    (B, T, C)
-    MYGPT_TRY(mygpt_embedding_forward(a->x, ids, g->params.wte, g->params.wpe, B, T, cfg->embed_dim,
-                                      cfg->vocab_size, cfg->max_seq_len, err));
+    mygpt_pass p = {.cfg = cfg, .impl = g->impl, .B = B, .T = T, .att_scratch = a->scratch,
+                    .att_scratch_len = a->scratch_len};
+    const mygpt_pass_model m = {.w = &g->params, .packed = g->packed};
+    MYGPT_TRY(mygpt_pass_plan(&p, &m, &a->plan, &a->plan_len, err));
     // each block updates x in place; LN1 and LN2 share one buffer
-    mygpt_block_acts block = {.x = a->x, .ln1 = a->ln, .q = a->q, .k = a->k, .v = a->v, .atty = a->atty,
-                              .mid = a->x, .ln2 = a->ln, .fch = a->fch, .proj = a->proj, .out = a->x};
-    for (int l = 0; l < cfg->num_layers; l++) {
-        block.att = att ? att + (size_t)l * B * NH * T * T : NULL; // (B, NH, T, T) when asked for
-        MYGPT_TRY(mygpt_block_forward(&p, l, &block, err));
-    }
-    // logits = LN_f(x) H^T (+ b), H the head or E               (B, T, V or num_classes)
-    return mygpt_head_forward(&p, a->logits, a->ln, NULL, NULL, a->x, (size_t)B * T, err);
+    const size_t NH = (size_t)cfg->num_heads;
+    for (int l = 0; l < cfg->num_layers; l++)
+        p.acts[l] = (mygpt_block_acts){.x = a->x, .ln1 = a->ln, .q = a->q, .k = a->k, .v = a->v, .atty = a->atty,
+                                       .mid = a->x, .ln2 = a->ln, .fch = a->fch, .proj = a->proj, .out = a->x,
+                                       // (B, NH, T, T) when asked for
+                                       .att = att ? att + (size_t)l * B * NH * T * T : NULL};
+    p.ends = (mygpt_ends_acts){.x = a->x, .x_final = a->x, .rows = (size_t)B * T, .ln = a->ln, .logits = a->logits};
+    mygpt_pass_forward(&p, ids);
+    return MYGPT_OK;
 }
 
 /* ---- the KV-cache step ------------------------------------------------------------------ */
@@ -194,22 +194,20 @@ mygpt_status mygpt_gpt_forward_cached(mygpt_gpt *g, mygpt_kv_cache *c, const int
                                       mygpt_error *err)
 {
     const mygpt_config *cfg = &g->config;
-    const int C = cfg->embed_dim, V = cfg->vocab_size, M = cfg->max_seq_len;
     const int t0 = c->len;
     MYGPT_TRY(mygpt_pass_check_input(cfg, ids, 1, n, t0, err));
     MYGPT_TRY(mygpt_kv_cache_reserve(c, g, n, err));
-    const mygpt_pass p = {.cfg = cfg, .w = &g->params, .packed = g->packed,
-                          .impl = g->impl, .B = 1, .T = n, .cache = c, .t0 = t0};
-    // x = E[ids] + P[t0 .. t0 + n - 1]                                  (n, C)
-    MYGPT_TRY(mygpt_embedding_forward(c->x, ids, g->params.wte, g->params.wpe + (size_t)t0 * C, 1, n, C, V,
-                                      M - t0, err));
+    mygpt_pass p = {.cfg = cfg, .impl = g->impl, .B = 1, .T = n, .cache = c, .t0 = t0};
+    const mygpt_pass_model m = {.w = &g->params, .packed = g->packed};
+    MYGPT_TRY(mygpt_pass_plan(&p, &m, &c->plan, &c->plan_len, err));
     // the keys and values go to the cache; x is updated in place
-    const mygpt_block_acts block = {.x = c->x, .ln1 = c->ln, .q = c->q, .atty = c->atty, .mid = c->x,
-                                    .ln2 = c->ln, .fch = c->fch, .proj = c->proj, .out = c->x};
     for (int l = 0; l < cfg->num_layers; l++)
-        MYGPT_TRY(mygpt_block_forward(&p, l, &block, err));
+        p.acts[l] = (mygpt_block_acts){.x = c->x, .ln1 = c->ln, .q = c->q, .atty = c->atty, .mid = c->x,
+                                       .ln2 = c->ln, .fch = c->fch, .proj = c->proj, .out = c->x};
     // only the last position's logits are needed to pick the next token    (V)
-    MYGPT_TRY(mygpt_head_forward(&p, c->logits, c->ln, NULL, NULL, c->x + (size_t)(n - 1) * C, 1, err));
+    p.ends = (mygpt_ends_acts){.x = c->x, .x_final = c->x + (size_t)(n - 1) * cfg->embed_dim, .rows = 1,
+                               .ln = c->ln, .logits = c->logits};
+    mygpt_pass_forward(&p, ids);
     c->len = t0 + n;
     return MYGPT_OK;
 }

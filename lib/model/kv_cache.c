@@ -61,6 +61,7 @@ void mygpt_kv_cache_free(mygpt_kv_cache *c)
 {
     free(c->memory);
     free(c->scratch);
+    free(c->plan);
     memset(c, 0, sizeof *c);
 }
 

@@ -216,6 +216,8 @@ typedef struct mygpt_acts {
     size_t capacity_bt; /* rows the memory holds: the largest B * T so far */
     float *logp;     /* (B, T, V) log-probabilities of mygpt_gpt_loss */
     size_t logp_cap;
+    float *plan;     /* the pass's plan and its products' workspace (model/block.h) */
+    size_t plan_len;
 } mygpt_acts;
 
 typedef struct mygpt_gpt {

@@ -40,6 +40,8 @@ typedef struct mygpt_kv_cache {
     int att_rows;        /* rows of att: one per thread                  */
     float *memory;       /* k, v and kt                                  */
     float *scratch;      /* the rest                                     */
+    float *plan;         /* the step's plan and its products' workspace  */
+    size_t plan_len;
 } mygpt_kv_cache;
 
 /* An empty cache for gpt's configuration. MYGPT_ENOMEM. */
