@@ -915,17 +915,6 @@ static matmul_job product_job(const mygpt_product *pr)
     return job;
 }
 
-mygpt_status mygpt_product_workspace(const mygpt_product *pr, size_t *bytes, mygpt_error *err)
-{
-    *bytes = 0;
-    if (pr->M == 0)
-        return MYGPT_OK;
-    matmul_job job = product_job(pr);
-    MYGPT_TRY(prepare(&job, err));
-    *bytes = job_bytes(&job);
-    return MYGPT_OK;
-}
-
 void mygpt_product_run(const mygpt_product *pr, void *ws, size_t ws_bytes)
 {
     if (pr->M == 0)
@@ -976,23 +965,30 @@ static void grad_products(const mygpt_product_grad *g, grad_product gp[2])
                            g->dweight ? (size_t)g->OC : 0, (int)g->N, g->C};
 }
 
-mygpt_status mygpt_product_grad_workspace(const mygpt_product_grad *g, size_t *bytes, mygpt_error *err)
+/* The bytes a job needs, SIZE_MAX when it cannot be shared out */
+static size_t sized(matmul_job *j)
 {
-    *bytes = 0;
-    if (g->C < 1 || g->OC < 1 || g->N > (size_t)INT_MAX)
-        return mygpt_fail(err, MYGPT_EINVAL, "matmul backward needs 1 <= C, OC and N <= INT_MAX (N=%zu C=%d OC=%d)",
-                          g->N, g->C, g->OC);
+    return prepare(j, NULL) == MYGPT_OK ? job_bytes(j) : SIZE_MAX;
+}
+
+size_t mygpt_product_workspace(const mygpt_product *pr, const mygpt_product_grad *g)
+{
+    size_t most = 0;
+    if (pr->M > 0) {
+        matmul_job job = product_job(pr);
+        most = sized(&job);
+    }
     grad_product gp[2];
-    grad_products(g, gp);
-    for (int i = 0; i < 2; i++) {
-        if (gp[i].M == 0 || g->N == 0)
+    for (int i = 0; g && g->N > 0 && i < 2; i++) {
+        grad_products(g, gp);
+        if (gp[i].M == 0)
             continue;
         matmul_job job = grad_job(&gp[i], NULL);
-        MYGPT_TRY(prepare(&job, err));
-        const size_t need = grad_tmp_floats(&gp[i]) * sizeof(float) + job_bytes(&job) + 64;
-        *bytes = need > *bytes ? need : *bytes;
+        const size_t bytes = sized(&job), tmp = grad_tmp_floats(&gp[i]) * sizeof(float);
+        const size_t need = bytes > SIZE_MAX - 64 - tmp ? SIZE_MAX : tmp + bytes + 64;
+        most = need > most ? need : most;
     }
-    return MYGPT_OK;
+    return most;
 }
 
 void mygpt_product_grad_run(const mygpt_product_grad *g, void *ws, size_t ws_bytes)
@@ -1027,8 +1023,13 @@ void mygpt_product_grad_run(const mygpt_product_grad *g, void *ws, size_t ws_byt
 
 mygpt_status mygpt_matmul_grad(const mygpt_product_grad *g, mygpt_error *err)
 {
-    size_t bytes;
-    MYGPT_TRY(mygpt_product_grad_workspace(g, &bytes, err));
+    if (g->C < 1 || g->OC < 1 || g->N > (size_t)INT_MAX)
+        return mygpt_fail(err, MYGPT_EINVAL, "matmul backward needs 1 <= C, OC and N <= INT_MAX (N=%zu C=%d OC=%d)",
+                          g->N, g->C, g->OC);
+    const size_t bytes = mygpt_product_workspace(&(mygpt_product){0}, g);
+    if (bytes == SIZE_MAX)
+        return mygpt_fail(err, MYGPT_EINVAL, "matmul backward of %zu x %d x %d is too large to share out", g->N, g->C,
+                          g->OC);
     void *ws = NULL;
     if (bytes && !(ws = malloc(bytes)))
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul backward (%zu bytes)", bytes);

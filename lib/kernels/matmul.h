@@ -70,13 +70,12 @@ typedef struct mygpt_product_grad {
     int set_dinp, set_dweight;
 } mygpt_product_grad;
 
-/* A planned pass sizes each product's workspace once (*bytes, 0: none needed; the pointers
- * of pr or g may be NULL then) for the current team (omp_get_max_threads()), and runs it
- * in a workspace at least that large: then it cannot fail. MYGPT_EINVAL for a product too
- * large to share out (the sizing is where that is found). */
-mygpt_status mygpt_product_workspace(const mygpt_product *pr, size_t *bytes, mygpt_error *err);
+/* A planned pass sizes its products' workspace once: the bytes pr and g (either may be
+ * 0 or NULL: pr->M 0, g NULL) need with the current team (omp_get_max_threads()), 0 for
+ * none, SIZE_MAX for a product too large to share out; their pointers are not read. Then
+ * each runs in a workspace at least that large, and cannot fail. */
+size_t mygpt_product_workspace(const mygpt_product *pr, const mygpt_product_grad *g);
 void mygpt_product_run(const mygpt_product *pr, void *ws, size_t ws_bytes);
-mygpt_status mygpt_product_grad_workspace(const mygpt_product_grad *g, size_t *bytes, mygpt_error *err);
 void mygpt_product_grad_run(const mygpt_product_grad *g, void *ws, size_t ws_bytes);
 
 /* The gradient with a workspace of its own (MYGPT_ENOMEM when it cannot be had). */

@@ -244,7 +244,7 @@ static mygpt_status training_pass(mygpt_pass *p, const mygpt_gpt *g, mygpt_train
     p->cfg = cfg, p->impl = g->impl, p->B = a->B, p->T = a->T;
     p->att_scratch = a->att_scratch, p->att_scratch_len = a->att_scratch_len;
     p->dropout = a->dropped ? cfg->dropout : 0.0;
-    MYGPT_TRY(mygpt_pass_plan(p, m, &a->workspace, &a->ws_len, err));
+    MYGPT_TRY(mygpt_pass_plan(p, m, a->ids, &a->workspace, &a->ws_len, err));
     for (int l = 0; l < cfg->num_layers; l++)
         p->acts[l] = kept_block(g, a, l);
     // x = dropout(E[ids] + P[0..T-1]) into the first layer's input; the head reads the last's

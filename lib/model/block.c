@@ -50,105 +50,88 @@ float *mygpt_head_weight(const mygpt_config *cfg, const mygpt_params *w)
     return mygpt_arch_get(cfg).untied_head || cfg->num_classes > 0 ? w->lmw : w->wte;
 }
 
-/* The Linear whose weight is table row `row` in layer l's views lw (weights) and dw
- * (gradients, or NULL), with its bias, packing, adapter and gradient slots. */
-static mygpt_linear_plan linear_of(const mygpt_pass *p, const mygpt_pass_model *m, int row, int l,
-                                   const mygpt_params *lw, const mygpt_params *dw)
+/* Tensor i's packing for layer l (0 for a whole-model tensor), or NULL */
+static const mygpt_packed_weight *packing(const mygpt_pass_model *m, int i, int l)
 {
-    const mygpt_config *cfg = p->cfg;
-    mygpt_param_info info;
-    mygpt_param_info_get(cfg, row, &info);
-    const int bias = mygpt_param_info_bias(cfg, row);
-    mygpt_linear_plan f = {.weight = mygpt_param_tensor(lw, row), .bias = bias >= 0 ? mygpt_param_tensor(lw, bias) : NULL,
-                           .pw = mygpt_packed_find(m->packed, row, l), .C = (int)info.shape[1],
-                           .OC = (int)info.shape[0]};
-    const int frozen = m->frozen && m->frozen[row], frozen_bias = bias >= 0 && m->frozen && m->frozen[bias];
-    if (dw) {
-        f.dweight = frozen ? NULL : mygpt_param_tensor(dw, row);
-        f.dbias = bias < 0 || frozen_bias ? NULL : mygpt_param_tensor(dw, bias);
-    }
-    int a, b;
-    if (mygpt_param_info_adapter(cfg, row, &a, &b)) // (self.alpha / self.rank) in Python's double, then float32
-        f.lora = (mygpt_adapter){mygpt_param_tensor(lw, a), mygpt_param_tensor(lw, b), dw ? mygpt_param_tensor(dw, a) : NULL,
-                                 dw ? mygpt_param_tensor(dw, b) : NULL, cfg->lora_rank,
-                                 (float)(cfg->lora_alpha / cfg->lora_rank)};
-    return f;
+    return m->packed && m->packed->linear[i] ? &m->packed->linear[i][l] : NULL;
 }
 
-/* Layer l's plan */
+/* One Linear of layer l's views: its weight W (OC, C) and bias b as the table's rows
+ * (lw.W, lw.b: NULL when the architecture has none), its packing, its adapter (lw.xA,
+ * lw.xB: present only with LoRA), and where dw (or none) takes its gradients: a frozen
+ * weight's or bias's is not computed, an adapter's always is. */
+#define LINEAR(W, b, x, in, out)                                                                                   \
+    (mygpt_linear_plan)                                                                                              \
+    {                                                                                                                \
+        .weight = lw.W, .bias = lw.b, .pw = packing(m, MYGPT_PARAM_##W, l),                                          \
+        .lora = {lw.x##A, lw.x##B, d ? dw.x##A : NULL, d ? dw.x##B : NULL, lw.x##A ? cfg->lora_rank : 0, scale},    \
+        .dweight = d && !frozen[MYGPT_PARAM_##W] ? dw.W : NULL,                                                      \
+        .dbias = d && !frozen[MYGPT_PARAM_##b] ? dw.b : NULL, .C = (in), .OC = (out)                                 \
+    }
+
+/* Layer l's plan (l = -1: the head's Linear, lmw with lmb and its adapter, whose packing
+ * is the head's) */
 static void plan_layer(mygpt_pass *p, const mygpt_pass_model *m, int l, mygpt_layer_plan *lp)
 {
+    const mygpt_config *cfg = p->cfg;
+    const int C = cfg->embed_dim;
+    static const uint8_t none[MYGPT_NUM_PARAM_TENSORS];
+    const uint8_t *frozen = m->frozen ? m->frozen : none;
+    // (self.alpha / self.rank) in Python's double, then float32 as it multiplies a float tensor
+    const float scale = cfg->lora_rank > 0 ? (float)(cfg->lora_alpha / cfg->lora_rank) : 0.0f;
     mygpt_params lw, dw; // layer l's weights, as the math names them: W_q is lw.wq (C, C), b_q lw.bq (C) or NULL
-    mygpt_params_layer(p->cfg, m->w, l, &lw);
-    if (m->d)
-        mygpt_params_layer(p->cfg, m->d, l, &dw);
-    const mygpt_params *d = m->d ? &dw : NULL;
+    const mygpt_params *d = m->d;
+    mygpt_params_layer(cfg, m->w, l, &lw);
+    if (d)
+        mygpt_params_layer(cfg, d, l, &dw);
     *lp = (mygpt_layer_plan){.ln1w = lw.ln1w, .ln1b = lw.ln1b, .ln2w = lw.ln2w, .ln2b = lw.ln2b,
                              .dln1w = d ? dw.ln1w : NULL, .dln1b = d ? dw.ln1b : NULL,
                              .dln2w = d ? dw.ln2w : NULL, .dln2b = d ? dw.ln2b : NULL,
-                             .q = linear_of(p, m, MYGPT_PARAM_wq, l, &lw, d),
-                             .k = linear_of(p, m, MYGPT_PARAM_wk, l, &lw, d),
-                             .v = linear_of(p, m, MYGPT_PARAM_wv, l, &lw, d),
-                             .o = linear_of(p, m, MYGPT_PARAM_wo, l, &lw, d),
-                             .fc1 = linear_of(p, m, MYGPT_PARAM_fc1w, l, &lw, d),
-                             .fc2 = linear_of(p, m, MYGPT_PARAM_fc2w, l, &lw, d)};
+                             .q = LINEAR(wq, bq, q, C, C), .k = LINEAR(wk, bk, k, C, C), .v = LINEAR(wv, bv, v, C, C),
+                             .o = LINEAR(wo, bo, o, C, C), .fc1 = LINEAR(fc1w, fc1b, fc1, C, 4 * C),
+                             .fc2 = LINEAR(fc2w, fc2b, fc2, 4 * C, C)};
+    // the head: the untied head (its own Linear: a classification head's bias, an adapter)
+    // or the token embedding E (tied: no Linear of its own, so no adapter)
+    if (l == 0) {
+        const int V = cfg->num_classes > 0 ? cfg->num_classes : cfg->vocab_size;
+        p->head = p->untied_head ? LINEAR(lmw, lmb, lm, C, V)
+                                 : (mygpt_linear_plan){.weight = lw.wte, .dweight = d && !frozen[MYGPT_PARAM_wte] ? dw.wte : NULL,
+                                                       .C = C, .OC = V};
+        p->head.pw = m->packed ? &m->packed->head : NULL;
+        p->wte = lw.wte, p->wpe = lw.wpe + (size_t)p->t0 * C;
+        p->lnfw = lw.lnfw, p->lnfb = lw.lnfb;
+        p->dlnfw = d ? dw.lnfw : NULL, p->dlnfb = d ? dw.lnfb : NULL;
+    }
     if (p->cache) {
-        const mygpt_kv_layer kv = mygpt_kv_cache_layer(p->cache, p->cfg, l);
+        const mygpt_kv_layer kv = mygpt_kv_cache_layer(p->cache, cfg, l);
         lp->cache_k = kv.k, lp->cache_v = kv.v, lp->cache_kt = kv.kt;
     }
 }
+#undef LINEAR
 
-/* The head: the untied head or the token embedding (tied: no Linear of its own, so no
- * adapter: the table has no lmA, lmB), a classification head's bias */
-static mygpt_linear_plan plan_head(const mygpt_pass *p, const mygpt_pass_model *m)
+/* The bytes of workspace the pass's products need: each Linear's product, and in a
+ * training pass its gradient's (dinp written, or added for the attention's k and v);
+ * SIZE_MAX for one too large to share out */
+static size_t size_workspace(const mygpt_pass *p)
 {
-    const mygpt_config *cfg = p->cfg;
-    const int row = mygpt_head_weight(cfg, m->w) == m->w->wte ? MYGPT_PARAM_wte : MYGPT_PARAM_lmw;
-    if (row == MYGPT_PARAM_lmw) {
-        mygpt_linear_plan f = linear_of(p, m, MYGPT_PARAM_lmw, 0, m->w, m->d);
-        f.pw = m->packed ? &m->packed->head : NULL;
-        return f;
-    }
-    return (mygpt_linear_plan){.weight = m->w->wte, .pw = m->packed ? &m->packed->head : NULL,
-                               .dweight = m->d && !(m->frozen && m->frozen[row]) ? m->d->wte : NULL,
-                               .C = cfg->embed_dim, .OC = mygpt_head_size(cfg)};
-}
-
-/* The bytes of workspace Linear f needs over `rows` rows: its product, and in a training
- * pass its gradient's (dinp written, or added for the attention's k and v) */
-static mygpt_status linear_workspace(const mygpt_pass *p, const mygpt_linear_plan *f, size_t rows, int set_dinp,
-                                     size_t *most, mygpt_error *err)
-{
-    size_t bytes;
-    const mygpt_product pr = {.pw = f->pw, .M = rows, .K = f->C, .N = f->OC};
-    MYGPT_TRY(mygpt_product_workspace(&pr, &bytes, err));
-    *most = bytes > *most ? bytes : *most;
-    if (!p->fault) // no backward
-        return MYGPT_OK;
-    float marker; // (a gradient's sizing reads only whether an output is there)
-    const mygpt_product_grad g = {.dinp = &marker, .dweight = f->dweight, .N = rows, .C = f->C, .OC = f->OC,
-                                  .set_dinp = set_dinp, .set_dweight = 1};
-    MYGPT_TRY(mygpt_product_grad_workspace(&g, &bytes, err));
-    *most = bytes > *most ? bytes : *most;
-    return MYGPT_OK;
-}
-
-static mygpt_status size_workspace(const mygpt_pass *p, size_t *most, mygpt_error *err)
-{
-    *most = 0;
     if (p->impl == MYGPT_IMPL_REFERENCE)
-        return MYGPT_OK;
-    const size_t N = (size_t)p->B * p->T;
-    for (int l = 0; l < p->cfg->num_layers; l++) {
-        const mygpt_layer_plan *lp = &p->layer[l];
-        MYGPT_TRY(linear_workspace(p, &lp->q, N, 1, most, err));
-        MYGPT_TRY(linear_workspace(p, &lp->k, N, 0, most, err));
-        MYGPT_TRY(linear_workspace(p, &lp->v, N, 0, most, err));
-        MYGPT_TRY(linear_workspace(p, &lp->o, N, 1, most, err));
-        MYGPT_TRY(linear_workspace(p, &lp->fc1, N, 1, most, err));
-        MYGPT_TRY(linear_workspace(p, &lp->fc2, N, 1, most, err));
+        return 0;
+    const size_t N = (size_t)p->B * p->T, L = (size_t)p->cfg->num_layers;
+    size_t most = 0;
+    for (size_t i = 0; i <= 6 * L; i++) { // every layer's six Linears, then the head
+        const mygpt_layer_plan *lp = &p->layer[i / 6 < L ? i / 6 : 0];
+        const mygpt_linear_plan *all[6] = {&lp->q, &lp->k, &lp->v, &lp->o, &lp->fc1, &lp->fc2};
+        const mygpt_linear_plan *f = i < 6 * L ? all[i % 6] : &p->head;
+        const size_t rows = i < 6 * L || !p->cache ? N : 1;
+        const int set_dinp = i >= 6 * L || (i % 6 != 1 && i % 6 != 2);
+        float marker; // (the sizing reads only whether an output is there)
+        const mygpt_product pr = {.pw = f->pw, .M = rows, .K = f->C, .N = f->OC};
+        const mygpt_product_grad g = {.dinp = &marker, .dweight = f->dweight, .N = rows, .C = f->C, .OC = f->OC,
+                                      .set_dinp = set_dinp, .set_dweight = 1};
+        const size_t bytes = mygpt_product_workspace(&pr, p->fault ? &g : NULL); // (a backward reports its faults)
+        most = bytes > most ? bytes : most;
     }
-    return linear_workspace(p, &p->head, p->cache ? 1 : N, 1, most, err);
+    return most;
 }
 
 /* Bytes rounded up to a cache line */
@@ -157,49 +140,48 @@ static size_t lines(size_t bytes)
     return (bytes + 63) / 64 * 64;
 }
 
-mygpt_status mygpt_pass_plan(mygpt_pass *p, const mygpt_pass_model *m, float **mem, size_t *len, mygpt_error *err)
+mygpt_status mygpt_pass_plan(mygpt_pass *p, const mygpt_pass_model *m, const int64_t *ids, float **mem, size_t *len,
+                             mygpt_error *err)
 {
     const mygpt_config *cfg = p->cfg;
+    MYGPT_TRY(mygpt_pass_check_input(cfg, ids, p->B, p->T, p->t0, err));
     const size_t L = (size_t)cfg->num_layers;
     const size_t layers_bytes = lines(L * sizeof(mygpt_layer_plan)), acts_bytes = lines(L * sizeof(mygpt_block_acts));
-    // the descriptors first, on the stack's worth of room, to size the workspace
-    mygpt_layer_plan *layer = malloc(L * sizeof *layer);
-    if (!layer)
-        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the plan of %zu layers", L);
-    p->gelu_tanh = mygpt_arch_get(cfg).gelu_tanh;
-    p->wte = m->w->wte;
-    p->wpe = m->w->wpe + (size_t)p->t0 * cfg->embed_dim;
-    p->lnfw = m->w->lnfw, p->lnfb = m->w->lnfb;
-    p->dlnfw = m->d ? m->d->lnfw : NULL, p->dlnfb = m->d ? m->d->lnfb : NULL;
-    p->head = plan_head(p, m);
+    const mygpt_arch_switches sw = mygpt_arch_get(cfg);
+    p->gelu_tanh = sw.gelu_tanh;
+    p->untied_head = sw.untied_head || cfg->num_classes > 0;
+    // the layers' plans where they will stay (then the workspace they size after them)
+    if (*len * sizeof(float) < layers_bytes + acts_bytes) {
+        float *grown = mygpt_float_block((layers_bytes + acts_bytes) / sizeof(float));
+        if (!grown)
+            return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the plan of %zu layers", L);
+        free(*mem);
+        *mem = grown;
+        *len = (layers_bytes + acts_bytes) / sizeof(float);
+    }
+    p->layer = (mygpt_layer_plan *)*mem;
     for (int l = 0; l < (int)L; l++)
-        plan_layer(p, m, l, &layer[l]);
-    p->layer = layer;
-    size_t ws_bytes;
-    mygpt_status st = size_workspace(p, &ws_bytes, err);
+        plan_layer(p, m, l, &p->layer[l]);
+    const size_t ws_bytes = size_workspace(p);
+    if (ws_bytes > SIZE_MAX / 2)
+        return mygpt_fail(err, MYGPT_EINVAL, "a product of B=%d, T=%d is too large to share out", p->B, p->T);
     const size_t need = (layers_bytes + acts_bytes + lines(ws_bytes)) / sizeof(float);
-    if (st == MYGPT_OK && need > *len) {
+    if (need > *len) {
         float *grown = mygpt_float_block(need);
         if (!grown)
-            st = mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a pass's plan and workspace (%zu floats)", need);
-        else {
-            free(*mem);
-            *mem = grown;
-            *len = need;
-        }
+            return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a pass's workspace (%zu floats)", need);
+        memcpy(grown, *mem, layers_bytes);
+        free(*mem);
+        *mem = grown;
+        *len = need;
     }
-    if (st == MYGPT_OK) {
-        char *base = (char *)*mem;
-        p->layer = memcpy(base, layer, L * sizeof *layer);
-        p->acts = (mygpt_block_acts *)(base + layers_bytes);
-        memset(p->acts, 0, L * sizeof *p->acts);
-        p->ws = ws_bytes ? base + layers_bytes + acts_bytes : NULL;
-        p->ws_bytes = ws_bytes;
-    } else {
-        p->layer = NULL;
-    }
-    free(layer);
-    return st;
+    char *base = (char *)*mem;
+    p->layer = (mygpt_layer_plan *)base;
+    p->acts = (mygpt_block_acts *)(base + layers_bytes);
+    memset(p->acts, 0, L * sizeof *p->acts);
+    p->ws = ws_bytes ? base + layers_bytes + acts_bytes : NULL;
+    p->ws_bytes = ws_bytes;
+    return MYGPT_OK;
 }
 
 /* ---- pieces of the block ---------------------------------------------------------------- */

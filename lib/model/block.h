@@ -92,6 +92,7 @@ typedef struct mygpt_pass {
     double dropout;                   /* train mode: the p of the blocks' keeps       */
     /* resolved by mygpt_pass_plan */
     int gelu_tanh;                    /* the architecture's GELU: tanh, else exact    */
+    int untied_head;                  /* a head of its own, else the token embedding  */
     const float *wte, *wpe;           /* the embeddings (wpe from position t0)        */
     const float *lnfw, *lnfb;
     float *dlnfw, *dlnfb;
@@ -121,11 +122,13 @@ typedef struct mygpt_pass_model {
 mygpt_status mygpt_pass_check_input(const mygpt_config *cfg, const int64_t *ids, int B, int T, int t0,
                                     mygpt_error *err);
 
-/* Plans p (its first fields set) over model m: resolves every layer's descriptors and
- * sizes the products' workspace, in *mem (len floats; grown, never shrunk; the caller
- * frees it), which also holds p->layer and p->acts. MYGPT_ENOMEM, or MYGPT_EINVAL for a
+/* Plans p (its first fields set) over model m for the input ids (B, T), checked first
+ * (mygpt_pass_check_input): resolves every layer's descriptors and sizes the products'
+ * workspace, in *mem (len floats; grown, never shrunk; the caller frees it), which also
+ * holds p->layer and p->acts. The check's errors, MYGPT_ENOMEM, or MYGPT_EINVAL for a
  * product too large to share out. */
-mygpt_status mygpt_pass_plan(mygpt_pass *p, const mygpt_pass_model *m, float **mem, size_t *len, mygpt_error *err);
+mygpt_status mygpt_pass_plan(mygpt_pass *p, const mygpt_pass_model *m, const int64_t *ids, float **mem, size_t *len,
+                             mygpt_error *err);
 
 /* The forward of a planned pass over ids: x = E[ids] + P[t0 ..] (then its dropout), the
  * blocks, then the head. */

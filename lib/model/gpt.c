@@ -163,16 +163,15 @@ mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *g, const int64_t *ids, int B
                                          size_t att_len, mygpt_error *err)
 {
     const mygpt_config *cfg = &g->config;
-    MYGPT_TRY(mygpt_pass_check_input(cfg, ids, B, T, 0, err));
+    mygpt_acts *a = &g->acts;
+    mygpt_pass p = {.cfg = cfg, .impl = g->impl, .B = B, .T = T};
+    MYGPT_TRY(mygpt_pass_plan(&p, &(mygpt_pass_model){.w = &g->params, .packed = g->packed}, ids, &a->plan,
+                              &a->plan_len, err));
     if (att && att_len < mygpt_gpt_attention_len(g, B, T))
         return mygpt_fail(err, MYGPT_EINVAL, "the attention buffer holds %zu floats, not the %zu of (L, B, heads, T, T)",
                           att_len, mygpt_gpt_attention_len(g, B, T));
     MYGPT_TRY(ensure_acts(g, B, T, err));
-    mygpt_acts *a = &g->acts;
-    mygpt_pass p = {.cfg = cfg, .impl = g->impl, .B = B, .T = T, .att_scratch = a->scratch,
-                    .att_scratch_len = a->scratch_len};
-    const mygpt_pass_model m = {.w = &g->params, .packed = g->packed};
-    MYGPT_TRY(mygpt_pass_plan(&p, &m, &a->plan, &a->plan_len, err));
+    p.att_scratch = a->scratch, p.att_scratch_len = a->scratch_len;
     // each block updates x in place; LN1 and LN2 share one buffer
     const size_t NH = (size_t)cfg->num_heads;
     for (int l = 0; l < cfg->num_layers; l++)
@@ -195,11 +194,10 @@ mygpt_status mygpt_gpt_forward_cached(mygpt_gpt *g, mygpt_kv_cache *c, const int
 {
     const mygpt_config *cfg = &g->config;
     const int t0 = c->len;
-    MYGPT_TRY(mygpt_pass_check_input(cfg, ids, 1, n, t0, err));
-    MYGPT_TRY(mygpt_kv_cache_reserve(c, g, n, err));
     mygpt_pass p = {.cfg = cfg, .impl = g->impl, .B = 1, .T = n, .cache = c, .t0 = t0};
-    const mygpt_pass_model m = {.w = &g->params, .packed = g->packed};
-    MYGPT_TRY(mygpt_pass_plan(&p, &m, &c->plan, &c->plan_len, err));
+    MYGPT_TRY(mygpt_pass_plan(&p, &(mygpt_pass_model){.w = &g->params, .packed = g->packed}, ids, &c->plan,
+                              &c->plan_len, err));
+    MYGPT_TRY(mygpt_kv_cache_reserve(c, g, n, err));
     // the keys and values go to the cache; x is updated in place
     for (int l = 0; l < cfg->num_layers; l++)
         p.acts[l] = (mygpt_block_acts){.x = c->x, .ln1 = c->ln, .q = c->q, .atty = c->atty, .mid = c->x,
