@@ -14,7 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mygpt/gpt.h"
+#include "mygpt/attention.h"
+#include "mygpt/config.h"
 #include "mygpt/kv_cache.h"
 #include "kernels/matmul.h"
 #include "model/packed.h"

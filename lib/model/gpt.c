@@ -72,6 +72,11 @@ mygpt_status mygpt_gpt_create(mygpt_gpt **out, const mygpt_config *cfg, uint64_t
     return mygpt_gpt_create_from(out, cfg, &rng, err);
 }
 
+void mygpt_gpt_counts(const mygpt_gpt *g, mygpt_param_counts *out)
+{
+    mygpt_param_counts_of(&g->config, g->param_sizes, out);
+}
+
 void mygpt_gpt_free(mygpt_gpt *gpt)
 {
     if (!gpt)
@@ -186,6 +191,11 @@ mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *g, const int64_t *ids, int B
 
 /* ---- the KV-cache step ------------------------------------------------------------------ */
 
+mygpt_status mygpt_kv_cache_init(mygpt_kv_cache *c, const mygpt_gpt *g, mygpt_error *err)
+{
+    return mygpt_kv_cache_make(c, &g->config, err);
+}
+
 /* Each new row goes through the same per-row arithmetic as mygpt_gpt_forward (the matmul
  * kernel computes every output the same way whatever the number of rows, and attention
  * uses the same row function), so cached logits are the full forward's bits. */
@@ -197,7 +207,7 @@ mygpt_status mygpt_gpt_forward_cached(mygpt_gpt *g, mygpt_kv_cache *c, const int
     mygpt_pass p = {.cfg = cfg, .impl = g->impl, .B = 1, .T = n, .cache = c, .t0 = t0};
     MYGPT_TRY(mygpt_pass_plan(&p, &(mygpt_pass_model){.w = &g->params, .packed = g->packed}, ids, &c->plan,
                               &c->plan_len, err));
-    MYGPT_TRY(mygpt_kv_cache_reserve(c, g, n, err));
+    MYGPT_TRY(mygpt_kv_cache_reserve(c, cfg, n, err));
     // the keys and values go to the cache; x is updated in place
     for (int l = 0; l < cfg->num_layers; l++)
         p.acts[l] = (mygpt_block_acts){.x = c->x, .ln1 = c->ln, .q = c->q, .atty = c->atty, .mid = c->x,

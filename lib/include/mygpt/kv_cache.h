@@ -14,8 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mygpt/config.h"
 #include "mygpt/error.h"
-#include "mygpt/gpt.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,6 +43,9 @@ typedef struct mygpt_kv_cache {
     float *plan;         /* the step's plan and its products' workspace  */
     size_t plan_len;
 } mygpt_kv_cache;
+
+/* The model (mygpt/gpt.h) */
+typedef struct mygpt_gpt mygpt_gpt;
 
 /* An empty cache for gpt's configuration. MYGPT_ENOMEM. */
 mygpt_status mygpt_kv_cache_init(mygpt_kv_cache *cache, const mygpt_gpt *gpt, mygpt_error *err);
