@@ -111,6 +111,7 @@ typedef struct matmul_job {
     mygpt_weights format;   /* quantized B (mygpt_matmul_pack_quantized): its panels and scales */
     const void *qpanels;
     const float *qscales;
+    size_t value_bytes;     /* of a value of the panels packed once: 4, or the quantized format's */
     const float *bias;
     size_t M;
     int K, N, apply_gelu;
@@ -156,7 +157,7 @@ static size_t widened_len(const matmul_job *j)
 static const void *packed_block(const matmul_job *j, int p, int kb, const float **sc)
 {
     const int NR = j->kern.NR;
-    const size_t es = mygpt_weights_value_bytes(j->format);
+    const size_t es = j->value_bytes;
     *sc = j->qscales ? j->qscales + ((size_t)p * mygpt_int8_groups(j->K) + (size_t)kb / MYGPT_INT8_GROUP) * NR
                      : NULL;
     const void *panels = j->format ? j->qpanels : (const void *)j->prepacked;
@@ -821,6 +822,7 @@ mygpt_status mygpt_matmul_pack(mygpt_packed_weight *pw, const float *weight, int
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a packed weight (%zu floats)", len);
     pw->panels = mem;
     pw->weight = weight;
+    pw->value_bytes = sizeof(float);
     pw->K = K, pw->N = N, pw->NR = NR;
 #pragma omp parallel for schedule(static) if (len > MYGPT_KERNEL_SMALL)
     for (int p = 0; p < panels; p++) {
@@ -867,6 +869,7 @@ mygpt_status mygpt_matmul_pack_quantized(mygpt_packed_weight *pw, mygpt_weights 
     pw->qpanels = mem;
     pw->qscales = smem;
     pw->format = format;
+    pw->value_bytes = (int)es;
     pw->weight = weight;
     pw->K = K, pw->N = N, pw->NR = NR;
     return MYGPT_OK;
@@ -896,7 +899,7 @@ mygpt_status mygpt_matmul_prepacked(float *out, const float *inp, const mygpt_pa
         return MYGPT_OK;
     matmul_job job = {.out = out, .a = inp, .lda = (size_t)pw->K, .b = pw->weight, .ldb = (size_t)pw->K,
                       .prepacked = pw->panels, .format = pw->format, .qpanels = pw->qpanels,
-                      .qscales = pw->qscales, .bias = bias, .M = M, .K = pw->K, .N = pw->N,
+                      .qscales = pw->qscales, .value_bytes = (size_t)pw->value_bytes, .bias = bias, .M = M, .K = pw->K, .N = pw->N,
                       .apply_gelu = apply_gelu, .kern = kern};
     return run(&job, err);
 }
@@ -911,7 +914,8 @@ static matmul_job product_job(const mygpt_product *pr)
                       .ldb = (size_t)pr->K, .bias = pr->bias, .M = pr->M, .K = pr->K, .N = pr->N,
                       .apply_gelu = pr->gelu, .kern = mygpt_matmul_isa()};
     if (pw)
-        job.prepacked = pw->panels, job.format = pw->format, job.qpanels = pw->qpanels, job.qscales = pw->qscales;
+        job.prepacked = pw->panels, job.format = pw->format, job.qpanels = pw->qpanels, job.qscales = pw->qscales,
+        job.value_bytes = (size_t)pw->value_bytes;
     return job;
 }
 

@@ -30,6 +30,7 @@ typedef struct mygpt_packed_weight {
     mygpt_weights format;
     void *qpanels;
     float *qscales;
+    int value_bytes; /* of a value in the panels: 4 (float32), 2 (bf16), 1 (int8) */
 } mygpt_packed_weight;
 mygpt_status mygpt_matmul_pack(mygpt_packed_weight *pw, const float *weight, int K, int N,
                                mygpt_error *err);

@@ -28,12 +28,23 @@ static void train_acts_release(mygpt_train_acts *a)
     memset(a, 0, sizeof *a);
 }
 
-/* The activations the backward needs and its scratch, for `rows` rows of T and L
- * layers: one list that sizes them (base NULL), carves them (l = 0) and gives layer l's
- * slice of each (a buffer of one layer is the same for every l). Returns floats. */
-static size_t carve_train_acts(mygpt_train_acts *a, float *base, size_t l, size_t rows, size_t T, size_t L,
-                               size_t C, size_t NH, size_t V)
+/* The sizes the activations are carved for: `rows` rows of T, and the model's */
+typedef struct acts_shape {
+    size_t rows, T, L, C, NH, V;
+} acts_shape;
+
+static acts_shape shape_of(const mygpt_config *cfg, size_t rows, int T)
 {
+    return (acts_shape){rows, (size_t)T, (size_t)cfg->num_layers, (size_t)cfg->embed_dim, (size_t)cfg->num_heads,
+                        (size_t)mygpt_head_size(cfg)};
+}
+
+/* The activations the backward needs and its scratch, for z's rows and layers: one list
+ * that sizes them (base NULL), carves them (l = 0) and gives layer l's slice of each (a
+ * buffer of one layer is the same for every l). Returns floats. */
+static size_t carve_train_acts(mygpt_train_acts *a, float *base, size_t l, const acts_shape *z)
+{
+    const size_t rows = z->rows, T = z->T, L = z->L, C = z->C, NH = z->NH, V = z->V;
     size_t n = 0;
 #define TAKE(field, layers, count)                                                                 \
     (a->field = base ? base + n + ((layers) > 1 ? l * (count) : 0) : NULL, n += (layers) * (count))
@@ -80,14 +91,14 @@ static mygpt_status ensure_train_acts(mygpt_train_acts *a, const mygpt_config *c
     if (a->memory && BT <= a->capacity_bt && BT * Ts <= a->capacity_btt) { // fits: carved for (B, T)
         a->B = B;
         a->T = T;
-        const size_t used = carve_train_acts(a, a->memory, 0, BT, Ts, L, C, NH, V);
+        const size_t used = carve_train_acts(a, a->memory, 0, &(acts_shape){BT, Ts, L, C, NH, V});
         assert(used <= a->memory_len); // every term grows with B * T or B * T * T, which fit
         (void)used;
         return MYGPT_OK;
     }
     mygpt_train_acts sizing;
     size_t total;
-    if (mygpt_mul_overflows(BT, carve_train_acts(&sizing, NULL, 0, 1, Ts, L, C, NH, V), &total) ||
+    if (mygpt_mul_overflows(BT, carve_train_acts(&sizing, NULL, 0, &(acts_shape){1, Ts, L, C, NH, V}), &total) ||
         total > SIZE_MAX / sizeof(float))
         return mygpt_fail(err, MYGPT_EOVERFLOW, "training activations for B=%d, T=%d overflow", B, T);
     float *mem = mygpt_float_block(total);
@@ -107,7 +118,7 @@ static mygpt_status ensure_train_acts(mygpt_train_acts *a, const mygpt_config *c
     a->capacity_btt = BT * Ts;
     a->B = B;
     a->T = T;
-    carve_train_acts(a, mem, 0, BT, Ts, L, C, NH, V);
+    carve_train_acts(a, mem, 0, &(acts_shape){BT, Ts, L, C, NH, V});
     return MYGPT_OK;
 }
 
@@ -217,8 +228,8 @@ static mygpt_train_acts layer_slices(const mygpt_gpt *g, const mygpt_train_acts 
 {
     const mygpt_config *cfg = &g->config;
     mygpt_train_acts s;
-    carve_train_acts(&s, a->memory, (size_t)l, (size_t)a->B * a->T, (size_t)a->T, (size_t)cfg->num_layers,
-                     (size_t)cfg->embed_dim, (size_t)cfg->num_heads, (size_t)mygpt_head_size(cfg));
+    const acts_shape z = shape_of(cfg, (size_t)a->B * a->T, a->T);
+    carve_train_acts(&s, a->memory, (size_t)l, &z);
     return s;
 }
 
