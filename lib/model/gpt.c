@@ -1,6 +1,6 @@
 /*
  * gpt.c - the chapter-12 GPT (docs/model-spec.md): the model's memory (the parameters
- * as params.c lays out the table MYGPT_PARAMETERS of mygpt/gpt.h, initialised there in PyTorch's draw order) and
+ * as params.c lays out the table MYGPT_PARAMETERS of mygpt/config.h, initialised there in PyTorch's draw order) and
  * its forward passes top to bottom: the whole sequence, and the KV-cache step.
  */
 #include "mygpt/gpt.h"

@@ -1,6 +1,6 @@
 /*
  * params.c - everything that derives from the parameter table (MYGPT_PARAMETERS in
- * mygpt/gpt.h): each tensor's shape and size for a configuration, the carving of the
+ * mygpt/config.h): each tensor's shape and size for a configuration, the carving of the
  * one block, the state_dict's names and order, the counts (and document 000's table of
  * them), and the initial draws; and the configuration's checks (its sizes must fit the table).
  */

@@ -1,6 +1,6 @@
 /*
  * model/params.h - private to the library: the parameter table's rows
- * (MYGPT_PARAMETERS in mygpt/gpt.h) as the model's files read them: each tensor's
+ * (MYGPT_PARAMETERS in mygpt/config.h) as the model's files read them: each tensor's
  * shape, role and place in the one block for a configuration, the carving of a block,
  * and the draws GPT.__init__ makes (model/params.c).
  */
