@@ -444,7 +444,8 @@ static void swapped_unit(const matmul_job *j, int me, strips_held *held, float *
             const float *a = row_block_a(j, me, mb0, mb, kb, &lda);
             for (int q = q0; q < q1; q++) {
                 const lines_ahead pf = next_a_lines(j, mb0, mb1, mb, kb, k0 + ks, q - q0, nq);
-                const tile_args ta = {.a = a, .lda = lda, .bp = sl->panels + (size_t)q * sl->panel_len + (size_t)(kb - k0) * NR,
+                const tile_args ta = {.a = a, .lda = lda,
+                                      .bp = sl->panels + (size_t)q * sl->panel_len + (size_t)(kb - k0) * NR,
                                       .c = ub + ((mb - mb0) * nq + (q - q0)) * tile, .ldc = NR, .pf = &pf,
                                       .rows = t.rows, .kc = kc, .first = 0};
                 tile_kernel(j, &ta);
@@ -899,7 +900,8 @@ mygpt_status mygpt_matmul_prepacked(float *out, const float *inp, const mygpt_pa
         return MYGPT_OK;
     matmul_job job = {.out = out, .a = inp, .lda = (size_t)pw->K, .b = pw->weight, .ldb = (size_t)pw->K,
                       .prepacked = pw->panels, .format = pw->format, .qpanels = pw->qpanels,
-                      .qscales = pw->qscales, .value_bytes = (size_t)pw->value_bytes, .bias = bias, .M = M, .K = pw->K, .N = pw->N,
+                      .qscales = pw->qscales, .value_bytes = (size_t)pw->value_bytes, .bias = bias, .M = M,
+                      .K = pw->K, .N = pw->N,
                       .apply_gelu = apply_gelu, .kern = kern};
     return run(&job, err);
 }

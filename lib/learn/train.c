@@ -404,7 +404,8 @@ mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
                              a->lnf_denom, N, C);
     // down to the lowest layer that trains (autograd stops where nothing needs a gradient)
     const int lowest = lowest_trainable_layer(tr);
-    for (int l = cfg->num_layers - 1; l >= (lowest > 0 ? lowest : 0) && !fault; l--) // dresid: d of layer l's output, then of its input
+    // dresid: d of layer l's output, then of its input
+    for (int l = cfg->num_layers - 1; l >= (lowest > 0 ? lowest : 0) && !fault; l--)
         mygpt_block_backward(&p, l, &grads);
     MYGPT_TRY(fault);
     // x = dropout(E[ids] + P[0..T-1]): the lookup's gradient joins a tied head's in dE

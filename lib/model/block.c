@@ -50,12 +50,6 @@ float *mygpt_head_weight(const mygpt_config *cfg, const mygpt_params *w)
     return mygpt_arch_get(cfg).untied_head || cfg->num_classes > 0 ? w->lmw : w->wte;
 }
 
-/* Tensor i's packing for layer l (0 for a whole-model tensor), or NULL */
-static const mygpt_packed_weight *packing(const mygpt_pass_model *m, int i, int l)
-{
-    return m->packed && m->packed->linear[i] ? &m->packed->linear[i][l] : NULL;
-}
-
 /* One Linear of layer l's views: its weight W (OC, C) and bias b as the table's rows
  * (lw.W, lw.b: NULL when the architecture has none), its packing, its adapter (lw.xA,
  * lw.xB: present only with LoRA), and where dw (or none) takes its gradients: a frozen
@@ -63,7 +57,7 @@ static const mygpt_packed_weight *packing(const mygpt_pass_model *m, int i, int 
 #define LINEAR(W, b, x, in, out)                                                                                   \
     (mygpt_linear_plan)                                                                                              \
     {                                                                                                                \
-        .weight = lw.W, .bias = lw.b, .pw = packing(m, MYGPT_PARAM_##W, l),                                          \
+        .weight = lw.W, .bias = lw.b, .pw = mygpt_packed_find(m->packed, MYGPT_PARAM_##W, l),                        \
         .lora = {lw.x##A, lw.x##B, d ? dw.x##A : NULL, d ? dw.x##B : NULL, lw.x##A ? cfg->lora_rank : 0, scale},    \
         .dweight = d && !frozen[MYGPT_PARAM_##W] ? dw.W : NULL,                                                      \
         .dbias = d && !frozen[MYGPT_PARAM_##b] ? dw.b : NULL, .C = (in), .OC = (out)                                 \
@@ -94,9 +88,9 @@ static void plan_layer(mygpt_pass *p, const mygpt_pass_model *m, int l, mygpt_la
     // or the token embedding E (tied: no Linear of its own, so no adapter)
     if (l == 0) {
         const int V = cfg->num_classes > 0 ? cfg->num_classes : cfg->vocab_size;
-        p->head = p->untied_head ? LINEAR(lmw, lmb, lm, C, V)
-                                 : (mygpt_linear_plan){.weight = lw.wte, .dweight = d && !frozen[MYGPT_PARAM_wte] ? dw.wte : NULL,
-                                                       .C = C, .OC = V};
+        const mygpt_linear_plan tied = {.weight = lw.wte, .dweight = d && !frozen[MYGPT_PARAM_wte] ? dw.wte : NULL,
+                                        .C = C, .OC = V};
+        p->head = p->untied_head ? LINEAR(lmw, lmb, lm, C, V) : tied;
         p->head.pw = m->packed ? &m->packed->head : NULL;
         p->wte = lw.wte, p->wpe = lw.wpe + (size_t)p->t0 * C;
         p->lnfw = lw.lnfw, p->lnfb = lw.lnfb;
@@ -196,8 +190,9 @@ static void linear(const mygpt_pass *p, const mygpt_linear_plan *f, float *out, 
     if (p->impl == MYGPT_IMPL_REFERENCE) {
         mygpt_matmul_naive(out, inp, f->weight, f->bias, N, f->C, f->OC);
     } else {
+        // (with an adapter, GELU comes after its share is added)
         const mygpt_product pr = {.out = out, .inp = inp, .weight = f->weight, .bias = f->bias, .pw = f->pw,
-                                  .M = N, .K = f->C, .N = f->OC, .gelu = gelu && !lora}; // with an adapter, GELU after its share
+                                  .M = N, .K = f->C, .N = f->OC, .gelu = gelu && !lora};
         mygpt_product_run(&pr, p->ws, p->ws_bytes);
     }
     if (lora) // self.linear(x) + self.lora(x)
