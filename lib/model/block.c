@@ -105,24 +105,25 @@ static void plan_layer(mygpt_pass *p, const mygpt_pass_model *m, int l, mygpt_la
 
 /* The bytes of workspace the pass's products need: each Linear's product, and in a
  * training pass its gradient's (dinp written, or added for the attention's k and v);
- * SIZE_MAX for one too large to share out */
+ * SIZE_MAX for one too large to share out. Layer 0's Linears stand for every layer's:
+ * the same shapes, and the same packing (a table row is packed, or stored quantized, in
+ * all its layers or none). */
 static size_t size_workspace(const mygpt_pass *p)
 {
     if (p->impl == MYGPT_IMPL_REFERENCE)
         return 0;
-    const size_t N = (size_t)p->B * p->T, L = (size_t)p->cfg->num_layers;
+    const mygpt_layer_plan *lp = &p->layer[0];
+    const mygpt_linear_plan *all[7] = {&lp->q, &lp->k, &lp->v, &lp->o, &lp->fc1, &lp->fc2, &p->head};
+    const size_t N = (size_t)p->B * p->T;
     size_t most = 0;
-    for (size_t i = 0; i <= 6 * L; i++) { // every layer's six Linears, then the head
-        const mygpt_layer_plan *lp = &p->layer[i / 6 < L ? i / 6 : 0];
-        const mygpt_linear_plan *all[6] = {&lp->q, &lp->k, &lp->v, &lp->o, &lp->fc1, &lp->fc2};
-        const mygpt_linear_plan *f = i < 6 * L ? all[i % 6] : &p->head;
-        const size_t rows = i < 6 * L || !p->cache ? N : 1;
-        const int set_dinp = i >= 6 * L || (i % 6 != 1 && i % 6 != 2);
+    for (int i = 0; i < 7; i++) {
+        const mygpt_linear_plan *f = all[i];
+        const size_t rows = i < 6 || !p->cache ? N : 1; // a KV-cache step's head: the last row
         float marker; // (the sizing reads only whether an output is there)
         const mygpt_product pr = {.pw = f->pw, .M = rows, .K = f->C, .N = f->OC};
         const mygpt_product_grad g = {.dinp = &marker, .dweight = f->dweight, .N = rows, .C = f->C, .OC = f->OC,
-                                      .set_dinp = set_dinp, .set_dweight = 1};
-        const size_t bytes = mygpt_product_workspace(&pr, p->fault ? &g : NULL); // (a backward reports its faults)
+                                      .set_dinp = i != 1 && i != 2, .set_dweight = 1}; // k's and v's dinp add up
+        const size_t bytes = mygpt_product_workspace(&pr, p->fault ? &g : NULL); // (only a backward has faults)
         most = bytes > most ? bytes : most;
     }
     return most;
