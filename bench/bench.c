@@ -32,7 +32,7 @@
 #include "args.h"
 #include "bench_learn.h"
 #include "mygpt.h"
-#include "kernels/matmul.h" /* mygpt_matmul_backward_ws: the backward as the training step calls it */
+#include "kernels/matmul.h" /* mygpt_matmul_grad: the backward as the training step calls it */
 
 typedef struct bench_config {
     const char *name;
@@ -181,8 +181,10 @@ static int bench_matmul_backward(const float *a, const float *w, float *o, int M
                 mygpt_error err;
                 if (naive)
                     mygpt_matmul_backward_naive(di, dwt, NULL, o, a, w, (size_t)M, K, N);
-                else if (mygpt_matmul_backward_ws(di, 1, dwt, 1, NULL, o, a, w, (size_t)M, K, N, NULL, &err) !=
-                         MYGPT_OK) {
+                else if (mygpt_matmul_grad(&(mygpt_product_grad){.dinp = di, .dweight = dwt, .dout = o, .inp = a,
+                                                                 .weight = w, .N = (size_t)M, .C = K, .OC = N,
+                                                                 .set_dinp = 1, .set_dweight = 1},
+                                           &err) != MYGPT_OK) {
                     fprintf(stderr, "mygpt-bench: %s\n", err.message);
                     free(dinp), free(dw), free(t);
                     return 1;

@@ -30,7 +30,7 @@ public_layer() {
     case $1 in
     error.h | rng.h | print.h) echo base ;;
     attention.h | layers.h | posenc.h | weights.h | tensor.h) echo kernels ;;
-    gpt.h | kv_cache.h | quantize.h | lora.h) echo model ;;
+    config.h | gpt.h | kv_cache.h | quantize.h | lora.h) echo model ;;
     train.h) echo learn ;;
     sample.h | generate.h) echo speak ;;
     data.h | tokenizer.h | checkpoint.h | svg.h | train_state.h) echo io ;;

@@ -8,7 +8,8 @@
  *   mygpt/layers.h  one function per layer and direction: embedding, linear,
  *                   LayerNorm, GELU, softmax
  *   mygpt/attention.h  causal multi-head attention, forward and backward
- *   mygpt/gpt.h     the chapter-12 GPT: create, forward, parameter counts
+ *   mygpt/config.h  the model's configuration and parameter table, parameter counts
+ *   mygpt/gpt.h     the chapter-12 GPT: create, forward
  *   mygpt/posenc.h  sinusoidal encodings, ALiBi biases, RoPE caches and rotation
  *   mygpt/tensor.h  equal / allclose, dot, mean / std, toy attention
  *   mygpt/svg.h     dependency-free SVG figures (line plots, heatmaps)
@@ -39,6 +40,7 @@
 
 #include "mygpt/attention.h"
 #include "mygpt/error.h"
+#include "mygpt/config.h"
 #include "mygpt/gpt.h"
 #include "mygpt/layers.h"
 #include "mygpt/posenc.h"

@@ -111,6 +111,7 @@ typedef struct matmul_job {
     mygpt_weights format;   /* quantized B (mygpt_matmul_pack_quantized): its panels and scales */
     const void *qpanels;
     const float *qscales;
+    size_t value_bytes;     /* of a value of the panels packed once: 4, or the quantized format's */
     const float *bias;
     size_t M;
     int K, N, apply_gelu;
@@ -123,7 +124,13 @@ typedef struct matmul_job {
     int ns, ks;            /* slab: ns columns (multiple of NR) x ks rows of B */
     int unit_mb, unit_p;   /* a thread's unit of work: unit_mb row blocks x unit_p panels */
     mygpt_queue *queues;   /* one per thread of the team (matmul_blocks) */
+    int small, team;       /* prepare's: run on this thread alone, or by a team of `team` */
+    int on_stack;          /* small enough for panels on the stack (SMALL_SLAB floats) */
+    size_t slab_len, ub_len, ab_len, wb_len; /* floats of slab, unit_buf, a_buf and w_buf */
 } matmul_job;
+
+/* Floats of packed panels a small product keeps on the stack */
+#define SMALL_SLAB 2048
 
 /* Floats of packed panels for a slab: B cut into slabs small enough to stay in the
  * last-level cache; each slab is packed once (threads share the panels), then its tiles
@@ -150,7 +157,7 @@ static size_t widened_len(const matmul_job *j)
 static const void *packed_block(const matmul_job *j, int p, int kb, const float **sc)
 {
     const int NR = j->kern.NR;
-    const size_t es = mygpt_weights_value_bytes(j->format);
+    const size_t es = j->value_bytes;
     *sc = j->qscales ? j->qscales + ((size_t)p * mygpt_int8_groups(j->K) + (size_t)kb / MYGPT_INT8_GROUP) * NR
                      : NULL;
     const void *panels = j->format ? j->qpanels : (const void *)j->prepacked;
@@ -181,11 +188,10 @@ static void widen_block(const matmul_job *j, int p, int kb, int kc, float *dst)
         widen_rows(MYGPT_WEIGHTS_BF16, j->kern.NR, qb, sc, kc, dst);
 }
 
-/* The kernel on one tile: B's packed float panel rows at bp */
-static void tile_kernel(const matmul_job *j, int rows, int kc, const float *a, size_t lda, const float *bp,
-                        float *c, size_t ldc, int first, const float *init, const lines_ahead *pf)
+/* The kernel on one tile: B's packed float panel rows at t->bp */
+static void tile_kernel(const matmul_job *j, const tile_args *t)
 {
-    (j->a_t ? j->kern.transposed_a : j->kern.rows_a)(rows, kc, a, lda, bp, c, ldc, first, init, pf);
+    (j->a_t ? j->kern.transposed_a : j->kern.rows_a)(t);
 }
 
 /* The end of the rows of A a unit's row blocks [mb0, mb1) hold (they start at mb0 * MR) */
@@ -272,22 +278,25 @@ static const float *row_block_a(const matmul_job *j, int me, size_t mb0, size_t 
     return j->a_buf + (size_t)me * strips_len(j) + (mb - mb0) * strip_len(j);
 }
 
-/* One MR x NR tile of out over k in [kb, kb + kc): a is its row block's A (row_block_a),
- * bp its panel's packed block. On the last k block the epilogue runs while the tile is
- * hot: GELU, or adding it into acc_into. */
-static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *a, size_t lda, const float *bp, int kb,
-                        int kc, const lines_ahead *pf)
+/* One MR x NR tile of out, row block mb x panel p, over k in [kb, kb + in->kc): in holds
+ * its row block's A (row_block_a), its panel's packed block and the lines to ask for. On
+ * the last k block the epilogue runs while the tile is hot: GELU, or adding it into
+ * acc_into. */
+static void matmul_tile(const matmul_job *j, size_t mb, int p, int kb, const tile_args *in)
 {
     const int MR = j->kern.MR, NR = j->kern.NR, N = j->N;
     const size_t m0 = mb * MR;
     const int rows = j->M - m0 < (size_t)MR ? (int)(j->M - m0) : MR;
     const int col0 = p * NR;
     const int cols = N - col0 < NR ? N - col0 : NR;
-    const int first = kb == 0, last = kb + kc == j->K;
+    const int first = kb == 0, last = kb + in->kc == j->K;
     const float *bias = j->bias ? j->bias + col0 : NULL;
+    tile_args ta = *in;
+    ta.rows = rows;
     if (j->acc_into && first && last) { /* one k block: the sum from zero, then added in */
         edge_tile t;
-        tile_kernel(j, rows, kc, a, lda, bp, t.c, NR, 1, NULL, pf);
+        ta.c = t.c, ta.ldc = NR, ta.first = 1, ta.init = NULL;
+        tile_kernel(j, &ta);
         float *d = j->acc_into + m0 * N + col0;
         for (int i = 0; i < rows; i++)
             for (int jj = 0; jj < cols; jj++)
@@ -296,7 +305,8 @@ static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *a, s
     }
     float *c = j->out + m0 * N + col0;
     if (cols == NR) {
-        tile_kernel(j, rows, kc, a, lda, bp, c, (size_t)N, first, bias, pf);
+        ta.c = c, ta.ldc = (size_t)N, ta.first = first, ta.init = bias;
+        tile_kernel(j, &ta);
     } else { /* right edge: work in a full-width scratch tile */
         edge_tile t;
         float init[NR_MAX] = {0};
@@ -305,7 +315,8 @@ static void matmul_tile(const matmul_job *j, size_t mb, int p, const float *a, s
         for (int i = 0; i < rows; i++)
             for (int jj = 0; jj < NR; jj++)
                 t.c[i * NR + jj] = jj < cols && !first ? c[i * (size_t)N + jj] : 0.0f;
-        tile_kernel(j, rows, kc, a, lda, bp, t.c, NR, first, init, pf);
+        ta.c = t.c, ta.ldc = NR, ta.first = first, ta.init = init;
+        tile_kernel(j, &ta);
         for (int i = 0; i < rows; i++)
             for (int jj = 0; jj < cols; jj++)
                 c[i * (size_t)N + jj] = t.c[i * NR + jj];
@@ -330,11 +341,27 @@ static void decode_panels(const matmul_job *j, int p, int kb, int kc)
     const float *sc;
     const void *b = packed_block(j, p, kb, &sc);
     float *c = j->out + (size_t)p * NR;
-    j->kern.decode[j->format](kc, j->a + kb, b, (size_t)j->K * NR, sc, mygpt_int8_groups(j->K) * NR, c, first,
-                              j->bias ? j->bias + (size_t)p * NR : NULL);
+    const qrows_args r = {.a = j->a + kb, .bp = b, .bstride = (size_t)j->K * NR, .sc = sc,
+                          .sstride = mygpt_int8_groups(j->K) * NR, .c = c,
+                          .init = j->bias ? j->bias + (size_t)p * NR : NULL, .kc = kc, .first = first};
+    j->kern.decode[j->format](&r);
     if (last && j->apply_gelu)
         j->kern.gelu(c, (size_t)j->N, 1, P * NR);
 }
+
+/* A slab of B as the units read it: panel q of the slab (B's panel p0 + q) at panels +
+ * q * panel_len, over k in [k0, k0 + ks) */
+typedef struct slab_at {
+    const float *panels;
+    size_t panel_len; /* floats from one packed panel to the next */
+    int p0, k0, ks;
+} slab_at;
+
+/* A unit of work: row blocks [mb0, mb1) x the slab's panels [q0, q1) */
+typedef struct unit_span {
+    size_t mb0, mb1;
+    int q0, q1;
+} unit_span;
 
 /* Floats of one unit's tiles */
 static size_t unit_len(const matmul_job *j)
@@ -396,12 +423,13 @@ static void swapped_tile_finish(const matmul_job *j, swapped_tile t, float *c, i
     j->kern.store_swapped((add ? j->acc_into : j->out) + (size_t)t.col0 * ldo + t.m0, ldo, c, NR, t.rows, t.cols, add);
 }
 
-/* One unit of the swapped product over the k slab [k0, k0 + ks): row blocks
- * [mb0, mb1) x panels [q0, q1) of the slab whose panels start at slab (panel_len
- * floats apart, the first being panel p0). ub holds the unit's tiles. */
-static void swapped_unit(const matmul_job *j, int me, strips_held *held, float *ub, size_t mb0, size_t mb1, int q0,
-                         int q1, int p0, const float *slab, size_t panel_len, int k0, int ks)
+/* One unit of the swapped product over the slab's k: row blocks [u->mb0, u->mb1) x
+ * panels [u->q0, u->q1) of the slab. ub holds the unit's tiles. */
+static void swapped_unit(const matmul_job *j, int me, strips_held *held, float *ub, const unit_span *u,
+                         const slab_at *sl)
 {
+    const size_t mb0 = u->mb0, mb1 = u->mb1;
+    const int q0 = u->q0, q1 = u->q1, p0 = sl->p0, k0 = sl->k0, ks = sl->ks;
     const int MR = j->kern.MR, NR = j->kern.NR, tile = MR * NR, nq = q1 - q0;
     const int first = k0 == 0, last = k0 + ks == j->K;
     for (size_t mb = mb0; mb < mb1; mb++)
@@ -414,11 +442,13 @@ static void swapped_unit(const matmul_job *j, int me, strips_held *held, float *
             const swapped_tile t = swapped_tile_at(j, mb, p0 + q0);
             size_t lda;
             const float *a = row_block_a(j, me, mb0, mb, kb, &lda);
-            const kernel_fn kernel = j->a_t ? j->kern.transposed_a : j->kern.rows_a;
             for (int q = q0; q < q1; q++) {
                 const lines_ahead pf = next_a_lines(j, mb0, mb1, mb, kb, k0 + ks, q - q0, nq);
-                kernel(t.rows, kc, a, lda, slab + (size_t)q * panel_len + (size_t)(kb - k0) * NR,
-                       ub + ((mb - mb0) * nq + (q - q0)) * tile, NR, 0, NULL, &pf);
+                const tile_args ta = {.a = a, .lda = lda,
+                                      .bp = sl->panels + (size_t)q * sl->panel_len + (size_t)(kb - k0) * NR,
+                                      .c = ub + ((mb - mb0) * nq + (q - q0)) * tile, .ldc = NR, .pf = &pf,
+                                      .rows = t.rows, .kc = kc, .first = 0};
+                tile_kernel(j, &ta);
             }
         }
     }
@@ -466,19 +496,17 @@ static size_t share_units(const matmul_job *j, share s)
     return (s.mb1 - s.mb0 + j->unit_mb - 1) / j->unit_mb * s.ngb;
 }
 
-/* Unit u of share s: row blocks [mb0, mb1) x panels [q0, q1) of the slab (panels
- * panel_len floats apart from slab, the first being panel p0), all of the slab's k. */
-static void run_unit(const matmul_job *j, int me, strips_held *held, share s, size_t u, int p0, const float *slab,
-                     size_t panel_len, int k0, int ks)
+/* Unit u of share s: row blocks [mb0, mb1) x panels [q0, q1) of the slab, all of its k. */
+static void run_unit(const matmul_job *j, int me, strips_held *held, share s, size_t u, const slab_at *sl)
 {
     const size_t mb0 = s.mb0 + u / s.ngb * j->unit_mb;
     const size_t mb1 = mb0 + j->unit_mb < s.mb1 ? mb0 + j->unit_mb : s.mb1;
     const int q0 = s.q0 + (int)(u % s.ngb) * j->unit_p;
     const int q1 = q0 + j->unit_p < s.q1 ? q0 + j->unit_p : s.q1;
-    const int NR = j->kern.NR;
+    const int NR = j->kern.NR, p0 = sl->p0, k0 = sl->k0, ks = sl->ks;
     if (j->swapped) { /* the unit's sums stay in this thread's buffer */
-        swapped_unit(j, me, held, j->unit_buf + (size_t)me * unit_len(j), mb0, mb1, q0, q1, p0, slab,
-                     panel_len, k0, ks);
+        const unit_span span = {mb0, mb1, q0, q1};
+        swapped_unit(j, me, held, j->unit_buf + (size_t)me * unit_len(j), &span, sl);
         return;
     }
     const int P = (j->format || j->prepacked) && j->M == 1 && !j->acc_into && !j->a_t ? j->kern.decode_panels : 0;
@@ -498,10 +526,11 @@ static void run_unit(const matmul_job *j, int me, strips_held *held, share s, si
             const float *a = row_block_a(j, me, mb0, mb, kb, &lda);
             for (int q = qd; q < q1; q++) {
                 const lines_ahead pf = next_a_lines(j, mb0, mb1, mb, kb, k0 + ks, q - qd, q1 - qd);
-                matmul_tile(j, mb, p0 + q, a, lda,
-                            wide ? wide + (size_t)(q - qd) * KC * NR
-                                 : slab + (size_t)q * panel_len + (size_t)(kb - k0) * NR,
-                            kb, kc, &pf);
+                const tile_args in = {.a = a, .lda = lda,
+                                      .bp = wide ? wide + (size_t)(q - qd) * KC * NR
+                                                 : sl->panels + (size_t)q * sl->panel_len + (size_t)(kb - k0) * NR,
+                                      .pf = &pf, .kc = kc};
+                matmul_tile(j, mb, p0 + q, kb, &in);
             }
         }
     }
@@ -530,14 +559,13 @@ static void matmul_blocks(const matmul_job *j, int me, int team)
         for (int k0 = 0; k0 < K; k0 += j->ks) {
             const int ks = K - k0 < j->ks ? K - k0 : j->ks;
             mygpt_queue_fill(&j->queues[me], (uint32_t)share_units(j, share_of(j, mblocks, np, me, team)));
-            const float *slab;
-            size_t panel_len; /* floats from one packed panel to the next */
+            slab_at sl = {.p0 = p0, .k0 = k0, .ks = ks};
             if (j->format) { /* quantized panels: one slab, all of B; tile_kernel finds each block */
-                slab = NULL;
-                panel_len = (size_t)K * NR;
+                sl.panels = NULL;
+                sl.panel_len = (size_t)K * NR;
             } else if (j->prepacked) {
-                slab = j->prepacked + (size_t)p0 * K * NR + (size_t)k0 * NR;
-                panel_len = (size_t)K * NR;
+                sl.panels = j->prepacked + (size_t)p0 * K * NR + (size_t)k0 * NR;
+                sl.panel_len = (size_t)K * NR;
             } else { /* each thread packs its run of the panels */
                 const int pend = (int)mygpt_run_start((size_t)np, me + 1, team);
                 for (int p = (int)mygpt_run_start((size_t)np, me, team); p < pend; p++) {
@@ -546,8 +574,8 @@ static void matmul_blocks(const matmul_job *j, int me, int team)
                                                    : j->b + (size_t)col * j->ldb + k0;
                     pack_panel(j->slab + (size_t)p * ks * NR, src, j->ldb, ks, cols, NR, j->b_kmajor);
                 }
-                slab = j->slab;
-                panel_len = (size_t)ks * NR;
+                sl.panels = j->slab;
+                sl.panel_len = (size_t)ks * NR;
             }
             if (team > 1) {
 #pragma omp barrier /* the panels are ready and every queue is filled */
@@ -557,7 +585,7 @@ static void matmul_blocks(const matmul_job *j, int me, int team)
                 const share s = share_of(j, mblocks, np, owner, team);
                 size_t u;
                 while (mygpt_queue_take(&j->queues[owner], step == 0, &u))
-                    run_unit(j, me, &held, s, u, p0, slab, panel_len, k0, ks);
+                    run_unit(j, me, &held, s, u, &sl);
             }
             if (team > 1) {
 #pragma omp barrier /* the next slab adds to these tiles, refills the queues, or reuses the buffer */
@@ -642,68 +670,102 @@ static int rows_alias_in_l1(const matmul_job *j)
     return !j->a_t && j->lda * sizeof(float) % 4096 == 0;
 }
 
-/* Runs a planned job: small products on this thread with the panels on the stack (no
- * parallel region: entering one, even with if (false), costs about a microsecond),
- * others on OpenMP's team. No memory for the panels is an error, not a fall-back to
- * the naive kernel: that one sums in another order, and the promise is the same bits
- * whichever path. */
-static mygpt_status run(matmul_job *j, mygpt_error *err)
+/* Makes a job ready to run: the operands swapped or not, the tile, the team and the
+ * units chosen, and the sizes of what it needs besides out (job_bytes). MYGPT_EINVAL for
+ * a product too large to share out. */
+static mygpt_status prepare(matmul_job *j, mygpt_error *err)
 {
-    const int small = j->M * (size_t)j->K * j->N <= MYGPT_KERNEL_SMALL;
-    if (!small)
+    j->small = j->M * (size_t)j->K * j->N <= MYGPT_KERNEL_SMALL;
+    if (!j->small)
         swap_operands(j);
     if (rows_alias_in_l1(j) && !j->format) {
         j->kern.MR = j->kern.aliased_MR;
         j->kern.rows_a = j->kern.aliased_rows_a;
     }
-    const int team = small ? 1 : omp_get_max_threads();
-    plan(j, team);
+    j->team = j->small ? 1 : omp_get_max_threads();
+    plan(j, j->team);
     const size_t units = (j->M / (size_t)j->kern.MR / (size_t)j->unit_mb + 1) *
                          ((size_t)j->ns / (size_t)j->kern.NR / (size_t)j->unit_p + 1);
     if (units > UINT32_MAX) /* a mygpt_queue counts in 32 bits: out would be terabytes */
         return mygpt_fail(err, MYGPT_EINVAL, "matmul of %zu x %d is too large to share out", j->M, j->N);
-    const size_t slab_len = j->prepacked || j->format ? 0 : (size_t)j->ns * j->ks;
-    float small_slab[2048];
+    j->slab_len = j->prepacked || j->format ? 0 : (size_t)j->ns * j->ks;
+    j->on_stack = j->small && j->slab_len <= SMALL_SLAB && !j->format; /* (a quantized B needs w_buf) */
+    j->ub_len = j->swapped ? (size_t)j->team * unit_len(j) : 0;
+    j->ab_len = j->a_t ? (size_t)j->team * strips_len(j) : 0;
+    j->wb_len = j->format ? (size_t)j->team * widened_len(j) : 0;
+    return MYGPT_OK;
+}
+
+/* Bytes of workspace a prepared job needs (0: none, its panels fit on the stack): one
+ * block of the panels, the unit buffers, A's strips, the widened panels, then (from a
+ * 64-byte boundary) the queues, all from a cache line (the kernels' vectors of 16 floats). */
+static size_t job_floats(const matmul_job *j)
+{
+    return j->slab_len + j->ub_len + j->ab_len + j->wb_len;
+}
+static size_t job_bytes(const matmul_job *j)
+{
+    const size_t q_bytes = j->team > 1 ? (size_t)j->team * sizeof(mygpt_queue) + 64 : 0;
+    return j->on_stack || !(job_floats(j) + q_bytes) ? 0 : job_floats(j) * sizeof(float) + q_bytes + 64;
+}
+
+/* Runs a prepared job with its workspace (job_bytes of it at ws): small products on this
+ * thread (no parallel region: entering one, even with if (false), costs about a
+ * microsecond), others on OpenMP's team. */
+static void execute(matmul_job *j, void *ws)
+{
+    float small_slab[SMALL_SLAB];
     mygpt_queue solo_queue;
-    if (small && slab_len <= 2048 && !j->format) { /* (a quantized B needs w_buf) */
-        j->slab = small_slab;
-        j->queues = &solo_queue;
-        matmul_blocks(j, 0, 1);
-        return MYGPT_OK;
-    }
-    const size_t ub_len = j->swapped ? (size_t)team * unit_len(j) : 0;
-    const size_t ab_len = j->a_t ? (size_t)team * strips_len(j) : 0;
-    const size_t wb_len = j->format ? (size_t)team * widened_len(j) : 0;
-    /* one block: the panels, the unit buffers, A's strips, the widened panels, then
-     * (from a 64-byte boundary) the queues */
-    const size_t floats = slab_len + ub_len + ab_len + wb_len, q_bytes = team > 1 ? (size_t)team * sizeof(mygpt_queue) + 64 : 0;
-    /* From a cache line, as the kernels' vectors of 16 floats: malloc's block moved up to
-     * one (posix_memalign's blocks went back to the system and came back as new pages,
-     * call after call) */
-    char *block = NULL;
-    if (floats + q_bytes && !(block = malloc(floats * sizeof(float) + q_bytes + 64)))
-        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul's packed panels and work queues (%zu bytes)",
-                          floats * sizeof(float) + q_bytes);
-    char *mem = block ? block + (64 - (uintptr_t)block % 64) % 64 : NULL;
-    j->slab = (float *)mem;
-    j->unit_buf = j->slab + slab_len;
-    j->a_buf = ab_len ? j->unit_buf + ub_len : NULL;
-    j->w_buf = wb_len ? j->unit_buf + ub_len + ab_len : NULL;
     j->queues = &solo_queue;
-    if (team > 1) {
-        const uintptr_t end = (uintptr_t)(mem + floats * sizeof(float));
+    if (j->on_stack) {
+        j->slab = small_slab;
+        matmul_blocks(j, 0, 1);
+        return;
+    }
+    char *mem = ws ? (char *)ws + (64 - (uintptr_t)ws % 64) % 64 : NULL;
+    j->slab = (float *)mem;
+    j->unit_buf = j->slab + j->slab_len;
+    j->a_buf = j->ab_len ? j->unit_buf + j->ub_len : NULL;
+    j->w_buf = j->wb_len ? j->unit_buf + j->ub_len + j->ab_len : NULL;
+    if (j->team > 1) {
+        const uintptr_t end = (uintptr_t)(mem + job_floats(j) * sizeof(float));
         j->queues = (mygpt_queue *)(mem + ((end + 63) / 64 * 64 - (uintptr_t)mem));
     }
-    if (small) {
+    if (j->small) {
         matmul_blocks(j, 0, 1);
     } else {
         /* num_threads(team): never more threads than unit_buf has slices for (fewer when
          * called inside another parallel region: then the team is one) */
-#pragma omp parallel num_threads(team)
+#pragma omp parallel num_threads(j->team)
         matmul_blocks(j, omp_get_thread_num(), omp_get_num_threads());
     }
+}
+
+/* Runs a job with a workspace of its own. No memory for it is an error, not a fall-back
+ * to the naive kernel: that one sums in another order, and the promise is the same bits
+ * whichever path. (malloc's block, moved up to a cache line: posix_memalign's blocks went
+ * back to the system and came back as new pages, call after call.) */
+static mygpt_status run(matmul_job *j, mygpt_error *err)
+{
+    MYGPT_TRY(prepare(j, err));
+    const size_t bytes = job_bytes(j);
+    void *block = NULL;
+    if (bytes && !(block = malloc(bytes)))
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul's packed panels and work queues (%zu bytes)",
+                          bytes);
+    execute(j, block);
     free(block);
     return MYGPT_OK;
+}
+
+/* Runs a job in the caller's workspace ws of ws_bytes, which its sizing (the same job
+ * prepared with the same team) found enough: nothing can fail. */
+static void run_in(matmul_job *j, void *ws, size_t ws_bytes)
+{
+    const mygpt_status st = prepare(j, NULL);
+    assert(st == MYGPT_OK && job_bytes(j) <= ws_bytes);
+    (void)st, (void)ws_bytes;
+    execute(j, ws);
 }
 
 /* out = bias or GELU(...) when K is 0: nothing to multiply */
@@ -761,6 +823,7 @@ mygpt_status mygpt_matmul_pack(mygpt_packed_weight *pw, const float *weight, int
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a packed weight (%zu floats)", len);
     pw->panels = mem;
     pw->weight = weight;
+    pw->value_bytes = sizeof(float);
     pw->K = K, pw->N = N, pw->NR = NR;
 #pragma omp parallel for schedule(static) if (len > MYGPT_KERNEL_SMALL)
     for (int p = 0; p < panels; p++) {
@@ -807,6 +870,7 @@ mygpt_status mygpt_matmul_pack_quantized(mygpt_packed_weight *pw, mygpt_weights 
     pw->qpanels = mem;
     pw->qscales = smem;
     pw->format = format;
+    pw->value_bytes = (int)es;
     pw->weight = weight;
     pw->K = K, pw->N = N, pw->NR = NR;
     return MYGPT_OK;
@@ -836,78 +900,155 @@ mygpt_status mygpt_matmul_prepacked(float *out, const float *inp, const mygpt_pa
         return MYGPT_OK;
     matmul_job job = {.out = out, .a = inp, .lda = (size_t)pw->K, .b = pw->weight, .ldb = (size_t)pw->K,
                       .prepacked = pw->panels, .format = pw->format, .qpanels = pw->qpanels,
-                      .qscales = pw->qscales, .bias = bias, .M = M, .K = pw->K, .N = pw->N,
+                      .qscales = pw->qscales, .value_bytes = (size_t)pw->value_bytes, .bias = bias, .M = M,
+                      .K = pw->K, .N = pw->N,
                       .apply_gelu = apply_gelu, .kern = kern};
     return run(&job, err);
 }
 
+/* ---- products of a planned pass: the caller's workspace -------------------------- */
+
+/* The job of a forward product (pr's pointers may be NULL while it is only sized) */
+static matmul_job product_job(const mygpt_product *pr)
+{
+    const mygpt_packed_weight *pw = mygpt_matmul_packed_fits(pr->pw) ? pr->pw : NULL;
+    matmul_job job = {.out = pr->out, .a = pr->inp, .lda = (size_t)pr->K, .b = pw ? pw->weight : pr->weight,
+                      .ldb = (size_t)pr->K, .bias = pr->bias, .M = pr->M, .K = pr->K, .N = pr->N,
+                      .apply_gelu = pr->gelu, .kern = mygpt_matmul_isa()};
+    if (pw)
+        job.prepacked = pw->panels, job.format = pw->format, job.qpanels = pw->qpanels, job.qscales = pw->qscales,
+        job.value_bytes = (size_t)pw->value_bytes;
+    return job;
+}
+
+void mygpt_product_run(const mygpt_product *pr, void *ws, size_t ws_bytes)
+{
+    if (pr->M == 0)
+        return;
+    matmul_job job = product_job(pr);
+    run_in(&job, ws, ws_bytes);
+}
+
 /* ---- backward ---------------------------------------------------------------------- */
 
-size_t mygpt_matmul_backward_workspace(size_t N, int C, int OC, int set_dinp, int set_dweight)
+/* One of a gradient's two products, acc_into (M, Nn) (+)= A . B through the fast kernel:
+ * A (M, K) at a (lda apart; transposed when a_t), B (K, Nn) k-major at b (ldb apart). */
+typedef struct grad_product {
+    float *acc_into;
+    int set;
+    const float *a, *b;
+    size_t lda, ldb;
+    int a_t;
+    size_t M;
+    int K, Nn;
+} grad_product;
+
+/* Its job: summed from zero into tmp (only needed when K spans more than one KC block),
+ * then added, as PyTorch's autograd adds a gradient it computed; with set, acc_into =
+ * A . B, summed in place. */
+static matmul_job grad_job(const grad_product *gp, float *tmp)
 {
-    const size_t nc = !set_dinp && OC > KC ? N * (size_t)C : 0; // dinp's partial sums
-    const size_t oc = !set_dweight && N > KC ? (size_t)OC * C : 0; // dweight's
-    return nc > oc ? nc : oc;
+    return (matmul_job){.out = gp->set ? gp->acc_into : tmp, .acc_into = gp->set ? NULL : gp->acc_into,
+                        .a = gp->a, .lda = gp->lda, .a_t = gp->a_t, .b = gp->b, .ldb = gp->ldb, .b_kmajor = 1,
+                        .M = gp->M, .K = gp->K, .N = gp->Nn, .kern = mygpt_matmul_isa()};
+}
+
+/* Floats of tmp, rounded up to a cache line */
+static size_t grad_tmp_floats(const grad_product *gp)
+{
+    return !gp->set && gp->K > KC ? (gp->M * (size_t)gp->Nn + 15) / 16 * 16 : 0;
+}
+
+/* The gradient's two products: dinp (N, C) (+)= dout (N, OC) @ weight (OC, C), weight read
+ * as B = (K = OC, C); dweight (OC, C) (+)= dout^T (OC, N) @ inp (N, C), dout read
+ * transposed, the sum over the N rows in the kernel's fixed order (KC blocks, k in order).
+ * A product whose output is NULL has M = 0. */
+static void grad_products(const mygpt_product_grad *g, grad_product gp[2])
+{
+    gp[0] = (grad_product){g->dinp, g->set_dinp, g->dout, g->weight, (size_t)g->OC, (size_t)g->C, 0,
+                           g->dinp ? g->N : 0, g->OC, g->C};
+    gp[1] = (grad_product){g->dweight, g->set_dweight, g->dout, g->inp, (size_t)g->OC, (size_t)g->C, 1,
+                           g->dweight ? (size_t)g->OC : 0, (int)g->N, g->C};
+}
+
+/* The bytes a job needs, SIZE_MAX when it cannot be shared out */
+static size_t sized(matmul_job *j)
+{
+    return prepare(j, NULL) == MYGPT_OK ? job_bytes(j) : SIZE_MAX;
+}
+
+size_t mygpt_product_workspace(const mygpt_product *pr, const mygpt_product_grad *g)
+{
+    size_t most = 0;
+    if (pr->M > 0) {
+        matmul_job job = product_job(pr);
+        most = sized(&job);
+    }
+    grad_product gp[2];
+    for (int i = 0; g && g->N > 0 && i < 2; i++) {
+        grad_products(g, gp);
+        if (gp[i].M == 0)
+            continue;
+        matmul_job job = grad_job(&gp[i], NULL);
+        const size_t bytes = sized(&job), tmp = grad_tmp_floats(&gp[i]) * sizeof(float);
+        const size_t need = bytes > SIZE_MAX - 64 - tmp ? SIZE_MAX : tmp + bytes + 64;
+        most = need > most ? need : most;
+    }
+    return most;
+}
+
+void mygpt_product_grad_run(const mygpt_product_grad *g, void *ws, size_t ws_bytes)
+{
+    if (g->N == 0)
+        return;
+    grad_product gp[2];
+    grad_products(g, gp);
+    // tmp from ws's first cache line, the job's block after it
+    float *base = ws ? (float *)((char *)ws + (64 - (uintptr_t)ws % 64) % 64) : NULL;
+    for (int i = 0; i < 2; i++) {
+        if (gp[i].M == 0)
+            continue;
+        const size_t tmp = grad_tmp_floats(&gp[i]);
+        matmul_job job = grad_job(&gp[i], tmp ? base : NULL);
+        run_in(&job, base ? base + tmp : NULL, ws_bytes - 64 - tmp * sizeof(float));
+    }
+    // dbias += column sums of dout: threads own columns, rows in order
+    const size_t no = g->N * (size_t)g->OC;
+    if (g->dbias) {
+        const float *dout = g->dout;
+        const int OC = g->OC;
+#pragma omp parallel for schedule(static) if (no > MYGPT_KERNEL_SMALL)
+        for (int o = 0; o < OC; o++) {
+            float s = 0.0f;
+            for (size_t n = 0; n < g->N; n++)
+                s += dout[n * OC + o];
+            g->dbias[o] += s;
+        }
+    }
+}
+
+mygpt_status mygpt_matmul_grad(const mygpt_product_grad *g, mygpt_error *err)
+{
+    if (g->C < 1 || g->OC < 1 || g->N > (size_t)INT_MAX)
+        return mygpt_fail(err, MYGPT_EINVAL, "matmul backward needs 1 <= C, OC and N <= INT_MAX (N=%zu C=%d OC=%d)",
+                          g->N, g->C, g->OC);
+    const size_t bytes = mygpt_product_workspace(&(mygpt_product){0}, g);
+    if (bytes == SIZE_MAX)
+        return mygpt_fail(err, MYGPT_EINVAL, "matmul backward of %zu x %d x %d is too large to share out", g->N, g->C,
+                          g->OC);
+    void *ws = NULL;
+    if (bytes && !(ws = malloc(bytes)))
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul backward (%zu bytes)", bytes);
+    mygpt_product_grad_run(g, ws, bytes);
+    free(ws);
+    return MYGPT_OK;
 }
 
 mygpt_status mygpt_matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout,
                                    const float *inp, const float *weight, size_t N, int C, int OC,
                                    mygpt_error *err)
 {
-    return mygpt_matmul_backward_ws(dinp, 0, dweight, 0, dbias, dout, inp, weight, N, C, OC, NULL, err);
-}
-
-/* acc_into (M, Nn) += A . B through the fast kernel: summed from zero into tmp (only
- * needed when K spans more than one KC block), then added, as PyTorch's autograd adds a
- * gradient it computed. With set, acc_into = A . B, summed in place. */
-static mygpt_status accumulate_product(float *acc_into, int set, const float *a, size_t lda, int a_t,
-                                       const float *b, size_t ldb, size_t M, int K, int Nn,
-                                       float *ws, mygpt_error *err)
-{
-    if (set) {
-        matmul_job job = {.out = acc_into, .a = a, .lda = lda, .a_t = a_t, .b = b, .ldb = ldb,
-                          .b_kmajor = 1, .M = M, .K = K, .N = Nn, .kern = mygpt_matmul_isa()};
-        return run(&job, err);
-    }
-    float *tmp = NULL;
-    if (K > KC && !(tmp = ws ? ws : mygpt_float_block(M * (size_t)Nn)))
-        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the matmul backward (%zu floats)",
-                          M * (size_t)Nn);
-    matmul_job job = {.out = tmp, .acc_into = acc_into, .a = a, .lda = lda, .a_t = a_t, .b = b,
-                      .ldb = ldb, .b_kmajor = 1, .M = M, .K = K, .N = Nn, .kern = mygpt_matmul_isa()};
-    const mygpt_status st = run(&job, err);
-    if (tmp != ws)
-        free(tmp);
-    return st;
-}
-
-mygpt_status mygpt_matmul_backward_ws(float *dinp, int set_dinp, float *dweight, int set_dweight, float *dbias, const float *dout,
-                                      const float *inp, const float *weight, size_t N, int C, int OC,
-                                      float *ws, mygpt_error *err)
-{
-    if (C < 1 || OC < 1 || N > (size_t)INT_MAX)
-        return mygpt_fail(err, MYGPT_EINVAL, "matmul backward needs 1 <= C, OC and N <= INT_MAX (N=%zu C=%d OC=%d)",
-                          N, C, OC);
-    if (N == 0)
-        return MYGPT_OK;
-    // dinp (N, C) += dout (N, OC) @ weight (OC, C): weight read as B = (K = OC, C)
-    if (dinp)
-        MYGPT_TRY(accumulate_product(dinp, set_dinp, dout, (size_t)OC, 0, weight, (size_t)C, N, OC, C, ws, err));
-    // dweight (OC, C) += dout^T (OC, N) @ inp (N, C): dout read transposed; the sum over
-    // the N rows runs in the kernel's fixed order (KC blocks, k in order)
-    if (dweight)
-        MYGPT_TRY(accumulate_product(dweight, set_dweight, dout, (size_t)OC, 1, inp, (size_t)C, (size_t)OC, (int)N, C,
-                                     ws, err));
-    // dbias += column sums of dout: threads own columns, rows in order
-    const size_t no = N * (size_t)OC;
-    if (dbias) {
-#pragma omp parallel for schedule(static) if (no > MYGPT_KERNEL_SMALL)
-        for (int o = 0; o < OC; o++) {
-            float s = 0.0f;
-            for (size_t n = 0; n < N; n++)
-                s += dout[n * OC + o];
-            dbias[o] += s;
-        }
-    }
-    return MYGPT_OK;
+    const mygpt_product_grad g = {.dinp = dinp, .dweight = dweight, .dbias = dbias, .dout = dout, .inp = inp,
+                                  .weight = weight, .N = N, .C = C, .OC = OC};
+    return mygpt_matmul_grad(&g, err);
 }

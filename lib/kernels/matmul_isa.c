@@ -44,11 +44,14 @@
  * (element (i, k) at a[i * lda + k]) or transposed (at a[k * lda + i]: the backward's
  * dout^T). The body is written once; the wrappers below compile it for a tile height
  * MR, a layout of a and an instruction set. */
-REGISTER_TILE static inline __attribute__((always_inline)) void
-kernel_body(const int MR, const int NR, const int A_T, int rows, int kc, const float *restrict a, size_t lda,
-            const float *restrict bp, float *restrict c, size_t ldc, int first, const float *restrict init,
-            const lines_ahead *pf)
+REGISTER_TILE static inline __attribute__((always_inline)) void kernel_body(const int MR, const int NR, const int A_T,
+                                                                           const tile_args *t)
 {
+    const float *restrict a = t->a, *restrict bp = t->bp, *restrict init = t->init;
+    float *restrict c = t->c;
+    const size_t lda = t->lda, ldc = t->ldc;
+    const int rows = t->rows, kc = t->kc, first = t->first;
+    const lines_ahead *pf = t->pf;
     // pf's lines, one every `every` k steps (the rest after the loop), counted down: a
     // k % every in the loop is a division at every step
     const int segs = pf ? pf->segs : 0, seg_lines = pf ? pf->seg_lines : 0, lines = segs * seg_lines;
@@ -147,10 +150,8 @@ static void store_swapped_generic(float *restrict o, size_t ldo, const float *re
                 o[j * ldo + i] = c[i * NR + j];
 }
 
-#define KERNEL_ARGS                                                                                \
-    int rows, int kc, const float *restrict a, size_t lda, const float *restrict bp,              \
-        float *restrict c, size_t ldc, int first, const float *restrict init, const lines_ahead *pf
-#define KERNEL_CALL(MR, NR, A_T) kernel_body(MR, NR, A_T, rows, kc, a, lda, bp, c, ldc, first, init, pf)
+#define KERNEL_ARGS const tile_args *t
+#define KERNEL_CALL(MR, NR, A_T) kernel_body(MR, NR, A_T, t)
 
 /* any CPU: fmaf() from the C library (same results, slower) */
 REGISTER_TILE static void kernel_6x16(KERNEL_ARGS)
@@ -258,9 +259,14 @@ MYGPT_AVX512 REGISTER_TILE static void kernel_14x32_avx512_t(KERNEL_ARGS)
 #define DECODE_P_AVX512 4
 #define DECODE_P_AVX2 2
 #define DECODE_FN(NAME, TARGET, BODY, FORMAT, P)                                                   \
-    TARGET static void NAME(QROWS_ARGS)                                                            \
+    TARGET static void NAME(const qrows_args *r)                                                   \
     {                                                                                              \
         const int BF = FORMAT;                                                                     \
+        const float *restrict a = r->a, *restrict sc = r->sc, *restrict init = r->init;            \
+        const void *restrict bp = r->bp;                                                           \
+        float *restrict c = r->c;                                                                  \
+        const size_t bstride = r->bstride, sstride = r->sstride;                                   \
+        const int kc = r->kc, first = r->first;                                                    \
         BODY(P)                                                                                    \
     }
 DECODE_FN(decode_avx512_fp32, MYGPT_AVX512, QROWS_AVX512, MYGPT_WEIGHTS_FP32, DECODE_P_AVX512)

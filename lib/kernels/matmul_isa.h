@@ -48,9 +48,20 @@ typedef struct lines_ahead {
     int segs, seg_lines;
 } lines_ahead;
 
-typedef void (*kernel_fn)(int rows, int kc, const float *restrict a, size_t lda,
-                          const float *restrict bp, float *restrict c, size_t ldc, int first,
-                          const float *restrict init, const lines_ahead *pf);
+/* One register tile's work: c (rows x NR, row stride ldc) = (first ? init : c) + a (rows
+ * x kc, row stride lda, or transposed) . bp (kc x NR, packed), asking for pf's lines on
+ * the way (pf may be NULL). */
+typedef struct tile_args {
+    const float *a;
+    size_t lda;
+    const float *bp;
+    float *c;
+    size_t ldc;
+    const float *init; /* the bias, or NULL for zero (first only) */
+    const lines_ahead *pf;
+    int rows, kc, first;
+} tile_args;
+typedef void (*kernel_fn)(const tile_args *t);
 typedef void (*gelu_fn)(float *c, size_t ldc, int rows, int cols);
 
 typedef void (*copy_strips_fn)(float *restrict dst, size_t stride, int MR, const float *restrict a, size_t lda, int kc,
@@ -58,11 +69,20 @@ typedef void (*copy_strips_fn)(float *restrict dst, size_t stride, int MR, const
 typedef void (*store_swapped_fn)(float *restrict o, size_t ldo, const float *restrict c, int NR, int rows, int cols,
                                  int add);
 
-/* One row of a prepacked or quantized B over several panels at once (decoding; QROWS_BODY) */
-#define QROWS_ARGS                                                                                 \
-    int kc, const float *restrict a, const void *restrict bp, size_t bstride, const float *restrict sc, \
-        size_t sstride, float *restrict c, int first, const float *restrict init
-typedef void (*qrows_fn)(QROWS_ARGS);
+/* One row of a prepacked or quantized B over several panels at once (decoding; QROWS_BODY):
+ * c (P panels of NR) = (first ? init : c) + a (kc) . the panels at bp, panel i's values
+ * bstride elements after panel i - 1's, int8's scales sstride floats apart from sc. */
+typedef struct qrows_args {
+    const float *a;
+    const void *bp;
+    size_t bstride;
+    const float *sc;
+    size_t sstride;
+    float *c;
+    const float *init;
+    int kc, first;
+} qrows_args;
+typedef void (*qrows_fn)(const qrows_args *r);
 
 /* The kernels of one instruction set: its tile MR x NR (the packing follows NR). */
 typedef struct matmul_isa {

@@ -28,12 +28,23 @@ static void train_acts_release(mygpt_train_acts *a)
     memset(a, 0, sizeof *a);
 }
 
-/* The activations the backward needs and its scratch, for `rows` rows of T and L
- * layers: one list that sizes them (base NULL), carves them (l = 0) and gives layer l's
- * slice of each (a buffer of one layer is the same for every l). Returns floats. */
-static size_t carve_train_acts(mygpt_train_acts *a, float *base, size_t l, size_t rows, size_t T, size_t L,
-                               size_t C, size_t NH, size_t V)
+/* The sizes the activations are carved for: `rows` rows of T, and the model's */
+typedef struct acts_shape {
+    size_t rows, T, L, C, NH, V;
+} acts_shape;
+
+static acts_shape shape_of(const mygpt_config *cfg, size_t rows, int T)
 {
+    return (acts_shape){rows, (size_t)T, (size_t)cfg->num_layers, (size_t)cfg->embed_dim, (size_t)cfg->num_heads,
+                        (size_t)mygpt_head_size(cfg)};
+}
+
+/* The activations the backward needs and its scratch, for z's rows and layers: one list
+ * that sizes them (base NULL), carves them (l = 0) and gives layer l's slice of each (a
+ * buffer of one layer is the same for every l). Returns floats. */
+static size_t carve_train_acts(mygpt_train_acts *a, float *base, size_t l, const acts_shape *z)
+{
+    const size_t rows = z->rows, T = z->T, L = z->L, C = z->C, NH = z->NH, V = z->V;
     size_t n = 0;
 #define TAKE(field, layers, count)                                                                 \
     (a->field = base ? base + n + ((layers) > 1 ? l * (count) : 0) : NULL, n += (layers) * (count))
@@ -80,14 +91,14 @@ static mygpt_status ensure_train_acts(mygpt_train_acts *a, const mygpt_config *c
     if (a->memory && BT <= a->capacity_bt && BT * Ts <= a->capacity_btt) { // fits: carved for (B, T)
         a->B = B;
         a->T = T;
-        const size_t used = carve_train_acts(a, a->memory, 0, BT, Ts, L, C, NH, V);
+        const size_t used = carve_train_acts(a, a->memory, 0, &(acts_shape){BT, Ts, L, C, NH, V});
         assert(used <= a->memory_len); // every term grows with B * T or B * T * T, which fit
         (void)used;
         return MYGPT_OK;
     }
     mygpt_train_acts sizing;
     size_t total;
-    if (mygpt_mul_overflows(BT, carve_train_acts(&sizing, NULL, 0, 1, Ts, L, C, NH, V), &total) ||
+    if (mygpt_mul_overflows(BT, carve_train_acts(&sizing, NULL, 0, &(acts_shape){1, Ts, L, C, NH, V}), &total) ||
         total > SIZE_MAX / sizeof(float))
         return mygpt_fail(err, MYGPT_EOVERFLOW, "training activations for B=%d, T=%d overflow", B, T);
     float *mem = mygpt_float_block(total);
@@ -107,13 +118,7 @@ static mygpt_status ensure_train_acts(mygpt_train_acts *a, const mygpt_config *c
     a->capacity_btt = BT * Ts;
     a->B = B;
     a->T = T;
-    carve_train_acts(a, mem, 0, BT, Ts, L, C, NH, V);
-    // the matmul backward's partial sums: only the attention's k and v add their dln
-    // to q's (every other gradient is written into zeros: see mygpt_linear_backward)
-    a->ws_len = mygpt_matmul_backward_workspace(BT, (int)C, (int)C, 0, 1);
-    if (a->ws_len && !(a->workspace = mygpt_float_block(a->ws_len))) {
-        a->ws_len = 0; // the kernel then allocates its own
-    }
+    carve_train_acts(a, mem, 0, &(acts_shape){BT, Ts, L, C, NH, V});
     return MYGPT_OK;
 }
 
@@ -175,14 +180,11 @@ static mygpt_status ensure_att_scratch(mygpt_train_acts *a, int T, int head_dim,
     return MYGPT_OK;
 }
 
-/* The pass over (B, T) of a training step. */
-static mygpt_pass training_pass(const mygpt_gpt *g, const mygpt_train_acts *a)
-{
-    /* no packing: mygpt_trainer_create refuses a packed model and mygpt_gpt_pack a trained one */
-    return (mygpt_pass){.cfg = &g->config, .w = &g->params, .impl = g->impl, .B = a->B,
-                        .T = a->T, .att_scratch = a->att_scratch, .att_scratch_len = a->att_scratch_len,
-                        .dropout = a->dropped ? g->config.dropout : 0.0};
-}
+/* The pass over (B, T) of a training step, planned (its gradients in m->d, or none for
+ * the forward) in a's workspace, its blocks reading and writing their slices of the kept
+ * activations. */
+static mygpt_status training_pass(mygpt_pass *p, const mygpt_gpt *g, mygpt_train_acts *a, const mygpt_pass_model *m,
+                                  mygpt_error *err);
 
 /* The keeps' layout, in the order they are drawn: the embedding's (B, T, C), then per
  * layer the attention's (B, NH, T, T), W_o's and fc2's (B, T, C). The one place that sizes
@@ -226,8 +228,8 @@ static mygpt_train_acts layer_slices(const mygpt_gpt *g, const mygpt_train_acts 
 {
     const mygpt_config *cfg = &g->config;
     mygpt_train_acts s;
-    carve_train_acts(&s, a->memory, (size_t)l, (size_t)a->B * a->T, (size_t)a->T, (size_t)cfg->num_layers,
-                     (size_t)cfg->embed_dim, (size_t)cfg->num_heads, (size_t)mygpt_head_size(cfg));
+    const acts_shape z = shape_of(cfg, (size_t)a->B * a->T, a->T);
+    carve_train_acts(&s, a->memory, (size_t)l, &z);
     return s;
 }
 
@@ -243,6 +245,24 @@ static mygpt_block_acts kept_block(const mygpt_gpt *g, const mygpt_train_acts *a
         .att = s.att, .atty = s.atty, .mid = s.resid_mid, .ln2 = s.ln2, .ln2_mean = s.ln2_mean,
         .ln2_denom = s.ln2_denom, .fch = s.fch, .fch_gelu = s.fch_gelu,
         .proj = a->dresid /* free until the backward */, .out = next.resid};
+}
+
+static mygpt_status training_pass(mygpt_pass *p, const mygpt_gpt *g, mygpt_train_acts *a, const mygpt_pass_model *m,
+                                  mygpt_error *err)
+{
+    /* no packing: mygpt_trainer_create refuses a packed model and mygpt_gpt_pack a trained one */
+    const mygpt_config *cfg = &g->config;
+    p->cfg = cfg, p->impl = g->impl, p->B = a->B, p->T = a->T;
+    p->att_scratch = a->att_scratch, p->att_scratch_len = a->att_scratch_len;
+    p->dropout = a->dropped ? cfg->dropout : 0.0;
+    MYGPT_TRY(mygpt_pass_plan(p, m, a->ids, &a->workspace, &a->ws_len, err));
+    for (int l = 0; l < cfg->num_layers; l++)
+        p->acts[l] = kept_block(g, a, l);
+    // x = dropout(E[ids] + P[0..T-1]) into the first layer's input; the head reads the last's
+    p->ends = (mygpt_ends_acts){.x = a->resid, .keep_embed = a->dropped ? a->keep : NULL,
+                                .x_final = layer_slices(g, a, cfg->num_layers).resid, .rows = (size_t)a->B * a->T,
+                                .ln = a->lnf, .mean = a->lnf_mean, .denom = a->lnf_denom, .logits = a->logits};
+    return MYGPT_OK;
 }
 
 mygpt_status mygpt_trainer_forward(mygpt_trainer *tr, const int64_t *ids, const int64_t *targets, int B,
@@ -262,22 +282,10 @@ mygpt_status mygpt_trainer_forward(mygpt_trainer *tr, const int64_t *ids, const 
     if (targets)
         memcpy(a->targets, targets, N * sizeof *targets);
     MYGPT_TRY(draw_keeps(tr, err));
-    const mygpt_pass p = training_pass(g, a);
-
-    // x = dropout(E[ids] + P[0..T-1])                                    (B, T, C)
-    MYGPT_TRY(mygpt_embedding_forward(a->resid, ids,
-                                      (mygpt_embedding_tables){g->params.wte, cfg->vocab_size, g->params.wpe,
-                                                               cfg->max_seq_len},
-                                      B, T, cfg->embed_dim, err));
-    if (a->dropped)
-        mygpt_dropout_apply(a->resid, a->resid, a->keep, N * cfg->embed_dim, cfg->dropout);
-    for (int l = 0; l < cfg->num_layers; l++) {
-        const mygpt_block_acts block = kept_block(g, a, l);
-        MYGPT_TRY(mygpt_block_forward(&p, l, &block, err));
-    }
-    // logits = LN_f(x) H^T (H the head, or E), then the loss           (B, T, V)
-    const float *xf = layer_slices(g, a, cfg->num_layers).resid;
-    MYGPT_TRY(mygpt_head_forward(&p, a->logits, a->lnf, a->lnf_mean, a->lnf_denom, xf, N, err));
+    mygpt_pass p = {0};
+    MYGPT_TRY(training_pass(&p, g, a, &(mygpt_pass_model){.w = &g->params}, err));
+    // logits = LN_f(blocks(dropout(E[ids] + P[0..T-1]))) H^T, then the loss   (B, T, V)
+    mygpt_pass_forward(&p, ids);
     if (!targets) // model(ids) in train mode: the logits only
         return MYGPT_OK;
     MYGPT_TRY(mygpt_cross_entropy_forward(loss, a->logp, a->logits, targets, N, mygpt_head_size(cfg), err));
@@ -374,14 +382,14 @@ mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
     const mygpt_config *cfg = &g->config;
     const int C = cfg->embed_dim, V = mygpt_head_size(cfg);
     const size_t N = (size_t)a->B * a->T, NC = N * C;
-    const mygpt_params *w = &g->params;
     uint8_t frozen[MYGPT_NUM_PARAM_TENSORS];
     frozen_rows(tr, frozen);
-    mygpt_pass p = training_pass(g, a);
-    p.frozen = frozen;
+    mygpt_status fault = MYGPT_OK; // a LoRA backward's
+    mygpt_pass p = {.fault = &fault, .err = err};
+    MYGPT_TRY(training_pass(&p, g, a, &(mygpt_pass_model){.w = &g->params, .d = d, .frozen = frozen}, err));
     const mygpt_block_grads grads = {.dx = a->dresid, .dmid = a->dresid2, .dln = a->dln, .datty = a->datty,
                                      .dq = a->dq, .dk = a->dk, .dv = a->dv, .dfch = a->dfch,
-                                     .dfch_gelu = a->dfch_gelu, .d = d, .ws = a->workspace, .ws_len = a->ws_len};
+                                     .dfch_gelu = a->dfch_gelu};
 
     // d loss / d logits, written over the logits                        (B, T, V)
     if (a->last_only)
@@ -390,22 +398,16 @@ mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
         mygpt_cross_entropy_backward(a->logits, a->logp, a->targets, N, V);
     // the head: logits = lnf H^T (+ b) gives dlnf = dlogits H, dH = dlogits^T lnf and db the
     // column sums of dlogits (H tied: E), and its adapter's share with LoRA
-    const int head_row = mygpt_head_weight(cfg, w) == w->wte ? MYGPT_PARAM_wte : MYGPT_PARAM_lmw;
-    mygpt_adapter keep;
-    const mygpt_adapter *lora = mygpt_head_adapter(cfg, &keep, w, d);
-    MYGPT_TRY(mygpt_linear_backward(&p, a->dln, 1, frozen[head_row] ? NULL : mygpt_head_weight(cfg, d),
-                                    frozen[MYGPT_PARAM_lmb] ? NULL : mygpt_head_bias(cfg, d), a->logits, a->lnf,
-                                    mygpt_head_weight(cfg, w), lora, N, C, V, a->workspace, a->ws_len, err));
+    mygpt_linear_backward(&p, &p.head, a->dln, 1, a->logits, a->lnf, N);
     mygpt_fill_floats(a->dresid, NULL, NC);
-    const float *xf = layer_slices(g, a, cfg->num_layers).resid;
-    mygpt_layernorm_backward(a->dresid, d->lnfw, d->lnfb, a->dln,
-                             (mygpt_layernorm_saved){xf, w->lnfw, a->lnf_mean, a->lnf_denom}, N, C);
+    mygpt_layernorm_backward(a->dresid, p.dlnfw, p.dlnfb, a->dln,
+                             (mygpt_layernorm_saved){p.ends.x_final, p.lnfw, a->lnf_mean, a->lnf_denom}, N, C);
     // down to the lowest layer that trains (autograd stops where nothing needs a gradient)
     const int lowest = lowest_trainable_layer(tr);
-    for (int l = cfg->num_layers - 1; l >= (lowest > 0 ? lowest : 0); l--) { // dresid: d of layer l's output, then of its input
-        const mygpt_block_acts block = kept_block(g, a, l);
-        MYGPT_TRY(mygpt_block_backward(&p, l, &block, &grads, err));
-    }
+    // dresid: d of layer l's output, then of its input
+    for (int l = cfg->num_layers - 1; l >= (lowest > 0 ? lowest : 0) && !fault; l--)
+        mygpt_block_backward(&p, l, &grads);
+    MYGPT_TRY(fault);
     // x = dropout(E[ids] + P[0..T-1]): the lookup's gradient joins a tied head's in dE
     if (lowest < 0) {
         if (a->dropped)

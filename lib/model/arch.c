@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "mygpt/gpt.h"
+#include "mygpt/config.h"
 #include "base/base.h"
 
 /* ---- architectures ------------------------------------------------------------------ */

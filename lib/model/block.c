@@ -1,18 +1,22 @@
 /*
- * block.c - the transformer block, forward and backward side by side, and the one
- * linear dispatcher every product of the model goes through (see block.h).
+ * block.c - a pass's plan, the transformer block (forward and backward side by side), the
+ * one Linear every product of the model goes through, and the driver of the forward
+ * passes (see block.h).
  *
  *   mid = x + W_o(attention(LN1(x)))
  *   out = mid + fc2(GELU(fc1(LN2(mid))))
  */
 #include "model/block.h"
 
+#include <assert.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mygpt/layers.h"
 #include "base/base.h"
 #include "base/parallel.h"
 #include "model/params.h"
+#include "model/kv_layout.h"
 #include "kernels/attention.h"
 #include "kernels/lora.h"
 
@@ -39,67 +43,190 @@ mygpt_status mygpt_pass_check_input(const mygpt_config *cfg, const int64_t *ids,
     return MYGPT_OK;
 }
 
-/* ---- the linear dispatcher ------------------------------------------------------------ */
+/* ---- the plan ---------------------------------------------------------------------------- */
 
-const mygpt_adapter *mygpt_adapter_of(const mygpt_config *cfg, mygpt_adapter *keep, const float *a, const float *b,
-                                      float *da, float *db)
+float *mygpt_head_weight(const mygpt_config *cfg, const mygpt_params *w)
 {
-    if (cfg->lora_rank <= 0 || !a)
-        return NULL;
+    return mygpt_arch_get(cfg).untied_head || cfg->num_classes > 0 ? w->lmw : w->wte;
+}
+
+/* One Linear of layer l's views: its weight W (OC, C) and bias b as the table's rows
+ * (lw.W, lw.b: NULL when the architecture has none), its packing, its adapter (lw.xA,
+ * lw.xB: present only with LoRA), and where dw (or none) takes its gradients: a frozen
+ * weight's or bias's is not computed, an adapter's always is. */
+#define LINEAR(W, b, x, in, out)                                                                                   \
+    (mygpt_linear_plan)                                                                                              \
+    {                                                                                                                \
+        .weight = lw.W, .bias = lw.b, .pw = mygpt_packed_find(m->packed, MYGPT_PARAM_##W, l),                        \
+        .lora = {lw.x##A, lw.x##B, d ? dw.x##A : NULL, d ? dw.x##B : NULL, lw.x##A ? cfg->lora_rank : 0, scale},    \
+        .dweight = d && !frozen[MYGPT_PARAM_##W] ? dw.W : NULL,                                                      \
+        .dbias = d && !frozen[MYGPT_PARAM_##b] ? dw.b : NULL, .C = (in), .OC = (out)                                 \
+    }
+
+/* Layer l's plan (l = -1: the head's Linear, lmw with lmb and its adapter, whose packing
+ * is the head's) */
+static void plan_layer(mygpt_pass *p, const mygpt_pass_model *m, int l, mygpt_layer_plan *lp)
+{
+    const mygpt_config *cfg = p->cfg;
+    const int C = cfg->embed_dim;
+    static const uint8_t none[MYGPT_NUM_PARAM_TENSORS];
+    const uint8_t *frozen = m->frozen ? m->frozen : none;
     // (self.alpha / self.rank) in Python's double, then float32 as it multiplies a float tensor
-    *keep = (mygpt_adapter){a, b, da, db, cfg->lora_rank, (float)(cfg->lora_alpha / cfg->lora_rank)};
-    return keep;
+    const float scale = cfg->lora_rank > 0 ? (float)(cfg->lora_alpha / cfg->lora_rank) : 0.0f;
+    mygpt_params lw, dw; // layer l's weights, as the math names them: W_q is lw.wq (C, C), b_q lw.bq (C) or NULL
+    const mygpt_params *d = m->d;
+    mygpt_params_layer(cfg, m->w, l, &lw);
+    if (d)
+        mygpt_params_layer(cfg, d, l, &dw);
+    *lp = (mygpt_layer_plan){.ln1w = lw.ln1w, .ln1b = lw.ln1b, .ln2w = lw.ln2w, .ln2b = lw.ln2b,
+                             .dln1w = d ? dw.ln1w : NULL, .dln1b = d ? dw.ln1b : NULL,
+                             .dln2w = d ? dw.ln2w : NULL, .dln2b = d ? dw.ln2b : NULL,
+                             .q = LINEAR(wq, bq, q, C, C), .k = LINEAR(wk, bk, k, C, C), .v = LINEAR(wv, bv, v, C, C),
+                             .o = LINEAR(wo, bo, o, C, C), .fc1 = LINEAR(fc1w, fc1b, fc1, C, 4 * C),
+                             .fc2 = LINEAR(fc2w, fc2b, fc2, 4 * C, C)};
+    // the head: the untied head (its own Linear: a classification head's bias, an adapter)
+    // or the token embedding E (tied: no Linear of its own, so no adapter)
+    if (l == 0) {
+        const int V = cfg->num_classes > 0 ? cfg->num_classes : cfg->vocab_size;
+        const mygpt_linear_plan tied = {.weight = lw.wte, .dweight = d && !frozen[MYGPT_PARAM_wte] ? dw.wte : NULL,
+                                        .C = C, .OC = V};
+        p->head = p->untied_head ? LINEAR(lmw, lmb, lm, C, V) : tied;
+        p->head.pw = m->packed ? &m->packed->head : NULL;
+        p->wte = lw.wte, p->wpe = lw.wpe + (size_t)p->t0 * C;
+        p->lnfw = lw.lnfw, p->lnfb = lw.lnfb;
+        p->dlnfw = d ? dw.lnfw : NULL, p->dlnfb = d ? dw.lnfb : NULL;
+    }
+    if (p->cache) {
+        const mygpt_kv_layer kv = mygpt_kv_cache_layer(p->cache, cfg, l);
+        lp->cache_k = kv.k, lp->cache_v = kv.v, lp->cache_kt = kv.kt;
+    }
 }
+#undef LINEAR
 
-const mygpt_adapter *mygpt_head_adapter(const mygpt_config *cfg, mygpt_adapter *keep, const mygpt_params *w,
-                                        const mygpt_params *d)
+/* The bytes of workspace the pass's products need: each Linear's product, and in a
+ * training pass its gradient's (dinp written, or added for the attention's k and v);
+ * SIZE_MAX for one too large to share out. Layer 0's Linears stand for every layer's:
+ * the same shapes, and the same packing (a table row is packed, or stored quantized, in
+ * all its layers or none). */
+static size_t size_workspace(const mygpt_pass *p)
 {
-    if (mygpt_head_weight(cfg, w) == w->wte) // tied: every row of the table carves a pointer, lmA's is past the end
-        return NULL;
-    return mygpt_adapter_of(cfg, keep, w->lmA, w->lmB, d ? d->lmA : NULL, d ? d->lmB : NULL);
-}
-
-mygpt_status mygpt_linear(const mygpt_pass *p, float *out, const float *inp, const float *weight,
-                          const float *bias, const mygpt_packed_weight *pw, const mygpt_adapter *lora, size_t N,
-                          int C, int OC, int gelu, mygpt_error *err)
-{
-    const int fuse = gelu && !lora; // with an adapter, GELU comes after its share is added
     if (p->impl == MYGPT_IMPL_REFERENCE)
-        mygpt_matmul_naive(out, inp, weight, bias, N, C, OC);
-    else if (mygpt_matmul_packed_fits(pw))
-        MYGPT_TRY(mygpt_matmul_prepacked(out, inp, pw, bias, N, fuse, err));
-    else
-        MYGPT_TRY(mygpt_matmul_ex(out, inp, weight, bias, N, C, OC, fuse, err));
-    if (lora) // self.linear(x) + self.lora(x)
-        mygpt_lora_forward(out, inp, (mygpt_lora_weights){lora->a, lora->b, C, lora->r, OC, lora->scale}, N);
-    if (gelu && (lora || p->impl == MYGPT_IMPL_REFERENCE))
-        mygpt_gelu_forward(out, out, N * (size_t)OC);
+        return 0;
+    const mygpt_layer_plan *lp = &p->layer[0];
+    const mygpt_linear_plan *all[7] = {&lp->q, &lp->k, &lp->v, &lp->o, &lp->fc1, &lp->fc2, &p->head};
+    const size_t N = (size_t)p->B * p->T;
+    size_t most = 0;
+    for (int i = 0; i < 7; i++) {
+        const mygpt_linear_plan *f = all[i];
+        const size_t rows = i < 6 || !p->cache ? N : 1; // a KV-cache step's head: the last row
+        float marker; // (the sizing reads only whether an output is there)
+        const mygpt_product pr = {.pw = f->pw, .M = rows, .K = f->C, .N = f->OC};
+        const mygpt_product_grad g = {.dinp = &marker, .dweight = f->dweight, .N = rows, .C = f->C, .OC = f->OC,
+                                      .set_dinp = i != 1 && i != 2, .set_dweight = 1}; // k's and v's dinp add up
+        const size_t bytes = mygpt_product_workspace(&pr, p->fault ? &g : NULL); // (only a backward has faults)
+        most = bytes > most ? bytes : most;
+    }
+    return most;
+}
+
+/* Bytes rounded up to a cache line */
+static size_t lines(size_t bytes)
+{
+    return (bytes + 63) / 64 * 64;
+}
+
+mygpt_status mygpt_pass_plan(mygpt_pass *p, const mygpt_pass_model *m, const int64_t *ids, float **mem, size_t *len,
+                             mygpt_error *err)
+{
+    const mygpt_config *cfg = p->cfg;
+    MYGPT_TRY(mygpt_pass_check_input(cfg, ids, p->B, p->T, p->t0, err));
+    const size_t L = (size_t)cfg->num_layers;
+    const size_t layers_bytes = lines(L * sizeof(mygpt_layer_plan)), acts_bytes = lines(L * sizeof(mygpt_block_acts));
+    const mygpt_arch_switches sw = mygpt_arch_get(cfg);
+    p->gelu_tanh = sw.gelu_tanh;
+    p->untied_head = sw.untied_head || cfg->num_classes > 0;
+    // the layers' plans where they will stay (then the workspace they size after them)
+    if (*len * sizeof(float) < layers_bytes + acts_bytes) {
+        float *grown = mygpt_float_block((layers_bytes + acts_bytes) / sizeof(float));
+        if (!grown)
+            return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the plan of %zu layers", L);
+        free(*mem);
+        *mem = grown;
+        *len = (layers_bytes + acts_bytes) / sizeof(float);
+    }
+    p->layer = (mygpt_layer_plan *)*mem;
+    for (int l = 0; l < (int)L; l++)
+        plan_layer(p, m, l, &p->layer[l]);
+    const size_t ws_bytes = size_workspace(p);
+    if (ws_bytes > SIZE_MAX / 2)
+        return mygpt_fail(err, MYGPT_EINVAL, "a product of B=%d, T=%d is too large to share out", p->B, p->T);
+    const size_t need = (layers_bytes + acts_bytes + lines(ws_bytes)) / sizeof(float);
+    if (need > *len) {
+        float *grown = mygpt_float_block(need);
+        if (!grown)
+            return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a pass's workspace (%zu floats)", need);
+        memcpy(grown, *mem, layers_bytes);
+        free(*mem);
+        *mem = grown;
+        *len = need;
+    }
+    char *base = (char *)*mem;
+    p->layer = (mygpt_layer_plan *)base;
+    p->acts = (mygpt_block_acts *)(base + layers_bytes);
+    memset(p->acts, 0, L * sizeof *p->acts);
+    p->ws = ws_bytes ? base + layers_bytes + acts_bytes : NULL;
+    p->ws_bytes = ws_bytes;
     return MYGPT_OK;
 }
 
-mygpt_status mygpt_linear_backward(const mygpt_pass *p, float *dinp, int set_dinp, float *dw, float *db,
-                                   const float *dout, const float *inp, const float *w, const mygpt_adapter *lora,
-                                   size_t N, int C, int OC, float *ws, size_t ws_len, mygpt_error *err)
+/* ---- pieces of the block ---------------------------------------------------------------- */
+
+/* nn.Linear through the pass's kernels: out (N, OC) = inp (N, C) W^T + bias, plus the
+ * adapter's (alpha / r) (inp A) B (the book's LinearWithLoRA), then GELU when gelu; the
+ * reference loops, or the fast kernel with the weight packed once or packed by the call:
+ * the same bits. */
+static void linear(const mygpt_pass *p, const mygpt_linear_plan *f, float *out, const float *inp, size_t N, int gelu)
 {
+    const mygpt_adapter *lora = f->lora.r ? &f->lora : NULL;
+    if (p->impl == MYGPT_IMPL_REFERENCE) {
+        mygpt_matmul_naive(out, inp, f->weight, f->bias, N, f->C, f->OC);
+    } else {
+        // (with an adapter, GELU comes after its share is added)
+        const mygpt_product pr = {.out = out, .inp = inp, .weight = f->weight, .bias = f->bias, .pw = f->pw,
+                                  .M = N, .K = f->C, .N = f->OC, .gelu = gelu && !lora};
+        mygpt_product_run(&pr, p->ws, p->ws_bytes);
+    }
+    if (lora) // self.linear(x) + self.lora(x)
+        mygpt_lora_forward(out, inp, (mygpt_lora_weights){lora->a, lora->b, f->C, lora->r, f->OC, lora->scale}, N);
+    if (gelu && (lora || p->impl == MYGPT_IMPL_REFERENCE))
+        mygpt_gelu_forward(out, out, N * (size_t)f->OC);
+}
+
+void mygpt_linear_backward(const mygpt_pass *p, const mygpt_linear_plan *f, float *dinp, int set_dinp,
+                           const float *dout, const float *inp, size_t N)
+{
+    const int C = f->C, OC = f->OC;
     if (p->impl == MYGPT_IMPL_REFERENCE) {
         if (set_dinp)
             memset(dinp, 0, N * (size_t)C * sizeof *dinp);
-        if (dw)
-            memset(dw, 0, (size_t)OC * C * sizeof *dw);
-        mygpt_matmul_backward_naive(dinp, dw, db, dout, inp, w, N, C, OC);
+        if (f->dweight)
+            memset(f->dweight, 0, (size_t)OC * C * sizeof *f->dweight);
+        mygpt_matmul_backward_naive(dinp, f->dweight, f->dbias, dout, inp, f->weight, N, C, OC);
     } else {
-        // the caller's workspace when it is large enough, else the kernel's own allocations
-        if (ws_len < mygpt_matmul_backward_workspace(N, C, OC, set_dinp, 1)) // dw written (or not computed)
-            ws = NULL;
-        MYGPT_TRY(mygpt_matmul_backward_ws(dinp, set_dinp, dw, 1, db, dout, inp, w, N, C, OC, ws, err));
+        const mygpt_product_grad g = {.dinp = dinp, .dweight = f->dweight, .dbias = f->dbias, .dout = dout,
+                                      .inp = inp, .weight = f->weight, .N = N, .C = C, .OC = OC,
+                                      .set_dinp = set_dinp, .set_dweight = 1}; // dw written (or not computed)
+        mygpt_product_grad_run(&g, p->ws, p->ws_bytes);
     }
-    if (!lora)
-        return MYGPT_OK;
-    return mygpt_lora_backward(dinp, lora->da, lora->db, dout, inp,
-                               (mygpt_lora_weights){lora->a, lora->b, C, lora->r, OC, lora->scale}, N, err);
+    if (!f->lora.r)
+        return;
+    const mygpt_adapter *a = &f->lora;
+    const mygpt_status st = mygpt_lora_backward(dinp, a->da, a->db, dout, inp,
+                                                (mygpt_lora_weights){a->a, a->b, C, a->r, OC, a->scale}, N,
+                                                *p->fault ? NULL : p->err);
+    if (!*p->fault)
+        *p->fault = st;
 }
-
-/* ---- pieces of the block ---------------------------------------------------------------- */
 
 /* LayerNorm, keeping each row's mean and sqrt(var + eps) for the backward when asked to
  * (the same bits either way) */
@@ -112,28 +239,18 @@ static void layernorm(float *out, float *mean, float *denom, const float *x, con
         mygpt_layernorm_forward(out, x, gamma, beta, N, C);
 }
 
-float *mygpt_head_weight(const mygpt_config *cfg, const mygpt_params *w)
-{
-    return mygpt_arch_get(cfg).untied_head || cfg->num_classes > 0 ? w->lmw : w->wte;
-}
-
-float *mygpt_head_bias(const mygpt_config *cfg, const mygpt_params *w)
-{
-    return cfg->num_classes > 0 ? w->lmb : NULL;
-}
-
 /* GELU of the architecture (exact or tanh) over n floats, and its backward (dinp +=) */
-static void gelu(const mygpt_config *cfg, float *out, const float *inp, size_t n)
+static void gelu(const mygpt_pass *p, float *out, const float *inp, size_t n)
 {
-    if (mygpt_arch_get(cfg).gelu_tanh)
+    if (p->gelu_tanh)
         mygpt_gelu_tanh_forward(out, inp, n);
     else
         mygpt_gelu_forward(out, inp, n);
 }
 
-static void gelu_backward(const mygpt_config *cfg, float *dinp, const float *inp, const float *dout, size_t n)
+static void gelu_backward(const mygpt_pass *p, float *dinp, const float *inp, const float *dout, size_t n)
 {
-    if (mygpt_arch_get(cfg).gelu_tanh)
+    if (p->gelu_tanh)
         mygpt_gelu_tanh_backward(dinp, inp, dout, n);
     else
         mygpt_gelu_backward(dinp, inp, dout, n);
@@ -148,91 +265,71 @@ static void add(float *out, const float *a, const float *b, size_t n)
 }
 
 /* causal self-attention of the pass: cached, or over (B, T) with or without the
- * probabilities, with the plain loops or the fast kernel (the same bits) */
-static mygpt_status attention(const mygpt_pass *p, int l, const mygpt_block_acts *a, mygpt_error *err)
+ * probabilities, with the plain loops or the fast kernel (the same bits); k and v are
+ * where this pass's keys and values went */
+static void attention(const mygpt_pass *p, int l, const float *k, const float *v)
 {
-    const int B = p->B, T = p->T, C = p->cfg->embed_dim, NH = p->cfg->num_heads;
+    const mygpt_attention_shape shape = {p->B, p->T, p->cfg->embed_dim, p->cfg->num_heads};
+    const mygpt_block_acts *a = &p->acts[l];
+    const mygpt_layer_plan *lp = &p->layer[l];
     if (p->cache) {
-        const mygpt_kv_layer kv = mygpt_kv_cache_layer(p->cache, p->cfg, l);
-        mygpt_attention_cached(a->atty, a->q,
-                               (mygpt_attention_cache){kv.k, kv.v, kv.kt, p->cfg->max_seq_len, p->cache->att,
-                                                       p->cache->att_rows},
-                               p->t0, (mygpt_attention_shape){B, T, C, NH});
-        return MYGPT_OK;
+        const mygpt_attention_cache kv = {.k = lp->cache_k, .v = lp->cache_v, .kt = lp->cache_kt,
+                                          .M = p->cfg->max_seq_len, .rows = p->cache->att,
+                                          .nrows = p->cache->att_rows};
+        mygpt_attention_cached(a->atty, a->q, kv, p->t0, shape);
+        return;
     }
-    MYGPT_TRY(mygpt_attention_forward(a->atty, a->att, (mygpt_qkv){a->q, a->k, a->v}, p->att_scratch,
-                                      p->att_scratch_len, (mygpt_attention_shape){B, T, C, NH}, p->impl, err));
+    // (its only failures, sizes and a scratch too small, are the plan's to rule out)
+    const mygpt_status st = mygpt_attention_forward(a->atty, a->att, (mygpt_qkv){a->q, k, v}, p->att_scratch,
+                                                    p->att_scratch_len, shape, p->impl, NULL);
+    assert(st == MYGPT_OK);
+    (void)st;
     if (a->keep_att) // train mode: the values weighted by dropout(P)
-        mygpt_attention_dropout_values(a->atty, a->att, a->v, (mygpt_attention_dropout){a->keep_att, p->dropout},
-                                       (mygpt_attention_shape){B, T, C, NH});
-    return MYGPT_OK;
+        mygpt_attention_dropout_values(a->atty, a->att, v, (mygpt_attention_dropout){a->keep_att, p->dropout}, shape);
 }
 
 /* ---- the block ---------------------------------------------------------------------------- */
 
-/* layer l's packing of the table's tensor `field`, or NULL (the product packs the weight) */
-#define PACKED(field) mygpt_packed_find(p->packed, MYGPT_PARAM_##field, l)
-/* layer l's adapter x (q, k, v, o, fc1, fc2: the rows xA, xB), or NULL without adapters */
-#define ADAPTER(x) mygpt_adapter_of(cfg, &adapters[MYGPT_PARAM_##x##A], lw.x##A, lw.x##B, NULL, NULL)
-/* the same with where its gradients go; a frozen weight's or bias's gradient is not computed */
-#define ADAPTER_GRAD(x) mygpt_adapter_of(cfg, &adapters[MYGPT_PARAM_##x##A], lw.x##A, lw.x##B, dw.x##A, dw.x##B)
-#define GRAD(field) (p->frozen && p->frozen[MYGPT_PARAM_##field] ? NULL : dw.field)
-
-mygpt_status mygpt_block_forward(const mygpt_pass *p, int l, const mygpt_block_acts *a, mygpt_error *err)
+void mygpt_block_forward(const mygpt_pass *p, int l)
 {
-    const mygpt_config *cfg = p->cfg;
-    const int C = cfg->embed_dim, C4 = 4 * C;
+    const mygpt_block_acts *a = &p->acts[l];
+    const mygpt_layer_plan *lp = &p->layer[l];
+    const int C = p->cfg->embed_dim;
     const size_t N = (size_t)p->B * p->T, NC = N * (size_t)C;
-    mygpt_params lw; // layer l's weights, as the math names them: W_q is lw.wq (C, C), b_q lw.bq (C) or NULL
-    mygpt_params_layer(cfg, p->w, l, &lw);
-    mygpt_adapter adapters[MYGPT_NUM_PARAM_TENSORS]; // ADAPTER's, with LoRA (appendix E)
     // in a KV-cache step the keys and values go to the cache's rows t0 ..
-    const mygpt_kv_layer kv = p->cache ? mygpt_kv_cache_layer(p->cache, cfg, l) : (mygpt_kv_layer){0};
-    float *k = p->cache ? kv.k + (size_t)p->t0 * C : a->k; // (N, C)
-    float *v = p->cache ? kv.v + (size_t)p->t0 * C : a->v; // (N, C)
+    float *k = p->cache ? lp->cache_k + (size_t)p->t0 * C : a->k; // (N, C)
+    float *v = p->cache ? lp->cache_v + (size_t)p->t0 * C : a->v; // (N, C)
 
     // mid = x + W_o(attention(LN1(x)))
-    layernorm(a->ln1, a->ln1_mean, a->ln1_denom, a->x, lw.ln1w, lw.ln1b, N, C);          // ln1 (N, C)
-    MYGPT_TRY(mygpt_linear(p, a->q, a->ln1, lw.wq, lw.bq, PACKED(wq), ADAPTER(q), N, C, C, 0, err)); // q (N, C)
-    MYGPT_TRY(mygpt_linear(p, k, a->ln1, lw.wk, lw.bk, PACKED(wk), ADAPTER(k), N, C, C, 0, err));    // k (N, C)
-    MYGPT_TRY(mygpt_linear(p, v, a->ln1, lw.wv, lw.bv, PACKED(wv), ADAPTER(v), N, C, C, 0, err));    // v (N, C)
-    mygpt_block_acts with_kv = *a;
-    with_kv.k = k;
-    with_kv.v = v;
-    MYGPT_TRY(attention(p, l, &with_kv, err));                                            // atty (N, C)
-    MYGPT_TRY(mygpt_linear(p, a->proj, a->atty, lw.wo, lw.bo, PACKED(wo), ADAPTER(o), N, C, C, 0, err)); // (N, C)
+    layernorm(a->ln1, a->ln1_mean, a->ln1_denom, a->x, lp->ln1w, lp->ln1b, N, C); // ln1 (N, C)
+    linear(p, &lp->q, a->q, a->ln1, N, 0);                                        // q (N, C)
+    linear(p, &lp->k, k, a->ln1, N, 0);                                           // k (N, C)
+    linear(p, &lp->v, v, a->ln1, N, 0);                                           // v (N, C)
+    attention(p, l, k, v);                                                        // atty (N, C)
+    linear(p, &lp->o, a->proj, a->atty, N, 0);                                    // proj (N, C)
     if (a->keep_attn)
         mygpt_dropout_apply(a->proj, a->proj, a->keep_attn, NC, p->dropout);
-    add(a->mid, a->x, a->proj, NC);                                                       // mid (N, C)
+    add(a->mid, a->x, a->proj, NC);                                               // mid (N, C)
     // out = mid + fc2(GELU(fc1(LN2(mid))))
-    layernorm(a->ln2, a->ln2_mean, a->ln2_denom, a->mid, lw.ln2w, lw.ln2b, N, C);        // ln2 (N, C)
+    layernorm(a->ln2, a->ln2_mean, a->ln2_denom, a->mid, lp->ln2w, lp->ln2b, N, C); // ln2 (N, C)
     // the exact GELU is fused into fc1's product unless the backward needs fc1's output too
-    const int fused = !a->fch_gelu && !mygpt_arch_get(cfg).gelu_tanh;
-    MYGPT_TRY(mygpt_linear(p, a->fch, a->ln2, lw.fc1w, lw.fc1b, PACKED(fc1w), ADAPTER(fc1), N, C, C4, fused,
-                           err)); // fch (N, 4C)
-    float *fch_gelu = a->fch_gelu ? a->fch_gelu : a->fch;                                 // (N, 4C)
+    const int fused = !a->fch_gelu && !p->gelu_tanh;
+    linear(p, &lp->fc1, a->fch, a->ln2, N, fused);                                // fch (N, 4C)
+    float *fch_gelu = a->fch_gelu ? a->fch_gelu : a->fch;                         // (N, 4C)
     if (!fused)
-        gelu(cfg, fch_gelu, a->fch, 4 * NC);
-    MYGPT_TRY(mygpt_linear(p, a->proj, fch_gelu, lw.fc2w, lw.fc2b, PACKED(fc2w), ADAPTER(fc2), N, C4, C, 0,
-                           err)); // proj (N, C)
+        gelu(p, fch_gelu, a->fch, 4 * NC);
+    linear(p, &lp->fc2, a->proj, fch_gelu, N, 0);                                 // proj (N, C)
     if (a->keep_mlp)
         mygpt_dropout_apply(a->proj, a->proj, a->keep_mlp, NC, p->dropout);
-    add(a->out, a->mid, a->proj, NC);                                                     // out (N, C)
-    return MYGPT_OK;
+    add(a->out, a->mid, a->proj, NC);                                             // out (N, C)
 }
 
-mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_acts *a,
-                                  const mygpt_block_grads *g, mygpt_error *err)
+void mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_grads *g)
 {
-    const mygpt_config *cfg = p->cfg;
-    const int B = p->B, T = p->T, C = cfg->embed_dim, C4 = 4 * C, NH = cfg->num_heads;
+    const mygpt_block_acts *a = &p->acts[l];
+    const mygpt_layer_plan *lp = &p->layer[l];
+    const int B = p->B, T = p->T, C = p->cfg->embed_dim, NH = p->cfg->num_heads;
     const size_t N = (size_t)B * T, NC = N * (size_t)C;
-    mygpt_params lw, dw; // layer l's weights and their gradients (written, not added)
-    mygpt_params_layer(cfg, p->w, l, &lw);
-    mygpt_params_layer(cfg, g->d, l, &dw);
-    mygpt_adapter adapters[MYGPT_NUM_PARAM_TENSORS];
-    float *ws = g->ws;
-    const size_t ws_len = g->ws_len;
 
     // out = mid + fc2(GELU(fc1(LN2(mid)))): dx holds d out; dmid = d out + the MLP's
     mygpt_fill_floats(g->dmid, g->dx, NC);                          // dmid (N, C) = d out
@@ -241,14 +338,12 @@ mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_
         mygpt_dropout_apply(g->dln, g->dx, a->keep_mlp, NC, p->dropout);
         dfc2 = g->dln;
     }
-    MYGPT_TRY(mygpt_linear_backward(p, g->dfch_gelu, 1, GRAD(fc2w), GRAD(fc2b), dfc2, a->fch_gelu, lw.fc2w,
-                                    ADAPTER_GRAD(fc2), N, C4, C, ws, ws_len, err)); // dfch_gelu (N, 4C)
+    mygpt_linear_backward(p, &lp->fc2, g->dfch_gelu, 1, dfc2, a->fch_gelu, N); // dfch_gelu (N, 4C)
     mygpt_fill_floats(g->dfch, NULL, 4 * NC);
-    gelu_backward(cfg, g->dfch, a->fch, g->dfch_gelu, 4 * NC);      // dfch (N, 4C)
-    MYGPT_TRY(mygpt_linear_backward(p, g->dln, 1, GRAD(fc1w), GRAD(fc1b), g->dfch, a->ln2, lw.fc1w, ADAPTER_GRAD(fc1),
-                                    N, C, C4, ws, ws_len, err));      // dln = d LN2(mid) (N, C)
-    mygpt_layernorm_backward(g->dmid, dw.ln2w, dw.ln2b, g->dln,
-                             (mygpt_layernorm_saved){a->mid, lw.ln2w, a->ln2_mean, a->ln2_denom}, N,
+    gelu_backward(p, g->dfch, a->fch, g->dfch_gelu, 4 * NC);        // dfch (N, 4C)
+    mygpt_linear_backward(p, &lp->fc1, g->dln, 1, g->dfch, a->ln2, N); // dln = d LN2(mid) (N, C)
+    mygpt_layernorm_backward(g->dmid, lp->dln2w, lp->dln2b, g->dln,
+                             (mygpt_layernorm_saved){a->mid, lp->ln2w, a->ln2_mean, a->ln2_denom}, N,
                              C);                                      // dmid += (N, C)
     // mid = x + W_o(attention(LN1(x))): dx = d mid + the attention's
     mygpt_fill_floats(g->dx, g->dmid, NC);                          // dx (N, C) = d mid
@@ -257,8 +352,7 @@ mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_
         mygpt_dropout_apply(g->dln, g->dmid, a->keep_attn, NC, p->dropout);
         dwo = g->dln;
     }
-    MYGPT_TRY(mygpt_linear_backward(p, g->datty, 1, GRAD(wo), GRAD(bo), dwo, a->atty, lw.wo, ADAPTER_GRAD(o), N, C,
-                                    C, ws, ws_len, err));             // datty (N, C)
+    mygpt_linear_backward(p, &lp->o, g->datty, 1, dwo, a->atty, N); // datty (N, C)
     mygpt_fill_floats(g->dq, NULL, NC);
     mygpt_fill_floats(g->dk, NULL, NC);
     mygpt_fill_floats(g->dv, NULL, NC);
@@ -266,29 +360,34 @@ mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_
                                      (mygpt_attention_dropout){a->keep_att, p->dropout},
                                      (mygpt_attention_shape){B, T, C, NH}); // dq, dk, dv (N, C) each
     // q, k and v read the same LN1(x): their input gradients add up in dln
-    MYGPT_TRY(mygpt_linear_backward(p, g->dln, 1, GRAD(wq), GRAD(bq), g->dq, a->ln1, lw.wq, ADAPTER_GRAD(q), N, C, C,
-                                    ws, ws_len, err));
-    MYGPT_TRY(mygpt_linear_backward(p, g->dln, 0, GRAD(wk), GRAD(bk), g->dk, a->ln1, lw.wk, ADAPTER_GRAD(k), N, C, C,
-                                    ws, ws_len, err));
-    MYGPT_TRY(mygpt_linear_backward(p, g->dln, 0, GRAD(wv), GRAD(bv), g->dv, a->ln1, lw.wv, ADAPTER_GRAD(v), N, C, C,
-                                    ws, ws_len, err));
+    mygpt_linear_backward(p, &lp->q, g->dln, 1, g->dq, a->ln1, N);
+    mygpt_linear_backward(p, &lp->k, g->dln, 0, g->dk, a->ln1, N);
+    mygpt_linear_backward(p, &lp->v, g->dln, 0, g->dv, a->ln1, N);
     // dln = d LN1(x) (N, C); dx += its LayerNorm's backward
-    mygpt_layernorm_backward(g->dx, dw.ln1w, dw.ln1b, g->dln,
-                             (mygpt_layernorm_saved){a->x, lw.ln1w, a->ln1_mean, a->ln1_denom}, N, C);
-    return MYGPT_OK;
+    mygpt_layernorm_backward(g->dx, lp->dln1w, lp->dln1b, g->dln,
+                             (mygpt_layernorm_saved){a->x, lp->ln1w, a->ln1_mean, a->ln1_denom}, N, C);
 }
 
-/* ---- the head ------------------------------------------------------------------------------ */
+/* ---- the pass -------------------------------------------------------------------------------- */
 
-mygpt_status mygpt_head_forward(const mygpt_pass *p, float *logits, float *ln, float *mean, float *denom,
-                                const float *x, size_t rows, mygpt_error *err)
+void mygpt_pass_forward(const mygpt_pass *p, const int64_t *ids)
 {
     const mygpt_config *cfg = p->cfg;
-    layernorm(ln, mean, denom, x, p->w->lnfw, p->w->lnfb, rows, cfg->embed_dim);
-    // logits = LN_f(x) H^T (+ b), H the untied head or the token embedding, b a
-    // classification head's bias                                      (rows, V or num_classes)
-    mygpt_adapter keep;
-    const mygpt_adapter *lora = mygpt_head_adapter(cfg, &keep, p->w, NULL);
-    return mygpt_linear(p, logits, ln, mygpt_head_weight(cfg, p->w), mygpt_head_bias(cfg, p->w),
-                        p->packed ? &p->packed->head : NULL, lora, rows, cfg->embed_dim, mygpt_head_size(cfg), 0, err);
+    const mygpt_ends_acts *e = &p->ends;
+    const size_t NC = (size_t)p->B * p->T * cfg->embed_dim;
+    // x = E[ids] + P[t0 .. t0 + T - 1], then its dropout in train mode          (B, T, C)
+    // (the ids and positions were checked: mygpt_pass_check_input)
+    const mygpt_embedding_tables tables = {.wte = p->wte, .V = cfg->vocab_size, .wpe = p->wpe,
+                                           .max_pos = cfg->max_seq_len - p->t0};
+    const mygpt_status st = mygpt_embedding_forward(e->x, ids, tables, p->B, p->T, cfg->embed_dim, NULL);
+    assert(st == MYGPT_OK);
+    (void)st;
+    if (e->keep_embed)
+        mygpt_dropout_apply(e->x, e->x, e->keep_embed, NC, p->dropout);
+    for (int l = 0; l < cfg->num_layers; l++)
+        mygpt_block_forward(p, l);
+    // logits = LN_f(x) H^T (+ b), H the untied head or the token embedding E, b a
+    // classification head's bias                                   (rows, V or num_classes)
+    layernorm(e->ln, e->mean, e->denom, e->x_final, p->lnfw, p->lnfb, e->rows, cfg->embed_dim);
+    linear(p, &p->head, e->logits, e->ln, e->rows, 0);
 }

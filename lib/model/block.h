@@ -1,11 +1,12 @@
 /*
- * model/block.h - private: the transformer block, once. The full forward (gpt.c), the
- * training forward and backward (learn/train.c) and the KV-cache step (gpt.c's
- * mygpt_gpt_forward_cached) all run
- * their layers through mygpt_block_forward (and train.c back through
- * mygpt_block_backward), and every product through one linear dispatcher, so the three
- * passes cannot drift apart: what differs is only where each pass keeps its
- * activations (the pointers of mygpt_block_acts) and which attention it runs.
+ * model/block.h - private: a pass planned once, then the transformer block and the head
+ * run as llm.c runs them. The full forward (gpt.c), the KV-cache step (gpt.c's
+ * mygpt_gpt_forward_cached) and the training forward (learn/train.c) all plan their pass
+ * (mygpt_pass_plan: the architecture's choices resolved, one descriptor per Linear, the
+ * products' workspace) and run it through one driver, mygpt_pass_forward; train.c goes
+ * back through mygpt_block_backward. What differs between the passes is only where each
+ * keeps its activations (the pointers of mygpt_block_acts) and which attention it runs.
+ * Once planned, nothing in a pass allocates, looks anything up or fails.
  */
 #ifndef MYGPT_MODEL_BLOCK_H
 #define MYGPT_MODEL_BLOCK_H
@@ -13,30 +14,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mygpt/gpt.h"
+#include "mygpt/attention.h"
+#include "mygpt/config.h"
 #include "mygpt/kv_cache.h"
-#include "model/kv_layout.h"
 #include "kernels/matmul.h"
 #include "model/packed.h"
 
-/* What every block of one pass shares. */
-typedef struct mygpt_pass {
-    const mygpt_config *cfg;
-    const mygpt_params *w;            /* the weights                                  */
-    const mygpt_packed_model *packed; /* or NULL: each product packs its weight       */
-    mygpt_impl impl;                  /* the products' and attention's code (attention.h) */
-    int B, T;                         /* rows N = B * T, in sequences of T            */
-    float *att_scratch;               /* the fast attention's per-thread scratch      */
-    size_t att_scratch_len;
-    mygpt_kv_cache *cache;            /* a KV-cache step (B = 1): the keys and values */
-    int t0;                           /* go to the cache's rows t0 .. t0 + T - 1      */
-    double dropout;                   /* train mode: the p of the blocks' keeps       */
-    const uint8_t *frozen;            /* training: per table row, 1 when no layer of it
-                                         trains (its gradient is not computed), or NULL */
-} mygpt_pass;
-
 /* A Linear's LoRA adapter (mygpt/lora.h) in one layer: A (C, r), B (r, OC), and where
- * their gradients go (NULL: not computed); scale = alpha / r. */
+ * their gradients go (NULL: not computed); scale = alpha / r. r = 0: no adapter. */
 typedef struct mygpt_adapter {
     const float *a, *b;
     float *da, *db;
@@ -44,11 +29,25 @@ typedef struct mygpt_adapter {
     float scale;
 } mygpt_adapter;
 
-/* The checks every pass runs on its input first, one message each: B and T at least 1,
- * the positions t0 .. t0 + T - 1 within max_seq_len (t0 > 0: a KV-cache step after t0
- * cached positions), every id (B, T) in [0, V). */
-mygpt_status mygpt_pass_check_input(const mygpt_config *cfg, const int64_t *ids, int B, int T, int t0,
-                                    mygpt_error *err);
+/* One nn.Linear of the pass: out (N, OC) = inp (N, C) W^T + bias (+ its adapter's share),
+ * the weight as it is or packed once (pw: float32 or the quantized storage), and where its
+ * gradients go (NULL: not computed, a frozen tensor or no training). */
+typedef struct mygpt_linear_plan {
+    const float *weight, *bias;
+    const mygpt_packed_weight *pw;
+    mygpt_adapter lora;
+    float *dweight, *dbias;
+    int C, OC;
+} mygpt_linear_plan;
+
+/* One layer's weights as the math names them, their gradients, and in a KV-cache step the
+ * layer's part of the cache (kv_cache.c's layout: keys, values (maxT, C), keys transposed). */
+typedef struct mygpt_layer_plan {
+    const float *ln1w, *ln1b, *ln2w, *ln2b;
+    float *dln1w, *dln1b, *dln2w, *dln2b;
+    mygpt_linear_plan q, k, v, o, fc1, fc2;
+    float *cache_k, *cache_v, *cache_kt;
+} mygpt_layer_plan;
 
 /* Where one layer's pass reads and writes, each (N, C) unless said. Pointers that may
  * be the same buffer say so; the rest must not overlap. */
@@ -70,23 +69,75 @@ typedef struct mygpt_block_acts {
     const uint8_t *keep_att, *keep_attn, *keep_mlp;
 } mygpt_block_acts;
 
+/* Where the embedding and the head read and write: x (N, C) the embedding's output (and
+ * its dropout's keeps, or NULL); the head reads `rows` rows from x_final and writes ln
+ * (rows, C) (keeping mean and denom when not NULL) and logits (rows, V or num_classes). */
+typedef struct mygpt_ends_acts {
+    float *x;
+    const uint8_t *keep_embed;
+    const float *x_final;
+    size_t rows;
+    float *ln, *mean, *denom, *logits;
+} mygpt_ends_acts;
+
+/* A pass planned: what the caller sets (the first block of fields), then what
+ * mygpt_pass_plan resolves. */
+typedef struct mygpt_pass {
+    const mygpt_config *cfg;
+    mygpt_impl impl;                  /* the products' and attention's code (attention.h) */
+    int B, T;                         /* rows N = B * T, in sequences of T            */
+    float *att_scratch;               /* the fast attention's per-thread scratch      */
+    size_t att_scratch_len;
+    mygpt_kv_cache *cache;            /* a KV-cache step (B = 1): the keys and values */
+    int t0;                           /* go to the cache's rows t0 .. t0 + T - 1      */
+    double dropout;                   /* train mode: the p of the blocks' keeps       */
+    /* resolved by mygpt_pass_plan */
+    int gelu_tanh;                    /* the architecture's GELU: tanh, else exact    */
+    int untied_head;                  /* a head of its own, else the token embedding  */
+    const float *wte, *wpe;           /* the embeddings (wpe from position t0)        */
+    const float *lnfw, *lnfb;
+    float *dlnfw, *dlnfb;
+    mygpt_linear_plan head;
+    mygpt_layer_plan *layer;          /* num_layers of them                           */
+    mygpt_block_acts *acts;           /* num_layers: the caller fills them after planning */
+    mygpt_ends_acts ends;             /* the caller's too                             */
+    void *ws;                         /* the products' workspace                      */
+    size_t ws_bytes;
+    mygpt_status *fault;              /* a LoRA backward's failure (its allocation), kept */
+    mygpt_error *err;                 /* for the caller to report after the block     */
+} mygpt_pass;
+
+/* The model a pass reads: its weights, their packing (or NULL), and for a training pass
+ * where the gradients go (d, or NULL for none) with, per table row, 1 when no layer of it
+ * trains (frozen, or NULL: everything trains). */
+typedef struct mygpt_pass_model {
+    const mygpt_params *w;
+    const mygpt_packed_model *packed;
+    const mygpt_params *d;
+    const uint8_t *frozen;
+} mygpt_pass_model;
+
+/* The checks every pass runs on its input first, one message each: B and T at least 1,
+ * the positions t0 .. t0 + T - 1 within max_seq_len (t0 > 0: a KV-cache step after t0
+ * cached positions), every id (B, T) in [0, V). */
+mygpt_status mygpt_pass_check_input(const mygpt_config *cfg, const int64_t *ids, int B, int T, int t0,
+                                    mygpt_error *err);
+
+/* Plans p (its first fields set) over model m for the input ids (B, T), checked first
+ * (mygpt_pass_check_input): resolves every layer's descriptors and sizes the products'
+ * workspace, in *mem (len floats; grown, never shrunk; the caller frees it), which also
+ * holds p->layer and p->acts. The check's errors, MYGPT_ENOMEM, or MYGPT_EINVAL for a
+ * product too large to share out. */
+mygpt_status mygpt_pass_plan(mygpt_pass *p, const mygpt_pass_model *m, const int64_t *ids, float **mem, size_t *len,
+                             mygpt_error *err);
+
+/* The forward of a planned pass over ids: x = E[ids] + P[t0 ..] (then its dropout), the
+ * blocks, then the head. */
+void mygpt_pass_forward(const mygpt_pass *p, const int64_t *ids);
+
 /* x = x + W_o(attention(LN1(x))); x = x + fc2(GELU(fc1(LN2(x)))) for layer l, with the
- * architecture's biases and GELU, and the dropouts when a has keeps. */
-mygpt_status mygpt_block_forward(const mygpt_pass *p, int l, const mygpt_block_acts *a, mygpt_error *err);
-
-/* The final LayerNorm and the head for `rows` rows of x: ln = LN_f(x) (keeping mean and
- * denom when they are not NULL), logits (rows, V) = ln H^T, H the untied head or the token
- * embedding E; a classification head's logits (rows, num_classes) = ln H^T + b. */
-mygpt_status mygpt_head_forward(const mygpt_pass *p, float *logits, float *ln, float *mean, float *denom,
-                                const float *x, size_t rows, mygpt_error *err);
-
-/* nn.Linear through the pass's kernels: out (N, OC) = inp (N, C) W^T + bias, plus the
- * adapter's (alpha / r) (inp A) B when lora is not NULL (the book's LinearWithLoRA), then
- * GELU when gelu; the reference loops, or the fast kernel with the weight packed once
- * (pw) or packed by the call: the same bits. */
-mygpt_status mygpt_linear(const mygpt_pass *p, float *out, const float *inp, const float *weight,
-                          const float *bias, const mygpt_packed_weight *pw, const mygpt_adapter *lora, size_t N,
-                          int C, int OC, int gelu, mygpt_error *err);
+ * architecture's biases and GELU, and the dropouts when its acts have keeps. */
+void mygpt_block_forward(const mygpt_pass *p, int l);
 
 /* The gradients of one layer, and its scratch: each (N, C) unless said. */
 typedef struct mygpt_block_grads {
@@ -96,39 +147,20 @@ typedef struct mygpt_block_grads {
                                    dropouts' d output before a product's backward      */
     float *datty, *dq, *dk, *dv;/* scratch: d of the attention's output and inputs     */
     float *dfch, *dfch_gelu;    /* scratch (N, 4C) each: d fc1's output, d GELU's      */
-    const mygpt_params *d;      /* the parameters' gradients (written, not added)     */
-    float *ws;                  /* the matmul backward's partial sums, or NULL        */
-    size_t ws_len;
 } mygpt_block_grads;
 
-/* The backward of mygpt_block_forward for layer l over the activations a kept (every
- * pointer of a set, with ln*_mean, ln*_denom, att and fch_gelu): g->dx goes from d out
- * to d x, and layer l's slices of g->d receive its weights' gradients. */
-mygpt_status mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_acts *a,
-                                  const mygpt_block_grads *g, mygpt_error *err);
+/* The backward of mygpt_block_forward for layer l over the activations it kept (every
+ * pointer of its acts set, with ln*_mean, ln*_denom, att and fch_gelu): g->dx goes from
+ * d out to d x, and layer l's gradients (its plan's) are written. */
+void mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_grads *g);
+
+/* nn.Linear's backward through the pass's kernels: dinp (+)= dout W (set_dinp: written),
+ * the weight's gradient written and the bias's added (where f has them); with an adapter,
+ * dinp gets its share too and its da, db are written. */
+void mygpt_linear_backward(const mygpt_pass *p, const mygpt_linear_plan *f, float *dinp, int set_dinp,
+                           const float *dout, const float *inp, size_t N);
 
 /* The head's weight (V or num_classes, C): the untied head, or the token embedding. */
 float *mygpt_head_weight(const mygpt_config *cfg, const mygpt_params *w);
-
-/* The head's bias (num_classes): a classification head's, else NULL. */
-float *mygpt_head_bias(const mygpt_config *cfg, const mygpt_params *w);
-
-/* nn.Linear's backward through the pass's kernels: dinp (+)= dout W (set_dinp: written),
- * dw = dout^T inp (written: its block is zero; NULL: a frozen weight, not computed), db
- * += column sums of dout (db may be NULL); with an adapter, dinp gets its share too and
- * its da, db are written. ws: workspace of ws_len floats, or the kernel's own. */
-mygpt_status mygpt_linear_backward(const mygpt_pass *p, float *dinp, int set_dinp, float *dw, float *db,
-                                   const float *dout, const float *inp, const float *w, const mygpt_adapter *lora,
-                                   size_t N, int C, int OC, float *ws, size_t ws_len, mygpt_error *err);
-
-/* Layer l's adapter of the Linear whose A and B are a and b in w and d (gradients, or
- * NULL), or NULL when cfg has none; kept in *keep. */
-const mygpt_adapter *mygpt_adapter_of(const mygpt_config *cfg, mygpt_adapter *keep, const float *a, const float *b,
-                                      float *da, float *db);
-
-/* The head's adapter (its gradients in d, or d NULL), or NULL: without adapters, or with a
- * tied head (the token embedding is no Linear of its own: the table has no lmA, lmB). */
-const mygpt_adapter *mygpt_head_adapter(const mygpt_config *cfg, mygpt_adapter *keep, const mygpt_params *w,
-                                        const mygpt_params *d);
 
 #endif

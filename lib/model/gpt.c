@@ -1,6 +1,6 @@
 /*
  * gpt.c - the chapter-12 GPT (docs/model-spec.md): the model's memory (the parameters
- * as params.c lays out the table MYGPT_PARAMETERS of mygpt/gpt.h, initialised there in PyTorch's draw order) and
+ * as params.c lays out the table MYGPT_PARAMETERS of mygpt/config.h, initialised there in PyTorch's draw order) and
  * its forward passes top to bottom: the whole sequence, and the KV-cache step.
  */
 #include "mygpt/gpt.h"
@@ -13,6 +13,7 @@
 
 #include "mygpt/layers.h"
 #include "model/block.h"
+#include "model/kv_layout.h"
 #include "base/base.h"
 #include "model/params.h"
 #include "model/packed.h"
@@ -71,6 +72,11 @@ mygpt_status mygpt_gpt_create(mygpt_gpt **out, const mygpt_config *cfg, uint64_t
     return mygpt_gpt_create_from(out, cfg, &rng, err);
 }
 
+void mygpt_gpt_counts(const mygpt_gpt *g, mygpt_param_counts *out)
+{
+    mygpt_param_counts_of(&g->config, g->param_sizes, out);
+}
+
 void mygpt_gpt_free(mygpt_gpt *gpt)
 {
     if (!gpt)
@@ -81,6 +87,7 @@ void mygpt_gpt_free(mygpt_gpt *gpt)
     free(gpt->acts.memory);
     free(gpt->acts.logp);
     free(gpt->acts.scratch);
+    free(gpt->acts.plan);
     free(gpt);
 }
 
@@ -161,33 +168,33 @@ mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *g, const int64_t *ids, int B
                                          size_t att_len, mygpt_error *err)
 {
     const mygpt_config *cfg = &g->config;
-    MYGPT_TRY(mygpt_pass_check_input(cfg, ids, B, T, 0, err));
+    mygpt_acts *a = &g->acts;
+    mygpt_pass p = {.cfg = cfg, .impl = g->impl, .B = B, .T = T};
+    MYGPT_TRY(mygpt_pass_plan(&p, &(mygpt_pass_model){.w = &g->params, .packed = g->packed}, ids, &a->plan,
+                              &a->plan_len, err));
     if (att && att_len < mygpt_gpt_attention_len(g, B, T))
         return mygpt_fail(err, MYGPT_EINVAL, "the attention buffer holds %zu floats, not the %zu of (L, B, heads, T, T)",
                           att_len, mygpt_gpt_attention_len(g, B, T));
     MYGPT_TRY(ensure_acts(g, B, T, err));
-
-    const int NH = cfg->num_heads;
-    mygpt_acts *a = &g->acts;
-    const mygpt_pass p = {.cfg = cfg, .w = &g->params, .packed = g->packed, .impl = g->impl,
-                          .B = B, .T = T, .att_scratch = a->scratch, .att_scratch_len = a->scratch_len};
-    // x = E[ids] + P[0..T-1]                                    (B, T, C)
-    MYGPT_TRY(mygpt_embedding_forward(a->x, ids,
-                                      (mygpt_embedding_tables){g->params.wte, cfg->vocab_size, g->params.wpe,
-                                                               cfg->max_seq_len},
-                                      B, T, cfg->embed_dim, err));
+    p.att_scratch = a->scratch, p.att_scratch_len = a->scratch_len;
     // each block updates x in place; LN1 and LN2 share one buffer
-    mygpt_block_acts block = {.x = a->x, .ln1 = a->ln, .q = a->q, .k = a->k, .v = a->v, .atty = a->atty,
-                              .mid = a->x, .ln2 = a->ln, .fch = a->fch, .proj = a->proj, .out = a->x};
-    for (int l = 0; l < cfg->num_layers; l++) {
-        block.att = att ? att + (size_t)l * B * NH * T * T : NULL; // (B, NH, T, T) when asked for
-        MYGPT_TRY(mygpt_block_forward(&p, l, &block, err));
-    }
-    // logits = LN_f(x) H^T (+ b), H the head or E               (B, T, V or num_classes)
-    return mygpt_head_forward(&p, a->logits, a->ln, NULL, NULL, a->x, (size_t)B * T, err);
+    const size_t NH = (size_t)cfg->num_heads;
+    for (int l = 0; l < cfg->num_layers; l++)
+        p.acts[l] = (mygpt_block_acts){.x = a->x, .ln1 = a->ln, .q = a->q, .k = a->k, .v = a->v, .atty = a->atty,
+                                       .mid = a->x, .ln2 = a->ln, .fch = a->fch, .proj = a->proj, .out = a->x,
+                                       // (B, NH, T, T) when asked for
+                                       .att = att ? att + (size_t)l * B * NH * T * T : NULL};
+    p.ends = (mygpt_ends_acts){.x = a->x, .x_final = a->x, .rows = (size_t)B * T, .ln = a->ln, .logits = a->logits};
+    mygpt_pass_forward(&p, ids);
+    return MYGPT_OK;
 }
 
 /* ---- the KV-cache step ------------------------------------------------------------------ */
+
+mygpt_status mygpt_kv_cache_init(mygpt_kv_cache *c, const mygpt_gpt *g, mygpt_error *err)
+{
+    return mygpt_kv_cache_make(c, &g->config, err);
+}
 
 /* Each new row goes through the same per-row arithmetic as mygpt_gpt_forward (the matmul
  * kernel computes every output the same way whatever the number of rows, and attention
@@ -196,24 +203,19 @@ mygpt_status mygpt_gpt_forward_cached(mygpt_gpt *g, mygpt_kv_cache *c, const int
                                       mygpt_error *err)
 {
     const mygpt_config *cfg = &g->config;
-    const int C = cfg->embed_dim, V = cfg->vocab_size, M = cfg->max_seq_len;
     const int t0 = c->len;
-    MYGPT_TRY(mygpt_pass_check_input(cfg, ids, 1, n, t0, err));
-    MYGPT_TRY(mygpt_kv_cache_reserve(c, g, n, err));
-    const mygpt_pass p = {.cfg = cfg, .w = &g->params, .packed = g->packed,
-                          .impl = g->impl, .B = 1, .T = n, .cache = c, .t0 = t0};
-    // x = E[ids] + P[t0 .. t0 + n - 1]                                  (n, C)
-    MYGPT_TRY(mygpt_embedding_forward(c->x, ids,
-                                      (mygpt_embedding_tables){g->params.wte, V, g->params.wpe + (size_t)t0 * C,
-                                                               M - t0},
-                                      1, n, C, err));
+    mygpt_pass p = {.cfg = cfg, .impl = g->impl, .B = 1, .T = n, .cache = c, .t0 = t0};
+    MYGPT_TRY(mygpt_pass_plan(&p, &(mygpt_pass_model){.w = &g->params, .packed = g->packed}, ids, &c->plan,
+                              &c->plan_len, err));
+    MYGPT_TRY(mygpt_kv_cache_reserve(c, cfg, n, err));
     // the keys and values go to the cache; x is updated in place
-    const mygpt_block_acts block = {.x = c->x, .ln1 = c->ln, .q = c->q, .atty = c->atty, .mid = c->x,
-                                    .ln2 = c->ln, .fch = c->fch, .proj = c->proj, .out = c->x};
     for (int l = 0; l < cfg->num_layers; l++)
-        MYGPT_TRY(mygpt_block_forward(&p, l, &block, err));
+        p.acts[l] = (mygpt_block_acts){.x = c->x, .ln1 = c->ln, .q = c->q, .atty = c->atty, .mid = c->x,
+                                       .ln2 = c->ln, .fch = c->fch, .proj = c->proj, .out = c->x};
     // only the last position's logits are needed to pick the next token    (V)
-    MYGPT_TRY(mygpt_head_forward(&p, c->logits, c->ln, NULL, NULL, c->x + (size_t)(n - 1) * C, 1, err));
+    p.ends = (mygpt_ends_acts){.x = c->x, .x_final = c->x + (size_t)(n - 1) * cfg->embed_dim, .rows = 1,
+                               .ln = c->ln, .logits = c->logits};
+    mygpt_pass_forward(&p, ids);
     c->len = t0 + n;
     return MYGPT_OK;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mygpt/attention.h"
 #include "mygpt/kv_cache.h"
 #include "base/base.h"
 #include "model/kv_layout.h"
@@ -24,15 +25,15 @@ static size_t carve_layers(mygpt_kv_layer *layer, float *base, size_t l, size_t 
     return n;
 }
 
-mygpt_status mygpt_kv_cache_init(mygpt_kv_cache *c, const mygpt_gpt *g, mygpt_error *err)
+mygpt_status mygpt_kv_cache_make(mygpt_kv_cache *c, const mygpt_config *cfg, mygpt_error *err)
 {
     memset(c, 0, sizeof *c);
-    const size_t L = (size_t)g->config.num_layers, M = (size_t)g->config.max_seq_len;
-    const size_t C = (size_t)g->config.embed_dim;
+    const size_t L = (size_t)cfg->num_layers, M = (size_t)cfg->max_seq_len;
+    const size_t C = (size_t)cfg->embed_dim;
     const size_t ldk = (M + MYGPT_KT_BLOCK - 1) / MYGPT_KT_BLOCK * MYGPT_KT_BLOCK;
     mygpt_kv_layer all;
     const size_t total = carve_layers(&all, NULL, 0, L, M, C, ldk);
-    c->capacity = g->config.max_seq_len;
+    c->capacity = cfg->max_seq_len;
     // zeroed: a block of scores past the cached keys reads kt's padding (then dropped)
     if (!(c->memory = calloc(total, sizeof(float))))
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a KV cache of %zu floats", total);
@@ -61,6 +62,7 @@ void mygpt_kv_cache_free(mygpt_kv_cache *c)
 {
     free(c->memory);
     free(c->scratch);
+    free(c->plan);
     memset(c, 0, sizeof *c);
 }
 
@@ -83,15 +85,15 @@ static size_t carve_rows(mygpt_kv_cache *c, float *base, size_t rows, size_t thr
     return n;
 }
 
-mygpt_status mygpt_kv_cache_reserve(mygpt_kv_cache *c, const mygpt_gpt *g, int n, mygpt_error *err)
+mygpt_status mygpt_kv_cache_reserve(mygpt_kv_cache *c, const mygpt_config *cfg, int n, mygpt_error *err)
 {
     const int threads = omp_get_max_threads();
     if (n <= c->rows_cap && threads <= c->att_rows)
         return MYGPT_OK;
     n = n > c->rows_cap ? n : c->rows_cap;
-    const size_t C = (size_t)g->config.embed_dim, H = (size_t)mygpt_head_size(&g->config);
-    const size_t V = H > (size_t)g->config.vocab_size ? H : (size_t)g->config.vocab_size; // logits' room
-    const size_t M = (size_t)g->config.max_seq_len;
+    const size_t C = (size_t)cfg->embed_dim, H = (size_t)mygpt_head_size(cfg);
+    const size_t V = H > (size_t)cfg->vocab_size ? H : (size_t)cfg->vocab_size; // logits' room
+    const size_t M = (size_t)cfg->max_seq_len;
     float *s = mygpt_float_block(carve_rows(c, NULL, (size_t)n, (size_t)threads, C, V, M));
     if (!s)
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %d cached rows", n);

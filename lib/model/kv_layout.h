@@ -5,7 +5,7 @@
 #ifndef MYGPT_MODEL_KV_LAYOUT_H
 #define MYGPT_MODEL_KV_LAYOUT_H
 
-#include "mygpt/gpt.h"
+#include "mygpt/config.h"
 #include "mygpt/kv_cache.h"
 
 /* Layer l's part of a KV cache: its keys k and values v (maxT, C), and its keys again,
@@ -16,7 +16,9 @@ typedef struct mygpt_kv_layer {
     float *k, *v, *kt;
 } mygpt_kv_layer;
 mygpt_kv_layer mygpt_kv_cache_layer(const mygpt_kv_cache *c, const mygpt_config *cfg, int l);
+/* An empty cache for a model of configuration cfg (mygpt_kv_cache_init's). MYGPT_ENOMEM. */
+mygpt_status mygpt_kv_cache_make(mygpt_kv_cache *c, const mygpt_config *cfg, mygpt_error *err);
 /* Room in c's scratch for a step of n new rows (kv_cache.c). MYGPT_ENOMEM. */
-mygpt_status mygpt_kv_cache_reserve(mygpt_kv_cache *c, const mygpt_gpt *g, int n, mygpt_error *err);
+mygpt_status mygpt_kv_cache_reserve(mygpt_kv_cache *c, const mygpt_config *cfg, int n, mygpt_error *err);
 
 #endif

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mygpt/gpt.h"
+#include "mygpt/config.h"
 #include "kernels/matmul.h"
 
 /* Every matmul weight of a model packed once (model/packed.c): each LINEAR tensor of the
@@ -24,7 +24,8 @@ static inline const mygpt_packed_weight *mygpt_packed_find(const mygpt_packed_mo
 {
     return p && p->linear[i] ? &p->linear[i][l] : NULL;
 }
-mygpt_status mygpt_packed_model_make(mygpt_packed_model **out, const mygpt_gpt *g, mygpt_error *err);
+struct mygpt_gpt;
+mygpt_status mygpt_packed_model_make(mygpt_packed_model **out, const struct mygpt_gpt *g, mygpt_error *err);
 void mygpt_packed_model_free(mygpt_packed_model *p);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * params.c - everything that derives from the parameter table (MYGPT_PARAMETERS in
- * mygpt/gpt.h): each tensor's shape and size for a configuration, the carving of the
+ * mygpt/config.h): each tensor's shape and size for a configuration, the carving of the
  * one block, the state_dict's names and order, the counts (and document 000's table of
  * them), and the initial draws; and the configuration's checks (its sizes must fit the table).
  */
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "mygpt/gpt.h"
+#include "mygpt/config.h"
 #include "mygpt/print.h"
 #include "base/base.h"
 #include "base/draws.h"
@@ -349,13 +349,13 @@ mygpt_status mygpt_param_count(const mygpt_config *cfg, mygpt_param_counts *out,
     return MYGPT_OK;
 }
 
-void mygpt_gpt_counts(const mygpt_gpt *g, mygpt_param_counts *out)
+void mygpt_param_counts_of(const mygpt_config *cfg, const size_t *sizes, mygpt_param_counts *out)
 {
     memset(out, 0, sizeof *out);
     for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) // the sizes of the tensors it holds
-        count_into(out, i, g->param_sizes[i]);
+        count_into(out, i, sizes[i]);
     out->blocks = out->per_block;
-    out->per_block /= (uint64_t)g->config.num_layers; // a tied head counts 0: it is wte
+    out->per_block /= (uint64_t)cfg->num_layers; // a tied head counts 0: it is wte
     out->total = out->token_embedding + out->position_embedding + out->blocks + out->final_layernorm + out->head +
                  out->lora;
 }

@@ -1,6 +1,6 @@
 /*
  * model/params.h - private to the library: the parameter table's rows
- * (MYGPT_PARAMETERS in mygpt/gpt.h) as the model's files read them: each tensor's
+ * (MYGPT_PARAMETERS in mygpt/config.h) as the model's files read them: each tensor's
  * shape, role and place in the one block for a configuration, the carving of a block,
  * and the draws GPT.__init__ makes (model/params.c).
  */
@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mygpt/gpt.h"
+#include "mygpt/config.h"
 
 /* How GPT.__init__ fills a tensor of the parameter table (its role column). */
 typedef enum mygpt_param_role {
@@ -50,6 +50,10 @@ void mygpt_params_carve(struct mygpt_params *w, float *block, const size_t *size
 float *mygpt_param_tensor(const struct mygpt_params *w, int i);
 mygpt_status mygpt_params_init(const struct mygpt_config *cfg, const struct mygpt_params *w,
                                struct mygpt_rng *rng, mygpt_error *err);
+
+/* The counts of mygpt_gpt_counts from the floats of each tensor (sizes, in the table's
+ * order) of a model of configuration cfg. */
+void mygpt_param_counts_of(const struct mygpt_config *cfg, const size_t *sizes, mygpt_param_counts *out);
 
 /* Layer l's view of w (parameters or gradients), so the block can name a layer's tensors
  * as the math does (lw.wq, lw.bq): each per-layer tensor points at layer l's slice, a

@@ -14,7 +14,8 @@
  *   mygpt_gpt_free(gpt);
  *
  * Thread safety: one model must not run two forward passes at once (they share
- * its activations); separate models are independent.
+ * its activations); separate models are independent. The configuration and the
+ * parameter table the model is built from are mygpt/config.h's.
  */
 #ifndef MYGPT_GPT_H
 #define MYGPT_GPT_H
@@ -23,6 +24,7 @@
 #include <stdint.h>
 
 #include "mygpt/attention.h"
+#include "mygpt/config.h"
 #include "mygpt/error.h"
 #include "mygpt/rng.h"
 #include "mygpt/weights.h"
@@ -33,172 +35,6 @@ extern "C" {
 
 /* everything declared here is exported by libmygpt.so (lib/exports.txt) */
 #pragma GCC visibility push(default)
-
-/* Whose GPT: the switches of the parameter table and of the block (mygpt_arch_get).
- *   course             the course's model (docs/model-spec.md): no attention biases, exact
- *                      GELU, the head tied to the token embedding, no dropout
- *   llms-from-scratch  Raschka's GPTModel (Build a Large Language Model (From Scratch),
- *                      ch. 4): out_proj's bias (and W_query/W_key/W_value's when
- *                      qkv_bias), the tanh GELU, an untied out_head drawn last, dropout
- *   gpt2               GPT-2 (Hugging Face's gpt2 checkpoints): the book's GPTModel with
- *                      qkv_bias and the head tied to the token embedding */
-typedef enum mygpt_arch {
-    MYGPT_ARCH_COURSE = 0,
-    MYGPT_ARCH_LLMS_FROM_SCRATCH = 1,
-    MYGPT_ARCH_GPT2 = 2
-} mygpt_arch;
-
-typedef struct mygpt_config {
-    int vocab_size;  /* V */
-    int embed_dim;   /* C, divisible by num_heads */
-    int num_heads;   /* NH */
-    int num_layers;  /* L (N in the chapter) */
-    int max_seq_len; /* maxT: rows of the position embedding */
-    mygpt_arch arch; /* 0: the course's model */
-    int qkv_bias;    /* llms-from-scratch: the book's qkv_bias (gpt2 has them, course not) */
-    double dropout;  /* p of the book's four dropouts, in train mode (course: must be 0) */
-    int num_classes; /* 0: the language-model head (V rows); n > 0: a classification head
-                        nn.Linear(C, n) with its bias, drawn as the book's chapter 6 draws it
-                        (MYGPT_CLASSIFIER_SEED: torch.manual_seed(123), then the new head) */
-    int lora_rank;     /* 0: no adapters; r > 0: every nn.Linear is the book's LinearWithLoRA
-                          (appendix E): W x + b + (alpha / r) (x A) B, A (in, r), B (r, out)
-                          (mygpt/lora.h) */
-    double lora_alpha; /* alpha of the adapters (used when lora_rank > 0) */
-} mygpt_config;
-
-/* The largest lora_rank (the book's runs use 8 to 16). */
-#define MYGPT_LORA_MAX_RANK 1024
-
-/* lora_alpha's bounds, both included: a normal number, which a checkpoint writes as text
- * and reads back as the same double, and whose scale alpha / rank is a normal float for
- * every rank */
-#define MYGPT_LORA_ALPHA_MIN 1e-30
-#define MYGPT_LORA_ALPHA_MAX 1e30
-
-/* The seed the book sets right before drawing its classification head. */
-#define MYGPT_CLASSIFIER_SEED 123
-
-/* The switches an architecture sets. */
-typedef struct mygpt_arch_switches {
-    int qkv_bias;     /* biases on W_q, W_k, W_v                                   */
-    int out_bias;     /* a bias on the attention's output projection W_o           */
-    int gelu_tanh;    /* GELU 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), else exact */
-    int untied_head;  /* a head of its own (V, C), drawn last; else the token embedding */
-} mygpt_arch_switches;
-
-/* The switches of cfg's architecture. */
-mygpt_arch_switches mygpt_arch_get(const mygpt_config *cfg);
-
-/* Columns of the logits: num_classes for a classification head, else vocab_size. */
-int mygpt_head_size(const mygpt_config *cfg);
-
-/* "course", "llms-from-scratch", "gpt2"; and back (MYGPT_EINVAL for another name). */
-const char *mygpt_arch_name(mygpt_arch arch);
-mygpt_status mygpt_arch_parse(const char *name, mygpt_arch *out, mygpt_error *err);
-
-/* The parameter table: every tensor of every architecture, one line each, in the
- * order of the one block that holds them (llm.c's layout: a per-layer tensor is
- * stacked over the layers, so wq is (L, C, C) and layer l's W_q is wq + l * C * C).
- * Everything about the parameters derives from it: the struct below, the sizes that
- * carve the block (lib/model/params.c), the state_dict names and shapes a checkpoint and
- * `mygpt init gpt` list, the draws that initialise them, the weights packed for the
- * matmul, the counts. A bias is one row here and its weight's link column (the block's
- * products read it from the table); a tensor of a new kind needs its use in the block too.
- *
- *   X(field, course name, book name, Hugging Face name, per layer, rows, cols, role, link, when)
- *
- * names: the state_dict's under each architecture (gpt2's in memory are the book's;
- * Hugging Face's are its files'), after "blocks.<l>." / "trf_blocks.<l>." / "h.<l>."
- * for a per-layer tensor. Hugging Face's Conv1D stores a weight (in, out), and rows
- * that share a name there are one tensor, concatenated along out in table order
- * (c_attn = W_q | W_k | W_v). rows x cols: the shape of one layer's tensor (cols ONE:
- * a vector) in sizes of the config (V, MAXT, C, C4 = 4C, HEAD = num_classes, or V without,
- * R = lora_rank).
- * role: how __init__ fills it: EMBEDDING (normal(0, 1)), LINEAR (a weight (out, in),
- * kaiming-uniform, with its bias, the `link` row, drawn right after it when it has one),
- * BIAS (drawn by its weight), ONES, ZEROS (LayerNorm's gamma and beta), LORA_A, LORA_B
- * (appendix E's adapter of the LINEAR row `link`: drawn by mygpt_lora_add, not by
- * __init__). when:
- * the architectures that have it (ALWAYS, QKV_BIAS, OUT_BIAS, UNTIED: mygpt_arch_switches,
- * or a classification head; CLASSES: a classification head, num_classes > 0; LORA:
- * lora_rank > 0; LORA_HEAD: that and a head of its own, as a tied head is the embedding,
- * not a Linear); an absent tensor has no floats. The state_dict order is the tensors before the first per-layer one,
- * then each layer's (the book's and GPT-2's list a layer's LayerNorms last, as their
- * TransformerBlock registers them), then the rest, and it is also the order of the
- * draws (the book's out_head is drawn last: a classification head after the generator is
- * seeded again with MYGPT_CLASSIFIER_SEED). A tied head is the token embedding. */
-#define MYGPT_PARAMETERS(X)                                                                                                            \
-    X(wte,  "token_embedding.embedding.weight", "tok_emb.weight",      "wte.weight",         0, V,    C,   EMBEDDING, none, ALWAYS)    \
-    X(wpe,  "position_embedding.weight",        "pos_emb.weight",      "wpe.weight",         0, MAXT, C,   EMBEDDING, none, ALWAYS)    \
-    X(ln1w, "ln1.gamma",                        "norm1.scale",         "ln_1.weight",        1, C,    ONE, ONES,      none, ALWAYS)    \
-    X(ln1b, "ln1.beta",                         "norm1.shift",         "ln_1.bias",          1, C,    ONE, ZEROS,     none, ALWAYS)    \
-    X(wq,   "attn.W_q.weight",                  "att.W_query.weight",  "attn.c_attn.weight", 1, C,    C,   LINEAR,    bq,   ALWAYS)    \
-    X(bq,   "attn.W_q.bias",                    "att.W_query.bias",    "attn.c_attn.bias",   1, C,    ONE, BIAS,      none, QKV_BIAS)  \
-    X(qA,   "attn.W_q.lora.A",                  "att.W_query.lora.A",  NULL,                 1, C,    R,   LORA_A,    wq,   LORA)      \
-    X(qB,   "attn.W_q.lora.B",                  "att.W_query.lora.B",  NULL,                 1, R,    C,   LORA_B,    wq,   LORA)      \
-    X(wk,   "attn.W_k.weight",                  "att.W_key.weight",    "attn.c_attn.weight", 1, C,    C,   LINEAR,    bk,   ALWAYS)    \
-    X(bk,   "attn.W_k.bias",                    "att.W_key.bias",      "attn.c_attn.bias",   1, C,    ONE, BIAS,      none, QKV_BIAS)  \
-    X(kA,   "attn.W_k.lora.A",                  "att.W_key.lora.A",    NULL,                 1, C,    R,   LORA_A,    wk,   LORA)      \
-    X(kB,   "attn.W_k.lora.B",                  "att.W_key.lora.B",    NULL,                 1, R,    C,   LORA_B,    wk,   LORA)      \
-    X(wv,   "attn.W_v.weight",                  "att.W_value.weight",  "attn.c_attn.weight", 1, C,    C,   LINEAR,    bv,   ALWAYS)    \
-    X(bv,   "attn.W_v.bias",                    "att.W_value.bias",    "attn.c_attn.bias",   1, C,    ONE, BIAS,      none, QKV_BIAS)  \
-    X(vA,   "attn.W_v.lora.A",                  "att.W_value.lora.A",  NULL,                 1, C,    R,   LORA_A,    wv,   LORA)      \
-    X(vB,   "attn.W_v.lora.B",                  "att.W_value.lora.B",  NULL,                 1, R,    C,   LORA_B,    wv,   LORA)      \
-    X(wo,   "attn.W_o.weight",                  "att.out_proj.weight", "attn.c_proj.weight", 1, C,    C,   LINEAR,    bo,   ALWAYS)    \
-    X(bo,   "attn.W_o.bias",                    "att.out_proj.bias",   "attn.c_proj.bias",   1, C,    ONE, BIAS,      none, OUT_BIAS)  \
-    X(oA,   "attn.W_o.lora.A",                  "att.out_proj.lora.A", NULL,                 1, C,    R,   LORA_A,    wo,   LORA)      \
-    X(oB,   "attn.W_o.lora.B",                  "att.out_proj.lora.B", NULL,                 1, R,    C,   LORA_B,    wo,   LORA)      \
-    X(ln2w, "ln2.gamma",                        "norm2.scale",         "ln_2.weight",        1, C,    ONE, ONES,      none, ALWAYS)    \
-    X(ln2b, "ln2.beta",                         "norm2.shift",         "ln_2.bias",          1, C,    ONE, ZEROS,     none, ALWAYS)    \
-    X(fc1w, "mlp.fc1.weight",                   "ff.layers.0.weight",  "mlp.c_fc.weight",    1, C4,   C,   LINEAR,    fc1b, ALWAYS)    \
-    X(fc1b, "mlp.fc1.bias",                     "ff.layers.0.bias",    "mlp.c_fc.bias",      1, C4,   ONE, BIAS,      none, ALWAYS)    \
-    X(fc1A, "mlp.fc1.lora.A",                   "ff.layers.0.lora.A",  NULL,                 1, C,    R,   LORA_A,    fc1w, LORA)      \
-    X(fc1B, "mlp.fc1.lora.B",                   "ff.layers.0.lora.B",  NULL,                 1, R,    C4,  LORA_B,    fc1w, LORA)      \
-    X(fc2w, "mlp.fc2.weight",                   "ff.layers.2.weight",  "mlp.c_proj.weight",  1, C,    C4,  LINEAR,    fc2b, ALWAYS)    \
-    X(fc2b, "mlp.fc2.bias",                     "ff.layers.2.bias",    "mlp.c_proj.bias",    1, C,    ONE, BIAS,      none, ALWAYS)    \
-    X(fc2A, "mlp.fc2.lora.A",                   "ff.layers.2.lora.A",  NULL,                 1, C4,   R,   LORA_A,    fc2w, LORA)      \
-    X(fc2B, "mlp.fc2.lora.B",                   "ff.layers.2.lora.B",  NULL,                 1, R,    C,   LORA_B,    fc2w, LORA)      \
-    X(lnfw, "ln_f.gamma",                       "final_norm.scale",    "ln_f.weight",        0, C,    ONE, ONES,      none, ALWAYS)    \
-    X(lnfb, "ln_f.beta",                        "final_norm.shift",    "ln_f.bias",          0, C,    ONE, ZEROS,     none, ALWAYS)    \
-    X(lmw,  "lm_head.weight",                   "out_head.weight",     "lm_head.weight",     0, HEAD, C,   LINEAR,    lmb,  UNTIED)    \
-    X(lmb,  "lm_head.bias",                     "out_head.bias",       "lm_head.bias",       0, HEAD, ONE, BIAS,      none, CLASSES)   \
-    X(lmA,  "lm_head.lora.A",                   "out_head.lora.A",     NULL,                 0, C,    R,   LORA_A,    lmw,  LORA_HEAD) \
-    X(lmB,  "lm_head.lora.B",                   "out_head.lora.B",     NULL,                 0, R,    HEAD, LORA_B,   lmw,  LORA_HEAD)
-
-/* MYGPT_PARAM_wte, MYGPT_PARAM_wpe, ...: a tensor's index in the table */
-enum mygpt_param_index {
-#define MYGPT_PARAM_INDEX_(field, ...) MYGPT_PARAM_##field,
-    MYGPT_PARAMETERS(MYGPT_PARAM_INDEX_)
-#undef MYGPT_PARAM_INDEX_
-    MYGPT_NUM_PARAM_TENSORS,
-    MYGPT_PARAM_none = -1
-};
-
-/* The parameters (or the gradients: the same layout), views into one block. */
-typedef struct mygpt_params {
-#define MYGPT_PARAM_FIELD_(field, ...) float *field;
-    MYGPT_PARAMETERS(MYGPT_PARAM_FIELD_)
-#undef MYGPT_PARAM_FIELD_
-} mygpt_params;
-
-/* One entry of the state_dict: its full name, its data in a parameter (or gradient)
- * block and its shape. */
-typedef struct mygpt_state_entry {
-    char name[96];
-    int tensor;              /* the table row                                  */
-    int layer;               /* -1 for a tensor of the whole model             */
-    int ndim;
-    int64_t shape[2];
-    float *data;
-    size_t numel;
-} mygpt_state_entry;
-
-/* Tensors in the state_dict (named_parameters()) of a model of this configuration. */
-int mygpt_state_dict_len(const mygpt_config *cfg);
-
-/* Entry j (0 <= j < mygpt_state_dict_len) of the state_dict of the tensors w holds. */
-void mygpt_state_dict_entry(const mygpt_config *cfg, const mygpt_params *w, int j,
-                            mygpt_state_entry *out);
 
 /* Activations of one forward pass, sized for (B, T); reused while they fit. */
 typedef struct mygpt_acts {
@@ -216,6 +52,8 @@ typedef struct mygpt_acts {
     size_t capacity_bt; /* rows the memory holds: the largest B * T so far */
     float *logp;     /* (B, T, V) log-probabilities of mygpt_gpt_loss */
     size_t logp_cap;
+    float *plan;     /* the pass's plan and its products' workspace (model/block.h) */
+    size_t plan_len;
 } mygpt_acts;
 
 typedef struct mygpt_gpt {
@@ -239,25 +77,6 @@ typedef struct mygpt_gpt {
                                                    weights (its checkpoint's lora_merged), or 0 */
 } mygpt_gpt;
 
-/* Parameter counts as the chapter tabulates them (sum of numel per module). */
-typedef struct mygpt_param_counts {
-    uint64_t token_embedding;    /* V * C                      */
-    uint64_t position_embedding; /* maxT * C                   */
-    uint64_t per_block;          /* 12 C^2 + 9 C (course)      */
-    uint64_t blocks;             /* L * per_block              */
-    uint64_t final_layernorm;    /* 2 C                        */
-    uint64_t head;               /* 0 when tied to the embedding */
-    uint64_t lora;               /* the adapters' A and B, all layers and the head (0 without) */
-    uint64_t total;
-} mygpt_param_counts;
-
-/* Checks a configuration: every size >= 1, C divisible by num_heads, and every
- * size product (parameters, activations per token) fits in memory arithmetic. */
-mygpt_status mygpt_config_validate(const mygpt_config *cfg, mygpt_error *err);
-
-/* Counts parameters without building the model (works for GPT-2 small too). */
-mygpt_status mygpt_param_count(const mygpt_config *cfg, mygpt_param_counts *out, mygpt_error *err);
-
 /* Counts the parameters of a built model module by module, by adding up the
  * sizes of the tensors it holds (what sum(p.numel() for p in m.parameters()) does),
  * as opposed to mygpt_param_count's formula. */
@@ -274,11 +93,6 @@ mygpt_status mygpt_gpt_alloc(mygpt_gpt **out, const mygpt_config *cfg, mygpt_err
  * to a built model (mygpt_lora_add), as the book wraps a built one. */
 mygpt_status mygpt_gpt_create_from(mygpt_gpt **out, const mygpt_config *cfg, mygpt_rng *rng,
                                    mygpt_error *err);
-
-/* Moves rng on exactly as mygpt_gpt_create_from would (torch.manual_seed(S); GPT(...)
- * when the weights come from elsewhere, a checkpoint say), without building the model
- * or computing its values: the big tensors' draws are skipped, not transformed. */
-mygpt_status mygpt_gpt_skip_init(const mygpt_config *cfg, mygpt_rng *rng, mygpt_error *err);
 
 /* The same from a fresh generator: set_seed(seed); GPT(...). */
 mygpt_status mygpt_gpt_create(mygpt_gpt **out, const mygpt_config *cfg, uint64_t seed,
@@ -314,19 +128,6 @@ void mygpt_gpt_unpack(mygpt_gpt *gpt);
 
 /* Floats of the attention probabilities of a (B, T) forward: L * B * heads * T * T. */
 size_t mygpt_gpt_attention_len(const mygpt_gpt *gpt, int B, int T);
-
-/* Appends document 000's parameter table (the first tutorial: chapters/README.md; its
- * `main`'s six f-string lines, each ending in a newline) for a model with these counts
- * and num_layers N:
- *   Token embedding       (V*C):          16
- *   ...
- *   Total parameters:                    736                                    */
-struct mygpt_strbuf;
-mygpt_status mygpt_param_table(struct mygpt_strbuf *sb, const mygpt_config *cfg,
-                               const mygpt_param_counts *pc);
-
-/* The field name of table row i ("wte", "wpe", "ln1w", ...), "?" outside the table. */
-const char *mygpt_param_tensor_name(int i);
 
 void mygpt_gpt_free(mygpt_gpt *gpt);
 

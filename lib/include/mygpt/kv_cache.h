@@ -14,8 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mygpt/config.h"
 #include "mygpt/error.h"
-#include "mygpt/gpt.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,7 +40,12 @@ typedef struct mygpt_kv_cache {
     int att_rows;        /* rows of att: one per thread                  */
     float *memory;       /* k, v and kt                                  */
     float *scratch;      /* the rest                                     */
+    float *plan;         /* the step's plan and its products' workspace  */
+    size_t plan_len;
 } mygpt_kv_cache;
+
+/* The model (mygpt/gpt.h) */
+typedef struct mygpt_gpt mygpt_gpt;
 
 /* An empty cache for gpt's configuration. MYGPT_ENOMEM. */
 mygpt_status mygpt_kv_cache_init(mygpt_kv_cache *cache, const mygpt_gpt *gpt, mygpt_error *err);
