@@ -335,16 +335,6 @@ static void setting(run_settings *r, const char *key, const char *fmt, ...)
     r->n++;
 }
 
-/* A double as the shortest text that reads back as the same bits (a setting's value) */
-static void shortest(char *out, size_t n, double v)
-{
-    for (int digits = 1; digits <= 17; digits++) {
-        snprintf(out, n, "%.*g", digits, v);
-        if (strtod(out, NULL) == v)
-            return;
-    }
-}
-
 /* What a resumed run must share with the run that saved its state, into S->rs */
 static void session_settings(session *S)
 {
@@ -369,16 +359,16 @@ static void session_settings(session *S)
     char value[40];
     if (s->warmup_given) {
         setting(rs, "--warmup", "%lld", (long long)S->schedule.warmup_steps);
-        shortest(value, sizeof value, S->schedule.initial);
+        train_shortest(value, sizeof value, S->schedule.initial);
         setting(rs, "--lr-initial", "%s", value);
     }
     if (S->schedule.cosine) { // its decay spans the run: --steps or --epochs may not grow
         setting(rs, "--cosine", "over %ld steps", S->schedule.total_steps);
-        shortest(value, sizeof value, S->schedule.min);
+        train_shortest(value, sizeof value, S->schedule.min);
         setting(rs, "--lr-min", "%s", value);
     }
     if (s->clip > 0) {
-        shortest(value, sizeof value, s->clip);
+        train_shortest(value, sizeof value, s->clip);
         setting(rs, "--clip-grad", "%s", value);
     }
 }
