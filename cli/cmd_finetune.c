@@ -237,6 +237,32 @@ static int classifier_model(const char *cmd, const parsed_args *a, const finetun
     return 0;
 }
 
+/* The classifier's trainer: with --lora, appendix E's torch.manual_seed(123) and the
+ * accuracies of 10 batches, then the counts and replace_linear_with_lora (its A drawn
+ * after that shuffle) and only the adapters train; else every parameter frozen but the
+ * last block, final_norm and the new head. --save then checked as it will find its place.
+ * x, y: room for a batch. 0, or the exit code after one line. */
+static int classifier_trainer(const char *cmd, const parsed_args *a, const finetune_opts *o, mygpt_gpt *g,
+                              spam_loaders *l, mygpt_rng *rng, int64_t *x, int64_t *y, mygpt_trainer **tr)
+{
+    mygpt_error err = {0};
+    mygpt_status st;
+    int rc;
+    if (o->lora_rank > 0) {
+        mygpt_rng_seed(rng, 123);
+        if ((st = spam_print_accuracies(stdout, g, l, rng, 10, x, y, &err)) != MYGPT_OK)
+            return cli_fail(cmd, st, &err);
+        if ((rc = lora_trainer(cmd, o, g, rng, tr)))
+            return rc;
+    } else if ((st = mygpt_trainer_create(tr, g, &err)) != MYGPT_OK ||
+               (st = mygpt_trainer_freeze_for_classification(*tr, &err)) != MYGPT_OK) {
+        return cli_fail(cmd, st, &err);
+    }
+    if (args_has(a, "save") && (st = mygpt_checkpoint_check_save(g, args_get(a, "save"), &err)) != MYGPT_OK)
+        return cli_fail(cmd, st, &err);
+    return 0;
+}
+
 /* gpt_class_finetune.py's run */
 static int run_classify(const char *cmd, const parsed_args *a, const finetune_opts *o, mygpt_tokenizer *tok,
                         const char *dir)
@@ -281,26 +307,8 @@ static int run_classify(const char *cmd, const parsed_args *a, const finetune_op
         rc = EXIT_RUNTIME;
         goto done;
     }
-    if (o->lora_rank > 0) { // appendix E: torch.manual_seed(123); the accuracies of 10 batches;
-        // the counts and replace_linear_with_lora (its A drawn after that shuffle); only they train
-        mygpt_rng_seed(&rng, 123);
-        if ((st = spam_print_accuracies(stdout, g, &l, &rng, 10, x, y, &err)) != MYGPT_OK) {
-            rc = cli_fail(cmd, st, &err);
-            goto done;
-        }
-        if ((rc = lora_trainer(cmd, o, g, &rng, &tr)))
-            goto done;
-    } else if ((st = mygpt_trainer_create(&tr, g, &err)) != MYGPT_OK ||
-               (st = mygpt_trainer_freeze_for_classification(tr, &err)) != MYGPT_OK) {
-        // for param in model.parameters(): param.requires_grad = False; the last block,
-        // final_norm and the new head train again
-        rc = cli_fail(cmd, st, &err);
+    if ((rc = classifier_trainer(cmd, a, o, g, &l, &rng, x, y, &tr)))
         goto done;
-    }
-    if (args_has(a, "save") && (st = mygpt_checkpoint_check_save(g, args_get(a, "save"), &err)) != MYGPT_OK) {
-        rc = cli_fail(cmd, st, &err);
-        goto done;
-    }
     // torch.manual_seed(123); optimizer = AdamW(model.parameters(), lr=5e-5, weight_decay=0.1);
     // train_classifier_simple(num_epochs, eval_freq, eval_iter)
     mygpt_rng_seed(&rng, 123);
@@ -383,6 +391,29 @@ static int write_responses(const char *cmd, const parsed_args *a, const finetune
     return rc;
 }
 
+/* The language model's trainer: with --lora, exercise 7.4's counts and
+ * replace_linear_with_lora on the book's GPTModel (a GPT-2's head untied, as
+ * load_weights_into_gpt copies wte into out_head), A drawn after GPTModel(BASE_CONFIG)'s
+ * own draws (a checkpoint's model drew them before its weights were loaded), the adapters
+ * alone training; else every parameter. --save then checked as it will find its place.
+ * 0, or the exit code after one line. */
+static int instruct_trainer(const char *cmd, const parsed_args *a, const finetune_opts *o, mygpt_gpt *g,
+                            mygpt_rng *rng, mygpt_trainer **tr)
+{
+    mygpt_error err = {0};
+    mygpt_status st;
+    int rc;
+    if (o->lora_rank > 0 && g->config.arch == MYGPT_ARCH_GPT2 && (st = mygpt_lora_untie_head(g, &err)) != MYGPT_OK)
+        return cli_fail(cmd, st, &err);
+    if (o->lora_rank > 0 && args_has(a, "checkpoint") && (st = mygpt_gpt_skip_init(&g->config, rng, &err)) != MYGPT_OK)
+        return cli_fail(cmd, st, &err);
+    if ((rc = lora_trainer(cmd, o, g, rng, tr)))
+        return rc;
+    if (args_has(a, "save") && (st = mygpt_checkpoint_check_save(g, args_get(a, "save"), &err)) != MYGPT_OK)
+        return cli_fail(cmd, st, &err);
+    return 0;
+}
+
 /* gpt_instruction_finetuning.py's run */
 static int run_instruct(const char *cmd, const parsed_args *a, const finetune_opts *o, mygpt_tokenizer *tok,
                         const char *path)
@@ -427,24 +458,8 @@ static int run_instruct(const char *cmd, const parsed_args *a, const finetune_op
     instruct_print_lengths(stdout, &split);
     printf("Loaded model: %s\n", args_has(a, "checkpoint") ? args_get(a, "checkpoint") : "Small test model");
     printf("--------------------------------------------------\n");
-    // exercise 7.4: the counts and replace_linear_with_lora on the book's GPTModel (a GPT-2's
-    // head untied, as load_weights_into_gpt copies wte into out_head), A drawn after
-    // GPTModel(BASE_CONFIG)'s own draws (a checkpoint's model drew them before its weights
-    // were loaded)
-    if (o->lora_rank > 0 && g->config.arch == MYGPT_ARCH_GPT2 && (st = mygpt_lora_untie_head(g, &err)) != MYGPT_OK) {
-        rc = cli_fail(cmd, st, &err);
+    if ((rc = instruct_trainer(cmd, a, o, g, &rng, &tr)))
         goto done;
-    }
-    if (o->lora_rank > 0 && args_has(a, "checkpoint") && (st = mygpt_gpt_skip_init(&g->config, &rng, &err)) != MYGPT_OK) {
-        rc = cli_fail(cmd, st, &err);
-        goto done;
-    }
-    if ((rc = lora_trainer(cmd, o, g, &rng, &tr)))
-        goto done;
-    if (args_has(a, "save") && (st = mygpt_checkpoint_check_save(g, args_get(a, "save"), &err)) != MYGPT_OK) {
-        rc = cli_fail(cmd, st, &err);
-        goto done;
-    }
     x = malloc(l.room * sizeof *x);
     y = malloc(l.room * sizeof *y);
     if (!x || !y) {
