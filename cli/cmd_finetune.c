@@ -207,6 +207,62 @@ static int lora_trainer(const char *cmd, const finetune_opts *o, mygpt_gpt *g, m
     return st == MYGPT_OK ? 0 : cli_fail(cmd, st, &err);
 }
 
+/* The classifier to tune: a fresh model's head drawn as chapter 81 draws it (from rng),
+ * a classifier of 2 classes as it is (this command's --save), or a language model (*lm,
+ * kept) with its head replaced by a new one of 2 classes; dropout off. 0, or the exit
+ * code after one line. */
+static int classifier_model(const char *cmd, const parsed_args *a, const finetune_opts *o, mygpt_rng *rng,
+                            mygpt_gpt **lm, mygpt_gpt **g)
+{
+    int rc;
+    if ((rc = load_model(cmd, a, rng, args_has(a, "checkpoint") ? 0 : 2, lm)))
+        return rc;
+    mygpt_error err = {0};
+    mygpt_status st;
+    if ((*lm)->config.num_classes == 2) { // the preset's, or a classifier already (this command's --save)
+        *g = *lm;
+        *lm = NULL;
+    } else if ((*lm)->config.num_classes > 0) {
+        cli_error(cmd, "--checkpoint: a classifier of %d classes: the spam texts have 2", (*lm)->config.num_classes);
+        return EXIT_USAGE;
+    } else if (o->lora_rank > 0 && args_has(a, "save")) {
+        cli_error(cmd, "--lora --save: the adapters alone would lack the new 2-class head, which is not in %s: save "
+                       "the classifier first (--epochs 0 --save CLASSIFIER), then tune it with --checkpoint "
+                       "CLASSIFIER --lora %lld --save ADAPTERS", args_get(a, "checkpoint"), (long long)o->lora_rank);
+        return EXIT_USAGE;
+    } else if ((st = classifier_from_lm(g, *lm, 2, &err)) != MYGPT_OK) {
+        return cli_fail(cmd, st, &err);
+    }
+    (*g)->config.dropout = 0.0; // BASE_CONFIG's drop_rate
+    return 0;
+}
+
+/* The classifier's trainer: with --lora, appendix E's torch.manual_seed(123) and the
+ * accuracies of 10 batches, then the counts and replace_linear_with_lora (its A drawn
+ * after that shuffle) and only the adapters train; else every parameter frozen but the
+ * last block, final_norm and the new head. --save then checked as it will find its place.
+ * x, y: room for a batch. 0, or the exit code after one line. */
+static int classifier_trainer(const char *cmd, const parsed_args *a, const finetune_opts *o, mygpt_gpt *g,
+                              spam_loaders *l, mygpt_rng *rng, int64_t *x, int64_t *y, mygpt_trainer **tr)
+{
+    mygpt_error err = {0};
+    mygpt_status st;
+    int rc;
+    if (o->lora_rank > 0) {
+        mygpt_rng_seed(rng, 123);
+        if ((st = spam_print_accuracies(stdout, g, l, rng, 10, x, y, &err)) != MYGPT_OK)
+            return cli_fail(cmd, st, &err);
+        if ((rc = lora_trainer(cmd, o, g, rng, tr)))
+            return rc;
+    } else if ((st = mygpt_trainer_create(tr, g, &err)) != MYGPT_OK ||
+               (st = mygpt_trainer_freeze_for_classification(*tr, &err)) != MYGPT_OK) {
+        return cli_fail(cmd, st, &err);
+    }
+    if (args_has(a, "save") && (st = mygpt_checkpoint_check_save(g, args_get(a, "save"), &err)) != MYGPT_OK)
+        return cli_fail(cmd, st, &err);
+    return 0;
+}
+
 /* gpt_class_finetune.py's run */
 static int run_classify(const char *cmd, const parsed_args *a, const finetune_opts *o, mygpt_tokenizer *tok,
                         const char *dir)
@@ -235,27 +291,8 @@ static int run_classify(const char *cmd, const parsed_args *a, const finetune_op
         rc = EXIT_USAGE;
         goto done;
     }
-    // a fresh model: its head drawn as chapter 81 draws it; a language model: its head replaced
-    if ((rc = load_model(cmd, a, &rng, args_has(a, "checkpoint") ? 0 : 2, &lm)))
+    if ((rc = classifier_model(cmd, a, o, &rng, &lm, &g)))
         goto done;
-    if (lm->config.num_classes == 2) { // the preset's, or a classifier already (this command's --save)
-        g = lm;
-        lm = NULL;
-    } else if (lm->config.num_classes > 0) {
-        cli_error(cmd, "--checkpoint: a classifier of %d classes: the spam texts have 2", lm->config.num_classes);
-        rc = EXIT_USAGE;
-        goto done;
-    } else if (o->lora_rank > 0 && args_has(a, "save")) {
-        cli_error(cmd, "--lora --save: the adapters alone would lack the new 2-class head, which is not in %s: save "
-                       "the classifier first (--epochs 0 --save CLASSIFIER), then tune it with --checkpoint "
-                       "CLASSIFIER --lora %lld --save ADAPTERS", args_get(a, "checkpoint"), (long long)o->lora_rank);
-        rc = EXIT_USAGE;
-        goto done;
-    } else if ((st = classifier_from_lm(&g, lm, 2, &err)) != MYGPT_OK) {
-        rc = cli_fail(cmd, st, &err);
-        goto done;
-    }
-    g->config.dropout = 0.0; // BASE_CONFIG's drop_rate
     const size_t T = ds[0].max_length;
     if (T > (size_t)g->config.max_seq_len) {
         cli_error(cmd, "the training texts are padded to %zu tokens, more than the model's context of %d: give "
@@ -270,26 +307,8 @@ static int run_classify(const char *cmd, const parsed_args *a, const finetune_op
         rc = EXIT_RUNTIME;
         goto done;
     }
-    if (o->lora_rank > 0) { // appendix E: torch.manual_seed(123); the accuracies of 10 batches;
-        // the counts and replace_linear_with_lora (its A drawn after that shuffle); only they train
-        mygpt_rng_seed(&rng, 123);
-        if ((st = spam_print_accuracies(stdout, g, &l, &rng, 10, x, y, &err)) != MYGPT_OK) {
-            rc = cli_fail(cmd, st, &err);
-            goto done;
-        }
-        if ((rc = lora_trainer(cmd, o, g, &rng, &tr)))
-            goto done;
-    } else if ((st = mygpt_trainer_create(&tr, g, &err)) != MYGPT_OK ||
-               (st = mygpt_trainer_freeze_for_classification(tr, &err)) != MYGPT_OK) {
-        // for param in model.parameters(): param.requires_grad = False; the last block,
-        // final_norm and the new head train again
-        rc = cli_fail(cmd, st, &err);
+    if ((rc = classifier_trainer(cmd, a, o, g, &l, &rng, x, y, &tr)))
         goto done;
-    }
-    if (args_has(a, "save") && (st = mygpt_checkpoint_check_save(g, args_get(a, "save"), &err)) != MYGPT_OK) {
-        rc = cli_fail(cmd, st, &err);
-        goto done;
-    }
     // torch.manual_seed(123); optimizer = AdamW(model.parameters(), lr=5e-5, weight_decay=0.1);
     // train_classifier_simple(num_epochs, eval_freq, eval_iter)
     mygpt_rng_seed(&rng, 123);
@@ -331,6 +350,70 @@ done:
     return rc;
 }
 
+/* The language model to tune (a classifier is refused), dropout off. 0, or the exit code
+ * after one line. */
+static int language_model(const char *cmd, const parsed_args *a, mygpt_rng *rng, mygpt_gpt **g)
+{
+    const int rc = load_model(cmd, a, rng, 0, g);
+    if (rc)
+        return rc;
+    if ((*g)->config.num_classes > 0) {
+        cli_error(cmd, "--checkpoint: a classifier (a head of %d classes), not a language model: it has no text to "
+                       "write", (*g)->config.num_classes);
+        return EXIT_USAGE;
+    }
+    (*g)->config.dropout = 0.0; // BASE_CONFIG's drop_rate
+    return 0;
+}
+
+/* The greedy responses to the test entries, as instruction-data-with-response.json,
+ * written to --responses when given. 0, or the exit code after one line. */
+static int write_responses(const char *cmd, const parsed_args *a, const finetune_opts *o, mygpt_gpt *g,
+                           const mygpt_tokenizer *tok, const instruct_splits *split)
+{
+    mygpt_error err = {0};
+    char *json = NULL;
+    size_t json_len = 0;
+    int rc = 0;
+    printf("Generating responses\n");
+    fflush(stdout);
+    mygpt_status st = instruct_responses_json(g, tok, split->test, split->n_test, (int)o->max_new, &json, &json_len,
+                                              &err);
+    if (st != MYGPT_OK) {
+        rc = cli_fail(cmd, st, &err);
+    } else if (args_has(a, "responses")) {
+        if ((st = mygpt_write_file(args_get(a, "responses"), json, json_len, &err)) != MYGPT_OK)
+            rc = cli_write_fail(cmd, st, &err);
+        else
+            printf("Responses saved as %s\n", args_get(a, "responses"));
+    }
+    free(json);
+    return rc;
+}
+
+/* The language model's trainer: with --lora, exercise 7.4's counts and
+ * replace_linear_with_lora on the book's GPTModel (a GPT-2's head untied, as
+ * load_weights_into_gpt copies wte into out_head), A drawn after GPTModel(BASE_CONFIG)'s
+ * own draws (a checkpoint's model drew them before its weights were loaded), the adapters
+ * alone training; else every parameter. --save then checked as it will find its place.
+ * 0, or the exit code after one line. */
+static int instruct_trainer(const char *cmd, const parsed_args *a, const finetune_opts *o, mygpt_gpt *g,
+                            mygpt_rng *rng, mygpt_trainer **tr)
+{
+    mygpt_error err = {0};
+    mygpt_status st;
+    int rc;
+    if (o->lora_rank > 0 && g->config.arch == MYGPT_ARCH_GPT2 && (st = mygpt_lora_untie_head(g, &err)) != MYGPT_OK)
+        return cli_fail(cmd, st, &err);
+    if (o->lora_rank > 0 && args_has(a, "checkpoint") && (st = mygpt_gpt_skip_init(&g->config, rng, &err)) != MYGPT_OK)
+        return cli_fail(cmd, st, &err);
+    if ((rc = lora_trainer(cmd, o, g, rng, tr)))
+        return rc;
+    if (args_has(a, "save") && (st = mygpt_checkpoint_check_save(g, args_get(a, "save"), &err)) != MYGPT_OK)
+        return cli_fail(cmd, st, &err);
+    return 0;
+}
+
 /* gpt_instruction_finetuning.py's run */
 static int run_instruct(const char *cmd, const parsed_args *a, const finetune_opts *o, mygpt_tokenizer *tok,
                         const char *path)
@@ -348,8 +431,6 @@ static int run_instruct(const char *cmd, const parsed_args *a, const finetune_op
     mygpt_optimizer opt = {0};
     int64_t *x = NULL, *y = NULL, *start = NULL;
     size_t n_start = 0;
-    char *json = NULL;
-    size_t json_len = 0;
     if (split.n_train < (size_t)o->batch || split.n_val == 0) {
         cli_error(cmd, "--data: %s: %zu training entries and %zu validation entries: too few for a batch of %lld "
                        "and an evaluation", path, split.n_train, split.n_val, (long long)o->batch);
@@ -359,15 +440,8 @@ static int run_instruct(const char *cmd, const parsed_args *a, const finetune_op
     // torch.manual_seed(123); the loaders; the model (a fresh one drawn here, a checkpoint read)
     mygpt_rng rng = {0};
     mygpt_rng_seed(&rng, o->seed);
-    if ((rc = load_model(cmd, a, &rng, 0, &g)))
+    if ((rc = language_model(cmd, a, &rng, &g)))
         goto done;
-    if (g->config.num_classes > 0) {
-        cli_error(cmd, "--checkpoint: a classifier (a head of %d classes), not a language model: it has no text to "
-                       "write", g->config.num_classes);
-        rc = EXIT_USAGE;
-        goto done;
-    }
-    g->config.dropout = 0.0; // BASE_CONFIG's drop_rate
     const int context = g->config.max_seq_len;
     int64_t allowed = o->max_length ? o->max_length : (context < 1024 ? context : 1024);
     if (allowed > context) {
@@ -384,24 +458,8 @@ static int run_instruct(const char *cmd, const parsed_args *a, const finetune_op
     instruct_print_lengths(stdout, &split);
     printf("Loaded model: %s\n", args_has(a, "checkpoint") ? args_get(a, "checkpoint") : "Small test model");
     printf("--------------------------------------------------\n");
-    // exercise 7.4: the counts and replace_linear_with_lora on the book's GPTModel (a GPT-2's
-    // head untied, as load_weights_into_gpt copies wte into out_head), A drawn after
-    // GPTModel(BASE_CONFIG)'s own draws (a checkpoint's model drew them before its weights
-    // were loaded)
-    if (o->lora_rank > 0 && g->config.arch == MYGPT_ARCH_GPT2 && (st = mygpt_lora_untie_head(g, &err)) != MYGPT_OK) {
-        rc = cli_fail(cmd, st, &err);
+    if ((rc = instruct_trainer(cmd, a, o, g, &rng, &tr)))
         goto done;
-    }
-    if (o->lora_rank > 0 && args_has(a, "checkpoint") && (st = mygpt_gpt_skip_init(&g->config, &rng, &err)) != MYGPT_OK) {
-        rc = cli_fail(cmd, st, &err);
-        goto done;
-    }
-    if ((rc = lora_trainer(cmd, o, g, &rng, &tr)))
-        goto done;
-    if (args_has(a, "save") && (st = mygpt_checkpoint_check_save(g, args_get(a, "save"), &err)) != MYGPT_OK) {
-        rc = cli_fail(cmd, st, &err);
-        goto done;
-    }
     x = malloc(l.room * sizeof *x);
     y = malloc(l.room * sizeof *y);
     if (!x || !y) {
@@ -434,23 +492,8 @@ static int run_instruct(const char *cmd, const parsed_args *a, const finetune_op
     printf("--------------------------------------------------\n");
     if ((rc = save_model(cmd, a, g)))
         goto done;
-    // the responses to the test set, as instruction-data-with-response.json
-    printf("Generating responses\n");
-    fflush(stdout);
-    if ((st = instruct_responses_json(g, tok, split.test, split.n_test, (int)o->max_new, &json, &json_len, &err)) !=
-        MYGPT_OK) {
-        rc = cli_fail(cmd, st, &err);
-        goto done;
-    }
-    if (args_has(a, "responses")) {
-        if ((st = mygpt_write_file(args_get(a, "responses"), json, json_len, &err)) != MYGPT_OK) {
-            rc = cli_write_fail(cmd, st, &err);
-            goto done;
-        }
-        printf("Responses saved as %s\n", args_get(a, "responses"));
-    }
+    rc = write_responses(cmd, a, o, g, tok, &split);
 done:
-    free(json);
     free(start);
     free(x);
     free(y);
@@ -460,6 +503,98 @@ done:
     if (have_loaders)
         instruct_loaders_free(&l);
     instruct_splits_free(&split);
+    return rc;
+}
+
+/* --task and the numbers of the run, each the user's or the book's, into *o (--threads
+ * into *threads); 0, or EXIT_USAGE after the error. */
+static int read_opts(const char *cmd, const parsed_args *a, finetune_opts *o, int64_t *threads)
+{
+    const char *task = args_get(a, "task");
+    if (!task) {
+        cli_error(cmd, "--task classify|instruct is required");
+        return EXIT_USAGE;
+    }
+    if (strcmp(task, "classify") == 0)
+        o->instruct = 0;
+    else if (strcmp(task, "instruct") == 0)
+        o->instruct = 1;
+    else {
+        cli_error(cmd, "--task: '%s' is not classify or instruct", task);
+        return EXIT_USAGE;
+    }
+    const task_defaults *d = &TASKS[o->instruct];
+    o->epochs = d->epochs, o->eval_freq = d->eval_freq, o->eval_iter = d->eval_iter, o->batch = d->batch;
+    o->lr = d->lr, o->weight_decay = d->weight_decay, o->max_new = 256, o->seed = 123;
+    if (args_i64_in(cmd, a, "epochs", 0, 1 << 20, 0, &o->epochs) ||
+        args_i64_in(cmd, a, "eval-freq", 1, 1 << 30, 0, &o->eval_freq) ||
+        args_i64_in(cmd, a, "eval-iter", 1, 1 << 30, 0, &o->eval_iter) ||
+        args_i64_in(cmd, a, "batch", 1, 1 << 20, 0, &o->batch) ||
+        args_i64_in(cmd, a, "max-length", 1, 1 << 24, 0, &o->max_length) ||
+        args_i64_in(cmd, a, "entries", 1, 1 << 30, 0, &o->entries) ||
+        args_i64_in(cmd, a, "max-new", 0, 1 << 20, 0, &o->max_new) ||
+        args_i64_in(cmd, a, "threads", 1, 256, 0, threads) || args_double_min(cmd, a, "lr", 0, &o->lr) ||
+        args_i64_in(cmd, a, "lora", 1, MYGPT_LORA_MAX_RANK, 0, &o->lora_rank) ||
+        args_double_min(cmd, a, "weight-decay", 0, &o->weight_decay) ||
+        (args_has(a, "seed") && parse_seed(cmd, "seed", args_get(a, "seed"), &o->seed)))
+        return EXIT_USAGE;
+    o->lora_alpha = (double)o->lora_rank; // the book's runs: alpha = rank
+    if (args_has(a, "lora-alpha") && !args_has(a, "lora")) {
+        cli_error(cmd, "--lora-alpha goes with --lora R");
+        return EXIT_USAGE;
+    }
+    if (args_has(a, "lora-alpha")) { // a number the adapters' file holds and reads back
+        if (parse_double(cmd, "lora-alpha", args_get(a, "lora-alpha"), &o->lora_alpha))
+            return EXIT_USAGE;
+        if (!(o->lora_alpha >= MYGPT_LORA_ALPHA_MIN && o->lora_alpha <= MYGPT_LORA_ALPHA_MAX)) {
+            cli_error(cmd, "--lora-alpha must be from %g to %g, got %s", MYGPT_LORA_ALPHA_MIN, MYGPT_LORA_ALPHA_MAX,
+                      args_get(a, "lora-alpha"));
+            return EXIT_USAGE;
+        }
+    }
+    if (o->lora_rank > 0 && !o->instruct && !args_has(a, "lr"))
+        o->lr = 8e-4; // appendix E's
+    if (o->lora_rank > 0 && args_has(a, "save") && !args_has(a, "checkpoint")) {
+        cli_error(cmd, "--lora --save writes the adapters alone: they need their model as a file (--checkpoint)");
+        return EXIT_USAGE;
+    }
+    if (args_has(a, "checkpoint") && (args_has(a, "preset") || args_has(a, "seed"))) {
+        cli_error(cmd, "--preset and --seed draw a fresh model: they go without --checkpoint");
+        return EXIT_USAGE;
+    }
+    if (!o->instruct && (args_has(a, "mask-instructions") || args_has(a, "responses") || args_has(a, "entries") ||
+                        args_has(a, "max-new"))) {
+        cli_error(cmd, "--mask-instructions, --responses, --entries and --max-new go with --task instruct");
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* The outputs apart from each other and from every file read (data the task's --data
+ * path), --force or not, and each a path that can take it. 0, or EXIT_USAGE after the
+ * error. */
+static int check_files(const char *cmd, const parsed_args *a, const finetune_opts *o, const char *data)
+{
+    char model[2][4200], splits[3][4400], vocab[2][4200], conf[4200];
+    cli_file tokenizer[2], checkpoint[2];
+    tokenizer_files(tokenizer, vocab);
+    cli_checkpoint_files("--checkpoint", args_get(a, "checkpoint"), checkpoint, model);
+    for (int k = 0; k < 3; k++)
+        snprintf(splits[k], sizeof splits[k], "%s/%s", data, SPAM_FILES[k]);
+    const cli_file files[] = {{"--save", args_get(a, "save"), 1, 0},
+                              cli_save_config_file(args_get(a, "save"), o->lora_rank == 0, conf), // not read yet
+                              {"--responses", args_get(a, "responses"), 1, 0},
+                              checkpoint[0],
+                              checkpoint[1],
+                              {"--data", o->instruct ? data : NULL, 0, 0},
+                              {"--data", o->instruct ? NULL : splits[0], 0, 0},
+                              {"--data", o->instruct ? NULL : splits[1], 0, 0},
+                              {"--data", o->instruct ? NULL : splits[2], 0, 0},
+                              tokenizer[0],
+                              tokenizer[1]};
+    int rc = cli_distinct_files(cmd, files, (int)(sizeof files / sizeof files[0]));
+    if (!rc && !(rc = check_output(cmd, a, "save")))
+        rc = check_output(cmd, a, "responses");
     return rc;
 }
 
@@ -479,65 +614,10 @@ int cmd_finetune(int argc, char **argv)
         return usage();
     if (rc)
         return rc;
-    const char *task = args_get(&a, "task");
-    if (!task) {
-        cli_error(cmd, "--task classify|instruct is required");
-        return EXIT_USAGE;
-    }
     finetune_opts o = {0};
-    if (strcmp(task, "classify") == 0)
-        o.instruct = 0;
-    else if (strcmp(task, "instruct") == 0)
-        o.instruct = 1;
-    else {
-        cli_error(cmd, "--task: '%s' is not classify or instruct", task);
-        return EXIT_USAGE;
-    }
-    const task_defaults *d = &TASKS[o.instruct];
-    o.epochs = d->epochs, o.eval_freq = d->eval_freq, o.eval_iter = d->eval_iter, o.batch = d->batch;
-    o.lr = d->lr, o.weight_decay = d->weight_decay, o.max_new = 256, o.seed = 123;
     int64_t threads = 0;
-    if (args_i64_in(cmd, &a, "epochs", 0, 1 << 20, 0, &o.epochs) ||
-        args_i64_in(cmd, &a, "eval-freq", 1, 1 << 30, 0, &o.eval_freq) ||
-        args_i64_in(cmd, &a, "eval-iter", 1, 1 << 30, 0, &o.eval_iter) ||
-        args_i64_in(cmd, &a, "batch", 1, 1 << 20, 0, &o.batch) ||
-        args_i64_in(cmd, &a, "max-length", 1, 1 << 24, 0, &o.max_length) ||
-        args_i64_in(cmd, &a, "entries", 1, 1 << 30, 0, &o.entries) ||
-        args_i64_in(cmd, &a, "max-new", 0, 1 << 20, 0, &o.max_new) ||
-        args_i64_in(cmd, &a, "threads", 1, 256, 0, &threads) || args_double_min(cmd, &a, "lr", 0, &o.lr) ||
-        args_i64_in(cmd, &a, "lora", 1, MYGPT_LORA_MAX_RANK, 0, &o.lora_rank) ||
-        args_double_min(cmd, &a, "weight-decay", 0, &o.weight_decay) ||
-        (args_has(&a, "seed") && parse_seed(cmd, "seed", args_get(&a, "seed"), &o.seed)))
-        return EXIT_USAGE;
-    o.lora_alpha = (double)o.lora_rank; // the book's runs: alpha = rank
-    if (args_has(&a, "lora-alpha") && !args_has(&a, "lora")) {
-        cli_error(cmd, "--lora-alpha goes with --lora R");
-        return EXIT_USAGE;
-    }
-    if (args_has(&a, "lora-alpha")) { // a number the adapters' file holds and reads back
-        if (parse_double(cmd, "lora-alpha", args_get(&a, "lora-alpha"), &o.lora_alpha))
-            return EXIT_USAGE;
-        if (!(o.lora_alpha >= MYGPT_LORA_ALPHA_MIN && o.lora_alpha <= MYGPT_LORA_ALPHA_MAX)) {
-            cli_error(cmd, "--lora-alpha must be from %g to %g, got %s", MYGPT_LORA_ALPHA_MIN, MYGPT_LORA_ALPHA_MAX,
-                      args_get(&a, "lora-alpha"));
-            return EXIT_USAGE;
-        }
-    }
-    if (o.lora_rank > 0 && !o.instruct && !args_has(&a, "lr"))
-        o.lr = 8e-4; // appendix E's
-    if (o.lora_rank > 0 && args_has(&a, "save") && !args_has(&a, "checkpoint")) {
-        cli_error(cmd, "--lora --save writes the adapters alone: they need their model as a file (--checkpoint)");
-        return EXIT_USAGE;
-    }
-    if (args_has(&a, "checkpoint") && (args_has(&a, "preset") || args_has(&a, "seed"))) {
-        cli_error(cmd, "--preset and --seed draw a fresh model: they go without --checkpoint");
-        return EXIT_USAGE;
-    }
-    if (!o.instruct && (args_has(&a, "mask-instructions") || args_has(&a, "responses") || args_has(&a, "entries") ||
-                        args_has(&a, "max-new"))) {
-        cli_error(cmd, "--mask-instructions, --responses, --entries and --max-new go with --task instruct");
-        return EXIT_USAGE;
-    }
+    if ((rc = read_opts(cmd, &a, &o, &threads)))
+        return rc;
     // the data: the user's, or the data folder's files
     char dir[4096], data[4200];
     mygpt_error err = {0};
@@ -548,26 +628,7 @@ int cmd_finetune(int argc, char **argv)
         snprintf(data, sizeof data, "%s", args_get(&a, "data"));
     else
         snprintf(data, sizeof data, o.instruct ? "%s/instruction-data.json" : "%s", dir);
-    // the outputs apart from each other and from every file read, --force or not
-    char model[2][4200], splits[3][4400], vocab[2][4200], conf[4200];
-    cli_file tokenizer[2], checkpoint[2];
-    tokenizer_files(tokenizer, vocab);
-    cli_checkpoint_files("--checkpoint", args_get(&a, "checkpoint"), checkpoint, model);
-    for (int k = 0; k < 3; k++)
-        snprintf(splits[k], sizeof splits[k], "%s/%s", data, SPAM_FILES[k]);
-    const cli_file files[] = {{"--save", args_get(&a, "save"), 1, 0},
-                              cli_save_config_file(args_get(&a, "save"), o.lora_rank == 0, conf), // not read yet
-                              {"--responses", args_get(&a, "responses"), 1, 0},
-                              checkpoint[0],
-                              checkpoint[1],
-                              {"--data", o.instruct ? data : NULL, 0, 0},
-                              {"--data", o.instruct ? NULL : splits[0], 0, 0},
-                              {"--data", o.instruct ? NULL : splits[1], 0, 0},
-                              {"--data", o.instruct ? NULL : splits[2], 0, 0},
-                              tokenizer[0],
-                              tokenizer[1]};
-    if ((rc = cli_distinct_files(cmd, files, (int)(sizeof files / sizeof files[0]))) ||
-        (rc = check_output(cmd, &a, "save")) || (rc = check_output(cmd, &a, "responses")))
+    if ((rc = check_files(cmd, &a, &o, data)))
         return rc;
     if (threads > 0)
         omp_set_num_threads((int)threads);

@@ -1,6 +1,6 @@
 /*
  * train_extras.c - presets, the progress line, the loss log and Ctrl-C for `mygpt
- * train` (see train_extras.h).
+ * train`'s session (train_session.c; see train_extras.h).
  */
 #include "train_extras.h"
 
@@ -348,13 +348,18 @@ void train_log_row(train_log *l, long long step, double train_loss, const double
     rows_printf(l, "%lld,%s,", step, mygpt_py_fixed_str(shown, sizeof shown, train_loss, 6));
     if (val_loss)
         rows_printf(l, "%s", mygpt_py_fixed_str(shown, sizeof shown, *val_loss, 6));
-    char rate[32]; // the shortest text that reads back as lr's bits (Python's repr of it)
-    for (int digits = 1; digits <= 17; digits++) {
-        snprintf(rate, sizeof rate, "%.*g", digits, lr);
-        if (strtod(rate, NULL) == lr)
-            break;
-    }
+    char rate[32];
+    train_shortest(rate, sizeof rate, lr);
     rows_printf(l, ",%s,%.3f\n", rate, ms);
+}
+
+void train_shortest(char *out, size_t n, double v)
+{
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(out, n, "%.*g", digits, v);
+        if (strtod(out, NULL) == v)
+            return;
+    }
 }
 
 int train_log_write(const char *cmd, train_log *l)

@@ -20,7 +20,7 @@
  * EXIT_USAGE after the error (an unknown preset). */
 int train_apply_preset(const char *cmd, parsed_args *a, const arg_spec *specs);
 
-/* The presets and their flags, for --help */
+/* Prints the presets and their flags on f, for --help */
 void train_print_presets(FILE *f);
 
 /* ---- progress ------------------------------------------------------------------------ */
@@ -38,6 +38,8 @@ typedef struct train_progress {
     double t0;
 } train_progress;
 
+/* Starts the line's clock: steps first..total, tokens_per_step each, the learning rate
+ * shown when show_lr */
 void progress_start(train_progress *p, FILE *f, long long first, long long total, long long tokens_per_step,
                     int show_lr);
 
@@ -75,12 +77,22 @@ int train_log_open(const char *cmd, train_log *l, const char *csv, long long res
 
 /* The plot's path that goes with the log csv: FILE.csv's FILE.svg (cap bytes at most) */
 void train_log_plot_path(char *svg, size_t cap, const char *csv);
+
+/* Adds the row of step (from 0): its loss, the evaluation's validation loss (or NULL),
+ * the step's learning rate and how long it took; a failed allocation is said when the
+ * log is written. */
 void train_log_row(train_log *l, long long step, double train_loss, const double *val_loss, double lr,
                    double ms);
 
 /* Writes both files whole. 0, or the exit code after the error. */
 int train_log_write(const char *cmd, train_log *l);
+
+/* Frees what the log holds; l is then empty (a zeroed log may be freed too). */
 void train_log_free(train_log *l);
+
+/* A double as the shortest text that reads back as the same bits (Python's repr of it),
+ * into out (n bytes) */
+void train_shortest(char *out, size_t n, double v);
 
 /* cli_fail for an error of a training loop: status 1 (a runtime failure) when the
  * training diverged (train_diverged: a loss, a weight or the optimizer's state not
@@ -92,6 +104,8 @@ int train_loop_fail(const char *cmd, mygpt_status st, const mygpt_error *err);
 /* The first SIGINT is noted (the loop finishes its step, saves and ends); a second one
  * ends the program at once. */
 void train_catch_sigint(void);
+
+/* Whether a Ctrl-C came since train_catch_sigint: 1, or 0 */
 int train_interrupted(void);
 
 /* Ends the program as Ctrl-C does (the default action of SIGINT): for the shell, the
