@@ -65,6 +65,40 @@ Test(quantizer, the_table_holds_every_format_once_and_its_names_read_back)
     cr_expect_eq(mygpt_weights_parse("int4", &w, NULL), MYGPT_EINVAL);
 }
 
+/* What a file is checked for: every quantized format's check passes what its recipe
+ * gives and refuses some stored values (a NaN bfloat16, int8's -128) and bad scales */
+Test(quantizer, each_check_passes_the_recipes_values_and_refuses_others)
+{
+    enum { ROWS = 3, COLS = 130 };
+    float w[ROWS * COLS], s[ROWS * 8];
+    for (int i = 0; i < ROWS * COLS; i++)
+        w[i] = (float)(i % 37 - 18) * 0.01f;
+    EACH_QUANTIZED(fmt) {
+        const mygpt_weights_traits *t = mygpt_weights_traits_of(fmt);
+        unsigned char q[ROWS * COLS * 8];
+        mygpt_error err = {0};
+        cr_assert_eq(t->quantize(w, ROWS, COLS, q, s, NULL), MYGPT_OK);
+        cr_expect_eq(t->check(q, s, ROWS, COLS, &err), MYGPT_OK, "%s: %s", t->name, err.message);
+        int refused = 0; // some value of every stored byte the same
+        for (int byte = 0; byte < 256; byte++) {
+            unsigned char bad[ROWS * COLS * 8];
+            memset(bad, byte, sizeof bad);
+            refused += t->check(bad, s, ROWS, COLS, &err) == MYGPT_EFORMAT;
+        }
+        cr_expect_gt(refused, 0, "%s refuses no stored value", t->name);
+        if (t->group) {
+            const float bad[] = {-1.0f, NAN, INFINITY, FLT_MAX};
+            for (int k = 0; k < 4; k++) {
+                const float keep = s[4];
+                s[4] = bad[k];
+                cr_expect_eq(t->check(q, s, ROWS, COLS, &err), MYGPT_EFORMAT, "%s scale %g", t->name, (double)bad[k]);
+                cr_expect(strstr(err.message, "scale 4") != NULL, "%s", err.message);
+                s[4] = keep;
+            }
+        }
+    }
+}
+
 Test(quantizer, random_and_gpt2_shaped_tensors_match_the_torch_recipe)
 {
     FILE *f = golden_open("quantize.txt");
