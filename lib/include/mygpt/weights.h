@@ -2,10 +2,11 @@
  * mygpt/weights.h - the formats a weight can be stored in, and their recipes: float32,
  * bfloat16 (rounded as tensor.to(torch.bfloat16)), or int8 in groups with a float32
  * scale. What a format is (its name, its bytes, its recipe, how its rows are read) is
- * said once, in one table (mygpt_weights_traits_of, as ggml's type_traits); the code
- * that handles formats reads it, so a new format is one row there and its recipe in
- * kernels/quantize.c. These are plain functions over arrays; a model stored this way
- * is mygpt/quantize.h's.
+ * said once, in one table (mygpt_weights_traits_of, as ggml's type_traits), which the
+ * model's quantized storage and the tests read; a new format is a row there, its
+ * recipe beside the others in kernels/quantize.c, and its widening in the matmul's
+ * panels (docs/quantized-formats.md). These are plain functions over arrays; a model
+ * stored this way is mygpt/quantize.h's.
  *
  *   bf16: w rounded to bfloat16 as tensor.to(torch.bfloat16) rounds (to nearest, ties
  *         to even); dequantized: the 16 bits widened, exactly.
@@ -38,7 +39,7 @@ typedef enum mygpt_weights {
     MYGPT_WEIGHTS_INT8 = 2  /* int8 in groups of MYGPT_INT8_GROUP with a float scale */
 } mygpt_weights;
 
-/* The number of formats: the table's rows, MYGPT_WEIGHTS_FP32 to MYGPT_WEIGHTS_INT8. */
+/* The number of formats: the table's rows, float32 first and the quantized ones after. */
 #define MYGPT_WEIGHTS_COUNT 3
 
 /* Weights per int8 group. 64: llama2.c's Q8_0 choice; a scale costs 4 bytes a group, so
