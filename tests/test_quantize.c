@@ -30,13 +30,73 @@ static uint32_t bits_of(float v)
     return u;
 }
 
-/* sum over i of (i + 1) * v[i] mod 2^64, as tools/quantize_reference.py's weighted() */
-static uint64_t weighted_u8(const int8_t *q, size_t n)
+/* sum over i of (i + 1) * v[i] mod 2^64, v the n values of `bytes` bytes at p read as
+ * unsigned integers, as tools/quantize_reference.py's weighted() */
+static uint64_t weighted(const void *p, size_t n, size_t bytes)
 {
     uint64_t s = 0;
-    for (size_t i = 0; i < n; i++)
-        s += (uint64_t)(i + 1) * (uint8_t)q[i];
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = 0;
+        memcpy(&v, (const char *)p + i * bytes, bytes); // little-endian, as the golden file
+        s += (uint64_t)(i + 1) * v;
+    }
     return s;
+}
+
+/* Each quantized format of the table: every one after float32 */
+#define EACH_QUANTIZED(w) for (mygpt_weights w = MYGPT_WEIGHTS_FP32 + 1; w < MYGPT_WEIGHTS_COUNT; w++)
+
+Test(quantizer, the_table_holds_every_format_once_and_its_names_read_back)
+{
+    for (int i = 0; i < MYGPT_WEIGHTS_COUNT; i++) {
+        const mygpt_weights_traits *t = mygpt_weights_traits_of((mygpt_weights)i);
+        cr_assert_not_null(t);
+        mygpt_weights back;
+        cr_expect_eq(mygpt_weights_parse(t->name, &back, NULL), MYGPT_OK);
+        cr_expect_eq(back, (mygpt_weights)i, "%s", t->name);
+        cr_expect_str_eq(mygpt_weights_name((mygpt_weights)i), t->name);
+        cr_expect_eq(mygpt_weights_value_bytes((mygpt_weights)i), t->value_bytes, "%s", t->name);
+        cr_expect(t->quantize && t->dequantize && (i == MYGPT_WEIGHTS_FP32) == !t->check, "%s", t->name);
+        cr_expect_eq(mygpt_weights_scales((mygpt_weights)i, 130), t->group ? (130 + t->group - 1) / t->group : 0);
+    }
+    cr_expect_null(mygpt_weights_traits_of(MYGPT_WEIGHTS_COUNT));
+    cr_expect_str_eq(mygpt_weights_name(MYGPT_WEIGHTS_COUNT), "?");
+    mygpt_weights w;
+    cr_expect_eq(mygpt_weights_parse("int4", &w, NULL), MYGPT_EINVAL);
+}
+
+/* What a file is checked for: every quantized format's check passes what its recipe
+ * gives and refuses some stored values (a NaN bfloat16, int8's -128) and bad scales */
+Test(quantizer, each_check_passes_the_recipes_values_and_refuses_others)
+{
+    enum { ROWS = 3, COLS = 130 };
+    float w[ROWS * COLS], s[ROWS * 8];
+    for (int i = 0; i < ROWS * COLS; i++)
+        w[i] = (float)(i % 37 - 18) * 0.01f;
+    EACH_QUANTIZED(fmt) {
+        const mygpt_weights_traits *t = mygpt_weights_traits_of(fmt);
+        unsigned char q[ROWS * COLS * 8];
+        mygpt_error err = {0};
+        cr_assert_eq(t->quantize(w, ROWS, COLS, q, s, NULL), MYGPT_OK);
+        cr_expect_eq(t->check(q, s, ROWS, COLS, &err), MYGPT_OK, "%s: %s", t->name, err.message);
+        int refused = 0; // some value of every stored byte the same
+        for (int byte = 0; byte < 256; byte++) {
+            unsigned char bad[ROWS * COLS * 8];
+            memset(bad, byte, sizeof bad);
+            refused += t->check(bad, s, ROWS, COLS, &err) == MYGPT_EFORMAT;
+        }
+        cr_expect_gt(refused, 0, "%s refuses no stored value", t->name);
+        if (t->group) {
+            const float bad[] = {-1.0f, NAN, INFINITY, FLT_MAX};
+            for (int k = 0; k < 4; k++) {
+                const float keep = s[4];
+                s[4] = bad[k];
+                cr_expect_eq(t->check(q, s, ROWS, COLS, &err), MYGPT_EFORMAT, "%s scale %g", t->name, (double)bad[k]);
+                cr_expect(strstr(err.message, "scale 4") != NULL, "%s", err.message);
+                s[4] = keep;
+            }
+        }
+    }
 }
 
 Test(quantizer, random_and_gpt2_shaped_tensors_match_the_torch_recipe)
@@ -52,31 +112,38 @@ Test(quantizer, random_and_gpt2_shaped_tensors_match_the_torch_recipe)
         double scale;
         if (sscanf(line, "random %d %d %d %lf", &seed, &rows, &cols, &scale) != 4)
             continue;
-        const size_t n = (size_t)rows * cols, groups = mygpt_int8_groups(cols);
-        float *w = malloc(n * sizeof *w), *s = malloc((size_t)rows * groups * sizeof *s);
-        int8_t *q = malloc(n);
-        uint16_t *b = malloc(n * sizeof *b);
+        const size_t n = (size_t)rows * cols;
+        float *w = malloc(n * sizeof *w);
         mygpt_rng rng = {0};
         mygpt_rng_seed(&rng, (uint64_t)seed);
         cr_assert_eq(mygpt_normal_(&rng, w, n, 0, 1, NULL), MYGPT_OK); // torch.randn(rows, cols) * scale
         for (size_t i = 0; i < n; i++)
             w[i] *= (float)scale;
-        cr_assert_eq(mygpt_int8_quantize(w, (size_t)rows, cols, q, s, NULL), MYGPT_OK);
-        cr_assert_eq(mygpt_bf16_quantize(w, n, b, NULL), MYGPT_OK);
-        unsigned long long want_q, want_s, want_b;
-        cr_assert_geq(golden_next_line(f, &line, &cap, &lineno), 0);
-        cr_assert_eq(sscanf(line, "int8 %llu %llu", &want_q, &want_s), 2);
-        cr_assert_geq(golden_next_line(f, &line, &cap, &lineno), 0);
-        cr_assert_eq(sscanf(line, "bf16 %llu", &want_b), 1);
-        uint64_t got_s = 0, got_b = 0;
-        for (size_t i = 0; i < (size_t)rows * groups; i++)
-            got_s += (uint64_t)(i + 1) * bits_of(s[i]);
-        for (size_t i = 0; i < n; i++)
-            got_b += (uint64_t)(i + 1) * b[i];
-        cr_expect_eq(weighted_u8(q, n), want_q, "random %d %dx%d: int8 values differ from torch's", seed, rows, cols);
-        cr_expect_eq(got_s, want_s, "random %d %dx%d: int8 scales differ from torch's", seed, rows, cols);
-        cr_expect_eq(got_b, want_b, "random %d %dx%d: bf16 values differ from torch's", seed, rows, cols);
-        free(w), free(s), free(q), free(b);
+        // a line per quantized format: its name, its values weighted, its scales weighted
+        int seen = 0;
+        for (int k = 0; k < MYGPT_WEIGHTS_COUNT - 1; k++) {
+            char name[8];
+            unsigned long long want_q, want_s = 0;
+            mygpt_weights fmt;
+            cr_assert_geq(golden_next_line(f, &line, &cap, &lineno), 0);
+            const int got = sscanf(line, "%7s %llu %llu", name, &want_q, &want_s);
+            cr_assert_eq(mygpt_weights_parse(name, &fmt, NULL), MYGPT_OK, "line %ld: %s", lineno, line);
+            const mygpt_weights_traits *t = mygpt_weights_traits_of(fmt);
+            cr_assert_eq(got, t->group ? 3 : 2, "line %ld: %s", lineno, line);
+            const size_t ns = (size_t)rows * mygpt_weights_scales(fmt, cols);
+            void *q = malloc(n * t->value_bytes);
+            float *s = ns ? malloc(ns * sizeof *s) : NULL;
+            cr_assert_eq(t->quantize(w, (size_t)rows, cols, q, s, NULL), MYGPT_OK);
+            cr_expect_eq(weighted(q, n, t->value_bytes), want_q, "random %d %dx%d: %s values differ from torch's",
+                         seed, rows, cols, t->name);
+            cr_expect_eq(weighted(s, ns, sizeof *s), want_s, "random %d %dx%d: %s scales differ from torch's", seed,
+                         rows, cols, t->name);
+            seen |= 1 << fmt;
+            free(q), free(s);
+        }
+        EACH_QUANTIZED(fmt)
+        cr_expect(seen & 1 << fmt, "random %d: no %s line", seed, mygpt_weights_name(fmt));
+        free(w);
         cases++;
     }
     cr_expect_geq(cases, 9);
@@ -141,32 +208,40 @@ Test(quantizer, nan_and_infinities_are_refused)
         for (int i = 0; i < 130; i++)
             w[i] = (float)i * 0.01f;
         w[70] = bad[k];
-        int8_t q[130];
-        float s[3];
-        uint16_t b[130];
-        mygpt_error err = {0};
-        cr_expect_eq(mygpt_int8_quantize(w, 1, 130, q, s, &err), MYGPT_ERANGE);
-        cr_expect(strstr(err.message, "70") != NULL, "%s", err.message);
-        cr_expect_eq(mygpt_bf16_quantize(w, 130, b, &err), MYGPT_ERANGE);
+        EACH_QUANTIZED(fmt) {
+            uint64_t q[130];
+            float s[3];
+            mygpt_error err = {0};
+            cr_expect_eq(mygpt_weights_traits_of(fmt)->quantize(w, 1, 130, q, s, &err), MYGPT_ERANGE);
+            cr_expect(strstr(err.message, "70") != NULL, "%s: %s", mygpt_weights_name(fmt), err.message);
+        }
     }
-    const float top = FLT_MAX; // finite, but rounds to infinity in bfloat16
-    uint16_t b;
-    cr_expect_eq(mygpt_bf16_quantize(&top, 1, &b, NULL), MYGPT_ERANGE);
+    // finite, but no quantized format holds it: bfloat16 rounds it to infinity, and
+    // int8's 127 x scale is infinite
+    const float top = FLT_MAX;
+    EACH_QUANTIZED(fmt) {
+        uint64_t q;
+        float s;
+        cr_expect_eq(mygpt_weights_traits_of(fmt)->quantize(&top, 1, 1, &q, &s, NULL), MYGPT_ERANGE, "%s",
+                     mygpt_weights_name(fmt));
+    }
     // a model with a NaN weight is left as it was
-    mygpt_gpt *g;
-    const mygpt_config cfg = {31, 16, 2, 1, 8};
-    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 0, NULL), MYGPT_OK);
-    g->params.fc2w[5] = NAN;
-    float *before = malloc(g->num_parameters * sizeof *before);
-    memcpy(before, g->params_memory, g->num_parameters * sizeof *before);
-    mygpt_error err = {0};
-    cr_expect_eq(mygpt_gpt_quantize(g, MYGPT_WEIGHTS_INT8, &err), MYGPT_ERANGE);
-    cr_expect(strstr(err.message, "fc2w") != NULL, "%s", err.message);
-    cr_expect_eq(g->weights, MYGPT_WEIGHTS_FP32);
-    cr_expect_null(g->packed);
-    cr_expect(memcmp(before, g->params_memory, g->num_parameters * sizeof *before) == 0);
-    free(before);
-    mygpt_gpt_free(g);
+    EACH_QUANTIZED(fmt) {
+        mygpt_gpt *g;
+        const mygpt_config cfg = {31, 16, 2, 1, 8};
+        cr_assert_eq(mygpt_gpt_create(&g, &cfg, 0, NULL), MYGPT_OK);
+        g->params.fc2w[5] = NAN;
+        float *before = malloc(g->num_parameters * sizeof *before);
+        memcpy(before, g->params_memory, g->num_parameters * sizeof *before);
+        mygpt_error err = {0};
+        cr_expect_eq(mygpt_gpt_quantize(g, fmt, &err), MYGPT_ERANGE);
+        cr_expect(strstr(err.message, "fc2w") != NULL, "%s: %s", mygpt_weights_name(fmt), err.message);
+        cr_expect_eq(g->weights, MYGPT_WEIGHTS_FP32);
+        cr_expect_null(g->packed);
+        cr_expect(memcmp(before, g->params_memory, g->num_parameters * sizeof *before) == 0);
+        free(before);
+        mygpt_gpt_free(g);
+    }
 }
 
 /* ---- the quantized model is the float32 model of its dequantized weights ---------------- */
@@ -197,12 +272,12 @@ Test(quantized_model, logits_generation_and_attention_are_the_dequantized_float3
     const char *isas[] = {"generic", "avx2", "avx512"};
     const int threads[] = {1, 2, 3};
     for (size_t c = 0; c < sizeof SHAPES / sizeof SHAPES[0]; c++)
-        for (int w = MYGPT_WEIGHTS_BF16; w <= MYGPT_WEIGHTS_INT8; w++) {
+        EACH_QUANTIZED(w) {
             const mygpt_config cfg = SHAPES[c];
             // the float32 reference, once: unpacked, through the default kernels, 1 thread
             mygpt_gpt *q0;
             cr_assert_eq(mygpt_gpt_create(&q0, &cfg, 5 + c, NULL), MYGPT_OK);
-            cr_assert_eq(mygpt_gpt_quantize(q0, (mygpt_weights)w, NULL), MYGPT_OK);
+            cr_assert_eq(mygpt_gpt_quantize(q0, w, NULL), MYGPT_OK);
             mygpt_gpt *f = float_twin(q0);
             const int B = 2, T = cfg.max_seq_len < 12 ? cfg.max_seq_len : 12;
             int64_t ids[24];
@@ -234,7 +309,7 @@ Test(quantized_model, logits_generation_and_attention_are_the_dequantized_float3
                 mygpt_cpu_reset();
                 mygpt_gpt *q;
                 cr_assert_eq(mygpt_gpt_create(&q, &cfg, 5 + c, NULL), MYGPT_OK);
-                cr_assert_eq(mygpt_gpt_quantize(q, (mygpt_weights)w, NULL), MYGPT_OK);
+                cr_assert_eq(mygpt_gpt_quantize(q, w, NULL), MYGPT_OK);
                 cr_assert(same_floats(q->params_memory, f->params_memory, q->num_parameters));
                 for (int t = 0; t < 3; t++) {
                     omp_set_num_threads(threads[t]);
@@ -308,28 +383,33 @@ Test(quantized_model, logits_follow_pytorch_on_the_dequantized_weights)
 Test(quantized_model, back_to_float32_and_no_training)
 {
     const mygpt_config cfg = SHAPES[1];
-    mygpt_gpt *g;
-    mygpt_error err = {0};
-    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, NULL), MYGPT_OK);
-    cr_assert_eq(mygpt_gpt_quantize(g, MYGPT_WEIGHTS_BF16, NULL), MYGPT_OK);
-    cr_expect_eq(mygpt_gpt_quantize(g, MYGPT_WEIGHTS_INT8, &err), MYGPT_EINVAL);
-    mygpt_trainer *tr = NULL;
-    cr_expect_eq(mygpt_trainer_create(&tr, g, &err), MYGPT_EINVAL);
-    cr_expect(strstr(err.message, "inference") != NULL, "%s", err.message);
-    const int64_t ids[5] = {1, 2, 3, 4, 5};
-    cr_assert_eq(mygpt_gpt_forward(g, ids, 1, 5, NULL), MYGPT_OK);
-    float *was = malloc(5 * (size_t)cfg.vocab_size * sizeof *was);
-    memcpy(was, g->acts.logits, 5 * (size_t)cfg.vocab_size * sizeof *was);
-    cr_assert_eq(mygpt_gpt_quantize(g, MYGPT_WEIGHTS_FP32, NULL), MYGPT_OK); // the dequantized values, float32
-    cr_expect_eq(g->weights, MYGPT_WEIGHTS_FP32);
-    cr_expect_null(g->quantized);
-    cr_assert_eq(mygpt_gpt_forward(g, ids, 1, 5, NULL), MYGPT_OK);
-    cr_expect(same_floats(g->acts.logits, was, 5 * (size_t)cfg.vocab_size));
-    mygpt_gpt_unpack(g);
-    cr_expect_eq(mygpt_trainer_create(&tr, g, NULL), MYGPT_OK);
-    mygpt_trainer_free(tr);
-    free(was);
-    mygpt_gpt_free(g);
+    EACH_QUANTIZED(w) {
+        mygpt_gpt *g;
+        mygpt_error err = {0};
+        cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, NULL), MYGPT_OK);
+        cr_assert_eq(mygpt_gpt_quantize(g, w, NULL), MYGPT_OK);
+        EACH_QUANTIZED(other) { // quantized again: only from float32
+            if (other != w)
+                cr_expect_eq(mygpt_gpt_quantize(g, other, &err), MYGPT_EINVAL);
+        }
+        mygpt_trainer *tr = NULL;
+        cr_expect_eq(mygpt_trainer_create(&tr, g, &err), MYGPT_EINVAL);
+        cr_expect(strstr(err.message, "inference") != NULL, "%s", err.message);
+        const int64_t ids[5] = {1, 2, 3, 4, 5};
+        cr_assert_eq(mygpt_gpt_forward(g, ids, 1, 5, NULL), MYGPT_OK);
+        float *was = malloc(5 * (size_t)cfg.vocab_size * sizeof *was);
+        memcpy(was, g->acts.logits, 5 * (size_t)cfg.vocab_size * sizeof *was);
+        cr_assert_eq(mygpt_gpt_quantize(g, MYGPT_WEIGHTS_FP32, NULL), MYGPT_OK); // the dequantized values, float32
+        cr_expect_eq(g->weights, MYGPT_WEIGHTS_FP32);
+        cr_expect_null(g->quantized);
+        cr_assert_eq(mygpt_gpt_forward(g, ids, 1, 5, NULL), MYGPT_OK);
+        cr_expect(same_floats(g->acts.logits, was, 5 * (size_t)cfg.vocab_size), "%s", mygpt_weights_name(w));
+        mygpt_gpt_unpack(g);
+        cr_expect_eq(mygpt_trainer_create(&tr, g, NULL), MYGPT_OK);
+        mygpt_trainer_free(tr);
+        free(was);
+        mygpt_gpt_free(g);
+    }
 }
 
 /* ---- checkpoints ----------------------------------------------------------------------- */
@@ -381,14 +461,14 @@ Test(quantized_checkpoint, saves_load_on_their_own_and_hostile_ones_are_refused)
     snprintf(path, sizeof path, "%s/q.safetensors", dir);
     snprintf(bad, sizeof bad, "%s/bad.safetensors", dir);
     for (size_t c = 0; c < sizeof SHAPES / sizeof SHAPES[0]; c++)
-        for (int w = MYGPT_WEIGHTS_BF16; w <= MYGPT_WEIGHTS_INT8; w++) {
+        EACH_QUANTIZED(w) {
             mygpt_gpt *g, *h;
             mygpt_error err = {0};
             cr_assert_eq(mygpt_gpt_create(&g, &SHAPES[c], 9, NULL), MYGPT_OK);
-            cr_assert_eq(mygpt_gpt_quantize(g, (mygpt_weights)w, NULL), MYGPT_OK);
+            cr_assert_eq(mygpt_gpt_quantize(g, w, NULL), MYGPT_OK);
             cr_assert_eq(mygpt_checkpoint_save(g, path, &err), MYGPT_OK, "%s", err.message);
             cr_assert_eq(mygpt_checkpoint_load(&h, path, &err), MYGPT_OK, "%s", err.message);
-            cr_expect_eq(h->weights, (mygpt_weights)w);
+            cr_expect_eq(h->weights, w);
             cr_expect(same_floats(h->params_memory, g->params_memory, g->num_parameters), "config %zu %s", c,
                       mygpt_weights_name(w));
             const int64_t ids[4] = {1, 0, 5, 7};

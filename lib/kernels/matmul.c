@@ -73,7 +73,7 @@
  * (N, K), element (k, n) at src[n * ldb + k] (the forward and dinp's weight^T), or a
  * (K, N) matrix, element (k, n) at src[k * ldb + n] (the backward's weight and inp).
  * Writing dst in order (j innermost) lets the compiler gather the NR weight rows with
- * vector loads: ~1.6x faster than walking each row. */
+ * vector loads, faster than walking each row (bench/results/design-notes.md). */
 MYGPT_CLONES
 static void pack_panel(float *restrict dst, const float *restrict src, size_t ldb, int kc,
                        int cols, const int NR, int b_kmajor)
@@ -453,7 +453,7 @@ static void swapped_unit(const matmul_job *j, int me, strips_held *held, float *
         }
     }
     // token panel by token panel: each row of out is written in one run (tile by tile,
-    // out's lines were fetched for ownership one at a time, ~4 GB/s)
+    // out's lines were fetched for ownership one at a time, slowly)
     for (int q = q0; q < q1; q++)
         for (size_t mb = mb0; mb < mb1; mb++)
             swapped_tile_finish(j, swapped_tile_at(j, mb, p0 + q), ub + ((mb - mb0) * nq + (q - q0)) * tile, last);
@@ -463,10 +463,10 @@ static void swapped_unit(const matmul_job *j, int me, strips_held *held, float *
  * holds them (out's rows, or swapped, out^T's columns: the slab's panels). Thread t of
  * a team of n owns the t-th of n equal runs of them (mygpt_run_start): about the tokens
  * the static loops before the product (LayerNorm, the residual, the packing) wrote on
- * that thread and those after it read there. On a machine whose cores share no cache
- * (the AMD guests: a line moves between them in ~230 ns) a token's row then stays in
- * one core's cache from op to op; dealing tiles out dynamically had the two cores fetch
- * each other's rows, and each ran ~25 % slower than alone. With fewer token blocks than
+ * that thread and those after it read there. On a machine whose cores share no cache a
+ * token's row then stays in one core's cache from op to op; dealing tiles out
+ * dynamically had the cores fetch each other's rows, each slower than alone
+ * (bench/results/design-notes.md). With fewer token blocks than
  * threads (decoding's one row) the runs are of the other operand's blocks instead. */
 typedef struct share {
     size_t mb0, mb1; /* row blocks [mb0, mb1) */
@@ -658,12 +658,11 @@ static void swap_operands(matmul_job *j)
 }
 
 /* Whether the rows of a (stored row by row) lie a multiple of 4 KiB apart, as with
- * K = 3072 (fc2's input, 12 KiB a row). An L1 cache of 64 sets of 64-byte lines (48 KiB
- * and 12 ways on Zen 5, 32 KiB and 8 ways on Zen 4 and older Intel) then puts every
- * row a tile reads side by side into one set: 14 rows do not fit its ways, and they
- * evict each other at every k step. Such products use the kernels' shorter tile (10
- * rows on AVX-512; measured on Zen 5, 2 threads: ~285 -> ~315 GFLOP/s for fc2's
- * 1024x3072x768). The tile height never changes a sum: each element is still summed
+ * K = 3072 (fc2's input, 12 KiB a row). An L1 cache of 64 sets of 64-byte lines (8 to
+ * 12 ways) then puts every row a tile reads side by side into one set: 14 rows do not
+ * fit its ways, and they evict each other at every k step. Such products use the
+ * kernels' shorter tile (10 rows on AVX-512; bench/results/design-notes.md has the
+ * measurement). The tile height never changes a sum: each element is still summed
  * over k in order, KC at a time, by one kernel. */
 static int rows_alias_in_l1(const matmul_job *j)
 {
@@ -813,11 +812,10 @@ mygpt_status mygpt_matmul_pack(mygpt_packed_weight *pw, const float *weight, int
     const matmul_isa kern = mygpt_matmul_isa();
     const int NR = kern.NR, panels = (N + NR - 1) / NR;
     const size_t len = (size_t)panels * NR * K;
-    /* Aligned to cache lines. Not asked for huge pages (MADV_HUGEPAGE): measured on the
-     * 2-core AMD VM, decoding was no faster with them (54-62 tokens/s either way) and a
-     * packed forward was slower (the kernel's khugepaged competes for the two cores); on
-     * the Intel Xeon VM quantized decoding gained ~4 % and packing lost ~1 s (zeroing
-     * fresh 2 MB pages), more than 64 tokens win back. */
+    /* Aligned to cache lines. Not asked for huge pages (MADV_HUGEPAGE): where measured,
+     * decoding gained little or nothing with them, and a packed forward (khugepaged
+     * competes for the cores) or the packing (zeroing fresh 2 MB pages) lost more
+     * (bench/results/design-notes.md). */
     void *mem = NULL;
     if (posix_memalign(&mem, 64, len * sizeof(float)) != 0)
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a packed weight (%zu floats)", len);

@@ -119,8 +119,8 @@ static void gelu_generic(float *c, size_t ldc, int rows, int cols)
 }
 
 /* Moving values, no arithmetic but acc_into's one addition, so every instruction set
- * gives the same bits; compiled per set because as scalar loops they took ~20 % of a
- * training step.
+ * gives the same bits; compiled per set because as scalar loops they were a large share of
+ * a training step (bench/results/design-notes.md).
  * copy_strips: for k < kc and i < rows, a[k * lda + i] to strip i / MR (strips stride
  * floats apart from dst), at k * MR + i % MR (copy_unit_a).
  * store_swapped: o[j * ldo + i] = c[i * NR + j] (or +=, with add) for i < rows, j < cols:
@@ -199,8 +199,8 @@ MYGPT_AVX512 REGISTER_TILE static void kernel_14x32_avx512_t(KERNEL_ARGS)
  * instruction (gcc's vectoriser sizes the loop by int8's narrow type and widens in two
  * steps with extracts), and P panels at once: a column's sum is a chain of fused
  * multiply-adds (4 cycles each), so one panel's two chains leave the core waiting and
- * read one stream; P panels give 2 P independent chains and P streams (float32 decoding
- * went from ~82 % to ~90 % of the read bandwidth on the Intel Xeon VM). Panel i's values
+ * read one stream; P panels give 2 P independent chains and P streams, closer to the read
+ * bandwidth (bench/results/design-notes.md). Panel i's values
  * start i * bstride elements after bp, its scales i * sstride floats after sc, its
  * columns i * 2 V after c and init. V is 8 (AVX2) or 16 (AVX-512) floats; NR = 2 V. */
 #define QROWS_BODY(P, V, VEC, SET1, ZERO, LOADS, FMA, STORE, WIDEN_I8, WIDEN_BF16, MUL)           \
@@ -311,7 +311,7 @@ MYGPT_AVX512 static void copy_strips_avx512(float *restrict dst, size_t stride, 
 /* r[0..15] (rows of 16 floats) transposed in place: r[c][i] becomes the old r[i][c].
  * Four rounds of shuffles: pairs of rows interleaved, then pairs of pairs, then the
  * 128-bit lanes gathered in two steps. (A gather per column, vgatherdps, was slower
- * than scalar moves on the Intel Xeon VM.) */
+ * than scalar moves: bench/results/design-notes.md.) */
 MYGPT_AVX512 static void transpose16(__m512 r[16])
 {
     __m512 t[16], u[16];

@@ -1,6 +1,7 @@
 /*
- * quantize.c - the recipes of the weight formats (mygpt/weights.h): bfloat16 rounding
- * as torch rounds, and int8 in groups with a float32 scale; over plain arrays.
+ * quantize.c - the weight formats (mygpt/weights.h): their recipes, bfloat16 rounding
+ * as torch rounds and int8 in groups with a float32 scale, over plain arrays; and the
+ * table of each format's facts (at the end), which everything else reads.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -9,18 +10,16 @@
 #include "mygpt/weights.h"
 #include "base/base.h"
 
-static const char *const NAMES[] = {[MYGPT_WEIGHTS_FP32] = "fp32", [MYGPT_WEIGHTS_BF16] = "bf16",
-                                    [MYGPT_WEIGHTS_INT8] = "int8"};
-
 const char *mygpt_weights_name(mygpt_weights w)
 {
-    return (unsigned)w < sizeof NAMES / sizeof NAMES[0] ? NAMES[w] : "?";
+    const mygpt_weights_traits *t = mygpt_weights_traits_of(w);
+    return t ? t->name : "?";
 }
 
 mygpt_status mygpt_weights_parse(const char *name, mygpt_weights *out, mygpt_error *err)
 {
-    for (unsigned i = 0; i < sizeof NAMES / sizeof NAMES[0]; i++)
-        if (name && strcmp(name, NAMES[i]) == 0) {
+    for (int i = 0; i < MYGPT_WEIGHTS_COUNT; i++)
+        if (name && strcmp(name, mygpt_weights_traits_of((mygpt_weights)i)->name) == 0) {
             *out = (mygpt_weights)i;
             return MYGPT_OK;
         }
@@ -61,14 +60,9 @@ mygpt_status mygpt_bf16_quantize(const float *w, size_t n, uint16_t *out, mygpt_
     return MYGPT_OK;
 }
 
-size_t mygpt_weights_value_bytes(mygpt_weights w)
-{
-    return w == MYGPT_WEIGHTS_BF16 ? 2 : w == MYGPT_WEIGHTS_INT8 ? 1 : sizeof(float);
-}
-
 size_t mygpt_int8_groups(int cols)
 {
-    return cols < 1 ? 0 : ((size_t)cols + MYGPT_INT8_GROUP - 1) / MYGPT_INT8_GROUP;
+    return mygpt_weights_scales(MYGPT_WEIGHTS_INT8, cols);
 }
 
 /* One row: each group's scale max|w| / 127, then each weight's round(w / s), clamped.
@@ -125,4 +119,97 @@ void mygpt_int8_dequantize(const int8_t *q, const float *scales, size_t rows, in
     for (size_t r = 0; r < rows; r++)
         for (int k = 0; k < cols; k++)
             out[r * cols + k] = (float)q[r * cols + k] * scales[r * groups + (size_t)k / MYGPT_INT8_GROUP];
+}
+
+/* ---- the table's rows: each format's recipe, reading and check over (rows, cols) -------- */
+
+static mygpt_status fp32_quantize(const float *w, size_t rows, int cols, void *q, float *scales, mygpt_error *err)
+{
+    (void)scales, (void)err;
+    memcpy(q, w, rows * (size_t)cols * sizeof *w);
+    return MYGPT_OK;
+}
+
+static void fp32_dequantize(const void *q, const float *scales, size_t rows, int cols, float *out)
+{
+    (void)scales;
+    memcpy(out, q, rows * (size_t)cols * sizeof *out);
+}
+
+static mygpt_status bf16_quantize(const float *w, size_t rows, int cols, void *q, float *scales, mygpt_error *err)
+{
+    (void)scales;
+    return mygpt_bf16_quantize(w, rows * (size_t)cols, q, err);
+}
+
+static void bf16_dequantize(const void *q, const float *scales, size_t rows, int cols, float *out)
+{
+    (void)scales;
+    const uint16_t *b = q;
+    const size_t n = rows * (size_t)cols;
+#pragma omp parallel for schedule(static) if (n > ((size_t)1 << 20))
+    for (size_t k = 0; k < n; k++)
+        out[k] = mygpt_bf16_widen(b[k]);
+}
+
+static mygpt_status bf16_check(const void *q, const float *scales, size_t rows, int cols, mygpt_error *err)
+{
+    (void)scales;
+    const uint16_t *b = q;
+    const size_t n = rows * (size_t)cols;
+    for (size_t k = 0; k < n; k++)
+        if ((b[k] & 0x7F80u) == 0x7F80u) // all-ones exponent: inf or NaN
+            return mygpt_fail(err, MYGPT_EFORMAT, "bfloat16 value %zu is not finite", k);
+    return MYGPT_OK;
+}
+
+static mygpt_status int8_quantize(const float *w, size_t rows, int cols, void *q, float *scales, mygpt_error *err)
+{
+    return mygpt_int8_quantize(w, rows, cols, q, scales, err);
+}
+
+static void int8_dequantize(const void *q, const float *scales, size_t rows, int cols, float *out)
+{
+    mygpt_int8_dequantize(q, scales, rows, cols, out);
+}
+
+static mygpt_status int8_check(const void *q8, const float *scales, size_t rows, int cols, mygpt_error *err)
+{
+    const int8_t *q = q8;
+    const size_t n = rows * (size_t)cols, ns = rows * mygpt_int8_groups(cols);
+    for (size_t k = 0; k < n; k++)
+        if (q[k] == -128)
+            return mygpt_fail(err, MYGPT_EFORMAT, "int8 value %zu is -128 (the recipe clamps to -127)", k);
+    for (size_t k = 0; k < ns; k++)
+        if (!isfinite(scales[k]) || scales[k] < 0.0f)
+            return mygpt_fail(err, MYGPT_EFORMAT, "int8 scale %zu (%g) is not a finite non-negative float", k,
+                              (double)scales[k]);
+        else if (!isfinite(127.0f * scales[k])) // the recipe never gives it: 127 * s would be inf
+            return mygpt_fail(err, MYGPT_EFORMAT, "int8 scale %zu (%g) dequantizes to infinity (127 x scale)", k,
+                              (double)scales[k]);
+    return MYGPT_OK;
+}
+
+static const mygpt_weights_traits TRAITS[MYGPT_WEIGHTS_COUNT] = {
+    [MYGPT_WEIGHTS_FP32] = {"fp32", "F32", sizeof(float), 0, fp32_quantize, fp32_dequantize, NULL},
+    [MYGPT_WEIGHTS_BF16] = {"bf16", "BF16", sizeof(uint16_t), 0, bf16_quantize, bf16_dequantize, bf16_check},
+    [MYGPT_WEIGHTS_INT8] = {"int8", "I8", sizeof(int8_t), MYGPT_INT8_GROUP, int8_quantize, int8_dequantize,
+                            int8_check},
+};
+
+const mygpt_weights_traits *mygpt_weights_traits_of(mygpt_weights w)
+{
+    return (unsigned)w < MYGPT_WEIGHTS_COUNT ? &TRAITS[w] : NULL;
+}
+
+size_t mygpt_weights_value_bytes(mygpt_weights w)
+{
+    const mygpt_weights_traits *t = mygpt_weights_traits_of(w);
+    return t ? t->value_bytes : sizeof(float);
+}
+
+size_t mygpt_weights_scales(mygpt_weights w, int cols)
+{
+    const mygpt_weights_traits *t = mygpt_weights_traits_of(w);
+    return !t || !t->group || cols < 1 ? 0 : ((size_t)cols + (size_t)t->group - 1) / (size_t)t->group;
 }

@@ -32,6 +32,16 @@ static inline float mygpt_bits_to_float(int32_t i)
     return f;
 }
 
+/* c[0] x^(n-1) + c[1] x^(n-2) + ... + c[n-1] by Horner's rule, one fmaf a step from the
+ * highest power: the same operations in the same order wherever it runs */
+static inline float mygpt_horner(float x, const float *c, int n)
+{
+    float p = c[0];
+    for (int i = 1; i < n; i++)
+        p = fmaf(p, x, c[i]);
+    return p;
+}
+
 /* 2^k as a float, for k in [-126, 127] (built from the exponent bits) */
 static inline float mygpt_pow2i(int32_t k)
 {
@@ -53,13 +63,9 @@ static inline float mygpt_expf(float x)
     float r = fmaf(kf, -0.693359375f, xc);
     r = fmaf(kf, 2.12194440e-4f, r);
     /* exp(r) = 1 + r + r^2 P(r) on |r| <= ln2 / 2 (Cephes' minimax coefficients) */
-    float p = 1.9875691500e-4f;
-    p = fmaf(p, r, 1.3981999507e-3f);
-    p = fmaf(p, r, 8.3334519073e-3f);
-    p = fmaf(p, r, 4.1665795894e-2f);
-    p = fmaf(p, r, 1.6666665459e-1f);
-    p = fmaf(p, r, 5.0000001201e-1f);
-    const float y = fmaf(p, r * r, r) + 1.0f;
+    static const float P[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                              4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+    const float y = fmaf(mygpt_horner(r, P, 6), r * r, r) + 1.0f;
     /* times 2^k in two steps, so results below 2^-126 come out subnormal, not 0 */
     const int32_t k = (int32_t)kf, k1 = k / 2, k2 = k - k1;
     float e = y * mygpt_pow2i(k1) * mygpt_pow2i(k2);
@@ -78,32 +84,17 @@ static inline float mygpt_erff(float x)
 {
     const float a = fabsf(x);
     const float z = x * x;
-    float p = -9.728410078e-06f;
-    p = fmaf(p, z, 1.128817530e-04f);
-    p = fmaf(p, z, -8.487267769e-04f);
-    p = fmaf(p, z, 5.221261643e-03f);
-    p = fmaf(p, z, -2.686551772e-02f);
-    p = fmaf(p, z, 1.128378436e-01f);
-    p = fmaf(p, z, -3.761263788e-01f);
-    p = fmaf(p, z, 1.283791661e-01f);
-    const float small = fmaf(x, p, x); /* x + x P: the leading x is exact */
+    static const float P[] = {-9.728410078e-06f, 1.128817530e-04f, -8.487267769e-04f, 5.221261643e-03f,
+                              -2.686551772e-02f, 1.128378436e-01f,  -3.761263788e-01f, 1.283791661e-01f};
+    const float small = fmaf(x, mygpt_horner(z, P, 8), x); /* x + x P: the leading x is exact */
     float ac = a > 1.0f ? a : 1.0f;
     ac = ac < 4.0f ? ac : 4.0f;
     const float t = (ac - 2.5f) * 0.666666686534881591796875f;
-    float q = 1.244564919e-05f;
-    q = fmaf(q, t, -3.665494660e-05f);
-    q = fmaf(q, t, 5.902049452e-05f);
-    q = fmaf(q, t, -1.446941023e-04f);
-    q = fmaf(q, t, 4.099893558e-04f);
-    q = fmaf(q, t, -1.016381313e-03f);
-    q = fmaf(q, t, 2.404004335e-03f);
-    q = fmaf(q, t, -5.567650311e-03f);
-    q = fmaf(q, t, 1.248917542e-02f);
-    q = fmaf(q, t, -2.700567059e-02f);
-    q = fmaf(q, t, 5.611051619e-02f);
-    q = fmaf(q, t, -1.115210056e-01f);
-    q = fmaf(q, t, 2.108063698e-01f);
-    const float big = 1.0f - mygpt_expf(-(ac * ac)) * q;
+    static const float Q[] = {1.244564919e-05f, -3.665494660e-05f, 5.902049452e-05f, -1.446941023e-04f,
+                              4.099893558e-04f, -1.016381313e-03f, 2.404004335e-03f, -5.567650311e-03f,
+                              1.248917542e-02f, -2.700567059e-02f, 5.611051619e-02f, -1.115210056e-01f,
+                              2.108063698e-01f};
+    const float big = 1.0f - mygpt_expf(-(ac * ac)) * mygpt_horner(t, Q, 13);
     const float r = a <= 1.0f ? small : (x < 0.0f ? -big : big);
     return x != x ? x : r;
 }

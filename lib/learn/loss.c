@@ -91,9 +91,8 @@ static void cross_entropy_backward_row(float *dx, const float *lp, int64_t targe
 
 #if defined(MYGPT_X86_KERNELS)
 /* The same rows as log_softmax_row and cross_entropy_backward_row above, 8 floats a step in
- * registers instead of through arrays (256 rows of V = 50257 on one thread: forward 48
- * -> 9 ms, backward 41 -> 6 ms; `mygpt-bench --loss 256,50257`): every lane sees the
- * same operations in the same order, so the bits are the same. */
+ * registers instead of through arrays (several times faster: bench/results/design-notes.md):
+ * every lane sees the same operations in the same order, so the bits are the same. */
 
 /* log_softmax_row (V >= 8; shorter rows go to it) */
 MYGPT_AVX2 static void log_softmax_row_avx2(float *logp, const float *x, int V)

@@ -161,7 +161,7 @@ mygpt_status mygpt_optimizer_step_ranges(mygpt_optimizer *o, float *params, cons
         }
         // Zeros written, not calloc's: a page calloc leaves to be read first maps the
         // shared zero page, and the step's write then copies it and stops every thread
-        // to flush the old mapping (for GPT-2 small, ~3 s of the first step on a 2-core VM).
+        // to flush the old mapping (much of the first step at GPT-2 small: bench/results/design-notes.md).
         mygpt_fill_floats(o->buf, NULL, n);
         if (o->buf2)
             mygpt_fill_floats(o->buf2, NULL, n);

@@ -3,9 +3,7 @@
  * quantized and what a token reads, the model's quantized tensors, and the switch
  * between formats. The recipes themselves are kernels/quantize.c's.
  */
-#include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "mygpt/quantize.h"
 #include "base/base.h"
@@ -25,7 +23,7 @@ int mygpt_weights_quantizes(const mygpt_config *cfg, int i)
 /* Bytes of a (rows, cols) tensor stored in format w */
 static double stored_bytes(double rows, int cols, mygpt_weights w)
 {
-    const double scales = w == MYGPT_WEIGHTS_INT8 ? sizeof(float) * (double)mygpt_int8_groups(cols) : 0;
+    const double scales = sizeof(float) * (double)mygpt_weights_scales(w, cols);
     return rows * ((double)cols * (double)mygpt_weights_value_bytes(w) + scales);
 }
 
@@ -54,7 +52,7 @@ mygpt_status mygpt_quantized_alloc(mygpt_quantized **out, const mygpt_config *cf
                                    mygpt_error *err)
 {
     *out = NULL;
-    if (format != MYGPT_WEIGHTS_BF16 && format != MYGPT_WEIGHTS_INT8)
+    if (format == MYGPT_WEIGHTS_FP32 || !mygpt_weights_traits_of(format))
         return mygpt_fail(err, MYGPT_EINVAL, "%s is not a quantized format", mygpt_weights_name(format));
     mygpt_quantized *qz = calloc(1, sizeof *qz);
     if (!qz)
@@ -71,8 +69,7 @@ mygpt_status mygpt_quantized_alloc(mygpt_quantized **out, const mygpt_config *cf
         at[i][0] = total;
         total += (info.numel * mygpt_weights_value_bytes(format) + 63) / 64 * 64;
         at[i][1] = total;
-        if (format == MYGPT_WEIGHTS_INT8)
-            total += (qz->rows[i] * mygpt_int8_groups(qz->cols[i]) * sizeof(float) + 63) / 64 * 64;
+        total += (qz->rows[i] * mygpt_weights_scales(format, qz->cols[i]) * sizeof(float) + 63) / 64 * 64;
     }
     if (posix_memalign(&qz->memory, 64, total ? total : 64) != 0) {
         free(qz);
@@ -81,7 +78,7 @@ mygpt_status mygpt_quantized_alloc(mygpt_quantized **out, const mygpt_config *cf
     for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++)
         if (qz->cols[i]) {
             qz->q[i] = (char *)qz->memory + at[i][0];
-            qz->scales[i] = format == MYGPT_WEIGHTS_INT8 ? (float *)((char *)qz->memory + at[i][1]) : NULL;
+            qz->scales[i] = mygpt_weights_traits_of(format)->group ? (float *)((char *)qz->memory + at[i][1]) : NULL;
         }
     *out = qz;
     return MYGPT_OK;
@@ -95,31 +92,20 @@ void mygpt_quantized_free(mygpt_quantized *qz)
     free(qz);
 }
 
-/* Every stored value is one the recipe can give: what a file must be checked for */
+/* err's message prefixed with table row i's name, as "wte: ..." */
+static mygpt_status named(mygpt_status st, int i, mygpt_error *err)
+{
+    const mygpt_error inner = err ? *err : (mygpt_error){0};
+    return mygpt_fail(err, st, "%s: %s", mygpt_param_tensor_name(i), inner.message);
+}
+
+/* Every stored value of table row i is one the recipe can give: what a file must be
+ * checked for (the message names the tensor) */
 static mygpt_status check_stored(const mygpt_quantized *qz, int i, mygpt_error *err)
 {
-    const size_t n = qz->rows[i] * (size_t)qz->cols[i];
-    const char *name = mygpt_param_tensor_name(i);
-    if (qz->format == MYGPT_WEIGHTS_BF16) {
-        const uint16_t *b = qz->q[i];
-        for (size_t k = 0; k < n; k++)
-            if ((b[k] & 0x7F80u) == 0x7F80u)
-                return mygpt_fail(err, MYGPT_EFORMAT, "%s: bfloat16 value %zu is not finite", name, k);
-        return MYGPT_OK;
-    }
-    const int8_t *q = qz->q[i];
-    for (size_t k = 0; k < n; k++)
-        if (q[k] == -128)
-            return mygpt_fail(err, MYGPT_EFORMAT, "%s: int8 value %zu is -128 (the recipe clamps to -127)", name, k);
-    const size_t ns = qz->rows[i] * mygpt_int8_groups(qz->cols[i]);
-    for (size_t k = 0; k < ns; k++)
-        if (!isfinite(qz->scales[i][k]) || qz->scales[i][k] < 0.0f)
-            return mygpt_fail(err, MYGPT_EFORMAT, "%s: int8 scale %zu (%g) is not a finite non-negative float",
-                              name, k, (double)qz->scales[i][k]);
-        else if (!isfinite(127.0f * qz->scales[i][k])) // the recipe never gives it: 127 * s would be inf
-            return mygpt_fail(err, MYGPT_EFORMAT, "%s: int8 scale %zu (%g) dequantizes to infinity (127 x scale)",
-                              name, k, (double)qz->scales[i][k]);
-    return MYGPT_OK;
+    const mygpt_status st = mygpt_weights_traits_of(qz->format)->check(qz->q[i], qz->scales[i], qz->rows[i],
+                                                                      qz->cols[i], err);
+    return st == MYGPT_OK ? st : named(st, i, err);
 }
 
 mygpt_status mygpt_gpt_attach_quantized(mygpt_gpt *g, mygpt_quantized *qz, mygpt_error *err)
@@ -147,16 +133,8 @@ mygpt_status mygpt_gpt_attach_quantized(mygpt_gpt *g, mygpt_quantized *qz, mygpt
     for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) {
         if (!qz->q[i])
             continue;
-        float *w = mygpt_param_tensor(&g->params, i);
-        if (qz->format == MYGPT_WEIGHTS_INT8) {
-            mygpt_int8_dequantize(qz->q[i], qz->scales[i], qz->rows[i], qz->cols[i], w);
-        } else {
-            const uint16_t *b = qz->q[i];
-            const size_t n = qz->rows[i] * (size_t)qz->cols[i];
-#pragma omp parallel for schedule(static) if (n > ((size_t)1 << 20))
-            for (size_t k = 0; k < n; k++)
-                w[k] = mygpt_bf16_widen(b[k]);
-        }
+        mygpt_weights_traits_of(qz->format)->dequantize(qz->q[i], qz->scales[i], qz->rows[i], qz->cols[i],
+                                                        mygpt_param_tensor(&g->params, i));
     }
     mygpt_packed_model_free(g->packed);
     g->packed = packed;
@@ -190,13 +168,10 @@ mygpt_status mygpt_gpt_quantize(mygpt_gpt *g, mygpt_weights w, mygpt_error *err)
     for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS && st == MYGPT_OK; i++) {
         if (!qz->q[i])
             continue;
-        const float *src = mygpt_param_tensor(&g->params, i);
-        st = w == MYGPT_WEIGHTS_BF16
-                 ? mygpt_bf16_quantize(src, qz->rows[i] * (size_t)qz->cols[i], qz->q[i], err)
-                 : mygpt_int8_quantize(src, qz->rows[i], qz->cols[i], qz->q[i], qz->scales[i], err);
+        st = mygpt_weights_traits_of(w)->quantize(mygpt_param_tensor(&g->params, i), qz->rows[i], qz->cols[i],
+                                                   qz->q[i], qz->scales[i], err);
         if (st != MYGPT_OK) {
-            mygpt_error inner = err ? *err : (mygpt_error){0};
-            st = mygpt_fail(err, st, "%s: %s", mygpt_param_tensor_name(i), inner.message);
+            st = named(st, i, err);
             mygpt_quantized_free(qz);
         }
     }

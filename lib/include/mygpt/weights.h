@@ -1,8 +1,12 @@
 /*
  * mygpt/weights.h - the formats a weight can be stored in, and their recipes: float32,
  * bfloat16 (rounded as tensor.to(torch.bfloat16)), or int8 in groups with a float32
- * scale. These are plain functions over arrays; a model stored this way is
- * mygpt/quantize.h's.
+ * scale. What a format is (its name, its bytes, its recipe, how its rows are read) is
+ * said once, in one table (mygpt_weights_traits_of, as ggml's type_traits), which the
+ * model's quantized storage and the tests read; a new format is a row there, its
+ * recipe beside the others in kernels/quantize.c, and its widening in the matmul's
+ * panels (docs/quantized-formats.md). These are plain functions over arrays; a model
+ * stored this way is mygpt/quantize.h's.
  *
  *   bf16: w rounded to bfloat16 as tensor.to(torch.bfloat16) rounds (to nearest, ties
  *         to even); dequantized: the 16 bits widened, exactly.
@@ -35,10 +39,39 @@ typedef enum mygpt_weights {
     MYGPT_WEIGHTS_INT8 = 2  /* int8 in groups of MYGPT_INT8_GROUP with a float scale */
 } mygpt_weights;
 
+/* The number of formats: the table's rows, float32 first and the quantized ones after. */
+#define MYGPT_WEIGHTS_COUNT 3
+
 /* Weights per int8 group. 64: llama2.c's Q8_0 choice; a scale costs 4 bytes a group, so
  * 1.0625 bytes a weight (32 would cost 1.125), and 64 divides both the matmul's k-block
  * (256) and every GPT-2 width, so a group never straddles a block. */
 #define MYGPT_INT8_GROUP 64
+
+/* A format's facts. The recipe and the reading work on a (rows, cols) weight stored row
+ * by row: q holds rows * cols values of value_bytes each, and, for a format with groups,
+ * scales holds each row's mygpt_weights_scales(w, cols) float32 scales (NULL otherwise). */
+typedef struct mygpt_weights_traits {
+    const char *name;   /* "fp32", "bf16", "int8": --weights, and a file's __metadata__ */
+    const char *dtype;  /* the safetensors dtype of the stored values: "F32", "BF16", "I8" */
+    size_t value_bytes; /* bytes of one stored value: 4, 2, 1 */
+    int group;          /* weights of a row sharing one float32 scale; 0: no scales */
+    /* The reference recipe (tools/quantize_reference.py's in torch): w to q and scales.
+     * MYGPT_ERANGE (q, scales partly written) for a weight the format cannot hold. */
+    mygpt_status (*quantize)(const float *w, size_t rows, int cols, void *q, float *scales, mygpt_error *err);
+    /* How the rows are read: out = the float32 values q and scales stand for, exactly. */
+    void (*dequantize)(const void *q, const float *scales, size_t rows, int cols, float *out);
+    /* Whether q and scales hold only values the recipe gives (what a file is checked
+     * for): MYGPT_EFORMAT naming the first that does not. NULL for float32, whose values
+     * are the model's own. */
+    mygpt_status (*check)(const void *q, const float *scales, size_t rows, int cols, mygpt_error *err);
+} mygpt_weights_traits;
+
+/* Format w's row of the table; NULL for a value that is not a format. */
+const mygpt_weights_traits *mygpt_weights_traits_of(mygpt_weights w);
+
+/* Float32 scales in a row of cols weights stored in format w: one per group (the last
+ * may be shorter), 0 for a format without scales. */
+size_t mygpt_weights_scales(mygpt_weights w, int cols);
 
 /* "fp32", "bf16", "int8"; and back (MYGPT_EINVAL for another name). */
 const char *mygpt_weights_name(mygpt_weights w);
