@@ -180,7 +180,7 @@ static int bench_matmul_backward(const float *a, const float *w, float *o, int M
                 double s = now_ms();
                 mygpt_error err;
                 if (naive)
-                    mygpt_matmul_backward_naive(di, dwt, NULL, o, a, w, (size_t)M, K, N);
+                    mygpt_matmul_backward_naive((mygpt_linear_grads){di, dwt, NULL}, o, a, w, (size_t)M, K, N);
                 else if (mygpt_matmul_grad(&(mygpt_product_grad){.dinp = di, .dweight = dwt, .dout = o, .inp = a,
                                                                  .weight = w, .N = (size_t)M, .C = K, .OC = N,
                                                                  .set_dinp = 1, .set_dweight = 1},

@@ -374,7 +374,7 @@ Test(gpt_kernels, every_matmul_path_gives_the_same_bits)
         o[p] = malloc(M * N * sizeof *o[p]);
         setenv("MYGPT_MATMUL_KERNEL", paths[p], 1);
         mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
-        cr_assert_eq(mygpt_matmul_ex(o[p], x, w, b, M, K, N, p == 1, NULL), MYGPT_OK); /* avx2 also fuses GELU */
+        cr_assert_eq((p == 1 ? mygpt_matmul_gelu : mygpt_matmul)(o[p], x, w, b, M, K, N, NULL), MYGPT_OK); /* avx2 also fuses GELU */
     }
     unsetenv("MYGPT_MATMUL_KERNEL");
     mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
@@ -435,7 +435,7 @@ Test(gpt_kernels, every_matmul_layout_sums_in_the_promised_order)
             memset(o, 0xff, (size_t)M * N * sizeof *o);
             cr_assert_eq(mygpt_matmul(o, x, w, b, M, K, N, NULL), MYGPT_OK);
             cr_expect(memcmp(o, ref, (size_t)M * N * sizeof *o) == 0, "shape %zu %s: forward", c, paths[p]);
-            cr_assert_eq(mygpt_matmul_ex(o, x, w, b, M, K, N, 1, NULL), MYGPT_OK); /* fused GELU */
+            cr_assert_eq(mygpt_matmul_gelu(o, x, w, b, M, K, N, NULL), MYGPT_OK); /* fused GELU */
             int same = 1;
             for (size_t i = 0; i < (size_t)M * N; i++) {
                 float g;
@@ -470,7 +470,7 @@ Test(gpt_kernels, every_matmul_layout_sums_in_the_promised_order)
             mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
             memcpy(dx, x0, (size_t)M * K * sizeof *dx);
             memcpy(dw, w0, (size_t)N * K * sizeof *dw);
-            cr_assert_eq(mygpt_matmul_backward(dx, dw, NULL, dout, x, w, M, K, N, NULL), MYGPT_OK);
+            cr_assert_eq(mygpt_matmul_backward((mygpt_linear_grads){dx, dw, NULL}, dout, x, w, M, K, N, NULL), MYGPT_OK);
             cr_expect(memcmp(dx, rx, (size_t)M * K * sizeof *dx) == 0, "shape %zu %s: dinp", c, paths[p]);
             cr_expect(memcmp(dw, rw, (size_t)N * K * sizeof *dw) == 0, "shape %zu %s: dweight", c, paths[p]);
         }

@@ -722,8 +722,8 @@ Test(train_grads, fast_matmul_backward_agrees_with_the_naive_one)
     mygpt_normal_(&r, x, N * C, 0, 1, NULL);
     mygpt_normal_(&r, w, (size_t)OC * C, 0, 1, NULL);
     mygpt_normal_(&r, dy, N * OC, 0, 1, NULL);
-    mygpt_matmul_backward_naive(dx1, dw1, db1, dy, x, w, N, C, OC);
-    cr_assert_eq(mygpt_matmul_backward(dx2, dw2, db2, dy, x, w, N, C, OC, NULL), MYGPT_OK);
+    mygpt_matmul_backward_naive((mygpt_linear_grads){dx1, dw1, db1}, dy, x, w, N, C, OC);
+    cr_assert_eq(mygpt_matmul_backward((mygpt_linear_grads){dx2, dw2, db2}, dy, x, w, N, C, OC, NULL), MYGPT_OK);
     for (size_t i = 0; i < N * C; i++)
         cr_assert_leq(fabsf(dx1[i] - dx2[i]), 1e-4f * fmaxf(1, fabsf(dx1[i])), "dx[%zu]", i);
     for (size_t i = 0; i < (size_t)OC * C; i++)

@@ -777,10 +777,13 @@ static void no_products(float *out, const float *bias, size_t M, int N, int appl
         }
 }
 
-mygpt_status mygpt_matmul_ex(float *out, const float *inp, const float *weight,
-                             const float *bias, size_t M, int K, int N, int apply_gelu,
-                             mygpt_error *err)
+/* out (M, N) = inp (M, K) W^T (+ bias), GELU on every output when apply_gelu */
+static mygpt_status matmul(const mygpt_product *pr, mygpt_error *err)
 {
+    float *out = pr->out;
+    const float *inp = pr->inp, *weight = pr->weight, *bias = pr->bias;
+    const size_t M = pr->M;
+    const int K = pr->K, N = pr->N, apply_gelu = pr->gelu;
     if (K < 0 || N < 0)
         return mygpt_fail(err, MYGPT_EINVAL, "matmul sizes must not be negative (K=%d N=%d)", K, N);
     if (M == 0 || N == 0)
@@ -798,7 +801,16 @@ mygpt_status mygpt_matmul_ex(float *out, const float *inp, const float *weight,
 mygpt_status mygpt_matmul(float *out, const float *inp, const float *weight, const float *bias,
                           size_t N, int C, int OC, mygpt_error *err)
 {
-    return mygpt_matmul_ex(out, inp, weight, bias, N, C, OC, 0, err);
+    return matmul(&(mygpt_product){.out = out, .inp = inp, .weight = weight, .bias = bias, .M = N, .K = C, .N = OC},
+                  err);
+}
+
+mygpt_status mygpt_matmul_gelu(float *out, const float *inp, const float *weight, const float *bias,
+                               size_t N, int C, int OC, mygpt_error *err)
+{
+    return matmul(&(mygpt_product){.out = out, .inp = inp, .weight = weight, .bias = bias, .M = N, .K = C, .N = OC,
+                                   .gelu = 1},
+                  err);
 }
 
 /* ---- weights packed once --------------------------------------------------------- */
@@ -1042,11 +1054,10 @@ mygpt_status mygpt_matmul_grad(const mygpt_product_grad *g, mygpt_error *err)
     return MYGPT_OK;
 }
 
-mygpt_status mygpt_matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout,
-                                   const float *inp, const float *weight, size_t N, int C, int OC,
-                                   mygpt_error *err)
+mygpt_status mygpt_matmul_backward(mygpt_linear_grads d, const float *dout, const float *inp,
+                                   const float *weight, size_t N, int C, int OC, mygpt_error *err)
 {
-    const mygpt_product_grad g = {.dinp = dinp, .dweight = dweight, .dbias = dbias, .dout = dout, .inp = inp,
+    const mygpt_product_grad g = {.dinp = d.dinp, .dweight = d.dweight, .dbias = d.dbias, .dout = dout, .inp = inp,
                                   .weight = weight, .N = N, .C = C, .OC = OC};
     return mygpt_matmul_grad(&g, err);
 }

@@ -16,7 +16,7 @@
  * k-major), for products that reuse it many times (decoding token after token): the
  * matmul then reads each weight once per call and packs nothing. The panels follow the
  * CPU's kernel (NR); mygpt_matmul_prepacked refuses a packing made for another. Same
- * bits as mygpt_matmul_ex with the unpacked weight. */
+ * bits as mygpt_matmul (or mygpt_matmul_gelu) with the unpacked weight. */
 typedef struct mygpt_packed_weight {
     float *panels;
     const float *weight; /* what was packed, (N, K): read as it is by products computed

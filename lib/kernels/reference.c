@@ -43,9 +43,10 @@ void mygpt_matmul_naive(float *out, const float *inp, const float *weight, const
     }
 }
 
-void mygpt_matmul_backward_naive(float *dinp, float *dweight, float *dbias, const float *dout,
-                                 const float *inp, const float *weight, size_t N, int C, int OC)
+void mygpt_matmul_backward_naive(mygpt_linear_grads d, const float *dout, const float *inp,
+                                 const float *weight, size_t N, int C, int OC)
 {
+    float *dinp = d.dinp, *dweight = d.dweight, *dbias = d.dbias;
     for (size_t n = 0; dinp && n < N; n++) // dinp[n] += dout[n] @ weight
         for (int i = 0; i < C; i++) {
             float s = 0.0f;

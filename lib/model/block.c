@@ -211,7 +211,7 @@ void mygpt_linear_backward(const mygpt_pass *p, const mygpt_linear_plan *f, floa
             memset(dinp, 0, N * (size_t)C * sizeof *dinp);
         if (f->dweight)
             memset(f->dweight, 0, (size_t)OC * C * sizeof *f->dweight);
-        mygpt_matmul_backward_naive(dinp, f->dweight, f->dbias, dout, inp, f->weight, N, C, OC);
+        mygpt_matmul_backward_naive((mygpt_linear_grads){dinp, f->dweight, f->dbias}, dout, inp, f->weight, N, C, OC);
     } else {
         const mygpt_product_grad g = {.dinp = dinp, .dweight = f->dweight, .dbias = f->dbias, .dout = dout,
                                       .inp = inp, .weight = f->weight, .N = N, .C = C, .OC = OC,

@@ -105,9 +105,15 @@ static mygpt_status rebuild(mygpt_gpt *g, const mygpt_config *cfg, int untie, my
     return MYGPT_OK;
 }
 
-/* mygpt_lora_add_to's checks, then rebuild with its adapters drawn from rng or put in by fill */
-static mygpt_status add(mygpt_gpt *g, int rank, double alpha, int untie, mygpt_rng *rng,
-                        void (*fill)(void *ctx, mygpt_gpt *m), void *ctx, mygpt_error *err)
+/* Where new adapters' values come from: drawn from rng, or put in by fill(ctx, model). */
+typedef struct adapter_source {
+    mygpt_rng *rng;
+    void (*fill)(void *ctx, mygpt_gpt *m);
+    void *ctx;
+} adapter_source;
+
+/* mygpt_lora_add_to's checks, then rebuild with its adapters from src */
+static mygpt_status add(mygpt_gpt *g, int rank, double alpha, int untie, adapter_source src, mygpt_error *err)
 {
     MYGPT_TRY(check_model(g, "add adapters", err));
     if (g->config.lora_rank > 0)
@@ -120,18 +126,18 @@ static mygpt_status add(mygpt_gpt *g, int rank, double alpha, int untie, mygpt_r
         return mygpt_fail(err, MYGPT_EINVAL, "%s", "only a GPT-2 language model has a tied head to untie");
     cfg.lora_rank = rank;
     cfg.lora_alpha = alpha;
-    return rebuild(g, &cfg, untie, rng, fill, ctx, err);
+    return rebuild(g, &cfg, untie, src.rng, src.fill, src.ctx, err);
 }
 
 mygpt_status mygpt_lora_add_to(mygpt_gpt *g, int rank, double alpha, int untie, mygpt_rng *rng, mygpt_error *err)
 {
-    return add(g, rank, alpha, untie, rng, NULL, NULL, err);
+    return add(g, rank, alpha, untie, (adapter_source){.rng = rng}, err);
 }
 
 mygpt_status mygpt_lora_add_values(mygpt_gpt *g, int rank, double alpha, int untie,
                                    void (*fill)(void *ctx, mygpt_gpt *m), void *ctx, mygpt_error *err)
 {
-    return add(g, rank, alpha, untie, NULL, fill, ctx, err);
+    return add(g, rank, alpha, untie, (adapter_source){.fill = fill, .ctx = ctx}, err);
 }
 
 mygpt_status mygpt_lora_add(mygpt_gpt *g, int rank, double alpha, mygpt_rng *rng, mygpt_error *err)

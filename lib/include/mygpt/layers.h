@@ -63,12 +63,19 @@ void mygpt_matmul_naive(float *out, const float *inp, const float *weight, const
 mygpt_status mygpt_matmul(float *out, const float *inp, const float *weight, const float *bias,
                           size_t N, int C, int OC, mygpt_error *err);
 
-/* mygpt_matmul, then GELU on every output when apply_gelu (fc1 + GELU in one pass). */
-mygpt_status mygpt_matmul_ex(float *out, const float *inp, const float *weight,
-                             const float *bias, size_t N, int C, int OC, int apply_gelu,
-                             mygpt_error *err);
+/* out = GELU(inp W^T + bias): mygpt_matmul with the exact GELU applied to each output
+ * as it is stored (fc1 and its GELU in one pass; the same bits as GELU after mygpt_matmul). */
+mygpt_status mygpt_matmul_gelu(float *out, const float *inp, const float *weight, const float *bias,
+                               size_t N, int C, int OC, mygpt_error *err);
 
-/* nn.Linear's gradient, accumulated (each output may be NULL to skip it):
+/* Where nn.Linear's gradients go: each may be NULL to skip it. */
+typedef struct mygpt_linear_grads {
+    float *dinp;    /* (N, C)  */
+    float *dweight; /* (OC, C) */
+    float *dbias;   /* (OC)    */
+} mygpt_linear_grads;
+
+/* nn.Linear's gradient, accumulated into d (each output may be NULL to skip it):
  *   dinp (N, C) += dout (N, OC) @ weight (OC, C)
  *   dweight (OC, C) += dout^T @ inp (N, C)      (the sum over the N rows)
  *   dbias (OC) += the column sums of dout
@@ -76,11 +83,10 @@ mygpt_status mygpt_matmul_ex(float *out, const float *inp, const float *weight,
  * transposed and weight and inp k-major in place (no transposed copies; dinp's partial
  * sums need N x C floats when OC > 256: MYGPT_ENOMEM if they cannot be had); the naive
  * version is the textbook loops. Both are the same bits for any number of threads. */
-mygpt_status mygpt_matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout,
-                                   const float *inp, const float *weight, size_t N, int C, int OC,
-                                   mygpt_error *err);
-void mygpt_matmul_backward_naive(float *dinp, float *dweight, float *dbias, const float *dout,
-                                 const float *inp, const float *weight, size_t N, int C, int OC);
+mygpt_status mygpt_matmul_backward(mygpt_linear_grads d, const float *dout, const float *inp,
+                                   const float *weight, size_t N, int C, int OC, mygpt_error *err);
+void mygpt_matmul_backward_naive(mygpt_linear_grads d, const float *dout, const float *inp,
+                                 const float *weight, size_t N, int C, int OC);
 
 /* LayerNorm over the last axis with biased variance and eps = 1e-5:
  * out = (x - mean) / sqrt(var + eps) * gamma + beta.  out, inp (N, C); gamma, beta (C) */
