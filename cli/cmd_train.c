@@ -17,6 +17,23 @@
 #include "train_extras.h"
 #include "train_session.h"
 
+/* What loss and grad read: the output format, the model built with set_seed(S) (and the
+ * generator as it is after, for the dropouts in train mode), ids and targets (B, T) each. */
+typedef struct loss_grad_input {
+    out_options o;
+    mygpt_rng rng;
+    mygpt_gpt *g;
+    int64_t *ids, *tg;
+    int B, T;
+} loss_grad_input;
+
+static void loss_grad_free(loss_grad_input *in)
+{
+    free(in->ids);
+    free(in->tg);
+    mygpt_gpt_free(in->g);
+}
+
 /* --seed, the model, --ids and --targets (the same shape) for loss and grad. */
 static int model_ids_targets(const char *cmd, const parsed_args *a, mygpt_gpt **gpt, mygpt_rng *rng,
                              int64_t **ids, int64_t **tg, int *B, int *T)
@@ -57,8 +74,7 @@ static int model_ids_targets(const char *cmd, const parsed_args *a, mygpt_gpt **
 
 /* What loss and grad share: their flags (usage printed for --help: returns -1), the
  * output format, the model, ids and targets. */
-static int loss_grad_setup(const char *cmd, int argc, char **argv, const char *usage, out_options *o,
-                           mygpt_gpt **g, mygpt_rng *rng, int64_t **ids, int64_t **tg, int *B, int *T)
+static int loss_grad_setup(const char *cmd, int argc, char **argv, const char *usage, loss_grad_input *in)
 {
     static const arg_spec ARGS[] = {MODEL_FLAGS, {"ids", 1, 0}, {"targets", 1, 0}, {"format", 1, 0},
                                     {NULL, 0, 0}};
@@ -70,19 +86,16 @@ static int loss_grad_setup(const char *cmd, int argc, char **argv, const char *u
     }
     if (rc)
         return rc;
-    if (out_options_parse(cmd, args_get(&a, "format"), NULL, o))
+    *in = (loss_grad_input){0};
+    if (out_options_parse(cmd, args_get(&a, "format"), NULL, &in->o))
         return EXIT_USAGE;
-    return model_ids_targets(cmd, &a, g, rng, ids, tg, B, T);
+    return model_ids_targets(cmd, &a, &in->g, &in->rng, &in->ids, &in->tg, &in->B, &in->T);
 }
 
 int cmd_loss(int argc, char **argv)
 {
     const char *cmd = "loss";
-    out_options o;
-    mygpt_rng rng = {0};
-    mygpt_gpt *g;
-    int64_t *ids, *tg;
-    int B, T;
+    loss_grad_input in;
     int rc = loss_grad_setup(
         cmd, argc, argv,
         "usage: mygpt loss --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
@@ -95,21 +108,21 @@ int cmd_loss(int argc, char **argv)
         "from these logits. --format exact prints its float32 bits as 8 hex digits. With\n"
         "--dropout P (llms-from-scratch, gpt2) the model is in train mode: its dropouts draw\n"
         "from the generator as it is after building the model.\n",
-        &o, &g, &rng, &ids, &tg, &B, &T);
+        &in);
     if (rc)
         return rc < 0 ? 0 : rc;
     float loss;
     mygpt_error err = {0};
     mygpt_trainer *tr = NULL;
     mygpt_status st;
-    if (g->config.dropout > 0.0) { // model.train(): the dropouts draw
-        if ((st = mygpt_trainer_create(&tr, g, &err)) == MYGPT_OK) {
-            tr->dropout_rng = &rng;
-            st = mygpt_trainer_forward(tr, ids, tg, B, T, &loss, &err);
+    if (in.g->config.dropout > 0.0) { // model.train(): the dropouts draw
+        if ((st = mygpt_trainer_create(&tr, in.g, &err)) == MYGPT_OK) {
+            tr->dropout_rng = &in.rng;
+            st = mygpt_trainer_forward(tr, in.ids, in.tg, in.B, in.T, &loss, &err);
         }
         mygpt_trainer_free(tr);
     } else {
-        st = mygpt_gpt_loss(g, ids, tg, B, T, &loss, &err);
+        st = mygpt_gpt_loss(in.g, in.ids, in.tg, in.B, in.T, &loss, &err);
     }
     if (st != MYGPT_OK) {
         rc = cli_fail(cmd, st, &err);
@@ -117,22 +130,16 @@ int cmd_loss(int argc, char **argv)
         mygpt_tview v;
         mygpt_tview_make(&v, MYGPT_F32, &loss, 0, NULL, NULL);
         const mygpt_torch_opts opts = {.grad_fn = "NllLossBackward0"};
-        rc = out_print(cmd, &o, &v, &opts);
+        rc = out_print(cmd, &in.o, &v, &opts);
     }
-    free(ids);
-    free(tg);
-    mygpt_gpt_free(g);
+    loss_grad_free(&in);
     return rc;
 }
 
 int cmd_grad(int argc, char **argv)
 {
     const char *cmd = "grad";
-    out_options o;
-    mygpt_rng rng = {0};
-    mygpt_gpt *g;
-    int64_t *ids, *tg;
-    int B, T;
+    loss_grad_input in;
     int rc = loss_grad_setup(
         cmd, argc, argv,
         "usage: mygpt grad --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
@@ -144,24 +151,23 @@ int cmd_grad(int argc, char **argv)
         "for name, p in gpt.named_parameters(): print(name); print(p.grad).\n"
         "--format exact prints only the values, one float32 per line as 8 hex digits. With\n"
         "--dropout P the model is in train mode (the generator as after building it).\n",
-        &o, &g, &rng, &ids, &tg, &B, &T);
+        &in);
     if (rc)
         return rc < 0 ? 0 : rc;
     float loss;
     mygpt_error err = {0};
     mygpt_trainer *tr = NULL;
-    mygpt_status st = mygpt_trainer_create(&tr, g, &err);
+    mygpt_status st = mygpt_trainer_create(&tr, in.g, &err);
     if (st == MYGPT_OK) {
-        tr->dropout_rng = g->config.dropout > 0.0 ? &rng : NULL; // model.train() with dropout
-        st = mygpt_trainer_forward(tr, ids, tg, B, T, &loss, &err);
+        tr->dropout_rng = in.g->config.dropout > 0.0 ? &in.rng : NULL; // model.train() with dropout
+        st = mygpt_trainer_forward(tr, in.ids, in.tg, in.B, in.T, &loss, &err);
     }
     if (st == MYGPT_OK)
         st = mygpt_trainer_backward(tr, &err);
-    rc = st != MYGPT_OK ? cli_fail(cmd, st, &err) : print_named_tensors(cmd, &o, &g->config, &tr->grads, NULL);
-    free(ids);
-    free(tg);
+    rc = st != MYGPT_OK ? cli_fail(cmd, st, &err)
+                        : print_named_tensors(cmd, &in.o, &in.g->config, &tr->grads, NULL);
     mygpt_trainer_free(tr);
-    mygpt_gpt_free(g);
+    loss_grad_free(&in);
     return rc;
 }
 
