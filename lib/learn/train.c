@@ -255,7 +255,7 @@ static mygpt_status training_pass(mygpt_pass *p, const mygpt_gpt *g, mygpt_train
     p->cfg = cfg, p->impl = g->impl, p->B = a->B, p->T = a->T;
     p->att_scratch = a->att_scratch, p->att_scratch_len = a->att_scratch_len;
     p->dropout = a->dropped ? cfg->dropout : 0.0;
-    MYGPT_TRY(mygpt_pass_plan(p, m, a->ids, &a->workspace, &a->ws_len, err));
+    MYGPT_TRY(mygpt_pass_plan(p, m, &a->workspace, &a->ws_len, err));
     for (int l = 0; l < cfg->num_layers; l++)
         p->acts[l] = kept_block(g, a, l);
     // x = dropout(E[ids] + P[0..T-1]) into the first layer's input; the head reads the last's
@@ -283,7 +283,8 @@ mygpt_status mygpt_trainer_forward(mygpt_trainer *tr, const int64_t *ids, const 
         memcpy(a->targets, targets, N * sizeof *targets);
     MYGPT_TRY(draw_keeps(tr, err));
     mygpt_pass p = {0};
-    MYGPT_TRY(training_pass(&p, g, a, &(mygpt_pass_model){.w = &g->params}, err));
+    MYGPT_TRY(training_pass(&p, g, a,
+                            &(mygpt_pass_model){.w = &g->params, .sizes = g->param_sizes, .arch = g->arch}, err));
     // logits = LN_f(blocks(dropout(E[ids] + P[0..T-1]))) H^T, then the loss   (B, T, V)
     mygpt_pass_forward(&p, ids);
     if (!targets) // model(ids) in train mode: the logits only
@@ -386,7 +387,10 @@ mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
     frozen_rows(tr, frozen);
     mygpt_status fault = MYGPT_OK; // a LoRA backward's
     mygpt_pass p = {.fault = &fault, .err = err};
-    MYGPT_TRY(training_pass(&p, g, a, &(mygpt_pass_model){.w = &g->params, .d = d, .frozen = frozen}, err));
+    MYGPT_TRY(training_pass(&p, g, a,
+                            &(mygpt_pass_model){.w = &g->params, .sizes = g->param_sizes, .arch = g->arch, .d = d,
+                                                .frozen = frozen},
+                            err));
     const mygpt_block_grads grads = {.dx = a->dresid, .dmid = a->dresid2, .dln = a->dln, .datty = a->datty,
                                      .dq = a->dq, .dk = a->dk, .dv = a->dv, .dfch = a->dfch,
                                      .dfch_gelu = a->dfch_gelu};

@@ -9,6 +9,8 @@
 #include "model/block.h"
 
 #include <assert.h>
+#include <omp.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,9 +77,9 @@ static void plan_layer(mygpt_pass *p, const mygpt_pass_model *m, int l, mygpt_la
     const float scale = cfg->lora_rank > 0 ? (float)(cfg->lora_alpha / cfg->lora_rank) : 0.0f;
     mygpt_params lw, dw; // layer l's weights, as the math names them: W_q is lw.wq (C, C), b_q lw.bq (C) or NULL
     const mygpt_params *d = m->d;
-    mygpt_params_layer(cfg, m->w, l, &lw);
+    mygpt_params_layer(m->sizes, cfg->num_layers, m->w, l, &lw);
     if (d)
-        mygpt_params_layer(cfg, d, l, &dw);
+        mygpt_params_layer(m->sizes, cfg->num_layers, d, l, &dw);
     *lp = (mygpt_layer_plan){.ln1w = lw.ln1w, .ln1b = lw.ln1b, .ln2w = lw.ln2w, .ln2b = lw.ln2b,
                              .dln1w = d ? dw.ln1w : NULL, .dln1b = d ? dw.ln1b : NULL,
                              .dln2w = d ? dw.ln2w : NULL, .dln2b = d ? dw.ln2b : NULL,
@@ -92,7 +94,7 @@ static void plan_layer(mygpt_pass *p, const mygpt_pass_model *m, int l, mygpt_la
                                         .C = C, .OC = V};
         p->head = p->untied_head ? LINEAR(lmw, lmb, lm, C, V) : tied;
         p->head.pw = m->packed ? &m->packed->head : NULL;
-        p->wte = lw.wte, p->wpe = lw.wpe + (size_t)p->t0 * C;
+        p->wte = lw.wte, p->wpe = lw.wpe;
         p->lnfw = lw.lnfw, p->lnfb = lw.lnfb;
         p->dlnfw = d ? dw.lnfw : NULL, p->dlnfb = d ? dw.lnfb : NULL;
     }
@@ -135,47 +137,100 @@ static size_t lines(size_t bytes)
     return (bytes + 63) / 64 * 64;
 }
 
-mygpt_status mygpt_pass_plan(mygpt_pass *p, const mygpt_pass_model *m, const int64_t *ids, float **mem, size_t *len,
-                             mygpt_error *err)
+/* What a plan is made from beyond the model's configuration: compared whole (built from
+ * zeros, so no padding differs) to tell whether the plan kept in a pass's memory serves. */
+typedef struct plan_key {
+    int B, T, impl, threads, backward;
+    const mygpt_kv_cache *cache;
+    int V, C, NH, L, M, classes, rank;
+    double alpha;
+    mygpt_arch_switches arch;
+    mygpt_params w, d;
+    const mygpt_packed_model *packed;
+    uint8_t frozen[MYGPT_NUM_PARAM_TENSORS];
+} plan_key;
+
+/* The head of a pass's memory: the key of the plan it holds and the plan's resolved
+ * fields (valid 0: none, or one half written) */
+typedef struct plan_head {
+    plan_key key;
+    mygpt_pass pass;
+    int valid;
+} plan_head;
+
+static void key_of(plan_key *k, const mygpt_pass *p, const mygpt_pass_model *m)
 {
     const mygpt_config *cfg = p->cfg;
-    MYGPT_TRY(mygpt_pass_check_input(cfg, ids, p->B, p->T, p->t0, err));
-    const size_t L = (size_t)cfg->num_layers;
+    memset(k, 0, sizeof *k);
+    k->B = p->B, k->T = p->T, k->impl = (int)p->impl, k->threads = omp_get_max_threads();
+    k->backward = p->fault != NULL, k->cache = p->cache;
+    k->V = cfg->vocab_size, k->C = cfg->embed_dim, k->NH = cfg->num_heads, k->L = cfg->num_layers;
+    k->M = cfg->max_seq_len, k->classes = cfg->num_classes, k->rank = cfg->lora_rank, k->alpha = cfg->lora_alpha;
+    k->arch = m->arch, k->w = *m->w, k->packed = m->packed;
+    if (m->d)
+        k->d = *m->d;
+    if (m->frozen)
+        memcpy(k->frozen, m->frozen, sizeof k->frozen);
+}
+
+/* p's resolved fields (from gelu_tanh on) = from's */
+static void take_resolved(mygpt_pass *p, const mygpt_pass *from)
+{
+    const size_t at = offsetof(mygpt_pass, gelu_tanh);
+    memcpy((char *)p + at, (const char *)from + at, sizeof *p - at);
+}
+
+mygpt_status mygpt_pass_plan(mygpt_pass *p, const mygpt_pass_model *m, float **mem, size_t *len, mygpt_error *err)
+{
+    const mygpt_config *cfg = p->cfg;
+    plan_key key;
+    key_of(&key, p, m);
+    plan_head *kept = (plan_head *)*mem;
+    if (kept && kept->valid && memcmp(&kept->key, &key, sizeof key) == 0) {
+        take_resolved(p, &kept->pass);
+        return MYGPT_OK;
+    }
+    const size_t L = (size_t)cfg->num_layers, head_bytes = lines(sizeof(plan_head));
     const size_t layers_bytes = lines(L * sizeof(mygpt_layer_plan)), acts_bytes = lines(L * sizeof(mygpt_block_acts));
-    const mygpt_arch_switches sw = mygpt_arch_get(cfg);
-    p->gelu_tanh = sw.gelu_tanh;
-    p->untied_head = sw.untied_head || cfg->num_classes > 0;
+    const size_t plan_bytes = head_bytes + layers_bytes + acts_bytes;
+    p->gelu_tanh = m->arch.gelu_tanh;
+    p->untied_head = m->arch.untied_head || cfg->num_classes > 0;
     // the layers' plans where they will stay (then the workspace they size after them)
-    if (*len * sizeof(float) < layers_bytes + acts_bytes) {
-        float *grown = mygpt_float_block((layers_bytes + acts_bytes) / sizeof(float));
+    if (*len * sizeof(float) < plan_bytes) {
+        float *grown = mygpt_float_block(plan_bytes / sizeof(float));
         if (!grown)
             return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the plan of %zu layers", L);
         free(*mem);
         *mem = grown;
-        *len = (layers_bytes + acts_bytes) / sizeof(float);
+        *len = plan_bytes / sizeof(float);
     }
-    p->layer = (mygpt_layer_plan *)*mem;
+    memset(*mem, 0, head_bytes); // no plan kept until this one is whole
+    p->layer = (mygpt_layer_plan *)((char *)*mem + head_bytes);
     for (int l = 0; l < (int)L; l++)
         plan_layer(p, m, l, &p->layer[l]);
     const size_t ws_bytes = size_workspace(p);
     if (ws_bytes > SIZE_MAX / 2)
         return mygpt_fail(err, MYGPT_EINVAL, "a product of B=%d, T=%d is too large to share out", p->B, p->T);
-    const size_t need = (layers_bytes + acts_bytes + lines(ws_bytes)) / sizeof(float);
+    const size_t need = (plan_bytes + lines(ws_bytes)) / sizeof(float);
     if (need > *len) {
         float *grown = mygpt_float_block(need);
         if (!grown)
             return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a pass's workspace (%zu floats)", need);
-        memcpy(grown, *mem, layers_bytes);
+        memcpy(grown, *mem, head_bytes + layers_bytes);
         free(*mem);
         *mem = grown;
         *len = need;
     }
     char *base = (char *)*mem;
-    p->layer = (mygpt_layer_plan *)base;
-    p->acts = (mygpt_block_acts *)(base + layers_bytes);
+    p->layer = (mygpt_layer_plan *)(base + head_bytes);
+    p->acts = (mygpt_block_acts *)(base + head_bytes + layers_bytes);
     memset(p->acts, 0, L * sizeof *p->acts);
-    p->ws = ws_bytes ? base + layers_bytes + acts_bytes : NULL;
+    p->ws = ws_bytes ? base + plan_bytes : NULL;
     p->ws_bytes = ws_bytes;
+    kept = (plan_head *)base;
+    kept->key = key;
+    take_resolved(&kept->pass, p);
+    kept->valid = 1;
     return MYGPT_OK;
 }
 
@@ -377,7 +432,8 @@ void mygpt_pass_forward(const mygpt_pass *p, const int64_t *ids)
     const size_t NC = (size_t)p->B * p->T * cfg->embed_dim;
     // x = E[ids] + P[t0 .. t0 + T - 1], then its dropout in train mode          (B, T, C)
     // (the ids and positions were checked: mygpt_pass_check_input)
-    const mygpt_embedding_tables tables = {.wte = p->wte, .V = cfg->vocab_size, .wpe = p->wpe,
+    const mygpt_embedding_tables tables = {.wte = p->wte, .V = cfg->vocab_size,
+                                           .wpe = p->wpe + (size_t)p->t0 * cfg->embed_dim,
                                            .max_pos = cfg->max_seq_len - p->t0};
     const mygpt_status st = mygpt_embedding_forward(e->x, ids, tables, p->B, p->T, cfg->embed_dim, NULL);
     assert(st == MYGPT_OK);

@@ -80,8 +80,9 @@ typedef struct mygpt_ends_acts {
     float *ln, *mean, *denom, *logits;
 } mygpt_ends_acts;
 
-/* A pass planned: what the caller sets (the first block of fields), then what
- * mygpt_pass_plan resolves. */
+/* A pass planned: what the caller sets (every field up to `gelu_tanh`), then what
+ * mygpt_pass_plan resolves (from `gelu_tanh` on: a kept plan is handed back by copying
+ * them). */
 typedef struct mygpt_pass {
     const mygpt_config *cfg;
     mygpt_impl impl;                  /* the products' and attention's code (attention.h) */
@@ -91,27 +92,30 @@ typedef struct mygpt_pass {
     mygpt_kv_cache *cache;            /* a KV-cache step (B = 1): the keys and values */
     int t0;                           /* go to the cache's rows t0 .. t0 + T - 1      */
     double dropout;                   /* train mode: the p of the blocks' keeps       */
+    mygpt_ends_acts ends;             /* where the embedding and the head write       */
+    mygpt_status *fault;              /* a LoRA backward's failure (its allocation), kept */
+    mygpt_error *err;                 /* for the caller to report after the block     */
     /* resolved by mygpt_pass_plan */
     int gelu_tanh;                    /* the architecture's GELU: tanh, else exact    */
     int untied_head;                  /* a head of its own, else the token embedding  */
-    const float *wte, *wpe;           /* the embeddings (wpe from position t0)        */
+    const float *wte, *wpe;           /* the embeddings                               */
     const float *lnfw, *lnfb;
     float *dlnfw, *dlnfb;
     mygpt_linear_plan head;
     mygpt_layer_plan *layer;          /* num_layers of them                           */
     mygpt_block_acts *acts;           /* num_layers: the caller fills them after planning */
-    mygpt_ends_acts ends;             /* the caller's too                             */
     void *ws;                         /* the products' workspace                      */
     size_t ws_bytes;
-    mygpt_status *fault;              /* a LoRA backward's failure (its allocation), kept */
-    mygpt_error *err;                 /* for the caller to report after the block     */
 } mygpt_pass;
 
-/* The model a pass reads: its weights, their packing (or NULL), and for a training pass
- * where the gradients go (d, or NULL for none) with, per table row, 1 when no layer of it
- * trains (frozen, or NULL: everything trains). */
+/* The model a pass reads: its weights (laid out by sizes, mygpt_param_sizes's), its
+ * architecture resolved, their packing (or NULL), and for a training pass where the
+ * gradients go (d, or NULL for none) with, per table row, 1 when no layer of it trains
+ * (frozen, or NULL: everything trains). */
 typedef struct mygpt_pass_model {
     const mygpt_params *w;
+    const size_t *sizes;
+    mygpt_arch_switches arch;
     const mygpt_packed_model *packed;
     const mygpt_params *d;
     const uint8_t *frozen;
@@ -123,16 +127,16 @@ typedef struct mygpt_pass_model {
 mygpt_status mygpt_pass_check_input(const mygpt_config *cfg, const int64_t *ids, int B, int T, int t0,
                                     mygpt_error *err);
 
-/* Plans p (its first fields set) over model m for the input ids (B, T), checked first
- * (mygpt_pass_check_input): resolves every layer's descriptors and sizes the products'
- * workspace, in *mem (len floats; grown, never shrunk; the caller frees it), which also
- * holds p->layer and p->acts. The check's errors, MYGPT_ENOMEM, or MYGPT_EINVAL for a
- * product too large to share out. */
-mygpt_status mygpt_pass_plan(mygpt_pass *p, const mygpt_pass_model *m, const int64_t *ids, float **mem, size_t *len,
-                             mygpt_error *err);
+/* Plans p (its first fields set, its sizes checked: mygpt_pass_check_input) over model m:
+ * resolves every layer's descriptors and sizes the products' workspace, in *mem (len
+ * floats; grown, never shrunk; the caller frees it), which also holds p->layer and p->acts.
+ * The plan stays in *mem: the next call with the same sizes, code, thread count and model
+ * (the same tensors, packing and gradients) takes it as it is. MYGPT_ENOMEM, or
+ * MYGPT_EINVAL for a product too large to share out. */
+mygpt_status mygpt_pass_plan(mygpt_pass *p, const mygpt_pass_model *m, float **mem, size_t *len, mygpt_error *err);
 
-/* The forward of a planned pass over ids: x = E[ids] + P[t0 ..] (then its dropout), the
- * blocks, then the head. */
+/* The forward of a planned pass over ids (checked): x = E[ids] + P[t0 ..] (then its
+ * dropout), the blocks, then the head. */
 void mygpt_pass_forward(const mygpt_pass *p, const int64_t *ids);
 
 /* x = x + W_o(attention(LN1(x))); x = x + fc2(GELU(fc1(LN2(x)))) for layer l, with the

@@ -31,6 +31,7 @@ mygpt_status mygpt_gpt_alloc(mygpt_gpt **out, const mygpt_config *cfg, mygpt_err
     if (!g)
         return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the model");
     g->config = *cfg;
+    g->arch = mygpt_arch_get(cfg);
     mygpt_param_sizes(cfg, g->param_sizes);
     size_t total = 0;
     for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++)
@@ -112,18 +113,19 @@ static size_t carve_acts(mygpt_acts *a, float *base, size_t rows, size_t C, size
     return n;
 }
 
-/* Makes room for (B, T); keeps the old buffers if they are big enough. */
-static mygpt_status ensure_acts(mygpt_gpt *g, int B, int T, mygpt_error *err)
+/* Makes room for (B, T) with a head of V columns; keeps the old buffers if they are big
+ * enough. */
+static mygpt_status ensure_acts(mygpt_gpt *g, int B, int T, int V, mygpt_error *err)
 {
     mygpt_acts *a = &g->acts;
-    const size_t C = (size_t)g->config.embed_dim, V = (size_t)mygpt_head_size(&g->config);
+    const size_t C = (size_t)g->config.embed_dim;
     size_t BT, total;
     if (mygpt_mul_overflows((size_t)B, (size_t)T, &BT))
         return mygpt_fail(err, MYGPT_EOVERFLOW, "B=%d x T=%d overflows", B, T);
     mygpt_acts sizing;
-    if (mygpt_mul_overflows(BT, carve_acts(&sizing, NULL, 1, C, V), &total) || total > SIZE_MAX / sizeof(float))
+    if (mygpt_mul_overflows(BT, carve_acts(&sizing, NULL, 1, C, (size_t)V), &total) || total > SIZE_MAX / sizeof(float))
         return mygpt_fail(err, MYGPT_EOVERFLOW,
-                          "activations for B=%d, T=%d, V=%zu, C=%zu overflow", B, T, V, C);
+                          "activations for B=%d, T=%d, V=%d, C=%zu overflow", B, T, V, C);
     const size_t scratch_len =
         mygpt_attention_scratch_size(T, g->config.embed_dim / g->config.num_heads,
                                      omp_get_max_threads());
@@ -145,10 +147,16 @@ static mygpt_status ensure_acts(mygpt_gpt *g, int B, int T, mygpt_error *err)
         a->scratch = s;
         a->scratch_len = scratch_len;
     }
-    carve_acts(a, a->memory, a->capacity_bt, C, V);
+    carve_acts(a, a->memory, a->capacity_bt, C, (size_t)V);
     a->B = B;
     a->T = T;
     return MYGPT_OK;
+}
+
+/* The model as a pass reads it */
+static mygpt_pass_model pass_model(const mygpt_gpt *g)
+{
+    return (mygpt_pass_model){.w = &g->params, .sizes = g->param_sizes, .arch = g->arch, .packed = g->packed};
 }
 
 /* ---- forward ----------------------------------------------------------------------- */
@@ -169,13 +177,17 @@ mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *g, const int64_t *ids, int B
 {
     const mygpt_config *cfg = &g->config;
     mygpt_acts *a = &g->acts;
-    mygpt_pass p = {.cfg = cfg, .impl = g->impl, .B = B, .T = T};
-    MYGPT_TRY(mygpt_pass_plan(&p, &(mygpt_pass_model){.w = &g->params, .packed = g->packed}, ids, &a->plan,
-                              &a->plan_len, err));
+    mygpt_status st = mygpt_pass_check_input(cfg, ids, B, T, 0, err);
+    if (st != MYGPT_OK)
+        return st;
     if (att && att_len < mygpt_gpt_attention_len(g, B, T))
         return mygpt_fail(err, MYGPT_EINVAL, "the attention buffer holds %zu floats, not the %zu of (L, B, heads, T, T)",
                           att_len, mygpt_gpt_attention_len(g, B, T));
-    MYGPT_TRY(ensure_acts(g, B, T, err));
+    mygpt_pass p = {.cfg = cfg, .impl = g->impl, .B = B, .T = T};
+    const mygpt_pass_model m = pass_model(g);
+    if ((st = mygpt_pass_plan(&p, &m, &a->plan, &a->plan_len, err)) != MYGPT_OK ||
+        (st = ensure_acts(g, B, T, p.head.OC, err)) != MYGPT_OK)
+        return st;
     p.att_scratch = a->scratch, p.att_scratch_len = a->scratch_len;
     // each block updates x in place; LN1 and LN2 share one buffer
     const size_t NH = (size_t)cfg->num_heads;
@@ -205,8 +217,9 @@ mygpt_status mygpt_gpt_forward_cached(mygpt_gpt *g, mygpt_kv_cache *c, const int
     const mygpt_config *cfg = &g->config;
     const int t0 = c->len;
     mygpt_pass p = {.cfg = cfg, .impl = g->impl, .B = 1, .T = n, .cache = c, .t0 = t0};
-    MYGPT_TRY(mygpt_pass_plan(&p, &(mygpt_pass_model){.w = &g->params, .packed = g->packed}, ids, &c->plan,
-                              &c->plan_len, err));
+    const mygpt_pass_model m = pass_model(g);
+    MYGPT_TRY(mygpt_pass_check_input(cfg, ids, 1, n, t0, err));
+    MYGPT_TRY(mygpt_pass_plan(&p, &m, &c->plan, &c->plan_len, err));
     MYGPT_TRY(mygpt_kv_cache_reserve(c, cfg, n, err));
     // the keys and values go to the cache; x is updated in place
     for (int l = 0; l < cfg->num_layers; l++)

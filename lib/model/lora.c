@@ -49,6 +49,7 @@ static void adopt(mygpt_gpt *g, mygpt_gpt *fresh)
     mygpt_gpt_unpack(g); // a packing of the old weights
     free(g->params_memory);
     g->config = fresh->config;
+    g->arch = fresh->arch;
     g->params_memory = fresh->params_memory;
     g->num_parameters = fresh->num_parameters;
     memcpy(g->param_sizes, fresh->param_sizes, sizeof g->param_sizes);

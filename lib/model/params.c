@@ -180,15 +180,15 @@ float *mygpt_param_tensor(const mygpt_params *w, int i)
     return *(float *const *)((const char *)w + TABLE[i].view);
 }
 
-void mygpt_params_layer(const mygpt_config *cfg, const mygpt_params *w, int l, mygpt_params *out)
+void mygpt_params_layer(const size_t *sizes, int L, const mygpt_params *w, int l, mygpt_params *out)
 {
     for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) {
         const param_row *r = &TABLE[i];
         float *t = mygpt_param_tensor(w, i);
-        if (!present(cfg, r))
+        if (sizes[i] == 0)
             t = NULL;
         else if (r->per_layer)
-            t += (size_t)l * dim(cfg, r->rows) * dim(cfg, r->cols);
+            t += (size_t)l * (sizes[i] / (size_t)L);
         *(float **)((char *)out + r->view) = t;
     }
 }

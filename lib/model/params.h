@@ -55,10 +55,10 @@ mygpt_status mygpt_params_init(const struct mygpt_config *cfg, const struct mygp
  * order) of a model of configuration cfg. */
 void mygpt_param_counts_of(const struct mygpt_config *cfg, const size_t *sizes, mygpt_param_counts *out);
 
-/* Layer l's view of w (parameters or gradients), so the block can name a layer's tensors
- * as the math does (lw.wq, lw.bq): each per-layer tensor points at layer l's slice, a
- * tensor cfg's architecture lacks is NULL, the whole-model tensors are w's. */
-void mygpt_params_layer(const struct mygpt_config *cfg, const struct mygpt_params *w, int l,
-                        struct mygpt_params *out);
+/* Layer l's view of w (parameters or gradients, laid out by sizes, mygpt_param_sizes's for
+ * a model of L layers), so the block can name a layer's tensors as the math does (lw.wq,
+ * lw.bq): each per-layer tensor points at layer l's slice, a tensor of no floats (one the
+ * architecture lacks) is NULL, the whole-model tensors are w's. */
+void mygpt_params_layer(const size_t *sizes, int L, const struct mygpt_params *w, int l, struct mygpt_params *out);
 
 #endif

@@ -52,12 +52,14 @@ typedef struct mygpt_acts {
     size_t capacity_bt; /* rows the memory holds: the largest B * T so far */
     float *logp;     /* (B, T, V) log-probabilities of mygpt_gpt_loss */
     size_t logp_cap;
-    float *plan;     /* the pass's plan and its products' workspace (model/block.h) */
+    float *plan;     /* the pass's plan, kept while its (B, T) and the model stay, and its
+                        products' workspace (model/block.h) */
     size_t plan_len;
 } mygpt_acts;
 
 typedef struct mygpt_gpt {
     mygpt_config config;
+    mygpt_arch_switches arch;                   /* config's architecture, resolved once */
     mygpt_params params;
     float *params_memory;                       /* one block of num_parameters floats */
     size_t param_sizes[MYGPT_NUM_PARAM_TENSORS];/* floats per tensor, in the table's order */
