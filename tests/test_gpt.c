@@ -726,17 +726,16 @@ Test(gpt_threads, work_queue_hands_out_every_item_exactly_once)
         mygpt_queue_fill(&queues[me],
                          (uint32_t)(mygpt_run_start(ITEMS, me + 1, nt) - mygpt_run_start(ITEMS, me, nt)));
 #pragma omp barrier
-        for (int step = 0; step < nt; step++) {
-            const int owner = (me + step) % nt;
-            size_t i;
-            while (mygpt_queue_take(&queues[owner], step == 0, &i)) {
-                volatile double spin = 0;
-                for (int k = 0; k < (me == 0 ? 5000 : 100); k++)
-                    spin += k;
+        mygpt_steal steal = mygpt_steal_start(queues, sizeof *queues, me, nt);
+        int owner;
+        size_t i;
+        while (mygpt_steal_next(&steal, &owner, &i)) {
+            volatile double spin = 0;
+            for (int k = 0; k < (me == 0 ? 5000 : 100); k++)
+                spin += k;
 #pragma omp atomic
-                taken[mygpt_run_start(ITEMS, owner, nt) + i]++;
-                stolen += step > 0;
-            }
+            taken[mygpt_run_start(ITEMS, owner, nt) + i]++;
+            stolen += owner != me;
         }
     }
     for (int i = 0; i < ITEMS; i++)

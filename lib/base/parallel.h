@@ -86,4 +86,29 @@ static inline int mygpt_queue_take(mygpt_queue *q, int own, size_t *item)
     }
 }
 
+/* A thread's walk over the team's queues, each filled with its owner's run: its own run
+ * first (from the front), then each other thread's in turn (from the back). The queues
+ * stand `stride` bytes apart from `first`. */
+typedef struct mygpt_steal {
+    char *first;
+    size_t stride;
+    int me, team, step;
+} mygpt_steal;
+
+static inline mygpt_steal mygpt_steal_start(mygpt_queue *first, size_t stride, int me, int team)
+{
+    return (mygpt_steal){(char *)first, stride, me, team, 0};
+}
+
+/* The next item, *item of thread *owner's run; 0 once every queue is empty. */
+static inline int mygpt_steal_next(mygpt_steal *s, int *owner, size_t *item)
+{
+    for (; s->step < s->team; s->step++) {
+        *owner = (s->me + s->step) % s->team;
+        if (mygpt_queue_take((mygpt_queue *)(s->first + (size_t)*owner * s->stride), s->step == 0, item))
+            return 1;
+    }
+    return 0;
+}
+
 #endif

@@ -421,15 +421,15 @@ static mygpt_status attention_fast(float *out, float *probs, mygpt_qkv in, float
         mygpt_queue_fill(slice_queue(slice),
                          (uint32_t)(mygpt_run_start(items, me + 1, nt) - mygpt_run_start(items, me, nt)));
 #pragma omp barrier
-        for (int step = 0; step < nt; step++) { /* my run first, then the others' from their ends */
-            const int owner = (me + step) % nt;
-            mygpt_queue *queue = slice_queue(scratch + (size_t)owner * per_thread);
-            size_t i;
-            while (mygpt_queue_take(queue, step == 0, &i)) {
-                const size_t bh = mygpt_run_start(items, owner, nt) + i;
-                head_at(&job, out, probs, in, (int)(bh / NH), (int)(bh % NH), NH);
-                head(&job);
-            }
+        /* my run first, then the others' from their ends (each queue in its slice: the
+         * slices are whole cache lines apart, so their queues are one stride apart) */
+        mygpt_steal steal = mygpt_steal_start(slice_queue(scratch), per_thread * sizeof(float), me, nt);
+        int owner;
+        size_t i;
+        while (mygpt_steal_next(&steal, &owner, &i)) {
+            const size_t bh = mygpt_run_start(items, owner, nt) + i;
+            head_at(&job, out, probs, in, (int)(bh / NH), (int)(bh % NH), NH);
+            head(&job);
         }
     }
     return MYGPT_OK;
@@ -438,17 +438,13 @@ static mygpt_status attention_fast(float *out, float *probs, mygpt_qkv in, float
 mygpt_status mygpt_attention_forward(float *out, float *probs, mygpt_qkv in, float *scratch, size_t scratch_len,
                                      mygpt_attention_shape shape, mygpt_impl kernels, mygpt_error *err)
 {
-    if (kernels == MYGPT_IMPL_REFERENCE) { // the plain loops (reference.c)
-        if (probs) { // the rows of probs are the scores' room
-            if (shape.B < 1 || shape.T < 1 || shape.C < 1 || shape.NH < 1 || shape.C % shape.NH != 0)
-                return attention_refuse(0, shape, err);
-            mygpt_attention_reference_probs(out, probs, in, shape);
-            return MYGPT_OK;
-        }
-        const int team = attention_team(scratch_len, shape);
+    if (kernels == MYGPT_IMPL_REFERENCE) { // the plain loops (reference.c): a row of scores in probs or scratch
+        const int sizes_ok = shape.B >= 1 && shape.T >= 1 && shape.C >= 1 && shape.NH >= 1 && shape.C % shape.NH == 0;
+        const int team = probs ? sizes_ok * omp_get_max_threads() : attention_team(scratch_len, shape);
         if (team < 1)
             return attention_refuse(scratch_len, shape, err);
-        mygpt_attention_reference(out, in, scratch, scratch_per_thread(shape.T, shape.C / shape.NH), team, shape);
+        const size_t per_thread = sizes_ok ? scratch_per_thread(shape.T, shape.C / shape.NH) : 0;
+        mygpt_attention_reference(out, probs, in, scratch, per_thread, team, shape);
         return MYGPT_OK;
     }
     return attention_fast(out, probs, in, scratch, scratch_len, shape, err);

@@ -580,13 +580,12 @@ static void matmul_blocks(const matmul_job *j, int me, int team)
             if (team > 1) {
 #pragma omp barrier /* the panels are ready and every queue is filled */
             }
-            for (int step = 0; step < team; step++) { /* my share first, then the others' from their ends */
-                const int owner = (me + step) % team;
-                const share s = share_of(j, mblocks, np, owner, team);
-                size_t u;
-                while (mygpt_queue_take(&j->queues[owner], step == 0, &u))
-                    run_unit(j, me, &held, s, u, &sl);
-            }
+            /* my share first, then the others' from their ends */
+            mygpt_steal steal = mygpt_steal_start(j->queues, sizeof *j->queues, me, team);
+            int owner;
+            size_t u;
+            while (mygpt_steal_next(&steal, &owner, &u))
+                run_unit(j, me, &held, share_of(j, mblocks, np, owner, team), u, &sl);
             if (team > 1) {
 #pragma omp barrier /* the next slab adds to these tiles, refills the queues, or reuses the buffer */
             }

@@ -71,7 +71,7 @@ void mygpt_matmul_backward_naive(mygpt_linear_grads d, const float *dout, const 
 
 /* ---- attention, forward: each query row by attention_row ---------------------------------- */
 
-void mygpt_attention_reference(float *out, mygpt_qkv in, float *scratch, size_t per_thread, int team,
+void mygpt_attention_reference(float *out, float *probs, mygpt_qkv in, float *scratch, size_t per_thread, int team,
                                mygpt_attention_shape shape)
 {
     const int B = shape.B, T = shape.T, C = shape.C, NH = shape.NH, d = C / NH;
@@ -80,27 +80,14 @@ void mygpt_attention_reference(float *out, mygpt_qkv in, float *scratch, size_t 
     if ((size_t)B * T * T * C > MYGPT_PARALLEL_MIN)
     for (int b = 0; b < B; b++) {
         for (int h = 0; h < NH; h++) {
-            float *att = scratch + (size_t)omp_get_thread_num() * per_thread; // (T,) one row of scores
             const size_t off = (size_t)b * T * C + (size_t)h * d;
+            // (T, T) the head's probabilities, or one row of scores (T,) of this thread's
+            float *ph = probs ? probs + ((size_t)b * NH + h) * T * T
+                              : scratch + (size_t)omp_get_thread_num() * per_thread;
             const head_view hv = {in.k + off, in.v + off, T, C, d, scale};
             for (int t = 0; t < T; t++)
-                attention_row(out + off + (size_t)t * C, att, in.q + off + (size_t)t * C, &hv, t, 0);
-        }
-    }
-}
-
-void mygpt_attention_reference_probs(float *out, float *att, mygpt_qkv in, mygpt_attention_shape shape)
-{
-    const int B = shape.B, T = shape.T, C = shape.C, NH = shape.NH, d = C / NH;
-    const float scale = (float)sqrt((double)d);
-#pragma omp parallel for collapse(2) schedule(static) if ((size_t)B * T * T * C > MYGPT_PARALLEL_MIN)
-    for (int b = 0; b < B; b++) {
-        for (int h = 0; h < NH; h++) {
-            const size_t off = (size_t)b * T * C + (size_t)h * d;
-            float *ah = att + ((size_t)b * NH + h) * T * T; // (T, T)
-            const head_view hv = {in.k + off, in.v + off, T, C, d, scale};
-            for (int t = 0; t < T; t++)
-                attention_row(out + off + (size_t)t * C, ah + (size_t)t * T, in.q + off + (size_t)t * C, &hv, t, 1);
+                attention_row(out + off + (size_t)t * C, probs ? ph + (size_t)t * T : ph, in.q + off + (size_t)t * C,
+                              &hv, t, probs != NULL);
         }
     }
 }

@@ -11,13 +11,10 @@
 #include "kernels/attention_rows.h"
 
 /* out (B, T, C) from in's q, k, v, every head's rows by attention_row, over team
- * threads; thread i keeps its row of T scores at scratch + i * per_thread. */
-void mygpt_attention_reference(float *out, mygpt_qkv in, float *scratch, size_t per_thread, int team,
+ * threads. With probs (B, NH, T, T) each head's probabilities are kept there, as the
+ * scores' rows; else thread i keeps its row of T scores at scratch + i * per_thread. */
+void mygpt_attention_reference(float *out, float *probs, mygpt_qkv in, float *scratch, size_t per_thread, int team,
                                mygpt_attention_shape shape);
-
-/* The same, with each head's probabilities kept in att (B, NH, T, T) as the scores'
- * rows (no scratch needed). */
-void mygpt_attention_reference_probs(float *out, float *att, mygpt_qkv in, mygpt_attention_shape shape);
 
 /* One head's backward with no scratch (mygpt_attention_backward's plain loops). */
 void mygpt_attention_head_backward_reference(const head_grads *h);
