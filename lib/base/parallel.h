@@ -86,18 +86,22 @@ static inline int mygpt_queue_take(mygpt_queue *q, int own, size_t *item)
     }
 }
 
-/* A thread's walk over the team's queues, each filled with its owner's run: its own run
- * first (from the front), then each other thread's in turn (from the back). The queues
- * stand `stride` bytes apart from `first`. */
+/* A thread's walk over the team's queues, each filled with its owner's share of the
+ * items: its own share first (from the front), then each other thread's in turn (from
+ * the back). The queues stand `stride` bytes apart from `first`. */
 typedef struct mygpt_steal {
     char *first;
     size_t stride;
     int me, team, step;
 } mygpt_steal;
 
-static inline mygpt_steal mygpt_steal_start(mygpt_queue *first, size_t stride, int me, int team)
+/* Fills thread me's queue with its `mine` items (n < 2^32) and starts its walk; every
+ * thread must fill its queue (then a barrier) before anyone takes. */
+static inline mygpt_steal mygpt_steal_start(mygpt_queue *first, size_t stride, int me, int team, uint32_t mine)
 {
-    return (mygpt_steal){(char *)first, stride, me, team, 0};
+    const mygpt_steal s = {(char *)first, stride, me, team, 0};
+    mygpt_queue_fill((mygpt_queue *)(s.first + (size_t)me * stride), mine);
+    return s;
 }
 
 /* The next item, *item of thread *owner's run; 0 once every queue is empty. */

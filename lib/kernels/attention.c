@@ -414,16 +414,15 @@ static mygpt_status attention_fast(float *out, float *probs, mygpt_qkv in, float
 #pragma omp parallel num_threads(team)
     {
         const int me = omp_get_thread_num(), nt = omp_get_num_threads();
+        mygpt_queue *queues = slice_queue(scratch); // one in each slice, whole cache lines apart
         float *slice = scratch + (size_t)me * per_thread;
         head_job job = sizes;
         job.kt = slice + QUEUE_FLOATS;                     // (d, ldk)
         job.scores = job.kt + (size_t)d * kt_stride(T);    // (QB, ldk)
-        mygpt_queue_fill(slice_queue(slice),
-                         (uint32_t)(mygpt_run_start(items, me + 1, nt) - mygpt_run_start(items, me, nt)));
+        const uint32_t mine = (uint32_t)(mygpt_run_start(items, me + 1, nt) - mygpt_run_start(items, me, nt));
+        mygpt_steal steal = mygpt_steal_start(queues, per_thread * sizeof(float), me, nt, mine);
 #pragma omp barrier
-        /* my run first, then the others' from their ends (each queue in its slice: the
-         * slices are whole cache lines apart, so their queues are one stride apart) */
-        mygpt_steal steal = mygpt_steal_start(slice_queue(scratch), per_thread * sizeof(float), me, nt);
+        /* my run first, then the others' from their ends */
         int owner;
         size_t i;
         while (mygpt_steal_next(&steal, &owner, &i)) {

@@ -318,6 +318,20 @@ void mygpt_dropout_apply(float *out, const float *x, const uint8_t *keep, size_t
         out[i] = x[i] * (keep[i] ? scale : 0.0f);
 }
 
+void mygpt_residual_forward(float *out, const float *x, const float *y, const uint8_t *keep, double p, size_t n)
+{
+    if (!keep) {
+#pragma omp parallel for schedule(static) if (n > MYGPT_PARALLEL_MIN)
+        for (size_t i = 0; i < n; i++)
+            out[i] = x[i] + y[i];
+        return;
+    }
+    const float scale = 1.0f / (float)(1.0 - p); // as mygpt_dropout_apply
+#pragma omp parallel for schedule(static) if (n > MYGPT_PARALLEL_MIN)
+    for (size_t i = 0; i < n; i++)
+        out[i] = x[i] + y[i] * (keep[i] ? scale : 0.0f);
+}
+
 void mygpt_softmax_rows(float *x, size_t rows, int n)
 {
     for (size_t r = 0; r < rows; r++) {

@@ -558,7 +558,8 @@ static void matmul_blocks(const matmul_job *j, int me, int team)
         const int np = (nc + NR - 1) / NR, p0 = n0 / NR;
         for (int k0 = 0; k0 < K; k0 += j->ks) {
             const int ks = K - k0 < j->ks ? K - k0 : j->ks;
-            mygpt_queue_fill(&j->queues[me], (uint32_t)share_units(j, share_of(j, mblocks, np, me, team)));
+            const uint32_t mine = (uint32_t)share_units(j, share_of(j, mblocks, np, me, team));
+            mygpt_steal steal = mygpt_steal_start(j->queues, sizeof *j->queues, me, team, mine);
             slab_at sl = {.p0 = p0, .k0 = k0, .ks = ks};
             if (j->format) { /* quantized panels: one slab, all of B; tile_kernel finds each block */
                 sl.panels = NULL;
@@ -581,7 +582,6 @@ static void matmul_blocks(const matmul_job *j, int me, int team)
 #pragma omp barrier /* the panels are ready and every queue is filled */
             }
             /* my share first, then the others' from their ends */
-            mygpt_steal steal = mygpt_steal_start(j->queues, sizeof *j->queues, me, team);
             int owner;
             size_t u;
             while (mygpt_steal_next(&steal, &owner, &u))

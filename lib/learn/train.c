@@ -21,7 +21,6 @@ static void train_acts_release(mygpt_train_acts *a)
 {
     free(a->memory);
     free(a->workspace);
-    free(a->att_scratch);
     free(a->ids);
     free(a->targets);
     free(a->keep);
@@ -167,19 +166,6 @@ mygpt_status mygpt_trainer_zero_grad(mygpt_trainer *tr, mygpt_error *err)
 }
 
 /* The attention's per-thread scratch for this call's team (the fast kernel's). */
-static mygpt_status ensure_att_scratch(mygpt_train_acts *a, int T, int head_dim, mygpt_error *err)
-{
-    const size_t len = mygpt_attention_scratch_size(T, head_dim, omp_get_max_threads());
-    if (a->att_scratch_len < len) {
-        free(a->att_scratch);
-        a->att_scratch_len = 0;
-        if (!(a->att_scratch = mygpt_float_block(len)))
-            return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for attention scratch (%zu floats)", len);
-        a->att_scratch_len = len;
-    }
-    return MYGPT_OK;
-}
-
 /* The pass over (B, T) of a training step, planned (its gradients in m->d, or none for
  * the forward) in a's workspace, its blocks reading and writing their slices of the kept
  * activations. */
@@ -253,7 +239,6 @@ static mygpt_status training_pass(mygpt_pass *p, const mygpt_gpt *g, mygpt_train
     /* no packing: mygpt_trainer_create refuses a packed model and mygpt_gpt_pack a trained one */
     const mygpt_config *cfg = &g->config;
     p->cfg = cfg, p->impl = g->impl, p->B = a->B, p->T = a->T;
-    p->att_scratch = a->att_scratch, p->att_scratch_len = a->att_scratch_len;
     p->dropout = a->dropped ? cfg->dropout : 0.0;
     MYGPT_TRY(mygpt_pass_plan(p, m, &a->workspace, &a->ws_len, err));
     for (int l = 0; l < cfg->num_layers; l++)
@@ -273,8 +258,6 @@ mygpt_status mygpt_trainer_forward(mygpt_trainer *tr, const int64_t *ids, const 
     MYGPT_TRY(mygpt_pass_check_input(cfg, ids, B, T, 0, err));
     mygpt_train_acts *a = &tr->acts;
     MYGPT_TRY(ensure_train_acts(a, cfg, B, T, err));
-    if (g->impl == MYGPT_IMPL_FAST)
-        MYGPT_TRY(ensure_att_scratch(a, T, cfg->embed_dim / cfg->num_heads, err));
     a->has_forward = 0;
     a->last_only = 0;
     const size_t N = (size_t)B * T;

@@ -211,7 +211,10 @@ mygpt_status mygpt_pass_plan(mygpt_pass *p, const mygpt_pass_model *m, float **m
     const size_t ws_bytes = size_workspace(p);
     if (ws_bytes > SIZE_MAX / 2)
         return mygpt_fail(err, MYGPT_EINVAL, "a product of B=%d, T=%d is too large to share out", p->B, p->T);
-    const size_t need = (plan_bytes + lines(ws_bytes)) / sizeof(float);
+    const size_t att_len = p->cache ? 0
+                                    : mygpt_attention_scratch_size(p->T, cfg->embed_dim / cfg->num_heads,
+                                                                   omp_get_max_threads());
+    const size_t need = (plan_bytes + lines(ws_bytes) + lines(att_len * sizeof(float))) / sizeof(float);
     if (need > *len) {
         float *grown = mygpt_float_block(need);
         if (!grown)
@@ -227,9 +230,11 @@ mygpt_status mygpt_pass_plan(mygpt_pass *p, const mygpt_pass_model *m, float **m
     memset(p->acts, 0, L * sizeof *p->acts);
     p->ws = ws_bytes ? base + plan_bytes : NULL;
     p->ws_bytes = ws_bytes;
+    p->att_scratch = att_len ? (float *)(base + plan_bytes + lines(ws_bytes)) : NULL;
+    p->att_scratch_len = att_len;
     kept = (plan_head *)base;
     kept->key = key;
-    take_resolved(&kept->pass, p);
+    kept->pass = *p;
     kept->valid = 1;
     return MYGPT_OK;
 }
@@ -311,14 +316,6 @@ static void gelu_backward(const mygpt_pass *p, float *dinp, const float *inp, co
         mygpt_gelu_backward(dinp, inp, dout, n);
 }
 
-/* out = a + b, n values (out may be a) */
-static void add(float *out, const float *a, const float *b, size_t n)
-{
-#pragma omp parallel for schedule(static) if (n > MYGPT_PARALLEL_MIN)
-    for (size_t i = 0; i < n; i++)
-        out[i] = a[i] + b[i];
-}
-
 /* causal self-attention of the pass: cached, or over (B, T) with or without the
  * probabilities, with the plain loops or the fast kernel (the same bits); k and v are
  * where this pass's keys and values went */
@@ -362,9 +359,7 @@ void mygpt_block_forward(const mygpt_pass *p, int l)
     linear(p, &lp->v, v, a->ln1, N, 0);                                           // v (N, C)
     attention(p, l, k, v);                                                        // atty (N, C)
     linear(p, &lp->o, a->proj, a->atty, N, 0);                                    // proj (N, C)
-    if (a->keep_attn)
-        mygpt_dropout_apply(a->proj, a->proj, a->keep_attn, NC, p->dropout);
-    add(a->mid, a->x, a->proj, NC);                                               // mid (N, C)
+    mygpt_residual_forward(a->mid, a->x, a->proj, a->keep_attn, p->dropout, NC);   // mid (N, C)
     // out = mid + fc2(GELU(fc1(LN2(mid))))
     layernorm(a->ln2, a->ln2_mean, a->ln2_denom, a->mid, lp->ln2w, lp->ln2b, N, C); // ln2 (N, C)
     // the exact GELU is fused into fc1's product unless the backward needs fc1's output too
@@ -374,9 +369,7 @@ void mygpt_block_forward(const mygpt_pass *p, int l)
     if (!fused)
         gelu(p, fch_gelu, a->fch, 4 * NC);
     linear(p, &lp->fc2, a->proj, fch_gelu, N, 0);                                 // proj (N, C)
-    if (a->keep_mlp)
-        mygpt_dropout_apply(a->proj, a->proj, a->keep_mlp, NC, p->dropout);
-    add(a->out, a->mid, a->proj, NC);                                             // out (N, C)
+    mygpt_residual_forward(a->out, a->mid, a->proj, a->keep_mlp, p->dropout, NC);  // out (N, C)
 }
 
 void mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_grads *g)

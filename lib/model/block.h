@@ -87,8 +87,6 @@ typedef struct mygpt_pass {
     const mygpt_config *cfg;
     mygpt_impl impl;                  /* the products' and attention's code (attention.h) */
     int B, T;                         /* rows N = B * T, in sequences of T            */
-    float *att_scratch;               /* the fast attention's per-thread scratch      */
-    size_t att_scratch_len;
     mygpt_kv_cache *cache;            /* a KV-cache step (B = 1): the keys and values */
     int t0;                           /* go to the cache's rows t0 .. t0 + T - 1      */
     double dropout;                   /* train mode: the p of the blocks' keeps       */
@@ -106,6 +104,9 @@ typedef struct mygpt_pass {
     mygpt_block_acts *acts;           /* num_layers: the caller fills them after planning */
     void *ws;                         /* the products' workspace                      */
     size_t ws_bytes;
+    float *att_scratch;               /* the attention's per-thread scratch (none in a
+                                         KV-cache step: the cache has its rows)       */
+    size_t att_scratch_len;
 } mygpt_pass;
 
 /* The model a pass reads: its weights (laid out by sizes, mygpt_param_sizes's), its
@@ -128,8 +129,9 @@ mygpt_status mygpt_pass_check_input(const mygpt_config *cfg, const int64_t *ids,
                                     mygpt_error *err);
 
 /* Plans p (its first fields set, its sizes checked: mygpt_pass_check_input) over model m:
- * resolves every layer's descriptors and sizes the products' workspace, in *mem (len
- * floats; grown, never shrunk; the caller frees it), which also holds p->layer and p->acts.
+ * resolves every layer's descriptors and sizes the products' workspace and the attention's
+ * scratch, in *mem (len floats; grown, never shrunk; the caller frees it), which also holds
+ * p->layer and p->acts.
  * The plan stays in *mem: the next call with the same sizes, code, thread count and model
  * (the same tensors, packing and gradients) takes it as it is. MYGPT_ENOMEM, or
  * MYGPT_EINVAL for a product too large to share out. */

@@ -87,7 +87,6 @@ void mygpt_gpt_free(mygpt_gpt *gpt)
     mygpt_quantized_free(gpt->quantized);
     free(gpt->acts.memory);
     free(gpt->acts.logp);
-    free(gpt->acts.scratch);
     free(gpt->acts.plan);
     free(gpt);
 }
@@ -126,9 +125,6 @@ static mygpt_status ensure_acts(mygpt_gpt *g, int B, int T, int V, mygpt_error *
     if (mygpt_mul_overflows(BT, carve_acts(&sizing, NULL, 1, C, (size_t)V), &total) || total > SIZE_MAX / sizeof(float))
         return mygpt_fail(err, MYGPT_EOVERFLOW,
                           "activations for B=%d, T=%d, V=%d, C=%zu overflow", B, T, V, C);
-    const size_t scratch_len =
-        mygpt_attention_scratch_size(T, g->config.embed_dim / g->config.num_heads,
-                                     omp_get_max_threads());
     if (BT > a->capacity_bt || !a->memory) {
         float *mem = mygpt_float_block(total);
         if (!mem)
@@ -138,14 +134,6 @@ static mygpt_status ensure_acts(mygpt_gpt *g, int B, int T, int V, mygpt_error *
         free(a->memory);
         a->memory = mem;
         a->capacity_bt = BT;
-    }
-    if (scratch_len > a->scratch_len) {
-        float *s = mygpt_float_block(scratch_len);
-        if (!s)
-            return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for attention scratch");
-        free(a->scratch);
-        a->scratch = s;
-        a->scratch_len = scratch_len;
     }
     carve_acts(a, a->memory, a->capacity_bt, C, (size_t)V);
     a->B = B;
@@ -177,18 +165,16 @@ mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *g, const int64_t *ids, int B
 {
     const mygpt_config *cfg = &g->config;
     mygpt_acts *a = &g->acts;
-    mygpt_status st = mygpt_pass_check_input(cfg, ids, B, T, 0, err);
-    if (st != MYGPT_OK)
-        return st;
-    if (att && att_len < mygpt_gpt_attention_len(g, B, T))
+    if (att && att_len < mygpt_gpt_attention_len(g, B, T)) // (0 for sizes the check refuses)
         return mygpt_fail(err, MYGPT_EINVAL, "the attention buffer holds %zu floats, not the %zu of (L, B, heads, T, T)",
                           att_len, mygpt_gpt_attention_len(g, B, T));
     mygpt_pass p = {.cfg = cfg, .impl = g->impl, .B = B, .T = T};
     const mygpt_pass_model m = pass_model(g);
-    if ((st = mygpt_pass_plan(&p, &m, &a->plan, &a->plan_len, err)) != MYGPT_OK ||
+    mygpt_status st;
+    if ((st = mygpt_pass_check_input(cfg, ids, B, T, 0, err)) != MYGPT_OK ||
+        (st = mygpt_pass_plan(&p, &m, &a->plan, &a->plan_len, err)) != MYGPT_OK ||
         (st = ensure_acts(g, B, T, p.head.OC, err)) != MYGPT_OK)
         return st;
-    p.att_scratch = a->scratch, p.att_scratch_len = a->scratch_len;
     // each block updates x in place; LN1 and LN2 share one buffer
     const size_t NH = (size_t)cfg->num_heads;
     for (int l = 0; l < cfg->num_layers; l++)

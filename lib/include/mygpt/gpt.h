@@ -46,8 +46,6 @@ typedef struct mygpt_acts {
     float *proj;     /* (B, T, C)  W_o or fc2 output              */
     float *fch;      /* (B, T, 4C) fc1 output, then GELU          */
     float *logits;   /* (B, T, V), V the head's size (mygpt_head_size) */
-    float *scratch;  /* attention score rows, one per thread      */
-    size_t scratch_len;
     float *memory;   /* the single allocation behind all of them  */
     size_t capacity_bt; /* rows the memory holds: the largest B * T so far */
     float *logp;     /* (B, T, V) log-probabilities of mygpt_gpt_loss */

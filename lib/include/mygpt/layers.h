@@ -144,6 +144,11 @@ mygpt_status mygpt_dropout_mask(struct mygpt_rng *rng, uint8_t *keep, size_t n, 
  * the same product with dout. */
 void mygpt_dropout_apply(float *out, const float *x, const uint8_t *keep, size_t n, double p);
 
+/* The residual connection: out = x + dropout(y), n values, the dropout's keeps as in
+ * mygpt_dropout_apply (keep NULL: out = x + y); out may be x. The same bits as the
+ * dropout, then the sum. */
+void mygpt_residual_forward(float *out, const float *x, const float *y, const uint8_t *keep, double p, size_t n);
+
 /* Softmax of each row of length n, in place, over rows [0, rows), with libm's expf
  * (the chapters' small demonstrations). Rows of all -inf are left as they are (the
  * caller's masks never produce them). */

@@ -84,8 +84,6 @@ typedef struct mygpt_train_acts {
     float *dfch, *dfch_gelu;                              /* (B, T, 4C) each           */
     float *workspace;   /* the matmul backward's partial sums: k's and v's dinp (N x C)    */
     size_t ws_len;      /* floats in workspace                                          */
-    float *att_scratch; /* the fast attention's per-thread scratch                      */
-    size_t att_scratch_len;
     float *memory;      /* the single allocation behind the float buffers              */
     size_t memory_len;  /* its floats                                                  */
     int has_forward;    /* 1 after a forward, until the backward uses it               */
