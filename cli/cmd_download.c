@@ -4,6 +4,7 @@
  * size and sha256 pinned below, into the folder the book's chapters read with --gpt2 DIR.
  * A download cut short resumes; nothing already in the folder is replaced.
  */
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -67,13 +68,22 @@ static const char *const FILES[2] = {"config.json", "model.safetensors"};
  * the table. */
 #define TEST_PINS_ENV "MYGPT_DOWNLOAD_TEST_PINS"
 
-/* One download: the flags, the host, the two files' pins and paths */
+/* One download: the flags, the host, the two files' pins */
 typedef struct download {
     const char *size, *repo, *dir;
     char endpoint[2048], user_agent[64];
     pinned_file pins[2];
     char test_sha[2][65];
 } download;
+
+/* localhost, [::1] or an IPv4 address of 127.0.0.0/8, as written in a URL */
+static int is_loopback(const char *host)
+{
+    struct in_addr a;
+    if (strcmp(host, "localhost") == 0 || strcmp(host, "[::1]") == 0)
+        return 1;
+    return inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+}
 
 static int is_sha256(const char *s)
 {
@@ -98,7 +108,7 @@ static int read_endpoint(const char *cmd, download *d, int *loopback)
                    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
                    curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
                    (strcmp(scheme, "http") == 0 || strcmp(scheme, "https") == 0);
-    *loopback = ok && (strcmp(host, "localhost") == 0 || strncmp(host, "127.", 4) == 0 || strcmp(host, "[::1]") == 0);
+    *loopback = ok && is_loopback(host);
     curl_free(scheme);
     curl_free(host);
     curl_url_cleanup(u);
