@@ -48,12 +48,11 @@ typedef struct server {
 } server;
 
 /* The request's path and the first byte of its Range (-1: none) from the head */
-static void parse_request(const char *head, char *path, size_t cap, int64_t *from)
+static void parse_request(const char *head, char path[1024], int64_t *from)
 {
     path[0] = '\0';
     *from = -1;
     sscanf(head, "GET %1023s", path);
-    (void)cap;
     for (const char *l = strstr(head, "\r\n"); l; l = strstr(l + 2, "\r\n"))
         if (strncasecmp(l + 2, "Range: bytes=", 13) == 0)
             *from = strtoll(l + 15, NULL, 10);
@@ -82,7 +81,7 @@ static void serve_one(int c, const serve_opts *o, const char *log)
         head[got] = '\0';
     }
     int64_t from;
-    parse_request(head, path, sizeof path, &from);
+    parse_request(head, path, &from);
     FILE *lf = fopen(log, "a");
     if (lf) {
         fprintf(lf, "%s %" PRId64 "\n", path, from);
@@ -215,16 +214,44 @@ static int logged(const server *s, const char *text)
 
 static const char *const FILES[] = {"gpt2/config.json", "gpt2/model.safetensors", "gpt2"};
 
-/* The whole download, into a folder it makes; then the folder is a model the tool reads */
-Test(cli_download, fetches_both_files_verified_into_the_folder)
+/* The server started with o, the tool pointed at it (model.safetensors pinned to
+ * model_sha), and `mygpt download gpt2 --dir DIR/gpt2` run */
+static void serve_and_download(server *s, const serve_opts *o, const char *dir, const char *model_sha,
+                               proc_result *r)
+{
+    server_start(s, o, dir);
+    point_at(s, dir, o->prefix, model_sha);
+    run_in_dir("download gpt2 --dir DIR/gpt2", dir, NULL, r);
+}
+
+/* The server stopped, the environment and the test's folder cleared */
+static void finish(server *s, const char *dir)
+{
+    server_stop(s);
+    unpin(dir);
+    remove_test_dir(dir, FILES, 3);
+}
+
+/* dir/gpt2/name holding text, before the tool runs */
+static void put_in_folder(const char *dir, const char *name, const char *text)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/gpt2", dir);
+    cr_assert_eq(mkdir(path, 0755), 0);
+    snprintf(path, sizeof path, "%s/gpt2/%s", dir, name);
+    write_file(path, text);
+}
+
+/* The whole download, into a folder it makes, from HF_ENDPOINT as huggingface_hub reads
+ * it (a base URL whose own path is kept, a trailing slash dropped: every request goes
+ * there); then the folder is a model the tool reads */
+Test(cli_download, fetches_both_files_verified_into_the_folder_from_hf_endpoint)
 {
     char dir[] = "/tmp/mygpt-download-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
     server s;
-    server_start(&s, &(serve_opts){.prefix = "", .cut_at = -1}, dir);
-    point_at(&s, dir, "", FIXTURE_SHA);
     proc_result r;
-    run_in_dir("download gpt2 --dir DIR/gpt2", dir, NULL, &r);
+    serve_and_download(&s, &(serve_opts){.prefix = "/mirror", .cut_at = -1}, dir, FIXTURE_SHA, &r);
     cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
     cr_expect(strstr(r.out, "model.safetensors: 411960 bytes, sha256 verified") != NULL, "%s", r.out);
     cr_expect(strstr(r.out, "config.json: 908 bytes, sha256 verified") != NULL, "%s", r.out);
@@ -232,13 +259,13 @@ Test(cli_download, fetches_both_files_verified_into_the_folder)
     proc_result_free(&r);
     expect_fixture(dir, "model.safetensors");
     expect_fixture(dir, "config.json");
-    cr_expect_eq(logged(&s, REPO_PATH "model.safetensors -1"), 1, "one whole request");
+    cr_expect_eq(logged(&s, "/mirror" REPO_PATH "config.json -1"), 1);
+    cr_expect_eq(logged(&s, "/mirror" REPO_PATH "model.safetensors -1"), 1, "one whole request");
+    cr_expect_eq(logged(&s, "/"), 2, "two requests, both under the endpoint's path");
     run_in_dir("generate --checkpoint DIR/gpt2/model.safetensors --ids 1,2,3 --max-new 2 --no-stream", dir, NULL, &r);
     cr_expect_eq(r.status, 0, "the downloaded file is a model generate reads: %s", r.err);
     proc_result_free(&r);
-    server_stop(&s);
-    unpin(dir);
-    remove_test_dir(dir, FILES, 3);
+    finish(&s, dir);
 }
 
 /* Cut after 100,000 bytes: the partial file keeps them and says so; the same command
@@ -250,10 +277,8 @@ Test(cli_download, an_interrupted_download_resumes_where_it_stopped)
     snprintf(part, sizeof part, "%s/gpt2/model.safetensors.incomplete", dir);
     snprintf(model, sizeof model, "%s/gpt2/model.safetensors", dir);
     server s;
-    server_start(&s, &(serve_opts){.prefix = "", .cut_at = 100000}, dir);
-    point_at(&s, dir, "", FIXTURE_SHA);
     proc_result r;
-    run_in_dir("download gpt2 --dir DIR/gpt2", dir, NULL, &r);
+    serve_and_download(&s, &(serve_opts){.prefix = "", .cut_at = 100000}, dir, FIXTURE_SHA, &r);
     expect_failure_line(&r, 1, "run the same command again to resume");
     cr_expect(strstr(r.err, "100000 bytes") != NULL, "%s", r.err);
     proc_result_free(&r);
@@ -262,9 +287,7 @@ Test(cli_download, an_interrupted_download_resumes_where_it_stopped)
     cr_expect(access(model, F_OK) != 0, "no model.safetensors before it is whole");
     server_stop(&s);
 
-    server_start(&s, &(serve_opts){.prefix = "", .cut_at = -1}, dir);
-    point_at(&s, dir, "", FIXTURE_SHA);
-    run_in_dir("download gpt2 --dir DIR/gpt2", dir, NULL, &r);
+    serve_and_download(&s, &(serve_opts){.prefix = "", .cut_at = -1}, dir, FIXTURE_SHA, &r);
     cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
     cr_expect(strstr(r.out, "(resumed at 100000), sha256 verified") != NULL, "%s", r.out);
     cr_expect(strstr(r.out, "config.json: there already, sha256 verified") != NULL, "%s", r.out);
@@ -273,33 +296,24 @@ Test(cli_download, an_interrupted_download_resumes_where_it_stopped)
     cr_expect_eq(logged(&s, "config.json"), 0, "a verified file is not fetched again");
     expect_fixture(dir, "model.safetensors");
     cr_expect(access(part, F_OK) != 0, "the partial file is gone");
-    server_stop(&s);
-    unpin(dir);
-    remove_test_dir(dir, FILES, 3);
+    finish(&s, dir);
 }
 
 /* A server that ignores the Range sends the whole file: what the partial file held is
  * replaced, and the result is still the pinned file */
 Test(cli_download, a_server_ignoring_the_range_still_gives_the_pinned_file)
 {
-    char dir[] = "/tmp/mygpt-download-XXXXXX", part[300];
+    char dir[] = "/tmp/mygpt-download-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
-    snprintf(part, sizeof part, "%s/gpt2", dir);
-    cr_assert_eq(mkdir(part, 0755), 0);
-    snprintf(part, sizeof part, "%s/gpt2/model.safetensors.incomplete", dir);
-    write_file(part, "not the start of the file at all");
+    put_in_folder(dir, "model.safetensors.incomplete", "not the start of the file at all");
     server s;
-    server_start(&s, &(serve_opts){.prefix = "", .cut_at = -1, .ignore_range = 1}, dir);
-    point_at(&s, dir, "", FIXTURE_SHA);
     proc_result r;
-    run_in_dir("download gpt2 --dir DIR/gpt2", dir, NULL, &r);
+    serve_and_download(&s, &(serve_opts){.prefix = "", .cut_at = -1, .ignore_range = 1}, dir, FIXTURE_SHA, &r);
     cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
     proc_result_free(&r);
     cr_expect_eq(logged(&s, REPO_PATH "model.safetensors 32"), 1, "a Range was asked for");
     expect_fixture(dir, "model.safetensors");
-    server_stop(&s);
-    unpin(dir);
-    remove_test_dir(dir, FILES, 3);
+    finish(&s, dir);
 }
 
 /* A file whose sha256 is not the pinned one: refused, removed, one line naming both */
@@ -308,11 +322,9 @@ Test(cli_download, a_wrong_sha256_is_refused_and_removed)
     char dir[] = "/tmp/mygpt-download-XXXXXX", path[300];
     cr_assert_not_null(mkdtemp(dir));
     server s;
-    server_start(&s, &(serve_opts){.prefix = "", .cut_at = -1}, dir);
-    const char *wrong = "0000000000000000000000000000000000000000000000000000000000000000";
-    point_at(&s, dir, "", wrong);
     proc_result r;
-    run_in_dir("download gpt2 --dir DIR/gpt2", dir, NULL, &r);
+    const char *wrong = "0000000000000000000000000000000000000000000000000000000000000000";
+    serve_and_download(&s, &(serve_opts){.prefix = "", .cut_at = -1}, dir, wrong, &r);
     expect_failure_line(&r, 1, "refused and removed");
     cr_expect(strstr(r.err, FIXTURE_SHA) && strstr(r.err, wrong), "names both sha256: %s", r.err);
     proc_result_free(&r);
@@ -321,9 +333,7 @@ Test(cli_download, a_wrong_sha256_is_refused_and_removed)
     snprintf(path, sizeof path, "%s/gpt2/model.safetensors.incomplete", dir);
     cr_expect(access(path, F_OK) != 0, "no partial file either");
     expect_fixture(dir, "config.json"); // the file before it was right, and stays
-    server_stop(&s);
-    unpin(dir);
-    remove_test_dir(dir, FILES, 3);
+    finish(&s, dir);
 }
 
 /* No server at the port (connection refused): one clear line, nothing left behind */
@@ -356,45 +366,18 @@ Test(cli_download, a_file_already_in_the_folder_is_not_replaced)
 {
     char dir[] = "/tmp/mygpt-download-XXXXXX", path[300];
     cr_assert_not_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/gpt2", dir);
-    cr_assert_eq(mkdir(path, 0755), 0);
+    put_in_folder(dir, "model.safetensors", "my own model");
     snprintf(path, sizeof path, "%s/gpt2/model.safetensors", dir);
-    write_file(path, "my own model");
     server s;
-    server_start(&s, &(serve_opts){.prefix = "", .cut_at = -1}, dir);
-    point_at(&s, dir, "", FIXTURE_SHA);
     proc_result r;
-    run_in_dir("download gpt2 --dir DIR/gpt2", dir, NULL, &r);
+    serve_and_download(&s, &(serve_opts){.prefix = "", .cut_at = -1}, dir, FIXTURE_SHA, &r);
     expect_one_line_refusal(&r, 2, "is there already and is not openai-community/gpt2's model.safetensors",
                             "a file in the way");
     cr_expect(strstr(r.err, "not replaced") != NULL, "%s", r.err);
     proc_result_free(&r);
     expect_file_holds(path, "my own model", "download");
     cr_expect_eq(logged(&s, "model.safetensors"), 0, "nothing fetched for it");
-    server_stop(&s);
-    unpin(dir);
-    remove_test_dir(dir, FILES, 3);
-}
-
-/* HF_ENDPOINT as huggingface_hub reads it: a base URL, a path of its own kept, a
- * trailing slash dropped; every request goes there */
-Test(cli_download, hf_endpoint_sets_the_host_and_its_path)
-{
-    char dir[] = "/tmp/mygpt-download-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    server s;
-    server_start(&s, &(serve_opts){.prefix = "/mirror", .cut_at = -1}, dir);
-    point_at(&s, dir, "/mirror", FIXTURE_SHA);
-    proc_result r;
-    run_in_dir("download gpt2 --dir DIR/gpt2", dir, NULL, &r);
-    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
-    proc_result_free(&r);
-    cr_expect_eq(logged(&s, "/mirror" REPO_PATH "config.json -1"), 1);
-    cr_expect_eq(logged(&s, "/mirror" REPO_PATH "model.safetensors -1"), 1);
-    cr_expect_eq(logged(&s, "/"), 2, "two requests, both under the endpoint's path");
-    server_stop(&s);
-    unpin(dir);
-    remove_test_dir(dir, FILES, 3);
+    finish(&s, dir);
 }
 
 /* The tests' pins never apply to another host, and a size without pinned files is not
