@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@ typedef struct sink {
     int fd;
     int64_t have, size;
     int64_t range_start; /* the first byte of a 206 answer (Content-Range), -1 before one */
+    int64_t shown;       /* the bytes the progress line last showed */
     int started, too_long, bad_range, write_errno, progress;
     const char *name;
 } sink;
@@ -87,8 +89,11 @@ static size_t on_data(char *bytes, size_t size, size_t n, void *user)
 static int on_progress(void *user, curl_off_t total, curl_off_t now, curl_off_t up_total, curl_off_t up_now)
 {
     (void)total, (void)now, (void)up_total, (void)up_now;
-    const sink *s = user;
-    fprintf(stderr, "\r%s: %.1f of %.1f MB", s->name, s->have / 1e6, s->size / 1e6);
+    sink *s = user;
+    if (s->have - s->shown >= s->size / 1000 + 1) { // at most a thousand lines a file
+        s->shown = s->have;
+        fprintf(stderr, "\r%s: %.1f of %.1f MB", s->name, s->have / 1e6, s->size / 1e6);
+    }
     return 0;
 }
 
@@ -164,9 +169,11 @@ fetch_status fetch_resumable(const fetch_job *job, fetch_result *res)
     *res = (fetch_result){0};
     const int fd = open(job->partial, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
     struct stat sb;
-    if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || flock(fd, LOCK_EX | LOCK_NB) != 0) {
         snprintf(res->message, sizeof res->message, "cannot write %s: %s", job->partial,
-                 fd < 0 ? strerror(errno) : "not a regular file");
+                 fd < 0                   ? strerror(errno)
+                 : !S_ISREG(sb.st_mode) ? "not a regular file"
+                                          : "another download is writing it");
         if (fd >= 0)
             close(fd);
         return FETCH_LOCAL_ERROR;
