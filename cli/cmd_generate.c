@@ -36,7 +36,7 @@ static const char USAGE[] =
     "token as it is generated; the ids line then follows only with --print-ids.\n"
     "--no-stream: ids first, as into a pipe. --no-kv-cache recomputes the whole window\n"
     "every step (the same tokens, slower). A checkpoint may be mygpt's, the book's\n"
-    "state_dict or Hugging Face's GPT-2 model.safetensors (mygpt never downloads), or\n"
+    "state_dict or Hugging Face's GPT-2 model.safetensors (mygpt download gpt2), or\n"
     "a quantized one (mygpt quantize). --adapters FILE adds the LoRA adapters that\n"
     "mygpt finetune --lora saved for that checkpoint. --weights bf16|int8 quantizes\n"
     "the model's weights first; --weights fp32 runs a quantized checkpoint's\n"

@@ -36,6 +36,7 @@ static const command COMMANDS[] = {
     {"attention", cmd_attention, "where each head looks: top-3 attended tokens, heatmaps"},
     {"quantize", cmd_quantize, "a checkpoint's weights as bf16 or int8 (exact: see --help)"},
     {"merge", cmd_merge, "fold LoRA adapters into their model's weights (appendix E)"},
+    {"download", cmd_download, "OpenAI's GPT-2 from Hugging Face, sha256 checked, resumable"},
 };
 
 static void usage(FILE *f)

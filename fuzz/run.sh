@@ -19,7 +19,7 @@ fi
 OUT=$ROOT/build-fuzz
 mkdir -p "$OUT"
 
-for p in clang libclang-rt-14-dev libpcre2-dev libsleef-dev; do
+for p in clang libclang-rt-14-dev libpcre2-dev libsleef-dev libcurl4-openssl-dev libssl-dev; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
         sudo=(); [ "$(id -u)" -ne 0 ] && sudo=(sudo)
         DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "$p" >/dev/null
@@ -65,7 +65,7 @@ for t in "${TARGETS[@]}"; do
     # data); every target's stdin is at its end (chat reads it)
     [ "$t" = fuzz_args ] && extra=("${CLI[@]}") options=(-dict="$OUT/fuzz_args.dict") data=$OUT/empty-data
     if [ "$lib_ok" != 1 ] || ! clang "${CFLAGS[@]}" -fsanitize=fuzzer "$ROOT/fuzz/$t.c" "${LIB[@]}" "${extra[@]}" \
-        -lpcre2-8 -lsleef -lm -o "$OUT/$t" 2>"$OUT/$t.build.log"; then
+        -lpcre2-8 -lsleef -lcurl -lcrypto -lm -o "$OUT/$t" 2>"$OUT/$t.build.log"; then
         [ "$lib_ok" = 1 ] || cp "$OUT/lib.build.log" "$OUT/$t.build.log"
         echo "$t: build failed (see $OUT/$t.build.log)"
         status=1

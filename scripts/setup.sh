@@ -2,7 +2,7 @@
 # setup.sh - sourced by chapters.sh and test.sh: installs the Debian packages mygpt
 # needs (only those missing), then configures and builds into build/.
 # Needs: gcc (with libgomp), meson, ninja, pkg-config, Criterion, PCRE2 (the tokenizer's
-# Unicode pattern), SLEEF (the loss's exp/log, as PyTorch). Then fetches the GPT-2 vocabulary and the text (scripts/fetch-data.sh).
+# Unicode pattern), SLEEF (the loss's exp/log, as PyTorch), libcurl and OpenSSL (mygpt download). Then fetches the GPT-2 vocabulary and the text (scripts/fetch-data.sh).
 set -euo pipefail
 
 MYGPT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -10,6 +10,8 @@ MYGPT_BUILD=${MYGPT_BUILD:-$MYGPT_ROOT/build}
 # cmark-gfm and chromium: the lessons' site (scripts/site.sh) and its browser check
 PACKAGES=(gcc libc6-dev meson ninja-build pkg-config libcriterion-dev libpcre2-dev libsleef-dev valgrind libopenmpi-dev openmpi-bin
           cmark-gfm chromium)
+# mygpt download: HTTP(S) with resuming (libcurl) and SHA-256 (OpenSSL's libcrypto)
+PACKAGES+=(libcurl4-openssl-dev libssl-dev)
 
 mygpt_install_deps() {
     local missing=()

@@ -68,8 +68,9 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
                    "                   notebook (ERRATA.md says how); the text then differs\n");
         if (flags & CH_GPT2)
             printf("  --gpt2 DIR       a Hugging Face GPT-2 folder (model.safetensors, config.json): the\n"
-                   "                   book's own run with OpenAI's weights; the text then differs from\n"
-                   "                   the expected one (the header comment says what the book prints)\n");
+                   "                   book's own run with OpenAI's weights (mygpt download gpt2 fetches\n"
+                   "                   them into gpt2/124M); the text then differs from the expected\n"
+                   "                   one (the header comment says what the book prints)\n");
         exit(0);
     }
     if (rc)
