@@ -723,10 +723,10 @@ Test(gpt_threads, work_queue_hands_out_every_item_exactly_once)
 #pragma omp parallel num_threads(TEAM) reduction(+ : stolen)
     {
         const int me = omp_get_thread_num(), nt = omp_get_num_threads();
-        mygpt_queue_fill(&queues[me],
-                         (uint32_t)(mygpt_run_start(ITEMS, me + 1, nt) - mygpt_run_start(ITEMS, me, nt)));
+        mygpt_steal steal = mygpt_steal_start(
+            queues, sizeof *queues, me, nt,
+            (uint32_t)(mygpt_run_start(ITEMS, me + 1, nt) - mygpt_run_start(ITEMS, me, nt)));
 #pragma omp barrier
-        mygpt_steal steal = mygpt_steal_start(queues, sizeof *queues, me, nt);
         int owner;
         size_t i;
         while (mygpt_steal_next(&steal, &owner, &i)) {
