@@ -182,10 +182,11 @@ static void widen_block(const matmul_job *j, int p, int kb, int kc, float *dst)
 {
     const float *sc;
     const void *qb = packed_block(j, p, kb, &sc);
-    if (j->format == MYGPT_WEIGHTS_INT8)
-        widen_rows(MYGPT_WEIGHTS_INT8, j->kern.NR, qb, sc, kc, dst);
-    else
-        widen_rows(MYGPT_WEIGHTS_BF16, j->kern.NR, qb, sc, kc, dst);
+    switch (j->format) { // (each case a constant format, so widen_rows is specialised for it)
+    case MYGPT_WEIGHTS_INT8: widen_rows(MYGPT_WEIGHTS_INT8, j->kern.NR, qb, sc, kc, dst); break;
+    case MYGPT_WEIGHTS_BF16: widen_rows(MYGPT_WEIGHTS_BF16, j->kern.NR, qb, sc, kc, dst); break;
+    default: assert(!"a quantized format with no widening here");
+    }
 }
 
 /* The kernel on one tile: B's packed float panel rows at t->bp */

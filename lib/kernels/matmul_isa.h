@@ -95,7 +95,7 @@ typedef struct matmul_isa {
     copy_strips_fn copy_strips; /* A read transposed: a unit's strips (copy_unit_a) */
     store_swapped_fn store_swapped; /* a swapped tile back into out (swapped_tile_finish) */
     int decode_panels;        /* one row of a prepacked B: panels at once (0: tile by tile) */
-    qrows_fn decode[3];
+    qrows_fn decode[MYGPT_WEIGHTS_COUNT]; /* by format: a quantized row's values widened */
 } matmul_isa;
 
 /* The kernels of the instruction set this CPU runs (kernels/cpu.h's choice, after

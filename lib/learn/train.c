@@ -127,7 +127,7 @@ mygpt_status mygpt_trainer_create(mygpt_trainer **out, mygpt_gpt *model, mygpt_e
     if (model->weights != MYGPT_WEIGHTS_FP32)
         return mygpt_fail(err, MYGPT_EINVAL, "a model with %s weights is for inference: training stays float32 "
                           "(mygpt_gpt_quantize to MYGPT_WEIGHTS_FP32 trains its dequantized values)",
-                          model->weights == MYGPT_WEIGHTS_INT8 ? "int8" : "bf16");
+                          mygpt_weights_name(model->weights));
     if (model->packed)
         return mygpt_fail(err, MYGPT_EINVAL, "%s",
                           "a packed model cannot be trained: its packing would go stale (mygpt_gpt_unpack first)");

@@ -1,9 +1,10 @@
 /*
- * model/block.h - private: a pass planned once, then the transformer block and the head
- * run as llm.c runs them. The full forward (gpt.c), the KV-cache step (gpt.c's
- * mygpt_gpt_forward_cached) and the training forward (learn/train.c) all plan their pass
- * (mygpt_pass_plan: the architecture's choices resolved, one descriptor per Linear, the
- * products' workspace) and run it through one driver, mygpt_pass_forward; train.c goes
+ * model/block.h - private: a pass planned when it first meets its sizes (and kept), then
+ * the transformer block and the head run as llm.c runs them. The full forward (gpt.c), the
+ * KV-cache step (gpt.c's mygpt_gpt_forward_cached) and the training forward (learn/train.c)
+ * all ask for their pass's plan (mygpt_pass_plan: the architecture's choices resolved, one
+ * descriptor per Linear, the products' and the attention's workspace; made again only when
+ * what it was made from changes) and run it through one driver, mygpt_pass_forward; train.c goes
  * back through mygpt_block_backward. What differs between the passes is only where each
  * keeps its activations (the pointers of mygpt_block_acts) and which attention it runs.
  * Once planned, nothing in a pass allocates, looks anything up or fails.
