@@ -147,20 +147,13 @@ def book_worker(args):
     import torch
     import torch.nn.functional as F
     sys.path.insert(0, os.path.join(ROOT, "tools"))
-    from reference_llms import GPTModel
+    from reference_llms import GPTModel, classification_head
     V = GPT2_SMALL["vocab_size"]
     torch.manual_seed(123)
     model = GPTModel(GPT2_SMALL)
     if args.worker == "book-ch6":  # section 6.5: freeze, the new head, unfreeze the last block
         B, T = CH6_BATCH, CH6_LEN
-        for param in model.parameters():
-            param.requires_grad = False
-        torch.manual_seed(123)
-        model.out_head = torch.nn.Linear(in_features=GPT2_SMALL["emb_dim"], out_features=2)
-        for param in model.trf_blocks[-1].parameters():
-            param.requires_grad = True
-        for param in model.final_norm.parameters():
-            param.requires_grad = True
+        classification_head(model, 2)
         y = torch.tensor([b % 2 for b in range(B)])
     else:
         B, T = INSTRUCT_BATCH, INSTRUCT_LEN
