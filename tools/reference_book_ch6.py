@@ -225,6 +225,16 @@ def sampled(t, k=48):
     return " ".join("%d:%s" % (i, h32(flat[i].item())) for i in sampled_indices(t, k))
 
 
+def first_step_trace(model):
+    """The goldens' lines after a run's first backward: each trainable tensor's gradient (its mygpt name, size,
+    max |g| and sampled entries), then the names of the frozen ones (those without a gradient)."""
+    lines = ["grad %s %d %s %s" % (mygpt_name(name), p.numel(), h32(p.grad.abs().max().item()), sampled(p.grad))
+             for name, p in model.named_parameters() if p.requires_grad]
+    lines.append("frozen " + " ".join(mygpt_name(name) for name, p in model.named_parameters()
+                                      if not p.requires_grad and p.grad is None))
+    return lines
+
+
 # The fine-tuning configurations: (model seed, tied (gpt2) or the book's GPTModel, qkv_bias, C, heads, layers,
 # context, B, T, num_classes, lr, AdamW steps, LoRA rank, LoRA alpha); vocab 50257 throughout. Rank 0: chapter
 # 6's freezing; a rank: appendix E's (everything frozen, every Linear wrapped, A drawn after
@@ -369,12 +379,7 @@ def classify_golden(out):
             loss = calc_loss_batch(x, y, model)
             loss.backward()
             if step == 0:
-                for name, p in model.named_parameters():
-                    if p.requires_grad:
-                        lines.append("grad %s %d %s %s" % (mygpt_name(name), p.numel(),
-                                                           h32(p.grad.abs().max().item()), sampled(p.grad)))
-                lines.append("frozen " + " ".join(mygpt_name(name) for name, p in model.named_parameters()
-                                                  if not p.requires_grad and p.grad is None))
+                lines += first_step_trace(model)
             lines.append("step %d %s" % (step, h32(loss.item())))
             optimizer.step()
         optimizer = torch.optim.AdamW(twin.parameters(), lr=lr, weight_decay=0.1)

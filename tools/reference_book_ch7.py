@@ -35,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from reference_book_ch5 import (calc_loss_loader, evaluate_model, generate_and_print_sample,  # noqa: E402
                                 train_model_simple)
-from reference_book_ch6 import checksum, encode_all, mygpt_name, replace_linear_with_lora, sampled  # noqa: E402
+from reference_book_ch6 import checksum, encode_all, first_step_trace, replace_linear_with_lora  # noqa: E402
 from gen_train_goldens import h32, hexes, stacked_grads  # noqa: E402
 from reference_gpt import GPT  # noqa: E402
 from reference_llms import GPTModel  # noqa: E402
@@ -373,12 +373,7 @@ def finetune(data_dir, cfg, n_data=10, batch_size=8, lr=5e-5, epochs=2, eval_fre
         trace.append("step %d %d %d %s %d %d" % (global_step, x.shape[0], x.shape[1], h32(loss.item()),
                                                  checksum(x.flatten().tolist()), checksum(y.flatten().tolist())))
         if global_step == 0:
-            for name, p in model.named_parameters():
-                if p.requires_grad:
-                    trace.append("grad %s %d %s %s" % (mygpt_name(name), p.numel(),
-                                                       h32(p.grad.abs().max().item()), sampled(p.grad)))
-            trace.append("frozen " + " ".join(mygpt_name(name) for name, p in model.named_parameters()
-                                              if not p.requires_grad and p.grad is None))
+            trace.extend(first_step_trace(model))
 
     def sample():
         prompt = torch.tensor([encode_all([start_context])[0]])
