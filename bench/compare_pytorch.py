@@ -147,20 +147,13 @@ def book_worker(args):
     import torch
     import torch.nn.functional as F
     sys.path.insert(0, os.path.join(ROOT, "tools"))
-    from reference_llms import GPTModel
+    from reference_llms import GPTModel, classification_head
     V = GPT2_SMALL["vocab_size"]
     torch.manual_seed(123)
     model = GPTModel(GPT2_SMALL)
     if args.worker == "book-ch6":  # section 6.5: freeze, the new head, unfreeze the last block
         B, T = CH6_BATCH, CH6_LEN
-        for param in model.parameters():
-            param.requires_grad = False
-        torch.manual_seed(123)
-        model.out_head = torch.nn.Linear(in_features=GPT2_SMALL["emb_dim"], out_features=2)
-        for param in model.trf_blocks[-1].parameters():
-            param.requires_grad = True
-        for param in model.final_norm.parameters():
-            param.requires_grad = True
+        classification_head(model, 2)
         y = torch.tensor([b % 2 for b in range(B)])
     else:
         B, T = INSTRUCT_BATCH, INSTRUCT_LEN
@@ -352,32 +345,39 @@ def book_finetune(bench, rounds, reps, threads, parts):
         return out.stdout, load
 
     worker = lambda kind: [sys.executable, __file__, "--worker", kind, "--reps", str(reps)]
+
+    def take_turns(mygpt_round, pytorch_round):
+        """rounds rounds of both sides (each called with the round's index), who goes first alternating."""
+        for r in range(rounds):
+            for side in ((mygpt_round, pytorch_round) if r % 2 == 0 else (pytorch_round, mygpt_round)):
+                side(r)
+
     ch6 = {"mygpt": [], "PyTorch": []}
     ins = {"mygpt": [], "PyTorch": []}
     if "ch6" in parts:
         print("\nchapter 6: the book's step at GPT-2 small, batch %d x %d (the last block, final_norm and the "
               "2-class head train)" % (CH6_BATCH, CH6_LEN))
-        for r in range(rounds):
-            order = ("mygpt", "PyTorch") if r % 2 == 0 else ("PyTorch", "mygpt")
-            for who in order:
-                if who == "mygpt":
-                    out, load = run([bench, "--classify", "--config", "book", "--threads", str(threads),
-                                     "--reps", str(reps)], who)
-                    m = re.search(r"classify=book .*", out)
-                    if not m:
-                        sys.exit("compare_pytorch: mygpt-bench --classify printed no summary:\n" + out)
-                    v = dict(kv.split("=") for kv in m.group(0).split()[1:])
-                    step, ev = float(v["step_ms"]), float(v["eval_ms"])
-                    gflop, peak = float(v["step_gflop"]), float(v["peak_gflops"])
-                    ch6[who].append((step, ev, load, gflop, peak, float(v["eval_gflop"])))
-                    print("  round %d  mygpt    step %7.0f ms  eval batch %6.0f ms  FMA peak %5.1f GFLOP/s  load %s"
-                          % (r + 1, step, ev, peak, load), flush=True)
-                else:
-                    out, load = run(worker("book-ch6"), who)
-                    step, ev = statistics.median(parse_values(out, "step_ms")), statistics.median(parse_values(out, "eval_ms"))
-                    ch6[who].append((step, ev, load))
-                    print("  round %d  PyTorch  step %7.0f ms  eval batch %6.0f ms  %22s  load %s"
-                          % (r + 1, step, ev, "", load), flush=True)
+        def ch6_mygpt(r):
+            out, load = run([bench, "--classify", "--config", "book", "--threads", str(threads),
+                             "--reps", str(reps)], "mygpt")
+            m = re.search(r"classify=book .*", out)
+            if not m:
+                sys.exit("compare_pytorch: mygpt-bench --classify printed no summary:\n" + out)
+            v = dict(kv.split("=") for kv in m.group(0).split()[1:])
+            step, ev = float(v["step_ms"]), float(v["eval_ms"])
+            gflop, peak = float(v["step_gflop"]), float(v["peak_gflops"])
+            ch6["mygpt"].append((step, ev, load, gflop, peak, float(v["eval_gflop"])))
+            print("  round %d  mygpt    step %7.0f ms  eval batch %6.0f ms  FMA peak %5.1f GFLOP/s  load %s"
+                  % (r + 1, step, ev, peak, load), flush=True)
+
+        def ch6_pytorch(r):
+            out, load = run(worker("book-ch6"), "PyTorch")
+            step, ev = statistics.median(parse_values(out, "step_ms")), statistics.median(parse_values(out, "eval_ms"))
+            ch6["PyTorch"].append((step, ev, load))
+            print("  round %d  PyTorch  step %7.0f ms  eval batch %6.0f ms  %22s  load %s"
+                  % (r + 1, step, ev, "", load), flush=True)
+
+        take_turns(ch6_mygpt, ch6_pytorch)
         print("chapter 6 summary: medians over the %d rounds of each round's median (range in brackets); ratio = "
               "PyTorch / mygpt, per round" % rounds)
         ours, theirs = ch6["mygpt"], ch6["PyTorch"]
@@ -413,26 +413,26 @@ def book_finetune(bench, rounds, reps, threads, parts):
         print("\nchapter 7: the book's step at GPT-2 small, every parameter training, batch %d padded to %d tokens"
               % (INSTRUCT_BATCH, INSTRUCT_LEN))
         tokens = INSTRUCT_BATCH * INSTRUCT_LEN
-        for r in range(rounds):
-            order = ("mygpt", "PyTorch") if r % 2 == 0 else ("PyTorch", "mygpt")
-            for who in order:
-                if who == "mygpt":
-                    out, load = run([bench, "--train", "--config", "book-instruct", "--threads", str(threads),
-                                     "--reps", str(reps)], who)
-                    m = re.search(r"train=book-instruct .*median_ms=([0-9.]+)", out)
-                    lim = re.search(r"this step: ([0-9.]+)x the limit", out)
-                    if not m:
-                        sys.exit("compare_pytorch: mygpt-bench --train printed no summary:\n" + out)
-                    step = float(m.group(1))
-                    ins[who].append((step, load))
-                    print("  round %d  mygpt    step %7.0f ms  %6.0f tokens/s  (%sx its FLOP + AdamW limit)  load %s"
-                          % (r + 1, step, tokens / step * 1e3, lim.group(1) if lim else "?", load), flush=True)
-                else:
-                    out, load = run(worker("book-instruct"), who)
-                    step = statistics.median(parse_values(out, "step_ms"))
-                    ins[who].append((step, load))
-                    print("  round %d  PyTorch  step %7.0f ms  %6.0f tokens/s  %29s  load %s"
-                          % (r + 1, step, tokens / step * 1e3, "", load), flush=True)
+        def ch7_mygpt(r):
+            out, load = run([bench, "--train", "--config", "book-instruct", "--threads", str(threads),
+                             "--reps", str(reps)], "mygpt")
+            m = re.search(r"train=book-instruct .*median_ms=([0-9.]+)", out)
+            lim = re.search(r"this step: ([0-9.]+)x the limit", out)
+            if not m:
+                sys.exit("compare_pytorch: mygpt-bench --train printed no summary:\n" + out)
+            step = float(m.group(1))
+            ins["mygpt"].append((step, load))
+            print("  round %d  mygpt    step %7.0f ms  %6.0f tokens/s  (%sx its FLOP + AdamW limit)  load %s"
+                  % (r + 1, step, tokens / step * 1e3, lim.group(1) if lim else "?", load), flush=True)
+
+        def ch7_pytorch(r):
+            out, load = run(worker("book-instruct"), "PyTorch")
+            step = statistics.median(parse_values(out, "step_ms"))
+            ins["PyTorch"].append((step, load))
+            print("  round %d  PyTorch  step %7.0f ms  %6.0f tokens/s  %29s  load %s"
+                  % (r + 1, step, tokens / step * 1e3, "", load), flush=True)
+
+        take_turns(ch7_mygpt, ch7_pytorch)
 
         ours, theirs = ins["mygpt"], ins["PyTorch"]
         print("chapter 7 summary: medians over the %d rounds of each round's median (range in brackets); ratio = "

@@ -58,6 +58,13 @@ int golden_reader_open(golden_reader *r, const char *name)
     return r->f ? 0 : -1;
 }
 
+golden_reader golden_reader_must_open(const char *name)
+{
+    golden_reader r;
+    cr_assert_eq(golden_reader_open(&r, name), 0, "%s/%s is missing", golden_dir(), name);
+    return r;
+}
+
 char *golden_read(golden_reader *r)
 {
     return golden_next_line(r->f, &r->line, &r->cap, &r->lineno) >= 0 ? r->line : NULL;
@@ -157,6 +164,42 @@ int golden_param_span(const mygpt_config *cfg, const char *name, size_t *offset,
         }
     }
     return 0;
+}
+
+double golden_span_worst(const mygpt_config *cfg, const float *grads, const char *line, char name[16],
+                         size_t *numel)
+{
+    char maxhex[16];
+    size_t n, off;
+    int used;
+    cr_assert_eq(sscanf(line, "%15s %zu %15s %n", name, &n, maxhex, &used), 3, "not NAME NUMEL MAXABS: %.60s", line);
+    cr_assert(golden_param_span(cfg, name, &off, numel), "unknown tensor %s", name);
+    cr_assert_eq(n, *numel, "%s: %zu values, the golden %zu", name, *numel, n);
+    const double scale = fmax(1.0, fabs(golden_unhex32(maxhex)));
+    double worst = 0;
+    int entries = 0;
+    for (const char *p = line + used;;) {
+        size_t idx;
+        char hex[16];
+        int k;
+        if (sscanf(p, "%zu:%8s%n", &idx, hex, &k) != 2)
+            break;
+        p += k;
+        cr_assert_lt(idx, n, "%s: index %zu of %zu", name, idx, n);
+        worst = fmax(worst, fabs((double)grads[off + idx] - golden_unhex32(hex)) / scale);
+        entries++;
+    }
+    cr_assert_gt(entries, 0, "%s: no INDEX:BITS entries", name);
+    return worst;
+}
+
+void golden_write_safetensors_header(FILE *f, const char *header, size_t len)
+{
+    unsigned char len8[8];
+    for (int b = 0; b < 8; b++)
+        len8[b] = (unsigned char)((uint64_t)len >> (8 * b));
+    cr_assert_eq(fwrite(len8, 1, 8, f), 8);
+    cr_assert_eq(fwrite(header, 1, len, f), len);
 }
 
 int golden_entry_named(const mygpt_gpt *g, const char *name)

@@ -33,8 +33,8 @@ FILE *golden_open(const char *name);
  * reused across calls). Returns its length, or -1 at end of file. */
 long golden_next_line(FILE *f, char **line, size_t *cap, long *lineno);
 
-/* A golden file read a line at a time: golden_reader_open, golden_read until it gives
- * NULL (the line's number in lineno), golden_reader_close. */
+/* A golden file read a line at a time: golden_reader_must_open (or golden_reader_open),
+ * golden_read until it gives NULL (the line's number in lineno), golden_reader_close. */
 typedef struct golden_reader {
     FILE *f;
     char *line;
@@ -44,6 +44,10 @@ typedef struct golden_reader {
 
 /* Opens golden_dir()/name; 0, or -1 when it is missing. */
 int golden_reader_open(golden_reader *r, const char *name);
+
+/* golden_dir()/name opened as a golden_reader; the test fails, naming the file, when it is
+ * missing (tests/golden/README.md says which tools/ script makes each). */
+golden_reader golden_reader_must_open(const char *name);
 
 /* The next non-comment line (without its newline; reused by the next call), NULL at the
  * end. */
@@ -83,6 +87,18 @@ uint64_t golden_checksum(const float *v, size_t n);
  * lies in a block of the table's layout. Returns 0 for a name the table does not have. */
 struct mygpt_config;
 int golden_param_span(const struct mygpt_config *cfg, const char *name, size_t *offset, size_t *numel);
+
+/* A sampled gradient of the training goldens, "NAME NUMEL MAXABS INDEX:BITS..." with NAME a
+ * tensor of the parameter table (golden_param_span), against grads (laid out as cfg's
+ * parameters): the worst |difference| / max(1, |MAXABS|) over the listed entries. The tensor's
+ * name goes to name and its size to *numel; the test fails on a line that does not parse,
+ * names no tensor of that size, or lists no entry. */
+double golden_span_worst(const struct mygpt_config *cfg, const float *grads, const char *line, char name[16],
+                         size_t *numel);
+
+/* Writes the start of a safetensors file the test builds itself: the header's length (8
+ * bytes, little-endian), then its len bytes; the test fails if the writes do. */
+void golden_write_safetensors_header(FILE *f, const char *header, size_t len);
 
 /* The state_dict entry of g named name ("trf_blocks.0.att.W_query.weight"), or -1. */
 struct mygpt_gpt;

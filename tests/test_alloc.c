@@ -158,6 +158,45 @@ Test(alloc, attention_backward_without_scratch_gives_the_same_bits)
         }
 }
 
+/* A batch of two rows collated from the instruction data in src (x, y: 6 ids each) */
+typedef mygpt_status (*collate_fn)(const void *src, int64_t *x, int64_t *y, size_t *T, mygpt_error *err);
+
+static mygpt_status collate_rows(const void *ds, int64_t *x, int64_t *y, size_t *T, mygpt_error *err)
+{
+    const int64_t rows[2] = {0, 1};
+    return mygpt_instruct_batch(ds, rows, 2, &(mygpt_instruct_collation){0, 1}, x, y, T, err);
+}
+
+static mygpt_status collate_first_batch(const void *dl, int64_t *x, int64_t *y, size_t *T, mygpt_error *err)
+{
+    return mygpt_instruct_loader_batch(dl, 0, x, y, T, err);
+}
+
+/* Fails the 0th, 1st, ... malloc of collate(src) in turn until a call goes through: every
+ * failed call is MYGPT_ENOMEM, the one that goes through pads to T = 3. Returns how many
+ * allocations were failed. */
+static int collate_failures(collate_fn collate, const void *src)
+{
+    int64_t x[6], y[6];
+    int failures = 0;
+    for (int nth = 0; nth < 16; nth++) {
+        mygpt_error err = {0};
+        size_t T = 0;
+        fail_next = nth;
+        const mygpt_status st = collate(src, x, y, &T, &err);
+        const int injected = fail_next == -1;
+        fail_next = -1;
+        if (!injected) {
+            cr_assert_eq(st, MYGPT_OK, "%s", err.message);
+            cr_expect_eq(T, 3);
+            break;
+        }
+        cr_assert_eq(st, MYGPT_ENOMEM, "allocation %d: status %d (%s)", nth, st, err.message);
+        failures++;
+    }
+    return failures;
+}
+
 /* Every malloc of reading instruction data and of collating a batch of it (alone and
  * through the DataLoader), failed in turn: each is MYGPT_ENOMEM with a message, nothing half-made is left (the sanitizer
  * build checks for leaks), and the call works again afterwards. */
@@ -188,44 +227,13 @@ Test(alloc, every_failed_allocation_of_the_instruction_data_is_an_error)
 
     // a dataset of two entries made by hand (no tokenizer here): 3 and 1 tokens
     size_t start[3] = {0, 3, 4}, prompt_len[2] = {2, 1};
-    int64_t ids[4] = {10, 11, 12, 13}, rows[2] = {0, 1}, x[6], y[6];
+    int64_t ids[4] = {10, 11, 12, 13};
     const mygpt_instruct_dataset ds = {.n = 2, .start = start, .prompt_len = prompt_len, .ids = ids};
-    failures = 0;
-    for (int nth = 0; nth < 16; nth++) {
-        mygpt_error err = {0};
-        size_t T = 0;
-        fail_next = nth;
-        const mygpt_status st = mygpt_instruct_batch(&ds, rows, 2, &(mygpt_instruct_collation){0, 1}, x, y, &T, &err);
-        const int injected = fail_next == -1;
-        fail_next = -1;
-        if (!injected) {
-            cr_assert_eq(st, MYGPT_OK, "%s", err.message);
-            cr_expect_eq(T, 3);
-            break;
-        }
-        cr_assert_eq(st, MYGPT_ENOMEM, "allocation %d: status %d (%s)", nth, st, err.message);
-        failures++;
-    }
-    cr_expect_geq(failures, 1);
+    cr_expect_geq(collate_failures(collate_rows, &ds), 1);
     // the DataLoader's batch over the same dataset
     mygpt_instruct_loader dl;
     mygpt_error err = {0};
     cr_assert_eq(mygpt_instruct_loader_init(&dl, &ds, 2, 0, 0, 1, &err), MYGPT_OK, "%s", err.message);
-    failures = 0;
-    for (int nth = 0; nth < 16; nth++) {
-        size_t T = 0;
-        fail_next = nth;
-        const mygpt_status st = mygpt_instruct_loader_batch(&dl, 0, x, y, &T, &err);
-        const int injected = fail_next == -1;
-        fail_next = -1;
-        if (!injected) {
-            cr_assert_eq(st, MYGPT_OK, "%s", err.message);
-            cr_expect_eq(T, 3);
-            break;
-        }
-        cr_assert_eq(st, MYGPT_ENOMEM, "allocation %d: status %d (%s)", nth, st, err.message);
-        failures++;
-    }
-    cr_expect_geq(failures, 2);
+    cr_expect_geq(collate_failures(collate_first_batch, &dl), 2);
     mygpt_instruct_loader_free(&dl);
 }

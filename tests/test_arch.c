@@ -26,26 +26,16 @@
 #include "mygpt/rng.h"
 #include "mygpt/train.h"
 
-static float unhex32(const char *h)
-{
-    float f;
-    cr_assert_eq(golden_parse_f32(h, &f, 1), 1, "bad hex '%s'", h);
-    return f;
-}
-
 /* ---- dropout's masks -------------------------------------------------------------- */
 
 Test(dropout, masks_are_pytorchs_over_chains_of_calls)
 {
-    FILE *f = golden_open("dropout.txt");
-    cr_assert_not_null(f, "tests/golden/dropout.txt is missing");
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader gold = golden_reader_must_open("dropout.txt");
+    char *line;
     mygpt_rng rng = {0};
     double p = 0;
     int chains = 0, calls = 0;
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&gold))) {
         unsigned long long seed;
         if (sscanf(line, "chain %llu %lf", &seed, &p) == 2) {
             mygpt_rng_seed(&rng, seed);
@@ -54,7 +44,7 @@ Test(dropout, masks_are_pytorchs_over_chains_of_calls)
         }
         size_t n;
         char hex[1100], scale_hex[16];
-        cr_assert_eq(sscanf(line, "keep %zu %1099s scale %15s", &n, hex, scale_hex), 3, "line %ld", lineno);
+        cr_assert_eq(sscanf(line, "keep %zu %1099s scale %15s", &n, hex, scale_hex), 3, "line %ld", gold.lineno);
         cr_assert_eq(strlen(hex), (n + 7) / 8 * 2);
         uint8_t *keep = malloc(n);
         float *x = malloc(n * sizeof *x);
@@ -62,14 +52,16 @@ Test(dropout, masks_are_pytorchs_over_chains_of_calls)
         for (size_t i = 0; i < n; i++)
             x[i] = 1.0f;
         mygpt_dropout_apply(x, x, keep, n, p);
-        const float scale = unhex32(scale_hex);
+        const float scale = golden_unhex32(scale_hex);
         for (size_t i = 0; i < n; i++) {
             unsigned byte;
             cr_assert_eq(sscanf(hex + 2 * (i / 8), "%2x", &byte), 1);
             const int want = (byte >> (i % 8)) & 1;
-            cr_assert_eq(keep[i], want, "line %ld: element %zu of %zu: keep %d, PyTorch %d", lineno, i, n, keep[i], want);
+            cr_assert_eq(keep[i], want, "line %ld: element %zu of %zu: keep %d, PyTorch %d", gold.lineno, i, n, keep[i],
+                         want);
             if (want)
-                cr_assert(x[i] == scale, "line %ld: kept value %a, PyTorch %a", lineno, (double)x[i], (double)scale);
+                cr_assert(x[i] == scale, "line %ld: kept value %a, PyTorch %a", gold.lineno, (double)x[i],
+                          (double)scale);
             else
                 cr_assert(x[i] == 0.0f);
         }
@@ -77,8 +69,7 @@ Test(dropout, masks_are_pytorchs_over_chains_of_calls)
         free(x);
         calls++;
     }
-    free(line);
-    fclose(f);
+    golden_reader_close(&gold);
     cr_assert_geq(chains, 20);
     cr_assert_gt(calls, chains);
 }
@@ -101,14 +92,12 @@ Test(dropout, bad_probabilities_are_refused)
 
 Test(arch, tanh_gelu_and_its_gradient_are_pytorchs_bits)
 {
-    FILE *f = golden_open("arch.txt");
-    cr_assert_not_null(f, "tests/golden/arch.txt is missing");
-    char *line = NULL;
-    size_t cap = 0, n = 0;
-    long lineno = 0;
+    golden_reader gold = golden_reader_must_open("arch.txt");
+    char *line;
+    size_t n = 0;
     float *v[4] = {NULL};
     const char *keys[4] = {"x ", "dy ", "y ", "dx "};
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0 && !v[3]) {
+    while ((line = golden_read(&gold)) && !v[3]) {
         if (sscanf(line, "gelu %zu", &n) == 1)
             continue;
         for (int k = 0; k < 4; k++)
@@ -131,8 +120,7 @@ Test(arch, tanh_gelu_and_its_gradient_are_pytorchs_bits)
         free(v[k]);
     free(y);
     free(dx);
-    free(line);
-    fclose(f);
+    golden_reader_close(&gold);
 }
 
 /* ---- the cases ----------------------------------------------------------------------- */
@@ -168,7 +156,7 @@ static double check_grad(const char *line, const char *tag, const mygpt_config *
     cr_assert_eq(sscanf(line + strlen(tag) + 1, "%15s %15s %n", name, maxhex, &used), 2);
     size_t off, numel;
     cr_assert(golden_param_span(cfg, name, &off, &numel), "unknown tensor %s", name);
-    const double gmax = unhex32(maxhex), tol = 1e-5 * fmax(1.0, gmax);
+    const double gmax = golden_unhex32(maxhex), tol = 1e-5 * fmax(1.0, gmax);
     const char *vals = line + strlen(tag) + 1 + used;
     double worst = 0;
     if (*vals) {
@@ -192,18 +180,15 @@ static double check_grad(const char *line, const char *tag, const mygpt_config *
 
 Test(arch, parameters_logits_losses_and_gradients_follow_pytorch)
 {
-    FILE *f = golden_open("arch.txt");
-    cr_assert_not_null(f, "tests/golden/arch.txt is missing");
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader gold = golden_reader_must_open("arch.txt");
+    char *line;
     arch_case c = {0};
     mygpt_gpt *g = NULL;
     mygpt_trainer *tr = NULL;
     mygpt_rng rng = {0};
     int cases = 0, per_arch[3] = {0};
     double worst = 0;
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&gold))) {
         const size_t N = (size_t)c.B * c.T;
         mygpt_error err = {0};
         if (strncmp(line, "curve ", 6) == 0)
@@ -222,7 +207,8 @@ Test(arch, parameters_logits_losses_and_gradients_follow_pytorch)
             cr_assert_eq(sscanf(line, "param %15s %zu %llu", name, &numel, &sum), 3);
             cr_assert(golden_param_span(&g->config, name, &off, &have), "%s: no tensor %s", mygpt_arch_name(c.cfg.arch), name);
             cr_assert_eq(have, numel, "%s: %s has %zu floats, PyTorch %zu", mygpt_arch_name(c.cfg.arch), name, have, numel);
-            cr_assert_eq(golden_checksum(g->params_memory + off, numel), sum, "line %ld: %s's values differ", lineno, name);
+            cr_assert_eq(golden_checksum(g->params_memory + off, numel), sum, "line %ld: %s's values differ",
+                         gold.lineno, name);
         } else if (strncmp(line, "logits ", 7) == 0) {
             const size_t n = N * (size_t)c.cfg.vocab_size;
             float *want = malloc(n * sizeof *want);
@@ -231,7 +217,8 @@ Test(arch, parameters_logits_losses_and_gradients_follow_pytorch)
             for (size_t i = 0; i < n; i++) {
                 const double d = fabs((double)g->acts.logits[i] - want[i]), tol = 1e-5 * fmax(1.0, fabs(want[i]));
                 worst = fmax(worst, d / tol);
-                cr_assert(d <= tol, "line %ld: logit %zu: %.9g vs PyTorch %.9g", lineno, i, g->acts.logits[i], want[i]);
+                cr_assert(d <= tol, "line %ld: logit %zu: %.9g vs PyTorch %.9g", gold.lineno, i, g->acts.logits[i],
+                          want[i]);
             }
             free(want);
             cr_assert_eq(mygpt_trainer_create(&tr, g, &err), MYGPT_OK);
@@ -243,9 +230,9 @@ Test(arch, parameters_logits_losses_and_gradients_follow_pytorch)
             cr_assert_eq(mygpt_trainer_zero_grad(tr, &err), MYGPT_OK);
             cr_assert_eq(mygpt_trainer_forward(tr, c.ids, c.targets, c.B, c.T, &loss, &err), MYGPT_OK, "%s", err.message);
             cr_assert_eq(mygpt_trainer_backward(tr, &err), MYGPT_OK);
-            const float want = unhex32(line + (train ? 10 : 5));
-            cr_assert(fabs(loss - want) <= 1e-5 * fmax(1.0, fabs(want)), "line %ld: loss %.9g vs PyTorch %.9g", lineno,
-                      loss, want);
+            const float want = golden_unhex32(line + (train ? 10 : 5));
+            cr_assert(fabs(loss - want) <= 1e-5 * fmax(1.0, fabs(want)), "line %ld: loss %.9g vs PyTorch %.9g",
+                      gold.lineno, loss, want);
         } else if (strncmp(line, "grad ", 5) == 0) {
             worst = fmax(worst, check_grad(line, "grad", &g->config, tr->grads_memory));
         } else if (strncmp(line, "traingrad ", 10) == 0) {
@@ -261,8 +248,7 @@ Test(arch, parameters_logits_losses_and_gradients_follow_pytorch)
             cases++;
         }
     }
-    free(line);
-    fclose(f);
+    golden_reader_close(&gold);
     cr_log_info("worst difference from PyTorch: %.2f of the tolerance", worst);
     cr_assert_geq(per_arch[MYGPT_ARCH_LLMS_FROM_SCRATCH], 10);
     cr_assert_geq(per_arch[MYGPT_ARCH_GPT2], 10);
@@ -270,11 +256,8 @@ Test(arch, parameters_logits_losses_and_gradients_follow_pytorch)
 
 Test(arch, thirty_steps_in_train_mode_follow_pytorch)
 {
-    FILE *f = golden_open("arch.txt");
-    cr_assert_not_null(f);
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader gold = golden_reader_must_open("arch.txt");
+    char *line;
     int curves = 0;
     mygpt_config cfg = {0};
     char arch[32], opt[16];
@@ -282,7 +265,7 @@ Test(arch, thirty_steps_in_train_mode_follow_pytorch)
     unsigned long long seed;
     int B = 0, T = 0;
     int64_t *ids = NULL, *tg = NULL;
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&gold))) {
         if (sscanf(line, "curve %31s %15s %lf %lf %llu %d %d %d %d %d %d %lf %d %d", arch, opt, &lr, &wd, &seed,
                    &cfg.vocab_size, &cfg.embed_dim, &cfg.num_heads, &cfg.num_layers, &cfg.max_seq_len, &cfg.qkv_bias,
                    &cfg.dropout, &B, &T) == 14) {
@@ -328,8 +311,7 @@ Test(arch, thirty_steps_in_train_mode_follow_pytorch)
     }
     free(ids);
     free(tg);
-    free(line);
-    fclose(f);
+    golden_reader_close(&gold);
     cr_assert_geq(curves, 4);
 }
 
@@ -396,14 +378,11 @@ Test(arch, the_same_bits_for_1_2_3_and_8_threads)
 /* A model read from a golden file has the reference's parameters and greedy tokens. */
 Test(arch_checkpoint, reference_files_load_and_generate_the_references_tokens)
 {
-    FILE *f = golden_open("arch.txt");
-    cr_assert_not_null(f);
-    char *line = NULL, name[64], arch[32], path[4096];
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader gold = golden_reader_must_open("arch.txt");
+    char *line, name[64], arch[32], path[4096];
     mygpt_gpt *g = NULL;
     int files = 0;
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&gold))) {
         unsigned long long seed;
         mygpt_error err = {0};
         if (sscanf(line, "file %63s %31s %llu", name, arch, &seed) == 3) {
@@ -435,8 +414,7 @@ Test(arch_checkpoint, reference_files_load_and_generate_the_references_tokens)
         }
     }
     mygpt_gpt_free(g);
-    free(line);
-    fclose(f);
+    golden_reader_close(&gold);
     cr_assert_eq(files, 3);
 }
 
@@ -507,11 +485,7 @@ static void write_zeros(const char *path, const char *meta, int n, const char *c
     at += (size_t)snprintf(header + at, sizeof header - at, "}");
     FILE *f = fopen(path, "wb");
     cr_assert_not_null(f);
-    unsigned char len8[8];
-    for (int b = 0; b < 8; b++)
-        len8[b] = (unsigned char)((uint64_t)at >> (8 * b));
-    fwrite(len8, 1, 8, f);
-    fwrite(header, 1, at, f);
+    golden_write_safetensors_header(f, header, at);
     for (size_t i = 0; i < off; i++)
         fputc(0, f);
     fclose(f);

@@ -63,22 +63,18 @@ Test(checkpoint, a_checkpoint_written_by_pytorch_gives_its_logits)
     mygpt_gpt *g;
     mygpt_error err = {0};
     cr_assert_eq(mygpt_checkpoint_load(&g, path, &err), MYGPT_OK, "%s", err.message);
-    FILE *f = golden_open("checkpoint.txt");
-    cr_assert_not_null(f);
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader gold = golden_reader_must_open("checkpoint.txt");
+    char *line;
     int64_t ids[24];
     float *want = malloc(24 * 50 * sizeof *want);
     int seen = 0;
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&gold))) {
         if (strncmp(line, "ids ", 4) == 0)
             seen += golden_parse_i64(line + 4, ids, 24) == 24;
         else if (strncmp(line, "logits ", 7) == 0)
             seen += golden_parse_f32(line + 7, want, 24 * 50) == 24 * 50;
     }
-    free(line);
-    fclose(f);
+    golden_reader_close(&gold);
     cr_assert_eq(seen, 2);
     cr_assert_eq(mygpt_gpt_forward(g, ids, 2, 12, &err), MYGPT_OK, "%s", err.message);
     double worst = 0;

@@ -416,6 +416,23 @@ Test(classify, the_same_bits_for_1_2_and_3_threads)
     omp_set_num_threads(saved);
 }
 
+/* The adapter tests' model: the book's GPTModel of two layers, C = 32 and 300 tokens */
+static const mygpt_config ADAPTER_CFG = {.vocab_size = 300, .embed_dim = 32, .num_heads = 4, .num_layers = 2,
+                                         .max_seq_len = 16, .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH, .qkv_bias = 1};
+
+/* A model of cfg from seed 3 with LoRA adapters of rank 4 and alpha 8 on every Linear, their
+ * A drawn from seed 9 (B still zero) */
+static mygpt_gpt *adapted_model(const mygpt_config *cfg)
+{
+    mygpt_error err = {0};
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, 9);
+    mygpt_gpt *g;
+    cr_assert_eq(mygpt_gpt_create(&g, cfg, 3, &err), MYGPT_OK, "%s", err.message);
+    cr_assert_eq(mygpt_lora_add(g, 4, 8, &rng, &err), MYGPT_OK, "%s", err.message);
+    return g;
+}
+
 /* Every adapter's B as if trained (B starts at zero: the adapters would change nothing),
  * each row of the table with other values, so a mix-up of two Linears shows. */
 static void fill_adapters_b(mygpt_gpt *g)
@@ -475,27 +492,19 @@ static void broken_copy(const char *from, const char *to, const char *what, cons
         data[poke] = data[poke - 1] = 0xff;
     FILE *o = fopen(to, "wb");
     cr_assert_not_null(o);
-    unsigned char len8[8];
-    for (int b = 0; b < 8; b++)
-        len8[b] = (unsigned char)((uint64_t)flen >> (8 * b));
-    fwrite(len8, 1, 8, o);
-    fwrite(fixed, 1, flen, o);
+    golden_write_safetensors_header(o, fixed, flen);
     fwrite(data, 1, cut > 0 ? (size_t)cut : dlen, o);
     cr_assert_eq(fclose(o), 0);
 }
 
 Test(classify, lora_adapters_save_alone_load_onto_their_model_and_merge)
 {
-    const mygpt_config cfg = {.vocab_size = 300, .embed_dim = 32, .num_heads = 4, .num_layers = 2,
-                              .max_seq_len = 16, .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH, .qkv_bias = 1,
-                              .num_classes = 2};
+    mygpt_config cfg = ADAPTER_CFG;
+    cfg.num_classes = 2;
     enum { LOGITS = 2 * 16 * 2 };
     mygpt_error err = {0};
-    mygpt_gpt *g, *base, *other;
+    mygpt_gpt *g = adapted_model(&cfg), *base, *other;
     mygpt_rng rng = {0};
-    mygpt_rng_seed(&rng, 9);
-    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, &err), MYGPT_OK, "%s", err.message);
-    cr_assert_eq(mygpt_lora_add(g, 4, 8, &rng, &err), MYGPT_OK, "%s", err.message);
     cr_expect_eq(mygpt_lora_add(g, 4, 8, &rng, &err), MYGPT_EINVAL, "adapters twice");
     fill_adapters_b(g);
     float with[LOGITS], loaded[LOGITS], merged[LOGITS], plain[LOGITS];
@@ -578,14 +587,8 @@ Test(classify, lora_adapters_save_alone_load_onto_their_model_and_merge)
  * model as it was (its adapters, or none, and every bit) */
 Test(classify, adapters_whose_merge_is_not_finite_leave_the_model_unchanged)
 {
-    const mygpt_config cfg = {.vocab_size = 300, .embed_dim = 32, .num_heads = 4, .num_layers = 2,
-                              .max_seq_len = 16, .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH, .qkv_bias = 1};
     mygpt_error err = {0};
-    mygpt_gpt *g, *base;
-    mygpt_rng rng = {0};
-    mygpt_rng_seed(&rng, 9);
-    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, &err), MYGPT_OK, "%s", err.message);
-    cr_assert_eq(mygpt_lora_add(g, 4, 8, &rng, &err), MYGPT_OK, "%s", err.message);
+    mygpt_gpt *g = adapted_model(&ADAPTER_CFG), *base;
     for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) { // one Linear's adapters: its B, and A already drawn
         const char *name = mygpt_param_tensor_name(i);
         if (strcmp(name, "fc1B") == 0 || strcmp(name, "fc1A") == 0)
@@ -607,7 +610,7 @@ Test(classify, adapters_whose_merge_is_not_finite_leave_the_model_unchanged)
     cr_assert_not_null(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/adapters.safetensors", dir);
     cr_assert_eq(mygpt_checkpoint_save_adapters(g, path, &err), MYGPT_OK, "%s", err.message);
-    cr_assert_eq(mygpt_gpt_create(&base, &cfg, 3, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_gpt_create(&base, &ADAPTER_CFG, 3, &err), MYGPT_OK);
     const size_t nb = base->num_parameters;
     float *plain = malloc(nb * sizeof *plain);
     cr_assert_not_null(plain);
@@ -631,14 +634,8 @@ Test(classify, adapters_whose_merge_is_not_finite_leave_the_model_unchanged)
  * the sizes alone */
 Test(classify, adapters_are_refused_on_another_base_and_where_they_are_merged)
 {
-    const mygpt_config cfg = {.vocab_size = 300, .embed_dim = 32, .num_heads = 4, .num_layers = 2,
-                              .max_seq_len = 16, .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH, .qkv_bias = 1};
     mygpt_error err = {0};
-    mygpt_gpt *g, *same, *other, *shifted, *reloaded;
-    mygpt_rng rng = {0};
-    mygpt_rng_seed(&rng, 9);
-    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, &err), MYGPT_OK);
-    cr_assert_eq(mygpt_lora_add(g, 4, 8, &rng, &err), MYGPT_OK, "%s", err.message);
+    mygpt_gpt *g = adapted_model(&ADAPTER_CFG), *same, *other, *shifted, *reloaded;
     fill_adapters_b(g);
     char dir[] = "/tmp/mygpt_lorabase_XXXXXX", path[80], old[80], bad[80], merged[80];
     cr_assert_not_null(mkdtemp(dir));
@@ -647,9 +644,9 @@ Test(classify, adapters_are_refused_on_another_base_and_where_they_are_merged)
     snprintf(bad, sizeof bad, "%s/bad.safetensors", dir);
     snprintf(merged, sizeof merged, "%s/merged.safetensors", dir);
     cr_assert_eq(mygpt_checkpoint_save_adapters(g, path, &err), MYGPT_OK, "%s", err.message);
-    cr_assert_eq(mygpt_gpt_create(&same, &cfg, 3, &err), MYGPT_OK);
-    cr_assert_eq(mygpt_gpt_create(&other, &cfg, 4, &err), MYGPT_OK);
-    cr_assert_eq(mygpt_gpt_create(&shifted, &cfg, 3, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_gpt_create(&same, &ADAPTER_CFG, 3, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_gpt_create(&other, &ADAPTER_CFG, 4, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_gpt_create(&shifted, &ADAPTER_CFG, 3, &err), MYGPT_OK);
     shifted->params.lnfw[0] += 0.5f;
     for (int k = 0; k < 2; k++) {
         mygpt_gpt *m = k ? shifted : other;

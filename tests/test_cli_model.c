@@ -18,8 +18,7 @@
 
 Test(cli_model, invocations_print_what_pytorch_prints)
 {
-    golden_reader g;
-    cr_assert_eq(golden_reader_open(&g, "cli.txt"), 0);
+    golden_reader g = golden_reader_must_open("cli.txt");
     int cases = 0;
     for (char *line; (line = golden_read(&g));) {
         char *w[2];

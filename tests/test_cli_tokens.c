@@ -15,8 +15,7 @@
 Test(cli_tokens, encode_and_decode_match_tiktoken)
 {
     const char *dir = vocab_or_skip();
-    golden_reader g;
-    cr_assert_eq(golden_reader_open(&g, "tokenizer.txt"), 0);
+    golden_reader g = golden_reader_must_open("tokenizer.txt");
     char tmp[64], args[8192];
     int cases = 0;
     snprintf(tmp, sizeof tmp, "/tmp/mygpt-cli-%d.txt", (int)getpid());

@@ -28,8 +28,7 @@ static int run_cli_cases(const char *name, line_check check, int strict, int onl
     const char *data = data_dir_or_skip();
     data_file_or_skip("the-verdict.txt");
     data_file_or_skip("encoder.json");
-    golden_reader g;
-    cr_assert_eq(golden_reader_open(&g, name), 0, "tests/golden/%s is missing", name);
+    golden_reader g = golden_reader_must_open(name);
     char *line, *next = NULL;
     proc_result r = {0};
     int cases = 0, seen = 0, have = 0;
@@ -107,8 +106,7 @@ Test(cli_train, the_books_training_loop_prints_pytorchs_log, .timeout = 600)
  * doubles, from tools/gen_learn_goldens.py): their count, at most max */
 static int golden_rates(const char *head, double *rates, int max)
 {
-    golden_reader g;
-    cr_assert_eq(golden_reader_open(&g, "learn.txt"), 0, "tests/golden/learn.txt is missing");
+    golden_reader g = golden_reader_must_open("learn.txt");
     int n = -1;
     for (char *line; n < 0 && (line = golden_read(&g));) {
         if (strncmp(line, head, strlen(head)) != 0)

@@ -181,15 +181,23 @@ Test(gpt_kernels, fast_matmul_equals_naive)
     }
 }
 
+/* Two models *a and *b of cfg made from the same seed (the same weights), and the ids to run
+ * them on: ids[i] = (i * step) % V for i < n */
+static void twin_models(const mygpt_config *cfg, uint64_t seed, int64_t *ids, int n, int step, mygpt_gpt **a,
+                        mygpt_gpt **b)
+{
+    for (int i = 0; i < n; i++)
+        ids[i] = (i * step) % cfg->vocab_size;
+    cr_assert_eq(mygpt_gpt_create(a, cfg, seed, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_gpt_create(b, cfg, seed, NULL), MYGPT_OK);
+}
+
 Test(gpt_kernels, naive_model_agrees_with_fast_model)
 {
-    mygpt_config cfg = {97, 48, 6, 2, 20};
+    const mygpt_config cfg = {97, 48, 6, 2, 20};
     int64_t ids[2 * 20];
-    for (int i = 0; i < 40; i++)
-        ids[i] = (i * 37) % 97;
     mygpt_gpt *fast, *naive;
-    cr_assert_eq(mygpt_gpt_create(&fast, &cfg, 5, NULL), MYGPT_OK);
-    cr_assert_eq(mygpt_gpt_create(&naive, &cfg, 5, NULL), MYGPT_OK);
+    twin_models(&cfg, 5, ids, 2 * 20, 37, &fast, &naive);
     naive->impl = MYGPT_IMPL_REFERENCE;
     cr_assert_eq(mygpt_gpt_forward(fast, ids, 2, 20, NULL), MYGPT_OK);
     cr_assert_eq(mygpt_gpt_forward(naive, ids, 2, 20, NULL), MYGPT_OK);
@@ -200,13 +208,10 @@ Test(gpt_kernels, naive_model_agrees_with_fast_model)
 
 Test(gpt_acts, activations_are_reused_and_resized)
 {
-    mygpt_config cfg = {11, 8, 2, 2, 16};
+    const mygpt_config cfg = {11, 8, 2, 2, 16};
     int64_t ids[3 * 16];
-    for (int i = 0; i < 48; i++)
-        ids[i] = (i * 5) % 11;
     mygpt_gpt *a, *b;
-    cr_assert_eq(mygpt_gpt_create(&a, &cfg, 9, NULL), MYGPT_OK);
-    cr_assert_eq(mygpt_gpt_create(&b, &cfg, 9, NULL), MYGPT_OK);
+    twin_models(&cfg, 9, ids, 3 * 16, 5, &a, &b);
     cr_assert_eq(mygpt_gpt_forward(a, ids, 3, 16, NULL), MYGPT_OK); // large first
     cr_assert_eq(mygpt_gpt_forward(a, ids, 1, 5, NULL), MYGPT_OK);  // then smaller, reused
     cr_assert_eq(mygpt_gpt_forward(b, ids, 1, 5, NULL), MYGPT_OK);  // fresh
@@ -768,17 +773,14 @@ Test(gpt_kernels, the_cpu_decides_the_kernels_not_the_compiler)
  * and the plain kernels; the logits the same bits as mygpt_gpt_forward's. */
 Test(gpt_attention, probabilities_within_1e6_of_pytorch_and_logits_unchanged)
 {
-    FILE *f = golden_open("attention.txt");
-    cr_assert_not_null(f, "tests/golden/attention.txt is missing");
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader gold = golden_reader_must_open("attention.txt");
+    char *line;
     mygpt_config cfg = {0};
     unsigned long long seed = 0;
     int T = 0, cases = 0;
     int64_t *ids = NULL;
     double worst = 0;
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&gold))) {
         if (sscanf(line, "config %llu %d %d %d %d %d %d", &seed, &cfg.vocab_size, &cfg.embed_dim, &cfg.num_heads,
                    &cfg.num_layers, &cfg.max_seq_len, &T) == 7) {
             free(ids);
@@ -791,7 +793,7 @@ Test(gpt_attention, probabilities_within_1e6_of_pytorch_and_logits_unchanged)
             const size_t n = mygpt_gpt_attention_len(g, 1, T), nl = (size_t)T * cfg.vocab_size;
             float *want = malloc(n * sizeof *want), *att = malloc(n * sizeof *att);
             float *logits = malloc(nl * sizeof *logits);
-            cr_assert_eq(golden_parse_f32(line + 6, want, n), n, "line %ld", lineno);
+            cr_assert_eq(golden_parse_f32(line + 6, want, n), n, "line %ld", gold.lineno);
             cr_assert_eq(mygpt_gpt_forward(g, ids, 1, T, NULL), MYGPT_OK);
             memcpy(logits, g->acts.logits, nl * sizeof *logits);
             for (int naive = 0; naive < 2; naive++) {
@@ -814,8 +816,7 @@ Test(gpt_attention, probabilities_within_1e6_of_pytorch_and_logits_unchanged)
     cr_expect_eq(cases, 3);
     cr_expect(worst <= 1e-6, "worst difference from PyTorch %.3g", worst);
     free(ids);
-    free(line);
-    fclose(f);
+    golden_reader_close(&gold);
 }
 
 Test(gpt_attention, a_buffer_too_small_is_refused_and_top_positions_are_ordered)

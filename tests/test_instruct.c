@@ -47,8 +47,7 @@ static mygpt_tokenizer *load_dataset(mygpt_instruct_dataset *ds, mygpt_instruct_
 
 Test(instruct, the_split_is_the_books)
 {
-    golden_reader gold;
-    cr_assert_eq(golden_reader_open(&gold, "instruct.txt"), 0, "tests/golden/instruct.txt is missing");
+    golden_reader gold = golden_reader_must_open("instruct.txt");
     char *line;
     int cases = 0;
     while ((line = golden_read(&gold))) {
@@ -69,8 +68,7 @@ Test(instruct, every_entry_encodes_as_the_books_dataset, .timeout = 120)
     mygpt_instruct_dataset ds;
     mygpt_instruct_data d;
     mygpt_tokenizer *tok = load_dataset(&ds, &d);
-    golden_reader gold;
-    cr_assert_eq(golden_reader_open(&gold, "instruct.txt"), 0);
+    golden_reader gold = golden_reader_must_open("instruct.txt");
     char *line;
     int entries = 0, full = 0;
     int64_t *ids = malloc(MAX_VALUES * sizeof *ids);
@@ -108,8 +106,7 @@ Test(instruct, every_entry_encodes_as_the_books_dataset, .timeout = 120)
 /* Every `collate` case of the golden: with_rows 0 the explicit items, 1 the dataset's rows. */
 static void check_collates(int with_rows, const mygpt_instruct_dataset *ds)
 {
-    golden_reader gold;
-    cr_assert_eq(golden_reader_open(&gold, "instruct.txt"), 0);
+    golden_reader gold = golden_reader_must_open("instruct.txt");
     char *line = NULL, name[64] = "";
     int cases = 0, rows_case = 0;
     size_t allowed = 0, B = 0, b = 0;
@@ -271,8 +268,7 @@ Test(instruct, the_loss_ignores_minus_100_as_pytorch_bit_for_bit, .timeout = 120
  * test compares them: within 1e-5 of autograd; mygpt_gpt_loss gives the trainer's bits. */
 Test(instruct, the_model_trains_on_collated_batches_as_autograd, .timeout = 300)
 {
-    golden_reader gold;
-    cr_assert_eq(golden_reader_open(&gold, "instruct.txt"), 0);
+    golden_reader gold = golden_reader_must_open("instruct.txt");
     char *line = NULL, name[64] = "";
     mygpt_config cfg = {0};
     unsigned long long seed = 0;
@@ -309,29 +305,9 @@ Test(instruct, the_model_trains_on_collated_batches_as_autograd, .timeout = 300)
                               want);
             covered = 0;
         } else if (strncmp(line, "grad ", 5) == 0 && tr) {
-            char pname[16], maxhex[16];
-            size_t n, off, numel;
-            int used;
-            cr_assert_eq(sscanf(line + 5, "%15s %zu %15s %n", pname, &n, maxhex, &used), 3);
-            cr_assert(golden_param_span(&cfg, pname, &off, &numel), "unknown tensor %s", pname);
-            cr_assert_eq(n, numel);
-            const float *grad = tr->grads_memory + off;
-            const double scale = fmax(1.0, fabs(golden_unhex32(maxhex)));
-            const char *p = line + 5 + used;
-            double worst = 0;
-            int entries = 0;
-            for (;;) {
-                size_t idx;
-                char hex[16];
-                int k;
-                if (sscanf(p, "%zu:%8s%n", &idx, hex, &k) != 2)
-                    break;
-                p += k;
-                cr_assert_lt(idx, n);
-                worst = fmax(worst, fabs((double)grad[idx] - golden_unhex32(hex)) / scale);
-                entries++;
-            }
-            cr_assert_gt(entries, 0);
+            char pname[16];
+            size_t numel;
+            const double worst = golden_span_worst(&cfg, tr->grads_memory, line + 5, pname, &numel);
             cr_expect_leq(worst, 1e-5, "%s %s: |dg| %.3g x max(1, max|g|)", name, pname, worst);
             covered += numel;
         } else if (strcmp(line, "end") == 0 && g) {

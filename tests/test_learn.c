@@ -39,8 +39,7 @@ static float *draw(uint64_t seed, const size_t *sizes, int count, double scale, 
 
 Test(learn_norm, torch_norm_is_pytorchs_float32_sum)
 {
-    golden_reader g;
-    cr_assert_eq(golden_reader_open(&g, "learn.txt"), 0, "tests/golden/learn.txt missing (tools/gen_learn_goldens.py)");
+    golden_reader g = golden_reader_must_open("learn.txt");
     char *line;
     int cases = 0;
     while ((line = golden_read(&g))) {
@@ -71,8 +70,7 @@ static unsigned long long checksum(const float *v, size_t n)
 
 static void clip_cases(int threads)
 {
-    golden_reader g;
-    cr_assert_eq(golden_reader_open(&g, "learn.txt"), 0);
+    golden_reader g = golden_reader_must_open("learn.txt");
     char *line;
     int cases = 0;
     omp_set_num_threads(threads);
@@ -161,8 +159,7 @@ Test(learn_clip, bad_max_norms_are_refused)
 
 Test(learn_schedule, every_steps_learning_rate_is_train_models_double)
 {
-    golden_reader g;
-    cr_assert_eq(golden_reader_open(&g, "learn.txt"), 0);
+    golden_reader g = golden_reader_must_open("learn.txt");
     char *line;
     int cases = 0;
     while ((line = golden_read(&g))) {

@@ -124,8 +124,7 @@ typedef enum { MODE_TORCH, MODE_NUMPY } print_mode;
 /* Each line: label, dtype, shape, suffix, round, data, expected (tab separated). */
 static void replay_printer(const char *file, print_mode mode)
 {
-    golden_reader gold;
-    cr_assert_eq(golden_reader_open(&gold, file), 0, "missing golden file %s", file);
+    golden_reader gold = golden_reader_must_open(file);
     char *line;
     int cases = 0, failures = 0;
     const size_t maxv = 1 << 16;
@@ -207,8 +206,7 @@ Test(print_golden, numpy_str_matches_numpy)
 
 Test(print_golden, number_formats_match_python)
 {
-    golden_reader gold;
-    cr_assert_eq(golden_reader_open(&gold, "numfmt.txt"), 0);
+    golden_reader gold = golden_reader_must_open("numfmt.txt");
     char *line;
     int cases = 0, failures = 0;
     while ((line = golden_read(&gold))) {

@@ -101,13 +101,10 @@ Test(quantizer, each_check_passes_the_recipes_values_and_refuses_others)
 
 Test(quantizer, random_and_gpt2_shaped_tensors_match_the_torch_recipe)
 {
-    FILE *f = golden_open("quantize.txt");
-    cr_assert_not_null(f, "tests/golden/quantize.txt is missing (tools/quantize_reference.py)");
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader gold = golden_reader_must_open("quantize.txt");
+    char *line;
     int cases = 0;
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&gold))) {
         int seed, rows, cols;
         double scale;
         if (sscanf(line, "random %d %d %d %lf", &seed, &rows, &cols, &scale) != 4)
@@ -125,11 +122,11 @@ Test(quantizer, random_and_gpt2_shaped_tensors_match_the_torch_recipe)
             char name[8];
             unsigned long long want_q, want_s = 0;
             mygpt_weights fmt;
-            cr_assert_geq(golden_next_line(f, &line, &cap, &lineno), 0);
+            cr_assert_not_null(line = golden_read(&gold));
             const int got = sscanf(line, "%7s %llu %llu", name, &want_q, &want_s);
-            cr_assert_eq(mygpt_weights_parse(name, &fmt, NULL), MYGPT_OK, "line %ld: %s", lineno, line);
+            cr_assert_eq(mygpt_weights_parse(name, &fmt, NULL), MYGPT_OK, "line %ld: %s", gold.lineno, line);
             const mygpt_weights_traits *t = mygpt_weights_traits_of(fmt);
-            cr_assert_eq(got, t->group ? 3 : 2, "line %ld: %s", lineno, line);
+            cr_assert_eq(got, t->group ? 3 : 2, "line %ld: %s", gold.lineno, line);
             const size_t ns = (size_t)rows * mygpt_weights_scales(fmt, cols);
             void *q = malloc(n * t->value_bytes);
             float *s = ns ? malloc(ns * sizeof *s) : NULL;
@@ -147,19 +144,15 @@ Test(quantizer, random_and_gpt2_shaped_tensors_match_the_torch_recipe)
         cases++;
     }
     cr_expect_geq(cases, 9);
-    free(line);
-    fclose(f);
+    golden_reader_close(&gold);
 }
 
 Test(quantizer, ties_zeros_denormals_and_short_groups_match_the_torch_recipe)
 {
-    FILE *f = golden_open("quantize.txt");
-    cr_assert_not_null(f);
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader gold = golden_reader_must_open("quantize.txt");
+    char *line;
     int cases = 0;
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&gold))) {
         int rows, cols;
         if (sscanf(line, "explicit %d %d", &rows, &cols) != 2)
             continue;
@@ -168,11 +161,11 @@ Test(quantizer, ties_zeros_denormals_and_short_groups_match_the_torch_recipe)
         int64_t *wq = malloc(n * sizeof *wq);
         int8_t *q = malloc(n);
         uint16_t *b = malloc(n * sizeof *b);
-        cr_assert_geq(golden_next_line(f, &line, &cap, &lineno), 0);
+        cr_assert_not_null(line = golden_read(&gold));
         cr_assert_eq(golden_parse_f32(line + 2, w, n), n);
-        cr_assert_geq(golden_next_line(f, &line, &cap, &lineno), 0);
+        cr_assert_not_null(line = golden_read(&gold));
         cr_assert_eq(golden_parse_i64(line + 2, wq, n), n);
-        cr_assert_geq(golden_next_line(f, &line, &cap, &lineno), 0);
+        cr_assert_not_null(line = golden_read(&gold));
         cr_assert_eq(golden_parse_f32(line + 2, ws, rows * groups), rows * groups);
         cr_assert_eq(mygpt_int8_quantize(w, (size_t)rows, cols, q, s, NULL), MYGPT_OK);
         cr_assert_eq(mygpt_bf16_quantize(w, n, b, NULL), MYGPT_OK);
@@ -182,7 +175,7 @@ Test(quantizer, ties_zeros_denormals_and_short_groups_match_the_torch_recipe)
         for (size_t i = 0; i < rows * groups; i++)
             cr_expect_eq(bits_of(s[i]), bits_of(ws[i]), "explicit %d: scale %zu %a, torch %a", cases, i, (double)s[i],
                          (double)ws[i]);
-        cr_assert_geq(golden_next_line(f, &line, &cap, &lineno), 0);
+        cr_assert_not_null(line = golden_read(&gold));
         const char *p = line + 2;
         for (size_t i = 0; i < n; i++) {
             unsigned v;
@@ -196,8 +189,7 @@ Test(quantizer, ties_zeros_denormals_and_short_groups_match_the_torch_recipe)
         cases++;
     }
     cr_expect_eq(cases, 4);
-    free(line);
-    fclose(f);
+    golden_reader_close(&gold);
 }
 
 Test(quantizer, nan_and_infinities_are_refused)
@@ -337,14 +329,11 @@ Test(quantized_model, logits_generation_and_attention_are_the_dequantized_float3
 
 Test(quantized_model, logits_follow_pytorch_on_the_dequantized_weights)
 {
-    FILE *f = golden_open("quantize.txt");
-    cr_assert_not_null(f);
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader gold = golden_reader_must_open("quantize.txt");
+    char *line;
     int cases = 0;
     double worst = 0;
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&gold))) {
         char arch[32], fmt[8];
         int seed;
         mygpt_config cfg = {0};
@@ -357,9 +346,9 @@ Test(quantized_model, logits_follow_pytorch_on_the_dequantized_weights)
         cfg.qkv_bias = cfg.arch == MYGPT_ARCH_GPT2;
         int64_t ids[64];
         float want[64 * 512];
-        cr_assert_geq(golden_next_line(f, &line, &cap, &lineno), 0);
+        cr_assert_not_null(line = golden_read(&gold));
         const int T = (int)golden_parse_i64(line + 4, ids, 64);
-        cr_assert_geq(golden_next_line(f, &line, &cap, &lineno), 0);
+        cr_assert_not_null(line = golden_read(&gold));
         const size_t n = (size_t)T * cfg.vocab_size;
         cr_assert_eq(golden_parse_f32(line + 7, want, 64 * 512), n);
         mygpt_gpt *g;
@@ -376,8 +365,7 @@ Test(quantized_model, logits_follow_pytorch_on_the_dequantized_weights)
     }
     cr_expect_eq(cases, 6);
     cr_log_info("worst logit difference: %.2f of the tolerance", worst);
-    free(line);
-    fclose(f);
+    golden_reader_close(&gold);
 }
 
 Test(quantized_model, back_to_float32_and_no_training)

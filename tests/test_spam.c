@@ -41,8 +41,7 @@ static size_t unhex(const char *hex, char *out)
 
 Test(spam, csv_files_read_as_pandas_reads_them_or_refused_with_the_line)
 {
-    golden_reader g;
-    cr_assert_eq(golden_reader_open(&g, "spam.txt"), 0, "tests/golden/spam.txt is missing");
+    golden_reader g = golden_reader_must_open("spam.txt");
     char *line = NULL, raw[512], want[512];
     int cases = 0;
     while ((line = golden_read(&g))) {
@@ -172,8 +171,7 @@ static void load_splits(mygpt_tokenizer *tok, size_t max_length, mygpt_spam_data
 Test(spam, the_datasets_tensors_are_pytorchs_for_three_splits_and_four_max_lengths)
 {
     mygpt_tokenizer *tok = tokenizer_or_skip();
-    golden_reader g;
-    cr_assert_eq(golden_reader_open(&g, "spam.txt"), 0, "tests/golden/spam.txt is missing");
+    golden_reader g = golden_reader_must_open("spam.txt");
     char *line;
     mygpt_spam_dataset ds[3] = {{0}};
     int setting = -1, split = -1, datasets = 0, rows = 0;
@@ -232,8 +230,7 @@ Test(spam, the_datasets_tensors_are_pytorchs_for_three_splits_and_four_max_lengt
 Test(spam, the_training_loaders_orders_and_first_batches_are_pytorchs_for_two_seeds)
 {
     mygpt_tokenizer *tok = tokenizer_or_skip();
-    golden_reader g;
-    cr_assert_eq(golden_reader_open(&g, "spam.txt"), 0, "tests/golden/spam.txt is missing");
+    golden_reader g = golden_reader_must_open("spam.txt");
     char *line;
     mygpt_spam_dataset ds[3] = {{0}};
     load_splits(tok, 0, ds);
@@ -365,8 +362,7 @@ Test(spam, broken_csv_files_are_read_or_refused_never_a_crash)
 Test(spam, the_classification_heads_initial_values_are_nn_linears_after_manual_seed_123)
 {
     // torch.manual_seed(123); model.out_head = torch.nn.Linear(in_features=C, out_features=num_classes)
-    golden_reader g;
-    cr_assert_eq(golden_reader_open(&g, "spam.txt"), 0, "tests/golden/spam.txt is missing");
+    golden_reader g = golden_reader_must_open("spam.txt");
     char *line;
     int heads = 0;
     while ((line = golden_read(&g))) {

@@ -27,6 +27,33 @@ static char *read_text_or_skip(const char *name, size_t *n)
     return buf;
 }
 
+/* the-verdict, its ids from mygpt_encode and the tokenizer that made them */
+typedef struct encoded_verdict {
+    mygpt_tokenizer *tok;
+    char *text;
+    size_t tn;
+    int64_t *ids;
+    size_t n;
+} encoded_verdict;
+
+/* Reads and encodes the-verdict (skipped when the vocabulary or the text is absent, a
+ * failure under CI=true); encoded_verdict_free frees it. */
+static encoded_verdict encode_verdict_or_skip(void)
+{
+    encoded_verdict v = {.tok = tokenizer_or_skip()};
+    v.text = read_text_or_skip("the-verdict.txt", &v.tn);
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_encode(v.tok, v.text, v.tn, &v.ids, &v.n, &err), MYGPT_OK, "%s", err.message);
+    return v;
+}
+
+static void encoded_verdict_free(encoded_verdict *v)
+{
+    free(v->ids);
+    free(v->text);
+    mygpt_tokenizer_free(v->tok);
+}
+
 static unsigned char *unhex(const char *h, size_t *n)
 {
     size_t len = strlen(h) / 2;
@@ -41,8 +68,7 @@ static unsigned char *unhex(const char *h, size_t *n)
 Test(tokenizer, tricky_strings_match_tiktoken_and_round_trip)
 {
     mygpt_tokenizer *tok = tokenizer_or_skip();
-    golden_reader gold;
-    cr_assert_eq(golden_reader_open(&gold, "tokenizer.txt"), 0);
+    golden_reader gold = golden_reader_must_open("tokenizer.txt");
     char *line;
     int cases = 0;
     int64_t want[4096];
@@ -80,20 +106,15 @@ Test(tokenizer, tricky_strings_match_tiktoken_and_round_trip)
 
 Test(tokenizer, the_verdict_is_5145_tokens_as_tiktoken_gives_them)
 {
-    mygpt_tokenizer *tok = tokenizer_or_skip();
-    size_t tn;
-    char *text = read_text_or_skip("the-verdict.txt", &tn);
-    int64_t *ids;
-    size_t n;
-    mygpt_error err = {0};
-    cr_assert_eq(mygpt_encode(tok, text, tn, &ids, &n, &err), MYGPT_OK, "%s", err.message);
+    encoded_verdict v = encode_verdict_or_skip();
+    const int64_t *ids = v.ids;
+    const size_t n = v.n;
     cr_expect_eq(n, 5145);
     static const int64_t first20[20] = {40,  367, 2885, 1464, 1807,  3619, 402,  271,  10899, 2138,
                                         257, 7026, 15632, 438, 2016, 257,  922,  5891, 1576, 438};
     for (int i = 0; i < 20; i++)
         cr_expect_eq(ids[i], first20[i], "id %d", i);
-    golden_reader gold;
-    cr_assert_eq(golden_reader_open(&gold, "verdict_ids.txt"), 0);
+    golden_reader gold = golden_reader_must_open("verdict_ids.txt");
     char *line;
     cr_assert((line = golden_read(&gold)));
     int64_t *want = malloc(8192 * sizeof *want);
@@ -102,24 +123,20 @@ Test(tokenizer, the_verdict_is_5145_tokens_as_tiktoken_gives_them)
     cr_expect(n == nwant && memcmp(ids, want, n * sizeof *ids) == 0, "ids differ from tiktoken's");
     char *back;
     size_t bn;
-    cr_assert_eq(mygpt_decode(tok, ids, n, &back, &bn, &err), MYGPT_OK);
-    cr_expect(bn == tn && memcmp(back, text, tn) == 0, "the-verdict does not round-trip");
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_decode(v.tok, ids, n, &back, &bn, &err), MYGPT_OK, "%s", err.message);
+    cr_expect(bn == v.tn && memcmp(back, v.text, v.tn) == 0, "the-verdict does not round-trip");
     free(back);
     free(want);
     golden_reader_close(&gold);
-    free(ids);
-    free(text);
-    mygpt_tokenizer_free(tok);
+    encoded_verdict_free(&v);
 }
 
 Test(dataloader, document_003_windows_and_first_batch)
 {
-    mygpt_tokenizer *tok = tokenizer_or_skip();
-    size_t tn;
-    char *text = read_text_or_skip("the-verdict.txt", &tn);
-    int64_t *ids;
-    size_t n;
-    cr_assert_eq(mygpt_encode(tok, text, tn, &ids, &n, NULL), MYGPT_OK);
+    encoded_verdict v = encode_verdict_or_skip();
+    const int64_t *ids = v.ids;
+    const size_t n = v.n;
     mygpt_dataloader dl;
     cr_assert_eq(mygpt_dataloader_init(&dl, ids, n, 8, 4, 4, NULL), MYGPT_OK);
     cr_expect_eq(dl.num_windows, 1286);
@@ -137,9 +154,7 @@ Test(dataloader, document_003_windows_and_first_batch)
     mygpt_error err = {0};
     cr_expect_eq(mygpt_dataloader_batch(&dl, 160, in, tg, &err), MYGPT_ERANGE);
     cr_expect_eq(mygpt_dataloader_init(&dl, ids, n, 0, 4, 4, &err), MYGPT_EINVAL);
-    free(ids);
-    free(text);
-    mygpt_tokenizer_free(tok);
+    encoded_verdict_free(&v);
 }
 
 Test(dataloader, window_arithmetic_without_a_vocabulary)

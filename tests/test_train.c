@@ -16,13 +16,6 @@
 #include "model/params.h"
 #include "base/parallel.h"
 
-static float unhex32(const char *h)
-{
-    float f;
-    cr_assert_eq(golden_parse_f32(h, &f, 1), 1, "bad hex '%s'", h);
-    return f;
-}
-
 static int same_bits(float a, float b)
 {
     return memcmp(&a, &b, sizeof a) == 0;
@@ -40,18 +33,15 @@ static float *f32_line(const char *line, size_t n)
 
 Test(train_loss, cross_entropy_and_its_gradient_are_pytorchs_bits)
 {
-    FILE *f = golden_open("loss.txt");
-    cr_assert_not_null(f);
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader gold = golden_reader_must_open("loss.txt");
+    char *line;
     int cases = 0;
     size_t N = 0;
     int V = 0;
     float *x = NULL, *logp = NULL, *dx = NULL;
     int64_t *y = NULL;
     float loss = 0;
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&gold))) {
         if (sscanf(line, "case %zu %d", &N, &V) == 2) {
             free(x); free(logp); free(dx); free(y);
             x = NULL;
@@ -65,7 +55,7 @@ Test(train_loss, cross_entropy_and_its_gradient_are_pytorchs_bits)
         } else if (strncmp(line, "loss ", 5) == 0) {
             mygpt_error err = {0};
             cr_assert_eq(mygpt_cross_entropy_forward(&loss, logp, x, y, N, V, &err), MYGPT_OK, "%s", err.message);
-            const float want = unhex32(line + 5);
+            const float want = golden_unhex32(line + 5);
             cr_expect(same_bits(loss, want), "N=%zu V=%d: loss %.9g, PyTorch %.9g", N, V, loss, want);
         } else if (strncmp(line, "dlogits ", 8) == 0) {
             float *want = f32_line(line + 8, N * V);
@@ -79,8 +69,8 @@ Test(train_loss, cross_entropy_and_its_gradient_are_pytorchs_bits)
             cases++;
         }
     }
-    free(line); free(x); free(logp); free(dx); free(y);
-    fclose(f);
+    free(x); free(logp); free(dx); free(y);
+    golden_reader_close(&gold);
     cr_expect_geq(cases, 12);
 }
 
@@ -129,18 +119,15 @@ typedef struct grad_case {
 
 Test(train_grads, every_gradient_within_1e5_of_autograd, .timeout = 300)
 {
-    FILE *f = golden_open("grads.txt");
-    cr_assert_not_null(f);
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader gold = golden_reader_must_open("grads.txt");
+    char *line;
     grad_case c = {0};
     mygpt_gpt *g = NULL;
     mygpt_trainer *tr = NULL;
     int tensor = 0, configs = 0;
     size_t covered = 0;
     double worst = 0;
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&gold))) {
         unsigned long long seed;
         if (sscanf(line, "config %llu %d %d %d %d %d %d %d", &seed, &c.cfg.vocab_size, &c.cfg.embed_dim,
                    &c.cfg.num_heads, &c.cfg.num_layers, &c.cfg.max_seq_len, &c.B, &c.T) == 8) {
@@ -161,39 +148,15 @@ Test(train_grads, every_gradient_within_1e5_of_autograd, .timeout = 300)
             cr_assert_eq(mygpt_trainer_forward(tr, c.ids, c.targets, c.B, c.T, &loss, &err), MYGPT_OK,
                          "%s", err.message);
             cr_assert_eq(mygpt_trainer_backward(tr, &err), MYGPT_OK, "%s", err.message);
-            const float want = unhex32(line + 5);
+            const float want = golden_unhex32(line + 5);
             cr_expect_leq(fabs(loss - want), 1e-5 * fmax(1, fabs(want)), "config %d: loss %.8g vs %.8g",
                           configs, loss, want);
             covered = 0;
         } else if (strncmp(line, "grad ", 5) == 0) {
-            char name[16], maxhex[16];
-            size_t n;
-            int used;
-            cr_assert_eq(sscanf(line + 5, "%15s %zu %15s %n", name, &n, maxhex, &used), 3);
-            size_t off, numel;
-            cr_assert(golden_param_span(&c.cfg, name, &off, &numel), "unknown tensor %s", name);
-            cr_assert_eq(n, numel, "config %d %s: numel", configs, name);
-            const float *grad = tr->grads_memory + off;
+            char name[16];
+            size_t numel;
+            const double tensor_worst = golden_span_worst(&c.cfg, tr->grads_memory, line + 5, name, &numel);
             covered += numel;
-            const double scale = fmax(1.0, fabs(unhex32(maxhex)));
-            const char *p = line + 5 + used;
-            int entries = 0;
-            double tensor_worst = 0;
-            while (*p) {
-                size_t idx;
-                char hex[16];
-                int k;
-                if (sscanf(p, "%zu:%8s%n", &idx, hex, &k) != 2)
-                    break;
-                p += k;
-                while (*p == ' ')
-                    p++;
-                cr_assert_lt(idx, n);
-                const double d = fabs((double)grad[idx] - unhex32(hex)) / scale;
-                tensor_worst = fmax(tensor_worst, d);
-                entries++;
-            }
-            cr_assert_gt(entries, 0);
             cr_expect_leq(tensor_worst, 1e-5, "config %d (V=%d C=%d h=%d L=%d B=%d T=%d) %s: |dg| %.3g x max(1, max|g|)",
                           configs, c.cfg.vocab_size, c.cfg.embed_dim, c.cfg.num_heads,
                           c.cfg.num_layers, c.B, c.T, name, tensor_worst);
@@ -210,8 +173,7 @@ Test(train_grads, every_gradient_within_1e5_of_autograd, .timeout = 300)
             configs++;
         }
     }
-    free(line);
-    fclose(f);
+    golden_reader_close(&gold);
     cr_expect_geq(configs, 12);
     cr_log_info("worst gradient difference from autograd: %.3g x max(1, max|g|)", worst);
 }
@@ -295,6 +257,21 @@ Test(train_grads, a_smaller_batch_in_kept_buffers_gives_a_fresh_trainers_bits)
 
 /* ---- finite differences in double precision ----------------------------------------- */
 
+/* h = LayerNorm(x) (T, C) with gamma and beta, in double: the mean, then the biased
+ * variance, eps 1e-5 */
+static void layernorm_double(double *h, const double *x, const double *gamma, const double *beta, int T, int C)
+{
+    for (int t = 0; t < T; t++) {
+        double m = 0, s = 0;
+        for (int c = 0; c < C; c++)
+            m += x[t * C + c] / C;
+        for (int c = 0; c < C; c++)
+            s += (x[t * C + c] - m) * (x[t * C + c] - m) / C;
+        for (int c = 0; c < C; c++)
+            h[t * C + c] = (x[t * C + c] - m) / sqrt(s + 1e-5) * gamma[c] + beta[c];
+    }
+}
+
 /* The model of model-spec.md in double, plainly: the loss for parameters p (mygpt's
  * layout), so central differences of it check mygpt's float32 gradients without
  * PyTorch. */
@@ -320,16 +297,10 @@ static double loss_double(const mygpt_gpt *g, const double *p, const int64_t *id
             for (int c = 0; c < C; c++)
                 x[t * C + c] = wte[ids[b * T + t] * C + c] + wpe[t * C + c];
         for (int l = 0; l <= L; l++) {
-            const double *gam = l < L ? w[MYGPT_PARAM_ln1w] + l * C : w[MYGPT_PARAM_lnfw], *bet = l < L ? w[MYGPT_PARAM_ln1b] + l * C : w[MYGPT_PARAM_lnfb];
-            for (int t = 0; t < T; t++) { // h = LN1(x) (or LN_f for l == L)
-                double m = 0, s = 0;
-                for (int c = 0; c < C; c++)
-                    m += x[t * C + c] / C;
-                for (int c = 0; c < C; c++)
-                    s += (x[t * C + c] - m) * (x[t * C + c] - m) / C;
-                for (int c = 0; c < C; c++)
-                    h[t * C + c] = (x[t * C + c] - m) / sqrt(s + 1e-5) * gam[c] + bet[c];
-            }
+            if (l < L) // h = LN1(x), or LN_f(x) after the last block
+                layernorm_double(h, x, w[MYGPT_PARAM_ln1w] + l * C, w[MYGPT_PARAM_ln1b] + l * C, T, C);
+            else
+                layernorm_double(h, x, w[MYGPT_PARAM_lnfw], w[MYGPT_PARAM_lnfb], T, C);
             if (l == L)
                 break;
             const size_t lcc = (size_t)l * C * C;
@@ -369,16 +340,7 @@ static double loss_double(const mygpt_gpt *g, const double *p, const int64_t *id
                         s += y[t * C + c] * w[MYGPT_PARAM_wo][lcc + o * C + c];
                     x[t * C + o] += s;
                 }
-            const double *g2 = w[MYGPT_PARAM_ln2w] + l * C, *b2 = w[MYGPT_PARAM_ln2b] + l * C;
-            for (int t = 0; t < T; t++) {
-                double m = 0, s = 0;
-                for (int c = 0; c < C; c++)
-                    m += x[t * C + c] / C;
-                for (int c = 0; c < C; c++)
-                    s += (x[t * C + c] - m) * (x[t * C + c] - m) / C;
-                for (int c = 0; c < C; c++)
-                    h[t * C + c] = (x[t * C + c] - m) / sqrt(s + 1e-5) * g2[c] + b2[c];
-            }
+            layernorm_double(h, x, w[MYGPT_PARAM_ln2w] + l * C, w[MYGPT_PARAM_ln2b] + l * C, T, C);
             for (int t = 0; t < T; t++)
                 for (int o = 0; o < 4 * C; o++) {
                     double s = w[MYGPT_PARAM_fc1b][(size_t)l * 4 * C + o];
@@ -456,17 +418,14 @@ Test(train_grads, finite_differences_in_double_agree)
 
 Test(train_optim, sgd_and_adamw_updates_are_pytorchs_bits)
 {
-    FILE *f = golden_open("optim.txt");
-    cr_assert_not_null(f);
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader gold = golden_reader_must_open("optim.txt");
+    char *line;
     mygpt_optimizer opt = {0};
     float *params = NULL;
     size_t n = 0;
     int cases = 0, steps = 0;
     char kind[16];
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&gold))) {
         double lr, mom, damp, wd, b1, b2, eps;
         int nesterov;
         if (sscanf(line, "case %15s %lf %lf %lf %lf %d %lf %lf %lf", kind, &lr, &mom, &damp, &wd,
@@ -511,8 +470,7 @@ Test(train_optim, sgd_and_adamw_updates_are_pytorchs_bits)
             cases++;
         }
     }
-    free(line);
-    fclose(f);
+    golden_reader_close(&gold);
     cr_expect_geq(cases, 12);
     cr_expect_eq(steps, 3 * cases);
 }
@@ -586,18 +544,15 @@ Test(train_optim, a_step_says_whether_it_left_a_value_that_is_not_finite)
 
 Test(train_curves, thirty_steps_of_sgd_and_adamw_follow_pytorch, .timeout = 300)
 {
-    FILE *f = golden_open("curves.txt");
-    cr_assert_not_null(f);
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
+    golden_reader gold = golden_reader_must_open("curves.txt");
+    char *line;
     char optname[16];
     double lr, wd;
     unsigned long long seed;
     mygpt_config cfg = {0};
     int B = 0, T = 0, curves = 0;
     int64_t *ids = NULL, *tg = NULL;
-    while (golden_next_line(f, &line, &cap, &lineno) >= 0) {
+    while ((line = golden_read(&gold))) {
         if (sscanf(line, "curve %15s %lf %lf %llu %d %d %d %d %d %d %d", optname, &lr, &wd, &seed,
                    &cfg.vocab_size, &cfg.embed_dim, &cfg.num_heads, &cfg.num_layers,
                    &cfg.max_seq_len, &B, &T) == 11) {
@@ -645,8 +600,7 @@ Test(train_curves, thirty_steps_of_sgd_and_adamw_follow_pytorch, .timeout = 300)
             curves++;
         }
     }
-    free(line);
-    fclose(f);
+    golden_reader_close(&gold);
     cr_expect_eq(curves, 6);
 }
 

@@ -726,24 +726,12 @@ torch.Size([4, 256])
 torch.Size([8, 4, 256])
 """)
 def ch61(seed):
-    from torch.utils.data import DataLoader, Dataset
+    from torch.utils.data import DataLoader
+    from reference_train import GPTDatasetV1
     # tiktoken's ids of the-verdict (tests/golden/verdict_ids.txt, from npm tiktoken:
     # Python's tiktoken is not a Debian package)
     with open(os.path.join(ROOT, "tests", "golden", "verdict_ids.txt")) as f:
         token_ids = [int(x) for x in [ln for ln in f if not ln.startswith("#")][0].split()]
-
-    class GPTDatasetV1(Dataset):
-        def __init__(self, token_ids, max_length, stride):
-            self.input_ids, self.target_ids = [], []
-            for i in range(0, len(token_ids) - max_length, stride):
-                self.input_ids.append(torch.tensor(token_ids[i:i + max_length]))
-                self.target_ids.append(torch.tensor(token_ids[i + 1:i + max_length + 1]))
-
-        def __len__(self):
-            return len(self.input_ids)
-
-        def __getitem__(self, idx):
-            return self.input_ids[idx], self.target_ids[idx]
 
     torch.manual_seed(seed)
     max_length, output_dim, vocab_size = 4, 256, 50257

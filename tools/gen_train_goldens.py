@@ -39,6 +39,7 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from reference_gpt import GPT, stacked_parameters  # noqa: E402
+from reference_train import sample_next  # noqa: E402
 
 GOLDEN = os.path.join(HERE, "..", "tests", "golden")
 
@@ -229,19 +230,7 @@ def gen_sampling(rnd):
             logits0 = (logits0 * 2).round() / 2
 
         def step(_):
-            logits = logits0.clone()
-            if top_k:
-                v = torch.topk(logits, top_k).values[:, -1:]
-                logits = torch.where(logits < v, torch.tensor(float("-inf")), logits)
-            if temp > 0:
-                probs = torch.softmax(logits / temp, dim=-1)
-                if top_p:
-                    sp, si = torch.sort(probs, descending=True)
-                    cum = torch.cumsum(sp, dim=-1)
-                    sp[cum - sp > top_p] = 0.0
-                    probs = torch.zeros_like(probs).scatter(-1, si, sp)
-                return torch.multinomial(probs, 1).item()
-            return torch.argmax(logits, dim=-1).item()
+            return sample_next(logits0, temp, top_k, top_p).item()
         draws = 2000 if V < 50257 else 300
         toks = sample_chain(None, seed, draws, step)
         lines.append("sampler %d %r %d %r %d %d" % (seed, temp, top_k, top_p, V, draws))

@@ -42,16 +42,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from reference_llms import GPTModel  # noqa: E402
 from reference_train import create_dataloader_v1, decode, encode, generate  # noqa: E402
-from reference_book_ch5 import calc_loss_batch, calc_loss_loader  # noqa: E402  (chapter 5 defines them)
-
-
-def evaluate_model(model, train_loader, val_loader, eval_iter):
-    model.eval()
-    with torch.no_grad():
-        train_loss = calc_loss_loader(train_loader, model, eval_iter)
-        val_loss = calc_loss_loader(val_loader, model, eval_iter)
-    model.train()
-    return train_loss, val_loss
+from reference_book_ch5 import calc_loss_batch, evaluate_model  # noqa: E402  (chapter 5 defines them)
 
 
 def generate_and_print_sample(model, prompt, n):

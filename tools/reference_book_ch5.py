@@ -32,6 +32,10 @@ def calc_loss_batch(x, y, model):
 
 
 def calc_loss_loader(loader, model, num_batches):
+    """The book's calc_loss_loader: the mean loss of the first num_batches batches; nan for an empty
+    loader (chapter 7's previous_chapters.py)."""
+    if len(loader) == 0:
+        return float("nan")
     total = 0.0
     num_batches = min(num_batches, len(loader))
     for i, (x, y) in enumerate(loader):
@@ -40,6 +44,46 @@ def calc_loss_loader(loader, model, num_batches):
         else:
             break
     return total / num_batches
+
+
+def evaluate_model(model, train_loader, val_loader, eval_iter, loss_loader=calc_loss_loader):
+    """The book's evaluate_model: the mean losses of eval_iter batches of each loader, in eval mode."""
+    model.eval()
+    with torch.no_grad():
+        train_loss = loss_loader(train_loader, model, eval_iter)
+        val_loss = loss_loader(val_loader, model, eval_iter)
+    model.train()
+    return train_loss, val_loss
+
+
+def generate_and_print_sample(model, sample, say=print):
+    """The book's generate_and_print_sample: say(sample()), its newlines as spaces, in eval mode."""
+    model.eval()
+    say(sample().replace("\n", " "))
+    model.train()
+
+
+def train_model_simple(model, train_loader, optimizer, num_epochs, eval_freq, evaluate, after_epoch, say=print,
+                       on_step=None, loss_batch=calc_loss_batch):
+    """The book's training loop (train_model_simple, section 5.2; chapter 6's train_classifier_simple is the
+    same loop): num_epochs passes over train_loader, one optimizer step on loss_batch a batch, then
+    on_step(global_step, x, y, loss) when given; every eval_freq steps the training and validation losses of
+    evaluate(), said as the book prints them; after_epoch() at the end of each epoch."""
+    global_step = -1
+    for epoch in range(num_epochs):
+        model.train()
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            loss = loss_batch(x, y, model)
+            loss.backward()
+            optimizer.step()
+            global_step += 1
+            if on_step is not None:
+                on_step(global_step, x, y, loss)
+            if global_step % eval_freq == 0:
+                tl, vl = evaluate()
+                say(f"Ep {epoch + 1} (Step {global_step:06d}): Train loss {tl:.3f}, Val loss {vl:.3f}")
+        after_epoch()
 
 
 def main():
@@ -80,27 +124,17 @@ def main():
     optimizer = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=a.weight_decay)
     prompt = torch.tensor([encode(a.sample_prompt)])
     t0 = time.time()
-    global_step = -1
-    for epoch in range(a.epochs):  # train_model_simple
-        model.train()
-        for x, y in train_loader:
-            optimizer.zero_grad()
-            loss = calc_loss_batch(x, y, model)
-            loss.backward()
-            optimizer.step()
-            global_step += 1
-            if global_step % a.eval_every == 0:
-                model.eval()
-                with torch.no_grad():
-                    tl = calc_loss_loader(train_loader, model, a.eval_batches)
-                    vl = calc_loss_loader(val_loader, model, a.eval_batches)
-                model.train()
-                print(f"Ep {epoch + 1} (Step {global_step:06d}): Train loss {tl:.3f}, Val loss {vl:.3f}", flush=True)
-        model.eval()  # generate_and_print_sample
+
+    def sample():
         with torch.no_grad():
-            ids = generate(model, prompt, a.sample_tokens, model.pos_emb.weight.shape[0])
-        print(decode(ids[0].tolist()).replace("\n", " "), flush=True)
-        model.train()
+            return decode(generate(model, prompt, a.sample_tokens, model.pos_emb.weight.shape[0])[0].tolist())
+
+    def say(line):
+        print(line, flush=True)
+
+    train_model_simple(model, train_loader, optimizer, a.epochs, a.eval_every,
+                       lambda: evaluate_model(model, train_loader, val_loader, a.eval_batches),
+                       lambda: generate_and_print_sample(model, sample, say), say=say)
     print("training took %.1f s" % (time.time() - t0), file=sys.stderr)
     if a.sample_after:  # section 5.3: model.eval(), greedy, then temperature and top-k
         model.eval()

@@ -138,19 +138,10 @@ def classifier_head(C, num_classes, tied, V=50257, NH=4, L=2, ctx=64):
     every parameter, torch.manual_seed(123), the new out_head, then unfreeze the last block,
     the final LayerNorm and the head. Returns the head and the trainable / total counts."""
     sys.path.insert(0, HERE)
-    from reference_llms import GPTModel
+    from reference_llms import GPTModel, classification_head
     torch.manual_seed(123)
-    model = GPTModel(dict(vocab_size=V, context_length=ctx, emb_dim=C, n_heads=NH, n_layers=L, drop_rate=0.0,
-                          qkv_bias=tied), tied=tied)
-    for param in model.parameters():
-        param.requires_grad = False
-    torch.manual_seed(123)
-    model.out_head = torch.nn.Linear(in_features=C, out_features=num_classes)
-    model.tied = False
-    for param in model.trf_blocks[-1].parameters():
-        param.requires_grad = True
-    for param in model.final_norm.parameters():
-        param.requires_grad = True
+    model = classification_head(GPTModel(dict(vocab_size=V, context_length=ctx, emb_dim=C, n_heads=NH, n_layers=L,
+                                              drop_rate=0.0, qkv_bias=tied), tied=tied), num_classes)
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     return model.out_head, trainable, sum(p.numel() for p in model.parameters())
 
@@ -234,6 +225,16 @@ def sampled(t, k=48):
     return " ".join("%d:%s" % (i, h32(flat[i].item())) for i in sampled_indices(t, k))
 
 
+def first_step_trace(model):
+    """The goldens' lines after a run's first backward: each trainable tensor's gradient (its mygpt name, size,
+    max |g| and sampled entries), then the names of the frozen ones (those without a gradient)."""
+    lines = ["grad %s %d %s %s" % (mygpt_name(name), p.numel(), h32(p.grad.abs().max().item()), sampled(p.grad))
+             for name, p in model.named_parameters() if p.requires_grad]
+    lines.append("frozen " + " ".join(mygpt_name(name) for name, p in model.named_parameters()
+                                      if not p.requires_grad and p.grad is None))
+    return lines
+
+
 # The fine-tuning configurations: (model seed, tied (gpt2) or the book's GPTModel, qkv_bias, C, heads, layers,
 # context, B, T, num_classes, lr, AdamW steps, LoRA rank, LoRA alpha); vocab 50257 throughout. Rank 0: chapter
 # 6's freezing; a rank: appendix E's (everything frozen, every Linear wrapped, A drawn after
@@ -309,20 +310,10 @@ def classify_model(seed, tied, qkv, C, NH, L, ctx, n, V=50257):
     """The book's section 6.5: the model from its seed, every parameter frozen, torch.manual_seed(123)
     and the new out_head, then the last block and final_norm unfrozen."""
     sys.path.insert(0, HERE)
-    from reference_llms import GPTModel
+    from reference_llms import GPTModel, classification_head
     torch.manual_seed(seed)
-    model = GPTModel(dict(vocab_size=V, context_length=ctx, emb_dim=C, n_heads=NH, n_layers=L, drop_rate=0.0,
-                          qkv_bias=qkv), tied=tied)
-    for param in model.parameters():
-        param.requires_grad = False
-    torch.manual_seed(123)
-    model.out_head = torch.nn.Linear(in_features=C, out_features=n)
-    model.tied = False
-    for param in model.trf_blocks[-1].parameters():
-        param.requires_grad = True
-    for param in model.final_norm.parameters():
-        param.requires_grad = True
-    return model
+    return classification_head(GPTModel(dict(vocab_size=V, context_length=ctx, emb_dim=C, n_heads=NH, n_layers=L,
+                                             drop_rate=0.0, qkv_bias=qkv), tied=tied), n)
 
 
 def calc_loss_batch(input_batch, target_batch, model):
@@ -388,12 +379,7 @@ def classify_golden(out):
             loss = calc_loss_batch(x, y, model)
             loss.backward()
             if step == 0:
-                for name, p in model.named_parameters():
-                    if p.requires_grad:
-                        lines.append("grad %s %d %s %s" % (mygpt_name(name), p.numel(),
-                                                           h32(p.grad.abs().max().item()), sampled(p.grad)))
-                lines.append("frozen " + " ".join(mygpt_name(name) for name, p in model.named_parameters()
-                                                  if not p.requires_grad and p.grad is None))
+                lines += first_step_trace(model)
             lines.append("step %d %s" % (step, h32(loss.item())))
             optimizer.step()
         optimizer = torch.optim.AdamW(twin.parameters(), lr=lr, weight_decay=0.1)
@@ -446,60 +432,50 @@ def calc_loss_loader(data_loader, model, num_batches=None):
     return total_loss / num_batches
 
 
-def evaluate_model(model, train_loader, val_loader, eval_iter):
-    model.eval()
-    with torch.no_grad():
-        train_loss = calc_loss_loader(train_loader, model, num_batches=eval_iter)
-        val_loss = calc_loss_loader(val_loader, model, num_batches=eval_iter)
-    model.train()
-    return train_loss, val_loss
-
-
 def train_classifier_simple(model, train_loader, val_loader, optimizer, num_epochs, eval_freq, eval_iter):
-    """The book's loop (without its unused tokenizer argument)."""
-    examples_seen, global_step = 0, -1
-    for epoch in range(num_epochs):
-        model.train()
-        for input_batch, target_batch in train_loader:
-            optimizer.zero_grad()
-            loss = calc_loss_batch(input_batch, target_batch, model)
-            loss.backward()
-            optimizer.step()
-            examples_seen += input_batch.shape[0]
-            global_step += 1
-            if global_step % eval_freq == 0:
-                train_loss, val_loss = evaluate_model(model, train_loader, val_loader, eval_iter)
-                print(f"Ep {epoch+1} (Step {global_step:06d}): "
-                      f"Train loss {train_loss:.3f}, Val loss {val_loss:.3f}")
+    """The book's loop (without its unused tokenizer argument): chapter 5's train_model_simple on the
+    classification loss, the accuracies of eval_iter batches of each loader after every epoch. Returns the
+    examples seen."""
+    from reference_book_ch5 import evaluate_model, train_model_simple
+    examples_seen = [0]
+
+    def count(global_step, x, y, loss):
+        examples_seen[0] += x.shape[0]
+
+    def accuracies():
         train_accuracy = calc_accuracy_loader(train_loader, model, num_batches=eval_iter)
         val_accuracy = calc_accuracy_loader(val_loader, model, num_batches=eval_iter)
         print(f"Training accuracy: {train_accuracy*100:.2f}% | ", end="")
         print(f"Validation accuracy: {val_accuracy*100:.2f}%")
-    return examples_seen
+
+    train_model_simple(model, train_loader, optimizer, num_epochs, eval_freq,
+                       lambda: evaluate_model(model, train_loader, val_loader, eval_iter, calc_loss_loader),
+                       accuracies, on_step=count, loss_batch=calc_loss_batch)
+    return examples_seen[0]
 
 
-def train(data, smoke):
-    """gpt_class_finetune.py --test_mode (its GPTModel: vocabulary 50257, context 120, width 12, one
-    block of 2 heads, no qkv bias, no dropout), with the chapter's sections 6.6 (accuracies of 10
-    batches, losses of 5, before fine-tuning) and 6.7 (the final accuracies over whole loaders)
-    around its train_classifier_simple; --smoke: one epoch instead of five."""
+def test_mode_model(data):
+    """gpt_class_finetune.py --test_mode's start: the datasets, their loaders after torch.manual_seed(123),
+    and its GPTModel (vocabulary 50257, context 120, width 12, one block of 2 heads, no qkv bias, no
+    dropout) in eval mode. Returns the (train, validation, test) loaders and the model."""
     sys.path.insert(0, HERE)
     from reference_llms import GPTModel
     train_ds, val_ds, test_ds = datasets(data, None)
     torch.manual_seed(123)
-    train_loader, val_loader, test_loader = loaders(train_ds, val_ds, test_ds)
-    cfg = dict(vocab_size=50257, context_length=120, drop_rate=0.0, qkv_bias=False, emb_dim=12, n_layers=1,
-               n_heads=2)
-    model = GPTModel(cfg)
+    loaders3 = loaders(train_ds, val_ds, test_ds)
+    model = GPTModel(dict(vocab_size=50257, context_length=120, drop_rate=0.0, qkv_bias=False, emb_dim=12,
+                          n_layers=1, n_heads=2))
     model.eval()
-    for param in model.parameters():
-        param.requires_grad = False
-    torch.manual_seed(123)
-    model.out_head = torch.nn.Linear(in_features=cfg["emb_dim"], out_features=2)
-    for param in model.trf_blocks[-1].parameters():
-        param.requires_grad = True
-    for param in model.final_norm.parameters():
-        param.requires_grad = True
+    return loaders3, model
+
+
+def train(data, smoke):
+    """gpt_class_finetune.py --test_mode (test_mode_model), with the chapter's sections 6.6 (accuracies
+    of 10 batches, losses of 5, before fine-tuning) and 6.7 (the final accuracies over whole loaders)
+    around its train_classifier_simple; --smoke: one epoch instead of five."""
+    (train_loader, val_loader, test_loader), model = test_mode_model(data)
+    from reference_llms import classification_head
+    classification_head(model, 2)
     print("Trainable parameters: %d of %d" % (sum(p.numel() for p in model.parameters() if p.requires_grad),
                                               sum(p.numel() for p in model.parameters())))
     torch.manual_seed(123)  # 6.6: the shuffling of the training loader
@@ -558,15 +534,9 @@ def lora(data, smoke):
     del big
     print()
     print("The --test_mode model:")
-    train_ds, val_ds, test_ds = datasets(data, None)
+    (train_loader, val_loader, test_loader), model = test_mode_model(data)
     torch.manual_seed(123)
-    train_loader, val_loader, test_loader = loaders(train_ds, val_ds, test_ds)
-    cfg = dict(vocab_size=50257, context_length=120, drop_rate=0.0, qkv_bias=False, emb_dim=12, n_layers=1,
-               n_heads=2)
-    model = GPTModel(cfg)
-    model.eval()
-    torch.manual_seed(123)
-    model.out_head = torch.nn.Linear(in_features=cfg["emb_dim"], out_features=2)
+    model.out_head = torch.nn.Linear(in_features=model.cfg["emb_dim"], out_features=2)
 
     def accuracies(num_batches):
         for name, loader in (("Training", train_loader), ("Validation", val_loader), ("Test", test_loader)):

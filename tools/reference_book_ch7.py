@@ -33,7 +33,9 @@ from torch.utils.data import DataLoader, Dataset
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from reference_book_ch6 import checksum, encode_all, mygpt_name, replace_linear_with_lora, sampled  # noqa: E402
+from reference_book_ch5 import (calc_loss_loader, evaluate_model, generate_and_print_sample,  # noqa: E402
+                                train_model_simple)
+from reference_book_ch6 import checksum, encode_all, first_step_trace, replace_linear_with_lora  # noqa: E402
 from gen_train_goldens import h32, hexes, stacked_grads  # noqa: E402
 from reference_gpt import GPT  # noqa: E402
 from reference_llms import GPTModel  # noqa: E402
@@ -286,24 +288,6 @@ def chapter(data_dir, seed):
     print(f"{len(test_loader)} test batches")
 
 
-def calc_loss_batch(x, y, model):
-    return F.cross_entropy(model(x).flatten(0, 1), y.flatten())
-
-
-def calc_loss_loader(loader, model, num_batches):
-    """The book's calc_loss_loader (chapter 7's previous_chapters.py): nan for an empty loader."""
-    if len(loader) == 0:
-        return float("nan")
-    num_batches = min(num_batches, len(loader))
-    total = 0.0
-    for i, (x, y) in enumerate(loader):
-        if i < num_batches:
-            total += calc_loss_batch(x, y, model).item()
-        else:
-            break
-    return total / num_batches
-
-
 def generate(model, idx, max_new_tokens, context_size, eos_id=None):
     """The book's generate, greedy (temperature 0, no top_k)."""
     for _ in range(max_new_tokens):
@@ -384,38 +368,21 @@ def finetune(data_dir, cfg, n_data=10, batch_size=8, lr=5e-5, epochs=2, eval_fre
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.1)
     start_context = format_input(val_data[0])
     torch.manual_seed(123)
-    global_step = -1
-    for epoch in range(epochs):  # train_model_simple
-        model.train()
-        for x, y in train_loader:
-            optimizer.zero_grad()
-            loss = calc_loss_batch(x, y, model)
-            loss.backward()
-            optimizer.step()
-            global_step += 1
-            if trace is not None:
-                trace.append("step %d %d %d %s %d %d" % (global_step, x.shape[0], x.shape[1], h32(loss.item()),
-                                                         checksum(x.flatten().tolist()),
-                                                         checksum(y.flatten().tolist())))
-            if trace is not None and global_step == 0:  # the gradients before the first update
-                for name, p in model.named_parameters():
-                    if p.requires_grad:
-                        trace.append("grad %s %d %s %s" % (mygpt_name(name), p.numel(),
-                                                           h32(p.grad.abs().max().item()), sampled(p.grad)))
-                trace.append("frozen " + " ".join(mygpt_name(name) for name, p in model.named_parameters()
-                                                  if not p.requires_grad and p.grad is None))
-            if global_step % eval_freq == 0:
-                model.eval()
-                with torch.no_grad():
-                    tl = calc_loss_loader(train_loader, model, eval_iter)
-                    vl = calc_loss_loader(val_loader, model, eval_iter)
-                model.train()
-                say(f"Ep {epoch + 1} (Step {global_step:06d}): Train loss {tl:.3f}, Val loss {vl:.3f}")
-        model.eval()  # generate_and_print_sample
+
+    def on_step(global_step, x, y, loss):  # the trace: each step, and the gradients before the first update
+        trace.append("step %d %d %d %s %d %d" % (global_step, x.shape[0], x.shape[1], h32(loss.item()),
+                                                 checksum(x.flatten().tolist()), checksum(y.flatten().tolist())))
+        if global_step == 0:
+            trace.extend(first_step_trace(model))
+
+    def sample():
         prompt = torch.tensor([encode_all([start_context])[0]])
-        ids = generate(model, prompt, sample_tokens, model.pos_emb.weight.shape[0])
-        say(decode(ids[0].tolist()).replace("\n", " "))
-        model.train()
+        return decode(generate(model, prompt, sample_tokens, model.pos_emb.weight.shape[0])[0].tolist())
+
+    train_model_simple(model, train_loader, optimizer, epochs, eval_freq,
+                       lambda: evaluate_model(model, train_loader, val_loader, eval_iter),
+                       lambda: generate_and_print_sample(model, sample, say), say=say,
+                       on_step=on_step if trace is not None else None)
     say(50 * "-")
     say("Generating responses")
     model.eval()

@@ -105,6 +105,22 @@ class GPTModel(nn.Module):
         return x @ self.tok_emb.weight.T if self.tied else self.out_head(x)
 
 
+def classification_head(model, num_classes):
+    """The book's section 6.5 on model: every parameter frozen, torch.manual_seed(123) and the new
+    out_head nn.Linear(emb_dim, num_classes) (an untied head, also on a tied GPT-2), then the last
+    block and final_norm unfrozen. Returns model."""
+    for param in model.parameters():
+        param.requires_grad = False
+    torch.manual_seed(123)
+    model.out_head = nn.Linear(in_features=model.cfg["emb_dim"], out_features=num_classes)
+    model.tied = False
+    for param in model.trf_blocks[-1].parameters():
+        param.requires_grad = True
+    for param in model.final_norm.parameters():
+        param.requires_grad = True
+    return model
+
+
 def gpt2(V, C, NH, L, ctx, drop_rate=0.0):
     return GPTModel(dict(vocab_size=V, context_length=ctx, emb_dim=C, n_heads=NH, n_layers=L,
                          drop_rate=drop_rate, qkv_bias=True), tied=True)

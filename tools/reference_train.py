@@ -112,24 +112,30 @@ def train(a, on_eval=None):
     return model
 
 
+def sample_next(logits, temperature=0.0, top_k=None, top_p=None):
+    """The next token of each row of logits (B, V) as generate draws it: the top_k largest kept, then
+    the softmax at temperature, then the smallest set of the likeliest tokens whose probability
+    reaches top_p, one torch.multinomial draw; the argmax at temperature 0. Returns (B, 1)."""
+    if top_k:
+        top_logits, _ = torch.topk(logits, top_k)
+        logits = torch.where(logits < top_logits[:, -1:], torch.tensor(float("-inf")), logits)
+    if temperature > 0.0:
+        probs = torch.softmax(logits / temperature, dim=-1)
+        if top_p:
+            sp, si = torch.sort(probs, descending=True)
+            cum = torch.cumsum(sp, dim=-1)
+            sp[cum - sp > top_p] = 0.0
+            probs = torch.zeros_like(probs).scatter(-1, si, sp)
+        return torch.multinomial(probs, num_samples=1)
+    return torch.argmax(logits, dim=-1, keepdim=True)
+
+
 def generate(model, idx, max_new, context_size, temperature=0.0, top_k=None, top_p=None, eos_id=None):
     """The tutorial's loop (LLMs-from-scratch chapter 5's generate, with top-p added)."""
     for _ in range(max_new):
         with torch.no_grad():
             logits = model(idx[:, -context_size:])[:, -1, :]
-        if top_k:
-            top_logits, _ = torch.topk(logits, top_k)
-            logits = torch.where(logits < top_logits[:, -1:], torch.tensor(float("-inf")), logits)
-        if temperature > 0.0:
-            probs = torch.softmax(logits / temperature, dim=-1)
-            if top_p:
-                sp, si = torch.sort(probs, descending=True)
-                cum = torch.cumsum(sp, dim=-1)
-                sp[cum - sp > top_p] = 0.0
-                probs = torch.zeros_like(probs).scatter(-1, si, sp)
-            nxt = torch.multinomial(probs, num_samples=1)
-        else:
-            nxt = torch.argmax(logits, dim=-1, keepdim=True)
+        nxt = sample_next(logits, temperature, top_k, top_p)
         if eos_id is not None and nxt.item() == eos_id:
             break
         idx = torch.cat((idx, nxt), dim=1)

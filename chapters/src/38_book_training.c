@@ -9,7 +9,6 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "book_train.h"
 #include "verdict.h"
@@ -48,10 +47,8 @@ int main(int argc, char **argv)
 
     // create_dataloader_v1(train_data, batch_size=2, max_length=256, stride=256, drop_last=True,
     // shuffle=True) and the validation loader (drop_last=False, shuffle=False)
-    mygpt_dataloader train = {0}, val = {0};
-    chapter_check(&ch, mygpt_dataloader_init(&train, v.train_ids, v.ntrain, B, T, T, &err), &err);
-    chapter_check(&ch, mygpt_dataloader_init(&val, v.val_ids, v.nval, B, T, T, &err), &err);
-    mygpt_dataloader_set_drop_last(&val, 0);
+    book_data d;
+    book_data_init(&ch, &v, B, T, &d);
 
     // torch.manual_seed(123); model = GPTModel(...); optimizer = AdamW(lr=0.0004, weight_decay=0.1)
     mygpt_rng rng = {0};
@@ -67,37 +64,28 @@ int main(int argc, char **argv)
 
     // train_model_simple(..., num_epochs=10, eval_freq=5, eval_iter=5,
     //                    start_context="Every effort moves you", tokenizer=tokenizer)
-    const char *start = "Every effort moves you";
-    int64_t *prompt;
-    size_t np;
-    chapter_check(&ch, mygpt_encode(v.tok, start, strlen(start), &prompt, &np, &err), &err);
     const book_run run = {.epochs = ch.smoke ? 1 : 10, .eval_every = 5, .eval_batches = 5, .tok = v.tok,
-                          .prompt = prompt, .n_prompt = np, .sample_tokens = ch.smoke ? 5 : 50,
+                          .prompt = d.prompt, .n_prompt = d.n_prompt, .sample_tokens = ch.smoke ? 5 : 50,
                           .progress = stderr}; // how far, and how long is left
-    int64_t *x = chapter_alloc(&ch, B * T, sizeof *x), *y = chapter_alloc(&ch, B * T, sizeof *y);
     long steps;
-    chapter_check(&ch, book_train(stdout, tr, &opt, &train, &val, &rng, &run, x, y, &steps, &err), &err);
+    chapter_check(&ch, book_train(stdout, tr, &opt, &d.train, &d.val, &rng, &run, d.x, d.y, &steps, &err), &err);
     mygpt_trainer_free(tr);
 
     // model.eval(); generate_text_simple(..., max_new_tokens=25, context_size=256)
     int64_t out[64];
     int nout;
     const mygpt_generation greedy = {.max_new = ch.smoke ? 3 : 25, .sampling = {0}, .eos = -1, .use_cache = 1};
-    chapter_check(&ch, mygpt_generate(g, NULL, prompt, (int)np, &greedy, out, &nout, &err), &err);
+    chapter_check(&ch, mygpt_generate(g, NULL, d.prompt, (int)d.n_prompt, &greedy, out, &nout, &err), &err);
     output_text(&ch, v.tok, out, nout);
     // torch.manual_seed(123); generate(..., max_new_tokens=15, top_k=25, temperature=1.4)
     mygpt_rng_seed(&rng, 123);
     const mygpt_generation sampled = {.max_new = ch.smoke ? 3 : 15, .sampling = {.temperature = 1.4, .top_k = 25},
                                       .eos = -1, .use_cache = 1};
-    chapter_check(&ch, mygpt_generate(g, &rng, prompt, (int)np, &sampled, out, &nout, &err), &err);
+    chapter_check(&ch, mygpt_generate(g, &rng, d.prompt, (int)d.n_prompt, &sampled, out, &nout, &err), &err);
     output_text(&ch, v.tok, out, nout);
 
     mygpt_optimizer_free(&opt);
-    mygpt_dataloader_free(&train);
-    mygpt_dataloader_free(&val);
-    free(prompt);
-    free(x);
-    free(y);
+    book_data_free(&d);
     mygpt_gpt_free(g);
     verdict_free(&v);
     return 0;

@@ -14,7 +14,6 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "book_train.h"
 #include "verdict.h"
@@ -51,24 +50,21 @@ int main(int argc, char **argv)
     const long n_epochs = ch.smoke ? 1 : 15;
 
     // torch.manual_seed(123); create_dataloader_v1(...) as in chapter 5 (they draw nothing yet)
-    mygpt_dataloader train = {0}, val = {0};
-    chapter_check(&ch, mygpt_dataloader_init(&train, v.train_ids, v.ntrain, B, T, T, &err), &err);
-    chapter_check(&ch, mygpt_dataloader_init(&val, v.val_ids, v.nval, B, T, T, &err), &err);
-    mygpt_dataloader_set_drop_last(&val, 0);
+    book_data d;
+    book_data_init(&ch, &v, B, T, &d);
     mygpt_rng rng = {0};
     mygpt_rng_seed(&rng, 123);
 
     // D.1: total_steps = len(train_loader) * n_epochs; warmup_steps = int(0.2 * total_steps)
-    const long total_steps = (long)train.num_batches * n_epochs;
+    const long total_steps = (long)d.train.num_batches * n_epochs;
     const long warmup_steps = (long)(0.2 * (double)total_steps);
     printf("%ld\n", warmup_steps);
 
-    int64_t *x = chapter_alloc(&ch, B * T, sizeof *x), *y = chapter_alloc(&ch, B * T, sizeof *y);
     // D.1 and D.2 each loop over train_loader for n_epochs (drawing its shuffles, training
     // nothing); D.3 takes the last batch of D.2's loop
     for (long e = 0; e < 2 * n_epochs; e++)
-        chapter_check(&ch, mygpt_dataloader_epoch(&train, &rng, 1, &err), &err);
-    chapter_check(&ch, mygpt_dataloader_batch(&train, train.num_batches - 1, x, y, &err), &err);
+        chapter_check(&ch, mygpt_dataloader_epoch(&d.train, &rng, 1, &err), &err);
+    chapter_check(&ch, mygpt_dataloader_batch(&d.train, d.train.num_batches - 1, d.x, d.y, &err), &err);
     // D.3: torch.manual_seed(123); model = GPTModel(...); loss.backward(), in training mode
     mygpt_rng_seed(&rng, 123);
     mygpt_gpt *g;
@@ -77,7 +73,7 @@ int main(int argc, char **argv)
     chapter_check(&ch, mygpt_trainer_create(&tr, g, &err), &err);
     tr->dropout_rng = &rng;
     float loss;
-    chapter_check(&ch, mygpt_trainer_forward(tr, x, y, (int)B, (int)T, &loss, &err), &err);
+    chapter_check(&ch, mygpt_trainer_forward(tr, d.x, d.y, (int)B, (int)T, &loss, &err), &err);
     chapter_check(&ch, mygpt_trainer_backward(tr, &err), &err);
     print_highest_gradient(tr);
     chapter_check(&ch, mygpt_trainer_clip_grad_norm(tr, 1.0, NULL, &err), &err);
@@ -100,25 +96,17 @@ int main(int argc, char **argv)
     //             warmup_steps=warmup_steps, initial_lr=1e-5, min_lr=1e-5)
     const mygpt_lr_schedule schedule = {.peak = opt.lr, .initial = 1e-5, .min = 1e-5,
                                         .warmup_steps = warmup_steps, .total_steps = total_steps, .cosine = 1};
-    const char *start = "Every effort moves you";
-    int64_t *prompt;
-    size_t np;
-    chapter_check(&ch, mygpt_encode(v.tok, start, strlen(start), &prompt, &np, &err), &err);
     const book_run run = {.epochs = n_epochs, .eval_every = 5, .eval_batches = 1, .tok = v.tok,
-                          .prompt = prompt, .n_prompt = np, .sample_tokens = ch.smoke ? 5 : 50, .progress = stderr,
-                          .schedule = &schedule, .clip_norm = 1.0,
+                          .prompt = d.prompt, .n_prompt = d.n_prompt, .sample_tokens = ch.smoke ? 5 : 50,
+                          .progress = stderr, .schedule = &schedule, .clip_norm = 1.0,
                           // if global_step >= warmup_steps: clip (the printed book: > warmup_steps)
                           .clip_from = ch.book ? warmup_steps + 1 : warmup_steps, .step_word = "Iter"};
     long steps;
-    chapter_check(&ch, book_train(stdout, tr, &opt, &train, &val, &rng, &run, x, y, &steps, &err), &err);
+    chapter_check(&ch, book_train(stdout, tr, &opt, &d.train, &d.val, &rng, &run, d.x, d.y, &steps, &err), &err);
 
     mygpt_trainer_free(tr);
     mygpt_optimizer_free(&opt);
-    mygpt_dataloader_free(&train);
-    mygpt_dataloader_free(&val);
-    free(prompt);
-    free(x);
-    free(y);
+    book_data_free(&d);
     mygpt_gpt_free(g);
     verdict_free(&v);
     return 0;

@@ -160,3 +160,25 @@ const char *verdict_val_sentence(const verdict *v, size_t *len)
     *len = dot ? (size_t)(dot + 1 - start) : (size_t)(end - start);
     return start;
 }
+
+void book_data_init(const chapter *ch, const verdict *v, size_t B, size_t T, book_data *d)
+{
+    mygpt_error err = {0};
+    *d = (book_data){0};
+    chapter_check(ch, mygpt_dataloader_init(&d->train, v->train_ids, v->ntrain, B, T, T, &err), &err);
+    chapter_check(ch, mygpt_dataloader_init(&d->val, v->val_ids, v->nval, B, T, T, &err), &err);
+    mygpt_dataloader_set_drop_last(&d->val, 0);
+    const char *start = "Every effort moves you";
+    chapter_check(ch, mygpt_encode(v->tok, start, strlen(start), &d->prompt, &d->n_prompt, &err), &err);
+    d->x = chapter_alloc(ch, B * T, sizeof *d->x);
+    d->y = chapter_alloc(ch, B * T, sizeof *d->y);
+}
+
+void book_data_free(book_data *d)
+{
+    mygpt_dataloader_free(&d->train);
+    mygpt_dataloader_free(&d->val);
+    free(d->prompt);
+    free(d->x);
+    free(d->y);
+}

@@ -66,6 +66,20 @@ mygpt_gpt *verdict_model(const chapter *ch, verdict *v);
  * (chapter_apply_weights). */
 mygpt_gpt *verdict_load_model(const chapter *ch, verdict *v);
 
+/* What the book's chapter 5 and appendix D (chapters 38 and 40) train on: create_dataloader_v1's
+ * loaders of B windows of T tokens every T (train: shuffle, drop_last; val: in order, every
+ * batch), the start context "Every effort moves you" encoded, and one batch x, y (B, T). */
+typedef struct book_data {
+    mygpt_dataloader train, val;
+    int64_t *prompt;
+    size_t n_prompt;
+    int64_t *x, *y;
+} book_data;
+
+/* Builds d from v's ids and tokenizer; ends the program (chapter_check) on an error. */
+void book_data_init(const chapter *ch, const verdict *v, size_t B, size_t T, book_data *d);
+void book_data_free(book_data *d);
+
 /* The first sentence of the validation part's first whole paragraph (after its first
  * blank line, up to and including the next '.'), as bytes: *len of them at the returned
  * pointer, which lives as long as v. */
