@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+"""Run nanoGPT's own train.py (PyTorch 1.13, float32, CPU) on Tiny Shakespeare and keep its
+printed loss lines: the goldens `mygpt train --preset shakespeare-char` is compared with.
+
+    /usr/bin/python3 tools/reference_nanogpt.py --nanogpt NANOGPT_CHECKOUT \
+        --text corpus/tinyshakespeare.txt --out tests/golden/nanogpt/short.txt \
+        -- --max_iters=30 --lr_decay_iters=2000 --eval_interval=10 --eval_iters=2
+
+NANOGPT_CHECKOUT is a clone of karpathy/nanoGPT (model.py, train.py, configurator.py,
+config/, data/shakespeare_char/prepare.py are used unchanged). The script copies them into a
+temporary folder, runs prepare.py there on TEXT (it then downloads nothing), and runs
+
+    train.py config/train_shakespeare_char.py  <README's CPU command>  --dtype=float32  <extra>
+
+where the README's CPU command is --device=cpu --compile=False --eval_iters=20
+--log_interval=1 --block_size=64 --batch_size=12 --n_layer=4 --n_head=4 --n_embd=128
+--max_iters=2000 --lr_decay_iters=2000 --dropout=0.0; arguments after `--` override it.
+OUT receives the `step N: ...` lines and the `iter N: loss X` part of each iter line (its
+time and mfu are dropped: they are not deterministic); the wall time goes to stderr.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+README_CPU = ["--device=cpu", "--compile=False", "--eval_iters=20", "--log_interval=1",
+              "--block_size=64", "--batch_size=12", "--n_layer=4", "--n_head=4",
+              "--n_embd=128", "--max_iters=2000", "--lr_decay_iters=2000", "--dropout=0.0"]
+
+
+def prepare(nanogpt, text, work):
+    for name in ("model.py", "train.py", "configurator.py"):
+        shutil.copy(os.path.join(nanogpt, name), work)
+    shutil.copytree(os.path.join(nanogpt, "config"), os.path.join(work, "config"))
+    data = os.path.join(work, "data", "shakespeare_char")
+    os.makedirs(data)
+    shutil.copy(os.path.join(nanogpt, "data", "shakespeare_char", "prepare.py"), data)
+    shutil.copy(text, os.path.join(data, "input.txt"))
+    subprocess.run([sys.executable, "prepare.py"], cwd=data, check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def loss_lines(stdout):
+    """The step lines whole, the iter lines up to their loss."""
+    out = []
+    for line in stdout.splitlines():
+        if line.startswith("step "):
+            out.append(line)
+        elif line.startswith("iter "):
+            out.append(line.split(", time")[0])
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--nanogpt", required=True, help="a karpathy/nanoGPT checkout")
+    ap.add_argument("--text", required=True, help="Tiny Shakespeare's input.txt")
+    ap.add_argument("--out", required=True, help="file for the loss lines")
+    ap.add_argument("extra", nargs="*", help="train.py overrides after --")
+    args = ap.parse_args()
+    text = os.path.abspath(args.text)
+    with tempfile.TemporaryDirectory() as work:
+        prepare(os.path.abspath(args.nanogpt), text, work)
+        cmd = [sys.executable, "train.py", "config/train_shakespeare_char.py"]
+        cmd += README_CPU + ["--dtype=float32"] + args.extra
+        t0 = time.time()
+        r = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+        wall = time.time() - t0
+        if r.returncode != 0:
+            sys.exit("train.py failed:\n" + r.stderr)
+    with open(args.out, "w") as f:
+        f.write("\n".join(loss_lines(r.stdout)) + "\n")
+    print("train.py %s: %.1f s wall" % (" ".join(cmd[2:]), wall), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
