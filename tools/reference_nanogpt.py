@@ -43,6 +43,12 @@ def prepare(nanogpt, text, work):
                    stdout=subprocess.DEVNULL)
 
 
+def torch_version():
+    r = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"],
+                       capture_output=True, text=True, check=True)
+    return r.stdout.strip()
+
+
 def loss_lines(stdout):
     """The step lines whole, the iter lines up to their loss."""
     out = []
@@ -72,6 +78,8 @@ def main():
         if r.returncode != 0:
             sys.exit("train.py failed:\n" + r.stderr)
     with open(args.out, "w") as f:
+        f.write("# nanoGPT's train.py under PyTorch %s: tools/reference_nanogpt.py -- %s\n"
+                % (torch_version(), " ".join(args.extra)))
         f.write("\n".join(loss_lines(r.stdout)) + "\n")
     print("train.py %s: %.1f s wall" % (" ".join(cmd[2:]), wall), file=sys.stderr)
 
