@@ -49,7 +49,10 @@ static const preset PRESETS[] = {
      "nanoGPT's README run on a CPU (python train.py config/train_shakespeare_char.py --device=cpu "
      "--compile=False --eval_iters=20 --log_interval=1 --block_size=64 --batch_size=12 --n_layer=4 "
      "--n_head=4 --n_embd=128 --max_iters=2000 --lr_decay_iters=2000 --dropout=0.0): a character-level "
-     "GPT on Tiny Shakespeare (--text corpus/tinyshakespeare.txt), its loss lines train.py's",
+     "GPT on Tiny Shakespeare (--text corpus/tinyshakespeare.txt), its loss lines train.py's. --arch nanogpt "
+     "runs train.py's loop: iterations 0 to --steps, --eval-batches random batches of each split, the "
+     "warmup lr (it + 1) / (K + 1), clipping at every iteration, the text's characters as the vocabulary "
+     "(mygpt generate --chars FILE writes with them)",
      {"arch", "nanogpt", "seed", "1337", "vocab", "65", "embed", "128", "heads", "4", "layers", "4",
       "max-seq", "64", "context", "64", "batch", "12", "steps", "2000", "optimizer", "adamw", "lr", "1e-3",
       "weight-decay", "0.1", "warmup", "100", "cosine", NULL, "lr-min", "1e-4", "clip-grad", "1.0",
