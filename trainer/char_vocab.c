@@ -13,13 +13,11 @@
 
 mygpt_status trainer_fail(mygpt_error *err, mygpt_status code, const char *fmt, ...)
 {
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        err->code = code;
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    if (err) // (the library's mygpt_fail is not exported)
+        err->code = code, vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
     return code;
 }
 
