@@ -103,6 +103,12 @@ static mygpt_status get_batch(run *r, int val, int64_t *x, int64_t *y)
     return MYGPT_OK;
 }
 
+/* train.py's eval_iters: --eval-batches, or its default 200 */
+static int64_t eval_iters(const train_settings *s)
+{
+    return s->eval_batches > 0 ? s->eval_batches : 200;
+}
+
 /* estimate_loss(): for each split, the mean of the losses of eval_iters fresh batches
  * (model.eval(), torch.no_grad()). The mean is summed in double and rounded once;
  * torch's float32 mean of the same floats may differ in its last bit. */
@@ -111,13 +117,13 @@ static mygpt_status estimate_loss(run *r, float out[2])
     const int B = (int)r->s->B, T = (int)r->s->T;
     for (int split = 0; split < 2; split++) {
         double sum = 0.0;
-        for (int64_t k = 0; k < r->s->eval_batches; k++) {
+        for (int64_t k = 0; k < eval_iters(r->s); k++) {
             float loss;
             TRY(get_batch(r, split, r->ex, r->ey));
             TRY(mygpt_gpt_loss(r->g, r->ex, r->ey, B, T, &loss, &r->err));
             sum += loss;
         }
-        out[split] = (float)(sum / (double)r->s->eval_batches);
+        out[split] = (float)(sum / (double)eval_iters(r->s));
     }
     return MYGPT_OK;
 }
@@ -155,7 +161,8 @@ static mygpt_status make_groups(run *r)
             return trainer_fail(&r->err, MYGPT_ENOMEM, "%s", "out of memory for the parameter groups");
         mygpt_adamw_init(&gs[k]->opt, r->s->lr);
         gs[k]->opt.beta2 = NANOGPT_BETA2;
-        gs[k]->opt.weight_decay = k == 0 ? (r->s->weight_decay >= 0 ? r->s->weight_decay : 0.01) : 0.0;
+        // train.py's weight_decay 0.1 unless given, on the first group only
+        gs[k]->opt.weight_decay = k == 0 ? (r->s->weight_decay >= 0 ? r->s->weight_decay : 0.1) : 0.0;
     }
     for (int j = 0; j < n; j++) {
         mygpt_state_entry e;
@@ -319,8 +326,9 @@ int nanogpt_train_run(const train_settings *s)
 {
     run r = {.s = s, .cmd = s->cmd};
     int rc = 0, stopped = 0;
-    if (s->data_parallel || s->resume || s->epochs) {
-        cli_error(s->cmd, "--arch nanogpt trains as nanoGPT's train.py: without --data-parallel, --resume or --epochs");
+    if (s->data_parallel || s->resume || s->epochs || s->checkpoint_every || !s->adamw) {
+        cli_error(s->cmd, "--arch nanogpt trains as nanoGPT's train.py: with --optimizer adamw, without "
+                  "--data-parallel, --resume, --checkpoint-every or --epochs");
         rc = EXIT_USAGE;
     }
     if (!rc && !(rc = read_text(&r)) && !(rc = build(&r)) && !(rc = s->log ? train_log_open(s->cmd, &r.log, s->log, 0) : 0)) {
