@@ -44,6 +44,7 @@ typedef struct run {
     size_t ntrain, nval;     /* train = ids[0, ntrain), val = the rest      */
     int64_t *x, *y;          /* (B, T) the training batch                   */
     int64_t *ex, *ey;        /* (B, T) an evaluation's batch                */
+    int64_t *ix;             /* (B) a batch's window starts                 */
     mygpt_rng rng;           /* torch's global generator                    */
     mygpt_gpt *g;
     mygpt_trainer *tr;
@@ -94,7 +95,7 @@ static mygpt_status get_batch(run *r, int val, int64_t *x, int64_t *y)
 {
     const int64_t *data = val ? r->ids + r->ntrain : r->ids;
     const size_t n = val ? r->nval : r->ntrain, T = (size_t)r->s->T, B = (size_t)r->s->B;
-    int64_t ix[B];
+    int64_t *ix = r->ix;
     TRY(mygpt_randint(&r->rng, ix, B, 0, (int64_t)(n - T), &r->err));
     for (size_t b = 0; b < B; b++) {
         memcpy(x + b * T, data + ix[b], T * sizeof *data);
@@ -286,7 +287,8 @@ static int build(run *r)
     r->y = malloc((size_t)(s->B * s->T) * sizeof *r->y);
     r->ex = malloc((size_t)(s->B * s->T) * sizeof *r->ex);
     r->ey = malloc((size_t)(s->B * s->T) * sizeof *r->ey);
-    mygpt_status st = r->x && r->y && r->ex && r->ey ? MYGPT_OK : trainer_fail(&r->err, MYGPT_ENOMEM, "%s", "out of memory for a batch");
+    r->ix = malloc((size_t)s->B * sizeof *r->ix);
+    mygpt_status st = r->x && r->y && r->ex && r->ey && r->ix ? MYGPT_OK : trainer_fail(&r->err, MYGPT_ENOMEM, "%s", "out of memory for a batch");
     if (st == MYGPT_OK)
         st = mygpt_gpt_create_from(&r->g, &s->cfg, &r->rng, &r->err);
     if (st == MYGPT_OK && (st = mygpt_trainer_create(&r->tr, r->g, &r->err)) == MYGPT_OK)
@@ -320,6 +322,7 @@ static void run_free(run *r)
     free(r->y);
     free(r->ex);
     free(r->ey);
+    free(r->ix);
 }
 
 int nanogpt_train_run(const train_settings *s)
