@@ -323,7 +323,7 @@ static int read_schedule(const char *cmd, const parsed_args *a, train_settings *
         return EXIT_USAGE;
     }
     // nanoGPT's get_lr never reaches its cosine when the run ends in the warmup
-    const int warmup_only = is_nanogpt(a) && s->steps <= warmup;
+    const int warmup_only = is_nanogpt(a) && s->steps < warmup; // (iteration --steps runs too)
     if (s->scheduled && !args_has(a, "epochs") && !warmup_only && train_schedule_check(cmd, sc, s->steps, "--steps"))
         return EXIT_USAGE;
     return 0;
