@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "char_vocab.h"
 #include "commands.h"
 #include "model_args.h"
 #include "mygpt/data.h"
@@ -23,6 +24,7 @@ static const char USAGE[] =
     "                      --max-new N [--temperature T] [--top-k K] [--top-p P]\n"
     "                      [--sample-seed S] [--eos ID] [--no-kv-cache]\n"
     "                      [--stream | --no-stream] [--print-ids] [--weights fp32|bf16|int8]\n"
+    "                      [--chars TEXTFILE]\n"
     "\n"
     "The tutorial's generation loop: up to N tokens, each from the last max_seq_len of\n"
     "the context (a longer prompt too, with a note on stderr, as attention does); top-k,\n"
@@ -40,12 +42,17 @@ static const char USAGE[] =
     "a quantized one (mygpt quantize). --adapters FILE adds the LoRA adapters that\n"
     "mygpt finetune --lora saved for that checkpoint. --weights bf16|int8 quantizes\n"
     "the model's weights first; --weights fp32 runs a quantized checkpoint's\n"
-    "dequantized values in float32 (the same tokens).\n";
+    "dequantized values in float32 (the same tokens). --chars TEXTFILE: the model's\n"
+    "vocabulary is that text's characters, sorted (nanoGPT's character-level tokenizer, as\n"
+    "mygpt train --arch nanogpt trains on): the prompt is encoded and the text written with\n"
+    "it, the prompt included (nanoGPT's sample.py: --seed 1337 --prompt $'\\n' --max-new 500\n"
+    "--temperature 0.8 --top-k 200).\n";
 
 /* Streaming: each token's bytes as soon as it is chosen (a character split over two
  * tokens is completed by the terminal when its second half arrives). */
 typedef struct stream_state {
     const mygpt_tokenizer *tok;
+    const char_vocab *chars; /* or the characters of --chars (then tok is NULL) */
     int failed;
 } stream_state;
 
@@ -53,7 +60,9 @@ static void show_tokens(stream_state *s, const int64_t *ids, int n)
 {
     char *text = NULL;
     size_t len = 0;
-    if (mygpt_decode(s->tok, ids, (size_t)n, &text, &len, NULL) == MYGPT_OK)
+    const mygpt_status st = s->chars ? char_vocab_decode(s->chars, ids, (size_t)n, &text, &len, NULL)
+                                     : mygpt_decode(s->tok, ids, (size_t)n, &text, &len, NULL);
+    if (st == MYGPT_OK)
         fwrite(text, 1, len, stdout);
     else
         s->failed = 1;
@@ -79,6 +88,7 @@ typedef struct generation {
     mygpt_gpt *g;
     mygpt_rng rng;
     mygpt_tokenizer *tok;
+    char_vocab chars; /* --chars' vocabulary (chars.n 0 without) */
     int64_t *prompt, *out;
     int np, nout, stream;
     mygpt_error err;
@@ -125,14 +135,43 @@ static int build_model(const char *cmd, const parsed_args *a, gen_flags *f, gene
     return apply_weights(cmd, a, gen->g);
 }
 
+/* --chars FILE: the vocabulary of its text, as many characters as the model's vocab_size;
+ * 0, or the exit code after the error */
+static int read_chars(const char *cmd, const parsed_args *a, generation *gen)
+{
+    const char *path = args_get(a, "chars");
+    const mygpt_status st = char_vocab_from_file(&gen->chars, path, &gen->err);
+    if (st != MYGPT_OK)
+        return cli_fail(cmd, st, &gen->err);
+    if (gen->chars.n != gen->g->config.vocab_size) {
+        cli_error(cmd, "--chars %s: %d distinct characters, but the model's vocabulary has %d", path, gen->chars.n,
+                  gen->g->config.vocab_size);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
 /* The prompt's ids (said when longer than the context) and room for the output; 0, or
  * the exit code after saying why not. */
 static int read_prompt(const char *cmd, const parsed_args *a, const gen_flags *f, generation *gen)
 {
     const int M = gen->g->config.max_seq_len;
     int rc;
-    if ((rc = read_sequence(cmd, a, &gen->tok, &gen->prompt, &gen->np)))
+    if (args_has(a, "chars") && (rc = read_chars(cmd, a, gen)))
         return rc;
+    if (gen->chars.n == 0 || !args_has(a, "prompt")) {
+        if ((rc = read_sequence(cmd, a, &gen->tok, &gen->prompt, &gen->np)))
+            return rc;
+    } else {
+        const char *p = args_get(a, "prompt");
+        size_t n = 0;
+        const mygpt_status st = char_vocab_encode(&gen->chars, p, strlen(p), &gen->prompt, &n, &gen->err);
+        if (st != MYGPT_OK) {
+            cli_error(cmd, "--prompt: %s (of --chars %s)", gen->err.message, args_get(a, "chars"));
+            return EXIT_USAGE;
+        }
+        gen->np = (int)n;
+    }
     if (gen->np == 0) {
         cli_error(cmd, "--prompt is empty: nothing to continue");
         return EXIT_USAGE;
@@ -158,7 +197,7 @@ static int choose_stream(const char *cmd, const parsed_args *a, generation *gen)
         cli_error(cmd, "--stream and --no-stream contradict each other");
         return EXIT_USAGE;
     }
-    gen->stream = V == 50257 && gen->tok &&
+    gen->stream = ((V == 50257 && gen->tok) || gen->chars.n > 0) &&
                   (args_has(a, "stream") || (!args_has(a, "no-stream") && isatty(STDOUT_FILENO)));
     if (args_has(a, "stream") && !gen->stream) {
         cli_error(cmd, "--stream: no text to show (the vocabulary is not GPT-2's, or the data folder lacks it)");
@@ -171,15 +210,19 @@ static int choose_stream(const char *cmd, const parsed_args *a, generation *gen)
  * text when it was not streamed and can be shown. */
 static void print_output(const parsed_args *a, generation *gen)
 {
-    if (!gen->stream || args_has(a, "print-ids")) {
+    if ((!gen->stream && gen->chars.n == 0) || args_has(a, "print-ids")) {
         for (int i = 0; i < gen->nout; i++)
             printf(i ? " %lld" : "%lld", (long long)gen->out[i]);
         printf("\n");
     }
-    if (!gen->stream && gen->g->config.vocab_size == 50257 && gen->tok) {
+    const int chars = gen->chars.n > 0;
+    if (!gen->stream && (chars || (gen->g->config.vocab_size == 50257 && gen->tok))) {
         char *textout;
         size_t len;
-        if (mygpt_decode(gen->tok, gen->out, (size_t)gen->nout, &textout, &len, &gen->err) == MYGPT_OK) {
+        const mygpt_status st = chars ? char_vocab_decode(&gen->chars, gen->out, (size_t)gen->nout, &textout, &len,
+                                                          &gen->err)
+                                      : mygpt_decode(gen->tok, gen->out, (size_t)gen->nout, &textout, &len, &gen->err);
+        if (st == MYGPT_OK) {
             fwrite(textout, 1, len, stdout);
             printf("\n");
             free(textout);
@@ -191,7 +234,7 @@ static void print_output(const parsed_args *a, generation *gen)
  * saying why it failed. */
 static int run(const char *cmd, const parsed_args *a, const gen_flags *f, generation *gen)
 {
-    stream_state ss = {gen->tok, 0};
+    stream_state ss = {gen->tok, gen->chars.n > 0 ? &gen->chars : NULL, 0};
     if (gen->stream)
         show_tokens(&ss, gen->prompt, gen->np);
     const double t0 = cli_now_s();
@@ -229,7 +272,7 @@ int cmd_generate(int argc, char **argv)
                                     {"ids", 1, 0},       {"max-new", 1, 0},     SAMPLING_FLAGS,
                                     {"sample-seed", 1, 0}, {"eos", 1, 0},       {"no-kv-cache", 0, 0},
                                     {"stream", 0, 0},    {"no-stream", 0, 0},   {"print-ids", 0, 0},
-                                    WEIGHTS_FLAG,        {NULL, 0, 0}};
+                                    WEIGHTS_FLAG,        {"chars", 1, 0},       {NULL, 0, 0}};
     parsed_args a;
     int rc = cli_parse_or_help(cmd, argc, argv, ARGS, 0, USAGE, &a);
     if (rc)
@@ -248,6 +291,7 @@ int cmd_generate(int argc, char **argv)
         rc = run(cmd, &a, &f, &gen);
 done:
     mygpt_tokenizer_free(gen.tok);
+    char_vocab_free(&gen.chars);
     mygpt_gpt_free(gen.g);
     free(gen.prompt);
     free(gen.out);

@@ -290,6 +290,12 @@ static int read_numbers(const char *cmd, const parsed_args *a, train_settings *s
     return args_double_min(cmd, a, "lr", 0, &s->lr) ? EXIT_USAGE : 0;
 }
 
+/* --arch nanogpt: nanoGPT's own loop (nanogpt_train.h) */
+static int is_nanogpt(const parsed_args *a)
+{
+    return args_has(a, "arch") && strcmp(args_get(a, "arch"), "nanogpt") == 0;
+}
+
 /* Appendix D's flags: the schedule (its length known here for --steps) and clipping.
  * 0, or EXIT_USAGE after the error. */
 static int read_schedule(const char *cmd, const parsed_args *a, train_settings *s)
@@ -316,7 +322,9 @@ static int read_schedule(const char *cmd, const parsed_args *a, train_settings *
         cli_error(cmd, "--lr-min goes with --cosine (the learning rate the decay ends at)");
         return EXIT_USAGE;
     }
-    if (s->scheduled && !args_has(a, "epochs") && train_schedule_check(cmd, sc, s->steps, "--steps"))
+    // nanoGPT's get_lr never reaches its cosine when the run ends in the warmup
+    const int warmup_only = is_nanogpt(a) && s->steps < warmup; // (iteration --steps runs too)
+    if (s->scheduled && !args_has(a, "epochs") && !warmup_only && train_schedule_check(cmd, sc, s->steps, "--steps"))
         return EXIT_USAGE;
     return 0;
 }
@@ -329,9 +337,10 @@ static int check_combinations(const char *cmd, const parsed_args *a)
         cli_error(cmd, "--epochs (the book's loop) goes without --steps and --data-parallel");
         return EXIT_USAGE;
     }
-    if (!args_has(a, "epochs") &&
-        (args_has(a, "eval-batches") || args_has(a, "sample-prompt") || args_has(a, "sample-tokens"))) {
-        cli_error(cmd, "--eval-batches, --sample-prompt and --sample-tokens go with --epochs");
+    const int nanogpt = is_nanogpt(a); // its eval_iters
+    if (!args_has(a, "epochs") && ((args_has(a, "eval-batches") && !nanogpt) || args_has(a, "sample-prompt") ||
+                                   args_has(a, "sample-tokens"))) {
+        cli_error(cmd, "--eval-batches (but with --arch nanogpt), --sample-prompt and --sample-tokens go with --epochs");
         return EXIT_USAGE;
     }
     if (args_has(a, "data-parallel") &&

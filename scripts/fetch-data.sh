@@ -8,6 +8,8 @@
 #                            this repository (corpus/README.md)
 #   sms_spam_*.csv,          the book's chapter 6 and 7 data (CC BY 4.0, Apache-2.0), copied
 #   instruction-data.json    from corpus/ too
+#   tinyshakespeare.txt      Tiny Shakespeare (public domain), nanoGPT's shakespeare_char
+#                            text, copied from corpus/ too
 # Every file is checked against its sha256; a wrong file is removed, never used. A file is
 # written whole (a temporary beside it, then renamed), and a link in its place is removed,
 # never written through: the learner's own file it points to stays as it is.
@@ -24,6 +26,7 @@ declare -A SHA=(
     [sms_spam_validation.csv]=21048e29c31fecbbf7eb775ea3ac02ae8df91c068507a6731f7b7bb5b000d587
     [sms_spam_test.csv]=fa3eaa31530e598e4e8c7dddc62651e2ceb85689122fc2ee3aa0fea8a5ad1371
     [instruction-data.json]=7e09a9af353722ca15c18bc580f093f9c39d3178335a75177319cb1e1d163944
+    [tinyshakespeare.txt]=86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed
 )
 
 good() { [ -f "$DATA/$1" ] && [ "$(sha256sum "$DATA/$1" | cut -d' ' -f1)" = "${SHA[$1]}" ]; }
@@ -74,7 +77,8 @@ if ! good encoder.json || ! good vocab.bpe; then
     done
 fi
 
-for f in the-verdict.txt sms_spam_train.csv sms_spam_validation.csv sms_spam_test.csv instruction-data.json; do
+for f in the-verdict.txt sms_spam_train.csv sms_spam_validation.csv sms_spam_test.csv instruction-data.json \
+    tinyshakespeare.txt; do
     good "$f" && continue
     put "$ROOT/corpus/$f" "$f"
     if ! good "$f"; then

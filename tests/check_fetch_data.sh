@@ -38,7 +38,8 @@ status=$?
 [ "$status" -eq 0 ] || complain "exit status $status: $(cat "$work/err")"
 cmp -s "$work/mine.txt" "$work/mine.orig" || complain "the learner's file behind the link was changed"
 [ -L "$work/mine.txt" ] && complain "the learner's file became a link"
-for f in the-verdict.txt sms_spam_train.csv sms_spam_validation.csv sms_spam_test.csv instruction-data.json; do
+for f in the-verdict.txt sms_spam_train.csv sms_spam_validation.csv sms_spam_test.csv instruction-data.json \
+    tinyshakespeare.txt; do
     if [ -L "$data/$f" ] || [ ! -f "$data/$f" ]; then
         complain "$f is not a regular file"
     elif ! cmp -s "$data/$f" "$root/corpus/$f"; then
@@ -51,7 +52,7 @@ for f in encoder.json vocab.bpe; do
     [ "$(readlink "$data/$f")" = "$vocab/$f" ] || complain "the link $f (to the right contents) was not kept"
 done
 leftover=$(ls -A "$data" | grep -v -x -e encoder.json -e vocab.bpe -e the-verdict.txt -e sms_spam_train.csv \
-    -e sms_spam_validation.csv -e sms_spam_test.csv -e instruction-data.json)
+    -e sms_spam_validation.csv -e sms_spam_test.csv -e instruction-data.json -e tinyshakespeare.txt)
 [ -z "$leftover" ] || complain "left in the data folder: $leftover"
 # one line for each link removed, naming it
 [ "$(wc -l <"$work/err")" -eq 2 ] || complain "stderr is not one line per removed link: $(cat "$work/err")"

@@ -22,6 +22,7 @@
 typedef struct preset {
     const char *name, *what;
     const char *flags[40]; /* name, value (NULL for a switch), ..., NULL */
+    int nanogpt;           /* nanoGPT's loop: its --eval-batches (eval_iters) stays with --steps */
 } preset;
 
 /* verdict first: the defaults */
@@ -44,6 +45,19 @@ static const preset PRESETS[] = {
      {"seed", "123", "vocab", "50257", "embed", "16", "heads", "2", "layers", "1", "max-seq", "16",
       "context", "16", "batch", "4", "steps", "30", "optimizer", "adamw", "lr", "1e-2",
       "eval-every", "10", NULL}},
+    {"shakespeare-char",
+     "nanoGPT's README run on a CPU (python train.py config/train_shakespeare_char.py --device=cpu "
+     "--compile=False --eval_iters=20 --log_interval=1 --block_size=64 --batch_size=12 --n_layer=4 "
+     "--n_head=4 --n_embd=128 --max_iters=2000 --lr_decay_iters=2000 --dropout=0.0): a character-level "
+     "GPT on Tiny Shakespeare (--text corpus/tinyshakespeare.txt), its loss lines train.py's. --arch nanogpt "
+     "runs train.py's loop: iterations 0 to --steps, --eval-batches random batches of each split, the "
+     "warmup lr (it + 1) / (K + 1), clipping at every iteration, the text's characters as the vocabulary "
+     "(mygpt generate --chars FILE writes with them)",
+     {"arch", "nanogpt", "seed", "1337", "vocab", "65", "embed", "128", "heads", "4", "layers", "4",
+      "max-seq", "64", "context", "64", "batch", "12", "steps", "2000", "optimizer", "adamw", "lr", "1e-3",
+      "weight-decay", "0.1", "warmup", "100", "cosine", NULL, "lr-min", "1e-4", "clip-grad", "1.0",
+      "eval-every", "250", "eval-batches", "20", NULL},
+     1},
 };
 
 static int is_model_flag(const char *f)
@@ -70,7 +84,7 @@ int train_apply_preset(const char *cmd, parsed_args *a, const arg_spec *specs)
             p = &PRESETS[i];
     if (!p) {
         cli_error(
-            cmd, "--preset: unknown preset '%s' (verdict, book-ch5 or tiny; 'mygpt train --help' lists them)",
+            cmd, "--preset: unknown preset '%s' (verdict, book-ch5, tiny or shakespeare-char; 'mygpt train --help' lists them)",
             name);
         return EXIT_USAGE;
     }
@@ -87,7 +101,7 @@ int train_apply_preset(const char *cmd, parsed_args *a, const arg_spec *specs)
         for (int k = 0; k < n && !given; k++)
             given = strcmp(a->hits[k].spec->name, f) == 0;
         if (given || (init_from && is_model_flag(f)) || (user_epochs && strcmp(f, "steps") == 0) ||
-            (user_steps && is_book_flag(f)) || (user_epochs && !name && strcmp(f, "eval-every") == 0))
+            (user_steps && is_book_flag(f) && !p->nanogpt) || (user_epochs && !name && strcmp(f, "eval-every") == 0))
             continue;
         const char *ctx = args_get(a, "context");
         char wider[32];

@@ -13,6 +13,7 @@
 
 #include "args.h"
 #include "book_train.h"
+#include "nanogpt_train.h"
 #include "data_parallel.h"
 #include "mygpt/checkpoint.h"
 #include "mygpt/data.h"
@@ -639,6 +640,8 @@ static void session_optimizer(session *S)
 
 int train_session_run(const train_settings *s)
 {
+    if (s->cfg.arch == MYGPT_ARCH_NANOGPT && !s->init_from) // nanoGPT's train.py, its own loop
+        return nanogpt_train_run(s);
     session *S = calloc(1, sizeof *S);
     if (!S) {
         cli_error(s->cmd, "out of memory");

@@ -286,7 +286,7 @@ static mygpt_status config_from_names(const char *path, model_read *r, mygpt_err
                           "num_heads, num_layers, max_seq_len) and no token embedding names another layout (GPT-2's "
                           "wte.weight, the book's tok_emb.weight)", path);
     }
-    if (cfg->arch == MYGPT_ARCH_COURSE)
+    if (cfg->arch == MYGPT_ARCH_COURSE || cfg->arch == MYGPT_ARCH_NANOGPT) // the course's names: sizes in __metadata__
         return MYGPT_OK;
     const st_entry *wte = r->wte;
     if (!wpe || wte->ndim != 2 || wpe->ndim != 2 || wte->shape[1] != wpe->shape[1] || wte->shape[0] > (1u << 24) ||

@@ -100,8 +100,12 @@ static void layernorm_row(float *o, const float *x, const float *gamma, const fl
     const float mean_f = (float)mean;
     const float var_f = (float)(ss / C);      // biased variance
     const float denom = sqrtf(var_f + 1e-5f); // torch.sqrt(var + eps), in float32
-    for (int i = 0; i < C; i++)
-        o[i] = (x[i] - mean_f) / denom * gamma[i] + beta[i];
+    if (beta)
+        for (int i = 0; i < C; i++)
+            o[i] = (x[i] - mean_f) / denom * gamma[i] + beta[i];
+    else // LayerNorm(bias=False): F.layer_norm(x, ..., weight, None)
+        for (int i = 0; i < C; i++)
+            o[i] = (x[i] - mean_f) / denom * gamma[i];
     if (mean_out) { // kept for the backward pass
         *mean_out = mean_f;
         *denom_out = denom;
@@ -176,7 +180,8 @@ MYGPT_CLONES static void layernorm_backward(float *dinp, float *dgamma, float *d
             }
             for (int i = 0; i < nc; i++) {
                 dgamma[c0 + i] += (float)gs[i];
-                dbeta[c0 + i] += (float)bs[i];
+                if (dbeta) // NULL: a LayerNorm without a bias
+                    dbeta[c0 + i] += (float)bs[i];
             }
         }
     }

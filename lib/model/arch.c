@@ -10,7 +10,7 @@
 
 /* ---- architectures ------------------------------------------------------------------ */
 
-static const char *const ARCH_NAMES[] = {"course", "llms-from-scratch", "gpt2"};
+static const char *const ARCH_NAMES[] = {"course", "llms-from-scratch", "gpt2", "nanogpt"};
 
 mygpt_arch_switches mygpt_arch_get(const mygpt_config *cfg)
 {
@@ -19,6 +19,8 @@ mygpt_arch_switches mygpt_arch_get(const mygpt_config *cfg)
         return (mygpt_arch_switches){.qkv_bias = cfg->qkv_bias != 0, .out_bias = 1, .gelu_tanh = 1, .untied_head = 1};
     case MYGPT_ARCH_GPT2:
         return (mygpt_arch_switches){.qkv_bias = 1, .out_bias = 1, .gelu_tanh = 1, .untied_head = 0};
+    case MYGPT_ARCH_NANOGPT:
+        return (mygpt_arch_switches){.bias_free = 1};
     default:
         return (mygpt_arch_switches){0};
     }
@@ -41,5 +43,5 @@ mygpt_status mygpt_arch_parse(const char *name, mygpt_arch *out, mygpt_error *er
             *out = (mygpt_arch)i;
             return MYGPT_OK;
         }
-    return mygpt_fail(err, MYGPT_EINVAL, "unknown architecture '%s' (course, llms-from-scratch or gpt2)", name);
+    return mygpt_fail(err, MYGPT_EINVAL, "unknown architecture '%s' (course, llms-from-scratch, gpt2 or nanogpt)", name);
 }

@@ -5,6 +5,8 @@
  * them), and the initial draws; and the configuration's checks (its sizes must fit the table).
  */
 #include <assert.h>
+#include <math.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,7 +25,7 @@ _Static_assert(MYGPT_LORA_MAX_RANK <= MYGPT_LORA_KERNEL_MAX_RANK, "the LoRA kern
 enum { DIM_ONE, DIM_C, DIM_C4, DIM_V, DIM_MAXT, DIM_HEAD, DIM_R };
 
 /* which architectures have a tensor (the table's `when`) */
-enum { WHEN_ALWAYS, WHEN_QKV_BIAS, WHEN_OUT_BIAS, WHEN_UNTIED, WHEN_CLASSES, WHEN_LORA, WHEN_LORA_HEAD };
+enum { WHEN_ALWAYS, WHEN_QKV_BIAS, WHEN_OUT_BIAS, WHEN_UNTIED, WHEN_CLASSES, WHEN_LORA, WHEN_LORA_HEAD, WHEN_BIASED };
 
 typedef struct param_row {
     const char *field, *course, *book, *hf;
@@ -70,12 +72,12 @@ mygpt_status mygpt_config_validate(const mygpt_config *cfg, mygpt_error *err)
     if (cfg->lora_rank > 0 && !(cfg->lora_alpha >= MYGPT_LORA_ALPHA_MIN && cfg->lora_alpha <= MYGPT_LORA_ALPHA_MAX))
         return mygpt_fail(err, MYGPT_EINVAL, "lora_alpha must be a number from %g to %g, got %g", MYGPT_LORA_ALPHA_MIN,
                           MYGPT_LORA_ALPHA_MAX, cfg->lora_alpha);
-    if ((unsigned)cfg->arch > MYGPT_ARCH_GPT2)
+    if ((unsigned)cfg->arch > MYGPT_ARCH_NANOGPT)
         return mygpt_fail(err, MYGPT_EINVAL, "unknown architecture %d", (int)cfg->arch);
     if (!(cfg->dropout >= 0.0 && cfg->dropout < 1.0))
         return mygpt_fail(err, MYGPT_EINVAL, "dropout must be in [0, 1), got %g", cfg->dropout);
     if (cfg->dropout != 0.0 && cfg->arch == MYGPT_ARCH_COURSE)
-        return mygpt_fail(err, MYGPT_EINVAL, "%s", "the course's model has no dropout (llms-from-scratch and gpt2 do)");
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "the course's model has no dropout (llms-from-scratch, gpt2 and nanogpt do)");
     if (cfg->embed_dim % cfg->num_heads != 0)
         return mygpt_fail(err, MYGPT_EINVAL,
                           "embed_dim=%d is not divisible by num_heads=%d", cfg->embed_dim,
@@ -85,6 +87,13 @@ mygpt_status mygpt_config_validate(const mygpt_config *cfg, mygpt_error *err)
 }
 
 /* ---- the table for a configuration ---------------------------------------------- */
+
+/* Whether cfg's tensors take the course's names and order: nanoGPT's Block registers
+ * ln_1, attn, ln_2, mlp, the table's order, as the course's does */
+static int course_layout(const mygpt_config *c)
+{
+    return c->arch == MYGPT_ARCH_COURSE || c->arch == MYGPT_ARCH_NANOGPT;
+}
 
 /* whether cfg's architecture has table row r */
 static int present(const mygpt_config *c, const param_row *r)
@@ -97,6 +106,7 @@ static int present(const mygpt_config *c, const param_row *r)
     case WHEN_CLASSES: return c->num_classes > 0;
     case WHEN_LORA: return c->lora_rank > 0;
     case WHEN_LORA_HEAD: return c->lora_rank > 0 && (a.untied_head || c->num_classes > 0);
+    case WHEN_BIASED: return !a.bias_free;
     default: return 1;
     }
 }
@@ -142,7 +152,7 @@ void mygpt_param_info_get(const mygpt_config *cfg, int i, mygpt_param_info *out)
     const param_row *r = &TABLE[i];
     memset(out, 0, sizeof *out);
     out->field = r->field;
-    out->name = cfg->arch == MYGPT_ARCH_COURSE ? r->course : r->book;
+    out->name = course_layout(cfg) ? r->course : r->book;
     out->hf_name = r->hf;
     out->present = present(cfg, r);
     out->per_layer = r->per_layer;
@@ -199,7 +209,7 @@ void mygpt_params_layer(const size_t *sizes, int L, const mygpt_params *w, int l
  * draws nothing. */
 static int per_layer_row(const mygpt_config *cfg, int k)
 {
-    const int book = cfg->arch != MYGPT_ARCH_COURSE;
+    const int book = !course_layout(cfg);
     for (int pass = 0; pass < (book ? 2 : 1); pass++)
         for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS; i++) {
             const int norm = TABLE[i].role == MYGPT_ROLE_ONES || TABLE[i].role == MYGPT_ROLE_ZEROS;
@@ -249,7 +259,7 @@ int mygpt_state_dict_len(const mygpt_config *cfg)
 /* The per-layer prefix of an architecture's names. */
 static const char *layer_prefix(const mygpt_config *cfg)
 {
-    return cfg->arch == MYGPT_ARCH_COURSE ? "blocks" : "trf_blocks";
+    return course_layout(cfg) ? "blocks" : "trf_blocks";
 }
 
 void mygpt_state_dict_entry(const mygpt_config *cfg, const mygpt_params *w, int j, mygpt_state_entry *out)
@@ -387,9 +397,74 @@ mygpt_status mygpt_param_table(mygpt_strbuf *sb, const mygpt_config *cfg,
 
 /* ---- initialisation ---------------------------------------------------------------- */
 
+/* normal_(mean 0, std) over n floats at data, or the generator moved as if (data NULL) */
+static mygpt_status normal_or_skip(mygpt_rng *rng, float *data, size_t n, double std, mygpt_error *err)
+{
+    return data ? mygpt_normal_(rng, data, n, 0.0, std, err) : mygpt_normal_skip(rng, n, err);
+}
+
+/* Layer l's c_attn, nanoGPT's one nn.Linear(C, 3C) whose rows are W_q | W_k | W_v: one
+ * normal_ over the 3C x C floats (its draws are not three draws of C x C unless C * C is a
+ * multiple of 16), then split into the table's wq, wk, wv. */
+static mygpt_status nanogpt_c_attn(const mygpt_config *cfg, const mygpt_params *w, int l, mygpt_rng *rng,
+                                   mygpt_error *err)
+{
+    const size_t CC = (size_t)cfg->embed_dim * (size_t)cfg->embed_dim;
+    if (!w)
+        return mygpt_normal_skip(rng, 3 * CC, err);
+    float *qkv = mygpt_float_block(3 * CC); // (3C, C)
+    if (!qkv)
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a (%d, %d) c_attn", 3 * cfg->embed_dim,
+                          cfg->embed_dim);
+    const mygpt_status st = mygpt_normal_(rng, qkv, 3 * CC, 0.0, 0.02, err);
+    memcpy(w->wq + (size_t)l * CC, qkv, CC * sizeof(float));
+    memcpy(w->wk + (size_t)l * CC, qkv + CC, CC * sizeof(float));
+    memcpy(w->wv + (size_t)l * CC, qkv + 2 * CC, CC * sizeof(float));
+    free(qkv);
+    return st;
+}
+
+/* nanoGPT's GPT.__init__ after torch.manual_seed: the modules built (nn.Embedding's
+ * normal_, nn.Linear's kaiming-uniform, lm_head's last), then self.apply(_init_weights)
+ * (every Linear and Embedding normal(0, 0.02), children before parents: wte, wpe, each
+ * block's c_attn, attn.c_proj, c_fc, mlp.c_proj, then lm_head, whose weight the tied wte
+ * is), then every c_proj weight again with std 0.02 / sqrt(2 L). LayerNorms are ones. */
+static mygpt_status nanogpt_init(const mygpt_config *cfg, const mygpt_params *w, mygpt_rng *rng,
+                                 mygpt_error *err)
+{
+    const size_t C = (size_t)cfg->embed_dim, V = (size_t)cfg->vocab_size, L = (size_t)cfg->num_layers;
+    const size_t CC = C * C, M = (size_t)cfg->max_seq_len * C;
+    MYGPT_TRY(mygpt_normal_skip(rng, V * C, err)); // nn.Embedding(V, C), then (maxT, C)
+    MYGPT_TRY(mygpt_normal_skip(rng, M, err));
+    mygpt_uniform_skip(rng, L * 12 * CC); // each block's four nn.Linear: 3CC + CC + 4CC + 4CC
+    mygpt_uniform_skip(rng, V * C);       // lm_head
+    MYGPT_TRY(normal_or_skip(rng, w ? w->wte : NULL, V * C, 0.02, err)); // apply(_init_weights)
+    MYGPT_TRY(normal_or_skip(rng, w ? w->wpe : NULL, M, 0.02, err));
+    for (size_t l = 0; l < L; l++) {
+        MYGPT_TRY(nanogpt_c_attn(cfg, w, (int)l, rng, err));
+        MYGPT_TRY(normal_or_skip(rng, w ? w->wo + l * CC : NULL, CC, 0.02, err));
+        MYGPT_TRY(normal_or_skip(rng, w ? w->fc1w + l * 4 * CC : NULL, 4 * CC, 0.02, err));
+        MYGPT_TRY(normal_or_skip(rng, w ? w->fc2w + l * 4 * CC : NULL, 4 * CC, 0.02, err));
+    }
+    MYGPT_TRY(normal_or_skip(rng, w ? w->wte : NULL, V * C, 0.02, err)); // lm_head.weight is wte
+    const double std = 0.02 / sqrt(2.0 * (double)L);                      // 0.02/math.sqrt(2 * n_layer)
+    for (size_t l = 0; l < L; l++) {
+        MYGPT_TRY(normal_or_skip(rng, w ? w->wo + l * CC : NULL, CC, std, err));
+        MYGPT_TRY(normal_or_skip(rng, w ? w->fc2w + l * 4 * CC : NULL, 4 * CC, std, err));
+    }
+    const size_t ones[3] = {L * C, L * C, C}; // ln_1, ln_2, ln_f weights
+    float *const gammas[3] = {w ? w->ln1w : NULL, w ? w->ln2w : NULL, w ? w->lnfw : NULL};
+    for (int i = 0; i < 3 && w; i++)
+        for (size_t k = 0; k < ones[i]; k++)
+            gammas[i][k] = 1.0f;
+    return MYGPT_OK;
+}
+
 mygpt_status mygpt_params_init(const mygpt_config *cfg, const mygpt_params *w, mygpt_rng *rng,
                                mygpt_error *err)
 {
+    if (cfg->arch == MYGPT_ARCH_NANOGPT && cfg->lora_rank == 0 && cfg->num_classes == 0)
+        return nanogpt_init(cfg, w, rng, err);
     mygpt_status st = MYGPT_OK;
     const int n = mygpt_state_dict_len(cfg);
     for (int j = 0; j < n && st == MYGPT_OK; j++) { // GPT.__init__ draws in state_dict order

@@ -28,11 +28,15 @@ extern "C" {
  *                      ch. 4): out_proj's bias (and W_query/W_key/W_value's when
  *                      qkv_bias), the tanh GELU, an untied out_head drawn last, dropout
  *   gpt2               GPT-2 (Hugging Face's gpt2 checkpoints): the book's GPTModel with
- *                      qkv_bias and the head tied to the token embedding */
+ *                      qkv_bias and the head tied to the token embedding
+ *   nanogpt            nanoGPT's GPT (karpathy/nanoGPT, model.py) with bias=False: no bias
+ *                      in any Linear or LayerNorm, exact GELU, the head tied to the token
+ *                      embedding, dropout; its own initialisation (_init_weights) */
 typedef enum mygpt_arch {
     MYGPT_ARCH_COURSE = 0,
     MYGPT_ARCH_LLMS_FROM_SCRATCH = 1,
-    MYGPT_ARCH_GPT2 = 2
+    MYGPT_ARCH_GPT2 = 2,
+    MYGPT_ARCH_NANOGPT = 3
 } mygpt_arch;
 
 typedef struct mygpt_config {
@@ -71,6 +75,7 @@ typedef struct mygpt_arch_switches {
     int out_bias;     /* a bias on the attention's output projection W_o           */
     int gelu_tanh;    /* GELU 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), else exact */
     int untied_head;  /* a head of its own (V, C), drawn last; else the token embedding */
+    int bias_free;    /* no bias in fc1, fc2 or any LayerNorm (nanoGPT's bias=False)    */
 } mygpt_arch_switches;
 
 /* The switches of cfg's architecture. */
@@ -79,7 +84,7 @@ mygpt_arch_switches mygpt_arch_get(const mygpt_config *cfg);
 /* Columns of the logits: num_classes for a classification head, else vocab_size. */
 int mygpt_head_size(const mygpt_config *cfg);
 
-/* "course", "llms-from-scratch", "gpt2"; and back (MYGPT_EINVAL for another name). */
+/* "course", "llms-from-scratch", "gpt2", "nanogpt"; and back (MYGPT_EINVAL for another name). */
 const char *mygpt_arch_name(mygpt_arch arch);
 mygpt_status mygpt_arch_parse(const char *name, mygpt_arch *out, mygpt_error *err);
 
@@ -106,7 +111,8 @@ mygpt_status mygpt_arch_parse(const char *name, mygpt_arch *out, mygpt_error *er
  * BIAS (drawn by its weight), ONES, ZEROS (LayerNorm's gamma and beta), LORA_A, LORA_B
  * (appendix E's adapter of the LINEAR row `link`: drawn by mygpt_lora_add, not by
  * __init__). when:
- * the architectures that have it (ALWAYS, QKV_BIAS, OUT_BIAS, UNTIED: mygpt_arch_switches,
+ * the architectures that have it (ALWAYS, QKV_BIAS, OUT_BIAS, UNTIED, BIASED (not bias_free):
+ * mygpt_arch_switches,
  * or a classification head; CLASSES: a classification head, num_classes > 0; LORA:
  * lora_rank > 0; LORA_HEAD: that and a head of its own, as a tied head is the embedding,
  * not a Linear); an absent tensor has no floats. The state_dict order is the tensors before the first per-layer one,
@@ -118,7 +124,7 @@ mygpt_status mygpt_arch_parse(const char *name, mygpt_arch *out, mygpt_error *er
     X(wte,  "token_embedding.embedding.weight", "tok_emb.weight",      "wte.weight",         0, V,    C,   EMBEDDING, none, ALWAYS)    \
     X(wpe,  "position_embedding.weight",        "pos_emb.weight",      "wpe.weight",         0, MAXT, C,   EMBEDDING, none, ALWAYS)    \
     X(ln1w, "ln1.gamma",                        "norm1.scale",         "ln_1.weight",        1, C,    ONE, ONES,      none, ALWAYS)    \
-    X(ln1b, "ln1.beta",                         "norm1.shift",         "ln_1.bias",          1, C,    ONE, ZEROS,     none, ALWAYS)    \
+    X(ln1b, "ln1.beta",                         "norm1.shift",         "ln_1.bias",          1, C,    ONE, ZEROS,     none, BIASED)    \
     X(wq,   "attn.W_q.weight",                  "att.W_query.weight",  "attn.c_attn.weight", 1, C,    C,   LINEAR,    bq,   ALWAYS)    \
     X(bq,   "attn.W_q.bias",                    "att.W_query.bias",    "attn.c_attn.bias",   1, C,    ONE, BIAS,      none, QKV_BIAS)  \
     X(qA,   "attn.W_q.lora.A",                  "att.W_query.lora.A",  NULL,                 1, C,    R,   LORA_A,    wq,   LORA)      \
@@ -136,17 +142,17 @@ mygpt_status mygpt_arch_parse(const char *name, mygpt_arch *out, mygpt_error *er
     X(oA,   "attn.W_o.lora.A",                  "att.out_proj.lora.A", NULL,                 1, C,    R,   LORA_A,    wo,   LORA)      \
     X(oB,   "attn.W_o.lora.B",                  "att.out_proj.lora.B", NULL,                 1, R,    C,   LORA_B,    wo,   LORA)      \
     X(ln2w, "ln2.gamma",                        "norm2.scale",         "ln_2.weight",        1, C,    ONE, ONES,      none, ALWAYS)    \
-    X(ln2b, "ln2.beta",                         "norm2.shift",         "ln_2.bias",          1, C,    ONE, ZEROS,     none, ALWAYS)    \
+    X(ln2b, "ln2.beta",                         "norm2.shift",         "ln_2.bias",          1, C,    ONE, ZEROS,     none, BIASED)    \
     X(fc1w, "mlp.fc1.weight",                   "ff.layers.0.weight",  "mlp.c_fc.weight",    1, C4,   C,   LINEAR,    fc1b, ALWAYS)    \
-    X(fc1b, "mlp.fc1.bias",                     "ff.layers.0.bias",    "mlp.c_fc.bias",      1, C4,   ONE, BIAS,      none, ALWAYS)    \
+    X(fc1b, "mlp.fc1.bias",                     "ff.layers.0.bias",    "mlp.c_fc.bias",      1, C4,   ONE, BIAS,      none, BIASED)    \
     X(fc1A, "mlp.fc1.lora.A",                   "ff.layers.0.lora.A",  NULL,                 1, C,    R,   LORA_A,    fc1w, LORA)      \
     X(fc1B, "mlp.fc1.lora.B",                   "ff.layers.0.lora.B",  NULL,                 1, R,    C4,  LORA_B,    fc1w, LORA)      \
     X(fc2w, "mlp.fc2.weight",                   "ff.layers.2.weight",  "mlp.c_proj.weight",  1, C,    C4,  LINEAR,    fc2b, ALWAYS)    \
-    X(fc2b, "mlp.fc2.bias",                     "ff.layers.2.bias",    "mlp.c_proj.bias",    1, C,    ONE, BIAS,      none, ALWAYS)    \
+    X(fc2b, "mlp.fc2.bias",                     "ff.layers.2.bias",    "mlp.c_proj.bias",    1, C,    ONE, BIAS,      none, BIASED)    \
     X(fc2A, "mlp.fc2.lora.A",                   "ff.layers.2.lora.A",  NULL,                 1, C4,   R,   LORA_A,    fc2w, LORA)      \
     X(fc2B, "mlp.fc2.lora.B",                   "ff.layers.2.lora.B",  NULL,                 1, R,    C,   LORA_B,    fc2w, LORA)      \
     X(lnfw, "ln_f.gamma",                       "final_norm.scale",    "ln_f.weight",        0, C,    ONE, ONES,      none, ALWAYS)    \
-    X(lnfb, "ln_f.beta",                        "final_norm.shift",    "ln_f.bias",          0, C,    ONE, ZEROS,     none, ALWAYS)    \
+    X(lnfb, "ln_f.beta",                        "final_norm.shift",    "ln_f.bias",          0, C,    ONE, ZEROS,     none, BIASED)    \
     X(lmw,  "lm_head.weight",                   "out_head.weight",     "lm_head.weight",     0, HEAD, C,   LINEAR,    lmb,  UNTIED)    \
     X(lmb,  "lm_head.bias",                     "out_head.bias",       "lm_head.bias",       0, HEAD, ONE, BIAS,      none, CLASSES)   \
     X(lmA,  "lm_head.lora.A",                   "out_head.lora.A",     NULL,                 0, C,    R,   LORA_A,    lmw,  LORA_HEAD) \

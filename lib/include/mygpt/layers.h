@@ -89,7 +89,8 @@ void mygpt_matmul_backward_naive(mygpt_linear_grads d, const float *dout, const 
                                  const float *weight, size_t N, int C, int OC);
 
 /* LayerNorm over the last axis with biased variance and eps = 1e-5:
- * out = (x - mean) / sqrt(var + eps) * gamma + beta.  out, inp (N, C); gamma, beta (C) */
+ * out = (x - mean) / sqrt(var + eps) * gamma + beta.  out, inp (N, C); gamma, beta (C);
+ * beta NULL: a LayerNorm without a bias (nanoGPT's bias=False), nothing added */
 void mygpt_layernorm_forward(float *out, const float *inp, const float *gamma, const float *beta,
                              size_t N, int C);
 
@@ -108,7 +109,7 @@ typedef struct mygpt_layernorm_saved {
 } mygpt_layernorm_saved;
 
 /* LayerNorm's gradient: dinp += d/dinp, dgamma += d/dgamma, dbeta += d/dbeta.
- * dinp, dout (N, C); dgamma, dbeta (C). */
+ * dinp, dout (N, C); dgamma, dbeta (C); dbeta NULL for a LayerNorm without a bias. */
 void mygpt_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const float *dout,
                               mygpt_layernorm_saved saved, size_t N, int C);
 
