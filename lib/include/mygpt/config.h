@@ -88,12 +88,15 @@ int mygpt_head_size(const mygpt_config *cfg);
 const char *mygpt_arch_name(mygpt_arch arch);
 mygpt_status mygpt_arch_parse(const char *name, mygpt_arch *out, mygpt_error *err);
 
-/* A LINEAR row's LoRA adapter (appendix E), as the table's two rows: A (in, R), then B
- * (R, out), named as their Linear with ".lora.A" / ".lora.B" (state_dict only: Hugging
- * Face's files have none), drawn by mygpt_lora_add. */
-#define MYGPT_LORA_ROWS(X, x, course, book, per_layer, in, out, link, when)                       \
-    X(x##A, course ".lora.A", book ".lora.A", NULL, per_layer, in, R, LORA_A, link, when)         \
-    X(x##B, course ".lora.B", book ".lora.B", NULL, per_layer, R, out, LORA_B, link, when)
+/* One nn.Linear as the table's rows: its weight w (out, in), its bias b (out), then its
+ * LoRA adapter's A (in, R) and B (R, out) (appendix E; named as the Linear with ".lora.A"
+ * and ".lora.B", in the state_dict only, drawn by mygpt_lora_add); course, book and hf name
+ * the Linear, ".weight" and ".bias" are added. */
+#define MYGPT_LINEAR_ROWS(X, w, b, x, course, book, hf, per_layer, in, out, w_when, b_when, lora_when)   \
+    X(w, course ".weight", book ".weight", hf ".weight", per_layer, out, in, LINEAR, b, w_when)         \
+    X(b, course ".bias", book ".bias", hf ".bias", per_layer, out, ONE, BIAS, none, b_when)             \
+    X(x##A, course ".lora.A", book ".lora.A", NULL, per_layer, in, R, LORA_A, w, lora_when)             \
+    X(x##B, course ".lora.B", book ".lora.B", NULL, per_layer, R, out, LORA_B, w, lora_when)
 
 /* The parameter table: every tensor of every architecture, one line each, in the
  * order of the one block that holds them (llm.c's layout: a per-layer tensor is
@@ -117,7 +120,7 @@ mygpt_status mygpt_arch_parse(const char *name, mygpt_arch *out, mygpt_error *er
  * kaiming-uniform, with its bias, the `link` row, drawn right after it when it has one),
  * BIAS (drawn by its weight), ONES, ZEROS (LayerNorm's gamma and beta), LORA_A, LORA_B
  * (appendix E's adapter of the LINEAR row `link`: drawn by mygpt_lora_add, not by
- * __init__; a Linear's two adapter rows are one MYGPT_LORA_ROWS). when:
+ * __init__). A Linear's four rows (weight, bias, adapter) are one line, MYGPT_LINEAR_ROWS. when:
  * the architectures that have it (ALWAYS, QKV_BIAS, OUT_BIAS, UNTIED, BIASED (not bias_free):
  * mygpt_arch_switches,
  * or a classification head; CLASSES: a classification head, num_classes > 0; LORA:
@@ -127,36 +130,22 @@ mygpt_status mygpt_arch_parse(const char *name, mygpt_arch *out, mygpt_error *er
  * TransformerBlock registers them), then the rest, and it is also the order of the
  * draws (the book's out_head is drawn last: a classification head after the generator is
  * seeded again with MYGPT_CLASSIFIER_SEED). A tied head is the token embedding. */
-#define MYGPT_PARAMETERS(X)                                                                                                            \
-    X(wte,  "token_embedding.embedding.weight", "tok_emb.weight",      "wte.weight",         0, V,    C,   EMBEDDING, none, ALWAYS)    \
-    X(wpe,  "position_embedding.weight",        "pos_emb.weight",      "wpe.weight",         0, MAXT, C,   EMBEDDING, none, ALWAYS)    \
-    X(ln1w, "ln1.gamma",                        "norm1.scale",         "ln_1.weight",        1, C,    ONE, ONES,      none, ALWAYS)    \
-    X(ln1b, "ln1.beta",                         "norm1.shift",         "ln_1.bias",          1, C,    ONE, ZEROS,     none, BIASED)    \
-    X(wq,   "attn.W_q.weight",                  "att.W_query.weight",  "attn.c_attn.weight", 1, C,    C,   LINEAR,    bq,   ALWAYS)    \
-    X(bq,   "attn.W_q.bias",                    "att.W_query.bias",    "attn.c_attn.bias",   1, C,    ONE, BIAS,      none, QKV_BIAS)  \
-    MYGPT_LORA_ROWS(X, q, "attn.W_q", "att.W_query", 1, C, C, wq, LORA)                                                                \
-    X(wk,   "attn.W_k.weight",                  "att.W_key.weight",    "attn.c_attn.weight", 1, C,    C,   LINEAR,    bk,   ALWAYS)    \
-    X(bk,   "attn.W_k.bias",                    "att.W_key.bias",      "attn.c_attn.bias",   1, C,    ONE, BIAS,      none, QKV_BIAS)  \
-    MYGPT_LORA_ROWS(X, k, "attn.W_k", "att.W_key", 1, C, C, wk, LORA)                                                                  \
-    X(wv,   "attn.W_v.weight",                  "att.W_value.weight",  "attn.c_attn.weight", 1, C,    C,   LINEAR,    bv,   ALWAYS)    \
-    X(bv,   "attn.W_v.bias",                    "att.W_value.bias",    "attn.c_attn.bias",   1, C,    ONE, BIAS,      none, QKV_BIAS)  \
-    MYGPT_LORA_ROWS(X, v, "attn.W_v", "att.W_value", 1, C, C, wv, LORA)                                                                \
-    X(wo,   "attn.W_o.weight",                  "att.out_proj.weight", "attn.c_proj.weight", 1, C,    C,   LINEAR,    bo,   ALWAYS)    \
-    X(bo,   "attn.W_o.bias",                    "att.out_proj.bias",   "attn.c_proj.bias",   1, C,    ONE, BIAS,      none, OUT_BIAS)  \
-    MYGPT_LORA_ROWS(X, o, "attn.W_o", "att.out_proj", 1, C, C, wo, LORA)                                                               \
-    X(ln2w, "ln2.gamma",                        "norm2.scale",         "ln_2.weight",        1, C,    ONE, ONES,      none, ALWAYS)    \
-    X(ln2b, "ln2.beta",                         "norm2.shift",         "ln_2.bias",          1, C,    ONE, ZEROS,     none, BIASED)    \
-    X(fc1w, "mlp.fc1.weight",                   "ff.layers.0.weight",  "mlp.c_fc.weight",    1, C4,   C,   LINEAR,    fc1b, ALWAYS)    \
-    X(fc1b, "mlp.fc1.bias",                     "ff.layers.0.bias",    "mlp.c_fc.bias",      1, C4,   ONE, BIAS,      none, BIASED)    \
-    MYGPT_LORA_ROWS(X, fc1, "mlp.fc1", "ff.layers.0", 1, C, C4, fc1w, LORA)                                                            \
-    X(fc2w, "mlp.fc2.weight",                   "ff.layers.2.weight",  "mlp.c_proj.weight",  1, C,    C4,  LINEAR,    fc2b, ALWAYS)    \
-    X(fc2b, "mlp.fc2.bias",                     "ff.layers.2.bias",    "mlp.c_proj.bias",    1, C,    ONE, BIAS,      none, BIASED)    \
-    MYGPT_LORA_ROWS(X, fc2, "mlp.fc2", "ff.layers.2", 1, C4, C, fc2w, LORA)                                                            \
-    X(lnfw, "ln_f.gamma",                       "final_norm.scale",    "ln_f.weight",        0, C,    ONE, ONES,      none, ALWAYS)    \
-    X(lnfb, "ln_f.beta",                        "final_norm.shift",    "ln_f.bias",          0, C,    ONE, ZEROS,     none, BIASED)    \
-    X(lmw,  "lm_head.weight",                   "out_head.weight",     "lm_head.weight",     0, HEAD, C,   LINEAR,    lmb,  UNTIED)    \
-    X(lmb,  "lm_head.bias",                     "out_head.bias",       "lm_head.bias",       0, HEAD, ONE, BIAS,      none, CLASSES)   \
-    MYGPT_LORA_ROWS(X, lm, "lm_head", "out_head", 0, C, HEAD, lmw, LORA_HEAD)
+#define MYGPT_PARAMETERS(X)                                                                                                     \
+    X(wte,  "token_embedding.embedding.weight", "tok_emb.weight",  "wte.weight",  0, V,    C,   EMBEDDING, none, ALWAYS)           \
+    X(wpe,  "position_embedding.weight",        "pos_emb.weight",  "wpe.weight",  0, MAXT, C,   EMBEDDING, none, ALWAYS)           \
+    X(ln1w, "ln1.gamma",                        "norm1.scale",     "ln_1.weight", 1, C,    ONE, ONES,      none, ALWAYS)           \
+    X(ln1b, "ln1.beta",                         "norm1.shift",     "ln_1.bias",   1, C,    ONE, ZEROS,     none, BIASED)           \
+    MYGPT_LINEAR_ROWS(X, wq,   bq,   q,   "attn.W_q", "att.W_query",  "attn.c_attn", 1, C,  C,    ALWAYS, QKV_BIAS, LORA)        \
+    MYGPT_LINEAR_ROWS(X, wk,   bk,   k,   "attn.W_k", "att.W_key",    "attn.c_attn", 1, C,  C,    ALWAYS, QKV_BIAS, LORA)        \
+    MYGPT_LINEAR_ROWS(X, wv,   bv,   v,   "attn.W_v", "att.W_value",  "attn.c_attn", 1, C,  C,    ALWAYS, QKV_BIAS, LORA)        \
+    MYGPT_LINEAR_ROWS(X, wo,   bo,   o,   "attn.W_o", "att.out_proj", "attn.c_proj", 1, C,  C,    ALWAYS, OUT_BIAS, LORA)        \
+    X(ln2w, "ln2.gamma",                        "norm2.scale",     "ln_2.weight", 1, C,    ONE, ONES,      none, ALWAYS)           \
+    X(ln2b, "ln2.beta",                         "norm2.shift",     "ln_2.bias",   1, C,    ONE, ZEROS,     none, BIASED)           \
+    MYGPT_LINEAR_ROWS(X, fc1w, fc1b, fc1, "mlp.fc1",  "ff.layers.0",  "mlp.c_fc",    1, C,  C4,   ALWAYS, BIASED,   LORA)        \
+    MYGPT_LINEAR_ROWS(X, fc2w, fc2b, fc2, "mlp.fc2",  "ff.layers.2",  "mlp.c_proj",  1, C4, C,    ALWAYS, BIASED,   LORA)        \
+    X(lnfw, "ln_f.gamma",                       "final_norm.scale", "ln_f.weight", 0, C,   ONE, ONES,      none, ALWAYS)           \
+    X(lnfb, "ln_f.beta",                        "final_norm.shift", "ln_f.bias",   0, C,   ONE, ZEROS,     none, BIASED)           \
+    MYGPT_LINEAR_ROWS(X, lmw,  lmb,  lm,  "lm_head",  "out_head",     "lm_head",     0, C,  HEAD, UNTIED, CLASSES,  LORA_HEAD)
 
 /* MYGPT_PARAM_wte, MYGPT_PARAM_wpe, ...: a tensor's index in the table */
 enum mygpt_param_index {
