@@ -21,5 +21,6 @@ int cmd_finetune(int argc, char **argv);
 int cmd_attention(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_classify(int argc, char **argv);
 
 #endif
