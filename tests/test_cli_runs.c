@@ -28,6 +28,27 @@ static void enter_new_dir(char *dir)
     cr_assert_eq(chdir(dir), 0);
 }
 
+/* The data folder, the-verdict there (else the test skips) and a fresh current folder */
+static const char *verdict_and_new_dir(char *dir)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("the-verdict.txt");
+    enter_new_dir(dir);
+    return data;
+}
+
+/* The test's clean-up: what it made (names, for rm -rf in dir), then dir, which must be
+ * left empty */
+static void clean_up(const char *dir, const char *names)
+{
+    proc_result r;
+    char script[600];
+    snprintf(script, sizeof script, "cd %s && rm -rf %s", dir, names);
+    run_shell(script, &r);
+    proc_result_free(&r);
+    cr_expect_eq(rmdir(dir), 0, "files were left beside %s", names);
+}
+
 /* The one folder in runs/ (its path into path), or fails */
 static void only_run(char *path, size_t cap)
 {
@@ -80,10 +101,8 @@ static char *straight_run(const char *data, const char *dir, char *model, size_t
  * named by the first and last lines; a second run gets a folder of its own */
 Test(cli_runs, a_run_without_save_keeps_everything_in_a_folder_of_its_own, .timeout = 300)
 {
-    const char *data = data_dir_or_skip();
-    data_file_or_skip("the-verdict.txt");
     char dir[] = "/tmp/mygpt-runs-XXXXXX", run[300], first[400], last[2000];
-    enter_new_dir(dir);
+    const char *data = verdict_and_new_dir(dir);
     proc_result r;
     train_run(TINY, dir, data, NULL, &r);
     cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
@@ -114,19 +133,15 @@ Test(cli_runs, a_run_without_save_keeps_everything_in_a_folder_of_its_own, .time
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect_eq(entries_in("runs"), 2, "the second run did not get a folder of its own");
     proc_result_free(&r);
-    run_shell("rm -rf runs", &r);
-    proc_result_free(&r);
-    cr_expect_eq(rmdir(dir), 0, "files were left beside runs/");
+    clean_up(dir, "runs");
 }
 
 /* --out DIR: made and filled; a folder that holds files, or a file, is refused before
  * any work, and left as it was */
 Test(cli_runs, out_names_the_folder_and_never_reuses_one_with_files, .timeout = 300)
 {
-    const char *data = data_dir_or_skip();
-    data_file_or_skip("the-verdict.txt");
     char dir[] = "/tmp/mygpt-runs-out-XXXXXX", out[300];
-    enter_new_dir(dir);
+    const char *data = verdict_and_new_dir(dir);
     proc_result r;
     train_run(TINY " --out DIR/mine", dir, data, NULL, &r);
     cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
@@ -155,9 +170,7 @@ Test(cli_runs, out_names_the_folder_and_never_reuses_one_with_files, .timeout = 
     train_run(TINY " --out DIR/theirs/notes.txt", dir, data, NULL, &r);
     expect_one_line_refusal(&r, 2, "--out", "--out a file");
     proc_result_free(&r);
-    run_shell("rm -rf mine theirs", &r);
-    proc_result_free(&r);
-    cr_expect_eq(rmdir(dir), 0, "files were left");
+    clean_up(dir, "mine theirs");
 }
 
 /* Ctrl-C without --save: the state in the run's folder (no hidden .state.safetensors, no
@@ -165,10 +178,8 @@ Test(cli_runs, out_names_the_folder_and_never_reuses_one_with_files, .timeout = 
  * and saving what the straight run does */
 Test(cli_runs, ctrl_c_without_save_keeps_the_state_in_the_folder_and_resume_continues_there, .timeout = 300)
 {
-    const char *data = data_dir_or_skip();
-    data_file_or_skip("the-verdict.txt");
     char dir[] = "/tmp/mygpt-runs-int-XXXXXX", run[300], straight[400], words[800], model[400];
-    enter_new_dir(dir);
+    const char *data = verdict_and_new_dir(dir);
     char *want = straight_run(data, dir, straight, sizeof straight);
     proc_result r;
     train_run(TINY, dir, data, "3", &r);
@@ -195,19 +206,15 @@ Test(cli_runs, ctrl_c_without_save_keeps_the_state_in_the_folder_and_resume_cont
     proc_result_free(&r);
     free(before);
     free(want);
-    run_shell("rm -rf runs straight.safetensors", &r);
-    proc_result_free(&r);
-    cr_expect_eq(rmdir(dir), 0, "files were left");
+    clean_up(dir, "runs straight.safetensors");
 }
 
 /* Ctrl-C with --out, with --save, with both, and with --checkpoint-every: the state goes
  * where the help says, and no model is written by an interrupted run */
 Test(cli_runs, ctrl_c_saves_the_state_where_the_flags_say, .timeout = 300)
 {
-    const char *data = data_dir_or_skip();
-    data_file_or_skip("the-verdict.txt");
     char dir[] = "/tmp/mygpt-runs-where-XXXXXX", path[400];
-    enter_new_dir(dir);
+    const char *data = verdict_and_new_dir(dir);
     const struct {
         const char *flags, *state, *absent;
     } cases[] = {
@@ -238,9 +245,7 @@ Test(cli_runs, ctrl_c_saves_the_state_where_the_flags_say, .timeout = 300)
     snprintf(path, sizeof path, "%s/c.state.safetensors", dir);
     cr_expect(access(path, F_OK) == 0, "--checkpoint-every 4 saved no state");
     proc_result_free(&r);
-    run_shell("rm -rf o b k m.state.safetensors s.state.safetensors c.safetensors c.state.safetensors", &r);
-    proc_result_free(&r);
-    cr_expect_eq(rmdir(dir), 0, "files were left");
+    clean_up(dir, "o b k m.state.safetensors s.state.safetensors c.safetensors c.state.safetensors");
 }
 
 /* The step of the lowest validation loss of the lines "step N train_loss X val_loss Y"
@@ -264,10 +269,8 @@ static long lowest_step(const char *out)
  * one a run stopped there saves, kept beside the last (in the folder, or beside --save) */
 Test(cli_runs, keep_best_keeps_the_model_of_the_lowest_validation_loss, .timeout = 300)
 {
-    const char *data = data_dir_or_skip();
-    data_file_or_skip("the-verdict.txt");
     char dir[] = "/tmp/mygpt-runs-best-XXXXXX", words[600], best[400], there[400];
-    enter_new_dir(dir);
+    const char *data = verdict_and_new_dir(dir);
     // a learning rate that overshoots: the validation loss falls and climbs, lowest before the end
     const char *run = "train --preset tiny --steps 12 --eval-every 1 --lr 1 --text DATA/the-verdict.txt";
     proc_result r;
@@ -297,9 +300,7 @@ Test(cli_runs, keep_best_keeps_the_model_of_the_lowest_validation_loss, .timeout
     snprintf(best, sizeof best, "%s/m.best.safetensors", dir);
     cr_expect(same_files(best, there), "m.best.safetensors is not the model after step %ld", step);
     proc_result_free(&r);
-    run_shell("rm -rf o m.safetensors m.best.safetensors m.state.safetensors there.safetensors", &r);
-    proc_result_free(&r);
-    cr_expect_eq(rmdir(dir), 0, "files were left");
+    clean_up(dir, "o m.safetensors m.best.safetensors m.state.safetensors there.safetensors");
 }
 
 /* A training state is a model: forward, attention, generate and chat read it as they read
@@ -348,9 +349,7 @@ Test(cli_runs, a_training_state_is_a_model_for_every_command, .timeout = 300)
     cr_expect_eq(r.status, 0, "finetune: %s", r.err);
     cr_expect(strstr(r.out, "Test accuracy") != NULL, "%s", r.out);
     proc_result_free(&r);
-    run_shell("rm -rf o c.safetensors", &r);
-    proc_result_free(&r);
-    cr_expect_eq(rmdir(dir), 0, "files were left");
+    clean_up(dir, "o c.safetensors");
 }
 
 /* forward --checkpoint: the model's own sizes, so a size flag beside it is refused */
