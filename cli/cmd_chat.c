@@ -186,7 +186,8 @@ typedef struct chat {
     int max_new, print_ids;
     int terminal;        // standard input is one: Ctrl-C stops a response
     conversation cv;
-    int said_dropped, said_cropped;
+    int said_dropped, said_cropped, said_empty;
+    int answered;        // a response so far had text
 } chat;
 
 static int out_of_memory(const char *cmd)
@@ -253,6 +254,21 @@ static int keep_turn(chat *ch, const mygpt_strbuf *prompt, const response *resp)
     return 0;
 }
 
+/* A model whose responses so far all had nothing to show (it ended each at once, or wrote
+ * only white space or "###"): said once on stderr, with the likely reason, a model that
+ * was not tuned to follow instructions (a tuned model's empty answer among others is not) */
+static void say_if_empty(chat *ch, const response *resp)
+{
+    int stop;
+    if (response_end(resp->r, resp->len, 1, &stop) > response_start(resp))
+        ch->answered = 1;
+    if (ch->said_empty || ch->answered || interrupted)
+        return;
+    fprintf(stderr, "mygpt %s: the model answered nothing (it ended the response before any text): is it "
+                    "instruction-tuned? (mygpt finetune --task instruct --save FILE makes one)\n", ch->cmd);
+    ch->said_empty = 1;
+}
+
 /* One turn: the prompt of the instruction (len bytes, a NUL among them kept) after the
  * conversation (its oldest turns dropped while it and a whole response do not fit in the
  * context), the response streamed, the turn kept. 0, or the exit code after saying why. */
@@ -301,6 +317,7 @@ static int chat_turn(chat *ch, const char *instruction, size_t len)
         goto oom; // the ids are the model's own, so only memory can fail
     show_response(&resp, 1);
     printf("\n");
+    say_if_empty(ch, &resp);
     if (ch->print_ids) {
         for (int i = (int)n; i < nout; i++)
             printf(i > (int)n ? " %lld" : "%lld", (long long)out[i]);

@@ -85,7 +85,8 @@ static int usage(void)
            "  train_model_simple's log and a greedy sample of the first validation entry after\n"
            "  each epoch; then the greedy responses to the test entries (max_new_tokens 256,\n"
            "  --max-new to change it, stopping at <|endoftext|>) written with --responses FILE as\n"
-           "  the book writes instruction-data-with-response.json. Defaults: 2 epochs, lr 5e-5,\n"
+           "  the book writes instruction-data-with-response.json (without it a line on stderr\n"
+           "  says they were not saved). Defaults: 2 epochs, lr 5e-5,\n"
            "  weight decay 0.1, batch 8, eval-freq 5, eval-iter 5.\n"
            "\n"
            "The model: --checkpoint FILE, whatever `generate --checkpoint` reads (mygpt's, the\n"
@@ -331,7 +332,7 @@ static int run_classify(const char *cmd, const parsed_args *a, const finetune_op
     // classify_review(text, model, tokenizer, device, max_length=train_dataset.max_length)
     for (int i = 0; i < 2; i++) {
         int label;
-        if ((st = classify_review(g, tok, REVIEWS[i], T, &label, &err)) != MYGPT_OK) {
+        if ((st = classify_review(g, tok, REVIEWS[i], T, &label, NULL, &err)) != MYGPT_OK) {
             rc = cli_fail(cmd, st, &err);
             goto done;
         }
@@ -367,7 +368,8 @@ static int language_model(const char *cmd, const parsed_args *a, mygpt_rng *rng,
 }
 
 /* The greedy responses to the test entries, as instruction-data-with-response.json,
- * written to --responses when given. 0, or the exit code after one line. */
+ * written to --responses; without it a line on stderr says they were not kept, and how to
+ * keep them. 0, or the exit code after one line. */
 static int write_responses(const char *cmd, const parsed_args *a, const finetune_opts *o, mygpt_gpt *g,
                            const mygpt_tokenizer *tok, const instruct_splits *split)
 {
@@ -381,7 +383,10 @@ static int write_responses(const char *cmd, const parsed_args *a, const finetune
                                               &err);
     if (st != MYGPT_OK) {
         rc = cli_fail(cmd, st, &err);
-    } else if (args_has(a, "responses")) {
+    } else if (!args_has(a, "responses")) {
+        fprintf(stderr, "mygpt %s: the responses to the %zu test entries were not saved: --responses FILE writes "
+                        "them (the book's instruction-data-with-response.json)\n", cmd, split->n_test);
+    } else {
         if ((st = mygpt_write_file(args_get(a, "responses"), json, json_len, &err)) != MYGPT_OK)
             rc = cli_write_fail(cmd, st, &err);
         else

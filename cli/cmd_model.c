@@ -15,7 +15,8 @@
 
 static const arg_spec FORWARD_ARGS[] = {
     {"seed", 1, 0}, {"vocab", 1, 0}, {"embed", 1, 0}, {"heads", 1, 0}, {"layers", 1, 0},
-    {"max-seq", 1, 0}, {"ids", 1, 0}, {"format", 1, 0}, {"naive", 0, 0}, ARCH_FLAGS, WEIGHTS_FLAG, {NULL, 0, 0}};
+    {"max-seq", 1, 0}, {"ids", 1, 0}, {"format", 1, 0}, {"naive", 0, 0}, ARCH_FLAGS, WEIGHTS_FLAG, CHECKPOINT_FLAGS,
+    {NULL, 0, 0}};
 
 static const arg_spec PARAMS_ARGS[] = {
     {"vocab", 1, 0}, {"embed", 1, 0}, {"heads", 1, 0}, {"layers", 1, 0}, {"max-seq", 1, 0},
@@ -34,18 +35,38 @@ static int read_model_args(const char *cmd, const parsed_args *a, const char *ro
 }
 
 static const char FORWARD_USAGE[] =
-    "usage: mygpt forward --seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
-    "                     [--arch A [--qkv-bias]] --ids \"0,1,2,3;3,2,1,0\"\n"
-    "                     [--format torch|numpy|exact] [--weights fp32|bf16|int8]\n"
+    "usage: mygpt forward (--seed S --vocab V --embed C --heads H --layers N [--max-seq M]\n"
+    "                      [--arch A [--qkv-bias]] | --checkpoint FILE [--adapters FILE])\n"
+    "                     --ids \"0,1,2,3;3,2,1,0\" [--format torch|numpy|exact] [--weights fp32|bf16|int8]\n"
     "\n"
     "set_seed(S); gpt = GPT(V, C, H, N, M).eval(); print(gpt(ids)) under\n"
     "torch.no_grad(): the logits (B, T, V) of the chapter-12 GPT. Rows of ids are\n"
     "separated by ';' (all of the same length T <= M); --max-seq defaults to 64.\n"
+    "--checkpoint FILE: the model of a checkpoint or a training state instead (its sizes;\n"
+    "a classifier's logits are (B, T, classes)), with --adapters FILE's LoRA adapters.\n"
     "  --format torch|numpy|exact  as print(logits), print(logits.numpy()), or one\n"
     "                              float32 per line as 8 hex digits\n"
     "  --naive                     use the reference (naive) kernels\n"
     "  --weights fp32|bf16|int8    store the weights so (mygpt quantize --help): the\n"
     "                              logits of float32 on the dequantized weights\n";
+
+/* --checkpoint's model gives its own sizes: a model flag beside it is refused, and
+ * --adapters needs it. 0, or EXIT_USAGE after the error. */
+static int forward_model_flags(const char *cmd, const parsed_args *a)
+{
+    static const char *const flags[] = {"seed", "vocab", "embed", "heads", "layers", "max-seq", "arch", "qkv-bias",
+                                        "dropout"};
+    for (size_t i = 0; args_has(a, "checkpoint") && i < sizeof flags / sizeof flags[0]; i++)
+        if (args_has(a, flags[i])) {
+            cli_error(cmd, "--%s goes without --checkpoint (the checkpoint's model has its own)", flags[i]);
+            return EXIT_USAGE;
+        }
+    if (args_has(a, "adapters") && !args_has(a, "checkpoint")) {
+        cli_error(cmd, "--adapters FILE needs --checkpoint FILE: the model the adapters were trained on");
+        return EXIT_USAGE;
+    }
+    return 0;
+}
 
 /* `mygpt forward`: the logits (B, T, V) of a seeded GPT for the given ids; returns the
  * exit status. */
@@ -56,11 +77,9 @@ int cmd_forward(int argc, char **argv)
     int rc = cli_parse_or_help(cmd, argc, argv, FORWARD_ARGS, 0, FORWARD_USAGE, &a);
     if (rc)
         return rc < 0 ? 0 : rc;
-    mygpt_config cfg;
-    uint64_t seed;
     out_options o;
-    if (read_model_args(cmd, &a, NULL, &seed, &cfg, &o))
-        return EXIT_USAGE;
+    if ((rc = forward_model_flags(cmd, &a)) || out_options_parse(cmd, args_get(&a, "format"), NULL, &o))
+        return rc ? rc : EXIT_USAGE;
     if (!args_has(&a, "ids")) {
         cli_error(cmd, "--ids is required (e.g. --ids \"0,1,2,3\")");
         return EXIT_USAGE;
@@ -70,22 +89,17 @@ int cmd_forward(int argc, char **argv)
     if ((rc = parse_ids(cmd, args_get(&a, "ids"), &ids, &B, &T)))
         return rc;
     mygpt_gpt *gpt;
-    if ((rc = create_model(cmd, &cfg, seed, &gpt))) {
+    if ((rc = model_from_args(cmd, &a, &gpt))) {
         free(ids);
         return rc;
     }
     gpt->impl = args_has(&a, "naive") ? MYGPT_IMPL_REFERENCE : MYGPT_IMPL_FAST;
     mygpt_error err = {0};
-    if ((rc = apply_weights(cmd, &a, gpt))) {
-        mygpt_gpt_free(gpt);
-        free(ids);
-        return rc;
-    }
     const mygpt_status st = mygpt_gpt_forward(gpt, ids, B, T, &err);
     if (st != MYGPT_OK) {
         rc = cli_fail(cmd, st, &err);
     } else {
-        const int64_t shape[3] = {B, T, cfg.vocab_size};
+        const int64_t shape[3] = {B, T, mygpt_head_size(&gpt->config)};
         mygpt_tview v;
         mygpt_tview_make(&v, MYGPT_F32, gpt->acts.logits, 3, shape, NULL);
         rc = out_print(cmd, &o, &v, NULL);

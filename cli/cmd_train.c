@@ -14,6 +14,7 @@
 #include "mygpt/print.h"
 #include "mygpt/train.h"
 #include "output.h"
+#include "run_folder.h"
 #include "train_extras.h"
 #include "train_session.h"
 
@@ -181,7 +182,7 @@ static const arg_spec TRAIN_ARGS[] = {MODEL_FLAGS,          {"text", 1, 0},  {"c
                                       {"preset", 1, 0}, {"log", 1, 0}, {"checkpoint-every", 1, 0},
                                       {"state", 1, 0}, {"resume", 1, 0}, {"warmup", 1, 0},
                                       {"lr-initial", 1, 0}, {"cosine", 0, 0}, {"lr-min", 1, 0},
-                                      {"clip-grad", 1, 0}, {NULL, 0, 0}};
+                                      {"clip-grad", 1, 0}, {"out", 1, 0}, {"keep-best", 0, 0}, {NULL, 0, 0}};
 
 /* --help: what train does, its presets and flags. Returns 0. */
 static int train_usage(void)
@@ -194,8 +195,8 @@ static int train_usage(void)
            "                   --optimizer sgd|adamw --lr LR [--momentum M] [--weight-decay WD]\n"
            "                   [--warmup K [--lr-initial LR0]] [--cosine [--lr-min LRMIN]]\n"
            "                   [--clip-grad NORM]\n"
-           "                   [--eval-every E] [--save FILE.safetensors] [--log FILE.csv]\n"
-           "                   [--checkpoint-every K] [--state FILE] [--resume FILE]\n"
+           "                   [--eval-every E] [--out DIR] [--save FILE.safetensors] [--log FILE.csv]\n"
+           "                   [--checkpoint-every K] [--state FILE] [--resume FILE] [--keep-best]\n"
            "                   [--data-parallel [--check-replicas]]\n"
            "                   [--eval-batches K] [--sample-prompt TEXT] [--sample-tokens N]\n"
            "\n"
@@ -221,11 +222,27 @@ static int train_usage(void)
            "  step N train_loss X val_loss Y\n"
            "the batch's loss and the mean loss over every validation batch. On stderr, a\n"
            "progress line (step, loss, ms/step, tokens/s, the time left): redrawn after every\n"
-           "step on a terminal, one line per evaluation in a pipe; at the end, tokens/s.\n"
+           "step on a terminal, one line per evaluation in a pipe; at the end, tokens/s. Its ETA is\n"
+           "the time the run will take, measured as it goes: the presets state none.\n"
            "tools/reference_train.py is the same in PyTorch. The GPT-2 vocabulary comes from the\n"
            "data folder ($MYGPT_DATA, else build/data beside the program, else PREFIX/share/mygpt).\n"
-           "\n"
-           "--log FILE.csv writes a row per step (step,train_loss,val_loss,lr,ms; val_loss only\n"
+           "\n");
+    printf("Every run keeps what it makes in its folder (nanoGPT's out_dir): runs/PRESET-DATE-TIME/\n"
+           "in the current folder (-2, -3, ... after it when that is taken; PRESET is --preset's\n"
+           "name, verdict by default), or --out DIR (made when absent; one that is there must be\n"
+           "empty, or hold the state --resume continues). It holds model.safetensors (the model\n"
+           "at the end), state.safetensors (the training state: every K steps with\n"
+           "--checkpoint-every K, on Ctrl-C and at the end), log.csv and log.svg (as --log); the\n"
+           "first and the last line the run prints on stderr name it. --resume DIR/state.safetensors\n"
+           "continues a run in its own folder. --save FILE without --out writes the model to FILE\n"
+           "and makes no folder (the state then goes beside FILE, the log only with --log); with\n"
+           "--out the model goes to FILE, the rest to the folder. --log FILE.csv puts the log there.\n"
+           "--keep-best: after every evaluation whose validation loss is the lowest yet, the model\n"
+           "is saved as best.safetensors in the folder (beside --save's FILE without one:\n"
+           "FILE.best.safetensors), kept beside the last; the run's end names its step and loss\n"
+           "(a resumed run starts from the lowest in its log).\n"
+           "\n");
+    printf("--log FILE.csv writes a row per step (step,train_loss,val_loss,lr,ms; val_loss only\n"
            "where the step evaluated) and FILE.svg, the plot of both losses, after every\n"
            "evaluation and at the end (an SVG there that is not such a plot is not replaced).\n"
            "\n"
@@ -239,11 +256,13 @@ static int train_usage(void)
            "progress line shows it too, and the plot its curve.\n"
            "\n"
            "The training state (the weights, AdamW's moments or SGD's momentum, the step, the\n"
-           "generator, the loader's epoch and order) goes to --state FILE (default: --save's\n"
-           "name with .state.safetensors, else mygpt-train.state.safetensors; a file there that\n"
-           "is not a training state is never replaced) every K steps with --checkpoint-every K,\n"
-           "and on Ctrl-C: the step finishes, the state is saved, the run ends (a second Ctrl-C\n"
-           "ends it at once). --resume FILE continues such a state with the same flags (--steps\n"
+           "generator, the loader's epoch and order) goes to --state FILE (default: the run's\n"
+           "folder's state.safetensors, or --save's name with .state.safetensors without a\n"
+           "folder; a file there that is not a training state is never replaced) every K steps\n"
+           "with --checkpoint-every K, and on Ctrl-C: the step finishes, the state is saved, the\n"
+           "run ends (a second Ctrl-C ends it at once). A state is a model too: generate, chat,\n"
+           "attention, forward, classify and finetune read it with --checkpoint. --resume FILE\n"
+           "continues such a state with the same flags (--steps\n"
            "or --epochs may grow, but for --cosine, whose decay spans the run): it prints what\n"
            "the run would have printed, bit for bit.\n"
            "\n"
@@ -351,8 +370,21 @@ static int check_combinations(const char *cmd, const parsed_args *a)
     return 0;
 }
 
-/* --save checked, and the training state's file: named, or beside --save, or in the
- * current folder (into path, cap bytes); one not named is never put over a file that is
+/* FILE.safetensors's FILE followed by tail (".state.safetensors") into path (cap bytes):
+ * 0, or EXIT_USAGE after the error (a path too long) */
+static int beside_save(const char *cmd, const char *save, const char *tail, char *path, size_t cap)
+{
+    const size_t sl = strlen(save), ext = sl > 12 && strcmp(save + sl - 12, ".safetensors") == 0 ? 12 : 0;
+    if (sl - ext + strlen(tail) >= cap) {
+        cli_error(cmd, "--save: the path is too long");
+        return EXIT_USAGE;
+    }
+    snprintf(path, cap, "%.*s%s", (int)(sl - ext), save, tail);
+    return 0;
+}
+
+/* --save checked, and the training state's file: named, or in the run's folder, or
+ * beside --save (into path, cap bytes); one not named is never put over a file that is
  * not a training state (s->state_refused says why). 0, or EXIT_USAGE after the error. */
 static int read_state_path(const char *cmd, const parsed_args *a, train_settings *s, char *path, size_t cap)
 {
@@ -362,6 +394,7 @@ static int read_state_path(const char *cmd, const parsed_args *a, train_settings
         return EXIT_USAGE;
     }
     s->state = path;
+    s->state_at_end = s->run_dir != NULL; // a run folder holds the state of its end too
     if (args_has(a, "state")) {
         snprintf(path, cap, "%s", args_get(a, "state"));
         if (mygpt_checkpoint_check_path(path, &perr) != MYGPT_OK) {
@@ -370,13 +403,11 @@ static int read_state_path(const char *cmd, const parsed_args *a, train_settings
         }
         return 0;
     }
-    const char *save = args_get(a, "save");
-    const size_t sl = save ? strlen(save) : 0, ext = sl > 12 && strcmp(save + sl - 12, ".safetensors") == 0 ? 12 : 0;
-    if (save && sl + 20 >= cap) {
-        cli_error(cmd, "--save: the path is too long");
+    if (s->run_dir) {
+        snprintf(path, cap, "%s/state.safetensors", s->run_dir);
+    } else if (beside_save(cmd, args_get(a, "save"), ".state.safetensors", path, cap)) {
         return EXIT_USAGE;
     }
-    snprintf(path, cap, "%.*s.state.safetensors", (int)(sl - ext), save ? save : "mygpt-train");
     static char refused[sizeof perr.message];
     if (!train_state_path_is_free(path)) {
         s->state_refused = "a file there is not a training state: not replaced (name another with --state FILE)";
@@ -399,19 +430,19 @@ static int check_files(const char *cmd, const parsed_args *a, const train_settin
 {
     char plot[4100], vocab[2][4200], model[2][4200], conf[4200];
     cli_file tokenizer[2], init[2];
-    if (args_has(a, "log"))
-        train_log_plot_path(plot, sizeof plot, args_get(a, "log"));
+    if (s->log)
+        train_log_plot_path(plot, sizeof plot, s->log);
     tokenizer_files(tokenizer, vocab);
     cli_checkpoint_files("--init-from", args_get(a, "init-from"), init, model);
     init[0].shared = 2;
-    const cli_file files[] = {{"--save", args_get(a, "save"), 1, 2},
-                              cli_save_config_file(args_get(a, "save"),
-                                                   args_has(a, "init-from") || s->cfg.arch == MYGPT_ARCH_GPT2,
-                                                   conf), // --init-from's architecture: not read yet
+    const int gpt2 = args_has(a, "init-from") || s->cfg.arch == MYGPT_ARCH_GPT2; // --init-from's: not read yet
+    const cli_file files[] = {{args_has(a, "save") ? "--save" : "the run's model", s->save, 1, 2},
+                              cli_save_config_file(s->save, gpt2, conf),
                               {args_has(a, "state") ? "--state" : "the training state",
                                s->state_refused ? NULL : s->state, 1, 1},
-                              {"--log", args_get(a, "log"), 1, 0},
-                              {"--log's plot", args_has(a, "log") ? plot : NULL, 1, 0},
+                              {args_has(a, "log") ? "--log" : "the run's log", s->log, 1, 0},
+                              {args_has(a, "log") ? "--log's plot" : "the run's plot", s->log ? plot : NULL, 1, 0},
+                              {"--keep-best", s->best, 1, 0},
                               {"--text", args_get(a, "text"), 0, 0},
                               init[0],
                               init[1],
@@ -442,6 +473,50 @@ static int read_optimizer(const char *cmd, const parsed_args *a, train_settings 
     return 0;
 }
 
+/* The paths of a run's files, as long as it runs */
+typedef struct run_paths {
+    char model[4200], state[4200], log[4200], best[4200];
+} run_paths;
+
+/* The run's folder (runs/NAME/, --out DIR; none for --save alone) made, and the files the
+ * run writes: the model (--save, else the folder's), the training state, the log (--log,
+ * else the folder's) and --keep-best's model (in the folder, else beside --save). 0, or
+ * EXIT_USAGE after the error (the folder removed again when it is empty). */
+static int read_run_files(const char *cmd, const parsed_args *a, train_settings *s, run_folder *rf, run_paths *p)
+{
+    *rf = (run_folder){0};
+    int rc = 0;
+    if ((args_has(a, "out") || !args_has(a, "save")) &&
+        (rc = run_folder_open(cmd, rf, args_get(a, "out"), args_get(a, "resume"), args_get(a, "preset"))))
+        return rc;
+    s->run_dir = rf->dir[0] ? rf->dir : NULL;
+    s->save = args_get(a, "save");
+    s->log = args_get(a, "log");
+    if (s->run_dir && !s->save) {
+        run_folder_path(rf, "model.safetensors", p->model, sizeof p->model);
+        s->save = p->model;
+    }
+    if (s->run_dir && !s->log) {
+        run_folder_path(rf, "log.csv", p->log, sizeof p->log);
+        s->log = p->log;
+    }
+    if (args_has(a, "keep-best")) {
+        if (s->run_dir)
+            run_folder_path(rf, "best.safetensors", p->best, sizeof p->best);
+        else
+            rc = beside_save(cmd, s->save, ".best.safetensors", p->best, sizeof p->best);
+        s->best = p->best;
+    }
+    if (!rc)
+        rc = read_state_path(cmd, a, s, p->state, sizeof p->state);
+    if (rc)
+        run_folder_close(rf);
+    return rc;
+}
+
+/* The rest of the settings from the flags, then the run */
+static int run_train(const parsed_args *a, train_settings *s);
+
 int cmd_train(int argc, char **argv)
 {
     const char *cmd = "train";
@@ -452,23 +527,33 @@ int cmd_train(int argc, char **argv)
     if (rc || (rc = train_apply_preset(cmd, &a, TRAIN_ARGS)))
         return rc;
     train_settings s = {.cmd = cmd};
-    char state_path[4200];
     if ((rc = read_numbers(cmd, &a, &s)) || (rc = read_schedule(cmd, &a, &s)) || (rc = check_combinations(cmd, &a)) ||
-        (rc = read_state_path(cmd, &a, &s, state_path, sizeof state_path)) || (rc = check_files(cmd, &a, &s)) ||
         (rc = read_optimizer(cmd, &a, &s)))
         return rc;
-    s.text = args_get(&a, "text");
-    s.sample_prompt = args_get(&a, "sample-prompt");
-    s.init_from = args_get(&a, "init-from");
+    run_folder rf;
+    run_paths p;
+    if ((rc = read_run_files(cmd, &a, &s, &rf, &p)))
+        return rc;
+    rc = check_files(cmd, &a, &s);
+    if (!rc)
+        rc = run_train(&a, &s);
+    run_folder_close(&rf);
+    return rc;
+}
+
+/* The rest of the settings from the flags, then the run */
+static int run_train(const parsed_args *a, train_settings *s)
+{
+    s->text = args_get(a, "text");
+    s->sample_prompt = args_get(a, "sample-prompt");
+    s->init_from = args_get(a, "init-from");
     static const char *const sizes[5] = {"vocab", "embed", "heads", "layers", "max-seq"};
     for (int i = 0; i < 5; i++)
-        s.sizes[i] = args_get(&a, sizes[i]);
-    s.arch = args_get(&a, "arch");
-    s.qkv_bias = args_has(&a, "qkv-bias");
-    s.save = args_get(&a, "save");
-    s.log = args_get(&a, "log");
-    s.resume = args_get(&a, "resume");
-    s.data_parallel = args_has(&a, "data-parallel");
-    s.check_replicas = args_has(&a, "check-replicas");
-    return train_session_run(&s);
+        s->sizes[i] = args_get(a, sizes[i]);
+    s->arch = args_get(a, "arch");
+    s->qkv_bias = args_has(a, "qkv-bias");
+    s->resume = args_get(a, "resume");
+    s->data_parallel = args_has(a, "data-parallel");
+    s->check_replicas = args_has(a, "check-replicas");
+    return train_session_run(s);
 }

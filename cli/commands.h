@@ -22,5 +22,6 @@ int cmd_attention(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_download(int argc, char **argv);
+int cmd_classify(int argc, char **argv);
 
 #endif

@@ -149,7 +149,7 @@ int apply_weights(const char *cmd, const parsed_args *a, mygpt_gpt *g)
 int load_checkpoint(const char *cmd, const parsed_args *a, mygpt_gpt **g)
 {
     mygpt_error err = {0};
-    mygpt_status st = mygpt_checkpoint_load(g, args_get(a, "checkpoint"), &err);
+    mygpt_status st = mygpt_model_load(g, args_get(a, "checkpoint"), &err);
     if (st != MYGPT_OK)
         return cli_fail(cmd, st, &err);
     if (args_has(a, "adapters") && (st = mygpt_checkpoint_load_adapters(*g, args_get(a, "adapters"), &err))) {

@@ -35,7 +35,7 @@ int parse_ids(const char *cmd, const char *s, int64_t **out, int *B, int *T);
 int apply_weights(const char *cmd, const parsed_args *a, mygpt_gpt *g);
 
 /* --checkpoint FILE: the model of any layout mygpt_checkpoint_load reads (mygpt's, the
- * book's GPTModel, Hugging Face's GPT-2), with --adapters FILE's LoRA adapters on it when
+ * book's GPTModel, Hugging Face's GPT-2) or of a training state (mygpt_model_load), with --adapters FILE's LoRA adapters on it when
  * given (mygpt_checkpoint_load_adapters), its weights then stored as --weights says
  * (apply_weights). 0, or the exit code after saying why not (*g stays NULL). */
 #define CHECKPOINT_FLAGS {"checkpoint", 1, 0}, {"adapters", 1, 0}

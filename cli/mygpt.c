@@ -33,6 +33,7 @@ static const command COMMANDS[] = {
     {"generate", cmd_generate, "continue a prompt: greedy, temperature, top-k, top-p"},
     {"finetune", cmd_finetune, "the book's fine-tunings: a spam classifier, an instruction follower"},
     {"chat", cmd_chat, "talk to an instruction-tuned model: a line in, its response out"},
+    {"classify", cmd_classify, "a fine-tuned classifier's label and probability for your texts"},
     {"attention", cmd_attention, "where each head looks: top-3 attended tokens, heatmaps"},
     {"quantize", cmd_quantize, "a checkpoint's weights as bf16 or int8 (exact: see --help)"},
     {"merge", cmd_merge, "fold LoRA adapters into their model's weights (appendix E)"},

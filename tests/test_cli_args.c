@@ -391,5 +391,7 @@ Test(cli_args, messages_escape_paths_and_init_from_refuses_contradicting_flags, 
     rmdir(vdir);
     unlink(ckpt);
     unlink(q8);
+    run_shell("rm -rf runs", &r); // the folder of the run that trained (every run keeps one)
+    proc_result_free(&r);
     cr_expect_eq(rmdir(dir), 0, "only the files written were left");
 }

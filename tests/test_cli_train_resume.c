@@ -165,14 +165,10 @@ Test(cli_train, a_resume_of_another_run_is_refused_and_a_second_ctrl_c_saves_not
         {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "
          "--lr 0.01 --text DATA/the-verdict.txt --resume DIR/m.safetensors",
          "m.safetensors is not a training state"},
-        // a state where a model is expected is named as one, not refused by its tensor count
-        {"generate --checkpoint DIR/s.safetensors --ids 1,2 --max-new 1",
-         "s.safetensors is a training state (for mygpt train --resume), not a model: give the model train saves with "
-         "--save (the run's train command with --resume STATE --save MODEL writes it)"},
+        // a state given to --init-from is named as one, not refused by its tensor count
+        // (generate, chat, finetune read it as a model: test_cli_runs.c)
         {"train --steps 1 --text DATA/the-verdict.txt --context 8 --init-from DIR/s.safetensors",
          "s.safetensors is a training state (for mygpt train --resume), not a model"},
-        {"finetune --task instruct --checkpoint DIR/s.safetensors", "s.safetensors is a training state"},
-        {"chat --checkpoint DIR/s.safetensors", "s.safetensors is a training state"},
         // appendix D's settings: a schedule the saving run did not have, or
         // another one, or another clipping, or none of either
         {"train --seed 3 --vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 8 --context 8 --batch 4 --steps 6 "

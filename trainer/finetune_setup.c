@@ -4,6 +4,7 @@
  */
 #include "finetune_setup.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,7 @@ mygpt_status finetune_model_load(mygpt_gpt **out, const char *path, mygpt_error 
         path = file;
     }
     mygpt_gpt *g;
-    mygpt_status st = mygpt_checkpoint_load(&g, path, err);
+    mygpt_status st = mygpt_model_load(&g, path, err);
     if (st != MYGPT_OK)
         return st;
     if (g->weights != MYGPT_WEIGHTS_FP32)
@@ -203,7 +204,7 @@ mygpt_status classifier_from_lm(mygpt_gpt **out, const mygpt_gpt *lm, int num_cl
 }
 
 mygpt_status classify_review(mygpt_gpt *g, const mygpt_tokenizer *tok, const char *text, size_t max_length,
-                             int *label, mygpt_error *err)
+                             int *label, double *prob, mygpt_error *err)
 {
     const size_t context = (size_t)g->config.max_seq_len;
     if (max_length == 0 || max_length > context)
@@ -235,6 +236,11 @@ mygpt_status classify_review(mygpt_gpt *g, const mygpt_tokenizer *tok, const cha
             if (last[k] > last[best])
                 best = k;
         *label = best;
+        double sum = 0; // torch.softmax(logits, dim=-1)[label] = 1 / sum_k exp(logits_k - logits_label)
+        for (int k = 0; k < K; k++)
+            sum += exp((double)last[k] - (double)last[best]);
+        if (prob)
+            *prob = 1.0 / sum;
     }
     free(row);
     return st;

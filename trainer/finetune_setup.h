@@ -17,7 +17,8 @@
 #include "mygpt/tokenizer.h"
 #include "mygpt/train.h"
 
-/* The model a fine-tuning starts from: path is a checkpoint mygpt_checkpoint_load reads, or a
+/* The model a fine-tuning starts from: path is a checkpoint or a training state (what
+ * mygpt_model_load reads), or a
  * Hugging Face GPT-2 folder (path/model.safetensors and its config.json). MYGPT_EINVAL,
  * naming the file, for a vocabulary other than GPT-2's 50257 tokens (the book's data are
  * GPT-2's tokens) or quantized weights (training needs float32); the loader's errors. */
@@ -79,10 +80,11 @@ mygpt_status classifier_from_lm(mygpt_gpt **out, const mygpt_gpt *lm, int num_cl
 
 /* classify_review(text, model, tokenizer, max_length): the text's tokens cut to
  * min(max_length, the model's context) and padded with <|endoftext|> to max_length, the
- * argmax of the last position's logits in *label (the book: 1 is "spam"). MYGPT_EINVAL
- * when max_length exceeds the model's context (the padded row would not fit). */
+ * argmax of the last position's logits in *label (the book: 1 is "spam") and, when prob
+ * is not NULL, its softmax probability in *prob. MYGPT_EINVAL when max_length exceeds the
+ * model's context (the padded row would not fit). */
 mygpt_status classify_review(mygpt_gpt *g, const mygpt_tokenizer *tok, const char *text, size_t max_length,
-                             int *label, mygpt_error *err);
+                             int *label, double *prob, mygpt_error *err);
 
 /* ---- appendix E: LoRA --------------------------------------------------------------------- */
 

@@ -29,14 +29,14 @@ typedef struct preset {
 static const preset PRESETS[] = {
     {"verdict",
      "the defaults: the course's GPT (C 64, 4 heads, 2 layers) on windows of 64 tokens, "
-     "AdamW, 400 steps (about 9 minutes on 2 busy cores): it learns the-verdict by heart (a "
+     "AdamW, 400 steps: it learns the-verdict by heart (a "
      "prompt that starts a window, such as \"I HAD always thought\", goes on in Wharton's words)",
      {"seed", "123", "vocab", "50257", "embed", "64", "heads", "4", "layers", "2", "max-seq", "64",
       "context", "64", "batch", "8", "steps", "400", "optimizer", "adamw", "lr", "1e-2",
       "eval-every", "20", NULL}},
     {"book-ch5",
      "the book's chapter 5 (train_model_simple): its GPT-2-sized model (163M parameters), "
-     "10 epochs; about 25 minutes on 2 cores",
+     "10 epochs",
      {"arch", "llms-from-scratch", "seed", "123", "vocab", "50257", "embed", "768", "heads", "12",
       "layers", "12", "max-seq", "256", "dropout", "0.1", "context", "256", "batch", "2",
       "epochs", "10", "optimizer", "adamw", "lr", "4e-4", "weight-decay", "0.1", "eval-every", "5",

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "book_train.h"
@@ -59,6 +60,8 @@ typedef struct session {
     double last;                     /* when the previous step ended                  */
     mygpt_train_position at;         /* where the run is                              */
     long long saved_at;              /* the step of the last state saved, or -1       */
+    double best_val;                 /* --keep-best: the lowest validation loss so far */
+    long long best_step;             /* and the step it was evaluated after, or -1   */
     int interrupted, rc;             /* Ctrl-C came; a failure's exit code (said)     */
 } session;
 
@@ -420,6 +423,26 @@ static int save_state(session *S)
     return 0;
 }
 
+/* --keep-best, after an evaluation of the model as it is after `steps` steps: the model
+ * saved when val is the lowest validation loss yet (rank 0). 0, or 1 after the error (its
+ * status in S->rc) */
+static int keep_best(session *S, long steps, double val)
+{
+    if (!S->s->best || S->team.rank != 0 || (S->best_step >= 0 && !(val < S->best_val)))
+        return 0;
+    mygpt_error err = {0};
+    const mygpt_status st = mygpt_checkpoint_save(S->g, S->s->best, &err);
+    if (st != MYGPT_OK) {
+        progress_clear(&S->progress);
+        prefix(&err, "--keep-best: ");
+        S->rc = cli_write_fail(S->cmd, st, &err);
+        return 1;
+    }
+    S->best_val = val;
+    S->best_step = steps;
+    return 0;
+}
+
 /* Before a line the loop prints: the progress line goes first */
 static void before_print(void *vctx)
 {
@@ -448,6 +471,8 @@ static int after_step(void *vctx, long steps, long epoch, size_t batch, double l
         S->rc = EXIT_RUNTIME;
         return 1;
     }
+    if (eval && keep_best(S, steps, eval[1]))
+        return 1;
     train_test_sigint(steps);
     if (S->s->checkpoint_every > 0 && steps % S->s->checkpoint_every == 0 && save_state(S))
         return 1;
@@ -568,6 +593,32 @@ static int end_interrupted(session *S)
     return rc ? rc : S->rc ? S->rc : -1;
 }
 
+/* The run's last lines (rank 0): where --keep-best's model is, and what its folder holds */
+static void say_files(const session *S)
+{
+    const train_settings *s = S->s;
+    char val[64];
+    if (s->best && S->best_step >= 0)
+        fprintf(stderr, "mygpt train: the lowest validation loss, %s at step %lld, is the model in %s\n",
+                mygpt_py_fixed_str(val, sizeof val, S->best_val, 6), S->best_step - 1, s->best);
+    if (!s->run_dir)
+        return;
+    char plot[4100];
+    if (s->log)
+        train_log_plot_path(plot, sizeof plot, s->log);
+    const char *files[] = {s->save, S->saved_at >= 0 ? S->state : NULL, s->log, s->log ? plot : NULL,
+                           S->best_step >= 0 ? s->best : NULL};
+    fprintf(stderr, "mygpt train: the run is in %s/:", s->run_dir);
+    const size_t nd = strlen(s->run_dir);
+    for (int i = 0, first = 1; i < 5; i++)
+        if (files[i]) { // the folder's own by name, the others (--save, --log) by path
+            const int inside = strncmp(files[i], s->run_dir, nd) == 0 && files[i][nd] == '/';
+            fprintf(stderr, "%s %s", first ? "" : ",", files[i] + (inside ? nd + 1 : 0));
+            first = 0;
+        }
+    fputc('\n', stderr);
+}
+
 /* After the loop (st its end; step and tokens its count, t0 its start): the failure said,
  * or Ctrl-C's end, or the summary on stderr and --save written. 0, -1 (Ctrl-C), or the
  * status after the error. */
@@ -594,6 +645,11 @@ static int session_end(session *S, mygpt_status st, long long step, long long to
             dp_abort(&S->team, "mygpt train", S->err.message);
         return cli_write_fail(S->cmd, st, &S->err); // a full disk: a runtime failure, 1
     }
+    if (S->team.rank != 0)
+        return 0;
+    if (S->s->state_at_end && S->state && S->saved_at != S->at.step && save_state(S))
+        return S->rc;
+    say_files(S);
     return 0;
 }
 
@@ -606,9 +662,18 @@ static int session_loop(session *S)
     S->state = s->state_refused ? NULL : s->state;
     S->at = S->pos;
     S->saved_at = -1;
+    S->best_step = -1;
+    if (S->team.rank == 0 && s->run_dir)
+        fprintf(stderr, "mygpt train: the run goes to %s/ (its model, training state, log and plot)\n", s->run_dir);
     if (S->team.rank == 0 && s->log && (rc = train_log_open(S->cmd, &S->log, s->log, S->pos.step)))
         return rc;
     S->logp = S->team.rank == 0 && s->log ? &S->log : NULL;
+    const int had_best = s->best && S->pos.step > 0 && access(s->best, F_OK) == 0;
+    for (size_t i = 0; S->logp && had_best && i < S->log.nv; i++) // a resumed run's best so far, from its log
+        if (S->best_step < 0 || S->log.val[i] < S->best_val) {
+            S->best_val = S->log.val[i];
+            S->best_step = (long long)S->log.vx[i] + 1;
+        }
     progress_start(&S->progress, stderr, S->pos.step,
                    s->epochs > 0 ? s->epochs * (long long)S->train.num_batches : s->steps, s->B * s->T, s->scheduled);
     S->log.lr_curve = s->scheduled;

@@ -39,8 +39,11 @@ typedef struct train_settings {
      * --vocab, --embed, --heads, --layers, --max-seq (each NULL when not given), --arch */
     const char *sizes[5], *arch;
     int qkv_bias;               /* --qkv-bias was given                                   */
-    const char *save;           /* --save FILE, or NULL                                   */
-    const char *log;            /* --log FILE.csv, or NULL                                */
+    const char *run_dir;        /* the run's folder (runs/NAME, --out DIR), or NULL      */
+    const char *save;           /* the model's file: --save FILE, the folder's, or NULL   */
+    const char *log;            /* the log: --log FILE.csv, the folder's, or NULL         */
+    const char *best;           /* --keep-best: the lowest validation loss's model, or NULL */
+    int state_at_end;           /* the state is saved at the run's end too (a folder's)   */
     const char *resume;         /* --resume FILE, or NULL                                 */
     const char *state;          /* where the training state goes                          */
     const char *state_refused;  /* or why it may not go there (then nothing is saved)     */

@@ -17,6 +17,7 @@
 #include "mygpt/data.h"
 #include "mygpt/quantize.h"
 #include "mygpt/tensor.h"
+#include "mygpt/train_state.h"
 #include "base/base.h"
 #include "base/text.h"
 #include "io/adapters.h"
@@ -239,8 +240,8 @@ typedef struct model_read {
 static mygpt_status refuse_other_files(const char *path, const model_read *r, mygpt_error *err)
 {
     if (r->cfg.lora_rank > 0)
-        return mygpt_fail(err, MYGPT_EINVAL, "%s holds LoRA adapters only: load the model they were trained on and "
-                          "apply them (mygpt_checkpoint_load_adapters)", path);
+        return mygpt_fail(err, MYGPT_EINVAL, "%s holds LoRA adapters only, not a model (adapters: use --adapters "
+                          "with their base model)", path);
     if (r->h.marks.train_state) // its tensors are a run's, not a model's: said so, not counted
         return mygpt_fail(err, MYGPT_EINVAL, "%s is a training state (for mygpt train --resume), not a model: give "
                           "the model train saves with --save (the run's train command with --resume STATE --save "
@@ -514,4 +515,14 @@ cleanup:
     free(r.ts);
     mygpt_st_header_free(&r.h);
     return st;
+}
+
+mygpt_status mygpt_model_load(mygpt_gpt **out, const char *path, mygpt_error *err)
+{
+    *out = NULL;
+    st_header h;
+    MYGPT_TRY(mygpt_st_read_header(path, &h, err));
+    const bool state = h.marks.train_state;
+    mygpt_st_header_free(&h);
+    return state ? mygpt_train_state_model(out, path, err) : mygpt_checkpoint_load(out, path, err);
 }

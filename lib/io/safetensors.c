@@ -333,6 +333,17 @@ void mygpt_st_header_free(st_header *h)
     h->header = NULL;
 }
 
+/* Whether a file's first 8 bytes read as text (printable ASCII, tabs, line ends, UTF-8's
+ * bytes), as no safetensors header length does: its little-endian high bytes are 0 */
+static int looks_like_text(const unsigned char b[8])
+{
+    for (int i = 0; i < 8; i++)
+        if (!((b[i] >= 0x20 && b[i] < 0x7f) || b[i] == '\t' || b[i] == '\n' || b[i] == '\r' ||
+              (b[i] >= 0x80 && b[i] <= 0xf4)))
+            return 0;
+    return 1;
+}
+
 /* Opens path and reads its header's bytes into h (the data's place and length with them):
  * what is not a safetensors file is said so, a PyTorch checkpoint by name */
 static mygpt_status read_prefix(const char *path, st_header *h, mygpt_error *err)
@@ -359,9 +370,11 @@ static mygpt_status read_prefix(const char *path, st_header *h, mygpt_error *err
     uint64_t hlen = 0;
     for (int b = 0; b < 8; b++)
         hlen |= (uint64_t)len8[b] << (8 * b);
+    if ((hlen > MAX_HEADER || hlen > len - 8) && looks_like_text(len8))
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s is not a model file (a text file?)", path);
     if (hlen > MAX_HEADER || hlen > len - 8)
-        return mygpt_fail(err, MYGPT_EFORMAT, "%s: header length %llu is larger than the file allows", path,
-                          (unsigned long long)hlen);
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s is not a model file: its safetensors header would be larger than "
+                          "the file (a file cut short?)", path);
     if (!(h->header = malloc(hlen ? (size_t)hlen : 1)))
         return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header");
     if (mygpt_st_read_at(fd, h->header, (size_t)hlen, 8) != 0)

@@ -506,3 +506,66 @@ mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, const mygpt_
     state_read_free(&r);
     return st;
 }
+
+/* The configuration a state's metadata give (its format and version checked first),
+ * dropout off: the model of a state is for inference */
+static mygpt_status state_config(const char *path, const state_file *s, mygpt_config *cfg, mygpt_error *err)
+{
+    const char *format = meta_get(s, "format"), *version = meta_get(s, "version"), *arch = meta_get(s, "arch");
+    if (!format || strcmp(format, TRAIN_STATE_FORMAT) != 0)
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s is not a training state", path);
+    if (!version || strcmp(version, "1") != 0)
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s: a training state of version %s, not 1", path,
+                          version ? version : "(none)");
+    mygpt_error why = {0};
+    if (!arch || mygpt_arch_parse(arch, &cfg->arch, &why) != MYGPT_OK)
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s: the training state's arch %s is not one mygpt builds", path,
+                          arch ? arch : "(none)");
+    int ok = 1;
+    cfg->vocab_size = (int)meta_ll(s, "vocab_size", &ok);
+    cfg->embed_dim = (int)meta_ll(s, "embed_dim", &ok);
+    cfg->num_heads = (int)meta_ll(s, "num_heads", &ok);
+    cfg->num_layers = (int)meta_ll(s, "num_layers", &ok);
+    cfg->max_seq_len = (int)meta_ll(s, "max_seq_len", &ok);
+    cfg->qkv_bias = (int)meta_ll(s, "qkv_bias", &ok);
+    if (!ok)
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s: the training state's configuration (vocab_size, embed_dim, "
+                          "num_heads, num_layers, max_seq_len, qkv_bias) is missing or not whole numbers", path);
+    mygpt_error bad = {0};
+    if (mygpt_config_validate(cfg, &bad) != MYGPT_OK)
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s: the training state's configuration: %s", path, bad.message);
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_train_state_model(mygpt_gpt **out, const char *path, mygpt_error *err)
+{
+    *out = NULL;
+    state_read r = {0};
+    mygpt_config cfg = {0};
+    mygpt_gpt *g = NULL;
+    const char *why;
+    mygpt_status st = open_state(path, &r, err);
+    if (st == MYGPT_OK)
+        st = state_config(path, r.s, &cfg, err);
+    if (st == MYGPT_OK && (why = parse_header(&r.j, r.s, r.data_len, 1)))
+        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s", path, why);
+    if (st == MYGPT_OK)
+        st = mygpt_gpt_alloc(&g, &cfg, err); // draws nothing: every weight comes from the file
+    int w = -1;
+    if (st == MYGPT_OK && (w = find_tensor(r.s, "model.params", "F32", g->num_parameters, 4)) < 0)
+        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: model.params is %s", path,
+                        w == -1 ? "missing" : "not of the size the state's configuration gives");
+    if (st == MYGPT_OK && !read_at(r.f, g->params_memory, g->num_parameters * 4, r.data_at + r.s->t[w].from))
+        st = mygpt_fail(err, MYGPT_EIO, "cannot read %s: %s", path, errno ? strerror(errno) : "it ended early");
+    const size_t bad = st == MYGPT_OK ? mygpt_first_nonfinite(g->params_memory, g->num_parameters) : 0;
+    if (st == MYGPT_OK && bad < g->num_parameters)
+        st = mygpt_fail(err, MYGPT_EFORMAT, "%s: model.params holds %g at %zu, which no saved run holds", path,
+                        (double)g->params_memory[bad], bad);
+    if (st == MYGPT_OK) {
+        *out = g;
+        g = NULL;
+    }
+    mygpt_gpt_free(g);
+    state_read_free(&r);
+    return st;
+}

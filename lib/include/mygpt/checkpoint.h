@@ -75,6 +75,11 @@ mygpt_status mygpt_checkpoint_save(const mygpt_gpt *gpt, const char *path, mygpt
  * MYGPT_EINVAL, MYGPT_ENOMEM). */
 mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_error *err);
 
+/* The model in path, whichever file holds it: a checkpoint (mygpt_checkpoint_load) or a
+ * training state (mygpt_train_state_model: the weights of the step it was saved at).
+ * Their errors; a file that is neither is said as mygpt_checkpoint_load says it. */
+mygpt_status mygpt_model_load(mygpt_gpt **out, const char *path, mygpt_error *err);
+
 /* Appendix E's saving: only the LoRA adapters of gpt (mygpt/lora.h), named as PyTorch's
  * state_dict names them ("trf_blocks.0.att.W_query.lora.A", ..., "out_head.lora.B"),
  * with the model's configuration, lora_rank, lora_alpha and lora_base in __metadata__

@@ -17,7 +17,8 @@
  *             "loader.windows", "generators", "generator.0", ..., "run:KEY" per setting
  *
  * It is not a model checkpoint (mygpt_checkpoint_load refuses it, saying it is a training
- * state): a run saves its model with mygpt_checkpoint_save.
+ * state), but it holds one: mygpt_train_state_model builds the model of its weights, and
+ * mygpt_model_load (mygpt/checkpoint.h) reads either file.
  */
 #ifndef MYGPT_TRAIN_STATE_H
 #define MYGPT_TRAIN_STATE_H
@@ -88,6 +89,14 @@ mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const 
  * MYGPT_ENOMEM). Damaged includes a generator that mygpt_rng_check refuses and a
  * position no run reaches (see mygpt_train_position, MYGPT_TRAIN_MAX_STEP). */
 mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, const mygpt_train_run *run, mygpt_error *err);
+
+/* The model a training state holds, for inference: built (*out, new) from the state's
+ * configuration (its arch and sizes; dropout 0) with the weights of "model.params"; the
+ * optimizer's buffers, the generators and the settings are not read. MYGPT_EFORMAT for a
+ * file that is not a training state or is damaged (a configuration mygpt does not build,
+ * weights missing, of another size or not finite), MYGPT_EIO, MYGPT_ENOMEM; *out stays
+ * NULL on failure. */
+mygpt_status mygpt_train_state_model(mygpt_gpt **out, const char *path, mygpt_error *err);
 
 #pragma GCC visibility pop
 

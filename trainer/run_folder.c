@@ -1,0 +1,133 @@
+/*
+ * run_folder.c - the folder a run of `mygpt train` writes into (see run_folder.h).
+ */
+#include "run_folder.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "args.h"
+
+void run_folder_path(const run_folder *rf, const char *name, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/%s", rf->dir, name);
+}
+
+/* Files in dir, '.' and '..' aside: 0 for an empty folder, -1 when it cannot be read */
+static int entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+/* Whether dir holds only what a run writes there (a run's folder, which a run continuing
+ * its state may write again) */
+static int only_run_files(const char *dir)
+{
+    static const char *const ours[] = {"model.safetensors", "state.safetensors", "log.csv", "log.svg",
+                                       "best.safetensors",  "config.json"};
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int only = 1;
+    for (struct dirent *e; only && (e = readdir(d));) {
+        int known = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+        for (size_t i = 0; !known && i < sizeof ours / sizeof ours[0]; i++)
+            known = strcmp(e->d_name, ours[i]) == 0;
+        only = known;
+    }
+    closedir(d);
+    return only;
+}
+
+/* Whether resume is a run folder's training state: ".../state.safetensors" in a folder of
+ * a run's files alone (its folder into dir, cap bytes) */
+static int resume_folder(const char *resume, char *dir, size_t cap)
+{
+    const char *slash = resume ? strrchr(resume, '/') : NULL;
+    if (!resume || strcmp(slash ? slash + 1 : resume, "state.safetensors") != 0)
+        return 0;
+    snprintf(dir, cap, "%.*s", slash ? (int)(slash - resume) : 1, slash ? resume : ".");
+    return only_run_files(dir);
+}
+
+/* --out DIR: made, or one there that is empty or holds the state resume continues */
+static int open_out(const char *cmd, run_folder *rf, const char *out, const char *resume)
+{
+    if (strlen(out) >= sizeof rf->dir - 32) {
+        cli_error(cmd, "--out: the path is too long");
+        return EXIT_USAGE;
+    }
+    snprintf(rf->dir, sizeof rf->dir, "%s", out);
+    if (mkdir(out, 0777) == 0) {
+        rf->made = 1;
+        return 0;
+    }
+    struct stat sb;
+    if (errno != EEXIST || stat(out, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        cli_error(cmd, "--out %s: cannot make the run's folder: %s", out,
+                  errno == EEXIST ? "a file is there, not a folder" : strerror(errno));
+        return EXIT_USAGE;
+    }
+    char state[4200];
+    run_folder_path(rf, "state.safetensors", state, sizeof state);
+    if (entries(out) == 0 || (resume && cli_same_file(resume, state) && only_run_files(out)))
+        return 0;
+    cli_error(cmd, "--out %s: the folder holds files already: not reused (name a new folder, or continue its run "
+                   "with --resume %s)", out, state);
+    return EXIT_USAGE;
+}
+
+int run_folder_open(const char *cmd, run_folder *rf, const char *out, const char *resume, const char *preset)
+{
+    *rf = (run_folder){0};
+    if (out)
+        return open_out(cmd, rf, out, resume);
+    if (resume_folder(resume, rf->dir, sizeof rf->dir)) // a run continued where it was
+        return 0;
+    if (mkdir("runs", 0777) == 0)
+        rf->made_parent = 1;
+    else if (errno != EEXIST) {
+        cli_error(cmd, "cannot make the folder runs/ for the run: %s (name one with --out DIR)", strerror(errno));
+        return EXIT_USAGE;
+    }
+    char stamp[32];
+    const time_t now = time(NULL);
+    struct tm tm;
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", localtime_r(&now, &tm));
+    for (int k = 1; k < 1000; k++) {
+        char tail[16] = "";
+        if (k > 1)
+            snprintf(tail, sizeof tail, "-%d", k);
+        snprintf(rf->dir, sizeof rf->dir, "runs/%.64s-%s%s", preset ? preset : "verdict", stamp, tail);
+        if (mkdir(rf->dir, 0777) == 0) {
+            rf->made = 1;
+            return 0;
+        }
+        if (errno != EEXIST)
+            break;
+    }
+    cli_error(cmd, "cannot make the run's folder %s: %s (name one with --out DIR)", rf->dir, strerror(errno));
+    run_folder_close(rf);
+    return EXIT_USAGE;
+}
+
+void run_folder_close(run_folder *rf)
+{
+    if (rf->made && entries(rf->dir) == 0)
+        rmdir(rf->dir);
+    if (rf->made_parent && entries("runs") == 0)
+        rmdir("runs");
+    rf->made = rf->made_parent = 0;
+}

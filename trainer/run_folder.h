@@ -1,0 +1,37 @@
+/*
+ * run_folder.h - where a run of `mygpt train` keeps what it makes (nanoGPT's out_dir):
+ * runs/NAME/ by default, or --out DIR, holding the model (model.safetensors), the
+ * training state (state.safetensors), the loss log (log.csv) and its plot (log.svg), and
+ * with --keep-best the model of the lowest validation loss (best.safetensors). A folder
+ * is never reused unless the run continues the state it holds; a name taken picks the
+ * next free one.
+ */
+#ifndef MYGPT_RUN_FOLDER_H
+#define MYGPT_RUN_FOLDER_H
+
+#include <stddef.h>
+
+/* The folder of a run, once chosen */
+typedef struct run_folder {
+    char dir[4096];  /* the folder, or "" when the run has none (--save without --out) */
+    int made;        /* this run made it: removed at the end when left empty            */
+    int made_parent; /* and runs/ too                                                  */
+} run_folder;
+
+/* The folder's file name: "DIR/name" into path (cap bytes) */
+void run_folder_path(const run_folder *rf, const char *name, char *path, size_t cap);
+
+/* Chooses and makes the run's folder: out (--out DIR: made when absent; one that is there
+ * must be empty, or be the folder of the state.safetensors that resume continues), else
+ * the folder of resume when it is a run folder's state.safetensors, else
+ * runs/PRESET-YYYYMMDD-HHMMSS in the current folder (-2, -3, ... when taken; preset NULL:
+ * "verdict"). 0, or EXIT_USAGE after one line naming --out (the folder cannot be made or
+ * holds other files). */
+int run_folder_open(const char *cmd, run_folder *rf, const char *out, const char *resume, const char *preset);
+
+/* At the run's end, whatever it was: the folder (and runs/) removed when this run made
+ * it and nothing was written in it (a run refused before its first step, another rank of
+ * --data-parallel) */
+void run_folder_close(run_folder *rf);
+
+#endif
