@@ -329,12 +329,14 @@ int nanogpt_train_run(const train_settings *s)
 {
     run r = {.s = s, .cmd = s->cmd};
     int rc = 0, stopped = 0;
-    if (s->data_parallel || s->resume || s->epochs || s->checkpoint_every || !s->adamw) {
+    if (s->data_parallel || s->resume || s->epochs || s->checkpoint_every || s->best || s->init_from || !s->adamw) {
         cli_error(s->cmd, "--arch nanogpt trains as nanoGPT's train.py: with --optimizer adamw, without "
-                  "--data-parallel, --resume, --checkpoint-every or --epochs");
+                  "--data-parallel, --resume, --checkpoint-every, --keep-best, --init-from or --epochs");
         rc = EXIT_USAGE;
     }
     if (!rc && !(rc = read_text(&r)) && !(rc = build(&r)) && !(rc = s->log ? train_log_open(s->cmd, &r.log, s->log, 0) : 0)) {
+        if (s->run_dir)
+            fprintf(stderr, "mygpt %s: the run goes to %s/ (its model, log and plot)\n", s->cmd, s->run_dir);
         fprintf(stderr, "mygpt %s: nanoGPT's train.py: %d characters, %zu train and %zu validation ids; %zu parameters\n",
                 s->cmd, r.vocab.n, r.ntrain, r.nval, r.g->num_parameters);
         train_catch_sigint();
@@ -352,6 +354,19 @@ int nanogpt_train_run(const train_settings *s)
         else if (!rc && s->save)
             fprintf(stderr, "mygpt %s: saved the model to %s (its characters are --text's: mygpt generate "
                     "--checkpoint %s --chars %s)\n", s->cmd, s->save, s->save, s->text);
+        if (!rc && s->run_dir) { // the folder's files by name, --save's and --log's by path
+            const size_t nd = strlen(s->run_dir);
+            char plot[4100];
+            if (s->log)
+                train_log_plot_path(plot, sizeof plot, s->log);
+            const char *files[3] = {s->save, s->log, s->log ? plot : NULL};
+            fprintf(stderr, "mygpt %s: the run is in %s/:", s->cmd, s->run_dir);
+            for (int i = 0; i < 3; i++)
+                if (files[i])
+                    fprintf(stderr, "%s %s", i ? "," : "",
+                            files[i] + (strncmp(files[i], s->run_dir, nd) == 0 && files[i][nd] == '/' ? nd + 1 : 0));
+            fputc('\n', stderr);
+        }
     }
     run_free(&r);
     if (stopped && !rc)

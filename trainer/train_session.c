@@ -705,7 +705,7 @@ static void session_optimizer(session *S)
 
 int train_session_run(const train_settings *s)
 {
-    if (s->cfg.arch == MYGPT_ARCH_NANOGPT && !s->init_from) // nanoGPT's train.py, its own loop
+    if (s->cfg.arch == MYGPT_ARCH_NANOGPT) // nanoGPT's train.py, its own loop
         return nanogpt_train_run(s);
     session *S = calloc(1, sizeof *S);
     if (!S) {
