@@ -1,8 +1,10 @@
 /* cli_common.c - what the tests of the `mygpt` tool share (see cli_common.h). */
+#define _XOPEN_SOURCE 700 /* nftw */
 #include "cli_common.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,31 @@
 
 #include "data.h"
 #include "mygpt/checkpoint.h"
+
+/* The tool writes into the folder it runs in (a run of `mygpt train` without --save makes
+ * runs/NAME/ there): the tests of the tool start in a fresh temporary folder, removed with
+ * what is left in it when they end. */
+static char work_dir[] = "/tmp/mygpt-cli-XXXXXX";
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+ReportHook(PRE_ALL)(struct criterion_test_set *tests)
+{
+    (void)tests;
+    if (!mkdtemp(work_dir) || chdir(work_dir) != 0)
+        work_dir[0] = '\0';
+}
+
+ReportHook(POST_ALL)(struct criterion_global_stats *stats)
+{
+    (void)stats;
+    if (work_dir[0] && chdir("/") == 0)
+        nftw(work_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 const char *vocab_or_skip(void)
 {
