@@ -11,6 +11,7 @@
 /* ---- architectures ------------------------------------------------------------------ */
 
 static const char *const ARCH_NAMES[] = {"course", "llms-from-scratch", "gpt2", "nanogpt"};
+_Static_assert(sizeof ARCH_NAMES / sizeof ARCH_NAMES[0] == MYGPT_ARCH_COUNT, "a name for each architecture");
 
 mygpt_arch_switches mygpt_arch_get(const mygpt_config *cfg)
 {

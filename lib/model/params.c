@@ -72,7 +72,7 @@ mygpt_status mygpt_config_validate(const mygpt_config *cfg, mygpt_error *err)
     if (cfg->lora_rank > 0 && !(cfg->lora_alpha >= MYGPT_LORA_ALPHA_MIN && cfg->lora_alpha <= MYGPT_LORA_ALPHA_MAX))
         return mygpt_fail(err, MYGPT_EINVAL, "lora_alpha must be a number from %g to %g, got %g", MYGPT_LORA_ALPHA_MIN,
                           MYGPT_LORA_ALPHA_MAX, cfg->lora_alpha);
-    if ((unsigned)cfg->arch > MYGPT_ARCH_NANOGPT)
+    if ((unsigned)cfg->arch >= MYGPT_ARCH_COUNT)
         return mygpt_fail(err, MYGPT_EINVAL, "unknown architecture %d", (int)cfg->arch);
     if (!(cfg->dropout >= 0.0 && cfg->dropout < 1.0))
         return mygpt_fail(err, MYGPT_EINVAL, "dropout must be in [0, 1), got %g", cfg->dropout);

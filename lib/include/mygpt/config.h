@@ -36,7 +36,8 @@ typedef enum mygpt_arch {
     MYGPT_ARCH_COURSE = 0,
     MYGPT_ARCH_LLMS_FROM_SCRATCH = 1,
     MYGPT_ARCH_GPT2 = 2,
-    MYGPT_ARCH_NANOGPT = 3
+    MYGPT_ARCH_NANOGPT = 3,
+    MYGPT_ARCH_COUNT /* how many there are */
 } mygpt_arch;
 
 typedef struct mygpt_config {
