@@ -12,6 +12,8 @@ PACKAGES=(gcc libc6-dev meson ninja-build pkg-config libcriterion-dev libpcre2-d
           cmark-gfm chromium)
 # mygpt download: HTTP(S) with resuming (libcurl) and SHA-256 (OpenSSL's libcrypto)
 PACKAGES+=(libcurl4-openssl-dev libssl-dev)
+# CC=clang (scripts/clang.sh): clang and LLVM's OpenMP runtime, libomp, for gcc's libgomp
+case "$(basename "${CC:-gcc}")" in clang*) PACKAGES+=(clang libomp-dev) ;; esac
 
 mygpt_install_deps() {
     local missing=()

@@ -57,7 +57,7 @@ Test(quantizer, the_table_holds_every_format_once_and_its_names_read_back)
         cr_expect_str_eq(mygpt_weights_name((mygpt_weights)i), t->name);
         cr_expect_eq(mygpt_weights_value_bytes((mygpt_weights)i), t->value_bytes, "%s", t->name);
         cr_expect(t->quantize && t->dequantize && (i == MYGPT_WEIGHTS_FP32) == !t->check, "%s", t->name);
-        cr_expect_eq(mygpt_weights_scales((mygpt_weights)i, 130), t->group ? (130 + t->group - 1) / t->group : 0);
+        cr_expect_eq(mygpt_weights_scales((mygpt_weights)i, 130), (size_t)(t->group ? (130 + t->group - 1) / t->group : 0));
     }
     cr_expect_null(mygpt_weights_traits_of(MYGPT_WEIGHTS_COUNT));
     cr_expect_str_eq(mygpt_weights_name(MYGPT_WEIGHTS_COUNT), "?");

@@ -80,7 +80,7 @@ static uint32_t bits_from_f32(float f)
 #define C_TWO_PI 0x40c90fdbu
 
 /* Natural log of u in (0, 1], as the Cephes log256_ps kernel computes it. */
-static inline float cephes_log(float u)
+static MYGPT_IN_CLONES float cephes_log(float u)
 {
     const float min_norm = 0x1p-126f;
     float x = u > min_norm ? u : min_norm;
@@ -103,7 +103,7 @@ static inline float cephes_log(float u)
 }
 
 /* sin and cos of theta >= 0, as the Cephes sincos256_ps kernel computes them. */
-static inline void cephes_sincos(float theta, float *sin_out, float *cos_out)
+static MYGPT_IN_CLONES void cephes_sincos(float theta, float *sin_out, float *cos_out)
 {
     int32_t j = (int32_t)(theta * f32_from_bits(C_FOPI)); /* truncation */
     j = (j + 1) & ~1;
@@ -143,7 +143,7 @@ static inline void cephes_sincos(float theta, float *sin_out, float *cos_out)
 }
 
 /* Transforms d[0..15] (uniforms in [0, 1)) into normals in place. */
-static inline void normal_block16(float *d, float mean, float std, mygpt_torch_cpu torch_cpu)
+static MYGPT_IN_CLONES void normal_block16(float *d, float mean, float std, mygpt_torch_cpu torch_cpu)
 {
     for (int j = 0; j < 8; j++) {
         const float u1 = 1.0f - d[j]; /* exact */

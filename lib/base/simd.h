@@ -29,7 +29,14 @@
 /* A whole function compiled three times (x86-64-v4, v3 and the baseline), the loader
  * picking one: for loops of plain fmaf()/mygpt_expf that should become vector
  * instructions instead of libm calls. Same bits on every clone. */
+#if defined(__clang__)
+/* clang 14 reads arch= in target_clones as a CPU model, never true for a level name (the
+ * default clone always ran), and drops the v3 clone: it is given features instead,
+ * avx512f (with AVX2, FMA and F16C) and fma (with AVX) */
+#define MYGPT_CLONES __attribute__((target_clones("avx512f", "fma", "default")))
+#else
 #define MYGPT_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
 #else
 #define MYGPT_CLONES
 #endif

@@ -190,10 +190,21 @@ block_softmax(float *restrict scores, int Tp, int rows, int t0)
     for (int r = 0; r < rows; r++) {
         float *sr = scores + (size_t)r * Tp;
         const int n = t0 + r + 1;
-        float m = -INFINITY;
-#pragma omp simd reduction(max : m)
-        for (int s = 0; s < n; s++)
+        /* the row's max in 16 lanes, then across them: a max is exact in any order (a tie
+         * of -0 and +0 gives the same exp(x - m)), and clang 14 vectorises a float max
+         * reduction only under -ffast-math */
+        float lane[16], m = -INFINITY;
+        for (int j = 0; j < 16; j++)
+            lane[j] = -INFINITY;
+        int s = 0;
+        for (; s + 16 <= n; s += 16)
+#pragma omp simd
+            for (int j = 0; j < 16; j++)
+                lane[j] = sr[s + j] > lane[j] ? sr[s + j] : lane[j];
+        for (; s < n; s++)
             m = sr[s] > m ? sr[s] : m;
+        for (int j = 0; j < 16; j++)
+            m = lane[j] > m ? lane[j] : m;
 #pragma omp simd
         for (int s = 0; s < n; s++)
             sr[s] = mygpt_expf(sr[s] - m);

@@ -6,6 +6,8 @@
  * GELU (38 million erfs) then run one value at a time. These two are plain C over
  * +, *, fmaf and integer bit moves, with selects instead of branches, so
  * `#pragma omp simd` turns a loop over them into AVX2 / AVX-512 code.
+ * Each is always inlined (MYGPT_IN_CLONES): a call left out of line (clang 14 left
+ * mygpt_gelu so) keeps the loop scalar, and runs the baseline code in a clone.
  *
  * Same bits everywhere (stb's rule): every operation is an IEEE-754 float32
  * operation or fmaf (exactly rounded wherever it runs), so the vector code, the
@@ -25,7 +27,9 @@
 #include <stdint.h>
 #include <string.h>
 
-static inline float mygpt_bits_to_float(int32_t i)
+#include "base/simd.h"
+
+static MYGPT_IN_CLONES float mygpt_bits_to_float(int32_t i)
 {
     float f;
     memcpy(&f, &i, sizeof f);
@@ -34,7 +38,7 @@ static inline float mygpt_bits_to_float(int32_t i)
 
 /* c[0] x^(n-1) + c[1] x^(n-2) + ... + c[n-1] by Horner's rule, one fmaf a step from the
  * highest power: the same operations in the same order wherever it runs */
-static inline float mygpt_horner(float x, const float *c, int n)
+static MYGPT_IN_CLONES float mygpt_horner(float x, const float *c, int n)
 {
     float p = c[0];
     for (int i = 1; i < n; i++)
@@ -43,14 +47,14 @@ static inline float mygpt_horner(float x, const float *c, int n)
 }
 
 /* 2^k as a float, for k in [-126, 127] (built from the exponent bits) */
-static inline float mygpt_pow2i(int32_t k)
+static MYGPT_IN_CLONES float mygpt_pow2i(int32_t k)
 {
     return mygpt_bits_to_float((int32_t)((uint32_t)(k + 127) << 23));
 }
 
 /* exp(x) for float32, about 1 ulp; inf above ln(FLT_MAX), 0 below the smallest
  * subnormal, NaN for NaN. */
-static inline float mygpt_expf(float x)
+static MYGPT_IN_CLONES float mygpt_expf(float x)
 {
     /* clamp so the arithmetic below stays finite (NaN goes to the low end, so the
      * conversion to int below is always defined); the selects at the end fix the ends */
@@ -80,7 +84,7 @@ static inline float mygpt_expf(float x)
  *   1 < |x| < 4:   erf(x) = 1 - exp(-x^2) Q((|x| - 2.5) / 1.5)  (1 in float beyond 3.92)
  * Both are computed and one is selected, so a vector of mixed arguments needs no
  * branch. */
-static inline float mygpt_erff(float x)
+static MYGPT_IN_CLONES float mygpt_erff(float x)
 {
     const float a = fabsf(x);
     const float z = x * x;
@@ -100,7 +104,7 @@ static inline float mygpt_erff(float x)
 }
 
 /* GELU, exact form (erf, not tanh): x/2 (1 + erf(x / sqrt 2)), as nn.GELU() */
-static inline float mygpt_gelu(float x)
+static MYGPT_IN_CLONES float mygpt_gelu(float x)
 {
     return 0.5f * x * (1.0f + mygpt_erff(x * 0.70710678118654752440f));
 }
