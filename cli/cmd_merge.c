@@ -52,7 +52,7 @@ int cmd_merge(int argc, char **argv)
     mygpt_status st = mygpt_checkpoint_check_path(out, &err);
     mygpt_gpt *g = NULL;
     if (st == MYGPT_OK)
-        st = mygpt_checkpoint_load(&g, base, &err);
+        st = mygpt_model_load(&g, base, &err);
     if (st == MYGPT_OK)
         st = mygpt_checkpoint_load_adapters(g, adapters, &err);
     const int rank = g ? g->config.lora_rank : 0;

@@ -15,7 +15,8 @@
 static const char QUANTIZE_USAGE[] =
     "usage: mygpt quantize IN OUT --weights bf16|int8\n"
     "\n"
-    "Reads the checkpoint IN (mygpt's, the book's state_dict or Hugging Face's GPT-2),\n"
+    "Reads the checkpoint IN (mygpt's, the book's state_dict or Hugging Face's GPT-2,\n"
+    "or a training state: the weights of its step),\n"
     "stores every matmul weight and the token embedding as bfloat16 (rounded as\n"
     "tensor.to(torch.bfloat16)) or int8 (per output row, groups of 64 inputs sharing the\n"
     "float32 scale max|w| / 127; q = round(w / scale), ties to even) and writes OUT in\n"
@@ -54,7 +55,7 @@ int cmd_quantize(int argc, char **argv)
     if (st != MYGPT_OK)
         return cli_fail(cmd, st, &err);
     mygpt_gpt *g = NULL;
-    if ((st = mygpt_checkpoint_load(&g, in, &err)) != MYGPT_OK)
+    if ((st = mygpt_model_load(&g, in, &err)) != MYGPT_OK)
         return cli_fail(cmd, st, &err);
     if ((st = mygpt_checkpoint_check_save(g, out, &err)) != MYGPT_OK) { // a gpt2's config.json beside OUT too
         mygpt_gpt_free(g);

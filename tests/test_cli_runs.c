@@ -304,7 +304,8 @@ Test(cli_runs, keep_best_keeps_the_model_of_the_lowest_validation_loss, .timeout
 }
 
 /* A training state is a model: forward, attention, generate and chat read it as they read
- * the model saved at the same step; finetune starts from it */
+ * the model saved at the same step; finetune starts from it; quantize and merge write from
+ * it what they write from that model */
 Test(cli_runs, a_training_state_is_a_model_for_every_command, .timeout = 300)
 {
     const char *data = data_dir_or_skip();
@@ -349,7 +350,30 @@ Test(cli_runs, a_training_state_is_a_model_for_every_command, .timeout = 300)
     cr_expect_eq(r.status, 0, "finetune: %s", r.err);
     cr_expect(strstr(r.out, "Test accuracy") != NULL, "%s", r.out);
     proc_result_free(&r);
-    clean_up(dir, "o c.safetensors");
+    // quantize and merge write from a state the file they write from the model of its step
+    static const char *const writes[][2] = {
+        {"quantize DIR/o/model.safetensors DIR/qm.safetensors --weights int8",
+         "quantize DIR/o/state.safetensors DIR/qs.safetensors --weights int8"},
+        {"merge DIR/o/model.safetensors DIR/a.safetensors DIR/mm.safetensors",
+         "merge DIR/o/state.safetensors DIR/a.safetensors DIR/ms.safetensors"},
+    };
+    run_in_dir("finetune --task instruct --checkpoint DIR/o/state.safetensors --entries 20 --epochs 0 "
+               "--max-length 16 --max-new 1 --lora 2 --save DIR/a.safetensors", dir, data, &r);
+    cr_expect_eq(r.status, 0, "finetune --lora: %s", r.err);
+    proc_result_free(&r);
+    for (size_t i = 0; i < sizeof writes / sizeof writes[0]; i++) {
+        for (int k = 0; k < 2; k++) {
+            run_in_dir(writes[i][k], dir, data, &r);
+            cr_expect_eq(r.status, 0, "%s: %s", writes[i][k], r.err);
+            proc_result_free(&r);
+        }
+        char a[600], b[600];
+        const char *names[][2] = {{"qm", "qs"}, {"mm", "ms"}};
+        snprintf(a, sizeof a, "%s/%s.safetensors", dir, names[i][0]);
+        snprintf(b, sizeof b, "%s/%s.safetensors", dir, names[i][1]);
+        cr_expect(same_files(a, b), "%s: the state's file differs from the model's", writes[i][1]);
+    }
+    clean_up(dir, "o c.safetensors a.safetensors qm.safetensors qs.safetensors mm.safetensors ms.safetensors");
 }
 
 /* forward --checkpoint: the model's own sizes, so a size flag beside it is refused */
