@@ -1,6 +1,6 @@
 /*
  * test_cli_nanogpt.c - `mygpt train --preset shakespeare-char` against nanoGPT's own
- * train.py (tests/golden/nanogpt/short.txt, made by tools/reference_nanogpt.py under
+ * train.py (tests/golden/nanogpt/short.txt and dropout.txt, made by tools/reference_nanogpt.py under
  * PyTorch 1.13 with --dtype=float32), then `mygpt generate --chars` on the model it saves,
  * and the refusals of a vocabulary that is not the text's.
  */
@@ -13,19 +13,17 @@
 #include "data.h"
 #include "golden.h"
 
-/* The first 30 iterations of the README's CPU run, an evaluation every 10 (its
- * eval_iters 20): every line train.py prints, the same (an iter line up to its loss:
- * its time is the machine's) */
-Test(cli_nanogpt, the_first_30_iterations_print_train_py_lines, .timeout = 600)
+/* Runs `mygpt train WORDS` and expects, line for line, what train.py printed in the golden
+ * file GOLDEN (an iter line up to its loss: its time is the machine's), LINES lines */
+static void expect_train_py_lines(const char *words, const char *golden, int lines_wanted)
 {
     const char *data = data_dir_or_skip();
     data_file_or_skip("tinyshakespeare.txt");
     proc_result r = {0};
-    cr_assert_eq(run_tool_words("train --preset shakespeare-char --text DATA/tinyshakespeare.txt --steps 30 "
-                                "--eval-every 10", data, &r), 0);
+    cr_assert_eq(run_tool_words(words, data, &r), 0);
     cr_assert_eq(r.status, 0, "mygpt train: exit %d: %s", r.status, r.err);
     golden_reader g;
-    cr_assert_eq(golden_reader_open(&g, "nanogpt/short.txt"), 0, "tests/golden/nanogpt/short.txt is missing");
+    cr_assert_eq(golden_reader_open(&g, golden), 0, "tests/golden/%s is missing", golden);
     char *next = r.out, *want;
     int lines = 0;
     while ((want = golden_read(&g))) {
@@ -35,14 +33,31 @@ Test(cli_nanogpt, the_first_30_iterations_print_train_py_lines, .timeout = 600)
         char *time = strstr(next, ", time ");
         if (strncmp(next, "iter ", 5) == 0 && time)
             *time = '\0';
-        cr_expect_str_eq(next, want, "golden line %ld", g.lineno);
+        cr_expect_str_eq(next, want, "%s: golden line %ld", golden, g.lineno);
         next = nl + 1;
         lines++;
     }
     golden_reader_close(&g);
-    cr_expect_eq(lines, 35, "4 evaluations and 31 iterations");
+    cr_expect_eq(lines, lines_wanted, "%s: %d lines, not %d", golden, lines, lines_wanted);
     cr_expect_str_empty(next, "mygpt printed more lines than train.py: '%s'", next);
     proc_result_free(&r);
+}
+
+/* The first 30 iterations of the README's CPU run, an evaluation every 10 (its
+ * eval_iters 20): every line train.py prints, the same */
+Test(cli_nanogpt, the_first_30_iterations_print_train_py_lines, .timeout = 600)
+{
+    expect_train_py_lines("train --preset shakespeare-char --text DATA/tinyshakespeare.txt --steps 30 "
+                          "--eval-every 10", "nanogpt/short.txt", 35); // 4 evaluations, 31 iterations
+}
+
+/* With --dropout 0.2 (train.py's --dropout=0.2): its masks are train.py's, so are its lines
+ * (tests/golden/nanogpt/dropout.txt: tools/reference_nanogpt.py -- --max_iters=10
+ * --eval_interval=5 --dropout=0.2) */
+Test(cli_nanogpt, dropout_draws_train_py_masks, .timeout = 600)
+{
+    expect_train_py_lines("train --preset shakespeare-char --text DATA/tinyshakespeare.txt --steps 10 "
+                          "--eval-every 5 --dropout 0.2", "nanogpt/dropout.txt", 14); // 3 evaluations, 11 iterations
 }
 
 /* A model saved after a step writes sample.py's way: the prompt "\n", then characters of
