@@ -61,6 +61,7 @@ int dp_average_gradients(const dp_team *t, float *grads, size_t n, int rows, int
 {
     if (t->size == 1 && rows == B)
         return 0; // the whole batch here: its mean is the mean
+    // lesson: average
     const float w = (float)rows / (float)B; // this rank's part of the global mean
     for (size_t i = 0; i < n; i++)
         grads[i] *= w;
@@ -75,6 +76,7 @@ int dp_average_gradients(const dp_team *t, float *grads, size_t n, int rows, int
             return 1;
     }
 #endif
+    // end lesson: average
     return 0;
 }
 

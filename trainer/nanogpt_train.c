@@ -96,11 +96,13 @@ static mygpt_status get_batch(run *r, int val, int64_t *x, int64_t *y)
     const int64_t *data = val ? r->ids + r->ntrain : r->ids;
     const size_t n = val ? r->nval : r->ntrain, T = (size_t)r->s->T, B = (size_t)r->s->B;
     int64_t *ix = r->ix;
+    // lesson: get_batch
     TRY(mygpt_randint(&r->rng, ix, B, 0, (int64_t)(n - T), &r->err));
     for (size_t b = 0; b < B; b++) {
         memcpy(x + b * T, data + ix[b], T * sizeof *data);
         memcpy(y + b * T, data + ix[b] + 1, T * sizeof *data);
     }
+    // end lesson: get_batch
     return MYGPT_OK;
 }
 

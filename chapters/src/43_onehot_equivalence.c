@@ -19,12 +19,14 @@ int main(int argc, char **argv)
     float onehot[N * D1_VOCAB] = {0};  // (B*T, vocab_size)
     float weight_t[D1_EMBD * D1_VOCAB]; // weight^T (n_embd, vocab_size): mygpt_matmul wants (out, in)
     float via_matmul[N * D1_EMBD], lookup[N * D1_EMBD];
+    // lesson: onehot
     for (int n = 0; n < N; n++)
         onehot[n * D1_VOCAB + ids[n]] = 1.0f;
     for (int v = 0; v < D1_VOCAB; v++)
         for (int c = 0; c < D1_EMBD; c++)
             weight_t[c * D1_VOCAB + v] = s.tok_emb[v * D1_EMBD + c];
     mygpt_matmul_naive(via_matmul, onehot, weight_t, NULL, N, D1_VOCAB, D1_EMBD);
+    // end lesson: onehot
     mygpt_error err = {0};
     chapter_check(&ch, mygpt_embedding_forward(lookup, ids, (mygpt_embedding_tables){s.tok_emb, D1_VOCAB}, 2, 4,
                                                D1_EMBD, &err), &err);

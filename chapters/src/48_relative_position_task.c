@@ -38,8 +38,10 @@ int main(int argc, char **argv)
         printf("%7d | %25.4f | %22.4f\n", p, (double)d_sin, (double)d_lrn);
     }
     float sims[BLOCK - K];
+    // lesson: relative
     for (int p = 0; p < BLOCK - K; p++)
         sims[p] = mygpt_dot(pe + (size_t)p * EMBD, pe + (size_t)(p + K) * EMBD, EMBD);
+    // end lesson: relative
     const double mean = mygpt_mean(sims, BLOCK - K), std = mygpt_std(sims, BLOCK - K);
     if (!(std < 1e-4 * fabs(mean))) {
         fprintf(stderr, "%s: relative-position property violated!\n", ch.name);

@@ -146,6 +146,7 @@ static MYGPT_IN_CLONES void cephes_sincos(float theta, float *sin_out, float *co
 static MYGPT_IN_CLONES void normal_block16(float *d, float mean, float std, mygpt_torch_cpu torch_cpu)
 {
     for (int j = 0; j < 8; j++) {
+        // lesson: box_muller
         const float u1 = 1.0f - d[j]; /* exact */
         const float u2 = d[j + 8];
         if (torch_cpu == MYGPT_TORCH_AVX2) {
@@ -161,6 +162,7 @@ static MYGPT_IN_CLONES void normal_block16(float *d, float mean, float std, mygp
             d[j] = radius * cosf(theta) * std + mean;
             d[j + 8] = radius * sinf(theta) * std + mean;
         }
+        // end lesson: box_muller
     }
 }
 

@@ -104,10 +104,12 @@ mygpt_status mygpt_dataloader_batch(const mygpt_dataloader *dl, size_t b, int64_
         return mygpt_fail(err, MYGPT_ERANGE, "batch %zu is outside [0, %zu)", b, dl->num_batches);
     const size_t rows = mygpt_dataloader_batch_rows(dl, b);
     for (size_t r = 0; r < rows; r++) {
+        // lesson: windows
         const size_t start = mygpt_loader_item(dl->order, dl->batch_size, b, r) * dl->stride;
         for (size_t j = 0; j < dl->max_length; j++) {
             inputs[r * dl->max_length + j] = dl->ids[start + j];
             targets[r * dl->max_length + j] = dl->ids[start + j + 1];
+        // end lesson: windows
         }
     }
     return MYGPT_OK;

@@ -33,12 +33,14 @@ mygpt_status mygpt_instruct_prompt(char **out, const char *instruction, const ch
     char *s = malloc(len + 1);
     if (!s)
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a prompt of %zu bytes", len);
+    // lesson: template
     strcpy(s, PREAMBLE INSTRUCTION_HEADER);
     strcat(s, instruction);
     if (has_input) {
         strcat(s, INPUT_HEADER);
         strcat(s, input);
     }
+    // end lesson: template
     *out = s;
     return MYGPT_OK;
 }
@@ -264,6 +266,7 @@ mygpt_status mygpt_instruct_collate(int64_t *inputs, int64_t *targets, size_t *T
         const size_t len = lengths[b];
         // padded = item + [pad] * (full + 1 - len); inputs = padded[:-1], targets = padded[1:],
         // then both cut to t_out (what a position holds depends on the positions before it only)
+        // lesson: collate
         size_t seen_pad = 0;
         for (size_t t = 0; t < t_out; t++) {
             const int64_t in = t < len ? items[b][t] : pad_id;
@@ -278,6 +281,7 @@ mygpt_status mygpt_instruct_collate(int64_t *inputs, int64_t *targets, size_t *T
             }
             x[t] = in;
             y[t] = out;
+        // end lesson: collate
         }
     }
     *T = t_out;

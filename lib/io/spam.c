@@ -119,10 +119,12 @@ mygpt_status mygpt_spam_dataset_load(mygpt_spam_dataset *ds, const char *path, c
     // encoded_text[:max_length] + [pad_token_id] * (max_length - len(encoded_text))
     for (size_t r = 0; r < n; r++) {
         int64_t *row = ds->ids + r * ds->max_length; // (max_length)
+        // lesson: pad
         const size_t keep = ntok[r] < ds->max_length ? ntok[r] : ds->max_length;
         memcpy(row, enc[r], keep * sizeof *row);
         for (size_t j = keep; j < ds->max_length; j++)
             row[j] = pad_id;
+        // end lesson: pad
     }
 done:
     for (size_t r = 0; enc && r < csv.rows; r++)

@@ -34,6 +34,7 @@ static MYGPT_IN_CLONES void attention_row(float *ot, float *att, const float *qt
     const float *kb = hv->k;
     const int C = hv->C, d = hv->d;
     const float scale = hv->scale;
+    // lesson: attention_scores
     // scores of query t against keys 0..t (the causal mask drops s > t)
     for (int s = 0; s <= t; s++) {
         const float *ks = kb + (size_t)s * C; // (d,)
@@ -42,6 +43,7 @@ static MYGPT_IN_CLONES void attention_row(float *ot, float *att, const float *qt
             dot = fmaf(qt[i], ks[i], dot);
         att[s] = dot / scale;
     }
+    // end lesson: attention_scores
     softmax_values(ot, att, hv, t, keep_probs);
 }
 
@@ -51,6 +53,7 @@ static MYGPT_IN_CLONES void softmax_values(float *ot, float *att, const head_vie
 {
     const float *vb = hv->v;
     const int T = hv->T, C = hv->C, d = hv->d;
+    // lesson: softmax
     float maxv = -INFINITY;
     for (int s = 0; s <= t; s++)
         if (att[s] > maxv)
@@ -63,6 +66,7 @@ static MYGPT_IN_CLONES void softmax_values(float *ot, float *att, const head_vie
     const float inv_sum = 1.0f / sum; // PyTorch's softmax multiplies by 1/sum
     for (int s = 0; keep_probs && s <= t; s++) // the probabilities, kept for the backward
         att[s] = att[s] * inv_sum;
+    // end lesson: softmax
     // out_t = sum of p_s v_s, s in order; VW columns at a time kept in registers (through
     // memory each sum would wait on a store and a load every step)
     enum { VW = 64 };

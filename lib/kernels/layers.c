@@ -23,10 +23,12 @@
 static void embed_row(float *out, const int64_t *ids, const float *wte, const float *wpe, int T,
                       int C, int b, int t)
 {
+    // lesson: embed_row
     float *o = out + ((size_t)b * T + t) * C;                    // (C,)
     const float *tok = wte + (size_t)ids[(size_t)b * T + t] * C; // (C,)
     for (int i = 0; i < C; i++)
         o[i] = wpe ? tok[i] + wpe[(size_t)t * C + i] : tok[i];
+    // end lesson: embed_row
 }
 
 mygpt_status mygpt_embedding_forward(float *out, const int64_t *ids, mygpt_embedding_tables tables, int B, int T,
@@ -37,8 +39,10 @@ mygpt_status mygpt_embedding_forward(float *out, const int64_t *ids, mygpt_embed
     if (B < 1 || T < 1 || C < 1 || V < 1)
         return mygpt_fail(err, MYGPT_EINVAL, "embedding sizes must be at least 1 (B=%d T=%d C=%d V=%d)",
                           B, T, C, V);
+    // lesson: max_seq_len
     if (wpe && T > max_pos)
         return mygpt_fail(err, MYGPT_ERANGE, "input length T=%d exceeds max_seq_len=%d", T, max_pos);
+    // end lesson: max_seq_len
     for (size_t i = 0; i < (size_t)B * T; i++)
         if (ids[i] < 0 || ids[i] >= V)
             return mygpt_fail(err, MYGPT_ERANGE, "token id %lld at (%zu, %zu) is outside [0, %d)",
@@ -90,6 +94,7 @@ void mygpt_embedding_backward(float *dwte, float *dwpe, const float *dout, const
 static void layernorm_row(float *o, const float *x, const float *gamma, const float *beta, int C,
                           float *mean_out, float *denom_out)
 {
+    // lesson: layernorm_row
     double sum = 0.0;
     for (int i = 0; i < C; i++)
         sum += x[i];
@@ -106,6 +111,7 @@ static void layernorm_row(float *o, const float *x, const float *gamma, const fl
     else // LayerNorm(bias=False): F.layer_norm(x, ..., weight, None)
         for (int i = 0; i < C; i++)
             o[i] = (x[i] - mean_f) / denom * gamma[i];
+    // end lesson: layernorm_row
     if (mean_out) { // kept for the backward pass
         *mean_out = mean_f;
         *denom_out = denom;

@@ -39,6 +39,7 @@ void mygpt_lora_forward(float *out, const float *inp, mygpt_lora_weights w, size
 #pragma omp parallel for schedule(static) if (N * (size_t)(C + OC) * r > MYGPT_PARALLEL_MIN)
     for (size_t n = 0; n < N; n++) {
         float t[MAX_RANK], u[COLS];
+        // lesson: lora_forward
         row_times_a(t, inp + n * C, A, C, r); // t = x A      (r)
         float *y = out + n * OC;
         for (int o0 = 0; o0 < OC; o0 += COLS) { // u = t B, then y += s u, COLS columns at a time
@@ -54,6 +55,7 @@ void mygpt_lora_forward(float *out, const float *inp, mygpt_lora_weights w, size
             for (int o = 0; o < cols; o++)
                 y[o0 + o] += scale * u[o];
         }
+        // end lesson: lora_forward
     }
 }
 

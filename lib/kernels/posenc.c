@@ -19,6 +19,7 @@ mygpt_status mygpt_sinusoidal_encoding(float *pe, int block_size, int n_embd, my
     mygpt_status st = check_even("n_embd", n_embd, err);
     if (st != MYGPT_OK)
         return st;
+    // lesson: sinusoidal
     // inv_freq = exp(-log(10000) * i / n_embd), in float32 like the tensor code
     const float neg_log = (float)-log(10000.0);
     for (int i = 0; i < n_embd; i += 2) {
@@ -29,6 +30,7 @@ mygpt_status mygpt_sinusoidal_encoding(float *pe, int block_size, int n_embd, my
             pe[(size_t)p * n_embd + i + 1] = cosf(angle); // odd dims: cos
         }
     }
+    // end lesson: sinusoidal
     return MYGPT_OK;
 }
 
@@ -36,8 +38,10 @@ mygpt_status mygpt_alibi_slopes(float *slopes, int num_heads, mygpt_error *err)
 {
     if (num_heads < 1)
         return mygpt_fail(err, MYGPT_EINVAL, "num_heads must be at least 1, got %d", num_heads);
+    // lesson: alibi_slopes
     for (int h = 0; h < num_heads; h++) // Python: 2 ** (-8 * (i + 1) / num_heads), a double
         slopes[h] = (float)pow(2.0, -8.0 * (h + 1) / num_heads);
+    // end lesson: alibi_slopes
     return MYGPT_OK;
 }
 
@@ -47,10 +51,12 @@ mygpt_status mygpt_alibi_bias(float *bias, const float *slopes, int num_heads, i
     if (num_heads < 1 || T < 1)
         return mygpt_fail(err, MYGPT_EINVAL, "num_heads and T must be at least 1, got %d and %d",
                           num_heads, T);
+    // lesson: alibi_bias
     for (int h = 0; h < num_heads; h++)
         for (int i = 0; i < T; i++)
             for (int j = 0; j < T; j++) // (-slope) * distance, so distance 0 gives -0.
                 bias[((size_t)h * T + i) * T + j] = -slopes[h] * (float)abs(i - j);
+    // end lesson: alibi_bias
     return MYGPT_OK;
 }
 
@@ -61,8 +67,10 @@ mygpt_status mygpt_rope_inv_freq(float *inv_freq, int d_model, double base, mygp
         return st;
     if (!(base > 0.0))
         return mygpt_fail(err, MYGPT_EINVAL, "base must be positive, got %g", base);
+    // lesson: rope_inv_freq
     for (int i = 0; i < d_model / 2; i++) // 1.0 / (base ** (arange(0, d, 2).float() / d))
         inv_freq[i] = 1.0f / powf((float)base, (float)(2 * i) / (float)d_model);
+    // end lesson: rope_inv_freq
     return MYGPT_OK;
 }
 
@@ -72,12 +80,14 @@ mygpt_status mygpt_rope_cache(float *cos_cache, float *sin_cache, const float *i
     if (seq_len < 1 || half < 1)
         return mygpt_fail(err, MYGPT_EINVAL, "seq_len and d/2 must be at least 1, got %d and %d",
                           seq_len, half);
+    // lesson: rope_cache
     for (int t = 0; t < seq_len; t++)
         for (int i = 0; i < half; i++) {
             const float f = (float)t * inv_freq[i]; // torch.outer(positions, inv_freq)
             cos_cache[(size_t)t * half + i] = cosf(f);
             sin_cache[(size_t)t * half + i] = sinf(f);
         }
+    // end lesson: rope_cache
     return MYGPT_OK;
 }
 
@@ -89,10 +99,12 @@ void mygpt_rope_apply(float *out, const float *x, const float *cos_cache, const 
         const float *c = cos_cache + (size_t)t * half, *s = sin_cache + (size_t)t * half;
         const float *xr = x + (size_t)r * 2 * half;
         float *o = out + (size_t)r * 2 * half;
+        // lesson: rope_rotation
         for (int i = 0; i < half; i++) {
             const float x1 = xr[2 * i], x2 = xr[2 * i + 1];
             o[2 * i] = x1 * c[i] - x2 * s[i];
             o[2 * i + 1] = x1 * s[i] + x2 * c[i];
         }
+        // end lesson: rope_rotation
     }
 }

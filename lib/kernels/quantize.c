@@ -72,6 +72,7 @@ static int int8_row(const float *w, int cols, int8_t *q, float *scales)
 {
     for (int k0 = 0, g = 0; k0 < cols; k0 += MYGPT_INT8_GROUP, g++) {
         const int k1 = cols - k0 < MYGPT_INT8_GROUP ? cols : k0 + MYGPT_INT8_GROUP;
+        // lesson: int8_group
         float m = 0.0f;
         for (int k = k0; k < k1; k++) {
             if (!isfinite(w[k]))
@@ -87,6 +88,7 @@ static int int8_row(const float *w, int cols, int8_t *q, float *scales)
             const float r = s > 0.0f ? nearbyintf(w[k] / s) : 0.0f;
             q[k] = (int8_t)(r > 127.0f ? 127 : r < -127.0f ? -127 : (int)r);
         }
+        // end lesson: int8_group
     }
     return -1;
 }

@@ -78,6 +78,7 @@ void mygpt_toy_attention(float *out, const float *x, float *scratch, int B, int 
         const float *xb = x + (size_t)b * T * C; // (T, C)
         float *ob = out + (size_t)b * T * C;     // (T, C)
         for (int t = 0; t < T; t++) {
+            // lesson: toy_attention
             for (int s = 0; s < T; s++) {
                 float dot = 0.0f;
                 for (int i = 0; i < C; i++)
@@ -91,6 +92,7 @@ void mygpt_toy_attention(float *out, const float *x, float *scratch, int B, int 
                     acc += scratch[s] * xb[(size_t)s * C + i];
                 ob[(size_t)t * C + i] = acc;
             }
+            // end lesson: toy_attention
         }
     }
 }

@@ -147,8 +147,10 @@ static mygpt_status check_labels(const mygpt_config *cfg, const int64_t *labels,
 /* dst (B, V) = the last position's rows of logits (B, T, V) */
 static void gather_last(float *dst, const float *logits, int B, int T, int V)
 {
+    // lesson: gather_last
     for (int b = 0; b < B; b++)
         memcpy(dst + (size_t)b * V, logits + ((size_t)(b + 1) * T - 1) * V, (size_t)V * sizeof *dst);
+    // end lesson: gather_last
 }
 
 mygpt_status mygpt_trainer_forward_last(mygpt_trainer *tr, const int64_t *ids, const int64_t *labels, int B, int T,

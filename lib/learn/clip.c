@@ -75,6 +75,7 @@ mygpt_status mygpt_clip_grad_norm(float *const *grads, const size_t *sizes, int 
 #pragma omp parallel for schedule(dynamic, 1) if (count > 1)
     for (int i = 0; i < count; i++)
         norms[i] = norm2(grads[i], sizes[i]);
+    // lesson: clip
     const float total = norm2(norms, (size_t)count); // torch.norm(torch.stack(norms))
     free(norms);
     const float coef = (1.0f / (total + (float)1e-6)) * (float)max_norm;
@@ -85,6 +86,7 @@ mygpt_status mygpt_clip_grad_norm(float *const *grads, const size_t *sizes, int 
 #pragma omp parallel for schedule(static) if (n > MYGPT_STREAM_MIN)
         for (size_t j = 0; j < n; j++)
             g[j] = g[j] * clamped;
+    // end lesson: clip
     }
     if (total_norm)
         *total_norm = total;

@@ -69,9 +69,11 @@ static void log_softmax_row(float *logp, const float *x, int V)
         }
         sum = ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
     }
+    // lesson: log_softmax
     const float logsum = mygpt_log1f(sum);
     for (int i = 0; i < V; i++)
         logp[i] = (x[i] - maxv) - logsum;
+    // end lesson: log_softmax
 }
 
 /* One row of the backward: dx (V) = fma(-exp(logp), g, g at the target, else 0), the row's

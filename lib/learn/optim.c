@@ -83,6 +83,7 @@ MYGPT_CLONES static int sgd_step(const mygpt_optimizer *o, float *p, const float
     int bad = 0;
 #pragma omp parallel for schedule(static) reduction(| : bad) if (n > MYGPT_STREAM_MIN)
     for (size_t i = 0; i < n; i++) {
+        // lesson: sgd
         float g = grads[i];
         if (use_wd)
             g = fmaf(p[i], wd, g);
@@ -91,6 +92,7 @@ MYGPT_CLONES static int sgd_step(const mygpt_optimizer *o, float *p, const float
             g = nesterov ? fmaf(buf[i], mom, g) : buf[i];
         }
         p[i] = fmaf(g, neg_lr, p[i]);
+        // end lesson: sgd
         bad |= !(fabsf(p[i]) <= FLT_MAX) | (use_mom && !(fabsf(buf[i]) <= FLT_MAX));
     }
     return bad;
@@ -116,12 +118,14 @@ MYGPT_CLONES static int adamw_step(const mygpt_optimizer *o, float *p, const flo
     int bad = 0;
 #pragma omp parallel for schedule(static) reduction(| : bad) if (n > MYGPT_STREAM_MIN)
     for (size_t i = 0; i < n; i++) {
+        // lesson: adamw
         const float g = grads[i];
         p[i] = p[i] * decay;
         m[i] = fmaf(g, one_minus_b1, m[i] * b1);
         v[i] = fmaf(one_minus_b2 * g, g, v[i] * b2);
         const float denom = sqrtf(v[i]) / bc2_sqrt + eps;
         p[i] = p[i] + (neg_step * m[i]) / denom;
+        // end lesson: adamw
         bad |= !(fabsf(p[i]) <= FLT_MAX) | !(fabsf(m[i]) <= FLT_MAX) | !(fabsf(v[i]) <= FLT_MAX);
     }
     return bad;

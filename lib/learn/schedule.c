@@ -39,6 +39,7 @@ mygpt_status mygpt_lr_schedule_check(const mygpt_lr_schedule *s, mygpt_error *er
  * the division of the two doubles; math.cos is libm's cos.) */
 double mygpt_lr_at(const mygpt_lr_schedule *s, long step)
 {
+    // lesson: lr_at
     if (step < s->warmup_steps) {
         const double increment = (s->peak - s->initial) / (double)s->warmup_steps;
         return s->initial + (double)step * increment;
@@ -47,4 +48,5 @@ double mygpt_lr_at(const mygpt_lr_schedule *s, long step)
         return s->peak; // D.1: the peak after the warmup
     const double progress = (double)(step - s->warmup_steps) / (double)(s->total_steps - s->warmup_steps);
     return s->min + (s->peak - s->min) * 0.5 * (1.0 + cos(M_PI * progress));
+    // end lesson: lr_at
 }

@@ -49,7 +49,9 @@ mygpt_status mygpt_pass_check_input(const mygpt_config *cfg, const int64_t *ids,
 
 float *mygpt_head_weight(const mygpt_config *cfg, const mygpt_params *w)
 {
+    // lesson: tied_head
     return mygpt_arch_get(cfg).untied_head || cfg->num_classes > 0 ? w->lmw : w->wte;
+    // end lesson: tied_head
 }
 
 /* One Linear of layer l's views: its weight W (OC, C) and bias b as the table's rows
@@ -352,6 +354,7 @@ void mygpt_block_forward(const mygpt_pass *p, int l)
     float *k = p->cache ? lp->cache_k + (size_t)p->t0 * C : a->k; // (N, C)
     float *v = p->cache ? lp->cache_v + (size_t)p->t0 * C : a->v; // (N, C)
 
+    // lesson: block_forward
     // mid = x + W_o(attention(LN1(x)))
     layernorm(a->ln1, a->ln1_mean, a->ln1_denom, a->x, lp->ln1w, lp->ln1b, N, C); // ln1 (N, C)
     linear(p, &lp->q, a->q, a->ln1, N, 0);                                        // q (N, C)
@@ -370,6 +373,7 @@ void mygpt_block_forward(const mygpt_pass *p, int l)
         gelu(p, fch_gelu, a->fch, 4 * NC);
     linear(p, &lp->fc2, a->proj, fch_gelu, N, 0);                                 // proj (N, C)
     mygpt_residual_forward(a->out, a->mid, a->proj, a->keep_mlp, p->dropout, NC);  // out (N, C)
+    // end lesson: block_forward
 }
 
 void mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_grads *g)

@@ -311,6 +311,7 @@ static int is_lora(int i)
  * (the adapters apart: they are the book's "trainable LoRA parameters"). */
 static int count_into(mygpt_param_counts *pc, int i, uint64_t numel)
 {
+    // lesson: param_modules
     uint64_t *module = is_lora(i)             ? &pc->lora
                        : i == MYGPT_PARAM_wte ? &pc->token_embedding
                        : i == MYGPT_PARAM_wpe ? &pc->position_embedding
@@ -318,6 +319,7 @@ static int count_into(mygpt_param_counts *pc, int i, uint64_t numel)
                        : i == MYGPT_PARAM_lmb ? &pc->head
                        : TABLE[i].per_layer   ? &pc->per_block
                                               : &pc->final_layernorm;
+    // end lesson: param_modules
     if (*module > UINT64_MAX - numel)
         return 1;
     *module += numel;

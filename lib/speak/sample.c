@@ -349,6 +349,7 @@ mygpt_status mygpt_sample_next(mygpt_rng *rng, float *logits, size_t n, const my
         return mygpt_fail(err, MYGPT_EINVAL, "temperature must be >= 0, got %g", s->temperature);
     if (s->top_k < 0)
         return mygpt_fail(err, MYGPT_EINVAL, "top-k must be >= 1 (or 0 for off), got %d", s->top_k);
+    // lesson: sample_next
     if (s->top_k > 0 && (st = mygpt_top_k_mask(logits, n, s->top_k < (int)n ? s->top_k : (int)n, err)) != MYGPT_OK)
         return st;
     if (s->temperature == 0.0) { // greedy
@@ -362,4 +363,5 @@ mygpt_status mygpt_sample_next(mygpt_rng *rng, float *logits, size_t n, const my
     if (s->top_p > 0.0 && (st = mygpt_top_p_filter(scratch, n, s->top_p, err)) != MYGPT_OK)
         return st;
     return mygpt_multinomial(rng, scratch, n, s->replacement, out, err);
+    // end lesson: sample_next
 }
