@@ -7,9 +7,10 @@ set -euo pipefail
 
 MYGPT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 MYGPT_BUILD=${MYGPT_BUILD:-$MYGPT_ROOT/build}
-# cmark-gfm and chromium: the lessons' site (scripts/site.sh) and its browser check
+# cmark-gfm, highlight and chromium: the lessons' site (scripts/site.sh: its pages, the C
+# they quote highlighted) and its browser check
 PACKAGES=(gcc libc6-dev meson ninja-build pkg-config libcriterion-dev libpcre2-dev libsleef-dev valgrind libopenmpi-dev openmpi-bin
-          cmark-gfm chromium)
+          cmark-gfm highlight chromium)
 # mygpt download: HTTP(S) with resuming (libcurl) and SHA-256 (OpenSSL's libcrypto)
 PACKAGES+=(libcurl4-openssl-dev libssl-dev)
 # CC=clang (scripts/clang.sh): clang and LLVM's OpenMP runtime, libomp, for gcc's libgomp

@@ -6,8 +6,9 @@
 #
 # The pages are made from the same Markdown the test suite checks (every output block is
 # re-run by tests/check_examples.sh), and the figures from the build's own chapter runs:
-# `bash scripts/chapters.sh` first (it writes build/figures). Needs cmark-gfm (Debian's
-# package, installed when missing); nothing is fetched.
+# `bash scripts/chapters.sh` first (it writes build/figures). Needs cmark-gfm and, for the
+# C the lessons quote (their ```c blocks, shown highlighted), highlight (Debian's
+# packages, installed when missing); nothing is fetched.
 #
 # OUT is a new or empty folder, or a site this script made (it holds the marker file
 # .mygpt-site); any other folder is refused (status 2), nothing written. Every figure is
@@ -69,12 +70,13 @@ for md in "$root"/docs/lessons/*.md; do
     figures[$name]=$found
 done
 
-if ! command -v cmark-gfm >/dev/null 2>&1; then
-    echo "site: installing Debian's cmark-gfm"
+for tool in cmark-gfm highlight; do
+    command -v "$tool" >/dev/null 2>&1 && continue
+    echo "site: installing Debian's $tool"
     sudo=()
     [ "$(id -u)" -ne 0 ] && sudo=(sudo)
-    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends cmark-gfm >/dev/null
-fi
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "$tool" >/dev/null
+done
 
 # the new site, beside OUT (the same folder, so that a rename puts it in place); links
 # are made relative to OUT, where it will be
@@ -99,6 +101,13 @@ figure { margin: 1rem 0; }
 figure img { width: 100%; height: auto; border: 1px solid #ddd; }
 nav { margin: 1rem 0; }
 a { color: #0b57a5; }
+.hl.kwa, .hl.kwc { color: #7a1f6b; font-weight: bold; }
+.hl.kwb { color: #0b57a5; }
+.hl.kwd { color: #1d4d1d; }
+.hl.num { color: #9a5b00; }
+.hl.str, .hl.esc { color: #a3231d; }
+.hl.com, .hl.slc { color: #6b6b6b; font-style: italic; }
+.hl.ppc, .hl.pps { color: #5c4a00; }
 EOF
 
 # Links as the site needs them: a lesson's to another lesson go to its page; the others
@@ -123,6 +132,40 @@ relink() {
     printf '%s\n' "$html"
 }
 
+# C as an editor shows it: each <pre><code class="language-c"> block of cmark-gfm's HTML
+# (its text escaped) through highlight, whose spans of classes "hl kwa" (keywords),
+# "hl num", "hl str", "hl com" ... style.css colours. Only spans are added: the text is
+# the same (a block highlight fails on is shown plain, and the run says so).
+highlight_c() {
+    awk -v tmp="$stage/.block.c" '
+        function unescape(s) {
+            gsub(/&lt;/, "<", s); gsub(/&gt;/, ">", s); gsub(/&quot;/, "\"", s); gsub(/&amp;/, "\\&", s)
+            return s
+        }
+        !inc && /^<pre><code class="language-c">/ {
+            first = substr($0, length("<pre><code class=\"language-c\">") + 1)
+            if (first ~ /<\/code><\/pre>$/) { print; next } # one line: left as it is
+            inc = 1; n = 0; body[++n] = first; next
+        }
+        inc && /^<\/code><\/pre>$/ {
+            inc = 0
+            printf "" > tmp
+            for (i = 1; i <= n; i++) print unescape(body[i]) > tmp
+            close(tmp)
+            cmd = "highlight --syntax=c --out-format=html --fragment --input=\"" tmp "\" 2>/dev/null"
+            m = 0
+            while ((cmd | getline line) > 0) out[++m] = line
+            ok = close(cmd) == 0 && m == n
+            if (!ok) print "site: highlight failed on a C block; it is shown plain" > "/dev/stderr"
+            printf "<pre><code class=\"language-c%s\">", ok ? " hl" : ""
+            for (i = 1; i <= n; i++) print ok ? out[i] : body[i]
+            print "</code></pre>"
+            next
+        }
+        inc { body[++n] = $0; next }
+        { print }'
+}
+
 # page MARKDOWN TITLE FIGURE: the HTML of one page (links to .md become .html)
 page() {
     local md=$1 title=$2 figure=$3
@@ -131,7 +174,7 @@ page() {
     printf '<title>%s</title>\n<link rel="stylesheet" href="style.css">\n</head>\n<body>\n' "$title"
     # (the checked-example markers are for the tests, not the reader)
     # the figure goes right after the output that "What it prints" shows (or at the end)
-    grep -v '^<!-- checked' "$md" | cmark-gfm -e table -e autolink --unsafe | relink |
+    grep -v '^<!-- checked\|^<!-- c: ' "$md" | cmark-gfm -e table -e autolink --unsafe | highlight_c | relink |
         awk -v fig="$figure" '
             function put() { if (fig != "" && !done) { printf "<figure id=\"figure\"><img src=\"%s\" alt=\"the figure the chapter draws: %s\"><figcaption>%s, as this build drew it</figcaption></figure>\n", fig, fig, fig; done = 1 } }
             { print }

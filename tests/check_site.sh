@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # check_site.sh ROOT BUILD - the lessons' site (scripts/site.sh) builds from this build and
 # works in a browser: the index links every lesson; every link and image of every page
-# resolves to a file; and headless Chromium (Debian's chromium) loads each page with every
-# image decoded, the stylesheet applied and no script error, and takes a phone-sized
-# screenshot of it (kept in BUILD/site-shots/ to look at).
+# resolves to a file; the C a lesson quotes is on its page highlighted, with its text as
+# the lesson has it; and headless Chromium (Debian's chromium) loads each page with every
+# image decoded, the stylesheet applied, every C block's keywords coloured and no script
+# error, and takes a phone-sized screenshot of it (kept in BUILD/site-shots/ to look at).
 set -uo pipefail
 root=$(cd "${1:?usage: check_site.sh ROOT BUILD}" && pwd)
 build=$(cd "${2:?usage: check_site.sh ROOT BUILD}" && pwd)
@@ -25,6 +26,24 @@ for md in "$root"/docs/lessons/*.md; do
     [ "$name" = README ] && continue
     [ -f "$site/$name.html" ] || complain "no page for $name"
     grep -q "href=\"$name.html\"" "$site/index.html" || complain "the index does not link $name"
+done
+
+# the C blocks of each page: as many as its lesson quotes, highlighted, and with the
+# highlighting's spans taken away the same text as cmark-gfm makes of the lesson
+c_blocks() { # HTML on stdin -> the text of its language-c blocks, tags dropped, unescaped
+    awk '/<pre><code class="language-c/ { inc = 1 } inc { print } /<\/code><\/pre>/ { inc = 0 }' |
+        sed -E "s/<[^>]*>//g; s/&lt;/</g; s/&gt;/>/g; s/&quot;/\"/g; s/&(apos|#39);/'/g; s/&amp;/\&/g"
+}
+for md in "$root"/docs/lessons/*.md; do
+    name=$(basename "$md" .md)
+    [ "$name" = README ] && continue
+    page=$site/$name.html
+    [ -f "$page" ] || continue
+    quoted=$(grep -c '^<!-- c: ' "$md")
+    lit=$(grep -c '<pre><code class="language-c hl">' "$page")
+    [ "$quoted" -eq "$lit" ] || complain "$name.html: $lit highlighted C blocks for the $quoted the lesson quotes"
+    cmp -s <(grep -v '^<!-- checked\|^<!-- c: ' "$md" | cmark-gfm -e table -e autolink --unsafe | c_blocks) \
+        <(c_blocks <"$page") || complain "$name.html: the highlighted C is not the lesson's text"
 done
 
 # every relative link and image resolves
@@ -49,6 +68,12 @@ window.addEventListener("load", function () {
     if (!im.complete || im.naturalWidth === 0) bad.push(im.getAttribute("src"));
   }
   if (getComputedStyle(document.body).maxWidth === "none") bad.push("style.css");
+  var cs = document.querySelectorAll("pre code.language-c");
+  for (var j = 0; j < cs.length; j++) {
+    var kw = cs[j].querySelector("span.hl.kwa, span.hl.kwb");
+    if (!cs[j].classList.contains("hl") || !kw) { bad.push("C-block-" + j + "-not-highlighted"); continue; }
+    if (getComputedStyle(kw).color === getComputedStyle(cs[j]).color) bad.push("C-block-" + j + "-keywords-not-coloured");
+  }
   if (!document.body.hasAttribute("data-check"))
     document.body.setAttribute("data-check", bad.length ? "BROKEN " + bad.join(" ") : "LOADED");
 });
