@@ -108,11 +108,13 @@ ch_tensor ch_add_positions(const chapter *ch, const ch_tensor *x, const ch_tenso
     if (x->ndim != 3 || pos->ndim != 2 || pos->shape[1] != x->shape[2] || x->shape[1] > pos->shape[0])
         refuse(ch, "x + pos: shapes do not broadcast");
     ch_tensor out = ch_tensor_f32(ch, 3, x->shape);
+    // lesson: add_positions
     const size_t B = (size_t)x->shape[0], T = (size_t)x->shape[1], C = (size_t)x->shape[2];
     for (size_t b = 0; b < B; b++)
         for (size_t t = 0; t < T; t++)
             for (size_t c = 0; c < C; c++)
                 out.data[(b * T + t) * C + c] = x->data[(b * T + t) * C + c] + pos->data[t * C + c];
+    // end lesson: add_positions
     return out;
 }
 

@@ -39,10 +39,8 @@ mygpt_status mygpt_embedding_forward(float *out, const int64_t *ids, mygpt_embed
     if (B < 1 || T < 1 || C < 1 || V < 1)
         return mygpt_fail(err, MYGPT_EINVAL, "embedding sizes must be at least 1 (B=%d T=%d C=%d V=%d)",
                           B, T, C, V);
-    // lesson: max_seq_len
     if (wpe && T > max_pos)
         return mygpt_fail(err, MYGPT_ERANGE, "input length T=%d exceeds max_seq_len=%d", T, max_pos);
-    // end lesson: max_seq_len
     for (size_t i = 0; i < (size_t)B * T; i++)
         if (ids[i] < 0 || ids[i] >= V)
             return mygpt_fail(err, MYGPT_ERANGE, "token id %lld at (%zu, %zu) is outside [0, %d)",

@@ -30,8 +30,10 @@ mygpt_status mygpt_pass_check_input(const mygpt_config *cfg, const int64_t *ids,
     const int M = cfg->max_seq_len, V = cfg->vocab_size;
     if (B < 1 || T < 1)
         return mygpt_fail(err, MYGPT_EINVAL, "batch and sequence sizes must be at least 1, got B=%d T=%d", B, T);
+    // lesson: max_seq_len
     if (t0 == 0 && T > M)
         return mygpt_fail(err, MYGPT_ERANGE, "input length T=%d exceeds max_seq_len=%d", T, M);
+    // end lesson: max_seq_len
     if (t0 > 0 && T > M - t0)
         return mygpt_fail(err, MYGPT_ERANGE, "the KV cache holds %d positions: %d + %d exceed max_seq_len=%d",
                           M, t0, T, M);
@@ -49,9 +51,7 @@ mygpt_status mygpt_pass_check_input(const mygpt_config *cfg, const int64_t *ids,
 
 float *mygpt_head_weight(const mygpt_config *cfg, const mygpt_params *w)
 {
-    // lesson: tied_head
     return mygpt_arch_get(cfg).untied_head || cfg->num_classes > 0 ? w->lmw : w->wte;
-    // end lesson: tied_head
 }
 
 /* One Linear of layer l's views: its weight W (OC, C) and bias b as the table's rows
@@ -92,9 +92,11 @@ static void plan_layer(mygpt_pass *p, const mygpt_pass_model *m, int l, mygpt_la
     // or the token embedding E (tied: no Linear of its own, so no adapter)
     if (l == 0) {
         const int V = cfg->num_classes > 0 ? cfg->num_classes : cfg->vocab_size;
+        // lesson: tied_head
         const mygpt_linear_plan tied = {.weight = lw.wte, .dweight = d && !frozen[MYGPT_PARAM_wte] ? dw.wte : NULL,
                                         .C = C, .OC = V};
         p->head = p->untied_head ? LINEAR(lmw, lmb, lm, C, V) : tied;
+        // end lesson: tied_head
         p->head.pw = m->packed ? &m->packed->head : NULL;
         p->wte = lw.wte, p->wpe = lw.wpe;
         p->lnfw = lw.lnfw, p->lnfb = lw.lnfb;
