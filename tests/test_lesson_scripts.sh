@@ -98,38 +98,29 @@ else
 fi
 expect "after --update the pages pass" 0 '^check_lesson_code: 2 lessons' -- bash "${code[@]}" "$work/repo"
 
-fake
-sed -i '/end lesson: scale/d' "$work/repo/lib/k.c"
-expect "an unclosed marker fails" 1 '^01_a: lib/k.c#scale: no "// end lesson: scale"' -- bash "${code[@]}" "$work/repo"
-
-fake
-sed -i 's/#scale -->/#double -->/' "$work/repo/docs/lessons/02_b.md"
-expect "a marker missing from the source fails" 1 '^02_b: lib/k.c#double: no marker' -- bash "${code[@]}" "$work/repo"
-
-fake
-sed -i '/^<!-- c: /d; /^```/d; /^for (int i/d; /o\[i\] = /d' "$work/repo/docs/lessons/01_a.md"
-expect "a lesson that quotes no C fails" 1 '^01_a: quotes no C' -- bash "${code[@]}" "$work/repo"
-
-fake
-printf '// lesson: stale\nint g;\n// end lesson: stale\n' >>"$work/repo/lib/k.c"
-expect "a marked part no lesson quotes fails" 1 'lib/k.c: the part "stale" is marked but no lesson quotes it' \
-    -- bash "${code[@]}" "$work/repo"
-
-fake
-sed -i '/```$/d' "$work/repo/docs/lessons/02_b.md"
-expect "an unclosed block fails" 1 '^02_b: lib/k.c#scale: the ```c block is not closed' -- bash "${code[@]}" "$work/repo"
-
-fake
-sed -i 's/^\[all lessons\](README.md) · \[02 →\](02_b.md)$/[all lessons](README.md)/' "$work/repo/docs/lessons/01_a.md"
-expect "a missing next link fails" 1 "^01_a: the navigation line is '\[all lessons\]\(README.md\)'" -- bash "${chain[@]}" "$work/repo"
-
-fake
-sed -i 's/\[02 →\]/[2 →]/' "$work/repo/docs/lessons/01_a.md"
-expect "a wrong label fails" 1 '^01_a: the navigation line' -- bash "${chain[@]}" "$work/repo"
-
-fake
-sed -i '/02_b.md/d' "$work/repo/docs/lessons/README.md"
-expect "a lesson the README leaves out fails" 1 "^02_b: not in README.md's reading order" -- bash "${chain[@]}" "$work/repo"
+# broken NAME STATUS PATTERN CHECKER EDIT: a fresh fake repository changed by the shell
+# command EDIT (run in it), then CHECKER on it exits STATUS with a line like PATTERN
+broken() {
+    fake
+    (cd "$work/repo" && eval "$5")
+    expect "$1" "$2" "$3" -- bash "$4" "$work/repo"
+}
+l=docs/lessons
+broken "an unclosed marker fails" 1 '^01_a: lib/k.c#scale: no "// end lesson: scale"' "${code[0]}" \
+    "sed -i '/end lesson: scale/d' lib/k.c"
+broken "a marker missing from the source fails" 1 '^02_b: lib/k.c#double: no marker' "${code[0]}" \
+    "sed -i 's/#scale -->/#double -->/' $l/02_b.md"
+broken "a lesson that quotes no C fails" 1 '^01_a: quotes no C' "${code[0]}" \
+    "sed -i 5,9d $l/01_a.md" # the marker and its block
+broken "a marked part no lesson quotes fails" 1 'lib/k.c: the part "stale" is marked but no lesson quotes it' \
+    "${code[0]}" "printf '// lesson: stale\\nint g;\\n// end lesson: stale\\n' >>lib/k.c"
+broken "an unclosed block fails" 1 '^02_b: lib/k.c#scale: the ```c block is not closed' "${code[0]}" \
+    "sed -i 11d $l/02_b.md" # the closing fence
+broken "a missing next link fails" 1 "^01_a: the navigation line is '\\[all lessons\\]\\(README.md\\)'" "${chain[0]}" \
+    "sed -i 's/ · \\[02 →\\](02_b.md)\$//' $l/01_a.md"
+broken "a wrong label fails" 1 '^01_a: the navigation line' "${chain[0]}" "sed -i 's/\\[02 →\\]/[2 →]/' $l/01_a.md"
+broken "a lesson the README leaves out fails" 1 "^02_b: not in README.md's reading order" "${chain[0]}" \
+    "sed -i '/02_b.md/d' $l/README.md"
 
 [ "$fails" -eq 0 ] || { echo "test_lesson_scripts: $fails failed"; exit 1; }
 echo "test_lesson_scripts: the lessons' checkers pass what is right and name what is wrong"
