@@ -200,6 +200,7 @@ for md in "$root"/docs/lessons/*.md; do
     page "$md" "${title:-mygpt lessons}" "$figure" >"$stage/$target"
     pages=$((pages + 1))
 done
+rm -f "$stage/.block.c" # highlight_c's scratch file
 
 # the old site (if any) out of the way, the new one in its place, then the old one
 # removed; should the second rename fail, the old site goes back
