@@ -23,6 +23,11 @@ encode.txt   HEX<TAB>IDS<TAB>IDS_EOS<TAB>PRINTED: a text (UTF-8 or not, hex; - w
              of what run.c prints for the first ids after their BOS (decode, safe_printf)
 pieces.txt   ID PREV HEX PRINTS: decode(prev, id) for prev 0 and 1, and whether
              safe_printf prints it
+ties.bin     a tokenizer made here to try what tok512.bin never meets: merges of equal
+             scores, pieces two to four times over (bsearch finds one, not always the
+             first: "ab" and "bc" here are found at a later copy), NaN, -inf and
+             -1e10 scores (never merged), a 2-byte code point, bytes 0x00 .. 0xFF
+ties.txt     encode.txt's columns, for ties.bin
 rng.txt      rng SEED COUNT : U32:F32BITS ...: random_u32 and random_f32 of each step
 sample.txt   case N TEMPERATURE TOPP SEED DRAWS, logits (float32 bits in hex), tokens (DRAWS
              calls of sample() on fresh copies of the logits), state (the generator after)
@@ -86,6 +91,30 @@ def fuzz_texts(seed, count):
         n = rng.randint(1, 40)
         out.append("".join(chr(rng.randint(*rng.choice(ranges))) for _ in range(n)))
     return out
+
+
+TIES_TEXTS = ["abcd", "aaaa", "aaaaa", "abcabc", "bcd ab", "a b c d", "cdcdcd", "ababab", "dcba", "\u00e9a\u00e9",
+              "zz", "", " ", "  a", "abcdabcdabcd bcda"]
+
+
+def ties_tokenizer():
+    """(score, piece) of ties.bin: <unk>, BOS, EOS, the 256 bytes, then its pieces."""
+    nan, inf = float("nan"), float("inf")
+    toks = [(0.0, b"<unk>"), (0.0, b"\n<s>\n"), (0.0, b"\n</s>\n")]
+    toks += [(0.0, b"<0x%02X>" % b) for b in range(256)]
+    singles = [(-5.0, c.encode()) for c in ("a", "b", "c", "d", " ", "\u00e9")]
+    merges = [(-1.0, b"ab"), (-1.0, b"bc"), (-1.0, b"cd"), (-1.0, b"aa"), (-2.0, b"abc"), (-2.0, b"bcd"),
+              (-1.0, b" a"), (-3.0, b"ab"), (-0.5, b"cd"), (-1.0, b"cd"), (nan, b"da"), (-inf, b"dc"),
+              (-1e10, b"ba"), (-2.0, b"abcd"), (-2.0, b"aaa"), (-1.0, b"\xc3\xa9a"), (-4.0, b" ab"),
+              (-0.25, b"bc"), (-4.5, b"bc"), (-0.75, b"bc")]
+    return toks + singles + merges
+
+
+def write_tokenizer(path, toks):
+    with open(path, "wb") as f:
+        f.write(struct.pack("<i", max(len(p) for _, p in toks)))
+        for score, piece in toks:
+            f.write(struct.pack("<fi", score, len(piece)) + piece)
 
 
 def h32(v):
@@ -192,6 +221,12 @@ def write_goldens(run, harness, model, tok, out, vocab):
     lines = "".join((t.hex() or "-") + "\n" for t in texts).encode()
     enc = sh([harness, "encode", tok, str(vocab)], input=lines)
     with open(os.path.join(out, "encode.txt"), "wb") as f:
+        f.write(head.encode() + enc)
+    ties = os.path.join(out, "ties.bin")
+    write_tokenizer(ties, ties_tokenizer())
+    lines = "".join((t.encode().hex() or "-") + "\n" for t in TIES_TEXTS).encode()
+    enc = sh([harness, "encode", ties, str(len(ties_tokenizer()))], input=lines)
+    with open(os.path.join(out, "ties.txt"), "wb") as f:
         f.write(head.encode() + enc)
     with open(os.path.join(out, "pieces.txt"), "wb") as f:
         f.write(head.encode() + sh([harness, "pieces", tok, str(vocab)]))
