@@ -13,19 +13,6 @@
 #include "data.h"
 #include "golden.h"
 
-/* The bytes of a hex string ("-" is none) into out, NUL-terminated; their count. */
-static size_t unhex(const char *h, char *out)
-{
-    size_t n = 0;
-    for (; strcmp(h, "-") != 0 && h[0] && h[1]; h += 2) {
-        unsigned b;
-        cr_assert_eq(sscanf(h, "%2x", &b), 1, "bad hex %.8s", h);
-        out[n++] = (char)b;
-    }
-    out[n] = '\0';
-    return n;
-}
-
 Test(cli_llama_tokens, encode_and_decode_print_run_cs)
 {
     const char *tok = llama_file_or_skip("tok512.bin");
@@ -37,8 +24,8 @@ Test(cli_llama_tokens, encode_and_decode_print_run_cs)
     for (char *line; (line = golden_read(&g));) {
         char *f[4];
         cr_assert_eq(golden_split(line, '\t', f, 4), 4, "encode.txt:%ld", g.lineno);
-        const size_t n = unhex(f[0], text);
-        unhex(f[3], printed);
+        const size_t n = golden_unhex_bytes(f[0], text);
+        golden_unhex_bytes(f[3], printed);
         FILE *t = fopen(tmp, "wb");
         cr_assert_not_null(t);
         cr_assert_eq(fwrite(text, 1, n, t), n);

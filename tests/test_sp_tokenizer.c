@@ -23,18 +23,6 @@ static mygpt_sp_tokenizer *load_tok512(void)
     return tok;
 }
 
-/* The bytes of a hex string ("-" is none) into out; their count. */
-static size_t unhex(const char *h, char *out)
-{
-    size_t n = 0;
-    for (; strcmp(h, "-") != 0 && h[0] && h[1]; h += 2) {
-        unsigned b;
-        cr_assert_eq(sscanf(h, "%2x", &b), 1, "bad hex %.8s", h);
-        out[n++] = (char)b;
-    }
-    return n;
-}
-
 /* ids as the golden writes them: space-separated, "-" for none. */
 static void ids_text(const int *ids, size_t n, char *out, size_t cap)
 {
@@ -70,7 +58,7 @@ static int expect_goldens(const mygpt_sp_tokenizer *tok, const char *name)
     for (char *line; (line = golden_read(&g));) {
         char *f[4];
         cr_assert_eq(golden_split(line, '\t', f, 4), 4, "%s:%ld", name, g.lineno);
-        const size_t len = unhex(f[0], text), plen = unhex(f[3], printed);
+        const size_t len = golden_unhex_bytes(f[0], text), plen = golden_unhex_bytes(f[3], printed);
         expect_encoding(tok, text, len, 1, 0, f[1], g.lineno);
         expect_encoding(tok, text, len, 0, 1, f[2], g.lineno);
         // what run.c prints for the ids after BOS
@@ -145,7 +133,7 @@ Test(sp_tokenizer, pieces_and_safe_printf_are_run_cs)
         int id, prev, prints;
         char hex[256], want[128];
         cr_assert_eq(sscanf(line, "%d %d %255s %d", &id, &prev, hex, &prints), 4, "pieces.txt:%ld", g.lineno);
-        const size_t n = unhex(hex, want);
+        const size_t n = golden_unhex_bytes(hex, want);
         want[n] = '\0';
         const char *piece;
         mygpt_error err = {0};
