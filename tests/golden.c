@@ -91,11 +91,12 @@ int golden_split(char *s, char sep, char **fields, int max)
     return n;
 }
 
-size_t golden_unhex_bytes(const char *h, char *out)
+size_t golden_unhex_bytes(const char *h, char *out, size_t cap)
 {
     size_t n = 0;
     for (; strcmp(h, "-") != 0 && h[0] && h[1]; h += 2) {
         unsigned b;
+        cr_assert_lt(n + 1, cap, "%zu bytes of hex do not fit in %zu", strlen(h) / 2 + n, cap);
         cr_assert(isxdigit((unsigned char)h[0]) && isxdigit((unsigned char)h[1]), "bad hex %.8s", h);
         sscanf(h, "%2x", &b);
         out[n++] = (char)b;

@@ -62,9 +62,9 @@ int golden_split(char *s, char sep, char **fields, int max);
 /* Undoes the generator's escaping (\\n, \\t, \\\\) in place. */
 void golden_unescape(char *s);
 
-/* The bytes of a hex string ("-" is none) into out, then a NUL; their count (the test
- * fails on a character that is not hex). */
-size_t golden_unhex_bytes(const char *h, char *out);
+/* The bytes of a hex string ("-" is none) into out (cap bytes), then a NUL; their count.
+ * The test fails on a character that is not hex, or bytes that do not fit. */
+size_t golden_unhex_bytes(const char *h, char *out, size_t cap);
 
 /* Parses whitespace-separated tokens: hex float32 bits, or decimal int64.
  * Returns the count (at most max); "-" gives 0. */

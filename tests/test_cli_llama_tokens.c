@@ -17,15 +17,15 @@ Test(cli_llama_tokens, encode_and_decode_print_run_cs)
 {
     const char *tok = llama_file_or_skip("tok512.bin");
     golden_reader g = golden_reader_must_open("llama2c/encode.txt");
-    char tmp[64], want[8192];
-    static char words[16384], text[8192], printed[8192];
+    char tmp[64];
+    static char words[1 << 16], want[1 << 16], text[1 << 15], printed[1 << 15];
     snprintf(tmp, sizeof tmp, "/tmp/mygpt-cli-llama-%d.txt", (int)getpid());
     int cases = 0;
     for (char *line; (line = golden_read(&g));) {
         char *f[4];
         cr_assert_eq(golden_split(line, '\t', f, 4), 4, "encode.txt:%ld", g.lineno);
-        const size_t n = golden_unhex_bytes(f[0], text);
-        golden_unhex_bytes(f[3], printed);
+        const size_t n = golden_unhex_bytes(f[0], text, sizeof text);
+        golden_unhex_bytes(f[3], printed, sizeof printed);
         FILE *t = fopen(tmp, "wb");
         cr_assert_not_null(t);
         cr_assert_eq(fwrite(text, 1, n, t), n);
@@ -37,10 +37,10 @@ Test(cli_llama_tokens, encode_and_decode_print_run_cs)
         cr_expect_eq(r.status, 0, "mygpt %s: %s", words, r.err);
         cr_expect_str_eq(r.out, want, "encode.txt:%ld", g.lineno);
         proc_result_free(&r);
-        // and the ids back to what run.c prints for them
-        snprintf(words, sizeof words, "decode --tokenizer %s %s", tok, f[1]);
-        cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
-        cr_expect_eq(r.status, 0, "mygpt %s: %s", words, r.err);
+        // and the ids, on standard input, back to what run.c prints for them
+        char *argv[] = {MYGPT_EXE, "decode", "--tokenizer", (char *)tok, NULL};
+        cr_assert_eq(run_process_input(argv, f[1], &r), 0);
+        cr_expect_eq(r.status, 0, "mygpt decode: %s", r.err);
         cr_expect_str_eq(r.out, printed, "encode.txt:%ld: decode", g.lineno);
         proc_result_free(&r);
         cases++;

@@ -58,7 +58,7 @@ static int expect_goldens(const mygpt_sp_tokenizer *tok, const char *name)
     for (char *line; (line = golden_read(&g));) {
         char *f[4];
         cr_assert_eq(golden_split(line, '\t', f, 4), 4, "%s:%ld", name, g.lineno);
-        const size_t len = golden_unhex_bytes(f[0], text), plen = golden_unhex_bytes(f[3], printed);
+        const size_t len = golden_unhex_bytes(f[0], text, sizeof text), plen = golden_unhex_bytes(f[3], printed, sizeof printed);
         expect_encoding(tok, text, len, 1, 0, f[1], g.lineno);
         expect_encoding(tok, text, len, 0, 1, f[2], g.lineno);
         // what run.c prints for the ids after BOS
@@ -133,7 +133,7 @@ Test(sp_tokenizer, pieces_and_safe_printf_are_run_cs)
         int id, prev, prints;
         char hex[256], want[128];
         cr_assert_eq(sscanf(line, "%d %d %255s %d", &id, &prev, hex, &prints), 4, "pieces.txt:%ld", g.lineno);
-        const size_t n = golden_unhex_bytes(hex, want);
+        const size_t n = golden_unhex_bytes(hex, want, sizeof want);
         want[n] = '\0';
         const char *piece;
         mygpt_error err = {0};

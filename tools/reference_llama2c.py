@@ -18,7 +18,8 @@ test_all.py's expected_stdout, and the two runs of doc/stories260K.md (`-t 0.0`,
 `-t 1.0 -p 0.9 -s 133742`) the stories shown there; the script fails otherwise. Then it
 writes (lines starting with # are comments):
 
-encode.txt   HEX<TAB>IDS<TAB>IDS_EOS<TAB>PRINTED: a text (UTF-8 or not, hex; - when empty),
+encode.txt   HEX<TAB>IDS<TAB>IDS_EOS<TAB>PRINTED: a text (UTF-8 or not, hex; - when empty;
+             the last three are stories run.c tells, the last 4 of them together),
              run.c's encode(text, bos 1, eos 0) and encode(text, bos 0, eos 1), and the hex
              of what run.c prints for the first ids after their BOS (decode, safe_printf)
 pieces.txt   ID PREV HEX PRINTS: decode(prev, id) for prev 0 and 1, and whether
@@ -218,6 +219,10 @@ def escape(b):
 def write_goldens(run, harness, model, tok, out, vocab):
     head = "# made by tools/reference_llama2c.py from llama2.c's run.c; see its docstring\n"
     texts = [t.encode() for t in TEXTS + fuzz_texts(7, 24)] + RAW_TEXTS
+    # long texts, many merges: run.c's own stories, alone and four together (9 KB)
+    stories = [sh([run, model, "-z", tok] + flags.split(), stderr=subprocess.DEVNULL)
+               for flags in ("-t 0.0", "-t 1.0 -p 0.9 -s 133742", "-t 0.8 -s 7", "-t 1.2 -p 0.95 -s 2024")]
+    texts += stories[:2] + [b"".join(stories)]
     lines = "".join((t.hex() or "-") + "\n" for t in texts).encode()
     enc = sh([harness, "encode", tok, str(vocab)], input=lines)
     with open(os.path.join(out, "encode.txt"), "wb") as f:

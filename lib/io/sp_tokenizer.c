@@ -5,9 +5,10 @@
  * strcmp; here the same order comes from a stable merge sort (equal pieces by id, as
  * glibc's qsort leaves them) and the same probes from bsearch's halving, so even a
  * vocabulary with a piece twice finds the id run.c finds. run.c's merge loop looks every
- * adjacent pair up again after each merge; here each pair's merged id is kept and only
- * the two pairs beside a merge are looked up again, the same choices in linear time per
- * merge.
+ * adjacent pair up again after each merge, quadratic in the text's length; here the
+ * pairs wait in a heap ordered as run.c chooses (the highest score, then the leftmost)
+ * and only the two pairs beside a merge are looked up again: the same merges, in
+ * O(n log n).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -258,38 +259,94 @@ static mygpt_status code_points(const mygpt_sp_tokenizer *t, const unsigned char
     return MYGPT_OK;
 }
 
-/* Merges ids[first..*n) in place as run.c does: while some adjacent pair is a piece, the
- * pair whose piece has the highest score (strictly above -1e10, the leftmost on ties)
- * becomes that piece. pairs holds *n ints of scratch, buf the merge string. */
-static void merge_pairs(const mygpt_sp_tokenizer *t, int *ids, size_t *n, int *pairs, char *buf)
+/* A pair that may merge: the slots of its two tokens, their ids then, and the merged
+ * piece's id and score. */
+typedef struct merge_cand {
+    float score;
+    int left, right;       /* slots */
+    int left_id, right_id; /* the ids the slots held when it was found */
+    int id;
+} merge_cand;
+
+/* The merge run.c makes first: the highest score, the leftmost on ties. */
+static int goes_before(const merge_cand *a, const merge_cand *b)
 {
-    size_t m = *n;
-    for (size_t i = 0; i + 1 < m; i++)
-        pairs[i] = pair_id(t, ids[i], ids[i + 1], buf);
-    while (m > 1) {
-        float best_score = -1e10f;
-        size_t best = SIZE_MAX;
-        for (size_t i = 0; i + 1 < m; i++) {
-            if (pairs[i] != -1 && t->score[pairs[i]] > best_score) {
-                best_score = t->score[pairs[i]];
-                best = i;
-            }
-        }
-        if (best == SIZE_MAX)
+    return a->score > b->score || (a->score == b->score && a->left < b->left);
+}
+
+/* The merges still to look at, a binary heap of candidates with the first at [0]. */
+typedef struct merge_heap {
+    merge_cand *c;
+    size_t n;
+} merge_heap;
+
+static void heap_push(merge_heap *h, merge_cand x)
+{
+    size_t i = h->n++;
+    for (; i > 0 && goes_before(&x, &h->c[(i - 1) / 2]); i = (i - 1) / 2)
+        h->c[i] = h->c[(i - 1) / 2];
+    h->c[i] = x;
+}
+
+static merge_cand heap_pop(merge_heap *h)
+{
+    const merge_cand top = h->c[0], last = h->c[--h->n];
+    size_t i = 0;
+    for (size_t k; (k = 2 * i + 1) < h->n; i = k) {
+        if (k + 1 < h->n && goes_before(&h->c[k + 1], &h->c[k]))
+            k++;
+        if (!goes_before(&h->c[k], &last))
             break;
-        // ids[best + 1] goes, and with it the pair (best + 1, best + 2)
-        ids[best] = pairs[best];
-        memmove(ids + best + 1, ids + best + 2, (m - best - 2) * sizeof *ids);
-        if (best + 3 < m)
-            memmove(pairs + best + 1, pairs + best + 2, (m - best - 3) * sizeof *pairs);
-        m--;
-        // only the pairs beside the merged token changed
-        if (best > 0)
-            pairs[best - 1] = pair_id(t, ids[best - 1], ids[best], buf);
-        if (best + 1 < m)
-            pairs[best] = pair_id(t, ids[best], ids[best + 1], buf);
+        h->c[i] = h->c[k];
     }
-    *n = m;
+    h->c[i] = last;
+    return top;
+}
+
+/* Pushes the pair of slots l and r when its concatenation is a piece run.c would merge
+ * (a score above -1e10: its best_score starts there, and a NaN never passes its >). */
+static void push_pair(const mygpt_sp_tokenizer *t, merge_heap *h, const int *ids, int l, int r, char *buf)
+{
+    const int id = pair_id(t, ids[l], ids[r], buf);
+    if (id != -1 && t->score[id] > -1e10f)
+        heap_push(h, (merge_cand){t->score[id], l, r, ids[l], ids[r], id});
+}
+
+/* Merges ids (*n) in place as run.c does: while some adjacent pair is a piece, the pair
+ * whose piece has the highest score (the leftmost on ties) becomes that piece. Tokens
+ * stay in their slots (next links the live ones; a merged-away slot holds -1), so a
+ * slot's number orders pairs as their positions do. Scratch: next (*n + 1 ints), heap
+ * (3 *n candidates: n - 1 pairs, then at most 2 a merge), buf the merge string. */
+static void merge_pairs(const mygpt_sp_tokenizer *t, int *ids, size_t *n, int *next, merge_cand *heap, char *buf)
+{
+    const int m = (int)*n;
+    int *prev = next + m + 1;
+    merge_heap h = {heap, 0};
+    for (int i = 0; i < m; i++) {
+        next[i] = i + 1;
+        prev[i] = i - 1;
+    }
+    for (int i = 0; i + 1 < m; i++)
+        push_pair(t, &h, ids, i, i + 1, buf);
+    while (h.n > 0) {
+        const merge_cand c = heap_pop(&h);
+        // a candidate whose tokens changed since it was found is stale
+        if (ids[c.left] != c.left_id || ids[c.right] != c.right_id || next[c.left] != c.right)
+            continue;
+        ids[c.left] = c.id;
+        ids[c.right] = -1;
+        next[c.left] = next[c.right];
+        if (next[c.left] < m)
+            prev[next[c.left]] = c.left;
+        if (prev[c.left] >= 0)
+            push_pair(t, &h, ids, prev[c.left], c.left, buf);
+        if (next[c.left] < m)
+            push_pair(t, &h, ids, c.left, next[c.left], buf);
+    }
+    size_t k = 0;
+    for (int i = 0; i < m; i = next[i])
+        ids[k++] = ids[i];
+    *n = k;
 }
 
 mygpt_status mygpt_sp_encode(const mygpt_sp_tokenizer *tok, const char *text, size_t len, int bos, int eos,
@@ -305,10 +362,11 @@ mygpt_status mygpt_sp_encode(const mygpt_sp_tokenizer *tok, const char *text, si
     if (len > SIZE_MAX / sizeof(int) - 3)
         return mygpt_fail(err, MYGPT_EOVERFLOW, "a text of %zu bytes is too long", len);
     int *out = malloc((len + 3) * sizeof *out);
-    int *pairs = malloc((len + 3) * sizeof *pairs);
+    int *links = malloc(2 * (len + 4) * sizeof *links);
+    merge_cand *heap = len < SIZE_MAX / (3 * sizeof *heap) - 3 ? malloc(3 * (len + 3) * sizeof *heap) : NULL;
     char *buf = malloc(2 * (size_t)tok->longest + 8);
     mygpt_status st = MYGPT_OK;
-    if (!out || !pairs || !buf)
+    if (!out || !links || !heap || !buf)
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "out of memory encoding %zu bytes", len));
     size_t m = 0;
     if (bos)
@@ -320,7 +378,7 @@ mygpt_status mygpt_sp_encode(const mygpt_sp_tokenizer *tok, const char *text, si
         out[m++] = prefix;
     }
     MYGPT_TRY_CLEANUP(st, code_points(tok, (const unsigned char *)text, len, out, &m, err));
-    merge_pairs(tok, out, &m, pairs, buf);
+    merge_pairs(tok, out, &m, links, heap, buf);
     if (eos)
         out[m++] = MYGPT_SP_EOS;
     *ids = out;
@@ -328,7 +386,8 @@ mygpt_status mygpt_sp_encode(const mygpt_sp_tokenizer *tok, const char *text, si
     out = NULL;
 cleanup:
     free(out);
-    free(pairs);
+    free(links);
+    free(heap);
     free(buf);
     return st;
 }
