@@ -21,6 +21,9 @@
 #include "base/msort.h"
 #include "io/whole.h"
 
+/* The largest tokenizer.bin read: Llama 2's 32,000 pieces are 434 kB, tok512.bin 6 kB. */
+#define SP_FILE_MAX ((size_t)64 << 20)
+
 struct mygpt_sp_tokenizer {
     int vocab_size;
     int32_t max_token_length; /* the header's word */
@@ -126,7 +129,7 @@ mygpt_status mygpt_sp_load(mygpt_sp_tokenizer **out, const char *path, int vocab
         return mygpt_fail(err, MYGPT_EINVAL, "vocab_size %d is negative", vocab_size);
     char *data;
     size_t size;
-    MYGPT_TRY(mygpt_read_file(path, &data, &size, err));
+    MYGPT_TRY(mygpt_read_file_max(path, SP_FILE_MAX, &data, &size, err));
     mygpt_status st = MYGPT_OK;
     mygpt_sp_tokenizer *t = NULL;
     if (size < 4)
