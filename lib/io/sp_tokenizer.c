@@ -357,16 +357,18 @@ mygpt_status mygpt_sp_encode(const mygpt_sp_tokenizer *tok, const char *text, si
 {
     *ids = NULL;
     *n = 0;
-    const char *nul = memchr(text, '\0', len);
+    const char *nul = len > 0 ? memchr(text, '\0', len) : NULL;
     if (nul)
         return mygpt_fail(err, MYGPT_EINVAL, "the text holds a NUL byte at offset %zu", (size_t)(nul - text));
-    if ((bos || eos) && tok->vocab_size <= MYGPT_SP_EOS)
-        return mygpt_fail(err, MYGPT_EFORMAT, "a vocabulary of %d has no BOS (1) and EOS (2)", tok->vocab_size);
-    if (len > SIZE_MAX / sizeof(int) - 3)
-        return mygpt_fail(err, MYGPT_EOVERFLOW, "a text of %zu bytes is too long", len);
+    if ((bos && tok->vocab_size <= MYGPT_SP_BOS) || (eos && tok->vocab_size <= MYGPT_SP_EOS))
+        return mygpt_fail(err, MYGPT_EFORMAT, "a vocabulary of %d has no %s", tok->vocab_size,
+                          eos && tok->vocab_size <= MYGPT_SP_EOS ? "EOS (2)" : "BOS (1)");
+    // ids are ints, as run.c's are
+    if (len > (size_t)INT32_MAX / 4)
+        return mygpt_fail(err, MYGPT_EOVERFLOW, "a text of %zu bytes is too long (at most %d)", len, INT32_MAX / 4);
     int *out = malloc((len + 3) * sizeof *out);
     int *links = malloc(2 * (len + 4) * sizeof *links);
-    merge_cand *heap = len < SIZE_MAX / (3 * sizeof *heap) - 3 ? malloc(3 * (len + 3) * sizeof *heap) : NULL;
+    merge_cand *heap = malloc(3 * (len + 3) * sizeof *heap);
     char *buf = malloc(2 * (size_t)tok->longest + 8);
     mygpt_status st = MYGPT_OK;
     if (!out || !links || !heap || !buf)

@@ -61,8 +61,9 @@ const char *mygpt_sp_token(const mygpt_sp_tokenizer *tok, int id, float *score);
 
 /* Encodes len bytes of text as run.c's encode(text, bos, eos): *ids is malloc'd (free
  * it), *n its length (at most len + 3). MYGPT_EINVAL for a NUL byte in the text (run.c
- * would stop there), MYGPT_EFORMAT when the vocabulary lacks the piece " " or a fallen-back
- * byte's id, MYGPT_ENOMEM. */
+ * would stop there), MYGPT_EFORMAT when the vocabulary lacks the piece " ", a fallen-back
+ * byte's id, or BOS or EOS when asked, MYGPT_EOVERFLOW for a text over 512 MiB,
+ * MYGPT_ENOMEM. */
 mygpt_status mygpt_sp_encode(const mygpt_sp_tokenizer *tok, const char *text, size_t len, int bos, int eos,
                              int **ids, size_t *n, mygpt_error *err);
 
