@@ -249,18 +249,13 @@ static mygpt_sp_tokenizer *load_small(const char *data, size_t n)
 
 Test(sp_tokenizer, text_the_vocabulary_cannot_encode_is_an_error)
 {
-    mygpt_sp_tokenizer *tok = load_tok512();
     int *ids = NULL;
     size_t n;
     mygpt_error err = {0};
-    cr_expect_eq(mygpt_sp_encode(tok, "a\0b", 3, 1, 0, &ids, &n, &err), MYGPT_EINVAL);
-    cr_expect_str_eq(err.message, "the text holds a NUL byte at offset 1");
-    cr_expect_null(ids);
-    mygpt_sp_free(tok);
     // three pieces: no " " (the dummy prefix), then " " but no bytes to fall back to
     static const char no_space[] = "\1\0\0\0" "\0\0\0\0\1\0\0\0a" "\0\0\0\0\1\0\0\0b" "\0\0\0\0\1\0\0\0c";
     static const char no_bytes[] = "\1\0\0\0" "\0\0\0\0\1\0\0\0a" "\0\0\0\0\1\0\0\0b" "\0\0\0\0\1\0\0\0 ";
-    tok = load_small(no_space, sizeof no_space - 1);
+    mygpt_sp_tokenizer *tok = load_small(no_space, sizeof no_space - 1);
     cr_expect_eq(mygpt_sp_encode(tok, "ab", 2, 1, 0, &ids, &n, &err), MYGPT_EFORMAT);
     cr_expect(strstr(err.message, "no piece \" \""), "%s", err.message);
     // the empty text needs no prefix: BOS and EOS alone
@@ -274,5 +269,9 @@ Test(sp_tokenizer, text_the_vocabulary_cannot_encode_is_an_error)
     free(ids);
     cr_expect_eq(mygpt_sp_encode(tok, "az", 2, 0, 0, &ids, &n, &err), MYGPT_EFORMAT);
     cr_expect_str_eq(err.message, "byte 0x7A falls back to id 125, outside the vocabulary of 3");
+    // a NUL byte would end run.c's text there
+    cr_expect_eq(mygpt_sp_encode(tok, "a\0b", 3, 1, 0, &ids, &n, &err), MYGPT_EINVAL);
+    cr_expect_str_eq(err.message, "the text holds a NUL byte at offset 1");
+    cr_expect_null(ids);
     mygpt_sp_free(tok);
 }
