@@ -1,6 +1,8 @@
 /*
  * cmd_tokens.c - `mygpt encode` and `mygpt decode`: GPT-2 token ids from text and
- * back, with the vocabulary of the data folder (mygpt_data_dir) or --vocab-dir DIR.
+ * back, with the vocabulary of the data folder (mygpt_data_dir) or --vocab-dir DIR;
+ * with --tokenizer FILE, llama2.c's ids (its tokenizer.bin, its run.c's encode and
+ * decode).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,6 +12,7 @@
 #include "args.h"
 #include "commands.h"
 #include "mygpt/data.h"
+#include "mygpt/sp_tokenizer.h"
 #include "mygpt/tokenizer.h"
 #include "output.h"
 
@@ -23,6 +26,17 @@ static int load(const char *cmd, const parsed_args *a, mygpt_tokenizer **tok)
         return cli_fail(cmd, st, &err);
     if ((st = mygpt_tokenizer_load_dir(tok, d ? d : dir, &err)) != MYGPT_OK)
         return cli_fail(cmd, st, &err);
+    return 0;
+}
+
+/* --vocab-dir and --tokenizer name two vocabularies: 0, or the usage status after
+ * saying so. */
+static int one_vocabulary(const char *cmd, const parsed_args *a)
+{
+    if (args_get(a, "vocab-dir") && args_get(a, "tokenizer")) {
+        cli_error(cmd, "--vocab-dir and --tokenizer name two vocabularies: give one");
+        return EXIT_USAGE;
+    }
     return 0;
 }
 
@@ -49,20 +63,47 @@ static char *read_all(FILE *f, size_t *n)
 }
 
 static const char ENCODE_USAGE[] =
-    "usage: mygpt encode [--vocab-dir DIR] [FILE]\n"
+    "usage: mygpt encode [--vocab-dir DIR | --tokenizer FILE] [FILE]\n"
     "\n"
     "GPT-2 token ids of FILE (or standard input), on one line separated by spaces:\n"
     "tiktoken.get_encoding(\"gpt2\").encode(text, allowed_special={\"<|endoftext|>\"}).\n"
     "The text must be UTF-8. DIR holds encoder.json and vocab.bpe (default: the data\n"
     "folder, $MYGPT_DATA, else build/data beside the program, else PREFIX/share/mygpt;\n"
-    "bash scripts/fetch-data.sh fetches them).\n";
+    "bash scripts/fetch-data.sh fetches them).\n"
+    "\n"
+    "--tokenizer FILE: llama2.c's ids instead, FILE its tokenizer.bin (tok512.bin):\n"
+    "run.c's encode(text, bos=1, eos=0), BOS (1) first. Any bytes but NUL.\n";
+
+/* Prints llama2.c's ids of text (n bytes, read from `from`) with the tokenizer at path;
+ * the exit status. */
+static int encode_llama2c(const char *cmd, const char *path, const char *from, const char *text, size_t n)
+{
+    mygpt_sp_tokenizer *tok = NULL;
+    mygpt_error err = {0};
+    int *ids = NULL;
+    size_t nids = 0;
+    mygpt_status st = mygpt_sp_load(&tok, path, 0, &err);
+    if (st != MYGPT_OK)
+        return cli_fail(cmd, st, &err);
+    st = mygpt_sp_encode(tok, text, n, 1, 0, &ids, &nids, &err);
+    mygpt_sp_free(tok);
+    if (st != MYGPT_OK) {
+        cli_error(cmd, "%s: %s", from, err.message);
+        return cli_exit_code(st);
+    }
+    for (size_t i = 0; i < nids; i++)
+        printf(i ? " %d" : "%d", ids[i]);
+    printf("\n");
+    free(ids);
+    return 0;
+}
 
 /* `mygpt encode [FILE]`: GPT-2's token ids of a text on one line; returns the exit
  * status. */
 int cmd_encode(int argc, char **argv)
 {
     const char *cmd = "encode";
-    static const arg_spec ARGS[] = {{"vocab-dir", 1, 0}, {NULL, 0, 0}};
+    static const arg_spec ARGS[] = {{"vocab-dir", 1, 0}, {"tokenizer", 1, 0}, {NULL, 0, 0}};
     parsed_args a;
     int rc = cli_parse_or_help(cmd, argc, argv, ARGS, 1, ENCODE_USAGE, &a);
     if (rc)
@@ -71,6 +112,8 @@ int cmd_encode(int argc, char **argv)
         cli_error(cmd, "expected at most one FILE, got %d", a.npositional);
         return EXIT_USAGE;
     }
+    if ((rc = one_vocabulary(cmd, &a)))
+        return rc;
     size_t n;
     char *text;
     if (a.npositional == 1 && strcmp(a.positional[0], "-") != 0) {
@@ -81,6 +124,12 @@ int cmd_encode(int argc, char **argv)
     } else if (!(text = read_all(stdin, &n))) {
         cli_error(cmd, "cannot read standard input");
         return EXIT_RUNTIME;
+    }
+    if (args_get(&a, "tokenizer")) {
+        const int file = a.npositional == 1 && strcmp(a.positional[0], "-") != 0;
+        rc = encode_llama2c(cmd, args_get(&a, "tokenizer"), file ? a.positional[0] : "standard input", text, n);
+        free(text);
+        return rc;
     }
     mygpt_tokenizer *tok = NULL;
     if ((rc = load(cmd, &a, &tok))) {
@@ -105,13 +154,53 @@ int cmd_encode(int argc, char **argv)
 }
 
 static const char DECODE_USAGE[] =
-    "usage: mygpt decode [--vocab-dir DIR] [ID...]\n"
+    "usage: mygpt decode [--vocab-dir DIR | --tokenizer FILE] [ID...]\n"
     "\n"
     "The text of GPT-2 token ids (tokenizer.decode(ids)), written as raw bytes with\n"
     "nothing added. Without IDs, reads them from standard input (separated by spaces\n"
     "or newlines), so `mygpt encode FILE | mygpt decode` prints FILE back exactly.\n"
     "DIR holds encoder.json and vocab.bpe (default: the data folder, $MYGPT_DATA,\n"
-    "else build/data beside the program, else PREFIX/share/mygpt).\n";
+    "else build/data beside the program, else PREFIX/share/mygpt).\n"
+    "\n"
+    "--tokenizer FILE: llama2.c's ids instead (FILE its tokenizer.bin), printed as its\n"
+    "run.c prints a story: each piece after the id before it (no space after BOS),\n"
+    "<0xXX> pieces as that byte, a lone byte only if printable or a space; BOS (1)\n"
+    "prints nothing.\n";
+
+/* Prints the text of llama2.c's ids (n) with the tokenizer at path; the exit status. */
+static int decode_llama2c(const char *cmd, const char *path, const int64_t *ids64, size_t n)
+{
+    mygpt_sp_tokenizer *tok = NULL;
+    mygpt_error err = {0};
+    mygpt_status st = mygpt_sp_load(&tok, path, 0, &err);
+    if (st != MYGPT_OK)
+        return cli_fail(cmd, st, &err);
+    const int vocab = mygpt_sp_vocab_size(tok);
+    int *ids = malloc((n ? n : 1) * sizeof *ids);
+    int rc = 0;
+    if (!ids) {
+        cli_error(cmd, "out of memory");
+        rc = EXIT_RUNTIME;
+    }
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (ids64[i] < 0 || ids64[i] >= vocab) {
+            cli_error(cmd, "token id %lld is outside [0, %d)", (long long)ids64[i], vocab);
+            rc = EXIT_USAGE;
+        } else {
+            ids[i] = (int)ids64[i];
+        }
+    }
+    char *text = NULL;
+    size_t len = 0;
+    if (!rc && (st = mygpt_sp_decode(tok, ids, n, &text, &len, &err)) != MYGPT_OK)
+        rc = cli_fail(cmd, st, &err);
+    if (!rc)
+        fwrite(text, 1, len, stdout);
+    free(text);
+    free(ids);
+    mygpt_sp_free(tok);
+    return rc;
+}
 
 /* Every whitespace-separated word of standard input, split in place in *input (both
  * malloc'd); 0, or the exit code after saying why not. */
@@ -183,11 +272,13 @@ static int parse_token_ids(const char *cmd, char **words, size_t n, int64_t **id
 int cmd_decode(int argc, char **argv)
 {
     const char *cmd = "decode";
-    static const arg_spec ARGS[] = {{"vocab-dir", 1, 0}, {NULL, 0, 0}};
+    static const arg_spec ARGS[] = {{"vocab-dir", 1, 0}, {"tokenizer", 1, 0}, {NULL, 0, 0}};
     parsed_args a;
     int rc = cli_parse_or_help(cmd, argc, argv, ARGS, 1, DECODE_USAGE, &a);
     if (rc)
         return rc < 0 ? 0 : rc;
+    if ((rc = one_vocabulary(cmd, &a)))
+        return rc;
     /* the ids: the arguments, or else every whitespace-separated word of standard input
      * (so `mygpt encode FILE | mygpt decode` gives FILE back, byte for byte) */
     char *input = NULL;
@@ -203,6 +294,11 @@ int cmd_decode(int argc, char **argv)
     free(input);
     if (rc)
         return rc;
+    if (args_get(&a, "tokenizer")) {
+        rc = decode_llama2c(cmd, args_get(&a, "tokenizer"), ids, nwords);
+        free(ids);
+        return rc;
+    }
     mygpt_tokenizer *tok = NULL;
     if ((rc = load(cmd, &a, &tok))) {
         free(ids);

@@ -32,8 +32,8 @@ public_layer() {
     attention.h | layers.h | posenc.h | weights.h | tensor.h) echo kernels ;;
     config.h | gpt.h | kv_cache.h | quantize.h | lora.h) echo model ;;
     train.h) echo learn ;;
-    sample.h | generate.h) echo speak ;;
-    data.h | tokenizer.h | checkpoint.h | svg.h | train_state.h) echo io ;;
+    sample.h | generate.h | llama2c_sample.h) echo speak ;;
+    data.h | tokenizer.h | checkpoint.h | svg.h | train_state.h | sp_tokenizer.h) echo io ;;
     *) echo '' ;;
     esac
 }

@@ -58,6 +58,19 @@ static inline const char *data_file_or_skip(const char *name)
     return path;
 }
 
+#ifdef TESTS_SOURCE_DIR
+/* corpus/llama/NAME (llama2.c's stories260K files, in the repository) when it is there,
+ * else skip / fail. */
+static inline const char *llama_file_or_skip(const char *name)
+{
+    static char path[4200];
+    snprintf(path, sizeof path, "%s/../corpus/llama/%s", TESTS_SOURCE_DIR, name);
+    if (access(path, F_OK) != 0)
+        skip_or_fail_missing("%s is absent", path);
+    return path;
+}
+#endif
+
 /* A folder's path of 4085 bytes (folders of 100 bytes under /nonexistent-...): DIR/vocab.bpe
  * fits in 4095 bytes, DIR/encoder.json does not. */
 static inline const char *too_long_data_dir(void)

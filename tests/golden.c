@@ -2,6 +2,7 @@
 #include "golden.h"
 
 #include <criterion/criterion.h>
+#include <ctype.h>
 
 #include "model/params.h" /* the parameter table's rows */
 #include "mygpt/gpt.h"
@@ -87,6 +88,20 @@ int golden_split(char *s, char sep, char **fields, int max)
             *p = '\0';
             fields[n++] = p + 1;
         }
+    return n;
+}
+
+size_t golden_unhex_bytes(const char *h, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (; strcmp(h, "-") != 0 && h[0] && h[1]; h += 2) {
+        unsigned b;
+        cr_assert_lt(n + 1, cap, "%zu bytes of hex do not fit in %zu", strlen(h) / 2 + n, cap);
+        cr_assert(isxdigit((unsigned char)h[0]) && isxdigit((unsigned char)h[1]), "bad hex %.8s", h);
+        sscanf(h, "%2x", &b);
+        out[n++] = (char)b;
+    }
+    out[n] = '\0';
     return n;
 }
 

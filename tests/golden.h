@@ -62,6 +62,10 @@ int golden_split(char *s, char sep, char **fields, int max);
 /* Undoes the generator's escaping (\\n, \\t, \\\\) in place. */
 void golden_unescape(char *s);
 
+/* The bytes of a hex string ("-" is none) into out (cap bytes), then a NUL; their count.
+ * The test fails on a character that is not hex, or bytes that do not fit. */
+size_t golden_unhex_bytes(const char *h, char *out, size_t cap);
+
 /* Parses whitespace-separated tokens: hex float32 bits, or decimal int64.
  * Returns the count (at most max); "-" gives 0. */
 size_t golden_parse_f32(const char *s, float *out, size_t max);

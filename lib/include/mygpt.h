@@ -22,6 +22,8 @@
  *   mygpt/generate.h  the generation loop
  *   mygpt/train.h   the loss, the backward pass, SGD and AdamW, the trainer
  *   mygpt/checkpoint.h  safetensors checkpoints, Hugging Face GPT-2 files
+ *   mygpt/sp_tokenizer.h  llama2.c's tokenizer (sentencepiece pieces, run.c's encode)
+ *   mygpt/llama2c_sample.h  llama2.c's sampler (xorshift, temperature, top-p)
  *
  * Errors: functions that can fail return a mygpt_status and fill a caller-owned
  * mygpt_error; nothing in the library exits, aborts or prints.
@@ -58,6 +60,8 @@
 #include "mygpt/quantize.h"
 #include "mygpt/weights.h"
 #include "mygpt/kv_cache.h"
+#include "mygpt/sp_tokenizer.h"
+#include "mygpt/llama2c_sample.h"
 #include "mygpt/lora.h"
 
 #endif

@@ -1,0 +1,117 @@
+/*
+ * test_cli_llama_tokens.c - `mygpt encode --tokenizer` and `mygpt decode --tokenizer`
+ * (llama2.c's corpus/llama/tok512.bin) against llama2.c's run.c
+ * (tests/golden/llama2c/encode.txt, from tools/reference_llama2c.py), and their refusals.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_common.h"
+#include "data.h"
+#include "golden.h"
+
+Test(cli_llama_tokens, encode_and_decode_print_run_cs)
+{
+    const char *tok = llama_file_or_skip("tok512.bin");
+    golden_reader g = golden_reader_must_open("llama2c/encode.txt");
+    char tmp[64];
+    static char words[1 << 16], want[1 << 16], text[1 << 15], printed[1 << 15];
+    snprintf(tmp, sizeof tmp, "/tmp/mygpt-cli-llama-%d.txt", (int)getpid());
+    int cases = 0;
+    for (char *line; (line = golden_read(&g));) {
+        char *f[4];
+        cr_assert_eq(golden_split(line, '\t', f, 4), 4, "encode.txt:%ld", g.lineno);
+        const size_t n = golden_unhex_bytes(f[0], text, sizeof text);
+        golden_unhex_bytes(f[3], printed, sizeof printed);
+        FILE *t = fopen(tmp, "wb");
+        cr_assert_not_null(t);
+        cr_assert_eq(fwrite(text, 1, n, t), n);
+        fclose(t);
+        proc_result r;
+        snprintf(words, sizeof words, "encode --tokenizer %s %s", tok, tmp);
+        cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
+        snprintf(want, sizeof want, "%s\n", f[1]);
+        cr_expect_eq(r.status, 0, "mygpt %s: %s", words, r.err);
+        cr_expect_str_eq(r.out, want, "encode.txt:%ld", g.lineno);
+        proc_result_free(&r);
+        // and the ids, on standard input, back to what run.c prints for them
+        char *argv[] = {MYGPT_EXE, "decode", "--tokenizer", (char *)tok, NULL};
+        cr_assert_eq(run_process_input(argv, f[1], &r), 0);
+        cr_expect_eq(r.status, 0, "mygpt decode: %s", r.err);
+        cr_expect_str_eq(r.out, printed, "encode.txt:%ld: decode", g.lineno);
+        proc_result_free(&r);
+        cases++;
+    }
+    unlink(tmp);
+    cr_expect_geq(cases, 50);
+    golden_reader_close(&g);
+}
+
+/* Standard input both ways: encode | decode gives a story back (no leading space, every
+ * byte printable: what run.c's decode keeps). */
+Test(cli_llama_tokens, encode_then_decode_on_standard_input_round_trips_a_story)
+{
+    const char *tok = llama_file_or_skip("tok512.bin");
+    static const char story[] = "Once upon a time, there was a little girl named Lily.\n"
+                                "She said, \"I want to play with your ball, but I can't find it.\"\n";
+    char tmp[64], script[10000];
+    snprintf(tmp, sizeof tmp, "/tmp/mygpt-cli-llama-story-%d.txt", (int)getpid());
+    write_file(tmp, story);
+    snprintf(script, sizeof script, "'%s' encode --tokenizer '%s' < '%s' | '%s' decode --tokenizer '%s'", MYGPT_EXE,
+             tok, tmp, MYGPT_EXE, tok);
+    proc_result r;
+    run_shell(script, &r);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, story);
+    proc_result_free(&r);
+    unlink(tmp);
+}
+
+Test(cli_llama_tokens, bad_input_and_bad_tokenizers_are_one_line_errors)
+{
+    const char *tok = llama_file_or_skip("tok512.bin");
+    char broken[64], args[8192];
+    snprintf(broken, sizeof broken, "/tmp/mygpt-cli-llama-bad-%d.bin", (int)getpid());
+    size_t n;
+    char *bytes = file_bytes(tok, &n);
+    cr_assert_not_null(bytes);
+    FILE *f = fopen(broken, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(bytes, 1, n - 3, f), n - 3); // cut inside the last token
+    fclose(f);
+    free(bytes);
+    const struct {
+        const char *fmt, *msg;
+    } cases[] = {
+        {"decode --tokenizer %s 1 512", "token id 512 is outside [0, 512)"},
+        {"decode --tokenizer %s -- -1", "token id -1 is outside [0, 512)"},
+        {"decode --tokenizer %s 12abc", "'12abc' is not a token id"},
+        {"encode --tokenizer %s --vocab-dir data", "--vocab-dir and --tokenizer name two vocabularies"},
+        {"encode --tokenizer /nonexistent/tok512.bin%.0s", "cannot open /nonexistent/tok512.bin"},
+        {"decode --tokenizer /nonexistent/tok512.bin%.0s 1", "cannot open /nonexistent/tok512.bin"},
+        {"decode --tokenizer", "needs a value"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(args, sizeof args, cases[i].fmt, tok);
+        proc_result r;
+        cr_assert_eq(run_words(MYGPT_EXE, args, &r), 0);
+        expect_one_line_refusal(&r, 2, cases[i].msg, args);
+        proc_result_free(&r);
+    }
+    snprintf(args, sizeof args, "decode --tokenizer %s 1 2", broken);
+    proc_result r;
+    cr_assert_eq(run_words(MYGPT_EXE, args, &r), 0);
+    expect_one_line_refusal(&r, 2, "token 511", args);
+    cr_expect(strstr(r.err, broken) && strstr(r.err, "the file ends inside"), "%s", r.err);
+    proc_result_free(&r);
+    unlink(broken);
+    // a NUL byte would end run.c's text early: refused, naming where the text came from
+    char script[4400];
+    snprintf(script, sizeof script, "printf 'a\\0b' | '%s' encode --tokenizer '%s'", MYGPT_EXE, tok);
+    run_shell(script, &r);
+    expect_one_line_refusal(&r, 2, "standard input: the text holds a NUL byte at offset 1", "encode");
+    proc_result_free(&r);
+}
