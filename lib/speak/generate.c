@@ -1,6 +1,7 @@
 /*
  * generate.c - the tutorial's generation loop (mygpt/generate.h): the model's KV cache
- * (model/kv_cache.c) while the context fits, the whole window again after it.
+ * (model/kv_cache.c) while the context fits, the whole window again after it; and
+ * llama2.c's run.c loop, one position at a time.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -69,5 +70,56 @@ cleanup:
     mygpt_kv_cache_free(&cache);
     free(logits);
     free(scratch);
+    return st;
+}
+
+mygpt_status mygpt_generate_llama2c(mygpt_gpt *g, mygpt_llama2c_sampler *sampler, const int64_t *prompt,
+                                    int n_prompt, int steps, mygpt_pair_fn on_token, void *user, int *n_pos,
+                                    mygpt_error *err)
+{
+    const int M = g->config.max_seq_len, V = g->config.vocab_size;
+    if (n_prompt < 1 || steps < 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "need a prompt of at least one token and steps >= 0 (got %d, %d)",
+                          n_prompt, steps);
+    if (sampler->vocab_size != V)
+        return mygpt_fail(err, MYGPT_EINVAL, "the sampler draws from %d tokens, the model has %d",
+                          sampler->vocab_size, V);
+    for (int i = 0; i < n_prompt; i++)
+        if (prompt[i] < 0 || prompt[i] >= V)
+            return mygpt_fail(err, MYGPT_EINVAL, "prompt id %lld (at %d) is outside the vocabulary of %d",
+                              (long long)prompt[i], i, V);
+    if (steps == 0 || steps > M) // run.c's -n 0: as far as the context goes
+        steps = M;
+    mygpt_kv_cache cache = {0};
+    float *logits = malloc((size_t)V * sizeof *logits);
+    mygpt_status st = MYGPT_OK;
+    int pos = 0;
+    if (!logits)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the logits"));
+    MYGPT_TRY_CLEANUP(st, mygpt_kv_cache_init(&cache, g, err));
+    int64_t token = prompt[0];
+    while (pos < steps) {
+        MYGPT_TRY_CLEANUP(st, mygpt_gpt_forward_cached(g, &cache, &token, 1, err)); // (V) at pos
+        int64_t next;
+        if (pos < n_prompt - 1) { // still reading the prompt: its next token is forced
+            next = prompt[pos + 1];
+        } else {
+            memcpy(logits, cache.logits, (size_t)V * sizeof *logits); // the sampler divides them in place
+            int picked = 0;
+            MYGPT_TRY_CLEANUP(st, mygpt_llama2c_sample(sampler, logits, &picked, err));
+            next = picked;
+        }
+        pos++;
+        if (next == 1) // BOS delimits stories
+            break;
+        if (on_token && on_token(token, next, user))
+            break;
+        token = next;
+    }
+cleanup:
+    if (n_pos)
+        *n_pos = pos;
+    mygpt_kv_cache_free(&cache);
+    free(logits);
     return st;
 }

@@ -11,6 +11,7 @@
 #include "mygpt/error.h"
 #include "mygpt/gpt.h"
 #include "mygpt/kv_cache.h"
+#include "mygpt/llama2c_sample.h"
 #include "mygpt/rng.h"
 #include "mygpt/sample.h"
 
@@ -51,6 +52,27 @@ typedef struct mygpt_generation {
  * one token is asked for. */
 mygpt_status mygpt_generate(mygpt_gpt *gpt, mygpt_rng *rng, const int64_t *prompt, int n_prompt,
                             const mygpt_generation *gen, int64_t *out, int *n_out, mygpt_error *err);
+
+/* Called by mygpt_generate_llama2c with each token it prints: next, after prev (run.c
+ * decodes a piece from the pair); returns 0 to go on, anything else to stop there. */
+typedef int (*mygpt_pair_fn)(int64_t prev, int64_t next, void *user);
+
+/* llama2.c's run.c generate(), position by position:
+ *   token = prompt[0]; pos = 0
+ *   while pos < steps:
+ *       logits = forward(token, pos)
+ *       next = prompt[pos + 1] if pos < n_prompt - 1 else sample(sampler, logits)
+ *       pos += 1
+ *       if next == 1: break                       (BOS: the story ended)
+ *       on_token(token, next);  token = next
+ * steps counts positions, the prompt's included; 0 (or more than the model's max_seq_len)
+ * is max_seq_len, as run.c's -n 0. The prompt is run.c's encode(text, bos=1, eos=0): at
+ * least one id. *n_pos receives the positions run (may be NULL). MYGPT_EINVAL for an empty
+ * prompt, negative steps, an id outside the vocabulary or a sampler of another
+ * vocabulary size; the forward's and the sampler's errors. */
+mygpt_status mygpt_generate_llama2c(mygpt_gpt *gpt, mygpt_llama2c_sampler *sampler, const int64_t *prompt,
+                                    int n_prompt, int steps, mygpt_pair_fn on_token, void *user, int *n_pos,
+                                    mygpt_error *err);
 
 #pragma GCC visibility pop
 
