@@ -357,3 +357,35 @@ void mygpt_softmax_rows(float *x, size_t rows, int n)
     }
 }
 
+
+/* ---- llama's layers ------------------------------------------------------------------ */
+
+/* one row of RMSNorm */
+static void rmsnorm_row(float *o, const float *x, const float *weight, int C, float eps)
+{
+    float ss = 0.0f;
+    for (int j = 0; j < C; j++)
+        ss += x[j] * x[j];
+    ss /= (float)C;
+    ss += eps;
+    const float r = 1.0f / sqrtf(ss); // x * torch.rsqrt(mean + eps), then * weight
+    for (int j = 0; j < C; j++)
+        o[j] = (x[j] * r) * weight[j];
+}
+
+void mygpt_rmsnorm_forward(float *out, const float *inp, const float *weight, size_t N, int C, float eps)
+{
+#pragma omp parallel for schedule(static) if (N * (size_t)C > MYGPT_PARALLEL_MIN)
+    for (size_t n = 0; n < N; n++) // (C,) each
+        rmsnorm_row(out + n * C, inp + n * C, weight, C, eps);
+}
+
+void mygpt_swiglu_forward(float *out, const float *a, const float *b, size_t n)
+{
+#pragma omp parallel for schedule(static) if (n > MYGPT_PARALLEL_MIN)
+    for (size_t i = 0; i < n; i++) {
+        float v = a[i];
+        v *= 1.0f / (1.0f + expf(-v)); // silu(x) = x * sigmoid(x)
+        out[i] = v * b[i];
+    }
+}
