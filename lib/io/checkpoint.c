@@ -23,6 +23,7 @@
 #include "io/adapters.h"
 #include "io/hf_config.h"
 #include "io/layout.h"
+#include "io/llama2c.h"
 #include "io/safetensors.h"
 #include "io/whole.h"
 #include "model/params.h"
@@ -520,6 +521,8 @@ cleanup:
 mygpt_status mygpt_model_load(mygpt_gpt **out, const char *path, mygpt_error *err)
 {
     *out = NULL;
+    if (mygpt_llama2c_file(path))
+        return mygpt_llama2c_load(out, path, err);
     st_header h;
     MYGPT_TRY(mygpt_st_read_header(path, &h, err));
     const bool state = h.marks.train_state;
