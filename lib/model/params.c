@@ -64,9 +64,9 @@ static mygpt_status validate_llama(const mygpt_config *cfg, mygpt_error *err)
     if (cfg->arch != MYGPT_ARCH_LLAMA) {
         if ((KV != 0 && KV != NH) || (cfg->ffn_hidden != 0 && cfg->ffn_hidden != 4 * cfg->embed_dim) ||
             cfg->rope != 0 || cfg->untied_head != 0)
-            return mygpt_fail(err, MYGPT_EINVAL, "%s architecture has one key head per query head, a hidden size "
-                              "of 4C, no rotary positions and its own head (the llama fields must be 0)",
-                              mygpt_arch_name(cfg->arch));
+            return mygpt_fail(err, MYGPT_EINVAL, "the %s architecture has a key head per query head, a hidden size "
+                              "of 4C, no rotary positions and its own head choice: num_kv_heads, ffn_hidden, rope "
+                              "and untied_head are llama's", mygpt_arch_name(cfg->arch));
         return MYGPT_OK;
     }
     if ((cfg->embed_dim / NH) % 2 != 0)
@@ -421,8 +421,11 @@ mygpt_status mygpt_param_table(mygpt_strbuf *sb, const mygpt_config *cfg,
                     (unsigned long long)pc->position_embedding);
     mygpt_sb_printf(sb, "%d TransformerBlocks  (N*%llu):     %5llu\n", cfg->num_layers,
                     (unsigned long long)pc->per_block, (unsigned long long)pc->blocks);
-    mygpt_sb_printf(sb, "Final LayerNorm       (2*C):        %5llu\n",
-                    (unsigned long long)pc->final_layernorm);
+    if (mygpt_arch_get(cfg).rmsnorm) // llama's: a weight only
+        mygpt_sb_printf(sb, "Final RMSNorm           (C):        %5llu\n", (unsigned long long)pc->final_layernorm);
+    else
+        mygpt_sb_printf(sb, "Final LayerNorm       (2*C):        %5llu\n",
+                        (unsigned long long)pc->final_layernorm);
     if (pc->head == 0)
         mygpt_sb_printf(sb, "Tied head            (0 extra):     %5llu\n", (unsigned long long)pc->head);
     else if (cfg->num_classes > 0) // the book's chapter-6 head, with its bias
