@@ -305,3 +305,38 @@ Test(llama, counts_llama2_7b)
     cr_expect_eq(pc.position_embedding, 0);
     cr_expect_eq(mygpt_llama_hidden_dim(64, 4), 172); // stories260K's
 }
+
+Test(llama, state_dict_is_model_pys_and_safetensors_read_back)
+{
+    char path[4096], out[4096];
+    mygpt_gpt *m = load(path_of(path, sizeof path, "random_5.bin")); // untied, 4 key/value heads of 8
+    // model.py's named_parameters: each layer's Linears, then its two norms (registered last)
+    static const char *const want[] = {"tok_embeddings.weight", "layers.0.attention.wq.weight",
+                                       "layers.0.attention.wk.weight", "layers.0.attention.wv.weight",
+                                       "layers.0.attention.wo.weight", "layers.0.feed_forward.w1.weight",
+                                       "layers.0.feed_forward.w2.weight", "layers.0.feed_forward.w3.weight",
+                                       "layers.0.attention_norm.weight", "layers.0.ffn_norm.weight",
+                                       "norm.weight", "output.weight"};
+    const int n = mygpt_state_dict_len(&m->config);
+    cr_assert_eq(n, 12);
+    for (int j = 0; j < n; j++) {
+        mygpt_state_entry e;
+        mygpt_state_dict_entry(&m->config, &m->params, j, &e);
+        cr_expect_str_eq(e.name, want[j]);
+    }
+    snprintf(out, sizeof out, "/tmp/mygpt_test_llama_%d.safetensors", (int)getpid());
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_checkpoint_save(m, out, &err), MYGPT_OK, "%s", err.message);
+    mygpt_gpt *back = NULL;
+    cr_assert_eq(mygpt_model_load(&back, out, &err), MYGPT_OK, "%s", err.message);
+    const mygpt_config *a = &m->config, *b = &back->config;
+    cr_expect(b->arch == a->arch && b->vocab_size == a->vocab_size && b->embed_dim == a->embed_dim &&
+              b->num_heads == a->num_heads && b->num_layers == a->num_layers && b->max_seq_len == a->max_seq_len &&
+              mygpt_kv_heads(b) == mygpt_kv_heads(a) && mygpt_ffn_hidden(b) == mygpt_ffn_hidden(a) &&
+              b->untied_head == a->untied_head && b->rope == a->rope, "the configuration read back differs");
+    cr_assert_eq(back->num_parameters, m->num_parameters);
+    cr_expect_eq(memcmp(back->params_memory, m->params_memory, m->num_parameters * sizeof(float)), 0);
+    unlink(out);
+    mygpt_gpt_free(back);
+    mygpt_gpt_free(m);
+}
