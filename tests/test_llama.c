@@ -151,6 +151,8 @@ Test(llama, random_models_logits_full_and_cached)
         cr_assert_eq(mygpt_kv_heads(&m->config), g.config[4]);
         cr_assert_eq(m->config.untied_head, g.config[7]);
         check_logits(m, &g, txt);
+        m->impl = MYGPT_IMPL_REFERENCE; // the plain loops too
+        check_logits(m, &g, txt);
         mygpt_gpt_free(m);
         free_golden(&g);
     }
@@ -170,6 +172,9 @@ Test(llama, stories260K_logits_and_greedy_ids)
         cr_skip_test("%s is absent", path);
     llama_golden g = read_golden("llama/stories260K.txt");
     mygpt_gpt *m = load(path);
+    m->impl = MYGPT_IMPL_REFERENCE;
+    check_logits(m, &g, "stories260K (plain loops)");
+    m->impl = MYGPT_IMPL_FAST;
     check_logits(m, &g, "stories260K");
     // run.c -t 0 -n 200: BOS at position 0, each argmax fed back, a 1 stops it
     mygpt_kv_cache c;

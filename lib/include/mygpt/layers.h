@@ -114,8 +114,8 @@ void mygpt_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const fl
                               mygpt_layernorm_saved saved, size_t N, int C);
 
 /* RMSNorm over the last axis (llama2.c's run.c and model.py): each row scaled by
- * r = 1 / sqrt(mean(x^2) + eps), out = (x * r) * weight, in float32 (the squares summed in
- * order). out, inp (N, C), weight (C); out may be inp. */
+ * r = 1 / sqrt(mean(x^2) + eps), out = (x * r) * weight, in float32 but for the mean of
+ * the squares, summed in double and rounded once. out, inp (N, C), weight (C); out may be inp. */
 void mygpt_rmsnorm_forward(float *out, const float *inp, const float *weight, size_t N, int C, float eps);
 
 /* SwiGLU's product, model.py's F.silu(w1(x)) * w3(x): out = a * sigmoid(a) * b, elementwise
