@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "golden.h"
+#include "runproc.h"
 #include "mygpt/checkpoint.h"
 #include "mygpt/data.h"
 #include "mygpt/gpt.h"
@@ -344,4 +345,52 @@ Test(llama, state_dict_is_model_pys_and_safetensors_read_back)
     unlink(out);
     mygpt_gpt_free(back);
     mygpt_gpt_free(m);
+}
+
+/* ---- the tool ------------------------------------------------------------------------ */
+
+Test(llama_cli, forward_prints_stories260Ks_logits_and_params_counts_llama2_7b, .timeout = 60)
+{
+    char path[4096];
+    if (access(stories(path, sizeof path), R_OK) != 0)
+        cr_skip_test("%s is absent", path);
+    llama_golden g = read_golden("llama/stories260K.txt");
+    char ids[4096] = "", *at = ids;
+    for (int t = 0; t < g.T; t++)
+        at += snprintf(at, sizeof ids - (size_t)(at - ids), "%s%lld", t ? "," : "", (long long)g.ids[t]);
+    char *const argv[] = {MYGPT_EXE, "forward", "--checkpoint", path, "--ids", ids, "--format", "exact", NULL};
+    proc_result r;
+    cr_assert_eq(run_process(argv, &r), 0);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    const size_t n = (size_t)g.T * g.V;
+    float *got = malloc(n * sizeof *got);
+    char *line = r.out;
+    for (size_t i = 0; i < n; i++) { // one float32 a line, as 8 hex digits
+        char hex[9] = {0};
+        cr_assert_eq(sscanf(line, "%8s", hex), 1, "logit %zu of %zu missing", i, n);
+        got[i] = golden_unhex32(hex);
+        line = strchr(line, '\n') + 1;
+    }
+    const double w = worst(got, g.logits, n);
+    cr_expect_leq(w, TOL, "mygpt forward off by %g", w);
+    free(got);
+    proc_result_free(&r);
+    free_golden(&g);
+
+    cr_assert_eq(run_words(MYGPT_EXE, "params --arch llama --vocab 32000 --embed 4096 --heads 32 --layers 32 "
+                                      "--untied-head", &r), 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "Total parameters:                  6738415616\n"), "%s", r.out);
+    proc_result_free(&r);
+    // a cut model is one line naming the file and both lengths
+    char cut[4096];
+    snprintf(cut, sizeof cut, "/tmp/mygpt_test_llama_cut_%d.bin", (int)getpid());
+    write_cut(cut, path, 1000, 0);
+    char *const bad[] = {MYGPT_EXE, "forward", "--checkpoint", cut, "--ids", "1,2", NULL};
+    cr_assert_eq(run_process(bad, &r), 0);
+    cr_expect_neq(r.status, 0);
+    cr_expect(strstr(r.err, cut) && strstr(r.err, "1000 bytes, not the 1056540") && count_lines(r.err) == 1, "%s",
+              r.err);
+    proc_result_free(&r);
+    unlink(cut);
 }

@@ -6,8 +6,8 @@
 #define MYGPT_IO_LLAMA2C_H
 
 /* 1 when path is a regular file whose first 28 bytes are a llama2.c header of a valid
- * model and whose length is exactly that model's file; else 0 (a safetensors file never
- * is: its header's second int32 is 0). */
+ * model (its length is mygpt_llama2c_load's to check, and say); else 0. A safetensors
+ * file never is: its JSON header starts at byte 8. */
 int mygpt_llama2c_file(const char *path);
 
 #endif

@@ -77,7 +77,7 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
 
 /* The model in path, whichever file holds it: a checkpoint (mygpt_checkpoint_load), a
  * training state (mygpt_train_state_model: the weights of the step it was saved at) or
- * llama2.c's model file (mygpt_llama2c_load, told by its header and length).
+ * llama2.c's model file (mygpt_llama2c_load, told by its header).
  * Their errors; a file that is neither is said as mygpt_checkpoint_load says it. */
 mygpt_status mygpt_model_load(mygpt_gpt **out, const char *path, mygpt_error *err);
 
