@@ -18,6 +18,7 @@
 #include "mygpt/data.h"
 #include "mygpt/gpt.h"
 #include "mygpt/kv_cache.h"
+#include "mygpt/posenc.h"
 #include "mygpt/sample.h"
 #include "mygpt/train.h"
 
@@ -177,6 +178,9 @@ Test(llama, stories260K_logits_and_greedy_ids)
     check_logits(m, &g, "stories260K (plain loops)");
     m->impl = MYGPT_IMPL_FAST;
     check_logits(m, &g, "stories260K");
+    mygpt_error perr = {0}; // and the weights packed once, as generate packs them (the same bits)
+    cr_assert_eq(mygpt_gpt_pack(m, &perr), MYGPT_OK, "%s", perr.message);
+    check_logits(m, &g, "stories260K (packed)");
     // run.c -t 0 -n 200: BOS at position 0, each argmax fed back, a 1 stops it
     mygpt_kv_cache c;
     mygpt_error err = {0};
@@ -393,4 +397,35 @@ Test(llama_cli, forward_prints_stories260Ks_logits_and_params_counts_llama2_7b, 
               r.err);
     proc_result_free(&r);
     unlink(cut);
+}
+
+/* Hugging Face's halves are llama2.c's pairs with the channels reordered: channel i and
+ * i + d/2 of a head are pair i's two, so rotating the halves of x is rotating the pairs of
+ * x interleaved (x[i] to 2i, x[i + d/2] to 2i + 1), then undoing the interleaving. */
+Test(llama, rope_halves_are_the_pairs_reordered)
+{
+    enum { ROWS = 6, T = 3, HEADS = 2, D = 8, W = HEADS * D };
+    float halves[ROWS * W], pairs[ROWS * W], before[ROWS * W];
+    for (int i = 0; i < ROWS * W; i++)
+        before[i] = halves[i] = (float)((i * 37) % 23) / 7.0f - 1.5f;
+    for (int r = 0; r < ROWS; r++)
+        for (int h = 0; h < HEADS; h++)
+            for (int i = 0; i < D / 2; i++) {
+                const float *x = halves + r * W + h * D;
+                pairs[r * W + h * D + 2 * i] = x[i];
+                pairs[r * W + h * D + 2 * i + 1] = x[i + D / 2];
+            }
+    mygpt_rope_heads(halves, ROWS, T, 5, HEADS, D, 1);
+    mygpt_rope_heads(pairs, ROWS, T, 5, HEADS, D, 0);
+    for (int r = 0; r < ROWS; r++)
+        for (int h = 0; h < HEADS; h++)
+            for (int i = 0; i < D / 2; i++) {
+                const float *x = halves + r * W + h * D, *y = pairs + r * W + h * D;
+                cr_expect(golden_same_bits(x[i], y[2 * i]) && golden_same_bits(x[i + D / 2], y[2 * i + 1]),
+                          "row %d head %d pair %d", r, h, i);
+            }
+    int moved = 0; // (positions 5 to 7: every pair turns)
+    for (int i = 0; i < ROWS * W; i++)
+        moved += halves[i] != before[i];
+    cr_expect_gt(moved, ROWS * W / 2, "the rotation moved %d of %d values", moved, ROWS * W);
 }
