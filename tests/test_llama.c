@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "golden.h"
+#include "model/params.h"
 #include "runproc.h"
 #include "mygpt/checkpoint.h"
 #include "mygpt/data.h"
@@ -33,6 +34,7 @@ typedef struct llama_golden {
     float *logits;
     int64_t *greedy;
     int ngreedy;
+    int seed, multiple_of; /* model.py's initialisation's (init_N.txt) */
 } llama_golden;
 
 /* the floats or ints of a line after its first `skip` words */
@@ -63,6 +65,8 @@ static llama_golden read_golden(const char *name)
             g.ids = malloc((size_t)g.B * g.T * sizeof *g.ids);
             cr_assert_eq(golden_parse_i64(after_words(line, 3), g.ids, (size_t)g.B * g.T), (size_t)g.B * g.T);
             g.logits = malloc((size_t)g.B * g.T * g.V * sizeof *g.logits);
+        } else if (strncmp(line, "seed ", 5) == 0) {
+            cr_assert_eq(sscanf(line, "seed %d multiple_of %d", &g.seed, &g.multiple_of), 2);
         } else if (strncmp(line, "greedy ", 7) == 0) {
             cr_assert_eq(sscanf(line, "greedy %d", &g.ngreedy), 1);
             g.greedy = malloc((size_t)g.ngreedy * sizeof *g.greedy);
@@ -140,14 +144,22 @@ static void check_logits(mygpt_gpt *m, const llama_golden *g, const char *name)
     mygpt_kv_cache_free(&c);
 }
 
+/* The golden llama/STEM_i.txt into *g (its name in txt) and the model of STEM_i.bin */
+static mygpt_gpt *golden_model(const char *stem, int i, llama_golden *g, char txt[64])
+{
+    char bin[64], path[4096];
+    snprintf(txt, 64, "llama/%s_%d.txt", stem, i);
+    snprintf(bin, sizeof bin, "%s_%d.bin", stem, i);
+    *g = read_golden(txt);
+    return load(path_of(path, sizeof path, bin));
+}
+
 Test(llama, random_models_logits_full_and_cached)
 {
     for (int i = 0; i < 8; i++) {
-        char txt[32], bin[32], path[4096];
-        snprintf(txt, sizeof txt, "llama/random_%d.txt", i);
-        snprintf(bin, sizeof bin, "random_%d.bin", i);
-        llama_golden g = read_golden(txt);
-        mygpt_gpt *m = load(path_of(path, sizeof path, bin));
+        char txt[64];
+        llama_golden g;
+        mygpt_gpt *m = golden_model("random", i, &g, txt);
         cr_assert_eq(m->config.embed_dim, g.config[0]);
         cr_assert_eq(mygpt_ffn_hidden(&m->config), g.config[1]);
         cr_assert_eq(mygpt_kv_heads(&m->config), g.config[4]);
@@ -155,6 +167,32 @@ Test(llama, random_models_logits_full_and_cached)
         check_logits(m, &g, txt);
         m->impl = MYGPT_IMPL_REFERENCE; // the plain loops too
         check_logits(m, &g, txt);
+        mygpt_gpt_free(m);
+        free_golden(&g);
+    }
+}
+
+/* torch.manual_seed(S); Transformer(ModelArgs(...)): model.py's _init_weights drawn from
+ * mygpt's generator, every weight the same bits as the file the reference wrote of it */
+Test(llama, model_pys_initialisation_bit_for_bit)
+{
+    for (int i = 0; i < 3; i++) {
+        char txt[64];
+        llama_golden g;
+        mygpt_gpt *m = NULL, *want = golden_model("init", i, &g, txt);
+        const mygpt_config cfg = {.arch = MYGPT_ARCH_LLAMA, .embed_dim = g.config[0], .num_layers = g.config[2],
+                                  .num_heads = g.config[3], .num_kv_heads = g.config[4], .vocab_size = g.config[5],
+                                  .max_seq_len = g.config[6],
+                                  .ffn_hidden = mygpt_llama_hidden_dim(g.config[0], g.multiple_of)};
+        cr_assert_eq(cfg.ffn_hidden, g.config[1], "model.py's hidden size");
+        mygpt_error err = {0};
+        cr_assert_eq(mygpt_gpt_create(&m, &cfg, (uint64_t)g.seed, &err), MYGPT_OK, "%s", err.message);
+        cr_assert_eq(m->num_parameters, want->num_parameters);
+        for (int t = 0; t < MYGPT_NUM_PARAM_TENSORS; t++)
+            cr_expect_eq(memcmp(mygpt_param_tensor(&m->params, t), mygpt_param_tensor(&want->params, t),
+                                m->param_sizes[t] * sizeof(float)), 0, "%s: %s differs", txt, mygpt_param_tensor_name(t));
+        check_logits(m, &g, txt);
+        mygpt_gpt_free(want);
         mygpt_gpt_free(m);
         free_golden(&g);
     }

@@ -14,6 +14,9 @@ imported unchanged. The script writes into OUT:
   random_N.bin      random models (N = 0 .. 7), written in llama2.c's legacy format as
                     export.py's legacy_export writes it
   random_N.txt      their logits for fixed ids
+  init_N.bin        model.py's own initialisation: torch.manual_seed(SEED); Transformer(args)
+                    (its _init_weights), written as above (N = 0 .. 2, tied as model.py ties)
+  init_N.txt        its config, a `seed SEED multiple_of M` line, and its logits for fixed ids
 
 Each .txt: `config DIM HIDDEN LAYERS HEADS KV_HEADS VOCAB SEQ_LEN UNTIED`, `ids B T` then the
 B * T ids, `logits` then the B * T * V logits (float32 as %.9e, row by row), and for
@@ -27,6 +30,13 @@ import struct
 import sys
 
 import torch
+
+# model.py's initialisation: (seed, dim, n_layers, n_heads, n_kv_heads, vocab, multiple_of, max_seq_len, B, T)
+INITS = [
+    (123, 32, 2, 4, 2, 50, 16, 16, 2, 8),
+    (1337, 24, 3, 2, 1, 33, 8, 12, 1, 12),
+    (7, 64, 1, 8, 8, 100, 32, 20, 2, 5),
+]
 
 # (dim, n_layers, n_heads, n_kv_heads, vocab, multiple_of, max_seq_len, untied, B, T)
 CONFIGS = [
@@ -84,10 +94,12 @@ def _all_logits(model, ids):
     return model.output(model.norm(h))
 
 
-def write(path, config, ids, logits, greedy=None):
+def write(path, config, ids, logits, greedy=None, seed=None):
     B, T = ids.shape
     with open(path, "w") as f:
         f.write("config " + " ".join(str(v) for v in config) + "\n")
+        if seed is not None:
+            f.write("seed %d multiple_of %d\n" % seed)
         f.write(f"ids {B} {T} " + " ".join(str(int(i)) for i in ids.flatten()) + "\n")
         f.write("logits\n")
         for row in logits.reshape(B * T, -1):
@@ -153,6 +165,17 @@ def main():
         B, T = cfg[8], cfg[9]
         ids = torch.randint(0, cfg[4], (B, T), generator=g)
         write(os.path.join(a.out, f"random_{i}.txt"), config, ids, _all_logits(model, ids).detach())
+
+    for i, (seed, dim, layers, heads, kv, vocab, multiple_of, seq, B, T) in enumerate(INITS):
+        torch.manual_seed(seed)
+        model = Transformer(ModelArgs(dim=dim, n_layers=layers, n_heads=heads, n_kv_heads=kv, vocab_size=vocab,
+                                      multiple_of=multiple_of, max_seq_len=seq, dropout=0.0))
+        model.eval()
+        ids = torch.randint(0, vocab, (B, T), generator=g)
+        logits = _all_logits(model, ids).detach()
+        legacy_export(model, os.path.join(a.out, f"init_{i}.bin"))
+        config = (dim, model.layers[0].feed_forward.w1.weight.shape[0], layers, heads, kv, vocab, seq, 0)
+        write(os.path.join(a.out, f"init_{i}.txt"), config, ids, logits, seed=(seed, multiple_of))
 
 
 if __name__ == "__main__":

@@ -446,6 +446,17 @@ static mygpt_status normal_or_skip(mygpt_rng *rng, float *data, size_t n, double
     return data ? mygpt_normal_(rng, data, n, 0.0, std, err) : mygpt_normal_skip(rng, n, err);
 }
 
+/* Ones into the norms' weights (w NULL: nothing) */
+static void norms_ones(const mygpt_config *cfg, const mygpt_params *w)
+{
+    const size_t C = (size_t)cfg->embed_dim, L = (size_t)cfg->num_layers;
+    const size_t ones[3] = {L * C, L * C, C}; // the layers' two, the final one
+    float *const gammas[3] = {w ? w->ln1w : NULL, w ? w->ln2w : NULL, w ? w->lnfw : NULL};
+    for (int i = 0; i < 3 && w; i++)
+        for (size_t k = 0; k < ones[i]; k++)
+            gammas[i][k] = 1.0f;
+}
+
 /* Layer l's c_attn, nanoGPT's one nn.Linear(C, 3C) whose rows are W_q | W_k | W_v: one
  * normal_ over the 3C x C floats (its draws are not three draws of C x C unless C * C is a
  * multiple of 16), then split into the table's wq, wk, wv. */
@@ -495,11 +506,40 @@ static mygpt_status nanogpt_init(const mygpt_config *cfg, const mygpt_params *w,
         MYGPT_TRY(normal_or_skip(rng, w ? w->wo + l * CC : NULL, CC, std, err));
         MYGPT_TRY(normal_or_skip(rng, w ? w->fc2w + l * 4 * CC : NULL, 4 * CC, std, err));
     }
-    const size_t ones[3] = {L * C, L * C, C}; // ln_1, ln_2, ln_f weights
-    float *const gammas[3] = {w ? w->ln1w : NULL, w ? w->ln2w : NULL, w ? w->lnfw : NULL};
-    for (int i = 0; i < 3 && w; i++)
-        for (size_t k = 0; k < ones[i]; k++)
-            gammas[i][k] = 1.0f;
+    norms_ones(cfg, w); // ln_1, ln_2, ln_f weights
+    return MYGPT_OK;
+}
+
+/* llama2.c's Transformer.__init__ after torch.manual_seed: the modules built
+ * (tok_embeddings' normal_, then each layer's wq, wk, wv, wo, w1, w2, w3 and the output
+ * Linear kaiming-uniform), then apply(_init_weights) (each Linear and the Embedding
+ * normal(0, 0.02) in that order, output's last, into the tied token embedding), then every
+ * wo and w3 weight again with std 0.02 / sqrt(2 L), in named_parameters' order. The norms
+ * are ones. (An untied classifier takes output's draw; model.py always ties.) */
+static mygpt_status llama_init(const mygpt_config *cfg, const mygpt_params *w, mygpt_rng *rng, mygpt_error *err)
+{
+    const size_t C = (size_t)cfg->embed_dim, V = (size_t)cfg->vocab_size, L = (size_t)cfg->num_layers;
+    const size_t KV = C / (size_t)cfg->num_heads * (size_t)mygpt_kv_heads(cfg), H = (size_t)mygpt_ffn_hidden(cfg);
+    const size_t n[7] = {C * C, KV * C, KV * C, C * C, H * C, C * H, H * C}; // one layer's wq .. w3
+    float *const t[7] = {w ? w->wq : NULL, w ? w->wk : NULL, w ? w->wv : NULL, w ? w->wo : NULL,
+                         w ? w->fc1w : NULL, w ? w->fc2w : NULL, w ? w->w3w : NULL};
+    size_t linears = V * C; // output's
+    for (int k = 0; k < 7; k++)
+        linears += L * n[k];
+    MYGPT_TRY(mygpt_normal_skip(rng, V * C, err)); // nn.Embedding(V, C)
+    mygpt_uniform_skip(rng, linears);              // every nn.Linear
+    MYGPT_TRY(normal_or_skip(rng, w ? w->wte : NULL, V * C, 0.02, err)); // apply(_init_weights)
+    for (size_t l = 0; l < L; l++)
+        for (int k = 0; k < 7; k++)
+            MYGPT_TRY(normal_or_skip(rng, t[k] ? t[k] + l * n[k] : NULL, n[k], 0.02, err));
+    float *head = !w ? NULL : cfg->untied_head ? w->lmw : w->wte; // output.weight (the tied wte)
+    MYGPT_TRY(normal_or_skip(rng, head, V * C, 0.02, err));
+    const double std = 0.02 / sqrt(2.0 * (double)L); // 0.02/math.sqrt(2 * params.n_layers)
+    for (size_t l = 0; l < L; l++) {
+        MYGPT_TRY(normal_or_skip(rng, t[3] ? t[3] + l * n[3] : NULL, n[3], std, err));
+        MYGPT_TRY(normal_or_skip(rng, t[6] ? t[6] + l * n[6] : NULL, n[6], std, err));
+    }
+    norms_ones(cfg, w);
     return MYGPT_OK;
 }
 
@@ -508,6 +548,8 @@ mygpt_status mygpt_params_init(const mygpt_config *cfg, const mygpt_params *w, m
 {
     if (cfg->arch == MYGPT_ARCH_NANOGPT && cfg->lora_rank == 0 && cfg->num_classes == 0)
         return nanogpt_init(cfg, w, rng, err);
+    if (cfg->arch == MYGPT_ARCH_LLAMA) // (no adapters or classes: refused by its checks)
+        return llama_init(cfg, w, rng, err);
     mygpt_status st = MYGPT_OK;
     const int n = mygpt_state_dict_len(cfg);
     for (int j = 0; j < n && st == MYGPT_OK; j++) { // GPT.__init__ draws in state_dict order
