@@ -317,7 +317,10 @@ Test(llama, cut_long_or_hostile_files_are_errors)
                                   {64, 172, -5, 8, 4, 512, 512},
                                   {63, 172, 5, 7, 7, 512, 512},
                                   {64, 0, 5, 8, 4, 512, 512},
-                                  {64, 172, 5, 8, 4, INT32_MIN, 512}};
+                                  {64, 172, 5, 8, 4, INT32_MIN, 512},
+                                  {64, 172, 5, 0, 0, 512, 512},
+                                  {64, 172, 5, 8, 4, 512, 0},
+                                  {64, 172, 5, 16, 4, 512, 512}}; // (an odd head size: no rotary pairs)
     for (size_t i = 0; i < sizeof headers / sizeof headers[0]; i++) {
         FILE *f = fopen(bad, "wb");
         fwrite(headers[i], sizeof headers[i], 1, f);
