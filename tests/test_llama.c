@@ -102,6 +102,13 @@ static double worst(const float *a, const float *b, size_t n)
     return w;
 }
 
+/* a file name of this process's in the system's temporary folder */
+static void temp_path(char *buf, size_t n, const char *stem, const char *ext)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(buf, n, "%s/%s_%d.%s", dir && *dir ? dir : P_tmpdir, stem, (int)getpid(), ext);
+}
+
 static char *path_of(char *buf, size_t n, const char *name)
 {
     snprintf(buf, n, "%s/llama/%s", golden_dir(), name);
@@ -252,7 +259,7 @@ static char *slurp(const char *path, size_t *len)
 Test(llama, bin_written_reads_back_the_same)
 {
     char path[4096], out[4096];
-    snprintf(out, sizeof out, "/tmp/mygpt_test_llama_%d.bin", (int)getpid());
+    temp_path(out, sizeof out, "mygpt_test_llama", "bin");
     for (int i = 0; i < 8; i++) {
         char bin[32];
         snprintf(bin, sizeof bin, "random_%d.bin", i);
@@ -297,7 +304,7 @@ Test(llama, cut_long_or_hostile_files_are_errors)
 {
     char path[4096], bad[4096];
     path_of(path, sizeof path, "random_1.bin");
-    snprintf(bad, sizeof bad, "/tmp/mygpt_test_llama_bad_%d.bin", (int)getpid());
+    temp_path(bad, sizeof bad, "mygpt_test_llama_bad", "bin");
     size_t len;
     free(slurp(path, &len));
     const size_t cuts[] = {0, 10, 28, 100, len - 4, len - 1};
@@ -375,7 +382,7 @@ Test(llama, state_dict_is_model_pys_and_safetensors_read_back)
         mygpt_state_dict_entry(&m->config, &m->params, j, &e);
         cr_expect_str_eq(e.name, want[j]);
     }
-    snprintf(out, sizeof out, "/tmp/mygpt_test_llama_%d.safetensors", (int)getpid());
+    temp_path(out, sizeof out, "mygpt_test_llama", "safetensors");
     mygpt_error err = {0};
     cr_assert_eq(mygpt_checkpoint_save(m, out, &err), MYGPT_OK, "%s", err.message);
     mygpt_gpt *back = NULL;
@@ -429,7 +436,7 @@ Test(llama_cli, forward_prints_stories260Ks_logits_and_params_counts_llama2_7b, 
     proc_result_free(&r);
     // a cut model is one line naming the file and both lengths
     char cut[4096];
-    snprintf(cut, sizeof cut, "/tmp/mygpt_test_llama_cut_%d.bin", (int)getpid());
+    temp_path(cut, sizeof cut, "mygpt_test_llama_cut", "bin");
     write_cut(cut, path, 1000, 0);
     char *const bad[] = {MYGPT_EXE, "forward", "--checkpoint", cut, "--ids", "1,2", NULL};
     cr_assert_eq(run_process(bad, &r), 0);
