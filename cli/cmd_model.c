@@ -112,13 +112,18 @@ int cmd_forward(int argc, char **argv)
 static const char PARAMS_USAGE[] =
     "usage: mygpt params --vocab V --embed C --heads H --layers N [--max-seq M]\n"
     "                    [--arch A [--qkv-bias]] [--classes N] [--lora R]\n"
+    "                    [--kv-heads K] [--ffn-hidden H | --multiple-of M] [--untied-head]\n"
     "\n"
     "The parameter count of GPT(V, C, H, N, M) per module, in the layout of\n"
     "chapter 12's table (--max-seq defaults to 64). Nothing is allocated, so\n"
     "GPT-2 small (--vocab 50257 --embed 768 --heads 12 --layers 12 --max-seq 1024)\n"
     "is instant. --classes N: the book's chapter-6 head nn.Linear(C, N) instead of the\n"
     "language model's; --lora R: appendix E's adapters of rank R on every Linear (the\n"
-    "book's GPT-2 small with 2 classes and rank 16: 2,666,528 of them).\n";
+    "book's GPT-2 small with 2 classes and rank 16: 2,666,528 of them).\n"
+    "--arch llama: llama2.c's model.py, with --kv-heads K (grouped-query attention),\n"
+    "--ffn-hidden H or --multiple-of M (model.py's hidden size, M 256 by default) and\n"
+    "--untied-head (Llama 2 7B: --vocab 32000 --embed 4096 --heads 32 --layers 32\n"
+    "--untied-head, 6,738,415,616).\n";
 
 /* `mygpt params`: the parameter table of a configuration, nothing allocated; returns
  * the exit status. */

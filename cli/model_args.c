@@ -20,7 +20,30 @@
 
 #define MAX_IDS (1 << 20)
 
-/* Reads --vocab --embed --heads --layers [--max-seq] (default 64). */
+/* llama's sizes: --kv-heads K, --ffn-hidden H or model.py's rule with --multiple-of M
+ * (default 256), --untied-head (after --embed); 1 after saying what is wrong */
+static int read_llama_flags(const char *cmd, const parsed_args *a, mygpt_config *cfg)
+{
+    int64_t kv = 0, hidden = 0, multiple = 0;
+    if (args_i64_in(cmd, a, "kv-heads", 1, INT32_MAX, 0, &kv) ||
+        args_i64_in(cmd, a, "ffn-hidden", 1, INT32_MAX, 0, &hidden) ||
+        args_i64_in(cmd, a, "multiple-of", 1, INT32_MAX, 0, &multiple))
+        return 1;
+    if (hidden && multiple) {
+        cli_error(cmd, "%s", "--ffn-hidden and --multiple-of both set the hidden size: give one");
+        return 1;
+    }
+    if (multiple && !(hidden = mygpt_llama_hidden_dim(cfg->embed_dim, (int)multiple))) {
+        cli_error(cmd, "--multiple-of %lld: no hidden size for --embed %d", (long long)multiple, cfg->embed_dim);
+        return 1;
+    }
+    cfg->num_kv_heads = (int)kv;
+    cfg->ffn_hidden = (int)hidden;
+    cfg->untied_head = args_has(a, "untied-head");
+    return 0;
+}
+
+/* Reads --vocab --embed --heads --layers [--max-seq] (default 64), the architecture's flags. */
 int read_config(const char *cmd, const parsed_args *a, mygpt_config *cfg)
 {
     mygpt_error err = {0};
@@ -44,6 +67,8 @@ int read_config(const char *cmd, const parsed_args *a, mygpt_config *cfg)
             return EXIT_USAGE;
         *fields[i] = (int)v;
     }
+    if (read_llama_flags(cmd, a, cfg))
+        return EXIT_USAGE;
     cfg->max_seq_len = 64;
     if (args_has(a, "max-seq")) {
         int64_t v;

@@ -15,12 +15,14 @@
 #include "output.h"
 
 /* The model's flags, for an arg_spec table */
-#define ARCH_FLAGS {"arch", 1, 0}, {"qkv-bias", 0, 0}, {"dropout", 1, 0}
+#define ARCH_FLAGS {"arch", 1, 0}, {"qkv-bias", 0, 0}, {"dropout", 1, 0}, {"kv-heads", 1, 0}, \
+                   {"ffn-hidden", 1, 0}, {"multiple-of", 1, 0}, {"untied-head", 0, 0}
 #define MODEL_FLAGS {"seed", 1, 0}, {"vocab", 1, 0}, {"embed", 1, 0}, {"heads", 1, 0}, \
                     {"layers", 1, 0}, {"max-seq", 1, 0}, ARCH_FLAGS
 
 /* --vocab --embed --heads --layers [--max-seq] (default 64) [--arch NAME] [--qkv-bias]
- * [--dropout P], validated. */
+ * [--dropout P], and llama's [--kv-heads K] [--ffn-hidden H | --multiple-of M]
+ * [--untied-head], validated. */
 int read_config(const char *cmd, const parsed_args *a, mygpt_config *cfg);
 
 /* --seed (required) and the configuration. */

@@ -10,6 +10,8 @@
 #   instruction-data.json    from corpus/ too
 #   tinyshakespeare.txt      Tiny Shakespeare (public domain), nanoGPT's shakespeare_char
 #                            text, copied from corpus/ too
+#   corpus/llama/            llama2.c's stories260K.bin and tok512.bin (MIT), read where they
+#                            are: only their sha256 is checked
 # Every file is checked against its sha256; a wrong file is removed, never used. A file is
 # written whole (a temporary beside it, then renamed), and a link in its place is removed,
 # never written through: the learner's own file it points to stays as it is.
@@ -84,6 +86,18 @@ for f in the-verdict.txt sms_spam_train.csv sms_spam_validation.csv sms_spam_tes
     if ! good "$f"; then
         rm -f "$DATA/$f"
         echo "fetch-data: corpus/$f is missing or changed (its sha256 must be ${SHA[$f]})" >&2
+        status=1
+    fi
+done
+# llama2.c's model and vocabulary stay in corpus/llama/: checked, not copied
+declare -A LLAMA_SHA=(
+    [stories260K.bin]=b0a507e7ad0f626624f17112325e66691f9076d622e1d3274d103d00299f2696
+    [tok512.bin]=037cb335abb25d1fa9e8ecae30ed2a3a8ace9302862ebcdc05d51a6bbb10c312
+)
+for f in stories260K.bin tok512.bin; do
+    if [ ! -f "$ROOT/corpus/llama/$f" ] ||
+        [ "$(sha256sum "$ROOT/corpus/llama/$f" | cut -d' ' -f1)" != "${LLAMA_SHA[$f]}" ]; then
+        echo "fetch-data: corpus/llama/$f is missing or changed (its sha256 must be ${LLAMA_SHA[$f]})" >&2
         status=1
     fi
 done

@@ -23,6 +23,7 @@
 #include "io/adapters.h"
 #include "io/hf_config.h"
 #include "io/layout.h"
+#include "io/llama2c.h"
 #include "io/safetensors.h"
 #include "io/whole.h"
 #include "model/params.h"
@@ -69,6 +70,9 @@ static void save_metadata(mygpt_strbuf *h, const mygpt_gpt *g, file_kind kind)
     mygpt_sb_printf(h, "{\"__metadata__\":{\"format\":\"pt\",\"arch\":\"%s\",\"vocab_size\":\"%d\","
                        "\"embed_dim\":\"%d\",\"num_heads\":\"%d\",\"num_layers\":\"%d\",\"max_seq_len\":\"%d\"",
                     mygpt_arch_name(c->arch), c->vocab_size, c->embed_dim, c->num_heads, c->num_layers, c->max_seq_len);
+    if (c->arch == MYGPT_ARCH_LLAMA) // (the other architectures have them all 0)
+        mygpt_sb_printf(h, ",\"num_kv_heads\":\"%d\",\"ffn_hidden\":\"%d\",\"untied_head\":\"%d\",\"rope\":\"%d\"",
+                        mygpt_kv_heads(c), mygpt_ffn_hidden(c), c->untied_head, c->rope);
     if (wf == MYGPT_WEIGHTS_INT8)
         mygpt_sb_printf(h, ",\"weights\":\"int8\",\"group_size\":\"%d\"", MYGPT_INT8_GROUP);
     else if (wf == MYGPT_WEIGHTS_BF16)
@@ -287,8 +291,8 @@ static mygpt_status config_from_names(const char *path, model_read *r, mygpt_err
                           "num_heads, num_layers, max_seq_len) and no token embedding names another layout (GPT-2's "
                           "wte.weight, the book's tok_emb.weight)", path);
     }
-    if (cfg->arch == MYGPT_ARCH_COURSE || cfg->arch == MYGPT_ARCH_NANOGPT) // the course's names: sizes in __metadata__
-        return MYGPT_OK;
+    if (cfg->arch == MYGPT_ARCH_COURSE || cfg->arch == MYGPT_ARCH_NANOGPT || cfg->arch == MYGPT_ARCH_LLAMA)
+        return MYGPT_OK; // the course's or model.py's names: the sizes in __metadata__
     const st_entry *wte = r->wte;
     if (!wpe || wte->ndim != 2 || wpe->ndim != 2 || wte->shape[1] != wpe->shape[1] || wte->shape[0] > (1u << 24) ||
         wte->shape[1] > (1u << 24) || wpe->shape[0] > (1u << 24))
@@ -520,6 +524,8 @@ cleanup:
 mygpt_status mygpt_model_load(mygpt_gpt **out, const char *path, mygpt_error *err)
 {
     *out = NULL;
+    if (mygpt_llama2c_file(path))
+        return mygpt_llama2c_load(out, path, err);
     st_header h;
     MYGPT_TRY(mygpt_st_read_header(path, &h, err));
     const bool state = h.marks.train_state;

@@ -85,12 +85,17 @@ typedef enum meta_key {
     KEY_FORMAT,
     KEY_LORA_BASE,
     KEY_LORA_MERGED,
+    KEY_NUM_KV_HEADS, /* llama's (mygpt_config) */
+    KEY_FFN_HIDDEN,
+    KEY_UNTIED_HEAD,
+    KEY_ROPE,
     KEY_COUNT
 } meta_key;
 
 static const char *const meta_keys[KEY_COUNT] = {
     "vocab_size", "embed_dim", "num_heads",  "num_layers", "max_seq_len", "arch",       "weights",
-    "group_size", "lora_rank", "lora_alpha", "format",     "lora_base",   "lora_merged"};
+    "group_size", "lora_rank", "lora_alpha", "format",     "lora_base",   "lora_merged", "num_kv_heads",
+    "ffn_hidden", "untied_head", "rope"};
 
 /* "lora_base" or "lora_merged": 16 hex digits, as save writes them. NULL, or what is wrong */
 static const char *meta_checksum(const char *val, uint64_t *out)
@@ -141,6 +146,24 @@ static const char *meta_size(const char *val, meta_key key, st_header *h)
     return NULL;
 }
 
+/* llama's fields into cfg: num_kv_heads and ffn_hidden sizes, untied_head and rope 0 or 1
+ * (mygpt_config validates them against the rest). NULL, or what is wrong */
+static const char *meta_llama(const char *val, meta_key key, mygpt_config *cfg)
+{
+    char *endp;
+    errno = 0;
+    const long v = strtol(val, &endp, 10);
+    const long most = key == KEY_UNTIED_HEAD || key == KEY_ROPE ? 1 : 1 << 24;
+    if (*val == '\0' || *endp != '\0' || errno || v < 0 || v > most)
+        return "__metadata__'s num_kv_heads, ffn_hidden, untied_head or rope is out of range";
+    int *field = key == KEY_NUM_KV_HEADS ? &cfg->num_kv_heads
+                 : key == KEY_FFN_HIDDEN ? &cfg->ffn_hidden
+                 : key == KEY_UNTIED_HEAD ? &cfg->untied_head
+                                          : &cfg->rope;
+    *field = (int)v;
+    return NULL;
+}
+
 /* The value val of key into h. NULL, or what is wrong */
 static const char *meta_value(st_header *h, meta_key key, const char *val)
 {
@@ -164,6 +187,11 @@ static const char *meta_value(st_header *h, meta_key key, const char *val)
     case KEY_LORA_RANK:
     case KEY_LORA_ALPHA:
         return meta_lora(val, key, &h->cfg);
+    case KEY_NUM_KV_HEADS:
+    case KEY_FFN_HIDDEN:
+    case KEY_UNTIED_HEAD:
+    case KEY_ROPE:
+        return meta_llama(val, key, &h->cfg);
     default:
         return meta_size(val, key, h);
     }

@@ -361,3 +361,36 @@ void mygpt_softmax_rows(float *x, size_t rows, int n)
     }
 }
 
+
+/* ---- llama's layers ------------------------------------------------------------------ */
+
+/* one row of RMSNorm */
+static void rmsnorm_row(float *o, const float *x, const float *weight, int C, float eps)
+{
+    // mean(x^2) rounded once from a double sum: PyTorch's float32 mean sums in its own
+    // (vectorised) order; one rounding stays nearest to it and to the exact mean
+    double ss = 0.0;
+    for (int j = 0; j < C; j++)
+        ss += (double)x[j] * x[j];
+    const float mean = (float)(ss / C);
+    const float r = 1.0f / sqrtf(mean + eps); // x * torch.rsqrt(mean + eps), then * weight
+    for (int j = 0; j < C; j++)
+        o[j] = (x[j] * r) * weight[j];
+}
+
+void mygpt_rmsnorm_forward(float *out, const float *inp, const float *weight, size_t N, int C, float eps)
+{
+#pragma omp parallel for schedule(static) if (N * (size_t)C > MYGPT_PARALLEL_MIN)
+    for (size_t n = 0; n < N; n++) // (C,) each
+        rmsnorm_row(out + n * C, inp + n * C, weight, C, eps);
+}
+
+void mygpt_swiglu_forward(float *out, const float *a, const float *b, size_t n)
+{
+#pragma omp parallel for schedule(static) if (n > MYGPT_PARALLEL_MIN)
+    for (size_t i = 0; i < n; i++) {
+        float v = a[i];
+        v *= 1.0f / (1.0f + expf(-v)); // silu(x) = x * sigmoid(x), as run.c computes it
+        out[i] = v * b[i];
+    }
+}

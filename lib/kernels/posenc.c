@@ -1,6 +1,7 @@
 /* posenc.c - sinusoidal, ALiBi and RoPE position encodings (see mygpt/posenc.h). */
 #include "mygpt/posenc.h"
 #include "base/base.h"
+#include "base/parallel.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -106,5 +107,28 @@ void mygpt_rope_apply(float *out, const float *x, const float *cos_cache, const 
             o[2 * i + 1] = x1 * s[i] + x2 * c[i];
         }
         // end lesson: rope_rotation
+    }
+}
+
+void mygpt_rope_heads(float *x, size_t rows, int T, int t0, int heads, int head_size, int halves)
+{
+    const int half = head_size / 2;
+    const size_t width = (size_t)heads * head_size;
+#pragma omp parallel for schedule(static) if (rows * width > MYGPT_PARALLEL_MIN)
+    for (size_t r = 0; r < rows; r++) {
+        const float pos = (float)(t0 + (int)(r % (size_t)T));
+        float *row = x + r * width; // (heads, head_size)
+        for (int i = 0; i < half; i++) {
+            const float freq = 1.0f / powf(10000.0f, (float)(2 * i) / (float)head_size);
+            const float val = pos * freq, fcr = cosf(val), fci = sinf(val);
+            // the pair's two channels: side by side, or half a head apart
+            const int a = halves ? i : 2 * i, b = halves ? i + half : 2 * i + 1;
+            for (int h = 0; h < heads; h++) {
+                float *v = row + (size_t)h * head_size;
+                const float v0 = v[a], v1 = v[b];
+                v[a] = v0 * fcr - v1 * fci;
+                v[b] = v0 * fci + v1 * fcr;
+            }
+        }
     }
 }

@@ -131,6 +131,9 @@ mygpt_status mygpt_trainer_create(mygpt_trainer **out, mygpt_gpt *model, mygpt_e
     if (model->packed)
         return mygpt_fail(err, MYGPT_EINVAL, "%s",
                           "a packed model cannot be trained: its packing would go stale (mygpt_gpt_unpack first)");
+    if (model->config.arch == MYGPT_ARCH_LLAMA) // (its RMSNorm, RoPE and SwiGLU have no backward yet)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "a llama model runs forward and generates; its training (the "
+                          "backward) is not written yet");
     mygpt_trainer *tr = calloc(1, sizeof *tr);
     if (!tr || !(tr->grads_memory = mygpt_float_block(model->num_parameters))) {
         free(tr);

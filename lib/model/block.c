@@ -5,6 +5,10 @@
  *
  *   mid = x + W_o(attention(LN1(x)))
  *   out = mid + fc2(GELU(fc1(LN2(mid))))
+ *
+ * and llama's (llama2.c's model.py), the same block with RMSNorm for LN, rotary positions
+ * on q and k, keys and values of fewer heads repeated (grouped-query attention), and
+ * SwiGLU: out = mid + w2(SiLU(w1(RMSNorm(mid))) * w3(RMSNorm(mid))).
  */
 #include "model/block.h"
 
@@ -15,6 +19,7 @@
 #include <string.h>
 
 #include "mygpt/layers.h"
+#include "mygpt/posenc.h"
 #include "base/base.h"
 #include "base/parallel.h"
 #include "model/params.h"
@@ -72,7 +77,7 @@ float *mygpt_head_weight(const mygpt_config *cfg, const mygpt_params *w)
 static void plan_layer(mygpt_pass *p, const mygpt_pass_model *m, int l, mygpt_layer_plan *lp)
 {
     const mygpt_config *cfg = p->cfg;
-    const int C = cfg->embed_dim;
+    const int C = cfg->embed_dim, KV = C / cfg->num_heads * p->kv_heads, H = p->hidden;
     static const uint8_t none[MYGPT_NUM_PARAM_TENSORS];
     const uint8_t *frozen = m->frozen ? m->frozen : none;
     // (self.alpha / self.rank) in Python's double, then float32 as it multiplies a float tensor
@@ -85,9 +90,9 @@ static void plan_layer(mygpt_pass *p, const mygpt_pass_model *m, int l, mygpt_la
     *lp = (mygpt_layer_plan){.ln1w = lw.ln1w, .ln1b = lw.ln1b, .ln2w = lw.ln2w, .ln2b = lw.ln2b,
                              .dln1w = d ? dw.ln1w : NULL, .dln1b = d ? dw.ln1b : NULL,
                              .dln2w = d ? dw.ln2w : NULL, .dln2b = d ? dw.ln2b : NULL,
-                             .q = LINEAR(wq, bq, q, C, C), .k = LINEAR(wk, bk, k, C, C), .v = LINEAR(wv, bv, v, C, C),
-                             .o = LINEAR(wo, bo, o, C, C), .fc1 = LINEAR(fc1w, fc1b, fc1, C, 4 * C),
-                             .fc2 = LINEAR(fc2w, fc2b, fc2, 4 * C, C)};
+                             .q = LINEAR(wq, bq, q, C, C), .k = LINEAR(wk, bk, k, C, KV), .v = LINEAR(wv, bv, v, C, KV),
+                             .o = LINEAR(wo, bo, o, C, C), .fc1 = LINEAR(fc1w, fc1b, fc1, C, H),
+                             .fc2 = LINEAR(fc2w, fc2b, fc2, H, C), .w3 = LINEAR(w3w, w3b, w3, C, H)};
     // the head: the untied head (its own Linear: a classification head's bias, an adapter)
     // or the token embedding E (tied: no Linear of its own, so no adapter)
     if (l == 0) {
@@ -119,12 +124,14 @@ static size_t size_workspace(const mygpt_pass *p)
     if (p->impl == MYGPT_IMPL_REFERENCE)
         return 0;
     const mygpt_layer_plan *lp = &p->layer[0];
-    const mygpt_linear_plan *all[7] = {&lp->q, &lp->k, &lp->v, &lp->o, &lp->fc1, &lp->fc2, &p->head};
+    const mygpt_linear_plan *all[8] = {&lp->q, &lp->k, &lp->v, &lp->o, &lp->fc1, &lp->fc2, &lp->w3, &p->head};
     const size_t N = (size_t)p->B * p->T;
     size_t most = 0;
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 8; i++) {
         const mygpt_linear_plan *f = all[i];
-        const size_t rows = i < 6 || !p->cache ? N : 1; // a KV-cache step's head: the last row
+        if (!f->weight) // (no w3 but in SwiGLU)
+            continue;
+        const size_t rows = i < 7 || !p->cache ? N : 1; // a KV-cache step's head: the last row
         float marker; // (the sizing reads only whether an output is there)
         const mygpt_product pr = {.pw = f->pw, .M = rows, .K = f->C, .N = f->OC};
         const mygpt_product_grad g = {.dinp = &marker, .dweight = f->dweight, .N = rows, .C = f->C, .OC = f->OC,
@@ -146,7 +153,7 @@ static size_t lines(size_t bytes)
 typedef struct plan_key {
     int B, T, impl, threads, backward;
     const mygpt_kv_cache *cache;
-    int V, C, NH, L, M, classes, rank;
+    int V, C, NH, L, M, classes, rank, kv_heads, hidden, rope;
     double alpha;
     mygpt_arch_switches arch;
     mygpt_params w, d;
@@ -170,6 +177,7 @@ static void key_of(plan_key *k, const mygpt_pass *p, const mygpt_pass_model *m)
     k->backward = p->fault != NULL, k->cache = p->cache;
     k->V = cfg->vocab_size, k->C = cfg->embed_dim, k->NH = cfg->num_heads, k->L = cfg->num_layers;
     k->M = cfg->max_seq_len, k->classes = cfg->num_classes, k->rank = cfg->lora_rank, k->alpha = cfg->lora_alpha;
+    k->kv_heads = mygpt_kv_heads(cfg), k->hidden = mygpt_ffn_hidden(cfg), k->rope = cfg->rope;
     k->arch = m->arch, k->w = *m->w, k->packed = m->packed;
     if (m->d)
         k->d = *m->d;
@@ -199,6 +207,9 @@ mygpt_status mygpt_pass_plan(mygpt_pass *p, const mygpt_pass_model *m, float **m
     const size_t plan_bytes = head_bytes + layers_bytes + acts_bytes;
     p->gelu_tanh = m->arch.gelu_tanh;
     p->untied_head = m->arch.untied_head || cfg->num_classes > 0;
+    p->rmsnorm = m->arch.rmsnorm, p->swiglu = m->arch.swiglu;
+    p->rope = m->arch.rope ? 1 + cfg->rope : 0;
+    p->hidden = mygpt_ffn_hidden(cfg), p->kv_heads = mygpt_kv_heads(cfg);
     // the layers' plans where they will stay (then the workspace they size after them)
     if (*len * sizeof(float) < plan_bytes) {
         float *grown = mygpt_float_block(plan_bytes / sizeof(float));
@@ -292,12 +303,15 @@ void mygpt_linear_backward(const mygpt_pass *p, const mygpt_linear_plan *f, floa
         *p->fault = st;
 }
 
-/* LayerNorm, keeping each row's mean and sqrt(var + eps) for the backward when asked to
- * (the same bits either way) */
-static void layernorm(float *out, float *mean, float *denom, const float *x, const float *gamma,
-                      const float *beta, size_t N, int C)
+/* The architecture's norm: RMSNorm (llama), or LayerNorm, keeping each row's mean and
+ * sqrt(var + eps) for the backward when asked to (the same bits either way) */
+static void layernorm(const mygpt_pass *p, float *out, float *mean, float *denom, const float *x,
+                      const float *gamma, const float *beta, size_t N)
 {
-    if (mean)
+    const int C = p->cfg->embed_dim;
+    if (p->rmsnorm)
+        mygpt_rmsnorm_forward(out, x, gamma, N, C, MYGPT_RMSNORM_EPS);
+    else if (mean)
         mygpt_layernorm_forward_train(out, mean, denom, x, gamma, beta, N, C);
     else
         mygpt_layernorm_forward(out, x, gamma, beta, N, C);
@@ -344,6 +358,37 @@ static void attention(const mygpt_pass *p, int l, const float *k, const float *v
         mygpt_attention_dropout_values(a->atty, a->att, v, (mygpt_attention_dropout){a->keep_att, p->dropout}, shape);
 }
 
+/* in (N, KV heads * hs) with each head repeated rep times into out (N, KV heads * rep * hs):
+ * model.py's repeat_kv */
+static void repeat_heads(float *out, const float *in, size_t N, int kv_heads, int rep, int hs)
+{
+    for (size_t n = 0; n < N; n++)
+        for (int h = 0; h < kv_heads * rep; h++)
+            memcpy(out + (n * kv_heads * rep + h) * hs, in + (n * kv_heads + h / rep) * hs, (size_t)hs * sizeof *out);
+}
+
+/* The keys and values of layer l into k and v (N, C), from LN1(x): a GPT's products; or
+ * llama's, turned by the rotary positions (the queries too), then with grouped heads
+ * repeated from proj and atty, free until the attention's output and W_o's */
+static void keys_values(const mygpt_pass *p, int l, float *k, float *v)
+{
+    const mygpt_block_acts *a = &p->acts[l];
+    const mygpt_layer_plan *lp = &p->layer[l];
+    const int NH = p->cfg->num_heads, hs = p->cfg->embed_dim / NH, rep = NH / p->kv_heads;
+    const size_t N = (size_t)p->B * p->T;
+    float *kk = rep > 1 ? a->proj : k, *vv = rep > 1 ? a->atty : v; // (N, KV)
+    linear(p, &lp->k, kk, a->ln1, N, 0);
+    linear(p, &lp->v, vv, a->ln1, N, 0);
+    if (p->rope) { // pair by pair of each head, at positions t0 + t
+        mygpt_rope_heads(a->q, N, p->T, p->t0, NH, hs, p->rope - 1 == MYGPT_ROPE_HALVES);
+        mygpt_rope_heads(kk, N, p->T, p->t0, p->kv_heads, hs, p->rope - 1 == MYGPT_ROPE_HALVES);
+    }
+    if (rep > 1) {
+        repeat_heads(k, kk, N, p->kv_heads, rep, hs); // (N, C)
+        repeat_heads(v, vv, N, p->kv_heads, rep, hs);
+    }
+}
+
 /* ---- the block ---------------------------------------------------------------------------- */
 
 void mygpt_block_forward(const mygpt_pass *p, int l)
@@ -358,22 +403,31 @@ void mygpt_block_forward(const mygpt_pass *p, int l)
 
     // lesson: block_forward
     // mid = x + W_o(attention(LN1(x)))
-    layernorm(a->ln1, a->ln1_mean, a->ln1_denom, a->x, lp->ln1w, lp->ln1b, N, C); // ln1 (N, C)
+    layernorm(p, a->ln1, a->ln1_mean, a->ln1_denom, a->x, lp->ln1w, lp->ln1b, N);  // ln1 (N, C)
     linear(p, &lp->q, a->q, a->ln1, N, 0);                                        // q (N, C)
-    linear(p, &lp->k, k, a->ln1, N, 0);                                           // k (N, C)
-    linear(p, &lp->v, v, a->ln1, N, 0);                                           // v (N, C)
+    keys_values(p, l, k, v);                                                      // k, v (N, C)
     attention(p, l, k, v);                                                        // atty (N, C)
     linear(p, &lp->o, a->proj, a->atty, N, 0);                                    // proj (N, C)
     mygpt_residual_forward(a->mid, a->x, a->proj, a->keep_attn, p->dropout, NC);   // mid (N, C)
     // out = mid + fc2(GELU(fc1(LN2(mid))))
-    layernorm(a->ln2, a->ln2_mean, a->ln2_denom, a->mid, lp->ln2w, lp->ln2b, N, C); // ln2 (N, C)
-    // the exact GELU is fused into fc1's product unless the backward needs fc1's output too
-    const int fused = !a->fch_gelu && !p->gelu_tanh;
-    linear(p, &lp->fc1, a->fch, a->ln2, N, fused);                                // fch (N, 4C)
-    float *fch_gelu = a->fch_gelu ? a->fch_gelu : a->fch;                         // (N, 4C)
-    if (!fused)
-        gelu(p, fch_gelu, a->fch, 4 * NC);
-    linear(p, &lp->fc2, a->proj, fch_gelu, N, 0);                                 // proj (N, C)
+    layernorm(p, a->ln2, a->ln2_mean, a->ln2_denom, a->mid, lp->ln2w, lp->ln2b, N); // ln2 (N, C)
+    const size_t NHid = N * (size_t)p->hidden;
+    const float *act; // (N, H): what fc2 reads
+    if (p->swiglu) { // w2(SiLU(w1(x)) * w3(x))
+        linear(p, &lp->fc1, a->fch, a->ln2, N, 0);                                // fch (N, H)
+        linear(p, &lp->w3, a->fc3, a->ln2, N, 0);                                 // fc3 (N, H)
+        mygpt_swiglu_forward(a->fch, a->fch, a->fc3, NHid);                       // fch (N, H)
+        act = a->fch;
+    } else {
+        // the exact GELU is fused into fc1's product unless the backward needs fc1's output too
+        const int fused = !a->fch_gelu && !p->gelu_tanh;
+        linear(p, &lp->fc1, a->fch, a->ln2, N, fused);                            // fch (N, 4C)
+        float *fch_gelu = a->fch_gelu ? a->fch_gelu : a->fch;                     // (N, 4C)
+        if (!fused)
+            gelu(p, fch_gelu, a->fch, NHid);
+        act = fch_gelu;
+    }
+    linear(p, &lp->fc2, a->proj, act, N, 0);                                      // proj (N, C)
     mygpt_residual_forward(a->out, a->mid, a->proj, a->keep_mlp, p->dropout, NC);  // out (N, C)
     // end lesson: block_forward
 }
@@ -431,8 +485,9 @@ void mygpt_pass_forward(const mygpt_pass *p, const int64_t *ids)
     const size_t NC = (size_t)p->B * p->T * cfg->embed_dim;
     // x = E[ids] + P[t0 .. t0 + T - 1], then its dropout in train mode          (B, T, C)
     // (the ids and positions were checked: mygpt_pass_check_input)
+    // (rotary positions: no position rows)
     const mygpt_embedding_tables tables = {.wte = p->wte, .V = cfg->vocab_size,
-                                           .wpe = p->wpe + (size_t)p->t0 * cfg->embed_dim,
+                                           .wpe = p->wpe ? p->wpe + (size_t)p->t0 * cfg->embed_dim : NULL,
                                            .max_pos = cfg->max_seq_len - p->t0};
     const mygpt_status st = mygpt_embedding_forward(e->x, ids, tables, p->B, p->T, cfg->embed_dim, NULL);
     assert(st == MYGPT_OK);
@@ -443,6 +498,6 @@ void mygpt_pass_forward(const mygpt_pass *p, const int64_t *ids)
         mygpt_block_forward(p, l);
     // logits = LN_f(x) H^T (+ b), H the untied head or the token embedding E, b a
     // classification head's bias                                   (rows, V or num_classes)
-    layernorm(e->ln, e->mean, e->denom, e->x_final, p->lnfw, p->lnfb, e->rows, cfg->embed_dim);
+    layernorm(p, e->ln, e->mean, e->denom, e->x_final, p->lnfw, p->lnfb, e->rows);
     linear(p, &p->head, e->logits, e->ln, e->rows, 0);
 }

@@ -46,7 +46,7 @@ typedef struct mygpt_linear_plan {
 typedef struct mygpt_layer_plan {
     const float *ln1w, *ln1b, *ln2w, *ln2b;
     float *dln1w, *dln1b, *dln2w, *dln2b;
-    mygpt_linear_plan q, k, v, o, fc1, fc2;
+    mygpt_linear_plan q, k, v, o, fc1, fc2, w3; /* (w3: SwiGLU's third Linear, or no weight) */
     float *cache_k, *cache_v, *cache_kt;
 } mygpt_layer_plan;
 
@@ -56,12 +56,16 @@ typedef struct mygpt_block_acts {
     const float *x;            /* the block's input                                    */
     float *ln1;                /* LN1(x)                                               */
     float *ln1_mean, *ln1_denom; /* (N) each: mean, sqrt(var + eps); kept for the backward, or NULL */
-    float *q, *k, *v;          /* (k and v: ignored in a KV-cache step: the cache's)   */
+    float *q, *k, *v;          /* (k and v: ignored in a KV-cache step: the cache's);
+                                  with grouped heads proj and atty first hold the keys and
+                                  values (N, KV), then repeated into k and v             */
     float *att;                /* (B, NH, T, T) the attention's probabilities, or NULL */
     float *atty;               /* the attention's output, before W_o                   */
     float *mid;                /* x + W_o(atty) (may be x)                             */
     float *ln2, *ln2_mean, *ln2_denom;
-    float *fch;                /* (N, 4C) fc1's output (GELU fused in if no fch_gelu)  */
+    float *fch;                /* (N, H) fc1's output (GELU fused in if no fch_gelu; the
+                                  SwiGLU product in place), H the hidden size (4C: GPT) */
+    float *fc3;                /* (N, H) w3's output (SwiGLU), else unused             */
     float *fch_gelu;           /* (N, 4C) GELU(fch), kept for the backward, or NULL    */
     float *proj;               /* scratch: W_o's and fc2's outputs                     */
     float *out;                /* mid + fc2(GELU(fch)) (may be mid)                    */
@@ -97,6 +101,10 @@ typedef struct mygpt_pass {
     /* resolved by mygpt_pass_plan */
     int gelu_tanh;                    /* the architecture's GELU: tanh, else exact    */
     int untied_head;                  /* a head of its own, else the token embedding  */
+    int rmsnorm, swiglu;              /* llama's RMSNorm and SwiGLU (mygpt_arch_switches) */
+    int rope;                         /* rotary positions: 0 none, else 1 + mygpt_rope_style */
+    int hidden;                       /* the feed-forward's hidden size H             */
+    int kv_heads;                     /* heads of keys and values (num_heads: no grouping) */
     const float *wte, *wpe;           /* the embeddings                               */
     const float *lnfw, *lnfb;
     float *dlnfw, *dlnfb;
@@ -143,7 +151,9 @@ mygpt_status mygpt_pass_plan(mygpt_pass *p, const mygpt_pass_model *m, float **m
 void mygpt_pass_forward(const mygpt_pass *p, const int64_t *ids);
 
 /* x = x + W_o(attention(LN1(x))); x = x + fc2(GELU(fc1(LN2(x)))) for layer l, with the
- * architecture's biases and GELU, and the dropouts when its acts have keeps. */
+ * architecture's biases and GELU, and the dropouts when its acts have keeps; llama's
+ * x = x + W_o(attention(RoPE(q), RoPE(k), v of RMSNorm(x))), x = x + w2(SiLU(w1(x')) * w3(x'))
+ * with x' = RMSNorm(x). */
 void mygpt_block_forward(const mygpt_pass *p, int l);
 
 /* The gradients of one layer, and its scratch: each (N, C) unless said. */

@@ -95,8 +95,10 @@ void mygpt_gpt_free(mygpt_gpt *gpt)
 
 /* The forward's activations for `rows` rows, one list that both sizes them (base NULL)
  * and carves them (as llm.c's fill_in_activation_sizes): returns their floats. */
-static size_t carve_acts(mygpt_acts *a, float *base, size_t rows, size_t C, size_t V)
+static size_t carve_acts(mygpt_acts *a, float *base, size_t rows, const mygpt_config *cfg, size_t V)
 {
+    const size_t C = (size_t)cfg->embed_dim, H = (size_t)mygpt_ffn_hidden(cfg);
+    const size_t H3 = mygpt_arch_get(cfg).swiglu ? H : 0;
     size_t n = 0;
 #define TAKE(field, count) (a->field = base ? base + n : NULL, n += (count))
     TAKE(x, rows * C);      // residual stream
@@ -106,7 +108,8 @@ static size_t carve_acts(mygpt_acts *a, float *base, size_t rows, size_t C, size
     TAKE(v, rows * C);
     TAKE(atty, rows * C);   // attention output before W_o
     TAKE(proj, rows * C);   // W_o's or fc2's output
-    TAKE(fch, rows * 4 * C);// fc1's output, GELU fused in
+    TAKE(fch, rows * H);    // fc1's output, GELU fused in (SwiGLU's product)
+    TAKE(fc3, rows * H3);   // w3's output (SwiGLU)
     TAKE(logits, rows * V);
 #undef TAKE
     return n;
@@ -122,7 +125,8 @@ static mygpt_status ensure_acts(mygpt_gpt *g, int B, int T, int V, mygpt_error *
     if (mygpt_mul_overflows((size_t)B, (size_t)T, &BT))
         return mygpt_fail(err, MYGPT_EOVERFLOW, "B=%d x T=%d overflows", B, T);
     mygpt_acts sizing;
-    if (mygpt_mul_overflows(BT, carve_acts(&sizing, NULL, 1, C, (size_t)V), &total) || total > SIZE_MAX / sizeof(float))
+    if (mygpt_mul_overflows(BT, carve_acts(&sizing, NULL, 1, &g->config, (size_t)V), &total) ||
+        total > SIZE_MAX / sizeof(float))
         return mygpt_fail(err, MYGPT_EOVERFLOW,
                           "activations for B=%d, T=%d, V=%d, C=%zu overflow", B, T, V, C);
     if (BT > a->capacity_bt || !a->memory) {
@@ -135,7 +139,7 @@ static mygpt_status ensure_acts(mygpt_gpt *g, int B, int T, int V, mygpt_error *
         a->memory = mem;
         a->capacity_bt = BT;
     }
-    carve_acts(a, a->memory, a->capacity_bt, C, (size_t)V);
+    carve_acts(a, a->memory, a->capacity_bt, &g->config, (size_t)V);
     a->B = B;
     a->T = T;
     return MYGPT_OK;
@@ -179,7 +183,8 @@ mygpt_status mygpt_gpt_forward_attention(mygpt_gpt *g, const int64_t *ids, int B
     const size_t NH = (size_t)cfg->num_heads;
     for (int l = 0; l < cfg->num_layers; l++)
         p.acts[l] = (mygpt_block_acts){.x = a->x, .ln1 = a->ln, .q = a->q, .k = a->k, .v = a->v, .atty = a->atty,
-                                       .mid = a->x, .ln2 = a->ln, .fch = a->fch, .proj = a->proj, .out = a->x,
+                                       .mid = a->x, .ln2 = a->ln, .fch = a->fch, .fc3 = a->fc3, .proj = a->proj,
+                                       .out = a->x,
                                        // (B, NH, T, T) when asked for
                                        .att = att ? att + (size_t)l * B * NH * T * T : NULL};
     p.ends = (mygpt_ends_acts){.x = a->x, .x_final = a->x, .rows = (size_t)B * T, .ln = a->ln, .logits = a->logits};
@@ -210,7 +215,7 @@ mygpt_status mygpt_gpt_forward_cached(mygpt_gpt *g, mygpt_kv_cache *c, const int
     // the keys and values go to the cache; x is updated in place
     for (int l = 0; l < cfg->num_layers; l++)
         p.acts[l] = (mygpt_block_acts){.x = c->x, .ln1 = c->ln, .q = c->q, .atty = c->atty, .mid = c->x,
-                                       .ln2 = c->ln, .fch = c->fch, .proj = c->proj, .out = c->x};
+                                       .ln2 = c->ln, .fch = c->fch, .fc3 = c->fc3, .proj = c->proj, .out = c->x};
     // only the last position's logits are needed to pick the next token    (V)
     p.ends = (mygpt_ends_acts){.x = c->x, .x_final = c->x + (size_t)(n - 1) * cfg->embed_dim, .rows = 1,
                                .ln = c->ln, .logits = c->logits};

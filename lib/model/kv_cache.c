@@ -68,9 +68,11 @@ void mygpt_kv_cache_free(mygpt_kv_cache *c)
 
 /* The scratch of a step of `rows` rows and a team of `threads`, one list that both
  * sizes it (base NULL) and carves it: returns its floats. */
-static size_t carve_rows(mygpt_kv_cache *c, float *base, size_t rows, size_t threads, size_t C, size_t V,
-                         size_t M)
+static size_t carve_rows(mygpt_kv_cache *c, float *base, size_t rows, size_t threads, const mygpt_config *cfg,
+                         size_t V)
 {
+    const size_t C = (size_t)cfg->embed_dim, M = (size_t)cfg->max_seq_len, H = (size_t)mygpt_ffn_hidden(cfg);
+    const size_t H3 = mygpt_arch_get(cfg).swiglu ? H : 0;
     size_t n = 0;
 #define TAKE(field, count) (c->field = base ? base + n : NULL, n += (count))
     TAKE(logits, V);        // the last row's
@@ -79,7 +81,8 @@ static size_t carve_rows(mygpt_kv_cache *c, float *base, size_t rows, size_t thr
     TAKE(q, rows * C);
     TAKE(atty, rows * C);
     TAKE(proj, rows * C);
-    TAKE(fch, rows * 4 * C);
+    TAKE(fch, rows * H);
+    TAKE(fc3, rows * H3);   // w3's output (SwiGLU)
     TAKE(att, threads * M); // a row of scores per thread
 #undef TAKE
     return n;
@@ -91,16 +94,15 @@ mygpt_status mygpt_kv_cache_reserve(mygpt_kv_cache *c, const mygpt_config *cfg, 
     if (n <= c->rows_cap && threads <= c->att_rows)
         return MYGPT_OK;
     n = n > c->rows_cap ? n : c->rows_cap;
-    const size_t C = (size_t)cfg->embed_dim, H = (size_t)mygpt_head_size(cfg);
+    const size_t H = (size_t)mygpt_head_size(cfg);
     const size_t V = H > (size_t)cfg->vocab_size ? H : (size_t)cfg->vocab_size; // logits' room
-    const size_t M = (size_t)cfg->max_seq_len;
-    float *s = mygpt_float_block(carve_rows(c, NULL, (size_t)n, (size_t)threads, C, V, M));
+    float *s = mygpt_float_block(carve_rows(c, NULL, (size_t)n, (size_t)threads, cfg, V));
     if (!s)
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %d cached rows", n);
     free(c->scratch);
     c->scratch = s;
     c->rows_cap = n;
     c->att_rows = threads;
-    carve_rows(c, s, (size_t)n, (size_t)threads, C, V, M);
+    carve_rows(c, s, (size_t)n, (size_t)threads, cfg, V);
     return MYGPT_OK;
 }

@@ -22,13 +22,14 @@
 _Static_assert(MYGPT_LORA_MAX_RANK <= MYGPT_LORA_KERNEL_MAX_RANK, "the LoRA kernels hold a rank's values in a row");
 
 /* the sizes a shape is written in */
-enum { DIM_ONE, DIM_C, DIM_C4, DIM_V, DIM_MAXT, DIM_HEAD, DIM_R };
+enum { DIM_ONE, DIM_C, DIM_KV, DIM_H, DIM_V, DIM_MAXT, DIM_HEAD, DIM_R };
 
 /* which architectures have a tensor (the table's `when`) */
-enum { WHEN_ALWAYS, WHEN_QKV_BIAS, WHEN_OUT_BIAS, WHEN_UNTIED, WHEN_CLASSES, WHEN_LORA, WHEN_LORA_HEAD, WHEN_BIASED };
+enum { WHEN_ALWAYS, WHEN_QKV_BIAS, WHEN_OUT_BIAS, WHEN_UNTIED, WHEN_CLASSES, WHEN_LORA, WHEN_LORA_HEAD, WHEN_BIASED,
+       WHEN_POSITIONS, WHEN_SWIGLU, WHEN_NEVER };
 
 typedef struct param_row {
-    const char *field, *course, *book, *hf;
+    const char *field, *course, *book, *hf, *llama;
     int per_layer, rows, cols;
     mygpt_param_role role;
     int link, when; /* a LINEAR's bias; a LORA_A's or LORA_B's LINEAR */
@@ -36,8 +37,8 @@ typedef struct param_row {
 } param_row;
 
 static const param_row TABLE[MYGPT_NUM_PARAM_TENSORS] = {
-#define ROW(field, course, book, hf, per_layer, rows, cols, role, link, when)                            \
-    {#field, course, book, hf, per_layer, DIM_##rows, DIM_##cols, MYGPT_ROLE_##role, MYGPT_PARAM_##link, \
+#define ROW(field, course, book, hf, llama, per_layer, rows, cols, role, link, when)                     \
+    {#field, course, book, hf, llama, per_layer, DIM_##rows, DIM_##cols, MYGPT_ROLE_##role, MYGPT_PARAM_##link, \
      WHEN_##when, offsetof(mygpt_params, field)},
     MYGPT_PARAMETERS(ROW)
 #undef ROW
@@ -48,6 +49,37 @@ static const param_row TABLE[MYGPT_NUM_PARAM_TENSORS] = {
 /* Largest size we accept for any single dimension: keeps int arithmetic in the
  * kernels safe. */
 #define MAX_DIM (1 << 24)
+
+/* The checks of llama's fields: the key/value heads divide the query heads, the head
+ * size is even (rotary pairs), the hidden size in range; the GPTs keep their one head
+ * of keys per query head and their 4C. What llama has no code for yet is refused. */
+static mygpt_status validate_llama(const mygpt_config *cfg, mygpt_error *err)
+{
+    const int NH = cfg->num_heads, KV = cfg->num_kv_heads;
+    if (cfg->ffn_hidden < 0 || cfg->ffn_hidden > MAX_DIM)
+        return mygpt_fail(err, MYGPT_EINVAL, "ffn_hidden must be 0 (the default) or 1 to %d, got %d", MAX_DIM,
+                          cfg->ffn_hidden);
+    if (KV < 0 || KV > NH || (KV > 0 && NH % KV != 0))
+        return mygpt_fail(err, MYGPT_EINVAL, "num_kv_heads=%d must divide num_heads=%d (or be 0)", KV, NH);
+    if (cfg->arch != MYGPT_ARCH_LLAMA) {
+        if ((KV != 0 && KV != NH) || (cfg->ffn_hidden != 0 && cfg->ffn_hidden != 4 * cfg->embed_dim) ||
+            cfg->rope != 0 || cfg->untied_head != 0)
+            return mygpt_fail(err, MYGPT_EINVAL, "the %s architecture has a key head per query head, a hidden size "
+                              "of 4C, no rotary positions and its own head choice: num_kv_heads, ffn_hidden, rope "
+                              "and untied_head are llama's", mygpt_arch_name(cfg->arch));
+        return MYGPT_OK;
+    }
+    if ((cfg->embed_dim / NH) % 2 != 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "llama's head size embed_dim / num_heads = %d must be even (rotary pairs)",
+                          cfg->embed_dim / NH);
+    if (cfg->rope != MYGPT_ROPE_INTERLEAVED && cfg->rope != MYGPT_ROPE_HALVES)
+        return mygpt_fail(err, MYGPT_EINVAL, "unknown rotary convention %d", cfg->rope);
+    if (mygpt_ffn_hidden(cfg) < 1)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "llama's hidden size is out of range");
+    if (cfg->dropout != 0.0 || cfg->num_classes != 0 || cfg->lora_rank != 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "llama has no dropout, classification head or LoRA adapters yet");
+    return MYGPT_OK;
+}
 
 mygpt_status mygpt_config_validate(const mygpt_config *cfg, mygpt_error *err)
 {
@@ -82,6 +114,7 @@ mygpt_status mygpt_config_validate(const mygpt_config *cfg, mygpt_error *err)
         return mygpt_fail(err, MYGPT_EINVAL,
                           "embed_dim=%d is not divisible by num_heads=%d", cfg->embed_dim,
                           cfg->num_heads);
+    MYGPT_TRY(validate_llama(cfg, err));
     mygpt_param_counts pc; // the parameters must fit in memory
     return mygpt_param_count(cfg, &pc, err);
 }
@@ -89,7 +122,8 @@ mygpt_status mygpt_config_validate(const mygpt_config *cfg, mygpt_error *err)
 /* ---- the table for a configuration ---------------------------------------------- */
 
 /* Whether cfg's tensors take the course's names and order: nanoGPT's Block registers
- * ln_1, attn, ln_2, mlp, the table's order, as the course's does */
+ * ln_1, attn, ln_2, mlp, the table's order, as the course's does (llama's TransformerBlock
+ * registers its norms last, as the book's) */
 static int course_layout(const mygpt_config *c)
 {
     return c->arch == MYGPT_ARCH_COURSE || c->arch == MYGPT_ARCH_NANOGPT;
@@ -107,6 +141,9 @@ static int present(const mygpt_config *c, const param_row *r)
     case WHEN_LORA: return c->lora_rank > 0;
     case WHEN_LORA_HEAD: return c->lora_rank > 0 && (a.untied_head || c->num_classes > 0);
     case WHEN_BIASED: return !a.bias_free;
+    case WHEN_POSITIONS: return !a.rope;
+    case WHEN_SWIGLU: return a.swiglu;
+    case WHEN_NEVER: return 0;
     default: return 1;
     }
 }
@@ -116,7 +153,8 @@ static size_t dim(const mygpt_config *c, int d)
     switch (d) {
     case DIM_ONE: return 1;
     case DIM_C: return (size_t)c->embed_dim;
-    case DIM_C4: return 4 * (size_t)c->embed_dim;
+    case DIM_KV: return (size_t)c->embed_dim / (size_t)c->num_heads * (size_t)mygpt_kv_heads(c);
+    case DIM_H: return (size_t)mygpt_ffn_hidden(c);
     case DIM_V: return (size_t)c->vocab_size;
     case DIM_MAXT: return (size_t)c->max_seq_len;
     case DIM_HEAD: return (size_t)mygpt_head_size(c);
@@ -152,7 +190,7 @@ void mygpt_param_info_get(const mygpt_config *cfg, int i, mygpt_param_info *out)
     const param_row *r = &TABLE[i];
     memset(out, 0, sizeof *out);
     out->field = r->field;
-    out->name = course_layout(cfg) ? r->course : r->book;
+    out->name = cfg->arch == MYGPT_ARCH_LLAMA ? r->llama : course_layout(cfg) ? r->course : r->book;
     out->hf_name = r->hf;
     out->present = present(cfg, r);
     out->per_layer = r->per_layer;
@@ -259,7 +297,7 @@ int mygpt_state_dict_len(const mygpt_config *cfg)
 /* The per-layer prefix of an architecture's names. */
 static const char *layer_prefix(const mygpt_config *cfg)
 {
-    return course_layout(cfg) ? "blocks" : "trf_blocks";
+    return cfg->arch == MYGPT_ARCH_LLAMA ? "layers" : course_layout(cfg) ? "blocks" : "trf_blocks";
 }
 
 void mygpt_state_dict_entry(const mygpt_config *cfg, const mygpt_params *w, int j, mygpt_state_entry *out)
@@ -332,7 +370,9 @@ mygpt_status mygpt_param_count(const mygpt_config *cfg, mygpt_param_counts *out,
     c.vocab_size = cfg->vocab_size > 0 ? cfg->vocab_size : 0;
     c.embed_dim = cfg->embed_dim > 0 ? cfg->embed_dim : 0;
     c.max_seq_len = cfg->max_seq_len > 0 ? cfg->max_seq_len : 0;
-    c.num_heads = 1;
+    c.num_heads = cfg->num_heads > 0 && cfg->embed_dim % cfg->num_heads == 0 ? cfg->num_heads : 1;
+    c.num_kv_heads = cfg->num_kv_heads > 0 && c.num_heads % cfg->num_kv_heads == 0 ? cfg->num_kv_heads : 0;
+    c.ffn_hidden = cfg->ffn_hidden > 0 ? cfg->ffn_hidden : 0;
     c.num_layers = 0;
     const uint64_t L = (uint64_t)(cfg->num_layers > 0 ? cfg->num_layers : 0);
     memset(out, 0, sizeof *out);
@@ -383,8 +423,11 @@ mygpt_status mygpt_param_table(mygpt_strbuf *sb, const mygpt_config *cfg,
                     (unsigned long long)pc->position_embedding);
     mygpt_sb_printf(sb, "%d TransformerBlocks  (N*%llu):     %5llu\n", cfg->num_layers,
                     (unsigned long long)pc->per_block, (unsigned long long)pc->blocks);
-    mygpt_sb_printf(sb, "Final LayerNorm       (2*C):        %5llu\n",
-                    (unsigned long long)pc->final_layernorm);
+    if (mygpt_arch_get(cfg).rmsnorm) // llama's: a weight only
+        mygpt_sb_printf(sb, "Final RMSNorm           (C):        %5llu\n", (unsigned long long)pc->final_layernorm);
+    else
+        mygpt_sb_printf(sb, "Final LayerNorm       (2*C):        %5llu\n",
+                        (unsigned long long)pc->final_layernorm);
     if (pc->head == 0)
         mygpt_sb_printf(sb, "Tied head            (0 extra):     %5llu\n", (unsigned long long)pc->head);
     else if (cfg->num_classes > 0) // the book's chapter-6 head, with its bias
@@ -403,6 +446,17 @@ mygpt_status mygpt_param_table(mygpt_strbuf *sb, const mygpt_config *cfg,
 static mygpt_status normal_or_skip(mygpt_rng *rng, float *data, size_t n, double std, mygpt_error *err)
 {
     return data ? mygpt_normal_(rng, data, n, 0.0, std, err) : mygpt_normal_skip(rng, n, err);
+}
+
+/* Ones into the norms' weights (w NULL: nothing) */
+static void norms_ones(const mygpt_config *cfg, const mygpt_params *w)
+{
+    const size_t C = (size_t)cfg->embed_dim, L = (size_t)cfg->num_layers;
+    const size_t ones[3] = {L * C, L * C, C}; // the layers' two, the final one
+    float *const gammas[3] = {w ? w->ln1w : NULL, w ? w->ln2w : NULL, w ? w->lnfw : NULL};
+    for (int i = 0; i < 3 && w; i++)
+        for (size_t k = 0; k < ones[i]; k++)
+            gammas[i][k] = 1.0f;
 }
 
 /* Layer l's c_attn, nanoGPT's one nn.Linear(C, 3C) whose rows are W_q | W_k | W_v: one
@@ -454,11 +508,40 @@ static mygpt_status nanogpt_init(const mygpt_config *cfg, const mygpt_params *w,
         MYGPT_TRY(normal_or_skip(rng, w ? w->wo + l * CC : NULL, CC, std, err));
         MYGPT_TRY(normal_or_skip(rng, w ? w->fc2w + l * 4 * CC : NULL, 4 * CC, std, err));
     }
-    const size_t ones[3] = {L * C, L * C, C}; // ln_1, ln_2, ln_f weights
-    float *const gammas[3] = {w ? w->ln1w : NULL, w ? w->ln2w : NULL, w ? w->lnfw : NULL};
-    for (int i = 0; i < 3 && w; i++)
-        for (size_t k = 0; k < ones[i]; k++)
-            gammas[i][k] = 1.0f;
+    norms_ones(cfg, w); // ln_1, ln_2, ln_f weights
+    return MYGPT_OK;
+}
+
+/* llama2.c's Transformer.__init__ after torch.manual_seed: the modules built
+ * (tok_embeddings' normal_, then each layer's wq, wk, wv, wo, w1, w2, w3 and the output
+ * Linear kaiming-uniform), then apply(_init_weights) (each Linear and the Embedding
+ * normal(0, 0.02) in that order, output's last, into the tied token embedding), then every
+ * wo and w3 weight again with std 0.02 / sqrt(2 L), in named_parameters' order. The norms
+ * are ones. (An untied classifier takes output's draw; model.py always ties.) */
+static mygpt_status llama_init(const mygpt_config *cfg, const mygpt_params *w, mygpt_rng *rng, mygpt_error *err)
+{
+    const size_t C = (size_t)cfg->embed_dim, V = (size_t)cfg->vocab_size, L = (size_t)cfg->num_layers;
+    const size_t KV = C / (size_t)cfg->num_heads * (size_t)mygpt_kv_heads(cfg), H = (size_t)mygpt_ffn_hidden(cfg);
+    const size_t n[7] = {C * C, KV * C, KV * C, C * C, H * C, C * H, H * C}; // one layer's wq .. w3
+    float *const t[7] = {w ? w->wq : NULL, w ? w->wk : NULL, w ? w->wv : NULL, w ? w->wo : NULL,
+                         w ? w->fc1w : NULL, w ? w->fc2w : NULL, w ? w->w3w : NULL};
+    size_t linears = V * C; // output's
+    for (int k = 0; k < 7; k++)
+        linears += L * n[k];
+    MYGPT_TRY(mygpt_normal_skip(rng, V * C, err)); // nn.Embedding(V, C)
+    mygpt_uniform_skip(rng, linears);              // every nn.Linear
+    MYGPT_TRY(normal_or_skip(rng, w ? w->wte : NULL, V * C, 0.02, err)); // apply(_init_weights)
+    for (size_t l = 0; l < L; l++)
+        for (int k = 0; k < 7; k++)
+            MYGPT_TRY(normal_or_skip(rng, t[k] ? t[k] + l * n[k] : NULL, n[k], 0.02, err));
+    float *head = !w ? NULL : cfg->untied_head ? w->lmw : w->wte; // output.weight (the tied wte)
+    MYGPT_TRY(normal_or_skip(rng, head, V * C, 0.02, err));
+    const double std = 0.02 / sqrt(2.0 * (double)L); // 0.02/math.sqrt(2 * params.n_layers)
+    for (size_t l = 0; l < L; l++) {
+        MYGPT_TRY(normal_or_skip(rng, t[3] ? t[3] + l * n[3] : NULL, n[3], std, err));
+        MYGPT_TRY(normal_or_skip(rng, t[6] ? t[6] + l * n[6] : NULL, n[6], std, err));
+    }
+    norms_ones(cfg, w);
     return MYGPT_OK;
 }
 
@@ -467,6 +550,8 @@ mygpt_status mygpt_params_init(const mygpt_config *cfg, const mygpt_params *w, m
 {
     if (cfg->arch == MYGPT_ARCH_NANOGPT && cfg->lora_rank == 0 && cfg->num_classes == 0)
         return nanogpt_init(cfg, w, rng, err);
+    if (cfg->arch == MYGPT_ARCH_LLAMA) // (no adapters or classes: refused by its checks)
+        return llama_init(cfg, w, rng, err);
     mygpt_status st = MYGPT_OK;
     const int n = mygpt_state_dict_len(cfg);
     for (int j = 0; j < n && st == MYGPT_OK; j++) { // GPT.__init__ draws in state_dict order

@@ -75,10 +75,22 @@ mygpt_status mygpt_checkpoint_save(const mygpt_gpt *gpt, const char *path, mygpt
  * MYGPT_EINVAL, MYGPT_ENOMEM). */
 mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_error *err);
 
-/* The model in path, whichever file holds it: a checkpoint (mygpt_checkpoint_load) or a
- * training state (mygpt_train_state_model: the weights of the step it was saved at).
+/* The model in path, whichever file holds it: a checkpoint (mygpt_checkpoint_load), a
+ * training state (mygpt_train_state_model: the weights of the step it was saved at) or
+ * llama2.c's model file (mygpt_llama2c_load, told by its header).
  * Their errors; a file that is neither is said as mygpt_checkpoint_load says it. */
 mygpt_status mygpt_model_load(mygpt_gpt **out, const char *path, mygpt_error *err);
+
+/* llama2.c's legacy model file (its run.c's checkpoint; export.py's legacy_export): a
+ * header of seven int32 (dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, negative
+ * for a classifier of its own, seq_len), then the float32 weights in run.c's order, with
+ * the two RoPE tables of the export (skipped when read, written as model.py computes them)
+ * before an untied classifier. Read into a model of arch llama: the header's sizes checked
+ * as a configuration, and the file's length exactly theirs (a cut or longer file,
+ * MYGPT_EFORMAT with both lengths); unreadable, MYGPT_EIO. Written (a llama model, float32
+ * weights) whole or not at all, as mygpt_checkpoint_save writes. */
+mygpt_status mygpt_llama2c_load(mygpt_gpt **out, const char *path, mygpt_error *err);
+mygpt_status mygpt_llama2c_save(const mygpt_gpt *gpt, const char *path, mygpt_error *err);
 
 /* Appendix E's saving: only the LoRA adapters of gpt (mygpt/lora.h), named as PyTorch's
  * state_dict names them ("trf_blocks.0.att.W_query.lora.A", ..., "out_head.lora.B"),

@@ -31,12 +31,17 @@ extern "C" {
  *                      qkv_bias and the head tied to the token embedding
  *   nanogpt            nanoGPT's GPT (karpathy/nanoGPT, model.py) with bias=False: no bias
  *                      in any Linear or LayerNorm, exact GELU, the head tied to the token
- *                      embedding, dropout; its own initialisation (_init_weights) */
+ *                      embedding, dropout; its own initialisation (_init_weights)
+ *   llama              Llama 2 as llama2.c's model.py builds it: RMSNorm (eps 1e-5, no bias),
+ *                      rotary positions (no position embedding), a SwiGLU feed-forward
+ *                      (w1, w2, w3 of the hidden size), grouped-query attention, no biases,
+ *                      a tied or untied classifier; forward and KV cache (no backward yet) */
 typedef enum mygpt_arch {
     MYGPT_ARCH_COURSE = 0,
     MYGPT_ARCH_LLMS_FROM_SCRATCH = 1,
     MYGPT_ARCH_GPT2 = 2,
     MYGPT_ARCH_NANOGPT = 3,
+    MYGPT_ARCH_LLAMA = 4,
     MYGPT_ARCH_COUNT /* how many there are */
 } mygpt_arch;
 
@@ -56,7 +61,37 @@ typedef struct mygpt_config {
                           (appendix E): W x + b + (alpha / r) (x A) B, A (in, r), B (r, out)
                           (mygpt/lora.h) */
     double lora_alpha; /* alpha of the adapters (used when lora_rank > 0) */
+    /* llama's sizes and choices (0 in every field: as the other architectures have it) */
+    int num_kv_heads;  /* heads of keys and values, each shared by num_heads / num_kv_heads
+                          query heads (grouped-query attention); 0 or num_heads: one each */
+    int ffn_hidden;    /* the feed-forward's hidden size; 0: 4C, or for llama model.py's
+                          rule mygpt_llama_hidden_dim(C, 256) */
+    int rope;          /* llama's rotary convention (mygpt_rope_style) */
+    int untied_head;   /* llama: 1 for a classifier of its own (output.weight), 0 for the
+                          token embedding's (model.py's default) */
 } mygpt_config;
+
+/* How rotary positions pair a head's channels (pair i turned by pos * 10000^(-2i/d)):
+ * llama2.c's and Meta's interleaved pairs (2i, 2i + 1), or Hugging Face's halves (i,
+ * i + d/2, its rotate_half) */
+typedef enum mygpt_rope_style {
+    MYGPT_ROPE_INTERLEAVED = 0,
+    MYGPT_ROPE_HALVES = 1
+} mygpt_rope_style;
+
+/* llama's RMSNorm epsilon (model.py's norm_eps, run.c's 1e-5f) */
+#define MYGPT_RMSNORM_EPS 1e-5f
+
+/* model.py's hidden size of the feed-forward for dim C: int(2 * 4C / 3) rounded up to a
+ * multiple of multiple_of (>= 1); 11008 for C = 4096 and 256. 0 for sizes out of range. */
+int mygpt_llama_hidden_dim(int dim, int multiple_of);
+
+/* The heads of keys and values: num_kv_heads, or num_heads when it is 0. */
+int mygpt_kv_heads(const mygpt_config *cfg);
+
+/* The feed-forward's hidden size: ffn_hidden, or its default (4C; llama: model.py's rule
+ * with multiple_of 256). */
+int mygpt_ffn_hidden(const mygpt_config *cfg);
 
 /* The largest lora_rank (the book's runs use 8 to 16). */
 #define MYGPT_LORA_MAX_RANK 1024
@@ -77,6 +112,9 @@ typedef struct mygpt_arch_switches {
     int gelu_tanh;    /* GELU 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), else exact */
     int untied_head;  /* a head of its own (V, C), drawn last; else the token embedding */
     int bias_free;    /* no bias in fc1, fc2 or any LayerNorm (nanoGPT's bias=False)    */
+    int rmsnorm;      /* RMSNorm (eps 1e-5, a weight only) where the GPT has LayerNorm   */
+    int rope;         /* rotary positions on q and k, and no position embedding (wpe)   */
+    int swiglu;       /* fc2(SiLU(fc1(x)) * w3(x)) where the GPT has fc2(GELU(fc1(x)))   */
 } mygpt_arch_switches;
 
 /* The switches of cfg's architecture. */
@@ -85,19 +123,19 @@ mygpt_arch_switches mygpt_arch_get(const mygpt_config *cfg);
 /* Columns of the logits: num_classes for a classification head, else vocab_size. */
 int mygpt_head_size(const mygpt_config *cfg);
 
-/* "course", "llms-from-scratch", "gpt2", "nanogpt"; and back (MYGPT_EINVAL for another name). */
+/* "course", "llms-from-scratch", "gpt2", "nanogpt", "llama"; and back (MYGPT_EINVAL for another name). */
 const char *mygpt_arch_name(mygpt_arch arch);
 mygpt_status mygpt_arch_parse(const char *name, mygpt_arch *out, mygpt_error *err);
 
 /* One nn.Linear as the table's rows: its weight w (out, in), its bias b (out), then its
  * LoRA adapter's A (in, R) and B (R, out) (appendix E; named as the Linear with ".lora.A"
- * and ".lora.B", in the state_dict only, drawn by mygpt_lora_add); course, book and hf name
- * the Linear, ".weight" and ".bias" are added. */
-#define MYGPT_LINEAR_ROWS(X, w, b, x, course, book, hf, per_layer, in, out, w_when, b_when, lora_when)   \
-    X(w, course ".weight", book ".weight", hf ".weight", per_layer, out, in, LINEAR, b, w_when)         \
-    X(b, course ".bias", book ".bias", hf ".bias", per_layer, out, ONE, BIAS, none, b_when)             \
-    X(x##A, course ".lora.A", book ".lora.A", NULL, per_layer, in, R, LORA_A, w, lora_when)             \
-    X(x##B, course ".lora.B", book ".lora.B", NULL, per_layer, R, out, LORA_B, w, lora_when)
+ * and ".lora.B", in the state_dict only, drawn by mygpt_lora_add); course, book, hf and
+ * llama name the Linear, ".weight" and ".bias" are added. */
+#define MYGPT_LINEAR_ROWS(X, w, b, x, course, book, hf, llama, per_layer, in, out, w_when, b_when, lora_when)      \
+    X(w, course ".weight", book ".weight", hf ".weight", llama ".weight", per_layer, out, in, LINEAR, b, w_when) \
+    X(b, course ".bias", book ".bias", hf ".bias", llama ".bias", per_layer, out, ONE, BIAS, none, b_when)     \
+    X(x##A, course ".lora.A", book ".lora.A", NULL, NULL, per_layer, in, R, LORA_A, w, lora_when)             \
+    X(x##B, course ".lora.B", book ".lora.B", NULL, NULL, per_layer, R, out, LORA_B, w, lora_when)
 
 /* The parameter table: every tensor of every architecture, one line each, in the
  * order of the one block that holds them (llm.c's layout: a per-layer tensor is
@@ -108,22 +146,24 @@ mygpt_status mygpt_arch_parse(const char *name, mygpt_arch *out, mygpt_error *er
  * matmul, the counts. A bias is one row here and its weight's link column (the block's
  * products read it from the table); a tensor of a new kind needs its use in the block too.
  *
- *   X(field, course name, book name, Hugging Face name, per layer, rows, cols, role, link, when)
+ *   X(field, course name, book name, Hugging Face name, llama name, per layer, rows, cols, role, link, when)
  *
  * names: the state_dict's under each architecture (gpt2's in memory are the book's;
- * Hugging Face's are its files'), after "blocks.<l>." / "trf_blocks.<l>." / "h.<l>."
- * for a per-layer tensor. Hugging Face's Conv1D stores a weight (in, out), and rows
+ * Hugging Face's are its files'; llama's are llama2.c's model.py's), after "blocks.<l>." /
+ * "trf_blocks.<l>." / "h.<l>." / "layers.<l>." for a per-layer tensor (NULL: never there). Hugging Face's Conv1D stores a weight (in, out), and rows
  * that share a name there are one tensor, concatenated along out in table order
  * (c_attn = W_q | W_k | W_v). rows x cols: the shape of one layer's tensor (cols ONE:
- * a vector) in sizes of the config (V, MAXT, C, C4 = 4C, HEAD = num_classes, or V without,
- * R = lora_rank).
+ * a vector) in sizes of the config (V, MAXT, C, KV = the keys' and values' width, C
+ * without grouped heads, H = the feed-forward's hidden size, 4C in a GPT, HEAD =
+ * num_classes, or V without, R = lora_rank).
  * role: how __init__ fills it: EMBEDDING (normal(0, 1)), LINEAR (a weight (out, in),
  * kaiming-uniform, with its bias, the `link` row, drawn right after it when it has one),
  * BIAS (drawn by its weight), ONES, ZEROS (LayerNorm's gamma and beta), LORA_A, LORA_B
  * (appendix E's adapter of the LINEAR row `link`: drawn by mygpt_lora_add, not by
  * __init__). A Linear's four rows (weight, bias, adapter) are one line, MYGPT_LINEAR_ROWS. when:
- * the architectures that have it (ALWAYS, QKV_BIAS, OUT_BIAS, UNTIED, BIASED (not bias_free):
- * mygpt_arch_switches,
+ * the architectures that have it (ALWAYS, QKV_BIAS, OUT_BIAS, UNTIED, BIASED (not bias_free),
+ * POSITIONS (not rope), SWIGLU: mygpt_arch_switches; NEVER: a row kept only for its
+ * Linear's shape,
  * or a classification head; CLASSES: a classification head, num_classes > 0; LORA:
  * lora_rank > 0; LORA_HEAD: that and a head of its own, as a tied head is the embedding,
  * not a Linear); an absent tensor has no floats. The state_dict order is the tensors before the first per-layer one,
@@ -131,22 +171,23 @@ mygpt_status mygpt_arch_parse(const char *name, mygpt_arch *out, mygpt_error *er
  * TransformerBlock registers them), then the rest, and it is also the order of the
  * draws (the book's out_head is drawn last: a classification head after the generator is
  * seeded again with MYGPT_CLASSIFIER_SEED). A tied head is the token embedding. */
-#define MYGPT_PARAMETERS(X)                                                                                                     \
-    X(wte,  "token_embedding.embedding.weight", "tok_emb.weight",  "wte.weight",  0, V,    C,   EMBEDDING, none, ALWAYS)           \
-    X(wpe,  "position_embedding.weight",        "pos_emb.weight",  "wpe.weight",  0, MAXT, C,   EMBEDDING, none, ALWAYS)           \
-    X(ln1w, "ln1.gamma",                        "norm1.scale",     "ln_1.weight", 1, C,    ONE, ONES,      none, ALWAYS)           \
-    X(ln1b, "ln1.beta",                         "norm1.shift",     "ln_1.bias",   1, C,    ONE, ZEROS,     none, BIASED)           \
-    MYGPT_LINEAR_ROWS(X, wq,   bq,   q,   "attn.W_q", "att.W_query",  "attn.c_attn", 1, C,  C,    ALWAYS, QKV_BIAS, LORA)        \
-    MYGPT_LINEAR_ROWS(X, wk,   bk,   k,   "attn.W_k", "att.W_key",    "attn.c_attn", 1, C,  C,    ALWAYS, QKV_BIAS, LORA)        \
-    MYGPT_LINEAR_ROWS(X, wv,   bv,   v,   "attn.W_v", "att.W_value",  "attn.c_attn", 1, C,  C,    ALWAYS, QKV_BIAS, LORA)        \
-    MYGPT_LINEAR_ROWS(X, wo,   bo,   o,   "attn.W_o", "att.out_proj", "attn.c_proj", 1, C,  C,    ALWAYS, OUT_BIAS, LORA)        \
-    X(ln2w, "ln2.gamma",                        "norm2.scale",     "ln_2.weight", 1, C,    ONE, ONES,      none, ALWAYS)           \
-    X(ln2b, "ln2.beta",                         "norm2.shift",     "ln_2.bias",   1, C,    ONE, ZEROS,     none, BIASED)           \
-    MYGPT_LINEAR_ROWS(X, fc1w, fc1b, fc1, "mlp.fc1",  "ff.layers.0",  "mlp.c_fc",    1, C,  C4,   ALWAYS, BIASED,   LORA)        \
-    MYGPT_LINEAR_ROWS(X, fc2w, fc2b, fc2, "mlp.fc2",  "ff.layers.2",  "mlp.c_proj",  1, C4, C,    ALWAYS, BIASED,   LORA)        \
-    X(lnfw, "ln_f.gamma",                       "final_norm.scale", "ln_f.weight", 0, C,   ONE, ONES,      none, ALWAYS)           \
-    X(lnfb, "ln_f.beta",                        "final_norm.shift", "ln_f.bias",   0, C,   ONE, ZEROS,     none, BIASED)           \
-    MYGPT_LINEAR_ROWS(X, lmw,  lmb,  lm,  "lm_head",  "out_head",     "lm_head",     0, C,  HEAD, UNTIED, CLASSES,  LORA_HEAD)
+#define MYGPT_PARAMETERS(X)                                                                                                                          \
+    X(wte,  "token_embedding.embedding.weight", "tok_emb.weight",   "wte.weight",  "tok_embeddings.weight",  0, V,    C,   EMBEDDING, none, ALWAYS)       \
+    X(wpe,  "position_embedding.weight",        "pos_emb.weight",   "wpe.weight",  NULL,                     0, MAXT, C,   EMBEDDING, none, POSITIONS)    \
+    X(ln1w, "ln1.gamma",                        "norm1.scale",      "ln_1.weight", "attention_norm.weight",  1, C,    ONE, ONES,      none, ALWAYS)       \
+    X(ln1b, "ln1.beta",                         "norm1.shift",      "ln_1.bias",   NULL,                     1, C,    ONE, ZEROS,     none, BIASED)       \
+    MYGPT_LINEAR_ROWS(X, wq,   bq,   q,   "attn.W_q", "att.W_query",  "attn.c_attn", "attention.wq",    1, C,  C,    ALWAYS, QKV_BIAS, LORA)             \
+    MYGPT_LINEAR_ROWS(X, wk,   bk,   k,   "attn.W_k", "att.W_key",    "attn.c_attn", "attention.wk",    1, C,  KV,   ALWAYS, QKV_BIAS, LORA)             \
+    MYGPT_LINEAR_ROWS(X, wv,   bv,   v,   "attn.W_v", "att.W_value",  "attn.c_attn", "attention.wv",    1, C,  KV,   ALWAYS, QKV_BIAS, LORA)             \
+    MYGPT_LINEAR_ROWS(X, wo,   bo,   o,   "attn.W_o", "att.out_proj", "attn.c_proj", "attention.wo",    1, C,  C,    ALWAYS, OUT_BIAS, LORA)             \
+    X(ln2w, "ln2.gamma",                        "norm2.scale",      "ln_2.weight", "ffn_norm.weight",        1, C,    ONE, ONES,      none, ALWAYS)       \
+    X(ln2b, "ln2.beta",                         "norm2.shift",      "ln_2.bias",   NULL,                     1, C,    ONE, ZEROS,     none, BIASED)       \
+    MYGPT_LINEAR_ROWS(X, fc1w, fc1b, fc1, "mlp.fc1",  "ff.layers.0",  "mlp.c_fc",    "feed_forward.w1", 1, C,  H,    ALWAYS, BIASED,   LORA)             \
+    MYGPT_LINEAR_ROWS(X, fc2w, fc2b, fc2, "mlp.fc2",  "ff.layers.2",  "mlp.c_proj",  "feed_forward.w2", 1, H,  C,    ALWAYS, BIASED,   LORA)             \
+    MYGPT_LINEAR_ROWS(X, w3w,  w3b,  w3,  "mlp.fc3",  "ff.w3",        "mlp.w3",      "feed_forward.w3", 1, C,  H,    SWIGLU, NEVER,    NEVER)            \
+    X(lnfw, "ln_f.gamma",                       "final_norm.scale", "ln_f.weight", "norm.weight",            0, C,    ONE, ONES,      none, ALWAYS)       \
+    X(lnfb, "ln_f.beta",                        "final_norm.shift", "ln_f.bias",   NULL,                     0, C,    ONE, ZEROS,     none, BIASED)       \
+    MYGPT_LINEAR_ROWS(X, lmw,  lmb,  lm,  "lm_head",  "out_head",     "lm_head",     "output",          0, C,  HEAD, UNTIED, CLASSES,  LORA_HEAD)
 
 /* MYGPT_PARAM_wte, MYGPT_PARAM_wpe, ...: a tensor's index in the table */
 enum mygpt_param_index {

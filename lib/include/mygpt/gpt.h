@@ -44,7 +44,8 @@ typedef struct mygpt_acts {
     float *q, *k, *v;/* (B, T, C)  attention projections          */
     float *atty;     /* (B, T, C)  attention output before W_o    */
     float *proj;     /* (B, T, C)  W_o or fc2 output              */
-    float *fch;      /* (B, T, 4C) fc1 output, then GELU          */
+    float *fch;      /* (B, T, H) fc1 output, then GELU (H = 4C; llama: its hidden size, SwiGLU's product) */
+    float *fc3;      /* (B, T, H) w3's output (llama's SwiGLU), else none */
     float *logits;   /* (B, T, V), V the head's size (mygpt_head_size) */
     float *memory;   /* the single allocation behind all of them  */
     size_t capacity_bt; /* rows the memory holds: the largest B * T so far */

@@ -36,6 +36,7 @@ typedef struct mygpt_kv_cache {
     int ldk;             /* maxT rounded up to MYGPT_KT_BLOCK            */
     float *logits;       /* (V) the last added position's logits         */
     float *x, *ln, *q, *atty, *proj, *fch, *att; /* scratch for up to rows_cap rows */
+    float *fc3;                                  /* (llama's w3 output)              */
     int rows_cap;
     int att_rows;        /* rows of att: one per thread                  */
     float *memory;       /* k, v and kt                                  */

@@ -113,6 +113,15 @@ typedef struct mygpt_layernorm_saved {
 void mygpt_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const float *dout,
                               mygpt_layernorm_saved saved, size_t N, int C);
 
+/* RMSNorm over the last axis (llama2.c's run.c and model.py): each row scaled by
+ * r = 1 / sqrt(mean(x^2) + eps), out = (x * r) * weight, in float32 but for the mean of
+ * the squares, summed in double and rounded once. out, inp (N, C), weight (C); out may be inp. */
+void mygpt_rmsnorm_forward(float *out, const float *inp, const float *weight, size_t N, int C, float eps);
+
+/* SwiGLU's product, model.py's F.silu(w1(x)) * w3(x): out = a * sigmoid(a) * b, elementwise
+ * over n values, SiLU as run.c computes it (a * (1 / (1 + exp(-a)))). out may be a. */
+void mygpt_swiglu_forward(float *out, const float *a, const float *b, size_t n);
+
 /* Exact GELU, 0.5 * x * (1 + erf(x / sqrt(2))), elementwise over n values (in place
  * allowed). erf is the library's own (lib/kernels/vecmath.h, within 1.2 ulp of libm's), so
  * fc1's fused GELU in the fast matmul gives the same bits. */

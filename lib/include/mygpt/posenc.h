@@ -14,6 +14,8 @@
 #ifndef MYGPT_POSENC_H
 #define MYGPT_POSENC_H
 
+#include <stddef.h>
+
 #include "mygpt/error.h"
 
 #ifdef __cplusplus
@@ -46,6 +48,14 @@ mygpt_status mygpt_rope_cache(float *cos_cache, float *sin_cache, const float *i
  * x, out (rows, d) with row r at position r % T; cos, sin (>= T, half). out may be x. */
 void mygpt_rope_apply(float *out, const float *x, const float *cos_cache, const float *sin_cache,
                       int rows, int T, int half);
+
+/* Rotary positions on every head of x (rows, heads * head_size) in place, row r at
+ * position t0 + r % T: channel pair i of a head turned by the angle pos * freq_i,
+ * freq_i = 1 / 10000^(2i / head_size) computed in float as llama2.c's run.c does
+ * (1.0f / powf(10000.0f, 2i / (float)head_size)), cosf and sinf of (float)pos * freq_i.
+ * halves 0: llama2.c's interleaved pairs (2i, 2i + 1); 1: Hugging Face's halves (i,
+ * i + head_size / 2) (mygpt/config.h's mygpt_rope_style). head_size must be even. */
+void mygpt_rope_heads(float *x, size_t rows, int T, int t0, int heads, int head_size, int halves);
 
 #pragma GCC visibility pop
 

@@ -1,0 +1,182 @@
+/*
+ * llama2c.c - llama2.c's legacy model file (run.c's checkpoint, export.py's legacy_export):
+ * seven little-endian int32 (dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size,
+ * seq_len; a negative vocab_size: the classifier has weights of its own), then float32
+ * tensors stacked over the layers, in the order TENSORS lists them, with two tables of
+ * RoPE cosines and sines (seq_len, head_size / 2) before the classifier. The parameter
+ * table stacks each tensor over the layers too, so the file is the model's tensors whole,
+ * one after another.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mygpt/checkpoint.h"
+#include "mygpt/gpt.h"
+#include "base/base.h"
+#include "io/llama2c.h"
+#include "io/whole.h"
+#include "model/params.h"
+
+/* the file's tensors before the RoPE tables, in its order (the classifier comes after them) */
+static const int TENSORS[] = {MYGPT_PARAM_wte,  MYGPT_PARAM_ln1w, MYGPT_PARAM_wq,   MYGPT_PARAM_wk,
+                              MYGPT_PARAM_wv,   MYGPT_PARAM_wo,   MYGPT_PARAM_ln2w, MYGPT_PARAM_fc1w,
+                              MYGPT_PARAM_fc2w, MYGPT_PARAM_w3w,  MYGPT_PARAM_lnfw};
+enum { NTENSORS = sizeof TENSORS / sizeof TENSORS[0], HEADER_BYTES = 7 * 4 };
+
+/* The configuration a header describes (not yet validated) */
+static mygpt_config config_of(const int32_t h[7])
+{
+    const int vocab = h[5] == INT32_MIN ? 0 : h[5] < 0 ? -h[5] : h[5]; // (INT32_MIN has no positive)
+    return (mygpt_config){.arch = MYGPT_ARCH_LLAMA, .embed_dim = h[0], .ffn_hidden = h[1], .num_layers = h[2],
+                          .num_heads = h[3], .num_kv_heads = h[4], .vocab_size = vocab, .max_seq_len = h[6],
+                          .untied_head = h[5] < 0, .rope = MYGPT_ROPE_INTERLEAVED};
+}
+
+/* The floats of the two RoPE tables: seq_len * head_size */
+static uint64_t rope_floats(const mygpt_config *c)
+{
+    return (uint64_t)c->max_seq_len * (uint64_t)(c->embed_dim / c->num_heads);
+}
+
+
+/* reads n bytes at off of fd into dst; MYGPT_EIO if the file is shorter or unreadable */
+static mygpt_status read_at(int fd, void *dst, size_t n, uint64_t off, const char *path, mygpt_error *err)
+{
+    char *d = dst;
+    while (n > 0) {
+        const size_t want = n < ((size_t)1 << 30) ? n : (size_t)1 << 30;
+        const ssize_t got = pread(fd, d, want, (off_t)off);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return mygpt_fail(err, MYGPT_EIO, "%s: %s", path, got < 0 ? strerror(errno) : "changed while being read");
+        d += got, off += (uint64_t)got, n -= (size_t)got;
+    }
+    return MYGPT_OK;
+}
+
+int mygpt_llama2c_file(const char *path)
+{
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct stat s;
+    int32_t h[7];
+    const int read = fstat(fd, &s) == 0 && S_ISREG(s.st_mode) && pread(fd, h, sizeof h, 0) == (ssize_t)sizeof h;
+    close(fd);
+    if (!read || ((const char *)h)[8] == '{') // safetensors: a length, then its JSON header
+        return 0;
+    const mygpt_config c = config_of(h);
+    return c.ffn_hidden >= 1 && c.num_kv_heads >= 1 && mygpt_config_validate(&c, NULL) == MYGPT_OK;
+}
+
+/* The model of the header h and file of `bytes` bytes at fd: checked, then read */
+static mygpt_status load_fd(mygpt_gpt **out, int fd, uint64_t bytes, const char *path, mygpt_error *err)
+{
+    int32_t h[7];
+    if (bytes < HEADER_BYTES)
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s: %llu bytes, shorter than llama2.c's 28-byte header", path,
+                          (unsigned long long)bytes);
+    MYGPT_TRY(read_at(fd, h, sizeof h, 0, path, err));
+    const mygpt_config c = config_of(h);
+    if (h[1] < 1 || h[4] < 1 || c.vocab_size < 1)
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s: not a llama2.c model: hidden_dim %d, n_kv_heads %d, vocab_size %d",
+                          path, h[1], h[4], h[5]);
+    mygpt_gpt *g;
+    mygpt_error why = {0};
+    mygpt_status st = mygpt_gpt_alloc(&g, &c, &why);
+    if (st != MYGPT_OK) // the sizes' own message, said of the file
+        return mygpt_fail(err, st, "%s: not a model llama2.c's header can describe: %s", path, why.message);
+    const uint64_t want = HEADER_BYTES + 4 * ((uint64_t)g->num_parameters + rope_floats(&c));
+    if (bytes != want) {
+        mygpt_gpt_free(g);
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s: %llu bytes, not the %llu its header's model has (dim %d, "
+                          "hidden_dim %d, %d layers, %d heads, %d kv heads, vocab %d, seq_len %d)", path,
+                          (unsigned long long)bytes, (unsigned long long)want, h[0], h[1], h[2], h[3], h[4], h[5], h[6]);
+    }
+    uint64_t off = HEADER_BYTES;
+    for (int i = 0; i < NTENSORS && st == MYGPT_OK; i++) {
+        const size_t n = g->param_sizes[TENSORS[i]];
+        st = read_at(fd, mygpt_param_tensor(&g->params, TENSORS[i]), n * sizeof(float), off, path, err);
+        off += 4 * (uint64_t)n;
+    }
+    off += 4 * rope_floats(&c); // recomputed where they are used
+    if (st == MYGPT_OK && c.untied_head)
+        st = read_at(fd, g->params.lmw, g->param_sizes[MYGPT_PARAM_lmw] * sizeof(float), off, path, err);
+    if (st != MYGPT_OK) {
+        mygpt_gpt_free(g);
+        return st;
+    }
+    *out = g;
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_llama2c_load(mygpt_gpt **out, const char *path, mygpt_error *err)
+{
+    *out = NULL;
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return mygpt_fail(err, MYGPT_EIO, "cannot open %s: %s", path, strerror(errno));
+    struct stat s;
+    if (fstat(fd, &s) != 0 || !S_ISREG(s.st_mode)) {
+        close(fd);
+        return mygpt_fail(err, MYGPT_EIO, "cannot read %s: not a regular file", path);
+    }
+    const mygpt_status st = load_fd(out, fd, (uint64_t)s.st_size, path, err);
+    close(fd);
+    return st;
+}
+
+/* Writes the model g to f as llama2.c's file; 0 if a write failed */
+static int write_model(FILE *f, const mygpt_gpt *g)
+{
+    const mygpt_config *c = &g->config;
+    const int untied = mygpt_arch_get(c).untied_head;
+    const int32_t h[7] = {c->embed_dim, mygpt_ffn_hidden(c), c->num_layers, c->num_heads, mygpt_kv_heads(c),
+                          untied ? -c->vocab_size : c->vocab_size, c->max_seq_len};
+    int ok = fwrite(h, sizeof h, 1, f) == 1;
+    for (int i = 0; i < NTENSORS && ok; i++) {
+        const size_t n = g->param_sizes[TENSORS[i]];
+        ok = fwrite(mygpt_param_tensor(&g->params, TENSORS[i]), sizeof(float), n, f) == n;
+    }
+    // model.py's freqs_cos and freqs_sin (seq_len, head_size / 2), as run.c would compute them
+    const int hs = c->embed_dim / c->num_heads;
+    for (int table = 0; table < 2 && ok; table++)
+        for (int t = 0; t < c->max_seq_len && ok; t++)
+            for (int i = 0; i < hs / 2 && ok; i++) {
+                const float freq = 1.0f / powf(10000.0f, (float)(2 * i) / (float)hs);
+                const float val = (float)t * freq, x = table == 0 ? cosf(val) : sinf(val);
+                ok = fwrite(&x, sizeof x, 1, f) == 1;
+            }
+    if (ok && untied)
+        ok = fwrite(g->params.lmw, sizeof(float), g->param_sizes[MYGPT_PARAM_lmw], f) ==
+             g->param_sizes[MYGPT_PARAM_lmw];
+    return ok;
+}
+
+mygpt_status mygpt_llama2c_save(const mygpt_gpt *g, const char *path, mygpt_error *err)
+{
+    if (g->config.arch != MYGPT_ARCH_LLAMA)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s: llama2.c's file holds a llama model, not a %s", path,
+                          mygpt_arch_name(g->config.arch));
+    if (g->weights != MYGPT_WEIGHTS_FP32)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s: llama2.c's file holds float32 weights", path);
+    MYGPT_TRY(mygpt_checkpoint_check_path(path, err));
+    sigset_t was;
+    const int held = mygpt_hold_signals(&was);
+    mygpt_status st;
+    char tmp[4200];
+    FILE *f = mygpt_temp_beside(path, tmp, sizeof tmp, &st, err);
+    if (f)
+        st = mygpt_commit_temp(f, tmp, path, write_model(f, g), err);
+    mygpt_release_signals(held, &was);
+    return st;
+}

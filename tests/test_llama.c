@@ -1,0 +1,479 @@
+/*
+ * test_llama.c - the llama architecture (llama2.c's model.py: RMSNorm, rotary positions,
+ * SwiGLU, grouped-query attention) against tools/reference_llama.py's goldens
+ * (tests/golden/llama): logits within 1e-5 on llama2.c's stories260K and on 8 random
+ * models, through the full forward and the KV cache; the greedy ids of 200 positions from
+ * BOS; llama2.c's .bin read and written back the same; its errors; and the counts.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "golden.h"
+#include "model/params.h"
+#include "runproc.h"
+#include "mygpt/checkpoint.h"
+#include "mygpt/data.h"
+#include "mygpt/gpt.h"
+#include "mygpt/kv_cache.h"
+#include "mygpt/posenc.h"
+#include "mygpt/sample.h"
+#include "mygpt/train.h"
+
+/* the docs' tolerance of a forward (docs/model-spec.md): 1e-5 x max(1, |logit|) */
+#define TOL 1e-5
+
+/* One golden: the header's sizes, the ids (B, T), the logits (B * T, V), the greedy ids */
+typedef struct llama_golden {
+    int config[8];
+    int B, T, V;
+    int64_t *ids;
+    float *logits;
+    int64_t *greedy;
+    int ngreedy;
+    int seed, multiple_of; /* model.py's initialisation's (init_N.txt) */
+} llama_golden;
+
+/* the floats or ints of a line after its first `skip` words */
+static const char *after_words(const char *s, int skip)
+{
+    for (int i = 0; i < skip; i++) {
+        while (*s == ' ')
+            s++;
+        while (*s && *s != ' ')
+            s++;
+    }
+    return s;
+}
+
+static llama_golden read_golden(const char *name)
+{
+    llama_golden g = {0};
+    golden_reader r = golden_reader_must_open(name);
+    char *line;
+    size_t row = 0;
+    while ((line = golden_read(&r))) {
+        if (strncmp(line, "config ", 7) == 0) {
+            cr_assert_eq(sscanf(line, "config %d %d %d %d %d %d %d %d", &g.config[0], &g.config[1], &g.config[2],
+                                &g.config[3], &g.config[4], &g.config[5], &g.config[6], &g.config[7]), 8);
+            g.V = g.config[5];
+        } else if (strncmp(line, "ids ", 4) == 0) {
+            cr_assert_eq(sscanf(line, "ids %d %d", &g.B, &g.T), 2);
+            g.ids = malloc((size_t)g.B * g.T * sizeof *g.ids);
+            cr_assert_eq(golden_parse_i64(after_words(line, 3), g.ids, (size_t)g.B * g.T), (size_t)g.B * g.T);
+            g.logits = malloc((size_t)g.B * g.T * g.V * sizeof *g.logits);
+        } else if (strncmp(line, "seed ", 5) == 0) {
+            cr_assert_eq(sscanf(line, "seed %d multiple_of %d", &g.seed, &g.multiple_of), 2);
+        } else if (strncmp(line, "greedy ", 7) == 0) {
+            cr_assert_eq(sscanf(line, "greedy %d", &g.ngreedy), 1);
+            g.greedy = malloc((size_t)g.ngreedy * sizeof *g.greedy);
+            cr_assert_eq(golden_parse_i64(after_words(line, 2), g.greedy, (size_t)g.ngreedy), (size_t)g.ngreedy);
+        } else if (strcmp(line, "logits") != 0) { // a row of logits
+            char *s = line, *end;
+            cr_assert_lt(row, (size_t)g.B * g.T, "%s: too many rows", name);
+            for (int v = 0; v < g.V; v++, s = end) {
+                g.logits[row * g.V + v] = strtof(s, &end);
+                cr_assert_neq(s, end, "%s line %ld: %d numbers, not %d", name, r.lineno, v, g.V);
+            }
+            row++;
+        }
+    }
+    golden_reader_close(&r);
+    cr_assert_eq(row, (size_t)g.B * g.T, "%s: %zu rows of logits", name, row);
+    return g;
+}
+
+static void free_golden(llama_golden *g)
+{
+    free(g->ids);
+    free(g->logits);
+    free(g->greedy);
+}
+
+/* the largest |a - b| / max(1, |b|) over n (b the golden) */
+static double worst(const float *a, const float *b, size_t n)
+{
+    double w = 0;
+    for (size_t i = 0; i < n; i++)
+        w = fmax(w, fabs((double)a[i] - (double)b[i]) / fmax(1.0, fabs((double)b[i])));
+    return w;
+}
+
+/* a file name of this process's in the system's temporary folder */
+static void temp_path(char *buf, size_t n, const char *stem, const char *ext)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(buf, n, "%s/%s_%d.%s", dir && *dir ? dir : P_tmpdir, stem, (int)getpid(), ext);
+}
+
+static char *path_of(char *buf, size_t n, const char *name)
+{
+    snprintf(buf, n, "%s/llama/%s", golden_dir(), name);
+    return buf;
+}
+
+/* the model of a .bin, read by mygpt_model_load (which tells the format by content) */
+static mygpt_gpt *load(const char *path)
+{
+    mygpt_gpt *m = NULL;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_model_load(&m, path, &err), MYGPT_OK, "%s: %s", path, err.message);
+    cr_assert_eq(m->config.arch, MYGPT_ARCH_LLAMA);
+    return m;
+}
+
+/* The full forward over (B, T), then each sequence through the KV cache one position at a
+ * time and its first half in one step: every row within TOL of the golden's */
+static void check_logits(mygpt_gpt *m, const llama_golden *g, const char *name)
+{
+    mygpt_error err = {0};
+    const size_t V = (size_t)g->V, BT = (size_t)g->B * g->T;
+    cr_assert_eq(mygpt_gpt_forward(m, g->ids, g->B, g->T, &err), MYGPT_OK, "%s", err.message);
+    const double full = worst(m->acts.logits, g->logits, BT * V);
+    cr_expect_leq(full, TOL, "%s: full forward off by %g", name, full);
+    cr_log_info("%s: full forward within %.3g x max(1, |logit|)", name, full);
+    mygpt_kv_cache c;
+    cr_assert_eq(mygpt_kv_cache_init(&c, m, &err), MYGPT_OK, "%s", err.message);
+    for (int b = 0; b < g->B; b++) {
+        mygpt_kv_cache_reset(&c);
+        const int64_t *ids = g->ids + (size_t)b * g->T;
+        const int first = g->T / 2 > 0 ? g->T / 2 : 1; // a step of several rows, then one at a time
+        for (int t = first - 1; t < g->T; t++) {
+            const int n = t == first - 1 ? first : 1;
+            cr_assert_eq(mygpt_gpt_forward_cached(m, &c, ids + t + 1 - n, n, &err), MYGPT_OK, "%s", err.message);
+            const double w = worst(c.logits, g->logits + ((size_t)b * g->T + t) * V, V);
+            cr_expect_leq(w, TOL, "%s: KV cache, sequence %d position %d off by %g", name, b, t, w);
+        }
+    }
+    mygpt_kv_cache_free(&c);
+}
+
+/* The golden llama/STEM_i.txt into *g (its name in txt) and the model of STEM_i.bin */
+static mygpt_gpt *golden_model(const char *stem, int i, llama_golden *g, char txt[64])
+{
+    char bin[64], path[4096];
+    snprintf(txt, 64, "llama/%s_%d.txt", stem, i);
+    snprintf(bin, sizeof bin, "%s_%d.bin", stem, i);
+    *g = read_golden(txt);
+    return load(path_of(path, sizeof path, bin));
+}
+
+Test(llama, random_models_logits_full_and_cached)
+{
+    for (int i = 0; i < 8; i++) {
+        char txt[64];
+        llama_golden g;
+        mygpt_gpt *m = golden_model("random", i, &g, txt);
+        cr_assert_eq(m->config.embed_dim, g.config[0]);
+        cr_assert_eq(mygpt_ffn_hidden(&m->config), g.config[1]);
+        cr_assert_eq(mygpt_kv_heads(&m->config), g.config[4]);
+        cr_assert_eq(m->config.untied_head, g.config[7]);
+        check_logits(m, &g, txt);
+        m->impl = MYGPT_IMPL_REFERENCE; // the plain loops too
+        check_logits(m, &g, txt);
+        mygpt_gpt_free(m);
+        free_golden(&g);
+    }
+}
+
+/* torch.manual_seed(S); Transformer(ModelArgs(...)): model.py's _init_weights drawn from
+ * mygpt's generator, every weight the same bits as the file the reference wrote of it */
+Test(llama, model_pys_initialisation_bit_for_bit)
+{
+    for (int i = 0; i < 3; i++) {
+        char txt[64];
+        llama_golden g;
+        mygpt_gpt *m = NULL, *want = golden_model("init", i, &g, txt);
+        const mygpt_config cfg = {.arch = MYGPT_ARCH_LLAMA, .embed_dim = g.config[0], .num_layers = g.config[2],
+                                  .num_heads = g.config[3], .num_kv_heads = g.config[4], .vocab_size = g.config[5],
+                                  .max_seq_len = g.config[6],
+                                  .ffn_hidden = mygpt_llama_hidden_dim(g.config[0], g.multiple_of)};
+        cr_assert_eq(cfg.ffn_hidden, g.config[1], "model.py's hidden size");
+        mygpt_error err = {0};
+        cr_assert_eq(mygpt_gpt_create(&m, &cfg, (uint64_t)g.seed, &err), MYGPT_OK, "%s", err.message);
+        cr_assert_eq(m->num_parameters, want->num_parameters);
+        for (int t = 0; t < MYGPT_NUM_PARAM_TENSORS; t++)
+            cr_expect_eq(memcmp(mygpt_param_tensor(&m->params, t), mygpt_param_tensor(&want->params, t),
+                                m->param_sizes[t] * sizeof(float)), 0, "%s: %s differs", txt, mygpt_param_tensor_name(t));
+        check_logits(m, &g, txt);
+        mygpt_gpt_free(want);
+        mygpt_gpt_free(m);
+        free_golden(&g);
+    }
+}
+
+/* corpus/llama/stories260K.bin, beside the tests' folder */
+static const char *stories(char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/../../corpus/llama/stories260K.bin", golden_dir());
+    return buf;
+}
+
+Test(llama, stories260K_logits_and_greedy_ids)
+{
+    char path[4096];
+    if (access(stories(path, sizeof path), R_OK) != 0)
+        cr_skip_test("%s is absent", path);
+    llama_golden g = read_golden("llama/stories260K.txt");
+    mygpt_gpt *m = load(path);
+    m->impl = MYGPT_IMPL_REFERENCE;
+    check_logits(m, &g, "stories260K (plain loops)");
+    m->impl = MYGPT_IMPL_FAST;
+    check_logits(m, &g, "stories260K");
+    mygpt_error perr = {0}; // and the weights packed once, as generate packs them (the same bits)
+    cr_assert_eq(mygpt_gpt_pack(m, &perr), MYGPT_OK, "%s", perr.message);
+    check_logits(m, &g, "stories260K (packed)");
+    // run.c -t 0 -n 200: BOS at position 0, each argmax fed back, a 1 stops it
+    mygpt_kv_cache c;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_kv_cache_init(&c, m, &err), MYGPT_OK);
+    int64_t token = 1;
+    int n = 0;
+    for (int pos = 0; pos < 200; pos++) {
+        cr_assert_eq(mygpt_gpt_forward_cached(m, &c, &token, 1, &err), MYGPT_OK, "%s", err.message);
+        token = mygpt_argmax(c.logits, (size_t)m->config.vocab_size);
+        if (token == 1)
+            break;
+        cr_assert_lt(n, g.ngreedy, "more ids than llama2.c chooses");
+        cr_assert_eq(token, g.greedy[n], "greedy id %d: %lld, llama2.c's model.py %lld", n, (long long)token,
+                     (long long)g.greedy[n]);
+        n++;
+    }
+    cr_assert_eq(n, g.ngreedy);
+    mygpt_kv_cache_free(&c);
+    mygpt_gpt_free(m);
+    free_golden(&g);
+}
+
+/* the whole of a file */
+static char *slurp(const char *path, size_t *len)
+{
+    char *data;
+    cr_assert_eq(mygpt_read_file(path, &data, len, NULL), MYGPT_OK, "%s", path);
+    return data;
+}
+
+Test(llama, bin_written_reads_back_the_same)
+{
+    char path[4096], out[4096];
+    temp_path(out, sizeof out, "mygpt_test_llama", "bin");
+    for (int i = 0; i < 8; i++) {
+        char bin[32];
+        snprintf(bin, sizeof bin, "random_%d.bin", i);
+        mygpt_gpt *m = load(path_of(path, sizeof path, bin));
+        mygpt_error err = {0};
+        cr_assert_eq(mygpt_llama2c_save(m, out, &err), MYGPT_OK, "%s", err.message);
+        mygpt_gpt *back = load(out);
+        cr_assert_eq(back->num_parameters, m->num_parameters);
+        cr_assert_eq(memcmp(back->params_memory, m->params_memory, m->num_parameters * sizeof(float)), 0,
+                     "%s: the weights read back differ", bin);
+        // the file too, but for the RoPE tables, which model.py computes with its own cos and sin
+        size_t la, lb;
+        char *a = slurp(path, &la), *b = slurp(out, &lb);
+        cr_assert_eq(la, lb);
+        const size_t tables = (size_t)m->config.max_seq_len * (m->config.embed_dim / m->config.num_heads) * 4;
+        const size_t head = la - tables - (m->config.untied_head ? m->param_sizes[MYGPT_PARAM_lmw] * 4 : 0);
+        cr_assert_eq(memcmp(a, b, head), 0, "%s: the bytes before the RoPE tables differ", bin);
+        cr_assert_eq(memcmp(a + head + tables, b + head + tables, la - head - tables), 0);
+        free(a);
+        free(b);
+        mygpt_gpt_free(back);
+        mygpt_gpt_free(m);
+    }
+    unlink(out);
+}
+
+/* writes the first n bytes of src to dst, then `extra` zero bytes */
+static void write_cut(const char *dst, const char *src, size_t n, size_t extra)
+{
+    size_t len;
+    char *data = slurp(src, &len);
+    FILE *f = fopen(dst, "wb");
+    cr_assert(f);
+    fwrite(data, 1, n < len ? n : len, f);
+    for (size_t i = 0; i < extra; i++)
+        fputc(0, f);
+    fclose(f);
+    free(data);
+}
+
+Test(llama, cut_long_or_hostile_files_are_errors)
+{
+    char path[4096], bad[4096];
+    path_of(path, sizeof path, "random_1.bin");
+    temp_path(bad, sizeof bad, "mygpt_test_llama_bad", "bin");
+    size_t len;
+    free(slurp(path, &len));
+    const size_t cuts[] = {0, 10, 28, 100, len - 4, len - 1};
+    mygpt_gpt *m = NULL;
+    mygpt_error err = {0};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        write_cut(bad, path, cuts[i], 0);
+        cr_expect_neq(mygpt_llama2c_load(&m, bad, &err), MYGPT_OK, "cut at %zu", cuts[i]);
+        cr_expect_null(m);
+    }
+    write_cut(bad, path, len, 4); // longer than its header says
+    cr_expect_eq(mygpt_llama2c_load(&m, bad, &err), MYGPT_EFORMAT);
+    cr_expect(strstr(err.message, "bytes, not the"), "%s", err.message);
+    // hostile headers: sizes that overflow, heads that do not divide, a negative size
+    const int32_t headers[][7] = {{1 << 30, 1 << 30, 1 << 30, 1, 1, 1 << 30, 1 << 30},
+                                  {64, 172, 5, 8, 3, 512, 512},
+                                  {64, 172, -5, 8, 4, 512, 512},
+                                  {63, 172, 5, 7, 7, 512, 512},
+                                  {64, 0, 5, 8, 4, 512, 512},
+                                  {64, 172, 5, 8, 4, INT32_MIN, 512},
+                                  {64, 172, 5, 0, 0, 512, 512},
+                                  {64, 172, 5, 8, 4, 512, 0},
+                                  {64, 172, 5, 16, 4, 512, 512}}; // (an odd head size: no rotary pairs)
+    for (size_t i = 0; i < sizeof headers / sizeof headers[0]; i++) {
+        FILE *f = fopen(bad, "wb");
+        fwrite(headers[i], sizeof headers[i], 1, f);
+        for (int k = 0; k < 4096; k++)
+            fputc(0, f);
+        fclose(f);
+        cr_expect_neq(mygpt_llama2c_load(&m, bad, &err), MYGPT_OK, "header %zu", i);
+        cr_expect_null(m);
+    }
+    unlink(bad);
+}
+
+Test(llama, training_is_refused_not_crashed)
+{
+    char path[4096];
+    mygpt_gpt *m = load(path_of(path, sizeof path, "random_0.bin"));
+    mygpt_trainer *tr = NULL;
+    mygpt_error err = {0};
+    cr_expect_eq(mygpt_trainer_create(&tr, m, &err), MYGPT_EINVAL);
+    cr_expect(strstr(err.message, "llama"), "%s", err.message);
+    mygpt_gpt_free(m);
+}
+
+Test(llama, counts_llama2_7b)
+{
+    // Llama 2 7B: dim 4096, 32 layers, 32 heads, vocabulary 32000, hidden 11008 (multiple_of 256), untied
+    const mygpt_config cfg = {.arch = MYGPT_ARCH_LLAMA, .vocab_size = 32000, .embed_dim = 4096, .num_heads = 32,
+                              .num_layers = 32, .max_seq_len = 4096, .untied_head = 1};
+    mygpt_param_counts pc;
+    cr_assert_eq(mygpt_param_count(&cfg, &pc, NULL), MYGPT_OK);
+    cr_expect_eq(mygpt_ffn_hidden(&cfg), 11008);
+    cr_expect_eq(pc.total, 6738415616ULL, "%llu", (unsigned long long)pc.total);
+    cr_expect_eq(pc.position_embedding, 0);
+    cr_expect_eq(mygpt_llama_hidden_dim(64, 4), 172); // stories260K's
+}
+
+Test(llama, state_dict_is_model_pys_and_safetensors_read_back)
+{
+    char path[4096], out[4096];
+    mygpt_gpt *m = load(path_of(path, sizeof path, "random_5.bin")); // untied, 4 key/value heads of 8
+    // model.py's named_parameters: each layer's Linears, then its two norms (registered last)
+    static const char *const want[] = {"tok_embeddings.weight", "layers.0.attention.wq.weight",
+                                       "layers.0.attention.wk.weight", "layers.0.attention.wv.weight",
+                                       "layers.0.attention.wo.weight", "layers.0.feed_forward.w1.weight",
+                                       "layers.0.feed_forward.w2.weight", "layers.0.feed_forward.w3.weight",
+                                       "layers.0.attention_norm.weight", "layers.0.ffn_norm.weight",
+                                       "norm.weight", "output.weight"};
+    const int n = mygpt_state_dict_len(&m->config);
+    cr_assert_eq(n, 12);
+    for (int j = 0; j < n; j++) {
+        mygpt_state_entry e;
+        mygpt_state_dict_entry(&m->config, &m->params, j, &e);
+        cr_expect_str_eq(e.name, want[j]);
+    }
+    temp_path(out, sizeof out, "mygpt_test_llama", "safetensors");
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_checkpoint_save(m, out, &err), MYGPT_OK, "%s", err.message);
+    mygpt_gpt *back = NULL;
+    cr_assert_eq(mygpt_model_load(&back, out, &err), MYGPT_OK, "%s", err.message);
+    const mygpt_config *a = &m->config, *b = &back->config;
+    cr_expect(b->arch == a->arch && b->vocab_size == a->vocab_size && b->embed_dim == a->embed_dim &&
+              b->num_heads == a->num_heads && b->num_layers == a->num_layers && b->max_seq_len == a->max_seq_len &&
+              mygpt_kv_heads(b) == mygpt_kv_heads(a) && mygpt_ffn_hidden(b) == mygpt_ffn_hidden(a) &&
+              b->untied_head == a->untied_head && b->rope == a->rope, "the configuration read back differs");
+    cr_assert_eq(back->num_parameters, m->num_parameters);
+    cr_expect_eq(memcmp(back->params_memory, m->params_memory, m->num_parameters * sizeof(float)), 0);
+    unlink(out);
+    mygpt_gpt_free(back);
+    mygpt_gpt_free(m);
+}
+
+/* ---- the tool ------------------------------------------------------------------------ */
+
+Test(llama_cli, forward_prints_stories260Ks_logits_and_params_counts_llama2_7b, .timeout = 60)
+{
+    char path[4096];
+    if (access(stories(path, sizeof path), R_OK) != 0)
+        cr_skip_test("%s is absent", path);
+    llama_golden g = read_golden("llama/stories260K.txt");
+    char ids[4096] = "", *at = ids;
+    for (int t = 0; t < g.T; t++)
+        at += snprintf(at, sizeof ids - (size_t)(at - ids), "%s%lld", t ? "," : "", (long long)g.ids[t]);
+    char *const argv[] = {MYGPT_EXE, "forward", "--checkpoint", path, "--ids", ids, "--format", "exact", NULL};
+    proc_result r;
+    cr_assert_eq(run_process(argv, &r), 0);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    const size_t n = (size_t)g.T * g.V;
+    float *got = malloc(n * sizeof *got);
+    char *line = r.out;
+    for (size_t i = 0; i < n; i++) { // one float32 a line, as 8 hex digits
+        char hex[9] = {0};
+        cr_assert_eq(sscanf(line, "%8s", hex), 1, "logit %zu of %zu missing", i, n);
+        got[i] = golden_unhex32(hex);
+        line = strchr(line, '\n') + 1;
+    }
+    const double w = worst(got, g.logits, n);
+    cr_expect_leq(w, TOL, "mygpt forward off by %g", w);
+    free(got);
+    proc_result_free(&r);
+    free_golden(&g);
+
+    cr_assert_eq(run_words(MYGPT_EXE, "params --arch llama --vocab 32000 --embed 4096 --heads 32 --layers 32 "
+                                      "--untied-head", &r), 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "Total parameters:                  6738415616\n"), "%s", r.out);
+    proc_result_free(&r);
+    // a cut model is one line naming the file and both lengths
+    char cut[4096];
+    temp_path(cut, sizeof cut, "mygpt_test_llama_cut", "bin");
+    write_cut(cut, path, 1000, 0);
+    char *const bad[] = {MYGPT_EXE, "forward", "--checkpoint", cut, "--ids", "1,2", NULL};
+    cr_assert_eq(run_process(bad, &r), 0);
+    cr_expect_neq(r.status, 0);
+    cr_expect(strstr(r.err, cut) && strstr(r.err, "1000 bytes, not the 1056540") && count_lines(r.err) == 1, "%s",
+              r.err);
+    proc_result_free(&r);
+    unlink(cut);
+}
+
+/* Hugging Face's halves are llama2.c's pairs with the channels reordered: channel i and
+ * i + d/2 of a head are pair i's two, so rotating the halves of x is rotating the pairs of
+ * x interleaved (x[i] to 2i, x[i + d/2] to 2i + 1), then undoing the interleaving. */
+Test(llama, rope_halves_are_the_pairs_reordered)
+{
+    enum { ROWS = 6, T = 3, HEADS = 2, D = 8, W = HEADS * D };
+    float halves[ROWS * W], pairs[ROWS * W], before[ROWS * W];
+    for (int i = 0; i < ROWS * W; i++)
+        before[i] = halves[i] = (float)((i * 37) % 23) / 7.0f - 1.5f;
+    for (int r = 0; r < ROWS; r++)
+        for (int h = 0; h < HEADS; h++)
+            for (int i = 0; i < D / 2; i++) {
+                const float *x = halves + r * W + h * D;
+                pairs[r * W + h * D + 2 * i] = x[i];
+                pairs[r * W + h * D + 2 * i + 1] = x[i + D / 2];
+            }
+    mygpt_rope_heads(halves, ROWS, T, 5, HEADS, D, 1);
+    mygpt_rope_heads(pairs, ROWS, T, 5, HEADS, D, 0);
+    for (int r = 0; r < ROWS; r++)
+        for (int h = 0; h < HEADS; h++)
+            for (int i = 0; i < D / 2; i++) {
+                const float *x = halves + r * W + h * D, *y = pairs + r * W + h * D;
+                cr_expect(golden_same_bits(x[i], y[2 * i]) && golden_same_bits(x[i + D / 2], y[2 * i + 1]),
+                          "row %d head %d pair %d", r, h, i);
+            }
+    int moved = 0; // (positions 5 to 7: every pair turns)
+    for (int i = 0; i < ROWS * W; i++)
+        moved += halves[i] != before[i];
+    cr_expect_gt(moved, ROWS * W / 2, "the rotation moved %d of %d values", moved, ROWS * W);
+}

@@ -1,0 +1,182 @@
+#!/usr/bin/python3
+"""Goldens for mygpt's llama architecture from llama2.c's own model.py (PyTorch 1.13, float32, CPU).
+
+    /usr/bin/python3 tools/reference_llama.py --llama2c LLAMA2C_CHECKOUT \\
+        --model corpus/llama/stories260K.bin --out tests/golden/llama
+
+LLAMA2C_CHECKOUT is a clone of karpathy/llama2.c: its model.py (Transformer, ModelArgs) is
+imported unchanged. The script writes into OUT:
+
+  stories260K.txt   the logits of llama2.c's stories260K model for fixed ids, and the greedy
+                    (argmax) ids of 200 positions from BOS (token 1), as llama2.c's
+                    `run MODEL -t 0 -n 200` chooses them: BOS fed at position 0, each argmax
+                    fed back, stopping before a 1
+  random_N.bin      random models (N = 0 .. 7), written in llama2.c's legacy format as
+                    export.py's legacy_export writes it
+  random_N.txt      their logits for fixed ids
+  init_N.bin        model.py's own initialisation: torch.manual_seed(SEED); Transformer(args)
+                    (its _init_weights), written as above (N = 0 .. 2, tied as model.py ties)
+  init_N.txt        its config, a `seed SEED multiple_of M` line, and its logits for fixed ids
+
+Each .txt: `config DIM HIDDEN LAYERS HEADS KV_HEADS VOCAB SEQ_LEN UNTIED`, `ids B T` then the
+B * T ids, `logits` then the B * T * V logits (float32 as %.9e, row by row), and for
+stories260K a `greedy N` line of the N chosen ids. The logits are model.py's Transformer's
+for every position (its forward with targets, which keeps them all), in eval mode.
+Deterministic: rerunning it rewrites identical files.
+"""
+import argparse
+import os
+import struct
+import sys
+
+import torch
+
+# model.py's initialisation: (seed, dim, n_layers, n_heads, n_kv_heads, vocab, multiple_of, max_seq_len, B, T)
+INITS = [
+    (123, 32, 2, 4, 2, 50, 16, 16, 2, 8),
+    (1337, 24, 3, 2, 1, 33, 8, 12, 1, 12),
+    (7, 64, 1, 8, 8, 100, 32, 20, 2, 5),
+]
+
+# (dim, n_layers, n_heads, n_kv_heads, vocab, multiple_of, max_seq_len, untied, B, T)
+CONFIGS = [
+    (16, 1, 2, 2, 32, 4, 8, False, 2, 8),
+    (32, 2, 4, 2, 48, 8, 16, False, 2, 12),
+    (32, 2, 4, 1, 40, 16, 12, True, 1, 12),
+    (24, 3, 3, 3, 64, 32, 16, True, 2, 7),
+    (48, 2, 6, 3, 57, 8, 20, False, 1, 20),
+    (64, 1, 8, 4, 96, 32, 32, True, 2, 16),
+    (40, 2, 2, 1, 33, 4, 10, False, 3, 5),
+    (64, 2, 4, 4, 128, 64, 24, False, 1, 24),
+]
+
+
+def read_legacy(path, ModelArgs, Transformer):
+    """A llama2.c legacy .bin into model.py's Transformer (run.c's reading order)."""
+    data = open(path, "rb").read()
+    dim, hidden, layers, heads, kv, vocab, seq = struct.unpack("7i", data[:28])
+    shared = vocab > 0
+    vocab = abs(vocab)
+    args = ModelArgs(dim=dim, n_layers=layers, n_heads=heads, n_kv_heads=kv, vocab_size=vocab,
+                     hidden_dim=hidden, max_seq_len=seq, dropout=0.0)
+    model = Transformer(args)
+    floats = torch.frombuffer(bytearray(data[28:]), dtype=torch.float32)
+    at = 0
+
+    def take(t):
+        nonlocal at
+        n = t.numel()
+        with torch.no_grad():
+            t.copy_(floats[at:at + n].view_as(t))
+        at += n
+
+    take(model.tok_embeddings.weight)
+    for name in ("attention_norm", "attention.wq", "attention.wk", "attention.wv", "attention.wo",
+                 "ffn_norm", "feed_forward.w1", "feed_forward.w2", "feed_forward.w3"):
+        for layer in model.layers:
+            take(layer.get_submodule(name).weight)
+    take(model.norm.weight)
+    at += seq * (dim // heads)  # freqs_cos, freqs_sin
+    if not shared:
+        model.output.weight = torch.nn.Parameter(torch.empty(vocab, dim))
+        take(model.output.weight)
+    assert at == floats.numel(), (at, floats.numel())
+    return model, (dim, hidden, layers, heads, kv, vocab, seq, int(not shared))
+
+
+
+def _all_logits(model, ids):
+    h = model.tok_embeddings(ids)
+    T = ids.shape[1]
+    cos, sin = model.freqs_cos[:T], model.freqs_sin[:T]
+    for layer in model.layers:
+        h = layer(h, cos, sin)
+    return model.output(model.norm(h))
+
+
+def write(path, config, ids, logits, greedy=None, seed=None):
+    B, T = ids.shape
+    with open(path, "w") as f:
+        f.write("config " + " ".join(str(v) for v in config) + "\n")
+        if seed is not None:
+            f.write("seed %d multiple_of %d\n" % seed)
+        f.write(f"ids {B} {T} " + " ".join(str(int(i)) for i in ids.flatten()) + "\n")
+        f.write("logits\n")
+        for row in logits.reshape(B * T, -1):
+            f.write(" ".join("%.9e" % float(v) for v in row) + "\n")
+        if greedy is not None:
+            f.write(f"greedy {len(greedy)} " + " ".join(str(i) for i in greedy) + "\n")
+
+
+def greedy_ids(model, steps):
+    """run.c's loop at temperature 0 with an empty prompt: BOS at position 0."""
+    tokens, chosen = [1], []
+    for _ in range(steps):
+        with torch.no_grad():
+            nxt = int(torch.argmax(_all_logits(model, torch.tensor([tokens]))[0, -1]))
+        if nxt == 1:
+            break
+        chosen.append(nxt)
+        tokens.append(nxt)
+    return chosen
+
+
+def random_model(i, cfg, ModelArgs, Transformer):
+    dim, layers, heads, kv, vocab, multiple_of, seq, untied, B, T = cfg
+    torch.manual_seed(1000 + i)
+    args = ModelArgs(dim=dim, n_layers=layers, n_heads=heads, n_kv_heads=kv, vocab_size=vocab,
+                     multiple_of=multiple_of, max_seq_len=seq, dropout=0.0)
+    model = Transformer(args)
+    with torch.no_grad():  # norms not all ones, and an untied classifier of its own values
+        for name, p in model.named_parameters():
+            if name.endswith("norm.weight"):
+                p.copy_(torch.rand(p.shape) + 0.5)
+        if untied:
+            model.output.weight = torch.nn.Parameter(torch.randn(vocab, dim) * 0.05)
+    return model
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--llama2c", required=True, help="a checkout of karpathy/llama2.c")
+    ap.add_argument("--model", required=True, help="stories260K.bin")
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    sys.path.insert(0, a.llama2c)
+    from model import ModelArgs, Transformer  # llama2.c's model.py
+    from export import legacy_export
+    torch.set_num_threads(1)
+    os.makedirs(a.out, exist_ok=True)
+
+    model, config = read_legacy(a.model, ModelArgs, Transformer)
+    model.eval()
+    g = torch.Generator().manual_seed(260)
+    ids = torch.randint(0, config[5], (1, 24), generator=g)
+    write(os.path.join(a.out, "stories260K.txt"), config, ids, _all_logits(model, ids).detach(),
+          greedy_ids(model, 200))
+
+    for i, cfg in enumerate(CONFIGS):
+        model = random_model(i, cfg, ModelArgs, Transformer)
+        model.eval()
+        path = os.path.join(a.out, f"random_{i}.bin")
+        legacy_export(model, path)  # (it prints "wrote PATH")
+        model, config = read_legacy(path, ModelArgs, Transformer)  # what the file holds
+        model.eval()
+        B, T = cfg[8], cfg[9]
+        ids = torch.randint(0, cfg[4], (B, T), generator=g)
+        write(os.path.join(a.out, f"random_{i}.txt"), config, ids, _all_logits(model, ids).detach())
+
+    for i, (seed, dim, layers, heads, kv, vocab, multiple_of, seq, B, T) in enumerate(INITS):
+        torch.manual_seed(seed)
+        model = Transformer(ModelArgs(dim=dim, n_layers=layers, n_heads=heads, n_kv_heads=kv, vocab_size=vocab,
+                                      multiple_of=multiple_of, max_seq_len=seq, dropout=0.0))
+        model.eval()
+        ids = torch.randint(0, vocab, (B, T), generator=g)
+        logits = _all_logits(model, ids).detach()
+        legacy_export(model, os.path.join(a.out, f"init_{i}.bin"))
+        config = (dim, model.layers[0].feed_forward.w1.weight.shape[0], layers, heads, kv, vocab, seq, 0)
+        write(os.path.join(a.out, f"init_{i}.txt"), config, ids, logits, seed=(seed, multiple_of))
+
+
+if __name__ == "__main__":
+    main()
