@@ -11,6 +11,7 @@
 #include "args.h"
 #include "char_vocab.h"
 #include "commands.h"
+#include "generate_llama2c.h"
 #include "model_args.h"
 #include "mygpt/data.h"
 #include "mygpt/generate.h"
@@ -46,7 +47,17 @@ static const char USAGE[] =
     "vocabulary is that text's characters, sorted (nanoGPT's character-level tokenizer, as\n"
     "mygpt train --arch nanogpt trains on): the prompt is encoded and the text written with\n"
     "it, the prompt included (nanoGPT's sample.py: --seed 1337 --prompt $'\\n' --max-new 500\n"
-    "--temperature 0.8 --top-k 200).\n";
+    "--temperature 0.8 --top-k 200).\n"
+    "\n"
+    "--sampler llama2c (implied by --tokenizer) is llama2.c's run.c: `run MODEL -z FILE -t T\n"
+    "-p P -s S -n N -i TEXT` prints on stdout what this prints. MODEL is a llama2.c .bin\n"
+    "(corpus/llama/stories260K.bin) or any checkpoint whose vocabulary FILE (llama2.c's\n"
+    "tokenizer.bin: corpus/llama/tok512.bin) spells; the prompt is encoded with BOS, run\n"
+    "position by position, then each token drawn by run.c's sampler (its xorshift\n"
+    "generator seeded with S: argmax at T = 0, else softmax(logits / T) and top-p P, all\n"
+    "tokens when P is 0 or 1) until N positions (the prompt's included; 0: the model's\n"
+    "context) or BOS. Defaults as run.c's: T 1.0, P 0.9, N 256, S the clock's time\n"
+    "(said on stderr; 0 too).\n";
 
 /* Streaming: each token's bytes as soon as it is chosen (a character split over two
  * tokens is completed by the terminal when its second half arrives). */
@@ -272,11 +283,23 @@ int cmd_generate(int argc, char **argv)
                                     {"ids", 1, 0},       {"max-new", 1, 0},     SAMPLING_FLAGS,
                                     {"sample-seed", 1, 0}, {"eos", 1, 0},       {"no-kv-cache", 0, 0},
                                     {"stream", 0, 0},    {"no-stream", 0, 0},   {"print-ids", 0, 0},
-                                    WEIGHTS_FLAG,        {"chars", 1, 0},       {NULL, 0, 0}};
+                                    WEIGHTS_FLAG,        {"chars", 1, 0},       {"sampler", 1, 0},
+                                    {"tokenizer", 1, 0}, {"steps", 1, 0},       {NULL, 0, 0}};
     parsed_args a;
     int rc = cli_parse_or_help(cmd, argc, argv, ARGS, 0, USAGE, &a);
     if (rc)
         return rc < 0 ? 0 : rc;
+    const char *sampler = args_has(&a, "sampler") ? args_get(&a, "sampler") : NULL;
+    if (sampler && strcmp(sampler, "llama2c") != 0 && strcmp(sampler, "torch") != 0) {
+        cli_error(cmd, "--sampler: '%s' is not torch (the tutorial's, the default) or llama2c (run.c's)", sampler);
+        return EXIT_USAGE;
+    }
+    if ((sampler && strcmp(sampler, "llama2c") == 0) || (!sampler && args_has(&a, "tokenizer")))
+        return generate_llama2c(cmd, &a);
+    if (args_has(&a, "tokenizer") || args_has(&a, "steps")) {
+        cli_error(cmd, "--%s goes with --sampler llama2c", args_has(&a, "tokenizer") ? "tokenizer" : "steps");
+        return EXIT_USAGE;
+    }
     gen_flags f;
     generation gen = {0};
     if ((rc = read_flags(cmd, &a, &f)) || (rc = build_model(cmd, &a, &f, &gen)))
