@@ -1,8 +1,11 @@
 /*
  * test_book.c - the library pieces of the book's chapters 2-4: re.split as Python splits,
- * the simple tokenizers V1 and V2 (vocabulary, encode, decode, their errors).
+ * the simple tokenizers V1 and V2 (vocabulary, encode, decode, their errors); attention
+ * step by step (PyTorch's order of a row's sum, exp and softmax, the causal mask, one head
+ * as its steps one by one, two heads as two halves of the channels, dropout, bad sizes).
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,4 +98,137 @@ Test(book, simple_tokenizer_v2_maps_unknown_words)
     free(back);
     free(ids);
     mygpt_simple_tokenizer_free(&tok);
+}
+
+Test(book, sum_torch_adds_in_four_running_sums)
+{
+    // element 4 joins sum 0 (1e8 + 1 rounds to 1e8): ((1e8 - 1e8) + 1) + 1 = 2, where adding
+    // in order gives 3
+    const float x[5] = {1e8f, -1e8f, 1.0f, 1.0f, 1.0f};
+    cr_expect_eq(mygpt_sum_torch(x, 5), 2.0f);
+    cr_expect_eq(mygpt_sum_torch(x, 0), 0.0f);
+}
+
+Test(book, exp_and_softmax_rows)
+{
+    float x[10], e[10], p[10];
+    for (int i = 0; i < 10; i++)
+        x[i] = -2.0f + 0.45f * (float)i;
+    mygpt_exp_torch(e, x, 10);
+    for (int i = 0; i < 10; i++)
+        cr_expect_float_eq(e[i], expf(x[i]), 2e-7f * expf(x[i]), "exp(%g)", x[i]);
+    mygpt_softmax_lastdim(p, x, 2, 5); // two rows of 5
+    for (int r = 0; r < 2; r++) {
+        float sum = 0.0f;
+        for (int i = 0; i < 5; i++) {
+            cr_expect(p[r * 5 + i] > 0.0f);
+            sum += p[r * 5 + i];
+        }
+        cr_expect_float_eq(sum, 1.0f, 1e-6f, "row %d", r);
+        for (int i = 1; i < 5; i++) // x grows along the row: so do its weights
+            cr_expect(p[r * 5 + i] > p[r * 5 + i - 1]);
+    }
+}
+
+/* a module of d_out = 4 over d_in = 3, weights from a seeded generator */
+typedef struct test_module {
+    float wq[12], wk[12], wv[12], wo[16], bo[4];
+    mygpt_mha m;
+} test_module;
+
+static void test_module_init(test_module *t, int heads, int proj)
+{
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, 123);
+    float *parts[4] = {t->wq, t->wk, t->wv, t->wo};
+    const size_t sizes[4] = {12, 12, 12, 16};
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(mygpt_uniform_(&rng, parts[i], sizes[i], -1.0, 1.0, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_uniform_(&rng, t->bo, 4, -1.0, 1.0, NULL), MYGPT_OK);
+    t->m = (mygpt_mha){.d_in = 3, .d_out = 4, .num_heads = heads, .causal = 1, .W_query = t->wq, .W_key = t->wk,
+                       .W_value = t->wv, .out_proj_w = proj ? t->wo : NULL, .out_proj_b = proj ? t->bo : NULL};
+}
+
+static const float X[2 * 5 * 3] = {0.1f, 0.2f, 0.3f, -0.4f, 0.5f, 0.6f, 0.7f, -0.8f, 0.9f, 1.0f, 0.1f, -0.2f,
+                                   0.3f, 0.3f, 0.3f, 0.5f, -0.1f, 0.2f, 0.0f, 0.4f, -0.6f, 0.2f, 0.2f, 0.9f,
+                                   -0.3f, 0.8f, 0.1f, 0.6f, 0.6f, -0.5f};
+
+Test(book, one_head_is_the_steps_one_by_one)
+{
+    test_module t;
+    test_module_init(&t, 1, 0);
+    mygpt_mha_steps s;
+    cr_assert_eq(mygpt_mha_steps_init(&s, &t.m, 2, 5, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_mha_forward(&s, &t.m, X, NULL, NULL), MYGPT_OK);
+    for (int b = 0; b < 2; b++) {
+        float q[20], k[20], v[20], scores[25], w[25], ctx[20];
+        mygpt_matmul_naive(q, X + b * 15, t.wq, NULL, 5, 3, 4);
+        mygpt_matmul_naive(k, X + b * 15, t.wk, NULL, 5, 3, 4);
+        mygpt_matmul_naive(v, X + b * 15, t.wv, NULL, 5, 3, 4);
+        mygpt_matmul_naive(scores, q, k, NULL, 5, 4, 5);
+        mygpt_causal_mask(scores, 1, 5);
+        mygpt_attention_weights(w, scores, 5, 5, 4);
+        mygpt_mm(ctx, w, v, 5, 5, 4);
+        cr_expect_arr_eq(s.scores + b * 25, scores, sizeof scores, "scores of sequence %d", b);
+        cr_expect_arr_eq(s.weights + b * 25, w, sizeof w, "weights of sequence %d", b);
+        cr_expect_arr_eq(s.out + b * 20, ctx, sizeof ctx, "context of sequence %d", b);
+        for (int i = 0; i < 5; i++) // the causal mask: nothing from a later position
+            for (int j = i + 1; j < 5; j++)
+                cr_expect_eq(w[i * 5 + j], 0.0f);
+    }
+    mygpt_mha_steps_free(&s);
+}
+
+Test(book, two_heads_are_two_halves)
+{
+    // MultiHeadAttention's heads are the channels of one projection split in two: head h
+    // sees channels 2h, 2h + 1 of the queries, keys and values
+    test_module t;
+    test_module_init(&t, 2, 1);
+    mygpt_mha_steps s;
+    cr_assert_eq(mygpt_mha_steps_init(&s, &t.m, 2, 5, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_mha_forward(&s, &t.m, X, NULL, NULL), MYGPT_OK);
+    for (int b = 0; b < 2; b++)
+        for (int h = 0; h < 2; h++) {
+            float q[10], k[10], scores[25];
+            for (int i = 0; i < 5; i++)
+                for (int c = 0; c < 2; c++) {
+                    q[i * 2 + c] = s.queries[(b * 5 + i) * 4 + h * 2 + c];
+                    k[i * 2 + c] = s.keys[(b * 5 + i) * 4 + h * 2 + c];
+                }
+            mygpt_matmul_naive(scores, q, k, NULL, 5, 2, 5);
+            mygpt_causal_mask(scores, 1, 5);
+            cr_expect_arr_eq(s.scores + (b * 2 + h) * 25, scores, sizeof scores, "head %d of %d", h, b);
+        }
+    float out[40];
+    mygpt_matmul_naive(out, s.context, t.wo, t.bo, 10, 4, 4); // out_proj
+    cr_expect_arr_eq(s.out, out, sizeof out);
+    mygpt_mha_steps_free(&s);
+}
+
+Test(book, attention_dropout_and_bad_sizes)
+{
+    test_module t;
+    test_module_init(&t, 1, 0);
+    t.m.dropout = 0.5;
+    mygpt_mha_steps s, eval;
+    cr_assert_eq(mygpt_mha_steps_init(&s, &t.m, 2, 5, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_mha_steps_init(&eval, &t.m, 2, 5, NULL), MYGPT_OK);
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, 123);
+    cr_assert_eq(mygpt_mha_forward(&s, &t.m, X, &rng, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_mha_forward(&eval, &t.m, X, NULL, NULL), MYGPT_OK);
+    int dropped = 0;
+    for (int i = 0; i < 50; i++) { // each weight dropped, or kept and doubled
+        cr_expect(s.weights[i] == 0.0f || s.weights[i] == eval.weights[i] * 2.0f, "weight %d", i);
+        dropped += s.weights[i] == 0.0f && eval.weights[i] != 0.0f;
+    }
+    cr_expect(dropped > 0);
+    mygpt_mha_steps_free(&s);
+    mygpt_mha_steps_free(&eval);
+    mygpt_error err = {0};
+    t.m.num_heads = 3;
+    cr_expect_eq(mygpt_mha_steps_init(&s, &t.m, 2, 5, &err), MYGPT_EINVAL);
+    cr_expect(strstr(err.message, "divisible") != NULL, "%s", err.message);
+    cr_expect_null(s.out);
 }

@@ -49,11 +49,26 @@ GROUPS = {
         ("211_book_embedding", [111, 114, 116]),
         ("212_book_input_embeddings", [129, 130, 133, 135]),
     ],
+    "ch03": [
+        ("301_book_attention_scores", [28, 30]),
+        ("302_book_attention_weights", [33, 35, 37]),
+        ("303_book_context_vector", [40]),
+        ("304_book_all_context_vectors", [47, 49, 51, 53, 55, 57]),
+        ("305_book_trainable_weights", [70, 72, 75, 77, 80, 83]),
+        ("306_book_self_attention_v1", [86]),
+        ("307_book_self_attention_v2", [89]),
+        ("308_book_causal_mask", [98, 100, 102, 105, 108, 110]),
+        ("309_book_dropout", [115, 116]),
+        ("310_book_causal_attention", [120, 121]),
+        ("311_book_multihead_wrapper", [127]),
+        ("312_book_multihead_attention", [131]),
+        ("313_book_batched_heads", [138, 140]),
+    ],
 }
 # cells left out: the downloads; cells run but not shown: the versions (this run's are
 # PyTorch 1.13's and node's tiktoken's; the programs are mygpt's)
 SKIP = {"ch02": [16], "ch03": [], "ch04": []}
-UNSHOWN = {"ch02": [3, 72, 90], "ch03": [], "ch04": []}
+UNSHOWN = {"ch02": [3, 72, 90], "ch03": [3], "ch04": []}
 
 
 class Tokenizer:
