@@ -2,7 +2,9 @@
  * test_book.c - the library pieces of the book's chapters 2-4: re.split as Python splits,
  * the simple tokenizers V1 and V2 (vocabulary, encode, decode, their errors); attention
  * step by step (PyTorch's order of a row's sum, exp and softmax, the causal mask, one head
- * as its steps one by one, two heads as two halves of the channels, dropout, bad sizes).
+ * as its steps one by one, two heads as two halves of the channels, dropout, bad sizes);
+ * the GPT's parts (a row's mean and variance, the book's LayerNorm, the shortcut network's
+ * gradients against finite differences).
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -106,6 +108,10 @@ Test(book, sum_torch_adds_in_four_running_sums)
     // in order gives 3
     const float x[5] = {1e8f, -1e8f, 1.0f, 1.0f, 1.0f};
     cr_expect_eq(mygpt_sum_torch(x, 5), 2.0f);
+    // elements 4 and 5 both join sum 0: (1e8 + 0 - 1e8) + 1 = 1, where element 5 joining
+    // sum 1 (1 - 1e8 rounds to -1e8) gives 0, and so does adding in order
+    const float y[6] = {1e8f, 1.0f, 0.0f, 0.0f, 0.0f, -1e8f};
+    cr_expect_eq(mygpt_sum_torch(y, 6), 1.0f);
     cr_expect_eq(mygpt_sum_torch(x, 0), 0.0f);
 }
 
@@ -231,4 +237,61 @@ Test(book, attention_dropout_and_bad_sizes)
     cr_expect_eq(mygpt_mha_steps_init(&s, &t.m, 2, 5, &err), MYGPT_EINVAL);
     cr_expect(strstr(err.message, "divisible") != NULL, "%s", err.message);
     cr_expect_null(s.out);
+}
+
+Test(book, mean_var_and_layernorm)
+{
+    const float x[6] = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 9.0f};
+    cr_expect_eq(mygpt_mean_torch(x, 6), 4.0f);
+    // squared deviations 9 + 4 + 1 + 0 + 1 + 25 = 40: 40 / 5 unbiased, 40 / 6 biased
+    cr_expect_eq(mygpt_var_torch(x, 6, 1), 8.0f);
+    cr_expect_eq(mygpt_var_torch(x, 6, 0), (float)(40.0 / 6.0));
+    const float scale[6] = {1, 1, 1, 1, 1, 1}, shift[6] = {0};
+    float y[12];
+    mygpt_book_layernorm(y, x, scale, shift, 1, 6);
+    cr_expect_float_eq(mygpt_mean_torch(y, 6), 0.0f, 1e-6f);
+    cr_expect_float_eq(mygpt_var_torch(y, 6, 0), 1.0f, 1e-5f); // eps 1e-5 takes a little off
+    const float shifted[6] = {1, 1, 1, 1, 1, 1};
+    mygpt_book_layernorm(y + 6, x, scale, shifted, 1, 6);
+    for (int i = 0; i < 6; i++)
+        cr_expect_eq(y[6 + i], y[i] + 1.0f);
+}
+
+/* the loss of net at x, for finite differences */
+static double net_loss(mygpt_shortcut_net *net, const float *x)
+{
+    float loss;
+    mygpt_shortcut_net_grads(net, x, &loss);
+    return loss;
+}
+
+Test(book, shortcut_gradients_match_finite_differences)
+{
+    const int sizes[4] = {3, 3, 3, 1};
+    const float x[3] = {1.0f, 0.0f, -1.0f};
+    for (int use_shortcut = 0; use_shortcut <= 1; use_shortcut++) {
+        mygpt_rng rng = {0};
+        mygpt_rng_seed(&rng, 123);
+        mygpt_shortcut_net net, probe;
+        cr_assert_eq(mygpt_shortcut_net_init(&net, sizes, 3, use_shortcut, &rng, NULL), MYGPT_OK);
+        float loss;
+        mygpt_shortcut_net_grads(&net, x, &loss);
+        for (int l = 0; l < 3; l++)
+            for (int i = 0; i < sizes[l] * sizes[l + 1]; i++) {
+                const float h = 1e-2f;
+                probe = net;
+                probe.weight[l][i] += h;
+                const double up = net_loss(&probe, x);
+                probe.weight[l][i] -= 2 * h;
+                const double down = net_loss(&probe, x);
+                const double fd = (up - down) / (2 * h);
+                cr_expect(fabs(fd - net.dweight[l][i]) < 1e-3 + 1e-2 * fabs(fd), "layer %d weight %d: %g vs %g (%s)",
+                          l, i, fd, net.dweight[l][i], use_shortcut ? "shortcuts" : "no shortcuts");
+            }
+    }
+    mygpt_shortcut_net net;
+    mygpt_rng rng = {0};
+    mygpt_error err = {0};
+    const int wide[2] = {3, 99};
+    cr_expect_eq(mygpt_shortcut_net_init(&net, wide, 1, 0, &rng, &err), MYGPT_EINVAL);
 }

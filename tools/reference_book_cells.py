@@ -64,11 +64,19 @@ GROUPS = {
         ("312_book_multihead_attention", [131]),
         ("313_book_batched_heads", [138, 140]),
     ],
+    "ch04": [
+        ("402_book_layer_outputs", [22, 24]),
+        ("403_book_normalize", [28, 30]),
+        ("404_book_layernorm", [35]),
+        ("406_book_shortcuts", [55, 57]),
+    ],
 }
 # cells left out: the downloads; cells run but not shown: the versions (this run's are
 # PyTorch 1.13's and node's tiktoken's; the programs are mygpt's)
 SKIP = {"ch02": [16], "ch03": [], "ch04": []}
-UNSHOWN = {"ch02": [3, 72, 90], "ch03": [3], "ch04": []}
+# ch04: 42 draws the GELU figure; 72-80 are chapter 37's (tools/reference_book_ch4.py), the
+# same GPTModel; 15-16, 45-47, 64 and 90-93 have no program yet
+UNSHOWN = {"ch02": [3, 72, 90], "ch03": [3], "ch04": [2, 15, 16, 42, 45, 47, 64, 72, 74, 76, 78, 80, 90, 91, 93]}
 
 
 class Tokenizer:
@@ -121,6 +129,7 @@ def run_chapter(checkout, chapter):
     owner = {c: p for p, cells in GROUPS[chapter] for c in cells}
     texts = {p: "" for p, _ in GROUPS[chapter]}
     os.chdir(os.path.join(ROOT, "data"))  # open("the-verdict.txt")
+    sys.path.insert(0, os.path.dirname(os.path.join(checkout, NOTEBOOKS[chapter])))  # previous_chapters
     for i, cell in enumerate(nb["cells"]):
         if cell["cell_type"] != "code" or i in SKIP[chapter]:
             continue
