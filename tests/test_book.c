@@ -4,7 +4,7 @@
  * step by step (PyTorch's order of a row's sum, exp and softmax, the causal mask, one head
  * as its steps one by one, two heads as two halves of the channels, dropout, bad sizes);
  * the GPT's parts (a row's mean and variance, the book's LayerNorm, the shortcut network's
- * gradients against finite differences).
+ * gradients against finite differences, FeedForward, the TransformerBlock's shortcuts).
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -294,4 +294,32 @@ Test(book, shortcut_gradients_match_finite_differences)
     mygpt_error err = {0};
     const int wide[2] = {3, 99};
     cr_expect_eq(mygpt_shortcut_net_init(&net, wide, 1, 0, &rng, &err), MYGPT_EINVAL);
+}
+
+Test(book, feedforward_and_block)
+{
+    enum { C = 4, H = 16, N = 3 };
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, 7);
+    float w1[H * C], b1[H], w2[C * H], b2[C], x[N * C], out[N * C], hidden[N * H], want[N * C];
+    float *parts[5] = {w1, b1, w2, b2, x};
+    const size_t sizes[5] = {H * C, H, C * H, C, N * C};
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(mygpt_uniform_(&rng, parts[i], sizes[i], -1.0, 1.0, NULL), MYGPT_OK);
+    const mygpt_book_ff ff = {C, w1, b1, w2, b2};
+    cr_assert_eq(mygpt_book_feedforward(out, x, &ff, N, NULL), MYGPT_OK);
+    mygpt_matmul_naive(hidden, x, w1, b1, N, C, H);
+    mygpt_gelu_tanh_forward(hidden, hidden, N * H);
+    mygpt_matmul_naive(want, hidden, w2, b2, N, H, C);
+    for (int i = 0; i < N * C; i++)
+        cr_expect_float_eq(out[i], want[i], 1e-5f, "output %d", i);
+    // a block whose two branches end in zero weights is its input, shortcut by shortcut
+    const float zeros[C * H] = {0}, ones[C] = {1, 1, 1, 1};
+    const mygpt_book_block blk = {
+        .norm1_scale = ones, .norm1_shift = zeros, .norm2_scale = ones, .norm2_shift = zeros,
+        .att = {.d_in = C, .d_out = C, .num_heads = 2, .causal = 1, .W_query = w1, .W_key = w1 + C * C,
+                .W_value = w1 + 2 * C * C, .out_proj_w = zeros, .out_proj_b = zeros},
+        .ff = {C, w1, b1, zeros, zeros}};
+    cr_assert_eq(mygpt_book_block_forward(out, x, &blk, 1, N, NULL, NULL), MYGPT_OK);
+    cr_expect_arr_eq(out, x, sizeof x);
 }

@@ -4,6 +4,7 @@
 #include "book_gpt.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 void book_layer_outputs(const chapter *ch, uint64_t seed, float out[BOOK_ROWS * BOOK_OUT])
 {
@@ -38,4 +39,42 @@ void book_print_t(const char *title, const float *data, int ndim, const int64_t 
         printf("%s ", title);
     printf("%s\n", mygpt_sb_str(&sb));
     mygpt_sb_free(&sb);
+}
+
+void book_linear_new(const chapter *ch, mygpt_rng *rng, int in, int out, float **weight, float **bias)
+{
+    *weight = chapter_alloc(ch, (size_t)in * out, sizeof(float));
+    if (bias)
+        *bias = chapter_alloc(ch, (size_t)out, sizeof(float));
+    mygpt_error err = {0};
+    chapter_check(ch, mygpt_init_linear(rng, *weight, bias ? *bias : NULL, (size_t)in, (size_t)out, &err), &err);
+}
+
+void book_block_init(const chapter *ch, mygpt_rng *rng, book_block *b, int C, int heads, double drop_rate)
+{
+    // MultiHeadAttention: W_query, W_key, W_value (qkv_bias=False), out_proj with its bias
+    for (int i = 0; i < 3; i++)
+        book_linear_new(ch, rng, C, C, &b->att_w[i], NULL);
+    book_linear_new(ch, rng, C, C, &b->att_w[3], &b->att_out_b);
+    book_linear_new(ch, rng, C, 4 * C, &b->ff_w1, &b->ff_b1); // FeedForward
+    book_linear_new(ch, rng, 4 * C, C, &b->ff_w2, &b->ff_b2);
+    b->scale = chapter_alloc(ch, (size_t)C, sizeof(float));
+    b->shift = chapter_alloc(ch, (size_t)C, sizeof(float)); // torch.zeros
+    for (int i = 0; i < C; i++)
+        b->scale[i] = 1.0f; // torch.ones
+    b->blk = (mygpt_book_block){
+        .norm1_scale = b->scale, .norm1_shift = b->shift, .norm2_scale = b->scale, .norm2_shift = b->shift,
+        .att = {.d_in = C, .d_out = C, .num_heads = heads, .causal = 1, .dropout = drop_rate,
+                .W_query = b->att_w[0], .W_key = b->att_w[1], .W_value = b->att_w[2],
+                .out_proj_w = b->att_w[3], .out_proj_b = b->att_out_b},
+        .ff = {C, b->ff_w1, b->ff_b1, b->ff_w2, b->ff_b2},
+        .drop_shortcut = drop_rate};
+}
+
+void book_block_free(book_block *b)
+{
+    float *owned[] = {b->att_w[0], b->att_w[1], b->att_w[2], b->att_w[3], b->att_out_b, b->ff_w1,
+                      b->ff_b1, b->ff_w2, b->ff_b2, b->scale, b->shift};
+    for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
+        free(owned[i]);
 }

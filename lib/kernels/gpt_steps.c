@@ -9,6 +9,7 @@
 #include "base/base.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 float mygpt_mean_torch(const float *x, size_t n)
@@ -98,4 +99,71 @@ void mygpt_shortcut_net_grads(mygpt_shortcut_net *net, const float *x, float *lo
                 dx[i] += g[i];
         memcpy(g, dx, (size_t)in * sizeof *g);
     }
+}
+
+mygpt_status mygpt_book_feedforward(float *out, const float *x, const mygpt_book_ff *ff, size_t N, mygpt_error *err)
+{
+    const int C = ff->C, H = 4 * ff->C;
+    size_t n;
+    if (mygpt_mul_overflows(N, (size_t)H, &n))
+        return mygpt_fail(err, MYGPT_EOVERFLOW, "a hidden layer of %zu x %d is too large", N, H);
+    float *hidden = mygpt_float_block(n); // (N, 4C)
+    if (!hidden)
+        return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a hidden layer of %zu x %d", N, H);
+    mygpt_status st = mygpt_matmul(hidden, x, ff->w1, ff->b1, N, C, H, err);
+    if (st == MYGPT_OK) {
+        mygpt_gelu_tanh_forward(hidden, hidden, n);
+        st = mygpt_matmul(out, hidden, ff->w2, ff->b2, N, H, C, err);
+    }
+    free(hidden);
+    return st;
+}
+
+/* x += dropout(y) over n values: the shortcut after a branch (keeps drawn from rng) */
+static mygpt_status add_dropped(float *x, const float *y, size_t n, double p, struct mygpt_rng *rng,
+                                mygpt_error *err)
+{
+    uint8_t *keep = NULL;
+    if (rng && p > 0) {
+        keep = malloc(n);
+        if (!keep)
+            return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a dropout mask of %zu", n);
+        const mygpt_status st = mygpt_dropout_mask(rng, keep, n, p, err);
+        if (st != MYGPT_OK) {
+            free(keep);
+            return st;
+        }
+    }
+    mygpt_residual_forward(x, x, y, keep, p, n); // x = x + drop_shortcut(y)
+    free(keep);
+    return MYGPT_OK;
+}
+
+mygpt_status mygpt_book_block_forward(float *out, const float *x, const mygpt_book_block *blk, int B, int T,
+                                      struct mygpt_rng *rng, mygpt_error *err)
+{
+    const int C = blk->ff.C;
+    const size_t N = (size_t)B * T;
+    float *normed = mygpt_float_block(N * C), *branch = mygpt_float_block(N * C); // (B, T, C) each
+    mygpt_mha_steps s = {0};
+    mygpt_status st = normed && branch ? MYGPT_OK : mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a block");
+    if (st == MYGPT_OK)
+        st = mygpt_mha_steps_init(&s, &blk->att, B, T, err);
+    if (st == MYGPT_OK) { // x = x + drop_shortcut(att(norm1(x)))
+        memcpy(out, x, N * C * sizeof *out);
+        mygpt_book_layernorm(normed, x, blk->norm1_scale, blk->norm1_shift, N, C);
+        st = mygpt_mha_forward(&s, &blk->att, normed, rng, err);
+    }
+    if (st == MYGPT_OK)
+        st = add_dropped(out, s.out, N * C, blk->drop_shortcut, rng, err);
+    if (st == MYGPT_OK) { // x = x + drop_shortcut(ff(norm2(x)))
+        mygpt_book_layernorm(normed, out, blk->norm2_scale, blk->norm2_shift, N, C);
+        st = mygpt_book_feedforward(branch, normed, &blk->ff, N, err);
+    }
+    if (st == MYGPT_OK)
+        st = add_dropped(out, branch, N * C, blk->drop_shortcut, rng, err);
+    mygpt_mha_steps_free(&s);
+    free(normed);
+    free(branch);
+    return st;
 }

@@ -197,6 +197,32 @@ mygpt_status mygpt_shortcut_net_init(mygpt_shortcut_net *net, const int *sizes, 
  * dbias. */
 void mygpt_shortcut_net_grads(mygpt_shortcut_net *net, const float *x, float *loss);
 
+/* The book's FeedForward(cfg) on N rows of C: nn.Linear(C, 4C), the tanh GELU,
+ * nn.Linear(4C, C). Weights (out, in) row-major. */
+typedef struct mygpt_book_ff {
+    int C;
+    const float *w1, *b1; /* (4C, C), (4C) */
+    const float *w2, *b2; /* (C, 4C), (C) */
+} mygpt_book_ff;
+
+/* out (N, C) = FeedForward(x (N, C)); MYGPT_ENOMEM when its hidden (N, 4C) cannot be had. */
+mygpt_status mygpt_book_feedforward(float *out, const float *x, const mygpt_book_ff *ff, size_t N, mygpt_error *err);
+
+/* The book's TransformerBlock(cfg): x + drop(att(norm1(x))), then x + drop(ff(norm2(x))),
+ * the attention mygpt_mha's MultiHeadAttention (C to C, causal, out_proj). */
+typedef struct mygpt_book_block {
+    const float *norm1_scale, *norm1_shift, *norm2_scale, *norm2_shift; /* (C) each */
+    mygpt_mha att;
+    mygpt_book_ff ff;
+    double drop_shortcut; /* nn.Dropout(drop_rate) on each branch's output */
+} mygpt_book_block;
+
+/* out (B, T, C) = the block on x (B, T, C) (out may not be x); rng not NULL is training
+ * mode: the attention's dropout, then each shortcut's, draw from it in the order the
+ * forward meets them. */
+mygpt_status mygpt_book_block_forward(float *out, const float *x, const mygpt_book_block *blk, int B, int T,
+                                      struct mygpt_rng *rng, mygpt_error *err);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus
