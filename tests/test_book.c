@@ -136,6 +136,15 @@ Test(book, exp_and_softmax_rows)
     }
 }
 
+/* parts[i] (sizes[i] floats each) drawn from U(-1, 1) in turn after seed */
+static void fill_uniform(uint64_t seed, float *const *parts, const size_t *sizes, int n)
+{
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, seed);
+    for (int i = 0; i < n; i++)
+        cr_assert_eq(mygpt_uniform_(&rng, parts[i], sizes[i], -1.0, 1.0, NULL), MYGPT_OK);
+}
+
 /* a module of d_out = 4 over d_in = 3, weights from a seeded generator */
 typedef struct test_module {
     float wq[12], wk[12], wv[12], wo[16], bo[4];
@@ -144,13 +153,9 @@ typedef struct test_module {
 
 static void test_module_init(test_module *t, int heads, int proj)
 {
-    mygpt_rng rng = {0};
-    mygpt_rng_seed(&rng, 123);
-    float *parts[4] = {t->wq, t->wk, t->wv, t->wo};
-    const size_t sizes[4] = {12, 12, 12, 16};
-    for (int i = 0; i < 4; i++)
-        cr_assert_eq(mygpt_uniform_(&rng, parts[i], sizes[i], -1.0, 1.0, NULL), MYGPT_OK);
-    cr_assert_eq(mygpt_uniform_(&rng, t->bo, 4, -1.0, 1.0, NULL), MYGPT_OK);
+    float *parts[5] = {t->wq, t->wk, t->wv, t->wo, t->bo};
+    const size_t sizes[5] = {12, 12, 12, 16, 4};
+    fill_uniform(123, parts, sizes, 5);
     t->m = (mygpt_mha){.d_in = 3, .d_out = 4, .num_heads = heads, .causal = 1, .W_query = t->wq, .W_key = t->wk,
                        .W_value = t->wv, .out_proj_w = proj ? t->wo : NULL, .out_proj_b = proj ? t->bo : NULL};
 }
@@ -299,13 +304,10 @@ Test(book, shortcut_gradients_match_finite_differences)
 Test(book, feedforward_and_block)
 {
     enum { C = 4, H = 16, N = 3 };
-    mygpt_rng rng = {0};
-    mygpt_rng_seed(&rng, 7);
     float w1[H * C], b1[H], w2[C * H], b2[C], x[N * C], out[N * C], hidden[N * H], want[N * C];
     float *parts[5] = {w1, b1, w2, b2, x};
     const size_t sizes[5] = {H * C, H, C * H, C, N * C};
-    for (int i = 0; i < 5; i++)
-        cr_assert_eq(mygpt_uniform_(&rng, parts[i], sizes[i], -1.0, 1.0, NULL), MYGPT_OK);
+    fill_uniform(7, parts, sizes, 5);
     const mygpt_book_ff ff = {C, w1, b1, w2, b2};
     cr_assert_eq(mygpt_book_feedforward(out, x, &ff, N, NULL), MYGPT_OK);
     mygpt_matmul_naive(hidden, x, w1, b1, N, C, H);

@@ -14,12 +14,8 @@ int main(int argc, char **argv)
                  "The book's chapter 2, section 2.3: the vocabulary (sorted distinct words of\n"
                  "the-verdict), its size and its first 51 (token, id) pairs.",
                  0, 0);
-    size_t len;
-    char *raw_text = book_verdict(&ch, &len);
-    mygpt_simple_tokenizer tok;
-    mygpt_error err = {0};
-    // all_words = sorted(set(preprocessed)); vocab = {token: integer ...}
-    chapter_check(&ch, mygpt_simple_tokenizer_init(&tok, raw_text, len, 0, &err), &err);
+    mygpt_simple_tokenizer tok; // all_words = sorted(set(preprocessed)); vocab = {token: integer ...}
+    book_simple_tokenizer(&ch, &tok, 0);
     printf("%zu\n", tok.vocab.n);
     for (size_t i = 0; i < tok.vocab.n && i <= 50; i++) { // for i, item in enumerate(vocab.items())
         printf("(");
@@ -27,6 +23,5 @@ int main(int argc, char **argv)
         printf(", %zu)\n", i);
     }
     mygpt_simple_tokenizer_free(&tok);
-    free(raw_text);
     return 0;
 }

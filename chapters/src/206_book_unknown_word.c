@@ -17,11 +17,9 @@ int main(int argc, char **argv)
                  "The book's chapter 2, section 2.4: SimpleTokenizerV1 meets a word that is not in\n"
                  "its vocabulary (Python's KeyError).",
                  0, 0);
-    size_t len;
-    char *raw_text = book_verdict(&ch, &len);
-    mygpt_simple_tokenizer tok;
+    mygpt_simple_tokenizer tok; // all_words = sorted(set(preprocessed)); vocab = {token: integer ...}
+    book_simple_tokenizer(&ch, &tok, 0);
     mygpt_error err = {0};
-    chapter_check(&ch, mygpt_simple_tokenizer_init(&tok, raw_text, len, 0, &err), &err);
     const char *text = "Hello, do you like tea. Is this-- a test?";
     int64_t *ids;
     size_t n;
@@ -35,6 +33,5 @@ int main(int argc, char **argv)
         return 1;
     }
     mygpt_simple_tokenizer_free(&tok);
-    free(raw_text);
     return 0;
 }

@@ -16,11 +16,9 @@ int main(int argc, char **argv)
                  "The book's chapter 2, section 2.4: SimpleTokenizerV2's vocabulary (with\n"
                  "<|endoftext|> and <|unk|>), and its encode and decode of two joined texts.",
                  0, 0);
-    size_t len;
-    char *raw_text = book_verdict(&ch, &len);
-    mygpt_simple_tokenizer tok;
+    mygpt_simple_tokenizer tok; // all_words = sorted(set(preprocessed)); vocab = {token: integer ...}
+    book_simple_tokenizer(&ch, &tok, 1);
     mygpt_error err = {0};
-    chapter_check(&ch, mygpt_simple_tokenizer_init(&tok, raw_text, len, 1, &err), &err);
     printf("%zu\n", tok.vocab.n); // len(vocab.items())
     for (size_t i = tok.vocab.n - 5; i < tok.vocab.n; i++) {
         printf("(");
@@ -44,6 +42,5 @@ int main(int argc, char **argv)
     free(back);
     free(ids);
     mygpt_simple_tokenizer_free(&tok);
-    free(raw_text);
     return 0;
 }

@@ -15,12 +15,9 @@ int main(int argc, char **argv)
                  "The book's chapter 2, section 2.6: the-verdict's token count, then input-target\n"
                  "pairs of a context of 4 tokens (enc_text[50:]), as ids and as text.",
                  0, 0);
-    size_t len, n;
-    char *raw_text = book_verdict(&ch, &len);
-    mygpt_tokenizer *tok = book_gpt2(&ch);
-    mygpt_error err = {0};
-    int64_t *enc_text;
-    chapter_check(&ch, mygpt_encode(tok, raw_text, len, &enc_text, &n, &err), &err);
+    size_t n;
+    mygpt_tokenizer *tok;
+    int64_t *enc_text = book_verdict_ids(&ch, &tok, &n);
     printf("%zu\n", n);
     enum { CONTEXT_SIZE = 4, SAMPLE_START = 50 };
     if (n < SAMPLE_START + CONTEXT_SIZE + 1) {
@@ -46,6 +43,5 @@ int main(int argc, char **argv)
     }
     free(enc_text);
     mygpt_tokenizer_free(tok);
-    free(raw_text);
     return 0;
 }

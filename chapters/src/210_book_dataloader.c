@@ -30,12 +30,10 @@ int main(int argc, char **argv)
                  "create_dataloader_v1(batch_size=1, max_length=4, stride=1, shuffle=False), then the\n"
                  "first batch of batch_size=8, max_length=4, stride=4.",
                  0, 0);
-    size_t len, n;
-    char *raw_text = book_verdict(&ch, &len);
-    mygpt_tokenizer *tok = book_gpt2(&ch);
+    size_t n;
+    mygpt_tokenizer *tok;
+    int64_t *ids = book_verdict_ids(&ch, &tok, &n);
     mygpt_error err = {0};
-    int64_t *ids;
-    chapter_check(&ch, mygpt_encode(tok, raw_text, len, &ids, &n, &err), &err);
 
     mygpt_dataloader dl; // batch_size=1, max_length=4, stride=1
     chapter_check(&ch, mygpt_dataloader_init(&dl, ids, n, 1, 4, 1, &err), &err);
@@ -56,6 +54,5 @@ int main(int argc, char **argv)
     mygpt_dataloader_free(&dl);
     free(ids);
     mygpt_tokenizer_free(tok);
-    free(raw_text);
     return 0;
 }

@@ -18,12 +18,10 @@ int main(int argc, char **argv)
                  "The book's chapter 2, section 2.8: a batch of token ids, and the shapes of its\n"
                  "token embeddings, the position embeddings and their sum.",
                  0, 0);
-    size_t len, n;
-    char *raw_text = book_verdict(&ch, &len);
-    mygpt_tokenizer *tok = book_gpt2(&ch);
+    size_t n;
+    mygpt_tokenizer *tok;
+    int64_t *ids = book_verdict_ids(&ch, &tok, &n);
     mygpt_error err = {0};
-    int64_t *ids;
-    chapter_check(&ch, mygpt_encode(tok, raw_text, len, &ids, &n, &err), &err);
     enum { BATCH = 8, MAX_LENGTH = 4, OUTPUT_DIM = 256, CONTEXT_LENGTH = MAX_LENGTH };
     mygpt_dataloader dl;
     chapter_check(&ch, mygpt_dataloader_init(&dl, ids, n, BATCH, MAX_LENGTH, MAX_LENGTH, &err), &err);
@@ -60,6 +58,5 @@ int main(int argc, char **argv)
     mygpt_dataloader_free(&dl);
     free(ids);
     mygpt_tokenizer_free(tok);
-    free(raw_text);
     return 0;
 }

@@ -22,14 +22,8 @@ int main(int argc, char **argv)
                  "The book's chapter 3, section 3.3.1: attention weights of the query inputs[1] by\n"
                  "normalizing, by a naive softmax and by torch.softmax, with their sums.",
                  0, 0);
-    const float *query = BOOK_INPUTS + BOOK_D_IN;
     float scores[BOOK_TOKENS], w[BOOK_TOKENS], e[BOOK_TOKENS];
-    for (int i = 0; i < BOOK_TOKENS; i++) { // attn_scores_2[i] = torch.dot(x_i, query)
-        float s = 0.0f;
-        for (int k = 0; k < BOOK_D_IN; k++)
-            s += BOOK_INPUTS[i * BOOK_D_IN + k] * query[k];
-        scores[i] = s;
-    }
+    book_query_scores(scores); // attn_scores_2[i] = torch.dot(x_i, query)
     const float total = mygpt_sum_torch(scores, BOOK_TOKENS); // attn_scores_2 / attn_scores_2.sum()
     for (int i = 0; i < BOOK_TOKENS; i++)
         w[i] = scores[i] / total;

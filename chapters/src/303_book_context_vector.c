@@ -13,9 +13,8 @@ int main(int argc, char **argv)
                  "The book's chapter 3, section 3.3.1: context_vec_2, the sum of the inputs weighted\n"
                  "by torch.softmax of the query inputs[1]'s scores.",
                  0, 0);
-    const float *query = BOOK_INPUTS + BOOK_D_IN;
     float scores[BOOK_TOKENS], attn_weights_2[BOOK_TOKENS];
-    mygpt_matmul_naive(scores, query, BOOK_INPUTS, NULL, 1, BOOK_D_IN, BOOK_TOKENS); // (6,): x_i . query
+    book_query_scores(scores); // (6,): x_i . query
     mygpt_softmax_lastdim(attn_weights_2, scores, 1, BOOK_TOKENS);
     float context_vec_2[BOOK_D_IN] = {0}; // torch.zeros(query.shape)
     for (int i = 0; i < BOOK_TOKENS; i++)

@@ -20,9 +20,7 @@ int main(int argc, char **argv)
     mygpt_rng rng = {0};
     mygpt_rng_seed(&rng, ch.seed);
     float W_query[D_IN * D_OUT], W_key[D_IN * D_OUT], W_value[D_IN * D_OUT]; // (3, 2) each
-    book_rand(&ch, &rng, W_query, D_IN, D_OUT);
-    book_rand(&ch, &rng, W_key, D_IN, D_OUT);
-    book_rand(&ch, &rng, W_value, D_IN, D_OUT);
+    book_rand_qkv(&ch, &rng, W_query, W_key, W_value);
     const float *x_2 = BOOK_INPUTS + D_IN; // inputs[1]
     float query_2[D_OUT], keys[T * D_OUT], values[T * D_OUT];
     mygpt_mm(query_2, x_2, W_query, 1, D_IN, D_OUT); // x_2 @ W_query

@@ -18,9 +18,7 @@ int main(int argc, char **argv)
     mygpt_rng rng = {0};
     mygpt_rng_seed(&rng, ch.seed);
     float W_query[D_IN * D_OUT], W_key[D_IN * D_OUT], W_value[D_IN * D_OUT]; // (d_in, d_out)
-    book_rand(&ch, &rng, W_query, D_IN, D_OUT);
-    book_rand(&ch, &rng, W_key, D_IN, D_OUT);
-    book_rand(&ch, &rng, W_value, D_IN, D_OUT);
+    book_rand_qkv(&ch, &rng, W_query, W_key, W_value);
     // forward: keys = x @ W_key; queries = x @ W_query; values = x @ W_value
     float keys[T * D_OUT], queries[T * D_OUT], values[T * D_OUT];
     mygpt_mm(keys, BOOK_INPUTS, W_key, T, D_IN, D_OUT);

@@ -19,10 +19,8 @@ int main(int argc, char **argv)
     book_module sa_v2;
     book_module_init(&ch, &rng, &sa_v2, BOOK_D_OUT, 1, 0);
     sa_v2.m.causal = 0; // SelfAttention_v2 has no mask
-    mygpt_mha_steps s;
-    mygpt_error err = {0};
-    chapter_check(&ch, mygpt_mha_steps_init(&s, &sa_v2.m, 1, BOOK_TOKENS, &err), &err);
-    chapter_check(&ch, mygpt_mha_forward(&s, &sa_v2.m, BOOK_INPUTS, NULL, &err), &err);
+    mygpt_mha_steps s; // queries = sa_v2.W_query(inputs), keys, values, weights
+    book_module_run(&ch, &sa_v2, BOOK_INPUTS, 1, BOOK_TOKENS, NULL, &s);
     book_print(NULL, s.out, 2, (int64_t[]){BOOK_TOKENS, BOOK_D_OUT}, "MmBackward0");
     mygpt_mha_steps_free(&s);
     return 0;

@@ -22,10 +22,8 @@ int main(int argc, char **argv)
     book_module sa_v2;
     book_module_init(&ch, &rng, &sa_v2, BOOK_D_OUT, 1, 0);
     sa_v2.m.causal = 0;
-    mygpt_mha_steps s; // queries = sa_v2.W_query(inputs); keys = sa_v2.W_key(inputs); weights
-    mygpt_error err = {0};
-    chapter_check(&ch, mygpt_mha_steps_init(&s, &sa_v2.m, 1, T, &err), &err);
-    chapter_check(&ch, mygpt_mha_forward(&s, &sa_v2.m, BOOK_INPUTS, NULL, &err), &err);
+    mygpt_mha_steps s; // queries = sa_v2.W_query(inputs), keys, values, weights
+    book_module_run(&ch, &sa_v2, BOOK_INPUTS, 1, T, NULL, &s);
     book_print(NULL, s.weights, 2, tt, "SoftmaxBackward0");
     float mask_simple[T * T], masked_simple[T * T], masked[T * T], weights[T * T];
     for (int i = 0; i < T; i++) // torch.tril(torch.ones(context_length, context_length))

@@ -24,9 +24,8 @@ int main(int argc, char **argv)
     mygpt_rng_seed(&rng, 789);
     book_module sa_v2;
     book_module_init(&ch, &rng, &sa_v2, BOOK_D_OUT, 1, 0);
-    mygpt_mha_steps s;
-    chapter_check(&ch, mygpt_mha_steps_init(&s, &sa_v2.m, 1, T, &err), &err);
-    chapter_check(&ch, mygpt_mha_forward(&s, &sa_v2.m, BOOK_INPUTS, NULL, &err), &err);
+    mygpt_mha_steps s; // queries = sa_v2.W_query(inputs), keys, values, weights
+    book_module_run(&ch, &sa_v2, BOOK_INPUTS, 1, T, NULL, &s);
 
     float example[T * T];
     uint8_t keep[T * T];

@@ -5,7 +5,6 @@
  * of one channel, and out_proj; its context vectors and their shape.
  */
 #include <stdio.h>
-#include <string.h>
 
 #include "book_attention.h"
 
@@ -17,23 +16,16 @@ int main(int argc, char **argv)
                  "context_length=6, dropout=0.0, num_heads=2) after torch.manual_seed(123) on the\n"
                  "batch of the six words twice.",
                  123, CH_SEED);
-    enum { B = 2, T = BOOK_TOKENS };
+    enum { B = BOOK_BATCH, T = BOOK_TOKENS };
     float batch[B * T * BOOK_D_IN];
-    for (int b = 0; b < B; b++)
-        memcpy(batch + b * T * BOOK_D_IN, BOOK_INPUTS, sizeof BOOK_INPUTS);
+    book_batch(batch);
     mygpt_rng rng = {0};
     mygpt_rng_seed(&rng, ch.seed);
     book_module mha;
     book_module_init(&ch, &rng, &mha, BOOK_D_OUT, 2, 1); // two heads, out_proj
     mygpt_mha_steps s;
-    mygpt_error err = {0};
-    chapter_check(&ch, mygpt_mha_steps_init(&s, &mha.m, B, T, &err), &err);
-    chapter_check(&ch, mygpt_mha_forward(&s, &mha.m, batch, &rng, &err), &err);
-    const int64_t shape[3] = {s.B, s.T, s.d_out};
-    book_print(NULL, s.out, 3, shape, "ViewBackward0");
-    printf("context_vecs.shape: ");
-    ch_size(3, shape);
-    printf("\n");
+    book_module_run(&ch, &mha, batch, B, T, &rng, &s); // context_vecs = mha(batch)
+    book_print_context(s.out, s.B, s.T, s.d_out, "ViewBackward0");
     mygpt_mha_steps_free(&s);
     return 0;
 }

@@ -32,6 +32,24 @@ typedef struct book_module {
 void book_module_init(const chapter *ch, mygpt_rng *rng, book_module *bm, int d_out, int num_heads,
                       int with_proj);
 
+/* attn_scores_2: each input's dot product with the query inputs[1], (6,). */
+void book_query_scores(float scores[BOOK_TOKENS]);
+
+/* W_query, W_key, W_value = nn.Parameter(torch.rand(d_in, d_out)) each, in that order. */
+void book_rand_qkv(const chapter *ch, mygpt_rng *rng, float *W_query, float *W_key, float *W_value);
+
+/* batch = torch.stack((inputs, inputs), dim=0): (2, 6, 3) */
+enum { BOOK_BATCH = 2 };
+void book_batch(float batch[BOOK_BATCH * BOOK_TOKENS * BOOK_D_IN]);
+
+/* The module's forward pass of x (B, T, d_in) into s (initialised here; free it with
+ * mygpt_mha_steps_free); rng for training mode, or NULL. */
+void book_module_run(const chapter *ch, const book_module *bm, const float *x, int B, int T, mygpt_rng *rng,
+                     mygpt_mha_steps *s);
+
+/* print(context_vecs); print("context_vecs.shape:", context_vecs.shape) of (B, T, d) */
+void book_print_context(const float *context_vecs, int B, int T, int d, const char *grad_fn);
+
 /* print(prefix, t) for a float tensor; prefix NULL prints the tensor alone. */
 void book_print(const char *prefix, const float *data, int ndim, const int64_t *shape, const char *grad_fn);
 

@@ -30,6 +30,27 @@ mygpt_tokenizer *book_gpt2(const chapter *ch)
     return tok;
 }
 
+int64_t *book_verdict_ids(const chapter *ch, mygpt_tokenizer **tok, size_t *n)
+{
+    size_t len;
+    char *raw_text = book_verdict(ch, &len);
+    *tok = book_gpt2(ch);
+    int64_t *ids;
+    mygpt_error err = {0};
+    chapter_check(ch, mygpt_encode(*tok, raw_text, len, &ids, n, &err), &err);
+    free(raw_text);
+    return ids;
+}
+
+void book_simple_tokenizer(const chapter *ch, mygpt_simple_tokenizer *tok, int specials)
+{
+    size_t len;
+    char *raw_text = book_verdict(ch, &len);
+    mygpt_error err = {0};
+    chapter_check(ch, mygpt_simple_tokenizer_init(tok, raw_text, len, specials, &err), &err);
+    free(raw_text);
+}
+
 int64_t *book_encode(const chapter *ch, const mygpt_tokenizer *tok, const char *text, size_t *n)
 {
     int64_t *ids;

@@ -18,6 +18,13 @@ char *book_verdict(const chapter *ch, size_t *len);
 /* tiktoken.get_encoding("gpt2"): the data folder's GPT-2 vocabulary (absent: exit 77). */
 mygpt_tokenizer *book_gpt2(const chapter *ch);
 
+/* tokenizer.encode(raw_text) of the-verdict: *n GPT-2 ids (free them), and the tokenizer
+ * in *tok (mygpt_tokenizer_free it). */
+int64_t *book_verdict_ids(const chapter *ch, mygpt_tokenizer **tok, size_t *n);
+
+/* SimpleTokenizerV1 (specials 0) or V2 (specials 1) with the-verdict's vocabulary. */
+void book_simple_tokenizer(const chapter *ch, mygpt_simple_tokenizer *tok, int specials);
+
 /* tokenizer.encode(text, allowed_special={"<|endoftext|>"}); *n ids (free them). */
 int64_t *book_encode(const chapter *ch, const mygpt_tokenizer *tok, const char *text, size_t *n);
 
