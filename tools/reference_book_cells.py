@@ -78,7 +78,7 @@ GROUPS = {
 # cells left out: the downloads; cells run but not shown: the versions (this run's are
 # PyTorch 1.13's and node's tiktoken's; the programs are mygpt's)
 SKIP = {"ch02": [16], "ch03": [], "ch04": []}
-# ch04: 42 draws the GELU figure; 72-80 are chapter 37's (tools/reference_book_ch4.py), the
+# ch04: 42 draws the GELU figure (chapter 405 writes it as an SVG); 72-80 are chapter 37's (tools/reference_book_ch4.py), the
 # same GPTModel
 UNSHOWN = {"ch02": [3, 72, 90], "ch03": [3], "ch04": [2, 42, 72, 74, 76, 78, 80]}
 
