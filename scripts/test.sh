@@ -96,7 +96,7 @@ if [ "${MYGPT_QUICK:-0}" != 1 ]; then
         figures=$(mktemp -d)
         # the chapters with GPT-2's 50257-token vocabulary run for minutes under valgrind
         # (~50x slower): they run under the sanitizers in stage 2 instead
-        sanitizer_only=" 32_loss 33_training 34_generation 36_attention_maps 37_book_gptmodel 38_book_training 39_quantization 81_book_classifier 86_book_instruction_finetune 87_book_lora "
+        sanitizer_only=" 32_loss 33_training 34_generation 36_attention_maps 37_book_gptmodel 38_book_training 39_quantization 81_book_classifier 86_book_instruction_finetune 87_book_lora 401_book_dummy_gpt 409_book_generate "
         # appendix D's chapter outlasts valgrind even in --smoke: its schedule and clipping
         # run in the learn suite, under the sanitizers too
         learn_only=" 40_book_train_model "
