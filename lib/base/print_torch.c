@@ -296,6 +296,8 @@ mygpt_status mygpt_torch_repr(mygpt_strbuf *sb, const mygpt_tview *t, const mygp
         const int summarize = numel > THRESHOLD;
         formatter f;
         formatter_init(&f, t, strides, summarize);
+        if (opts->sci_off) // set_printoptions(sci_mode=False): the width stays the one chosen
+            f.sci_mode = 0;
         layout(sb, &f, strides, 0, 0, indent, summarize);
     }
     if (opts->grad_fn)

@@ -91,6 +91,71 @@ size_t mygpt_attention_scratch_size(int T, int head_dim, int nthreads);
  * Returns how many (min(k, t + 1)). */
 int mygpt_attention_top(const float *row, int t, int k, int *best);
 
+/* ---- attention step by step (attention_steps.c): the book's chapter 3 ---------------- */
+/* Small tensors, plain loops, every intermediate kept: what the chapter prints, with
+ * PyTorch 1.13's bits (each product's sum in order in float32; exp and softmax as
+ * PyTorch's AVX2 kernels compute them, lib/kernels/sleef_rows.h). */
+
+/* out (M, N) = a (M, K) @ b (K, N): torch.matmul of two matrices. */
+void mygpt_mm(float *out, const float *a, const float *b, int M, int K, int N);
+
+/* x.sum() of a row of n floats as PyTorch's CPU kernel adds it: shorter than 8 (its
+ * row_sum), four running sums over the row seen as (n / 4, 4), the last n % 4 elements
+ * then added to the first, and ((s0 + s1) + s2) + s3; from 8 to 31 (its vectorised
+ * path, with fewer than four vectors), 8 lane sums over the whole vectors, added in lane
+ * order to the sum of the n % 8 left over. Rows of 32 or more are added that way too, which is
+ * not PyTorch's cascade (their last bits may differ). */
+float mygpt_sum_torch(const float *x, size_t n);
+
+/* out = torch.exp(x), n values (out may be x). */
+void mygpt_exp_torch(float *out, const float *x, size_t n);
+
+/* torch.softmax(x, dim=-1) over rows of n (out may be x): exp(x - max) in PyTorch's
+ * lanes, their sum, then times 1 / sum. */
+void mygpt_softmax_lastdim(float *out, const float *x, size_t rows, int n);
+
+/* attn_scores.masked_fill_(torch.triu(torch.ones(T, T), diagonal=1).bool(), -torch.inf):
+ * every score of a later position set to -inf, in each of the n (T, T) blocks. */
+void mygpt_causal_mask(float *scores, size_t n, int T);
+
+/* attn_weights = torch.softmax(attn_scores / d_k**0.5, dim=-1) over rows of n: the
+ * division by sqrt(d_k) as a float32, then mygpt_softmax_lastdim. */
+void mygpt_attention_weights(float *weights, const float *scores, size_t rows, int n, int d_k);
+
+struct mygpt_rng;
+
+/* The book's attention modules as one: MultiHeadAttention (num_heads heads of
+ * d_out / num_heads channels, out_proj), CausalAttention (one head, out_proj_w NULL) and
+ * SelfAttention_v2 (causal 0). Weights are nn.Linear's, (out, in) row-major. */
+typedef struct mygpt_mha {
+    int d_in, d_out, num_heads;
+    int causal;     /* 1: the mask of mygpt_causal_mask */
+    double dropout; /* nn.Dropout(p) on the weights; drawn only with an rng and p > 0 */
+    const float *W_query, *W_key, *W_value; /* (d_out, d_in) each */
+    const float *b_query, *b_key, *b_value; /* (d_out) each, or NULL (qkv_bias=False) */
+    const float *out_proj_w, *out_proj_b;   /* (d_out, d_out) and (d_out), or NULL */
+} mygpt_mha;
+
+/* Every tensor of a forward pass; B sequences of T positions, H = num_heads. */
+typedef struct mygpt_mha_steps {
+    int B, T, d_out, H;
+    float *queries, *keys, *values; /* (B, T, d_out) each: W_query(x), W_key(x), W_value(x) */
+    float *scores;                  /* (B, H, T, T): queries @ keys^T per head, masked */
+    float *weights;                 /* (B, H, T, T): softmax(scores / sqrt(head_dim)), dropped */
+    float *context;                 /* (B, T, d_out): weights @ values, the heads side by side */
+    float *out;                     /* (B, T, d_out): out_proj(context), or context itself */
+} mygpt_mha_steps;
+
+/* Allocates s's tensors for B, T and m's sizes (MYGPT_EINVAL for sizes that do not fit
+ * or d_out not divisible by num_heads; MYGPT_ENOMEM). */
+mygpt_status mygpt_mha_steps_init(mygpt_mha_steps *s, const mygpt_mha *m, int B, int T, mygpt_error *err);
+void mygpt_mha_steps_free(mygpt_mha_steps *s);
+
+/* The forward pass of x (B, T, d_in) into s (mygpt_mha_steps_init'd for m, B, T); rng
+ * not NULL is training mode (the dropout draws from it), NULL is eval mode. */
+mygpt_status mygpt_mha_forward(mygpt_mha_steps *s, const mygpt_mha *m, const float *x, struct mygpt_rng *rng,
+                               mygpt_error *err);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

@@ -157,6 +157,72 @@ void mygpt_softmax_rows(float *x, size_t rows, int n);
 
 /* Causal self-attention, forward and backward: mygpt/attention.h. */
 
+/* ---- the GPT's parts step by step (gpt_steps.c): the book's chapter 4 ------------------ */
+/* Op by op as the book's modules run them in PyTorch 1.13, for the small tensors its
+ * chapter prints (rows of a few values). */
+
+/* x.mean(dim=-1) of a row of n: mygpt_sum_torch (mygpt/attention.h), then divided by n. */
+float mygpt_mean_torch(const float *x, size_t n);
+
+/* x.var(dim=-1, unbiased=correction) of a row of n: Welford's running mean and squared
+ * deviations in double, as PyTorch's CPU kernel, divided by n - correction. */
+float mygpt_var_torch(const float *x, size_t n, int correction);
+
+/* The book's LayerNorm(emb_dim) on rows of n: mean, var(unbiased=False),
+ * norm_x = (x - mean) / torch.sqrt(var + 1e-5), then scale * norm_x + shift, each op in
+ * float32 (out may be x). */
+void mygpt_book_layernorm(float *out, const float *x, const float *scale, const float *shift, size_t rows, int n);
+
+/* The book's ExampleDeepNeuralNetwork (section 4.4): layers of nn.Linear(sizes[i],
+ * sizes[i + 1]) and the tanh GELU, x = x + layer(x) where use_shortcut and the shapes
+ * agree; one input row, nn.MSELoss against 0, and loss.backward(). */
+enum { MYGPT_SHORTCUT_MAX_LAYERS = 8, MYGPT_SHORTCUT_MAX_WIDTH = 16 };
+typedef struct mygpt_shortcut_net {
+    int n_layers;
+    int sizes[MYGPT_SHORTCUT_MAX_LAYERS + 1];
+    int use_shortcut;
+    float weight[MYGPT_SHORTCUT_MAX_LAYERS][MYGPT_SHORTCUT_MAX_WIDTH * MYGPT_SHORTCUT_MAX_WIDTH]; /* (out, in) */
+    float bias[MYGPT_SHORTCUT_MAX_LAYERS][MYGPT_SHORTCUT_MAX_WIDTH];
+    float dweight[MYGPT_SHORTCUT_MAX_LAYERS][MYGPT_SHORTCUT_MAX_WIDTH * MYGPT_SHORTCUT_MAX_WIDTH];
+    float dbias[MYGPT_SHORTCUT_MAX_LAYERS][MYGPT_SHORTCUT_MAX_WIDTH];
+} mygpt_shortcut_net;
+
+/* Draws the layers' weights and biases as nn.Linear does, layer by layer (MYGPT_EINVAL
+ * for more layers or wider ones than the struct holds). */
+mygpt_status mygpt_shortcut_net_init(mygpt_shortcut_net *net, const int *sizes, int n_layers, int use_shortcut,
+                                     struct mygpt_rng *rng, mygpt_error *err);
+
+/* One forward and backward pass of x (sizes[0] values): the loss
+ * mean((output - 0)^2) into *loss, every weight's and bias's gradient into dweight and
+ * dbias. */
+void mygpt_shortcut_net_grads(mygpt_shortcut_net *net, const float *x, float *loss);
+
+/* The book's FeedForward(cfg) on N rows of C: nn.Linear(C, 4C), the tanh GELU,
+ * nn.Linear(4C, C). Weights (out, in) row-major. */
+typedef struct mygpt_book_ff {
+    int C;
+    const float *w1, *b1; /* (4C, C), (4C) */
+    const float *w2, *b2; /* (C, 4C), (C) */
+} mygpt_book_ff;
+
+/* out (N, C) = FeedForward(x (N, C)); MYGPT_ENOMEM when its hidden (N, 4C) cannot be had. */
+mygpt_status mygpt_book_feedforward(float *out, const float *x, const mygpt_book_ff *ff, size_t N, mygpt_error *err);
+
+/* The book's TransformerBlock(cfg): x + drop(att(norm1(x))), then x + drop(ff(norm2(x))),
+ * the attention mygpt_mha's MultiHeadAttention (C to C, causal, out_proj). */
+typedef struct mygpt_book_block {
+    const float *norm1_scale, *norm1_shift, *norm2_scale, *norm2_shift; /* (C) each */
+    mygpt_mha att;
+    mygpt_book_ff ff;
+    double drop_shortcut; /* nn.Dropout(drop_rate) on each branch's output */
+} mygpt_book_block;
+
+/* out (B, T, C) = the block on x (B, T, C) (out may not be x); rng not NULL is training
+ * mode: the attention's dropout, then each shortcut's, draw from it in the order the
+ * forward meets them. */
+mygpt_status mygpt_book_block_forward(float *out, const float *x, const mygpt_book_block *blk, int B, int T,
+                                      struct mygpt_rng *rng, mygpt_error *err);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

@@ -63,6 +63,8 @@ typedef struct mygpt_torch_opts {
     const char *grad_fn;  /* e.g. "SelectBackward0" -> ", grad_fn=<SelectBackward0>" */
     int requires_grad;    /* leaf that requires grad -> ", requires_grad=True"        */
     int parameter;        /* nn.Parameter: "Parameter containing:\n" prefix           */
+    int sci_off;          /* torch.set_printoptions(sci_mode=False): fixed notation, in
+                             the width the automatic choice gave (as PyTorch pads)   */
 } mygpt_torch_opts;
 
 /* Appends what Python's print(t) shows for a torch tensor (default print

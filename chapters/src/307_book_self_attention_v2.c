@@ -1,0 +1,29 @@
+/*
+ * 307_book_self_attention_v2 - the book's chapter 3 (3.4.2): SelfAttention_v2(3, 2)
+ * after torch.manual_seed(789), its projections nn.Linear(3, 2, bias=False), and its
+ * context vectors for the six words.
+ */
+#include <stdio.h>
+
+#include "book_attention.h"
+
+int main(int argc, char **argv)
+{
+    chapter ch;
+    chapter_init(&ch, argc, argv, "307_book_self_attention_v2",
+                 "The book's chapter 3, section 3.4.2: SelfAttention_v2(d_in=3, d_out=2), nn.Linear\n"
+                 "projections, after torch.manual_seed(789) on the six words.",
+                 789, CH_SEED);
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, ch.seed);
+    book_module sa_v2;
+    book_module_init(&ch, &rng, &sa_v2, BOOK_D_OUT, 1, 0);
+    sa_v2.m.causal = 0; // SelfAttention_v2 has no mask
+    mygpt_mha_steps s;
+    mygpt_error err = {0};
+    chapter_check(&ch, mygpt_mha_steps_init(&s, &sa_v2.m, 1, BOOK_TOKENS, &err), &err);
+    chapter_check(&ch, mygpt_mha_forward(&s, &sa_v2.m, BOOK_INPUTS, NULL, &err), &err);
+    book_print(NULL, s.out, 2, (int64_t[]){BOOK_TOKENS, BOOK_D_OUT}, "MmBackward0");
+    mygpt_mha_steps_free(&s);
+    return 0;
+}

@@ -1,0 +1,44 @@
+/*
+ * 311_book_multihead_wrapper - the book's chapter 3 (3.6.1 Stacking multiple
+ * single-head attention layers): MultiHeadAttentionWrapper, two CausalAttention heads
+ * (d_out 2 each, drawn in turn after torch.manual_seed(123)), their context vectors side
+ * by side (torch.cat on the last axis).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "book_attention.h"
+
+int main(int argc, char **argv)
+{
+    chapter ch;
+    chapter_init(&ch, argc, argv, "311_book_multihead_wrapper",
+                 "The book's chapter 3, section 3.6.1: MultiHeadAttentionWrapper(3, 2, 6, 0.0,\n"
+                 "num_heads=2) after torch.manual_seed(123) on the batch of the six words twice.",
+                 123, CH_SEED);
+    enum { B = 2, T = BOOK_TOKENS, HEADS = 2, D_OUT = BOOK_D_OUT };
+    float batch[B * T * BOOK_D_IN];
+    for (int b = 0; b < B; b++)
+        memcpy(batch + b * T * BOOK_D_IN, BOOK_INPUTS, sizeof BOOK_INPUTS);
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, ch.seed);
+    book_module heads[HEADS]; // nn.ModuleList([CausalAttention(...) for _ in range(num_heads)])
+    for (int h = 0; h < HEADS; h++)
+        book_module_init(&ch, &rng, &heads[h], D_OUT, 1, 0);
+    float context_vecs[B * T * HEADS * D_OUT]; // torch.cat([head(x) for head in self.heads], dim=-1)
+    mygpt_error err = {0};
+    for (int h = 0; h < HEADS; h++) {
+        mygpt_mha_steps s;
+        chapter_check(&ch, mygpt_mha_steps_init(&s, &heads[h].m, B, T, &err), &err);
+        chapter_check(&ch, mygpt_mha_forward(&s, &heads[h].m, batch, &rng, &err), &err);
+        for (int r = 0; r < B * T; r++)
+            memcpy(context_vecs + (r * HEADS + h) * D_OUT, s.out + r * D_OUT, D_OUT * sizeof(float));
+        mygpt_mha_steps_free(&s);
+    }
+    const int64_t shape[3] = {B, T, HEADS * D_OUT};
+    book_print(NULL, context_vecs, 3, shape, "CatBackward0");
+    printf("context_vecs.shape: ");
+    ch_size(3, shape);
+    printf("\n");
+    return 0;
+}
