@@ -21,6 +21,7 @@ int main(int argc, char **argv)
     book_rand(&ch, &rng, W_query, D_IN, D_OUT);
     book_rand(&ch, &rng, W_key, D_IN, D_OUT);
     book_rand(&ch, &rng, W_value, D_IN, D_OUT);
+    // lesson: self_attention_v1
     // forward: keys = x @ W_key; queries = x @ W_query; values = x @ W_value
     float keys[T * D_OUT], queries[T * D_OUT], values[T * D_OUT];
     mygpt_mm(keys, BOOK_INPUTS, W_key, T, D_IN, D_OUT);
@@ -30,6 +31,7 @@ int main(int argc, char **argv)
     mygpt_matmul_naive(attn_scores, queries, keys, NULL, T, D_OUT, T); // queries @ keys.T (omega)
     mygpt_attention_weights(attn_weights, attn_scores, T, T, D_OUT);   // softmax(omega / sqrt(d_k))
     mygpt_mm(context_vec, attn_weights, values, T, T, D_OUT);
+    // end lesson: self_attention_v1
     book_print(NULL, context_vec, 2, (int64_t[]){T, D_OUT}, "MmBackward0");
     return 0;
 }

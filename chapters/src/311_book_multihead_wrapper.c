@@ -25,6 +25,7 @@ int main(int argc, char **argv)
     book_module heads[HEADS]; // nn.ModuleList([CausalAttention(...) for _ in range(num_heads)])
     for (int h = 0; h < HEADS; h++)
         book_module_init(&ch, &rng, &heads[h], D_OUT, 1, 0);
+    // lesson: concat_heads
     float context_vecs[B * T * HEADS * D_OUT]; // torch.cat([head(x) for head in self.heads], dim=-1)
     mygpt_error err = {0};
     for (int h = 0; h < HEADS; h++) {
@@ -35,6 +36,7 @@ int main(int argc, char **argv)
             memcpy(context_vecs + (r * HEADS + h) * D_OUT, s.out + r * D_OUT, D_OUT * sizeof(float));
         mygpt_mha_steps_free(&s);
     }
+    // end lesson: concat_heads
     const int64_t shape[3] = {B, T, HEADS * D_OUT};
     book_print(NULL, context_vecs, 3, shape, "CatBackward0");
     printf("context_vecs.shape: ");
