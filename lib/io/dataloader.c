@@ -28,9 +28,9 @@ mygpt_status mygpt_dataloader_init(mygpt_dataloader *dl, const int64_t *ids, siz
     // lesson: num_windows
     /* for i in range(0, len(token_ids) - max_length, stride) */
     dl->num_windows = n > max_length ? (n - max_length + stride - 1) / stride : 0;
-    // end lesson: num_windows
     mygpt_dataloader_set_drop_last(dl, 1);
     return MYGPT_OK;
+    // end lesson: num_windows
 }
 
 void mygpt_dataloader_set_drop_last(mygpt_dataloader *dl, int drop_last)

@@ -172,8 +172,8 @@ static void head_context(mygpt_mha_steps *s, int b, int h)
 mygpt_status mygpt_mha_forward(mygpt_mha_steps *s, const mygpt_mha *m, const float *x, struct mygpt_rng *rng,
                                mygpt_error *err)
 {
-    const size_t N = (size_t)s->B * s->T;
     // lesson: projections
+    const size_t N = (size_t)s->B * s->T;
     // keys = self.W_key(x); queries = self.W_query(x); values = self.W_value(x): (B, T, d_out)
     mygpt_matmul_naive(s->keys, x, m->W_key, m->b_key, N, m->d_in, m->d_out);
     mygpt_matmul_naive(s->queries, x, m->W_query, m->b_query, N, m->d_in, m->d_out);
