@@ -32,7 +32,7 @@ done
 # highlighting's spans taken away the same text as cmark-gfm makes of the lesson
 c_blocks() { # HTML on stdin -> the text of its language-c blocks, tags dropped, unescaped
     awk '/<pre><code class="language-c/ { inc = 1 } inc { print } /<\/code><\/pre>/ { inc = 0 }' |
-        sed -E "s/<[^>]*>//g; s/&lt;/</g; s/&gt;/>/g; s/&quot;/\"/g; s/&(apos|#39);/'/g; s/&amp;/\&/g"
+        sed -E "s/<[^>]*>//g; s/&lt;/</g; s/&gt;/>/g; s/&quot;/\"/g; s/&(apos|#39);/'/g; s/&#64;/@/g; s/&amp;/\&/g"
 }
 for md in "$root"/docs/lessons/*.md; do
     name=$(basename "$md" .md)

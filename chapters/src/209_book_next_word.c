@@ -31,9 +31,11 @@ int main(int argc, char **argv)
     printf("\ny:      ");
     py_ints(enc_sample + 1, CONTEXT_SIZE); // y = enc_sample[1:context_size+1]
     printf("\n");
+    // lesson: context_pairs
     for (int i = 1; i <= CONTEXT_SIZE; i++) { // context ----> desired, as ids
         py_ints(enc_sample, (size_t)i);
         printf(" ----> %lld\n", (long long)enc_sample[i]);
+    // end lesson: context_pairs
     }
     for (int i = 1; i <= CONTEXT_SIZE; i++) { // and as text
         book_print_decoded(&ch, tok, enc_sample, (size_t)i);

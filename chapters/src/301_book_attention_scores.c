@@ -25,6 +25,7 @@ int main(int argc, char **argv)
                  "inputs[1] with every input, and the first one computed by a loop.",
                  0, 0);
     const float *query = BOOK_INPUTS + BOOK_D_IN; // inputs[1]
+    // lesson: dot_scores
     float attn_scores_2[BOOK_TOKENS];             // (6,)
     for (int i = 0; i < BOOK_TOKENS; i++)
         attn_scores_2[i] = dot3(BOOK_INPUTS + i * BOOK_D_IN, query);
@@ -32,6 +33,7 @@ int main(int argc, char **argv)
     float res = 0.0f; // res += inputs[0][idx] * query[idx]
     for (int idx = 0; idx < BOOK_D_IN; idx++)
         res += BOOK_INPUTS[idx] * query[idx];
+    // end lesson: dot_scores
     book_print(NULL, &res, 0, NULL, NULL);
     const float dot = dot3(BOOK_INPUTS, query);
     book_print(NULL, &dot, 0, NULL, NULL);

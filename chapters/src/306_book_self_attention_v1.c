@@ -19,6 +19,7 @@ int main(int argc, char **argv)
     mygpt_rng_seed(&rng, ch.seed);
     float W_query[D_IN * D_OUT], W_key[D_IN * D_OUT], W_value[D_IN * D_OUT]; // (d_in, d_out)
     book_rand_qkv(&ch, &rng, W_query, W_key, W_value);
+    // lesson: self_attention_v1
     // forward: keys = x @ W_key; queries = x @ W_query; values = x @ W_value
     float keys[T * D_OUT], queries[T * D_OUT], values[T * D_OUT];
     mygpt_mm(keys, BOOK_INPUTS, W_key, T, D_IN, D_OUT);
@@ -28,6 +29,7 @@ int main(int argc, char **argv)
     mygpt_matmul_naive(attn_scores, queries, keys, NULL, T, D_OUT, T); // queries @ keys.T (omega)
     mygpt_attention_weights(attn_weights, attn_scores, T, T, D_OUT);   // softmax(omega / sqrt(d_k))
     mygpt_mm(context_vec, attn_weights, values, T, T, D_OUT);
+    // end lesson: self_attention_v1
     book_print(NULL, context_vec, 2, (int64_t[]){T, D_OUT}, "MmBackward0");
     return 0;
 }

@@ -24,6 +24,7 @@ int main(int argc, char **argv)
     book_module heads[HEADS]; // nn.ModuleList([CausalAttention(...) for _ in range(num_heads)])
     for (int h = 0; h < HEADS; h++)
         book_module_init(&ch, &rng, &heads[h], D_OUT, 1, 0);
+    // lesson: concat_heads
     float context_vecs[B * T * HEADS * D_OUT]; // torch.cat([head(x) for head in self.heads], dim=-1)
     for (int h = 0; h < HEADS; h++) {
         mygpt_mha_steps s;
@@ -32,6 +33,7 @@ int main(int argc, char **argv)
             memcpy(context_vecs + (r * HEADS + h) * D_OUT, s.out + r * D_OUT, D_OUT * sizeof(float));
         mygpt_mha_steps_free(&s);
     }
+    // end lesson: concat_heads
     book_print_context(context_vecs, B, T, HEADS * D_OUT, "CatBackward0");
     return 0;
 }

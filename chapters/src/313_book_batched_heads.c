@@ -20,8 +20,10 @@ int main(int argc, char **argv)
         0.2745f, 0.6584f, 0.2775f, 0.8573f, 0.8993f, 0.0390f, 0.9268f, 0.7388f, 0.7179f, 0.7058f, 0.9156f, 0.4340f,
         0.0772f, 0.3565f, 0.1479f, 0.5331f, 0.4066f, 0.2318f, 0.4545f, 0.9737f, 0.4606f, 0.5159f, 0.4220f, 0.5786f};
     float res[HEADS * T * T]; // (1, 2, 3, 3)
+    // lesson: batched_heads
     for (int h = 0; h < HEADS; h++) // a @ a.transpose(2, 3), head by head
         mygpt_matmul_naive(res + h * T * T, a + h * T * D, a + h * T * D, NULL, T, D, T);
+    // end lesson: batched_heads
     book_print(NULL, res, 4, (int64_t[]){1, HEADS, T, T}, NULL);
     const char *titles[HEADS] = {"First head:\n", "\nSecond head:\n"};
     for (int h = 0; h < HEADS; h++) { // a[0, h, :, :] @ a[0, h, :, :].T

@@ -19,9 +19,11 @@ int main(int argc, char **argv)
     float out[BOOK_ROWS * BOOK_OUT], out_norm[BOOK_ROWS * BOOK_OUT], mean[BOOK_ROWS], var[BOOK_ROWS];
     book_layer_outputs(&ch, ch.seed, out);
     book_row_stats(out, mean, var, 1);
+    // lesson: normalize
     for (int r = 0; r < BOOK_ROWS; r++) // out_norm = (out - mean) / torch.sqrt(var)
         for (int i = 0; i < BOOK_OUT; i++)
             out_norm[r * BOOK_OUT + i] = (out[r * BOOK_OUT + i] - mean[r]) / sqrtf(var[r]);
+    // end lesson: normalize
     book_print_t("Normalized layer outputs:\n", out_norm, 2, (int64_t[]){BOOK_ROWS, BOOK_OUT}, "DivBackward0", 0);
     book_row_stats(out_norm, mean, var, 1);
     const int64_t col[2] = {BOOK_ROWS, 1};

@@ -25,10 +25,12 @@ mygpt_status mygpt_dataloader_init(mygpt_dataloader *dl, const int64_t *ids, siz
     dl->batch_size = batch_size;
     dl->max_length = max_length;
     dl->stride = stride;
+    // lesson: num_windows
     /* for i in range(0, len(token_ids) - max_length, stride) */
     dl->num_windows = n > max_length ? (n - max_length + stride - 1) / stride : 0;
     mygpt_dataloader_set_drop_last(dl, 1);
     return MYGPT_OK;
+    // end lesson: num_windows
 }
 
 void mygpt_dataloader_set_drop_last(mygpt_dataloader *dl, int drop_last)
@@ -123,10 +125,12 @@ void mygpt_dataloader_free(mygpt_dataloader *dl)
 
 size_t mygpt_utf8_length(const char *text, size_t len)
 {
+    // lesson: utf8_length
     size_t chars = 0;
     for (size_t i = 0; i < len; i++)
         chars += ((unsigned char)text[i] & 0xc0) != 0x80; /* every byte but continuations */
     return chars;
+    // end lesson: utf8_length
 }
 
 size_t mygpt_utf8_offset(const char *text, size_t len, size_t chars)

@@ -26,6 +26,7 @@ static mygpt_status words_push(mygpt_words *w, size_t *cap, const char *s, size_
                                mygpt_error *err)
 {
     static const char *const space = " \t\n\r\v\f";
+    // lesson: strip
     if (strip) {
         while (n > 0 && strchr(space, s[0]) && s[0] != '\0') {
             s++;
@@ -36,6 +37,7 @@ static mygpt_status words_push(mygpt_words *w, size_t *cap, const char *s, size_
         if (n == 0)
             return MYGPT_OK;
     }
+    // end lesson: strip
     if (w->n == *cap) {
         const size_t grown = *cap ? 2 * *cap : 64;
         char **items = realloc(w->items, grown * sizeof *items);
@@ -66,6 +68,7 @@ static mygpt_status split_all(pcre2_code *re, pcre2_match_data *md, const char *
             break;
         if (rc < 0)
             return mygpt_fail(err, MYGPT_EFORMAT, "the text cannot be matched (PCRE2 error %d)", rc);
+        // lesson: split_pieces
         const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
         if (ov[1] == ov[0])
             return mygpt_fail(err, MYGPT_EINVAL, "the split pattern matches the empty string");
@@ -74,6 +77,7 @@ static mygpt_status split_all(pcre2_code *re, pcre2_match_data *md, const char *
             if (ov[2 * g] != PCRE2_UNSET)
                 MYGPT_TRY(words_push(out, &cap, text + ov[2 * g], ov[2 * g + 1] - ov[2 * g], strip, err));
         at = piece = ov[1];
+        // end lesson: split_pieces
     }
     return words_push(out, &cap, text + piece, len - piece, strip, err);
 }
@@ -112,6 +116,7 @@ mygpt_status mygpt_simple_tokenizer_init(mygpt_simple_tokenizer *tok, const char
     tok->unk = -1;
     mygpt_words *w = &tok->vocab;
     MYGPT_TRY(mygpt_regex_split(MYGPT_SIMPLE_PATTERN, text, len, 1, w, err));
+    // lesson: vocabulary
     // sorted(set(preprocessed)): strcmp orders UTF-8 as Python orders code points
     qsort(w->items, w->n, sizeof *w->items, compare_words);
     size_t kept = 0;
@@ -122,7 +127,9 @@ mygpt_status mygpt_simple_tokenizer_init(mygpt_simple_tokenizer *tok, const char
             w->items[kept++] = w->items[i];
     }
     w->n = kept;
+    // end lesson: vocabulary
     if (specials) {
+        // lesson: specials
         size_t cap = w->n;
         mygpt_status st = words_push(w, &cap, MYGPT_ENDOFTEXT, strlen(MYGPT_ENDOFTEXT), 0, err);
         if (st == MYGPT_OK)
@@ -132,6 +139,7 @@ mygpt_status mygpt_simple_tokenizer_init(mygpt_simple_tokenizer *tok, const char
             return st;
         }
         tok->unk = (int64_t)w->n - 1;
+        // end lesson: specials
     }
     return MYGPT_OK;
 }
@@ -166,6 +174,7 @@ mygpt_status mygpt_simple_encode(const mygpt_simple_tokenizer *tok, const char *
     int64_t *out = malloc((w.n ? w.n : 1) * sizeof *out);
     if (!out)
         st = mygpt_fail(err, MYGPT_ENOMEM, "out of memory encoding %zu words", w.n);
+    // lesson: simple_encode
     for (size_t i = 0; st == MYGPT_OK && i < w.n; i++) {
         out[i] = mygpt_simple_id(tok, w.items[i]);
         if (out[i] < 0 && tok->unk >= 0)
@@ -173,6 +182,7 @@ mygpt_status mygpt_simple_encode(const mygpt_simple_tokenizer *tok, const char *
         else if (out[i] < 0)
             st = mygpt_fail(err, MYGPT_ERANGE, "KeyError: '%.200s'", w.items[i]);
     }
+    // end lesson: simple_encode
     if (st == MYGPT_OK) {
         *ids = out;
         *n = w.n;
@@ -216,6 +226,7 @@ mygpt_status mygpt_simple_decode(const mygpt_simple_tokenizer *tok, const int64_
         len += k;
     }
     joined[len] = '\0';
+    // lesson: simple_decode
     // re.sub(r'\s+([,.?!"()\'])', r'\1', text): a run of whitespace before one of these goes
     size_t m = 0;
     for (size_t i = 0; i < len;) {
@@ -234,6 +245,7 @@ mygpt_status mygpt_simple_decode(const mygpt_simple_tokenizer *tok, const int64_
         }
     }
     out[m] = '\0';
+    // end lesson: simple_decode
     free(joined);
     *text = out;
     return MYGPT_OK;

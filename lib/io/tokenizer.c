@@ -470,6 +470,7 @@ static mygpt_status bpe_piece(const mygpt_tokenizer *t, const unsigned char *s, 
         if (r >= 0)
             heap_push(heap, &hn, (cand){r, i});
     }
+    // lesson: bpe_merge
     while (hn > 0) {
         cand c = heap_pop(heap, &hn);
         /* stale? the left part must still start at c.pos and have a right neighbour
@@ -494,6 +495,7 @@ static mygpt_status bpe_piece(const mygpt_tokenizer *t, const unsigned char *s, 
                 heap_push(heap, &hn, (cand){r, c.pos});
         }
     }
+    // end lesson: bpe_merge
     mygpt_status st = MYGPT_OK;
     for (size_t i = 0; i < n; i = next[i]) {
         int64_t id = map_find(&t->map, s + i, next[i] - i);

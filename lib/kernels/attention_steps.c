@@ -15,6 +15,7 @@
 
 void mygpt_mm(float *out, const float *a, const float *b, int M, int K, int N)
 {
+    // lesson: mm
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
             float sum = 0.0f;
@@ -22,6 +23,7 @@ void mygpt_mm(float *out, const float *a, const float *b, int M, int K, int N)
                 sum += a[(size_t)i * K + k] * b[(size_t)k * N + j];
             out[(size_t)i * N + j] = sum;
         }
+    // end lesson: mm
 }
 
 float mygpt_sum_torch(const float *x, size_t n)
@@ -61,6 +63,7 @@ void mygpt_exp_torch(float *out, const float *x, size_t n)
 void mygpt_softmax_lastdim(float *out, const float *x, size_t rows, int n)
 {
     for (size_t r = 0; r < rows; r++) {
+        // lesson: softmax_lastdim
         const float *xr = x + r * (size_t)n; // (n,)
         float *o = out + r * (size_t)n;
         float maxv = -INFINITY;
@@ -69,23 +72,28 @@ void mygpt_softmax_lastdim(float *out, const float *x, size_t rows, int n)
         const float inv = 1.0f / mygpt_exp_sum_row(o, xr, (size_t)n, maxv);
         for (int i = 0; i < n; i++)
             o[i] *= inv;
+        // end lesson: softmax_lastdim
     }
 }
 
 void mygpt_causal_mask(float *scores, size_t n, int T)
 {
+    // lesson: causal_mask
     for (size_t b = 0; b < n; b++)
         for (int i = 0; i < T; i++)
             for (int j = i + 1; j < T; j++) // above the diagonal: a later position
                 scores[(b * T + i) * T + j] = -INFINITY;
+    // end lesson: causal_mask
 }
 
 void mygpt_attention_weights(float *weights, const float *scores, size_t rows, int n, int d_k)
 {
+    // lesson: scaled_softmax
     const float scale = (float)sqrt((double)d_k); // d_k**0.5, divided in float32
     for (size_t i = 0; i < rows * (size_t)n; i++)
         weights[i] = scores[i] / scale;
     mygpt_softmax_lastdim(weights, weights, rows, n);
+    // end lesson: scaled_softmax
 }
 
 mygpt_status mygpt_mha_steps_init(mygpt_mha_steps *s, const mygpt_mha *m, int B, int T, mygpt_error *err)
@@ -129,6 +137,7 @@ static void head_forward(mygpt_mha_steps *s, const mygpt_mha *m, int b, int h)
     float *scores = s->scores + bh * T * T, *weights = s->weights + bh * T * T; // (T, T)
     const float *q = s->queries + (size_t)b * T * C + h * hd; // (T, hd), row stride C
     const float *k = s->keys + (size_t)b * T * C + h * hd;
+    // lesson: head_scores
     for (int i = 0; i < T; i++) // attn_scores = queries @ keys.transpose(2, 3)
         for (int j = 0; j < T; j++) {
             float sum = 0.0f;
@@ -139,6 +148,7 @@ static void head_forward(mygpt_mha_steps *s, const mygpt_mha *m, int b, int h)
     if (m->causal)
         mygpt_causal_mask(scores, 1, T);
     mygpt_attention_weights(weights, scores, (size_t)T, T, hd);
+    // end lesson: head_scores
 }
 
 /* (attn_weights @ values) of head h into its channels of the context */
@@ -146,6 +156,7 @@ static void head_context(mygpt_mha_steps *s, int b, int h)
 {
     const int T = s->T, C = s->d_out, hd = C / s->H;
     const float *w = s->weights + ((size_t)b * s->H + h) * T * T;
+    // lesson: head_context
     const float *v = s->values + (size_t)b * T * C + h * hd;
     float *ctx = s->context + (size_t)b * T * C + h * hd;
     for (int i = 0; i < T; i++)
@@ -155,16 +166,19 @@ static void head_context(mygpt_mha_steps *s, int b, int h)
                 sum += w[i * T + j] * v[(size_t)j * C + c];
             ctx[(size_t)i * C + c] = sum;
         }
+    // end lesson: head_context
 }
 
 mygpt_status mygpt_mha_forward(mygpt_mha_steps *s, const mygpt_mha *m, const float *x, struct mygpt_rng *rng,
                                mygpt_error *err)
 {
+    // lesson: projections
     const size_t N = (size_t)s->B * s->T;
     // keys = self.W_key(x); queries = self.W_query(x); values = self.W_value(x): (B, T, d_out)
     mygpt_matmul_naive(s->keys, x, m->W_key, m->b_key, N, m->d_in, m->d_out);
     mygpt_matmul_naive(s->queries, x, m->W_query, m->b_query, N, m->d_in, m->d_out);
     mygpt_matmul_naive(s->values, x, m->W_value, m->b_value, N, m->d_in, m->d_out);
+    // end lesson: projections
     for (int b = 0; b < s->B; b++)
         for (int h = 0; h < s->H; h++)
             head_forward(s, m, b, h);

@@ -19,6 +19,7 @@ float mygpt_mean_torch(const float *x, size_t n)
 
 float mygpt_var_torch(const float *x, size_t n, int correction)
 {
+    // lesson: var_torch
     double mean = 0.0, m2 = 0.0; // WelfordOps<float, double>: mean and squared deviations
     for (size_t i = 0; i < n; i++) {
         const double delta = (double)x[i] - mean;
@@ -26,6 +27,7 @@ float mygpt_var_torch(const float *x, size_t n, int correction)
         m2 += delta * ((double)x[i] - mean);
     }
     return (float)(m2 / (double)((long long)n - correction));
+    // end lesson: var_torch
 }
 
 void mygpt_book_layernorm(float *out, const float *x, const float *scale, const float *shift, size_t rows, int n)
@@ -34,12 +36,14 @@ void mygpt_book_layernorm(float *out, const float *x, const float *scale, const 
     for (size_t r = 0; r < rows; r++) {
         const float *xr = x + r * (size_t)n; // (n,)
         float *o = out + r * (size_t)n;
+        // lesson: book_layernorm
         const float mean = mygpt_mean_torch(xr, (size_t)n);
         const float denom = sqrtf(mygpt_var_torch(xr, (size_t)n, 0) + eps); // torch.sqrt(var + eps)
         for (int i = 0; i < n; i++) {
             const float norm_x = (xr[i] - mean) / denom;
             o[i] = scale[i] * norm_x + shift[i];
         }
+        // end lesson: book_layernorm
     }
 }
 
@@ -68,6 +72,7 @@ void mygpt_shortcut_net_grads(mygpt_shortcut_net *net, const float *x, float *lo
     float xs[MYGPT_SHORTCUT_MAX_LAYERS + 1][W]; // each layer's input, then the output
     float zs[MYGPT_SHORTCUT_MAX_LAYERS][W];     // each layer's Linear output, before GELU
     memcpy(xs[0], x, (size_t)net->sizes[0] * sizeof *x);
+    // lesson: shortcut_forward
     for (int l = 0; l < L; l++) {
         const int in = net->sizes[l], out = net->sizes[l + 1];
         float y[W];
@@ -77,6 +82,7 @@ void mygpt_shortcut_net_grads(mygpt_shortcut_net *net, const float *x, float *lo
         for (int i = 0; i < out; i++)
             xs[l + 1][i] = shortcut ? xs[l][i] + y[i] : y[i];
     }
+    // end lesson: shortcut_forward
     // loss = nn.MSELoss()(output, torch.tensor([[0.]])), and its gradient 2 (output - 0) / n
     const int n = net->sizes[L];
     float sq[W], g[W];
@@ -110,11 +116,13 @@ mygpt_status mygpt_book_feedforward(float *out, const float *x, const mygpt_book
     float *hidden = mygpt_float_block(n); // (N, 4C)
     if (!hidden)
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a hidden layer of %zu x %d", N, H);
+    // lesson: feedforward
     mygpt_status st = mygpt_matmul(hidden, x, ff->w1, ff->b1, N, C, H, err);
     if (st == MYGPT_OK) {
         mygpt_gelu_tanh_forward(hidden, hidden, n);
         st = mygpt_matmul(out, hidden, ff->w2, ff->b2, N, H, C, err);
     }
+    // end lesson: feedforward
     free(hidden);
     return st;
 }
@@ -149,6 +157,7 @@ mygpt_status mygpt_book_block_forward(float *out, const float *x, const mygpt_bo
     mygpt_status st = normed && branch ? MYGPT_OK : mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a block");
     if (st == MYGPT_OK)
         st = mygpt_mha_steps_init(&s, &blk->att, B, T, err);
+    // lesson: book_block
     if (st == MYGPT_OK) { // x = x + drop_shortcut(att(norm1(x)))
         memcpy(out, x, N * C * sizeof *out);
         mygpt_book_layernorm(normed, x, blk->norm1_scale, blk->norm1_shift, N, C);
@@ -162,6 +171,7 @@ mygpt_status mygpt_book_block_forward(float *out, const float *x, const mygpt_bo
     }
     if (st == MYGPT_OK)
         st = add_dropped(out, branch, N * C, blk->drop_shortcut, rng, err);
+    // end lesson: book_block
     mygpt_mha_steps_free(&s);
     free(normed);
     free(branch);

@@ -321,10 +321,12 @@ mygpt_status mygpt_dropout_mask(mygpt_rng *rng, uint8_t *keep, size_t n, double 
 
 void mygpt_dropout_apply(float *out, const float *x, const uint8_t *keep, size_t n, double p)
 {
+    // lesson: dropout_apply
     const float scale = 1.0f / (float)(1.0 - p); // noise.div_(1 - p): 1 / 0.9f, or 0 / 0.9f
 #pragma omp parallel for schedule(static) if (n > MYGPT_PARALLEL_MIN)
     for (size_t i = 0; i < n; i++)
         out[i] = x[i] * (keep[i] ? scale : 0.0f);
+    // end lesson: dropout_apply
 }
 
 void mygpt_residual_forward(float *out, const float *x, const float *y, const uint8_t *keep, double p, size_t n)
