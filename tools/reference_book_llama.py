@@ -7,6 +7,11 @@ the notebook, never copied) and prints what chapters 88-90 print:
     /usr/bin/python3 tools/reference_book_llama.py NOTEBOOK --rope  > chapters/expected/89_book_llama_rope.txt
     /usr/bin/python3 tools/reference_book_llama.py NOTEBOOK --sizes > chapters/expected/90_book_llama_sizes.txt
     python3 tools/reference_book_llama.py --story > chapters/expected/91_book_llama_story.txt
+    /usr/bin/python3 tools/reference_book_llama.py NOTEBOOK --llama3-sizes NOTEBOOK3 \
+        > chapters/expected/92_book_llama3_sizes.txt
+
+(NOTEBOOK3: converting-llama2-to-llama3.ipynb beside it, which takes RMSNorm, SiLU, FeedForward,
+MultiHeadAttention and compute_rope from NOTEBOOK as its own first cells do.)
 
 A cell is found by a line it holds (its class or function definition), so a reordered notebook
 still works. The notebook's own check of RMSNorm against torch.nn.RMSNorm needs PyTorch 2.4;
@@ -85,18 +90,58 @@ def sizes(cells):
     run_cells(ns, cells, "class RMSNorm", "class SiLU", "class FeedForward(nn.Module):", "def precompute_rope_params",
               "class MultiHeadAttention", "class TransformerBlock", "class Llama2Model", "LLAMA2_CONFIG_7B",
               "def calc_model_memory_size")
-    linear, embedding = torch.nn.Linear, torch.nn.Embedding
-    torch.nn.Linear = functools.partial(linear, device="meta")
-    torch.nn.Embedding = functools.partial(embedding, device="meta")
-    try:
-        model = ns["Llama2Model"](ns["LLAMA2_CONFIG_7B"])
-    finally:
-        torch.nn.Linear, torch.nn.Embedding = linear, embedding
+    model = meta_build(lambda: ns["Llama2Model"](ns["LLAMA2_CONFIG_7B"]))
     total_params = sum(p.numel() for p in model.parameters())
     print(f"Total number of parameters: {total_params:,}")
     calc = ns["calc_model_memory_size"]
     print(f"float32 (PyTorch default): {calc(model, input_dtype=torch.float32):.2f} GB")
     print(f"bfloat16: {calc(model, input_dtype=torch.bfloat16):.2f} GB")
+
+
+def meta_build(build):
+    """build() with every nn.Linear and nn.Embedding weight on the meta device."""
+    import torch
+    linear, embedding = torch.nn.Linear, torch.nn.Embedding
+    torch.nn.Linear = functools.partial(linear, device="meta")
+    torch.nn.Embedding = functools.partial(embedding, device="meta")
+    try:
+        return build()
+    finally:
+        torch.nn.Linear, torch.nn.Embedding = linear, embedding
+
+
+def llama3_sizes(cells, cells3):
+    """converting-llama2-to-llama3.ipynb's printed shapes and counts. Its MHA and GQA cells also
+    run a forward pass on an unseeded torch.randn((1, 3000, 4096)) whose output is not printed:
+    skipped here."""
+    import torch
+    ns = {"torch": torch, "nn": torch.nn}
+    run_cells(ns, cells, "class RMSNorm", "class SiLU", "class FeedForward(nn.Module):", "def precompute_rope_params",
+              "class MultiHeadAttention")
+    run_cells(ns, cells3, "def precompute_rope_params", "class GroupedQueryAttention", "class TransformerBlock",
+              "class Llama3Model", "LLAMA3_CONFIG_8B", "LLAMA31_CONFIG_8B", "def calc_model_memory_size")
+    mha = meta_build(lambda: ns["MultiHeadAttention"](d_in=4096, d_out=4096, context_length=8192, num_heads=32))
+    gqa = meta_build(lambda: ns["GroupedQueryAttention"](d_in=4096, d_out=4096, num_heads=32, num_kv_groups=8))
+    for att in (mha, gqa):
+        print("W_key:", att.W_key.weight.shape)
+        print("W_value:", att.W_value.weight.shape)
+        print("W_query:", att.W_query.weight.shape)
+        print()
+    print("Total number of parameters:")
+    print(f"MHA: {sum(p.numel() for p in mha.parameters()):,}")
+    print(f"GQA: {sum(p.numel() for p in gqa.parameters()):,}")
+    del mha, gqa
+    model = meta_build(lambda: ns["Llama3Model"](ns["LLAMA3_CONFIG_8B"]))
+    print(f"\nLlama 3 8B\nTotal number of parameters: {sum(p.numel() for p in model.parameters()):,}")
+    calc = ns["calc_model_memory_size"]
+    print(f"float32 (PyTorch default): {calc(model, input_dtype=torch.float32):.2f} GB")
+    print(f"bfloat16: {calc(model, input_dtype=torch.bfloat16):.2f} GB")
+    model = meta_build(lambda: ns["Llama3Model"](ns["LLAMA31_CONFIG_8B"]))
+    print(f"\nLlama 3.1 8B\nTotal number of parameters: {sum(p.numel() for p in model.parameters()):,}")
+    model = meta_build(lambda: ns["Llama3Model"](ns["LLAMA32_CONFIG_1B"]))
+    total_params = sum(p.numel() for p in model.parameters())
+    print(f"\nLlama 3.2 1B\nTotal number of parameters: {total_params:,}")
+    print(f"\nTotal number of unique parameters: {total_params - model.tok_emb.weight.numel():,}")
 
 
 def story():
@@ -113,10 +158,12 @@ def main():
     args = sys.argv[1:]
     if args == ["--story"]:
         return story()
-    if len(args) != 2 or args[1] not in ("--norms", "--rope", "--sizes"):
-        sys.exit("usage: reference_book_llama.py NOTEBOOK --norms|--rope|--sizes, or --story")
     import torch
     assert torch.__version__.startswith("1.13"), torch.__version__
+    if len(args) == 3 and args[1] == "--llama3-sizes":
+        return llama3_sizes(cell_sources(args[0]), cell_sources(args[2]))
+    if len(args) != 2 or args[1] not in ("--norms", "--rope", "--sizes"):
+        sys.exit("usage: reference_book_llama.py NOTEBOOK --norms|--rope|--sizes|--llama3-sizes NOTEBOOK3, or --story")
     cells = cell_sources(args[0])
     {"--norms": norms, "--rope": rope, "--sizes": sizes}[args[1]](cells)
 
