@@ -7,6 +7,7 @@ the notebook, never copied) and prints what chapters 88-90 print:
     /usr/bin/python3 tools/reference_book_llama.py NOTEBOOK --rope  > chapters/expected/89_book_llama_rope.txt
     /usr/bin/python3 tools/reference_book_llama.py NOTEBOOK --sizes > chapters/expected/90_book_llama_sizes.txt
     python3 tools/reference_book_llama.py --story > chapters/expected/91_book_llama_story.txt
+    /usr/bin/python3 tools/reference_book_llama.py NOTEBOOK --model > chapters/expected/93_book_llama_model.txt
     /usr/bin/python3 tools/reference_book_llama.py NOTEBOOK --llama3-sizes NOTEBOOK3 \
         > chapters/expected/92_book_llama3_sizes.txt
 
@@ -98,6 +99,29 @@ def sizes(cells):
     print(f"bfloat16: {calc(model, input_dtype=torch.bfloat16):.2f} GB")
 
 
+# a Llama2Model small enough to print: the notebook's keys, our sizes
+LLAMA2_CONFIG_MINI = dict(vocab_size=50, context_length=8, emb_dim=16, n_heads=2, n_layers=2, hidden_dim=24)
+MINI_IDS = [[3, 14, 15, 9, 26]]
+
+
+def model(cells):
+    """The notebook's Llama2Model on LLAMA2_CONFIG_MINI in float32 after torch.manual_seed(123):
+    its parameter count and the logits of MINI_IDS, then the next token greedy at each position."""
+    import torch
+    ns = {}
+    run_cells(ns, cells, "class RMSNorm", "class SiLU", "class FeedForward(nn.Module):", "def precompute_rope_params",
+              "class MultiHeadAttention", "class TransformerBlock", "class Llama2Model")
+    torch.manual_seed(123)
+    llama = ns["Llama2Model"](dict(LLAMA2_CONFIG_MINI, dtype=torch.float32))
+    print(f"Total number of parameters: {sum(p.numel() for p in llama.parameters()):,}")
+    idx = torch.tensor(MINI_IDS)
+    with torch.no_grad():
+        logits = llama(idx)
+    print("logits.shape:", logits.shape)
+    print("logits[0, :, :8]:\n", logits[0, :, :8])
+    print("next tokens:", logits.argmax(dim=-1))
+
+
 def meta_build(build):
     """build() with every nn.Linear and nn.Embedding weight on the meta device."""
     import torch
@@ -162,10 +186,11 @@ def main():
     assert torch.__version__.startswith("1.13"), torch.__version__
     if len(args) == 3 and args[1] == "--llama3-sizes":
         return llama3_sizes(cell_sources(args[0]), cell_sources(args[2]))
-    if len(args) != 2 or args[1] not in ("--norms", "--rope", "--sizes"):
-        sys.exit("usage: reference_book_llama.py NOTEBOOK --norms|--rope|--sizes|--llama3-sizes NOTEBOOK3, or --story")
+    if len(args) != 2 or args[1] not in ("--norms", "--rope", "--sizes", "--model"):
+        sys.exit("usage: reference_book_llama.py NOTEBOOK --norms|--rope|--sizes|--model|--llama3-sizes NOTEBOOK3, "
+                 "or --story")
     cells = cell_sources(args[0])
-    {"--norms": norms, "--rope": rope, "--sizes": sizes}[args[1]](cells)
+    {"--norms": norms, "--rope": rope, "--sizes": sizes, "--model": model}[args[1]](cells)
 
 
 if __name__ == "__main__":

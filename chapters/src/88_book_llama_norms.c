@@ -1,6 +1,6 @@
 /*
  * 88_book_llama_norms - Raschka's LLMs-from-scratch, ch05/07_gpt_to_llama,
- * converting-gpt-to-llama2.ipynb, sections 1.1 and 1.2: LayerNorm becomes RMSNorm, GELU
+ * converting-gpt-to-llama2.ipynb, sections 1.1-1.3: LayerNorm becomes RMSNorm, GELU
  * becomes SiLU, and the feed-forward becomes SwiGLU's gated product. On the notebook's
  * example_batch (torch.randn(2, 3, 4) after torch.manual_seed(123)): RMSNorm (weight ones,
  * eps 1e-5) beside the LayerNorm of the same rows, SiLU, and the gate silu(a) * b with the
@@ -19,7 +19,7 @@ int main(int argc, char **argv)
 {
     chapter ch;
     chapter_init(&ch, argc, argv, "88_book_llama_norms",
-                 "GPT to Llama 2, sections 1.1-1.2: RMSNorm against LayerNorm, SiLU, and SwiGLU's\n"
+                 "GPT to Llama 2, sections 1.1-1.3: RMSNorm against LayerNorm, SiLU, and SwiGLU's\n"
                  "gate silu(a) * b on torch.randn(2, 3, 4) after torch.manual_seed(123).",
                  123, CH_SEED);
     mygpt_error err = {0};

@@ -1,6 +1,6 @@
 /*
  * 89_book_llama_rope - Raschka's LLMs-from-scratch, ch05/07_gpt_to_llama,
- * converting-gpt-to-llama2.ipynb, section 1.3: rotary position embeddings replace GPT's
+ * converting-gpt-to-llama2.ipynb, section 1.4: rotary position embeddings replace GPT's
  * learned position embeddings. The notebook's example (batch 2, 4 heads, 5 positions, head
  * size 16; queries and keys from torch.randn after torch.manual_seed(123)) turned by
  * precompute_rope_params and compute_rope, which pair channel i with channel i + 8 (Hugging
@@ -20,7 +20,7 @@ int main(int argc, char **argv)
 {
     chapter ch;
     chapter_init(&ch, argc, argv, "89_book_llama_rope",
-                 "GPT to Llama 2, section 1.3: RoPE on the notebook's queries and keys (2, 4, 5, 16)\n"
+                 "GPT to Llama 2, section 1.4: RoPE on the notebook's queries and keys (2, 4, 5, 16)\n"
                  "after torch.manual_seed(123), and a dot product that depends on m - n only.",
                  123, CH_SEED);
     mygpt_error err = {0};
