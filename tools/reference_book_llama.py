@@ -8,6 +8,7 @@ the notebook, never copied) and prints what chapters 88-90 print:
     /usr/bin/python3 tools/reference_book_llama.py NOTEBOOK --sizes > chapters/expected/90_book_llama_sizes.txt
     python3 tools/reference_book_llama.py --story > chapters/expected/91_book_llama_story.txt
     /usr/bin/python3 tools/reference_book_llama.py NOTEBOOK --model > chapters/expected/93_book_llama_model.txt
+    /usr/bin/python3 tools/reference_book_llama.py NOTEBOOK --llama3-rope NOTEBOOK3 > chapters/expected/94_book_llama3_rope.txt
     /usr/bin/python3 tools/reference_book_llama.py NOTEBOOK --llama3-sizes NOTEBOOK3 \
         > chapters/expected/92_book_llama3_sizes.txt
 
@@ -168,6 +169,34 @@ def llama3_sizes(cells, cells3):
     print(f"\nTotal number of unique parameters: {total_params - model.tok_emb.weight.numel():,}")
 
 
+def llama3_rope(cells3):
+    """The frequencies inside converting-llama2-to-llama3.ipynb's precompute_rope_params for head
+    size 128: Llama 2's base, Llama 3's, and Llama 3.1's and 3.2's rescaling. The function returns
+    only cos and sin; its angles at position 1 are the frequencies themselves (1 * inv_freq), so
+    they are read off torch.cos's argument."""
+    import torch
+    ns = {}
+    run_cells(ns, cells3, "def precompute_rope_params")
+    cos = torch.cos
+    seen = []
+    torch.cos = lambda x: (seen.append(x), cos(x))[1]
+    try:
+        runs = [("Llama 2 (base 10,000)", 10_000, None),
+                ("Llama 3 (base 500,000)", 500_000.0, None),
+                ("Llama 3.1 (base 500,000, factor 8)", 500_000.0,
+                 dict(factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0, original_context_length=8192)),
+                ("Llama 3.2 (base 500,000, factor 32)", 500_000.0,
+                 dict(factor=32.0, low_freq_factor=1.0, high_freq_factor=4.0, original_context_length=8192))]
+        for name, base, freq_config in runs:
+            ns["precompute_rope_params"](head_dim=128, theta_base=base, context_length=2, freq_config=freq_config)
+            inv_freq = seen[-1][1, :64]
+            print(name)
+            print("inv_freq[::8]:", inv_freq[::8])
+            print("inv_freq[28:36]:", inv_freq[28:36])
+    finally:
+        torch.cos = cos
+
+
 def story():
     with open(os.path.join(ROOT, "tests", "golden", "llama2c", "run.txt"), encoding="utf-8") as f:
         runs = [line.rstrip("\n").split("\t") for line in f if not line.startswith("#")]
@@ -184,10 +213,12 @@ def main():
         return story()
     import torch
     assert torch.__version__.startswith("1.13"), torch.__version__
+    if len(args) == 3 and args[1] == "--llama3-rope":
+        return llama3_rope(cell_sources(args[2]))
     if len(args) == 3 and args[1] == "--llama3-sizes":
         return llama3_sizes(cell_sources(args[0]), cell_sources(args[2]))
     if len(args) != 2 or args[1] not in ("--norms", "--rope", "--sizes", "--model"):
-        sys.exit("usage: reference_book_llama.py NOTEBOOK --norms|--rope|--sizes|--model|--llama3-sizes NOTEBOOK3, "
+        sys.exit("usage: reference_book_llama.py NOTEBOOK --norms|--rope|--sizes|--model|--llama3-rope|--llama3-sizes NOTEBOOK3, "
                  "or --story")
     cells = cell_sources(args[0])
     {"--norms": norms, "--rope": rope, "--sizes": sizes, "--model": model}[args[1]](cells)
