@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The book's GPT-to-Llama notebook in PyTorch 1.13 (development oracle only): runs the code
 cells of LLMs-from-scratch's ch05/07_gpt_to_llama/converting-gpt-to-llama2.ipynb (read from
-the notebook, never copied) and prints what chapters 88-90 print:
+the notebook, never copied) and prints what chapters 88-94 print (91 from llama2.c's run.c instead):
 
     /usr/bin/python3 tools/reference_book_llama.py NOTEBOOK --norms > chapters/expected/88_book_llama_norms.txt
     /usr/bin/python3 tools/reference_book_llama.py NOTEBOOK --rope  > chapters/expected/89_book_llama_rope.txt
