@@ -75,6 +75,37 @@ mygpt_status mygpt_rope_inv_freq(float *inv_freq, int d_model, double base, mygp
     return MYGPT_OK;
 }
 
+/* math.pi (M_PI is not C11's) */
+static const double PI = 3.141592653589793;
+
+mygpt_status mygpt_rope_scale_llama3(float *inv_freq, int half, const mygpt_rope_scaling *s, mygpt_error *err)
+{
+    if (half < 1)
+        return mygpt_fail(err, MYGPT_EINVAL, "d/2 must be at least 1, got %d", half);
+    if (!(s->factor >= 1.0) || !(s->low_freq_factor > 0.0) || !(s->high_freq_factor > s->low_freq_factor) ||
+        !(s->original_context > 0.0))
+        return mygpt_fail(err, MYGPT_EINVAL, "RoPE scaling needs factor >= 1, 0 < low_freq_factor < "
+                          "high_freq_factor and a positive context, got %g, %g, %g, %g", s->factor,
+                          s->low_freq_factor, s->high_freq_factor, s->original_context);
+    const double low_wavelen = s->original_context / s->low_freq_factor;   // 8192: slower pairs rescaled
+    const double high_wavelen = s->original_context / s->high_freq_factor; // 2048: faster pairs kept
+    // lesson: rope_scale_llama3
+    for (int i = 0; i < half; i++) {
+        const float f = inv_freq[i];
+        const float wavelen = (1.0f / f) * (float)(2.0 * PI); // 2 * torch.pi / inv_freq
+        const float slow = f / (float)s->factor;
+        // where the wavelength sits between the two bounds: 0 at the slow end, 1 at the fast
+        const float smooth = ((1.0f / wavelen) * (float)s->original_context - (float)s->low_freq_factor) /
+                             (float)(s->high_freq_factor - s->low_freq_factor);
+        if (wavelen > low_wavelen)
+            inv_freq[i] = slow;
+        else if (wavelen >= high_wavelen)
+            inv_freq[i] = (1.0f - smooth) * slow + smooth * f;
+    }
+    // end lesson: rope_scale_llama3
+    return MYGPT_OK;
+}
+
 mygpt_status mygpt_rope_cache(float *cos_cache, float *sin_cache, const float *inv_freq,
                               int seq_len, int half, mygpt_error *err)
 {

@@ -39,6 +39,23 @@ mygpt_status mygpt_alibi_bias(float *bias, const float *slopes, int num_heads, i
 /* inv_freq (d_model / 2): 1 / base^(2i / d_model). d_model must be even. */
 mygpt_status mygpt_rope_inv_freq(float *inv_freq, int d_model, double base, mygpt_error *err);
 
+/* Llama 3.1's rescaling of RoPE's frequencies for a longer context (its rope_scaling, as
+ * LLMs-from-scratch's converting-llama2-to-llama3.ipynb writes it): a pair whose wavelength
+ * 2 pi / freq is over original_context / low_freq_factor turns factor times slower; one under
+ * original_context / high_freq_factor is kept; one between moves smoothly from the one to the
+ * other. Llama 3.1: factor 8, low 1, high 4, original context 8192; Llama 3.2: factor 32. */
+typedef struct mygpt_rope_scaling {
+    double factor;
+    double low_freq_factor;
+    double high_freq_factor;
+    double original_context;
+} mygpt_rope_scaling;
+
+/* Rescales inv_freq (half values, from mygpt_rope_inv_freq) in place by s, in float32 as
+ * PyTorch's tensor operations compute it. MYGPT_EINVAL for half < 1, a factor under 1, or
+ * high_freq_factor not above low_freq_factor (both and the context positive). */
+mygpt_status mygpt_rope_scale_llama3(float *inv_freq, int half, const mygpt_rope_scaling *s, mygpt_error *err);
+
 /* cos, sin (seq_len, d_model / 2): cos and sin of outer(positions, inv_freq). */
 mygpt_status mygpt_rope_cache(float *cos_cache, float *sin_cache, const float *inv_freq,
                               int seq_len, int half, mygpt_error *err);

@@ -1,0 +1,60 @@
+/*
+ * 91_book_llama_story - after converting-gpt-to-llama2.ipynb's last section, which loads
+ * Meta's Llama-2-7b (not run here: a gated download of 13 GB): a Llama 2 that is in the
+ * repository tells a story. corpus/llama/stories260K.bin is llama2.c's stories260K (Andrej
+ * Karpathy trained it on TinyStories: width 64, 5 layers, 8 query heads sharing 4 key/value
+ * heads, SwiGLU hidden size 172, vocabulary 512, context 512; llama2.c's interleaved RoPE),
+ * tok512.bin its tokenizer. The story is sampled as llama2.c's run.c samples it with `-t 1.0
+ * -p 0.9 -s 133742` (temperature 1, top-p 0.9, its xorshift generator seeded 133742, 256
+ * positions), through the library as `mygpt generate --tokenizer` does; its expected output
+ * is the story llama2.c's doc/stories260K.md publishes for those flags, as run.c prints it
+ * (tools/reference_book_llama.py --story reads it from tests/golden/llama2c/run.txt, which
+ * tools/reference_llama2c.py writes from run.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "chapter.h"
+
+/* The repository's corpus/llama/, wherever the program is run from (meson passes the path) */
+#ifndef CHAPTER_SOURCE_ROOT
+#define CHAPTER_SOURCE_ROOT "."
+#endif
+static const char MODEL[] = CHAPTER_SOURCE_ROOT "/corpus/llama/stories260K.bin";
+static const char TOKENIZER[] = CHAPTER_SOURCE_ROOT "/corpus/llama/tok512.bin";
+
+/* Prints next's piece as run.c's safe_printf does (a raw byte only when printable). */
+static int print_piece(int64_t prev, int64_t next, void *tok)
+{
+    const char *piece = NULL;
+    if (mygpt_sp_piece(tok, (int)prev, (int)next, &piece, NULL) == MYGPT_OK && mygpt_sp_piece_printable(piece))
+        fputs(piece, stdout);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    chapter ch;
+    chapter_init(&ch, argc, argv, "91_book_llama_story",
+                 "A Llama 2 from the repository tells a story: llama2.c's stories260K sampled as run.c\n"
+                 "does with temperature 1.0, top-p 0.9 and seed 133742 (llama2.c's xorshift generator).",
+                 133742, CH_SEED);
+    mygpt_error err = {0};
+    // lesson: story
+    mygpt_gpt *g = NULL;
+    chapter_check(&ch, mygpt_llama2c_load(&g, MODEL, &err), &err); // run.c's checkpoint
+    mygpt_sp_tokenizer *tok = NULL;
+    chapter_check(&ch, mygpt_sp_load(&tok, TOKENIZER, g->config.vocab_size, &err), &err);
+    mygpt_llama2c_sampler sampler = {0};
+    chapter_check(&ch, mygpt_llama2c_sampler_init(&sampler, g->config.vocab_size, 1.0f, 0.9f, ch.seed, &err), &err);
+    const int64_t prompt[1] = {1}; // an empty prompt: BOS only
+    int positions = 0;
+    chapter_check(&ch, mygpt_generate_llama2c(g, &sampler, prompt, 1, 256, print_piece, tok, &positions, &err),
+                  &err);
+    printf("\n");
+    // end lesson: story
+    mygpt_llama2c_sampler_free(&sampler);
+    mygpt_sp_free(tok);
+    mygpt_gpt_free(g);
+    return 0;
+}
