@@ -152,11 +152,12 @@ if [ "${1:-}" = --ci ]; then
     # Every kernel path under emulation in a few minutes: the generator and the printers
     # (rng, print), the tokenizer, the vector loops (vecmath: exp, erf, GELU), every path
     # and layout of the products and the attention, fast and plain, against PyTorch (gpt),
+    # the backward pass's gradients of every architecture against PyTorch's (arch),
     # the norms, clipping and the schedule's libm cos (learn), sampling's SLEEF softmax and draws
     # (sample), the int8 and bf16 weights (quantize), and chapters whose expected output
     # holds the forward pass (26, and the book's GPTModel at GPT-2 small: 37), the
     # positional encodings' libm calls (47, 53, 54) and the loss's SLEEF rows (32), byte for byte.
-    for t in rng print tokenizer vecmath gpt learn sample quantize; do args+=("$t"); done
+    for t in rng print tokenizer vecmath gpt arch learn sample quantize; do args+=("$t"); done
     for c in 26_gpt_main 32_loss 37_book_gptmodel 47_sinusoidal_encoding 53_alibi 54_rope; do args+=("chapter $c"); done
 elif [ $# -gt 0 ]; then
     for s in "$@"; do args+=(--suite "$s"); done
