@@ -16,6 +16,7 @@
 #include "kernels/matmul.h"
 #include "kernels/attention.h"
 #include "base/parallel.h"
+#include "base/simd.h"
 #include "mygpt/gpt.h"
 #include "mygpt/layers.h"
 #include "mygpt/train.h"
@@ -753,12 +754,16 @@ Test(gpt_threads, work_queue_hands_out_every_item_exactly_once)
  * or clang). */
 Test(gpt_kernels, the_cpu_decides_the_kernels_not_the_compiler)
 {
+#ifdef MYGPT_X86_KERNELS
     __builtin_cpu_init();
     const char *want = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
                                __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq")
                            ? "avx512"
                        : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? "avx2"
                                                                                           : "generic";
+#else
+    const char *want = "generic";
+#endif
     unsetenv("MYGPT_MATMUL_KERNEL");
     mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
     unsetenv("MYGPT_ATTENTION_KERNEL");
@@ -801,8 +806,10 @@ Test(gpt_attention, probabilities_within_1e6_of_pytorch_and_logits_unchanged)
                 g->impl = naive ? MYGPT_IMPL_REFERENCE : MYGPT_IMPL_FAST;
                 memset(att, 0xff, n * sizeof *att);
                 cr_assert_eq(mygpt_gpt_forward_attention(g, ids, 1, T, att, n, NULL), MYGPT_OK);
-                for (size_t i = 0; i < n; i++)
-                    worst = fmax(worst, fabs((double)att[i] - want[i]));
+                for (size_t i = 0; i < n; i++) { /* not fmax: gcc 12 for aarch64 fails vectorising it */
+                    const double d = fabs((double)att[i] - want[i]);
+                    worst = d > worst ? d : worst;
+                }
                 if (!naive)
                     cr_expect(memcmp(logits, g->acts.logits, nl * sizeof *logits) == 0,
                               "case %d: the logits changed when the probabilities were kept", cases);

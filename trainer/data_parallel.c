@@ -120,6 +120,7 @@ int dp_same_everywhere(const dp_team *t, const float *p, size_t n)
     return 1;
 }
 
+#ifdef MYGPT_HAVE_MPI
 static void show(const dp_field *f, unsigned long long v, char *out, size_t n)
 {
     double d;
@@ -131,6 +132,7 @@ static void show(const dp_field *f, unsigned long long v, char *out, size_t n)
     else
         snprintf(out, n, "%lld", (long long)v);
 }
+#endif
 
 void dp_agree(const dp_team *t, const char *program, const dp_field *fields, int n)
 {

@@ -4,6 +4,9 @@
  */
 #include "kernels/sleef_rows.h"
 
+#if defined(__aarch64__)
+#include <arm_neon.h>
+#endif
 #include <sleef.h>
 
 #include "kernels/cpu.h"
@@ -103,6 +106,38 @@ MYGPT_AVX2 float mygpt_exp_sum_avx2(float *e, const float *x, int n, __m256 mx)
 }
 #endif
 
+#if defined(__aarch64__)
+/* On aarch64 SLEEF's scalar functions round otherwise than its vector ones (4 million
+ * inputs apart, expf, logf and tanhf each differ), while its 4-lane AdvSIMD functions
+ * give the bits of the AVX2 ones that PyTorch calls: NEON is aarch64's baseline, so
+ * they are this CPU's plain set. */
+static void exp8_scalar(float *out, const float *in)
+{
+    vst1q_f32(out, Sleef_expf4_u10advsimd(vld1q_f32(in)));
+    vst1q_f32(out + 4, Sleef_expf4_u10advsimd(vld1q_f32(in + 4)));
+}
+
+static void log8_scalar(float *out, const float *in)
+{
+    vst1q_f32(out, Sleef_logf4_u10advsimd(vld1q_f32(in)));
+    vst1q_f32(out + 4, Sleef_logf4_u10advsimd(vld1q_f32(in + 4)));
+}
+
+static void tanh_row_scalar(float *out, const float *in, size_t n)
+{
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        vst1q_f32(out + i, Sleef_tanhf4_u10advsimd(vld1q_f32(in + i)));
+    if (i < n) { /* the tail in the first lanes of a zeroed vector */
+        float v[4] = {0};
+        for (size_t l = 0; l < n - i; l++)
+            v[l] = in[i + l];
+        vst1q_f32(v, Sleef_tanhf4_u10advsimd(vld1q_f32(v)));
+        for (size_t l = 0; l < n - i; l++)
+            out[i + l] = v[l];
+    }
+}
+#else
 /* SLEEF's scalar functions, as PyTorch's kernels call them without AVX2 */
 static void exp8_scalar(float *out, const float *in)
 {
@@ -121,6 +156,7 @@ static void tanh_row_scalar(float *out, const float *in, size_t n)
     for (size_t i = 0; i < n; i++)
         out[i] = Sleef_tanhf_u10(in[i]);
 }
+#endif
 
 /* SLEEF's functions per instruction set, indexed by cpu.h's choice for the loss family */
 static const struct sleef_set {

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# cross.sh - builds mygpt for another CPU with Debian's cross compiler into build-ARCH/
+# and runs its tests under qemu-user, so that the same bits as on x86-64 are checked on
+# a machine without that CPU. Installs what is missing, as setup.sh does (apt-get by
+# package name, the libraries of the other CPU through Debian's multiarch).
+#
+#   bash scripts/cross.sh aarch64            # install, configure, build, run the whole suite
+#   bash scripts/cross.sh aarch64 --build    # install, configure and build only
+#   bash scripts/cross.sh aarch64 --ci       # then the subset CI runs (every kernel path)
+#   bash scripts/cross.sh aarch64 SUITE...   # then only these suites (meson test --suite)
+#
+# Without MPI: Debian 12's libopenmpi-dev and openmpi-bin cannot be installed for arm64
+# beside the amd64 ones (apt would remove the x86 build's MPI), so build-aarch64 is
+# configured with -Dmpi=disabled and chapter 35 and the mpi test are not in it.
+set -euo pipefail
+MYGPT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+arch=${1:-}
+case "$arch" in
+aarch64) triple=aarch64-linux-gnu debarch=arm64 ;;
+*) echo "cross.sh: unknown architecture '${arch}': give aarch64" >&2; exit 2 ;;
+esac
+shift
+build=${MYGPT_CROSS_BUILD:-$MYGPT_ROOT/build-$arch}
+sysroot=$build-sysroot
+cross_file=$MYGPT_ROOT/scripts/cross/$triple.ini
+
+# Only the host's tools are installed (apt-get install); the other CPU's libraries are
+# never installed: installing an arm64 -dev package that is not Multi-Arch: same (Criterion's
+# dependencies) would remove the amd64 one and break the native build. They are downloaded
+# with their dependencies (apt-get download) and unpacked into build-ARCH-sysroot/.
+HOST_PACKAGES=(meson ninja-build pkg-config "gcc-$triple" "libc6-dev-$debarch-cross" qemu-user qemu-user-binfmt)
+TARGET_ROOTS=(libc6 libgomp1 libpcre2-dev libsleef-dev libcurl4-openssl-dev libssl-dev libcriterion-dev)
+# not in the sysroot: the host's programs, and the C library's development files, which
+# the cross compiler has (libc6-dev-arm64-cross; the sysroot's libc.so names host paths)
+TARGET_SKIP='^(pkg-config|pkgconf|pkgconf-bin|libpkgconf3|rpcsvc-proto|libc-dev-bin|libc6-dev|libcrypt-dev|linux-libc-dev|libnsl-dev|libtirpc-dev)$'
+
+sudo=()
+[ "$(id -u)" -ne 0 ] && sudo=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+
+install_packages() {
+    local missing=() p
+    for p in "${HOST_PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    # apt-get download of :arm64 packages needs their lists: the architecture is added to
+    # dpkg's (this installs nothing)
+    if ! dpkg --print-foreign-architectures | grep -qx "$debarch"; then
+        echo "cross: adding the $debarch architecture to dpkg's package lists"
+        "${sudo[@]}" dpkg --add-architecture "$debarch"
+        "${sudo[@]}" apt-get update -qq
+    fi
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "cross: installing Debian packages: ${missing[*]}"
+    "${sudo[@]}" apt-get update -qq
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends --no-remove "${missing[@]}" >/dev/null
+}
+
+# The other CPU's libraries and their dependencies, unpacked into build-ARCH-sysroot/
+make_sysroot() {
+    [ -f "$sysroot/.complete" ] && return 0
+    echo "cross: unpacking the $debarch libraries into $sysroot"
+    rm -rf "$sysroot"
+    mkdir -p "$sysroot/debs"
+    local roots=() names p
+    for p in "${TARGET_ROOTS[@]}"; do roots+=("$p:$debarch"); done
+    names=$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
+        --no-replaces --no-enhances "${roots[@]}" | grep -E "^[a-z0-9].*:$debarch\$" | sed "s/:$debarch\$//" |
+        grep -Ev "$TARGET_SKIP" | sort -u)
+    [ -n "$names" ] || { echo "cross: no $debarch packages found (apt-get update?)" >&2; return 1; }
+    # shellcheck disable=SC2086 # one name a word
+    (cd "$sysroot/debs" && apt-get download -q $(printf "%s:$debarch " $names) >/dev/null 2>&1) ||
+        { echo "cross: apt-get download of the $debarch libraries failed" >&2; return 1; }
+    for p in "$sysroot"/debs/*.deb; do dpkg-deb -x "$p" "$sysroot"; done
+    touch "$sysroot/.complete"
+}
+
+# A second cross file with this machine's paths: pkg-config reads the sysroot's .pc files
+# (their -I and -L moved into it), its headers come before the host's /usr/include that the
+# cross compiler also searches; programs are linked to run with the sysroot's loader and
+# libraries, so qemu runs them without the libraries installed.
+write_paths_file() {
+    local lib=$sysroot/lib/$triple usrlib=$sysroot/usr/lib/$triple loader
+    loader=$(cd "$lib" && ls ld-linux-*.so.* | head -n 1)
+    cat >"$sysroot/paths.ini" <<EOF
+[properties]
+sys_root = '$sysroot'
+pkg_config_libdir = '$usrlib/pkgconfig:$sysroot/usr/share/pkgconfig'
+
+[built-in options]
+c_args = ['-isystem', '$sysroot/usr/include/$triple', '-isystem', '$sysroot/usr/include']
+c_link_args = ['-Wl,--dynamic-linker=$lib/$loader', '-Wl,--disable-new-dtags',
+               '-Wl,-rpath,$lib:$usrlib', '-Wl,-rpath-link,$lib:$usrlib', '-L$usrlib']
+EOF
+}
+
+# The kernel runs the other CPU's programs through qemu (binfmt_misc), as the tests start
+# the tool and the chapters from shell scripts and from other programs.
+register_binfmt() {
+    local name=qemu-$arch
+    [ -e "/proc/sys/fs/binfmt_misc/$name" ] && return 0
+    if [ ! -e /proc/sys/fs/binfmt_misc/register ]; then
+        "${sudo[@]}" mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc ||
+            { echo "cross: binfmt_misc cannot be mounted: the tests cannot start $arch programs" >&2; return 1; }
+    fi
+    local conf=/usr/lib/binfmt.d/$name.conf
+    [ -f "$conf" ] || { echo "cross: $conf is missing (package qemu-user-binfmt)" >&2; return 1; }
+    echo "cross: registering $name with binfmt_misc"
+    "${sudo[@]}" sh -c "cat '$conf' > /proc/sys/fs/binfmt_misc/register"
+}
+
+configure_and_build() {
+    if [ ! -f "$build/build.ninja" ]; then
+        echo "cross: configuring $build (meson, $cross_file)"
+        write_paths_file
+        local conf
+        if ! conf=$(meson setup "$build" "$MYGPT_ROOT" --cross-file "$cross_file" --cross-file "$sysroot/paths.ini" \
+            -Dmpi=disabled 2>&1); then
+            printf '%s\n' "$conf"
+            return 1
+        fi
+    fi
+    local started=$SECONDS log
+    echo "cross: building in $build (ninja)"
+    log=$(mktemp)
+    if ! nice -n 10 ninja -C "$build" >"$log" 2>&1; then
+        cat "$log"
+        rm -f "$log"
+        return 1
+    fi
+    rm -f "$log"
+    echo "cross: built in $((SECONDS - started)) s"
+}
+
+install_packages
+make_sysroot
+register_binfmt
+configure_and_build
+[ "${1:-}" = --build ] && exit 0
+
+export MYGPT_DATA="${MYGPT_DATA:-$MYGPT_ROOT/data}"
+if ! bash "$MYGPT_ROOT/scripts/fetch-data.sh"; then
+    [ "${CI:-}" = true ] && { echo "cross: the data could not be fetched" >&2; exit 1; }
+    echo "cross: the data is incomplete; the tests that need it will report themselves as skipped" >&2
+fi
+# Waiting threads sleep instead of spinning (as test.sh): emulated spinning costs much more
+export OMP_WAIT_POLICY=PASSIVE
+# Emulation is 10 to 50 times slower than the machine: the tests get 4 times their timeouts
+args=(--timeout-multiplier 4)
+if [ "${1:-}" = --ci ]; then
+    # Every kernel path under emulation in a few minutes: the generator and the printers
+    # (rng, print), the tokenizer, the vector loops (vecmath: exp, erf, GELU), every path
+    # and layout of the products and the attention, fast and plain, against PyTorch (gpt),
+    # the backward pass's gradients of every architecture against PyTorch's (arch),
+    # the norms, clipping and the schedule's libm cos (learn), sampling's SLEEF softmax and draws
+    # (sample), the int8 and bf16 weights (quantize), and chapters whose expected output
+    # holds the forward pass (26, and the book's GPTModel at GPT-2 small: 37), the
+    # positional encodings' libm calls (47, 53, 54) and the loss's SLEEF rows (32), byte for byte.
+    for t in rng print tokenizer vecmath gpt arch learn sample quantize; do args+=("$t"); done
+    for c in 26_gpt_main 32_loss 37_book_gptmodel 47_sinusoidal_encoding 53_alibi 54_rope; do args+=("chapter $c"); done
+elif [ $# -gt 0 ]; then
+    for s in "$@"; do args+=(--suite "$s"); done
+else
+    # every test but chapter 38's whole training (hours under emulation; 40 and 86 are
+    # --smoke checks already)
+    while IFS= read -r t; do
+        t=${t#* / }
+        [ "$t" = "chapter 38_book_training" ] || args+=("$t")
+    done < <(meson test -C "$build" --list 2>/dev/null | grep " / ")
+fi
+meson test -C "$build" --print-errorlogs "${args[@]}"
