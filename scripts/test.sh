@@ -4,7 +4,9 @@
 #   2. the same suite built with -fsanitize=address,undefined (any report fails; malloc
 #      returns NULL on impossible sizes, as without ASan, so out-of-memory paths run), then
 #   3. every chapter program under valgrind --leak-check=full (any error or leak fails), then
-#   4. every libFuzzer target for 5 s (fuzz/run.sh: a target that stops building fails).
+#   4. every libFuzzer target for 5 s (fuzz/run.sh: a target that stops building fails), then
+#   5. a clang build (no warning) and the suites that hold its kernels to the same bits, then
+#   6. an aarch64 cross build and a subset of its tests under qemu-user (scripts/cross.sh).
 # Ends with the line "N passed, N failed, N skipped". MYGPT_QUICK=1 runs stage 1 only.
 # Counts are Criterion tests (plus one per chapter check, per valgrind run and per fuzz
 # target); a suite that dies before Criterion reports counts as one failure; tests that
@@ -182,6 +184,33 @@ if [ "${MYGPT_QUICK:-0}" != 1 ]; then
     [ "$fuzz_status" -ne 0 ] && [ "$fuzz_failed" -eq 0 ] && fuzz_failed=1
     [ "$fuzz_failed" -eq 0 ] || { failed=$((failed + fuzz_failed)); status=1; }
     rm -f "$fuzz_log"
+fi
+
+if [ "${MYGPT_QUICK:-0}" != 1 ]; then
+    echo "== 5. the same bits from clang (scripts/clang.sh: clang 14 and LLVM's OpenMP)"
+    # built, then the suites that hold every kernel's clone (avx512f, fma, default) and
+    # the generator to PyTorch's bits, and a chapter, against the same goldens as gcc's
+    clang_status=0
+    MYGPT_BUILD=$MYGPT_ROOT/build-clang bash "$MYGPT_ROOT/scripts/clang.sh" --build </dev/null || clang_status=$?
+    if [ "$clang_status" -ne 0 ]; then
+        echo "test.sh: the clang build failed"
+        failed=$((failed + 1)); status=1
+    else
+        meson test -C "$MYGPT_ROOT/build-clang" --no-rebuild --print-errorlogs rng vecmath gpt arch learn sample \
+            llama "chapter 26_gpt_main" </dev/null || status=$?
+        count_log "$MYGPT_ROOT/build-clang/meson-logs/testlog.json"
+    fi
+
+    echo "== 6. the same bits on aarch64 (scripts/cross.sh aarch64 --ci, under qemu-user)"
+    cross_status=0
+    bash "$MYGPT_ROOT/scripts/cross.sh" aarch64 --ci </dev/null || cross_status=$?
+    if [ -f "$MYGPT_ROOT/build-aarch64/meson-logs/testlog.json" ]; then
+        count_log "$MYGPT_ROOT/build-aarch64/meson-logs/testlog.json"
+        [ "$cross_status" -eq 0 ] || status=1
+    else
+        echo "test.sh: the aarch64 build did not get to its tests"
+        failed=$((failed + 1)); status=1
+    fi
 fi
 
 echo "$passed passed, $failed failed, $skipped skipped"
