@@ -3,7 +3,9 @@
  * SwiGLU, grouped-query attention) against tools/reference_llama.py's goldens
  * (tests/golden/llama): logits within 1e-5 on llama2.c's stories260K and on 8 random
  * models, through the full forward and the KV cache; the greedy ids of 200 positions from
- * BOS; llama2.c's .bin read and written back the same; its errors; and the counts.
+ * BOS; every parameter's gradient within 1e-5 of model.py's after one backward (stories260K
+ * and the random models); llama2.c's .bin read and written back the same; its errors; and
+ * the counts.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -340,15 +342,90 @@ Test(llama, cut_long_or_hostile_files_are_errors)
     unlink(bad);
 }
 
-Test(llama, training_is_refused_not_crashed)
+/* grad_NAME.txt's ids and targets (B, T) and model.py's loss */
+typedef struct grad_golden {
+    int B, T;
+    int64_t *ids, *targets;
+    float loss;
+} grad_golden;
+
+static grad_golden read_grad_golden(const char *name)
+{
+    grad_golden g = {0};
+    golden_reader r = golden_reader_must_open(name);
+    char *line;
+    while ((line = golden_read(&r))) {
+        if (strncmp(line, "ids ", 4) == 0) {
+            cr_assert_eq(sscanf(line, "ids %d %d", &g.B, &g.T), 2);
+            const size_t n = (size_t)g.B * g.T;
+            g.ids = malloc(n * sizeof *g.ids);
+            g.targets = malloc(n * sizeof *g.targets);
+            cr_assert_eq(golden_parse_i64(after_words(line, 3), g.ids, n), n);
+        } else if (strncmp(line, "targets ", 8) == 0) {
+            cr_assert(g.ids, "%s: targets before ids", name);
+            cr_assert_eq(golden_parse_i64(after_words(line, 1), g.targets, (size_t)g.B * g.T), (size_t)g.B * g.T);
+        } else {
+            cr_assert_eq(sscanf(line, "loss %f", &g.loss), 1, "%s: %s", name, line);
+        }
+    }
+    golden_reader_close(&r);
+    return g;
+}
+
+/* The model of llama/NAME.bin (or stories260K) trained one forward and backward on
+ * grad_NAME.txt's ids and targets: the loss and every parameter's gradient within TOL of
+ * model.py's (grad_NAME.bin), with the fast kernels and with the plain loops */
+static void check_grads(const char *name, const char *model_path)
+{
+    char txt[96], bin[96], path[4096];
+    snprintf(txt, sizeof txt, "llama/grad_%s.txt", name);
+    snprintf(bin, sizeof bin, "grad_%s.bin", name);
+    grad_golden g = read_grad_golden(txt);
+    mygpt_gpt *m = load(model_path), *want = load(path_of(path, sizeof path, bin));
+    cr_assert_eq(m->num_parameters, want->num_parameters);
+    for (int impl = 0; impl < 2; impl++) {
+        m->impl = impl ? MYGPT_IMPL_REFERENCE : m->impl;
+        mygpt_trainer *tr = NULL;
+        mygpt_error err = {0};
+        float loss = 0;
+        cr_assert_eq(mygpt_trainer_create(&tr, m, &err), MYGPT_OK, "%s", err.message);
+        cr_assert_eq(mygpt_trainer_forward(tr, g.ids, g.targets, g.B, g.T, &loss, &err), MYGPT_OK, "%s",
+                     err.message);
+        cr_expect_leq(fabs(loss - g.loss), TOL * fmax(1.0, fabs(g.loss)), "%s: loss %.9g, model.py %.9g", name, loss,
+                      g.loss);
+        cr_assert_eq(mygpt_trainer_backward(tr, &err), MYGPT_OK, "%s", err.message);
+        double most = 0;
+        for (int t = 0; t < MYGPT_NUM_PARAM_TENSORS; t++) {
+            const size_t n = m->param_sizes[t];
+            if (!n)
+                continue;
+            const double w = worst(mygpt_param_tensor(&tr->grads, t), mygpt_param_tensor(&want->params, t), n);
+            cr_expect_leq(w, TOL, "%s: d %s off by %g", name, mygpt_param_tensor_name(t), w);
+            most = fmax(most, w);
+        }
+        cr_log_info("%s (%s): gradients within %.3g x max(1, |grad|)", name, impl ? "plain loops" : "fast", most);
+        mygpt_trainer_free(tr);
+    }
+    mygpt_gpt_free(want);
+    mygpt_gpt_free(m);
+    free(g.ids);
+    free(g.targets);
+}
+
+Test(llama, gradients_are_model_pys_random_models)
+{
+    char name[32], path[4096], file[64];
+    for (int i = 0; i < 8; i++) {
+        snprintf(name, sizeof name, "random_%d", i);
+        snprintf(file, sizeof file, "random_%d.bin", i);
+        check_grads(name, path_of(path, sizeof path, file));
+    }
+}
+
+Test(llama, gradients_are_model_pys_stories260K)
 {
     char path[4096];
-    mygpt_gpt *m = load(path_of(path, sizeof path, "random_0.bin"));
-    mygpt_trainer *tr = NULL;
-    mygpt_error err = {0};
-    cr_expect_eq(mygpt_trainer_create(&tr, m, &err), MYGPT_EINVAL);
-    cr_expect(strstr(err.message, "llama"), "%s", err.message);
-    mygpt_gpt_free(m);
+    check_grads("stories260K", stories(path, sizeof path));
 }
 
 Test(llama, counts_llama2_7b)

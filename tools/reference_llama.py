@@ -17,6 +17,13 @@ imported unchanged. The script writes into OUT:
   init_N.bin        model.py's own initialisation: torch.manual_seed(SEED); Transformer(args)
                     (its _init_weights), written as above (N = 0 .. 2, tied as model.py ties)
   init_N.txt        its config, a `seed SEED multiple_of M` line, and its logits for fixed ids
+  grad_NAME.bin     every parameter's gradient after model.py's Transformer(ids, targets) and
+                    last_loss.backward() (its cross-entropy, the mean over B * T), for NAME
+                    stories260K and random_N, written as the model is (legacy_export of the
+                    gradients in the weights' places: a tied classifier's gradient is the
+                    embedding's, both uses added)
+  grad_NAME.txt     `ids B T` then the B * T ids, `targets` then the B * T targets, `loss` and
+                    last_loss (%.9e)
 
 Each .txt: `config DIM HIDDEN LAYERS HEADS KV_HEADS VOCAB SEQ_LEN UNTIED`, `ids B T` then the
 B * T ids, `logits` then the B * T * V logits (float32 as %.9e, row by row), and for
@@ -136,6 +143,26 @@ def random_model(i, cfg, ModelArgs, Transformer):
     return model
 
 
+def write_grads(out, name, model, B, T, g, legacy_export):
+    """model.py's loss and gradients for random ids and targets, into grad_NAME.bin and .txt."""
+    vocab = model.params.vocab_size
+    ids = torch.randint(0, vocab, (B, T), generator=g)
+    targets = torch.randint(0, vocab, (B, T), generator=g)
+    model.train()  # (dropout 0: the same numbers as eval)
+    model.zero_grad()
+    model(ids, targets)
+    loss = model.last_loss
+    loss.backward()
+    with torch.no_grad():
+        for p in model.parameters():  # (unique: a tied classifier once)
+            p.copy_(p.grad)
+    legacy_export(model, os.path.join(out, f"grad_{name}.bin"))
+    with open(os.path.join(out, f"grad_{name}.txt"), "w") as f:
+        f.write(f"ids {B} {T} " + " ".join(str(int(i)) for i in ids.flatten()) + "\n")
+        f.write("targets " + " ".join(str(int(i)) for i in targets.flatten()) + "\n")
+        f.write("loss %.9e\n" % float(loss))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--llama2c", required=True, help="a checkout of karpathy/llama2.c")
@@ -176,6 +203,14 @@ def main():
         legacy_export(model, os.path.join(a.out, f"init_{i}.bin"))
         config = (dim, model.layers[0].feed_forward.w1.weight.shape[0], layers, heads, kv, vocab, seq, 0)
         write(os.path.join(a.out, f"init_{i}.txt"), config, ids, logits, seed=(seed, multiple_of))
+
+    # gradients (a generator of their own: the files above stay as they were)
+    g = torch.Generator().manual_seed(49)
+    model, _ = read_legacy(a.model, ModelArgs, Transformer)
+    write_grads(a.out, "stories260K", model, 2, 16, g, legacy_export)
+    for i, cfg in enumerate(CONFIGS):
+        model, _ = read_legacy(os.path.join(a.out, f"random_{i}.bin"), ModelArgs, Transformer)
+        write_grads(a.out, f"random_{i}", model, cfg[8], cfg[9], g, legacy_export)
 
 
 if __name__ == "__main__":
