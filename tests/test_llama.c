@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "data.h"
 #include "golden.h"
 #include "model/params.h"
 #include "runproc.h"
@@ -426,6 +427,38 @@ Test(llama, gradients_are_model_pys_stories260K)
 {
     char path[4096];
     check_grads("stories260K", stories(path, sizeof path));
+}
+
+/* `mygpt train --arch llama --save FILE.bin` writes llama2.c's file (run.c's format): read
+ * back, every weight the same bits as the same run's --save FILE.safetensors */
+Test(llama_cli, train_saves_llama2cs_bin, .timeout = 120)
+{
+    const char *text = data_file_or_skip("the-verdict.txt");
+    char bin[4096], st[4096];
+    temp_path(bin, sizeof bin, "llama_train", "bin");
+    temp_path(st, sizeof st, "llama_train", "safetensors");
+    mygpt_gpt *m[2] = {NULL, NULL};
+    for (int i = 0; i < 2; i++) {
+        char *const argv[] = {MYGPT_EXE, "train", "--text", (char *)text, "--preset", "tiny", "--arch", "llama",
+                              "--kv-heads", "1", "--ffn-hidden", "24", "--steps", "3", "--save", i ? st : bin, NULL};
+        proc_result r;
+        cr_assert_eq(run_process(argv, &r), 0);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        proc_result_free(&r);
+        mygpt_error err = {0};
+        cr_assert_eq(i ? mygpt_model_load(&m[i], st, &err) : mygpt_llama2c_load(&m[i], bin, &err), MYGPT_OK, "%s",
+                     err.message);
+    }
+    cr_assert_eq(mygpt_kv_heads(&m[0]->config), 1);
+    cr_assert_eq(mygpt_ffn_hidden(&m[0]->config), 24);
+    cr_assert_eq(m[0]->num_parameters, m[1]->num_parameters);
+    for (int t = 0; t < MYGPT_NUM_PARAM_TENSORS; t++)
+        cr_expect_eq(memcmp(mygpt_param_tensor(&m[0]->params, t), mygpt_param_tensor(&m[1]->params, t),
+                            m[0]->param_sizes[t] * sizeof(float)), 0, "%s differs", mygpt_param_tensor_name(t));
+    mygpt_gpt_free(m[0]);
+    mygpt_gpt_free(m[1]);
+    unlink(bin);
+    unlink(st);
 }
 
 Test(llama, counts_llama2_7b)
