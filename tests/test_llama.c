@@ -22,6 +22,7 @@
 #include "mygpt/data.h"
 #include "mygpt/gpt.h"
 #include "mygpt/kv_cache.h"
+#include "mygpt/layers.h"
 #include "mygpt/posenc.h"
 #include "mygpt/sample.h"
 #include "mygpt/train.h"
@@ -586,4 +587,70 @@ Test(llama, rope_halves_are_the_pairs_reordered)
     for (int i = 0; i < ROWS * W; i++)
         moved += halves[i] != before[i];
     cr_expect_gt(moved, ROWS * W / 2, "the rotation moved %d of %d values", moved, ROWS * W);
+}
+
+/* sum(out * wt) of RMSNorm (which 0), SwiGLU (1) or RoPE (2: pairs, 3: halves) over x
+ * (N, C): the scalar whose gradient the backward kernels give, for central differences */
+enum { FD_N = 3, FD_C = 8 };
+
+static double fd_loss(int which, const float *x, const float *w, const float *b, const float *wt)
+{
+    float out[FD_N * FD_C];
+    if (which == 0)
+        mygpt_rmsnorm_forward(out, x, w, FD_N, FD_C, 1e-5f);
+    else if (which == 1)
+        mygpt_swiglu_forward(out, x, b, FD_N * FD_C);
+    else {
+        memcpy(out, x, sizeof out);
+        mygpt_rope_heads(out, FD_N, FD_N, 2, 2, FD_C / 2, which == 3);
+    }
+    double s = 0;
+    for (int i = 0; i < FD_N * FD_C; i++)
+        s += (double)out[i] * wt[i];
+    return s;
+}
+
+/* RMSNorm's, SwiGLU's and the rotary positions' backward kernels: d x (and RMSNorm's d
+ * weight, SwiGLU's d b) against central differences of sum(out * wt) */
+Test(llama, backward_kernels_match_finite_differences)
+{
+    float x[FD_N * FD_C], w[FD_C], b[FD_N * FD_C], wt[FD_N * FD_C];
+    for (int i = 0; i < FD_N * FD_C; i++) {
+        x[i] = (float)((i * 37) % 23) / 9.0f - 1.2f;
+        b[i] = (float)((i * 11) % 17) / 8.0f - 1.0f;
+        wt[i] = (float)((i * 29) % 19) / 10.0f - 0.9f;
+    }
+    for (int j = 0; j < FD_C; j++)
+        w[j] = 0.5f + 0.1f * (float)j;
+    const float h = 1e-2f;
+    for (int which = 0; which < 4; which++) {
+        float dx[FD_N * FD_C] = {0}, dw[FD_C] = {0}, db[FD_N * FD_C] = {0};
+        if (which == 0)
+            mygpt_rmsnorm_backward(dx, dw, wt, x, w, FD_N, FD_C, 1e-5f);
+        else if (which == 1)
+            mygpt_swiglu_backward(dx, db, wt, x, b, FD_N * FD_C);
+        else {
+            memcpy(dx, wt, sizeof dx);
+            mygpt_rope_heads_backward(dx, FD_N, FD_N, 2, 2, FD_C / 2, which == 3);
+        }
+        for (int i = 0; i < FD_N * FD_C + FD_C; i++) { // each x, then (RMSNorm) each weight
+            const int of_w = i >= FD_N * FD_C;
+            if (of_w && which != 0)
+                break;
+            float *v = of_w ? &w[i - FD_N * FD_C] : &x[i];
+            const float keep = *v;
+            *v = keep + h;
+            const double up = fd_loss(which, x, w, b, wt);
+            *v = keep - h;
+            const double down = fd_loss(which, x, w, b, wt);
+            *v = keep;
+            const double fd = (up - down) / (2.0 * h), got = of_w ? dw[i - FD_N * FD_C] : dx[i];
+            cr_expect_leq(fabs(fd - got), 2e-3 * fmax(1.0, fabs(fd)), "kernel %d: d %s[%d] %g, differences %g",
+                          which, of_w ? "w" : "x", i, got, fd);
+        }
+        for (int i = 0; which == 1 && i < FD_N * FD_C; i++) { // SwiGLU's d b: silu(a) exactly
+            const double silu = x[i] / (1.0 + exp(-(double)x[i]));
+            cr_expect_leq(fabs(db[i] - wt[i] * silu), 1e-6, "d b[%d]", i);
+        }
+    }
 }
