@@ -424,6 +424,53 @@ Test(llama, gradients_are_model_pys_random_models)
     }
 }
 
+/* model.py's configure_optimizers(0.1, 5e-4, (0.9, 0.95)): AdamW in two groups, weight
+ * decay on the state_dict's tensors of 2 or more dimensions only, each group a mygpt
+ * optimizer over its ranges of the block. One step from model.py's gradients
+ * (grad_random_N.bin) gives adamw_random_N.bin's weights bit for bit. */
+Test(llama, adamw_step_of_model_pys_groups_bit_for_bit)
+{
+    for (int i = 0; i < 8; i++) {
+        char path[4096], file[64];
+        snprintf(file, sizeof file, "random_%d.bin", i);
+        mygpt_gpt *m = load(path_of(path, sizeof path, file));
+        snprintf(file, sizeof file, "grad_random_%d.bin", i);
+        mygpt_gpt *grads = load(path_of(path, sizeof path, file));
+        snprintf(file, sizeof file, "adamw_random_%d.bin", i);
+        mygpt_gpt *want = load(path_of(path, sizeof path, file));
+        const int n = mygpt_state_dict_len(&m->config);
+        size_t start[2][64], len[2][64];
+        int count[2] = {0, 0};
+        cr_assert_leq(n, 64);
+        for (int j = 0; j < n; j++) {
+            mygpt_state_entry e;
+            mygpt_state_dict_entry(&m->config, &m->params, j, &e);
+            const int k = e.ndim >= 2 ? 0 : 1; // decay, no decay
+            start[k][count[k]] = (size_t)(e.data - m->params_memory);
+            len[k][count[k]++] = e.numel;
+        }
+        for (int k = 0; k < 2; k++) {
+            mygpt_optimizer opt;
+            mygpt_adamw_init(&opt, 5e-4);
+            opt.beta2 = 0.95;
+            opt.weight_decay = k == 0 ? 0.1 : 0.0;
+            mygpt_error err = {0};
+            cr_assert_eq(mygpt_optimizer_step_ranges(&opt, m->params_memory, grads->params_memory, start[k], len[k],
+                                                     count[k], &err),
+                         MYGPT_OK, "%s", err.message);
+            mygpt_optimizer_free(&opt);
+        }
+        cr_assert_eq(m->num_parameters, want->num_parameters);
+        for (int t = 0; t < MYGPT_NUM_PARAM_TENSORS; t++)
+            cr_expect_eq(memcmp(mygpt_param_tensor(&m->params, t), mygpt_param_tensor(&want->params, t),
+                                m->param_sizes[t] * sizeof(float)), 0, "random_%d: %s differs after the step", i,
+                         mygpt_param_tensor_name(t));
+        mygpt_gpt_free(m);
+        mygpt_gpt_free(grads);
+        mygpt_gpt_free(want);
+    }
+}
+
 Test(llama, gradients_are_model_pys_stories260K)
 {
     char path[4096];

@@ -24,6 +24,9 @@ imported unchanged. The script writes into OUT:
                     embedding's, both uses added)
   grad_NAME.txt     `ids B T` then the B * T ids, `targets` then the B * T targets, `loss` and
                     last_loss (%.9e)
+  adamw_random_N.bin the random model after one step of model.py's configure_optimizers(
+                    ADAMW) AdamW (weight decay on the tensors of 2 or more dimensions only)
+                    from those gradients, written as the model is
 
 With --train-cases, it writes OUT/train_cli.txt instead: what `mygpt train --arch llama`
 prints for each of TRAIN_CASES, computed by tools/reference_train.py's loop (its data
@@ -223,6 +226,10 @@ def random_model(i, cfg, ModelArgs, Transformer):
     return model
 
 
+# configure_optimizers(weight_decay, learning_rate, betas, device_type): llama2.c's train.py's
+ADAMW = (0.1, 5e-4, (0.9, 0.95), "cpu")
+
+
 def write_grads(out, name, model, B, T, g, legacy_export):
     """model.py's loss and gradients for random ids and targets, into grad_NAME.bin and .txt."""
     vocab = model.params.vocab_size
@@ -233,6 +240,18 @@ def write_grads(out, name, model, B, T, g, legacy_export):
     model(ids, targets)
     loss = model.last_loss
     loss.backward()
+    if name.startswith("random"):
+        import contextlib
+        import io
+        with contextlib.redirect_stdout(io.StringIO()):  # (it prints its groups)
+            opt = model.configure_optimizers(*ADAMW)
+        kept = [p.detach().clone() for p in model.parameters()]
+        opt.step()
+        legacy_export(model, os.path.join(out, f"adamw_{name}.bin"))
+        model.params.vocab_size = vocab  # (legacy_export negates it for an untied classifier)
+        with torch.no_grad():
+            for p, k in zip(model.parameters(), kept):
+                p.copy_(k)
     with torch.no_grad():
         for p in model.parameters():  # (unique: a tied classifier once)
             p.copy_(p.grad)
