@@ -442,9 +442,8 @@ void mygpt_block_forward(const mygpt_pass *p, int l)
     if (p->swiglu) { // w2(SiLU(w1(x)) * w3(x))
         linear(p, &lp->fc1, a->fch, a->ln2, N, 0);                                // fch (N, H)
         linear(p, &lp->w3, a->fc3, a->ln2, N, 0);                                 // fc3 (N, H)
-        float *prod = a->fch_gelu ? a->fch_gelu : a->fch; // (training keeps w1's output)
-        mygpt_swiglu_forward(prod, a->fch, a->fc3, NHid);                         // prod (N, H)
-        act = prod;
+        mygpt_swiglu_forward(a->fch, a->fch, a->fc3, NHid);                       // fch (N, H)
+        act = a->fch;
     } else {
         // the exact GELU is fused into fc1's product unless the backward needs fc1's output too
         const int fused = !a->fch_gelu && !p->gelu_tanh;
@@ -460,15 +459,17 @@ void mygpt_block_forward(const mygpt_pass *p, int l)
 }
 
 /* The feed-forward's backward from dfc2, d of fc2's output, into g->dln = d LN2(mid):
- * through GELU(fc1), or SwiGLU's w1 and w3 (whose input gradients add up) */
+ * through GELU(fc1), or SwiGLU's w1 and w3 (whose input gradients add up; fch holds the
+ * product, so w1's output is computed again, the same bits, into dfch) */
 static void mlp_backward(const mygpt_pass *p, int l, const mygpt_block_grads *g, const float *dfc2)
 {
     const mygpt_block_acts *a = &p->acts[l];
     const mygpt_layer_plan *lp = &p->layer[l];
     const size_t N = (size_t)p->B * p->T, NHid = N * (size_t)p->hidden;
-    mygpt_linear_backward(p, &lp->fc2, g->dfch_gelu, 1, dfc2, a->fch_gelu, N); // dfch_gelu (N, H)
-    if (p->swiglu) { // d w1's output into dfch, d w3's over dfch_gelu
-        mygpt_swiglu_backward(g->dfch, g->dfch_gelu, g->dfch_gelu, a->fch, a->fc3, NHid);
+    mygpt_linear_backward(p, &lp->fc2, g->dfch_gelu, 1, dfc2, p->swiglu ? a->fch : a->fch_gelu, N); // (N, H)
+    if (p->swiglu) { // d w1's output over w1's output in dfch, d w3's over dfch_gelu
+        linear(p, &lp->fc1, g->dfch, a->ln2, N, 0);
+        mygpt_swiglu_backward(g->dfch, g->dfch_gelu, g->dfch_gelu, g->dfch, a->fc3, NHid);
         mygpt_linear_backward(p, &lp->fc1, g->dln, 1, g->dfch, a->ln2, N);
         mygpt_linear_backward(p, &lp->w3, g->dln, 0, g->dfch_gelu, a->ln2, N);
         return;

@@ -168,7 +168,7 @@ typedef struct mygpt_block_grads {
 } mygpt_block_grads;
 
 /* The backward of mygpt_block_forward for layer l over the activations it kept (every
- * pointer of its acts set, with ln*_mean, ln*_denom, att and fch_gelu: SwiGLU's product): g->dx goes from
+ * pointer of its acts set, with ln*_mean, ln*_denom, att and fch_gelu): g->dx goes from
  * d out to d x, and layer l's gradients (its plan's) are written. */
 void mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_grads *g);
 

@@ -130,7 +130,7 @@ void mygpt_rmsnorm_backward(float *dinp, float *dweight, const float *dout, cons
 void mygpt_swiglu_forward(float *out, const float *a, const float *b, size_t n);
 
 /* SwiGLU's gradient from d out over n values: da = dout b silu'(a), db = dout silu(a)
- * (written, not added), silu'(a) = s (1 + a (1 - s)), s = sigmoid(a). db may be dout. */
+ * (written, not added), silu'(a) = s (1 + a (1 - s)), s = sigmoid(a). da may be a, db dout. */
 void mygpt_swiglu_backward(float *da, float *db, const float *dout, const float *a, const float *b, size_t n);
 
 /* Exact GELU, 0.5 * x * (1 + erf(x / sqrt(2))), elementwise over n values (in place
