@@ -1,6 +1,6 @@
 /*
  * test_cli_train_reference.c - mygpt train and generate against the PyTorch references:
- * the course's loop (tools/reference_train.py), the book's chapter-5 loop, appendix D's
+ * the course's loop (tools/reference_train.py; llama2.c's model.py in it), the book's chapter-5 loop, appendix D's
  * schedule and clipping (each step's learning rate as Python computes it), and the
  * schedule's and clipping's bad flags.
  */
@@ -86,6 +86,15 @@ static void lines_equal(const char *got, const char *want, long lineno)
 Test(cli_train, train_and_generate_follow_the_pytorch_reference, .timeout = 600)
 {
     cr_expect_eq(run_cli_cases("train_cli.txt", losses_close, 0, 0), 5);
+}
+
+/* `mygpt train --arch llama` prints the losses of llama2.c's model.py trained by the same
+ * loop (tools/reference_llama.py --train-cases: tests/golden/llama/train_cli.txt), within
+ * the same 2e-5: grouped heads, a hidden size given or by --multiple-of, an untied head,
+ * AdamW with weight decay and SGD with momentum. */
+Test(cli_train, llama_trains_as_model_py_does, .timeout = 600)
+{
+    cr_expect_eq(run_cli_cases("llama/train_cli.txt", losses_close, 0, 0), 3);
 }
 
 /* `mygpt train --epochs` prints the book's chapter-5 log as tools/reference_book_ch5.py

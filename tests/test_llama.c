@@ -3,7 +3,9 @@
  * SwiGLU, grouped-query attention) against tools/reference_llama.py's goldens
  * (tests/golden/llama): logits within 1e-5 on llama2.c's stories260K and on 8 random
  * models, through the full forward and the KV cache; the greedy ids of 200 positions from
- * BOS; llama2.c's .bin read and written back the same; its errors; and the counts.
+ * BOS; every parameter's gradient within 1e-5 of model.py's after one backward (stories260K
+ * and the random models); llama2.c's .bin read and written back the same; its errors; and
+ * the counts.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "data.h"
 #include "golden.h"
 #include "model/params.h"
 #include "runproc.h"
@@ -19,6 +22,7 @@
 #include "mygpt/data.h"
 #include "mygpt/gpt.h"
 #include "mygpt/kv_cache.h"
+#include "mygpt/layers.h"
 #include "mygpt/posenc.h"
 #include "mygpt/sample.h"
 #include "mygpt/train.h"
@@ -340,15 +344,169 @@ Test(llama, cut_long_or_hostile_files_are_errors)
     unlink(bad);
 }
 
-Test(llama, training_is_refused_not_crashed)
+/* grad_NAME.txt's ids and targets (B, T) and model.py's loss */
+typedef struct grad_golden {
+    int B, T;
+    int64_t *ids, *targets;
+    float loss;
+} grad_golden;
+
+static grad_golden read_grad_golden(const char *name)
+{
+    grad_golden g = {0};
+    golden_reader r = golden_reader_must_open(name);
+    char *line;
+    while ((line = golden_read(&r))) {
+        if (strncmp(line, "ids ", 4) == 0) {
+            cr_assert_eq(sscanf(line, "ids %d %d", &g.B, &g.T), 2);
+            const size_t n = (size_t)g.B * g.T;
+            g.ids = malloc(n * sizeof *g.ids);
+            g.targets = malloc(n * sizeof *g.targets);
+            cr_assert_eq(golden_parse_i64(after_words(line, 3), g.ids, n), n);
+        } else if (strncmp(line, "targets ", 8) == 0) {
+            cr_assert(g.ids, "%s: targets before ids", name);
+            cr_assert_eq(golden_parse_i64(after_words(line, 1), g.targets, (size_t)g.B * g.T), (size_t)g.B * g.T);
+        } else {
+            cr_assert_eq(sscanf(line, "loss %f", &g.loss), 1, "%s: %s", name, line);
+        }
+    }
+    golden_reader_close(&r);
+    return g;
+}
+
+/* The model of llama/NAME.bin (or stories260K) trained one forward and backward on
+ * grad_NAME.txt's ids and targets: the loss and every parameter's gradient within TOL of
+ * model.py's (grad_NAME.bin), with the fast kernels and with the plain loops */
+static void check_grads(const char *name, const char *model_path)
+{
+    char txt[96], bin[96], path[4096];
+    snprintf(txt, sizeof txt, "llama/grad_%s.txt", name);
+    snprintf(bin, sizeof bin, "grad_%s.bin", name);
+    grad_golden g = read_grad_golden(txt);
+    mygpt_gpt *m = load(model_path), *want = load(path_of(path, sizeof path, bin));
+    cr_assert_eq(m->num_parameters, want->num_parameters);
+    for (int impl = 0; impl < 2; impl++) {
+        m->impl = impl ? MYGPT_IMPL_REFERENCE : m->impl;
+        mygpt_trainer *tr = NULL;
+        mygpt_error err = {0};
+        float loss = 0;
+        cr_assert_eq(mygpt_trainer_create(&tr, m, &err), MYGPT_OK, "%s", err.message);
+        cr_assert_eq(mygpt_trainer_forward(tr, g.ids, g.targets, g.B, g.T, &loss, &err), MYGPT_OK, "%s",
+                     err.message);
+        cr_expect_leq(fabs(loss - g.loss), TOL * fmax(1.0, fabs(g.loss)), "%s: loss %.9g, model.py %.9g", name, loss,
+                      g.loss);
+        cr_assert_eq(mygpt_trainer_backward(tr, &err), MYGPT_OK, "%s", err.message);
+        double most = 0;
+        for (int t = 0; t < MYGPT_NUM_PARAM_TENSORS; t++) {
+            const size_t n = m->param_sizes[t];
+            if (!n)
+                continue;
+            const double w = worst(mygpt_param_tensor(&tr->grads, t), mygpt_param_tensor(&want->params, t), n);
+            cr_expect_leq(w, TOL, "%s: d %s off by %g", name, mygpt_param_tensor_name(t), w);
+            most = fmax(most, w);
+        }
+        cr_log_info("%s (%s): gradients within %.3g x max(1, |grad|)", name, impl ? "plain loops" : "fast", most);
+        mygpt_trainer_free(tr);
+    }
+    mygpt_gpt_free(want);
+    mygpt_gpt_free(m);
+    free(g.ids);
+    free(g.targets);
+}
+
+Test(llama, gradients_are_model_pys_random_models)
+{
+    char name[32], path[4096], file[64];
+    for (int i = 0; i < 8; i++) {
+        snprintf(name, sizeof name, "random_%d", i);
+        snprintf(file, sizeof file, "random_%d.bin", i);
+        check_grads(name, path_of(path, sizeof path, file));
+    }
+}
+
+/* model.py's configure_optimizers(0.1, 5e-4, (0.9, 0.95)): AdamW in two groups, weight
+ * decay on the state_dict's tensors of 2 or more dimensions only, each group a mygpt
+ * optimizer over its ranges of the block. One step from model.py's gradients
+ * (grad_random_N.bin) gives adamw_random_N.bin's weights bit for bit. */
+Test(llama, adamw_step_of_model_pys_groups_bit_for_bit)
+{
+    for (int i = 0; i < 8; i++) {
+        char path[4096], file[64];
+        snprintf(file, sizeof file, "random_%d.bin", i);
+        mygpt_gpt *m = load(path_of(path, sizeof path, file));
+        snprintf(file, sizeof file, "grad_random_%d.bin", i);
+        mygpt_gpt *grads = load(path_of(path, sizeof path, file));
+        snprintf(file, sizeof file, "adamw_random_%d.bin", i);
+        mygpt_gpt *want = load(path_of(path, sizeof path, file));
+        const int n = mygpt_state_dict_len(&m->config);
+        size_t start[2][64], len[2][64];
+        int count[2] = {0, 0};
+        cr_assert_leq(n, 64);
+        for (int j = 0; j < n; j++) {
+            mygpt_state_entry e;
+            mygpt_state_dict_entry(&m->config, &m->params, j, &e);
+            const int k = e.ndim >= 2 ? 0 : 1; // decay, no decay
+            start[k][count[k]] = (size_t)(e.data - m->params_memory);
+            len[k][count[k]++] = e.numel;
+        }
+        for (int k = 0; k < 2; k++) {
+            mygpt_optimizer opt;
+            mygpt_adamw_init(&opt, 5e-4);
+            opt.beta2 = 0.95;
+            opt.weight_decay = k == 0 ? 0.1 : 0.0;
+            mygpt_error err = {0};
+            cr_assert_eq(mygpt_optimizer_step_ranges(&opt, m->params_memory, grads->params_memory, start[k], len[k],
+                                                     count[k], &err),
+                         MYGPT_OK, "%s", err.message);
+            mygpt_optimizer_free(&opt);
+        }
+        cr_assert_eq(m->num_parameters, want->num_parameters);
+        for (int t = 0; t < MYGPT_NUM_PARAM_TENSORS; t++)
+            cr_expect_eq(memcmp(mygpt_param_tensor(&m->params, t), mygpt_param_tensor(&want->params, t),
+                                m->param_sizes[t] * sizeof(float)), 0, "random_%d: %s differs after the step", i,
+                         mygpt_param_tensor_name(t));
+        mygpt_gpt_free(m);
+        mygpt_gpt_free(grads);
+        mygpt_gpt_free(want);
+    }
+}
+
+Test(llama, gradients_are_model_pys_stories260K)
 {
     char path[4096];
-    mygpt_gpt *m = load(path_of(path, sizeof path, "random_0.bin"));
-    mygpt_trainer *tr = NULL;
-    mygpt_error err = {0};
-    cr_expect_eq(mygpt_trainer_create(&tr, m, &err), MYGPT_EINVAL);
-    cr_expect(strstr(err.message, "llama"), "%s", err.message);
-    mygpt_gpt_free(m);
+    check_grads("stories260K", stories(path, sizeof path));
+}
+
+/* `mygpt train --arch llama --save FILE.bin` writes llama2.c's file (run.c's format): read
+ * back, every weight the same bits as the same run's --save FILE.safetensors */
+Test(llama_cli, train_saves_llama2cs_bin, .timeout = 120)
+{
+    const char *text = data_file_or_skip("the-verdict.txt");
+    char bin[4096], st[4096];
+    temp_path(bin, sizeof bin, "llama_train", "bin");
+    temp_path(st, sizeof st, "llama_train", "safetensors");
+    mygpt_gpt *m[2] = {NULL, NULL};
+    for (int i = 0; i < 2; i++) {
+        char *const argv[] = {MYGPT_EXE, "train", "--text", (char *)text, "--preset", "tiny", "--arch", "llama",
+                              "--kv-heads", "1", "--ffn-hidden", "24", "--steps", "3", "--save", i ? st : bin, NULL};
+        proc_result r;
+        cr_assert_eq(run_process(argv, &r), 0);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        proc_result_free(&r);
+        mygpt_error err = {0};
+        cr_assert_eq(i ? mygpt_model_load(&m[i], st, &err) : mygpt_llama2c_load(&m[i], bin, &err), MYGPT_OK, "%s",
+                     err.message);
+    }
+    cr_assert_eq(mygpt_kv_heads(&m[0]->config), 1);
+    cr_assert_eq(mygpt_ffn_hidden(&m[0]->config), 24);
+    cr_assert_eq(m[0]->num_parameters, m[1]->num_parameters);
+    for (int t = 0; t < MYGPT_NUM_PARAM_TENSORS; t++)
+        cr_expect_eq(memcmp(mygpt_param_tensor(&m[0]->params, t), mygpt_param_tensor(&m[1]->params, t),
+                            m[0]->param_sizes[t] * sizeof(float)), 0, "%s differs", mygpt_param_tensor_name(t));
+    mygpt_gpt_free(m[0]);
+    mygpt_gpt_free(m[1]);
+    unlink(bin);
+    unlink(st);
 }
 
 Test(llama, counts_llama2_7b)
@@ -476,4 +634,70 @@ Test(llama, rope_halves_are_the_pairs_reordered)
     for (int i = 0; i < ROWS * W; i++)
         moved += halves[i] != before[i];
     cr_expect_gt(moved, ROWS * W / 2, "the rotation moved %d of %d values", moved, ROWS * W);
+}
+
+/* sum(out * wt) of RMSNorm (which 0), SwiGLU (1) or RoPE (2: pairs, 3: halves) over x
+ * (N, C): the scalar whose gradient the backward kernels give, for central differences */
+enum { FD_N = 3, FD_C = 8 };
+
+static double fd_loss(int which, const float *x, const float *w, const float *b, const float *wt)
+{
+    float out[FD_N * FD_C];
+    if (which == 0)
+        mygpt_rmsnorm_forward(out, x, w, FD_N, FD_C, 1e-5f);
+    else if (which == 1)
+        mygpt_swiglu_forward(out, x, b, FD_N * FD_C);
+    else {
+        memcpy(out, x, sizeof out);
+        mygpt_rope_heads(out, FD_N, FD_N, 2, 2, FD_C / 2, which == 3);
+    }
+    double s = 0;
+    for (int i = 0; i < FD_N * FD_C; i++)
+        s += (double)out[i] * wt[i];
+    return s;
+}
+
+/* RMSNorm's, SwiGLU's and the rotary positions' backward kernels: d x (and RMSNorm's d
+ * weight, SwiGLU's d b) against central differences of sum(out * wt) */
+Test(llama, backward_kernels_match_finite_differences)
+{
+    float x[FD_N * FD_C], w[FD_C], b[FD_N * FD_C], wt[FD_N * FD_C];
+    for (int i = 0; i < FD_N * FD_C; i++) {
+        x[i] = (float)((i * 37) % 23) / 9.0f - 1.2f;
+        b[i] = (float)((i * 11) % 17) / 8.0f - 1.0f;
+        wt[i] = (float)((i * 29) % 19) / 10.0f - 0.9f;
+    }
+    for (int j = 0; j < FD_C; j++)
+        w[j] = 0.5f + 0.1f * (float)j;
+    const float h = 1e-2f;
+    for (int which = 0; which < 4; which++) {
+        float dx[FD_N * FD_C] = {0}, dw[FD_C] = {0}, db[FD_N * FD_C] = {0};
+        if (which == 0)
+            mygpt_rmsnorm_backward(dx, dw, wt, x, w, FD_N, FD_C, 1e-5f);
+        else if (which == 1)
+            mygpt_swiglu_backward(dx, db, wt, x, b, FD_N * FD_C);
+        else {
+            memcpy(dx, wt, sizeof dx);
+            mygpt_rope_heads_backward(dx, FD_N, FD_N, 2, 2, FD_C / 2, which == 3);
+        }
+        for (int i = 0; i < FD_N * FD_C + FD_C; i++) { // each x, then (RMSNorm) each weight
+            const int of_w = i >= FD_N * FD_C;
+            if (of_w && which != 0)
+                break;
+            float *v = of_w ? &w[i - FD_N * FD_C] : &x[i];
+            const float keep = *v;
+            *v = keep + h;
+            const double up = fd_loss(which, x, w, b, wt);
+            *v = keep - h;
+            const double down = fd_loss(which, x, w, b, wt);
+            *v = keep;
+            const double fd = (up - down) / (2.0 * h), got = of_w ? dw[i - FD_N * FD_C] : dx[i];
+            cr_expect_leq(fabs(fd - got), 2e-3 * fmax(1.0, fabs(fd)), "kernel %d: d %s[%d] %g, differences %g",
+                          which, of_w ? "w" : "x", i, got, fd);
+        }
+        for (int i = 0; which == 1 && i < FD_N * FD_C; i++) { // SwiGLU's d b: silu(a) exactly
+            const double silu = x[i] / (1.0 + exp(-(double)x[i]));
+            cr_expect_leq(fabs(db[i] - wt[i] * silu), 1e-6, "d b[%d]", i);
+        }
+    }
 }

@@ -76,11 +76,12 @@ def make_optimizer(a, model):
                              weight_decay=a.weight_decay if a.weight_decay is not None else 0.01)
 
 
-def train(a, on_eval=None):
+def train(a, on_eval=None, make_model=None):
     """The training loop of the issue (and `mygpt train`). on_eval(step, epoch, train_loss,
-    val_loss, tokens_seen) is called at every printed step; returns the model."""
+    val_loss, tokens_seen) is called at every printed step; make_model() builds the model
+    after the seed (the reference GPT without it); returns the model."""
     torch.manual_seed(a.seed)
-    model = GPT(a.vocab, a.embed, a.heads, a.layers, a.max_seq)
+    model = make_model() if make_model else GPT(a.vocab, a.embed, a.heads, a.layers, a.max_seq)
     text = open(a.text, encoding="utf-8").read()
     split = int(0.9 * len(text))
     train_text, val_text = text[:split], text[split:]

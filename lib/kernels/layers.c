@@ -366,8 +366,8 @@ void mygpt_softmax_rows(float *x, size_t rows, int n)
 
 /* ---- llama's layers ------------------------------------------------------------------ */
 
-/* one row of RMSNorm */
-static void rmsnorm_row(float *o, const float *x, const float *weight, int C, float eps)
+/* RMSNorm's scale of a row, r = 1 / sqrt(mean(x^2) + eps) */
+static float rms_scale(const float *x, int C, float eps)
 {
     // mean(x^2) rounded once from a double sum: PyTorch's float32 mean sums in its own
     // (vectorised) order; one rounding stays nearest to it and to the exact mean
@@ -375,7 +375,13 @@ static void rmsnorm_row(float *o, const float *x, const float *weight, int C, fl
     for (int j = 0; j < C; j++)
         ss += (double)x[j] * x[j];
     const float mean = (float)(ss / C);
-    const float r = 1.0f / sqrtf(mean + eps); // x * torch.rsqrt(mean + eps), then * weight
+    return 1.0f / sqrtf(mean + eps); // x * torch.rsqrt(mean + eps), then * weight
+}
+
+/* one row of RMSNorm */
+static void rmsnorm_row(float *o, const float *x, const float *weight, int C, float eps)
+{
+    const float r = rms_scale(x, C, eps);
     for (int j = 0; j < C; j++)
         o[j] = (x[j] * r) * weight[j];
 }
@@ -387,6 +393,36 @@ void mygpt_rmsnorm_forward(float *out, const float *inp, const float *weight, si
         rmsnorm_row(out + n * C, inp + n * C, weight, C, eps);
 }
 
+/* one row of RMSNorm's backward: r recomputed as the forward has it */
+static void rmsnorm_backward_row(float *dx, const float *dy, const float *x, const float *weight, int C, float eps)
+{
+    const float r = rms_scale(x, C, eps);
+    double dot = 0.0;
+    for (int j = 0; j < C; j++) // sum_j d(x * r)_j x_j: what r's gradient is made of
+        dot += (double)(dy[j] * weight[j]) * x[j];
+    // y = x r w, r = (mean(x^2) + eps)^-1/2: dx = r (dy w) - r^3 x sum(dy w x) / C
+    const float k = (float)((double)r * r * r * dot / C);
+    for (int j = 0; j < C; j++)
+        dx[j] += r * (dy[j] * weight[j]) - k * x[j];
+}
+
+void mygpt_rmsnorm_backward(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight,
+                            size_t N, int C, float eps)
+{
+#pragma omp parallel for schedule(static) if (N * (size_t)C > MYGPT_PARALLEL_MIN)
+    for (size_t n = 0; n < N; n++) // (C,) each
+        rmsnorm_backward_row(dinp + n * C, dout + n * C, inp + n * C, weight, C, eps);
+    if (!dweight)
+        return;
+    // dweight_j += sum_n dy_nj (x_nj r_n), the normalized x as the forward rounds it
+    for (size_t n = 0; n < N; n++) {
+        const float *x = inp + n * C, *dy = dout + n * C;
+        const float r = rms_scale(x, C, eps);
+        for (int j = 0; j < C; j++)
+            dweight[j] += dy[j] * (x[j] * r);
+    }
+}
+
 void mygpt_swiglu_forward(float *out, const float *a, const float *b, size_t n)
 {
 #pragma omp parallel for schedule(static) if (n > MYGPT_PARALLEL_MIN)
@@ -394,5 +430,16 @@ void mygpt_swiglu_forward(float *out, const float *a, const float *b, size_t n)
         float v = a[i];
         v *= 1.0f / (1.0f + expf(-v)); // silu(x) = x * sigmoid(x), as run.c computes it
         out[i] = v * b[i];
+    }
+}
+
+void mygpt_swiglu_backward(float *da, float *db, const float *dout, const float *a, const float *b, size_t n)
+{
+#pragma omp parallel for schedule(static) if (n > MYGPT_PARALLEL_MIN)
+    for (size_t i = 0; i < n; i++) {
+        const float v = a[i], d = dout[i], s = 1.0f / (1.0f + expf(-v)); // sigmoid(a)
+        // out = silu(a) b: d a = d b silu'(a), silu'(a) = s (1 + a (1 - s)); d b = d silu(a)
+        da[i] = d * b[i] * (s * (1.0f + v * (1.0f - s)));
+        db[i] = d * (v * s);
     }
 }

@@ -141,7 +141,8 @@ void mygpt_rope_apply(float *out, const float *x, const float *cos_cache, const 
     }
 }
 
-void mygpt_rope_heads(float *x, size_t rows, int T, int t0, int heads, int head_size, int halves)
+/* mygpt_rope_heads's rotation, or its transpose (back 1: each pair turned by minus its angle) */
+static void rope_heads_dir(float *x, size_t rows, int T, int t0, int heads, int head_size, int halves, int back)
 {
     const int half = head_size / 2;
     const size_t width = (size_t)heads * head_size;
@@ -151,7 +152,7 @@ void mygpt_rope_heads(float *x, size_t rows, int T, int t0, int heads, int head_
         float *row = x + r * width; // (heads, head_size)
         for (int i = 0; i < half; i++) {
             const float freq = 1.0f / powf(10000.0f, (float)(2 * i) / (float)head_size);
-            const float val = pos * freq, fcr = cosf(val), fci = sinf(val);
+            const float val = pos * freq, fcr = cosf(val), fci = back ? -sinf(val) : sinf(val);
             // the pair's two channels: side by side, or half a head apart
             const int a = halves ? i : 2 * i, b = halves ? i + half : 2 * i + 1;
             for (int h = 0; h < heads; h++) {
@@ -162,4 +163,14 @@ void mygpt_rope_heads(float *x, size_t rows, int T, int t0, int heads, int head_
             }
         }
     }
+}
+
+void mygpt_rope_heads(float *x, size_t rows, int T, int t0, int heads, int head_size, int halves)
+{
+    rope_heads_dir(x, rows, T, t0, heads, head_size, halves, 0);
+}
+
+void mygpt_rope_heads_backward(float *dx, size_t rows, int T, int t0, int heads, int head_size, int halves)
+{
+    rope_heads_dir(dx, rows, T, t0, heads, head_size, halves, 1);
 }

@@ -27,15 +27,17 @@ static void train_acts_release(mygpt_train_acts *a)
     memset(a, 0, sizeof *a);
 }
 
-/* The sizes the activations are carved for: `rows` rows of T, and the model's */
+/* The sizes the activations are carved for: `rows` rows of T, and the model's (H the
+ * feed-forward's hidden size, H3 SwiGLU's third Linear's: H or none) */
 typedef struct acts_shape {
-    size_t rows, T, L, C, NH, V;
+    size_t rows, T, L, C, NH, V, H, H3;
 } acts_shape;
 
 static acts_shape shape_of(const mygpt_config *cfg, size_t rows, int T)
 {
+    const size_t H = (size_t)mygpt_ffn_hidden(cfg);
     return (acts_shape){rows, (size_t)T, (size_t)cfg->num_layers, (size_t)cfg->embed_dim, (size_t)cfg->num_heads,
-                        (size_t)mygpt_head_size(cfg)};
+                        (size_t)mygpt_head_size(cfg), H, mygpt_arch_get(cfg).swiglu ? H : 0};
 }
 
 /* The activations the backward needs and its scratch, for z's rows and layers: one list
@@ -43,7 +45,7 @@ static acts_shape shape_of(const mygpt_config *cfg, size_t rows, int T)
  * buffer of one layer is the same for every l). Returns floats. */
 static size_t carve_train_acts(mygpt_train_acts *a, float *base, size_t l, const acts_shape *z)
 {
-    const size_t rows = z->rows, T = z->T, L = z->L, C = z->C, NH = z->NH, V = z->V;
+    const size_t rows = z->rows, T = z->T, L = z->L, C = z->C, NH = z->NH, V = z->V, H = z->H;
     size_t n = 0;
 #define TAKE(field, layers, count)                                                                 \
     (a->field = base ? base + n + ((layers) > 1 ? l * (count) : 0) : NULL, n += (layers) * (count))
@@ -60,8 +62,9 @@ static size_t carve_train_acts(mygpt_train_acts *a, float *base, size_t l, const
     TAKE(ln2, L, rows * C);
     TAKE(ln2_mean, L, rows);
     TAKE(ln2_denom, L, rows);
-    TAKE(fch, L, rows * 4 * C);
-    TAKE(fch_gelu, L, rows * 4 * C);
+    TAKE(fch, L, rows * H);
+    TAKE(fch_gelu, L, rows * H);
+    TAKE(fc3, L, rows * z->H3);
     TAKE(lnf, 1, rows * C);
     TAKE(lnf_mean, 1, rows);
     TAKE(lnf_denom, 1, rows);
@@ -75,8 +78,8 @@ static size_t carve_train_acts(mygpt_train_acts *a, float *base, size_t l, const
     TAKE(dq, 1, rows * C);
     TAKE(dk, 1, rows * C);
     TAKE(dv, 1, rows * C);
-    TAKE(dfch, 1, rows * 4 * C);
-    TAKE(dfch_gelu, 1, rows * 4 * C);
+    TAKE(dfch, 1, rows * H);
+    TAKE(dfch_gelu, 1, rows * H);
 #undef TAKE
     return n;
 }
@@ -84,20 +87,19 @@ static size_t carve_train_acts(mygpt_train_acts *a, float *base, size_t l, const
 /* Makes room for (B, T) in a, keeping the old memory when it fits, and carves it for (B, T). */
 static mygpt_status ensure_train_acts(mygpt_train_acts *a, const mygpt_config *cfg, int B, int T, mygpt_error *err)
 {
-    const size_t C = (size_t)cfg->embed_dim, V = (size_t)mygpt_head_size(cfg);
-    const size_t L = (size_t)cfg->num_layers, NH = (size_t)cfg->num_heads;
-    const size_t BT = (size_t)B * T, Ts = (size_t)T;
-    if (a->memory && BT <= a->capacity_bt && BT * Ts <= a->capacity_btt) { // fits: carved for (B, T)
+    const size_t BT = (size_t)B * T;
+    const acts_shape z = shape_of(cfg, BT, T), one = shape_of(cfg, 1, T);
+    if (a->memory && BT <= a->capacity_bt && BT * (size_t)T <= a->capacity_btt) { // fits: carved for (B, T)
         a->B = B;
         a->T = T;
-        const size_t used = carve_train_acts(a, a->memory, 0, &(acts_shape){BT, Ts, L, C, NH, V});
+        const size_t used = carve_train_acts(a, a->memory, 0, &z);
         assert(used <= a->memory_len); // every term grows with B * T or B * T * T, which fit
         (void)used;
         return MYGPT_OK;
     }
     mygpt_train_acts sizing;
     size_t total;
-    if (mygpt_mul_overflows(BT, carve_train_acts(&sizing, NULL, 0, &(acts_shape){1, Ts, L, C, NH, V}), &total) ||
+    if (mygpt_mul_overflows(BT, carve_train_acts(&sizing, NULL, 0, &one), &total) ||
         total > SIZE_MAX / sizeof(float))
         return mygpt_fail(err, MYGPT_EOVERFLOW, "training activations for B=%d, T=%d overflow", B, T);
     float *mem = mygpt_float_block(total);
@@ -114,10 +116,10 @@ static mygpt_status ensure_train_acts(mygpt_train_acts *a, const mygpt_config *c
     a->ids = ids;
     a->targets = targets;
     a->capacity_bt = BT;
-    a->capacity_btt = BT * Ts;
+    a->capacity_btt = BT * T;
     a->B = B;
     a->T = T;
-    carve_train_acts(a, mem, 0, &(acts_shape){BT, Ts, L, C, NH, V});
+    carve_train_acts(a, mem, 0, &z);
     return MYGPT_OK;
 }
 
@@ -131,9 +133,6 @@ mygpt_status mygpt_trainer_create(mygpt_trainer **out, mygpt_gpt *model, mygpt_e
     if (model->packed)
         return mygpt_fail(err, MYGPT_EINVAL, "%s",
                           "a packed model cannot be trained: its packing would go stale (mygpt_gpt_unpack first)");
-    if (model->config.arch == MYGPT_ARCH_LLAMA) // (its RMSNorm, RoPE and SwiGLU have no backward yet)
-        return mygpt_fail(err, MYGPT_EINVAL, "%s", "a llama model runs forward and generates; its training (the "
-                          "backward) is not written yet");
     mygpt_trainer *tr = calloc(1, sizeof *tr);
     if (!tr || !(tr->grads_memory = mygpt_float_block(model->num_parameters))) {
         free(tr);
@@ -232,7 +231,7 @@ static mygpt_block_acts kept_block(const mygpt_gpt *g, const mygpt_train_acts *a
         .keep_mlp = a->dropped ? a->keep + k.mlp : NULL,
         .x = s.resid, .ln1 = s.ln1, .ln1_mean = s.ln1_mean, .ln1_denom = s.ln1_denom, .q = s.q, .k = s.k, .v = s.v,
         .att = s.att, .atty = s.atty, .mid = s.resid_mid, .ln2 = s.ln2, .ln2_mean = s.ln2_mean,
-        .ln2_denom = s.ln2_denom, .fch = s.fch, .fch_gelu = s.fch_gelu,
+        .ln2_denom = s.ln2_denom, .fch = s.fch, .fc3 = s.fc3, .fch_gelu = s.fch_gelu,
         .proj = a->dresid /* free until the backward */, .out = next.resid};
 }
 
@@ -390,8 +389,8 @@ mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
     // column sums of dlogits (H tied: E), and its adapter's share with LoRA
     mygpt_linear_backward(&p, &p.head, a->dln, 1, a->logits, a->lnf, N);
     mygpt_fill_floats(a->dresid, NULL, NC);
-    mygpt_layernorm_backward(a->dresid, p.dlnfw, p.dlnfb, a->dln,
-                             (mygpt_layernorm_saved){p.ends.x_final, p.lnfw, a->lnf_mean, a->lnf_denom}, N, C);
+    mygpt_norm_backward(&p, a->dresid, p.dlnfw, p.dlnfb, a->dln,
+                        (mygpt_layernorm_saved){p.ends.x_final, p.lnfw, a->lnf_mean, a->lnf_denom}, N);
     // down to the lowest layer that trains (autograd stops where nothing needs a gradient)
     const int lowest = lowest_trainable_layer(tr);
     // dresid: d of layer l's output, then of its input
@@ -402,7 +401,8 @@ mygpt_status mygpt_trainer_backward(mygpt_trainer *tr, mygpt_error *err)
     if (lowest < 0) {
         if (a->dropped)
             mygpt_dropout_apply(a->dresid, a->dresid, a->keep, NC, cfg->dropout);
-        mygpt_embedding_backward(d->wte, d->wpe, a->dresid, a->ids, a->B, a->T, C);
+        float *dwpe = g->param_sizes[MYGPT_PARAM_wpe] ? d->wpe : NULL; // (rotary positions: no table)
+        mygpt_embedding_backward(d->wte, dwpe, a->dresid, a->ids, a->B, a->T, C);
     }
     zero_frozen(tr, d); // what a computed layer wrote for its frozen tensors
     if (!tr->grads_are_zero) {

@@ -135,7 +135,7 @@ static size_t size_workspace(const mygpt_pass *p)
         float marker; // (the sizing reads only whether an output is there)
         const mygpt_product pr = {.pw = f->pw, .M = rows, .K = f->C, .N = f->OC};
         const mygpt_product_grad g = {.dinp = &marker, .dweight = f->dweight, .N = rows, .C = f->C, .OC = f->OC,
-                                      .set_dinp = i != 1 && i != 2, .set_dweight = 1}; // k's and v's dinp add up
+                                      .set_dinp = i != 1 && i != 2 && i != 6, .set_dweight = 1}; // k's, v's, w3's dinp add up
         const size_t bytes = mygpt_product_workspace(&pr, p->fault ? &g : NULL); // (only a backward has faults)
         most = bytes > most ? bytes : most;
     }
@@ -334,6 +334,16 @@ static void gelu_backward(const mygpt_pass *p, float *dinp, const float *inp, co
         mygpt_gelu_backward(dinp, inp, dout, n);
 }
 
+void mygpt_norm_backward(const mygpt_pass *p, float *dinp, float *dgamma, float *dbeta, const float *dout,
+                         mygpt_layernorm_saved saved, size_t N)
+{
+    const int C = p->cfg->embed_dim;
+    if (p->rmsnorm)
+        mygpt_rmsnorm_backward(dinp, dgamma, dout, saved.inp, saved.gamma, N, C, MYGPT_RMSNORM_EPS);
+    else
+        mygpt_layernorm_backward(dinp, dgamma, dbeta, dout, saved, N, C);
+}
+
 /* causal self-attention of the pass: cached, or over (B, T) with or without the
  * probabilities, with the plain loops or the fast kernel (the same bits); k and v are
  * where this pass's keys and values went */
@@ -365,6 +375,22 @@ static void repeat_heads(float *out, const float *in, size_t N, int kv_heads, in
     for (size_t n = 0; n < N; n++)
         for (int h = 0; h < kv_heads * rep; h++)
             memcpy(out + (n * kv_heads * rep + h) * hs, in + (n * kv_heads + h / rep) * hs, (size_t)hs * sizeof *out);
+}
+
+/* in (N, KV heads * rep * hs) summed over each group of rep heads into out (N, KV heads * hs):
+ * repeat_heads's backward */
+static void sum_heads(float *out, const float *in, size_t N, int kv_heads, int rep, int hs)
+{
+    for (size_t n = 0; n < N; n++)
+        for (int h = 0; h < kv_heads; h++) {
+            float *o = out + (n * kv_heads + h) * hs;
+            for (int i = 0; i < hs; i++) {
+                float acc = 0.0f;
+                for (int r = 0; r < rep; r++)
+                    acc += in[(n * kv_heads * rep + (size_t)h * rep + r) * hs + i];
+                o[i] = acc;
+            }
+        }
 }
 
 /* The keys and values of layer l into k and v (N, C), from LN1(x): a GPT's products; or
@@ -432,12 +458,61 @@ void mygpt_block_forward(const mygpt_pass *p, int l)
     // end lesson: block_forward
 }
 
+/* The feed-forward's backward from dfc2, d of fc2's output, into g->dln = d LN2(mid):
+ * through GELU(fc1), or SwiGLU's w1 and w3 (whose input gradients add up; fch holds the
+ * product, so w1's output is computed again, the same bits, into dfch) */
+static void mlp_backward(const mygpt_pass *p, int l, const mygpt_block_grads *g, const float *dfc2)
+{
+    const mygpt_block_acts *a = &p->acts[l];
+    const mygpt_layer_plan *lp = &p->layer[l];
+    const size_t N = (size_t)p->B * p->T, NHid = N * (size_t)p->hidden;
+    mygpt_linear_backward(p, &lp->fc2, g->dfch_gelu, 1, dfc2, p->swiglu ? a->fch : a->fch_gelu, N); // (N, H)
+    if (p->swiglu) { // d w1's output over w1's output in dfch, d w3's over dfch_gelu
+        linear(p, &lp->fc1, g->dfch, a->ln2, N, 0);
+        mygpt_swiglu_backward(g->dfch, g->dfch_gelu, g->dfch_gelu, g->dfch, a->fc3, NHid);
+        mygpt_linear_backward(p, &lp->fc1, g->dln, 1, g->dfch, a->ln2, N);
+        mygpt_linear_backward(p, &lp->w3, g->dln, 0, g->dfch_gelu, a->ln2, N);
+        return;
+    }
+    mygpt_fill_floats(g->dfch, NULL, NHid);
+    gelu_backward(p, g->dfch, a->fch, g->dfch_gelu, NHid);          // dfch (N, 4C)
+    mygpt_linear_backward(p, &lp->fc1, g->dln, 1, g->dfch, a->ln2, N);
+}
+
+/* The attention's backward from g->datty, d of its output, into g->dln = d LN1(x): dq, dk,
+ * dv, then (llama) the rotary positions turned back and grouped heads' dk, dv summed into
+ * datty and dmid (free by then), then q's, k's and v's products, whose input gradients add up */
+static void qkv_backward(const mygpt_pass *p, int l, const mygpt_block_grads *g)
+{
+    const mygpt_block_acts *a = &p->acts[l];
+    const mygpt_layer_plan *lp = &p->layer[l];
+    const int C = p->cfg->embed_dim, NH = p->cfg->num_heads, hs = C / NH, rep = NH / p->kv_heads;
+    const size_t N = (size_t)p->B * p->T, NC = N * (size_t)C;
+    mygpt_fill_floats(g->dq, NULL, NC);
+    mygpt_fill_floats(g->dk, NULL, NC);
+    mygpt_fill_floats(g->dv, NULL, NC);
+    mygpt_attention_backward_dropout(g->dq, g->dk, g->dv, g->datty, a->att, (mygpt_qkv){a->q, a->k, a->v},
+                                     (mygpt_attention_dropout){a->keep_att, p->dropout},
+                                     (mygpt_attention_shape){p->B, p->T, C, NH}); // dq, dk, dv (N, C) each
+    float *dk = rep > 1 ? g->datty : g->dk, *dv = rep > 1 ? g->dmid : g->dv; // (N, KV)
+    if (rep > 1) {
+        sum_heads(dk, g->dk, N, p->kv_heads, rep, hs);
+        sum_heads(dv, g->dv, N, p->kv_heads, rep, hs);
+    }
+    if (p->rope) {
+        mygpt_rope_heads_backward(g->dq, N, p->T, 0, NH, hs, p->rope - 1 == MYGPT_ROPE_HALVES);
+        mygpt_rope_heads_backward(dk, N, p->T, 0, p->kv_heads, hs, p->rope - 1 == MYGPT_ROPE_HALVES);
+    }
+    mygpt_linear_backward(p, &lp->q, g->dln, 1, g->dq, a->ln1, N);
+    mygpt_linear_backward(p, &lp->k, g->dln, 0, dk, a->ln1, N);
+    mygpt_linear_backward(p, &lp->v, g->dln, 0, dv, a->ln1, N);
+}
+
 void mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_grads *g)
 {
     const mygpt_block_acts *a = &p->acts[l];
     const mygpt_layer_plan *lp = &p->layer[l];
-    const int B = p->B, T = p->T, C = p->cfg->embed_dim, NH = p->cfg->num_heads;
-    const size_t N = (size_t)B * T, NC = N * (size_t)C;
+    const size_t N = (size_t)p->B * p->T, NC = N * (size_t)p->cfg->embed_dim;
 
     // out = mid + fc2(GELU(fc1(LN2(mid)))): dx holds d out; dmid = d out + the MLP's
     mygpt_fill_floats(g->dmid, g->dx, NC);                          // dmid (N, C) = d out
@@ -446,13 +521,9 @@ void mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_grads *g
         mygpt_dropout_apply(g->dln, g->dx, a->keep_mlp, NC, p->dropout);
         dfc2 = g->dln;
     }
-    mygpt_linear_backward(p, &lp->fc2, g->dfch_gelu, 1, dfc2, a->fch_gelu, N); // dfch_gelu (N, 4C)
-    mygpt_fill_floats(g->dfch, NULL, 4 * NC);
-    gelu_backward(p, g->dfch, a->fch, g->dfch_gelu, 4 * NC);        // dfch (N, 4C)
-    mygpt_linear_backward(p, &lp->fc1, g->dln, 1, g->dfch, a->ln2, N); // dln = d LN2(mid) (N, C)
-    mygpt_layernorm_backward(g->dmid, lp->dln2w, lp->dln2b, g->dln,
-                             (mygpt_layernorm_saved){a->mid, lp->ln2w, a->ln2_mean, a->ln2_denom}, N,
-                             C);                                      // dmid += (N, C)
+    mlp_backward(p, l, g, dfc2);                                    // dln = d LN2(mid) (N, C)
+    mygpt_norm_backward(p, g->dmid, lp->dln2w, lp->dln2b, g->dln,
+                        (mygpt_layernorm_saved){a->mid, lp->ln2w, a->ln2_mean, a->ln2_denom}, N); // dmid +=
     // mid = x + W_o(attention(LN1(x))): dx = d mid + the attention's
     mygpt_fill_floats(g->dx, g->dmid, NC);                          // dx (N, C) = d mid
     const float *dwo = g->dmid; // d W_o's output: through its dropout
@@ -461,19 +532,9 @@ void mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_grads *g
         dwo = g->dln;
     }
     mygpt_linear_backward(p, &lp->o, g->datty, 1, dwo, a->atty, N); // datty (N, C)
-    mygpt_fill_floats(g->dq, NULL, NC);
-    mygpt_fill_floats(g->dk, NULL, NC);
-    mygpt_fill_floats(g->dv, NULL, NC);
-    mygpt_attention_backward_dropout(g->dq, g->dk, g->dv, g->datty, a->att, (mygpt_qkv){a->q, a->k, a->v},
-                                     (mygpt_attention_dropout){a->keep_att, p->dropout},
-                                     (mygpt_attention_shape){B, T, C, NH}); // dq, dk, dv (N, C) each
-    // q, k and v read the same LN1(x): their input gradients add up in dln
-    mygpt_linear_backward(p, &lp->q, g->dln, 1, g->dq, a->ln1, N);
-    mygpt_linear_backward(p, &lp->k, g->dln, 0, g->dk, a->ln1, N);
-    mygpt_linear_backward(p, &lp->v, g->dln, 0, g->dv, a->ln1, N);
-    // dln = d LN1(x) (N, C); dx += its LayerNorm's backward
-    mygpt_layernorm_backward(g->dx, lp->dln1w, lp->dln1b, g->dln,
-                             (mygpt_layernorm_saved){a->x, lp->ln1w, a->ln1_mean, a->ln1_denom}, N, C);
+    qkv_backward(p, l, g);                                          // dln = d LN1(x) (N, C)
+    mygpt_norm_backward(p, g->dx, lp->dln1w, lp->dln1b, g->dln,
+                        (mygpt_layernorm_saved){a->x, lp->ln1w, a->ln1_mean, a->ln1_denom}, N); // dx +=
 }
 
 /* ---- the pass -------------------------------------------------------------------------------- */

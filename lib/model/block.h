@@ -18,6 +18,7 @@
 #include "mygpt/attention.h"
 #include "mygpt/config.h"
 #include "mygpt/kv_cache.h"
+#include "mygpt/layers.h"
 #include "kernels/matmul.h"
 #include "model/packed.h"
 
@@ -163,13 +164,18 @@ typedef struct mygpt_block_grads {
     float *dln;                 /* scratch: d LN2(mid), then d LN1(x); also the
                                    dropouts' d output before a product's backward      */
     float *datty, *dq, *dk, *dv;/* scratch: d of the attention's output and inputs     */
-    float *dfch, *dfch_gelu;    /* scratch (N, 4C) each: d fc1's output, d GELU's      */
+    float *dfch, *dfch_gelu;    /* scratch (N, H) each: d fc1's output, d GELU's (SwiGLU's) */
 } mygpt_block_grads;
 
 /* The backward of mygpt_block_forward for layer l over the activations it kept (every
  * pointer of its acts set, with ln*_mean, ln*_denom, att and fch_gelu): g->dx goes from
  * d out to d x, and layer l's gradients (its plan's) are written. */
 void mygpt_block_backward(const mygpt_pass *p, int l, const mygpt_block_grads *g);
+
+/* The backward of the architecture's norm (RMSNorm: saved.inp and saved.gamma only, no
+ * bias): dinp += d/dinp, dgamma += (and dbeta +=) where not NULL. */
+void mygpt_norm_backward(const mygpt_pass *p, float *dinp, float *dgamma, float *dbeta, const float *dout,
+                         mygpt_layernorm_saved saved, size_t N);
 
 /* nn.Linear's backward through the pass's kernels: dinp (+)= dout W (set_dinp: written),
  * the weight's gradient written and the bias's added (where f has them); with an adapter,

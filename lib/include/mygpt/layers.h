@@ -118,9 +118,20 @@ void mygpt_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const fl
  * the squares, summed in double and rounded once. out, inp (N, C), weight (C); out may be inp. */
 void mygpt_rmsnorm_forward(float *out, const float *inp, const float *weight, size_t N, int C, float eps);
 
+/* RMSNorm's gradient (mygpt_rmsnorm_forward's of the same eps) from the input it
+ * normalized: dinp += d/dinp, dweight += d/dweight (NULL: not computed). With
+ * r = 1 / sqrt(mean(x^2) + eps): dx = r (dy w) - r^3 x sum(dy w x) / C, dw = sum over
+ * rows of dy (x r); the sums over a row or a column in double. dinp, dout, inp (N, C). */
+void mygpt_rmsnorm_backward(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight,
+                            size_t N, int C, float eps);
+
 /* SwiGLU's product, model.py's F.silu(w1(x)) * w3(x): out = a * sigmoid(a) * b, elementwise
  * over n values, SiLU as run.c computes it (a * (1 / (1 + exp(-a)))). out may be a. */
 void mygpt_swiglu_forward(float *out, const float *a, const float *b, size_t n);
+
+/* SwiGLU's gradient from d out over n values: da = dout b silu'(a), db = dout silu(a)
+ * (written, not added), silu'(a) = s (1 + a (1 - s)), s = sigmoid(a). da may be a, db dout. */
+void mygpt_swiglu_backward(float *da, float *db, const float *dout, const float *a, const float *b, size_t n);
 
 /* Exact GELU, 0.5 * x * (1 + erf(x / sqrt(2))), elementwise over n values (in place
  * allowed). erf is the library's own (lib/kernels/vecmath.h, within 1.2 ulp of libm's), so

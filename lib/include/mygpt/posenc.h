@@ -74,6 +74,11 @@ void mygpt_rope_apply(float *out, const float *x, const float *cos_cache, const 
  * i + head_size / 2) (mygpt/config.h's mygpt_rope_style). head_size must be even. */
 void mygpt_rope_heads(float *x, size_t rows, int T, int t0, int heads, int head_size, int halves);
 
+/* mygpt_rope_heads's gradient in place: dx (rows, heads * head_size), d of the turned
+ * values in, d of the values before out; the rotation's transpose (each pair turned back
+ * by its angle), same arguments. */
+void mygpt_rope_heads_backward(float *dx, size_t rows, int T, int t0, int heads, int head_size, int halves);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

@@ -74,14 +74,15 @@ typedef struct mygpt_train_acts {
     float *atty;        /* (L, B, T, C) attention output before W_o                    */
     float *resid_mid;   /* (L, B, T, C) residual after the attention branch            */
     float *ln2, *ln2_mean, *ln2_denom;
-    float *fch;         /* (L, B, T, 4C) fc1 output before GELU                        */
-    float *fch_gelu;    /* (L, B, T, 4C) after GELU                                    */
+    float *fch;         /* (L, B, T, H) fc1 output before GELU (H the hidden size, 4C) */
+    float *fc3;         /* (L, B, T, H) SwiGLU's w3 output (llama), else none          */
+    float *fch_gelu;    /* (L, B, T, H) after GELU (SwiGLU's product)                  */
     float *lnf, *lnf_mean, *lnf_denom;  /* (B, T, C), (B, T), (B, T)                    */
     float *logits;      /* (B, T, V), then d(loss)/d(logits)                           */
     float *logp;        /* (B, T, V) log_softmax(logits)                               */
     /* gradient scratch for one layer at a time */
     float *dresid, *dresid2, *dln, *datty, *dq, *dk, *dv; /* (B, T, C) each            */
-    float *dfch, *dfch_gelu;                              /* (B, T, 4C) each           */
+    float *dfch, *dfch_gelu;                              /* (B, T, H) each            */
     float *workspace;   /* the matmul backward's partial sums: k's and v's dinp (N x C)    */
     size_t ws_len;      /* floats in workspace                                          */
     float *memory;      /* the single allocation behind the float buffers              */
