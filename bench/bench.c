@@ -154,6 +154,16 @@ static int write_svg(const char *path, const result *rs, int n, int t0, int t1)
     return 0;
 }
 
+/* Ends a --matmul line: the peak its percentages are of (a thread's, at the instruction
+ * set the products run; none with --naive) and the load average beside the times */
+static void print_load(double peak, const char *isa)
+{
+    double load[1] = {-1};
+    if (peak > 0)
+        printf(" peak_gflops=%.1f isa=%s", peak, isa);
+    printf(" load=%.2f\n", getloadavg(load, 1) == 1 ? load[0] : -1.0);
+}
+
 /* The backward of out (M, N) = a (M, K) w^T, each product timed alone as the training
  * step runs it (written over, not added: mygpt_linear_backward after zero_grad):
  * dinp (M, K) = dout w, and dweight (N, K) = dout^T a (dout read transposed). dout is
@@ -165,19 +175,21 @@ static int bench_matmul_backward(const float *a, const float *w, float *o, int M
     mygpt_rng_seed(&rng, 1);
     mygpt_uniform_(&rng, o, (size_t)M * N, -1, 1, NULL);
     float *dinp = calloc((size_t)M * K, sizeof(float)), *dw = calloc((size_t)N * K, sizeof(float));
-    double *t = malloc((size_t)reps * sizeof *t);
-    if (!dinp || !dw || !t) {
+    double *t = malloc((size_t)reps * sizeof *t), *c = malloc((size_t)reps * sizeof *c);
+    if (!dinp || !dw || !t || !c) {
         fprintf(stderr, "mygpt-bench: out of memory\n");
-        free(dinp), free(dw), free(t);
+        free(dinp), free(dw), free(t), free(c);
         return 1;
     }
+    const char *isa = "";
+    const double peak = naive ? 0 : peak_gflops(1, &isa); /* a thread's, for % of peak */
     for (int th = t0; th <= t1; th++) {
         omp_set_num_threads(th);
-        double ms[2];
+        double ms[2], cms[2];
         for (int which = 0; which < 2; which++) { // 0: dinp, 1: dweight
             float *di = which ? NULL : dinp, *dwt = which ? dw : NULL;
             for (int r = 0; r < reps + 2; r++) {
-                double s = now_ms();
+                double s = now_ms(), cs = cpu_ms();
                 mygpt_error err;
                 if (naive)
                     mygpt_matmul_backward_naive((mygpt_linear_grads){di, dwt, NULL}, o, a, w, (size_t)M, K, N);
@@ -186,20 +198,26 @@ static int bench_matmul_backward(const float *a, const float *w, float *o, int M
                                                                  .set_dinp = 1, .set_dweight = 1},
                                            &err) != MYGPT_OK) {
                     fprintf(stderr, "mygpt-bench: %s\n", err.message);
-                    free(dinp), free(dw), free(t);
+                    free(dinp), free(dw), free(t), free(c);
                     return 1;
                 }
                 if (r >= 2)
-                    t[r - 2] = now_ms() - s;
+                    t[r - 2] = now_ms() - s, c[r - 2] = cpu_ms() - cs;
             }
             qsort(t, (size_t)reps, sizeof *t, cmp_double);
+            qsort(c, (size_t)reps, sizeof *c, cmp_double);
             ms[which] = t[reps / 2];
+            cms[which] = c[reps / 2];
         }
         const double flop = 2.0 * M * K * (double)N;
         printf("matmul_backward=%dx%dx%d threads=%d dinp_ms=%.3f dinp_gflops=%.1f dweight_ms=%.3f "
-               "dweight_gflops=%.1f\n", M, K, N, th, ms[0], flop / (ms[0] * 1e6), ms[1], flop / (ms[1] * 1e6));
+               "dweight_gflops=%.1f", M, K, N, th, ms[0], flop / (ms[0] * 1e6), ms[1], flop / (ms[1] * 1e6));
+        if (peak > 0)
+            printf(" dinp_cpu_ms=%.3f dinp_pct_peak=%.1f dweight_cpu_ms=%.3f dweight_pct_peak=%.1f", cms[0],
+                   100 * flop / (cms[0] * 1e6) / peak, cms[1], 100 * flop / (cms[1] * 1e6) / peak);
+        print_load(peak, isa);
     }
-    free(dinp), free(dw), free(t);
+    free(dinp), free(dw), free(t), free(c);
     return 0;
 }
 
@@ -349,11 +367,13 @@ int main(int argc, char **argv)
             free(o);
             return rc;
         }
+        const char *isa = "";
+        const double peak = naive ? 0 : peak_gflops(1, &isa); /* a thread's, for % of peak */
         for (int th = t0; th <= t1; th++) {
             omp_set_num_threads(th);
-            double *t = malloc((size_t)reps * sizeof *t);
+            double *t = malloc(2 * (size_t)reps * sizeof *t), *c = t + reps;
             for (int r = 0; r < reps + 2; r++) {
-                double s = now_ms();
+                double s = now_ms(), cs = cpu_ms();
                 mygpt_error err;
                 if (naive)
                     mygpt_matmul_naive(o, a, w, NULL, (size_t)M, K, N);
@@ -362,11 +382,15 @@ int main(int argc, char **argv)
                     return 1;
                 }
                 if (r >= 2)
-                    t[r - 2] = now_ms() - s;
+                    t[r - 2] = now_ms() - s, c[r - 2] = cpu_ms() - cs;
             }
             qsort(t, (size_t)reps, sizeof *t, cmp_double);
+            qsort(c, (size_t)reps, sizeof *c, cmp_double);
             const double ms = t[reps / 2], gf = 2.0 * M * K * (double)N / (ms * 1e6);
-            printf("matmul=%dx%dx%d threads=%d median_ms=%.3f gflops=%.1f\n", M, K, N, th, ms, gf);
+            printf("matmul=%dx%dx%d threads=%d median_ms=%.3f gflops=%.1f", M, K, N, th, ms, gf);
+            if (peak > 0) // CPU time: the work's rate whatever else the machine runs
+                printf(" cpu_ms=%.3f pct_peak=%.1f", c[reps / 2], 100 * 2.0 * M * K * (double)N / (c[reps / 2] * 1e6) / peak);
+            print_load(peak, isa);
             free(t);
         }
         free(a);

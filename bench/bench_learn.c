@@ -15,6 +15,7 @@
 
 #include "bench_learn.h"
 #include "mygpt.h"
+#include "kernels/matmul.h" /* mygpt_matmul_kernel_name: the peak of the set the products run */
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -53,6 +54,13 @@ double now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+double cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
@@ -522,17 +530,42 @@ static double fma_plain(long n, float *sink)
 
 typedef double (*fma_fn)(long n, float *sink);
 
-/* The widest fused multiply-add loop this CPU has, its name in *isa */
+/* The fused multiply-add loop of the instruction set the matrix products run (the widest
+ * this CPU has, or the one MYGPT_MATMUL_KERNEL narrows them to: the peak they are judged
+ * against), its name in *isa */
 static fma_fn widest_fma(const char **isa)
 {
 #ifdef BENCH_X86
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f"))
+    const char *kernel = mygpt_matmul_kernel_name();
+    if (strcmp(kernel, "avx512") == 0)
         return *isa = "AVX-512", fma_avx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    if (strcmp(kernel, "avx2") == 0)
         return *isa = "AVX2", fma_avx2;
 #endif
     return *isa = "scalar fmaf", fma_plain;
+}
+
+double peak_gflops(int threads, const char **isa)
+{
+    const fma_fn fn = widest_fma(isa);
+    double best = 0;
+    volatile float keep = 0;
+    for (int rep = 0; rep < 5; rep++) {
+        double rate = 0; /* GFLOP per CPU second, summed over the threads */
+        float sink = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : rate, sink)
+        {
+            struct timespec a, b;
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+            const double flops = fn(20000000, &sink);
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+            rate += flops / ((double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9) / 1e9;
+        }
+        best = rate > best ? rate : best;
+        keep += sink;
+    }
+    (void)keep;
+    return best;
 }
 
 /* GFLOP/s of widest_fma (its name in *isa) on `threads` threads at once, best of 5 */

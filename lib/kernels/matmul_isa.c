@@ -165,14 +165,87 @@ REGISTER_TILE static void kernel_6x16_t(KERNEL_ARGS)
 
 #ifdef MYGPT_X86_KERNELS
 #define HAVE_X86_KERNELS 1
-/* AVX2 + FMA: 6 x 16 accumulators = 12 ymm registers */
+/* AVX2 + FMA: kernel_body's 6 x 16 tile written with intrinsics, 12 ymm accumulators
+ * in named registers. gcc compiled the plain body's acc[6][16] for AVX2 into a tile
+ * kept on the stack (a load and a store around every fused multiply-add), at about a
+ * third of the core's FMA throughput; here each k is two panel loads, six broadcasts of
+ * a and twelve vfmadd231ps, nothing else but the prefetches (bench/README.md). The
+ * arithmetic is kernel_body's exactly: each element summed from zero with one fused
+ * multiply-add per k in order, then added to its base. A tile of fewer rows (the last
+ * row block) runs kernel_body. */
+#define FMA_ROW(i, A)                                                                              \
+    do {                                                                                           \
+        const __m256 a_ = _mm256_broadcast_ss(A);                                                  \
+        c##i##0 = _mm256_fmadd_ps(a_, b0, c##i##0);                                                \
+        c##i##1 = _mm256_fmadd_ps(a_, b1, c##i##1);                                                \
+    } while (0)
+#define STORE_ROW(i)                                                                               \
+    do {                                                                                           \
+        float *d_ = c + (size_t)(i) * ldc;                                                         \
+        const __m256 base0 = first ? (init ? _mm256_loadu_ps(init) : z) : _mm256_loadu_ps(d_);     \
+        const __m256 base1 = first ? (init ? _mm256_loadu_ps(init + 8) : z) : _mm256_loadu_ps(d_ + 8); \
+        _mm256_storeu_ps(d_, _mm256_add_ps(base0, c##i##0));                                       \
+        _mm256_storeu_ps(d_ + 8, _mm256_add_ps(base1, c##i##1));                                   \
+    } while (0)
+MYGPT_AVX2 REGISTER_TILE static inline __attribute__((always_inline)) void tile_6x16_avx2(const int A_T,
+                                                                                         const tile_args *t)
+{
+    if (t->rows != 6) {
+        kernel_body(6, 16, A_T, t);
+        return;
+    }
+    const float *restrict a = t->a, *restrict bp = t->bp, *restrict init = t->init;
+    float *restrict c = t->c;
+    const size_t lda = t->lda, ldc = t->ldc;
+    const int kc = t->kc, first = t->first;
+    const lines_ahead *pf = t->pf;
+    // pf's lines spread over the k steps, as kernel_body does
+    const int segs = pf ? pf->segs : 0, seg_lines = pf ? pf->seg_lines : 0, lines = segs * seg_lines;
+    const int every = lines > kc ? 1 : (lines ? kc / lines : 1);
+    int seg = 0, line = 0, wait = 1;
+    const char *run = pf ? pf->base : NULL;
+    const __m256 z = _mm256_setzero_ps();
+    __m256 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z, c50 = z,
+           c51 = z;
+    // a's element (i, k): a0[i * lda] (rows) or a0[i] (transposed), a0 moving with k
+    const float *a0 = a, *a3 = a + (A_T ? 3 : 3 * lda);
+    const size_t step = A_T ? lda : 1, di = A_T ? 1 : lda;
+    for (int k = 0; k < kc; k++, a0 += step, a3 += step) {
+        const float *b = bp + (size_t)k * 16;
+        _mm_prefetch((const char *)(b + PANEL_PREFETCH * 16), _MM_HINT_T0);
+        if (seg < segs && --wait == 0) {
+            wait = every;
+            _mm_prefetch(run + (size_t)line * 64, _MM_HINT_T0);
+            if (++line == seg_lines)
+                line = 0, seg++, run += pf->stride;
+        }
+        const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+        FMA_ROW(0, a0);
+        FMA_ROW(1, a0 + di);
+        FMA_ROW(2, a0 + 2 * di);
+        FMA_ROW(3, a3);
+        FMA_ROW(4, a3 + di);
+        FMA_ROW(5, a3 + 2 * di);
+    }
+    for (; seg < segs; seg++, run += pf->stride, line = 0)
+        for (; line < seg_lines; line++)
+            _mm_prefetch(run + (size_t)line * 64, _MM_HINT_T0);
+    STORE_ROW(0);
+    STORE_ROW(1);
+    STORE_ROW(2);
+    STORE_ROW(3);
+    STORE_ROW(4);
+    STORE_ROW(5);
+}
+#undef FMA_ROW
+#undef STORE_ROW
 MYGPT_AVX2 REGISTER_TILE static void kernel_6x16_avx2(KERNEL_ARGS)
 {
-    KERNEL_CALL(6, 16, 0);
+    tile_6x16_avx2(0, t);
 }
 MYGPT_AVX2 REGISTER_TILE static void kernel_6x16_avx2_t(KERNEL_ARGS)
 {
-    KERNEL_CALL(6, 16, 1);
+    tile_6x16_avx2(1, t);
 }
 /* AVX-512: 14 x 32 accumulators = 28 zmm registers, twice the width and more than
  * twice the rows of AVX2, so each loaded panel row feeds 28 fused multiply-adds */
@@ -356,6 +429,65 @@ MYGPT_AVX512 static void store_swapped_avx512(float *restrict o, size_t ldo, con
         }
     }
 }
+/* AVX2 (MR <= 8): copy_strips_avx512's walk with 8-lane masks (vmaskmovps) */
+MYGPT_AVX2 static void copy_strips_avx2(float *restrict dst, size_t stride, int MR, const float *restrict a,
+                                        size_t lda, int kc, size_t rows)
+{
+    assert(MR <= 8); // a strip's row is one 8-lane mask
+    static const int32_t LANES[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+    const __m256i full = _mm256_loadu_si256((const __m256i *)(LANES + 8 - MR));
+    for (int k = 0; k < kc; k++) {
+        const float *src = a + (size_t)k * lda;
+        for (size_t l = 0; k + STRIP_PREFETCH < kc && l < rows * sizeof *src + 63; l += 64)
+            _mm_prefetch((const char *)(src + STRIP_PREFETCH * lda) + l, _MM_HINT_T0);
+        for (size_t i0 = 0, b = 0; i0 < rows; i0 += MR, b++) {
+            const size_t n = rows - i0 < (size_t)MR ? rows - i0 : (size_t)MR;
+            const __m256i m = n == (size_t)MR ? full : _mm256_loadu_si256((const __m256i *)(LANES + 8 - n));
+            _mm256_maskstore_ps(dst + b * stride + (size_t)k * MR, m, _mm256_maskload_ps(src + i0, m));
+        }
+    }
+}
+/* r[0..7] (rows of 8 floats) transposed in place: r[c][i] becomes the old r[i][c] */
+MYGPT_AVX2 static void transpose8(__m256 r[8])
+{
+    __m256 t[8], u[8];
+    for (int i = 0; i < 4; i++) { // t[2i], t[2i+1]: rows 2i, 2i+1 interleaved
+        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int g = 0; g < 2; g++) { // u[4g + e], lane L: rows 4g..4g+3 of column 4L + e
+        const __m256d a = _mm256_castps_pd(t[4 * g]), b = _mm256_castps_pd(t[4 * g + 1]);
+        const __m256d c = _mm256_castps_pd(t[4 * g + 2]), d = _mm256_castps_pd(t[4 * g + 3]);
+        u[4 * g] = _mm256_castpd_ps(_mm256_unpacklo_pd(a, c));
+        u[4 * g + 1] = _mm256_castpd_ps(_mm256_unpackhi_pd(a, c));
+        u[4 * g + 2] = _mm256_castpd_ps(_mm256_unpacklo_pd(b, d));
+        u[4 * g + 3] = _mm256_castpd_ps(_mm256_unpackhi_pd(b, d));
+    }
+    for (int e = 0; e < 4; e++) { // column e from the low lanes, column 4 + e from the high
+        r[e] = _mm256_permute2f128_ps(u[e], u[4 + e], 0x20);
+        r[4 + e] = _mm256_permute2f128_ps(u[e], u[4 + e], 0x31);
+    }
+}
+/* AVX2 (rows <= 8): the tile's 8-column blocks transposed in registers, then each
+ * token's sums stored as one masked row */
+MYGPT_AVX2 static void store_swapped_avx2(float *restrict o, size_t ldo, const float *restrict c, int NR, int rows,
+                                          int cols, int add)
+{
+    assert(rows <= 8); // a token's sums are one 8-lane mask
+    static const int32_t LANES[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+    const __m256i m = _mm256_loadu_si256((const __m256i *)(LANES + 8 - rows));
+    for (int j0 = 0; j0 < cols; j0 += 8) {
+        __m256 r[8];
+        for (int i = 0; i < 8; i++)
+            r[i] = i < rows ? _mm256_loadu_ps(c + i * NR + j0) : _mm256_setzero_ps();
+        transpose8(r);
+        for (int j = j0; j < cols && j < j0 + 8; j++) {
+            float *d = o + j * ldo;
+            const __m256 v = add ? _mm256_add_ps(_mm256_maskload_ps(d, m), r[j - j0]) : r[j - j0];
+            _mm256_maskstore_ps(d, m, v);
+        }
+    }
+}
 #endif
 
 /* The kernels of each instruction set (cpu.h decides which one runs; every set gives
@@ -365,7 +497,7 @@ static const matmul_isa KERNELS[MYGPT_ISA_COUNT] = {
                            copy_strips_generic, store_swapped_generic},
 #ifdef HAVE_X86_KERNELS
     [MYGPT_ISA_AVX2] = {"avx2", 6, 16, kernel_6x16_avx2, kernel_6x16_avx2_t, gelu_avx2, 6, kernel_6x16_avx2,
-                        copy_strips_generic, store_swapped_generic,
+                        copy_strips_avx2, store_swapped_avx2,
                         DECODE_P_AVX2, {decode_avx2_fp32, decode_avx2_bf16, decode_avx2_int8}},
     [MYGPT_ISA_AVX512] = {"avx512", 14, 32, kernel_14x32_avx512, kernel_14x32_avx512_t, gelu_avx512, 10,
                           kernel_10x32_avx512, copy_strips_avx512, store_swapped_avx512,
