@@ -202,7 +202,7 @@ MYGPT_AVX2 REGISTER_TILE static inline __attribute__((always_inline)) void tile_
     // pf's lines spread over the k steps, as kernel_body does
     const int segs = pf ? pf->segs : 0, seg_lines = pf ? pf->seg_lines : 0, lines = segs * seg_lines;
     const int every = lines > kc ? 1 : (lines ? kc / lines : 1);
-    int seg = 0, line = 0, wait = 1;
+    int seg = 0, line = 0;
     const char *run = pf ? pf->base : NULL;
     const __m256 z = _mm256_setzero_ps();
     __m256 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z, c50 = z,
@@ -210,22 +210,26 @@ MYGPT_AVX2 REGISTER_TILE static inline __attribute__((always_inline)) void tile_
     // a's element (i, k): a0[i * lda] (rows) or a0[i] (transposed), a0 moving with k
     const float *a0 = a, *a3 = a + (A_T ? 3 : 3 * lda);
     const size_t step = A_T ? lda : 1, di = A_T ? 1 : lda;
-    for (int k = 0; k < kc; k++, a0 += step, a3 += step) {
-        const float *b = bp + (size_t)k * 16;
-        _mm_prefetch((const char *)(b + PANEL_PREFETCH * 16), _MM_HINT_T0);
-        if (seg < segs && --wait == 0) {
-            wait = every;
+    // one of pf's lines, then `every` k steps with no other work than the tile's (the
+    // same lines at the same k steps as kernel_body)
+    for (int k = 0; k < kc;) {
+        if (seg < segs) {
             _mm_prefetch(run + (size_t)line * 64, _MM_HINT_T0);
             if (++line == seg_lines)
                 line = 0, seg++, run += pf->stride;
         }
-        const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-        FMA_ROW(0, a0);
-        FMA_ROW(1, a0 + di);
-        FMA_ROW(2, a0 + 2 * di);
-        FMA_ROW(3, a3);
-        FMA_ROW(4, a3 + di);
-        FMA_ROW(5, a3 + 2 * di);
+        const int kend = seg < segs && kc - k > every ? k + every : kc;
+        for (; k < kend; k++, a0 += step, a3 += step) {
+            const float *b = bp + (size_t)k * 16;
+            _mm_prefetch((const char *)(b + PANEL_PREFETCH * 16), _MM_HINT_T0);
+            const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+            FMA_ROW(0, a0);
+            FMA_ROW(1, a0 + di);
+            FMA_ROW(2, a0 + 2 * di);
+            FMA_ROW(3, a3);
+            FMA_ROW(4, a3 + di);
+            FMA_ROW(5, a3 + 2 * di);
+        }
     }
     for (; seg < segs; seg++, run += pf->stride, line = 0)
         for (; line < seg_lines; line++)
