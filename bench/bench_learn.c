@@ -15,6 +15,7 @@
 
 #include "bench_learn.h"
 #include "mygpt.h"
+#include "kernels/attention.h" /* mygpt_attention_kernel_name: which backward ran */
 #include "kernels/matmul.h" /* mygpt_matmul_kernel_name: the peak of the set the products run */
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -362,6 +363,53 @@ int bench_generate(const char *config, const char *weights, int threads, int npr
         printf("%s\n", lines[k]);
     free(ids);
     return 0;
+}
+
+/* --attention-backward: mygpt_attention_backward as the training step calls it, after
+ * the reference forward made the probabilities; the kernel MYGPT_ATTENTION_KERNEL picks */
+int bench_attention_backward(int B, int T, int C, int NH, int threads, int nproc, int reps)
+{
+    const size_t n = (size_t)B * T * C, na = (size_t)B * NH * T * T;
+    float *q = malloc(n * sizeof *q), *k = malloc(n * sizeof *k), *v = malloc(n * sizeof *v);
+    float *dout = malloc(n * sizeof *dout), *out = malloc(n * sizeof *out), *att = malloc(na * sizeof *att);
+    float *dq = calloc(n, sizeof *dq), *dk = calloc(n, sizeof *dk), *dv = calloc(n, sizeof *dv);
+    double *t = malloc(2 * (size_t)reps * sizeof *t), *c = t ? t + reps : NULL;
+    mygpt_error err = {0};
+    const mygpt_qkv in = {q, k, v};
+    const mygpt_attention_shape shape = {B, T, C, NH};
+    int rc = 1;
+    if (!q || !k || !v || !dout || !out || !att || !dq || !dk || !dv || !t) {
+        fprintf(stderr, "mygpt-bench: out of memory for the attention's backward\n");
+        goto done;
+    }
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, 5);
+    float *inputs[4] = {q, k, v, dout};
+    for (int i = 0; i < 4; i++)
+        mygpt_normal_(&rng, inputs[i], n, 0, 1, NULL);
+    if (mygpt_attention_forward(out, att, in, NULL, 0, shape, MYGPT_IMPL_REFERENCE, &err) != MYGPT_OK) {
+        fprintf(stderr, "mygpt-bench: %s\n", err.message);
+        goto done;
+    }
+    double load[1] = {-1};
+    for (int th = threads ? threads : 1; th <= (threads ? threads : nproc); th++) {
+        omp_set_num_threads(th);
+        for (int r = 0; r < reps + 2; r++) {
+            const double s = now_ms(), cs = cpu_ms();
+            mygpt_attention_backward(dq, dk, dv, dout, att, in, shape);
+            if (r >= 2)
+                t[r - 2] = now_ms() - s, c[r - 2] = cpu_ms() - cs;
+        }
+        qsort(t, (size_t)reps, sizeof *t, cmp_double);
+        qsort(c, (size_t)reps, sizeof *c, cmp_double);
+        printf("attention_backward=%d,%d,%d,%d threads=%d kernel=%s median_ms=%.3f cpu_ms=%.3f load=%.2f\n", B, T, C,
+               NH, th, mygpt_attention_kernel_name(), t[reps / 2], c[reps / 2],
+               getloadavg(load, 1) == 1 ? load[0] : -1.0);
+    }
+    rc = 0;
+done:
+    free(q), free(k), free(v), free(dout), free(out), free(att), free(dq), free(dk), free(dv), free(t);
+    return rc;
 }
 
 /* The read bandwidth at omp_get_max_threads() threads, GB/s: a dot product of 512 MB
