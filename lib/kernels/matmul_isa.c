@@ -166,13 +166,13 @@ REGISTER_TILE static void kernel_6x16_t(KERNEL_ARGS)
 #ifdef MYGPT_X86_KERNELS
 #define HAVE_X86_KERNELS 1
 /* AVX2 + FMA: kernel_body's 6 x 16 tile written with intrinsics, 12 ymm accumulators
- * in named registers. gcc compiled the plain body's acc[6][16] for AVX2 into a tile
- * kept on the stack (a load and a store around every fused multiply-add), at about a
- * third of the core's FMA throughput; here each k is two panel loads, six broadcasts of
- * a and twelve vfmadd231ps, nothing else but the prefetches (bench/README.md). The
- * arithmetic is kernel_body's exactly: each element summed from zero with one fused
- * multiply-add per k in order, then added to its base. A tile of fewer rows (the last
- * row block) runs kernel_body. */
+ * in named registers, and A's prefetch hints given between runs of k steps instead of
+ * checked for at every step: each k is then two panel loads, six broadcasts of a and
+ * twelve vfmadd231ps, and the panel's prefetch (with 16 ymm registers there is no room
+ * for more; bench/results/design-notes.md has the measurement). The arithmetic is
+ * kernel_body's exactly: each element summed from zero with one fused multiply-add per k
+ * in order, then added to its base. A tile of fewer rows (the last row block) runs
+ * kernel_body. */
 #define FMA_ROW(i, A)                                                                              \
     do {                                                                                           \
         const __m256 a_ = _mm256_broadcast_ss(A);                                                  \
