@@ -19,8 +19,12 @@
  *   + 4 N B T^2 C                (q k^T and p v over the full T x T, as usually quoted)
  * The last line is machine-readable:
  *   config=NAME threads=K median_ms=X tokens_per_s=Y gflops=Z
- *   matmul=MxKxN threads=K median_ms=X gflops=Z
+ *   matmul=MxKxN threads=K median_ms=X gflops=Z cpu_ms=C pct_peak=P peak_gflops=G isa=S load=L
  *   matmul_backward=MxKxN threads=K dinp_ms=X dinp_gflops=Y dweight_ms=X dweight_gflops=Y
+ *     dinp_cpu_ms=C dinp_pct_peak=P dweight_cpu_ms=C dweight_pct_peak=P peak_gflops=G isa=S load=L
+ *   (cpu_ms: the process's CPU time a call; pct_peak: the FLOP rate in it, as % of one
+ *   thread's --peak G of the set S the products run; L the load average; no cpu_ms
+ *   with --naive)
  */
 #include <omp.h>
 #include <stdio.h>
