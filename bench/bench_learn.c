@@ -101,6 +101,95 @@ static void die(const mygpt_error *err)
     exit(1);
 }
 
+/* Median CPU ms of 3 calls of one part of a step (after one unmeasured call) */
+typedef struct step_part {
+    const train_config *c;
+    float *a, *w, *o, *d1, *d2, *d3, *d4, *att; /* every part's operands */
+    float *scratch;
+    size_t scratch_len;
+} step_part;
+
+static double part_ms(const step_part *p, int which, int M, int K, int N)
+{
+    const train_config *c = p->c;
+    const mygpt_qkv in = {p->a, p->w, p->d3};
+    const mygpt_attention_shape shape = {c->B, c->T, c->C, c->H};
+    double ms[3];
+    for (int r = 0; r < 4; r++) {
+        const double s = cpu_ms();
+        mygpt_error err = {0};
+        mygpt_status st = MYGPT_OK;
+        if (which == 0)
+            st = mygpt_matmul(p->o, p->a, p->w, NULL, (size_t)M, K, N, &err);
+        else if (which == 1)
+            st = mygpt_matmul_grad(&(mygpt_product_grad){.dinp = p->d1, .dweight = p->d2, .dout = p->o, .inp = p->a,
+                                                         .weight = p->w, .N = (size_t)M, .C = K, .OC = N,
+                                                         .set_dinp = 1, .set_dweight = 1},
+                                   &err);
+        else if (which == 2)
+            st = mygpt_attention_forward(p->d1, p->att, in, p->scratch, p->scratch_len, shape, MYGPT_IMPL_FAST, &err);
+        else
+            mygpt_attention_backward(p->d1, p->d2, p->d4, p->o, p->att, in, shape);
+        if (st != MYGPT_OK)
+            die(&err);
+        if (r > 0)
+            ms[r - 1] = cpu_ms() - s;
+    }
+    qsort(ms, 3, sizeof *ms, cmp_double);
+    return ms[1];
+}
+
+/* The step's parts, each kind of work timed alone (CPU time) at the step's shapes on
+ * random operands: the linear layers' products and the tied head forward and backward,
+ * the attention forward and backward; the rest of the step (LayerNorm, GELU, the loss,
+ * AdamW, ...) is what the step's own CPU time leaves. Layers x each layer's parts. */
+static void print_parts(const train_config *c, double step_cpu_ms)
+{
+    const int n = c->B * c->T, C = c->C, V = c->V;
+    const size_t wide = (size_t)(V > 4 * C ? V : 4 * C), nc = (size_t)n * C, act = n * wide;
+    const size_t big = wide * C > nc ? wide * C : nc, na = (size_t)c->B * c->H * c->T * c->T;
+    step_part p = {c,
+                   malloc(act * sizeof(float)),
+                   malloc(big * sizeof(float)),
+                   malloc(act * sizeof(float)),
+                   malloc(act * sizeof(float)),
+                   malloc(big * sizeof(float)),
+                   malloc(nc * sizeof(float)),
+                   malloc(nc * sizeof(float)),
+                   malloc(na * sizeof(float)),
+                   NULL,
+                   0};
+    p.scratch_len = mygpt_attention_scratch_size(c->T, C / c->H, omp_get_max_threads());
+    p.scratch = malloc(p.scratch_len * sizeof(float));
+    if (!p.a || !p.w || !p.o || !p.d1 || !p.d2 || !p.d3 || !p.d4 || !p.att || !p.scratch) {
+        printf("  (no memory to time the step's parts)\n");
+    } else {
+        mygpt_rng rng = {0};
+        mygpt_rng_seed(&rng, 3);
+        mygpt_uniform_(&rng, p.a, act, -1, 1, NULL);
+        mygpt_uniform_(&rng, p.w, big, -0.05f, 0.05f, NULL);
+        mygpt_uniform_(&rng, p.o, act, -1, 1, NULL);
+        mygpt_uniform_(&rng, p.d3, nc, -1, 1, NULL);
+        const int shapes[4][2] = {{C, 3 * C}, {C, C}, {C, 4 * C}, {4 * C, C}}; /* qkv, proj, fc, fc2: K, N */
+        double fwd = 0, bwd = 0;
+        for (int i = 0; i < 4; i++) {
+            fwd += c->N * part_ms(&p, 0, n, shapes[i][0], shapes[i][1]);
+            bwd += c->N * part_ms(&p, 1, n, shapes[i][0], shapes[i][1]);
+        }
+        const double head_f = part_ms(&p, 0, n, C, V), head_b = part_ms(&p, 1, n, C, V);
+        const double att_f = c->N * part_ms(&p, 2, 0, 0, 0), att_b = c->N * part_ms(&p, 3, 0, 0, 0);
+        const double rest = step_cpu_ms - fwd - bwd - head_f - head_b - att_f - att_b;
+        printf("  the step's parts, each timed alone at its shapes (CPU ms, %% of the step's %.4g):\n"
+               "    linear forward %.4g (%.0f %%), backward %.4g (%.0f %%); head forward %.4g (%.0f %%),"
+               " backward %.4g (%.0f %%)\n"
+               "    attention forward %.4g (%.0f %%), backward %.4g (%.0f %%); the rest %.4g (%.0f %%)\n",
+               step_cpu_ms, fwd, 100 * fwd / step_cpu_ms, bwd, 100 * bwd / step_cpu_ms, head_f,
+               100 * head_f / step_cpu_ms, head_b, 100 * head_b / step_cpu_ms, att_f, 100 * att_f / step_cpu_ms,
+               att_b, 100 * att_b / step_cpu_ms, rest, 100 * rest / step_cpu_ms);
+    }
+    free(p.a), free(p.w), free(p.o), free(p.d1), free(p.d2), free(p.d3), free(p.d4), free(p.att), free(p.scratch);
+}
+
 int bench_train(const char *config, int threads, int nproc, int reps, int warmup, double *medians)
 {
     printf("training step = forward with loss + zero_grad + backward + AdamW update\n"
@@ -143,11 +232,12 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
         const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc, nt = t1 - t0 + 1;
         double *t = malloc((size_t)r * nt * sizeof *t), base = 0;
         double *phase = malloc((size_t)3 * r * nt * sizeof *phase); // forward, backward, update
+        double *cpu = malloc((size_t)r * nt * sizeof *cpu), step_cpu = 0; // CPU ms a step
         for (int rep = 0; rep < w + r; rep++) // thread counts take turns, step by step
             for (int th = t0; th <= t1; th++) {
                 omp_set_num_threads(th);
                 float loss;
-                const double a = now_ms();
+                const double a = now_ms(), ca = cpu_ms();
                 if (mygpt_trainer_forward(tr, x, y, c->B, c->T, &loss, &err) != MYGPT_OK)
                     die(&err);
                 const double b = now_ms();
@@ -162,6 +252,7 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
                     const size_t at = (size_t)(th - t0) * r + (rep - w);
                     t[at] = e - a;
                     phase[3 * at] = b - a, phase[3 * at + 1] = u - b, phase[3 * at + 2] = e - u;
+                    cpu[at] = cpu_ms() - ca;
                 }
             }
         for (int th = t0; th <= t1; th++) {
@@ -175,6 +266,8 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
             printf("  %d thread%s: forward+loss %.1f ms, zero_grad+backward %.1f ms, AdamW %.1f ms (medians)\n", th,
                    th == 1 ? "" : "s", parts[0][r / 2], parts[1][r / 2], parts[2][r / 2]);
             qsort(ts, (size_t)r, sizeof *ts, cmp_double);
+            qsort(cpu + (size_t)(th - t0) * r, (size_t)r, sizeof *cpu, cmp_double);
+            step_cpu = cpu[(size_t)(th - t0) * r + r / 2];
             const double ms = ts[r / 2], tok = n / (ms / 1e3), gf = train_gflop(c) / (ms / 1e3);
             if (th == 1)
                 base = ms;
@@ -204,11 +297,14 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
         }
         free(t);
         free(phase);
+        free(cpu);
         free(x);
         free(y);
         mygpt_optimizer_free(&opt);
         mygpt_trainer_free(tr);
         mygpt_gpt_free(g);
+        omp_set_num_threads(t1); // (the model freed: the parts' operands take its memory)
+        print_parts(c, step_cpu);
     }
     if (!found) {
         fprintf(stderr, "mygpt-bench: --train --config: unknown config '%s' (tiny-train, verdict, gpt2-b4t64, "
