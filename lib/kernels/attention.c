@@ -649,9 +649,9 @@ static inline __attribute__((always_inline)) void dkv_tile(const int HALVES, con
 }
 
 /* dP rows of the R queries t0 .. t0 + R - 1 (into dsb's rows t - tb, each for s up to
- * its own t): with vt (V of the head transposed) the dots of DPS keys run side by side
- * as vector lanes, the R queries sharing each load of vt; each is dp_dot's sum, in the
- * same order. */
+ * its own t): with vt (V of the head transposed) the dots of KW keys (DPS, or 8 with
+ * HALVES: vectors of 4 doubles) run side by side as vector lanes, the R queries sharing
+ * each load of vt; each is dp_dot's sum, in the same order. */
 static inline __attribute__((always_inline)) void dp_rows(const int HALVES, const int R, const head_grads *h,
                                                           const head_scratch *w, int tb, int t0)
 {
