@@ -8,6 +8,7 @@
  *   mygpt-bench --matmul 1024,768,3072           the matmul alone (M, K, N)
  *   mygpt-bench --matmul 512,768,50257 --backward  its backward's two products
  *   mygpt-bench --loss 256,50257                 the cross-entropy alone (N, V)
+ *   mygpt-bench --attention-backward 2,256,768,12  the attention's backward alone (B, T, C, NH)
  *   mygpt-bench --peak                           the cores' FMA throughput, 1..nproc busy
  *   mygpt-bench --latency                        a cache line's trip between two cores
  *   mygpt-bench --quick                          a first look, under 20 s
@@ -18,8 +19,12 @@
  *   + 4 N B T^2 C                (q k^T and p v over the full T x T, as usually quoted)
  * The last line is machine-readable:
  *   config=NAME threads=K median_ms=X tokens_per_s=Y gflops=Z
- *   matmul=MxKxN threads=K median_ms=X gflops=Z
+ *   matmul=MxKxN threads=K median_ms=X gflops=Z cpu_ms=C pct_peak=P peak_gflops=G isa=S load=L
  *   matmul_backward=MxKxN threads=K dinp_ms=X dinp_gflops=Y dweight_ms=X dweight_gflops=Y
+ *     dinp_cpu_ms=C dinp_pct_peak=P dweight_cpu_ms=C dweight_pct_peak=P peak_gflops=G isa=S load=L
+ *   (cpu_ms: the process's CPU time a call; pct_peak: the FLOP rate in it, as % of one
+ *   thread's --peak G of the set S the products run; L the load average; no cpu_ms
+ *   with --naive)
  */
 #include <omp.h>
 #include <stdio.h>
@@ -154,6 +159,16 @@ static int write_svg(const char *path, const result *rs, int n, int t0, int t1)
     return 0;
 }
 
+/* Ends a --matmul line: the peak its percentages are of (a thread's, at the instruction
+ * set the products run; none with --naive) and the load average beside the times */
+static void print_load(double peak, const char *isa)
+{
+    double load[1] = {-1};
+    if (peak > 0)
+        printf(" peak_gflops=%.1f isa=%s", peak, isa);
+    printf(" load=%.2f\n", getloadavg(load, 1) == 1 ? load[0] : -1.0);
+}
+
 /* The backward of out (M, N) = a (M, K) w^T, each product timed alone as the training
  * step runs it (written over, not added: mygpt_linear_backward after zero_grad):
  * dinp (M, K) = dout w, and dweight (N, K) = dout^T a (dout read transposed). dout is
@@ -165,19 +180,21 @@ static int bench_matmul_backward(const float *a, const float *w, float *o, int M
     mygpt_rng_seed(&rng, 1);
     mygpt_uniform_(&rng, o, (size_t)M * N, -1, 1, NULL);
     float *dinp = calloc((size_t)M * K, sizeof(float)), *dw = calloc((size_t)N * K, sizeof(float));
-    double *t = malloc((size_t)reps * sizeof *t);
-    if (!dinp || !dw || !t) {
+    double *t = malloc((size_t)reps * sizeof *t), *c = malloc((size_t)reps * sizeof *c);
+    if (!dinp || !dw || !t || !c) {
         fprintf(stderr, "mygpt-bench: out of memory\n");
-        free(dinp), free(dw), free(t);
+        free(dinp), free(dw), free(t), free(c);
         return 1;
     }
+    const char *isa = "";
+    const double peak = naive ? 0 : peak_gflops(1, &isa); /* a thread's, for % of peak */
     for (int th = t0; th <= t1; th++) {
         omp_set_num_threads(th);
-        double ms[2];
+        double ms[2], cms[2];
         for (int which = 0; which < 2; which++) { // 0: dinp, 1: dweight
             float *di = which ? NULL : dinp, *dwt = which ? dw : NULL;
             for (int r = 0; r < reps + 2; r++) {
-                double s = now_ms();
+                double s = now_ms(), cs = cpu_ms();
                 mygpt_error err;
                 if (naive)
                     mygpt_matmul_backward_naive((mygpt_linear_grads){di, dwt, NULL}, o, a, w, (size_t)M, K, N);
@@ -186,20 +203,26 @@ static int bench_matmul_backward(const float *a, const float *w, float *o, int M
                                                                  .set_dinp = 1, .set_dweight = 1},
                                            &err) != MYGPT_OK) {
                     fprintf(stderr, "mygpt-bench: %s\n", err.message);
-                    free(dinp), free(dw), free(t);
+                    free(dinp), free(dw), free(t), free(c);
                     return 1;
                 }
                 if (r >= 2)
-                    t[r - 2] = now_ms() - s;
+                    t[r - 2] = now_ms() - s, c[r - 2] = cpu_ms() - cs;
             }
             qsort(t, (size_t)reps, sizeof *t, cmp_double);
+            qsort(c, (size_t)reps, sizeof *c, cmp_double);
             ms[which] = t[reps / 2];
+            cms[which] = c[reps / 2];
         }
         const double flop = 2.0 * M * K * (double)N;
         printf("matmul_backward=%dx%dx%d threads=%d dinp_ms=%.3f dinp_gflops=%.1f dweight_ms=%.3f "
-               "dweight_gflops=%.1f\n", M, K, N, th, ms[0], flop / (ms[0] * 1e6), ms[1], flop / (ms[1] * 1e6));
+               "dweight_gflops=%.1f", M, K, N, th, ms[0], flop / (ms[0] * 1e6), ms[1], flop / (ms[1] * 1e6));
+        if (peak > 0)
+            printf(" dinp_cpu_ms=%.3f dinp_pct_peak=%.1f dweight_cpu_ms=%.3f dweight_pct_peak=%.1f", cms[0],
+                   100 * flop / (cms[0] * 1e6) / peak, cms[1], 100 * flop / (cms[1] * 1e6) / peak);
+        print_load(peak, isa);
     }
-    free(dinp), free(dw), free(t);
+    free(dinp), free(dw), free(t), free(c);
     return 0;
 }
 
@@ -209,6 +232,7 @@ static void help(void)
            "                   [--warmup W] [--csv FILE] [--svg FILE] [--naive] [--quick] [--unpacked]\n"
            "       mygpt-bench --matmul M,K,N [--backward] [--threads K] [--reps R] [--naive]\n"
            "       mygpt-bench --loss N,V [--threads K] [--reps R]\n"
+           "       mygpt-bench --attention-backward B,T,C,NH [--threads K] [--reps R]\n"
            "       mygpt-bench --train [--config tiny-train|verdict|gpt2-b4t64|book-instruct] [--threads K] [--reps R]\n"
            "       mygpt-bench --classify [--config book] [--threads K] [--reps R]\n"
            "       mygpt-bench --generate [--config gpt2|gpt2-xl] [--weights fp32|bf16|int8]\n"
@@ -220,12 +244,15 @@ static void help(void)
            "Times the GPT forward pass (median of R passes after W unmeasured ones) for each\n"
            "config at 1..nproc threads (or only K), with tokens/s, GFLOP/s and the speedup\n"
            "over 1 thread; or the matmul (with --backward: its backward's dinp and dweight, each\n"
-           "alone) or the loss alone. --quick: a first look in under 20 s (tiny,\n"
+           "alone; wall and CPU time, the latter as %% of the --peak of the set the products\n"
+           "run) or the loss or the attention's backward alone. --quick: a first look in under 20 s (tiny,\n"
            "char and gpt2-b8, few passes). --csv and --svg write the sweep's table and plot.\n"
            "The weights are packed once per model (mygpt_gpt_pack), as `mygpt forward` does;\n"
            "--unpacked packs them at every call.\n"
            "--train times a training step (forward with loss, backward, AdamW; book-instruct: the\n"
-           "book's chapter-7 step at GPT-2 small, every parameter training); --classify the\n"
+           "book's chapter-7 step at GPT-2 small, every parameter training), then its parts\n"
+           "(the products, the attention forward and backward) each timed alone at its shapes;\n"
+           "--classify the\n"
            "book's chapter-6 fine-tuning step (the last block trains) beside full fine-tuning\n"
            "(--config book: alone), its evaluation batch and its FLOP limit;\n"
            "--generate\n"
@@ -258,6 +285,7 @@ int main(int argc, char **argv)
                                      {"train", 0, 0},  {"classify", 0, 0}, {"generate", 0, 0}, {"bandwidth", 0, 0}, {"peak", 0, 0}, {"latency", 0, 0},
                                      {"prompt", 1, 0}, {"new", 1, 0},     {"no-kv-cache", 0, 0},
                                      {"unpacked", 0, 0}, {"loss", 1, 0}, {"weights", 1, 0}, {"backward", 0, 0},
+                                     {"attention-backward", 1, 0},
                                      {NULL, 0, 0}};
     args_set_prefix("");
     parsed_args pa;
@@ -301,6 +329,18 @@ int main(int argc, char **argv)
         return bench_peak(threads, nproc0);
     if (args_has(&pa, "latency"))
         return bench_latency(nproc0);
+    if (args_has(&pa, "attention-backward")) {
+        int B, T, C, NH;
+        char extra;
+        const char *shape = args_get(&pa, "attention-backward");
+        if (sscanf(shape, "%d,%d,%d,%d%c", &B, &T, &C, &NH, &extra) != 4 || B < 1 || T < 1 || NH < 1 || C < NH ||
+            C % NH != 0) {
+            cli_error("mygpt-bench", "--attention-backward: '%s' is not B,T,C,NH (each at least 1, NH dividing C)",
+                      shape);
+            return EXIT_USAGE;
+        }
+        return bench_attention_backward(B, T, C, NH, threads, nproc0, reps ? reps : 10);
+    }
     if (args_has(&pa, "loss")) {
         int N, V;
         char extra;
@@ -349,11 +389,13 @@ int main(int argc, char **argv)
             free(o);
             return rc;
         }
+        const char *isa = "";
+        const double peak = naive ? 0 : peak_gflops(1, &isa); /* a thread's, for % of peak */
         for (int th = t0; th <= t1; th++) {
             omp_set_num_threads(th);
-            double *t = malloc((size_t)reps * sizeof *t);
+            double *t = malloc(2 * (size_t)reps * sizeof *t), *c = t + reps;
             for (int r = 0; r < reps + 2; r++) {
-                double s = now_ms();
+                double s = now_ms(), cs = cpu_ms();
                 mygpt_error err;
                 if (naive)
                     mygpt_matmul_naive(o, a, w, NULL, (size_t)M, K, N);
@@ -362,11 +404,15 @@ int main(int argc, char **argv)
                     return 1;
                 }
                 if (r >= 2)
-                    t[r - 2] = now_ms() - s;
+                    t[r - 2] = now_ms() - s, c[r - 2] = cpu_ms() - cs;
             }
             qsort(t, (size_t)reps, sizeof *t, cmp_double);
+            qsort(c, (size_t)reps, sizeof *c, cmp_double);
             const double ms = t[reps / 2], gf = 2.0 * M * K * (double)N / (ms * 1e6);
-            printf("matmul=%dx%dx%d threads=%d median_ms=%.3f gflops=%.1f\n", M, K, N, th, ms, gf);
+            printf("matmul=%dx%dx%d threads=%d median_ms=%.3f gflops=%.1f", M, K, N, th, ms, gf);
+            if (peak > 0) // CPU time: the work's rate whatever else the machine runs
+                printf(" cpu_ms=%.3f pct_peak=%.1f", c[reps / 2], 100 * 2.0 * M * K * (double)N / (c[reps / 2] * 1e6) / peak);
+            print_load(peak, isa);
             free(t);
         }
         free(a);

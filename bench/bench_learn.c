@@ -15,6 +15,8 @@
 
 #include "bench_learn.h"
 #include "mygpt.h"
+#include "kernels/attention.h" /* mygpt_attention_kernel_name: which backward ran */
+#include "kernels/matmul.h" /* mygpt_matmul_kernel_name: the peak of the set the products run */
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -58,6 +60,13 @@ double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+double cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 int cmp_double(const void *a, const void *b)
 {
     const double x = *(const double *)a, y = *(const double *)b;
@@ -92,6 +101,95 @@ static void die(const mygpt_error *err)
 {
     fprintf(stderr, "mygpt-bench: %s\n", err->message);
     exit(1);
+}
+
+/* Median CPU ms of 3 calls of one part of a step (after one unmeasured call) */
+typedef struct step_part {
+    const train_config *c;
+    float *a, *w, *o, *d1, *d2, *d3, *d4, *att; /* every part's operands */
+    float *scratch;
+    size_t scratch_len;
+} step_part;
+
+static double part_ms(const step_part *p, int which, int M, int K, int N)
+{
+    const train_config *c = p->c;
+    const mygpt_qkv in = {p->a, p->w, p->d3};
+    const mygpt_attention_shape shape = {c->B, c->T, c->C, c->H};
+    double ms[3];
+    for (int r = 0; r < 4; r++) {
+        const double s = cpu_ms();
+        mygpt_error err = {0};
+        mygpt_status st = MYGPT_OK;
+        if (which == 0)
+            st = mygpt_matmul(p->o, p->a, p->w, NULL, (size_t)M, K, N, &err);
+        else if (which == 1)
+            st = mygpt_matmul_grad(&(mygpt_product_grad){.dinp = p->d1, .dweight = p->d2, .dout = p->o, .inp = p->a,
+                                                         .weight = p->w, .N = (size_t)M, .C = K, .OC = N,
+                                                         .set_dinp = 1, .set_dweight = 1},
+                                   &err);
+        else if (which == 2)
+            st = mygpt_attention_forward(p->d1, p->att, in, p->scratch, p->scratch_len, shape, MYGPT_IMPL_FAST, &err);
+        else
+            mygpt_attention_backward(p->d1, p->d2, p->d4, p->o, p->att, in, shape);
+        if (st != MYGPT_OK)
+            die(&err);
+        if (r > 0)
+            ms[r - 1] = cpu_ms() - s;
+    }
+    qsort(ms, 3, sizeof *ms, cmp_double);
+    return ms[1];
+}
+
+/* The step's parts, each kind of work timed alone (CPU time) at the step's shapes on
+ * random operands: the linear layers' products and the tied head forward and backward,
+ * the attention forward and backward; the rest of the step (LayerNorm, GELU, the loss,
+ * AdamW, ...) is what the step's own CPU time leaves. Layers x each layer's parts. */
+static void print_parts(const train_config *c, double step_cpu_ms)
+{
+    const int n = c->B * c->T, C = c->C, V = c->V;
+    const size_t wide = (size_t)(V > 4 * C ? V : 4 * C), nc = (size_t)n * C, act = n * wide;
+    const size_t big = wide * C > nc ? wide * C : nc, na = (size_t)c->B * c->H * c->T * c->T;
+    step_part p = {c,
+                   malloc(act * sizeof(float)),
+                   malloc(big * sizeof(float)),
+                   malloc(act * sizeof(float)),
+                   malloc(act * sizeof(float)),
+                   malloc(big * sizeof(float)),
+                   malloc(nc * sizeof(float)),
+                   malloc(nc * sizeof(float)),
+                   malloc(na * sizeof(float)),
+                   NULL,
+                   0};
+    p.scratch_len = mygpt_attention_scratch_size(c->T, C / c->H, omp_get_max_threads());
+    p.scratch = malloc(p.scratch_len * sizeof(float));
+    if (!p.a || !p.w || !p.o || !p.d1 || !p.d2 || !p.d3 || !p.d4 || !p.att || !p.scratch) {
+        printf("  (no memory to time the step's parts)\n");
+    } else {
+        mygpt_rng rng = {0};
+        mygpt_rng_seed(&rng, 3);
+        mygpt_uniform_(&rng, p.a, act, -1, 1, NULL);
+        mygpt_uniform_(&rng, p.w, big, -0.05f, 0.05f, NULL);
+        mygpt_uniform_(&rng, p.o, act, -1, 1, NULL);
+        mygpt_uniform_(&rng, p.d3, nc, -1, 1, NULL);
+        const int shapes[4][2] = {{C, 3 * C}, {C, C}, {C, 4 * C}, {4 * C, C}}; /* qkv, proj, fc, fc2: K, N */
+        double fwd = 0, bwd = 0;
+        for (int i = 0; i < 4; i++) {
+            fwd += c->N * part_ms(&p, 0, n, shapes[i][0], shapes[i][1]);
+            bwd += c->N * part_ms(&p, 1, n, shapes[i][0], shapes[i][1]);
+        }
+        const double head_f = part_ms(&p, 0, n, C, V), head_b = part_ms(&p, 1, n, C, V);
+        const double att_f = c->N * part_ms(&p, 2, 0, 0, 0), att_b = c->N * part_ms(&p, 3, 0, 0, 0);
+        const double rest = step_cpu_ms - fwd - bwd - head_f - head_b - att_f - att_b;
+        printf("  the step's parts, each timed alone at its shapes (CPU ms, %% of the step's %.4g):\n"
+               "    linear forward %.4g (%.0f %%), backward %.4g (%.0f %%); head forward %.4g (%.0f %%),"
+               " backward %.4g (%.0f %%)\n"
+               "    attention forward %.4g (%.0f %%), backward %.4g (%.0f %%); the rest %.4g (%.0f %%)\n",
+               step_cpu_ms, fwd, 100 * fwd / step_cpu_ms, bwd, 100 * bwd / step_cpu_ms, head_f,
+               100 * head_f / step_cpu_ms, head_b, 100 * head_b / step_cpu_ms, att_f, 100 * att_f / step_cpu_ms,
+               att_b, 100 * att_b / step_cpu_ms, rest, 100 * rest / step_cpu_ms);
+    }
+    free(p.a), free(p.w), free(p.o), free(p.d1), free(p.d2), free(p.d3), free(p.d4), free(p.att), free(p.scratch);
 }
 
 int bench_train(const char *config, int threads, int nproc, int reps, int warmup, double *medians)
@@ -136,11 +234,12 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
         const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc, nt = t1 - t0 + 1;
         double *t = malloc((size_t)r * nt * sizeof *t), base = 0;
         double *phase = malloc((size_t)3 * r * nt * sizeof *phase); // forward, backward, update
+        double *cpu = malloc((size_t)r * nt * sizeof *cpu), step_cpu = 0; // CPU ms a step
         for (int rep = 0; rep < w + r; rep++) // thread counts take turns, step by step
             for (int th = t0; th <= t1; th++) {
                 omp_set_num_threads(th);
                 float loss;
-                const double a = now_ms();
+                const double a = now_ms(), ca = cpu_ms();
                 if (mygpt_trainer_forward(tr, x, y, c->B, c->T, &loss, &err) != MYGPT_OK)
                     die(&err);
                 const double b = now_ms();
@@ -155,6 +254,7 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
                     const size_t at = (size_t)(th - t0) * r + (rep - w);
                     t[at] = e - a;
                     phase[3 * at] = b - a, phase[3 * at + 1] = u - b, phase[3 * at + 2] = e - u;
+                    cpu[at] = cpu_ms() - ca;
                 }
             }
         for (int th = t0; th <= t1; th++) {
@@ -168,6 +268,8 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
             printf("  %d thread%s: forward+loss %.1f ms, zero_grad+backward %.1f ms, AdamW %.1f ms (medians)\n", th,
                    th == 1 ? "" : "s", parts[0][r / 2], parts[1][r / 2], parts[2][r / 2]);
             qsort(ts, (size_t)r, sizeof *ts, cmp_double);
+            qsort(cpu + (size_t)(th - t0) * r, (size_t)r, sizeof *cpu, cmp_double);
+            step_cpu = cpu[(size_t)(th - t0) * r + r / 2];
             const double ms = ts[r / 2], tok = n / (ms / 1e3), gf = train_gflop(c) / (ms / 1e3);
             if (th == 1)
                 base = ms;
@@ -197,11 +299,14 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
         }
         free(t);
         free(phase);
+        free(cpu);
         free(x);
         free(y);
         mygpt_optimizer_free(&opt);
         mygpt_trainer_free(tr);
         mygpt_gpt_free(g);
+        omp_set_num_threads(t1); // (the model freed: the parts' operands take its memory)
+        print_parts(c, step_cpu);
     }
     if (!found) {
         fprintf(stderr, "mygpt-bench: --train --config: unknown config '%s' (tiny-train, verdict, gpt2-b4t64, "
@@ -356,6 +461,53 @@ int bench_generate(const char *config, const char *weights, int threads, int npr
         printf("%s\n", lines[k]);
     free(ids);
     return 0;
+}
+
+/* --attention-backward: mygpt_attention_backward as the training step calls it, after
+ * the reference forward made the probabilities; the kernel MYGPT_ATTENTION_KERNEL picks */
+int bench_attention_backward(int B, int T, int C, int NH, int threads, int nproc, int reps)
+{
+    const size_t n = (size_t)B * T * C, na = (size_t)B * NH * T * T;
+    float *q = malloc(n * sizeof *q), *k = malloc(n * sizeof *k), *v = malloc(n * sizeof *v);
+    float *dout = malloc(n * sizeof *dout), *out = malloc(n * sizeof *out), *att = malloc(na * sizeof *att);
+    float *dq = calloc(n, sizeof *dq), *dk = calloc(n, sizeof *dk), *dv = calloc(n, sizeof *dv);
+    double *t = malloc(2 * (size_t)reps * sizeof *t), *c = t ? t + reps : NULL;
+    mygpt_error err = {0};
+    const mygpt_qkv in = {q, k, v};
+    const mygpt_attention_shape shape = {B, T, C, NH};
+    int rc = 1;
+    if (!q || !k || !v || !dout || !out || !att || !dq || !dk || !dv || !t) {
+        fprintf(stderr, "mygpt-bench: out of memory for the attention's backward\n");
+        goto done;
+    }
+    mygpt_rng rng = {0};
+    mygpt_rng_seed(&rng, 5);
+    float *inputs[4] = {q, k, v, dout};
+    for (int i = 0; i < 4; i++)
+        mygpt_normal_(&rng, inputs[i], n, 0, 1, NULL);
+    if (mygpt_attention_forward(out, att, in, NULL, 0, shape, MYGPT_IMPL_REFERENCE, &err) != MYGPT_OK) {
+        fprintf(stderr, "mygpt-bench: %s\n", err.message);
+        goto done;
+    }
+    double load[1] = {-1};
+    for (int th = threads ? threads : 1; th <= (threads ? threads : nproc); th++) {
+        omp_set_num_threads(th);
+        for (int r = 0; r < reps + 2; r++) {
+            const double s = now_ms(), cs = cpu_ms();
+            mygpt_attention_backward(dq, dk, dv, dout, att, in, shape);
+            if (r >= 2)
+                t[r - 2] = now_ms() - s, c[r - 2] = cpu_ms() - cs;
+        }
+        qsort(t, (size_t)reps, sizeof *t, cmp_double);
+        qsort(c, (size_t)reps, sizeof *c, cmp_double);
+        printf("attention_backward=%d,%d,%d,%d threads=%d kernel=%s median_ms=%.3f cpu_ms=%.3f load=%.2f\n", B, T, C,
+               NH, th, mygpt_attention_kernel_name(), t[reps / 2], c[reps / 2],
+               getloadavg(load, 1) == 1 ? load[0] : -1.0);
+    }
+    rc = 0;
+done:
+    free(q), free(k), free(v), free(dout), free(out), free(att), free(dq), free(dk), free(dv), free(t);
+    return rc;
 }
 
 /* The read bandwidth at omp_get_max_threads() threads, GB/s: a dot product of 512 MB
@@ -542,19 +694,44 @@ static double fma_plain(long n, float *sink)
 
 typedef double (*fma_fn)(long n, float *sink);
 
-/* The widest fused multiply-add loop this CPU has, its name in *isa */
+/* The fused multiply-add loop of the instruction set the matrix products run (the widest
+ * this CPU has, or the one MYGPT_MATMUL_KERNEL narrows them to: the peak they are judged
+ * against), its name in *isa */
 static fma_fn widest_fma(const char **isa)
 {
 #ifdef BENCH_X86
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f"))
+    const char *kernel = mygpt_matmul_kernel_name();
+    if (strcmp(kernel, "avx512") == 0)
         return *isa = "AVX-512", fma_avx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    if (strcmp(kernel, "avx2") == 0)
         return *isa = "AVX2", fma_avx2;
 #elif defined(__aarch64__)
     return *isa = "NEON", fma_neon;
 #endif
     return *isa = "scalar fmaf", fma_plain;
+}
+
+double peak_gflops(int threads, const char **isa)
+{
+    const fma_fn fn = widest_fma(isa);
+    double best = 0;
+    volatile float keep = 0;
+    for (int rep = 0; rep < 5; rep++) {
+        double rate = 0; /* GFLOP per CPU second, summed over the threads */
+        float sink = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : rate, sink)
+        {
+            struct timespec a, b;
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+            const double flops = fn(20000000, &sink);
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+            rate += flops / ((double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9) / 1e9;
+        }
+        best = rate > best ? rate : best;
+        keep += sink;
+    }
+    (void)keep;
+    return best;
 }
 
 /* GFLOP/s of widest_fma (its name in *isa) on `threads` threads at once, best of 5 */

@@ -362,6 +362,48 @@ Test(gpt_kernels, fast_attention_gives_the_naive_bits)
     }
 }
 
+/* The attention's backward per instruction set (each path's tile and vector width) gives
+ * the bits of the widest this CPU has, which test_alloc compares with the plain loops:
+ * head sizes 20 (the single-channel tail), 16 (8-channel tiles) and 64 (the 64- and
+ * 32-channel tiles), T past a block of 32 queries, with and without dropout. */
+Test(gpt_kernels, every_attention_backward_path_gives_the_same_bits)
+{
+    const int shapes[][4] = {{2, 70, 60, 3}, {1, 37, 48, 3}, {1, 45, 128, 2}}; /* B, T, C, NH */
+    const char *paths[3] = {"generic", "avx2", "avx512"};
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
+        for (int dropout = 0; dropout < 2; dropout++) {
+            const int B = shapes[c][0], T = shapes[c][1], C = shapes[c][2], NH = shapes[c][3];
+            const mygpt_attention_shape shape = {B, T, C, NH};
+            const size_t n = (size_t)B * T * C, na = (size_t)B * NH * T * T;
+            float *x = malloc(4 * n * sizeof *x), *out = malloc(n * sizeof *out), *att = malloc(na * sizeof *att);
+            float *g = calloc(4 * 3 * n, sizeof *g); /* dq, dk, dv: the widest set's, then each path's */
+            uint8_t *keep = malloc(na);
+            mygpt_rng r = {0};
+            mygpt_rng_seed(&r, 11);
+            mygpt_normal_(&r, x, 4 * n, 0, 1, NULL); /* q, k, v, dout */
+            cr_assert_eq(mygpt_dropout_mask(&r, keep, na, 0.25, NULL), MYGPT_OK);
+            const mygpt_qkv in = {x, x + n, x + 2 * n};
+            cr_assert_eq(mygpt_attention_forward(out, att, in, NULL, 0, shape, MYGPT_IMPL_REFERENCE, NULL), MYGPT_OK);
+            for (int p = -1; p < 3; p++) { /* -1: the widest this CPU has */
+                if (p >= 0)
+                    setenv("MYGPT_ATTENTION_KERNEL", paths[p], 1);
+                mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
+                float *d = g + (size_t)(p + 1) * 3 * n;
+                if (dropout)
+                    mygpt_attention_backward_dropout(d, d + n, d + 2 * n, x + 3 * n, att, in,
+                                                     (mygpt_attention_dropout){keep, 0.25}, shape);
+                else
+                    mygpt_attention_backward(d, d + n, d + 2 * n, x + 3 * n, att, in, shape);
+                if (p >= 0)
+                    cr_expect(memcmp(d, g, 3 * n * sizeof *g) == 0, "shape %zu dropout %d: the %s backward differs",
+                              c, dropout, paths[p]);
+            }
+            unsetenv("MYGPT_ATTENTION_KERNEL");
+            mygpt_cpu_reset();
+            free(x), free(out), free(att), free(g), free(keep);
+        }
+}
+
 Test(gpt_kernels, every_matmul_path_gives_the_same_bits)
 {
     /* stb's rule: AVX-512, AVX2 and plain C compute the same sums in the same order.

@@ -546,6 +546,8 @@ static inline void ds_row(double *ds, const head_grads *h, int t)
 #pragma GCC diagnostic ignored "-Wpsabi" /* (gcc and clang) only inlined static functions pass them */
 typedef float f8 __attribute__((vector_size(32)));
 typedef double d8 __attribute__((vector_size(64)));
+typedef double d4 __attribute__((vector_size(32)));
+typedef float f4 __attribute__((vector_size(16)));
 
 static inline __attribute__((always_inline)) f8 f8_load(const float *p)
 {
@@ -566,10 +568,23 @@ static inline __attribute__((always_inline)) d8 d8_load(const double *p)
     return v;
 }
 
-/* (float)(w * x) lane by lane, x already widened: the product in double, rounded once */
-static inline __attribute__((always_inline)) f8 f8_times(double w, d8 x)
+static inline __attribute__((always_inline)) d4 d4_load(const double *p)
 {
-    return __builtin_convertvector(x * w, f8);
+    d4 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* (float)(w * x) lane by lane for the 8 doubles x at p: the product in double, rounded
+ * once. HALVES: as two vectors of 4 (AVX2's registers; gcc built a d8 holding w on the
+ * stack there, at every use), else one of 8. The same values either way. */
+static inline __attribute__((always_inline)) f8 f8_times(const int HALVES, double w, const double *p)
+{
+    if (HALVES) {
+        const f4 lo = __builtin_convertvector(d4_load(p) * w, f4), hi = __builtin_convertvector(d4_load(p + 4) * w, f4);
+        return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7);
+    }
+    return __builtin_convertvector(d8_load(p) * w, f8);
 }
 
 /* out (rows, d) = the (rows, d) slice at in (rows C apart), widened to double */
@@ -590,15 +605,16 @@ typedef struct head_scratch {
 } head_scratch;
 
 /* dq_t[0 .. 8 NC) += ds[s] k_s for s = 0..t in order (kd: K widened, rows d apart) */
-static inline __attribute__((always_inline)) void dq_tile(const int NC, float *restrict dqt, const double *restrict ds,
-                                                          const double *restrict kd, int t, int d)
+static inline __attribute__((always_inline)) void dq_tile(const int HALVES, const int NC, float *restrict dqt,
+                                                          const double *restrict ds, const double *restrict kd, int t,
+                                                          int d)
 {
     f8 acc[8];
     for (int c = 0; c < NC; c++)
         acc[c] = f8_load(dqt + 8 * c);
     for (int s = 0; s <= t; s++)
         for (int c = 0; c < NC; c++)
-            acc[c] += f8_times(ds[s], d8_load(kd + (size_t)s * d + 8 * c));
+            acc[c] += f8_times(HALVES, ds[s], kd + (size_t)s * d + 8 * c);
     for (int c = 0; c < NC; c++)
         f8_store(dqt + 8 * c, acc[c]);
 }
@@ -606,8 +622,8 @@ static inline __attribute__((always_inline)) void dq_tile(const int NC, float *r
 /* For key s and the block's queries t = max(s, t0) .. t1-1 in order (their dS / scale
  * in dsb's rows t - t0): dk_s[i0 .. i0 + 8 NC) += ds_t[s] q_t and dv_s[..] += p_t[s] dO_t
  * (the block's rows of Q and dO widened in qd and dd, rows d apart) */
-static inline __attribute__((always_inline)) void dkv_tile(const int NC, const head_grads *h, const head_scratch *w,
-                                                           int s, int t0, int t1, int i0)
+static inline __attribute__((always_inline)) void dkv_tile(const int HALVES, const int NC, const head_grads *h,
+                                                           const head_scratch *w, int s, int t0, int t1, int i0)
 {
     float *restrict dks = h->dk + (size_t)s * h->C + i0, *restrict dvs = h->dv + (size_t)s * h->C + i0;
     const double *restrict dsb = w->dsb, *restrict qd = w->qd, *restrict dd = w->dd;
@@ -622,8 +638,8 @@ static inline __attribute__((always_inline)) void dkv_tile(const int NC, const h
         const double ds = dsb[(size_t)(t - t0) * ldv + s], ps = kept_prob(h, t, s);
         const double *qt = qd + (size_t)(t - t0) * h->d + i0, *dot = dd + (size_t)(t - t0) * h->d + i0;
         for (int c = 0; c < NC; c++) {
-            ak[c] += f8_times(ds, d8_load(qt + 8 * c));
-            av[c] += f8_times(ps, d8_load(dot + 8 * c));
+            ak[c] += f8_times(HALVES, ds, qt + 8 * c);
+            av[c] += f8_times(HALVES, ps, dot + 8 * c);
         }
     }
     for (int c = 0; c < NC; c++) {
@@ -633,24 +649,36 @@ static inline __attribute__((always_inline)) void dkv_tile(const int NC, const h
 }
 
 /* dP rows of the R queries t0 .. t0 + R - 1 (into dsb's rows t - tb, each for s up to
- * its own t): with vt (V of the head transposed) the dots of DPS keys run side by side
- * as vector lanes, the R queries sharing each load of vt; each is dp_dot's sum, in the
- * same order. */
-static inline __attribute__((always_inline)) void dp_rows(const int R, const head_grads *h, const head_scratch *w,
-                                                          int tb, int t0)
+ * its own t): with vt (V of the head transposed) the dots of KW keys (DPS, or 8 with
+ * HALVES: vectors of 4 doubles) run side by side as vector lanes, the R queries sharing
+ * each load of vt; each is dp_dot's sum, in the same order. */
+static inline __attribute__((always_inline)) void dp_rows(const int HALVES, const int R, const head_grads *h,
+                                                          const head_scratch *w, int tb, int t0)
 {
     double *restrict dsb = w->dsb;
     const double *restrict vt = w->vt;
     const float *restrict dout = h->dout;
     const size_t ldv = w->ldv;
-    const int C = h->C, d = h->d;
-    for (int s0 = 0; s0 <= t0 + R - 1; s0 += DPS) {
+    const int C = h->C, d = h->d, KW = HALVES ? 8 : DPS; // keys a tile row
+    for (int s0 = 0; s0 <= t0 + R - 1; s0 += KW) {
         d8 acc[4][DPS / 8];
-        for (int r = 0; r < R; r++)
+        d4 acc4[4][2];
+        for (int r = 0; r < R; r++) {
             for (int c = 0; c < DPS / 8; c++)
                 acc[r][c] = (d8){0};
+            acc4[r][0] = acc4[r][1] = (d4){0};
+        }
         for (int i = 0; i < d; i++) {
             const double *vr = vt + (size_t)i * ldv + s0;
+            if (HALVES) { // 4 x 2 ymm accumulators
+                const d4 v0 = d4_load(vr), v1 = d4_load(vr + 4);
+                for (int r = 0; r < R; r++) {
+                    const double di = dout[(size_t)(t0 + r) * C + i];
+                    acc4[r][0] += di * v0;
+                    acc4[r][1] += di * v1;
+                }
+                continue;
+            }
             d8 v[DPS / 8];
             for (int c = 0; c < DPS / 8; c++)
                 v[c] = d8_load(vr + 8 * c);
@@ -662,9 +690,12 @@ static inline __attribute__((always_inline)) void dp_rows(const int R, const hea
         }
         for (int r = 0; r < R; r++) {
             double sums[DPS];
-            memcpy(sums, acc[r], sizeof sums);
+            if (HALVES)
+                memcpy(sums, acc4[r], sizeof acc4[r]);
+            else
+                memcpy(sums, acc[r], sizeof acc[r]);
             double *dp = dsb + (size_t)(t0 + r - tb) * ldv;
-            for (int j = 0; j < DPS && s0 + j <= t0 + r; j++)
+            for (int j = 0; j < KW && s0 + j <= t0 + r; j++)
                 dp[s0 + j] = sums[j];
         }
     }
@@ -676,7 +707,8 @@ static inline __attribute__((always_inline)) void dp_rows(const int R, const hea
  * each tile of dk and dv is read and written once a block instead of once a query. K,
  * and the block's rows of Q and dO, are widened to double once (kd, qd, dd). Tiles of
  * 64 (dq) or 32 (dk and dv) channels, then of 8, then single channels. */
-MYGPT_CLONES static void head_backward_fast(const head_grads *h, double *vt, size_t ldv)
+static inline __attribute__((always_inline)) void backward_body(const int HALVES, const head_grads *h, double *vt,
+                                                                size_t ldv)
 {
     const int T = h->T, C = h->C, d = h->d;
     double *dsb = vt + (size_t)d * ldv, *kd = dsb + (size_t)TB * ldv, *qd = kd + (size_t)T * d, *dd = qd + (size_t)TB * d;
@@ -689,18 +721,18 @@ MYGPT_CLONES static void head_backward_fast(const head_grads *h, double *vt, siz
         const int t1 = t0 + TB < T ? t0 + TB : T;
         int tq = t0;
         for (; tq + 4 <= t1; tq += 4)
-            dp_rows(4, h, &w, t0, tq);
+            dp_rows(HALVES, 4, h, &w, t0, tq);
         for (; tq < t1; tq++)
-            dp_rows(1, h, &w, t0, tq);
+            dp_rows(HALVES, 1, h, &w, t0, tq);
         for (int t = t0; t < t1; t++) {
             double *ds = dsb + (size_t)(t - t0) * ldv;
             float *dqt = h->dq + (size_t)t * C;
             ds_row(ds, h, t);
             int i0 = 0;
             for (; i0 + 64 <= d; i0 += 64)
-                dq_tile(8, dqt + i0, ds, kd + i0, t, d);
+                dq_tile(HALVES, 8, dqt + i0, ds, kd + i0, t, d);
             for (; i0 + 8 <= d; i0 += 8)
-                dq_tile(1, dqt + i0, ds, kd + i0, t, d);
+                dq_tile(HALVES, 1, dqt + i0, ds, kd + i0, t, d);
             for (; i0 < d; i0++)
                 for (int s = 0; s <= t; s++)
                     dqt[i0] += (float)(ds[s] * h->k[(size_t)s * C + i0]);
@@ -712,9 +744,9 @@ MYGPT_CLONES static void head_backward_fast(const head_grads *h, double *vt, siz
             float *dks = h->dk + (size_t)s * C, *dvs = h->dv + (size_t)s * C;
             int i0 = 0;
             for (; i0 + 32 <= d; i0 += 32)
-                dkv_tile(4, h, &w, s, t0, t1, i0);
+                dkv_tile(HALVES, 4, h, &w, s, t0, t1, i0);
             for (; i0 + 8 <= d; i0 += 8)
-                dkv_tile(1, h, &w, s, t0, t1, i0);
+                dkv_tile(HALVES, 1, h, &w, s, t0, t1, i0);
             for (; i0 < d; i0++)
                 for (int t = ta; t < t1; t++) {
                     dks[i0] += (float)(dsb[(size_t)(t - t0) * ldv + s] * h->q[(size_t)t * C + i0]);
@@ -723,6 +755,34 @@ MYGPT_CLONES static void head_backward_fast(const head_grads *h, double *vt, siz
         }
     }
 }
+
+/* The fast backward of each instruction set (cpu.h decides which one runs; the same
+ * bits). dp_rows' tile is 4 queries x 32 keys of double sums, 16 zmm registers on
+ * AVX-512 but 32 ymm on AVX2, which has 16: there it went to memory at every step, and
+ * 4 x 8 keys (8 ymm) stay in registers; AVX2 also computes in vectors of 4 doubles
+ * (HALVES) where gcc's vectors of 8 went through the stack. */
+typedef void (*backward_fn)(const head_grads *h, double *vt, size_t ldv);
+static void backward_generic(const head_grads *h, double *vt, size_t ldv)
+{
+    backward_body(0, h, vt, ldv);
+}
+#ifdef HAVE_X86_KERNELS
+MYGPT_AVX2 static void backward_avx2(const head_grads *h, double *vt, size_t ldv)
+{
+    backward_body(1, h, vt, ldv);
+}
+MYGPT_AVX512 static void backward_avx512(const head_grads *h, double *vt, size_t ldv)
+{
+    backward_body(0, h, vt, ldv);
+}
+#endif
+static const backward_fn BACKWARDS[MYGPT_ISA_COUNT] = {
+    [MYGPT_ISA_GENERIC] = backward_generic,
+#ifdef HAVE_X86_KERNELS
+    [MYGPT_ISA_AVX2] = backward_avx2,
+    [MYGPT_ISA_AVX512] = backward_avx512,
+#endif
+};
 
 /* Every (b, h) of the batch: each writes only its own slices of dq, dk, dv, so they run
  * in parallel. Without scratch (no memory) the plain loops give the same bits, slower. */
@@ -736,6 +796,7 @@ static void attention_backward(float *dq, float *dk, float *dv, const float *dou
     const int par = (size_t)B * T * T * C > MYGPT_PARALLEL_MIN;
     const int team = par ? omp_get_max_threads() : 1;
     double *scratch = malloc((size_t)team * per_thread * sizeof(double));
+    const backward_fn head_backward_fast = BACKWARDS[mygpt_cpu_isa(MYGPT_FAMILY_ATTENTION)];
 #pragma omp parallel for collapse(2) schedule(static) num_threads(team) if (par)
     for (int b = 0; b < B; b++) {
         for (int hd = 0; hd < NH; hd++) {

@@ -16,7 +16,8 @@
  *     loads for 2 MR fused multiply-adds. Other CPUs run the same C as 6 x 16;
  *   - the kernel is written once and compiled for two layouts of A (rows, or
  *     transposed: the backward's dout^T) and three instruction sets (target
- *     attributes); the widest the CPU supports is picked at run time. So are the
+ *     attributes; AVX2's tile is the same body in intrinsics, which gcc keeps in
+ *     registers); the widest the CPU supports is picked at run time. So are the
  *     packing and fc1's GELU epilogue (lib/kernels/vecmath.h's erf);
  *   - a slab's tiles go out in units (up to 16 row blocks x 8 panels): each thread
  *     owns the units of its run of the tokens (the rows it also handles in the loops

@@ -165,14 +165,91 @@ REGISTER_TILE static void kernel_6x16_t(KERNEL_ARGS)
 
 #ifdef MYGPT_X86_KERNELS
 #define HAVE_X86_KERNELS 1
-/* AVX2 + FMA: 6 x 16 accumulators = 12 ymm registers */
+/* AVX2 + FMA: kernel_body's 6 x 16 tile written with intrinsics, 12 ymm accumulators
+ * in named registers, and A's prefetch hints given between runs of k steps instead of
+ * checked for at every step: each k is then two panel loads, six broadcasts of a and
+ * twelve vfmadd231ps, and the panel's prefetch (with 16 ymm registers there is no room
+ * for more; bench/results/design-notes.md has the measurement). The arithmetic is
+ * kernel_body's exactly: each element summed from zero with one fused multiply-add per k
+ * in order, then added to its base. A tile of fewer rows (the last row block) runs
+ * kernel_body. */
+#define FMA_ROW(i, A)                                                                              \
+    do {                                                                                           \
+        const __m256 a_ = _mm256_broadcast_ss(A);                                                  \
+        c##i##0 = _mm256_fmadd_ps(a_, b0, c##i##0);                                                \
+        c##i##1 = _mm256_fmadd_ps(a_, b1, c##i##1);                                                \
+    } while (0)
+#define STORE_ROW(i)                                                                               \
+    do {                                                                                           \
+        float *d_ = c + (size_t)(i) * ldc;                                                         \
+        const __m256 base0 = first ? (init ? _mm256_loadu_ps(init) : z) : _mm256_loadu_ps(d_);     \
+        const __m256 base1 = first ? (init ? _mm256_loadu_ps(init + 8) : z) : _mm256_loadu_ps(d_ + 8); \
+        _mm256_storeu_ps(d_, _mm256_add_ps(base0, c##i##0));                                       \
+        _mm256_storeu_ps(d_ + 8, _mm256_add_ps(base1, c##i##1));                                   \
+    } while (0)
+MYGPT_AVX2 REGISTER_TILE static inline __attribute__((always_inline)) void tile_6x16_avx2(const int A_T,
+                                                                                         const tile_args *t)
+{
+    if (t->rows != 6) {
+        kernel_body(6, 16, A_T, t);
+        return;
+    }
+    const float *restrict a = t->a, *restrict bp = t->bp, *restrict init = t->init;
+    float *restrict c = t->c;
+    const size_t lda = t->lda, ldc = t->ldc;
+    const int kc = t->kc, first = t->first;
+    const lines_ahead *pf = t->pf;
+    // pf's lines spread over the k steps, as kernel_body does
+    const int segs = pf ? pf->segs : 0, seg_lines = pf ? pf->seg_lines : 0, lines = segs * seg_lines;
+    const int every = lines > kc ? 1 : (lines ? kc / lines : 1);
+    int seg = 0, line = 0;
+    const char *run = pf ? pf->base : NULL;
+    const __m256 z = _mm256_setzero_ps();
+    __m256 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z, c50 = z,
+           c51 = z;
+    // a's element (i, k): a0[i * lda] (rows) or a0[i] (transposed), a0 moving with k
+    const float *a0 = a, *a3 = a + (A_T ? 3 : 3 * lda);
+    const size_t step = A_T ? lda : 1, di = A_T ? 1 : lda;
+    // one of pf's lines, then `every` k steps with no other work than the tile's (the
+    // same lines at the same k steps as kernel_body)
+    for (int k = 0; k < kc;) {
+        if (seg < segs) {
+            _mm_prefetch(run + (size_t)line * 64, _MM_HINT_T0);
+            if (++line == seg_lines)
+                line = 0, seg++, run += pf->stride;
+        }
+        const int kend = seg < segs && kc - k > every ? k + every : kc;
+        for (; k < kend; k++, a0 += step, a3 += step) {
+            const float *b = bp + (size_t)k * 16;
+            _mm_prefetch((const char *)(b + PANEL_PREFETCH * 16), _MM_HINT_T0);
+            const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+            FMA_ROW(0, a0);
+            FMA_ROW(1, a0 + di);
+            FMA_ROW(2, a0 + 2 * di);
+            FMA_ROW(3, a3);
+            FMA_ROW(4, a3 + di);
+            FMA_ROW(5, a3 + 2 * di);
+        }
+    }
+    for (; seg < segs; seg++, run += pf->stride, line = 0)
+        for (; line < seg_lines; line++)
+            _mm_prefetch(run + (size_t)line * 64, _MM_HINT_T0);
+    STORE_ROW(0);
+    STORE_ROW(1);
+    STORE_ROW(2);
+    STORE_ROW(3);
+    STORE_ROW(4);
+    STORE_ROW(5);
+}
+#undef FMA_ROW
+#undef STORE_ROW
 MYGPT_AVX2 REGISTER_TILE static void kernel_6x16_avx2(KERNEL_ARGS)
 {
-    KERNEL_CALL(6, 16, 0);
+    tile_6x16_avx2(0, t);
 }
 MYGPT_AVX2 REGISTER_TILE static void kernel_6x16_avx2_t(KERNEL_ARGS)
 {
-    KERNEL_CALL(6, 16, 1);
+    tile_6x16_avx2(1, t);
 }
 /* AVX-512: 14 x 32 accumulators = 28 zmm registers, twice the width and more than
  * twice the rows of AVX2, so each loaded panel row feeds 28 fused multiply-adds */
@@ -289,25 +366,56 @@ MYGPT_AVX512 static void gelu_avx512(float *c, size_t ldc, int rows, int cols)
 {
     gelu_body(c, ldc, rows, cols);
 }
-/* AVX-512 (MR <= 16): a strip's k row is one masked load and store; the source's rows
- * (lda apart, often a page or more: no hardware prefetcher follows them) are asked for
+/* The strip copies and swapped-tile stores of AVX-512 and AVX2, one body each: a vector
+ * of W floats, MASK(n) the mask of its first n lanes (a register on AVX-512, a vector on
+ * AVX2), LOADM / STOREM the masked load and store. */
+static const int32_t LANES[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+#define MASK16(n) ((__mmask16)((1u << (n)) - 1))
+#define LOADM16(p, m) _mm512_maskz_loadu_ps(m, p)
+#define STOREM16(p, m, v) _mm512_mask_storeu_ps(p, m, v)
+#define MASK8(n) _mm256_loadu_si256((const __m256i *)(LANES + 8 - (n)))
+#define LOADM8(p, m) _mm256_maskload_ps(p, m)
+#define STOREM8(p, m, v) _mm256_maskstore_ps(p, m, v)
+
+/* MR <= W: a strip's k row is one masked load and store; the source's rows (lda apart,
+ * often a page or more: no hardware prefetcher follows them) are asked for
  * STRIP_PREFETCH rows ahead, a hint only */
 #define STRIP_PREFETCH 8
-MYGPT_AVX512 static void copy_strips_avx512(float *restrict dst, size_t stride, int MR, const float *restrict a,
-                                            size_t lda, int kc, size_t rows)
-{
-    assert(MR <= 16); // a strip's row is one 16-lane mask
-    for (int k = 0; k < kc; k++) {
-        const float *src = a + (size_t)k * lda;
-        for (size_t l = 0; k + STRIP_PREFETCH < kc && l < rows * sizeof *src + 63; l += 64)
-            _mm_prefetch((const char *)(src + STRIP_PREFETCH * lda) + l, _MM_HINT_T0);
-        for (size_t i0 = 0, b = 0; i0 < rows; i0 += MR, b++) {
-            const size_t n = rows - i0 < (size_t)MR ? rows - i0 : (size_t)MR;
-            const __mmask16 m = (__mmask16)((1u << n) - 1);
-            _mm512_mask_storeu_ps(dst + b * stride + (size_t)k * MR, m, _mm512_maskz_loadu_ps(m, src + i0));
-        }
+#define COPY_STRIPS(NAME, TARGET, W, MASK_T, MASK, LOADM, STOREM)                                  \
+    TARGET static void NAME(float *restrict dst, size_t stride, int MR, const float *restrict a,   \
+                            size_t lda, int kc, size_t rows)                                       \
+    {                                                                                              \
+        assert(MR <= W); /* a strip's row is one mask */                                           \
+        for (int k = 0; k < kc; k++) {                                                             \
+            const float *src = a + (size_t)k * lda;                                                \
+            for (size_t l = 0; k + STRIP_PREFETCH < kc && l < rows * sizeof *src + 63; l += 64)    \
+                _mm_prefetch((const char *)(src + STRIP_PREFETCH * lda) + l, _MM_HINT_T0);         \
+            for (size_t i0 = 0, b = 0; i0 < rows; i0 += MR, b++) {                                 \
+                const size_t n = rows - i0 < (size_t)MR ? rows - i0 : (size_t)MR;                  \
+                const MASK_T m = MASK(n);                                                          \
+                STOREM(dst + b * stride + (size_t)k * MR, m, LOADM(src + i0, m));                  \
+            }                                                                                      \
+        }                                                                                          \
     }
-}
+COPY_STRIPS(copy_strips_avx512, MYGPT_AVX512, 16, __mmask16, MASK16, LOADM16, STOREM16)
+COPY_STRIPS(copy_strips_avx2, MYGPT_AVX2, 8, __m256i, MASK8, LOADM8, STOREM8)
+
+/* The first two rounds of a transpose of N rows (r) of vectors: pairs of rows
+ * interleaved (t), then pairs of pairs (u[4g + e], lane L: rows 4g..4g+3 of column
+ * 4L + e). PFX names the intrinsics' width, VD its vector of doubles. */
+#define INTERLEAVE_ROWS(N, PFX, VD)                                                                \
+    for (int i = 0; i < (N) / 2; i++) {                                                            \
+        t[2 * i] = PFX##_unpacklo_ps(r[2 * i], r[2 * i + 1]);                                      \
+        t[2 * i + 1] = PFX##_unpackhi_ps(r[2 * i], r[2 * i + 1]);                                  \
+    }                                                                                              \
+    for (int g = 0; g < (N) / 4; g++) {                                                            \
+        const VD a = PFX##_castps_pd(t[4 * g]), b = PFX##_castps_pd(t[4 * g + 1]);                 \
+        const VD c = PFX##_castps_pd(t[4 * g + 2]), d = PFX##_castps_pd(t[4 * g + 3]);             \
+        u[4 * g] = PFX##_castpd_ps(PFX##_unpacklo_pd(a, c));                                       \
+        u[4 * g + 1] = PFX##_castpd_ps(PFX##_unpackhi_pd(a, c));                                   \
+        u[4 * g + 2] = PFX##_castpd_ps(PFX##_unpacklo_pd(b, d));                                   \
+        u[4 * g + 3] = PFX##_castpd_ps(PFX##_unpackhi_pd(b, d));                                   \
+    }
 /* r[0..15] (rows of 16 floats) transposed in place: r[c][i] becomes the old r[i][c].
  * Four rounds of shuffles: pairs of rows interleaved, then pairs of pairs, then the
  * 128-bit lanes gathered in two steps. (A gather per column, vgatherdps, was slower
@@ -315,18 +423,7 @@ MYGPT_AVX512 static void copy_strips_avx512(float *restrict dst, size_t stride, 
 MYGPT_AVX512 static void transpose16(__m512 r[16])
 {
     __m512 t[16], u[16];
-    for (int i = 0; i < 8; i++) { // t[2i], t[2i+1]: rows 2i, 2i+1 interleaved
-        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    for (int g = 0; g < 4; g++) { // u[4g + e], lane L: rows 4g..4g+3 of column 4L + e
-        const __m512d a = _mm512_castps_pd(t[4 * g]), b = _mm512_castps_pd(t[4 * g + 1]);
-        const __m512d c = _mm512_castps_pd(t[4 * g + 2]), d = _mm512_castps_pd(t[4 * g + 3]);
-        u[4 * g] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
-        u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
-        u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
-        u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
-    }
+    INTERLEAVE_ROWS(16, _mm512, __m512d)
     for (int e = 0; e < 4; e++) { // column 4L + e: lane L of u[e], u[4+e], u[8+e], u[12+e]
         const __m512 v0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0x88), w0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0xdd);
         const __m512 v1 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0x88),
@@ -337,25 +434,40 @@ MYGPT_AVX512 static void transpose16(__m512 r[16])
         r[12 + e] = _mm512_shuffle_f32x4(w0, w1, 0xdd);
     }
 }
-/* AVX-512 (rows <= 16): the tile's 16-column halves transposed in registers, then each
- * token's sums stored as one masked row */
-MYGPT_AVX512 static void store_swapped_avx512(float *restrict o, size_t ldo, const float *restrict c, int NR, int rows,
-                                              int cols, int add)
+/* r[0..7] (rows of 8 floats) transposed in place: two rounds as transpose16's, then
+ * the 128-bit lanes gathered in one */
+MYGPT_AVX2 static void transpose8(__m256 r[8])
 {
-    assert(rows <= 16); // a token's sums are one 16-lane mask
-    const __mmask16 m = (__mmask16)((1u << rows) - 1);
-    for (int j0 = 0; j0 < cols; j0 += 16) {
-        __m512 r[16];
-        for (int i = 0; i < 16; i++)
-            r[i] = i < rows ? _mm512_loadu_ps(c + i * NR + j0) : _mm512_setzero_ps();
-        transpose16(r);
-        for (int j = j0; j < cols && j < j0 + 16; j++) {
-            float *d = o + j * ldo;
-            const __m512 v = add ? _mm512_add_ps(_mm512_maskz_loadu_ps(m, d), r[j - j0]) : r[j - j0];
-            _mm512_mask_storeu_ps(d, m, v);
-        }
+    __m256 t[8], u[8];
+    INTERLEAVE_ROWS(8, _mm256, __m256d)
+    for (int e = 0; e < 4; e++) { // column e from the low lanes, column 4 + e from the high
+        r[e] = _mm256_permute2f128_ps(u[e], u[4 + e], 0x20);
+        r[4 + e] = _mm256_permute2f128_ps(u[e], u[4 + e], 0x31);
     }
 }
+/* rows <= W: the tile's W-column blocks transposed in registers, then each token's sums
+ * stored as one masked row */
+#define STORE_SWAPPED(NAME, TARGET, W, PFX, VEC, MASK_T, MASK, LOADM, STOREM, TRANSPOSE)           \
+    TARGET static void NAME(float *restrict o, size_t ldo, const float *restrict c, int NR, int rows, \
+                            int cols, int add)                                                     \
+    {                                                                                              \
+        assert(rows <= W); /* a token's sums are one mask */                                       \
+        const MASK_T m = MASK(rows);                                                               \
+        for (int j0 = 0; j0 < cols; j0 += W) {                                                     \
+            VEC r[W];                                                                              \
+            for (int i = 0; i < W; i++)                                                            \
+                r[i] = i < rows ? PFX##_loadu_ps(c + i * NR + j0) : PFX##_setzero_ps();            \
+            TRANSPOSE(r);                                                                          \
+            for (int j = j0; j < cols && j < j0 + W; j++) {                                        \
+                float *d = o + j * ldo;                                                            \
+                const VEC v = add ? PFX##_add_ps(LOADM(d, m), r[j - j0]) : r[j - j0];              \
+                STOREM(d, m, v);                                                                   \
+            }                                                                                      \
+        }                                                                                          \
+    }
+STORE_SWAPPED(store_swapped_avx512, MYGPT_AVX512, 16, _mm512, __m512, __mmask16, MASK16, LOADM16, STOREM16,
+              transpose16)
+STORE_SWAPPED(store_swapped_avx2, MYGPT_AVX2, 8, _mm256, __m256, __m256i, MASK8, LOADM8, STOREM8, transpose8)
 #endif
 
 /* The kernels of each instruction set (cpu.h decides which one runs; every set gives
@@ -365,7 +477,7 @@ static const matmul_isa KERNELS[MYGPT_ISA_COUNT] = {
                            copy_strips_generic, store_swapped_generic},
 #ifdef HAVE_X86_KERNELS
     [MYGPT_ISA_AVX2] = {"avx2", 6, 16, kernel_6x16_avx2, kernel_6x16_avx2_t, gelu_avx2, 6, kernel_6x16_avx2,
-                        copy_strips_generic, store_swapped_generic,
+                        copy_strips_avx2, store_swapped_avx2,
                         DECODE_P_AVX2, {decode_avx2_fp32, decode_avx2_bf16, decode_avx2_int8}},
     [MYGPT_ISA_AVX512] = {"avx512", 14, 32, kernel_14x32_avx512, kernel_14x32_avx512_t, gelu_avx512, 10,
                           kernel_10x32_avx512, copy_strips_avx512, store_swapped_avx512,
