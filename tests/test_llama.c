@@ -101,8 +101,11 @@ static void free_golden(llama_golden *g)
 static double worst(const float *a, const float *b, size_t n)
 {
     double w = 0;
-    for (size_t i = 0; i < n; i++)
-        w = fmax(w, fabs((double)a[i] - (double)b[i]) / fmax(1.0, fabs((double)b[i])));
+    for (size_t i = 0; i < n; i++) { // a comparison, not fmax: gcc 12 for aarch64 cannot vectorise that
+        const double d = fabs((double)a[i] - (double)b[i]) / fmax(1.0, fabs((double)b[i]));
+        if (d > w || d != d)
+            w = d;
+    }
     return w;
 }
 
