@@ -26,8 +26,6 @@ int main(int argc, char **argv)
     mygpt_rng rng = {0};
     mygpt_rng_seed(&rng, ch.seed);
     float x[B * T * C], out[B * T * C], ones[C], silu[B * T * C];
-    for (int i = 0; i < C; i++)
-        ones[i] = 1.0f;
     const int64_t shape[3] = {B, T, C};
     chapter_check(&ch, mygpt_normal_(&rng, x, B * T * C, 0.0, 1.0, &err), &err);
     printf("example_batch:\n ");
@@ -35,6 +33,8 @@ int main(int argc, char **argv)
     printf("\n");
 
     // lesson: rmsnorm
+    for (int i = 0; i < C; i++) // the weight: torch.ones(C), as the notebook's RMSNorm starts
+        ones[i] = 1.0f;
     // RMSNorm: no mean taken away, no shift; each row divided by its root mean square
     mygpt_rmsnorm_forward(out, x, ones, B * T, C, MYGPT_RMSNORM_EPS); // (B, T, C)
     printf("RMSNorm:\n ");

@@ -38,8 +38,8 @@ int main(int argc, char **argv)
     // channel i paired with channel i + HS / 2 and turned by the angle t * 10000^(-2i / HS)
     mygpt_rope_heads(queries, B * NH * T, T, 0, 1, HS, MYGPT_ROPE_HALVES);
     mygpt_rope_heads(keys, B * NH * T, T, 0, 1, HS, MYGPT_ROPE_HALVES);
-    // end lesson: rope
     const int64_t shape[4] = {B, NH, T, HS}, head[2] = {T, HS};
+    // end lesson: rope
     printf("queries_rot.shape: ");
     ch_size(4, shape);
     printf("\nqueries_rot[0, 0]:\n ");

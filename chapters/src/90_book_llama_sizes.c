@@ -46,9 +46,9 @@ int main(int argc, char **argv)
     // lesson: count
     mygpt_param_counts pc;
     chapter_check(&ch, mygpt_param_count(&LLAMA2_CONFIG_7B, &pc, &err), &err);
-    // end lesson: count
     printf("Total number of parameters: ");
     ch_commas((long long)pc.total);
+    // end lesson: count
     printf("\n");
     printf("float32 (PyTorch default): %.2f GB\n",
            model_memory_gb(&LLAMA2_CONFIG_7B, pc.total, mygpt_weights_value_bytes(MYGPT_WEIGHTS_FP32)));
