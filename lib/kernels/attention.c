@@ -463,19 +463,19 @@ mygpt_status mygpt_attention_forward(float *out, float *probs, mygpt_qkv in, flo
 /* ---- the KV-cache step -------------------------------------------------------------------- */
 
 /* attention_row for a KV-cache step's row: the scores read from kt, the keys transposed
- * block by block (the head's channels start at kt; a block is C x MYGPT_KT_BLOCK floats),
- * MYGPT_KT_BLOCK keys side by side as vector lanes, each lane the same in-order chain
- * fmaf(q_i, k_s[i], dot) as attention_row's. One key at a time, every fused multiply-add
+ * block by block (the head's channels start at kt; a block is KV x MYGPT_KT_BLOCK floats,
+ * KV = hv->C, the cache's row of keys), MYGPT_KT_BLOCK keys side by side as vector lanes,
+ * each lane the same in-order chain fmaf(q_i, k_s[i], dot) as attention_row's. One key at a time, every fused multiply-add
  * waits on the one before (4 cycles); a block keeps the vector units busy (a step at
  * 900 cached positions was mostly that wait). Lanes past t read zeros and are dropped. */
 #define KB MYGPT_KT_BLOCK
 static MYGPT_IN_CLONES void cached_row(float *ot, float *att, const float *qt, const float *kt, const head_view *hv,
                                       int t)
 {
-    const int C = hv->C, d = hv->d;
+    const int KV = hv->C, d = hv->d;
     const float scale = hv->scale;
     for (int s0 = 0; s0 <= t; s0 += KB) {
-        const float *kblock = kt + (size_t)(s0 / KB) * C * KB; // (d, KB): the head's channels
+        const float *kblock = kt + (size_t)(s0 / KB) * KV * KB; // (d, KB): the head's channels
         float dot[KB] = {0};
         for (int i = 0; i < d; i++) {
             const float qi = qt[i], *kr = kblock + (size_t)i * KB;
@@ -490,18 +490,20 @@ static MYGPT_IN_CLONES void cached_row(float *ot, float *att, const float *qt, c
     softmax_values(ot, att, hv, t, 0);
 }
 
-/* The (row, head) pairs of the step over team threads: kt (the new keys in it) is read. */
+/* The (row, head) pairs of the step over team threads: kt (the new keys in it) is read.
+ * Query head h shares key and value head g = h / group with the group's other heads. */
 MYGPT_CLONES static void cached_rows(float *out, const float *q, const mygpt_attention_cache *kv, int t0,
                                      mygpt_attention_shape shape, int team)
 {
     const int n = shape.T, C = shape.C, NH = shape.NH, d = C / NH, pairs = n * NH;
+    const int KV = kv->kv_heads * d, group = NH / kv->kv_heads;
     const float scale = (float)sqrt((double)d);
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
     for (int ph = 0; ph < pairs; ph++) {
-        const int r = ph / NH, h = ph % NH;
+        const int r = ph / NH, h = ph % NH, g = h / group;
         float *att = kv->rows + (size_t)omp_get_thread_num() * kv->M; // one row of scores per thread
-        const head_view hv = {NULL, kv->v + h * d, kv->M, C, d, scale}; // the keys: kt's blocks
-        cached_row(out + (size_t)r * C + h * d, att, q + (size_t)r * C + h * d, kv->kt + (size_t)h * d * KB, &hv,
+        const head_view hv = {NULL, kv->v + g * d, kv->M, KV, d, scale}; // the keys: kt's blocks
+        cached_row(out + (size_t)r * C + h * d, att, q + (size_t)r * C + h * d, kv->kt + (size_t)g * d * KB, &hv,
                    t0 + r);
     }
 }
@@ -509,11 +511,11 @@ MYGPT_CLONES static void cached_rows(float *out, const float *q, const mygpt_att
 void mygpt_attention_cached(float *out, const float *q, mygpt_attention_cache kv, int t0,
                             mygpt_attention_shape shape)
 {
-    const int n = shape.T, C = shape.C, NH = shape.NH;
+    const int n = shape.T, C = shape.C, NH = shape.NH, KV = kv.kv_heads * (C / NH);
     for (int r = t0; r < t0 + n; r++) { // the new keys into their blocks of kt
-        float *col = kv.kt + (size_t)(r / KB) * C * KB + r % KB;
-        for (int c = 0; c < C; c++)
-            col[(size_t)c * KB] = kv.k[(size_t)r * C + c];
+        float *col = kv.kt + (size_t)(r / KB) * KV * KB + r % KB;
+        for (int c = 0; c < KV; c++)
+            col[(size_t)c * KB] = kv.k[(size_t)r * KV + c];
     }
     // the (row, head) pairs shared among the threads when there is enough work
     const int par = (size_t)n * NH * (size_t)(t0 + n) * (size_t)(C / NH) > MYGPT_PARALLEL_MIN;

@@ -77,7 +77,7 @@ float *mygpt_head_weight(const mygpt_config *cfg, const mygpt_params *w)
 static void plan_layer(mygpt_pass *p, const mygpt_pass_model *m, int l, mygpt_layer_plan *lp)
 {
     const mygpt_config *cfg = p->cfg;
-    const int C = cfg->embed_dim, KV = C / cfg->num_heads * p->kv_heads, H = p->hidden;
+    const int C = cfg->embed_dim, KV = mygpt_kv_dim(cfg), H = p->hidden;
     static const uint8_t none[MYGPT_NUM_PARAM_TENSORS];
     const uint8_t *frozen = m->frozen ? m->frozen : none;
     // (self.alpha / self.rank) in Python's double, then float32 as it multiplies a float tensor
@@ -354,8 +354,8 @@ static void attention(const mygpt_pass *p, int l, const float *k, const float *v
     const mygpt_layer_plan *lp = &p->layer[l];
     if (p->cache) {
         const mygpt_attention_cache kv = {.k = lp->cache_k, .v = lp->cache_v, .kt = lp->cache_kt,
-                                          .M = p->cfg->max_seq_len, .rows = p->cache->att,
-                                          .nrows = p->cache->att_rows};
+                                          .M = p->cfg->max_seq_len, .kv_heads = p->kv_heads,
+                                          .rows = p->cache->att, .nrows = p->cache->att_rows};
         mygpt_attention_cached(a->atty, a->q, kv, p->t0, shape);
         return;
     }
@@ -395,12 +395,14 @@ static void sum_heads(float *out, const float *in, size_t N, int kv_heads, int r
 
 /* The keys and values of layer l into k and v (N, C), from LN1(x): a GPT's products; or
  * llama's, turned by the rotary positions (the queries too), then with grouped heads
- * repeated from proj and atty, free until the attention's output and W_o's */
+ * repeated from proj and atty, free until the attention's output and W_o's. A KV-cache
+ * step keeps the grouped heads as they are, k and v (N, KV): its attention shares them. */
 static void keys_values(const mygpt_pass *p, int l, float *k, float *v)
 {
     const mygpt_block_acts *a = &p->acts[l];
     const mygpt_layer_plan *lp = &p->layer[l];
-    const int NH = p->cfg->num_heads, hs = p->cfg->embed_dim / NH, rep = NH / p->kv_heads;
+    const int NH = p->cfg->num_heads, hs = p->cfg->embed_dim / NH;
+    const int rep = p->cache ? 1 : NH / p->kv_heads; // how many times each head is repeated
     const size_t N = (size_t)p->B * p->T;
     float *kk = rep > 1 ? a->proj : k, *vv = rep > 1 ? a->atty : v; // (N, KV)
     linear(p, &lp->k, kk, a->ln1, N, 0);
@@ -423,9 +425,10 @@ void mygpt_block_forward(const mygpt_pass *p, int l)
     const mygpt_layer_plan *lp = &p->layer[l];
     const int C = p->cfg->embed_dim;
     const size_t N = (size_t)p->B * p->T, NC = N * (size_t)C;
-    // in a KV-cache step the keys and values go to the cache's rows t0 ..
-    float *k = p->cache ? lp->cache_k + (size_t)p->t0 * C : a->k; // (N, C)
-    float *v = p->cache ? lp->cache_v + (size_t)p->t0 * C : a->v; // (N, C)
+    // in a KV-cache step the keys and values go to the cache's rows t0 .., KV wide
+    const size_t KV = (size_t)mygpt_kv_dim(p->cfg);
+    float *k = p->cache ? lp->cache_k + (size_t)p->t0 * KV : a->k; // (N, C) or the cache's (N, KV)
+    float *v = p->cache ? lp->cache_v + (size_t)p->t0 * KV : a->v; // (N, C) or the cache's (N, KV)
 
     // lesson: block_forward
     // mid = x + W_o(attention(LN1(x)))

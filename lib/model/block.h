@@ -43,7 +43,7 @@ typedef struct mygpt_linear_plan {
 } mygpt_linear_plan;
 
 /* One layer's weights as the math names them, their gradients, and in a KV-cache step the
- * layer's part of the cache (kv_cache.c's layout: keys, values (maxT, C), keys transposed). */
+ * layer's part of the cache (kv_cache.c's layout: keys, values (maxT, KV), keys transposed). */
 typedef struct mygpt_layer_plan {
     const float *ln1w, *ln1b, *ln2w, *ln2b;
     float *dln1w, *dln1b, *dln2w, *dln2b;
@@ -59,7 +59,8 @@ typedef struct mygpt_block_acts {
     float *ln1_mean, *ln1_denom; /* (N) each: mean, sqrt(var + eps); kept for the backward, or NULL */
     float *q, *k, *v;          /* (k and v: ignored in a KV-cache step: the cache's);
                                   with grouped heads proj and atty first hold the keys and
-                                  values (N, KV), then repeated into k and v             */
+                                  values (N, KV), then repeated into k and v (a KV-cache
+                                  step keeps them unrepeated)                            */
     float *att;                /* (B, NH, T, T) the attention's probabilities, or NULL */
     float *atty;               /* the attention's output, before W_o                   */
     float *mid;                /* x + W_o(atty) (may be x)                             */

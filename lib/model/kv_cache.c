@@ -14,34 +14,48 @@
 
 /* The cache's block, one list that sizes it (base NULL) and carves it: every layer's keys,
  * then values, then keys transposed; *layer gets layer l's part of each. Returns its floats. */
-static size_t carve_layers(mygpt_kv_layer *layer, float *base, size_t l, size_t L, size_t M, size_t C, size_t ldk)
+static size_t carve_layers(mygpt_kv_layer *layer, float *base, size_t l, size_t L, size_t M, size_t KV, size_t ldk)
 {
     size_t n = 0;
 #define TAKE(field, per_layer) (layer->field = base ? base + n + l * (per_layer) : NULL, n += L * (per_layer))
-    TAKE(k, M * C);    // (L, maxT, C)
-    TAKE(v, M * C);    // (L, maxT, C)
-    TAKE(kt, C * ldk); // (L, ldk / MYGPT_KT_BLOCK, C, MYGPT_KT_BLOCK)
+    TAKE(k, M * KV);    // (L, maxT, KV)
+    TAKE(v, M * KV);    // (L, maxT, KV)
+    TAKE(kt, KV * ldk); // (L, ldk / MYGPT_KT_BLOCK, KV, MYGPT_KT_BLOCK)
 #undef TAKE
     return n;
+}
+
+int mygpt_kv_dim(const mygpt_config *cfg)
+{
+    return cfg->embed_dim / cfg->num_heads * mygpt_kv_heads(cfg);
+}
+
+/* maxT rounded up to a whole block of kt's */
+static size_t kt_positions(const mygpt_config *cfg)
+{
+    return ((size_t)cfg->max_seq_len + MYGPT_KT_BLOCK - 1) / MYGPT_KT_BLOCK * MYGPT_KT_BLOCK;
+}
+
+size_t mygpt_kv_cache_floats(const mygpt_config *cfg)
+{
+    mygpt_kv_layer all;
+    return carve_layers(&all, NULL, 0, (size_t)cfg->num_layers, (size_t)cfg->max_seq_len,
+                        (size_t)mygpt_kv_dim(cfg), kt_positions(cfg));
 }
 
 mygpt_status mygpt_kv_cache_make(mygpt_kv_cache *c, const mygpt_config *cfg, mygpt_error *err)
 {
     memset(c, 0, sizeof *c);
-    const size_t L = (size_t)cfg->num_layers, M = (size_t)cfg->max_seq_len;
-    const size_t C = (size_t)cfg->embed_dim;
-    const size_t ldk = (M + MYGPT_KT_BLOCK - 1) / MYGPT_KT_BLOCK * MYGPT_KT_BLOCK;
-    mygpt_kv_layer all;
-    const size_t total = carve_layers(&all, NULL, 0, L, M, C, ldk);
+    const size_t total = mygpt_kv_cache_floats(cfg), ldk = kt_positions(cfg);
     c->capacity = cfg->max_seq_len;
     // zeroed: a block of scores past the cached keys reads kt's padding (then dropped)
     if (!(c->memory = calloc(total, sizeof(float))))
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a KV cache of %zu floats", total);
-    carve_layers(&all, c->memory, 0, L, M, C, ldk); // layer 0's parts: the starts
-    c->k = all.k;
-    c->v = all.v;
-    c->kt = all.kt;
     c->ldk = (int)ldk;
+    const mygpt_kv_layer first = mygpt_kv_cache_layer(c, cfg, 0); // layer 0's parts: the starts
+    c->k = first.k;
+    c->v = first.v;
+    c->kt = first.kt;
     return MYGPT_OK;
 }
 
@@ -49,7 +63,7 @@ mygpt_kv_layer mygpt_kv_cache_layer(const mygpt_kv_cache *c, const mygpt_config 
 {
     mygpt_kv_layer layer;
     carve_layers(&layer, c->memory, (size_t)l, (size_t)cfg->num_layers, (size_t)cfg->max_seq_len,
-                 (size_t)cfg->embed_dim, (size_t)c->ldk);
+                 (size_t)mygpt_kv_dim(cfg), (size_t)c->ldk);
     return layer;
 }
 

@@ -25,7 +25,7 @@ extern "C" {
 #pragma GCC visibility push(default)
 
 /* The KV cache (mygpt/kv_cache.h) keeps the keys a second time, transposed in blocks of
- * MYGPT_KT_BLOCK positions (block b holds, for each of the C channels, the block's keys side by side),
+ * MYGPT_KT_BLOCK positions (block b holds, for each of the KV channels, the block's keys side by side),
  * so that a step's scores read a block's keys as vector lanes (one in-order chain of
  * fused multiply-adds per key: the forward's sums), and a new key touches one block. */
 #define MYGPT_KT_BLOCK 64

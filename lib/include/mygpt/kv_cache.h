@@ -25,13 +25,16 @@ extern "C" {
 #pragma GCC visibility push(default)
 
 /* Keys and values of every layer for one sequence (B = 1), and scratch for the rows
- * being added. The keys are kept a second time, transposed in blocks of MYGPT_KT_BLOCK
- * positions (mygpt/attention.h: the layout the cached attention reads). */
+ * being added. A position's keys, and its values, are KV = num_kv_heads * head size
+ * floats (llama2.c's kv_dim): C for a GPT; with grouped-query attention only the heads
+ * of keys and values, each read by num_heads / num_kv_heads query heads, never repeated.
+ * The keys are kept a second time, transposed in blocks of MYGPT_KT_BLOCK positions
+ * (mygpt/attention.h: the layout the cached attention reads). */
 typedef struct mygpt_kv_cache {
     int len;             /* positions cached                             */
     int capacity;        /* max_seq_len                                  */
-    float *k, *v;        /* (L, maxT, C) each                            */
-    float *kt;           /* (L, ldk / MYGPT_KT_BLOCK, C, MYGPT_KT_BLOCK):
+    float *k, *v;        /* (L, maxT, KV) each                           */
+    float *kt;           /* (L, ldk / MYGPT_KT_BLOCK, KV, MYGPT_KT_BLOCK):
                             the keys again, transposed block by block    */
     int ldk;             /* maxT rounded up to MYGPT_KT_BLOCK            */
     float *logits;       /* (V) the last added position's logits         */
