@@ -2,7 +2,8 @@
  * test_llama.c - the llama architecture (llama2.c's model.py: RMSNorm, rotary positions,
  * SwiGLU, grouped-query attention) against tools/reference_llama.py's goldens
  * (tests/golden/llama): logits within 1e-5 on llama2.c's stories260K and on 8 random
- * models, through the full forward and the KV cache; the greedy ids of 200 positions from
+ * models, through the full forward and the KV cache (the full forward's bits, the grouped
+ * heads cached once: n_kv_heads * head_size a position); the greedy ids of 200 positions from
  * BOS; every parameter's gradient within 1e-5 of model.py's after one backward (stories260K
  * and the random models); llama2.c's .bin read and written back the same; its errors; and
  * the counts.
@@ -16,6 +17,7 @@
 
 #include "data.h"
 #include "golden.h"
+#include "model/kv_layout.h"
 #include "model/params.h"
 #include "runproc.h"
 #include "mygpt/checkpoint.h"
@@ -133,7 +135,9 @@ static mygpt_gpt *load(const char *path)
 }
 
 /* The full forward over (B, T), then each sequence through the KV cache one position at a
- * time and its first half in one step: every row within TOL of the golden's */
+ * time and its first half in one step: every row within TOL of the golden's, and the
+ * cached rows the full forward's bits (mygpt_gpt_forward_cached's promise, which the
+ * grouped heads, shared in the cache rather than repeated, keep) */
 static void check_logits(mygpt_gpt *m, const llama_golden *g, const char *name)
 {
     mygpt_error err = {0};
@@ -153,6 +157,8 @@ static void check_logits(mygpt_gpt *m, const llama_golden *g, const char *name)
             cr_assert_eq(mygpt_gpt_forward_cached(m, &c, ids + t + 1 - n, n, &err), MYGPT_OK, "%s", err.message);
             const double w = worst(c.logits, g->logits + ((size_t)b * g->T + t) * V, V);
             cr_expect_leq(w, TOL, "%s: KV cache, sequence %d position %d off by %g", name, b, t, w);
+            cr_expect(memcmp(c.logits, m->acts.logits + ((size_t)b * g->T + t) * V, V * sizeof(float)) == 0,
+                      "%s: KV cache, sequence %d position %d: not the full forward's bits", name, b, t);
         }
     }
     mygpt_kv_cache_free(&c);
@@ -184,6 +190,67 @@ Test(llama, random_models_logits_full_and_cached)
         mygpt_gpt_free(m);
         free_golden(&g);
     }
+}
+
+/* A grouped model (8 query heads on 2 heads of keys and values) caches n_kv_heads *
+ * head_size floats a position, as llama2.c's kv_dim: a quarter of the repeated heads'
+ * C, in k, v and kt alike */
+Test(llama, kv_cache_holds_the_kv_heads_alone)
+{
+    const mygpt_config cfg = {.arch = MYGPT_ARCH_LLAMA, .vocab_size = 50, .embed_dim = 64, .num_heads = 8,
+                              .num_kv_heads = 2, .num_layers = 3, .max_seq_len = 100};
+    mygpt_config full = cfg; // the same model with a head of keys and values for every query head
+    full.num_kv_heads = 0;
+    const size_t L = 3, M = 100, ldk = 128, KV = 2 * (64 / 8); // ldk: 100 rounded up to MYGPT_KT_BLOCK
+    cr_assert_eq(mygpt_kv_dim(&cfg), (int)KV);
+    cr_assert_eq(mygpt_kv_dim(&full), 64);
+    cr_expect_eq(mygpt_kv_cache_floats(&cfg), L * (2 * M * KV + KV * ldk));
+    cr_expect_eq(mygpt_kv_cache_floats(&full), 4 * mygpt_kv_cache_floats(&cfg));
+    mygpt_gpt *m = NULL;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_gpt_create(&m, &cfg, 7, &err), MYGPT_OK, "%s", err.message);
+    mygpt_kv_cache c;
+    cr_assert_eq(mygpt_kv_cache_init(&c, m, &err), MYGPT_OK, "%s", err.message);
+    cr_expect_eq(c.ldk, (int)ldk);
+    cr_expect_eq((size_t)(c.v - c.k), L * M * KV, "every layer's keys (maxT, KV), then the values");
+    cr_expect_eq((size_t)(c.kt - c.v), L * M * KV, "every layer's values (maxT, KV), then kt");
+    cr_expect_eq(c.k, c.memory);
+    mygpt_kv_cache_free(&c);
+    mygpt_gpt_free(m);
+}
+
+/* Grouped heads through the cache at the size of every parallel path (the (row, head)
+ * pairs shared among threads) and past kt's first blocks: a long prompt, then one position
+ * at a time, each the full forward's bits; fast, packed and with the plain loops */
+Test(llama, kv_cache_of_grouped_heads_gives_the_full_forwards_bits)
+{
+    const mygpt_config cfg = {.arch = MYGPT_ARCH_LLAMA, .vocab_size = 301, .embed_dim = 256, .num_heads = 8,
+                              .num_kv_heads = 2, .num_layers = 2, .max_seq_len = 300};
+    mygpt_gpt *m = NULL;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_gpt_create(&m, &cfg, 11, &err), MYGPT_OK, "%s", err.message);
+    enum { T = 180, P = 140, V = 301 };
+    int64_t ids[T];
+    for (int i = 0; i < T; i++)
+        ids[i] = (i * 131 + 7) % V;
+    for (int mode = 0; mode < 3; mode++) { // unpacked, packed, the plain loops
+        m->impl = mode == 2 ? MYGPT_IMPL_REFERENCE : MYGPT_IMPL_FAST;
+        if (mode == 1)
+            cr_assert_eq(mygpt_gpt_pack(m, &err), MYGPT_OK, "%s", err.message);
+        cr_assert_eq(mygpt_gpt_forward(m, ids, 1, T, &err), MYGPT_OK, "%s", err.message);
+        mygpt_kv_cache c;
+        cr_assert_eq(mygpt_kv_cache_init(&c, m, &err), MYGPT_OK, "%s", err.message);
+        cr_assert_eq(mygpt_gpt_forward_cached(m, &c, ids, P, &err), MYGPT_OK, "%s", err.message);
+        for (int t = P; t <= T; t++) {
+            cr_expect(memcmp(c.logits, m->acts.logits + (size_t)(t - 1) * V, V * sizeof(float)) == 0,
+                      "mode %d, position %d: cached logits differ from the full forward's", mode, t - 1);
+            if (t < T)
+                cr_assert_eq(mygpt_gpt_forward_cached(m, &c, ids + t, 1, &err), MYGPT_OK, "%s", err.message);
+        }
+        mygpt_kv_cache_free(&c);
+        mygpt_gpt_unpack(m);
+    }
+    mygpt_gpt_free(m);
 }
 
 /* torch.manual_seed(S); Transformer(ModelArgs(...)): model.py's _init_weights drawn from
