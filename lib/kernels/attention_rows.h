@@ -15,7 +15,8 @@
 #include "kernels/vecmath.h"
 
 /* One head of one sequence as its query rows read it: the head's keys and values, d
- * channels of rows C apart, and the scale the scores are divided by. */
+ * channels of rows C apart (C is the row's width: the model's, or the KV cache's
+ * n_kv_heads * d), and the scale the scores are divided by. */
 typedef struct head_view {
     const float *k, *v; // (T, d) each, rows C apart (the KV-cache step reads its keys from kt)
     int T, C, d;
