@@ -92,6 +92,7 @@ static double train_gflop(const train_config *c)
 
 static double fma_peak(int threads, const char **isa);
 static double read_bandwidth(void);
+static double read_bandwidth_of(double bytes);
 
 /* Bytes AdamW moves per parameter: parameter, gradient and both moments read, the
  * parameter and moments written, float32 each */
@@ -318,15 +319,24 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
     return 0;
 }
 
-/* GPT-2 shapes for --generate: the architecture of Hugging Face's checkpoints */
+/* The shapes --generate decodes: GPT-2's (the architecture of Hugging Face's checkpoints),
+ * llama2.c's stories260K read from its file, and a random Llama of stories15M's shape
+ * (llama2.c's 15M tinyllama: dim 288, 6 layers, 6 heads and as many kv heads, vocabulary
+ * 32000, context 256, the hidden size by model.py's rule with multiple_of 32: 768). */
 typedef struct generate_config {
     const char *name;
     mygpt_config cfg;
+    int multiple_of;  /* llama: the hidden size from model.py's rule (0: cfg's) */
+    const char *file; /* a llama2.c .bin read instead of drawing random weights */
 } generate_config;
 static const generate_config GENERATE_CONFIGS[] = {
-    {"gpt2", {50257, 768, 12, 12, 1024, MYGPT_ARCH_GPT2}},
-    {"gpt2-xl", {50257, 1600, 25, 48, 1024, MYGPT_ARCH_GPT2}},
+    {"gpt2", {50257, 768, 12, 12, 1024, MYGPT_ARCH_GPT2}, 0, NULL},
+    {"gpt2-xl", {50257, 1600, 25, 48, 1024, MYGPT_ARCH_GPT2}, 0, NULL},
+    {"stories260K", {0}, 0, "corpus/llama/stories260K.bin"},
+    {"stories15M", {.vocab_size = 32000, .embed_dim = 288, .num_heads = 6, .num_layers = 6, .max_seq_len = 256,
+                    .arch = MYGPT_ARCH_LLAMA, .num_kv_heads = 6}, 32, NULL},
 };
+#define GENERATE_NAMES "gpt2, gpt2-xl, stories260K, stories15M"
 
 /* Median ms per new token over reps runs of `new_tokens` greedy tokens after a prompt
  * (a fresh KV cache each run), or of the tutorial's loop without one. */
@@ -376,64 +386,107 @@ static double decode_ms(mygpt_gpt *g, const int64_t *ids, int prompt, int new_to
     return med;
 }
 
-int bench_generate(const char *config, const char *weights, int threads, int nproc, int prompt, int new_tokens,
-                   int no_cache, int reps, double *medians)
+/* The model --generate decodes: o's --checkpoint (any model file), gc's llama2.c file, or
+ * gc's shape drawn from seed 0 (a llama as model.py's _init_weights draws it) */
+static mygpt_status generate_model(mygpt_gpt **g, const generate_config *gc, const generate_opts *o,
+                                   mygpt_error *err)
 {
-    const generate_config *gc = NULL;
+    if (o->checkpoint || gc->file)
+        return mygpt_model_load(g, o->checkpoint ? o->checkpoint : gc->file, err);
+    mygpt_config cfg = gc->cfg;
+    if (gc->multiple_of)
+        cfg.ffn_hidden = mygpt_llama_hidden_dim(cfg.embed_dim, gc->multiple_of);
+    return mygpt_gpt_create(g, &cfg, 0, err);
+}
+
+/* The config of o->config, or NULL after saying why there is none */
+static const generate_config *generate_config_of(const generate_opts *o)
+{
     for (size_t k = 0; k < sizeof GENERATE_CONFIGS / sizeof GENERATE_CONFIGS[0]; k++)
-        if (strcmp(config ? config : "gpt2", GENERATE_CONFIGS[k].name) == 0)
-            gc = &GENERATE_CONFIGS[k];
+        if (strcmp(o->config ? o->config : "gpt2", GENERATE_CONFIGS[k].name) == 0)
+            return &GENERATE_CONFIGS[k];
+    fprintf(stderr, "mygpt-bench: --generate: unknown --config '%s' (" GENERATE_NAMES ")\n", o->config);
+    return NULL;
+}
+
+/* The model's shape in a line: a Llama's kv heads and hidden size too */
+static void print_shape(const char *name, const mygpt_config *cfg, int from_file)
+{
+    printf("%s (V %d, C %d, %d heads, %d layers", name, cfg->vocab_size, cfg->embed_dim, cfg->num_heads,
+           cfg->num_layers);
+    if (cfg->arch == MYGPT_ARCH_LLAMA)
+        printf(", %d kv heads, hidden %d, context %d; Llama", mygpt_kv_heads(cfg), mygpt_ffn_hidden(cfg),
+               cfg->max_seq_len);
+    printf("; %s)", from_file ? "its trained weights" : "random weights");
+}
+
+int bench_generate(const generate_opts *o, double *medians)
+{
+    const generate_config *gc = generate_config_of(o);
     mygpt_weights only = MYGPT_WEIGHTS_FP32;
     mygpt_error err = {0};
-    if (!gc) {
-        fprintf(stderr, "mygpt-bench: --generate: unknown --config '%s' (gpt2, gpt2-xl)\n", config);
+    if (!gc)
         return 2;
-    }
-    if (weights && mygpt_weights_parse(weights, &only, &err) != MYGPT_OK) {
+    if (o->weights && mygpt_weights_parse(o->weights, &only, &err) != MYGPT_OK) {
         fprintf(stderr, "mygpt-bench: --weights: %s\n", err.message);
         return 2;
     }
-    const mygpt_config cfg = gc->cfg;
+    mygpt_gpt *g;
+    if (generate_model(&g, gc, o, &err) != MYGPT_OK) {
+        fprintf(stderr, "mygpt-bench: --generate --config %s: %s\n", gc->name, err.message);
+        return 1;
+    }
+    const mygpt_config cfg = g->config;
+    if (o->save && mygpt_llama2c_save(g, o->save, &err) != MYGPT_OK) {
+        fprintf(stderr, "mygpt-bench: --save-model: %s\n", err.message);
+        mygpt_gpt_free(g);
+        return 1;
+    }
+    mygpt_gpt_free(g);
+    const int prompt = o->prompt, new_tokens = o->new_tokens;
     if (prompt < 1 || new_tokens < 1 || prompt + new_tokens > cfg.max_seq_len) {
-        fprintf(stderr, "mygpt-bench: --prompt and --new must be >= 1 with prompt + new <= 1024\n");
+        fprintf(stderr, "mygpt-bench: --prompt and --new must be >= 1 with prompt + new <= %d (the context)\n",
+                cfg.max_seq_len);
         return 2;
     }
-    reps = reps ? reps : 5;
+    const int reps = o->reps ? o->reps : 5;
     int64_t *ids = malloc((size_t)(prompt + new_tokens) * sizeof *ids);
     for (int i = 0; i < prompt; i++)
         ids[i] = (i * 7919) % cfg.vocab_size;
-    const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc;
+    const int t0 = o->threads ? o->threads : 1, t1 = o->threads ? o->threads : o->nproc;
     omp_set_num_threads(t1);
-    const double gbs = no_cache ? 0 : read_bandwidth();
-    printf("%s (V %d, C %d, %d heads, %d layers; random weights), B = 1: a prompt of %d tokens, then %d greedy "
-           "tokens%s; median of %d runs\n",
-           gc->name, cfg.vocab_size, cfg.embed_dim, cfg.num_heads, cfg.num_layers, prompt, new_tokens,
-           no_cache ? ", the whole window recomputed every step (no KV cache)"
-                    : " (KV cache: the weights packed once, the prompt, then one step per token)",
+    const double gbs = o->no_cache ? 0 : read_bandwidth();
+    print_shape(o->checkpoint ? o->checkpoint : gc->name, &cfg, o->checkpoint || gc->file);
+    printf(", B = 1: a prompt of %d tokens, then %d greedy tokens%s; median of %d runs\n", prompt, new_tokens,
+           o->no_cache ? ", the whole window recomputed every step (no KV cache)"
+                       : " (KV cache: the weights packed once, the prompt, then one step per token)",
            reps);
     if (gbs > 0)
-        printf("read bandwidth at %d threads: %.1f GB/s (mygpt-bench --bandwidth's loop, best of 5); a token's limit is "
-               "that over the bytes of weights it reads\n", t1, gbs);
-    printf("%7s %7s %10s %10s %12s %14s %12s %12s %9s %9s\n", "weights", "threads", "MB/token", "pack_ms", "prompt_ms",
-           "per_token_ms", "tokens/s", "limit_tok/s", "of_limit", "vs_fp32");
+        printf("read bandwidth at %d threads: %.1f GB/s over 512 MB (mygpt-bench --bandwidth's loop, best of 5); a "
+               "token's limit is that over the bytes of weights it reads. cache_GB/s: the same loop over those bytes "
+               "alone, which a large last-level cache may hold (its limit: cache_lim)\n", t1, gbs);
+    printf("%7s %7s %10s %10s %12s %14s %12s %12s %9s %10s %10s %7s %9s\n", "weights", "threads", "MB/token", "pack_ms",
+           "prompt_ms", "per_token_ms", "tokens/s", "limit_tok/s", "of_limit", "cache_GB/s", "cache_lim", "of_it",
+           "vs_fp32");
     double fp32_tok[64] = {0}, last_tok = 0;
     int last_th = t1;
-    char lines[3][160];
+    char lines[3][200];
     int nlines = 0;
     for (int w = MYGPT_WEIGHTS_FP32; w <= MYGPT_WEIGHTS_INT8; w++) {
-        if (weights && w != (int)only)
+        if (o->weights && w != (int)only)
             continue;
-        mygpt_gpt *g;
-        if (mygpt_gpt_create(&g, &cfg, 0, &err) != MYGPT_OK)
+        if (generate_model(&g, gc, o, &err) != MYGPT_OK)
             die(&err);
         double a = now_ms();
         if (mygpt_gpt_quantize(g, (mygpt_weights)w, &err) != MYGPT_OK || mygpt_gpt_pack(g, &err) != MYGPT_OK)
             die(&err);
         const double pack_ms = now_ms() - a, mb = mygpt_weights_bytes_per_token(&cfg, (mygpt_weights)w) / 1e6;
+        omp_set_num_threads(t1);
+        const double cache_gbs = o->no_cache ? 0 : read_bandwidth_of(mb * 1e6);
         for (int th = t0; th <= t1; th++) {
             omp_set_num_threads(th);
             double prompt_ms;
-            const double per = decode_ms(g, ids, prompt, new_tokens, no_cache, reps, &prompt_ms);
+            const double per = decode_ms(g, ids, prompt, new_tokens, o->no_cache, reps, &prompt_ms);
             last_tok = 1e3 / per;
             last_th = th;
             if (w == MYGPT_WEIGHTS_FP32)
@@ -441,22 +494,27 @@ int bench_generate(const char *config, const char *weights, int threads, int npr
             if (medians && w == MYGPT_WEIGHTS_FP32)
                 medians[th - t0] = per;
             const double limit = gbs > 0 && th == t1 ? gbs * 1e3 / mb : 0;
-            printf("%7s %7d %10.1f %10.1f %12.1f %14.2f %12.2f", mygpt_weights_name((mygpt_weights)w), th, mb, pack_ms,
+            const double cache_limit = cache_gbs > 0 && th == t1 ? cache_gbs * 1e3 / mb : 0;
+            printf("%7s %7d %10.2f %10.1f %12.2f %14.3f %12.1f", mygpt_weights_name((mygpt_weights)w), th, mb, pack_ms,
                    prompt_ms, per, last_tok);
             if (limit > 0)
-                printf(" %12.1f %8.0f%%", limit, 100 * last_tok / limit);
+                printf(" %12.1f %8.0f%% %10.1f %10.1f %6.0f%%", limit, 100 * last_tok / limit, cache_gbs, cache_limit,
+                       100 * last_tok / cache_limit);
             else
-                printf(" %12s %9s", "-", "-");
+                printf(" %12s %9s %10s %10s %7s", "-", "-", "-", "-", "-");
             if (fp32_tok[th - t0] > 0)
                 printf(" %8.2fx", last_tok / fp32_tok[th - t0]);
             printf("\n");
         }
         snprintf(lines[nlines++], sizeof lines[0], "generate=%s weights=%s threads=%d kv_cache=%d tokens_per_s=%.2f",
-                 gc->name, mygpt_weights_name((mygpt_weights)w), last_th, !no_cache, last_tok);
+                 gc->name, mygpt_weights_name((mygpt_weights)w), last_th, !o->no_cache, last_tok);
         mygpt_gpt_free(g);
     }
-    if (!weights && !no_cache)
-        printf("targets (issue 26): fp32 >= 85%% of its limit; bf16 >= 1.8x fp32; int8 >= 3x fp32\n");
+    if (!o->weights && !o->no_cache)
+        printf("targets: fp32 >= 85%% of its limit (issue 26: GPT-2; issue 49: stories15M); bf16 >= 1.8x fp32; int8 "
+               ">= 3x fp32 (issue 26)\n");
+    if (o->save)
+        printf("the fp32 model decoded above written as llama2.c's file %s\n", o->save);
     for (int k = 0; k < nlines; k++)
         printf("%s\n", lines[k]);
     free(ids);
@@ -510,13 +568,16 @@ done:
     return rc;
 }
 
-/* The read bandwidth at omp_get_max_threads() threads, GB/s: a dot product of 512 MB
- * with itself, best of 5. In huge pages where the kernel allows: the bandwidth a stream
- * can reach, not what 4 KiB pages' TLB misses leave of it (the stricter yardstick for
- * decoding, whose packed weights are in ordinary pages). 0 when 512 MB cannot be had. */
-static double read_bandwidth(void)
+/* The read bandwidth at omp_get_max_threads() threads over `bytes` (rounded up to 512),
+ * GB/s: a dot product of the block with itself, repeated until 512 MB were read, best of
+ * 5. In huge pages where the kernel allows: the bandwidth a stream can reach, not what 4
+ * KiB pages' TLB misses leave of it (the stricter yardstick for decoding, whose packed
+ * weights are in ordinary pages). 0 when the block cannot be had. A block that a cache
+ * holds (a small model's weights in a large L3) reads at that cache's rate. */
+static double read_bandwidth_of(double bytes)
 {
-    const size_t n = (size_t)512 << 20 >> 2; // 512 MB of floats (a multiple of 128)
+    const size_t n = ((size_t)bytes + 511) / 512 * 128; // floats, a multiple of 128
+    const int passes = n * sizeof(float) >= ((size_t)512 << 20) ? 1 : (int)(((size_t)512 << 20) / (n * sizeof(float)));
     void *mem = NULL;
     if (posix_memalign(&mem, (size_t)2 << 20, n * sizeof(float)) != 0)
         return 0;
@@ -537,11 +598,13 @@ static double read_bandwidth(void)
 #pragma omp parallel reduction(+ : acc)
         {
             float part[128] = {0};
+            for (int pass = 0; pass < passes; pass++) {
 #pragma omp for schedule(static)
-            for (size_t i0 = 0; i0 < n; i0 += 128)
+                for (size_t i0 = 0; i0 < n; i0 += 128)
 #pragma omp simd
-                for (int j = 0; j < 128; j++)
-                    part[j] += a[i0 + j] * a[i0 + j];
+                    for (int j = 0; j < 128; j++)
+                        part[j] += a[i0 + j] * a[i0 + j];
+            }
             for (int j = 0; j < 128; j++)
                 acc += part[j];
         }
@@ -551,7 +614,13 @@ static double read_bandwidth(void)
     }
     (void)sink; /* read once: clang warns on a volatile that is only written */
     free(mem);
-    return n * sizeof *a / (best / 1e3) / 1e9;
+    return (double)passes * n * sizeof *a / (best / 1e3) / 1e9;
+}
+
+/* read_bandwidth_of 512 MB: what memory, past every cache, gives */
+static double read_bandwidth(void)
+{
+    return read_bandwidth_of((double)((size_t)512 << 20));
 }
 
 int bench_bandwidth(int threads, int nproc)
