@@ -22,7 +22,7 @@ before and after, and checks that every program printed the same text. Measures 
 nothing here is a test.
 
     python3 bench/compare_llama2c.py --llama2c LLAMA2C_CHECKOUT [--threads 1,2] [--rounds 5]
-        [--steps 256] [--models stories15M,stories260K] [--temperature 0]
+        [--steps 256] [--models stories15M,stories260K] [--temperature 0] [--wait-policy PASSIVE]
         [--mygpt build/cli/mygpt] [--bench build/bench/mygpt-bench] [--cc cc]
 """
 import argparse
@@ -106,10 +106,14 @@ def main():
     ap.add_argument("--temperature", default="0", help="run.c's -t (0: argmax)")
     ap.add_argument("--top-p", default="0.9")
     ap.add_argument("--seed", default="42")
+    ap.add_argument("--wait-policy", default="", help="OMP_WAIT_POLICY for both (PASSIVE: waiting threads sleep, "
+                    "which a machine busy with other jobs needs; default: libgomp's own)")
     args = ap.parse_args()
     checkout = os.path.abspath(args.llama2c)
     threads = [int(t) for t in args.threads.split(",")]
     load0 = os.getloadavg()
+    print("OMP_WAIT_POLICY=%s for both; %d positions (-n); -t %s" % (args.wait_policy or "(libgomp's default)",
+                                                                   args.steps, args.temperature), flush=True)
     with tempfile.TemporaryDirectory() as work:
         runs = build_run(args.cc, checkout, work)
         models, mb_15m = {}, None
@@ -130,6 +134,8 @@ def main():
         for k in range(args.rounds):
             for t in threads:
                 env = dict(os.environ, OMP_NUM_THREADS=str(t))
+                if args.wait_policy:
+                    env["OMP_WAIT_POLICY"] = args.wait_policy
                 gbs[t].append(bandwidth(os.path.abspath(args.bench), env))
                 for model, (path, tok) in models.items():
                     order = progs[k % len(progs):] + progs[:k % len(progs)]
