@@ -32,6 +32,7 @@ typedef struct train_config {
     int maxT;        /* rows of the position embedding (0: T) */
     mygpt_arch arch; /* whose GPT (the book's: qkv biases and an untied head) */
     double lr, weight_decay; /* AdamW's (weight_decay < 0: mygpt_adamw_init's default) */
+    int kv_heads, multiple_of; /* llama: heads of keys and values, model.py's multiple_of */
 } train_config;
 
 /* gpt2-b4t64 starts as GPT-2 does, its embeddings N(0, 0.02^2) (the course's N(0, 1)
@@ -50,6 +51,10 @@ static const train_config TRAIN_CONFIGS[] = {
      * tokens: the mean of the 116 training batches' padded lengths (57 to 91) that chapter 85
      * prints */
     {"book-instruct", 50257, 768, 12, 12, 70, 8, 1.0f, 1024, MYGPT_ARCH_LLMS_FROM_SCRATCH, 5e-5, 0.1},
+    /* llama2.c's stories15M shape (dim 288, 6 layers, 6 heads and kv heads, V 32000, hidden
+     * 768 from multiple_of 32), drawn as model.py's _init_weights draws it, over its whole
+     * context of 256 tokens, batch 4; AdamW at train.py's lr 5e-4 and weight_decay 0.1 */
+    {"llama15m", 32000, 288, 6, 6, 256, 4, 1.0f, 0, MYGPT_ARCH_LLAMA, 5e-4, 0.1, 6, 32},
 };
 #define NTRAIN (int)(sizeof TRAIN_CONFIGS / sizeof TRAIN_CONFIGS[0])
 
@@ -80,12 +85,33 @@ long peak_rss_mb(void)
     return ru.ru_maxrss / 1024;
 }
 
+/* c's model configuration */
+static mygpt_config train_model_config(const train_config *c)
+{
+    mygpt_config cfg = {.vocab_size = c->V, .embed_dim = c->C, .num_heads = c->H, .num_layers = c->N,
+                        .max_seq_len = c->maxT ? c->maxT : c->T, .arch = c->arch,
+                        .qkv_bias = c->arch == MYGPT_ARCH_LLMS_FROM_SCRATCH, .num_kv_heads = c->kv_heads};
+    if (c->multiple_of)
+        cfg.ffn_hidden = mygpt_llama_hidden_dim(c->C, c->multiple_of);
+    return cfg;
+}
+
+/* Multiply-adds of a layer's products per token: 12 C^2 for a GPT (q, k, v, o and the two
+ * of the 4C MLP); a llama's q and o C^2 each, k and v C KV each (KV = C / heads * kv heads),
+ * and SwiGLU's three C H */
+static double layer_macs(const train_config *c)
+{
+    const mygpt_config cfg = train_model_config(c);
+    const double C = c->C, KV = C / c->H * mygpt_kv_heads(&cfg), H = mygpt_ffn_hidden(&cfg);
+    return 2.0 * C * C + 2.0 * C * KV + (mygpt_arch_get(&cfg).swiglu ? 3.0 : 2.0) * C * H;
+}
+
 /* FLOPs of one training step: the forward's, and the backward counted as twice the
  * forward's matrix products (their two gradients), as the issue asks. */
 static double train_gflop(const train_config *c)
 {
     const double BT = (double)c->B * c->T;
-    const double mm = 2.0 * (12.0 * c->N * (double)c->C * c->C + (double)c->V * c->C) * BT;
+    const double mm = 2.0 * (c->N * layer_macs(c) + (double)c->V * c->C) * BT;
     const double att = 4.0 * c->N * (double)c->B * c->T * c->T * c->C;
     return (mm + att + 2.0 * mm) / 1e9;
 }
@@ -142,6 +168,21 @@ static double part_ms(const step_part *p, int which, int M, int K, int N)
     return ms[1];
 }
 
+/* A layer's products as (K, N, how many): a GPT's qkv, proj, fc and fc2; a llama's q and o,
+ * k and v, w1 and w3, w2 */
+static void layer_shapes(const train_config *c, int shapes[4][3])
+{
+    const mygpt_config cfg = train_model_config(c);
+    const int C = c->C, KV = C / c->H * mygpt_kv_heads(&cfg), H = mygpt_ffn_hidden(&cfg);
+    if (!mygpt_arch_get(&cfg).swiglu) {
+        const int gpt[4][3] = {{C, 3 * C, 1}, {C, C, 1}, {C, 4 * C, 1}, {4 * C, C, 1}};
+        memcpy(shapes, gpt, sizeof gpt);
+        return;
+    }
+    const int llama[4][3] = {{C, C, 2}, {C, KV, 2}, {C, H, 2}, {H, C, 1}};
+    memcpy(shapes, llama, sizeof llama);
+}
+
 /* The step's parts, each kind of work timed alone (CPU time) at the step's shapes on
  * random operands: the linear layers' products and the tied head forward and backward,
  * the attention forward and backward; the rest of the step (LayerNorm, GELU, the loss,
@@ -149,7 +190,9 @@ static double part_ms(const step_part *p, int which, int M, int K, int N)
 static void print_parts(const train_config *c, double step_cpu_ms)
 {
     const int n = c->B * c->T, C = c->C, V = c->V;
-    const size_t wide = (size_t)(V > 4 * C ? V : 4 * C), nc = (size_t)n * C, act = n * wide;
+    const mygpt_config cfg = train_model_config(c);
+    const int H = mygpt_ffn_hidden(&cfg), most = V > 4 * C ? V : 4 * C;
+    const size_t wide = (size_t)(most > H ? most : H), nc = (size_t)n * C, act = n * wide;
     const size_t big = wide * C > nc ? wide * C : nc, na = (size_t)c->B * c->H * c->T * c->T;
     step_part p = {c,
                    malloc(act * sizeof(float)),
@@ -173,11 +216,12 @@ static void print_parts(const train_config *c, double step_cpu_ms)
         mygpt_uniform_(&rng, p.w, big, -0.05f, 0.05f, NULL);
         mygpt_uniform_(&rng, p.o, act, -1, 1, NULL);
         mygpt_uniform_(&rng, p.d3, nc, -1, 1, NULL);
-        const int shapes[4][2] = {{C, 3 * C}, {C, C}, {C, 4 * C}, {4 * C, C}}; /* qkv, proj, fc, fc2: K, N */
+        int shapes[4][3]; /* K, N and how many a layer */
+        layer_shapes(c, shapes);
         double fwd = 0, bwd = 0;
         for (int i = 0; i < 4; i++) {
-            fwd += c->N * part_ms(&p, 0, n, shapes[i][0], shapes[i][1]);
-            bwd += c->N * part_ms(&p, 1, n, shapes[i][0], shapes[i][1]);
+            fwd += c->N * shapes[i][2] * part_ms(&p, 0, n, shapes[i][0], shapes[i][1]);
+            bwd += c->N * shapes[i][2] * part_ms(&p, 1, n, shapes[i][0], shapes[i][1]);
         }
         const double head_f = part_ms(&p, 0, n, C, V), head_b = part_ms(&p, 1, n, C, V);
         const double att_f = c->N * part_ms(&p, 2, 0, 0, 0), att_b = c->N * part_ms(&p, 3, 0, 0, 0);
@@ -197,7 +241,9 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
 {
     printf("training step = forward with loss + zero_grad + backward + AdamW update\n"
            "FLOPs per step: forward 2*(12*N*C^2 + V*C)*B*T + 4*N*B*T^2*C, plus the backward counted\n"
-           "as 2 x the forward's matmul FLOPs, 2 * 2*(12*N*C^2 + V*C)*B*T\n");
+           "as 2 x the forward's matmul FLOPs, 2 * 2*(12*N*C^2 + V*C)*B*T; a llama's layer has\n"
+           "2*C^2 + 2*C*KV + 3*C*H multiply-adds a token where a GPT's has 12*C^2 (KV: the keys' width,\n"
+           "H: SwiGLU's hidden size)\n");
     printf("%-11s %7s %11s %10s %8s %8s\n", "config", "threads", "median_ms", "tokens/s", "GFLOP/s", "speedup");
     int found = 0;
     const char *last = NULL;
@@ -208,9 +254,7 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
         if (config && strcmp(config, c->name) != 0)
             continue;
         found = 1;
-        const mygpt_config cfg = {.vocab_size = c->V, .embed_dim = c->C, .num_heads = c->H, .num_layers = c->N,
-                                  .max_seq_len = c->maxT ? c->maxT : c->T, .arch = c->arch,
-                                  .qkv_bias = c->arch == MYGPT_ARCH_LLMS_FROM_SCRATCH};
+        const mygpt_config cfg = train_model_config(c);
         mygpt_gpt *g;
         mygpt_error err = {0};
         mygpt_trainer *tr;
@@ -286,7 +330,7 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
         printf("  peak RSS so far: %ld MiB (parameters %.0f MiB; parameters, gradients and AdamW's two moments %.0f MiB;\n"
                "  activations kept for the backward, with its gradient scratch, %.0f MiB; (state + activations) x 1.1 = %.0f MiB)\n",
                peak_rss_mb(), g->num_parameters * 4.0 / (1 << 20), state, acts, (state + acts) * 1.1);
-        if (c->C >= 768) { // the GPT-2-sized steps beside the best this machine
+        if (c->C >= 768 || c->arch == MYGPT_ARCH_LLAMA) { // the larger steps beside the best this machine
             // could do (after the RSS line: the bandwidth's 512 MB would count in it)
             omp_set_num_threads(t1);
             const char *isa;
@@ -297,6 +341,10 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
                    "  at the read bandwidth (%.1f GB/s, --bandwidth) = %.0f ms; this step: %.2fx the limit%s\n",
                    t1, train_gflop(c), isa, peak, adamw_gb, gbs, limit, last_ms / limit,
                    strcmp(c->name, "gpt2-b4t64") == 0 ? "\n  (target, issue 26: within 1.25x)" : "");
+            // in CPU time, which other jobs on the machine do not stretch as they stretch the wall clock
+            const double cpu_peak = peak_gflops(1, &isa), per_cpu_s = train_gflop(c) / (step_cpu / 1e3);
+            printf("  in CPU time: the step's %.0f CPU ms run %.1f GFLOP per CPU second, %.0f %% of one thread's %s\n"
+                   "  FMA peak per CPU second (%.1f)\n", step_cpu, per_cpu_s, 100 * per_cpu_s / cpu_peak, isa, cpu_peak);
         }
         free(t);
         free(phase);
@@ -311,7 +359,7 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
     }
     if (!found) {
         fprintf(stderr, "mygpt-bench: --train --config: unknown config '%s' (tiny-train, verdict, gpt2-b4t64, "
-                "book-instruct)\n", config);
+                "book-instruct, llama15m)\n", config);
         return 2;
     }
     printf("train=%s threads=%d median_ms=%.3f tokens_per_s=%.0f gflops=%.1f\n", last, last_th, last_ms, last_tok,
