@@ -283,6 +283,18 @@ static int int_arg(const parsed_args *a, const char *name, int64_t min, int64_t 
     return 0;
 }
 
+/* --generate with its options; the exit status */
+static int generate_command(const parsed_args *pa, int threads, int nproc, int reps)
+{
+    int prompt = 16, new_tokens = 128;
+    if (int_arg(pa, "prompt", 1, 1023, &prompt) || int_arg(pa, "new", 1, 1023, &new_tokens))
+        return EXIT_USAGE;
+    const generate_opts go = {args_get(pa, "config"), args_get(pa, "weights"), args_get(pa, "checkpoint"),
+                              args_get(pa, "save-model"), threads, nproc, prompt, new_tokens,
+                              args_has(pa, "no-kv-cache"), reps};
+    return bench_generate(&go, NULL);
+}
+
 int main(int argc, char **argv)
 {
     cli_cap_threads();
@@ -324,15 +336,8 @@ int main(int argc, char **argv)
         }
         return bench_classify(threads, nproc0, reps, warmup, config != NULL);
     }
-    if (args_has(&pa, "generate")) {
-        int prompt = 16, new_tokens = 128;
-        if (int_arg(&pa, "prompt", 1, 1023, &prompt) || int_arg(&pa, "new", 1, 1023, &new_tokens))
-            return EXIT_USAGE;
-        const generate_opts go = {config, args_get(&pa, "weights"), args_get(&pa, "checkpoint"),
-                                  args_get(&pa, "save-model"), threads, nproc0, prompt, new_tokens,
-                                  args_has(&pa, "no-kv-cache"), reps};
-        return bench_generate(&go, NULL);
-    }
+    if (args_has(&pa, "generate"))
+        return generate_command(&pa, threads, nproc0, reps);
     if (args_has(&pa, "bandwidth"))
         return bench_bandwidth(threads, nproc0);
     if (args_has(&pa, "peak"))

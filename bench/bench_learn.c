@@ -237,6 +237,26 @@ static void print_parts(const train_config *c, double step_cpu_ms)
     free(p.a), free(p.w), free(p.o), free(p.d1), free(p.d2), free(p.d3), free(p.d4), free(p.att), free(p.scratch);
 }
 
+/* The larger steps beside the best this machine could do at t1 threads: the FLOPs at the FMA
+ * peak plus AdamW's bytes at the read bandwidth, against the step's ms; and in CPU time, which
+ * other jobs on the machine do not stretch as they stretch the wall clock, the step's cpu_ms
+ * against one thread's FMA peak per CPU second */
+static void print_limit(const train_config *c, size_t params, int t1, double ms, double cpu_ms_step)
+{
+    omp_set_num_threads(t1);
+    const char *isa;
+    const double peak = fma_peak(t1, &isa), gbs = read_bandwidth();
+    const double adamw_gb = params * ADAMW_BYTES_PER_PARAM / 1e9;
+    const double limit = train_gflop(c) / peak * 1e3 + (gbs > 0 ? adamw_gb / gbs * 1e3 : 0);
+    printf("  limit at %d threads: %.1f GFLOP at the %s FMA peak (%.1f GFLOP/s, --peak) + AdamW's %.2f GB\n"
+           "  at the read bandwidth (%.1f GB/s, --bandwidth) = %.0f ms; this step: %.2fx the limit%s\n",
+           t1, train_gflop(c), isa, peak, adamw_gb, gbs, limit, ms / limit,
+           strcmp(c->name, "gpt2-b4t64") == 0 ? "\n  (target, issue 26: within 1.25x)" : "");
+    const double cpu_peak = peak_gflops(1, &isa), per_cpu_s = train_gflop(c) / (cpu_ms_step / 1e3);
+    printf("  in CPU time: the step's %.0f CPU ms run %.1f GFLOP per CPU second, %.0f %% of one thread's %s\n"
+           "  FMA peak per CPU second (%.1f)\n", cpu_ms_step, per_cpu_s, 100 * per_cpu_s / cpu_peak, isa, cpu_peak);
+}
+
 int bench_train(const char *config, int threads, int nproc, int reps, int warmup, double *medians)
 {
     printf("training step = forward with loss + zero_grad + backward + AdamW update\n"
@@ -330,22 +350,8 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
         printf("  peak RSS so far: %ld MiB (parameters %.0f MiB; parameters, gradients and AdamW's two moments %.0f MiB;\n"
                "  activations kept for the backward, with its gradient scratch, %.0f MiB; (state + activations) x 1.1 = %.0f MiB)\n",
                peak_rss_mb(), g->num_parameters * 4.0 / (1 << 20), state, acts, (state + acts) * 1.1);
-        if (c->C >= 768 || c->arch == MYGPT_ARCH_LLAMA) { // the larger steps beside the best this machine
-            // could do (after the RSS line: the bandwidth's 512 MB would count in it)
-            omp_set_num_threads(t1);
-            const char *isa;
-            const double peak = fma_peak(t1, &isa), gbs = read_bandwidth();
-            const double adamw_gb = g->num_parameters * ADAMW_BYTES_PER_PARAM / 1e9;
-            const double limit = train_gflop(c) / peak * 1e3 + (gbs > 0 ? adamw_gb / gbs * 1e3 : 0);
-            printf("  limit at %d threads: %.1f GFLOP at the %s FMA peak (%.1f GFLOP/s, --peak) + AdamW's %.2f GB\n"
-                   "  at the read bandwidth (%.1f GB/s, --bandwidth) = %.0f ms; this step: %.2fx the limit%s\n",
-                   t1, train_gflop(c), isa, peak, adamw_gb, gbs, limit, last_ms / limit,
-                   strcmp(c->name, "gpt2-b4t64") == 0 ? "\n  (target, issue 26: within 1.25x)" : "");
-            // in CPU time, which other jobs on the machine do not stretch as they stretch the wall clock
-            const double cpu_peak = peak_gflops(1, &isa), per_cpu_s = train_gflop(c) / (step_cpu / 1e3);
-            printf("  in CPU time: the step's %.0f CPU ms run %.1f GFLOP per CPU second, %.0f %% of one thread's %s\n"
-                   "  FMA peak per CPU second (%.1f)\n", step_cpu, per_cpu_s, 100 * per_cpu_s / cpu_peak, isa, cpu_peak);
-        }
+        if (c->C >= 768 || c->arch == MYGPT_ARCH_LLAMA) // (after the RSS line: the bandwidth's 512 MB would count in it)
+            print_limit(c, g->num_parameters, t1, last_ms, step_cpu);
         free(t);
         free(phase);
         free(cpu);
@@ -485,18 +491,19 @@ int bench_generate(const generate_opts *o, double *medians)
         return 1;
     }
     const mygpt_config cfg = g->config;
-    if (o->save && mygpt_llama2c_save(g, o->save, &err) != MYGPT_OK) {
-        fprintf(stderr, "mygpt-bench: --save-model: %s\n", err.message);
-        mygpt_gpt_free(g);
-        return 1;
-    }
-    mygpt_gpt_free(g);
     const int prompt = o->prompt, new_tokens = o->new_tokens;
+    int rc = 0;
     if (prompt < 1 || new_tokens < 1 || prompt + new_tokens > cfg.max_seq_len) {
         fprintf(stderr, "mygpt-bench: --prompt and --new must be >= 1 with prompt + new <= %d (the context)\n",
                 cfg.max_seq_len);
-        return 2;
+        rc = 2;
+    } else if (o->save && mygpt_llama2c_save(g, o->save, &err) != MYGPT_OK) {
+        fprintf(stderr, "mygpt-bench: --save-model: %s\n", err.message);
+        rc = 1;
     }
+    mygpt_gpt_free(g);
+    if (rc)
+        return rc;
     const int reps = o->reps ? o->reps : 5;
     int64_t *ids = malloc((size_t)(prompt + new_tokens) * sizeof *ids);
     for (int i = 0; i < prompt; i++)
