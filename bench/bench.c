@@ -233,10 +233,12 @@ static void help(void)
            "       mygpt-bench --matmul M,K,N [--backward] [--threads K] [--reps R] [--naive]\n"
            "       mygpt-bench --loss N,V [--threads K] [--reps R]\n"
            "       mygpt-bench --attention-backward B,T,C,NH [--threads K] [--reps R]\n"
-           "       mygpt-bench --train [--config tiny-train|verdict|gpt2-b4t64|book-instruct] [--threads K] [--reps R]\n"
+           "       mygpt-bench --train [--config tiny-train|verdict|gpt2-b4t64|book-instruct|llama15m] [--threads K]\n"
+           "                   [--reps R]\n"
            "       mygpt-bench --classify [--config book] [--threads K] [--reps R]\n"
-           "       mygpt-bench --generate [--config gpt2|gpt2-xl] [--weights fp32|bf16|int8]\n"
+           "       mygpt-bench --generate [--config gpt2|gpt2-xl|stories260K|stories15M] [--weights fp32|bf16|int8]\n"
            "                   [--prompt 16] [--new 128] [--reps 5] [--no-kv-cache] [--threads K]\n"
+           "                   [--checkpoint FILE] [--save-model FILE.bin]\n"
            "       mygpt-bench --bandwidth [--threads K]\n"
            "       mygpt-bench --peak [--threads K]\n"
            "       mygpt-bench --latency\n"
@@ -250,14 +252,20 @@ static void help(void)
            "The weights are packed once per model (mygpt_gpt_pack), as `mygpt forward` does;\n"
            "--unpacked packs them at every call.\n"
            "--train times a training step (forward with loss, backward, AdamW; book-instruct: the\n"
-           "book's chapter-7 step at GPT-2 small, every parameter training), then its parts\n"
+           "book's chapter-7 step at GPT-2 small, every parameter training; llama15m: a Llama of\n"
+           "llama2.c's stories15M shape, batch 4 x 256), then its parts\n"
            "(the products, the attention forward and backward) each timed alone at its shapes;\n"
            "--classify the\n"
            "book's chapter-6 fine-tuning step (the last block trains) beside full fine-tuning\n"
            "(--config book: alone), its evaluation batch and its FLOP limit;\n"
            "--generate\n"
-           "decoding at B = 1 at GPT-2 small's or XL's shape, in each weight format (or one),\n"
-           "beside the bandwidth limit; --bandwidth the read bandwidth;\n"
+           "decoding at B = 1 at GPT-2 small's or XL's shape, or a Llama's (stories260K: llama2.c's\n"
+           "trained model, corpus/llama/stories260K.bin from the repository's root; stories15M: a\n"
+           "random model of llama2.c's 15M shape, dim 288, 6 layers, 6 heads, V 32000, context 256),\n"
+           "in each weight format (or one), beside the bandwidth limits (memory's, and the caches'\n"
+           "over the bytes a token reads); --checkpoint FILE decodes that model (a llama2.c .bin or\n"
+           "a mygpt checkpoint); --save-model FILE.bin writes the Llama decoded as llama2.c's file\n"
+           "(bench/compare_llama2c.py times its run.c on it); --bandwidth the read bandwidth;\n"
            "--peak the fused multiply-add throughput with 1..nproc threads all busy;\n"
            "--latency a cache line's round trip between two threads.\n"
            "Measures only: nothing here is asserted.\n");
@@ -275,6 +283,18 @@ static int int_arg(const parsed_args *a, const char *name, int64_t min, int64_t 
     return 0;
 }
 
+/* --generate with its options; the exit status */
+static int generate_command(const parsed_args *pa, int threads, int nproc, int reps)
+{
+    int prompt = 16, new_tokens = 128;
+    if (int_arg(pa, "prompt", 1, 1023, &prompt) || int_arg(pa, "new", 1, 1023, &new_tokens))
+        return EXIT_USAGE;
+    const generate_opts go = {args_get(pa, "config"), args_get(pa, "weights"), args_get(pa, "checkpoint"),
+                              args_get(pa, "save-model"), threads, nproc, prompt, new_tokens,
+                              args_has(pa, "no-kv-cache"), reps};
+    return bench_generate(&go, NULL);
+}
+
 int main(int argc, char **argv)
 {
     cli_cap_threads();
@@ -285,7 +305,7 @@ int main(int argc, char **argv)
                                      {"train", 0, 0},  {"classify", 0, 0}, {"generate", 0, 0}, {"bandwidth", 0, 0}, {"peak", 0, 0}, {"latency", 0, 0},
                                      {"prompt", 1, 0}, {"new", 1, 0},     {"no-kv-cache", 0, 0},
                                      {"unpacked", 0, 0}, {"loss", 1, 0}, {"weights", 1, 0}, {"backward", 0, 0},
-                                     {"attention-backward", 1, 0},
+                                     {"attention-backward", 1, 0}, {"checkpoint", 1, 0}, {"save-model", 1, 0},
                                      {NULL, 0, 0}};
     args_set_prefix("");
     parsed_args pa;
@@ -316,13 +336,8 @@ int main(int argc, char **argv)
         }
         return bench_classify(threads, nproc0, reps, warmup, config != NULL);
     }
-    if (args_has(&pa, "generate")) {
-        int prompt = 16, new_tokens = 128;
-        if (int_arg(&pa, "prompt", 1, 1023, &prompt) || int_arg(&pa, "new", 1, 1023, &new_tokens))
-            return EXIT_USAGE;
-        return bench_generate(config, args_get(&pa, "weights"), threads, nproc0, prompt, new_tokens,
-                              args_has(&pa, "no-kv-cache"), reps, NULL);
-    }
+    if (args_has(&pa, "generate"))
+        return generate_command(&pa, threads, nproc0, reps);
     if (args_has(&pa, "bandwidth"))
         return bench_bandwidth(threads, nproc0);
     if (args_has(&pa, "peak"))
@@ -514,7 +529,8 @@ int main(int argc, char **argv)
             return 1;
         printf("\n");
         const int new_tokens = quick ? 16 : 64;
-        if (bench_generate("gpt2", "fp32", threads, nproc, 16, new_tokens, 0, 1, ge))
+        const generate_opts go = {"gpt2", "fp32", NULL, NULL, threads, nproc, 16, new_tokens, 0, 1};
+        if (bench_generate(&go, ge))
             return 1;
         for (int th = t0; th <= t1; th++) {
             const double tb = quick ? 8 * 32 : 4 * 64; /* tokens per training step */

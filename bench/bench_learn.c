@@ -32,6 +32,7 @@ typedef struct train_config {
     int maxT;        /* rows of the position embedding (0: T) */
     mygpt_arch arch; /* whose GPT (the book's: qkv biases and an untied head) */
     double lr, weight_decay; /* AdamW's (weight_decay < 0: mygpt_adamw_init's default) */
+    int kv_heads, multiple_of; /* llama: heads of keys and values, model.py's multiple_of */
 } train_config;
 
 /* gpt2-b4t64 starts as GPT-2 does, its embeddings N(0, 0.02^2) (the course's N(0, 1)
@@ -50,6 +51,10 @@ static const train_config TRAIN_CONFIGS[] = {
      * tokens: the mean of the 116 training batches' padded lengths (57 to 91) that chapter 85
      * prints */
     {"book-instruct", 50257, 768, 12, 12, 70, 8, 1.0f, 1024, MYGPT_ARCH_LLMS_FROM_SCRATCH, 5e-5, 0.1},
+    /* llama2.c's stories15M shape (dim 288, 6 layers, 6 heads and kv heads, V 32000, hidden
+     * 768 from multiple_of 32), drawn as model.py's _init_weights draws it, over its whole
+     * context of 256 tokens, batch 4; AdamW at train.py's lr 5e-4 and weight_decay 0.1 */
+    {"llama15m", 32000, 288, 6, 6, 256, 4, 1.0f, 0, MYGPT_ARCH_LLAMA, 5e-4, 0.1, 6, 32},
 };
 #define NTRAIN (int)(sizeof TRAIN_CONFIGS / sizeof TRAIN_CONFIGS[0])
 
@@ -80,18 +85,40 @@ long peak_rss_mb(void)
     return ru.ru_maxrss / 1024;
 }
 
+/* c's model configuration */
+static mygpt_config train_model_config(const train_config *c)
+{
+    mygpt_config cfg = {.vocab_size = c->V, .embed_dim = c->C, .num_heads = c->H, .num_layers = c->N,
+                        .max_seq_len = c->maxT ? c->maxT : c->T, .arch = c->arch,
+                        .qkv_bias = c->arch == MYGPT_ARCH_LLMS_FROM_SCRATCH, .num_kv_heads = c->kv_heads};
+    if (c->multiple_of)
+        cfg.ffn_hidden = mygpt_llama_hidden_dim(c->C, c->multiple_of);
+    return cfg;
+}
+
+/* Multiply-adds of a layer's products per token: 12 C^2 for a GPT (q, k, v, o and the two
+ * of the 4C MLP); a llama's q and o C^2 each, k and v C KV each (KV = C / heads * kv heads),
+ * and SwiGLU's three C H */
+static double layer_macs(const train_config *c)
+{
+    const mygpt_config cfg = train_model_config(c);
+    const double C = c->C, KV = C / c->H * mygpt_kv_heads(&cfg), H = mygpt_ffn_hidden(&cfg);
+    return 2.0 * C * C + 2.0 * C * KV + (mygpt_arch_get(&cfg).swiglu ? 3.0 : 2.0) * C * H;
+}
+
 /* FLOPs of one training step: the forward's, and the backward counted as twice the
  * forward's matrix products (their two gradients), as the issue asks. */
 static double train_gflop(const train_config *c)
 {
     const double BT = (double)c->B * c->T;
-    const double mm = 2.0 * (12.0 * c->N * (double)c->C * c->C + (double)c->V * c->C) * BT;
+    const double mm = 2.0 * (c->N * layer_macs(c) + (double)c->V * c->C) * BT;
     const double att = 4.0 * c->N * (double)c->B * c->T * c->T * c->C;
     return (mm + att + 2.0 * mm) / 1e9;
 }
 
 static double fma_peak(int threads, const char **isa);
 static double read_bandwidth(void);
+static double read_bandwidth_of(double bytes);
 
 /* Bytes AdamW moves per parameter: parameter, gradient and both moments read, the
  * parameter and moments written, float32 each */
@@ -141,6 +168,21 @@ static double part_ms(const step_part *p, int which, int M, int K, int N)
     return ms[1];
 }
 
+/* A layer's products as (K, N, how many): a GPT's qkv, proj, fc and fc2; a llama's q and o,
+ * k and v, w1 and w3, w2 */
+static void layer_shapes(const train_config *c, int shapes[4][3])
+{
+    const mygpt_config cfg = train_model_config(c);
+    const int C = c->C, KV = C / c->H * mygpt_kv_heads(&cfg), H = mygpt_ffn_hidden(&cfg);
+    if (!mygpt_arch_get(&cfg).swiglu) {
+        const int gpt[4][3] = {{C, 3 * C, 1}, {C, C, 1}, {C, 4 * C, 1}, {4 * C, C, 1}};
+        memcpy(shapes, gpt, sizeof gpt);
+        return;
+    }
+    const int llama[4][3] = {{C, C, 2}, {C, KV, 2}, {C, H, 2}, {H, C, 1}};
+    memcpy(shapes, llama, sizeof llama);
+}
+
 /* The step's parts, each kind of work timed alone (CPU time) at the step's shapes on
  * random operands: the linear layers' products and the tied head forward and backward,
  * the attention forward and backward; the rest of the step (LayerNorm, GELU, the loss,
@@ -148,7 +190,9 @@ static double part_ms(const step_part *p, int which, int M, int K, int N)
 static void print_parts(const train_config *c, double step_cpu_ms)
 {
     const int n = c->B * c->T, C = c->C, V = c->V;
-    const size_t wide = (size_t)(V > 4 * C ? V : 4 * C), nc = (size_t)n * C, act = n * wide;
+    const mygpt_config cfg = train_model_config(c);
+    const int H = mygpt_ffn_hidden(&cfg), most = V > 4 * C ? V : 4 * C;
+    const size_t wide = (size_t)(most > H ? most : H), nc = (size_t)n * C, act = n * wide;
     const size_t big = wide * C > nc ? wide * C : nc, na = (size_t)c->B * c->H * c->T * c->T;
     step_part p = {c,
                    malloc(act * sizeof(float)),
@@ -172,11 +216,12 @@ static void print_parts(const train_config *c, double step_cpu_ms)
         mygpt_uniform_(&rng, p.w, big, -0.05f, 0.05f, NULL);
         mygpt_uniform_(&rng, p.o, act, -1, 1, NULL);
         mygpt_uniform_(&rng, p.d3, nc, -1, 1, NULL);
-        const int shapes[4][2] = {{C, 3 * C}, {C, C}, {C, 4 * C}, {4 * C, C}}; /* qkv, proj, fc, fc2: K, N */
+        int shapes[4][3]; /* K, N and how many a layer */
+        layer_shapes(c, shapes);
         double fwd = 0, bwd = 0;
         for (int i = 0; i < 4; i++) {
-            fwd += c->N * part_ms(&p, 0, n, shapes[i][0], shapes[i][1]);
-            bwd += c->N * part_ms(&p, 1, n, shapes[i][0], shapes[i][1]);
+            fwd += c->N * shapes[i][2] * part_ms(&p, 0, n, shapes[i][0], shapes[i][1]);
+            bwd += c->N * shapes[i][2] * part_ms(&p, 1, n, shapes[i][0], shapes[i][1]);
         }
         const double head_f = part_ms(&p, 0, n, C, V), head_b = part_ms(&p, 1, n, C, V);
         const double att_f = c->N * part_ms(&p, 2, 0, 0, 0), att_b = c->N * part_ms(&p, 3, 0, 0, 0);
@@ -192,11 +237,33 @@ static void print_parts(const train_config *c, double step_cpu_ms)
     free(p.a), free(p.w), free(p.o), free(p.d1), free(p.d2), free(p.d3), free(p.d4), free(p.att), free(p.scratch);
 }
 
+/* The larger steps beside the best this machine could do at t1 threads: the FLOPs at the FMA
+ * peak plus AdamW's bytes at the read bandwidth, against the step's ms; and in CPU time, which
+ * other jobs on the machine do not stretch as they stretch the wall clock, the step's cpu_ms
+ * against one thread's FMA peak per CPU second */
+static void print_limit(const train_config *c, size_t params, int t1, double ms, double cpu_ms_step)
+{
+    omp_set_num_threads(t1);
+    const char *isa;
+    const double peak = fma_peak(t1, &isa), gbs = read_bandwidth();
+    const double adamw_gb = params * ADAMW_BYTES_PER_PARAM / 1e9;
+    const double limit = train_gflop(c) / peak * 1e3 + (gbs > 0 ? adamw_gb / gbs * 1e3 : 0);
+    printf("  limit at %d threads: %.1f GFLOP at the %s FMA peak (%.1f GFLOP/s, --peak) + AdamW's %.2f GB\n"
+           "  at the read bandwidth (%.1f GB/s, --bandwidth) = %.0f ms; this step: %.2fx the limit%s\n",
+           t1, train_gflop(c), isa, peak, adamw_gb, gbs, limit, ms / limit,
+           strcmp(c->name, "gpt2-b4t64") == 0 ? "\n  (target, issue 26: within 1.25x)" : "");
+    const double cpu_peak = peak_gflops(1, &isa), per_cpu_s = train_gflop(c) / (cpu_ms_step / 1e3);
+    printf("  in CPU time: the step's %.0f CPU ms run %.1f GFLOP per CPU second, %.0f %% of one thread's %s\n"
+           "  FMA peak per CPU second (%.1f)\n", cpu_ms_step, per_cpu_s, 100 * per_cpu_s / cpu_peak, isa, cpu_peak);
+}
+
 int bench_train(const char *config, int threads, int nproc, int reps, int warmup, double *medians)
 {
     printf("training step = forward with loss + zero_grad + backward + AdamW update\n"
            "FLOPs per step: forward 2*(12*N*C^2 + V*C)*B*T + 4*N*B*T^2*C, plus the backward counted\n"
-           "as 2 x the forward's matmul FLOPs, 2 * 2*(12*N*C^2 + V*C)*B*T\n");
+           "as 2 x the forward's matmul FLOPs, 2 * 2*(12*N*C^2 + V*C)*B*T; a llama's layer has\n"
+           "2*C^2 + 2*C*KV + 3*C*H multiply-adds a token where a GPT's has 12*C^2 (KV: the keys' width,\n"
+           "H: SwiGLU's hidden size)\n");
     printf("%-11s %7s %11s %10s %8s %8s\n", "config", "threads", "median_ms", "tokens/s", "GFLOP/s", "speedup");
     int found = 0;
     const char *last = NULL;
@@ -207,9 +274,7 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
         if (config && strcmp(config, c->name) != 0)
             continue;
         found = 1;
-        const mygpt_config cfg = {.vocab_size = c->V, .embed_dim = c->C, .num_heads = c->H, .num_layers = c->N,
-                                  .max_seq_len = c->maxT ? c->maxT : c->T, .arch = c->arch,
-                                  .qkv_bias = c->arch == MYGPT_ARCH_LLMS_FROM_SCRATCH};
+        const mygpt_config cfg = train_model_config(c);
         mygpt_gpt *g;
         mygpt_error err = {0};
         mygpt_trainer *tr;
@@ -285,18 +350,8 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
         printf("  peak RSS so far: %ld MiB (parameters %.0f MiB; parameters, gradients and AdamW's two moments %.0f MiB;\n"
                "  activations kept for the backward, with its gradient scratch, %.0f MiB; (state + activations) x 1.1 = %.0f MiB)\n",
                peak_rss_mb(), g->num_parameters * 4.0 / (1 << 20), state, acts, (state + acts) * 1.1);
-        if (c->C >= 768) { // the GPT-2-sized steps beside the best this machine
-            // could do (after the RSS line: the bandwidth's 512 MB would count in it)
-            omp_set_num_threads(t1);
-            const char *isa;
-            const double peak = fma_peak(t1, &isa), gbs = read_bandwidth();
-            const double adamw_gb = g->num_parameters * ADAMW_BYTES_PER_PARAM / 1e9;
-            const double limit = train_gflop(c) / peak * 1e3 + (gbs > 0 ? adamw_gb / gbs * 1e3 : 0);
-            printf("  limit at %d threads: %.1f GFLOP at the %s FMA peak (%.1f GFLOP/s, --peak) + AdamW's %.2f GB\n"
-                   "  at the read bandwidth (%.1f GB/s, --bandwidth) = %.0f ms; this step: %.2fx the limit%s\n",
-                   t1, train_gflop(c), isa, peak, adamw_gb, gbs, limit, last_ms / limit,
-                   strcmp(c->name, "gpt2-b4t64") == 0 ? "\n  (target, issue 26: within 1.25x)" : "");
-        }
+        if (c->C >= 768 || c->arch == MYGPT_ARCH_LLAMA) // (after the RSS line: the bandwidth's 512 MB would count in it)
+            print_limit(c, g->num_parameters, t1, last_ms, step_cpu);
         free(t);
         free(phase);
         free(cpu);
@@ -310,7 +365,7 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
     }
     if (!found) {
         fprintf(stderr, "mygpt-bench: --train --config: unknown config '%s' (tiny-train, verdict, gpt2-b4t64, "
-                "book-instruct)\n", config);
+                "book-instruct, llama15m)\n", config);
         return 2;
     }
     printf("train=%s threads=%d median_ms=%.3f tokens_per_s=%.0f gflops=%.1f\n", last, last_th, last_ms, last_tok,
@@ -318,15 +373,24 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
     return 0;
 }
 
-/* GPT-2 shapes for --generate: the architecture of Hugging Face's checkpoints */
+/* The shapes --generate decodes: GPT-2's (the architecture of Hugging Face's checkpoints),
+ * llama2.c's stories260K read from its file, and a random Llama of stories15M's shape
+ * (llama2.c's 15M tinyllama: dim 288, 6 layers, 6 heads and as many kv heads, vocabulary
+ * 32000, context 256, the hidden size by model.py's rule with multiple_of 32: 768). */
 typedef struct generate_config {
     const char *name;
     mygpt_config cfg;
+    int multiple_of;  /* llama: the hidden size from model.py's rule (0: cfg's) */
+    const char *file; /* a llama2.c .bin read instead of drawing random weights */
 } generate_config;
 static const generate_config GENERATE_CONFIGS[] = {
-    {"gpt2", {50257, 768, 12, 12, 1024, MYGPT_ARCH_GPT2}},
-    {"gpt2-xl", {50257, 1600, 25, 48, 1024, MYGPT_ARCH_GPT2}},
+    {"gpt2", {50257, 768, 12, 12, 1024, MYGPT_ARCH_GPT2}, 0, NULL},
+    {"gpt2-xl", {50257, 1600, 25, 48, 1024, MYGPT_ARCH_GPT2}, 0, NULL},
+    {"stories260K", {0}, 0, "corpus/llama/stories260K.bin"},
+    {"stories15M", {.vocab_size = 32000, .embed_dim = 288, .num_heads = 6, .num_layers = 6, .max_seq_len = 256,
+                    .arch = MYGPT_ARCH_LLAMA, .num_kv_heads = 6}, 32, NULL},
 };
+#define GENERATE_NAMES "gpt2, gpt2-xl, stories260K, stories15M"
 
 /* Median ms per new token over reps runs of `new_tokens` greedy tokens after a prompt
  * (a fresh KV cache each run), or of the tutorial's loop without one. */
@@ -376,64 +440,108 @@ static double decode_ms(mygpt_gpt *g, const int64_t *ids, int prompt, int new_to
     return med;
 }
 
-int bench_generate(const char *config, const char *weights, int threads, int nproc, int prompt, int new_tokens,
-                   int no_cache, int reps, double *medians)
+/* The model --generate decodes: o's --checkpoint (any model file), gc's llama2.c file, or
+ * gc's shape drawn from seed 0 (a llama as model.py's _init_weights draws it) */
+static mygpt_status generate_model(mygpt_gpt **g, const generate_config *gc, const generate_opts *o,
+                                   mygpt_error *err)
 {
-    const generate_config *gc = NULL;
+    if (o->checkpoint || gc->file)
+        return mygpt_model_load(g, o->checkpoint ? o->checkpoint : gc->file, err);
+    mygpt_config cfg = gc->cfg;
+    if (gc->multiple_of)
+        cfg.ffn_hidden = mygpt_llama_hidden_dim(cfg.embed_dim, gc->multiple_of);
+    return mygpt_gpt_create(g, &cfg, 0, err);
+}
+
+/* The config of o->config, or NULL after saying why there is none */
+static const generate_config *generate_config_of(const generate_opts *o)
+{
     for (size_t k = 0; k < sizeof GENERATE_CONFIGS / sizeof GENERATE_CONFIGS[0]; k++)
-        if (strcmp(config ? config : "gpt2", GENERATE_CONFIGS[k].name) == 0)
-            gc = &GENERATE_CONFIGS[k];
+        if (strcmp(o->config ? o->config : "gpt2", GENERATE_CONFIGS[k].name) == 0)
+            return &GENERATE_CONFIGS[k];
+    fprintf(stderr, "mygpt-bench: --generate: unknown --config '%s' (" GENERATE_NAMES ")\n", o->config);
+    return NULL;
+}
+
+/* The model's shape in a line: a Llama's kv heads and hidden size too */
+static void print_shape(const char *name, const mygpt_config *cfg, int from_file)
+{
+    printf("%s (V %d, C %d, %d heads, %d layers", name, cfg->vocab_size, cfg->embed_dim, cfg->num_heads,
+           cfg->num_layers);
+    if (cfg->arch == MYGPT_ARCH_LLAMA)
+        printf(", %d kv heads, hidden %d, context %d; Llama", mygpt_kv_heads(cfg), mygpt_ffn_hidden(cfg),
+               cfg->max_seq_len);
+    printf("; %s)", from_file ? "its trained weights" : "random weights");
+}
+
+int bench_generate(const generate_opts *o, double *medians)
+{
+    const generate_config *gc = generate_config_of(o);
     mygpt_weights only = MYGPT_WEIGHTS_FP32;
     mygpt_error err = {0};
-    if (!gc) {
-        fprintf(stderr, "mygpt-bench: --generate: unknown --config '%s' (gpt2, gpt2-xl)\n", config);
+    if (!gc)
         return 2;
-    }
-    if (weights && mygpt_weights_parse(weights, &only, &err) != MYGPT_OK) {
+    if (o->weights && mygpt_weights_parse(o->weights, &only, &err) != MYGPT_OK) {
         fprintf(stderr, "mygpt-bench: --weights: %s\n", err.message);
         return 2;
     }
-    const mygpt_config cfg = gc->cfg;
-    if (prompt < 1 || new_tokens < 1 || prompt + new_tokens > cfg.max_seq_len) {
-        fprintf(stderr, "mygpt-bench: --prompt and --new must be >= 1 with prompt + new <= 1024\n");
-        return 2;
+    mygpt_gpt *g;
+    if (generate_model(&g, gc, o, &err) != MYGPT_OK) {
+        fprintf(stderr, "mygpt-bench: --generate --config %s: %s\n", gc->name, err.message);
+        return 1;
     }
-    reps = reps ? reps : 5;
+    const mygpt_config cfg = g->config;
+    const int prompt = o->prompt, new_tokens = o->new_tokens;
+    int rc = 0;
+    if (prompt < 1 || new_tokens < 1 || prompt + new_tokens > cfg.max_seq_len) {
+        fprintf(stderr, "mygpt-bench: --prompt and --new must be >= 1 with prompt + new <= %d (the context)\n",
+                cfg.max_seq_len);
+        rc = 2;
+    } else if (o->save && mygpt_llama2c_save(g, o->save, &err) != MYGPT_OK) {
+        fprintf(stderr, "mygpt-bench: --save-model: %s\n", err.message);
+        rc = 1;
+    }
+    mygpt_gpt_free(g);
+    if (rc)
+        return rc;
+    const int reps = o->reps ? o->reps : 5;
     int64_t *ids = malloc((size_t)(prompt + new_tokens) * sizeof *ids);
     for (int i = 0; i < prompt; i++)
         ids[i] = (i * 7919) % cfg.vocab_size;
-    const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc;
+    const int t0 = o->threads ? o->threads : 1, t1 = o->threads ? o->threads : o->nproc;
     omp_set_num_threads(t1);
-    const double gbs = no_cache ? 0 : read_bandwidth();
-    printf("%s (V %d, C %d, %d heads, %d layers; random weights), B = 1: a prompt of %d tokens, then %d greedy "
-           "tokens%s; median of %d runs\n",
-           gc->name, cfg.vocab_size, cfg.embed_dim, cfg.num_heads, cfg.num_layers, prompt, new_tokens,
-           no_cache ? ", the whole window recomputed every step (no KV cache)"
-                    : " (KV cache: the weights packed once, the prompt, then one step per token)",
+    const double gbs = o->no_cache ? 0 : read_bandwidth();
+    print_shape(o->checkpoint ? o->checkpoint : gc->name, &cfg, o->checkpoint || gc->file);
+    printf(", B = 1: a prompt of %d tokens, then %d greedy tokens%s; median of %d runs\n", prompt, new_tokens,
+           o->no_cache ? ", the whole window recomputed every step (no KV cache)"
+                       : " (KV cache: the weights packed once, the prompt, then one step per token)",
            reps);
     if (gbs > 0)
-        printf("read bandwidth at %d threads: %.1f GB/s (mygpt-bench --bandwidth's loop, best of 5); a token's limit is "
-               "that over the bytes of weights it reads\n", t1, gbs);
-    printf("%7s %7s %10s %10s %12s %14s %12s %12s %9s %9s\n", "weights", "threads", "MB/token", "pack_ms", "prompt_ms",
-           "per_token_ms", "tokens/s", "limit_tok/s", "of_limit", "vs_fp32");
+        printf("read bandwidth at %d threads: %.1f GB/s over 512 MB (mygpt-bench --bandwidth's loop, best of 5); a "
+               "token's limit is that over the bytes of weights it reads. cache_GB/s: the same loop over those bytes "
+               "alone, which a large last-level cache may hold (its limit: cache_lim)\n", t1, gbs);
+    printf("%7s %7s %10s %10s %12s %14s %12s %12s %9s %10s %10s %7s %9s\n", "weights", "threads", "MB/token", "pack_ms",
+           "prompt_ms", "per_token_ms", "tokens/s", "limit_tok/s", "of_limit", "cache_GB/s", "cache_lim", "of_it",
+           "vs_fp32");
     double fp32_tok[64] = {0}, last_tok = 0;
     int last_th = t1;
-    char lines[3][160];
+    char lines[3][200];
     int nlines = 0;
     for (int w = MYGPT_WEIGHTS_FP32; w <= MYGPT_WEIGHTS_INT8; w++) {
-        if (weights && w != (int)only)
+        if (o->weights && w != (int)only)
             continue;
-        mygpt_gpt *g;
-        if (mygpt_gpt_create(&g, &cfg, 0, &err) != MYGPT_OK)
+        if (generate_model(&g, gc, o, &err) != MYGPT_OK)
             die(&err);
         double a = now_ms();
         if (mygpt_gpt_quantize(g, (mygpt_weights)w, &err) != MYGPT_OK || mygpt_gpt_pack(g, &err) != MYGPT_OK)
             die(&err);
         const double pack_ms = now_ms() - a, mb = mygpt_weights_bytes_per_token(&cfg, (mygpt_weights)w) / 1e6;
+        omp_set_num_threads(t1);
+        const double cache_gbs = o->no_cache ? 0 : read_bandwidth_of(mb * 1e6);
         for (int th = t0; th <= t1; th++) {
             omp_set_num_threads(th);
             double prompt_ms;
-            const double per = decode_ms(g, ids, prompt, new_tokens, no_cache, reps, &prompt_ms);
+            const double per = decode_ms(g, ids, prompt, new_tokens, o->no_cache, reps, &prompt_ms);
             last_tok = 1e3 / per;
             last_th = th;
             if (w == MYGPT_WEIGHTS_FP32)
@@ -441,22 +549,27 @@ int bench_generate(const char *config, const char *weights, int threads, int npr
             if (medians && w == MYGPT_WEIGHTS_FP32)
                 medians[th - t0] = per;
             const double limit = gbs > 0 && th == t1 ? gbs * 1e3 / mb : 0;
-            printf("%7s %7d %10.1f %10.1f %12.1f %14.2f %12.2f", mygpt_weights_name((mygpt_weights)w), th, mb, pack_ms,
+            const double cache_limit = cache_gbs > 0 && th == t1 ? cache_gbs * 1e3 / mb : 0;
+            printf("%7s %7d %10.2f %10.1f %12.2f %14.3f %12.1f", mygpt_weights_name((mygpt_weights)w), th, mb, pack_ms,
                    prompt_ms, per, last_tok);
             if (limit > 0)
-                printf(" %12.1f %8.0f%%", limit, 100 * last_tok / limit);
+                printf(" %12.1f %8.0f%% %10.1f %10.1f %6.0f%%", limit, 100 * last_tok / limit, cache_gbs, cache_limit,
+                       100 * last_tok / cache_limit);
             else
-                printf(" %12s %9s", "-", "-");
+                printf(" %12s %9s %10s %10s %7s", "-", "-", "-", "-", "-");
             if (fp32_tok[th - t0] > 0)
                 printf(" %8.2fx", last_tok / fp32_tok[th - t0]);
             printf("\n");
         }
         snprintf(lines[nlines++], sizeof lines[0], "generate=%s weights=%s threads=%d kv_cache=%d tokens_per_s=%.2f",
-                 gc->name, mygpt_weights_name((mygpt_weights)w), last_th, !no_cache, last_tok);
+                 gc->name, mygpt_weights_name((mygpt_weights)w), last_th, !o->no_cache, last_tok);
         mygpt_gpt_free(g);
     }
-    if (!weights && !no_cache)
-        printf("targets (issue 26): fp32 >= 85%% of its limit; bf16 >= 1.8x fp32; int8 >= 3x fp32\n");
+    if (!o->weights && !o->no_cache)
+        printf("targets: fp32 >= 85%% of its limit (issue 26: GPT-2; issue 49: stories15M); bf16 >= 1.8x fp32; int8 "
+               ">= 3x fp32 (issue 26)\n");
+    if (o->save)
+        printf("the fp32 model decoded above written as llama2.c's file %s\n", o->save);
     for (int k = 0; k < nlines; k++)
         printf("%s\n", lines[k]);
     free(ids);
@@ -510,13 +623,16 @@ done:
     return rc;
 }
 
-/* The read bandwidth at omp_get_max_threads() threads, GB/s: a dot product of 512 MB
- * with itself, best of 5. In huge pages where the kernel allows: the bandwidth a stream
- * can reach, not what 4 KiB pages' TLB misses leave of it (the stricter yardstick for
- * decoding, whose packed weights are in ordinary pages). 0 when 512 MB cannot be had. */
-static double read_bandwidth(void)
+/* The read bandwidth at omp_get_max_threads() threads over `bytes` (rounded up to 512),
+ * GB/s: a dot product of the block with itself, repeated until 512 MB were read, best of
+ * 5. In huge pages where the kernel allows: the bandwidth a stream can reach, not what 4
+ * KiB pages' TLB misses leave of it (the stricter yardstick for decoding, whose packed
+ * weights are in ordinary pages). 0 when the block cannot be had. A block that a cache
+ * holds (a small model's weights in a large L3) reads at that cache's rate. */
+static double read_bandwidth_of(double bytes)
 {
-    const size_t n = (size_t)512 << 20 >> 2; // 512 MB of floats (a multiple of 128)
+    const size_t n = ((size_t)bytes + 511) / 512 * 128; // floats, a multiple of 128
+    const int passes = n * sizeof(float) >= ((size_t)512 << 20) ? 1 : (int)(((size_t)512 << 20) / (n * sizeof(float)));
     void *mem = NULL;
     if (posix_memalign(&mem, (size_t)2 << 20, n * sizeof(float)) != 0)
         return 0;
@@ -537,11 +653,13 @@ static double read_bandwidth(void)
 #pragma omp parallel reduction(+ : acc)
         {
             float part[128] = {0};
+            for (int pass = 0; pass < passes; pass++) {
 #pragma omp for schedule(static)
-            for (size_t i0 = 0; i0 < n; i0 += 128)
+                for (size_t i0 = 0; i0 < n; i0 += 128)
 #pragma omp simd
-                for (int j = 0; j < 128; j++)
-                    part[j] += a[i0 + j] * a[i0 + j];
+                    for (int j = 0; j < 128; j++)
+                        part[j] += a[i0 + j] * a[i0 + j];
+            }
             for (int j = 0; j < 128; j++)
                 acc += part[j];
         }
@@ -551,7 +669,13 @@ static double read_bandwidth(void)
     }
     (void)sink; /* read once: clang warns on a volatile that is only written */
     free(mem);
-    return n * sizeof *a / (best / 1e3) / 1e9;
+    return (double)passes * n * sizeof *a / (best / 1e3) / 1e9;
+}
+
+/* read_bandwidth_of 512 MB: what memory, past every cache, gives */
+static double read_bandwidth(void)
+{
+    return read_bandwidth_of((double)((size_t)512 << 20));
 }
 
 int bench_bandwidth(int threads, int nproc)

@@ -15,11 +15,22 @@ long peak_rss_mb(void);
  * medians, when not NULL, receives the median ms (per step; per new token) for each
  * thread count measured, the first at medians[0]. */
 int bench_train(const char *config, int threads, int nproc, int reps, int warmup, double *medians);
-/* --generate: decoding at a GPT-2 shape (config "gpt2" or "gpt2-xl", NULL: gpt2) in one
- * weight format (weights "fp32", "bf16", "int8") or, weights NULL, all three in turn, each
- * beside its bandwidth limit; reps runs each (0: 5), medians reported. */
-int bench_generate(const char *config, const char *weights, int threads, int nproc, int prompt, int new_tokens,
-                   int no_cache, int reps, double *medians);
+/* What --generate decodes, and how. */
+typedef struct generate_opts {
+    const char *config;     /* gpt2, gpt2-xl, stories260K, stories15M (NULL: gpt2) */
+    const char *weights;    /* "fp32", "bf16", "int8"; NULL: all three in turn */
+    const char *checkpoint; /* stories260K's llama2.c file (NULL: corpus/llama/stories260K.bin) */
+    const char *save;       /* write the fp32 model decoded as llama2.c's .bin there (llama only) */
+    int threads, nproc;     /* threads 0: every count 1..nproc, taking turns */
+    int prompt, new_tokens; /* a prompt of random ids, then greedy tokens */
+    int no_cache, reps;     /* the tutorial's loop without a KV cache; runs each (0: 5) */
+} generate_opts;
+
+/* --generate: decoding at B = 1 at a GPT-2 shape or a Llama's (llama2.c's stories260K, or a
+ * random model of stories15M's shape) in each weight format or one, each beside its
+ * bandwidth limits; medians reported, and, when medians is not NULL, fp32's ms per new
+ * token stored there for each thread count. */
+int bench_generate(const generate_opts *o, double *medians);
 int bench_bandwidth(int threads, int nproc);
 /* fused multiply-add throughput with every thread busy: scaling's compute ceiling */
 int bench_peak(int threads, int nproc);

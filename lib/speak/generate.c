@@ -92,11 +92,16 @@ mygpt_status mygpt_generate_llama2c(mygpt_gpt *g, mygpt_llama2c_sampler *sampler
         steps = M;
     mygpt_kv_cache cache = {0};
     float *logits = malloc((size_t)V * sizeof *logits);
+    mygpt_packed_model *packed_here = NULL;
     mygpt_status st = MYGPT_OK;
     int pos = 0;
     if (!logits)
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the logits"));
     MYGPT_TRY_CLEANUP(st, mygpt_kv_cache_init(&cache, g, err));
+    if (steps > 1 && !g->packed) { // packed once for the call, as mygpt_generate does
+        MYGPT_TRY_CLEANUP(st, mygpt_packed_model_make(&packed_here, g, err));
+        g->packed = packed_here;
+    }
     int64_t token = prompt[0];
     while (pos < steps) {
         MYGPT_TRY_CLEANUP(st, mygpt_gpt_forward_cached(g, &cache, &token, 1, err)); // (V) at pos
@@ -119,6 +124,10 @@ mygpt_status mygpt_generate_llama2c(mygpt_gpt *g, mygpt_llama2c_sampler *sampler
 cleanup:
     if (n_pos)
         *n_pos = pos;
+    if (packed_here) { // the model as it came
+        g->packed = NULL;
+        mygpt_packed_model_free(packed_here);
+    }
     mygpt_kv_cache_free(&cache);
     free(logits);
     return st;
