@@ -182,7 +182,8 @@ static const arg_spec TRAIN_ARGS[] = {MODEL_FLAGS,          {"text", 1, 0},  {"c
                                       {"preset", 1, 0}, {"log", 1, 0}, {"checkpoint-every", 1, 0},
                                       {"state", 1, 0}, {"resume", 1, 0}, {"warmup", 1, 0},
                                       {"lr-initial", 1, 0}, {"cosine", 0, 0}, {"lr-min", 1, 0},
-                                      {"clip-grad", 1, 0}, {"out", 1, 0}, {"keep-best", 0, 0}, {NULL, 0, 0}};
+                                      {"clip-grad", 1, 0}, {"out", 1, 0}, {"keep-best", 0, 0},
+                                      {"decay-groups", 0, 0}, {NULL, 0, 0}};
 
 /* --help: what train does, its presets and flags. Returns 0. */
 static int train_usage(void)
@@ -193,6 +194,7 @@ static int train_usage(void)
            "                   [--arch A [--qkv-bias]] | --init-from FILE) [--dropout P]\n"
            "                   --context T --batch B (--steps K | --epochs N)\n"
            "                   --optimizer sgd|adamw --lr LR [--momentum M] [--weight-decay WD]\n"
+           "                   [--decay-groups]\n"
            "                   [--warmup K [--lr-initial LR0]] [--cosine [--lr-min LRMIN]]\n"
            "                   [--clip-grad NORM]\n"
            "                   [--eval-every E] [--out DIR] [--save FILE.safetensors] [--log FILE.csv]\n"
@@ -215,7 +217,9 @@ static int train_usage(void)
            "--arch llama trains llama2.c's model.py (its initialisation, with --kv-heads K,\n"
            "--ffn-hidden H or --multiple-of M, --untied-head) in the same loop\n"
            "(tools/reference_llama.py --train-cases); --save FILE.bin then writes llama2.c's\n"
-           "file, which its run.c reads.\n"
+           "file, which its run.c reads. --decay-groups (with adamw) is the AdamW of its train.py\n"
+           "(configure_optimizers, nanoGPT's too): the weight decay on the tensors of 2 or more\n"
+           "dimensions only, none on the norms' weights and the biases.\n"
            "\n"
            "Trains GPT(V, C, H, N, M) (built with set_seed(S)) on FILE's GPT-2 tokens: the first\n"
            "90%% of its characters train, the rest validate, in windows of T tokens every T;\n"
@@ -468,6 +472,11 @@ static int read_optimizer(const char *cmd, const parsed_args *a, train_settings 
     }
     if (s->adamw && args_has(a, "momentum")) {
         cli_error(cmd, "--momentum applies to sgd only");
+        return EXIT_USAGE;
+    }
+    s->decay_groups = args_has(a, "decay-groups");
+    if (s->decay_groups && !s->adamw) {
+        cli_error(cmd, "--decay-groups goes with --optimizer adamw (configure_optimizers' two AdamW groups)");
         return EXIT_USAGE;
     }
     if (args_has(a, "check-replicas") && !args_has(a, "data-parallel")) {

@@ -474,6 +474,41 @@ Test(llama, adamw_step_of_model_pys_groups_bit_for_bit)
     }
 }
 
+/* The same step as one optimizer: a trainer with decay_groups (what `mygpt train
+ * --decay-groups` and --arch nanogpt step with) gives adamw_random_N.bin's weights bit for bit. */
+Test(llama, trainer_step_with_decay_groups_is_configure_optimizers)
+{
+    for (int i = 0; i < 8; i++) {
+        char path[4096], file[64];
+        snprintf(file, sizeof file, "random_%d.bin", i);
+        mygpt_gpt *m = load(path_of(path, sizeof path, file));
+        snprintf(file, sizeof file, "grad_random_%d.bin", i);
+        mygpt_gpt *grads = load(path_of(path, sizeof path, file));
+        snprintf(file, sizeof file, "adamw_random_%d.bin", i);
+        mygpt_gpt *want = load(path_of(path, sizeof path, file));
+        mygpt_error err = {0};
+        mygpt_trainer *tr = NULL;
+        cr_assert_eq(mygpt_trainer_create(&tr, m, &err), MYGPT_OK, "%s", err.message);
+        cr_assert_eq(grads->num_parameters, m->num_parameters);
+        memcpy(tr->grads_memory, grads->params_memory, m->num_parameters * sizeof(float));
+        tr->decay_groups = 1;
+        mygpt_optimizer opt;
+        mygpt_adamw_init(&opt, 5e-4);
+        opt.beta2 = 0.95;
+        opt.weight_decay = 0.1;
+        cr_assert_eq(mygpt_trainer_step(tr, &opt, &err), MYGPT_OK, "%s", err.message);
+        cr_expect_eq(opt.n, m->num_parameters, "random_%d: the state is not one float a parameter", i);
+        cr_assert_eq(m->num_parameters, want->num_parameters);
+        cr_expect_eq(memcmp(m->params_memory, want->params_memory, m->num_parameters * sizeof(float)), 0,
+                     "random_%d differs after the step", i);
+        mygpt_optimizer_free(&opt);
+        mygpt_trainer_free(tr);
+        mygpt_gpt_free(m);
+        mygpt_gpt_free(grads);
+        mygpt_gpt_free(want);
+    }
+}
+
 Test(llama, gradients_are_model_pys_stories260K)
 {
     char path[4096];

@@ -165,7 +165,7 @@ static int session_team(session *S)
         {"--warmup", (unsigned long long)s->schedule.warmup_steps, 'i'},
         {"--lr-initial", bits_of(s->schedule.initial), 'f'},
         {"--cosine", (unsigned long long)s->schedule.cosine, 'i'}, {"--lr-min", bits_of(s->schedule.min), 'f'},
-        {"--clip-grad", bits_of(s->clip), 'f'}};
+        {"--clip-grad", bits_of(s->clip), 'f'}, {"--decay-groups", (unsigned long long)s->decay_groups, 'i'}};
     dp_agree(&S->team, "mygpt train", flags, (int)(sizeof flags / sizeof flags[0]));
     if (S->team.size > s->B) { // every rank sees the same: rank 0 says it, all stop
         if (S->team.rank == 0)
@@ -298,6 +298,7 @@ static int session_model(session *S)
     if (st != MYGPT_OK || (st = mygpt_trainer_create(&S->tr, S->g, err)) != MYGPT_OK)
         return train_fail(&S->team, S->cmd, st, err);
     S->tr->dropout_rng = &S->rng; // model.train(): dropout draws when the model has any
+    S->tr->decay_groups = s->decay_groups;
     // the save as it will find its place (a gpt2's config.json too): said now, not after the training
     if (S->team.rank == 0 && s->save && (st = mygpt_checkpoint_check_save(S->g, s->save, err)) != MYGPT_OK) {
         prefix(err, "--save: ");
@@ -375,6 +376,8 @@ static void session_settings(session *S)
         train_shortest(value, sizeof value, s->clip);
         setting(rs, "--clip-grad", "%s", value);
     }
+    if (s->decay_groups)
+        setting(rs, "--decay-groups", "%s", "on");
 }
 
 /* --resume FILE: the weights, the optimizer's state, the generator and the loader's order

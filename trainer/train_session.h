@@ -30,6 +30,7 @@ typedef struct train_settings {
     int adamw;                  /* --optimizer: 1 adamw, 0 sgd                            */
     double lr, momentum;        /* --lr, --momentum                                       */
     double weight_decay;        /* --weight-decay, or -1: the optimizer's own             */
+    int decay_groups;           /* --decay-groups: no decay on tensors of 1 dimension     */
     mygpt_lr_schedule schedule; /* appendix D's (peak --lr); total_steps set for --steps  */
     int scheduled;              /* --warmup or --cosine was given                         */
     int warmup_given;           /* --warmup was given (it may be 0)                       */
