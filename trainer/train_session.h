@@ -20,6 +20,7 @@ typedef struct train_settings {
     uint64_t seed;              /* torch.manual_seed: the model, the loaders, dropout     */
     mygpt_config cfg;           /* the model's; with --init-from only its dropout counts  */
     const char *text;           /* --text: the first 90% of its characters train          */
+    const char *tokenizer;      /* --tokenizer: llama2.c's tokenizer.bin, or NULL: GPT-2's */
     int64_t T, B;               /* --context, --batch                                     */
     int64_t steps;              /* --steps (the course's loop), or 0                      */
     int64_t epochs;             /* --epochs (the book's loop), or 0                       */
