@@ -2,7 +2,7 @@
  * test_cli_llama_trained.c - a Llama trained by `mygpt train --arch llama --tokenizer
  * tok512.bin --save F.bin` is llama2.c's file: the training writes the same bytes as when
  * tools/reference_llama2c_train.py ran it (their sha256; the script checks 1 and 2
- * threads agree), and `mygpt generate --sampler llama2c` on F.bin prints what llama2.c's
+ * threads and the generic kernels agree), and `mygpt generate --sampler llama2c` on F.bin prints what llama2.c's
  * run.c printed on it (tests/golden/llama2c/trained.txt), tied and untied, grouped heads.
  */
 #include <criterion/criterion.h>

@@ -11,8 +11,9 @@ builds it (-O3 -fopenmp, `make run`'s). For each of TRAINS the script runs
     mygpt train --arch llama --vocab 512 --tokenizer corpus/llama/tok512.bin
         --text corpus/the-verdict.txt FLAGS --save F.bin
 
-twice, with OMP_NUM_THREADS=1 and 2, and fails unless both write the same bytes (training is
-deterministic, the same bits at any thread count). F.bin is llama2.c's legacy file; the
+with OMP_NUM_THREADS=1, with 2, and with the portable kernels (MYGPT_MATMUL_KERNEL and
+MYGPT_ATTENTION_KERNEL generic), and fails unless all three write the same bytes (training is
+deterministic: the same bits at any thread count, on any kernel). F.bin is llama2.c's legacy file; the
 text's ids are tok512.bin's (run.c's encode(text, bos=1, eos=0) of each part), so run.c
 reads F.bin with tok512.bin as its own. Then, for each of RUNS, `run F.bin -z tok512.bin -t T
 -p P -s S -n N [-i PROMPT]`. It writes (lines starting with # are comments):
@@ -55,9 +56,12 @@ RUNS = [
 ]
 
 
-def train(mygpt, flags, text, tok, out, threads):
+def train(mygpt, flags, text, tok, out, threads, kernel=None):
     cmd = [mygpt, "train", "--arch", "llama", "--vocab", "512", "--tokenizer", tok, "--text", text] + flags.split()
-    sh(cmd + ["--save", out], stderr=subprocess.DEVNULL, env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    if kernel:
+        env.update(MYGPT_MATMUL_KERNEL=kernel, MYGPT_ATTENTION_KERNEL=kernel)
+    sh(cmd + ["--save", out], stderr=subprocess.DEVNULL, env=env)
     with open(out, "rb") as f:
         return f.read()
 
@@ -80,8 +84,9 @@ def main():
             model = os.path.join(tmp, "m%d.bin" % i)
             one = train(a.mygpt, flags, text, tok, os.path.join(tmp, "m%d_1.bin" % i), 1)
             two = train(a.mygpt, flags, text, tok, model, 2)
-            if one != two:
-                sys.exit("mygpt train %s: a different model at 1 and 2 threads" % flags)
+            portable = train(a.mygpt, flags, text, tok, os.path.join(tmp, "m%d_g.bin" % i), 2, "generic")
+            if one != two or one != portable:
+                sys.exit("mygpt train %s: a different model at 1 and 2 threads or on the generic kernels" % flags)
             lines.append(("model\t%s\t%s\n" % (flags, hashlib.sha256(one).hexdigest())).encode())
             for t, p, s, n, prompt in RUNS:
                 cmd = [run, model, "-z", tok, "-t", t, "-p", p, "-s", s, "-n", n] + (["-i", prompt] if prompt else [])
