@@ -182,7 +182,8 @@ static const arg_spec TRAIN_ARGS[] = {MODEL_FLAGS,          {"text", 1, 0},  {"c
                                       {"preset", 1, 0}, {"log", 1, 0}, {"checkpoint-every", 1, 0},
                                       {"state", 1, 0}, {"resume", 1, 0}, {"warmup", 1, 0},
                                       {"lr-initial", 1, 0}, {"cosine", 0, 0}, {"lr-min", 1, 0},
-                                      {"clip-grad", 1, 0}, {"out", 1, 0}, {"keep-best", 0, 0}, {NULL, 0, 0}};
+                                      {"clip-grad", 1, 0}, {"out", 1, 0}, {"keep-best", 0, 0},
+                                      {"decay-groups", 0, 0}, {"tokenizer", 1, 0}, {NULL, 0, 0}};
 
 /* --help: what train does, its presets and flags. Returns 0. */
 static int train_usage(void)
@@ -193,8 +194,10 @@ static int train_usage(void)
            "                   [--arch A [--qkv-bias]] | --init-from FILE) [--dropout P]\n"
            "                   --context T --batch B (--steps K | --epochs N)\n"
            "                   --optimizer sgd|adamw --lr LR [--momentum M] [--weight-decay WD]\n"
+           "                   [--decay-groups]\n"
            "                   [--warmup K [--lr-initial LR0]] [--cosine [--lr-min LRMIN]]\n"
            "                   [--clip-grad NORM]\n"
+           "                   [--tokenizer FILE.bin]\n"
            "                   [--eval-every E] [--out DIR] [--save FILE.safetensors] [--log FILE.csv]\n"
            "                   [--checkpoint-every K] [--state FILE] [--resume FILE] [--keep-best]\n"
            "                   [--data-parallel [--check-replicas]]\n"
@@ -215,7 +218,13 @@ static int train_usage(void)
            "--arch llama trains llama2.c's model.py (its initialisation, with --kv-heads K,\n"
            "--ffn-hidden H or --multiple-of M, --untied-head) in the same loop\n"
            "(tools/reference_llama.py --train-cases); --save FILE.bin then writes llama2.c's\n"
-           "file, which its run.c reads.\n"
+           "file, which its run.c reads. --decay-groups (with adamw) is the AdamW of its train.py\n"
+           "(configure_optimizers, nanoGPT's too): the weight decay on the tensors of 2 or more\n"
+           "dimensions only, none on the norms' weights and the biases.\n"
+           "--tokenizer FILE.bin (llama2.c's tokenizer.bin, --vocab its size: corpus/llama/tok512.bin\n"
+           "and --vocab 512) tokenises each part of the text as run.c's encode(text, bos=1, eos=0),\n"
+           "the ids `mygpt encode --tokenizer FILE` prints, instead of GPT-2's: `mygpt generate\n"
+           "--checkpoint MODEL --tokenizer FILE` and llama2.c's run.c (-z FILE) read them back.\n"
            "\n"
            "Trains GPT(V, C, H, N, M) (built with set_seed(S)) on FILE's GPT-2 tokens: the first\n"
            "90%% of its characters train, the rest validate, in windows of T tokens every T;\n"
@@ -366,6 +375,10 @@ static int check_combinations(const char *cmd, const parsed_args *a)
         cli_error(cmd, "--eval-batches (but with --arch nanogpt), --sample-prompt and --sample-tokens go with --epochs");
         return EXIT_USAGE;
     }
+    if (args_has(a, "tokenizer") && (args_has(a, "epochs") || nanogpt)) {
+        cli_error(cmd, "--tokenizer goes with the course's loop (--steps), not with --epochs or --arch nanogpt");
+        return EXIT_USAGE;
+    }
     if (args_has(a, "data-parallel") &&
         (args_has(a, "checkpoint-every") || args_has(a, "resume") || args_has(a, "state"))) {
         cli_error(cmd, "--checkpoint-every, --state and --resume go without --data-parallel");
@@ -448,6 +461,7 @@ static int check_files(const char *cmd, const parsed_args *a, const train_settin
                               {args_has(a, "log") ? "--log's plot" : "the run's plot", s->log ? plot : NULL, 1, 0},
                               {"--keep-best", s->best, 1, 0},
                               {"--text", args_get(a, "text"), 0, 0},
+                              {"--tokenizer", args_get(a, "tokenizer"), 0, 0},
                               init[0],
                               init[1],
                               {"--resume", args_get(a, "resume"), 0, 1},
@@ -468,6 +482,11 @@ static int read_optimizer(const char *cmd, const parsed_args *a, train_settings 
     }
     if (s->adamw && args_has(a, "momentum")) {
         cli_error(cmd, "--momentum applies to sgd only");
+        return EXIT_USAGE;
+    }
+    s->decay_groups = args_has(a, "decay-groups");
+    if (s->decay_groups && !s->adamw) {
+        cli_error(cmd, "--decay-groups goes with --optimizer adamw (configure_optimizers' two AdamW groups)");
         return EXIT_USAGE;
     }
     if (args_has(a, "check-replicas") && !args_has(a, "data-parallel")) {
@@ -549,6 +568,7 @@ int cmd_train(int argc, char **argv)
 static int run_train(const parsed_args *a, train_settings *s)
 {
     s->text = args_get(a, "text");
+    s->tokenizer = args_get(a, "tokenizer");
     s->sample_prompt = args_get(a, "sample-prompt");
     s->init_from = args_get(a, "init-from");
     static const char *const sizes[5] = {"vocab", "embed", "heads", "layers", "max-seq"};

@@ -10,15 +10,15 @@
 #   instruction-data.json    from corpus/ too
 #   tinyshakespeare.txt      Tiny Shakespeare (public domain), nanoGPT's shakespeare_char
 #                            text, copied from corpus/ too
-#   corpus/llama/            llama2.c's stories260K.bin and tok512.bin (MIT), read where they
-#                            are: only their sha256 is checked
+#   llama/stories260K.bin,   llama2.c's stories260K model and its vocabulary (MIT), copied
+#   llama/tok512.bin         from corpus/llama/ too
 # Every file is checked against its sha256; a wrong file is removed, never used. A file is
 # written whole (a temporary beside it, then renamed), and a link in its place is removed,
 # never written through: the learner's own file it points to stays as it is.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DATA=${MYGPT_DATA:-$ROOT/data}
-mkdir -p "$DATA"
+mkdir -p "$DATA/llama"
 
 declare -A SHA=(
     [encoder.json]=196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783
@@ -29,6 +29,8 @@ declare -A SHA=(
     [sms_spam_test.csv]=fa3eaa31530e598e4e8c7dddc62651e2ceb85689122fc2ee3aa0fea8a5ad1371
     [instruction-data.json]=7e09a9af353722ca15c18bc580f093f9c39d3178335a75177319cb1e1d163944
     [tinyshakespeare.txt]=86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed
+    [llama/stories260K.bin]=b0a507e7ad0f626624f17112325e66691f9076d622e1d3274d103d00299f2696
+    [llama/tok512.bin]=037cb335abb25d1fa9e8ecae30ed2a3a8ace9302862ebcdc05d51a6bbb10c312
 )
 
 good() { [ -f "$DATA/$1" ] && [ "$(sha256sum "$DATA/$1" | cut -d' ' -f1)" = "${SHA[$1]}" ]; }
@@ -44,7 +46,7 @@ put() {
         echo "fetch-data: $dest is a link (to $(readlink "$dest")) without the right $2: the link is removed, what it points to is kept, a fresh copy written" >&2
         rm -f "$dest" || return 1
     fi
-    part=$(mktemp "$DATA/.$2.XXXXXX") || return 1
+    part=$(mktemp "$(dirname "$dest")/.$(basename "$dest").XXXXXX") || return 1
     # mktemp's file is 0600: the mode cp gives a new file instead
     cp "$1" "$part" 2>/dev/null && chmod "$(printf '%o' $((0666 & ~0$(umask))))" "$part" &&
         mv -fT "$part" "$dest" 2>/dev/null
@@ -80,24 +82,12 @@ if ! good encoder.json || ! good vocab.bpe; then
 fi
 
 for f in the-verdict.txt sms_spam_train.csv sms_spam_validation.csv sms_spam_test.csv instruction-data.json \
-    tinyshakespeare.txt; do
+    tinyshakespeare.txt llama/stories260K.bin llama/tok512.bin; do
     good "$f" && continue
     put "$ROOT/corpus/$f" "$f"
     if ! good "$f"; then
         rm -f "$DATA/$f"
         echo "fetch-data: corpus/$f is missing or changed (its sha256 must be ${SHA[$f]})" >&2
-        status=1
-    fi
-done
-# llama2.c's model and vocabulary stay in corpus/llama/: checked, not copied
-declare -A LLAMA_SHA=(
-    [stories260K.bin]=b0a507e7ad0f626624f17112325e66691f9076d622e1d3274d103d00299f2696
-    [tok512.bin]=037cb335abb25d1fa9e8ecae30ed2a3a8ace9302862ebcdc05d51a6bbb10c312
-)
-for f in stories260K.bin tok512.bin; do
-    if [ ! -f "$ROOT/corpus/llama/$f" ] ||
-        [ "$(sha256sum "$ROOT/corpus/llama/$f" | cut -d' ' -f1)" != "${LLAMA_SHA[$f]}" ]; then
-        echo "fetch-data: corpus/llama/$f is missing or changed (its sha256 must be ${LLAMA_SHA[$f]})" >&2
         status=1
     fi
 done

@@ -39,7 +39,7 @@ status=$?
 cmp -s "$work/mine.txt" "$work/mine.orig" || complain "the learner's file behind the link was changed"
 [ -L "$work/mine.txt" ] && complain "the learner's file became a link"
 for f in the-verdict.txt sms_spam_train.csv sms_spam_validation.csv sms_spam_test.csv instruction-data.json \
-    tinyshakespeare.txt; do
+    tinyshakespeare.txt llama/stories260K.bin llama/tok512.bin; do
     if [ -L "$data/$f" ] || [ ! -f "$data/$f" ]; then
         complain "$f is not a regular file"
     elif ! cmp -s "$data/$f" "$root/corpus/$f"; then
@@ -52,7 +52,8 @@ for f in encoder.json vocab.bpe; do
     [ "$(readlink "$data/$f")" = "$vocab/$f" ] || complain "the link $f (to the right contents) was not kept"
 done
 leftover=$(ls -A "$data" | grep -v -x -e encoder.json -e vocab.bpe -e the-verdict.txt -e sms_spam_train.csv \
-    -e sms_spam_validation.csv -e sms_spam_test.csv -e instruction-data.json -e tinyshakespeare.txt)
+    -e sms_spam_validation.csv -e sms_spam_test.csv -e instruction-data.json -e tinyshakespeare.txt -e llama)
+leftover="$leftover$(ls -A "$data/llama" | grep -v -x -e stories260K.bin -e tok512.bin)"
 [ -z "$leftover" ] || complain "left in the data folder: $leftover"
 # one line for each link removed, naming it
 [ "$(wc -l <"$work/err")" -eq 2 ] || complain "stderr is not one line per removed link: $(cat "$work/err")"

@@ -494,6 +494,18 @@ Test(llama, gradients_are_model_pys_random_models)
     }
 }
 
+/* random_N.bin, model.py's gradients of it and its weights after model.py's AdamW step */
+static void load_adamw_case(int i, mygpt_gpt **m, mygpt_gpt **grads, mygpt_gpt **want)
+{
+    char path[4096], file[64];
+    snprintf(file, sizeof file, "random_%d.bin", i);
+    *m = load(path_of(path, sizeof path, file));
+    snprintf(file, sizeof file, "grad_random_%d.bin", i);
+    *grads = load(path_of(path, sizeof path, file));
+    snprintf(file, sizeof file, "adamw_random_%d.bin", i);
+    *want = load(path_of(path, sizeof path, file));
+}
+
 /* model.py's configure_optimizers(0.1, 5e-4, (0.9, 0.95)): AdamW in two groups, weight
  * decay on the state_dict's tensors of 2 or more dimensions only, each group a mygpt
  * optimizer over its ranges of the block. One step from model.py's gradients
@@ -501,13 +513,8 @@ Test(llama, gradients_are_model_pys_random_models)
 Test(llama, adamw_step_of_model_pys_groups_bit_for_bit)
 {
     for (int i = 0; i < 8; i++) {
-        char path[4096], file[64];
-        snprintf(file, sizeof file, "random_%d.bin", i);
-        mygpt_gpt *m = load(path_of(path, sizeof path, file));
-        snprintf(file, sizeof file, "grad_random_%d.bin", i);
-        mygpt_gpt *grads = load(path_of(path, sizeof path, file));
-        snprintf(file, sizeof file, "adamw_random_%d.bin", i);
-        mygpt_gpt *want = load(path_of(path, sizeof path, file));
+        mygpt_gpt *m, *grads, *want;
+        load_adamw_case(i, &m, &grads, &want);
         const int n = mygpt_state_dict_len(&m->config);
         size_t start[2][64], len[2][64];
         int count[2] = {0, 0};
@@ -535,6 +542,36 @@ Test(llama, adamw_step_of_model_pys_groups_bit_for_bit)
             cr_expect_eq(memcmp(mygpt_param_tensor(&m->params, t), mygpt_param_tensor(&want->params, t),
                                 m->param_sizes[t] * sizeof(float)), 0, "random_%d: %s differs after the step", i,
                          mygpt_param_tensor_name(t));
+        mygpt_gpt_free(m);
+        mygpt_gpt_free(grads);
+        mygpt_gpt_free(want);
+    }
+}
+
+/* The same step as one optimizer: a trainer with decay_groups (what `mygpt train
+ * --decay-groups` and --arch nanogpt step with) gives adamw_random_N.bin's weights bit for bit. */
+Test(llama, trainer_step_with_decay_groups_is_configure_optimizers)
+{
+    for (int i = 0; i < 8; i++) {
+        mygpt_gpt *m, *grads, *want;
+        load_adamw_case(i, &m, &grads, &want);
+        mygpt_error err = {0};
+        mygpt_trainer *tr = NULL;
+        cr_assert_eq(mygpt_trainer_create(&tr, m, &err), MYGPT_OK, "%s", err.message);
+        cr_assert_eq(grads->num_parameters, m->num_parameters);
+        memcpy(tr->grads_memory, grads->params_memory, m->num_parameters * sizeof(float));
+        tr->decay_groups = 1;
+        mygpt_optimizer opt;
+        mygpt_adamw_init(&opt, 5e-4);
+        opt.beta2 = 0.95;
+        opt.weight_decay = 0.1;
+        cr_assert_eq(mygpt_trainer_step(tr, &opt, &err), MYGPT_OK, "%s", err.message);
+        cr_expect_eq(opt.n, m->num_parameters, "random_%d: the state is not one float a parameter", i);
+        cr_assert_eq(m->num_parameters, want->num_parameters);
+        cr_expect_eq(memcmp(m->params_memory, want->params_memory, m->num_parameters * sizeof(float)), 0,
+                     "random_%d differs after the step", i);
+        mygpt_optimizer_free(&opt);
+        mygpt_trainer_free(tr);
         mygpt_gpt_free(m);
         mygpt_gpt_free(grads);
         mygpt_gpt_free(want);

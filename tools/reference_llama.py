@@ -31,7 +31,8 @@ imported unchanged. The script writes into OUT:
 With --train-cases, it writes OUT/train_cli.txt instead: what `mygpt train --arch llama`
 prints for each of TRAIN_CASES, computed by tools/reference_train.py's loop (its data
 loader, GPT-2 ids, AdamW or SGD) over model.py's Transformer built after
-torch.manual_seed(SEED), in the case format of tests/golden/train_cli.txt (needs data/ and
+torch.manual_seed(SEED) (with --decay-groups, AdamW from model.py's configure_optimizers),
+in the case format of tests/golden/train_cli.txt (needs data/ and
 npm's tiktoken: npm install --prefix tools/node).
 
 Each .txt: `config DIM HIDDEN LAYERS HEADS KV_HEADS VOCAB SEQ_LEN UNTIED`, `ids B T` then the
@@ -77,6 +78,9 @@ TRAIN_CASES = [
     "--seed 5 --vocab 50257 --embed 16 --heads 4 --layers 1 --max-seq 8 --kv-heads 1 --multiple-of 8 "
     "--untied-head --text DATA/the-verdict.txt --context 8 --batch 2 --steps 6 --optimizer sgd --lr 0.5 "
     "--momentum 0.9 --eval-every 2",
+    "--seed 11 --vocab 50257 --embed 16 --heads 4 --layers 2 --max-seq 12 --kv-heads 2 --multiple-of 16 "
+    "--untied-head --text DATA/the-verdict.txt --context 12 --batch 3 --steps 10 --optimizer adamw --lr 0.02 "
+    "--weight-decay 2 --decay-groups --eval-every 3",
 ]
 
 
@@ -108,6 +112,7 @@ def train_cases(out, data, ModelArgs, Transformer):
         ap.add_argument("--text")
         ap.add_argument("--optimizer")
         ap.add_argument("--untied-head", action="store_true")
+        ap.add_argument("--decay-groups", action="store_true")
         a = ap.parse_args(shlex.split(case.replace("DATA", data)))
 
         def make_model(a=a):
@@ -131,9 +136,19 @@ def train_cases(out, data, ModelArgs, Transformer):
                 model.output.weight = torch.nn.Parameter(model.output.weight.detach().clone())
                 model.tok_embeddings.weight = torch.nn.Parameter(drawn["embedding"])
             return AllLogits(model)
+
+        def make_opt(wrapped, a=a):
+            # --decay-groups: AdamW as model.py's configure_optimizers groups it (train.py's):
+            # the tensors of 2 or more dimensions decay, the RMSNorm gains not; with the tool's
+            # betas (PyTorch's (0.9, 0.999), not train.py's beta2 0.95) and weight decay 0.01
+            # unless given. Without it: reference_train.py's AdamW(model.parameters())
+            if not a.decay_groups:
+                return reference_train.make_optimizer(a, wrapped)
+            wd = a.weight_decay if a.weight_decay is not None else 0.01
+            return wrapped.model.configure_optimizers(wd, a.lr, (0.9, 0.999), "cpu")  # (it prints its groups)
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
-            reference_train.train(a, make_model=make_model)
+            reference_train.train(a, make_model=make_model, make_opt=make_opt)
         lines.append("case train --arch llama " + case)
         lines += ["out " + line for line in printed.getvalue().splitlines() if line.startswith("step ")]
         lines.append("end")

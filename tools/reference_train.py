@@ -76,10 +76,11 @@ def make_optimizer(a, model):
                              weight_decay=a.weight_decay if a.weight_decay is not None else 0.01)
 
 
-def train(a, on_eval=None, make_model=None):
+def train(a, on_eval=None, make_model=None, make_opt=None):
     """The training loop of the issue (and `mygpt train`). on_eval(step, epoch, train_loss,
     val_loss, tokens_seen) is called at every printed step; make_model() builds the model
-    after the seed (the reference GPT without it); returns the model."""
+    after the seed (the reference GPT without it), make_opt(model) its optimizer
+    (make_optimizer's without it); returns the model."""
     torch.manual_seed(a.seed)
     model = make_model() if make_model else GPT(a.vocab, a.embed, a.heads, a.layers, a.max_seq)
     text = open(a.text, encoding="utf-8").read()
@@ -89,7 +90,7 @@ def train(a, on_eval=None, make_model=None):
                                         shuffle=True, drop_last=True)
     val_loader = create_dataloader_v1(val_text, batch_size=a.batch, max_length=a.context, stride=a.context,
                                       shuffle=False, drop_last=False)
-    opt = make_optimizer(a, model)
+    opt = make_opt(model) if make_opt else make_optimizer(a, model)
     step, epoch, tokens_seen = 0, 0, 0
     while step < a.steps:
         epoch += 1

@@ -29,13 +29,6 @@
  * because number of tokens per iter is small") */
 #define NANOGPT_BETA2 0.99
 
-/* One parameter group: ranges of the parameter block (its state_dict entries) */
-typedef struct group {
-    size_t *start, *len;
-    int n;
-    mygpt_optimizer opt;
-} group;
-
 typedef struct run {
     const train_settings *s;
     const char *cmd;
@@ -48,7 +41,7 @@ typedef struct run {
     mygpt_rng rng;           /* torch's global generator                    */
     mygpt_gpt *g;
     mygpt_trainer *tr;
-    group decay, nodecay;    /* weight_decay, 0.0                           */
+    mygpt_optimizer opt;     /* AdamW in configure_optimizers' two groups   */
     float **clip_grads;      /* model.parameters()'s gradients, nanoGPT's tensors */
     size_t *clip_sizes;
     int clip_count;
@@ -150,31 +143,14 @@ static double get_lr(const mygpt_lr_schedule *sc, long it, long decay)
 
 /* ---- the optimizer and the clipping ---------------------------------------------------- */
 
-/* configure_optimizers: the state_dict entries of 2 or more dimensions decay, the others
- * not (the ranges of each group, in the block) */
-static mygpt_status make_groups(run *r)
+/* configure_optimizers: AdamW whose first group (the state_dict entries of 2 or more
+ * dimensions) decays by train.py's weight_decay, 0.1 unless given, the second not */
+static void make_optimizer(run *r)
 {
-    const mygpt_config *cfg = &r->g->config;
-    const int n = mygpt_state_dict_len(cfg);
-    group *gs[2] = {&r->decay, &r->nodecay};
-    for (int k = 0; k < 2; k++) {
-        gs[k]->start = malloc((size_t)n * sizeof(size_t));
-        gs[k]->len = malloc((size_t)n * sizeof(size_t));
-        if (!gs[k]->start || !gs[k]->len)
-            return trainer_fail(&r->err, MYGPT_ENOMEM, "%s", "out of memory for the parameter groups");
-        mygpt_adamw_init(&gs[k]->opt, r->s->lr);
-        gs[k]->opt.beta2 = NANOGPT_BETA2;
-        // train.py's weight_decay 0.1 unless given, on the first group only
-        gs[k]->opt.weight_decay = k == 0 ? (r->s->weight_decay >= 0 ? r->s->weight_decay : 0.1) : 0.0;
-    }
-    for (int j = 0; j < n; j++) {
-        mygpt_state_entry e;
-        mygpt_state_dict_entry(cfg, &r->g->params, j, &e);
-        group *gr = e.ndim >= 2 ? &r->decay : &r->nodecay;
-        gr->start[gr->n] = (size_t)(e.data - r->g->params_memory);
-        gr->len[gr->n++] = e.numel;
-    }
-    return MYGPT_OK;
+    mygpt_adamw_init(&r->opt, r->s->lr);
+    r->opt.beta2 = NANOGPT_BETA2;
+    r->opt.weight_decay = r->s->weight_decay >= 0 ? r->s->weight_decay : 0.1;
+    r->tr->decay_groups = 1;
 }
 
 /* model.parameters() as nanoGPT lists them: wte (the tied head), wpe, each block's ln_1,
@@ -229,19 +205,15 @@ static mygpt_status clip_grads(run *r)
 /* ---- the loop -------------------------------------------------------------------------- */
 
 /* One iteration's update after its loss: the next batch (train.py fetches it before the
- * backward), the backward, the clipping, both groups' steps at lr, zero_grad */
+ * backward), the backward, the clipping, the step of both groups at lr, zero_grad */
 static mygpt_status update(run *r, double lr)
 {
     TRY(get_batch(r, 0, r->x, r->y));
     TRY(mygpt_trainer_backward(r->tr, &r->err));
     if (r->s->clip > 0)
         TRY(clip_grads(r));
-    group *gs[2] = {&r->decay, &r->nodecay};
-    for (int k = 0; k < 2; k++) {
-        gs[k]->opt.lr = lr;
-        TRY(mygpt_optimizer_step_ranges(&gs[k]->opt, r->g->params_memory, r->tr->grads_memory,
-                                                     gs[k]->start, gs[k]->len, gs[k]->n, &r->err));
-    }
+    r->opt.lr = lr;
+    TRY(mygpt_trainer_step(r->tr, &r->opt, &r->err));
     return mygpt_trainer_zero_grad(r->tr, &r->err);
 }
 
@@ -299,19 +271,16 @@ static int build(run *r)
         cli_error(r->cmd, "--save: %s", r->err.message);
         return EXIT_USAGE;
     }
-    if (st == MYGPT_OK && (st = make_groups(r)) == MYGPT_OK)
+    if (st == MYGPT_OK) {
+        make_optimizer(r);
         st = make_clip_list(r);
+    }
     return st == MYGPT_OK ? 0 : cli_fail(r->cmd, st, &r->err);
 }
 
 static void run_free(run *r)
 {
-    group *gs[2] = {&r->decay, &r->nodecay};
-    for (int k = 0; k < 2; k++) {
-        free(gs[k]->start);
-        free(gs[k]->len);
-        mygpt_optimizer_free(&gs[k]->opt);
-    }
+    mygpt_optimizer_free(&r->opt);
     free(r->clip_grads);
     free(r->clip_sizes);
     free(r->qkv);

@@ -19,6 +19,7 @@
 #include "mygpt/checkpoint.h"
 #include "mygpt/data.h"
 #include "mygpt/print.h"
+#include "mygpt/sp_tokenizer.h"
 #include "mygpt/tokenizer.h"
 #include "mygpt/train_state.h"
 #include "train_extras.h"
@@ -39,7 +40,8 @@ typedef struct session {
     dp_team team;
     char *text;                      /* --text's bytes                                 */
     size_t tn;
-    mygpt_tokenizer *tok;
+    mygpt_tokenizer *tok;            /* GPT-2's, or NULL with --tokenizer               */
+    mygpt_sp_tokenizer *sp;          /* --tokenizer's, or NULL                          */
     int64_t *train_ids, *val_ids;    /* its two parts' tokens                          */
     size_t ntrain, nval;
     mygpt_dataloader train, val;
@@ -111,11 +113,32 @@ static void prefix(mygpt_error *err, const char *what)
              inner.message);
 }
 
-/* The token ids of text (malloc'd into *ids, *n of them): 0, or the status after the error */
+/* run.c's encode(text, bos 1, eos 0) with sp, what `mygpt encode --tokenizer` prints, as
+ * int64 ids (malloc'd into *ids, *n of them) */
+static mygpt_status sp_encode_ids(const mygpt_sp_tokenizer *sp, const char *text, size_t len, int64_t **ids, size_t *n,
+                                  mygpt_error *err)
+{
+    int *got = NULL;
+    mygpt_status st = mygpt_sp_encode(sp, text, len, 1, 0, &got, n, err);
+    if (st == MYGPT_OK && !(*ids = malloc((*n ? *n : 1) * sizeof **ids))) {
+        say(err, "%s", "out of memory for the text's ids");
+        st = err->code = MYGPT_ENOMEM;
+    }
+    for (size_t i = 0; st == MYGPT_OK && i < *n; i++)
+        (*ids)[i] = got[i];
+    free(got);
+    return st;
+}
+
+/* The token ids of text, GPT-2's or --tokenizer's (malloc'd into *ids, *n of them): 0, or
+ * the status after the error */
 static int encode(const session *S, const char *text, size_t len, int64_t **ids, size_t *n)
 {
     mygpt_error err = {0};
-    const mygpt_status st = mygpt_encode(S->tok, text, len, ids, n, &err);
+    const mygpt_status st = S->sp ? sp_encode_ids(S->sp, text, len, ids, n, &err)
+                                  : mygpt_encode(S->tok, text, len, ids, n, &err);
+    if (st != MYGPT_OK && S->sp)
+        prefix(&err, "--tokenizer: ");
     return st == MYGPT_OK ? 0 : cli_fail(S->cmd, st, &err);
 }
 
@@ -165,7 +188,7 @@ static int session_team(session *S)
         {"--warmup", (unsigned long long)s->schedule.warmup_steps, 'i'},
         {"--lr-initial", bits_of(s->schedule.initial), 'f'},
         {"--cosine", (unsigned long long)s->schedule.cosine, 'i'}, {"--lr-min", bits_of(s->schedule.min), 'f'},
-        {"--clip-grad", bits_of(s->clip), 'f'}};
+        {"--clip-grad", bits_of(s->clip), 'f'}, {"--decay-groups", (unsigned long long)s->decay_groups, 'i'}};
     dp_agree(&S->team, "mygpt train", flags, (int)(sizeof flags / sizeof flags[0]));
     if (S->team.size > s->B) { // every rank sees the same: rank 0 says it, all stop
         if (S->team.rank == 0)
@@ -180,9 +203,10 @@ static int session_team(session *S)
 
 /* ---- the data: --text split, tokenised, in loaders ------------------------------------ */
 
-/* --text split by characters as text[:int(0.9 * len(text))], each part GPT-2's tokens in
- * a loader of windows of T every T (the validation's keeps its short last batch); with
- * --epochs, the schedule's length is now known. 0, or the status after the error. */
+/* --text split by characters as text[:int(0.9 * len(text))], each part GPT-2's tokens
+ * (--tokenizer's) in a loader of windows of T every T (the validation's keeps its short
+ * last batch); with --epochs, the schedule's length is now known. 0, or the status after
+ * the error. */
 static int session_data(session *S)
 {
     const train_settings *s = S->s;
@@ -194,8 +218,12 @@ static int session_data(session *S)
     const char *text = S->text;
     const size_t tn = S->tn, split = mygpt_utf8_offset(text, tn, (size_t)(0.9 * (double)mygpt_utf8_length(text, tn)));
     char dir[4096];
-    if ((st = mygpt_data_dir(dir, sizeof dir, err)) != MYGPT_OK ||
-        (st = mygpt_tokenizer_load_dir(&S->tok, dir, err)) != MYGPT_OK)
+    if (s->tokenizer && (st = mygpt_sp_load(&S->sp, s->tokenizer, 0, err)) != MYGPT_OK) {
+        prefix(err, "--tokenizer: ");
+        return cli_fail(S->cmd, st, err);
+    }
+    if (!s->tokenizer && ((st = mygpt_data_dir(dir, sizeof dir, err)) != MYGPT_OK ||
+                          (st = mygpt_tokenizer_load_dir(&S->tok, dir, err)) != MYGPT_OK))
         return cli_fail(S->cmd, st, err);
     int rc;
     if ((rc = encode(S, text, split, &S->train_ids, &S->ntrain)) ||
@@ -297,7 +325,14 @@ static int session_model(session *S)
         return rc;
     if (st != MYGPT_OK || (st = mygpt_trainer_create(&S->tr, S->g, err)) != MYGPT_OK)
         return train_fail(&S->team, S->cmd, st, err);
+    const int sp_vocab = S->sp ? mygpt_sp_vocab_size(S->sp) : 0;
+    if (S->sp && sp_vocab != S->g->config.vocab_size) { // its ids are the model's rows, as run.c reads them
+        cli_error(S->cmd, "--tokenizer %s holds %d tokens: the model's vocabulary must be the same (--vocab %d, "
+                          "not %d)", s->tokenizer, sp_vocab, sp_vocab, S->g->config.vocab_size);
+        return EXIT_USAGE;
+    }
     S->tr->dropout_rng = &S->rng; // model.train(): dropout draws when the model has any
+    S->tr->decay_groups = s->decay_groups;
     // the save as it will find its place (a gpt2's config.json too): said now, not after the training
     if (S->team.rank == 0 && s->save && (st = mygpt_checkpoint_check_save(S->g, s->save, err)) != MYGPT_OK) {
         prefix(err, "--save: ");
@@ -375,6 +410,8 @@ static void session_settings(session *S)
         train_shortest(value, sizeof value, s->clip);
         setting(rs, "--clip-grad", "%s", value);
     }
+    if (s->decay_groups)
+        setting(rs, "--decay-groups", "%s", "on");
 }
 
 /* --resume FILE: the weights, the optimizer's state, the generator and the loader's order
@@ -745,6 +782,7 @@ int train_session_run(const train_settings *s)
     mygpt_dataloader_free(&S->train);
     mygpt_dataloader_free(&S->val);
     mygpt_tokenizer_free(S->tok);
+    mygpt_sp_free(S->sp);
     mygpt_trainer_free(S->tr);
     mygpt_gpt_free(S->g);
     free(S->text);

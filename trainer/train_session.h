@@ -20,6 +20,7 @@ typedef struct train_settings {
     uint64_t seed;              /* torch.manual_seed: the model, the loaders, dropout     */
     mygpt_config cfg;           /* the model's; with --init-from only its dropout counts  */
     const char *text;           /* --text: the first 90% of its characters train          */
+    const char *tokenizer;      /* --tokenizer: llama2.c's tokenizer.bin, or NULL: GPT-2's */
     int64_t T, B;               /* --context, --batch                                     */
     int64_t steps;              /* --steps (the course's loop), or 0                      */
     int64_t epochs;             /* --epochs (the book's loop), or 0                       */
@@ -30,6 +31,7 @@ typedef struct train_settings {
     int adamw;                  /* --optimizer: 1 adamw, 0 sgd                            */
     double lr, momentum;        /* --lr, --momentum                                       */
     double weight_decay;        /* --weight-decay, or -1: the optimizer's own             */
+    int decay_groups;           /* --decay-groups: no decay on tensors of 1 dimension     */
     mygpt_lr_schedule schedule; /* appendix D's (peak --lr); total_steps set for --steps  */
     int scheduled;              /* --warmup or --cosine was given                         */
     int warmup_given;           /* --warmup was given (it may be 0)                       */

@@ -16,12 +16,9 @@
 
 #include "chapter.h"
 
-/* The repository's corpus/llama/, wherever the program is run from (meson passes the path) */
-#ifndef CHAPTER_SOURCE_ROOT
-#define CHAPTER_SOURCE_ROOT "."
-#endif
-static const char MODEL[] = CHAPTER_SOURCE_ROOT "/corpus/llama/stories260K.bin";
-static const char TOKENIZER[] = CHAPTER_SOURCE_ROOT "/corpus/llama/tok512.bin";
+/* The files in the data folder (scripts/fetch-data.sh copies corpus/llama/ there), found as
+ * every chapter finds its data: $MYGPT_DATA, else data/ beside the build */
+static const char *const FILES[2] = {"llama/stories260K.bin", "llama/tok512.bin"};
 
 /* Prints next's piece as run.c's safe_printf does (a raw byte only when printable). */
 static int print_piece(int64_t prev, int64_t next, void *tok)
@@ -40,11 +37,15 @@ int main(int argc, char **argv)
                  "does with temperature 1.0, top-p 0.9 and seed 133742 (llama2.c's xorshift generator).",
                  133742, CH_SEED);
     mygpt_error err = {0};
+    char dir[4096], model[4200], tokenizer[4200];
+    chapter_data_dir(&ch, dir, sizeof dir, FILES, 2);
+    snprintf(model, sizeof model, "%s/%s", dir, FILES[0]);
+    snprintf(tokenizer, sizeof tokenizer, "%s/%s", dir, FILES[1]);
     // lesson: story
     mygpt_gpt *g = NULL;
-    chapter_check(&ch, mygpt_llama2c_load(&g, MODEL, &err), &err); // run.c's checkpoint
+    chapter_check(&ch, mygpt_llama2c_load(&g, model, &err), &err); // run.c's checkpoint
     mygpt_sp_tokenizer *tok = NULL;
-    chapter_check(&ch, mygpt_sp_load(&tok, TOKENIZER, g->config.vocab_size, &err), &err);
+    chapter_check(&ch, mygpt_sp_load(&tok, tokenizer, g->config.vocab_size, &err), &err);
     mygpt_llama2c_sampler sampler = {0};
     chapter_check(&ch, mygpt_llama2c_sampler_init(&sampler, g->config.vocab_size, 1.0f, 0.9f, ch.seed, &err), &err);
     const int64_t prompt[1] = {1}; // an empty prompt: BOS only

@@ -106,27 +106,31 @@ size_t mygpt_trainer_trainable_count(const mygpt_trainer *tr)
 mygpt_status mygpt_trainer_step(mygpt_trainer *tr, mygpt_optimizer *opt, mygpt_error *err)
 {
     mygpt_gpt *g = tr->model;
-    if (!tr->trainable)
+    if (!tr->trainable && !tr->decay_groups)
         return mygpt_optimizer_step(opt, g->params_memory, tr->grads_memory, g->num_parameters, err);
     const int n = mygpt_state_dict_len(&g->config);
     size_t *start = malloc((size_t)n * sizeof *start), *len = malloc((size_t)n * sizeof *len);
-    if (!start || !len) {
+    uint8_t *decays = malloc((size_t)n);
+    if (!start || !len || !decays) {
         free(start);
         free(len);
+        free(decays);
         return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory for the optimizer's ranges");
     }
     int count = 0; // the trainable entries, in parameters() order: each its own range
     for (int j = 0; j < n; j++)
-        if (tr->trainable[j]) {
+        if (mygpt_trainer_is_trainable(tr, j)) {
             mygpt_state_entry e;
             mygpt_state_dict_entry(&g->config, &g->params, j, &e);
             start[count] = (size_t)(e.data - g->params_memory);
+            decays[count] = !tr->decay_groups || e.ndim >= 2; // configure_optimizers: p.dim() >= 2
             len[count++] = e.numel;
         }
-    const mygpt_status st = mygpt_optimizer_step_ranges(opt, g->params_memory, tr->grads_memory, start, len, count,
-                                                        err);
+    const mygpt_status st = mygpt_optimizer_step_groups(opt, g->params_memory, tr->grads_memory, start, len, decays,
+                                                        count, err);
     free(start);
     free(len);
+    free(decays);
     return st;
 }
 

@@ -74,12 +74,13 @@ static mygpt_status check(const mygpt_optimizer *o, mygpt_error *err)
  *   p = fma(g, f32(-lr), p)                                    (p.add_(d_p, alpha=-lr)) */
 /* Both steps return whether a value they wrote is not finite (NaN, an infinity): a check
  * on values already in registers, where a pass of its own would read the whole state again. */
-MYGPT_CLONES static int sgd_step(const mygpt_optimizer *o, float *p, const float *grads, float *buf, size_t n)
+MYGPT_CLONES static int sgd_step(const mygpt_optimizer *o, double weight_decay, float *p, const float *grads, float *buf,
+                                  size_t n)
 {
-    const float wd = (float)o->weight_decay, mom = (float)o->momentum;
+    const float wd = (float)weight_decay, mom = (float)o->momentum;
     const float one_minus_damp = (float)(1.0 - o->dampening), neg_lr = (float)-o->lr;
     const int first = o->step == 0, use_mom = o->momentum != 0.0, nesterov = o->nesterov;
-    const int use_wd = o->weight_decay != 0.0;
+    const int use_wd = weight_decay != 0.0;
     int bad = 0;
 #pragma omp parallel for schedule(static) reduction(| : bad) if (n > MYGPT_STREAM_MIN)
     for (size_t i = 0; i < n; i++) {
@@ -105,11 +106,11 @@ MYGPT_CLONES static int sgd_step(const mygpt_optimizer *o, float *p, const float
  *   denom = sqrt(v) / f32(sqrt(1 - beta2^t)) + f32(eps)
  *   p = p + (f32(-lr / (1 - beta1^t)) * m) / denom
  * (bias corrections in double, as Python computes them). */
-MYGPT_CLONES static int adamw_step(const mygpt_optimizer *o, float *p, const float *grads, float *m, float *v,
-                                    size_t n)
+MYGPT_CLONES static int adamw_step(const mygpt_optimizer *o, double weight_decay, float *p, const float *grads, float *m,
+                                    float *v, size_t n)
 {
     const double t = (double)o->step; // already incremented
-    const float decay = (float)(1.0 - o->lr * o->weight_decay);
+    const float decay = (float)(1.0 - o->lr * weight_decay);
     const float b1 = (float)o->beta1, one_minus_b1 = (float)(1.0 - o->beta1);
     const float b2 = (float)o->beta2, one_minus_b2 = (float)(1.0 - o->beta2);
     const double bc1 = 1.0 - pow(o->beta1, t), bc2 = 1.0 - pow(o->beta2, t);
@@ -140,6 +141,12 @@ mygpt_status mygpt_optimizer_step(mygpt_optimizer *o, float *params, const float
 
 mygpt_status mygpt_optimizer_step_ranges(mygpt_optimizer *o, float *params, const float *grads, const size_t *start,
                                          const size_t *len, int count, mygpt_error *err)
+{
+    return mygpt_optimizer_step_groups(o, params, grads, start, len, NULL, count, err);
+}
+
+mygpt_status mygpt_optimizer_step_groups(mygpt_optimizer *o, float *params, const float *grads, const size_t *start,
+                                         const size_t *len, const uint8_t *decays, int count, mygpt_error *err)
 {
     mygpt_status st = check(o, err);
     if (st != MYGPT_OK)
@@ -178,10 +185,11 @@ mygpt_status mygpt_optimizer_step_ranges(mygpt_optimizer *o, float *params, cons
     for (int k = 0; k < count; at += len[k], k++) {
         float *p = params + start[k];
         const float *g = grads + start[k];
+        const double wd = !decays || decays[k] ? o->weight_decay : 0.0; // its group's weight_decay
         if (o->kind == MYGPT_SGD)
-            o->nonfinite |= sgd_step(o, p, g, o->buf ? o->buf + at : NULL, len[k]);
+            o->nonfinite |= sgd_step(o, wd, p, g, o->buf ? o->buf + at : NULL, len[k]);
         else
-            o->nonfinite |= adamw_step(o, p, g, o->buf + at, o->buf2 + at, len[k]);
+            o->nonfinite |= adamw_step(o, wd, p, g, o->buf + at, o->buf2 + at, len[k]);
     }
     if (o->kind == MYGPT_SGD)
         o->step++;

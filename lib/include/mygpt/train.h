@@ -110,6 +110,10 @@ typedef struct mygpt_trainer {
                                       NULL (the default): eval mode, no dropout        */
     uint8_t *trainable;       /* requires_grad per state_dict entry (mygpt_trainer_set_trainable);
                                  NULL: every parameter trains                               */
+    int decay_groups;         /* 1: mygpt_trainer_step decays only the state_dict entries of 2 or
+                                 more dimensions, as the two groups of nanoGPT's and llama2.c's
+                                 configure_optimizers; 0 (the default): every parameter, as
+                                 AdamW(model.parameters())                                  */
 } mygpt_trainer;
 
 /* A trainer for model, with its gradients allocated and zero. The model must not be
@@ -187,6 +191,13 @@ mygpt_status mygpt_optimizer_step(mygpt_optimizer *opt, float *params, const flo
 mygpt_status mygpt_optimizer_step_ranges(mygpt_optimizer *opt, float *params, const float *grads,
                                          const size_t *start, const size_t *len, int count, mygpt_error *err);
 
+/* opt.step() over ranges as mygpt_optimizer_step_ranges, where range k takes the weight decay
+ * only when decays[k] is nonzero (decays NULL: every range): torch.optim's parameter groups
+ * that differ in weight_decay alone (one with opt->weight_decay, one with 0.0) step as one
+ * optimizer, with one step count and one state, the same bits. */
+mygpt_status mygpt_optimizer_step_groups(mygpt_optimizer *opt, float *params, const float *grads, const size_t *start,
+                                         const size_t *len, const uint8_t *decays, int count, mygpt_error *err);
+
 void mygpt_optimizer_free(mygpt_optimizer *opt);
 
 /* ---- classification fine-tuning (the book's chapter 6: classify.c) ------------------ */
@@ -214,7 +225,8 @@ int mygpt_trainer_is_trainable(const mygpt_trainer *tr, int j);
 /* Parameters that train: sum(p.numel() for p in model.parameters() if p.requires_grad). */
 size_t mygpt_trainer_trainable_count(const mygpt_trainer *tr);
 
-/* opt.step() over the parameters that train (mygpt_optimizer_step_ranges over their ranges). */
+/* opt.step() over the parameters that train (mygpt_optimizer_step_ranges over their ranges),
+ * with tr->decay_groups the weight decay on the entries of 2 or more dimensions only. */
 mygpt_status mygpt_trainer_step(mygpt_trainer *tr, mygpt_optimizer *opt, mygpt_error *err);
 
 /* The forward of the book's calc_loss_batch: *loss = F.cross_entropy(model(ids)[:, -1, :], labels),
