@@ -830,7 +830,8 @@ static fma_fn widest_fma(const char **isa)
     if (strcmp(kernel, "avx2") == 0)
         return *isa = "AVX2", fma_avx2;
 #elif defined(__aarch64__)
-    return *isa = "NEON", fma_neon;
+    if (strcmp(mygpt_matmul_kernel_name(), "neon") == 0)
+        return *isa = "NEON", fma_neon;
 #endif
     return *isa = "scalar fmaf", fma_plain;
 }

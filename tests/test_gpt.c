@@ -803,6 +803,8 @@ Test(gpt_kernels, the_cpu_decides_the_kernels_not_the_compiler)
                            ? "avx512"
                        : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? "avx2"
                                                                                           : "generic";
+#elif defined(MYGPT_NEON_KERNELS)
+    const char *want = "neon"; /* every aarch64 CPU has NEON */
 #else
     const char *want = "generic";
 #endif

@@ -40,6 +40,11 @@
 #else
 #define MYGPT_CLONES
 #endif
+/* aarch64: NEON (AdvSIMD) is part of the base architecture, so its kernels are compiled
+ * without attributes and chosen at build time; there is nothing to pick at run time. */
+#if defined(__aarch64__) && defined(__ARM_NEON)
+#define MYGPT_NEON_KERNELS 1
+#endif
 /* A helper that a MYGPT_CLONES function calls: inlined into every clone, so it is compiled
  * for that clone's instruction set. Called out of line it would run the baseline code
  * whichever clone called it (fmaf a libm call, no vectors). */

@@ -358,6 +358,12 @@ MYGPT_AVX512 static void head_avx512(const head_job *h)
         head_body(64, 16, h); /* head sizes like 16, 48, 80: one zmm per row */
 }
 #endif
+#ifdef MYGPT_NEON_KERNELS
+#define HAVE_NEON_KERNELS 1
+/* NEON: the plain body is already compiled for aarch64's baseline, NEON, and its 16 x 16
+ * tile is 4 x 4 q accumulators of the 32 registers: the generic kernel is the NEON one */
+#define head_neon head_generic
+#endif
 
 /* The head kernel of each instruction set (cpu.h decides which one runs; the same bits). */
 static const head_fn HEADS[MYGPT_ISA_COUNT] = {
@@ -365,6 +371,9 @@ static const head_fn HEADS[MYGPT_ISA_COUNT] = {
 #ifdef HAVE_X86_KERNELS
     [MYGPT_ISA_AVX2] = head_avx2,
     [MYGPT_ISA_AVX512] = head_avx512,
+#endif
+#ifdef HAVE_NEON_KERNELS
+    [MYGPT_ISA_NEON] = head_neon,
 #endif
 };
 
@@ -778,11 +787,24 @@ MYGPT_AVX512 static void backward_avx512(const head_grads *h, double *vt, size_t
     backward_body(0, h, vt, ldv);
 }
 #endif
+#ifdef HAVE_NEON_KERNELS
+/* NEON: dp_rows' tile in vectors of 4 doubles (HALVES), 4 queries x 8 keys = 16 of the 32
+ * q registers of 2 doubles; the 4 x 32 keys of the plain one would need 64. gcc 12 still
+ * moves some of the 4-double vectors through the stack (the whole function: 106 q-register
+ * stack loads and stores in the aarch64 objdump, the plain one's 283). */
+static void backward_neon(const head_grads *h, double *vt, size_t ldv)
+{
+    backward_body(1, h, vt, ldv);
+}
+#endif
 static const backward_fn BACKWARDS[MYGPT_ISA_COUNT] = {
     [MYGPT_ISA_GENERIC] = backward_generic,
 #ifdef HAVE_X86_KERNELS
     [MYGPT_ISA_AVX2] = backward_avx2,
     [MYGPT_ISA_AVX512] = backward_avx512,
+#endif
+#ifdef HAVE_NEON_KERNELS
+    [MYGPT_ISA_NEON] = backward_neon,
 #endif
 };
 

@@ -27,7 +27,7 @@ typedef struct mygpt_attention_cache {
 void mygpt_attention_cached(float *out, const float *q, mygpt_attention_cache kv, int t0,
                             mygpt_attention_shape shape);
 
-/* The attention kernel this CPU gets ("avx512", "avx2" or "generic"), after
+/* The attention kernel this CPU gets ("avx512", "avx2", "neon" or "generic"), after
  * MYGPT_ATTENTION_KERNEL: for tests and the benchmark. */
 const char *mygpt_attention_kernel_name(void);
 

@@ -21,8 +21,22 @@ static mygpt_isa widest(void)
         return MYGPT_ISA_AVX512;
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         return MYGPT_ISA_AVX2;
+#elif defined(MYGPT_NEON_KERNELS)
+    return MYGPT_ISA_NEON;
 #endif
     return MYGPT_ISA_GENERIC;
+}
+
+/* Whether this build has a set's kernels (an x86 name on ARM is not a narrower set) */
+static int built(mygpt_isa isa)
+{
+#ifdef MYGPT_X86_KERNELS
+    return isa != MYGPT_ISA_NEON;
+#elif defined(MYGPT_NEON_KERNELS)
+    return isa == MYGPT_ISA_GENERIC || isa == MYGPT_ISA_NEON;
+#else
+    return isa == MYGPT_ISA_GENERIC;
+#endif
 }
 
 static mygpt_isa decide(mygpt_isa_family family)
@@ -32,7 +46,7 @@ static mygpt_isa decide(mygpt_isa_family family)
     mygpt_isa isa = widest();
     const char *want = VARIABLE[family] ? getenv(VARIABLE[family]) : NULL;
     for (int i = 0; want && i < (int)isa; i++)
-        if (strcmp(want, mygpt_isa_name((mygpt_isa)i)) == 0)
+        if (built((mygpt_isa)i) && strcmp(want, mygpt_isa_name((mygpt_isa)i)) == 0)
             isa = (mygpt_isa)i;
     return isa;
 }
@@ -49,7 +63,7 @@ mygpt_isa mygpt_cpu_isa(mygpt_isa_family family)
 
 const char *mygpt_isa_name(mygpt_isa isa)
 {
-    static const char *const NAME[MYGPT_ISA_COUNT] = {"generic", "avx2", "avx512"};
+    static const char *const NAME[MYGPT_ISA_COUNT] = {"generic", "avx2", "avx512", "neon"};
     return isa >= 0 && isa < MYGPT_ISA_COUNT ? NAME[isa] : "?";
 }
 

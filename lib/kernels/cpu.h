@@ -4,14 +4,18 @@
  * asks here and indexes its own const table of kernels with the answer, so no kernel
  * call reads the environment or the CPU's feature bits.
  *
- * MYGPT_MATMUL_KERNEL and MYGPT_ATTENTION_KERNEL = generic | avx2 | avx512 ask for a
- * narrower set than the CPU has (for tests and benchmarks; every set gives the same
- * bits); a set the CPU lacks falls back to the widest it has.
+ * MYGPT_MATMUL_KERNEL and MYGPT_ATTENTION_KERNEL = generic | avx2 | avx512 | neon ask
+ * for a narrower set than the CPU has (for tests and benchmarks; every set gives the
+ * same bits); a set the CPU lacks falls back to the widest it has. x86-64 decides at run
+ * time (AVX2 and AVX-512 are extensions); aarch64 at build time: NEON is its baseline,
+ * so every aarch64 CPU runs the NEON set unless told "generic".
  */
 #ifndef MYGPT_CPU_H
 #define MYGPT_CPU_H
 
-typedef enum mygpt_isa { MYGPT_ISA_GENERIC, MYGPT_ISA_AVX2, MYGPT_ISA_AVX512, MYGPT_ISA_COUNT } mygpt_isa;
+typedef enum mygpt_isa {
+    MYGPT_ISA_GENERIC, MYGPT_ISA_AVX2, MYGPT_ISA_AVX512, MYGPT_ISA_NEON, MYGPT_ISA_COUNT
+} mygpt_isa;
 
 /* The families of kernels that ask which set to run (each may be narrowed from the
  * environment but the loss's, which follows PyTorch's own choice). */
@@ -23,7 +27,7 @@ typedef enum mygpt_isa_family {
  * variable (MYGPT_FAMILY_LOSS has none); read once, then remembered. */
 mygpt_isa mygpt_cpu_isa(mygpt_isa_family family);
 
-/* The name of a set: "generic", "avx2", "avx512". */
+/* The name of a set: "generic", "avx2", "avx512", "neon". */
 const char *mygpt_isa_name(mygpt_isa isa);
 
 /* Forgets the decisions, so the next call reads the environment again: for tests that

@@ -13,7 +13,8 @@
  *     vector registers allow: AVX2 has 16 ymm registers, so MR x NR = 6 x 16 (12
  *     accumulators, 2 for the loaded panel row, 1 for the broadcast); AVX-512 has 32
  *     zmm registers, so 14 x 32 (28 + 2 + 1). Each k then takes MR broadcasts and 2
- *     loads for 2 MR fused multiply-adds. Other CPUs run the same C as 6 x 16;
+ *     loads for 2 MR fused multiply-adds. aarch64's NEON has 32 registers of 4 floats:
+ *     6 x 16 there too (24 + 4 + 2, matmul_isa.c). Other CPUs run the same C as 6 x 16;
  *   - the kernel is written once and compiled for two layouts of A (rows, or
  *     transposed: the backward's dout^T) and three instruction sets (target
  *     attributes; AVX2's tile is the same body in intrinsics, which gcc keeps in

@@ -82,7 +82,7 @@ void mygpt_product_grad_run(const mygpt_product_grad *g, void *ws, size_t ws_byt
 /* The gradient with a workspace of its own (MYGPT_ENOMEM when it cannot be had). */
 mygpt_status mygpt_matmul_grad(const mygpt_product_grad *g, mygpt_error *err);
 
-/* The matmul kernel this CPU gets ("avx512", "avx2" or "generic"), after
+/* The matmul kernel this CPU gets ("avx512", "avx2", "neon" or "generic"), after
  * MYGPT_MATMUL_KERNEL: for tests and the benchmark. */
 const char *mygpt_matmul_kernel_name(void);
 

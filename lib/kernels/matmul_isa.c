@@ -21,6 +21,9 @@
 #ifdef MYGPT_X86_KERNELS
 #include <immintrin.h>
 #endif
+#ifdef MYGPT_NEON_KERNELS
+#include <arm_neon.h>
+#endif
 
 /* The kernel asks for the packed panel's row PANEL_PREFETCH k steps ahead: the panel
  * streams from L2 (a unit's panels are larger than L1) and the hardware's prefetcher
@@ -163,6 +166,76 @@ REGISTER_TILE static void kernel_6x16_t(KERNEL_ARGS)
     KERNEL_CALL(6, 16, 1);
 }
 
+/* Decoding reads each panel once, as a stream: asking for its lines DECODE_PREFETCH bytes
+ * ahead keeps enough reads in flight while the core is busy widening quantized values
+ * (the hardware's prefetchers alone leave bf16 and int8 well short of the bandwidth;
+ * bench/results/quantized_decoding.txt). A hint only: no value or order changes. */
+#define DECODE_PREFETCH 1024
+#define PREFETCH_AHEAD(p, n)                                                                       \
+    for (size_t l_ = 0; l_ < (n) * sizeof *(p); l_ += 64)                                          \
+    __builtin_prefetch((const char *)(p) + DECODE_PREFETCH + l_, 0, 3)
+/* One row of a product (decoding a token) over P panels side by side, written with
+ * intrinsics: kernel_body's arithmetic exactly (b = the float32 value, or the widened
+ * one, times its group's scale for int8; one fused multiply-add per k in order for every
+ * column; then added to the bias or to c), but each quantized value widened by one
+ * instruction (gcc's vectoriser sizes the loop by int8's narrow type and widens in two
+ * steps with extracts), and P panels at once: a column's sum is a chain of fused
+ * multiply-adds (4 cycles each), so one panel's chains leave the core waiting and
+ * read one stream; P panels give NV P independent chains and P streams, closer to the read
+ * bandwidth (bench/results/design-notes.md). Panel i's values
+ * start i * bstride elements after bp, its scales i * sstride floats after sc, its
+ * columns i * NV V after c and init. A panel's row is NV vectors of V floats: NR = NV V
+ * (AVX2 2 x 8, AVX-512 2 x 16, NEON 4 x 4). */
+#define QROWS_BODY(P, NV, V, VEC, SET1, ZERO, LOADS, FMA, STORE, WIDEN_I8, WIDEN_BF16, MUL)       \
+    VEC acc[NV * P], s[NV * P];                                                                    \
+    _Pragma("GCC unroll 16") for (int i = 0; i < NV * P; i++) acc[i] = s[i] = ZERO;               \
+    const int chunk = BF == MYGPT_WEIGHTS_INT8 ? MYGPT_INT8_GROUP : kc;                            \
+    for (int k0 = 0; k0 < kc; k0 += chunk) {                                                       \
+        const int k1 = kc - k0 < chunk ? kc : k0 + chunk;                                          \
+        if (BF == MYGPT_WEIGHTS_INT8) {                                                            \
+            _Pragma("GCC unroll 8") for (int i = 0; i < P; i++) {                                  \
+                const float *g = sc + (size_t)i * sstride + (size_t)(k0 / MYGPT_INT8_GROUP) * NV * V; \
+                _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) s[NV * i + v] = LOADS(g + v * V); \
+            }                                                                                      \
+        }                                                                                          \
+        for (int k = k0; k < k1; k++) {                                                            \
+            const VEC ai = SET1(a[k]);                                                             \
+            _Pragma("GCC unroll 8") for (int i = 0; i < P; i++) {                                  \
+                const size_t at = (size_t)i * bstride + (size_t)k * NV * V; /* the panel's row k */ \
+                if (BF == MYGPT_WEIGHTS_INT8)                                                      \
+                    PREFETCH_AHEAD((const int8_t *)bp + at, NV * V);                               \
+                else if (BF == MYGPT_WEIGHTS_FP32)                                                 \
+                    PREFETCH_AHEAD((const float *)bp + at, NV * V);                                \
+                else                                                                               \
+                    PREFETCH_AHEAD((const uint16_t *)bp + at, NV * V);                             \
+                _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                             \
+                    const size_t e = at + (size_t)v * V;                                           \
+                    const VEC b = BF == MYGPT_WEIGHTS_INT8   ? MUL(WIDEN_I8((const int8_t *)bp + e), s[NV * i + v]) \
+                                  : BF == MYGPT_WEIGHTS_FP32 ? LOADS((const float *)bp + e)        \
+                                                             : WIDEN_BF16((const uint16_t *)bp + e); \
+                    acc[NV * i + v] = FMA(ai, b, acc[NV * i + v]);                                 \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    float sums[NV * P * V];                                                                        \
+    for (int i = 0; i < NV * P; i++)                                                               \
+        STORE(sums + i * V, acc[i]);                                                               \
+    for (int j = 0; j < NV * P * V; j++)                                                           \
+        c[j] = (first ? (init ? init[j] : 0.0f) : c[j]) + sums[j];
+/* The decoding kernel NAME of one format (FORMAT) and instruction set (TARGET, BODY) */
+#define DECODE_FN(NAME, TARGET, BODY, FORMAT, P)                                                   \
+    TARGET static void NAME(const qrows_args *r)                                                   \
+    {                                                                                              \
+        const int BF = FORMAT;                                                                     \
+        const float *restrict a = r->a, *restrict sc = r->sc, *restrict init = r->init;            \
+        const void *restrict bp = r->bp;                                                           \
+        float *restrict c = r->c;                                                                  \
+        const size_t bstride = r->bstride, sstride = r->sstride;                                   \
+        const int kc = r->kc, first = r->first;                                                    \
+        BODY(P)                                                                                    \
+    }
+
 #ifdef MYGPT_X86_KERNELS
 #define HAVE_X86_KERNELS 1
 /* AVX2 + FMA: kernel_body's 6 x 16 tile written with intrinsics, 12 ymm accumulators
@@ -261,91 +334,17 @@ MYGPT_AVX512 REGISTER_TILE static void kernel_14x32_avx512_t(KERNEL_ARGS)
 {
     KERNEL_CALL(14, 32, 1);
 }
-/* Decoding reads each panel once, as a stream: asking for its lines DECODE_PREFETCH bytes
- * ahead keeps enough reads in flight while the core is busy widening quantized values
- * (the hardware's prefetchers alone leave bf16 and int8 well short of the bandwidth;
- * bench/results/quantized_decoding.txt). A hint only: no value or order changes. */
-#define DECODE_PREFETCH 1024
-#define PREFETCH_AHEAD(p, n)                                                                       \
-    for (size_t l_ = 0; l_ < (n) * sizeof *(p); l_ += 64)                                          \
-    _mm_prefetch((const char *)(p) + DECODE_PREFETCH + l_, _MM_HINT_T0)
-/* One row of a product (decoding a token) over P panels side by side, written with
- * intrinsics: kernel_body's arithmetic exactly (b = the float32 value, or the widened
- * one, times its group's scale for int8; one fused multiply-add per k in order for every
- * column; then added to the bias or to c), but each quantized value widened by one
- * instruction (gcc's vectoriser sizes the loop by int8's narrow type and widens in two
- * steps with extracts), and P panels at once: a column's sum is a chain of fused
- * multiply-adds (4 cycles each), so one panel's two chains leave the core waiting and
- * read one stream; P panels give 2 P independent chains and P streams, closer to the read
- * bandwidth (bench/results/design-notes.md). Panel i's values
- * start i * bstride elements after bp, its scales i * sstride floats after sc, its
- * columns i * 2 V after c and init. V is 8 (AVX2) or 16 (AVX-512) floats; NR = 2 V. */
-#define QROWS_BODY(P, V, VEC, SET1, ZERO, LOADS, FMA, STORE, WIDEN_I8, WIDEN_BF16, MUL)           \
-    VEC acc[2 * P], s[2 * P];                                                                      \
-    _Pragma("GCC unroll 8") for (int i = 0; i < 2 * P; i++) acc[i] = s[i] = ZERO;                 \
-    const int chunk = BF == MYGPT_WEIGHTS_INT8 ? MYGPT_INT8_GROUP : kc;                            \
-    for (int k0 = 0; k0 < kc; k0 += chunk) {                                                       \
-        const int k1 = kc - k0 < chunk ? kc : k0 + chunk;                                          \
-        if (BF == MYGPT_WEIGHTS_INT8) {                                                            \
-            _Pragma("GCC unroll 8") for (int i = 0; i < P; i++) {                                  \
-                const float *g = sc + (size_t)i * sstride + (size_t)(k0 / MYGPT_INT8_GROUP) * 2 * V; \
-                s[2 * i] = LOADS(g);                                                               \
-                s[2 * i + 1] = LOADS(g + V);                                                       \
-            }                                                                                      \
-        }                                                                                          \
-        for (int k = k0; k < k1; k++) {                                                            \
-            const VEC ai = SET1(a[k]);                                                             \
-            _Pragma("GCC unroll 8") for (int i = 0; i < P; i++) {                                  \
-                VEC b0, b1;                                                                        \
-                if (BF == MYGPT_WEIGHTS_INT8) {                                                    \
-                    const int8_t *q = (const int8_t *)bp + (size_t)i * bstride + (size_t)k * 2 * V; \
-                    PREFETCH_AHEAD(q, 2 * V);                                                      \
-                    b0 = MUL(WIDEN_I8(q), s[2 * i]);                                               \
-                    b1 = MUL(WIDEN_I8(q + V), s[2 * i + 1]);                                       \
-                } else if (BF == MYGPT_WEIGHTS_FP32) {                                             \
-                    const float *f = (const float *)bp + (size_t)i * bstride + (size_t)k * 2 * V;  \
-                    PREFETCH_AHEAD(f, 2 * V);                                                      \
-                    b0 = LOADS(f);                                                                 \
-                    b1 = LOADS(f + V);                                                             \
-                } else {                                                                           \
-                    const uint16_t *h = (const uint16_t *)bp + (size_t)i * bstride + (size_t)k * 2 * V; \
-                    PREFETCH_AHEAD(h, 2 * V);                                                      \
-                    b0 = WIDEN_BF16(h);                                                            \
-                    b1 = WIDEN_BF16(h + V);                                                        \
-                }                                                                                  \
-                acc[2 * i] = FMA(ai, b0, acc[2 * i]);                                              \
-                acc[2 * i + 1] = FMA(ai, b1, acc[2 * i + 1]);                                      \
-            }                                                                                      \
-        }                                                                                          \
-    }                                                                                              \
-    float sums[2 * P * V];                                                                         \
-    for (int i = 0; i < 2 * P; i++)                                                                \
-        STORE(sums + i * V, acc[i]);                                                               \
-    for (int j = 0; j < 2 * P * V; j++)                                                            \
-        c[j] = (first ? (init ? init[j] : 0.0f) : c[j]) + sums[j];
-
 #define I8_16(q) _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(q))))
 #define BF_16(h) _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(h))), 16))
 #define I8_8(q) _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(q))))
 #define BF_8(h) _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(h))), 16))
-#define QROWS_AVX512(P) QROWS_BODY(P, 16, __m512, _mm512_set1_ps, _mm512_setzero_ps(), _mm512_loadu_ps, \
+#define QROWS_AVX512(P) QROWS_BODY(P, 2, 16, __m512, _mm512_set1_ps, _mm512_setzero_ps(), _mm512_loadu_ps, \
                                    _mm512_fmadd_ps, _mm512_storeu_ps, I8_16, BF_16, _mm512_mul_ps)
-#define QROWS_AVX2(P) QROWS_BODY(P, 8, __m256, _mm256_set1_ps, _mm256_setzero_ps(), _mm256_loadu_ps, \
+#define QROWS_AVX2(P) QROWS_BODY(P, 2, 8, __m256, _mm256_set1_ps, _mm256_setzero_ps(), _mm256_loadu_ps, \
                                  _mm256_fmadd_ps, _mm256_storeu_ps, I8_8, BF_8, _mm256_mul_ps)
 /* The panels decoding takes at once (DECODE_P) and their kernels, by format */
 #define DECODE_P_AVX512 4
 #define DECODE_P_AVX2 2
-#define DECODE_FN(NAME, TARGET, BODY, FORMAT, P)                                                   \
-    TARGET static void NAME(const qrows_args *r)                                                   \
-    {                                                                                              \
-        const int BF = FORMAT;                                                                     \
-        const float *restrict a = r->a, *restrict sc = r->sc, *restrict init = r->init;            \
-        const void *restrict bp = r->bp;                                                           \
-        float *restrict c = r->c;                                                                  \
-        const size_t bstride = r->bstride, sstride = r->sstride;                                   \
-        const int kc = r->kc, first = r->first;                                                    \
-        BODY(P)                                                                                    \
-    }
 DECODE_FN(decode_avx512_fp32, MYGPT_AVX512, QROWS_AVX512, MYGPT_WEIGHTS_FP32, DECODE_P_AVX512)
 DECODE_FN(decode_avx512_bf16, MYGPT_AVX512, QROWS_AVX512, MYGPT_WEIGHTS_BF16, DECODE_P_AVX512)
 DECODE_FN(decode_avx512_int8, MYGPT_AVX512, QROWS_AVX512, MYGPT_WEIGHTS_INT8, DECODE_P_AVX512)
@@ -470,6 +469,150 @@ STORE_SWAPPED(store_swapped_avx512, MYGPT_AVX512, 16, _mm512, __m512, __mmask16,
 STORE_SWAPPED(store_swapped_avx2, MYGPT_AVX2, 8, _mm256, __m256, __m256i, MASK8, LOADM8, STOREM8, transpose8)
 #endif
 
+#ifdef MYGPT_NEON_KERNELS
+#define HAVE_NEON_KERNELS 1
+/* NEON (aarch64's baseline, chosen at build time): kernel_body's 6 x 16 tile written with
+ * intrinsics. aarch64 has 32 vector registers of 4 floats: 24 hold the accumulators (6
+ * rows x 4 vectors), 4 the panel's row k, and a's six values 2 (rows 0-3 in one, 4-5 in
+ * half of another, each fmla taking its value by lane), 30 in all. Each k is then 2
+ * paired loads of the panel (4 vectors), 6 loads of a (a lane from each row; transposed,
+ * the column as it lies: 2) and 24 fmla: 192 FLOP for 10 loads (6 transposed). Loaded one
+ * at a time into a register each, a's values take 6 and, with 28, spill. 8 x 16 would need
+ * 32 accumulators alone; 8 x 12 fills 24 with 3 + 8 loads per k; and NR 16 is the generic
+ * set's, so a weight packed for one fits the other and the decoding kernels read 4
+ * vectors a panel row. gcc compiling kernel_body for 6 x 16 keeps all six of a's values
+ * live at once and moves an accumulator through the stack at every k. The arithmetic is
+ * kernel_body's exactly (vfmaq_f32 is fmaf lane by lane, k in order, then added to the
+ * base); a tile of fewer rows runs kernel_body, and pf's lines are asked for at the
+ * same k steps as there. */
+/* pf's lines asked for while the NEON tile runs, at the k steps where kernel_body asks
+ * for them: one every `every` k steps, the rest after the loop */
+typedef struct lines_walk {
+    const lines_ahead *pf;
+    const char *run; /* the current run's first line */
+    int segs, seg_lines, every, seg, line, wait;
+} lines_walk;
+REGISTER_TILE static inline __attribute__((always_inline)) lines_walk lines_start(const lines_ahead *pf, int kc)
+{
+    const int segs = pf ? pf->segs : 0, seg_lines = pf ? pf->seg_lines : 0, lines = segs * seg_lines;
+    return (lines_walk){pf, pf ? pf->base : NULL, segs, seg_lines, lines > kc ? 1 : (lines ? kc / lines : 1), 0, 0, 1};
+}
+/* at each k step: the next line, when its turn has come */
+REGISTER_TILE static inline __attribute__((always_inline)) void lines_step(lines_walk *w)
+{
+    if (w->seg < w->segs && --w->wait == 0) {
+        w->wait = w->every;
+        __builtin_prefetch(w->run + (size_t)w->line * 64, 0, 3);
+        if (++w->line == w->seg_lines)
+            w->line = 0, w->seg++, w->run += w->pf->stride;
+    }
+}
+/* after the loop: the lines not asked for yet */
+REGISTER_TILE static inline __attribute__((always_inline)) void lines_finish(lines_walk *w)
+{
+    for (; w->seg < w->segs; w->seg++, w->run += w->pf->stride, w->line = 0)
+        for (; w->line < w->seg_lines; w->line++)
+            __builtin_prefetch(w->run + (size_t)w->line * 64, 0, 3);
+}
+
+#define NEON_ROW(i, A)                                                                             \
+    do {                                                                                           \
+        const float32x4_t a_ = (A);                                                                \
+        c##i##0 = vfmaq_f32(c##i##0, b0, a_);                                                      \
+        c##i##1 = vfmaq_f32(c##i##1, b1, a_);                                                      \
+        c##i##2 = vfmaq_f32(c##i##2, b2, a_);                                                      \
+        c##i##3 = vfmaq_f32(c##i##3, b3, a_);                                                      \
+    } while (0)
+/* row i of the tile: its base (the bias, zero, or c) plus its sums */
+#define NEON_STORE(i)                                                                              \
+    do {                                                                                           \
+        float *d_ = t->c + (size_t)(i) * t->ldc;                                                   \
+        const float32x4_t r_[4] = {c##i##0, c##i##1, c##i##2, c##i##3};                            \
+        for (int v = 0; v < 4; v++) {                                                              \
+            const float32x4_t base_ = !t->first ? vld1q_f32(d_ + 4 * v) : t->init ? vld1q_f32(t->init + 4 * v) : z; \
+            vst1q_f32(d_ + 4 * v, vaddq_f32(base_, r_[v]));                                        \
+        }                                                                                          \
+    } while (0)
+REGISTER_TILE static inline __attribute__((always_inline)) void tile_6x16_neon(const int A_T, const tile_args *t)
+{
+    if (t->rows != 6) {
+        kernel_body(6, 16, A_T, t);
+        return;
+    }
+    const float *restrict a = t->a, *restrict bp = t->bp;
+    const size_t lda = t->lda;
+    const int kc = t->kc;
+    lines_walk ahead = lines_start(t->pf, kc);
+    const float32x4_t z = vdupq_n_f32(0.0f);
+    float32x4_t c00 = z, c01 = z, c02 = z, c03 = z, c10 = z, c11 = z, c12 = z, c13 = z, c20 = z, c21 = z, c22 = z,
+                c23 = z, c30 = z, c31 = z, c32 = z, c33 = z, c40 = z, c41 = z, c42 = z, c43 = z, c50 = z, c51 = z,
+                c52 = z, c53 = z;
+    for (int k = 0; k < kc; k++) {
+        const float *bk = bp + (size_t)k * 16;
+        __builtin_prefetch(bk + PANEL_PREFETCH * 16, 0, 3);
+        lines_step(&ahead);
+        const float32x4_t b0 = vld1q_f32(bk), b1 = vld1q_f32(bk + 4), b2 = vld1q_f32(bk + 8), b3 = vld1q_f32(bk + 12);
+        // a's values at k of rows 0-3 (lo) and 4-5 (hi): loaded as they lie, a column, or
+        // lane by lane from the six rows
+        float32x4_t lo;
+        float32x2_t hi;
+        if (A_T) {
+            lo = vld1q_f32(a + (size_t)k * lda);
+            hi = vld1_f32(a + (size_t)k * lda + 4);
+        } else {
+            const float *ak = a + k;
+            lo = vld1q_lane_f32(ak + 3 * lda, vld1q_lane_f32(ak + 2 * lda, vld1q_lane_f32(ak + lda, vld1q_dup_f32(ak), 1), 2), 3);
+            hi = vld1_lane_f32(ak + 5 * lda, vld1_dup_f32(ak + 4 * lda), 1);
+        }
+        NEON_ROW(0, vdupq_laneq_f32(lo, 0));
+        NEON_ROW(1, vdupq_laneq_f32(lo, 1));
+        NEON_ROW(2, vdupq_laneq_f32(lo, 2));
+        NEON_ROW(3, vdupq_laneq_f32(lo, 3));
+        NEON_ROW(4, vdupq_lane_f32(hi, 0));
+        NEON_ROW(5, vdupq_lane_f32(hi, 1));
+    }
+    lines_finish(&ahead);
+    NEON_STORE(0);
+    NEON_STORE(1);
+    NEON_STORE(2);
+    NEON_STORE(3);
+    NEON_STORE(4);
+    NEON_STORE(5);
+}
+#undef NEON_STORE
+#undef NEON_ROW
+REGISTER_TILE static void kernel_6x16_neon(KERNEL_ARGS)
+{
+    tile_6x16_neon(0, t);
+}
+REGISTER_TILE static void kernel_6x16_neon_t(KERNEL_ARGS)
+{
+    tile_6x16_neon(1, t);
+}
+
+/* Decoding with NEON: QROWS_BODY with a panel row as 4 vectors of 4 floats. Two panels
+ * at once: 8 accumulators, 8 scales (int8), a's broadcast and the row's vector: 18 of
+ * the 32 registers, and 8 independent chains of fmla, what 2 pipes of 4 cycles' latency
+ * (Cortex-A76, Neoverse N1) keep busy. Per k and panel: 4 fmla (32 FLOP) for one row of
+ * 64 bytes (fp32), 32 (bf16) or 16 (int8), widened exactly as b_at: bf16 shifted into
+ * the high half (ushll), int8 widened twice (sxtl) and converted (scvtf, exact), times its
+ * scale. */
+static inline float32x4_t neon_i8_4(const int8_t *q)
+{
+    int32_t w; // 4 bytes, no more: the last vector of a panel ends the buffer
+    memcpy(&w, q, sizeof w);
+    return vcvtq_f32_s32(vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(w))))));
+}
+#define NEON_BF_4(h) vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(h), 16))
+#define NEON_FMA(a, b, acc) vfmaq_f32(acc, a, b)
+#define QROWS_NEON(P) QROWS_BODY(P, 4, 4, float32x4_t, vdupq_n_f32, vdupq_n_f32(0.0f), vld1q_f32, NEON_FMA, \
+                                 vst1q_f32, neon_i8_4, NEON_BF_4, vmulq_f32)
+#define DECODE_P_NEON 2
+DECODE_FN(decode_neon_fp32, , QROWS_NEON, MYGPT_WEIGHTS_FP32, DECODE_P_NEON)
+DECODE_FN(decode_neon_bf16, , QROWS_NEON, MYGPT_WEIGHTS_BF16, DECODE_P_NEON)
+DECODE_FN(decode_neon_int8, , QROWS_NEON, MYGPT_WEIGHTS_INT8, DECODE_P_NEON)
+#endif
+
 /* The kernels of each instruction set (cpu.h decides which one runs; every set gives
  * the same bits). */
 static const matmul_isa KERNELS[MYGPT_ISA_COUNT] = {
@@ -482,6 +625,13 @@ static const matmul_isa KERNELS[MYGPT_ISA_COUNT] = {
     [MYGPT_ISA_AVX512] = {"avx512", 14, 32, kernel_14x32_avx512, kernel_14x32_avx512_t, gelu_avx512, 10,
                           kernel_10x32_avx512, copy_strips_avx512, store_swapped_avx512,
                           DECODE_P_AVX512, {decode_avx512_fp32, decode_avx512_bf16, decode_avx512_int8}},
+#endif
+#ifdef HAVE_NEON_KERNELS
+    /* GELU, the strip copies and the swapped stores: the generic loops, which gcc
+     * vectorises for NEON (the baseline) as they stand */
+    [MYGPT_ISA_NEON] = {"neon", 6, 16, kernel_6x16_neon, kernel_6x16_neon_t, gelu_generic, 6, kernel_6x16_neon,
+                        copy_strips_generic, store_swapped_generic,
+                        DECODE_P_NEON, {decode_neon_fp32, decode_neon_bf16, decode_neon_int8}},
 #endif
 };
 

@@ -11,6 +11,23 @@
 
 #include "kernels/cpu.h"
 
+/* The end of a row's max found in vectors up to element i: maxv, the largest of x[0..i),
+ * then x[i..V) in order; a row with a NaN (odd) or a zero max (+0 or -0, whichever came
+ * first) is done again by the scalar loop, the only order in which those are defined. */
+static inline __attribute__((always_inline)) float row_max_finish(const float *x, int i, int V, float maxv, int odd)
+{
+    for (; i < V; i++) {
+        odd |= x[i] != x[i];
+        maxv = x[i] > maxv ? x[i] : maxv;
+    }
+    if (odd || maxv == 0.0f) {
+        maxv = x[0];
+        for (int k = 1; k < V; k++)
+            maxv = x[k] > maxv ? x[k] : maxv;
+    }
+    return maxv;
+}
+
 #if defined(MYGPT_X86_KERNELS)
 MYGPT_AVX2 static void exp8_avx2(float *out, const float *in)
 {
@@ -67,17 +84,7 @@ MYGPT_AVX2 float mygpt_row_max_avx2(const float *x, int V)
     float maxv = lanes[0];
     for (int l = 1; l < 8; l++)
         maxv = lanes[l] > maxv ? lanes[l] : maxv;
-    int odd = _mm256_movemask_ps(nan) != 0;
-    for (; i < V; i++) {
-        odd |= x[i] != x[i];
-        maxv = x[i] > maxv ? x[i] : maxv;
-    }
-    if (odd || maxv == 0.0f) {
-        maxv = x[0];
-        for (int k = 1; k < V; k++)
-            maxv = x[k] > maxv ? x[k] : maxv;
-    }
-    return maxv;
+    return row_max_finish(x, i, V, maxv, _mm256_movemask_ps(nan) != 0);
 }
 
 /* The sum of exp(x - max) over a row of n >= 8 in PyTorch's lane order: lane l takes
@@ -137,6 +144,59 @@ static void tanh_row_scalar(float *out, const float *in, size_t n)
             out[i + l] = v[l];
     }
 }
+
+/* The row's max (V >= 8): any order finds the same largest value but for a NaN or a zero
+ * max (+0 or -0, whichever came first), and such rows go back to the scalar loop
+ * `m = x[i] > m ? x[i] : m`, as mygpt_row_max_avx2 does. fmaxv keeps a NaN, so one is seen. */
+float mygpt_row_max_neon(const float *x, int V)
+{
+    float32x4_t m = vld1q_f32(x);
+    int i = 4;
+    for (; i + 4 <= V; i += 4)
+        m = vmaxq_f32(m, vld1q_f32(x + i));
+    const float maxv = vmaxvq_f32(m);
+    return row_max_finish(x, i, V, maxv, maxv != maxv);
+}
+
+/* mygpt_exp_sum_row for n >= 8 in registers: PyTorch's 8 lanes as two vectors of 4 (lo:
+ * lanes 0-3, hi: 4-7), each lane the same additions in the same order; the tail's
+ * r < 8 values in the first r lanes, as the AVX2 function's masked load. */
+float mygpt_exp_sum_neon(float *e, const float *x, int n, float maxv)
+{
+    const float32x4_t mx = vdupq_n_f32(maxv);
+    float32x4_t lo = vdupq_n_f32(0.0f), hi = lo;
+    int d = 0;
+    for (; d + 8 <= n; d += 8) {
+        const float32x4_t vl = Sleef_expf4_u10advsimd(vsubq_f32(vld1q_f32(x + d), mx));
+        const float32x4_t vh = Sleef_expf4_u10advsimd(vsubq_f32(vld1q_f32(x + d + 4), mx));
+        if (e) {
+            vst1q_f32(e + d, vl);
+            vst1q_f32(e + d + 4, vh);
+        }
+        lo = d == 0 ? vl : vaddq_f32(lo, vl);
+        hi = d == 0 ? vh : vaddq_f32(hi, vh);
+    }
+    if (d < n) { /* the tail goes into the first n - d lanes */
+        const int r = n - d;
+        float in[8] = {0}, v[8], acc[8];
+        for (int l = 0; l < r; l++)
+            in[l] = x[d + l];
+        vst1q_f32(v, Sleef_expf4_u10advsimd(vsubq_f32(vld1q_f32(in), mx)));
+        vst1q_f32(v + 4, Sleef_expf4_u10advsimd(vsubq_f32(vld1q_f32(in + 4), mx)));
+        vst1q_f32(acc, lo);
+        vst1q_f32(acc + 4, hi);
+        for (int l = 0; l < r; l++) {
+            acc[l] += v[l];
+            if (e)
+                e[d + l] = v[l];
+        }
+        lo = vld1q_f32(acc);
+        hi = vld1q_f32(acc + 4);
+    }
+    // ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7))
+    const float32x4_t s = vaddq_f32(lo, hi);
+    return (vgetq_lane_f32(s, 0) + vgetq_lane_f32(s, 2)) + (vgetq_lane_f32(s, 1) + vgetq_lane_f32(s, 3));
+}
 #else
 /* SLEEF's scalar functions, as PyTorch's kernels call them without AVX2 */
 static void exp8_scalar(float *out, const float *in)
@@ -168,6 +228,9 @@ static const struct sleef_set {
 #if defined(MYGPT_X86_KERNELS)
     [MYGPT_ISA_AVX2] = {exp8_avx2, mygpt_log8_avx2, tanh_row_avx2},
     [MYGPT_ISA_AVX512] = {exp8_avx2, mygpt_log8_avx2, tanh_row_avx512}, // PyTorch's 8-lane exp and log
+#endif
+#if defined(MYGPT_NEON_KERNELS)
+    [MYGPT_ISA_NEON] = {exp8_scalar, log8_scalar, tanh_row_scalar}, // (AdvSIMD's, above)
 #endif
 };
 

@@ -57,4 +57,13 @@ MYGPT_AVX2 float mygpt_row_max_avx2(const float *x, int V);
 MYGPT_AVX2 float mygpt_exp_sum_avx2(float *e, const float *x, int n, __m256 mx);
 #endif
 
+#if defined(MYGPT_NEON_KERNELS)
+/* The row's max (V >= 8) exactly as the scalar loop `m = x[i] > m ? x[i] : m` finds it. */
+float mygpt_row_max_neon(const float *x, int V);
+
+/* mygpt_exp_sum_row for n >= 8 with SLEEF's AdvSIMD expf, in registers; e may be NULL.
+ * The same bits. */
+float mygpt_exp_sum_neon(float *e, const float *x, int n, float maxv);
+#endif
+
 #endif

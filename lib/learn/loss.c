@@ -32,6 +32,11 @@
 #include "kernels/cpu.h"
 #include "kernels/sleef_rows.h"
 
+#if defined(MYGPT_NEON_KERNELS)
+#include <arm_neon.h>
+#include <sleef.h>
+#endif
+
 /* One row of log_softmax: logp (V) from x (V). */
 static void log_softmax_row(float *logp, const float *x, int V)
 {
@@ -142,8 +147,54 @@ MYGPT_AVX2 static void cross_entropy_backward_row_avx2(float *dx, const float *l
 }
 #endif
 
+#if defined(MYGPT_NEON_KERNELS)
+/* The same rows with NEON, 4 floats a step in registers, SLEEF's AdvSIMD expf and logf
+ * (the bits of its AVX2 functions: sleef_rows.c): every lane sees the same operations in
+ * the same order, so the bits are the same. */
+
+/* log_softmax_row (V >= 8; shorter rows go to it) */
+static void log_softmax_row_neon(float *logp, const float *x, int V)
+{
+    if (V < 8) {
+        log_softmax_row(logp, x, V);
+        return;
+    }
+    const float maxv = mygpt_row_max_neon(x, V);
+    const float logsum = vgetq_lane_f32(Sleef_logf4_u10advsimd(vsetq_lane_f32(mygpt_exp_sum_neon(NULL, x, V, maxv),
+                                                                               vdupq_n_f32(1.0f), 0)), 0);
+    const float32x4_t mx = vdupq_n_f32(maxv), ls = vdupq_n_f32(logsum);
+    int i = 0;
+    for (; i + 4 <= V; i += 4)
+        vst1q_f32(logp + i, vsubq_f32(vsubq_f32(vld1q_f32(x + i), mx), ls));
+    for (; i < V; i++)
+        logp[i] = (x[i] - maxv) - logsum;
+}
+
+/* cross_entropy_backward_row: fma(-exp(logp), g, 0), then the target's entry again with
+ * + g (the same exp of the same float) */
+static void cross_entropy_backward_row_neon(float *dx, const float *lp, int64_t target, int V, float g)
+{
+    const float32x4_t gv = vdupq_n_f32(g), zero = vdupq_n_f32(0.0f);
+    int i0 = 0;
+    for (; i0 + 4 <= V; i0 += 4)
+        vst1q_f32(dx + i0, vfmaq_f32(zero, vnegq_f32(Sleef_expf4_u10advsimd(vld1q_f32(lp + i0))), gv));
+    if (i0 < V) { // the tail in the first lanes of a zeroed vector
+        float in[4] = {0}, out[4];
+        for (int l = 0; l < V - i0; l++)
+            in[l] = lp[i0 + l];
+        vst1q_f32(out, vfmaq_f32(zero, vnegq_f32(Sleef_expf4_u10advsimd(vld1q_f32(in))), gv));
+        for (int l = 0; l < V - i0; l++)
+            dx[i0 + l] = out[l];
+    }
+    if (target < 0 || target >= V) // (refused by the forward: adds g nowhere, as the loop does)
+        return;
+    const float e = vgetq_lane_f32(Sleef_expf4_u10advsimd(vdupq_n_f32(lp[target])), 0);
+    dx[target] = fmaf(-e, g, g);
+}
+#endif
+
 /* The rows per instruction set, indexed by cpu.h's choice for the loss family: AVX2's (and
- * AVX-512's) in registers, the same bits */
+ * AVX-512's) and NEON's in registers, the same bits */
 static const struct loss_rows {
     void (*log_softmax)(float *logp, const float *x, int V);
     void (*backward)(float *dx, const float *lp, int64_t target, int V, float g);
@@ -152,6 +203,9 @@ static const struct loss_rows {
 #if defined(MYGPT_X86_KERNELS)
     [MYGPT_ISA_AVX2] = {log_softmax_row_avx2, cross_entropy_backward_row_avx2},
     [MYGPT_ISA_AVX512] = {log_softmax_row_avx2, cross_entropy_backward_row_avx2},
+#endif
+#if defined(MYGPT_NEON_KERNELS)
+    [MYGPT_ISA_NEON] = {log_softmax_row_neon, cross_entropy_backward_row_neon},
 #endif
 };
 

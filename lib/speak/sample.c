@@ -13,6 +13,10 @@
 #include "kernels/cpu.h"
 #include "kernels/sleef_rows.h"
 
+#if defined(MYGPT_NEON_KERNELS)
+#include <arm_neon.h>
+#endif
+
 /* ---- softmax, as torch.softmax computes a row -------------------------------------- */
 
 /* mygpt_softmax_torch's row: the exps into probs, their sum in PyTorch's lane order, then
@@ -48,6 +52,25 @@ MYGPT_AVX2 static void softmax_row_avx2(float *probs, const float *x, size_t len
 }
 #endif
 
+#if defined(MYGPT_NEON_KERNELS)
+/* softmax_row in NEON registers with SLEEF's AdvSIMD expf, the same bits (8 <= n <=
+ * INT_MAX; other rows go to it) */
+static void softmax_row_neon(float *probs, const float *x, size_t len)
+{
+    if (len < 8 || len > INT_MAX) {
+        softmax_row(probs, x, len);
+        return;
+    }
+    const int n = (int)len;
+    const float inv = 1.0f / mygpt_exp_sum_neon(probs, x, n, mygpt_row_max_neon(x, n));
+    int i = 0;
+    for (; i + 4 <= n; i += 4) // probs[i] * inv, 4 at a time
+        vst1q_f32(probs + i, vmulq_n_f32(vld1q_f32(probs + i), inv));
+    for (; i < n; i++)
+        probs[i] = probs[i] * inv;
+}
+#endif
+
 /* The rows per instruction set, indexed by cpu.h's choice for the loss family (the loss's
  * SLEEF functions) */
 static void (*const SOFTMAX_ROW[MYGPT_ISA_COUNT])(float *probs, const float *x, size_t n) = {
@@ -55,6 +78,9 @@ static void (*const SOFTMAX_ROW[MYGPT_ISA_COUNT])(float *probs, const float *x, 
 #if defined(MYGPT_X86_KERNELS)
     [MYGPT_ISA_AVX2] = softmax_row_avx2,
     [MYGPT_ISA_AVX512] = softmax_row_avx2,
+#endif
+#if defined(MYGPT_NEON_KERNELS)
+    [MYGPT_ISA_NEON] = softmax_row_neon,
 #endif
 };
 
