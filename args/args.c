@@ -290,14 +290,60 @@ int parse_shape(const char *cmd, const char *s, int *ndim, int64_t *shape, int64
     return 0;
 }
 
+/* Whether empty regions of `team` threads start and end within `bound` seconds: most of
+ * PROBES of them, one every half millisecond (so that one moment of the machine's, a
+ * vCPU stolen by the host, does not decide), stopping once most agree. On free cores the
+ * team's threads wait spinning and a region takes microseconds; when another process
+ * holds one of the cores, it lasts until the scheduler gives the thread sharing that
+ * core its turn, a slice of milliseconds. */
+#define PROBES 5
+static int team_starts_within(int team, double bound)
+{
+    int joined = 0; /* counted, so that the compiler keeps the empty regions */
+#pragma omp parallel num_threads(team) reduction(+ : joined)
+    joined++; /* the threads are created here, outside the timing */
+    int fast = 0, slow = 0;
+    while (fast <= PROBES / 2 && slow <= PROBES / 2) {
+        nanosleep(&(struct timespec){0, 500000}, NULL);
+        const double t0 = omp_get_wtime();
+#pragma omp parallel num_threads(team) reduction(+ : joined)
+        joined++;
+        if (omp_get_wtime() - t0 <= bound)
+            fast++;
+        else
+            slow++;
+    }
+    return fast > slow && joined == (1 + fast + slow) * team; /* (fewer threads given: no) */
+}
+
+/* A team, at most `max`, whose regions start as on free cores. A team with a thread on a
+ * core another process keeps busy makes every region wait for that thread's turn: the
+ * chapters' small models enter tens of thousands of regions, and each would cost a slice
+ * instead of microseconds (bench/results/busy_machine.txt). 100 microseconds is far
+ * above a region on free cores, far below a slice. Down by a quarter at a time above 4
+ * threads, so that a busy machine of many cores is not probed at every team size. */
+static int free_team(int max)
+{
+    int team = max;
+    while (team > 1 && !team_starts_within(team, 100e-6))
+        team -= team > 4 ? team / 4 : 1;
+    return team;
+}
+
 int cli_cap_threads(void)
 {
     const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     const int cap = cpus > 0 && cpus < (1 << 20) ? 4 * (int)cpus : 64;
-    if (omp_get_max_threads() <= cap)
-        return 0;
-    omp_set_num_threads(cap);
-    return cap;
+    if (omp_get_max_threads() > cap) {
+        omp_set_num_threads(cap);
+        return cap;
+    }
+    /* a user who set the team or the waiting (passive threads take longer to start a
+     * region even on free cores) gets what they asked for */
+    const char *team = getenv("OMP_NUM_THREADS"), *wait = getenv("OMP_WAIT_POLICY");
+    if (!(team && *team) && !(wait && *wait) && omp_get_max_threads() > 1)
+        omp_set_num_threads(free_team(omp_get_max_threads()));
+    return 0;
 }
 
 void cli_ignore_file_size_signal(void)

@@ -18,8 +18,10 @@
 #include "mygpt/error.h"
 
 /* OpenMP's team capped at 4 threads per online CPU (OMP_NUM_THREADS=100000 would
- * overflow libgomp's stack creating them): every program calls it first. Returns the
- * cap when it lowered the team, else 0. */
+ * overflow libgomp's stack creating them); without OMP_NUM_THREADS or OMP_WAIT_POLICY,
+ * the team is the cores no other process keeps busy (a few milliseconds of probing:
+ * args.c). Every program calls it first. Returns the cap when it lowered the team,
+ * else 0. */
 int cli_cap_threads(void);
 
 /* SIGXFSZ ignored: a write past the file-size limit (ulimit -f) then fails with EFBIG,
