@@ -589,15 +589,17 @@ static void matmul_blocks(const matmul_job *j, int me, int team)
             size_t u;
             while (mygpt_steal_next(&steal, &owner, &u))
                 run_unit(j, me, &held, share_of(j, mblocks, np, owner, team), u, &sl);
-            if (team > 1) {
-#pragma omp barrier /* the next slab adds to these tiles, refills the queues, or reuses the buffer */
+            // the next slab adds to these tiles, refills the queues, or reuses the buffer;
+            // after the last one the parallel region's own end is the wait (execute's)
+            if (team > 1 && (n0 + j->ns < N || k0 + ks < K)) {
+#pragma omp barrier
             }
         }
     }
 }
 
 /* Slab and unit sizes for a team of `threads`. The slab keeps all of K when at least
- * NC columns of it fit in SLAB_FLOATS (one pass, two barriers), else K is cut in
+ * NC columns of it fit in SLAB_FLOATS (one pass, one barrier), else K is cut in
  * multiples of KC. Units start at 16 row blocks x NC columns and halve until every
  * thread has about eight to take (the balance), never below one tile. None of this
  * touches the order of any sum: KC alone does. */
