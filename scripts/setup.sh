@@ -120,8 +120,10 @@ mygpt_install_deps() {
 mygpt_build() {
     if [ ! -f "$MYGPT_BUILD/build.ninja" ]; then
         echo "setup: configuring $MYGPT_BUILD (meson)"
-        local conf
-        if ! conf=$(meson setup "$MYGPT_BUILD" "$MYGPT_ROOT" 2>&1); then
+        local conf options=()
+        # MYGPT_MESON_ARGS: options of the first configuration (clang.sh: -Dwerror=true)
+        read -r -a options <<<"${MYGPT_MESON_ARGS:-}"
+        if ! conf=$(meson setup "$MYGPT_BUILD" "$MYGPT_ROOT" "${options[@]}" 2>&1); then
             printf '%s\n' "$conf"
             return 1
         fi

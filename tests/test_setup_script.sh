@@ -8,10 +8,10 @@
 # install). Installs, builds and fetches nothing.
 set -uo pipefail
 root=$(cd "${1:?usage: test_setup_script.sh ROOT}" && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 bad=0
 complain() { echo "test_setup_script: $*"; bad=1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 
 # This machine's programs, each a link in one folder, without the Debian package tools
 # (and without any other package manager, so that each case below adds its own)
