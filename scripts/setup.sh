@@ -74,7 +74,7 @@ mygpt_brew_paths() {
 mygpt_check_deps() {
     local missing=() t lib cc=${CC:-cc}
     mygpt_brew_paths
-    command -v "$cc" >/dev/null 2>&1 || missing+=("a C compiler ($cc)")
+    command -v "${cc%% *}" >/dev/null 2>&1 || missing+=("a C compiler ($cc)")
     for t in "${NEEDED_TOOLS[@]}"; do
         command -v "$t" >/dev/null 2>&1 || missing+=("$t")
     done
