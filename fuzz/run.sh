@@ -20,7 +20,7 @@ OUT=$ROOT/build-fuzz
 mkdir -p "$OUT"
 
 for p in clang libclang-rt-14-dev libpcre2-dev libsleef-dev libcurl4-openssl-dev libssl-dev; do
-    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then # held ones too
         sudo=(); [ "$(id -u)" -ne 0 ] && sudo=(sudo)
         DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "$p" >/dev/null
     fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # clang.sh - builds mygpt with clang and LLVM's OpenMP runtime (Debian 12: clang 14 and
 # libomp-14-dev, installed when missing) into build-clang/, then runs the test suite there.
-# The build must have no warning and give gcc's bits: tools/check_unchanged.sh build
+# The build must have no warning (-Dwerror=true) and give gcc's bits: tools/check_unchanged.sh build
 # build-clang compares every chapter and the tool's commands, output by output.
 #
 #   bash scripts/clang.sh            # install, configure, build, run the whole suite
@@ -19,6 +19,11 @@ if [ -f "$MYGPT_BUILD/meson-logs/meson-log.txt" ] &&
     ! grep -q "^C compiler for the host machine: .*clang" "$MYGPT_BUILD/meson-logs/meson-log.txt"; then
     echo "clang.sh: $MYGPT_BUILD was configured with another compiler; remove it or set MYGPT_BUILD" >&2
     exit 2
+fi
+# no warning: any is an error in this build (a build configured before is set so too)
+export MYGPT_MESON_ARGS="-Dwerror=true ${MYGPT_MESON_ARGS:-}"
+if [ -f "$MYGPT_BUILD/build.ninja" ]; then
+    meson configure "$MYGPT_BUILD" -Dwerror=true >/dev/null
 fi
 source "$MYGPT_ROOT/scripts/setup.sh"
 [ "${1:-}" = --build ] && exit 0

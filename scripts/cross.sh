@@ -42,7 +42,7 @@ export DEBIAN_FRONTEND=noninteractive
 install_packages() {
     local missing=() p
     for p in "${HOST_PACKAGES[@]}"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p") # held ones too
     done
     # apt-get download of :arm64 packages needs their lists: the architecture is added to
     # dpkg's (this installs nothing)

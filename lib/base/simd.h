@@ -29,7 +29,11 @@
 /* A whole function compiled three times (x86-64-v4, v3 and the baseline), the loader
  * picking one: for loops of plain fmaf()/mygpt_expf that should become vector
  * instructions instead of libm calls. Same bits on every clone. */
-#if defined(__clang__)
+#if !defined(__ELF__)
+/* target_clones needs the ELF loader's ifunc (macOS's Mach-O and Windows' PE have none):
+ * there each such function is the baseline's alone, the same bits */
+#define MYGPT_CLONES
+#elif defined(__clang__)
 /* clang 14 reads arch= in target_clones as a CPU model, never true for a level name (the
  * default clone always ran), and drops the v3 clone: it is given features instead,
  * avx512f (with AVX2, FMA and F16C) and fma (with AVX) */

@@ -8,6 +8,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__APPLE__)
+#include <mach-o/dyld.h> /* _NSGetExecutablePath */
+#include <stdint.h>
+#endif
 
 #include "mygpt/data.h"
 #include "base/base.h"
@@ -18,15 +22,22 @@ static int is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* The folder of the running program (Linux's /proc/self/exe), or "" if unknown. */
+/* The folder of the running program (Linux's /proc/self/exe, macOS's
+ * _NSGetExecutablePath), or "" if unknown (elsewhere: MYGPT_DATA names the folder). */
 static void exe_dir(char *out, size_t n)
 {
     char exe[PATH_MAX];
-    const ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     out[0] = '\0';
+#if defined(__APPLE__)
+    uint32_t size = sizeof exe;
+    if (_NSGetExecutablePath(exe, &size) != 0)
+        return;
+#else
+    const ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (len <= 0)
         return;
     exe[len] = '\0';
+#endif
     char *slash = strrchr(exe, '/');
     if (slash && (size_t)(slash - exe) < n) {
         *slash = '\0';
