@@ -238,6 +238,35 @@ REGISTER_TILE static void kernel_6x16_t(KERNEL_ARGS)
 
 #ifdef MYGPT_X86_KERNELS
 #define HAVE_X86_KERNELS 1
+/* pf's lines spread over the kc steps of a tile written with intrinsics: one line asked
+ * for, then a run of `every` k steps with no other work than the tile's (the same lines
+ * at the same k steps as kernel_body), the lines left over asked for at the end. */
+typedef struct line_walk {
+    const lines_ahead *pf;
+    const char *run;
+    int seg, line, segs, every;
+} line_walk;
+static inline __attribute__((always_inline)) line_walk line_walk_start(const lines_ahead *pf, int kc)
+{
+    const int segs = pf ? pf->segs : 0, lines = pf ? segs * pf->seg_lines : 0;
+    return (line_walk){pf, pf ? pf->base : NULL, 0, 0, segs, lines > kc ? 1 : (lines ? kc / lines : 1)};
+}
+/* Asks for the next line; returns where the run of tile steps from k ends. */
+static inline __attribute__((always_inline)) int line_walk_next(line_walk *w, int k, int kc)
+{
+    if (w->seg < w->segs) {
+        _mm_prefetch(w->run + (size_t)w->line * 64, _MM_HINT_T0);
+        if (++w->line == w->pf->seg_lines)
+            w->line = 0, w->seg++, w->run += w->pf->stride;
+    }
+    return w->seg < w->segs && kc - k > w->every ? k + w->every : kc;
+}
+static inline __attribute__((always_inline)) void line_walk_finish(line_walk *w)
+{
+    for (; w->seg < w->segs; w->seg++, w->run += w->pf->stride, w->line = 0)
+        for (; w->line < w->pf->seg_lines; w->line++)
+            _mm_prefetch(w->run + (size_t)w->line * 64, _MM_HINT_T0);
+}
 /* AVX2 + FMA: kernel_body's 6 x 16 tile written with intrinsics, 12 ymm accumulators
  * in named registers, and A's prefetch hints given between runs of k steps instead of
  * checked for at every step: each k is then two panel loads, six broadcasts of a and
@@ -271,27 +300,15 @@ MYGPT_AVX2 REGISTER_TILE static inline __attribute__((always_inline)) void tile_
     float *restrict c = t->c;
     const size_t lda = t->lda, ldc = t->ldc;
     const int kc = t->kc, first = t->first;
-    const lines_ahead *pf = t->pf;
-    // pf's lines spread over the k steps, as kernel_body does
-    const int segs = pf ? pf->segs : 0, seg_lines = pf ? pf->seg_lines : 0, lines = segs * seg_lines;
-    const int every = lines > kc ? 1 : (lines ? kc / lines : 1);
-    int seg = 0, line = 0;
-    const char *run = pf ? pf->base : NULL;
+    line_walk pf = line_walk_start(t->pf, kc);
     const __m256 z = _mm256_setzero_ps();
     __m256 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z, c50 = z,
            c51 = z;
     // a's element (i, k): a0[i * lda] (rows) or a0[i] (transposed), a0 moving with k
     const float *a0 = a, *a3 = a + (A_T ? 3 : 3 * lda);
     const size_t step = A_T ? lda : 1, di = A_T ? 1 : lda;
-    // one of pf's lines, then `every` k steps with no other work than the tile's (the
-    // same lines at the same k steps as kernel_body)
     for (int k = 0; k < kc;) {
-        if (seg < segs) {
-            _mm_prefetch(run + (size_t)line * 64, _MM_HINT_T0);
-            if (++line == seg_lines)
-                line = 0, seg++, run += pf->stride;
-        }
-        const int kend = seg < segs && kc - k > every ? k + every : kc;
+        const int kend = line_walk_next(&pf, k, kc);
         for (; k < kend; k++, a0 += step, a3 += step) {
             const float *b = bp + (size_t)k * 16;
             _mm_prefetch((const char *)(b + PANEL_PREFETCH * 16), _MM_HINT_T0);
@@ -304,9 +321,7 @@ MYGPT_AVX2 REGISTER_TILE static inline __attribute__((always_inline)) void tile_
             FMA_ROW(5, a3 + 2 * di);
         }
     }
-    for (; seg < segs; seg++, run += pf->stride, line = 0)
-        for (; line < seg_lines; line++)
-            _mm_prefetch(run + (size_t)line * 64, _MM_HINT_T0);
+    line_walk_finish(&pf);
     STORE_ROW(0);
     STORE_ROW(1);
     STORE_ROW(2);
@@ -330,8 +345,8 @@ MYGPT_AVX2 REGISTER_TILE static void kernel_6x16_avx2_t(KERNEL_ARGS)
  * itself so; clang 14 leaves it scalar, each accumulator passing through the stack (a
  * training step 3.3 times slower than with the AVX2 tile). The arithmetic is
  * kernel_body's: each element summed from zero with one fused multiply-add per k in
- * order, then added to its base; the prefetch hints at the same k steps as the AVX2
- * tile's. A tile of fewer rows runs kernel_body. */
+ * order, then added to its base; the prefetch hints as line_walk gives them. A tile of
+ * fewer rows runs kernel_body. */
 MYGPT_AVX512 REGISTER_TILE static inline __attribute__((always_inline)) void tile_avx512(const int MR, const int A_T,
                                                                                         const tile_args *t)
 {
@@ -343,22 +358,13 @@ MYGPT_AVX512 REGISTER_TILE static inline __attribute__((always_inline)) void til
     float *restrict c = t->c;
     const size_t lda = t->lda, ldc = t->ldc, step = A_T ? lda : 1, di = A_T ? 1 : lda;
     const int kc = t->kc;
-    const lines_ahead *pf = t->pf;
-    const int segs = pf ? pf->segs : 0, seg_lines = pf ? pf->seg_lines : 0, lines = segs * seg_lines;
-    const int every = lines > kc ? 1 : (lines ? kc / lines : 1);
-    int seg = 0, line = 0;
-    const char *run = pf ? pf->base : NULL;
+    line_walk pf = line_walk_start(t->pf, kc);
     __m512 c0[MR_MAX], c1[MR_MAX]; // row i's columns 0-15 and 16-31
     for (int i = 0; i < MR; i++)
         c0[i] = c1[i] = _mm512_setzero_ps();
     const float *ak = a; // a's element (i, k): ak[i * di], ak moving with k
     for (int k = 0; k < kc;) {
-        if (seg < segs) {
-            _mm_prefetch(run + (size_t)line * 64, _MM_HINT_T0);
-            if (++line == seg_lines)
-                line = 0, seg++, run += pf->stride;
-        }
-        const int kend = seg < segs && kc - k > every ? k + every : kc;
+        const int kend = line_walk_next(&pf, k, kc);
         for (; k < kend; k++, ak += step) {
             const float *b = bp + (size_t)k * 32;
             _mm_prefetch((const char *)(b + PANEL_PREFETCH * 32), _MM_HINT_T0);
@@ -372,9 +378,7 @@ MYGPT_AVX512 REGISTER_TILE static inline __attribute__((always_inline)) void til
             }
         }
     }
-    for (; seg < segs; seg++, run += pf->stride, line = 0)
-        for (; line < seg_lines; line++)
-            _mm_prefetch(run + (size_t)line * 64, _MM_HINT_T0);
+    line_walk_finish(&pf);
     for (int i = 0; i < MR; i++) {
         float *d = c + (size_t)i * ldc;
         const __m512 z = _mm512_setzero_ps();
