@@ -26,6 +26,17 @@ if [ -f "$MYGPT_BUILD/build.ninja" ]; then
     meson configure "$MYGPT_BUILD" -Dwerror=true >/dev/null
 fi
 source "$MYGPT_ROOT/scripts/setup.sh"
+# LLVM 14's libomp registers each process in /dev/shm/__KMP_REGISTERED_LIB_<pid>_<uid> and reads
+# the file a dead process left there under the same pid; an empty one (left by a process started
+# under a file-size limit before tests/fsize_tool.c) stops the new process with SIGBUS. Only empty
+# files of processes that no longer run are removed.
+for f in /dev/shm/__KMP_REGISTERED_LIB_*_"$(id -u)"; do
+    pid=${f#/dev/shm/__KMP_REGISTERED_LIB_}
+    pid=${pid%_*}
+    if [ -f "$f" ] && [ ! -s "$f" ] && [ -O "$f" ] && ! kill -0 "$pid" 2>/dev/null; then
+        rm -f "$f"
+    fi
+done
 [ "${1:-}" = --build ] && exit 0
 suites=()
 for s in "$@"; do suites+=(--suite "$s"); done
