@@ -21,10 +21,16 @@ chapter_stamp_key() {
     local prog=$1 expected=$2 data
     shift 2
     data=${MYGPT_DATA:-$(dirname "$prog")/../data}
-    { sha256sum "$prog" "$expected"
-      printf '%s\n' "$@" | sha256sum
-      find "$data/" -maxdepth 1 -type f -print0 2>/dev/null | sort -z | xargs -0 -r sha256sum
-    } | cut -d' ' -f1 | sha256sum | cut -c1-64
+    { chapter_sha256 "$prog" "$expected"
+      printf '%s\n' "$@" | chapter_sha256
+      find "$data/" -maxdepth 1 -type f 2>/dev/null | LC_ALL=C sort |
+          while IFS= read -r f; do chapter_sha256 "$f"; done
+    } | cut -d' ' -f1 | chapter_sha256 | cut -c1-64
+}
+
+# sha256sum (GNU coreutils), or macOS's shasum, which prints the same "hash  name" lines
+chapter_sha256() {
+    if command -v sha256sum >/dev/null 2>&1; then sha256sum "$@"; else shasum -a 256 "$@"; fi
 }
 
 chapter_stamp_args() {

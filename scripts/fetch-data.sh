@@ -33,7 +33,11 @@ declare -A SHA=(
     [llama/tok512.bin]=037cb335abb25d1fa9e8ecae30ed2a3a8ace9302862ebcdc05d51a6bbb10c312
 )
 
-good() { [ -f "$DATA/$1" ] && [ "$(sha256sum "$DATA/$1" | cut -d' ' -f1)" = "${SHA[$1]}" ]; }
+# sha256sum (GNU coreutils), or macOS's shasum, which prints the same "hash  name" line
+sha256_of() {
+    if command -v sha256sum >/dev/null 2>&1; then sha256sum "$1"; else shasum -a 256 "$1"; fi | cut -d' ' -f1
+}
+good() { [ -f "$DATA/$1" ] && [ "$(sha256_of "$DATA/$1")" = "${SHA[$1]}" ]; }
 
 # put SOURCE NAME: a copy of SOURCE becomes $DATA/NAME through a temporary in the same
 # folder and a rename, so the file is whole or not there. A rename replaces a link, not
@@ -48,8 +52,9 @@ put() {
     fi
     part=$(mktemp "$(dirname "$dest")/.$(basename "$dest").XXXXXX") || return 1
     # mktemp's file is 0600: the mode cp gives a new file instead
-    cp "$1" "$part" 2>/dev/null && chmod "$(printf '%o' $((0666 & ~0$(umask))))" "$part" &&
-        mv -fT "$part" "$dest" 2>/dev/null
+    # (a folder in the file's place is refused: mv would move the file into it)
+    [ ! -d "$dest" ] && cp "$1" "$part" 2>/dev/null && chmod "$(printf '%o' $((0666 & ~0$(umask))))" "$part" &&
+        mv -f "$part" "$dest" 2>/dev/null
     rc=$?
     rm -f "$part"
     part=

@@ -30,7 +30,7 @@ NEEDED_LIBS=(libpcre2-8 sleef libcurl libcrypto)
 OPTIONAL_LIBS=(criterion)
 # The same packages by other package managers' names (macOS: Apple's clang needs
 # Homebrew's libomp for OpenMP; a compiler comes with Xcode's command-line tools)
-BREW_PACKAGES="libomp meson ninja pkg-config criterion pcre2 sleef open-mpi curl openssl@3"
+BREW_PACKAGES="bash libomp meson ninja pkg-config criterion pcre2 sleef open-mpi curl openssl@3"
 DNF_PACKAGES="gcc libgomp meson ninja-build pkgconf-pkg-config criterion-devel pcre2-devel sleef-devel openmpi-devel libcurl-devel openssl-devel"
 PACMAN_PACKAGES="gcc meson ninja pkgconf criterion pcre2 sleef openmpi curl openssl"
 
@@ -75,6 +75,9 @@ mygpt_check_deps() {
     local missing=() t lib cc=${CC:-cc}
     mygpt_brew_paths
     command -v "${cc%% *}" >/dev/null 2>&1 || missing+=("a C compiler ($cc)")
+    # the scripts use bash 4's associative arrays; macOS's own /bin/bash is 3.2 (Homebrew's
+    # bash, once installed, comes first in PATH)
+    [ "${BASH_VERSINFO[0]}" -ge 4 ] || missing+=("bash 4 or later (this is bash $BASH_VERSION)")
     for t in "${NEEDED_TOOLS[@]}"; do
         command -v "$t" >/dev/null 2>&1 || missing+=("$t")
     done

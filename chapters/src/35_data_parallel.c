@@ -146,13 +146,12 @@ int main(int argc, char **argv)
     verdict_load(&ch, &v);
     const mygpt_config cfg = verdict_config(&v);
     verdict_free(&v);
-    char self[4096];
+    char self[4096]; // this program, for mpirun to start: Linux names it in /proc, elsewhere argv[0]
     const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0) {
-        fprintf(stderr, "%s: cannot find its own executable\n", ch.name);
-        return 1;
-    }
-    self[len] = '\0';
+    if (len > 0)
+        self[len] = '\0';
+    else
+        snprintf(self, sizeof self, "%s", argv[0]);
     setenv("OMP_NUM_THREADS", "1", 1); // two processes on two cores: one thread each
 
     run one, two;
