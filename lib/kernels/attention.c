@@ -492,27 +492,31 @@ static MYGPT_IN_CLONES void cached_scores(float *att, const float *qt, const flo
                 dot[j] = fmaf(qi, kr[j], dot[j]);
         }
         const int keys = t - s0 + 1 < KB ? t - s0 + 1 : KB;
+#pragma omp simd
         for (int j = 0; j < keys; j++)
             att[s0 + j] = dot[j] / scale;
     }
 }
 
-/* softmax_values's softmax over att[0..t], in place, leaving exp(score - max): returns
- * 1 / their sum. The exponentials first, side by side (mygpt_expf has no branch), then
- * their sum in s order, as softmax_values adds them. */
-static MYGPT_IN_CLONES float cached_softmax(float *att, int t)
+/* The largest of att[0..t] (-INFINITY for none), as softmax_values's scan finds it: a NaN
+ * never wins, and which of two equal maxima wins cannot change exp(att[s] - max). Sixteen
+ * lanes side by side, the scan's comparison in each. */
+static MYGPT_IN_CLONES float cached_max(const float *att, int t)
 {
-    float maxv = -INFINITY;
-    for (int s = 0; s <= t; s++)
-        if (att[s] > maxv)
-            maxv = att[s];
+    float lane[16];
+    for (int i = 0; i < 16; i++)
+        lane[i] = -INFINITY;
+    int s = 0;
+    for (; s + 16 <= t + 1; s += 16)
 #pragma omp simd
-    for (int s = 0; s <= t; s++)
-        att[s] = mygpt_expf(att[s] - maxv);
-    float sum = 0.0f;
-    for (int s = 0; s <= t; s++)
-        sum += att[s];
-    return 1.0f / sum;
+        for (int i = 0; i < 16; i++)
+            lane[i] = att[s + i] > lane[i] ? att[s + i] : lane[i];
+    for (; s <= t; s++)
+        lane[0] = att[s] > lane[0] ? att[s] : lane[0];
+    float maxv = -INFINITY;
+    for (int i = 0; i < 16; i++)
+        maxv = lane[i] > maxv ? lane[i] : maxv;
+    return maxv;
 }
 
 /* The step's share of one query row: its heads h0 .. h0 + HC - 1 of D channels each
@@ -530,15 +534,23 @@ typedef struct cached_job {
 
 static MYGPT_IN_CLONES void cached_heads(const int D, const int HC, const cached_job *j, int h0)
 {
-    float inv[MYGPT_CACHED_HEADS];
+    float sum[MYGPT_CACHED_HEADS] = {0}, inv[MYGPT_CACHED_HEADS];
     const float *vh[MYGPT_CACHED_HEADS]; // each head's values: channels g * D of v's rows
-    for (int c = 0; c < HC; c++) {
+    for (int c = 0; c < HC; c++) { // softmax_values's softmax up to its sum: exp(score - max)
         const int h = h0 + c, g = h / j->group;
         float *att = j->att + (size_t)c * j->M;
         cached_scores(att, j->q + (size_t)h * D, j->kt + (size_t)g * D * KB, j->KV, D, j->scale, j->t);
-        inv[c] = cached_softmax(att, j->t);
+        const float maxv = cached_max(att, j->t);
+#pragma omp simd
+        for (int s = 0; s <= j->t; s++)
+            att[s] = mygpt_expf(att[s] - maxv);
         vh[c] = j->v + (size_t)g * D;
     }
+    for (int s = 0; s <= j->t; s++) // each head's sum in s order, the heads side by side
+        for (int c = 0; c < HC; c++)
+            sum[c] += j->att[(size_t)c * j->M + s];
+    for (int c = 0; c < HC; c++)
+        inv[c] = 1.0f / sum[c];
     float acc[64] = {0}; // (HC, D)
     for (int s = 0; s <= j->t; s++)
         for (int c = 0; c < HC; c++) {
