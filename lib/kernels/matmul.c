@@ -352,6 +352,50 @@ static void decode_panels(const matmul_job *j, int p, int kb, int kc)
         j->kern.gelu(c, (size_t)j->N, 1, P * NR);
 }
 
+/* Decoding's last panels, fewer than decode_panels (or ending past N) of a float32
+ * prepacked B: np panels of NR at once over k in [kb, kb + kc), each column summed from
+ * zero, k in order, one fused multiply-add a step, then added to its base (the bias, or
+ * what out holds), as kernel_body sums it: the same bits. The tile kernel would run them
+ * as a tile of MR rows with one row, its sums through memory (a sixth of stories260K's
+ * decoding, whose products are all a few panels wide). */
+static inline __attribute__((always_inline)) void rest_body(const int NR, const int NP, const matmul_job *j,
+                                                            int p, int kb, int kc)
+{
+    const float *a = j->a + kb, *bp = j->prepacked + (size_t)p * j->K * NR + (size_t)kb * NR;
+    float acc[NP * NR];
+    for (int i = 0; i < NP * NR; i++)
+        acc[i] = 0.0f;
+    for (int k = 0; k < kc; k++)
+        for (int q = 0; q < NP; q++) {
+            const float *b = bp + (size_t)q * j->K * NR + (size_t)k * NR;
+#pragma omp simd
+            for (int c = 0; c < NR; c++)
+                acc[q * NR + c] = fmaf(a[k], b[c], acc[q * NR + c]);
+        }
+    const int col0 = p * NR, cols = j->N - col0 < NP * NR ? j->N - col0 : NP * NR;
+    float *out = j->out + col0;
+    for (int c = 0; c < cols; c++)
+        out[c] = (kb == 0 ? (j->bias ? j->bias[col0 + c] : 0.0f) : out[c]) + acc[c];
+    if (kb + kc == j->K && j->apply_gelu)
+        j->kern.gelu(out, (size_t)j->N, 1, cols);
+}
+
+/* rest_body for the panel widths and counts it has a copy for; 0 when it has none (the
+ * tiles then) */
+MYGPT_CLONES static int decode_rest(const matmul_job *j, int p, int np, int kb, int kc)
+{
+#define REST(NR, NP)                                                                                               \
+    case (NR) * 8 + (NP):                                                                                          \
+        rest_body(NR, NP, j, p, kb, kc);                                                                           \
+        return 1;
+    switch (j->kern.NR * 8 + np) {
+        REST(16, 1) REST(16, 2) REST(16, 3) REST(16, 4) REST(32, 1) REST(32, 2) REST(32, 3) REST(32, 4)
+    default:
+        return 0;
+    }
+#undef REST
+}
+
 /* A slab of B as the units read it: panel q of the slab (B's panel p0 + q) at panels +
  * q * panel_len, over k in [k0, k0 + ks) */
 typedef struct slab_at {
@@ -518,6 +562,8 @@ static void run_unit(const matmul_job *j, int me, strips_held *held, share s, si
         int qd = q0; // decoding: P whole panels at once
         for (; P && qd + P <= q1 && (p0 + qd + P) * NR <= j->N; qd += P)
             decode_panels(j, p0 + qd, kb, kc);
+        if (P && !j->format && qd < q1 && decode_rest(j, p0 + qd, q1 - qd, kb, kc))
+            qd = q1;
         // a quantized B: the unit's remaining panels widened once for all its row blocks
         float *wide = j->format ? j->w_buf + (size_t)me * widened_len(j) : NULL;
         for (int q = qd; wide && q < q1; q++)
