@@ -126,6 +126,7 @@ typedef struct matmul_job {
     int ns, ks;            /* slab: ns columns (multiple of NR) x ks rows of B */
     int unit_mb, unit_p;   /* a thread's unit of work: unit_mb row blocks x unit_p panels */
     mygpt_queue *queues;   /* one per thread of the team (matmul_blocks) */
+    int queues_filled;     /* filled for the team before its region (prefill_queues) */
     int small, team;       /* prepare's: run on this thread alone, or by a team of `team` */
     int on_stack;          /* small enough for panels on the stack (SMALL_SLAB floats) */
     size_t slab_len, ub_len, ab_len, wb_len; /* floats of slab, unit_buf, a_buf and w_buf */
@@ -608,7 +609,9 @@ static void matmul_blocks(const matmul_job *j, int me, int team)
         for (int k0 = 0; k0 < K; k0 += j->ks) {
             const int ks = K - k0 < j->ks ? K - k0 : j->ks;
             const uint32_t mine = (uint32_t)share_units(j, share_of(j, mblocks, np, me, team));
-            mygpt_steal steal = mygpt_steal_start(j->queues, sizeof *j->queues, me, team, mine);
+            const int filled = j->queues_filled && team == j->team; // (and then one slab: no barrier)
+            mygpt_steal steal = filled ? (mygpt_steal){(char *)j->queues, sizeof *j->queues, me, team, 0}
+                                       : mygpt_steal_start(j->queues, sizeof *j->queues, me, team, mine);
             slab_at sl = {.p0 = p0, .k0 = k0, .ks = ks};
             if (j->format) { /* quantized panels: one slab, all of B; tile_kernel finds each block */
                 sl.panels = NULL;
@@ -627,7 +630,7 @@ static void matmul_blocks(const matmul_job *j, int me, int team)
                 sl.panels = j->slab;
                 sl.panel_len = (size_t)ks * NR;
             }
-            if (team > 1) {
+            if (team > 1 && !filled) {
 #pragma omp barrier /* the panels are ready and every queue is filled */
             }
             /* my share first, then the others' from their ends */
@@ -758,6 +761,19 @@ static size_t job_bytes(const matmul_job *j)
     return j->on_stack || !(job_floats(j) + q_bytes) ? 0 : job_floats(j) * sizeof(float) + q_bytes + 64;
 }
 
+/* A few rows against a prepacked or quantized B (decoding): nothing to pack, one slab, so
+ * the queues are filled here, before the team's region, and its threads start without a
+ * barrier (a product of the 15M model's token takes some ten microseconds at 2 threads,
+ * and a barrier one or two). */
+static void prefill_queues(matmul_job *j)
+{
+    const int np = (j->N + j->kern.NR - 1) / j->kern.NR;
+    const size_t mblocks = (j->M + j->kern.MR - 1) / j->kern.MR;
+    j->queues_filled = j->team > 1 && j->M <= 8 && (j->prepacked || j->format) && j->ns >= j->N && j->ks == j->K;
+    for (int t = 0; j->queues_filled && t < j->team; t++)
+        mygpt_queue_fill(&j->queues[t], (uint32_t)share_units(j, share_of(j, mblocks, np, t, j->team)));
+}
+
 /* Runs a prepared job with its workspace (job_bytes of it at ws): small products on this
  * thread (no parallel region: entering one, even with if (false), costs about a
  * microsecond), others on OpenMP's team. */
@@ -779,6 +795,7 @@ static void execute(matmul_job *j, void *ws)
     if (j->team > 1) {
         const uintptr_t end = (uintptr_t)(mem + job_floats(j) * sizeof(float));
         j->queues = (mygpt_queue *)(mem + ((end + 63) / 64 * 64 - (uintptr_t)mem));
+        prefill_queues(j);
     }
     if (j->small) {
         matmul_blocks(j, 0, 1);
