@@ -519,12 +519,7 @@ static MYGPT_IN_CLONES float cached_max(const float *att, int t)
     return maxv;
 }
 
-/* The step's share of one query row: its heads h0 .. h0 + HC - 1 of D channels each
- * (HC * D <= 64, out's channels h0 * D .. side by side). Each head's scores get a row of
- * att (M apart), then out = sum over s <= t of p_s v_s with p_s = exp_s * (1 / sum), s in
- * order, as softmax_values sums them, the HC heads' sums side by side: with a small head
- * (llama2.c's stories260K has D = 8) one head's sum is a chain of t fused multiply-adds,
- * each waiting on the one before; HC heads in the same registers keep the unit busy. */
+/* What a thread's unit of the step reads and writes: one query row at position t */
 typedef struct cached_job {
     float *out, *att;    // out (C) of the row, att (MYGPT_CACHED_HEADS, M) this thread's scores
     const float *q, *kt, *v; // q (C) of the row; the layer's kt and v (M, KV)
@@ -532,6 +527,12 @@ typedef struct cached_job {
     float scale;
 } cached_job;
 
+/* The step's share of one query row: its heads h0 .. h0 + HC - 1 of D channels each
+ * (HC * D <= 64, out's channels h0 * D .. side by side). Each head's scores get a row of
+ * att (M apart), then out = sum over s <= t of p_s v_s with p_s = exp_s * (1 / sum), s in
+ * order, as softmax_values sums them, the HC heads' sums side by side: with a small head
+ * (llama2.c's stories260K has D = 8) one head's sum is a chain of t fused multiply-adds,
+ * each waiting on the one before; HC heads in the same registers keep the unit busy. */
 static MYGPT_IN_CLONES void cached_heads(const int D, const int HC, const cached_job *j, int h0)
 {
     float sum[MYGPT_CACHED_HEADS] = {0}, inv[MYGPT_CACHED_HEADS];
@@ -563,7 +564,7 @@ static MYGPT_IN_CLONES void cached_heads(const int D, const int HC, const cached
 }
 
 /* Heads of a row a thread takes at once for head size d: as many as fill 64 channels
- * and divide NH; 0 for a head size cached_heads has no copy for (cached_row then) */
+ * and divide NH; 0 for a head size cached_heads has no copy for (one head at a time then) */
 static int cached_heads_at_once(int d, int NH)
 {
     if (d != 8 && d != 16 && d != 32 && d != 48 && d != 64)
