@@ -219,6 +219,25 @@ Test(llama, kv_cache_holds_the_kv_heads_alone)
     mygpt_gpt_free(m);
 }
 
+/* The model's full forward over ids (1, T), then the cache: the first P positions in one
+ * step, then one position at a time, each row of logits the full forward's bits */
+static void expect_cached_bits(mygpt_gpt *m, const int64_t *ids, int T, int P, const char *what)
+{
+    const size_t V = (size_t)m->config.vocab_size;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_gpt_forward(m, ids, 1, T, &err), MYGPT_OK, "%s", err.message);
+    mygpt_kv_cache c;
+    cr_assert_eq(mygpt_kv_cache_init(&c, m, &err), MYGPT_OK, "%s", err.message);
+    cr_assert_eq(mygpt_gpt_forward_cached(m, &c, ids, P, &err), MYGPT_OK, "%s", err.message);
+    for (int t = P; t <= T; t++) {
+        cr_expect(memcmp(c.logits, m->acts.logits + (size_t)(t - 1) * V, V * sizeof(float)) == 0,
+                  "%s, position %d: cached logits differ from the full forward's", what, t - 1);
+        if (t < T)
+            cr_assert_eq(mygpt_gpt_forward_cached(m, &c, ids + t, 1, &err), MYGPT_OK, "%s", err.message);
+    }
+    mygpt_kv_cache_free(&c);
+}
+
 /* Grouped heads through the cache at the size of every parallel path (the (row, head)
  * pairs shared among threads) and past kt's first blocks: a long prompt, then one position
  * at a time, each the full forward's bits; fast, packed and with the plain loops */
@@ -237,20 +256,38 @@ Test(llama, kv_cache_of_grouped_heads_gives_the_full_forwards_bits)
         m->impl = mode == 2 ? MYGPT_IMPL_REFERENCE : MYGPT_IMPL_FAST;
         if (mode == 1)
             cr_assert_eq(mygpt_gpt_pack(m, &err), MYGPT_OK, "%s", err.message);
-        cr_assert_eq(mygpt_gpt_forward(m, ids, 1, T, &err), MYGPT_OK, "%s", err.message);
-        mygpt_kv_cache c;
-        cr_assert_eq(mygpt_kv_cache_init(&c, m, &err), MYGPT_OK, "%s", err.message);
-        cr_assert_eq(mygpt_gpt_forward_cached(m, &c, ids, P, &err), MYGPT_OK, "%s", err.message);
-        for (int t = P; t <= T; t++) {
-            cr_expect(memcmp(c.logits, m->acts.logits + (size_t)(t - 1) * V, V * sizeof(float)) == 0,
-                      "mode %d, position %d: cached logits differ from the full forward's", mode, t - 1);
-            if (t < T)
-                cr_assert_eq(mygpt_gpt_forward_cached(m, &c, ids + t, 1, &err), MYGPT_OK, "%s", err.message);
-        }
-        mygpt_kv_cache_free(&c);
+        char what[32];
+        snprintf(what, sizeof what, "mode %d", mode);
+        expect_cached_bits(m, ids, T, P, what);
         mygpt_gpt_unpack(m);
     }
     mygpt_gpt_free(m);
+}
+
+/* The cached attention at every head size it has a copy for (8, 16, 32, 48, 64: several
+ * heads of a row at once) and at others (4, 24: one head at a time), grouped or not: a
+ * long prompt in one step (the threads share it), then one position at a time, each the
+ * full forward's bits */
+Test(llama, kv_cache_at_every_head_size_gives_the_full_forwards_bits)
+{
+    static const int shapes[][3] = {{32, 4, 2}, {64, 8, 4}, {96, 6, 3}, {128, 4, 4}, {48, 1, 1},
+                                    {128, 2, 1}, {40, 10, 5}, {72, 3, 3}}; // C, NH, kv heads
+    enum { T = 150, P = 120, V = 97 };
+    int64_t ids[T];
+    for (int i = 0; i < T; i++)
+        ids[i] = (i * 37 + 5) % V;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const mygpt_config cfg = {.arch = MYGPT_ARCH_LLAMA, .vocab_size = V, .embed_dim = shapes[i][0],
+                                  .num_heads = shapes[i][1], .num_kv_heads = shapes[i][2], .num_layers = 2,
+                                  .max_seq_len = T};
+        mygpt_gpt *m = NULL;
+        mygpt_error err = {0};
+        cr_assert_eq(mygpt_gpt_create(&m, &cfg, 5 + (uint64_t)i, &err), MYGPT_OK, "%s", err.message);
+        char what[32];
+        snprintf(what, sizeof what, "C %d, %d heads", cfg.embed_dim, cfg.num_heads);
+        expect_cached_bits(m, ids, T, P, what);
+        mygpt_gpt_free(m);
+    }
 }
 
 /* torch.manual_seed(S); Transformer(ModelArgs(...)): model.py's _init_weights drawn from

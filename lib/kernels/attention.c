@@ -471,18 +471,17 @@ mygpt_status mygpt_attention_forward(float *out, float *probs, mygpt_qkv in, flo
 
 /* ---- the KV-cache step -------------------------------------------------------------------- */
 
-/* attention_row for a KV-cache step's row: the scores read from kt, the keys transposed
- * block by block (the head's channels start at kt; a block is KV x MYGPT_KT_BLOCK floats,
- * KV = hv->C, the cache's row of keys), MYGPT_KT_BLOCK keys side by side as vector lanes,
- * each lane the same in-order chain fmaf(q_i, k_s[i], dot) as attention_row's. One key at a time, every fused multiply-add
- * waits on the one before (4 cycles); a block keeps the vector units busy (a step at
- * 900 cached positions was mostly that wait). Lanes past t read zeros and are dropped. */
+/* A KV-cache step's scores of one query row against keys 0..t of one head into att[0..t]:
+ * attention_row's, read from kt, the keys transposed block by block (the head's channels
+ * start at kt; a block is KV x MYGPT_KT_BLOCK floats, KV the cache's row of keys),
+ * MYGPT_KT_BLOCK keys side by side as vector lanes, each lane the same in-order chain
+ * fmaf(q_i, k_s[i], dot) as attention_row's. One key at a time, every fused multiply-add
+ * waits on the one before (4 cycles); a block keeps the vector units busy (a step at 900
+ * cached positions was mostly that wait). Lanes past t read zeros and are dropped. */
 #define KB MYGPT_KT_BLOCK
-static MYGPT_IN_CLONES void cached_row(float *ot, float *att, const float *qt, const float *kt, const head_view *hv,
-                                      int t)
+static MYGPT_IN_CLONES void cached_scores(float *att, const float *qt, const float *kt, int KV, int d, float scale,
+                                          int t)
 {
-    const int KV = hv->C, d = hv->d;
-    const float scale = hv->scale;
     for (int s0 = 0; s0 <= t; s0 += KB) {
         const float *kblock = kt + (size_t)(s0 / KB) * KV * KB; // (d, KB): the head's channels
         float dot[KB] = {0};
@@ -493,27 +492,129 @@ static MYGPT_IN_CLONES void cached_row(float *ot, float *att, const float *qt, c
                 dot[j] = fmaf(qi, kr[j], dot[j]);
         }
         const int keys = t - s0 + 1 < KB ? t - s0 + 1 : KB;
+#pragma omp simd
         for (int j = 0; j < keys; j++)
             att[s0 + j] = dot[j] / scale;
     }
-    softmax_values(ot, att, hv, t, 0);
 }
 
-/* The (row, head) pairs of the step over team threads: kt (the new keys in it) is read.
- * Query head h shares key and value head g = h / group with the group's other heads. */
+/* The largest of att[0..t] (-INFINITY for none), as softmax_values's scan finds it: a NaN
+ * never wins, and which of two equal maxima wins cannot change exp(att[s] - max). Sixteen
+ * lanes side by side, the scan's comparison in each. */
+static MYGPT_IN_CLONES float cached_max(const float *att, int t)
+{
+    float lane[16];
+    for (int i = 0; i < 16; i++)
+        lane[i] = -INFINITY;
+    int s = 0;
+    for (; s + 16 <= t + 1; s += 16)
+#pragma omp simd
+        for (int i = 0; i < 16; i++)
+            lane[i] = att[s + i] > lane[i] ? att[s + i] : lane[i];
+    for (; s <= t; s++)
+        lane[0] = att[s] > lane[0] ? att[s] : lane[0];
+    float maxv = -INFINITY;
+    for (int i = 0; i < 16; i++)
+        maxv = lane[i] > maxv ? lane[i] : maxv;
+    return maxv;
+}
+
+/* What a thread's unit of the step reads and writes: one query row at position t */
+typedef struct cached_job {
+    float *out, *att;    // out (C) of the row, att (MYGPT_CACHED_HEADS, M) this thread's scores
+    const float *q, *kt, *v; // q (C) of the row; the layer's kt and v (M, KV)
+    int M, KV, group, t; // group: query heads that share a head of keys and values
+    float scale;
+} cached_job;
+
+/* The step's share of one query row: its heads h0 .. h0 + HC - 1 of D channels each
+ * (HC * D <= 64, out's channels h0 * D .. side by side). Each head's scores get a row of
+ * att (M apart), then out = sum over s <= t of p_s v_s with p_s = exp_s * (1 / sum), s in
+ * order, as softmax_values sums them, the HC heads' sums side by side: with a small head
+ * (llama2.c's stories260K has D = 8) one head's sum is a chain of t fused multiply-adds,
+ * each waiting on the one before; HC heads in the same registers keep the unit busy. */
+static MYGPT_IN_CLONES void cached_heads(const int D, const int HC, const cached_job *j, int h0)
+{
+    float sum[MYGPT_CACHED_HEADS] = {0}, inv[MYGPT_CACHED_HEADS];
+    const float *vh[MYGPT_CACHED_HEADS]; // each head's values: channels g * D of v's rows
+    for (int c = 0; c < HC; c++) { // softmax_values's softmax up to its sum: exp(score - max)
+        const int h = h0 + c, g = h / j->group;
+        float *att = j->att + (size_t)c * j->M;
+        cached_scores(att, j->q + (size_t)h * D, j->kt + (size_t)g * D * KB, j->KV, D, j->scale, j->t);
+        const float maxv = cached_max(att, j->t);
+#pragma omp simd
+        for (int s = 0; s <= j->t; s++)
+            att[s] = mygpt_expf(att[s] - maxv);
+        vh[c] = j->v + (size_t)g * D;
+    }
+    for (int s = 0; s <= j->t; s++) // each head's sum in s order, the heads side by side
+        for (int c = 0; c < HC; c++)
+            sum[c] += j->att[(size_t)c * j->M + s];
+    for (int c = 0; c < HC; c++)
+        inv[c] = 1.0f / sum[c];
+    float acc[64] = {0}; // (HC, D)
+    for (int s = 0; s <= j->t; s++)
+        for (int c = 0; c < HC; c++) {
+            const float p = j->att[(size_t)c * j->M + s] * inv[c], *vs = vh[c] + (size_t)s * j->KV;
+#pragma omp simd
+            for (int i = 0; i < D; i++)
+                acc[c * D + i] = fmaf(p, vs[i], acc[c * D + i]);
+        }
+    memcpy(j->out + (size_t)h0 * D, acc, (size_t)HC * D * sizeof *acc);
+}
+
+/* Heads of a row a thread takes at once for head size d: as many as fill 64 channels
+ * and divide NH; 0 for a head size cached_heads has no copy for (one head at a time then) */
+static int cached_heads_at_once(int d, int NH)
+{
+    if (d != 8 && d != 16 && d != 32 && d != 48 && d != 64)
+        return 0;
+    int hc = 64 / d < MYGPT_CACHED_HEADS ? 64 / d : MYGPT_CACHED_HEADS;
+    while (NH % hc)
+        hc /= 2;
+    return hc;
+}
+
+/* cached_heads for the head sizes it has a copy for (D and HC constant: the sums stay in
+ * registers), one head at a time through softmax_values otherwise */
+static MYGPT_IN_CLONES void cached_unit(const cached_job *j, int d, int hc, int h0)
+{
+#define CACHED_HEADS(D, HC)                                                                                        \
+    case (D) * 16 + (HC):                                                                                          \
+        cached_heads(D, HC, j, h0);                                                                                \
+        return;
+    switch (d * 16 + hc) {
+        CACHED_HEADS(8, 1) CACHED_HEADS(8, 2) CACHED_HEADS(8, 4) CACHED_HEADS(8, 8)
+        CACHED_HEADS(16, 1) CACHED_HEADS(16, 2) CACHED_HEADS(16, 4)
+        CACHED_HEADS(32, 1) CACHED_HEADS(32, 2) CACHED_HEADS(48, 1) CACHED_HEADS(64, 1)
+    default:
+        break;
+    }
+#undef CACHED_HEADS
+    const int g = h0 / j->group;
+    const head_view hv = {NULL, j->v + (size_t)g * d, j->M, j->KV, d, j->scale};
+    cached_scores(j->att, j->q + (size_t)h0 * d, j->kt + (size_t)g * d * KB, j->KV, d, j->scale, j->t);
+    softmax_values(j->out + (size_t)h0 * d, j->att, &hv, j->t, 0);
+}
+
+/* The (row, group of heads) units of the step over team threads: kt (the new keys in it)
+ * is read. Query head h shares key and value head g = h / group with the group's other
+ * heads. */
 MYGPT_CLONES static void cached_rows(float *out, const float *q, const mygpt_attention_cache *kv, int t0,
                                      mygpt_attention_shape shape, int team)
 {
-    const int n = shape.T, C = shape.C, NH = shape.NH, d = C / NH, pairs = n * NH;
+    const int n = shape.T, C = shape.C, NH = shape.NH, d = C / NH;
+    const int hc = cached_heads_at_once(d, NH), per_row = hc ? NH / hc : NH, units = n * per_row;
     const int KV = kv->kv_heads * d, group = NH / kv->kv_heads;
     const float scale = (float)sqrt((double)d);
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
-    for (int ph = 0; ph < pairs; ph++) {
-        const int r = ph / NH, h = ph % NH, g = h / group;
-        float *att = kv->rows + (size_t)omp_get_thread_num() * kv->M; // one row of scores per thread
-        const head_view hv = {NULL, kv->v + g * d, kv->M, KV, d, scale}; // the keys: kt's blocks
-        cached_row(out + (size_t)r * C + h * d, att, q + (size_t)r * C + h * d, kv->kt + (size_t)g * d * KB, &hv,
-                   t0 + r);
+    for (int u = 0; u < units; u++) {
+        const int r = u / per_row, h0 = u % per_row * (hc ? hc : 1);
+        const cached_job j = {.out = out + (size_t)r * C,
+                              .att = kv->rows + (size_t)omp_get_thread_num() * MYGPT_CACHED_HEADS * kv->M,
+                              .q = q + (size_t)r * C, .kt = kv->kt, .v = kv->v, .M = kv->M, .KV = KV,
+                              .group = group, .t = t0 + r, .scale = scale};
+        cached_unit(&j, d, hc, h0);
     }
 }
 
@@ -526,7 +627,7 @@ void mygpt_attention_cached(float *out, const float *q, mygpt_attention_cache kv
         for (int c = 0; c < KV; c++)
             col[(size_t)c * KB] = kv.k[(size_t)r * KV + c];
     }
-    // the (row, head) pairs shared among the threads when there is enough work
+    // the units shared among the threads when there is enough work
     const int par = (size_t)n * NH * (size_t)(t0 + n) * (size_t)(C / NH) > MYGPT_PARALLEL_MIN;
     const int max = omp_get_max_threads();
     cached_rows(out, q, &kv, t0, shape, !par ? 1 : max < kv.nrows ? max : kv.nrows);

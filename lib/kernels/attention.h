@@ -7,6 +7,10 @@
 
 #include "mygpt/attention.h"
 
+/* Heads of one query row that a thread of the KV-cache step takes at once (their
+ * scores side by side, a row of M floats each): up to 64 output channels in registers */
+#define MYGPT_CACHED_HEADS 8
+
 /* One layer's KV cache as the step's attention reads it (model/kv_cache.c keeps them),
  * KV = kv_heads * d channels a position, d = C / NH the head size. */
 typedef struct mygpt_attention_cache {
@@ -14,7 +18,7 @@ typedef struct mygpt_attention_cache {
     float *kt;          // the keys again, transposed block by block (MYGPT_KT_BLOCK)
     int M;              // the positions it holds (max_seq_len)
     int kv_heads;       // heads of keys and values: NH, or fewer (grouped-query attention)
-    float *rows;        // (nrows, M): a row of scores for each thread that may run
+    float *rows;        // (nrows * MYGPT_CACHED_HEADS, M): rows of scores for each thread that may run
     int nrows;
 } mygpt_attention_cache;
 

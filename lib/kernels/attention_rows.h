@@ -48,7 +48,7 @@ static MYGPT_IN_CLONES void attention_row(float *ot, float *att, const float *qt
     softmax_values(ot, att, hv, t, keep_probs);
 }
 
-/* The second half of attention_row (and of cached_row): att[0..t] holds the scores;
+/* The second half of attention_row (and of attention.c's cached_unit): att[0..t] holds the scores;
  * out_t = sum of p_s v_s. */
 static MYGPT_IN_CLONES void softmax_values(float *ot, float *att, const head_view *hv, int t, int keep_probs)
 {

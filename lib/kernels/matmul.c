@@ -126,6 +126,7 @@ typedef struct matmul_job {
     int ns, ks;            /* slab: ns columns (multiple of NR) x ks rows of B */
     int unit_mb, unit_p;   /* a thread's unit of work: unit_mb row blocks x unit_p panels */
     mygpt_queue *queues;   /* one per thread of the team (matmul_blocks) */
+    int queues_filled;     /* filled for the team before its region (prefill_queues) */
     int small, team;       /* prepare's: run on this thread alone, or by a team of `team` */
     int on_stack;          /* small enough for panels on the stack (SMALL_SLAB floats) */
     size_t slab_len, ub_len, ab_len, wb_len; /* floats of slab, unit_buf, a_buf and w_buf */
@@ -352,6 +353,50 @@ static void decode_panels(const matmul_job *j, int p, int kb, int kc)
         j->kern.gelu(c, (size_t)j->N, 1, P * NR);
 }
 
+/* Decoding's last panels, fewer than decode_panels (or ending past N) of a float32
+ * prepacked B: np panels of NR at once over k in [kb, kb + kc), each column summed from
+ * zero, k in order, one fused multiply-add a step, then added to its base (the bias, or
+ * what out holds), as kernel_body sums it: the same bits. The tile kernel would run them
+ * as a tile of MR rows with one row, its sums through memory (13 to 16 % of stories260K's
+ * process in perf record, its products all 1 to 16 panels wide). */
+static inline __attribute__((always_inline)) void rest_body(const int NR, const int NP, const matmul_job *j,
+                                                            int p, int kb, int kc)
+{
+    const float *a = j->a + kb, *bp = j->prepacked + (size_t)p * j->K * NR + (size_t)kb * NR;
+    float acc[NP * NR];
+    for (int i = 0; i < NP * NR; i++)
+        acc[i] = 0.0f;
+    for (int k = 0; k < kc; k++)
+        for (int q = 0; q < NP; q++) {
+            const float *b = bp + (size_t)q * j->K * NR + (size_t)k * NR;
+#pragma omp simd
+            for (int c = 0; c < NR; c++)
+                acc[q * NR + c] = fmaf(a[k], b[c], acc[q * NR + c]);
+        }
+    const int col0 = p * NR, cols = j->N - col0 < NP * NR ? j->N - col0 : NP * NR;
+    float *out = j->out + col0;
+    for (int c = 0; c < cols; c++)
+        out[c] = (kb == 0 ? (j->bias ? j->bias[col0 + c] : 0.0f) : out[c]) + acc[c];
+    if (kb + kc == j->K && j->apply_gelu)
+        j->kern.gelu(out, (size_t)j->N, 1, cols);
+}
+
+/* rest_body for the panel widths and counts it has a copy for; 0 when it has none (the
+ * tiles then) */
+MYGPT_CLONES static int decode_rest(const matmul_job *j, int p, int np, int kb, int kc)
+{
+#define REST(NR, NP)                                                                                               \
+    case (NR) * 8 + (NP):                                                                                          \
+        rest_body(NR, NP, j, p, kb, kc);                                                                           \
+        return 1;
+    switch (j->kern.NR * 8 + np) {
+        REST(16, 1) REST(16, 2) REST(16, 3) REST(16, 4) REST(32, 1) REST(32, 2) REST(32, 3) REST(32, 4)
+    default:
+        return 0;
+    }
+#undef REST
+}
+
 /* A slab of B as the units read it: panel q of the slab (B's panel p0 + q) at panels +
  * q * panel_len, over k in [k0, k0 + ks) */
 typedef struct slab_at {
@@ -518,6 +563,8 @@ static void run_unit(const matmul_job *j, int me, strips_held *held, share s, si
         int qd = q0; // decoding: P whole panels at once
         for (; P && qd + P <= q1 && (p0 + qd + P) * NR <= j->N; qd += P)
             decode_panels(j, p0 + qd, kb, kc);
+        if (P && !j->format && qd < q1 && decode_rest(j, p0 + qd, q1 - qd, kb, kc))
+            qd = q1;
         // a quantized B: the unit's remaining panels widened once for all its row blocks
         float *wide = j->format ? j->w_buf + (size_t)me * widened_len(j) : NULL;
         for (int q = qd; wide && q < q1; q++)
@@ -562,7 +609,9 @@ static void matmul_blocks(const matmul_job *j, int me, int team)
         for (int k0 = 0; k0 < K; k0 += j->ks) {
             const int ks = K - k0 < j->ks ? K - k0 : j->ks;
             const uint32_t mine = (uint32_t)share_units(j, share_of(j, mblocks, np, me, team));
-            mygpt_steal steal = mygpt_steal_start(j->queues, sizeof *j->queues, me, team, mine);
+            const int filled = j->queues_filled && team == j->team; // (and then one slab: no barrier)
+            mygpt_steal steal = filled ? (mygpt_steal){(char *)j->queues, sizeof *j->queues, me, team, 0}
+                                       : mygpt_steal_start(j->queues, sizeof *j->queues, me, team, mine);
             slab_at sl = {.p0 = p0, .k0 = k0, .ks = ks};
             if (j->format) { /* quantized panels: one slab, all of B; tile_kernel finds each block */
                 sl.panels = NULL;
@@ -581,7 +630,7 @@ static void matmul_blocks(const matmul_job *j, int me, int team)
                 sl.panels = j->slab;
                 sl.panel_len = (size_t)ks * NR;
             }
-            if (team > 1) {
+            if (team > 1 && !filled) {
 #pragma omp barrier /* the panels are ready and every queue is filled */
             }
             /* my share first, then the others' from their ends */
@@ -712,6 +761,19 @@ static size_t job_bytes(const matmul_job *j)
     return j->on_stack || !(job_floats(j) + q_bytes) ? 0 : job_floats(j) * sizeof(float) + q_bytes + 64;
 }
 
+/* A few rows against a prepacked or quantized B (decoding): nothing to pack, one slab, so
+ * the queues are filled here, before the team's region, and its threads start at once
+ * (with a barrier the first thread waited for the last to wake up and fill its queue:
+ * twice per product, 43 products a token of the 15M shape). */
+static void prefill_queues(matmul_job *j)
+{
+    const int np = (j->N + j->kern.NR - 1) / j->kern.NR;
+    const size_t mblocks = (j->M + j->kern.MR - 1) / j->kern.MR;
+    j->queues_filled = j->team > 1 && j->M <= 8 && (j->prepacked || j->format) && j->ns >= j->N && j->ks == j->K;
+    for (int t = 0; j->queues_filled && t < j->team; t++)
+        mygpt_queue_fill(&j->queues[t], (uint32_t)share_units(j, share_of(j, mblocks, np, t, j->team)));
+}
+
 /* Runs a prepared job with its workspace (job_bytes of it at ws): small products on this
  * thread (no parallel region: entering one, even with if (false), costs about a
  * microsecond), others on OpenMP's team. */
@@ -733,6 +795,7 @@ static void execute(matmul_job *j, void *ws)
     if (j->team > 1) {
         const uintptr_t end = (uintptr_t)(mem + job_floats(j) * sizeof(float));
         j->queues = (mygpt_queue *)(mem + ((end + 63) / 64 * 64 - (uintptr_t)mem));
+        prefill_queues(j);
     }
     if (j->small) {
         matmul_blocks(j, 0, 1);

@@ -11,6 +11,7 @@
 #include "mygpt/kv_cache.h"
 #include "base/base.h"
 #include "model/kv_layout.h"
+#include "kernels/attention.h" /* MYGPT_CACHED_HEADS */
 
 /* The cache's block, one list that sizes it (base NULL) and carves it: every layer's keys,
  * then values, then keys transposed; *layer gets layer l's part of each. Returns its floats. */
@@ -97,7 +98,7 @@ static size_t carve_rows(mygpt_kv_cache *c, float *base, size_t rows, size_t thr
     TAKE(proj, rows * C);
     TAKE(fch, rows * H);
     TAKE(fc3, rows * H3);   // w3's output (SwiGLU)
-    TAKE(att, threads * M); // a row of scores per thread
+    TAKE(att, threads * MYGPT_CACHED_HEADS * M); // rows of scores per thread
 #undef TAKE
     return n;
 }

@@ -41,7 +41,7 @@ typedef struct mygpt_kv_cache {
     float *x, *ln, *q, *atty, *proj, *fch, *att; /* scratch for up to rows_cap rows */
     float *fc3;                                  /* (llama's w3 output)              */
     int rows_cap;
-    int att_rows;        /* rows of att: one per thread                  */
+    int att_rows;        /* threads att has rows of scores for           */
     float *memory;       /* k, v and kt                                  */
     float *scratch;      /* the rest                                     */
     float *plan;         /* the step's plan and its products' workspace  */
