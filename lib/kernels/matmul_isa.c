@@ -511,7 +511,7 @@ COPY_STRIPS(copy_strips_avx2, MYGPT_AVX2, 8, __m256i, MASK8, LOADM8, STOREM8)
  * Four rounds of shuffles: pairs of rows interleaved, then pairs of pairs, then the
  * 128-bit lanes gathered in two steps. (A gather per column, vgatherdps, was slower
  * than scalar moves: bench/results/design-notes.md.) */
-MYGPT_AVX512 static void transpose16(__m512 r[16])
+MYGPT_AVX512 static inline __attribute__((always_inline)) void transpose16(__m512 r[16])
 {
     __m512 t[16], u[16];
     INTERLEAVE_ROWS(16, _mm512, __m512d)
@@ -527,7 +527,7 @@ MYGPT_AVX512 static void transpose16(__m512 r[16])
 }
 /* r[0..7] (rows of 8 floats) transposed in place: two rounds as transpose16's, then
  * the 128-bit lanes gathered in one */
-MYGPT_AVX2 static void transpose8(__m256 r[8])
+MYGPT_AVX2 static inline __attribute__((always_inline)) void transpose8(__m256 r[8])
 {
     __m256 t[8], u[8];
     INTERLEAVE_ROWS(8, _mm256, __m256d)
