@@ -1,10 +1,10 @@
 /*
  * matmul_isa.c - the matmul's micro-kernels, one set per instruction set: the register
  * tile c += a . b of kernel_body compiled for each tile shape and layout of A, fc1's GELU
- * epilogue, the strip copies and swapped-tile stores, and the one-row decoding kernels
- * over packed (float32, bf16 or int8) panels. matmul.c's driver calls them through the
- * table of the set the CPU runs (mygpt_matmul_isa). Every set computes every value the
- * same way (fmaf in the same order), so all give the same bits.
+ * epilogue, B's packing, the strip copies and swapped-tile stores, and the one-row
+ * decoding kernels over packed (float32, bf16 or int8) panels. matmul.c's driver calls
+ * them through the table of the set the CPU runs (mygpt_matmul_isa). Every set computes
+ * every value the same way (fmaf in the same order), so all give the same bits.
  */
 #include <assert.h>
 #include <math.h>
@@ -125,8 +125,9 @@ static void gelu_generic(float *c, size_t ldc, int rows, int cols)
  * compiler gathers the NR weight rows with vector loads, faster than walking each row
  * (bench/results/design-notes.md). Compiled per set like the kernels: a forced set packs
  * with its own instructions too. Values are only moved: the same bits on every set. */
-static inline __attribute__((always_inline)) void pack_body(const int NR, float *restrict dst, const float *restrict src,
-                                                            size_t ldb, int kc, int cols, int b_kmajor)
+static inline __attribute__((always_inline)) void pack_body(const int NR, float *restrict dst,
+                                                            const float *restrict src, size_t ldb, int kc, int cols,
+                                                            int b_kmajor)
 {
     if (b_kmajor) {
         for (int k = 0; k < kc; k++)
