@@ -270,7 +270,9 @@ static void matmul_tile(const matmul_job *j, size_t mb, int p, int kb, const til
     const int cols = N - col0 < NR ? N - col0 : NR;
     const int first = kb == 0, last = kb + in->kc == j->K;
     const float *bias = j->bias ? j->bias + col0 : NULL;
-    tile_args ta = *in;
+    // field by field: a copy of the whole struct read the caller's fresh 8-byte stores
+    // with 16-byte loads, which the core cannot forward from them (a stall a tile)
+    tile_args ta = {.a = in->a, .lda = in->lda, .bp = in->bp, .pf = in->pf, .kc = in->kc};
     ta.rows = rows;
     if (j->acc_into && first && last) { /* one k block: the sum from zero, then added in */
         edge_tile t;
