@@ -68,30 +68,6 @@
 #include "base/base.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_isa.h"
-#include "base/simd.h"
-
-/* One NR-wide panel of B: dst[k*NR + j] = B(k0 + k, n0 + j) for k < kc, j < cols;
- * columns j >= cols (past N) are zero. src points at B(k0, n0). B is either a weight
- * (N, K), element (k, n) at src[n * ldb + k] (the forward and dinp's weight^T), or a
- * (K, N) matrix, element (k, n) at src[k * ldb + n] (the backward's weight and inp).
- * Writing dst in order (j innermost) lets the compiler gather the NR weight rows with
- * vector loads, faster than walking each row (bench/results/design-notes.md). */
-MYGPT_CLONES
-static void pack_panel(float *restrict dst, const float *restrict src, size_t ldb, int kc,
-                       int cols, const int NR, int b_kmajor)
-{
-    if (b_kmajor) {
-        for (int k = 0; k < kc; k++)
-#pragma omp simd
-            for (int j = 0; j < NR; j++)
-                dst[(size_t)k * NR + j] = j < cols ? src[(size_t)k * ldb + j] : 0.0f;
-    } else {
-        for (int k = 0; k < kc; k++)
-#pragma omp simd
-            for (int j = 0; j < NR; j++)
-                dst[(size_t)k * NR + j] = j < cols ? src[(size_t)j * ldb + k] : 0.0f;
-    }
-}
 
 /* scratch for one NR-wide edge tile: out has fewer than NR columns left */
 typedef struct edge_tile {
@@ -106,7 +82,7 @@ typedef struct matmul_job {
     const float *a;       /* (M, K) row by row (lda = K), or transposed when a_t */
     size_t lda;
     int a_t;
-    const float *b;       /* B as described at pack_panel (when prepacked: what was packed) */
+    const float *b;       /* B as matmul_isa.h's pack_fn reads it (when prepacked: what was packed) */
     size_t ldb;
     int b_kmajor;
     const float *prepacked; /* every panel of B, all K each (mygpt_matmul_pack) */
@@ -295,7 +271,9 @@ static void matmul_tile(const matmul_job *j, size_t mb, int p, int kb, const til
     const int cols = N - col0 < NR ? N - col0 : NR;
     const int first = kb == 0, last = kb + in->kc == j->K;
     const float *bias = j->bias ? j->bias + col0 : NULL;
-    tile_args ta = *in;
+    // field by field: a copy of the whole struct read the caller's fresh 8-byte stores
+    // with 16-byte loads, which the core cannot forward from them (a stall a tile)
+    tile_args ta = {.a = in->a, .lda = in->lda, .bp = in->bp, .pf = in->pf, .kc = in->kc};
     ta.rows = rows;
     if (j->acc_into && first && last) { /* one k block: the sum from zero, then added in */
         edge_tile t;
@@ -625,7 +603,7 @@ static void matmul_blocks(const matmul_job *j, int me, int team)
                     const int col = n0 + p * NR, cols = N - col < NR ? N - col : NR;
                     const float *src = j->b_kmajor ? j->b + (size_t)k0 * j->ldb + col
                                                    : j->b + (size_t)col * j->ldb + k0;
-                    pack_panel(j->slab + (size_t)p * ks * NR, src, j->ldb, ks, cols, NR, j->b_kmajor);
+                    j->kern.pack(j->slab + (size_t)p * ks * NR, src, j->ldb, ks, cols, j->b_kmajor);
                 }
                 sl.panels = j->slab;
                 sl.panel_len = (size_t)ks * NR;
@@ -905,7 +883,7 @@ mygpt_status mygpt_matmul_pack(mygpt_packed_weight *pw, const float *weight, int
 #pragma omp parallel for schedule(static) if (len > MYGPT_KERNEL_SMALL)
     for (int p = 0; p < panels; p++) {
         const int cols = N - p * NR < NR ? N - p * NR : NR;
-        pack_panel(pw->panels + (size_t)p * K * NR, weight + (size_t)p * NR * K, (size_t)K, K, cols, NR, 0);
+        kern.pack(pw->panels + (size_t)p * K * NR, weight + (size_t)p * NR * K, (size_t)K, K, cols, 0);
     }
     return MYGPT_OK;
 }
@@ -926,7 +904,7 @@ mygpt_status mygpt_matmul_pack_quantized(mygpt_packed_weight *pw, mygpt_weights 
         free(mem);
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a packed quantized weight (%zu values)", len);
     }
-    // as pack_panel lays out floats: panel p, row k, column j is weight row p * NR + j,
+    // as the kernels' pack lays out floats: panel p, row k, column j is weight row p * NR + j,
     // input k (0 past N); int8's scales likewise, group g in place of k
 #pragma omp parallel for schedule(static) if (len > MYGPT_KERNEL_SMALL)
     for (int p = 0; p < panels; p++) {

@@ -1,10 +1,10 @@
 /*
  * matmul_isa.c - the matmul's micro-kernels, one set per instruction set: the register
  * tile c += a . b of kernel_body compiled for each tile shape and layout of A, fc1's GELU
- * epilogue, the strip copies and swapped-tile stores, and the one-row decoding kernels
- * over packed (float32, bf16 or int8) panels. matmul.c's driver calls them through the
- * table of the set the CPU runs (mygpt_matmul_isa). Every set computes every value the
- * same way (fmaf in the same order), so all give the same bits.
+ * epilogue, B's packing, the strip copies and swapped-tile stores, and the one-row
+ * decoding kernels over packed (float32, bf16 or int8) panels. matmul.c's driver calls
+ * them through the table of the set the CPU runs (mygpt_matmul_isa). Every set computes
+ * every value the same way (fmaf in the same order), so all give the same bits.
  */
 #include <assert.h>
 #include <math.h>
@@ -119,6 +119,31 @@ static inline __attribute__((always_inline)) void gelu_body(float *c, size_t ldc
 static void gelu_generic(float *c, size_t ldc, int rows, int cols)
 {
     gelu_body(c, ldc, rows, cols);
+}
+
+/* B's panel (pack_fn, matmul_isa.h), written in order (j innermost) so that the
+ * compiler gathers the NR weight rows with vector loads, faster than walking each row
+ * (bench/results/design-notes.md). Compiled per set like the kernels: a forced set packs
+ * with its own instructions too. Values are only moved: the same bits on every set. */
+static inline __attribute__((always_inline)) void pack_body(const int NR, float *restrict dst,
+                                                            const float *restrict src, size_t ldb, int kc, int cols,
+                                                            int b_kmajor)
+{
+    if (b_kmajor) {
+        for (int k = 0; k < kc; k++)
+#pragma omp simd
+            for (int j = 0; j < NR; j++)
+                dst[(size_t)k * NR + j] = j < cols ? src[(size_t)k * ldb + j] : 0.0f;
+    } else {
+        for (int k = 0; k < kc; k++)
+#pragma omp simd
+            for (int j = 0; j < NR; j++)
+                dst[(size_t)k * NR + j] = j < cols ? src[(size_t)j * ldb + k] : 0.0f;
+    }
+}
+static void pack_generic(float *restrict dst, const float *restrict src, size_t ldb, int kc, int cols, int b_kmajor)
+{
+    pack_body(16, dst, src, ldb, kc, cols, b_kmajor);
 }
 
 /* Moving values, no arithmetic but acc_into's one addition, so every instruction set
@@ -487,7 +512,7 @@ COPY_STRIPS(copy_strips_avx2, MYGPT_AVX2, 8, __m256i, MASK8, LOADM8, STOREM8)
  * Four rounds of shuffles: pairs of rows interleaved, then pairs of pairs, then the
  * 128-bit lanes gathered in two steps. (A gather per column, vgatherdps, was slower
  * than scalar moves: bench/results/design-notes.md.) */
-MYGPT_AVX512 static void transpose16(__m512 r[16])
+MYGPT_AVX512 static inline __attribute__((always_inline)) void transpose16(__m512 r[16])
 {
     __m512 t[16], u[16];
     INTERLEAVE_ROWS(16, _mm512, __m512d)
@@ -503,7 +528,7 @@ MYGPT_AVX512 static void transpose16(__m512 r[16])
 }
 /* r[0..7] (rows of 8 floats) transposed in place: two rounds as transpose16's, then
  * the 128-bit lanes gathered in one */
-MYGPT_AVX2 static void transpose8(__m256 r[8])
+MYGPT_AVX2 static inline __attribute__((always_inline)) void transpose8(__m256 r[8])
 {
     __m256 t[8], u[8];
     INTERLEAVE_ROWS(8, _mm256, __m256d)
@@ -535,6 +560,32 @@ MYGPT_AVX2 static void transpose8(__m256 r[8])
 STORE_SWAPPED(store_swapped_avx512, MYGPT_AVX512, 16, _mm512, __m512, __mmask16, MASK16, LOADM16, STOREM16,
               transpose16)
 STORE_SWAPPED(store_swapped_avx2, MYGPT_AVX2, 8, _mm256, __m256, __m256i, MASK8, LOADM8, STOREM8, transpose8)
+
+/* AVX2's pack of a weight's whole panel (16 rows of B^T): 8 x 8 blocks loaded as 8
+ * rows, transposed in registers (transpose8), stored as 8 panel rows of 8; gcc's gather
+ * of pack_body moved one float at a time for AVX2. The last kc % 8 rows, a panel at N's
+ * edge and a k-major B (already in panel order) take pack_body. */
+MYGPT_AVX2 static void pack_avx2(float *restrict dst, const float *restrict src, size_t ldb, int kc, int cols,
+                                 int b_kmajor)
+{
+    int k = 0;
+    if (!b_kmajor && cols == 16)
+        for (; k + 8 <= kc; k += 8)
+            for (int h = 0; h < 2; h++) { // columns 8h .. 8h + 7
+                __m256 r[8];
+                for (int i = 0; i < 8; i++)
+                    r[i] = _mm256_loadu_ps(src + (size_t)(8 * h + i) * ldb + k);
+                transpose8(r);
+                for (int i = 0; i < 8; i++)
+                    _mm256_storeu_ps(dst + (size_t)(k + i) * 16 + 8 * h, r[i]);
+            }
+    pack_body(16, dst + (size_t)k * 16, src + (b_kmajor ? (size_t)k * ldb : (size_t)k), ldb, kc - k, cols, b_kmajor);
+}
+MYGPT_AVX512 static void pack_avx512(float *restrict dst, const float *restrict src, size_t ldb, int kc, int cols,
+                                     int b_kmajor)
+{
+    pack_body(32, dst, src, ldb, kc, cols, b_kmajor);
+}
 #endif
 
 #ifdef MYGPT_NEON_KERNELS
@@ -684,20 +735,23 @@ DECODE_FN(decode_neon_int8, , QROWS_NEON, MYGPT_WEIGHTS_INT8, DECODE_P_NEON)
 /* The kernels of each instruction set (cpu.h decides which one runs; every set gives
  * the same bits). */
 static const matmul_isa KERNELS[MYGPT_ISA_COUNT] = {
-    [MYGPT_ISA_GENERIC] = {"generic", 6, 16, kernel_6x16, kernel_6x16_t, gelu_generic, 6, kernel_6x16,
+    [MYGPT_ISA_GENERIC] = {"generic", 6, 16, kernel_6x16, kernel_6x16_t, gelu_generic, pack_generic, 6,
+                           kernel_6x16,
                            copy_strips_generic, store_swapped_generic},
 #ifdef HAVE_X86_KERNELS
-    [MYGPT_ISA_AVX2] = {"avx2", 6, 16, kernel_6x16_avx2, kernel_6x16_avx2_t, gelu_avx2, 6, kernel_6x16_avx2,
+    [MYGPT_ISA_AVX2] = {"avx2", 6, 16, kernel_6x16_avx2, kernel_6x16_avx2_t, gelu_avx2, pack_avx2, 6,
+                        kernel_6x16_avx2,
                         copy_strips_avx2, store_swapped_avx2,
                         DECODE_P_AVX2, {decode_avx2_fp32, decode_avx2_bf16, decode_avx2_int8}},
-    [MYGPT_ISA_AVX512] = {"avx512", 14, 32, kernel_14x32_avx512, kernel_14x32_avx512_t, gelu_avx512, 10,
+    [MYGPT_ISA_AVX512] = {"avx512", 14, 32, kernel_14x32_avx512, kernel_14x32_avx512_t, gelu_avx512, pack_avx512, 10,
                           kernel_10x32_avx512, copy_strips_avx512, store_swapped_avx512,
                           DECODE_P_AVX512, {decode_avx512_fp32, decode_avx512_bf16, decode_avx512_int8}},
 #endif
 #ifdef HAVE_NEON_KERNELS
-    /* GELU, the strip copies and the swapped stores: the generic loops, which gcc
-     * vectorises for NEON (the baseline) as they stand */
-    [MYGPT_ISA_NEON] = {"neon", 6, 16, kernel_6x16_neon, kernel_6x16_neon_t, gelu_generic, 6, kernel_6x16_neon,
+    /* GELU, the packing, the strip copies and the swapped stores: the generic loops,
+     * which gcc vectorises for NEON (the baseline) as they stand */
+    [MYGPT_ISA_NEON] = {"neon", 6, 16, kernel_6x16_neon, kernel_6x16_neon_t, gelu_generic, pack_generic, 6,
+                        kernel_6x16_neon,
                         copy_strips_generic, store_swapped_generic,
                         DECODE_P_NEON, {decode_neon_fp32, decode_neon_bf16, decode_neon_int8}},
 #endif

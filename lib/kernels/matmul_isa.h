@@ -64,6 +64,12 @@ typedef struct tile_args {
 typedef void (*kernel_fn)(const tile_args *t);
 typedef void (*gelu_fn)(float *c, size_t ldc, int rows, int cols);
 
+/* One NR-wide panel of B: dst[k*NR + j] = B(k0 + k, n0 + j) for k < kc, j < cols;
+ * columns j >= cols (past N) are zero. src points at B(k0, n0). B is either a weight
+ * (N, K), element (k, n) at src[n * ldb + k] (the forward and dinp's weight^T), or a
+ * (K, N) matrix, b_kmajor, element (k, n) at src[k * ldb + n] (the backward's weight and
+ * inp). NR is the set's. */
+typedef void (*pack_fn)(float *restrict dst, const float *restrict src, size_t ldb, int kc, int cols, int b_kmajor);
 typedef void (*copy_strips_fn)(float *restrict dst, size_t stride, int MR, const float *restrict a, size_t lda, int kc,
                                size_t rows);
 typedef void (*store_swapped_fn)(float *restrict o, size_t ldo, const float *restrict c, int NR, int rows, int cols,
@@ -90,6 +96,7 @@ typedef struct matmul_isa {
     int MR, NR;
     kernel_fn rows_a, transposed_a; /* a stored row by row, or transposed */
     gelu_fn gelu;
+    pack_fn pack;             /* B's panels (NR wide) */
     int aliased_MR;           /* a shorter tile for rows of a that alias in L1 */
     kernel_fn aliased_rows_a; /* (rows_alias_in_l1); the same MR and kernel if none */
     copy_strips_fn copy_strips; /* A read transposed: a unit's strips (copy_unit_a) */
