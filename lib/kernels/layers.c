@@ -215,7 +215,7 @@ void mygpt_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const fl
 /* (the public functions call a static clone set, so no ifunc resolver is exported) */
 MYGPT_CLONES static void gelu_forward(float *out, const float *inp, size_t n)
 {
-#pragma omp parallel for simd schedule(static) if (n > MYGPT_PARALLEL_MIN)
+#pragma omp parallel for simd schedule(static) if (parallel : n > MYGPT_PARALLEL_MIN)
     for (size_t i = 0; i < n; i++)
         out[i] = mygpt_gelu(inp[i]); // x/2 (1 + erf(x / sqrt 2)), vecmath.h
 }
@@ -230,7 +230,7 @@ void mygpt_gelu_forward(float *out, const float *inp, size_t n)
  * vecmath.h's erf and exp so the loop vectorises */
 MYGPT_CLONES static void gelu_backward(float *dinp, const float *inp, const float *dout, size_t n)
 {
-#pragma omp parallel for simd schedule(static) if (n > MYGPT_PARALLEL_MIN)
+#pragma omp parallel for simd schedule(static) if (parallel : n > MYGPT_PARALLEL_MIN)
     for (size_t i = 0; i < n; i++) {
         const float x = inp[i];
         const float cdf = 0.5f * (1.0f + mygpt_erff(x * 0.70710678118654752440f));
