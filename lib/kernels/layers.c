@@ -89,8 +89,8 @@ void mygpt_embedding_backward(float *dwte, float *dwpe, const float *dout, const
  * accumulated in double (PyTorch's var accumulates in double too) and rounded to float
  * where PyTorch rounds: this matters for ill-conditioned rows (C = 2, nearly equal
  * values), where a different rounding point is visible in the output. */
-static void layernorm_row(float *o, const float *x, const float *gamma, const float *beta, int C,
-                          float *mean_out, float *denom_out)
+static MYGPT_IN_CLONES void layernorm_row(float *o, const float *x, const float *gamma, const float *beta, int C,
+                                          float *mean_out, float *denom_out)
 {
     // lesson: layernorm_row
     double sum = 0.0;
@@ -122,8 +122,10 @@ void mygpt_layernorm_forward(float *out, const float *inp, const float *gamma, c
     mygpt_layernorm_forward_train(out, NULL, NULL, inp, gamma, beta, N, C);
 }
 
-void mygpt_layernorm_forward_train(float *out, float *mean, float *denom, const float *inp,
-                                   const float *gamma, const float *beta, size_t N, int C)
+/* mygpt_layernorm_forward_train, built per instruction set: the output loop is a row's
+ * vector work (its two sums are one double chain each, in order, on every set) */
+MYGPT_CLONES static void layernorm_forward(float *out, float *mean, float *denom, const float *inp,
+                                           const float *gamma, const float *beta, size_t N, int C)
 {
     if (N * (size_t)C <= MYGPT_PARALLEL_MIN) { // small work stays out of the OpenMP runtime
         for (size_t n = 0; n < N; n++)
@@ -135,6 +137,12 @@ void mygpt_layernorm_forward_train(float *out, float *mean, float *denom, const 
     for (size_t n = 0; n < N; n++) // (C,) each
         layernorm_row(out + n * C, inp + n * C, gamma, beta, C, mean ? mean + n : NULL,
                       denom ? denom + n : NULL);
+}
+
+void mygpt_layernorm_forward_train(float *out, float *mean, float *denom, const float *inp,
+                                   const float *gamma, const float *beta, size_t N, int C)
+{
+    layernorm_forward(out, mean, denom, inp, gamma, beta, N, C);
 }
 
 /* dgamma's and dbeta's sums, COLS channels at a time: the rows in order for each channel
@@ -151,9 +159,10 @@ MYGPT_CLONES static void layernorm_backward(float *dinp, float *dgamma, float *d
     for (size_t n = 0; n < N; n++) {
         const float *x = inp + n * C, *dy = dout + n * C; // (C,)
         float *dx = dinp + n * C;                         // (C,)
+        const double m = mean[n], d = denom[n]; // read once: dx could alias them for all the compiler knows
         double g_sum = 0.0, gx_sum = 0.0;
         for (int i = 0; i < C; i++) {
-            const double xhat = ((double)x[i] - mean[n]) / denom[n];
+            const double xhat = ((double)x[i] - m) / d;
             const double g = (double)dy[i] * gamma[i];
             g_sum += g;
             gx_sum += g * xhat;
@@ -161,9 +170,9 @@ MYGPT_CLONES static void layernorm_backward(float *dinp, float *dgamma, float *d
         const double g_mean = g_sum / C, gx_mean = gx_sum / C;
 #pragma omp simd
         for (int i = 0; i < C; i++) {
-            const double xhat = ((double)x[i] - mean[n]) / denom[n];
+            const double xhat = ((double)x[i] - m) / d;
             const double g = (double)dy[i] * gamma[i];
-            dx[i] += (float)((g - g_mean - xhat * gx_mean) / denom[n]);
+            dx[i] += (float)((g - g_mean - xhat * gx_mean) / d);
         }
     }
 #pragma omp parallel if (par)
@@ -206,7 +215,7 @@ void mygpt_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const fl
 /* (the public functions call a static clone set, so no ifunc resolver is exported) */
 MYGPT_CLONES static void gelu_forward(float *out, const float *inp, size_t n)
 {
-#pragma omp parallel for schedule(static) if (n > MYGPT_PARALLEL_MIN)
+#pragma omp parallel for simd schedule(static) if (parallel : n > MYGPT_PARALLEL_MIN)
     for (size_t i = 0; i < n; i++)
         out[i] = mygpt_gelu(inp[i]); // x/2 (1 + erf(x / sqrt 2)), vecmath.h
 }
@@ -221,7 +230,7 @@ void mygpt_gelu_forward(float *out, const float *inp, size_t n)
  * vecmath.h's erf and exp so the loop vectorises */
 MYGPT_CLONES static void gelu_backward(float *dinp, const float *inp, const float *dout, size_t n)
 {
-#pragma omp parallel for schedule(static) if (n > MYGPT_PARALLEL_MIN)
+#pragma omp parallel for simd schedule(static) if (parallel : n > MYGPT_PARALLEL_MIN)
     for (size_t i = 0; i < n; i++) {
         const float x = inp[i];
         const float cdf = 0.5f * (1.0f + mygpt_erff(x * 0.70710678118654752440f));
@@ -249,14 +258,17 @@ static float gelu_tanh_k(void)
 MYGPT_CLONES static void gelu_tanh_run(float *out, const float *inp, const float *dout, size_t n, float K)
 {
     float t[GELU_RUN];
+#pragma omp simd
     for (size_t i = 0; i < n; i++) // u = K * (x + 0.044715 x^3), pow(x, 3) being x * x * x
         t[i] = K * (inp[i] + (inp[i] * inp[i] * inp[i]) * 0.044715f);
     mygpt_tanh_row(t, n); // t = tanh(u)
     if (!dout) {
+#pragma omp simd
         for (size_t i = 0; i < n; i++)
             out[i] = (0.5f * inp[i]) * (1.0f + t[i]); // y = (0.5 x) * (1 + t)
         return;
     }
+#pragma omp simd
     for (size_t i = 0; i < n; i++) {
         const float x = inp[i], dy = dout[i];
         const float dhalf = dy * (1.0f + t[i]);

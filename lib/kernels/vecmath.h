@@ -4,8 +4,8 @@
  * Why not expf()/erff() from libm: a libm call inside a loop stops the compiler
  * from vectorising it, and softmax (75 million exps in a GPT-2 forward pass) and
  * GELU (38 million erfs) then run one value at a time. These two are plain C over
- * +, *, fmaf and integer bit moves, with selects instead of branches, so
- * `#pragma omp simd` turns a loop over them into AVX2 / AVX-512 code.
+ * +, *, fmaf and integer bit moves, with selects instead of branches (mygpt_select), so
+ * `#pragma omp simd` turns a loop over them into AVX2, AVX-512 and NEON code.
  * Each is always inlined (MYGPT_IN_CLONES): a call left out of line (clang 14 left
  * mygpt_gelu so) keeps the loop scalar, and runs the baseline code in a clone.
  *
@@ -36,6 +36,19 @@ static MYGPT_IN_CLONES float mygpt_bits_to_float(int32_t i)
     return f;
 }
 
+/* c ? a : b, the same bits, as integer bit operations: gcc 12 compiles a ternary as a
+ * branch and moves the arithmetic that only one side uses into it; float arithmetic
+ * under a branch may trap (-ftrapping-math), so the loop then vectorises only where
+ * there are masked instructions (AVX-512), not on AVX2 or NEON. */
+static MYGPT_IN_CLONES float mygpt_select(int c, float a, float b)
+{
+    uint32_t ua, ub;
+    memcpy(&ua, &a, sizeof ua);
+    memcpy(&ub, &b, sizeof ub);
+    const uint32_t m = 0u - (uint32_t)(c != 0);
+    return mygpt_bits_to_float((int32_t)((ua & m) | (ub & ~m)));
+}
+
 /* c[0] x^(n-1) + c[1] x^(n-2) + ... + c[n-1] by Horner's rule, one fmaf a step from the
  * highest power: the same operations in the same order wherever it runs */
 static MYGPT_IN_CLONES float mygpt_horner(float x, const float *c, int n)
@@ -58,8 +71,8 @@ static MYGPT_IN_CLONES float mygpt_expf(float x)
 {
     /* clamp so the arithmetic below stays finite (NaN goes to the low end, so the
      * conversion to int below is always defined); the selects at the end fix the ends */
-    float xc = x > -103.5f ? x : -103.5f;
-    xc = xc < 88.72283935546875f ? xc : 88.72283935546875f;
+    float xc = mygpt_select(x > -103.5f, x, -103.5f);
+    xc = mygpt_select(xc < 88.72283935546875f, xc, 88.72283935546875f);
     /* k = round(x / ln 2): adding 1.5 * 2^23 rounds the fused product to an integer */
     const float kf = fmaf(xc, 1.44269504088896341f, 12582912.0f) - 12582912.0f;
     /* r = x - k ln 2, with ln 2 = 0.693359375 - 2.12194440e-4 (the first part is exact
@@ -73,9 +86,9 @@ static MYGPT_IN_CLONES float mygpt_expf(float x)
     /* times 2^k in two steps, so results below 2^-126 come out subnormal, not 0 */
     const int32_t k = (int32_t)kf, k1 = k / 2, k2 = k - k1;
     float e = y * mygpt_pow2i(k1) * mygpt_pow2i(k2);
-    e = x > 88.72283935546875f ? INFINITY : e;
-    e = x < -103.97208404541015625f ? 0.0f : e;
-    return x != x ? x : e;
+    e = mygpt_select(x > 88.72283935546875f, INFINITY, e);
+    e = mygpt_select(x < -103.97208404541015625f, 0.0f, e);
+    return mygpt_select(x != x, x, e);
 }
 
 /* erf(x) for float32, within a few ulp (the worst case is asserted in
@@ -91,16 +104,16 @@ static MYGPT_IN_CLONES float mygpt_erff(float x)
     static const float P[] = {-9.728410078e-06f, 1.128817530e-04f, -8.487267769e-04f, 5.221261643e-03f,
                               -2.686551772e-02f, 1.128378436e-01f,  -3.761263788e-01f, 1.283791661e-01f};
     const float small = fmaf(x, mygpt_horner(z, P, 8), x); /* x + x P: the leading x is exact */
-    float ac = a > 1.0f ? a : 1.0f;
-    ac = ac < 4.0f ? ac : 4.0f;
+    float ac = mygpt_select(a > 1.0f, a, 1.0f);
+    ac = mygpt_select(ac < 4.0f, ac, 4.0f);
     const float t = (ac - 2.5f) * 0.666666686534881591796875f;
     static const float Q[] = {1.244564919e-05f, -3.665494660e-05f, 5.902049452e-05f, -1.446941023e-04f,
                               4.099893558e-04f, -1.016381313e-03f, 2.404004335e-03f, -5.567650311e-03f,
                               1.248917542e-02f, -2.700567059e-02f, 5.611051619e-02f, -1.115210056e-01f,
                               2.108063698e-01f};
     const float big = 1.0f - mygpt_expf(-(ac * ac)) * mygpt_horner(t, Q, 13);
-    const float r = a <= 1.0f ? small : (x < 0.0f ? -big : big);
-    return x != x ? x : r;
+    const float r = mygpt_select(a <= 1.0f, small, mygpt_select(x < 0.0f, -big, big));
+    return mygpt_select(x != x, x, r);
 }
 
 /* GELU, exact form (erf, not tanh): x/2 (1 + erf(x / sqrt 2)), as nn.GELU() */
