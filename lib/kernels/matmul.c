@@ -335,8 +335,8 @@ static void decode_panels(const matmul_job *j, int p, int kb, int kc)
  * prepacked B: np panels of NR at once over k in [kb, kb + kc), each column summed from
  * zero, k in order, one fused multiply-add a step, then added to its base (the bias, or
  * what out holds), as kernel_body sums it: the same bits. The tile kernel would run them
- * as a tile of MR rows with one row, its sums through memory (13 to 16 % of stories260K's
- * process in perf record, its products all 1 to 16 panels wide). */
+ * as a tile of MR rows with one row, its sums through memory (a small model's products
+ * are all 1 to 16 panels wide; bench/results/llama2c_generate.txt). */
 static inline __attribute__((always_inline)) void rest_body(const int NR, const int NP, const matmul_job *j,
                                                             int p, int kb, int kc)
 {
