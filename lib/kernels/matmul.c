@@ -332,47 +332,21 @@ static void decode_panels(const matmul_job *j, int p, int kb, int kc)
 }
 
 /* Decoding's last panels, fewer than decode_panels (or ending past N) of a float32
- * prepacked B: np panels of NR at once over k in [kb, kb + kc), each column summed from
- * zero, k in order, one fused multiply-add a step, then added to its base (the bias, or
- * what out holds), as kernel_body sums it: the same bits. The tile kernel would run them
- * as a tile of MR rows with one row, its sums through memory (a small model's products
- * are all 1 to 16 panels wide; bench/results/llama2c_generate.txt). */
-static inline __attribute__((always_inline)) void rest_body(const int NR, const int NP, const matmul_job *j,
-                                                            int p, int kb, int kc)
+ * prepacked B: np panels from p over k in [kb, kb + kc), by the set's rest kernel, in
+ * decode_panels' order (the same bits). Returns 0 when the set has no copy for np
+ * panels: the tiles do them then. */
+static int decode_rest(const matmul_job *j, int p, int np, int kb, int kc)
 {
-    const float *a = j->a + kb, *bp = j->prepacked + (size_t)p * j->K * NR + (size_t)kb * NR;
-    float acc[NP * NR];
-    for (int i = 0; i < NP * NR; i++)
-        acc[i] = 0.0f;
-    for (int k = 0; k < kc; k++)
-        for (int q = 0; q < NP; q++) {
-            const float *b = bp + (size_t)q * j->K * NR + (size_t)k * NR;
-#pragma omp simd
-            for (int c = 0; c < NR; c++)
-                acc[q * NR + c] = fmaf(a[k], b[c], acc[q * NR + c]);
-        }
-    const int col0 = p * NR, cols = j->N - col0 < NP * NR ? j->N - col0 : NP * NR;
-    float *out = j->out + col0;
-    for (int c = 0; c < cols; c++)
-        out[c] = (kb == 0 ? (j->bias ? j->bias[col0 + c] : 0.0f) : out[c]) + acc[c];
-    if (kb + kc == j->K && j->apply_gelu)
-        j->kern.gelu(out, (size_t)j->N, 1, cols);
-}
-
-/* rest_body for the panel widths and counts it has a copy for; 0 when it has none (the
- * tiles then) */
-MYGPT_CLONES static int decode_rest(const matmul_job *j, int p, int np, int kb, int kc)
-{
-#define REST(NR, NP)                                                                                               \
-    case (NR) * 8 + (NP):                                                                                          \
-        rest_body(NR, NP, j, p, kb, kc);                                                                           \
-        return 1;
-    switch (j->kern.NR * 8 + np) {
-        REST(16, 1) REST(16, 2) REST(16, 3) REST(16, 4) REST(32, 1) REST(32, 2) REST(32, 3) REST(32, 4)
-    default:
+    const int NR = j->kern.NR, col0 = p * NR, cols = j->N - col0 < np * NR ? j->N - col0 : np * NR;
+    float *c = j->out + col0;
+    const qrows_args r = {.a = j->a + kb, .bp = j->prepacked + (size_t)p * j->K * NR + (size_t)kb * NR,
+                          .bstride = (size_t)j->K * NR, .c = c, .init = j->bias ? j->bias + col0 : NULL,
+                          .kc = kc, .first = kb == 0};
+    if (!j->kern.decode_rest || !j->kern.decode_rest(&r, np, cols))
         return 0;
-    }
-#undef REST
+    if (kb + kc == j->K && j->apply_gelu)
+        j->kern.gelu(c, (size_t)j->N, 1, cols);
+    return 1;
 }
 
 /* A slab of B as the units read it: panel q of the slab (B's panel p0 + q) at panels +

@@ -261,6 +261,41 @@ REGISTER_TILE static void kernel_6x16_t(KERNEL_ARGS)
         BODY(P)                                                                                    \
     }
 
+/* Decoding's last panels (rest_fn, matmul_isa.h): np (1 to 4) float32 panels of NR at
+ * once, each column summed from zero, k in order, one fused multiply-add a step, then
+ * added to its base (init, zero, or what c holds), as kernel_body sums it: the same bits.
+ * The tile kernel would run them as a tile of MR rows with one row, its sums through
+ * memory (a small model's products are all 1 to 16 panels wide;
+ * bench/results/llama2c_generate.txt). Only the first cols columns are written. */
+static inline __attribute__((always_inline)) void rest_body(const int NR, const int NP, const qrows_args *r, int cols)
+{
+    const float *restrict a = r->a, *restrict bp = r->bp;
+    float acc[NP * NR];
+    for (int i = 0; i < NP * NR; i++)
+        acc[i] = 0.0f;
+    for (int k = 0; k < r->kc; k++)
+        for (int q = 0; q < NP; q++) {
+            const float *b = bp + (size_t)q * r->bstride + (size_t)k * NR;
+#pragma omp simd
+            for (int c = 0; c < NR; c++)
+                acc[q * NR + c] = fmaf(a[k], b[c], acc[q * NR + c]);
+        }
+    for (int c = 0; c < cols; c++)
+        r->c[c] = (r->first ? (r->init ? r->init[c] : 0.0f) : r->c[c]) + acc[c];
+}
+/* rest_body of one instruction set (TARGET) and panel width (NR), for 1 to 4 panels */
+#define REST_FN(NAME, TARGET, NR)                                                                  \
+    TARGET static int NAME(const qrows_args *r, int np, int cols)                                  \
+    {                                                                                              \
+        switch (np) {                                                                              \
+        case 1: rest_body(NR, 1, r, cols); return 1;                                               \
+        case 2: rest_body(NR, 2, r, cols); return 1;                                               \
+        case 3: rest_body(NR, 3, r, cols); return 1;                                               \
+        case 4: rest_body(NR, 4, r, cols); return 1;                                               \
+        default: return 0;                                                                         \
+        }                                                                                          \
+    }
+
 #ifdef MYGPT_X86_KERNELS
 #define HAVE_X86_KERNELS 1
 /* pf's lines spread over the kc steps of a tile written with intrinsics: one line asked
@@ -444,6 +479,8 @@ DECODE_FN(decode_avx512_int8, MYGPT_AVX512, QROWS_AVX512, MYGPT_WEIGHTS_INT8, DE
 DECODE_FN(decode_avx2_fp32, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_FP32, DECODE_P_AVX2)
 DECODE_FN(decode_avx2_bf16, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_BF16, DECODE_P_AVX2)
 DECODE_FN(decode_avx2_int8, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_INT8, DECODE_P_AVX2)
+REST_FN(decode_rest_avx512, MYGPT_AVX512, 32)
+REST_FN(decode_rest_avx2, MYGPT_AVX2, 16)
 
 /* 10 rows for A whose rows alias in L1 (see rows_alias_in_l1) */
 MYGPT_AVX512 REGISTER_TILE static void kernel_10x32_avx512(KERNEL_ARGS)
@@ -730,6 +767,7 @@ static inline float32x4_t neon_i8_4(const int8_t *q)
 DECODE_FN(decode_neon_fp32, , QROWS_NEON, MYGPT_WEIGHTS_FP32, DECODE_P_NEON)
 DECODE_FN(decode_neon_bf16, , QROWS_NEON, MYGPT_WEIGHTS_BF16, DECODE_P_NEON)
 DECODE_FN(decode_neon_int8, , QROWS_NEON, MYGPT_WEIGHTS_INT8, DECODE_P_NEON)
+REST_FN(decode_rest_neon, , 16)
 #endif
 
 /* The kernels of each instruction set (cpu.h decides which one runs; every set gives
@@ -742,10 +780,11 @@ static const matmul_isa KERNELS[MYGPT_ISA_COUNT] = {
     [MYGPT_ISA_AVX2] = {"avx2", 6, 16, kernel_6x16_avx2, kernel_6x16_avx2_t, gelu_avx2, pack_avx2, 6,
                         kernel_6x16_avx2,
                         copy_strips_avx2, store_swapped_avx2,
-                        DECODE_P_AVX2, {decode_avx2_fp32, decode_avx2_bf16, decode_avx2_int8}},
+                        DECODE_P_AVX2, {decode_avx2_fp32, decode_avx2_bf16, decode_avx2_int8}, decode_rest_avx2},
     [MYGPT_ISA_AVX512] = {"avx512", 14, 32, kernel_14x32_avx512, kernel_14x32_avx512_t, gelu_avx512, pack_avx512, 10,
                           kernel_10x32_avx512, copy_strips_avx512, store_swapped_avx512,
-                          DECODE_P_AVX512, {decode_avx512_fp32, decode_avx512_bf16, decode_avx512_int8}},
+                          DECODE_P_AVX512, {decode_avx512_fp32, decode_avx512_bf16, decode_avx512_int8},
+                          decode_rest_avx512},
 #endif
 #ifdef HAVE_NEON_KERNELS
     /* GELU, the packing, the strip copies and the swapped stores: the generic loops,
@@ -753,7 +792,7 @@ static const matmul_isa KERNELS[MYGPT_ISA_COUNT] = {
     [MYGPT_ISA_NEON] = {"neon", 6, 16, kernel_6x16_neon, kernel_6x16_neon_t, gelu_generic, pack_generic, 6,
                         kernel_6x16_neon,
                         copy_strips_generic, store_swapped_generic,
-                        DECODE_P_NEON, {decode_neon_fp32, decode_neon_bf16, decode_neon_int8}},
+                        DECODE_P_NEON, {decode_neon_fp32, decode_neon_bf16, decode_neon_int8}, decode_rest_neon},
 #endif
 };
 
