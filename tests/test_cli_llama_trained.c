@@ -108,6 +108,35 @@ Test(cli_llama_trained, run_c_tells_what_mygpt_tells_of_a_model_it_trained, .tim
     cr_expect_eq(runs, 6);
 }
 
+/* --tokenizer without --vocab: the model's vocabulary is the tokenizer's 512 (the saved
+ * .bin's header, llama2.c's Config: dim, hidden_dim, n_layers, n_heads, n_kv_heads,
+ * vocab_size, seq_len; negative vocab_size for an untied classifier) */
+Test(cli_llama_trained, the_vocabulary_is_the_tokenizers_when_not_given)
+{
+    char text[4200], words[13400], model[64], dir[] = "/tmp/mygpt_llama_vocab_XXXXXX";
+    const char *tok = llama_file_or_skip("tok512.bin");
+    snprintf(text, sizeof text, "%s/../corpus/the-verdict.txt", TESTS_SOURCE_DIR);
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(model, sizeof model, "%s/m.bin", dir);
+    snprintf(words, sizeof words,
+             "train --arch llama --embed 8 --heads 2 --layers 1 --context 8 --batch 2 --steps 1 --text %s "
+             "--tokenizer %s --save %s", text, tok, model);
+    proc_result r;
+    cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
+    cr_expect_eq(r.status, 0, "%s: exited %d: %s", words, r.status, r.err);
+    proc_result_free(&r);
+    size_t n = 0;
+    char *bytes = file_bytes(model, &n);
+    cr_assert_not_null(bytes, "%s was not saved", model);
+    cr_assert_geq(n, 7 * sizeof(int32_t));
+    int32_t header[7];
+    memcpy(header, bytes, sizeof header);
+    cr_expect_eq(header[5], 512, "vocab_size %d in the saved header", header[5]);
+    free(bytes);
+    unlink(model);
+    rmdir(dir);
+}
+
 /* --tokenizer of another size than --vocab, one that is not there or not a tokenizer, and
  * with the book's loop; --decay-groups with sgd: one line each, status 2, nothing saved */
 Test(cli_llama_trained, a_tokenizer_that_does_not_fit_is_refused)
@@ -123,7 +152,7 @@ Test(cli_llama_trained, a_tokenizer_that_does_not_fit_is_refused)
         int file; /* --tokenizer files[file], or -1: none */
         const char *flags, *says;
     } CASES[] = {
-        {0, "--steps 1", "holds 512 tokens: the model's vocabulary must be the same (--vocab 512, not 50257)"},
+        {0, "--vocab 600 --steps 1", "holds 512 tokens: the model's vocabulary must be the same (--vocab 512, not 600)"},
         {1, "--vocab 512 --steps 1", "--tokenizer: cannot open"},
         {2, "--vocab 512 --steps 1", "--tokenizer: "},
         {0, "--vocab 512 --epochs 1", "--tokenizer goes with the course's loop (--steps)"},

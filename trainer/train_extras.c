@@ -14,6 +14,7 @@
 #include "mygpt/checkpoint.h"
 #include "mygpt/data.h"
 #include "mygpt/print.h"
+#include "mygpt/sp_tokenizer.h"
 #include "mygpt/svg.h"
 #include "train_step.h"
 
@@ -90,11 +91,30 @@ int train_apply_preset(const char *cmd, parsed_args *a, const arg_spec *specs)
     }
     const int init_from = args_has(a, "init-from"), user_epochs = args_has(a, "epochs"),
               user_steps = args_has(a, "steps");
-    const int n = a->nhits; // only the user's own flags decide what is left out
     // the model's sizes all from the preset: --max-seq may follow a larger --context (a
     // user's own sizes keep the default 64, and a longer context is refused, as before)
     const int sizes_given =
         args_has(a, "vocab") || args_has(a, "embed") || args_has(a, "heads") || args_has(a, "layers");
+    // --tokenizer without --vocab: the model's vocabulary is the tokenizer's, whose ids are
+    // its rows (an unreadable file is said when the data is read)
+    mygpt_sp_tokenizer *sp = NULL;
+    mygpt_error err = {0};
+    if (args_has(a, "tokenizer") && !args_has(a, "vocab") && !init_from &&
+        mygpt_sp_load(&sp, args_get(a, "tokenizer"), 0, &err) == MYGPT_OK) {
+        char size[32];
+        snprintf(size, sizeof size, "%d", mygpt_sp_vocab_size(sp));
+        mygpt_sp_free(sp);
+        const char *v = strdup(size); // lives as long as the program, as the flags do
+        const arg_spec *s = NULL;
+        for (int k = 0; specs[k].name && !s; k++)
+            s = strcmp(specs[k].name, "vocab") == 0 ? &specs[k] : NULL;
+        if (!v || !s || a->nhits == (int)(sizeof a->hits / sizeof a->hits[0])) {
+            cli_error(cmd, "--tokenizer: no room for its vocabulary's size");
+            return EXIT_USAGE;
+        }
+        a->hits[a->nhits++] = (arg_hit){s, v};
+    }
+    const int n = a->nhits; // only the user's own flags (and the tokenizer's size) decide what is left out
     for (int i = 0; p->flags[i]; i += 2) {
         const char *f = p->flags[i], *v = p->flags[i + 1];
         int given = 0;
