@@ -71,12 +71,15 @@ if [ "${MYGPT_QUICK:-0}" != 1 ]; then
     trap '[ -z "$san_pid" ] || kill -- -"$san_pid" 2>/dev/null || true; rm -f "$san_log"' EXIT
 fi
 
-echo "== 1. test suite"
+# A stage's header, with the time since the start (CI's budget is the sum of the stages)
+stage() { echo "== $* (at $((SECONDS / 60)) min $((SECONDS % 60)) s)"; }
+
+stage "1. test suite"
 meson test -C "$MYGPT_BUILD" --no-rebuild --print-errorlogs "$@" || status=$?
 count_log "$MYGPT_BUILD/meson-logs/testlog.json"
 
 if [ "${MYGPT_QUICK:-0}" != 1 ]; then
-    echo "== 2. test suite under AddressSanitizer + UndefinedBehaviorSanitizer"
+    stage "2. test suite under AddressSanitizer + UndefinedBehaviorSanitizer"
     echo "built with -fsanitize=address,undefined in $SAN_BUILD (during stage 1, at the lowest priority)"
     san_status=0
     wait "$san_pid" || san_status=$?
@@ -90,7 +93,7 @@ if [ "${MYGPT_QUICK:-0}" != 1 ]; then
         meson test -C "$SAN_BUILD" --no-rebuild --print-errorlogs "$@" || status=$?
     count_log "$SAN_BUILD/meson-logs/testlog.json"
 
-    echo "== 3. every chapter under valgrind --leak-check=full"
+    stage "3. every chapter under valgrind --leak-check=full"
     if ! command -v valgrind >/dev/null 2>&1; then
         echo "test.sh: valgrind is missing" >&2
         failed=$((failed + 1))
@@ -154,7 +157,7 @@ if [ "${MYGPT_QUICK:-0}" != 1 ]; then
 fi
 
 if [ "${MYGPT_QUICK:-0}" != 1 ]; then
-    echo "== 4. every fuzz target for 5 s (fuzz/run.sh)"
+    stage "4. every fuzz target for 5 s (fuzz/run.sh)"
     # libFuzzer needs clang: fuzz/run.sh installs clang and libclang-rt-14-dev when
     # missing. Each target is one test: passed if it built and found nothing (its row ends
     # in 0 findings), failed otherwise, a target that did not build or did not run too.
@@ -187,7 +190,7 @@ if [ "${MYGPT_QUICK:-0}" != 1 ]; then
 fi
 
 if [ "${MYGPT_QUICK:-0}" != 1 ]; then
-    echo "== 5. the same bits from clang (scripts/clang.sh: clang 14 and LLVM's OpenMP)"
+    stage "5. the same bits from clang (scripts/clang.sh: clang 14 and LLVM's OpenMP)"
     # built, then the suites that hold every kernel's clone (avx512f, fma, default) and
     # the generator to PyTorch's bits, and a chapter, against the same goldens as gcc's
     clang_status=0
@@ -201,7 +204,7 @@ if [ "${MYGPT_QUICK:-0}" != 1 ]; then
         count_log "$MYGPT_ROOT/build-clang/meson-logs/testlog.json"
     fi
 
-    echo "== 6. the same bits on aarch64 (scripts/cross.sh aarch64 --ci, under qemu-user)"
+    stage "6. the same bits on aarch64 (scripts/cross.sh aarch64 --ci, under qemu-user)"
     cross_status=0
     bash "$MYGPT_ROOT/scripts/cross.sh" aarch64 --ci </dev/null || cross_status=$?
     if [ -f "$MYGPT_ROOT/build-aarch64/meson-logs/testlog.json" ]; then
@@ -213,5 +216,6 @@ if [ "${MYGPT_QUICK:-0}" != 1 ]; then
     fi
 fi
 
+echo "== done in $((SECONDS / 60)) min $((SECONDS % 60)) s"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$status" -eq 0 ] && [ "$failed" -eq 0 ]
