@@ -238,7 +238,7 @@ Test(instruct, the_loss_ignores_minus_100_as_pytorch_bit_for_bit, .timeout = 120
             }
             omp_set_num_threads(1);
             const float want = golden_unhex32(hex);
-            cr_expect(golden_same_bits(loss[0], want), "%s: loss %.9g, PyTorch %.9g", name, loss[0], want);
+            cr_expect(golden_same_bits_as_x86(loss[0], want), "%s: loss %.9g, PyTorch %.9g", name, loss[0], want);
             cr_expect_eq(sums[0], gsum, "%s: the gradient's bits differ from PyTorch's", name);
             cr_expect(golden_same_bits(loss[0], loss[1]) && golden_same_bits(loss[0], loss[2]) && sums[0] == sums[1] &&
                           sums[0] == sums[2], "%s: 1, 2 and 3 threads differ", name);

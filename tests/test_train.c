@@ -21,19 +21,6 @@ static int same_bits(float a, float b)
     return memcmp(&a, &b, sizeof a) == 0;
 }
 
-/* An update's bits as PyTorch's (want). A NaN made of numbers (0 / 0: a zero gradient with
- * beta1 = beta2 = eps = 0) is the CPU's default NaN, 0xffc00000 on x86-64, where the goldens
- * were made, and 0x7fc00000 on ARM: elsewhere than x86-64 the one stands for the other. */
-static int same_update(float got, float want)
-{
-#if !defined(__x86_64__)
-    const float x86_nan = -NAN;
-    if (same_bits(want, x86_nan) && same_bits(got, NAN))
-        return 1;
-#endif
-    return same_bits(got, want);
-}
-
 /* A whole line's values after its keyword, parsed into a new array of n floats. */
 static float *f32_line(const char *line, size_t n)
 {
@@ -469,7 +456,7 @@ Test(train_optim, sgd_and_adamw_updates_are_pytorchs_bits)
             cr_assert_eq(mygpt_optimizer_step(&opt, params, grads, n, &err), MYGPT_OK, "%s", err.message);
             size_t diff = 0;
             for (size_t i = 0; i < n; i++)
-                diff += !same_update(params[i], want[i]);
+                diff += !golden_same_bits_as_x86(params[i], want[i]);
             cr_expect_eq(diff, 0, "case %d (%s lr=%g) step %ld: %zu of %zu parameters differ", cases,
                          kind, opt.lr, opt.step, diff, n);
             memcpy(params, want, n * sizeof *params); // go on from PyTorch's values
