@@ -313,10 +313,11 @@ Test(checkpoint, a_file_truncated_while_it_is_loaded_is_an_error_not_a_signal, .
     unlink(path);
 }
 
-/* With 1, 2 or 3 OpenMP threads, SIGTERM or SIGINT during a save waits for the file to be
- * whole, then acts: no temporary is left, and the file loads. With workers the kernel may
- * hand the signal to an idle one, which must not end the process halfway. (A signal
- * before the save starts ends the child with nothing written: also whole.) */
+/* With 1, 2 or 3 OpenMP threads, SIGTERM or SIGINT during a save (tests/save_tool.c) waits
+ * for the file to be whole, then acts: no temporary is left, and the file loads. With
+ * workers the kernel may hand the signal to an idle one, which must not end the process
+ * halfway. (A signal before the save starts ends the child with nothing written: also
+ * whole.) */
 /* No Criterion .timeout: meson's (300 s, times its multiplier under qemu) bounds it,
  * since twelve saves of 64 MB take minutes where the CPU is emulated. */
 Test(checkpoint, a_signal_during_a_save_with_1_2_or_3_threads_waits_for_the_whole_file)
@@ -331,28 +332,26 @@ Test(checkpoint, a_signal_during_a_save_with_1_2_or_3_threads_waits_for_the_whol
             int ready[2];
             cr_assert_eq(pipe(ready), 0);
             const pid_t kid = fork();
-            if (kid == 0) {
-                omp_set_num_threads(threads);
-                int team = 0;
-#pragma omp parallel // the workers exist, signals not blocked in them
-#pragma omp atomic
-                team++;
-                const mygpt_config cfg = {50257, 256, 4, 4, 256}; // 16 M parameters: 64 MB to write
-                mygpt_gpt *g;
-                if (team != threads || mygpt_gpt_create(&g, &cfg, 1, NULL) != MYGPT_OK)
-                    _exit(3);
-                if (write(ready[1], "x", 1) != 1)
-                    _exit(4);
-                _exit(mygpt_checkpoint_save(g, path, NULL) == MYGPT_OK ? 0 : 1);
+            if (kid == 0) { // the save in a program of its own (tests/save_tool.c), ready[1] open
+                char team[16], fd[16];
+                snprintf(team, sizeof team, "%d", threads);
+                snprintf(fd, sizeof fd, "%d", ready[1]);
+                close(ready[0]);
+                execl(SAVE_TOOL, SAVE_TOOL, team, path, fd, (char *)NULL);
+                _exit(5);
             }
+            close(ready[1]); // the child's end alone: if it ends before writing, the read ends too
             char c;
-            cr_assert_eq(read(ready[0], &c, 1), 1);
+            int status;
+            if (read(ready[0], &c, 1) != 1) {
+                cr_assert_eq(waitpid(kid, &status, 0), kid);
+                cr_assert_fail("%d threads, round %d: the child ended before its save (status %#x)", threads, round,
+                               status);
+            }
             usleep(1000 * (unsigned)(2 + 10 * round)); // into the save, at different points
             kill(kid, sig);
-            int status;
             cr_assert_eq(waitpid(kid, &status, 0), kid);
             close(ready[0]);
-            close(ready[1]);
             cr_expect((WIFSIGNALED(status) && WTERMSIG(status) == sig) || (WIFEXITED(status) && WEXITSTATUS(status) == 0),
                       "%d threads, round %d: status %#x", threads, round, status);
             DIR *d = opendir(dir);
