@@ -131,7 +131,7 @@ Test(cli_llama_trained, the_vocabulary_is_the_tokenizers_when_not_given)
     cr_assert_geq(n, 7 * sizeof(int32_t));
     int32_t header[7];
     memcpy(header, bytes, sizeof header);
-    cr_expect_eq(header[5], 512, "vocab_size %d in the saved header", header[5]);
+    cr_expect_eq(abs(header[5]), 512, "vocab_size %d in the saved header", header[5]);
     free(bytes);
     unlink(model);
     rmdir(dir);

@@ -92,9 +92,10 @@ int train_apply_preset(const char *cmd, parsed_args *a, const arg_spec *specs)
     const int init_from = args_has(a, "init-from"), user_epochs = args_has(a, "epochs"),
               user_steps = args_has(a, "steps");
     // the model's sizes all from the preset: --max-seq may follow a larger --context (a
-    // user's own sizes keep the default 64, and a longer context is refused, as before)
-    const int sizes_given =
-        args_has(a, "vocab") || args_has(a, "embed") || args_has(a, "heads") || args_has(a, "layers");
+    // user's own sizes, a tokenizer's vocabulary among them, keep the default 64, and a
+    // longer context is refused, as before)
+    const int sizes_given = args_has(a, "vocab") || args_has(a, "tokenizer") || args_has(a, "embed") ||
+                            args_has(a, "heads") || args_has(a, "layers");
     // --tokenizer without --vocab: the model's vocabulary is the tokenizer's, whose ids are
     // its rows (an unreadable file is said when the data is read)
     mygpt_sp_tokenizer *sp = NULL;
@@ -108,8 +109,12 @@ int train_apply_preset(const char *cmd, parsed_args *a, const arg_spec *specs)
         const arg_spec *s = NULL;
         for (int k = 0; specs[k].name && !s; k++)
             s = strcmp(specs[k].name, "vocab") == 0 ? &specs[k] : NULL;
-        if (!v || !s || a->nhits == (int)(sizeof a->hits / sizeof a->hits[0])) {
-            cli_error(cmd, "--tokenizer: no room for its vocabulary's size");
+        if (!v) {
+            cli_error(cmd, "out of memory");
+            return EXIT_RUNTIME;
+        }
+        if (!s || a->nhits == (int)(sizeof a->hits / sizeof a->hits[0])) {
+            cli_error(cmd, "--tokenizer: too many flags");
             return EXIT_USAGE;
         }
         a->hits[a->nhits++] = (arg_hit){s, v};

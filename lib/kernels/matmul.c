@@ -331,10 +331,8 @@ static void decode_panels(const matmul_job *j, int p, int kb, int kc)
         j->kern.gelu(c, (size_t)j->N, 1, P * NR);
 }
 
-/* Decoding's last panels, fewer than decode_panels (or ending past N) of a float32
- * prepacked B: np panels from p over k in [kb, kb + kc), by the set's rest kernel, in
- * decode_panels' order (the same bits). Returns 0 when the set has no copy for np
- * panels: the tiles do them then. */
+/* Decoding's last np panels from p over k in [kb, kb + kc) by the set's rest_fn
+ * (matmul_isa.h), then GELU; 0 when the set has none for np panels (the tiles then). */
 static int decode_rest(const matmul_job *j, int p, int np, int kb, int kc)
 {
     const int NR = j->kern.NR, col0 = p * NR, cols = j->N - col0 < np * NR ? j->N - col0 : np * NR;

@@ -261,12 +261,11 @@ REGISTER_TILE static void kernel_6x16_t(KERNEL_ARGS)
         BODY(P)                                                                                    \
     }
 
-/* Decoding's last panels (rest_fn, matmul_isa.h): np (1 to 4) float32 panels of NR at
- * once, each column summed from zero, k in order, one fused multiply-add a step, then
- * added to its base (init, zero, or what c holds), as kernel_body sums it: the same bits.
- * The tile kernel would run them as a tile of MR rows with one row, its sums through
- * memory (a small model's products are all 1 to 16 panels wide;
- * bench/results/llama2c_generate.txt). Only the first cols columns are written. */
+/* Decoding's last panels (rest_fn, matmul_isa.h), NP at once: each column summed from
+ * zero, k in order, one fused multiply-add a step, then added to its base (init, zero, or
+ * what c holds), as kernel_body sums it: the same bits. The tile kernel would run them as
+ * a tile of MR rows with one row, its sums through memory (a small model's products are
+ * all 1 to 16 panels wide; bench/results/llama2c_generate.txt). */
 static inline __attribute__((always_inline)) void rest_body(const int NR, const int NP, const qrows_args *r, int cols)
 {
     const float *restrict a = r->a, *restrict bp = r->bp;

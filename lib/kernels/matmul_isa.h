@@ -107,7 +107,7 @@ typedef struct matmul_isa {
     store_swapped_fn store_swapped; /* a swapped tile back into out (swapped_tile_finish) */
     int decode_panels;        /* one row of a prepacked B: panels at once (0: tile by tile) */
     qrows_fn decode[MYGPT_WEIGHTS_COUNT]; /* by format: a quantized row's values widened */
-    rest_fn decode_rest;      /* float32's last panels, fewer than decode_panels */
+    rest_fn decode_rest;      /* float32's last panels */
 } matmul_isa;
 
 /* The kernels of the instruction set this CPU runs (kernels/cpu.h's choice, after
