@@ -102,17 +102,12 @@ int train_apply_preset(const char *cmd, parsed_args *a, const arg_spec *specs)
     mygpt_error err = {0};
     if (args_has(a, "tokenizer") && !args_has(a, "vocab") && !init_from &&
         mygpt_sp_load(&sp, args_get(a, "tokenizer"), 0, &err) == MYGPT_OK) {
-        char size[32];
-        snprintf(size, sizeof size, "%d", mygpt_sp_vocab_size(sp));
+        static char v[16]; // the flag points at it for the program's life (one call a program)
+        snprintf(v, sizeof v, "%d", mygpt_sp_vocab_size(sp));
         mygpt_sp_free(sp);
-        const char *v = strdup(size); // lives as long as the program, as the flags do
         const arg_spec *s = NULL;
         for (int k = 0; specs[k].name && !s; k++)
             s = strcmp(specs[k].name, "vocab") == 0 ? &specs[k] : NULL;
-        if (!v) {
-            cli_error(cmd, "out of memory");
-            return EXIT_RUNTIME;
-        }
         if (!s || a->nhits == (int)(sizeof a->hits / sizeof a->hits[0])) {
             cli_error(cmd, "--tokenizer: too many flags");
             return EXIT_USAGE;
@@ -129,12 +124,12 @@ int train_apply_preset(const char *cmd, parsed_args *a, const arg_spec *specs)
             (user_steps && is_book_flag(f) && !p->nanogpt) || (user_epochs && !name && strcmp(f, "eval-every") == 0))
             continue;
         const char *ctx = args_get(a, "context");
-        char wider[32];
+        static char wider[32]; // as the tokenizer's size above
         if (strcmp(f, "max-seq") == 0 && ctx && strtoll(ctx, NULL, 10) > strtoll(v, NULL, 10) &&
             !sizes_given) {
-            // room for the user's --context (the copy lives as long as the program)
+            // room for the user's --context
             snprintf(wider, sizeof wider, "%lld", strtoll(ctx, NULL, 10));
-            v = strdup(wider);
+            v = wider;
         }
         const arg_spec *s = NULL;
         for (int k = 0; specs[k].name && !s; k++)
