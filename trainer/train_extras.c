@@ -76,6 +76,22 @@ static int is_book_flag(const char *f)
            strcmp(f, "sample-tokens") == 0;
 }
 
+/* Adds flag name = value to a as if given (value lives as long as the program). 0, or
+ * EXIT_USAGE after one line saying who (whose) had no room. */
+static int add_flag(const char *cmd, parsed_args *a, const arg_spec *specs, const char *name, const char *value,
+                    const char *whose)
+{
+    const arg_spec *s = NULL;
+    for (int k = 0; specs[k].name && !s; k++)
+        s = strcmp(specs[k].name, name) == 0 ? &specs[k] : NULL;
+    if (!s || a->nhits == (int)(sizeof a->hits / sizeof a->hits[0])) {
+        cli_error(cmd, "%s: too many flags", whose);
+        return EXIT_USAGE;
+    }
+    a->hits[a->nhits++] = (arg_hit){s, value};
+    return 0;
+}
+
 int train_apply_preset(const char *cmd, parsed_args *a, const arg_spec *specs)
 {
     const char *name = args_get(a, "preset");
@@ -105,14 +121,8 @@ int train_apply_preset(const char *cmd, parsed_args *a, const arg_spec *specs)
         static char v[16]; // the flag points at it for the program's life (one call a program)
         snprintf(v, sizeof v, "%d", mygpt_sp_vocab_size(sp));
         mygpt_sp_free(sp);
-        const arg_spec *s = NULL;
-        for (int k = 0; specs[k].name && !s; k++)
-            s = strcmp(specs[k].name, "vocab") == 0 ? &specs[k] : NULL;
-        if (!s || a->nhits == (int)(sizeof a->hits / sizeof a->hits[0])) {
-            cli_error(cmd, "--tokenizer: too many flags");
+        if (add_flag(cmd, a, specs, "vocab", v, "--tokenizer"))
             return EXIT_USAGE;
-        }
-        a->hits[a->nhits++] = (arg_hit){s, v};
     }
     const int n = a->nhits; // only the user's own flags (and the tokenizer's size) decide what is left out
     for (int i = 0; p->flags[i]; i += 2) {
@@ -131,14 +141,10 @@ int train_apply_preset(const char *cmd, parsed_args *a, const arg_spec *specs)
             snprintf(wider, sizeof wider, "%lld", strtoll(ctx, NULL, 10));
             v = wider;
         }
-        const arg_spec *s = NULL;
-        for (int k = 0; specs[k].name && !s; k++)
-            s = strcmp(specs[k].name, f) == 0 ? &specs[k] : NULL;
-        if (!s || a->nhits == (int)(sizeof a->hits / sizeof a->hits[0])) {
-            cli_error(cmd, "--preset %s: too many flags", p->name);
+        char whose[64];
+        snprintf(whose, sizeof whose, "--preset %s", p->name);
+        if (add_flag(cmd, a, specs, f, v, whose))
             return EXIT_USAGE;
-        }
-        a->hits[a->nhits++] = (arg_hit){s, v};
     }
     return 0;
 }
