@@ -84,14 +84,15 @@ static inline int golden_same_bits(float a, float b)
 /* golden_same_bits(got, want), where want is a golden made on x86-64: there a NaN made of
  * numbers (0 / 0, inf * 0) is the CPU's default NaN, 0xffc00000; on ARM it is 0x7fc00000.
  * Elsewhere than x86-64 the one stands for the other (docs/building.md, aarch64). */
+#define GOLDEN_X86_DEFAULT_NAN 0xffc00000u
 static inline int golden_same_bits_as_x86(float got, float want)
 {
 #if !defined(__x86_64__)
-    const uint32_t x86_nan = 0xffc00000u, arm_nan = 0x7fc00000u;
+    const uint32_t arm_nan = 0x7fc00000u;
     uint32_t g, w;
     memcpy(&g, &got, sizeof g);
     memcpy(&w, &want, sizeof w);
-    if (w == x86_nan && g == arm_nan)
+    if (w == GOLDEN_X86_DEFAULT_NAN && g == arm_nan)
         return 1;
 #endif
     return golden_same_bits(got, want);

@@ -69,12 +69,12 @@ static unsigned long long checksum(const float *v, size_t n)
     return (unsigned long long)golden_checksum(v, n);
 }
 
-/* A NaN made of numbers (inf * 0) is the CPU's default NaN: 0xffc00000 on x86-64, where the
- * goldens were made, 0x7fc00000 on ARM. After an inf poison every NaN is one of those, so
- * elsewhere they are given x86's bits before the checksums (on x86-64 this changes nothing). */
+/* A NaN made of numbers (inf * 0) is the CPU's default NaN (golden_same_bits_as_x86,
+ * golden.h). After an inf poison every NaN is one of those, so elsewhere than x86-64 they
+ * are given x86's bits before the checksums (on x86-64 this changes nothing). */
 static void x86_default_nans(float *const *grads, const size_t *sizes, int count)
 {
-    const uint32_t x86 = 0xffc00000u;
+    const uint32_t x86 = GOLDEN_X86_DEFAULT_NAN;
     for (int i = 0; i < count; i++)
         for (size_t j = 0; j < sizes[i]; j++)
             if (isnan(grads[i][j]))
