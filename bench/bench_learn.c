@@ -30,7 +30,8 @@ typedef struct train_config {
     int V, C, H, N, T, B;
     float emb_std;   /* the embeddings' std: the course's 1, or GPT-2's initializer_range */
     int maxT;        /* rows of the position embedding (0: T) */
-    mygpt_arch arch; /* whose GPT (the book's: qkv biases and an untied head) */
+    mygpt_arch arch; /* whose GPT (the book's: an untied head) */
+    int qkv_bias;    /* the book's GPTModel: chapter 7's qkv_bias=True, chapter 5's False */
     double lr, weight_decay; /* AdamW's (weight_decay < 0: mygpt_adamw_init's default) */
     int kv_heads, multiple_of; /* llama: heads of keys and values, model.py's multiple_of */
 } train_config;
@@ -42,19 +43,23 @@ typedef struct train_config {
  * which Intel cores handle by microcode assists (the step went from 1.3 s to 2.6..6 s on
  * the Intel Xeon VM, family 6): the time of the assists, not of the step. */
 static const train_config TRAIN_CONFIGS[] = {
-    {"tiny-train", 4, 4, 2, 2, 3, 1, 1.0f, 0, MYGPT_ARCH_COURSE, 1e-4, -1}, /* the chapter-12 GPT on "I love AI" */
-    {"verdict", 50257, 64, 4, 2, 32, 8, 1.0f, 0, MYGPT_ARCH_COURSE, 1e-4, -1}, /* chapter 33's model and batch */
+    {"tiny-train", 4, 4, 2, 2, 3, 1, 1.0f, 0, MYGPT_ARCH_COURSE, 0, 1e-4, -1}, /* the chapter-12 GPT on "I love AI" */
+    {"verdict", 50257, 64, 4, 2, 32, 8, 1.0f, 0, MYGPT_ARCH_COURSE, 0, 1e-4, -1}, /* chapter 33's model and batch */
     /* GPT-2 small's shape, llm.c's CPU reference batch */
-    {"gpt2-b4t64", 50257, 768, 12, 12, 64, 4, 0.02f, 0, MYGPT_ARCH_COURSE, 1e-4, -1},
+    {"gpt2-b4t64", 50257, 768, 12, 12, 64, 4, 0.02f, 0, MYGPT_ARCH_COURSE, 0, 1e-4, -1},
+    /* the book's chapter 5 (GPT_CONFIG_124M at context 256, qkv_bias False, the untied
+     * out_head), batch 2 x 256, AdamW lr 4e-4 weight_decay 0.1; no dropout here (the same
+     * products) */
+    {"book-ch5", 50257, 768, 12, 12, 256, 2, 1.0f, 0, MYGPT_ARCH_LLMS_FROM_SCRATCH, 0, 4e-4, 0.1},
     /* the book's chapter 7 at GPT-2 small (its GPTModel, qkv_bias, the untied out_head, context
      * 1024), every parameter training, AdamW lr 5e-5 weight_decay 0.1, batch 8 padded to 70
      * tokens: the mean of the 116 training batches' padded lengths (57 to 91) that chapter 85
      * prints */
-    {"book-instruct", 50257, 768, 12, 12, 70, 8, 1.0f, 1024, MYGPT_ARCH_LLMS_FROM_SCRATCH, 5e-5, 0.1},
+    {"book-instruct", 50257, 768, 12, 12, 70, 8, 1.0f, 1024, MYGPT_ARCH_LLMS_FROM_SCRATCH, 1, 5e-5, 0.1},
     /* llama2.c's stories15M shape (dim 288, 6 layers, 6 heads and kv heads, V 32000, hidden
      * 768 from multiple_of 32), drawn as model.py's _init_weights draws it, over its whole
      * context of 256 tokens, batch 4; AdamW at train.py's lr 5e-4 and weight_decay 0.1 */
-    {"llama15m", 32000, 288, 6, 6, 256, 4, 1.0f, 0, MYGPT_ARCH_LLAMA, 5e-4, 0.1, 6, 32},
+    {"llama15m", 32000, 288, 6, 6, 256, 4, 1.0f, 0, MYGPT_ARCH_LLAMA, 0, 5e-4, 0.1, 6, 32},
 };
 #define NTRAIN (int)(sizeof TRAIN_CONFIGS / sizeof TRAIN_CONFIGS[0])
 
@@ -90,7 +95,7 @@ static mygpt_config train_model_config(const train_config *c)
 {
     mygpt_config cfg = {.vocab_size = c->V, .embed_dim = c->C, .num_heads = c->H, .num_layers = c->N,
                         .max_seq_len = c->maxT ? c->maxT : c->T, .arch = c->arch,
-                        .qkv_bias = c->arch == MYGPT_ARCH_LLMS_FROM_SCRATCH, .num_kv_heads = c->kv_heads};
+                        .qkv_bias = c->qkv_bias, .num_kv_heads = c->kv_heads};
     if (c->multiple_of)
         cfg.ffn_hidden = mygpt_llama_hidden_dim(c->C, c->multiple_of);
     return cfg;
@@ -226,13 +231,21 @@ static void print_parts(const train_config *c, double step_cpu_ms)
         const double head_f = part_ms(&p, 0, n, C, V), head_b = part_ms(&p, 1, n, C, V);
         const double att_f = c->N * part_ms(&p, 2, 0, 0, 0), att_b = c->N * part_ms(&p, 3, 0, 0, 0);
         const double rest = step_cpu_ms - fwd - bwd - head_f - head_b - att_f - att_b;
-        printf("  the step's parts, each timed alone at its shapes (CPU ms, %% of the step's %.4g):\n"
-               "    linear forward %.4g (%.0f %%), backward %.4g (%.0f %%); head forward %.4g (%.0f %%),"
-               " backward %.4g (%.0f %%)\n"
-               "    attention forward %.4g (%.0f %%), backward %.4g (%.0f %%); the rest %.4g (%.0f %%)\n",
-               step_cpu_ms, fwd, 100 * fwd / step_cpu_ms, bwd, 100 * bwd / step_cpu_ms, head_f,
-               100 * head_f / step_cpu_ms, head_b, 100 * head_b / step_cpu_ms, att_f, 100 * att_f / step_cpu_ms,
-               att_b, 100 * att_b / step_cpu_ms, rest, 100 * rest / step_cpu_ms);
+        // each part's FLOPs (the backward's two products twice the forward's one; the
+        // attention's backward four products of T x T x C where its forward has two)
+        const double bt = (double)n, lin = 2.0 * c->N * layer_macs(c) * bt, head = 2.0 * V * (double)C * bt;
+        const double att = 4.0 * c->N * (double)c->B * c->T * c->T * C;
+        const double all = 3 * lin + 3 * head + 3 * att;
+        printf("  the step's parts, each timed alone at its shapes (CPU ms, %% of the step's %.4g ms |\n"
+               "  %% of its %.4g GFLOP, the attention's backward counted here, not in the limit):\n"
+               "    linear forward %.4g (%.0f %% | %.0f %%), backward %.4g (%.0f %% | %.0f %%)\n"
+               "    head forward %.4g (%.0f %% | %.0f %%), backward %.4g (%.0f %% | %.0f %%)\n"
+               "    attention forward %.4g (%.0f %% | %.0f %%), backward %.4g (%.0f %% | %.0f %%)\n"
+               "    the rest %.4g (%.0f %% | 0 %%)\n",
+               step_cpu_ms, all / 1e9, fwd, 100 * fwd / step_cpu_ms, 100 * lin / all, bwd, 100 * bwd / step_cpu_ms,
+               200 * lin / all, head_f, 100 * head_f / step_cpu_ms, 100 * head / all, head_b,
+               100 * head_b / step_cpu_ms, 200 * head / all, att_f, 100 * att_f / step_cpu_ms, 100 * att / all, att_b,
+               100 * att_b / step_cpu_ms, 200 * att / all, rest, 100 * rest / step_cpu_ms);
     }
     free(p.a), free(p.w), free(p.o), free(p.d1), free(p.d2), free(p.d3), free(p.d4), free(p.att), free(p.scratch);
 }
@@ -365,7 +378,7 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
     }
     if (!found) {
         fprintf(stderr, "mygpt-bench: --train --config: unknown config '%s' (tiny-train, verdict, gpt2-b4t64, "
-                "book-instruct, llama15m)\n", config);
+                "book-ch5, book-instruct, llama15m)\n", config);
         return 2;
     }
     printf("train=%s threads=%d median_ms=%.3f tokens_per_s=%.0f gflops=%.1f\n", last, last_th, last_ms, last_tok,
