@@ -269,6 +269,27 @@ Test(cli_chapters, a_line_plot_leaves_a_gap_at_a_point_that_is_not_finite)
     rmdir(dir);
 }
 
+/* --train's breakdown puts each part's share of the step's FLOPs beside its share of the
+ * time: the shares of the six parts that compute (the rest computes no counted FLOP)
+ * add up to the whole, whatever the timings. */
+Test(cli_chapters, bench_train_parts_share_the_flops)
+{
+    proc_result r;
+    cr_assert_eq(run_words(BENCH_EXE, "--train --config tiny-train --threads 1 --reps 3", &r), 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    int sum = 0, parts = 0;
+    for (const char *p = strstr(r.out, "the step's parts"); p && (p = strstr(p, " % | ")); p += 4) {
+        int share;
+        if (sscanf(p, " %% | %d %%", &share) == 1)
+            sum += share, parts++;
+    }
+    cr_expect_eq(parts, 7, "not the six parts and the rest: %s", r.out);
+    cr_expect(sum >= 97 && sum <= 103, "FLOP shares add up to %d %%: %s", sum, r.out);
+    const char *rest = strstr(r.out, "the rest "), *bar = rest ? strchr(rest, '|') : NULL;
+    cr_expect(bar && strncmp(bar, "| 0 %)", 6) == 0, "the rest has FLOPs: %s", r.out);
+    proc_result_free(&r);
+}
+
 /* Without a 1-thread time the table has no speedup to show ("-", not 0.00) and --svg
  * refuses; with a sweep the plot has the ideal line. */
 Test(cli_chapters, bench_reports_no_invented_speedups)
