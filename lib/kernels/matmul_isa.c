@@ -496,20 +496,44 @@ MYGPT_AVX512 static void gelu_avx512(float *c, size_t ldc, int rows, int cols)
 }
 /* The strip copies and swapped-tile stores of AVX-512 and AVX2, one body each: a vector
  * of W floats, MASK(n) the mask of its first n lanes (a register on AVX-512, a vector on
- * AVX2), LOADM / STOREM the masked load and store. */
+ * AVX2), LOADM the masked load, STOREN(p, n, m, v) the store of v's first n lanes (m:
+ * their mask). */
 static const int32_t LANES[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 #define MASK16(n) ((__mmask16)((1u << (n)) - 1))
 #define LOADM16(p, m) _mm512_maskz_loadu_ps(m, p)
-#define STOREM16(p, m, v) _mm512_mask_storeu_ps(p, m, v)
+#define STOREN16(p, n, m, v) _mm512_mask_storeu_ps(p, m, v)
 #define MASK8(n) _mm256_loadu_si256((const __m256i *)(LANES + 8 - (n)))
 #define LOADM8(p, m) _mm256_maskload_ps(p, m)
-#define STOREM8(p, m, v) _mm256_maskstore_ps(p, m, v)
+#define STOREN8(p, n, m, v) store_first8(p, n, v)
+/* v's first n (0 to 8) lanes stored at p by plain stores of 4, 2 and 1 lanes, not by
+ * AVX2's masked store: vmaskmovps's store form is microcoded on AMD's Zen 1 to 3 (42
+ * micro-ops, some 12 cycles, in LLVM's scheduling model of Zen 3, where a plain store is
+ * one), and a strip's row or a swapped tile's token row was one such store. AVX-512's
+ * masked stores are single instructions on every CPU that has them. */
+MYGPT_AVX2 static inline __attribute__((always_inline)) void store_first8(float *p, int n, __m256 v)
+{
+    if (n == 8) {
+        _mm256_storeu_ps(p, v);
+        return;
+    }
+    __m128 x = _mm256_castps256_ps128(v);
+    if (n >= 4) {
+        _mm_storeu_ps(p, x);
+        x = _mm256_extractf128_ps(v, 1), p += 4, n -= 4;
+    }
+    if (n >= 2) {
+        _mm_storel_pi((__m64 *)p, x);
+        x = _mm_movehl_ps(x, x), p += 2, n -= 2;
+    }
+    if (n)
+        _mm_store_ss(p, x);
+}
 
-/* MR <= W: a strip's k row is one masked load and store; the source's rows (lda apart,
+/* MR <= W: a strip's k row is one masked load and one store; the source's rows (lda apart,
  * often a page or more: no hardware prefetcher follows them) are asked for
  * STRIP_PREFETCH rows ahead, a hint only */
 #define STRIP_PREFETCH 8
-#define COPY_STRIPS(NAME, TARGET, W, MASK_T, MASK, LOADM, STOREM)                                  \
+#define COPY_STRIPS(NAME, TARGET, W, MASK_T, MASK, LOADM, STOREN)                                  \
     TARGET static void NAME(float *restrict dst, size_t stride, int MR, const float *restrict a,   \
                             size_t lda, int kc, size_t rows)                                       \
     {                                                                                              \
@@ -521,12 +545,12 @@ static const int32_t LANES[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0,
             for (size_t i0 = 0, b = 0; i0 < rows; i0 += MR, b++) {                                 \
                 const size_t n = rows - i0 < (size_t)MR ? rows - i0 : (size_t)MR;                  \
                 const MASK_T m = MASK(n);                                                          \
-                STOREM(dst + b * stride + (size_t)k * MR, m, LOADM(src + i0, m));                  \
+                STOREN(dst + b * stride + (size_t)k * MR, (int)n, m, LOADM(src + i0, m));          \
             }                                                                                      \
         }                                                                                          \
     }
-COPY_STRIPS(copy_strips_avx512, MYGPT_AVX512, 16, __mmask16, MASK16, LOADM16, STOREM16)
-COPY_STRIPS(copy_strips_avx2, MYGPT_AVX2, 8, __m256i, MASK8, LOADM8, STOREM8)
+COPY_STRIPS(copy_strips_avx512, MYGPT_AVX512, 16, __mmask16, MASK16, LOADM16, STOREN16)
+COPY_STRIPS(copy_strips_avx2, MYGPT_AVX2, 8, __m256i, MASK8, LOADM8, STOREN8)
 
 /* The first two rounds of a transpose of N rows (r) of vectors: pairs of rows
  * interleaved (t), then pairs of pairs (u[4g + e], lane L: rows 4g..4g+3 of column
@@ -575,7 +599,7 @@ MYGPT_AVX2 static inline __attribute__((always_inline)) void transpose8(__m256 r
 }
 /* rows <= W: the tile's W-column blocks transposed in registers, then each token's sums
  * stored as one masked row */
-#define STORE_SWAPPED(NAME, TARGET, W, PFX, VEC, MASK_T, MASK, LOADM, STOREM, TRANSPOSE)           \
+#define STORE_SWAPPED(NAME, TARGET, W, PFX, VEC, MASK_T, MASK, LOADM, STOREN, TRANSPOSE)           \
     TARGET static void NAME(float *restrict o, size_t ldo, const float *restrict c, int NR, int rows, \
                             int cols, int add)                                                     \
     {                                                                                              \
@@ -589,13 +613,13 @@ MYGPT_AVX2 static inline __attribute__((always_inline)) void transpose8(__m256 r
             for (int j = j0; j < cols && j < j0 + W; j++) {                                        \
                 float *d = o + j * ldo;                                                            \
                 const VEC v = add ? PFX##_add_ps(LOADM(d, m), r[j - j0]) : r[j - j0];              \
-                STOREM(d, m, v);                                                                   \
+                STOREN(d, rows, m, v);                                                             \
             }                                                                                      \
         }                                                                                          \
     }
-STORE_SWAPPED(store_swapped_avx512, MYGPT_AVX512, 16, _mm512, __m512, __mmask16, MASK16, LOADM16, STOREM16,
+STORE_SWAPPED(store_swapped_avx512, MYGPT_AVX512, 16, _mm512, __m512, __mmask16, MASK16, LOADM16, STOREN16,
               transpose16)
-STORE_SWAPPED(store_swapped_avx2, MYGPT_AVX2, 8, _mm256, __m256, __m256i, MASK8, LOADM8, STOREM8, transpose8)
+STORE_SWAPPED(store_swapped_avx2, MYGPT_AVX2, 8, _mm256, __m256, __m256i, MASK8, LOADM8, STOREN8, transpose8)
 
 /* AVX2's pack of a weight's whole panel (16 rows of B^T): 8 x 8 blocks loaded as 8
  * rows, transposed in registers (transpose8), stored as 8 panel rows of 8; gcc's gather
