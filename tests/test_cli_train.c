@@ -43,6 +43,47 @@ Test(cli_train, a_nan_loss_stops_training_and_saves_nothing, .timeout = 120)
     rmdir(dir);
 }
 
+/* A --text that cannot train is refused naming it, in both loops: a byte that is not
+ * UTF-8 at its offset in the file (not in the validation part that holds it), a text too
+ * short for a batch */
+Test(cli_train, a_text_that_cannot_train_is_refused_naming_it, .timeout = 120)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt_text_XXXXXX", path[300], words[700], want[400];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/late.txt", dir);
+    char text[400];
+    memset(text, 'a', 390);
+    memcpy(text + 100, " word", 5);
+    text[390] = '\xff'; // in the last tenth: the validation part
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    fwrite(text, 1, 391, f);
+    cr_assert_eq(fclose(f), 0);
+    static const char *const loops[] = {"--steps 1", "--epochs 1"};
+    proc_result r;
+    for (int k = 0; k < 2; k++) {
+        snprintf(words, sizeof words, "train --preset tiny %s --text %s --save %s/m.safetensors", loops[k], path, dir);
+        run_tool_words(words, data, &r);
+        snprintf(want, sizeof want, "--text %s: the text is not valid UTF-8 (byte offset 390)", path);
+        expect_one_line_refusal(&r, 2, want, words);
+        proc_result_free(&r);
+    }
+    write_file(path, "hello world");
+    for (int k = 0; k < 2; k++) {
+        snprintf(words, sizeof words, "train --preset tiny %s --text %s --save %s/m.safetensors", loops[k], path, dir);
+        run_tool_words(words, data, &r);
+        snprintf(want, sizeof want, "--text %s: the training part of the text (2 tokens) holds no batch", path);
+        expect_one_line_refusal(&r, 2, want, words);
+        proc_result_free(&r);
+    }
+    snprintf(want, sizeof want, "%s/m.safetensors", dir);
+    cr_expect(access(want, F_OK) != 0, "a refused run saved a model");
+    unlink(path);
+    cr_expect_eq(rmdir(dir), 0);
+}
+
 /* `train --arch gpt2 --save DIR/m.safetensors` beside a Hugging Face config.json: one of
  * the same model (other formatting, extra keys) is kept and the run saves; one of another
  * model is refused before the first step, nothing saved */

@@ -137,9 +137,23 @@ static int encode(const session *S, const char *text, size_t len, int64_t **ids,
     mygpt_error err = {0};
     const mygpt_status st = S->sp ? sp_encode_ids(S->sp, text, len, ids, n, &err)
                                   : mygpt_encode(S->tok, text, len, ids, n, &err);
+    const mygpt_error inner = err;
     if (st != MYGPT_OK && S->sp)
         prefix(&err, "--tokenizer: ");
+    else if (st != MYGPT_OK)
+        say(&err, "--text %s: %s", S->s->text, inner.message);
     return st == MYGPT_OK ? 0 : cli_fail(S->cmd, st, &err);
+}
+
+/* The byte offset of the first byte of text (n bytes) that starts no whole UTF-8
+ * character, or n when all of it is UTF-8 */
+static size_t utf8_valid_prefix(const char *text, size_t n)
+{
+    size_t i = 0;
+    uint32_t cp;
+    for (int l; i < n && (l = mygpt_utf8_decode(text + i, n - i, &cp)) > 0;)
+        i += (size_t)l;
+    return i;
 }
 
 int train_schedule_check(const char *cmd, mygpt_lr_schedule *s, long long total, const char *length)
@@ -216,6 +230,11 @@ static int session_data(session *S)
     if (st != MYGPT_OK)
         return train_fail(&S->team, S->cmd, st, err);
     const char *text = S->text;
+    const size_t valid = s->tokenizer ? S->tn : utf8_valid_prefix(text, S->tn);
+    if (valid < S->tn) { // said here, at its offset in the file, not in the part that holds it
+        cli_error(S->cmd, "--text %s: the text is not valid UTF-8 (byte offset %zu)", s->text, valid);
+        return EXIT_USAGE;
+    }
     const size_t tn = S->tn, split = mygpt_utf8_offset(text, tn, (size_t)(0.9 * (double)mygpt_utf8_length(text, tn)));
     char dir[4096];
     if (s->tokenizer && (st = mygpt_sp_load(&S->sp, s->tokenizer, 0, err)) != MYGPT_OK) {
@@ -235,8 +254,8 @@ static int session_data(session *S)
     mygpt_dataloader_set_drop_last(&S->val, 0);
     const int none = S->train.num_batches == 0;
     if (none || S->val.num_batches == 0) {
-        cli_error(S->cmd, "the %s part of the text (%zu tokens) holds no batch of %lld windows of %lld tokens",
-                  none ? "training" : "validation", none ? S->ntrain : S->nval, (long long)(none ? s->B : 1),
+        cli_error(S->cmd, "--text %s: the %s part of the text (%zu tokens) holds no batch of %lld windows of %lld "
+                  "tokens", s->text, none ? "training" : "validation", none ? S->ntrain : S->nval, (long long)(none ? s->B : 1),
                   (long long)s->T);
         return EXIT_USAGE;
     }
