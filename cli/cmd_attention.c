@@ -98,7 +98,7 @@ static int read_input(const char *cmd, const parsed_args *a, const mygpt_gpt *g,
 {
     const int M = g->config.max_seq_len;
     int rc;
-    if ((rc = read_sequence(cmd, a, tok, ids, T)))
+    if ((rc = read_sequence(cmd, a, g->config.vocab_size, tok, ids, T)))
         return rc;
     if (!*tok && g->config.vocab_size == 50257 && load_tokenizer(cmd, tok) != 0)
         *tok = NULL; // without the data folder the tokens show as ids

@@ -302,17 +302,35 @@ int encode_text(const char *cmd, const mygpt_tokenizer *tok, const char *text, s
     return st == MYGPT_OK ? 0 : cli_fail(cmd, st, &err);
 }
 
-int read_sequence(const char *cmd, const parsed_args *a, mygpt_tokenizer **tok, int64_t **ids, int *n)
+/* --prompt's GPT-2 tokens (into *ids, *n of them), each within the model's vocab; 0, or
+ * the exit code after the error, which names --prompt */
+static int encode_prompt(const char *cmd, const mygpt_tokenizer *tok, const char *p, int vocab, int64_t **ids,
+                         int *n)
+{
+    mygpt_error err = {0};
+    size_t len;
+    const mygpt_status st = mygpt_encode(tok, p, strlen(p), ids, &len, &err);
+    if (st != MYGPT_OK) {
+        cli_error(cmd, "--prompt: %s", err.message);
+        return cli_exit_code(st);
+    }
+    *n = (int)len;
+    for (size_t i = 0; i < len; i++)
+        if ((*ids)[i] >= vocab) { // a model of another tokenizer: GPT-2's ids are not its own
+            cli_error(cmd, "--prompt: its GPT-2 token %lld is outside the model's vocabulary of %d (give its own "
+                      "ids with --ids)", (long long)(*ids)[i], vocab);
+            free(*ids);
+            *ids = NULL;
+            return EXIT_USAGE;
+        }
+    return 0;
+}
+
+int read_sequence(const char *cmd, const parsed_args *a, int vocab, mygpt_tokenizer **tok, int64_t **ids, int *n)
 {
     int rc;
-    if (args_has(a, "prompt")) {
-        const char *p = args_get(a, "prompt");
-        size_t len;
-        if ((rc = load_tokenizer(cmd, tok)) || (rc = encode_text(cmd, *tok, p, strlen(p), ids, &len)))
-            return rc;
-        *n = (int)len;
-        return 0;
-    }
+    if (args_has(a, "prompt"))
+        return (rc = load_tokenizer(cmd, tok)) ? rc : encode_prompt(cmd, *tok, args_get(a, "prompt"), vocab, ids, n);
     int B;
     if ((rc = parse_ids(cmd, args_get(a, "ids"), ids, &B, n)))
         return rc;

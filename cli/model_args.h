@@ -85,9 +85,11 @@ void tokenizer_files(cli_file files[2], char paths[2][4200]);
 int encode_text(const char *cmd, const struct mygpt_tokenizer *tok, const char *text, size_t len,
                 int64_t **ids, size_t *n);
 
-/* The one sequence a command reads: --prompt TEXT (GPT-2's tokens; *tok is loaded) or
- * --ids "1,2,3" (one row; *tok stays as it is). *ids malloc'd, *n of them (0 for an
- * empty prompt). 0, or the exit code after saying why not. */
-int read_sequence(const char *cmd, const parsed_args *a, struct mygpt_tokenizer **tok, int64_t **ids, int *n);
+/* The one sequence a command reads for a model of `vocab` tokens: --prompt TEXT (GPT-2's
+ * tokens, each one the model has; *tok is loaded) or --ids "1,2,3" (one row; *tok stays
+ * as it is). *ids malloc'd, *n of them (0 for an empty prompt). 0, or the exit code after
+ * saying why not (a --prompt that is not UTF-8, or that the model cannot read, named). */
+int read_sequence(const char *cmd, const parsed_args *a, int vocab, struct mygpt_tokenizer **tok, int64_t **ids,
+                  int *n);
 
 #endif
