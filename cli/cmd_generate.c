@@ -257,7 +257,7 @@ static int run(const char *cmd, const parsed_args *a, const gen_flags *f, genera
     if (st != MYGPT_OK) {
         if (gen->stream)
             printf("\n");
-        return cli_fail(cmd, st, &gen->err);
+        return sampling_fail(cmd, &f->s, st, &gen->err);
     }
     const double secs = cli_now_s() - t0;
     int rc;

@@ -237,6 +237,18 @@ int read_sampling(const char *cmd, const parsed_args *a, mygpt_sampling *s)
     return 0;
 }
 
+int sampling_fail(const char *cmd, const mygpt_sampling *s, mygpt_status st, const mygpt_error *err)
+{
+    // mygpt_generate refuses logits that are not finite: softmax(logits / T) is then no
+    // distribution only when the division overflows float32 (PyTorch's words, kept)
+    if (s->temperature > 0 && strstr(err->message, "probability tensor contains") == err->message) {
+        cli_error(cmd, "--temperature %g: the logits divided by it in float32 are not finite, so softmax gives no "
+                  "distribution (%s)", s->temperature, err->message);
+        return cli_exit_code(st);
+    }
+    return cli_fail(cmd, st, err);
+}
+
 void say_cropped(const char *cmd, const char *what, int n, int max_seq)
 {
     fprintf(stderr, "mygpt %s: the %s has %d tokens, more than the model's context: it reads the last %d\n", cmd,

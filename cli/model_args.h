@@ -60,6 +60,11 @@ struct mygpt_sampling;
 /* SAMPLING_FLAGS into *s (all zero when none is given); 0, or EXIT_USAGE after the error. */
 int read_sampling(const char *cmd, const parsed_args *a, struct mygpt_sampling *s);
 
+/* A generation with sampler s that failed (st, err): said as cli_fail does, but a tiny
+ * --temperature that leaves no distribution (the finite logits over it overflow) named
+ * as the cause; the exit code. */
+int sampling_fail(const char *cmd, const struct mygpt_sampling *s, mygpt_status st, const mygpt_error *err);
+
 /* The one line on stderr when a sequence is longer than the model's context (max_seq
  * tokens) and only its last max_seq tokens are read, the tutorial's idx[:, -block_size:]:
  * "mygpt CMD: the WHAT has N tokens, more than the model's context: it reads the last M". */
