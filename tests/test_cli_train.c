@@ -84,6 +84,31 @@ Test(cli_train, a_text_that_cannot_train_is_refused_naming_it, .timeout = 120)
     cr_expect_eq(rmdir(dir), 0);
 }
 
+/* A --vocab smaller than GPT-2's lacks the text's tokens: refused before the first step,
+ * naming --text and the token, in both loops (not the forward pass's "token id ... at
+ * (0, 0)", which names neither) */
+Test(cli_train, a_vocabulary_that_lacks_the_texts_tokens_is_refused_naming_the_text, .timeout = 120)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("the-verdict.txt");
+    data_file_or_skip("encoder.json");
+    static const char *const loops[] = {"--steps 1", "--epochs 1"};
+    for (int k = 0; k < 2; k++) {
+        char words[300];
+        proc_result r;
+        snprintf(words, sizeof words, "train --preset tiny %s --vocab 300 --text DATA/the-verdict.txt --out "
+                 "/tmp/mygpt-vocab-%d-%d", loops[k], (int)getpid(), k);
+        cr_assert_eq(run_tool_words(words, data, &r), 0);
+        expect_one_line_refusal(&r, 2, "the-verdict.txt: its GPT-2 token 367 is outside the model's vocabulary of 300",
+                                words);
+        proc_result_free(&r);
+        char out[100];
+        snprintf(out, sizeof out, "/tmp/mygpt-vocab-%d-%d", (int)getpid(), k);
+        cr_expect(access(out, F_OK) != 0, "the refused run left its folder %s", out);
+        rmdir(out);
+    }
+}
+
 /* `train --arch gpt2 --save DIR/m.safetensors` beside a Hugging Face config.json: one of
  * the same model (other formatting, extra keys) is kept and the run saves; one of another
  * model is refused before the first step, nothing saved */

@@ -330,6 +330,23 @@ static mygpt_status model_from_checkpoint(session *S, int *rc)
     return mygpt_gpt_skip_init(&cfg, &S->rng, err);
 }
 
+/* --text's GPT-2 tokens, each a row of the model's embedding (a vocabulary smaller than
+ * GPT-2's lacks most of them): 0, or EXIT_USAGE after the error */
+static int ids_in_vocab(const session *S)
+{
+    const long long V = S->g->config.vocab_size;
+    const int64_t *parts[2] = {S->train_ids, S->val_ids};
+    const size_t n[2] = {S->ntrain, S->nval};
+    for (int p = 0; p < 2; p++)
+        for (size_t i = 0; i < n[p]; i++)
+            if (parts[p][i] >= V) {
+                cli_error(S->cmd, "--text %s: its GPT-2 token %lld is outside the model's vocabulary of %lld (GPT-2's "
+                          "tokens need --vocab 50257)", S->s->text, (long long)parts[p][i], V);
+                return EXIT_USAGE;
+            }
+    return 0;
+}
+
 /* torch.manual_seed(seed); model = GPT(...) (or --init-from's), its trainer in train
  * mode; --save checked as it will find its place; the ranks agree on the model and the
  * data; room for a batch. 0, or the status after the error. */
@@ -350,6 +367,8 @@ static int session_model(session *S)
                           "not %d)", s->tokenizer, sp_vocab, sp_vocab, S->g->config.vocab_size);
         return EXIT_USAGE;
     }
+    if (!S->sp && (rc = ids_in_vocab(S)))
+        return rc;
     S->tr->dropout_rng = &S->rng; // model.train(): dropout draws when the model has any
     S->tr->decay_groups = s->decay_groups;
     // the save as it will find its place (a gpt2's config.json too): said now, not after the training
