@@ -300,6 +300,21 @@ Test(cli_args, fifos_and_devices_are_refused_not_read, .timeout = 20)
     rmdir(dir);
 }
 
+/* An unknown command's control bytes (a terminal escape, a newline) are shown escaped on
+ * its one line, as every other message's are: none reaches the terminal raw */
+Test(cli_args, an_unknown_command_is_shown_escaped)
+{
+    char *argv[] = {(char *)MYGPT_EXE, "a\nb\x1b[31mc", NULL};
+    proc_result r;
+    cr_assert_eq(run_process(argv, &r), 0);
+    cr_expect_eq(r.status, 2, "exit %d", r.status);
+    cr_expect_str_empty(r.out);
+    cr_expect_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_expect(strchr(r.err, 0x1b) == NULL && strstr(r.err, "mygpt: unknown command 'a\\nb\\x1b[31mc'") != NULL, "%s",
+              r.err);
+    proc_result_free(&r);
+}
+
 /* Messages and flags. A path's newline or terminal escape is shown escaped on one line;
  * "--" ends the options; --init-from refuses contradicting model flags (and accepts
  * agreeing ones) and says how to train a quantized file with the tool; a full disk is a
