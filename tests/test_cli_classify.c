@@ -147,6 +147,37 @@ Test(cli_classify, classify_refuses_what_is_not_a_classifier, .timeout = 120)
     cr_expect_eq(rmdir(dir), 0, "files were left");
 }
 
+/* A text that is not UTF-8 is refused naming where it came from: --text, or the line of
+ * standard input (the lines before it classified and printed) */
+Test(cli_classify, a_text_that_is_not_utf8_names_its_flag_or_line, .timeout = 120)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("sms_spam_train.csv");
+    data_file_or_skip("encoder.json");
+    char dir[] = "/tmp/mygpt-classify-utf8-XXXXXX", model[300];
+    cr_assert_not_null(mkdtemp(dir));
+    proc_result r;
+    run_in_dir("finetune --task classify --preset test --epochs 0 --save DIR/c.safetensors", dir, data, &r);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    proc_result_free(&r);
+    snprintf(model, sizeof model, "%s/c.safetensors", dir);
+    char *one[] = {(char *)MYGPT_EXE, "classify", "--checkpoint", model, "--max-length", "8", "--text", "caf\xe9",
+                   NULL};
+    cr_assert_eq(run_process(one, &r), 0);
+    expect_one_line_refusal(&r, 2, "--text: the text is not valid UTF-8 (byte offset 3)", "classify --text");
+    proc_result_free(&r);
+    char *lines[] = {(char *)MYGPT_EXE, "classify", "--checkpoint", model, "--max-length", "8", NULL};
+    cr_assert_eq(run_process_input(lines, "fine\nalso fine\ncaf\xe9\nnever read\n", &r), 0);
+    cr_expect_eq(r.status, 2, "exit %d", r.status);
+    cr_expect_eq(count_lines(r.out), 2, "%s", r.out);
+    cr_expect_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_expect(strstr(r.err, "standard input line 3: the text is not valid UTF-8 (byte offset 3)") != NULL, "%s",
+              r.err);
+    proc_result_free(&r);
+    unlink(model);
+    cr_expect_eq(rmdir(dir), 0, "files were left");
+}
+
 /* A text file, or a file of adapters, given where a model goes: one line that says what
  * it is, no C function's name, no header length */
 Test(cli_classify, a_file_that_is_no_model_is_named_for_what_it_is, .timeout = 120)
