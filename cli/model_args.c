@@ -171,18 +171,27 @@ int apply_weights(const char *cmd, const parsed_args *a, mygpt_gpt *g)
     return st == MYGPT_OK ? 0 : cli_fail(cmd, st, &err);
 }
 
+int adapters_base_check(const char *cmd, const char *what, const char *path, const mygpt_gpt *g)
+{
+    if (g->weights == MYGPT_WEIGHTS_FP32)
+        return 0;
+    cli_error(cmd, "%s %s holds %s weights: LoRA adapters go on float32 ones ('mygpt quantize %s OUT --weights fp32' "
+              "writes them)", what, path, mygpt_weights_name(g->weights), path);
+    return EXIT_USAGE;
+}
+
 int load_checkpoint(const char *cmd, const parsed_args *a, mygpt_gpt **g)
 {
     mygpt_error err = {0};
-    mygpt_status st = mygpt_model_load(g, args_get(a, "checkpoint"), &err);
+    const char *path = args_get(a, "checkpoint");
+    mygpt_status st = mygpt_model_load(g, path, &err);
     if (st != MYGPT_OK)
         return cli_fail(cmd, st, &err);
-    if (args_has(a, "adapters") && (st = mygpt_checkpoint_load_adapters(*g, args_get(a, "adapters"), &err))) {
-        mygpt_gpt_free(*g);
-        *g = NULL;
-        return cli_fail(cmd, st, &err);
-    }
-    const int rc = apply_weights(cmd, a, *g);
+    int rc = args_has(a, "adapters") ? adapters_base_check(cmd, "--checkpoint", path, *g) : 0;
+    if (!rc && args_has(a, "adapters") && (st = mygpt_checkpoint_load_adapters(*g, args_get(a, "adapters"), &err)))
+        rc = cli_fail(cmd, st, &err);
+    if (!rc)
+        rc = apply_weights(cmd, a, *g);
     if (rc) {
         mygpt_gpt_free(*g);
         *g = NULL;

@@ -43,6 +43,10 @@ int apply_weights(const char *cmd, const parsed_args *a, mygpt_gpt *g);
 #define CHECKPOINT_FLAGS {"checkpoint", 1, 0}, {"adapters", 1, 0}
 int load_checkpoint(const char *cmd, const parsed_args *a, mygpt_gpt **g);
 
+/* Whether g, read from `path` (given as `what`: --checkpoint, BASE), can take LoRA adapters:
+ * float32 weights. 0, or EXIT_USAGE after one line naming the file and how to get them. */
+int adapters_base_check(const char *cmd, const char *what, const char *path, const mygpt_gpt *g);
+
 /* What a command that reads one sequence from a model checks first: exactly one of
  * --prompt and --ids, and --adapters only with --checkpoint. 0, or EXIT_USAGE after the
  * error. */
