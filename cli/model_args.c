@@ -43,7 +43,26 @@ static int read_llama_flags(const char *cmd, const parsed_args *a, mygpt_config 
     return 0;
 }
 
-/* Reads --vocab --embed --heads --layers [--max-seq] (default 64), the architecture's flags. */
+/* mygpt_config_validate's reason (why) said after the flags that set what it names
+ * ("--embed, --heads: embed_dim=6 is not divisible by num_heads=4") */
+static void say_config(const char *cmd, const char *why)
+{
+    static const char *const field[] = {"vocab_size", "embed_dim",    "num_heads",  "num_layers",
+                                        "max_seq_len", "num_kv_heads", "ffn_hidden", "dropout"};
+    static const char *const flag[] = {"--vocab", "--embed", "--heads", "--layers", "--max-seq", "--kv-heads",
+                                       "--ffn-hidden", "--dropout"};
+    char flags[128] = "";
+    for (size_t i = 0; i < sizeof field / sizeof field[0]; i++)
+        if (strstr(why, field[i]))
+            snprintf(flags + strlen(flags), sizeof flags - strlen(flags), "%s%s", flags[0] ? ", " : "", flag[i]);
+    if (flags[0])
+        cli_error(cmd, "%s: %s", flags, why);
+    else
+        cli_error(cmd, "%s", why);
+}
+
+/* Reads --vocab --embed --heads --layers [--max-seq] (default 64), the architecture's flags
+ * (--qkv-bias only where the architecture has the switch: never silently ignored). */
 int read_config(const char *cmd, const parsed_args *a, mygpt_config *cfg)
 {
     mygpt_error err = {0};
@@ -53,6 +72,11 @@ int read_config(const char *cmd, const parsed_args *a, mygpt_config *cfg)
         return EXIT_USAGE;
     }
     cfg->qkv_bias = args_has(a, "qkv-bias");
+    if (cfg->qkv_bias && cfg->arch != MYGPT_ARCH_LLMS_FROM_SCRATCH && cfg->arch != MYGPT_ARCH_GPT2) {
+        cli_error(cmd, "--qkv-bias: the %s model has no bias on its queries, keys and values (--arch "
+                  "llms-from-scratch takes one; gpt2 always has it)", mygpt_arch_name(cfg->arch));
+        return EXIT_USAGE;
+    }
     if (args_has(a, "dropout") && parse_double(cmd, "dropout", args_get(a, "dropout"), &cfg->dropout))
         return EXIT_USAGE;
     const char *names[4] = {"vocab", "embed", "heads", "layers"};
@@ -77,7 +101,7 @@ int read_config(const char *cmd, const parsed_args *a, mygpt_config *cfg)
         cfg->max_seq_len = (int)v;
     }
     if (mygpt_config_validate(cfg, &err) != MYGPT_OK) {
-        cli_error(cmd, "%s", err.message);
+        say_config(cmd, err.message);
         return EXIT_USAGE;
     }
     return 0;

@@ -79,6 +79,13 @@ static const char *const BAD[][2] = {
     {"params --vocab 4 --embed 6 --heads 4 --layers 2", "embed_dim=6 is not divisible by num_heads=4"},
     {"params --vocab 4 --embed 4 --heads 2", "--layers is required"},
     {"init gpt --seed 0 --vocab 4 --embed 4 --heads 3 --layers 1", "not divisible"},
+    /* a size the model cannot take names the flags that set it; a switch the architecture
+     * lacks is refused, not ignored */
+    {"forward --seed 0 --vocab 4 --embed 6 --heads 4 --layers 2 --ids 0", "--embed, --heads: embed_dim=6"},
+    {"forward --seed 0 --vocab 0 --embed 4 --heads 2 --layers 2 --ids 0", "--vocab: vocab_size must be"},
+    {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers 2 --qkv-bias --ids 0",
+     "--qkv-bias: the course model has no bias on its queries, keys and values"},
+    {"init gpt --arch nanogpt --seed 0 --vocab 4 --embed 4 --heads 2 --layers 1 --qkv-bias", "--qkv-bias: the nanogpt"},
 };
 
 Test(cli_args, bad_arguments_give_one_line_and_status_2)
