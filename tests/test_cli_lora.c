@@ -159,21 +159,32 @@ Test(cli_lora, finetune_saves_adapters_that_chat_generate_and_merge_read, .timeo
     remove_test_dir(dir, names, sizeof names / sizeof names[0]);
 }
 
+/* A test's folder (dir, a mkdtemp template, made) and its files' paths (300 bytes each):
+ * paths[0] the base, DIR/NAME.safetensors, paths[1] DIR/ad.safetensors, paths[2]
+ * DIR/out.safetensors; returns a small model of the book's (C embed) drawn from seed 3,
+ * and *rng seeded with 1 for the adapters */
+static mygpt_gpt *lora_setup(char *dir, const char *name, int embed, char *paths[3], mygpt_rng *rng)
+{
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(paths[0], 300, "%s/%s.safetensors", dir, name);
+    snprintf(paths[1], 300, "%s/ad.safetensors", dir);
+    snprintf(paths[2], 300, "%s/out.safetensors", dir);
+    const mygpt_config cfg = {.vocab_size = 50, .embed_dim = embed, .num_heads = 2, .num_layers = 1,
+                              .max_seq_len = 16, .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH};
+    mygpt_gpt *g;
+    *rng = (mygpt_rng){0};
+    mygpt_rng_seed(rng, 1);
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, NULL), MYGPT_OK);
+    return g;
+}
+
 /* Adapters of finite values (3e38) whose merge overflows float32: merge and --adapters
  * refuse them with one line, and merge writes nothing */
 Test(cli_lora, adapters_whose_merge_is_not_finite_are_refused, .timeout = 60)
 {
     char dir[] = "/tmp/mygpt-lora-huge-XXXXXX", base[300], ad[300], out[300];
-    cr_assert_not_null(mkdtemp(dir));
-    snprintf(base, sizeof base, "%s/base.safetensors", dir);
-    snprintf(ad, sizeof ad, "%s/ad.safetensors", dir);
-    snprintf(out, sizeof out, "%s/out.safetensors", dir);
-    const mygpt_config cfg = {.vocab_size = 50, .embed_dim = 8, .num_heads = 2, .num_layers = 1, .max_seq_len = 16,
-                              .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH};
-    mygpt_gpt *g;
-    mygpt_rng rng = {0};
-    mygpt_rng_seed(&rng, 1);
-    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, NULL), MYGPT_OK);
+    mygpt_rng rng;
+    mygpt_gpt *g = lora_setup(dir, "base", 8, (char *[3]){base, ad, out}, &rng);
     cr_assert_eq(mygpt_checkpoint_save(g, base, NULL), MYGPT_OK);
     cr_assert_eq(mygpt_lora_add(g, 2, 2.0, &rng, NULL), MYGPT_OK);
     for (int j = 0; j < mygpt_state_dict_len(&g->config); j++) {
@@ -209,16 +220,9 @@ Test(cli_lora, adapters_whose_merge_is_not_finite_are_refused, .timeout = 60)
 Test(cli_lora, adapters_on_a_quantized_base_name_the_base, .timeout = 60)
 {
     char dir[] = "/tmp/mygpt-lora-q8-XXXXXX", base[300], ad[300], out[300];
-    cr_assert_not_null(mkdtemp(dir));
-    snprintf(base, sizeof base, "%s/q8.safetensors", dir);
-    snprintf(ad, sizeof ad, "%s/ad.safetensors", dir);
-    snprintf(out, sizeof out, "%s/out.safetensors", dir);
-    const mygpt_config cfg = {.vocab_size = 50, .embed_dim = 64, .num_heads = 2, .num_layers = 1, .max_seq_len = 16,
-                              .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH};
-    mygpt_gpt *g;
-    mygpt_rng rng = {0};
-    mygpt_rng_seed(&rng, 1);
-    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, NULL), MYGPT_OK);
+    mygpt_rng rng;
+    mygpt_gpt *g = lora_setup(dir, "q8", 64, (char *[3]){base, ad, out}, &rng); // int8: groups of 64 inputs
+    const mygpt_config cfg = g->config;
     cr_assert_eq(mygpt_lora_add(g, 2, 2.0, &rng, NULL), MYGPT_OK);
     cr_assert_eq(mygpt_checkpoint_save_adapters(g, ad, NULL), MYGPT_OK);
     mygpt_gpt_free(g);

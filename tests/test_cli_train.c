@@ -57,24 +57,21 @@ Test(cli_train, a_text_that_cannot_train_is_refused_naming_it, .timeout = 120)
     memset(text, 'a', 390);
     memcpy(text + 100, " word", 5);
     text[390] = '\xff'; // in the last tenth: the validation part
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f);
-    fwrite(text, 1, 391, f);
-    cr_assert_eq(fclose(f), 0);
     static const char *const loops[] = {"--steps 1", "--epochs 1"};
-    proc_result r;
-    for (int k = 0; k < 2; k++) {
-        snprintf(words, sizeof words, "train --preset tiny %s --text %s --save %s/m.safetensors", loops[k], path, dir);
+    for (int k = 0; k < 4; k++) { // the bad byte, then a text too short, in each loop
+        if (k % 2 == 0) {
+            FILE *f = fopen(path, "wb");
+            cr_assert_not_null(f);
+            fwrite(k ? "hello world" : text, 1, k ? 11 : 391, f);
+            cr_assert_eq(fclose(f), 0);
+        }
+        snprintf(words, sizeof words, "train --preset tiny %s --text %s --save %s/m.safetensors", loops[k % 2], path,
+                 dir);
+        proc_result r;
         run_tool_words(words, data, &r);
-        snprintf(want, sizeof want, "--text %s: the text is not valid UTF-8 (byte offset 390)", path);
-        expect_one_line_refusal(&r, 2, want, words);
-        proc_result_free(&r);
-    }
-    write_file(path, "hello world");
-    for (int k = 0; k < 2; k++) {
-        snprintf(words, sizeof words, "train --preset tiny %s --text %s --save %s/m.safetensors", loops[k], path, dir);
-        run_tool_words(words, data, &r);
-        snprintf(want, sizeof want, "--text %s: the training part of the text (2 tokens) holds no batch", path);
+        snprintf(want, sizeof want, "--text %s: %s", path,
+                 k < 2 ? "the text is not valid UTF-8 (byte offset 390)"
+                       : "the training part of the text (2 tokens) holds no batch");
         expect_one_line_refusal(&r, 2, want, words);
         proc_result_free(&r);
     }
