@@ -83,27 +83,44 @@ Test(cli_train, a_text_that_cannot_train_is_refused_naming_it, .timeout = 120)
 
 /* A --vocab smaller than GPT-2's lacks the text's tokens: refused before the first step,
  * naming --text and the token, in both loops (not the forward pass's "token id ... at
- * (0, 0)", which names neither) */
+ * (0, 0)", which names neither); and --sample-prompt's, whose tokens the text may not hold
+ * (refused before the first epoch, not at its end), or which is not UTF-8, names itself */
 Test(cli_train, a_vocabulary_that_lacks_the_texts_tokens_is_refused_naming_the_text, .timeout = 120)
 {
     const char *data = data_dir_or_skip();
     data_file_or_skip("the-verdict.txt");
     data_file_or_skip("encoder.json");
-    static const char *const loops[] = {"--steps 1", "--epochs 1"};
-    for (int k = 0; k < 2; k++) {
+    char dir[] = "/tmp/mygpt-vocab-XXXXXX", thes[300];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(thes, sizeof thes, "%s/thes.txt", dir);
+    FILE *f = fopen(thes, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 600; i++) // GPT-2's " the" (262) and "the" (1169) alone
+        fputs(" the", f);
+    cr_assert_eq(fclose(f), 0);
+    static const char *const runs[][2] = {
+        {"--steps 1 --vocab 300 --text DATA/the-verdict.txt",
+         "the-verdict.txt: its GPT-2 token 367 is outside the model's vocabulary of 300"},
+        {"--epochs 1 --vocab 300 --text DATA/the-verdict.txt",
+         "the-verdict.txt: its GPT-2 token 367 is outside the model's vocabulary of 300"},
+        {"--epochs 1 --vocab 1200 --text DIR/thes.txt --sample-prompt zebra_crossing",
+         "--sample-prompt: its GPT-2 token 37052 is outside the model's vocabulary of 1200"},
+        {"--epochs 1 --text DIR/thes.txt --sample-prompt caf\xe9", "--sample-prompt: the text is not valid UTF-8"},
+    };
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
         char words[300];
         proc_result r;
-        snprintf(words, sizeof words, "train --preset tiny %s --vocab 300 --text DATA/the-verdict.txt --out "
-                 "/tmp/mygpt-vocab-%d-%d", loops[k], (int)getpid(), k);
-        cr_assert_eq(run_tool_words(words, data, &r), 0);
-        expect_one_line_refusal(&r, 2, "the-verdict.txt: its GPT-2 token 367 is outside the model's vocabulary of 300",
-                                words);
+        snprintf(words, sizeof words, "train --preset tiny %s --out DIR/run", runs[k][0]);
+        train_run(words, dir, data, NULL, &r);
+        expect_one_line_refusal(&r, 2, runs[k][1], words);
         proc_result_free(&r);
         char out[100];
-        snprintf(out, sizeof out, "/tmp/mygpt-vocab-%d-%d", (int)getpid(), k);
+        snprintf(out, sizeof out, "%s/run", dir);
         cr_expect(access(out, F_OK) != 0, "the refused run left its folder %s", out);
         rmdir(out);
     }
+    unlink(thes);
+    cr_expect_eq(rmdir(dir), 0);
 }
 
 /* `train --arch gpt2 --save DIR/m.safetensors` beside a Hugging Face config.json: one of
