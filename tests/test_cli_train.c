@@ -43,16 +43,26 @@ Test(cli_train, a_nan_loss_stops_training_and_saves_nothing, .timeout = 120)
     rmdir(dir);
 }
 
+/* The data folder (skipped without it, the-verdict or the vocabulary), a fresh folder for
+ * the test (dir, a mkdtemp template) and the path of the text it writes there (name, into
+ * path: 300 bytes) */
+static const char *text_test_dir(char *dir, const char *name, char *path)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("the-verdict.txt");
+    data_file_or_skip("encoder.json");
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, 300, "%s/%s", dir, name);
+    return data;
+}
+
 /* A --text that cannot train is refused naming it, in both loops: a byte that is not
  * UTF-8 at its offset in the file (not in the validation part that holds it), a text too
  * short for a batch */
 Test(cli_train, a_text_that_cannot_train_is_refused_naming_it, .timeout = 120)
 {
-    const char *data = data_dir_or_skip();
-    data_file_or_skip("encoder.json");
     char dir[] = "/tmp/mygpt_text_XXXXXX", path[300], words[700], want[400];
-    cr_assert_not_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/late.txt", dir);
+    const char *data = text_test_dir(dir, "late.txt", path);
     char text[400];
     memset(text, 'a', 390);
     memcpy(text + 100, " word", 5);
@@ -87,12 +97,8 @@ Test(cli_train, a_text_that_cannot_train_is_refused_naming_it, .timeout = 120)
  * (refused before the first epoch, not at its end), or which is not UTF-8, names itself */
 Test(cli_train, a_vocabulary_that_lacks_the_texts_tokens_is_refused_naming_the_text, .timeout = 120)
 {
-    const char *data = data_dir_or_skip();
-    data_file_or_skip("the-verdict.txt");
-    data_file_or_skip("encoder.json");
     char dir[] = "/tmp/mygpt-vocab-XXXXXX", thes[300];
-    cr_assert_not_null(mkdtemp(dir));
-    snprintf(thes, sizeof thes, "%s/thes.txt", dir);
+    const char *data = text_test_dir(dir, "thes.txt", thes);
     FILE *f = fopen(thes, "w");
     cr_assert_not_null(f);
     for (int i = 0; i < 600; i++) // GPT-2's " the" (262) and "the" (1169) alone
