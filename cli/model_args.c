@@ -43,18 +43,18 @@ static int read_llama_flags(const char *cmd, const parsed_args *a, mygpt_config 
     return 0;
 }
 
-/* mygpt_config_validate's reason (why) said after the flags that set what it names
+/* mygpt_config_validate's reason (why) said after the flags given that set what it names
  * ("--embed, --heads: embed_dim=6 is not divisible by num_heads=4") */
-static void say_config(const char *cmd, const char *why)
+static void say_config(const char *cmd, const parsed_args *a, const char *why)
 {
-    static const char *const field[] = {"vocab_size", "embed_dim",    "num_heads",  "num_layers",
-                                        "max_seq_len", "num_kv_heads", "ffn_hidden", "dropout"};
-    static const char *const flag[] = {"--vocab", "--embed", "--heads", "--layers", "--max-seq", "--kv-heads",
-                                       "--ffn-hidden", "--dropout"};
+    static const char *const field[] = {"vocab_size",   "embed_dim",  "num_heads",   "num_layers", "max_seq_len",
+                                        "num_kv_heads", "ffn_hidden", "untied_head", "dropout"};
+    static const char *const flag[] = {"vocab", "embed", "heads", "layers", "max-seq", "kv-heads", "ffn-hidden",
+                                       "untied-head", "dropout"};
     char flags[128] = "";
     for (size_t i = 0; i < sizeof field / sizeof field[0]; i++)
-        if (strstr(why, field[i]))
-            snprintf(flags + strlen(flags), sizeof flags - strlen(flags), "%s%s", flags[0] ? ", " : "", flag[i]);
+        if (strstr(why, field[i]) && args_has(a, flag[i]))
+            snprintf(flags + strlen(flags), sizeof flags - strlen(flags), "%s--%s", flags[0] ? ", " : "", flag[i]);
     if (flags[0])
         cli_error(cmd, "%s: %s", flags, why);
     else
@@ -101,7 +101,7 @@ int read_config(const char *cmd, const parsed_args *a, mygpt_config *cfg)
         cfg->max_seq_len = (int)v;
     }
     if (mygpt_config_validate(cfg, &err) != MYGPT_OK) {
-        say_config(cmd, err.message);
+        say_config(cmd, a, err.message);
         return EXIT_USAGE;
     }
     return 0;

@@ -86,6 +86,7 @@ static const char *const BAD[][2] = {
     {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers 2 --qkv-bias --ids 0",
      "--qkv-bias: the course model has no bias on its queries, keys and values"},
     {"init gpt --arch nanogpt --seed 0 --vocab 4 --embed 4 --heads 2 --layers 1 --qkv-bias", "--qkv-bias: the nanogpt"},
+    {"params --vocab 4 --embed 4 --heads 2 --layers 1 --untied-head", "params: --untied-head: the course architecture"},
 };
 
 Test(cli_args, bad_arguments_give_one_line_and_status_2)
