@@ -11,6 +11,7 @@
 #include "args.h"
 #include "commands.h"
 #include "model_args.h"
+#include "mygpt/checkpoint.h"
 #include "mygpt/print.h"
 #include "mygpt/svg.h"
 #include "mygpt/tokenizer.h"
@@ -74,10 +75,17 @@ static void label(const mygpt_tokenizer *tok, int64_t id, char *out)
     mygpt_sb_free(&sb);
 }
 
-/* No file written (--svg) is one read: the checkpoint and its config.json, the adapters,
- * the tokenizer's files. 0, or EXIT_USAGE after naming both. */
+/* --svg's path can take the figure (tried now, as a training's --save: a path that cannot
+ * is said before any work, not after the heads are printed), and no file written is one
+ * read: the checkpoint and its config.json, the adapters, the tokenizer's files. 0, or
+ * EXIT_USAGE after the error. */
 static int check_files(const char *cmd, const parsed_args *a)
 {
+    mygpt_error err = {0};
+    if (args_has(a, "svg") && mygpt_checkpoint_check_path(args_get(a, "svg"), &err) != MYGPT_OK) {
+        cli_error(cmd, "--svg: %s", err.message);
+        return EXIT_USAGE;
+    }
     char vocab[2][4200], model[2][4200];
     cli_file tokenizer[2], checkpoint[2];
     tokenizer_files(tokenizer, vocab);
@@ -98,7 +106,7 @@ static int read_input(const char *cmd, const parsed_args *a, const mygpt_gpt *g,
 {
     const int M = g->config.max_seq_len;
     int rc;
-    if ((rc = read_sequence(cmd, a, tok, ids, T)))
+    if ((rc = read_sequence(cmd, a, g->config.vocab_size, tok, ids, T)))
         return rc;
     if (!*tok && g->config.vocab_size == 50257 && load_tokenizer(cmd, tok) != 0)
         *tok = NULL; // without the data folder the tokens show as ids

@@ -310,7 +310,7 @@ static int chat_turn(chat *ch, const char *instruction, size_t len)
         catch_interrupt(0);
     if (st != MYGPT_OK) {
         printf("\n");
-        rc = cli_fail(cmd, st, &err);
+        rc = sampling_fail(cmd, &ch->sampling, st, &err);
         goto done;
     }
     if (resp.failed)

@@ -67,15 +67,18 @@ static int row_length(const char *cmd, const parsed_args *a, const char *dir, cl
     return 0;
 }
 
-/* One text classified and printed: "LABEL\tPROBABILITY". 0, or the exit code after one line. */
-static int classify_one(const char *cmd, const classifier *c, const char *text)
+/* One text classified and printed: "LABEL\tPROBABILITY". 0, or the exit code after one line
+ * that names where the text came from (`where`: --text, or a line of standard input). */
+static int classify_one(const char *cmd, const classifier *c, const char *text, const char *where)
 {
     int label;
     double p;
     mygpt_error err = {0};
     const mygpt_status st = classify_review(c->g, c->tok, text, c->T, &label, &p, &err);
-    if (st != MYGPT_OK)
-        return cli_fail(cmd, st, &err);
+    if (st != MYGPT_OK) {
+        cli_error(cmd, "%s: %s", where, err.message);
+        return cli_exit_code(st);
+    }
     char name[32];
     if (c->g->config.num_classes == SPAM_CLASSES)
         snprintf(name, sizeof name, "%s", label == 1 ? "spam" : "not spam");
@@ -92,14 +95,16 @@ static int classify_lines(const char *cmd, const classifier *c)
     size_t cap = 0;
     ssize_t got;
     int rc = 0;
-    while (!rc && (got = getline(&line, &cap, stdin)) >= 0) {
+    char where[64];
+    for (long n = 1; !rc && (got = getline(&line, &cap, stdin)) >= 0; n++) {
         while (got > 0 && (line[got - 1] == '\n' || line[got - 1] == '\r'))
             line[--got] = '\0';
+        snprintf(where, sizeof where, "standard input line %ld", n);
         if (memchr(line, '\0', (size_t)got)) {
-            cli_error(cmd, "standard input: a line holds a NUL byte: not text");
+            cli_error(cmd, "%s holds a NUL byte: not text", where);
             rc = EXIT_USAGE;
         } else {
-            rc = classify_one(cmd, c, line);
+            rc = classify_one(cmd, c, line, where);
         }
     }
     if (!rc && ferror(stdin)) {
@@ -143,7 +148,7 @@ int cmd_classify(int argc, char **argv)
     if (!rc)
         rc = row_length(cmd, &a, dir, &c);
     if (!rc)
-        rc = args_has(&a, "text") ? classify_one(cmd, &c, args_get(&a, "text")) : classify_lines(cmd, &c);
+        rc = args_has(&a, "text") ? classify_one(cmd, &c, args_get(&a, "text"), "--text") : classify_lines(cmd, &c);
     mygpt_tokenizer_free(c.tok);
     mygpt_gpt_free(c.g);
     return rc;

@@ -171,7 +171,7 @@ static int read_prompt(const char *cmd, const parsed_args *a, const gen_flags *f
     if (args_has(a, "chars") && (rc = read_chars(cmd, a, gen)))
         return rc;
     if (gen->chars.n == 0 || !args_has(a, "prompt")) {
-        if ((rc = read_sequence(cmd, a, &gen->tok, &gen->prompt, &gen->np)))
+        if ((rc = read_sequence(cmd, a, gen->g->config.vocab_size, &gen->tok, &gen->prompt, &gen->np)))
             return rc;
     } else {
         const char *p = args_get(a, "prompt");
@@ -257,7 +257,7 @@ static int run(const char *cmd, const parsed_args *a, const gen_flags *f, genera
     if (st != MYGPT_OK) {
         if (gen->stream)
             printf("\n");
-        return cli_fail(cmd, st, &gen->err);
+        return sampling_fail(cmd, &f->s, st, &gen->err);
     }
     const double secs = cli_now_s() - t0;
     int rc;

@@ -8,6 +8,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "model_args.h"
 #include "mygpt/checkpoint.h"
 #include "mygpt/lora.h"
 #include "output.h"
@@ -53,6 +54,10 @@ int cmd_merge(int argc, char **argv)
     mygpt_gpt *g = NULL;
     if (st == MYGPT_OK)
         st = mygpt_model_load(&g, base, &err);
+    if (st == MYGPT_OK && (rc = adapters_base_check(cmd, "BASE", base, g))) {
+        mygpt_gpt_free(g);
+        return rc;
+    }
     if (st == MYGPT_OK)
         st = mygpt_checkpoint_load_adapters(g, adapters, &err);
     const int rank = g ? g->config.lora_rank : 0;

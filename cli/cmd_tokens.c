@@ -116,9 +116,10 @@ int cmd_encode(int argc, char **argv)
         return rc;
     size_t n;
     char *text;
-    if (a.npositional == 1 && strcmp(a.positional[0], "-") != 0) {
+    const char *file = a.npositional == 1 && strcmp(a.positional[0], "-") != 0 ? a.positional[0] : NULL;
+    if (file) {
         mygpt_error ferr = {0};
-        const mygpt_status fst = mygpt_read_file(a.positional[0], &text, &n, &ferr);
+        const mygpt_status fst = mygpt_read_file(file, &text, &n, &ferr);
         if (fst != MYGPT_OK)
             return cli_fail(cmd, fst, &ferr);
     } else if (!(text = read_all(stdin, &n))) {
@@ -126,8 +127,7 @@ int cmd_encode(int argc, char **argv)
         return EXIT_RUNTIME;
     }
     if (args_get(&a, "tokenizer")) {
-        const int file = a.npositional == 1 && strcmp(a.positional[0], "-") != 0;
-        rc = encode_llama2c(cmd, args_get(&a, "tokenizer"), file ? a.positional[0] : "standard input", text, n);
+        rc = encode_llama2c(cmd, args_get(&a, "tokenizer"), file ? file : "standard input", text, n);
         free(text);
         return rc;
     }
@@ -141,7 +141,8 @@ int cmd_encode(int argc, char **argv)
     mygpt_error err = {0};
     const mygpt_status est = mygpt_encode(tok, text, n, &ids, &nids, &err);
     if (est != MYGPT_OK) {
-        rc = cli_fail(cmd, est, &err);
+        cli_error(cmd, "%s: %s", file ? file : "standard input", err.message);
+        rc = cli_exit_code(est);
     } else {
         for (size_t i = 0; i < nids; i++)
             printf(i ? " %lld" : "%lld", (long long)ids[i]);

@@ -253,8 +253,9 @@ static int train_usage(void)
            "--out the model goes to FILE, the rest to the folder. --log FILE.csv puts the log there.\n"
            "--keep-best: after every evaluation whose validation loss is the lowest yet, the model\n"
            "is saved as best.safetensors in the folder (beside --save's FILE without one:\n"
-           "FILE.best.safetensors), kept beside the last; the run's end names its step and loss\n"
-           "(a resumed run starts from the lowest in its log).\n"
+           "FILE.best.safetensors, where a file that is not a model mygpt saved is never\n"
+           "replaced), kept beside the last; the run's end names its step and loss (a resumed\n"
+           "run starts from the lowest in its log).\n"
            "\n");
     printf("--log FILE.csv writes a row per step (step,train_loss,val_loss,lr,ms; val_loss only\n"
            "where the step evaluated) and FILE.svg, the plot of both losses, after every\n"
@@ -527,8 +528,12 @@ static int read_run_files(const char *cmd, const parsed_args *a, train_settings 
     if (args_has(a, "keep-best")) {
         if (s->run_dir)
             run_folder_path(rf, "best.safetensors", p->best, sizeof p->best);
-        else
-            rc = beside_save(cmd, s->save, ".best.safetensors", p->best, sizeof p->best);
+        else if (!(rc = beside_save(cmd, s->save, ".best.safetensors", p->best, sizeof p->best)) &&
+                 !train_model_path_is_free(p->best)) {
+            cli_error(cmd, "--keep-best: %s is there and is not a model mygpt saved: not replaced (move it, or "
+                           "name another --save)", p->best);
+            rc = EXIT_USAGE;
+        }
         s->best = p->best;
     }
     if (!rc)

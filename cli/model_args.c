@@ -43,7 +43,26 @@ static int read_llama_flags(const char *cmd, const parsed_args *a, mygpt_config 
     return 0;
 }
 
-/* Reads --vocab --embed --heads --layers [--max-seq] (default 64), the architecture's flags. */
+/* mygpt_config_validate's reason (why) said after the flags given that set what it names
+ * ("--embed, --heads: embed_dim=6 is not divisible by num_heads=4") */
+static void say_config(const char *cmd, const parsed_args *a, const char *why)
+{
+    static const char *const field[] = {"vocab_size",   "embed_dim",  "num_heads",   "num_layers", "max_seq_len",
+                                        "num_kv_heads", "ffn_hidden", "untied_head", "dropout"};
+    static const char *const flag[] = {"vocab", "embed", "heads", "layers", "max-seq", "kv-heads", "ffn-hidden",
+                                       "untied-head", "dropout"};
+    char flags[128] = "";
+    for (size_t i = 0; i < sizeof field / sizeof field[0]; i++)
+        if (strstr(why, field[i]) && args_has(a, flag[i]))
+            snprintf(flags + strlen(flags), sizeof flags - strlen(flags), "%s--%s", flags[0] ? ", " : "", flag[i]);
+    if (flags[0])
+        cli_error(cmd, "%s: %s", flags, why);
+    else
+        cli_error(cmd, "%s", why);
+}
+
+/* Reads --vocab --embed --heads --layers [--max-seq] (default 64), the architecture's flags
+ * (--qkv-bias only where the architecture has the switch: never silently ignored). */
 int read_config(const char *cmd, const parsed_args *a, mygpt_config *cfg)
 {
     mygpt_error err = {0};
@@ -53,6 +72,11 @@ int read_config(const char *cmd, const parsed_args *a, mygpt_config *cfg)
         return EXIT_USAGE;
     }
     cfg->qkv_bias = args_has(a, "qkv-bias");
+    if (cfg->qkv_bias && cfg->arch != MYGPT_ARCH_LLMS_FROM_SCRATCH && cfg->arch != MYGPT_ARCH_GPT2) {
+        cli_error(cmd, "--qkv-bias: the %s model has no bias on its queries, keys and values (--arch "
+                  "llms-from-scratch takes one; gpt2 always has it)", mygpt_arch_name(cfg->arch));
+        return EXIT_USAGE;
+    }
     if (args_has(a, "dropout") && parse_double(cmd, "dropout", args_get(a, "dropout"), &cfg->dropout))
         return EXIT_USAGE;
     const char *names[4] = {"vocab", "embed", "heads", "layers"};
@@ -77,7 +101,7 @@ int read_config(const char *cmd, const parsed_args *a, mygpt_config *cfg)
         cfg->max_seq_len = (int)v;
     }
     if (mygpt_config_validate(cfg, &err) != MYGPT_OK) {
-        cli_error(cmd, "%s", err.message);
+        say_config(cmd, a, err.message);
         return EXIT_USAGE;
     }
     return 0;
@@ -171,18 +195,27 @@ int apply_weights(const char *cmd, const parsed_args *a, mygpt_gpt *g)
     return st == MYGPT_OK ? 0 : cli_fail(cmd, st, &err);
 }
 
+int adapters_base_check(const char *cmd, const char *what, const char *path, const mygpt_gpt *g)
+{
+    if (g->weights == MYGPT_WEIGHTS_FP32)
+        return 0;
+    cli_error(cmd, "%s %s holds %s weights: LoRA adapters go on float32 ones ('mygpt quantize %s OUT --weights fp32' "
+              "writes them)", what, path, mygpt_weights_name(g->weights), path);
+    return EXIT_USAGE;
+}
+
 int load_checkpoint(const char *cmd, const parsed_args *a, mygpt_gpt **g)
 {
     mygpt_error err = {0};
-    mygpt_status st = mygpt_model_load(g, args_get(a, "checkpoint"), &err);
+    const char *path = args_get(a, "checkpoint");
+    mygpt_status st = mygpt_model_load(g, path, &err);
     if (st != MYGPT_OK)
         return cli_fail(cmd, st, &err);
-    if (args_has(a, "adapters") && (st = mygpt_checkpoint_load_adapters(*g, args_get(a, "adapters"), &err))) {
-        mygpt_gpt_free(*g);
-        *g = NULL;
-        return cli_fail(cmd, st, &err);
-    }
-    const int rc = apply_weights(cmd, a, *g);
+    int rc = args_has(a, "adapters") ? adapters_base_check(cmd, "--checkpoint", path, *g) : 0;
+    if (!rc && args_has(a, "adapters") && (st = mygpt_checkpoint_load_adapters(*g, args_get(a, "adapters"), &err)))
+        rc = cli_fail(cmd, st, &err);
+    if (!rc)
+        rc = apply_weights(cmd, a, *g);
     if (rc) {
         mygpt_gpt_free(*g);
         *g = NULL;
@@ -235,6 +268,18 @@ int read_sampling(const char *cmd, const parsed_args *a, mygpt_sampling *s)
         return EXIT_USAGE;
     }
     return 0;
+}
+
+int sampling_fail(const char *cmd, const mygpt_sampling *s, mygpt_status st, const mygpt_error *err)
+{
+    // mygpt_generate refuses logits that are not finite: softmax(logits / T) is then no
+    // distribution only when the division overflows float32 (PyTorch's words, kept)
+    if (s->temperature > 0 && strstr(err->message, "probability tensor contains") == err->message) {
+        cli_error(cmd, "--temperature %g: the logits divided by it in float32 are not finite, so softmax gives no "
+                  "distribution (%s)", s->temperature, err->message);
+        return cli_exit_code(st);
+    }
+    return cli_fail(cmd, st, err);
 }
 
 void say_cropped(const char *cmd, const char *what, int n, int max_seq)
@@ -302,17 +347,35 @@ int encode_text(const char *cmd, const mygpt_tokenizer *tok, const char *text, s
     return st == MYGPT_OK ? 0 : cli_fail(cmd, st, &err);
 }
 
-int read_sequence(const char *cmd, const parsed_args *a, mygpt_tokenizer **tok, int64_t **ids, int *n)
+/* --prompt's GPT-2 tokens (into *ids, *n of them), each within the model's vocab; 0, or
+ * the exit code after the error, which names --prompt */
+static int encode_prompt(const char *cmd, const mygpt_tokenizer *tok, const char *p, int vocab, int64_t **ids,
+                         int *n)
+{
+    mygpt_error err = {0};
+    size_t len;
+    const mygpt_status st = mygpt_encode(tok, p, strlen(p), ids, &len, &err);
+    if (st != MYGPT_OK) {
+        cli_error(cmd, "--prompt: %s", err.message);
+        return cli_exit_code(st);
+    }
+    *n = (int)len;
+    for (size_t i = 0; i < len; i++)
+        if ((*ids)[i] >= vocab) { // a model of another tokenizer: GPT-2's ids are not its own
+            cli_error(cmd, "--prompt: its GPT-2 token %lld is outside the model's vocabulary of %d (give its own "
+                      "ids with --ids)", (long long)(*ids)[i], vocab);
+            free(*ids);
+            *ids = NULL;
+            return EXIT_USAGE;
+        }
+    return 0;
+}
+
+int read_sequence(const char *cmd, const parsed_args *a, int vocab, mygpt_tokenizer **tok, int64_t **ids, int *n)
 {
     int rc;
-    if (args_has(a, "prompt")) {
-        const char *p = args_get(a, "prompt");
-        size_t len;
-        if ((rc = load_tokenizer(cmd, tok)) || (rc = encode_text(cmd, *tok, p, strlen(p), ids, &len)))
-            return rc;
-        *n = (int)len;
-        return 0;
-    }
+    if (args_has(a, "prompt"))
+        return (rc = load_tokenizer(cmd, tok)) ? rc : encode_prompt(cmd, *tok, args_get(a, "prompt"), vocab, ids, n);
     int B;
     if ((rc = parse_ids(cmd, args_get(a, "ids"), ids, &B, n)))
         return rc;

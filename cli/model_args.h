@@ -43,6 +43,10 @@ int apply_weights(const char *cmd, const parsed_args *a, mygpt_gpt *g);
 #define CHECKPOINT_FLAGS {"checkpoint", 1, 0}, {"adapters", 1, 0}
 int load_checkpoint(const char *cmd, const parsed_args *a, mygpt_gpt **g);
 
+/* Whether g, read from `path` (given as `what`: --checkpoint, BASE), can take LoRA adapters:
+ * float32 weights. 0, or EXIT_USAGE after one line naming the file and how to get them. */
+int adapters_base_check(const char *cmd, const char *what, const char *path, const mygpt_gpt *g);
+
 /* What a command that reads one sequence from a model checks first: exactly one of
  * --prompt and --ids, and --adapters only with --checkpoint. 0, or EXIT_USAGE after the
  * error. */
@@ -59,6 +63,11 @@ int model_from_args(const char *cmd, const parsed_args *a, mygpt_gpt **g);
 struct mygpt_sampling;
 /* SAMPLING_FLAGS into *s (all zero when none is given); 0, or EXIT_USAGE after the error. */
 int read_sampling(const char *cmd, const parsed_args *a, struct mygpt_sampling *s);
+
+/* A generation with sampler s that failed (st, err): said as cli_fail does, but a tiny
+ * --temperature that leaves no distribution (the finite logits over it overflow) named
+ * as the cause; the exit code. */
+int sampling_fail(const char *cmd, const struct mygpt_sampling *s, mygpt_status st, const mygpt_error *err);
 
 /* The one line on stderr when a sequence is longer than the model's context (max_seq
  * tokens) and only its last max_seq tokens are read, the tutorial's idx[:, -block_size:]:
@@ -85,9 +94,11 @@ void tokenizer_files(cli_file files[2], char paths[2][4200]);
 int encode_text(const char *cmd, const struct mygpt_tokenizer *tok, const char *text, size_t len,
                 int64_t **ids, size_t *n);
 
-/* The one sequence a command reads: --prompt TEXT (GPT-2's tokens; *tok is loaded) or
- * --ids "1,2,3" (one row; *tok stays as it is). *ids malloc'd, *n of them (0 for an
- * empty prompt). 0, or the exit code after saying why not. */
-int read_sequence(const char *cmd, const parsed_args *a, struct mygpt_tokenizer **tok, int64_t **ids, int *n);
+/* The one sequence a command reads for a model of `vocab` tokens: --prompt TEXT (GPT-2's
+ * tokens, each one the model has; *tok is loaded) or --ids "1,2,3" (one row; *tok stays
+ * as it is). *ids malloc'd, *n of them (0 for an empty prompt). 0, or the exit code after
+ * saying why not (a --prompt that is not UTF-8, or that the model cannot read, named). */
+int read_sequence(const char *cmd, const parsed_args *a, int vocab, struct mygpt_tokenizer **tok, int64_t **ids,
+                  int *n);
 
 #endif

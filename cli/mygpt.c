@@ -85,9 +85,10 @@ int MYGPT_CLI_MAIN(int argc, char **argv)
         if (d < best)
             best = d, near = COMMANDS[i].name;
     }
+    args_set_prefix(""); // "mygpt: ...", through cli_error, which escapes the word's control bytes
     if (near)
-        fprintf(stderr, "mygpt: unknown command '%s' (did you mean '%s'? see 'mygpt --help')\n", argv[1], near);
+        cli_error("mygpt", "unknown command '%s' (did you mean '%s'? see 'mygpt --help')", argv[1], near);
     else
-        fprintf(stderr, "mygpt: unknown command '%s' (see 'mygpt --help')\n", argv[1]);
+        cli_error("mygpt", "unknown command '%s' (see 'mygpt --help')", argv[1]);
     return EXIT_USAGE;
 }

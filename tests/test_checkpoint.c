@@ -497,6 +497,27 @@ Test(checkpoint_header, metadata_any_json_strings_load_and_other_values_are_refu
     free(p.data);
 }
 
+/* Sizes that each read but do not make a model together (C 4 in 3 heads): refused naming
+ * the file and why, as any other fault of a file's header */
+Test(checkpoint_header, sizes_that_make_no_model_are_refused_naming_the_file)
+{
+    parts p = good_parts();
+    const char *path = tmp_path("heads");
+    char *at = strstr(p.header, "\"num_heads\":\"2\"");
+    cr_assert_not_null(at);
+    at[13] = '3';
+    write_parts(path, p.header, p.hlen, p.data, p.dlen);
+    mygpt_gpt *g = NULL;
+    mygpt_error err = {0};
+    cr_expect_eq(mygpt_checkpoint_load(&g, path, &err), MYGPT_EINVAL);
+    cr_expect_null(g);
+    cr_expect(strstr(err.message, path) == err.message, "'%s' does not name %s first", err.message, path);
+    cr_expect(strstr(err.message, "embed_dim=4 is not divisible by num_heads=3") != NULL, "%s", err.message);
+    unlink(path);
+    free(p.header);
+    free(p.data);
+}
+
 /* The good file with `extra` more F32 [1] tensors "extra.N" after its own (the last one
  * named "extra.0" again when dup), loaded in a child whose CPU time is bounded: the child
  * ends with 0 when the load was refused with `want` in the message */

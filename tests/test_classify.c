@@ -582,6 +582,37 @@ Test(classify, lora_adapters_save_alone_load_onto_their_model_and_merge)
     mygpt_gpt_free(other);
 }
 
+/* A lora_rank or lora_alpha out of bounds is refused with the bounds as numbers (1 to
+ * 1024, 1e-30 to 1e+30), never the names of the C macros that hold them */
+Test(classify, lora_metadata_out_of_bounds_says_the_bounds_not_macro_names)
+{
+    mygpt_config cfg = ADAPTER_CFG;
+    cfg.num_classes = 2;
+    mygpt_error err = {0};
+    mygpt_gpt *g = adapted_model(&cfg), *victim;
+    char dir[] = "/tmp/mygpt_lora_meta_XXXXXX", path[80], bad[80];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/adapters.safetensors", dir);
+    snprintf(bad, sizeof bad, "%s/broken.safetensors", dir);
+    cr_assert_eq(mygpt_checkpoint_save_adapters(g, path, &err), MYGPT_OK, "%s", err.message);
+    cr_assert_eq(mygpt_gpt_create(&victim, &cfg, 3, &err), MYGPT_OK);
+    static const char *const cases[][3] = {
+        {"\"lora_rank\":\"4\"", "\"lora_rank\":\"0\"", "lora_rank is not a whole number from 1 to 1024"},
+        {"\"lora_alpha\":\"8\"", "\"lora_alpha\":\"0\"", "lora_alpha is not a number from 1e-30 to 1e+30"},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        broken_copy(path, bad, cases[i][0], cases[i][1], 0, -1);
+        cr_expect_eq(mygpt_checkpoint_load_adapters(victim, bad, &err), MYGPT_EFORMAT, "case %zu loads", i);
+        cr_expect(strstr(err.message, cases[i][2]) != NULL, "case %zu: '%s' lacks '%s'", i, err.message, cases[i][2]);
+        cr_expect(strstr(err.message, "MYGPT_") == NULL, "case %zu names a macro: %s", i, err.message);
+    }
+    unlink(bad);
+    unlink(path);
+    rmdir(dir);
+    mygpt_gpt_free(victim);
+    mygpt_gpt_free(g);
+}
+
 /* Adapters whose values are finite (3e38) but whose merge overflows float32:
  * mygpt_lora_merge and the adapters' load refuse them, naming the weight, and leave the
  * model as it was (its adapters, or none, and every bit) */

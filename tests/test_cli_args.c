@@ -79,6 +79,14 @@ static const char *const BAD[][2] = {
     {"params --vocab 4 --embed 6 --heads 4 --layers 2", "embed_dim=6 is not divisible by num_heads=4"},
     {"params --vocab 4 --embed 4 --heads 2", "--layers is required"},
     {"init gpt --seed 0 --vocab 4 --embed 4 --heads 3 --layers 1", "not divisible"},
+    /* a size the model cannot take names the flags that set it; a switch the architecture
+     * lacks is refused, not ignored */
+    {"forward --seed 0 --vocab 4 --embed 6 --heads 4 --layers 2 --ids 0", "--embed, --heads: embed_dim=6"},
+    {"forward --seed 0 --vocab 0 --embed 4 --heads 2 --layers 2 --ids 0", "--vocab: vocab_size must be"},
+    {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers 2 --qkv-bias --ids 0",
+     "--qkv-bias: the course model has no bias on its queries, keys and values"},
+    {"init gpt --arch nanogpt --seed 0 --vocab 4 --embed 4 --heads 2 --layers 1 --qkv-bias", "--qkv-bias: the nanogpt"},
+    {"params --vocab 4 --embed 4 --heads 2 --layers 1 --untied-head", "params: --untied-head: the course architecture"},
 };
 
 Test(cli_args, bad_arguments_give_one_line_and_status_2)
@@ -298,6 +306,21 @@ Test(cli_args, fifos_and_devices_are_refused_not_read, .timeout = 20)
     }
     unlink(fifo);
     rmdir(dir);
+}
+
+/* An unknown command's control bytes (a terminal escape, a newline) are shown escaped on
+ * its one line, as every other message's are: none reaches the terminal raw */
+Test(cli_args, an_unknown_command_is_shown_escaped)
+{
+    char *argv[] = {(char *)MYGPT_EXE, "a\nb\x1b[31mc", NULL};
+    proc_result r;
+    cr_assert_eq(run_process(argv, &r), 0);
+    cr_expect_eq(r.status, 2, "exit %d", r.status);
+    cr_expect_str_empty(r.out);
+    cr_expect_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_expect(strchr(r.err, 0x1b) == NULL && strstr(r.err, "mygpt: unknown command 'a\\nb\\x1b[31mc'") != NULL, "%s",
+              r.err);
+    proc_result_free(&r);
 }
 
 /* Messages and flags. A path's newline or terminal escape is shown escaped on one line;

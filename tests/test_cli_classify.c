@@ -64,21 +64,29 @@ static const char *const TEXTS[3] = {
     "",
 };
 
-/* --text and standard input: one line a text, the label and its probability as the
- * library's forward gives them, with the book's padding or --max-length's */
-Test(cli_classify, classify_prints_the_label_and_probability_of_each_text, .timeout = 300)
+/* The book's --test_mode classifier, not trained (its answers are its own, as computed),
+ * saved as DIR/c.safetensors (its path into model, 300 bytes) in a fresh folder (dir, a
+ * mkdtemp template); skipped without the data folder's training set and vocabulary */
+static void untrained_classifier(char *dir, char *model)
 {
     const char *data = data_dir_or_skip();
     data_file_or_skip("sms_spam_train.csv");
     data_file_or_skip("encoder.json");
-    char dir[] = "/tmp/mygpt-classify-XXXXXX", model[300];
     cr_assert_not_null(mkdtemp(dir));
     proc_result r;
-    // the book's --test_mode classifier, not trained: its answers are its own, as computed
     run_in_dir("finetune --task classify --preset test --epochs 0 --save DIR/c.safetensors", dir, data, &r);
     cr_assert_eq(r.status, 0, "%s", r.err);
     proc_result_free(&r);
-    snprintf(model, sizeof model, "%s/c.safetensors", dir);
+    snprintf(model, 300, "%s/c.safetensors", dir);
+}
+
+/* --text and standard input: one line a text, the label and its probability as the
+ * library's forward gives them, with the book's padding or --max-length's */
+Test(cli_classify, classify_prints_the_label_and_probability_of_each_text, .timeout = 300)
+{
+    char dir[] = "/tmp/mygpt-classify-XXXXXX", model[300];
+    untrained_classifier(dir, model);
+    proc_result r;
     const size_t T = book_length();
     char lines[2000] = "";
     for (int i = 0; i < 3; i++) {
@@ -144,6 +152,30 @@ Test(cli_classify, classify_refuses_what_is_not_a_classifier, .timeout = 120)
         proc_result_free(&r);
     }
     unlink(lm);
+    cr_expect_eq(rmdir(dir), 0, "files were left");
+}
+
+/* A text that is not UTF-8 is refused naming where it came from: --text, or the line of
+ * standard input (the lines before it classified and printed) */
+Test(cli_classify, a_text_that_is_not_utf8_names_its_flag_or_line, .timeout = 120)
+{
+    char dir[] = "/tmp/mygpt-classify-utf8-XXXXXX", model[300];
+    untrained_classifier(dir, model);
+    proc_result r;
+    char *one[] = {(char *)MYGPT_EXE, "classify", "--checkpoint", model, "--max-length", "8", "--text", "caf\xe9",
+                   NULL};
+    cr_assert_eq(run_process(one, &r), 0);
+    expect_one_line_refusal(&r, 2, "--text: the text is not valid UTF-8 (byte offset 3)", "classify --text");
+    proc_result_free(&r);
+    char *lines[] = {(char *)MYGPT_EXE, "classify", "--checkpoint", model, "--max-length", "8", NULL};
+    cr_assert_eq(run_process_input(lines, "fine\nalso fine\ncaf\xe9\nnever read\n", &r), 0);
+    cr_expect_eq(r.status, 2, "exit %d", r.status);
+    cr_expect_eq(count_lines(r.out), 2, "%s", r.out);
+    cr_expect_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_expect(strstr(r.err, "standard input line 3: the text is not valid UTF-8 (byte offset 3)") != NULL, "%s",
+              r.err);
+    proc_result_free(&r);
+    unlink(model);
     cr_expect_eq(rmdir(dir), 0, "files were left");
 }
 

@@ -12,6 +12,7 @@
 #include "data.h"
 #include "mygpt/checkpoint.h"
 #include "mygpt/lora.h"
+#include "mygpt/quantize.h"
 
 /* In dir: BASE with --adapters ad.safetensors, and `mygpt merge BASE ad.safetensors
  * merged.safetensors` (rank 4, alpha 8), generate the same greedy tokens, other than
@@ -158,21 +159,32 @@ Test(cli_lora, finetune_saves_adapters_that_chat_generate_and_merge_read, .timeo
     remove_test_dir(dir, names, sizeof names / sizeof names[0]);
 }
 
+/* A test's folder (dir, a mkdtemp template, made) and its files' paths (300 bytes each):
+ * paths[0] the base, DIR/NAME.safetensors, paths[1] DIR/ad.safetensors, paths[2]
+ * DIR/out.safetensors; returns a small model of the book's (C embed) drawn from seed 3,
+ * and *rng seeded with 1 for the adapters */
+static mygpt_gpt *lora_setup(char *dir, const char *name, int embed, char *paths[3], mygpt_rng *rng)
+{
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(paths[0], 300, "%s/%s.safetensors", dir, name);
+    snprintf(paths[1], 300, "%s/ad.safetensors", dir);
+    snprintf(paths[2], 300, "%s/out.safetensors", dir);
+    const mygpt_config cfg = {.vocab_size = 50, .embed_dim = embed, .num_heads = 2, .num_layers = 1,
+                              .max_seq_len = 16, .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH};
+    mygpt_gpt *g;
+    *rng = (mygpt_rng){0};
+    mygpt_rng_seed(rng, 1);
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, NULL), MYGPT_OK);
+    return g;
+}
+
 /* Adapters of finite values (3e38) whose merge overflows float32: merge and --adapters
  * refuse them with one line, and merge writes nothing */
 Test(cli_lora, adapters_whose_merge_is_not_finite_are_refused, .timeout = 60)
 {
     char dir[] = "/tmp/mygpt-lora-huge-XXXXXX", base[300], ad[300], out[300];
-    cr_assert_not_null(mkdtemp(dir));
-    snprintf(base, sizeof base, "%s/base.safetensors", dir);
-    snprintf(ad, sizeof ad, "%s/ad.safetensors", dir);
-    snprintf(out, sizeof out, "%s/out.safetensors", dir);
-    const mygpt_config cfg = {.vocab_size = 50, .embed_dim = 8, .num_heads = 2, .num_layers = 1, .max_seq_len = 16,
-                              .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH};
-    mygpt_gpt *g;
-    mygpt_rng rng = {0};
-    mygpt_rng_seed(&rng, 1);
-    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, NULL), MYGPT_OK);
+    mygpt_rng rng;
+    mygpt_gpt *g = lora_setup(dir, "base", 8, (char *[3]){base, ad, out}, &rng);
     cr_assert_eq(mygpt_checkpoint_save(g, base, NULL), MYGPT_OK);
     cr_assert_eq(mygpt_lora_add(g, 2, 2.0, &rng, NULL), MYGPT_OK);
     for (int j = 0; j < mygpt_state_dict_len(&g->config); j++) {
@@ -197,6 +209,40 @@ Test(cli_lora, adapters_whose_merge_is_not_finite_are_refused, .timeout = 60)
         proc_result_free(&r);
     }
     cr_expect(access(out, F_OK) != 0, "merge wrote the overflowed model");
+    unlink(base);
+    unlink(ad);
+    cr_expect_eq(rmdir(dir), 0, "only the files written were left");
+}
+
+/* Adapters on a quantized base (int8): merge and --adapters (generate) refuse them in one line
+ * naming the base and how to get its float32 weights, not the library's "cannot add
+ * adapters: the model is quantized", which names no file; merge writes nothing */
+Test(cli_lora, adapters_on_a_quantized_base_name_the_base, .timeout = 60)
+{
+    char dir[] = "/tmp/mygpt-lora-q8-XXXXXX", base[300], ad[300], out[300];
+    mygpt_rng rng;
+    mygpt_gpt *g = lora_setup(dir, "q8", 64, (char *[3]){base, ad, out}, &rng); // int8: groups of 64 inputs
+    const mygpt_config cfg = g->config;
+    cr_assert_eq(mygpt_lora_add(g, 2, 2.0, &rng, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_checkpoint_save_adapters(g, ad, NULL), MYGPT_OK);
+    mygpt_gpt_free(g);
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_gpt_quantize(g, MYGPT_WEIGHTS_INT8, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_checkpoint_save(g, base, NULL), MYGPT_OK);
+    mygpt_gpt_free(g);
+    static const char *const runs[][2] = {
+        {"merge DIR/q8.safetensors DIR/ad.safetensors DIR/out.safetensors", "BASE "},
+        {"generate --checkpoint DIR/q8.safetensors --adapters DIR/ad.safetensors --ids 1,2 --max-new 1",
+         "--checkpoint "}};
+    for (size_t i = 0; i < 2; i++) {
+        proc_result r;
+        run_in_dir(runs[i][0], dir, NULL, &r);
+        char want[400];
+        snprintf(want, sizeof want, "%s%s holds int8 weights: LoRA adapters go on float32 ones", runs[i][1], base);
+        expect_one_line_refusal(&r, 2, want, runs[i][0]);
+        proc_result_free(&r);
+    }
+    cr_expect(access(out, F_OK) != 0, "merge wrote a model");
     unlink(base);
     unlink(ad);
     cr_expect_eq(rmdir(dir), 0, "only the files written were left");

@@ -102,6 +102,55 @@ Test(cli_model, attention_maps_title_the_query_and_the_key_axes)
     rmdir(dir);
 }
 
+/* An --svg path that cannot take the figure (a missing folder, a folder, a link, empty) is
+ * refused naming --svg before any work: nothing printed, status 2, the link's target kept */
+Test(cli_model, an_svg_path_that_cannot_be_written_is_refused_before_the_heads_are_printed)
+{
+    char dir[] = "/tmp/mygpt_svgpath_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char target[100], link[100], paths[4][100], words[600];
+    snprintf(target, sizeof target, "%s/mine.txt", dir);
+    write_file(target, "mine");
+    snprintf(link, sizeof link, "%s/link.svg", dir);
+    cr_assert_eq(symlink(target, link), 0);
+    snprintf(paths[0], sizeof paths[0], "%s/missing/att.svg", dir);
+    snprintf(paths[1], sizeof paths[1], "%s", dir);
+    snprintf(paths[2], sizeof paths[2], "%s", link);
+    snprintf(paths[3], sizeof paths[3], "--svg=");
+    for (int k = 0; k < 4; k++) {
+        snprintf(words, sizeof words, "attention --seed 0 --vocab 10 --embed 4 --heads 2 --layers 1 --ids 1,2,3 %s%s",
+                 k == 3 ? "" : "--svg ", paths[k]);
+        proc_result r;
+        cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
+        expect_one_line_refusal(&r, 2, "--svg: ", words);
+        proc_result_free(&r);
+    }
+    expect_file_holds(target, "mine", "attention --svg LINK");
+    unlink(link);
+    unlink(target);
+    cr_expect_eq(rmdir(dir), 0);
+}
+
+/* A --temperature so small that the finite logits over it are not (1e-45, a float32
+ * subnormal; 1e-300, 0 in float32) leaves softmax no distribution: PyTorch's error, in one
+ * line that names --temperature as the cause, status 2 */
+Test(cli_model, a_temperature_that_leaves_no_distribution_is_named)
+{
+    static const char *const temps[] = {"1e-45", "1e-300"};
+    for (int k = 0; k < 2; k++) {
+        char words[300], want[100];
+        snprintf(words, sizeof words, "generate --seed 0 --vocab 10 --embed 4 --heads 2 --layers 1 --ids 1,2 "
+                 "--max-new 2 --no-stream --temperature %s", temps[k]);
+        snprintf(want, sizeof want, "--temperature %s: the logits divided by it", temps[k]);
+        proc_result r;
+        cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
+        expect_one_line_refusal(&r, 2, want, words);
+        cr_expect(strstr(r.err, "probability tensor contains either `inf`, `nan` or element < 0") != NULL, "%s",
+                  r.err);
+        proc_result_free(&r);
+    }
+}
+
 /* A model of finite but huge weights (1e30: scores that overflow) has NaN attention rows:
  * mygpt attention prints them as Python prints them, "nan", never printf's "-nan"; its
  * logits are no distribution, and generate says so instead of printing token 0 */

@@ -303,6 +303,32 @@ Test(cli_runs, keep_best_keeps_the_model_of_the_lowest_validation_loss, .timeout
     clean_up(dir, "o m.safetensors m.best.safetensors m.state.safetensors there.safetensors");
 }
 
+/* --keep-best beside --save: a file of the user's where the best model would go is refused
+ * before the first step and kept as it was; a model mygpt saved there is replaced */
+Test(cli_runs, keep_best_beside_save_never_replaces_a_file_that_is_no_model, .timeout = 300)
+{
+    char dir[] = "/tmp/mygpt-runs-best-user-XXXXXX", path[400];
+    const char *data = verdict_and_new_dir(dir);
+    snprintf(path, sizeof path, "%s/m.best.safetensors", dir);
+    write_file(path, "my notes");
+    proc_result r;
+    train_run(TINY " --save DIR/m.safetensors --keep-best", dir, data, NULL, &r);
+    expect_one_line_refusal(&r, 2, "--keep-best", "--keep-best over a file of the user's");
+    cr_expect(strstr(r.err, "m.best.safetensors") && strstr(r.err, "not replaced"), "%s", r.err);
+    proc_result_free(&r);
+    expect_file_holds(path, "my notes", "--keep-best over a file of the user's");
+    cr_expect(!exists(dir, "m.safetensors"), "the refused run trained and saved");
+    // a model mygpt saved there is the best of an earlier run: replaced
+    remove(path);
+    train_run(TINY " --save DIR/m.safetensors --keep-best", dir, data, NULL, &r);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    proc_result_free(&r);
+    train_run(TINY " --save DIR/m.safetensors --keep-best", dir, data, NULL, &r);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    proc_result_free(&r);
+    clean_up(dir, "m.safetensors m.best.safetensors m.state.safetensors");
+}
+
 /* A training state is a model: forward, attention, generate and chat read it as they read
  * the model saved at the same step; finetune starts from it; quantize and merge write from
  * it what they write from that model */

@@ -218,3 +218,34 @@ Test(cli_tokens, a_truncated_vocabulary_fails_the_tokenizer_tests_never_skips_th
     cr_expect_eq(run_tokenizer_suite(dir, "true", &skipped), 1, "absent data did not fail under CI=true");
     rmdir(dir);
 }
+
+/* A text that cannot be read as the model's tokens is refused naming where it came from:
+ * encode's FILE, --prompt (not UTF-8, or GPT-2 tokens that a smaller vocabulary lacks) */
+Test(cli_tokens, a_text_that_cannot_be_tokens_names_its_file_or_flag)
+{
+    const char *dir = vocab_or_skip();
+    char tmp[64], words[5][300], msgs[5][200];
+    snprintf(tmp, sizeof tmp, "/tmp/mygpt-cli-name-%d.txt", (int)getpid());
+    FILE *t = fopen(tmp, "wb");
+    cr_assert_not_null(t);
+    fputs("ok \xff", t);
+    cr_assert_eq(fclose(t), 0);
+    const char *model = "--seed 0 --vocab 300 --embed 4 --heads 2 --layers 1"; // GPT-2's " dog" is 3290
+    snprintf(words[0], sizeof words[0], "encode %s", tmp);
+    snprintf(msgs[0], sizeof msgs[0], "%s: the text is not valid UTF-8 (byte offset 3)", tmp);
+    for (int k = 0; k < 2; k++) {
+        const char *c = k ? "attention" : "generate", *more = k ? "" : " --max-new 1";
+        snprintf(words[1 + k], sizeof words[1 + k], "%s %s --prompt ab\xff%s", c, model, more);
+        snprintf(msgs[1 + k], sizeof msgs[1 + k], "--prompt: the text is not valid UTF-8 (byte offset 2)");
+        snprintf(words[3 + k], sizeof words[3 + k], "%s %s --prompt a_b_c_dog%s", c, model, more);
+        snprintf(msgs[3 + k], sizeof msgs[3 + k], "--prompt: its GPT-2 token 3290 is outside the model's vocabulary "
+                 "of 300");
+    }
+    for (int i = 0; i < 5; i++) {
+        proc_result r;
+        cr_assert_eq(run_tool_words(words[i], dir, &r), 0);
+        expect_one_line_refusal(&r, 2, msgs[i], words[i]);
+        proc_result_free(&r);
+    }
+    unlink(tmp);
+}

@@ -43,6 +43,92 @@ Test(cli_train, a_nan_loss_stops_training_and_saves_nothing, .timeout = 120)
     rmdir(dir);
 }
 
+/* The data folder (skipped without it, the-verdict or the vocabulary), a fresh folder for
+ * the test (dir, a mkdtemp template) and the path of the text it writes there (name, into
+ * path: 300 bytes) */
+static const char *text_test_dir(char *dir, const char *name, char *path)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("the-verdict.txt");
+    data_file_or_skip("encoder.json");
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, 300, "%s/%s", dir, name);
+    return data;
+}
+
+/* A --text that cannot train is refused naming it, in both loops: a byte that is not
+ * UTF-8 at its offset in the file (not in the validation part that holds it), a text too
+ * short for a batch */
+Test(cli_train, a_text_that_cannot_train_is_refused_naming_it, .timeout = 120)
+{
+    char dir[] = "/tmp/mygpt_text_XXXXXX", path[300], words[700], want[400];
+    const char *data = text_test_dir(dir, "late.txt", path);
+    char text[400];
+    memset(text, 'a', 390);
+    memcpy(text + 100, " word", 5);
+    text[390] = '\xff'; // in the last tenth: the validation part
+    static const char *const loops[] = {"--steps 1", "--epochs 1"};
+    for (int k = 0; k < 4; k++) { // the bad byte, then a text too short, in each loop
+        if (k % 2 == 0) {
+            FILE *f = fopen(path, "wb");
+            cr_assert_not_null(f);
+            fwrite(k ? "hello world" : text, 1, k ? 11 : 391, f);
+            cr_assert_eq(fclose(f), 0);
+        }
+        snprintf(words, sizeof words, "train --preset tiny %s --text %s --save %s/m.safetensors", loops[k % 2], path,
+                 dir);
+        proc_result r;
+        run_tool_words(words, data, &r);
+        snprintf(want, sizeof want, "--text %s: %s", path,
+                 k < 2 ? "the text is not valid UTF-8 (byte offset 390)"
+                       : "the training part of the text (2 tokens) holds no batch");
+        expect_one_line_refusal(&r, 2, want, words);
+        proc_result_free(&r);
+    }
+    snprintf(want, sizeof want, "%s/m.safetensors", dir);
+    cr_expect(access(want, F_OK) != 0, "a refused run saved a model");
+    unlink(path);
+    cr_expect_eq(rmdir(dir), 0);
+}
+
+/* A --vocab smaller than GPT-2's lacks the text's tokens: refused before the first step,
+ * naming --text and the token, in both loops (not the forward pass's "token id ... at
+ * (0, 0)", which names neither); and --sample-prompt's, whose tokens the text may not hold
+ * (refused before the first epoch, not at its end), or which is not UTF-8, names itself */
+Test(cli_train, a_vocabulary_that_lacks_the_texts_tokens_is_refused_naming_the_text, .timeout = 120)
+{
+    char dir[] = "/tmp/mygpt-vocab-XXXXXX", thes[300];
+    const char *data = text_test_dir(dir, "thes.txt", thes);
+    FILE *f = fopen(thes, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 600; i++) // GPT-2's " the" (262) and "the" (1169) alone
+        fputs(" the", f);
+    cr_assert_eq(fclose(f), 0);
+    static const char *const runs[][2] = {
+        {"--steps 1 --vocab 300 --text DATA/the-verdict.txt",
+         "the-verdict.txt: its GPT-2 token 367 is outside the model's vocabulary of 300"},
+        {"--epochs 1 --vocab 300 --text DATA/the-verdict.txt",
+         "the-verdict.txt: its GPT-2 token 367 is outside the model's vocabulary of 300"},
+        {"--epochs 1 --vocab 1200 --text DIR/thes.txt --sample-prompt zebra_crossing",
+         "--sample-prompt: its GPT-2 token 37052 is outside the model's vocabulary of 1200"},
+        {"--epochs 1 --text DIR/thes.txt --sample-prompt caf\xe9", "--sample-prompt: the text is not valid UTF-8"},
+    };
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        char words[300];
+        proc_result r;
+        snprintf(words, sizeof words, "train --preset tiny %s --out DIR/run", runs[k][0]);
+        train_run(words, dir, data, NULL, &r);
+        expect_one_line_refusal(&r, 2, runs[k][1], words);
+        proc_result_free(&r);
+        char out[100];
+        snprintf(out, sizeof out, "%s/run", dir);
+        cr_expect(access(out, F_OK) != 0, "the refused run left its folder %s", out);
+        rmdir(out);
+    }
+    unlink(thes);
+    cr_expect_eq(rmdir(dir), 0);
+}
+
 /* `train --arch gpt2 --save DIR/m.safetensors` beside a Hugging Face config.json: one of
  * the same model (other formatting, extra keys) is kept and the run saves; one of another
  * model is refused before the first step, nothing saved */

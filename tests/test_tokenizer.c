@@ -242,6 +242,31 @@ Test(tokenizer_errors, missing_and_corrupt_vocabularies)
     }
 }
 
+/* An encoder.json that parses but is no byte-level vocabulary (a byte without its token,
+ * one token spelt twice) is refused naming the file, as every other fault of it is */
+Test(tokenizer_errors, a_vocabulary_without_every_byte_or_with_a_token_twice_names_its_file)
+{
+    mygpt_tokenizer *tok = (mygpt_tokenizer *)1;
+    mygpt_error err = {0};
+    const char *bpe_ok = temp_file(1, "#version: 0.2\n", 14);
+    const char *cases[][2] = {
+        {"{\"a\": 0}", ": no token for byte 0x00"},
+        {"{\"a\": 0, \"\\u0061\": 1}", ": token id 1 duplicates another token"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *js = temp_file(0, cases[i][0], strlen(cases[i][0]));
+        char want[200];
+        snprintf(want, sizeof want, "%s%s", js, cases[i][1]);
+        cr_expect_eq(mygpt_tokenizer_load(&tok, js, bpe_ok, &err), MYGPT_EFORMAT, "case %zu", i);
+        cr_expect_str_eq(err.message, want, "case %zu", i);
+    }
+    for (int k = 0; k < 2; k++) {
+        char p[64];
+        snprintf(p, sizeof p, "/tmp/mygpt-test-%d-%d", (int)getpid(), k);
+        unlink(p);
+    }
+}
+
 Test(tokenizer_errors, corrupt_merges_are_refused)
 {
     mygpt_tokenizer *tok = (mygpt_tokenizer *)1;

@@ -515,7 +515,9 @@ void train_test_sigint(long long steps)
         raise(SIGINT);
 }
 
-int train_state_path_is_free(const char *path)
+/* Whether path is absent (1), or a file whose safetensors header holds `mark` in its
+ * first bytes (1), or another file (0) */
+static int path_is_free_for(const char *path, const char *mark)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -524,5 +526,15 @@ int train_state_path_is_free(const char *path)
     const size_t n = fread(head, 1, sizeof head - 1, f);
     fclose(f);
     head[n] = '\0';
-    return n > 8 && strstr(head + 8, "\"format\":\"mygpt-train-state\"") != NULL;
+    return n > 8 && strstr(head + 8, mark) != NULL;
+}
+
+int train_state_path_is_free(const char *path)
+{
+    return path_is_free_for(path, "\"format\":\"mygpt-train-state\"");
+}
+
+int train_model_path_is_free(const char *path)
+{
+    return path_is_free_for(path, "{\"__metadata__\":{\"format\":\"pt\",");
 }

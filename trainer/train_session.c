@@ -43,6 +43,8 @@ typedef struct session {
     mygpt_tokenizer *tok;            /* GPT-2's, or NULL with --tokenizer               */
     mygpt_sp_tokenizer *sp;          /* --tokenizer's, or NULL                          */
     int64_t *train_ids, *val_ids;    /* its two parts' tokens                          */
+    int64_t *prompt;                 /* --sample-prompt's tokens (np), or NULL          */
+    size_t np;
     size_t ntrain, nval;
     mygpt_dataloader train, val;
     int64_t *x, *y;                  /* one batch: (B, T) inputs and targets           */
@@ -131,15 +133,29 @@ static mygpt_status sp_encode_ids(const mygpt_sp_tokenizer *sp, const char *text
 }
 
 /* The token ids of text, GPT-2's or --tokenizer's (malloc'd into *ids, *n of them): 0, or
- * the status after the error */
-static int encode(const session *S, const char *text, size_t len, int64_t **ids, size_t *n)
+ * the status after the error, which names `what` (--text FILE, --sample-prompt) */
+static int encode(const session *S, const char *what, const char *text, size_t len, int64_t **ids, size_t *n)
 {
     mygpt_error err = {0};
     const mygpt_status st = S->sp ? sp_encode_ids(S->sp, text, len, ids, n, &err)
                                   : mygpt_encode(S->tok, text, len, ids, n, &err);
+    const mygpt_error inner = err;
     if (st != MYGPT_OK && S->sp)
         prefix(&err, "--tokenizer: ");
+    else if (st != MYGPT_OK)
+        say(&err, "%s: %s", what, inner.message);
     return st == MYGPT_OK ? 0 : cli_fail(S->cmd, st, &err);
+}
+
+/* The byte offset of the first byte of text (n bytes) that starts no whole UTF-8
+ * character, or n when all of it is UTF-8 */
+static size_t utf8_valid_prefix(const char *text, size_t n)
+{
+    size_t i = 0;
+    uint32_t cp;
+    for (int l; i < n && (l = mygpt_utf8_decode(text + i, n - i, &cp)) > 0;)
+        i += (size_t)l;
+    return i;
 }
 
 int train_schedule_check(const char *cmd, mygpt_lr_schedule *s, long long total, const char *length)
@@ -216,6 +232,11 @@ static int session_data(session *S)
     if (st != MYGPT_OK)
         return train_fail(&S->team, S->cmd, st, err);
     const char *text = S->text;
+    const size_t valid = s->tokenizer ? S->tn : utf8_valid_prefix(text, S->tn);
+    if (valid < S->tn) { // said here, at its offset in the file, not in the part that holds it
+        cli_error(S->cmd, "--text %s: the text is not valid UTF-8 (byte offset %zu)", s->text, valid);
+        return EXIT_USAGE;
+    }
     const size_t tn = S->tn, split = mygpt_utf8_offset(text, tn, (size_t)(0.9 * (double)mygpt_utf8_length(text, tn)));
     char dir[4096];
     if (s->tokenizer && (st = mygpt_sp_load(&S->sp, s->tokenizer, 0, err)) != MYGPT_OK) {
@@ -226,8 +247,10 @@ static int session_data(session *S)
                           (st = mygpt_tokenizer_load_dir(&S->tok, dir, err)) != MYGPT_OK))
         return cli_fail(S->cmd, st, err);
     int rc;
-    if ((rc = encode(S, text, split, &S->train_ids, &S->ntrain)) ||
-        (rc = encode(S, text + split, tn - split, &S->val_ids, &S->nval)))
+    char what[4200];
+    snprintf(what, sizeof what, "--text %s", s->text);
+    if ((rc = encode(S, what, text, split, &S->train_ids, &S->ntrain)) ||
+        (rc = encode(S, what, text + split, tn - split, &S->val_ids, &S->nval)))
         return rc;
     if (mygpt_dataloader_init(&S->train, S->train_ids, S->ntrain, B, T, T, err) != MYGPT_OK ||
         mygpt_dataloader_init(&S->val, S->val_ids, S->nval, B, T, T, err) != MYGPT_OK)
@@ -235,8 +258,8 @@ static int session_data(session *S)
     mygpt_dataloader_set_drop_last(&S->val, 0);
     const int none = S->train.num_batches == 0;
     if (none || S->val.num_batches == 0) {
-        cli_error(S->cmd, "the %s part of the text (%zu tokens) holds no batch of %lld windows of %lld tokens",
-                  none ? "training" : "validation", none ? S->ntrain : S->nval, (long long)(none ? s->B : 1),
+        cli_error(S->cmd, "--text %s: the %s part of the text (%zu tokens) holds no batch of %lld windows of %lld "
+                  "tokens", s->text, none ? "training" : "validation", none ? S->ntrain : S->nval, (long long)(none ? s->B : 1),
                   (long long)s->T);
         return EXIT_USAGE;
     }
@@ -311,6 +334,39 @@ static mygpt_status model_from_checkpoint(session *S, int *rc)
     return mygpt_gpt_skip_init(&cfg, &S->rng, err);
 }
 
+/* GPT-2 tokens (n ids, of `what`: --text FILE, --sample-prompt), each a row of the model's
+ * embedding (a vocabulary smaller than GPT-2's lacks most of them): 0, or EXIT_USAGE after
+ * the error */
+static int ids_in_vocab(const session *S, const char *what, const int64_t *ids, size_t n)
+{
+    const long long V = S->g->config.vocab_size;
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] >= V) {
+            cli_error(S->cmd, "%s: its GPT-2 token %lld is outside the model's vocabulary of %lld (GPT-2's tokens "
+                      "need --vocab 50257)", what, (long long)ids[i], V);
+            return EXIT_USAGE;
+        }
+    return 0;
+}
+
+/* --sample-prompt's tokens into S->prompt, each one the model has: read before the first
+ * step (not at the first epoch's end). 0, or EXIT_USAGE after the error. */
+static int sample_prompt(session *S)
+{
+    const char *sp = S->s->sample_prompt;
+    int rc;
+    if (!sp)
+        return 0;
+    if ((rc = encode(S, "--sample-prompt", sp, strlen(sp), &S->prompt, &S->np)) ||
+        (!S->sp && (rc = ids_in_vocab(S, "--sample-prompt", S->prompt, S->np))))
+        return rc;
+    if (S->np == 0) {
+        cli_error(S->cmd, "--sample-prompt: the prompt has no tokens");
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
 /* torch.manual_seed(seed); model = GPT(...) (or --init-from's), its trainer in train
  * mode; --save checked as it will find its place; the ranks agree on the model and the
  * data; room for a batch. 0, or the status after the error. */
@@ -331,6 +387,13 @@ static int session_model(session *S)
                           "not %d)", s->tokenizer, sp_vocab, sp_vocab, S->g->config.vocab_size);
         return EXIT_USAGE;
     }
+    char what[4200];
+    snprintf(what, sizeof what, "--text %s", s->text);
+    if (!S->sp && ((rc = ids_in_vocab(S, what, S->train_ids, S->ntrain)) ||
+                   (rc = ids_in_vocab(S, what, S->val_ids, S->nval))))
+        return rc;
+    if ((rc = sample_prompt(S)))
+        return rc;
     S->tr->dropout_rng = &S->rng; // model.train(): dropout draws when the model has any
     S->tr->decay_groups = s->decay_groups;
     // the save as it will find its place (a gpt2's config.json too): said now, not after the training
@@ -520,25 +583,13 @@ static int after_step(void *vctx, long steps, long epoch, size_t batch, double l
 /* ---- the two loops ----------------------------------------------------------------------- */
 
 /* The book's train_model_simple (--epochs), from S->pos: *step the steps taken at the end,
- * *tokens the tokens this run trained on. MYGPT_OK, an error in S->err, or *rc set after a
- * message (the sample's prompt). */
-static mygpt_status run_book(session *S, long long *step, long long *tokens, int *rc)
+ * *tokens the tokens this run trained on. MYGPT_OK, or an error in S->err. */
+static mygpt_status run_book(session *S, long long *step, long long *tokens)
 {
     const train_settings *s = S->s;
-    int64_t *prompt = NULL;
-    size_t np = 0;
-    const char *sp = s->sample_prompt;
-    if (sp && (*rc = encode(S, sp, strlen(sp), &prompt, &np)))
-        return MYGPT_OK;
-    if (sp && np == 0) {
-        cli_error(S->cmd, "--sample-prompt: the prompt has no tokens");
-        free(prompt);
-        *rc = EXIT_USAGE;
-        return MYGPT_OK;
-    }
     const book_run run = {.epochs = s->epochs, .eval_every = s->eval_every,
                           .eval_batches = s->eval_batches > 0 ? (size_t)s->eval_batches : SIZE_MAX, .tok = S->tok,
-                          .prompt = prompt, .n_prompt = np, .sample_tokens = (int)s->sample_tokens,
+                          .prompt = S->prompt, .n_prompt = S->np, .sample_tokens = (int)s->sample_tokens,
                           .start_step = (long)S->pos.step, .start_epoch = (long)S->pos.epoch,
                           .start_batch = (size_t)S->pos.batch, .after_step = after_step,
                           .before_print = before_print, .ctx = S,
@@ -549,7 +600,6 @@ static mygpt_status run_book(session *S, long long *step, long long *tokens, int
                                        &S->err);
     *tokens = (taken - *step) * s->B * s->T;
     *step = taken;
-    free(prompt);
     return st;
 }
 
@@ -729,9 +779,8 @@ static int session_loop(session *S)
     const double t0 = cli_now_s();
     S->last = t0;
     long long step = S->pos.step, tokens = 0;
-    rc = 0;
-    const mygpt_status st = s->epochs > 0 ? run_book(S, &step, &tokens, &rc) : run_course(S, &step, &tokens);
-    return rc ? rc : session_end(S, st, step, tokens, t0);
+    const mygpt_status st = s->epochs > 0 ? run_book(S, &step, &tokens) : run_course(S, &step, &tokens);
+    return session_end(S, st, step, tokens, t0);
 }
 
 /* ---- the run ---------------------------------------------------------------------------- */
@@ -788,6 +837,7 @@ int train_session_run(const train_settings *s)
     free(S->text);
     free(S->train_ids);
     free(S->val_ids);
+    free(S->prompt);
     free(S->x);
     free(S->y);
     free(S);

@@ -88,7 +88,9 @@ static mygpt_status adapted_model(const char *path, const st_header *h, const my
                           mygpt_arch_name(h->cfg.arch), h->cfg.vocab_size, h->cfg.embed_dim, h->cfg.num_heads,
                           h->cfg.num_layers, h->cfg.max_seq_len, mygpt_arch_name(base->arch), base->vocab_size,
                           base->embed_dim, base->num_heads, base->num_layers, base->max_seq_len);
-    return mygpt_config_validate(cfg, err);
+    mygpt_error bad = {0};
+    const mygpt_status st = mygpt_config_validate(cfg, &bad);
+    return st == MYGPT_OK ? MYGPT_OK : mygpt_fail(err, st, "%s: %s", path, bad.message);
 }
 
 /* The values of the file's adapters v->ts into v->data (allocated here, freed by the

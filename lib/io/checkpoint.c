@@ -327,7 +327,10 @@ static mygpt_status classes_of(const char *path, model_read *r, mygpt_error *err
  * whose __metadata__ claims a huge model costs nothing. */
 static mygpt_status plan_tensors(const char *path, model_read *r, mygpt_error *err)
 {
-    MYGPT_TRY(mygpt_config_validate(&r->cfg, err));
+    mygpt_error bad = {0};
+    const mygpt_status st = mygpt_config_validate(&r->cfg, &bad);
+    if (st != MYGPT_OK) // the file's sizes, named as the file's
+        return mygpt_fail(err, st, "%s: %s", path, bad.message);
     const int need = mygpt_state_dict_len(&r->cfg);
     // a file tensor holds at most 3 of the table's (c_attn): no more can be needed than 3n
     if ((size_t)need > 3 * r->h.n + 3)

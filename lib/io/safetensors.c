@@ -109,6 +109,11 @@ static const char *meta_checksum(const char *val, uint64_t *out)
     return NULL;
 }
 
+/* the largest rank as the message prints it (the limit itself, not the name of its macro) */
+#define LORA_TEXT_(x) #x
+#define LORA_TEXT(x) LORA_TEXT_(x)
+#define LORA_MAX_RANK_TEXT LORA_TEXT(MYGPT_LORA_MAX_RANK)
+
 /* "lora_rank" or "lora_alpha" of a file of LoRA adapters (mygpt_checkpoint_save_adapters)
  * into cfg. NULL, or what is wrong */
 static const char *meta_lora(const char *val, meta_key key, mygpt_config *cfg)
@@ -120,8 +125,8 @@ static const char *meta_lora(const char *val, meta_key key, mygpt_config *cfg)
     if (*val == '\0' || *endp != '\0' || errno ||
         (rank ? !(v >= 1 && v <= MYGPT_LORA_MAX_RANK && v == (int)v)
               : !(v >= MYGPT_LORA_ALPHA_MIN && v <= MYGPT_LORA_ALPHA_MAX)))
-        return rank ? "__metadata__'s lora_rank is not a whole number from 1 to MYGPT_LORA_MAX_RANK"
-                    : "__metadata__'s lora_alpha is not a number from 1e-30 to 1e+30 (MYGPT_LORA_ALPHA_MIN, _MAX)";
+        return rank ? "__metadata__'s lora_rank is not a whole number from 1 to " LORA_MAX_RANK_TEXT
+                    : "__metadata__'s lora_alpha is not a number from 1e-30 to 1e+30";
     if (rank)
         cfg->lora_rank = (int)v;
     else

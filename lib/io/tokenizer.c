@@ -199,7 +199,7 @@ done:
     return st;
 }
 
-static mygpt_status build_map(mygpt_tokenizer *t, mygpt_error *err)
+static mygpt_status build_map(mygpt_tokenizer *t, const char *path, mygpt_error *err)
 {
     size_t cap = 1;
     while (cap < 2 * t->vocab_size)
@@ -214,8 +214,7 @@ static mygpt_status build_map(mygpt_tokenizer *t, mygpt_error *err)
     for (size_t id = 0; id < t->vocab_size; id++) {
         const unsigned char *s = t->arena + t->off[id];
         if (map_find(&t->map, s, t->len[id]) >= 0)
-            return mygpt_fail(err, MYGPT_EFORMAT, "encoder.json: token id %zu duplicates another token",
-                              id);
+            return mygpt_fail(err, MYGPT_EFORMAT, "%s: token id %zu duplicates another token", path, id);
         size_t i = hash_bytes(s, t->len[id]) & t->map.mask;
         while (t->map.slots[i])
             i = (i + 1) & t->map.mask;
@@ -225,7 +224,7 @@ static mygpt_status build_map(mygpt_tokenizer *t, mygpt_error *err)
         unsigned char c = (unsigned char)b;
         int64_t id = map_find(&t->map, &c, 1);
         if (id < 0)
-            return mygpt_fail(err, MYGPT_EFORMAT, "encoder.json: no token for byte 0x%02x", b);
+            return mygpt_fail(err, MYGPT_EFORMAT, "%s: no token for byte 0x%02x", path, b);
         t->byte_id[b] = (int32_t)id;
     }
     return MYGPT_OK;
@@ -310,7 +309,7 @@ mygpt_status mygpt_tokenizer_load(mygpt_tokenizer **out, const char *encoder_jso
     st = parse_encoder(t, encoder_json, js, jn, err);
     free(js);
     if (st == MYGPT_OK)
-        st = build_map(t, err);
+        st = build_map(t, encoder_json, err);
     if (st == MYGPT_OK) {
         char *bpe = read_vocab_file(vocab_bpe, &bn, err, &st);
         if (bpe) {

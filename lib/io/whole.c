@@ -22,7 +22,7 @@ mygpt_status mygpt_checkpoint_check_path(const char *path, mygpt_error *err)
 {
     struct stat st;
     if (!path || !*path)
-        return mygpt_fail(err, MYGPT_EINVAL, "%s", "the checkpoint path is empty");
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "the path to write is empty");
     if (lstat(path, &st) == 0) {
         if (S_ISLNK(st.st_mode))
             return mygpt_fail(err, MYGPT_EINVAL, "%s is a symbolic link: not replaced (save to its target)", path);
