@@ -451,6 +451,96 @@ Test(llama, cut_long_or_hostile_files_are_errors)
     unlink(bad);
 }
 
+/* A header of no model, read as any model file is (mygpt_model_load, as `generate
+ * --checkpoint` reads it), is said to be llama2.c's and why, not a safetensors header's
+ * length; a header of a model far larger than its file is the two lengths, before any of
+ * its memory is asked for (245 TB here, more than any address space) */
+Test(llama, model_load_names_what_is_wrong_with_a_header)
+{
+    char bad[4096];
+    temp_path(bad, sizeof bad, "mygpt_test_llama_header", "bin");
+    static const struct { int32_t h[7]; const char *why; } cases[] = {
+        {{64, 172, 5, 8, 3, 512, 512}, "num_kv_heads=3 must divide num_heads=8"},
+        {{64, 172, 5, 7, 7, 512, 512}, "not divisible by num_heads=7"},
+        {{0, 172, 5, 8, 4, 512, 512}, "embed_dim must be at least 1"},
+        {{64, 172, 5, 8, 4, 512, 0}, "max_seq_len must be at least 1"},
+        {{64, 172, 5, 8, 4, 512, -1}, "max_seq_len must be at least 1"},
+        {{64, 172, 2147483647, 8, 4, 512, 512}, "num_layers=2147483647 is larger"},
+        {{65536, 262144, 1000, 64, 8, -1000000, 100000}, "1028 bytes, not the 245338358022172"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        FILE *f = fopen(bad, "wb");
+        cr_assert(f);
+        fwrite(cases[i].h, sizeof cases[i].h, 1, f);
+        for (int k = 0; k < 1000; k++)
+            fputc(0, f);
+        fclose(f);
+        mygpt_gpt *m = NULL;
+        mygpt_error err = {0};
+        cr_expect_eq(mygpt_model_load(&m, bad, &err), MYGPT_EFORMAT, "case %zu: %s", i, err.message);
+        cr_expect_null(m);
+        cr_expect(strstr(err.message, bad) && strstr(err.message, cases[i].why) && !strstr(err.message, "safetensors"),
+                  "case %zu: %s", i, err.message);
+    }
+    unlink(bad);
+}
+
+/* A NaN or an infinity in any of a .bin's tensors is refused naming it as run.c does (the
+ * model could only print token 0), and never written: the file there stays as it was */
+Test(llama, nonfinite_weights_are_neither_read_nor_written)
+{
+    char path[4096], bad[4096];
+    path_of(path, sizeof path, "random_5.bin"); // untied: the classifier comes after the RoPE tables
+    temp_path(bad, sizeof bad, "mygpt_test_llama_nan", "bin");
+    mygpt_gpt *m = load(path);
+    size_t len;
+    char *good = slurp(path, &len);
+    const size_t wcls = len - m->param_sizes[MYGPT_PARAM_lmw] * 4;
+    const struct { size_t at; float v; const char *name; } cases[] = {
+        {28 + 4 * 3, NAN, "token_embedding_table holds a non-finite value (nan at 3)"},
+        {wcls - m->param_sizes[MYGPT_PARAM_lnfw] * 4 - 2 * 4 * (size_t)m->config.max_seq_len *
+                                                        (m->config.embed_dim / m->config.num_heads) / 2,
+         INFINITY, "rms_final_weight holds a non-finite value (inf at 0)"},
+        {len - 4, -INFINITY, "wcls holds a non-finite value (-inf at"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *b = malloc(len);
+        memcpy(b, good, len);
+        memcpy(b + cases[i].at, &cases[i].v, 4);
+        FILE *f = fopen(bad, "wb");
+        cr_assert(f);
+        fwrite(b, 1, len, f);
+        fclose(f);
+        free(b);
+        mygpt_gpt *back = NULL;
+        mygpt_error err = {0};
+        cr_expect_eq(mygpt_model_load(&back, bad, &err), MYGPT_EFORMAT, "case %zu", i);
+        cr_expect_null(back);
+        cr_expect(strstr(err.message, bad) && strstr(err.message, cases[i].name), "case %zu: %s", i, err.message);
+    }
+    // written: refused, the file there kept byte for byte
+    FILE *f = fopen(bad, "wb");
+    cr_assert(f);
+    fwrite(good, 1, len, f);
+    fclose(f);
+    const int tensors[] = {MYGPT_PARAM_wq, MYGPT_PARAM_lmw};
+    for (size_t i = 0; i < 2; i++) {
+        float *x = mygpt_param_tensor(&m->params, tensors[i]);
+        const float was = x[1];
+        x[1] = NAN;
+        mygpt_error err = {0};
+        cr_expect_eq(mygpt_llama2c_save(m, bad, &err), MYGPT_ERANGE);
+        cr_expect(strstr(err.message, i ? "wcls holds" : "wq holds") && strstr(err.message, "not saved"), "%s",
+                  err.message);
+        x[1] = was;
+    }
+    size_t now_len;
+    char *now = slurp(bad, &now_len);
+    cr_expect(now_len == len && memcmp(now, good, len) == 0, "%s was replaced", bad);
+    free(now);
+    free(good);
+    mygpt_gpt_free(m);
+    unlink(bad);
+}
+
 /* grad_NAME.txt's ids and targets (B, T) and model.py's loss */
 typedef struct grad_golden {
     int B, T;
