@@ -22,9 +22,11 @@
 #include "runproc.h"
 #include "mygpt/checkpoint.h"
 #include "mygpt/data.h"
+#include "mygpt/generate.h"
 #include "mygpt/gpt.h"
 #include "mygpt/kv_cache.h"
 #include "mygpt/layers.h"
+#include "mygpt/llama2c_sample.h"
 #include "mygpt/posenc.h"
 #include "mygpt/sample.h"
 #include "mygpt/train.h"
@@ -482,6 +484,29 @@ Test(llama, model_load_names_what_is_wrong_with_a_header)
                   "case %zu: %s", i, err.message);
     }
     unlink(bad);
+}
+
+/* Finite weights can still compute logits that overflow (a final norm of 3e38): run.c's
+ * loop refuses them where it would draw, argmax too, rather than print token 0 */
+Test(llama, run_cs_loop_refuses_logits_that_are_not_finite)
+{
+    char path[4096];
+    if (access(stories(path, sizeof path), R_OK) != 0)
+        skip_or_fail_missing("%s is absent", path);
+    mygpt_gpt *m = load(path);
+    float *norm = mygpt_param_tensor(&m->params, MYGPT_PARAM_lnfw);
+    for (size_t i = 0; i < m->param_sizes[MYGPT_PARAM_lnfw]; i++)
+        norm[i] = 3e38f;
+    mygpt_llama2c_sampler s;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_llama2c_sampler_init(&s, m->config.vocab_size, 0.0f, 0.9f, 1, &err), MYGPT_OK);
+    const int64_t prompt[2] = {1, 403};
+    int pos = -1;
+    cr_expect_eq(mygpt_generate_llama2c(m, &s, prompt, 2, 8, NULL, NULL, &pos, &err), MYGPT_ERANGE);
+    cr_expect(strstr(err.message, "at position 1 is") && strstr(err.message, "no distribution"), "%s", err.message);
+    cr_expect_eq(pos, 1); // the prompt's first position forced its next token; the second would draw
+    mygpt_llama2c_sampler_free(&s);
+    mygpt_gpt_free(m);
 }
 
 /* A NaN or an infinity in any of a .bin's tensors is refused naming it as run.c does (the

@@ -110,6 +110,11 @@ mygpt_status mygpt_generate_llama2c(mygpt_gpt *g, mygpt_llama2c_sampler *sampler
             next = prompt[pos + 1];
         } else {
             memcpy(logits, cache.logits, (size_t)V * sizeof *logits); // the sampler divides them in place
+            const size_t bad = mygpt_first_nonfinite(logits, (size_t)V);
+            if (bad < (size_t)V) // finite weights can still overflow: no distribution, as mygpt_generate says
+                MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ERANGE, "the model's logit %zu at position %d is %g: its "
+                                                 "weights compute no distribution to sample from", bad, pos,
+                                                 (double)logits[bad]));
             int picked = 0;
             MYGPT_TRY_CLEANUP(st, mygpt_llama2c_sample(sampler, logits, &picked, err));
             next = picked;
