@@ -113,8 +113,12 @@ int generate_llama2c(const char *cmd, const parsed_args *a)
     if ((rc = load_checkpoint(cmd, a, &g)))
         goto done;
     mygpt_status st = mygpt_sp_load(&tok, args_get(a, "tokenizer"), g->config.vocab_size, &err);
-    if (st == MYGPT_OK)
-        st = mygpt_sp_encode(tok, text, strlen(text), 1, 0, &ids, &n, &err);
+    if (st == MYGPT_OK && (st = mygpt_sp_encode(tok, text, strlen(text), 1, 0, &ids, &n, &err)) != MYGPT_OK) {
+        // what the vocabulary lacks (the piece " ", a byte's fallback, BOS), said of its file
+        cli_error(cmd, "--tokenizer %s cannot encode the prompt: %s", args_get(a, "tokenizer"), err.message);
+        rc = cli_exit_code(st);
+        goto done;
+    }
     if (st == MYGPT_OK)
         st = mygpt_llama2c_sampler_init(&sampler, g->config.vocab_size, f.temperature, f.topp, f.seed, &err);
     if (st != MYGPT_OK) {

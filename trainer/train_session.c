@@ -137,8 +137,10 @@ static int encode(const session *S, const char *text, size_t len, int64_t **ids,
     mygpt_error err = {0};
     const mygpt_status st = S->sp ? sp_encode_ids(S->sp, text, len, ids, n, &err)
                                   : mygpt_encode(S->tok, text, len, ids, n, &err);
-    if (st != MYGPT_OK && S->sp)
-        prefix(&err, "--tokenizer: ");
+    if (st != MYGPT_OK && S->sp) { // what the vocabulary lacks, said of its file
+        cli_error(S->cmd, "--tokenizer %s: %s", S->s->tokenizer, err.message);
+        return cli_exit_code(st);
+    }
     return st == MYGPT_OK ? 0 : cli_fail(S->cmd, st, &err);
 }
 
