@@ -138,7 +138,8 @@ int generate_llama2c(const char *cmd, const parsed_args *a)
     printing pr = {tok, 0};
     int positions = 0;
     st = mygpt_generate_llama2c(g, &sampler, prompt, (int)n, f.steps, print_piece, &pr, &positions, &err);
-    printf("\n");
+    if (st == MYGPT_OK || pr.first_done > 0) // a failure before any piece prints nothing
+        printf("\n");
     if (st != MYGPT_OK) {
         rc = cli_fail(cmd, st, &err);
         goto done;
