@@ -296,7 +296,9 @@ static mygpt_status model_from_checkpoint(session *S, int *rc)
 {
     const train_settings *s = S->s;
     mygpt_error *err = &S->err;
-    mygpt_status st = mygpt_checkpoint_load(&S->g, s->init_from, err);
+    // llama2.c's .bin too, as --checkpoint reads it (a training state stays refused, named)
+    mygpt_status st = mygpt_llama2c_file(s->init_from) ? mygpt_llama2c_load(&S->g, s->init_from, err)
+                                                       : mygpt_checkpoint_load(&S->g, s->init_from, err);
     if (st == MYGPT_OK && init_from_agrees(s, S->g, err))
         st = MYGPT_EINVAL;
     if (st != MYGPT_OK)

@@ -22,7 +22,6 @@
 #include "mygpt/gpt.h"
 #include "mygpt/tensor.h"
 #include "base/base.h"
-#include "io/llama2c.h"
 #include "io/whole.h"
 #include "model/params.h"
 

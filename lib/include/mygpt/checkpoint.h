@@ -95,6 +95,14 @@ mygpt_status mygpt_model_load(mygpt_gpt **out, const char *path, mygpt_error *er
 mygpt_status mygpt_llama2c_load(mygpt_gpt **out, const char *path, mygpt_error *err);
 mygpt_status mygpt_llama2c_save(const mygpt_gpt *gpt, const char *path, mygpt_error *err);
 
+/* 1 when path is a file mygpt_model_load reads as llama2.c's: a regular file whose first
+ * 28 bytes are a llama2.c header of a valid model (its length is mygpt_llama2c_load's to
+ * check, and say), or whose first bytes no other format claims (a header of no model:
+ * mygpt_llama2c_load says what is wrong with it); else 0. A safetensors file never is:
+ * its JSON header starts at byte 8; nor torch.save's zip or pickle, nor a text (no 0
+ * byte in its first 8). */
+int mygpt_llama2c_file(const char *path);
+
 /* Appendix E's saving: only the LoRA adapters of gpt (mygpt/lora.h), named as PyTorch's
  * state_dict names them ("trf_blocks.0.att.W_query.lora.A", ..., "out_head.lora.B"),
  * with the model's configuration, lora_rank, lora_alpha and lora_base in __metadata__
