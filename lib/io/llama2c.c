@@ -113,13 +113,13 @@ static mygpt_status check_header(const int32_t h[7], uint64_t bytes, const char 
 {
     *c = config_of(h);
     if (h[1] < 1 || h[4] < 1 || c->vocab_size < 1)
-        return mygpt_fail(err, MYGPT_EFORMAT, "%s: not a llama2.c model: hidden_dim %d, n_kv_heads %d, vocab_size %d",
-                          path, h[1], h[4], h[5]);
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s is not a model file: read as llama2.c's, its header's hidden_dim %d, "
+                          "n_kv_heads %d and vocab_size %d are no model's", path, h[1], h[4], h[5]);
     mygpt_error why = {0};
     if (mygpt_config_validate(c, &why) != MYGPT_OK) // the sizes' own message, said of the file
-        return mygpt_fail(err, MYGPT_EFORMAT, "%s: not a model llama2.c's header can describe (dim %d, hidden_dim %d, "
-                          "%d layers, %d heads, %d kv heads, vocab %d, seq_len %d): %s", path, h[0], h[1], h[2], h[3],
-                          h[4], h[5], h[6], why.message);
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s is not a model file: read as llama2.c's, its header (dim %d, "
+                          "hidden_dim %d, %d layers, %d heads, %d kv heads, vocab %d, seq_len %d) describes none: %s",
+                          path, h[0], h[1], h[2], h[3], h[4], h[5], h[6], why.message);
     const uint64_t want = HEADER_BYTES + 4 * file_floats(c);
     if (bytes != want)
         return mygpt_fail(err, MYGPT_EFORMAT, "%s: %llu bytes, not the %llu its header's model has (dim %d, "
