@@ -864,6 +864,24 @@ Test(llama_cli, forward_prints_stories260Ks_logits_and_params_counts_llama2_7b, 
     unlink(cut);
 }
 
+/* --qkv-bias, which llama's attention has no place for, is refused by every command that
+ * builds a model from flags (it was ignored: the model built had no biases) */
+Test(llama_cli, qkv_bias_is_refused)
+{
+    static const char *const CMDS[] = {
+        "params --arch llama --qkv-bias --vocab 10 --embed 8 --heads 2 --layers 1",
+        "forward --seed 1 --arch llama --qkv-bias --vocab 10 --embed 8 --heads 2 --layers 1 --ids 1,2",
+        "train --text /nonexistent --seed 1 --arch llama --qkv-bias --vocab 10 --embed 8 --heads 2 --layers 1"};
+    for (size_t i = 0; i < sizeof CMDS / sizeof CMDS[0]; i++) {
+        proc_result r;
+        cr_assert_eq(run_words(MYGPT_EXE, CMDS[i], &r), 0);
+        cr_expect_eq(r.status, 2, "%s: %d", CMDS[i], r.status);
+        cr_expect(strstr(r.err, "--qkv-bias: llama's attention has no biases") && count_lines(r.err) == 1 &&
+                      r.out[0] == '\0', "%s: %s", CMDS[i], r.err);
+        proc_result_free(&r);
+    }
+}
+
 /* Hugging Face's halves are llama2.c's pairs with the channels reordered: channel i and
  * i + d/2 of a head are pair i's two, so rotating the halves of x is rotating the pairs of
  * x interleaved (x[i] to 2i, x[i + d/2] to 2i + 1), then undoing the interleaving. */
