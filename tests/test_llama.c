@@ -510,7 +510,8 @@ Test(llama, run_cs_loop_refuses_logits_that_are_not_finite)
 }
 
 /* A NaN or an infinity in any of a .bin's tensors is refused naming it as run.c does (the
- * model could only print token 0), and never written: the file there stays as it was */
+ * model could only print token 0), and never written, nor a model whose rotary pairs are
+ * not run.c's: the file there stays as it was */
 Test(llama, nonfinite_weights_are_neither_read_nor_written)
 {
     char path[4096], bad[4096];
@@ -557,6 +558,11 @@ Test(llama, nonfinite_weights_are_neither_read_nor_written)
                   err.message);
         x[1] = was;
     }
+    // rotary pairs as halves (Hugging Face's): run.c would rotate other channels together
+    m->config.rope = MYGPT_ROPE_HALVES;
+    mygpt_error err = {0};
+    cr_expect_eq(mygpt_llama2c_save(m, bad, &err), MYGPT_EINVAL);
+    cr_expect(strstr(err.message, "interleaved (run.c's), not halves"), "%s", err.message);
     size_t now_len;
     char *now = slurp(bad, &now_len);
     cr_expect(now_len == len && memcmp(now, good, len) == 0, "%s was replaced", bad);

@@ -242,6 +242,9 @@ mygpt_status mygpt_llama2c_save(const mygpt_gpt *g, const char *path, mygpt_erro
                           mygpt_arch_name(g->config.arch));
     if (g->weights != MYGPT_WEIGHTS_FP32)
         return mygpt_fail(err, MYGPT_EINVAL, "%s: llama2.c's file holds float32 weights", path);
+    if (g->config.rope != MYGPT_ROPE_INTERLEAVED) // run.c would rotate other channels together
+        return mygpt_fail(err, MYGPT_EINVAL, "%s: llama2.c's file holds a model whose rotary pairs are interleaved "
+                          "(run.c's), not halves (Hugging Face's)", path);
     for (int i = 0; i <= NTENSORS; i++)
         if (i < NTENSORS || mygpt_arch_get(&g->config).untied_head)
             MYGPT_TRY(check_finite(g, i, path, MYGPT_ERANGE, ": not saved", err));

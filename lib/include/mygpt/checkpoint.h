@@ -90,8 +90,9 @@ mygpt_status mygpt_model_load(mygpt_gpt **out, const char *path, mygpt_error *er
  * as a configuration, and the file's length exactly theirs before the model is allocated
  * (a cut or longer file, MYGPT_EFORMAT with both lengths); a weight that is not finite,
  * MYGPT_EFORMAT naming its tensor as run.c does; unreadable, MYGPT_EIO. Written (a llama
- * model, float32 weights, all finite: else MYGPT_ERANGE and nothing written) whole or not
- * at all, as mygpt_checkpoint_save writes. */
+ * model of interleaved rotary pairs, float32 weights, all finite: else MYGPT_EINVAL, or
+ * MYGPT_ERANGE for a value, and nothing written) whole or not at all, as
+ * mygpt_checkpoint_save writes. */
 mygpt_status mygpt_llama2c_load(mygpt_gpt **out, const char *path, mygpt_error *err);
 mygpt_status mygpt_llama2c_save(const mygpt_gpt *gpt, const char *path, mygpt_error *err);
 
