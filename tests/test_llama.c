@@ -509,6 +509,24 @@ Test(llama, run_cs_loop_refuses_logits_that_are_not_finite)
     mygpt_gpt_free(m);
 }
 
+/* A classifier picks a class: run.c's loop refuses it, as the tutorial's does, rather than
+ * print tokens from its class scores */
+Test(llama, run_cs_loop_refuses_a_classifier)
+{
+    const mygpt_config cfg = {.vocab_size = 16, .embed_dim = 8, .num_heads = 2, .num_layers = 1, .max_seq_len = 8,
+                              .num_classes = 2};
+    mygpt_gpt *m = NULL;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_gpt_create(&m, &cfg, 7, &err), MYGPT_OK, "%s", err.message);
+    mygpt_llama2c_sampler s;
+    cr_assert_eq(mygpt_llama2c_sampler_init(&s, 16, 0.0f, 0.9f, 1, &err), MYGPT_OK);
+    const int64_t prompt[1] = {1};
+    cr_expect_eq(mygpt_generate_llama2c(m, &s, prompt, 1, 4, NULL, NULL, NULL, &err), MYGPT_EINVAL);
+    cr_expect(strstr(err.message, "a classifier (num_classes 2) picks a class"), "%s", err.message);
+    mygpt_llama2c_sampler_free(&s);
+    mygpt_gpt_free(m);
+}
+
 /* A NaN or an infinity in any of a .bin's tensors is refused naming it as run.c does (the
  * model could only print token 0), and never written, nor a model whose rotary pairs are
  * not run.c's: the file there stays as it was */

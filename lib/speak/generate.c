@@ -78,6 +78,9 @@ mygpt_status mygpt_generate_llama2c(mygpt_gpt *g, mygpt_llama2c_sampler *sampler
                                     mygpt_error *err)
 {
     const int M = g->config.max_seq_len, V = g->config.vocab_size;
+    if (g->config.num_classes > 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "a classifier (num_classes %d) picks a class, it does not generate text",
+                          g->config.num_classes);
     if (n_prompt < 1 || steps < 0)
         return mygpt_fail(err, MYGPT_EINVAL, "need a prompt of at least one token and steps >= 0 (got %d, %d)",
                           n_prompt, steps);
