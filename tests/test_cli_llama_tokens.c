@@ -126,16 +126,18 @@ static void spill(const char *path, const char *bytes, size_t n)
 }
 
 /* A vocabulary that cannot encode a text (no piece " ": every text starts with it) is
- * named, by encode, generate and train alike, as the file at fault; a tokenizer of no
- * tokens, only its header, is refused as such, not as a vocabulary of 0 to encode with */
+ * named, by encode, generate and train alike, as the file at fault, and a text that
+ * cannot be encoded (a NUL byte) as the text; a tokenizer of no tokens, only its header,
+ * is refused as such, not as a vocabulary of 0 to encode with */
 Test(cli_llama_tokens, a_vocabulary_that_cannot_encode_is_named, .timeout = 60)
 {
-    char tok[4200], model[4200], nospace[64], empty[64], text[64], args[16384];
+    char tok[4200], model[4200], nospace[64], empty[64], text[64], nul[64], args[16384];
     snprintf(tok, sizeof tok, "%s", llama_file_or_skip("tok512.bin"));
     snprintf(model, sizeof model, "%s", llama_file_or_skip("stories260K.bin"));
     snprintf(nospace, sizeof nospace, "/tmp/mygpt-cli-llama-nospace-%d.bin", (int)getpid());
     snprintf(empty, sizeof empty, "/tmp/mygpt-cli-llama-empty-%d.bin", (int)getpid());
     snprintf(text, sizeof text, "/tmp/mygpt-cli-llama-text-%d.txt", (int)getpid());
+    snprintf(nul, sizeof nul, "/tmp/mygpt-cli-llama-nul-%d.txt", (int)getpid());
     size_t n;
     char *bytes = file_bytes(tok, &n);
     cr_assert_not_null(bytes);
@@ -152,6 +154,7 @@ Test(cli_llama_tokens, a_vocabulary_that_cannot_encode_is_named, .timeout = 60)
     spill(empty, bytes, 4); // max_token_length alone
     free(bytes);
     spill(text, "Once upon a time", 16);
+    spill(nul, "ab\0cd", 5);
     const char *verdict = TESTS_SOURCE_DIR "/../corpus/the-verdict.txt";
     const struct {
         const char *fmt, *msg;
@@ -165,11 +168,14 @@ Test(cli_llama_tokens, a_vocabulary_that_cannot_encode_is_named, .timeout = 60)
         {"decode --tokenizer %2$s 1", "%2$s holds no tokens, only its header"},
         {"train --arch llama --tokenizer %2$s --text %5$s --embed 8 --heads 2 --layers 1 --steps 1",
          "%2$s holds no tokens, only its header"},
+        // the text's own fault is the text's
+        {"train --arch llama --tokenizer %6$s --text %7$s --embed 8 --heads 2 --layers 1 --steps 1",
+         "--text %7$s: the text holds a NUL byte at offset 2"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char msg[8192];
-        snprintf(args, sizeof args, cases[i].fmt, nospace, empty, text, model, verdict);
-        snprintf(msg, sizeof msg, cases[i].msg, nospace, empty, text, model, verdict);
+        snprintf(args, sizeof args, cases[i].fmt, nospace, empty, text, model, verdict, tok, nul);
+        snprintf(msg, sizeof msg, cases[i].msg, nospace, empty, text, model, verdict, tok, nul);
         proc_result r;
         cr_assert_eq(run_words(MYGPT_EXE, args, &r), 0);
         expect_one_line_refusal(&r, 2, msg, args);
@@ -178,4 +184,5 @@ Test(cli_llama_tokens, a_vocabulary_that_cannot_encode_is_named, .timeout = 60)
     unlink(nospace);
     unlink(empty);
     unlink(text);
+    unlink(nul);
 }

@@ -137,8 +137,9 @@ static int encode(const session *S, const char *text, size_t len, int64_t **ids,
     mygpt_error err = {0};
     const mygpt_status st = S->sp ? sp_encode_ids(S->sp, text, len, ids, n, &err)
                                   : mygpt_encode(S->tok, text, len, ids, n, &err);
-    if (st != MYGPT_OK && S->sp) { // what the vocabulary lacks, said of its file
-        cli_error(S->cmd, "--tokenizer %s: %s", S->s->tokenizer, err.message);
+    if (st != MYGPT_OK && S->sp) { // what the vocabulary lacks, said of its file, or the text's fault
+        cli_error(S->cmd, "%s %s: %s", st == MYGPT_EFORMAT ? "--tokenizer" : "--text",
+                  st == MYGPT_EFORMAT ? S->s->tokenizer : S->s->text, err.message);
         return cli_exit_code(st);
     }
     return st == MYGPT_OK ? 0 : cli_fail(S->cmd, st, &err);
