@@ -4,7 +4,9 @@
  * (mygpt/sp_tokenizer.h), its sampler (mygpt/llama2c_sample.h), its loop
  * (mygpt_generate_llama2c)).
  */
+#include <float.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +61,11 @@ static int read_llama2c_flags(const char *cmd, const parsed_args *a, llama2c_fla
         return EXIT_USAGE;
     if (p > 1.0) {
         cli_error(cmd, "--top-p must be at most 1, got %s", args_get(a, "top-p"));
+        return EXIT_USAGE;
+    }
+    if (isinf((float)t)) { // run.c's float
+        cli_error(cmd, "--temperature %s is more than a float32 holds (at most %g)", args_get(a, "temperature"),
+                  (double)FLT_MAX);
         return EXIT_USAGE;
     }
     int seed = 0;

@@ -76,6 +76,7 @@ Test(cli_llama_generate, flags_it_has_no_place_for_are_refused)
         {"--max-new 5", "--max-new goes without --sampler llama2c"},
         {"--top-k 5", "--top-k goes without --sampler llama2c"},
         {"--temperature -1", "--temperature must be at least 0"},
+        {"--temperature 1e39", "--temperature 1e39 is more than a float32 holds (at most 3.40282e+38)"},
         {"--top-p 1.5", "--top-p must be at most 1"},
         {"--steps -3", "--steps must be at least 0"},
         {"--sample-seed x", "--sample-seed"},
