@@ -453,6 +453,29 @@ Test(llama, cut_long_or_hostile_files_are_errors)
     unlink(bad);
 }
 
+/* A model of 123 layers has '{' at byte 8, where a safetensors file's JSON starts: its
+ * hidden_dim (bytes 4 to 7, a safetensors header length's high half) tells it apart, and
+ * it reads back as the model it is */
+Test(llama, a_header_with_a_brace_at_byte_8_is_still_llama2cs)
+{
+    const mygpt_config cfg = {.arch = MYGPT_ARCH_LLAMA, .vocab_size = 4, .embed_dim = 2, .num_heads = 1,
+                              .num_layers = '{', .max_seq_len = 2, .ffn_hidden = 2};
+    mygpt_gpt *m = NULL, *back = NULL;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_gpt_create(&m, &cfg, 5, &err), MYGPT_OK, "%s", err.message);
+    char path[4096];
+    temp_path(path, sizeof path, "mygpt_test_llama_brace", "bin");
+    cr_assert_eq(mygpt_llama2c_save(m, path, &err), MYGPT_OK, "%s", err.message);
+    cr_expect_eq(mygpt_model_load(&back, path, &err), MYGPT_OK, "%s", err.message);
+    if (back) {
+        cr_expect_eq(back->config.num_layers, 123);
+        cr_expect_eq(memcmp(back->params_memory, m->params_memory, m->num_parameters * sizeof(float)), 0);
+    }
+    mygpt_gpt_free(back);
+    mygpt_gpt_free(m);
+    unlink(path);
+}
+
 /* A header of no model, read as any model file is (mygpt_model_load, as `generate
  * --checkpoint` reads it), is said to be llama2.c's and why, not a safetensors header's
  * length; a header of a model far larger than its file is the two lengths, before any of

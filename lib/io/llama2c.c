@@ -66,6 +66,13 @@ static mygpt_status read_at(int fd, void *dst, size_t n, uint64_t off, const cha
     return MYGPT_OK;
 }
 
+/* Whether the first 9 bytes b start a safetensors file: its header's length, below 4 GiB
+ * (bytes 4 to 7 zero, where a llama2.c header has its hidden_dim), then the JSON's '{' */
+static int safetensors_start(const unsigned char b[9])
+{
+    return b[4] == 0 && b[5] == 0 && b[6] == 0 && b[7] == 0 && b[8] == '{';
+}
+
 /* Whether the first 9 bytes b are another format's: a safetensors file's JSON at byte 8,
  * torch.save's zip or pickle (protocol 2 to 5, then an opcode, never a 0 byte), or text
  * (no 0 byte, where a llama2.c header's small numbers have one) */
@@ -84,7 +91,7 @@ int mygpt_llama2c_file(const char *path)
     int32_t h[7] = {0};
     const int read = fstat(fd, &s) == 0 && S_ISREG(s.st_mode) && s.st_size >= 9 && pread(fd, h, sizeof h, 0) >= 9;
     close(fd);
-    if (!read || ((const char *)h)[8] == '{') // safetensors: a length, then its JSON header
+    if (!read || safetensors_start((const unsigned char *)h)) // (a model of 123 layers has '{' at byte 8 too)
         return 0;
     const mygpt_config c = config_of(h);
     if (s.st_size >= HEADER_BYTES && c.ffn_hidden >= 1 && c.num_kv_heads >= 1 &&
