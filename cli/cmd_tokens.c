@@ -87,8 +87,11 @@ static int encode_llama2c(const char *cmd, const char *path, const char *from, c
         return cli_fail(cmd, st, &err);
     st = mygpt_sp_encode(tok, text, n, 1, 0, &ids, &nids, &err);
     mygpt_sp_free(tok);
-    if (st != MYGPT_OK) {
-        cli_error(cmd, "%s: %s", from, err.message);
+    if (st != MYGPT_OK) { // the text's fault (a NUL byte, its length), or what the vocabulary lacks
+        if (st == MYGPT_EFORMAT)
+            cli_error(cmd, "--tokenizer %s cannot encode %s: %s", path, from, err.message);
+        else
+            cli_error(cmd, "%s: %s", from, err.message);
         return cli_exit_code(st);
     }
     for (size_t i = 0; i < nids; i++)

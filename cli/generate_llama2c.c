@@ -4,7 +4,9 @@
  * (mygpt/sp_tokenizer.h), its sampler (mygpt/llama2c_sample.h), its loop
  * (mygpt_generate_llama2c)).
  */
+#include <float.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +63,11 @@ static int read_llama2c_flags(const char *cmd, const parsed_args *a, llama2c_fla
         cli_error(cmd, "--top-p must be at most 1, got %s", args_get(a, "top-p"));
         return EXIT_USAGE;
     }
+    if (isinf((float)t)) { // run.c's float
+        cli_error(cmd, "--temperature %s is more than a float32 holds (at most %g)", args_get(a, "temperature"),
+                  (double)FLT_MAX);
+        return EXIT_USAGE;
+    }
     int seed = 0;
     f->steps = 256;
     if (read_int(cmd, a, "sample-seed", &seed) || read_int(cmd, a, "steps", &f->steps))
@@ -113,8 +120,12 @@ int generate_llama2c(const char *cmd, const parsed_args *a)
     if ((rc = load_checkpoint(cmd, a, &g)))
         goto done;
     mygpt_status st = mygpt_sp_load(&tok, args_get(a, "tokenizer"), g->config.vocab_size, &err);
-    if (st == MYGPT_OK)
-        st = mygpt_sp_encode(tok, text, strlen(text), 1, 0, &ids, &n, &err);
+    if (st == MYGPT_OK && (st = mygpt_sp_encode(tok, text, strlen(text), 1, 0, &ids, &n, &err)) != MYGPT_OK) {
+        // what the vocabulary lacks (the piece " ", a byte's fallback, BOS), said of its file
+        cli_error(cmd, "--tokenizer %s cannot encode the prompt: %s", args_get(a, "tokenizer"), err.message);
+        rc = cli_exit_code(st);
+        goto done;
+    }
     if (st == MYGPT_OK)
         st = mygpt_llama2c_sampler_init(&sampler, g->config.vocab_size, f.temperature, f.topp, f.seed, &err);
     if (st != MYGPT_OK) {
@@ -134,7 +145,8 @@ int generate_llama2c(const char *cmd, const parsed_args *a)
     printing pr = {tok, 0};
     int positions = 0;
     st = mygpt_generate_llama2c(g, &sampler, prompt, (int)n, f.steps, print_piece, &pr, &positions, &err);
-    printf("\n");
+    if (st == MYGPT_OK || pr.first_done > 0) // a failure before any piece prints nothing
+        printf("\n");
     if (st != MYGPT_OK) {
         rc = cli_fail(cmd, st, &err);
         goto done;

@@ -5,9 +5,12 @@
  * top-p, seeds, steps and prompts), and its refusals.
  */
 #include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_common.h"
 #include "data.h"
@@ -73,6 +76,7 @@ Test(cli_llama_generate, flags_it_has_no_place_for_are_refused)
         {"--max-new 5", "--max-new goes without --sampler llama2c"},
         {"--top-k 5", "--top-k goes without --sampler llama2c"},
         {"--temperature -1", "--temperature must be at least 0"},
+        {"--temperature 1e39", "--temperature 1e39 is more than a float32 holds (at most 3.40282e+38)"},
         {"--top-p 1.5", "--top-p must be at most 1"},
         {"--steps -3", "--steps must be at least 0"},
         {"--sample-seed x", "--sample-seed"},
@@ -93,5 +97,62 @@ Test(cli_llama_generate, flags_it_has_no_place_for_are_refused)
     snprintf(words, sizeof words, "generate --checkpoint %s --steps 5 --ids 1", model);
     cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
     expect_one_line_refusal(&r, 2, "--steps goes with --sampler llama2c", words);
+    proc_result_free(&r);
+}
+
+/* Writes the 7 ints of a llama2.c header, then n bytes of body (or zeros when body is NULL) */
+static void write_model(const char *path, const int32_t h[7], const char *body, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    fwrite(h, 4, 7, f);
+    for (size_t i = 0; i < n; i++)
+        fputc(body ? body[i] : 0, f);
+    fclose(f);
+}
+
+/* Model files no model can come from - a header of no model, one of a model far larger
+ * than its file, a weight that is not a number - and a temperature whose quotients
+ * overflow: one line each naming the file (or the temperature), status 2, nothing on
+ * stdout */
+Test(cli_llama_generate, hostile_models_and_temperatures_are_one_line_errors)
+{
+    char model[4200], tok[4200], bad[64], words[9000];
+    snprintf(model, sizeof model, "%s", llama_file_or_skip("stories260K.bin"));
+    snprintf(tok, sizeof tok, "%s", llama_file_or_skip("tok512.bin"));
+    snprintf(bad, sizeof bad, "/tmp/mygpt-cli-llama-model-%d.bin", (int)getpid());
+    size_t n;
+    char *bytes = file_bytes(model, &n);
+    cr_assert_not_null(bytes);
+    const float nan = NAN;
+    memcpy(bytes + 28 + 4 * 100, &nan, 4);
+    static const struct {
+        int32_t h[7];
+        const char *says;
+    } CASES[] = {
+        {{64, 172, 5, 8, 3, 512, 512}, "num_kv_heads=3 must divide num_heads=8"},
+        {{64, 172, 5, 8, 4, 512, 0}, "max_seq_len must be at least 1"},
+        {{65536, 262144, 1000, 64, 8, -1000000, 100000}, "1028 bytes, not the 245338358022172"},
+        {{0}, "token_embedding_table holds a non-finite value (nan at 100)"},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        if (CASES[i].h[0])
+            write_model(bad, CASES[i].h, NULL, 1000);
+        else // stories260K with a NaN
+            write_model(bad, (const int32_t *)bytes, bytes + 28, n - 28);
+        snprintf(words, sizeof words, "generate --checkpoint %s --tokenizer %s --temperature 0", bad, tok);
+        proc_result r;
+        cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
+        expect_one_line_refusal(&r, 2, CASES[i].says, words);
+        cr_expect(strstr(r.err, bad), "%s", r.err);
+        proc_result_free(&r);
+    }
+    free(bytes);
+    unlink(bad);
+    snprintf(words, sizeof words, "generate --checkpoint %s --tokenizer %s --temperature 1e-45 --sample-seed 3", model,
+             tok);
+    proc_result r;
+    cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
+    expect_one_line_refusal(&r, 2, "the logits divided by temperature 1.4013e-45 overflow float32", words);
     proc_result_free(&r);
 }

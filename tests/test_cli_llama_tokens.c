@@ -115,3 +115,74 @@ Test(cli_llama_tokens, bad_input_and_bad_tokenizers_are_one_line_errors)
     expect_one_line_refusal(&r, 2, "standard input: the text holds a NUL byte at offset 1", "encode");
     proc_result_free(&r);
 }
+
+/* Writes n bytes to path */
+static void spill(const char *path, const char *bytes, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(bytes, 1, n, f), n);
+    fclose(f);
+}
+
+/* A vocabulary that cannot encode a text (no piece " ": every text starts with it) is
+ * named, by encode, generate and train alike, as the file at fault, and a text that
+ * cannot be encoded (a NUL byte) as the text; a tokenizer of no tokens, only its header,
+ * is refused as such, not as a vocabulary of 0 to encode with */
+Test(cli_llama_tokens, a_vocabulary_that_cannot_encode_is_named, .timeout = 60)
+{
+    char tok[4200], model[4200], nospace[64], empty[64], text[64], nul[64], args[16384];
+    snprintf(tok, sizeof tok, "%s", llama_file_or_skip("tok512.bin"));
+    snprintf(model, sizeof model, "%s", llama_file_or_skip("stories260K.bin"));
+    snprintf(nospace, sizeof nospace, "/tmp/mygpt-cli-llama-nospace-%d.bin", (int)getpid());
+    snprintf(empty, sizeof empty, "/tmp/mygpt-cli-llama-empty-%d.bin", (int)getpid());
+    snprintf(text, sizeof text, "/tmp/mygpt-cli-llama-text-%d.txt", (int)getpid());
+    snprintf(nul, sizeof nul, "/tmp/mygpt-cli-llama-nul-%d.txt", (int)getpid());
+    size_t n;
+    char *bytes = file_bytes(tok, &n);
+    cr_assert_not_null(bytes);
+    int found = 0;
+    for (size_t at = 4; at + 8 <= n;) { // tok512.bin's piece " " becomes "~": its 512 pieces, no " "
+        int32_t len;
+        memcpy(&len, bytes + at + 4, 4);
+        if (len == 1 && bytes[at + 8] == ' ')
+            bytes[at + 8] = '~', found++;
+        at += 8 + (size_t)len;
+    }
+    cr_assert_eq(found, 1);
+    spill(nospace, bytes, n);
+    spill(empty, bytes, 4); // max_token_length alone
+    free(bytes);
+    spill(text, "Once upon a time", 16);
+    spill(nul, "ab\0cd", 5);
+    const char *verdict = TESTS_SOURCE_DIR "/../corpus/the-verdict.txt";
+    const struct {
+        const char *fmt, *msg;
+    } cases[] = {
+        {"encode --tokenizer %1$s %3$s", "--tokenizer %1$s cannot encode %3$s: the vocabulary has no piece \" \""},
+        {"generate --checkpoint %4$s --tokenizer %1$s --prompt Once --temperature 0",
+         "--tokenizer %1$s cannot encode the prompt: the vocabulary has no piece \" \""},
+        {"train --arch llama --tokenizer %1$s --text %5$s --embed 8 --heads 2 --layers 1 --steps 1",
+         "--tokenizer %1$s: the vocabulary has no piece \" \""},
+        {"encode --tokenizer %2$s %3$s", "%2$s holds no tokens, only its header"},
+        {"decode --tokenizer %2$s 1", "%2$s holds no tokens, only its header"},
+        {"train --arch llama --tokenizer %2$s --text %5$s --embed 8 --heads 2 --layers 1 --steps 1",
+         "%2$s holds no tokens, only its header"},
+        // the text's own fault is the text's
+        {"train --arch llama --tokenizer %6$s --text %7$s --embed 8 --heads 2 --layers 1 --steps 1",
+         "--text %7$s: the text holds a NUL byte at offset 2"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char msg[8192];
+        snprintf(args, sizeof args, cases[i].fmt, nospace, empty, text, model, verdict, tok, nul);
+        snprintf(msg, sizeof msg, cases[i].msg, nospace, empty, text, model, verdict, tok, nul);
+        proc_result r;
+        cr_assert_eq(run_words(MYGPT_EXE, args, &r), 0);
+        expect_one_line_refusal(&r, 2, msg, args);
+        proc_result_free(&r);
+    }
+    unlink(nospace);
+    unlink(empty);
+    unlink(text);
+    unlink(nul);
+}

@@ -6,6 +6,7 @@
  * run.c printed on it (tests/golden/llama2c/trained.txt), tied and untied, grouped heads.
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,6 +169,47 @@ Test(cli_llama_trained, a_tokenizer_that_does_not_fit_is_refused)
         expect_one_line_refusal(&r, 2, CASES[i].says, words);
         proc_result_free(&r);
     }
+    cr_expect_eq(entries_in(dir), 0, "a refused run left a file");
+    rmdir(dir);
+}
+
+/* --init-from reads llama2.c's .bin as --checkpoint does: stories260K trained a step at
+ * lr 0 is saved back with its weights as they were (the RoPE tables after them are
+ * recomputed), and a .bin no model comes from is refused saying why, nothing saved */
+Test(cli_llama_trained, init_from_reads_llama2cs_bin, .timeout = 120)
+{
+    char model[4200], tok[4200], text[4200], words[13400], dir[] = "/tmp/mygpt_llama_init_XXXXXX", out[64], bad[64];
+    snprintf(model, sizeof model, "%s", llama_file_or_skip("stories260K.bin"));
+    snprintf(tok, sizeof tok, "%s", llama_file_or_skip("tok512.bin"));
+    snprintf(text, sizeof text, "%s/../corpus/the-verdict.txt", TESTS_SOURCE_DIR);
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(out, sizeof out, "%s/m.bin", dir);
+    snprintf(bad, sizeof bad, "%s/nan.bin", dir);
+    const char *base = "train --arch llama --context 8 --batch 2 --steps 1 --optimizer sgd --lr 0 --text";
+    snprintf(words, sizeof words, "%s %s --tokenizer %s --init-from %s --save %s", base, text, tok, model, out);
+    proc_result r;
+    cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
+    cr_expect_eq(r.status, 0, "%s: exited %d: %s", words, r.status, r.err);
+    proc_result_free(&r);
+    size_t n = 0, m = 0;
+    char *want = file_bytes(model, &n), *got = file_bytes(out, &m);
+    cr_assert(want && got, "%s was not saved", out);
+    const size_t rope = 512 * (64 / 8) * 4; // seq_len * head_size floats, the last of a tied model
+    cr_expect(n == m && memcmp(want, got, n - rope) == 0, "the weights saved differ from %s's", model);
+    const float nan = NAN;
+    memcpy(want + 28, &nan, 4);
+    FILE *f = fopen(bad, "wb");
+    cr_assert_not_null(f);
+    fwrite(want, 1, n, f);
+    fclose(f);
+    free(want);
+    free(got);
+    unlink(out);
+    snprintf(words, sizeof words, "%s %s --tokenizer %s --init-from %s --save %s", base, text, tok, bad, out);
+    cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
+    expect_one_line_refusal(&r, 2, "nan.bin: token_embedding_table holds a non-finite value (nan at 0)", words);
+    proc_result_free(&r);
+    unlink(bad);
     cr_expect_eq(entries_in(dir), 0, "a refused run left a file");
     rmdir(dir);
 }

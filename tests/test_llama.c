@@ -22,9 +22,11 @@
 #include "runproc.h"
 #include "mygpt/checkpoint.h"
 #include "mygpt/data.h"
+#include "mygpt/generate.h"
 #include "mygpt/gpt.h"
 #include "mygpt/kv_cache.h"
 #include "mygpt/layers.h"
+#include "mygpt/llama2c_sample.h"
 #include "mygpt/posenc.h"
 #include "mygpt/sample.h"
 #include "mygpt/train.h"
@@ -451,6 +453,166 @@ Test(llama, cut_long_or_hostile_files_are_errors)
     unlink(bad);
 }
 
+/* A model of 123 layers has '{' at byte 8, where a safetensors file's JSON starts: its
+ * hidden_dim (bytes 4 to 7, a safetensors header length's high half) tells it apart, and
+ * it reads back as the model it is */
+Test(llama, a_header_with_a_brace_at_byte_8_is_still_llama2cs)
+{
+    const mygpt_config cfg = {.arch = MYGPT_ARCH_LLAMA, .vocab_size = 4, .embed_dim = 2, .num_heads = 1,
+                              .num_layers = '{', .max_seq_len = 2, .ffn_hidden = 2};
+    mygpt_gpt *m = NULL, *back = NULL;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_gpt_create(&m, &cfg, 5, &err), MYGPT_OK, "%s", err.message);
+    char path[4096];
+    temp_path(path, sizeof path, "mygpt_test_llama_brace", "bin");
+    cr_assert_eq(mygpt_llama2c_save(m, path, &err), MYGPT_OK, "%s", err.message);
+    cr_expect_eq(mygpt_model_load(&back, path, &err), MYGPT_OK, "%s", err.message);
+    if (back) {
+        cr_expect_eq(back->config.num_layers, 123);
+        cr_expect_eq(memcmp(back->params_memory, m->params_memory, m->num_parameters * sizeof(float)), 0);
+    }
+    mygpt_gpt_free(back);
+    mygpt_gpt_free(m);
+    unlink(path);
+}
+
+/* A header of no model, read as any model file is (mygpt_model_load, as `generate
+ * --checkpoint` reads it), is said to be llama2.c's and why, not a safetensors header's
+ * length; a header of a model far larger than its file is the two lengths, before any of
+ * its memory is asked for (245 TB here, more than any address space) */
+Test(llama, model_load_names_what_is_wrong_with_a_header)
+{
+    char bad[4096];
+    temp_path(bad, sizeof bad, "mygpt_test_llama_header", "bin");
+    static const struct { int32_t h[7]; const char *why; } cases[] = {
+        {{64, 172, 5, 8, 3, 512, 512}, "num_kv_heads=3 must divide num_heads=8"},
+        {{64, 172, 5, 7, 7, 512, 512}, "not divisible by num_heads=7"},
+        {{0, 172, 5, 8, 4, 512, 512}, "embed_dim must be at least 1"},
+        {{64, 172, 5, 8, 4, 512, 0}, "max_seq_len must be at least 1"},
+        {{64, 172, 5, 8, 4, 512, -1}, "max_seq_len must be at least 1"},
+        {{64, 172, 2147483647, 8, 4, 512, 512}, "num_layers=2147483647 is larger"},
+        {{65536, 262144, 1000, 64, 8, -1000000, 100000}, "1028 bytes, not the 245338358022172"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        FILE *f = fopen(bad, "wb");
+        cr_assert(f);
+        fwrite(cases[i].h, sizeof cases[i].h, 1, f);
+        for (int k = 0; k < 1000; k++)
+            fputc(0, f);
+        fclose(f);
+        mygpt_gpt *m = NULL;
+        mygpt_error err = {0};
+        cr_expect_eq(mygpt_model_load(&m, bad, &err), MYGPT_EFORMAT, "case %zu: %s", i, err.message);
+        cr_expect_null(m);
+        cr_expect(strstr(err.message, bad) && strstr(err.message, cases[i].why) && !strstr(err.message, "safetensors"),
+                  "case %zu: %s", i, err.message);
+    }
+    unlink(bad);
+}
+
+/* Finite weights can still compute logits that overflow (a final norm of 3e38): run.c's
+ * loop refuses them where it would draw, argmax too, rather than print token 0 */
+Test(llama, run_cs_loop_refuses_logits_that_are_not_finite)
+{
+    char path[4096];
+    if (access(stories(path, sizeof path), R_OK) != 0)
+        skip_or_fail_missing("%s is absent", path);
+    mygpt_gpt *m = load(path);
+    float *norm = mygpt_param_tensor(&m->params, MYGPT_PARAM_lnfw);
+    for (size_t i = 0; i < m->param_sizes[MYGPT_PARAM_lnfw]; i++)
+        norm[i] = 3e38f;
+    mygpt_llama2c_sampler s;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_llama2c_sampler_init(&s, m->config.vocab_size, 0.0f, 0.9f, 1, &err), MYGPT_OK);
+    const int64_t prompt[2] = {1, 403};
+    int pos = -1;
+    cr_expect_eq(mygpt_generate_llama2c(m, &s, prompt, 2, 8, NULL, NULL, &pos, &err), MYGPT_ERANGE);
+    cr_expect(strstr(err.message, "at position 1 is") && strstr(err.message, "no distribution"), "%s", err.message);
+    cr_expect_eq(pos, 1); // the prompt's first position forced its next token; the second would draw
+    mygpt_llama2c_sampler_free(&s);
+    mygpt_gpt_free(m);
+}
+
+/* A classifier picks a class: run.c's loop refuses it, as the tutorial's does, rather than
+ * print tokens from its class scores */
+Test(llama, run_cs_loop_refuses_a_classifier)
+{
+    const mygpt_config cfg = {.vocab_size = 16, .embed_dim = 8, .num_heads = 2, .num_layers = 1, .max_seq_len = 8,
+                              .num_classes = 2};
+    mygpt_gpt *m = NULL;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_gpt_create(&m, &cfg, 7, &err), MYGPT_OK, "%s", err.message);
+    mygpt_llama2c_sampler s;
+    cr_assert_eq(mygpt_llama2c_sampler_init(&s, 16, 0.0f, 0.9f, 1, &err), MYGPT_OK);
+    const int64_t prompt[1] = {1};
+    cr_expect_eq(mygpt_generate_llama2c(m, &s, prompt, 1, 4, NULL, NULL, NULL, &err), MYGPT_EINVAL);
+    cr_expect(strstr(err.message, "a classifier (num_classes 2) picks a class"), "%s", err.message);
+    mygpt_llama2c_sampler_free(&s);
+    mygpt_gpt_free(m);
+}
+
+/* A NaN or an infinity in any of a .bin's tensors is refused naming it as run.c does (the
+ * model could only print token 0), and never written, nor a model whose rotary pairs are
+ * not run.c's: the file there stays as it was */
+Test(llama, nonfinite_weights_are_neither_read_nor_written)
+{
+    char path[4096], bad[4096];
+    path_of(path, sizeof path, "random_5.bin"); // untied: the classifier comes after the RoPE tables
+    temp_path(bad, sizeof bad, "mygpt_test_llama_nan", "bin");
+    mygpt_gpt *m = load(path);
+    size_t len;
+    char *good = slurp(path, &len);
+    const size_t wcls = len - m->param_sizes[MYGPT_PARAM_lmw] * 4;
+    const struct { size_t at; float v; const char *name; } cases[] = {
+        {28 + 4 * 3, NAN, "token_embedding_table holds a non-finite value (nan at 3)"},
+        {wcls - m->param_sizes[MYGPT_PARAM_lnfw] * 4 - 2 * 4 * (size_t)m->config.max_seq_len *
+                                                        (m->config.embed_dim / m->config.num_heads) / 2,
+         INFINITY, "rms_final_weight holds a non-finite value (inf at 0)"},
+        {len - 4, -INFINITY, "wcls holds a non-finite value (-inf at"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *b = malloc(len);
+        memcpy(b, good, len);
+        memcpy(b + cases[i].at, &cases[i].v, 4);
+        FILE *f = fopen(bad, "wb");
+        cr_assert(f);
+        fwrite(b, 1, len, f);
+        fclose(f);
+        free(b);
+        mygpt_gpt *back = NULL;
+        mygpt_error err = {0};
+        cr_expect_eq(mygpt_model_load(&back, bad, &err), MYGPT_EFORMAT, "case %zu", i);
+        cr_expect_null(back);
+        cr_expect(strstr(err.message, bad) && strstr(err.message, cases[i].name), "case %zu: %s", i, err.message);
+    }
+    // written: refused, the file there kept byte for byte
+    FILE *f = fopen(bad, "wb");
+    cr_assert(f);
+    fwrite(good, 1, len, f);
+    fclose(f);
+    const int tensors[] = {MYGPT_PARAM_wq, MYGPT_PARAM_lmw};
+    for (size_t i = 0; i < 2; i++) {
+        float *x = mygpt_param_tensor(&m->params, tensors[i]);
+        const float was = x[1];
+        x[1] = NAN;
+        mygpt_error err = {0};
+        cr_expect_eq(mygpt_llama2c_save(m, bad, &err), MYGPT_ERANGE);
+        cr_expect(strstr(err.message, i ? "wcls holds" : "wq holds") && strstr(err.message, "not saved"), "%s",
+                  err.message);
+        x[1] = was;
+    }
+    // rotary pairs as halves (Hugging Face's): run.c would rotate other channels together
+    m->config.rope = MYGPT_ROPE_HALVES;
+    mygpt_error err = {0};
+    cr_expect_eq(mygpt_llama2c_save(m, bad, &err), MYGPT_EINVAL);
+    cr_expect(strstr(err.message, "interleaved (run.c's), not halves"), "%s", err.message);
+    size_t now_len;
+    char *now = slurp(bad, &now_len);
+    cr_expect(now_len == len && memcmp(now, good, len) == 0, "%s was replaced", bad);
+    free(now);
+    free(good);
+    mygpt_gpt_free(m);
+    unlink(bad);
+}
+
 /* grad_NAME.txt's ids and targets (B, T) and model.py's loss */
 typedef struct grad_golden {
     int B, T;
@@ -747,6 +909,24 @@ Test(llama_cli, forward_prints_stories260Ks_logits_and_params_counts_llama2_7b, 
               r.err);
     proc_result_free(&r);
     unlink(cut);
+}
+
+/* --qkv-bias, which llama's attention has no place for, is refused by every command that
+ * builds a model from flags (it was ignored: the model built had no biases) */
+Test(llama_cli, qkv_bias_is_refused)
+{
+    static const char *const CMDS[] = {
+        "params --arch llama --qkv-bias --vocab 10 --embed 8 --heads 2 --layers 1",
+        "forward --seed 1 --arch llama --qkv-bias --vocab 10 --embed 8 --heads 2 --layers 1 --ids 1,2",
+        "train --text /nonexistent --seed 1 --arch llama --qkv-bias --vocab 10 --embed 8 --heads 2 --layers 1"};
+    for (size_t i = 0; i < sizeof CMDS / sizeof CMDS[0]; i++) {
+        proc_result r;
+        cr_assert_eq(run_words(MYGPT_EXE, CMDS[i], &r), 0);
+        cr_expect_eq(r.status, 2, "%s: %d", CMDS[i], r.status);
+        cr_expect(strstr(r.err, "--qkv-bias: llama's attention has no biases") && count_lines(r.err) == 1 &&
+                      r.out[0] == '\0', "%s: %s", CMDS[i], r.err);
+        proc_result_free(&r);
+    }
 }
 
 /* Hugging Face's halves are llama2.c's pairs with the channels reordered: channel i and

@@ -113,3 +113,26 @@ Test(llama2c_sampler, bad_settings_and_an_empty_nucleus_are_errors)
     cr_expect(strstr(err.message, "cut-off"), "%s", err.message);
     mygpt_llama2c_sampler_free(&s);
 }
+
+/* Logits whose largest quotient by the temperature overflows float32 leave NaN
+ * probabilities, from every token or from the nucleus: an error naming the temperature,
+ * never a token drawn from them (run.c's multinomial would give the last id). A quotient
+ * of -inf alone is a probability of 0, as in run.c. */
+Test(llama2c_sampler, logits_the_temperature_overflows_are_an_error)
+{
+    mygpt_llama2c_sampler s;
+    mygpt_error err = {0};
+    const float topps[] = {1.0f, 0.9f};
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(mygpt_llama2c_sampler_init(&s, 4, 1e-30f, topps[k], 42, &err), MYGPT_OK, "%s", err.message);
+        float logits[4] = {1e10f, 2.0f, 3e9f, -1.0f};
+        int next = -1;
+        cr_expect_eq(mygpt_llama2c_sample(&s, logits, &next, &err), MYGPT_ERANGE, "top-p %g: token %d", topps[k],
+                     next);
+        cr_expect(strstr(err.message, "divided by temperature 1e-30 overflow float32"), "%s", err.message);
+        float low[4] = {-1e10f, 2.0f, 1.0f, 1.5f}; // -inf, then finite quotients
+        cr_expect_eq(mygpt_llama2c_sample(&s, low, &next, &err), MYGPT_OK, "%s", err.message);
+        cr_expect_eq(next, 1);
+        mygpt_llama2c_sampler_free(&s);
+    }
+}

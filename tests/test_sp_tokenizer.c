@@ -225,6 +225,8 @@ Test(sp_tokenizer, truncated_and_hostile_files_are_errors)
     cr_expect_eq(load_bytes(bad, n, 512, why, sizeof why), MYGPT_EFORMAT);
     cr_expect(strstr(why, "max_token_length -3 is negative"), "%s", why);
     cr_expect_eq(load_bytes(data, 3, 0, why, sizeof why), MYGPT_EFORMAT);
+    cr_expect_eq(load_bytes(data, 4, 0, why, sizeof why), MYGPT_EFORMAT); // the header alone: no vocabulary
+    cr_expect(strstr(why, "holds no tokens, only its header"), "%s", why);
     cr_expect_eq(load_bytes(data, n, -1, why, sizeof why), MYGPT_EINVAL);
     mygpt_sp_tokenizer *tok = NULL;
     mygpt_error err = {0};

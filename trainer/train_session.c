@@ -140,9 +140,9 @@ static int encode(const session *S, const char *what, const char *text, size_t l
     const mygpt_status st = S->sp ? sp_encode_ids(S->sp, text, len, ids, n, &err)
                                   : mygpt_encode(S->tok, text, len, ids, n, &err);
     const mygpt_error inner = err;
-    if (st != MYGPT_OK && S->sp)
-        prefix(&err, "--tokenizer: ");
-    else if (st != MYGPT_OK)
+    if (st == MYGPT_EFORMAT && S->sp) // what the vocabulary lacks, said of its file
+        say(&err, "--tokenizer %s: %s", S->s->tokenizer, inner.message);
+    else if (st != MYGPT_OK) // the text's fault
         say(&err, "%s: %s", what, inner.message);
     return st == MYGPT_OK ? 0 : cli_fail(S->cmd, st, &err);
 }
@@ -317,7 +317,9 @@ static mygpt_status model_from_checkpoint(session *S, int *rc)
 {
     const train_settings *s = S->s;
     mygpt_error *err = &S->err;
-    mygpt_status st = mygpt_checkpoint_load(&S->g, s->init_from, err);
+    // llama2.c's .bin too, as --checkpoint reads it (a training state stays refused, named)
+    mygpt_status st = mygpt_llama2c_file(s->init_from) ? mygpt_llama2c_load(&S->g, s->init_from, err)
+                                                       : mygpt_checkpoint_load(&S->g, s->init_from, err);
     if (st == MYGPT_OK && init_from_agrees(s, S->g, err))
         st = MYGPT_EINVAL;
     if (st != MYGPT_OK)

@@ -23,7 +23,6 @@
 #include "io/adapters.h"
 #include "io/hf_config.h"
 #include "io/layout.h"
-#include "io/llama2c.h"
 #include "io/safetensors.h"
 #include "io/whole.h"
 #include "model/params.h"

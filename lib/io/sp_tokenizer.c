@@ -75,7 +75,8 @@ static mygpt_status count_tokens(const char *data, size_t size, int32_t max_len,
     if (max > 0 && n < max)
         return mygpt_fail(err, MYGPT_EFORMAT, "%s holds %d tokens, fewer than the %d expected", path, n, max);
     if (at < size)
-        return mygpt_fail(err, MYGPT_EFORMAT, "%s: %zu bytes after the last of its %d tokens", path, size - at, n);
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s: %zu bytes after the last of its %d tokens%s", path, size - at, n,
+                          max > 0 ? " (a vocabulary larger than the one expected?)" : "");
     *count = n;
     return MYGPT_OK;
 }
@@ -140,6 +141,8 @@ mygpt_status mygpt_sp_load(mygpt_sp_tokenizer **out, const char *path, int vocab
     int count = 0;
     size_t total;
     MYGPT_TRY_CLEANUP(st, count_tokens(data, size, max_len, vocab_size, path, &count, &total, err));
+    if (count == 0) // no vocabulary: nothing could be encoded or decoded
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s holds no tokens, only its header", path));
     if (!(t = calloc(1, sizeof *t)))
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "out of memory reading %s", path));
     t->vocab_size = count;

@@ -78,6 +78,9 @@ mygpt_status mygpt_generate_llama2c(mygpt_gpt *g, mygpt_llama2c_sampler *sampler
                                     mygpt_error *err)
 {
     const int M = g->config.max_seq_len, V = g->config.vocab_size;
+    if (g->config.num_classes > 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "a classifier (num_classes %d) picks a class, it does not generate text",
+                          g->config.num_classes);
     if (n_prompt < 1 || steps < 0)
         return mygpt_fail(err, MYGPT_EINVAL, "need a prompt of at least one token and steps >= 0 (got %d, %d)",
                           n_prompt, steps);
@@ -110,6 +113,11 @@ mygpt_status mygpt_generate_llama2c(mygpt_gpt *g, mygpt_llama2c_sampler *sampler
             next = prompt[pos + 1];
         } else {
             memcpy(logits, cache.logits, (size_t)V * sizeof *logits); // the sampler divides them in place
+            const size_t bad = mygpt_first_nonfinite(logits, (size_t)V);
+            if (bad < (size_t)V) // finite weights can still overflow: no distribution, as mygpt_generate says
+                MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ERANGE, "the model's logit %zu at position %d is %g: its "
+                                                 "weights compute no distribution to sample from", bad, pos,
+                                                 (double)logits[bad]));
             int picked = 0;
             MYGPT_TRY_CLEANUP(st, mygpt_llama2c_sample(sampler, logits, &picked, err));
             next = picked;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "mygpt/llama2c_sample.h"
+#include "mygpt/tensor.h"
 #include "base/base.h"
 #include "base/msort.h"
 
@@ -139,6 +140,11 @@ mygpt_status mygpt_llama2c_sample(mygpt_llama2c_sampler *s, float *logits, int *
     for (int i = 0; i < n; i++)
         logits[i] /= s->temperature;
     softmax(logits, n);
+    // a largest quotient that overflowed float32 (or a NaN) leaves NaN probabilities
+    if (mygpt_first_nonfinite(logits, (size_t)n) < (size_t)n)
+        return mygpt_fail(err, MYGPT_ERANGE, "the logits divided by temperature %g overflow float32: no distribution "
+                          "to sample from (a temperature too small for these logits? 0 is argmax)",
+                          (double)s->temperature);
     const float coin = mygpt_llama2c_random_f32(&s->rng_state);
     if (s->topp <= 0.0f || s->topp >= 1.0f) {
         *next = sample_mult(logits, n, coin);

@@ -77,7 +77,8 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
 
 /* The model in path, whichever file holds it: a checkpoint (mygpt_checkpoint_load), a
  * training state (mygpt_train_state_model: the weights of the step it was saved at) or
- * llama2.c's model file (mygpt_llama2c_load, told by its header).
+ * llama2.c's model file (mygpt_llama2c_load, told by its header: one of a valid model, or
+ * any other no format's first bytes claim, so a header of no model is said to be that).
  * Their errors; a file that is neither is said as mygpt_checkpoint_load says it. */
 mygpt_status mygpt_model_load(mygpt_gpt **out, const char *path, mygpt_error *err);
 
@@ -86,11 +87,23 @@ mygpt_status mygpt_model_load(mygpt_gpt **out, const char *path, mygpt_error *er
  * for a classifier of its own, seq_len), then the float32 weights in run.c's order, with
  * the two RoPE tables of the export (skipped when read, written as model.py computes them)
  * before an untied classifier. Read into a model of arch llama: the header's sizes checked
- * as a configuration, and the file's length exactly theirs (a cut or longer file,
- * MYGPT_EFORMAT with both lengths); unreadable, MYGPT_EIO. Written (a llama model, float32
- * weights) whole or not at all, as mygpt_checkpoint_save writes. */
+ * as a configuration, and the file's length exactly theirs before the model is allocated
+ * (a cut or longer file, MYGPT_EFORMAT with both lengths); a weight that is not finite,
+ * MYGPT_EFORMAT naming its tensor as run.c does; unreadable, MYGPT_EIO. Written (a llama
+ * model of interleaved rotary pairs, float32 weights, all finite: else MYGPT_EINVAL, or
+ * MYGPT_ERANGE for a value, and nothing written) whole or not at all, as
+ * mygpt_checkpoint_save writes. */
 mygpt_status mygpt_llama2c_load(mygpt_gpt **out, const char *path, mygpt_error *err);
 mygpt_status mygpt_llama2c_save(const mygpt_gpt *gpt, const char *path, mygpt_error *err);
+
+/* 1 when path is a file mygpt_model_load reads as llama2.c's: a regular file whose first
+ * 28 bytes are a llama2.c header of a valid model (its length is mygpt_llama2c_load's to
+ * check, and say), or whose first bytes no other format claims (a header of no model:
+ * mygpt_llama2c_load says what is wrong with it); else 0. A safetensors file never is:
+ * its header's length (below 4 GiB: bytes 4 to 7 zero, a llama2.c header's hidden_dim)
+ * and its JSON at byte 8; nor torch.save's zip or pickle, nor a text (no 0 byte in its
+ * first 8). */
+int mygpt_llama2c_file(const char *path);
 
 /* Appendix E's saving: only the LoRA adapters of gpt (mygpt/lora.h), named as PyTorch's
  * state_dict names them ("trf_blocks.0.att.W_query.lora.A", ..., "out_head.lora.B"),

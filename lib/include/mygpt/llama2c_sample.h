@@ -57,7 +57,9 @@ mygpt_status mygpt_llama2c_sampler_init(mygpt_llama2c_sampler *s, int vocab_size
 /* run.c's sample(): the next token of logits (vocab_size; divided by the temperature
  * and turned into probabilities in place) in *next, one draw taken from s unless the
  * temperature is 0. MYGPT_ERANGE when no token reaches top-p's cut-off (run.c would read
- * outside its array; only near-uniform probabilities, or NaN logits, do it). */
+ * outside its array; only near-uniform probabilities do it), or when the logits divided
+ * by the temperature make NaN probabilities (a quotient overflowed, or a logit is NaN:
+ * run.c would draw from them). */
 mygpt_status mygpt_llama2c_sample(mygpt_llama2c_sampler *s, float *logits, int *next, mygpt_error *err);
 
 void mygpt_llama2c_sampler_free(mygpt_llama2c_sampler *s);

@@ -44,8 +44,9 @@ typedef struct mygpt_sp_tokenizer mygpt_sp_tokenizer;
 /* Reads a tokenizer.bin of vocab_size tokens (0: as many as the file holds). Every length
  * is checked: MYGPT_EFORMAT (with the token and the byte offset) for a file that ends
  * inside a token, a negative length, a piece longer than the header's max_token_length,
- * bytes after the last token, or fewer tokens than vocab_size; MYGPT_EIO when it cannot
- * be read; MYGPT_EINVAL for a file over 64 MiB (Llama 2's is 434 kB); MYGPT_ENOMEM. */
+ * bytes after the last token, no token at all, or fewer tokens than vocab_size;
+ * MYGPT_EIO when it cannot be read; MYGPT_EINVAL for a file over 64 MiB (Llama 2's is
+ * 434 kB); MYGPT_ENOMEM. */
 mygpt_status mygpt_sp_load(mygpt_sp_tokenizer **out, const char *path, int vocab_size, mygpt_error *err);
 
 /* Writes the tokenizer to path in the same format, whole or not at all (a loaded file
