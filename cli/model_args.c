@@ -25,10 +25,6 @@
 static int read_llama_flags(const char *cmd, const parsed_args *a, mygpt_config *cfg)
 {
     int64_t kv = 0, hidden = 0, multiple = 0;
-    if (cfg->arch == MYGPT_ARCH_LLAMA && args_has(a, "qkv-bias")) { // a flag the model would not follow
-        cli_error(cmd, "%s", "--qkv-bias: llama's attention has no biases (llama2.c's model.py)");
-        return 1;
-    }
     if (args_i64_in(cmd, a, "kv-heads", 1, INT32_MAX, 0, &kv) ||
         args_i64_in(cmd, a, "ffn-hidden", 1, INT32_MAX, 0, &hidden) ||
         args_i64_in(cmd, a, "multiple-of", 1, INT32_MAX, 0, &multiple))

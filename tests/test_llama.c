@@ -923,7 +923,7 @@ Test(llama_cli, qkv_bias_is_refused)
         proc_result r;
         cr_assert_eq(run_words(MYGPT_EXE, CMDS[i], &r), 0);
         cr_expect_eq(r.status, 2, "%s: %d", CMDS[i], r.status);
-        cr_expect(strstr(r.err, "--qkv-bias: llama's attention has no biases") && count_lines(r.err) == 1 &&
+        cr_expect(strstr(r.err, "--qkv-bias: the llama model has no bias") && count_lines(r.err) == 1 &&
                       r.out[0] == '\0', "%s: %s", CMDS[i], r.err);
         proc_result_free(&r);
     }
