@@ -2,6 +2,7 @@
  * benchmarks (see args.h). */
 #include "args.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -199,7 +200,7 @@ int parse_i64(const char *cmd, const char *name, const char *s, int64_t min, int
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (*s == '\0' || *end != '\0') {
+    if (*s == '\0' || isspace((unsigned char)*s) || *end != '\0') { // (strtoll skips leading spaces)
         cli_error(cmd, "--%s: '%s' is not an integer", name, s);
         return EXIT_USAGE;
     }
@@ -227,7 +228,7 @@ int parse_seed(const char *cmd, const char *name, const char *s, uint64_t *out)
         return 0;
     }
     unsigned long long v = strtoull(s, &end, 10);
-    if (*s == '\0' || *s == '+' || *end != '\0' || errno == ERANGE) {
+    if (*s == '\0' || *s == '+' || isspace((unsigned char)*s) || *end != '\0' || errno == ERANGE) {
         cli_error(cmd, "--%s: '%s' is not an integer in [-2^63, 2^64)", name, s);
         return EXIT_USAGE;
     }
@@ -240,7 +241,7 @@ int parse_double(const char *cmd, const char *name, const char *s, double *out)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (*s == '\0' || *end != '\0' || !isfinite(v)) {
+    if (*s == '\0' || isspace((unsigned char)*s) || *end != '\0' || !isfinite(v)) {
         cli_error(cmd, "--%s: '%s' is not a finite number", name, s);
         return EXIT_USAGE;
     }

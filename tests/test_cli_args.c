@@ -323,6 +323,26 @@ Test(cli_args, an_unknown_command_is_shown_escaped)
     proc_result_free(&r);
 }
 
+/* A number is the flag's whole word: a leading space is refused as a trailing one is (C's
+ * strtoll and strtod would skip it), for integers, seeds and real numbers alike. */
+Test(cli_args, a_number_with_spaces_around_it_is_refused)
+{
+    const char *cases[][3] = {{"--seed", " 5", "is not an integer"},         {"--seed", "5 ", "is not an integer"},
+                              {"--max-new", " 3", "is not an integer"},      {"--max-new", "3 ", "is not an integer"},
+                              {"--temperature", " 1", "is not a finite number"}, {"--seed", " -5", "is not an integer"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const int max_new = strcmp(cases[i][0], "--max-new") == 0; // (else given as a good one)
+        char *argv[] = {(char *)MYGPT_EXE, "generate", "--vocab", "10", "--embed", "8", "--heads", "2", "--layers", "1",
+                        "--ids", "1", (char *)cases[i][0], (char *)cases[i][1], max_new ? NULL : "--max-new", "2", NULL};
+        proc_result r;
+        cr_assert_eq(run_process(argv, &r), 0);
+        cr_expect_eq(r.status, 2, "%s '%s': exit %d", cases[i][0], cases[i][1], r.status);
+        cr_expect(count_lines(r.err) == 1 && strstr(r.err, cases[i][0]) && strstr(r.err, cases[i][2]), "%s '%s': %s",
+                  cases[i][0], cases[i][1], r.err);
+        proc_result_free(&r);
+    }
+}
+
 /* Messages and flags. A path's newline or terminal escape is shown escaped on one line;
  * "--" ends the options; --init-from refuses contradicting model flags (and accepts
  * agreeing ones) and says how to train a quantized file with the tool; a full disk is a
