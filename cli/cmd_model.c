@@ -143,8 +143,8 @@ int cmd_params(int argc, char **argv)
     cfg.lora_rank = (int)rank;
     cfg.lora_alpha = (double)rank; // the counts do not depend on it
     mygpt_param_counts pc;
-    mygpt_error err = {0};
-    if (mygpt_param_count(&cfg, &pc, &err) != MYGPT_OK) {
+    mygpt_error err = {0}; // (a table only of a model mygpt can build)
+    if (mygpt_config_validate(&cfg, &err) != MYGPT_OK || mygpt_param_count(&cfg, &pc, &err) != MYGPT_OK) {
         cli_error(cmd, "%s", err.message);
         return EXIT_USAGE;
     }

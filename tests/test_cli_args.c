@@ -86,6 +86,9 @@ static const char *const BAD[][2] = {
     {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers 2 --qkv-bias --ids 0",
      "--qkv-bias: the course model has no bias on its queries, keys and values"},
     {"init gpt --arch nanogpt --seed 0 --vocab 4 --embed 4 --heads 2 --layers 1 --qkv-bias", "--qkv-bias: the nanogpt"},
+    /* params counts only a model mygpt can build */
+    {"params --arch llama --classes 2 --vocab 10 --embed 8 --heads 2 --layers 1", "llama has no dropout, classification"},
+    {"params --arch llama --lora 2 --vocab 10 --embed 8 --heads 2 --layers 1", "llama has no dropout, classification"},
     {"params --vocab 4 --embed 4 --heads 2 --layers 1 --untied-head", "params: --untied-head: the course architecture"},
 };
 
