@@ -97,10 +97,11 @@ typedef struct matmul_job {
     matmul_isa kern;
     float *slab;           /* the packed panels of one slab of B (not prepacked) */
     float *unit_buf;       /* swapped: per thread, one unit's tiles (unit_len floats) */
-    float *a_buf;          /* a_t: per thread, a unit's strips of A (unit_mb x KC x MR), or NULL */
+    float *a_buf;          /* a_t: per thread, a_slots blocks of a unit's strips of A (unit_mb x KC x MR), or NULL */
     float *w_buf;          /* quantized B: per thread, a unit's panels widened (unit_p x KC x NR) */
     int ns, ks;            /* slab: ns columns (multiple of NR) x ks rows of B */
     int unit_mb, unit_p;   /* a thread's unit of work: unit_mb row blocks x unit_p panels */
+    int a_slots;           /* k blocks of strips a thread's a_buf keeps (A_SLOTS at most) */
     mygpt_queue *queues;   /* one per thread of the team (matmul_blocks) */
     int queues_filled;     /* filled for the team before its region (prefill_queues) */
     int small, team;       /* prepare's: run on this thread alone, or by a team of `team` */
@@ -116,8 +117,9 @@ typedef struct matmul_job {
  * are computed. */
 #define SLAB_FLOATS (2u << 20)
 
-/* Floats of one thread's slice of a_buf (a unit's strips of A, unit_mb of KC x MR) and
- * of w_buf (a unit's panels widened, unit_p blocks of KC x NR) */
+/* Floats of one k block of a unit's strips of A (unit_mb of KC x MR; a thread's slice of
+ * a_buf holds a_slots of them) and of w_buf (a unit's panels widened, unit_p blocks of
+ * KC x NR) */
 static size_t strip_len(const matmul_job *j)
 {
     return (size_t)KC * j->kern.MR;
@@ -188,21 +190,30 @@ static size_t unit_rows_end(const matmul_job *j, size_t mb1)
  * values in the same order, read from consecutive lines. The copy walks k rows, each a
  * run of whole lines for all the unit's row blocks: strip by strip, a line shared by two
  * strips was fetched twice, and each strip's lines were waited on one at a time.
- * *held says what the thread's a_buf holds: the next unit of the same row blocks (another
- * group of panels) finds its strips there. */
+ * *held says what each of the thread's a_slots blocks of strips holds (block kb in slot
+ * kb / KC % a_slots): the next unit of the same row blocks (another group of panels)
+ * finds its strips there, for each of its k blocks when they are a_slots or fewer (a
+ * unit runs all its k blocks, so with one slot a K of several blocks was copied again
+ * for every group of panels). */
+#define A_SLOTS 4
 typedef struct strips_held {
-    size_t mb0, mb1;
-    int kb;
+    size_t mb0[A_SLOTS], mb1[A_SLOTS];
+    int kb[A_SLOTS];
 } strips_held;
+/* The strips of k block kb in the thread's a_buf (its slot) */
+static float *strips_at(const matmul_job *j, int me, int kb)
+{
+    return j->a_buf + ((size_t)me * j->a_slots + (size_t)(kb / KC % j->a_slots)) * strips_len(j);
+}
 static void copy_unit_a(const matmul_job *j, int me, strips_held *held, size_t mb0, size_t mb1, int kb, int kc)
 {
-    if (!j->a_t || !j->a_buf || (held->mb0 == mb0 && held->mb1 == mb1 && held->kb == kb))
+    const int slot = kb / KC % (j->a_slots > 0 ? j->a_slots : 1);
+    if (!j->a_t || !j->a_buf || (held->mb0[slot] == mb0 && held->mb1[slot] == mb1 && held->kb[slot] == kb))
         return;
-    *held = (strips_held){mb0, mb1, kb};
+    held->mb0[slot] = mb0, held->mb1[slot] = mb1, held->kb[slot] = kb;
     const int MR = j->kern.MR;
     const size_t m0 = mb0 * MR, m1 = unit_rows_end(j, mb1);
-    j->kern.copy_strips(j->a_buf + (size_t)me * strips_len(j), strip_len(j), MR, j->a + (size_t)kb * j->lda + m0,
-                        j->lda, kc, m1 - m0);
+    j->kern.copy_strips(strips_at(j, me, kb), strip_len(j), MR, j->a + (size_t)kb * j->lda + m0, j->lda, kc, m1 - m0);
 }
 
 /* Part `part` of `parts` of the A the unit reads after row block mb at k block kb (the
@@ -255,7 +266,7 @@ static const float *row_block_a(const matmul_job *j, int me, size_t mb0, size_t 
     if (!j->a_buf)
         return j->a + (size_t)kb * j->lda + m0;
     *lda = (size_t)j->kern.MR;
-    return j->a_buf + (size_t)me * strips_len(j) + (mb - mb0) * strip_len(j);
+    return strips_at(j, me, kb) + (mb - mb0) * strip_len(j);
 }
 
 /* One MR x NR tile of out, row block mb x panel p, over k in [kb, kb + in->kc): in holds
@@ -552,7 +563,9 @@ static void matmul_blocks(const matmul_job *j, int me, int team)
 {
     const int MR = j->kern.MR, NR = j->kern.NR, K = j->K, N = j->N;
     const size_t mblocks = (j->M + MR - 1) / MR;
-    strips_held held = {0, 0, -1}; // (A is the same for every slab of B)
+    strips_held held; // (A is the same for every slab of B)
+    for (int s = 0; s < A_SLOTS; s++)
+        held.mb0[s] = held.mb1[s] = 0, held.kb[s] = -1;
     for (int n0 = 0; n0 < N; n0 += j->ns) {
         const int nc = N - n0 < j->ns ? N - n0 : j->ns;
         const int np = (nc + NR - 1) / NR, p0 = n0 / NR;
@@ -693,7 +706,9 @@ static mygpt_status prepare(matmul_job *j, mygpt_error *err)
     j->slab_len = j->prepacked || j->format ? 0 : (size_t)j->ns * j->ks;
     j->on_stack = j->small && j->slab_len <= SMALL_SLAB && !j->format; /* (a quantized B needs w_buf) */
     j->ub_len = j->swapped ? (size_t)j->team * unit_len(j) : 0;
-    j->ab_len = j->a_t ? (size_t)j->team * strips_len(j) : 0;
+    const int kblocks = (j->ks + KC - 1) / KC;
+    j->a_slots = kblocks < A_SLOTS ? kblocks : A_SLOTS;
+    j->ab_len = j->a_t ? (size_t)j->team * j->a_slots * strips_len(j) : 0;
     j->wb_len = j->format ? (size_t)j->team * widened_len(j) : 0;
     return MYGPT_OK;
 }
