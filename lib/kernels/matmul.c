@@ -483,13 +483,18 @@ typedef struct share {
     size_t ngb;      /* groups of unit_p panels: the units are row groups (outer) x these */
 } share;
 
+/* Whether the shares are runs of the slab's np panels (else of the mblocks row blocks) */
+static int shares_by_panels(const matmul_job *j, size_t mblocks, int np, int team)
+{
+    const int by_panels = j->swapped; /* the tokens' axis... */
+    /* ...unless it has fewer blocks than threads (decoding's one row) */
+    return (j->swapped ? (size_t)np : mblocks) < (size_t)team ? !by_panels : by_panels;
+}
+
 static share share_of(const matmul_job *j, size_t mblocks, int np, int t, int team)
 {
     share s = {0, mblocks, 0, np, 0};
-    int by_panels = j->swapped; /* the tokens' axis... */
-    if ((j->swapped ? (size_t)np : mblocks) < (size_t)team)
-        by_panels = !by_panels; /* ...unless it has fewer blocks than threads (decoding's one row) */
-    if (by_panels) {
+    if (shares_by_panels(j, mblocks, np, team)) {
         s.q0 = (int)mygpt_run_start((size_t)np, t, team);
         s.q1 = (int)mygpt_run_start((size_t)np, t + 1, team);
     } else {
@@ -706,8 +711,12 @@ static mygpt_status prepare(matmul_job *j, mygpt_error *err)
     j->slab_len = j->prepacked || j->format ? 0 : (size_t)j->ns * j->ks;
     j->on_stack = j->small && j->slab_len <= SMALL_SLAB && !j->format; /* (a quantized B needs w_buf) */
     j->ub_len = j->swapped ? (size_t)j->team * unit_len(j) : 0;
-    const int kblocks = (j->ks + KC - 1) / KC;
-    j->a_slots = kblocks < A_SLOTS ? kblocks : A_SLOTS;
+    // strips kept for several k blocks only where a thread's share holds more than one
+    // group of panels (the units that find them); else each copy would take fresh lines
+    const int kblocks = (j->ks + KC - 1) / KC, np = (j->ns + j->kern.NR - 1) / j->kern.NR;
+    const size_t mblocks = (j->M + j->kern.MR - 1) / j->kern.MR;
+    const int share_p = shares_by_panels(j, mblocks, np, j->team) ? (np + j->team - 1) / j->team : np;
+    j->a_slots = share_p > j->unit_p ? (kblocks < A_SLOTS ? kblocks : A_SLOTS) : 1;
     j->ab_len = j->a_t ? (size_t)j->team * j->a_slots * strips_len(j) : 0;
     j->wb_len = j->format ? (size_t)j->team * widened_len(j) : 0;
     return MYGPT_OK;
