@@ -111,14 +111,25 @@ static double layer_macs(const train_config *c)
     return 2.0 * C * C + 2.0 * C * KV + (mygpt_arch_get(&cfg).swiglu ? 3.0 : 2.0) * C * H;
 }
 
+/* The forward's FLOPs of one training step, by part: the layers' products (lin), the head
+ * (head) and the attention's two T x T x C products a layer (att) */
+typedef struct step_flops {
+    double lin, head, att;
+} step_flops;
+static step_flops forward_flops(const train_config *c)
+{
+    const double BT = (double)c->B * c->T;
+    return (step_flops){2.0 * c->N * layer_macs(c) * BT, 2.0 * (double)c->V * c->C * BT,
+                        4.0 * c->N * (double)c->B * c->T * c->T * c->C};
+}
+
 /* FLOPs of one training step: the forward's, and the backward counted as twice the
  * forward's matrix products (their two gradients), as the issue asks. */
 static double train_gflop(const train_config *c)
 {
-    const double BT = (double)c->B * c->T;
-    const double mm = 2.0 * (c->N * layer_macs(c) + (double)c->V * c->C) * BT;
-    const double att = 4.0 * c->N * (double)c->B * c->T * c->T * c->C;
-    return (mm + att + 2.0 * mm) / 1e9;
+    const step_flops f = forward_flops(c);
+    const double mm = f.lin + f.head;
+    return (mm + f.att + 2.0 * mm) / 1e9;
 }
 
 static double fma_peak(int threads, const char **isa);
@@ -233,9 +244,8 @@ static void print_parts(const train_config *c, double step_cpu_ms)
         const double rest = step_cpu_ms - fwd - bwd - head_f - head_b - att_f - att_b;
         // each part's FLOPs (the backward's two products twice the forward's one; the
         // attention's backward four products of T x T x C where its forward has two)
-        const double bt = (double)n, lin = 2.0 * c->N * layer_macs(c) * bt, head = 2.0 * V * (double)C * bt;
-        const double att = 4.0 * c->N * (double)c->B * c->T * c->T * C;
-        const double all = 3 * lin + 3 * head + 3 * att;
+        const step_flops f = forward_flops(c);
+        const double lin = f.lin, head = f.head, att = f.att, all = 3 * lin + 3 * head + 3 * att;
         printf("  the step's parts, each timed alone at its shapes (CPU ms, %% of the step's %.4g ms |\n"
                "  %% of its %.4g GFLOP, the attention's backward counted here, not in the limit):\n"
                "    linear forward %.4g (%.0f %% | %.0f %%), backward %.4g (%.0f %% | %.0f %%)\n"
