@@ -457,8 +457,8 @@ Test(gpt_kernels, every_matmul_layout_sums_in_the_promised_order)
      * shapes with one and several KC blocks, K cut into slabs (K * 256 > the slab) and
      * N cut into slabs (K * N > the slab), one row (decoding) and row/column edges, and
      * products computed swapped (out^T = W X^T: M >= 64 rows, N > M), once with K cut,
-     * and rows of the kernel's A 4 KiB apart (1024 floats: the shorter tile) in the
-     * forward, swapped, and dinp's dout; one row over many whole panels (decoding several
+     * and rows of the kernel's A 4 KiB apart (1024 floats: copied, rows_alias_in_l1) in
+     * the forward, swapped, and dinp's dout; one row over many whole panels (decoding several
      * panels at once, prepacked); swapped products whose last row block has 1, 2, 3 or 5
      * rows (N and K one to five past a multiple of AVX2's 6: every partial store); dweight
      * read transposed over three k blocks by two groups of 16 panels of 16 (the second

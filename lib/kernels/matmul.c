@@ -99,6 +99,7 @@ typedef struct matmul_job {
     float *unit_buf;       /* swapped: per thread, one unit's tiles (unit_len floats) */
     float *a_buf;          /* a_t: per thread, a_slots blocks of a unit's strips of A (unit_mb x KC x MR), or NULL */
     float *w_buf;          /* quantized B: per thread, a unit's panels widened (unit_p x KC x NR) */
+    float *r_buf;          /* rows of A that alias in L1: per thread, a row block's k block (MR x ROWS_LD) */
     int ns, ks;            /* slab: ns columns (multiple of NR) x ks rows of B */
     int unit_mb, unit_p;   /* a thread's unit of work: unit_mb row blocks x unit_p panels */
     int a_slots;           /* k blocks of strips a thread's a_buf keeps (A_SLOTS at most) */
@@ -106,8 +107,11 @@ typedef struct matmul_job {
     int queues_filled;     /* filled for the team before its region (prefill_queues) */
     int small, team;       /* prepare's: run on this thread alone, or by a team of `team` */
     int on_stack;          /* small enough for panels on the stack (SMALL_SLAB floats) */
-    size_t slab_len, ub_len, ab_len, wb_len; /* floats of slab, unit_buf, a_buf and w_buf */
+    size_t slab_len, ub_len, ab_len, wb_len, rb_len; /* floats of slab, unit_buf, a_buf, w_buf and r_buf */
 } matmul_job;
+
+/* Row stride of r_buf's copied rows (rows_alias_in_l1): 17 lines */
+#define ROWS_LD (KC + 16)
 
 /* Floats of packed panels a small product keeps on the stack */
 #define SMALL_SLAB 2048
@@ -255,12 +259,22 @@ static lines_ahead next_a_lines(const matmul_job *j, size_t mb0, size_t mb1, siz
                          (int)(((size_t)(k_to - k_from) * sizeof(float) + 63) / 64) + 1};
 }
 
-/* Where row block mb's A starts at k block kb, and its row stride (*lda): in place, or
- * its strip in a_buf (copied by copy_unit_a for the unit whose first row block is mb0). */
-static const float *row_block_a(const matmul_job *j, int me, size_t mb0, size_t mb, int kb, size_t *lda)
+/* Where row block mb's A starts at k block kb (kc deep), and its row stride (*lda): in
+ * place; its strip in a_buf (copied by copy_unit_a for the unit whose first row block is
+ * mb0); or, for rows that alias in L1 (r_buf), its rows copied here ROWS_LD floats apart,
+ * once for all the panels the unit passes them to. */
+static const float *row_block_a(const matmul_job *j, int me, size_t mb0, size_t mb, int kb, int kc, size_t *lda)
 {
     const size_t m0 = mb * j->kern.MR;
     *lda = j->lda;
+    if (!j->a_t && j->r_buf) {
+        const float *src = j->a + m0 * j->lda + kb;
+        float *rows = j->r_buf + (size_t)me * j->kern.MR * ROWS_LD;
+        for (size_t i = 0; i < (size_t)j->kern.MR && m0 + i < j->M; i++)
+            memcpy(rows + i * ROWS_LD, src + i * j->lda, (size_t)kc * sizeof(float));
+        *lda = ROWS_LD;
+        return rows;
+    }
     if (!j->a_t)
         return j->a + m0 * j->lda + kb;
     if (!j->a_buf)
@@ -450,7 +464,7 @@ static void swapped_unit(const matmul_job *j, int me, strips_held *held, float *
         for (size_t mb = mb0; mb < mb1; mb++) {
             const swapped_tile t = swapped_tile_at(j, mb, p0 + q0);
             size_t lda;
-            const float *a = row_block_a(j, me, mb0, mb, kb, &lda);
+            const float *a = row_block_a(j, me, mb0, mb, kb, kc, &lda);
             for (int q = q0; q < q1; q++) {
                 const lines_ahead pf = next_a_lines(j, mb0, mb1, mb, kb, k0 + ks, q - q0, nq);
                 const tile_args ta = {.a = a, .lda = lda,
@@ -539,7 +553,7 @@ static void run_unit(const matmul_job *j, int me, strips_held *held, share s, si
             copy_unit_a(j, me, held, mb0, mb1, kb, kc);
         for (size_t mb = mb0; mb < mb1 && qd < q1; mb++) {
             size_t lda;
-            const float *a = row_block_a(j, me, mb0, mb, kb, &lda);
+            const float *a = row_block_a(j, me, mb0, mb, kb, kc, &lda);
             for (int q = qd; q < q1; q++) {
                 const lines_ahead pf = next_a_lines(j, mb0, mb1, mb, kb, k0 + ks, q - qd, q1 - qd);
                 const tile_args in = {.a = a, .lda = lda,
@@ -681,10 +695,10 @@ static void swap_operands(matmul_job *j)
 /* Whether the rows of a (stored row by row) lie a multiple of 4 KiB apart, as with
  * K = 3072 (fc2's input, 12 KiB a row). An L1 cache of 64 sets of 64-byte lines (8 to
  * 12 ways) then puts every row a tile reads side by side into one set: 14 rows do not
- * fit its ways, and they evict each other at every k step. Such products use the
- * kernels' shorter tile (10 rows on AVX-512; bench/results/design-notes.md has the
- * measurement). The tile height never changes a sum: each element is still summed
- * over k in order, KC at a time, by one kernel. */
+ * fit its ways, and they evict each other at every k step. Such products copy each row
+ * block's k block (row_block_a) into r_buf, rows ROWS_LD floats apart: 17 lines, so
+ * the rows fall into different sets (bench/results/design-notes.md has the
+ * measurement). The same values in the same order: no sum changes. */
 static int rows_alias_in_l1(const matmul_job *j)
 {
     return !j->a_t && j->lda * sizeof(float) % 4096 == 0;
@@ -698,10 +712,6 @@ static mygpt_status prepare(matmul_job *j, mygpt_error *err)
     j->small = j->M * (size_t)j->K * j->N <= MYGPT_KERNEL_SMALL;
     if (!j->small)
         swap_operands(j);
-    if (rows_alias_in_l1(j) && !j->format) {
-        j->kern.MR = j->kern.aliased_MR;
-        j->kern.rows_a = j->kern.aliased_rows_a;
-    }
     j->team = j->small ? 1 : omp_get_max_threads();
     plan(j, j->team);
     const size_t units = (j->M / (size_t)j->kern.MR / (size_t)j->unit_mb + 1) *
@@ -719,6 +729,7 @@ static mygpt_status prepare(matmul_job *j, mygpt_error *err)
     j->a_slots = share_p > j->unit_p ? (kblocks < A_SLOTS ? kblocks : A_SLOTS) : 1;
     j->ab_len = j->a_t ? (size_t)j->team * j->a_slots * strips_len(j) : 0;
     j->wb_len = j->format ? (size_t)j->team * widened_len(j) : 0;
+    j->rb_len = rows_alias_in_l1(j) && !j->small ? (size_t)j->team * j->kern.MR * ROWS_LD : 0;
     return MYGPT_OK;
 }
 
@@ -727,7 +738,7 @@ static mygpt_status prepare(matmul_job *j, mygpt_error *err)
  * 64-byte boundary) the queues, all from a cache line (the kernels' vectors of 16 floats). */
 static size_t job_floats(const matmul_job *j)
 {
-    return j->slab_len + j->ub_len + j->ab_len + j->wb_len;
+    return j->slab_len + j->ub_len + j->ab_len + j->wb_len + j->rb_len;
 }
 static size_t job_bytes(const matmul_job *j)
 {
@@ -766,6 +777,7 @@ static void execute(matmul_job *j, void *ws)
     j->unit_buf = j->slab + j->slab_len;
     j->a_buf = j->ab_len ? j->unit_buf + j->ub_len : NULL;
     j->w_buf = j->wb_len ? j->unit_buf + j->ub_len + j->ab_len : NULL;
+    j->r_buf = j->rb_len ? j->unit_buf + j->ub_len + j->ab_len + j->wb_len : NULL;
     if (j->team > 1) {
         const uintptr_t end = (uintptr_t)(mem + job_floats(j) * sizeof(float));
         j->queues = (mygpt_queue *)(mem + ((end + 63) / 64 * 64 - (uintptr_t)mem));

@@ -481,11 +481,6 @@ DECODE_FN(decode_avx2_int8, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_INT8, DECODE_P
 REST_FN(decode_rest_avx512, MYGPT_AVX512, 32)
 REST_FN(decode_rest_avx2, MYGPT_AVX2, 16)
 
-/* 10 rows for A whose rows alias in L1 (see rows_alias_in_l1) */
-MYGPT_AVX512 REGISTER_TILE static void kernel_10x32_avx512(KERNEL_ARGS)
-{
-    AVX512_TILE(10, 0);
-}
 MYGPT_AVX2 static void gelu_avx2(float *c, size_t ldc, int rows, int cols)
 {
     gelu_body(c, ldc, rows, cols);
@@ -796,24 +791,21 @@ REST_FN(decode_rest_neon, , 16)
 /* The kernels of each instruction set (cpu.h decides which one runs; every set gives
  * the same bits). */
 static const matmul_isa KERNELS[MYGPT_ISA_COUNT] = {
-    [MYGPT_ISA_GENERIC] = {"generic", 6, 16, kernel_6x16, kernel_6x16_t, gelu_generic, pack_generic, 6,
-                           kernel_6x16,
+    [MYGPT_ISA_GENERIC] = {"generic", 6, 16, kernel_6x16, kernel_6x16_t, gelu_generic, pack_generic,
                            copy_strips_generic, store_swapped_generic},
 #ifdef HAVE_X86_KERNELS
-    [MYGPT_ISA_AVX2] = {"avx2", 6, 16, kernel_6x16_avx2, kernel_6x16_avx2_t, gelu_avx2, pack_avx2, 6,
-                        kernel_6x16_avx2,
+    [MYGPT_ISA_AVX2] = {"avx2", 6, 16, kernel_6x16_avx2, kernel_6x16_avx2_t, gelu_avx2, pack_avx2,
                         copy_strips_avx2, store_swapped_avx2,
                         DECODE_P_AVX2, {decode_avx2_fp32, decode_avx2_bf16, decode_avx2_int8}, decode_rest_avx2},
-    [MYGPT_ISA_AVX512] = {"avx512", 14, 32, kernel_14x32_avx512, kernel_14x32_avx512_t, gelu_avx512, pack_avx512, 10,
-                          kernel_10x32_avx512, copy_strips_avx512, store_swapped_avx512,
+    [MYGPT_ISA_AVX512] = {"avx512", 14, 32, kernel_14x32_avx512, kernel_14x32_avx512_t, gelu_avx512, pack_avx512,
+                          copy_strips_avx512, store_swapped_avx512,
                           DECODE_P_AVX512, {decode_avx512_fp32, decode_avx512_bf16, decode_avx512_int8},
                           decode_rest_avx512},
 #endif
 #ifdef HAVE_NEON_KERNELS
     /* GELU, the packing, the strip copies and the swapped stores: the generic loops,
      * which gcc vectorises for NEON (the baseline) as they stand */
-    [MYGPT_ISA_NEON] = {"neon", 6, 16, kernel_6x16_neon, kernel_6x16_neon_t, gelu_generic, pack_generic, 6,
-                        kernel_6x16_neon,
+    [MYGPT_ISA_NEON] = {"neon", 6, 16, kernel_6x16_neon, kernel_6x16_neon_t, gelu_generic, pack_generic,
                         copy_strips_generic, store_swapped_generic,
                         DECODE_P_NEON, {decode_neon_fp32, decode_neon_bf16, decode_neon_int8}, decode_rest_neon},
 #endif

@@ -101,8 +101,6 @@ typedef struct matmul_isa {
     kernel_fn rows_a, transposed_a; /* a stored row by row, or transposed */
     gelu_fn gelu;
     pack_fn pack;             /* B's panels (NR wide) */
-    int aliased_MR;           /* a shorter tile for rows of a that alias in L1 */
-    kernel_fn aliased_rows_a; /* (rows_alias_in_l1); the same MR and kernel if none */
     copy_strips_fn copy_strips; /* A read transposed: a unit's strips (copy_unit_a) */
     store_swapped_fn store_swapped; /* a swapped tile back into out (swapped_tile_finish) */
     int decode_panels;        /* one row of a prepacked B: panels at once (0: tile by tile) */
