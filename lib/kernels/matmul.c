@@ -701,7 +701,7 @@ static void swap_operands(matmul_job *j)
  * measurement). The same values in the same order: no sum changes. */
 static int rows_alias_in_l1(const matmul_job *j)
 {
-    return !j->a_t && j->lda * sizeof(float) % 4096 == 0;
+    return !j->a_t && j->M > 1 && j->lda * sizeof(float) % 4096 == 0;
 }
 
 /* Makes a job ready to run: the operands swapped or not, the tile, the team and the
