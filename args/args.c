@@ -291,44 +291,50 @@ int parse_shape(const char *cmd, const char *s, int *ndim, int64_t *shape, int64
     return 0;
 }
 
-/* Whether empty regions of `team` threads start and end within `bound` seconds: most of
- * PROBES of them, one every half millisecond (so that one moment of the machine's, a
- * vCPU stolen by the host, does not decide), stopping once most agree. On free cores the
- * team's threads wait spinning and a region takes microseconds; when another process
- * holds one of the cores, it lasts until the scheduler gives the thread sharing that
- * core its turn, a slice of milliseconds. */
+/* Other threads the system is running right now, or -1 where it does not say: Linux's
+ * /proc/stat counts the runnable threads (procs_running, this one included; the team's
+ * are not made yet). The fewest of PROBES readings half a millisecond apart, so that a
+ * process passing by (a shell, a test harness starting the next program) does not count;
+ * one that keeps a core busy is there in every reading. */
 #define PROBES 5
-static int team_starts_within(int team, double bound)
+static int others_running(void)
 {
-    int joined = 0; /* counted, so that the compiler keeps the empty regions */
-#pragma omp parallel num_threads(team) reduction(+ : joined)
-    joined++; /* the threads are created here, outside the timing */
-    int fast = 0, slow = 0;
-    while (fast <= PROBES / 2 && slow <= PROBES / 2) {
-        nanosleep(&(struct timespec){0, 500000}, NULL);
-        const double t0 = omp_get_wtime();
-#pragma omp parallel num_threads(team) reduction(+ : joined)
-        joined++;
-        if (omp_get_wtime() - t0 <= bound)
-            fast++;
-        else
-            slow++;
+    long fewest = -1;
+    for (int i = 0; i < PROBES; i++) {
+        if (i)
+            nanosleep(&(struct timespec){0, 500000}, NULL);
+        FILE *f = fopen("/proc/stat", "r");
+        if (!f)
+            return -1;
+        char line[256];
+        long n = -1;
+        while (n < 0 && fgets(line, sizeof line, f))
+            if (sscanf(line, "procs_running %ld", &n) != 1)
+                n = -1;
+        fclose(f);
+        if (n < 1)
+            return -1;
+        if (fewest < 0 || n - 1 < fewest)
+            fewest = n - 1;
     }
-    return fast > slow && joined == (1 + fast + slow) * team; /* (fewer threads given: no) */
+    return fewest < INT_MAX ? (int)fewest : INT_MAX;
 }
 
-/* A team, at most `max`, whose regions start as on free cores. A team with a thread on a
- * core another process keeps busy makes every region wait for that thread's turn: the
- * chapters' small models enter tens of thousands of regions, and each would cost a slice
- * instead of microseconds (bench/results/busy_machine.txt). 100 microseconds is far
- * above a region on free cores, far below a slice. Down by a quarter at a time above 4
- * threads, so that a busy machine of many cores is not probed at every team size. */
+/* A team, at most `max`, of threads with a core each: one fewer for each thread another
+ * process keeps running. A team with a thread on a core another process keeps busy makes
+ * every region wait for that thread's turn: the chapters' small models enter tens of
+ * thousands of regions, and each would cost a slice of milliseconds instead of
+ * microseconds (bench/results/busy_machine.txt). Empty regions timed at start-up do
+ * not tell: a thread woken for a short region runs at once, ahead of a process that
+ * never sleeps, and loses its turns only once it works. */
 static int free_team(int max)
 {
-    int team = max;
-    while (team > 1 && !team_starts_within(team, 100e-6))
-        team -= team > 4 ? team / 4 : 1;
-    return team;
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    const int others = others_running();
+    if (others <= 0 || cpus < 1)
+        return max;
+    const long free_cpus = cpus - others;
+    return free_cpus < 1 ? 1 : free_cpus < max ? (int)free_cpus : max;
 }
 
 int cli_cap_threads(void)
