@@ -292,10 +292,10 @@ int parse_shape(const char *cmd, const char *s, int *ndim, int64_t *shape, int64
 }
 
 /* Other threads the system is running right now, or -1 where it does not say: Linux's
- * /proc/stat counts the runnable threads (procs_running, this one included; the team's
- * are not made yet). The fewest of PROBES readings half a millisecond apart, so that a
- * process passing by (a shell, a test harness starting the next program) does not count;
- * one that keeps a core busy is there in every reading. */
+ * /proc/loadavg counts the runnable threads (its fourth field, before the slash; this
+ * one included, the team's not made yet). The fewest of PROBES readings half a
+ * millisecond apart, so that a process passing by (a shell, a test harness starting the
+ * next program) does not count; one that keeps a core busy is there in every reading. */
 #define PROBES 5
 static int others_running(void)
 {
@@ -303,14 +303,12 @@ static int others_running(void)
     for (int i = 0; i < PROBES; i++) {
         if (i)
             nanosleep(&(struct timespec){0, 500000}, NULL);
-        FILE *f = fopen("/proc/stat", "r");
+        FILE *f = fopen("/proc/loadavg", "r");
         if (!f)
             return -1;
-        char line[256];
         long n = -1;
-        while (n < 0 && fgets(line, sizeof line, f))
-            if (sscanf(line, "procs_running %ld", &n) != 1)
-                n = -1;
+        if (fscanf(f, "%*f %*f %*f %ld/", &n) != 1)
+            n = -1;
         fclose(f);
         if (n < 1)
             return -1;
@@ -321,7 +319,9 @@ static int others_running(void)
 }
 
 /* A team, at most `max`, of threads with a core each: one fewer for each thread another
- * process keeps running. A team with a thread on a core another process keeps busy makes
+ * process keeps running. The count is the whole system's: a process allowed fewer CPUs
+ * than are online (taskset, a container's cpuset) cannot tell whether those threads run
+ * on its own, and keeps its team. A team with a thread on a core another process keeps busy makes
  * every region wait for that thread's turn: the chapters' small models enter tens of
  * thousands of regions, and each would cost a slice of milliseconds instead of
  * microseconds (bench/results/busy_machine.txt). Empty regions timed at start-up do
@@ -330,8 +330,10 @@ static int others_running(void)
 static int free_team(int max)
 {
     const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus < 1 || omp_get_num_procs() < cpus)
+        return max;
     const int others = others_running();
-    if (others <= 0 || cpus < 1)
+    if (others <= 0)
         return max;
     const long free_cpus = cpus - others;
     return free_cpus < 1 ? 1 : free_cpus < max ? (int)free_cpus : max;

@@ -19,8 +19,8 @@
 
 /* OpenMP's team capped at 4 threads per online CPU (OMP_NUM_THREADS=100000 would
  * overflow libgomp's stack creating them); without OMP_NUM_THREADS or OMP_WAIT_POLICY,
- * the team is the cores no other process keeps busy (a few milliseconds of probing:
- * args.c). Every program calls it first. Returns the cap when it lowered the team,
+ * the team is the cores no other process keeps busy (Linux: about 2 ms of readings of
+ * /proc/loadavg, args.c; elsewhere the full team). Every program calls it first. Returns the cap when it lowered the team,
  * else 0. */
 int cli_cap_threads(void);
 
