@@ -556,7 +556,7 @@ Test(gpt_kernels, a_packing_for_another_kernel_is_refused)
 /* mygpt_gpt_pack: the same logits bits with the weights packed once as packed at every
  * call, for batches whose products run prepacked (M = 256 rows >= the 256 outputs of
  * W_q..fc2) and swapped with the weight read in place (M = 80; fc2's 1024-float rows
- * then take the 10-row tile); a packing made for another kernel is passed over, not an
+ * then copied, rows_alias_in_l1); a packing made for another kernel is passed over, not an
  * error; the training functions drop the packing (the weights are about to change). */
 Test(gpt_packed, packed_once_the_same_logits_and_never_while_training)
 {

@@ -243,6 +243,7 @@ static const mygpt_config SHAPES[] = {
     {211, 96, 2, 2, 17, MYGPT_ARCH_LLMS_FROM_SCRATCH, 1},
     {300, 130, 2, 2, 24, MYGPT_ARCH_GPT2}, // C = 130: rows of 3 groups, the last of 2
     {64, 64, 4, 1, 40, MYGPT_ARCH_LLMS_FROM_SCRATCH},
+    {64, 256, 4, 1, 16, MYGPT_ARCH_LLMS_FROM_SCRATCH}, // fc2's rows of 1024 floats: copied (rows_alias_in_l1)
 };
 
 /* The float32 model whose parameters are q's (the dequantized values) */

@@ -734,8 +734,9 @@ static mygpt_status prepare(matmul_job *j, mygpt_error *err)
 }
 
 /* Bytes of workspace a prepared job needs (0: none, its panels fit on the stack): one
- * block of the panels, the unit buffers, A's strips, the widened panels, then (from a
- * 64-byte boundary) the queues, all from a cache line (the kernels' vectors of 16 floats). */
+ * block of the panels, the unit buffers, A's strips, the widened panels, the copied rows,
+ * then (from a 64-byte boundary) the queues, all from a cache line (the kernels' vectors
+ * of 16 floats). */
 static size_t job_floats(const matmul_job *j)
 {
     return j->slab_len + j->ub_len + j->ab_len + j->wb_len + j->rb_len;

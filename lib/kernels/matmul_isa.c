@@ -37,8 +37,8 @@
  * it is inlined into: the body and every wrapper carry the attribute. What a tile reads
  * is the packed panel and the rows of A its driver hands it (both made by instrumented
  * code); valgrind (stage 3 of scripts/test.sh) checks those reads in the AVX2 and
- * generic tiles (it runs no AVX-512: there the 14 x 32 and 10 x 32 tiles run under no
- * memory checker), and the tests compare every path with the naive kernel. */
+ * generic tiles (it runs no AVX-512: there the 14 x 32 tile runs under no memory
+ * checker), and the tests compare every path with the naive kernel. */
 #define REGISTER_TILE __attribute__((no_sanitize("address", "undefined")))
 
 /* c (rows x NR, row stride ldc) = (first ? init : c) + a (rows x kc) . bp (kc x NR, packed),
