@@ -25,38 +25,53 @@ void args_set_prefix(const char *prefix)
     program_prefix = prefix;
 }
 
-void cli_error(const char *cmd, const char *fmt, ...)
+/* fmt's text on f as one line, whatever it holds: a path's newline or terminal escape
+ * (ESC, any control byte) is shown escaped (\n, \x1b), never acted on by the terminal */
+static void put_line(FILE *f, const char *fmt, va_list ap)
 {
-    // one line, whatever the message holds: a path's newline or terminal escape (ESC,
-    // any control byte) is shown escaped (\n, \x1b), never acted on by the terminal
     char small[512], *text = small;
-    va_list ap;
-    va_start(ap, fmt);
+    va_list again;
+    va_copy(again, ap);
     const int n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (n >= (int)sizeof small && (text = malloc((size_t)n + 1)) != NULL) {
-        va_start(ap, fmt);
-        vsnprintf(text, (size_t)n + 1, fmt, ap);
-        va_end(ap);
-    }
+    if (n < 0)
+        small[0] = '\0';
+    else if (n >= (int)sizeof small && (text = malloc((size_t)n + 1)) != NULL)
+        vsnprintf(text, (size_t)n + 1, fmt, again);
+    va_end(again);
     if (!text)
         text = small; // out of memory: the message cut
-    fprintf(stderr, "%s%s: ", program_prefix, cmd);
     for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
         if (*c == '\n')
-            fputs("\\n", stderr);
+            fputs("\\n", f);
         else if (*c == '\t')
-            fputs("\\t", stderr);
+            fputs("\\t", f);
         else if (*c == '\r')
-            fputs("\\r", stderr);
+            fputs("\\r", f);
         else if (*c < 0x20 || *c == 0x7f)
-            fprintf(stderr, "\\x%02x", *c);
+            fprintf(f, "\\x%02x", *c);
         else
-            fputc(*c, stderr);
+            fputc(*c, f);
     }
-    fputc('\n', stderr);
+    fputc('\n', f);
     if (text != small)
         free(text);
+}
+
+void cli_error(const char *cmd, const char *fmt, ...)
+{
+    fprintf(stderr, "%s%s: ", program_prefix, cmd);
+    va_list ap;
+    va_start(ap, fmt);
+    put_line(stderr, fmt, ap);
+    va_end(ap);
+}
+
+void cli_say(FILE *f, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    put_line(f, fmt, ap);
+    va_end(ap);
 }
 
 int args_distance(const char *a, size_t la, const char *b)

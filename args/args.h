@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "mygpt/error.h"
 
@@ -109,6 +110,15 @@ int args_i64_in(const char *cmd, const parsed_args *a, const char *name, int64_t
 double cli_now_s(void);
 
 void cli_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Prints fmt's text on f as one line, then a newline: a control byte in it (a path's
+ * newline, a terminal escape) shown escaped as cli_error shows it. For the lines that
+ * say where a program wrote or read a file the user named. */
+void cli_say(FILE *f, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif

@@ -187,7 +187,7 @@ static int show_attention(const char *cmd, const parsed_args *a, mygpt_gpt *g, i
             rc = cli_write_fail(cmd, st, &err);
             goto done;
         }
-        fprintf(stderr, "mygpt attention: figure written to %s\n", args_get(a, "svg"));
+        cli_say(stderr, "mygpt attention: figure written to %s", args_get(a, "svg"));
     }
 done:
     free(labels);

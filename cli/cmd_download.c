@@ -237,7 +237,7 @@ static int existing_file(const char *cmd, const char *path, const pinned_file *p
     else if (strcmp(sha, pin->sha256) != 0)
         snprintf(detail, sizeof detail, "sha256 %s, not the pinned %s", sha, pin->sha256);
     else {
-        printf("%s: there already, sha256 verified\n", path);
+        cli_say(stdout, "%s: there already, sha256 verified", path);
         return 1;
     }
     cli_error(cmd, "%s is there already and is not %s's %s (%s): not replaced", path, pin->repo, pin->name,
@@ -302,9 +302,9 @@ static int get_file(const char *cmd, const download *d, const pinned_file *pin)
         return fetch_failed(cmd, d, url, part, st, &r);
     int rc = verify_and_keep(cmd, part, path, pin);
     if (rc == 0 && r.resumed_at > 0)
-        printf("%s: %" PRId64 " bytes (resumed at %" PRId64 "), sha256 verified\n", path, pin->bytes, r.resumed_at);
+        cli_say(stdout, "%s: %" PRId64 " bytes (resumed at %" PRId64 "), sha256 verified", path, pin->bytes, r.resumed_at);
     else if (rc == 0)
-        printf("%s: %" PRId64 " bytes, sha256 verified\n", path, pin->bytes);
+        cli_say(stdout, "%s: %" PRId64 " bytes, sha256 verified", path, pin->bytes);
     return rc;
 }
 
@@ -381,7 +381,7 @@ int cmd_download(int argc, char **argv)
     if ((rc = get_files(cmd, &d)))
         remove_made(d.dir, made); // folders this run made and left empty go too
     if (rc == 0)
-        printf("%s: GPT-2 %s (%s): --gpt2 %s, --checkpoint %s/model.safetensors\n", d.dir, d.size, d.repo, d.dir,
+        cli_say(stdout, "%s: GPT-2 %s (%s): --gpt2 %s, --checkpoint %s/model.safetensors", d.dir, d.size, d.repo, d.dir,
                d.dir);
     return rc;
 }

@@ -187,13 +187,13 @@ static int save_model(const char *cmd, const parsed_args *a, const mygpt_gpt *g)
     if (st != MYGPT_OK)
         return cli_write_fail(cmd, st, &err);
     if (!adapters) {
-        printf("Model saved as %s\n", args_get(a, "save"));
+        cli_say(stdout, "Model saved as %s", args_get(a, "save"));
         return 0;
     }
     struct stat sb; // --lora --save comes with --checkpoint; a Hugging Face folder's model is its model.safetensors
     const char *base = args_get(a, "checkpoint");
     const int folder = base && stat(base, &sb) == 0 && S_ISDIR(sb.st_mode);
-    printf("LoRA adapters saved as %s (for --checkpoint %s%s --adapters %s)\n", args_get(a, "save"),
+    cli_say(stdout, "LoRA adapters saved as %s (for --checkpoint %s%s --adapters %s)", args_get(a, "save"),
            base ? base : "?", folder ? "/model.safetensors" : "", args_get(a, "save"));
     return 0;
 }
@@ -390,7 +390,7 @@ static int write_responses(const char *cmd, const parsed_args *a, const finetune
         if ((st = mygpt_write_file(args_get(a, "responses"), json, json_len, &err)) != MYGPT_OK)
             rc = cli_write_fail(cmd, st, &err);
         else
-            printf("Responses saved as %s\n", args_get(a, "responses"));
+            cli_say(stdout, "Responses saved as %s", args_get(a, "responses"));
     }
     free(json);
     return rc;
@@ -461,7 +461,7 @@ static int run_instruct(const char *cmd, const parsed_args *a, const finetune_op
     }
     have_loaders = 1;
     instruct_print_lengths(stdout, &split);
-    printf("Loaded model: %s\n", args_has(a, "checkpoint") ? args_get(a, "checkpoint") : "Small test model");
+    cli_say(stdout, "Loaded model: %s", args_has(a, "checkpoint") ? args_get(a, "checkpoint") : "Small test model");
     printf("--------------------------------------------------\n");
     if ((rc = instruct_trainer(cmd, a, o, g, &rng, &tr)))
         goto done;

@@ -73,7 +73,7 @@ int cmd_merge(int argc, char **argv)
     if ((st = mygpt_checkpoint_save(g, out, &err)) != MYGPT_OK)
         rc = cli_write_fail(cmd, st, &err); // a full disk: a runtime failure, 1
     else
-        printf("%s: %s with the adapters of %s (rank %d, alpha %g) merged into its weights\n", out, base, adapters,
+        cli_say(stdout, "%s: %s with the adapters of %s (rank %d, alpha %g) merged into its weights", out, base, adapters,
                rank, alpha);
     mygpt_gpt_free(g);
     return rc;

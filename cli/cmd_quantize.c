@@ -64,7 +64,7 @@ int cmd_quantize(int argc, char **argv)
     if ((rc = apply_weights(cmd, &a, g)) == 0 && (st = mygpt_checkpoint_save(g, out, &err)) != MYGPT_OK)
         rc = cli_write_fail(cmd, st, &err); // a full disk: a runtime failure, 1
     if (rc == 0)
-        printf("%s: %s weights, %.1f MB of weights read per token (float32: %.1f MB)\n", out,
+        cli_say(stdout, "%s: %s weights, %.1f MB of weights read per token (float32: %.1f MB)", out,
                mygpt_weights_name(g->weights), mygpt_weights_bytes_per_token(&g->config, g->weights) / 1e6,
                mygpt_weights_bytes_per_token(&g->config, MYGPT_WEIGHTS_FP32) / 1e6);
     mygpt_gpt_free(g);

@@ -320,3 +320,25 @@ Test(cli_model, quantize_writes_a_checkpoint_that_generates_as_weights_does, .ti
     unlink(conf);
     cr_expect_eq(rmdir(dir), 0, "only the files written were left");
 }
+
+/* A line that names a file the user gave shows its control bytes escaped, as an error
+ * does: a name holding a terminal escape and a newline is not acted on by the terminal,
+ * and the line stays one line */
+Test(cli_model, a_written_path_is_shown_with_its_control_bytes_escaped, .timeout = 60)
+{
+    char dir[] = "/tmp/mygpt_clie_XXXXXX", path[160], src[1024];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(src, sizeof src, "%s/gpt2_hf.safetensors", golden_dir());
+    snprintf(path, sizeof path, "%s/a\x1b[2Jb\nc.safetensors", dir);
+    char *argv[] = {MYGPT_EXE, "quantize", src, path, "--weights", "int8", NULL};
+    proc_result r = {0};
+    cr_assert_eq(run_process(argv, &r), 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "/a\\x1b[2Jb\\nc.safetensors: int8 weights") != NULL, "%s", r.out);
+    cr_expect(strchr(r.out, '\x1b') == NULL && strchr(r.out, '\n') == r.out + strlen(r.out) - 1, "%s", r.out);
+    proc_result_free(&r);
+    cr_expect_eq(unlink(path), 0);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    unlink(path); // (written beside a GPT-2 model's file)
+    cr_expect_eq(rmdir(dir), 0);
+}

@@ -307,7 +307,7 @@ int nanogpt_train_run(const train_settings *s)
     }
     if (!rc && !(rc = read_text(&r)) && !(rc = build(&r)) && !(rc = s->log ? train_log_open(s->cmd, &r.log, s->log, 0) : 0)) {
         if (s->run_dir)
-            fprintf(stderr, "mygpt %s: the run goes to %s/ (its model, log and plot)\n", s->cmd, s->run_dir);
+            cli_say(stderr, "mygpt %s: the run goes to %s/ (its model, log and plot)", s->cmd, s->run_dir);
         fprintf(stderr, "mygpt %s: nanoGPT's train.py: %d characters, %zu train and %zu validation ids; %zu parameters\n",
                 s->cmd, r.vocab.n, r.ntrain, r.nval, r.g->num_parameters);
         train_catch_sigint();
@@ -323,20 +323,22 @@ int nanogpt_train_run(const train_settings *s)
         if (!rc && s->save && (st = mygpt_checkpoint_save(r.g, s->save, &r.err)) != MYGPT_OK)
             rc = cli_write_fail(s->cmd, st, &r.err);
         else if (!rc && s->save)
-            fprintf(stderr, "mygpt %s: saved the model to %s (its characters are --text's: mygpt generate "
-                    "--checkpoint %s --chars %s)\n", s->cmd, s->save, s->save, s->text);
+            cli_say(stderr, "mygpt %s: saved the model to %s (its characters are --text's: mygpt generate "
+                    "--checkpoint %s --chars %s)", s->cmd, s->save, s->save, s->text);
         if (!rc && s->run_dir) { // the folder's files by name, --save's and --log's by path
             const size_t nd = strlen(s->run_dir);
             char plot[4100];
             if (s->log)
                 train_log_plot_path(plot, sizeof plot, s->log);
             const char *files[3] = {s->save, s->log, s->log ? plot : NULL};
-            fprintf(stderr, "mygpt %s: the run is in %s/:", s->cmd, s->run_dir);
-            for (int i = 0; i < 3; i++)
+            char list[3 * 4200] = "";
+            for (size_t i = 0, len = 0; i < 3 && len < sizeof list; i++)
                 if (files[i])
-                    fprintf(stderr, "%s %s", i ? "," : "",
-                            files[i] + (strncmp(files[i], s->run_dir, nd) == 0 && files[i][nd] == '/' ? nd + 1 : 0));
-            fputc('\n', stderr);
+                    len += (size_t)snprintf(list + len, sizeof list - len, "%s %s", len ? "," : "",
+                                            files[i] + (strncmp(files[i], s->run_dir, nd) == 0 && files[i][nd] == '/'
+                                                            ? nd + 1
+                                                            : 0));
+            cli_say(stderr, "mygpt %s: the run is in %s/:%s", s->cmd, s->run_dir, list);
         }
     }
     run_free(&r);

@@ -674,11 +674,11 @@ static int end_interrupted(session *S)
         rc = train_log_write(S->cmd, S->logp);
     const char *path = S->s->state;
     if (!S->state)
-        fprintf(stderr, "mygpt train: interrupted after step %lld: no training state saved (%s: %s)\n", S->at.step,
+        cli_say(stderr, "mygpt train: interrupted after step %lld: no training state saved (%s: %s)", S->at.step,
                 path, S->s->state_refused);
     else if (S->saved_at == S->at.step || !save_state(S))
-        fprintf(stderr, "mygpt train: interrupted after step %lld: the training state is in %s (the same "
-                        "command with --resume %s continues it)\n", S->at.step, path, path);
+        cli_say(stderr, "mygpt train: interrupted after step %lld: the training state is in %s (the same "
+                        "command with --resume %s continues it)", S->at.step, path, path);
     return rc ? rc : S->rc ? S->rc : -1;
 }
 
@@ -688,7 +688,7 @@ static void say_files(const session *S)
     const train_settings *s = S->s;
     char val[64];
     if (s->best && S->best_step >= 0)
-        fprintf(stderr, "mygpt train: the lowest validation loss, %s at step %lld, is the model in %s\n",
+        cli_say(stderr, "mygpt train: the lowest validation loss, %s at step %lld, is the model in %s",
                 mygpt_py_fixed_str(val, sizeof val, S->best_val, 6), S->best_step - 1, s->best);
     if (!s->run_dir)
         return;
@@ -697,15 +697,14 @@ static void say_files(const session *S)
         train_log_plot_path(plot, sizeof plot, s->log);
     const char *files[] = {s->save, S->saved_at >= 0 ? S->state : NULL, s->log, s->log ? plot : NULL,
                            S->best_step >= 0 ? s->best : NULL};
-    fprintf(stderr, "mygpt train: the run is in %s/:", s->run_dir);
     const size_t nd = strlen(s->run_dir);
-    for (int i = 0, first = 1; i < 5; i++)
+    char list[5 * 4200] = "";
+    for (size_t i = 0, len = 0; i < 5 && len < sizeof list; i++)
         if (files[i]) { // the folder's own by name, the others (--save, --log) by path
             const int inside = strncmp(files[i], s->run_dir, nd) == 0 && files[i][nd] == '/';
-            fprintf(stderr, "%s %s", first ? "" : ",", files[i] + (inside ? nd + 1 : 0));
-            first = 0;
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s %s", len ? "," : "", files[i] + (inside ? nd + 1 : 0));
         }
-    fputc('\n', stderr);
+    cli_say(stderr, "mygpt train: the run is in %s/:%s", s->run_dir, list);
 }
 
 /* The trained model to path: llama2.c's .bin (run.c reads it) for a llama model and a path
@@ -763,7 +762,7 @@ static int session_loop(session *S)
     S->saved_at = -1;
     S->best_step = -1;
     if (S->team.rank == 0 && s->run_dir)
-        fprintf(stderr, "mygpt train: the run goes to %s/ (its model, training state, log and plot)\n", s->run_dir);
+        cli_say(stderr, "mygpt train: the run goes to %s/ (its model, training state, log and plot)", s->run_dir);
     if (S->team.rank == 0 && s->log && (rc = train_log_open(S->cmd, &S->log, s->log, S->pos.step)))
         return rc;
     S->logp = S->team.rank == 0 && s->log ? &S->log : NULL;
