@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "run_folder.h"
 #include "char_vocab.h"
 #include "mygpt/checkpoint.h"
 #include "mygpt/data.h"
@@ -326,19 +327,11 @@ int nanogpt_train_run(const train_settings *s)
             cli_say(stderr, "mygpt %s: saved the model to %s (its characters are --text's: mygpt generate "
                     "--checkpoint %s --chars %s)", s->cmd, s->save, s->save, s->text);
         if (!rc && s->run_dir) { // the folder's files by name, --save's and --log's by path
-            const size_t nd = strlen(s->run_dir);
             char plot[4100];
             if (s->log)
                 train_log_plot_path(plot, sizeof plot, s->log);
             const char *files[3] = {s->save, s->log, s->log ? plot : NULL};
-            char list[3 * 4200] = "";
-            for (size_t i = 0, len = 0; i < 3 && len < sizeof list; i++)
-                if (files[i])
-                    len += (size_t)snprintf(list + len, sizeof list - len, "%s %s", len ? "," : "",
-                                            files[i] + (strncmp(files[i], s->run_dir, nd) == 0 && files[i][nd] == '/'
-                                                            ? nd + 1
-                                                            : 0));
-            cli_say(stderr, "mygpt %s: the run is in %s/:%s", s->cmd, s->run_dir, list);
+            run_folder_say(s->cmd, s->run_dir, files, 3);
         }
     }
     run_free(&r);

@@ -13,6 +13,18 @@
 
 #include "args.h"
 
+void run_folder_say(const char *cmd, const char *dir, const char *const *files, int n)
+{
+    const size_t nd = strlen(dir);
+    char list[5 * 4200] = "";
+    for (size_t i = 0, len = 0; i < (size_t)n && len < sizeof list; i++)
+        if (files[i]) {
+            const int inside = strncmp(files[i], dir, nd) == 0 && files[i][nd] == '/';
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s %s", len ? "," : "", files[i] + (inside ? nd + 1 : 0));
+        }
+    cli_say(stderr, "mygpt %s: the run is in %s/:%s", cmd, dir, list);
+}
+
 void run_folder_path(const run_folder *rf, const char *name, char *path, size_t cap)
 {
     snprintf(path, cap, "%s/%s", rf->dir, name);

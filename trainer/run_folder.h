@@ -29,6 +29,11 @@ void run_folder_path(const run_folder *rf, const char *name, char *path, size_t 
  * holds other files). */
 int run_folder_open(const char *cmd, run_folder *rf, const char *out, const char *resume, const char *preset);
 
+/* The run's last line on stderr, "mygpt CMD: the run is in DIR/: a, b, c": the n files
+ * (NULL ones skipped), those inside dir by name, the others (--save, --log elsewhere) by
+ * path, control bytes escaped (cli_say) */
+void run_folder_say(const char *cmd, const char *dir, const char *const *files, int n);
+
 /* At the run's end, whatever it was: the folder (and runs/) removed when this run made
  * it and nothing was written in it (a run refused before its first step, another rank of
  * --data-parallel) */

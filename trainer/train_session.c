@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "run_folder.h"
 #include "book_train.h"
 #include "nanogpt_train.h"
 #include "data_parallel.h"
@@ -697,14 +698,7 @@ static void say_files(const session *S)
         train_log_plot_path(plot, sizeof plot, s->log);
     const char *files[] = {s->save, S->saved_at >= 0 ? S->state : NULL, s->log, s->log ? plot : NULL,
                            S->best_step >= 0 ? s->best : NULL};
-    const size_t nd = strlen(s->run_dir);
-    char list[5 * 4200] = "";
-    for (size_t i = 0, len = 0; i < 5 && len < sizeof list; i++)
-        if (files[i]) { // the folder's own by name, the others (--save, --log) by path
-            const int inside = strncmp(files[i], s->run_dir, nd) == 0 && files[i][nd] == '/';
-            len += (size_t)snprintf(list + len, sizeof list - len, "%s %s", len ? "," : "", files[i] + (inside ? nd + 1 : 0));
-        }
-    cli_say(stderr, "mygpt train: the run is in %s/:%s", s->run_dir, list);
+    run_folder_say("train", s->run_dir, files, 5);
 }
 
 /* The trained model to path: llama2.c's .bin (run.c reads it) for a llama model and a path
