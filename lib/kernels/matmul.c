@@ -538,11 +538,15 @@ static void run_unit(const matmul_job *j, int me, strips_held *held, share s, si
         return;
     }
     const int P = (j->format || j->prepacked) && j->M == 1 && !j->acc_into && !j->a_t ? j->kern.decode_panels : 0;
+    // decoding: P whole panels at once, each group all its k blocks in turn, so that its
+    // panels are read as P unbroken streams (a panel holds all K: block kb + KC follows kb)
+    int q_decoded = q0;
+    for (; P && q_decoded + P <= q1 && (p0 + q_decoded + P) * NR <= j->N; q_decoded += P)
+        for (int kb = k0; kb < k0 + ks; kb += KC)
+            decode_panels(j, p0 + q_decoded, kb, k0 + ks - kb < KC ? k0 + ks - kb : KC);
     for (int kb = k0; kb < k0 + ks; kb += KC) {
         const int kc = k0 + ks - kb < KC ? k0 + ks - kb : KC;
-        int qd = q0; // decoding: P whole panels at once
-        for (; P && qd + P <= q1 && (p0 + qd + P) * NR <= j->N; qd += P)
-            decode_panels(j, p0 + qd, kb, kc);
+        int qd = q_decoded;
         if (P && !j->format && qd < q1 && decode_rest(j, p0 + qd, q1 - qd, kb, kc))
             qd = q1;
         // a quantized B: the unit's remaining panels widened once for all its row blocks
