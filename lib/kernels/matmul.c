@@ -35,7 +35,8 @@
  *     panels once into floats (widen_block) and run the float kernel: the same values
  *     (b_at), so the sums do not change;
  *   - decoding (one activation row) takes several prepacked panels at once
- *     (decode_panels): more independent fused multiply-add chains and memory streams;
+ *     (decode_panels): more independent fused multiply-add chains and memory streams,
+ *     each group read from its first k to its last before the next group;
  *   - the panels and tiles start on a cache line (so does every large buffer of the
  *     library: mygpt_float_block), and the kernel asks for what it reads next while it
  *     computes: its panel's rows a few k steps ahead, and, spread over its k steps, the
