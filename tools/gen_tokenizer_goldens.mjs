@@ -25,6 +25,10 @@ const cases = [
   // whitespace runs and the look-ahead rule
   "a  b", "a   b", "a \n b", "a   \n\n  b", "trailing   ", "   leading", "tab\there", "\t\tx",
   "line one\nline two\n", "double\n\nnewline", "mixed \t \n \r\n end", "x\u00a0y", "x\u3000y",
+  // Unicode's white space exactly: U+180E has not been one since Unicode 6.3 (PCRE2's \s
+  // still takes it), U+200B and U+FEFF never were; U+0085, U+1680, U+2028 and U+205F are
+  "a\u180e's", "x  \u180ey", "\u180e\u180e", "x \u180e", "a\u200bb", "\ufeffx", "a\u0085b", "a\u1680 b",
+  "a\u2028\u2029b", "x\u205f\u202fy", "a\u2000\u200a b",
   // digits
   "12345", "123 456", "3.14159", "2024-11-21", "1,000,000", "v1.2.3", "0x1F", "٣٤٥", "²³",
   // punctuation

@@ -27,9 +27,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* GPT-2's pre-tokenisation pattern (tiktoken's "gpt2" pat_str). */
-static const char GPT2_PATTERN[] =
-    "'(?:[sdmt]|ll|ve|re)| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+/* GPT-2's pre-tokenisation pattern (tiktoken's "gpt2" pat_str):
+ *   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+ * where \s is Unicode's White_Space, as in tiktoken's regex. PCRE2's \s also takes
+ * U+180E (white space before Unicode 6.3), so here a space is [^\S\x{180E}] and a
+ * non-space [\S\x{180E}]. */
+static const char GPT2_PATTERN[] = "'(?:[sdmt]|ll|ve|re)| ?\\p{L}+| ?\\p{N}+| ?(?:[^\\s\\p{L}\\p{N}]|\\x{180E})+"
+                                   "|[^\\S\\x{180E}]+(?![\\S\\x{180E}])|[^\\S\\x{180E}]+";
 
 /* ---- byte strings -> id ------------------------------------------------------ */
 
