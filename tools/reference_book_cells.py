@@ -11,7 +11,9 @@ CHECKOUT is a clone of rasbt/LLMs-from-scratch (its notebooks are read, never co
 The notebooks' cells run as they are, but for: the version cells and the download cell,
 left out (the-verdict is read from data/); tiktoken, whose GPT-2 ids come through node
 (tools/reference_train.py, `npm install --prefix tools/node`). A cell's stored output
-that differs from this run is listed on stderr (chapters/ERRATA.md says why).
+that differs from this run is listed on stderr (chapters/ERRATA.md says why). PyTorch's
+kernels are pinned as avx2_kernels.py says (OpenBLAS's Haswell sgemm, fused multiply-adds),
+so the files do not depend on the CPU that makes them.
 """
 import ast
 import contextlib
@@ -21,11 +23,11 @@ import os
 import sys
 import types
 
-import torch
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+import avx2_kernels  # noqa: E402,F401  (before torch: OPENBLAS_CORETYPE, ATEN_CPU_CAPABILITY)
+import torch  # noqa: E402
 from reference_train import tiktoken as node_tiktoken  # noqa: E402
 
 NOTEBOOKS = {"ch02": "ch02/01_main-chapter-code/ch02.ipynb",

@@ -9,10 +9,11 @@
 #include "book_gpt.h"
 
 /* print_gradients(model, x): the mean of |grad| of each layer's weight */
-static void print_gradients(mygpt_shortcut_net *net, const float *x)
+static void print_gradients(const chapter *ch, mygpt_shortcut_net *net, const float *x)
 {
     float loss;
-    mygpt_shortcut_net_grads(net, x, &loss);
+    mygpt_error err = {0};
+    chapter_check(ch, mygpt_shortcut_net_grads(net, x, &loss, &err), &err);
     for (int l = 0; l < net->n_layers; l++) {
         const int n = net->sizes[l] * net->sizes[l + 1];
         float abs_grad[MYGPT_SHORTCUT_MAX_WIDTH * MYGPT_SHORTCUT_MAX_WIDTH];
@@ -39,7 +40,7 @@ int main(int argc, char **argv)
         mygpt_rng_seed(&rng, ch.seed);
         mygpt_shortcut_net net;
         chapter_check(&ch, mygpt_shortcut_net_init(&net, layer_sizes, 5, use_shortcut, &rng, &err), &err);
-        print_gradients(&net, sample_input);
+        print_gradients(&ch, &net, sample_input);
     }
     return 0;
 }

@@ -14,7 +14,8 @@ void book_layer_outputs(const chapter *ch, uint64_t seed, float out[BOOK_ROWS * 
     float batch_example[BOOK_ROWS * BOOK_IN], weight[BOOK_OUT * BOOK_IN], bias[BOOK_OUT];
     chapter_check(ch, mygpt_normal_(&rng, batch_example, BOOK_ROWS * BOOK_IN, 0.0, 1.0, &err), &err);
     chapter_check(ch, mygpt_init_linear(&rng, weight, bias, BOOK_IN, BOOK_OUT, &err), &err);
-    mygpt_matmul_naive(out, batch_example, weight, bias, BOOK_ROWS, BOOK_IN, BOOK_OUT);
+    // nn.Linear(5, 6): the library's product, a fused multiply-add a step as PyTorch's BLAS
+    chapter_check(ch, mygpt_matmul(out, batch_example, weight, bias, BOOK_ROWS, BOOK_IN, BOOK_OUT, &err), &err);
     for (int i = 0; i < BOOK_ROWS * BOOK_OUT; i++) // nn.ReLU()
         out[i] = out[i] > 0.0f ? out[i] : 0.0f;
 }

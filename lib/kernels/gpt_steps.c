@@ -65,7 +65,7 @@ mygpt_status mygpt_shortcut_net_init(mygpt_shortcut_net *net, const int *sizes, 
     return MYGPT_OK;
 }
 
-void mygpt_shortcut_net_grads(mygpt_shortcut_net *net, const float *x, float *loss)
+mygpt_status mygpt_shortcut_net_grads(mygpt_shortcut_net *net, const float *x, float *loss, mygpt_error *err)
 {
     enum { W = MYGPT_SHORTCUT_MAX_WIDTH };
     const int L = net->n_layers;
@@ -76,7 +76,7 @@ void mygpt_shortcut_net_grads(mygpt_shortcut_net *net, const float *x, float *lo
     for (int l = 0; l < L; l++) {
         const int in = net->sizes[l], out = net->sizes[l + 1];
         float y[W];
-        mygpt_matmul_naive(zs[l], xs[l], net->weight[l], net->bias[l], 1, in, out);
+        MYGPT_TRY(mygpt_matmul(zs[l], xs[l], net->weight[l], net->bias[l], 1, in, out, err));
         mygpt_gelu_tanh_forward(y, zs[l], (size_t)out);
         const int shortcut = net->use_shortcut && in == out; // x.shape == layer_output.shape
         for (int i = 0; i < out; i++)
@@ -98,13 +98,14 @@ void mygpt_shortcut_net_grads(mygpt_shortcut_net *net, const float *x, float *lo
         mygpt_gelu_tanh_backward(dz, zs[l], g, (size_t)out);
         memset(net->dweight[l], 0, sizeof net->dweight[l]);
         memset(net->dbias[l], 0, sizeof net->dbias[l]);
-        mygpt_matmul_backward_naive((mygpt_linear_grads){dx, net->dweight[l], net->dbias[l]}, dz, xs[l],
-                                    net->weight[l], 1, in, out);
+        MYGPT_TRY(mygpt_matmul_backward((mygpt_linear_grads){dx, net->dweight[l], net->dbias[l]}, dz, xs[l],
+                                        net->weight[l], 1, in, out, err));
         if (net->use_shortcut && in == out) // x = x + layer_output: both paths carry g back
             for (int i = 0; i < in; i++)
                 dx[i] += g[i];
         memcpy(g, dx, (size_t)in * sizeof *g);
     }
+    return MYGPT_OK;
 }
 
 mygpt_status mygpt_book_feedforward(float *out, const float *x, const mygpt_book_ff *ff, size_t N, mygpt_error *err)
