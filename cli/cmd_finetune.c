@@ -564,7 +564,7 @@ static int read_opts(const char *cmd, const parsed_args *a, finetune_opts *o, in
         return EXIT_USAGE;
     }
     if (args_has(a, "checkpoint") && (args_has(a, "preset") || args_has(a, "seed"))) {
-        cli_error(cmd, "--preset and --seed draw a fresh model: they go without --checkpoint");
+        cli_error(cmd, "--preset and --seed draw a fresh model: they cannot be used with --checkpoint");
         return EXIT_USAGE;
     }
     if (!o->instruct && (args_has(a, "mask-instructions") || args_has(a, "responses") || args_has(a, "entries") ||

@@ -58,7 +58,7 @@ static int forward_model_flags(const char *cmd, const parsed_args *a)
                                         "dropout"};
     for (size_t i = 0; args_has(a, "checkpoint") && i < sizeof flags / sizeof flags[0]; i++)
         if (args_has(a, flags[i])) {
-            cli_error(cmd, "--%s goes without --checkpoint (the checkpoint's model has its own)", flags[i]);
+            cli_error(cmd, "--%s cannot be used with --checkpoint (the checkpoint's model has its own)", flags[i]);
             return EXIT_USAGE;
         }
     if (args_has(a, "adapters") && !args_has(a, "checkpoint")) {

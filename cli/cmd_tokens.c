@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "commands.h"
@@ -40,9 +41,12 @@ static int one_vocabulary(const char *cmd, const parsed_args *a)
     return 0;
 }
 
-/* All of standard input (a pipe has no size to ask for). */
-static char *read_all(FILE *f, size_t *n)
+/* All of standard input (a pipe has no size to ask for); on a terminal, first a line on
+ * stderr saying how to end it, since nothing else shows that the command is waiting. */
+static char *read_all(const char *cmd, const char *instead, FILE *f, size_t *n)
 {
+    if (isatty(fileno(f)))
+        fprintf(stderr, "mygpt %s: reading standard input: end it with Ctrl-D (or give %s)\n", cmd, instead);
     size_t cap = 1 << 16, len = 0;
     char *buf = malloc(cap);
     while (buf) {
@@ -125,7 +129,7 @@ int cmd_encode(int argc, char **argv)
         const mygpt_status fst = mygpt_read_file(file, &text, &n, &ferr);
         if (fst != MYGPT_OK)
             return cli_fail(cmd, fst, &ferr);
-    } else if (!(text = read_all(stdin, &n))) {
+    } else if (!(text = read_all(cmd, "a FILE", stdin, &n))) {
         cli_error(cmd, "cannot read standard input");
         return EXIT_RUNTIME;
     }
@@ -211,7 +215,7 @@ static int decode_llama2c(const char *cmd, const char *path, const int64_t *ids6
 static int read_words(const char *cmd, char **input, char ***words, size_t *nwords)
 {
     size_t len;
-    if (!(*input = read_all(stdin, &len))) {
+    if (!(*input = read_all(cmd, "the ids as arguments", stdin, &len))) {
         cli_error(cmd, "cannot read standard input");
         return EXIT_RUNTIME;
     }

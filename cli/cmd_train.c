@@ -368,7 +368,7 @@ static int read_schedule(const char *cmd, const parsed_args *a, train_settings *
 static int check_combinations(const char *cmd, const parsed_args *a)
 {
     if (args_has(a, "epochs") && (args_has(a, "steps") || args_has(a, "data-parallel"))) {
-        cli_error(cmd, "--epochs (the book's loop) goes without --steps and --data-parallel");
+        cli_error(cmd, "--epochs (the book's loop) cannot be used with --steps or --data-parallel");
         return EXIT_USAGE;
     }
     const int nanogpt = is_nanogpt(a); // its eval_iters
@@ -383,7 +383,8 @@ static int check_combinations(const char *cmd, const parsed_args *a)
     }
     if (args_has(a, "data-parallel") &&
         (args_has(a, "checkpoint-every") || args_has(a, "resume") || args_has(a, "state"))) {
-        cli_error(cmd, "--checkpoint-every, --state and --resume go without --data-parallel");
+        cli_error(cmd, "--checkpoint-every, --state and --resume cannot be used with --data-parallel (its runs keep "
+                       "no training state yet)");
         return EXIT_USAGE;
     }
     return 0;
@@ -434,6 +435,8 @@ static int read_state_path(const char *cmd, const parsed_args *a, train_settings
         snprintf(refused, sizeof refused, "%s", perr.message);
         s->state_refused = refused;
     }
+    if (args_has(a, "data-parallel")) // (--state and --checkpoint-every were refused with it)
+        s->state_refused = "a --data-parallel run keeps no training state yet";
     if (s->state_refused && args_has(a, "checkpoint-every")) {
         cli_error(cmd, "--checkpoint-every: %s: %s", path, s->state_refused);
         return EXIT_USAGE;

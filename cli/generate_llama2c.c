@@ -48,7 +48,7 @@ static int read_llama2c_flags(const char *cmd, const parsed_args *a, llama2c_fla
                                          "chars", "weights", "adapters", "seed"};
     for (size_t i = 0; i < sizeof OTHERS / sizeof OTHERS[0]; i++)
         if (args_has(a, OTHERS[i])) {
-            cli_error(cmd, "--%s goes without --sampler llama2c (run.c's flags: --temperature, --top-p, "
+            cli_error(cmd, "--%s cannot be used with --sampler llama2c (run.c's flags: --temperature, --top-p, "
                       "--sample-seed, --steps, --prompt)", OTHERS[i]);
             return EXIT_USAGE;
         }

@@ -257,7 +257,7 @@ Test(cli_args, bad_training_and_generation_arguments)
         {"loss %s --ids 0,1 --targets 1,2 --dropout 0.1", "the course's model has no dropout"},
         {"loss %s --ids 0,1 --targets 1,2 --arch gpt2 --dropout 1", "dropout must be in [0, 1)"},
         {"train %s --text /nonexistent --context 2 --batch 1 --steps 1 --epochs 1 --optimizer sgd --lr 1",
-         "--epochs (the book's loop) goes without --steps"},
+         "--epochs (the book's loop) cannot be used with --steps"},
         {"train %s --text /nonexistent --context 2 --batch 1 --steps 1 --eval-batches 2 --optimizer sgd --lr 1",
          "go with --epochs"},
     };

@@ -73,8 +73,8 @@ Test(cli_llama_generate, flags_it_has_no_place_for_are_refused)
     static const struct {
         const char *flags, *says;
     } CASES[] = {
-        {"--max-new 5", "--max-new goes without --sampler llama2c"},
-        {"--top-k 5", "--top-k goes without --sampler llama2c"},
+        {"--max-new 5", "--max-new cannot be used with --sampler llama2c"},
+        {"--top-k 5", "--top-k cannot be used with --sampler llama2c"},
         {"--temperature -1", "--temperature must be at least 0"},
         {"--temperature 1e39", "--temperature 1e39 is more than a float32 holds (at most 3.40282e+38)"},
         {"--top-p 1.5", "--top-p must be at most 1"},

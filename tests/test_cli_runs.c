@@ -407,7 +407,7 @@ Test(cli_runs, forward_refuses_model_flags_beside_a_checkpoint)
 {
     proc_result r;
     cr_assert_eq(run_tool_words("forward --checkpoint x.safetensors --vocab 5 --ids 1", NULL, &r), 0);
-    expect_one_line_refusal(&r, 2, "--vocab goes without --checkpoint", "forward --checkpoint --vocab");
+    expect_one_line_refusal(&r, 2, "--vocab cannot be used with --checkpoint", "forward --checkpoint --vocab");
     proc_result_free(&r);
     cr_assert_eq(run_tool_words("forward --seed 1 --vocab 5 --embed 4 --heads 2 --layers 1 --adapters a --ids 1",
                                 NULL, &r), 0);

@@ -756,7 +756,8 @@ static int session_loop(session *S)
     S->saved_at = -1;
     S->best_step = -1;
     if (S->team.rank == 0 && s->run_dir)
-        cli_say(stderr, "mygpt train: the run goes to %s/ (its model, training state, log and plot)", s->run_dir);
+        cli_say(stderr, "mygpt train: the run goes to %s/ (its model, %slog and plot)", s->run_dir,
+                S->state ? "training state, " : "");
     if (S->team.rank == 0 && s->log && (rc = train_log_open(S->cmd, &S->log, s->log, S->pos.step)))
         return rc;
     S->logp = S->team.rank == 0 && s->log ? &S->log : NULL;

@@ -27,8 +27,10 @@ int main(int argc, char **argv)
 
     // f"{...:>25}" pads by characters; "·" is one character but two bytes in UTF-8,
     // so printf's byte widths are one larger
-    printf("%7s | %26s | %23s\n", "base p", "sinusoidal PE(p)\xc2\xb7PE(p+5)",
-           "learned PE(p)\xc2\xb7PE(p+5)");
+    char sin_head[64], lrn_head[64];
+    snprintf(sin_head, sizeof sin_head, "sinusoidal PE(p)\xc2\xb7PE(p+%d)", K);
+    snprintf(lrn_head, sizeof lrn_head, "learned PE(p)\xc2\xb7PE(p+%d)", K);
+    printf("%7s | %26s | %23s\n", "base p", sin_head, lrn_head);
     printf("%.62s\n", "--------------------------------------------------------------");
     const int bases[] = {0, 10, 50, 100, 200};
     for (int i = 0; i < 5; i++) {

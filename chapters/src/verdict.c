@@ -133,13 +133,16 @@ mygpt_gpt *verdict_model(const chapter *ch, verdict *v)
         fprintf(stderr, "%s: the model of %s\n", ch->name, path);
         return g;
     }
-    fprintf(stderr, "%s: no usable %s (%s): training it again as chapter 33 does\n", ch->name, path,
+    fprintf(stderr, "%s: no usable %s (%s): training it again as chapter 33 does (scripts/chapters.sh "
+            "keeps one in build/figures: --figures build/figures)\n", ch->name, path,
             g ? "another configuration" : err.message);
     mygpt_gpt_free(g);
     g = verdict_adamw_model(ch, v, quiet, NULL);
     // the cache written again, so the next run finds it (a failure only costs that)
     if (mygpt_checkpoint_save(g, path, &err) != MYGPT_OK)
         fprintf(stderr, "%s: %s\n", ch->name, err.message);
+    else
+        fprintf(stderr, "%s: saved the model as %s (the next run reads it)\n", ch->name, path);
     return g;
 }
 
