@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "data_parallel.h"
 #include "commands.h"
 #include "model_args.h"
 #include "mygpt/checkpoint.h"
@@ -383,8 +384,8 @@ static int check_combinations(const char *cmd, const parsed_args *a)
     }
     if (args_has(a, "data-parallel") &&
         (args_has(a, "checkpoint-every") || args_has(a, "resume") || args_has(a, "state"))) {
-        cli_error(cmd, "--checkpoint-every, --state and --resume cannot be used with --data-parallel (its runs keep "
-                       "no training state yet)");
+        cli_error(cmd, "--checkpoint-every, --state and --resume cannot be used with --data-parallel yet (the "
+                       "state its run's folder keeps resumes as one process: --resume FILE without mpirun)");
         return EXIT_USAGE;
     }
     return 0;
@@ -435,8 +436,6 @@ static int read_state_path(const char *cmd, const parsed_args *a, train_settings
         snprintf(refused, sizeof refused, "%s", perr.message);
         s->state_refused = refused;
     }
-    if (args_has(a, "data-parallel")) // (--state and --checkpoint-every were refused with it)
-        s->state_refused = "a --data-parallel run keeps no training state yet";
     if (s->state_refused && args_has(a, "checkpoint-every")) {
         cli_error(cmd, "--checkpoint-every: %s: %s", path, s->state_refused);
         return EXIT_USAGE;
@@ -514,6 +513,10 @@ static int read_run_files(const char *cmd, const parsed_args *a, train_settings 
 {
     *rf = (run_folder){0};
     int rc = 0;
+    // under --data-parallel only rank 0 writes, so only it makes (and checks) the folder:
+    // another rank would find rank 0's files there, or make a second folder
+    if (args_has(a, "data-parallel") && dp_launch_rank() != 0)
+        return 0;
     if ((args_has(a, "out") || !args_has(a, "save")) &&
         (rc = run_folder_open(cmd, rf, args_get(a, "out"), args_get(a, "resume"), args_get(a, "preset"))))
         return rc;

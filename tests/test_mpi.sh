@@ -67,6 +67,25 @@ if [ -s "$tmp/p1" ] && [ -s "$tmp/p2" ]; then
     fi
 fi
 
+# A data-parallel run's folder is made by rank 0 alone (another rank found rank 0's files
+# in --out DIR, or made a second folder): its model, state and log, every time
+dp_ok=0
+for k in 1 2 3 4 5; do
+    if timeout 120 "${mpi[@]}" -np 2 "$mygpt" train --seed 123 --vocab 50257 --embed 16 --heads 2 --layers 1 \
+        --max-seq 16 --text "$data/the-verdict.txt" --context 16 --batch 4 --steps 2 --data-parallel \
+        --out "$tmp/dp_run$k" </dev/null >/dev/null 2>"$tmp/dp_err" &&
+        [ -f "$tmp/dp_run$k/model.safetensors" ] && [ -f "$tmp/dp_run$k/state.safetensors" ]; then
+        dp_ok=$((dp_ok + 1))
+    else
+        ls "$tmp/dp_run$k" 2>&1 | sed 's/^/  /'; sed 's/^/  /' "$tmp/dp_err"; break
+    fi
+done
+if [ $dp_ok = 5 ]; then
+    say "ok: 5 data-parallel runs into --out DIR, each folder made by rank 0 alone"
+else
+    say "FAIL: a data-parallel run into --out DIR (run $((dp_ok + 1)) of 5)"; fail=1
+fi
+
 # Appendix D's schedule and clipping under --data-parallel. One process under
 # mpirun prints what the tool prints without MPI, bit for bit; two processes within 1e-6
 # of it (the norm clipped is the averaged gradient's, the same on every rank), and their

@@ -5,6 +5,7 @@
  */
 #include "data_parallel.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,21 @@
 #ifdef MYGPT_HAVE_MPI
 #include <mpi.h>
 #endif
+
+int dp_launch_rank(void)
+{
+    static const char *const names[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *v = getenv(names[i]);
+        char *end;
+        if (v && *v) {
+            const long r = strtol(v, &end, 10);
+            if (*end == '\0' && r >= 0 && r <= INT_MAX)
+                return (int)r;
+        }
+    }
+    return 0;
+}
 
 int dp_available(void)
 {

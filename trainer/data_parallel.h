@@ -27,6 +27,11 @@ typedef struct dp_team {
 /* 1 when this build has MPI. */
 int dp_available(void);
 
+/* The rank the launcher gave this process, read from its environment before MPI starts
+ * (Open MPI's OMPI_COMM_WORLD_RANK, else PMIx's PMIX_RANK, else MPICH's PMI_RANK); 0
+ * outside mpirun. What only rank 0 may do before then (make the run's folder) asks this. */
+int dp_launch_rank(void);
+
 /* Starts MPI (MPI_Init) and fills team. Without MPI: returns 1 (not available). */
 int dp_start(dp_team *team, int *argc, char ***argv);
 
