@@ -16,7 +16,7 @@ streamed=" 38_book_training 40_book_train_model "
 total=$(grep -c -v -e '^number' -e '^$' "$MYGPT_ROOT/chapters/index.tsv")
 echo "chapters: running the $total chapter programs of chapters/index.tsv, each output checked against"
 echo "  chapters/expected/. Most take seconds; 38 trains the book's 163M-parameter model for"
-echo "  minutes on 2 cores, 40 a block of it (their logs and the time left shown as they come)."
+echo "  10 to 15 minutes on 2 cores, 40 a block of it (their logs and the time left shown as they come)."
 echo "  The tool is already built: try build/cli/mygpt --help while this runs."
 passed=0 failed=0 skipped=0
 all_started=$SECONDS

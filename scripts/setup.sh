@@ -132,7 +132,7 @@ mygpt_build() {
         fi
     fi
     local started=$SECONDS
-    echo "setup: building in $MYGPT_BUILD (ninja; a first build takes 15-30 s)"
+    echo "setup: building in $MYGPT_BUILD (ninja; a first build takes a minute or two)"
     local log
     log=$(mktemp)
     if ! ninja -C "$MYGPT_BUILD" >"$log" 2>&1; then

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -77,8 +78,15 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
         exit(EXIT_USAGE);
     if (args_has(&a, "seed") && parse_seed(name, "seed", args_get(&a, "seed"), &ch->seed))
         exit(EXIT_USAGE);
-    if (args_has(&a, "figures"))
+    if (args_has(&a, "figures")) { // checked now, not after the run has printed everything
         ch->figures = args_get(&a, "figures");
+        struct stat sb;
+        const int found = stat(ch->figures, &sb) == 0;
+        if (!found || !S_ISDIR(sb.st_mode)) {
+            fprintf(stderr, "%s: --figures %s: %s\n", name, ch->figures, found ? "not a folder" : strerror(errno));
+            exit(EXIT_USAGE);
+        }
+    }
     if (args_has(&a, "text"))
         ch->text = args_get(&a, "text");
     ch->smoke = args_has(&a, "smoke");
