@@ -89,7 +89,8 @@ mygpt_status mygpt_regex_split(const char *pattern, const char *text, size_t len
     out->n = 0;
     int code;
     PCRE2_SIZE where;
-    // PCRE2_UCP: \s is Unicode whitespace, as in Python's str patterns
+    // PCRE2_UCP: \s is Unicode's white space, as in Python's str patterns but for U+001C to
+    // U+001F (Python's too) and U+180E (PCRE2's too): the chapters' texts hold neither
     pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &code,
                                    &where, NULL);
     if (!re)
