@@ -362,9 +362,11 @@ static int encode_prompt(const char *cmd, const mygpt_tokenizer *tok, const char
     *n = (int)len;
     for (size_t i = 0; i < len; i++)
         if ((*ids)[i] >= vocab) { // a model of another tokenizer: GPT-2's ids are not its own
-            cli_error(cmd, "--prompt: its GPT-2 token %lld is outside the model's vocabulary of %d (a model of "
-                      "characters: generate --chars TEXTFILE; llama2.c's: --tokenizer FILE; or its own ids with --ids)",
-                      (long long)(*ids)[i], vocab);
+            cli_error(cmd, "--prompt: its GPT-2 token %lld is outside the model's vocabulary of %d (%s)",
+                      (long long)(*ids)[i], vocab,
+                      strcmp(cmd, "generate") == 0 ? "a model of characters: --chars TEXTFILE; llama2.c's: "
+                                                     "--tokenizer FILE; or its own ids with --ids"
+                                                   : "give its own ids with --ids");
             free(*ids);
             *ids = NULL;
             return EXIT_USAGE;

@@ -188,6 +188,12 @@ static int session_team(session *S)
         cli_error(S->cmd, "--data-parallel: MPI_Init failed");
         return EXIT_RUNTIME;
     }
+    if (S->team.rank != dp_launch_rank()) { // only rank 0 made the run's folder (cmd_train.c)
+        cli_error(S->cmd, "--data-parallel: MPI made this process rank %d, its launcher's environment says %d",
+                  S->team.rank, dp_launch_rank());
+        dp_stop(&S->team);
+        return EXIT_USAGE;
+    }
     const mygpt_config *c = &s->cfg;
     const dp_field flags[] = {
         {"--batch", (unsigned long long)s->B, 'i'}, {"--context", (unsigned long long)s->T, 'i'},

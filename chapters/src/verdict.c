@@ -134,7 +134,7 @@ mygpt_gpt *verdict_model(const chapter *ch, verdict *v)
         return g;
     }
     fprintf(stderr, "%s: no usable %s (%s): training it again as chapter 33 does (scripts/chapters.sh "
-            "keeps one in build/figures: --figures build/figures)\n", ch->name, path,
+            "keeps one in its build's figures folder: --figures build/figures)\n", ch->name, path,
             g ? "another configuration" : err.message);
     mygpt_gpt_free(g);
     g = verdict_adamw_model(ch, v, quiet, NULL);

@@ -216,7 +216,7 @@ mygpt_status mygpt_shortcut_net_init(mygpt_shortcut_net *net, const int *sizes, 
  * mean((output - 0)^2) into *loss, every weight's and bias's gradient into dweight and
  * dbias. Its products are mygpt_matmul's (and its backward's): a fused multiply-add a
  * step, as PyTorch's BLAS computes nn.Linear on a CPU with FMA. MYGPT_ENOMEM if the
- * products find no memory (they need none at the widths the struct holds). */
+ * products find no memory for their workspace. */
 mygpt_status mygpt_shortcut_net_grads(mygpt_shortcut_net *net, const float *x, float *loss, mygpt_error *err);
 
 /* The book's FeedForward(cfg) on N rows of C: nn.Linear(C, 4C), the tanh GELU,
