@@ -18,16 +18,16 @@ const exe = process.argv[3] || join(here, "..", "build", "cli", "mygpt");
 let seed = 20261121;
 const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
 const pick = (a) => a[Math.floor(rand() * a.length)];
-const words = ["the", "The", "GPT", "tokenizer", "don't", "I'LL", "we've", "it's", "Jack's",
+const words = ["'s", "'ll", "the", "The", "GPT", "tokenizer", "don't", "I'LL", "we've", "it's", "Jack's",
   "1908", "3.5", "42", "--", "...", "!", "?", ",", "(x)", "\"q\"", "naïve", "Ωmega", "мир",
   "世界", "東京", "🙂", "👨‍👩‍👧", "<|endoftext|>", "é", "ß", "ﬁ", "x\u0301", "١٢٣", "\u200b"];
 const spaces = [" ", " ", " ", "  ", "\n", "\n\n", "\t", " \n ", "   ", "\r\n", "\u00a0", ""];
 const randomChar = () => {
   const ranges = [[0x20, 0x7e], [0xa0, 0x24f], [0x370, 0x3ff], [0x400, 0x4ff], [0x590, 0x6ff],
                   [0x900, 0x97f], [0x3040, 0x30ff], [0x4e00, 0x4fff], [0xac00, 0xad00],
-                  [0x1f300, 0x1f64f], [0x2000, 0x206f]];
+                  [0x1f300, 0x1f64f], [0x2000, 0x206f], [0x10000, 0x323af]];
   const [a, b] = pick(ranges);
-  return String.fromCodePoint(a + Math.floor(rand() * (b - a)));
+  return String.fromCodePoint(a + Math.floor(rand() * (b - a)));  // the last: scripts of every Unicode
 };
 
 let ok = 0, bad = 0, ascii = 0;

@@ -20,6 +20,7 @@
 #include "mygpt/print.h" /* mygpt_utf8_decode */
 #include "base/base.h"
 #include "io/json.h"
+#include "io/tokenizer_unicode.h"
 
 #include <errno.h>
 #include <pcre2.h>
@@ -29,11 +30,18 @@
 
 /* GPT-2's pre-tokenisation pattern (tiktoken's "gpt2" pat_str):
  *   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
- * where \s is Unicode's White_Space, as in tiktoken's regex. PCRE2's \s also takes
- * U+180E (white space before Unicode 6.3), so here a space is [^\S\x{180E}] and a
- * non-space [\S\x{180E}]. */
-static const char GPT2_PATTERN[] = "'(?:[sdmt]|ll|ve|re)| ?\\p{L}+| ?\\p{N}+| ?(?:[^\\s\\p{L}\\p{N}]|\\x{180E})+"
+ * with tiktoken's Unicode, not PCRE2's. Its \s is Unicode's White_Space: PCRE2's also
+ * takes U+180E (white space before Unicode 6.3), so here a space is [^\S\x{180E}] and a
+ * non-space [\S\x{180E}]. Its letters and numbers are a newer Unicode's than PCRE2
+ * 10.42's 14.0: the ones added since are spelled out (tokenizer_unicode.h). */
+#define LETTER "[\\p{L}" TIKTOKEN_ADDED_LETTERS "]"
+#define NUMBER "[\\p{N}" TIKTOKEN_ADDED_NUMBERS "]"
+#define OTHER "[^\\s\\p{L}\\p{N}" TIKTOKEN_ADDED_LETTERS TIKTOKEN_ADDED_NUMBERS "]|\\x{180E}"
+static const char GPT2_PATTERN[] = "'(?:[sdmt]|ll|ve|re)| ?" LETTER "+| ?" NUMBER "+| ?(?:" OTHER ")+"
                                    "|[^\\S\\x{180E}]+(?![\\S\\x{180E}])|[^\\S\\x{180E}]+";
+#undef LETTER
+#undef NUMBER
+#undef OTHER
 
 /* ---- byte strings -> id ------------------------------------------------------ */
 
