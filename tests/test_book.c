@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "golden.h"
 #include "mygpt.h"
 
 /* w holds exactly the n strings of want */
@@ -260,6 +261,52 @@ Test(book, mean_var_and_layernorm)
     mygpt_book_layernorm(y + 6, x, scale, shifted, 1, 6);
     for (int i = 0; i < 6; i++)
         cr_expect_eq(y[6 + i], y[i] + 1.0f);
+}
+
+/* torch.nn.LayerNorm's kernel, bit for bit against F.layer_norm on rows of 1 to 4100
+ * values, small and large, offset or not, with and without a weight and bias */
+Test(book, torch_layernorm_is_pytorchs_bits)
+{
+    golden_reader g = golden_reader_must_open("layernorm.txt");
+    char *line;
+    int cases = 0;
+    while ((line = golden_read(&g))) {
+        unsigned long long seed;
+        int M, C, affine, used = 0;
+        double scale, shift;
+        cr_assert_eq(sscanf(line, "layernorm %llu %d %d %lf %lf %d : %n", &seed, &M, &C, &scale, &shift, &affine, &used),
+                     6, "line %ld", g.lineno);
+        const size_t n = (size_t)M * C;
+        float *x = malloc((n + 2 * (size_t)C) * sizeof *x), *y = malloc(n * sizeof *y);
+        cr_assert(x && y);
+        float *w = x + n, *b = w + C;
+        mygpt_rng rng = {0};
+        mygpt_rng_seed(&rng, seed);
+        mygpt_error err = {0};
+        cr_assert_eq(mygpt_normal_(&rng, x, n, 0.0, 1.0, &err), MYGPT_OK, "%s", err.message);
+        for (size_t i = 0; i < n; i++) // x = torch.randn(M, C) * SCALE + SHIFT, in float32
+            x[i] = x[i] * (float)scale + (float)shift;
+        if (affine) {
+            cr_assert_eq(mygpt_normal_(&rng, w, C, 0.0, 1.0, &err), MYGPT_OK);
+            cr_assert_eq(mygpt_normal_(&rng, b, C, 0.0, 1.0, &err), MYGPT_OK);
+        }
+        mygpt_layernorm_torch(y, x, affine ? w : NULL, affine ? b : NULL, M, C, 1e-5f);
+        const char *p = line + used;
+        for (size_t i = 0; i < n; i++) {
+            char hex[9];
+            int len = 0;
+            cr_assert_eq(sscanf(p, "%8s%n", hex, &len), 1, "line %ld: value %zu missing", g.lineno, i);
+            p += len;
+            const float want = golden_unhex32(hex);
+            if (!golden_same_bits(y[i], want))
+                cr_assert_fail("line %ld (C = %d): out[%zu] = %a, PyTorch %a", g.lineno, C, i, (double)y[i],
+                               (double)want);
+        }
+        free(x);
+        free(y);
+        cases++;
+    }
+    cr_assert_geq(cases, 60);
 }
 
 /* the loss of net at x, for finite differences */

@@ -15,6 +15,8 @@ Files written:
   print_numpy.txt  arrays and what print(arr) / print(arr.round(k)) shows
   numfmt.txt       repr(float), str(np.float32), f"{x:,}" cases
   cli.txt          `mygpt` argument lists and the text the same Python prints
+  layernorm.txt    F.layer_norm (nn.LayerNorm's kernel) on random rows, every output's bits
+                   (`--layernorm`: this file alone)
 
 Formats are line based and documented in tests/golden/README.md.
 """
@@ -451,6 +453,30 @@ def gen_cli():
     return cases
 
 
+def gen_layernorm():
+    """layernorm SEED M C SCALE SHIFT AFFINE : HEX...: torch.manual_seed(SEED);
+    x = torch.randn(M, C) * SCALE + SHIFT; with AFFINE the weight and bias are torch.randn(C)
+    each, drawn after x (else None); every value of F.layer_norm(x, (C,), w, b, 1e-5)."""
+    import torch
+    import torch.nn.functional as F
+    lines = []
+    small = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64, 127, 128, 129, 130]
+    large = [257, 384, 768, 1000, 2049, 4100]
+    params = [(1.0, 0.0, 1), (1e-3, 3.5, 0), (50.0, -2.0, 1)]
+    cases = [(c, 2, p) for c in small for p in params]
+    cases += [(c, 1, params[i % 3]) for i, c in enumerate(large)]
+    for i, (c, m, (scale, shift, affine)) in enumerate(cases):
+        seed = 1000 + i
+        torch.manual_seed(seed)
+        x = torch.randn(m, c) * scale + shift
+        w = torch.randn(c) if affine else None
+        b = torch.randn(c) if affine else None
+        y = F.layer_norm(x, (c,), w, b, 1e-5)
+        lines.append("layernorm %d %d %d %r %r %d : %s" % (seed, m, c, scale, shift, affine,
+                                                           f32hex(y.reshape(-1).tolist())))
+    return lines
+
+
 def write(name, lines, header):
     path = os.path.join(OUT, name)
     with open(path, "w") as f:
@@ -461,6 +487,11 @@ def write(name, lines, header):
 
 
 def main():
+    if len(sys.argv) == 2 and sys.argv[1] == "--layernorm":
+        import avx2_kernels  # noqa: F401  (before torch: the AVX2 machine's kernels)
+        import torch
+        write("layernorm.txt", gen_layernorm(), "F.layer_norm, torch %s, AVX2 kernels" % torch.__version__)
+        return
     if len(sys.argv) == 2 and sys.argv[1] == "--scalar-rng":
         # child process run with ATEN_CPU_CAPABILITY=default
         for ln in rng_chains("scalar"):
@@ -480,6 +511,7 @@ def main():
     write("print_numpy.txt", gen_print_numpy(), "print(ndarray), " + ver)
     write("numfmt.txt", gen_numfmt(), "Python/numpy number formats, " + ver)
     write("cli.txt", gen_cli(), "mygpt tool invocations and Python's output, " + ver)
+    write("layernorm.txt", gen_layernorm(), "F.layer_norm, " + ver)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ int main(int argc, char **argv)
     mygpt_error err = {0};
     mygpt_rng rng = {0};
     mygpt_rng_seed(&rng, ch.seed);
-    float x[B * T * C], out[B * T * C], ones[C], silu[B * T * C];
+    float x[B * T * C], out[B * T * C], ones[C], zeros[C] = {0}, silu[B * T * C];
     const int64_t shape[3] = {B, T, C};
     chapter_check(&ch, mygpt_normal_(&rng, x, B * T * C, 0.0, 1.0, &err), &err);
     printf("example_batch:\n ");
@@ -39,8 +39,9 @@ int main(int argc, char **argv)
     mygpt_rmsnorm_forward(out, x, ones, B * T, C, MYGPT_RMSNORM_EPS); // (B, T, C)
     printf("RMSNorm:\n ");
     ch_torch(out, 3, shape, "MulBackward0");
-    // LayerNorm: each row centred, then divided by its standard deviation
-    mygpt_layernorm_forward(out, x, ones, NULL, B * T, C); // (B, T, C), the shift 0
+    // LayerNorm: each row centred, then divided by its standard deviation; nn.LayerNorm's
+    // own kernel (weight ones, bias zeros), which rounds otherwise than lesson 37's formula
+    mygpt_layernorm_torch(out, x, ones, zeros, B * T, C, 1e-5f); // (B, T, C)
     // end lesson: rmsnorm
     printf("\nLayerNorm:\n ");
     ch_torch(out, 3, shape, "NativeLayerNormBackward0");

@@ -145,6 +145,96 @@ void mygpt_layernorm_forward_train(float *out, float *mean, float *denom, const 
     layernorm_forward(out, mean, denom, inp, gamma, beta, N, C);
 }
 
+/* ---- torch.nn.LayerNorm ----------------------------------------------------------- */
+
+#define TORCH_LANES 8  /* floats in PyTorch's AVX2 vector: each lane keeps its own moments */
+#define TORCH_CHUNK 16 /* vectors per Welford chunk (PyTorch's kChunkSize) */
+
+/* Welford's moments of a run of values: how many, their mean, their squared deviations */
+typedef struct moments {
+    int64_t n;
+    float mean, m2;
+} moments;
+
+/* a += b: two runs' moments merged (Chan et al.), in float, in PyTorch's order of operations */
+static void moments_merge(moments *a, moments b)
+{
+    const int64_t n = a->n + b.n;
+    const float c = n == 0 ? 0.0f : (float)b.n / (float)n;
+    const float delta = b.mean - a->mean;
+    a->mean += c * delta;
+    a->m2 += b.m2 + delta * delta * c * (float)a->n;
+    a->n = n;
+}
+
+/* ceil(log2(m)), at least 1: how many levels the pairwise merging of m chunks keeps */
+static int merge_depth(int64_t m)
+{
+    int d = 1;
+    while (m > 2 && ((int64_t)1 << d) < m)
+        d++;
+    return d;
+}
+
+/* A row's mean and biased variance as PyTorch's RowwiseMoments computes them: lane l of
+ * each vector of 8 values feeds moments of its own, chunk by chunk of 16 vectors; the
+ * chunks are merged pairwise like a binary counter (level j holds 2^j chunks); the values
+ * past the last whole vector run one by one, and the 8 lanes are merged into them last. */
+static void torch_row_moments(const float *x, int C, float *mean, float *var)
+{
+    const int64_t nvec = C / TORCH_LANES, chunks = (nvec + TORCH_CHUNK - 1) / TORCH_CHUNK;
+    const int depth = merge_depth(chunks);
+    moments level[64][TORCH_LANES] = {{{0}}};
+    for (int64_t i = 0; i < chunks; i++) {
+        const int64_t rows = nvec - i * TORCH_CHUNK < TORCH_CHUNK ? nvec - i * TORCH_CHUNK : TORCH_CHUNK;
+        for (int l = 0; l < TORCH_LANES; l++) {
+            moments chunk = {rows, 0.0f, 0.0f};
+            for (int64_t j = 0; j < rows; j++) {
+                const float v = x[(i * TORCH_CHUNK + j) * TORCH_LANES + l];
+                const float delta = v - chunk.mean;
+                chunk.mean += delta * (1.0f / (float)(j + 1));
+                chunk.m2 += delta * (v - chunk.mean);
+            }
+            moments_merge(&level[0][l], chunk);
+        }
+        for (int64_t j = 1, carry = i + 1; j < depth && (carry & 1) == 0; j++, carry >>= 1)
+            for (int l = 0; l < TORCH_LANES; l++) {
+                moments_merge(&level[j][l], level[j - 1][l]);
+                level[j - 1][l] = (moments){0, 0.0f, 0.0f};
+            }
+    }
+    for (int j = 1; j < depth; j++)
+        for (int l = 0; l < TORCH_LANES; l++)
+            moments_merge(&level[0][l], level[j][l]);
+    moments row = {0, 0.0f, 0.0f};
+    for (int64_t i = nvec * TORCH_LANES; i < C; i++) {
+        const float delta = x[i] - row.mean;
+        row.n++;
+        row.mean += delta / (float)row.n;
+        row.m2 += delta * (x[i] - row.mean);
+    }
+    for (int l = 0; l < TORCH_LANES; l++)
+        moments_merge(&row, (moments){nvec, level[0][l].mean, level[0][l].m2});
+    *mean = row.mean;
+    *var = row.m2 / (float)C;
+}
+
+void mygpt_layernorm_torch(float *out, const float *inp, const float *gamma, const float *beta, size_t N,
+                           int C, float eps)
+{
+#pragma omp parallel for schedule(static) if (N * (size_t)C > MYGPT_PARALLEL_MIN)
+    for (size_t n = 0; n < N; n++) {
+        const float *x = inp + n * C; // (C,)
+        float *o = out + n * C;       // (C,)
+        float mean, var;
+        torch_row_moments(x, C, &mean, &var);
+        const float rstd = 1.0f / sqrtf(var + eps);
+        const float shift = -rstd * mean;
+        for (int i = 0; i < C; i++) // PyTorch's compiler fuses both multiply-adds
+            o[i] = fmaf(fmaf(x[i], rstd, shift), gamma ? gamma[i] : 1.0f, beta ? beta[i] : 0.0f);
+    }
+}
+
 /* dgamma's and dbeta's sums, COLS channels at a time: the rows in order for each channel
  * as one vector lane (the order of the sum is the channel's own, whatever the width) */
 #define LN_BACKWARD_COLS 64

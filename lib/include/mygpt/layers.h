@@ -99,6 +99,15 @@ void mygpt_layernorm_forward(float *out, const float *inp, const float *gamma, c
 void mygpt_layernorm_forward_train(float *out, float *mean, float *denom, const float *inp,
                                    const float *gamma, const float *beta, size_t N, int C);
 
+/* torch.nn.LayerNorm's (F.layer_norm's) forward as PyTorch 1.13 computes it on an x86 CPU
+ * with AVX2, which is not the formula above in float: each row's mean and biased variance
+ * by Welford's method in float over 8 lanes, chunks of 16 vectors merged pairwise, the rest
+ * one by one; then rstd = 1 / sqrt(var + eps) and out = (x * rstd - rstd * mean) * gamma +
+ * beta, each multiply-add fused. The same bits as PyTorch's (tests/golden/layernorm.txt).
+ * out, inp (N, C); gamma, beta (C), NULL for none (ones, zeros). */
+void mygpt_layernorm_torch(float *out, const float *inp, const float *gamma, const float *beta, size_t N,
+                           int C, float eps);
+
 /* What LayerNorm's backward reads of its forward (the tensors PyTorch saves; llm.c's
  * layernorm.py calls them the cache): the input, the weight, and each row's mean and
  * sqrt(var + eps) from mygpt_layernorm_forward_train. */
