@@ -261,9 +261,10 @@ void expect_file_holds(const char *path, const char *text, const char *what)
     free(now);
 }
 
-void expect_file_size_limit_keeps_old(const char *exe, const char *words, long bytes, const char *path)
+void expect_file_size_limit_keeps_old(const char *exe, const char *words, long bytes, const char *path,
+                                      const char *old)
 {
-    write_file(path, "old");
+    write_file(path, old);
     signal(SIGXFSZ, SIG_DFL);
 #ifdef FSIZE_TOOL
     // LLVM's OpenMP runtime sizes a 1 KiB file as it starts: the program starts under at
@@ -291,5 +292,5 @@ void expect_file_size_limit_keeps_old(const char *exe, const char *words, long b
     cr_expect_eq(r.status, 1, "exit %d: %s", r.status, r.err);
     cr_expect(count_lines(r.err) == 1 && strstr(r.err, path) && strstr(r.err, "(the file-size limit)"), "%s", r.err);
     proc_result_free(&r);
-    expect_file_holds(path, "old", words);
+    expect_file_holds(path, old, words);
 }

@@ -78,9 +78,10 @@ void expect_one_line_refusal(const proc_result *r, int status, const char *msg, 
 /* The file at path holds exactly text (what: the command, for the failure's message) */
 void expect_file_holds(const char *path, const char *text, const char *what);
 
-/* Runs exe with words under a file-size limit of `bytes` (SIGXFSZ at its default, as a
- * shell leaves it), then expects status 1, one line naming path and the limit, and the
- * file at path still "old" */
-void expect_file_size_limit_keeps_old(const char *exe, const char *words, long bytes, const char *path);
+/* Writes old to path, runs exe with words under a file-size limit of `bytes` (SIGXFSZ at
+ * its default, as a shell leaves it), then expects status 1, one line naming path and the
+ * limit, and the file at path still old */
+void expect_file_size_limit_keeps_old(const char *exe, const char *words, long bytes, const char *path,
+                                      const char *old);
 
 #endif

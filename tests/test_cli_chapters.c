@@ -105,9 +105,10 @@ Test(cli_chapters, a_seed_that_changes_nothing_says_so_in_help, .timeout = 120)
     cr_expect_eq(noted, sizeof UNSEEN / sizeof UNSEEN[0], "a chapter of UNSEEN is not in index.tsv");
 }
 
-/* Chapter 34 with a truncated cached checkpoint trains the model again and writes the
- * cache again, so the next run finds it whole. */
-Test(cli_chapters, chapter_34_rewrites_a_truncated_cache, .timeout = 300)
+/* Chapter 34 trains chapter 33's model when the figures folder has none and keeps it for
+ * the next run; a file there under that name that is not chapter 33's model (a cut
+ * checkpoint, a user's notes) is refused and left as it is: the chapters make the name up. */
+Test(cli_chapters, chapter_34_keeps_its_model_and_replaces_no_other_file, .timeout = 300)
 {
     (void)data_dir_or_skip(); // the chapter finds the data folder itself
     data_file_or_skip("the-verdict.txt");
@@ -116,25 +117,56 @@ Test(cli_chapters, chapter_34_rewrites_a_truncated_cache, .timeout = 300)
     cr_assert_not_null(mkdtemp(dir));
     char cache[300];
     snprintf(cache, sizeof cache, "%s/verdict_gpt_smoke.safetensors", dir);
-    FILE *f = fopen(cache, "wb");
-    cr_assert_not_null(f);
-    fputs("\x10\x00\x00\x00\x00\x00\x00\x00{\"__metadata", f); // cut short
-    fclose(f);
     setenv("MYGPT_FIGURES", dir, 1);
+    const char *not_ours[] = {"\x10" /* a checkpoint cut after its first byte */, "my notes\n"};
     proc_result r = {0};
+    for (size_t i = 0; i < sizeof not_ours / sizeof not_ours[0]; i++) {
+        write_file(cache, not_ours[i]);
+        cr_assert_eq(run_words(CHAPTER_DIR "/34_generation", "--smoke", &r), 0);
+        expect_one_line_refusal(&r, 2, "not replaced", "34_generation over a file that is not its model");
+        proc_result_free(&r);
+        expect_file_holds(cache, not_ours[i], "34_generation");
+    }
+    unlink(cache);
     cr_assert_eq(run_words(CHAPTER_DIR "/34_generation", "--smoke", &r), 0);
     cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
-    cr_expect(strstr(r.err, "training it again") != NULL, "%s", r.err);
+    cr_expect(strstr(r.err, "training it") != NULL, "%s", r.err);
     proc_result_free(&r);
     mygpt_gpt *g = NULL;
     mygpt_error err = {0};
-    cr_expect_eq(mygpt_checkpoint_load(&g, cache, &err), MYGPT_OK, "the cache was not written again: %s", err.message);
+    cr_expect_eq(mygpt_checkpoint_load(&g, cache, &err), MYGPT_OK, "the model was not kept: %s", err.message);
     mygpt_gpt_free(g);
     cr_assert_eq(run_words(CHAPTER_DIR "/34_generation", "--smoke", &r), 0);
-    cr_expect(strstr(r.err, "the model of") != NULL, "the second run did not use the cache: %s", r.err);
+    cr_expect(strstr(r.err, "the model of") != NULL, "the second run did not use the model: %s", r.err);
     proc_result_free(&r);
+    unsetenv("MYGPT_FIGURES");
     unlink(cache);
     rmdir(dir);
+}
+
+/* A chapter's figure replaces the chapter's own (a figure of the library's) and no other
+ * file: a user's file under that name is refused before the chapter runs */
+Test(cli_chapters, a_figure_replaces_only_a_figure)
+{
+    char dir[] = "/tmp/mygpt-fig-XXXXXX", words[128], path[128];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(words, sizeof words, "--figures %s", dir);
+    snprintf(path, sizeof path, "%s/rope_figure.svg", dir);
+    proc_result r;
+    write_file(path, "my notes\n");
+    cr_assert_eq(run_words(CHAPTER_DIR "/55_rope_figure", words, &r), 0);
+    expect_one_line_refusal(&r, 2, "not replaced", "55_rope_figure over a user's file");
+    proc_result_free(&r);
+    expect_file_holds(path, "my notes\n", "55_rope_figure");
+    unlink(path);
+    for (int run = 0; run < 2; run++) { // written, then replaced: its own
+        cr_assert_eq(run_words(CHAPTER_DIR "/55_rope_figure", words, &r), 0);
+        cr_expect_eq(r.status, 0, "run %d: exit %d: %s", run, r.status, r.err);
+        proc_result_free(&r);
+    }
+    cr_expect(mygpt_svg_replaceable(path), "the chapter's figure is not known as the library's");
+    unlink(path);
+    cr_expect_eq(rmdir(dir), 0, "a file was left");
 }
 
 /* Makes the folder dir (a mkdtemp template) for chapter 47's figure: the words that
@@ -174,7 +206,11 @@ Test(cli_chapters, a_figure_past_the_file_size_limit_is_one_line_and_status_1)
 {
     char dir[] = "/tmp/mygpt-fig-XXXXXX", words[128], path[128];
     sinusoid_figure_in(dir, words, sizeof words, path, sizeof path);
-    expect_file_size_limit_keeps_old(CHAPTER_DIR "/47_sinusoidal_encoding", words, 16 << 10, path);
+    // the old figure: one of the library's (a chapter replaces no other file)
+    const char *old = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
+                      "width=\"1\" height=\"1\" viewBox=\"0 0 1 1\" font-family=\"DejaVu Sans, Arial, "
+                      "sans-serif\">\n</svg>\n";
+    expect_file_size_limit_keeps_old(CHAPTER_DIR "/47_sinusoidal_encoding", words, 16 << 10, path, old);
     unlink(path);
     cr_expect_eq(rmdir(dir), 0, "a temporary was left");
 }
@@ -329,7 +365,7 @@ Test(cli_chapters, a_bench_csv_past_the_file_size_limit_keeps_the_old_file)
     cr_assert(mkdtemp(dir) != NULL);
     snprintf(path, sizeof path, "%s/scaling.csv", dir);
     snprintf(words, sizeof words, "--config tiny --threads 1 --reps 3 --csv %s", path);
-    expect_file_size_limit_keeps_old(BENCH_EXE, words, 16, path); // less than the table's header
+    expect_file_size_limit_keeps_old(BENCH_EXE, words, 16, path, "old"); // less than the table's header
     unlink(path);
     cr_expect_eq(rmdir(dir), 0, "a temporary was left");
 }

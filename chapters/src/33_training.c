@@ -47,6 +47,11 @@ int main(int argc, char **argv)
     verdict v;
     verdict_load(&ch, &v);
     const mygpt_config cfg = verdict_config(&v);
+    // what it writes, asked before it trains: its own files there are replaced, nothing else
+    char path[4200];
+    verdict_model_path(&ch, path, sizeof path);
+    mygpt_gpt_free(verdict_saved_model(&ch, &v, path));
+    chapter_check_figure(&ch, "33_loss_curves.svg");
     printf("GPT(%d, %d, %d, %d, %d), torch.manual_seed(%d), on the-verdict: %zu training and %zu\n"
            "validation tokens, batches of %d x %d, %zu batches per epoch\n",
            cfg.vocab_size, cfg.embed_dim, cfg.num_heads, cfg.num_layers, cfg.max_seq_len, VERDICT_SEED,
@@ -98,9 +103,7 @@ int main(int argc, char **argv)
     mygpt_svg_line_plot(&fig, &p, s, 4, 0.0, ymax);
     chapter_save_figure(&ch, &fig, "33_loss_curves.svg");
 
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s", ch.figures, ch.smoke ? "verdict_gpt_smoke.safetensors"
-                                                               : "verdict_gpt.safetensors");
+    mygpt_gpt_free(verdict_saved_model(&ch, &v, path)); // still its own, or nothing
     chapter_check(&ch, mygpt_checkpoint_check_path(path, &err), &err); // a folder not there: bad input
     chapter_check_write(&ch, mygpt_checkpoint_save(g, path, &err), &err);
     fprintf(stderr, "33_training: model written to %s\n", path);

@@ -67,6 +67,7 @@ int main(int argc, char **argv)
                  "two heads, and every head's attention as a heatmap (FIGURES/36_attention_maps.svg).",
                  0, CH_FIGURES | CH_SMOKE | CH_WEIGHTS);
     verdict v;
+    chapter_check_figure(&ch, "36_attention_maps.svg"); // asked before a model is trained
     mygpt_gpt *g = verdict_load_model(&ch, &v);
     mygpt_error err = {0};
     size_t len, n;

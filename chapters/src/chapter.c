@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,12 +107,23 @@ void chapter_apply_weights(const chapter *ch, mygpt_gpt *g)
     chapter_check(ch, mygpt_gpt_quantize(g, ch->weights, &err), &err);
 }
 
-void chapter_save_figure(const chapter *ch, mygpt_svg *fig, const char *file)
+void chapter_check_figure(const chapter *ch, const char *file)
 {
     char path[4096];
     mygpt_error err = {0};
     snprintf(path, sizeof path, "%s/%s", ch->figures, file);
     chapter_check(ch, mygpt_checkpoint_check_path(path, &err), &err); // a folder not there: bad input
+    if (!mygpt_svg_replaceable(path))
+        chapter_refuse(ch, "%s is there and is not a figure of mygpt's: not replaced (move it, or pass --figures "
+                       "another folder)", path);
+}
+
+void chapter_save_figure(const chapter *ch, mygpt_svg *fig, const char *file)
+{
+    char path[4096];
+    mygpt_error err = {0};
+    snprintf(path, sizeof path, "%s/%s", ch->figures, file);
+    chapter_check_figure(ch, file);
     chapter_check_write(ch, mygpt_svg_save(fig, path, &err), &err);
     char dir[PATH_MAX];
     if (realpath(ch->figures, dir)) /* say it as an absolute path: "." means little */
@@ -121,13 +133,23 @@ void chapter_save_figure(const chapter *ch, mygpt_svg *fig, const char *file)
 }
 
 /* The one line, then the exit with status code (or ch->fail's end) */
-static void chapter_exit(const chapter *ch, mygpt_status st, const mygpt_error *err, int code)
+static _Noreturn void chapter_exit(const chapter *ch, mygpt_status st, const mygpt_error *err, int code)
 {
     const char *message = err && err->message[0] ? err->message : mygpt_strerror(st);
     if (ch->fail)
         ch->fail(ch, message);
     fprintf(stderr, "%s: %s\n", ch->name, message);
     exit(code);
+}
+
+void chapter_refuse(const chapter *ch, const char *fmt, ...)
+{
+    mygpt_error err = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err.message, sizeof err.message, fmt, ap);
+    va_end(ap);
+    chapter_exit(ch, MYGPT_EINVAL, &err, EXIT_USAGE);
 }
 
 void chapter_check(const chapter *ch, mygpt_status st, const mygpt_error *err)

@@ -46,13 +46,22 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
  * out of memory). */
 void chapter_check(const chapter *ch, mygpt_status st, const mygpt_error *err);
 
+/* Refuses what the chapter was given: "NAME: message" on stderr and exit 2 (bad input). */
+void chapter_refuse(const chapter *ch, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+
 /* The same for a file written once its path was accepted (mygpt_checkpoint_check_path,
  * through chapter_check: a folder not there exits 2): a failed write (MYGPT_EIO: a full
  * disk, the file-size limit) exits 1, as the tool's cli_write_fail does. */
 void chapter_check_write(const chapter *ch, mygpt_status st, const mygpt_error *err);
 
-/* Writes fig to DIR/file (DIR = --figures, $MYGPT_FIGURES or .) and says where on
- * stderr (stdout is the document's text); a write error is one line and exit 1. */
+/* Checks that DIR/file (DIR = --figures, $MYGPT_FIGURES or .) can take a figure: a name
+ * the chapter makes up, so a file there that is not one of the library's figures
+ * (mygpt_svg_replaceable) is refused, one line and exit 2, never replaced. A chapter
+ * that runs long asks before it starts; chapter_save_figure asks again. */
+void chapter_check_figure(const chapter *ch, const char *file);
+
+/* Writes fig to DIR/file (chapter_check_figure first) and says where on stderr (stdout
+ * is the document's text); a write error is one line and exit 1. */
 void chapter_save_figure(const chapter *ch, mygpt_svg *fig, const char *file);
 
 /* The data folder (mygpt_data_dir) into dir, once each of files[0..n) is found in it.

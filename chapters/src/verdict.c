@@ -2,9 +2,11 @@
 #include "verdict.h"
 #include "train_step.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void verdict_load(const chapter *ch, verdict *v)
 {
@@ -112,6 +114,33 @@ mygpt_gpt *verdict_adamw_model(const chapter *ch, verdict *v, verdict_eval_fn on
     return g;
 }
 
+void verdict_model_path(const chapter *ch, char *path, size_t len)
+{
+    snprintf(path, len, "%s/%s", ch->figures ? ch->figures : ".",
+             ch->smoke ? "verdict_gpt_smoke.safetensors" : "verdict_gpt.safetensors");
+}
+
+mygpt_gpt *verdict_saved_model(const chapter *ch, const verdict *v, const char *path)
+{
+    if (access(path, F_OK) != 0 && errno == ENOENT)
+        return NULL;
+    mygpt_error err = {0};
+    mygpt_gpt *g = NULL;
+    const mygpt_config cfg = verdict_config(v);
+    if (mygpt_checkpoint_load(&g, path, &err) != MYGPT_OK)
+        chapter_refuse(ch, "%s: not chapter 33's model, so not replaced (move it, or pass --figures another "
+                       "folder)", err.message);
+    // compared field by field (the struct has padding)
+    if (g->config.arch != cfg.arch || g->config.vocab_size != cfg.vocab_size ||
+        g->config.embed_dim != cfg.embed_dim || g->config.num_heads != cfg.num_heads ||
+        g->config.num_layers != cfg.num_layers || g->config.max_seq_len != cfg.max_seq_len) {
+        mygpt_gpt_free(g);
+        chapter_refuse(ch, "%s is there and is another model than chapter 33's: not replaced (move it, or pass "
+                       "--figures another folder)", path);
+    }
+    return g;
+}
+
 static void quiet(void *ctx, long step, int epoch, float train_loss, double val_loss, long long tokens)
 {
     (void)ctx, (void)step, (void)epoch, (void)train_loss, (void)val_loss, (void)tokens;
@@ -121,24 +150,17 @@ mygpt_gpt *verdict_model(const chapter *ch, verdict *v)
 {
     mygpt_error err = {0};
     char path[4200];
-    snprintf(path, sizeof path, "%s/%s", ch->figures ? ch->figures : ".",
-             ch->smoke ? "verdict_gpt_smoke.safetensors" : "verdict_gpt.safetensors");
-    mygpt_gpt *g = NULL;
-    const mygpt_config cfg = verdict_config(v);
-    // compared field by field (the struct has padding)
-    if (mygpt_checkpoint_load(&g, path, &err) == MYGPT_OK && g->config.arch == cfg.arch &&
-        g->config.vocab_size == cfg.vocab_size && g->config.embed_dim == cfg.embed_dim &&
-        g->config.num_heads == cfg.num_heads && g->config.num_layers == cfg.num_layers &&
-        g->config.max_seq_len == cfg.max_seq_len) {
+    verdict_model_path(ch, path, sizeof path);
+    mygpt_gpt *g = verdict_saved_model(ch, v, path);
+    if (g) {
         fprintf(stderr, "%s: the model of %s\n", ch->name, path);
         return g;
     }
-    fprintf(stderr, "%s: no usable %s (%s): training it again as chapter 33 does (scripts/chapters.sh "
-            "keeps one in its build's figures folder: --figures build/figures)\n", ch->name, path,
-            g ? "another configuration" : err.message);
-    mygpt_gpt_free(g);
+    chapter_check(ch, mygpt_checkpoint_check_path(path, &err), &err); // a folder not there: bad input
+    fprintf(stderr, "%s: no %s: training it as chapter 33 does (scripts/chapters.sh keeps one in its build's "
+            "figures folder: --figures build/figures)\n", ch->name, path);
     g = verdict_adamw_model(ch, v, quiet, NULL);
-    // the cache written again, so the next run finds it (a failure only costs that)
+    // the cache written, so the next run finds it (a failure only costs that)
     if (mygpt_checkpoint_save(g, path, &err) != MYGPT_OK)
         fprintf(stderr, "%s: %s\n", ch->name, err.message);
     else

@@ -56,9 +56,17 @@ void verdict_train_team(const chapter *ch, verdict *v, mygpt_gpt *g, mygpt_rng *
  * speaks with. */
 mygpt_gpt *verdict_adamw_model(const chapter *ch, verdict *v, verdict_eval_fn on_eval, void *ctx);
 
-/* Chapter 33's AdamW model: FIGURES/verdict_gpt.safetensors (the smoke run's with
- * --smoke) when chapter 33 left it there for this configuration, else trained again the
- * same way (saying which on stderr). */
+/* Where chapter 33 keeps its AdamW model: FIGURES/verdict_gpt.safetensors (the smoke
+ * run's with --smoke), into path (len bytes). */
+void verdict_model_path(const chapter *ch, char *path, size_t len);
+
+/* The model at path when chapter 33 left it there; NULL when no file is there. A file
+ * there that is not chapter 33's model (not a checkpoint, or another model) is refused,
+ * one line and exit 2: the chapters make the name up, so they never replace a file. */
+mygpt_gpt *verdict_saved_model(const chapter *ch, const verdict *v, const char *path);
+
+/* Chapter 33's AdamW model: the one it saved (verdict_saved_model), or when there is
+ * none, trained again the same way and saved for the next run (saying which on stderr). */
 mygpt_gpt *verdict_model(const chapter *ch, verdict *v);
 
 /* What chapters 34 and 36 run on: the vocabulary and text (verdict_load) and chapter 33's

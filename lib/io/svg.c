@@ -36,17 +36,34 @@ static void rdbu(double t, int rgb[3])
         rgb[c] = (int)lround(RDBU[i][c] + f * (RDBU[i + 1][c] - RDBU[i][c]));
 }
 
+/* How every figure starts: mygpt_svg_replaceable knows the library's own by it */
+#define SVG_HEAD "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
+#define SVG_FONT "font-family=\"DejaVu Sans, Arial, sans-serif\""
+
 void mygpt_svg_begin(mygpt_svg *fig, double width, double height)
 {
     memset(fig, 0, sizeof *fig);
     fig->width = width;
     fig->height = height;
     mygpt_sb_printf(&fig->sb,
-                    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" height=\"%g\" "
-                    "viewBox=\"0 0 %g %g\" font-family=\"DejaVu Sans, Arial, sans-serif\">\n"
+                    SVG_HEAD "width=\"%g\" height=\"%g\" "
+                    "viewBox=\"0 0 %g %g\" " SVG_FONT ">\n"
                     "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
                     width, height, width, height);
+}
+
+int mygpt_svg_replaceable(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return errno == ENOENT; // nothing there; anything unreadable is not known to be ours
+    char head[512];
+    const size_t n = fread(head, 1, sizeof head - 1, f);
+    fclose(f);
+    head[n] = '\0';
+    const char *tag_end = strchr(head, '>'), *svg_end = tag_end ? strchr(tag_end + 1, '>') : NULL;
+    return strncmp(head, SVG_HEAD, strlen(SVG_HEAD)) == 0 && svg_end &&
+           strstr(head, SVG_FONT ">\n") == svg_end - strlen(SVG_FONT);
 }
 
 static void text(mygpt_svg *fig, double x, double y, double size, const char *anchor,

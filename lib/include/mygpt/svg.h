@@ -81,6 +81,11 @@ void mygpt_svg_attention_grid(mygpt_svg *fig, const float *att, int L, int NH, i
  * device is refused (MYGPT_EINVAL), a failed write is MYGPT_EIO with the reason. */
 mygpt_status mygpt_svg_save(mygpt_svg *fig, const char *path, mygpt_error *err);
 
+/* 1 when path holds nothing (no file there) or a figure this library wrote (its first
+ * line and <svg> tag as mygpt_svg_begin writes them); 0 for anything else: a program that
+ * makes up a figure's name replaces only its own kind there, never a user's file. */
+int mygpt_svg_replaceable(const char *path);
+
 
 #pragma GCC visibility pop
 
