@@ -309,7 +309,8 @@ static int chat_turn(chat *ch, const char *instruction, size_t len)
     if (ch->terminal)
         catch_interrupt(0);
     if (st != MYGPT_OK) {
-        printf("\n");
+        if (resp.shown > response_start(&resp)) // the reply cut short: the error on a line of its own
+            printf("\n");
         rc = sampling_fail(cmd, &ch->sampling, st, &err);
         goto done;
     }
@@ -404,9 +405,9 @@ static int converse(chat *ch, const char *checkpoint)
         }
     }
     free(line);
-    if (ferror(stdin)) {
-        cli_error(cmd, "error reading the standard input");
-        rc = EXIT_RUNTIME;
+    if (ferror(stdin)) { // closed, a folder: bad input
+        cli_error(cmd, "cannot read standard input");
+        rc = EXIT_USAGE;
     } else if (terminal) {
         printf("\n"); // Ctrl-D: the shell's prompt on a line of its own
     }

@@ -107,9 +107,9 @@ static int classify_lines(const char *cmd, const classifier *c)
             rc = classify_one(cmd, c, line, where);
         }
     }
-    if (!rc && ferror(stdin)) {
+    if (!rc && ferror(stdin)) { // closed, a folder: bad input
         cli_error(cmd, "cannot read standard input");
-        rc = EXIT_RUNTIME;
+        rc = EXIT_USAGE;
     }
     free(line);
     return rc;

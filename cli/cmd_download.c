@@ -128,17 +128,32 @@ static int read_test_pins(const char *cmd, const char *path, download *d)
         cli_error(cmd, "%s: %s: %s", TEST_PINS_ENV, path, strerror(errno));
         return EXIT_USAGE;
     }
-    char name[64], sha[80];
+    char line[256], name[64], sha[80], extra;
     int64_t bytes;
-    while (fscanf(f, "%63s %" SCNd64 " %79s", name, &bytes, sha) == 3)
-        for (int i = 0; i < 2; i++)
-            if (strcmp(name, FILES[i]) == 0 && bytes >= 0 && is_sha256(sha)) {
-                snprintf(d->test_sha[i], sizeof d->test_sha[i], "%s", sha);
-                d->pins[i].bytes = bytes;
-                d->pins[i].sha256 = d->test_sha[i];
-            }
+    int rc = 0, lines = 0;
+    while (!rc && fgets(line, sizeof line, f)) { // every line "FILE BYTES SHA256", or the file is refused
+        lines++;
+        int known = 0;
+        if (sscanf(line, "%63s %" SCNd64 " %79s %c", name, &bytes, sha, &extra) == 3 && bytes >= 0 && is_sha256(sha))
+            for (int i = 0; i < 2; i++)
+                if (strcmp(name, FILES[i]) == 0) {
+                    snprintf(d->test_sha[i], sizeof d->test_sha[i], "%s", sha);
+                    d->pins[i].bytes = bytes;
+                    d->pins[i].sha256 = d->test_sha[i];
+                    known = 1;
+                }
+        if (!known) {
+            cli_error(cmd, "%s: %s, line %d: not \"FILE BYTES SHA256\" for %s or %s", TEST_PINS_ENV, path, lines,
+                      FILES[0], FILES[1]);
+            rc = EXIT_USAGE;
+        }
+    }
+    if (!rc && (ferror(f) || lines == 0)) {
+        cli_error(cmd, "%s: %s: %s", TEST_PINS_ENV, path, ferror(f) ? strerror(errno) : "no pins in it");
+        rc = EXIT_USAGE;
+    }
     fclose(f);
-    return 0;
+    return rc;
 }
 
 /* The pins of d's two files, from the table, or from the tests' file for a host on this
@@ -164,9 +179,9 @@ static int find_pins(const char *cmd, download *d)
         return rc;
     for (int i = 1; i >= 0; i--)
         if (!d->pins[i].sha256) {
-            cli_error(cmd, "no sha256 of %s's %s is pinned in this mygpt: not downloaded (nothing is "
-                      "taken unchecked; a pin is one line of cli/cmd_download.c)", d->repo, FILES[i]);
-            return EXIT_RUNTIME;
+            cli_error(cmd, "--size %s: no sha256 of %s's %s is pinned in this mygpt: not downloaded (nothing "
+                      "is taken unchecked; a pin is one line of cli/cmd_download.c)", d->size, d->repo, FILES[i]);
+            return EXIT_USAGE;
         }
     return 0;
 }

@@ -125,7 +125,8 @@ static int build_model(const char *cmd, const parsed_args *a, gen_flags *f, gene
     mygpt_status st;
     int rc;
     if (args_has(a, "checkpoint")) {
-        if (args_has(a, "seed") && parse_seed(cmd, "seed", args_get(a, "seed"), &f->seed))
+        if (checkpoint_flags_check(cmd, a, 0) ||
+            (args_has(a, "seed") && parse_seed(cmd, "seed", args_get(a, "seed"), &f->seed)))
             return EXIT_USAGE;
         if ((rc = load_checkpoint(cmd, a, &gen->g)))
             return rc;
@@ -308,6 +309,11 @@ int cmd_generate(int argc, char **argv)
         goto done;
     if (f.eos == -2)
         f.eos = gen.g->config.vocab_size > 50256 ? 50256 : -1;
+    else if (f.eos >= gen.g->config.vocab_size) { // a token the model can never give
+        cli_error(cmd, "--eos %lld: the model's tokens are 0 to %d", (long long)f.eos, gen.g->config.vocab_size - 1);
+        rc = EXIT_USAGE;
+        goto done;
+    }
     if (args_has(&a, "sample-seed"))
         mygpt_rng_seed(&gen.rng, f.sample_seed);
     if (!(rc = choose_stream(cmd, &a, &gen)))

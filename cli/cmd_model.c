@@ -50,17 +50,12 @@ static const char FORWARD_USAGE[] =
     "  --weights fp32|bf16|int8    store the weights so (mygpt quantize --help): the\n"
     "                              logits of float32 on the dequantized weights\n";
 
-/* --checkpoint's model gives its own sizes: a model flag beside it is refused, and
- * --adapters needs it. 0, or EXIT_USAGE after the error. */
+/* --checkpoint's model gives its own sizes (checkpoint_flags_check), and --adapters
+ * needs it. 0, or EXIT_USAGE after the error. */
 static int forward_model_flags(const char *cmd, const parsed_args *a)
 {
-    static const char *const flags[] = {"seed", "vocab", "embed", "heads", "layers", "max-seq", "arch", "qkv-bias",
-                                        "dropout"};
-    for (size_t i = 0; args_has(a, "checkpoint") && i < sizeof flags / sizeof flags[0]; i++)
-        if (args_has(a, flags[i])) {
-            cli_error(cmd, "--%s cannot be used with --checkpoint (the checkpoint's model has its own)", flags[i]);
-            return EXIT_USAGE;
-        }
+    if (checkpoint_flags_check(cmd, a, 1))
+        return EXIT_USAGE;
     if (args_has(a, "adapters") && !args_has(a, "checkpoint")) {
         cli_error(cmd, "--adapters FILE needs --checkpoint FILE: the model the adapters were trained on");
         return EXIT_USAGE;

@@ -25,8 +25,11 @@ static int load(const char *cmd, const parsed_args *a, mygpt_tokenizer **tok)
     mygpt_status st;
     if (!d && (st = mygpt_data_dir(dir, sizeof dir, &err)) != MYGPT_OK)
         return cli_fail(cmd, st, &err);
-    if ((st = mygpt_tokenizer_load_dir(tok, d ? d : dir, &err)) != MYGPT_OK)
-        return cli_fail(cmd, st, &err);
+    if ((st = mygpt_tokenizer_load_dir(tok, d ? d : dir, &err)) != MYGPT_OK) {
+        if (d)
+            cli_error(cmd, "--vocab-dir: %s", err.message);
+        return d ? cli_exit_code(st) : cli_fail(cmd, st, &err);
+    }
     return 0;
 }
 
@@ -64,6 +67,18 @@ static char *read_all(const char *cmd, const char *instead, FILE *f, size_t *n)
     }
     *n = len;
     return buf;
+}
+
+/* read_all's NULL said: standard input that cannot be read (closed, a folder) is bad
+ * input, 2; otherwise memory ran out, 1 */
+static int stdin_fail(const char *cmd)
+{
+    if (ferror(stdin)) {
+        cli_error(cmd, "cannot read standard input: %s", strerror(errno));
+        return EXIT_USAGE;
+    }
+    cli_error(cmd, "out of memory reading standard input");
+    return EXIT_RUNTIME;
 }
 
 static const char ENCODE_USAGE[] =
@@ -130,8 +145,7 @@ int cmd_encode(int argc, char **argv)
         if (fst != MYGPT_OK)
             return cli_fail(cmd, fst, &ferr);
     } else if (!(text = read_all(cmd, "a FILE", stdin, &n))) {
-        cli_error(cmd, "cannot read standard input");
-        return EXIT_RUNTIME;
+        return stdin_fail(cmd);
     }
     if (args_get(&a, "tokenizer")) {
         rc = encode_llama2c(cmd, args_get(&a, "tokenizer"), file ? file : "standard input", text, n);
@@ -215,10 +229,8 @@ static int decode_llama2c(const char *cmd, const char *path, const int64_t *ids6
 static int read_words(const char *cmd, char **input, char ***words, size_t *nwords)
 {
     size_t len;
-    if (!(*input = read_all(cmd, "the ids as arguments", stdin, &len))) {
-        cli_error(cmd, "cannot read standard input");
-        return EXIT_RUNTIME;
-    }
+    if (!(*input = read_all(cmd, "the ids as arguments", stdin, &len)))
+        return stdin_fail(cmd);
     char *in = *input;
     in[len] = '\0';
     const char *nul = memchr(in, '\0', len); // would end the ids early, silently

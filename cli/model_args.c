@@ -10,6 +10,7 @@
 
 #include "args.h"
 #include "model_args.h"
+#include "mygpt/print.h"
 #include "mygpt/checkpoint.h"
 #include "mygpt/data.h"
 #include "mygpt/generate.h"
@@ -29,6 +30,11 @@ static int read_llama_flags(const char *cmd, const parsed_args *a, mygpt_config 
         args_i64_in(cmd, a, "ffn-hidden", 1, INT32_MAX, 0, &hidden) ||
         args_i64_in(cmd, a, "multiple-of", 1, INT32_MAX, 0, &multiple))
         return 1;
+    if (kv && cfg->num_heads > 0 && cfg->num_heads % kv != 0) { // the flag's words, not the config's (0 is refused)
+        cli_error(cmd, "--kv-heads %lld must divide --heads %d (each key and value head serves as many query heads)",
+                  (long long)kv, cfg->num_heads);
+        return 1;
+    }
     if (hidden && multiple) {
         cli_error(cmd, "%s", "--ffn-hidden and --multiple-of both set the hidden size: give one");
         return 1;
@@ -236,12 +242,25 @@ int check_input_flags(const char *cmd, const parsed_args *a)
     return 0;
 }
 
+int checkpoint_flags_check(const char *cmd, const parsed_args *a, int seed_too)
+{
+    static const char *const flags[] = {"seed",  "vocab",    "embed",      "heads",       "layers",
+                                        "max-seq", "arch",   "qkv-bias",   "dropout",     "kv-heads",
+                                        "ffn-hidden", "multiple-of", "untied-head"};
+    for (size_t i = seed_too ? 0 : 1; args_has(a, "checkpoint") && i < sizeof flags / sizeof flags[0]; i++)
+        if (args_has(a, flags[i])) {
+            cli_error(cmd, "--%s cannot be used with --checkpoint (the checkpoint's model has its own)", flags[i]);
+            return EXIT_USAGE;
+        }
+    return 0;
+}
+
 int model_from_args(const char *cmd, const parsed_args *a, mygpt_gpt **g)
 {
     int rc;
     *g = NULL;
     if (args_has(a, "checkpoint"))
-        return load_checkpoint(cmd, a, g);
+        return checkpoint_flags_check(cmd, a, 1) ? EXIT_USAGE : load_checkpoint(cmd, a, g);
     mygpt_config cfg;
     uint64_t seed;
     if (read_seed_and_config(cmd, a, &seed, &cfg))
@@ -275,8 +294,11 @@ int sampling_fail(const char *cmd, const mygpt_sampling *s, mygpt_status st, con
     // mygpt_generate refuses logits that are not finite: softmax(logits / T) is then no
     // distribution only when the division overflows float32 (PyTorch's words, kept)
     if (s->temperature > 0 && strstr(err->message, "probability tensor contains") == err->message) {
-        cli_error(cmd, "--temperature %g: the logits divided by it in float32 are not finite, so softmax gives no "
-                  "distribution (%s)", s->temperature, err->message);
+        mygpt_strbuf t = {0}; // the value as it was typed (its shortest digits), not %g's
+        mygpt_py_float_repr(&t, s->temperature);
+        cli_error(cmd, "--temperature %s: the logits divided by it in float32 are not finite, so softmax gives no "
+                  "distribution (%s)", mygpt_sb_str(&t), err->message);
+        mygpt_sb_free(&t);
         return cli_exit_code(st);
     }
     return cli_fail(cmd, st, err);

@@ -52,9 +52,13 @@ int adapters_base_check(const char *cmd, const char *what, const char *path, con
  * error. */
 int check_input_flags(const char *cmd, const parsed_args *a);
 
-/* The model of --checkpoint (load_checkpoint), or built from the model's flags
- * (read_seed_and_config, create_model) with its weights stored as --weights says
- * (apply_weights). 0, or the exit code after saying why not (*g stays NULL). */
+/* With --checkpoint, whose model has its own sizes: a model flag (MODEL_FLAGS; --seed
+ * too when seed_too) beside it is refused. 0, or EXIT_USAGE after the error. */
+int checkpoint_flags_check(const char *cmd, const parsed_args *a, int seed_too);
+
+/* The model of --checkpoint (checkpoint_flags_check with --seed too, load_checkpoint),
+ * or built from the model's flags (read_seed_and_config, create_model) with its weights
+ * stored as --weights says (apply_weights). 0, or the exit code after saying why not (*g stays NULL). */
 int model_from_args(const char *cmd, const parsed_args *a, mygpt_gpt **g);
 
 /* The sampler's flags (generate, chat): --temperature T (0, the default: argmax),

@@ -59,14 +59,14 @@ int MYGPT_CLI_MAIN(int argc, char **argv)
         usage(stderr);
         return EXIT_USAGE;
     }
-    if (strcmp(argv[1], "--version") == 0) {
-        printf("mygpt %s\n", MYGPT_VERSION);
-        return 0;
-    }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
-        usage(stdout);
-        return 0;
+        if (strcmp(argv[1], "--version") == 0)
+            printf("mygpt %s\n", MYGPT_VERSION);
+        else
+            usage(stdout);
+        args_set_prefix(""); // "mygpt: error writing output" (a full disk, a closed pipe): 1, as any command's
+        return out_flush("mygpt");
     }
     if (argc > 2 && strcmp(argv[1], "init") == 0 && strcmp(argv[2], "gpt") == 0) { // beside init linear
         const int rc = cmd_init_gpt(argc - 3, argv + 3);

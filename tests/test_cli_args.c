@@ -44,6 +44,8 @@ static const char *const BAD[][2] = {
     {"randn --seed 0 --shape 2 extra", "unexpected argument 'extra'"},
     {"rand --seed 0 --shape 2 --low 3 --high 1", "--low must not exceed --high"},
     {"rand --seed 0 --shape 2 --high inf", "--high"},
+    {"rand --seed 0 --shape 2 --low -1e308 --high 1e308", "from is out of bounds for float"},
+    {"rand --seed 0 --shape 2 --low -3e38 --high 3e38", "uniform_ expects to-from <= std::numeric_limits<float>::max()"},
     {"randint --seed 0 --low 5 --high 5 --shape 3", "--low must be less than --high"},
     {"randint --seed 0 --shape 3", "--high is required"},
     {"randint --seed 0 --high 9223372036854775808 --shape 3", "out of range"},
@@ -90,6 +92,9 @@ static const char *const BAD[][2] = {
     {"params --arch llama --classes 2 --vocab 10 --embed 8 --heads 2 --layers 1", "llama has no dropout, classification"},
     {"params --arch llama --lora 2 --vocab 10 --embed 8 --heads 2 --layers 1", "llama has no dropout, classification"},
     {"params --vocab 4 --embed 4 --heads 2 --layers 1 --untied-head", "params: --untied-head: the course architecture"},
+    {"params --arch llama --vocab 10 --embed 64 --heads 32 --layers 1 --kv-heads 3", "--kv-heads 3 must divide --heads 32"},
+    {"generate --seed 1 --vocab 5 --embed 4 --heads 2 --layers 1 --ids 0 --max-new 1 --eos 5",
+     "--eos 5: the model's tokens are 0 to 4"},
 };
 
 Test(cli_args, bad_arguments_give_one_line_and_status_2)
@@ -342,6 +347,43 @@ Test(cli_args, a_number_with_spaces_around_it_is_refused)
         cr_expect_eq(r.status, 2, "%s '%s': exit %d", cases[i][0], cases[i][1], r.status);
         cr_expect(count_lines(r.err) == 1 && strstr(r.err, cases[i][0]) && strstr(r.err, cases[i][2]), "%s '%s': %s",
                   cases[i][0], cases[i][1], r.err);
+        proc_result_free(&r);
+    }
+}
+
+/* A long path is named whole with the reason after it (messages were cut at 255 bytes,
+ * losing both); the top-level --help and --version fail on a full disk as any output does */
+Test(cli_args, a_long_path_keeps_its_reason_and_help_output_is_checked)
+{
+    char dir[1200] = "/tmp/mygpt_long_XXXXXX", file[1300];
+    cr_assert_not_null(mkdtemp(dir));
+    const size_t base = strlen(dir);
+    for (int i = 0; i < 5; i++) { // five folders of 120 letters
+        char name[122] = "/";
+        memset(name + 1, 'a' + i, 120);
+        strcat(dir, name);
+        cr_assert_eq(mkdir(dir, 0700), 0);
+    }
+    snprintf(file, sizeof file, "%s/m.safetensors", dir);
+    write_file(file, "text\n");
+    char *argv[] = {(char *)MYGPT_EXE, "forward", "--checkpoint", file, "--ids", "1", NULL};
+    proc_result r;
+    cr_assert_eq(run_process(argv, &r), 0);
+    cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, file) && strstr(r.err, "too short for a safetensors file"), "%s", r.err);
+    proc_result_free(&r);
+    unlink(file);
+    for (size_t n = strlen(dir); n > base; n = strlen(dir)) {
+        cr_expect_eq(rmdir(dir), 0);
+        *strrchr(dir, '/') = '\0';
+    }
+    rmdir(dir);
+    for (int v = 0; v < 2; v++) {
+        char script[600];
+        snprintf(script, sizeof script, "exec '%s' %s > /dev/full", MYGPT_EXE, v ? "--version" : "--help");
+        run_shell(script, &r);
+        cr_expect_eq(r.status, 1, "%s: exit %d", script, r.status);
+        cr_expect(count_lines(r.err) == 1 && strstr(r.err, "mygpt: error writing output"), "%s", r.err);
         proc_result_free(&r);
     }
 }

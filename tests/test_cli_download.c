@@ -398,9 +398,24 @@ Test(cli_download, the_pinned_table_is_not_bypassed)
     proc_result_free(&r);
     unsetenv("MYGPT_DOWNLOAD_TEST_PINS");
     run_in_dir("download gpt2 --size 355M --dir DIR/gpt2", dir, NULL, &r);
-    expect_one_line_refusal(&r, 1, "no sha256 of openai-community/gpt2-medium's model.safetensors is pinned",
+    expect_one_line_refusal(&r, 2, "no sha256 of openai-community/gpt2-medium's model.safetensors is pinned",
                             "an unpinned size");
     proc_result_free(&r);
+    // the tests' pins file itself is checked: a line that is not a pin, or no pin at all
+    char pins[300];
+    snprintf(pins, sizeof pins, "%s.pins", dir);
+    setenv("MYGPT_DOWNLOAD_TEST_PINS", pins, 1);
+    setenv("HF_ENDPOINT", "http://127.0.0.1:9", 1);
+    const char *bad[] = {"model.safetensors 10 zz\n", ""};
+    for (int i = 0; i < 2; i++) {
+        write_file(pins, bad[i]);
+        run_in_dir("download gpt2 --dir DIR/gpt2", dir, NULL, &r);
+        expect_one_line_refusal(&r, 2, i ? "no pins in it" : "not \"FILE BYTES SHA256\"", "a bad pins file");
+        proc_result_free(&r);
+    }
+    unlink(pins);
+    unsetenv("MYGPT_DOWNLOAD_TEST_PINS");
+    unsetenv("HF_ENDPOINT");
     cr_expect_eq(entries_in(dir), 0, "nothing made");
     remove_test_dir(dir, NULL, 0);
 }

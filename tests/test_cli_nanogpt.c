@@ -101,7 +101,7 @@ Test(cli_nanogpt, a_vocabulary_not_the_texts_is_refused, .timeout = 120)
     proc_result r = {0};
     cr_assert_eq(run_tool_words("train --preset shakespeare-char --text DATA/tinyshakespeare.txt --vocab 64 "
                                 "--steps 1", data, &r), 0);
-    expect_one_line_refusal(&r, 2, "--vocab 64: the text has 65 distinct characters", "train");
+    expect_one_line_refusal(&r, 2, "the model's vocabulary is 64 (--vocab, or the preset's), but --text", "train");
     proc_result_free(&r);
     char dir[] = "/tmp/mygpt_nanogpt_XXXXXX", words[1024];
     cr_assert_not_null(mkdtemp(dir));

@@ -402,12 +402,20 @@ Test(cli_runs, a_training_state_is_a_model_for_every_command, .timeout = 300)
     clean_up(dir, "o c.safetensors a.safetensors qm.safetensors qs.safetensors mm.safetensors ms.safetensors");
 }
 
-/* forward --checkpoint: the model's own sizes, so a size flag beside it is refused */
+/* forward, generate and attention --checkpoint: the model's own sizes, so a size flag
+ * beside it is refused, never ignored (generate's --seed seeds its sampler: taken) */
 Test(cli_runs, forward_refuses_model_flags_beside_a_checkpoint)
 {
     proc_result r;
     cr_assert_eq(run_tool_words("forward --checkpoint x.safetensors --vocab 5 --ids 1", NULL, &r), 0);
     expect_one_line_refusal(&r, 2, "--vocab cannot be used with --checkpoint", "forward --checkpoint --vocab");
+    proc_result_free(&r);
+    cr_assert_eq(run_tool_words("generate --checkpoint x.safetensors --seed 1 --layers 7 --ids 1 --max-new 1", NULL,
+                                &r), 0);
+    expect_one_line_refusal(&r, 2, "--layers cannot be used with --checkpoint", "generate --checkpoint --layers");
+    proc_result_free(&r);
+    cr_assert_eq(run_tool_words("attention --checkpoint x.safetensors --max-seq 4 --ids 1", NULL, &r), 0);
+    expect_one_line_refusal(&r, 2, "--max-seq cannot be used with --checkpoint", "attention --checkpoint --max-seq");
     proc_result_free(&r);
     cr_assert_eq(run_tool_words("forward --seed 1 --vocab 5 --embed 4 --heads 2 --layers 1 --adapters a --ids 1",
                                 NULL, &r), 0);

@@ -76,8 +76,9 @@ static int read_text(run *r)
         return EXIT_USAGE;
     }
     if (s->cfg.vocab_size != r->vocab.n) {
-        cli_error(r->cmd, "--vocab %d: the text has %d distinct characters, the vocabulary of --arch nanogpt "
-                  "(give --vocab %d)", s->cfg.vocab_size, r->vocab.n, r->vocab.n);
+        cli_error(r->cmd, "the model's vocabulary is %d (--vocab, or the preset's), but --text %s has %d distinct "
+                  "characters, the vocabulary of --arch nanogpt: give --vocab %d", s->cfg.vocab_size, s->text,
+                  r->vocab.n, r->vocab.n);
         return EXIT_USAGE;
     }
     return 0;
@@ -308,7 +309,7 @@ int nanogpt_train_run(const train_settings *s)
     }
     if (!rc && !(rc = read_text(&r)) && !(rc = build(&r)) && !(rc = s->log ? train_log_open(s->cmd, &r.log, s->log, 0) : 0)) {
         if (s->run_dir)
-            cli_say(stderr, "mygpt %s: the run goes to %s/ (its model, log and plot)", s->cmd, s->run_dir);
+            run_folder_announce(s->cmd, s->run_dir, s->save, NULL, s->log);
         fprintf(stderr, "mygpt %s: nanoGPT's train.py: %d characters, %zu train and %zu validation ids; %zu parameters\n",
                 s->cmd, r.vocab.n, r.ntrain, r.nval, r.g->num_parameters);
         train_catch_sigint();

@@ -13,16 +13,46 @@
 
 #include "args.h"
 
+int run_folder_holds(const char *dir, const char *path)
+{
+    const size_t nd = strlen(dir);
+    return path && strncmp(path, dir, nd) == 0 && path[nd] == '/';
+}
+
+void run_folder_announce(const char *cmd, const char *dir, const char *save, const char *state, const char *log)
+{
+    const char *parts[4];
+    int n = 0;
+    if (run_folder_holds(dir, save))
+        parts[n++] = "its model";
+    if (run_folder_holds(dir, state))
+        parts[n++] = "training state";
+    if (run_folder_holds(dir, log))
+        parts[n++] = "log", parts[n++] = "plot";
+    char what[64] = ""; // "a, b, c and d"
+    for (int i = 0; i < n; i++)
+        snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s", !i ? "" : i == n - 1 ? " and " : ", ",
+                 parts[i]);
+    if (n)
+        cli_say(stderr, "mygpt %s: the run goes to %s/ (%s)", cmd, dir, what);
+}
+
 void run_folder_say(const char *cmd, const char *dir, const char *const *files, int n)
 {
     const size_t nd = strlen(dir);
-    char list[5 * 4200] = "";
-    for (size_t i = 0, len = 0; i < (size_t)n && len < sizeof list; i++)
+    char in[5 * 4200] = "", out[5 * 4200] = ""; // the files inside dir, by name; the others by path
+    size_t in_len = 0, out_len = 0;
+    for (int i = 0; i < n; i++)
         if (files[i]) {
-            const int inside = strncmp(files[i], dir, nd) == 0 && files[i][nd] == '/';
-            len += (size_t)snprintf(list + len, sizeof list - len, "%s %s", len ? "," : "", files[i] + (inside ? nd + 1 : 0));
+            const int inside = run_folder_holds(dir, files[i]);
+            char *list = inside ? in : out;
+            size_t *len = inside ? &in_len : &out_len;
+            if (*len < sizeof in)
+                *len += (size_t)snprintf(list + *len, sizeof in - *len, "%s %s", *len ? "," : "",
+                                         files[i] + (inside ? nd + 1 : 0));
         }
-    cli_say(stderr, "mygpt %s: the run is in %s/:%s", cmd, dir, list);
+    cli_say(stderr, "mygpt %s: the run is in %s/:%s%s%s%s", cmd, dir, in_len ? in : " nothing", out_len ? " (and"
+            " outside it:" : "", out, out_len ? ")" : "");
 }
 
 void run_folder_path(const run_folder *rf, const char *name, char *path, size_t cap)

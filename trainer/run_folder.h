@@ -29,9 +29,18 @@ void run_folder_path(const run_folder *rf, const char *name, char *path, size_t 
  * holds other files). */
 int run_folder_open(const char *cmd, run_folder *rf, const char *out, const char *resume, const char *preset);
 
-/* The run's last line on stderr, "mygpt CMD: the run is in DIR/: a, b, c": the n files
- * (NULL ones skipped), those inside dir by name, the others (--save, --log elsewhere) by
- * path, control bytes escaped (cli_say) */
+/* Whether path (NULL: no) names a file inside the folder dir, as the run's own files are
+ * named (dir/NAME) */
+int run_folder_holds(const char *dir, const char *path);
+
+/* The run's first line on stderr, "mygpt CMD: the run goes to DIR/ (its model, training
+ * state, log and plot)": those of the files (NULL: none) that are inside dir; nothing when
+ * none is (--save and --log elsewhere) */
+void run_folder_announce(const char *cmd, const char *dir, const char *save, const char *state, const char *log);
+
+/* The run's last line on stderr, "mygpt CMD: the run is in DIR/: a, b (and outside it:
+ * c)": the n files (NULL ones skipped), those inside dir by name, then the others (--save,
+ * --log elsewhere) by path, control bytes escaped (cli_say) */
 void run_folder_say(const char *cmd, const char *dir, const char *const *files, int n);
 
 /* At the run's end, whatever it was: the folder (and runs/) removed when this run made

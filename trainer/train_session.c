@@ -761,11 +761,10 @@ static int session_loop(session *S)
     S->at = S->pos;
     S->saved_at = -1;
     S->best_step = -1;
-    if (S->team.rank == 0 && s->run_dir)
-        cli_say(stderr, "mygpt train: the run goes to %s/ (its model, %slog and plot)", s->run_dir,
-                S->state ? "training state, " : "");
     if (S->team.rank == 0 && s->log && (rc = train_log_open(S->cmd, &S->log, s->log, S->pos.step)))
-        return rc;
+        return rc; // before the run is announced: a refusal is its one line
+    if (S->team.rank == 0 && s->run_dir)
+        run_folder_announce(S->cmd, s->run_dir, s->save, S->state, s->log);
     S->logp = S->team.rank == 0 && s->log ? &S->log : NULL;
     const int had_best = s->best && S->pos.step > 0 && access(s->best, F_OK) == 0;
     for (size_t i = 0; S->logp && had_best && i < S->log.nv; i++) // a resumed run's best so far, from its log

@@ -58,6 +58,9 @@ int main(int argc, char **argv)
     if (ch.gpt2) { // the book's own run: GPT-2's weights, then torch.manual_seed(123); out_head = nn.Linear(768, 2)
         mygpt_gpt *lm;
         chapter_check(&ch, finetune_model_load(&lm, ch.gpt2, &err), &err);
+        if ((size_t)lm->config.max_seq_len < r.ds[0].max_length) // the book's assert, before anything is printed
+            chapter_refuse(&ch, "--gpt2 %s: its context of %d tokens is shorter than the padded texts' %zu",
+                           ch.gpt2, lm->config.max_seq_len, r.ds[0].max_length);
         chapter_check(&ch, classifier_from_lm(&g, lm, 2, &err), &err);
         mygpt_gpt_free(lm);
         g->config.dropout = 0.0; // BASE_CONFIG's drop_rate

@@ -173,6 +173,9 @@ void chapter_data_dir(const chapter *ch, char *dir, size_t len, const char *cons
         fprintf(stderr, "%s: %s\n", ch->name, err.message);
         exit(absent);
     }
+    struct stat sb; // MYGPT_DATA naming a file: a wrong setting, not absent data
+    if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode))
+        chapter_refuse(ch, "the data folder %s is not a folder (MYGPT_DATA?)", dir);
     for (int i = 0; i < n; i++) {
         char path[4200];
         snprintf(path, sizeof path, "%s/%s", dir, files[i]);

@@ -3,6 +3,7 @@
 #include "base/base.h"
 
 #include <stdarg.h>
+#include <string.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -26,8 +27,10 @@ mygpt_status mygpt_fail(mygpt_error *err, mygpt_status code, const char *fmt, ..
         va_list ap;
         va_start(ap, fmt);
         err->code = code;
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        const int n = vsnprintf(err->message, sizeof err->message, fmt, ap);
         va_end(ap);
+        if (n >= (int)sizeof err->message) // cut: say so
+            memcpy(err->message + sizeof err->message - 4, "...", 4);
     }
     return code;
 }

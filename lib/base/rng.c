@@ -7,6 +7,7 @@
 #include "base/draws.h"
 #include "base/simd.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -135,10 +136,17 @@ mygpt_status mygpt_uniform_(mygpt_rng *rng, float *data, size_t n, double from, 
     if (!isfinite(from) || !isfinite(to))
         return mygpt_fail(err, MYGPT_EINVAL, "uniform_ bounds must be finite, got from=%g to=%g",
                           from, to);
+    // PyTorch's checks for a float tensor, in its order and words
+    if (fabs(from) > FLT_MAX || fabs(to) > FLT_MAX)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s is out of bounds for float", fabs(from) > FLT_MAX ? "from" : "to");
     if (from > to)
         return mygpt_fail(err, MYGPT_EINVAL,
                           "uniform_ expects to return a [from, to) range, but found from=%g > to=%g",
                           from, to);
+    if (to - from > FLT_MAX)
+        return mygpt_fail(err, MYGPT_EINVAL,
+                          "uniform_ expects to-from <= std::numeric_limits<float>::max(), but found to=%g and "
+                          "from=%g which result in to-from to exceed the limit", to, from);
     const float lo = (float)from, hi = (float)to;
     const float range = hi - lo; /* rounded to float32, as PyTorch's float arithmetic does */
     uint32_t words[MYGPT_MT_N];

@@ -358,6 +358,8 @@ mygpt_status mygpt_tokenizer_load_dir(mygpt_tokenizer **out, const char *dir, my
 {
     char a[4096], b[4096];
     *out = NULL;
+    if (!dir[0]) // "" + "/encoder.json" would be the root folder's
+        return mygpt_fail(err, MYGPT_EINVAL, "the vocabulary folder's path is empty");
     // a cut path would open another file (".../encoder.j"): a path that does not fit is refused
     if ((size_t)snprintf(a, sizeof a, "%s/encoder.json", dir) >= sizeof a ||
         (size_t)snprintf(b, sizeof b, "%s/vocab.bpe", dir) >= sizeof b)

@@ -29,7 +29,8 @@ typedef enum mygpt_status {
     MYGPT_EFORMAT = 6    /* a file or string is malformed                     */
 } mygpt_status;
 
-#define MYGPT_ERROR_MESSAGE_MAX 256
+/* Room for a reason that names two files of PATH_MAX's length; longer is cut, ending "..." */
+#define MYGPT_ERROR_MESSAGE_MAX 8448
 
 typedef struct mygpt_error {
     mygpt_status code;
