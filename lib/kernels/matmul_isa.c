@@ -215,6 +215,8 @@ REGISTER_TILE static void kernel_6x16_t(KERNEL_ARGS)
     VEC acc[NV * P], s[NV * P];                                                                    \
     _Pragma("GCC unroll 16") for (int i = 0; i < NV * P; i++) acc[i] = s[i] = ZERO;               \
     const int chunk = BF == MYGPT_WEIGHTS_INT8 ? MYGPT_INT8_GROUP : kc;                            \
+    const size_t elem = BF == MYGPT_WEIGHTS_FP32 ? 4 : BF == MYGPT_WEIGHTS_BF16 ? 2 : 1;             \
+    const int rows_a_line = NV * V * elem >= 64 ? 1 : (int)(64 / (NV * V * elem));               \
     for (int k0 = 0; k0 < kc; k0 += chunk) {                                                       \
         const int k1 = kc - k0 < chunk ? kc : k0 + chunk;                                          \
         if (BF == MYGPT_WEIGHTS_INT8) {                                                            \
@@ -227,12 +229,8 @@ REGISTER_TILE static void kernel_6x16_t(KERNEL_ARGS)
             const VEC ai = SET1(a[k]);                                                             \
             _Pragma("GCC unroll 8") for (int i = 0; i < P; i++) {                                  \
                 const size_t at = (size_t)i * bstride + (size_t)k * NV * V; /* the panel's row k */ \
-                if (BF == MYGPT_WEIGHTS_INT8)                                                      \
-                    PREFETCH_AHEAD((const int8_t *)bp + at, NV * V);                               \
-                else if (BF == MYGPT_WEIGHTS_FP32)                                                 \
-                    PREFETCH_AHEAD((const float *)bp + at, NV * V);                                \
-                else                                                                               \
-                    PREFETCH_AHEAD((const uint16_t *)bp + at, NV * V);                             \
+                if (k % rows_a_line == 0) /* one hint a line: an int8 line holds 4 rows */         \
+                    PREFETCH_AHEAD((const char *)bp + at * elem, rows_a_line * NV * V * elem);     \
                 _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                             \
                     const size_t e = at + (size_t)v * V;                                           \
                     const VEC b = BF == MYGPT_WEIGHTS_INT8   ? MUL(WIDEN_I8((const int8_t *)bp + e), s[NV * i + v]) \
