@@ -309,6 +309,43 @@ Test(book, torch_layernorm_is_pytorchs_bits)
     cr_assert_geq(cases, 60);
 }
 
+/* x.sum(-1) and x.pow(2).mean(-1) bit for bit against PyTorch on rows of 1 to 300,000
+ * values: its cascade of running sums, whatever the length */
+Test(book, torch_sums_are_pytorchs_bits)
+{
+    golden_reader g = golden_reader_must_open("sums.txt");
+    char *line;
+    int cases = 0;
+    while ((line = golden_read(&g))) {
+        unsigned long long seed;
+        size_t n;
+        double scale, shift;
+        char hex[4][9];
+        cr_assert_eq(sscanf(line, "sum %llu %zu %lf %lf : %8s %8s %8s %8s", &seed, &n, &scale, &shift, hex[0], hex[1],
+                            hex[2], hex[3]),
+                     8, "line %ld", g.lineno);
+        float *x = malloc(2 * n * sizeof *x);
+        cr_assert(x);
+        mygpt_rng rng = {0};
+        mygpt_rng_seed(&rng, seed);
+        mygpt_error err = {0};
+        cr_assert_eq(mygpt_normal_(&rng, x, 2 * n, 0.0, 1.0, &err), MYGPT_OK, "%s", err.message);
+        for (size_t i = 0; i < 2 * n; i++)
+            x[i] = x[i] * (float)scale + (float)shift;
+        for (int r = 0; r < 2; r++) {
+            const float sum = mygpt_sum_torch(x + r * n, n), msq = mygpt_mean_sq_torch(x + r * n, n);
+            cr_expect(golden_same_bits(sum, golden_unhex32(hex[r])), "line %ld (n = %zu): sum %a, PyTorch %a",
+                      g.lineno, n, (double)sum, (double)golden_unhex32(hex[r]));
+            cr_expect(golden_same_bits(msq, golden_unhex32(hex[2 + r])),
+                      "line %ld (n = %zu): mean of squares %a, PyTorch %a", g.lineno, n, (double)msq,
+                      (double)golden_unhex32(hex[2 + r]));
+        }
+        free(x);
+        cases++;
+    }
+    cr_assert_geq(cases, 100);
+}
+
 /* the loss of net at x, for finite differences */
 static double net_loss(mygpt_shortcut_net *net, const float *x)
 {

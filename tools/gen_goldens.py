@@ -17,6 +17,8 @@ Files written:
   cli.txt          `mygpt` argument lists and the text the same Python prints
   layernorm.txt    F.layer_norm (nn.LayerNorm's kernel) on random rows, every output's bits
                    (`--layernorm`: this file alone)
+  sums.txt         x.sum(-1) and x.pow(2).mean(-1) of random rows of 1 to 300,000 values
+                   (`--sums`: this file alone)
 
 Formats are line based and documented in tests/golden/README.md.
 """
@@ -477,6 +479,27 @@ def gen_layernorm():
     return lines
 
 
+def gen_sums():
+    """sum SEED N SCALE SHIFT : SUM0 SUM1 MEANSQ0 MEANSQ1: torch.manual_seed(SEED);
+    x = torch.randn(2, N) * SCALE + SHIFT; x.sum(-1) and x.pow(2).mean(-1) (float32 bits),
+    on one thread (a single row past 32,768 values is split among threads otherwise)."""
+    import torch
+    torch.set_num_threads(1)
+    sizes = list(range(1, 80)) + [100, 127, 128, 129, 255, 256, 257, 288, 511, 512, 513, 768, 1000, 1023,
+                                  1024, 1025, 2048, 4096, 4100, 8191, 8192, 8193, 16384, 20000, 65536, 70000,
+                                  262144, 300000]
+    params = [(1.0, 0.0), (100.0, 5.0), (1e-3, 0.0)]
+    lines = []
+    for i, n in enumerate(sizes):
+        scale, shift = params[i % 3]
+        seed = 2000 + i
+        torch.manual_seed(seed)
+        x = torch.randn(2, n) * scale + shift
+        lines.append("sum %d %d %r %r : %s %s" % (seed, n, scale, shift, f32hex(x.sum(-1).tolist()),
+                                                  f32hex(x.pow(2).mean(-1).tolist())))
+    return lines
+
+
 def write(name, lines, header):
     path = os.path.join(OUT, name)
     with open(path, "w") as f:
@@ -491,6 +514,11 @@ def main():
         import avx2_kernels  # noqa: F401  (before torch: the AVX2 machine's kernels)
         import torch
         write("layernorm.txt", gen_layernorm(), "F.layer_norm, torch %s, AVX2 kernels" % torch.__version__)
+        return
+    if len(sys.argv) == 2 and sys.argv[1] == "--sums":
+        import avx2_kernels  # noqa: F401  (before torch: the AVX2 machine's kernels)
+        import torch
+        write("sums.txt", gen_sums(), "x.sum(-1), x.pow(2).mean(-1), torch %s, AVX2 kernels" % torch.__version__)
         return
     if len(sys.argv) == 2 and sys.argv[1] == "--scalar-rng":
         # child process run with ATEN_CPU_CAPABILITY=default
@@ -512,6 +540,7 @@ def main():
     write("numfmt.txt", gen_numfmt(), "Python/numpy number formats, " + ver)
     write("cli.txt", gen_cli(), "mygpt tool invocations and Python's output, " + ver)
     write("layernorm.txt", gen_layernorm(), "F.layer_norm, " + ver)
+    write("sums.txt", gen_sums(), "x.sum(-1), x.pow(2).mean(-1), " + ver)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@
 #include "kernels/sleef_rows.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,28 +25,6 @@ void mygpt_mm(float *out, const float *a, const float *b, int M, int K, int N)
             out[(size_t)i * N + j] = sum;
         }
     // end lesson: mm
-}
-
-float mygpt_sum_torch(const float *x, size_t n)
-{
-    if (n >= 8 && n < 32) { // the vectorised path: 8 lanes over the whole vectors
-        float lanes[8] = {0};
-        const size_t whole = n / 8 * 8;
-        for (size_t i = 0; i < whole; i++)
-            lanes[i % 8] += x[i];
-        float sum = mygpt_sum_torch(x + whole, n - whole); // the rest first, then the lanes
-        for (int l = 0; l < 8; l++)
-            sum += lanes[l];
-        return sum;
-    }
-    // the row as (n / 4, 4): a running sum per column, the last n % 4 into the first
-    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    const size_t whole = n / 4 * 4;
-    for (size_t i = 0; i < whole; i++)
-        acc[i % 4] += x[i];
-    for (size_t i = whole; i < n; i++)
-        acc[0] += x[i];
-    return ((acc[0] + acc[1]) + acc[2]) + acc[3];
 }
 
 void mygpt_exp_torch(float *out, const float *x, size_t n)

@@ -6,6 +6,7 @@
 #include "mygpt/attention.h"
 #include "mygpt/layers.h"
 #include "mygpt/rng.h"
+#include "mygpt/tensor.h"
 #include "base/base.h"
 
 #include <math.h>

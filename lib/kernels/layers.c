@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "mygpt/rng.h"
+#include "mygpt/tensor.h"
 #include "base/parallel.h"
 #include "kernels/sleef_rows.h"
 #include "kernels/vecmath.h"
@@ -468,16 +469,11 @@ void mygpt_softmax_rows(float *x, size_t rows, int n)
 
 /* ---- llama's layers ------------------------------------------------------------------ */
 
-/* RMSNorm's scale of a row, r = 1 / sqrt(mean(x^2) + eps) */
+/* RMSNorm's scale of a row, r = 1 / sqrt(mean(x^2) + eps): x.pow(2).mean(-1) summed in
+ * PyTorch's order (model.py's and the book's RMSNorm, bit for bit) */
 static float rms_scale(const float *x, int C, float eps)
 {
-    // mean(x^2) rounded once from a double sum: PyTorch's float32 mean sums in its own
-    // (vectorised) order; one rounding stays nearest to it and to the exact mean
-    double ss = 0.0;
-    for (int j = 0; j < C; j++)
-        ss += (double)x[j] * x[j];
-    const float mean = (float)(ss / C);
-    return 1.0f / sqrtf(mean + eps); // x * torch.rsqrt(mean + eps), then * weight
+    return 1.0f / sqrtf(mygpt_mean_sq_torch(x, (size_t)C) + eps); // x * torch.rsqrt(mean + eps), then * weight
 }
 
 /* one row of RMSNorm */

@@ -99,13 +99,6 @@ int mygpt_attention_top(const float *row, int t, int k, int *best);
 /* out (M, N) = a (M, K) @ b (K, N): torch.matmul of two matrices. */
 void mygpt_mm(float *out, const float *a, const float *b, int M, int K, int N);
 
-/* x.sum() of a row of n floats as PyTorch's CPU kernel adds it: shorter than 8 (its
- * row_sum), four running sums over the row seen as (n / 4, 4), the last n % 4 elements
- * then added to the first, and ((s0 + s1) + s2) + s3; from 8 to 31 (its vectorised
- * path, with fewer than four vectors), 8 lane sums over the whole vectors, added in lane
- * order to the sum of the n % 8 left over. Rows of 32 or more are added that way too, which is
- * not PyTorch's cascade (their last bits may differ). */
-float mygpt_sum_torch(const float *x, size_t n);
 
 /* out = torch.exp(x), n values (out may be x). */
 void mygpt_exp_torch(float *out, const float *x, size_t n);

@@ -190,7 +190,7 @@ void mygpt_softmax_rows(float *x, size_t rows, int n);
 /* Op by op as the book's modules run them in PyTorch 1.13, for the small tensors its
  * chapter prints (rows of a few values). */
 
-/* x.mean(dim=-1) of a row of n: mygpt_sum_torch (mygpt/attention.h), then divided by n. */
+/* x.mean(dim=-1) of a row of n: mygpt_sum_torch (mygpt/tensor.h), then divided by n. */
 float mygpt_mean_torch(const float *x, size_t n);
 
 /* x.var(dim=-1, unbiased=correction) of a row of n: Welford's running mean and squared

@@ -27,6 +27,18 @@ int mygpt_allclose(const float *a, const float *b, size_t n, double rtol, double
  * before a model or a state is kept. */
 size_t mygpt_first_nonfinite(const float *x, size_t n);
 
+/* x.sum(dim=-1) of a row of n floats as PyTorch 1.13's CPU kernel adds it, bit for bit:
+ * shorter than 8, four running sums over the row seen as (n / 4, 4), the last n % 4 added
+ * to the first, then ((s0 + s1) + s2) + s3; from 8, 32 running sums (4 vectors of 8
+ * lanes) over the whole vectors, each carried up through levels every 16 steps so that
+ * none grows long, the 4 vectors then added lane by lane, and the n % 8 values left over
+ * summed before the 8 lanes are added in order (tests/golden/sums.txt). */
+float mygpt_sum_torch(const float *x, size_t n);
+
+/* x.pow(2).mean(dim=-1) of a row of n: each square rounded to float, summed as
+ * mygpt_sum_torch sums, divided by n (RMSNorm's mean square). */
+float mygpt_mean_sq_torch(const float *x, size_t n);
+
 /* a . b of two float32 vectors, accumulated in double and rounded to float32. */
 float mygpt_dot(const float *a, const float *b, size_t n);
 
