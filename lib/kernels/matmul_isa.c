@@ -216,7 +216,7 @@ REGISTER_TILE static void kernel_6x16_t(KERNEL_ARGS)
     _Pragma("GCC unroll 16") for (int i = 0; i < NV * P; i++) acc[i] = s[i] = ZERO;               \
     const int chunk = BF == MYGPT_WEIGHTS_INT8 ? MYGPT_INT8_GROUP : kc;                            \
     const size_t elem = BF == MYGPT_WEIGHTS_FP32 ? 4 : BF == MYGPT_WEIGHTS_BF16 ? 2 : 1;             \
-    const int rows_a_line = NV * V * elem >= 64 ? 1 : (int)(64 / (NV * V * elem));               \
+    const size_t row_bytes = (size_t)NV * V * elem;                                               \
     for (int k0 = 0; k0 < kc; k0 += chunk) {                                                       \
         const int k1 = kc - k0 < chunk ? kc : k0 + chunk;                                          \
         if (BF == MYGPT_WEIGHTS_INT8) {                                                            \
@@ -229,8 +229,10 @@ REGISTER_TILE static void kernel_6x16_t(KERNEL_ARGS)
             const VEC ai = SET1(a[k]);                                                             \
             _Pragma("GCC unroll 8") for (int i = 0; i < P; i++) {                                  \
                 const size_t at = (size_t)i * bstride + (size_t)k * NV * V; /* the panel's row k */ \
-                if (k % rows_a_line == 0) /* one hint a line: an int8 line holds 4 rows */         \
-                    PREFETCH_AHEAD((const char *)bp + at * elem, rows_a_line * NV * V * elem);     \
+                const char *row = (const char *)bp + at * elem;                                    \
+                /* a hint for the line each row starts in, once: an int8 line holds 4 rows */     \
+                if (k == 0 || ((uintptr_t)row & 63) < row_bytes)                                   \
+                    PREFETCH_AHEAD(row, row_bytes);                                                \
                 _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                             \
                     const size_t e = at + (size_t)v * V;                                           \
                     const VEC b = BF == MYGPT_WEIGHTS_INT8   ? MUL(WIDEN_I8((const int8_t *)bp + e), s[NV * i + v]) \
