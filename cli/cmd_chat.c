@@ -222,8 +222,9 @@ static int fit_context(chat *ch, const mygpt_strbuf *prompt, mygpt_strbuf *text,
         if (ch->cv.first > 1)
             snprintf(dropped, sizeof dropped, "the %d oldest turns were dropped", ch->cv.first);
         fprintf(stderr, "mygpt %s: turn %d: the conversation and a response of %d tokens outgrew the model's context "
-                        "of %d: %s, and more will be as it goes on\n",
-                cmd, ch->cv.n + 1, ch->max_new, M, dropped);
+                        "of %d: %s, and more will be as it goes on%s\n",
+                cmd, ch->cv.n + 1, ch->max_new, M, dropped,
+                ch->max_new * 2 > M ? " (a smaller --max-new leaves room for earlier turns)" : "");
         ch->said_dropped = 1;
     }
     if (*n > (size_t)M && !ch->said_cropped) {
@@ -264,8 +265,9 @@ static void say_if_empty(chat *ch, const response *resp)
         ch->answered = 1;
     if (ch->said_empty || ch->answered || interrupted)
         return;
-    fprintf(stderr, "mygpt %s: the model answered nothing (it ended the response before any text): is it "
-                    "instruction-tuned? (mygpt finetune --task instruct --save FILE makes one)\n", ch->cmd);
+    fprintf(stderr, "mygpt %s: the model answered nothing (%s): is it instruction-tuned? (mygpt finetune --task "
+                    "instruct --save FILE makes one)\n", ch->cmd,
+            resp->len ? "only white space or \"###\"" : "it ended the response before any text");
     ch->said_empty = 1;
 }
 

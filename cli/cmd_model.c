@@ -50,8 +50,8 @@ static const char FORWARD_USAGE[] =
     "  --weights fp32|bf16|int8    store the weights so (mygpt quantize --help): the\n"
     "                              logits of float32 on the dequantized weights\n";
 
-/* --checkpoint's model gives its own sizes (checkpoint_flags_check), and --adapters
- * needs it. 0, or EXIT_USAGE after the error. */
+/* --checkpoint's model gives its own sizes (checkpoint_flags_check, before anything
+ * else is read), and --adapters needs it. 0, or EXIT_USAGE after the error. */
 static int forward_model_flags(const char *cmd, const parsed_args *a)
 {
     if (checkpoint_flags_check(cmd, a, 1))

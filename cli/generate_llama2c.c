@@ -52,6 +52,8 @@ static int read_llama2c_flags(const char *cmd, const parsed_args *a, llama2c_fla
                       "--sample-seed, --steps, --prompt)", OTHERS[i]);
             return EXIT_USAGE;
         }
+    if (checkpoint_flags_check(cmd, a, 0)) // run.c's model has its own sizes
+        return EXIT_USAGE;
     if (!args_has(a, "checkpoint") || !args_has(a, "tokenizer")) {
         cli_error(cmd, "--sampler llama2c needs --checkpoint MODEL and --tokenizer FILE (run.c's MODEL and -z)");
         return EXIT_USAGE;

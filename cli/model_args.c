@@ -244,12 +244,10 @@ int check_input_flags(const char *cmd, const parsed_args *a)
 
 int checkpoint_flags_check(const char *cmd, const parsed_args *a, int seed_too)
 {
-    static const char *const flags[] = {"seed",  "vocab",    "embed",      "heads",       "layers",
-                                        "max-seq", "arch",   "qkv-bias",   "dropout",     "kv-heads",
-                                        "ffn-hidden", "multiple-of", "untied-head"};
-    for (size_t i = seed_too ? 0 : 1; args_has(a, "checkpoint") && i < sizeof flags / sizeof flags[0]; i++)
-        if (args_has(a, flags[i])) {
-            cli_error(cmd, "--%s cannot be used with --checkpoint (the checkpoint's model has its own)", flags[i]);
+    static const arg_spec flags[] = {MODEL_FLAGS};
+    for (size_t i = 0; args_has(a, "checkpoint") && i < sizeof flags / sizeof flags[0]; i++)
+        if ((seed_too || strcmp(flags[i].name, "seed") != 0) && args_has(a, flags[i].name)) {
+            cli_error(cmd, "--%s cannot be used with --checkpoint (the checkpoint's model has its own)", flags[i].name);
             return EXIT_USAGE;
         }
     return 0;

@@ -263,6 +263,17 @@ Test(book, mean_var_and_layernorm)
         cr_expect_eq(y[6 + i], y[i] + 1.0f);
 }
 
+/* x = torch.randn(n) * scale + shift in float32 after torch.manual_seed(seed), into x;
+ * the generator is left in rng for later draws */
+static void draw_scaled(mygpt_rng *rng, unsigned long long seed, float *x, size_t n, double scale, double shift)
+{
+    mygpt_error err = {0};
+    mygpt_rng_seed(rng, seed);
+    cr_assert_eq(mygpt_normal_(rng, x, n, 0.0, 1.0, &err), MYGPT_OK, "%s", err.message);
+    for (size_t i = 0; i < n; i++)
+        x[i] = x[i] * (float)scale + (float)shift;
+}
+
 /* torch.nn.LayerNorm's kernel, bit for bit against F.layer_norm on rows of 1 to 4100
  * values, small and large, offset or not, with and without a weight and bias */
 Test(book, torch_layernorm_is_pytorchs_bits)
@@ -281,11 +292,8 @@ Test(book, torch_layernorm_is_pytorchs_bits)
         cr_assert(x && y);
         float *w = x + n, *b = w + C;
         mygpt_rng rng = {0};
-        mygpt_rng_seed(&rng, seed);
         mygpt_error err = {0};
-        cr_assert_eq(mygpt_normal_(&rng, x, n, 0.0, 1.0, &err), MYGPT_OK, "%s", err.message);
-        for (size_t i = 0; i < n; i++) // x = torch.randn(M, C) * SCALE + SHIFT, in float32
-            x[i] = x[i] * (float)scale + (float)shift;
+        draw_scaled(&rng, seed, x, n, scale, shift); // torch.randn(M, C) * SCALE + SHIFT
         if (affine) {
             cr_assert_eq(mygpt_normal_(&rng, w, C, 0.0, 1.0, &err), MYGPT_OK);
             cr_assert_eq(mygpt_normal_(&rng, b, C, 0.0, 1.0, &err), MYGPT_OK);
@@ -327,11 +335,7 @@ Test(book, torch_sums_are_pytorchs_bits)
         float *x = malloc(2 * n * sizeof *x);
         cr_assert(x);
         mygpt_rng rng = {0};
-        mygpt_rng_seed(&rng, seed);
-        mygpt_error err = {0};
-        cr_assert_eq(mygpt_normal_(&rng, x, 2 * n, 0.0, 1.0, &err), MYGPT_OK, "%s", err.message);
-        for (size_t i = 0; i < 2 * n; i++)
-            x[i] = x[i] * (float)scale + (float)shift;
+        draw_scaled(&rng, seed, x, 2 * n, scale, shift); // torch.randn(2, N) * SCALE + SHIFT
         for (int r = 0; r < 2; r++) {
             const float sum = mygpt_sum_torch(x + r * n, n), msq = mygpt_mean_sq_torch(x + r * n, n);
             cr_expect(golden_same_bits(sum, golden_unhex32(hex[r])), "line %ld (n = %zu): sum %a, PyTorch %a",

@@ -45,7 +45,7 @@ static const char *const BAD[][2] = {
     {"rand --seed 0 --shape 2 --low 3 --high 1", "--low must not exceed --high"},
     {"rand --seed 0 --shape 2 --high inf", "--high"},
     {"rand --seed 0 --shape 2 --low -1e308 --high 1e308", "from is out of bounds for float"},
-    {"rand --seed 0 --shape 2 --low -3e38 --high 3e38", "uniform_ expects to-from <= std::numeric_limits<float>::max()"},
+    {"rand --seed 0 --shape 2 --low -3e38 --high 3e38", "uniform_ expects to-from <= std::numeric_limits<Float>::max()"},
     {"randint --seed 0 --low 5 --high 5 --shape 3", "--low must be less than --high"},
     {"randint --seed 0 --shape 3", "--high is required"},
     {"randint --seed 0 --high 9223372036854775808 --shape 3", "out of range"},
@@ -95,6 +95,9 @@ static const char *const BAD[][2] = {
     {"params --arch llama --vocab 10 --embed 64 --heads 32 --layers 1 --kv-heads 3", "--kv-heads 3 must divide --heads 32"},
     {"generate --seed 1 --vocab 5 --embed 4 --heads 2 --layers 1 --ids 0 --max-new 1 --eos 5",
      "--eos 5: the model's tokens are 0 to 4"},
+    {"encode --vocab-dir=", "--vocab-dir: the vocabulary folder's path is empty"},
+    {"generate --sampler llama2c --checkpoint m.bin --tokenizer t.bin --layers 7",
+     "--layers cannot be used with --checkpoint"},
 };
 
 Test(cli_args, bad_arguments_give_one_line_and_status_2)
@@ -378,6 +381,16 @@ Test(cli_args, a_long_path_keeps_its_reason_and_help_output_is_checked)
         *strrchr(dir, '/') = '\0';
     }
     rmdir(dir);
+    // standard input that cannot be read (closed, a folder) is bad input, as a file is
+    const char *reads[] = {"encode <&-", "decode < /"};
+    for (size_t i = 0; i < 2; i++) {
+        char script[600];
+        snprintf(script, sizeof script, "exec '%s' %s", MYGPT_EXE, reads[i]);
+        run_shell(script, &r);
+        cr_expect_eq(r.status, 2, "%s: exit %d: %s", script, r.status, r.err);
+        cr_expect(count_lines(r.err) == 1 && strstr(r.err, "cannot read standard input"), "%s: %s", script, r.err);
+        proc_result_free(&r);
+    }
     for (int v = 0; v < 2; v++) {
         char script[600];
         snprintf(script, sizeof script, "exec '%s' %s > /dev/full", MYGPT_EXE, v ? "--version" : "--help");

@@ -144,6 +144,23 @@ Test(cli_chapters, chapter_34_keeps_its_model_and_replaces_no_other_file, .timeo
     rmdir(dir);
 }
 
+/* MYGPT_DATA naming a file is a wrong setting, not absent data: status 2, not 77 (which
+ * the checks count as skipped) */
+Test(cli_chapters, a_data_folder_that_is_a_file_is_bad_input)
+{
+    char file[] = "/tmp/mygpt-data-XXXXXX";
+    const int fd = mkstemp(file);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    setenv("MYGPT_DATA", file, 1);
+    proc_result r;
+    cr_assert_eq(run_words(CHAPTER_DIR "/61_verdict_dataloader", "", &r), 0);
+    unsetenv("MYGPT_DATA");
+    expect_one_line_refusal(&r, 2, "is not a folder (MYGPT_DATA?)", "61_verdict_dataloader with MYGPT_DATA a file");
+    proc_result_free(&r);
+    unlink(file);
+}
+
 /* A chapter's figure replaces the chapter's own (a figure of the library's) and no other
  * file: a user's file under that name is refused before the chapter runs */
 Test(cli_chapters, a_figure_replaces_only_a_figure)

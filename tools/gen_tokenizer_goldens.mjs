@@ -32,7 +32,7 @@ const cases = [
   // letters and numbers added to Unicode since PCRE2 10.42's tables (14.0), which tiktoken's
   // regex knows (lib/io/tokenizer_unicode.h); U+10940 came later still (17.0): not a letter yet
   "a\u{10D63}'ll", "\u{31350}'s", "\u{11F05}'s x", "\u{1CCF5}\u{1CCF6}a", "x\u{1D2C0}'s 7",
-  "\u{A7CB}'t", "\u{16D40}\u{16D70}'re", "\u{10940}'s",
+  "\u{A7CB}'t", "\u{16D40}\u{16D70}'re", "\u{10940}'s", " !\u{10D4A}'s", "x?\u{1CCF5}'s",
   // digits
   "12345", "123 456", "3.14159", "2024-11-21", "1,000,000", "v1.2.3", "0x1F", "٣٤٥", "²³",
   // punctuation

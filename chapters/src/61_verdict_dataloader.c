@@ -6,16 +6,13 @@
  * Needs the text and the GPT-2 vocabulary in the data folder (mygpt_data_dir;
  * scripts/fetch-data.sh fills it), or --text PATH. When they are absent it says how to
  * get them and exits 77, which the checker reports as skipped, never as passed (under
- * CI=true, absent data exits 1). Present but broken files are an error (exit 1).
+ * CI=true, absent data exits 1; chapter_data_dir). Present but broken files are an error.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "ch_tensor.h"
-
-#define SKIPPED 77
 
 int main(int argc, char **argv)
 {
@@ -28,27 +25,14 @@ int main(int argc, char **argv)
                  "source tree's data/, filled by scripts/fetch-data.sh), else PREFIX/share/mygpt.\n"
                  "The text defaults to the-verdict.txt there.",
                  123, CH_SEED | CH_SEED_UNSEEN | CH_TEXT);
-    /* Absent data is a skip (exit 77), or a failure under CI=true; data that is there
-     * but broken is always a failure. */
-    const char *ci = getenv("CI");
-    const int absent_status = ci && strcmp(ci, "true") == 0 ? 1 : SKIPPED;
-    char data[4096], vocab_path[4200], merges_path[4200], text_path[4200];
+    // the data folder's vocabulary (and its the-verdict.txt unless --text names the text);
+    // absent: a skip, exit 77 (under CI=true, where absent data is a failure, 1)
+    char data[4096], text_path[4200];
     mygpt_error err = {0};
-    if (mygpt_data_dir(data, sizeof data, &err) != MYGPT_OK) {
-        fprintf(stderr, "%s: %s\n", ch.name, err.message);
-        return absent_status;
-    }
-    snprintf(vocab_path, sizeof vocab_path, "%s/encoder.json", data);
-    snprintf(merges_path, sizeof merges_path, "%s/vocab.bpe", data);
+    const char *const needed[3] = {"encoder.json", "vocab.bpe", "the-verdict.txt"}; /* --text is read below */
+    chapter_data_dir(&ch, data, sizeof data, needed, ch.text ? 2 : 3);
     snprintf(text_path, sizeof text_path, "%s/the-verdict.txt", data);
     const char *path = ch.text ? ch.text : text_path;
-    const char *needed[3] = {vocab_path, merges_path, text_path}; /* --text is read below */
-    for (int i = 0; i < (ch.text ? 2 : 3); i++)
-        if (access(needed[i], F_OK) != 0) {
-            fprintf(stderr, "%s: %s is absent (run 'bash scripts/fetch-data.sh'%s)\n", ch.name,
-                    needed[i], i == 2 ? ", or pass --text PATH" : "");
-            return absent_status;
-        }
 
     mygpt_tokenizer *tok;
     chapter_check(&ch, mygpt_tokenizer_load_dir(&tok, data, &err), &err);

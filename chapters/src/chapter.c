@@ -84,7 +84,10 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
         struct stat sb;
         const int found = stat(ch->figures, &sb) == 0;
         if (!found || !S_ISDIR(sb.st_mode)) {
-            fprintf(stderr, "%s: --figures %s: %s\n", name, ch->figures, found ? "not a folder" : strerror(errno));
+            const int absent = !found && errno == ENOENT;
+            fprintf(stderr, "%s: --figures %s: %s%s\n", name, ch->figures, found ? "not a folder" : strerror(errno),
+                    absent ? " (make it first: mkdir -p, or run bash scripts/chapters.sh, which makes build/figures)"
+                           : "");
             exit(EXIT_USAGE);
         }
     }
@@ -107,11 +110,22 @@ void chapter_apply_weights(const chapter *ch, mygpt_gpt *g)
     chapter_check(ch, mygpt_gpt_quantize(g, ch->weights, &err), &err);
 }
 
+/* DIR/file into path; a --smoke run's figure is FILE_smoke.svg, beside the full run's */
+static void figure_path(const chapter *ch, const char *file, char *path, size_t cap)
+{
+    const size_t n = strlen(file);
+    const int svg = n > 4 && strcmp(file + n - 4, ".svg") == 0;
+    if (ch->smoke && svg)
+        snprintf(path, cap, "%s/%.*s_smoke.svg", ch->figures, (int)(n - 4), file);
+    else
+        snprintf(path, cap, "%s/%s", ch->figures, file);
+}
+
 void chapter_check_figure(const chapter *ch, const char *file)
 {
     char path[4096];
     mygpt_error err = {0};
-    snprintf(path, sizeof path, "%s/%s", ch->figures, file);
+    figure_path(ch, file, path, sizeof path);
     chapter_check(ch, mygpt_checkpoint_check_path(path, &err), &err); // a folder not there: bad input
     if (!mygpt_svg_replaceable(path))
         chapter_refuse(ch, "%s is there and is not a figure of mygpt's: not replaced (move it, or pass --figures "
@@ -122,12 +136,12 @@ void chapter_save_figure(const chapter *ch, mygpt_svg *fig, const char *file)
 {
     char path[4096];
     mygpt_error err = {0};
-    snprintf(path, sizeof path, "%s/%s", ch->figures, file);
+    figure_path(ch, file, path, sizeof path);
     chapter_check_figure(ch, file);
     chapter_check_write(ch, mygpt_svg_save(fig, path, &err), &err);
     char dir[PATH_MAX];
     if (realpath(ch->figures, dir)) /* say it as an absolute path: "." means little */
-        fprintf(stderr, "%s: figure written to %s/%s\n", ch->name, dir, file);
+        fprintf(stderr, "%s: figure written to %s%s\n", ch->name, dir, path + strlen(ch->figures));
     else
         fprintf(stderr, "%s: figure written to %s\n", ch->name, path);
 }

@@ -60,8 +60,9 @@ void chapter_check_write(const chapter *ch, mygpt_status st, const mygpt_error *
  * that runs long asks before it starts; chapter_save_figure asks again. */
 void chapter_check_figure(const chapter *ch, const char *file);
 
-/* Writes fig to DIR/file (chapter_check_figure first) and says where on stderr (stdout
- * is the document's text); a write error is one line and exit 1. */
+/* Writes fig to DIR/file (chapter_check_figure first; a --smoke run's to FILE_smoke.svg,
+ * so the full run's figure stays) and says where on stderr (stdout is the document's
+ * text); a write error is one line and exit 1. */
 void chapter_save_figure(const chapter *ch, mygpt_svg *fig, const char *file);
 
 /* The data folder (mygpt_data_dir) into dir, once each of files[0..n) is found in it.

@@ -160,6 +160,7 @@ mygpt_gpt *verdict_model(const chapter *ch, verdict *v)
     fprintf(stderr, "%s: no %s: training it as chapter 33 does (scripts/chapters.sh keeps one in its build's "
             "figures folder: --figures build/figures)\n", ch->name, path);
     g = verdict_adamw_model(ch, v, quiet, NULL);
+    mygpt_gpt_free(verdict_saved_model(ch, v, path)); // a file made meanwhile: still its own, or nothing
     // the cache written, so the next run finds it (a failure only costs that)
     if (mygpt_checkpoint_save(g, path, &err) != MYGPT_OK)
         fprintf(stderr, "%s: %s\n", ch->name, err.message);

@@ -133,19 +133,19 @@ uint64_t mygpt_rng_random64(mygpt_rng *rng)
 mygpt_status mygpt_uniform_(mygpt_rng *rng, float *data, size_t n, double from, double to,
                             mygpt_error *err)
 {
-    if (!isfinite(from) || !isfinite(to))
-        return mygpt_fail(err, MYGPT_EINVAL, "uniform_ bounds must be finite, got from=%g to=%g",
-                          from, to);
-    // PyTorch's checks for a float tensor, in its order and words
+    // PyTorch's checks for a float tensor, in its order and words (an infinity is out of
+    // bounds; a NaN, which PyTorch lets through, is refused too)
     if (fabs(from) > FLT_MAX || fabs(to) > FLT_MAX)
         return mygpt_fail(err, MYGPT_EINVAL, "%s is out of bounds for float", fabs(from) > FLT_MAX ? "from" : "to");
+    if (isnan(from) || isnan(to))
+        return mygpt_fail(err, MYGPT_EINVAL, "uniform_ bounds must be numbers, got from=%g to=%g", from, to);
     if (from > to)
         return mygpt_fail(err, MYGPT_EINVAL,
                           "uniform_ expects to return a [from, to) range, but found from=%g > to=%g",
                           from, to);
     if (to - from > FLT_MAX)
         return mygpt_fail(err, MYGPT_EINVAL,
-                          "uniform_ expects to-from <= std::numeric_limits<float>::max(), but found to=%g and "
+                          "uniform_ expects to-from <= std::numeric_limits<Float>::max(), but found to=%g and "
                           "from=%g which result in to-from to exceed the limit", to, from);
     const float lo = (float)from, hi = (float)to;
     const float range = hi - lo; /* rounded to float32, as PyTorch's float arithmetic does */
