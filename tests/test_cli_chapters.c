@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli_common.h"
@@ -182,6 +183,9 @@ Test(cli_chapters, a_figure_replaces_only_a_figure)
         proc_result_free(&r);
     }
     cr_expect(mygpt_svg_replaceable(path), "the chapter's figure is not known as the library's");
+    unlink(path);
+    cr_assert_eq(mkfifo(path, 0600), 0); // not ours, and asking does not wait for a writer
+    cr_expect(!mygpt_svg_replaceable(path), "a FIFO taken for a figure");
     unlink(path);
     cr_expect_eq(rmdir(dir), 0, "a file was left");
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ColorBrewer's 11-class RdBu, the anchors of matplotlib's "RdBu". */
 static const int RDBU[11][3] = {{103, 0, 31},    {178, 24, 43},   {214, 96, 77},  {244, 165, 130},
@@ -54,9 +55,12 @@ void mygpt_svg_begin(mygpt_svg *fig, double width, double height)
 
 int mygpt_svg_replaceable(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    struct stat sb; // lstat: a link, a FIFO (which would block an open), a folder are not ours
+    if (lstat(path, &sb) != 0)
         return errno == ENOENT; // nothing there; anything unreadable is not known to be ours
+    FILE *f = S_ISREG(sb.st_mode) ? fopen(path, "rb") : NULL;
+    if (!f)
+        return 0;
     char head[512];
     const size_t n = fread(head, 1, sizeof head - 1, f);
     fclose(f);
