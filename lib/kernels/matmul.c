@@ -49,10 +49,12 @@
  * summed by one thread in a fixed order, so the result does not depend on the number
  * of threads or on which thread took which tile
  * either: out = ((bias + S_0) + S_1) + ..., where S_j is the fused-multiply-add sum
- * of the j-th block of KC products, k in order. Up to KC terms that is what OpenBLAS
- * (the BLAS under PyTorch on Debian) computes on a CPU with FMA; longer sums it cuts
- * otherwise (its Haswell kernel measured 320 + 224 + 224 for K = 768), so those differ
- * from PyTorch's by rounding, as they differ from the naive kernel's.
+ * of the j-th block of KC products, k in order. OpenBLAS (the BLAS under PyTorch on
+ * Debian) sums with fused multiply-adds too, but groups otherwise: its blocks are cut
+ * by its own rule (320 + 224 + 224 for K = 768), and some of its register tiles keep
+ * even and odd k in two running sums; so a product's elements differ from PyTorch's in
+ * their last bits, more or less often by shape (docs/model-spec.md, "Which sums are
+ * PyTorch's"), as they differ from the naive kernel's.
  */
 #include <assert.h>
 #include <limits.h>

@@ -3,8 +3,8 @@
  * place to read how a product or an attention is computed before reading how it is made
  * fast. Every fast path must agree with these:
  *   - the matmul, forward and backward (mygpt/layers.h): the triple loops. The fast
- *     kernel (matmul.c) sums in OpenBLAS's order, in blocks of 256 with fused
- *     multiply-adds, so these differ from it by rounding only (the tests bound it);
+ *     kernel (matmul.c) sums in blocks of 256 with fused multiply-adds, so these
+ *     differ from it by rounding only (the tests bound it);
  *   - attention forward, one query row at a time (attention_rows.h's attention_row),
  *     and one head's backward with double sums: the fast kernels of attention.c give
  *     these same bits, which the tests check for every instruction set.
