@@ -2,7 +2,8 @@
 """How many of a product's elements mygpt_matmul and PyTorch 1.13's F.linear compute to the
 same bits (development check; PyTorch is the oracle, pinned to the AVX2 machine's kernels
 and one thread as every golden is), at GPT-2's shapes: decoding's one row, the book's
-batches of 6 and 8 tokens, training's 64 and 256, the head's 50257 outputs.
+batches of 6 and 8 tokens, training's 64 and 256, the head's 50257 outputs, and chapter 93's Llama of
+width 16.
 
     /usr/bin/python3 tools/check_matmul_order.py build/lib/libmygpt.so
 
@@ -23,7 +24,7 @@ import torch
 import torch.nn.functional as F
 
 SHAPES = [  # (M tokens, K inputs, N outputs)
-    (1, 768, 2304), (6, 64, 768), (6, 768, 768), (8, 768, 50257), (8, 200, 2304),
+    (6, 16, 24), (8, 16, 16), (1, 768, 2304), (6, 64, 768), (6, 768, 768), (8, 768, 50257), (8, 200, 2304),
     (64, 256, 768), (64, 768, 2304), (256, 64, 256), (256, 768, 3072), (256, 3072, 768),
 ]
 
