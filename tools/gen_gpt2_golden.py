@@ -5,10 +5,12 @@ last section judges parity at that scale: against the same model in float64.
 
     /usr/bin/python3 tools/gen_gpt2_golden.py
 
-(PyTorch's float32 side depends on the BLAS it runs on: `... gen_gpt2_golden.py gpt2`
-regenerates one file), and the same for the book's GPTModel and GPT-2 (tools/reference_llms.py, eval mode) in
-gpt2_logits_llms-from-scratch.txt and gpt2_logits_gpt2.txt, whose config line ends with
-ARCH QKV_BIAS DROPOUT.
+(`... gen_gpt2_golden.py gpt2` regenerates one file), and the same for the book's GPTModel
+and GPT-2 (tools/reference_llms.py, eval mode) in gpt2_logits_llms-from-scratch.txt and
+gpt2_logits_gpt2.txt, whose config line ends with ARCH QKV_BIAS DROPOUT. Both the float32
+and the float64 side depend on the BLAS kernels PyTorch runs (OpenBLAS picks them by CPU):
+they are pinned to the AVX2 machine's, one thread, as every golden is (avx2_kernels.py), so
+the files are the same whichever CPU makes them.
 
 The golden holds no whole tensor (that would be 12.9 M logits), only:
     config SEED V C NH L MAXT B T
@@ -26,9 +28,10 @@ import random
 import struct
 import sys
 
-import torch
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import avx2_kernels  # noqa: E402,F401  (before torch: the AVX2 machine's kernels)
+import torch  # noqa: E402
+
 import reference_llms  # noqa: E402
 from reference_gpt import GPT, checksum, stacked_parameters  # noqa: E402
 
@@ -41,6 +44,7 @@ def f32hex(v):
 
 def main():
     assert torch.__version__.startswith("1.13"), torch.__version__
+    torch.set_num_threads(1)
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "golden")
     only = sys.argv[1:]  # e.g. llms-from-scratch gpt2: only those files
     if not only or "course" in only:
