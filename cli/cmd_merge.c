@@ -45,7 +45,7 @@ int cmd_merge(int argc, char **argv)
     if ((rc = cli_distinct_files(cmd, files, 4)))
         return rc;
     struct stat st_out;
-    if (lstat(out, &st_out) == 0 && !args_has(&a, "force")) {
+    if (lstat(out, &st_out) == 0 && S_ISREG(st_out.st_mode) && !args_has(&a, "force")) { // (others: check_path)
         cli_error(cmd, "%s is there already: not replaced (--force replaces it)", out);
         return EXIT_USAGE;
     }
@@ -70,9 +70,7 @@ int cmd_merge(int argc, char **argv)
         mygpt_gpt_free(g);
         return cli_fail(cmd, st, &err);
     }
-    if ((st = mygpt_checkpoint_save(g, out, &err)) != MYGPT_OK)
-        rc = cli_write_fail(cmd, st, &err); // a full disk: a runtime failure, 1
-    else
+    if (!(rc = cli_save_new(cmd, "OUT", out, args_has(&a, "force"), save_model_file, g))) // a full disk: 1
         cli_say(stdout, "%s: %s with the adapters of %s (rank %d, alpha %g) merged into its weights", out, base, adapters,
                rank, alpha);
     mygpt_gpt_free(g);

@@ -58,7 +58,8 @@ static int common_setup(const char *cmd, const parsed_args *a, common *c)
     return out_options_parse(cmd, args_get(a, "format"), args_get(a, "round"), &c->out);
 }
 
-/* For each --shape in order: allocate, fill with `fill`, print. */
+/* For each --shape in order: allocate, fill with `fill`, print (every shape read first, so
+ * that a bad one prints nothing). */
 typedef mygpt_status (*fill_fn)(mygpt_rng *rng, void *data, size_t n, const void *params,
                                 mygpt_error *err);
 
@@ -66,6 +67,13 @@ static int for_each_shape(const char *cmd, const parsed_args *a, common *c, mygp
                           fill_fn fill, const void *params)
 {
     int shapes = 0;
+    for (int h = 0; h < a->nhits; h++) {
+        int ndim;
+        int64_t shape[MYGPT_MAX_DIMS];
+        if (strcmp(a->hits[h].spec->name, "shape") == 0 &&
+            parse_shape(cmd, a->hits[h].value, &ndim, shape, TOOL_MAX_NUMEL))
+            return EXIT_USAGE;
+    }
     for (int h = 0; h < a->nhits; h++) {
         if (strcmp(a->hits[h].spec->name, "shape") != 0)
             continue;

@@ -9,10 +9,12 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -170,7 +172,19 @@ Test(cli_runs, out_names_the_folder_and_never_reuses_one_with_files, .timeout = 
     train_run(TINY " --out DIR/theirs/notes.txt", dir, data, NULL, &r);
     expect_one_line_refusal(&r, 2, "--out", "--out a file");
     proc_result_free(&r);
-    clean_up(dir, "mine theirs");
+    // an empty folder another run holds (here, this test: a run holds its folder so) is
+    // not shared, even before that run has written anything there
+    snprintf(out, sizeof out, "%s/busy", dir);
+    cr_assert_eq(mkdir(out, 0777), 0);
+    const int held = open(out, O_RDONLY | O_DIRECTORY);
+    cr_assert(held >= 0 && flock(held, LOCK_EX | LOCK_NB) == 0);
+    train_run(TINY " --out DIR/busy", dir, data, NULL, &r);
+    expect_one_line_refusal(&r, 2, "another run", "--out a folder another run holds");
+    proc_result_free(&r);
+    close(held);
+    cr_expect_eq(entries_in(out), 0, "a file was written in the held folder");
+    cr_expect(access(out, F_OK) == 0, "the held folder was removed");
+    clean_up(dir, "mine theirs busy");
 }
 
 /* Ctrl-C without --save: the state in the run's folder (no hidden .state.safetensors, no

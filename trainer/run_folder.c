@@ -5,8 +5,10 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -104,7 +106,34 @@ static int resume_folder(const char *resume, char *dir, size_t cap)
     return only_run_files(dir);
 }
 
-/* --out DIR: made, or one there that is empty or holds the state resume continues */
+/* Holds rf->dir for this run: an exclusive lock on the folder itself (flock), so that two
+ * runs started at once with one folder do not both take it. 0, or -1 when another run
+ * holds it (a folder that cannot be locked is taken: nothing else would say more). */
+static int hold(run_folder *rf)
+{
+    const int fd = open(rf->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        const int busy = errno == EWOULDBLOCK;
+        close(fd);
+        return busy ? -1 : 0;
+    }
+    rf->locked = 1;
+    rf->lock_fd = fd;
+    return 0;
+}
+
+/* The line for a folder another run holds */
+static int held_elsewhere(const char *cmd, run_folder *rf, const char *flag)
+{
+    rf->made = 0; // (the other run may use it yet: never removed by this one)
+    cli_error(cmd, "%s%s: another run is writing in that folder now: not shared (name another)", flag, rf->dir);
+    return EXIT_USAGE;
+}
+
+/* --out DIR: made, or one there that is empty or holds the state resume continues; held
+ * before it is looked at, so that what is seen stays so */
 static int open_out(const char *cmd, run_folder *rf, const char *out, const char *resume)
 {
     if (strlen(out) >= sizeof rf->dir - 32) {
@@ -114,7 +143,7 @@ static int open_out(const char *cmd, run_folder *rf, const char *out, const char
     snprintf(rf->dir, sizeof rf->dir, "%s", out);
     if (mkdir(out, 0777) == 0) {
         rf->made = 1;
-        return 0;
+        return hold(rf) ? held_elsewhere(cmd, rf, "--out ") : 0;
     }
     struct stat sb;
     if (errno != EEXIST || stat(out, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
@@ -122,12 +151,15 @@ static int open_out(const char *cmd, run_folder *rf, const char *out, const char
                   errno == EEXIST ? "a file is there, not a folder" : strerror(errno));
         return EXIT_USAGE;
     }
+    if (hold(rf))
+        return held_elsewhere(cmd, rf, "--out ");
     char state[4200];
     run_folder_path(rf, "state.safetensors", state, sizeof state);
     if (entries(out) == 0 || (resume && cli_same_file(resume, state) && only_run_files(out)))
         return 0;
     cli_error(cmd, "--out %s: the folder holds files already: not reused (name a new folder, or continue its run "
                    "with --resume %s)", out, state);
+    run_folder_close(rf);
     return EXIT_USAGE;
 }
 
@@ -137,7 +169,7 @@ int run_folder_open(const char *cmd, run_folder *rf, const char *out, const char
     if (out)
         return open_out(cmd, rf, out, resume);
     if (resume_folder(resume, rf->dir, sizeof rf->dir)) // a run continued where it was
-        return 0;
+        return hold(rf) ? held_elsewhere(cmd, rf, "--resume: ") : 0;
     if (mkdir("runs", 0777) == 0)
         rf->made_parent = 1;
     else if (errno != EEXIST) {
@@ -155,6 +187,7 @@ int run_folder_open(const char *cmd, run_folder *rf, const char *out, const char
         snprintf(rf->dir, sizeof rf->dir, "runs/%.64s-%s%s", preset ? preset : "verdict", stamp, tail);
         if (mkdir(rf->dir, 0777) == 0) {
             rf->made = 1;
+            hold(rf); // (a folder of its own: no other run takes it)
             return 0;
         }
         if (errno != EEXIST)
@@ -169,6 +202,9 @@ void run_folder_close(run_folder *rf)
 {
     if (rf->made && entries(rf->dir) == 0)
         rmdir(rf->dir);
+    if (rf->locked)
+        close(rf->lock_fd);
+    rf->locked = 0;
     if (rf->made_parent && entries("runs") == 0)
         rmdir("runs");
     rf->made = rf->made_parent = 0;

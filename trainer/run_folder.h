@@ -16,6 +16,8 @@ typedef struct run_folder {
     char dir[4096];  /* the folder, or "" when the run has none (--save without --out) */
     int made;        /* this run made it: removed at the end when left empty            */
     int made_parent; /* and runs/ too                                                  */
+    int locked;      /* lock_fd holds the folder for this run (flock), until the end    */
+    int lock_fd;
 } run_folder;
 
 /* The folder's file name: "DIR/name" into path (cap bytes) */
@@ -25,8 +27,10 @@ void run_folder_path(const run_folder *rf, const char *name, char *path, size_t 
  * must be empty, or be the folder of the state.safetensors that resume continues), else
  * the folder of resume when it is a run folder's state.safetensors, else
  * runs/PRESET-YYYYMMDD-HHMMSS in the current folder (-2, -3, ... when taken; preset NULL:
- * "verdict"). 0, or EXIT_USAGE after one line naming --out (the folder cannot be made or
- * holds other files). */
+ * "verdict"). The folder is held for the run (a lock on it, which the system drops when
+ * the process ends): another run that would write there is refused. 0, or EXIT_USAGE
+ * after one line naming --out (the folder cannot be made, holds other files, or another
+ * run holds it). */
 int run_folder_open(const char *cmd, run_folder *rf, const char *out, const char *resume, const char *preset);
 
 /* Whether path (NULL: no) names a file inside the folder dir, as the run's own files are
@@ -45,7 +49,7 @@ void run_folder_say(const char *cmd, const char *dir, const char *const *files, 
 
 /* At the run's end, whatever it was: the folder (and runs/) removed when this run made
  * it and nothing was written in it (a run refused before its first step, another rank of
- * --data-parallel) */
+ * --data-parallel), and let go */
 void run_folder_close(run_folder *rf);
 
 #endif
