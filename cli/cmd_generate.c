@@ -270,6 +270,8 @@ static int run(const char *cmd, const parsed_args *a, const gen_flags *f, genera
             fprintf(stderr, "mygpt generate: some tokens could not be decoded\n");
     }
     print_output(a, gen);
+    if ((rc = out_flush(cmd))) // (the output lost: one line, that one, not the rate too)
+        return rc;
     const int n = gen->nout - gen->np;
     fprintf(stderr, "mygpt generate: %d new tokens in %.3f s: %.1f tokens/s\n", n, secs, n / (secs > 0 ? secs : 1e-9));
     return 0;

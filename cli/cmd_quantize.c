@@ -13,7 +13,7 @@
 #include "output.h"
 
 static const char QUANTIZE_USAGE[] =
-    "usage: mygpt quantize IN OUT --weights bf16|int8\n"
+    "usage: mygpt quantize IN OUT --weights bf16|int8|fp32\n"
     "\n"
     "Reads the checkpoint IN (mygpt's, the book's state_dict or Hugging Face's GPT-2,\n"
     "or a training state: the weights of its step),\n"
@@ -23,7 +23,8 @@ static const char QUANTIZE_USAGE[] =
     "IN's layout with those tensors quantized. LayerNorm parameters, biases and the\n"
     "position embedding stay float32. The quantized model is the float32 model of the\n"
     "dequantized weights, bit for bit: mygpt generate --checkpoint OUT gives the tokens\n"
-    "of --checkpoint IN --weights int8. OUT must not be IN.\n";
+    "of --checkpoint IN --weights int8. --weights fp32 writes a quantized IN's dequantized\n"
+    "float32 model (what training and LoRA take). OUT must not be IN.\n";
 
 /* `mygpt quantize IN OUT`: the checkpoint with its weights stored as bf16 or int8;
  * returns the exit status. */

@@ -3,6 +3,7 @@
  * tools/reference_train.py computes in PyTorch, from the command line. train reads its
  * flags into a train_settings and runs trainer/train_session.c.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,7 +343,7 @@ static int read_schedule(const char *cmd, const parsed_args *a, train_settings *
     s->scheduled = s->warmup_given || sc->cosine;
     if (args_i64_in(cmd, a, "warmup", 0, 1 << 30, 0, &warmup) ||
         args_double_min(cmd, a, "lr-initial", 0, &sc->initial) || args_double_min(cmd, a, "lr-min", 0, &sc->min) ||
-        args_double_min(cmd, a, "clip-grad", 0, &s->clip))
+        args_double_min(cmd, a, "clip-grad", -HUGE_VAL, &s->clip)) // (more than 0: below)
         return EXIT_USAGE;
     sc->warmup_steps = (long)warmup;
     if (args_has(a, "clip-grad") && !(s->clip > 0)) {

@@ -100,7 +100,10 @@ static const char *const BAD[][2] = {
     {"params --arch llama --vocab 10 --embed 64 --heads 32 --layers 1 --kv-heads 3", "--kv-heads 3 must divide --heads 32"},
     {"generate --seed 1 --vocab 5 --embed 4 --heads 2 --layers 1 --ids 0 --max-new 1 --eos 5",
      "--eos 5: the model's tokens are 0 to 4"},
-    {"encode --vocab-dir=", "--vocab-dir: the vocabulary folder's path is empty"},
+    {"encode --vocab-dir=", "--vocab-dir: the path is empty"},
+    {"generate --seed 1 --vocab 5 --embed 4 --heads 2 --layers 1 --ids 0 --max-new 1 --temperature 1e-400", "too close to 0"},
+    {"generate --checkpoint= --ids 1 --max-new 1", "--checkpoint: the path is empty"},
+    {"forward --checkpoint m.safetensors --adapters= --ids 1", "--adapters: the path is empty"},
     {"generate --sampler llama2c --checkpoint m.bin --tokenizer t.bin --layers 7",
      "--layers cannot be used with --checkpoint"},
 };
@@ -450,6 +453,13 @@ Test(cli_args, messages_escape_paths_and_init_from_refuses_contradicting_flags, 
     cr_assert_eq(mygpt_gpt_quantize(g, MYGPT_WEIGHTS_INT8, NULL), MYGPT_OK);
     cr_assert_eq(mygpt_checkpoint_save(g, q8, NULL), MYGPT_OK);
     mygpt_gpt_free(g);
+    char cls[300]; // a classifier: no language model to train on
+    snprintf(cls, sizeof cls, "%s/cls.safetensors", dir);
+    mygpt_config ccfg = cfg;
+    ccfg.num_classes = 2;
+    cr_assert_eq(mygpt_gpt_create(&g, &ccfg, 1, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_checkpoint_save(g, cls, NULL), MYGPT_OK);
+    mygpt_gpt_free(g);
     const char *train = "train --seed 0 --text DATA/the-verdict.txt --context 8 --batch 2 --steps 1 --optimizer sgd "
                         "--lr 0.1 --init-from";
     const struct {
@@ -462,6 +472,7 @@ Test(cli_args, messages_escape_paths_and_init_from_refuses_contradicting_flags, 
         {ckpt, "--arch gpt2", 2, "--arch gpt2 contradicts"},
         {ckpt, "--vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 16 --arch course", 0, NULL},
         {q8, "", 2, "--weights fp32"},
+        {cls, "", 2, "a classifier (a head of 2 classes), not a language model"},
     };
     for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
         snprintf(words, sizeof words, "%s %s %s", train, runs[k].from, runs[k].flags);
@@ -497,6 +508,7 @@ Test(cli_args, messages_escape_paths_and_init_from_refuses_contradicting_flags, 
     rmdir(vdir);
     unlink(ckpt);
     unlink(q8);
+    unlink(cls);
     run_shell("rm -rf runs", &r); // the folder of the run that trained (every run keeps one)
     proc_result_free(&r);
     cr_expect_eq(rmdir(dir), 0, "only the files written were left");

@@ -26,8 +26,13 @@ Test(cli_chapters, bad_chapter_arguments)
     FILE *t = fopen(tmp, "wb");
     fputs("caf\xe9\n", t);
     fclose(t);
-    char text_arg[128];
+    char text_arg[128], short_text[64], short_arg[128];
     snprintf(text_arg, sizeof text_arg, "--text %s", tmp);
+    snprintf(short_text, sizeof short_text, "/tmp/mygpt-short-%d.txt", (int)getpid());
+    t = fopen(short_text, "wb");
+    fputs("I HAD always thought Jack Gisburn rather a cheap genius", t); // 12 tokens
+    fclose(t);
+    snprintf(short_arg, sizeof short_arg, "--text %s", short_text);
     const struct { const char *program, *args, *msg; int status; } cases[] = {
         {"25_position_breaks_invariance", "--seed abc", "--seed: 'abc' is not an integer", 2},
         {"25_position_breaks_invariance", "--seed", "option '--seed' needs a value", 2},
@@ -38,6 +43,7 @@ Test(cli_chapters, bad_chapter_arguments)
         {"55_rope_figure", "--figures /nonexistent/dir", "--figures /nonexistent/dir: No such file or directory", 2},
         {"61_verdict_dataloader", "--text /nonexistent.txt", "cannot open /nonexistent.txt", 2},
         {"61_verdict_dataloader", text_arg, "not valid UTF-8 (byte offset 3)", 2},
+        {"61_verdict_dataloader", short_arg, "tokens hold no batch of 8 windows of 4 tokens", 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char exe[4096];
@@ -58,6 +64,23 @@ Test(cli_chapters, bad_chapter_arguments)
         proc_result_free(&r);
     }
     unlink(tmp);
+    unlink(short_text);
+    // the figures' folder named by the environment is checked as --figures is: before anything is printed
+    const char *const env_cases[][2] = {{"/nonexistent/figs", "MYGPT_FIGURES=/nonexistent/figs: No such file"},
+                                        {"/dev/null", "MYGPT_FIGURES=/dev/null: not a folder"}};
+    for (size_t i = 0; i < sizeof env_cases / sizeof env_cases[0]; i++) {
+        char exe[4096];
+        snprintf(exe, sizeof exe, "%s/47_sinusoidal_encoding", CHAPTER_DIR);
+        setenv("MYGPT_FIGURES", env_cases[i][0], 1);
+        proc_result r;
+        cr_assert_eq(run_words(exe, "", &r), 0);
+        unsetenv("MYGPT_FIGURES");
+        cr_expect_eq(r.status, 2, "MYGPT_FIGURES=%s: exit %d (%s)", env_cases[i][0], r.status, r.err);
+        cr_expect_str_empty(r.out, "MYGPT_FIGURES=%s", env_cases[i][0]);
+        cr_expect(count_lines(r.err) == 1 && strstr(r.err, env_cases[i][1]), "'%s' lacks '%s'", r.err,
+                  env_cases[i][1]);
+        proc_result_free(&r);
+    }
 }
 
 /* A chapter whose output no seed changes says so in its --help (and the map suggests no

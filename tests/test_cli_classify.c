@@ -167,6 +167,12 @@ Test(cli_classify, a_text_that_is_not_utf8_names_its_flag_or_line, .timeout = 12
     cr_assert_eq(run_process(one, &r), 0);
     expect_one_line_refusal(&r, 2, "--text: the text is not valid UTF-8 (byte offset 3)", "classify --text");
     proc_result_free(&r);
+    // a special token in a text: tokenizer.encode refuses it (the book's classify_review raises)
+    char *special[] = {(char *)MYGPT_EXE, "classify", "--checkpoint", model, "--max-length", "8", "--text",
+                       "win <|endoftext|> now", NULL};
+    cr_assert_eq(run_process(special, &r), 0);
+    expect_one_line_refusal(&r, 2, "--text: the text holds <|endoftext|>", "classify --text with a special token");
+    proc_result_free(&r);
     char *lines[] = {(char *)MYGPT_EXE, "classify", "--checkpoint", model, "--max-length", "8", NULL};
     cr_assert_eq(run_process_input(lines, "fine\nalso fine\ncaf\xe9\nnever read\n", &r), 0);
     cr_expect_eq(r.status, 2, "exit %d", r.status);

@@ -277,6 +277,13 @@ Test(cli_model, a_stream_onto_a_failing_output_stops_at_the_first_token, .timeou
     cr_expect_eq(r.status, 1, "exit %d: %s", r.status, r.err);
     cr_expect_str_eq(r.err, "mygpt generate: error writing output\n");
     proc_result_free(&r);
+    // not streamed: the same one line, and no rate of tokens after it
+    snprintf(script, sizeof script, "exec '%s' generate --seed 3 --vocab 5 --embed 4 --heads 2 --layers 1 --ids 0 "
+             "--max-new 3 > /dev/full", MYGPT_EXE);
+    cr_assert_eq(run_process(argv, &r), 0);
+    cr_expect_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+    cr_expect_str_eq(r.err, "mygpt generate: error writing output\n");
+    proc_result_free(&r);
 }
 
 /* mygpt quantize writes a file that generates the tokens of --weights on the float32

@@ -210,6 +210,8 @@ mygpt_status classify_review(mygpt_gpt *g, const mygpt_tokenizer *tok, const cha
     if (max_length == 0 || max_length > context)
         return fail(err, MYGPT_EINVAL, "classify_review: a row of %zu tokens does not fit the model's context of %zu",
                     max_length, context);
+    if (strstr(text, MYGPT_ENDOFTEXT)) // tiktoken's encode refuses a special token in text
+        return fail(err, MYGPT_EFORMAT, "the text holds %s, which tokenizer.encode refuses", MYGPT_ENDOFTEXT);
     int64_t *ids;
     size_t n;
     mygpt_status st = mygpt_encode(tok, text, strlen(text), &ids, &n, err);

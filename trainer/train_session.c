@@ -308,6 +308,11 @@ static int init_from_agrees(const train_settings *s, const mygpt_gpt *g, mygpt_e
         say(err, "%s", "--qkv-bias contradicts --init-from's checkpoint (no qkv bias): leave it out");
         return 1;
     }
+    if (c->num_classes > 0) {
+        say(err, "--init-from %s: a classifier (a head of %d classes), not a language model: train trains a language "
+                 "model (mygpt finetune --task classify tunes a classifier)", s->init_from, c->num_classes);
+        return 1;
+    }
     if (g->weights != MYGPT_WEIGHTS_FP32) {
         say(err,
             "--init-from %s holds %s weights, for inference: training needs float32 ('mygpt quantize %s OUT "

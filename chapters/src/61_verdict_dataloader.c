@@ -49,6 +49,9 @@ int main(int argc, char **argv)
     enum { BATCH = 8, MAX_LENGTH = 4, STRIDE = 4, OUTPUT_DIM = 256, CONTEXT = MAX_LENGTH };
     mygpt_dataloader dl;
     chapter_check(&ch, mygpt_dataloader_init(&dl, ids, n, BATCH, MAX_LENGTH, STRIDE, &err), &err);
+    if (dl.num_batches == 0)
+        chapter_refuse(&ch, "%s%s: its %zu tokens hold no batch of %d windows of %d tokens (one needs %d tokens)",
+                       ch.text ? "--text " : "", path, n, BATCH, MAX_LENGTH, BATCH * STRIDE + 1);
     // inputs, targets = next(iter(dataloader)): (batch_size, max_length) each
     ch_tensor inputs = ch_tensor_i64(&ch, 2, (int64_t[]){dl.batch_size, dl.max_length});
     ch_tensor targets = ch_tensor_i64(&ch, 2, inputs.shape);

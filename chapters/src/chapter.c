@@ -79,13 +79,20 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
         exit(EXIT_USAGE);
     if (args_has(&a, "seed") && parse_seed(name, "seed", args_get(&a, "seed"), &ch->seed))
         exit(EXIT_USAGE);
-    if (args_has(&a, "figures")) { // checked now, not after the run has printed everything
-        ch->figures = args_get(&a, "figures");
+    if (flags & CH_FIGURES) { // checked now, not after the run has printed everything
+        // where the folder was named: --figures, MYGPT_FIGURES, or neither (the current one)
+        const char *named = args_has(&a, "figures") ? "--figures " : env_figures && *env_figures ? "MYGPT_FIGURES=" : "";
+        if (args_has(&a, "figures"))
+            ch->figures = args_get(&a, "figures");
         struct stat sb;
         const int found = stat(ch->figures, &sb) == 0;
-        if (!found || !S_ISDIR(sb.st_mode)) {
+        const int writable = found && S_ISDIR(sb.st_mode) && access(ch->figures, W_OK | X_OK) == 0;
+        if (!writable) {
             const int absent = !found && errno == ENOENT;
-            fprintf(stderr, "%s: --figures %s: %s%s\n", name, ch->figures, found ? "not a folder" : strerror(errno),
+            fprintf(stderr, "%s: %s%s: %s%s\n", name, *named ? named : "the figures' folder ", ch->figures,
+                    !found                  ? strerror(errno)
+                    : !S_ISDIR(sb.st_mode) ? "not a folder"
+                                            : "cannot write in it",
                     absent ? " (make it first: mkdir -p, or run bash scripts/chapters.sh, which makes build/figures)"
                            : "");
             exit(EXIT_USAGE);
