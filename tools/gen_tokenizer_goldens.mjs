@@ -48,6 +48,9 @@ const cases = [
   "end.<|endoftext|>\nStart", "<|endoftext|", "endoftext|>",
   // long runs
   "a".repeat(300), " ".repeat(50) + "x", "ab".repeat(100), "9".repeat(64), "!?".repeat(40),
+  // runs of what is neither space nor letter nor number, longer than a regex engine's stack
+  // takes when it keeps a frame a character
+  "x " + "=".repeat(5000) + "\n", "-".repeat(2000), "\u{1F642}".repeat(3000), "\u180e".repeat(2000),
   "Supercalifragilisticexpialidocious antidisestablishmentarianism",
   "I HAD always thought Jack Gisburn rather a cheap genius--though a good fellow enough--so it was no great surprise to me to hear that, in the height of his glory, he had dropped his painting, married a rich widow, and established himself in a villa on the Riviera.",
 ];

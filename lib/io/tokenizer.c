@@ -30,15 +30,20 @@
 
 /* GPT-2's pre-tokenisation pattern (tiktoken's "gpt2" pat_str):
  *   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
- * with tiktoken's Unicode, not PCRE2's. Its \s is Unicode's White_Space: PCRE2's also
- * takes U+180E (white space before Unicode 6.3), so here a space is [^\S\x{180E}] and a
- * non-space [\S\x{180E}]. Its letters and numbers are a newer Unicode's than PCRE2
- * 10.42's 14.0: the ones added since are spelled out (tokenizer_unicode.h). */
+ * with tiktoken's Unicode, not PCRE2's. Its \s is Unicode's White_Space, spelled out
+ * here: PCRE2's \s also takes U+180E (white space before Unicode 6.3). Its letters and
+ * numbers are a newer Unicode's than PCRE2 10.42's 14.0: the ones added since are spelled
+ * out (tokenizer_unicode.h). Each run is one character class repeated, which PCRE2
+ * matches at any length (a repeated group of alternatives takes stack for every
+ * character, and long runs of punctuation overflowed it). */
+#define WHITE_SPACE                                                                                                  \
+    "\\x{09}-\\x{0D}\\x{20}\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}"
 #define LETTER "[\\p{L}" TIKTOKEN_ADDED_LETTERS "]"
 #define NUMBER "[\\p{N}" TIKTOKEN_ADDED_NUMBERS "]"
-#define OTHER "[^\\s\\p{L}\\p{N}" TIKTOKEN_ADDED_LETTERS TIKTOKEN_ADDED_NUMBERS "]|\\x{180E}"
-static const char GPT2_PATTERN[] = "'(?:[sdmt]|ll|ve|re)| ?" LETTER "+| ?" NUMBER "+| ?(?:" OTHER ")+"
-                                   "|[^\\S\\x{180E}]+(?![\\S\\x{180E}])|[^\\S\\x{180E}]+";
+#define OTHER "[^" WHITE_SPACE "\\p{L}\\p{N}" TIKTOKEN_ADDED_LETTERS TIKTOKEN_ADDED_NUMBERS "]"
+static const char GPT2_PATTERN[] = "'(?:[sdmt]|ll|ve|re)| ?" LETTER "+| ?" NUMBER "+| ?" OTHER "+"
+                                   "|[" WHITE_SPACE "]+(?![^" WHITE_SPACE "])|[" WHITE_SPACE "]+";
+#undef WHITE_SPACE
 #undef LETTER
 #undef NUMBER
 #undef OTHER
