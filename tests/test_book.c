@@ -165,30 +165,60 @@ static const float X[2 * 5 * 3] = {0.1f, 0.2f, 0.3f, -0.4f, 0.5f, 0.6f, 0.7f, -0
                                    0.3f, 0.3f, 0.3f, 0.5f, -0.1f, 0.2f, 0.0f, 0.4f, -0.6f, 0.2f, 0.2f, 0.9f,
                                    -0.3f, 0.8f, 0.1f, 0.6f, 0.6f, -0.5f};
 
+/* out (M, N) = a (M, K) @ b (K, N), each product rounded, then added in order: torch.bmm's
+ * own loop for matrices under 400 multiply-adds */
+static void rounded_mm(float *out, const float *a, const float *b, int M, int K, int N)
+{
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            float sum = 0.0f;
+            for (int k = 0; k < K; k++)
+                sum += a[i * K + k] * b[k * N + j];
+            out[i * N + j] = sum;
+        }
+}
+
+/* One head over a batch of two, step by step as PyTorch takes them: the projections are
+ * nn.Linear's (addmm: fused multiply-adds, mygpt_matmul's), the scores and the context
+ * torch.bmm's of small matrices (rounded products); the same module over one matrix
+ * (SelfAttention_v2's, unbatched) takes torch.mm's fused ones for both */
 Test(book, one_head_is_the_steps_one_by_one)
 {
     test_module t;
     test_module_init(&t, 1, 0);
-    mygpt_mha_steps s;
-    cr_assert_eq(mygpt_mha_steps_init(&s, &t.m, 2, 5, NULL), MYGPT_OK);
-    cr_assert_eq(mygpt_mha_forward(&s, &t.m, X, NULL, NULL), MYGPT_OK);
-    for (int b = 0; b < 2; b++) {
-        float q[20], k[20], v[20], scores[25], w[25], ctx[20];
-        mygpt_matmul_naive(q, X + b * 15, t.wq, NULL, 5, 3, 4);
-        mygpt_matmul_naive(k, X + b * 15, t.wk, NULL, 5, 3, 4);
-        mygpt_matmul_naive(v, X + b * 15, t.wv, NULL, 5, 3, 4);
-        mygpt_matmul_naive(scores, q, k, NULL, 5, 4, 5);
-        mygpt_causal_mask(scores, 1, 5);
-        mygpt_attention_weights(w, scores, 5, 5, 4);
-        mygpt_mm(ctx, w, v, 5, 5, 4);
-        cr_expect_arr_eq(s.scores + b * 25, scores, sizeof scores, "scores of sequence %d", b);
-        cr_expect_arr_eq(s.weights + b * 25, w, sizeof w, "weights of sequence %d", b);
-        cr_expect_arr_eq(s.out + b * 20, ctx, sizeof ctx, "context of sequence %d", b);
-        for (int i = 0; i < 5; i++) // the causal mask: nothing from a later position
-            for (int j = i + 1; j < 5; j++)
-                cr_expect_eq(w[i * 5 + j], 0.0f);
+    for (int unbatched = 0; unbatched < 2; unbatched++) {
+        t.m.unbatched = unbatched;
+        const int B = unbatched ? 1 : 2;
+        mygpt_mha_steps s;
+        cr_assert_eq(mygpt_mha_steps_init(&s, &t.m, B, 5, NULL), MYGPT_OK);
+        cr_assert_eq(mygpt_mha_forward(&s, &t.m, X, NULL, NULL), MYGPT_OK);
+        for (int b = 0; b < B; b++) {
+            float q[20], k[20], v[20], vt[20], scores[25], w[25], ctx[20];
+            cr_assert_eq(mygpt_matmul(q, X + b * 15, t.wq, NULL, 5, 3, 4, NULL), MYGPT_OK);
+            cr_assert_eq(mygpt_matmul(k, X + b * 15, t.wk, NULL, 5, 3, 4, NULL), MYGPT_OK);
+            cr_assert_eq(mygpt_matmul(v, X + b * 15, t.wv, NULL, 5, 3, 4, NULL), MYGPT_OK);
+            if (unbatched)
+                cr_assert_eq(mygpt_matmul(scores, q, k, NULL, 5, 4, 5, NULL), MYGPT_OK);
+            else
+                mygpt_matmul_naive(scores, q, k, NULL, 5, 4, 5);
+            mygpt_causal_mask(scores, 1, 5);
+            mygpt_attention_weights(w, scores, 5, 5, 4);
+            for (int j = 0; j < 5; j++)
+                for (int c = 0; c < 4; c++)
+                    vt[c * 5 + j] = v[j * 4 + c];
+            if (unbatched)
+                cr_assert_eq(mygpt_matmul(ctx, w, vt, NULL, 5, 5, 4, NULL), MYGPT_OK);
+            else
+                rounded_mm(ctx, w, v, 5, 5, 4);
+            cr_expect_arr_eq(s.scores + b * 25, scores, sizeof scores, "scores of sequence %d (%d)", b, unbatched);
+            cr_expect_arr_eq(s.weights + b * 25, w, sizeof w, "weights of sequence %d (%d)", b, unbatched);
+            cr_expect_arr_eq(s.out + b * 20, ctx, sizeof ctx, "context of sequence %d (%d)", b, unbatched);
+            for (int i = 0; i < 5; i++) // the causal mask: nothing from a later position
+                for (int j = i + 1; j < 5; j++)
+                    cr_expect_eq(w[i * 5 + j], 0.0f);
+        }
+        mygpt_mha_steps_free(&s);
     }
-    mygpt_mha_steps_free(&s);
 }
 
 Test(book, two_heads_are_two_halves)
@@ -213,7 +243,7 @@ Test(book, two_heads_are_two_halves)
             cr_expect_arr_eq(s.scores + (b * 2 + h) * 25, scores, sizeof scores, "head %d of %d", h, b);
         }
     float out[40];
-    mygpt_matmul_naive(out, s.context, t.wo, t.bo, 10, 4, 4); // out_proj
+    cr_assert_eq(mygpt_matmul(out, s.context, t.wo, t.bo, 10, 4, 4, NULL), MYGPT_OK); // out_proj: nn.Linear
     cr_expect_arr_eq(s.out, out, sizeof out);
     mygpt_mha_steps_free(&s);
 }

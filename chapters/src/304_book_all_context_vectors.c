@@ -26,7 +26,8 @@ int main(int argc, char **argv)
             attn_scores[i * T + j] = s;
         }
     book_print(NULL, attn_scores, 2, tt, NULL);
-    mygpt_matmul_naive(attn_scores, BOOK_INPUTS, BOOK_INPUTS, NULL, T, D, T); // inputs @ inputs.T
+    mygpt_error err = {0}; // inputs @ inputs.T: torch.mm, fused multiply-adds
+    chapter_check(&ch, mygpt_matmul(attn_scores, BOOK_INPUTS, BOOK_INPUTS, NULL, T, D, T, &err), &err);
     book_print(NULL, attn_scores, 2, tt, NULL);
     mygpt_softmax_lastdim(attn_weights, attn_scores, T, T); // torch.softmax(attn_scores, dim=-1)
     book_print(NULL, attn_weights, 2, tt, NULL);

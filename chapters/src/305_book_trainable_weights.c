@@ -33,7 +33,8 @@ int main(int argc, char **argv)
     ch_size(2, (int64_t[]){T, D_OUT});
     printf("\n");
     float attn_scores_2[T], attn_weights_2[T], context_vec_2[D_OUT];
-    mygpt_matmul_naive(attn_scores_2, query_2, keys, NULL, 1, D_OUT, T); // query_2 @ keys.T
+    mygpt_error err = {0}; // query_2 @ keys.T: torch.mm, fused multiply-adds (mygpt_matmul's, K < 256)
+    chapter_check(&ch, mygpt_matmul(attn_scores_2, query_2, keys, NULL, 1, D_OUT, T, &err), &err);
     book_print(NULL, &attn_scores_2[1], 0, NULL, NULL);                 // query_2.dot(keys[1])
     book_print(NULL, attn_scores_2, 1, (int64_t[]){T}, NULL);
     mygpt_attention_weights(attn_weights_2, attn_scores_2, 1, T, D_OUT); // d_k = keys.shape[1]

@@ -26,7 +26,8 @@ int main(int argc, char **argv)
     mygpt_mm(queries, BOOK_INPUTS, W_query, T, D_IN, D_OUT);
     mygpt_mm(values, BOOK_INPUTS, W_value, T, D_IN, D_OUT);
     float attn_scores[T * T], attn_weights[T * T], context_vec[T * D_OUT];
-    mygpt_matmul_naive(attn_scores, queries, keys, NULL, T, D_OUT, T); // queries @ keys.T (omega)
+    mygpt_error err = {0}; // queries @ keys.T (omega), torch.mm's fused multiply-adds:
+    chapter_check(&ch, mygpt_matmul(attn_scores, queries, keys, NULL, T, D_OUT, T, &err), &err);
     mygpt_attention_weights(attn_weights, attn_scores, T, T, D_OUT);   // softmax(omega / sqrt(d_k))
     mygpt_mm(context_vec, attn_weights, values, T, T, D_OUT);
     // end lesson: self_attention_v1

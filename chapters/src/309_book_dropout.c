@@ -24,6 +24,7 @@ int main(int argc, char **argv)
     mygpt_rng_seed(&rng, 789);
     book_module sa_v2;
     book_module_init(&ch, &rng, &sa_v2, BOOK_D_OUT, 1, 0);
+    sa_v2.m.unbatched = 1; // SelfAttention_v2 takes one (T, d_in) matrix: its products are torch.mm's
     mygpt_mha_steps s; // queries = sa_v2.W_query(inputs), keys, values, weights
     book_module_run(&ch, &sa_v2, BOOK_INPUTS, 1, T, NULL, &s);
 

@@ -21,14 +21,15 @@ int main(int argc, char **argv)
         0.0772f, 0.3565f, 0.1479f, 0.5331f, 0.4066f, 0.2318f, 0.4545f, 0.9737f, 0.4606f, 0.5159f, 0.4220f, 0.5786f};
     float res[HEADS * T * T]; // (1, 2, 3, 3)
     // lesson: batched_heads
-    for (int h = 0; h < HEADS; h++) // a @ a.transpose(2, 3), head by head
+    for (int h = 0; h < HEADS; h++) // a @ a.transpose(2, 3), head by head (torch.bmm: rounded products)
         mygpt_matmul_naive(res + h * T * T, a + h * T * D, a + h * T * D, NULL, T, D, T);
     // end lesson: batched_heads
     book_print(NULL, res, 4, (int64_t[]){1, HEADS, T, T}, NULL);
     const char *titles[HEADS] = {"First head:\n", "\nSecond head:\n"};
-    for (int h = 0; h < HEADS; h++) { // a[0, h, :, :] @ a[0, h, :, :].T
+    mygpt_error err = {0};
+    for (int h = 0; h < HEADS; h++) { // a[0, h, :, :] @ a[0, h, :, :].T: torch.mm (fused multiply-adds)
         float head_res[T * T];
-        mygpt_matmul_naive(head_res, a + h * T * D, a + h * T * D, NULL, T, D, T);
+        chapter_check(&ch, mygpt_matmul(head_res, a + h * T * D, a + h * T * D, NULL, T, D, T, &err), &err);
         book_print(titles[h], head_res, 2, (int64_t[]){T, T}, NULL);
     }
     return 0;

@@ -19,12 +19,20 @@ void mygpt_mm(float *out, const float *a, const float *b, int M, int K, int N)
     // lesson: mm
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
-            float sum = 0.0f;
+            float sum = 0.0f; // k in order, each product added unrounded (as OpenBLAS's FMA does)
             for (int k = 0; k < K; k++)
-                sum += a[(size_t)i * K + k] * b[(size_t)k * N + j];
+                sum = fmaf(a[(size_t)i * K + k], b[(size_t)k * N + j], sum);
             out[(size_t)i * N + j] = sum;
         }
     // end lesson: mm
+}
+
+/* Whether a module's attention products add fused multiply-adds: torch.mm does (OpenBLAS),
+ * for SelfAttention_v1/v2's one matrix; torch.bmm of a batch does for 400 multiply-adds
+ * or more a matrix, and below that adds each product rounded (its own loop) */
+static int products_fused(const mygpt_mha *m, int T, int hd)
+{
+    return m->unbatched || (size_t)T * T * hd >= 400;
 }
 
 void mygpt_exp_torch(float *out, const float *x, size_t n)
@@ -116,12 +124,14 @@ static void head_forward(mygpt_mha_steps *s, const mygpt_mha *m, int b, int h)
     float *scores = s->scores + bh * T * T, *weights = s->weights + bh * T * T; // (T, T)
     const float *q = s->queries + (size_t)b * T * C + h * hd; // (T, hd), row stride C
     const float *k = s->keys + (size_t)b * T * C + h * hd;
+    const int fused = products_fused(m, T, hd);
     // lesson: head_scores
     for (int i = 0; i < T; i++) // attn_scores = queries @ keys.transpose(2, 3)
         for (int j = 0; j < T; j++) {
             float sum = 0.0f;
             for (int c = 0; c < hd; c++)
-                sum += q[(size_t)i * C + c] * k[(size_t)j * C + c];
+                sum = fused ? fmaf(q[(size_t)i * C + c], k[(size_t)j * C + c], sum)
+                            : sum + q[(size_t)i * C + c] * k[(size_t)j * C + c];
             scores[i * T + j] = sum;
         }
     if (m->causal)
@@ -131,9 +141,9 @@ static void head_forward(mygpt_mha_steps *s, const mygpt_mha *m, int b, int h)
 }
 
 /* (attn_weights @ values) of head h into its channels of the context */
-static void head_context(mygpt_mha_steps *s, int b, int h)
+static void head_context(mygpt_mha_steps *s, const mygpt_mha *m, int b, int h)
 {
-    const int T = s->T, C = s->d_out, hd = C / s->H;
+    const int T = s->T, C = s->d_out, hd = C / s->H, fused = products_fused(m, T, hd);
     const float *w = s->weights + ((size_t)b * s->H + h) * T * T;
     // lesson: head_context
     const float *v = s->values + (size_t)b * T * C + h * hd;
@@ -142,10 +152,23 @@ static void head_context(mygpt_mha_steps *s, int b, int h)
         for (int c = 0; c < hd; c++) {
             float sum = 0.0f;
             for (int j = 0; j < T; j++)
-                sum += w[i * T + j] * v[(size_t)j * C + c];
+                sum = fused ? fmaf(w[i * T + j], v[(size_t)j * C + c], sum) : sum + w[i * T + j] * v[(size_t)j * C + c];
             ctx[(size_t)i * C + c] = sum;
         }
     // end lesson: head_context
+}
+
+/* out (N, d_out) = x (N, d_in) @ w (d_out, d_in)^T + bias: nn.Linear as addmm computes it,
+ * the products fused in order from zero (OpenBLAS), then added to the bias */
+static void linear(float *out, const float *x, const float *w, const float *bias, size_t N, int d_in, int d_out)
+{
+    for (size_t n = 0; n < N; n++)
+        for (int o = 0; o < d_out; o++) {
+            float sum = 0.0f;
+            for (int i = 0; i < d_in; i++)
+                sum = fmaf(x[n * d_in + i], w[(size_t)o * d_in + i], sum);
+            out[n * d_out + o] = bias ? bias[o] + sum : sum;
+        }
 }
 
 mygpt_status mygpt_mha_forward(mygpt_mha_steps *s, const mygpt_mha *m, const float *x, struct mygpt_rng *rng,
@@ -154,9 +177,9 @@ mygpt_status mygpt_mha_forward(mygpt_mha_steps *s, const mygpt_mha *m, const flo
     // lesson: projections
     const size_t N = (size_t)s->B * s->T;
     // keys = self.W_key(x); queries = self.W_query(x); values = self.W_value(x): (B, T, d_out)
-    mygpt_matmul_naive(s->keys, x, m->W_key, m->b_key, N, m->d_in, m->d_out);
-    mygpt_matmul_naive(s->queries, x, m->W_query, m->b_query, N, m->d_in, m->d_out);
-    mygpt_matmul_naive(s->values, x, m->W_value, m->b_value, N, m->d_in, m->d_out);
+    linear(s->keys, x, m->W_key, m->b_key, N, m->d_in, m->d_out);
+    linear(s->queries, x, m->W_query, m->b_query, N, m->d_in, m->d_out);
+    linear(s->values, x, m->W_value, m->b_value, N, m->d_in, m->d_out);
     // end lesson: projections
     for (int b = 0; b < s->B; b++)
         for (int h = 0; h < s->H; h++)
@@ -175,10 +198,10 @@ mygpt_status mygpt_mha_forward(mygpt_mha_steps *s, const mygpt_mha *m, const flo
     }
     for (int b = 0; b < s->B; b++)
         for (int h = 0; h < s->H; h++)
-            head_context(s, b, h);
+            head_context(s, m, b, h);
     // context_vec = self.out_proj(context_vec), or the context as it is
     if (m->out_proj_w)
-        mygpt_matmul_naive(s->out, s->context, m->out_proj_w, m->out_proj_b, N, s->d_out, s->d_out);
+        linear(s->out, s->context, m->out_proj_w, m->out_proj_b, N, s->d_out, s->d_out);
     else
         memcpy(s->out, s->context, N * s->d_out * sizeof *s->out);
     return MYGPT_OK;

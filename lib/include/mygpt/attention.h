@@ -93,10 +93,13 @@ int mygpt_attention_top(const float *row, int t, int k, int *best);
 
 /* ---- attention step by step (attention_steps.c): the book's chapter 3 ---------------- */
 /* Small tensors, plain loops, every intermediate kept: what the chapter prints, with
- * PyTorch 1.13's bits (each product's sum in order in float32; exp and softmax as
- * PyTorch's AVX2 kernels compute them, lib/kernels/sleef_rows.h). */
+ * PyTorch 1.13's bits (each product's sum in order in float32, with fused multiply-adds
+ * where PyTorch's OpenBLAS adds so: torch.mm, nn.Linear, a torch.bmm of 400 multiply-adds
+ * a matrix or more; exp and softmax as PyTorch's AVX2 kernels compute them,
+ * lib/kernels/sleef_rows.h). */
 
-/* out (M, N) = a (M, K) @ b (K, N): torch.matmul of two matrices. */
+/* out (M, N) = a (M, K) @ b (K, N): torch.matmul of two matrices (torch.mm), each sum
+ * fused multiply-adds from zero, k in order. */
 void mygpt_mm(float *out, const float *a, const float *b, int M, int K, int N);
 
 
@@ -123,6 +126,8 @@ struct mygpt_rng;
 typedef struct mygpt_mha {
     int d_in, d_out, num_heads;
     int causal;     /* 1: the mask of mygpt_causal_mask */
+    int unbatched;  /* 1: x is one (T, d_in) matrix, as SelfAttention_v1/v2 take it: the
+                       scores and the context are torch.mm's (fused), not torch.bmm's */
     double dropout; /* nn.Dropout(p) on the weights; drawn only with an rng and p > 0 */
     const float *W_query, *W_key, *W_value; /* (d_out, d_in) each */
     const float *b_query, *b_key, *b_value; /* (d_out) each, or NULL (qkv_bias=False) */
