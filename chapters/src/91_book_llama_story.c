@@ -36,6 +36,13 @@ int main(int argc, char **argv)
                  "A Llama 2 from the repository tells a story: llama2.c's stories260K sampled as run.c\n"
                  "does with temperature 1.0, top-p 0.9 and seed 133742 (llama2.c's xorshift generator).",
                  133742, CH_SEED);
+    // run.c reads its -s with atoi: an int (the number's low 32 bits), widened with its sign;
+    // 0 there means "seed from the clock", which no chapter can reproduce
+    const int32_t seed32 = (int32_t)(uint32_t)ch.seed;
+    if (seed32 == 0)
+        chapter_refuse(&ch, "--seed %llu is 0 as run.c reads it (an int): run.c would seed from the clock; "
+                            "choose another", (unsigned long long)ch.seed);
+    const uint64_t seed = (uint64_t)(int64_t)seed32;
     mygpt_error err = {0};
     char dir[4096], model[4200], tokenizer[4200];
     chapter_data_dir(&ch, dir, sizeof dir, FILES, 2);
@@ -47,7 +54,7 @@ int main(int argc, char **argv)
     mygpt_sp_tokenizer *tok = NULL;
     chapter_check(&ch, mygpt_sp_load(&tok, tokenizer, g->config.vocab_size, &err), &err);
     mygpt_llama2c_sampler sampler = {0};
-    chapter_check(&ch, mygpt_llama2c_sampler_init(&sampler, g->config.vocab_size, 1.0f, 0.9f, ch.seed, &err), &err);
+    chapter_check(&ch, mygpt_llama2c_sampler_init(&sampler, g->config.vocab_size, 1.0f, 0.9f, seed, &err), &err);
     const int64_t prompt[1] = {1}; // an empty prompt: BOS only
     int positions = 0;
     chapter_check(&ch, mygpt_generate_llama2c(g, &sampler, prompt, 1, 256, print_piece, tok, &positions, &err),
