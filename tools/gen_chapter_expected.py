@@ -24,7 +24,9 @@ import os
 import subprocess
 import sys
 
-import torch
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import avx2_kernels  # noqa: E402,F401  (before torch: the AVX2 machine's kernels)
+import torch  # noqa: E402
 import torch.nn as nn
 import torch.nn.functional as F
 
