@@ -34,9 +34,13 @@ def tiktoken(args_list, text=None):
               "process.stdin.on('end',()=>{if(process.argv[2]==='encode'){process.stdout.write(JSON.stringify("
               "Array.from(e.encode(d,['<|endoftext|>']))))}else{process.stdout.write(new TextDecoder().decode("
               "e.decode(Uint32Array.from(JSON.parse(d)))))}});")
-    out = subprocess.run(["node", "-e", script, HERE] + args_list, input=text.encode() if isinstance(text, str)
-                         else text, capture_output=True, check=True).stdout
-    return out
+    run = subprocess.run(["node", "-e", script, HERE] + args_list, input=text.encode() if isinstance(text, str)
+                         else text, capture_output=True)
+    if run.returncode != 0:  # a tool's failure, never a cell's output (SystemExit passes `except Exception`)
+        lines = run.stderr.decode(errors="replace").splitlines()
+        why = next((line.strip() for line in lines if "Error" in line), lines[0] if lines else "")
+        raise SystemExit("tiktoken through node failed (npm install --prefix tools/node installs it): " + why)
+    return run.stdout
 
 
 def encode(text):
