@@ -277,7 +277,7 @@ Test(cli_train, bad_schedule_and_clipping_flags)
         {"--lr-min 1e-4", "--lr-min goes with --cosine"},
         {"--cosine --lr-initial 1e-4", "--lr-initial goes with --warmup"},
         {"--clip-grad 0", "--clip-grad must be more than 0"},
-        {"--clip-grad -1", "--clip-grad must be at least 0"},
+        {"--clip-grad -1", "--clip-grad must be more than 0"},
         {"--clip-grad inf", "--clip-grad: 'inf' is not a finite number"},
         {"--warmup -1", "--warmup"},
         {"--warmup 2 --lr-initial nan", "--lr-initial: 'nan' is not a finite number"},
