@@ -4,7 +4,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -522,61 +521,4 @@ int cli_distinct_files(const char *cmd, const cli_file *files, int n)
             return EXIT_USAGE;
         }
     return 0;
-}
-
-/* The folder of path synced, so that a link or a rename in it survives a crash */
-static void sync_folder_of(const char *path)
-{
-    char dir[4200];
-    const char *slash = strrchr(path, '/');
-    if ((size_t)snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1,
-                         slash ? path : ".") >= sizeof dir)
-        return;
-    const int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-}
-
-int cli_save_new(const char *cmd, const char *flag, const char *path, int force, cli_save_fn save, const void *ctx)
-{
-    mygpt_error err = {0};
-    mygpt_status st;
-    if (force) {
-        st = save(ctx, path, &err);
-        return st == MYGPT_OK ? 0 : cli_write_fail(cmd, st, &err);
-    }
-    char tmp[4200];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= sizeof tmp) {
-        cli_error(cmd, "%s: %s: the path is too long", flag, path);
-        return EXIT_USAGE;
-    }
-    const int fd = mkstemp(tmp); // a name no other run takes; the save replaces this empty file whole
-    if (fd < 0) {
-        cli_error(cmd, "%s: cannot create a file beside %s: %s", flag, path, strerror(errno));
-        return EXIT_RUNTIME;
-    }
-    close(fd);
-    if ((st = save(ctx, tmp, &err)) != MYGPT_OK) {
-        unlink(tmp);
-        return cli_write_fail(cmd, st, &err);
-    }
-    if (link(tmp, path) == 0) { // made only where nothing is: never over another file
-        unlink(tmp);
-        sync_folder_of(path);
-        return 0;
-    }
-    const int why = errno;
-    struct stat sb;
-    if (why != EEXIST && lstat(path, &sb) != 0 && rename(tmp, path) == 0) { // a file system without links
-        sync_folder_of(path);
-        return 0;
-    }
-    if (why == EEXIST || lstat(path, &sb) == 0)
-        cli_error(cmd, "%s: %s appeared while the command worked: not replaced (what it wrote is %s; --force "
-                       "replaces)", flag, path, tmp);
-    else
-        cli_error(cmd, "%s: cannot write %s: %s (what the command wrote is %s)", flag, path, strerror(why), tmp);
-    return EXIT_RUNTIME;
 }

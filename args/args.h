@@ -147,14 +147,4 @@ int cli_same_file(const char *a, const char *b);
  * EXIT_USAGE. */
 int cli_distinct_files(const char *cmd, const cli_file *files, int n);
 
-/* Writes one of the library's files (save: a checkpoint, adapters, a file's bytes; ctx is
- * save's) to path, which the command found free when it started, or replaces what is
- * there with force (--force). Without force the file is written under a temporary name
- * beside path, then linked to it, so a file that appeared at path since (another run with
- * the same --save, a file the user wrote there) is not replaced either: the new file then
- * stays at the temporary, and one line says where. 0, or the exit code after one line
- * naming flag (EXIT_RUNTIME for a file that appeared, or a write that failed). */
-typedef mygpt_status (*cli_save_fn)(const void *ctx, const char *path, mygpt_error *err);
-int cli_save_new(const char *cmd, const char *flag, const char *path, int force, cli_save_fn save, const void *ctx);
-
 #endif

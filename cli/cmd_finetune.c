@@ -179,11 +179,14 @@ static int save_model(const char *cmd, const parsed_args *a, const mygpt_gpt *g)
 {
     if (!args_has(a, "save"))
         return 0;
-    const int adapters = g->config.lora_rank > 0;
-    const int rc = cli_save_new(cmd, "--save", args_get(a, "save"), args_has(a, "force"),
-                                adapters ? save_adapters_file : save_model_file, g);
-    if (rc)
-        return rc;
+    const int adapters = g->config.lora_rank > 0, force = args_has(a, "force");
+    mygpt_error err = {0}; // without --force, never over a file that appeared while it trained
+    const mygpt_status st = adapters ? (force ? mygpt_checkpoint_save_adapters : mygpt_checkpoint_save_adapters_new)(
+                                           g, args_get(a, "save"), &err)
+                                     : (force ? mygpt_checkpoint_save : mygpt_checkpoint_save_new)(
+                                           g, args_get(a, "save"), &err);
+    if (st != MYGPT_OK)
+        return cli_write_fail(cmd, st, &err);
     if (!adapters) {
         cli_say(stdout, "Model saved as %s", args_get(a, "save"));
         return 0;
@@ -365,17 +368,6 @@ static int language_model(const char *cmd, const parsed_args *a, mygpt_rng *rng,
     return 0;
 }
 
-/* A file's bytes, and a cli_save_fn (args.h) that writes them (mygpt_write_file) */
-typedef struct file_bytes {
-    const char *data;
-    size_t len;
-} file_bytes;
-static mygpt_status save_bytes(const void *ctx, const char *path, mygpt_error *err)
-{
-    const file_bytes *b = ctx;
-    return mygpt_write_file(path, b->data, b->len, err);
-}
-
 /* The greedy responses to the test entries, as instruction-data-with-response.json,
  * written to --responses; without it a line on stderr says they were not kept, and how to
  * keep them. 0, or the exit code after one line. */
@@ -396,9 +388,10 @@ static int write_responses(const char *cmd, const parsed_args *a, const finetune
         fprintf(stderr, "mygpt %s: the responses to the %zu test entries were not saved: --responses FILE writes "
                         "them (the book's instruction-data-with-response.json)\n", cmd, split->n_test);
     } else {
-        const file_bytes bytes = {json, json_len};
-        if (!(rc = cli_save_new(cmd, "--responses", args_get(a, "responses"), args_has(a, "force"), save_bytes,
-                                &bytes)))
+        if ((st = (args_has(a, "force") ? mygpt_write_file : mygpt_write_file_new)(args_get(a, "responses"), json,
+                                                                                    json_len, &err)) != MYGPT_OK)
+            rc = cli_write_fail(cmd, st, &err);
+        else
             cli_say(stdout, "Responses saved as %s", args_get(a, "responses"));
     }
     free(json);

@@ -70,7 +70,10 @@ int cmd_merge(int argc, char **argv)
         mygpt_gpt_free(g);
         return cli_fail(cmd, st, &err);
     }
-    if (!(rc = cli_save_new(cmd, "OUT", out, args_has(&a, "force"), save_model_file, g))) // a full disk: 1
+    // without --force, never over a file that appeared meanwhile; a full disk: 1
+    if ((st = (args_has(&a, "force") ? mygpt_checkpoint_save : mygpt_checkpoint_save_new)(g, out, &err)) != MYGPT_OK)
+        rc = cli_write_fail(cmd, st, &err);
+    else
         cli_say(stdout, "%s: %s with the adapters of %s (rank %d, alpha %g) merged into its weights", out, base, adapters,
                rank, alpha);
     mygpt_gpt_free(g);

@@ -126,16 +126,6 @@ int read_seed_and_config(const char *cmd, const parsed_args *a, uint64_t *seed,
     return 0;
 }
 
-mygpt_status save_model_file(const void *g, const char *path, mygpt_error *err)
-{
-    return mygpt_checkpoint_save(g, path, err);
-}
-
-mygpt_status save_adapters_file(const void *g, const char *path, mygpt_error *err)
-{
-    return mygpt_checkpoint_save_adapters(g, path, err);
-}
-
 /* "0,1,2;3,2,1" -> rows of equal length. Values are checked against V later by
  * the library; here only the syntax. */
 int parse_ids(const char *cmd, const char *s, int64_t **out, int *B, int *T)

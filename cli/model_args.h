@@ -36,11 +36,6 @@ int parse_ids(const char *cmd, const char *s, int64_t **out, int *B, int *T);
 #define WEIGHTS_FLAG {"weights", 1, 0}
 int apply_weights(const char *cmd, const parsed_args *a, mygpt_gpt *g);
 
-/* cli_save_fn's (args.h) for a model g: mygpt_checkpoint_save, and the adapters alone
- * (mygpt_checkpoint_save_adapters) */
-mygpt_status save_model_file(const void *g, const char *path, mygpt_error *err);
-mygpt_status save_adapters_file(const void *g, const char *path, mygpt_error *err);
-
 /* --checkpoint FILE: the model of any layout mygpt_checkpoint_load reads (mygpt's, the
  * book's GPTModel, Hugging Face's GPT-2) or of a training state (mygpt_model_load), with --adapters FILE's LoRA adapters on it when
  * given (mygpt_checkpoint_load_adapters), its weights then stored as --weights says

@@ -1074,3 +1074,67 @@ Test(train_state, an_optimizer_step_or_position_that_disagrees_is_refused)
     cr_expect_eq(load_state(path, &err), MYGPT_OK, "%s", err.message);
     unlink(path);
 }
+
+/* The number of entries of dir whose name starts with prefix */
+static int entries_starting(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    closedir(d);
+    return n;
+}
+
+/* The _new savers (finetune --save and merge OUT without --force) never replace a file at
+ * the path, even one that appeared after the caller looked: what they wrote stays whole
+ * beside it, named in the message; where nothing is, they write the file and leave no
+ * temporary. */
+Test(checkpoint, the_new_savers_never_replace_a_file_that_is_there)
+{
+    char dir[] = "/tmp/mygpt-savenew-XXXXXX", path[300], kept[8600];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/m.safetensors", dir);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    fputs("the user's file", f);
+    fclose(f);
+    const mygpt_config cfg = {.vocab_size = 7, .embed_dim = 4, .num_heads = 2, .num_layers = 1, .max_seq_len = 4};
+    mygpt_gpt *g = NULL;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_gpt_create(&g, &cfg, 3, &err), MYGPT_OK);
+    const mygpt_status st = mygpt_checkpoint_save_new(g, path, &err);
+    cr_expect_eq(st, MYGPT_EIO, "%s", err.message);
+    cr_expect(strstr(err.message, "is there now") && strstr(err.message, "kept as"), "%s", err.message);
+    char buf[64] = {0};
+    f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    cr_expect(fread(buf, 1, sizeof buf - 1, f) == 15 && strcmp(buf, "the user's file") == 0, "replaced: %s", buf);
+    fclose(f);
+    cr_expect_eq(entries_starting(dir, "m.safetensors."), 1, "what was written is kept beside it");
+    const char *at = strstr(err.message, "kept as ");
+    cr_assert_not_null(at);
+    snprintf(kept, sizeof kept, "%.*s", (int)strcspn(at + 8, ")"), at + 8);
+    mygpt_gpt *back = NULL;
+    cr_expect_eq(mygpt_checkpoint_load(&back, kept, &err), MYGPT_OK, "the kept file is the whole model: %s",
+                 err.message);
+    mygpt_gpt_free(back);
+    cr_assert_eq(unlink(kept), 0);
+    // the same for a file's bytes
+    cr_expect_eq(mygpt_write_file_new(path, "new", 3, &err), MYGPT_EIO);
+    cr_expect_eq(entries_starting(dir, "m.safetensors."), 1);
+    at = strstr(err.message, "kept as ");
+    cr_assert_not_null(at);
+    snprintf(kept, sizeof kept, "%.*s", (int)strcspn(at + 8, ")"), at + 8);
+    cr_assert_eq(unlink(kept), 0);
+    // where nothing is: written, no temporary left
+    cr_assert_eq(unlink(path), 0);
+    cr_expect_eq(mygpt_checkpoint_save_new(g, path, &err), MYGPT_OK, "%s", err.message);
+    cr_expect_eq(mygpt_checkpoint_load(&back, path, &err), MYGPT_OK, "%s", err.message);
+    mygpt_gpt_free(back);
+    cr_expect_eq(entries_starting(dir, "m.safetensors"), 1, "a temporary was left");
+    cr_assert_eq(unlink(path), 0);
+    mygpt_gpt_free(g);
+    cr_expect_eq(rmdir(dir), 0);
+}

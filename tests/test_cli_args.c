@@ -11,10 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "args.h"
 #include "cli_common.h"
 #include "data.h"
-#include "mygpt/data.h"
 #include "mygpt/checkpoint.h"
 #include "mygpt/quantize.h"
 
@@ -512,63 +510,4 @@ Test(cli_args, messages_escape_paths_and_init_from_refuses_contradicting_flags, 
     run_shell("rm -rf runs", &r); // the folder of the run that trained (every run keeps one)
     proc_result_free(&r);
     cr_expect_eq(rmdir(dir), 0, "only the files written were left");
-}
-
-/* cli_save_new's ctx: the bytes to write, and a file "the user" writes at `plant` while the
- * command works (NULL: none) */
-typedef struct planted_save {
-    const char *bytes, *plant;
-} planted_save;
-static mygpt_status save_planting(const void *ctx, const char *path, mygpt_error *err)
-{
-    const planted_save *p = ctx;
-    if (p->plant) {
-        FILE *f = fopen(p->plant, "wb");
-        cr_assert_not_null(f);
-        fputs("the user's file", f);
-        fclose(f);
-    }
-    return mygpt_write_file(path, p->bytes, strlen(p->bytes), err);
-}
-
-/* The file of path as a string (at most 63 bytes) */
-static const char *contents(const char *path, char buf[64])
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s", path);
-    const size_t n = fread(buf, 1, 63, f);
-    buf[n] = 0;
-    fclose(f);
-    return buf;
-}
-
-/* --save and OUT without --force (finetune, merge): a file that appears at the path while
- * the command works (another run with the same --save, the user's) is not replaced; what the
- * command wrote stays beside it, and the exit status is 1. Free, the path is written and no
- * temporary is left; with --force a file there is replaced. */
-Test(cli_args, a_save_never_replaces_a_file_that_appeared_meanwhile)
-{
-    char dir[] = "/tmp/mygpt-savenew-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char path[4200], buf[64];
-    snprintf(path, sizeof path, "%s/m.safetensors", dir);
-    const planted_save planted = {"the model", path}, plain = {"the model", NULL}, again = {"another model", NULL};
-    cr_expect_eq(cli_save_new("merge", "OUT", path, 0, save_planting, &planted), EXIT_RUNTIME);
-    cr_expect_str_eq(contents(path, buf), "the user's file");
-    char listing[8400];
-    snprintf(listing, sizeof listing, "ls %s | wc -l", dir);
-    FILE *ls = popen(listing, "r");
-    int files = 0;
-    cr_assert_eq(fscanf(ls, "%d", &files), 1);
-    pclose(ls);
-    cr_expect_eq(files, 2, "the new file kept beside the user's: %d files", files);
-    snprintf(listing, sizeof listing, "rm -f %s/m.safetensors.*", dir);
-    cr_assert_eq(system(listing), 0);
-    cr_assert_eq(unlink(path), 0);
-    cr_expect_eq(cli_save_new("merge", "OUT", path, 0, save_planting, &plain), 0);
-    cr_expect_str_eq(contents(path, buf), "the model");
-    cr_expect_eq(cli_save_new("merge", "OUT", path, 1, save_planting, &again), 0);
-    cr_expect_str_eq(contents(path, buf), "another model");
-    cr_assert_eq(unlink(path), 0);
-    cr_expect_eq(rmdir(dir), 0, "a temporary was left in %s", dir);
 }

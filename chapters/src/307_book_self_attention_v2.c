@@ -18,8 +18,8 @@ int main(int argc, char **argv)
     mygpt_rng_seed(&rng, ch.seed);
     book_module sa_v2;
     book_module_init(&ch, &rng, &sa_v2, BOOK_D_OUT, 1, 0);
-    sa_v2.m.causal = 0;
-    sa_v2.m.unbatched = 1; // SelfAttention_v2 takes one (T, d_in) matrix: its products are torch.mm's // SelfAttention_v2 has no mask
+    sa_v2.m.causal = 0;    // SelfAttention_v2 has no mask,
+    sa_v2.m.unbatched = 1; // and takes one (T, d_in) matrix: its products are torch.mm's
     mygpt_mha_steps s; // queries = sa_v2.W_query(inputs), keys, values, weights
     book_module_run(&ch, &sa_v2, BOOK_INPUTS, 1, BOOK_TOKENS, NULL, &s);
     book_print(NULL, s.out, 2, (int64_t[]){BOOK_TOKENS, BOOK_D_OUT}, "MmBackward0");

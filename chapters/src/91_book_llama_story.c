@@ -36,9 +36,11 @@ int main(int argc, char **argv)
                  "A Llama 2 from the repository tells a story: llama2.c's stories260K sampled as run.c\n"
                  "does with temperature 1.0, top-p 0.9 and seed 133742 (llama2.c's xorshift generator).",
                  133742, CH_SEED);
-    // run.c reads its -s with atoi: an int (the number's low 32 bits), widened with its sign;
-    // 0 there means "seed from the clock", which no chapter can reproduce
-    const int32_t seed32 = (int32_t)(uint32_t)ch.seed;
+    // run.c reads its -s with atoi, glibc's (int)strtol: the number clamped to a long, its
+    // low 32 bits as an int, widened with its sign; 0 means "seed from the clock", which no
+    // chapter can reproduce
+    const long as_long = ch.seed_text ? strtol(ch.seed_text, NULL, 10) : (long)ch.seed;
+    const int32_t seed32 = (int32_t)(uint32_t)(unsigned long)as_long;
     if (seed32 == 0)
         chapter_refuse(&ch, "--seed %llu is 0 as run.c reads it (an int): run.c would seed from the clock; "
                             "choose another", (unsigned long long)ch.seed);

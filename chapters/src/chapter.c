@@ -77,6 +77,7 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
     }
     if (rc)
         exit(EXIT_USAGE);
+    ch->seed_text = args_get(&a, "seed");
     if (args_has(&a, "seed") && parse_seed(name, "seed", args_get(&a, "seed"), &ch->seed))
         exit(EXIT_USAGE);
     if (flags & CH_FIGURES) { // checked now, not after the run has printed everything

@@ -26,6 +26,7 @@ struct chapter;
 typedef struct chapter {
     const char *name;
     uint64_t seed;
+    const char *seed_text; /* --seed as given, or NULL */
     const char *figures;
     const char *text;
     int smoke;      /* --smoke given */

@@ -149,8 +149,8 @@ static int write_file(FILE *f, const mygpt_strbuf *h, const mygpt_gpt *g, const 
 }
 
 /* The save itself (the model, or its adapters only), the interrupting signals held by
- * the caller */
-static mygpt_status save(const mygpt_gpt *g, const char *path, file_kind kind, mygpt_error *err)
+ * the caller; keep: never over a file at path (mygpt_commit_temp_new) */
+static mygpt_status save(const mygpt_gpt *g, const char *path, file_kind kind, int keep, mygpt_error *err)
 {
     const mygpt_config *c = &g->config;
     const bool hf = c->arch == MYGPT_ARCH_GPT2 && kind == FILE_MODEL; // Hugging Face's config.json beside it
@@ -188,7 +188,8 @@ static mygpt_status save(const mygpt_gpt *g, const char *path, file_kind kind, m
     FILE *f = mygpt_temp_beside(path, tmp, sizeof tmp, &st, err);
     if (!f)
         goto cleanup; // st says why
-    MYGPT_TRY_CLEANUP(st, mygpt_commit_temp(f, tmp, path, write_file(f, &h, g, ts, n, buf), err));
+    MYGPT_TRY_CLEANUP(st, (keep ? mygpt_commit_temp_new : mygpt_commit_temp)(f, tmp, path,
+                                                                           write_file(f, &h, g, ts, n, buf), err));
     if (hf && !conf_present) // one that agrees is kept as it is
         st = mygpt_write_whole_unheld(conf_path, conf.data, conf.len, err);
 cleanup:
@@ -200,29 +201,51 @@ cleanup:
 }
 
 /* save, with the interrupting signals held */
-static mygpt_status save_held(const mygpt_gpt *g, const char *path, file_kind kind, mygpt_error *err)
+static mygpt_status save_held(const mygpt_gpt *g, const char *path, file_kind kind, int keep, mygpt_error *err)
 {
     sigset_t was;
     const int held = mygpt_hold_signals(&was);
-    const mygpt_status st = save(g, path, kind, err);
+    const mygpt_status st = save(g, path, kind, keep, err);
     mygpt_release_signals(held, &was);
     return st;
 }
 
-mygpt_status mygpt_checkpoint_save(const mygpt_gpt *g, const char *path, mygpt_error *err)
+/* mygpt_checkpoint_save, or (keep) never over a file at path */
+static mygpt_status save_model(const mygpt_gpt *g, const char *path, int keep, mygpt_error *err)
 {
     if (g->config.lora_rank > 0)
         return mygpt_fail(err, MYGPT_EINVAL, "%s: the model has LoRA adapters: save them alone "
                           "(mygpt_checkpoint_save_adapters), or merge them into the weights first (mygpt_lora_merge)",
                           path);
-    return save_held(g, path, FILE_MODEL, err);
+    return save_held(g, path, FILE_MODEL, keep, err);
+}
+
+/* mygpt_checkpoint_save_adapters, or (keep) never over a file at path */
+static mygpt_status save_adapters(const mygpt_gpt *g, const char *path, int keep, mygpt_error *err)
+{
+    if (g->config.lora_rank <= 0)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s: the model has no LoRA adapters to save", path);
+    return save_held(g, path, FILE_ADAPTERS, keep, err);
+}
+
+mygpt_status mygpt_checkpoint_save(const mygpt_gpt *g, const char *path, mygpt_error *err)
+{
+    return save_model(g, path, 0, err);
+}
+
+mygpt_status mygpt_checkpoint_save_new(const mygpt_gpt *g, const char *path, mygpt_error *err)
+{
+    return save_model(g, path, 1, err);
 }
 
 mygpt_status mygpt_checkpoint_save_adapters(const mygpt_gpt *g, const char *path, mygpt_error *err)
 {
-    if (g->config.lora_rank <= 0)
-        return mygpt_fail(err, MYGPT_EINVAL, "%s: the model has no LoRA adapters to save", path);
-    return save_held(g, path, FILE_ADAPTERS, err);
+    return save_adapters(g, path, 0, err);
+}
+
+mygpt_status mygpt_checkpoint_save_adapters_new(const mygpt_gpt *g, const char *path, mygpt_error *err)
+{
+    return save_adapters(g, path, 1, err);
 }
 
 /* ---- reading ------------------------------------------------------------------------ */

@@ -71,3 +71,8 @@ mygpt_status mygpt_write_file(const char *path, const char *data, size_t len, my
 {
     return mygpt_write_whole(path, data, len, err);
 }
+
+mygpt_status mygpt_write_file_new(const char *path, const char *data, size_t len, mygpt_error *err)
+{
+    return mygpt_write_whole_new(path, data, len, err);
+}

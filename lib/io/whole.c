@@ -90,18 +90,43 @@ FILE *mygpt_temp_beside(const char *path, char *tmp, size_t n, mygpt_status *st,
     return f;
 }
 
-/* Finishes a file written at tmp: flushed and synced, renamed over path, the directory
- * synced, so that path holds the old file or the whole new one. ok 0 (a write failed,
- * errno saying why) or any failure here: tmp is removed and path left as it was. */
-mygpt_status mygpt_commit_temp(FILE *f, const char *tmp, const char *path, int ok, mygpt_error *err)
+/* Puts tmp in path's place: renamed over it, or (keep) linked where no file is, so that a
+ * file there is never replaced, even one that appeared after the caller looked. 0 or the
+ * errno; *appeared for a file in the way. */
+static int put_in_place(const char *tmp, const char *path, int keep, int *appeared)
 {
-    int why = ok ? 0 : errno;
+    *appeared = 0;
+    if (!keep)
+        return rename(tmp, path) == 0 ? 0 : errno;
+    if (link(tmp, path) == 0) {
+        unlink(tmp);
+        return 0;
+    }
+    *appeared = errno == EEXIST; // (else a file system without hard links, as FAT: tmp stays)
+    return errno;
+}
+
+/* Finishes a file written at tmp: flushed and synced, put in path's place, the directory
+ * synced, so that path holds the old file or the whole new one. ok 0 (a write failed,
+ * errno saying why) or any failure here: tmp is removed and path left as it was; but a
+ * file kept from being replaced (keep) keeps tmp too. */
+static mygpt_status commit(FILE *f, const char *tmp, const char *path, int ok, int keep, mygpt_error *err)
+{
+    int why = ok ? 0 : errno, appeared = 0;
     if (ok && (fflush(f) != 0 || fsync(fileno(f)) != 0))
         ok = 0, why = errno;
     if (fclose(f) != 0 && ok)
         ok = 0, why = errno;
-    if (ok && rename(tmp, path) != 0)
-        ok = 0, why = errno;
+    const int written = ok; // tmp holds the whole file
+    if (ok && (why = put_in_place(tmp, path, keep, &appeared)) != 0)
+        ok = 0;
+    if (!ok && written && keep) {
+        if (appeared)
+            return mygpt_fail(err, MYGPT_EIO, "%s is there now (it appeared while this was written): not replaced "
+                              "(what was written is kept as %s)", path, tmp);
+        return mygpt_fail(err, MYGPT_EIO, "cannot put %s in place: %s (what was written is kept as %s)", path,
+                          strerror(why), tmp);
+    }
     if (!ok) {
         unlink(tmp);
         return mygpt_fail(err, MYGPT_EIO, "cannot write %s: %s%s", path, strerror(why ? why : EIO),
@@ -119,12 +144,28 @@ mygpt_status mygpt_commit_temp(FILE *f, const char *tmp, const char *path, int o
     return MYGPT_OK;
 }
 
-mygpt_status mygpt_write_whole_unheld(const char *path, const char *data, size_t len, mygpt_error *err)
+mygpt_status mygpt_commit_temp(FILE *f, const char *tmp, const char *path, int ok, mygpt_error *err)
+{
+    return commit(f, tmp, path, ok, 0, err);
+}
+
+mygpt_status mygpt_commit_temp_new(FILE *f, const char *tmp, const char *path, int ok, mygpt_error *err)
+{
+    return commit(f, tmp, path, ok, 1, err);
+}
+
+/* mygpt_write_whole_unheld, or (keep) never over a file at path */
+static mygpt_status write_whole_unheld(const char *path, const char *data, size_t len, int keep, mygpt_error *err)
 {
     char tmp[4200];
     mygpt_status st = mygpt_checkpoint_check_path(path, err);
     FILE *f = st == MYGPT_OK ? mygpt_temp_beside(path, tmp, sizeof tmp, &st, err) : NULL;
-    return f ? mygpt_commit_temp(f, tmp, path, fwrite(data, 1, len, f) == len, err) : st;
+    return f ? commit(f, tmp, path, fwrite(data, 1, len, f) == len, keep, err) : st;
+}
+
+mygpt_status mygpt_write_whole_unheld(const char *path, const char *data, size_t len, mygpt_error *err)
+{
+    return write_whole_unheld(path, data, len, 0, err);
 }
 
 /* The signals a save holds. The calling thread blocks them; but the kernel gives a
@@ -202,11 +243,22 @@ void mygpt_release_signals(int held, const sigset_t *was)
             raise(HELD[i]);
 }
 
-mygpt_status mygpt_write_whole(const char *path, const char *data, size_t len, mygpt_error *err)
+/* write_whole_unheld with the interrupting signals held */
+static mygpt_status write_whole_held(const char *path, const char *data, size_t len, int keep, mygpt_error *err)
 {
     sigset_t was;
     const int held = mygpt_hold_signals(&was);
-    const mygpt_status st = mygpt_write_whole_unheld(path, data, len, err);
+    const mygpt_status st = write_whole_unheld(path, data, len, keep, err);
     mygpt_release_signals(held, &was);
     return st;
+}
+
+mygpt_status mygpt_write_whole(const char *path, const char *data, size_t len, mygpt_error *err)
+{
+    return write_whole_held(path, data, len, 0, err);
+}
+
+mygpt_status mygpt_write_whole_new(const char *path, const char *data, size_t len, mygpt_error *err)
+{
+    return write_whole_held(path, data, len, 1, err);
 }

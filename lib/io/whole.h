@@ -30,6 +30,14 @@ FILE *mygpt_temp_beside(const char *path, char *tmp, size_t n, mygpt_status *st,
  * it was, MYGPT_EIO. */
 mygpt_status mygpt_commit_temp(FILE *f, const char *tmp, const char *path, int ok, mygpt_error *err);
 
+/* The same, but never over a file at path, even one that appeared after the caller looked:
+ * tmp is linked there. A file in the way, or a file system without links, is MYGPT_EIO,
+ * and tmp stays, whole, named in err. */
+mygpt_status mygpt_commit_temp_new(FILE *f, const char *tmp, const char *path, int ok, mygpt_error *err);
+
+/* mygpt_write_whole, never over a file at path (mygpt_commit_temp_new). */
+mygpt_status mygpt_write_whole_new(const char *path, const char *data, size_t len, mygpt_error *err);
+
 /* SIGINT, SIGTERM and SIGHUP wait while a file is written: blocked in the calling thread,
  * and noted by a handler in the others (an idle OpenMP worker may get them); released
  * and raised again, with the program's handlers, by mygpt_release_signals(held, &was). */

@@ -158,8 +158,9 @@ static void head_context(mygpt_mha_steps *s, const mygpt_mha *m, int b, int h)
     // end lesson: head_context
 }
 
-/* out (N, d_out) = x (N, d_in) @ w (d_out, d_in)^T + bias: nn.Linear as addmm computes it,
- * the products fused in order from zero (OpenBLAS), then added to the bias */
+/* out (N, d_out) = x (N, d_in) @ w (d_out, d_in)^T + bias: nn.Linear as addmm computes it
+ * at chapter 3's sizes, the products fused in order from zero (OpenBLAS's kernel there),
+ * then added to the bias */
 static void linear(float *out, const float *x, const float *w, const float *bias, size_t N, int d_in, int d_out)
 {
     for (size_t n = 0; n < N; n++)

@@ -93,10 +93,11 @@ int mygpt_attention_top(const float *row, int t, int k, int *best);
 
 /* ---- attention step by step (attention_steps.c): the book's chapter 3 ---------------- */
 /* Small tensors, plain loops, every intermediate kept: what the chapter prints, with
- * PyTorch 1.13's bits (each product's sum in order in float32, with fused multiply-adds
- * where PyTorch's OpenBLAS adds so: torch.mm, nn.Linear, a torch.bmm of 400 multiply-adds
- * a matrix or more; exp and softmax as PyTorch's AVX2 kernels compute them,
- * lib/kernels/sleef_rows.h). */
+ * PyTorch 1.13's bits at the book's chapter-3 sizes (each product's sum in order in
+ * float32, with fused multiply-adds where PyTorch hands the product to OpenBLAS: torch.mm,
+ * nn.Linear, a torch.bmm of 400 multiply-adds a matrix or more, whose kernel sums so at
+ * these sizes; larger ones it groups otherwise: docs/model-spec.md; exp and softmax as
+ * PyTorch's AVX2 kernels compute them, lib/kernels/sleef_rows.h). */
 
 /* out (M, N) = a (M, K) @ b (K, N): torch.matmul of two matrices (torch.mm), each sum
  * fused multiply-adds from zero, k in order. */

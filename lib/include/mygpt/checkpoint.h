@@ -116,6 +116,14 @@ int mygpt_llama2c_file(const char *path);
  * MYGPT_EINVAL for a model without adapters; the errors of mygpt_checkpoint_save. */
 mygpt_status mygpt_checkpoint_save_adapters(const mygpt_gpt *gpt, const char *path, mygpt_error *err);
 
+/* mygpt_checkpoint_save and mygpt_checkpoint_save_adapters that never replace a file at
+ * path, even one that appears while they write (another run's save, a file the user
+ * wrote there): what they wrote is linked to path, never renamed over it; a file in the
+ * way is MYGPT_EIO, and what they wrote stays whole beside it (PATH.XXXXXX), named in err.
+ * Ctrl-C is held until it is in place, as for the others. */
+mygpt_status mygpt_checkpoint_save_new(const mygpt_gpt *gpt, const char *path, mygpt_error *err);
+mygpt_status mygpt_checkpoint_save_adapters_new(const mygpt_gpt *gpt, const char *path, mygpt_error *err);
+
 /* Gives gpt (a model without adapters) the adapters of a file that
  * mygpt_checkpoint_save_adapters wrote for a model of its configuration (adapters of
  * the book's GPTModel on a GPT-2: gpt is made that model first, mygpt_lora_untie_head).

@@ -40,6 +40,9 @@ mygpt_status mygpt_read_file_max(const char *path, size_t max, char **data, size
  * refused (MYGPT_EINVAL); a failed write is MYGPT_EIO with the reason. */
 mygpt_status mygpt_write_file(const char *path, const char *data, size_t len, mygpt_error *err);
 
+/* mygpt_write_file that never replaces a file at path, as mygpt_checkpoint_save_new. */
+mygpt_status mygpt_write_file_new(const char *path, const char *data, size_t len, mygpt_error *err);
+
 /* The data folder (GPT-2's encoder.json and vocab.bpe, the-verdict.txt), the same
  * rule for every program: $MYGPT_DATA when set; else, beside the running program,
  * ../data (a build tree: meson links build/data to the folder configured with
