@@ -157,11 +157,12 @@ if [ "${1:-}" = --ci ]; then
     # attention, fast and plain, against PyTorch (gpt), the backward pass's gradients of
     # every architecture against PyTorch's (arch), the norms, clipping and the schedule's
     # libm cos (learn), sampling's SLEEF softmax and draws (sample), the decoding kernels
-    # of bf16 and int8 weights, NEON and plain (quantize), and chapters whose
+    # of bf16 and int8 weights, NEON and plain (quantize), the position encodings'
+    # SLEEF sin, cos, exp and pow in PyTorch's vectors of 8 (posenc), and chapters whose
     # expected output holds the forward pass (26), the loss's SLEEF rows (32) and the
-    # positional encodings' libm calls (47, 53, 54), byte for byte. (print, tokenizer
-    # and the book's GPT-2-sized chapter 37 also pass under qemu: the whole run.)
-    for t in rng vecmath gpt arch learn sample quantize; do args+=("$t"); done
+    # position encodings (47, 53, 54), byte for byte. (print, tokenizer and the book's
+    # GPT-2-sized chapter 37 also pass under qemu: the whole run.)
+    for t in rng vecmath gpt arch learn sample quantize posenc; do args+=("$t"); done
     for c in 26_gpt_main 32_loss 47_sinusoidal_encoding 53_alibi 54_rope; do args+=("chapter $c"); done
 elif [ $# -gt 0 ]; then
     for s in "$@"; do args+=(--suite "$s"); done

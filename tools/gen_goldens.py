@@ -19,6 +19,10 @@ Files written:
                    (`--layernorm`: this file alone)
   sums.txt         x.sum(-1) and x.pow(2).mean(-1) of random rows of 1 to 300,000 values
                    (`--sums`: this file alone)
+  posenc.txt       the position encodings' tables as the documents' and the notebook's
+                   PyTorch computes them (sinusoidal, RoPE's frequencies and cache, the
+                   halves convention's rotation and its gradient), every value's bits
+                   (`--posenc`: this file alone)
 
 Formats are line based and documented in tests/golden/README.md.
 """
@@ -501,6 +505,64 @@ def gen_sums():
     return lines
 
 
+def gen_posenc():
+    """The tables of mygpt/posenc.h, each value's float32 bits, with PyTorch's own code:
+    sinusoidal T C : PE                 document 001's sinusoidal_encoding(T, C)
+    inv_freq D BASE : F                 1.0 / (BASE ** (torch.arange(0, D, 2).float() / D))
+    rope_cache D L : COS : SIN          document 002's cache, freqs = outer(arange(L), inv_freq)
+    halves HD L SEED : OUT : GRAD       the notebook's compute_rope on x = torch.randn(L, HD)
+                                        (row l at position l) after manual_seed(SEED), its tables
+                                        for L positions, and x's gradient for an upstream
+                                        gradient torch.randn(L, HD) drawn next
+    sincos N SEED : SIN : COS           torch.sin(x), torch.cos(x) of x = torch.rand(N) * 260 - 130
+                                        after manual_seed(SEED): vectors of 8 with angles on
+                                        both sides of 125 in magnitude
+    Sizes mix tables under and over 125 radians (SLEEF's two ways of reducing an angle) and
+    rows of 12 and 24 values, whose vectors of 8 straddle two positions."""
+    import math
+    import torch
+    torch.set_num_threads(1)
+    lines = []
+    for t, c in [(8, 6), (130, 12), (130, 32), (300, 4)]:
+        pos = torch.arange(t, dtype=torch.float32).unsqueeze(1)
+        i = torch.arange(0, c, 2, dtype=torch.float32)
+        inv_freq = torch.exp(-math.log(10000.0) * i / c)
+        angles = pos * inv_freq
+        pe = torch.zeros(t, c)
+        pe[:, 0::2] = torch.sin(angles)
+        pe[:, 1::2] = torch.cos(angles)
+        lines.append("sinusoidal %d %d : %s" % (t, c, f32hex(pe.reshape(-1).tolist())))
+    for d in [2, 6, 16, 32, 34, 64, 96, 128, 200, 256]:
+        for base in [10000, 500000, 3]:
+            f = 1.0 / (base ** (torch.arange(0, d, 2).float() / d))
+            lines.append("inv_freq %d %d : %s" % (d, base, f32hex(f.tolist())))
+    for d, n in [(16, 50), (12, 130), (32, 130), (6, 300)]:
+        inv_freq = 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d))
+        freqs = torch.outer(torch.arange(n).float(), inv_freq)
+        lines.append("rope_cache %d %d : %s : %s" % (d, n, f32hex(freqs.cos().reshape(-1).tolist()),
+                                                    f32hex(freqs.sin().reshape(-1).tolist())))
+    for n, seed in [(4000, 4000), (4003, 4003)]:
+        torch.manual_seed(seed)
+        x = torch.rand(n) * 260 - 130
+        lines.append("sincos %d %d : %s : %s" % (n, seed, f32hex(torch.sin(x).tolist()), f32hex(torch.cos(x).tolist())))
+    for hd, n in [(16, 5), (16, 130), (12, 130), (24, 130), (64, 130)]:
+        seed = 3000 + hd * 1000 + n
+        inv_freq = 1.0 / (10000 ** (torch.arange(0, hd, 2)[: (hd // 2)].float() / hd))
+        angles = torch.arange(n)[:, None] * inv_freq[None, :]
+        angles = torch.cat([angles, angles], dim=1)
+        cos, sin = torch.cos(angles), torch.sin(angles)
+        torch.manual_seed(seed)
+        x = torch.randn(n, hd)
+        g = torch.randn(n, hd)
+        xr = x.clone().requires_grad_(True)
+        x1, x2 = xr[..., : hd // 2], xr[..., hd // 2:]
+        out = (xr * cos) + (torch.cat((-x2, x1), dim=-1) * sin)
+        out.backward(g)
+        lines.append("halves %d %d %d : %s : %s" % (hd, n, seed, f32hex(out.detach().reshape(-1).tolist()),
+                                                    f32hex(xr.grad.reshape(-1).tolist())))
+    return lines
+
+
 def write(name, lines, header):
     path = os.path.join(OUT, name)
     with open(path, "w") as f:
@@ -521,6 +583,11 @@ def main():
         import torch
         write("sums.txt", gen_sums(), "x.sum(-1), x.pow(2).mean(-1), torch %s, AVX2 kernels" % torch.__version__)
         return
+    if len(sys.argv) == 2 and sys.argv[1] == "--posenc":
+        import avx2_kernels  # noqa: F401  (before torch: the AVX2 machine's kernels)
+        import torch
+        write("posenc.txt", gen_posenc(), "position encodings, torch %s, AVX2 kernels" % torch.__version__)
+        return
     if len(sys.argv) == 2 and sys.argv[1] == "--scalar-rng":
         # child process run with ATEN_CPU_CAPABILITY=default
         for ln in rng_chains("scalar"):
@@ -540,7 +607,7 @@ def main():
     write("print_numpy.txt", gen_print_numpy(), "print(ndarray), " + ver)
     write("numfmt.txt", gen_numfmt(), "Python/numpy number formats, " + ver)
     write("cli.txt", gen_cli(), "mygpt tool invocations and Python's output, " + ver)
-    for only in ("--layernorm", "--sums"):  # each in a child that pins PyTorch's AVX2 kernels
+    for only in ("--layernorm", "--sums", "--posenc"):  # each in a child that pins PyTorch's AVX2 kernels
         subprocess.run([sys.executable, __file__, only], check=True)
 
 

@@ -2,6 +2,7 @@
 #include "mygpt/posenc.h"
 #include "base/base.h"
 #include "base/parallel.h"
+#include "kernels/sleef_rows.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -20,18 +21,27 @@ mygpt_status mygpt_sinusoidal_encoding(float *pe, int block_size, int n_embd, my
     mygpt_status st = check_even("n_embd", n_embd, err);
     if (st != MYGPT_OK)
         return st;
+    const size_t half = (size_t)n_embd / 2, cells = (size_t)block_size * half;
+    float *inv_freq = malloc((half + 3 * cells) * sizeof(float));
+    if (!inv_freq)
+        return mygpt_fail(err, MYGPT_ENOMEM, "no memory for a %d x %d sinusoidal table", block_size, n_embd);
+    float *angles = inv_freq + half, *sin_t = angles + cells, *cos_t = sin_t + cells; // (T, C/2) each
     // lesson: sinusoidal
-    // inv_freq = exp(-log(10000) * i / n_embd), in float32 like the tensor code
+    // the tensor code's steps, each over a whole tensor in float32 with PyTorch's functions
     const float neg_log = (float)-log(10000.0);
-    for (int i = 0; i < n_embd; i += 2) {
-        const float inv_freq = expf(neg_log * (float)i / (float)n_embd);
-        for (int p = 0; p < block_size; p++) {
-            const float angle = (float)p * inv_freq;
-            pe[(size_t)p * n_embd + i] = sinf(angle);     // even dims: sin
-            pe[(size_t)p * n_embd + i + 1] = cosf(angle); // odd dims: cos
-        }
+    for (size_t k = 0; k < half; k++) // i = arange(0, n_embd, 2): -log(10000) * i / n_embd
+        inv_freq[k] = neg_log * (float)(2 * k) / (float)n_embd;
+    mygpt_exp_map_row(inv_freq, inv_freq, half); // inv_freq = torch.exp(...)    (C/2,)
+    for (int p = 0; p < block_size; p++)         // angles = pos * inv_freq       (T, C/2)
+        for (size_t k = 0; k < half; k++)
+            angles[(size_t)p * half + k] = (float)p * inv_freq[k];
+    mygpt_sincos_row(sin_t, cos_t, angles, cells); // torch.sin(angles), torch.cos(angles)
+    for (size_t c = 0; c < cells; c++) {
+        pe[2 * c] = sin_t[c];     // pe[:, 0::2]: even dims get sin
+        pe[2 * c + 1] = cos_t[c]; // pe[:, 1::2]: odd dims get cos
     }
     // end lesson: sinusoidal
+    free(inv_freq);
     return MYGPT_OK;
 }
 
@@ -69,8 +79,12 @@ mygpt_status mygpt_rope_inv_freq(float *inv_freq, int d_model, double base, mygp
     if (!(base > 0.0))
         return mygpt_fail(err, MYGPT_EINVAL, "base must be positive, got %g", base);
     // lesson: rope_inv_freq
-    for (int i = 0; i < d_model / 2; i++) // 1.0 / (base ** (arange(0, d, 2).float() / d))
-        inv_freq[i] = 1.0f / powf((float)base, (float)(2 * i) / (float)d_model);
+    const int half = d_model / 2;
+    for (int i = 0; i < half; i++) // arange(0, d, 2).float() / d
+        inv_freq[i] = (float)(2 * i) / (float)d_model;
+    mygpt_pow_row(inv_freq, (float)base, inv_freq, (size_t)half); // base ** (...), PyTorch's pow
+    for (int i = 0; i < half; i++)                                 // 1.0 / (...)
+        inv_freq[i] = 1.0f / inv_freq[i];
     // end lesson: rope_inv_freq
     return MYGPT_OK;
 }
@@ -113,12 +127,11 @@ mygpt_status mygpt_rope_cache(float *cos_cache, float *sin_cache, const float *i
         return mygpt_fail(err, MYGPT_EINVAL, "seq_len and d/2 must be at least 1, got %d and %d",
                           seq_len, half);
     // lesson: rope_cache
-    for (int t = 0; t < seq_len; t++)
-        for (int i = 0; i < half; i++) {
-            const float f = (float)t * inv_freq[i]; // torch.outer(positions, inv_freq)
-            cos_cache[(size_t)t * half + i] = cosf(f);
-            sin_cache[(size_t)t * half + i] = sinf(f);
-        }
+    const size_t cells = (size_t)seq_len * half;
+    for (int t = 0; t < seq_len; t++) // freqs = torch.outer(positions, inv_freq), kept in cos_cache
+        for (int i = 0; i < half; i++)
+            cos_cache[(size_t)t * half + i] = (float)t * inv_freq[i];
+    mygpt_sincos_row(sin_cache, cos_cache, cos_cache, cells); // freqs.sin(), freqs.cos()
     // end lesson: rope_cache
     return MYGPT_OK;
 }
@@ -141,6 +154,64 @@ void mygpt_rope_apply(float *out, const float *x, const float *cos_cache, const 
     }
 }
 
+/* The notebook's cos and sin tables (positions, head_size) at the m <= 8 entries from the
+ * flattened index idx, as PyTorch computes them: inv_freq = 1 / 10000 ** (2i / head_size)
+ * with its pow kernel (mygpt_pow_row), each row one position's angles twice
+ * (torch.cat([angles, angles])), and torch.cos and torch.sin over the whole table, eight
+ * entries a vector from its start (mygpt_sincos_row): the entries' groups of 8 are taken whole. */
+static void notebook_tables(float *c, float *s, size_t idx, int m, int head_size)
+{
+    const int half = head_size / 2, pow_vectors = half - half % 16;
+    for (size_t g = idx - idx % 8; g < idx + (size_t)m; g += 8) {
+        int pair[8];
+        float e[8], p[8], angle[8], gs[8], gc[8];
+        for (int l = 0; l < 8; l++) {
+            pair[l] = (int)((g + l) % (size_t)head_size % (size_t)half);
+            e[l] = (float)(2 * pair[l]) / (float)head_size;
+        }
+        mygpt_pow8(p, 10000.0f, e);
+        for (int l = 0; l < 8; l++) {
+            if (pair[l] >= pow_vectors) // the pow kernel's scalar tail
+                p[l] = powf(10000.0f, e[l]);
+            angle[l] = (float)((g + l) / (size_t)head_size) * (1.0f / p[l]); // position * inv_freq
+        }
+        mygpt_sincos_row(gs, gc, angle, 8);
+        for (int l = 0; l < 8; l++)
+            if (g + l >= idx && g + l < idx + (size_t)m) {
+                c[g + l - idx] = gc[l];
+                s[g + l - idx] = gs[l];
+            }
+    }
+}
+
+/* Hugging Face's halves, as the notebook's compute_rope: x * cos + cat(-x2, x1) * sin, each
+ * channel with its own entry of the tables (channel i's and channel i + half's can differ in
+ * the last bit); back 1: the transpose */
+static void rope_halves_row(float *row, size_t pos, int heads, int head_size, int back)
+{
+    const int half = head_size / 2;
+    const size_t first = pos * (size_t)head_size; // the row's entries in the flattened tables
+    for (int i0 = 0; i0 < half; i0 += 8) {
+        const int m = half - i0 < 8 ? half - i0 : 8;
+        float ca[8], sa[8], cb[8], sb[8]; // channels i (a) and i + half (b)
+        notebook_tables(ca, sa, first + (size_t)i0, m, head_size);
+        notebook_tables(cb, sb, first + (size_t)(half + i0), m, head_size);
+        for (int h = 0; h < heads; h++) {
+            float *v = row + (size_t)h * head_size + i0;
+            for (int l = 0; l < m; l++) {
+                const float v0 = v[l], v1 = v[l + half];
+                if (!back) {
+                    v[l] = v0 * ca[l] - v1 * sa[l];        // x1 cos - x2 sin
+                    v[l + half] = v1 * cb[l] + v0 * sb[l]; // x2 cos + x1 sin
+                } else {
+                    v[l] = v0 * ca[l] + v1 * sb[l];
+                    v[l + half] = v1 * cb[l] - v0 * sa[l];
+                }
+            }
+        }
+    }
+}
+
 /* mygpt_rope_heads's rotation, or its transpose (back 1: each pair turned by minus its angle) */
 static void rope_heads_dir(float *x, size_t rows, int T, int t0, int heads, int head_size, int halves, int back)
 {
@@ -148,18 +219,22 @@ static void rope_heads_dir(float *x, size_t rows, int T, int t0, int heads, int 
     const size_t width = (size_t)heads * head_size;
 #pragma omp parallel for schedule(static) if (rows * width > MYGPT_PARALLEL_MIN)
     for (size_t r = 0; r < rows; r++) {
-        const float pos = (float)(t0 + (int)(r % (size_t)T));
+        const int t = t0 + (int)(r % (size_t)T);
         float *row = x + r * width; // (heads, head_size)
+        if (halves) {
+            rope_halves_row(row, (size_t)t, heads, head_size, back);
+            continue;
+        }
+        // llama2.c's run.c: neighbours paired, its frequencies and the C library's cosf, sinf
+        const float pos = (float)t;
         for (int i = 0; i < half; i++) {
             const float freq = 1.0f / powf(10000.0f, (float)(2 * i) / (float)head_size);
             const float val = pos * freq, fcr = cosf(val), fci = back ? -sinf(val) : sinf(val);
-            // the pair's two channels: side by side, or half a head apart
-            const int a = halves ? i : 2 * i, b = halves ? i + half : 2 * i + 1;
             for (int h = 0; h < heads; h++) {
                 float *v = row + (size_t)h * head_size;
-                const float v0 = v[a], v1 = v[b];
-                v[a] = v0 * fcr - v1 * fci;
-                v[b] = v0 * fci + v1 * fcr;
+                const float v0 = v[2 * i], v1 = v[2 * i + 1];
+                v[2 * i] = v0 * fcr - v1 * fci;
+                v[2 * i + 1] = v0 * fci + v1 * fcr;
             }
         }
     }

@@ -7,6 +7,7 @@
 #if defined(__aarch64__)
 #include <arm_neon.h>
 #endif
+#include <math.h>
 #include <sleef.h>
 
 #include "kernels/cpu.h"
@@ -63,6 +64,18 @@ MYGPT_AVX512 static void tanh_row_avx512(float *out, const float *in, size_t n)
 MYGPT_AVX2 void mygpt_log8_avx2(float *out, const float *in)
 {
     _mm256_storeu_ps(out, Sleef_logf8_u10avx2(_mm256_loadu_ps(in)));
+}
+
+MYGPT_AVX2 static void sincos8_avx2(float *s, float *c, const float *x)
+{
+    const __m256 v = _mm256_loadu_ps(x);
+    _mm256_storeu_ps(s, Sleef_sinf8_u10avx2(v));
+    _mm256_storeu_ps(c, Sleef_cosf8_u10avx2(v));
+}
+
+MYGPT_AVX2 static void pow8_avx2(float *out, float base, const float *x)
+{
+    _mm256_storeu_ps(out, Sleef_powf8_u10avx2(_mm256_set1_ps(base), _mm256_loadu_ps(x)));
 }
 
 /* The row's max as the scalar loop `m = x[i] > m ? x[i] : m` finds it: _mm256_max_ps(x, m)
@@ -145,6 +158,68 @@ static void tanh_row_scalar(float *out, const float *in, size_t n)
     }
 }
 
+/* SLEEF's sinf and cosf reduce a vector's angles by Cody and Waite's steps when all are
+ * under 125 in magnitude, else all by Payne and Hanek's: AVX2 decides for 8 lanes, AdvSIMD
+ * for 4. A group of 8 that takes the long way takes it in both halves here: a half whose
+ * own 4 angles are all small is computed 3 angles and 1 large one at a time (each lane's
+ * result is its own angle's once the way is chosen). The same bits as the AVX2 functions
+ * (tools/check_posenc.py). */
+static void sincos4(float *s, float *c, const float *x)
+{
+    const float32x4_t v = vld1q_f32(x);
+    vst1q_f32(s, Sleef_sinf4_u10advsimd(v));
+    vst1q_f32(c, Sleef_cosf4_u10advsimd(v));
+}
+
+static int all_small(const float *x, int n)
+{
+    for (int l = 0; l < n; l++)
+        if (!(fabsf(x[l]) < 125.0f)) // a NaN too takes the long way
+            return 0;
+    return 1;
+}
+
+static void sincos8_scalar(float *s, float *c, const float *x)
+{
+    float in[8], vs[8], vc[8];
+    for (int l = 0; l < 8; l++)
+        in[l] = x[l];
+    const int long_way = !all_small(in, 8);
+    for (int h = 0; h < 8; h += 4) {
+        if (!long_way || !all_small(in + h, 4)) {
+            sincos4(vs + h, vc + h, in + h);
+            continue;
+        }
+        float a[4] = {in[h], in[h + 1], in[h + 2], 1000.0f}, b[4] = {in[h + 3], 1000.0f, 1000.0f, 1000.0f};
+        float as[4], ac[4], bs[4], bc[4];
+        sincos4(as, ac, a);
+        sincos4(bs, bc, b);
+        for (int l = 0; l < 3; l++) {
+            vs[h + l] = as[l];
+            vc[h + l] = ac[l];
+        }
+        vs[h + 3] = bs[0];
+        vc[h + 3] = bc[0];
+    }
+    for (int l = 0; l < 8; l++) {
+        s[l] = vs[l];
+        c[l] = vc[l];
+    }
+}
+
+static void exp8_map_scalar(float *out, const float *in)
+{
+    exp8_scalar(out, in);
+}
+
+static void pow8_scalar(float *out, float base, const float *x)
+{
+    const float32x4_t b = vdupq_n_f32(base);
+    const float32x4_t lo = Sleef_powf4_u10advsimd(b, vld1q_f32(x)), hi = Sleef_powf4_u10advsimd(b, vld1q_f32(x + 4));
+    vst1q_f32(out, lo);
+    vst1q_f32(out + 4, hi);
+}
+
 /* The row's max (V >= 8): any order finds the same largest value but for a NaN or a zero
  * max (+0 or -0, whichever came first), and such rows go back to the scalar loop
  * `m = x[i] > m ? x[i] : m`, as mygpt_row_max_avx2 does. fmaxv keeps a NaN, so one is seen. */
@@ -216,6 +291,28 @@ static void tanh_row_scalar(float *out, const float *in, size_t n)
     for (size_t i = 0; i < n; i++)
         out[i] = Sleef_tanhf_u10(in[i]);
 }
+
+/* PyTorch's default kernels map the C library's functions over a tensor */
+static void sincos8_scalar(float *s, float *c, const float *x)
+{
+    for (int l = 0; l < 8; l++) {
+        const float v = x[l];
+        s[l] = sinf(v);
+        c[l] = cosf(v);
+    }
+}
+
+static void exp8_map_scalar(float *out, const float *in)
+{
+    for (int l = 0; l < 8; l++)
+        out[l] = expf(in[l]);
+}
+
+static void pow8_scalar(float *out, float base, const float *x)
+{
+    for (int l = 0; l < 8; l++)
+        out[l] = powf(base, x[l]);
+}
 #endif
 
 /* SLEEF's functions per instruction set, indexed by cpu.h's choice for the loss family */
@@ -223,14 +320,19 @@ static const struct sleef_set {
     void (*exp8)(float *out, const float *in);               // 8 values
     void (*log8)(float *out, const float *in);               // 8 values
     void (*tanh_row)(float *out, const float *in, size_t n); // n values
+    void (*sincos8)(float *s, float *c, const float *x);     // 8 values, one of torch.sin's vectors
+    void (*exp8_map)(float *out, const float *in);           // 8 values, one of torch.exp's vectors
+    void (*pow8)(float *out, float base, const float *x);    // 8 values, one of pow's vectors
 } SETS[MYGPT_ISA_COUNT] = {
-    [MYGPT_ISA_GENERIC] = {exp8_scalar, log8_scalar, tanh_row_scalar},
+    [MYGPT_ISA_GENERIC] = {exp8_scalar, log8_scalar, tanh_row_scalar, sincos8_scalar, exp8_map_scalar, pow8_scalar},
 #if defined(MYGPT_X86_KERNELS)
-    [MYGPT_ISA_AVX2] = {exp8_avx2, mygpt_log8_avx2, tanh_row_avx2},
-    [MYGPT_ISA_AVX512] = {exp8_avx2, mygpt_log8_avx2, tanh_row_avx512}, // PyTorch's 8-lane exp and log
+    [MYGPT_ISA_AVX2] = {exp8_avx2, mygpt_log8_avx2, tanh_row_avx2, sincos8_avx2, exp8_avx2, pow8_avx2},
+    // PyTorch's 8-lane functions
+    [MYGPT_ISA_AVX512] = {exp8_avx2, mygpt_log8_avx2, tanh_row_avx512, sincos8_avx2, exp8_avx2, pow8_avx2},
 #endif
 #if defined(MYGPT_NEON_KERNELS)
-    [MYGPT_ISA_NEON] = {exp8_scalar, log8_scalar, tanh_row_scalar}, // (AdvSIMD's, above)
+    [MYGPT_ISA_NEON] = {exp8_scalar, log8_scalar, tanh_row_scalar, sincos8_scalar, exp8_map_scalar,
+                        pow8_scalar}, // (AdvSIMD's, above)
 #endif
 };
 
@@ -292,4 +394,56 @@ float mygpt_exp_sum_row(float *e, const float *x, size_t n, float maxv)
         }
     }
     return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+}
+
+/* vml's map: whole vectors of 8 from x[0], then the last n % 8 in a vector of zeros */
+void mygpt_sincos_row(float *s, float *c, const float *x, size_t n)
+{
+    void (*const sincos8)(float *, float *, const float *) = set_here()->sincos8;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        sincos8(s + i, c + i, x + i);
+    if (i < n) {
+        float in[8] = {0}, vs[8], vc[8];
+        for (size_t l = 0; l < n - i; l++)
+            in[l] = x[i + l];
+        sincos8(vs, vc, in);
+        for (size_t l = 0; l < n - i; l++) {
+            s[i + l] = vs[l];
+            c[i + l] = vc[l];
+        }
+    }
+}
+
+void mygpt_exp_map_row(float *out, const float *x, size_t n)
+{
+    void (*const exp8)(float *, const float *) = set_here()->exp8_map;
+    float in[8], v[8];
+    for (size_t i = 0; i < n; i += 8) {
+        const size_t m = n - i < 8 ? n - i : 8;
+        for (size_t l = 0; l < 8; l++)
+            in[l] = l < m ? x[i + l] : 0.0f;
+        exp8(v, in);
+        for (size_t l = 0; l < m; l++)
+            out[i + l] = v[l];
+    }
+}
+
+void mygpt_pow8(float *out, float base, const float *x)
+{
+    set_here()->pow8(out, base, x);
+}
+
+void mygpt_pow_row(float *out, float base, const float *x, size_t n)
+{
+    const size_t vectors = n - n % 16;
+    float v[8];
+    size_t i = 0;
+    for (; i < vectors; i += 8) {
+        mygpt_pow8(v, base, x + i);
+        for (int l = 0; l < 8; l++)
+            out[i + l] = v[l];
+    }
+    for (; i < n; i++)
+        out[i] = powf(base, x[i]);
 }

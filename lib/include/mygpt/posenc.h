@@ -7,9 +7,12 @@
  *   RoPE        rotate each (even, odd) pair of q and k by pos * theta_i
  *
  * Each function follows the float32 operations of the documents' PyTorch code in
- * the same order (so e.g. the sinusoidal table's row 0 is exactly 0, 1, 0, 1, ...).
- * Transcendental functions come from the C library; PyTorch's vectorised ones may
- * differ in the last bit, which the chapters never print.
+ * the same order (so e.g. the sinusoidal table's row 0 is exactly 0, 1, 0, 1, ...),
+ * and takes PyTorch's sin, cos, exp and pow as its AVX2 kernels compute a tensor:
+ * SLEEF's functions eight values at a time (docs/pytorch-parity.md, section 13), so
+ * the tables are PyTorch's bit for bit (tests/golden/posenc.txt). llama2.c's
+ * interleaved rotation alone takes the C library's, as run.c does. On an x86-64 CPU
+ * without AVX2 the C library's functions run, as PyTorch's default kernels call them.
  */
 #ifndef MYGPT_POSENC_H
 #define MYGPT_POSENC_H
@@ -68,10 +71,14 @@ void mygpt_rope_apply(float *out, const float *x, const float *cos_cache, const 
 
 /* Rotary positions on every head of x (rows, heads * head_size) in place, row r at
  * position t0 + r % T: channel pair i of a head turned by the angle pos * freq_i,
- * freq_i = 1 / 10000^(2i / head_size) computed in float as llama2.c's run.c does
- * (1.0f / powf(10000.0f, 2i / (float)head_size)), cosf and sinf of (float)pos * freq_i.
- * halves 0: llama2.c's interleaved pairs (2i, 2i + 1); 1: Hugging Face's halves (i,
- * i + head_size / 2) (mygpt/config.h's mygpt_rope_style). head_size must be even. */
+ * freq_i = 1 / 10000^(2i / head_size). halves 0: llama2.c's interleaved pairs (2i, 2i + 1),
+ * computed as its run.c does (1.0f / powf(10000.0f, 2i / (float)head_size), the C library's
+ * cosf and sinf of (float)pos * freq_i); 1: Hugging Face's halves (i, i + head_size / 2),
+ * computed as LLMs-from-scratch's Llama notebook does in PyTorch (its precompute_rope_params
+ * and compute_rope) (mygpt/config.h's mygpt_rope_style). head_size must be even. With
+ * halves, a head size that is not a multiple of 8 puts two positions in one of PyTorch's
+ * vectors; the table is taken as long as positions go, where the notebook's ends at its
+ * context length (its last vector padded). */
 void mygpt_rope_heads(float *x, size_t rows, int T, int t0, int heads, int head_size, int halves);
 
 /* mygpt_rope_heads's gradient in place: dx (rows, heads * head_size), d of the turned
