@@ -46,29 +46,43 @@ size_t mygpt_first_nonfinite(const float *x, size_t n)
 
 float mygpt_dot(const float *a, const float *b, size_t n)
 {
-    double s = 0.0;
-    for (size_t i = 0; i < n; i++)
-        s += (double)a[i] * (double)b[i];
-    return (float)s;
+    // OpenBLAS's sdot: its kernel takes whole blocks of 32 in four vectors of 8 running sums
+    const size_t blocks = n - n % 32;
+    float kernel = 0.0f;
+    if (blocks) {
+        float acc[4][8] = {{0}};
+        for (size_t i = 0; i < blocks; i += 32)
+            for (int v = 0; v < 4; v++)
+                for (int l = 0; l < 8; l++)
+                    acc[v][l] = fmaf(a[i + 8 * v + l], b[i + 8 * v + l], acc[v][l]);
+        float c[4]; // each vector's halves added, then the vectors pairwise, then the 4 lanes
+        for (int l = 0; l < 4; l++)
+            c[l] = ((acc[0][l] + acc[0][l + 4]) + (acc[1][l] + acc[1][l + 4])) +
+                   ((acc[2][l] + acc[2][l + 4]) + (acc[3][l] + acc[3][l + 4]));
+        kernel = (c[0] + c[1]) + (c[2] + c[3]);
+    }
+    double s = 0.0; // the last n % 32 products, rounded to float, added in double
+    for (size_t i = blocks; i < n; i++)
+        s += (double)(a[i] * b[i]);
+    return (float)(s + (double)kernel);
 }
 
 double mygpt_mean(const float *x, size_t n)
 {
-    double s = 0.0;
-    for (size_t i = 0; i < n; i++)
-        s += x[i];
-    return n ? s / (double)n : NAN;
+    return n ? (double)mygpt_mean_torch(x, n) : NAN;
 }
 
 double mygpt_std(const float *x, size_t n)
 {
     if (n < 2)
         return NAN;
-    const double m = mygpt_mean(x, n);
+    const double m = mygpt_mean(x, n); // self.mean().item(): the float mean, widened
     double s = 0.0;
-    for (size_t i = 0; i < n; i++)
-        s += (x[i] - m) * (x[i] - m);
-    return sqrt(s / (double)(n - 1));
+    for (size_t i = 0; i < n; i++) {
+        const double d = (double)x[i] - m;
+        s += d * d;
+    }
+    return (double)(float)sqrt(s / (double)(n - 1));
 }
 
 void mygpt_toy_attention(float *out, const float *x, float *scratch, int B, int T, int C)

@@ -39,11 +39,20 @@ float mygpt_sum_torch(const float *x, size_t n);
  * mygpt_sum_torch sums, divided by n (RMSNorm's mean square). */
 float mygpt_mean_sq_torch(const float *x, size_t n);
 
-/* a . b of two float32 vectors, accumulated in double and rounded to float32. */
+/* torch.dot(a, b) (a @ b of two vectors) as PyTorch 1.13 computes it, bit for bit: OpenBLAS's
+ * sdot with its Haswell kernel (the one PyTorch's OpenBLAS takes on AVX2 CPUs). Whole
+ * blocks of 32 go to four vectors of 8 running sums with fused multiply-adds, which are
+ * then added (each vector's halves, the vectors pairwise, the four lanes pairwise); the last
+ * n % 32 products, each rounded to float, are added in double, the blocks' sum last, and
+ * the total is rounded to float (docs/pytorch-parity.md, section 12). */
 float mygpt_dot(const float *a, const float *b, size_t n);
 
-/* Mean, and standard deviation with Bessel's correction (torch.std's default),
- * accumulated in double. */
+/* x.mean() and x.std() of a whole tensor of n values as PyTorch's CPU kernels compute
+ * them (one thread: up to 32768 values PyTorch takes one too), as floats widened to double
+ * as .item() widens them: the mean is mygpt_mean_torch's (mygpt/layers.h); the standard
+ * deviation takes two passes, the squared deviations from that mean summed in double in
+ * order, divided by n - 1 (Bessel's correction, torch.std's default), its square root
+ * taken in double and rounded to float. NaN for n = 0 (the mean) or n < 2 (std). */
 double mygpt_mean(const float *x, size_t n);
 double mygpt_std(const float *x, size_t n);
 
