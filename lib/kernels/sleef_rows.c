@@ -163,7 +163,7 @@ static void tanh_row_scalar(float *out, const float *in, size_t n)
  * for 4. A group of 8 that takes the long way takes it in both halves here: a half whose
  * own 4 angles are all small is computed 3 angles and 1 large one at a time (each lane's
  * result is its own angle's once the way is chosen). The same bits as the AVX2 functions
- * (tools/check_posenc.py). */
+ * (docs/pytorch-parity.md, section 13; the posenc suite runs under qemu). */
 static void sincos4(float *s, float *c, const float *x)
 {
     const float32x4_t v = vld1q_f32(x);
