@@ -6,9 +6,8 @@
 #                    expected number's last printed digit (142.1164: 0.0001;
 #                    1.7314e+03: 0.1; integers must be equal): float32
 #                    summation order, nothing more;
-#   "~MAX=B <text>"  each number's absolute value is at most B: a line that prints only
-#                    rounding noise (a std/mean of values that are equal in exact
-#                    arithmetic), whose digits mean nothing but whose size does.
+#   "~MAX=B <text>"  each number's absolute value is at most B: a line whose digits no
+#                    two runs share but whose size matters (a time per step).
 # Every other line is compared byte for byte.
 # Exit: 0 match, 1 mismatch (a unified diff is printed), 77 skipped (the program
 # exited 77 because its input data is absent; its stderr says why; under CI=true that

@@ -947,8 +947,8 @@ Test(llama, rope_halves_are_the_pairs_reordered)
                 pairs[r * W + h * D + 2 * i] = x[i];
                 pairs[r * W + h * D + 2 * i + 1] = x[i + D / 2];
             }
-    mygpt_rope_heads(halves, ROWS, T, 5, HEADS, D, 1);
-    mygpt_rope_heads(pairs, ROWS, T, 5, HEADS, D, 0);
+    mygpt_rope_heads(halves, ROWS, T, 5, HEADS, D, 1, 0);
+    mygpt_rope_heads(pairs, ROWS, T, 5, HEADS, D, 0, 0);
     for (int r = 0; r < ROWS; r++)
         for (int h = 0; h < HEADS; h++)
             for (int i = 0; i < D / 2; i++) {
@@ -976,7 +976,7 @@ static double fd_loss(int which, const float *x, const float *w, const float *b,
         mygpt_swiglu_forward(out, x, b, FD_N * FD_C);
     else {
         memcpy(out, x, sizeof out);
-        mygpt_rope_heads(out, FD_N, FD_N, 2, 2, FD_C / 2, which == 3);
+        mygpt_rope_heads(out, FD_N, FD_N, 2, 2, FD_C / 2, which == 3, 0);
     }
     double s = 0;
     for (int i = 0; i < FD_N * FD_C; i++)
@@ -1005,7 +1005,7 @@ Test(llama, backward_kernels_match_finite_differences)
             mygpt_swiglu_backward(dx, db, wt, x, b, FD_N * FD_C);
         else {
             memcpy(dx, wt, sizeof dx);
-            mygpt_rope_heads_backward(dx, FD_N, FD_N, 2, 2, FD_C / 2, which == 3);
+            mygpt_rope_heads_backward(dx, FD_N, FD_N, 2, 2, FD_C / 2, which == 3, 0);
         }
         for (int i = 0; i < FD_N * FD_C + FD_C; i++) { // each x, then (RMSNorm) each weight
             const int of_w = i >= FD_N * FD_C;

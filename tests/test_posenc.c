@@ -81,6 +81,28 @@ Test(posenc, tables_are_pytorchs_bit_for_bit)
             expect_bits(cs + n, f[1], n, what);
             free(fr);
             free(cs);
+        } else if (strcmp(kind, "halves_tables") == 0) { // HD L: the tables, read off rotations
+            // a row (1, ..., 1 | 0, ..., 0) turns into (cos_a | sin_b), (0 | 1) into (-sin_a | cos_b)
+            const size_t n = (size_t)a * b;
+            const int half = a / 2;
+            float *rows = calloc(2 * n, sizeof(float)), *cs = malloc(2 * n * sizeof(float)), *sn = cs + n;
+            for (int r = 0; r < 2 * b; r++)
+                for (int i = 0; i < half; i++)
+                    rows[(size_t)r * a + (r < b ? i : half + i)] = 1.0f;
+            mygpt_rope_heads(rows, 2 * (size_t)b, b, 0, 1, a, MYGPT_ROPE_HALVES, b); // rows at positions r % b
+            for (int t = 0; t < b; t++)
+                for (int i = 0; i < half; i++) {
+                    const float *one_a = rows + (size_t)t * a, *one_b = rows + (size_t)(b + t) * a;
+                    cs[(size_t)t * a + i] = one_a[i];
+                    sn[(size_t)t * a + half + i] = one_a[half + i];
+                    sn[(size_t)t * a + i] = 0.0f - one_b[i]; // (+0 for sin 0)
+                    cs[(size_t)t * a + half + i] = one_b[half + i];
+                }
+            cr_assert_eq(nf, 2, "%s: not two tables", what);
+            expect_bits(cs, f[0], n, what);
+            expect_bits(sn, f[1], n, what);
+            free(rows);
+            free(cs);
         } else if (strcmp(kind, "sincos") == 0) { // N SEED: x drawn here
             const size_t n = (size_t)a;
             float *x = malloc(3 * n * sizeof(float)), *sn = x + n, *cs = sn + n;
@@ -105,11 +127,11 @@ Test(posenc, tables_are_pytorchs_bit_for_bit)
             // one position at a time (a KV-cache step) turns a row as the whole sequence does
             const int last = b - 1;
             memcpy(row, x + (size_t)last * a, a * sizeof(float));
-            mygpt_rope_heads(row, 1, 1, last, 1, a, MYGPT_ROPE_HALVES);
-            mygpt_rope_heads(x, (size_t)b, b, 0, 1, a, MYGPT_ROPE_HALVES);
+            mygpt_rope_heads(row, 1, 1, last, 1, a, MYGPT_ROPE_HALVES, b);
+            mygpt_rope_heads(x, (size_t)b, b, 0, 1, a, MYGPT_ROPE_HALVES, b);
             expect_bits(x, f[0], n, what);
             cr_assert_eq(memcmp(row, x + (size_t)last * a, a * sizeof(float)), 0, "%s: position %d alone", what, last);
-            mygpt_rope_heads_backward(g, (size_t)b, b, 0, 1, a, MYGPT_ROPE_HALVES);
+            mygpt_rope_heads_backward(g, (size_t)b, b, 0, 1, a, MYGPT_ROPE_HALVES, b);
             expect_bits(g, f[1], n, what);
             free(x);
             free(g);
@@ -120,7 +142,7 @@ Test(posenc, tables_are_pytorchs_bit_for_bit)
         cases++;
     }
     golden_reader_close(&r);
-    cr_assert(cases >= 45, "posenc.txt has %d cases", cases);
+    cr_assert(cases >= 50, "posenc.txt has %d cases", cases);
 }
 
 static const mygpt_rope_scaling LLAMA31 = {.factor = 8, .low_freq_factor = 1, .high_freq_factor = 4,

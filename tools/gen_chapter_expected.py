@@ -10,8 +10,8 @@ PyTorch 1.13 (Debian's python3-torch), with the stand-ins listed in chapters/ind
 Each function below is the document's code for one printed block (reduced to what it
 prints). Lines whose last digit is float32 summation order get a "~DIGIT " prefix: the
 checker (scripts/check-chapter.sh) lets each decimal number differ by one unit in the last
-digit printed here (integers must be equal). Lines that print only rounding noise (a
-std/mean of values equal in exact arithmetic) get "~MAX=B ": every number at most B.
+digit printed here (integers must be equal). Lines whose digits no two runs share (a
+time per step) get "~MAX=B ": every number at most B.
 The document's own text is kept beside each function where PyTorch prints exactly that,
 and the script asserts the two agree, so an "exact" chapter can only pass if PyTorch and
 the document agree.

@@ -514,11 +514,13 @@ def gen_posenc():
                                         (row l at position l) after manual_seed(SEED), its tables
                                         for L positions, and x's gradient for an upstream
                                         gradient torch.randn(L, HD) drawn next
+    halves_tables HD L : COS : SIN      the notebook's precompute_rope_params(HD, context_length=L)
     sincos N SEED : SIN : COS           torch.sin(x), torch.cos(x) of x = torch.rand(N) * 260 - 130
                                         after manual_seed(SEED): vectors of 8 with angles on
                                         both sides of 125 in magnitude
-    Sizes mix tables under and over 125 radians (SLEEF's two ways of reducing an angle) and
-    rows of 12 and 24 values, whose vectors of 8 straddle two positions."""
+    Sizes mix tables under and over 125 radians (SLEEF's two ways of reducing an angle),
+    rows of 12, 24, 14 and 6 values, whose vectors of 8 straddle two positions, and tables
+    of 129 x 14 and 131 x 6 values, whose last vector is padded with zeros."""
     import math
     import torch
     torch.set_num_threads(1)
@@ -545,7 +547,13 @@ def gen_posenc():
         torch.manual_seed(seed)
         x = torch.rand(n) * 260 - 130
         lines.append("sincos %d %d : %s : %s" % (n, seed, f32hex(torch.sin(x).tolist()), f32hex(torch.cos(x).tolist())))
-    for hd, n in [(16, 5), (16, 130), (12, 130), (24, 130), (64, 130)]:
+    for hd, n in [(16, 130), (12, 130), (14, 129), (6, 131)]:
+        inv_freq = 1.0 / (10000 ** (torch.arange(0, hd, 2)[: (hd // 2)].float() / hd))
+        angles = torch.arange(n)[:, None] * inv_freq[None, :]
+        angles = torch.cat([angles, angles], dim=1)
+        lines.append("halves_tables %d %d : %s : %s" % (hd, n, f32hex(torch.cos(angles).reshape(-1).tolist()),
+                                                        f32hex(torch.sin(angles).reshape(-1).tolist())))
+    for hd, n in [(16, 5), (16, 130), (12, 130), (24, 130), (64, 130), (14, 129), (6, 131)]:
         seed = 3000 + hd * 1000 + n
         inv_freq = 1.0 / (10000 ** (torch.arange(0, hd, 2)[: (hd // 2)].float() / hd))
         angles = torch.arange(n)[:, None] * inv_freq[None, :]

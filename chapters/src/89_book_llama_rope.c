@@ -35,9 +35,10 @@ int main(int argc, char **argv)
 
     // lesson: rope
     // (B, NH, T, HS): each head's row at position t is one row of its own (one head of HS),
-    // channel i paired with channel i + HS / 2 and turned by the angle t * 10000^(-2i / HS)
-    mygpt_rope_heads(queries, B * NH * T, T, 0, 1, HS, MYGPT_ROPE_HALVES);
-    mygpt_rope_heads(keys, B * NH * T, T, 0, 1, HS, MYGPT_ROPE_HALVES);
+    // channel i paired with channel i + HS / 2 and turned by the angle t * 10000^(-2i / HS);
+    // the notebook's cos and sin tables have T rows (context_length=T)
+    mygpt_rope_heads(queries, B * NH * T, T, 0, 1, HS, MYGPT_ROPE_HALVES, T);
+    mygpt_rope_heads(keys, B * NH * T, T, 0, 1, HS, MYGPT_ROPE_HALVES, T);
     const int64_t shape[4] = {B, NH, T, HS}, head[2] = {T, HS};
     // end lesson: rope
     printf("queries_rot.shape: ");
@@ -55,8 +56,8 @@ int main(int argc, char **argv)
         memcpy(q + t * HS, q0, sizeof q0);
         memcpy(k + t * HS, k0, sizeof k0);
     }
-    mygpt_rope_heads(q, T, T, 0, 1, HS, MYGPT_ROPE_HALVES); // (T, HS)
-    mygpt_rope_heads(k, T, T, 0, 1, HS, MYGPT_ROPE_HALVES); // (T, HS)
+    mygpt_rope_heads(q, T, T, 0, 1, HS, MYGPT_ROPE_HALVES, T); // (T, HS)
+    mygpt_rope_heads(k, T, T, 0, 1, HS, MYGPT_ROPE_HALVES, T); // (T, HS)
     const int pairs[3][2] = {{1, 0}, {3, 2}, {4, 3}}; // m - n = 1 each time
     for (int p = 0; p < 3; p++) {
         const int m = pairs[p][0], n = pairs[p][1];

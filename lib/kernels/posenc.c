@@ -5,6 +5,7 @@
 #include "kernels/sleef_rows.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 static mygpt_status check_even(const char *what, int n, mygpt_error *err)
@@ -22,10 +23,11 @@ mygpt_status mygpt_sinusoidal_encoding(float *pe, int block_size, int n_embd, my
     if (st != MYGPT_OK)
         return st;
     const size_t half = (size_t)n_embd / 2, cells = (size_t)block_size * half;
-    float *inv_freq = malloc((half + 3 * cells) * sizeof(float));
-    if (!inv_freq)
+    float *scratch = malloc((half + 3 * cells) * sizeof(float));
+    if (!scratch)
         return mygpt_fail(err, MYGPT_ENOMEM, "no memory for a %d x %d sinusoidal table", block_size, n_embd);
-    float *angles = inv_freq + half, *sin_t = angles + cells, *cos_t = sin_t + cells; // (T, C/2) each
+    float *inv_freq = scratch, *angles = inv_freq + half;   // (C/2,), (T, C/2)
+    float *sin_t = angles + cells, *cos_t = sin_t + cells; // (T, C/2) each
     // lesson: sinusoidal
     // the tensor code's steps, each over a whole tensor in float32 with PyTorch's functions
     const float neg_log = (float)-log(10000.0);
@@ -41,7 +43,7 @@ mygpt_status mygpt_sinusoidal_encoding(float *pe, int block_size, int n_embd, my
         pe[2 * c + 1] = cos_t[c]; // pe[:, 1::2]: odd dims get cos
     }
     // end lesson: sinusoidal
-    free(inv_freq);
+    free(scratch);
     return MYGPT_OK;
 }
 
@@ -154,27 +156,33 @@ void mygpt_rope_apply(float *out, const float *x, const float *cos_cache, const 
     }
 }
 
-/* The notebook's cos and sin tables (positions, head_size) at the m <= 8 entries from the
- * flattened index idx, as PyTorch computes them: inv_freq = 1 / 10000 ** (2i / head_size)
- * with its pow kernel (mygpt_pow_row), each row one position's angles twice
- * (torch.cat([angles, angles])), and torch.cos and torch.sin over the whole table, eight
- * entries a vector from its start (mygpt_sincos_row): the entries' groups of 8 are taken whole. */
-static void notebook_tables(float *c, float *s, size_t idx, int m, int head_size)
+/* The notebook's cos and sin tables (precompute_rope_params): (context, head_size), row t
+ * position t's angles t * inv_freq twice (torch.cat([angles, angles])), inv_freq =
+ * 1 / 10000 ** (arange(0, head_size, 2) / head_size) by PyTorch's pow kernel. Flattened,
+ * the table has `entries` values (context * head_size), or is taken as endless (SIZE_MAX). */
+typedef struct notebook_table {
+    int head_size;
+    size_t entries;
+} notebook_table;
+
+/* cos and sin of the table's m <= 8 entries from the flattened index idx, as torch.cos and
+ * torch.sin compute the whole table: eight entries a vector from its start, the last vector
+ * padded with zeros (mygpt_sincos_row), so each entry's vector of 8 is computed whole. */
+static void notebook_entries(float *c, float *s, const notebook_table *tb, size_t idx, int m)
 {
-    const int half = head_size / 2, pow_vectors = half - half % 16;
+    const size_t hs = (size_t)tb->head_size, half = hs / 2;
+    // entries past the table's end are the padding's zeros, unless these are past it too
+    const size_t end = idx < tb->entries ? tb->entries : SIZE_MAX;
     for (size_t g = idx - idx % 8; g < idx + (size_t)m; g += 8) {
-        int pair[8];
-        float e[8], p[8], angle[8], gs[8], gc[8];
+        size_t pair[8];
+        float e[8], power[8], angle[8], gs[8], gc[8];
         for (int l = 0; l < 8; l++) {
-            pair[l] = (int)((g + l) % (size_t)head_size % (size_t)half);
-            e[l] = (float)(2 * pair[l]) / (float)head_size;
+            pair[l] = (g + l) % hs % half;
+            e[l] = (float)(2 * pair[l]) / (float)hs; // arange(0, head_size, 2) / head_size
         }
-        mygpt_pow8(p, 10000.0f, e);
-        for (int l = 0; l < 8; l++) {
-            if (pair[l] >= pow_vectors) // the pow kernel's scalar tail
-                p[l] = powf(10000.0f, e[l]);
-            angle[l] = (float)((g + l) / (size_t)head_size) * (1.0f / p[l]); // position * inv_freq
-        }
+        mygpt_pow_at8(power, 10000.0f, e, pair, half); // 10000 ** (...)
+        for (int l = 0; l < 8; l++) // position * inv_freq
+            angle[l] = g + l < end ? (float)((g + l) / hs) * (1.0f / power[l]) : 0.0f;
         mygpt_sincos_row(gs, gc, angle, 8);
         for (int l = 0; l < 8; l++)
             if (g + l >= idx && g + l < idx + (size_t)m) {
@@ -186,18 +194,18 @@ static void notebook_tables(float *c, float *s, size_t idx, int m, int head_size
 
 /* Hugging Face's halves, as the notebook's compute_rope: x * cos + cat(-x2, x1) * sin, each
  * channel with its own entry of the tables (channel i's and channel i + half's can differ in
- * the last bit); back 1: the transpose */
-static void rope_halves_row(float *row, size_t pos, int heads, int head_size, int back)
+ * the last bit); back 1: the transpose. row (heads, head_size) at position pos. */
+static void rope_halves_row(float *row, size_t pos, int heads, const notebook_table *tb, int back)
 {
-    const int half = head_size / 2;
-    const size_t first = pos * (size_t)head_size; // the row's entries in the flattened tables
+    const int half = tb->head_size / 2;
+    const size_t first = pos * (size_t)tb->head_size; // the row's entries in the flattened tables
     for (int i0 = 0; i0 < half; i0 += 8) {
         const int m = half - i0 < 8 ? half - i0 : 8;
         float ca[8], sa[8], cb[8], sb[8]; // channels i (a) and i + half (b)
-        notebook_tables(ca, sa, first + (size_t)i0, m, head_size);
-        notebook_tables(cb, sb, first + (size_t)(half + i0), m, head_size);
+        notebook_entries(ca, sa, tb, first + (size_t)i0, m);
+        notebook_entries(cb, sb, tb, first + (size_t)(half + i0), m);
         for (int h = 0; h < heads; h++) {
-            float *v = row + (size_t)h * head_size + i0;
+            float *v = row + (size_t)h * tb->head_size + i0;
             for (int l = 0; l < m; l++) {
                 const float v0 = v[l], v1 = v[l + half];
                 if (!back) {
@@ -213,16 +221,18 @@ static void rope_halves_row(float *row, size_t pos, int heads, int head_size, in
 }
 
 /* mygpt_rope_heads's rotation, or its transpose (back 1: each pair turned by minus its angle) */
-static void rope_heads_dir(float *x, size_t rows, int T, int t0, int heads, int head_size, int halves, int back)
+static void rope_heads_dir(float *x, size_t rows, int T, int t0, int heads, int head_size, int halves, int context,
+                           int back)
 {
     const int half = head_size / 2;
     const size_t width = (size_t)heads * head_size;
+    const notebook_table tb = {head_size, context > 0 ? (size_t)context * head_size : SIZE_MAX};
 #pragma omp parallel for schedule(static) if (rows * width > MYGPT_PARALLEL_MIN)
     for (size_t r = 0; r < rows; r++) {
         const int t = t0 + (int)(r % (size_t)T);
         float *row = x + r * width; // (heads, head_size)
         if (halves) {
-            rope_halves_row(row, (size_t)t, heads, head_size, back);
+            rope_halves_row(row, (size_t)t, heads, &tb, back);
             continue;
         }
         // llama2.c's run.c: neighbours paired, its frequencies and the C library's cosf, sinf
@@ -240,12 +250,13 @@ static void rope_heads_dir(float *x, size_t rows, int T, int t0, int heads, int 
     }
 }
 
-void mygpt_rope_heads(float *x, size_t rows, int T, int t0, int heads, int head_size, int halves)
+void mygpt_rope_heads(float *x, size_t rows, int T, int t0, int heads, int head_size, int halves, int context)
 {
-    rope_heads_dir(x, rows, T, t0, heads, head_size, halves, 0);
+    rope_heads_dir(x, rows, T, t0, heads, head_size, halves, context, 0);
 }
 
-void mygpt_rope_heads_backward(float *dx, size_t rows, int T, int t0, int heads, int head_size, int halves)
+void mygpt_rope_heads_backward(float *dx, size_t rows, int T, int t0, int heads, int head_size, int halves,
+                               int context)
 {
-    rope_heads_dir(dx, rows, T, t0, heads, head_size, halves, 1);
+    rope_heads_dir(dx, rows, T, t0, heads, head_size, halves, context, 1);
 }

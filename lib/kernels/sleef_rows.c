@@ -1,6 +1,7 @@
 /*
- * sleef_rows.c - SLEEF's expf and logf over rows in PyTorch's AVX2 lane order (see
- * sleef_rows.h): the pieces the loss and sampling's softmax share.
+ * sleef_rows.c - SLEEF's functions over rows as PyTorch's AVX2 kernels call them (see
+ * sleef_rows.h): the loss's and sampling's softmax (expf, logf in their lane order), tanh,
+ * and the position encodings' sin, cos, exp and pow.
  */
 #include "kernels/sleef_rows.h"
 
@@ -158,12 +159,7 @@ static void tanh_row_scalar(float *out, const float *in, size_t n)
     }
 }
 
-/* SLEEF's sinf and cosf reduce a vector's angles by Cody and Waite's steps when all are
- * under 125 in magnitude, else all by Payne and Hanek's: AVX2 decides for 8 lanes, AdvSIMD
- * for 4. A group of 8 that takes the long way takes it in both halves here: a half whose
- * own 4 angles are all small is computed 3 angles and 1 large one at a time (each lane's
- * result is its own angle's once the way is chosen). The same bits as the AVX2 functions
- * (docs/pytorch-parity.md, section 13; the posenc suite runs under qemu). */
+/* sin and cos of 4 values with SLEEF's AdvSIMD functions */
 static void sincos4(float *s, float *c, const float *x)
 {
     const float32x4_t v = vld1q_f32(x);
@@ -171,6 +167,7 @@ static void sincos4(float *s, float *c, const float *x)
     vst1q_f32(c, Sleef_cosf4_u10advsimd(v));
 }
 
+/* 1 when every |x| of the n is under 125: SLEEF's sin and cos then take the short way */
 static int all_small(const float *x, int n)
 {
     for (int l = 0; l < n; l++)
@@ -179,6 +176,13 @@ static int all_small(const float *x, int n)
     return 1;
 }
 
+/* One of PyTorch's vectors of 8 angles. SLEEF's sinf and cosf reduce a vector's angles by
+ * Cody and Waite's steps when all are under 125 in magnitude, else all by Payne and Hanek's:
+ * AVX2 decides for 8 lanes, AdvSIMD for 4. A vector of 8 that takes the long way takes it
+ * in both halves here: a half whose own 4 angles are all small is computed 3 angles and 1
+ * large one at a time (each lane's result is its own angle's once the way is chosen). The
+ * AVX2 functions' bits, NaN payloads aside (docs/pytorch-parity.md, section 13; the posenc
+ * suite runs under qemu). */
 static void sincos8_scalar(float *s, float *c, const float *x)
 {
     float in[8], vs[8], vc[8];
@@ -207,11 +211,13 @@ static void sincos8_scalar(float *s, float *c, const float *x)
     }
 }
 
+/* torch.exp's vector of 8: AdvSIMD's expf, as the loss's */
 static void exp8_map_scalar(float *out, const float *in)
 {
     exp8_scalar(out, in);
 }
 
+/* pow's vector of 8: AdvSIMD's powf, value by value the AVX2 function's bits */
 static void pow8_scalar(float *out, float base, const float *x)
 {
     const float32x4_t b = vdupq_n_f32(base);
@@ -396,7 +402,8 @@ float mygpt_exp_sum_row(float *e, const float *x, size_t n, float maxv)
     return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
 }
 
-/* vml's map: whole vectors of 8 from x[0], then the last n % 8 in a vector of zeros */
+/* vml's map: whole vectors of 8 from x[0], then the last n % 8 in a vector of zeros (as
+ * mygpt_exp_map_row) */
 void mygpt_sincos_row(float *s, float *c, const float *x, size_t n)
 {
     void (*const sincos8)(float *, float *, const float *) = set_here()->sincos8;
@@ -429,21 +436,32 @@ void mygpt_exp_map_row(float *out, const float *x, size_t n)
     }
 }
 
-void mygpt_pow8(float *out, float base, const float *x)
+/* the elements of a row of n that PyTorch's pow kernel takes two vectors of 8 at a time;
+ * its scalar loop takes the rest */
+static size_t pow_vectors(size_t n)
 {
-    set_here()->pow8(out, base, x);
+    return n - n % 16;
 }
 
 void mygpt_pow_row(float *out, float base, const float *x, size_t n)
 {
-    const size_t vectors = n - n % 16;
+    void (*const pow8)(float *, float, const float *) = set_here()->pow8;
+    const size_t vectors = pow_vectors(n);
     float v[8];
     size_t i = 0;
     for (; i < vectors; i += 8) {
-        mygpt_pow8(v, base, x + i);
+        pow8(v, base, x + i);
         for (int l = 0; l < 8; l++)
             out[i + l] = v[l];
     }
     for (; i < n; i++)
         out[i] = powf(base, x[i]);
+}
+
+void mygpt_pow_at8(float *out, float base, const float *x, const size_t *at, size_t n)
+{
+    float v[8];
+    set_here()->pow8(v, base, x);
+    for (int l = 0; l < 8; l++)
+        out[l] = at[l] < pow_vectors(n) ? v[l] : powf(base, x[l]);
 }

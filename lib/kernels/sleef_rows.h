@@ -34,12 +34,13 @@ float mygpt_log1f(float x);
  * time from x[0], the last n % 8 in a vector padded with zeros. Those functions reduce
  * the 8 angles together: by Cody and Waite's steps when every |x| of the 8 is under 125,
  * else each by Payne and Hanek's, so an angle's last bit can depend on the 7 beside it.
- * s or c may be x. (Without AVX2: the C library's sinf and cosf, as PyTorch's default
- * kernels.) */
+ * s or c may be x. (On an x86-64 CPU without AVX2: the C library's sinf and cosf, as
+ * PyTorch's default kernels.) */
 void mygpt_sincos_row(float *s, float *c, const float *x, size_t n);
 
 /* out[i] = expf(x[i]) for n values, as torch.exp computes a contiguous tensor (SLEEF's
- * 8-lane function; without AVX2 the C library's expf, as PyTorch's default kernels).
+ * 8-lane function; on an x86-64 CPU without AVX2 the C library's expf, as PyTorch's default
+ * kernels).
  * out may be x. */
 void mygpt_exp_map_row(float *out, const float *x, size_t n);
 
@@ -48,8 +49,10 @@ void mygpt_exp_map_row(float *out, const float *x, size_t n);
  * vectors a step), the C library's powf on the rest (its scalar loop). out may be x. */
 void mygpt_pow_row(float *out, float base, const float *x, size_t n);
 
-/* base^x[l] for 8 values as the vector part of mygpt_pow_row computes them */
-void mygpt_pow8(float *out, float base, const float *x);
+/* out[l] = base^x[l] for 8 values that are the elements at[l] of a row of n, each as
+ * mygpt_pow_row computes that element (SLEEF's powf before n - n % 16, the C library's
+ * from there): for a caller that needs a few elements of a row it never holds whole. */
+void mygpt_pow_at8(float *out, float base, const float *x, const size_t *at, size_t n);
 
 /* The sum of exp(x - maxv) over a row of n in PyTorch's lane order (rows under 8 are
  * summed in order); e (n) receives the exps. */

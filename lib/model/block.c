@@ -408,8 +408,9 @@ static void keys_values(const mygpt_pass *p, int l, float *k, float *v)
     linear(p, &lp->k, kk, a->ln1, N, 0);
     linear(p, &lp->v, vv, a->ln1, N, 0);
     if (p->rope) { // pair by pair of each head, at positions t0 + t
-        mygpt_rope_heads(a->q, N, p->T, p->t0, NH, hs, p->rope - 1 == MYGPT_ROPE_HALVES);
-        mygpt_rope_heads(kk, N, p->T, p->t0, p->kv_heads, hs, p->rope - 1 == MYGPT_ROPE_HALVES);
+        const int halves = p->rope - 1 == MYGPT_ROPE_HALVES, context = p->cfg->max_seq_len;
+        mygpt_rope_heads(a->q, N, p->T, p->t0, NH, hs, halves, context);
+        mygpt_rope_heads(kk, N, p->T, p->t0, p->kv_heads, hs, halves, context);
     }
     if (rep > 1) {
         repeat_heads(k, kk, N, p->kv_heads, rep, hs); // (N, C)
@@ -503,8 +504,9 @@ static void qkv_backward(const mygpt_pass *p, int l, const mygpt_block_grads *g)
         sum_heads(dv, g->dv, N, p->kv_heads, rep, hs);
     }
     if (p->rope) {
-        mygpt_rope_heads_backward(g->dq, N, p->T, 0, NH, hs, p->rope - 1 == MYGPT_ROPE_HALVES);
-        mygpt_rope_heads_backward(dk, N, p->T, 0, p->kv_heads, hs, p->rope - 1 == MYGPT_ROPE_HALVES);
+        const int halves = p->rope - 1 == MYGPT_ROPE_HALVES, context = p->cfg->max_seq_len;
+        mygpt_rope_heads_backward(g->dq, N, p->T, 0, NH, hs, halves, context);
+        mygpt_rope_heads_backward(dk, N, p->T, 0, p->kv_heads, hs, halves, context);
     }
     mygpt_linear_backward(p, &lp->q, g->dln, 1, g->dq, a->ln1, N);
     mygpt_linear_backward(p, &lp->k, g->dln, 0, dk, a->ln1, N);

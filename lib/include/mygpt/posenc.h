@@ -29,7 +29,8 @@ extern "C" {
 #pragma GCC visibility push(default)
 
 /* pe (block_size, n_embd): document 001's sinusoidal_encoding(block_size, n_embd).
- * n_embd must be even. */
+ * MYGPT_EINVAL for an odd n_embd or block_size under 1, MYGPT_ENOMEM when its scratch
+ * tables (1.5 x pe) cannot be had. */
 mygpt_status mygpt_sinusoidal_encoding(float *pe, int block_size, int n_embd, mygpt_error *err);
 
 /* slopes (num_heads): 2^(-8 (h + 1) / num_heads), document 002's ALiBi slopes. */
@@ -75,16 +76,17 @@ void mygpt_rope_apply(float *out, const float *x, const float *cos_cache, const 
  * computed as its run.c does (1.0f / powf(10000.0f, 2i / (float)head_size), the C library's
  * cosf and sinf of (float)pos * freq_i); 1: Hugging Face's halves (i, i + head_size / 2),
  * computed as LLMs-from-scratch's Llama notebook does in PyTorch (its precompute_rope_params
- * and compute_rope) (mygpt/config.h's mygpt_rope_style). head_size must be even. With
- * halves, a head size that is not a multiple of 8 puts two positions in one of PyTorch's
- * vectors; the table is taken as long as positions go, where the notebook's ends at its
- * context length (its last vector padded). */
-void mygpt_rope_heads(float *x, size_t rows, int T, int t0, int heads, int head_size, int halves);
+ * and compute_rope) (mygpt/config.h's mygpt_rope_style). head_size must be even. context:
+ * the positions of the notebook's cos and sin table (its context_length), whose last of
+ * PyTorch's vectors of 8 is padded with zeros, which matters when context * head_size is
+ * not a multiple of 8; 0 takes the table as endless; the interleaved pairs ignore it. */
+void mygpt_rope_heads(float *x, size_t rows, int T, int t0, int heads, int head_size, int halves, int context);
 
 /* mygpt_rope_heads's gradient in place: dx (rows, heads * head_size), d of the turned
  * values in, d of the values before out; the rotation's transpose (each pair turned back
  * by its angle), same arguments. */
-void mygpt_rope_heads_backward(float *dx, size_t rows, int T, int t0, int heads, int head_size, int halves);
+void mygpt_rope_heads_backward(float *dx, size_t rows, int T, int t0, int heads, int head_size, int halves,
+                               int context);
 
 #pragma GCC visibility pop
 
