@@ -23,12 +23,17 @@ on the meta device (shapes, no memory); its RMSNorm weights and buffers are real
 notebook. --story needs no PyTorch: it prints the published run of llama2.c's run.c
 (`run stories260K.bin -z tok512.bin -t 1.0 -p 0.9 -s 133742`) from tests/golden/llama2c/run.txt,
 which tools/reference_llama2c.py writes from run.c itself.
+
+`--seed S` after the notebook runs --norms, --rope or --model with torch.manual_seed(S) where the
+notebook seeds 123, as the chapter's `--seed S` does. PyTorch's kernels are pinned to the AVX2
+machine's, as every generator's (avx2_kernels.py).
 """
 import functools
 import json
 import os
 import sys
 
+SEED = 123  # the notebook's torch.manual_seed(123); --seed S replaces it
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -50,7 +55,7 @@ def norms(cells):
     import torch
     ns = {}
     run_cells(ns, cells, "class RMSNorm", "class SiLU")
-    torch.manual_seed(123)
+    torch.manual_seed(SEED)
     example_batch = torch.randn(2, 3, 4)
     print("example_batch:\n", example_batch)
     rms_norm = ns["RMSNorm"](emb_dim=example_batch.shape[-1])
@@ -70,7 +75,7 @@ def rope(cells):
     run_cells(ns, cells, "def precompute_rope_params")
     batch_size, context_len, num_heads, head_dim = 2, 5, 4, 16
     cos, sin = ns["precompute_rope_params"](head_dim=head_dim, context_length=context_len)
-    torch.manual_seed(123)
+    torch.manual_seed(SEED)
     queries = torch.randn(batch_size, num_heads, context_len, head_dim)
     keys = torch.randn(batch_size, num_heads, context_len, head_dim)
     queries_rot = ns["compute_rope"](queries, cos, sin)
@@ -112,7 +117,7 @@ def model(cells):
     ns = {}
     run_cells(ns, cells, "class RMSNorm", "class SiLU", "class FeedForward(nn.Module):", "def precompute_rope_params",
               "class MultiHeadAttention", "class TransformerBlock", "class Llama2Model")
-    torch.manual_seed(123)
+    torch.manual_seed(SEED)
     llama = ns["Llama2Model"](dict(LLAMA2_CONFIG_MINI, dtype=torch.float32))
     print(f"Total number of parameters: {sum(p.numel() for p in llama.parameters()):,}")
     idx = torch.tensor(MINI_IDS)
@@ -208,9 +213,14 @@ def story():
 
 
 def main():
+    global SEED
     args = sys.argv[1:]
     if args == ["--story"]:
         return story()
+    if len(args) == 4 and args[2] == "--seed" and args[1] in ("--norms", "--rope", "--model"):
+        SEED = int(args[3])
+        args = args[:2]
+    import avx2_kernels  # noqa: F401  (before torch: the AVX2 machine's kernels)
     import torch
     assert torch.__version__.startswith("1.13"), torch.__version__
     if len(args) == 3 and args[1] == "--llama3-rope":
@@ -218,8 +228,8 @@ def main():
     if len(args) == 3 and args[1] == "--llama3-sizes":
         return llama3_sizes(cell_sources(args[0]), cell_sources(args[2]))
     if len(args) != 2 or args[1] not in ("--norms", "--rope", "--sizes", "--model"):
-        sys.exit("usage: reference_book_llama.py NOTEBOOK --norms|--rope|--sizes|--model|--llama3-rope|--llama3-sizes NOTEBOOK3, "
-                 "or --story")
+        sys.exit("usage: reference_book_llama.py NOTEBOOK --norms|--rope|--model [--seed S], "
+                 "NOTEBOOK --sizes|--llama3-rope|--llama3-sizes NOTEBOOK3, or --story")
     cells = cell_sources(args[0])
     {"--norms": norms, "--rope": rope, "--sizes": sizes, "--model": model}[args[1]](cells)
 
