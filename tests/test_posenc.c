@@ -148,6 +148,25 @@ Test(posenc, tables_are_pytorchs_bit_for_bit)
 static const mygpt_rope_scaling LLAMA31 = {.factor = 8, .low_freq_factor = 1, .high_freq_factor = 4,
                                            .original_context = 8192};
 
+/* Shapes with no position or no pair turn nothing and do not fault (a division by T or by
+ * the pairs would) */
+Test(posenc, no_position_or_no_pair_turns_nothing)
+{
+    float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8] = {0}, c[4] = {1, 1, 1, 1}, s[4] = {0};
+    const float before[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    for (int halves = 0; halves < 2; halves++) {
+        mygpt_rope_heads(x, 2, 0, 0, 1, 4, halves, 0);  // T = 0
+        mygpt_rope_heads(x, 8, 1, 3, 1, 1, halves, 8);  // head_size 1: no pair
+        mygpt_rope_heads(x, 8, 1, 3, 8, 0, halves, 8);  // head_size 0
+        mygpt_rope_heads_backward(x, 2, 0, 0, 1, 4, halves, 0);
+        mygpt_rope_heads_backward(x, 8, 1, 3, 1, 1, halves, 8);
+    }
+    mygpt_rope_apply(out, x, c, s, 2, 0, 2); // T = 0
+    cr_assert_eq(memcmp(x, before, sizeof x), 0, "x was changed");
+    for (int i = 0; i < 8; i++)
+        cr_assert_eq(out[i], 0.0f, "out[%d] was written", i);
+}
+
 Test(posenc, bands_of_llama31)
 {
     mygpt_error err = {0};

@@ -141,6 +141,8 @@ mygpt_status mygpt_rope_cache(float *cos_cache, float *sin_cache, const float *i
 void mygpt_rope_apply(float *out, const float *x, const float *cos_cache, const float *sin_cache,
                       int rows, int T, int half)
 {
+    if (T < 1)
+        return; // no position to take (the header says so)
     for (int r = 0; r < rows; r++) {
         const int t = r % T;
         const float *c = cos_cache + (size_t)t * half, *s = sin_cache + (size_t)t * half;
@@ -225,6 +227,8 @@ static void rope_heads_dir(float *x, size_t rows, int T, int t0, int heads, int 
                            int back)
 {
     const int half = head_size / 2;
+    if (T < 1 || half < 1 || heads < 1)
+        return; // no position to take or no pair to turn (the header says so)
     const size_t width = (size_t)heads * head_size;
     const notebook_table tb = {head_size, context > 0 ? (size_t)context * head_size : SIZE_MAX};
 #pragma omp parallel for schedule(static) if (rows * width > MYGPT_PARALLEL_MIN)

@@ -66,7 +66,8 @@ mygpt_status mygpt_rope_cache(float *cos_cache, float *sin_cache, const float *i
 
 /* apply_rotary_emb: for rows of length d = 2 * half, the row at position t becomes
  *   out[2i] = x[2i] cos[t,i] - x[2i+1] sin[t,i],  out[2i+1] = x[2i] sin[t,i] + x[2i+1] cos[t,i].
- * x, out (rows, d) with row r at position r % T; cos, sin (>= T, half). out may be x. */
+ * x, out (rows, d) with row r at position r % T; cos, sin (>= T, half). out may be x. With
+ * T < 1 nothing is written. */
 void mygpt_rope_apply(float *out, const float *x, const float *cos_cache, const float *sin_cache,
                       int rows, int T, int half);
 
@@ -76,7 +77,8 @@ void mygpt_rope_apply(float *out, const float *x, const float *cos_cache, const 
  * computed as its run.c does (1.0f / powf(10000.0f, 2i / (float)head_size), the C library's
  * cosf and sinf of (float)pos * freq_i); 1: Hugging Face's halves (i, i + head_size / 2),
  * computed as LLMs-from-scratch's Llama notebook does in PyTorch (its precompute_rope_params
- * and compute_rope) (mygpt/config.h's mygpt_rope_style). head_size must be even. context:
+ * and compute_rope) (mygpt/config.h's mygpt_rope_style). head_size must be even; with T < 1,
+ * heads < 1 or head_size < 2 nothing is turned. context:
  * the positions of the notebook's cos and sin table (its context_length), whose last of
  * PyTorch's vectors of 8 is padded with zeros, which matters when context * head_size is
  * not a multiple of 8; 0 takes the table as endless; the interleaved pairs ignore it. */
