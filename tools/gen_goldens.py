@@ -521,18 +521,12 @@ def gen_posenc():
     Sizes mix tables under and over 125 radians (SLEEF's two ways of reducing an angle),
     rows of 12, 24, 14 and 6 values, whose vectors of 8 straddle two positions, and tables
     of 129 x 14 and 131 x 6 values, whose last vector is padded with zeros."""
-    import math
     import torch
+    from gen_chapter_expected import sinusoidal_encoding  # document 001's, as chapter 47 runs it
     torch.set_num_threads(1)
     lines = []
     for t, c in [(8, 6), (130, 12), (130, 32), (300, 4)]:
-        pos = torch.arange(t, dtype=torch.float32).unsqueeze(1)
-        i = torch.arange(0, c, 2, dtype=torch.float32)
-        inv_freq = torch.exp(-math.log(10000.0) * i / c)
-        angles = pos * inv_freq
-        pe = torch.zeros(t, c)
-        pe[:, 0::2] = torch.sin(angles)
-        pe[:, 1::2] = torch.cos(angles)
+        pe = sinusoidal_encoding(t, c)
         lines.append("sinusoidal %d %d : %s" % (t, c, f32hex(pe.reshape(-1).tolist())))
     for d in [2, 6, 16, 32, 34, 64, 96, 128, 200, 256]:
         for base in [10000, 500000, 3]:
