@@ -34,6 +34,9 @@ import random
 import struct
 import sys
 
+import avx2_kernels  # noqa: F401  (before torch: the AVX2 machine's kernels)
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one thread, as torch's: a product's split follows them
 import torch
 import torch.nn.functional as F
 
@@ -212,6 +215,7 @@ def hf_files(here):
 
 def main():
     assert torch.__version__.startswith("1.13"), torch.__version__
+    torch.set_num_threads(1)  # PyTorch splits some sums among threads: one, as every golden
     assert not torch.backends.mkl.is_available() or "AMD" in open("/proc/cpuinfo").read(), \
         "an MKL build on an Intel CPU draws other dropout masks"
     here = os.path.dirname(os.path.abspath(__file__))

@@ -22,6 +22,7 @@ import os
 import struct
 import sys
 
+import avx2_kernels  # noqa: F401  (before torch: the AVX2 machine's kernels)
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))

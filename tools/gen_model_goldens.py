@@ -17,6 +17,9 @@ import random
 import struct
 import sys
 
+import avx2_kernels  # noqa: F401  (before torch: the AVX2 machine's kernels)
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one thread, as torch's: a product's split follows them
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -46,6 +49,7 @@ def hexes(values):
 
 def main():
     assert torch.__version__.startswith("1.13"), torch.__version__
+    torch.set_num_threads(1)  # PyTorch splits some sums among threads: one, as every golden
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "golden", "model.txt")
     rnd = random.Random(12)
     lines = ["# reference GPT (tools/reference_gpt.py), torch %s" % torch.__version__,

@@ -33,6 +33,9 @@ import random
 import struct
 import sys
 
+import avx2_kernels  # noqa: F401  (before torch: the AVX2 machine's kernels)
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one thread, as torch's: a product's split follows them
 import torch
 import torch.nn.functional as F
 

@@ -23,7 +23,12 @@ import os
 import struct
 import sys
 
+import avx2_kernels  # noqa: F401  (before torch: the AVX2 machine's kernels)
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one thread, as torch's: a product's split follows them
 import torch
+
+torch.set_num_threads(1)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from reference_gpt import GPT  # noqa: E402

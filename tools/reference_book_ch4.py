@@ -10,6 +10,7 @@ tiktoken's ids come through node (tools/reference_train.py).
 import os
 import sys
 
+import avx2_kernels  # noqa: F401  (before torch: the AVX2 machine's kernels)
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -24,8 +24,13 @@ import struct
 import subprocess
 import sys
 
-import pandas as pd
+import avx2_kernels  # noqa: F401  (before numpy and torch: the AVX2 machine's kernels)
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one thread, as torch's: a product's split follows them
+import pandas as pd  # (loads numpy, and so OpenBLAS)
 import torch
+
+torch.set_num_threads(1)
 from torch.utils.data import DataLoader, Dataset
 
 HERE = os.path.dirname(os.path.abspath(__file__))
