@@ -18,6 +18,7 @@ import os
 import sys
 import time
 
+import avx2_kernels  # noqa: F401  (before torch: the AVX2 machine's kernels)
 import torch
 import torch.nn.functional as F
 
