@@ -46,6 +46,9 @@ import os
 import struct
 import sys
 
+import avx2_kernels  # noqa: F401  (before torch: the AVX2 machine's kernels)
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one thread, as torch's: a product's split follows them
 import torch
 
 # model.py's initialisation: (seed, dim, n_layers, n_heads, n_kv_heads, vocab, multiple_of, max_seq_len, B, T)
