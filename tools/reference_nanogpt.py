@@ -4,7 +4,10 @@ printed loss lines: the goldens `mygpt train --preset shakespeare-char` is compa
 
     /usr/bin/python3 tools/reference_nanogpt.py --nanogpt NANOGPT_CHECKOUT \
         --text corpus/tinyshakespeare.txt --out tests/golden/nanogpt/short.txt \
-        -- --max_iters=30 --lr_decay_iters=2000 --eval_interval=10 --eval_iters=2
+        -- --max_iters=30 --eval_interval=10
+
+(dropout.txt: `-- --max_iters=10 --eval_interval=5 --dropout=0.2`; full.txt: no extra
+arguments; each file's first line names its own.)
 
 NANOGPT_CHECKOUT is a clone of karpathy/nanoGPT (model.py, train.py, configurator.py,
 config/, data/shakespeare_char/prepare.py are used unchanged). The script copies them into a
@@ -30,6 +33,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import avx2_kernels  # noqa: F401  (the AVX2 machine's kernels, for train.py too: it inherits them)
 
 README_CPU = ["--device=cpu", "--compile=False", "--eval_iters=20", "--log_interval=1",
               "--block_size=64", "--batch_size=12", "--n_layer=4", "--n_head=4",
