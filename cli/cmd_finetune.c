@@ -297,8 +297,8 @@ static int run_classify(const char *cmd, const parsed_args *a, const finetune_op
         goto done;
     const size_t T = ds[0].max_length;
     if (T > (size_t)g->config.max_seq_len) {
-        cli_error(cmd, "the training texts are padded to %zu tokens, more than the model's context of %d: give "
-                       "--max-length %d or less", T, g->config.max_seq_len, g->config.max_seq_len);
+        cli_error(cmd, "%s/%s: its texts are padded to %zu tokens, more than the model's context of %d: give "
+                       "--max-length %d or less", dir, SPAM_FILES[0], T, g->config.max_seq_len, g->config.max_seq_len);
         rc = EXIT_USAGE;
         goto done;
     }

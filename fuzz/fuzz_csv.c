@@ -51,7 +51,14 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     for (size_t max_length = 0; max_length < 8; max_length += 7) {
         mygpt_spam_dataset ds;
         if (mygpt_spam_dataset_load(&ds, path, tok, max_length, 50256, 2, &err) == MYGPT_OK) {
-            for (size_t i = 0; i < ds.n * ds.max_length; i++)
+            int64_t row[8];
+            for (size_t r = 0; max_length && r < ds.n; r++) {
+                mygpt_spam_dataset_row(&ds, r, row);
+                for (size_t j = 0; j < ds.max_length; j++)
+                    if (row[j] < 0 || row[j] > 50256)
+                        abort();
+            }
+            for (size_t i = 0; i < ds.start[ds.n]; i++)
                 if (ds.ids[i] < 0 || ds.ids[i] > 50256)
                     abort();
             mygpt_spam_dataset_free(&ds);

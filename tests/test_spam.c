@@ -154,6 +154,59 @@ Test(spam, the_datasets_errors_name_the_file_and_the_line)
     mygpt_tokenizer_free(tok);
 }
 
+/* One long text among short ones: the dataset keeps each text's tokens once (a file of
+ * 2,001 texts, one of 40,001 tokens, holds 42,001 ids, where the padded block would hold
+ * 80 million), and a row is that text cut to max_length, or padded up to it. */
+Test(spam, a_long_text_costs_its_own_tokens_and_rows_are_cut_and_padded)
+{
+    mygpt_tokenizer *tok = tokenizer_or_skip();
+    enum { SHORT = 2000, WORDS = 40000 };
+    size_t cap = 32 + SHORT * 8 + WORDS * 5, at = 0;
+    char *file = malloc(cap), path[4200];
+    cr_assert_not_null(file);
+    at += (size_t)snprintf(file + at, cap - at, "Label,Text\n1,\"");
+    for (int w = 0; w < WORDS; w++)
+        at += (size_t)snprintf(file + at, cap - at, "%sword", w ? " " : "");
+    at += (size_t)snprintf(file + at, cap - at, "\"\n");
+    for (int r = 0; r < SHORT; r++)
+        at += (size_t)snprintf(file + at, cap - at, "0,hi\n");
+    write_temp(path, sizeof path, "long.csv", file);
+    free(file);
+    for (size_t max_length = 0; max_length <= 7; max_length += 7) {
+        mygpt_spam_dataset ds;
+        mygpt_error err = {0};
+        cr_assert_eq(mygpt_spam_dataset_load(&ds, path, tok, max_length, 50256, 2, &err), MYGPT_OK, "%s",
+                     err.message);
+        cr_expect_eq(ds.n, SHORT + 1);
+        cr_expect_eq(ds.longest, WORDS, "\"word word ...\": %d tokens, got %zu", WORDS, ds.longest);
+        cr_expect_eq(ds.max_length, max_length ? max_length : WORDS);
+        cr_expect_eq(ds.start[ds.n], WORDS + SHORT, "the ids held: %zu", ds.start[ds.n]);
+        int64_t *row = malloc(ds.max_length * sizeof *row);
+        cr_assert_not_null(row);
+        mygpt_spam_dataset_row(&ds, 0, row); // "word" then " word" (1573) up to the cut
+        cr_expect(row[0] == 4775 && row[1] == 1573 && row[ds.max_length - 1] == 1573, "%lld %lld %lld",
+                  (long long)row[0], (long long)row[1], (long long)row[ds.max_length - 1]);
+        mygpt_spam_dataset_row(&ds, SHORT, row); // "hi" (5303), then the padding
+        cr_expect(row[0] == 5303 && row[1] == 50256 && row[ds.max_length - 1] == 50256, "%lld %lld %lld",
+                  (long long)row[0], (long long)row[1], (long long)row[ds.max_length - 1]);
+        free(row);
+        mygpt_spam_dataset_free(&ds);
+    }
+    remove_temp(path);
+    mygpt_tokenizer_free(tok);
+}
+
+/* The dataset's (n, max_length) block of ids, as the book's tensors hold it (malloc'd) */
+static int64_t *padded_rows(const mygpt_spam_dataset *d)
+{
+    const size_t cells = d->n * d->max_length;
+    int64_t *rows = malloc((cells ? cells : 1) * sizeof *rows);
+    cr_assert_not_null(rows);
+    for (size_t i = 0; i < d->n; i++)
+        mygpt_spam_dataset_row(d, i, rows + i * d->max_length);
+    return rows;
+}
+
 /* The three splits as the book makes them for a max_length setting (0: None). */
 static void load_splits(mygpt_tokenizer *tok, size_t max_length, mygpt_spam_dataset ds[3])
 {
@@ -199,7 +252,9 @@ Test(spam, the_datasets_tensors_are_pytorchs_for_three_splits_and_four_max_lengt
                          d->max_length, max_length);
             cr_expect_eq(d->longest, longest, "max_length %d %s: longest %zu, torch %zu", m, name, d->longest,
                          longest);
-            cr_expect_eq(checksum_i64(d->ids, d->n * d->max_length), ids_sum, "max_length %d %s: the ids", m, name);
+            int64_t *rows = padded_rows(d);
+            cr_expect_eq(checksum_i64(rows, d->n * d->max_length), ids_sum, "max_length %d %s: the ids", m, name);
+            free(rows);
             cr_expect_eq(checksum_i64(d->labels, d->n), labels_sum, "max_length %d %s: the labels", m, name);
             datasets++;
             continue;
@@ -213,9 +268,10 @@ Test(spam, the_datasets_tensors_are_pytorchs_for_three_splits_and_four_max_lengt
             cr_assert_lt(row, d->n);
             cr_assert_eq(k, d->max_length, "golden line %ld", g.lineno);
             cr_expect_eq(d->labels[row], label, "%s row %zu's label", names[split], row);
+            int64_t got[1024];
+            mygpt_spam_dataset_row(d, row, got);
             for (size_t j = 0; j < k; j++)
-                cr_expect_eq(d->ids[row * d->max_length + j], want[j], "max_length %d %s row %zu token %zu", setting,
-                             names[split], row, j);
+                cr_expect_eq(got[j], want[j], "max_length %d %s row %zu token %zu", setting, names[split], row, j);
             rows++;
         }
     }

@@ -58,13 +58,14 @@ int main(int argc, char **argv)
     if (ch.gpt2) { // the book's own run: GPT-2's weights, then torch.manual_seed(123); out_head = nn.Linear(768, 2)
         mygpt_gpt *lm;
         chapter_check(&ch, finetune_model_load(&lm, ch.gpt2, &err), &err);
-        if ((size_t)lm->config.max_seq_len < r.ds[0].max_length) // the book's assert, before anything is printed
-            chapter_refuse(&ch, "--gpt2 %s: its context of %d tokens is shorter than the padded texts' %zu",
-                           ch.gpt2, lm->config.max_seq_len, r.ds[0].max_length);
+        char model[4200];
+        snprintf(model, sizeof model, "--gpt2 %s", ch.gpt2);
+        spam_run_fits(&ch, &r, lm->config.max_seq_len, model);
         chapter_check(&ch, classifier_from_lm(&g, lm, 2, &err), &err);
         mygpt_gpt_free(lm);
         g->config.dropout = 0.0; // BASE_CONFIG's drop_rate
     } else {
+        spam_run_fits(&ch, &r, cfg.max_seq_len, "the --test_mode model");
         chapter_check(&ch, mygpt_gpt_create_from(&g, &cfg, &r.rng, &err), &err);
     }
     chapter_check(&ch, mygpt_trainer_create(&tr, g, &err), &err);

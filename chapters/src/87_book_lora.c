@@ -63,6 +63,7 @@ int main(int argc, char **argv)
     // model.out_head = nn.Linear(12, 2) (num_classes 2: mygpt draws the head that way)
     const mygpt_config cfg = book_test_mode_config(2);
     mygpt_gpt *g;
+    spam_run_fits(&ch, &r, cfg.max_seq_len, "the --test_mode model");
     chapter_check(&ch, mygpt_gpt_create_from(&g, &cfg, &r.rng, &err), &err);
     // torch.manual_seed(123); calc_accuracy_loader(..., num_batches=10): the training loader's
     // shuffle draws from the generator, and the adapters' A come after it

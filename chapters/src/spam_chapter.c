@@ -27,6 +27,14 @@ void spam_run_init(chapter *ch, spam_run *r)
     r->x = chapter_alloc(ch, SPAM_BATCH * r->ds[0].max_length, sizeof *r->x);
 }
 
+void spam_run_fits(chapter *ch, const spam_run *r, int context, const char *model)
+{
+    // assert train_dataset.max_length <= model.pos_emb.weight.shape[0]
+    if (r->ds[0].max_length > (size_t)context)
+        chapter_refuse(ch, "%s: its texts are padded to %zu tokens, more than %s's context of %d", SPAM_FILES[0],
+                       r->ds[0].max_length, model, context);
+}
+
 void spam_run_free(spam_run *r)
 {
     free(r->x);

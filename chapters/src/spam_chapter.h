@@ -26,6 +26,11 @@ typedef struct spam_run {
     int64_t *x, y[SPAM_BATCH]; /* (SPAM_BATCH, the datasets' max_length), (SPAM_BATCH) */
 } spam_run;
 void spam_run_init(chapter *ch, spam_run *r);
+
+/* The book's check before a model meets the data: the training texts' padded length fits
+ * the context of the model (named as `model`), else the chapter refuses, naming the
+ * training file and both sizes. */
+void spam_run_fits(chapter *ch, const spam_run *r, int context, const char *model);
 void spam_run_free(spam_run *r);
 
 #endif

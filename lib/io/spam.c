@@ -48,8 +48,7 @@ mygpt_status mygpt_spam_dataset_load(mygpt_spam_dataset *ds, const char *path, c
     mygpt_csv csv;
     MYGPT_TRY(mygpt_csv_read(&csv, path, err));
     mygpt_status st = MYGPT_OK;
-    int64_t **enc = NULL; // each text's ids
-    size_t *ntok = NULL;
+    int64_t *enc = NULL; // one text's ids
     if (csv.cols != 2 || strcmp(mygpt_csv_field(&csv, 0, 0, NULL), "Label") != 0 ||
         strcmp(mygpt_csv_field(&csv, 0, 1, NULL), "Text") != 0) {
         st = mygpt_fail(err, MYGPT_EFORMAT, "%s line %zu: the header must be Label,Text", path, csv.line[0]);
@@ -62,17 +61,19 @@ mygpt_status mygpt_spam_dataset_load(mygpt_spam_dataset *ds, const char *path, c
                         csv.line[0]);
         goto done;
     }
-    enc = calloc(n ? n : 1, sizeof *enc);
-    ntok = calloc(n ? n : 1, sizeof *ntok);
-    ds->labels = malloc((n ? n : 1) * sizeof *ds->labels);
-    if (!enc || !ntok || !ds->labels) {
+    ds->start = calloc(n + 1, sizeof *ds->start);
+    ds->labels = malloc(n * sizeof *ds->labels);
+    if (!ds->start || !ds->labels) {
         st = mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the %zu texts of %s", n, path);
         goto done;
     }
-    // self.encoded_texts = [tokenizer.encode(text) for text in self.data["Text"]]
+    // self.encoded_texts = [tokenizer.encode(text) for text in self.data["Text"]], one after
+    // another: a row is cut and padded when a batch is made (mygpt_spam_dataset_row), so a
+    // file costs its tokens' memory, not its rows times its longest text's
+    size_t cap = 0;
     for (size_t r = 0; r < n; r++) {
         const size_t line = csv.line[r + 1];
-        size_t len;
+        size_t len, m;
         const char *label = mygpt_csv_field(&csv, r + 1, 0, NULL);
         const char *text = mygpt_csv_field(&csv, r + 1, 1, &len);
         if (parse_label(label, &ds->labels[r])) {
@@ -97,49 +98,58 @@ mygpt_status mygpt_spam_dataset_load(mygpt_spam_dataset *ds, const char *path, c
                             MYGPT_ENDOFTEXT);
             goto done;
         }
-        st = mygpt_encode(tok, text, len, &enc[r], &ntok[r], err);
+        st = mygpt_encode(tok, text, len, &enc, &m, err);
         if (st != MYGPT_OK)
             goto done;
-        if (ntok[r] > ds->longest)
-            ds->longest = ntok[r];
+        if (m > ds->longest)
+            ds->longest = m;
+        const size_t at = ds->start[r];
+        if (at + m > cap) { // the ids grow by doubling
+            size_t ncap = cap ? cap : 4096;
+            while (ncap < at + m)
+                ncap *= 2;
+            int64_t *more = realloc(ds->ids, ncap * sizeof *more);
+            if (!more) {
+                st = mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the %zu token ids of %s", ncap, path);
+                goto done;
+            }
+            ds->ids = more;
+            cap = ncap;
+        }
+        memcpy(ds->ids + at, enc, m * sizeof *enc);
+        ds->start[r + 1] = at + m;
+        free(enc);
+        enc = NULL;
     }
-    // max_length None: the longest encoded text; else every text truncated to it
+    // max_length None: the longest encoded text; else every text cut to it
     ds->n = n;
-    ds->max_length = max_length ? max_length : ds->longest;
-    size_t cells; // a text pandas reads (not empty) has a token at least: max_length > 0
-    if (mygpt_mul_overflows(n, ds->max_length, &cells) || cells > SIZE_MAX / sizeof *ds->ids) {
-        st = mygpt_fail(err, MYGPT_EOVERFLOW, "%zu texts of %zu tokens do not fit in memory", n,
-                        ds->max_length);
-        goto done;
-    }
-    if (!(ds->ids = malloc(cells * sizeof *ds->ids))) {
-        st = mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %zu texts of %zu tokens", n, ds->max_length);
-        goto done;
-    }
-    // encoded_text[:max_length] + [pad_token_id] * (max_length - len(encoded_text))
-    for (size_t r = 0; r < n; r++) {
-        int64_t *row = ds->ids + r * ds->max_length; // (max_length)
-        // lesson: pad
-        const size_t keep = ntok[r] < ds->max_length ? ntok[r] : ds->max_length;
-        memcpy(row, enc[r], keep * sizeof *row);
-        for (size_t j = keep; j < ds->max_length; j++)
-            row[j] = pad_id;
-        // end lesson: pad
-    }
+    ds->max_length = max_length ? max_length : ds->longest; // a text pandas reads has a token: > 0
+    ds->pad_id = pad_id;
 done:
-    for (size_t r = 0; enc && r < csv.rows; r++)
-        free(enc[r]);
     free(enc);
-    free(ntok);
     mygpt_csv_free(&csv);
     if (st != MYGPT_OK)
         mygpt_spam_dataset_free(ds);
     return st;
 }
 
+void mygpt_spam_dataset_row(const mygpt_spam_dataset *ds, size_t i, int64_t *row)
+{
+    const int64_t *text = ds->ids + ds->start[i];
+    const size_t len = ds->start[i + 1] - ds->start[i];
+    // encoded_text[:max_length] + [pad_token_id] * (max_length - len(encoded_text))
+    // lesson: pad
+    const size_t keep = len < ds->max_length ? len : ds->max_length;
+    memcpy(row, text, keep * sizeof *row);
+    for (size_t j = keep; j < ds->max_length; j++)
+        row[j] = ds->pad_id;
+    // end lesson: pad
+}
+
 void mygpt_spam_dataset_free(mygpt_spam_dataset *ds)
 {
     free(ds->ids);
+    free(ds->start);
     free(ds->labels);
     memset(ds, 0, sizeof *ds);
 }
@@ -173,8 +183,8 @@ mygpt_status mygpt_spam_loader_batch(const mygpt_spam_loader *dl, size_t b, int6
     const size_t rows = mygpt_spam_loader_batch_rows(dl, b), T = dl->ds->max_length;
     for (size_t r = 0; r < rows; r++) {
         const size_t item = mygpt_loader_item(dl->order, dl->batch_size, b, r);
-        memcpy(inputs + r * T, dl->ds->ids + item * T, T * sizeof *inputs); // (rows, T)
-        labels[r] = dl->ds->labels[item];                                   // (rows)
+        mygpt_spam_dataset_row(dl->ds, item, inputs + r * T); // (rows, T)
+        labels[r] = dl->ds->labels[item];                     // (rows)
     }
     return MYGPT_OK;
 }

@@ -305,12 +305,16 @@ mygpt_status mygpt_instruct_json(char **out, size_t *len, const mygpt_instruct_e
 
 /* SpamDataset(csv_file, tokenizer, max_length, pad_token_id): the texts of a Label,Text
  * file encoded with GPT-2's tokenizer, each cut to max_length tokens and padded with
- * pad_token_id up to it; the labels as they are (1 = spam in the book's files). */
+ * pad_token_id up to it (mygpt_spam_dataset_row); the labels as they are (1 = spam in the
+ * book's files). The encoded texts are kept unpadded, so a file with one long text costs
+ * its tokens' memory, not its rows times that text's length. */
 typedef struct mygpt_spam_dataset {
     size_t n;           /* texts */
     size_t max_length;  /* tokens per row: the one asked for, else the longest text's */
     size_t longest;     /* the longest encoded text's tokens, before any cut */
-    int64_t *ids;       /* (n, max_length) */
+    int64_t pad_id;     /* what fills a row after its text */
+    size_t *start;      /* (n + 1): text i's tokens are ids[start[i] .. start[i + 1]), uncut */
+    int64_t *ids;       /* (start[n]) */
     int64_t *labels;    /* (n) */
 } mygpt_spam_dataset;
 
@@ -323,6 +327,10 @@ typedef struct mygpt_spam_dataset {
  * (tiktoken's encode refuses it). */
 mygpt_status mygpt_spam_dataset_load(mygpt_spam_dataset *ds, const char *path, const mygpt_tokenizer *tok,
                                      size_t max_length, int64_t pad_id, int num_classes, mygpt_error *err);
+
+/* Row i as the dataset gives it (__getitem__'s ids): row (max_length) receives text i's
+ * first max_length tokens, then pad_id up to max_length. */
+void mygpt_spam_dataset_row(const mygpt_spam_dataset *ds, size_t i, int64_t *row);
 void mygpt_spam_dataset_free(mygpt_spam_dataset *ds);
 
 /* DataLoader(dataset, batch_size, shuffle, drop_last, num_workers=0) over a SpamDataset
