@@ -15,6 +15,8 @@
 
 #include "cli_common.h"
 #include "data.h"
+
+#define SPAM_TRAIN_CSV "sms_spam_train.csv"
 #include "mygpt/checkpoint.h"
 #include "mygpt/data.h"
 #include "mygpt/svg.h"
@@ -184,6 +186,46 @@ Test(cli_chapters, a_data_folder_that_is_a_file_is_bad_input)
     expect_one_line_refusal(&r, 2, "is not a folder (MYGPT_DATA?)", "61_verdict_dataloader with MYGPT_DATA a file");
     proc_result_free(&r);
     unlink(file);
+}
+
+/* The spam chapters make the book's check before a model meets the data: a training text
+ * longer than the --test_mode model's context (120) is refused in one line naming the
+ * file, status 2 (it ran into the forward pass, naming neither) */
+Test(cli_chapters, a_spam_text_longer_than_the_context_is_refused_naming_the_file)
+{
+    const char *data = data_dir_or_skip();
+    char dir[] = "/tmp/mygpt-spam-XXXXXX", path[4400], from[4400], text[2048] = "Label,Text\n1,\"word";
+    cr_assert_not_null(mkdtemp(dir));
+    static const char *const vocab[] = {"encoder.json", "vocab.bpe"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(from, sizeof from, "%s/%s", data, vocab[i]);
+        snprintf(path, sizeof path, "%s/%s", dir, vocab[i]);
+        cr_assert_eq(symlink(from, path), 0);
+    }
+    for (int w = 1; w < 200; w++) // "word" and 199 " word": 200 tokens
+        strcat(text, " word");
+    strcat(text, "\"\n");
+    for (int r = 0; r < 9; r++)
+        strcat(text, "0,hi\n");
+    static const char *const splits[] = {SPAM_TRAIN_CSV, "sms_spam_validation.csv", "sms_spam_test.csv"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, splits[i]);
+        write_file(path, i ? "Label,Text\n0,hi\n" : text);
+    }
+    setenv("MYGPT_DATA", dir, 1);
+    proc_result r;
+    cr_assert_eq(run_words(CHAPTER_DIR "/81_book_classifier", "--smoke", &r), 0);
+    unsetenv("MYGPT_DATA");
+    expect_one_line_refusal(&r, 2,
+                            SPAM_TRAIN_CSV ": its texts are padded to 200 tokens, more than the --test_mode "
+                                           "model's context of 120",
+                            "81_book_classifier on a text of 200 tokens");
+    proc_result_free(&r);
+    for (int i = 0; i < 5; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, i < 2 ? vocab[i] : splits[i - 2]);
+        unlink(path);
+    }
+    rmdir(dir);
 }
 
 /* A chapter's figure replaces the chapter's own (a figure of the library's) and no other
