@@ -276,7 +276,8 @@ static int parse_token_ids(const char *cmd, char **words, size_t n, int64_t **id
         char *end;
         errno = 0;
         long long v = strtoll(words[i], &end, 10);
-        if (*words[i] == '\0' || *end != '\0' || errno == ERANGE) {
+        const char *w = words[i] + (words[i][0] == '-'); // strtoll would skip spaces and take a +
+        if (!(*w >= '0' && *w <= '9') || *end != '\0' || errno == ERANGE) {
             cli_error(cmd, "'%s' is not a token id", words[i]);
             free(*ids);
             *ids = NULL;

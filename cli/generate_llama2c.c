@@ -27,14 +27,14 @@ typedef struct llama2c_flags {
     int steps, seed_from_clock;
 } llama2c_flags;
 
-/* An int flag, when given, as run.c's atoi reads a well-formed one into *out; 0, or
- * EXIT_USAGE after the error. */
-static int read_int(const char *cmd, const parsed_args *a, const char *name, int *out)
+/* An int flag, when given, as run.c's atoi reads a well-formed one into *out, refused
+ * below min; 0, or EXIT_USAGE after the error. */
+static int read_int(const char *cmd, const parsed_args *a, const char *name, int64_t min, int *out)
 {
     int64_t v = 0;
     if (!args_has(a, name))
         return 0;
-    if (parse_i64(cmd, name, args_get(a, name), INT_MIN, INT_MAX, &v))
+    if (parse_i64(cmd, name, args_get(a, name), min, INT_MAX, &v))
         return EXIT_USAGE;
     *out = (int)v;
     return 0;
@@ -72,12 +72,9 @@ static int read_llama2c_flags(const char *cmd, const parsed_args *a, llama2c_fla
     }
     int seed = 0;
     f->steps = 256;
-    if (read_int(cmd, a, "sample-seed", &seed) || read_int(cmd, a, "steps", &f->steps))
+    // --steps 0: the model's whole context
+    if (read_int(cmd, a, "sample-seed", INT_MIN, &seed) || read_int(cmd, a, "steps", 0, &f->steps))
         return EXIT_USAGE;
-    if (f->steps < 0) {
-        cli_error(cmd, "--steps must be at least 0 (0: the model's whole context), got %d", f->steps);
-        return EXIT_USAGE;
-    }
     f->temperature = (float)t;
     f->topp = (float)p;
     f->seed_from_clock = seed == 0;

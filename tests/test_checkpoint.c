@@ -479,7 +479,15 @@ Test(checkpoint_header, metadata_any_json_strings_load_and_other_values_are_refu
         {"\"note\":\"\xc3\",", "invalid UTF-8"},
         {"\"note\":\"\xc0\xaf\",", "invalid UTF-8"},
         {"\"note\":\"a\",,", "expected a string (a key)"},
-        {"\"num_heads\":\"x\",", "not a size"},
+        {"\"num_heads\":\"x\",", "__metadata__'s num_heads is not a whole number from 1 to 16777216"},
+        {"\"max_seq_len\":\" 16\",", "__metadata__'s max_seq_len is not a whole number"},
+        {"\"max_seq_len\":\"+16\",", "__metadata__'s max_seq_len is not a whole number"},
+        {"\"num_kv_heads\":\" 1\",", "__metadata__'s num_kv_heads is not a whole number from 0 to 16777216"},
+        {"\"rope\":\"2\",", "__metadata__'s rope is not 0 or 1"},
+        {"\"lora_alpha\":\" 2\",", "__metadata__'s lora_alpha is not a number"},
+        {"\"lora_alpha\":\"0x10\",", "__metadata__'s lora_alpha is not a number"},
+        {"\"lora_base\":\"0000000000000000\",", "lora_base is not a checksum (16 lowercase hex digits, not all 0)"},
+        {"\"lora_merged\":\"00000000000000AB\",", "lora_merged is not a checksum"},
         {"\"arch\":\"course\\u0000\",", "unknown architecture"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {

@@ -47,6 +47,7 @@ Test(cli_chapters, bad_chapter_arguments)
         {"61_verdict_dataloader", text_arg, "not valid UTF-8 (byte offset 3)", 2},
         {"61_verdict_dataloader", short_arg, "tokens hold no batch of 8 windows of 4 tokens", 2},
         {"91_book_llama_story", "--seed 4294967296", "is 0 as run.c reads it (an int)", 2},
+        {"91_book_llama_story", "--seed -4294967296", "--seed -4294967296 is 0 as run.c reads it", 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char exe[4096];

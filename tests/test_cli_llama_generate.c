@@ -78,7 +78,8 @@ Test(cli_llama_generate, flags_it_has_no_place_for_are_refused)
         {"--temperature -1", "--temperature must be at least 0"},
         {"--temperature 1e39", "--temperature 1e39 is more than a float32 holds (at most 3.40282e+38)"},
         {"--top-p 1.5", "--top-p must be at most 1"},
-        {"--steps -3", "--steps must be at least 0"},
+        {"--steps -3", "--steps: -3 is out of range [0, 2147483647]"},
+        {"--steps 99999999999", "--steps: 99999999999 is out of range [0, 2147483647]"},
         {"--sample-seed x", "--sample-seed"},
         {"--sampler nucleus", "is not torch"},
     };

@@ -94,6 +94,11 @@ Test(cli_lora, finetune_saves_adapters_that_chat_generate_and_merge_read, .timeo
                         .max_seq_len = 120, .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH};
     save_new_model(base, &cfg, 123);
     save_new_model(same, &cfg, 7); // the same shape, other weights
+    char classifier[300];
+    snprintf(classifier, sizeof classifier, "%s/classifier.safetensors", dir);
+    cfg.num_classes = 2; // the same with the book's 2-class head
+    save_new_model(classifier, &cfg, 123);
+    cfg.num_classes = 0;
     cfg.embed_dim = 16;
     save_new_model(other, &cfg, 1);
     proc_result r;
@@ -123,6 +128,9 @@ Test(cli_lora, finetune_saves_adapters_that_chat_generate_and_merge_read, .timeo
         {"merge DIR/base.safetensors DIR/ad.safetensors DIR/base.safetensors --force", "is the file BASE reads"},
         {"merge DIR/base.safetensors DIR/base.safetensors DIR/y.safetensors", "not a file of LoRA adapters"},
         {"merge DIR/other.safetensors DIR/ad.safetensors DIR/y.safetensors", "adapters are for another model"},
+        {"merge DIR/classifier.safetensors DIR/ad.safetensors DIR/y.safetensors",
+         "ad.safetensors: the adapters are for a head of 50257 outputs, this model's has 2 (a classifier's adapters go "
+         "on that classifier"},
         {"generate --adapters DIR/ad.safetensors --ids 1,2 --max-new 1 --seed 1 --vocab 300 --embed 8 --heads 2 "
          "--layers 1", "needs --checkpoint"},
         {"generate --checkpoint DIR/base.safetensors --adapters DIR/ad.safetensors --ids 1,2 --max-new 1 "
@@ -155,7 +163,7 @@ Test(cli_lora, finetune_saves_adapters_that_chat_generate_and_merge_read, .timeo
               "124,441,346 + 2,666,528: %s", r.out);
     proc_result_free(&r);
     static const char *const names[] = {"base.safetensors", "other.safetensors", "same.safetensors", "ad.safetensors",
-                                        "merged.safetensors"};
+                                        "merged.safetensors", "classifier.safetensors"};
     remove_test_dir(dir, names, sizeof names / sizeof names[0]);
 }
 

@@ -73,6 +73,7 @@ Test(cli_tokens, bad_token_input_is_an_error)
         {"decode --vocab-dir %s -- -1", "token id -1 is outside"}, /* "--" ends the options */
         {"decode --vocab-dir %s -1", "unexpected argument"},
         {"decode --vocab-dir %s 12abc", "'12abc' is not a token id"},
+        {"decode --vocab-dir %s +5", "'+5' is not a token id"}, /* strtoll's +, as its spaces: not an id */
         {"decode --vocab-dir", "needs a value"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -42,8 +42,8 @@ int main(int argc, char **argv)
     const long as_long = ch.seed_text ? strtol(ch.seed_text, NULL, 10) : (long)ch.seed;
     const int32_t seed32 = (int32_t)(uint32_t)(unsigned long)as_long;
     if (seed32 == 0)
-        chapter_refuse(&ch, "--seed %llu is 0 as run.c reads it (an int): run.c would seed from the clock; "
-                            "choose another", (unsigned long long)ch.seed);
+        chapter_refuse(&ch, "--seed %s is 0 as run.c reads it (an int): run.c would seed from the clock; "
+                            "choose another", ch.seed_text ? ch.seed_text : "0");
     const uint64_t seed = (uint64_t)(int64_t)seed32;
     mygpt_error err = {0};
     char dir[4096], model[4200], tokenizer[4200];

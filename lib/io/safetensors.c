@@ -98,13 +98,15 @@ static const char *const meta_keys[KEY_COUNT] = {
     "ffn_hidden", "untied_head", "rope"};
 
 /* "lora_base" or "lora_merged": 16 hex digits, as save writes them. NULL, or what is wrong */
-static const char *meta_checksum(const char *val, uint64_t *out)
+static const char *meta_checksum(const char *val, meta_key key, uint64_t *out)
 {
     char *endp;
     errno = 0;
     const unsigned long long v = strtoull(val, &endp, 16);
     if (strlen(val) != 16 || strspn(val, "0123456789abcdef") != 16 || *endp != '\0' || errno || v == 0)
-        return "__metadata__'s lora_base or lora_merged is not a checksum (16 hex digits)";
+        return key == KEY_LORA_BASE
+                   ? "__metadata__'s lora_base is not a checksum (16 lowercase hex digits, not all 0)"
+                   : "__metadata__'s lora_merged is not a checksum (16 lowercase hex digits, not all 0)";
     *out = (uint64_t)v;
     return NULL;
 }
@@ -122,7 +124,8 @@ static const char *meta_lora(const char *val, meta_key key, mygpt_config *cfg)
     errno = 0;
     const double v = strtod(val, &endp);
     const int rank = key == KEY_LORA_RANK;
-    if (*val == '\0' || *endp != '\0' || errno ||
+    // a decimal number as save writes it: no space, hexadecimal, inf or nan
+    if (*val == '\0' || *endp != '\0' || errno || strspn(val, "0123456789.eE+-") != strlen(val) ||
         (rank ? !(v >= 1 && v <= MYGPT_LORA_MAX_RANK && v == (int)v)
               : !(v >= MYGPT_LORA_ALPHA_MIN && v <= MYGPT_LORA_ALPHA_MAX)))
         return rank ? "__metadata__'s lora_rank is not a whole number from 1 to " LORA_MAX_RANK_TEXT
@@ -144,8 +147,14 @@ static const char *meta_size(const char *val, meta_key key, st_header *h)
     char *endp;
     errno = 0;
     const long v = strtol(val, &endp, 10);
-    if (*val == '\0' || *endp != '\0' || errno || v < 1 || v > (1 << 24))
-        return "a configuration value in __metadata__ is not a size";
+    static const char *const why[5] = {
+        "__metadata__'s vocab_size is not a whole number from 1 to 16777216",
+        "__metadata__'s embed_dim is not a whole number from 1 to 16777216",
+        "__metadata__'s num_heads is not a whole number from 1 to 16777216",
+        "__metadata__'s num_layers is not a whole number from 1 to 16777216",
+        "__metadata__'s max_seq_len is not a whole number from 1 to 16777216"};
+    if (*val == '\0' || *endp != '\0' || errno || v < 1 || v > (1 << 24) || !(*val >= '0' && *val <= '9'))
+        return why[key];
     *fields[key] = (int)v;
     *found[key] = true;
     return NULL;
@@ -159,8 +168,11 @@ static const char *meta_llama(const char *val, meta_key key, mygpt_config *cfg)
     errno = 0;
     const long v = strtol(val, &endp, 10);
     const long most = key == KEY_UNTIED_HEAD || key == KEY_ROPE ? 1 : 1 << 24;
-    if (*val == '\0' || *endp != '\0' || errno || v < 0 || v > most)
-        return "__metadata__'s num_kv_heads, ffn_hidden, untied_head or rope is out of range";
+    if (*val == '\0' || *endp != '\0' || errno || v < 0 || v > most || !(*val >= '0' && *val <= '9'))
+        return key == KEY_NUM_KV_HEADS ? "__metadata__'s num_kv_heads is not a whole number from 0 to 16777216"
+               : key == KEY_FFN_HIDDEN ? "__metadata__'s ffn_hidden is not a whole number from 0 to 16777216"
+               : key == KEY_UNTIED_HEAD ? "__metadata__'s untied_head is not 0 or 1"
+                                        : "__metadata__'s rope is not 0 or 1";
     int *field = key == KEY_NUM_KV_HEADS ? &cfg->num_kv_heads
                  : key == KEY_FFN_HIDDEN ? &cfg->ffn_hidden
                  : key == KEY_UNTIED_HEAD ? &cfg->untied_head
@@ -177,9 +189,9 @@ static const char *meta_value(st_header *h, meta_key key, const char *val)
         h->marks.train_state = strcmp(val, "mygpt-train-state") == 0; // mygpt/train_state.h
         return NULL;
     case KEY_LORA_BASE:
-        return meta_checksum(val, &h->marks.lora_base);
+        return meta_checksum(val, key, &h->marks.lora_base);
     case KEY_LORA_MERGED:
-        return meta_checksum(val, &h->marks.lora_merged);
+        return meta_checksum(val, key, &h->marks.lora_merged);
     case KEY_ARCH:
         return mygpt_arch_parse(val, &h->cfg.arch, NULL) != MYGPT_OK ? "__metadata__ names an unknown architecture"
                                                                      : NULL;
