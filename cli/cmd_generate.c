@@ -26,6 +26,9 @@ static const char USAGE[] =
     "                      [--sample-seed S] [--eos ID] [--no-kv-cache]\n"
     "                      [--stream | --no-stream] [--print-ids] [--weights fp32|bf16|int8]\n"
     "                      [--chars TEXTFILE]\n"
+    "       mygpt generate --checkpoint MODEL --tokenizer FILE [--sampler llama2c]\n"
+    "                      [--prompt TEXT] [--temperature T] [--top-p P] [--sample-seed S]\n"
+    "                      [--steps N]\n"
     "\n"
     "The tutorial's generation loop: up to N tokens, each from the last max_seq_len of\n"
     "the context (a longer prompt too, with a note on stderr, as attention does); top-k,\n"
@@ -49,15 +52,16 @@ static const char USAGE[] =
     "it, the prompt included (nanoGPT's sample.py: --seed 1337 --prompt $'\\n' --max-new 500\n"
     "--temperature 0.8 --top-k 200).\n"
     "\n"
-    "--sampler llama2c (implied by --tokenizer) is llama2.c's run.c: `run MODEL -z FILE -t T\n"
-    "-p P -s S -n N -i TEXT` prints on stdout what this prints. MODEL is a llama2.c .bin\n"
-    "(corpus/llama/stories260K.bin) or any checkpoint whose vocabulary FILE (llama2.c's\n"
-    "tokenizer.bin: corpus/llama/tok512.bin) spells; the prompt is encoded with BOS, run\n"
-    "position by position, then each token drawn by run.c's sampler (its xorshift\n"
+    "--sampler llama2c (implied by --tokenizer) is llama2.c's run.c: `run MODEL -z FILE -t\n"
+    "T -p P -s S -n N -i TEXT` prints on stdout what this prints with --tokenizer FILE\n"
+    "--temperature T --top-p P --sample-seed S --steps N --prompt TEXT. MODEL is a llama2.c\n"
+    ".bin (corpus/llama/stories260K.bin) or any checkpoint whose vocabulary FILE\n"
+    "(llama2.c's tokenizer.bin: corpus/llama/tok512.bin) spells; the prompt is encoded with\n"
+    "BOS, run position by position, then each token drawn by run.c's sampler (its xorshift\n"
     "generator seeded with S: argmax at T = 0, else softmax(logits / T) and top-p P, all\n"
     "tokens when P is 0 or 1) until N positions (the prompt's included; 0: the model's\n"
-    "context) or BOS. Defaults as run.c's: T 1.0, P 0.9, N 256, S the clock's time\n"
-    "(said on stderr; 0 too).\n";
+    "context) or BOS. Defaults as run.c's: T 1.0, P 0.9, N 256, S the clock's time (said on\n"
+    "stderr; 0 too).\n";
 
 /* Streaming: each token's bytes as soon as it is chosen (a character split over two
  * tokens is completed by the terminal when its second half arrives). */
