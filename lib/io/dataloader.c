@@ -53,6 +53,25 @@ mygpt_status mygpt_loader_batches(size_t n, size_t batch_size, int drop_last, si
     return MYGPT_OK;
 }
 
+mygpt_status mygpt_ids_append(int64_t **ids, size_t *cap, size_t *start, size_t i, const int64_t *add, size_t m,
+                              mygpt_error *err)
+{
+    const size_t at = start[i];
+    if (at + m > *cap) {
+        size_t ncap = *cap ? *cap : 4096;
+        while (ncap < at + m)
+            ncap *= 2;
+        int64_t *more = realloc(*ids, ncap * sizeof *more);
+        if (!more)
+            return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %zu token ids", ncap);
+        *ids = more;
+        *cap = ncap;
+    }
+    memcpy(*ids + at, add, m * sizeof *add);
+    start[i + 1] = at + m;
+    return MYGPT_OK;
+}
+
 mygpt_status mygpt_loader_epoch(int64_t **order, size_t n, mygpt_rng *global, int shuffle, const char *items,
                                 mygpt_error *err)
 {

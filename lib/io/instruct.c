@@ -204,19 +204,7 @@ mygpt_status mygpt_instruct_dataset_init(mygpt_instruct_dataset *ds, const mygpt
         enc = NULL;
         ds->prompt_len[i] = m;
         MYGPT_TRY_CLEANUP(st, mygpt_encode(tok, full, len, &enc, &m, err));
-        const size_t at = ds->start[i];
-        if (at + m > cap) { // the ids grow by doubling
-            size_t ncap = cap ? cap : 1024;
-            while (ncap < at + m)
-                ncap *= 2;
-            int64_t *more = realloc(ds->ids, ncap * sizeof *more);
-            if (!more)
-                MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "out of memory for %zu token ids", ncap));
-            ds->ids = more;
-            cap = ncap;
-        }
-        memcpy(ds->ids + at, enc, m * sizeof *enc);
-        ds->start[i + 1] = at + m;
+        MYGPT_TRY_CLEANUP(st, mygpt_ids_append(&ds->ids, &cap, ds->start, i, enc, m, err));
         free(enc);
         free(full);
         free(prompt);

@@ -27,6 +27,12 @@ mygpt_status mygpt_loader_batches(size_t n, size_t batch_size, int drop_last, si
 mygpt_status mygpt_loader_epoch(int64_t **order, size_t n, mygpt_rng *global, int shuffle, const char *items,
                                 mygpt_error *err);
 
+/* Appends item i's m ids to a dataset's ids, one item after another (*ids of *cap ids,
+ * growing by doubling; start (i + 2 entries) marks where each begins): start[i + 1] =
+ * start[i] + m. MYGPT_ENOMEM, with *ids as it was, when they cannot grow. */
+mygpt_status mygpt_ids_append(int64_t **ids, size_t *cap, size_t *start, size_t i, const int64_t *add, size_t m,
+                              mygpt_error *err);
+
 /* Rows of batch b: batch_size, or fewer in a last short batch; 0 past num_batches. */
 size_t mygpt_loader_batch_rows(size_t n, size_t batch_size, size_t num_batches, size_t b);
 

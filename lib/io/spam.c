@@ -103,21 +103,8 @@ mygpt_status mygpt_spam_dataset_load(mygpt_spam_dataset *ds, const char *path, c
             goto done;
         if (m > ds->longest)
             ds->longest = m;
-        const size_t at = ds->start[r];
-        if (at + m > cap) { // the ids grow by doubling
-            size_t ncap = cap ? cap : 4096;
-            while (ncap < at + m)
-                ncap *= 2;
-            int64_t *more = realloc(ds->ids, ncap * sizeof *more);
-            if (!more) {
-                st = mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the %zu token ids of %s", ncap, path);
-                goto done;
-            }
-            ds->ids = more;
-            cap = ncap;
-        }
-        memcpy(ds->ids + at, enc, m * sizeof *enc);
-        ds->start[r + 1] = at + m;
+        if ((st = mygpt_ids_append(&ds->ids, &cap, ds->start, r, enc, m, err)) != MYGPT_OK)
+            goto done;
         free(enc);
         enc = NULL;
     }
