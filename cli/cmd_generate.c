@@ -52,16 +52,16 @@ static const char USAGE[] =
     "it, the prompt included (nanoGPT's sample.py: --seed 1337 --prompt $'\\n' --max-new 500\n"
     "--temperature 0.8 --top-k 200).\n"
     "\n"
-    "--sampler llama2c (implied by --tokenizer) is llama2.c's run.c: `run MODEL -z FILE -t\n"
-    "T -p P -s S -n N -i TEXT` prints on stdout what this prints with --tokenizer FILE\n"
-    "--temperature T --top-p P --sample-seed S --steps N --prompt TEXT. MODEL is a llama2.c\n"
-    ".bin (corpus/llama/stories260K.bin) or any checkpoint whose vocabulary FILE\n"
-    "(llama2.c's tokenizer.bin: corpus/llama/tok512.bin) spells; the prompt is encoded with\n"
-    "BOS, run position by position, then each token drawn by run.c's sampler (its xorshift\n"
-    "generator seeded with S: argmax at T = 0, else softmax(logits / T) and top-p P, all\n"
-    "tokens when P is 0 or 1) until N positions (the prompt's included; 0: the model's\n"
-    "context) or BOS. Defaults as run.c's: T 1.0, P 0.9, N 256, S the clock's time (said on\n"
-    "stderr; 0 too).\n";
+    "--sampler llama2c (implied by --tokenizer) is llama2.c's run.c:\n"
+    "`run MODEL -z FILE -t T -p P -s S -n N -i TEXT` prints on stdout what this prints with\n"
+    "--tokenizer FILE --temperature T --top-p P --sample-seed S --steps N --prompt TEXT.\n"
+    "MODEL is a llama2.c .bin (corpus/llama/stories260K.bin) or any checkpoint whose\n"
+    "vocabulary FILE (llama2.c's tokenizer.bin: corpus/llama/tok512.bin) spells; the prompt\n"
+    "is encoded with BOS, run position by position, then each token drawn by run.c's\n"
+    "sampler (its xorshift generator seeded with S: argmax at T = 0, else softmax(logits /\n"
+    "T) and top-p P, all tokens when P is 0 or 1) until N positions (the prompt's included;\n"
+    "0: the model's context) or BOS. Defaults as run.c's: T 1.0, P 0.9, N 256, S the\n"
+    "clock's time (said on stderr; 0 too).\n";
 
 /* Streaming: each token's bytes as soon as it is chosen (a character split over two
  * tokens is completed by the terminal when its second half arrives). */
