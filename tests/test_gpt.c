@@ -5,6 +5,7 @@
  * chapter's parameter counts; and every bad input is an error, not a crash.
  */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <pthread.h>
@@ -669,6 +670,19 @@ Test(gpt_errors, layer_functions_refuse_what_would_read_out_of_bounds)
     /* scratch smaller than one thread's slice is refused, not overrun */
     cr_expect_eq(mygpt_attention_forward(q, NULL, qqq, s, 0, three_heads, MYGPT_IMPL_FAST, &err), MYGPT_EINVAL);
     cr_expect_eq(mygpt_attention_forward(q, NULL, qqq, s, 0, three_heads, MYGPT_IMPL_REFERENCE, &err), MYGPT_EINVAL);
+}
+
+/* Sizes whose own arithmetic would overflow (M rows past memory: a division by zero in the
+ * planning; N at INT_MAX: its panels' rounding) are refused before any operand is read */
+Test(gpt_errors, a_product_larger_than_memory_is_refused)
+{
+    float out[16], in[16] = {0}, w[16] = {0};
+    mygpt_error err = {0};
+    cr_expect_eq(mygpt_matmul(out, in, w, NULL, SIZE_MAX, 4, 4, &err), MYGPT_EINVAL);
+    cr_expect(strstr(err.message, "is larger than memory"), "%s", err.message);
+    cr_expect_eq(mygpt_matmul(out, in, w, NULL, 2, 4, INT_MAX, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_matmul(out, in, w, NULL, 2, INT_MAX, 4, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_matmul(out, in, w, NULL, SIZE_MAX / 16, 8, 8, &err), MYGPT_EINVAL);
 }
 
 /* Scratch sized for one thread, called with a team of 4: the team is clamped to the slices

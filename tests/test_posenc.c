@@ -149,7 +149,7 @@ static const mygpt_rope_scaling LLAMA31 = {.factor = 8, .low_freq_factor = 1, .h
                                            .original_context = 8192};
 
 /* Shapes with no position or no pair turn nothing and do not fault (a division by T or by
- * the pairs would) */
+ * the pairs would), nor hang */
 Test(posenc, no_position_or_no_pair_turns_nothing)
 {
     float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8] = {0}, c[4] = {1, 1, 1, 1}, s[4] = {0};
@@ -161,6 +161,10 @@ Test(posenc, no_position_or_no_pair_turns_nothing)
         mygpt_rope_heads_backward(x, 2, 0, 0, 1, 4, halves, 0);
         mygpt_rope_heads_backward(x, 8, 1, 3, 1, 1, halves, 8);
     }
+    // the notebook's table has no position before 0 (a negative one looped for ever)
+    mygpt_rope_heads(x, 1, 1, -1, 1, 8, 1, 0);
+    mygpt_rope_heads(x, 1, 1, -1, 1, 8, 1, 16);
+    mygpt_rope_heads_backward(x, 1, 1, -5, 1, 8, 1, 4);
     mygpt_rope_apply(out, x, c, s, 2, 0, 2); // T = 0
     cr_assert_eq(memcmp(x, before, sizeof x), 0, "x was changed");
     for (int i = 0; i < 8; i++)

@@ -717,7 +717,13 @@ static int rows_alias_in_l1(const matmul_job *j)
  * a product too large to share out. */
 static mygpt_status prepare(matmul_job *j, mygpt_error *err)
 {
-    j->small = j->M * (size_t)j->K * j->N <= MYGPT_KERNEL_SMALL;
+    // the sizes' own arithmetic (N and K rounded up to whole panels and k blocks, M's row
+    // blocks, M x K and M x N floats) must not overflow
+    const size_t wide = (size_t)(j->K > j->N ? j->K : j->N);
+    if (j->N > INT_MAX - NR_MAX || j->K > INT_MAX - KC || j->M > SIZE_MAX / sizeof(float) / (wide ? wide : 1))
+        return mygpt_fail(err, MYGPT_EINVAL, "matmul of %zu x %d x %d is larger than memory", j->M, j->K, j->N);
+    const size_t kn = (size_t)j->K * (size_t)j->N;
+    j->small = kn == 0 || j->M <= MYGPT_KERNEL_SMALL / kn; // M K N <= MYGPT_KERNEL_SMALL
     if (!j->small)
         swap_operands(j);
     j->team = j->small ? 1 : omp_get_max_threads();

@@ -227,13 +227,13 @@ static void rope_heads_dir(float *x, size_t rows, int T, int t0, int heads, int 
                            int back)
 {
     const int half = head_size / 2;
-    if (T < 1 || half < 1 || heads < 1)
-        return; // no position to take or no pair to turn (the header says so)
+    if (T < 1 || half < 1 || heads < 1 || (halves && t0 < 0))
+        return; // no position to take (the notebook's table starts at 0) or no pair to turn (the header says so)
     const size_t width = (size_t)heads * head_size;
     const notebook_table tb = {head_size, context > 0 ? (size_t)context * head_size : SIZE_MAX};
 #pragma omp parallel for schedule(static) if (rows * width > MYGPT_PARALLEL_MIN)
     for (size_t r = 0; r < rows; r++) {
-        const int t = t0 + (int)(r % (size_t)T);
+        const long long t = (long long)t0 + (long long)(r % (size_t)T); // past INT_MAX too
         float *row = x + r * width; // (heads, head_size)
         if (halves) {
             rope_halves_row(row, (size_t)t, heads, &tb, back);

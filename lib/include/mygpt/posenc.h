@@ -78,7 +78,8 @@ void mygpt_rope_apply(float *out, const float *x, const float *cos_cache, const 
  * cosf and sinf of (float)pos * freq_i); 1: Hugging Face's halves (i, i + head_size / 2),
  * computed as LLMs-from-scratch's Llama notebook does in PyTorch (its precompute_rope_params
  * and compute_rope) (mygpt/config.h's mygpt_rope_style). head_size must be even; with T < 1,
- * heads < 1 or head_size < 2 nothing is turned. context:
+ * heads < 1 or head_size < 2 nothing is turned, nor with halves and t0 < 0 (the notebook's
+ * table has no position before 0). context:
  * the positions of the notebook's cos and sin table (its context_length), whose last of
  * PyTorch's vectors of 8 is padded with zeros, which matters when context * head_size is
  * not a multiple of 8; 0 takes the table as endless; the interleaved pairs ignore it. */
