@@ -171,7 +171,33 @@ Test(generate, kv_cache_logits_are_the_full_forwards_bits)
     }
     cr_expect_eq(mygpt_gpt_forward_cached(g, &cache, ids, 1, &err), MYGPT_ERANGE, "a full cache");
     mygpt_kv_cache_free(&cache);
+    mygpt_kv_cache_free(&cache); // freed twice, or NULL: nothing
+    mygpt_kv_cache_free(NULL);
+    mygpt_kv_cache_reset(NULL);
     mygpt_gpt_free(g);
+}
+
+/* A cache not made, or made for a model of other sizes, is refused (they wrote past the
+ * cache's memory) */
+Test(generate, kv_cache_of_another_model_or_none_is_refused)
+{
+    const mygpt_config small = {.vocab_size = 16, .embed_dim = 8, .num_heads = 2, .num_layers = 1, .max_seq_len = 8},
+                       big = {.vocab_size = 16, .embed_dim = 16, .num_heads = 2, .num_layers = 2, .max_seq_len = 32};
+    mygpt_gpt *a, *b;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_gpt_create(&a, &small, 1, &err), MYGPT_OK);
+    cr_assert_eq(mygpt_gpt_create(&b, &big, 1, &err), MYGPT_OK);
+    const int64_t ids[4] = {1, 2, 3, 4};
+    mygpt_kv_cache cache, none = {0};
+    cr_assert_eq(mygpt_kv_cache_init(&cache, a, &err), MYGPT_OK);
+    cr_expect_eq(mygpt_gpt_forward_cached(b, &cache, ids, 4, &err), MYGPT_EINVAL);
+    cr_expect_str_eq(err.message, "the KV cache was made for a model of other sizes");
+    cr_expect_eq(mygpt_gpt_forward_cached(a, &none, ids, 1, &err), MYGPT_EINVAL);
+    cr_expect_str_eq(err.message, "the KV cache was not made (mygpt_kv_cache_init)");
+    cr_expect_eq(mygpt_gpt_forward_cached(a, &cache, ids, 4, &err), MYGPT_OK);
+    mygpt_kv_cache_free(&cache);
+    mygpt_gpt_free(a);
+    mygpt_gpt_free(b);
 }
 
 /* The same with a model big enough for every parallel path (the matmul's team and

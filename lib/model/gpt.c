@@ -209,6 +209,7 @@ mygpt_status mygpt_gpt_forward_cached(mygpt_gpt *g, mygpt_kv_cache *c, const int
     const int t0 = c->len;
     mygpt_pass p = {.cfg = cfg, .impl = g->impl, .B = 1, .T = n, .cache = c, .t0 = t0};
     const mygpt_pass_model m = pass_model(g);
+    MYGPT_TRY(mygpt_kv_cache_check(c, cfg, err));
     MYGPT_TRY(mygpt_pass_check_input(cfg, ids, 1, n, t0, err));
     MYGPT_TRY(mygpt_pass_plan(&p, &m, &c->plan, &c->plan_len, err));
     MYGPT_TRY(mygpt_kv_cache_reserve(c, cfg, n, err));

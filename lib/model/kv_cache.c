@@ -49,6 +49,7 @@ mygpt_status mygpt_kv_cache_make(mygpt_kv_cache *c, const mygpt_config *cfg, myg
     memset(c, 0, sizeof *c);
     const size_t total = mygpt_kv_cache_floats(cfg), ldk = kt_positions(cfg);
     c->capacity = cfg->max_seq_len;
+    c->config = *cfg;
     // zeroed: a block of scores past the cached keys reads kt's padding (then dropped)
     if (!(c->memory = calloc(total, sizeof(float))))
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a KV cache of %zu floats", total);
@@ -70,11 +71,14 @@ mygpt_kv_layer mygpt_kv_cache_layer(const mygpt_kv_cache *c, const mygpt_config 
 
 void mygpt_kv_cache_reset(mygpt_kv_cache *c)
 {
-    c->len = 0;
+    if (c)
+        c->len = 0;
 }
 
 void mygpt_kv_cache_free(mygpt_kv_cache *c)
 {
+    if (!c)
+        return;
     free(c->memory);
     free(c->scratch);
     free(c->plan);
@@ -101,6 +105,20 @@ static size_t carve_rows(mygpt_kv_cache *c, float *base, size_t rows, size_t thr
     TAKE(att, threads * MYGPT_CACHED_HEADS * M); // rows of scores per thread
 #undef TAKE
     return n;
+}
+
+mygpt_status mygpt_kv_cache_check(const mygpt_kv_cache *c, const mygpt_config *cfg, mygpt_error *err)
+{
+    if (!c->memory)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "the KV cache was not made (mygpt_kv_cache_init)");
+    const mygpt_config *m = &c->config;
+    // every size the cache's memory and scratch are carved by
+    if (m->vocab_size != cfg->vocab_size || m->embed_dim != cfg->embed_dim || m->num_heads != cfg->num_heads ||
+        m->num_layers != cfg->num_layers || m->max_seq_len != cfg->max_seq_len ||
+        mygpt_kv_dim(m) != mygpt_kv_dim(cfg) || mygpt_ffn_hidden(m) != mygpt_ffn_hidden(cfg) ||
+        mygpt_arch_get(m).swiglu != mygpt_arch_get(cfg).swiglu || mygpt_head_size(m) != mygpt_head_size(cfg))
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "the KV cache was made for a model of other sizes");
+    return MYGPT_OK;
 }
 
 mygpt_status mygpt_kv_cache_reserve(mygpt_kv_cache *c, const mygpt_config *cfg, int n, mygpt_error *err)

@@ -27,6 +27,8 @@ mygpt_kv_layer mygpt_kv_cache_layer(const mygpt_kv_cache *c, const mygpt_config 
 size_t mygpt_kv_cache_floats(const mygpt_config *cfg);
 /* An empty cache for a model of configuration cfg (mygpt_kv_cache_init's). MYGPT_ENOMEM. */
 mygpt_status mygpt_kv_cache_make(mygpt_kv_cache *c, const mygpt_config *cfg, mygpt_error *err);
+/* Whether c was made (mygpt_kv_cache_make) for a model of cfg's sizes: MYGPT_EINVAL if not. */
+mygpt_status mygpt_kv_cache_check(const mygpt_kv_cache *c, const mygpt_config *cfg, mygpt_error *err);
 /* Room in c's scratch for a step of n new rows (kv_cache.c). MYGPT_ENOMEM. */
 mygpt_status mygpt_kv_cache_reserve(mygpt_kv_cache *c, const mygpt_config *cfg, int n, mygpt_error *err);
 

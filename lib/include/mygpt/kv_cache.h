@@ -33,6 +33,7 @@ extern "C" {
 typedef struct mygpt_kv_cache {
     int len;             /* positions cached                             */
     int capacity;        /* max_seq_len                                  */
+    mygpt_config config; /* the configuration it was made for           */
     float *k, *v;        /* (L, maxT, KV) each                           */
     float *kt;           /* (L, ldk / MYGPT_KT_BLOCK, KV, MYGPT_KT_BLOCK):
                             the keys again, transposed block by block    */
@@ -53,13 +54,17 @@ typedef struct mygpt_gpt mygpt_gpt;
 
 /* An empty cache for gpt's configuration. MYGPT_ENOMEM. */
 mygpt_status mygpt_kv_cache_init(mygpt_kv_cache *cache, const mygpt_gpt *gpt, mygpt_error *err);
+/* Forgets the positions cached (the memory stays). NULL does nothing. */
 void mygpt_kv_cache_reset(mygpt_kv_cache *cache);
+/* Frees the cache's memory and zeroes it; NULL, or a cache zeroed or freed, does nothing. */
 void mygpt_kv_cache_free(mygpt_kv_cache *cache);
 
 /* Runs n new tokens at positions len .. len + n - 1, appending their keys and values;
  * cache->logits then holds the last one's logits, the same bits mygpt_gpt_forward gives
  * for that position. With the model packed (mygpt_gpt_pack) each token reads every
- * weight once as it is, which decoding needs to run near the memory bandwidth. Errors: ids outside [0, V), len + n > max_seq_len (MYGPT_ERANGE). */
+ * weight once as it is, which decoding needs to run near the memory bandwidth. Errors: ids
+ * outside [0, V), len + n > max_seq_len (MYGPT_ERANGE); a cache not made by
+ * mygpt_kv_cache_init, or made for a model of other sizes (MYGPT_EINVAL). */
 mygpt_status mygpt_gpt_forward_cached(mygpt_gpt *gpt, mygpt_kv_cache *cache, const int64_t *ids,
                                       int n, mygpt_error *err);
 
