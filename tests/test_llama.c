@@ -533,7 +533,7 @@ Test(llama, run_cs_loop_refuses_logits_that_are_not_finite)
 }
 
 /* A classifier picks a class: run.c's loop refuses it, as the tutorial's does, rather than
- * print tokens from its class scores */
+ * print tokens from its class scores; no sampler is refused too */
 Test(llama, run_cs_loop_refuses_a_classifier)
 {
     const mygpt_config cfg = {.vocab_size = 16, .embed_dim = 8, .num_heads = 2, .num_layers = 1, .max_seq_len = 8,
@@ -547,6 +547,13 @@ Test(llama, run_cs_loop_refuses_a_classifier)
     cr_expect_eq(mygpt_generate_llama2c(m, &s, prompt, 1, 4, NULL, NULL, NULL, &err), MYGPT_EINVAL);
     cr_expect(strstr(err.message, "a classifier (num_classes 2) picks a class"), "%s", err.message);
     mygpt_llama2c_sampler_free(&s);
+    mygpt_gpt_free(m);
+    // and a language model with no sampler (it crashed)
+    mygpt_config lm = cfg;
+    lm.num_classes = 0;
+    cr_assert_eq(mygpt_gpt_create(&m, &lm, 7, &err), MYGPT_OK, "%s", err.message);
+    cr_expect_eq(mygpt_generate_llama2c(m, NULL, prompt, 1, 4, NULL, NULL, NULL, &err), MYGPT_EINVAL);
+    cr_expect(strstr(err.message, "none was given"), "%s", err.message);
     mygpt_gpt_free(m);
 }
 

@@ -141,6 +141,13 @@ Test(sample, bad_inputs_are_refused)
     const mygpt_sampling s = {.temperature = -1};
     float l[3] = {1, 2, 3}, sc[3];
     cr_expect_eq(mygpt_sample_next(&r, l, 3, &s, sc, &tok, &err), MYGPT_EINVAL);
+    // a draw without a generator (it crashed), a top_p below 0 or NaN (taken as off)
+    const mygpt_sampling warm = {.temperature = 1}, below = {.temperature = 1, .top_p = -0.5},
+                         nan_p = {.temperature = 1, .top_p = NAN};
+    cr_expect_eq(mygpt_sample_next(NULL, l, 3, &warm, sc, &tok, &err), MYGPT_EINVAL);
+    cr_expect(strstr(err.message, "none was given") != NULL, "%s", err.message);
+    cr_expect_eq(mygpt_sample_next(&r, l, 3, &below, sc, &tok, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_sample_next(&r, l, 3, &nan_p, sc, &tok, &err), MYGPT_EINVAL);
     cr_expect_eq(mygpt_argmax((const float[]){1, 3, 3, 2}, 4), 1, "first index on ties");
 }
 

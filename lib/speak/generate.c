@@ -84,6 +84,8 @@ mygpt_status mygpt_generate_llama2c(mygpt_gpt *g, mygpt_llama2c_sampler *sampler
     if (n_prompt < 1 || steps < 0)
         return mygpt_fail(err, MYGPT_EINVAL, "need a prompt of at least one token and steps >= 0 (got %d, %d)",
                           n_prompt, steps);
+    if (!sampler)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "run.c's loop draws with a sampler, and none was given");
     if (sampler->vocab_size != V)
         return mygpt_fail(err, MYGPT_EINVAL, "the sampler draws from %d tokens, the model has %d",
                           sampler->vocab_size, V);

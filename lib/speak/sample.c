@@ -316,6 +316,8 @@ mygpt_status mygpt_multinomial(mygpt_rng *rng, const float *probs, size_t n, int
 {
     if (n == 0)
         return mygpt_fail(err, MYGPT_EINVAL, "%s", "multinomial needs at least one category");
+    if (!rng)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "multinomial draws from a generator, and none was given");
     mygpt_status st = check_probs(probs, n, err);
     if (st != MYGPT_OK)
         return st;
@@ -375,6 +377,8 @@ mygpt_status mygpt_sample_next(mygpt_rng *rng, float *logits, size_t n, const my
         return mygpt_fail(err, MYGPT_EINVAL, "temperature must be >= 0, got %g", s->temperature);
     if (s->top_k < 0)
         return mygpt_fail(err, MYGPT_EINVAL, "top-k must be >= 1 (or 0 for off), got %d", s->top_k);
+    if (!(s->top_p >= 0.0 && s->top_p <= 1.0))
+        return mygpt_fail(err, MYGPT_EINVAL, "top-p must be in (0, 1] (or 0 for off), got %g", s->top_p);
     // lesson: sample_next
     if (s->top_k > 0 && (st = mygpt_top_k_mask(logits, n, s->top_k < (int)n ? s->top_k : (int)n, err)) != MYGPT_OK)
         return st;

@@ -46,12 +46,12 @@ mygpt_status mygpt_top_p_filter(float *probs, size_t n, double top_p, mygpt_erro
  * to 1). replacement = 0 (PyTorch's default): q ~ Exponential(1) per entry (one 64-bit
  * draw each), the argmax of probs / q. replacement = 1: a float32 cumulative sum divided
  * by the total, and one 53-bit uniform searched in it. Errors as PyTorch's: an entry that
- * is negative, inf or nan, or a sum of 0 (MYGPT_EINVAL). */
+ * is negative, inf or nan, or a sum of 0 (MYGPT_EINVAL); rng NULL too. */
 mygpt_status mygpt_multinomial(mygpt_rng *rng, const float *probs, size_t n, int replacement,
                                int64_t *out, mygpt_error *err);
 
 /* How to pick the next token. temperature 0 is greedy (argmax); top_k 0 and top_p 0 are
- * off. */
+ * off (top_p otherwise in (0, 1]). */
 typedef struct mygpt_sampling {
     double temperature;
     int top_k;
@@ -60,7 +60,9 @@ typedef struct mygpt_sampling {
 } mygpt_sampling;
 
 /* The whole step above for one row of logits (n, modified in place: masked and
- * divided), scratch of n floats: the next token in *out. */
+ * divided), scratch of n floats: the next token in *out. MYGPT_EINVAL for a temperature
+ * below 0 or NaN, a top_k below 0, a top_p outside [0, 1] or NaN, and a draw (temperature
+ * above 0) with rng NULL; multinomial's errors. */
 mygpt_status mygpt_sample_next(mygpt_rng *rng, float *logits, size_t n, const mygpt_sampling *s,
                                float *scratch, int64_t *out, mygpt_error *err);
 
