@@ -135,6 +135,10 @@ Test(book, exp_and_softmax_rows)
         for (int i = 1; i < 5; i++) // x grows along the row: so do its weights
             cr_expect(p[r * 5 + i] > p[r * 5 + i - 1]);
     }
+    const float before = p[0];
+    mygpt_softmax_lastdim(p, x, 2, -3); // rows of no value: nothing (it read out of bounds)
+    mygpt_softmax_lastdim(p, x, 2, 0);
+    cr_expect_eq(p[0], before);
 }
 
 /* parts[i] (sizes[i] floats each) drawn from U(-1, 1) in turn after seed */

@@ -312,6 +312,8 @@ Test(classify, the_book_s_fine_tuning_and_its_lora_follow_pytorch_in_thirteen_co
         }
         cr_assert_null(param, "config %d: a param line without its param64 line", configs);
         cr_expect_eq(step, c.steps, "config %d: %d steps", configs, step);
+        cr_expect_not(mygpt_trainer_is_trainable(tr, mygpt_state_dict_len(&g->config)), "no such entry");
+        cr_expect_not(mygpt_trainer_is_trainable(tr, -1), "no such entry");
         cr_expect_eq(frozen_total, mygpt_state_dict_len(&g->config) - trainable_entries(tr),
                      "config %d: %d frozen tensors in PyTorch", configs, frozen_total);
         cr_expect_eq(opt.n, mygpt_trainer_trainable_count(tr), "config %d: AdamW holds state for %zu floats",

@@ -61,6 +61,21 @@ Test(quantizer, the_table_holds_every_format_once_and_its_names_read_back)
     }
     cr_expect_null(mygpt_weights_traits_of(MYGPT_WEIGHTS_COUNT));
     cr_expect_str_eq(mygpt_weights_name(MYGPT_WEIGHTS_COUNT), "?");
+    // rows of no value (cols < 1): nothing read or written (a negative cols read out of bounds)
+    float wv[4] = {1, 2, 3, 4}, sc[1] = {7}, out[4] = {9, 9, 9, 9};
+    int8_t q[4] = {5, 5, 5, 5};
+    for (int i = 0; i < MYGPT_WEIGHTS_COUNT; i++) {
+        const mygpt_weights_traits *t = mygpt_weights_traits_of((mygpt_weights)i);
+        cr_expect_eq(t->quantize(wv, 2, -4, q, sc, NULL), MYGPT_OK, "%s", t->name);
+        t->dequantize(q, sc, 2, -1, out);
+        if (t->check)
+            cr_expect_eq(t->check(q, sc, 2, -4, NULL), MYGPT_OK, "%s", t->name);
+        cr_expect(q[0] == 5 && q[3] == 5 && out[0] == 9 && out[3] == 9 && sc[0] == 7, "%s wrote", t->name);
+    }
+    cr_expect_eq(mygpt_weights_quantizes(&(mygpt_config){.vocab_size = 8, .embed_dim = 4, .num_heads = 1,
+                                                         .num_layers = 1, .max_seq_len = 4},
+                                         999),
+                 0, "no such row");
     mygpt_weights w;
     cr_expect_eq(mygpt_weights_parse("int4", &w, NULL), MYGPT_EINVAL);
 }

@@ -49,6 +49,8 @@ void mygpt_exp_torch(float *out, const float *x, size_t n)
 
 void mygpt_softmax_lastdim(float *out, const float *x, size_t rows, int n)
 {
+    if (n < 1)
+        return; // rows of no value (the header says so)
     for (size_t r = 0; r < rows; r++) {
         // lesson: softmax_lastdim
         const float *xr = x + r * (size_t)n; // (n,)

@@ -96,6 +96,8 @@ static int int8_row(const float *w, int cols, int8_t *q, float *scales)
 mygpt_status mygpt_int8_quantize(const float *w, size_t rows, int cols, int8_t *q, float *scales,
                                  mygpt_error *err)
 {
+    if (cols < 1)
+        return MYGPT_OK; // no values
     const size_t groups = mygpt_int8_groups(cols);
     size_t bad = rows * (size_t)cols;
 #pragma omp parallel for schedule(static) reduction(min : bad) if (rows * (size_t)cols > ((size_t)1 << 20))
@@ -116,6 +118,8 @@ mygpt_status mygpt_int8_quantize(const float *w, size_t rows, int cols, int8_t *
 
 void mygpt_int8_dequantize(const int8_t *q, const float *scales, size_t rows, int cols, float *out)
 {
+    if (cols < 1)
+        return; // no values
     const size_t groups = mygpt_int8_groups(cols);
 #pragma omp parallel for schedule(static) if (rows * (size_t)cols > ((size_t)1 << 20))
     for (size_t r = 0; r < rows; r++)
@@ -127,6 +131,8 @@ void mygpt_int8_dequantize(const int8_t *q, const float *scales, size_t rows, in
 
 static mygpt_status fp32_quantize(const float *w, size_t rows, int cols, void *q, float *scales, mygpt_error *err)
 {
+    if (cols < 1)
+        return MYGPT_OK; // no values
     (void)scales, (void)err;
     memcpy(q, w, rows * (size_t)cols * sizeof *w);
     return MYGPT_OK;
@@ -134,18 +140,24 @@ static mygpt_status fp32_quantize(const float *w, size_t rows, int cols, void *q
 
 static void fp32_dequantize(const void *q, const float *scales, size_t rows, int cols, float *out)
 {
+    if (cols < 1)
+        return; // no values
     (void)scales;
     memcpy(out, q, rows * (size_t)cols * sizeof *out);
 }
 
 static mygpt_status bf16_quantize(const float *w, size_t rows, int cols, void *q, float *scales, mygpt_error *err)
 {
+    if (cols < 1)
+        return MYGPT_OK; // no values
     (void)scales;
     return mygpt_bf16_quantize(w, rows * (size_t)cols, q, err);
 }
 
 static void bf16_dequantize(const void *q, const float *scales, size_t rows, int cols, float *out)
 {
+    if (cols < 1)
+        return; // no values
     (void)scales;
     const uint16_t *b = q;
     const size_t n = rows * (size_t)cols;
@@ -156,6 +168,8 @@ static void bf16_dequantize(const void *q, const float *scales, size_t rows, int
 
 static mygpt_status bf16_check(const void *q, const float *scales, size_t rows, int cols, mygpt_error *err)
 {
+    if (cols < 1)
+        return MYGPT_OK; // no values
     (void)scales;
     const uint16_t *b = q;
     const size_t n = rows * (size_t)cols;
@@ -177,6 +191,8 @@ static void int8_dequantize(const void *q, const float *scales, size_t rows, int
 
 static mygpt_status int8_check(const void *q8, const float *scales, size_t rows, int cols, mygpt_error *err)
 {
+    if (cols < 1)
+        return MYGPT_OK; // no values
     const int8_t *q = q8;
     const size_t n = rows * (size_t)cols, ns = rows * mygpt_int8_groups(cols);
     for (size_t k = 0; k < n; k++)

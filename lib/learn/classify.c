@@ -87,6 +87,8 @@ mygpt_status mygpt_trainer_freeze_for_lora(mygpt_trainer *tr, mygpt_error *err)
 
 int mygpt_trainer_is_trainable(const mygpt_trainer *tr, int j)
 {
+    if (j < 0 || j >= mygpt_state_dict_len(&tr->model->config))
+        return 0; // no such entry
     return !tr->trainable || tr->trainable[j];
 }
 

@@ -15,6 +15,8 @@
 
 int mygpt_weights_quantizes(const mygpt_config *cfg, int i)
 {
+    if (i < 0 || i >= MYGPT_NUM_PARAM_TENSORS)
+        return 0; // no such row
     mygpt_param_info info;
     mygpt_param_info_get(cfg, i, &info);
     return info.present && (info.role == MYGPT_ROLE_LINEAR || i == MYGPT_PARAM_wte);

@@ -108,7 +108,7 @@ void mygpt_mm(float *out, const float *a, const float *b, int M, int K, int N);
 void mygpt_exp_torch(float *out, const float *x, size_t n);
 
 /* torch.softmax(x, dim=-1) over rows of n (out may be x): exp(x - max) in PyTorch's
- * lanes, their sum, then times 1 / sum. */
+ * lanes, their sum, then times 1 / sum. n < 1: nothing is written. */
 void mygpt_softmax_lastdim(float *out, const float *x, size_t rows, int n);
 
 /* attn_scores.masked_fill_(torch.triu(torch.ones(T, T), diagonal=1).bool(), -torch.inf):

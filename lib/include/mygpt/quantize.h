@@ -33,7 +33,8 @@ extern "C" {
 
 #pragma GCC visibility push(default)
 
-/* Whether table row i (mygpt/gpt.h) is stored quantized in a quantized model of cfg. */
+/* Whether table row i (mygpt/gpt.h) is stored quantized in a quantized model of cfg (0 for
+ * an i outside the table). */
 int mygpt_weights_quantizes(const mygpt_config *cfg, int i);
 
 /* Bytes of weights a decoding step reads for one token in format w: every matmul weight

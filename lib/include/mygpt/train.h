@@ -219,7 +219,7 @@ mygpt_status mygpt_trainer_freeze_for_classification(mygpt_trainer *tr, mygpt_er
  * (mygpt/lora.h). MYGPT_EINVAL for a model without adapters; MYGPT_ENOMEM. */
 mygpt_status mygpt_trainer_freeze_for_lora(mygpt_trainer *tr, mygpt_error *err);
 
-/* Whether state_dict entry j trains (1 without a mask). */
+/* Whether state_dict entry j trains (1 without a mask; 0 for a j that is no entry). */
 int mygpt_trainer_is_trainable(const mygpt_trainer *tr, int j);
 
 /* Parameters that train: sum(p.numel() for p in model.parameters() if p.requires_grad). */

@@ -49,7 +49,8 @@ typedef enum mygpt_weights {
 
 /* A format's facts. The recipe and the reading work on a (rows, cols) weight stored row
  * by row: q holds rows * cols values of value_bytes each, and, for a format with groups,
- * scales holds each row's mygpt_weights_scales(w, cols) float32 scales (NULL otherwise). */
+ * scales holds each row's mygpt_weights_scales(w, cols) float32 scales (NULL otherwise).
+ * cols < 1 is rows of no value: each function then does nothing (and succeeds). */
 typedef struct mygpt_weights_traits {
     const char *name;   /* "fp32", "bf16", "int8": --weights, and a file's __metadata__ */
     const char *dtype;  /* the safetensors dtype of the stored values: "F32", "BF16", "I8" */
