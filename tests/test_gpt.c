@@ -18,7 +18,10 @@
 #include "kernels/attention.h"
 #include "base/parallel.h"
 #include "base/simd.h"
+#include "mygpt.h"
 #include "mygpt/gpt.h"
+#include "mygpt/llama2c_sample.h"
+#include "mygpt/sp_tokenizer.h"
 #include "mygpt/layers.h"
 #include "mygpt/train.h"
 
@@ -670,6 +673,56 @@ Test(gpt_errors, layer_functions_refuse_what_would_read_out_of_bounds)
     /* scratch smaller than one thread's slice is refused, not overrun */
     cr_expect_eq(mygpt_attention_forward(q, NULL, qqq, s, 0, three_heads, MYGPT_IMPL_FAST, &err), MYGPT_EINVAL);
     cr_expect_eq(mygpt_attention_forward(q, NULL, qqq, s, 0, three_heads, MYGPT_IMPL_REFERENCE, &err), MYGPT_EINVAL);
+}
+
+/* Every *_free takes NULL and a zeroed struct, and does nothing (mygpt.h says so) */
+Test(gpt_errors, every_free_takes_null_and_a_zeroed_struct)
+{
+    mygpt_csv_free(NULL);
+    mygpt_dataloader_free(NULL);
+    mygpt_gpt_free(NULL);
+    mygpt_instruct_data_free(NULL);
+    mygpt_instruct_dataset_free(NULL);
+    mygpt_instruct_loader_free(NULL);
+    mygpt_kv_cache_free(NULL);
+    mygpt_kv_cache_reset(NULL);
+    mygpt_llama2c_sampler_free(NULL);
+    mygpt_mha_steps_free(NULL);
+    mygpt_optimizer_free(NULL);
+    mygpt_sb_free(NULL);
+    mygpt_simple_tokenizer_free(NULL);
+    mygpt_sp_free(NULL);
+    mygpt_spam_dataset_free(NULL);
+    mygpt_spam_loader_free(NULL);
+    mygpt_tokenizer_free(NULL);
+    mygpt_trainer_free(NULL);
+    mygpt_words_free(NULL);
+    mygpt_csv csv = {0};
+    mygpt_dataloader dl = {0};
+    mygpt_instruct_data d = {0};
+    mygpt_instruct_dataset ids = {0};
+    mygpt_instruct_loader il = {0};
+    mygpt_kv_cache kc = {0};
+    mygpt_llama2c_sampler ls = {0};
+    mygpt_mha_steps ms = {0};
+    mygpt_optimizer opt = {0};
+    mygpt_strbuf sb = {0};
+    mygpt_spam_dataset sd = {0};
+    mygpt_spam_loader sl = {0};
+    mygpt_words w = {0};
+    mygpt_csv_free(&csv);
+    mygpt_dataloader_free(&dl);
+    mygpt_instruct_data_free(&d);
+    mygpt_instruct_dataset_free(&ids);
+    mygpt_instruct_loader_free(&il);
+    mygpt_kv_cache_free(&kc);
+    mygpt_llama2c_sampler_free(&ls);
+    mygpt_mha_steps_free(&ms);
+    mygpt_optimizer_free(&opt);
+    mygpt_sb_free(&sb);
+    mygpt_spam_dataset_free(&sd);
+    mygpt_spam_loader_free(&sl);
+    mygpt_words_free(&w);
 }
 
 /* Sizes whose own arithmetic would overflow (M rows past memory: a division by zero in the

@@ -83,6 +83,8 @@ const char *mygpt_sb_str(const mygpt_strbuf *sb)
 
 void mygpt_sb_free(mygpt_strbuf *sb)
 {
+    if (!sb)
+        return;
     free(sb->data);
     sb->data = NULL;
     sb->len = sb->cap = 0;

@@ -26,7 +26,8 @@
  *   mygpt/llama2c_sample.h  llama2.c's sampler (xorshift, temperature, top-p)
  *
  * Errors: functions that can fail return a mygpt_status and fill a caller-owned
- * mygpt_error; nothing in the library exits, aborts or prints.
+ * mygpt_error; nothing in the library exits, aborts or prints. Every *_free takes NULL,
+ * and a struct zeroed, freed already or whose making failed, and then does nothing.
  *
  * Threads: the library keeps no global state but the instruction set it picks once
  * per process (kernels/cpu.c). Every function is thread-safe on

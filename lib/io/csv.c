@@ -269,6 +269,8 @@ const char *mygpt_csv_field(const mygpt_csv *csv, size_t row, size_t col, size_t
 
 void mygpt_csv_free(mygpt_csv *csv)
 {
+    if (!csv)
+        return;
     free(csv->field);
     free(csv->len);
     free(csv->line);

@@ -138,6 +138,8 @@ mygpt_status mygpt_dataloader_batch(const mygpt_dataloader *dl, size_t b, int64_
 
 void mygpt_dataloader_free(mygpt_dataloader *dl)
 {
+    if (!dl)
+        return;
     free(dl->order);
     dl->order = NULL;
 }

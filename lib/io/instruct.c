@@ -49,6 +49,8 @@ mygpt_status mygpt_instruct_prompt(char **out, const char *instruction, const ch
 
 void mygpt_instruct_data_free(mygpt_instruct_data *d)
 {
+    if (!d)
+        return;
     for (size_t i = 0; i < d->n; i++) {
         free(d->entry[i].instruction);
         free(d->entry[i].input);
@@ -166,6 +168,8 @@ void mygpt_instruct_split(size_t n, size_t *train, size_t *test, size_t *val)
 
 void mygpt_instruct_dataset_free(mygpt_instruct_dataset *ds)
 {
+    if (!ds)
+        return;
     free(ds->start);
     free(ds->prompt_len);
     free(ds->ids);
@@ -366,6 +370,8 @@ mygpt_status mygpt_instruct_loader_batch(const mygpt_instruct_loader *dl, size_t
 
 void mygpt_instruct_loader_free(mygpt_instruct_loader *dl)
 {
+    if (!dl)
+        return;
     free(dl->order);
     dl->order = NULL;
 }

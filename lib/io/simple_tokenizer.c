@@ -13,6 +13,8 @@
 
 void mygpt_words_free(mygpt_words *w)
 {
+    if (!w)
+        return;
     for (size_t i = 0; w->items && i < w->n; i++)
         free(w->items[i]);
     free(w->items);
@@ -147,6 +149,8 @@ mygpt_status mygpt_simple_tokenizer_init(mygpt_simple_tokenizer *tok, const char
 
 void mygpt_simple_tokenizer_free(mygpt_simple_tokenizer *tok)
 {
+    if (!tok)
+        return;
     mygpt_words_free(&tok->vocab);
     tok->unk = -1;
 }

@@ -135,6 +135,8 @@ void mygpt_spam_dataset_row(const mygpt_spam_dataset *ds, size_t i, int64_t *row
 
 void mygpt_spam_dataset_free(mygpt_spam_dataset *ds)
 {
+    if (!ds)
+        return;
     free(ds->ids);
     free(ds->start);
     free(ds->labels);
@@ -178,6 +180,8 @@ mygpt_status mygpt_spam_loader_batch(const mygpt_spam_loader *dl, size_t b, int6
 
 void mygpt_spam_loader_free(mygpt_spam_loader *dl)
 {
+    if (!dl)
+        return;
     free(dl->order);
     dl->order = NULL;
 }

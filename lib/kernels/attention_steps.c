@@ -112,6 +112,8 @@ mygpt_status mygpt_mha_steps_init(mygpt_mha_steps *s, const mygpt_mha *m, int B,
 
 void mygpt_mha_steps_free(mygpt_mha_steps *s)
 {
+    if (!s)
+        return;
     float *parts[7] = {s->queries, s->keys, s->values, s->scores, s->weights, s->context, s->out};
     for (int i = 0; i < 7; i++)
         free(parts[i]);

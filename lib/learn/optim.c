@@ -37,6 +37,8 @@ void mygpt_adamw_init(mygpt_optimizer *opt, double lr)
 
 void mygpt_optimizer_free(mygpt_optimizer *opt)
 {
+    if (!opt)
+        return;
     free(opt->buf);
     free(opt->buf2);
     opt->buf = opt->buf2 = NULL;

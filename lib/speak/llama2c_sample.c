@@ -48,6 +48,8 @@ mygpt_status mygpt_llama2c_sampler_init(mygpt_llama2c_sampler *s, int vocab_size
 
 void mygpt_llama2c_sampler_free(mygpt_llama2c_sampler *s)
 {
+    if (!s)
+        return;
     free(s->candidates);
     s->candidates = NULL;
 }
