@@ -218,6 +218,16 @@ Test(checkpoint, a_nan_or_an_infinity_is_never_saved)
     cr_expect(strstr(err.message, "optimizer.exp_avg_sq holds a non-finite value (inf at 3)"), "%s", err.message);
     cr_expect(access(state, F_OK) != 0, "a state was written");
     opt.buf2[3] = 0.0f;
+    // a run the state could not be read back from: refused, nothing written
+    const mygpt_train_setting latin1 = {"lr", "\xff"}, empty_key = {"", "1"};
+    const mygpt_train_run unreadable[] = {{&opt, NULL, 0, NULL, &pos, NULL, 0},  // no loader (it crashed)
+                                          {&opt, NULL, -1, &train, &pos, NULL, 0}, // n_rng -1
+                                          {&opt, NULL, 0, &train, &pos, &latin1, 1},
+                                          {&opt, NULL, 0, &train, &pos, &empty_key, 1}};
+    for (size_t i = 0; i < sizeof unreadable / sizeof unreadable[0]; i++) {
+        cr_expect_eq(mygpt_train_state_save(state, g, &unreadable[i], &err), MYGPT_EINVAL, "run %zu", i);
+        cr_expect(access(state, F_OK) != 0, "run %zu: a state was written", i);
+    }
     cr_expect_eq(mygpt_train_state_save(state, g, &(mygpt_train_run){&opt, NULL, 0, &train, &pos, NULL, 0}, &err),
                  MYGPT_OK, "%s", err.message);
     unlink(state);

@@ -147,9 +147,42 @@ static void state_header(mygpt_strbuf *h, const mygpt_gpt *g, const mygpt_train_
         mygpt_sb_append(h, " ");
 }
 
+/* Whether s is valid UTF-8 (the header's JSON is read back as such) */
+static int utf8_whole(const char *s)
+{
+    uint32_t cp;
+    for (size_t n = strlen(s), i = 0, len; i < n; i += len)
+        if (!(len = (size_t)mygpt_utf8_decode(s + i, n - i, &cp)))
+            return 0;
+    return 1;
+}
+
+/* What a state cannot be written from (a run that could not be read back): NULL, or why */
+static const char *run_unsaveable(const mygpt_train_run *run)
+{
+    if (!run->opt || !run->pos || !run->train)
+        return "a training state needs the run's optimizer, position and training loader";
+    if (run->n_rng < 0 || (run->n_rng > 0 && !run->rngs) || run->n_settings < 0 ||
+        (run->n_settings > 0 && !run->settings))
+        return "the run's generators or settings are not n_rng and n_settings of them";
+    for (int i = 0; i < run->n_rng; i++)
+        if (!run->rngs[i])
+            return "one of the run's generators is NULL";
+    for (int i = 0; i < run->n_settings; i++) {
+        const mygpt_train_setting *st = &run->settings[i];
+        if (!st->key || !st->value || !*st->key || strlen(st->key) > 120 || !utf8_whole(st->key) ||
+            !utf8_whole(st->value))
+            return "a setting of the run is not a key of 1 to 120 bytes and a value, both UTF-8";
+    }
+    return NULL;
+}
+
 mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const mygpt_train_run *run,
                                     mygpt_error *err)
 {
+    const char *why = run_unsaveable(run);
+    if (why)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", why);
     const mygpt_optimizer *opt = run->opt;
     const mygpt_dataloader *train = run->train;
     const mygpt_train_position *pos = run->pos;

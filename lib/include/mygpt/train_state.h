@@ -73,7 +73,9 @@ typedef struct mygpt_train_run {
  * (float32), run's optimizer's buffers, its generators, its loader's order (when
  * pos->batch > 0), its position and its settings; nothing of run is changed.
  * MYGPT_EINVAL (a quantized model, a path refused, an optimizer step that is not
- * pos->step), MYGPT_EIO (a failed write, with the reason), MYGPT_ENOMEM; MYGPT_ERANGE,
+ * pos->step, a run without its optimizer, position or loader, n_rng or n_settings below 0,
+ * a setting whose key is empty or over 120 bytes, or whose key or value is not UTF-8:
+ * what could not be read back), MYGPT_EIO (a failed write, with the reason), MYGPT_ENOMEM; MYGPT_ERANGE,
  * nothing written, for a weight or an optimizer's value that is a NaN or an infinity. */
 mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const mygpt_train_run *run,
                                     mygpt_error *err);
