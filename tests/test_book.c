@@ -7,6 +7,7 @@
  * gradients against finite differences, FeedForward, the TransformerBlock's shortcuts).
  */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -446,4 +447,23 @@ Test(book, feedforward_and_block)
         .ff = {C, w1, b1, zeros, zeros}};
     cr_assert_eq(mygpt_book_block_forward(out, x, &blk, 1, N, NULL, NULL), MYGPT_OK);
     cr_expect_arr_eq(out, x, sizeof x);
+    // sizes that do not fit each other, or none: refused before anything is read
+    mygpt_error err = {0};
+    mygpt_book_block wide = blk;
+    wide.ff.C = 2 * C; // (it read past the attention's rows)
+    cr_expect_eq(mygpt_book_block_forward(out, x, &wide, 1, N, NULL, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_book_block_forward(out, x, &blk, 0, N, NULL, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_book_block_forward(out, x, &blk, 1, -1, NULL, &err), MYGPT_EINVAL);
+    const mygpt_book_ff none = {0, w1, b1, w2, b2}, huge = {INT_MAX, w1, b1, w2, b2};
+    cr_expect_eq(mygpt_book_feedforward(out, x, &none, N, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_book_feedforward(out, x, &huge, N, &err), MYGPT_EINVAL);
+    // attention tensors made for other sizes (it wrote past them)
+    mygpt_mha_steps st;
+    cr_assert_eq(mygpt_mha_steps_init(&st, &blk.att, 1, 2, &err), MYGPT_OK);
+    mygpt_mha other = blk.att;
+    other.d_out = 2 * C;
+    cr_expect_eq(mygpt_mha_forward(&st, &other, x, NULL, &err), MYGPT_EINVAL);
+    mygpt_mha_steps_free(&st);
+    mygpt_mha_steps never = {0};
+    cr_expect_eq(mygpt_mha_forward(&never, &blk.att, x, NULL, &err), MYGPT_EINVAL);
 }

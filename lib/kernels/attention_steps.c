@@ -179,6 +179,9 @@ static void linear(float *out, const float *x, const float *w, const float *bias
 mygpt_status mygpt_mha_forward(mygpt_mha_steps *s, const mygpt_mha *m, const float *x, struct mygpt_rng *rng,
                                mygpt_error *err)
 {
+    if (!s->queries || s->d_out != m->d_out || s->H != m->num_heads)
+        return mygpt_fail(err, MYGPT_EINVAL, "the attention's tensors were made for d_out %d and %d heads, not %d and %d",
+                          s->d_out, s->H, m->d_out, m->num_heads);
     // lesson: projections
     const size_t N = (size_t)s->B * s->T;
     // keys = self.W_key(x); queries = self.W_query(x); values = self.W_value(x): (B, T, d_out)

@@ -9,6 +9,7 @@
 #include "mygpt/tensor.h"
 #include "base/base.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,8 @@ mygpt_status mygpt_shortcut_net_grads(mygpt_shortcut_net *net, const float *x, f
 
 mygpt_status mygpt_book_feedforward(float *out, const float *x, const mygpt_book_ff *ff, size_t N, mygpt_error *err)
 {
+    if (ff->C < 1 || ff->C > INT_MAX / 4)
+        return mygpt_fail(err, MYGPT_EINVAL, "a feed-forward of C=%d: C must be from 1 to %d", ff->C, INT_MAX / 4);
     const int C = ff->C, H = 4 * ff->C;
     size_t n;
     if (mygpt_mul_overflows(N, (size_t)H, &n))
@@ -153,6 +156,9 @@ mygpt_status mygpt_book_block_forward(float *out, const float *x, const mygpt_bo
                                       struct mygpt_rng *rng, mygpt_error *err)
 {
     const int C = blk->ff.C;
+    if (B < 1 || T < 1 || C < 1 || blk->att.d_in != C || blk->att.d_out != C)
+        return mygpt_fail(err, MYGPT_EINVAL, "a block of B=%d, T=%d: sizes must be positive, and the attention's "
+                          "d_in and d_out (%d, %d) the feed-forward's C (%d)", B, T, blk->att.d_in, blk->att.d_out, C);
     const size_t N = (size_t)B * T;
     float *normed = mygpt_float_block(N * C), *branch = mygpt_float_block(N * C); // (B, T, C) each
     mygpt_mha_steps s = {0};

@@ -151,7 +151,8 @@ mygpt_status mygpt_mha_steps_init(mygpt_mha_steps *s, const mygpt_mha *m, int B,
 void mygpt_mha_steps_free(mygpt_mha_steps *s);
 
 /* The forward pass of x (B, T, d_in) into s (mygpt_mha_steps_init'd for m, B, T); rng
- * not NULL is training mode (the dropout draws from it), NULL is eval mode. */
+ * not NULL is training mode (the dropout draws from it), NULL is eval mode. MYGPT_EINVAL
+ * for an s not made, or made for another d_out or number of heads. */
 mygpt_status mygpt_mha_forward(mygpt_mha_steps *s, const mygpt_mha *m, const float *x, struct mygpt_rng *rng,
                                mygpt_error *err);
 

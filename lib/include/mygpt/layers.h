@@ -236,7 +236,8 @@ typedef struct mygpt_book_ff {
     const float *w2, *b2; /* (C, 4C), (C) */
 } mygpt_book_ff;
 
-/* out (N, C) = FeedForward(x (N, C)); MYGPT_ENOMEM when its hidden (N, 4C) cannot be had. */
+/* out (N, C) = FeedForward(x (N, C)); MYGPT_EINVAL for C < 1 or 4C past INT_MAX,
+ * MYGPT_ENOMEM when its hidden (N, 4C) cannot be had. */
 mygpt_status mygpt_book_feedforward(float *out, const float *x, const mygpt_book_ff *ff, size_t N, mygpt_error *err);
 
 /* The book's TransformerBlock(cfg): x + drop(att(norm1(x))), then x + drop(ff(norm2(x))),
@@ -250,7 +251,8 @@ typedef struct mygpt_book_block {
 
 /* out (B, T, C) = the block on x (B, T, C) (out may not be x); rng not NULL is training
  * mode: the attention's dropout, then each shortcut's, draw from it in the order the
- * forward meets them. */
+ * forward meets them. MYGPT_EINVAL for B or T below 1, or an attention whose d_in or d_out
+ * is not the feed-forward's C. */
 mygpt_status mygpt_book_block_forward(float *out, const float *x, const mygpt_book_block *blk, int B, int T,
                                       struct mygpt_rng *rng, mygpt_error *err);
 
