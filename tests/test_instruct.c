@@ -96,6 +96,8 @@ Test(instruct, every_entry_encodes_as_the_books_dataset, .timeout = 120)
     }
     cr_expect_eq(entries, 1100);
     cr_expect_geq(full, 4);
+    size_t got = 5;
+    cr_expect(mygpt_instruct_item(&ds, ds.n, &got) == NULL && got == 0, "an entry past the end"); // (it read past)
     free(ids);
     golden_reader_close(&gold);
     mygpt_instruct_dataset_free(&ds);

@@ -529,6 +529,14 @@ Test(instruct_finetune, the_json_is_json_dump_indent_4)
     OK(mygpt_instruct_json(&json, &len, &e, NULL, 0, &err));
     cr_expect_str_eq(json, "[]");
     free(json);
+    // a NULL field or response is refused, naming it (it crashed)
+    const mygpt_instruct_entry no_input = {"Say", NULL, "x"};
+    const char *no_resp[1] = {NULL};
+    cr_expect_eq(mygpt_instruct_json(&json, &len, &no_input, NULL, 1, &err), MYGPT_EINVAL);
+    cr_expect_str_eq(err.message, "entry 0 has no input");
+    cr_expect_eq(mygpt_instruct_json(&json, &len, &e, no_resp, 1, &err), MYGPT_EINVAL);
+    cr_expect_str_eq(err.message, "entry 0 has no response");
+    cr_expect_null(json);
 }
 
 /* A batch whose every target is -100 (exercise 7.2's masked prompts cut short): the loss is

@@ -189,6 +189,9 @@ Test(spam, a_long_text_costs_its_own_tokens_and_rows_are_cut_and_padded)
         mygpt_spam_dataset_row(&ds, SHORT, row); // "hi" (5303), then the padding
         cr_expect(row[0] == 5303 && row[1] == 50256 && row[ds.max_length - 1] == 50256, "%lld %lld %lld",
                   (long long)row[0], (long long)row[1], (long long)row[ds.max_length - 1]);
+        row[0] = -7;
+        mygpt_spam_dataset_row(&ds, ds.n, row); // no such text: nothing written
+        cr_expect_eq(row[0], -7);
         free(row);
         mygpt_spam_dataset_free(&ds);
     }

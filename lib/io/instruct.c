@@ -227,6 +227,10 @@ cleanup:
 
 const int64_t *mygpt_instruct_item(const mygpt_instruct_dataset *ds, size_t i, size_t *len)
 {
+    if (i >= ds->n) {
+        *len = 0;
+        return NULL;
+    }
     *len = ds->start[i + 1] - ds->start[i];
     return ds->ids + ds->start[i];
 }
@@ -468,6 +472,13 @@ mygpt_status mygpt_instruct_json(char **out, size_t *len, const mygpt_instruct_e
     mygpt_strbuf sb = {0};
     *out = NULL;
     *len = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!entries[i].instruction || !entries[i].input || !entries[i].output || (responses && !responses[i]))
+            return mygpt_fail(err, MYGPT_EINVAL, "entry %zu has no %s", i,
+                              !entries[i].instruction ? "instruction"
+                              : !entries[i].input     ? "input"
+                              : !entries[i].output    ? "output"
+                                                      : "response");
     mygpt_sb_append(&sb, n ? "[" : "[]");
     for (size_t i = 0; i < n; i++) {
         mygpt_sb_append(&sb, i ? ",\n    {\n        \"instruction\": " : "\n    {\n        \"instruction\": ");

@@ -122,6 +122,8 @@ done:
 
 void mygpt_spam_dataset_row(const mygpt_spam_dataset *ds, size_t i, int64_t *row)
 {
+    if (i >= ds->n)
+        return; // no such text (the header says so)
     const int64_t *text = ds->ids + ds->start[i];
     const size_t len = ds->start[i + 1] - ds->start[i];
     // encoded_text[:max_length] + [pad_token_id] * (max_length - len(encoded_text))

@@ -201,7 +201,8 @@ mygpt_status mygpt_instruct_dataset_init(mygpt_instruct_dataset *ds, const mygpt
 
 void mygpt_instruct_dataset_free(mygpt_instruct_dataset *ds);
 
-/* The tokens of entry i (i < ds->n): *len = ds->start[i + 1] - ds->start[i] of them. */
+/* The tokens of entry i: *len = ds->start[i + 1] - ds->start[i] of them (NULL and 0 for an
+ * i that is not below ds->n). */
 const int64_t *mygpt_instruct_item(const mygpt_instruct_dataset *ds, size_t i, size_t *len);
 
 /* The length T of custom_collate_fn's tensors for items of these lengths: the longest
@@ -297,7 +298,8 @@ mygpt_status mygpt_instruct_response(char **out, const char *bytes, size_t n, my
  * model_response (responses[i] for entry i; NULL: the entries alone), strings as
  * Python's ensure_ascii writes them (\uXXXX for anything outside space..~, surrogate
  * pairs above U+FFFF, \n \t \" \\ ...; a byte of no valid UTF-8 character as
- * \ufffd), no newline at the end. *out: malloc'd (*len bytes). MYGPT_ENOMEM. */
+ * \ufffd), no newline at the end. *out: malloc'd (*len bytes). MYGPT_EINVAL for an entry
+ * with a NULL field (input is "" when there is none) or a NULL response; MYGPT_ENOMEM. */
 mygpt_status mygpt_instruct_json(char **out, size_t *len, const mygpt_instruct_entry *entries,
                                  const char *const *responses, size_t n, mygpt_error *err);
 
@@ -329,7 +331,7 @@ mygpt_status mygpt_spam_dataset_load(mygpt_spam_dataset *ds, const char *path, c
                                      size_t max_length, int64_t pad_id, int num_classes, mygpt_error *err);
 
 /* Row i as the dataset gives it (__getitem__'s ids): row (max_length) receives text i's
- * first max_length tokens, then pad_id up to max_length. */
+ * first max_length tokens, then pad_id up to max_length (nothing for an i not below n). */
 void mygpt_spam_dataset_row(const mygpt_spam_dataset *ds, size_t i, int64_t *row);
 void mygpt_spam_dataset_free(mygpt_spam_dataset *ds);
 
