@@ -393,6 +393,35 @@ Test(cli_chapters, a_line_plot_leaves_a_gap_at_a_point_that_is_not_finite)
     rmdir(dir);
 }
 
+/* Figures of nothing, or with NULL labels, or a negative stride: drawn and saved, no crash
+ * (each crashed or asked for 2^64 bytes) */
+Test(cli_chapters, figures_of_odd_sizes_and_null_labels_are_drawn)
+{
+    char dir[] = "/tmp/mygpt_odd_XXXXXX", path[128];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/odd.svg", dir);
+    const float y[4] = {1, 2, 3, 4}, att[2 * 2] = {1, 0, 0.5f, 0.5f};
+    const char *const labels[2] = {"a", NULL};
+    mygpt_svg fig;
+    mygpt_error err = {0};
+    mygpt_svg_begin(&fig, 400, 300);
+    const mygpt_svg_series backwards = {.y = y, .n = 4, .stride = -1, .label = NULL};
+    mygpt_svg_line_plot(&fig, &(mygpt_svg_panel){.x = 50, .y = 30, .w = 300, .h = 200}, &backwards, 1, 0, 5);
+    mygpt_svg_heatmap(&fig, &(mygpt_svg_panel){.x = 50, .y = 30, .w = 300, .h = 200}, y, -1, 4, 0, 1, 1);
+    mygpt_svg_heatmap(&fig, &(mygpt_svg_panel){.x = 50, .y = 30, .w = 300, .h = 200, .xticks = labels,
+                                              .yticks = labels},
+                      att, 2, 2, 0, 1, 1);
+    cr_expect_eq(mygpt_svg_save(&fig, path, &err), MYGPT_OK, "%s", err.message);
+    mygpt_svg_attention_grid(&fig, att, 1, 1, 2, NULL);
+    cr_expect_eq(mygpt_svg_save(&fig, path, &err), MYGPT_OK, "%s", err.message);
+    mygpt_svg_attention_grid(&fig, att, 1, 1, 2, labels);
+    cr_expect_eq(mygpt_svg_save(&fig, path, &err), MYGPT_OK, "%s", err.message);
+    mygpt_svg_attention_grid(&fig, att, 0, 1, 2, labels);
+    cr_expect_eq(mygpt_svg_save(&fig, path, &err), MYGPT_OK, "%s", err.message);
+    unlink(path);
+    rmdir(dir);
+}
+
 /* --train's breakdown puts each part's share of the step's FLOPs beside its share of the
  * time: the shares of the six parts that compute (the rest computes no counted FLOP)
  * add up to the whole, whatever the timings. */

@@ -78,7 +78,8 @@ static void text(mygpt_svg *fig, double x, double y, double size, const char *an
     if (rotate != 0.0)
         mygpt_sb_printf(&fig->sb, " transform=\"rotate(%g %.1f %.1f)\"", rotate, x, y);
     mygpt_sb_append(&fig->sb, ">");
-    mygpt_sb_append_shown(&fig->sb, s, strlen(s), 1); // valid XML text, whatever s holds
+    if (s) // valid XML text, whatever s holds (NULL: none)
+        mygpt_sb_append_shown(&fig->sb, s, strlen(s), 1);
     mygpt_sb_append(&fig->sb, "</text>\n");
 }
 
@@ -99,9 +100,9 @@ static void labels(mygpt_svg *fig, const mygpt_svg_panel *p, double xpad, double
 static double label_reach(const char *const *labels, int n, double fs)
 {
     size_t most = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; labels && i < n; i++) {
         size_t chars = 0;
-        for (const unsigned char *c = (const unsigned char *)labels[i]; *c; c++)
+        for (const unsigned char *c = (const unsigned char *)labels[i]; c && *c; c++)
             chars += (*c & 0xC0) != 0x80;
         if (chars > most)
             most = chars;
@@ -126,7 +127,7 @@ static double series_x(const mygpt_svg_series *s, int i)
 /* y of point i of series s */
 static double series_y(const mygpt_svg_series *s, int i)
 {
-    return (double)s->y[(size_t)i * (s->stride ? (size_t)s->stride : 1)];
+    return (double)s->y[(size_t)i * (s->stride > 1 ? (size_t)s->stride : 1)];
 }
 
 /* Whether point i of series s can be drawn: a NaN or an infinity is a gap in its line */
@@ -363,6 +364,8 @@ void mygpt_svg_heatmap(mygpt_svg *fig, const mygpt_svg_panel *p, const float *da
 {
     mygpt_strbuf *sb = &fig->sb;
     fig->axes += colorbar ? 2 : 1;
+    if (rows < 1 || cols < 1)
+        return; // no cell (the header says so)
     const double cw = p->w / cols, ch = p->h / rows;
     /* Small maps (the RoPE cache's 50 x 32): one rectangle per cell, crisp in every
      * renderer. Large ones (the 256 x 384 sinusoid map): one embedded PNG of rows x cols
@@ -422,6 +425,10 @@ void mygpt_svg_attention_grid(mygpt_svg *fig, const float *att, int L, int NH, i
     const double reach = 6 + label_reach(labels, T, cell < 12 ? cell : 12);
     const double left = reach + 40 > 120 ? reach + 40 : 120, gap_x = left + 80;
     const double gap_y = reach + 62 > 150 ? reach + 62 : 150;
+    if (L < 1 || NH < 1 || T < 1) {
+        mygpt_svg_begin(fig, left, top); // no head: an empty figure
+        return;
+    }
     mygpt_svg_begin(fig, left + NH * (side + gap_x), top + L * (side + gap_y));
     for (int l = 0; l < L; l++)
         for (int h = 0; h < NH; h++) {

@@ -45,7 +45,7 @@ typedef struct mygpt_svg_series {
     const float *y;         /* n values */
     const float *x;         /* their x (contiguous), or NULL for x = 0, 1, ..., n - 1 */
     int n;
-    int stride;             /* distance between consecutive y values (0 or 1 = contiguous) */
+    int stride;             /* distance between consecutive y values (1 or less = contiguous) */
     const char *label;      /* legend text */
     int markers;            /* 1: a dot on every point (measured values) */
     int dashed;             /* 1: a dashed grey line (a reference, such as "ideal") */
@@ -63,7 +63,8 @@ void mygpt_svg_line_plot(mygpt_svg *fig, const mygpt_svg_panel *p, const mygpt_s
 
 /* Heatmap of data (rows, cols), row 0 at the top, coloured with the RdBu map
  * from vmin (red) to vmax (blue) (or white to blue: p->sequential), and a colour bar
- * at the right if colorbar. */
+ * at the right if colorbar. rows or cols below 1: no cell is drawn. A NULL label of
+ * p->xticks or p->yticks (or of any title) is an empty one. */
 void mygpt_svg_heatmap(mygpt_svg *fig, const mygpt_svg_panel *p, const float *data, int rows,
                        int cols, double vmin, double vmax, int colorbar);
 
@@ -71,7 +72,8 @@ void mygpt_svg_heatmap(mygpt_svg *fig, const mygpt_svg_panel *p, const float *da
  * gives it for one sequence, one heatmap per head (white 0 to dark blue 1, a colour
  * bar each), layers down and heads across, labels[t] (the tokens) on both axes: row t
  * is query t (the token attending, titled "query"), column s key s (the token attended
- * to, titled "key"). Starts fig (mygpt_svg_begin); save it with mygpt_svg_save. */
+ * to, titled "key"); labels NULL: numbered ticks. Starts fig (mygpt_svg_begin; an empty
+ * figure when L, NH or T is below 1); save it with mygpt_svg_save. */
 void mygpt_svg_attention_grid(mygpt_svg *fig, const float *att, int L, int NH, int T,
                               const char *const *labels);
 
