@@ -278,6 +278,9 @@ Test(book, attention_dropout_and_bad_sizes)
     cr_expect_eq(mygpt_mha_steps_init(&s, &t.m, 2, 5, &err), MYGPT_EINVAL);
     cr_expect(strstr(err.message, "divisible") != NULL, "%s", err.message);
     cr_expect_null(s.out);
+    t.m.num_heads = 2;
+    t.m.dropout = NAN; // (taken as none)
+    cr_expect_eq(mygpt_mha_steps_init(&s, &t.m, 2, 5, &err), MYGPT_EINVAL);
 }
 
 Test(book, mean_var_and_layernorm)

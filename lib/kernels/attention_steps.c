@@ -93,6 +93,8 @@ mygpt_status mygpt_mha_steps_init(mygpt_mha_steps *s, const mygpt_mha *m, int B,
                           m->d_in, m->d_out, m->num_heads,
                           m->num_heads > 0 && m->d_out % m->num_heads ? "d_out must be divisible by num_heads"
                                                                        : "sizes must be positive");
+    if (!(m->dropout >= 0.0 && m->dropout < 1.0)) // (a NaN was taken as none)
+        return mygpt_fail(err, MYGPT_EINVAL, "dropout probability has to be in [0, 1), got %g", m->dropout);
     size_t btd, bhtt;
     if (mygpt_mul_overflows((size_t)B * T, (size_t)m->d_out, &btd) ||
         mygpt_mul_overflows((size_t)B * m->num_heads, (size_t)T * T, &bhtt))

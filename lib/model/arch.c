@@ -2,6 +2,7 @@
  * arch.c - whose GPT a configuration describes: the architectures' names and the
  * switches each sets (mygpt_arch_switches), which the parameter table and the block read.
  */
+#include <limits.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -49,7 +50,9 @@ int mygpt_ffn_hidden(const mygpt_config *cfg)
 {
     if (cfg->ffn_hidden > 0)
         return cfg->ffn_hidden;
-    return cfg->arch == MYGPT_ARCH_LLAMA ? mygpt_llama_hidden_dim(cfg->embed_dim, 256) : 4 * cfg->embed_dim;
+    if (cfg->arch == MYGPT_ARCH_LLAMA)
+        return mygpt_llama_hidden_dim(cfg->embed_dim, 256);
+    return cfg->embed_dim <= INT_MAX / 4 ? 4 * cfg->embed_dim : INT_MAX; // (mygpt_config_validate refuses such a C)
 }
 
 int mygpt_head_size(const mygpt_config *cfg)
