@@ -161,6 +161,13 @@ Test(posenc, no_position_or_no_pair_turns_nothing)
         mygpt_rope_heads_backward(x, 2, 0, 0, 1, 4, halves, 0);
         mygpt_rope_heads_backward(x, 8, 1, 3, 1, 1, halves, 8);
     }
+    // an infinite base or factor is refused (it made zeros and NaNs)
+    float f[4];
+    mygpt_error err = {0};
+    cr_expect_eq(mygpt_rope_inv_freq(f, 8, INFINITY, &err), MYGPT_EINVAL);
+    const mygpt_rope_scaling inf_factor = {.factor = INFINITY, .low_freq_factor = 1, .high_freq_factor = 4,
+                                           .original_context = 8192};
+    cr_expect_eq(mygpt_rope_scale_llama3(f, 4, &inf_factor, &err), MYGPT_EINVAL);
     // the notebook's table has no position before 0 (a negative one looped for ever)
     mygpt_rope_heads(x, 1, 1, -1, 1, 8, 1, 0);
     mygpt_rope_heads(x, 1, 1, -1, 1, 8, 1, 16);

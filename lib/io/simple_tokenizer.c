@@ -121,7 +121,8 @@ mygpt_status mygpt_simple_tokenizer_init(mygpt_simple_tokenizer *tok, const char
     MYGPT_TRY(mygpt_regex_split(MYGPT_SIMPLE_PATTERN, text, len, 1, w, err));
     // lesson: vocabulary
     // sorted(set(preprocessed)): strcmp orders UTF-8 as Python orders code points
-    qsort(w->items, w->n, sizeof *w->items, compare_words);
+    if (w->n > 1) // (qsort's array may not be NULL, as it is for no word)
+        qsort(w->items, w->n, sizeof *w->items, compare_words);
     size_t kept = 0;
     for (size_t i = 0; i < w->n; i++) {
         if (kept > 0 && strcmp(w->items[kept - 1], w->items[i]) == 0)
@@ -159,7 +160,8 @@ int64_t mygpt_simple_id(const mygpt_simple_tokenizer *tok, const char *word)
 {
     // the sorted words first (binary search), then the specials after them
     const size_t sorted = tok->vocab.n - (tok->unk >= 0 ? 2 : 0);
-    const char *const *hit = bsearch(&word, tok->vocab.items, sorted, sizeof *tok->vocab.items, compare_words);
+    const char *const *hit =
+        sorted ? bsearch(&word, tok->vocab.items, sorted, sizeof *tok->vocab.items, compare_words) : NULL;
     if (hit)
         return (int64_t)(hit - (const char *const *)tok->vocab.items);
     for (size_t i = sorted; i < tok->vocab.n; i++)

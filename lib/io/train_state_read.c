@@ -478,6 +478,9 @@ mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, const mygpt_
     if (g->quantized)
         return mygpt_fail(err, MYGPT_EINVAL, "%s",
                           "a training state continues a float32 model, not a quantized one");
+    if (!run->opt || !run->pos || !run->train || run->n_rng < 0 || (run->n_rng > 0 && !run->rngs))
+        return mygpt_fail(err, MYGPT_EINVAL, "%s",
+                          "a training state is read into a run's optimizer, position, loader and n_rng generators");
     state_read r = {0};
     state_values v = {0};
     const char *why;

@@ -160,7 +160,7 @@ static mygpt_status write_whole_unheld(const char *path, const char *data, size_
     char tmp[4200];
     mygpt_status st = mygpt_checkpoint_check_path(path, err);
     FILE *f = st == MYGPT_OK ? mygpt_temp_beside(path, tmp, sizeof tmp, &st, err) : NULL;
-    return f ? commit(f, tmp, path, fwrite(data, 1, len, f) == len, keep, err) : st;
+    return f ? commit(f, tmp, path, len == 0 || fwrite(data, 1, len, f) == len, keep, err) : st;
 }
 
 mygpt_status mygpt_write_whole_unheld(const char *path, const char *data, size_t len, mygpt_error *err)

@@ -78,8 +78,8 @@ mygpt_status mygpt_rope_inv_freq(float *inv_freq, int d_model, double base, mygp
     mygpt_status st = check_even("d_model", d_model, err);
     if (st != MYGPT_OK)
         return st;
-    if (!(base > 0.0))
-        return mygpt_fail(err, MYGPT_EINVAL, "base must be positive, got %g", base);
+    if (!(base > 0.0 && isfinite(base)))
+        return mygpt_fail(err, MYGPT_EINVAL, "base must be positive and finite, got %g", base);
     // lesson: rope_inv_freq
     const int half = d_model / 2;
     for (int i = 0; i < half; i++) // arange(0, d, 2).float() / d
@@ -99,9 +99,10 @@ mygpt_status mygpt_rope_scale_llama3(float *inv_freq, int half, const mygpt_rope
     if (half < 1)
         return mygpt_fail(err, MYGPT_EINVAL, "d/2 must be at least 1, got %d", half);
     if (!(s->factor >= 1.0) || !(s->low_freq_factor > 0.0) || !(s->high_freq_factor > s->low_freq_factor) ||
-        !(s->original_context > 0.0))
-        return mygpt_fail(err, MYGPT_EINVAL, "RoPE scaling needs factor >= 1, 0 < low_freq_factor < "
-                          "high_freq_factor and a positive context, got %g, %g, %g, %g", s->factor,
+        !(s->original_context > 0.0) || !isfinite(s->factor) || !isfinite(s->high_freq_factor) ||
+        !isfinite(s->original_context))
+        return mygpt_fail(err, MYGPT_EINVAL, "RoPE scaling needs a finite factor >= 1, 0 < low_freq_factor < "
+                          "high_freq_factor and a positive context, all finite, got %g, %g, %g, %g", s->factor,
                           s->low_freq_factor, s->high_freq_factor, s->original_context);
     const double low_wavelen = s->original_context / s->low_freq_factor;   // 8192: slower pairs rescaled
     const double high_wavelen = s->original_context / s->high_freq_factor; // 2048: faster pairs kept

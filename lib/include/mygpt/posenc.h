@@ -40,7 +40,8 @@ mygpt_status mygpt_alibi_slopes(float *slopes, int num_heads, mygpt_error *err);
 mygpt_status mygpt_alibi_bias(float *bias, const float *slopes, int num_heads, int T,
                               mygpt_error *err);
 
-/* inv_freq (d_model / 2): 1 / base^(2i / d_model). d_model must be even. */
+/* inv_freq (d_model / 2): 1 / base^(2i / d_model). d_model must be even, base positive and
+ * finite (else MYGPT_EINVAL). */
 mygpt_status mygpt_rope_inv_freq(float *inv_freq, int d_model, double base, mygpt_error *err);
 
 /* Llama 3.1's rescaling of RoPE's frequencies for a longer context (its rope_scaling, as
@@ -57,7 +58,7 @@ typedef struct mygpt_rope_scaling {
 
 /* Rescales inv_freq (half values, from mygpt_rope_inv_freq) in place by s, in float32 as
  * PyTorch's tensor operations compute it. MYGPT_EINVAL for half < 1, a factor under 1, or
- * high_freq_factor not above low_freq_factor (both and the context positive). */
+ * high_freq_factor not above low_freq_factor (both and the context positive, all finite). */
 mygpt_status mygpt_rope_scale_llama3(float *inv_freq, int half, const mygpt_rope_scaling *s, mygpt_error *err);
 
 /* cos, sin (seq_len, d_model / 2): cos and sin of outer(positions, inv_freq). */
