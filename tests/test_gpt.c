@@ -678,11 +678,9 @@ Test(gpt_errors, layer_functions_refuse_what_would_read_out_of_bounds)
     cr_expect_eq(mygpt_attention_forward(q, NULL, qqq, s, 64, one_head, (mygpt_impl)7, &err), MYGPT_EINVAL);
     cr_expect_eq(mygpt_attention_forward(q, NULL, qqq, s, 64, long_t, MYGPT_IMPL_FAST, &err), MYGPT_EINVAL);
     cr_expect_eq(mygpt_attention_scratch_size(INT_MAX, 6, 1), 0);
-    // a configuration's qkv_bias: 0 or 1, and 1 only where the architecture has the choice
+    // a configuration's qkv_bias: 0 or 1
     mygpt_config cfg = {.vocab_size = 8, .embed_dim = 4, .num_heads = 2, .num_layers = 1, .max_seq_len = 4,
-                        .arch = MYGPT_ARCH_COURSE, .qkv_bias = 1};
-    cr_expect_eq(mygpt_config_validate(&cfg, &err), MYGPT_EINVAL);
-    cfg.arch = MYGPT_ARCH_LLMS_FROM_SCRATCH;
+                        .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH, .qkv_bias = 1};
     cr_expect_eq(mygpt_config_validate(&cfg, &err), MYGPT_OK, "%s", err.message);
     cfg.qkv_bias = -1;
     cr_expect_eq(mygpt_config_validate(&cfg, &err), MYGPT_EINVAL);

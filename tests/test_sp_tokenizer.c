@@ -196,6 +196,14 @@ static mygpt_status load_bytes(const char *data, size_t n, int vocab, char *why,
     return st;
 }
 
+/* The little-endian int32 at data + at */
+static int32_t read_i32_at(const char *data, size_t at)
+{
+    int32_t v;
+    memcpy(&v, data + at, 4);
+    return v;
+}
+
 Test(sp_tokenizer, truncated_and_hostile_files_are_errors)
 {
     size_t n;
@@ -217,8 +225,16 @@ Test(sp_tokenizer, truncated_and_hostile_files_are_errors)
         memcpy(bad, data, n);
         memcpy(bad + 8, &lengths[i], 4);
         cr_expect_eq(load_bytes(bad, n, 512, why, sizeof why), MYGPT_EFORMAT);
-        cr_expect(strstr(why, "token 0 at byte 4: length") && strstr(why, "max_token_length"), "%s", why);
+        cr_expect(strstr(why, "is not a llama2.c tokenizer.bin: its first token's length") &&
+                      strstr(why, "max_token_length"),
+                  "%s", why);
     }
+    // a later token's length beyond it names the token
+    memcpy(bad, data, n);
+    const int32_t eight = 8, second = 12 + read_i32_at(data, 8); // token 1: its score, then its length
+    memcpy(bad + second + 4, &eight, 4);
+    cr_expect_eq(load_bytes(bad, n, 512, why, sizeof why), MYGPT_EFORMAT);
+    cr_expect(strstr(why, "token 1 at byte") && strstr(why, "length 8 is outside [0, 7]"), "%s", why);
     const int32_t negative = -3;
     memcpy(bad, data, n);
     memcpy(bad, &negative, 4);

@@ -103,6 +103,8 @@ mygpt_status mygpt_regex_split(const char *pattern, const char *text, size_t len
                          : mygpt_fail(err, MYGPT_ENOMEM, "out of memory splitting a text");
     pcre2_match_data_free(md);
     pcre2_code_free(re);
+    if (st == MYGPT_OK && !out->items && !(out->items = malloc(sizeof *out->items))) // no word: an empty array
+        st = mygpt_fail(err, MYGPT_ENOMEM, "out of memory splitting a text");
     if (st != MYGPT_OK)
         mygpt_words_free(out);
     return st;
@@ -121,8 +123,7 @@ mygpt_status mygpt_simple_tokenizer_init(mygpt_simple_tokenizer *tok, const char
     MYGPT_TRY(mygpt_regex_split(MYGPT_SIMPLE_PATTERN, text, len, 1, w, err));
     // lesson: vocabulary
     // sorted(set(preprocessed)): strcmp orders UTF-8 as Python orders code points
-    if (w->n > 1) // (qsort's array may not be NULL, as it is for no word)
-        qsort(w->items, w->n, sizeof *w->items, compare_words);
+    qsort(w->items, w->n, sizeof *w->items, compare_words);
     size_t kept = 0;
     for (size_t i = 0; i < w->n; i++) {
         if (kept > 0 && strcmp(w->items[kept - 1], w->items[i]) == 0)

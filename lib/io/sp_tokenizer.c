@@ -60,6 +60,11 @@ static mygpt_status count_tokens(const char *data, size_t size, int32_t max_len,
             return mygpt_fail(err, MYGPT_EFORMAT, "%s: token %d at byte %zu: the file ends inside its score and length",
                               path, n, at);
         const int32_t len = read_i32(data + at + 4);
+        if ((len < 0 || len > max_len) && n == 0) // (a text file, encoder.json say, ends here)
+            return mygpt_fail(err, MYGPT_EFORMAT,
+                              "%s is not a llama2.c tokenizer.bin: its first token's length %d is outside [0, %d] "
+                              "(the header's max_token_length)",
+                              path, (int)len, (int)max_len);
         if (len < 0 || len > max_len)
             return mygpt_fail(err, MYGPT_EFORMAT,
                               "%s: token %d at byte %zu: length %d is outside [0, %d] (the header's max_token_length)",

@@ -106,10 +106,8 @@ mygpt_status mygpt_config_validate(const mygpt_config *cfg, mygpt_error *err)
                           MYGPT_LORA_ALPHA_MAX, cfg->lora_alpha);
     if ((unsigned)cfg->arch >= MYGPT_ARCH_COUNT)
         return mygpt_fail(err, MYGPT_EINVAL, "unknown architecture %d", (int)cfg->arch);
-    if (cfg->qkv_bias != 0 &&
-        (cfg->qkv_bias != 1 || (cfg->arch != MYGPT_ARCH_LLMS_FROM_SCRATCH && cfg->arch != MYGPT_ARCH_GPT2)))
-        return mygpt_fail(err, MYGPT_EINVAL, "qkv_bias is 0 or 1, and 1 only for llms-from-scratch and gpt2 (got %d for %s)",
-                          cfg->qkv_bias, mygpt_arch_name(cfg->arch));
+    if (cfg->qkv_bias != 0 && cfg->qkv_bias != 1)
+        return mygpt_fail(err, MYGPT_EINVAL, "qkv_bias is 0 or 1, got %d", cfg->qkv_bias);
     if (!(cfg->dropout >= 0.0 && cfg->dropout < 1.0))
         return mygpt_fail(err, MYGPT_EINVAL, "dropout must be in [0, 1), got %g", cfg->dropout);
     if (cfg->dropout != 0.0 && cfg->arch == MYGPT_ARCH_COURSE)

@@ -52,7 +52,7 @@ typedef struct mygpt_config {
     int num_layers;  /* L (N in the chapter) */
     int max_seq_len; /* maxT: rows of the position embedding */
     mygpt_arch arch; /* 0: the course's model */
-    int qkv_bias;    /* llms-from-scratch: the book's qkv_bias, 0 or 1 (gpt2 has them: 0 or 1 alike; others 0) */
+    int qkv_bias;    /* llms-from-scratch: the book's qkv_bias, 0 or 1 (the others' architecture decides) */
     double dropout;  /* p of the book's four dropouts, in train mode (course: must be 0) */
     int num_classes; /* 0: the language-model head (V rows); n > 0: a classification head
                         nn.Linear(C, n) with its bias, drawn as the book's chapter 6 draws it
