@@ -496,6 +496,8 @@ Test(checkpoint_header, metadata_any_json_strings_load_and_other_values_are_refu
         {"\"rope\":\"2\",", "__metadata__'s rope is not 0 or 1"},
         {"\"lora_alpha\":\" 2\",", "__metadata__'s lora_alpha is not a number"},
         {"\"lora_alpha\":\"0x10\",", "__metadata__'s lora_alpha is not a number"},
+        {"\"lora_alpha\":\"+2\",", "__metadata__'s lora_alpha is not a number"},
+        {"\"lora_rank\":\"+2\",", "__metadata__'s lora_rank is not a whole number"},
         {"\"lora_base\":\"0000000000000000\",", "lora_base is not a checksum (16 lowercase hex digits, not all 0)"},
         {"\"lora_merged\":\"00000000000000AB\",", "lora_merged is not a checksum"},
         {"\"arch\":\"course\\u0000\",", "unknown architecture"},

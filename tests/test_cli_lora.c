@@ -129,8 +129,8 @@ Test(cli_lora, finetune_saves_adapters_that_chat_generate_and_merge_read, .timeo
         {"merge DIR/base.safetensors DIR/base.safetensors DIR/y.safetensors", "not a file of LoRA adapters"},
         {"merge DIR/other.safetensors DIR/ad.safetensors DIR/y.safetensors", "adapters are for another model"},
         {"merge DIR/classifier.safetensors DIR/ad.safetensors DIR/y.safetensors",
-         "ad.safetensors: the adapters are for a head of 50257 outputs, this model's has 2 (a classifier's adapters go "
-         "on that classifier"},
+         "ad.safetensors: the adapters are for a head of 50257 outputs, this model's has 2 (adapters go on the model "
+         "they were trained on"},
         {"generate --adapters DIR/ad.safetensors --ids 1,2 --max-new 1 --seed 1 --vocab 300 --embed 8 --heads 2 "
          "--layers 1", "needs --checkpoint"},
         {"generate --checkpoint DIR/base.safetensors --adapters DIR/ad.safetensors --ids 1,2 --max-new 1 "

@@ -674,10 +674,13 @@ Test(gpt_errors, layer_functions_refuse_what_would_read_out_of_bounds)
     cr_expect_eq(mygpt_attention_forward(q, NULL, qqq, s, 0, three_heads, MYGPT_IMPL_FAST, &err), MYGPT_EINVAL);
     cr_expect_eq(mygpt_attention_forward(q, NULL, qqq, s, 0, three_heads, MYGPT_IMPL_REFERENCE, &err), MYGPT_EINVAL);
     // kernels that are no implementation, a T past 2^24 (its padding overflowed an int)
-    const mygpt_attention_shape one_head = {1, 1, 6, 1}, long_t = {1, INT_MAX, 6, 1};
-    cr_expect_eq(mygpt_attention_forward(q, NULL, qqq, s, 64, one_head, (mygpt_impl)7, &err), MYGPT_EINVAL);
-    cr_expect_eq(mygpt_attention_forward(q, NULL, qqq, s, 64, long_t, MYGPT_IMPL_FAST, &err), MYGPT_EINVAL);
-    cr_expect_eq(mygpt_attention_scratch_size(INT_MAX, 6, 1), 0);
+    // (scratch said to be endless: these are refused for themselves, before anything is read)
+    const mygpt_attention_shape one_head = {1, 1, 6, 1}, long_t = {1, MYGPT_MAX_DIM + 1, 6, 1};
+    cr_expect_eq(mygpt_attention_forward(q, NULL, qqq, s, SIZE_MAX, one_head, (mygpt_impl)7, &err), MYGPT_EINVAL);
+    cr_expect(strstr(err.message, "neither MYGPT_IMPL_FAST nor"), "%s", err.message);
+    cr_expect_eq(mygpt_attention_forward(q, NULL, qqq, s, SIZE_MAX, long_t, MYGPT_IMPL_FAST, &err), MYGPT_EINVAL);
+    cr_expect(strstr(err.message, "positions: at most"), "%s", err.message);
+    cr_expect_eq(mygpt_attention_scratch_size(MYGPT_MAX_DIM + 1, 6, 1), 0);
     // a configuration's qkv_bias: 0 or 1
     mygpt_config cfg = {.vocab_size = 8, .embed_dim = 4, .num_heads = 2, .num_layers = 1, .max_seq_len = 4,
                         .arch = MYGPT_ARCH_LLMS_FROM_SCRATCH, .qkv_bias = 1};
@@ -743,10 +746,13 @@ Test(gpt_errors, a_product_larger_than_memory_is_refused)
     float out[16], in[16] = {0}, w[16] = {0};
     mygpt_error err = {0};
     cr_expect_eq(mygpt_matmul(out, in, w, NULL, SIZE_MAX, 4, 4, &err), MYGPT_EINVAL);
-    cr_expect(strstr(err.message, "is larger than memory"), "%s", err.message);
+    cr_expect(strstr(err.message, "is too large"), "%s", err.message);
     cr_expect_eq(mygpt_matmul(out, in, w, NULL, 2, 4, INT_MAX, &err), MYGPT_EINVAL);
     cr_expect_eq(mygpt_matmul(out, in, w, NULL, 2, INT_MAX, 4, &err), MYGPT_EINVAL);
     cr_expect_eq(mygpt_matmul(out, in, w, NULL, SIZE_MAX / 16, 8, 8, &err), MYGPT_EINVAL);
+    cr_expect_eq(mygpt_matmul(out, in, w, NULL, 1, INT_MAX - 1000, 1, &err), MYGPT_EINVAL); // k0 += ks overflowed
+    mygpt_packed_weight pw;
+    cr_expect_eq(mygpt_matmul_pack(&pw, w, 4, INT_MAX, &err), MYGPT_EINVAL);
 }
 
 /* Scratch sized for one thread, called with a team of 4: the team is clamped to the slices

@@ -530,10 +530,13 @@ Test(instruct_finetune, the_json_is_json_dump_indent_4)
     cr_expect_str_eq(json, "[]");
     free(json);
     // a NULL field or response is refused, naming it (it crashed)
-    const mygpt_instruct_entry no_input = {"Say", NULL, "x"};
+    const mygpt_instruct_entry no_output = {"Say", NULL, NULL}, no_input = {"Say", NULL, "x"};
     const char *no_resp[1] = {NULL};
-    cr_expect_eq(mygpt_instruct_json(&json, &len, &no_input, NULL, 1, &err), MYGPT_EINVAL);
-    cr_expect_str_eq(err.message, "entry 0 has no input");
+    cr_expect_eq(mygpt_instruct_json(&json, &len, &no_output, NULL, 1, &err), MYGPT_EINVAL);
+    cr_expect_str_eq(err.message, "entry 0 has no output");
+    OK(mygpt_instruct_json(&json, &len, &no_input, NULL, 1, &err)); // no input: ""
+    cr_expect(strstr(json, "\"input\": \"\""), "%s", json);
+    free(json);
     cr_expect_eq(mygpt_instruct_json(&json, &len, &e, no_resp, 1, &err), MYGPT_EINVAL);
     cr_expect_str_eq(err.message, "entry 0 has no response");
     cr_expect_null(json);

@@ -30,7 +30,8 @@ int main(int argc, char **argv)
     mygpt_error err = {0};
     mygpt_tokenizer *tok;
     mygpt_spam_dataset ds[3];
-    spam_chapter_data(&ch, &tok, ds);
+    char dir[SPAM_DIR_MAX];
+    spam_chapter_data(&ch, &tok, ds, dir);
     printf("%zu\n", ds[0].max_length); // print(train_dataset.max_length)
 
     // torch.manual_seed(123); DataLoader(train_dataset, batch_size=8, shuffle=True, drop_last=True);

@@ -11,14 +11,17 @@
 
 /* The data folder's sms_spam_{train,validation,test}.csv and GPT-2's vocabulary (the chapter
  * says so and exits 77 when they are absent): *tok, and ds as the book's SpamDataset makes
- * them (the training set padded to its longest text, the other two to its length). */
-void spam_chapter_data(chapter *ch, mygpt_tokenizer **tok, mygpt_spam_dataset ds[3]);
+ * them (the training set padded to its longest text, the other two to its length); dir
+ * receives the folder. */
+enum { SPAM_DIR_MAX = 4096 };
+void spam_chapter_data(chapter *ch, mygpt_tokenizer **tok, mygpt_spam_dataset ds[3], char dir[SPAM_DIR_MAX]);
 
 /* What chapters 81 and 87 train on: the tokenizer and datasets (spam_chapter_data); after
  * torch.manual_seed(123), the book's loaders of SPAM_BATCH (the training one shuffled,
  * drop_last), the generator rng going on from there; and room for one batch (x, y). */
 enum { SPAM_BATCH = 8 };
 typedef struct spam_run {
+    char dir[SPAM_DIR_MAX]; /* the data folder */
     mygpt_tokenizer *tok;
     mygpt_spam_dataset ds[3];
     mygpt_rng rng;

@@ -109,8 +109,8 @@ static mygpt_status read_adapters(const char *path, const st_header *h, file_ada
         if (strstr(e->name, "out_head.") && e->ndim == 2 && e->shape[0] == (unsigned long long)ts[i].shape[0] &&
             e->shape[1] != (unsigned long long)ts[i].shape[1]) // the head's B: (rank, outputs)
             return mygpt_fail(err, MYGPT_EINVAL, "%s: the adapters are for a head of %llu outputs, this model's has "
-                              "%lld (a classifier's adapters go on that classifier, a language model's on a language "
-                              "model)", path, e->shape[1], (long long)ts[i].shape[1]);
+                              "%lld (adapters go on the model they were trained on: a classifier's on that "
+                              "classifier)", path, e->shape[1], (long long)ts[i].shape[1]);
         if (strcmp(e->dtype, "F32") != 0 || e->ndim != 2 || e->shape[0] != (unsigned long long)ts[i].shape[0] ||
             e->shape[1] != (unsigned long long)ts[i].shape[1] || e->noff != 2 || e->offsets[0] > e->offsets[1] ||
             e->offsets[1] > h->data_len || e->offsets[1] - e->offsets[0] != numel * sizeof(float))

@@ -472,11 +472,10 @@ mygpt_status mygpt_instruct_json(char **out, size_t *len, const mygpt_instruct_e
     mygpt_strbuf sb = {0};
     *out = NULL;
     *len = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!entries[i].instruction || !entries[i].input || !entries[i].output || (responses && !responses[i]))
+    for (size_t i = 0; i < n; i++) // (an input NULL is "", as format_input takes it)
+        if (!entries[i].instruction || !entries[i].output || (responses && !responses[i]))
             return mygpt_fail(err, MYGPT_EINVAL, "entry %zu has no %s", i,
                               !entries[i].instruction ? "instruction"
-                              : !entries[i].input     ? "input"
                               : !entries[i].output    ? "output"
                                                       : "response");
     mygpt_sb_append(&sb, n ? "[" : "[]");
@@ -484,7 +483,7 @@ mygpt_status mygpt_instruct_json(char **out, size_t *len, const mygpt_instruct_e
         mygpt_sb_append(&sb, i ? ",\n    {\n        \"instruction\": " : "\n    {\n        \"instruction\": ");
         json_string(&sb, entries[i].instruction);
         mygpt_sb_append(&sb, ",\n        \"input\": ");
-        json_string(&sb, entries[i].input);
+        json_string(&sb, entries[i].input ? entries[i].input : "");
         mygpt_sb_append(&sb, ",\n        \"output\": ");
         json_string(&sb, entries[i].output);
         if (responses) {

@@ -125,7 +125,7 @@ static const char *meta_lora(const char *val, meta_key key, mygpt_config *cfg)
     const double v = strtod(val, &endp);
     const int rank = key == KEY_LORA_RANK;
     // a decimal number as save writes it: no space, hexadecimal, inf or nan
-    if (*val == '\0' || *endp != '\0' || errno || strspn(val, "0123456789.eE+-") != strlen(val) ||
+    if (!(*val >= '0' && *val <= '9') || *endp != '\0' || errno || strspn(val, "0123456789.eE+-") != strlen(val) ||
         (rank ? !(v >= 1 && v <= MYGPT_LORA_MAX_RANK && v == (int)v)
               : !(v >= MYGPT_LORA_ALPHA_MIN && v <= MYGPT_LORA_ALPHA_MAX)))
         return rank ? "__metadata__'s lora_rank is not a whole number from 1 to " LORA_MAX_RANK_TEXT

@@ -129,7 +129,7 @@ static void state_header(mygpt_strbuf *h, const mygpt_gpt *g, const mygpt_train_
         mygpt_sb_free(&v);
     }
     for (int i = 0; i < run->n_settings; i++) {
-        char key[160];
+        char key[STATE_KEY_MAX];
         snprintf(key, sizeof key, "run:%s", run->settings[i].key);
         meta_put(h, key, run->settings[i].value);
     }
@@ -157,22 +157,23 @@ static int utf8_whole(const char *s)
     return 1;
 }
 
-/* What a state cannot be written from (a run that could not be read back): NULL, or why */
-static const char *run_unsaveable(const mygpt_train_run *run)
+const char *mygpt_state_run_invalid(const mygpt_train_run *run)
 {
+    static const char *const why_setting =
+        "a setting of the run is not a key of 1 to 155 bytes and a value of at most 8191, both UTF-8";
     if (!run->opt || !run->pos || !run->train)
         return "a training state needs the run's optimizer, position and training loader";
     if (run->n_rng < 0 || (run->n_rng > 0 && !run->rngs) || run->n_settings < 0 ||
-        (run->n_settings > 0 && !run->settings))
-        return "the run's generators or settings are not n_rng and n_settings of them";
+        (run->n_settings > 0 && !run->settings) || run->n_rng > STATE_RUN_ENTRIES_MAX - run->n_settings)
+        return "the run's generators and settings are not n_rng and n_settings of them (64 at most together)";
     for (int i = 0; i < run->n_rng; i++)
         if (!run->rngs[i])
             return "one of the run's generators is NULL";
     for (int i = 0; i < run->n_settings; i++) {
         const mygpt_train_setting *st = &run->settings[i];
-        if (!st->key || !st->value || !*st->key || strlen(st->key) > 120 || !utf8_whole(st->key) ||
-            !utf8_whole(st->value))
-            return "a setting of the run is not a key of 1 to 120 bytes and a value, both UTF-8";
+        if (!st->key || !st->value || !*st->key || strlen(st->key) > STATE_KEY_MAX - 5 ||
+            strlen(st->value) > STATE_VALUE_MAX - 1 || !utf8_whole(st->key) || !utf8_whole(st->value))
+            return why_setting;
     }
     return NULL;
 }
@@ -180,7 +181,7 @@ static const char *run_unsaveable(const mygpt_train_run *run)
 mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const mygpt_train_run *run,
                                     mygpt_error *err)
 {
-    const char *why = run_unsaveable(run);
+    const char *why = mygpt_state_run_invalid(run);
     if (why)
         return mygpt_fail(err, MYGPT_EINVAL, "%s", why);
     const mygpt_optimizer *opt = run->opt;

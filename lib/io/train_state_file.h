@@ -14,6 +14,19 @@
 
 #define TRAIN_STATE_FORMAT "mygpt-train-state" /* "__metadata__"'s "format" */
 
+/* What the reader takes: metadata entries, a key's and a value's bytes (their NUL
+ * included: "run:" and a setting's key; a generator's state is 624 words in hex) */
+#define STATE_META_MAX 128
+#define STATE_KEY_MAX 160
+#define STATE_VALUE_MAX 8192
+/* a run's generators and settings together: the rest of the entries are the state's own */
+#define STATE_RUN_ENTRIES_MAX (STATE_META_MAX / 2)
+
+/* Whether a state of run can be written and read back (its optimizer, position, loader,
+ * generators and settings there, each setting's key and value UTF-8 and within the
+ * reader's sizes): NULL, or why not. The writer and the reader both ask. */
+const char *mygpt_state_run_invalid(const mygpt_train_run *run);
+
 /* The tensors of a state, in the file's order */
 typedef struct state_tensor {
     const char *name, *dtype;

@@ -18,8 +18,8 @@
 #include "io/json.h"
 #include "io/train_state_file.h"
 
-#define MAX_META   128         /* metadata entries a state may hold          */
-#define MAX_VALUE  8192        /* a generator's state: 624 words in hex, and a little */
+#define MAX_META   STATE_META_MAX  /* metadata entries a state may hold (io/train_state_file.h) */
+#define MAX_VALUE  STATE_VALUE_MAX
 #define MAX_HEADER (64u << 20) /* the JSON header                            */
 
 /* The reverse of train_state.c's rng_string: 1, or 0 when s is not written as a
@@ -53,7 +53,7 @@ static int rng_parse(const char *s, mygpt_rng *r)
 }
 
 typedef struct meta {
-    char key[160];
+    char key[STATE_KEY_MAX];
     char *value;
 } meta;
 
@@ -165,7 +165,7 @@ static mygpt_status check_settings(const char *path, const state_file *s, const 
     const mygpt_train_setting *settings = run->settings;
     const int n = run->n_settings;
     for (int i = 0; i < n; i++) {
-        char key[160];
+        char key[STATE_KEY_MAX];
         snprintf(key, sizeof key, "run:%s", settings[i].key);
         const char *v = meta_get(s, key);
         if (!v || strcmp(v, settings[i].value) != 0)
@@ -478,9 +478,9 @@ mygpt_status mygpt_train_state_load(const char *path, mygpt_gpt *g, const mygpt_
     if (g->quantized)
         return mygpt_fail(err, MYGPT_EINVAL, "%s",
                           "a training state continues a float32 model, not a quantized one");
-    if (!run->opt || !run->pos || !run->train || run->n_rng < 0 || (run->n_rng > 0 && !run->rngs))
-        return mygpt_fail(err, MYGPT_EINVAL, "%s",
-                          "a training state is read into a run's optimizer, position, loader and n_rng generators");
+    const char *invalid = mygpt_state_run_invalid(run);
+    if (invalid)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", invalid);
     state_read r = {0};
     state_values v = {0};
     const char *why;

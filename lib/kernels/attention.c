@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "mygpt/attention.h"
+#include "mygpt/config.h"
 #include "base/parallel.h"
 #include "kernels/vecmath.h"
 #include "kernels/cpu.h"
@@ -78,7 +79,7 @@ static size_t scratch_per_thread(int T, int head_dim)
 
 size_t mygpt_attention_scratch_size(int T, int head_dim, int nthreads)
 {
-    if (T < 0 || T > (1 << 24) || head_dim < 0)
+    if (T < 0 || T > MYGPT_MAX_DIM || head_dim < 0)
         return 0; // no such attention (the forward refuses it)
     return (size_t)(nthreads < 1 ? 1 : nthreads) * scratch_per_thread(T, head_dim);
 }
@@ -462,8 +463,8 @@ mygpt_status mygpt_attention_forward(float *out, float *probs, mygpt_qkv in, flo
     if (kernels != MYGPT_IMPL_FAST && kernels != MYGPT_IMPL_REFERENCE)
         return mygpt_fail(err, MYGPT_EINVAL, "kernels %d is neither MYGPT_IMPL_FAST nor MYGPT_IMPL_REFERENCE",
                           (int)kernels);
-    if (shape.T > (1 << 24)) // (a row of scores past it overflows the padding's int arithmetic)
-        return mygpt_fail(err, MYGPT_EINVAL, "attention over T=%d positions: at most %d", shape.T, 1 << 24);
+    if (shape.T > MYGPT_MAX_DIM) // the longest context a configuration takes
+        return mygpt_fail(err, MYGPT_EINVAL, "attention over T=%d positions: at most %d", shape.T, MYGPT_MAX_DIM);
     if (kernels == MYGPT_IMPL_REFERENCE) { // the plain loops (reference.c): a row of scores in probs or scratch
         const int sizes_ok = shape.B >= 1 && shape.T >= 1 && shape.C >= 1 && shape.NH >= 1 && shape.C % shape.NH == 0;
         const int team = probs ? sizes_ok * omp_get_max_threads() : attention_team(scratch_len, shape);

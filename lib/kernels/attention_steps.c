@@ -181,7 +181,9 @@ static void linear(float *out, const float *x, const float *w, const float *bias
 mygpt_status mygpt_mha_forward(mygpt_mha_steps *s, const mygpt_mha *m, const float *x, struct mygpt_rng *rng,
                                mygpt_error *err)
 {
-    if (!s->queries || s->d_out != m->d_out || s->H != m->num_heads)
+    if (!s->queries)
+        return mygpt_fail(err, MYGPT_EINVAL, "%s", "the attention's tensors were not made (mygpt_mha_steps_init)");
+    if (s->d_out != m->d_out || s->H != m->num_heads)
         return mygpt_fail(err, MYGPT_EINVAL, "the attention's tensors were made for d_out %d and %d heads, not %d and %d",
                           s->d_out, s->H, m->d_out, m->num_heads);
     // lesson: projections

@@ -717,11 +717,12 @@ static int rows_alias_in_l1(const matmul_job *j)
  * a product too large to share out. */
 static mygpt_status prepare(matmul_job *j, mygpt_error *err)
 {
-    // the sizes' own arithmetic (N and K rounded up to whole panels and k blocks, M's row
-    // blocks, M x K and M x N floats) must not overflow
+    // the sizes' own arithmetic (N and K stepped through by slabs, rounded up to whole
+    // panels and k blocks, M's row blocks, M x K and M x N floats) must not overflow
     const size_t wide = (size_t)(j->K > j->N ? j->K : j->N);
-    if (j->N > INT_MAX - NR_MAX || j->K > INT_MAX - KC || j->M > SIZE_MAX / sizeof(float) / (wide ? wide : 1))
-        return mygpt_fail(err, MYGPT_EINVAL, "matmul of %zu x %d x %d is larger than memory", j->M, j->K, j->N);
+    if (j->N > INT_MAX - (int)SLAB_FLOATS || j->K > INT_MAX - (int)SLAB_FLOATS ||
+        j->M > SIZE_MAX / sizeof(float) / (wide ? wide : 1))
+        return mygpt_fail(err, MYGPT_EINVAL, "matmul of %zu x %d x %d is too large", j->M, j->K, j->N);
     const size_t kn = (size_t)j->K * (size_t)j->N;
     j->small = kn == 0 || j->M <= MYGPT_KERNEL_SMALL / kn; // M K N <= MYGPT_KERNEL_SMALL
     if (!j->small)
@@ -887,8 +888,8 @@ mygpt_status mygpt_matmul_pack(mygpt_packed_weight *pw, const float *weight, int
                                mygpt_error *err)
 {
     memset(pw, 0, sizeof *pw);
-    if (K < 1 || N < 1)
-        return mygpt_fail(err, MYGPT_EINVAL, "a packed weight needs K, N >= 1 (K=%d N=%d)", K, N);
+    if (K < 1 || N < 1 || K > INT_MAX - (int)SLAB_FLOATS || N > INT_MAX - (int)SLAB_FLOATS)
+        return mygpt_fail(err, MYGPT_EINVAL, "a packed weight needs K, N >= 1 and not near INT_MAX (K=%d N=%d)", K, N);
     const matmul_isa kern = mygpt_matmul_isa();
     const int NR = kern.NR, panels = (N + NR - 1) / NR;
     const size_t len = (size_t)panels * NR * K;
@@ -916,7 +917,8 @@ mygpt_status mygpt_matmul_pack_quantized(mygpt_packed_weight *pw, mygpt_weights 
                                          mygpt_error *err)
 {
     memset(pw, 0, sizeof *pw);
-    if (K < 1 || N < 1 || (format != MYGPT_WEIGHTS_BF16 && format != MYGPT_WEIGHTS_INT8))
+    if (K < 1 || N < 1 || K > INT_MAX - (int)SLAB_FLOATS || N > INT_MAX - (int)SLAB_FLOATS ||
+        (format != MYGPT_WEIGHTS_BF16 && format != MYGPT_WEIGHTS_INT8))
         return mygpt_fail(err, MYGPT_EINVAL, "a packed quantized weight needs K, N >= 1 and bf16 or int8 (K=%d N=%d)",
                           K, N);
     const int NR = mygpt_matmul_isa().NR, panels = (N + NR - 1) / NR;

@@ -157,7 +157,8 @@ mygpt_status mygpt_optimizer_step_groups(mygpt_optimizer *o, float *params, cons
         return mygpt_fail(err, MYGPT_EINVAL, "%d ranges of parameters", count);
     size_t n = 0; // the parameters it updates: its state holds one float (two for AdamW) each
     for (int k = 0; k < count; k++) {
-        if (len[k] > SIZE_MAX - n || start[k] > SIZE_MAX / sizeof(float) - len[k])
+        if (len[k] > SIZE_MAX - n || len[k] > SIZE_MAX / sizeof(float) ||
+            start[k] > SIZE_MAX / sizeof(float) - len[k])
             return mygpt_fail(err, MYGPT_EOVERFLOW, "%s", "the ranges of parameters overflow");
         n += len[k];
     }

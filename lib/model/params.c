@@ -46,9 +46,7 @@ static const param_row TABLE[MYGPT_NUM_PARAM_TENSORS] = {
 
 /* ---- the configuration's checks ------------------------------------------------ */
 
-/* Largest size we accept for any single dimension: keeps int arithmetic in the
- * kernels safe. */
-#define MAX_DIM (1 << 24)
+#define MAX_DIM MYGPT_MAX_DIM /* (mygpt/config.h) */
 
 /* The checks of llama's fields: the key/value heads divide the query heads, the head
  * size is even (rotary pairs), the hidden size in range; the GPTs keep their one head

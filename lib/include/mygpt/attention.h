@@ -63,8 +63,9 @@ typedef struct mygpt_attention_dropout {
  * size it with mygpt_attention_scratch_size(T, d, nthreads); the call never runs more
  * threads than it holds slices for (fewer threads, same bits), so scratch for 1 thread
  * is safe under any OMP_NUM_THREADS (the plain loops with probs need none). Refuses
- * sizes below 1, T past 2^24, C not divisible by NH, too little scratch and kernels that
- * are neither MYGPT_IMPL_FAST nor MYGPT_IMPL_REFERENCE (MYGPT_EINVAL). */
+ * sizes below 1, T past MYGPT_MAX_DIM (mygpt/config.h), C not divisible by NH, too
+ * little scratch and kernels that are neither MYGPT_IMPL_FAST nor MYGPT_IMPL_REFERENCE
+ * (MYGPT_EINVAL). */
 mygpt_status mygpt_attention_forward(float *out, float *probs, mygpt_qkv in, float *scratch, size_t scratch_len,
                                      mygpt_attention_shape shape, mygpt_impl kernels, mygpt_error *err);
 
@@ -85,7 +86,7 @@ void mygpt_attention_backward_dropout(float *dq, float *dk, float *dv, const flo
 /* Floats of scratch the forward needs for length T, head size d = C / NH and up to
  * nthreads threads (per thread: K of one head transposed, and a few rows of scores).
  * nthreads < 1 counts as 1; pass omp_get_max_threads() to let every thread work. 0 for
- * a T below 0 or past 2^24 (which the forward refuses) or a negative d. */
+ * a T below 0 or past MYGPT_MAX_DIM (which the forward refuses) or a negative d. */
 size_t mygpt_attention_scratch_size(int T, int head_dim, int nthreads);
 
 /* The k positions query t attends to most, from its row of probabilities (positions

@@ -298,8 +298,9 @@ mygpt_status mygpt_instruct_response(char **out, const char *bytes, size_t n, my
  * model_response (responses[i] for entry i; NULL: the entries alone), strings as
  * Python's ensure_ascii writes them (\uXXXX for anything outside space..~, surrogate
  * pairs above U+FFFF, \n \t \" \\ ...; a byte of no valid UTF-8 character as
- * \ufffd), no newline at the end. *out: malloc'd (*len bytes). MYGPT_EINVAL for an entry
- * with a NULL field (input is "" when there is none) or a NULL response; MYGPT_ENOMEM. */
+ * \ufffd), no newline at the end. *out: malloc'd (*len bytes). An input NULL is written
+ * "". MYGPT_EINVAL for an entry with no instruction or output, or a NULL response;
+ * MYGPT_ENOMEM. */
 mygpt_status mygpt_instruct_json(char **out, size_t *len, const mygpt_instruct_entry *entries,
                                  const char *const *responses, size_t n, mygpt_error *err);
 

@@ -68,7 +68,8 @@ typedef int (*mygpt_pair_fn)(int64_t prev, int64_t next, void *user);
  * steps counts positions, the prompt's included; 0 (or more than the model's max_seq_len)
  * is max_seq_len, as run.c's -n 0. The prompt is run.c's encode(text, bos=1, eos=0): at
  * least one id. *n_pos receives the positions run (may be NULL). MYGPT_EINVAL for a
- * classifier (num_classes > 0), an empty prompt, negative steps, an id outside the vocabulary or a sampler of another
+ * classifier (num_classes > 0), an empty prompt, negative steps, an id outside the
+ * vocabulary, no sampler (NULL) or a sampler of another
  * vocabulary size; MYGPT_ERANGE for a logit that is not finite where a token is drawn;
  * the forward's and the sampler's errors. */
 mygpt_status mygpt_generate_llama2c(mygpt_gpt *gpt, mygpt_llama2c_sampler *sampler, const int64_t *prompt,

@@ -57,7 +57,9 @@ void mygpt_embedding_backward(float *dwte, float *dwpe, const float *dout, const
  * same bits for any number of threads and on any x86-64 (with or without AVX2). It
  * packs one operand into a buffer of at most 8 MiB (plus a few tiles per thread): when
  * that allocation fails it returns MYGPT_ENOMEM (out untouched) rather than fall back
- * to another summation order. Negative sizes are MYGPT_EINVAL. */
+ * to another summation order. Negative sizes are MYGPT_EINVAL, and so are sizes whose
+ * arithmetic would overflow (K or OC within 2^21 of INT_MAX, N x max(C, OC) floats past
+ * SIZE_MAX bytes). */
 void mygpt_matmul_naive(float *out, const float *inp, const float *weight, const float *bias,
                         size_t N, int C, int OC);
 mygpt_status mygpt_matmul(float *out, const float *inp, const float *weight, const float *bias,

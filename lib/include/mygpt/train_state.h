@@ -73,9 +73,9 @@ typedef struct mygpt_train_run {
  * (float32), run's optimizer's buffers, its generators, its loader's order (when
  * pos->batch > 0), its position and its settings; nothing of run is changed.
  * MYGPT_EINVAL (a quantized model, a path refused, an optimizer step that is not
- * pos->step, a run without its optimizer, position or loader, n_rng or n_settings below 0,
- * a setting whose key is empty or over 120 bytes, or whose key or value is not UTF-8:
- * what could not be read back), MYGPT_EIO (a failed write, with the reason), MYGPT_ENOMEM; MYGPT_ERANGE,
+ * pos->step, or a run a state of which could not be read back: no optimizer, position or
+ * loader, n_rng or n_settings below 0 or over 64 together, a NULL generator, key or value,
+ * a key empty or over 155 bytes, a value over 8191, a key or value not UTF-8), MYGPT_EIO (a failed write, with the reason), MYGPT_ENOMEM; MYGPT_ERANGE,
  * nothing written, for a weight or an optimizer's value that is a NaN or an infinity. */
 mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const mygpt_train_run *run,
                                     mygpt_error *err);
@@ -86,7 +86,8 @@ mygpt_status mygpt_train_state_save(const char *path, const mygpt_gpt *g, const 
  * and order; *run->pos the position. Before anything is changed, the file must be a
  * training state of g's configuration, the optimizer's kind, n_rng generators and the
  * loader's window count, saved with run's settings (the same keys and values): anything
- * else is refused with a message naming the first difference (MYGPT_EINVAL;
+ * else is refused with a message naming the first difference (MYGPT_EINVAL, as is a run
+ * mygpt_train_state_save would refuse;
  * MYGPT_EFORMAT for a file that is not a training state or is damaged, MYGPT_EIO,
  * MYGPT_ENOMEM). Damaged includes a generator that mygpt_rng_check refuses and a
  * position no run reaches (see mygpt_train_position, MYGPT_TRAIN_MAX_STEP). */
