@@ -689,55 +689,40 @@ Test(gpt_errors, layer_functions_refuse_what_would_read_out_of_bounds)
     cr_expect_eq(mygpt_config_validate(&cfg, &err), MYGPT_EINVAL);
 }
 
-/* Every *_free takes NULL and a zeroed struct, and does nothing (mygpt.h says so) */
+/* Every *_free takes NULL and a zeroed struct, and does nothing (mygpt.h says so): the
+ * structs a caller holds, then those the library hands out by pointer (NULL only) */
+#define HELD_STRUCTS(X)                                                                          \
+    X(mygpt_csv, mygpt_csv_free)                                                                 \
+    X(mygpt_dataloader, mygpt_dataloader_free)                                                   \
+    X(mygpt_instruct_data, mygpt_instruct_data_free)                                             \
+    X(mygpt_instruct_dataset, mygpt_instruct_dataset_free)                                       \
+    X(mygpt_instruct_loader, mygpt_instruct_loader_free)                                         \
+    X(mygpt_kv_cache, mygpt_kv_cache_free)                                                       \
+    X(mygpt_kv_cache, mygpt_kv_cache_reset)                                                      \
+    X(mygpt_llama2c_sampler, mygpt_llama2c_sampler_free)                                         \
+    X(mygpt_mha_steps, mygpt_mha_steps_free)                                                     \
+    X(mygpt_optimizer, mygpt_optimizer_free)                                                     \
+    X(mygpt_strbuf, mygpt_sb_free)                                                               \
+    X(mygpt_spam_dataset, mygpt_spam_dataset_free)                                               \
+    X(mygpt_spam_loader, mygpt_spam_loader_free)                                                 \
+    X(mygpt_words, mygpt_words_free)                                                             \
+    X(mygpt_simple_tokenizer, mygpt_simple_tokenizer_free)
+#define FREE_NULL_AND_ZEROED(type, free_fn)                                                      \
+    {                                                                                            \
+        type zeroed = {0};                                                                       \
+        free_fn(NULL);                                                                           \
+        free_fn(&zeroed);                                                                        \
+    }
 Test(gpt_errors, every_free_takes_null_and_a_zeroed_struct)
 {
-    mygpt_csv_free(NULL);
-    mygpt_dataloader_free(NULL);
+    HELD_STRUCTS(FREE_NULL_AND_ZEROED)
     mygpt_gpt_free(NULL);
-    mygpt_instruct_data_free(NULL);
-    mygpt_instruct_dataset_free(NULL);
-    mygpt_instruct_loader_free(NULL);
-    mygpt_kv_cache_free(NULL);
-    mygpt_kv_cache_reset(NULL);
-    mygpt_llama2c_sampler_free(NULL);
-    mygpt_mha_steps_free(NULL);
-    mygpt_optimizer_free(NULL);
-    mygpt_sb_free(NULL);
-    mygpt_simple_tokenizer_free(NULL);
     mygpt_sp_free(NULL);
-    mygpt_spam_dataset_free(NULL);
-    mygpt_spam_loader_free(NULL);
     mygpt_tokenizer_free(NULL);
     mygpt_trainer_free(NULL);
-    mygpt_words_free(NULL);
-    mygpt_csv csv = {0};
-    mygpt_dataloader dl = {0};
-    mygpt_instruct_data d = {0};
-    mygpt_instruct_dataset ids = {0};
-    mygpt_instruct_loader il = {0};
-    mygpt_kv_cache kc = {0};
-    mygpt_llama2c_sampler ls = {0};
-    mygpt_mha_steps ms = {0};
-    mygpt_optimizer opt = {0};
-    mygpt_strbuf sb = {0};
-    mygpt_spam_dataset sd = {0};
-    mygpt_spam_loader sl = {0};
-    mygpt_words w = {0};
-    mygpt_csv_free(&csv);
-    mygpt_dataloader_free(&dl);
-    mygpt_instruct_data_free(&d);
-    mygpt_instruct_dataset_free(&ids);
-    mygpt_instruct_loader_free(&il);
-    mygpt_kv_cache_free(&kc);
-    mygpt_llama2c_sampler_free(&ls);
-    mygpt_mha_steps_free(&ms);
-    mygpt_optimizer_free(&opt);
-    mygpt_sb_free(&sb);
-    mygpt_spam_dataset_free(&sd);
-    mygpt_spam_loader_free(&sl);
-    mygpt_words_free(&w);
 }
+#undef FREE_NULL_AND_ZEROED
+#undef HELD_STRUCTS
 
 /* Sizes whose own arithmetic would overflow (M rows past memory: a division by zero in the
  * planning; N at INT_MAX: its panels' rounding) are refused before any operand is read */
