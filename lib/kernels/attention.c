@@ -34,7 +34,6 @@
 #include <string.h>
 
 #include "mygpt/attention.h"
-#include "mygpt/config.h"
 #include "base/parallel.h"
 #include "kernels/vecmath.h"
 #include "kernels/cpu.h"

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mygpt/attention.h"
 #include "mygpt/config.h"
 #include "mygpt/print.h"
 #include "base/base.h"
@@ -46,7 +47,7 @@ static const param_row TABLE[MYGPT_NUM_PARAM_TENSORS] = {
 
 /* ---- the configuration's checks ------------------------------------------------ */
 
-#define MAX_DIM MYGPT_MAX_DIM /* (mygpt/config.h) */
+#define MAX_DIM MYGPT_MAX_DIM /* (mygpt/attention.h) */
 
 /* The checks of llama's fields: the key/value heads divide the query heads, the head
  * size is even (rotary pairs), the hidden size in range; the GPTs keep their one head

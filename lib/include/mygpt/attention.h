@@ -17,6 +17,11 @@
 
 #include "mygpt/error.h"
 
+/* The largest size the kernels take for any one dimension: the attention's sequence here,
+ * and every size of a configuration (vocabulary, width, heads, layers, context, hidden
+ * size: mygpt_config_validate). It keeps their int arithmetic safe. */
+#define MYGPT_MAX_DIM (1 << 24)
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -63,7 +68,7 @@ typedef struct mygpt_attention_dropout {
  * size it with mygpt_attention_scratch_size(T, d, nthreads); the call never runs more
  * threads than it holds slices for (fewer threads, same bits), so scratch for 1 thread
  * is safe under any OMP_NUM_THREADS (the plain loops with probs need none). Refuses
- * sizes below 1, T past MYGPT_MAX_DIM (mygpt/config.h), C not divisible by NH, too
+ * sizes below 1, T past MYGPT_MAX_DIM, C not divisible by NH, too
  * little scratch and kernels that are neither MYGPT_IMPL_FAST nor MYGPT_IMPL_REFERENCE
  * (MYGPT_EINVAL). */
 mygpt_status mygpt_attention_forward(float *out, float *probs, mygpt_qkv in, float *scratch, size_t scratch_len,

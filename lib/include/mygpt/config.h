@@ -96,11 +96,6 @@ int mygpt_ffn_hidden(const mygpt_config *cfg);
 /* The largest lora_rank (the book's runs use 8 to 16). */
 #define MYGPT_LORA_MAX_RANK 1024
 
-/* The largest size a configuration takes for any one dimension (vocabulary, width, heads,
- * layers, context, hidden size): it keeps the kernels' int arithmetic safe, and the
- * attention takes no longer sequence. */
-#define MYGPT_MAX_DIM (1 << 24)
-
 /* lora_alpha's bounds, both included: a normal number, which a checkpoint writes as text
  * and reads back as the same double, and whose scale alpha / rank is a normal float for
  * every rank */
