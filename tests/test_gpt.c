@@ -538,6 +538,77 @@ Test(gpt_kernels, every_matmul_layout_sums_in_the_promised_order)
     }
 }
 
+/* One row through a weight packed once in each format (decoding): the promised order over
+ * the dequantized weights, to the bit, whatever the set, the threads, and however the
+ * panels fall: groups of decode_panels, the whole panels left over (1 to 3), a last panel
+ * past N; K of one or three KC blocks, int8 groups cut short; GELU fused or not */
+Test(gpt_kernels, decoding_every_format_sums_in_the_promised_order)
+{
+    const int Ks[] = {64, 130, 600}, Ns[] = {16, 32, 48, 64, 80, 97, 130, 172, 300, 520};
+    const char *paths[3] = {"generic", "avx2", "avx512"};
+    for (size_t kc = 0; kc < sizeof Ks / sizeof Ks[0]; kc++)
+        for (size_t nc = 0; nc < sizeof Ns / sizeof Ns[0]; nc++) {
+            const int K = Ks[kc], N = Ns[nc];
+            const size_t groups = mygpt_int8_groups(K);
+            float *x = malloc(K * sizeof *x), *w = malloc((size_t)N * K * sizeof *w), *b = malloc(N * sizeof *b);
+            float *deq = malloc((size_t)N * K * sizeof *deq), *sc = malloc(N * groups * sizeof *sc);
+            float *ref = malloc(N * sizeof *ref), *o = malloc(N * sizeof *o);
+            int8_t *q8 = malloc((size_t)N * K);
+            uint16_t *q16 = malloc((size_t)N * K * sizeof *q16);
+            mygpt_rng r = {0};
+            mygpt_rng_seed(&r, 40 + 10 * kc + nc);
+            mygpt_normal_(&r, x, K, 0, 1, NULL);
+            mygpt_normal_(&r, w, (size_t)N * K, 0, 1, NULL);
+            mygpt_normal_(&r, b, N, 0, 1, NULL);
+            for (int f = 0; f < MYGPT_WEIGHTS_COUNT; f++) {
+                const void *q = NULL;
+                if (f == MYGPT_WEIGHTS_INT8) {
+                    cr_assert_eq(mygpt_int8_quantize(w, N, K, q8, sc, NULL), MYGPT_OK);
+                    mygpt_int8_dequantize(q8, sc, N, K, deq);
+                    q = q8;
+                } else if (f == MYGPT_WEIGHTS_BF16) {
+                    cr_assert_eq(mygpt_bf16_quantize(w, (size_t)N * K, q16, NULL), MYGPT_OK);
+                    for (size_t i = 0; i < (size_t)N * K; i++)
+                        deq[i] = mygpt_bf16_widen(q16[i]);
+                    q = q16;
+                } else
+                    memcpy(deq, w, (size_t)N * K * sizeof *deq);
+                for (int n = 0; n < N; n++)
+                    ref[n] = blocked_sum(x, 1, deq + (size_t)n * K, 1, K, b[n]);
+                for (int p = 0; p < 3; p++) {
+                    setenv("MYGPT_MATMUL_KERNEL", paths[p], 1);
+                    mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
+                    mygpt_packed_weight pw;
+                    cr_assert_eq(f == MYGPT_WEIGHTS_FP32
+                                     ? mygpt_matmul_pack(&pw, deq, K, N, NULL)
+                                     : mygpt_matmul_pack_quantized(&pw, (mygpt_weights)f, q, sc, deq, K, N, NULL),
+                                 MYGPT_OK);
+                    for (int t = 1; t <= 3; t++) {
+                        omp_set_num_threads(t);
+                        for (int gelu = 0; gelu < 2; gelu++) {
+                            memset(o, 0xff, N * sizeof *o);
+                            cr_assert_eq(mygpt_matmul_prepacked(o, x, &pw, b, 1, gelu, NULL), MYGPT_OK);
+                            int same = 1;
+                            for (int n = 0; n < N; n++) {
+                                float want = ref[n];
+                                if (gelu)
+                                    mygpt_gelu_forward(&want, ref + n, 1);
+                                same &= memcmp(&want, o + n, sizeof want) == 0;
+                            }
+                            cr_expect(same, "K %d N %d %s %s, %d threads%s", K, N, mygpt_weights_name((mygpt_weights)f),
+                                      paths[p], t, gelu ? ", GELU" : "");
+                        }
+                    }
+                    mygpt_matmul_packed_free(&pw);
+                }
+            }
+            unsetenv("MYGPT_MATMUL_KERNEL");
+            mygpt_cpu_reset();
+            omp_set_num_threads(2);
+            free(x), free(w), free(b), free(deq), free(sc), free(ref), free(o), free(q8), free(q16);
+        }
+}
+
 Test(gpt_kernels, a_packing_for_another_kernel_is_refused)
 {
     float w[4 * 3] = {0};

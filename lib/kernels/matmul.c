@@ -343,36 +343,40 @@ static void matmul_tile(const matmul_job *j, size_t mb, int p, int kb, const til
     }
 }
 
-/* Decoding (one row of out, B prepacked or quantized): panels p .. p + decode_panels - 1,
- * all whole, over k in [kb, kb + kc), as matmul_tile would do them one by one: the same
- * bits. */
-static void decode_panels(const matmul_job *j, int p, int kb, int kc)
+/* A decoding kernel's arguments (matmul_isa.h's qrows_args): one row of out, B prepacked
+ * or quantized, its panels from p over k in [kb, kb + kc) */
+static qrows_args decode_args(const matmul_job *j, int p, int kb, int kc)
 {
-    const int NR = j->kern.NR, P = j->kern.decode_panels, first = kb == 0, last = kb + kc == j->K;
+    const int NR = j->kern.NR;
     const float *sc;
     const void *b = packed_block(j, p, kb, &sc);
-    float *c = j->out + (size_t)p * NR;
-    const qrows_args r = {.a = j->a + kb, .bp = b, .bstride = (size_t)j->K * NR, .sc = sc,
-                          .sstride = mygpt_int8_groups(j->K) * NR, .c = c,
-                          .init = j->bias ? j->bias + (size_t)p * NR : NULL, .kc = kc, .first = first};
-    j->kern.decode[j->format](&r);
-    if (last && j->apply_gelu)
-        j->kern.gelu(c, (size_t)j->N, 1, P * NR);
+    return (qrows_args){.a = j->a + kb, .bp = b, .bstride = (size_t)j->K * NR, .sc = sc,
+                        .sstride = mygpt_int8_groups(j->K) * NR, .c = j->out + (size_t)p * NR,
+                        .init = j->bias ? j->bias + (size_t)p * NR : NULL, .kc = kc, .first = kb == 0};
 }
 
-/* Decoding's last np panels from p over k in [kb, kb + kc) by the set's rest_fn
- * (matmul_isa.h), then GELU; 0 when the set has none for np panels (the tiles then). */
+/* Decoding: panels p .. p + decode_panels - 1, all whole, over k in [kb, kb + kc), as
+ * matmul_tile would do them one by one: the same bits. */
+static void decode_panels(const matmul_job *j, int p, int kb, int kc)
+{
+    const qrows_args r = decode_args(j, p, kb, kc);
+    j->kern.decode[j->format](&r);
+    if (kb + kc == j->K && j->apply_gelu)
+        j->kern.gelu(r.c, (size_t)j->N, 1, j->kern.decode_panels * j->kern.NR);
+}
+
+/* Decoding's last np panels from p (fewer than decode_panels, or ending past N) by the
+ * set's rest_fn for the format (matmul_isa.h), then GELU; 0 when the set has none for np
+ * panels (the tiles then). */
 static int decode_rest(const matmul_job *j, int p, int np, int kb, int kc)
 {
-    const int NR = j->kern.NR, col0 = p * NR, cols = j->N - col0 < np * NR ? j->N - col0 : np * NR;
-    float *c = j->out + col0;
-    const qrows_args r = {.a = j->a + kb, .bp = j->prepacked + (size_t)p * j->K * NR + (size_t)kb * NR,
-                          .bstride = (size_t)j->K * NR, .c = c, .init = j->bias ? j->bias + col0 : NULL,
-                          .kc = kc, .first = kb == 0};
-    if (!j->kern.decode_rest || !j->kern.decode_rest(&r, np, cols))
+    const int col0 = p * j->kern.NR, cols = j->N - col0 < np * j->kern.NR ? j->N - col0 : np * j->kern.NR;
+    const qrows_args r = decode_args(j, p, kb, kc);
+    const rest_fn rest = j->kern.decode_rest[j->format];
+    if (!rest || !rest(&r, np, cols))
         return 0;
     if (kb + kc == j->K && j->apply_gelu)
-        j->kern.gelu(c, (size_t)j->N, 1, cols);
+        j->kern.gelu(r.c, (size_t)j->N, 1, cols);
     return 1;
 }
 
@@ -551,7 +555,7 @@ static void run_unit(const matmul_job *j, int me, strips_held *held, share s, si
     for (int kb = k0; kb < k0 + ks; kb += KC) {
         const int kc = k0 + ks - kb < KC ? k0 + ks - kb : KC;
         int qd = q_decoded;
-        if (P && !j->format && qd < q1 && decode_rest(j, p0 + qd, q1 - qd, kb, kc))
+        if (P && qd < q1 && decode_rest(j, p0 + qd, q1 - qd, kb, kc))
             qd = q1;
         // a quantized B: the unit's remaining panels widened once for all its row blocks
         float *wide = j->format ? j->w_buf + (size_t)me * widened_len(j) : NULL;

@@ -261,36 +261,42 @@ REGISTER_TILE static void kernel_6x16_t(KERNEL_ARGS)
         BODY(P)                                                                                    \
     }
 
-/* Decoding's last panels (rest_fn, matmul_isa.h), NP at once: each column summed from
- * zero, k in order, one fused multiply-add a step, then added to its base (init, zero, or
- * what c holds), as kernel_body sums it: the same bits. The tile kernel would run them as
- * a tile of MR rows with one row, its sums through memory (a small model's products are
- * all 1 to 16 panels wide; bench/results/llama2c_generate.txt). */
-static inline __attribute__((always_inline)) void rest_body(const int NR, const int NP, const qrows_args *r, int cols)
+/* Decoding's last panels (rest_fn, matmul_isa.h), NP at once, of format BF: each column
+ * summed from zero, k in order, one fused multiply-add a step with the value b_at widens,
+ * then added to its base (init, zero, or what c holds), as kernel_body sums it: the same
+ * bits. The tile kernel would run them as a tile of MR rows with one row, its sums
+ * through memory, a quantized panel widened first (a small model's products are all 1 to
+ * 16 panels wide; bench/results/llama2c_generate.txt). */
+static inline __attribute__((always_inline)) void rest_body(const int BF, const int NR, const int NP,
+                                                             const qrows_args *r, int cols)
 {
-    const float *restrict a = r->a, *restrict bp = r->bp;
+    const size_t elem = BF == MYGPT_WEIGHTS_FP32 ? 4 : BF == MYGPT_WEIGHTS_BF16 ? 2 : 1;
+    const float *restrict a = r->a;
     float acc[NP * NR];
     for (int i = 0; i < NP * NR; i++)
         acc[i] = 0.0f;
     for (int k = 0; k < r->kc; k++)
         for (int q = 0; q < NP; q++) {
-            const float *b = bp + (size_t)q * r->bstride + (size_t)k * NR;
+            const void *b = (const char *)r->bp + (size_t)q * r->bstride * elem;
+            const float *s = BF == MYGPT_WEIGHTS_INT8
+                                 ? r->sc + (size_t)q * r->sstride + (size_t)(k / MYGPT_INT8_GROUP) * NR
+                                 : NULL;
 #pragma omp simd
             for (int c = 0; c < NR; c++)
-                acc[q * NR + c] = fmaf(a[k], b[c], acc[q * NR + c]);
+                acc[q * NR + c] = fmaf(a[k], b_at(BF, NR, b, s, k, c), acc[q * NR + c]);
         }
     for (int c = 0; c < cols; c++)
         r->c[c] = (r->first ? (r->init ? r->init[c] : 0.0f) : r->c[c]) + acc[c];
 }
-/* rest_body of one instruction set (TARGET) and panel width (NR), for 1 to 4 panels */
-#define REST_FN(NAME, TARGET, NR)                                                                  \
+/* rest_body of one instruction set (TARGET), panel width (NR) and format, for 1 to 4 panels */
+#define REST_FN(NAME, TARGET, NR, FORMAT)                                                          \
     TARGET static int NAME(const qrows_args *r, int np, int cols)                                  \
     {                                                                                              \
         switch (np) {                                                                              \
-        case 1: rest_body(NR, 1, r, cols); return 1;                                               \
-        case 2: rest_body(NR, 2, r, cols); return 1;                                               \
-        case 3: rest_body(NR, 3, r, cols); return 1;                                               \
-        case 4: rest_body(NR, 4, r, cols); return 1;                                               \
+        case 1: rest_body(FORMAT, NR, 1, r, cols); return 1;                                       \
+        case 2: rest_body(FORMAT, NR, 2, r, cols); return 1;                                       \
+        case 3: rest_body(FORMAT, NR, 3, r, cols); return 1;                                       \
+        case 4: rest_body(FORMAT, NR, 4, r, cols); return 1;                                       \
         default: return 0;                                                                         \
         }                                                                                          \
     }
@@ -478,8 +484,12 @@ DECODE_FN(decode_avx512_int8, MYGPT_AVX512, QROWS_AVX512, MYGPT_WEIGHTS_INT8, DE
 DECODE_FN(decode_avx2_fp32, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_FP32, DECODE_P_AVX2)
 DECODE_FN(decode_avx2_bf16, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_BF16, DECODE_P_AVX2)
 DECODE_FN(decode_avx2_int8, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_INT8, DECODE_P_AVX2)
-REST_FN(decode_rest_avx512, MYGPT_AVX512, 32)
-REST_FN(decode_rest_avx2, MYGPT_AVX2, 16)
+REST_FN(decode_rest_avx512_fp32, MYGPT_AVX512, 32, MYGPT_WEIGHTS_FP32)
+REST_FN(decode_rest_avx512_bf16, MYGPT_AVX512, 32, MYGPT_WEIGHTS_BF16)
+REST_FN(decode_rest_avx512_int8, MYGPT_AVX512, 32, MYGPT_WEIGHTS_INT8)
+REST_FN(decode_rest_avx2_fp32, MYGPT_AVX2, 16, MYGPT_WEIGHTS_FP32)
+REST_FN(decode_rest_avx2_bf16, MYGPT_AVX2, 16, MYGPT_WEIGHTS_BF16)
+REST_FN(decode_rest_avx2_int8, MYGPT_AVX2, 16, MYGPT_WEIGHTS_INT8)
 
 MYGPT_AVX2 static void gelu_avx2(float *c, size_t ldc, int rows, int cols)
 {
@@ -785,7 +795,9 @@ static inline float32x4_t neon_i8_4(const int8_t *q)
 DECODE_FN(decode_neon_fp32, , QROWS_NEON, MYGPT_WEIGHTS_FP32, DECODE_P_NEON)
 DECODE_FN(decode_neon_bf16, , QROWS_NEON, MYGPT_WEIGHTS_BF16, DECODE_P_NEON)
 DECODE_FN(decode_neon_int8, , QROWS_NEON, MYGPT_WEIGHTS_INT8, DECODE_P_NEON)
-REST_FN(decode_rest_neon, , 16)
+REST_FN(decode_rest_neon_fp32, , 16, MYGPT_WEIGHTS_FP32)
+REST_FN(decode_rest_neon_bf16, , 16, MYGPT_WEIGHTS_BF16)
+REST_FN(decode_rest_neon_int8, , 16, MYGPT_WEIGHTS_INT8)
 #endif
 
 /* The kernels of each instruction set (cpu.h decides which one runs; every set gives
@@ -796,18 +808,20 @@ static const matmul_isa KERNELS[MYGPT_ISA_COUNT] = {
 #ifdef HAVE_X86_KERNELS
     [MYGPT_ISA_AVX2] = {"avx2", 6, 16, kernel_6x16_avx2, kernel_6x16_avx2_t, gelu_avx2, pack_avx2,
                         copy_strips_avx2, store_swapped_avx2,
-                        DECODE_P_AVX2, {decode_avx2_fp32, decode_avx2_bf16, decode_avx2_int8}, decode_rest_avx2},
+                        DECODE_P_AVX2, {decode_avx2_fp32, decode_avx2_bf16, decode_avx2_int8},
+                        {decode_rest_avx2_fp32, decode_rest_avx2_bf16, decode_rest_avx2_int8}},
     [MYGPT_ISA_AVX512] = {"avx512", 14, 32, kernel_14x32_avx512, kernel_14x32_avx512_t, gelu_avx512, pack_avx512,
                           copy_strips_avx512, store_swapped_avx512,
                           DECODE_P_AVX512, {decode_avx512_fp32, decode_avx512_bf16, decode_avx512_int8},
-                          decode_rest_avx512},
+                          {decode_rest_avx512_fp32, decode_rest_avx512_bf16, decode_rest_avx512_int8}},
 #endif
 #ifdef HAVE_NEON_KERNELS
     /* GELU, the packing, the strip copies and the swapped stores: the generic loops,
      * which gcc vectorises for NEON (the baseline) as they stand */
     [MYGPT_ISA_NEON] = {"neon", 6, 16, kernel_6x16_neon, kernel_6x16_neon_t, gelu_generic, pack_generic,
                         copy_strips_generic, store_swapped_generic,
-                        DECODE_P_NEON, {decode_neon_fp32, decode_neon_bf16, decode_neon_int8}, decode_rest_neon},
+                        DECODE_P_NEON, {decode_neon_fp32, decode_neon_bf16, decode_neon_int8},
+                        {decode_rest_neon_fp32, decode_rest_neon_bf16, decode_rest_neon_int8}},
 #endif
 };
 

@@ -89,9 +89,9 @@ typedef struct qrows_args {
     int kc, first;
 } qrows_args;
 typedef void (*qrows_fn)(const qrows_args *r);
-/* Decoding's last np (1 to 4) float32 panels, fewer than decode_panels or ending past N:
- * what a qrows_fn computes, in the same order, for the first cols columns only. Returns 0
- * when the set has no copy for np panels (the tiles then). */
+/* Decoding's last np (1 to 4) panels of a format, fewer than decode_panels or ending past
+ * N: what a qrows_fn computes, in the same order, for the first cols columns only. Returns
+ * 0 when the set has no copy for np panels (the tiles then). */
 typedef int (*rest_fn)(const qrows_args *r, int np, int cols);
 
 /* The kernels of one instruction set: its tile MR x NR (the packing follows NR). */
@@ -105,7 +105,7 @@ typedef struct matmul_isa {
     store_swapped_fn store_swapped; /* a swapped tile back into out (swapped_tile_finish) */
     int decode_panels;        /* one row of a prepacked B: panels at once (0: tile by tile) */
     qrows_fn decode[MYGPT_WEIGHTS_COUNT]; /* by format: a quantized row's values widened */
-    rest_fn decode_rest;      /* float32's last panels */
+    rest_fn decode_rest[MYGPT_WEIGHTS_COUNT]; /* by format: the last panels */
 } matmul_isa;
 
 /* The kernels of the instruction set this CPU runs (kernels/cpu.h's choice, after
