@@ -343,37 +343,20 @@ static void matmul_tile(const matmul_job *j, size_t mb, int p, int kb, const til
     }
 }
 
-/* A decoding kernel's arguments (matmul_isa.h's qrows_args): one row of out, B prepacked
- * or quantized, its panels from p over k in [kb, kb + kc) */
-static qrows_args decode_args(const matmul_job *j, int p, int kb, int kc)
+/* Decoding: np panels from p (decode_panels of them, or the fewer left at the end of a
+ * unit, the last of which may end past N) over k in [kb, kb + kc), as matmul_tile would
+ * do them one by one: the same bits. Then GELU. 0 when the set has no decoding kernel for
+ * np panels (the tiles then). */
+static int decode_panels(const matmul_job *j, int p, int np, int kb, int kc)
 {
-    const int NR = j->kern.NR;
+    const int NR = j->kern.NR, cols = j->N - p * NR < np * NR ? j->N - p * NR : np * NR;
     const float *sc;
     const void *b = packed_block(j, p, kb, &sc);
-    return (qrows_args){.a = j->a + kb, .bp = b, .bstride = (size_t)j->K * NR, .sc = sc,
-                        .sstride = mygpt_int8_groups(j->K) * NR, .c = j->out + (size_t)p * NR,
-                        .init = j->bias ? j->bias + (size_t)p * NR : NULL, .kc = kc, .first = kb == 0};
-}
-
-/* Decoding: panels p .. p + decode_panels - 1, all whole, over k in [kb, kb + kc), as
- * matmul_tile would do them one by one: the same bits. */
-static void decode_panels(const matmul_job *j, int p, int kb, int kc)
-{
-    const qrows_args r = decode_args(j, p, kb, kc);
-    j->kern.decode[j->format](&r);
-    if (kb + kc == j->K && j->apply_gelu)
-        j->kern.gelu(r.c, (size_t)j->N, 1, j->kern.decode_panels * j->kern.NR);
-}
-
-/* Decoding's last np panels from p (fewer than decode_panels, or ending past N) by the
- * set's rest_fn for the format (matmul_isa.h), then GELU; 0 when the set has none for np
- * panels (the tiles then). */
-static int decode_rest(const matmul_job *j, int p, int np, int kb, int kc)
-{
-    const int col0 = p * j->kern.NR, cols = j->N - col0 < np * j->kern.NR ? j->N - col0 : np * j->kern.NR;
-    const qrows_args r = decode_args(j, p, kb, kc);
-    const rest_fn rest = j->kern.decode_rest[j->format];
-    if (!rest || !rest(&r, np, cols))
+    const qrows_args r = {.a = j->a + kb, .bp = b, .bstride = (size_t)j->K * NR, .sc = sc,
+                          .sstride = mygpt_int8_groups(j->K) * NR, .c = j->out + (size_t)p * NR,
+                          .init = j->bias ? j->bias + (size_t)p * NR : NULL, .kc = kc, .first = kb == 0};
+    const qrows_fn decode = j->kern.decode[j->format];
+    if (!decode || !decode(&r, np, cols))
         return 0;
     if (kb + kc == j->K && j->apply_gelu)
         j->kern.gelu(r.c, (size_t)j->N, 1, cols);
@@ -551,11 +534,11 @@ static void run_unit(const matmul_job *j, int me, strips_held *held, share s, si
     int q_decoded = q0;
     for (; P && q_decoded + P <= q1 && (p0 + q_decoded + P) * NR <= j->N; q_decoded += P)
         for (int kb = k0; kb < k0 + ks; kb += KC)
-            decode_panels(j, p0 + q_decoded, kb, k0 + ks - kb < KC ? k0 + ks - kb : KC);
+            decode_panels(j, p0 + q_decoded, P, kb, k0 + ks - kb < KC ? k0 + ks - kb : KC);
     for (int kb = k0; kb < k0 + ks; kb += KC) {
         const int kc = k0 + ks - kb < KC ? k0 + ks - kb : KC;
         int qd = q_decoded;
-        if (P && qd < q1 && decode_rest(j, p0 + qd, q1 - qd, kb, kc))
+        if (P && qd < q1 && decode_panels(j, p0 + qd, q1 - qd, kb, kc))
             qd = q1;
         // a quantized B: the unit's remaining panels widened once for all its row blocks
         float *wide = j->format ? j->w_buf + (size_t)me * widened_len(j) : NULL;

@@ -207,10 +207,10 @@ REGISTER_TILE static void kernel_6x16_t(KERNEL_ARGS)
  * steps with extracts), and P panels at once: a column's sum is a chain of fused
  * multiply-adds (4 cycles each), so one panel's chains leave the core waiting and
  * read one stream; P panels give NV P independent chains and P streams, closer to the read
- * bandwidth (bench/results/design-notes.md). Panel i's values
- * start i * bstride elements after bp, its scales i * sstride floats after sc, its
- * columns i * NV V after c and init. A panel's row is NV vectors of V floats: NR = NV V
- * (AVX2 2 x 8, AVX-512 2 x 16, NEON 4 x 4). */
+ * bandwidth (bench/results/design-notes.md); fewer at a unit's end, down to one. Panel
+ * i's values start i * bstride elements after bp, its scales i * sstride floats after sc,
+ * its columns i * NV V after c and init; the first cols columns are written. A panel's
+ * row is NV vectors of V floats: NR = NV V (AVX2 2 x 8, AVX-512 2 x 16, NEON 4 x 4). */
 #define QROWS_BODY(P, NV, V, VEC, SET1, ZERO, LOADS, FMA, STORE, WIDEN_I8, WIDEN_BF16, MUL)       \
     VEC acc[NV * P], s[NV * P];                                                                    \
     _Pragma("GCC unroll 16") for (int i = 0; i < NV * P; i++) acc[i] = s[i] = ZERO;               \
@@ -246,11 +246,12 @@ REGISTER_TILE static void kernel_6x16_t(KERNEL_ARGS)
     float sums[NV * P * V];                                                                        \
     for (int i = 0; i < NV * P; i++)                                                               \
         STORE(sums + i * V, acc[i]);                                                               \
-    for (int j = 0; j < NV * P * V; j++)                                                           \
+    for (int j = 0; j < cols; j++)                                                                 \
         c[j] = (first ? (init ? init[j] : 0.0f) : c[j]) + sums[j];
-/* The decoding kernel NAME of one format (FORMAT) and instruction set (TARGET, BODY) */
-#define DECODE_FN(NAME, TARGET, BODY, FORMAT, P)                                                   \
-    TARGET static void NAME(const qrows_args *r)                                                   \
+/* The decoding kernel NAME of one format (FORMAT) and instruction set (TARGET, BODY):
+ * np panels at once, 1 to 4 (qrows_fn, matmul_isa.h) */
+#define DECODE_FN(NAME, TARGET, BODY, FORMAT)                                                      \
+    TARGET static int NAME(const qrows_args *r, int np, int cols)                                  \
     {                                                                                              \
         const int BF = FORMAT;                                                                     \
         const float *restrict a = r->a, *restrict sc = r->sc, *restrict init = r->init;            \
@@ -258,45 +259,11 @@ REGISTER_TILE static void kernel_6x16_t(KERNEL_ARGS)
         float *restrict c = r->c;                                                                  \
         const size_t bstride = r->bstride, sstride = r->sstride;                                   \
         const int kc = r->kc, first = r->first;                                                    \
-        BODY(P)                                                                                    \
-    }
-
-/* Decoding's last panels (rest_fn, matmul_isa.h), NP at once, of format BF: each column
- * summed from zero, k in order, one fused multiply-add a step with the value b_at widens,
- * then added to its base (init, zero, or what c holds), as kernel_body sums it: the same
- * bits. The tile kernel would run them as a tile of MR rows with one row, its sums
- * through memory, a quantized panel widened first (a small model's products are all 1 to
- * 16 panels wide; bench/results/llama2c_generate.txt). */
-static inline __attribute__((always_inline)) void rest_body(const int BF, const int NR, const int NP,
-                                                             const qrows_args *r, int cols)
-{
-    const size_t elem = BF == MYGPT_WEIGHTS_FP32 ? 4 : BF == MYGPT_WEIGHTS_BF16 ? 2 : 1;
-    const float *restrict a = r->a;
-    float acc[NP * NR];
-    for (int i = 0; i < NP * NR; i++)
-        acc[i] = 0.0f;
-    for (int k = 0; k < r->kc; k++)
-        for (int q = 0; q < NP; q++) {
-            const void *b = (const char *)r->bp + (size_t)q * r->bstride * elem;
-            const float *s = BF == MYGPT_WEIGHTS_INT8
-                                 ? r->sc + (size_t)q * r->sstride + (size_t)(k / MYGPT_INT8_GROUP) * NR
-                                 : NULL;
-#pragma omp simd
-            for (int c = 0; c < NR; c++)
-                acc[q * NR + c] = fmaf(a[k], b_at(BF, NR, b, s, k, c), acc[q * NR + c]);
-        }
-    for (int c = 0; c < cols; c++)
-        r->c[c] = (r->first ? (r->init ? r->init[c] : 0.0f) : r->c[c]) + acc[c];
-}
-/* rest_body of one instruction set (TARGET), panel width (NR) and format, for 1 to 4 panels */
-#define REST_FN(NAME, TARGET, NR, FORMAT)                                                          \
-    TARGET static int NAME(const qrows_args *r, int np, int cols)                                  \
-    {                                                                                              \
         switch (np) {                                                                              \
-        case 1: rest_body(FORMAT, NR, 1, r, cols); return 1;                                       \
-        case 2: rest_body(FORMAT, NR, 2, r, cols); return 1;                                       \
-        case 3: rest_body(FORMAT, NR, 3, r, cols); return 1;                                       \
-        case 4: rest_body(FORMAT, NR, 4, r, cols); return 1;                                       \
+        case 1: { BODY(1) } return 1;                                                              \
+        case 2: { BODY(2) } return 1;                                                              \
+        case 3: { BODY(3) } return 1;                                                              \
+        case 4: { BODY(4) } return 1;                                                              \
         default: return 0;                                                                         \
         }                                                                                          \
     }
@@ -475,21 +442,17 @@ MYGPT_AVX512 REGISTER_TILE static void kernel_14x32_avx512_t(KERNEL_ARGS)
                                    _mm512_fmadd_ps, _mm512_storeu_ps, I8_16, BF_16, _mm512_mul_ps)
 #define QROWS_AVX2(P) QROWS_BODY(P, 2, 8, __m256, _mm256_set1_ps, _mm256_setzero_ps(), _mm256_loadu_ps, \
                                  _mm256_fmadd_ps, _mm256_storeu_ps, I8_8, BF_8, _mm256_mul_ps)
-/* The panels decoding takes at once (DECODE_P) and their kernels, by format */
+/* The panels decoding takes at once (DECODE_P) and their kernels, by format: 4 panels of
+ * 2 vectors, 8 independent chains, what two FMA pipes of 4 cycles' latency keep busy (as
+ * NEON's 2 panels of 4); AVX2's int8 kernel then keeps 2 of its 8 scales on the stack */
 #define DECODE_P_AVX512 4
-#define DECODE_P_AVX2 2
-DECODE_FN(decode_avx512_fp32, MYGPT_AVX512, QROWS_AVX512, MYGPT_WEIGHTS_FP32, DECODE_P_AVX512)
-DECODE_FN(decode_avx512_bf16, MYGPT_AVX512, QROWS_AVX512, MYGPT_WEIGHTS_BF16, DECODE_P_AVX512)
-DECODE_FN(decode_avx512_int8, MYGPT_AVX512, QROWS_AVX512, MYGPT_WEIGHTS_INT8, DECODE_P_AVX512)
-DECODE_FN(decode_avx2_fp32, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_FP32, DECODE_P_AVX2)
-DECODE_FN(decode_avx2_bf16, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_BF16, DECODE_P_AVX2)
-DECODE_FN(decode_avx2_int8, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_INT8, DECODE_P_AVX2)
-REST_FN(decode_rest_avx512_fp32, MYGPT_AVX512, 32, MYGPT_WEIGHTS_FP32)
-REST_FN(decode_rest_avx512_bf16, MYGPT_AVX512, 32, MYGPT_WEIGHTS_BF16)
-REST_FN(decode_rest_avx512_int8, MYGPT_AVX512, 32, MYGPT_WEIGHTS_INT8)
-REST_FN(decode_rest_avx2_fp32, MYGPT_AVX2, 16, MYGPT_WEIGHTS_FP32)
-REST_FN(decode_rest_avx2_bf16, MYGPT_AVX2, 16, MYGPT_WEIGHTS_BF16)
-REST_FN(decode_rest_avx2_int8, MYGPT_AVX2, 16, MYGPT_WEIGHTS_INT8)
+#define DECODE_P_AVX2 4
+DECODE_FN(decode_avx512_fp32, MYGPT_AVX512, QROWS_AVX512, MYGPT_WEIGHTS_FP32)
+DECODE_FN(decode_avx512_bf16, MYGPT_AVX512, QROWS_AVX512, MYGPT_WEIGHTS_BF16)
+DECODE_FN(decode_avx512_int8, MYGPT_AVX512, QROWS_AVX512, MYGPT_WEIGHTS_INT8)
+DECODE_FN(decode_avx2_fp32, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_FP32)
+DECODE_FN(decode_avx2_bf16, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_BF16)
+DECODE_FN(decode_avx2_int8, MYGPT_AVX2, QROWS_AVX2, MYGPT_WEIGHTS_INT8)
 
 MYGPT_AVX2 static void gelu_avx2(float *c, size_t ldc, int rows, int cols)
 {
@@ -792,12 +755,9 @@ static inline float32x4_t neon_i8_4(const int8_t *q)
 #define QROWS_NEON(P) QROWS_BODY(P, 4, 4, float32x4_t, vdupq_n_f32, vdupq_n_f32(0.0f), vld1q_f32, NEON_FMA, \
                                  vst1q_f32, neon_i8_4, NEON_BF_4, vmulq_f32)
 #define DECODE_P_NEON 2
-DECODE_FN(decode_neon_fp32, , QROWS_NEON, MYGPT_WEIGHTS_FP32, DECODE_P_NEON)
-DECODE_FN(decode_neon_bf16, , QROWS_NEON, MYGPT_WEIGHTS_BF16, DECODE_P_NEON)
-DECODE_FN(decode_neon_int8, , QROWS_NEON, MYGPT_WEIGHTS_INT8, DECODE_P_NEON)
-REST_FN(decode_rest_neon_fp32, , 16, MYGPT_WEIGHTS_FP32)
-REST_FN(decode_rest_neon_bf16, , 16, MYGPT_WEIGHTS_BF16)
-REST_FN(decode_rest_neon_int8, , 16, MYGPT_WEIGHTS_INT8)
+DECODE_FN(decode_neon_fp32, , QROWS_NEON, MYGPT_WEIGHTS_FP32)
+DECODE_FN(decode_neon_bf16, , QROWS_NEON, MYGPT_WEIGHTS_BF16)
+DECODE_FN(decode_neon_int8, , QROWS_NEON, MYGPT_WEIGHTS_INT8)
 #endif
 
 /* The kernels of each instruction set (cpu.h decides which one runs; every set gives
@@ -808,20 +768,17 @@ static const matmul_isa KERNELS[MYGPT_ISA_COUNT] = {
 #ifdef HAVE_X86_KERNELS
     [MYGPT_ISA_AVX2] = {"avx2", 6, 16, kernel_6x16_avx2, kernel_6x16_avx2_t, gelu_avx2, pack_avx2,
                         copy_strips_avx2, store_swapped_avx2,
-                        DECODE_P_AVX2, {decode_avx2_fp32, decode_avx2_bf16, decode_avx2_int8},
-                        {decode_rest_avx2_fp32, decode_rest_avx2_bf16, decode_rest_avx2_int8}},
+                        DECODE_P_AVX2, {decode_avx2_fp32, decode_avx2_bf16, decode_avx2_int8}},
     [MYGPT_ISA_AVX512] = {"avx512", 14, 32, kernel_14x32_avx512, kernel_14x32_avx512_t, gelu_avx512, pack_avx512,
                           copy_strips_avx512, store_swapped_avx512,
-                          DECODE_P_AVX512, {decode_avx512_fp32, decode_avx512_bf16, decode_avx512_int8},
-                          {decode_rest_avx512_fp32, decode_rest_avx512_bf16, decode_rest_avx512_int8}},
+                          DECODE_P_AVX512, {decode_avx512_fp32, decode_avx512_bf16, decode_avx512_int8}},
 #endif
 #ifdef HAVE_NEON_KERNELS
     /* GELU, the packing, the strip copies and the swapped stores: the generic loops,
      * which gcc vectorises for NEON (the baseline) as they stand */
     [MYGPT_ISA_NEON] = {"neon", 6, 16, kernel_6x16_neon, kernel_6x16_neon_t, gelu_generic, pack_generic,
                         copy_strips_generic, store_swapped_generic,
-                        DECODE_P_NEON, {decode_neon_fp32, decode_neon_bf16, decode_neon_int8},
-                        {decode_rest_neon_fp32, decode_rest_neon_bf16, decode_rest_neon_int8}},
+                        DECODE_P_NEON, {decode_neon_fp32, decode_neon_bf16, decode_neon_int8}},
 #endif
 };
 

@@ -75,9 +75,11 @@ typedef void (*copy_strips_fn)(float *restrict dst, size_t stride, int MR, const
 typedef void (*store_swapped_fn)(float *restrict o, size_t ldo, const float *restrict c, int NR, int rows, int cols,
                                  int add);
 
-/* One row of a prepacked or quantized B over several panels at once (decoding; QROWS_BODY):
- * c (P panels of NR) = (first ? init : c) + a (kc) . the panels at bp, panel i's values
- * bstride elements after panel i - 1's, int8's scales sstride floats apart from sc. */
+/* One row of a prepacked or quantized B over np panels at once (decoding; QROWS_BODY), 1
+ * to 4: c (cols of np panels of NR) = (first ? init : c) + a (kc) . the panels at bp,
+ * panel i's values bstride elements after panel i - 1's, int8's scales sstride floats
+ * apart from sc. A last panel past N is read whole (its columns past N are zero) and
+ * written only up to cols. Returns 0 for np outside 1 to 4 (the tiles then). */
 typedef struct qrows_args {
     const float *a;
     const void *bp;
@@ -88,11 +90,7 @@ typedef struct qrows_args {
     const float *init;
     int kc, first;
 } qrows_args;
-typedef void (*qrows_fn)(const qrows_args *r);
-/* Decoding's last np (1 to 4) panels of a format, fewer than decode_panels or ending past
- * N: what a qrows_fn computes, in the same order, for the first cols columns only. Returns
- * 0 when the set has no copy for np panels (the tiles then). */
-typedef int (*rest_fn)(const qrows_args *r, int np, int cols);
+typedef int (*qrows_fn)(const qrows_args *r, int np, int cols);
 
 /* The kernels of one instruction set: its tile MR x NR (the packing follows NR). */
 typedef struct matmul_isa {
@@ -105,7 +103,6 @@ typedef struct matmul_isa {
     store_swapped_fn store_swapped; /* a swapped tile back into out (swapped_tile_finish) */
     int decode_panels;        /* one row of a prepacked B: panels at once (0: tile by tile) */
     qrows_fn decode[MYGPT_WEIGHTS_COUNT]; /* by format: a quantized row's values widened */
-    rest_fn decode_rest[MYGPT_WEIGHTS_COUNT]; /* by format: the last panels */
 } matmul_isa;
 
 /* The kernels of the instruction set this CPU runs (kernels/cpu.h's choice, after
