@@ -358,3 +358,27 @@ Test(print_text, replaced_text_is_pythons_decode_with_replace)
         mygpt_sb_free(&sb);
     }
 }
+
+/* mygpt_utf8_valid_prefix: where the first byte that starts no whole character is, or
+ * the whole length (a cut character at the end, an overlong form, a surrogate, a stray
+ * continuation byte, a NUL counted as the character it is) */
+Test(print_text, the_valid_prefix_ends_at_the_first_broken_character)
+{
+    const struct {
+        const char *s;
+        size_t n, want;
+    } cases[] = {{"", 0, 0},
+                 {"abc", 3, 3},
+                 {"a\0b", 3, 3},
+                 {"h\xc3\xa9llo", 6, 6},
+                 {"\xf0\x9f\x98\x80!", 5, 5},
+                 {"ok \xf0\x9f\x98", 6, 3},
+                 {"\xe6\x97\xa5\xe6", 4, 3},
+                 {"ab\x80" "cd", 5, 2},
+                 {"\xc0\xaf", 2, 0},
+                 {"x\xed\xa0\x80", 4, 1},
+                 {"\xe6\x97\xa5", 2, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        cr_expect_eq(mygpt_utf8_valid_prefix(cases[i].s, cases[i].n), cases[i].want, "case %zu: %zu, not %zu", i,
+                     mygpt_utf8_valid_prefix(cases[i].s, cases[i].n), cases[i].want);
+}

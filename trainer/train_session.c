@@ -148,17 +148,6 @@ static int encode(const session *S, const char *what, const char *text, size_t l
     return st == MYGPT_OK ? 0 : cli_fail(S->cmd, st, &err);
 }
 
-/* The byte offset of the first byte of text (n bytes) that starts no whole UTF-8
- * character, or n when all of it is UTF-8 */
-static size_t utf8_valid_prefix(const char *text, size_t n)
-{
-    size_t i = 0;
-    uint32_t cp;
-    for (int l; i < n && (l = mygpt_utf8_decode(text + i, n - i, &cp)) > 0;)
-        i += (size_t)l;
-    return i;
-}
-
 int train_schedule_check(const char *cmd, mygpt_lr_schedule *s, long long total, const char *length)
 {
     s->total_steps = (long)total;
@@ -239,7 +228,7 @@ static int session_data(session *S)
     if (st != MYGPT_OK)
         return train_fail(&S->team, S->cmd, st, err);
     const char *text = S->text;
-    const size_t valid = s->tokenizer ? S->tn : utf8_valid_prefix(text, S->tn);
+    const size_t valid = s->tokenizer ? S->tn : mygpt_utf8_valid_prefix(text, S->tn);
     if (valid < S->tn) { // said here, at its offset in the file, not in the part that holds it
         cli_error(S->cmd, "--text %s: the text is not valid UTF-8 (byte offset %zu)", s->text, valid);
         return EXIT_USAGE;

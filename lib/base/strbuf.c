@@ -124,6 +124,15 @@ int mygpt_utf8_decode(const char *text, size_t n, uint32_t *cp)
     return len;
 }
 
+size_t mygpt_utf8_valid_prefix(const char *text, size_t n)
+{
+    size_t i = 0;
+    uint32_t cp;
+    for (int len; i < n && (len = mygpt_utf8_decode(text + i, n - i, &cp)) > 0;)
+        i += (size_t)len;
+    return i;
+}
+
 mygpt_status mygpt_sb_append_shown(mygpt_strbuf *sb, const char *s, size_t n, int xml)
 {
     for (size_t i = 0; i < n;) {

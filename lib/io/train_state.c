@@ -150,11 +150,8 @@ static void state_header(mygpt_strbuf *h, const mygpt_gpt *g, const mygpt_train_
 /* Whether s is valid UTF-8 (the header's JSON is read back as such) */
 static int utf8_whole(const char *s)
 {
-    uint32_t cp;
-    for (size_t n = strlen(s), i = 0, len; i < n; i += len)
-        if (!(len = (size_t)mygpt_utf8_decode(s + i, n - i, &cp)))
-            return 0;
-    return 1;
+    const size_t n = strlen(s);
+    return mygpt_utf8_valid_prefix(s, n) == n;
 }
 
 const char *mygpt_state_run_invalid(const mygpt_train_run *run)

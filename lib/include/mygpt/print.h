@@ -93,6 +93,10 @@ float mygpt_numpy_round_f32(float x, int decimals);
  * 0 when the bytes there are not a whole, valid character (overlong, surrogate, cut). */
 int mygpt_utf8_decode(const char *text, size_t n, uint32_t *cp);
 
+/* How many of text's first n bytes are whole, valid UTF-8 characters from its start: n
+ * when all are, else the offset of the first byte that starts none. */
+size_t mygpt_utf8_valid_prefix(const char *text, size_t n);
+
 /* Appends n bytes of text so a terminal, and with xml an XML parser, take it as text:
  * every valid printable character as it is (with xml: < > & as entities); a control
  * character or a byte of no whole character (a token that splits one) as \xNN. */
