@@ -533,8 +533,11 @@ static void run_unit(const matmul_job *j, int me, strips_held *held, share s, si
     // panels are read as P unbroken streams (a panel holds all K: block kb + KC follows kb)
     int q_decoded = q0;
     for (; P && q_decoded + P <= q1 && (p0 + q_decoded + P) * NR <= j->N; q_decoded += P)
-        for (int kb = k0; kb < k0 + ks; kb += KC)
-            decode_panels(j, p0 + q_decoded, P, kb, k0 + ks - kb < KC ? k0 + ks - kb : KC);
+        for (int kb = k0; kb < k0 + ks; kb += KC) {
+            const int done = decode_panels(j, p0 + q_decoded, P, kb, k0 + ks - kb < KC ? k0 + ks - kb : KC);
+            assert(done); // (a set that decodes has every format's kernel, for 1 to 4 panels)
+            (void)done;
+        }
     for (int kb = k0; kb < k0 + ks; kb += KC) {
         const int kc = k0 + ks - kb < KC ? k0 + ks - kb : KC;
         int qd = q_decoded;

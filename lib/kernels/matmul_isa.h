@@ -101,7 +101,7 @@ typedef struct matmul_isa {
     pack_fn pack;             /* B's panels (NR wide) */
     copy_strips_fn copy_strips; /* A read transposed: a unit's strips (copy_unit_a) */
     store_swapped_fn store_swapped; /* a swapped tile back into out (swapped_tile_finish) */
-    int decode_panels;        /* one row of a prepacked B: panels at once (0: tile by tile) */
+    int decode_panels;        /* one row of a prepacked B: panels at once, 1 to 4 (0: tile by tile) */
     qrows_fn decode[MYGPT_WEIGHTS_COUNT]; /* by format: a quantized row's values widened */
 } matmul_isa;
 
