@@ -541,10 +541,11 @@ Test(gpt_kernels, every_matmul_layout_sums_in_the_promised_order)
 /* One row through a weight packed once in each format (decoding): the promised order over
  * the dequantized weights, to the bit, whatever the set, the threads, and however the
  * panels fall: groups of decode_panels, the whole panels left over (1 to 3), a last panel
- * past N; K of one or three KC blocks, int8 groups cut short; GELU fused or not */
+ * past N (in a group and left over); K of one or three KC blocks, int8 groups cut short;
+ * a bias or none; GELU fused or not */
 Test(gpt_kernels, decoding_every_format_sums_in_the_promised_order)
 {
-    const int Ks[] = {64, 130, 600}, Ns[] = {16, 32, 48, 64, 80, 97, 130, 172, 300, 520};
+    const int Ks[] = {64, 130, 600}, Ns[] = {16, 32, 48, 60, 64, 80, 97, 130, 172, 300, 520};
     const char *paths[3] = {"generic", "avx2", "avx512"};
     for (size_t kc = 0; kc < sizeof Ks / sizeof Ks[0]; kc++)
         for (size_t nc = 0; nc < sizeof Ns / sizeof Ns[0]; nc++) {
@@ -573,8 +574,6 @@ Test(gpt_kernels, decoding_every_format_sums_in_the_promised_order)
                     q = q16;
                 } else
                     memcpy(deq, w, (size_t)N * K * sizeof *deq);
-                for (int n = 0; n < N; n++)
-                    ref[n] = blocked_sum(x, 1, deq + (size_t)n * K, 1, K, b[n]);
                 for (int p = 0; p < 3; p++) {
                     setenv("MYGPT_MATMUL_KERNEL", paths[p], 1);
                     mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
@@ -585,9 +584,13 @@ Test(gpt_kernels, decoding_every_format_sums_in_the_promised_order)
                                  MYGPT_OK);
                     for (int t = 1; t <= 3; t++) {
                         omp_set_num_threads(t);
-                        for (int gelu = 0; gelu < 2; gelu++) {
+                        for (int v = 0; v < 4; v++) {
+                            const int gelu = v & 1;
+                            const float *bias = v & 2 ? NULL : b;
+                            for (int n = 0; n < N; n++)
+                                ref[n] = blocked_sum(x, 1, deq + (size_t)n * K, 1, K, bias ? bias[n] : 0.0f);
                             memset(o, 0xff, N * sizeof *o);
-                            cr_assert_eq(mygpt_matmul_prepacked(o, x, &pw, b, 1, gelu, NULL), MYGPT_OK);
+                            cr_assert_eq(mygpt_matmul_prepacked(o, x, &pw, bias, 1, gelu, NULL), MYGPT_OK);
                             int same = 1;
                             for (int n = 0; n < N; n++) {
                                 float want = ref[n];
@@ -595,8 +598,9 @@ Test(gpt_kernels, decoding_every_format_sums_in_the_promised_order)
                                     mygpt_gelu_forward(&want, ref + n, 1);
                                 same &= memcmp(&want, o + n, sizeof want) == 0;
                             }
-                            cr_expect(same, "K %d N %d %s %s, %d threads%s", K, N, mygpt_weights_name((mygpt_weights)f),
-                                      paths[p], t, gelu ? ", GELU" : "");
+                            cr_expect(same, "K %d N %d %s %s, %d threads%s%s", K, N,
+                                      mygpt_weights_name((mygpt_weights)f), paths[p], t, bias ? "" : ", no bias",
+                                      gelu ? ", GELU" : "");
                         }
                     }
                     mygpt_matmul_packed_free(&pw);

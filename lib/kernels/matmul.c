@@ -343,6 +343,14 @@ static void matmul_tile(const matmul_job *j, size_t mb, int p, int kb, const til
     }
 }
 
+/* The panels this job decodes at once: decode_panels when it is decoding (one row of
+ * out, straight, against a B packed once, float32 or quantized) and the set has kernels
+ * for it; 0 when its tiles run. */
+static int decoding_panels(const matmul_job *j)
+{
+    return (j->format || j->prepacked) && j->M == 1 && !j->acc_into && !j->a_t ? j->kern.decode_panels : 0;
+}
+
 /* Decoding: np panels from p (decode_panels of them, or the fewer left at the end of a
  * unit, the last of which may end past N) over k in [kb, kb + kc), as matmul_tile would
  * do them one by one: the same bits. Then GELU. 0 when the set has no decoding kernel for
@@ -528,7 +536,7 @@ static void run_unit(const matmul_job *j, int me, strips_held *held, share s, si
         swapped_unit(j, me, held, j->unit_buf + (size_t)me * unit_len(j), &span, sl);
         return;
     }
-    const int P = (j->format || j->prepacked) && j->M == 1 && !j->acc_into && !j->a_t ? j->kern.decode_panels : 0;
+    const int P = decoding_panels(j);
     // decoding: P whole panels at once, each group all its k blocks in turn, so that its
     // panels are read as P unbroken streams (a panel holds all K: block kb + KC follows kb)
     int q_decoded = q0;
@@ -541,10 +549,13 @@ static void run_unit(const matmul_job *j, int me, strips_held *held, share s, si
     for (int kb = k0; kb < k0 + ks; kb += KC) {
         const int kc = k0 + ks - kb < KC ? k0 + ks - kb : KC;
         int qd = q_decoded;
+        // decoding: the unit's panels left over (fewer than P, or a group reaching past N)
         if (P && qd < q1 && decode_panels(j, p0 + qd, q1 - qd, kb, kc))
             qd = q1;
         // a quantized B: the unit's remaining panels widened once for all its row blocks
-        float *wide = j->format ? j->w_buf + (size_t)me * widened_len(j) : NULL;
+        const int widen = j->format && qd < q1;
+        assert(!widen || j->w_buf); // (prepare sized w_buf wherever the tiles read a quantized B)
+        float *wide = widen ? j->w_buf + (size_t)me * widened_len(j) : NULL;
         for (int q = qd; wide && q < q1; q++)
             widen_block(j, p0 + q, kb, kc, wide + (size_t)(q - qd) * KC * NR);
         if (qd < q1)
@@ -652,7 +663,7 @@ static void plan(matmul_job *j, int threads)
     const int np = (j->ns + NR - 1) / NR;
     int mb = mblocks < 16 ? (int)mblocks : 16, p = np < NC / NR ? np : NC / NR;
     // decoding a quantized B takes decode_panels panels at once: units of no fewer
-    const int pmin = (j->format || j->prepacked) && j->M == 1 && j->kern.decode_panels ? j->kern.decode_panels : 1;
+    const int pmin = decoding_panels(j) ? decoding_panels(j) : 1;
     for (;;) {
         const size_t units = (mblocks + mb - 1) / mb * (size_t)((np + p - 1) / p);
         if (units >= (size_t)8 * threads || (mb == 1 && p <= pmin))
@@ -724,7 +735,9 @@ static mygpt_status prepare(matmul_job *j, mygpt_error *err)
     if (units > UINT32_MAX) /* a mygpt_queue counts in 32 bits: out would be terabytes */
         return mygpt_fail(err, MYGPT_EINVAL, "matmul of %zu x %d is too large to share out", j->M, j->N);
     j->slab_len = j->prepacked || j->format ? 0 : (size_t)j->ns * j->ks;
-    j->on_stack = j->small && j->slab_len <= SMALL_SLAB && !j->format; /* (a quantized B needs w_buf) */
+    // a quantized B's panels are widened into w_buf for the tiles (decoding reads them as they are)
+    const int widens = j->format && !decoding_panels(j);
+    j->on_stack = j->small && j->slab_len <= SMALL_SLAB && !widens;
     j->ub_len = j->swapped ? (size_t)j->team * unit_len(j) : 0;
     // strips kept for several k blocks only where a thread's share holds more than one
     // group of panels (the units that find them); else each copy would take fresh lines
@@ -733,7 +746,7 @@ static mygpt_status prepare(matmul_job *j, mygpt_error *err)
     const int share_p = shares_by_panels(j, mblocks, np, j->team) ? (np + j->team - 1) / j->team : np;
     j->a_slots = share_p > j->unit_p ? (kblocks < A_SLOTS ? kblocks : A_SLOTS) : 1;
     j->ab_len = j->a_t ? (size_t)j->team * j->a_slots * strips_len(j) : 0;
-    j->wb_len = j->format ? (size_t)j->team * widened_len(j) : 0;
+    j->wb_len = widens ? (size_t)j->team * widened_len(j) : 0;
     j->rb_len = rows_alias_in_l1(j) && !j->small ? (size_t)j->team * j->kern.MR * ROWS_LD : 0;
     return MYGPT_OK;
 }
