@@ -4,7 +4,10 @@
 Development oracle only (needs Debian's python3-torch). Each trial draws a fresh
 seed, shape, format and subcommand (none of them taken from the committed goldens),
 runs `mygpt`, runs the same thing in PyTorch, and compares the printed text byte
-for byte.
+for byte. A random GPT's logits must be within 1e-5 x max(1, |logit|) of PyTorch's, or,
+where PyTorch's own float32 is that far from float64 (a tiny width: a LayerNorm over 2 to
+4 values), no farther from the same model in float64 than 1.25 x PyTorch's float32
+(docs/model-spec.md's rule).
 
     /usr/bin/python3 tools/crosscheck_tool.py [--trials N] [--model-trials M] [--exe build/cli/mygpt] [--seed S]
 """
@@ -91,7 +94,8 @@ def trial(rng, exe):
 
 
 def model_trial(rng, exe):
-    """A random GPT: parameters bit-exact, logits within 1e-5, same bytes on 1/2/7 threads."""
+    """A random GPT: parameters bit-exact, logits within 1e-5 (or PyTorch's own error from
+    float64), the same bytes on 1/2/7 threads."""
     import os
     import sys
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -128,7 +132,18 @@ def model_trial(rng, exe):
     else:
         worst = max(abs(a - b) / max(1.0, abs(b)) for a, b in zip(vals, ref))
         if not worst <= 1e-5:
-            problems.append("logits differ by %g" % worst)
+            g64 = GPT(V, C, h, L, maxT).eval()
+            g64.load_state_dict(gpt.state_dict())
+            with torch.no_grad():
+                r64 = g64.double()(torch.tensor(ids)).flatten().tolist()
+            e_mine = max(abs(a - b) / max(1.0, abs(b)) for a, b in zip(vals, r64))
+            e_torch = max(abs(a - b) / max(1.0, abs(b)) for a, b in zip(ref, r64))
+            within = e_mine <= 1.25 * e_torch
+            print("model %s: logits %.3g from PyTorch; from float64: mygpt %.3g, PyTorch float32 %.3g: %s"
+                  % ("V=%d C=%d h=%d N=%d seed=%d" % (V, C, h, L, seed), worst, e_mine, e_torch,
+                     "within PyTorch's own error" if within else "DIFFERS"))
+            if not within:
+                problems.append("logits differ by %g (from float64: mygpt %g, PyTorch %g)" % (worst, e_mine, e_torch))
     return "V=%d C=%d h=%d N=%d maxT=%d B=%d T=%d seed=%d" % (V, C, h, L, maxT, B, T, seed), problems
 
 
@@ -161,7 +176,7 @@ def main():
         else:
             mok += 1
     if a.model_trials:
-        print("random GPTs: %d agreed (parameters bit-exact, logits within 1e-5, "
+        print("random GPTs: %d agreed (parameters bit-exact, logits within 1e-5 or PyTorch's own error, "
               "same bytes on 1/2/7 threads), %d differed" % (mok, mbad))
     raise SystemExit(1 if bad or mbad else 0)
 
