@@ -157,19 +157,21 @@ static int utf8_whole(const char *s)
 const char *mygpt_state_run_invalid(const mygpt_train_run *run)
 {
     static const char *const why_setting =
-        "a setting of the run is not a key of 1 to 155 bytes and a value of at most 8191, both UTF-8";
+        "a setting of the run is not a key of 1 to " STATE_WORDS(STATE_SETTING_KEY_MAX) " bytes and a value of at most "
+        STATE_WORDS(STATE_SETTING_VALUE_MAX) ", both UTF-8";
     if (!run->opt || !run->pos || !run->train)
         return "a training state needs the run's optimizer, position and training loader";
     if (run->n_rng < 0 || (run->n_rng > 0 && !run->rngs) || run->n_settings < 0 ||
         (run->n_settings > 0 && !run->settings) || run->n_rng > STATE_RUN_ENTRIES_MAX - run->n_settings)
-        return "the run's generators and settings are not n_rng and n_settings of them (64 at most together)";
+        return "the run's generators and settings are not n_rng and n_settings of them ("
+               STATE_WORDS(STATE_RUN_ENTRIES_MAX) " at most together)";
     for (int i = 0; i < run->n_rng; i++)
         if (!run->rngs[i])
             return "one of the run's generators is NULL";
     for (int i = 0; i < run->n_settings; i++) {
         const mygpt_train_setting *st = &run->settings[i];
-        if (!st->key || !st->value || !*st->key || strlen(st->key) > STATE_KEY_MAX - 5 ||
-            strlen(st->value) > STATE_VALUE_MAX - 1 || !utf8_whole(st->key) || !utf8_whole(st->value))
+        if (!st->key || !st->value || !*st->key || strlen(st->key) > STATE_SETTING_KEY_MAX ||
+            strlen(st->value) > STATE_SETTING_VALUE_MAX || !utf8_whole(st->key) || !utf8_whole(st->value))
             return why_setting;
     }
     return NULL;

@@ -19,8 +19,17 @@
 #define STATE_META_MAX 128
 #define STATE_KEY_MAX 160
 #define STATE_VALUE_MAX 8192
-/* a run's generators and settings together: the rest of the entries are the state's own */
-#define STATE_RUN_ENTRIES_MAX (STATE_META_MAX / 2)
+/* What a run may hold, within those: generators and settings together (the other half of
+ * the entries are the state's own), a setting's key and value in bytes without the NUL
+ * ("run:" goes before the key). Literal, so that messages can say them (STATE_WORDS). */
+#define STATE_RUN_ENTRIES_MAX 64
+#define STATE_SETTING_KEY_MAX 155
+#define STATE_SETTING_VALUE_MAX 8191
+_Static_assert(STATE_RUN_ENTRIES_MAX == STATE_META_MAX / 2 && STATE_SETTING_KEY_MAX == STATE_KEY_MAX - 5 &&
+                   STATE_SETTING_VALUE_MAX == STATE_VALUE_MAX - 1,
+               "a run's sizes follow the reader's");
+#define STATE_WORDS_(x) #x
+#define STATE_WORDS(x) STATE_WORDS_(x)
 
 /* Whether a state of run can be written and read back (its optimizer, position, loader,
  * generators and settings there, each setting's key and value UTF-8 and within the

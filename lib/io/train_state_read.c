@@ -18,8 +18,6 @@
 #include "io/json.h"
 #include "io/train_state_file.h"
 
-#define MAX_META   STATE_META_MAX  /* metadata entries a state may hold (io/train_state_file.h) */
-#define MAX_VALUE  STATE_VALUE_MAX
 #define MAX_HEADER (64u << 20) /* the JSON header                            */
 
 /* The reverse of train_state.c's rng_string: 1, or 0 when s is not written as a
@@ -58,7 +56,7 @@ typedef struct meta {
 } meta;
 
 typedef struct state_file {
-    meta m[MAX_META];
+    meta m[STATE_META_MAX];
     int nm;
     struct {
         char name[64], dtype[8];
@@ -107,7 +105,7 @@ static const char *parse_header(const mygpt_json *j, state_file *s, size_t data_
             if (j->v[v].type != MYGPT_JSON_OBJECT)
                 return "__metadata__ is not an object";
             for (size_t mk = v + 1, mc = 0; mc < j->v[v].count; mc++, mk = j->v[mk + 1].next) {
-                if (s->nm == MAX_META)
+                if (s->nm == STATE_META_MAX)
                     return "too many metadata entries for a training state";
                 meta *m = &s->m[s->nm];
                 if (j->v[mk + 1].type != MYGPT_JSON_STRING)
@@ -115,10 +113,10 @@ static const char *parse_header(const mygpt_json *j, state_file *s, size_t data_
                 const size_t kl = mygpt_json_string(j, mk, m->key, sizeof m->key);
                 if (kl == (size_t)-1 || kl != strlen(m->key))
                     return "a metadata key is too long for a training state";
-                if (!(m->value = malloc(MAX_VALUE)))
+                if (!(m->value = malloc(STATE_VALUE_MAX)))
                     return "out of memory";
                 s->nm++;
-                const size_t vl = mygpt_json_string(j, mk + 1, m->value, MAX_VALUE);
+                const size_t vl = mygpt_json_string(j, mk + 1, m->value, STATE_VALUE_MAX);
                 if (vl == (size_t)-1 || vl != strlen(m->value))
                     return "a metadata value is too long for a training state";
             }

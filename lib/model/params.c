@@ -47,7 +47,6 @@ static const param_row TABLE[MYGPT_NUM_PARAM_TENSORS] = {
 
 /* ---- the configuration's checks ------------------------------------------------ */
 
-#define MAX_DIM MYGPT_MAX_DIM /* (mygpt/attention.h) */
 
 /* The checks of llama's fields: the key/value heads divide the query heads, the head
  * size is even (rotary pairs), the hidden size in range; the GPTs keep their one head
@@ -55,8 +54,8 @@ static const param_row TABLE[MYGPT_NUM_PARAM_TENSORS] = {
 static mygpt_status validate_llama(const mygpt_config *cfg, mygpt_error *err)
 {
     const int NH = cfg->num_heads, KV = cfg->num_kv_heads;
-    if (cfg->ffn_hidden < 0 || cfg->ffn_hidden > MAX_DIM)
-        return mygpt_fail(err, MYGPT_EINVAL, "ffn_hidden must be 0 (the default) or 1 to %d, got %d", MAX_DIM,
+    if (cfg->ffn_hidden < 0 || cfg->ffn_hidden > MYGPT_MAX_DIM)
+        return mygpt_fail(err, MYGPT_EINVAL, "ffn_hidden must be 0 (the default) or 1 to %d, got %d", MYGPT_MAX_DIM,
                           cfg->ffn_hidden);
     if (KV < 0 || KV > NH || (KV > 0 && NH % KV != 0))
         return mygpt_fail(err, MYGPT_EINVAL, "num_kv_heads=%d must divide num_heads=%d (or be 0)", KV, NH);
@@ -90,13 +89,13 @@ mygpt_status mygpt_config_validate(const mygpt_config *cfg, mygpt_error *err)
         if (dims[i].v < 1)
             return mygpt_fail(err, MYGPT_EINVAL, "%s must be at least 1, got %d", dims[i].name,
                               dims[i].v);
-        if (dims[i].v > MAX_DIM)
+        if (dims[i].v > MYGPT_MAX_DIM)
             return mygpt_fail(err, MYGPT_EOVERFLOW, "%s=%d is larger than the supported %d",
-                              dims[i].name, dims[i].v, MAX_DIM);
+                              dims[i].name, dims[i].v, MYGPT_MAX_DIM);
     }
-    if (cfg->num_classes < 0 || cfg->num_classes > MAX_DIM)
+    if (cfg->num_classes < 0 || cfg->num_classes > MYGPT_MAX_DIM)
         return mygpt_fail(err, MYGPT_EINVAL, "num_classes must be 0 (the language-model head) or 1 to %d, got %d",
-                          MAX_DIM, cfg->num_classes);
+                          MYGPT_MAX_DIM, cfg->num_classes);
     if (cfg->lora_rank < 0 || cfg->lora_rank > MYGPT_LORA_MAX_RANK)
         return mygpt_fail(err, MYGPT_EINVAL, "lora_rank must be 0 (no adapters) or 1 to %d, got %d", MYGPT_LORA_MAX_RANK,
                           cfg->lora_rank);
