@@ -6,13 +6,14 @@
  *
  * The fast kernel,
  * Per (batch, head), one thread:
- *   1. K of the head is transposed into the thread's scratch, kt (d, Tp), so the
- *      scores of a query against KS consecutive keys come out of vector operations:
+ *   1. K of the head is transposed into the thread's scratch, kt, in panels of KS
+ *      consecutive keys (each panel (d, KS), contiguous, as matmul.c packs B), so the
+ *      scores of a query against KS keys come out of vector operations:
  *      score[s] = fmaf(q[i], kt[i][s], score[s]) for i = 0..d-1. Each score is still
  *      the same chain of fused multiply-adds over i in order.
- *   2. Queries go in blocks of QB = 32 rows; an RG x KS = 4 x KS tile of scores stays
- *      in registers while i runs (a small matmul micro-kernel), and the d x KS chunk
- *      of kt it reads stays in L1 while the block's 8 row tiles pass.
+ *   2. Queries go in blocks of QB = 24 rows; an RG x KS tile of scores stays in
+ *      registers while i runs (a small matmul micro-kernel), and the panel it reads
+ *      stays in L1 while the block's row tiles pass.
  *   3. softmax of each row over s <= t, vectorised: divide by sqrt(d), max, exp
  *      (mygpt_expf, the same function the plain loops call), the sum in s order (the
  *      QB rows' sums run side by side), times 1/sum.
@@ -21,9 +22,10 @@
  * Only QB rows of scores (QB x Tp floats) exist at a time per thread (Tp = T rounded up
  * to a multiple of 64).
  *
- * Tiles follow the vector registers, as in matmul.c: AVX-512 takes 64 keys (or
- * channels) per tile row (4 zmm, 16 accumulators for the RG = 4 rows), AVX2 and plain C
- * take 16. The tile decides which values are computed together, never how, so every
+ * Tiles follow the vector registers, as in matmul.c: AVX-512 takes 4 rows of 64 keys (or
+ * channels), 16 zmm accumulators of its 32; AVX2 6 rows of 16, 12 ymm of its 16 (two FMA
+ * pipes of 4 cycles' latency keep 8 chains busy, and the spare 4 cover a late load);
+ * plain C (NEON's 32 registers of 4 floats) 4 rows of 16. The tile decides which values are computed together, never how, so every
  * path gives the same bits; MYGPT_ATTENTION_KERNEL=generic|avx2|avx512 picks a
  * narrower one for tests.
  */
@@ -43,8 +45,8 @@
 #include "kernels/reference.h"
 #include "base/simd.h"
 
-#define QB 32      /* query rows per block: their scores are kept */
-#define RG 4       /* rows per register tile */
+#define QB 24      /* query rows per block: their scores are kept */
+#define RG_MAX 6   /* rows per register tile, at most (AVX2's; the others take 4) */
 #define KW_MAX 64  /* widest tile row (AVX-512); kt rows are padded to a multiple of it */
 #define SC 64      /* keys per chunk of V: SC x KV floats stay in L1 while row tiles pass */
 
@@ -69,7 +71,7 @@ static mygpt_queue *slice_queue(float *slice)
     return (mygpt_queue *)(((uintptr_t)slice + 63) / 64 * 64);
 }
 
-/* Floats one thread's scratch takes: its queue, kt (d, ldk) and QB rows of scores (QB,
+/* Floats one thread's scratch takes: its queue, kt (d x ldk floats: its panels) and QB rows of scores (QB,
  * ldk). The plain loops (reference.c) need less (one row of T scores), so this serves both. */
 static size_t scratch_per_thread(int T, int head_dim)
 {
@@ -111,7 +113,7 @@ static mygpt_status attention_refuse(size_t scratch_len, mygpt_attention_shape s
 typedef struct head_job {
     float *out, *probs;     // (T, d) rows C apart; (T, T) or NULL
     const float *q, *k, *v; // (T, d) each, rows C apart
-    float *kt, *scores;     // (d, ldk): K^T, rows padded with zeros; (QB, ldk): a block's scores
+    float *kt, *scores;     // K^T as panels (Tp / KS of (d, KS)), keys past T zero; (QB, ldk): a block's scores
     size_t ldk;             // kt_stride(T)
     int T, C, d;
     float scale;            // sqrt(d) as a float
@@ -120,15 +122,16 @@ typedef struct head_job {
 /* scores[r][s] = (q_r . k_s) / scale for the block's rows r < rows (queries t0 + r)
  * and keys s <= t0 + r (the rest of each KS-wide chunk is computed and ignored), each
  * dot a chain of fused multiply-adds over i = 0..d-1 from 0. An RG x KS tile stays in registers while i
- * runs; the d x KS chunk of kt stays in L1 while the row tiles pass. kt rows are
- * padded (zeros) up to a multiple of KW_MAX. Dividing by a power of two is
+ * runs; the panel of kt, (d, KS), stays in L1 while the row tiles pass (its keys past
+ * T are zeros, up to a multiple of KW_MAX). Dividing by a power of two is
  * multiplying by its inverse, exactly; other scales are divided, as PyTorch does. */
-static inline __attribute__((always_inline)) void block_scores(const int KS, const head_job *h, int t0, int rows)
+static inline __attribute__((always_inline)) void block_scores(const int RG, const int KS, const head_job *h, int t0,
+                                                                int rows)
 {
     float *restrict scores = h->scores;                    // (rows, Tp)
     const float *restrict q = h->q + (size_t)t0 * h->C;    // (rows, d), rows ldq apart
-    const float *restrict kt = h->kt;                      // (d, ldk)
-    const size_t ldq = (size_t)h->C, ldk = h->ldk;
+    const float *restrict kt = h->kt;                      // (Tp / KS, d, KS)
+    const size_t ldq = (size_t)h->C;
     const int Tp = (int)h->ldk, d = h->d;
     const float scale = h->scale;
     int e;
@@ -139,7 +142,7 @@ static inline __attribute__((always_inline)) void block_scores(const int KS, con
         for (int r0 = 0; r0 < rows; r0 += RG) {
             if (s0 > t0 + r0 + RG - 1) /* every row of the tile stops before s0 */
                 continue;
-            float acc[RG][KW_MAX];
+            float acc[RG_MAX][KW_MAX];
             for (int r = 0; r < RG; r++)
                 for (int j = 0; j < KS; j++)
                     acc[r][j] = 0.0f;
@@ -147,7 +150,7 @@ static inline __attribute__((always_inline)) void block_scores(const int KS, con
             const int nr = rows - r0 < RG ? rows - r0 : RG;
             if (nr == RG) { /* a full tile: no row checks in the loop */
                 for (int i = 0; i < d; i++) {
-                    const float *kr = kt + (size_t)i * ldk + s0;
+                    const float *kr = kt + (size_t)s0 * d + (size_t)i * KS;
                     for (int r = 0; r < RG; r++) {
                         const float qi = qr[(size_t)r * ldq + i];
 #pragma omp simd
@@ -157,7 +160,7 @@ static inline __attribute__((always_inline)) void block_scores(const int KS, con
                 }
             } else {
                 for (int i = 0; i < d; i++) {
-                    const float *kr = kt + (size_t)i * ldk + s0;
+                    const float *kr = kt + (size_t)s0 * d + (size_t)i * KS;
                     for (int r = 0; r < nr; r++) {
                         const float qi = qr[(size_t)r * ldq + i];
 #pragma omp simd
@@ -234,7 +237,8 @@ block_softmax(float *restrict scores, int Tp, int rows, int t0)
  * of outputs is loaded into registers, carried through the chunk's keys in order and
  * stored back (storing and reloading a float is exact, so the chain is unbroken).
  * Otherwise row by row. */
-static inline __attribute__((always_inline)) void block_values(const int KV, const head_job *h, int t0, int rows)
+static inline __attribute__((always_inline)) void block_values(const int RG, const int KV, const head_job *h, int t0,
+                                                                int rows)
 {
     float *restrict out = h->out + (size_t)t0 * h->C;      // (rows, d), rows ldo apart
     const float *restrict p = h->scores;                   // (rows, Tp): the probabilities
@@ -265,7 +269,7 @@ static inline __attribute__((always_inline)) void block_values(const int KV, con
                 const int nr = rows - r0 < RG ? rows - r0 : RG;
                 if (s0 > t0 + r0 + nr - 1) /* every row of the tile stops before s0 */
                     continue;
-                float acc[RG][KW_MAX];
+                float acc[RG_MAX][KW_MAX];
                 for (int r = 0; r < RG; r++)
                     for (int j = 0; j < KV; j++)
                         acc[r][j] = r < nr && s0 > 0 ? out[(size_t)(r0 + r) * ldo + i0 + j] : 0.0f;
@@ -314,29 +318,30 @@ static inline __attribute__((always_inline)) void block_values(const int KV, con
 }
 
 /* One (batch, head): kt and scores are this thread's scratch. */
-static inline __attribute__((always_inline)) void head_body(const int KS, const int KV, const head_job *h)
+static inline __attribute__((always_inline)) void head_body(const int RG, const int KS, const int KV, const head_job *h)
 {
     const int T = h->T, C = h->C, d = h->d;
     const int Tp = padded(T);
     const size_t ldk = h->ldk;
     float *kt = h->kt;
     const float *kb = h->k;
-    /* kt = K^T, 16 keys at a time: the 16 rows read stay in L1, each write is a line */
+    /* kt = K^T in panels of KS keys, each (d, KS) contiguous; 16 keys at a time: the 16
+     * rows read stay in L1, each write is a line */
     for (int s0 = 0; s0 < Tp; s0 += 16)
         for (int i = 0; i < d; i++)
             for (int s = s0; s < s0 + 16; s++)
-                kt[(size_t)i * ldk + s] = s < T ? kb[(size_t)s * C + i] : 0.0f;
+                kt[(size_t)(s / KS * KS) * d + (size_t)i * KS + s % KS] = s < T ? kb[(size_t)s * C + i] : 0.0f;
     for (int t0 = 0; t0 < T; t0 += QB) {
         const int rows = T - t0 < QB ? T - t0 : QB;
         // keys 0 .. t0 + rows - 1; row r only uses s <= t0 + r (causal mask)
-        block_scores(KS, h, t0, rows);
+        block_scores(RG, KS, h, t0, rows);
         block_softmax(h->scores, (int)ldk, rows, t0);
         for (int r = 0; h->probs && r < rows; r++) { /* kept for the backward: row t, 0 past t */
             float *pt = h->probs + (size_t)(t0 + r) * T;
             memcpy(pt, h->scores + (size_t)r * ldk, (size_t)(t0 + r + 1) * sizeof *pt);
             memset(pt + t0 + r + 1, 0, (size_t)(T - t0 - r - 1) * sizeof *pt);
         }
-        block_values(KV, h, t0, rows);
+        block_values(RG, KV, h, t0, rows);
     }
 }
 
@@ -344,20 +349,20 @@ typedef void (*head_fn)(const head_job *h);
 
 static void head_generic(const head_job *h)
 {
-    head_body(16, 16, h);
+    head_body(4, 16, 16, h);
 }
 #ifdef MYGPT_X86_KERNELS
 #define HAVE_X86_KERNELS 1
 MYGPT_AVX2 static void head_avx2(const head_job *h)
 {
-    head_body(16, 16, h); /* 4 x 2 ymm accumulators */
+    head_body(6, 16, 16, h); /* 6 x 2 ymm accumulators */
 }
 MYGPT_AVX512 static void head_avx512(const head_job *h)
 {
     if (h->d % 64 == 0)
-        head_body(64, 64, h); /* 4 x 4 zmm accumulators */
+        head_body(4, 64, 64, h); /* 4 x 4 zmm accumulators */
     else
-        head_body(64, 16, h); /* head sizes like 16, 48, 80: one zmm per row */
+        head_body(4, 64, 16, h); /* head sizes like 16, 48, 80: one zmm per row */
 }
 #endif
 #ifdef MYGPT_NEON_KERNELS
