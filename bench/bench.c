@@ -8,7 +8,8 @@
  *   mygpt-bench --matmul 1024,768,3072           the matmul alone (M, K, N)
  *   mygpt-bench --matmul 512,768,50257 --backward  its backward's two products
  *   mygpt-bench --loss 256,50257                 the cross-entropy alone (N, V)
- *   mygpt-bench --attention-backward 2,256,768,12  the attention's backward alone (B, T, C, NH)
+ *   mygpt-bench --attention 1,1024,768,12       the attention's forward alone (B, T, C, NH)
+ *   mygpt-bench --attention-backward 2,256,768,12  the attention's backward alone
  *   mygpt-bench --peak                           the cores' FMA throughput, 1..nproc busy
  *   mygpt-bench --latency                        a cache line's trip between two cores
  *   mygpt-bench --quick                          a first look, under 20 s
@@ -232,7 +233,7 @@ static void help(void)
            "                   [--warmup W] [--csv FILE] [--svg FILE] [--naive] [--quick] [--unpacked]\n"
            "       mygpt-bench --matmul M,K,N [--backward] [--threads K] [--reps R] [--naive]\n"
            "       mygpt-bench --loss N,V [--threads K] [--reps R]\n"
-           "       mygpt-bench --attention-backward B,T,C,NH [--threads K] [--reps R]\n"
+           "       mygpt-bench --attention|--attention-backward B,T,C,NH [--threads K] [--reps R]\n"
            "       mygpt-bench --train [--config tiny-train|verdict|gpt2-b4t64|book-ch5|book-instruct|llama15m]\n"
            "                   [--threads K] [--reps R]\n"
            "       mygpt-bench --classify [--config book] [--threads K] [--reps R]\n"
@@ -247,7 +248,7 @@ static void help(void)
            "config at 1..nproc threads (or only K), with tokens/s, GFLOP/s and the speedup\n"
            "over 1 thread; or the matmul (with --backward: its backward's dinp and dweight, each\n"
            "alone; wall and CPU time, the latter as %% of the --peak of the set the products\n"
-           "run) or the loss or the attention's backward alone. --quick: a first look in under 20 s (tiny,\n"
+           "run) or the loss or the attention (its forward, or --attention-backward) alone. --quick: a first look in under 20 s (tiny,\n"
            "char and gpt2-b8, few passes). --csv and --svg write the sweep's table and plot.\n"
            "The weights are packed once per model (mygpt_gpt_pack), as `mygpt forward` does;\n"
            "--unpacked packs them at every call.\n"
@@ -306,7 +307,7 @@ int main(int argc, char **argv)
                                      {"train", 0, 0},  {"classify", 0, 0}, {"generate", 0, 0}, {"bandwidth", 0, 0}, {"peak", 0, 0}, {"latency", 0, 0},
                                      {"prompt", 1, 0}, {"new", 1, 0},     {"no-kv-cache", 0, 0},
                                      {"unpacked", 0, 0}, {"loss", 1, 0}, {"weights", 1, 0}, {"backward", 0, 0},
-                                     {"attention-backward", 1, 0}, {"checkpoint", 1, 0}, {"save-model", 1, 0},
+                                     {"attention", 1, 0}, {"attention-backward", 1, 0}, {"checkpoint", 1, 0}, {"save-model", 1, 0},
                                      {NULL, 0, 0}};
     args_set_prefix("");
     parsed_args pa;
@@ -345,17 +346,19 @@ int main(int argc, char **argv)
         return bench_peak(threads, nproc0);
     if (args_has(&pa, "latency"))
         return bench_latency(nproc0);
-    if (args_has(&pa, "attention-backward")) {
+    if (args_has(&pa, "attention") || args_has(&pa, "attention-backward")) {
+        const int backward = args_has(&pa, "attention-backward");
+        const char *flag = backward ? "--attention-backward" : "--attention";
+        const char *shape = args_get(&pa, flag + 2);
         int B, T, C, NH;
         char extra;
-        const char *shape = args_get(&pa, "attention-backward");
         if (sscanf(shape, "%d,%d,%d,%d%c", &B, &T, &C, &NH, &extra) != 4 || B < 1 || T < 1 || NH < 1 || C < NH ||
-            C % NH != 0) {
-            cli_error("mygpt-bench", "--attention-backward: '%s' is not B,T,C,NH (each at least 1, NH dividing C)",
-                      shape);
+            C % NH != 0 || T > MYGPT_MAX_DIM) {
+            cli_error("mygpt-bench", "%s: '%s' is not B,T,C,NH (each at least 1, NH dividing C, T at most %d)", flag,
+                      shape, MYGPT_MAX_DIM);
             return EXIT_USAGE;
         }
-        return bench_attention_backward(B, T, C, NH, threads, nproc0, reps ? reps : 10);
+        return bench_attention(B, T, C, NH, threads, nproc0, reps ? reps : 10, backward);
     }
     if (args_has(&pa, "loss")) {
         int N, V;

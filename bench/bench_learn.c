@@ -599,21 +599,27 @@ int bench_generate(const generate_opts *o, double *medians)
     return 0;
 }
 
-/* --attention-backward: mygpt_attention_backward as the training step calls it, after
- * the reference forward made the probabilities; the kernel MYGPT_ATTENTION_KERNEL picks */
-int bench_attention_backward(int B, int T, int C, int NH, int threads, int nproc, int reps)
+/* --attention and --attention-backward: the attention alone, at every thread count up to
+ * nproc (or at `threads`). The forward (backward 0) is the fast kernel MYGPT_ATTENTION_KERNEL
+ * picks, as inference runs it (no probabilities kept) and as training does (keeping them);
+ * its FLOPs are the causal products' (the scores and the values, keys s <= t: 2 B T (T + 1) C),
+ * also as % of a thread's FMA peak in CPU time. The backward is mygpt_attention_backward as
+ * the training step calls it, after the reference forward made the probabilities. */
+int bench_attention(int B, int T, int C, int NH, int threads, int nproc, int reps, int backward)
 {
     const size_t n = (size_t)B * T * C, na = (size_t)B * NH * T * T;
+    const size_t slen = mygpt_attention_scratch_size(T, C / NH, threads ? threads : nproc);
     float *q = malloc(n * sizeof *q), *k = malloc(n * sizeof *k), *v = malloc(n * sizeof *v);
     float *dout = malloc(n * sizeof *dout), *out = malloc(n * sizeof *out), *att = malloc(na * sizeof *att);
     float *dq = calloc(n, sizeof *dq), *dk = calloc(n, sizeof *dk), *dv = calloc(n, sizeof *dv);
-    double *t = malloc(2 * (size_t)reps * sizeof *t), *c = t ? t + reps : NULL;
+    float *scratch = malloc(slen * sizeof *scratch);
+    double *t = malloc(4 * (size_t)reps * sizeof *t), *c = t ? t + reps : NULL, *tp = t ? t + 2 * reps : NULL;
     mygpt_error err = {0};
     const mygpt_qkv in = {q, k, v};
     const mygpt_attention_shape shape = {B, T, C, NH};
     int rc = 1;
-    if (!q || !k || !v || !dout || !out || !att || !dq || !dk || !dv || !t) {
-        fprintf(stderr, "mygpt-bench: out of memory for the attention's backward\n");
+    if (!q || !k || !v || !dout || !out || !att || !dq || !dk || !dv || !scratch || !t) {
+        fprintf(stderr, "mygpt-bench: out of memory for the attention (B=%d T=%d C=%d)\n", B, T, C);
         goto done;
     }
     mygpt_rng rng = {0};
@@ -625,24 +631,39 @@ int bench_attention_backward(int B, int T, int C, int NH, int threads, int nproc
         fprintf(stderr, "mygpt-bench: %s\n", err.message);
         goto done;
     }
+    const char *isa;
+    const double peak = backward ? 0 : peak_gflops(1, &isa), flop = 2.0 * B * T * (T + 1.0) * C;
     double load[1] = {-1};
     for (int th = threads ? threads : 1; th <= (threads ? threads : nproc); th++) {
         omp_set_num_threads(th);
         for (int r = 0; r < reps + 2; r++) {
             const double s = now_ms(), cs = cpu_ms();
-            mygpt_attention_backward(dq, dk, dv, dout, att, in, shape);
+            if (backward)
+                mygpt_attention_backward(dq, dk, dv, dout, att, in, shape);
+            else if (mygpt_attention_forward(out, NULL, in, scratch, slen, shape, MYGPT_IMPL_FAST, &err) != MYGPT_OK)
+                goto failed;
+            const double e = now_ms(), ce = cpu_ms();
+            if (!backward && mygpt_attention_forward(out, att, in, scratch, slen, shape, MYGPT_IMPL_FAST, &err) != MYGPT_OK)
+                goto failed;
             if (r >= 2)
-                t[r - 2] = now_ms() - s, c[r - 2] = cpu_ms() - cs;
+                t[r - 2] = e - s, c[r - 2] = ce - cs, tp[r - 2] = now_ms() - e;
         }
         qsort(t, (size_t)reps, sizeof *t, cmp_double);
         qsort(c, (size_t)reps, sizeof *c, cmp_double);
-        printf("attention_backward=%d,%d,%d,%d threads=%d kernel=%s median_ms=%.3f cpu_ms=%.3f load=%.2f\n", B, T, C,
-               NH, th, mygpt_attention_kernel_name(), t[reps / 2], c[reps / 2],
-               getloadavg(load, 1) == 1 ? load[0] : -1.0);
+        qsort(tp, (size_t)reps, sizeof *tp, cmp_double);
+        printf("attention%s=%d,%d,%d,%d threads=%d kernel=%s median_ms=%.3f cpu_ms=%.3f", backward ? "_backward" : "",
+               B, T, C, NH, th, mygpt_attention_kernel_name(), t[reps / 2], c[reps / 2]);
+        if (!backward)
+            printf(" with_probs_ms=%.3f gflops=%.1f pct_peak=%.1f peak_gflops=%.1f", tp[reps / 2],
+                   flop / (t[reps / 2] * 1e6), 100 * flop / (c[reps / 2] * 1e6) / peak, peak);
+        printf(" load=%.2f\n", getloadavg(load, 1) == 1 ? load[0] : -1.0);
     }
     rc = 0;
+    goto done;
+failed:
+    fprintf(stderr, "mygpt-bench: %s\n", err.message);
 done:
-    free(q), free(k), free(v), free(dout), free(out), free(att), free(dq), free(dk), free(dv), free(t);
+    free(q), free(k), free(v), free(dout), free(out), free(att), free(dq), free(dk), free(dv), free(scratch), free(t);
     return rc;
 }
 

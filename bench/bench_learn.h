@@ -46,8 +46,9 @@ int bench_latency(int nproc);
 int bench_classify(int threads, int nproc, int reps, int warmup, int book_only);
 /* the cross-entropy's forward and backward over (N, V) random logits, median of reps */
 int bench_loss(int N, int V, int threads, int nproc, int reps);
-/* the attention's backward (dq, dk, dv of B x T x C, NH heads) on random q, k, v and dout,
- * median wall and CPU time of reps, at one thread count or 1..nproc */
-int bench_attention_backward(int B, int T, int C, int NH, int threads, int nproc, int reps);
+/* the attention of B x T x C, NH heads, on random q, k, v (and dout): its forward
+ * (backward 0: without and with the probabilities kept, and as % of the FMA peak) or its
+ * backward (dq, dk, dv), median wall and CPU time of reps, at one thread count or 1..nproc */
+int bench_attention(int B, int T, int C, int NH, int threads, int nproc, int reps, int backward);
 
 #endif

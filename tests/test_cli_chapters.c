@@ -443,6 +443,27 @@ Test(cli_chapters, bench_train_parts_share_the_flops)
     proc_result_free(&r);
 }
 
+/* --attention times the forward alone (and keeping the probabilities) and --attention-backward
+ * the backward, each one line; a shape that is not B,T,C,NH is named with the flag (exit 2). */
+Test(cli_chapters, bench_times_the_attention_alone)
+{
+    proc_result r;
+    cr_assert_eq(run_words(BENCH_EXE, "--attention 2,9,8,2 --threads 1 --reps 3", &r), 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "attention=2,9,8,2 threads=1 kernel=") != NULL && strstr(r.out, " with_probs_ms=") &&
+                  strstr(r.out, " pct_peak="),
+              "%s", r.out);
+    proc_result_free(&r);
+    cr_assert_eq(run_words(BENCH_EXE, "--attention-backward 1,5,8,2 --threads 1 --reps 3", &r), 0);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "attention_backward=1,5,8,2 threads=1 kernel=") != NULL, "%s", r.out);
+    proc_result_free(&r);
+    cr_assert_eq(run_words(BENCH_EXE, "--attention 1,5,9,2", &r), 0);
+    cr_expect_eq(r.status, 2);
+    cr_expect(strstr(r.err, "--attention: '1,5,9,2' is not B,T,C,NH") != NULL, "%s", r.err);
+    proc_result_free(&r);
+}
+
 /* Without a 1-thread time the table has no speedup to show ("-", not 0.00) and --svg
  * refuses; with a sweep the plot has the ideal line. */
 Test(cli_chapters, bench_reports_no_invented_speedups)
