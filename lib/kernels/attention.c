@@ -18,7 +18,7 @@
  *      (mygpt_expf, the same function the plain loops call), the sum in s order (the
  *      QB rows' sums run side by side), times 1/sum.
  *   4. out[t] = sum over s of p[s] v[s]: an RG x KV tile of outputs in registers, s in
- *      order, V in L1-sized chunks of keys.
+ *      order, V in chunks of SC keys (a tile stores and reloads its sums between them).
  * Only QB rows of scores (QB x Tp floats) exist at a time per thread (Tp = T rounded up
  * to a multiple of 64).
  *
@@ -48,7 +48,7 @@
 #define QB 24      /* query rows per block: their scores are kept */
 #define RG_MAX 6   /* rows per register tile, at most (AVX2's; the others take 4) */
 #define KW_MAX 64  /* widest tile row (AVX-512); kt rows are padded to a multiple of it */
-#define SC 64      /* keys per chunk of V: SC x KV floats stay in L1 while row tiles pass */
+#define SC 256     /* keys per chunk of V: SC x KV floats (16 KiB at KV = 16) stay near while row tiles pass */
 
 static int padded(int T)
 {
@@ -233,7 +233,7 @@ block_softmax(float *restrict scores, int Tp, int rows, int t0)
 
 /* out row t0 + r (d floats, row stride ldo) = sum over s <= t0 + r of p[r][s] v[s], s in
  * order, each a chain of fused multiply-adds from 0. With d a multiple of KV: V goes
- * in chunks of SC keys x KV channels (in L1), and for each chunk every RG-row tile
+ * in chunks of SC keys x KV channels (16 KiB at KV = 16: in L1), and for each chunk every RG-row tile
  * of outputs is loaded into registers, carried through the chunk's keys in order and
  * stored back (storing and reloading a float is exact, so the chain is unbroken).
  * Otherwise row by row. */
