@@ -23,9 +23,12 @@
  *   matmul=MxKxN threads=K median_ms=X gflops=Z cpu_ms=C pct_peak=P peak_gflops=G isa=S load=L
  *   matmul_backward=MxKxN threads=K dinp_ms=X dinp_gflops=Y dweight_ms=X dweight_gflops=Y
  *     dinp_cpu_ms=C dinp_pct_peak=P dweight_cpu_ms=C dweight_pct_peak=P peak_gflops=G isa=S load=L
+ *   attention=B,T,C,NH threads=K kernel=S median_ms=X cpu_ms=C with_probs_ms=Y gflops=Z
+ *     pct_peak=P peak_gflops=G isa=S load=L
+ *   attention_backward=B,T,C,NH threads=K kernel=S median_ms=X cpu_ms=C load=L
  *   (cpu_ms: the process's CPU time a call; pct_peak: the FLOP rate in it, as % of one
- *   thread's --peak G of the set S the products run; L the load average; no cpu_ms
- *   with --naive)
+ *   thread's --peak G of the set S the products, or the attention, run; L the load
+ *   average; no cpu_ms with --naive)
  */
 #include <omp.h>
 #include <stdio.h>
@@ -248,8 +251,8 @@ static void help(void)
            "config at 1..nproc threads (or only K), with tokens/s, GFLOP/s and the speedup\n"
            "over 1 thread; or the matmul (with --backward: its backward's dinp and dweight, each\n"
            "alone; wall and CPU time, the latter as %% of the --peak of the set the products\n"
-           "run) or the loss or the attention (its forward, or --attention-backward) alone. --quick: a first look in under 20 s (tiny,\n"
-           "char and gpt2-b8, few passes). --csv and --svg write the sweep's table and plot.\n"
+           "run) or the loss or the attention (its forward, or --attention-backward) alone.\n"
+           "--quick: a first look in under 20 s (tiny, char and gpt2-b8, few passes). --csv and --svg write the sweep's table and plot.\n"
            "The weights are packed once per model (mygpt_gpt_pack), as `mygpt forward` does;\n"
            "--unpacked packs them at every call.\n"
            "--train times a training step (forward with loss, backward, AdamW; book-ch5: the book's\n"
@@ -307,7 +310,8 @@ int main(int argc, char **argv)
                                      {"train", 0, 0},  {"classify", 0, 0}, {"generate", 0, 0}, {"bandwidth", 0, 0}, {"peak", 0, 0}, {"latency", 0, 0},
                                      {"prompt", 1, 0}, {"new", 1, 0},     {"no-kv-cache", 0, 0},
                                      {"unpacked", 0, 0}, {"loss", 1, 0}, {"weights", 1, 0}, {"backward", 0, 0},
-                                     {"attention", 1, 0}, {"attention-backward", 1, 0}, {"checkpoint", 1, 0}, {"save-model", 1, 0},
+                                     {"attention", 1, 0}, {"attention-backward", 1, 0},
+                                     {"checkpoint", 1, 0}, {"save-model", 1, 0},
                                      {NULL, 0, 0}};
     args_set_prefix("");
     parsed_args pa;

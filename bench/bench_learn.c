@@ -613,7 +613,7 @@ int bench_attention(int B, int T, int C, int NH, int threads, int nproc, int rep
     float *dout = malloc(n * sizeof *dout), *out = malloc(n * sizeof *out), *att = malloc(na * sizeof *att);
     float *dq = calloc(n, sizeof *dq), *dk = calloc(n, sizeof *dk), *dv = calloc(n, sizeof *dv);
     float *scratch = malloc(slen * sizeof *scratch);
-    double *t = malloc(4 * (size_t)reps * sizeof *t), *c = t ? t + reps : NULL, *tp = t ? t + 2 * reps : NULL;
+    double *t = malloc(3 * (size_t)reps * sizeof *t), *c = t ? t + reps : NULL, *tp = t ? t + 2 * reps : NULL;
     mygpt_error err = {0};
     const mygpt_qkv in = {q, k, v};
     const mygpt_attention_shape shape = {B, T, C, NH};
@@ -631,8 +631,9 @@ int bench_attention(int B, int T, int C, int NH, int threads, int nproc, int rep
         fprintf(stderr, "mygpt-bench: %s\n", err.message);
         goto done;
     }
-    const char *isa;
-    const double peak = backward ? 0 : peak_gflops(1, &isa), flop = 2.0 * B * T * (T + 1.0) * C;
+    const char *isa = "";
+    const double peak = backward ? 0 : peak_gflops_of(mygpt_attention_kernel_name(), 1, &isa);
+    const double flop = 2.0 * B * T * (T + 1.0) * C;
     double load[1] = {-1};
     for (int th = threads ? threads : 1; th <= (threads ? threads : nproc); th++) {
         omp_set_num_threads(th);
@@ -643,7 +644,8 @@ int bench_attention(int B, int T, int C, int NH, int threads, int nproc, int rep
             else if (mygpt_attention_forward(out, NULL, in, scratch, slen, shape, MYGPT_IMPL_FAST, &err) != MYGPT_OK)
                 goto failed;
             const double e = now_ms(), ce = cpu_ms();
-            if (!backward && mygpt_attention_forward(out, att, in, scratch, slen, shape, MYGPT_IMPL_FAST, &err) != MYGPT_OK)
+            if (!backward &&
+                mygpt_attention_forward(out, att, in, scratch, slen, shape, MYGPT_IMPL_FAST, &err) != MYGPT_OK)
                 goto failed;
             if (r >= 2)
                 t[r - 2] = e - s, c[r - 2] = ce - cs, tp[r - 2] = now_ms() - e;
@@ -654,8 +656,8 @@ int bench_attention(int B, int T, int C, int NH, int threads, int nproc, int rep
         printf("attention%s=%d,%d,%d,%d threads=%d kernel=%s median_ms=%.3f cpu_ms=%.3f", backward ? "_backward" : "",
                B, T, C, NH, th, mygpt_attention_kernel_name(), t[reps / 2], c[reps / 2]);
         if (!backward)
-            printf(" with_probs_ms=%.3f gflops=%.1f pct_peak=%.1f peak_gflops=%.1f", tp[reps / 2],
-                   flop / (t[reps / 2] * 1e6), 100 * flop / (c[reps / 2] * 1e6) / peak, peak);
+            printf(" with_probs_ms=%.3f gflops=%.1f pct_peak=%.1f peak_gflops=%.1f isa=%s", tp[reps / 2],
+                   flop / (t[reps / 2] * 1e6), 100 * flop / (c[reps / 2] * 1e6) / peak, peak, isa);
         printf(" load=%.2f\n", getloadavg(load, 1) == 1 ? load[0] : -1.0);
     }
     rc = 0;
@@ -862,27 +864,37 @@ static double fma_plain(long n, float *sink)
 
 typedef double (*fma_fn)(long n, float *sink);
 
-/* The fused multiply-add loop of the instruction set the matrix products run (the widest
- * this CPU has, or the one MYGPT_MATMUL_KERNEL narrows them to: the peak they are judged
- * against), its name in *isa */
-static fma_fn widest_fma(const char **isa)
+/* The fused multiply-add loop of the instruction set `kernel` names (a kernel family's
+ * set: the widest this CPU has, or the one MYGPT_MATMUL_KERNEL or MYGPT_ATTENTION_KERNEL
+ * narrows it to: the peak it is judged against), its name in *isa */
+static fma_fn fma_of(const char *kernel, const char **isa)
 {
 #ifdef BENCH_X86
-    const char *kernel = mygpt_matmul_kernel_name();
     if (strcmp(kernel, "avx512") == 0)
         return *isa = "AVX-512", fma_avx512;
     if (strcmp(kernel, "avx2") == 0)
         return *isa = "AVX2", fma_avx2;
 #elif defined(__aarch64__)
-    if (strcmp(mygpt_matmul_kernel_name(), "neon") == 0)
+    if (strcmp(kernel, "neon") == 0)
         return *isa = "NEON", fma_neon;
 #endif
     return *isa = "scalar fmaf", fma_plain;
 }
 
+/* The matrix products' set's loop */
+static fma_fn widest_fma(const char **isa)
+{
+    return fma_of(mygpt_matmul_kernel_name(), isa);
+}
+
 double peak_gflops(int threads, const char **isa)
 {
-    const fma_fn fn = widest_fma(isa);
+    return peak_gflops_of(mygpt_matmul_kernel_name(), threads, isa);
+}
+
+double peak_gflops_of(const char *kernel, int threads, const char **isa)
+{
+    const fma_fn fn = fma_of(kernel, isa);
     double best = 0;
     volatile float keep = 0;
     for (int rep = 0; rep < 5; rep++) {

@@ -38,6 +38,8 @@ int bench_peak(int threads, int nproc);
  * run (its name in *isa): GFLOP per second of CPU time each thread ran, summed, best of
  * 5 (on a shared machine, the rate while running, as cpu_ms measures the products) */
 double peak_gflops(int threads, const char **isa);
+/* the same for the set a kernel family runs (mygpt_attention_kernel_name(), ...) */
+double peak_gflops_of(const char *kernel, int threads, const char **isa);
 /* one cache line bounced between two threads: the cost of sharing data across cores */
 int bench_latency(int nproc);
 /* --classify: the book's chapter-6 step (the last block trains) beside full fine-tuning

@@ -47,17 +47,18 @@
 
 #define QB 24      /* query rows per block: their scores are kept */
 #define RG_MAX 6   /* rows per register tile, at most (AVX2's; the others take 4) */
-#define KW_MAX 64  /* widest tile row (AVX-512); kt rows are padded to a multiple of it */
-#define SC 256     /* keys per chunk of V: SC x KV floats (16 KiB at KV = 16) stay near while row tiles pass */
+#define KW_MAX 64  /* widest tile row (AVX-512); kt's keys are padded to a multiple of it */
+#define SC 256     /* keys per chunk of V, whose SC x KV floats row tiles pass over */
 
 static int padded(int T)
 {
     return (T + KW_MAX - 1) / KW_MAX * KW_MAX;
 }
 
-/* Row stride of kt and of the scores: Tp plus one cache line, so their rows (Tp is
- * often a multiple of 1024 floats = 4 KiB) do not all fall into the same L1 set. */
-static int kt_stride(int T)
+/* Row stride of the scores: Tp plus one cache line, so their rows (Tp is often a multiple
+ * of 1024 floats = 4 KiB) do not all fall into the same L1 set. kt takes d of these
+ * strides too (its panels fill d x Tp of them). */
+static int scores_stride(int T)
 {
     return padded(T) + 16;
 }
@@ -75,7 +76,7 @@ static mygpt_queue *slice_queue(float *slice)
  * ldk). The plain loops (reference.c) need less (one row of T scores), so this serves both. */
 static size_t scratch_per_thread(int T, int head_dim)
 {
-    return QUEUE_FLOATS + ((size_t)head_dim + QB) * (size_t)kt_stride(T);
+    return QUEUE_FLOATS + ((size_t)head_dim + QB) * (size_t)scores_stride(T);
 }
 
 size_t mygpt_attention_scratch_size(int T, int head_dim, int nthreads)
@@ -114,7 +115,7 @@ typedef struct head_job {
     float *out, *probs;     // (T, d) rows C apart; (T, T) or NULL
     const float *q, *k, *v; // (T, d) each, rows C apart
     float *kt, *scores;     // K^T as panels (Tp / KS of (d, KS)), keys past T zero; (QB, ldk): a block's scores
-    size_t ldk;             // kt_stride(T)
+    size_t ldk;             // scores_stride(T)
     int T, C, d;
     float scale;            // sqrt(d) as a float
 } head_job;
@@ -233,9 +234,10 @@ block_softmax(float *restrict scores, int Tp, int rows, int t0)
 
 /* out row t0 + r (d floats, row stride ldo) = sum over s <= t0 + r of p[r][s] v[s], s in
  * order, each a chain of fused multiply-adds from 0. With d a multiple of KV: V goes
- * in chunks of SC keys x KV channels (16 KiB at KV = 16: in L1), and for each chunk every RG-row tile
- * of outputs is loaded into registers, carried through the chunk's keys in order and
- * stored back (storing and reloading a float is exact, so the chain is unbroken).
+ * in chunks of SC keys x KV channels (16 KiB at AVX2's KV of 16: in L1; 64 KiB at
+ * AVX-512's 64: in L2), and for each chunk every RG-row tile of outputs is loaded into
+ * registers, carried through the chunk's keys in order and stored back (storing and
+ * reloading a float is exact, so the chain is unbroken).
  * Otherwise row by row. */
 static inline __attribute__((always_inline)) void block_values(const int RG, const int KV, const head_job *h, int t0,
                                                                 int rows)
@@ -417,13 +419,13 @@ static mygpt_status attention_fast(float *out, float *probs, mygpt_qkv in, float
     const head_fn head = pick_head();
     const int B = shape.B, T = shape.T, C = shape.C, NH = shape.NH, d = C / NH;
     const size_t per_thread = scratch_per_thread(T, d);
-    const head_job sizes = {.ldk = (size_t)kt_stride(T), .T = T, .C = C, .d = d,
+    const head_job sizes = {.ldk = (size_t)scores_stride(T), .T = T, .C = C, .d = d,
                             .scale = (float)sqrt((double)d)}; // PyTorch divides by math.sqrt(d)
     /* small work (the chapter's tiny GPT) stays out of the OpenMP runtime altogether */
     if (B * NH == 1 || (size_t)B * T * T * C <= MYGPT_KERNEL_SMALL) {
         head_job job = sizes;
         job.kt = scratch + QUEUE_FLOATS;
-        job.scores = job.kt + (size_t)d * kt_stride(T);
+        job.scores = job.kt + (size_t)d * scores_stride(T);
         for (int b = 0; b < B; b++)
             for (int h = 0; h < NH; h++) {
                 head_at(&job, out, probs, in, b, h, NH);
@@ -444,8 +446,8 @@ static mygpt_status attention_fast(float *out, float *probs, mygpt_qkv in, float
         mygpt_queue *queues = slice_queue(scratch); // one in each slice, whole cache lines apart
         float *slice = scratch + (size_t)me * per_thread;
         head_job job = sizes;
-        job.kt = slice + QUEUE_FLOATS;                     // (d, ldk)
-        job.scores = job.kt + (size_t)d * kt_stride(T);    // (QB, ldk)
+        job.kt = slice + QUEUE_FLOATS;                     // panels, d x ldk floats
+        job.scores = job.kt + (size_t)d * scores_stride(T);    // (QB, ldk)
         const uint32_t mine = (uint32_t)(mygpt_run_start(items, me + 1, nt) - mygpt_run_start(items, me, nt));
         mygpt_steal steal = mygpt_steal_start(queues, per_thread * sizeof(float), me, nt, mine);
 #pragma omp barrier
