@@ -5,6 +5,7 @@
  * training loader's orders and first batches for two seeds; broken files never a crash.
  */
 #include <criterion/criterion.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #include "data.h"
 #include "golden.h"
+#include "mygpt/attention.h"
 #include "mygpt/data.h"
 #include "mygpt/rng.h"
 
@@ -151,6 +153,17 @@ Test(spam, the_datasets_errors_name_the_file_and_the_line)
     cr_expect_eq(mygpt_spam_dataset_load(&ds, "/nonexistent/x.csv", tok, 0, 50256, 2, &err), MYGPT_EIO);
     cr_expect(strstr(err.message, "/nonexistent/x.csv"));
     cr_expect_eq(mygpt_spam_dataset_load(&ds, "/tmp", tok, 0, 50256, 2, &err), MYGPT_EIO);
+    // rows longer than any model's context (a batch of them could overflow a size) are refused
+    char path[4200];
+    write_temp(path, sizeof path, "long.csv", "Label,Text\n0,fine\n");
+    cr_expect_eq(mygpt_spam_dataset_load(&ds, path, tok, SIZE_MAX, 50256, 2, &err), MYGPT_EINVAL);
+    cr_expect(strstr(err.message, "max_length") && strstr(err.message, path), "%s", err.message);
+    cr_expect_null(ds.ids);
+    cr_expect_eq(mygpt_spam_dataset_load(&ds, path, tok, (size_t)MYGPT_MAX_DIM, 50256, 2, &err), MYGPT_OK, "%s",
+                 err.message);
+    cr_expect_eq(ds.max_length, (size_t)MYGPT_MAX_DIM);
+    mygpt_spam_dataset_free(&ds);
+    remove_temp(path);
     mygpt_tokenizer_free(tok);
 }
 

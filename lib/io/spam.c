@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mygpt/attention.h" /* MYGPT_MAX_DIM */
 #include "mygpt/data.h"
 #include "mygpt/tokenizer.h"
 #include "base/base.h"
@@ -45,6 +46,9 @@ mygpt_status mygpt_spam_dataset_load(mygpt_spam_dataset *ds, const char *path, c
                                      size_t max_length, int64_t pad_id, int num_classes, mygpt_error *err)
 {
     memset(ds, 0, sizeof *ds);
+    if (max_length > MYGPT_MAX_DIM) // rows no model takes, whose (rows, max_length) batches could overflow
+        return mygpt_fail(err, MYGPT_EINVAL, "%s: max_length %zu is more than the longest context a model takes (%d)",
+                          path, max_length, MYGPT_MAX_DIM);
     mygpt_csv csv;
     MYGPT_TRY(mygpt_csv_read(&csv, path, err));
     mygpt_status st = MYGPT_OK;
