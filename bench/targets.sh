@@ -32,6 +32,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # GPT-2 small's products at B T = 1024: qkv, the attention's projection, fc, proj, the tied head
 shapes="1024,768,2304 1024,768,768 1024,768,3072 1024,3072,768 1024,768,50257"
+attention_shapes="1,1024,768,12 2,256,768,12" # B,T,C,NH
 openblas=0
 /usr/bin/python3 -c 'import torch' 2>/dev/null && openblas=1
 
@@ -74,6 +75,12 @@ round() {
             done
         done
     fi
+    # the attention's forward alone (GPT-2 small at T = 1024, the book's chapter-5 batch): its
+    # causal FLOPs' share of a thread's peak, beside the products' above
+    for shape in $attention_shapes; do
+        out=$("$bench" --attention "$shape" --threads 1 --reps 5 2>&1)
+        put "attention.$shape" "$(field pct_peak "$out")"
+    done
     for c in gpt2-b4t64 book-ch5; do
         out=$("$bench" --train --config "$c" --threads 2 --reps 3 2>&1)
         put "train.$c" "$(grep -o 'this step: [0-9.]*x the limit' <<<"$out" | grep -o '[0-9.]*')"
@@ -129,7 +136,7 @@ row() {
 }
 
 model=$(awk -F': ' '/^cpu family/ {f = $2} /^model\t/ {m = $2} /^model name/ {n = $2} END {printf "cpu family %s, model %s (%s)", f, m, n}' /proc/cpuinfo 2>/dev/null || true)
-echo "targets.sh: $model, $(nproc) CPUs; ${MYGPT_MATMUL_KERNEL:+MYGPT_MATMUL_KERNEL=$MYGPT_MATMUL_KERNEL }$rounds rounds"
+echo "targets.sh: $model, $(nproc) CPUs; ${MYGPT_MATMUL_KERNEL:+MYGPT_MATMUL_KERNEL=$MYGPT_MATMUL_KERNEL }${MYGPT_ATTENTION_KERNEL:+MYGPT_ATTENTION_KERNEL=$MYGPT_ATTENTION_KERNEL }$rounds rounds"
 for ((r = 1; r <= rounds; r++)); do
     round
     echo "round $r of $rounds done ($(date -u +%H:%M:%S) UTC, load $(cut -d' ' -f1 /proc/loadavg))" >&2
@@ -150,6 +157,9 @@ for t in 1 2; do
             fi
         done
     done
+done
+for shape in $attention_shapes; do
+    row "attention forward $shape, 1 thread: % of peak" "attention.$shape"
 done
 row "training step gpt2-b4t64, x its limit" train.gpt2-b4t64 "<=" 1.3
 row "forward GPT-2 small T = 1024, x its limit" forward1024 "<=" 1.2
