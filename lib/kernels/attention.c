@@ -72,8 +72,9 @@ static mygpt_queue *slice_queue(float *slice)
     return (mygpt_queue *)(((uintptr_t)slice + 63) / 64 * 64);
 }
 
-/* Floats one thread's scratch takes: its queue, kt (d x ldk floats: its panels) and QB rows of scores (QB,
- * ldk). The plain loops (reference.c) need less (one row of T scores), so this serves both. */
+/* Floats one thread's scratch takes: its queue, kt (d x ldk floats: its panels) and QB
+ * rows of scores (QB, ldk). The plain loops (reference.c) need less (one row of T scores),
+ * so this serves both. */
 static size_t scratch_per_thread(int T, int head_dim)
 {
     return QUEUE_FLOATS + ((size_t)head_dim + QB) * (size_t)scores_stride(T);

@@ -323,8 +323,9 @@ typedef struct mygpt_spam_dataset {
 
 /* Reads path (mygpt_csv_read) and encodes every text; max_length 0 is the book's None
  * (the longest text's length: validation and test take the training set's), and past
- * MYGPT_MAX_DIM (mygpt/attention.h) MYGPT_EINVAL. Besides the CSV's errors, MYGPT_EFORMAT with the file and line (a record's first line) for: a
- * header other than Label,Text, no record after it, a label that is not decimal digits
+ * MYGPT_MAX_DIM (mygpt/attention.h) MYGPT_EINVAL. Besides the CSV's errors, MYGPT_EFORMAT
+ * with the file and line (a record's first line) for: a header other than Label,Text, no
+ * record after it, a label that is not decimal digits
  * or not below num_classes (the classifier's: checked here, before any training), a text
  * pandas reads as missing (empty, "NA", "nan", ...), a text holding <|endoftext|>
  * (tiktoken's encode refuses it). */
