@@ -331,16 +331,34 @@ int parse_shape(const char *cmd, const char *s, int *ndim, int64_t *shape, int64
     return 0;
 }
 
+int cli_others_of(const long *readings, int n)
+{
+    long sorted[CLI_READINGS];
+    if (n < 1 || n > CLI_READINGS)
+        return -1;
+    memcpy(sorted, readings, (size_t)n * sizeof *sorted);
+    for (int i = 1; i < n; i++) // insertion sort: at most CLI_READINGS values
+        for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+            const long t = sorted[j];
+            sorted[j] = sorted[j - 1], sorted[j - 1] = t;
+        }
+    const long median = sorted[(n - 1) / 2]; // the lower one: half the readings are not most
+    return median < 0 ? -1 : median < INT_MAX ? (int)median : INT_MAX;
+}
+
 /* Other threads the system is running right now, or -1 where it does not say: Linux's
  * /proc/loadavg counts the runnable threads (its fourth field, before the slash; this
- * one included, the team's not made yet). The fewest of PROBES readings half a
- * millisecond apart, so that a process passing by (a shell, a test harness starting the
- * next program) does not count; one that keeps a core busy is there in every reading. */
-#define PROBES 5
+ * one included, the team's not made yet), read every half millisecond. A quiet system
+ * is told by its first QUIET_READINGS readings, all 0 (about 2 ms); else the readings go
+ * on, CLI_READINGS of them (about 35 ms), for cli_others_of. */
+#define QUIET_READINGS 4
 static int others_running(void)
 {
-    long fewest = -1;
-    for (int i = 0; i < PROBES; i++) {
+    long seen[CLI_READINGS];
+    int busy = 0;
+    for (int i = 0; i < CLI_READINGS; i++) {
+        if (i == QUIET_READINGS && !busy)
+            return 0;
         if (i)
             nanosleep(&(struct timespec){0, 500000}, NULL);
         FILE *f = fopen("/proc/loadavg", "r");
@@ -352,10 +370,10 @@ static int others_running(void)
         fclose(f);
         if (n < 1)
             return -1;
-        if (fewest < 0 || n - 1 < fewest)
-            fewest = n - 1;
+        seen[i] = n - 1;
+        busy |= seen[i] > 0;
     }
-    return fewest < INT_MAX ? (int)fewest : INT_MAX;
+    return cli_others_of(seen, CLI_READINGS);
 }
 
 /* A team, at most `max`, of threads with a core each: one fewer for each thread another

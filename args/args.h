@@ -20,10 +20,19 @@
 
 /* OpenMP's team capped at 4 threads per online CPU (OMP_NUM_THREADS=100000 would
  * overflow libgomp's stack creating them); without OMP_NUM_THREADS or OMP_WAIT_POLICY,
- * the team is the cores no other process keeps busy (Linux: about 2 ms of readings of
- * /proc/loadavg, args.c; elsewhere the full team). Every program calls it first. Returns the cap when it lowered the team,
- * else 0. */
+ * the team is the cores no other process keeps busy (Linux: readings of /proc/loadavg,
+ * about 2 ms of them on a quiet system, 35 ms where others run: cli_others_of; elsewhere
+ * the full team). Every program calls it first. Returns the cap when it lowered the
+ * team, else 0. */
 int cli_cap_threads(void);
+
+/* The threads other processes keep running, from n (1 to CLI_READINGS) readings of the
+ * system's running count (this process not counted) half a millisecond apart: the count
+ * of most of them, their lower median (-1 for n out of range). A process passing by (a
+ * shell, a terminal, a harness starting the next program: about 10 ms seen) is in under
+ * a third of CLI_READINGS readings; one that keeps a core busy is in nearly every one. */
+#define CLI_READINGS 64
+int cli_others_of(const long *readings, int n);
 
 /* SIGXFSZ ignored: a write past the file-size limit (ulimit -f) then fails with EFBIG,
  * which a save reports as it reports a full disk (one line naming the file, its

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "cli_common.h"
 #include "data.h"
 #include "mygpt/checkpoint.h"
@@ -299,6 +300,31 @@ Test(cli_args, a_huge_omp_num_threads_is_capped)
     cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
     cr_expect(strncmp(r.out, "tensor(", 7) == 0, "%s", r.out);
     proc_result_free(&r);
+}
+
+/* The team leaves out a core another process keeps busy (cli_cap_threads), counted from
+ * readings of the system's running count over about 35 ms: a process passing by as the
+ * program starts (a shell, a terminal: about 10 ms seen here, which halved a chapter's
+ * team for its whole run when the readings lasted 2 ms) does not count; a neighbour that
+ * keeps a core, off it now and then, does. */
+Test(cli_args, a_neighbour_counts_a_process_passing_by_does_not)
+{
+    long r[CLI_READINGS];
+    for (int i = 0; i < CLI_READINGS; i++) // a shell and the terminal for the first 10 ms
+        r[i] = i < 18 ? 1 + i % 2 : 0;
+    cr_expect_eq(cli_others_of(r, CLI_READINGS), 0);
+    for (int i = 0; i < CLI_READINGS; i++) // a neighbour, off its core one reading in 5
+        r[i] = i % 5 ? 1 : 0;
+    cr_expect_eq(cli_others_of(r, CLI_READINGS), 1);
+    for (int i = 0; i < CLI_READINGS; i++) // two of them, and a compiler for 10 ms
+        r[i] = i < 18 ? 3 : 2;
+    cr_expect_eq(cli_others_of(r, CLI_READINGS), 2);
+    for (int i = 0; i < CLI_READINGS; i++) // there half the time: not most of it
+        r[i] = i % 2;
+    cr_expect_eq(cli_others_of(r, CLI_READINGS), 0);
+    cr_expect_eq(cli_others_of((const long[]){1, 0, 1}, 3), 1); // fewer readings: most of them too
+    cr_expect_eq(cli_others_of(r, 0), -1);
+    cr_expect_eq(cli_others_of(r, CLI_READINGS + 1), -1);
 }
 
 /* A FIFO where a file is required is refused, not waited on (the test's timeout guards
