@@ -342,15 +342,16 @@ int cli_others_of(const long *readings, int n)
             const long t = sorted[j];
             sorted[j] = sorted[j - 1], sorted[j - 1] = t;
         }
-    const long median = sorted[(n - 1) / 2]; // the lower one: half the readings are not most
-    return median < 0 ? -1 : median < INT_MAX ? (int)median : INT_MAX;
+    const long most = sorted[n - (3 * n + 3) / 4]; // the readings from here up: ceil(3n / 4)
+    return most < 0 ? -1 : most < INT_MAX ? (int)most : INT_MAX;
 }
 
-/* Other threads the system is running right now, or -1 where it does not say: Linux's
+/* Other threads the system keeps running over the readings, or -1 where it does not say: Linux's
  * /proc/loadavg counts the runnable threads (its fourth field, before the slash; this
  * one included, the team's not made yet), read every half millisecond. A quiet system
  * is told by its first QUIET_READINGS readings, all 0 (about 2 ms); else the readings go
- * on, CLI_READINGS of them (about 35 ms), for cli_others_of. */
+ * on, CLI_READINGS of them (about 35 ms, which a program started beside others waits),
+ * for cli_others_of. */
 #define QUIET_READINGS 4
 static int others_running(void)
 {

@@ -28,9 +28,10 @@ int cli_cap_threads(void);
 
 /* The threads other processes keep running, from n (1 to CLI_READINGS) readings of the
  * system's running count (this process not counted) half a millisecond apart: the count
- * of most of them, their lower median (-1 for n out of range). A process passing by (a
- * shell, a terminal, a harness starting the next program: about 10 ms seen) is in under
- * a third of CLI_READINGS readings; one that keeps a core busy is in nearly every one. */
+ * that three quarters of the readings reach (-1 for n out of range or a negative count;
+ * at most INT_MAX). A process passing by (a shell, a terminal, a harness starting the
+ * next program: 10 ms and then 8 ms seen) is in about half of CLI_READINGS readings at
+ * most; one that keeps a core busy is in nearly every one. */
 #define CLI_READINGS 64
 int cli_others_of(const long *readings, int n);
 

@@ -303,15 +303,17 @@ Test(cli_args, a_huge_omp_num_threads_is_capped)
 }
 
 /* The team leaves out a core another process keeps busy (cli_cap_threads), counted from
- * readings of the system's running count over about 35 ms: a process passing by as the
- * program starts (a shell, a terminal: about 10 ms seen here, which halved a chapter's
- * team for its whole run when the readings lasted 2 ms) does not count; a neighbour that
- * keeps a core, off it now and then, does. */
+ * readings of the system's running count (cli_others_of): a process passing by as the
+ * program starts (a shell, a terminal) does not count; a neighbour that keeps a core,
+ * off it now and then, does. */
 Test(cli_args, a_neighbour_counts_a_process_passing_by_does_not)
 {
     long r[CLI_READINGS];
     for (int i = 0; i < CLI_READINGS; i++) // a shell and the terminal for the first 10 ms
         r[i] = i < 18 ? 1 + i % 2 : 0;
+    cr_expect_eq(cli_others_of(r, CLI_READINGS), 0);
+    for (int i = 0; i < CLI_READINGS; i++) // and again for 8 ms (readings seen here)
+        r[i] = i < 18 || (i >= 40 && i < 55) ? 1 : 0;
     cr_expect_eq(cli_others_of(r, CLI_READINGS), 0);
     for (int i = 0; i < CLI_READINGS; i++) // a neighbour, off its core one reading in 5
         r[i] = i % 5 ? 1 : 0;
@@ -319,10 +321,11 @@ Test(cli_args, a_neighbour_counts_a_process_passing_by_does_not)
     for (int i = 0; i < CLI_READINGS; i++) // two of them, and a compiler for 10 ms
         r[i] = i < 18 ? 3 : 2;
     cr_expect_eq(cli_others_of(r, CLI_READINGS), 2);
-    for (int i = 0; i < CLI_READINGS; i++) // there half the time: not most of it
-        r[i] = i % 2;
+    for (int i = 0; i < CLI_READINGS; i++) // there two thirds of the time: not enough
+        r[i] = i % 3 ? 1 : 0;
     cr_expect_eq(cli_others_of(r, CLI_READINGS), 0);
-    cr_expect_eq(cli_others_of((const long[]){1, 0, 1}, 3), 1); // fewer readings: most of them too
+    cr_expect_eq(cli_others_of((const long[]){1, 1, 1, 0}, 4), 1); // fewer readings: 3 of 4
+    cr_expect_eq(cli_others_of((const long[]){1, 0, 1}, 3), 0);    // (3 of 3)
     cr_expect_eq(cli_others_of(r, 0), -1);
     cr_expect_eq(cli_others_of(r, CLI_READINGS + 1), -1);
 }
