@@ -727,7 +727,7 @@ typedef struct head_scratch {
     double *vt;      // (d, ldv): V of the head transposed, zero past T
     double *dsb;     // (TB, ldv): the block's rows of dP, then of dS / scale
     double *kd;      // (T, d): K widened
-    double *qd, *dd; // (TB, d) each: the block's rows of Q and dO widened
+    double *qd;      // (TB, d): the block's rows of Q widened
     size_t ldv;      // T rounded up to DPS
 } head_scratch;
 
@@ -748,12 +748,14 @@ static inline __attribute__((always_inline)) void dq_tile(const int HALVES, cons
 
 /* For key s and the block's queries t = max(s, t0) .. t1-1 in order (their dS / scale
  * in dsb's rows t - t0): dk_s[i0 .. i0 + 8 NC) += ds_t[s] q_t and dv_s[..] += p_t[s] dO_t
- * (the block's rows of Q and dO widened in qd and dd, rows d apart) */
+ * (the block's rows of Q widened in qd, rows d apart). dv's terms are float products: p
+ * and dO are floats, so their product is exact in double and rounding it to float, as
+ * the plain loops do, gives the float multiplication's result. */
 static inline __attribute__((always_inline)) void dkv_tile(const int HALVES, const int NC, const head_grads *h,
                                                            const head_scratch *w, int s, int t0, int t1, int i0)
 {
     float *restrict dks = h->dk + (size_t)s * h->C + i0, *restrict dvs = h->dv + (size_t)s * h->C + i0;
-    const double *restrict dsb = w->dsb, *restrict qd = w->qd, *restrict dd = w->dd;
+    const double *restrict dsb = w->dsb, *restrict qd = w->qd;
     const size_t ldv = w->ldv;
     const int ta = s > t0 ? s : t0;
     f8 ak[4], av[4];
@@ -762,11 +764,13 @@ static inline __attribute__((always_inline)) void dkv_tile(const int HALVES, con
         av[c] = f8_load(dvs + 8 * c);
     }
     for (int t = ta; t < t1; t++) {
-        const double ds = dsb[(size_t)(t - t0) * ldv + s], ps = kept_prob(h, t, s);
-        const double *qt = qd + (size_t)(t - t0) * h->d + i0, *dot = dd + (size_t)(t - t0) * h->d + i0;
+        const double ds = dsb[(size_t)(t - t0) * ldv + s];
+        const float ps = (float)kept_prob(h, t, s);
+        const double *qt = qd + (size_t)(t - t0) * h->d + i0;
+        const float *dot = h->dout + (size_t)t * h->C + i0;
         for (int c = 0; c < NC; c++) {
             ak[c] += f8_times(HALVES, ds, qt + 8 * c);
-            av[c] += f8_times(HALVES, ps, dot + 8 * c);
+            av[c] += ps * f8_load(dot + 8 * c);
         }
     }
     for (int c = 0; c < NC; c++) {
@@ -832,14 +836,14 @@ static inline __attribute__((always_inline)) void dp_rows(const int HALVES, cons
  * the dots of dP run side by side (four queries sharing each load of vt), and the
  * queries go in blocks of TB whose rows of dS (dsb, (TB, ldv) doubles) are kept, so that
  * each tile of dk and dv is read and written once a block instead of once a query. K,
- * and the block's rows of Q and dO, are widened to double once (kd, qd, dd). Tiles of
+ * and the block's rows of Q, are widened to double once (kd, qd). Tiles of
  * 64 (dq) or 32 (dk and dv) channels, then of 8, then single channels. */
 static inline __attribute__((always_inline)) void backward_body(const int HALVES, const head_grads *h, double *vt,
                                                                 size_t ldv)
 {
     const int T = h->T, C = h->C, d = h->d;
-    double *dsb = vt + (size_t)d * ldv, *kd = dsb + (size_t)TB * ldv, *qd = kd + (size_t)T * d, *dd = qd + (size_t)TB * d;
-    const head_scratch w = {vt, dsb, kd, qd, dd, ldv};
+    double *dsb = vt + (size_t)d * ldv, *kd = dsb + (size_t)TB * ldv, *qd = kd + (size_t)T * d;
+    const head_scratch w = {vt, dsb, kd, qd, ldv};
     for (size_t s = 0; s < ldv; s++)
         for (int i = 0; i < d; i++)
             vt[(size_t)i * ldv + s] = s < (size_t)T ? h->v[s * C + i] : 0.0;
@@ -865,7 +869,6 @@ static inline __attribute__((always_inline)) void backward_body(const int HALVES
                     dqt[i0] += (float)(ds[s] * h->k[(size_t)s * C + i0]);
         }
         head_rows_to_double(qd, h->q + (size_t)t0 * C, t1 - t0, C, d);
-        head_rows_to_double(dd, h->dout + (size_t)t0 * C, t1 - t0, C, d);
         for (int s = 0; s < t1; s++) {
             const int ta = s > t0 ? s : t0;
             float *dks = h->dk + (size_t)s * C, *dvs = h->dv + (size_t)s * C;
@@ -877,7 +880,7 @@ static inline __attribute__((always_inline)) void backward_body(const int HALVES
             for (; i0 < d; i0++)
                 for (int t = ta; t < t1; t++) {
                     dks[i0] += (float)(dsb[(size_t)(t - t0) * ldv + s] * h->q[(size_t)t * C + i0]);
-                    dvs[i0] += (float)(kept_prob(h, t, s) * h->dout[(size_t)t * C + i0]);
+                    dvs[i0] += (float)kept_prob(h, t, s) * h->dout[(size_t)t * C + i0];
                 }
         }
     }
@@ -931,8 +934,8 @@ static void attention_backward(float *dq, float *dk, float *dv, const float *dou
 {
     const int B = shape.B, T = shape.T, C = shape.C, NH = shape.NH, d = C / NH;
     const size_t ldv = ((size_t)T + DPS - 1) / DPS * DPS;
-    // doubles: vt (d, ldv), dsb (TB, ldv), kd (T, d), qd and dd (TB, d)
-    const size_t per_thread = (size_t)d * ldv + (size_t)TB * ldv + (size_t)T * d + 2 * (size_t)TB * d;
+    // doubles: vt (d, ldv), dsb (TB, ldv), kd (T, d), qd (TB, d)
+    const size_t per_thread = (size_t)d * ldv + (size_t)TB * ldv + (size_t)T * d + (size_t)TB * d;
     const int par = (size_t)B * T * T * C > MYGPT_PARALLEL_MIN;
     const int team = par ? omp_get_max_threads() : 1;
     double *scratch = malloc((size_t)team * per_thread * sizeof(double));
