@@ -109,6 +109,8 @@ def main():
     ap.add_argument("--data", default=os.path.join(ROOT, "data"))
     ap.add_argument("--keep", help="write the goldens into this folder and keep them")
     a = ap.parse_args()
+    if not 8 <= a.configs <= 16:  # the instruct test refuses a golden of fewer runs, as a failure
+        ap.error("--configs: %d is outside 8 to 16" % a.configs)
     import torch
     assert torch.__version__.startswith("1.13"), torch.__version__
     torch.set_num_threads(1)
