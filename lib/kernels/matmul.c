@@ -67,6 +67,7 @@
 #include "mygpt/layers.h"
 #include "mygpt/weights.h"
 #include "base/parallel.h"
+#include "base/simd.h"
 #include "kernels/vecmath.h"
 #include "kernels/cpu.h"
 #include "base/base.h"
@@ -1080,6 +1081,28 @@ size_t mygpt_product_workspace(const mygpt_product *pr, const mygpt_product_grad
     return most;
 }
 
+/* dbias (OC) += the column sums of dout (N, OC), each summed from zero over the rows in
+ * order, as the plain loops sum it. Threads own runs of COLUMN_RUN columns and add a row's
+ * run at once: the columns' sums go down side by side in vector lanes, each in its own
+ * lane, so the order of every sum is the plain one. */
+#define COLUMN_RUN 64
+MYGPT_CLONES static void column_sums_add(float *dbias, const float *dout, size_t N, int OC)
+{
+    const int runs = (OC + COLUMN_RUN - 1) / COLUMN_RUN;
+#pragma omp parallel for schedule(static) if (N * (size_t)OC > MYGPT_KERNEL_SMALL)
+    for (int r = 0; r < runs; r++) {
+        const int o0 = r * COLUMN_RUN, w = OC - o0 < COLUMN_RUN ? OC - o0 : COLUMN_RUN;
+        float s[COLUMN_RUN] = {0};
+        for (size_t n = 0; n < N; n++) {
+            const float *row = dout + n * (size_t)OC + o0;
+            for (int i = 0; i < w; i++)
+                s[i] += row[i];
+        }
+        for (int i = 0; i < w; i++)
+            dbias[o0 + i] += s[i];
+    }
+}
+
 void mygpt_product_grad_run(const mygpt_product_grad *g, void *ws, size_t ws_bytes)
 {
     if (g->N == 0)
@@ -1095,19 +1118,8 @@ void mygpt_product_grad_run(const mygpt_product_grad *g, void *ws, size_t ws_byt
         matmul_job job = grad_job(&gp[i], tmp ? base : NULL);
         run_in(&job, base ? base + tmp : NULL, ws_bytes - 64 - tmp * sizeof(float));
     }
-    // dbias += column sums of dout: threads own columns, rows in order
-    const size_t no = g->N * (size_t)g->OC;
-    if (g->dbias) {
-        const float *dout = g->dout;
-        const int OC = g->OC;
-#pragma omp parallel for schedule(static) if (no > MYGPT_KERNEL_SMALL)
-        for (int o = 0; o < OC; o++) {
-            float s = 0.0f;
-            for (size_t n = 0; n < g->N; n++)
-                s += dout[n * OC + o];
-            g->dbias[o] += s;
-        }
-    }
+    if (g->dbias)
+        column_sums_add(g->dbias, g->dout, g->N, g->OC);
 }
 
 mygpt_status mygpt_matmul_grad(const mygpt_product_grad *g, mygpt_error *err)
