@@ -609,10 +609,23 @@ MYGPT_AVX2 static void pack_avx2(float *restrict dst, const float *restrict src,
             }
     pack_body(16, dst + (size_t)k * 16, src + (b_kmajor ? (size_t)k * ldb : (size_t)k), ldb, kc - k, cols, b_kmajor);
 }
+/* AVX-512's pack of a whole panel (32 rows of B^T) as AVX2's: 16 x 16 blocks transposed
+ * in registers (transpose16), where gcc gathered pack_body's columns a lane at a time */
 MYGPT_AVX512 static void pack_avx512(float *restrict dst, const float *restrict src, size_t ldb, int kc, int cols,
                                      int b_kmajor)
 {
-    pack_body(32, dst, src, ldb, kc, cols, b_kmajor);
+    int k = 0;
+    if (!b_kmajor && cols == 32)
+        for (; k + 16 <= kc; k += 16)
+            for (int h = 0; h < 2; h++) { // columns 16h .. 16h + 15
+                __m512 r[16];
+                for (int i = 0; i < 16; i++)
+                    r[i] = _mm512_loadu_ps(src + (size_t)(16 * h + i) * ldb + k);
+                transpose16(r);
+                for (int i = 0; i < 16; i++)
+                    _mm512_storeu_ps(dst + (size_t)(k + i) * 32 + 16 * h, r[i]);
+            }
+    pack_body(32, dst + (size_t)k * 32, src + (b_kmajor ? (size_t)k * ldb : (size_t)k), ldb, kc - k, cols, b_kmajor);
 }
 #endif
 
