@@ -63,6 +63,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "mygpt/layers.h"
 #include "mygpt/weights.h"
@@ -888,6 +890,30 @@ mygpt_status mygpt_matmul_gelu(float *out, const float *inp, const float *weight
 
 /* ---- weights packed once --------------------------------------------------------- */
 
+/* Memory for a weight's panels packed once: aligned to a cache line, and its pages
+ * faulted in by one call where the system can (Linux's MADV_POPULATE_WRITE, a hint), not
+ * one fault for each 4 kB page as the packing first writes it, which on a virtual
+ * machine made most of a model's packing (bench/results/design-notes.md). Not in huge
+ * pages (MADV_HUGEPAGE): where measured, decoding gained little or nothing with them,
+ * and a packed forward (khugepaged competes for the cores) or the packing (zeroing fresh
+ * 2 MB pages) lost more. NULL when out of memory. */
+static void *panels_alloc(size_t bytes)
+{
+    void *mem = NULL;
+    if (posix_memalign(&mem, 64, bytes) != 0)
+        return NULL;
+#ifdef MADV_POPULATE_WRITE
+    const long page = sysconf(_SC_PAGESIZE);
+    if (page > 0) {
+        const uintptr_t first = ((uintptr_t)mem + (uintptr_t)page - 1) / (uintptr_t)page * (uintptr_t)page;
+        const uintptr_t end = ((uintptr_t)mem + bytes) / (uintptr_t)page * (uintptr_t)page;
+        if (end > first)
+            (void)madvise((void *)first, end - first, MADV_POPULATE_WRITE); // (older kernels: EINVAL, ignored)
+    }
+#endif
+    return mem;
+}
+
 mygpt_status mygpt_matmul_pack(mygpt_packed_weight *pw, const float *weight, int K, int N,
                                mygpt_error *err)
 {
@@ -897,12 +923,8 @@ mygpt_status mygpt_matmul_pack(mygpt_packed_weight *pw, const float *weight, int
     const matmul_isa kern = mygpt_matmul_isa();
     const int NR = kern.NR, panels = (N + NR - 1) / NR;
     const size_t len = (size_t)panels * NR * K;
-    /* Aligned to cache lines. Not asked for huge pages (MADV_HUGEPAGE): where measured,
-     * decoding gained little or nothing with them, and a packed forward (khugepaged
-     * competes for the cores) or the packing (zeroing fresh 2 MB pages) lost more
-     * (bench/results/design-notes.md). */
-    void *mem = NULL;
-    if (posix_memalign(&mem, 64, len * sizeof(float)) != 0)
+    void *mem = panels_alloc(len * sizeof(float));
+    if (!mem)
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a packed weight (%zu floats)", len);
     pw->panels = mem;
     pw->weight = weight;
@@ -928,8 +950,8 @@ mygpt_status mygpt_matmul_pack_quantized(mygpt_packed_weight *pw, mygpt_weights 
     const int NR = mygpt_matmul_isa().NR, panels = (N + NR - 1) / NR;
     const size_t es = mygpt_weights_value_bytes(format), len = (size_t)panels * NR * K;
     const size_t groups = mygpt_int8_groups(K), slen = format == MYGPT_WEIGHTS_INT8 ? (size_t)panels * groups * NR : 0;
-    void *mem = NULL, *smem = NULL; // (not in huge pages: see mygpt_matmul_pack)
-    if (posix_memalign(&mem, 64, len * es) != 0 || (slen && posix_memalign(&smem, 64, slen * sizeof(float)) != 0)) {
+    void *mem = panels_alloc(len * es), *smem = NULL;
+    if (!mem || (slen && !(smem = panels_alloc(slen * sizeof(float))))) {
         free(mem);
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for a packed quantized weight (%zu values)", len);
     }
