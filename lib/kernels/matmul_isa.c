@@ -589,44 +589,30 @@ STORE_SWAPPED(store_swapped_avx512, MYGPT_AVX512, 16, _mm512, __m512, __mmask16,
               transpose16)
 STORE_SWAPPED(store_swapped_avx2, MYGPT_AVX2, 8, _mm256, __m256, __m256i, MASK8, LOADM8, STOREN8, transpose8)
 
-/* AVX2's pack of a weight's whole panel (16 rows of B^T): 8 x 8 blocks loaded as 8
- * rows, transposed in registers (transpose8), stored as 8 panel rows of 8; gcc's gather
- * of pack_body moved one float at a time for AVX2. The last kc % 8 rows, a panel at N's
- * edge and a k-major B (already in panel order) take pack_body. */
-MYGPT_AVX2 static void pack_avx2(float *restrict dst, const float *restrict src, size_t ldb, int kc, int cols,
-                                 int b_kmajor)
-{
-    int k = 0;
-    if (!b_kmajor && cols == 16)
-        for (; k + 8 <= kc; k += 8)
-            for (int h = 0; h < 2; h++) { // columns 8h .. 8h + 7
-                __m256 r[8];
-                for (int i = 0; i < 8; i++)
-                    r[i] = _mm256_loadu_ps(src + (size_t)(8 * h + i) * ldb + k);
-                transpose8(r);
-                for (int i = 0; i < 8; i++)
-                    _mm256_storeu_ps(dst + (size_t)(k + i) * 16 + 8 * h, r[i]);
-            }
-    pack_body(16, dst + (size_t)k * 16, src + (b_kmajor ? (size_t)k * ldb : (size_t)k), ldb, kc - k, cols, b_kmajor);
-}
-/* AVX-512's pack of a whole panel (32 rows of B^T) as AVX2's: 16 x 16 blocks transposed
- * in registers (transpose16), where gcc gathered pack_body's columns a lane at a time */
-MYGPT_AVX512 static void pack_avx512(float *restrict dst, const float *restrict src, size_t ldb, int kc, int cols,
-                                     int b_kmajor)
-{
-    int k = 0;
-    if (!b_kmajor && cols == 32)
-        for (; k + 16 <= kc; k += 16)
-            for (int h = 0; h < 2; h++) { // columns 16h .. 16h + 15
-                __m512 r[16];
-                for (int i = 0; i < 16; i++)
-                    r[i] = _mm512_loadu_ps(src + (size_t)(16 * h + i) * ldb + k);
-                transpose16(r);
-                for (int i = 0; i < 16; i++)
-                    _mm512_storeu_ps(dst + (size_t)(k + i) * 32 + 16 * h, r[i]);
-            }
-    pack_body(32, dst + (size_t)k * 32, src + (b_kmajor ? (size_t)k * ldb : (size_t)k), ldb, kc - k, cols, b_kmajor);
-}
+/* The pack of a weight's whole panel (2W rows of B^T, W floats a vector): W x W blocks
+ * loaded as W rows, transposed in registers, stored as W panel rows of W; gcc's gather
+ * of pack_body moved one float (AVX2) or lane (AVX-512) at a time. The last kc % W rows,
+ * a panel at N's edge and a k-major B (already in panel order) take pack_body. */
+#define PACK_TRANSPOSED(NAME, TARGET, W, PFX, VEC, TRANSPOSE)                                      \
+    TARGET static void NAME(float *restrict dst, const float *restrict src, size_t ldb, int kc,    \
+                            int cols, int b_kmajor)                                                \
+    {                                                                                              \
+        int k = 0;                                                                                 \
+        if (!b_kmajor && cols == 2 * W)                                                            \
+            for (; k + W <= kc; k += W)                                                            \
+                for (int h = 0; h < 2; h++) { /* columns W h .. W h + W - 1 */                     \
+                    VEC r[W];                                                                      \
+                    for (int i = 0; i < W; i++)                                                    \
+                        r[i] = PFX##_loadu_ps(src + (size_t)(W * h + i) * ldb + k);                \
+                    TRANSPOSE(r);                                                                  \
+                    for (int i = 0; i < W; i++)                                                    \
+                        PFX##_storeu_ps(dst + (size_t)(k + i) * 2 * W + W * h, r[i]);              \
+                }                                                                                  \
+        const float *rest = src + (b_kmajor ? (size_t)k * ldb : (size_t)k);                        \
+        pack_body(2 * W, dst + (size_t)k * 2 * W, rest, ldb, kc - k, cols, b_kmajor);              \
+    }
+PACK_TRANSPOSED(pack_avx2, MYGPT_AVX2, 8, _mm256, __m256, transpose8)
+PACK_TRANSPOSED(pack_avx512, MYGPT_AVX512, 16, _mm512, __m512, transpose16)
 #endif
 
 #ifdef MYGPT_NEON_KERNELS
