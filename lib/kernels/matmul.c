@@ -890,18 +890,23 @@ mygpt_status mygpt_matmul_gelu(float *out, const float *inp, const float *weight
 
 /* ---- weights packed once --------------------------------------------------------- */
 
-/* Memory for a weight's panels packed once: aligned to a cache line, and its pages
- * faulted in by one call where the system can (Linux's MADV_POPULATE_WRITE, a hint), not
- * one fault for each 4 kB page as the packing first writes it, which on a virtual
- * machine made most of a model's packing (bench/results/design-notes.md). Not in huge
- * pages (MADV_HUGEPAGE): where measured, decoding gained little or nothing with them,
- * and a packed forward (khugepaged competes for the cores) or the packing (zeroing fresh
- * 2 MB pages) lost more. NULL when out of memory. */
+/* Memory for a weight's panels packed once: aligned to a cache line, or, from 2 MB on, to
+ * 2 MB and asked for in huge pages (MADV_HUGEPAGE, a hint) before anything touches it:
+ * decoding reads every panel for each token, and in 4 kB pages the address translations
+ * held it back. Its pages are then faulted in by one call where the system can (Linux's
+ * MADV_POPULATE_WRITE, a hint), not one fault for each page as the packing first writes
+ * it, which on a virtual machine made most of a model's packing. The measurements:
+ * bench/results/design-notes.md. NULL when out of memory. */
 static void *panels_alloc(size_t bytes)
 {
+    const size_t huge = (size_t)2 << 20, align = bytes >= huge ? huge : 64;
     void *mem = NULL;
-    if (posix_memalign(&mem, 64, bytes) != 0)
+    if (posix_memalign(&mem, align, bytes) != 0)
         return NULL;
+#ifdef MADV_HUGEPAGE
+    if (align == huge)
+        (void)madvise(mem, bytes / huge * huge, MADV_HUGEPAGE); // (where huge pages are off: ignored)
+#endif
 #ifdef MADV_POPULATE_WRITE
     const long page = sysconf(_SC_PAGESIZE);
     if (page > 0) {
