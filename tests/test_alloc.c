@@ -6,9 +6,11 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "mygpt/data.h"
 #include "mygpt/gpt.h"
 #include "mygpt/layers.h"
@@ -51,6 +53,36 @@ static void never_fail(void)
 }
 
 TestSuite(alloc, .init = never_fail);
+
+/* A block starts on a cache line, and on a 2 MB boundary from its huge_from on, whether or
+ * not its pages are faulted in at once; no bytes, too many, or no memory is NULL. */
+Test(alloc, an_aligned_block_starts_where_it_says)
+{
+    const size_t huge = (size_t)2 << 20;
+    const struct {
+        size_t bytes, huge_from, align;
+        int fault_in;
+    } cases[] = {{100, huge, 64, 0},         {100, huge, 64, 1},         {huge - 4, huge, 64, 1},
+                 {huge, huge, huge, 0},      {3 * huge + 4, huge, huge, 1}, {3 * huge + 4, 32 * huge, 64, 1},
+                 {32 * huge, 32 * huge, huge, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        unsigned char *p = mygpt_aligned_block(cases[i].bytes, cases[i].huge_from, cases[i].fault_in);
+        cr_assert_not_null(p, "case %zu", i);
+        cr_expect_eq((uintptr_t)p % cases[i].align, 0, "case %zu: %p is not on a %zu-byte boundary", i, (void *)p,
+                     cases[i].align);
+        p[0] = 1, p[cases[i].bytes - 1] = 2; // all of it is ours
+        free(p);
+    }
+    float *f = mygpt_float_block(16);
+    cr_assert_not_null(f);
+    cr_expect_eq((uintptr_t)f % 64, 0);
+    free(f);
+    cr_expect_null(mygpt_aligned_block(0, huge, 1));
+    cr_expect_null(mygpt_float_block(0));
+    cr_expect_null(mygpt_float_block(SIZE_MAX / 2));
+    fail_next = 0;
+    cr_expect_null(mygpt_aligned_block(4096, huge, 1));
+}
 
 /* The fast matmul whose panel buffer cannot be allocated says so, instead of falling back
  * to the naive kernel (other bits). */

@@ -1,11 +1,12 @@
 /*
  * alloc.c - the library's memory: size products checked before they are formed, and
- * the aligned float blocks the kernels read and write (parameters, gradients, AdamW's
- * moments, activations, scratch).
+ * the aligned blocks the kernels read and write (parameters, gradients, AdamW's moments,
+ * activations, scratch, weights packed once).
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "base/base.h"
 
@@ -18,24 +19,46 @@ int mygpt_mul_overflows(size_t a, size_t b, size_t *out)
     return 0;
 }
 
-/* n floats from 64 bytes on, so the kernels' 64-byte vectors never straddle two cache
- * lines (malloc gives 16); a big block (a GPT-2's parameters, gradients or AdamW's moments
- * are 0.5 to 6 GB) aligned to 2 MB and asked for in huge pages: filling it then takes a
+/* A block of `bytes` from a 64-byte boundary, so the kernels' 64-byte vectors never
+ * straddle two cache lines (malloc gives 16). From `huge_from` bytes on it starts on a
+ * 2 MB boundary and its whole 2 MB pages are asked for in huge pages (MADV_HUGEPAGE, a
+ * hint, given before anything touches them: it applies only to pages not yet faulted
+ * in); a last part shorter than 2 MB stays in small pages, so the block never holds more
+ * memory than it asks for. With `fault_in`, its pages are faulted in now by one call
+ * (Linux's MADV_POPULATE_WRITE, a hint; elsewhere and on older kernels skipped), not one
+ * fault for each page as it is first written. NULL when out of memory (or bytes is 0);
+ * free() frees it. Why each caller asks what it asks: bench/results/design-notes.md. */
+void *mygpt_aligned_block(size_t bytes, size_t huge_from, int fault_in)
+{
+    const size_t huge = (size_t)2 << 20, align = bytes >= huge_from && bytes >= huge ? huge : 64;
+    void *mem = NULL;
+    if (bytes == 0 || posix_memalign(&mem, align, bytes) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    if (align == huge)
+        (void)madvise(mem, bytes / huge * huge, MADV_HUGEPAGE); // (where huge pages are off: ignored)
+#endif
+#ifdef MADV_POPULATE_WRITE
+    const long page = sysconf(_SC_PAGESIZE);
+    if (fault_in && page > 0) {
+        const uintptr_t first = ((uintptr_t)mem + (uintptr_t)page - 1) / (uintptr_t)page * (uintptr_t)page;
+        const uintptr_t end = ((uintptr_t)mem + bytes) / (uintptr_t)page * (uintptr_t)page;
+        if (end > first)
+            (void)madvise((void *)first, end - first, MADV_POPULATE_WRITE); // (older kernels: EINVAL, ignored)
+    }
+#else
+    (void)fault_in;
+#endif
+    return mem;
+}
+
+/* n floats as mygpt_aligned_block gives them, in huge pages from 64 MB on: a GPT-2's
+ * parameters, gradients or AdamW's moments are 0.5 to 6 GB, and filling one then takes a
  * fault every 2 MB instead of every 4 kB (a 1.5B model's load went from 1.5 M faults to a
  * few thousand). NULL when out of memory (or n is 0); free() frees it. */
 float *mygpt_float_block(size_t n)
 {
-    const size_t huge = (size_t)2 << 20;
-    if (n == 0 || n > SIZE_MAX / sizeof(float) - huge)
+    if (n > SIZE_MAX / sizeof(float))
         return NULL;
-    const size_t bytes = n * sizeof(float), big = bytes >= 32 * huge;
-    const size_t align = big ? huge : 64, len = (bytes + align - 1) / align * align;
-    void *p = NULL;
-    if (posix_memalign(&p, align, len) != 0)
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    if (big)
-        madvise(p, len, MADV_HUGEPAGE); // a hint: without it, 4 kB pages
-#endif
-    return p;
+    return mygpt_aligned_block(n * sizeof(float), (size_t)64 << 20, 0);
 }

@@ -63,8 +63,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "mygpt/layers.h"
 #include "mygpt/weights.h"
@@ -890,33 +888,13 @@ mygpt_status mygpt_matmul_gelu(float *out, const float *inp, const float *weight
 
 /* ---- weights packed once --------------------------------------------------------- */
 
-/* Memory for a weight's panels packed once: aligned to a cache line, or, from 2 MB on, to
- * 2 MB and asked for in huge pages (MADV_HUGEPAGE, a hint) before anything touches it:
- * decoding reads every panel for each token, and in 4 kB pages the address translations
- * held it back. Its pages are then faulted in by one call where the system can (Linux's
- * MADV_POPULATE_WRITE, a hint), not one fault for each page as the packing first writes
- * it, which on a virtual machine made most of a model's packing. The measurements:
- * bench/results/design-notes.md. NULL when out of memory. */
+/* Memory for a weight's panels packed once: in huge pages from 2 MB on (decoding reads
+ * every panel for each token, and in 4 kB pages the address translations held it back),
+ * its pages faulted in by one call (on a virtual machine, a fault for each page as the
+ * packing first wrote it was most of a model's packing). NULL when out of memory. */
 static void *panels_alloc(size_t bytes)
 {
-    const size_t huge = (size_t)2 << 20, align = bytes >= huge ? huge : 64;
-    void *mem = NULL;
-    if (posix_memalign(&mem, align, bytes) != 0)
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    if (align == huge)
-        (void)madvise(mem, bytes / huge * huge, MADV_HUGEPAGE); // (where huge pages are off: ignored)
-#endif
-#ifdef MADV_POPULATE_WRITE
-    const long page = sysconf(_SC_PAGESIZE);
-    if (page > 0) {
-        const uintptr_t first = ((uintptr_t)mem + (uintptr_t)page - 1) / (uintptr_t)page * (uintptr_t)page;
-        const uintptr_t end = ((uintptr_t)mem + bytes) / (uintptr_t)page * (uintptr_t)page;
-        if (end > first)
-            (void)madvise((void *)first, end - first, MADV_POPULATE_WRITE); // (older kernels: EINVAL, ignored)
-    }
-#endif
-    return mem;
+    return mygpt_aligned_block(bytes, (size_t)2 << 20, 1);
 }
 
 mygpt_status mygpt_matmul_pack(mygpt_packed_weight *pw, const float *weight, int K, int N,
