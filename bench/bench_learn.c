@@ -9,12 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 
 #include "bench_learn.h"
 #include "mygpt.h"
+#include "base/base.h" /* mygpt_aligned_block: the bandwidth's block in huge pages */
 #include "kernels/attention.h" /* mygpt_attention_kernel_name: which backward ran */
 #include "kernels/matmul.h" /* mygpt_matmul_kernel_name: the peak of the set the products run */
 
@@ -671,21 +671,16 @@ done:
 
 /* The read bandwidth at omp_get_max_threads() threads over `bytes` (rounded up to 512),
  * GB/s: a dot product of the block with itself, repeated until 512 MB were read, best of
- * 5. In huge pages where the kernel allows: the bandwidth a stream can reach, not what 4
- * KiB pages' TLB misses leave of it (the stricter yardstick for decoding, whose packed
- * weights are in ordinary pages). 0 when the block cannot be had. A block that a cache
+ * 5. In huge pages where the kernel allows, as weights packed once are: the bandwidth a
+ * stream can reach, not what 4 KiB pages' TLB misses leave of it. 0 when the block cannot be had. A block that a cache
  * holds (a small model's weights in a large L3) reads at that cache's rate. */
 static double read_bandwidth_of(double bytes)
 {
     const size_t n = ((size_t)bytes + 511) / 512 * 128; // floats, a multiple of 128
     const int passes = n * sizeof(float) >= ((size_t)512 << 20) ? 1 : (int)(((size_t)512 << 20) / (n * sizeof(float)));
-    void *mem = NULL;
-    if (posix_memalign(&mem, (size_t)2 << 20, n * sizeof(float)) != 0)
+    float *a = mygpt_aligned_block(n * sizeof(float), 0, 0);
+    if (!a)
         return 0;
-#ifdef MADV_HUGEPAGE
-    madvise(mem, n * sizeof(float), MADV_HUGEPAGE);
-#endif
-    float *a = mem;
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++) // first touch by the threads that will read
         a[i] = (float)(i & 1023) * 1e-3f;
@@ -714,7 +709,7 @@ static double read_bandwidth_of(double bytes)
         best = ms < best ? ms : best;
     }
     (void)sink; /* read once: clang warns on a volatile that is only written */
-    free(mem);
+    free(a);
     return (double)passes * n * sizeof *a / (best / 1e3) / 1e9;
 }
 

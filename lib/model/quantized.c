@@ -73,7 +73,7 @@ mygpt_status mygpt_quantized_alloc(mygpt_quantized **out, const mygpt_config *cf
         at[i][1] = total;
         total += (qz->rows[i] * mygpt_weights_scales(format, qz->cols[i]) * sizeof(float) + 63) / 64 * 64;
     }
-    if (posix_memalign(&qz->memory, 64, total ? total : 64) != 0) {
+    if (!(qz->memory = mygpt_aligned_block(total ? total : 64, (size_t)64 << 20, 0))) { // as the parameters' block
         free(qz);
         return mygpt_fail(err, MYGPT_ENOMEM, "out of memory for the quantized weights (%zu bytes)", total);
     }
