@@ -105,7 +105,7 @@ int mygpt_shortest_f32(float x, char digits[16], int *exp10)
 }
 
 /* Writes digits d1d2...dn * 10^exp10 (as d1.d2...) in positional form, with at
- * least `min_frac` fraction digits (0 -> "12." when keep_dot, else "12"). */
+ * least `min_frac` fraction digits and always the dot (0 -> "12."). */
 static mygpt_status append_positional(mygpt_strbuf *sb, int neg, const char *dg, int n, int exp10,
                                       int min_frac)
 {

@@ -27,9 +27,9 @@ mygpt_status mygpt_sb_printf(mygpt_strbuf *sb, const char *fmt, ...)
 mygpt_status mygpt_sb_repeat(mygpt_strbuf *sb, char c, size_t count);
 
 /* The shortest decimal digits that round-trip to float32 x, as numpy's Dragon4
- * finds them: writes the significant digits (no sign, no dot) to digits and
- * returns the decimal exponent e such that x = 0.d1d2... * 10^e... precisely:
- * |x| = d1.d2d3... * 10^(*exp10). x must be finite and non-zero. */
+ * finds them: writes the significant digits (no sign, no dot) to digits, the
+ * exponent to *exp10 (|x| = d1.d2d3... * 10^(*exp10)), and returns how many digits
+ * it wrote. x must be finite and non-zero. */
 int mygpt_shortest_f32(float x, char digits[16], int *exp10);
 
 #endif

@@ -370,7 +370,7 @@ MYGPT_AVX512 static void head_avx512(const head_job *h)
 #endif
 #ifdef MYGPT_NEON_KERNELS
 #define HAVE_NEON_KERNELS 1
-/* NEON: the plain body is already compiled for aarch64's baseline, NEON, and its 16 x 16
+/* NEON: the plain body is already compiled for aarch64's baseline, NEON, and its 4 x 16
  * tile is 4 x 4 q accumulators of the 32 registers: the generic kernel is the NEON one */
 #define head_neon head_generic
 #endif

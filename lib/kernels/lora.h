@@ -13,7 +13,7 @@
 #include "mygpt/error.h"
 
 /* The largest r the kernels take (a row's stack arrays hold r values): at least
- * mygpt/gpt.h's MYGPT_LORA_MAX_RANK, which model/params.c checks. */
+ * mygpt/config.h's MYGPT_LORA_MAX_RANK, which model/params.c checks. */
 #define MYGPT_LORA_KERNEL_MAX_RANK 1024
 
 /* An adapter beside an nn.Linear(C, OC), as the kernels read it: its two factors, the

@@ -20,7 +20,7 @@
  *     attributes; AVX2's tile is the same body in intrinsics, which gcc keeps in
  *     registers); the widest the CPU supports is picked at run time. So are the
  *     packing and fc1's GELU epilogue (lib/kernels/vecmath.h's erf);
- *   - a slab's tiles go out in units (up to 16 row blocks x 8 panels): each thread
+ *   - a slab's tiles go out in units (up to 16 row blocks x NC columns): each thread
  *     owns the units of its run of the tokens (the rows it also handles in the loops
  *     before and after, so they stay in its core's cache) and steals from the others'
  *     runs once its own are done (on a shared virtual machine one core is often slower
@@ -605,7 +605,7 @@ static void matmul_blocks(const matmul_job *j, int me, int team)
             mygpt_steal steal = filled ? (mygpt_steal){(char *)j->queues, sizeof *j->queues, me, team, 0}
                                        : mygpt_steal_start(j->queues, sizeof *j->queues, me, team, mine);
             slab_at sl = {.p0 = p0, .k0 = k0, .ks = ks};
-            if (j->format) { /* quantized panels: one slab, all of B; tile_kernel finds each block */
+            if (j->format) { /* quantized panels: one slab, all of B; packed_block finds each block */
                 sl.panels = NULL;
                 sl.panel_len = (size_t)K * NR;
             } else if (j->prepacked) {
@@ -663,7 +663,7 @@ static void plan(matmul_job *j, int threads)
     const size_t mblocks = (j->M + MR - 1) / MR;
     const int np = (j->ns + NR - 1) / NR;
     int mb = mblocks < 16 ? (int)mblocks : 16, p = np < NC / NR ? np : NC / NR;
-    // decoding a quantized B takes decode_panels panels at once: units of no fewer
+    // decoding a B packed once (float32 or quantized) takes decode_panels panels at once: units of no fewer
     const int pmin = decoding_panels(j) ? decoding_panels(j) : 1;
     for (;;) {
         const size_t units = (mblocks + mb - 1) / mb * (size_t)((np + p - 1) / p);

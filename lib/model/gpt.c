@@ -200,8 +200,9 @@ mygpt_status mygpt_kv_cache_init(mygpt_kv_cache *c, const mygpt_gpt *g, mygpt_er
 }
 
 /* Each new row goes through the same per-row arithmetic as mygpt_gpt_forward (the matmul
- * kernel computes every output the same way whatever the number of rows, and attention
- * uses the same row function), so cached logits are the full forward's bits. */
+ * kernel computes every output the same way whatever the number of rows, and the cached
+ * attention computes a row's sums in the order the full one does), so cached logits are
+ * the full forward's bits. */
 mygpt_status mygpt_gpt_forward_cached(mygpt_gpt *g, mygpt_kv_cache *c, const int64_t *ids, int n,
                                       mygpt_error *err)
 {

@@ -35,7 +35,8 @@ extern "C" {
  *   llama              Llama 2 as llama2.c's model.py builds it: RMSNorm (eps 1e-5, no bias),
  *                      rotary positions (no position embedding), a SwiGLU feed-forward
  *                      (w1, w2, w3 of the hidden size), grouped-query attention, no biases,
- *                      a tied or untied classifier; forward and KV cache (no backward yet) */
+ *                      a tied or untied classifier; forward, backward (training) and KV
+ *                      cache */
 typedef enum mygpt_arch {
     MYGPT_ARCH_COURSE = 0,
     MYGPT_ARCH_LLMS_FROM_SCRATCH = 1,
@@ -236,8 +237,9 @@ typedef struct mygpt_param_counts {
     uint64_t total;
 } mygpt_param_counts;
 
-/* Checks a configuration: every size >= 1, C divisible by num_heads, and every
- * size product (parameters, activations per token) fits in memory arithmetic. */
+/* Checks a configuration: every size >= 1, C divisible by num_heads, and the
+ * parameter count fits in memory arithmetic (each forward pass checks its own
+ * activations' sizes). */
 mygpt_status mygpt_config_validate(const mygpt_config *cfg, mygpt_error *err);
 
 /* Counts parameters without building the model (works for GPT-2 small too). */

@@ -63,8 +63,9 @@ void mygpt_kv_cache_free(mygpt_kv_cache *cache);
  * cache->logits then holds the last one's logits, the same bits mygpt_gpt_forward gives
  * for that position. With the model packed (mygpt_gpt_pack) each token reads every
  * weight once as it is, which decoding needs to run near the memory bandwidth. Errors: ids
- * outside [0, V), len + n > max_seq_len (MYGPT_ERANGE); a cache zeroed or freed (not
- * made by mygpt_kv_cache_init), or made for a model of other sizes (MYGPT_EINVAL). */
+ * outside [0, V), len + n > max_seq_len (MYGPT_ERANGE); n < 1, a cache zeroed or freed
+ * (not made by mygpt_kv_cache_init), or made for a model of other sizes (MYGPT_EINVAL);
+ * no memory for the pass or the cache (MYGPT_ENOMEM). */
 mygpt_status mygpt_gpt_forward_cached(mygpt_gpt *gpt, mygpt_kv_cache *cache, const int64_t *ids,
                                       int n, mygpt_error *err);
 

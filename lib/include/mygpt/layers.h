@@ -6,8 +6,9 @@
  * (sequence), C channels, OC output channels, NH heads, V vocabulary. Weights use
  * PyTorch's layout: an nn.Linear(in, out) weight is (out, in). C cannot check the
  * length of a buffer: each must hold the floats its comment says. What can be checked
- * is: the embedding checks ids against V and T against the position table; the arithmetic kernels (matmul, LayerNorm, GELU, softmax) take
- * sizes the caller validated (mygpt_gpt_forward does) and never fail.
+ * is: the embedding checks ids against V and T against the position table; the arithmetic
+ * kernels (LayerNorm, GELU, softmax) take sizes the caller validated (mygpt_gpt_forward
+ * does) and never fail; the fast matmul can (MYGPT_ENOMEM, MYGPT_EINVAL: below).
  *
  * Determinism: every output element is computed by exactly one thread, always in
  * the same order, so results are bit-identical for any OMP_NUM_THREADS.
@@ -55,7 +56,8 @@ void mygpt_embedding_backward(float *dwte, float *dwpe, const float *dout, const
  * memory and cannot fail. mygpt_matmul is the fast kernel of lib/kernels/matmul.c (panels,
  * register tiles, fused multiply-adds): the same sums within float rounding, and the
  * same bits for any number of threads and on any x86-64 (with or without AVX2). It
- * packs one operand into a buffer of at most 8 MiB (plus a few tiles per thread): when
+ * packs one operand into a buffer of at most 8 MiB (plus, per thread, up to a unit of
+ * 16 x 16 tiles and A's copied strips): when
  * that allocation fails it returns MYGPT_ENOMEM (out untouched) rather than fall back
  * to another summation order. Negative sizes are MYGPT_EINVAL, and so are sizes whose
  * arithmetic would overflow (K or OC within 2^21 of INT_MAX, N x max(C, OC) floats past
@@ -83,7 +85,8 @@ typedef struct mygpt_linear_grads {
  *   dbias (OC) += the column sums of dout
  * mygpt_matmul_backward runs both products through the fast kernel, reading dout
  * transposed and weight and inp k-major in place (no transposed copies; dinp's partial
- * sums need N x C floats when OC > 256: MYGPT_ENOMEM if they cannot be had); the naive
+ * sums need N x C floats when OC > 256, dweight's OC x C when N > 256: MYGPT_ENOMEM if
+ * they cannot be had); the naive
  * version is the textbook loops. Both are the same bits for any number of threads. */
 mygpt_status mygpt_matmul_backward(mygpt_linear_grads d, const float *dout, const float *inp,
                                    const float *weight, size_t N, int C, int OC, mygpt_error *err);
@@ -125,14 +128,16 @@ void mygpt_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const fl
                               mygpt_layernorm_saved saved, size_t N, int C);
 
 /* RMSNorm over the last axis (llama2.c's run.c and model.py): each row scaled by
- * r = 1 / sqrt(mean(x^2) + eps), out = (x * r) * weight, in float32 but for the mean of
- * the squares, summed in double and rounded once. out, inp (N, C), weight (C); out may be inp. */
+ * r = 1 / sqrt(mean(x^2) + eps), out = (x * r) * weight, in float32; the mean of the
+ * squares as x.pow(2).mean(-1) computes it (each square rounded to float, summed in
+ * PyTorch's order: mygpt_mean_sq_torch). out, inp (N, C), weight (C); out may be inp. */
 void mygpt_rmsnorm_forward(float *out, const float *inp, const float *weight, size_t N, int C, float eps);
 
 /* RMSNorm's gradient (mygpt_rmsnorm_forward's of the same eps) from the input it
  * normalized: dinp += d/dinp, dweight += d/dweight (NULL: not computed). With
  * r = 1 / sqrt(mean(x^2) + eps): dx = r (dy w) - r^3 x sum(dy w x) / C, dw = sum over
- * rows of dy (x r); the sums over a row or a column in double. dinp, dout, inp (N, C). */
+ * rows of dy (x r); the sum over a row in double, dw's over the rows in float, row by
+ * row. dinp, dout, inp (N, C). */
 void mygpt_rmsnorm_backward(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight,
                             size_t N, int C, float eps);
 

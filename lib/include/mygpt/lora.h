@@ -4,7 +4,7 @@
  * becomes LinearWithLoRA, W x + b + (alpha / r) (x A) B, with A (in, r) drawn as
  * kaiming_uniform_(a=sqrt(5)) and B (r, out) zeros, so the model starts out computing
  * what it did. Only A and B train (mygpt_trainer_freeze_for_lora in mygpt/train.h); the
- * adapters are rows of the parameter table (qA, qB, ... in mygpt/gpt.h), saved alone by
+ * adapters are rows of the parameter table (qA, qB, ... in mygpt/config.h), saved alone by
  * mygpt_checkpoint_save_adapters (mygpt/checkpoint.h), and merged into the weights for
  * inference by mygpt_lora_merge. A tied head (GPT-2's, the course's) is the token
  * embedding, not a Linear of its own: it gets no adapter, unless GPT-2 is first made the

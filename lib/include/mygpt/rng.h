@@ -77,15 +77,16 @@ void mygpt_rng_fill(mygpt_rng *rng, uint32_t *out, size_t n);
 uint64_t mygpt_rng_random64(mygpt_rng *rng);
 
 /* Tensor.uniform_(from, to) on n contiguous float32 values (torch.rand is
- * uniform_(0, 1)). One draw per element. Fails (MYGPT_EINVAL) if from > to or
- * either bound is not finite, like PyTorch. */
+ * uniform_(0, 1)). One draw per element. Fails (MYGPT_EINVAL) if from > to, either
+ * bound is not finite, or to - from is past float's largest value, like PyTorch. */
 mygpt_status mygpt_uniform_(mygpt_rng *rng, float *data, size_t n, double from, double to,
                             mygpt_error *err);
 
 /* Tensor.normal_(mean, std) on n contiguous float32 values (torch.randn is
  * normal_(0, 1); nn.init.normal_ is the same). n >= 16 takes PyTorch's
  * vectorised path, n < 16 the double-precision Box-Muller path that shares a
- * cached partner value across calls. Fails if std < 0 or not finite. */
+ * cached partner value across calls. Fails if std < 0, std is not finite or mean is not
+ * finite. */
 mygpt_status mygpt_normal_(mygpt_rng *rng, float *data, size_t n, double mean, double std,
                            mygpt_error *err);
 
