@@ -25,6 +25,12 @@ static inline int omp_get_thread_num(void)
     return 0;
 }
 
+/* The processors the program may use: one, the only one it runs on. */
+static inline int omp_get_num_procs(void)
+{
+    return 1;
+}
+
 /* Asks for n threads: without OpenMP there is one, whatever n. */
 static inline void omp_set_num_threads(int n)
 {
