@@ -1,5 +1,5 @@
 /*
- * cmd_quantize.c - `mygpt quantize IN OUT --weights bf16|int8`: a checkpoint's weights
+ * cmd_quantize.c - `mygpt quantize IN OUT --weights bf16|int8|fp32`: a checkpoint's weights
  * stored in fewer bytes (mygpt/quantize.h), saved as a safetensors file that loads on
  * its own (BF16, or I8 tensors with F32 "<name>.scales", the format in __metadata__).
  */
@@ -41,7 +41,7 @@ int cmd_quantize(int argc, char **argv)
         return EXIT_USAGE;
     }
     if (!args_has(&a, "weights")) {
-        cli_error(cmd, "--weights bf16|int8 is required");
+        cli_error(cmd, "--weights bf16|int8|fp32 is required");
         return EXIT_USAGE;
     }
     const char *in = a.positional[0], *out = a.positional[1];

@@ -266,7 +266,7 @@ Test(cli_args, bad_training_and_generation_arguments)
         {"forward %s --ids 1,2 --arch gpt3", "unknown architecture 'gpt3'"},
         {"forward %s --ids 1,2 --weights int4", "--weights: unknown weight format 'int4'"},
         {"quantize%.0s", "give the checkpoint to read and the file to write"},
-        {"quantize /nonexistent.st /tmp/q.st%.0s", "--weights bf16|int8 is required"},
+        {"quantize /nonexistent.st /tmp/q.st%.0s", "--weights bf16|int8|fp32 is required"},
         {"quantize /nonexistent.st /tmp/q.st --weights int8%.0s", "cannot open /nonexistent.st"},
         {"quantize /nonexistent.st /dev/null --weights int8%.0s", "/dev/null is a device"},
         {"loss %s --ids 0,1 --targets 1,2 --dropout 0.1", "the course's model has no dropout"},
