@@ -1,7 +1,7 @@
 /*
  * chapter.h - what every chapter program shares: its command line (--seed N,
  * --figures DIR, --text PATH, --weights W, --book, --gpt2 DIR, --help), turning a library error into one line on
- * stderr and exit status 1, and shortcuts for printing tensors as Python does.
+ * stderr and exit status 2 (1 out of memory or when a write fails), and shortcuts for printing tensors as Python does.
  */
 #ifndef MYGPT_CHAPTER_H
 #define MYGPT_CHAPTER_H
