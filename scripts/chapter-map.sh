@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # chapter-map.sh [ROOT] - prints the reader's map of the chapters (markdown) from
-# chapters/documents.tsv (the five documents) and chapters/index.tsv (one row per
+# chapters/documents.tsv (the documents) and chapters/index.tsv (one row per
 # chapter, its last column the library functions it calls). chapters/README.md holds
 # this output between its "map" markers; tests/check_chapter_map.sh regenerates it and
 # fails on any difference, so the map cannot drift from the index.

@@ -179,7 +179,7 @@ else
     # meson test -C build-aarch64 NAME. The trainings among the chapters are --smoke runs
     # in a cross build (chapters/meson.build).
     left_out=$(printf '%s\n' check-chapter fetch-data setup-script exports layers links lesson-code lesson-chain \
-        lesson-scripts site-script site chapter-map no-machine-paths examples "chapter 35_data_parallel" \
+        lesson-scripts site-script site chapter-map no-machine-paths serial-omp examples "chapter 35_data_parallel" \
         "chapter 40_book_train_model --smoke" "chapter 40_book_train_model --smoke --book" \
         cli_train_resume cli_train_reference instruct_finetune cli_runs cli_nanogpt)
     all=$(meson test -C "$build" --list 2>/dev/null | grep " / " | sed 's/^.* \/ //')

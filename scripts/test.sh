@@ -3,7 +3,8 @@
 #   1. the whole test suite (Criterion suites + one check per chapter), then
 #   2. the same suite built with -fsanitize=address,undefined (any report fails; malloc
 #      returns NULL on impossible sizes, as without ASan, so out-of-memory paths run), then
-#   3. every chapter program under valgrind --leak-check=full (any error or leak fails), then
+#   3. every chapter program under valgrind --leak-check=full (any error or leak fails; those
+#      with GPT-2's vocabulary run under the sanitizers instead, 40 in the learn suite), then
 #   4. every libFuzzer target for 5 s (fuzz/run.sh: a target that stops building fails), then
 #   5. a clang build (no warning) and the suites that hold its kernels to the same bits, then
 #   6. an aarch64 cross build and a subset of its tests under qemu-user (scripts/cross.sh).

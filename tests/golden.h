@@ -1,6 +1,6 @@
 /*
- * golden.h - reading the committed golden files in tests/golden/ (made by
- * tools/gen_goldens.py from real PyTorch). GOLDEN_DIR is set by meson.
+ * golden.h - reading the committed golden files in tests/golden/ (made from real PyTorch,
+ * tiktoken or llama2.c by the tools/ scripts tests/golden/README.md names). GOLDEN_DIR is set by meson.
  */
 #ifndef MYGPT_TEST_GOLDEN_H
 #define MYGPT_TEST_GOLDEN_H

@@ -161,10 +161,6 @@ Test(checkpoint, broken_files_are_refused_with_a_reason)
     free(good);
 }
 
-/* A PyTorch checkpoint (torch.save's .pt, nanoGPT's ckpt.pt) is named as one by its first
- * bytes, a zip archive (PyTorch 1.6 and later) or the older raw pickle, instead of their
- * being read as a safetensors header length ("header length N is larger than the file
- * allows"). */
 /* A NaN or an infinity is never written, as a model or as a training state (its weights
  * or its optimizer's moments): the save refuses it naming the tensor, and the file that
  * was there stays byte for byte */
@@ -239,6 +235,10 @@ Test(checkpoint, a_nan_or_an_infinity_is_never_saved)
     mygpt_gpt_free(g);
 }
 
+/* A PyTorch checkpoint (torch.save's .pt, nanoGPT's ckpt.pt) is named as one by its first
+ * bytes, a zip archive (PyTorch 1.6 and later) or the older raw pickle, instead of their
+ * being read as a safetensors header length ("header length N is larger than the file
+ * allows"). */
 Test(checkpoint, a_pytorch_checkpoint_is_named_by_its_magic)
 {
     // a zip's local file header (stored, no sizes: they follow the data) of the pickle torch.save

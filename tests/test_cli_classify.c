@@ -126,24 +126,27 @@ Test(cli_classify, classify_prints_the_label_and_probability_of_each_text, .time
     cr_expect_eq(rmdir(dir), 0, "files were left");
 }
 
-/* What classify refuses, in one line: no checkpoint, a language model, a length past
- * the model's context */
+/* What classify refuses, in one line: no checkpoint, a language model, a checkpoint that
+ * is not there, a length past the model's context (16) */
 Test(cli_classify, classify_refuses_what_is_not_a_classifier, .timeout = 120)
 {
     const char *data = data_dir_or_skip();
     data_file_or_skip("encoder.json");
     char dir[] = "/tmp/mygpt-classify-no-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
-    char lm[300];
+    char lm[300], cls[300];
     snprintf(lm, sizeof lm, "%s/lm.safetensors", dir);
-    const mygpt_config cfg = {50257, 8, 2, 1, 16};
+    snprintf(cls, sizeof cls, "%s/cls.safetensors", dir);
+    const mygpt_config cfg = {50257, 8, 2, 1, 16}, cls_cfg = {50257, 8, 2, 1, 16, .num_classes = 2};
     save_new_model(lm, &cfg, 1);
+    save_new_model(cls, &cls_cfg, 1);
     const struct {
         const char *words, *msg;
     } refused[] = {
         {"classify --text hi", "--checkpoint FILE is required"},
         {"classify --checkpoint DIR/lm.safetensors --text hi", "a language model, not a classifier"},
         {"classify --checkpoint DIR/nothing.safetensors --text hi", "nothing.safetensors"},
+        {"classify --checkpoint DIR/cls.safetensors --text hi --max-length 17", "--max-length"},
     };
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         proc_result r;
@@ -152,6 +155,7 @@ Test(cli_classify, classify_refuses_what_is_not_a_classifier, .timeout = 120)
         proc_result_free(&r);
     }
     unlink(lm);
+    unlink(cls);
     cr_expect_eq(rmdir(dir), 0, "files were left");
 }
 

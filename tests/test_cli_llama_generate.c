@@ -1,7 +1,7 @@
 /*
  * test_cli_llama_generate.c - `mygpt generate --sampler llama2c` on llama2.c's stories260K
  * prints what llama2.c's run.c prints (tests/golden/llama2c/run.txt, from
- * tools/reference_llama2c.py: the two published outputs first, then other temperatures,
+ * tools/reference_llama2c.py: the three published outputs first, then other temperatures,
  * top-p, seeds, steps and prompts), and its refusals.
  */
 #include <criterion/criterion.h>

@@ -1,6 +1,6 @@
 /*
  * test_cli_model.c - the tool's commands that compute: the invocations of
- * tests/golden/cli.txt (randn .. forward, loss, grad) print exactly what the same Python
+ * tests/golden/cli.txt (randn, rand, randint, randperm, init, params, forward) print exactly what the same Python
  * prints; attention and generate on a model (a prompt longer than its context, weights
  * that overflow, figures of any text, streamed text); quantize.
  */

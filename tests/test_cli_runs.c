@@ -337,10 +337,14 @@ Test(cli_runs, keep_best_beside_save_never_replaces_a_file_that_is_no_model, .ti
     train_run(TINY " --save DIR/m.safetensors --keep-best", dir, data, NULL, &r);
     cr_expect_eq(r.status, 0, "%s", r.err);
     proc_result_free(&r);
-    train_run(TINY " --save DIR/m.safetensors --keep-best", dir, data, NULL, &r);
+    char first[400];
+    snprintf(first, sizeof first, "%s/first.safetensors", dir);
+    cr_assert_eq(link(path, first), 0, "the first run kept no best model"); // its bytes, whatever befalls path
+    train_run(TINY " --save DIR/m.safetensors --keep-best --seed 7", dir, data, NULL, &r);
     cr_expect_eq(r.status, 0, "%s", r.err);
     proc_result_free(&r);
-    clean_up(dir, "m.safetensors m.best.safetensors m.state.safetensors");
+    cr_expect(!same_files(path, first), "the earlier run's best model was not replaced by the new run's");
+    clean_up(dir, "m.safetensors m.best.safetensors m.state.safetensors first.safetensors");
 }
 
 /* A training state is a model: forward, attention, generate and chat read it as they read

@@ -58,6 +58,11 @@ Test(plan, is_kept_until_what_it_was_made_from_changes)
     cr_expect(!plan_kept(g, 3, 6, &mem, &len), "packing the weights makes a new plan");
     mygpt_gpt_unpack(g);
     cr_expect(!plan_kept(g, 3, 6, &mem, &len), "dropping the packing makes a new plan");
+    mygpt_gpt *other;
+    cr_assert_eq(mygpt_gpt_create(&other, &TINY, 4, NULL), MYGPT_OK);
+    cr_expect(!plan_kept(other, 3, 6, &mem, &len), "another model's tensors make a new plan");
+    cr_expect(!plan_kept(g, 3, 6, &mem, &len));
+    mygpt_gpt_free(other);
     free(mem);
     mygpt_gpt_free(g);
 }

@@ -11,7 +11,7 @@ values of tools/quantize_reference.py's recipe, and compares:
   - `mygpt forward --weights F --format exact`'s logits (within 1e-5 * max(1, |x|));
   - `mygpt generate --weights F` greedy tokens with the tutorial's loop in PyTorch,
     past the context (the window slides).
---gpt2 adds one GPT-2-sized case (V 50257, C 768, 12 heads, 12 layers, context 64).
+--gpt2 adds two GPT-2-sized cases, bf16 and int8 (V 50257, C 768, 12 heads, 12 layers, context 64).
 """
 import os
 import random

@@ -35,7 +35,7 @@ int main(int argc, char **argv)
     chapter_init(&ch, argc, argv, "91_book_llama_story",
                  "A Llama 2 from the repository tells a story: llama2.c's stories260K sampled as run.c\n"
                  "does with temperature 1.0, top-p 0.9 and seed 133742 (llama2.c's xorshift generator).",
-                 133742, CH_SEED);
+                 133742, CH_SEED | CH_SEED_RUNC);
     // run.c reads its -s with atoi, glibc's (int)strtol: the number clamped to a long, its
     // low 32 bits as an int, widened with its sign; 0 means "seed from the clock", which no
     // chapter can reproduce

@@ -49,7 +49,8 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
                flags & CH_SMOKE ? " [--smoke]" : "", flags & CH_WEIGHTS ? " [--weights fp32|bf16|int8]" : "",
                flags & CH_BOOK ? " [--book]" : "", flags & CH_GPT2 ? " [--gpt2 DIR]" : "", about);
         if (flags & CH_SEED)
-            printf("\n  --seed N         torch.manual_seed(N) instead of the default %llu\n",
+            printf(flags & CH_SEED_RUNC ? "\n  --seed N         run.c's -s N, its sampler's seed, instead of the default %llu\n"
+                                        : "\n  --seed N         torch.manual_seed(N) instead of the default %llu\n",
                    (unsigned long long)default_seed);
         if (flags & CH_SEED_UNSEEN)
             printf("                   (accepted, but every seed prints the same here: no value it\n"
@@ -60,8 +61,8 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
         if (flags & CH_TEXT)
             printf("  --text PATH      the text to read\n");
         if (flags & CH_SMOKE)
-            printf("  --smoke          a few steps only, not the chapter's text (the sanitizer stage\n"
-                   "                   runs this: the whole chapter would take minutes there)\n");
+            printf("  --smoke          a few steps only, not the chapter's text (the checks run this\n"
+                   "                   where the whole chapter would take too long)\n");
         if (flags & CH_WEIGHTS)
             printf("  --weights W      the model's weights stored as bf16 or int8 (chapter 39): the\n"
                    "                   text then differs from the expected one\n");

@@ -14,12 +14,13 @@ enum {
     CH_SEED = 1,    /* accepts --seed N (uses randomness) */
     CH_FIGURES = 2, /* writes figures into --figures DIR (default: the current directory) */
     CH_TEXT = 4,    /* reads --text PATH */
-    CH_SMOKE = 8,   /* accepts --smoke: a few steps only (the sanitizer stage's small run) */
+    CH_SMOKE = 8,   /* accepts --smoke: a few steps only (the checks' small run) */
     CH_WEIGHTS = 16, /* accepts --weights fp32|bf16|int8 (chapter_apply_weights) */
     CH_SEED_UNSEEN = 32, /* with CH_SEED: nothing printed depends on the values drawn (shapes,
                             counts, checks that hold for any values); --help says so */
     CH_BOOK = 64,   /* accepts --book: the printed book's variant of the code (chapter 40) */
-    CH_GPT2 = 128   /* accepts --gpt2 DIR: a Hugging Face GPT-2 folder, the book's own run (81, 86) */
+    CH_GPT2 = 128,  /* accepts --gpt2 DIR: a Hugging Face GPT-2 folder, the book's own run (81, 86) */
+    CH_SEED_RUNC = 256 /* with CH_SEED: the seed is llama2.c's run.c -s, its sampler's (91) */
 };
 
 struct chapter;
