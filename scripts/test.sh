@@ -6,7 +6,8 @@
 #   3. every chapter program under valgrind --leak-check=full (any error or leak fails; those
 #      with GPT-2's vocabulary run under the sanitizers instead, 40 in the learn suite), then
 #   4. every libFuzzer target for 5 s (fuzz/run.sh: a target that stops building fails), then
-#   5. a clang build (no warning) and the suites that hold its kernels to the same bits, then
+#   5. a clang build (no warning) and the suites that hold its kernels to the same bits, and a
+#      clang build without OpenMP (a Mac without libomp) and five of its chapters, then
 #   6. an aarch64 cross build and a subset of its tests under qemu-user (scripts/cross.sh).
 # Ends with the line "N passed, N failed, N skipped". MYGPT_QUICK=1 runs stage 1 only.
 # Counts are Criterion tests (plus one per chapter check, per valgrind run and per fuzz
@@ -203,6 +204,19 @@ if [ "${MYGPT_QUICK:-0}" != 1 ]; then
         meson test -C "$MYGPT_ROOT/build-clang" --no-rebuild --print-errorlogs rng vecmath gpt arch learn sample \
             llama "chapter 26_gpt_main" </dev/null || status=$?
         count_log "$MYGPT_ROOT/build-clang/meson-logs/testlog.json"
+    fi
+    # what a Mac without libomp builds: clang with no OpenMP (-Dopenmp=disabled), no warning;
+    # its chapters that run the kernels print the same bits on their one thread
+    serial_status=0
+    MYGPT_BUILD=$MYGPT_ROOT/build-clang-serial MYGPT_MESON_ARGS="-Dopenmp=disabled -Dtests=disabled -Dmpi=disabled" \
+        bash "$MYGPT_ROOT/scripts/clang.sh" --build </dev/null || serial_status=$?
+    if [ "$serial_status" -ne 0 ]; then
+        echo "test.sh: the clang build without OpenMP failed"
+        failed=$((failed + 1)); status=1
+    else
+        meson test -C "$MYGPT_ROOT/build-clang-serial" --no-rebuild --print-errorlogs "chapter 26_gpt_main" \
+            "chapter 32_loss" "chapter 47_sinusoidal_encoding" "chapter 53_alibi" "chapter 54_rope" </dev/null || status=$?
+        count_log "$MYGPT_ROOT/build-clang-serial/meson-logs/testlog.json"
     fi
 
     stage "6. the same bits on aarch64 (scripts/cross.sh aarch64 --ci, under qemu-user)"
