@@ -343,6 +343,7 @@ Test(cli_runs, keep_best_beside_save_never_replaces_a_file_that_is_no_model, .ti
     train_run(TINY " --save DIR/m.safetensors --keep-best --seed 7", dir, data, NULL, &r);
     cr_expect_eq(r.status, 0, "%s", r.err);
     proc_result_free(&r);
+    cr_expect(exists(dir, "m.best.safetensors"), "the second run left no best model");
     cr_expect(!same_files(path, first), "the earlier run's best model was not replaced by the new run's");
     clean_up(dir, "m.safetensors m.best.safetensors m.state.safetensors first.safetensors");
 }

@@ -839,10 +839,11 @@ def main():
     for row in index:
         name, document_file, expected_file, fidelity = row[1], row[2], row[4], row[5]
         if name not in CHAPTERS:
-            if document_file == "raschka_llms-from-scratch":
+            if document_file == "raschka_llms-from-scratch" and not a.only:
                 print("%-32s the book's: tools/reference_book_*.py" % name)
             else:
-                print("no reference for", name)
+                print("no reference for", name, "(the book's: tools/reference_book_*.py)" if
+                      document_file == "raschka_llms-from-scratch" else "")
                 bad += 1
             continue
         seeded = CHAPTERS[name][1] is not None

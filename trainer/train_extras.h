@@ -15,7 +15,7 @@
 /* Fills in the flags the user did not give from --preset NAME (default: verdict, the
  * defaults), as if they had been typed: explicit flags win. Model flags are left to the
  * checkpoint with --init-from; a user's --epochs takes the book's loop (the preset's
- * --steps left out, and the default preset's --eval-every), a user's --steps the
+ * --steps left out, and without --preset the verdict preset's --eval-every), a user's --steps the
  * course's; --max-seq
  * follows a larger --context when the model's sizes are all the preset's. 0, or
  * EXIT_USAGE after the error (an unknown preset). */

@@ -20,11 +20,12 @@ int mygpt_mul_overflows(size_t a, size_t b, size_t *out)
 }
 
 /* A block of `bytes` from a 64-byte boundary, so the kernels' 64-byte vectors never
- * straddle two cache lines (malloc gives 16). From `huge_from` bytes on it starts on a
- * 2 MB boundary and its whole 2 MB pages are asked for in huge pages (MADV_HUGEPAGE, a
- * hint, given before anything touches them: it applies only to pages not yet faulted
- * in); a last part shorter than 2 MB stays in small pages, so the block never holds more
- * memory than it asks for. With `fault_in`, its pages are faulted in now by one call
+ * straddle two cache lines (malloc gives 16). A block of huge_from bytes or more (and
+ * of 2 MB or more) starts on a 2 MB boundary, and its whole 2 MB pages are asked for in
+ * huge pages (MADV_HUGEPAGE, a hint, given before anything touches them, so they are
+ * huge from their first fault); a last part shorter than 2 MB is not hinted, so where
+ * huge pages come only when asked for (Linux's usual "madvise" setting) the block holds
+ * no more memory than it asks for. With `fault_in`, its pages are faulted in now by one call
  * (Linux's MADV_POPULATE_WRITE, a hint; elsewhere and on older kernels skipped), not one
  * fault for each page as it is first written. NULL when out of memory (or bytes is 0);
  * free() frees it. Why each caller asks what it asks: bench/results/design-notes.md. */

@@ -41,8 +41,8 @@ int mygpt_mul_overflows(size_t a, size_t b, size_t *out);
             goto cleanup;                                                                          \
     } while (0)
 
-/* bytes from a 64-byte boundary; from huge_from bytes on, from a 2 MB boundary in huge
- * pages; with fault_in, its pages faulted in at once. NULL when out of memory or bytes is
+/* bytes from a 64-byte boundary; from huge_from bytes (and 2 MB) on, from a 2 MB
+ * boundary in huge pages; with fault_in, its pages faulted in at once. NULL when out of memory or bytes is
  * 0; free() frees it (base/alloc.c). */
 void *mygpt_aligned_block(size_t bytes, size_t huge_from, int fault_in);
 

@@ -72,7 +72,7 @@ float *mygpt_head_weight(const mygpt_config *cfg, const mygpt_params *w)
         .dbias = d && !frozen[MYGPT_PARAM_##b] ? dw.b : NULL, .C = (in), .OC = (out)                                 \
     }
 
-/* Layer l's plan (layer 0's also plans the head's Linear and the embeddings) */
+/* Layer l's plan (layer 0's also plans the embeddings, the final norm and the head's Linear) */
 static void plan_layer(mygpt_pass *p, const mygpt_pass_model *m, int l, mygpt_layer_plan *lp)
 {
     const mygpt_config *cfg = p->cfg;

@@ -154,7 +154,8 @@ typedef struct mygpt_mha_steps {
 } mygpt_mha_steps;
 
 /* Allocates s's tensors for B, T and m's sizes (MYGPT_EOVERFLOW for sizes that do not
- * fit; MYGPT_EINVAL for d_out not divisible by num_heads or a dropout outside [0, 1);
+ * fit; MYGPT_EINVAL for sizes below 1, d_out not divisible by num_heads or a dropout
+ * outside [0, 1);
  * MYGPT_ENOMEM). */
 mygpt_status mygpt_mha_steps_init(mygpt_mha_steps *s, const mygpt_mha *m, int B, int T, mygpt_error *err);
 void mygpt_mha_steps_free(mygpt_mha_steps *s);

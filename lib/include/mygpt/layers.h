@@ -57,7 +57,7 @@ void mygpt_embedding_backward(float *dwte, float *dwpe, const float *dout, const
  * register tiles, fused multiply-adds): the same sums within float rounding, and the
  * same bits for any number of threads and on any x86-64 (with or without AVX2). It
  * packs one operand into a buffer of at most 8 MiB (plus, per thread, up to a unit of
- * 16 x 16 tiles and A's copied strips): when
+ * 16 x 16 tiles, A's copied strips and rows): when
  * that allocation fails it returns MYGPT_ENOMEM (out untouched) rather than fall back
  * to another summation order. Negative sizes are MYGPT_EINVAL, and so are sizes whose
  * arithmetic would overflow (K or OC within 2^21 of INT_MAX, N x max(C, OC) floats past

@@ -225,7 +225,7 @@ int mygpt_trainer_is_trainable(const mygpt_trainer *tr, int j);
 /* Parameters that train: sum(p.numel() for p in model.parameters() if p.requires_grad). */
 size_t mygpt_trainer_trainable_count(const mygpt_trainer *tr);
 
-/* opt.step() over the parameters that train (mygpt_optimizer_step_ranges over their ranges),
+/* opt.step() over the parameters that train (mygpt_optimizer_step_groups over their ranges),
  * with tr->decay_groups the weight decay on the entries of 2 or more dimensions only. */
 mygpt_status mygpt_trainer_step(mygpt_trainer *tr, mygpt_optimizer *opt, mygpt_error *err);
 
