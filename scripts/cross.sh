@@ -147,6 +147,11 @@ if ! bash "$MYGPT_ROOT/scripts/fetch-data.sh"; then
 fi
 # Waiting threads sleep instead of spinning (as test.sh): emulated spinning costs much more
 export OMP_WAIT_POLICY=PASSIVE
+# qemu 7.2 takes memory for its translated code from glib's slice allocator, whose locks a
+# fork does not reset: a child forked while another thread held one (Criterion's runner
+# forks a worker per test, beside its message threads) waited forever in g_slice_alloc
+# (docs/building.md). Plain malloc, which the C library makes safe across a fork:
+export G_SLICE=always-malloc
 # Emulation is slower than the machine, a float multiply-add a hundred times and more
 # (docs/building.md, "The whole run"): the tests get 4 times their timeouts, and the
 # whole run leaves out the longest (below)
