@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # fuzz/run.sh [SECONDS] [TARGET...] - builds the libFuzzer targets (every fuzz/fuzz_*.c
-# unless named) with clang (ASan + UBSan) and runs each for SECONDS (default 60),
-# starting from the committed seeds in fuzz/corpus/TARGET. Prints executions and
-# findings per target, one row each; a target that does not build prints
+# unless named) with clang (ASan + UBSan) and runs each for SECONDS (default 60), as
+# many at a time as there are cores, starting from the committed seeds in
+# fuzz/corpus/TARGET. Prints executions and findings per target, one row each in the
+# targets' order; a target that does not build prints
 # "TARGET: build failed", and a finding (crash-*, leak-*, timeout-*, oom-* file) is kept
 # in build-fuzz/findings/TARGET: either makes the script exit 1. Needs clang and
 # libclang-rt-14-dev (installed when missing), and the GPT-2 vocabulary in data/ for
@@ -57,9 +58,10 @@ for obj in "${LIB[@]}"; do [ -f "$obj" ] || lib_ok=0; done
 } | sort -u | sed 's/.*/"&\\x0A"/' >"$OUT/fuzz_args.dict"
 
 status=0
-printf '%-15s %12s %9s  %s\n' target executions seconds findings
-for t in "${TARGETS[@]}"; do
-    extra=() options=() data=$MYGPT_DATA
+# One target: built, then run for SECONDS_EACH; its row (and the first lines of what it
+# found) into $OUT/$t.row, its status into $OUT/$t.status
+fuzz_target() {
+    local t=$1 extra=() options=() data=$MYGPT_DATA
     # fuzz_args: the tool's flags, then a command that gets past them stops at its first
     # file: an empty data folder (no vocabulary to load, no fine-tuning on the book's
     # data); every target's stdin is at its end (chat reads it)
@@ -67,11 +69,11 @@ for t in "${TARGETS[@]}"; do
     if [ "$lib_ok" != 1 ] || ! clang "${CFLAGS[@]}" -fsanitize=fuzzer "$ROOT/fuzz/$t.c" "${LIB[@]}" "${extra[@]}" \
         -lpcre2-8 -lsleef -lcurl -lcrypto -lm -o "$OUT/$t" 2>"$OUT/$t.build.log"; then
         [ "$lib_ok" = 1 ] || cp "$OUT/lib.build.log" "$OUT/$t.build.log"
-        echo "$t: build failed (see $OUT/$t.build.log)"
-        status=1
-        continue
+        echo "$t: build failed (see $OUT/$t.build.log)" >"$OUT/$t.row"
+        echo 1 >"$OUT/$t.status"
+        return
     fi
-    corpus=$OUT/corpus/$t findings=$OUT/findings/$t
+    local corpus=$OUT/corpus/$t findings=$OUT/findings/$t execs found
     mkdir -p "$corpus" "$findings"
     cp -n "$ROOT/fuzz/corpus/$t/"* "$corpus/" 2>/dev/null
     mkdir -p "$data"
@@ -79,10 +81,25 @@ for t in "${TARGETS[@]}"; do
         -print_final_stats=1 "${options[@]}" "$corpus" </dev/null >"$OUT/$t.log" 2>&1)
     execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$OUT/$t.log" | grep -o '[0-9]*$')
     found=$(ls "$findings" | grep -cE '^(crash|leak|timeout|oom|slow-unit)-' || true)
-    printf '%-15s %12s %9s  %s\n' "$t" "${execs:-?}" "$SECONDS_EACH" "$found"
+    printf '%-15s %12s %9s  %s\n' "$t" "${execs:-?}" "$SECONDS_EACH" "$found" >"$OUT/$t.row"
     if [ "$found" != 0 ] || [ -z "$execs" ]; then
-        status=1
-        grep -m5 -E 'ERROR|SUMMARY|runtime error' "$OUT/$t.log" | sed 's/^/    /'
+        grep -m5 -E 'ERROR|SUMMARY|runtime error' "$OUT/$t.log" | sed 's/^/    /' >>"$OUT/$t.row"
+        echo 1 >"$OUT/$t.status"
+    else
+        echo 0 >"$OUT/$t.status"
     fi
+}
+
+# A target runs on one core: as many at a time as there are cores, the rows in order
+printf '%-15s %12s %9s  %s\n' target executions seconds findings
+for t in "${TARGETS[@]}"; do
+    rm -f "$OUT/$t.row" "$OUT/$t.status"
+    while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n; done
+    fuzz_target "$t" &
+done
+wait
+for t in "${TARGETS[@]}"; do
+    cat "$OUT/$t.row" 2>/dev/null || echo "$t: did not report"
+    [ "$(cat "$OUT/$t.status" 2>/dev/null)" = 0 ] || status=1
 done
 exit $status
