@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "args.h"
 #include "bench_learn.h"
 #include "mygpt.h"
 #include "base/base.h" /* mygpt_aligned_block: the bandwidth's block in huge pages */
@@ -508,6 +509,11 @@ int bench_generate(const generate_opts *o, double *medians)
         fprintf(stderr, "mygpt-bench: --weights: %s\n", err.message);
         return 2;
     }
+    // the model saved never replaces the one read (the tool's rule, args.h)
+    const cli_file files[] = {{o->checkpoint ? "--checkpoint" : "--config", o->checkpoint ? o->checkpoint : gc->file, 0, 0},
+                              {"--save-model", o->save, 1, 0}};
+    if (cli_distinct_files("mygpt-bench", files, 2) != 0)
+        return 2;
     mygpt_gpt *g;
     if (generate_model(&g, gc, o, &err) != MYGPT_OK) {
         fprintf(stderr, "mygpt-bench: --generate --config %s: %s\n", gc->name, err.message);

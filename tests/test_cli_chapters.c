@@ -464,6 +464,39 @@ Test(cli_chapters, bench_times_the_attention_alone)
     proc_result_free(&r);
 }
 
+/* --generate's --save-model never replaces the model it reads, however the path is
+ * spelt: refused before any work (status 2, one line naming both flags), the file as it
+ * was. */
+Test(cli_chapters, bench_save_model_never_replaces_the_model_it_reads)
+{
+    char dir[64], model[96], words[512];
+    snprintf(dir, sizeof dir, "/tmp/mygpt-bench-save-%d", (int)getpid());
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    snprintf(model, sizeof model, "%s/m.safetensors", dir);
+    const mygpt_config cfg = {.vocab_size = 11, .embed_dim = 8, .num_heads = 2, .num_layers = 1, .max_seq_len = 8};
+    save_new_model(model, &cfg, 3);
+    size_t n0, n1;
+    char *before = file_bytes(model, &n0);
+    const char *spelt[] = {"%s/m.safetensors", "%s/./m.safetensors", "%s/../%s/m.safetensors"};
+    for (int i = 0; i < 3; i++) {
+        char out[256];
+        snprintf(out, sizeof out, spelt[i], dir, strrchr(dir, '/') + 1);
+        snprintf(words, sizeof words, "--generate --config stories15M --checkpoint %s --save-model %s --reps 1",
+                 model, out);
+        proc_result r;
+        cr_assert_eq(run_words(BENCH_EXE, words, &r), 0);
+        expect_one_line_refusal(&r, 2, "--save-model", words);
+        cr_expect(strstr(r.err, "is the file --checkpoint reads") != NULL, "%s: %s", words, r.err);
+        proc_result_free(&r);
+    }
+    char *after = file_bytes(model, &n1);
+    cr_expect(before && after && n0 == n1 && memcmp(before, after, n0) == 0, "the model was replaced");
+    free(before);
+    free(after);
+    const char *names[] = {"m.safetensors"};
+    remove_test_dir(dir, names, 1);
+}
+
 /* Without a 1-thread time the table has no speedup to show ("-", not 0.00) and --svg
  * refuses; with a sweep the plot has the ideal line. */
 Test(cli_chapters, bench_reports_no_invented_speedups)
