@@ -419,6 +419,21 @@ void cli_ignore_file_size_signal(void)
     signal(SIGXFSZ, SIG_IGN);
 }
 
+static const char *output_owner;
+static void check_output(void)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return;
+    cli_error(output_owner, "error writing output");
+    _exit(EXIT_RUNTIME);
+}
+
+void cli_check_output_at_exit(const char *name)
+{
+    output_owner = name;
+    atexit(check_output);
+}
+
 int cli_exit_code(mygpt_status st)
 {
     return st == MYGPT_OK ? 0 : st == MYGPT_ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;

@@ -41,6 +41,12 @@ int cli_others_of(const long *readings, int n);
  * Every program that writes files calls it first. */
 void cli_ignore_file_size_signal(void);
 
+/* Standard output checked when the program ends (atexit): what it printed but could not
+ * write (a full disk, a closed stdout, /dev/full) ends it with one line, "NAME: error
+ * writing output", and status 1 instead of 0. For the programs whose printing has no
+ * check of its own (the chapters, the benchmarks); the tool checks its output itself. */
+void cli_check_output_at_exit(const char *name);
+
 /* Every program's one exit-code rule: 0 success, 1 a runtime failure (out of memory),
  * 2 bad usage or bad input (flags, ids, files that cannot be read or parsed). */
 #define EXIT_USAGE 2

@@ -304,6 +304,7 @@ int main(int argc, char **argv)
 {
     cli_cap_threads();
     cli_ignore_file_size_signal();
+    cli_check_output_at_exit("mygpt-bench");
     static const arg_spec SPECS[] = {{"config", 1, 0}, {"threads", 1, 0}, {"reps", 1, 0},
                                      {"warmup", 1, 0}, {"csv", 1, 0},     {"svg", 1, 0},
                                      {"matmul", 1, 0}, {"naive", 0, 0},   {"quick", 0, 0},

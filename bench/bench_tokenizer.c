@@ -28,6 +28,7 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
+    cli_check_output_at_exit("mygpt-bench-tokenizer");
     static const arg_spec SPECS[] = {{"text", 1, 0}, {"vocab-dir", 1, 0}, {"reps", 1, 0}, {NULL, 0, 0}};
     args_set_prefix("");
     parsed_args pa;

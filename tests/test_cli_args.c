@@ -439,6 +439,32 @@ Test(cli_args, a_long_path_keeps_its_reason_and_help_output_is_checked)
     }
 }
 
+/* Every program's output that cannot be written (/dev/full, a closed stdout) ends it with
+ * one line and status 1, as the tool's does: a chapter, its --help, and both benchmarks.
+ * (Under qemu-user a closed descriptor is taken by the emulator's own files: natively only.) */
+Test(cli_args, every_program_reports_output_it_could_not_write)
+{
+    const char *runs[][2] = {{CHAPTER_DIR "/26_gpt_main", "> /dev/full"},
+                             {CHAPTER_DIR "/41_embedding_table", ">&-"},
+                             {CHAPTER_DIR "/30_tied_head", "--help > /dev/full"},
+                             {BENCH_EXE, "--matmul 8,8,8 --reps 1 --threads 1 > /dev/full"},
+                             {BENCH_TOKENIZER_EXE, "--help > /dev/full"}};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        if (getenv("MESON_EXE_WRAPPER") && strstr(runs[i][1], ">&-"))
+            continue;
+        char script[600];
+        snprintf(script, sizeof script, "exec '%s' %s", runs[i][0], runs[i][1]);
+        proc_result r;
+        run_shell(script, &r);
+        const char *name = strrchr(runs[i][0], '/') + 1;
+        char line[128];
+        snprintf(line, sizeof line, "%s: error writing output\n", name);
+        cr_expect_eq(r.status, 1, "%s: exit %d: %s", script, r.status, r.err);
+        cr_expect(count_lines(r.err) == 1 && strstr(r.err, line), "%s: %s", script, r.err);
+        proc_result_free(&r);
+    }
+}
+
 /* Messages and flags. A path's newline or terminal escape is shown escaped on one line;
  * "--" ends the options; --init-from refuses contradicting model flags (and accepts
  * agreeing ones) and says how to train a quantized file with the tool; a full disk is a

@@ -18,6 +18,7 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
 {
     cli_cap_threads();
     cli_ignore_file_size_signal();
+    cli_check_output_at_exit(name);
     *ch = (chapter){0}; // every field a chapter does not set is zero (fail: NULL)
     ch->name = name;
     ch->seed = default_seed;
