@@ -127,7 +127,9 @@ Test(cli_classify, classify_prints_the_label_and_probability_of_each_text, .time
 }
 
 /* What classify refuses, in one line: no checkpoint, a language model, a checkpoint that
- * is not there, a length past the model's context (16) */
+ * is not there, a length past the model's context (16), a classifier whose finite weights
+ * compute logits that are not (3e38 in its head: no class to print, as generate refuses
+ * such logits); finetune's accuracies refuse that one too */
 Test(cli_classify, classify_refuses_what_is_not_a_classifier, .timeout = 120)
 {
     const char *data = data_dir_or_skip();
@@ -140,6 +142,14 @@ Test(cli_classify, classify_refuses_what_is_not_a_classifier, .timeout = 120)
     const mygpt_config cfg = {50257, 8, 2, 1, 16}, cls_cfg = {50257, 8, 2, 1, 16, .num_classes = 2};
     save_new_model(lm, &cfg, 1);
     save_new_model(cls, &cls_cfg, 1);
+    char huge[300];
+    snprintf(huge, sizeof huge, "%s/huge.safetensors", dir);
+    mygpt_gpt *g = NULL;
+    cr_assert_eq(mygpt_gpt_create(&g, &cls_cfg, 1, NULL), MYGPT_OK);
+    for (int i = 0; i < cls_cfg.num_classes * cls_cfg.embed_dim; i++)
+        g->params.lmw[i] = 3e38f;
+    cr_assert_eq(mygpt_checkpoint_save(g, huge, NULL), MYGPT_OK);
+    mygpt_gpt_free(g);
     const struct {
         const char *words, *msg;
     } refused[] = {
@@ -147,6 +157,7 @@ Test(cli_classify, classify_refuses_what_is_not_a_classifier, .timeout = 120)
         {"classify --checkpoint DIR/lm.safetensors --text hi", "a language model, not a classifier"},
         {"classify --checkpoint DIR/nothing.safetensors --text hi", "nothing.safetensors"},
         {"classify --checkpoint DIR/cls.safetensors --text hi --max-length 17", "--max-length"},
+        {"classify --checkpoint DIR/huge.safetensors --text hi", "its weights compute no class"},
     };
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         proc_result r;
@@ -154,8 +165,15 @@ Test(cli_classify, classify_refuses_what_is_not_a_classifier, .timeout = 120)
         expect_one_line_refusal(&r, 2, refused[i].msg, refused[i].words);
         proc_result_free(&r);
     }
+    proc_result r;
+    run_in_dir("finetune --task classify --checkpoint DIR/huge.safetensors --epochs 0 --max-length 16", dir, data, &r);
+    cr_expect_eq(r.status, 2, "finetune on huge weights: exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "the model's weights compute no class") && !strstr(r.out, "accuracy"), "%s%s", r.out,
+              r.err);
+    proc_result_free(&r);
     unlink(lm);
     unlink(cls);
+    unlink(huge);
     cr_expect_eq(rmdir(dir), 0, "files were left");
 }
 

@@ -15,6 +15,7 @@
 #include "mygpt/generate.h"
 #include "mygpt/lora.h"
 #include "mygpt/print.h"
+#include "mygpt/tensor.h"
 #include "train_step.h"
 
 const char *const SPAM_FILES[3] = {"sms_spam_train.csv", "sms_spam_validation.csv", "sms_spam_test.csv"};
@@ -233,6 +234,12 @@ mygpt_status classify_review(mygpt_gpt *g, const mygpt_tokenizer *tok, const cha
     if (st == MYGPT_OK) {
         const int K = mygpt_head_size(&g->config);
         const float *last = g->acts.logits + (max_length - 1) * (size_t)K; // (K)
+        const size_t bad = mygpt_first_nonfinite(last, (size_t)K);
+        if (bad < (size_t)K) { // finite weights that overflow: no class (generate refuses so too)
+            free(row);
+            return fail(err, MYGPT_ERANGE, "the model's logit %zu is %g: its weights compute no class", bad,
+                        (double)last[bad]);
+        }
         int best = 0;
         for (int k = 1; k < K; k++) // argmax: the first of equal maxima
             if (last[k] > last[best])

@@ -82,7 +82,8 @@ mygpt_status classifier_from_lm(mygpt_gpt **out, const mygpt_gpt *lm, int num_cl
  * min(max_length, the model's context) and padded with <|endoftext|> to max_length, the
  * argmax of the last position's logits in *label (the book: 1 is "spam") and, when prob
  * is not NULL, its softmax probability in *prob. MYGPT_EINVAL when max_length exceeds the
- * model's context (the padded row would not fit). */
+ * model's context (the padded row would not fit), MYGPT_ERANGE when the logits are not all
+ * finite (finite weights that overflow). */
 mygpt_status classify_review(mygpt_gpt *g, const mygpt_tokenizer *tok, const char *text, size_t max_length,
                              int *label, double *prob, mygpt_error *err);
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mygpt/tensor.h"
 #include "mygpt/train.h"
 #include "base/base.h"
 #include "model/params.h"
@@ -195,10 +196,16 @@ mygpt_status mygpt_classifier_batch(mygpt_gpt *g, const int64_t *ids, const int6
     mygpt_status st = MYGPT_OK;
     if (loss)
         st = mygpt_cross_entropy_forward(loss, last + (size_t)B * V, last, labels, (size_t)B, V, err);
-    if (correct) { // torch.argmax(logits, dim=-1): the first of equal maxima
+    if (correct && st == MYGPT_OK) { // torch.argmax(logits, dim=-1): the first of equal maxima
         *correct = 0;
-        for (int b = 0; b < B; b++) {
+        for (int b = 0; b < B && st == MYGPT_OK; b++) {
             const float *row = last + (size_t)b * V;
+            const size_t bad = mygpt_first_nonfinite(row, (size_t)V);
+            if (bad < (size_t)V) { // weights finite but huge: no class to count (as generate refuses)
+                st = mygpt_fail(err, MYGPT_ERANGE, "row %d's logit %zu is %g: the model's weights compute no class",
+                                b, bad, (double)row[bad]);
+                break;
+            }
             int best = 0;
             for (int c = 1; c < V; c++)
                 best = row[c] > row[best] ? c : best;

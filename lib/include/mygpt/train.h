@@ -239,7 +239,8 @@ mygpt_status mygpt_trainer_forward_last(mygpt_trainer *tr, const int64_t *ids, c
 /* Under torch.no_grad(): the batch's loss F.cross_entropy(model(ids)[:, -1, :], labels) (loss
  * NULL: not computed) and *correct, the rows whose last-position argmax (the first of equal
  * maxima) is the label (correct NULL: not counted), from mygpt_gpt_forward's logits. Errors
- * as mygpt_trainer_forward_last's. */
+ * as mygpt_trainer_forward_last's, and MYGPT_ERANGE when counting meets a row whose logits
+ * are not all finite (finite weights that overflow: no argmax to count). */
 mygpt_status mygpt_classifier_batch(mygpt_gpt *gpt, const int64_t *ids, const int64_t *labels, int B, int T,
                                     float *loss, int *correct, mygpt_error *err);
 
