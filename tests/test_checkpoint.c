@@ -988,6 +988,52 @@ Test(train_state, a_generator_whose_words_disagree_is_refused)
     unlink(path);
 }
 
+/* path's header's "key":"VALUE", VALUE into out */
+static void state_meta_get(const char *path, const char *key, char *out, size_t len)
+{
+    char *b;
+    size_t n;
+    cr_assert_eq(mygpt_read_file(path, &b, &n, NULL), MYGPT_OK);
+    char want[96];
+    snprintf(want, sizeof want, "\"%s\":\"", key);
+    const char *at = strstr(b + 8, want); // (the JSON header comes first, with no NUL in it)
+    cr_assert_not_null(at, "no %s", key);
+    at += strlen(want);
+    const char *end = memchr(at, '"', n - (size_t)(at - b));
+    cr_assert(end && (size_t)(end - at) < len);
+    memcpy(out, at, (size_t)(end - at));
+    out[end - at] = '\0';
+    free(b);
+}
+
+/* A generator's field written past its type is refused, not wrapped into range: left
+ * plus 2^32 (which an int read as %d wrapped back to left), a seed of 20 hex digits, and
+ * a sign or a space rng_string never writes */
+Test(train_state, a_generator_field_past_its_type_is_refused)
+{
+    const char *path = tmp_path("genwide");
+    mygpt_error err = {0};
+    save_state(path, NULL);
+    char value[8192], bad[8300];
+    state_meta_get(path, "generator.0", value, sizeof value);
+    const char *c1 = strchr(value, ':'), *c2 = strchr(c1 + 1, ':');
+    const long long left = strtoll(c1 + 1, NULL, 10);
+    for (int v = 0; v < 4; v++) {
+        if (v == 0)
+            snprintf(bad, sizeof bad, "%.*s:%lld%s", (int)(c1 - value), value, left + 4294967296LL, c2);
+        else if (v == 1)
+            snprintf(bad, sizeof bad, "ffffffffffffffffffff%s", c1);
+        else
+            snprintf(bad, sizeof bad, "%.*s:%s%lld%s", (int)(c1 - value), value, v == 2 ? "+" : " ", left, c2);
+        save_state(path, NULL);
+        state_meta_set(path, "generator.0", bad);
+        cr_expect_eq(load_state(path, &err), MYGPT_EFORMAT, "case %d accepted", v);
+        cr_expect(strstr(err.message, "generator.0 is missing or not a generator's state") != NULL, "%d: %s", v,
+                  err.message);
+    }
+    unlink(path);
+}
+
 /* path's tensor `name`: its element `index` (of `size` bytes) made `value`, found by the
  * header's data_offsets */
 static void state_tensor_set(const char *path, const char *name, size_t index, const void *value, size_t size)

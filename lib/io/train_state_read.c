@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,16 +21,48 @@
 
 #define MAX_HEADER (64u << 20) /* the JSON header                            */
 
+/* One field of a generator's state as rng_string writes it, ended by ':': lowercase hex
+ * of at most 16 digits into *u, or a decimal int (an optional '-') into *v. The text after
+ * the ':', or NULL for anything else (a value past its type is refused, not wrapped). */
+static const char *hex_field(const char *s, uint64_t *u)
+{
+    const size_t n = strspn(s, "0123456789abcdef");
+    if (n == 0 || n > 16 || s[n] != ':')
+        return NULL;
+    uint64_t x = 0;
+    for (size_t k = 0; k < n; k++)
+        x = x << 4 | (uint64_t)(s[k] <= '9' ? s[k] - '0' : s[k] - 'a' + 10);
+    *u = x;
+    return s + n + 1;
+}
+static const char *int_field(const char *s, int *v)
+{
+    const char *digits = s + (*s == '-');
+    const size_t n = strspn(digits, "0123456789");
+    if (n == 0 || n > 10 || digits[n] != ':')
+        return NULL;
+    const long long x = strtoll(s, NULL, 10);
+    if (x < INT_MIN || x > INT_MAX)
+        return NULL;
+    *v = (int)x;
+    return digits + n + 1;
+}
+
 /* The reverse of train_state.c's rng_string: 1, or 0 when s is not written as a
  * generator's state (whether its fields agree is mygpt_rng_check's) */
 static int rng_parse(const char *s, mygpt_rng *r)
 {
     uint64_t seed, bits;
-    int left, next, cached, cpu, used = 0;
-    if (sscanf(s, "%" SCNx64 ":%d:%d:%d:%" SCNx64 ":%d:%n", &seed, &left, &next, &cached, &bits, &cpu,
-               &used) != 6 ||
-        used == 0 || strlen(s + used) != 8 * MYGPT_MT_N)
+    int left, next, cached, cpu;
+    const char *p = hex_field(s, &seed);
+    p = p ? int_field(p, &left) : NULL;
+    p = p ? int_field(p, &next) : NULL;
+    p = p ? int_field(p, &cached) : NULL;
+    p = p ? hex_field(p, &bits) : NULL;
+    p = p ? int_field(p, &cpu) : NULL;
+    if (!p || strlen(p) != 8 * MYGPT_MT_N)
         return 0;
+    const size_t used = (size_t)(p - s);
     mygpt_rng out = {0};
     for (int i = 0; i < MYGPT_MT_N; i++) {
         char word[9];
