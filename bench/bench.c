@@ -30,6 +30,7 @@
  *   thread's --peak G of the set S the products, or the attention, run; L the load
  *   average; no cpu_ms with --naive)
  */
+#include <limits.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -300,6 +301,23 @@ static int generate_command(const parsed_args *pa, int threads, int nproc, int r
     return bench_generate(&go, NULL);
 }
 
+/* s as n sizes "A,B,...", each digits only (no sign, no space) and from 1 to INT_MAX, into
+ * out: 1, or 0 for anything else (a size past int is refused, not wrapped) */
+static int parse_sizes(const char *s, int n, int *out)
+{
+    for (int i = 0; i < n; i++) {
+        const size_t digits = strspn(s, "0123456789");
+        if (digits == 0 || digits > 10 || s[digits] != (i + 1 < n ? ',' : '\0'))
+            return 0;
+        const long long v = strtoll(s, NULL, 10);
+        if (v < 1 || v > INT_MAX)
+            return 0;
+        out[i] = (int)v;
+        s += digits + 1;
+    }
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     cli_cap_threads();
@@ -355,24 +373,21 @@ int main(int argc, char **argv)
         const int backward = args_has(&pa, "attention-backward");
         const char *flag = backward ? "--attention-backward" : "--attention";
         const char *shape = args_get(&pa, flag + 2);
-        int B, T, C, NH;
-        char extra;
-        if (sscanf(shape, "%d,%d,%d,%d%c", &B, &T, &C, &NH, &extra) != 4 || B < 1 || T < 1 || NH < 1 || C < NH ||
-            C % NH != 0 || T > MYGPT_MAX_DIM) {
-            cli_error("mygpt-bench", "%s: '%s' is not B,T,C,NH (each at least 1, NH dividing C, T at most %d)", flag,
-                      shape, MYGPT_MAX_DIM);
+        int d[4];
+        if (!parse_sizes(shape, 4, d) || d[2] < d[3] || d[2] % d[3] != 0 || d[1] > MYGPT_MAX_DIM) {
+            cli_error("mygpt-bench", "%s: '%s' is not B,T,C,NH (each from 1 to %d, NH dividing C, T at most %d)",
+                      flag, shape, INT_MAX, MYGPT_MAX_DIM);
             return EXIT_USAGE;
         }
-        return bench_attention(B, T, C, NH, threads, nproc0, reps ? reps : 10, backward);
+        return bench_attention(d[0], d[1], d[2], d[3], threads, nproc0, reps ? reps : 10, backward);
     }
     if (args_has(&pa, "loss")) {
-        int N, V;
-        char extra;
-        if (sscanf(args_get(&pa, "loss"), "%d,%d%c", &N, &V, &extra) != 2 || N < 1 || V < 1) {
-            cli_error("mygpt-bench", "--loss: '%s' is not N,V with each at least 1", args_get(&pa, "loss"));
+        int d[2];
+        if (!parse_sizes(args_get(&pa, "loss"), 2, d)) {
+            cli_error("mygpt-bench", "--loss: '%s' is not N,V, each from 1 to %d", args_get(&pa, "loss"), INT_MAX);
             return EXIT_USAGE;
         }
-        return bench_loss(N, V, threads, nproc0, reps ? reps : 10);
+        return bench_loss(d[0], d[1], threads, nproc0, reps ? reps : 10);
     }
     if (config) {
         int known = 0;
@@ -387,12 +402,12 @@ int main(int argc, char **argv)
     const int nproc = online < 1 ? 1 : online > 64 ? 64 : (int)online; /* sweeps stop at 64 */
 
     if (matmul) {
-        int M, K, N;
-        char extra;
-        if (sscanf(matmul, "%d,%d,%d%c", &M, &K, &N, &extra) != 3 || M < 1 || K < 1 || N < 1) {
-            cli_error("mygpt-bench", "--matmul: '%s' is not M,K,N with each at least 1", matmul);
+        int d[3];
+        if (!parse_sizes(matmul, 3, d)) {
+            cli_error("mygpt-bench", "--matmul: '%s' is not M,K,N, each from 1 to %d", matmul, INT_MAX);
             return EXIT_USAGE;
         }
+        const int M = d[0], K = d[1], N = d[2];
         float *a = malloc(sizeof(float) * (size_t)M * K), *w = malloc(sizeof(float) * (size_t)N * K);
         float *o = malloc(sizeof(float) * (size_t)M * N);
         if (!a || !w || !o) {

@@ -464,6 +464,24 @@ Test(cli_chapters, bench_times_the_attention_alone)
     proc_result_free(&r);
 }
 
+/* The benchmark's sizes are whole numbers from 1 to INT_MAX, digits only: one past int is
+ * refused (it was read as 1 and timed), and so are a sign and a size too few */
+Test(cli_chapters, bench_refuses_a_size_past_int_instead_of_timing_another)
+{
+    const char *runs[][2] = {{"--matmul 4294967297,1,1", "--matmul"}, {"--matmul +8,8,8", "--matmul"},
+                             {"--matmul 8,8", "--matmul"}, {"--loss 4294967297,2", "--loss"},
+                             {"--attention 1,-4294967295,4,1", "--attention"},
+                             {"--attention-backward 4294967297,4,4,2", "--attention-backward"}};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        char words[128];
+        snprintf(words, sizeof words, "%s --reps 1 --threads 1", runs[i][0]);
+        proc_result r;
+        cr_assert_eq(run_words(BENCH_EXE, words, &r), 0);
+        expect_one_line_refusal(&r, 2, runs[i][1], words);
+        proc_result_free(&r);
+    }
+}
+
 /* --generate's --save-model never replaces the model it reads, however the path is
  * spelt: refused before any work (status 2, one line naming both flags), the file as it
  * was. */
