@@ -465,6 +465,32 @@ Test(cli_args, every_program_reports_output_it_could_not_write)
     }
 }
 
+/* A chapter's messages are one line whatever the path holds (a newline shown escaped), and
+ * a MYGPT_DATA that is no path (too long) is a wrong setting, status 2, not absent data
+ * (77, or 1 under CI=true), which the checks would count as skipped */
+Test(cli_args, a_chapter_names_a_bad_data_folder_on_one_line)
+{
+    char script[6000], longname[5001];
+    memset(longname, 'a', 5000);
+    longname[5000] = '\0';
+    proc_result r;
+    snprintf(script, sizeof script, "MYGPT_DATA=/tmp/%s exec '%s'", longname, CHAPTER_DIR "/208_book_bpe");
+    run_shell(script, &r);
+    expect_one_line_refusal(&r, 2, "MYGPT_DATA is too long", "a long MYGPT_DATA");
+    proc_result_free(&r);
+    snprintf(script, sizeof script, "MYGPT_DATA=\"$(printf '/nonexistent/a\\nb')\" exec '%s'",
+             CHAPTER_DIR "/208_book_bpe");
+    run_shell(script, &r);
+    cr_expect(r.status == 77 || r.status == 1, "%s: exit %d", script, r.status);
+    cr_expect(count_lines(r.err) == 1 && strstr(r.err, "/nonexistent/a\\nb/"), "%s: %s", script, r.err);
+    proc_result_free(&r);
+    snprintf(script, sizeof script, "exec '%s' --figures \"$(printf '/nonexistent/x\\ny')\"",
+             CHAPTER_DIR "/47_sinusoidal_encoding");
+    run_shell(script, &r);
+    expect_one_line_refusal(&r, 2, "--figures /nonexistent/x\\ny", script);
+    proc_result_free(&r);
+}
+
 /* Messages and flags. A path's newline or terminal escape is shown escaped on one line;
  * "--" ends the options; --init-from refuses contradicting model flags (and accepts
  * agreeing ones) and says how to train a quantized file with the tool; a full disk is a

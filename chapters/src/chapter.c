@@ -92,7 +92,7 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
         const int writable = found && S_ISDIR(sb.st_mode) && access(ch->figures, W_OK | X_OK) == 0;
         if (!writable) {
             const int absent = !found && errno == ENOENT;
-            fprintf(stderr, "%s: %s%s: %s%s\n", name, *named ? named : "the figures' folder ", ch->figures,
+            cli_error(name, "%s%s: %s%s", *named ? named : "the figures' folder ", ch->figures,
                     !found                  ? strerror(errno)
                     : !S_ISDIR(sb.st_mode) ? "not a folder"
                                             : "cannot write in it",
@@ -109,7 +109,7 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
     ch->weights = MYGPT_WEIGHTS_FP32;
     mygpt_error err = {0};
     if (args_has(&a, "weights") && mygpt_weights_parse(args_get(&a, "weights"), &ch->weights, &err) != MYGPT_OK) {
-        fprintf(stderr, "%s: --weights: %s\n", name, err.message);
+        cli_error(name, "--weights: %s", err.message);
         exit(EXIT_USAGE);
     }
 }
@@ -151,9 +151,9 @@ void chapter_save_figure(const chapter *ch, mygpt_svg *fig, const char *file)
     chapter_check_write(ch, mygpt_svg_save(fig, path, &err), &err);
     char dir[PATH_MAX];
     if (realpath(ch->figures, dir)) /* say it as an absolute path: "." means little */
-        fprintf(stderr, "%s: figure written to %s%s\n", ch->name, dir, path + strlen(ch->figures));
+        cli_error(ch->name, "figure written to %s%s", dir, path + strlen(ch->figures));
     else
-        fprintf(stderr, "%s: figure written to %s\n", ch->name, path);
+        cli_error(ch->name, "figure written to %s", path);
 }
 
 /* The one line, then the exit with status code (or ch->fail's end) */
@@ -162,7 +162,7 @@ static _Noreturn void chapter_exit(const chapter *ch, mygpt_status st, const myg
     const char *message = err && err->message[0] ? err->message : mygpt_strerror(st);
     if (ch->fail)
         ch->fail(ch, message);
-    fprintf(stderr, "%s: %s\n", ch->name, message);
+    cli_error(ch->name, "%s", message);
     exit(code);
 }
 
@@ -193,10 +193,12 @@ void chapter_data_dir(const chapter *ch, char *dir, size_t len, const char *cons
     const char *ci = getenv("CI");
     const int absent = ci && strcmp(ci, "true") == 0 ? 1 : 77;
     mygpt_error err = {0};
-    if (mygpt_data_dir(dir, len, &err) != MYGPT_OK) {
-        fprintf(stderr, "%s: %s\n", ch->name, err.message);
+    const mygpt_status st = mygpt_data_dir(dir, len, &err);
+    if (st == MYGPT_EIO) { // no data folder found: absent data
+        cli_error(ch->name, "%s", err.message);
         exit(absent);
     }
+    chapter_check(ch, st, &err); // a MYGPT_DATA that is no path (too long): a wrong setting
     struct stat sb; // MYGPT_DATA naming a file: a wrong setting, not absent data
     if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode))
         chapter_refuse(ch, "the data folder %s is not a folder (MYGPT_DATA?)", dir);
@@ -204,7 +206,7 @@ void chapter_data_dir(const chapter *ch, char *dir, size_t len, const char *cons
         char path[4200];
         snprintf(path, sizeof path, "%s/%s", dir, files[i]);
         if (access(path, F_OK) != 0) {
-            fprintf(stderr, "%s: %s is absent (run 'bash scripts/fetch-data.sh')\n", ch->name, path);
+            cli_error(ch->name, "%s is absent (run 'bash scripts/fetch-data.sh')", path);
             exit(absent);
         }
     }
@@ -214,7 +216,7 @@ void *chapter_alloc(const chapter *ch, size_t count, size_t size)
 {
     void *p = calloc(count ? count : 1, size);
     if (!p) {
-        fprintf(stderr, "%s: out of memory\n", ch->name);
+        cli_error(ch->name, "%s", "out of memory");
         exit(1);
     }
     return p;
