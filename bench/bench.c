@@ -75,7 +75,7 @@ static void time_forward(mygpt_gpt *gpt, const bench_config *c, const int64_t *i
     double *t = malloc((size_t)reps * nt * sizeof *t);
     mygpt_error err = {0};
     if (!t) {
-        fprintf(stderr, "mygpt-bench: out of memory\n");
+        cli_error("mygpt-bench", "out of memory");
         exit(1);
     }
     for (int r = 0; r < warmup + reps; r++) {
@@ -83,7 +83,7 @@ static void time_forward(mygpt_gpt *gpt, const bench_config *c, const int64_t *i
             omp_set_num_threads(th);
             double a = now_ms();
             if (mygpt_gpt_forward(gpt, ids, c->B, c->T, &err) != MYGPT_OK) {
-                fprintf(stderr, "mygpt-bench: %s\n", err.message);
+                cli_error("mygpt-bench", "%s", err.message);
                 exit(1);
             }
             if (r >= warmup)
@@ -157,7 +157,7 @@ static int write_svg(const char *path, const result *rs, int n, int t0, int t1)
     mygpt_svg_line_plot(&fig, &p, series, ns, 0.0, ymax);
     mygpt_error err = {0};
     if (mygpt_svg_save(&fig, path, &err) != MYGPT_OK) {
-        fprintf(stderr, "mygpt-bench: %s\n", err.message);
+        cli_error("mygpt-bench", "%s", err.message);
         return 2;
     }
     printf("speedup plot written to %s\n", path);
@@ -187,7 +187,7 @@ static int bench_matmul_backward(const float *a, const float *w, float *o, int M
     float *dinp = calloc((size_t)M * K, sizeof(float)), *dw = calloc((size_t)N * K, sizeof(float));
     double *t = malloc((size_t)reps * sizeof *t), *c = malloc((size_t)reps * sizeof *c);
     if (!dinp || !dw || !t || !c) {
-        fprintf(stderr, "mygpt-bench: out of memory\n");
+        cli_error("mygpt-bench", "out of memory");
         free(dinp), free(dw), free(t), free(c);
         return 1;
     }
@@ -207,7 +207,7 @@ static int bench_matmul_backward(const float *a, const float *w, float *o, int M
                                                                  .weight = w, .N = (size_t)M, .C = K, .OC = N,
                                                                  .set_dinp = 1, .set_dweight = 1},
                                            &err) != MYGPT_OK) {
-                    fprintf(stderr, "mygpt-bench: %s\n", err.message);
+                    cli_error("mygpt-bench", "%s", err.message);
                     free(dinp), free(dw), free(t), free(c);
                     return 1;
                 }
@@ -411,7 +411,7 @@ int main(int argc, char **argv)
         float *a = malloc(sizeof(float) * (size_t)M * K), *w = malloc(sizeof(float) * (size_t)N * K);
         float *o = malloc(sizeof(float) * (size_t)M * N);
         if (!a || !w || !o) {
-            fprintf(stderr, "mygpt-bench: out of memory\n");
+            cli_error("mygpt-bench", "out of memory");
             return 1;
         }
         mygpt_rng rng = {0};
@@ -439,7 +439,7 @@ int main(int argc, char **argv)
                 if (naive)
                     mygpt_matmul_naive(o, a, w, NULL, (size_t)M, K, N);
                 else if (mygpt_matmul(o, a, w, NULL, (size_t)M, K, N, &err) != MYGPT_OK) {
-                    fprintf(stderr, "mygpt-bench: %s\n", err.message);
+                    cli_error("mygpt-bench", "%s", err.message);
                     return 1;
                 }
                 if (r >= 2)
@@ -471,12 +471,12 @@ int main(int argc, char **argv)
     if (cli_distinct_files("mygpt-bench", outputs, 2))
         return EXIT_USAGE;
     if (csv && mygpt_checkpoint_check_path(csv, &werr) != MYGPT_OK) {
-        fprintf(stderr, "mygpt-bench: --csv: %s\n", werr.message);
+        cli_error("mygpt-bench", "--csv: %s", werr.message);
         return EXIT_USAGE;
     }
     FILE *csvf = csv ? open_memstream(&csv_text, &csv_len) : NULL;
     if (csv && !csvf) {
-        fprintf(stderr, "mygpt-bench: out of memory for --csv\n");
+        cli_error("mygpt-bench", "out of memory for --csv");
         return EXIT_RUNTIME;
     }
     if (csvf)
@@ -494,14 +494,14 @@ int main(int argc, char **argv)
         mygpt_gpt *gpt;
         mygpt_error err = {0};
         if (mygpt_gpt_create(&gpt, &cfg, 0, &err) != MYGPT_OK) {
-            fprintf(stderr, "mygpt-bench: %s\n", err.message);
+            cli_error("mygpt-bench", "%s", err.message);
             return 1;
         }
         gpt->impl = naive ? MYGPT_IMPL_REFERENCE : MYGPT_IMPL_FAST;
         if (!naive && !unpacked) { /* what `mygpt forward` does: the weights packed once */
             const double a = now_ms();
             if (mygpt_gpt_pack(gpt, &err) != MYGPT_OK) {
-                fprintf(stderr, "mygpt-bench: %s\n", err.message);
+                cli_error("mygpt-bench", "%s", err.message);
                 return 1;
             }
             printf("  %s: weights packed once in %.1f ms (--unpacked: at every call)\n", c->name, now_ms() - a);
@@ -573,7 +573,7 @@ int main(int argc, char **argv)
         const mygpt_status st = gathered ? mygpt_write_file(csv, csv_text, csv_len, &werr) : MYGPT_ENOMEM;
         free(csv_text);
         if (st != MYGPT_OK) {
-            fprintf(stderr, "mygpt-bench: %s\n", gathered ? werr.message : "out of memory for --csv");
+            cli_error("mygpt-bench", "%s", gathered ? werr.message : "out of memory for --csv");
             return EXIT_RUNTIME;
         }
     }
@@ -581,7 +581,7 @@ int main(int argc, char **argv)
         const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc;
         const int rc = write_svg(svg, rs, nr, t0, t1);
         if (rc == 1)
-            fprintf(stderr, "mygpt-bench: --svg: no 1-thread time to compute speedups from (run a sweep, or --threads 1)\n");
+            cli_error("mygpt-bench", "--svg: no 1-thread time to compute speedups from (run a sweep, or --threads 1)");
         if (rc)
             return 1;
     }

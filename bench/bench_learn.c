@@ -143,7 +143,7 @@ static double read_bandwidth_of(double bytes);
 
 static void die(const mygpt_error *err)
 {
-    fprintf(stderr, "mygpt-bench: %s\n", err->message);
+    cli_error("mygpt-bench", "%s", err->message);
     exit(1);
 }
 
@@ -388,8 +388,8 @@ int bench_train(const char *config, int threads, int nproc, int reps, int warmup
         print_parts(c, step_cpu);
     }
     if (!found) {
-        fprintf(stderr, "mygpt-bench: --train --config: unknown config '%s' (tiny-train, verdict, gpt2-b4t64, "
-                "book-ch5, book-instruct, llama15m)\n", config);
+        cli_error("mygpt-bench", "--train --config: unknown config '%s' (tiny-train, verdict, gpt2-b4t64, "
+                "book-ch5, book-instruct, llama15m)", config);
         return 2;
     }
     printf("train=%s threads=%d median_ms=%.3f tokens_per_s=%.0f gflops=%.1f\n", last, last_th, last_ms, last_tok,
@@ -483,7 +483,7 @@ static const generate_config *generate_config_of(const generate_opts *o)
     for (size_t k = 0; k < sizeof GENERATE_CONFIGS / sizeof GENERATE_CONFIGS[0]; k++)
         if (strcmp(o->config ? o->config : "gpt2", GENERATE_CONFIGS[k].name) == 0)
             return &GENERATE_CONFIGS[k];
-    fprintf(stderr, "mygpt-bench: --generate: unknown --config '%s' (" GENERATE_NAMES ")\n", o->config);
+    cli_error("mygpt-bench", "--generate: unknown --config '%s' (" GENERATE_NAMES ")", o->config);
     return NULL;
 }
 
@@ -506,7 +506,7 @@ int bench_generate(const generate_opts *o, double *medians)
     if (!gc)
         return 2;
     if (o->weights && mygpt_weights_parse(o->weights, &only, &err) != MYGPT_OK) {
-        fprintf(stderr, "mygpt-bench: --weights: %s\n", err.message);
+        cli_error("mygpt-bench", "--weights: %s", err.message);
         return 2;
     }
     // the model saved never replaces the one read (the tool's rule, args.h)
@@ -515,20 +515,24 @@ int bench_generate(const generate_opts *o, double *medians)
     if (cli_distinct_files("mygpt-bench", files, 2) != 0)
         return 2;
     mygpt_gpt *g;
-    if (generate_model(&g, gc, o, &err) != MYGPT_OK) {
-        fprintf(stderr, "mygpt-bench: --generate --config %s: %s\n", gc->name, err.message);
-        return 1;
+    const mygpt_status loaded = generate_model(&g, gc, o, &err);
+    if (loaded != MYGPT_OK) { // a file that cannot be read is bad input (2), no memory a failure (1)
+        cli_error("mygpt-bench", "--generate --config %s: %s", gc->name, err.message);
+        return cli_exit_code(loaded);
     }
     const mygpt_config cfg = g->config;
     const int prompt = o->prompt, new_tokens = o->new_tokens;
     int rc = 0;
     if (prompt < 1 || new_tokens < 1 || prompt + new_tokens > cfg.max_seq_len) {
-        fprintf(stderr, "mygpt-bench: --prompt and --new must be >= 1 with prompt + new <= %d (the context)\n",
+        cli_error("mygpt-bench", "--prompt and --new must be >= 1 with prompt + new <= %d (the context)",
                 cfg.max_seq_len);
         rc = 2;
-    } else if (o->save && mygpt_llama2c_save(g, o->save, &err) != MYGPT_OK) {
-        fprintf(stderr, "mygpt-bench: --save-model: %s\n", err.message);
-        rc = 1;
+    } else if (o->save) { // a path refused is bad input (2), a write that fails a failure (1)
+        const mygpt_status saved = mygpt_llama2c_save(g, o->save, &err);
+        if (saved != MYGPT_OK) {
+            cli_error("mygpt-bench", "--save-model: %s", err.message);
+            rc = saved == MYGPT_EIO ? EXIT_RUNTIME : cli_exit_code(saved);
+        }
     }
     mygpt_gpt_free(g);
     if (rc)
@@ -625,7 +629,7 @@ int bench_attention(int B, int T, int C, int NH, int threads, int nproc, int rep
     const mygpt_attention_shape shape = {B, T, C, NH};
     int rc = 1;
     if (!q || !k || !v || !dout || !out || !att || !dq || !dk || !dv || !scratch || !t) {
-        fprintf(stderr, "mygpt-bench: out of memory for the attention (B=%d T=%d C=%d)\n", B, T, C);
+        cli_error("mygpt-bench", "out of memory for the attention (B=%d T=%d C=%d)", B, T, C);
         goto done;
     }
     mygpt_rng rng = {0};
@@ -634,7 +638,7 @@ int bench_attention(int B, int T, int C, int NH, int threads, int nproc, int rep
     for (int i = 0; i < 4; i++)
         mygpt_normal_(&rng, inputs[i], n, 0, 1, NULL);
     if (mygpt_attention_forward(out, att, in, NULL, 0, shape, MYGPT_IMPL_REFERENCE, &err) != MYGPT_OK) {
-        fprintf(stderr, "mygpt-bench: %s\n", err.message);
+        cli_error("mygpt-bench", "%s", err.message);
         goto done;
     }
     const char *isa = "";
@@ -669,7 +673,7 @@ int bench_attention(int B, int T, int C, int NH, int threads, int nproc, int rep
     rc = 0;
     goto done;
 failed:
-    fprintf(stderr, "mygpt-bench: %s\n", err.message);
+    cli_error("mygpt-bench", "%s", err.message);
 done:
     free(q), free(k), free(v), free(dout), free(out), free(att), free(dq), free(dk), free(dv), free(scratch), free(t);
     return rc;
@@ -733,7 +737,7 @@ int bench_bandwidth(int threads, int nproc)
     for (int th = t0; th <= t1; th++) {
         omp_set_num_threads(th);
         if ((last = read_bandwidth()) == 0) {
-            fprintf(stderr, "mygpt-bench: out of memory for 512 MB\n");
+            cli_error("mygpt-bench", "out of memory for 512 MB");
             return 1;
         }
         printf("%7d %10.1f\n", th, last);
@@ -750,7 +754,7 @@ int bench_loss(int N, int V, int threads, int nproc, int reps)
     int64_t *targets = malloc((size_t)N * sizeof *targets);
     double *t = malloc((size_t)3 * reps * sizeof *t);
     if (!logits || !logp || !dlogits || !targets || !t) {
-        fprintf(stderr, "mygpt-bench: out of memory for the loss (%zu floats)\n", 3 * n);
+        cli_error("mygpt-bench", "out of memory for the loss (%zu floats)", 3 * n);
         return 1;
     }
     double *tf = t, *tb = t + reps, *ts = t + 2 * reps;
@@ -971,7 +975,7 @@ int bench_latency(int nproc)
 {
     static _Alignas(64) atomic_int flag;
     if (nproc < 2) { /* two spinning threads on one CPU would take turns by the scheduler's clock */
-        fprintf(stderr, "mygpt-bench: --latency needs 2 online CPUs (this machine has %d)\n", nproc);
+        cli_error("mygpt-bench", "--latency needs 2 online CPUs (this machine has %d)", nproc);
         return 1;
     }
     const int trips = 100000;
@@ -1002,7 +1006,7 @@ int bench_latency(int nproc)
             }
         }
         if (team != 2) {
-            fprintf(stderr, "mygpt-bench: --latency needs 2 threads (got %d)\n", team);
+            cli_error("mygpt-bench", "--latency needs 2 threads (got %d)", team);
             return 1;
         }
         ns[rep] = (t1 - t0) * 1e6 / trips;

@@ -55,8 +55,8 @@ int main(int argc, char **argv)
     if (!dir && mygpt_data_dir(data, sizeof data, &derr) == MYGPT_OK)
         dir = data;
     if (!dir) {
-        fprintf(stderr, "mygpt-bench-tokenizer: %s\n", derr.message);
-        return 1;
+        cli_error("mygpt-bench-tokenizer", "%s (run scripts/fetch-data.sh)", derr.message);
+        return EXIT_USAGE;
     }
     char path[4200];
     snprintf(path, sizeof path, "%s/the-verdict.txt", dir);
@@ -66,14 +66,16 @@ int main(int argc, char **argv)
     size_t n;
     mygpt_tokenizer *tok;
     mygpt_error err = {0};
-    if (mygpt_read_file(text_path, &text, &n, &err) != MYGPT_OK) {
-        fprintf(stderr, "mygpt-bench-tokenizer: %s (run scripts/fetch-data.sh)\n", err.message);
-        return 1;
+    mygpt_status st = mygpt_read_file(text_path, &text, &n, &err);
+    if (st != MYGPT_OK) { // the data's text may be absent; a file given with --text is the user's
+        cli_error("mygpt-bench-tokenizer", "%s%s%s", args_has(&pa, "text") ? "--text: " : "", err.message,
+                  args_has(&pa, "text") ? "" : " (run scripts/fetch-data.sh)");
+        return cli_exit_code(st);
     }
     double t0 = now_ms();
-    if (mygpt_tokenizer_load_dir(&tok, dir, &err) != MYGPT_OK) {
-        fprintf(stderr, "mygpt-bench-tokenizer: %s\n", err.message);
-        return 1;
+    if ((st = mygpt_tokenizer_load_dir(&tok, dir, &err)) != MYGPT_OK) {
+        cli_error("mygpt-bench-tokenizer", "%s", err.message);
+        return cli_exit_code(st);
     }
     double load_ms = now_ms() - t0;
     double *times = malloc((size_t)reps * sizeof *times);
@@ -81,9 +83,9 @@ int main(int argc, char **argv)
     for (int r = 0; r < reps; r++) {
         int64_t *ids;
         double a = now_ms();
-        if (mygpt_encode(tok, text, n, &ids, &nids, &err) != MYGPT_OK) {
-            fprintf(stderr, "mygpt-bench-tokenizer: %s\n", err.message);
-            return 1;
+        if ((st = mygpt_encode(tok, text, n, &ids, &nids, &err)) != MYGPT_OK) {
+            cli_error("mygpt-bench-tokenizer", "%s", err.message);
+            return cli_exit_code(st);
         }
         times[r] = now_ms() - a;
         free(ids);

@@ -464,6 +464,35 @@ Test(cli_chapters, bench_times_the_attention_alone)
     proc_result_free(&r);
 }
 
+/* The benchmarks' refusals follow the one rule: a file given that cannot be read is bad
+ * input (status 2, one line naming it), and a path's newline is shown escaped on that line */
+Test(cli_chapters, the_benchmarks_refuse_bad_files_with_status_2_on_one_line)
+{
+    char dir[] = "/tmp/mygpt-bench-bad-XXXXXX", empty[64];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(empty, sizeof empty, "%s/empty", dir);
+    write_file(empty, "");
+    char script[600];
+    proc_result r;
+    const struct {
+        const char *exe, *words, *msg;
+    } runs[] = {{BENCH_EXE, "--generate --checkpoint %s/empty --reps 1", "too short for a safetensors file"},
+                {BENCH_EXE, "--generate --checkpoint %s --reps 1", "not a regular file"},
+                {BENCH_TOKENIZER_EXE, "--reps 1 --text %s", "--text: cannot read"},
+                {BENCH_EXE, "--config tiny --reps 1 --threads 1 --csv \"%s/a\nb/t.csv\"", "/a\\nb"}};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        char words[300];
+        snprintf(words, sizeof words, runs[i].words, dir);
+        snprintf(script, sizeof script, "exec '%s' %s > /dev/null", runs[i].exe, words);
+        run_shell(script, &r);
+        cr_expect_eq(r.status, 2, "%s: exit %d: %s", script, r.status, r.err);
+        cr_expect(count_lines(r.err) == 1 && strstr(r.err, runs[i].msg), "%s: %s", script, r.err);
+        proc_result_free(&r);
+    }
+    unlink(empty);
+    cr_expect_eq(rmdir(dir), 0, "files were left");
+}
+
 /* The benchmark's sizes are whole numbers from 1 to INT_MAX, digits only: one past int is
  * refused (it was read as 1 and timed), and so are a sign and a size too few */
 Test(cli_chapters, bench_refuses_a_size_past_int_instead_of_timing_another)
