@@ -349,6 +349,24 @@ int main(int argc, char **argv)
     if (int_arg(&pa, "threads", 1, 64, &threads) || int_arg(&pa, "reps", 1, 100000, &reps) ||
         int_arg(&pa, "warmup", 0, 1000, &warmup))
         return EXIT_USAGE;
+    // one benchmark a run: of two, one would run and the other be dropped without a word
+    static const char *const MODES[] = {"train", "classify", "generate", "bandwidth", "peak", "latency",
+                                        "attention", "attention-backward", "loss", "matmul"};
+    const char *mode = NULL;
+    for (size_t i = 0; i < sizeof MODES / sizeof *MODES; i++) {
+        if (!args_has(&pa, MODES[i]))
+            continue;
+        if (mode) {
+            cli_error("mygpt-bench", "--%s and --%s: one benchmark a run", mode, MODES[i]);
+            return EXIT_USAGE;
+        }
+        mode = MODES[i];
+    }
+    if (mode && (csv || svg)) {
+        cli_error("mygpt-bench", "--%s: --csv and --svg write the forward pass's sweep (without --%s)", csv ? "csv" : "svg",
+                  mode);
+        return EXIT_USAGE;
+    }
     long online0 = sysconf(_SC_NPROCESSORS_ONLN);
     const int nproc0 = online0 < 1 ? 1 : online0 > 64 ? 64 : (int)online0;
     if (args_has(&pa, "train"))

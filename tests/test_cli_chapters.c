@@ -493,6 +493,23 @@ Test(cli_chapters, the_benchmarks_refuse_bad_files_with_status_2_on_one_line)
     cr_expect_eq(rmdir(dir), 0, "files were left");
 }
 
+/* One benchmark a run: two modes, or --csv beside a mode that writes no table, are refused
+ * (one ran and the other was dropped without a word) */
+Test(cli_chapters, bench_runs_one_benchmark_a_run)
+{
+    const char *runs[][2] = {{"--matmul 8,8,8 --train", "--train and --matmul"},
+                             {"--peak --bandwidth", "--bandwidth and --peak"},
+                             {"--loss 4,4 --matmul 8,8,8", "--loss and --matmul"},
+                             {"--matmul 8,8,8 --csv /tmp/mygpt-never.csv", "--csv and --svg"}};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        proc_result r;
+        cr_assert_eq(run_words(BENCH_EXE, runs[i][0], &r), 0);
+        expect_one_line_refusal(&r, 2, runs[i][1], runs[i][0]);
+        proc_result_free(&r);
+    }
+    cr_expect_neq(access("/tmp/mygpt-never.csv", F_OK), 0, "a CSV was written");
+}
+
 /* The benchmark's sizes are whole numbers from 1 to INT_MAX, digits only: one past int is
  * refused (it was read as 1 and timed), and so are a sign and a size too few */
 Test(cli_chapters, bench_refuses_a_size_past_int_instead_of_timing_another)
