@@ -583,6 +583,11 @@ Test(arch_checkpoint, hostile_files_of_the_new_layouts_are_refused_with_the_reas
         write_zeros(path, NULL, n + 1, nm, (const int64_t(*)[2])sh);
         cr_expect_neq(mygpt_checkpoint_load(&g, path, &err), MYGPT_OK);
         cr_expect(strstr(err.message, "lm_head that is not the token embedding") != NULL, "%s", err.message);
+        sh[n][0] = 64; // the same bytes, transposed: PyTorch's load_state_dict refuses the shape
+        sh[n][1] = 10;
+        write_zeros(path, NULL, n + 1, nm, (const int64_t(*)[2])sh);
+        cr_expect_neq(mygpt_checkpoint_load(&g, path, &err), MYGPT_OK, "a transposed lm_head was accepted");
+        cr_expect(strstr(err.message, "lm_head that is not the token embedding") != NULL, "%s", err.message);
     }
     // the book's state_dict without its out_head
     {

@@ -416,13 +416,14 @@ static mygpt_status match_tensors(const char *path, model_read *r, mygpt_error *
     return MYGPT_OK;
 }
 
-/* Whether entry e is a gpt2's lm_head written out that is the token embedding: 1, 0,
- * or -1 when the file cannot be read */
+/* Whether entry e is a gpt2's lm_head written out that is the token embedding (its
+ * shape and its bytes): 1, 0, or -1 when the file cannot be read */
 static int tied_head(const model_read *r, const st_entry *e)
 {
     const st_entry *wte = r->wte;
     if (r->cfg.arch != MYGPT_ARCH_GPT2 || strcmp(e->name, "lm_head.weight") != 0 || strcmp(e->dtype, "F32") != 0 ||
-        e->offsets[1] - e->offsets[0] != wte->offsets[1] - wte->offsets[0])
+        e->offsets[1] - e->offsets[0] != wte->offsets[1] - wte->offsets[0] || e->ndim != wte->ndim ||
+        memcmp(e->shape, wte->shape, (size_t)e->ndim * sizeof *e->shape) != 0)
         return 0;
     return mygpt_st_same_bytes(r->h.fd, r->h.data_at + e->offsets[0], r->h.data_at + wte->offsets[0],
                                e->offsets[1] - e->offsets[0]);
