@@ -632,6 +632,10 @@ Test(arch_checkpoint, lying_metadata_duplicate_metadata_nul_names_and_nan_weight
     write_zeros(path, "\"format\":\"pt\"},\"__metadata__\":{\"format\":\"pt\"", 1, one, small);
     cr_expect_eq(mygpt_checkpoint_load(&g, path, &err), MYGPT_EFORMAT);
     cr_expect(strstr(err.message, "__metadata__ appears twice") != NULL, "%s", err.message);
+    // one of mygpt's keys given two values in __metadata__ (which would count?)
+    write_zeros(path, "\"embed_dim\":\"4\",\"embed_dim\":\"8\"", 1, one, small);
+    cr_expect_eq(mygpt_checkpoint_load(&g, path, &err), MYGPT_EFORMAT);
+    cr_expect(strstr(err.message, "gives one of mygpt's keys two values") != NULL, "%s", err.message);
     // item 8: a NUL inside a name (the bytes patched after writing)
     const char *patched[1] = {"wte.weightXtrailing"};
     write_zeros(path, NULL, 1, patched, small);

@@ -1034,6 +1034,30 @@ Test(train_state, a_generator_field_past_its_type_is_refused)
     unlink(path);
 }
 
+/* A metadata key given twice with two values is refused (which would count?); the same
+ * value twice is the same state */
+Test(train_state, a_metadata_key_given_two_values_is_refused)
+{
+    const char *path = tmp_path("dupkey");
+    mygpt_error err = {0};
+    save_state(path, NULL);
+    static char value[8192], twice[17000];
+    state_meta_get(path, "generator.0", value, sizeof value);
+    for (int differ = 0; differ < 2; differ++) {
+        snprintf(twice, sizeof twice, "%s\",\"generator.0\":\"%s%s", value,
+                 differ ? (value[0] == '1' ? "2" : "1") : "", value + differ); // another seed's digit
+        save_state(path, NULL);
+        state_meta_set(path, "generator.0", twice);
+        if (differ) {
+            cr_expect_eq(load_state(path, &err), MYGPT_EFORMAT, "two values accepted");
+            cr_expect(strstr(err.message, "given two values") != NULL, "%s", err.message);
+        } else {
+            cr_expect_eq(load_state(path, &err), MYGPT_OK, "the same value twice: %s", err.message);
+        }
+    }
+    unlink(path);
+}
+
 /* path's tensor `name`: its element `index` (of `size` bytes) made `value`, found by the
  * header's data_offsets */
 static void state_tensor_set(const char *path, const char *name, size_t index, const void *value, size_t size)

@@ -222,6 +222,8 @@ static const char *json_metadata(const mygpt_json *j, size_t m, st_header *h)
 {
     if (j->v[m].type != MYGPT_JSON_OBJECT)
         return "__metadata__ is not a JSON object";
+    char seen[KEY_COUNT][64] = {{0}}; // a key of mygpt's given twice, two values: which would count?
+    bool given[KEY_COUNT] = {false};
     for (size_t k = m + 1, c = 0; c < j->v[m].count; c++, k = j->v[k + 1].next) {
         if (j->v[k + 1].type != MYGPT_JSON_STRING)
             return "a value in __metadata__ is not a string (safetensors' metadata maps strings to strings)";
@@ -234,6 +236,10 @@ static const char *json_metadata(const mygpt_json *j, size_t m, st_header *h)
         const size_t l = mygpt_json_string(j, k + 1, val, sizeof val);
         if (l == (size_t)-1 || l != strlen(val))
             val[0] = '\0'; // too long, or a NUL inside: no valid value
+        if (given[key] && strcmp(seen[key], val) != 0)
+            return "__metadata__ gives one of mygpt's keys two values";
+        given[key] = true;
+        memcpy(seen[key], val, sizeof val);
         const char *why = meta_value(h, (meta_key)key, val);
         if (why)
             return why;

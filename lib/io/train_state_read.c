@@ -152,6 +152,9 @@ static const char *parse_header(const mygpt_json *j, state_file *s, size_t data_
                 const size_t vl = mygpt_json_string(j, mk + 1, m->value, STATE_VALUE_MAX);
                 if (vl == (size_t)-1 || vl != strlen(m->value))
                     return "a metadata value is too long for a training state";
+                const char *before = meta_get(s, m->key); // (the first of the key: maybe this one)
+                if (before != m->value && strcmp(before, m->value) != 0) // which would count?
+                    return "a metadata key is given two values";
             }
             continue;
         }
