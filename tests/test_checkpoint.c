@@ -519,6 +519,25 @@ Test(checkpoint_header, metadata_any_json_strings_load_and_other_values_are_refu
 
 /* Sizes that each read but do not make a model together (C 4 in 3 heads): refused naming
  * the file and why, as any other fault of a file's header */
+/* A safetensors header that is JSON but no object ([1,2,3]) is named as such, not read as
+ * a llama2.c header (its length's high bytes are 0, where llama2.c has its hidden_dim) */
+Test(checkpoint_header, a_header_that_is_a_json_array_is_named_as_one)
+{
+    const char *path = tmp_path("array");
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    const unsigned char len[8] = {7, 0, 0, 0, 0, 0, 0, 0};
+    fwrite(len, 1, 8, f);
+    fputs("[1,2,3]", f);
+    cr_assert_eq(fclose(f), 0);
+    mygpt_gpt *g = NULL;
+    mygpt_error err = {0};
+    cr_expect_eq(mygpt_model_load(&g, path, &err), MYGPT_EFORMAT, "%s", err.message); // (any model file)
+    cr_expect(strstr(err.message, "the JSON header is not an object") && !strstr(err.message, "llama2.c"), "%s",
+              err.message);
+    unlink(path);
+}
+
 Test(checkpoint_header, sizes_that_make_no_model_are_refused_naming_the_file)
 {
     parts p = good_parts();

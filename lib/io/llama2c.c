@@ -67,10 +67,11 @@ static mygpt_status read_at(int fd, void *dst, size_t n, uint64_t off, const cha
 }
 
 /* Whether the first 9 bytes b start a safetensors file: its header's length, below 4 GiB
- * (bytes 4 to 7 zero, where a llama2.c header has its hidden_dim), then the JSON's '{' */
+ * (bytes 4 to 7 zero, where a llama2.c header has its hidden_dim), then JSON's '{' (or a
+ * '[', a header that is JSON but no object: the safetensors reader says so) */
 static int safetensors_start(const unsigned char b[9])
 {
-    return b[4] == 0 && b[5] == 0 && b[6] == 0 && b[7] == 0 && b[8] == '{';
+    return b[4] == 0 && b[5] == 0 && b[6] == 0 && b[7] == 0 && (b[8] == '{' || b[8] == '[');
 }
 
 /* Whether the first 9 bytes b are another format's: a safetensors file's JSON at byte 8,
@@ -204,7 +205,7 @@ mygpt_status mygpt_llama2c_load(mygpt_gpt **out, const char *path, mygpt_error *
     *out = NULL;
     const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
-        return mygpt_fail(err, MYGPT_EIO, "cannot open %s: %s", path, strerror(errno));
+        return mygpt_fail_open(err, path, errno);
     struct stat s;
     if (fstat(fd, &s) != 0 || !S_ISREG(s.st_mode)) {
         close(fd);

@@ -101,8 +101,8 @@ mygpt_status mygpt_llama2c_save(const mygpt_gpt *gpt, const char *path, mygpt_er
  * check, and say), or whose first bytes no other format claims (a header of no model:
  * mygpt_llama2c_load says what is wrong with it); else 0. A safetensors file never is:
  * its header's length (below 4 GiB: bytes 4 to 7 zero, a llama2.c header's hidden_dim)
- * and its JSON at byte 8; nor torch.save's zip or pickle, nor a text (no 0 byte in its
- * first 8). */
+ * and its JSON at byte 8 (an object's '{' or an array's '['); nor torch.save's zip or
+ * pickle, nor a text (no 0 byte in its first 8). */
 int mygpt_llama2c_file(const char *path);
 
 /* Appendix E's saving: only the LoRA adapters of gpt (mygpt/lora.h), named as PyTorch's
