@@ -439,6 +439,22 @@ Test(cli_args, a_long_path_keeps_its_reason_and_help_output_is_checked)
     }
 }
 
+/* An empty path names no file: said so, not "cannot open : No such file or directory" */
+Test(cli_args, an_empty_path_is_said_to_be_empty)
+{
+    char *const runs[][6] = {{(char *)MYGPT_EXE, "encode", "", NULL},
+                             {(char *)MYGPT_EXE, "quantize", "", "/tmp/mygpt-never-written", "--weights", "int8"},
+                             {(char *)CHAPTER_DIR "/61_verdict_dataloader", "--text", "", NULL}};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        char *argv[7] = {0};
+        memcpy(argv, runs[i], sizeof runs[i]);
+        proc_result r;
+        cr_assert_eq(run_process(argv, &r), 0);
+        expect_one_line_refusal(&r, 2, "cannot open '': the path is empty", runs[i][1]);
+        proc_result_free(&r);
+    }
+}
+
 /* Every program's output that cannot be written (/dev/full, a closed stdout) ends it with
  * one line and status 1, as the tool's does: a chapter, its --help, and both benchmarks.
  * (Under qemu-user a closed descriptor is taken by the emulator's own files: natively only.) */

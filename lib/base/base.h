@@ -18,6 +18,11 @@ mygpt_status mygpt_fail(mygpt_error *err, mygpt_status code, const char *fmt, ..
 #endif
     ;
 
+/* mygpt_fail's MYGPT_EIO for a file that open() refused with errnum: "cannot open PATH:
+ * REASON", or, for the empty path (which names no file), "cannot open '': the path is
+ * empty" */
+mygpt_status mygpt_fail_open(mygpt_error *err, const char *path, int errnum);
+
 /* Multiplies a * b into *out; returns 0 if the product fits in size_t,
  * 1 (and leaves *out untouched) if it would overflow. */
 int mygpt_mul_overflows(size_t a, size_t b, size_t *out);

@@ -42,3 +42,10 @@ void mygpt_error_clear(mygpt_error *err)
         err->message[0] = '\0';
     }
 }
+
+mygpt_status mygpt_fail_open(mygpt_error *err, const char *path, int errnum)
+{
+    if (!*path)
+        return mygpt_fail(err, MYGPT_EIO, "%s", "cannot open '': the path is empty");
+    return mygpt_fail(err, MYGPT_EIO, "cannot open %s: %s", path, strerror(errnum));
+}

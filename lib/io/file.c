@@ -26,7 +26,7 @@ mygpt_status mygpt_read_file_max(const char *path, size_t max, char **data, size
     // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below
     const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
-        return mygpt_fail(err, MYGPT_EIO, "cannot open %s: %s", path, strerror(errno));
+        return mygpt_fail_open(err, path, errno);
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         const int dir = S_ISDIR(st.st_mode);

@@ -403,7 +403,7 @@ static mygpt_status read_prefix(const char *path, st_header *h, mygpt_error *err
     // one with SIGBUS; read, a file that changes is an error naming it
     const int fd = h->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); // a FIFO: refused below, not waited on
     if (fd < 0)
-        return mygpt_fail(err, MYGPT_EIO, "cannot open %s: %s", path, strerror(errno));
+        return mygpt_fail_open(err, path, errno);
     struct stat *sb = &h->sbuf;
     if (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode))
         return mygpt_fail(err, MYGPT_EIO, "cannot read %s: not a regular file (a directory, device, FIFO or socket)",

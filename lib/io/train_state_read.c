@@ -320,7 +320,7 @@ static void state_read_free(state_read *r)
 static mygpt_status open_state(const char *path, state_read *r, mygpt_error *err)
 {
     if (!(r->f = fopen(path, "rb")))
-        return mygpt_fail(err, MYGPT_EIO, "cannot open %s: %s", path, strerror(errno));
+        return mygpt_fail_open(err, path, errno);
     struct stat sb;
     if (fstat(fileno(r->f), &sb) != 0 || !S_ISREG(sb.st_mode))
         return mygpt_fail(err, MYGPT_EIO, "cannot read %s: not a regular file", path);
