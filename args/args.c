@@ -289,39 +289,47 @@ int parse_double(const char *cmd, const char *name, const char *s, double *out)
     return 0;
 }
 
-int parse_shape(const char *cmd, const char *s, int *ndim, int64_t *shape, int64_t max_numel)
+int args_size_list(const char *s, int64_t *out, int most)
 {
     int n = 0;
-    const char *p = s;
-    int64_t numel = 1;
-    if (*p == '\0') {
+    for (const char *p = s;; n++) {
+        if (*p < '0' || *p > '9') // (strtoll would skip a space and take a sign)
+            return -1;
+        char *end;
+        errno = 0;
+        const long long v = strtoll(p, &end, 10);
+        if (errno == ERANGE || (*end != ',' && *end != '\0'))
+            return -1;
+        if (n < most)
+            out[n] = v;
+        if (*end == '\0')
+            return n + 1;
+        p = end + 1;
+    }
+}
+
+int parse_shape(const char *cmd, const char *s, int *ndim, int64_t *shape, int64_t max_numel)
+{
+    if (*s == '\0') {
         cli_error(cmd, "--shape: empty shape (write e.g. --shape 2,3)");
         return EXIT_USAGE;
     }
-    for (;;) {
-        char *end;
-        errno = 0;
-        if (*p < '0' || *p > '9') {
-            cli_error(cmd, "--shape: '%s' is not a list of sizes like 2,3,4", s);
-            return EXIT_USAGE;
-        }
-        long long v = strtoll(p, &end, 10);
-        if (errno == ERANGE || (*end != ',' && *end != '\0')) {
-            cli_error(cmd, "--shape: '%s' is not a list of sizes like 2,3,4", s);
-            return EXIT_USAGE;
-        }
-        if (n == MYGPT_MAX_DIMS) {
-            cli_error(cmd, "--shape: at most %d dimensions", MYGPT_MAX_DIMS);
-            return EXIT_USAGE;
-        }
-        shape[n++] = v;
+    const int n = args_size_list(s, shape, MYGPT_MAX_DIMS);
+    if (n < 0) {
+        cli_error(cmd, "--shape: '%s' is not a list of sizes like 2,3,4", s);
+        return EXIT_USAGE;
+    }
+    if (n > MYGPT_MAX_DIMS) {
+        cli_error(cmd, "--shape: at most %d dimensions", MYGPT_MAX_DIMS);
+        return EXIT_USAGE;
+    }
+    int64_t numel = 1;
+    for (int i = 0; i < n; i++) {
+        const int64_t v = shape[i];
         if (v != 0 && numel > max_numel / v)
             numel = max_numel + 1;
         else
             numel *= v;
-        if (*end == '\0')
-            break;
-        p = end + 1;
     }
     if (numel > max_numel) {
         cli_error(cmd, "--shape: %s has more than %lld elements", s, (long long)max_numel);

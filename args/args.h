@@ -100,6 +100,11 @@ int parse_double(const char *cmd, const char *name, const char *s, double *out);
 /* "D0,D1,..." with each Di >= 0 (1..8 dims), numel <= max_numel. */
 int parse_shape(const char *cmd, const char *s, int *ndim, int64_t *shape, int64_t max_numel);
 
+/* s as sizes "D0,D1,...", each digits only (no sign, no space, below 2^63), the first
+ * `most` of them into out: how many there are (more than most: the rest not stored), or
+ * -1 when s is no such list. Prints nothing: the caller names its flag. */
+int args_size_list(const char *s, int64_t *out, int most);
+
 /* Prints "mygpt CMD: message" on stderr. */
 /* The exit code of a library status, for every program (the tool, the chapters, the
  * benchmarks): 0 for MYGPT_OK, EXIT_RUNTIME for MYGPT_ENOMEM, EXIT_USAGE for every other

@@ -301,19 +301,17 @@ static int generate_command(const parsed_args *pa, int threads, int nproc, int r
     return bench_generate(&go, NULL);
 }
 
-/* s as n sizes "A,B,...", each digits only (no sign, no space) and from 1 to INT_MAX, into
+/* s as exactly n sizes "A,B,...", each from 1 to INT_MAX (args_size_list's digits), into
  * out: 1, or 0 for anything else (a size past int is refused, not wrapped) */
 static int parse_sizes(const char *s, int n, int *out)
 {
+    int64_t v[4];
+    if (n > 4 || args_size_list(s, v, 4) != n)
+        return 0;
     for (int i = 0; i < n; i++) {
-        const size_t digits = strspn(s, "0123456789");
-        if (digits == 0 || digits > 10 || s[digits] != (i + 1 < n ? ',' : '\0'))
+        if (v[i] < 1 || v[i] > INT_MAX)
             return 0;
-        const long long v = strtoll(s, NULL, 10);
-        if (v < 1 || v > INT_MAX)
-            return 0;
-        out[i] = (int)v;
-        s += digits + 1;
+        out[i] = (int)v[i];
     }
     return 1;
 }
