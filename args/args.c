@@ -427,10 +427,15 @@ void cli_ignore_file_size_signal(void)
     signal(SIGXFSZ, SIG_IGN);
 }
 
+int cli_output_written(void)
+{
+    return fflush(stdout) == 0 && !ferror(stdout);
+}
+
 static const char *output_owner;
 static void check_output(void)
 {
-    if (fflush(stdout) == 0 && !ferror(stdout))
+    if (cli_output_written())
         return;
     cli_error(output_owner, "error writing output");
     _exit(EXIT_RUNTIME);

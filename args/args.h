@@ -47,6 +47,9 @@ void cli_ignore_file_size_signal(void);
  * check of its own (the chapters, the benchmarks); the tool checks its output itself. */
 void cli_check_output_at_exit(const char *name);
 
+/* Whether everything printed on standard output so far was written (flushed now) */
+int cli_output_written(void);
+
 /* Every program's one exit-code rule: 0 success, 1 a runtime failure (out of memory),
  * 2 bad usage or bad input (flags, ids, files that cannot be read or parsed). */
 #define EXIT_USAGE 2

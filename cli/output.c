@@ -90,7 +90,7 @@ int out_print(const char *cmd, const out_options *o, const mygpt_tview *t,
 int out_flush(const char *cmd)
 {
     static int said; // a command that stopped for it, then the tool's own check at its end: one line
-    if (fflush(stdout) == 0 && !ferror(stdout))
+    if (cli_output_written())
         return 0;
     if (!said)
         cli_error(cmd, "error writing output");
