@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mygpt/kernels.h"
 #include "mygpt/print.h"
 
 static const char *program_prefix = "mygpt "; /* the tool's subcommands: "mygpt randn: ..." */
@@ -420,6 +421,19 @@ int cli_cap_threads(void)
     if (!(team && *team) && !(wait && *wait) && omp_get_max_threads() > 1)
         omp_set_num_threads(free_team(omp_get_max_threads()));
     return 0;
+}
+
+int cli_check_kernel_env(const char *name)
+{
+    mygpt_error err;
+    const mygpt_status st = mygpt_kernel_env_check(&err);
+    if (st == MYGPT_OK)
+        return 0;
+    const char *prefix = program_prefix; // the program's own name, whatever its commands' prefix
+    program_prefix = "";
+    cli_error(name, "%s", err.message);
+    program_prefix = prefix;
+    return cli_exit_code(st);
 }
 
 void cli_ignore_file_size_signal(void)

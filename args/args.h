@@ -26,6 +26,12 @@
  * team, else 0. */
 int cli_cap_threads(void);
 
+/* The kernel sets a user asked for (MYGPT_MATMUL_KERNEL, MYGPT_ATTENTION_KERNEL; see
+ * mygpt/kernels.h) checked: a name that is none prints one line, "NAME: MYGPT_MATMUL_KERNEL=
+ * avx3 is not a kernel set (...)", and returns EXIT_USAGE; else returns 0. Every program
+ * calls it first, beside cli_cap_threads. */
+int cli_check_kernel_env(const char *name);
+
 /* The threads other processes keep running, from n (1 to CLI_READINGS) readings of the
  * system's running count (this process not counted) half a millisecond apart: the count
  * that three quarters of the readings reach (-1 for n out of range or a negative count;

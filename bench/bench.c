@@ -319,6 +319,8 @@ static int parse_sizes(const char *s, int n, int *out)
 int main(int argc, char **argv)
 {
     cli_cap_threads();
+    if (cli_check_kernel_env("mygpt-bench"))
+        return EXIT_USAGE;
     cli_ignore_file_size_signal();
     cli_check_output_at_exit("mygpt-bench");
     static const arg_spec SPECS[] = {{"config", 1, 0}, {"threads", 1, 0}, {"reps", 1, 0},

@@ -54,6 +54,8 @@ static void usage(FILE *f)
 int MYGPT_CLI_MAIN(int argc, char **argv)
 {
     cli_cap_threads();
+    if (cli_check_kernel_env("mygpt"))
+        return EXIT_USAGE;
     cli_ignore_file_size_signal();
     if (argc < 2) {
         usage(stderr);

@@ -29,7 +29,7 @@ rank() {
 public_layer() {
     case $1 in
     error.h | rng.h | print.h) echo base ;;
-    attention.h | layers.h | posenc.h | weights.h | tensor.h) echo kernels ;;
+    attention.h | kernels.h | layers.h | posenc.h | weights.h | tensor.h) echo kernels ;;
     config.h | gpt.h | kv_cache.h | quantize.h | lora.h) echo model ;;
     train.h) echo learn ;;
     sample.h | generate.h | llama2c_sample.h) echo speak ;;

@@ -507,6 +507,30 @@ Test(cli_args, a_chapter_names_a_bad_data_folder_on_one_line)
     proc_result_free(&r);
 }
 
+/* A kernel set that is none (a typo in MYGPT_MATMUL_KERNEL or MYGPT_ATTENTION_KERNEL) is
+ * refused by every program, in one line naming the variable, before any work: it would
+ * otherwise run the widest set without a word. An empty value is no request. */
+Test(cli_args, an_unknown_kernel_set_is_refused)
+{
+    const char *runs[][3] = {{"MYGPT_MATMUL_KERNEL=avx3", MYGPT_EXE, "mygpt: MYGPT_MATMUL_KERNEL=avx3 is not"},
+                             {"MYGPT_ATTENTION_KERNEL=AVX2", CHAPTER_DIR "/26_gpt_main",
+                              "26_gpt_main: MYGPT_ATTENTION_KERNEL=AVX2 is not"},
+                             {"MYGPT_MATMUL_KERNEL=\"$(printf 'x\\ny')\"", BENCH_EXE,
+                              "mygpt-bench: MYGPT_MATMUL_KERNEL=x\\ny is not"}};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        char script[600];
+        snprintf(script, sizeof script, "%s exec '%s' --help", runs[i][0], runs[i][1]);
+        proc_result r;
+        run_shell(script, &r);
+        expect_one_line_refusal(&r, 2, runs[i][2], script);
+        proc_result_free(&r);
+    }
+    proc_result r;
+    run_shell("MYGPT_MATMUL_KERNEL= MYGPT_ATTENTION_KERNEL=generic exec '" MYGPT_EXE "' --version", &r);
+    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    proc_result_free(&r);
+}
+
 /* Messages and flags. A path's newline or terminal escape is shown escaped on one line;
  * "--" ends the options; --init-from refuses contradicting model flags (and accepts
  * agreeing ones) and says how to train a quantized file with the tool; a full disk is a

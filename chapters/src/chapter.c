@@ -17,6 +17,8 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
                   uint64_t default_seed, unsigned flags)
 {
     cli_cap_threads();
+    if (cli_check_kernel_env(name))
+        exit(EXIT_USAGE);
     cli_ignore_file_size_signal();
     cli_check_output_at_exit(name);
     *ch = (chapter){0}; // every field a chapter does not set is zero (fail: NULL)

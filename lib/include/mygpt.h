@@ -11,6 +11,7 @@
  *   mygpt/config.h  the model's configuration and parameter table, parameter counts
  *   mygpt/gpt.h     the chapter-12 GPT: create, forward
  *   mygpt/posenc.h  sinusoidal encodings, ALiBi biases, RoPE caches and rotation
+ *   mygpt/kernels.h the instruction set the fast kernels run, and its check
  *   mygpt/tensor.h  equal / allclose, dot, mean / std, toy attention
  *   mygpt/svg.h     dependency-free SVG figures (line plots, heatmaps)
  *   mygpt/tokenizer.h  GPT-2 byte-level BPE
@@ -50,6 +51,7 @@
 #include "mygpt/print.h"
 #include "mygpt/rng.h"
 #include "mygpt/svg.h"
+#include "mygpt/kernels.h"
 #include "mygpt/tensor.h"
 #include "mygpt/tokenizer.h"
 #include "mygpt/data.h"

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "base/simd.h"
+#include "mygpt/kernels.h"
 
 /* per family: 0 while undecided, else 1 + the set (a race decides the same twice) */
 static _Atomic int decided[MYGPT_FAMILY_COUNT];
@@ -39,10 +41,11 @@ static int built(mygpt_isa isa)
 #endif
 }
 
+/* the variable that narrows each family (the loss follows PyTorch's choice: none) */
+static const char *const VARIABLE[MYGPT_FAMILY_COUNT] = {"MYGPT_MATMUL_KERNEL", "MYGPT_ATTENTION_KERNEL", NULL};
+
 static mygpt_isa decide(mygpt_isa_family family)
 {
-    static const char *const VARIABLE[MYGPT_FAMILY_COUNT] = {"MYGPT_MATMUL_KERNEL", "MYGPT_ATTENTION_KERNEL",
-                                                             NULL};
     mygpt_isa isa = widest();
     const char *want = VARIABLE[family] ? getenv(VARIABLE[family]) : NULL;
     for (int i = 0; want && i < (int)isa; i++)
@@ -71,4 +74,20 @@ void mygpt_cpu_reset(void)
 {
     for (int f = 0; f < MYGPT_FAMILY_COUNT; f++)
         atomic_store(&decided[f], 0);
+}
+
+mygpt_status mygpt_kernel_env_check(mygpt_error *err)
+{
+    for (int f = 0; f < MYGPT_FAMILY_COUNT; f++) {
+        const char *want = VARIABLE[f] ? getenv(VARIABLE[f]) : NULL;
+        if (!want || !*want)
+            continue;
+        int known = 0;
+        for (int i = 0; i < MYGPT_ISA_COUNT; i++)
+            known |= strcmp(want, mygpt_isa_name((mygpt_isa)i)) == 0;
+        if (!known)
+            return mygpt_fail(err, MYGPT_EINVAL, "%s=%.64s%s is not a kernel set (generic, avx2, avx512 or neon)",
+                              VARIABLE[f], want, strlen(want) > 64 ? "..." : "");
+    }
+    return MYGPT_OK;
 }

@@ -6,7 +6,9 @@
  *
  * MYGPT_MATMUL_KERNEL and MYGPT_ATTENTION_KERNEL = generic | avx2 | avx512 | neon ask
  * for a narrower set than the CPU has (for tests and benchmarks; every set gives the
- * same bits); a set the CPU lacks falls back to the widest it has. x86-64 decides at run
+ * same bits); a set the CPU lacks falls back to the widest it has, and a name that is
+ * none of these is refused by mygpt_kernel_env_check (mygpt/kernels.h), which every
+ * program runs first. x86-64 decides at run
  * time (AVX2 and AVX-512 are extensions); aarch64 at build time: NEON is its baseline,
  * so every aarch64 CPU runs the NEON set unless told "generic".
  */
