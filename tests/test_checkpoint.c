@@ -662,8 +662,8 @@ Test(json, strict_bounded_and_decoding)
 
 /* A gpt2 file without __metadata__'s num_heads takes its heads from the top-level
  * "n_head" of the config.json beside it, as Hugging Face writes one (indented, extra
- * keys, a nested n_head first); an unusable config.json is an error saying why; a missing
- * one gives heads of 64 */
+ * keys, a nested n_head first); an unusable config.json, or one whose sizes (where given)
+ * are not the tensors', is an error saying why; a missing one gives heads of 64 */
 Test(checkpoint_header, the_heads_come_from_config_json_top_level_n_head)
 {
     char dir[] = "/tmp/mygpt_hfconf_XXXXXX", path[128], conf[128];
@@ -708,6 +708,12 @@ Test(checkpoint_header, the_heads_come_from_config_json_top_level_n_head)
         {"{\"n_head\": 4, \"n_head\": 4}", "more than once"},
         {"{\"n_head\": 4,}", "malformed JSON"},
         {"[4]", "not a JSON object"},
+        // another model's (GPT-2 medium's beside small's tensors): its heads would be wrong
+        {"{\"n_embd\": 1024, \"n_head\": 16}", "another model (n_embd 1024, "},
+        {"{\"n_head\": 4, \"n_layer\": 2}", "another model (n_layer 2, "},
+        {"{\"n_head\": 4, \"vocab_size\": 50257}", "another model (vocab_size 50257, "},
+        {"{\"n_head\": 4, \"n_positions\": \"4\"}", "another model (n_positions \"4\", "},
+        {"{\"n_head\": 4, \"n_embd\": 128, \"n_embd\": 128}", "another model (n_embd 128 and more, "},
         {"{\"n_head\": 3}", "not divisible"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {

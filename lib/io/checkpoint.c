@@ -281,7 +281,7 @@ static mygpt_status heads_of(const char *path, model_read *r, mygpt_error *err)
 {
     mygpt_config *cfg = &r->cfg;
     if (!r->h.found.num_heads && cfg->arch == MYGPT_ARCH_GPT2)
-        MYGPT_TRY(mygpt_hf_config_heads(path, &cfg->num_heads, err));
+        MYGPT_TRY(mygpt_hf_config_heads(path, cfg, &cfg->num_heads, err));
     if (cfg->num_heads == 0 && cfg->embed_dim % 64 == 0)
         cfg->num_heads = cfg->embed_dim / 64;
     if (cfg->num_heads == 0)

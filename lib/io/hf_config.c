@@ -47,6 +47,38 @@ static mygpt_status read_config_json(const char *path, char **text, mygpt_json *
     return mygpt_json_parse(j, *text, len, 64, (size_t)1 << 16, path, err);
 }
 
+/* The sizes a config.json and a model share, as Hugging Face names them */
+static const char *const SIZE_KEY[5] = {"vocab_size", "n_positions", "n_embd", "n_layer", "n_head"};
+
+static int size_of(const mygpt_config *c, int i)
+{
+    const int size[5] = {c->vocab_size, c->max_seq_len, c->embed_dim, c->num_layers, c->num_heads};
+    return size[i];
+}
+
+/* The first of SIZE_KEY (n_head last, left out when c has no heads yet) whose value in
+ * the object j is not c's, with its text as written in `shown` (cut at 24 bytes, "missing",
+ * or "... and more" for a key given twice); -1 when all agree. A key that is absent
+ * disagrees only when `required`. */
+static int disagreeing_size(const mygpt_json *j, const char *text, const mygpt_config *c, bool required,
+                            char shown[40])
+{
+    for (int i = 0; i < (c->num_heads ? 5 : 4); i++) {
+        size_t count;
+        long long v = -1;
+        const size_t at = mygpt_json_get(j, 0, SIZE_KEY[i], &count);
+        if ((count == 0 && !required) || (count == 1 && mygpt_json_integer(j, at, 0, INT32_MAX, &v) &&
+                                           v == size_of(c, i)))
+            continue;
+        const int quoted = count && j->v[at].type == MYGPT_JSON_STRING;
+        const size_t from = count ? j->v[at].start - (size_t)quoted : 0, to = count ? j->v[at].end + (size_t)quoted : 0;
+        snprintf(shown, 40, "%.*s%s", (int)(to - from > 24 ? 24 : to - from), text + from,
+                 count == 0 ? "missing" : count > 1 ? " and more" : "");
+        return i;
+    }
+    return -1;
+}
+
 mygpt_status mygpt_hf_config_check(const char *conf, const mygpt_config *c, bool *present, mygpt_error *err)
 {
     struct stat sb;
@@ -72,28 +104,18 @@ mygpt_status mygpt_hf_config_check(const char *conf, const mygpt_config *c, bool
     if (j.v[0].type != MYGPT_JSON_OBJECT)
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EINVAL, "%s is not a JSON object: not replaced (save elsewhere)",
                                          conf));
-    const char *names[5] = {"vocab_size", "n_positions", "n_embd", "n_layer", "n_head"};
-    const int want[5] = {c->vocab_size, c->max_seq_len, c->embed_dim, c->num_layers, c->num_heads};
-    for (int i = 0; i < 5; i++) {
-        size_t count;
-        long long v = -1;
-        const size_t at = mygpt_json_get(&j, 0, names[i], &count);
-        if (count == 1 && mygpt_json_integer(&j, at, 0, INT32_MAX, &v) && v == want[i])
-            continue;
-        const int quoted = count && j.v[at].type == MYGPT_JSON_STRING; // its text as written, cut at 24 bytes
-        const size_t from = count ? j.v[at].start - (size_t)quoted : 0, to = count ? j.v[at].end + (size_t)quoted : 0;
-        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EINVAL,
-                                         "%s describes another model (%s %.*s%s, this model's %d): not replaced "
-                                         "(save elsewhere)", conf, names[i], (int)(to - from > 24 ? 24 : to - from),
-                                         text + from, count == 0 ? "missing" : count > 1 ? " and more" : "", want[i]));
-    }
+    char shown[40];
+    const int i = disagreeing_size(&j, text, c, true, shown);
+    if (i >= 0)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EINVAL, "%s describes another model (%s %s, this model's %d): "
+                                         "not replaced (save elsewhere)", conf, SIZE_KEY[i], shown, size_of(c, i)));
     *present = true;
 cleanup:
     mygpt_json_free(&j);
     free(text);
     return st;
 }
-mygpt_status mygpt_hf_config_heads(const char *path, int *heads, mygpt_error *err)
+mygpt_status mygpt_hf_config_heads(const char *path, const mygpt_config *sizes, int *heads, mygpt_error *err)
 {
     char conf[4096], *text = NULL;
     struct stat sb;
@@ -123,6 +145,14 @@ mygpt_status mygpt_hf_config_heads(const char *path, int *heads, mygpt_error *er
     if (!mygpt_json_integer(&j, at, 1, 1 << 24, &v))
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: \"n_head\" is not a whole number in [1, 2^24] "
                                          "(the heads)", conf));
+    char shown[40];
+    mygpt_config without_heads = *sizes;
+    without_heads.num_heads = 0;
+    const int i = disagreeing_size(&j, text, &without_heads, false, shown);
+    if (i >= 0)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s describes another model (%s %s, %s's %d): its "
+                                         "heads are not this model's", conf, SIZE_KEY[i], shown, path,
+                                         size_of(sizes, i)));
     *heads = (int)v;
 cleanup:
     mygpt_json_free(&j);
