@@ -56,14 +56,14 @@ static int size_of(const mygpt_config *c, int i)
     return size[i];
 }
 
-/* The first of SIZE_KEY (n_head last, left out when c has no heads yet) whose value in
- * the object j is not c's, with its text as written in `shown` (cut at 24 bytes, "missing",
- * or "... and more" for a key given twice); -1 when all agree. A key that is absent
- * disagrees only when `required`. */
-static int disagreeing_size(const mygpt_json *j, const char *text, const mygpt_config *c, bool required,
+/* The first of SIZE_KEY's first n keys (n_head is the last) whose value in the object j
+ * is not c's, with its text as written in `shown` (cut at 24 bytes, "missing", or "...
+ * and more" for a key given twice); -1 when all agree. A key that is absent disagrees
+ * only when `required`. */
+static int disagreeing_size(const mygpt_json *j, const char *text, const mygpt_config *c, int n, bool required,
                             char shown[40])
 {
-    for (int i = 0; i < (c->num_heads ? 5 : 4); i++) {
+    for (int i = 0; i < n; i++) {
         size_t count;
         long long v = -1;
         const size_t at = mygpt_json_get(j, 0, SIZE_KEY[i], &count);
@@ -105,7 +105,7 @@ mygpt_status mygpt_hf_config_check(const char *conf, const mygpt_config *c, bool
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EINVAL, "%s is not a JSON object: not replaced (save elsewhere)",
                                          conf));
     char shown[40];
-    const int i = disagreeing_size(&j, text, c, true, shown);
+    const int i = disagreeing_size(&j, text, c, 5, true, shown);
     if (i >= 0)
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EINVAL, "%s describes another model (%s %s, this model's %d): "
                                          "not replaced (save elsewhere)", conf, SIZE_KEY[i], shown, size_of(c, i)));
@@ -146,9 +146,7 @@ mygpt_status mygpt_hf_config_heads(const char *path, const mygpt_config *sizes, 
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: \"n_head\" is not a whole number in [1, 2^24] "
                                          "(the heads)", conf));
     char shown[40];
-    mygpt_config without_heads = *sizes;
-    without_heads.num_heads = 0;
-    const int i = disagreeing_size(&j, text, &without_heads, false, shown);
+    const int i = disagreeing_size(&j, text, sizes, 4, false, shown); // all but n_head, where given
     if (i >= 0)
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s describes another model (%s %s, %s's %d): its "
                                          "heads are not this model's", conf, SIZE_KEY[i], shown, path,
