@@ -31,8 +31,10 @@ static const char USAGE[] =
     "size and sha256 pinned in mygpt (the hub's); one that differs is refused and\n"
     "removed, and a size whose files are not pinned is not downloaded. A file comes into\n"
     "DIR/FILE.incomplete and is renamed only when whole and verified: a download cut\n"
-    "short resumes where it stopped when the same command runs again. A file already in\n"
-    "DIR is never replaced: the pinned one is kept, any other stops the command.\n"
+    "short resumes where it stopped when the same command runs again (a FILE.incomplete\n"
+    "that is no regular file of its own, a link or a second name of another, stops it).\n"
+    "A file already in DIR is never replaced: the pinned one is kept, any other stops\n"
+    "the command.\n"
     "HF_ENDPOINT changes the host (default https://huggingface.co), as huggingface_hub\n"
     "reads it.\n";
 
@@ -264,6 +266,10 @@ static int existing_file(const char *cmd, const char *path, const pinned_file *p
 static int fetch_failed(const char *cmd, const download *d, const char *url, const char *part, fetch_status st,
                         const fetch_result *r)
 {
+    if (st == FETCH_IN_THE_WAY) { // a file of the user's, not a failed download
+        cli_error(cmd, "%s (remove it, or download into another --dir)", r->message);
+        return EXIT_USAGE;
+    }
     if (st == FETCH_UNREACHABLE)
         cli_error(cmd, "cannot reach %s: %s (no network? HF_ENDPOINT sets the host)", d->endpoint, r->message);
     else if (st == FETCH_TOO_LONG) {

@@ -167,16 +167,28 @@ static fetch_status outcome(CURLcode rc, const sink *s, const char *errbuf, fetc
 fetch_status fetch_resumable(const fetch_job *job, fetch_result *res)
 {
     *res = (fetch_result){0};
-    const int fd = open(job->partial, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+    /* Only a regular file of its own is written: O_NONBLOCK, as a FIFO would block the open
+     * until something reads it; a link is not followed, and a second name (a hard link)
+     * would see its file cut or appended to. */
+    const int fd = open(job->partial, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
     struct stat sb;
-    if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        snprintf(res->message, sizeof res->message, "cannot write %s: %s", job->partial,
-                 fd < 0                   ? strerror(errno)
-                 : !S_ISREG(sb.st_mode) ? "not a regular file"
-                                          : "another download is writing it");
+    const int opened = fd >= 0 && fstat(fd, &sb) == 0;
+    const char *in_the_way = !opened && errno == ENXIO    ? "not a regular file (a FIFO)"
+                             : !opened && errno == ELOOP  ? "a symbolic link, not followed"
+                             : !opened && errno == EISDIR ? "a directory"
+                             : !opened                    ? NULL
+                             : !S_ISREG(sb.st_mode)    ? "not a regular file (a device, FIFO or socket)"
+                             : sb.st_nlink > 1         ? "it has another name (a hard link), whose file would change"
+                                                       : NULL;
+    const char *why = in_the_way                              ? in_the_way
+                      : !opened                               ? strerror(errno)
+                      : flock(fd, LOCK_EX | LOCK_NB) != 0     ? "another download is writing it"
+                                                              : NULL;
+    if (why) {
+        snprintf(res->message, sizeof res->message, "cannot write %s: %s", job->partial, why);
         if (fd >= 0)
             close(fd);
-        return FETCH_LOCAL_ERROR;
+        return in_the_way ? FETCH_IN_THE_WAY : FETCH_LOCAL_ERROR;
     }
     sink s = {.fd = fd, .have = sb.st_size, .size = job->size, .range_start = -1, .name = job->partial};
     if (s.have > s.size && ftruncate(fd, 0) == 0) // not a start of this file: begin again

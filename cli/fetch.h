@@ -15,6 +15,8 @@ typedef enum fetch_status {
     FETCH_HTTP_ERROR,  /* the server answered with an HTTP error (404, 500, ...) */
     FETCH_CUT,         /* the transfer stopped early: the partial file keeps what came */
     FETCH_TOO_LONG,    /* the server sent more than `size` bytes */
+    FETCH_IN_THE_WAY,  /* the partial file's name holds what is not ours to write: not a
+                          regular file, or a file with another name (a hard link) */
     FETCH_LOCAL_ERROR  /* the partial file could not be opened or written */
 } fetch_status;
 

@@ -380,6 +380,50 @@ Test(cli_download, a_file_already_in_the_folder_is_not_replaced)
     finish(&s, dir);
 }
 
+/* A partial file's name that holds what is not the download's own (a second name of a
+ * user's file, a FIFO, a link, a folder) is refused before any request, status 2, and
+ * nothing is cut, followed or waited for: a hard link's file would have been emptied
+ * (it is longer than the file pinned), and the open of a FIFO would have blocked. */
+Test(cli_download, a_partial_file_that_is_not_its_own_is_refused_untouched, .timeout = 60)
+{
+    char mine[400] = "a user's essay, longer than the pinned config.json: ";
+    for (size_t n = strlen(mine); n < sizeof mine - 1; n++)
+        mine[n] = 'x';
+    mine[sizeof mine - 1] = '\0';
+    const char *cases[][2] = {{"ln ESSAY", "it has another name (a hard link)"},
+                              {"mkfifo", "not a regular file (a FIFO)"},
+                              {"ln -s ESSAY", "a symbolic link, not followed"},
+                              {"mkdir", "a directory"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char dir[] = "/tmp/mygpt-download-XXXXXX", essay[64], folder[64], part[128], make[400];
+        cr_assert_not_null(mkdtemp(dir));
+        snprintf(essay, sizeof essay, "%s/essay.txt", dir);
+        write_file(essay, mine);
+        snprintf(folder, sizeof folder, "%s/gpt2", dir);
+        cr_assert_eq(mkdir(folder, 0755), 0);
+        snprintf(part, sizeof part, "%s/config.json.incomplete", folder);
+        const char *essay_at = strstr(cases[i][0], "ESSAY");
+        if (essay_at)
+            snprintf(make, sizeof make, "%.*s'%s' '%s'", (int)(essay_at - cases[i][0]), cases[i][0], essay, part);
+        else
+            snprintf(make, sizeof make, "%s '%s'", cases[i][0], part);
+        cr_assert_eq(system(make), 0, "%s", make);
+        server s;
+        proc_result r;
+        serve_and_download(&s, &(serve_opts){.prefix = "", .cut_at = -1}, dir, FIXTURE_SHA, &r);
+        expect_one_line_refusal(&r, 2, cases[i][1], cases[i][0]);
+        cr_expect(strstr(r.err, "config.json.incomplete") != NULL, "%s: %s", cases[i][0], r.err);
+        proc_result_free(&r);
+        expect_file_holds(essay, mine, cases[i][0]);
+        cr_expect_eq(logged(&s, "/"), 0, "%s: nothing fetched", cases[i][0]);
+        server_stop(&s);
+        unpin(dir);
+        (strcmp(cases[i][0], "mkdir") == 0 ? rmdir : unlink)(part);
+        unlink(essay);
+        remove_test_dir(dir, FILES + 2, 1);
+    }
+}
+
 /* The tests' pins never apply to another host, and a size without pinned files is not
  * downloaded: both refused before any connection */
 Test(cli_download, the_pinned_table_is_not_bypassed)
