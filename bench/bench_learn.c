@@ -595,7 +595,7 @@ int bench_generate(const generate_opts *o, double *medians)
             printf("\n");
         }
         snprintf(lines[nlines++], sizeof lines[0], "generate=%s weights=%s threads=%d kv_cache=%d tokens_per_s=%.2f",
-                 gc->name, mygpt_weights_name((mygpt_weights)w), last_th, !o->no_cache, last_tok);
+                 o->checkpoint ? "checkpoint" : gc->name, mygpt_weights_name((mygpt_weights)w), last_th, !o->no_cache, last_tok);
         mygpt_gpt_free(g);
     }
     if (!o->weights && !o->no_cache)
