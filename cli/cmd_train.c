@@ -532,11 +532,16 @@ static int read_run_files(const char *cmd, const parsed_args *a, train_settings 
         run_folder_path(rf, "log.csv", p->log, sizeof p->log);
         s->log = p->log;
     }
-    if (args_has(a, "keep-best")) {
+    if (args_has(a, "keep-best")) { // checked now, as --save is: not at the first evaluation
+        mygpt_error perr;
         if (s->run_dir)
             run_folder_path(rf, "best.safetensors", p->best, sizeof p->best);
-        else if (!(rc = beside_save(cmd, s->save, ".best.safetensors", p->best, sizeof p->best)) &&
-                 !train_model_path_is_free(p->best)) {
+        else
+            rc = beside_save(cmd, s->save, ".best.safetensors", p->best, sizeof p->best);
+        if (!rc && mygpt_checkpoint_check_path(p->best, &perr) != MYGPT_OK) {
+            cli_error(cmd, "--keep-best: %s", perr.message);
+            rc = EXIT_USAGE;
+        } else if (!rc && !train_model_path_is_free(p->best)) {
             cli_error(cmd, "--keep-best: %s is there and is not a model mygpt saved: not replaced (move it, or "
                            "name another --save)", p->best);
             rc = EXIT_USAGE;

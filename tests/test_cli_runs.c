@@ -348,6 +348,51 @@ Test(cli_runs, keep_best_beside_save_never_replaces_a_file_that_is_no_model, .ti
     clean_up(dir, "m.safetensors m.best.safetensors m.state.safetensors first.safetensors");
 }
 
+/* What is no regular file where a run reads or writes its state or its best model (a FIFO
+ * no one writes, a link) is refused before the first step or passed over, never waited on
+ * or followed: the unnamed state's FIFO is not a state (the run goes on, saving none
+ * there), a FIFO or a dangling link as the best model is refused (beside --save and in a
+ * run folder resumed), and so is a FIFO given to --resume. */
+Test(cli_runs, a_fifo_or_a_link_in_the_way_is_refused_not_waited_on, .timeout = 300)
+{
+    char dir[] = "/tmp/mygpt-runs-fifo-XXXXXX", path[400];
+    const char *data = verdict_and_new_dir(dir);
+    snprintf(path, sizeof path, "%s/f.state.safetensors", dir);
+    cr_assert_eq(mkfifo(path, 0644), 0);
+    proc_result r;
+    train_run(TINY " --save DIR/f.safetensors", dir, data, NULL, &r);
+    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    proc_result_free(&r);
+    snprintf(path, sizeof path, "%s/g.best.safetensors", dir);
+    cr_assert_eq(mkfifo(path, 0644), 0);
+    train_run(TINY " --save DIR/g.safetensors --keep-best", dir, data, NULL, &r);
+    expect_one_line_refusal(&r, 2, "--keep-best: ", "a FIFO as the best model");
+    cr_expect(strstr(r.err, "FIFO") != NULL, "%s", r.err);
+    proc_result_free(&r);
+    snprintf(path, sizeof path, "%s/h.best.safetensors", dir);
+    cr_assert_eq(symlink("nowhere", path), 0);
+    train_run(TINY " --save DIR/h.safetensors --keep-best", dir, data, NULL, &r);
+    expect_one_line_refusal(&r, 2, "--keep-best: ", "a dangling link as the best model");
+    cr_expect(strstr(r.err, "symbolic link") != NULL, "%s", r.err);
+    proc_result_free(&r);
+    snprintf(path, sizeof path, "%s/s.fifo", dir);
+    cr_assert_eq(mkfifo(path, 0644), 0);
+    train_run(TINY " --resume DIR/s.fifo", dir, data, NULL, &r);
+    expect_one_line_refusal(&r, 2, "--resume: ", "a FIFO as the state to resume");
+    proc_result_free(&r);
+    train_run("train --preset tiny --steps 4 --text DATA/the-verdict.txt --out DIR/o --checkpoint-every 2", dir, data,
+              NULL, &r);
+    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    proc_result_free(&r);
+    snprintf(path, sizeof path, "%s/o/best.safetensors", dir);
+    cr_assert_eq(mkfifo(path, 0644), 0);
+    train_run(TINY " --keep-best --resume DIR/o/state.safetensors", dir, data, NULL, &r);
+    expect_one_line_refusal(&r, 2, "--keep-best: ", "a FIFO as a run folder's best model");
+    proc_result_free(&r);
+    cr_expect(!exists(dir, "g.safetensors") && !exists(dir, "h.safetensors"), "a refused run trained and saved");
+    clean_up(dir, "f.safetensors f.state.safetensors g.best.safetensors h.best.safetensors s.fifo o");
+}
+
 /* A training state is a model: forward, attention, generate and chat read it as they read
  * the model saved at the same step; finetune starts from it; quantize and merge write from
  * it what they write from that model */

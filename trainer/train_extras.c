@@ -4,11 +4,14 @@
  */
 #include "train_extras.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mygpt/checkpoint.h"
@@ -515,17 +518,23 @@ void train_test_sigint(long long steps)
         raise(SIGINT);
 }
 
-/* Whether path is absent (1), or a file whose safetensors header holds `mark` in its
- * first bytes (1), or another file (0) */
+/* Whether path is absent (1), or a regular file whose safetensors header holds `mark`
+ * in its first bytes (1), or anything else (0: another file, a link, a FIFO, a folder) */
 static int path_is_free_for(const char *path, const char *mark)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return access(path, F_OK) != 0;
+    struct stat sb;
+    if (lstat(path, &sb) != 0)
+        return errno == ENOENT;
+    // O_NONBLOCK and O_NOFOLLOW: what replaced the file since lstat is not waited on or followed
+    const int fd = S_ISREG(sb.st_mode) ? open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) : -1;
+    if (fd < 0)
+        return 0;
     char head[512];
-    const size_t n = fread(head, 1, sizeof head - 1, f);
-    fclose(f);
-    head[n] = '\0';
+    ssize_t n;
+    while ((n = read(fd, head, sizeof head - 1)) < 0 && errno == EINTR)
+        ;
+    close(fd);
+    head[n > 0 ? n : 0] = '\0';
     return n > 8 && strstr(head + 8, mark) != NULL;
 }
 

@@ -4,6 +4,7 @@
  * that resumes before anything of it is changed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "mygpt/train_state.h"
 #include "mygpt/tensor.h"
@@ -319,11 +321,18 @@ static void state_read_free(state_read *r)
 /* Opens path, reads its header and parses its metadata into r (freed by the caller) */
 static mygpt_status open_state(const char *path, state_read *r, mygpt_error *err)
 {
-    if (!(r->f = fopen(path, "rb")))
-        return mygpt_fail_open(err, path, errno);
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 || !(r->f = fdopen(fd, "rb"))) {
+        const int why = errno;
+        if (fd >= 0)
+            close(fd);
+        return mygpt_fail_open(err, path, why);
+    }
     struct stat sb;
-    if (fstat(fileno(r->f), &sb) != 0 || !S_ISREG(sb.st_mode))
-        return mygpt_fail(err, MYGPT_EIO, "cannot read %s: not a regular file", path);
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return mygpt_fail(err, MYGPT_EIO, "cannot read %s: %s", path,
+                          S_ISDIR(sb.st_mode) ? "it is a directory" : "not a regular file (a device, FIFO or socket)");
     const unsigned long long len = (unsigned long long)sb.st_size;
     unsigned char len8[8];
     unsigned long long hlen = 0;
