@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_mpi.sh MYGPT MPI_CHECK - data-parallel training over MPI, under
+# test_mpi.sh MYGPT MPI_CHECK CHAPTER35 - data-parallel training over MPI, under
 # mpirun (with --allow-run-as-root as root, --oversubscribe on small machines):
 #   1. the hooks (mpi_check) with 1, 2 and 3 processes;
 #   2. 30 AdamW steps on the-verdict by 1 and by 2 processes, the same global batch:
@@ -10,10 +10,12 @@
 #      job with one message naming the rank;
 #   5. more processes than batch rows is refused with a clear message;
 #   6. appendix D's schedule and clipping: 1 process under mpirun as without
-#      MPI, bit for bit, 2 processes within 1e-6.
+#      MPI, bit for bit, 2 processes within 1e-6;
+#   7. chapter 35, which starts mpirun itself, from a folder whose name holds a quote
+#      and a command: one word to mpirun, never a command run.
 # Skipped (77) when mpirun is absent; under CI=true that is a failure.
 set -uo pipefail
-mygpt=$1 check=$2
+mygpt=$1 check=$2 chapter35=$3
 if ! command -v mpirun >/dev/null 2>&1; then
     echo "test_mpi: mpirun is absent (Debian: openmpi-bin)"
     [ "${CI:-}" = true ] && exit 1
@@ -177,5 +179,16 @@ if [ $status -eq 2 ] && grep -q "2 processes for a batch of 1 rows" "$tmp/err"; 
     say "ok: more processes than batch rows is refused"
 else
     say "FAIL: 2 processes for 1 row: exit $status"; sed 's/^/  /' "$tmp/err"; fail=1
+fi
+
+odd="$tmp/it's a;touch PWNED;'x"
+mkdir -p "$odd" && cp "$chapter35" "$odd/"
+status=0
+(cd "$tmp" && timeout 300 "$odd/35_data_parallel" --smoke </dev/null >"$tmp/out" 2>"$tmp/err") || status=$?
+if [ $status -eq 0 ] && [ ! -e "$tmp/PWNED" ] && grep -q "identical" "$tmp/out"; then
+    say "ok: chapter 35 from a folder named with a quote and a command"
+else
+    say "FAIL: chapter 35 from $odd: exit $status$([ -e "$tmp/PWNED" ] && echo ', and the command in its name ran')"
+    sed 's/^/  /' "$tmp/err"; fail=1
 fi
 exit $fail
