@@ -30,6 +30,7 @@
  *   thread's --peak G of the set S the products, or the attention, run; L the load
  *   average; no cpu_ms with --naive)
  */
+#include <assert.h>
 #include <limits.h>
 #include <omp.h>
 #include <stdio.h>
@@ -109,7 +110,8 @@ typedef struct result {
 /* An SVG plot of speedup against threads: one line per config through the measured
  * points only (thread counts on the x axis, integer ticks), and the ideal speedup
  * (y = threads) dashed. Speedups need a 1-thread time: configs without one are left
- * out, and with no 1-thread time at all there is nothing to plot (returns 1). */
+ * out, and with no 1-thread time at all there is nothing to plot (main refuses --svg
+ * with --threads above 1). 0, or EXIT_RUNTIME after the line saying why. */
 static int write_svg(const char *path, const result *rs, int n, int t0, int t1)
 {
     mygpt_svg_series series[MAX_SERIES + 1];
@@ -141,8 +143,7 @@ static int write_svg(const char *path, const result *rs, int n, int t0, int t1)
                                         .markers = 1};
         ns++;
     }
-    if (ns == 0)
-        return 1;
+    assert(ns > 0); // every config has its 1-thread time: main refuses --svg with --threads above 1
     xs[ns][0] = (float)t0; /* ideal: speedup = threads */
     ys[ns][0] = (float)t0;
     xs[ns][1] = (float)t1;
@@ -156,9 +157,9 @@ static int write_svg(const char *path, const result *rs, int n, int t0, int t1)
                                "threads", "speedup", .legend_outside = 1};
     mygpt_svg_line_plot(&fig, &p, series, ns, 0.0, ymax);
     mygpt_error err = {0};
-    if (mygpt_svg_save(&fig, path, &err) != MYGPT_OK) {
-        cli_error("mygpt-bench", "%s", err.message);
-        return 2;
+    if (mygpt_svg_save(&fig, path, &err) != MYGPT_OK) { // the path was checked: a write that failed
+        cli_error("mygpt-bench", "--svg: %s", err.message);
+        return EXIT_RUNTIME;
     }
     printf("speedup plot written to %s\n", path);
     return 0;
@@ -367,6 +368,11 @@ int main(int argc, char **argv)
                   mode);
         return EXIT_USAGE;
     }
+    if (svg && threads > 1) { // known now, not after the sweep
+        cli_error("mygpt-bench", "--svg: the speedup plot needs a 1-thread time (run the sweep without --threads, or "
+                                 "with --threads 1)");
+        return EXIT_USAGE;
+    }
     long online0 = sysconf(_SC_NPROCESSORS_ONLN);
     const int nproc0 = online0 < 1 ? 1 : online0 > 64 ? 64 : (int)online0;
     if (args_has(&pa, "train"))
@@ -488,10 +494,11 @@ int main(int argc, char **argv)
     const cli_file outputs[2] = {{"--csv", csv, 1, 0}, {"--svg", svg, 1, 0}};
     if (cli_distinct_files("mygpt-bench", outputs, 2))
         return EXIT_USAGE;
-    if (csv && mygpt_checkpoint_check_path(csv, &werr) != MYGPT_OK) {
-        cli_error("mygpt-bench", "--csv: %s", werr.message);
-        return EXIT_USAGE;
-    }
+    for (int i = 0; i < 2; i++)
+        if (outputs[i].path && mygpt_checkpoint_check_path(outputs[i].path, &werr) != MYGPT_OK) {
+            cli_error("mygpt-bench", "%s: %s", outputs[i].flag, werr.message);
+            return EXIT_USAGE;
+        }
     FILE *csvf = csv ? open_memstream(&csv_text, &csv_len) : NULL;
     if (csv && !csvf) {
         cli_error("mygpt-bench", "out of memory for --csv");
@@ -598,10 +605,8 @@ int main(int argc, char **argv)
     if (svg) {
         const int t0 = threads ? threads : 1, t1 = threads ? threads : nproc;
         const int rc = write_svg(svg, rs, nr, t0, t1);
-        if (rc == 1)
-            cli_error("mygpt-bench", "--svg: no 1-thread time to compute speedups from (run a sweep, or --threads 1)");
         if (rc)
-            return 1;
+            return rc;
     }
     const result *l = &last_forward;
     printf("config=%s threads=%d median_ms=%.4f tokens_per_s=%.0f gflops=%.1f\n", l->name, l->threads,

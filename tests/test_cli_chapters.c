@@ -510,6 +510,31 @@ Test(cli_chapters, bench_runs_one_benchmark_a_run)
     cr_expect_neq(access("/tmp/mygpt-never.csv", F_OK), 0, "a CSV was written");
 }
 
+/* The benchmark's --svg is checked before the sweep, as --csv is: a folder or a link is
+ * refused at once (status 2, the flag named), not after the whole sweep has run (status 1);
+ * so is a sweep without a 1-thread time (bench_reports_no_invented_speedups) */
+Test(cli_chapters, bench_checks_svg_before_the_sweep, .timeout = 60)
+{
+    char dir[] = "/tmp/mygpt-bench-svg-XXXXXX", words[300];
+    cr_assert_not_null(mkdtemp(dir));
+    const char *runs[][2] = {{"--svg %s", "is a directory"}, {"--svg %s/link.svg", "symbolic link"}};
+    char link_path[128];
+    snprintf(link_path, sizeof link_path, "%s/link.svg", dir);
+    cr_assert_eq(symlink("nowhere.svg", link_path), 0);
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        char flags[200];
+        snprintf(flags, sizeof flags, runs[i][0], dir);
+        snprintf(words, sizeof words, "--config char --reps 1000 %s", flags); // a sweep of minutes, were it run
+        proc_result r;
+        cr_assert_eq(run_words(BENCH_EXE, words, &r), 0);
+        expect_one_line_refusal(&r, 2, runs[i][1], words);
+        cr_expect(strstr(r.err, "--svg: ") != NULL, "%s: %s", words, r.err);
+        proc_result_free(&r);
+    }
+    unlink(link_path);
+    cr_expect_eq(rmdir(dir), 0, "the benchmark left a file in %s", dir);
+}
+
 /* The benchmark's sizes are whole numbers from 1 to INT_MAX, digits only: one past int is
  * refused (it was read as 1 and timed), and so are a sign and a size too few */
 Test(cli_chapters, bench_refuses_a_size_past_int_instead_of_timing_another)
@@ -571,8 +596,7 @@ Test(cli_chapters, bench_reports_no_invented_speedups)
     cr_expect(strstr(r.out, "       -      -\n") != NULL, "speedup and efficiency are not '-': %s", r.out);
     proc_result_free(&r);
     cr_assert_eq(run_words(BENCH_EXE, "--config tiny --threads 2 --reps 3 --svg /tmp/mygpt-no.svg", &r), 0);
-    cr_expect_eq(r.status, 1);
-    cr_expect(strstr(r.err, "no 1-thread time") != NULL, "%s", r.err);
+    expect_one_line_refusal(&r, 2, "--svg: the speedup plot needs a 1-thread time", "--svg without one");
     proc_result_free(&r);
     char words[128], path[64];
     snprintf(path, sizeof path, "/tmp/mygpt-scaling-%d.svg", (int)getpid());
