@@ -472,10 +472,15 @@ int cli_fail(const char *cmd, mygpt_status st, const mygpt_error *err)
     return cli_exit_code(st);
 }
 
+int cli_write_exit_code(mygpt_status st)
+{
+    return st == MYGPT_EIO ? EXIT_RUNTIME : cli_exit_code(st);
+}
+
 int cli_write_fail(const char *cmd, mygpt_status st, const mygpt_error *err)
 {
-    const int rc = cli_fail(cmd, st, err);
-    return st == MYGPT_EIO ? EXIT_RUNTIME : rc;
+    cli_fail(cmd, st, err);
+    return cli_write_exit_code(st);
 }
 
 /* A double flag (>= min) into *out when given. */

@@ -128,6 +128,9 @@ int cli_fail(const char *cmd, mygpt_status st, const mygpt_error *err);
  * EXIT_RUNTIME; a path refused (a link, a directory) stays EXIT_USAGE. */
 int cli_write_fail(const char *cmd, mygpt_status st, const mygpt_error *err);
 
+/* cli_write_fail's status, without the line (for a caller that says it otherwise) */
+int cli_write_exit_code(mygpt_status st);
+
 /* A double flag (>= min) into *out when given; 0, or EXIT_USAGE after the error. */
 int args_double_min(const char *cmd, const parsed_args *a, const char *name, double min, double *out);
 

@@ -5,9 +5,9 @@
 #   2. 30 AdamW steps on the-verdict by 1 and by 2 processes, the same global batch:
 #      every step's training loss and the validation losses within 1e-6 relative,
 #      the parameters compared across ranks after every step (--check-replicas);
-#   3. a rank that cannot read its data ends the whole job with its error (no hang);
+#   3. a rank that cannot read its data ends the whole job with its error (no hang), status 2;
 #   4. ranks that disagree (flags, model sizes, weights) or fail before training end the
-#      job with one message naming the rank;
+#      job with one message naming the rank, status 2 (bad input, as without MPI);
 #   5. more processes than batch rows is refused with a clear message;
 #   6. appendix D's schedule and clipping: 1 process under mpirun as without
 #      MPI, bit for bit, 2 processes within 1e-6;
@@ -121,7 +121,7 @@ good=("${args[@]}")
 train_args "$tmp/absent.txt" 8
 timeout 120 "${mpi[@]}" -np 1 "$mygpt" "${good[@]}" : -np 1 "$mygpt" "${args[@]}" \
     </dev/null >"$tmp/out" 2>"$tmp/err" || status=$?
-if [ $status -ne 0 ] && [ $status -ne 124 ] && grep -q "rank 1: .*absent.txt" "$tmp/err"; then
+if [ $status -eq 2 ] && grep -q "rank 1: .*absent.txt" "$tmp/err"; then
     say "ok: a rank that cannot read its data ends the job (exit $status) with its error"
 else
     say "FAIL: a rank without its data: exit $status (124: it hung)"; sed 's/^/  /' "$tmp/err"; fail=1
@@ -131,10 +131,10 @@ fi
 # size, other weights) or that fail before training (no vocabulary on that node, --context
 # above its checkpoint's length) end the whole job with one message naming the rank and
 # what differs; never a hang (the timeout), a corruption or a silent exit 0
-mpmd() { # NAME PATTERN: rank 0 runs a0, rank 1 runs a1; the job must fail with PATTERN on stderr
+mpmd() { # NAME PATTERN: rank 0 runs a0, rank 1 runs a1; the job must fail, as bad input (2), with PATTERN on stderr
     local st=0
     timeout 60 "${mpi[@]}" -np 1 "${a0[@]}" : -np 1 "${a1[@]}" </dev/null >"$tmp/out" 2>"$tmp/err" || st=$?
-    if [ $st -ne 0 ] && [ $st -ne 124 ] && grep -q -- "$2" "$tmp/err"; then
+    if [ $st -eq 2 ] && grep -q -- "$2" "$tmp/err"; then
         say "ok: $1 ends the job (exit $st): $(grep -m1 -- "$2" "$tmp/err")"
     else
         say "FAIL: $1: exit $st (124: it hung), stderr lacks '$2'"; sed 's/^/  /' "$tmp/err"; fail=1

@@ -157,7 +157,7 @@ void dp_agree(const dp_team *t, const char *program, const dp_field *fields, int
         return;
     unsigned long long *first = malloc((size_t)n * sizeof *first);
     if (!first)
-        dp_abort(t, program, "out of memory comparing the ranks");
+        dp_abort(t, program, 1, "out of memory comparing the ranks");
     for (int i = 0; i < n; i++)
         first[i] = fields[i].value;
     MPI_Bcast(first, n, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
@@ -176,10 +176,10 @@ void dp_agree(const dp_team *t, const char *program, const dp_field *fields, int
             snprintf(msg, sizeof msg,
                      "%s is %s here, %s on rank 0: every rank must be given the same model, flags and data",
                      fields[worst.field].name, here, there);
-            dp_abort(t, program, msg);
+            dp_abort(t, program, 2, msg);
         }
         MPI_Barrier(MPI_COMM_WORLD); // until that rank's MPI_Abort ends this one
-        exit(1);
+        exit(2);
     }
     free(first);
 #else
@@ -187,13 +187,13 @@ void dp_agree(const dp_team *t, const char *program, const dp_field *fields, int
 #endif
 }
 
-void dp_abort(const dp_team *t, const char *program, const char *message)
+void dp_abort(const dp_team *t, const char *program, int code, const char *message)
 {
     fprintf(stderr, "%s: rank %d: %s\n", program, t->rank, message);
     fflush(stderr);
 #ifdef MYGPT_HAVE_MPI
     if (t->size > 1 || t->active)
-        MPI_Abort(MPI_COMM_WORLD, 1);
+        MPI_Abort(MPI_COMM_WORLD, code);
 #endif
-    exit(1);
+    exit(code);
 }

@@ -68,7 +68,9 @@ typedef struct dp_field {
 void dp_agree(const dp_team *team, const char *program, const dp_field *fields, int n);
 
 /* Prints "PROGRAM: rank R: MESSAGE" on stderr and ends every rank of the job
- * (MPI_Abort): one rank's failure must not leave the others waiting in a collective. */
-void dp_abort(const dp_team *team, const char *program, const char *message);
+ * (MPI_Abort): one rank's failure must not leave the others waiting in a collective.
+ * The job's status is `code`, the programs' one rule: 2 bad input (a rank's file, ranks
+ * that disagree), 1 a failure of the run (no memory, MPI, a write). */
+void dp_abort(const dp_team *team, const char *program, int code, const char *message);
 
 #endif

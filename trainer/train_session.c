@@ -77,7 +77,7 @@ typedef struct session {
 static int train_fail(const dp_team *team, const char *cmd, mygpt_status st, const mygpt_error *err)
 {
     if (team->size > 1)
-        dp_abort(team, "mygpt train", err->message);
+        dp_abort(team, "mygpt train", cli_exit_code(st), err->message);
     return train_loop_fail(cmd, st, err);
 }
 
@@ -734,7 +734,7 @@ static int session_end(session *S, mygpt_status st, long long step, long long to
     }
     if (S->team.rank == 0 && S->s->save && (st = save_model(S->g, S->s->save, &S->err)) != MYGPT_OK) {
         if (S->team.size > 1)
-            dp_abort(&S->team, "mygpt train", S->err.message);
+            dp_abort(&S->team, "mygpt train", cli_write_exit_code(st), S->err.message);
         return cli_write_fail(S->cmd, st, &S->err); // a full disk: a runtime failure, 1
     }
     if (S->team.rank != 0)
@@ -819,7 +819,7 @@ int train_session_run(const train_settings *s)
             rc = session_loop(S);
     }
     if (rc != 0 && S->team.size > 1) // whatever failed here (said above) ends every rank, none is left waiting
-        dp_abort(&S->team, "mygpt train", "this rank failed (its error is above): the job ends");
+        dp_abort(&S->team, "mygpt train", rc, "this rank failed (its error is above): the job ends");
     dp_stop(&S->team);
     train_log_free(&S->log);
     mygpt_optimizer_free(&S->opt);

@@ -95,7 +95,7 @@ mygpt_status dp_train_step_clipped(const dp_team *team, mygpt_trainer *tr, mygpt
     *shown = loss;
     if (team->size > 1) { // the hook: the mean gradient of the global batch, on every rank
         if (dp_average_gradients(team, tr->grads_memory, g->num_parameters, rows, B))
-            dp_abort(team, program, "averaging the gradients failed (MPI)");
+            dp_abort(team, program, 1, "averaging the gradients failed (MPI)");
         *shown = dp_sum(team, (double)loss * rows / (double)B); // each rank's mean, weighted by its rows
     }
     // a batch whose every target is ignore_index (-100) has the loss 0 / 0 = NaN and a zero
@@ -115,7 +115,7 @@ mygpt_status dp_train_step_clipped(const dp_team *team, mygpt_trainer *tr, mygpt
     if (st == MYGPT_OK) // before anything may save them: a model or a state is never a NaN one
         st = train_check_finite(tr, opt, step, err);
     if (st == MYGPT_OK && check_replicas && !dp_same_everywhere(team, g->params_memory, g->num_parameters))
-        dp_abort(team, program, "the ranks' parameters differ after a step");
+        dp_abort(team, program, 1, "the ranks' parameters differ after a step");
     return st;
 }
 

@@ -36,7 +36,7 @@ static dp_team worker_team;
 
 static void worker_fail(const chapter *ch, const char *message)
 {
-    dp_abort(&worker_team, ch->name, message); // the whole job ends, no rank waits
+    dp_abort(&worker_team, ch->name, EXIT_RUNTIME, message); // the whole job ends, no rank waits
 }
 
 static void worker_eval(void *ctx, long step, int epoch, float train_loss, double val_loss,
