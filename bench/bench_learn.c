@@ -441,6 +441,13 @@ static double decode_ms(mygpt_gpt *g, const int64_t *ids, int prompt, int new_to
                     die(&err);
             }
             per[r] = (now_ms() - a) / (new_tokens > 1 ? new_tokens - 1 : 1);
+            // as mygpt_generate refuses them (untimed): a model whose logits are not numbers is not timed
+            const size_t bad = mygpt_first_nonfinite(cache.logits, (size_t)V);
+            if (bad < (size_t)V) {
+                cli_error("mygpt-bench", "--generate: the model's logit %zu is %g: its weights compute no "
+                                         "distribution, nothing to time", bad, (double)cache.logits[bad]);
+                exit(EXIT_USAGE);
+            }
             mygpt_kv_cache_free(&cache);
         } else { // the tutorial's loop: the whole window every step
             const mygpt_generation greedy = {.max_new = new_tokens, .sampling = {.temperature = 0}, .eos = -1,
@@ -449,8 +456,11 @@ static double decode_ms(mygpt_gpt *g, const int64_t *ids, int prompt, int new_to
             int64_t *out = malloc((size_t)(prompt + new_tokens) * sizeof *out);
             int nout;
             const double a = now_ms();
-            if (mygpt_generate(g, &rng, ids, prompt, &greedy, out, &nout, &err) != MYGPT_OK)
-                die(&err);
+            const mygpt_status st = mygpt_generate(g, &rng, ids, prompt, &greedy, out, &nout, &err);
+            if (st != MYGPT_OK) { // logits that are not numbers are the model's: bad input, as above
+                cli_error("mygpt-bench", "--generate: %s", err.message);
+                exit(cli_exit_code(st));
+            }
             per[r] = (now_ms() - a) / (nout - prompt);
             free(out);
         }

@@ -157,3 +157,36 @@ Test(cli_llama_generate, hostile_models_and_temperatures_are_one_line_errors)
     expect_one_line_refusal(&r, 2, "the logits divided by temperature 1.4013e-45 overflow float32", words);
     proc_result_free(&r);
 }
+
+/* A model whose finite weights compute logits that are not numbers (its attention's RMS
+ * weights at 3e38) is refused by mygpt-bench's decoding as generate refuses it: one line,
+ * status 2, with the KV cache and without; it is not timed and reported as fine */
+Test(cli_llama_generate, the_benchmark_times_no_model_whose_logits_are_not_numbers)
+{
+    char model[4200], bad[64], words[300];
+    snprintf(model, sizeof model, "%s", llama_file_or_skip("stories260K.bin"));
+    snprintf(bad, sizeof bad, "/tmp/mygpt-bench-llama-nan-%d.bin", (int)getpid());
+    size_t n;
+    char *bytes = file_bytes(model, &n);
+    cr_assert_not_null(bytes);
+    int32_t h[7];
+    memcpy(h, bytes, sizeof h);
+    const float huge = 3e38f;
+    const size_t rms_att = 28 + 4 * (size_t)abs(h[5]) * (size_t)h[0]; // after the token embeddings
+    for (size_t i = 0; i < (size_t)h[2] * (size_t)h[0]; i++)
+        memcpy(bytes + rms_att + 4 * i, &huge, 4);
+    write_model(bad, h, bytes + 28, n - 28);
+    free(bytes);
+    const char *modes[] = {"", " --no-kv-cache"};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(words, sizeof words, "--generate --checkpoint %s --prompt 2 --new 2 --reps 1 --threads 1%s", bad,
+                 modes[i]);
+        proc_result r;
+        cr_assert_eq(run_words(BENCH_EXE, words, &r), 0);
+        cr_expect_eq(r.status, 2, "%s: exit %d: %s", words, r.status, r.err);
+        cr_expect(count_lines(r.err) == 1 && strstr(r.err, "mygpt-bench: --generate: the model's logit"), "%s: %s",
+                  words, r.err);
+        proc_result_free(&r);
+    }
+    unlink(bad);
+}
