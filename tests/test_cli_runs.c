@@ -363,23 +363,21 @@ Test(cli_runs, a_fifo_or_a_link_in_the_way_is_refused_not_waited_on, .timeout = 
     train_run(TINY " --save DIR/f.safetensors", dir, data, NULL, &r);
     cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
     proc_result_free(&r);
-    snprintf(path, sizeof path, "%s/g.best.safetensors", dir);
-    cr_assert_eq(mkfifo(path, 0644), 0);
-    train_run(TINY " --save DIR/g.safetensors --keep-best", dir, data, NULL, &r);
-    expect_one_line_refusal(&r, 2, "--keep-best: ", "a FIFO as the best model");
-    cr_expect(strstr(r.err, "FIFO") != NULL, "%s", r.err);
-    proc_result_free(&r);
-    snprintf(path, sizeof path, "%s/h.best.safetensors", dir);
-    cr_assert_eq(symlink("nowhere", path), 0);
-    train_run(TINY " --save DIR/h.safetensors --keep-best", dir, data, NULL, &r);
-    expect_one_line_refusal(&r, 2, "--keep-best: ", "a dangling link as the best model");
-    cr_expect(strstr(r.err, "symbolic link") != NULL, "%s", r.err);
-    proc_result_free(&r);
-    snprintf(path, sizeof path, "%s/s.fifo", dir);
-    cr_assert_eq(mkfifo(path, 0644), 0);
-    train_run(TINY " --resume DIR/s.fifo", dir, data, NULL, &r);
-    expect_one_line_refusal(&r, 2, "--resume: ", "a FIFO as the state to resume");
-    proc_result_free(&r);
+    static const struct {
+        const char *name;
+        int link; // 1: a link to nowhere at name, 0: a FIFO
+        const char *words, *says;
+    } REFUSED[] = {{"g.best.safetensors", 0, TINY " --save DIR/g.safetensors --keep-best", "--keep-best: "},
+                   {"h.best.safetensors", 1, TINY " --save DIR/h.safetensors --keep-best", "--keep-best: "},
+                   {"s.fifo", 0, TINY " --resume DIR/s.fifo", "--resume: "}};
+    for (size_t i = 0; i < sizeof REFUSED / sizeof REFUSED[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, REFUSED[i].name);
+        cr_assert_eq(REFUSED[i].link ? symlink("nowhere", path) : mkfifo(path, 0644), 0, "%s", path);
+        train_run(REFUSED[i].words, dir, data, NULL, &r);
+        expect_one_line_refusal(&r, 2, REFUSED[i].says, REFUSED[i].words);
+        cr_expect(strstr(r.err, REFUSED[i].link ? "symbolic link" : "FIFO") != NULL, "%s", r.err);
+        proc_result_free(&r);
+    }
     train_run("train --preset tiny --steps 4 --text DATA/the-verdict.txt --out DIR/o --checkpoint-every 2", dir, data,
               NULL, &r);
     cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
