@@ -177,13 +177,13 @@ fetch_status fetch_resumable(const fetch_job *job, fetch_result *res)
                              : !opened && errno == ELOOP  ? "a symbolic link, not followed"
                              : !opened && errno == EISDIR ? "a directory"
                              : !opened                    ? NULL
-                             : !S_ISREG(sb.st_mode)    ? "not a regular file (a device, FIFO or socket)"
-                             : sb.st_nlink > 1         ? "it has another name (a hard link), whose file would change"
-                                                       : NULL;
-    const char *why = in_the_way                              ? in_the_way
-                      : !opened                               ? strerror(errno)
-                      : flock(fd, LOCK_EX | LOCK_NB) != 0     ? "another download is writing it"
-                                                              : NULL;
+                             : !S_ISREG(sb.st_mode)       ? "not a regular file (a device, FIFO or socket)"
+                             : sb.st_nlink > 1            ? "it has another name (a hard link), whose file would change"
+                                                          : NULL;
+    const char *why = in_the_way                          ? in_the_way
+                      : !opened                           ? strerror(errno)
+                      : flock(fd, LOCK_EX | LOCK_NB) != 0 ? "another download is writing it"
+                                                          : NULL;
     if (why) {
         snprintf(res->message, sizeof res->message, "cannot write %s: %s", job->partial, why);
         if (fd >= 0)
