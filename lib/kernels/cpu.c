@@ -4,6 +4,7 @@
 #include "kernels/cpu.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,11 +84,16 @@ mygpt_status mygpt_kernel_env_check(mygpt_error *err)
         if (!want || !*want)
             continue;
         int known = 0;
-        for (int i = 0; i < MYGPT_ISA_COUNT; i++)
+        char names[64] = ""; // the sets, from the one table of their names
+        for (int i = 0; i < MYGPT_ISA_COUNT; i++) {
             known |= strcmp(want, mygpt_isa_name((mygpt_isa)i)) == 0;
+            const size_t at = strlen(names);
+            snprintf(names + at, sizeof names - at, "%s%s", i == 0 ? "" : i + 1 < MYGPT_ISA_COUNT ? ", " : " or ",
+                     mygpt_isa_name((mygpt_isa)i));
+        }
         if (!known)
-            return mygpt_fail(err, MYGPT_EINVAL, "%s=%.64s%s is not a kernel set (generic, avx2, avx512 or neon)",
-                              VARIABLE[f], want, strlen(want) > 64 ? "..." : "");
+            return mygpt_fail(err, MYGPT_EINVAL, "%s=%.64s%s is not a kernel set (%s)", VARIABLE[f], want,
+                              strlen(want) > 64 ? "..." : "", names);
     }
     return MYGPT_OK;
 }
