@@ -521,6 +521,8 @@ static int read_run_files(const char *cmd, const parsed_args *a, train_settings 
     if ((args_has(a, "out") || !args_has(a, "save")) &&
         (rc = run_folder_open(cmd, rf, args_get(a, "out"), args_get(a, "resume"), args_get(a, "preset"))))
         return rc;
+    if (args_has(a, "data-parallel"))
+        run_folder_close_on_abort(rf); // another rank's failure ends this process before its close
     s->run_dir = rf->dir[0] ? rf->dir : NULL;
     s->save = args_get(a, "save");
     s->log = args_get(a, "log");

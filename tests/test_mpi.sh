@@ -7,7 +7,8 @@
 #      the parameters compared across ranks after every step (--check-replicas);
 #   3. a rank that cannot read its data ends the whole job with its error (no hang), status 2;
 #   4. ranks that disagree (flags, model sizes, weights) or fail before training end the
-#      job with one message naming the rank, status 2 (bad input, as without MPI);
+#      job with one message naming the rank, status 2 (bad input, as without MPI), and
+#      leave no empty run folder behind;
 #   5. more processes than batch rows is refused with a clear message;
 #   6. appendix D's schedule and clipping: 1 process under mpirun as without
 #      MPI, bit for bit, 2 processes within 1e-6;
@@ -15,7 +16,7 @@
 #      and a command: one word to mpirun, never a command run.
 # Skipped (77) when mpirun is absent; under CI=true that is a failure.
 set -uo pipefail
-mygpt=$1 check=$2 chapter35=$3
+mygpt=$(realpath "$1") check=$2 chapter35=$3 # (absolute: some jobs run in a folder of their own)
 if ! command -v mpirun >/dev/null 2>&1; then
     echo "test_mpi: mpirun is absent (Debian: openmpi-bin)"
     [ "${CI:-}" = true ] && exit 1
@@ -131,13 +132,19 @@ fi
 # size, other weights) or that fail before training (no vocabulary on that node, --context
 # above its checkpoint's length) end the whole job with one message naming the rank and
 # what differs; never a hang (the timeout), a corruption or a silent exit 0
+# Each job runs in a folder of its own, which it must leave empty: the run's folder that
+# rank 0 made (runs/NAME/, or --out's) goes too, though another rank's abort ends rank 0.
+jobs=0
 mpmd() { # NAME PATTERN: rank 0 runs a0, rank 1 runs a1; the job must fail, as bad input (2), with PATTERN on stderr
-    local st=0
-    timeout 60 "${mpi[@]}" -np 1 "${a0[@]}" : -np 1 "${a1[@]}" </dev/null >"$tmp/out" 2>"$tmp/err" || st=$?
-    if [ $st -eq 2 ] && grep -q -- "$2" "$tmp/err"; then
-        say "ok: $1 ends the job (exit $st): $(grep -m1 -- "$2" "$tmp/err")"
+    local st=0 cwd="$tmp/job$((++jobs))"
+    mkdir "$cwd"
+    (cd "$cwd" && timeout 60 "${mpi[@]}" -np 1 "${a0[@]}" : -np 1 "${a1[@]}" </dev/null >"$tmp/out" 2>"$tmp/err") ||
+        st=$?
+    if [ $st -eq 2 ] && grep -q -- "$2" "$tmp/err" && [ -z "$(ls -A "$cwd")" ]; then
+        say "ok: $1 ends the job (exit $st), no folder left: $(grep -m1 -- "$2" "$tmp/err")"
     else
-        say "FAIL: $1: exit $st (124: it hung), stderr lacks '$2'"; sed 's/^/  /' "$tmp/err"; fail=1
+        say "FAIL: $1: exit $st (124: it hung), stderr lacks '$2', or it left: $(ls -A "$cwd")"
+        sed 's/^/  /' "$tmp/err"; fail=1
     fi
 }
 small() { # SEED EMBED MAXSEQ FILE: a checkpoint, trained one step without MPI
@@ -151,6 +158,8 @@ model=(--vocab 50257 --heads 4 --layers 1 --max-seq 32)
 a0=("$mygpt" train --seed 1 --embed 64 "${model[@]}" "${flags[@]}")
 a1=("$mygpt" train --seed 1 --embed 32 "${model[@]}" "${flags[@]}")
 mpmd "a rank given another --embed" "rank 1: --embed is 32 here, 64 on rank 0"
+a0+=(--out here); a1+=(--out here)
+mpmd "a rank given another --embed, --out DIR" "rank 1: --embed is 32 here, 64 on rank 0"
 a1=("$mygpt" train --seed 1 --embed 64 "${model[@]}" --text "$data/the-verdict.txt" --steps 5 "${rest[@]}")
 mpmd "a rank given other --steps" "rank 1: --steps is 5 here, 3 on rank 0"
 a1=("$mygpt" train --seed 7 --embed 64 "${model[@]}" "${flags[@]}")
@@ -171,6 +180,9 @@ a1=(env MYGPT_DATA="$tmp/novocab" "$mygpt" train --seed 1 --embed 64 "${model[@]
 mpmd "a rank without its vocabulary" "rank 1: this rank failed"
 a1=("$mygpt" train --seed 1 --embed 64 "${model[@]}" --text "$tmp/novocab" --steps 3 "${rest[@]}")
 mpmd "a rank whose --text is a directory" "rank 1: "
+a0=("$mygpt" train --seed 1 --embed 64 "${model[@]}" --text "$tmp/novocab" --steps 3 "${rest[@]}")
+a1=("$mygpt" train --seed 1 --embed 64 "${model[@]}" "${flags[@]}")
+mpmd "rank 0, whose --text is a directory" "rank 0: "
 
 status=0
 train_args "$data/the-verdict.txt" 1

@@ -6,6 +6,7 @@
 #include "data_parallel.h"
 
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,10 +188,34 @@ void dp_agree(const dp_team *t, const char *program, const dp_field *fields, int
 #endif
 }
 
+/* dp_on_abort's undo, or NULL */
+static void (*undo_on_abort)(void);
+
+/* SIGTERM (mpirun ending this rank for another's MPI_Abort): the undo, then the end the
+ * signal brings (SA_RESETHAND made it the default again; raised, it arrives on return) */
+static void undo_then_end(int sig)
+{
+    if (undo_on_abort)
+        undo_on_abort();
+    raise(sig);
+}
+
+void dp_on_abort(void (*undo)(void))
+{
+    undo_on_abort = undo;
+    struct sigaction sa = {0};
+    sa.sa_handler = undo ? undo_then_end : SIG_DFL;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
 void dp_abort(const dp_team *t, const char *program, int code, const char *message)
 {
     fprintf(stderr, "%s: rank %d: %s\n", program, t->rank, message);
     fflush(stderr);
+    if (undo_on_abort)
+        undo_on_abort();
 #ifdef MYGPT_HAVE_MPI
     if (t->size > 1 || t->active)
         MPI_Abort(MPI_COMM_WORLD, code);

@@ -73,4 +73,11 @@ void dp_agree(const dp_team *team, const char *program, const dp_field *fields, 
  * that disagree), 1 a failure of the run (no memory, MPI, a write). */
 void dp_abort(const dp_team *team, const char *program, int code, const char *message);
 
+/* What this rank undoes when the job ends early (rank 0's run folder, still empty):
+ * undo runs from dp_abort on this rank, or on the SIGTERM with which mpirun ends the
+ * other ranks when one of them aborts (that process never returns to its own clean-up).
+ * undo must be safe in a signal handler (rmdir, no stdio, no malloc); NULL: nothing,
+ * and SIGTERM as before. */
+void dp_on_abort(void (*undo)(void));
+
 #endif

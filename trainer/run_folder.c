@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "data_parallel.h"
 
 int run_folder_holds(const char *dir, const char *path)
 {
@@ -200,6 +201,8 @@ int run_folder_open(const char *cmd, run_folder *rf, const char *out, const char
 
 void run_folder_close(run_folder *rf)
 {
+    if (rf->made || rf->made_parent)
+        dp_on_abort(NULL); // the end is here now
     if (rf->made && entries(rf->dir) == 0)
         rmdir(rf->dir);
     if (rf->locked)
@@ -208,4 +211,26 @@ void run_folder_close(run_folder *rf)
     if (rf->made_parent && entries("runs") == 0)
         rmdir("runs");
     rf->made = rf->made_parent = 0;
+}
+
+/* What run_folder_close_on_abort leaves to an early end: the folder this run made ("" if
+ * none) and whether runs/ is its too; rmdir removes each only when it is empty */
+static char made_dir[sizeof ((run_folder *)0)->dir];
+static int made_runs;
+
+static void remove_made_if_empty(void)
+{
+    if (made_dir[0])
+        rmdir(made_dir);
+    if (made_runs)
+        rmdir("runs");
+}
+
+void run_folder_close_on_abort(const run_folder *rf)
+{
+    if (!rf->made && !rf->made_parent)
+        return;
+    memcpy(made_dir, rf->made ? rf->dir : "", rf->made ? sizeof made_dir : 1);
+    made_runs = rf->made_parent;
+    dp_on_abort(remove_made_if_empty);
 }

@@ -52,4 +52,9 @@ void run_folder_say(const char *cmd, const char *dir, const char *const *files, 
  * --data-parallel), and let go */
 void run_folder_close(run_folder *rf);
 
+/* Under --data-parallel another rank may end the job (dp_abort) before run_folder_close
+ * runs here: from now until then, the folder this run made (and runs/) is removed on
+ * that end too, when nothing was written in it (dp_on_abort). */
+void run_folder_close_on_abort(const run_folder *rf);
+
 #endif
