@@ -953,37 +953,44 @@ static mygpt_status load_state(const char *path, mygpt_error *err)
     return st;
 }
 
-/* path's header with "key":"value" made "key":"to" (its length and padding made again) */
-static void state_meta_set(const char *path, const char *key, const char *to)
+/* path's header with its first `old` made `to` (its length and padding made again) */
+static void state_header_replace(const char *path, const char *old, const char *to)
 {
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f);
-    char *b = malloc(1 << 20), *out = malloc((1 << 20) + 256);
-    const size_t n = fread(b, 1, 1 << 20, f);
-    fclose(f);
+    char *b;
+    size_t n;
+    cr_assert_eq(mygpt_read_file(path, &b, &n, NULL), MYGPT_OK);
     uint64_t hlen = 0;
     for (int i = 0; i < 8; i++)
         hlen |= (uint64_t)(unsigned char)b[i] << (8 * i);
-    char want[96], *h = strndup(b + 8, hlen);
+    char *h = strndup(b + 8, hlen), *out = malloc(hlen + strlen(to) + 16);
     size_t hl = strlen(h);
     while (hl > 0 && h[hl - 1] == ' ') // the padding
         h[--hl] = '\0';
-    snprintf(want, sizeof want, "\"%s\":\"", key);
-    char *at = strstr(h, want);
-    cr_assert_not_null(at, "no %s", key);
-    at += strlen(want);
-    size_t o = 8 + (size_t)sprintf(out + 8, "%.*s%s%s", (int)(at - h), h, to, strchr(at, '"'));
+    const char *at = strstr(h, old);
+    cr_assert_not_null(at, "no %s", old);
+    size_t o = 8 + (size_t)sprintf(out + 8, "%.*s%s%s", (int)(at - h), h, to, at + strlen(old));
     while ((o - 8) % 8)
         out[o++] = ' ';
     for (int i = 0; i < 8; i++)
         out[i] = (char)((uint64_t)(o - 8) >> (8 * i));
-    memcpy(out + o, b + 8 + hlen, n - 8 - hlen);
-    f = fopen(path, "wb");
-    cr_assert_eq(fwrite(out, 1, o + n - 8 - hlen, f), o + n - 8 - hlen);
-    fclose(f);
+    FILE *f = fopen(path, "wb");
+    cr_assert(f && fwrite(out, 1, o, f) == o && fwrite(b + 8 + hlen, 1, n - 8 - hlen, f) == n - 8 - hlen &&
+              fclose(f) == 0);
     free(h);
     free(out);
     free(b);
+}
+
+static void state_meta_get(const char *path, const char *key, char *out, size_t len);
+
+/* path's header with "key":"value" made "key":"to" */
+static void state_meta_set(const char *path, const char *key, const char *to)
+{
+    static char value[8192], old[8300], new[17100];
+    state_meta_get(path, key, value, sizeof value);
+    snprintf(old, sizeof old, "\"%s\":\"%s\"", key, value);
+    snprintf(new, sizeof new, "\"%s\":\"%s\"", key, to);
+    state_header_replace(path, old, new);
 }
 
 /* A generator whose left and next disagree (each in its range) is refused: its first draw
@@ -1137,6 +1144,79 @@ Test(train_state, values_no_run_leaves_are_refused_when_read)
     state_tensor_set(path, "loader.order", 2, &first, sizeof first);
     cr_expect_eq(load_state(path, &err), MYGPT_EFORMAT, "an order that repeats a window: accepted");
     cr_expect(strstr(err.message, "the loader's order is not a permutation") != NULL, "%s", err.message);
+    unlink(path);
+}
+
+/* path's tensor `name`: its header entry ({"dtype":...,"data_offsets":[from,to]}) into
+ * entry, its offsets into from and to */
+static void state_tensor_entry(const char *path, const char *name, char *entry, size_t cap, unsigned long long *from,
+                               unsigned long long *to)
+{
+    char *b;
+    size_t n;
+    cr_assert_eq(mygpt_read_file(path, &b, &n, NULL), MYGPT_OK);
+    char want[96];
+    snprintf(want, sizeof want, "\"%s\":{", name);
+    const char *at = strstr(b + 8, want), *end = at ? strchr(at, '}') : NULL;
+    cr_assert(end && (size_t)(end + 1 - at) < cap, "no %s", name);
+    snprintf(entry, cap, "%.*s", (int)(end + 1 - at), at);
+    cr_assert_eq(sscanf(strstr(entry, "\"data_offsets\":["), "\"data_offsets\":[%llu,%llu]", from, to), 2);
+    free(b);
+}
+
+/* A state's tensors must lie end to end over its data, each name once, as a save lays them:
+ * the weights read 4 bytes off (into the next tensor, or leaving a gap), or a second
+ * model.params in front that is the optimizer's moment, were read as the model's weights
+ * and trained from; and a small file whose metadata claim a huge model is refused before
+ * the model is made (it was "out of memory" for 69 billion parameters) */
+Test(train_state, tensors_that_do_not_tile_the_data_or_share_a_name_are_refused)
+{
+    const char *path = tmp_path("tiles");
+    char entry[512], moved[512], twice[1100];
+    unsigned long long from, to, mfrom, mto;
+    const struct {
+        const char *name;
+        long long by; // bytes its offsets move
+    } shift[] = {{"model.params", 4}, {"optimizer.exp_avg", -4}, {"optimizer.exp_avg_sq", 4}};
+    for (size_t i = 0; i < sizeof shift / sizeof shift[0]; i++) {
+        save_state(path, NULL);
+        state_tensor_entry(path, shift[i].name, entry, sizeof entry, &from, &to);
+        snprintf(moved, sizeof moved, "%.*s\"data_offsets\":[%llu,%llu]}",
+                 (int)(strstr(entry, "\"data_offsets\"") - entry), entry, from + shift[i].by, to + shift[i].by);
+        state_header_replace(path, entry, moved);
+        for (int as_model = 0; as_model < 2; as_model++) {
+            mygpt_error err = {0};
+            mygpt_gpt *g = NULL;
+            const mygpt_status st = as_model ? mygpt_train_state_model(&g, path, &err) : load_state(path, &err);
+            cr_expect_eq(st, MYGPT_EFORMAT, "%s moved by %lld: accepted (%s)", shift[i].name, shift[i].by,
+                         as_model ? "as a model" : "resumed");
+            cr_expect(strstr(err.message, "data offsets do not tile") && strstr(err.message, path), "%s", err.message);
+            mygpt_gpt_free(g);
+        }
+    }
+    save_state(path, NULL); // a second model.params in front: the first moment's bytes
+    state_tensor_entry(path, "model.params", entry, sizeof entry, &from, &to);
+    char moment[512];
+    state_tensor_entry(path, "optimizer.exp_avg", moment, sizeof moment, &mfrom, &mto);
+    snprintf(twice, sizeof twice, "\"model.params\":{%s,%s", strchr(moment, '{') + 1, entry);
+    state_header_replace(path, entry, twice);
+    for (int as_model = 0; as_model < 2; as_model++) {
+        mygpt_error err = {0};
+        mygpt_gpt *g = NULL;
+        const mygpt_status st = as_model ? mygpt_train_state_model(&g, path, &err) : load_state(path, &err);
+        cr_expect_eq(st, MYGPT_EFORMAT, "model.params twice: accepted (%s)", as_model ? "as a model" : "resumed");
+        cr_expect(strstr(err.message, "named twice"), "%s", err.message);
+        mygpt_gpt_free(g);
+    }
+    save_state(path, NULL); // a configuration of 2^24 x 4096 over a model of 11 x 4
+    state_meta_set(path, "vocab_size", "16777216");
+    state_meta_set(path, "embed_dim", "4096");
+    mygpt_error err = {0};
+    mygpt_gpt *g = NULL;
+    cr_expect_eq(mygpt_train_state_model(&g, path, &err), MYGPT_EFORMAT, "a claim of a huge model: %s", err.message);
+    cr_expect(strstr(err.message, "model.params is not of the size the state's configuration gives"), "%s",
+              err.message);
+    mygpt_gpt_free(g);
     unlink(path);
 }
 

@@ -20,6 +20,7 @@
 #include "base/base.h"
 #include "io/json.h"
 #include "io/train_state_file.h"
+#include "model/params.h"
 
 #define MAX_HEADER (64u << 20) /* the JSON header                            */
 
@@ -127,6 +128,28 @@ static void state_file_free(state_file *s)
     s->nm = 0;
 }
 
+/* NULL when s's tensors lie end to end over the data's data_len bytes, as a save lays them
+ * (a tensor read elsewhere than it was written would be another's values); else what is
+ * wrong */
+static const char *tiling(const state_file *s, size_t data_len)
+{
+    int at[sizeof s->t / sizeof s->t[0]]; // s's tensors by where they start (and end)
+    for (int i = 0; i < s->nt; i++) {
+        int k = i;
+        for (; k > 0 && (s->t[at[k - 1]].from > s->t[i].from ||
+                         (s->t[at[k - 1]].from == s->t[i].from && s->t[at[k - 1]].to > s->t[i].to)); k--)
+            at[k] = at[k - 1];
+        at[k] = i;
+    }
+    unsigned long long end = 0;
+    for (int k = 0; k < s->nt; k++) {
+        if (s->t[at[k]].from != end)
+            return "the tensors' data offsets do not tile the data (a gap or an overlap)";
+        end = s->t[at[k]].to;
+    }
+    return end == data_len ? NULL : "the tensors' data offsets do not tile the data (bytes after the last)";
+}
+
 /* The header's metadata (tensors 0) or its tensors (1) into *s; NULL, or what is wrong */
 static const char *parse_header(const mygpt_json *j, state_file *s, size_t data_len, int tensors)
 {
@@ -179,12 +202,15 @@ static const char *parse_header(const mygpt_json *j, state_file *s, size_t data_
             !mygpt_json_integer(j, off + 1, 0, (long long)data_len, &from) ||
             !mygpt_json_integer(j, j->v[off + 1].next, from, (long long)data_len, &to))
             return "a tensor's data offsets are outside the data";
+        for (int i = 0; i < s->nt; i++) // which would count?
+            if (strcmp(s->t[i].name, s->t[s->nt].name) == 0)
+                return "a tensor is named twice in the header";
         s->t[s->nt].numel = (unsigned long long)numel;
         s->t[s->nt].from = (unsigned long long)from;
         s->t[s->nt].to = (unsigned long long)to;
         s->nt++;
     }
-    return NULL;
+    return tensors ? tiling(s, data_len) : NULL;
 }
 
 /* n bytes at offset off of f into buf: 1, or 0 */
@@ -595,12 +621,17 @@ mygpt_status mygpt_train_state_model(mygpt_gpt **out, const char *path, mygpt_er
         st = state_config(path, r.s, &cfg, err);
     if (st == MYGPT_OK && (why = parse_header(&r.j, r.s, r.data_len, 1)))
         st = mygpt_fail(err, MYGPT_EFORMAT, "%s: %s", path, why);
+    size_t sizes[MYGPT_NUM_PARAM_TENSORS], count = 0; // the model's parameters, as mygpt_gpt_alloc counts them
     if (st == MYGPT_OK)
-        st = mygpt_gpt_alloc(&g, &cfg, err); // draws nothing: every weight comes from the file
-    int w = -1;
-    if (st == MYGPT_OK && (w = find_tensor(r.s, "model.params", "F32", g->num_parameters, 4)) < 0)
+        mygpt_param_sizes(&cfg, sizes);
+    for (int i = 0; i < MYGPT_NUM_PARAM_TENSORS && st == MYGPT_OK; i++)
+        count += sizes[i];
+    int w = -1; // found before the model is made: a small file's claim of a huge one costs nothing
+    if (st == MYGPT_OK && (w = find_tensor(r.s, "model.params", "F32", count, 4)) < 0)
         st = mygpt_fail(err, MYGPT_EFORMAT, "%s: model.params is %s", path,
                         w == -1 ? "missing" : "not of the size the state's configuration gives");
+    if (st == MYGPT_OK)
+        st = mygpt_gpt_alloc(&g, &cfg, err); // draws nothing: every weight comes from the file
     if (st == MYGPT_OK && !read_at(r.f, g->params_memory, g->num_parameters * 4, r.data_at + r.s->t[w].from))
         st = mygpt_fail(err, MYGPT_EIO, "cannot read %s: %s", path, errno ? strerror(errno) : "it ended early");
     const size_t bad = st == MYGPT_OK ? mygpt_first_nonfinite(g->params_memory, g->num_parameters) : 0;
