@@ -164,6 +164,23 @@ Test(spam, the_datasets_errors_name_the_file_and_the_line)
     cr_expect_eq(ds.max_length, (size_t)MYGPT_MAX_DIM);
     mygpt_spam_dataset_free(&ds);
     remove_temp(path);
+    // and with max_length None, a text longer than that is refused in its own file (the
+    // training file's became the validation file's max_length, refused naming that file)
+    const size_t words = (size_t)MYGPT_MAX_DIM + 1, head = strlen("Label,Text\n0,\"");
+    char *file = malloc(head + 3 * words + 3);
+    cr_assert_not_null(file);
+    memcpy(file, "Label,Text\n0,\"", head);
+    for (size_t w = 0; w < words; w++) // " ab", one token each
+        memcpy(file + head + 3 * w, " ab", 3);
+    memcpy(file + head + 3 * words, "\"\n", 3);
+    write_temp(path, sizeof path, "longest.csv", file);
+    free(file);
+    cr_expect_eq(mygpt_spam_dataset_load(&ds, path, tok, 0, 50256, 2, &err), MYGPT_EINVAL, "a text of %zu tokens: "
+                 "accepted", words);
+    cr_expect(strstr(err.message, path) && strstr(err.message, "its longest text is 16777217 tokens"), "%s",
+              err.message);
+    cr_expect_null(ds.ids);
+    remove_temp(path);
     mygpt_tokenizer_free(tok);
 }
 

@@ -113,6 +113,11 @@ mygpt_status mygpt_spam_dataset_load(mygpt_spam_dataset *ds, const char *path, c
         enc = NULL;
     }
     // max_length None: the longest encoded text; else every text cut to it
+    if (!max_length && ds->longest > MYGPT_MAX_DIM) {
+        st = mygpt_fail(err, MYGPT_EINVAL, "%s: its longest text is %zu tokens, more than the longest context a model "
+                        "takes (%d)", path, ds->longest, MYGPT_MAX_DIM);
+        goto done;
+    }
     ds->n = n;
     ds->max_length = max_length ? max_length : ds->longest; // a text pandas reads has a token: > 0
     ds->pad_id = pad_id;
