@@ -136,6 +136,10 @@ Test(checkpoint, broken_files_are_refused_with_a_reason)
     memcpy(dt, "\"F16\"", 5);                                          // another dtype
     expect_refused(b, n, "dtype F16");
     memcpy(b, good, n);
+    dt = strstr(b + 8, "\"dtype\":\"F32\",");
+    memset(dt, ' ', 14);                                               // no dtype
+    expect_refused(b, n, "has no dtype (F32 here)");
+    memcpy(b, good, n);
     char *sh = strstr(b + 8, "\"shape\":[5,4]");
     memcpy(sh, "\"shape\":[4,5]", 13);                                 // another shape
     expect_refused(b, n, "shape");

@@ -398,6 +398,8 @@ static mygpt_status match_tensors(const char *path, model_read *r, mygpt_error *
         const size_t es = mygpt_weights_value_bytes(quant ? wf : MYGPT_WEIGHTS_FP32);
         if (!e)
             return mygpt_fail(err, MYGPT_EFORMAT, "%s: tensor %s is missing", path, want->name);
+        if (!e->dtype[0])
+            return mygpt_fail(err, MYGPT_EFORMAT, "%s: %s has no dtype (%s here)", path, e->name, dtype);
         if (strcmp(e->dtype, dtype) != 0)
             return mygpt_fail(err, MYGPT_EFORMAT, "%s: %s has dtype %s, not %s%s", path, e->name, e->dtype, dtype,
                               wf != MYGPT_WEIGHTS_FP32 ? " (the file's __metadata__ says its weights are quantized)"
