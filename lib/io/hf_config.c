@@ -151,6 +151,9 @@ mygpt_status mygpt_hf_config_heads(const char *path, const mygpt_config *sizes, 
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s describes another model (%s %s, %s's %d): its "
                                          "heads are not this model's", conf, SIZE_KEY[i], shown, path,
                                          size_of(sizes, i)));
+    if (sizes->embed_dim % v != 0)
+        MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: \"n_head\" %lld does not divide %s's width (n_embd "
+                                         "%d): not this model's heads", conf, v, path, sizes->embed_dim));
     *heads = (int)v;
 cleanup:
     mygpt_json_free(&j);

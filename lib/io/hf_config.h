@@ -30,7 +30,8 @@ mygpt_status mygpt_hf_config_check(const char *conf, const mygpt_config *c, bool
 /* The top-level "n_head" of the (Hugging Face) config.json beside path, read with the
  * library's JSON reader: *heads 0 when there is no config.json (then heads of 64, as
  * documented); one that is there but unusable, or whose vocab_size, n_positions, n_embd
- * or n_layer (each where given) is not the checkpoint's (`sizes`, from its tensors), is
- * an error that says why: its heads would be another model's. */
+ * or n_layer (each where given) is not the checkpoint's (`sizes`, from its tensors), or
+ * whose n_head does not divide its width, is an error that says why: its heads would be
+ * another model's. */
 mygpt_status mygpt_hf_config_heads(const char *path, const mygpt_config *sizes, int *heads, mygpt_error *err);
 #endif
