@@ -4,6 +4,16 @@
 # output with chapters/expected/. One line per chapter (number, name, result), a
 # unified diff for any mismatch, and a final count. Exit 0 only if none failed.
 set -euo pipefail
+case ${1-} in
+'') ;;
+-h | --help)
+    awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"
+    echo "One chapter on its own: build/chapters/NAME (NAME --help for its flags)."
+    exit 0 ;;
+*)
+    echo "chapters.sh: $1: it takes no arguments (one chapter on its own: build/chapters/NAME)" >&2
+    exit 2 ;;
+esac
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 
 export MYGPT_FIGURES="$MYGPT_BUILD/figures"   # where chapters write their SVG figures
@@ -15,7 +25,7 @@ streamed=" 38_book_training 40_book_train_model "
 # chapters/ERRATA.md); the same code's --smoke run is checked against PyTorch's log
 total=$(grep -c -v -e '^number' -e '^$' "$MYGPT_ROOT/chapters/index.tsv")
 echo "chapters: running the $total chapter programs of chapters/index.tsv, each output checked against"
-echo "  chapters/expected/. Most take seconds; 38 trains the book's 163M-parameter model for"
+echo "  chapters/expected/. Most take seconds; 38 trains the book's 162M-parameter model for"
 echo "  10 to 15 minutes on 2 cores, 40 a block of it (their logs and the time left shown as they come)."
 echo "  The tool is already built: try build/cli/mygpt --help while this runs."
 passed=0 failed=0 skipped=0

@@ -9,12 +9,17 @@
 #   5. a clang build (no warning) and the suites that hold its kernels to the same bits, and a
 #      clang build without OpenMP (a Mac without libomp) and five of its chapters, then
 #   6. an aarch64 cross build and a subset of its tests under qemu-user (scripts/cross.sh).
-# Ends with the line "N passed, N failed, N skipped". MYGPT_QUICK=1 runs stage 1 only.
+# Ends with the line "N passed, N failed, N skipped". MYGPT_QUICK=1 runs stage 1 only;
+# arguments name the meson tests stages 1 and 2 run (all without).
 # Counts are Criterion tests (plus one per chapter check, per valgrind run and per fuzz
 # target); a suite that dies before Criterion reports counts as one failure; tests that
 # cannot run here (the GPT-2 vocabulary could not be fetched) count as skipped, never as
 # passed.
 set -euo pipefail
+if [ "${1-}" = -h ] || [ "${1-}" = --help ]; then
+    awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"
+    exit 0
+fi
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 
 passed=0

@@ -39,7 +39,7 @@ static const preset PRESETS[] = {
       "context", "64", "batch", "8", "steps", "400", "optimizer", "adamw", "lr", "1e-2",
       "eval-every", "20", NULL}},
     {"book-ch5",
-     "the book's chapter 5 (train_model_simple): its GPT-2-sized model (163M parameters), "
+     "the book's chapter 5 (train_model_simple): its GPT-2-sized model (162M parameters at context 256), "
      "10 epochs",
      {"arch", "llms-from-scratch", "seed", "123", "vocab", "50257", "embed", "768", "heads", "12",
       "layers", "12", "max-seq", "256", "dropout", "0.1", "context", "256", "batch", "2",

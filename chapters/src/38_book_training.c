@@ -35,7 +35,7 @@ int main(int argc, char **argv)
     chapter_init(&ch, argc, argv, "38_book_training",
                  "The book's chapter 5: GPTModel (GPT_CONFIG_124M, context 256) trained on the-verdict\n"
                  "for 10 epochs as train_model_simple does, its log and samples; then greedy and\n"
-                 "temperature-1.4, top-k-25 text. Takes minutes (a 163M-parameter model, 90 steps).",
+                 "temperature-1.4, top-k-25 text. Takes minutes (a 162M-parameter model, 90 steps).",
                  0, CH_SMOKE);
     verdict v;
     verdict_load(&ch, &v);

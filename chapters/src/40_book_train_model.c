@@ -36,7 +36,7 @@ int main(int argc, char **argv)
     chapter_init(&ch, argc, argv, "40_book_train_model",
                  "The book's appendix D: learning-rate warmup, cosine decay and gradient clipping;\n"
                  "train_model runs GPTModel (GPT_CONFIG_124M, context 256) on the-verdict for 15 epochs,\n"
-                 "its log and samples. Takes many minutes (a 163M-parameter model, 135 steps).",
+                 "its log and samples. Takes many minutes (a 162M-parameter model, 135 steps).",
                  0, CH_SMOKE | CH_BOOK);
     verdict v;
     verdict_load(&ch, &v);
