@@ -432,6 +432,10 @@ int main(int argc, char **argv)
             return EXIT_USAGE;
         }
         const int M = d[0], K = d[1], N = d[2];
+        const double MK = (double)M * K, NK = (double)N * K; // a and w (and dinp and dweight), then o
+        const int rc_fit = bench_fits("--matmul", matmul, 4.0 * ((args_has(&pa, "backward") ? 2 : 1) * (MK + NK) + (double)M * N));
+        if (rc_fit)
+            return rc_fit;
         float *a = malloc(sizeof(float) * (size_t)M * K), *w = malloc(sizeof(float) * (size_t)N * K);
         float *o = malloc(sizeof(float) * (size_t)M * N);
         if (!a || !w || !o) {

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "bench_learn.h"
@@ -89,6 +90,17 @@ long peak_rss_mb(void)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return ru.ru_maxrss / 1024;
+}
+
+int bench_fits(const char *flag, const char *sizes, double bytes)
+{
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    const double memory = (double)pages * (double)page;
+    if (pages <= 0 || page <= 0 || bytes <= memory)
+        return 0;
+    cli_error("mygpt-bench", "%s %s: its buffers need %.1f GB, more than this machine's %.1f GB of memory", flag, sizes,
+              bytes / 1e9, memory / 1e9);
+    return EXIT_USAGE;
 }
 
 /* c's model configuration */
@@ -629,6 +641,12 @@ int bench_attention(int B, int T, int C, int NH, int threads, int nproc, int rep
 {
     const size_t n = (size_t)B * T * C, na = (size_t)B * NH * T * T;
     const size_t slen = mygpt_attention_scratch_size(T, C / NH, threads ? threads : nproc);
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "%d,%d,%d,%d", B, T, C, NH);
+    const int rc_fit = bench_fits(backward ? "--attention-backward" : "--attention", sizes,
+                                  4.0 * (8.0 * (double)n + (double)na + (double)slen));
+    if (rc_fit)
+        return rc_fit;
     float *q = malloc(n * sizeof *q), *k = malloc(n * sizeof *k), *v = malloc(n * sizeof *v);
     float *dout = malloc(n * sizeof *dout), *out = malloc(n * sizeof *out), *att = malloc(na * sizeof *att);
     float *dq = calloc(n, sizeof *dq), *dk = calloc(n, sizeof *dk), *dv = calloc(n, sizeof *dv);
@@ -759,6 +777,11 @@ int bench_bandwidth(int threads, int nproc)
 int bench_loss(int N, int V, int threads, int nproc, int reps)
 {
     const size_t n = (size_t)N * V;
+    char sizes[32];
+    snprintf(sizes, sizeof sizes, "%d,%d", N, V);
+    const int rc_fit = bench_fits("--loss", sizes, 12.0 * (double)n + 8.0 * N);
+    if (rc_fit)
+        return rc_fit;
     float *logits = malloc(n * sizeof *logits), *logp = malloc(n * sizeof *logp);
     float *dlogits = malloc(n * sizeof *dlogits);
     int64_t *targets = malloc((size_t)N * sizeof *targets);

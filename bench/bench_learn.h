@@ -10,6 +10,10 @@ double now_ms(void);
 double cpu_ms(void);
 int cmp_double(const void *a, const void *b);
 long peak_rss_mb(void);
+/* 0 when `bytes` of buffers fit in this machine's memory; else EXIT_USAGE after one line
+ * naming the flag and its sizes (a system that overcommits would hand the buffers out and
+ * end the process when they are touched) */
+int bench_fits(const char *flag, const char *sizes, double bytes);
 
 /* threads 0: every count 1..nproc, taking turns; reps 0 / warmup < 0: defaults.
  * medians, when not NULL, receives the median ms (per step; per new token) for each

@@ -553,6 +553,27 @@ Test(cli_chapters, bench_refuses_a_size_past_int_instead_of_timing_another)
     }
 }
 
+/* Sizes whose buffers no machine holds are refused before anything is allocated, naming
+ * the flag (bad input, 2): a system that overcommits handed out 16 GiB buffers one by one
+ * and killed the benchmark when it touched them (--matmul 65536,65536,65536 on 24 GiB) */
+Test(cli_chapters, bench_refuses_buffers_past_the_machines_memory, .timeout = 60)
+{
+    const char *runs[][2] = {{"--matmul 2147483647,2147483647,2147483647", "--matmul 2147483647,"},
+                             {"--matmul 1,2147483647,2147483647 --backward", "--matmul 1,"},
+                             {"--loss 2147483647,2147483647", "--loss 2147483647,"},
+                             {"--attention 65536,65536,65536,1", "--attention 65536,"},
+                             {"--attention-backward 65536,65536,65536,1", "--attention-backward 65536,"}};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        char words[128];
+        snprintf(words, sizeof words, "%s --reps 1 --threads 1", runs[i][0]);
+        proc_result r;
+        cr_assert_eq(run_words(BENCH_EXE, words, &r), 0);
+        expect_one_line_refusal(&r, 2, "of memory", words);
+        cr_expect(strstr(r.err, runs[i][1]) && strstr(r.err, "its buffers need"), "%s: %s", words, r.err);
+        proc_result_free(&r);
+    }
+}
+
 /* --generate's --save-model never replaces the model it reads, however the path is
  * spelt: refused before any work (status 2, one line naming both flags), the file as it
  * was. */
