@@ -536,13 +536,15 @@ Test(cli_chapters, bench_checks_svg_before_the_sweep, .timeout = 60)
 }
 
 /* The benchmark's sizes are whole numbers from 1 to INT_MAX, digits only: one past int is
- * refused (it was read as 1 and timed), and so are a sign and a size too few */
+ * refused (it was read as 1 and timed), and so are a sign and a size too few; so is an
+ * unknown --train config, with nothing on stdout */
 Test(cli_chapters, bench_refuses_a_size_past_int_instead_of_timing_another)
 {
     const char *runs[][2] = {{"--matmul 4294967297,1,1", "--matmul"}, {"--matmul +8,8,8", "--matmul"},
                              {"--matmul 8,8", "--matmul"}, {"--loss 4294967297,2", "--loss"},
                              {"--attention 1,-4294967295,4,1", "--attention"},
-                             {"--attention-backward 4294967297,4,4,2", "--attention-backward"}};
+                             {"--attention-backward 4294967297,4,4,2", "--attention-backward"},
+                             {"--train --config foo", "unknown config 'foo'"}}; // (its table's head came first)
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         char words[128];
         snprintf(words, sizeof words, "%s --reps 1 --threads 1", runs[i][0]);
