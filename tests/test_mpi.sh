@@ -13,7 +13,8 @@
 #   6. appendix D's schedule and clipping: 1 process under mpirun as without
 #      MPI, bit for bit, 2 processes within 1e-6;
 #   7. chapter 35, which starts mpirun itself, from a folder whose name holds a quote
-#      and a command: one word to mpirun, never a command run.
+#      and a command: one word to mpirun, never a command run; its worker's mode takes
+#      no other flag and says when its lines cannot be written.
 # Skipped (77) when mpirun is absent; under CI=true that is a failure.
 set -uo pipefail
 mygpt=$(realpath "$1") check=$2 chapter35=$3 # (absolute: some jobs run in a folder of their own)
@@ -202,5 +203,21 @@ if [ $status -eq 0 ] && [ ! -e "$tmp/PWNED" ] && grep -q "identical" "$tmp/out";
 else
     say "FAIL: chapter 35 from $odd: exit $status$([ -e "$tmp/PWNED" ] && echo ', and the command in its name ran')"
     sed 's/^/  /' "$tmp/err"; fail=1
+fi
+# The worker's mode takes the words run_team gives mpirun and no others, and says when its
+# lines could not be written: another flag was ignored, /dev/full was a silent exit 0
+status=0
+"$chapter35" --worker --smoke --seed=7 </dev/null >"$tmp/out" 2>"$tmp/err" || status=$?
+if [ $status -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q -- "takes no other flag (--seed=7)" "$tmp/err"; then
+    say "ok: chapter 35's --worker refuses another flag"
+else
+    say "FAIL: chapter 35 --worker --smoke --seed=7: exit $status"; sed 's/^/  /' "$tmp/err"; fail=1
+fi
+status=0
+timeout 120 "$chapter35" --worker --smoke </dev/null >/dev/full 2>"$tmp/err" || status=$?
+if [ $status -eq 1 ] && grep -q "error writing output" "$tmp/err"; then
+    say "ok: chapter 35's --worker says its lines could not be written"
+else
+    say "FAIL: chapter 35 --worker --smoke >/dev/full: exit $status"; sed 's/^/  /' "$tmp/err"; fail=1
 fi
 exit $fail

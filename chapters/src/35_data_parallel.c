@@ -152,13 +152,16 @@ static void run_team(const chapter *ch, const char *self, int P, run *r, int abs
 
 int main(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--worker") == 0) {
-            int smoke = 0;
-            for (int k = 1; k < argc; k++)
-                smoke |= strcmp(argv[k], "--smoke") == 0;
-            return worker(argc, argv, smoke);
+    if (argc > 1 && strcmp(argv[1], "--worker") == 0) { // the words run_team gives mpirun, no others
+        const int smoke = argc > 2 && strcmp(argv[2], "--smoke") == 0;
+        if (argc > 2 + smoke) {
+            fprintf(stderr, "35_data_parallel: --worker [--smoke] is how the program starts its own ranks "
+                            "under mpirun: it takes no other flag (%s)\n", argv[2 + smoke]);
+            return EXIT_USAGE;
         }
+        cli_check_output_at_exit("35_data_parallel"); // rank 0's lines are the driver's to read
+        return worker(argc, argv, smoke);
+    }
     chapter ch;
     chapter_init(&ch, argc, argv, "35_data_parallel",
                  "The course's chapter 16: chapter 14's AdamW run (chapter 33) by 1 process and by 2 over\n"
