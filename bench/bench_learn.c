@@ -542,7 +542,10 @@ int bench_generate(const generate_opts *o, double *medians)
     mygpt_gpt *g;
     const mygpt_status loaded = generate_model(&g, gc, o, &err);
     if (loaded != MYGPT_OK) { // a file that cannot be read is bad input (2), no memory a failure (1)
-        cli_error("mygpt-bench", "--generate --config %s: %s", gc->name, err.message);
+        if (o->checkpoint) // (the message names the file)
+            cli_error("mygpt-bench", "--generate --checkpoint: %s", err.message);
+        else
+            cli_error("mygpt-bench", "--generate --config %s: %s", gc->name, err.message);
         return cli_exit_code(loaded);
     }
     const mygpt_config cfg = g->config;

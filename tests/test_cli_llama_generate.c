@@ -188,5 +188,11 @@ Test(cli_llama_generate, the_benchmark_times_no_model_whose_logits_are_not_numbe
                   words, r.err);
         proc_result_free(&r);
     }
-    unlink(bad);
+    unlink(bad); // and a checkpoint that is not there is --checkpoint's, not a --config never given
+    snprintf(words, sizeof words, "--generate --checkpoint %s --prompt 2 --new 2 --reps 1 --threads 1", bad);
+    proc_result r;
+    cr_assert_eq(run_words(BENCH_EXE, words, &r), 0);
+    expect_one_line_refusal(&r, 2, "mygpt-bench: --generate --checkpoint: cannot open", words);
+    cr_expect(!strstr(r.err, "--config"), "%s", r.err);
+    proc_result_free(&r);
 }
