@@ -84,7 +84,7 @@ int main(int argc, char **argv)
         int64_t *ids;
         double a = now_ms();
         if ((st = mygpt_encode(tok, text, n, &ids, &nids, &err)) != MYGPT_OK) {
-            cli_error("mygpt-bench-tokenizer", "%s", err.message);
+            cli_error("mygpt-bench-tokenizer", "%s: %s", text_path, err.message);
             return cli_exit_code(st);
         }
         times[r] = now_ms() - a;

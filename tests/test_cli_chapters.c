@@ -35,6 +35,8 @@ Test(cli_chapters, bad_chapter_arguments)
     fputs("I HAD always thought Jack Gisburn rather a cheap genius", t); // 12 tokens
     fclose(t);
     snprintf(short_arg, sizeof short_arg, "--text %s", short_text);
+    char text_msg[200]; // the file named, as `mygpt encode` names it
+    snprintf(text_msg, sizeof text_msg, "%s: the text is not valid UTF-8 (byte offset 3)", text_arg);
     const struct { const char *program, *args, *msg; int status; } cases[] = {
         {"25_position_breaks_invariance", "--seed abc", "--seed: 'abc' is not an integer", 2},
         {"25_position_breaks_invariance", "--seed", "option '--seed' needs a value", 2},
@@ -44,7 +46,7 @@ Test(cli_chapters, bad_chapter_arguments)
         {"53_alibi", "--seed 3", "unknown option '--seed'", 2},
         {"55_rope_figure", "--figures /nonexistent/dir", "--figures /nonexistent/dir: No such file or directory", 2},
         {"61_verdict_dataloader", "--text /nonexistent.txt", "cannot open /nonexistent.txt", 2},
-        {"61_verdict_dataloader", text_arg, "not valid UTF-8 (byte offset 3)", 2},
+        {"61_verdict_dataloader", text_arg, text_msg, 2},
         {"61_verdict_dataloader", short_arg, "tokens hold no batch of 8 windows of 4 tokens", 2},
         {"91_book_llama_story", "--seed 4294967296", "is 0 as run.c reads it (an int)", 2},
         {"91_book_llama_story", "--seed -4294967296", "--seed -4294967296 is 0 as run.c reads it", 2},
@@ -468,10 +470,12 @@ Test(cli_chapters, bench_times_the_attention_alone)
  * input (status 2, one line naming it), and a path's newline is shown escaped on that line */
 Test(cli_chapters, the_benchmarks_refuse_bad_files_with_status_2_on_one_line)
 {
-    char dir[] = "/tmp/mygpt-bench-bad-XXXXXX", empty[64];
+    char dir[] = "/tmp/mygpt-bench-bad-XXXXXX", empty[64], latin1[64];
     cr_assert_not_null(mkdtemp(dir));
     snprintf(empty, sizeof empty, "%s/empty", dir);
     write_file(empty, "");
+    snprintf(latin1, sizeof latin1, "%s/latin1", dir);
+    write_file(latin1, "caf\xe9\n");
     char script[600];
     proc_result r;
     const struct {
@@ -479,6 +483,7 @@ Test(cli_chapters, the_benchmarks_refuse_bad_files_with_status_2_on_one_line)
     } runs[] = {{BENCH_EXE, "--generate --checkpoint %s/empty --reps 1", "too short for a safetensors file"},
                 {BENCH_EXE, "--generate --checkpoint %s --reps 1", "not a regular file"},
                 {BENCH_TOKENIZER_EXE, "--reps 1 --text %s", "--text: cannot read"},
+                {BENCH_TOKENIZER_EXE, "--reps 1 --text %s/latin1", "/latin1: the text is not valid UTF-8"},
                 {BENCH_EXE, "--config tiny --reps 1 --threads 1 --csv \"%s/a\nb/t.csv\"", "/a\\nb"}};
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         char words[300];
@@ -490,6 +495,7 @@ Test(cli_chapters, the_benchmarks_refuse_bad_files_with_status_2_on_one_line)
         proc_result_free(&r);
     }
     unlink(empty);
+    unlink(latin1);
     cr_expect_eq(rmdir(dir), 0, "files were left");
 }
 

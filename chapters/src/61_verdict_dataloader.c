@@ -44,7 +44,12 @@ int main(int argc, char **argv)
     chapter_check(&ch, st, &err);
     int64_t *ids;
     size_t n;
-    chapter_check(&ch, mygpt_encode(tok, raw_text, tn, &ids, &n, &err), &err);
+    const mygpt_status encoded = mygpt_encode(tok, raw_text, tn, &ids, &n, &err);
+    if (encoded != MYGPT_OK) { // (the text's file named: the tokenizer sees only its bytes)
+        const mygpt_error inner = err;
+        snprintf(err.message, sizeof err.message, "%s%.4000s: %.4000s", ch.text ? "--text " : "", path, inner.message);
+    }
+    chapter_check(&ch, encoded, &err);
 
     enum { BATCH = 8, MAX_LENGTH = 4, STRIDE = 4, OUTPUT_DIM = 256, CONTEXT = MAX_LENGTH };
     mygpt_dataloader dl;
