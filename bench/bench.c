@@ -368,6 +368,38 @@ int main(int argc, char **argv)
                   mode);
         return EXIT_USAGE;
     }
+    // the flags each benchmark reads: another is refused, not ignored (--attention's
+    // --backward timed the forward without a word)
+    static const struct {
+        const char *mode, *reads[10]; // mode NULL: the forward pass's sweep
+    } READS[] = {{NULL, {"config", "threads", "reps", "warmup", "csv", "svg", "naive", "quick", "unpacked"}},
+                 {"train", {"config", "threads", "reps", "warmup"}},
+                 {"classify", {"config", "threads", "reps", "warmup"}},
+                 {"generate", {"config", "weights", "checkpoint", "save-model", "prompt", "new", "no-kv-cache",
+                               "threads", "reps"}},
+                 {"bandwidth", {"threads"}},
+                 {"peak", {"threads"}},
+                 {"latency", {NULL}},
+                 {"attention", {"threads", "reps"}},
+                 {"attention-backward", {"threads", "reps"}},
+                 {"loss", {"threads", "reps"}},
+                 {"matmul", {"backward", "naive", "threads", "reps"}}};
+    size_t m = 0;
+    while (mode ? !READS[m].mode || strcmp(mode, READS[m].mode) != 0 : READS[m].mode != NULL)
+        m++;
+    for (const arg_spec *f = SPECS; f->name; f++) {
+        int reads = mode && strcmp(f->name, mode) == 0;
+        for (int k = 0; k < 10 && READS[m].reads[k]; k++)
+            reads |= strcmp(f->name, READS[m].reads[k]) == 0;
+        if (reads || !args_has(&pa, f->name))
+            continue;
+        char list[160] = "";
+        for (int k = 0; k < 10 && READS[m].reads[k]; k++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s--%s", k ? ", " : "", READS[m].reads[k]);
+        cli_error("mygpt-bench", "--%s does not go with %s%s (it reads %s)", f->name,
+                  mode ? "--" : "the forward pass's sweep", mode ? mode : "", list[0] ? list : "no other flag");
+        return EXIT_USAGE;
+    }
     if (svg && threads > 1) { // known now, not after the sweep
         cli_error("mygpt-bench", "--svg: the speedup plot needs a 1-thread time (run the sweep without --threads, or "
                                  "with --threads 1)");

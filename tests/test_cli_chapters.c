@@ -499,14 +499,19 @@ Test(cli_chapters, the_benchmarks_refuse_bad_files_with_status_2_on_one_line)
     cr_expect_eq(rmdir(dir), 0, "files were left");
 }
 
-/* One benchmark a run: two modes, or --csv beside a mode that writes no table, are refused
- * (one ran and the other was dropped without a word) */
+/* One benchmark a run: two modes, --csv beside a mode that writes no table, or a flag the
+ * benchmark does not read, are refused (one ran and the other was dropped without a word) */
 Test(cli_chapters, bench_runs_one_benchmark_a_run)
 {
     const char *runs[][2] = {{"--matmul 8,8,8 --train", "--train and --matmul"},
                              {"--peak --bandwidth", "--bandwidth and --peak"},
                              {"--loss 4,4 --matmul 8,8,8", "--loss and --matmul"},
-                             {"--matmul 8,8,8 --csv /tmp/mygpt-never.csv", "--csv and --svg"}};
+                             {"--matmul 8,8,8 --csv /tmp/mygpt-never.csv", "--csv and --svg"},
+                             // a flag its benchmark does not read (the forward was timed for --backward)
+                             {"--attention 1,4,4,1 --backward", "--backward does not go with --attention"},
+                             {"--loss 2,2 --naive", "--naive does not go with --loss"},
+                             {"--config tiny --backward", "--backward does not go with the forward pass's sweep"},
+                             {"--latency --threads 2", "--threads does not go with --latency (it reads no other"}};
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         proc_result r;
         cr_assert_eq(run_words(BENCH_EXE, runs[i][0], &r), 0);
