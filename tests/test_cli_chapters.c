@@ -5,6 +5,7 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -497,6 +498,42 @@ Test(cli_chapters, the_benchmarks_refuse_bad_files_with_status_2_on_one_line)
     unlink(empty);
     unlink(latin1);
     cr_expect_eq(rmdir(dir), 0, "files were left");
+}
+
+/* A figure's path that would pass the 4096 bytes of a path is refused naming --figures and
+ * the file: it was cut silently, and the error named a file never involved
+ * ("DIR/sinusoidal_enc") */
+Test(cli_chapters, a_figure_path_too_long_is_refused_not_cut)
+{
+    char dir[4200];
+    snprintf(dir, sizeof dir, "/tmp/mygpt-deep-%d", (int)getpid());
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    const size_t base = strlen(dir);
+    size_t n = base;
+    while (n + 51 < 4030) { // folders of 50 letters, then one that ends the path at 4080 bytes
+        snprintf(dir + n, sizeof dir - n, "/%050d", 0);
+        n += 51;
+        cr_assert_eq(mkdir(dir, 0700), 0, "%s", strerror(errno));
+    }
+    dir[n] = '/';
+    memset(dir + n + 1, 'b', 4080 - n - 1);
+    dir[4080] = '\0';
+    cr_assert_eq(mkdir(dir, 0700), 0, "%s", strerror(errno));
+    char exe[4096], words[4300];
+    snprintf(exe, sizeof exe, "%s/47_sinusoidal_encoding", CHAPTER_DIR);
+    snprintf(words, sizeof words, "--figures %s", dir);
+    proc_result r;
+    cr_assert_eq(run_words(exe, words, &r), 0);
+    cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    cr_expect(count_lines(r.err) == 1 && strstr(r.err, "...: the path of its sinusoidal_encoding.svg would be 4104 "
+                                                      "bytes, more than 4095"), "%s", r.err);
+    proc_result_free(&r);
+    for (;;) { // the folders removed, deepest first: each must be empty
+        cr_expect_eq(rmdir(dir), 0, "%s: %s", dir, strerror(errno));
+        if (strlen(dir) == base)
+            break;
+        *strrchr(dir, '/') = '\0';
+    }
 }
 
 /* One benchmark a run: two modes, --csv beside a mode that writes no table, or a flag the

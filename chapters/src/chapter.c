@@ -127,10 +127,11 @@ static void figure_path(const chapter *ch, const char *file, char *path, size_t 
 {
     const size_t n = strlen(file);
     const int svg = n > 4 && strcmp(file + n - 4, ".svg") == 0;
-    if (ch->smoke && svg)
-        snprintf(path, cap, "%s/%.*s_smoke.svg", ch->figures, (int)(n - 4), file);
-    else
-        snprintf(path, cap, "%s/%s", ch->figures, file);
+    const int len = ch->smoke && svg ? snprintf(path, cap, "%s/%.*s_smoke.svg", ch->figures, (int)(n - 4), file)
+                                     : snprintf(path, cap, "%s/%s", ch->figures, file);
+    if (len < 0 || (size_t)len >= cap) // (cut, it would name another file)
+        chapter_refuse(ch, "--figures %.200s...: the path of its %s would be %d bytes, more than %zu", ch->figures, file,
+                       len, cap - 1);
 }
 
 void chapter_check_figure(const chapter *ch, const char *file)
