@@ -155,9 +155,9 @@ int args_parse(const char *cmd, int argc, char **argv, const arg_spec *specs,
             return -1;
         if (strncmp(w, "--", 2) != 0 || w[2] == '\0') {
             if (!allow_positional || (w[0] == '-' && w[1] != '\0')) {
-                if (allow_positional) // a file named -x: after "--", as other tools take it
-                    cli_error(cmd, "unexpected argument '%s' (see '%s%s --help'; a file of that name goes after --: "
-                              "%s%s -- %s)", w, program_prefix, cmd, program_prefix, cmd, w);
+                if (allow_positional) // a file named -x, an id -1: after "--", as other tools take them
+                    cli_error(cmd, "unexpected argument '%s' (see '%s%s --help'; an argument that begins with '-' "
+                              "goes after --: %s%s -- %s)", w, program_prefix, cmd, program_prefix, cmd, w);
                 else
                     cli_error(cmd, "unexpected argument '%s' (see '%s%s --help')", w, program_prefix, cmd);
                 return EXIT_USAGE;

@@ -71,7 +71,8 @@ Test(cli_tokens, bad_token_input_is_an_error)
         {"encode --vocab-dir %s a.txt b.txt", "at most one FILE"},
         {"decode --vocab-dir %s 50257", "token id 50257 is outside [0, 50257)"},
         {"decode --vocab-dir %s -- -1", "token id -1 is outside"}, /* "--" ends the options */
-        {"decode --vocab-dir %s -1", "unexpected argument"},
+        {"decode --vocab-dir %s -1", "unexpected argument '-1' (see 'mygpt decode --help'; an argument that begins "
+                                     "with '-' goes after --: mygpt decode -- -1)"}, /* an id, not a file */
         {"decode --vocab-dir %s 12abc", "'12abc' is not a token id"},
         {"decode --vocab-dir %s +5", "'+5' is not a token id"}, /* strtoll's +, as its spaces: not an id */
         {"decode --vocab-dir", "needs a value"},
