@@ -57,7 +57,7 @@ int main(int argc, char **argv)
     mygpt_trainer *tr;
     if (ch.gpt2) { // the book's own run: GPT-2's weights, then torch.manual_seed(123); out_head = nn.Linear(768, 2)
         mygpt_gpt *lm;
-        chapter_check(&ch, finetune_model_load(&lm, ch.gpt2, &err), &err);
+        chapter_check_flag(&ch, "--gpt2", finetune_model_load(&lm, ch.gpt2, &err), &err);
         char model[4200];
         snprintf(model, sizeof model, "--gpt2 %s", ch.gpt2);
         spam_run_fits(&ch, &r, lm->config.max_seq_len, model);

@@ -55,7 +55,7 @@ int main(int argc, char **argv)
 
     mygpt_gpt *g = NULL;
     if (ch.gpt2) { // --gpt2: the folder's model, read before anything is printed
-        chapter_check(&ch, finetune_model_load(&g, ch.gpt2, &err), &err);
+        chapter_check_flag(&ch, "--gpt2", finetune_model_load(&g, ch.gpt2, &err), &err);
         g->config.dropout = 0.0; // BASE_CONFIG's drop_rate
     }
 

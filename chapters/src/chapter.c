@@ -185,6 +185,16 @@ void chapter_check(const chapter *ch, mygpt_status st, const mygpt_error *err)
         chapter_exit(ch, st, err, cli_exit_code(st));
 }
 
+void chapter_check_flag(const chapter *ch, const char *flag, mygpt_status st, const mygpt_error *err)
+{
+    if (st == MYGPT_OK)
+        return;
+    mygpt_error said = {0};
+    snprintf(said.message, sizeof said.message, "%.64s: %.8000s", flag,
+             err && err->message[0] ? err->message : mygpt_strerror(st));
+    chapter_exit(ch, st, &said, cli_exit_code(st));
+}
+
 void chapter_check_write(const chapter *ch, mygpt_status st, const mygpt_error *err)
 {
     if (st != MYGPT_OK) // a failed write (a full disk, the file-size limit) is a runtime failure

@@ -48,6 +48,9 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
  * out of memory). */
 void chapter_check(const chapter *ch, mygpt_status st, const mygpt_error *err);
 
+/* chapter_check of what the flag named ("--gpt2"): "NAME: FLAG: message" */
+void chapter_check_flag(const chapter *ch, const char *flag, mygpt_status st, const mygpt_error *err);
+
 /* Refuses what the chapter was given: "NAME: message" on stderr and exit 2 (bad input). */
 void chapter_refuse(const chapter *ch, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 
