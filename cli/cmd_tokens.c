@@ -278,7 +278,7 @@ static int parse_token_ids(const char *cmd, char **words, size_t n, int64_t **id
         long long v = strtoll(words[i], &end, 10);
         const char *w = words[i] + (words[i][0] == '-'); // strtoll would skip spaces and take a +
         if (!(*w >= '0' && *w <= '9') || *end != '\0' || errno == ERANGE) {
-            cli_error(cmd, "'%s' is not a token id", words[i]);
+            cli_error(cmd, "'%.64s%s' is not a token id", words[i], strlen(words[i]) > 64 ? "..." : ""); // one line, not the whole word
             free(*ids);
             *ids = NULL;
             return EXIT_USAGE;

@@ -76,6 +76,8 @@ Test(cli_tokens, bad_token_input_is_an_error)
         {"decode --vocab-dir %s 12abc", "'12abc' is not a token id"},
         {"decode --vocab-dir %s +5", "'+5' is not a token id"}, /* strtoll's +, as its spaces: not an id */
         {"decode --vocab-dir", "needs a value"},
+        {"decode --vocab-dir %s 1234567890123456789012345678901234567890123456789012345678901234567890x",
+         "'1234567890123456789012345678901234567890123456789012345678901234...' is not a token id"}, // its start
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(args, sizeof args, cases[i].fmt, dir);
