@@ -93,7 +93,7 @@ int read_config(const char *cmd, const parsed_args *a, mygpt_config *cfg)
             cli_error(cmd, "--%s is required", names[i]);
             return EXIT_USAGE;
         }
-        if (parse_i64(cmd, names[i], args_get(a, names[i]), INT32_MIN, INT32_MAX, &v))
+        if (parse_i64(cmd, names[i], args_get(a, names[i]), 1, INT32_MAX, &v)) // (an int: the config's)
             return EXIT_USAGE;
         *fields[i] = (int)v;
     }
@@ -102,7 +102,7 @@ int read_config(const char *cmd, const parsed_args *a, mygpt_config *cfg)
     cfg->max_seq_len = 64;
     if (args_has(a, "max-seq")) {
         int64_t v;
-        if (parse_i64(cmd, "max-seq", args_get(a, "max-seq"), INT32_MIN, INT32_MAX, &v))
+        if (parse_i64(cmd, "max-seq", args_get(a, "max-seq"), 1, INT32_MAX, &v))
             return EXIT_USAGE;
         cfg->max_seq_len = (int)v;
     }

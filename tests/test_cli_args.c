@@ -69,9 +69,10 @@ static const char *const BAD[][2] = {
     {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers 2 --ids 0,-1", "token id -1 at (0, 1)"},
     {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers 2 --max-seq 3 --ids 0,1,2,3", "input length T=4 exceeds max_seq_len=3"},
     {"forward --seed 0 --vocab 4 --embed 6 --heads 4 --layers 2 --ids 0", "embed_dim=6 is not divisible by num_heads=4"},
-    {"forward --seed 0 --vocab 0 --embed 4 --heads 2 --layers 2 --ids 0", "vocab_size must be at least 1"},
-    {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers -2 --ids 0", "num_layers must be at least 1"},
-    {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers 2 --max-seq 0 --ids 0", "max_seq_len must be at least 1"},
+    {"forward --seed 0 --vocab 0 --embed 4 --heads 2 --layers 2 --ids 0", "--vocab: 0 is out of range [1, 2147483647]"},
+    {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers -2 --ids 0", "--layers: -2 is out of range [1, "},
+    {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers 2 --max-seq 0 --ids 0", "--max-seq: 0 is out of range [1,"},
+    {"params --vocab 9223372036854775807 --embed 4 --heads 2 --layers 1", "out of range [1, 2147483647]"}, // not [-2^31, ...]
     {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers 2 --ids 0,1;2", "row 1 has 1 ids but row 0 has 2"},
     {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers 2 --ids 0,,1", "--ids"},
     {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers 2 --ids a,b", "--ids"},
@@ -88,7 +89,7 @@ static const char *const BAD[][2] = {
     /* a size the model cannot take names the flags that set it; a switch the architecture
      * lacks is refused, not ignored */
     {"forward --seed 0 --vocab 4 --embed 6 --heads 4 --layers 2 --ids 0", "--embed, --heads: embed_dim=6"},
-    {"forward --seed 0 --vocab 0 --embed 4 --heads 2 --layers 2 --ids 0", "--vocab: vocab_size must be"},
+    {"forward --seed 0 --vocab 0 --embed 4 --heads 2 --layers 2 --ids 0", "--vocab: 0 is out of range [1,"},
     {"forward --seed 0 --vocab 4 --embed 4 --heads 2 --layers 2 --qkv-bias --ids 0",
      "--qkv-bias: the course model has no bias on its queries, keys and values"},
     {"init gpt --arch nanogpt --seed 0 --vocab 4 --embed 4 --heads 2 --layers 1 --qkv-bias", "--qkv-bias: the nanogpt"},
