@@ -18,6 +18,7 @@ import os
 import random
 import struct
 import subprocess
+import tempfile
 import sys
 
 import torch
@@ -152,7 +153,8 @@ def main():
         args = ["train", "--seed", str(seed), "--vocab", "50257", "--embed", str(C), "--heads", "2", "--layers", "2",
                 "--max-seq", "16", "--text", os.path.join(ROOT, "data", "the-verdict.txt"), "--context", "16",
                 "--batch", "4", "--steps", "30", "--optimizer", opt, "--lr", str(lr), "--eval-every", "7"]
-        mine = tool(args).splitlines()
+        with tempfile.TemporaryDirectory() as out:  # the run's folder, not runs/ where this is started
+            mine = tool(args + ["--out", os.path.join(out, "run")]).splitlines()
         ns = argparse.Namespace(seed=seed, vocab=50257, embed=C, heads=2, layers=2, max_seq=16, text=args[args.index("--text") + 1],
                                 context=16, batch=4, steps=30, eval_every=7, optimizer=opt, lr=lr, momentum=None,
                                 weight_decay=None)
