@@ -221,6 +221,10 @@ Test(rng_errors, a_state_whose_words_disagree_is_refused)
     c.has_cached_normal = 2;
     c.cached_normal = 0.5;
     cr_expect_eq(mygpt_rng_check(&c, &err), MYGPT_EFORMAT, "has_cached_normal 2 accepted");
+    mygpt_rng zero = r; // words all 0: a file's zeroed block, which drew 0 forever after the twist
+    memset(zero.mt, 0, sizeof zero.mt);
+    cr_expect_eq(mygpt_rng_check(&zero, &err), MYGPT_EFORMAT, "words all 0 accepted");
+    cr_expect(strstr(err.message, "all 0") != NULL, "%s", err.message);
 }
 
 Test(rng_spec, fill_is_the_same_stream_as_single_draws)

@@ -46,6 +46,12 @@ mygpt_status mygpt_rng_check(const mygpt_rng *rng, mygpt_error *err)
     if ((rng->has_cached_normal != 0 && rng->has_cached_normal != 1) ||
         (rng->has_cached_normal && !isfinite(rng->cached_normal)))
         return mygpt_fail(err, MYGPT_EFORMAT, "%s", "the generator's cached normal is not a finite value it drew");
+    uint32_t any = 0; // all zero: the twist keeps it so (no seed leads there), every draw 0
+    for (int i = 0; i < MYGPT_MT_N; i++)
+        any |= rng->mt[i];
+    if (!any)
+        return mygpt_fail(err, MYGPT_EFORMAT, "the generator's %d words are all 0, a state no seed leads to",
+                          MYGPT_MT_N);
     if (rng->torch_cpu != MYGPT_TORCH_AVX2 && rng->torch_cpu != MYGPT_TORCH_SCALAR)
         return mygpt_fail(err, MYGPT_EFORMAT, "the generator's torch_cpu (%d) is not one of PyTorch's kernels",
                           (int)rng->torch_cpu);

@@ -61,9 +61,10 @@ void mygpt_rng_seed(mygpt_rng *rng, uint64_t seed);
  * from (left 1, next 0), or left + next = MYGPT_MT_N + 1 with left 1 .. MYGPT_MT_N (each
  * draw moves one from left to next; the twist starts them at MYGPT_MT_N and 0 before its
  * first word), a cached normal only when one is pending and finite, torch_cpu one of the
- * two. A state read from a file is checked with this before it is drawn from: words that
- * disagree would have a draw read past the MYGPT_MT_N state words. MYGPT_EFORMAT naming
- * what disagrees. */
+ * two, and words that are not all 0 (a fixed point of the twist: every draw 0). A state
+ * read from a file is checked with this before it is drawn from: words that disagree
+ * would have a draw read past the MYGPT_MT_N state words. MYGPT_EFORMAT naming what
+ * disagrees. */
 mygpt_status mygpt_rng_check(const mygpt_rng *rng, mygpt_error *err);
 
 /* One 32-bit draw (PyTorch's generator->random()). */
