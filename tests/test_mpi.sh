@@ -17,7 +17,7 @@
 #      no other flag and says when its lines cannot be written.
 # Skipped (77) when mpirun is absent; under CI=true that is a failure.
 set -uo pipefail
-mygpt=$(realpath "$1") check=$2 chapter35=$3 # (absolute: some jobs run in a folder of their own)
+mygpt=$(realpath "$1") check=$(realpath "$2") chapter35=$(realpath "$3") # (absolute: the jobs run in $tmp)
 if ! command -v mpirun >/dev/null 2>&1; then
     echo "test_mpi: mpirun is absent (Debian: openmpi-bin)"
     [ "${CI:-}" = true ] && exit 1
@@ -35,6 +35,7 @@ export OMP_NUM_THREADS=1
 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" # the runs without --out make their runs/ folders here, not in the build
 say() { echo "$1"; }
 
 for P in 1 2 3; do
