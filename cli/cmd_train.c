@@ -379,6 +379,10 @@ static int check_combinations(const char *cmd, const parsed_args *a)
         cli_error(cmd, "--eval-batches (but with --arch nanogpt), --sample-prompt and --sample-tokens go with --epochs");
         return EXIT_USAGE;
     }
+    if (args_has(a, "sample-tokens") && !args_has(a, "sample-prompt")) { // no sample to size
+        cli_error(cmd, "--sample-tokens goes with --sample-prompt (the text each epoch's sample continues)");
+        return EXIT_USAGE;
+    }
     if (args_has(a, "tokenizer") && (args_has(a, "epochs") || nanogpt)) {
         cli_error(cmd, "--tokenizer goes with the course's loop (--steps), not with --epochs or --arch nanogpt");
         return EXIT_USAGE;
@@ -591,9 +595,11 @@ static int run_train(const parsed_args *a, train_settings *s)
     s->tokenizer = args_get(a, "tokenizer");
     s->sample_prompt = args_get(a, "sample-prompt");
     s->init_from = args_get(a, "init-from");
-    static const char *const sizes[5] = {"vocab", "embed", "heads", "layers", "max-seq"};
-    for (int i = 0; i < 5; i++)
+    static const char *const sizes[8] = {"vocab", "embed", "heads", "layers", "max-seq", "kv-heads", "ffn-hidden",
+                                         "multiple-of"};
+    for (int i = 0; i < 8; i++)
         s->sizes[i] = args_get(a, sizes[i]);
+    s->untied_head = args_has(a, "untied-head");
     s->arch = args_get(a, "arch");
     s->qkv_bias = args_has(a, "qkv-bias");
     s->resume = args_get(a, "resume");

@@ -276,6 +276,12 @@ Test(cli_args, bad_training_and_generation_arguments)
          "--epochs (the book's loop) cannot be used with --steps"},
         {"train %s --text /nonexistent --context 2 --batch 1 --steps 1 --eval-batches 2 --optimizer sgd --lr 1",
          "go with --epochs"},
+        {"train --preset tiny --text /nonexistent --epochs 1 --sample-tokens 3%.0s", // it was ignored
+         "--sample-tokens goes with --sample-prompt"},
+        // a preset's context: the flag as given (it was said as a --max-seq never given), the range it takes
+        {"train --preset tiny --text /nonexistent --steps 1 --context 3000000000%.0s",
+         "--context: 3000000000 is out of range [1, 16777216]"},
+        {"train --preset tiny --text /nonexistent --steps 1 --context 0%.0s", "--context: 0 is out of range [1, 16777216]"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char args[512];
@@ -594,6 +600,12 @@ Test(cli_args, messages_escape_paths_and_init_from_refuses_contradicting_flags, 
         {ckpt, "--vocab 50257 --heads 4", 2, "--heads 4 contradicts"},
         {ckpt, "--arch gpt2", 2, "--arch gpt2 contradicts"},
         {ckpt, "--vocab 50257 --embed 8 --heads 2 --layers 1 --max-seq 16 --arch course", 0, NULL},
+        // llama's sizes too (they were ignored): heads of keys and values, the hidden size, the head
+        {ckpt, "--kv-heads 1", 2, "--kv-heads 1 contradicts --init-from's checkpoint (heads of keys and values 2)"},
+        {ckpt, "--ffn-hidden 3", 2, "--ffn-hidden 3 contradicts --init-from's checkpoint (ffn_hidden 32)"},
+        {ckpt, "--multiple-of 7", 2, "--multiple-of 7 contradicts --init-from's checkpoint (ffn_hidden 32)"},
+        {ckpt, "--untied-head", 2, "--untied-head contradicts --init-from's checkpoint"},
+        {ckpt, "--kv-heads 2 --ffn-hidden 32", 0, NULL},
         {q8, "", 2, "--weights fp32"},
         {cls, "", 2, "a classifier (a head of 2 classes), not a language model"},
     };

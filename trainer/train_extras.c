@@ -138,11 +138,15 @@ int train_apply_preset(const char *cmd, parsed_args *a, const arg_spec *specs)
             continue;
         const char *ctx = args_get(a, "context");
         static char wider[32]; // as the tokenizer's size above
-        if (strcmp(f, "max-seq") == 0 && ctx && strtoll(ctx, NULL, 10) > strtoll(v, NULL, 10) &&
-            !sizes_given) {
-            // room for the user's --context
-            snprintf(wider, sizeof wider, "%lld", strtoll(ctx, NULL, 10));
-            v = wider;
+        int64_t T = 0;
+        if (strcmp(f, "max-seq") == 0 && ctx && !sizes_given) {
+            // room for the user's --context, which may be as long as a model's context
+            if (parse_i64(cmd, "context", ctx, 1, MYGPT_MAX_DIM, &T))
+                return EXIT_USAGE;
+            if (T > strtoll(v, NULL, 10)) {
+                snprintf(wider, sizeof wider, "%lld", (long long)T);
+                v = wider;
+            }
         }
         char whose[64];
         snprintf(whose, sizeof whose, "--preset %s", p->name);

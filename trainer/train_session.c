@@ -5,6 +5,7 @@
 #include "train_session.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -271,21 +272,30 @@ static int session_data(session *S)
 static int init_from_agrees(const train_settings *s, const mygpt_gpt *g, mygpt_error *err)
 {
     const mygpt_config *c = &g->config;
-    static const char *const flag[5] = {"vocab", "embed", "heads", "layers", "max-seq"},
-                             *const field[5] = {"vocab_size", "embed_dim", "num_heads", "num_layers", "max_seq_len"};
-    const int have[5] = {c->vocab_size, c->embed_dim, c->num_heads, c->num_layers, c->max_seq_len};
-    for (int i = 0; i < 5; i++) {
+    static const char *const flag[8] = {"vocab", "embed", "heads", "layers", "max-seq", "kv-heads", "ffn-hidden",
+                                        "multiple-of"},
+                             *const field[8] = {"vocab_size", "embed_dim", "num_heads", "num_layers", "max_seq_len",
+                                                "heads of keys and values", "ffn_hidden", "ffn_hidden"};
+    const int have[8] = {c->vocab_size, c->embed_dim, c->num_heads, c->num_layers, c->max_seq_len,
+                         mygpt_kv_heads(c), mygpt_ffn_hidden(c), mygpt_ffn_hidden(c)};
+    for (int i = 0; i < 8; i++) {
         const char *v = s->sizes[i];
         char *end;
         if (!v)
             continue;
         errno = 0;
         const long long n = strtoll(v, &end, 10);
-        if (*v == '\0' || *end != '\0' || errno || n != have[i]) {
+        const long long as = i == 7 && n > 0 && n <= INT_MAX ? mygpt_llama_hidden_dim(c->embed_dim, (int)n) : n;
+        if (*v == '\0' || *end != '\0' || errno || as != have[i]) { // (--multiple-of: the hidden size it gives)
             say(err, "--%s %s contradicts --init-from's checkpoint (%s %d): leave it out", flag[i], v, field[i],
                 have[i]);
             return 1;
         }
+    }
+    if (s->untied_head && !c->untied_head) {
+        say(err, "%s", "--untied-head contradicts --init-from's checkpoint (its head is the token embedding): leave it "
+                       "out");
+        return 1;
     }
     mygpt_arch arch;
     if (s->arch && (mygpt_arch_parse(s->arch, &arch, NULL) != MYGPT_OK || arch != c->arch)) {

@@ -38,9 +38,11 @@ typedef struct train_settings {
     double clip;                /* --clip-grad, or 0                                      */
     const char *init_from;      /* --init-from FILE, or NULL                              */
     /* the model flags given beside --init-from, which must agree with its checkpoint:
-     * --vocab, --embed, --heads, --layers, --max-seq (each NULL when not given), --arch */
-    const char *sizes[5], *arch;
+     * --vocab, --embed, --heads, --layers, --max-seq, --kv-heads, --ffn-hidden,
+     * --multiple-of (each NULL when not given), --arch */
+    const char *sizes[8], *arch;
     int qkv_bias;               /* --qkv-bias was given                                   */
+    int untied_head;            /* --untied-head was given                                */
     const char *run_dir;        /* the run's folder (runs/NAME, --out DIR), or NULL      */
     const char *save;           /* the model's file: --save FILE, the folder's, or NULL   */
     const char *log;            /* the log: --log FILE.csv, the folder's, or NULL         */
