@@ -502,6 +502,12 @@ static mygpt_status finish_model(const char *path, const model_read *r, mygpt_gp
         mygpt_quantized_free(qz);
         return mygpt_fail(err, MYGPT_EFORMAT, "%s: %s holds a non-finite value (%g)", path, r->ts[nonfinite].name, bad);
     }
+    mygpt_error why = {0};
+    const int unquantized = qz ? mygpt_unquantized_tensor(&r->cfg, qz, r->ts, r->nt, r->h.wf, &why) : -1;
+    if (unquantized >= 0) { // said by the file's name (attaching checks again, by the model's table)
+        mygpt_quantized_free(qz);
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s: %s: %s", path, r->ts[unquantized].name, why.message);
+    }
     if (qz) {
         const mygpt_status st = mygpt_gpt_attach_quantized(g, qz, err); // checks the stored values
         if (st != MYGPT_OK) {

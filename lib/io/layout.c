@@ -178,6 +178,23 @@ int mygpt_nonfinite_tensor(const mygpt_config *cfg, const tensor_bytes *floats, 
         }
     return -1;
 }
+int mygpt_unquantized_tensor(const mygpt_config *cfg, const mygpt_quantized *qz, const file_tensor *ts, int nt,
+                             mygpt_weights wf, mygpt_error *err)
+{
+    const tensor_bytes stored = mygpt_quantized_bytes(qz);
+    for (int i = 0; i < nt; i++)
+        for (int k = 0; k < ts[i].parts && mygpt_is_quantized(cfg, &ts[i], wf); k++) {
+            size_t rows, cols;
+            const void *q = part_data(cfg, &stored, &ts[i], k, &rows, &cols);
+            const float *scales = qz->scales[ts[i].rows[k]]; // (int8's: a row's groups)
+            if (scales && ts[i].layer >= 0)
+                scales += (size_t)ts[i].layer * rows * mygpt_int8_groups((int)cols);
+            if (mygpt_weights_traits_of(wf)->check(q, scales, rows, (int)cols, err) != MYGPT_OK)
+                return i;
+        }
+    return -1;
+}
+
 bool mygpt_is_buffer(const char *name)
 {
     static const char *const kinds[][2] = {

@@ -74,6 +74,12 @@ bool mygpt_is_quantized(const mygpt_config *cfg, const file_tensor *t, mygpt_wei
 int mygpt_nonfinite_tensor(const mygpt_config *cfg, const tensor_bytes *floats, const file_tensor *ts, int nt,
                            mygpt_weights wf, double *value);
 
+/* The first of the nt file tensors ts stored quantized (qz, format wf) whose values, or
+ * int8's scales, the recipe never gives (the check of mygpt_weights_traits_of(wf)): its
+ * index, with the check's reason in err; or -1 when every one is such a value. */
+int mygpt_unquantized_tensor(const mygpt_config *cfg, const mygpt_quantized *qz, const file_tensor *ts, int nt,
+                             mygpt_weights wf, mygpt_error *err);
+
 /* Whether name is a buffer a state_dict holds besides the parameters: the causal masks
  * of the course's blocks, of the book's and of Hugging Face's ("attn.bias", and older
  * "masked_bias") */
