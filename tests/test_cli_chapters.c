@@ -521,13 +521,21 @@ Test(cli_chapters, a_figure_path_too_long_is_refused_not_cut)
     cr_assert_eq(mkdir(dir, 0700), 0, "%s", strerror(errno));
     char exe[4096], words[4300];
     snprintf(exe, sizeof exe, "%s/47_sinusoidal_encoding", CHAPTER_DIR);
-    snprintf(words, sizeof words, "--figures %s", dir);
-    proc_result r;
-    cr_assert_eq(run_words(exe, words, &r), 0);
-    cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
-    cr_expect(count_lines(r.err) == 1 && strstr(r.err, "...: the path of its sinusoidal_encoding.svg would be 4104 "
-                                                      "bytes, more than 4095"), "%s", r.err);
-    proc_result_free(&r);
+    for (int by_env = 0; by_env < 2; by_env++) { // the folder named as it was: the flag, or the environment
+        snprintf(words, sizeof words, by_env ? "" : "--figures %s", dir);
+        if (by_env)
+            setenv("MYGPT_FIGURES", dir, 1); // (this test's process: the child inherits it)
+        proc_result r;
+        cr_assert_eq(run_words(exe, words, &r), 0);
+        unsetenv("MYGPT_FIGURES");
+        cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+        const char *start = by_env ? "47_sinusoidal_encoding: MYGPT_FIGURES=/tmp/mygpt-deep-"
+                                   : "47_sinusoidal_encoding: --figures /tmp/mygpt-deep-";
+        cr_expect(count_lines(r.err) == 1 && strncmp(r.err, start, strlen(start)) == 0 &&
+                      strstr(r.err, "...: the path of its sinusoidal_encoding.svg would be 4104 bytes, more than 4095"),
+                  "%s", r.err);
+        proc_result_free(&r);
+    }
     for (;;) { // the folders removed, deepest first: each must be empty
         cr_expect_eq(rmdir(dir), 0, "%s: %s", dir, strerror(errno));
         if (strlen(dir) == base)

@@ -87,6 +87,7 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
     if (flags & CH_FIGURES) { // checked now, not after the run has printed everything
         // where the folder was named: --figures, MYGPT_FIGURES, or neither (the current one)
         const char *named = args_has(&a, "figures") ? "--figures " : env_figures && *env_figures ? "MYGPT_FIGURES=" : "";
+        ch->figures_from = named;
         if (args_has(&a, "figures"))
             ch->figures = args_get(&a, "figures");
         struct stat sb;
@@ -130,8 +131,9 @@ static void figure_path(const chapter *ch, const char *file, char *path, size_t 
     const int len = ch->smoke && svg ? snprintf(path, cap, "%s/%.*s_smoke.svg", ch->figures, (int)(n - 4), file)
                                      : snprintf(path, cap, "%s/%s", ch->figures, file);
     if (len < 0 || (size_t)len >= cap) // (cut, it would name another file)
-        chapter_refuse(ch, "--figures %.200s...: the path of its %s would be %d bytes, more than %zu", ch->figures, file,
-                       len, cap - 1);
+        chapter_refuse(ch, "%s%.200s...: the path of its %s would be %d bytes, more than %zu",
+                       ch->figures_from && *ch->figures_from ? ch->figures_from : "the figures' folder ", ch->figures,
+                       file, len, cap - 1);
 }
 
 void chapter_check_figure(const chapter *ch, const char *file)

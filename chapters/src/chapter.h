@@ -29,6 +29,7 @@ typedef struct chapter {
     uint64_t seed;
     const char *seed_text; /* --seed as given, or NULL */
     const char *figures;
+    const char *figures_from; /* how figures was named: "--figures ", "MYGPT_FIGURES=" or "" (the default) */
     const char *text;
     int smoke;      /* --smoke given */
     int book;       /* --book given */
