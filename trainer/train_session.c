@@ -292,9 +292,13 @@ static int init_from_agrees(const train_settings *s, const mygpt_gpt *g, mygpt_e
             return 1;
         }
     }
-    if (s->untied_head && !c->untied_head) {
-        say(err, "%s", "--untied-head contradicts --init-from's checkpoint (its head is the token embedding): leave it "
-                       "out");
+    if (s->untied_head && (c->arch != MYGPT_ARCH_LLAMA || !c->untied_head)) { // (a switch of llama's)
+        if (c->arch != MYGPT_ARCH_LLAMA)
+            say(err, "--untied-head is llama's switch: --init-from's checkpoint is a %s model: leave it out",
+                mygpt_arch_name(c->arch));
+        else
+            say(err, "%s", "--untied-head contradicts --init-from's checkpoint (its head is the token embedding): "
+                           "leave it out");
         return 1;
     }
     mygpt_arch arch;
