@@ -508,6 +508,22 @@ Test(quantized_checkpoint, saves_load_on_their_own_and_hostile_ones_are_refused)
         cr_expect_null(h);
         cr_expect(strstr(err.message, cases[k].why) != NULL, "case %zu: %s", k, err.message);
     }
+    mygpt_gpt_free(g);
+    // GPT-2's fused, transposed c_attn: its last byte is the v part's last value as the
+    // model holds it, said so (the file's index would be another)
+    cr_assert_eq(mygpt_gpt_create(&g, &SHAPES[2], 9, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_gpt_quantize(g, MYGPT_WEIGHTS_INT8, NULL), MYGPT_OK);
+    cr_assert_eq(mygpt_checkpoint_save(g, path, NULL), MYGPT_OK);
+    size_t len;
+    char *d = slurp(path, &len);
+    const char *entry = strstr(d + 8, "\"h.1.attn.c_attn.weight\":{");
+    unsigned long long from = 0, to = 0;
+    cr_assert(entry && sscanf(strstr(entry, "\"data_offsets\":["), "\"data_offsets\":[%llu,%llu]", &from, &to) == 2);
+    free(d);
+    corrupt(path, bad, NULL, NULL, (long)to - 1, 0x80);
+    cr_expect_eq(mygpt_checkpoint_load(&h, bad, &err), MYGPT_EFORMAT, "c_attn's -128 loaded");
+    cr_expect(strstr(err.message, "h.1.attn.c_attn.weight (its part 3 of 3, as the model holds it: (out, in)): int8 "
+                                  "value 16899 is -128"), "%s", err.message); // the last of v's 130 x 130
     unlink(path);
     unlink(bad);
     rmdir(dir);

@@ -503,10 +503,17 @@ static mygpt_status finish_model(const char *path, const model_read *r, mygpt_gp
         return mygpt_fail(err, MYGPT_EFORMAT, "%s: %s holds a non-finite value (%g)", path, r->ts[nonfinite].name, bad);
     }
     mygpt_error why = {0};
-    const int unquantized = qz ? mygpt_unquantized_tensor(&r->cfg, qz, r->ts, r->nt, r->h.wf, &why) : -1;
+    int part = 0;
+    const int unquantized = qz ? mygpt_unquantized_tensor(&r->cfg, qz, r->ts, r->nt, r->h.wf, &part, &why) : -1;
     if (unquantized >= 0) { // said by the file's name (attaching checks again, by the model's table)
+        const file_tensor *t = &r->ts[unquantized];
+        char where[96] = ""; // a fused or transposed tensor: the index is not the file's
+        if (t->parts > 1)
+            snprintf(where, sizeof where, " (its part %d of %d, as the model holds it: (out, in))", part + 1, t->parts);
+        else if (t->transposed)
+            snprintf(where, sizeof where, " (as the model holds it: (out, in))");
         mygpt_quantized_free(qz);
-        return mygpt_fail(err, MYGPT_EFORMAT, "%s: %s: %s", path, r->ts[unquantized].name, why.message);
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s: %s%s: %s", path, t->name, where, why.message);
     }
     if (qz) {
         const mygpt_status st = mygpt_gpt_attach_quantized(g, qz, err); // checks the stored values

@@ -179,7 +179,7 @@ int mygpt_nonfinite_tensor(const mygpt_config *cfg, const tensor_bytes *floats, 
     return -1;
 }
 int mygpt_unquantized_tensor(const mygpt_config *cfg, const mygpt_quantized *qz, const file_tensor *ts, int nt,
-                             mygpt_weights wf, mygpt_error *err)
+                             mygpt_weights wf, int *part, mygpt_error *err)
 {
     const tensor_bytes stored = mygpt_quantized_bytes(qz);
     for (int i = 0; i < nt; i++)
@@ -189,8 +189,10 @@ int mygpt_unquantized_tensor(const mygpt_config *cfg, const mygpt_quantized *qz,
             const float *scales = qz->scales[ts[i].rows[k]]; // (int8's: a row's groups)
             if (scales && ts[i].layer >= 0)
                 scales += (size_t)ts[i].layer * rows * mygpt_int8_groups((int)cols);
-            if (mygpt_weights_traits_of(wf)->check(q, scales, rows, (int)cols, err) != MYGPT_OK)
+            if (mygpt_weights_traits_of(wf)->check(q, scales, rows, (int)cols, err) != MYGPT_OK) {
+                *part = k;
                 return i;
+            }
         }
     return -1;
 }

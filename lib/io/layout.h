@@ -76,9 +76,11 @@ int mygpt_nonfinite_tensor(const mygpt_config *cfg, const tensor_bytes *floats, 
 
 /* The first of the nt file tensors ts stored quantized (qz, format wf) whose values, or
  * int8's scales, the recipe never gives (the check of mygpt_weights_traits_of(wf)): its
- * index, with the check's reason in err; or -1 when every one is such a value. */
+ * index, with the check's reason in err and *part the part that holds it (the reason's
+ * index counts in that part as the model holds it: (out, in), row by row); or -1 when
+ * every one is such a value. */
 int mygpt_unquantized_tensor(const mygpt_config *cfg, const mygpt_quantized *qz, const file_tensor *ts, int nt,
-                             mygpt_weights wf, mygpt_error *err);
+                             mygpt_weights wf, int *part, mygpt_error *err);
 
 /* Whether name is a buffer a state_dict holds besides the parameters: the causal masks
  * of the course's blocks, of the book's and of Hugging Face's ("attn.bias", and older
