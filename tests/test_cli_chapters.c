@@ -522,7 +522,7 @@ Test(cli_chapters, a_figure_path_too_long_is_refused_not_cut)
     char exe[4096], words[4300];
     snprintf(exe, sizeof exe, "%s/47_sinusoidal_encoding", CHAPTER_DIR);
     for (int by_env = 0; by_env < 2; by_env++) { // the folder named as it was: the flag, or the environment
-        snprintf(words, sizeof words, by_env ? "" : "--figures %s", dir);
+        snprintf(words, sizeof words, "%s%s", by_env ? "" : "--figures ", by_env ? "" : dir);
         if (by_env)
             setenv("MYGPT_FIGURES", dir, 1); // (this test's process: the child inherits it)
         proc_result r;
