@@ -75,20 +75,31 @@ int main(int argc, char **argv)
     double t0 = now_ms();
     if ((st = mygpt_tokenizer_load_dir(&tok, dir, &err)) != MYGPT_OK) {
         cli_error("mygpt-bench-tokenizer", "%s", err.message);
+        free(text);
         return cli_exit_code(st);
     }
     double load_ms = now_ms() - t0;
     double *times = malloc((size_t)reps * sizeof *times);
     size_t nids = 0;
-    for (int r = 0; r < reps; r++) {
+    if (!times) {
+        cli_error("mygpt-bench-tokenizer", "out of memory");
+        st = MYGPT_ENOMEM;
+    }
+    for (int r = 0; r < reps && st == MYGPT_OK; r++) {
         int64_t *ids;
         double a = now_ms();
         if ((st = mygpt_encode(tok, text, n, &ids, &nids, &err)) != MYGPT_OK) {
             cli_error("mygpt-bench-tokenizer", "%s: %s", text_path, err.message);
-            return cli_exit_code(st);
+            break;
         }
         times[r] = now_ms() - a;
         free(ids);
+    }
+    if (st != MYGPT_OK) {
+        free(times);
+        free(text);
+        mygpt_tokenizer_free(tok);
+        return cli_exit_code(st);
     }
     qsort(times, (size_t)reps, sizeof *times, cmp);
     double median = times[reps / 2];
