@@ -260,7 +260,9 @@ static int by_name(const void *a, const void *b)
 static int by_offset(const void *a, const void *b)
 {
     const st_entry *x = *(const st_entry *const *)a, *y = *(const st_entry *const *)b;
-    return (x->offsets[0] > y->offsets[0]) - (x->offsets[0] < y->offsets[0]);
+    if (x->offsets[0] != y->offsets[0])
+        return (x->offsets[0] > y->offsets[0]) - (x->offsets[0] < y->offsets[0]);
+    return (x->offsets[1] > y->offsets[1]) - (x->offsets[1] < y->offsets[1]); // an empty tensor before one it starts
 }
 
 /* As the safetensors format requires: the tensors' byte ranges tile the data exactly,

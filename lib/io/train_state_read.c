@@ -19,6 +19,7 @@
 #include "mygpt/tensor.h"
 #include "base/base.h"
 #include "io/json.h"
+#include "io/safetensors.h"
 #include "io/train_state_file.h"
 #include "model/params.h"
 
@@ -129,25 +130,19 @@ static void state_file_free(state_file *s)
 }
 
 /* NULL when s's tensors lie end to end over the data's data_len bytes, as a save lays them
- * (a tensor read elsewhere than it was written would be another's values); else what is
- * wrong */
+ * (a tensor read elsewhere than it was written would be another's values: the format's
+ * rule, mygpt_st_offsets_tile); else what is wrong */
 static const char *tiling(const state_file *s, size_t data_len)
 {
-    int at[sizeof s->t / sizeof s->t[0]]; // s's tensors by where they start (and end)
+    st_entry e[sizeof s->t / sizeof s->t[0]];
+    memset(e, 0, sizeof e);
     for (int i = 0; i < s->nt; i++) {
-        int k = i;
-        for (; k > 0 && (s->t[at[k - 1]].from > s->t[i].from ||
-                         (s->t[at[k - 1]].from == s->t[i].from && s->t[at[k - 1]].to > s->t[i].to)); k--)
-            at[k] = at[k - 1];
-        at[k] = i;
+        e[i].offsets[0] = s->t[i].from;
+        e[i].offsets[1] = s->t[i].to;
+        e[i].noff = 2;
     }
-    unsigned long long end = 0;
-    for (int k = 0; k < s->nt; k++) {
-        if (s->t[at[k]].from != end)
-            return "the tensors' data offsets do not tile the data (a gap or an overlap)";
-        end = s->t[at[k]].to;
-    }
-    return end == data_len ? NULL : "the tensors' data offsets do not tile the data (bytes after the last)";
+    const int tiles = mygpt_st_offsets_tile(e, (size_t)s->nt, data_len);
+    return tiles > 0 ? NULL : tiles < 0 ? "out of memory" : "the tensors' data offsets do not tile the data";
 }
 
 /* The header's metadata (tensors 0) or its tensors (1) into *s; NULL, or what is wrong */
