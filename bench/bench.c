@@ -26,9 +26,9 @@
  *   attention=B,T,C,NH threads=K kernel=S median_ms=X cpu_ms=C with_probs_ms=Y gflops=Z
  *     pct_peak=P peak_gflops=G isa=S load=L
  *   attention_backward=B,T,C,NH threads=K kernel=S median_ms=X cpu_ms=C load=L
- *   (cpu_ms: the process's CPU time a call; pct_peak: the FLOP rate in it, as % of one
- *   thread's --peak G of the set S the products, or the attention, run; L the load
- *   average; no cpu_ms with --naive)
+ *   (cpu_ms: the CPU time a call, its threads' own clocks summed; pct_peak: the FLOP
+ *   rate in it, as % of one thread's --peak G of the set S the products, or the
+ *   attention, run; L the load average; no cpu_ms with --naive)
  */
 #include <assert.h>
 #include <limits.h>

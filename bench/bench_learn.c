@@ -72,11 +72,22 @@ double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* The CPU time of the OpenMP team the next region gets (omp_get_max_threads() threads),
+ * each thread's own clock read by itself, summed. Not the process's clock: Linux reads
+ * another thread's time as of its last scheduler tick, so over one call of a few
+ * milliseconds at 2 threads it came out 15 % over or under the sum of the threads' own
+ * clocks (bench/results/avx2_kernels.txt, section 22). libgomp keeps the same threads for
+ * the same team size, so two readings around a call see the threads the call ran on. */
 double cpu_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+    double sum = 0;
+#pragma omp parallel reduction(+ : sum)
+    {
+        struct timespec ts;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        sum += ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+    }
+    return sum;
 }
 
 int cmp_double(const void *a, const void *b)

@@ -5,7 +5,7 @@
 /* What both benchmark files use: a monotonic clock in ms, qsort's order for doubles,
  * the process's peak resident set in MiB. */
 double now_ms(void);
-/* CPU time the process's threads have run, in ms: on a machine other jobs share, the
+/* CPU time the OpenMP team's threads have run, in ms: on a machine other jobs share, the
  * time a product ran, without the time it waited for a core */
 double cpu_ms(void);
 int cmp_double(const void *a, const void *b);
