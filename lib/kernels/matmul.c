@@ -8,7 +8,9 @@
  *   - B (the weight, or in the backward the weight / input read k-major) is packed into
  *     panels of NR columns laid out k-major, so the inner loop reads NR consecutive
  *     floats; a slab of panels small enough for the last-level cache is packed at once
- *     by the whole team (or not at all: weights packed once, mygpt_matmul_pack);
+ *     by the whole team (by each thread whole, into its own slab, where the threads
+ *     share the other operand out: shares_by_panels; or not at all: weights packed
+ *     once, mygpt_matmul_pack);
  *   - a register micro-tile of MR rows x NR columns of accumulators, as many as the
  *     vector registers allow: AVX2 has 16 ymm registers, so MR x NR = 6 x 16 (12
  *     accumulators, 2 for the loaded panel row, 1 for the broadcast); AVX-512 has 32
@@ -112,6 +114,7 @@ typedef struct matmul_job {
     int queues_filled;     /* filled for the team before its region (prefill_queues) */
     int small, team;       /* prepare's: run on this thread alone, or by a team of `team` */
     int on_stack;          /* small enough for panels on the stack (SMALL_SLAB floats) */
+    int own_slabs;         /* each thread packs every panel into a slab of its own (shares_by_panels) */
     size_t slab_len, ub_len, ab_len, wb_len, rb_len; /* floats of slab, unit_buf, a_buf, w_buf and r_buf */
 } matmul_job;
 
@@ -490,7 +493,13 @@ static void swapped_unit(const matmul_job *j, int me, strips_held *held, float *
  * token's row then stays in one core's cache from op to op; dealing tiles out
  * dynamically had the cores fetch each other's rows, each slower than alone
  * (bench/results/design-notes.md). With fewer token blocks than
- * threads (decoding's one row) the runs are of the other operand's blocks instead. */
+ * threads (decoding's one row) the runs are of the other operand's blocks instead. So
+ * are they where a swapped product copies its A, the weight read transposed, into
+ * strips (the backward's dinp): each thread would copy all of the weight for its run of
+ * the tokens; with runs of the weight's row blocks it is copied once, and each thread
+ * packs all the tokens' panels, the smaller operand, into a slab of its own. Not where K
+ * is cut into slabs (the head's 50257 logits): packing every slab of the panels twice
+ * then cost more than copying the weight's strips twice. */
 typedef struct share {
     size_t mb0, mb1; /* row blocks [mb0, mb1) */
     int q0, q1;      /* panels [q0, q1) of the slab */
@@ -500,9 +509,10 @@ typedef struct share {
 /* Whether the shares are runs of the slab's np panels (else of the mblocks row blocks) */
 static int shares_by_panels(const matmul_job *j, size_t mblocks, int np, int team)
 {
-    const int by_panels = j->swapped; /* the tokens' axis... */
-    /* ...unless it has fewer blocks than threads (decoding's one row) */
-    return (j->swapped ? (size_t)np : mblocks) < (size_t)team ? !by_panels : by_panels;
+    /* the tokens' axis, but for a weight copied into strips whose panels K does not cut... */
+    const int by_panels = j->swapped && !(j->a_t && j->ks == j->K);
+    /* ...unless the chosen axis has fewer blocks than threads (decoding's one row) */
+    return (by_panels ? (size_t)np : mblocks) < (size_t)team ? !by_panels : by_panels;
 }
 
 static share share_of(const matmul_job *j, size_t mblocks, int np, int t, int team)
@@ -611,15 +621,16 @@ static void matmul_blocks(const matmul_job *j, int me, int team)
             } else if (j->prepacked) {
                 sl.panels = j->prepacked + (size_t)p0 * K * NR + (size_t)k0 * NR;
                 sl.panel_len = (size_t)K * NR;
-            } else { /* each thread packs its run of the panels */
-                const int pend = (int)mygpt_run_start((size_t)np, me + 1, team);
-                for (int p = (int)mygpt_run_start((size_t)np, me, team); p < pend; p++) {
+            } else { /* each thread packs its run of the panels, or all of them into its own slab */
+                float *slab = j->own_slabs ? j->slab + (size_t)me * j->ns * j->ks : j->slab;
+                const int pend = j->own_slabs ? np : (int)mygpt_run_start((size_t)np, me + 1, team);
+                for (int p = j->own_slabs ? 0 : (int)mygpt_run_start((size_t)np, me, team); p < pend; p++) {
                     const int col = n0 + p * NR, cols = N - col < NR ? N - col : NR;
                     const float *src = j->b_kmajor ? j->b + (size_t)k0 * j->ldb + col
                                                    : j->b + (size_t)col * j->ldb + k0;
-                    j->kern.pack(j->slab + (size_t)p * ks * NR, src, j->ldb, ks, cols, j->b_kmajor);
+                    j->kern.pack(slab + (size_t)p * ks * NR, src, j->ldb, ks, cols, j->b_kmajor);
                 }
-                sl.panels = j->slab;
+                sl.panels = slab;
                 sl.panel_len = (size_t)ks * NR;
             }
             if (team > 1 && !filled) {
@@ -735,16 +746,19 @@ static mygpt_status prepare(matmul_job *j, mygpt_error *err)
                          ((size_t)j->ns / (size_t)j->kern.NR / (size_t)j->unit_p + 1);
     if (units > UINT32_MAX) /* a mygpt_queue counts in 32 bits: out would be terabytes */
         return mygpt_fail(err, MYGPT_EINVAL, "matmul of %zu x %d is too large to share out", j->M, j->N);
-    j->slab_len = j->prepacked || j->format ? 0 : (size_t)j->ns * j->ks;
+    const int kblocks = (j->ks + KC - 1) / KC, np = (j->ns + j->kern.NR - 1) / j->kern.NR;
+    const size_t mblocks = (j->M + j->kern.MR - 1) / j->kern.MR;
+    const int by_panels = shares_by_panels(j, mblocks, np, j->team);
+    const int packs = !j->prepacked && !j->format;
+    j->own_slabs = packs && j->swapped && !by_panels && j->team > 1;
+    j->slab_len = packs ? (size_t)(j->own_slabs ? j->team : 1) * j->ns * j->ks : 0;
     // a quantized B's panels are widened into w_buf for the tiles (decoding reads them as they are)
     const int widens = j->format && !decoding_panels(j);
     j->on_stack = j->small && j->slab_len <= SMALL_SLAB && !widens;
     j->ub_len = j->swapped ? (size_t)j->team * unit_len(j) : 0;
     // strips kept for several k blocks only where a thread's share holds more than one
     // group of panels (the units that find them); else each copy would take fresh lines
-    const int kblocks = (j->ks + KC - 1) / KC, np = (j->ns + j->kern.NR - 1) / j->kern.NR;
-    const size_t mblocks = (j->M + j->kern.MR - 1) / j->kern.MR;
-    const int share_p = shares_by_panels(j, mblocks, np, j->team) ? (np + j->team - 1) / j->team : np;
+    const int share_p = by_panels ? (np + j->team - 1) / j->team : np;
     j->a_slots = share_p > j->unit_p ? (kblocks < A_SLOTS ? kblocks : A_SLOTS) : 1;
     j->ab_len = j->a_t ? (size_t)j->team * j->a_slots * strips_len(j) : 0;
     j->wb_len = widens ? (size_t)j->team * widened_len(j) : 0;
