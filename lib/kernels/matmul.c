@@ -497,7 +497,8 @@ static void swapped_unit(const matmul_job *j, int me, strips_held *held, float *
  * are they where a swapped product copies its A, the weight read transposed, into
  * strips (the backward's dinp): each thread would copy all of the weight for its run of
  * the tokens; with runs of the weight's row blocks it is copied once, and each thread
- * packs all the tokens' panels, the smaller operand, into a slab of its own. Not where K
+ * packs all of the other operand's panels (the smaller: for dinp the tokens') into a
+ * slab of its own. So is fc2's swapped dweight (its input copied). Not where K
  * is cut into slabs (the head's 50257 logits): packing every slab of the panels twice
  * then cost more than copying the weight's strips twice. */
 typedef struct share {
