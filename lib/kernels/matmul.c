@@ -8,9 +8,9 @@
  *   - B (the weight, or in the backward the weight / input read k-major) is packed into
  *     panels of NR columns laid out k-major, so the inner loop reads NR consecutive
  *     floats; a slab of panels small enough for the last-level cache is packed at once
- *     by the whole team (by each thread whole, into its own slab, where the threads
- *     share the other operand out: shares_by_panels; or not at all: weights packed
- *     once, mygpt_matmul_pack);
+ *     by the whole team (by each thread whole, into a slab of its own, where a swapped
+ *     product shares out the weight's rows: shares_by_panels; or not at all: weights
+ *     packed once, mygpt_matmul_pack);
  *   - a register micro-tile of MR rows x NR columns of accumulators, as many as the
  *     vector registers allow: AVX2 has 16 ymm registers, so MR x NR = 6 x 16 (12
  *     accumulators, 2 for the loaded panel row, 1 for the broadcast); AVX-512 has 32
@@ -125,9 +125,12 @@ typedef struct matmul_job {
 #define SMALL_SLAB 2048
 
 /* Floats of packed panels for a slab: B cut into slabs small enough to stay in the
- * last-level cache; each slab is packed once (threads share the panels), then its tiles
- * are computed. */
+ * last-level cache; each slab is packed once (threads share the panels, or each packs
+ * its own copy: own_slabs), then its tiles are computed. */
 #define SLAB_FLOATS (2u << 20)
+
+/* Floats of the team's own slabs together at most: beyond, the team shares one */
+#define OWN_SLABS_FLOATS (4 * (size_t)SLAB_FLOATS)
 
 /* Floats of one k block of a unit's strips of A (unit_mb of KC x MR; a thread's slice of
  * a_buf holds a_slots of them) and of w_buf (a unit's panels widened, unit_p blocks of
@@ -496,11 +499,12 @@ static void swapped_unit(const matmul_job *j, int me, strips_held *held, float *
  * threads (decoding's one row) the runs are of the other operand's blocks instead. So
  * are they where a swapped product copies its A, the weight read transposed, into
  * strips (the backward's dinp): each thread would copy all of the weight for its run of
- * the tokens; with runs of the weight's row blocks it is copied once, and each thread
+ * the tokens; with runs of the weight's row blocks each thread copies only its rows, and
  * packs all of the other operand's panels (the smaller: for dinp the tokens') into a
- * slab of its own. So is fc2's swapped dweight (its input copied). Not where K
- * is cut into slabs (the head's 50257 logits): packing every slab of the panels twice
- * then cost more than copying the weight's strips twice. */
+ * slab of its own while the team's slabs stay within OWN_SLABS_FLOATS. So is fc2's
+ * swapped dweight (its input copied). Not where K is cut into slabs (the head's 50257
+ * logits): packing every slab of the panels twice then cost more than copying the
+ * weight's strips twice. */
 typedef struct share {
     size_t mb0, mb1; /* row blocks [mb0, mb1) */
     int q0, q1;      /* panels [q0, q1) of the slab */
@@ -510,7 +514,7 @@ typedef struct share {
 /* Whether the shares are runs of the slab's np panels (else of the mblocks row blocks) */
 static int shares_by_panels(const matmul_job *j, size_t mblocks, int np, int team)
 {
-    /* the tokens' axis, but for a weight copied into strips whose panels K does not cut... */
+    /* the tokens' axis, but for a weight copied into strips beside a slab of all of K... */
     const int by_panels = j->swapped && !(j->a_t && j->ks == j->K);
     /* ...unless the chosen axis has fewer blocks than threads (decoding's one row) */
     return (by_panels ? (size_t)np : mblocks) < (size_t)team ? !by_panels : by_panels;
@@ -592,8 +596,9 @@ static void run_unit(const matmul_job *j, int me, strips_held *held, share s, si
  * from inside anyone's parallel region).
  *
  * For each slab of B (ns columns x ks rows): its panels are packed, shared by the team
- * (skipped when B is prepacked: then one slab is all of B), then each thread runs its
- * share of the slab's tiles (share_of) in units of unit_mb row blocks x unit_p panels,
+ * or each thread's own (own_slabs; skipped when B is prepacked: then one slab is all of
+ * B), then each thread runs its share of the slab's tiles (share_of) in units of
+ * unit_mb row blocks x unit_p panels,
  * and steals units from the others' shares once its own are done. A unit runs its KC
  * blocks in k order, so every element is summed by one thread in the fixed order
  * whoever takes the unit: the next k slab only starts after the barrier that ends this
@@ -751,7 +756,8 @@ static mygpt_status prepare(matmul_job *j, mygpt_error *err)
     const size_t mblocks = (j->M + j->kern.MR - 1) / j->kern.MR;
     const int by_panels = shares_by_panels(j, mblocks, np, j->team);
     const int packs = !j->prepacked && !j->format;
-    j->own_slabs = packs && j->swapped && !by_panels && j->team > 1;
+    j->own_slabs = packs && j->team > 1 && j->swapped && j->a_t && j->ks == j->K && !by_panels &&
+                   (size_t)j->team * j->ns * j->ks <= OWN_SLABS_FLOATS;
     j->slab_len = packs ? (size_t)(j->own_slabs ? j->team : 1) * j->ns * j->ks : 0;
     // a quantized B's panels are widened into w_buf for the tiles (decoding reads them as they are)
     const int widens = j->format && !decoding_panels(j);
