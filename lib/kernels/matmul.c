@@ -114,7 +114,7 @@ typedef struct matmul_job {
     int queues_filled;     /* filled for the team before its region (prefill_queues) */
     int small, team;       /* prepare's: run on this thread alone, or by a team of `team` */
     int on_stack;          /* small enough for panels on the stack (SMALL_SLAB floats) */
-    int own_slabs;         /* each thread packs every panel into a slab of its own (shares_by_panels) */
+    int own_slabs;         /* each thread packs every panel into a slab of its own (weight_rows_shared) */
     size_t slab_len, ub_len, ab_len, wb_len, rb_len; /* floats of slab, unit_buf, a_buf, w_buf and r_buf */
 } matmul_job;
 
@@ -511,11 +511,18 @@ typedef struct share {
     size_t ngb;      /* groups of unit_p panels: the units are row groups (outer) x these */
 } share;
 
+/* Whether a swapped product's shares are the weight's row blocks, not the tokens' panels:
+ * its weight copied into strips, beside a slab of all of K (above) */
+static int weight_rows_shared(const matmul_job *j)
+{
+    return j->swapped && j->a_t && j->ks == j->K;
+}
+
 /* Whether the shares are runs of the slab's np panels (else of the mblocks row blocks) */
 static int shares_by_panels(const matmul_job *j, size_t mblocks, int np, int team)
 {
-    /* the tokens' axis, but for a weight copied into strips beside a slab of all of K... */
-    const int by_panels = j->swapped && !(j->a_t && j->ks == j->K);
+    /* the tokens' axis, but for the weight's rows where they are shared out... */
+    const int by_panels = j->swapped && !weight_rows_shared(j);
     /* ...unless the chosen axis has fewer blocks than threads (decoding's one row) */
     return (by_panels ? (size_t)np : mblocks) < (size_t)team ? !by_panels : by_panels;
 }
@@ -598,10 +605,9 @@ static void run_unit(const matmul_job *j, int me, strips_held *held, share s, si
  * For each slab of B (ns columns x ks rows): its panels are packed, shared by the team
  * or each thread's own (own_slabs; skipped when B is prepacked: then one slab is all of
  * B), then each thread runs its share of the slab's tiles (share_of) in units of
- * unit_mb row blocks x unit_p panels,
- * and steals units from the others' shares once its own are done. A unit runs its KC
- * blocks in k order, so every element is summed by one thread in the fixed order
- * whoever takes the unit: the next k slab only starts after the barrier that ends this
+ * unit_mb row blocks x unit_p panels, and steals units from the others' shares once its
+ * own are done. A unit runs its KC blocks in k order, so every element is summed by one
+ * thread in the fixed order whoever takes the unit: the next k slab only starts after the barrier that ends this
  * one. Within a unit the KC x unit_p*NR block of panels stays in L2 while the row
  * blocks pass, and a row block's MR x KC of A stays in L1 while the panels pass. */
 static void matmul_blocks(const matmul_job *j, int me, int team)
@@ -756,7 +762,7 @@ static mygpt_status prepare(matmul_job *j, mygpt_error *err)
     const size_t mblocks = (j->M + j->kern.MR - 1) / j->kern.MR;
     const int by_panels = shares_by_panels(j, mblocks, np, j->team);
     const int packs = !j->prepacked && !j->format;
-    j->own_slabs = packs && j->team > 1 && j->swapped && j->a_t && j->ks == j->K && !by_panels &&
+    j->own_slabs = packs && j->team > 1 && weight_rows_shared(j) && !by_panels &&
                    (size_t)j->team * j->ns * j->ks <= OWN_SLABS_FLOATS;
     j->slab_len = packs ? (size_t)(j->own_slabs ? j->team : 1) * j->ns * j->ks : 0;
     // a quantized B's panels are widened into w_buf for the tiles (decoding reads them as they are)
