@@ -607,8 +607,8 @@ static void run_unit(const matmul_job *j, int me, strips_held *held, share s, si
  * B), then each thread runs its share of the slab's tiles (share_of) in units of
  * unit_mb row blocks x unit_p panels, and steals units from the others' shares once its
  * own are done. A unit runs its KC blocks in k order, so every element is summed by one
- * thread in the fixed order whoever takes the unit: the next k slab only starts after the barrier that ends this
- * one. Within a unit the KC x unit_p*NR block of panels stays in L2 while the row
+ * thread in the fixed order whoever takes the unit: the next k slab only starts after
+ * the barrier that ends this one. Within a unit the KC x unit_p*NR block of panels stays in L2 while the row
  * blocks pass, and a row block's MR x KC of A stays in L1 while the panels pass. */
 static void matmul_blocks(const matmul_job *j, int me, int team)
 {
