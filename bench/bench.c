@@ -350,52 +350,49 @@ int main(int argc, char **argv)
     if (int_arg(&pa, "threads", 1, 64, &threads) || int_arg(&pa, "reps", 1, 100000, &reps) ||
         int_arg(&pa, "warmup", 0, 1000, &warmup))
         return EXIT_USAGE;
+    // the benchmarks and the flags each reads (mode NULL: the forward pass's sweep): a flag
+    // another reads is refused, not ignored (--attention's --backward timed the forward
+    // without a word)
+    static const struct {
+        const char *mode, *reads[10];
+    } BENCHMARKS[] = {{NULL, {"config", "threads", "reps", "warmup", "csv", "svg", "naive", "quick", "unpacked"}},
+                      {"train", {"config", "threads", "reps", "warmup"}},
+                      {"classify", {"config", "threads", "reps", "warmup"}},
+                      {"generate", {"config", "weights", "checkpoint", "save-model", "prompt", "new", "no-kv-cache",
+                                    "threads", "reps"}},
+                      {"bandwidth", {"threads"}},
+                      {"peak", {"threads"}},
+                      {"latency", {NULL}},
+                      {"attention", {"threads", "reps"}},
+                      {"attention-backward", {"threads", "reps"}},
+                      {"loss", {"threads", "reps"}},
+                      {"matmul", {"backward", "naive", "threads", "reps"}}};
     // one benchmark a run: of two, one would run and the other be dropped without a word
-    static const char *const MODES[] = {"train", "classify", "generate", "bandwidth", "peak", "latency",
-                                        "attention", "attention-backward", "loss", "matmul"};
-    const char *mode = NULL;
-    for (size_t i = 0; i < sizeof MODES / sizeof *MODES; i++) {
-        if (!args_has(&pa, MODES[i]))
+    size_t m = 0;
+    for (size_t i = 1; i < sizeof BENCHMARKS / sizeof *BENCHMARKS; i++) {
+        if (!args_has(&pa, BENCHMARKS[i].mode))
             continue;
-        if (mode) {
-            cli_error("mygpt-bench", "--%s and --%s: one benchmark a run", mode, MODES[i]);
+        if (m) {
+            cli_error("mygpt-bench", "--%s and --%s: one benchmark a run", BENCHMARKS[m].mode, BENCHMARKS[i].mode);
             return EXIT_USAGE;
         }
-        mode = MODES[i];
+        m = i;
     }
+    const char *mode = BENCHMARKS[m].mode;
     if (mode && (csv || svg)) {
         cli_error("mygpt-bench", "--%s: --csv and --svg write the forward pass's sweep (without --%s)", csv ? "csv" : "svg",
                   mode);
         return EXIT_USAGE;
     }
-    // the flags each benchmark reads: another is refused, not ignored (--attention's
-    // --backward timed the forward without a word)
-    static const struct {
-        const char *mode, *reads[10]; // mode NULL: the forward pass's sweep
-    } READS[] = {{NULL, {"config", "threads", "reps", "warmup", "csv", "svg", "naive", "quick", "unpacked"}},
-                 {"train", {"config", "threads", "reps", "warmup"}},
-                 {"classify", {"config", "threads", "reps", "warmup"}},
-                 {"generate", {"config", "weights", "checkpoint", "save-model", "prompt", "new", "no-kv-cache",
-                               "threads", "reps"}},
-                 {"bandwidth", {"threads"}},
-                 {"peak", {"threads"}},
-                 {"latency", {NULL}},
-                 {"attention", {"threads", "reps"}},
-                 {"attention-backward", {"threads", "reps"}},
-                 {"loss", {"threads", "reps"}},
-                 {"matmul", {"backward", "naive", "threads", "reps"}}};
-    size_t m = 0;
-    while (mode ? !READS[m].mode || strcmp(mode, READS[m].mode) != 0 : READS[m].mode != NULL)
-        m++;
     for (const arg_spec *f = SPECS; f->name; f++) {
         int reads = mode && strcmp(f->name, mode) == 0;
-        for (int k = 0; k < 10 && READS[m].reads[k]; k++)
-            reads |= strcmp(f->name, READS[m].reads[k]) == 0;
+        for (int k = 0; k < 10 && BENCHMARKS[m].reads[k]; k++)
+            reads |= strcmp(f->name, BENCHMARKS[m].reads[k]) == 0;
         if (reads || !args_has(&pa, f->name))
             continue;
         char list[160] = "";
-        for (int k = 0; k < 10 && READS[m].reads[k]; k++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s--%s", k ? ", " : "", READS[m].reads[k]);
+        for (int k = 0; k < 10 && BENCHMARKS[m].reads[k]; k++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s--%s", k ? ", " : "", BENCHMARKS[m].reads[k]);
         cli_error("mygpt-bench", "--%s does not go with %s%s (it reads %s)", f->name,
                   mode ? "--" : "the forward pass's sweep", mode ? mode : "", list[0] ? list : "no other flag");
         return EXIT_USAGE;
