@@ -202,16 +202,20 @@ REGISTER_TILE static void kernel_6x16_t(KERNEL_ARGS)
 /* One row of a product (decoding a token) over P panels side by side, written with
  * intrinsics: kernel_body's arithmetic exactly (b = the float32 value, or the widened
  * one, times its group's scale for int8; one fused multiply-add per k in order for every
- * column; then added to the bias or to c), but each quantized value widened by one
- * instruction (gcc's vectoriser sizes the loop by int8's narrow type and widens in two
- * steps with extracts), and P panels at once: a column's sum is a chain of fused
- * multiply-adds (4 cycles each), so one panel's chains leave the core waiting and
- * read one stream; P panels give NV P independent chains and P streams, closer to the read
- * bandwidth (bench/results/design-notes.md); fewer at a unit's end, down to one. Panel
+ * column; then added to the bias or to c), but int8's values widened by one instruction
+ * (gcc's vectoriser sizes the loop by int8's narrow type and widens in two steps with
+ * extracts), bf16's split two vectors from one load (SPLIT_BF16: each 32-bit lane's low
+ * half shifted up is an even column's float, its high half masked an odd one's; two
+ * plain instructions for 2 V values, no widening), so a pair of accumulators holds its
+ * even columns, then its odd ones, put back in order at the end; and P panels at once: a
+ * column's sum is a chain of fused multiply-adds (4 cycles each), so one panel's chains
+ * leave the core waiting and read one stream; P panels give NV P independent chains and
+ * P streams, closer to the read bandwidth (bench/results/design-notes.md); fewer at a
+ * unit's end, down to one. Panel
  * i's values start i * bstride elements after bp, its scales i * sstride floats after sc,
  * its columns i * NV V after c and init; the first cols columns are written. A panel's
  * row is NV vectors of V floats: NR = NV V (AVX2 2 x 8, AVX-512 2 x 16, NEON 4 x 4). */
-#define QROWS_BODY(P, NV, V, VEC, SET1, ZERO, LOADS, FMA, STORE, WIDEN_I8, WIDEN_BF16, MUL)       \
+#define QROWS_BODY(P, NV, V, VEC, SET1, ZERO, LOADS, FMA, STORE, WIDEN_I8, SPLIT_BF16, MUL)       \
     VEC acc[NV * P], s[NV * P];                                                                    \
     _Pragma("GCC unroll 16") for (int i = 0; i < NV * P; i++) acc[i] = s[i] = ZERO;               \
     const int chunk = BF == MYGPT_WEIGHTS_INT8 ? MYGPT_INT8_GROUP : kc;                            \
@@ -233,19 +237,29 @@ REGISTER_TILE static void kernel_6x16_t(KERNEL_ARGS)
                 /* a hint for the line each row starts in, once: an int8 line holds 4 rows */     \
                 if (k == 0 || ((uintptr_t)row & 63) < row_bytes)                                   \
                     PREFETCH_AHEAD(row, row_bytes);                                                \
+                if (BF == MYGPT_WEIGHTS_BF16) {                                                    \
+                    _Pragma("GCC unroll 4") for (int v = 0; v < NV; v += 2) {                      \
+                        VEC even, odd;                                                             \
+                        SPLIT_BF16((const uint16_t *)bp + at + (size_t)v * V, even, odd);          \
+                        acc[NV * i + v] = FMA(ai, even, acc[NV * i + v]);                          \
+                        acc[NV * i + v + 1] = FMA(ai, odd, acc[NV * i + v + 1]);                   \
+                    }                                                                              \
+                    continue;                                                                      \
+                }                                                                                  \
                 _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                             \
                     const size_t e = at + (size_t)v * V;                                           \
-                    const VEC b = BF == MYGPT_WEIGHTS_INT8   ? MUL(WIDEN_I8((const int8_t *)bp + e), s[NV * i + v]) \
-                                  : BF == MYGPT_WEIGHTS_FP32 ? LOADS((const float *)bp + e)        \
-                                                             : WIDEN_BF16((const uint16_t *)bp + e); \
+                    const VEC b = BF == MYGPT_WEIGHTS_INT8 ? MUL(WIDEN_I8((const int8_t *)bp + e), s[NV * i + v]) \
+                                                           : LOADS((const float *)bp + e);         \
                     acc[NV * i + v] = FMA(ai, b, acc[NV * i + v]);                                 \
                 }                                                                                  \
             }                                                                                      \
         }                                                                                          \
     }                                                                                              \
-    float sums[NV * P * V];                                                                        \
+    float lanes[NV * P * V], sums[NV * P * V];                                                     \
     for (int i = 0; i < NV * P; i++)                                                               \
-        STORE(sums + i * V, acc[i]);                                                               \
+        STORE(lanes + i * V, acc[i]);                                                              \
+    for (int j = 0; j < NV * P * V; j++) /* bf16: each pair's even columns, then its odd ones */   \
+        sums[j] = BF == MYGPT_WEIGHTS_BF16 ? lanes[j / (2 * V) * 2 * V + (j & 1) * V + j % (2 * V) / 2] : lanes[j]; \
     for (int j = 0; j < cols; j++)                                                                 \
         c[j] = (first ? (init ? init[j] : 0.0f) : c[j]) + sums[j];
 /* The decoding kernel NAME of one format (FORMAT) and instruction set (TARGET, BODY):
@@ -435,13 +449,23 @@ MYGPT_AVX512 REGISTER_TILE static void kernel_14x32_avx512_t(KERNEL_ARGS)
     AVX512_TILE(14, 1);
 }
 #define I8_16(q) _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(q))))
-#define BF_16(h) _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(h))), 16))
+#define BF_32(h, even, odd)                                                                        \
+    do {                                                                                           \
+        const __m512i x_ = _mm512_loadu_si512((const void *)(h));                                  \
+        even = _mm512_castsi512_ps(_mm512_slli_epi32(x_, 16));                                     \
+        odd = _mm512_castsi512_ps(_mm512_and_si512(x_, _mm512_set1_epi32((int)0xffff0000u)));      \
+    } while (0)
 #define I8_8(q) _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(q))))
-#define BF_8(h) _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(h))), 16))
+#define BF_16(h, even, odd)                                                                        \
+    do {                                                                                           \
+        const __m256i x_ = _mm256_loadu_si256((const __m256i *)(h));                               \
+        even = _mm256_castsi256_ps(_mm256_slli_epi32(x_, 16));                                     \
+        odd = _mm256_castsi256_ps(_mm256_and_si256(x_, _mm256_set1_epi32((int)0xffff0000u)));      \
+    } while (0)
 #define QROWS_AVX512(P) QROWS_BODY(P, 2, 16, __m512, _mm512_set1_ps, _mm512_setzero_ps(), _mm512_loadu_ps, \
-                                   _mm512_fmadd_ps, _mm512_storeu_ps, I8_16, BF_16, _mm512_mul_ps)
+                                   _mm512_fmadd_ps, _mm512_storeu_ps, I8_16, BF_32, _mm512_mul_ps)
 #define QROWS_AVX2(P) QROWS_BODY(P, 2, 8, __m256, _mm256_set1_ps, _mm256_setzero_ps(), _mm256_loadu_ps, \
-                                 _mm256_fmadd_ps, _mm256_storeu_ps, I8_8, BF_8, _mm256_mul_ps)
+                                 _mm256_fmadd_ps, _mm256_storeu_ps, I8_8, BF_16, _mm256_mul_ps)
 /* The panels decoding takes at once (DECODE_P) and their kernels, by format: 4 panels of
  * 2 vectors, 8 independent chains, what two FMA pipes of 4 cycles' latency keep busy (as
  * NEON's 2 panels of 4); AVX2's int8 kernel then keeps 2 of its 8 scales on the stack */
@@ -740,19 +764,24 @@ REGISTER_TILE static void kernel_6x16_neon_t(KERNEL_ARGS)
  * at once: 8 accumulators, 8 scales (int8), a's broadcast and the row's vector: 18 of
  * the 32 registers, and 8 independent chains of fmla, what 2 pipes of 4 cycles' latency
  * (Cortex-A76, Neoverse N1) keep busy. Per k and panel: 4 fmla (32 FLOP) for one row of
- * 64 bytes (fp32), 32 (bf16) or 16 (int8), widened exactly as b_at: bf16 shifted into
- * the high half (ushll), int8 widened twice (sxtl) and converted (scvtf, exact), times its
- * scale. */
+ * 64 bytes (fp32), 32 (bf16) or 16 (int8), widened exactly as b_at: bf16 split as
+ * SPLIT_BF16 does (shl, and), int8 widened twice (sxtl) and converted (scvtf, exact), times
+ * its scale. */
 static inline float32x4_t neon_i8_4(const int8_t *q)
 {
     int32_t w; // 4 bytes, no more: the last vector of a panel ends the buffer
     memcpy(&w, q, sizeof w);
     return vcvtq_f32_s32(vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(w))))));
 }
-#define NEON_BF_4(h) vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(h), 16))
+#define NEON_BF_8(h, even, odd)                                                                    \
+    do {                                                                                           \
+        const uint32x4_t x_ = vreinterpretq_u32_u16(vld1q_u16(h));                                 \
+        even = vreinterpretq_f32_u32(vshlq_n_u32(x_, 16));                                         \
+        odd = vreinterpretq_f32_u32(vandq_u32(x_, vdupq_n_u32(0xffff0000u)));                      \
+    } while (0)
 #define NEON_FMA(a, b, acc) vfmaq_f32(acc, a, b)
 #define QROWS_NEON(P) QROWS_BODY(P, 4, 4, float32x4_t, vdupq_n_f32, vdupq_n_f32(0.0f), vld1q_f32, NEON_FMA, \
-                                 vst1q_f32, neon_i8_4, NEON_BF_4, vmulq_f32)
+                                 vst1q_f32, neon_i8_4, NEON_BF_8, vmulq_f32)
 #define DECODE_P_NEON 2
 DECODE_FN(decode_neon_fp32, , QROWS_NEON, MYGPT_WEIGHTS_FP32)
 DECODE_FN(decode_neon_bf16, , QROWS_NEON, MYGPT_WEIGHTS_BF16)
