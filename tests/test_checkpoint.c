@@ -126,7 +126,10 @@ Test(checkpoint, broken_files_are_refused_with_a_reason)
     char *b = malloc(n + 64);
 
     expect_refused(good, 5, "too short");
-    expect_refused(good, n - 3, "offsets");                            // truncated data
+    expect_refused(good, n - 3, "cut short");                          // truncated data
+    memcpy(b, good, n);
+    memset(b + n, 0, 4);
+    expect_refused(b, n + 4, "appended");                              // bytes after the data
     expect_refused(good, 8 + hlen - 10, "larger than the file");      // truncated header
     memcpy(b, good, n);
     memset(b, 0xff, 8);                                                // a huge header length

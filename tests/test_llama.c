@@ -476,6 +476,33 @@ Test(llama, a_header_with_a_brace_at_byte_8_is_still_llama2cs)
     unlink(path);
 }
 
+/* A llama2.c model given where a safetensors file is read (LoRA adapters, mygpt_checkpoint_load)
+ * is said to be what it is, not a safetensors file cut short; a llama2.c file one float short is
+ * still none, and keeps the safetensors reader's word */
+Test(llama, a_llama2c_model_read_as_safetensors_is_named)
+{
+    const mygpt_config cfg = {.arch = MYGPT_ARCH_LLAMA, .vocab_size = 8, .embed_dim = 4, .num_heads = 2,
+                              .num_kv_heads = 1, .num_layers = 1, .max_seq_len = 4, .ffn_hidden = 6};
+    mygpt_gpt *m = NULL, *g = NULL;
+    mygpt_error err = {0};
+    cr_assert_eq(mygpt_gpt_create(&m, &cfg, 5, &err), MYGPT_OK, "%s", err.message);
+    char path[4096];
+    temp_path(path, sizeof path, "mygpt_test_llama_as_st", "bin");
+    cr_assert_eq(mygpt_llama2c_save(m, path, &err), MYGPT_OK, "%s", err.message);
+    cr_expect_eq(mygpt_checkpoint_load_adapters(m, path, &err), MYGPT_EFORMAT);
+    cr_expect(strstr(err.message, "is a llama2.c model") && strstr(err.message, path), "%s", err.message);
+    err = (mygpt_error){0};
+    cr_expect_eq(mygpt_checkpoint_load(&g, path, &err), MYGPT_EFORMAT);
+    cr_expect(strstr(err.message, "is a llama2.c model"), "%s", err.message);
+    cr_assert_eq(truncate(path, 28 + 4 * (off_t)m->num_parameters - 4), 0); // shorter than its header says
+    err = (mygpt_error){0};
+    cr_expect_eq(mygpt_checkpoint_load_adapters(m, path, &err), MYGPT_EFORMAT);
+    cr_expect(strstr(err.message, "larger than the file"), "%s", err.message);
+    mygpt_gpt_free(g);
+    mygpt_gpt_free(m);
+    unlink(path);
+}
+
 /* A header of no model, read as any model file is (mygpt_model_load, as `generate
  * --checkpoint` reads it), is said to be llama2.c's and why, not a safetensors header's
  * length; a header of a model far larger than its file is the two lengths, before any of

@@ -167,11 +167,11 @@ mygpt_status mygpt_checkpoint_load_adapters(mygpt_gpt *g, const char *path, mygp
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_EFORMAT, "%s: holds %zu tensors, where the adapters of this model "
                                          "are %d (a head of another size, or tensors that are not adapters)", path,
                                          h.n, nt));
-    const int tiled = mygpt_st_offsets_tile(h.entries, h.n, h.data_len);
+    const char *why = NULL;
+    const int tiled = mygpt_st_offsets_tile(h.entries, h.n, h.data_len, &why);
     if (tiled <= 0)
         MYGPT_TRY_CLEANUP(st, tiled < 0 ? mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading adapters")
-                                        : mygpt_fail(err, MYGPT_EFORMAT, "%s: the tensors' data offsets do not tile the "
-                                                     "%zu bytes of data", path, h.data_len));
+                                        : mygpt_fail(err, MYGPT_EFORMAT, "%s: %s", path, why));
     if (!(data = calloc((size_t)nt, sizeof *data)))
         MYGPT_TRY_CLEANUP(st, mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading adapters"));
     // every value read and checked before the model changes

@@ -329,12 +329,12 @@ static mygpt_status config_from_names(const char *path, model_read *r, mygpt_err
  * nn.Linear(C, num_classes)) is the one head with a bias, of num_classes values */
 static mygpt_status classes_of(const char *path, model_read *r, mygpt_error *err)
 {
-    const int tiled = mygpt_st_offsets_tile(r->h.entries, r->h.n, r->h.data_len);
+    const char *why = NULL;
+    const int tiled = mygpt_st_offsets_tile(r->h.entries, r->h.n, r->h.data_len, &why);
     if (tiled < 0)
         return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header");
     if (!tiled)
-        return mygpt_fail(err, MYGPT_EFORMAT, "%s: the tensors' data offsets do not tile the %zu bytes of data", path,
-                          r->h.data_len);
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s: %s", path, why);
     const st_entry *head_bias = mygpt_st_find(r->h.entries, r->h.n,
                                               r->cfg.arch == MYGPT_ARCH_LLMS_FROM_SCRATCH ? "out_head.bias"
                                                                                           : "lm_head.bias");

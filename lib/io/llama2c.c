@@ -22,6 +22,7 @@
 #include "mygpt/gpt.h"
 #include "mygpt/tensor.h"
 #include "base/base.h"
+#include "io/llama2c.h"
 #include "io/whole.h"
 #include "model/params.h"
 
@@ -134,6 +135,14 @@ static mygpt_status check_header(const int32_t h[7], uint64_t bytes, const char 
                           "hidden_dim %d, %d layers, %d heads, %d kv heads, vocab %d, seq_len %d)", path,
                           (unsigned long long)bytes, (unsigned long long)want, h[0], h[1], h[2], h[3], h[4], h[5], h[6]);
     return MYGPT_OK;
+}
+
+int mygpt_llama2c_whole_model(int fd, uint64_t bytes)
+{
+    int32_t h[7];
+    mygpt_config c;
+    return bytes >= HEADER_BYTES && pread(fd, h, sizeof h, 0) == (ssize_t)sizeof h &&
+           check_header(h, bytes, "", &c, NULL) == MYGPT_OK;
 }
 
 /* The table's index of the file's tensor i (TENSORS' order, NTENSORS the classifier), and its name in run.c */

@@ -17,6 +17,7 @@
 #include "mygpt/quantize.h"
 #include "base/base.h"
 #include "io/json.h"
+#include "io/llama2c.h"
 #include "io/safetensors.h"
 
 #define MAX_HEADER (100u << 20) /* safetensors' own limit on the JSON header: 100 MB */
@@ -266,8 +267,9 @@ static int by_offset(const void *a, const void *b)
 }
 
 /* As the safetensors format requires: the tensors' byte ranges tile the data exactly,
- * from 0 to its end, without holes or overlaps. 1, 0, or -1 out of memory. */
-int mygpt_st_offsets_tile(const st_entry *entries, size_t n, size_t data_len)
+ * from 0 to its end, without holes or overlaps. 1; 0 with *why saying what is wrong (a
+ * file cut short, bytes after the last tensor, a hole or an overlap); -1 out of memory. */
+int mygpt_st_offsets_tile(const st_entry *entries, size_t n, size_t data_len, const char **why)
 {
     const st_entry **at = malloc((n ? n : 1) * sizeof *at);
     if (!at)
@@ -282,6 +284,12 @@ int mygpt_st_offsets_tile(const st_entry *entries, size_t n, size_t data_len)
         end = at[k]->offsets[1];
     }
     free(at);
+    if (!ok)
+        *why = "the tensors' data offsets do not tile the data (a hole or an overlap between them)";
+    else if (end > data_len)
+        *why = "the file is cut short: its tensors' data run past its end";
+    else if (end < data_len)
+        *why = "bytes follow the last tensor's data (something appended to the file?)";
     return ok && end == data_len;
 }
 
@@ -423,6 +431,8 @@ static mygpt_status read_prefix(const char *path, st_header *h, mygpt_error *err
     uint64_t hlen = 0;
     for (int b = 0; b < 8; b++)
         hlen |= (uint64_t)len8[b] << (8 * b);
+    if ((hlen > MAX_HEADER || hlen > len - 8) && mygpt_llama2c_whole_model(fd, len))
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s is a llama2.c model (run.c's format), not a safetensors file", path);
     if ((hlen > MAX_HEADER || hlen > len - 8) && looks_like_text(len8))
         return mygpt_fail(err, MYGPT_EFORMAT, "%s is not a model file (a text file?)", path);
     if (hlen > MAX_HEADER || hlen > len - 8)

@@ -141,8 +141,9 @@ static const char *tiling(const state_file *s, size_t data_len)
         e[i].offsets[1] = s->t[i].to;
         e[i].noff = 2;
     }
-    const int tiles = mygpt_st_offsets_tile(e, (size_t)s->nt, data_len);
-    return tiles > 0 ? NULL : tiles < 0 ? "out of memory" : "the tensors' data offsets do not tile the data";
+    const char *why = NULL;
+    const int tiles = mygpt_st_offsets_tile(e, (size_t)s->nt, data_len, &why);
+    return tiles > 0 ? NULL : tiles < 0 ? "out of memory" : why;
 }
 
 /* The header's metadata (tensors 0) or its tensors (1) into *s; NULL, or what is wrong */
