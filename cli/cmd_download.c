@@ -354,8 +354,16 @@ static int get_files(const char *cmd, const download *d)
 /* The flags: what (gpt2), --size and --dir; 0, or EXIT_USAGE */
 static int read_flags(const char *cmd, const parsed_args *a, download *d, char *dir, size_t dir_cap)
 {
-    if (a->npositional != 1 || strcmp(a->positional[0], "gpt2") != 0) {
+    if (a->npositional == 0) {
         cli_error(cmd, "say what to download: mygpt download gpt2 (OpenAI's GPT-2, the one model it fetches)");
+        return EXIT_USAGE;
+    }
+    if (strcmp(a->positional[0], "gpt2") != 0) {
+        cli_error(cmd, "'%s': the one model it fetches is gpt2 (OpenAI's GPT-2; --size picks which)", a->positional[0]);
+        return EXIT_USAGE;
+    }
+    if (a->npositional > 1) {
+        cli_error(cmd, "'%s': one model at a time (mygpt download gpt2 [--size S] [--dir D])", a->positional[1]);
         return EXIT_USAGE;
     }
     d->size = args_has(a, "size") ? args_get(a, "size") : "124M";

@@ -468,7 +468,8 @@ Test(cli_download, its_command_line)
 {
     check_program(MYGPT_EXE, "download ", "download");
     static const char *const BAD[][2] = {{"download", "say what to download"},
-                                         {"download gpt3", "say what to download"},
+                                         {"download gpt3", "'gpt3': the one model it fetches is gpt2"},
+                                         {"download gpt2 gpt2-xl", "'gpt2-xl': one model at a time"},
                                          {"download gpt2 --size 1G", "--size: '1G' is not one of"}};
     for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
         proc_result r;
