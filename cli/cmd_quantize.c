@@ -16,7 +16,7 @@ static const char QUANTIZE_USAGE[] =
     "usage: mygpt quantize IN OUT --weights bf16|int8|fp32\n"
     "\n"
     "Reads the checkpoint IN (mygpt's, the book's state_dict or Hugging Face's GPT-2,\n"
-    "or a training state: the weights of its step),\n"
+    "a training state: the weights of its step, or llama2.c's model file),\n"
     "stores every matmul weight and the token embedding as bfloat16 (rounded as\n"
     "tensor.to(torch.bfloat16)) or int8 (per output row, groups of 64 inputs sharing the\n"
     "float32 scale max|w| / 127; q = round(w / scale), ties to even) and writes OUT in\n"
@@ -24,7 +24,8 @@ static const char QUANTIZE_USAGE[] =
     "position embedding stay float32. The quantized model is the float32 model of the\n"
     "dequantized weights, bit for bit: mygpt generate --checkpoint OUT gives the tokens\n"
     "of --checkpoint IN --weights int8. --weights fp32 writes a quantized IN's dequantized\n"
-    "float32 model (what training and LoRA take). OUT must not be IN.\n";
+    "float32 model (what training and LoRA take). OUT must not be IN. A llama model\n"
+    "goes to an OUT ending in .bin as llama2.c's file (run.c reads it; float32 alone).\n";
 
 /* `mygpt quantize IN OUT`: the checkpoint with its weights stored as bf16 or int8;
  * returns the exit status. */
@@ -62,7 +63,13 @@ int cmd_quantize(int argc, char **argv)
         mygpt_gpt_free(g);
         return cli_fail(cmd, st, &err);
     }
-    if ((rc = apply_weights(cmd, &a, g)) == 0 && (st = mygpt_checkpoint_save(g, out, &err)) != MYGPT_OK)
+    if ((rc = apply_weights(cmd, &a, g)) == 0 && g->weights != MYGPT_WEIGHTS_FP32 &&
+        mygpt_model_save_is_llama2c(g, out)) {
+        cli_error(cmd, "OUT %s: llama2.c's .bin holds float32 weights: name it .safetensors for %s ones", out,
+                  mygpt_weights_name(g->weights));
+        rc = EXIT_USAGE;
+    }
+    if (rc == 0 && (st = mygpt_model_save(g, out, &err)) != MYGPT_OK)
         rc = cli_write_fail(cmd, st, &err); // a full disk: a runtime failure, 1
     if (rc == 0)
         cli_say(stdout, "%s: %s weights, %.1f MB of weights read per token (float32: %.1f MB)", out,

@@ -196,3 +196,34 @@ Test(cli_llama_generate, the_benchmark_times_no_model_whose_logits_are_not_numbe
     cr_expect(!strstr(r.err, "--config"), "%s", r.err);
     proc_result_free(&r);
 }
+
+/* quantize writes a llama model to an OUT ending in .bin as llama2.c's file (run.c reads
+ * it), as train --save does: --weights fp32 gives the model's own file back (byte for
+ * byte but for the RoPE tables); int8 cannot go there and is refused before anything is
+ * written */
+Test(cli_llama_generate, quantize_to_a_bin_writes_llama2cs_file_or_refuses)
+{
+    char model[4200], out[64], words[9000];
+    snprintf(model, sizeof model, "%s", llama_file_or_skip("stories260K.bin"));
+    snprintf(out, sizeof out, "/tmp/mygpt-llama-quantize-%d.bin", (int)getpid());
+    snprintf(words, sizeof words, "quantize %s %s --weights fp32", model, out);
+    proc_result r;
+    cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
+    cr_expect_eq(r.status, 0, "%s: %s", words, r.err);
+    proc_result_free(&r);
+    size_t na, nb;
+    char *a = file_bytes(model, &na), *b = file_bytes(out, &nb);
+    cr_assert(a && b && na == nb, "%s: not stories260K.bin's length", out);
+    int32_t h[7];
+    memcpy(h, a, sizeof h);
+    cr_assert_gt(h[5], 0, "stories260K's head is tied");
+    const size_t tables = (size_t)h[6] * (size_t)(h[0] / h[3]) * 4; // RoPE's, which model.py computes its own way
+    cr_expect_eq(memcmp(a, b, na - tables), 0, "%s: not stories260K.bin's bytes before the RoPE tables", out);
+    free(a), free(b);
+    unlink(out);
+    snprintf(words, sizeof words, "quantize %s %s --weights int8", model, out);
+    cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
+    expect_one_line_refusal(&r, 2, "llama2.c's .bin holds float32 weights", words);
+    proc_result_free(&r);
+    cr_expect_neq(access(out, F_OK), 0, "%s written", out);
+}

@@ -548,7 +548,7 @@ static int keep_best(session *S, long steps, double val)
     if (!S->s->best || S->team.rank != 0 || (S->best_step >= 0 && !(val < S->best_val)))
         return 0;
     mygpt_error err = {0};
-    const mygpt_status st = mygpt_checkpoint_save(S->g, S->s->best, &err);
+    const mygpt_status st = mygpt_model_save(S->g, S->s->best, &err);
     if (st != MYGPT_OK) {
         progress_clear(&S->progress);
         prefix(&err, "--keep-best: ");
@@ -715,16 +715,6 @@ static void say_files(const session *S)
     run_folder_say("train", s->run_dir, files, 5);
 }
 
-/* The trained model to path: llama2.c's .bin (run.c reads it) for a llama model and a path
- * ending in .bin, else a safetensors checkpoint */
-static mygpt_status save_model(const mygpt_gpt *g, const char *path, mygpt_error *err)
-{
-    const size_t n = strlen(path);
-    if (g->config.arch == MYGPT_ARCH_LLAMA && n > 4 && strcmp(path + n - 4, ".bin") == 0)
-        return mygpt_llama2c_save(g, path, err);
-    return mygpt_checkpoint_save(g, path, err);
-}
-
 /* After the loop (st its end; step and tokens its count, t0 its start): the failure said,
  * or Ctrl-C's end, or the summary on stderr and --save written. 0, -1 (Ctrl-C), or the
  * status after the error. */
@@ -746,7 +736,7 @@ static int session_end(session *S, mygpt_status st, long long step, long long to
             fprintf(stderr, " (resumed at step %lld)", first);
         fprintf(stderr, S->team.size > 1 ? " (%d processes)\n" : "\n", S->team.size);
     }
-    if (S->team.rank == 0 && S->s->save && (st = save_model(S->g, S->s->save, &S->err)) != MYGPT_OK) {
+    if (S->team.rank == 0 && S->s->save && (st = mygpt_model_save(S->g, S->s->save, &S->err)) != MYGPT_OK) {
         if (S->team.size > 1)
             dp_abort(&S->team, "mygpt train", cli_write_exit_code(st), S->err.message);
         return cli_write_fail(S->cmd, st, &S->err); // a full disk: a runtime failure, 1

@@ -573,3 +573,15 @@ mygpt_status mygpt_model_load(mygpt_gpt **out, const char *path, mygpt_error *er
     mygpt_st_header_free(&h);
     return state ? mygpt_train_state_model(out, path, err) : mygpt_checkpoint_load(out, path, err);
 }
+
+int mygpt_model_save_is_llama2c(const mygpt_gpt *gpt, const char *path)
+{
+    const size_t n = strlen(path);
+    return gpt->config.arch == MYGPT_ARCH_LLAMA && n > 4 && strcmp(path + n - 4, ".bin") == 0;
+}
+
+mygpt_status mygpt_model_save(const mygpt_gpt *gpt, const char *path, mygpt_error *err)
+{
+    return mygpt_model_save_is_llama2c(gpt, path) ? mygpt_llama2c_save(gpt, path, err)
+                                                  : mygpt_checkpoint_save(gpt, path, err);
+}

@@ -82,6 +82,14 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
  * Their errors; a file that is neither is said as mygpt_checkpoint_load says it. */
 mygpt_status mygpt_model_load(mygpt_gpt **out, const char *path, mygpt_error *err);
 
+/* Saves gpt where mygpt_model_load reads it back: a llama model to a path ending in .bin
+ * as llama2.c's model file (mygpt_llama2c_save: run.c reads it; float32 weights only,
+ * MYGPT_EINVAL else), anything else as a checkpoint (mygpt_checkpoint_save). Their errors. */
+mygpt_status mygpt_model_save(const mygpt_gpt *gpt, const char *path, mygpt_error *err);
+
+/* 1 when mygpt_model_save writes gpt to path as llama2.c's file, else 0 */
+int mygpt_model_save_is_llama2c(const mygpt_gpt *gpt, const char *path);
+
 /* llama2.c's legacy model file (its run.c's checkpoint; export.py's legacy_export): a
  * header of seven int32 (dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, negative
  * for a classifier of its own, seq_len), then the float32 weights in run.c's order, with
