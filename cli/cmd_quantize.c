@@ -25,7 +25,8 @@ static const char QUANTIZE_USAGE[] =
     "dequantized weights, bit for bit: mygpt generate --checkpoint OUT gives the tokens\n"
     "of --checkpoint IN --weights int8. --weights fp32 writes a quantized IN's dequantized\n"
     "float32 model (what training and LoRA take). OUT must not be IN. A llama model\n"
-    "goes to an OUT ending in .bin as llama2.c's file (run.c reads it; float32 alone).\n";
+    "goes to an OUT ending in .bin as llama2.c's file (run.c reads it: float32 weights,\n"
+    "rotary pairs interleaved).\n";
 
 /* `mygpt quantize IN OUT`: the checkpoint with its weights stored as bf16 or int8;
  * returns the exit status. */
@@ -59,16 +60,10 @@ int cmd_quantize(int argc, char **argv)
     mygpt_gpt *g = NULL;
     if ((st = mygpt_model_load(&g, in, &err)) != MYGPT_OK)
         return cli_fail(cmd, st, &err);
-    if ((st = mygpt_checkpoint_check_save(g, out, &err)) != MYGPT_OK) { // a gpt2's config.json beside OUT too
-        mygpt_gpt_free(g);
-        return cli_fail(cmd, st, &err);
-    }
-    if ((rc = apply_weights(cmd, &a, g)) == 0 && g->weights != MYGPT_WEIGHTS_FP32 &&
-        mygpt_model_save_is_llama2c(g, out)) {
-        cli_error(cmd, "OUT %s: llama2.c's .bin holds float32 weights: name it .safetensors for %s ones", out,
-                  mygpt_weights_name(g->weights));
-        rc = EXIT_USAGE;
-    }
+    // what OUT's format cannot hold (a gpt2's config.json beside OUT, llama2.c's float32)
+    // refused before anything is written
+    if ((rc = apply_weights(cmd, &a, g)) == 0 && (st = mygpt_model_check_save(g, out, &err)) != MYGPT_OK)
+        rc = cli_fail(cmd, st, &err);
     if (rc == 0 && (st = mygpt_model_save(g, out, &err)) != MYGPT_OK)
         rc = cli_write_fail(cmd, st, &err); // a full disk: a runtime failure, 1
     if (rc == 0)

@@ -150,7 +150,9 @@ Test(checkpoint, broken_files_are_refused_with_a_reason)
     char *off = strstr(b + 8, "\"data_offsets\":[0,80]");
     cr_assert_not_null(off);
     memcpy(off, "\"data_offsets\":[9,89]", 21);                        // offsets that lie
-    expect_refused(b, n, "offsets");
+    expect_refused(b, n, "do not tile the data (a hole or an overlap");
+    memcpy(off, "\"data_offsets\":[0]   ", 21);                        // one number
+    expect_refused(b, n, "data_offsets are not two numbers");
     memcpy(b, good, n);
     char *nm = strstr(b + 8, "ln_f.gamma");
     nm[0] = 'X';                                                       // a missing tensor

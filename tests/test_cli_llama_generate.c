@@ -199,8 +199,8 @@ Test(cli_llama_generate, the_benchmark_times_no_model_whose_logits_are_not_numbe
 
 /* quantize writes a llama model to an OUT ending in .bin as llama2.c's file (run.c reads
  * it), as train --save does: --weights fp32 gives the model's own file back (byte for
- * byte but for the RoPE tables); int8 cannot go there and is refused before anything is
- * written */
+ * byte but for the RoPE tables); int8 and bf16 cannot go there and are refused before
+ * anything is written */
 Test(cli_llama_generate, quantize_to_a_bin_writes_llama2cs_file_or_refuses)
 {
     char model[4200], out[64], words[9000];
@@ -221,9 +221,14 @@ Test(cli_llama_generate, quantize_to_a_bin_writes_llama2cs_file_or_refuses)
     cr_expect_eq(memcmp(a, b, na - tables), 0, "%s: not stories260K.bin's bytes before the RoPE tables", out);
     free(a), free(b);
     unlink(out);
-    snprintf(words, sizeof words, "quantize %s %s --weights int8", model, out);
-    cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
-    expect_one_line_refusal(&r, 2, "llama2.c's .bin holds float32 weights", words);
-    proc_result_free(&r);
-    cr_expect_neq(access(out, F_OK), 0, "%s written", out);
+    for (int i = 0; i < 2; i++) {
+        const char *w = i ? "bf16" : "int8";
+        snprintf(words, sizeof words, "quantize %s %s --weights %s", model, out, w);
+        cr_assert_eq(run_words(MYGPT_EXE, words, &r), 0);
+        char says[128];
+        snprintf(says, sizeof says, "llama2.c's file holds float32 weights, not %s (a name not ending in .bin", w);
+        expect_one_line_refusal(&r, 2, says, words);
+        proc_result_free(&r);
+        cr_expect_neq(access(out, F_OK), 0, "%s written", out);
+    }
 }

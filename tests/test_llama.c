@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "data.h"
@@ -494,13 +495,48 @@ Test(llama, a_llama2c_model_read_as_safetensors_is_named)
     err = (mygpt_error){0};
     cr_expect_eq(mygpt_checkpoint_load(&g, path, &err), MYGPT_EFORMAT);
     cr_expect(strstr(err.message, "is a llama2.c model"), "%s", err.message);
-    cr_assert_eq(truncate(path, 28 + 4 * (off_t)m->num_parameters - 4), 0); // shorter than its header says
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(truncate(path, st.st_size - 4), 0); // one float shorter than its header says
     err = (mygpt_error){0};
     cr_expect_eq(mygpt_checkpoint_load_adapters(m, path, &err), MYGPT_EFORMAT);
     cr_expect(strstr(err.message, "larger than the file"), "%s", err.message);
     mygpt_gpt_free(g);
     mygpt_gpt_free(m);
     unlink(path);
+}
+
+/* mygpt_model_save's rule, asked first (mygpt_model_check_save): a llama model goes to a
+ * .bin as llama2.c's file when the format holds it (interleaved rotary pairs, float32),
+ * and is refused with the way out otherwise; any name else takes it as a checkpoint */
+Test(llama, model_check_save_says_what_llama2cs_file_cannot_hold)
+{
+    mygpt_config cfg = {.arch = MYGPT_ARCH_LLAMA, .vocab_size = 8, .embed_dim = 4, .num_heads = 2,
+                        .num_kv_heads = 1, .num_layers = 1, .max_seq_len = 4, .ffn_hidden = 6};
+    char bin[4096], st[4096];
+    temp_path(bin, sizeof bin, "mygpt_test_llama_check_save", "bin");
+    temp_path(st, sizeof st, "mygpt_test_llama_check_save", "safetensors");
+    for (int halves = 0; halves < 2; halves++) {
+        cfg.rope = halves ? MYGPT_ROPE_HALVES : MYGPT_ROPE_INTERLEAVED;
+        mygpt_gpt *m = NULL, *back = NULL;
+        mygpt_error err = {0};
+        cr_assert_eq(mygpt_gpt_create(&m, &cfg, 5, &err), MYGPT_OK, "%s", err.message);
+        cr_expect_eq(mygpt_model_check_save(m, st, &err), MYGPT_OK, "%s", err.message);
+        const mygpt_status s = mygpt_model_check_save(m, bin, &err);
+        if (halves) {
+            cr_expect_eq(s, MYGPT_EINVAL);
+            cr_expect(strstr(err.message, "not halves") && strstr(err.message, "a name not ending in .bin"), "%s",
+                      err.message);
+        } else {
+            cr_expect_eq(s, MYGPT_OK, "%s", err.message);
+            cr_assert_eq(mygpt_model_save(m, bin, &err), MYGPT_OK, "%s", err.message);
+            cr_expect(mygpt_llama2c_file(bin), "%s is not llama2.c's file", bin);
+            cr_expect_eq(mygpt_model_load(&back, bin, &err), MYGPT_OK, "%s", err.message);
+        }
+        mygpt_gpt_free(back);
+        mygpt_gpt_free(m);
+        unlink(bin);
+    }
 }
 
 /* A header of no model, read as any model file is (mygpt_model_load, as `generate

@@ -414,7 +414,7 @@ static int session_model(session *S)
     S->tr->dropout_rng = &S->rng; // model.train(): dropout draws when the model has any
     S->tr->decay_groups = s->decay_groups;
     // the save as it will find its place (a gpt2's config.json too): said now, not after the training
-    if (S->team.rank == 0 && s->save && (st = mygpt_checkpoint_check_save(S->g, s->save, err)) != MYGPT_OK) {
+    if (S->team.rank == 0 && s->save && (st = mygpt_model_check_save(S->g, s->save, err)) != MYGPT_OK) {
         prefix(err, "--save: ");
         return train_fail(&S->team, S->cmd, st, err);
     }

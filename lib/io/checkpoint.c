@@ -574,7 +574,8 @@ mygpt_status mygpt_model_load(mygpt_gpt **out, const char *path, mygpt_error *er
     return state ? mygpt_train_state_model(out, path, err) : mygpt_checkpoint_load(out, path, err);
 }
 
-int mygpt_model_save_is_llama2c(const mygpt_gpt *gpt, const char *path)
+/* Whether mygpt_model_save writes gpt to path as llama2.c's file */
+static int saves_llama2c(const mygpt_gpt *gpt, const char *path)
 {
     const size_t n = strlen(path);
     return gpt->config.arch == MYGPT_ARCH_LLAMA && n > 4 && strcmp(path + n - 4, ".bin") == 0;
@@ -582,6 +583,17 @@ int mygpt_model_save_is_llama2c(const mygpt_gpt *gpt, const char *path)
 
 mygpt_status mygpt_model_save(const mygpt_gpt *gpt, const char *path, mygpt_error *err)
 {
-    return mygpt_model_save_is_llama2c(gpt, path) ? mygpt_llama2c_save(gpt, path, err)
-                                                  : mygpt_checkpoint_save(gpt, path, err);
+    return saves_llama2c(gpt, path) ? mygpt_llama2c_save(gpt, path, err) : mygpt_checkpoint_save(gpt, path, err);
+}
+
+mygpt_status mygpt_model_check_save(const mygpt_gpt *gpt, const char *path, mygpt_error *err)
+{
+    if (!saves_llama2c(gpt, path))
+        return mygpt_checkpoint_check_save(gpt, path, err);
+    const mygpt_status st = mygpt_llama2c_check_save(gpt, path, err);
+    if (st == MYGPT_EINVAL && err) { // the format's limits, not the path's: another name takes the model
+        const mygpt_error inner = *err;
+        mygpt_fail(err, st, "%s (a name not ending in .bin saves a safetensors checkpoint)", inner.message);
+    }
+    return st;
 }

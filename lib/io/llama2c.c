@@ -252,20 +252,26 @@ static int write_model(FILE *f, const mygpt_gpt *g)
     return ok;
 }
 
-mygpt_status mygpt_llama2c_save(const mygpt_gpt *g, const char *path, mygpt_error *err)
+mygpt_status mygpt_llama2c_check_save(const mygpt_gpt *g, const char *path, mygpt_error *err)
 {
     if (g->config.arch != MYGPT_ARCH_LLAMA)
         return mygpt_fail(err, MYGPT_EINVAL, "%s: llama2.c's file holds a llama model, not a %s", path,
                           mygpt_arch_name(g->config.arch));
     if (g->weights != MYGPT_WEIGHTS_FP32)
-        return mygpt_fail(err, MYGPT_EINVAL, "%s: llama2.c's file holds float32 weights", path);
+        return mygpt_fail(err, MYGPT_EINVAL, "%s: llama2.c's file holds float32 weights, not %s", path,
+                          mygpt_weights_name(g->weights));
     if (g->config.rope != MYGPT_ROPE_INTERLEAVED) // run.c would rotate other channels together
         return mygpt_fail(err, MYGPT_EINVAL, "%s: llama2.c's file holds a model whose rotary pairs are interleaved "
                           "(run.c's), not halves (Hugging Face's)", path);
+    return mygpt_checkpoint_check_path(path, err);
+}
+
+mygpt_status mygpt_llama2c_save(const mygpt_gpt *g, const char *path, mygpt_error *err)
+{
+    MYGPT_TRY(mygpt_llama2c_check_save(g, path, err));
     for (int i = 0; i <= NTENSORS; i++)
         if (i < NTENSORS || mygpt_arch_get(&g->config).untied_head)
             MYGPT_TRY(check_finite(g, i, path, MYGPT_ERANGE, ": not saved", err));
-    MYGPT_TRY(mygpt_checkpoint_check_path(path, err));
     sigset_t was;
     const int held = mygpt_hold_signals(&was);
     mygpt_status st;

@@ -268,7 +268,8 @@ static int by_offset(const void *a, const void *b)
 
 /* As the safetensors format requires: the tensors' byte ranges tile the data exactly,
  * from 0 to its end, without holes or overlaps. 1; 0 with *why saying what is wrong (a
- * file cut short, bytes after the last tensor, a hole or an overlap); -1 out of memory. */
+ * file cut short, bytes after the data, a hole or an overlap, offsets that are no range);
+ * -1 out of memory. */
 int mygpt_st_offsets_tile(const st_entry *entries, size_t n, size_t data_len, const char **why)
 {
     const st_entry **at = malloc((n ? n : 1) * sizeof *at);
@@ -278,19 +279,23 @@ int mygpt_st_offsets_tile(const st_entry *entries, size_t n, size_t data_len, co
         at[k] = &entries[k];
     qsort(at, n, sizeof *at, by_offset);
     unsigned long long end = 0;
-    int ok = 1;
-    for (size_t k = 0; k < n && ok; k++) {
-        ok = at[k]->noff == 2 && at[k]->offsets[0] == end && at[k]->offsets[1] >= end;
+    const char *bad = NULL;
+    for (size_t k = 0; k < n && !bad; k++) {
+        if (at[k]->noff != 2)
+            bad = "a tensor's data_offsets are not two numbers [begin, end]";
+        else if (at[k]->offsets[1] < at[k]->offsets[0])
+            bad = "a tensor's data_offsets end before they begin";
+        else if (at[k]->offsets[0] != end)
+            bad = "the tensors' data offsets do not tile the data (a hole or an overlap between them)";
         end = at[k]->offsets[1];
     }
     free(at);
-    if (!ok)
-        *why = "the tensors' data offsets do not tile the data (a hole or an overlap between them)";
-    else if (end > data_len)
-        *why = "the file is cut short: its tensors' data run past its end";
-    else if (end < data_len)
-        *why = "bytes follow the last tensor's data (something appended to the file?)";
-    return ok && end == data_len;
+    if (!bad && end > data_len)
+        bad = "the file is cut short: its tensors' data run past its end";
+    else if (!bad && end < data_len)
+        bad = "bytes follow the tensors' data (something appended to the file?)";
+    *why = bad;
+    return bad == NULL;
 }
 
 /* The entry named name (after any "transformer." prefix), or NULL: entries are sorted by name */

@@ -78,7 +78,8 @@ const st_entry *mygpt_st_find(const st_entry *entries, size_t n, const char *nam
 
 /* As the safetensors format requires: the tensors' byte ranges tile the data exactly,
  * from 0 to its end, without holes or overlaps. 1; 0 with *why saying what is wrong (a
- * file cut short, bytes after the last tensor, a hole or an overlap); -1 out of memory. */
+ * file cut short, bytes after the data, a hole or an overlap, offsets that are no range);
+ * -1 out of memory. */
 int mygpt_st_offsets_tile(const st_entry *entries, size_t n, size_t data_len, const char **why);
 
 /* Layers of a file: 1 + the largest N in names "<prefix>.N...." */

@@ -216,6 +216,7 @@ REGISTER_TILE static void kernel_6x16_t(KERNEL_ARGS)
  * its columns i * NV V after c and init; the first cols columns are written. A panel's
  * row is NV vectors of V floats: NR = NV V (AVX2 2 x 8, AVX-512 2 x 16, NEON 4 x 4). */
 #define QROWS_BODY(P, NV, V, VEC, SET1, ZERO, LOADS, FMA, STORE, WIDEN_I8, SPLIT_BF16, MUL)       \
+    _Static_assert((NV) % 2 == 0, "bf16 splits a panel row's vectors in pairs");                  \
     VEC acc[NV * P], s[NV * P];                                                                    \
     _Pragma("GCC unroll 16") for (int i = 0; i < NV * P; i++) acc[i] = s[i] = ZERO;               \
     const int chunk = BF == MYGPT_WEIGHTS_INT8 ? MYGPT_INT8_GROUP : kc;                            \

@@ -83,12 +83,14 @@ mygpt_status mygpt_checkpoint_load(mygpt_gpt **out, const char *path, mygpt_erro
 mygpt_status mygpt_model_load(mygpt_gpt **out, const char *path, mygpt_error *err);
 
 /* Saves gpt where mygpt_model_load reads it back: a llama model to a path ending in .bin
- * as llama2.c's model file (mygpt_llama2c_save: run.c reads it; float32 weights only,
- * MYGPT_EINVAL else), anything else as a checkpoint (mygpt_checkpoint_save). Their errors. */
+ * as llama2.c's model file (mygpt_llama2c_save: run.c reads it), anything else as a
+ * checkpoint (mygpt_checkpoint_save). Their errors. */
 mygpt_status mygpt_model_save(const mygpt_gpt *gpt, const char *path, mygpt_error *err);
 
-/* 1 when mygpt_model_save writes gpt to path as llama2.c's file, else 0 */
-int mygpt_model_save_is_llama2c(const mygpt_gpt *gpt, const char *path);
+/* What mygpt_model_save would refuse before writing, asked before the work that makes
+ * the model: mygpt_llama2c_check_save for llama2.c's file (with the way out: another
+ * name), else mygpt_checkpoint_check_save. */
+mygpt_status mygpt_model_check_save(const mygpt_gpt *gpt, const char *path, mygpt_error *err);
 
 /* llama2.c's legacy model file (its run.c's checkpoint; export.py's legacy_export): a
  * header of seven int32 (dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, negative
@@ -103,6 +105,10 @@ int mygpt_model_save_is_llama2c(const mygpt_gpt *gpt, const char *path);
  * mygpt_checkpoint_save writes. */
 mygpt_status mygpt_llama2c_load(mygpt_gpt **out, const char *path, mygpt_error *err);
 mygpt_status mygpt_llama2c_save(const mygpt_gpt *gpt, const char *path, mygpt_error *err);
+/* What mygpt_llama2c_save refuses before it writes: a model that is no llama, weights
+ * that are not float32, rotary pairs in halves (MYGPT_EINVAL), a path it may not write
+ * (mygpt_checkpoint_check_path). Its non-finite weights are checked when it saves. */
+mygpt_status mygpt_llama2c_check_save(const mygpt_gpt *gpt, const char *path, mygpt_error *err);
 
 /* 1 when path is a file mygpt_model_load reads as llama2.c's: a regular file whose first
  * 28 bytes are a llama2.c header of a valid model (its length is mygpt_llama2c_load's to
