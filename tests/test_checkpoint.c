@@ -164,6 +164,8 @@ Test(checkpoint, broken_files_are_refused_with_a_reason)
     memcpy(b, good, n);
     b[8] = '[';                                                        // not JSON
     expect_refused(b, n, "malformed JSON");
+    b[8] = 7;                                                          // another format's bytes
+    expect_refused(b, n, "no safetensors header (JSON) after its first 8 bytes");
     mygpt_gpt *g;
     cr_expect_eq(mygpt_checkpoint_load(&g, "/nonexistent/x.safetensors", &err), MYGPT_EIO);
     free(b);

@@ -443,6 +443,10 @@ static mygpt_status read_prefix(const char *path, st_header *h, mygpt_error *err
     if (hlen > MAX_HEADER || hlen > len - 8)
         return mygpt_fail(err, MYGPT_EFORMAT, "%s is not a model file: its safetensors header would be larger than "
                           "the file (a file cut short?)", path);
+    // JSON begins with a value or white space: anything else is another format's bytes
+    if (hlen && (len8[8] == 0 || !strchr("{[ \t\r\n", len8[8])))
+        return mygpt_fail(err, MYGPT_EFORMAT, "%s is not a model file: no safetensors header (JSON) after its first 8 "
+                          "bytes", path);
     if (!(h->header = malloc(hlen ? (size_t)hlen : 1)))
         return mygpt_fail(err, MYGPT_ENOMEM, "%s", "out of memory reading a checkpoint header");
     if (mygpt_st_read_at(fd, h->header, (size_t)hlen, 8) != 0)
