@@ -443,7 +443,8 @@ static mygpt_status read_prefix(const char *path, st_header *h, mygpt_error *err
     if (hlen > MAX_HEADER || hlen > len - 8)
         return mygpt_fail(err, MYGPT_EFORMAT, "%s is not a model file: its safetensors header would be larger than "
                           "the file (a file cut short?)", path);
-    // JSON begins with a value or white space: anything else is another format's bytes
+    // the header is a JSON object: '{' after any white space ('[', JSON but no object, is the
+    // JSON reader's to say); any other first byte is another format's
     if (hlen && (len8[8] == 0 || !strchr("{[ \t\r\n", len8[8])))
         return mygpt_fail(err, MYGPT_EFORMAT, "%s is not a model file: no safetensors header (JSON) after its first 8 "
                           "bytes", path);
