@@ -469,12 +469,13 @@ Test(gpt_kernels, every_matmul_layout_sums_in_the_promised_order)
      * panels at once, prepacked); swapped products whose last row block has 1, 2, 3 or 5
      * rows (N and K one to five past a multiple of AVX2's 6: every partial store); dweight
      * read transposed over three k blocks by two groups of 16 panels of 16 (the second
-     * group's units find the first's strips, every k block's) */
+     * group's units find the first's strips, every k block's); dinp swapped with its K of
+     * 40000 cut into slabs, the weight's rows shared out (the tied head's) */
     const int shapes[][3] = {{37, 300, 70},  {1, 768, 97},   {3, 9000, 300}, {5, 700, 3100},
                              {20, 50, 33},   {100, 300, 700}, {66, 24000, 70}, {45, 1024, 30},
                              {70, 1024, 150}, {30, 64, 1024}, {1, 600, 300}, {1, 64, 1024},
                              {40, 301, 67},  {40, 302, 68},  {40, 303, 69},  {40, 305, 71},
-                             {520, 300, 320}};
+                             {520, 300, 320}, {66, 100, 40000}};
     const char *paths[3] = {"generic", "avx2", "avx512"};
     for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
         const int M = shapes[c][0], K = shapes[c][1], N = shapes[c][2];

@@ -499,12 +499,12 @@ static void swapped_unit(const matmul_job *j, int me, strips_held *held, float *
  * threads (decoding's one row) the runs are of the other operand's blocks instead. So
  * are they where a swapped product copies its A, the weight read transposed, into
  * strips (the backward's dinp): each thread would copy all of the weight for its run of
- * the tokens; with runs of the weight's row blocks each thread copies only its rows, and
+ * the tokens; with runs of the weight's row blocks each thread copies only its rows. It
  * packs all of the other operand's panels (the smaller: for dinp the tokens') into a
- * slab of its own while the team's slabs stay within OWN_SLABS_FLOATS. So is fc2's
- * swapped dweight (its input copied). Not where K is cut into slabs (the head's 50257
- * logits): packing every slab of the panels twice then cost more than copying the
- * weight's strips twice. */
+ * slab of its own where the slab holds all of K and the team's slabs stay within
+ * OWN_SLABS_FLOATS; else (the head's 50257 logits, K cut into slabs) the team packs one
+ * shared slab, each thread its run of the panels, and reads the others' runs. So is
+ * fc2's swapped dweight (its input copied). */
 typedef struct share {
     size_t mb0, mb1; /* row blocks [mb0, mb1) */
     int q0, q1;      /* panels [q0, q1) of the slab */
@@ -512,10 +512,10 @@ typedef struct share {
 } share;
 
 /* Whether a swapped product's shares are the weight's row blocks, not the tokens' panels:
- * its weight copied into strips, beside a slab of all of K (above) */
+ * its weight copied into strips (above) */
 static int weight_rows_shared(const matmul_job *j)
 {
-    return j->swapped && j->a_t && j->ks == j->K;
+    return j->swapped && j->a_t;
 }
 
 /* Whether the shares are runs of the slab's np panels (else of the mblocks row blocks) */
@@ -665,8 +665,9 @@ static void matmul_blocks(const matmul_job *j, int me, int team)
 /* Slab and unit sizes for a team of `threads`. The slab keeps all of K when at least
  * NC columns of it fit in SLAB_FLOATS (one pass, one barrier), else K is cut in
  * multiples of KC. Units start at 16 row blocks x NC columns and halve until every
- * thread has about eight to take (the balance), never below one tile. None of this
- * touches the order of any sum: KC alone does. */
+ * thread has about eight to take (the balance), never below one tile: the row blocks
+ * first where A is copied into strips (a_t), since each group of panels would copy a row
+ * block's strips again. None of this touches the order of any sum: KC alone does. */
 static void plan(matmul_job *j, int threads)
 {
     const int MR = j->kern.MR, NR = j->kern.NR, K = j->K, N = j->N;
@@ -692,7 +693,7 @@ static void plan(matmul_job *j, int threads)
         const size_t units = (mblocks + mb - 1) / mb * (size_t)((np + p - 1) / p);
         if (units >= (size_t)8 * threads || (mb == 1 && p <= pmin))
             break;
-        if (mb > 1 && (mb >= p || p == 1))
+        if (mb > 1 && (mb >= p || p == 1 || j->a_t))
             mb = (mb + 1) / 2;
         else
             p = (p + 1) / 2;
@@ -762,7 +763,7 @@ static mygpt_status prepare(matmul_job *j, mygpt_error *err)
     const size_t mblocks = (j->M + j->kern.MR - 1) / j->kern.MR;
     const int by_panels = shares_by_panels(j, mblocks, np, j->team);
     const int packs = !j->prepacked && !j->format;
-    j->own_slabs = packs && j->team > 1 && weight_rows_shared(j) && !by_panels &&
+    j->own_slabs = packs && j->team > 1 && weight_rows_shared(j) && j->ks == j->K && !by_panels &&
                    (size_t)j->team * j->ns * j->ks <= OWN_SLABS_FLOATS;
     j->slab_len = packs ? (size_t)(j->own_slabs ? j->team : 1) * j->ns * j->ks : 0;
     // a quantized B's panels are widened into w_buf for the tiles (decoding reads them as they are)
