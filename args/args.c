@@ -100,19 +100,6 @@ int args_distance(const char *a, size_t la, const char *b)
     return row[lb] < 3 ? row[lb] : 3;
 }
 
-/* Whether a flag's value names a file or folder to read or make, in every program that
- * takes it (an empty one names none: said here, with the flag, rather than as "cannot open
- * : ..." later). The files written (--save, --state, --log, ...) say so themselves. */
-static int names_a_path(const char *flag)
-{
-    static const char *const paths[] = {"checkpoint", "adapters", "init-from", "resume", "tokenizer", "gpt2",
-                                        "data", "dir", "out", "figures", "vocab-dir"};
-    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
-        if (strcmp(flag, paths[i]) == 0)
-            return 1;
-    return 0;
-}
-
 /* the flag of specs nearest to name[0..len) when a typo (at most two edits) away, else NULL */
 static const char *nearest_flag(const arg_spec *specs, const char *name, size_t len)
 {
@@ -195,7 +182,7 @@ int args_parse(const char *cmd, int argc, char **argv, const arg_spec *specs,
             cli_error(cmd, "option '--%s' takes no value", s->name);
             return EXIT_USAGE;
         }
-        if (value && !*value && names_a_path(s->name)) {
+        if (value && !*value && s->takes_value == ARG_PATH) {
             cli_error(cmd, "--%s: the path is empty", s->name);
             return EXIT_USAGE;
         }

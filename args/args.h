@@ -62,9 +62,14 @@ int cli_output_written(void);
 #define EXIT_RUNTIME 1
 #define MAX_SHAPES 16
 
+/* What a flag takes: nothing (a switch), a value, or a path: a value that names a file or
+ * folder to read or make, refused when empty with the flag's name (rather than as "cannot
+ * open '': ..." later, or not at all) */
+enum { ARG_SWITCH = 0, ARG_VALUE = 1, ARG_PATH = 2 };
+
 typedef struct arg_spec {
     const char *name;   /* without the leading "--" */
-    int takes_value;    /* 1: needs a value; 0: a switch */
+    int takes_value;    /* ARG_SWITCH (0), ARG_VALUE (1) or ARG_PATH */
     int repeatable;
 } arg_spec;
 

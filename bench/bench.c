@@ -325,13 +325,13 @@ int main(int argc, char **argv)
     cli_ignore_file_size_signal();
     cli_check_output_at_exit("mygpt-bench");
     static const arg_spec SPECS[] = {{"config", 1, 0}, {"threads", 1, 0}, {"reps", 1, 0},
-                                     {"warmup", 1, 0}, {"csv", 1, 0},     {"svg", 1, 0},
+                                     {"warmup", 1, 0}, {"csv", ARG_PATH, 0}, {"svg", ARG_PATH, 0},
                                      {"matmul", 1, 0}, {"naive", 0, 0},   {"quick", 0, 0},
                                      {"train", 0, 0},  {"classify", 0, 0}, {"generate", 0, 0}, {"bandwidth", 0, 0}, {"peak", 0, 0}, {"latency", 0, 0},
                                      {"prompt", 1, 0}, {"new", 1, 0},     {"no-kv-cache", 0, 0},
                                      {"unpacked", 0, 0}, {"loss", 1, 0}, {"weights", 1, 0}, {"backward", 0, 0},
                                      {"attention", 1, 0}, {"attention-backward", 1, 0},
-                                     {"checkpoint", 1, 0}, {"save-model", 1, 0},
+                                     {"checkpoint", ARG_PATH, 0}, {"save-model", ARG_PATH, 0},
                                      {NULL, 0, 0}};
     args_set_prefix("");
     parsed_args pa;

@@ -29,7 +29,7 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     cli_check_output_at_exit("mygpt-bench-tokenizer");
-    static const arg_spec SPECS[] = {{"text", 1, 0}, {"vocab-dir", 1, 0}, {"reps", 1, 0}, {NULL, 0, 0}};
+    static const arg_spec SPECS[] = {{"text", ARG_PATH, 0}, {"vocab-dir", ARG_PATH, 0}, {"reps", 1, 0}, {NULL, 0, 0}};
     args_set_prefix("");
     parsed_args pa;
     const int prc = args_parse("mygpt-bench-tokenizer", argc - 1, argv + 1, SPECS, 0, &pa);

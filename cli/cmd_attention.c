@@ -203,8 +203,9 @@ done:
 int cmd_attention(int argc, char **argv)
 {
     const char *cmd = "attention";
-    static const arg_spec ARGS[] = {MODEL_FLAGS,      CHECKPOINT_FLAGS, {"prompt", 1, 0}, {"ids", 1, 0},
-                                    {"layer", 1, 0}, {"head", 1, 0},       {"svg", 1, 0},    WEIGHTS_FLAG, {NULL, 0, 0}};
+    static const arg_spec ARGS[] = {MODEL_FLAGS,     CHECKPOINT_FLAGS, {"prompt", 1, 0},      {"ids", 1, 0},
+                                    {"layer", 1, 0}, {"head", 1, 0},   {"svg", ARG_PATH, 0}, WEIGHTS_FLAG,
+                                    {NULL, 0, 0}};
     parsed_args a;
     int rc = cli_parse_or_help(cmd, argc, argv, ARGS, 0, USAGE, &a);
     if (rc)

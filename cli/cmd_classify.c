@@ -119,7 +119,7 @@ static int classify_lines(const char *cmd, const classifier *c)
 int cmd_classify(int argc, char **argv)
 {
     const char *cmd = "classify";
-    static const arg_spec ARGS[] = {CHECKPOINT_FLAGS, {"text", 1, 0}, {"max-length", 1, 0}, {"data", 1, 0},
+    static const arg_spec ARGS[] = {CHECKPOINT_FLAGS, {"text", 1, 0}, {"max-length", 1, 0}, {"data", ARG_PATH, 0},
                                     {NULL, 0, 0}};
     parsed_args a;
     int rc = cli_parse_or_help(cmd, argc, argv, ARGS, 0, USAGE, &a);

@@ -393,7 +393,7 @@ static int read_flags(const char *cmd, const parsed_args *a, download *d, char *
 int cmd_download(int argc, char **argv)
 {
     const char *cmd = "download";
-    static const arg_spec ARGS[] = {{"size", 1, 0}, {"dir", 1, 0}, {NULL, 0, 0}};
+    static const arg_spec ARGS[] = {{"size", 1, 0}, {"dir", ARG_PATH, 0}, {NULL, 0, 0}};
     parsed_args a;
     int rc = cli_parse_or_help(cmd, argc, argv, ARGS, 1, USAGE, &a);
     if (rc)

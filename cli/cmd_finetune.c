@@ -609,12 +609,12 @@ int cmd_finetune(int argc, char **argv)
 {
     const char *cmd = "finetune";
     static const arg_spec ARGS[] = {
-        {"task", 1, 0},       {"checkpoint", 1, 0},    {"preset", 1, 0},       {"seed", 1, 0},
-        {"data", 1, 0},       {"epochs", 1, 0},        {"lr", 1, 0},           {"weight-decay", 1, 0},
-        {"batch", 1, 0},      {"max-length", 1, 0},    {"eval-freq", 1, 0},    {"eval-iter", 1, 0},
-        {"mask-instructions", 0, 0}, {"entries", 1, 0}, {"max-new", 1, 0},     {"threads", 1, 0},
-        {"save", 1, 0},       {"responses", 1, 0},     {"force", 0, 0},        {"lora", 1, 0},
-        {"lora-alpha", 1, 0}, {NULL, 0, 0}};
+        {"task", 1, 0},              {"checkpoint", ARG_PATH, 0}, {"preset", 1, 0},    {"seed", 1, 0},
+        {"data", ARG_PATH, 0},       {"epochs", 1, 0},            {"lr", 1, 0},        {"weight-decay", 1, 0},
+        {"batch", 1, 0},             {"max-length", 1, 0},        {"eval-freq", 1, 0}, {"eval-iter", 1, 0},
+        {"mask-instructions", 0, 0}, {"entries", 1, 0},           {"max-new", 1, 0},   {"threads", 1, 0},
+        {"save", ARG_PATH, 0},       {"responses", ARG_PATH, 0},  {"force", 0, 0},     {"lora", 1, 0},
+        {"lora-alpha", 1, 0},        {NULL, 0, 0}};
     parsed_args a;
     int rc = args_parse(cmd, argc, argv, ARGS, 0, &a);
     if (rc < 0)

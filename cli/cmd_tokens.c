@@ -125,7 +125,7 @@ static int encode_llama2c(const char *cmd, const char *path, const char *from, c
 int cmd_encode(int argc, char **argv)
 {
     const char *cmd = "encode";
-    static const arg_spec ARGS[] = {{"vocab-dir", 1, 0}, {"tokenizer", 1, 0}, {NULL, 0, 0}};
+    static const arg_spec ARGS[] = {{"vocab-dir", ARG_PATH, 0}, {"tokenizer", ARG_PATH, 0}, {NULL, 0, 0}};
     parsed_args a;
     int rc = cli_parse_or_help(cmd, argc, argv, ARGS, 1, ENCODE_USAGE, &a);
     if (rc)
@@ -293,7 +293,7 @@ static int parse_token_ids(const char *cmd, char **words, size_t n, int64_t **id
 int cmd_decode(int argc, char **argv)
 {
     const char *cmd = "decode";
-    static const arg_spec ARGS[] = {{"vocab-dir", 1, 0}, {"tokenizer", 1, 0}, {NULL, 0, 0}};
+    static const arg_spec ARGS[] = {{"vocab-dir", ARG_PATH, 0}, {"tokenizer", ARG_PATH, 0}, {NULL, 0, 0}};
     parsed_args a;
     int rc = cli_parse_or_help(cmd, argc, argv, ARGS, 1, DECODE_USAGE, &a);
     if (rc)

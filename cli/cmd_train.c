@@ -175,17 +175,17 @@ int cmd_grad(int argc, char **argv)
 }
 
 /* The flags of `mygpt train` */
-static const arg_spec TRAIN_ARGS[] = {MODEL_FLAGS,          {"text", 1, 0},  {"context", 1, 0},
-                                      {"batch", 1, 0},      {"steps", 1, 0}, {"optimizer", 1, 0},
-                                      {"lr", 1, 0},         {"momentum", 1, 0}, {"weight-decay", 1, 0},
-                                      {"eval-every", 1, 0}, {"save", 1, 0},  {"data-parallel", 0, 0},
-                                      {"check-replicas", 0, 0}, {"epochs", 1, 0}, {"eval-batches", 1, 0},
-                                      {"sample-prompt", 1, 0}, {"sample-tokens", 1, 0}, {"init-from", 1, 0},
-                                      {"preset", 1, 0}, {"log", 1, 0}, {"checkpoint-every", 1, 0},
-                                      {"state", 1, 0}, {"resume", 1, 0}, {"warmup", 1, 0},
-                                      {"lr-initial", 1, 0}, {"cosine", 0, 0}, {"lr-min", 1, 0},
-                                      {"clip-grad", 1, 0}, {"out", 1, 0}, {"keep-best", 0, 0},
-                                      {"decay-groups", 0, 0}, {"tokenizer", 1, 0}, {NULL, 0, 0}};
+static const arg_spec TRAIN_ARGS[] = {MODEL_FLAGS,              {"text", ARG_PATH, 0},    {"context", 1, 0},
+                                      {"batch", 1, 0},          {"steps", 1, 0},          {"optimizer", 1, 0},
+                                      {"lr", 1, 0},             {"momentum", 1, 0},       {"weight-decay", 1, 0},
+                                      {"eval-every", 1, 0},     {"save", ARG_PATH, 0},    {"data-parallel", 0, 0},
+                                      {"check-replicas", 0, 0}, {"epochs", 1, 0},         {"eval-batches", 1, 0},
+                                      {"sample-prompt", 1, 0},  {"sample-tokens", 1, 0},  {"init-from", ARG_PATH, 0},
+                                      {"preset", 1, 0},         {"log", ARG_PATH, 0},     {"checkpoint-every", 1, 0},
+                                      {"state", ARG_PATH, 0},   {"resume", ARG_PATH, 0},  {"warmup", 1, 0},
+                                      {"lr-initial", 1, 0},     {"cosine", 0, 0},         {"lr-min", 1, 0},
+                                      {"clip-grad", 1, 0},      {"out", ARG_PATH, 0},     {"keep-best", 0, 0},
+                                      {"decay-groups", 0, 0},   {"tokenizer", ARG_PATH, 0}, {NULL, 0, 0}};
 
 /* --help: what train does, its presets and flags. Returns 0. */
 static int train_usage(void)

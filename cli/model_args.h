@@ -40,7 +40,7 @@ int apply_weights(const char *cmd, const parsed_args *a, mygpt_gpt *g);
  * book's GPTModel, Hugging Face's GPT-2) or of a training state (mygpt_model_load), with --adapters FILE's LoRA adapters on it when
  * given (mygpt_checkpoint_load_adapters), its weights then stored as --weights says
  * (apply_weights). 0, or the exit code after saying why not (*g stays NULL). */
-#define CHECKPOINT_FLAGS {"checkpoint", 1, 0}, {"adapters", 1, 0}
+#define CHECKPOINT_FLAGS {"checkpoint", ARG_PATH, 0}, {"adapters", ARG_PATH, 0}
 int load_checkpoint(const char *cmd, const parsed_args *a, mygpt_gpt **g);
 
 /* Whether g, read from `path` (given as `what`: --checkpoint, BASE), can take LoRA adapters:

@@ -104,6 +104,10 @@ static const char *const BAD[][2] = {
     {"generate --seed 1 --vocab 5 --embed 4 --heads 2 --layers 1 --ids 0 --max-new 1 --temperature 1e-400", "too close to 0"},
     {"generate --checkpoint= --ids 1 --max-new 1", "--checkpoint: the path is empty"},
     {"forward --checkpoint m.safetensors --adapters= --ids 1", "--adapters: the path is empty"},
+    {"train --preset tiny --text=", "train: --text: the path is empty"},
+    {"classify --checkpoint m.safetensors --data=", "--data: the path is empty"},
+    /* a flag's kind is its program's: init linear's --out is a size, not a path */
+    {"init linear --seed 1 --in 3 --out=", "--out: '' is not an integer"},
     {"generate --sampler llama2c --checkpoint m.bin --tokenizer t.bin --layers 7",
      "--layers cannot be used with --checkpoint"},
 };
@@ -446,18 +450,21 @@ Test(cli_args, a_long_path_keeps_its_reason_and_help_output_is_checked)
     }
 }
 
-/* An empty path names no file: said so, not "cannot open : No such file or directory" */
+/* An empty path names no file: said so, not "cannot open : No such file or directory";
+ * given with a flag, the flag is named */
 Test(cli_args, an_empty_path_is_said_to_be_empty)
 {
     char *const runs[][6] = {{(char *)MYGPT_EXE, "encode", "", NULL},
                              {(char *)MYGPT_EXE, "quantize", "", "/tmp/mygpt-never-written", "--weights", "int8"},
                              {(char *)CHAPTER_DIR "/61_verdict_dataloader", "--text", "", NULL}};
+    const char *said[] = {"cannot open '': the path is empty", "cannot open '': the path is empty",
+                          "61_verdict_dataloader: --text: the path is empty"};
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         char *argv[7] = {0};
         memcpy(argv, runs[i], sizeof runs[i]);
         proc_result r;
         cr_assert_eq(run_process(argv, &r), 0);
-        expect_one_line_refusal(&r, 2, "cannot open '': the path is empty", runs[i][1]);
+        expect_one_line_refusal(&r, 2, said[i], runs[i][1]);
         proc_result_free(&r);
     }
 }

@@ -32,9 +32,9 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
     if (flags & CH_SEED)
         specs[n++] = (arg_spec){"seed", 1, 0};
     if (flags & CH_FIGURES)
-        specs[n++] = (arg_spec){"figures", 1, 0};
+        specs[n++] = (arg_spec){"figures", ARG_PATH, 0};
     if (flags & CH_TEXT)
-        specs[n++] = (arg_spec){"text", 1, 0};
+        specs[n++] = (arg_spec){"text", ARG_PATH, 0};
     if (flags & CH_SMOKE)
         specs[n++] = (arg_spec){"smoke", 0, 0};
     if (flags & CH_WEIGHTS)
@@ -42,7 +42,7 @@ void chapter_init(chapter *ch, int argc, char **argv, const char *name, const ch
     if (flags & CH_BOOK)
         specs[n++] = (arg_spec){"book", 0, 0};
     if (flags & CH_GPT2)
-        specs[n++] = (arg_spec){"gpt2", 1, 0};
+        specs[n++] = (arg_spec){"gpt2", ARG_PATH, 0};
     args_set_prefix("");
     parsed_args a;
     const int rc = args_parse(name, argc - 1, argv + 1, specs, 0, &a);
