@@ -290,8 +290,8 @@ int cmd_generate(int argc, char **argv)
                                     {"ids", 1, 0},       {"max-new", 1, 0},     SAMPLING_FLAGS,
                                     {"sample-seed", 1, 0}, {"eos", 1, 0},       {"no-kv-cache", 0, 0},
                                     {"stream", 0, 0},    {"no-stream", 0, 0},   {"print-ids", 0, 0},
-                                    WEIGHTS_FLAG,        {"chars", 1, 0},       {"sampler", 1, 0},
-                                    {"tokenizer", ARG_PATH, 0}, {"steps", 1, 0},       {NULL, 0, 0}};
+                                    WEIGHTS_FLAG,        {"chars", ARG_PATH, 0}, {"sampler", 1, 0},
+                                    {"tokenizer", ARG_PATH, 0}, {"steps", 1, 0},    {NULL, 0, 0}};
     parsed_args a;
     int rc = cli_parse_or_help(cmd, argc, argv, ARGS, 0, USAGE, &a);
     if (rc)

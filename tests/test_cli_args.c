@@ -105,6 +105,8 @@ static const char *const BAD[][2] = {
     {"generate --checkpoint= --ids 1 --max-new 1", "--checkpoint: the path is empty"},
     {"forward --checkpoint m.safetensors --adapters= --ids 1", "--adapters: the path is empty"},
     {"train --preset tiny --text=", "train: --text: the path is empty"},
+    {"generate --seed 1 --vocab 5 --embed 4 --heads 2 --layers 1 --chars= --prompt ab --max-new 1",
+     "--chars: the path is empty"},
     {"classify --checkpoint m.safetensors --data=", "--data: the path is empty"},
     /* a flag's kind is its program's: init linear's --out is a size, not a path */
     {"init linear --seed 1 --in 3 --out=", "--out: '' is not an integer"},

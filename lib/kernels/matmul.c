@@ -9,8 +9,8 @@
  *     panels of NR columns laid out k-major, so the inner loop reads NR consecutive
  *     floats; a slab of panels small enough for the last-level cache is packed at once
  *     by the whole team (by each thread whole, into a slab of its own, where a swapped
- *     product shares out the weight's rows: shares_by_panels; or not at all: weights
- *     packed once, mygpt_matmul_pack);
+ *     product shares out the weight's rows and the slab holds all of K: own_slabs; or
+ *     not at all: weights packed once, mygpt_matmul_pack);
  *   - a register micro-tile of MR rows x NR columns of accumulators, as many as the
  *     vector registers allow: AVX2 has 16 ymm registers, so MR x NR = 6 x 16 (12
  *     accumulators, 2 for the loaded panel row, 1 for the broadcast); AVX-512 has 32
@@ -114,7 +114,7 @@ typedef struct matmul_job {
     int queues_filled;     /* filled for the team before its region (prefill_queues) */
     int small, team;       /* prepare's: run on this thread alone, or by a team of `team` */
     int on_stack;          /* small enough for panels on the stack (SMALL_SLAB floats) */
-    int own_slabs;         /* each thread packs every panel into a slab of its own (weight_rows_shared) */
+    int own_slabs;         /* each thread packs every panel into a slab of its own (prepare) */
     size_t slab_len, ub_len, ab_len, wb_len, rb_len; /* floats of slab, unit_buf, a_buf, w_buf and r_buf */
 } matmul_job;
 
