@@ -148,6 +148,21 @@ static size_t widened_len(const matmul_job *j)
     return (size_t)j->unit_p * KC * j->kern.NR;
 }
 
+/* Where thread me's slice of a scratch buffer of per-thread slices of len floats starts,
+ * and the buffer's floats for a team: each slice is followed by as many unused floats.
+ * With the next thread's slice right after its own, each of two threads ran its units
+ * slower than one thread alone (the strips' copy ~3x), though no line is written by both:
+ * most likely a core's prefetchers, which run ahead of the strides it walks, reaching
+ * past its slice into lines the other core writes (bench/results/design-notes.md). */
+static size_t slice_at(int me, size_t len)
+{
+    return (size_t)me * 2 * len;
+}
+static size_t slices_len(int team, size_t len)
+{
+    return (size_t)team * 2 * len;
+}
+
 /* Where block kb of panel p of a B packed once starts (float32 or quantized, all K to a
  * panel), and int8's scales for it (*sc; NULL otherwise) */
 static const void *packed_block(const matmul_job *j, int p, int kb, const float **sc)
@@ -218,7 +233,8 @@ typedef struct strips_held {
 /* The strips of k block kb in the thread's a_buf (its slot) */
 static float *strips_at(const matmul_job *j, int me, int kb)
 {
-    return j->a_buf + ((size_t)me * j->a_slots + (size_t)(kb / KC % j->a_slots)) * strips_len(j);
+    const size_t slot = (size_t)(kb / KC % j->a_slots);
+    return j->a_buf + slice_at(me, (size_t)j->a_slots * strips_len(j)) + slot * strips_len(j);
 }
 static void copy_unit_a(const matmul_job *j, int me, strips_held *held, size_t mb0, size_t mb1, int kb, int kc)
 {
@@ -280,7 +296,7 @@ static const float *row_block_a(const matmul_job *j, int me, size_t mb0, size_t 
     *lda = j->lda;
     if (!j->a_t && j->r_buf) {
         const float *src = j->a + m0 * j->lda + kb;
-        float *rows = j->r_buf + (size_t)me * j->kern.MR * ROWS_LD;
+        float *rows = j->r_buf + slice_at(me, (size_t)j->kern.MR * ROWS_LD);
         for (size_t i = 0; i < (size_t)j->kern.MR && m0 + i < j->M; i++)
             memcpy(rows + i * ROWS_LD, src + i * j->lda, (size_t)kc * sizeof(float));
         *lda = ROWS_LD;
@@ -556,7 +572,7 @@ static void run_unit(const matmul_job *j, int me, strips_held *held, share s, si
     const int NR = j->kern.NR, p0 = sl->p0, k0 = sl->k0, ks = sl->ks;
     if (j->swapped) { /* the unit's sums stay in this thread's buffer */
         const unit_span span = {mb0, mb1, q0, q1};
-        swapped_unit(j, me, held, j->unit_buf + (size_t)me * unit_len(j), &span, sl);
+        swapped_unit(j, me, held, j->unit_buf + slice_at(me, unit_len(j)), &span, sl);
         return;
     }
     const int P = decoding_panels(j);
@@ -578,7 +594,7 @@ static void run_unit(const matmul_job *j, int me, strips_held *held, share s, si
         // a quantized B: the unit's remaining panels widened once for all its row blocks
         const int widen = j->format && qd < q1;
         assert(!widen || j->w_buf); // (prepare sized w_buf wherever the tiles read a quantized B)
-        float *wide = widen ? j->w_buf + (size_t)me * widened_len(j) : NULL;
+        float *wide = widen ? j->w_buf + slice_at(me, widened_len(j)) : NULL;
         for (int q = qd; wide && q < q1; q++)
             widen_block(j, p0 + q, kb, kc, wide + (size_t)(q - qd) * KC * NR);
         if (qd < q1)
@@ -769,14 +785,14 @@ static mygpt_status prepare(matmul_job *j, mygpt_error *err)
     // a quantized B's panels are widened into w_buf for the tiles (decoding reads them as they are)
     const int widens = j->format && !decoding_panels(j);
     j->on_stack = j->small && j->slab_len <= SMALL_SLAB && !widens;
-    j->ub_len = j->swapped ? (size_t)j->team * unit_len(j) : 0;
+    j->ub_len = j->swapped ? slices_len(j->team, unit_len(j)) : 0;
     // strips kept for several k blocks only where a thread's share holds more than one
     // group of panels (the units that find them); else each copy would take fresh lines
     const int share_p = by_panels ? (np + j->team - 1) / j->team : np;
     j->a_slots = share_p > j->unit_p ? (kblocks < A_SLOTS ? kblocks : A_SLOTS) : 1;
-    j->ab_len = j->a_t ? (size_t)j->team * j->a_slots * strips_len(j) : 0;
-    j->wb_len = widens ? (size_t)j->team * widened_len(j) : 0;
-    j->rb_len = rows_alias_in_l1(j) && !j->small ? (size_t)j->team * j->kern.MR * ROWS_LD : 0;
+    j->ab_len = j->a_t ? slices_len(j->team, (size_t)j->a_slots * strips_len(j)) : 0;
+    j->wb_len = widens ? slices_len(j->team, widened_len(j)) : 0;
+    j->rb_len = rows_alias_in_l1(j) && !j->small ? slices_len(j->team, (size_t)j->kern.MR * ROWS_LD) : 0;
     return MYGPT_OK;
 }
 
