@@ -149,18 +149,18 @@ static size_t widened_len(const matmul_job *j)
 }
 
 /* Where thread me's slice of a scratch buffer of per-thread slices of len floats starts,
- * and the buffer's floats for a team: each slice is followed by as many unused floats.
- * With the next thread's slice right after its own, each of two threads ran its units
- * slower than one thread alone (the strips' copy ~3x), though no line is written by both:
- * most likely a core's prefetchers, which run ahead of the strides it walks, reaching
- * past its slice into lines the other core writes (bench/results/design-notes.md). */
+ * and the buffer's floats for a team: in a team, each slice is followed by as many unused
+ * floats. With the next thread's strips right after its own, each of two threads ran its
+ * units slower than one thread alone, though no line is written by both: most likely a
+ * core's prefetchers, which run ahead of the strides it walks, reaching past its slice
+ * into lines the other core writes (bench/results/design-notes.md). */
 static size_t slice_at(int me, size_t len)
 {
     return (size_t)me * 2 * len;
 }
 static size_t slices_len(int team, size_t len)
 {
-    return (size_t)team * 2 * len;
+    return team > 1 ? (size_t)team * 2 * len : len;
 }
 
 /* Where block kb of panel p of a B packed once starts (float32 or quantized, all K to a
