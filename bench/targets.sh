@@ -8,8 +8,9 @@
 #
 # --ch5 also runs chapter 38 (the book's chapter 5, whole: minutes) once a round against its
 # FLOP limit; --busy also times chapter 81 quiet and beside a busy loop pinned to the last
-# CPU. MYGPT_MATMUL_KERNEL=avx2 MYGPT_ATTENTION_KERNEL=avx2 in the environment measure the
-# AVX2 kernels on an AVX-512 CPU (the limits then use AVX2's peak). OpenBLAS's sgemm is
+# CPU, the chapter choosing its own team (OMP_NUM_THREADS and OMP_WAIT_POLICY left out of
+# its environment). MYGPT_MATMUL_KERNEL=avx2 MYGPT_ATTENTION_KERNEL=avx2 in the environment
+# measure the AVX2 kernels on an AVX-512 CPU (the limits then use AVX2's peak). OpenBLAS's sgemm is
 # measured beside the products when /usr/bin/python3 has torch (bench/openblas_sgemm.py).
 # Name the CPU (its family and model, printed first) with every figure you quote.
 set -euo pipefail
@@ -111,12 +112,15 @@ round() {
         put ch5 "$(awk -v s="$s" -v e="$e" -v p="$(tail -1 "$tmp/peak2")" 'BEGIN {print (e - s) / (49.8e3 / p)}')"
     fi
     if ((busy)); then
-        local ch81=$build/chapters/81_book_classifier last=$(($(nproc) - 1)) pid
-        s=$(date +%s.%N); (cd "$root" && "$ch81" >/dev/null); e=$(date +%s.%N)
+        # the chapter sizes its own team (cli_cap_threads) unless the environment sets the team
+        # or the waiting: run it without them, as a learner does, whatever this script was given
+        local ch81=(env -u OMP_NUM_THREADS -u OMP_WAIT_POLICY "$build/chapters/81_book_classifier")
+        local last=$(($(nproc) - 1)) pid
+        s=$(date +%s.%N); (cd "$root" && "${ch81[@]}" >/dev/null); e=$(date +%s.%N)
         put busy_quiet "$(awk -v s="$s" -v e="$e" 'BEGIN {print e - s}')"
         taskset -c "$last" sh -c 'while :; do :; done' &
         pid=$!
-        s=$(date +%s.%N); (cd "$root" && "$ch81" >/dev/null); e=$(date +%s.%N)
+        s=$(date +%s.%N); (cd "$root" && "${ch81[@]}" >/dev/null); e=$(date +%s.%N)
         kill "$pid"
         wait "$pid" 2>/dev/null || true
         put busy_ratio "$(awk -v s="$s" -v e="$e" -v q="$(tail -1 "$tmp/busy_quiet")" 'BEGIN {print (e - s) / q}')"
