@@ -33,6 +33,16 @@ static inline size_t mygpt_run_start(size_t n, int t, int team)
     return n * (size_t)t / (size_t)team;
 }
 
+/* The calling thread's run of n items, [*i0, *i1), in its team (all of them outside a
+ * parallel region): for a region whose body calls a MYGPT_CLONES function on its run
+ * (base/simd.h says why the region cannot be inside the clone). */
+static inline void mygpt_thread_run(size_t n, size_t *i0, size_t *i1)
+{
+    const int me = omp_get_thread_num(), nt = omp_get_num_threads();
+    *i0 = mygpt_run_start(n, me, nt);
+    *i1 = mygpt_run_start(n, me + 1, nt);
+}
+
 /* dst = src (or 0 when src is NULL), n floats, each thread filling its static run (as
  * the loops around it share rows) */
 static inline void mygpt_fill_floats(float *dst, const float *src, size_t n)
@@ -46,8 +56,8 @@ static inline void mygpt_fill_floats(float *dst, const float *src, size_t n)
     }
 #pragma omp parallel
     {
-        const int me = omp_get_thread_num(), nt = omp_get_num_threads();
-        const size_t i0 = mygpt_run_start(n, me, nt), i1 = mygpt_run_start(n, me + 1, nt);
+        size_t i0, i1;
+        mygpt_thread_run(n, &i0, &i1);
         if (src)
             memcpy(dst + i0, src + i0, (i1 - i0) * sizeof *dst);
         else

@@ -28,7 +28,10 @@
     __attribute__((target(MYGPT_AVX2_FEATURES ",avx512f,avx512bw,avx512cd,avx512dq,avx512vl")))
 /* A whole function compiled three times (x86-64-v4, v3 and the baseline), the loader
  * picking one: for loops of plain fmaf()/mygpt_expf that should become vector
- * instructions instead of libm calls. Same bits on every clone. */
+ * instructions instead of libm calls. Same bits on every clone. It holds no OpenMP
+ * region: clang compiles a region's body as a function of its own, without the clone's
+ * instruction set (each fmaf a libm call, no vectors: a training step 2.3x slower); the
+ * region is outside and calls the clone on each thread's run (mygpt_thread_run). */
 #if !defined(__ELF__)
 /* target_clones needs the ELF loader's ifunc (macOS's Mach-O and Windows' PE have none):
  * there each such function is the baseline's alone, the same bits */

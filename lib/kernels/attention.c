@@ -591,8 +591,9 @@ static int cached_heads_at_once(int d, int NH)
 }
 
 /* cached_heads for the head sizes it has a copy for (D and HC constant: the sums stay in
- * registers), one head at a time through softmax_values otherwise */
-static MYGPT_IN_CLONES void cached_unit(const cached_job *j, int d, int hc, int h0)
+ * registers), one head at a time through softmax_values otherwise (built per instruction
+ * set: the step's parallel loop calls it) */
+MYGPT_CLONES static void cached_unit(const cached_job *j, int d, int hc, int h0)
 {
 #define CACHED_HEADS(D, HC)                                                                                        \
     case (D) * 16 + (HC):                                                                                          \
@@ -615,8 +616,8 @@ static MYGPT_IN_CLONES void cached_unit(const cached_job *j, int d, int hc, int 
 /* The (row, group of heads) units of the step over team threads: kt (the new keys in it)
  * is read. Query head h shares key and value head g = h / group with the group's other
  * heads. */
-MYGPT_CLONES static void cached_rows(float *out, const float *q, const mygpt_attention_cache *kv, int t0,
-                                     mygpt_attention_shape shape, int team)
+static void cached_rows(float *out, const float *q, const mygpt_attention_cache *kv, int t0,
+                        mygpt_attention_shape shape, int team)
 {
     const int n = shape.T, C = shape.C, NH = shape.NH, d = C / NH;
     const int hc = cached_heads_at_once(d, NH), per_row = hc ? NH / hc : NH, units = n * per_row;
@@ -974,30 +975,37 @@ void mygpt_attention_backward_dropout(float *dq, float *dk, float *dv, const flo
 
 /* ---- dropout on the probabilities ----------------------------------------------------------- */
 
-MYGPT_CLONES static void dropout_values(float *out, const float *probs, const float *v, mygpt_attention_dropout drop,
-                                        mygpt_attention_shape shape)
+/* one (b, h): out_t = sum over s <= t of dropout(P)_ts v_s (built per instruction set) */
+MYGPT_CLONES static void dropout_head_values(float *out, const float *probs, const float *v,
+                                             mygpt_attention_dropout drop, mygpt_attention_shape shape, int b, int h)
 {
-    const int B = shape.B, T = shape.T, C = shape.C, NH = shape.NH, d = C / NH;
+    const int T = shape.T, C = shape.C, NH = shape.NH, d = C / NH;
     const uint8_t *keep = drop.keep;
     const float noise = 1.0f / (float)(1.0 - drop.p);
+    const size_t off = (size_t)b * T * C + (size_t)h * d, bh = ((size_t)b * NH + h) * T * T;
+    for (int t = 0; t < T; t++) {
+        const float *pt = probs + bh + (size_t)t * T; // (T,)
+        const uint8_t *kt = keep + bh + (size_t)t * T;
+        float *ot = out + off + (size_t)t * C;        // (d,)
+        for (int i = 0; i < d; i++)
+            ot[i] = 0.0f;
+        for (int s = 0; s <= t; s++) {
+            const float w = pt[s] * (kt[s] ? noise : 0.0f); // attn_weights = dropout(P)
+            const float *vs = v + off + (size_t)s * C;
+            for (int i = 0; i < d; i++)
+                ot[i] = fmaf(w, vs[i], ot[i]);
+        }
+    }
+}
+
+static void dropout_values(float *out, const float *probs, const float *v, mygpt_attention_dropout drop,
+                           mygpt_attention_shape shape)
+{
+    const int B = shape.B, T = shape.T, C = shape.C, NH = shape.NH;
 #pragma omp parallel for collapse(2) schedule(static) if ((size_t)B * T * T * C > MYGPT_PARALLEL_MIN)
     for (int b = 0; b < B; b++)
-        for (int h = 0; h < NH; h++) {
-            const size_t off = (size_t)b * T * C + (size_t)h * d, bh = ((size_t)b * NH + h) * T * T;
-            for (int t = 0; t < T; t++) {
-                const float *pt = probs + bh + (size_t)t * T; // (T,)
-                const uint8_t *kt = keep + bh + (size_t)t * T;
-                float *ot = out + off + (size_t)t * C;        // (d,)
-                for (int i = 0; i < d; i++)
-                    ot[i] = 0.0f;
-                for (int s = 0; s <= t; s++) {
-                    const float w = pt[s] * (kt[s] ? noise : 0.0f); // attn_weights = dropout(P)
-                    const float *vs = v + off + (size_t)s * C;
-                    for (int i = 0; i < d; i++)
-                        ot[i] = fmaf(w, vs[i], ot[i]);
-                }
-            }
-        }
+        for (int h = 0; h < NH; h++)
+            dropout_head_values(out, probs, v, drop, shape, b, h);
 }
 
 void mygpt_attention_dropout_values(float *out, const float *probs, const float *v, mygpt_attention_dropout drop,

@@ -123,19 +123,13 @@ void mygpt_layernorm_forward(float *out, const float *inp, const float *gamma, c
     mygpt_layernorm_forward_train(out, NULL, NULL, inp, gamma, beta, N, C);
 }
 
-/* mygpt_layernorm_forward_train, built per instruction set: the output loop is a row's
- * vector work (its two sums are one double chain each, in order, on every set) */
-MYGPT_CLONES static void layernorm_forward(float *out, float *mean, float *denom, const float *inp,
-                                           const float *gamma, const float *beta, size_t N, int C)
+/* Rows [n0, n1) of mygpt_layernorm_forward_train, built per instruction set: the output
+ * loop is a row's vector work (its two sums are one double chain each, in order, on every
+ * set) */
+MYGPT_CLONES static void layernorm_rows(float *out, float *mean, float *denom, const float *inp,
+                                        const float *gamma, const float *beta, size_t n0, size_t n1, int C)
 {
-    if (N * (size_t)C <= MYGPT_PARALLEL_MIN) { // small work stays out of the OpenMP runtime
-        for (size_t n = 0; n < N; n++)
-            layernorm_row(out + n * C, inp + n * C, gamma, beta, C, mean ? mean + n : NULL,
-                          denom ? denom + n : NULL);
-        return;
-    }
-#pragma omp parallel for schedule(static)
-    for (size_t n = 0; n < N; n++) // (C,) each
+    for (size_t n = n0; n < n1; n++) // (C,) each
         layernorm_row(out + n * C, inp + n * C, gamma, beta, C, mean ? mean + n : NULL,
                       denom ? denom + n : NULL);
 }
@@ -143,7 +137,16 @@ MYGPT_CLONES static void layernorm_forward(float *out, float *mean, float *denom
 void mygpt_layernorm_forward_train(float *out, float *mean, float *denom, const float *inp,
                                    const float *gamma, const float *beta, size_t N, int C)
 {
-    layernorm_forward(out, mean, denom, inp, gamma, beta, N, C);
+    if (N * (size_t)C <= MYGPT_PARALLEL_MIN) { // small work stays out of the OpenMP runtime
+        layernorm_rows(out, mean, denom, inp, gamma, beta, 0, N, C);
+        return;
+    }
+#pragma omp parallel
+    {
+        size_t n0, n1;
+        mygpt_thread_run(N, &n0, &n1);
+        layernorm_rows(out, mean, denom, inp, gamma, beta, n0, n1, C);
+    }
 }
 
 /* ---- torch.nn.LayerNorm ----------------------------------------------------------- */
@@ -240,14 +243,12 @@ void mygpt_layernorm_torch(float *out, const float *inp, const float *gamma, con
  * as one vector lane (the order of the sum is the channel's own, whatever the width) */
 #define LN_BACKWARD_COLS 64
 
-/* mygpt_layernorm_backward, built per instruction set */
-MYGPT_CLONES static void layernorm_backward(float *dinp, float *dgamma, float *dbeta, const float *dout,
-                                            mygpt_layernorm_saved saved, size_t N, int C)
+/* dx of rows [n0, n1) of mygpt_layernorm_backward, built per instruction set */
+MYGPT_CLONES static void layernorm_backward_rows(float *dinp, const float *dout, mygpt_layernorm_saved saved, size_t n0,
+                                                 size_t n1, int C)
 {
     const float *inp = saved.inp, *gamma = saved.gamma, *mean = saved.mean, *denom = saved.denom;
-    const int par = N * (size_t)C > MYGPT_PARALLEL_MIN;
-#pragma omp parallel for schedule(static) if (par)
-    for (size_t n = 0; n < N; n++) {
+    for (size_t n = n0; n < n1; n++) {
         const float *x = inp + n * C, *dy = dout + n * C; // (C,)
         float *dx = dinp + n * C;                         // (C,)
         const double m = mean[n], d = denom[n]; // read once: dx could alias them for all the compiler knows
@@ -266,27 +267,29 @@ MYGPT_CLONES static void layernorm_backward(float *dinp, float *dgamma, float *d
             dx[i] += (float)((g - g_mean - xhat * gx_mean) / d);
         }
     }
-#pragma omp parallel if (par)
-    {
-        const int me = omp_get_thread_num(), team = omp_get_num_threads();
-        const int i0 = (int)mygpt_run_start((size_t)C, me, team), i1 = (int)mygpt_run_start((size_t)C, me + 1, team);
-        for (int c0 = i0; c0 < i1; c0 += LN_BACKWARD_COLS) {
-            const int nc = i1 - c0 < LN_BACKWARD_COLS ? i1 - c0 : LN_BACKWARD_COLS;
-            double gs[LN_BACKWARD_COLS] = {0}, bs[LN_BACKWARD_COLS] = {0};
-            for (size_t n = 0; n < N; n++) {
-                const float *dy = dout + n * C + c0, *x = inp + n * C + c0;
-                const double m = mean[n], d = denom[n];
+}
+
+/* dgamma and dbeta of channels [i0, i1) of mygpt_layernorm_backward, built per instruction set */
+MYGPT_CLONES static void layernorm_backward_params(float *dgamma, float *dbeta, const float *dout,
+                                                   mygpt_layernorm_saved saved, size_t N, int C, int i0, int i1)
+{
+    const float *inp = saved.inp, *mean = saved.mean, *denom = saved.denom;
+    for (int c0 = i0; c0 < i1; c0 += LN_BACKWARD_COLS) {
+        const int nc = i1 - c0 < LN_BACKWARD_COLS ? i1 - c0 : LN_BACKWARD_COLS;
+        double gs[LN_BACKWARD_COLS] = {0}, bs[LN_BACKWARD_COLS] = {0};
+        for (size_t n = 0; n < N; n++) {
+            const float *dy = dout + n * C + c0, *x = inp + n * C + c0;
+            const double m = mean[n], d = denom[n];
 #pragma omp simd
-                for (int i = 0; i < nc; i++) {
-                    gs[i] += (double)dy[i] * (((double)x[i] - m) / d);
-                    bs[i] += dy[i];
-                }
-            }
             for (int i = 0; i < nc; i++) {
-                dgamma[c0 + i] += (float)gs[i];
-                if (dbeta) // NULL: a LayerNorm without a bias
-                    dbeta[c0 + i] += (float)bs[i];
+                gs[i] += (double)dy[i] * (((double)x[i] - m) / d);
+                bs[i] += dy[i];
             }
+        }
+        for (int i = 0; i < nc; i++) {
+            dgamma[c0 + i] += (float)gs[i];
+            if (dbeta) // NULL: a LayerNorm without a bias
+                dbeta[c0 + i] += (float)bs[i];
         }
     }
 }
@@ -300,29 +303,43 @@ MYGPT_CLONES static void layernorm_backward(float *dinp, float *dgamma, float *d
 void mygpt_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const float *dout,
                               mygpt_layernorm_saved saved, size_t N, int C)
 {
-    layernorm_backward(dinp, dgamma, dbeta, dout, saved, N, C);
+    const int par = N * (size_t)C > MYGPT_PARALLEL_MIN;
+#pragma omp parallel if (par)
+    {
+        size_t n0, n1, i0, i1;
+        mygpt_thread_run(N, &n0, &n1);
+        layernorm_backward_rows(dinp, dout, saved, n0, n1, C);
+#pragma omp barrier /* every dx written before the sums read (dinp may be dout) */
+        mygpt_thread_run((size_t)C, &i0, &i1);
+        layernorm_backward_params(dgamma, dbeta, dout, saved, N, C, (int)i0, (int)i1);
+    }
 }
 
 /* (the public functions call a static clone set, so no ifunc resolver is exported) */
-MYGPT_CLONES static void gelu_forward(float *out, const float *inp, size_t n)
+MYGPT_CLONES static void gelu_forward_run(float *out, const float *inp, size_t i0, size_t i1)
 {
-#pragma omp parallel for simd schedule(static) if (parallel : n > MYGPT_PARALLEL_MIN)
-    for (size_t i = 0; i < n; i++)
+#pragma omp simd
+    for (size_t i = i0; i < i1; i++)
         out[i] = mygpt_gelu(inp[i]); // x/2 (1 + erf(x / sqrt 2)), vecmath.h
 }
 
 void mygpt_gelu_forward(float *out, const float *inp, size_t n)
 {
-    gelu_forward(out, inp, n);
+#pragma omp parallel if (n > MYGPT_PARALLEL_MIN)
+    {
+        size_t i0, i1;
+        mygpt_thread_run(n, &i0, &i1);
+        gelu_forward_run(out, inp, i0, i1);
+    }
 }
 
 /* d/dx of x/2 (1 + erf(x / sqrt 2)) = (1 + erf(x / sqrt 2)) / 2 + x exp(-x^2 / 2) / sqrt(2 pi),
  * in float32 as PyTorch's kernel computes it (cdf + x * pdf, then times dout), with
  * vecmath.h's erf and exp so the loop vectorises */
-MYGPT_CLONES static void gelu_backward(float *dinp, const float *inp, const float *dout, size_t n)
+MYGPT_CLONES static void gelu_backward_run(float *dinp, const float *inp, const float *dout, size_t i0, size_t i1)
 {
-#pragma omp parallel for simd schedule(static) if (parallel : n > MYGPT_PARALLEL_MIN)
-    for (size_t i = 0; i < n; i++) {
+#pragma omp simd
+    for (size_t i = i0; i < i1; i++) {
         const float x = inp[i];
         const float cdf = 0.5f * (1.0f + mygpt_erff(x * 0.70710678118654752440f));
         const float pdf = 0.39894228040143267794f * mygpt_expf(x * x * -0.5f);
@@ -332,7 +349,12 @@ MYGPT_CLONES static void gelu_backward(float *dinp, const float *inp, const floa
 
 void mygpt_gelu_backward(float *dinp, const float *inp, const float *dout, size_t n)
 {
-    gelu_backward(dinp, inp, dout, n);
+#pragma omp parallel if (n > MYGPT_PARALLEL_MIN)
+    {
+        size_t i0, i1;
+        mygpt_thread_run(n, &i0, &i1);
+        gelu_backward_run(dinp, inp, dout, i0, i1);
+    }
 }
 
 /* ---- the tanh GELU ----------------------------------------------------------------- */

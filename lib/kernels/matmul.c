@@ -1135,20 +1135,26 @@ size_t mygpt_product_workspace(const mygpt_product *pr, const mygpt_product_grad
  * run at once: the columns' sums go down side by side in vector lanes, each in its own
  * lane, so the order of every sum is the plain one. */
 #define COLUMN_RUN 64
-MYGPT_CLONES static void column_sums_add(float *dbias, const float *dout, size_t N, int OC)
+/* one run: columns [o0, o0 + w), w <= COLUMN_RUN (built per instruction set) */
+MYGPT_CLONES static void column_run_add(float *dbias, const float *dout, size_t N, int OC, int o0, int w)
+{
+    float s[COLUMN_RUN] = {0};
+    for (size_t n = 0; n < N; n++) {
+        const float *row = dout + n * (size_t)OC + o0;
+        for (int i = 0; i < w; i++)
+            s[i] += row[i];
+    }
+    for (int i = 0; i < w; i++)
+        dbias[o0 + i] += s[i];
+}
+
+static void column_sums_add(float *dbias, const float *dout, size_t N, int OC)
 {
     const int runs = (OC + COLUMN_RUN - 1) / COLUMN_RUN;
 #pragma omp parallel for schedule(static) if (N * (size_t)OC > MYGPT_KERNEL_SMALL)
     for (int r = 0; r < runs; r++) {
         const int o0 = r * COLUMN_RUN, w = OC - o0 < COLUMN_RUN ? OC - o0 : COLUMN_RUN;
-        float s[COLUMN_RUN] = {0};
-        for (size_t n = 0; n < N; n++) {
-            const float *row = dout + n * (size_t)OC + o0;
-            for (int i = 0; i < w; i++)
-                s[i] += row[i];
-        }
-        for (int i = 0; i < w; i++)
-            dbias[o0 + i] += s[i];
+        column_run_add(dbias, dout, N, OC, o0, w);
     }
 }
 

@@ -75,17 +75,19 @@ static mygpt_status check(const mygpt_optimizer *o, mygpt_error *err)
  *   g = nesterov ? fma(buf, f32(momentum), g) : buf           if momentum != 0
  *   p = fma(g, f32(-lr), p)                                    (p.add_(d_p, alpha=-lr)) */
 /* Both steps return whether a value they wrote is not finite (NaN, an infinity): a check
- * on values already in registers, where a pass of its own would read the whole state again. */
-MYGPT_CLONES static int sgd_step(const mygpt_optimizer *o, double weight_decay, float *p, const float *grads, float *buf,
-                                  size_t n)
+ * on values already in registers, where a pass of its own would read the whole state again.
+ * Each thread runs its run of the elements through the step's clone (base/simd.h). */
+typedef struct sgd_factors {
+    float wd, mom, one_minus_damp, neg_lr;
+    int first, use_mom, nesterov, use_wd;
+} sgd_factors;
+
+MYGPT_CLONES static int sgd_run(const sgd_factors *f, float *p, const float *grads, float *buf, size_t i0, size_t i1)
 {
-    const float wd = (float)weight_decay, mom = (float)o->momentum;
-    const float one_minus_damp = (float)(1.0 - o->dampening), neg_lr = (float)-o->lr;
-    const int first = o->step == 0, use_mom = o->momentum != 0.0, nesterov = o->nesterov;
-    const int use_wd = weight_decay != 0.0;
+    const float wd = f->wd, mom = f->mom, one_minus_damp = f->one_minus_damp, neg_lr = f->neg_lr;
+    const int first = f->first, use_mom = f->use_mom, nesterov = f->nesterov, use_wd = f->use_wd;
     int bad = 0;
-#pragma omp parallel for schedule(static) reduction(| : bad) if (n > MYGPT_STREAM_MIN)
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = i0; i < i1; i++) {
         // lesson: sgd
         float g = grads[i];
         if (use_wd)
@@ -101,6 +103,20 @@ MYGPT_CLONES static int sgd_step(const mygpt_optimizer *o, double weight_decay, 
     return bad;
 }
 
+static int sgd_step(const mygpt_optimizer *o, double weight_decay, float *p, const float *grads, float *buf, size_t n)
+{
+    const sgd_factors f = {(float)weight_decay, (float)o->momentum, (float)(1.0 - o->dampening), (float)-o->lr,
+                           o->step == 0, o->momentum != 0.0, o->nesterov, weight_decay != 0.0};
+    int bad = 0;
+#pragma omp parallel reduction(| : bad) if (n > MYGPT_STREAM_MIN)
+    {
+        size_t i0, i1;
+        mygpt_thread_run(n, &i0, &i1);
+        bad |= sgd_run(&f, p, grads, buf, i0, i1);
+    }
+    return bad;
+}
+
 /* AdamW (torch/optim/adamw.py, _single_tensor_adamw), with step t after += 1:
  *   p = p * f32(1 - lr * wd)
  *   m = fma(g, f32(1 - beta1), m * f32(beta1))
@@ -108,19 +124,17 @@ MYGPT_CLONES static int sgd_step(const mygpt_optimizer *o, double weight_decay, 
  *   denom = sqrt(v) / f32(sqrt(1 - beta2^t)) + f32(eps)
  *   p = p + (f32(-lr / (1 - beta1^t)) * m) / denom
  * (bias corrections in double, as Python computes them). */
-MYGPT_CLONES static int adamw_step(const mygpt_optimizer *o, double weight_decay, float *p, const float *grads, float *m,
-                                    float *v, size_t n)
+typedef struct adamw_factors {
+    float decay, b1, one_minus_b1, b2, one_minus_b2, bc2_sqrt, eps, neg_step;
+} adamw_factors;
+
+MYGPT_CLONES static int adamw_run(const adamw_factors *f, float *p, const float *grads, float *m, float *v, size_t i0,
+                                  size_t i1)
 {
-    const double t = (double)o->step; // already incremented
-    const float decay = (float)(1.0 - o->lr * weight_decay);
-    const float b1 = (float)o->beta1, one_minus_b1 = (float)(1.0 - o->beta1);
-    const float b2 = (float)o->beta2, one_minus_b2 = (float)(1.0 - o->beta2);
-    const double bc1 = 1.0 - pow(o->beta1, t), bc2 = 1.0 - pow(o->beta2, t);
-    const float bc2_sqrt = (float)sqrt(bc2), eps = (float)o->eps;
-    const float neg_step = (float)(-(o->lr / bc1));
+    const float decay = f->decay, b1 = f->b1, one_minus_b1 = f->one_minus_b1, b2 = f->b2;
+    const float one_minus_b2 = f->one_minus_b2, bc2_sqrt = f->bc2_sqrt, eps = f->eps, neg_step = f->neg_step;
     int bad = 0;
-#pragma omp parallel for schedule(static) reduction(| : bad) if (n > MYGPT_STREAM_MIN)
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = i0; i < i1; i++) {
         // lesson: adamw
         const float g = grads[i];
         p[i] = p[i] * decay;
@@ -130,6 +144,24 @@ MYGPT_CLONES static int adamw_step(const mygpt_optimizer *o, double weight_decay
         p[i] = p[i] + (neg_step * m[i]) / denom;
         // end lesson: adamw
         bad |= !(fabsf(p[i]) <= FLT_MAX) | !(fabsf(m[i]) <= FLT_MAX) | !(fabsf(v[i]) <= FLT_MAX);
+    }
+    return bad;
+}
+
+static int adamw_step(const mygpt_optimizer *o, double weight_decay, float *p, const float *grads, float *m, float *v,
+                      size_t n)
+{
+    const double t = (double)o->step; // already incremented
+    const double bc1 = 1.0 - pow(o->beta1, t), bc2 = 1.0 - pow(o->beta2, t);
+    const adamw_factors f = {(float)(1.0 - o->lr * weight_decay),
+                             (float)o->beta1, (float)(1.0 - o->beta1), (float)o->beta2, (float)(1.0 - o->beta2),
+                             (float)sqrt(bc2), (float)o->eps, (float)(-(o->lr / bc1))};
+    int bad = 0;
+#pragma omp parallel reduction(| : bad) if (n > MYGPT_STREAM_MIN)
+    {
+        size_t i0, i1;
+        mygpt_thread_run(n, &i0, &i1);
+        bad |= adamw_run(&f, p, grads, m, v, i0, i1);
     }
     return bad;
 }
