@@ -314,6 +314,89 @@ static inline __attribute__((always_inline)) void line_walk_finish(line_walk *w)
         for (; w->line < w->pf->seg_lines; w->line++)
             _mm_prefetch(w->run + (size_t)w->line * 64, _MM_HINT_T0);
 }
+#if defined(__clang__)
+/* Tiles for clang: kernel_body's MR x 2W tile (W floats a vector) with intrinsics, the
+ * accumulators in arrays that the unrolled loops keep in 2 MR registers. gcc vectorises
+ * kernel_body itself so; clang 14 leaves it scalar, each accumulator passing through the
+ * stack (a training step 3.3 times slower than with the AVX2 tile), so under clang every
+ * tile of the AVX-512 set and the last row block's shorter ones of both sets run these,
+ * built for each row count (tile_rows_*). The arithmetic is kernel_body's: each element
+ * summed from zero with one fused multiply-add per k in order, then added to its base;
+ * the prefetch hints as line_walk gives them. */
+#define CLANG_TILE(NAME, TARGET, V, W, LOADU, SET1, FMADD, ADD, STOREU, ZERO)                      \
+    TARGET REGISTER_TILE static inline __attribute__((always_inline)) void NAME(const int MR, const int A_T, \
+                                                                                const tile_args *t) \
+    {                                                                                              \
+        const float *restrict a = t->a, *restrict bp = t->bp, *restrict init = t->init;            \
+        float *restrict c = t->c;                                                                  \
+        const size_t lda = t->lda, ldc = t->ldc, step = A_T ? lda : 1, di = A_T ? 1 : lda;         \
+        const int kc = t->kc;                                                                      \
+        line_walk pf = line_walk_start(t->pf, kc);                                                 \
+        V c0[MR_MAX], c1[MR_MAX]; /* row i's columns 0 .. W-1 and W .. 2W-1 */                     \
+        for (int i = 0; i < MR; i++)                                                               \
+            c0[i] = c1[i] = ZERO();                                                                \
+        const float *ak = a; /* a's element (i, k): ak[i * di], ak moving with k */                \
+        for (int k = 0; k < kc;) {                                                                 \
+            const int kend = line_walk_next(&pf, k, kc);                                           \
+            for (; k < kend; k++, ak += step) {                                                    \
+                const float *b = bp + (size_t)k * 2 * W;                                           \
+                for (int l = 0; l < 2 * W; l += 16) /* the panel's lines PANEL_PREFETCH rows on */ \
+                    _mm_prefetch((const char *)(b + PANEL_PREFETCH * 2 * W + l), _MM_HINT_T0);     \
+                const V b0 = LOADU(b), b1 = LOADU(b + W);                                          \
+                _Pragma("unroll") for (int i = 0; i < MR; i++) {                                   \
+                    const V ai = SET1(ak[(size_t)i * di]);                                         \
+                    c0[i] = FMADD(ai, b0, c0[i]);                                                  \
+                    c1[i] = FMADD(ai, b1, c1[i]);                                                  \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+        line_walk_finish(&pf);                                                                     \
+        for (int i = 0; i < MR; i++) {                                                             \
+            float *d = c + (size_t)i * ldc;                                                        \
+            const V base0 = t->first ? (init ? LOADU(init) : ZERO()) : LOADU(d);                   \
+            const V base1 = t->first ? (init ? LOADU(init + W) : ZERO()) : LOADU(d + W);           \
+            STOREU(d, ADD(base0, c0[i]));                                                          \
+            STOREU(d + W, ADD(base1, c1[i]));                                                      \
+        }                                                                                          \
+    }
+CLANG_TILE(clang_tile_avx2, MYGPT_AVX2, __m256, 8, _mm256_loadu_ps, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps,
+           _mm256_storeu_ps, _mm256_setzero_ps)
+CLANG_TILE(clang_tile_avx512, MYGPT_AVX512, __m512, 16, _mm512_loadu_ps, _mm512_set1_ps, _mm512_fmadd_ps,
+           _mm512_add_ps, _mm512_storeu_ps, _mm512_setzero_ps)
+#undef CLANG_TILE
+#define TILE_ROWS(TILE, R, A_T)                                                                    \
+    case R:                                                                                        \
+        TILE(R, A_T, t);                                                                           \
+        return
+/* the AVX2 tile's last row block, of 1 to 5 rows */
+MYGPT_AVX2 REGISTER_TILE static inline __attribute__((always_inline)) void tile_rows_avx2(const int A_T,
+                                                                                         const tile_args *t)
+{
+    switch (t->rows) {
+        TILE_ROWS(clang_tile_avx2, 5, A_T); TILE_ROWS(clang_tile_avx2, 4, A_T); TILE_ROWS(clang_tile_avx2, 3, A_T);
+        TILE_ROWS(clang_tile_avx2, 2, A_T); TILE_ROWS(clang_tile_avx2, 1, A_T);
+    default:
+        kernel_body(6, 16, A_T, t);
+    }
+}
+/* every AVX-512 tile, of 1 to 14 rows */
+MYGPT_AVX512 REGISTER_TILE static inline __attribute__((always_inline)) void tile_rows_avx512(const int A_T,
+                                                                                           const tile_args *t)
+{
+    switch (t->rows) {
+        TILE_ROWS(clang_tile_avx512, 14, A_T); TILE_ROWS(clang_tile_avx512, 13, A_T);
+        TILE_ROWS(clang_tile_avx512, 12, A_T); TILE_ROWS(clang_tile_avx512, 11, A_T);
+        TILE_ROWS(clang_tile_avx512, 10, A_T); TILE_ROWS(clang_tile_avx512, 9, A_T);
+        TILE_ROWS(clang_tile_avx512, 8, A_T); TILE_ROWS(clang_tile_avx512, 7, A_T);
+        TILE_ROWS(clang_tile_avx512, 6, A_T); TILE_ROWS(clang_tile_avx512, 5, A_T);
+        TILE_ROWS(clang_tile_avx512, 4, A_T); TILE_ROWS(clang_tile_avx512, 3, A_T);
+        TILE_ROWS(clang_tile_avx512, 2, A_T); TILE_ROWS(clang_tile_avx512, 1, A_T);
+    default:
+        kernel_body(14, 32, A_T, t);
+    }
+}
+#undef TILE_ROWS
+#endif
 /* AVX2 + FMA: kernel_body's 6 x 16 tile written with intrinsics, 12 ymm accumulators
  * in named registers, and A's prefetch hints given between runs of k steps instead of
  * checked for at every step: each k is then two panel loads, six broadcasts of a and
@@ -321,7 +404,7 @@ static inline __attribute__((always_inline)) void line_walk_finish(line_walk *w)
  * for more; bench/results/design-notes.md has the measurement). The arithmetic is
  * kernel_body's exactly: each element summed from zero with one fused multiply-add per k
  * in order, then added to its base. A tile of fewer rows (the last row block) runs
- * kernel_body. */
+ * kernel_body (under clang, the clang tile of its rows). */
 #define FMA_ROW(i, A)                                                                              \
     do {                                                                                           \
         const __m256 a_ = _mm256_broadcast_ss(A);                                                  \
@@ -340,7 +423,11 @@ MYGPT_AVX2 REGISTER_TILE static inline __attribute__((always_inline)) void tile_
                                                                                          const tile_args *t)
 {
     if (t->rows != 6) {
+#if defined(__clang__)
+        tile_rows_avx2(A_T, t);
+#else
         kernel_body(6, 16, A_T, t);
+#endif
         return;
     }
     const float *restrict a = t->a, *restrict bp = t->bp, *restrict init = t->init;
@@ -387,55 +474,7 @@ MYGPT_AVX2 REGISTER_TILE static void kernel_6x16_avx2_t(KERNEL_ARGS)
     tile_6x16_avx2(1, t);
 }
 #if defined(__clang__)
-/* AVX-512 for clang: kernel_body's MR x 32 tile with intrinsics, the accumulators in
- * arrays that the unrolled loops keep in 2 MR zmm registers. gcc vectorises kernel_body
- * itself so; clang 14 leaves it scalar, each accumulator passing through the stack (a
- * training step 3.3 times slower than with the AVX2 tile). The arithmetic is
- * kernel_body's: each element summed from zero with one fused multiply-add per k in
- * order, then added to its base; the prefetch hints as line_walk gives them. A tile of
- * fewer rows runs kernel_body. */
-MYGPT_AVX512 REGISTER_TILE static inline __attribute__((always_inline)) void tile_avx512(const int MR, const int A_T,
-                                                                                        const tile_args *t)
-{
-    if (t->rows != MR) {
-        kernel_body(MR, 32, A_T, t);
-        return;
-    }
-    const float *restrict a = t->a, *restrict bp = t->bp, *restrict init = t->init;
-    float *restrict c = t->c;
-    const size_t lda = t->lda, ldc = t->ldc, step = A_T ? lda : 1, di = A_T ? 1 : lda;
-    const int kc = t->kc;
-    line_walk pf = line_walk_start(t->pf, kc);
-    __m512 c0[MR_MAX], c1[MR_MAX]; // row i's columns 0-15 and 16-31
-    for (int i = 0; i < MR; i++)
-        c0[i] = c1[i] = _mm512_setzero_ps();
-    const float *ak = a; // a's element (i, k): ak[i * di], ak moving with k
-    for (int k = 0; k < kc;) {
-        const int kend = line_walk_next(&pf, k, kc);
-        for (; k < kend; k++, ak += step) {
-            const float *b = bp + (size_t)k * 32;
-            _mm_prefetch((const char *)(b + PANEL_PREFETCH * 32), _MM_HINT_T0);
-            _mm_prefetch((const char *)(b + PANEL_PREFETCH * 32 + 16), _MM_HINT_T0);
-            const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
-#pragma unroll
-            for (int i = 0; i < MR; i++) {
-                const __m512 ai = _mm512_set1_ps(ak[(size_t)i * di]);
-                c0[i] = _mm512_fmadd_ps(ai, b0, c0[i]);
-                c1[i] = _mm512_fmadd_ps(ai, b1, c1[i]);
-            }
-        }
-    }
-    line_walk_finish(&pf);
-    for (int i = 0; i < MR; i++) {
-        float *d = c + (size_t)i * ldc;
-        const __m512 z = _mm512_setzero_ps();
-        const __m512 base0 = t->first ? (init ? _mm512_loadu_ps(init) : z) : _mm512_loadu_ps(d);
-        const __m512 base1 = t->first ? (init ? _mm512_loadu_ps(init + 16) : z) : _mm512_loadu_ps(d + 16);
-        _mm512_storeu_ps(d, _mm512_add_ps(base0, c0[i]));
-        _mm512_storeu_ps(d + 16, _mm512_add_ps(base1, c1[i]));
-    }
-}
-#define AVX512_TILE(MR, A_T) tile_avx512(MR, A_T, t)
+#define AVX512_TILE(MR, A_T) tile_rows_avx512(A_T, t)
 #else
 #define AVX512_TILE(MR, A_T) KERNEL_CALL(MR, 32, A_T)
 #endif
@@ -707,7 +746,11 @@ REGISTER_TILE static inline __attribute__((always_inline)) void lines_finish(lin
 REGISTER_TILE static inline __attribute__((always_inline)) void tile_6x16_neon(const int A_T, const tile_args *t)
 {
     if (t->rows != 6) {
+#if defined(__clang__)
+        tile_rows_avx2(A_T, t);
+#else
         kernel_body(6, 16, A_T, t);
+#endif
         return;
     }
     const float *restrict a = t->a, *restrict bp = t->bp;
