@@ -29,6 +29,7 @@
  * path gives the same bits; MYGPT_ATTENTION_KERNEL=generic|avx2|avx512 picks a
  * narrower one for tests.
  */
+#include <assert.h>
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
@@ -121,15 +122,86 @@ typedef struct head_job {
     float scale;            // sqrt(d) as a float
 } head_job;
 
+/* c (RG, cols) = [c +] sum over k in [k0, k1) of a[r][k] b[k], each element a chain
+ * of fused multiply-adds in k order (from c's values when from_c, else from 0): the full
+ * tiles of block_scores and block_values, given where they run under clang. gcc keeps
+ * their plain C's sums in registers; clang 14 keeps them on the stack, one scalar fused
+ * multiply-add at a time (the attention ~10x slower with AVX2), so there they are
+ * intrinsics, as the matmul's clang tiles (matmul_isa.c). NULL: the plain C. */
+typedef void (*full_tile_fn)(int RG, int cols, const float *a, size_t lda, const float *b, size_t ldb, int k0,
+                             int k1, float *c, size_t ldc, int from_c);
+#if defined(__clang__) && defined(MYGPT_X86_KERNELS)
+#define HAVE_CLANG_TILES 1
+#include <immintrin.h>
+/* each loop over a tile's rows or vectors unrolled whole, so its sums are registers */
+#define UNROLLED _Pragma("clang loop unroll(full) vectorize(disable)")
+#define CLANG_FULL_TILE(NAME, TARGET, V, W, LOADU, SET1, FMADD, STOREU, ZERO)                      \
+    TARGET static inline __attribute__((always_inline)) void NAME##_body(                          \
+        const int RG, const int NV, const float *a, size_t lda, const float *b, size_t ldb, int k0, int k1, \
+        float *c, size_t ldc, int from_c)                                                          \
+    {                                                                                              \
+        V acc[RG_MAX][4];                                                                          \
+        UNROLLED for (int r = 0; r < RG; r++)                                                      \
+            UNROLLED for (int w = 0; w < NV; w++)                                                  \
+                acc[r][w] = from_c ? LOADU(c + (size_t)r * ldc + W * w) : ZERO();                  \
+        for (int k = k0; k < k1; k++) {                                                            \
+            V bv[4];                                                                               \
+            UNROLLED for (int w = 0; w < NV; w++)                                                  \
+                bv[w] = LOADU(b + (size_t)k * ldb + W * w);                                        \
+            UNROLLED for (int r = 0; r < RG; r++) {                                                \
+                const V ar = SET1(a[(size_t)r * lda + k]);                                         \
+                UNROLLED for (int w = 0; w < NV; w++)                                              \
+                    acc[r][w] = FMADD(ar, bv[w], acc[r][w]);                                       \
+            }                                                                                      \
+        }                                                                                          \
+        UNROLLED for (int r = 0; r < RG; r++)                                                      \
+            UNROLLED for (int w = 0; w < NV; w++)                                                  \
+                STOREU(c + (size_t)r * ldc + W * w, acc[r][w]);                                    \
+    }
+CLANG_FULL_TILE(full_tile_avx2, MYGPT_AVX2, __m256, 8, _mm256_loadu_ps, _mm256_set1_ps, _mm256_fmadd_ps,
+                _mm256_storeu_ps, _mm256_setzero_ps)
+CLANG_FULL_TILE(full_tile_avx512, MYGPT_AVX512, __m512, 16, _mm512_loadu_ps, _mm512_set1_ps, _mm512_fmadd_ps,
+                _mm512_storeu_ps, _mm512_setzero_ps)
+#undef CLANG_FULL_TILE
+#undef UNROLLED
+/* the shapes head_avx2 and head_avx512 run: 6 rows x 16 (2 ymm); 4 rows x 64 or 16 (4 or 1 zmm) */
+/* (not inlined: inside head_body clang kept the tile's sums on the stack again) */
+MYGPT_AVX2 __attribute__((noinline)) static void full_tile_avx2(int RG, int cols, const float *a, size_t lda,
+                                                                const float *b, size_t ldb, int k0, int k1, float *c,
+                                                                size_t ldc, int from_c)
+{
+    assert(RG == 6 && cols == 16);
+    (void)RG, (void)cols;
+    full_tile_avx2_body(6, 2, a, lda, b, ldb, k0, k1, c, ldc, from_c);
+}
+MYGPT_AVX512 __attribute__((noinline)) static void full_tile_avx512(int RG, int cols, const float *a, size_t lda,
+                                                                    const float *b, size_t ldb, int k0, int k1,
+                                                                    float *c, size_t ldc, int from_c)
+{
+    assert(RG == 4 && (cols == 64 || cols == 16));
+    (void)RG;
+    if (cols == 64)
+        full_tile_avx512_body(4, 4, a, lda, b, ldb, k0, k1, c, ldc, from_c);
+    else
+        full_tile_avx512_body(4, 1, a, lda, b, ldb, k0, k1, c, ldc, from_c);
+}
+#define FULL_TILE_AVX2 full_tile_avx2
+#define FULL_TILE_AVX512 full_tile_avx512
+#else
+#define FULL_TILE_AVX2 NULL
+#define FULL_TILE_AVX512 NULL
+#endif
+
 /* scores[r][s] = (q_r . k_s) / scale for the block's rows r < rows (queries t0 + r)
  * and keys s <= t0 + r (the rest of each KS-wide chunk is computed and ignored), each
  * dot a chain of fused multiply-adds over i = 0..d-1 from 0. An RG x KS tile stays in registers while i
  * runs; the panel of kt, (d, KS), stays in L1 while the row tiles pass (its keys past
  * T are zeros, up to a multiple of KW_MAX). Dividing by a power of two is
  * multiplying by its inverse, exactly; other scales are divided, as PyTorch does. */
-static inline __attribute__((always_inline)) void block_scores(const int RG, const int KS, const head_job *h, int t0,
-                                                                int rows)
+static inline __attribute__((always_inline)) void block_scores(const int RG, const int KS, full_tile_fn tile,
+                                                                const head_job *h, int t0, int rows)
 {
+    (void)tile; // read only where the clang tiles are built (HAVE_CLANG_TILES)
     float *restrict scores = h->scores;                    // (rows, Tp)
     const float *restrict q = h->q + (size_t)t0 * h->C;    // (rows, d), rows ldq apart
     const float *restrict kt = h->kt;                      // (Tp / KS, d, KS)
@@ -150,6 +222,17 @@ static inline __attribute__((always_inline)) void block_scores(const int RG, con
                     acc[r][j] = 0.0f;
             const float *qr = q + (size_t)r0 * ldq;
             const int nr = rows - r0 < RG ? rows - r0 : RG;
+#ifdef HAVE_CLANG_TILES
+            if (tile && nr == RG) {
+                float *sr = scores + (size_t)r0 * Tp + s0;
+                tile(RG, KS, qr, ldq, kt + (size_t)s0 * d, (size_t)KS, 0, d, sr, (size_t)Tp, 0);
+                for (int r = 0; r < RG; r++)
+                    for (int j = 0; j < KS; j++)
+                        sr[(size_t)r * Tp + j] = scale_pow2 ? sr[(size_t)r * Tp + j] * inv_scale
+                                                            : sr[(size_t)r * Tp + j] / scale;
+                continue;
+            }
+#endif
             if (nr == RG) { /* a full tile: no row checks in the loop */
                 for (int i = 0; i < d; i++) {
                     const float *kr = kt + (size_t)s0 * d + (size_t)i * KS;
@@ -240,9 +323,10 @@ block_softmax(float *restrict scores, int Tp, int rows, int t0)
  * registers, carried through the chunk's keys in order and stored back (storing and
  * reloading a float is exact, so the chain is unbroken).
  * Otherwise row by row. */
-static inline __attribute__((always_inline)) void block_values(const int RG, const int KV, const head_job *h, int t0,
-                                                                int rows)
+static inline __attribute__((always_inline)) void block_values(const int RG, const int KV, full_tile_fn tile,
+                                                                const head_job *h, int t0, int rows)
 {
+    (void)tile; // read only where the clang tiles are built (HAVE_CLANG_TILES)
     float *restrict out = h->out + (size_t)t0 * h->C;      // (rows, d), rows ldo apart
     const float *restrict p = h->scores;                   // (rows, Tp): the probabilities
     const float *restrict v = h->v;                        // (t0 + rows, d), rows ldv apart
@@ -272,6 +356,22 @@ static inline __attribute__((always_inline)) void block_values(const int RG, con
                 const int nr = rows - r0 < RG ? rows - r0 : RG;
                 if (s0 > t0 + r0 + nr - 1) /* every row of the tile stops before s0 */
                     continue;
+#ifdef HAVE_CLANG_TILES
+                if (tile && nr == RG) { /* the keys every row sees, then the causal edge in place */
+                    const int common = t0 + r0 + 1 < s1 ? t0 + r0 + 1 : s1;
+                    float *o = out + (size_t)r0 * ldo + i0;
+                    tile(RG, KV, p + (size_t)r0 * Tp, (size_t)Tp, v + i0, ldv, s0, common, o, ldo, s0 > 0);
+                    for (int s = common > s0 ? common : s0; s < s1; s++)
+                        for (int r = 0; r < RG; r++) {
+                            if (s > t0 + r0 + r)
+                                continue;
+                            const float ps = p[(size_t)(r0 + r) * Tp + s], *vs = v + (size_t)s * ldv + i0;
+                            for (int j = 0; j < KV; j++)
+                                o[(size_t)r * ldo + j] = fmaf(ps, vs[j], o[(size_t)r * ldo + j]);
+                        }
+                    continue;
+                }
+#endif
                 float acc[RG_MAX][KW_MAX];
                 for (int r = 0; r < RG; r++)
                     for (int j = 0; j < KV; j++)
@@ -321,7 +421,8 @@ static inline __attribute__((always_inline)) void block_values(const int RG, con
 }
 
 /* One (batch, head): kt and scores are this thread's scratch. */
-static inline __attribute__((always_inline)) void head_body(const int RG, const int KS, const int KV, const head_job *h)
+static inline __attribute__((always_inline)) void head_body(const int RG, const int KS, const int KV, full_tile_fn tile,
+                                                             const head_job *h)
 {
     const int T = h->T, C = h->C, d = h->d;
     const int Tp = padded(T);
@@ -337,14 +438,14 @@ static inline __attribute__((always_inline)) void head_body(const int RG, const 
     for (int t0 = 0; t0 < T; t0 += QB) {
         const int rows = T - t0 < QB ? T - t0 : QB;
         // keys 0 .. t0 + rows - 1; row r only uses s <= t0 + r (causal mask)
-        block_scores(RG, KS, h, t0, rows);
+        block_scores(RG, KS, tile, h, t0, rows);
         block_softmax(h->scores, (int)ldk, rows, t0);
         for (int r = 0; h->probs && r < rows; r++) { /* kept for the backward: row t, 0 past t */
             float *pt = h->probs + (size_t)(t0 + r) * T;
             memcpy(pt, h->scores + (size_t)r * ldk, (size_t)(t0 + r + 1) * sizeof *pt);
             memset(pt + t0 + r + 1, 0, (size_t)(T - t0 - r - 1) * sizeof *pt);
         }
-        block_values(RG, KV, h, t0, rows);
+        block_values(RG, KV, tile, h, t0, rows);
     }
 }
 
@@ -352,20 +453,20 @@ typedef void (*head_fn)(const head_job *h);
 
 static void head_generic(const head_job *h)
 {
-    head_body(4, 16, 16, h);
+    head_body(4, 16, 16, NULL, h);
 }
 #ifdef MYGPT_X86_KERNELS
 #define HAVE_X86_KERNELS 1
 MYGPT_AVX2 static void head_avx2(const head_job *h)
 {
-    head_body(6, 16, 16, h); /* 6 x 2 ymm accumulators */
+    head_body(6, 16, 16, FULL_TILE_AVX2, h); /* 6 x 2 ymm accumulators */
 }
 MYGPT_AVX512 static void head_avx512(const head_job *h)
 {
     if (h->d % 64 == 0)
-        head_body(4, 64, 64, h); /* 4 x 4 zmm accumulators */
+        head_body(4, 64, 64, FULL_TILE_AVX512, h); /* 4 x 4 zmm accumulators */
     else
-        head_body(4, 64, 16, h); /* head sizes like 16, 48, 80: one zmm per row */
+        head_body(4, 64, 16, FULL_TILE_AVX512, h); /* head sizes like 16, 48, 80: one zmm per row */
 }
 #endif
 #ifdef MYGPT_NEON_KERNELS
