@@ -30,8 +30,9 @@
  * picking one: for loops of plain fmaf()/mygpt_expf that should become vector
  * instructions instead of libm calls. Same bits on every clone. It holds no OpenMP
  * region: clang compiles a region's body as a function of its own, without the clone's
- * instruction set (each fmaf a libm call, no vectors: a training step 2.3x slower); the
- * region is outside and calls the clone on each thread's run (mygpt_thread_run). */
+ * instruction set (each fmaf a libm call, no vectors: a training step took twice as
+ * long); the region is outside and calls the clone on each thread's run
+ * (mygpt_thread_run). */
 #if !defined(__ELF__)
 /* target_clones needs the ELF loader's ifunc (macOS's Mach-O and Windows' PE have none):
  * there each such function is the baseline's alone, the same bits */
