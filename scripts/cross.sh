@@ -156,6 +156,25 @@ export G_SLICE=always-malloc
 # (docs/building.md, "The whole run"): the tests get 4 times their timeouts, and the
 # whole run leaves out the longest (below)
 args=(--timeout-multiplier 4)
+# clang for this CPU too (a Mac's compiler on its own chip): every source of the library
+# compiles with no warning, as under gcc. Compiled only (-fsyntax-only): the build and its
+# tests are gcc's. (A clang-only branch once called an x86 function from the NEON tile.)
+if command -v clang >/dev/null; then
+    clang_failed=0
+    while IFS= read -r f; do
+        clang --target="$triple" -std=c11 -fsyntax-only -fopenmp -Wall -Wextra -Wpedantic -Werror \
+            -Wno-missing-field-initializers -ffp-contract=off -D_DEFAULT_SOURCE -fno-math-errno \
+            -I"$build/lib" -I"$MYGPT_ROOT/lib" -I"$MYGPT_ROOT/lib/include" -I"/usr/$triple/include" \
+            -isystem "$sysroot/usr/include/$triple" -isystem "$sysroot/usr/include" "$MYGPT_ROOT/$f" || clang_failed=1
+    done < <(cd "$MYGPT_ROOT" && git ls-files 'lib/*.c')
+    if [ "$clang_failed" -ne 0 ]; then
+        echo "cross: the library does not compile with clang for $arch (above)" >&2
+        exit 1
+    fi
+    echo "cross: the library's sources compile with clang for $arch, no warning"
+else
+    echo "cross: no clang here: the library is not compiled with clang for $arch"
+fi
 if [ "${1:-}" = --ci ]; then
     # Every kernel path under emulation in a few minutes: the generator (rng), the vector
     # loops (vecmath: exp, erf, GELU), every path and layout of the products and the
@@ -184,7 +203,8 @@ else
     # meson test -C build-aarch64 NAME. The trainings among the chapters are --smoke runs
     # in a cross build (chapters/meson.build).
     left_out=$(printf '%s\n' check-chapter fetch-data setup-script exports layers links lesson-code lesson-chain \
-        lesson-scripts site-script site chapter-map no-machine-paths serial-omp examples "chapter 35_data_parallel" \
+        lesson-scripts site-script site chapter-map no-machine-paths serial-omp clones examples \
+        "chapter 35_data_parallel" \
         "chapter 40_book_train_model --smoke" "chapter 40_book_train_model --smoke --book" \
         cli_train_resume cli_train_reference instruct_finetune cli_runs cli_nanogpt)
     all=$(meson test -C "$build" --list 2>/dev/null | grep " / " | sed 's/^.* \/ //')

@@ -33,8 +33,8 @@ static inline size_t mygpt_run_start(size_t n, int t, int team)
     return n * (size_t)t / (size_t)team;
 }
 
-/* The calling thread's run of n items, [*i0, *i1), in its team (all of them outside a
- * parallel region): for a region whose body calls a MYGPT_CLONES function on its run
+/* The calling thread's run of n items, [*i0, *i1), in its team (all n when called outside
+ * a parallel region): for a region whose body calls a MYGPT_CLONES function on its run
  * (base/simd.h says why the region cannot be inside the clone). */
 static inline void mygpt_thread_run(size_t n, size_t *i0, size_t *i1)
 {

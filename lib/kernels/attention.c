@@ -1099,6 +1099,7 @@ MYGPT_CLONES static void dropout_head_values(float *out, const float *probs, con
     }
 }
 
+/* out = dropout(P) V for every (b, h), the pairs shared among the threads */
 static void dropout_values(float *out, const float *probs, const float *v, mygpt_attention_dropout drop,
                            mygpt_attention_shape shape)
 {

@@ -309,7 +309,7 @@ void mygpt_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const fl
         size_t n0, n1, i0, i1;
         mygpt_thread_run(N, &n0, &n1);
         layernorm_backward_rows(dinp, dout, saved, n0, n1, C);
-#pragma omp barrier /* every dx written before the sums read (dinp may be dout) */
+#pragma omp barrier /* the rows all done before the channels' sums, as two regions were */
         mygpt_thread_run((size_t)C, &i0, &i1);
         layernorm_backward_params(dgamma, dbeta, dout, saved, N, C, (int)i0, (int)i1);
     }

@@ -474,7 +474,7 @@ MYGPT_AVX2 REGISTER_TILE static void kernel_6x16_avx2_t(KERNEL_ARGS)
     tile_6x16_avx2(1, t);
 }
 #if defined(__clang__)
-#define AVX512_TILE(MR, A_T) tile_rows_avx512(A_T, t)
+#define AVX512_TILE(MR, A_T) tile_rows_avx512(A_T, t) /* (MR is 14: its switch takes 1 to 14 rows) */
 #else
 #define AVX512_TILE(MR, A_T) KERNEL_CALL(MR, 32, A_T)
 #endif
@@ -746,11 +746,7 @@ REGISTER_TILE static inline __attribute__((always_inline)) void lines_finish(lin
 REGISTER_TILE static inline __attribute__((always_inline)) void tile_6x16_neon(const int A_T, const tile_args *t)
 {
     if (t->rows != 6) {
-#if defined(__clang__)
-        tile_rows_avx2(A_T, t);
-#else
         kernel_body(6, 16, A_T, t);
-#endif
         return;
     }
     const float *restrict a = t->a, *restrict bp = t->bp;

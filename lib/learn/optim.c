@@ -82,6 +82,7 @@ typedef struct sgd_factors {
     int first, use_mom, nesterov, use_wd;
 } sgd_factors;
 
+/* SGD on elements [i0, i1) (built per instruction set); whether a value is not finite */
 MYGPT_CLONES static int sgd_run(const sgd_factors *f, float *p, const float *grads, float *buf, size_t i0, size_t i1)
 {
     const float wd = f->wd, mom = f->mom, one_minus_damp = f->one_minus_damp, neg_lr = f->neg_lr;
@@ -103,6 +104,7 @@ MYGPT_CLONES static int sgd_run(const sgd_factors *f, float *p, const float *gra
     return bad;
 }
 
+/* One SGD step over n elements, each thread its run; whether a value is not finite */
 static int sgd_step(const mygpt_optimizer *o, double weight_decay, float *p, const float *grads, float *buf, size_t n)
 {
     const sgd_factors f = {(float)weight_decay, (float)o->momentum, (float)(1.0 - o->dampening), (float)-o->lr,
@@ -128,6 +130,7 @@ typedef struct adamw_factors {
     float decay, b1, one_minus_b1, b2, one_minus_b2, bc2_sqrt, eps, neg_step;
 } adamw_factors;
 
+/* AdamW on elements [i0, i1) (built per instruction set); whether a value is not finite */
 MYGPT_CLONES static int adamw_run(const adamw_factors *f, float *p, const float *grads, float *m, float *v, size_t i0,
                                   size_t i1)
 {
@@ -148,6 +151,7 @@ MYGPT_CLONES static int adamw_run(const adamw_factors *f, float *p, const float 
     return bad;
 }
 
+/* One AdamW step over n elements, each thread its run; whether a value is not finite */
 static int adamw_step(const mygpt_optimizer *o, double weight_decay, float *p, const float *grads, float *m, float *v,
                       size_t n)
 {
