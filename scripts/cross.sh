@@ -9,6 +9,9 @@
 #   bash scripts/cross.sh aarch64 --ci       # then the subset CI runs (every kernel path)
 #   bash scripts/cross.sh aarch64 SUITE...   # then only these suites (meson test --suite)
 #
+# The whole run and --ci then build the library with clang for that CPU too, into
+# build-ARCH-clang/, and run the gpt suite's kernel tests there (at the end).
+#
 # Without MPI: Debian 12's libopenmpi-dev and openmpi-bin cannot be installed for arm64
 # beside the amd64 ones (apt would remove the x86 build's MPI), so build-aarch64 is
 # configured with -Dmpi=disabled: the mpi test is not in it, and chapter 35 (which would
@@ -111,21 +114,26 @@ register_binfmt() {
     "${sudo[@]}" sh -c "cat '$conf' > /proc/sys/fs/binfmt_misc/register"
 }
 
+# configure_and_build DIR CROSS_FILE [MESON_OPTION...] [-- NINJA_TARGET...]
 configure_and_build() {
-    if [ ! -f "$build/build.ninja" ]; then
-        echo "cross: configuring $build (meson, $cross_file)"
+    local dir=$1 file=$2 options=() targets=()
+    shift 2
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do options+=("$1"); shift; done
+    [ $# -gt 0 ] && shift && targets=("$@")
+    if [ ! -f "$dir/build.ninja" ]; then
+        echo "cross: configuring $dir (meson, $file)"
         write_paths_file
         local conf
-        if ! conf=$(meson setup "$build" "$MYGPT_ROOT" --cross-file "$cross_file" --cross-file "$sysroot/paths.ini" \
-            -Dmpi=disabled 2>&1); then
+        if ! conf=$(meson setup "$dir" "$MYGPT_ROOT" --cross-file "$file" --cross-file "$sysroot/paths.ini" \
+            -Dmpi=disabled "${options[@]}" 2>&1); then
             printf '%s\n' "$conf"
             return 1
         fi
     fi
     local started=$SECONDS log
-    echo "cross: building in $build (ninja)"
+    echo "cross: building in $dir (ninja)"
     log=$(mktemp)
-    if ! nice -n 10 ninja -C "$build" >"$log" 2>&1; then
+    if ! nice -n 10 ninja -C "$dir" "${targets[@]}" >"$log" 2>&1; then
         cat "$log"
         rm -f "$log"
         return 1
@@ -137,7 +145,7 @@ configure_and_build() {
 install_packages
 make_sysroot
 register_binfmt
-configure_and_build
+configure_and_build "$build" "$cross_file"
 [ "${1:-}" = --build ] && exit 0
 
 export MYGPT_DATA="${MYGPT_DATA:-$MYGPT_ROOT/data}"
@@ -157,8 +165,8 @@ export G_SLICE=always-malloc
 # whole run leaves out the longest (below)
 args=(--timeout-multiplier 4)
 # clang for this CPU too (a Mac's compiler on its own chip): every source of the library
-# compiles with no warning, as under gcc. Compiled only (-fsyntax-only): the build and its
-# tests are gcc's. (A clang-only branch once called an x86 function from the NEON tile.)
+# compiles with no warning, as under gcc, with OpenMP (-fsyntax-only; clang's build below
+# is without it). (A clang-only branch once called an x86 function from the NEON tile.)
 if command -v clang >/dev/null; then
     clang_failed=0
     while IFS= read -r f; do
@@ -215,4 +223,20 @@ else
         grep -qxF -- "$t" <<<"$left_out" || args+=("$t")
     done <<<"$all"
 fi
-meson test -C "$build" --print-errorlogs "${args[@]}"
+status=0
+meson test -C "$build" --print-errorlogs "${args[@]}" || status=$?
+
+# clang's build for this CPU, run (not with SUITE...): the gpt suite's kernel tests (every
+# path and layout of the products, the attention, decoding) hold its clang-only tiles
+# (matmul_isa.c, attention.c) to the plain loops' bits. Built without OpenMP
+# (-Dopenmp=disabled), as a Mac's clang builds without Homebrew's libomp: the tiles are
+# the same code on one thread or many.
+clang_build=$build-clang
+if command -v clang >/dev/null && { [ $# -eq 0 ] || [ "$1" = --ci ]; }; then
+    rm -f "$clang_build/meson-logs/testlog.json"
+    configure_and_build "$clang_build" "$MYGPT_ROOT/scripts/cross/$triple-clang.ini" -Dopenmp=disabled \
+        -- tests/test_gpt || exit 1
+    meson test -C "$clang_build" --no-rebuild --print-errorlogs --timeout-multiplier 4 gpt \
+        --test-args='--filter=gpt_kernels/*' || status=1
+fi
+exit "$status"

@@ -229,6 +229,13 @@ if [ "${MYGPT_QUICK:-0}" != 1 ]; then
     bash "$MYGPT_ROOT/scripts/cross.sh" aarch64 --ci </dev/null || cross_status=$?
     if [ -f "$MYGPT_ROOT/build-aarch64/meson-logs/testlog.json" ]; then
         count_log "$MYGPT_ROOT/build-aarch64/meson-logs/testlog.json"
+        # and clang's aarch64 build (clang is here since stage 5), whose kernels' tests follow gcc's
+        if [ -f "$MYGPT_ROOT/build-aarch64-clang/meson-logs/testlog.json" ]; then
+            count_log "$MYGPT_ROOT/build-aarch64-clang/meson-logs/testlog.json"
+        else
+            echo "test.sh: clang's aarch64 build did not get to its tests"
+            failed=$((failed + 1)); status=1
+        fi
         [ "$cross_status" -eq 0 ] || status=1
     else
         echo "test.sh: the aarch64 build did not get to its tests"

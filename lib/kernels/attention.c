@@ -130,9 +130,13 @@ typedef struct head_job {
  * intrinsics, as the matmul's clang tiles (matmul_isa.c). NULL: the plain C. */
 typedef void (*full_tile_fn)(int RG, int cols, const float *a, size_t lda, const float *b, size_t ldb, int k0,
                              int k1, float *c, size_t ldc, int from_c);
-#if defined(__clang__) && defined(MYGPT_X86_KERNELS)
+#if defined(__clang__) && (defined(MYGPT_X86_KERNELS) || defined(MYGPT_NEON_KERNELS))
 #define HAVE_CLANG_TILES 1
+#ifdef MYGPT_X86_KERNELS
 #include <immintrin.h>
+#else
+#include <arm_neon.h>
+#endif
 /* each loop over a tile's rows or vectors unrolled whole, so its sums are registers */
 #define UNROLLED _Pragma("clang loop unroll(full) vectorize(disable)")
 #define CLANG_FULL_TILE(NAME, TARGET, V, W, LOADU, SET1, FMADD, STOREU, ZERO)                      \
@@ -158,12 +162,11 @@ typedef void (*full_tile_fn)(int RG, int cols, const float *a, size_t lda, const
             UNROLLED for (int w = 0; w < NV; w++)                                                  \
                 STOREU(c + (size_t)r * ldc + W * w, acc[r][w]);                                    \
     }
+#ifdef MYGPT_X86_KERNELS
 CLANG_FULL_TILE(full_tile_avx2, MYGPT_AVX2, __m256, 8, _mm256_loadu_ps, _mm256_set1_ps, _mm256_fmadd_ps,
                 _mm256_storeu_ps, _mm256_setzero_ps)
 CLANG_FULL_TILE(full_tile_avx512, MYGPT_AVX512, __m512, 16, _mm512_loadu_ps, _mm512_set1_ps, _mm512_fmadd_ps,
                 _mm512_storeu_ps, _mm512_setzero_ps)
-#undef CLANG_FULL_TILE
-#undef UNROLLED
 /* the shapes head_avx2 and head_avx512 run: 6 rows x 16 (2 ymm); 4 rows x 64 or 16 (4 or 1 zmm) */
 /* (not inlined: inside head_body clang kept the tile's sums on the stack again) */
 MYGPT_AVX2 __attribute__((noinline)) static void full_tile_avx2(int RG, int cols, const float *a, size_t lda,
@@ -188,8 +191,28 @@ MYGPT_AVX512 __attribute__((noinline)) static void full_tile_avx512(int RG, int 
 #define FULL_TILE_AVX2 full_tile_avx2
 #define FULL_TILE_AVX512 full_tile_avx512
 #else
+/* vfmaq_f32(c, a, b) is c + a b, one rounding: fmaf lane by lane */
+#define NEON_FMADD(a, b, c) vfmaq_f32(c, a, b)
+#define NEON_ZERO() vdupq_n_f32(0.0f)
+CLANG_FULL_TILE(full_tile_neon, , float32x4_t, 4, vld1q_f32, vdupq_n_f32, NEON_FMADD, vst1q_f32, NEON_ZERO)
+#undef NEON_FMADD
+#undef NEON_ZERO
+/* the shape head_neon runs: 4 rows x 16 (4 q registers) */
+__attribute__((noinline)) static void full_tile_neon(int RG, int cols, const float *a, size_t lda, const float *b,
+                                                     size_t ldb, int k0, int k1, float *c, size_t ldc, int from_c)
+{
+    assert(RG == 4 && cols == 16);
+    (void)RG, (void)cols;
+    full_tile_neon_body(4, 4, a, lda, b, ldb, k0, k1, c, ldc, from_c);
+}
+#define FULL_TILE_NEON full_tile_neon
+#endif
+#undef CLANG_FULL_TILE
+#undef UNROLLED
+#else
 #define FULL_TILE_AVX2 NULL
 #define FULL_TILE_AVX512 NULL
+#define FULL_TILE_NEON NULL
 #endif
 
 /* scores[r][s] = (q_r . k_s) / scale for the block's rows r < rows (queries t0 + r)
@@ -471,9 +494,13 @@ MYGPT_AVX512 static void head_avx512(const head_job *h)
 #endif
 #ifdef MYGPT_NEON_KERNELS
 #define HAVE_NEON_KERNELS 1
-/* NEON: the plain body is already compiled for aarch64's baseline, NEON, and its 4 x 16
- * tile is 4 x 4 q accumulators of the 32 registers: the generic kernel is the NEON one */
-#define head_neon head_generic
+/* NEON: the plain body's 4 x 16 tile, 4 x 4 q accumulators of the 32 registers, which gcc
+ * compiles for aarch64's baseline, NEON (so with gcc this is the generic kernel); clang's
+ * full tiles are intrinsics */
+static void head_neon(const head_job *h)
+{
+    head_body(4, 16, 16, FULL_TILE_NEON, h);
+}
 #endif
 
 /* The head kernel of each instruction set (cpu.h decides which one runs; the same bits). */

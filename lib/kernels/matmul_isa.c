@@ -283,8 +283,6 @@ REGISTER_TILE static void kernel_6x16_t(KERNEL_ARGS)
         }                                                                                          \
     }
 
-#ifdef MYGPT_X86_KERNELS
-#define HAVE_X86_KERNELS 1
 /* pf's lines spread over the kc steps of a tile written with intrinsics: one line asked
  * for, then a run of `every` k steps with no other work than the tile's (the same lines
  * at the same k steps as kernel_body), the lines left over asked for at the end. */
@@ -302,7 +300,7 @@ static inline __attribute__((always_inline)) line_walk line_walk_start(const lin
 static inline __attribute__((always_inline)) int line_walk_next(line_walk *w, int k, int kc)
 {
     if (w->seg < w->segs) {
-        _mm_prefetch(w->run + (size_t)w->line * 64, _MM_HINT_T0);
+        __builtin_prefetch(w->run + (size_t)w->line * 64, 0, 3);
         if (++w->line == w->pf->seg_lines)
             w->line = 0, w->seg++, w->run += w->pf->stride;
     }
@@ -312,18 +310,21 @@ static inline __attribute__((always_inline)) void line_walk_finish(line_walk *w)
 {
     for (; w->seg < w->segs; w->seg++, w->run += w->pf->stride, w->line = 0)
         for (; w->line < w->pf->seg_lines; w->line++)
-            _mm_prefetch(w->run + (size_t)w->line * 64, _MM_HINT_T0);
+            __builtin_prefetch(w->run + (size_t)w->line * 64, 0, 3);
 }
 #if defined(__clang__)
-/* Tiles for clang: kernel_body's MR x 2W tile (W floats a vector) with intrinsics, the
- * accumulators in arrays that the unrolled loops keep in 2 MR registers. gcc vectorises
- * kernel_body itself so; clang 14 leaves it scalar, each accumulator passing through the
- * stack (a training step 3.3 times slower than with the AVX2 tile), so under clang every
- * tile of the AVX-512 set and the last row block's shorter ones of both sets run these,
- * built for each row count (tile_rows_*). The arithmetic is kernel_body's: each element
- * summed from zero with one fused multiply-add per k in order, then added to its base;
- * the prefetch hints as line_walk gives them. */
-#define CLANG_TILE(NAME, TARGET, V, W, LOADU, SET1, FMADD, ADD, STOREU, ZERO)                      \
+/* Tiles for clang: kernel_body's MR x NV W tile (NV vectors of W floats a row) with
+ * intrinsics, the accumulators in an array that the unrolled loops keep in MR NV
+ * registers. gcc vectorises kernel_body itself so; clang 14 leaves it scalar, each
+ * accumulator passing through the stack (a training step 3.3 times slower than with the
+ * AVX2 tile), so under clang every tile of the AVX-512 set and the last row block's
+ * shorter ones of every set run these, built for each row count (tile_rows_*). The
+ * arithmetic is kernel_body's: each element summed from zero with one fused multiply-add
+ * per k in order, then added to its base; the prefetch hints as line_walk gives them.
+ * Each loop over the tile's rows or vectors is unrolled whole (UNROLLED), so that its
+ * accumulators are registers. */
+#define UNROLLED _Pragma("clang loop unroll(full) vectorize(disable)")
+#define CLANG_TILE(NAME, TARGET, V, W, NV, LOADU, SET1, FMADD, ADD, STOREU, ZERO)                  \
     TARGET REGISTER_TILE static inline __attribute__((always_inline)) void NAME(const int MR, const int A_T, \
                                                                                 const tile_args *t) \
     {                                                                                              \
@@ -332,42 +333,48 @@ static inline __attribute__((always_inline)) void line_walk_finish(line_walk *w)
         const size_t lda = t->lda, ldc = t->ldc, step = A_T ? lda : 1, di = A_T ? 1 : lda;         \
         const int kc = t->kc;                                                                      \
         line_walk pf = line_walk_start(t->pf, kc);                                                 \
-        V c0[MR_MAX], c1[MR_MAX]; /* row i's columns 0 .. W-1 and W .. 2W-1 */                     \
-        for (int i = 0; i < MR; i++)                                                               \
-            c0[i] = c1[i] = ZERO();                                                                \
+        V acc[MR_MAX][NV]; /* row i's columns v W .. v W + W - 1 in acc[i][v] */                   \
+        UNROLLED for (int i = 0; i < MR; i++)                                                      \
+            UNROLLED for (int v = 0; v < NV; v++)                                                  \
+                acc[i][v] = ZERO();                                                                \
         const float *ak = a; /* a's element (i, k): ak[i * di], ak moving with k */                \
         for (int k = 0; k < kc;) {                                                                 \
             const int kend = line_walk_next(&pf, k, kc);                                           \
             for (; k < kend; k++, ak += step) {                                                    \
-                const float *b = bp + (size_t)k * 2 * W;                                           \
-                for (int l = 0; l < 2 * W; l += 16) /* the panel's lines PANEL_PREFETCH rows on */ \
-                    _mm_prefetch((const char *)(b + PANEL_PREFETCH * 2 * W + l), _MM_HINT_T0);     \
-                const V b0 = LOADU(b), b1 = LOADU(b + W);                                          \
-                _Pragma("unroll") for (int i = 0; i < MR; i++) {                                   \
+                const float *b = bp + (size_t)k * NV * W;                                          \
+                for (int l = 0; l < NV * W; l += 16) /* the panel's lines PANEL_PREFETCH rows on */ \
+                    __builtin_prefetch(b + PANEL_PREFETCH * NV * W + l, 0, 3);                     \
+                V bv[NV];                                                                          \
+                UNROLLED for (int v = 0; v < NV; v++)                                              \
+                    bv[v] = LOADU(b + v * W);                                                      \
+                UNROLLED for (int i = 0; i < MR; i++) {                                            \
                     const V ai = SET1(ak[(size_t)i * di]);                                         \
-                    c0[i] = FMADD(ai, b0, c0[i]);                                                  \
-                    c1[i] = FMADD(ai, b1, c1[i]);                                                  \
+                    UNROLLED for (int v = 0; v < NV; v++)                                          \
+                        acc[i][v] = FMADD(ai, bv[v], acc[i][v]);                                   \
                 }                                                                                  \
             }                                                                                      \
         }                                                                                          \
         line_walk_finish(&pf);                                                                     \
-        for (int i = 0; i < MR; i++) {                                                             \
+        UNROLLED for (int i = 0; i < MR; i++) {                                                    \
             float *d = c + (size_t)i * ldc;                                                        \
-            const V base0 = t->first ? (init ? LOADU(init) : ZERO()) : LOADU(d);                   \
-            const V base1 = t->first ? (init ? LOADU(init + W) : ZERO()) : LOADU(d + W);           \
-            STOREU(d, ADD(base0, c0[i]));                                                          \
-            STOREU(d + W, ADD(base1, c1[i]));                                                      \
+            UNROLLED for (int v = 0; v < NV; v++) {                                                \
+                const V base = t->first ? (init ? LOADU(init + v * W) : ZERO()) : LOADU(d + v * W); \
+                STOREU(d + v * W, ADD(base, acc[i][v]));                                           \
+            }                                                                                      \
         }                                                                                          \
     }
-CLANG_TILE(clang_tile_avx2, MYGPT_AVX2, __m256, 8, _mm256_loadu_ps, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps,
-           _mm256_storeu_ps, _mm256_setzero_ps)
-CLANG_TILE(clang_tile_avx512, MYGPT_AVX512, __m512, 16, _mm512_loadu_ps, _mm512_set1_ps, _mm512_fmadd_ps,
-           _mm512_add_ps, _mm512_storeu_ps, _mm512_setzero_ps)
-#undef CLANG_TILE
 #define TILE_ROWS(TILE, R, A_T)                                                                    \
     case R:                                                                                        \
         TILE(R, A_T, t);                                                                           \
         return
+#endif
+#ifdef MYGPT_X86_KERNELS
+#define HAVE_X86_KERNELS 1
+#if defined(__clang__)
+CLANG_TILE(clang_tile_avx2, MYGPT_AVX2, __m256, 8, 2, _mm256_loadu_ps, _mm256_set1_ps, _mm256_fmadd_ps,
+           _mm256_add_ps, _mm256_storeu_ps, _mm256_setzero_ps)
+CLANG_TILE(clang_tile_avx512, MYGPT_AVX512, __m512, 16, 2, _mm512_loadu_ps, _mm512_set1_ps, _mm512_fmadd_ps,
+           _mm512_add_ps, _mm512_storeu_ps, _mm512_setzero_ps)
 /* the AVX2 tile's last row block, of 1 to 5 rows */
 MYGPT_AVX2 REGISTER_TILE static inline __attribute__((always_inline)) void tile_rows_avx2(const int A_T,
                                                                                          const tile_args *t)
@@ -395,7 +402,6 @@ MYGPT_AVX512 REGISTER_TILE static inline __attribute__((always_inline)) void til
         kernel_body(14, 32, A_T, t);
     }
 }
-#undef TILE_ROWS
 #endif
 /* AVX2 + FMA: kernel_body's 6 x 16 tile written with intrinsics, 12 ymm accumulators
  * in named registers, and A's prefetch hints given between runs of k steps instead of
@@ -693,38 +699,25 @@ PACK_TRANSPOSED(pack_avx512, MYGPT_AVX512, 16, _mm512, __m512, transpose16)
  * vectors a panel row. gcc compiling kernel_body for 6 x 16 keeps all six of a's values
  * live at once and moves an accumulator through the stack at every k. The arithmetic is
  * kernel_body's exactly (vfmaq_f32 is fmaf lane by lane, k in order, then added to the
- * base); a tile of fewer rows runs kernel_body, and pf's lines are asked for at the
- * same k steps as there. */
-/* pf's lines asked for while the NEON tile runs, at the k steps where kernel_body asks
- * for them: one every `every` k steps, the rest after the loop */
-typedef struct lines_walk {
-    const lines_ahead *pf;
-    const char *run; /* the current run's first line */
-    int segs, seg_lines, every, seg, line, wait;
-} lines_walk;
-REGISTER_TILE static inline __attribute__((always_inline)) lines_walk lines_start(const lines_ahead *pf, int kc)
+ * base); a tile of fewer rows runs kernel_body (under clang, the clang tile of its
+ * rows), and pf's lines are asked for as line_walk gives them. */
+/* the multiply-add of the x86 intrinsics' order: acc + a b, one rounding (fmaf lane by lane) */
+#define NEON_FMA(a, b, acc) vfmaq_f32(acc, a, b)
+#if defined(__clang__)
+#define NEON_ZERO() vdupq_n_f32(0.0f)
+CLANG_TILE(clang_tile_neon, , float32x4_t, 4, 4, vld1q_f32, vdupq_n_f32, NEON_FMA, vaddq_f32, vst1q_f32, NEON_ZERO)
+#undef NEON_ZERO
+/* the NEON tile's last row block, of 1 to 5 rows */
+REGISTER_TILE static inline __attribute__((always_inline)) void tile_rows_neon(const int A_T, const tile_args *t)
 {
-    const int segs = pf ? pf->segs : 0, seg_lines = pf ? pf->seg_lines : 0, lines = segs * seg_lines;
-    return (lines_walk){pf, pf ? pf->base : NULL, segs, seg_lines, lines > kc ? 1 : (lines ? kc / lines : 1), 0, 0, 1};
-}
-/* at each k step: the next line, when its turn has come */
-REGISTER_TILE static inline __attribute__((always_inline)) void lines_step(lines_walk *w)
-{
-    if (w->seg < w->segs && --w->wait == 0) {
-        w->wait = w->every;
-        __builtin_prefetch(w->run + (size_t)w->line * 64, 0, 3);
-        if (++w->line == w->seg_lines)
-            w->line = 0, w->seg++, w->run += w->pf->stride;
+    switch (t->rows) {
+        TILE_ROWS(clang_tile_neon, 5, A_T); TILE_ROWS(clang_tile_neon, 4, A_T); TILE_ROWS(clang_tile_neon, 3, A_T);
+        TILE_ROWS(clang_tile_neon, 2, A_T); TILE_ROWS(clang_tile_neon, 1, A_T);
+    default:
+        kernel_body(6, 16, A_T, t);
     }
 }
-/* after the loop: the lines not asked for yet */
-REGISTER_TILE static inline __attribute__((always_inline)) void lines_finish(lines_walk *w)
-{
-    for (; w->seg < w->segs; w->seg++, w->run += w->pf->stride, w->line = 0)
-        for (; w->line < w->seg_lines; w->line++)
-            __builtin_prefetch(w->run + (size_t)w->line * 64, 0, 3);
-}
-
+#endif
 #define NEON_ROW(i, A)                                                                             \
     do {                                                                                           \
         const float32x4_t a_ = (A);                                                                \
@@ -746,42 +739,50 @@ REGISTER_TILE static inline __attribute__((always_inline)) void lines_finish(lin
 REGISTER_TILE static inline __attribute__((always_inline)) void tile_6x16_neon(const int A_T, const tile_args *t)
 {
     if (t->rows != 6) {
+#if defined(__clang__)
+        tile_rows_neon(A_T, t);
+#else
         kernel_body(6, 16, A_T, t);
+#endif
         return;
     }
     const float *restrict a = t->a, *restrict bp = t->bp;
     const size_t lda = t->lda;
     const int kc = t->kc;
-    lines_walk ahead = lines_start(t->pf, kc);
+    line_walk pf = line_walk_start(t->pf, kc);
     const float32x4_t z = vdupq_n_f32(0.0f);
     float32x4_t c00 = z, c01 = z, c02 = z, c03 = z, c10 = z, c11 = z, c12 = z, c13 = z, c20 = z, c21 = z, c22 = z,
                 c23 = z, c30 = z, c31 = z, c32 = z, c33 = z, c40 = z, c41 = z, c42 = z, c43 = z, c50 = z, c51 = z,
                 c52 = z, c53 = z;
-    for (int k = 0; k < kc; k++) {
-        const float *bk = bp + (size_t)k * 16;
-        __builtin_prefetch(bk + PANEL_PREFETCH * 16, 0, 3);
-        lines_step(&ahead);
-        const float32x4_t b0 = vld1q_f32(bk), b1 = vld1q_f32(bk + 4), b2 = vld1q_f32(bk + 8), b3 = vld1q_f32(bk + 12);
-        // a's values at k of rows 0-3 (lo) and 4-5 (hi): loaded as they lie, a column, or
-        // lane by lane from the six rows
-        float32x4_t lo;
-        float32x2_t hi;
-        if (A_T) {
-            lo = vld1q_f32(a + (size_t)k * lda);
-            hi = vld1_f32(a + (size_t)k * lda + 4);
-        } else {
-            const float *ak = a + k;
-            lo = vld1q_lane_f32(ak + 3 * lda, vld1q_lane_f32(ak + 2 * lda, vld1q_lane_f32(ak + lda, vld1q_dup_f32(ak), 1), 2), 3);
-            hi = vld1_lane_f32(ak + 5 * lda, vld1_dup_f32(ak + 4 * lda), 1);
+    for (int k = 0; k < kc;) {
+        const int kend = line_walk_next(&pf, k, kc);
+        for (; k < kend; k++) {
+            const float *bk = bp + (size_t)k * 16;
+            __builtin_prefetch(bk + PANEL_PREFETCH * 16, 0, 3);
+            const float32x4_t b0 = vld1q_f32(bk), b1 = vld1q_f32(bk + 4), b2 = vld1q_f32(bk + 8),
+                              b3 = vld1q_f32(bk + 12);
+            // a's values at k of rows 0-3 (lo) and 4-5 (hi): loaded as they lie, a column, or
+            // lane by lane from the six rows
+            float32x4_t lo;
+            float32x2_t hi;
+            if (A_T) {
+                lo = vld1q_f32(a + (size_t)k * lda);
+                hi = vld1_f32(a + (size_t)k * lda + 4);
+            } else {
+                const float *ak = a + k;
+                lo = vld1q_lane_f32(ak + 3 * lda,
+                                    vld1q_lane_f32(ak + 2 * lda, vld1q_lane_f32(ak + lda, vld1q_dup_f32(ak), 1), 2), 3);
+                hi = vld1_lane_f32(ak + 5 * lda, vld1_dup_f32(ak + 4 * lda), 1);
+            }
+            NEON_ROW(0, vdupq_laneq_f32(lo, 0));
+            NEON_ROW(1, vdupq_laneq_f32(lo, 1));
+            NEON_ROW(2, vdupq_laneq_f32(lo, 2));
+            NEON_ROW(3, vdupq_laneq_f32(lo, 3));
+            NEON_ROW(4, vdupq_lane_f32(hi, 0));
+            NEON_ROW(5, vdupq_lane_f32(hi, 1));
         }
-        NEON_ROW(0, vdupq_laneq_f32(lo, 0));
-        NEON_ROW(1, vdupq_laneq_f32(lo, 1));
-        NEON_ROW(2, vdupq_laneq_f32(lo, 2));
-        NEON_ROW(3, vdupq_laneq_f32(lo, 3));
-        NEON_ROW(4, vdupq_lane_f32(hi, 0));
-        NEON_ROW(5, vdupq_lane_f32(hi, 1));
     }
-    lines_finish(&ahead);
+    line_walk_finish(&pf);
     NEON_STORE(0);
     NEON_STORE(1);
     NEON_STORE(2);
@@ -819,13 +820,17 @@ static inline float32x4_t neon_i8_4(const int8_t *q)
         even = vreinterpretq_f32_u32(vshlq_n_u32(x_, 16));                                         \
         odd = vreinterpretq_f32_u32(vandq_u32(x_, vdupq_n_u32(0xffff0000u)));                      \
     } while (0)
-#define NEON_FMA(a, b, acc) vfmaq_f32(acc, a, b)
 #define QROWS_NEON(P) QROWS_BODY(P, 4, 4, float32x4_t, vdupq_n_f32, vdupq_n_f32(0.0f), vld1q_f32, NEON_FMA, \
                                  vst1q_f32, neon_i8_4, NEON_BF_8, vmulq_f32)
 #define DECODE_P_NEON 2
 DECODE_FN(decode_neon_fp32, , QROWS_NEON, MYGPT_WEIGHTS_FP32)
 DECODE_FN(decode_neon_bf16, , QROWS_NEON, MYGPT_WEIGHTS_BF16)
 DECODE_FN(decode_neon_int8, , QROWS_NEON, MYGPT_WEIGHTS_INT8)
+#endif
+#if defined(__clang__)
+#undef CLANG_TILE
+#undef TILE_ROWS
+#undef UNROLLED
 #endif
 
 /* The kernels of each instruction set (cpu.h decides which one runs; every set gives
