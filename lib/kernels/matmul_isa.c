@@ -699,25 +699,27 @@ PACK_TRANSPOSED(pack_avx512, MYGPT_AVX512, 16, _mm512, __m512, transpose16)
  * vectors a panel row. gcc compiling kernel_body for 6 x 16 keeps all six of a's values
  * live at once and moves an accumulator through the stack at every k. The arithmetic is
  * kernel_body's exactly (vfmaq_f32 is fmaf lane by lane, k in order, then added to the
- * base); a tile of fewer rows runs kernel_body (under clang, the clang tile of its
- * rows), and pf's lines are asked for as line_walk gives them. */
+ * base); a tile of fewer rows runs kernel_body, and pf's lines are asked for as
+ * line_walk gives them. Under clang every NEON tile is CLANG_TILE's (tile_rows_neon). */
 /* the multiply-add of the x86 intrinsics' order: acc + a b, one rounding (fmaf lane by lane) */
 #define NEON_FMA(a, b, acc) vfmaq_f32(acc, a, b)
 #if defined(__clang__)
 #define NEON_ZERO() vdupq_n_f32(0.0f)
 CLANG_TILE(clang_tile_neon, , float32x4_t, 4, 4, vld1q_f32, vdupq_n_f32, NEON_FMA, vaddq_f32, vst1q_f32, NEON_ZERO)
 #undef NEON_ZERO
-/* the NEON tile's last row block, of 1 to 5 rows */
+/* every NEON tile under clang, of 1 to 6 rows: clang 14 compiled tile_6x16_neon below with
+ * two of its accumulators reloaded from the stack at every k step (this one has none) */
 REGISTER_TILE static inline __attribute__((always_inline)) void tile_rows_neon(const int A_T, const tile_args *t)
 {
     switch (t->rows) {
-        TILE_ROWS(clang_tile_neon, 5, A_T); TILE_ROWS(clang_tile_neon, 4, A_T); TILE_ROWS(clang_tile_neon, 3, A_T);
-        TILE_ROWS(clang_tile_neon, 2, A_T); TILE_ROWS(clang_tile_neon, 1, A_T);
+        TILE_ROWS(clang_tile_neon, 6, A_T); TILE_ROWS(clang_tile_neon, 5, A_T); TILE_ROWS(clang_tile_neon, 4, A_T);
+        TILE_ROWS(clang_tile_neon, 3, A_T); TILE_ROWS(clang_tile_neon, 2, A_T); TILE_ROWS(clang_tile_neon, 1, A_T);
     default:
         kernel_body(6, 16, A_T, t);
     }
 }
-#endif
+#define NEON_TILE(A_T) tile_rows_neon(A_T, t)
+#else
 #define NEON_ROW(i, A)                                                                             \
     do {                                                                                           \
         const float32x4_t a_ = (A);                                                                \
@@ -739,11 +741,7 @@ REGISTER_TILE static inline __attribute__((always_inline)) void tile_rows_neon(c
 REGISTER_TILE static inline __attribute__((always_inline)) void tile_6x16_neon(const int A_T, const tile_args *t)
 {
     if (t->rows != 6) {
-#if defined(__clang__)
-        tile_rows_neon(A_T, t);
-#else
         kernel_body(6, 16, A_T, t);
-#endif
         return;
     }
     const float *restrict a = t->a, *restrict bp = t->bp;
@@ -792,13 +790,15 @@ REGISTER_TILE static inline __attribute__((always_inline)) void tile_6x16_neon(c
 }
 #undef NEON_STORE
 #undef NEON_ROW
+#define NEON_TILE(A_T) tile_6x16_neon(A_T, t)
+#endif
 REGISTER_TILE static void kernel_6x16_neon(KERNEL_ARGS)
 {
-    tile_6x16_neon(0, t);
+    NEON_TILE(0);
 }
 REGISTER_TILE static void kernel_6x16_neon_t(KERNEL_ARGS)
 {
-    tile_6x16_neon(1, t);
+    NEON_TILE(1);
 }
 
 /* Decoding with NEON: QROWS_BODY with a panel row as 4 vectors of 4 floats. Two panels
