@@ -9,8 +9,9 @@
 #   bash scripts/cross.sh aarch64 --ci       # then the subset CI runs (every kernel path)
 #   bash scripts/cross.sh aarch64 SUITE...   # then only these suites (meson test --suite)
 #
-# The whole run and --ci then build the library with clang for that CPU too, into
-# build-ARCH-clang/, and run the gpt suite's kernel tests there (at the end).
+# Where clang is installed (scripts/clang.sh installs it), the whole run and --ci then
+# build the library with clang for that CPU too, into build-ARCH-clang/, and run the gpt
+# suite's kernel tests there (at the end).
 #
 # Without MPI: Debian 12's libopenmpi-dev and openmpi-bin cannot be installed for arm64
 # beside the amd64 ones (apt would remove the x86 build's MPI), so build-aarch64 is
@@ -181,7 +182,7 @@ if command -v clang >/dev/null; then
     fi
     echo "cross: the library's sources compile with clang for $arch, no warning"
 else
-    echo "cross: no clang here: the library is not compiled with clang for $arch"
+    echo "cross: no clang here: the library is not compiled with clang for $arch, nor its kernels tested"
 fi
 if [ "${1:-}" = --ci ]; then
     # Every kernel path under emulation in a few minutes: the generator (rng), the vector
@@ -235,7 +236,7 @@ clang_build=$build-clang
 if command -v clang >/dev/null && { [ $# -eq 0 ] || [ "$1" = --ci ]; }; then
     rm -f "$clang_build/meson-logs/testlog.json"
     configure_and_build "$clang_build" "$MYGPT_ROOT/scripts/cross/$triple-clang.ini" -Dopenmp=disabled \
-        -- tests/test_gpt || exit 1
+        -Dwerror=true -- tests/test_gpt || { echo "cross: clang's $arch build failed (above)" >&2; exit 1; }
     meson test -C "$clang_build" --no-rebuild --print-errorlogs --timeout-multiplier 4 gpt \
         --test-args='--filter=gpt_kernels/*' || status=1
 fi

@@ -8,7 +8,8 @@
 #   4. every libFuzzer target for 5 s (fuzz/run.sh: a target that stops building fails), then
 #   5. a clang build (no warning) and the suites that hold its kernels to the same bits, and a
 #      clang build without OpenMP (a Mac without libomp) and five of its chapters, then
-#   6. an aarch64 cross build and a subset of its tests under qemu-user (scripts/cross.sh).
+#   6. an aarch64 cross build and a subset of its tests under qemu-user (scripts/cross.sh),
+#      then clang's aarch64 build and the gpt suite's kernel tests.
 # Ends with the line "N passed, N failed, N skipped". MYGPT_QUICK=1 runs stage 1 only;
 # arguments name the meson tests stages 1 and 2 run (all without).
 # Counts are Criterion tests (plus one per chapter check, per valgrind run and per fuzz
@@ -226,6 +227,8 @@ if [ "${MYGPT_QUICK:-0}" != 1 ]; then
 
     stage "6. the same bits on aarch64 (scripts/cross.sh aarch64 --ci, under qemu-user)"
     cross_status=0
+    # a log of an earlier run is not counted
+    rm -f "$MYGPT_ROOT/build-aarch64/meson-logs/testlog.json" "$MYGPT_ROOT/build-aarch64-clang/meson-logs/testlog.json"
     bash "$MYGPT_ROOT/scripts/cross.sh" aarch64 --ci </dev/null || cross_status=$?
     if [ -f "$MYGPT_ROOT/build-aarch64/meson-logs/testlog.json" ]; then
         count_log "$MYGPT_ROOT/build-aarch64/meson-logs/testlog.json"

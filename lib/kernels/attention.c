@@ -24,8 +24,8 @@
  *
  * Tiles follow the vector registers, as in matmul.c: AVX-512 takes 4 rows of 64 keys (or
  * channels), 16 zmm accumulators of its 32; AVX2 6 rows of 16, 12 ymm of its 16 (as its
- * matmul tile: bench/results/design-notes.md); plain C (NEON's 32 registers of 4 floats)
- * 4 rows of 16. The tile decides which values are computed together, never how, so every
+ * matmul tile: bench/results/design-notes.md); plain C (NEON's 32 registers of 4 floats;
+ * clang's full tiles are intrinsics, below) 4 rows of 16. The tile decides which values are computed together, never how, so every
  * path gives the same bits; MYGPT_ATTENTION_KERNEL=generic|avx2|avx512 picks a
  * narrower one for tests.
  */

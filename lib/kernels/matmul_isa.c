@@ -283,9 +283,12 @@ REGISTER_TILE static void kernel_6x16_t(KERNEL_ARGS)
         }                                                                                          \
     }
 
+#if defined(MYGPT_X86_KERNELS) || defined(MYGPT_NEON_KERNELS)
+#define HAVE_INTRINSICS_TILES 1
 /* pf's lines spread over the kc steps of a tile written with intrinsics: one line asked
  * for, then a run of `every` k steps with no other work than the tile's (the same lines
- * at the same k steps as kernel_body), the lines left over asked for at the end. */
+ * at the same k steps as kernel_body's full tile), the lines left over asked for at the
+ * end. */
 typedef struct line_walk {
     const lines_ahead *pf;
     const char *run;
@@ -317,8 +320,8 @@ static inline __attribute__((always_inline)) void line_walk_finish(line_walk *w)
  * intrinsics, the accumulators in an array that the unrolled loops keep in MR NV
  * registers. gcc vectorises kernel_body itself so; clang 14 leaves it scalar, each
  * accumulator passing through the stack (a training step 3.3 times slower than with the
- * AVX2 tile), so under clang every tile of the AVX-512 set and the last row block's
- * shorter ones of every set run these, built for each row count (tile_rows_*). The
+ * AVX2 tile), so under clang every tile of the AVX-512 and NEON sets and the AVX2 set's
+ * last row block run these, built for each row count (tile_rows_*). The
  * arithmetic is kernel_body's: each element summed from zero with one fused multiply-add
  * per k in order, then added to its base; the prefetch hints as line_walk gives them.
  * Each loop over the tile's rows or vectors is unrolled whole (UNROLLED), so that its
@@ -367,6 +370,7 @@ static inline __attribute__((always_inline)) void line_walk_finish(line_walk *w)
     case R:                                                                                        \
         TILE(R, A_T, t);                                                                           \
         return
+#endif
 #endif
 #ifdef MYGPT_X86_KERNELS
 #define HAVE_X86_KERNELS 1
@@ -827,7 +831,7 @@ DECODE_FN(decode_neon_fp32, , QROWS_NEON, MYGPT_WEIGHTS_FP32)
 DECODE_FN(decode_neon_bf16, , QROWS_NEON, MYGPT_WEIGHTS_BF16)
 DECODE_FN(decode_neon_int8, , QROWS_NEON, MYGPT_WEIGHTS_INT8)
 #endif
-#if defined(__clang__)
+#if defined(HAVE_INTRINSICS_TILES) && defined(__clang__)
 #undef CLANG_TILE
 #undef TILE_ROWS
 #undef UNROLLED
