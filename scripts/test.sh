@@ -9,7 +9,7 @@
 #   5. a clang build (no warning) and the suites that hold its kernels to the same bits, and a
 #      clang build without OpenMP (a Mac without libomp) and five of its chapters, then
 #   6. an aarch64 cross build and a subset of its tests under qemu-user (scripts/cross.sh),
-#      then clang's aarch64 build and the gpt suite's kernel tests.
+#      then clang's aarch64 build and its gpt suite.
 # Ends with the line "N passed, N failed, N skipped". MYGPT_QUICK=1 runs stage 1 only;
 # arguments name the meson tests stages 1 and 2 run (all without).
 # Counts are Criterion tests (plus one per chapter check, per valgrind run and per fuzz
@@ -232,7 +232,7 @@ if [ "${MYGPT_QUICK:-0}" != 1 ]; then
     bash "$MYGPT_ROOT/scripts/cross.sh" aarch64 --ci </dev/null || cross_status=$?
     if [ -f "$MYGPT_ROOT/build-aarch64/meson-logs/testlog.json" ]; then
         count_log "$MYGPT_ROOT/build-aarch64/meson-logs/testlog.json"
-        # and clang's aarch64 build (clang is here since stage 5), whose kernels' tests follow gcc's
+        # and clang's aarch64 build (clang is here since stage 5), whose gpt suite follows gcc's
         if [ -f "$MYGPT_ROOT/build-aarch64-clang/meson-logs/testlog.json" ]; then
             count_log "$MYGPT_ROOT/build-aarch64-clang/meson-logs/testlog.json"
         else
