@@ -575,3 +575,17 @@ int cli_distinct_files(const char *cmd, const cli_file *files, int n)
         }
     return 0;
 }
+
+int cli_replaceable_text(const char *path, const char *head)
+{
+    if (access(path, F_OK) != 0)
+        return 1;
+    const size_t n = strlen(head);
+    FILE *f = fopen(path, "rb");
+    char *got = calloc(n + 1, 1);
+    const int ours = f && got && fread(got, 1, n, f) == n && memcmp(got, head, n) == 0;
+    free(got);
+    if (f)
+        fclose(f);
+    return ours;
+}

@@ -185,4 +185,8 @@ int cli_same_file(const char *a, const char *b);
  * EXIT_USAGE. */
 int cli_distinct_files(const char *cmd, const cli_file *files, int n);
 
+/* 1 when nothing is at path, or a file whose first bytes are head (a table or a log the
+ * tool wrote, which a run again replaces); else 0 (a user's file, never replaced) */
+int cli_replaceable_text(const char *path, const char *head);
+
 #endif

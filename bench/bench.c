@@ -107,6 +107,9 @@ typedef struct result {
     double ms, tokens_s, gflops;
 } result;
 
+/* The sweep's table: its first line. */
+#define CSV_HEADER "config,threads,median_ms,tokens_per_s,gflops,speedup,efficiency\n"
+
 /* An SVG plot of speedup against threads: one line per config through the measured
  * points only (thread counts on the x axis, integer ticks), and the ideal speedup
  * (y = threads) dashed. Speedups need a 1-thread time: configs without one are left
@@ -532,13 +535,20 @@ int main(int argc, char **argv)
             cli_error("mygpt-bench", "%s: %s", outputs[i].flag, werr.message);
             return EXIT_USAGE;
         }
+    // a file there is replaced only when it is what a sweep wrote (a user's file never is)
+    const int csv_kept = csv && !cli_replaceable_text(csv, CSV_HEADER);
+    if (csv_kept || (svg && !mygpt_svg_replaceable(svg))) {
+        cli_error("mygpt-bench", "--%s: %s is there and is not a sweep's %s: not replaced (move it, or write elsewhere)",
+                  csv_kept ? "csv" : "svg", csv_kept ? csv : svg, csv_kept ? "table" : "plot");
+        return EXIT_USAGE;
+    }
     FILE *csvf = csv ? open_memstream(&csv_text, &csv_len) : NULL;
     if (csv && !csvf) {
         cli_error("mygpt-bench", "out of memory for --csv");
         return EXIT_RUNTIME;
     }
     if (csvf)
-        fprintf(csvf, "config,threads,median_ms,tokens_per_s,gflops,speedup,efficiency\n");
+        fprintf(csvf, "%s", CSV_HEADER);
     printf("FLOPs per forward: 2*(12*N*C^2 + V*C)*B*T + 4*N*B*T^2*C\n");
     printf("%-8s %7s %11s %12s %8s %8s %6s\n", "config", "threads", "median_ms", "tokens/s", "GFLOP/s",
            "speedup", "eff");

@@ -566,6 +566,10 @@ int bench_generate(const generate_opts *o, double *medians)
         cli_error("mygpt-bench", "--prompt and --new must be >= 1 with prompt + new <= %d (the context)",
                 cfg.max_seq_len);
         rc = 2;
+    } else if (o->save && access(o->save, F_OK) == 0 && !mygpt_llama2c_model_file(o->save)) {
+        cli_error("mygpt-bench", "--save-model: %s is there and is not llama2.c's model file: not replaced (move it, "
+                  "or save elsewhere)", o->save);
+        rc = 2;
     } else if (o->save) { // a path refused is bad input (2), a write that fails a failure (1)
         const mygpt_status saved = mygpt_llama2c_save(g, o->save, &err);
         if (saved != MYGPT_OK) {

@@ -33,7 +33,8 @@ static const char USAGE[] =
     "     t TOKEN  TOKEN p, TOKEN p, TOKEN p\n"
     "Tokens are their text with --prompt (GPT-2's tokenizer from the data folder) or\n"
     "with a GPT-2-vocabulary model, else #id. --svg FILE draws every head as a heatmap,\n"
-    "layers down and heads across (as chapter 36). --weights: as in mygpt generate.\n";
+    "layers down and heads across (as chapter 36; a file there that is no figure of\n"
+    "mygpt's is not replaced). --weights: as in mygpt generate.\n";
 
 /* token t's label: its text quoted ('...', \n \\ \' escaped; a control byte, or a byte of
  * a character the token splits, as \xNN) with a tokenizer, else its id; cut at a
@@ -84,6 +85,11 @@ static int check_files(const char *cmd, const parsed_args *a)
     mygpt_error err = {0};
     if (args_has(a, "svg") && mygpt_checkpoint_check_path(args_get(a, "svg"), &err) != MYGPT_OK) {
         cli_error(cmd, "--svg: %s", err.message);
+        return EXIT_USAGE;
+    }
+    if (args_has(a, "svg") && !mygpt_svg_replaceable(args_get(a, "svg"))) {
+        cli_error(cmd, "--svg: %s is there and is not a figure of mygpt's: not replaced (move it, or draw elsewhere)",
+                  args_get(a, "svg"));
         return EXIT_USAGE;
     }
     char vocab[2][4200], model[2][4200];

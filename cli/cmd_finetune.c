@@ -119,24 +119,13 @@ static int usage(void)
     return 0;
 }
 
-/* A file a run will write: a path that can take it, and not one there already unless
- * --force. 0, or EXIT_USAGE after one line naming the flag. */
+/* A file a run will write (cli_check_output): 0, or EXIT_USAGE after one line naming the flag. */
 static int check_output(const char *cmd, const parsed_args *a, const char *flag)
 {
     const char *path = args_get(a, flag);
-    struct stat sb;
-    if (!path)
-        return 0;
-    if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) && !args_has(a, "force")) { // (others: check_path says)
-        cli_error(cmd, "--%s: %s is there already: not replaced (--force replaces it)", flag, path);
-        return EXIT_USAGE;
-    }
-    mygpt_error err = {0};
-    if (mygpt_checkpoint_check_path(path, &err) != MYGPT_OK) {
-        cli_error(cmd, "--%s: %s", flag, err.message);
-        return EXIT_USAGE;
-    }
-    return 0;
+    char label[32];
+    snprintf(label, sizeof label, "--%s", flag);
+    return path ? cli_check_output(cmd, label, path, args_has(a, "force")) : 0;
 }
 
 /* The model to tune: --checkpoint's (a folder: its model.safetensors) or the preset's

@@ -4,7 +4,6 @@
  * (mygpt_lora_merge), saved as one plain checkpoint in BASE's layout.
  */
 #include <stdio.h>
-#include <sys/stat.h>
 
 #include "args.h"
 #include "commands.h"
@@ -44,16 +43,11 @@ int cmd_merge(int argc, char **argv)
     const cli_file files[] = {{"OUT", out, 1, 0}, model_files[0], model_files[1], {"ADAPTERS", adapters, 0, 0}};
     if ((rc = cli_distinct_files(cmd, files, 4)))
         return rc;
-    struct stat st_out;
-    if (lstat(out, &st_out) == 0 && S_ISREG(st_out.st_mode) && !args_has(&a, "force")) { // (others: check_path)
-        cli_error(cmd, "%s is there already: not replaced (--force replaces it)", out);
-        return EXIT_USAGE;
-    }
+    if ((rc = cli_check_output(cmd, "OUT", out, args_has(&a, "force"))))
+        return rc;
     mygpt_error err = {0};
-    mygpt_status st = mygpt_checkpoint_check_path(out, &err);
     mygpt_gpt *g = NULL;
-    if (st == MYGPT_OK)
-        st = mygpt_model_load(&g, base, &err);
+    mygpt_status st = mygpt_model_load(&g, base, &err);
     if (st == MYGPT_OK && (rc = adapters_base_check(cmd, "BASE", base, g))) {
         mygpt_gpt_free(g);
         return rc;

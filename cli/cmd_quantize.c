@@ -13,7 +13,7 @@
 #include "output.h"
 
 static const char QUANTIZE_USAGE[] =
-    "usage: mygpt quantize IN OUT --weights bf16|int8|fp32\n"
+    "usage: mygpt quantize IN OUT --weights bf16|int8|fp32 [--force]\n"
     "\n"
     "Reads the checkpoint IN (mygpt's, the book's state_dict or Hugging Face's GPT-2,\n"
     "a training state: the weights of its step, or llama2.c's model file),\n"
@@ -24,7 +24,8 @@ static const char QUANTIZE_USAGE[] =
     "position embedding stay float32. The quantized model is the float32 model of the\n"
     "dequantized weights, bit for bit: mygpt generate --checkpoint OUT gives the tokens\n"
     "of --checkpoint IN --weights int8. --weights fp32 writes a quantized IN's dequantized\n"
-    "float32 model (what training and LoRA take). OUT must not be IN. A llama model\n"
+    "float32 model (what training and LoRA take). OUT must not be IN; a file there already\n"
+    "is replaced only with --force. A llama model\n"
     "goes to an OUT ending in .bin as llama2.c's file (run.c reads it: float32 weights,\n"
     "rotary pairs interleaved).\n";
 
@@ -33,7 +34,7 @@ static const char QUANTIZE_USAGE[] =
 int cmd_quantize(int argc, char **argv)
 {
     const char *cmd = "quantize";
-    static const arg_spec ARGS[] = {WEIGHTS_FLAG, {NULL, 0, 0}};
+    static const arg_spec ARGS[] = {WEIGHTS_FLAG, {"force", 0, 0}, {NULL, 0, 0}};
     parsed_args a;
     int rc = cli_parse_or_help(cmd, argc, argv, ARGS, 1, QUANTIZE_USAGE, &a);
     if (rc)
@@ -53,10 +54,10 @@ int cmd_quantize(int argc, char **argv)
     const cli_file files[] = {{"OUT", out, 1, 0}, model_files[0], model_files[1]};
     if ((rc = cli_distinct_files(cmd, files, 3)))
         return rc;
+    if ((rc = cli_check_output(cmd, "OUT", out, args_has(&a, "force"))))
+        return rc;
     mygpt_error err = {0};
-    mygpt_status st = mygpt_checkpoint_check_path(out, &err);
-    if (st != MYGPT_OK)
-        return cli_fail(cmd, st, &err);
+    mygpt_status st;
     mygpt_gpt *g = NULL;
     if ((st = mygpt_model_load(&g, in, &err)) != MYGPT_OK)
         return cli_fail(cmd, st, &err);

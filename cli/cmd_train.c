@@ -253,6 +253,8 @@ static int train_usage(void)
            "continues a run in its own folder. --save FILE without --out writes the model to FILE\n"
            "and makes no folder (the state then goes beside FILE, the log only with --log); with\n"
            "--out the model goes to FILE, the rest to the folder. --log FILE.csv puts the log there.\n"
+           "A file at --save, --state or --log is replaced only by its own kind: a model, a\n"
+           "training state, a log (or plot) mygpt wrote; any other file is refused, kept.\n"
            "--keep-best: after every evaluation whose validation loss is the lowest yet, the model\n"
            "is saved as best.safetensors in the folder (beside --save's FILE without one:\n"
            "FILE.best.safetensors, where a file that is not a model mygpt saved is never\n"
@@ -261,7 +263,8 @@ static int train_usage(void)
            "\n");
     printf("--log FILE.csv writes a row per step (step,train_loss,val_loss,lr,ms; val_loss only\n"
            "where the step evaluated) and FILE.svg, the plot of both losses, after every\n"
-           "evaluation and at the end (an SVG there that is not such a plot is not replaced).\n"
+           "evaluation and at the end (a CSV or an SVG there that is not such a log or plot is\n"
+           "not replaced).\n"
            "\n"
            "The book's appendix D (train_model), for either loop: --warmup K raises the learning\n"
            "rate linearly from --lr-initial (default 1e-5, the book's) to the peak --lr over the\n"
@@ -450,8 +453,8 @@ static int read_state_path(const char *cmd, const parsed_args *a, train_settings
 
 /* What the run writes, apart from each other and from what it reads (but the state it
  * resumes and the model it starts from, which it saves again as it goes on: each is
- * read whole before the first step, and replaced only by a whole, finite file). 0, or
- * the status after the error. */
+ * read whole before the first step, and replaced only by a whole, finite file), and
+ * not over a user's file. 0, or the status after the error. */
 static int check_files(const char *cmd, const parsed_args *a, const train_settings *s)
 {
     char plot[4100], vocab[2][4200], model[2][4200], conf[4200];
@@ -476,7 +479,19 @@ static int check_files(const char *cmd, const parsed_args *a, const train_settin
                               {"--resume", args_get(a, "resume"), 0, 1},
                               tokenizer[0],
                               tokenizer[1]};
-    return cli_distinct_files(cmd, files, (int)(sizeof files / sizeof files[0]));
+    int rc = cli_distinct_files(cmd, files, (int)(sizeof files / sizeof files[0]));
+    // and none over a file of another kind (a model or a state the tool saved is replaced;
+    // --log's table and plot: train_log_open)
+    if (!rc && args_has(a, "save") && !train_model_path_is_free(s->save)) {
+        cli_error(cmd, "--save: %s is there and is not a model mygpt saved: not replaced (move it, or save elsewhere)",
+                  s->save);
+        rc = EXIT_USAGE;
+    } else if (!rc && args_has(a, "state") && !train_state_path_is_free(s->state)) {
+        cli_error(cmd, "--state: %s is there and is not a training state: not replaced (move it, or name another)",
+                  s->state);
+        rc = EXIT_USAGE;
+    }
+    return rc;
 }
 
 /* --optimizer sgd|adamw (--momentum for sgd only) and --check-replicas' --data-parallel;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "mygpt/checkpoint.h"
 
 int out_options_parse(const char *cmd, const char *format, const char *round, out_options *o)
 {
@@ -133,4 +134,19 @@ int cli_parse_or_help(const char *cmd, int argc, char **argv, const arg_spec *sp
         return -1;
     }
     return rc;
+}
+
+int cli_check_output(const char *cmd, const char *label, const char *path, int force)
+{
+    struct stat sb;
+    if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) && !force) { // (others: check_path says what they are)
+        cli_error(cmd, "%s: %s is there already: not replaced (--force replaces it)", label, path);
+        return EXIT_USAGE;
+    }
+    mygpt_error err = {0};
+    if (mygpt_checkpoint_check_path(path, &err) != MYGPT_OK) {
+        cli_error(cmd, "%s: %s", label, err.message);
+        return EXIT_USAGE;
+    }
+    return 0;
 }

@@ -45,6 +45,11 @@ int cli_parse_or_help(const char *cmd, int argc, char **argv, const arg_spec *sp
  * (a GPT-2's heads come from it), into f[0..2), their paths in paths. */
 void cli_checkpoint_files(const char *flag, const char *path, cli_file f[2], char paths[2][4200]);
 
+/* A file a command will write, named by label (a flag, OUT): a path that can take it
+ * (mygpt_checkpoint_check_path), and not a file there already unless force. 0, or
+ * EXIT_USAGE after one line naming label and path. */
+int cli_check_output(const char *cmd, const char *label, const char *path, int force);
+
 /* The config.json a GPT-2's save writes beside it when none is there (mygpt_checkpoint_save;
  * one there is kept or refused, never written), as a file written, its path in conf; no
  * path when save is NULL, the model is no GPT-2 (gpt2 0: it is known not to be) or one is

@@ -1227,6 +1227,12 @@ Test(train_state, tensors_that_do_not_tile_the_data_or_share_a_name_are_refused)
     cr_expect(strstr(err.message, "model.params is not of the size the state's configuration gives"), "%s",
               err.message);
     mygpt_gpt_free(g);
+    // a size past int is said as it is (cut to an int, 2^32 + 11 would read as 11)
+    save_state(path, NULL);
+    state_meta_set(path, "vocab_size", "4294967307");
+    cr_expect_eq(mygpt_train_state_model(&g, path, &err), MYGPT_EFORMAT, "%s", err.message);
+    cr_expect(strstr(err.message, "vocab_size is 4294967307, out of range"), "%s", err.message);
+    mygpt_gpt_free(g);
     unlink(path);
 }
 

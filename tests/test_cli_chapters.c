@@ -567,8 +567,9 @@ Test(cli_chapters, bench_runs_one_benchmark_a_run)
 }
 
 /* The benchmark's --svg is checked before the sweep, as --csv is: a folder or a link is
- * refused at once (status 2, the flag named), not after the whole sweep has run (status 1);
- * so is a sweep without a 1-thread time (bench_reports_no_invented_speedups) */
+ * refused at once (status 2, the flag named), not after the whole sweep has run (status 1),
+ * and so is a file no sweep wrote; so is a sweep without a 1-thread time
+ * (bench_reports_no_invented_speedups) */
 Test(cli_chapters, bench_checks_svg_before_the_sweep, .timeout = 60)
 {
     char dir[] = "/tmp/mygpt-bench-svg-XXXXXX", words[300];
@@ -588,6 +589,20 @@ Test(cli_chapters, bench_checks_svg_before_the_sweep, .timeout = 60)
         proc_result_free(&r);
     }
     unlink(link_path);
+    // a file there that no sweep wrote is not replaced, by the table or the plot
+    char notes[128];
+    snprintf(notes, sizeof notes, "%s/notes.txt", dir);
+    write_file(notes, "my notes\n");
+    for (int k = 0; k < 2; k++) {
+        snprintf(words, sizeof words, "--config char --reps 1000 --%s %s", k ? "svg" : "csv", notes);
+        proc_result r;
+        cr_assert_eq(run_words(BENCH_EXE, words, &r), 0);
+        expect_one_line_refusal(&r, 2, k ? "--svg: " : "--csv: ", words);
+        cr_expect(strstr(r.err, "is there and is not a sweep's") != NULL, "%s: %s", words, r.err);
+        proc_result_free(&r);
+    }
+    expect_file_holds(notes, "my notes\n", "--csv or --svg over a file no sweep wrote");
+    unlink(notes);
     cr_expect_eq(rmdir(dir), 0, "the benchmark left a file in %s", dir);
 }
 
@@ -633,8 +648,8 @@ Test(cli_chapters, bench_refuses_buffers_past_the_machines_memory, .timeout = 60
 }
 
 /* --generate's --save-model never replaces the model it reads, however the path is
- * spelt: refused before any work (status 2, one line naming both flags), the file as it
- * was. */
+ * spelt, nor any file there: refused before any work (status 2, one line naming both
+ * flags), the file as it was. */
 Test(cli_chapters, bench_save_model_never_replaces_the_model_it_reads)
 {
     char dir[64], model[96], words[512];
@@ -661,8 +676,20 @@ Test(cli_chapters, bench_save_model_never_replaces_the_model_it_reads)
     cr_expect(before && after && n0 == n1 && memcmp(before, after, n0) == 0, "the model was replaced");
     free(before);
     free(after);
-    const char *names[] = {"m.safetensors"};
-    remove_test_dir(dir, names, 1);
+    // nor a file there that is not llama2.c's model file
+    char notes[128];
+    snprintf(notes, sizeof notes, "%s/notes.bin", dir);
+    write_file(notes, "my notes\n");
+    snprintf(words, sizeof words, "--generate --config stories15M --checkpoint %s --save-model %s --reps 1 "
+             "--prompt 2 --new 2", model, notes);
+    proc_result r;
+    cr_assert_eq(run_words(BENCH_EXE, words, &r), 0);
+    expect_one_line_refusal(&r, 2, "--save-model: ", words);
+    cr_expect(strstr(r.err, "is there and is not llama2.c's model file: not replaced") != NULL, "%s: %s", words, r.err);
+    proc_result_free(&r);
+    expect_file_holds(notes, "my notes\n", words);
+    const char *names[] = {"m.safetensors", "notes.bin"};
+    remove_test_dir(dir, names, 2);
 }
 
 /* Without a 1-thread time the table has no speedup to show ("-", not 0.00) and --svg
@@ -703,7 +730,9 @@ Test(cli_chapters, a_bench_csv_past_the_file_size_limit_keeps_the_old_file)
     cr_assert(mkdtemp(dir) != NULL);
     snprintf(path, sizeof path, "%s/scaling.csv", dir);
     snprintf(words, sizeof words, "--config tiny --threads 1 --reps 3 --csv %s", path);
-    expect_file_size_limit_keeps_old(BENCH_EXE, words, 16, path, "old"); // less than the table's header
+    // a table of an earlier sweep (a file of another kind is not replaced at all); 16 bytes: less than its header
+    expect_file_size_limit_keeps_old(BENCH_EXE, words, 16, path,
+                                     "config,threads,median_ms,tokens_per_s,gflops,speedup,efficiency\n");
     unlink(path);
     cr_expect_eq(rmdir(dir), 0, "a temporary was left");
 }

@@ -102,13 +102,14 @@ Test(cli_model, attention_maps_title_the_query_and_the_key_axes)
     rmdir(dir);
 }
 
-/* An --svg path that cannot take the figure (a missing folder, a folder, a link, empty) is
- * refused naming --svg before any work: nothing printed, status 2, the link's target kept */
+/* An --svg path that cannot take the figure (a missing folder, a folder, a link, empty) or
+ * holds a file that is no figure of mygpt's is refused naming --svg before any work:
+ * nothing printed, status 2, the link's target and the file kept */
 Test(cli_model, an_svg_path_that_cannot_be_written_is_refused_before_the_heads_are_printed)
 {
     char dir[] = "/tmp/mygpt_svgpath_XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
-    char target[100], link[100], paths[4][100], words[600];
+    char target[100], link[100], paths[5][100], words[600];
     snprintf(target, sizeof target, "%s/mine.txt", dir);
     write_file(target, "mine");
     snprintf(link, sizeof link, "%s/link.svg", dir);
@@ -117,7 +118,8 @@ Test(cli_model, an_svg_path_that_cannot_be_written_is_refused_before_the_heads_a
     snprintf(paths[1], sizeof paths[1], "%s", dir);
     snprintf(paths[2], sizeof paths[2], "%s", link);
     snprintf(paths[3], sizeof paths[3], "--svg=");
-    for (int k = 0; k < 4; k++) {
+    snprintf(paths[4], sizeof paths[4], "%s", target);
+    for (int k = 0; k < 5; k++) {
         snprintf(words, sizeof words, "attention --seed 0 --vocab 10 --embed 4 --heads 2 --layers 1 --ids 1,2,3 %s%s",
                  k == 3 ? "" : "--svg ", paths[k]);
         proc_result r;
@@ -287,8 +289,8 @@ Test(cli_model, a_stream_onto_a_failing_output_stops_at_the_first_token, .timeou
 }
 
 /* mygpt quantize writes a file that generates the tokens of --weights on the float32
- * one (the quantized model is the float32 model of its dequantized weights), and never
- * writes over the file it reads */
+ * one (the quantized model is the float32 model of its dequantized weights), never
+ * writes over the file it reads, and over another file only with --force */
 Test(cli_model, quantize_writes_a_checkpoint_that_generates_as_weights_does, .timeout = 120)
 {
     char dir[] = "/tmp/mygpt_cliq_XXXXXX", path[128], words[2400], src[1024];
@@ -319,6 +321,16 @@ Test(cli_model, quantize_writes_a_checkpoint_that_generates_as_weights_does, .ti
         cr_assert_eq(run_words(MYGPT_EXE, words, &q), 0);
         cr_expect_eq(q.status, 2);
         cr_expect(strstr(q.err, "is the file IN reads") != NULL, "%s", q.err);
+        proc_result_free(&q);
+        // a file there already is replaced only with --force
+        snprintf(words, sizeof words, "quantize %s %s --weights %s", src, path, w);
+        cr_assert_eq(run_words(MYGPT_EXE, words, &q), 0);
+        cr_expect_eq(q.status, 2, "%s", q.err);
+        cr_expect(strstr(q.err, "is there already: not replaced (--force replaces it)") != NULL, "%s", q.err);
+        proc_result_free(&q);
+        snprintf(words, sizeof words, "quantize %s %s --weights %s --force", src, path, w);
+        cr_assert_eq(run_words(MYGPT_EXE, words, &q), 0);
+        cr_expect_eq(q.status, 0, "%s", q.err);
         proc_result_free(&q);
         unlink(path);
     }

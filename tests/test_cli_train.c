@@ -414,6 +414,39 @@ Test(cli_train, no_file_written_replaces_one_read_or_another_written, .timeout =
     remove_test_dir(dir, made, sizeof made / sizeof made[0]);
 }
 
+/* --save, --state and --log write over a model, a training state and a loss log of the
+ * tool's own (a run again), never over a file of another kind: refused before the first
+ * step, the file as it was */
+Test(cli_train, a_file_of_another_kind_is_not_replaced_by_save_state_or_log, .timeout = 300)
+{
+    const char *data = data_dir_or_skip();
+    data_file_or_skip("encoder.json");
+    const char *verdict = data_file_or_skip("the-verdict.txt");
+    char dir[] = "/tmp/mygpt_notours_XXXXXX", path[300];
+    cr_assert_not_null(mkdtemp(dir));
+    write_verdict_part(verdict, dir, 3000);
+    snprintf(path, sizeof path, "%s/notes.txt", dir);
+    write_file(path, "my notes\n");
+    static const refused_run runs[] = {
+        {TRAIN_SMALL "--steps 2 --save DIR/notes.txt", "--save", "is not a model mygpt saved"},
+        {TRAIN_SMALL "--steps 2 --save DIR/m.safetensors --state DIR/notes.txt", "--state", "is not a training state"},
+        {TRAIN_SMALL "--steps 2 --save DIR/m.safetensors --log DIR/notes.txt", "--log", "is not a loss log"},
+    };
+    static const char *const keep[] = {"notes.txt", "verdict_part.txt"};
+    expect_refused_untouched(runs, sizeof runs / sizeof runs[0], dir, data, keep, 2);
+    // the tool's own files are replaced by a run again
+    proc_result r;
+    for (int k = 0; k < 2; k++) {
+        train_run(TRAIN_SMALL "--steps 2 --save DIR/m.safetensors --state DIR/s.safetensors --checkpoint-every 1 "
+                  "--log DIR/log.csv", dir, data, NULL, &r);
+        cr_expect_eq(r.status, 0, "run %d: exit %d: %s", k, r.status, r.err);
+        proc_result_free(&r);
+    }
+    static const char *const made[] = {"notes.txt", "verdict_part.txt", "m.safetensors", "s.safetensors", "log.csv",
+                                       "log.svg"};
+    remove_test_dir(dir, made, sizeof made / sizeof made[0]);
+}
+
 /* Under a file-size limit (ulimit -f, SIGXFSZ left as a shell leaves it) a model's save,
  * a training state's and a figure each fail with status 1 and one line naming the file
  * and the limit; no temporary is left, the old file stays */
@@ -438,16 +471,18 @@ Test(cli_train, a_file_size_limit_fails_a_save_with_one_line_and_keeps_the_old_f
         char path[300], *now;
         size_t len = 0;
         snprintf(path, sizeof path, "%s/%s", dir, runs[i].file);
-        FILE *f = fopen(path, "w");
-        cr_assert_not_null(f);
-        fputs("old", f);
-        cr_assert_eq(fclose(f), 0);
+        proc_result r;
+        train_run(runs[i].words, dir, data, NULL, &r); // the old file: the same run's, unlimited (one of its kind)
+        cr_expect_eq(r.status, 0, "%s: exit %d: %s", runs[i].file, r.status, r.err);
+        proc_result_free(&r);
+        size_t old_len = 0;
+        char *old = file_bytes(path, &old_len);
+        cr_assert(old && old_len > (16 << 10), "%s: no file, or one within the limit", runs[i].file);
         const int files = entries_in(dir);
-        const struct rlimit limit = {16 << 10, 16 << 10};
         struct rlimit was;
         cr_assert_eq(getrlimit(RLIMIT_FSIZE, &was), 0);
+        const struct rlimit limit = {16 << 10, was.rlim_max}; // (the soft limit: raised again after)
         cr_assert_eq(setrlimit(RLIMIT_FSIZE, &limit), 0); // inherited by the tool
-        proc_result r;
         train_run(runs[i].words, dir, data, NULL, &r);
         setrlimit(RLIMIT_FSIZE, &was);
         cr_expect_eq(r.status, 1, "%s: exit %d: %s", runs[i].file, r.status, r.err);
@@ -458,9 +493,10 @@ Test(cli_train, a_file_size_limit_fails_a_save_with_one_line_and_keeps_the_old_f
                   runs[i].file, r.err);
         cr_expect_eq(entries_in(dir), files, "%s: a temporary was left", runs[i].file);
         now = file_bytes(path, &len);
-        cr_expect(now && len == 3 && memcmp(now, "old", 3) == 0, "%s: replaced", runs[i].file);
+        cr_expect(now && len == old_len && memcmp(now, old, len) == 0, "%s: replaced", runs[i].file);
         proc_result_free(&r);
         free(now);
+        free(old);
         unlink(path);
     }
     char part[300];

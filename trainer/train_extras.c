@@ -353,11 +353,10 @@ int train_log_open(const char *cmd, train_log *l, const char *csv, long long res
         cli_error(cmd, "--log: %s", err.message);
         return EXIT_USAGE;
     }
-    if (!plot_is_ours(l->svg)) {
-        cli_error(cmd,
-                  "--log: %s is there and is not a loss plot of mygpt train: not replaced (move it, or log "
-                  "elsewhere)",
-                  l->svg);
+    const int log_kept = !cli_replaceable_text(l->csv, LOG_HEADER); // (a folder, a link: check_path said)
+    if (log_kept || !plot_is_ours(l->svg)) {
+        cli_error(cmd, "--log: %s is there and is not a loss %s of mygpt train: not replaced (move it, or log elsewhere)",
+                  log_kept ? l->csv : l->svg, log_kept ? "log" : "plot");
         return EXIT_USAGE;
     }
     rows_printf(l, "%s", LOG_HEADER);
@@ -549,5 +548,5 @@ int train_state_path_is_free(const char *path)
 
 int train_model_path_is_free(const char *path)
 {
-    return path_is_free_for(path, "{\"__metadata__\":{\"format\":\"pt\",");
+    return path_is_free_for(path, "{\"__metadata__\":{\"format\":\"pt\",") || mygpt_llama2c_model_file(path);
 }

@@ -121,8 +121,9 @@ void train_test_sigint(long long steps);
  * training state already (never another file). 1, or 0 */
 int train_state_path_is_free(const char *path);
 
-/* Whether path may take a model that the user did not name (--keep-best's beside
- * --save): absent, or a model mygpt saved already (never another file). 1, or 0 */
+/* Whether path may take a model (--save, and --keep-best's beside it): absent, or a
+ * model mygpt saved already (its safetensors or llama2.c's file; never another file).
+ * 1, or 0 */
 int train_model_path_is_free(const char *path);
 
 #endif

@@ -145,6 +145,17 @@ int mygpt_llama2c_whole_model(int fd, uint64_t bytes)
            check_header(h, bytes, "", &c, NULL) == MYGPT_OK;
 }
 
+int mygpt_llama2c_model_file(const char *path)
+{
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    struct stat s;
+    const int whole = fd >= 0 && fstat(fd, &s) == 0 && S_ISREG(s.st_mode) &&
+                      mygpt_llama2c_whole_model(fd, (uint64_t)s.st_size);
+    if (fd >= 0)
+        close(fd);
+    return whole;
+}
+
 /* The table's index of the file's tensor i (TENSORS' order, NTENSORS the classifier), and its name in run.c */
 static int tensor_at(int i)
 {

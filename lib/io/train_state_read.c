@@ -590,12 +590,17 @@ static mygpt_status state_config(const char *path, const state_file *s, mygpt_co
         return mygpt_fail(err, MYGPT_EFORMAT, "%s: the training state's arch %s is not one mygpt builds", path,
                           arch ? arch : "(none)");
     int ok = 1;
-    cfg->vocab_size = (int)meta_ll(s, "vocab_size", &ok);
-    cfg->embed_dim = (int)meta_ll(s, "embed_dim", &ok);
-    cfg->num_heads = (int)meta_ll(s, "num_heads", &ok);
-    cfg->num_layers = (int)meta_ll(s, "num_layers", &ok);
-    cfg->max_seq_len = (int)meta_ll(s, "max_seq_len", &ok);
-    cfg->qkv_bias = (int)meta_ll(s, "qkv_bias", &ok);
+    static const char *const NAMES[] = {"vocab_size", "embed_dim", "num_heads", "num_layers", "max_seq_len",
+                                        "qkv_bias"};
+    int *const fields[] = {&cfg->vocab_size, &cfg->embed_dim, &cfg->num_heads, &cfg->num_layers, &cfg->max_seq_len,
+                           &cfg->qkv_bias};
+    for (int i = 0; i < 6 && ok; i++) {
+        const long long v = meta_ll(s, NAMES[i], &ok);
+        if (ok && (v < INT_MIN || v > INT_MAX)) // (cut to an int, it could pass as another value)
+            return mygpt_fail(err, MYGPT_EFORMAT, "%s: the training state's %s is %lld, out of range", path, NAMES[i],
+                              v);
+        *fields[i] = (int)v;
+    }
     if (!ok)
         return mygpt_fail(err, MYGPT_EFORMAT, "%s: the training state's configuration (vocab_size, embed_dim, "
                           "num_heads, num_layers, max_seq_len, qkv_bias) is missing or not whole numbers", path);

@@ -118,6 +118,9 @@ mygpt_status mygpt_llama2c_check_save(const mygpt_gpt *gpt, const char *path, my
  * and its JSON at byte 8 (an object's '{' or an array's '['); nor torch.save's zip or
  * pickle, nor a text (no 0 byte in its first 8). */
 int mygpt_llama2c_file(const char *path);
+/* 1 when path is a regular file (not a link) holding a whole llama2.c model: a valid
+ * header and the length it asks for (what a save of llama2.c's file may replace); else 0. */
+int mygpt_llama2c_model_file(const char *path);
 
 /* Appendix E's saving: only the LoRA adapters of gpt (mygpt/lora.h), named as PyTorch's
  * state_dict names them ("trf_blocks.0.att.W_query.lora.A", ..., "out_head.lora.B"),
