@@ -3,6 +3,7 @@
 # runs every chapter program of chapters/index.tsv in index order and compares its
 # output with chapters/expected/. One line per chapter (number, name, result), a
 # unified diff for any mismatch, and a final count. Exit 0 only if none failed.
+[ -n "${BASH_VERSION-}" ] || { echo "${0}: run it with bash (bash $0), not sh" >&2; exit 2; }
 set -euo pipefail
 case ${1-} in
 '') ;;
@@ -26,7 +27,8 @@ streamed=" 38_book_training 40_book_train_model "
 total=$(grep -c -v -e '^number' -e '^$' "$MYGPT_ROOT/chapters/index.tsv")
 echo "chapters: running the $total chapter programs of chapters/index.tsv, each output checked against"
 echo "  chapters/expected/. Most take seconds; 38 trains the book's 162M-parameter model for"
-echo "  10 to 15 minutes on 2 cores, 40 a block of it (their logs and the time left shown as they come)."
+echo "  5 to 15 minutes on 2 cores (the CPU decides), 40 a block of it (their logs and the time left"
+echo "  shown as they come)."
 echo "  The tool is already built: try build/cli/mygpt --help while this runs."
 passed=0 failed=0 skipped=0
 all_started=$SECONDS

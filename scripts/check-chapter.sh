@@ -36,7 +36,14 @@ fi
 out=$(mktemp) err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
 started=$SECONDS
-if [ "${CHECK_CHAPTER_STREAM:-0}" = 1 ]; then
+stream=${CHECK_CHAPTER_STREAM:-0}
+# the live view needs GNU's stdbuf, tail --pid and sed -u (macOS without Homebrew's
+# coreutils and gnu-sed first in PATH has none): without them the chapter runs unseen
+if [ "$stream" = 1 ] && ! { command -v stdbuf >/dev/null && tail --pid=$$ -n 0 /dev/null >/dev/null 2>&1 &&
+    echo | sed -u p >/dev/null 2>&1; }; then
+    stream=0
+fi
+if [ "$stream" = 1 ]; then
     # line-buffered into the files, each followed as it grows
     stdbuf -oL -eL "$prog" "$@" >"$out" 2>"$err" </dev/null &
     pid=$!

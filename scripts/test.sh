@@ -16,6 +16,7 @@
 # target); a suite that dies before Criterion reports counts as one failure; tests that
 # cannot run here (the GPT-2 vocabulary could not be fetched) count as skipped, never as
 # passed.
+[ -n "${BASH_VERSION-}" ] || { echo "${0}: run it with bash (bash $0), not sh" >&2; exit 2; }
 set -euo pipefail
 if [ "${1-}" = -h ] || [ "${1-}" = --help ]; then
     awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"
