@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -578,14 +579,19 @@ int cli_distinct_files(const char *cmd, const cli_file *files, int n)
 
 int cli_replaceable_text(const char *path, const char *head)
 {
-    if (access(path, F_OK) != 0)
-        return 1;
+    struct stat sb; // lstat: a link, a FIFO (which would block an open), a folder are not ours
+    if (lstat(path, &sb) != 0)
+        return errno == ENOENT;
+    const int fd = S_ISREG(sb.st_mode) ? open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) : -1;
     const size_t n = strlen(head);
-    FILE *f = fopen(path, "rb");
     char *got = calloc(n + 1, 1);
-    const int ours = f && got && fread(got, 1, n, f) == n && memcmp(got, head, n) == 0;
+    size_t have = 0;
+    ssize_t r = 0;
+    while (fd >= 0 && got && have < n && ((r = read(fd, got + have, n - have)) > 0 || (r < 0 && errno == EINTR)))
+        have += r > 0 ? (size_t)r : 0;
+    const int ours = have == n && memcmp(got, head, n) == 0;
     free(got);
-    if (f)
-        fclose(f);
+    if (fd >= 0)
+        close(fd);
     return ours;
 }

@@ -566,6 +566,9 @@ int bench_generate(const generate_opts *o, double *medians)
         cli_error("mygpt-bench", "--prompt and --new must be >= 1 with prompt + new <= %d (the context)",
                 cfg.max_seq_len);
         rc = 2;
+    } else if (o->save && mygpt_checkpoint_check_path(o->save, &err) != MYGPT_OK) {
+        cli_error("mygpt-bench", "--save-model: %s", err.message); // (a folder, a link, no such folder)
+        rc = 2;
     } else if (o->save && access(o->save, F_OK) == 0 && !mygpt_llama2c_model_file(o->save)) {
         cli_error("mygpt-bench", "--save-model: %s is there and is not llama2.c's model file: not replaced (move it, "
                   "or save elsewhere)", o->save);

@@ -87,11 +87,6 @@ static int check_files(const char *cmd, const parsed_args *a)
         cli_error(cmd, "--svg: %s", err.message);
         return EXIT_USAGE;
     }
-    if (args_has(a, "svg") && !mygpt_svg_replaceable(args_get(a, "svg"))) {
-        cli_error(cmd, "--svg: %s is there and is not a figure of mygpt's: not replaced (move it, or draw elsewhere)",
-                  args_get(a, "svg"));
-        return EXIT_USAGE;
-    }
     char vocab[2][4200], model[2][4200];
     cli_file tokenizer[2], checkpoint[2];
     tokenizer_files(tokenizer, vocab);
@@ -102,7 +97,13 @@ static int check_files(const char *cmd, const parsed_args *a)
                               {"--adapters", args_get(a, "adapters"), 0, 0},
                               tokenizer[0],
                               tokenizer[1]};
-    return cli_distinct_files(cmd, files, (int)(sizeof files / sizeof files[0]));
+    const int rc = cli_distinct_files(cmd, files, (int)(sizeof files / sizeof files[0]));
+    if (!rc && args_has(a, "svg") && !mygpt_svg_replaceable(args_get(a, "svg"))) {
+        cli_error(cmd, "--svg: %s is there and is not a figure of mygpt's: not replaced (move it, or draw elsewhere)",
+                  args_get(a, "svg"));
+        return EXIT_USAGE;
+    }
+    return rc;
 }
 
 /* The input's ids, its last max_seq_len when longer (said on stderr), and a tokenizer for

@@ -480,13 +480,16 @@ static int check_files(const char *cmd, const parsed_args *a, const train_settin
                               tokenizer[0],
                               tokenizer[1]};
     int rc = cli_distinct_files(cmd, files, (int)(sizeof files / sizeof files[0]));
-    // and none over a file of another kind (a model or a state the tool saved is replaced;
-    // --log's table and plot: train_log_open)
-    if (!rc && args_has(a, "save") && !train_model_path_is_free(s->save)) {
+    // and none over a file of another kind (a model or a state the tool saved is replaced,
+    // and the model the run starts from, whatever saved it: the user named it twice;
+    // --log's table and plot: train_log_open). (Ranks past 0 of --data-parallel have none.)
+    const char *init_from = args_get(a, "init-from");
+    if (!rc && args_has(a, "save") && s->save && !(init_from && cli_same_file(s->save, init_from)) &&
+        !train_model_path_is_free(s->save)) {
         cli_error(cmd, "--save: %s is there and is not a model mygpt saved: not replaced (move it, or save elsewhere)",
                   s->save);
         rc = EXIT_USAGE;
-    } else if (!rc && args_has(a, "state") && !train_state_path_is_free(s->state)) {
+    } else if (!rc && args_has(a, "state") && s->state && !train_state_path_is_free(s->state)) {
         cli_error(cmd, "--state: %s is there and is not a training state: not replaced (move it, or name another)",
                   s->state);
         rc = EXIT_USAGE;

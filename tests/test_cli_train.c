@@ -409,8 +409,27 @@ Test(cli_train, no_file_written_replaces_one_read_or_another_written, .timeout =
               "--init-from DIR/m.safetensors --save DIR/./m.safetensors", dir, data, NULL, &r);
     cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
     proc_result_free(&r);
-    static const char *const made[] = {"s.safetensors", "m.safetensors", "verdict_part.txt", "link.txt",
-                                       "vocab/encoder.json", "vocab/vocab.bpe", "vocab", "sub"};
+    // however it was saved (Hugging Face's GPT-2 here, which no other --save replaces)
+    snprintf(path, sizeof path, "%s/g", dir);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    for (int k = 0; k < 2; k++) {
+        const char *name = k ? "config.json" : "model.safetensors";
+        char fixture[4200], to[300];
+        size_t gn = 0;
+        snprintf(fixture, sizeof fixture, "%s/fixtures/fake_gpt2/%s", TESTS_SOURCE_DIR, name);
+        snprintf(to, sizeof to, "%s/g/%s", dir, name);
+        char *gb = file_bytes(fixture, &gn);
+        FILE *gf = fopen(to, "wb");
+        cr_assert(gb && gf && fwrite(gb, 1, gn, gf) == gn && fclose(gf) == 0, "%s", to);
+        free(gb);
+    }
+    train_run("train --seed 0 --context 8 --batch 2 --steps 1 --optimizer sgd --lr 0.1 --text DIR/verdict_part.txt "
+              "--init-from DIR/g/model.safetensors --save DIR/g/model.safetensors", dir, data, NULL, &r);
+    cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    proc_result_free(&r);
+    static const char *const made[] = {"s.safetensors", "m.safetensors", "g/model.safetensors", "g/config.json",
+                                       "g", "verdict_part.txt", "link.txt", "vocab/encoder.json", "vocab/vocab.bpe",
+                                       "vocab", "sub"};
     remove_test_dir(dir, made, sizeof made / sizeof made[0]);
 }
 

@@ -52,8 +52,9 @@ train_args() { # TEXT BATCH: sets the array args
           --lr 1e-2 --eval-every 1 --data-parallel --check-replicas)
 }
 train_args "$data/the-verdict.txt" 8
-for P in 1 2; do
-    if ! timeout 300 "${mpi[@]}" -np $P "$mygpt" "${args[@]}" </dev/null >"$tmp/p$P" 2>"$tmp/e$P"; then
+for P in 1 2; do # (--save: rank 0 alone names and writes it)
+    if ! timeout 300 "${mpi[@]}" -np $P "$mygpt" "${args[@]}" --save "$tmp/m$P.safetensors" </dev/null >"$tmp/p$P" \
+        2>"$tmp/e$P"; then
         say "FAIL: training with $P processes"; sed 's/^/  /' "$tmp/e$P"; fail=1
     fi
 done
