@@ -238,7 +238,7 @@ if command -v clang >/dev/null && { [ $# -eq 0 ] || [ "$1" = --ci ]; }; then
     rm -f "$clang_build/meson-logs/testlog.json"
     configure_and_build "$clang_build" "$MYGPT_ROOT/scripts/cross/$triple-clang.ini" -Dopenmp=disabled \
         -Dwerror=true -- tests/test_gpt || { echo "cross: clang's $arch build failed (above)" >&2; exit 1; }
-    # alone on the machine now: Criterion's two workers (75 s -> 57 s on a Zen 5)
+    # alone on the machine now: Criterion's two workers (its longest test then bounds it)
     meson test -C "$clang_build" --no-rebuild --print-errorlogs --timeout-multiplier 4 gpt --test-args=--jobs=2 ||
         status=1
 fi
