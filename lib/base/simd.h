@@ -52,6 +52,11 @@
  * without attributes and chosen at build time; there is nothing to pick at run time. */
 #if defined(__aarch64__) && defined(__ARM_NEON)
 #define MYGPT_NEON_KERNELS 1
+/* For the kernels' macros written in the x86 intrinsics' terms (<arm_neon.h> included by
+ * the file using them): a fused multiply-add acc + a b in _mm256_fmadd_ps's operand order
+ * (vfmaq_f32 is fmaf lane by lane), and a zero vector as _mm256_setzero_ps() */
+#define MYGPT_NEON_FMA(a, b, acc) vfmaq_f32(acc, a, b)
+#define MYGPT_NEON_ZERO() vdupq_n_f32(0.0f)
 #endif
 /* A helper that a MYGPT_CLONES function calls: inlined into every clone, so it is compiled
  * for that clone's instruction set. Called out of line it would run the baseline code

@@ -25,9 +25,9 @@
  * Tiles follow the vector registers, as in matmul.c: AVX-512 takes 4 rows of 64 keys (or
  * channels), 16 zmm accumulators of its 32; AVX2 6 rows of 16, 12 ymm of its 16 (as its
  * matmul tile: bench/results/design-notes.md); plain C (NEON's 32 registers of 4 floats;
- * clang's full tiles are intrinsics, below) 4 rows of 16. The tile decides which values are computed together, never how, so every
- * path gives the same bits; MYGPT_ATTENTION_KERNEL=generic|avx2|avx512 picks a
- * narrower one for tests.
+ * clang's full tiles are intrinsics, below) 4 rows of 16. The tile decides which values
+ * are computed together, never how, so every path gives the same bits;
+ * MYGPT_ATTENTION_KERNEL=generic|avx2|avx512 picks a narrower one for tests.
  */
 #include <assert.h>
 #include <math.h>
@@ -191,12 +191,7 @@ MYGPT_AVX512 __attribute__((noinline)) static void full_tile_avx512(int RG, int 
 #define FULL_TILE_AVX2 full_tile_avx2
 #define FULL_TILE_AVX512 full_tile_avx512
 #else
-/* vfmaq_f32(c, a, b) is c + a b, one rounding: fmaf lane by lane */
-#define NEON_FMADD(a, b, c) vfmaq_f32(c, a, b)
-#define NEON_ZERO() vdupq_n_f32(0.0f)
-CLANG_FULL_TILE(full_tile_neon, , float32x4_t, 4, vld1q_f32, vdupq_n_f32, NEON_FMADD, vst1q_f32, NEON_ZERO)
-#undef NEON_FMADD
-#undef NEON_ZERO
+CLANG_FULL_TILE(full_tile_neon, , float32x4_t, 4, vld1q_f32, vdupq_n_f32, MYGPT_NEON_FMA, vst1q_f32, MYGPT_NEON_ZERO)
 /* the shape head_neon runs: 4 rows x 16 (4 q registers) */
 __attribute__((noinline)) static void full_tile_neon(int RG, int cols, const float *a, size_t lda, const float *b,
                                                      size_t ldb, int k0, int k1, float *c, size_t ldc, int from_c)

@@ -705,12 +705,9 @@ PACK_TRANSPOSED(pack_avx512, MYGPT_AVX512, 16, _mm512, __m512, transpose16)
  * kernel_body's exactly (vfmaq_f32 is fmaf lane by lane, k in order, then added to the
  * base); a tile of fewer rows runs kernel_body, and pf's lines are asked for as
  * line_walk gives them. Under clang every NEON tile is CLANG_TILE's (tile_rows_neon). */
-/* the multiply-add of the x86 intrinsics' order: acc + a b, one rounding (fmaf lane by lane) */
-#define NEON_FMA(a, b, acc) vfmaq_f32(acc, a, b)
 #if defined(__clang__)
-#define NEON_ZERO() vdupq_n_f32(0.0f)
-CLANG_TILE(clang_tile_neon, , float32x4_t, 4, 4, vld1q_f32, vdupq_n_f32, NEON_FMA, vaddq_f32, vst1q_f32, NEON_ZERO)
-#undef NEON_ZERO
+CLANG_TILE(clang_tile_neon, , float32x4_t, 4, 4, vld1q_f32, vdupq_n_f32, MYGPT_NEON_FMA, vaddq_f32, vst1q_f32,
+           MYGPT_NEON_ZERO)
 /* every NEON tile under clang, of 1 to 6 rows: clang 14 compiled tile_6x16_neon below with
  * two of its accumulators reloaded from the stack at every k step (this one has none) */
 REGISTER_TILE static inline __attribute__((always_inline)) void tile_rows_neon(const int A_T, const tile_args *t)
@@ -824,7 +821,7 @@ static inline float32x4_t neon_i8_4(const int8_t *q)
         even = vreinterpretq_f32_u32(vshlq_n_u32(x_, 16));                                         \
         odd = vreinterpretq_f32_u32(vandq_u32(x_, vdupq_n_u32(0xffff0000u)));                      \
     } while (0)
-#define QROWS_NEON(P) QROWS_BODY(P, 4, 4, float32x4_t, vdupq_n_f32, vdupq_n_f32(0.0f), vld1q_f32, NEON_FMA, \
+#define QROWS_NEON(P) QROWS_BODY(P, 4, 4, float32x4_t, vdupq_n_f32, vdupq_n_f32(0.0f), vld1q_f32, MYGPT_NEON_FMA, \
                                  vst1q_f32, neon_i8_4, NEON_BF_8, vmulq_f32)
 #define DECODE_P_NEON 2
 DECODE_FN(decode_neon_fp32, , QROWS_NEON, MYGPT_WEIGHTS_FP32)
