@@ -2,6 +2,7 @@
  * benchmarks (see args.h). */
 #include "args.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -12,11 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "mygpt/data.h"
 #include "mygpt/kernels.h"
 #include "mygpt/print.h"
 
@@ -579,19 +580,8 @@ int cli_distinct_files(const char *cmd, const cli_file *files, int n)
 
 int cli_replaceable_text(const char *path, const char *head)
 {
-    struct stat sb; // lstat: a link, a FIFO (which would block an open), a folder are not ours
-    if (lstat(path, &sb) != 0)
-        return errno == ENOENT;
-    const int fd = S_ISREG(sb.st_mode) ? open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) : -1;
-    const size_t n = strlen(head);
-    char *got = calloc(n + 1, 1);
-    size_t have = 0;
-    ssize_t r = 0;
-    while (fd >= 0 && got && have < n && ((r = read(fd, got + have, n - have)) > 0 || (r < 0 && errno == EINTR)))
-        have += r > 0 ? (size_t)r : 0;
-    const int ours = have == n && memcmp(got, head, n) == 0;
-    free(got);
-    if (fd >= 0)
-        close(fd);
-    return ours;
+    char got[256];
+    assert(strlen(head) < sizeof got);
+    const long n = mygpt_file_head(path, got, sizeof got);
+    return n == MYGPT_HEAD_ABSENT || (n >= (long)strlen(head) && memcmp(got, head, strlen(head)) == 0);
 }

@@ -1349,3 +1349,35 @@ Test(checkpoint, the_new_savers_never_replace_a_file_that_is_there)
     mygpt_gpt_free(g);
     cr_expect_eq(rmdir(dir), 0);
 }
+
+/* What a program looks at before it replaces a file with one of its own kind: nothing
+ * there, the first bytes of a regular file (at most cap - 1 of them, NULs kept, a NUL
+ * after), and never a link, a FIFO or a folder, none of them followed or opened. */
+Test(checkpoint, a_files_head_is_read_only_from_a_regular_file)
+{
+    char dir[] = "/tmp/mygpt-head-XXXXXX", path[300], link_path[320], head[8];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/f", dir);
+    snprintf(link_path, sizeof link_path, "%s/l", dir);
+    cr_expect_eq(mygpt_file_head(path, head, sizeof head), MYGPT_HEAD_ABSENT);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    fwrite("ab\0cdefghij", 1, 11, f);
+    fclose(f);
+    memset(head, 'x', sizeof head);
+    cr_expect_eq(mygpt_file_head(path, head, sizeof head), 7);
+    cr_expect(memcmp(head, "ab\0cdef", 8) == 0, "the first 7 bytes and a NUL");
+    cr_expect_eq(mygpt_file_head(path, head, 1), 0);
+    cr_expect_eq(head[0], '\0');
+    cr_assert_eq(symlink(path, link_path), 0);
+    cr_expect_eq(mygpt_file_head(link_path, head, sizeof head), MYGPT_HEAD_OTHER, "a link followed");
+    cr_assert_eq(unlink(link_path), 0);
+    cr_assert_eq(unlink(path), 0);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    cr_expect_eq(mygpt_file_head(path, head, sizeof head), MYGPT_HEAD_OTHER, "a FIFO opened");
+    cr_assert_eq(unlink(path), 0);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    cr_expect_eq(mygpt_file_head(path, head, sizeof head), MYGPT_HEAD_OTHER, "a folder read");
+    cr_assert_eq(rmdir(path), 0);
+    cr_expect_eq(rmdir(dir), 0);
+}

@@ -4,14 +4,11 @@
  */
 #include "train_extras.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mygpt/checkpoint.h"
@@ -525,20 +522,9 @@ void train_test_sigint(long long steps)
  * in its first bytes (1), or anything else (0: another file, a link, a FIFO, a folder) */
 static int path_is_free_for(const char *path, const char *mark)
 {
-    struct stat sb;
-    if (lstat(path, &sb) != 0)
-        return errno == ENOENT;
-    // O_NONBLOCK and O_NOFOLLOW: what replaced the file since lstat is not waited on or followed
-    const int fd = S_ISREG(sb.st_mode) ? open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) : -1;
-    if (fd < 0)
-        return 0;
     char head[512];
-    ssize_t n;
-    while ((n = read(fd, head, sizeof head - 1)) < 0 && errno == EINTR)
-        ;
-    close(fd);
-    head[n > 0 ? n : 0] = '\0';
-    return n > 8 && strstr(head + 8, mark) != NULL;
+    const long n = mygpt_file_head(path, head, sizeof head);
+    return n == MYGPT_HEAD_ABSENT || (n > 8 && strstr(head + 8, mark) != NULL);
 }
 
 int train_state_path_is_free(const char *path)

@@ -1,5 +1,5 @@
 /*
- * file.c - reading a whole file, and writing one whole (io/whole.c).
+ * file.c - reading a whole file or its first bytes, and writing one whole (io/whole.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -75,4 +75,22 @@ mygpt_status mygpt_write_file(const char *path, const char *data, size_t len, my
 mygpt_status mygpt_write_file_new(const char *path, const char *data, size_t len, mygpt_error *err)
 {
     return mygpt_write_whole_new(path, data, len, err);
+}
+
+long mygpt_file_head(const char *path, char *head, size_t cap)
+{
+    struct stat sb; // lstat: a link, a FIFO (which would block an open), a folder are never opened
+    if (lstat(path, &sb) != 0)
+        return errno == ENOENT ? MYGPT_HEAD_ABSENT : MYGPT_HEAD_OTHER;
+    // O_NONBLOCK and O_NOFOLLOW: what replaced the file since lstat is not waited on or followed
+    const int fd = S_ISREG(sb.st_mode) && cap > 0 ? open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) : -1;
+    if (fd < 0)
+        return MYGPT_HEAD_OTHER;
+    size_t have = 0;
+    ssize_t r;
+    while (have < cap - 1 && ((r = read(fd, head + have, cap - 1 - have)) > 0 || (r < 0 && errno == EINTR)))
+        have += r > 0 ? (size_t)r : 0;
+    close(fd);
+    head[have] = '\0';
+    return (long)have;
 }

@@ -1,16 +1,15 @@
 /* svg.c - line plots and heatmaps as SVG (see mygpt/svg.h). */
 #include "mygpt/svg.h"
+#include "mygpt/data.h"
 #include "base/base.h"
 #include "base/text.h"
 #include "io/whole.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* ColorBrewer's 11-class RdBu, the anchors of matplotlib's "RdBu". */
 static const int RDBU[11][3] = {{103, 0, 31},    {178, 24, 43},   {214, 96, 77},  {244, 165, 130},
@@ -55,16 +54,10 @@ void mygpt_svg_begin(mygpt_svg *fig, double width, double height)
 
 int mygpt_svg_replaceable(const char *path)
 {
-    struct stat sb; // lstat: a link, a FIFO (which would block an open), a folder are not ours
-    if (lstat(path, &sb) != 0)
-        return errno == ENOENT; // nothing there; anything unreadable is not known to be ours
-    FILE *f = S_ISREG(sb.st_mode) ? fopen(path, "rb") : NULL;
-    if (!f)
-        return 0;
     char head[512];
-    const size_t n = fread(head, 1, sizeof head - 1, f);
-    fclose(f);
-    head[n] = '\0';
+    const long n = mygpt_file_head(path, head, sizeof head);
+    if (n < 0)
+        return n == MYGPT_HEAD_ABSENT; // a link, a FIFO, a folder, an unreadable file: not ours
     const char *tag_end = strchr(head, '>'), *svg_end = tag_end ? strchr(tag_end + 1, '>') : NULL;
     return strncmp(head, SVG_HEAD, strlen(SVG_HEAD)) == 0 && svg_end &&
            strstr(head, SVG_FONT ">\n") == svg_end - strlen(SVG_FONT);

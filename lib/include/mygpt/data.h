@@ -43,6 +43,15 @@ mygpt_status mygpt_write_file(const char *path, const char *data, size_t len, my
 /* mygpt_write_file that never replaces a file at path, as mygpt_checkpoint_save_new. */
 mygpt_status mygpt_write_file_new(const char *path, const char *data, size_t len, mygpt_error *err);
 
+/* The first bytes of what is at path, for a program that replaces a file only when it is
+ * one of its own kind: MYGPT_HEAD_ABSENT when nothing is there; MYGPT_HEAD_OTHER when it
+ * is no regular file (a link, a FIFO, a folder, a device: never followed or opened) or
+ * cannot be read; else how many bytes (at most cap - 1, cap > 0) were read into head,
+ * which ends in a NUL after them (the bytes may hold NULs of their own). */
+#define MYGPT_HEAD_ABSENT (-1)
+#define MYGPT_HEAD_OTHER (-2)
+long mygpt_file_head(const char *path, char *head, size_t cap);
+
 /* The data folder (GPT-2's encoder.json and vocab.bpe, the-verdict.txt), the same
  * rule for every program: $MYGPT_DATA when set; else, beside the running program,
  * ../data (a build tree: meson links build/data to the folder configured with
