@@ -14,6 +14,7 @@
 
 #include "golden.h"
 #include "kernels/cpu.h"
+#include "kernel_sets.h"
 #include "kernels/matmul.h"
 #include "kernels/attention.h"
 #include "base/parallel.h"
@@ -327,7 +328,6 @@ Test(gpt_kernels, fast_attention_gives_the_naive_bits)
     const int shapes[][4] = {{1, 1, 8, 2},    {2, 7, 12, 3},   {1, 33, 64, 4},  {3, 64, 48, 1},
                              {1, 130, 128, 2}, {2, 67, 96, 3}, {1, 129, 64, 1}, {2, 24, 16, 1},
                              {1, 49, 64, 2},   {1, 299, 128, 2}};
-    const char *paths[3] = {"generic", "avx2", "avx512"};
     for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
         const int B = shapes[c][0], T = shapes[c][1], C = shapes[c][2], NH = shapes[c][3];
         const mygpt_attention_shape shape = {B, T, C, NH};
@@ -347,43 +347,40 @@ Test(gpt_kernels, fast_attention_gives_the_naive_bits)
         float *a1 = malloc(na * sizeof *a1), *a2 = malloc(na * sizeof *a2);
         cr_assert_eq(mygpt_attention_forward(o2, a1, in, NULL, 0, shape, MYGPT_IMPL_REFERENCE, NULL), MYGPT_OK);
         cr_expect(memcmp(o1, o2, n * sizeof *o1) == 0, "shape %zu: the training attention differs", c);
-        for (int p = 0; p < 3; p++) { /* paths this CPU lacks fall back to the widest it has */
-            setenv("MYGPT_ATTENTION_KERNEL", paths[p], 1);
-            mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
+        EACH_KERNEL_SET(isa, MYGPT_FAMILY_ATTENTION) {
+            const char *set = mygpt_isa_name(isa);
             memset(o2, 0xff, n * sizeof *o2);
             cr_assert_eq(mygpt_attention_forward(o2, NULL, in, scratch, slen, shape, MYGPT_IMPL_FAST, NULL), MYGPT_OK);
             cr_expect(memcmp(o1, o2, n * sizeof *o1) == 0, "shape %zu: %s attention differs", c,
-                      paths[p]);
+                      set);
             memset(o2, 0xff, n * sizeof *o2);
             memset(a2, 0xff, na * sizeof *a2);
             cr_assert_eq(mygpt_attention_forward(o2, a2, in, scratch, slen, shape, MYGPT_IMPL_FAST, NULL), MYGPT_OK);
             cr_expect(memcmp(o1, o2, n * sizeof *o1) == 0, "shape %zu: %s attention (probs) differs", c,
-                      paths[p]);
+                      set);
             cr_expect(memcmp(a1, a2, na * sizeof *a1) == 0, "shape %zu: %s probabilities differ", c,
-                      paths[p]);
+                      set);
         }
         free(a1); free(a2);
-        unsetenv("MYGPT_ATTENTION_KERNEL");
-        mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
+        use_widest_kernel_set(MYGPT_FAMILY_ATTENTION);
         free(q); free(k); free(v); free(o1); free(o2); free(scratch);
     }
 }
 
-/* The attention's backward per instruction set (each path's tile and vector width) gives
- * the bits of the widest this CPU has, which test_alloc compares with the plain loops:
+/* The attention's backward per instruction set (each set's tile and vector width) gives
+ * the generic set's bits (test_alloc compares the widest set's with the plain loops):
  * head sizes 20 (the single-channel tail), 16 (8-channel tiles) and 64 (the 64- and
  * 32-channel tiles), T past a block of 32 queries, with and without dropout. */
 Test(gpt_kernels, every_attention_backward_path_gives_the_same_bits)
 {
     const int shapes[][4] = {{2, 70, 60, 3}, {1, 37, 48, 3}, {1, 45, 128, 2}}; /* B, T, C, NH */
-    const char *paths[3] = {"generic", "avx2", "avx512"};
     for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
         for (int dropout = 0; dropout < 2; dropout++) {
             const int B = shapes[c][0], T = shapes[c][1], C = shapes[c][2], NH = shapes[c][3];
             const mygpt_attention_shape shape = {B, T, C, NH};
             const size_t n = (size_t)B * T * C, na = (size_t)B * NH * T * T;
             float *x = malloc(4 * n * sizeof *x), *out = malloc(n * sizeof *out), *att = malloc(na * sizeof *att);
-            float *g = calloc(4 * 3 * n, sizeof *g); /* dq, dk, dv: the widest set's, then each path's */
+            float *g = malloc(2 * 3 * n * sizeof *g); /* dq, dk, dv: the generic set's, then another's */
             uint8_t *keep = malloc(na);
             mygpt_rng r = {0};
             mygpt_rng_seed(&r, 11);
@@ -391,22 +388,20 @@ Test(gpt_kernels, every_attention_backward_path_gives_the_same_bits)
             cr_assert_eq(mygpt_dropout_mask(&r, keep, na, 0.25, NULL), MYGPT_OK);
             const mygpt_qkv in = {x, x + n, x + 2 * n};
             cr_assert_eq(mygpt_attention_forward(out, att, in, NULL, 0, shape, MYGPT_IMPL_REFERENCE, NULL), MYGPT_OK);
-            for (int p = -1; p < 3; p++) { /* -1: the widest this CPU has */
-                if (p >= 0)
-                    setenv("MYGPT_ATTENTION_KERNEL", paths[p], 1);
-                mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
-                float *d = g + (size_t)(p + 1) * 3 * n;
+            EACH_KERNEL_SET(isa, MYGPT_FAMILY_ATTENTION) { /* generic first */
+                const char *set = mygpt_isa_name(isa);
+                float *d = isa == MYGPT_ISA_GENERIC ? g : g + 3 * n;
+                memset(d, 0, 3 * n * sizeof *d);
                 if (dropout)
                     mygpt_attention_backward_dropout(d, d + n, d + 2 * n, x + 3 * n, att, in,
                                                      (mygpt_attention_dropout){keep, 0.25}, shape);
                 else
                     mygpt_attention_backward(d, d + n, d + 2 * n, x + 3 * n, att, in, shape);
-                if (p >= 0)
+                if (isa != MYGPT_ISA_GENERIC)
                     cr_expect(memcmp(d, g, 3 * n * sizeof *g) == 0, "shape %zu dropout %d: the %s backward differs",
-                              c, dropout, paths[p]);
+                              c, dropout, set);
             }
-            unsetenv("MYGPT_ATTENTION_KERNEL");
-            mygpt_cpu_reset();
+            use_widest_kernel_set(MYGPT_FAMILY_ATTENTION);
             free(x), free(out), free(att), free(g), free(keep);
         }
 }
@@ -476,7 +471,6 @@ Test(gpt_kernels, every_matmul_layout_sums_in_the_promised_order)
                              {70, 1024, 150}, {30, 64, 1024}, {1, 600, 300}, {1, 64, 1024},
                              {40, 301, 67},  {40, 302, 68},  {40, 303, 69},  {40, 305, 71},
                              {520, 300, 320}, {66, 67, 27000}};
-    const char *paths[3] = {"generic", "avx2", "avx512"};
     for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
         const int M = shapes[c][0], K = shapes[c][1], N = shapes[c][2];
         float *x = malloc((size_t)M * K * sizeof *x), *w = malloc((size_t)N * K * sizeof *w);
@@ -492,20 +486,19 @@ Test(gpt_kernels, every_matmul_layout_sums_in_the_promised_order)
                 ref[(size_t)m * N + n] = blocked_sum(x + (size_t)m * K, 1, w + (size_t)n * K, 1, K, b[n]);
         float *gelu_ref = malloc((size_t)M * N * sizeof *gelu_ref);
         mygpt_gelu_forward(gelu_ref, ref, (size_t)M * N);
-        for (int p = 0; p < 3; p++) {
-            setenv("MYGPT_MATMUL_KERNEL", paths[p], 1);
-            mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
+        EACH_KERNEL_SET(isa, MYGPT_FAMILY_MATMUL) {
+            const char *set = mygpt_isa_name(isa);
             memset(o, 0xff, (size_t)M * N * sizeof *o);
             cr_assert_eq(mygpt_matmul(o, x, w, b, M, K, N, NULL), MYGPT_OK);
-            cr_expect(memcmp(o, ref, (size_t)M * N * sizeof *o) == 0, "shape %zu %s: forward", c, paths[p]);
+            cr_expect(memcmp(o, ref, (size_t)M * N * sizeof *o) == 0, "shape %zu %s: forward", c, set);
             cr_assert_eq(mygpt_matmul_gelu(o, x, w, b, M, K, N, NULL), MYGPT_OK); /* fused GELU */
             cr_expect(memcmp(o, gelu_ref, (size_t)M * N * sizeof *o) == 0, "shape %zu %s: forward with GELU", c,
-                      paths[p]);
+                      set);
             mygpt_packed_weight pw;
             cr_assert_eq(mygpt_matmul_pack(&pw, w, K, N, NULL), MYGPT_OK);
             memset(o, 0xff, (size_t)M * N * sizeof *o);
             cr_assert_eq(mygpt_matmul_prepacked(o, x, &pw, b, M, 0, NULL), MYGPT_OK);
-            cr_expect(memcmp(o, ref, (size_t)M * N * sizeof *o) == 0, "shape %zu %s: prepacked", c, paths[p]);
+            cr_expect(memcmp(o, ref, (size_t)M * N * sizeof *o) == 0, "shape %zu %s: prepacked", c, set);
             mygpt_matmul_packed_free(&pw);
         }
         /* backward with out (M, N) = x (M, K) w^T: dx (M, K) += dout w, dw (N, K) += dout^T x */
@@ -523,17 +516,15 @@ Test(gpt_kernels, every_matmul_layout_sums_in_the_promised_order)
         for (int n = 0; n < N; n++)
             for (int k = 0; k < K; k++)
                 rw[(size_t)n * K + k] += blocked_sum(dout + n, (size_t)N, x + k, (size_t)K, M, 0.0f);
-        for (int p = 0; p < 3; p++) {
-            setenv("MYGPT_MATMUL_KERNEL", paths[p], 1);
-            mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
+        EACH_KERNEL_SET(isa, MYGPT_FAMILY_MATMUL) {
+            const char *set = mygpt_isa_name(isa);
             memcpy(dx, x0, (size_t)M * K * sizeof *dx);
             memcpy(dw, w0, (size_t)N * K * sizeof *dw);
             cr_assert_eq(mygpt_matmul_backward((mygpt_linear_grads){dx, dw, NULL}, dout, x, w, M, K, N, NULL), MYGPT_OK);
-            cr_expect(memcmp(dx, rx, (size_t)M * K * sizeof *dx) == 0, "shape %zu %s: dinp", c, paths[p]);
-            cr_expect(memcmp(dw, rw, (size_t)N * K * sizeof *dw) == 0, "shape %zu %s: dweight", c, paths[p]);
+            cr_expect(memcmp(dx, rx, (size_t)M * K * sizeof *dx) == 0, "shape %zu %s: dinp", c, set);
+            cr_expect(memcmp(dw, rw, (size_t)N * K * sizeof *dw) == 0, "shape %zu %s: dweight", c, set);
         }
-        unsetenv("MYGPT_MATMUL_KERNEL");
-        mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
+        use_widest_kernel_set(MYGPT_FAMILY_MATMUL);
         free(x); free(w); free(b); free(o); free(ref); free(gelu_ref); free(dx); free(dw); free(rx); free(rw);
         free(x0); free(w0);
     }
@@ -547,7 +538,6 @@ Test(gpt_kernels, every_matmul_layout_sums_in_the_promised_order)
 Test(gpt_kernels, decoding_every_format_sums_in_the_promised_order)
 {
     const int Ks[] = {64, 130, 600}, Ns[] = {16, 32, 48, 60, 64, 80, 97, 130, 172, 300, 520};
-    const char *paths[3] = {"generic", "avx2", "avx512"};
     for (size_t kc = 0; kc < sizeof Ks / sizeof Ks[0]; kc++)
         for (size_t nc = 0; nc < sizeof Ns / sizeof Ns[0]; nc++) {
             const int K = Ks[kc], N = Ns[nc];
@@ -575,9 +565,8 @@ Test(gpt_kernels, decoding_every_format_sums_in_the_promised_order)
                     q = q16;
                 } else
                     memcpy(deq, w, (size_t)N * K * sizeof *deq);
-                for (int p = 0; p < 3; p++) {
-                    setenv("MYGPT_MATMUL_KERNEL", paths[p], 1);
-                    mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
+                EACH_KERNEL_SET(isa, MYGPT_FAMILY_MATMUL) {
+                    const char *set = mygpt_isa_name(isa);
                     mygpt_packed_weight pw;
                     cr_assert_eq(f == MYGPT_WEIGHTS_FP32
                                      ? mygpt_matmul_pack(&pw, deq, K, N, NULL)
@@ -600,15 +589,14 @@ Test(gpt_kernels, decoding_every_format_sums_in_the_promised_order)
                                 same &= memcmp(&want, o + n, sizeof want) == 0;
                             }
                             cr_expect(same, "K %d N %d %s %s, %d threads%s%s", K, N,
-                                      mygpt_weights_name((mygpt_weights)f), paths[p], t, bias ? "" : ", no bias",
+                                      mygpt_weights_name((mygpt_weights)f), set, t, bias ? "" : ", no bias",
                                       gelu ? ", GELU" : "");
                         }
                     }
                     mygpt_matmul_packed_free(&pw);
                 }
             }
-            unsetenv("MYGPT_MATMUL_KERNEL");
-            mygpt_cpu_reset();
+            use_widest_kernel_set(MYGPT_FAMILY_MATMUL);
             omp_set_num_threads(2);
             free(x), free(w), free(b), free(deq), free(sc), free(ref), free(o), free(q8), free(q16);
         }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "kernels/cpu.h"
+#include "kernel_sets.h"
 #include "golden.h"
 #include "mygpt/checkpoint.h"
 #include "mygpt/generate.h"
@@ -277,7 +278,6 @@ static int same_floats(const float *a, const float *b, size_t n)
 
 Test(quantized_model, logits_generation_and_attention_are_the_dequantized_float32_models_bits, .timeout = 240)
 {
-    const char *isas[] = {"generic", "avx2", "avx512"};
     const int threads[] = {1, 2, 3};
     for (size_t c = 0; c < sizeof SHAPES / sizeof SHAPES[0]; c++)
         EACH_QUANTIZED(w) {
@@ -312,9 +312,8 @@ Test(quantized_model, logits_generation_and_attention_are_the_dequantized_float3
             cr_assert_eq(mygpt_gpt_forward(q0, ids, B, T, NULL), MYGPT_OK);
             cr_expect(same_floats(q0->acts.logits, naive, nl), "config %zu %s: naive kernels differ", c,
                       mygpt_weights_name(w));
-            for (int k = 0; k < 3; k++) { // every kernel path: quantized (and packed) under it
-                setenv("MYGPT_MATMUL_KERNEL", isas[k], 1);
-                mygpt_cpu_reset();
+            EACH_KERNEL_SET(isa, MYGPT_FAMILY_MATMUL) { // every kernel set: quantized (and packed) under it
+                const char *set = mygpt_isa_name(isa);
                 mygpt_gpt *q;
                 cr_assert_eq(mygpt_gpt_create(&q, &cfg, 5 + c, NULL), MYGPT_OK);
                 cr_assert_eq(mygpt_gpt_quantize(q, w, NULL), MYGPT_OK);
@@ -323,19 +322,18 @@ Test(quantized_model, logits_generation_and_attention_are_the_dequantized_float3
                     omp_set_num_threads(threads[t]);
                     cr_assert_eq(mygpt_gpt_forward_attention(q, ids, B, T, att_q, na, NULL), MYGPT_OK);
                     cr_expect(same_floats(q->acts.logits, want, nl), "config %zu %s %s %d threads: logits differ", c,
-                              mygpt_weights_name(w), isas[k], threads[t]);
+                              mygpt_weights_name(w), set, threads[t]);
                     cr_expect(same_floats(att_q, att_f, na), "config %zu %s %s %d threads: attention differs", c,
-                              mygpt_weights_name(w), isas[k], threads[t]);
+                              mygpt_weights_name(w), set, threads[t]);
                     // KV-cache generation past the context (the window then slides)
                     cr_assert_eq(mygpt_generate(q, NULL, ids, 3, &greedy, gen_q, &n_q, NULL), MYGPT_OK);
                     cr_expect(n_q == n_f && memcmp(gen_q, gen_f, (size_t)n_f * sizeof *gen_f) == 0,
-                              "config %zu %s %s %d threads: generated tokens differ", c, mygpt_weights_name(w), isas[k],
+                              "config %zu %s %s %d threads: generated tokens differ", c, mygpt_weights_name(w), set,
                               threads[t]);
                 }
                 mygpt_gpt_free(q);
             }
-            unsetenv("MYGPT_MATMUL_KERNEL");
-            mygpt_cpu_reset();
+            use_widest_kernel_set(MYGPT_FAMILY_MATMUL);
             omp_set_num_threads(2);
             free(att_f), free(att_q), free(want), free(naive);
             mygpt_gpt_free(q0);
