@@ -186,7 +186,8 @@ else
 fi
 if [ "${1:-}" = --ci ]; then
     # Every kernel path under emulation in a few minutes: the generator (rng), the vector
-    # loops (vecmath: exp, erf, GELU), every path and layout of the products and the
+    # loops (vecmath: exp, erf, GELU; their accuracy over the float line, vecmath_accuracy,
+    # the same C as on x86 and a minute emulated, in the whole run), every path and layout of the products and the
     # attention, fast and plain, against PyTorch (gpt), the backward pass's gradients of
     # every architecture against PyTorch's (arch), the norms, clipping and the schedule's
     # libm cos (learn), sampling's SLEEF softmax and draws (sample), the decoding kernels

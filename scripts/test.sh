@@ -208,8 +208,8 @@ if [ "${MYGPT_QUICK:-0}" != 1 ]; then
         echo "test.sh: the clang build failed"
         failed=$((failed + 1)); status=1
     else
-        meson test -C "$MYGPT_ROOT/build-clang" --no-rebuild --print-errorlogs rng vecmath gpt arch learn sample \
-            llama "chapter 26_gpt_main" </dev/null || status=$?
+        meson test -C "$MYGPT_ROOT/build-clang" --no-rebuild --print-errorlogs rng vecmath vecmath_accuracy gpt arch \
+            learn sample llama "chapter 26_gpt_main" </dev/null || status=$?
         count_log "$MYGPT_ROOT/build-clang/meson-logs/testlog.json"
     fi
     # what a Mac without libomp builds: clang with no OpenMP (-Dopenmp=disabled), no warning;
