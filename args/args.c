@@ -580,7 +580,7 @@ int cli_distinct_files(const char *cmd, const cli_file *files, int n)
 
 int cli_replaceable_text(const char *path, const char *head)
 {
-    char got[256];
+    char got[256]; // the heads are a table's or a log's header line (args.h)
     assert(strlen(head) < sizeof got);
     const long n = mygpt_file_head(path, got, sizeof got);
     return n == MYGPT_HEAD_ABSENT || (n >= (long)strlen(head) && memcmp(got, head, strlen(head)) == 0);

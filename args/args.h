@@ -186,7 +186,8 @@ int cli_same_file(const char *a, const char *b);
 int cli_distinct_files(const char *cmd, const cli_file *files, int n);
 
 /* 1 when nothing is at path, or a file whose first bytes are head (a table or a log the
- * tool wrote, which a run again replaces); else 0 (a user's file, never replaced) */
+ * tool wrote, which a run again replaces; head is its header line, under 256 bytes);
+ * else 0 (a user's file, a link, a FIFO, a folder: never replaced) */
 int cli_replaceable_text(const char *path, const char *head);
 
 #endif

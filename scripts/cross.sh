@@ -187,15 +187,15 @@ fi
 if [ "${1:-}" = --ci ]; then
     # Every kernel path under emulation in a few minutes: the generator (rng), the vector
     # loops (vecmath: exp, erf, GELU; their accuracy over the float line, vecmath_accuracy,
-    # the same C as on x86 and a minute emulated, in the whole run), every path and layout of the products and the
-    # attention, fast and plain, against PyTorch (gpt), the backward pass's gradients of
-    # every architecture against PyTorch's (arch), the norms, clipping and the schedule's
-    # libm cos (learn), sampling's SLEEF softmax and draws (sample), the decoding kernels
-    # of bf16 and int8 weights, NEON and plain (quantize), the position encodings'
-    # SLEEF sin, cos, exp and pow in PyTorch's vectors of 8 (posenc), and chapters whose
-    # expected output holds the forward pass (26), the loss's SLEEF rows (32) and the
-    # position encodings (47, 53, 54), byte for byte. (print, tokenizer and the book's
-    # GPT-2-sized chapter 37 also pass under qemu: the whole run.)
+    # the same C as on x86 and a minute emulated, in the whole run), every path and layout
+    # of the products and the attention, fast and plain, against PyTorch (gpt), the backward
+    # pass's gradients of every architecture against PyTorch's (arch), the norms, clipping
+    # and the schedule's libm cos (learn), sampling's SLEEF softmax and draws (sample), the
+    # decoding kernels of bf16 and int8 weights, NEON and plain (quantize), the position
+    # encodings' SLEEF sin, cos, exp and pow in PyTorch's vectors of 8 (posenc), and
+    # chapters whose expected output holds the forward pass (26), the loss's SLEEF rows (32)
+    # and the position encodings (47, 53, 54), byte for byte. (print, tokenizer and the
+    # book's GPT-2-sized chapter 37 also pass under qemu: the whole run.)
     for t in rng vecmath gpt arch learn sample quantize posenc; do args+=("$t"); done
     for c in 26_gpt_main 32_loss 47_sinusoidal_encoding 53_alibi 54_rope; do args+=("chapter $c"); done
 elif [ $# -gt 0 ]; then

@@ -8,12 +8,15 @@
 #ifndef MYGPT_TEST_KERNEL_SETS_H
 #define MYGPT_TEST_KERNEL_SETS_H
 
+#include <assert.h>
 #include <stdlib.h>
 
 #include "kernels/cpu.h"
 
+/* The variable that narrows family (the loss has none: it follows PyTorch's choice) */
 static inline const char *kernel_variable(mygpt_isa_family family)
 {
+    assert(family == MYGPT_FAMILY_MATMUL || family == MYGPT_FAMILY_ATTENTION);
     return family == MYGPT_FAMILY_MATMUL ? "MYGPT_MATMUL_KERNEL" : "MYGPT_ATTENTION_KERNEL";
 }
 
@@ -34,9 +37,11 @@ static inline void use_widest_kernel_set(mygpt_isa_family family)
     mygpt_cpu_reset();
 }
 
-/* for (mygpt_isa isa ...) over the sets family runs here, each once, the variable set */
+/* for (mygpt_isa isa ...) over the sets family runs here, each once, the variable set;
+ * generic, which every build has, first (an else after the body is not the macro's) */
 #define EACH_KERNEL_SET(isa, family)                                                                         \
     for (mygpt_isa isa = MYGPT_ISA_GENERIC; isa < MYGPT_ISA_COUNT; isa = (mygpt_isa)(isa + 1))              \
-        if (use_kernel_set(family, isa))
+        if (!use_kernel_set(family, isa)) {                                                                  \
+        } else
 
 #endif

@@ -1369,6 +1369,11 @@ Test(checkpoint, a_files_head_is_read_only_from_a_regular_file)
     cr_expect(memcmp(head, "ab\0cdef", 8) == 0, "the first 7 bytes and a NUL");
     cr_expect_eq(mygpt_file_head(path, head, 1), 0);
     cr_expect_eq(head[0], '\0');
+    snprintf(link_path, sizeof link_path, "%s/x", path); // under a file: not absent, not readable
+    cr_expect_eq(mygpt_file_head(link_path, head, sizeof head), MYGPT_HEAD_OTHER, "a path through a file");
+    snprintf(link_path, sizeof link_path, "%s/l", dir);
+    cr_assert_eq(truncate(path, 0), 0);
+    cr_expect_eq(mygpt_file_head(path, head, sizeof head), 0, "an empty file");
     cr_assert_eq(symlink(path, link_path), 0);
     cr_expect_eq(mygpt_file_head(link_path, head, sizeof head), MYGPT_HEAD_OTHER, "a link followed");
     cr_assert_eq(unlink(link_path), 0);

@@ -408,33 +408,30 @@ Test(gpt_kernels, every_attention_backward_path_gives_the_same_bits)
 
 Test(gpt_kernels, every_matmul_path_gives_the_same_bits)
 {
-    /* stb's rule: AVX-512, AVX2 and plain C compute the same sums in the same order.
-     * Paths this CPU lacks fall back to the widest it has (then the test compares a
-     * path with itself). */
+    /* stb's rule: every set (AVX-512, AVX2, NEON) computes the generic C's sums in the same
+     * order, and the fused GELU gives GELU of them */
     const int M = 37, K = 300, N = 70; /* edges in every direction, two k blocks */
     float *x = malloc(M * K * sizeof *x), *w = malloc(N * K * sizeof *w), *b = malloc(N * sizeof *b);
-    float *o[3];
+    float *ref = malloc(M * N * sizeof *ref), *gelu_ref = malloc(M * N * sizeof *gelu_ref);
+    float *o = malloc(M * N * sizeof *o);
     mygpt_rng r = {0};
     mygpt_rng_seed(&r, 3);
     mygpt_normal_(&r, x, M * K, 0, 1, NULL);
     mygpt_normal_(&r, w, N * K, 0, 1, NULL);
     mygpt_normal_(&r, b, N, 0, 1, NULL);
-    const char *paths[3] = {"generic", "avx2", "avx512"};
-    for (int p = 0; p < 3; p++) {
-        o[p] = malloc(M * N * sizeof *o[p]);
-        setenv("MYGPT_MATMUL_KERNEL", paths[p], 1);
-        mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
-        cr_assert_eq((p == 1 ? mygpt_matmul_gelu : mygpt_matmul)(o[p], x, w, b, M, K, N, NULL), MYGPT_OK); /* avx2 also fuses GELU */
+    EACH_KERNEL_SET(isa, MYGPT_FAMILY_MATMUL) { /* generic first */
+        const char *set = mygpt_isa_name(isa);
+        cr_assert_eq(mygpt_matmul(o, x, w, b, M, K, N, NULL), MYGPT_OK);
+        if (isa == MYGPT_ISA_GENERIC) {
+            memcpy(ref, o, M * N * sizeof *o);
+            mygpt_gelu_forward(gelu_ref, ref, M * N);
+        } else
+            cr_expect(memcmp(o, ref, M * N * sizeof *o) == 0, "the %s set differs from the generic C", set);
+        cr_assert_eq(mygpt_matmul_gelu(o, x, w, b, M, K, N, NULL), MYGPT_OK);
+        cr_expect(memcmp(o, gelu_ref, M * N * sizeof *o) == 0, "the %s set's fused GELU differs", set);
     }
-    unsetenv("MYGPT_MATMUL_KERNEL");
-    mygpt_cpu_reset(); /* the kernels are chosen once: choose again */
-    float *gelu_ref = malloc(M * N * sizeof *gelu_ref);
-    mygpt_gelu_forward(gelu_ref, o[0], M * N);
-    cr_expect(memcmp(o[1], gelu_ref, M * N * sizeof *o[1]) == 0, "avx2 path + fused GELU differs");
-    cr_expect(memcmp(o[0], o[2], M * N * sizeof *o[0]) == 0, "avx512 path differs from plain C");
-    for (int p = 0; p < 3; p++)
-        free(o[p]);
-    free(gelu_ref); free(x); free(w); free(b);
+    use_widest_kernel_set(MYGPT_FAMILY_MATMUL);
+    free(ref); free(gelu_ref); free(o); free(x); free(w); free(b);
 }
 
 /* The order every fast path promises (matmul.c): out = ((init + S_0) + S_1) + ..., S_j the

@@ -284,11 +284,14 @@ static void rows_printf(train_log *l, const char *fmt, ...)
     va_end(again);
 }
 
-/* Whether an SVG at path may be replaced: absent, or a plot this log wrote */
+/* Whether an SVG at path may be replaced: absent, or a plot this log wrote (not a link,
+ * a FIFO or a folder: mygpt_file_head) */
 static int plot_is_ours(const char *path)
 {
-    if (access(path, F_OK) != 0)
-        return 1;
+    char head[8];
+    const long n = mygpt_file_head(path, head, sizeof head);
+    if (n < 0)
+        return n == MYGPT_HEAD_ABSENT;
     char *text = NULL;
     size_t len = 0;
     const int ours =

@@ -87,10 +87,10 @@ long mygpt_file_head(const char *path, char *head, size_t cap)
     if (fd < 0)
         return MYGPT_HEAD_OTHER;
     size_t have = 0;
-    ssize_t r;
+    ssize_t r = 0;
     while (have < cap - 1 && ((r = read(fd, head + have, cap - 1 - have)) > 0 || (r < 0 && errno == EINTR)))
         have += r > 0 ? (size_t)r : 0;
     close(fd);
     head[have] = '\0';
-    return (long)have;
+    return r < 0 ? MYGPT_HEAD_OTHER : (long)have; // a read that failed: not known to be anything
 }
