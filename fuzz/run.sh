@@ -22,8 +22,7 @@ mkdir -p "$OUT"
 
 for p in clang libclang-rt-14-dev libpcre2-dev libsleef-dev libcurl4-openssl-dev libssl-dev; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then # held ones too
-        sudo=(); [ "$(id -u)" -ne 0 ] && sudo=(sudo)
-        DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "$p" >/dev/null
+        bash "$ROOT/scripts/apt.sh" install "$p"
     fi
 done
 

@@ -54,12 +54,12 @@ install_packages() {
     if ! dpkg --print-foreign-architectures | grep -qx "$debarch"; then
         echo "cross: adding the $debarch architecture to dpkg's package lists"
         "${sudo[@]}" dpkg --add-architecture "$debarch"
-        "${sudo[@]}" apt-get update -qq
+        bash "$MYGPT_ROOT/scripts/apt.sh" update
     fi
     [ ${#missing[@]} -eq 0 ] && return 0
     echo "cross: installing Debian packages: ${missing[*]}"
-    "${sudo[@]}" apt-get update -qq
-    "${sudo[@]}" apt-get install -y -qq --no-install-recommends --no-remove "${missing[@]}" >/dev/null
+    bash "$MYGPT_ROOT/scripts/apt.sh" update
+    bash "$MYGPT_ROOT/scripts/apt.sh" install --no-install-recommends --no-remove "${missing[@]}"
 }
 
 # The other CPU's libraries and their dependencies, unpacked into build-ARCH-sysroot/

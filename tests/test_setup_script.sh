@@ -5,7 +5,8 @@
 # hidden too, or with pkg-config seeing no library, it fails with one line naming what
 # is missing and one naming the install command of the package manager it finds
 # (Homebrew's, dnf's or pacman's: a program of that name in PATH; none is ever run to
-# install). Installs, builds and fetches nothing.
+# install). Installs, builds and fetches nothing. And scripts/apt.sh, with a fake apt-get:
+# it waits while another apt holds the locks, and says any other failure at once.
 set -uo pipefail
 root=$(cd "${1:?usage: test_setup_script.sh ROOT}" && pwd)
 bad=0
@@ -75,5 +76,44 @@ mv "$work/dnfbin/dnf" "$work/dnfbin/pacman"
 run_check "$work/dnfbin:$work/bin" PKG_CONFIG_LIBDIR="$work/nolibs" PKG_CONFIG_PATH=
 grep -q "sudo pacman -S --needed .*sleef" "$work/err" || complain "pacman: no pacman command: $(cat "$work/err")"
 
-[ "$bad" -eq 0 ] && echo "test_setup_script: setup.sh without apt-get checks, names and goes on"
+# 5. scripts/apt.sh, which every script installs with, waits while another apt holds the
+# locks and then goes on; any other failure is apt-get's at once. A fake apt-get that says
+# "Could not get lock" for its first $1 calls (counted in a file), then succeeds; sudo is
+# not needed (the test runs as whoever runs it: id is faked to say root).
+fake_apt() {
+    mkdir -p "$work/aptbin"
+    cat >"$work/aptbin/apt-get" <<EOS
+#!/bin/sh
+n=\$(cat "$work/apt-calls" 2>/dev/null || echo 0); n=\$((n + 1)); echo "\$n" >"$work/apt-calls"
+echo "apt-get \$*" >>"$work/apt-args"
+[ "\$n" -le $1 ] && { echo "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 1 (apt-get)" >&2; exit 100; }
+[ "$2" = broken ] && { echo "E: Unable to locate package nosuch" >&2; exit 100; }
+exit 0
+EOS
+    printf '#!/bin/sh\necho 0\n' >"$work/aptbin/id"
+    printf '#!/bin/sh\n' >"$work/aptbin/sleep" # no real wait in a test
+    chmod +x "$work/aptbin"/*
+    rm -f "$work/apt-calls" "$work/apt-args"
+}
+fake_apt 2 ok
+PATH="$work/aptbin:$PATH" bash "$root/scripts/apt.sh" install --no-install-recommends hostname >"$work/out" 2>"$work/err"
+status=$?
+[ "$status" -eq 0 ] || complain "apt.sh, locked twice: status $status: $(cat "$work/err")"
+[ "$(cat "$work/apt-calls")" = 3 ] || complain "apt.sh, locked twice: $(cat "$work/apt-calls") calls, not 3"
+grep -q "waiting for it" "$work/err" || complain "apt.sh, locked twice: the wait was not said: $(cat "$work/err")"
+grep -q -- "-y install --no-install-recommends hostname" "$work/apt-args" ||
+    complain "apt.sh: not called as apt-get -qq -y install ...: $(tail -1 "$work/apt-args")"
+fake_apt 0 broken
+PATH="$work/aptbin:$PATH" bash "$root/scripts/apt.sh" install nosuch >"$work/out" 2>"$work/err"
+status=$?
+[ "$status" -eq 100 ] || complain "apt.sh, no such package: status $status, not apt-get's 100"
+[ "$(cat "$work/apt-calls")" = 1 ] || complain "apt.sh, no such package: tried $(cat "$work/apt-calls") times"
+grep -q "Unable to locate package nosuch" "$work/err" || complain "apt.sh: apt-get's error not said: $(cat "$work/err")"
+fake_apt 1000 ok
+PATH="$work/aptbin:$PATH" MYGPT_APT_WAIT=0 bash "$root/scripts/apt.sh" update >"$work/out" 2>"$work/err"
+status=$?
+[ "$status" -eq 100 ] && grep -q "Could not get lock" "$work/err" ||
+    complain "apt.sh, a lock never let go: status $status: $(cat "$work/err")"
+
+[ "$bad" -eq 0 ] && echo "test_setup_script: setup.sh without apt-get checks, names and goes on; apt.sh waits for apt's locks"
 exit "$bad"
