@@ -62,6 +62,8 @@ export OMP_WAIT_POLICY=PASSIVE
 # Stage 2's build (a first one keeps both cores busy for a while) runs during stage 1 at
 # the lowest priority: it takes only the cycles the suite leaves idle (a test that runs
 # alone on one core, the last tests of a run), and stage 2 waits for what is left of it.
+# Then, the same way, stage 5's two clang builds (stage 5 waits for them, and builds again
+# in its own time what they could not, saying why).
 SAN_BUILD=${MYGPT_SAN_BUILD:-$MYGPT_ROOT/build-sanitize}
 build_sanitized() {
     if [ ! -f "$SAN_BUILD/build.ninja" ]; then
@@ -70,14 +72,30 @@ build_sanitized() {
     fi
     nice -n 19 ninja -C "$SAN_BUILD"
 }
-san_pid=
+# stage 5's builds: clang with OpenMP, and without (a Mac without libomp); COMMAND... before
+# clang.sh (nice -n 19 ahead of time)
+build_clang() {
+    MYGPT_BUILD=$MYGPT_ROOT/build-clang "$@" bash "$MYGPT_ROOT/scripts/clang.sh" --build
+}
+build_clang_serial() {
+    MYGPT_BUILD=$MYGPT_ROOT/build-clang-serial MYGPT_MESON_ARGS="-Dopenmp=disabled -Dtests=disabled -Dmpi=disabled" \
+        "$@" bash "$MYGPT_ROOT/scripts/clang.sh" --build
+}
+# the builds ahead, one after the other: the sanitizer build's status into $ahead/san
+build_ahead() {
+    local st=0
+    build_sanitized >"$ahead/san.log" 2>&1 || st=$?
+    echo "$st" >"$ahead/san"
+    { build_clang nice -n 19 && build_clang_serial nice -n 19; } >"$ahead/clang.log" 2>&1 || true
+}
+ahead_pid=
 if [ "${MYGPT_QUICK:-0}" != 1 ]; then
-    san_log=$(mktemp)
+    ahead=$(mktemp -d)
     set -m # a process group of its own, which an early exit ends whole
-    build_sanitized >"$san_log" 2>&1 </dev/null &
-    san_pid=$!
+    build_ahead </dev/null &
+    ahead_pid=$!
     set +m
-    trap '[ -z "$san_pid" ] || kill -- -"$san_pid" 2>/dev/null || true; rm -f "$san_log"' EXIT
+    trap '[ -z "$ahead_pid" ] || kill -- -"$ahead_pid" 2>/dev/null || true; rm -rf "$ahead"' EXIT
 fi
 
 # A stage's header, with the time since the start (CI's budget is the sum of the stages)
@@ -90,11 +108,9 @@ count_log "$MYGPT_BUILD/meson-logs/testlog.json"
 if [ "${MYGPT_QUICK:-0}" != 1 ]; then
     stage "2. test suite under AddressSanitizer + UndefinedBehaviorSanitizer"
     echo "built with -fsanitize=address,undefined in $SAN_BUILD (during stage 1, at the lowest priority)"
-    san_status=0
-    wait "$san_pid" || san_status=$?
-    san_pid=
-    if [ "$san_status" -ne 0 ]; then
-        cat "$san_log"
+    while [ ! -s "$ahead/san" ]; do sleep 1; done
+    if [ "$(cat "$ahead/san")" -ne 0 ]; then
+        cat "$ahead/san.log"
         echo "test.sh: the sanitizer build in $SAN_BUILD failed" >&2
         exit 1
     fi
@@ -202,8 +218,11 @@ if [ "${MYGPT_QUICK:-0}" != 1 ]; then
     stage "5. the same bits from clang (scripts/clang.sh: clang 14 and LLVM's OpenMP)"
     # built, then the suites that hold every kernel's clone (avx512f, fma, default) and
     # the generator to PyTorch's bits, and a chapter, against the same goldens as gcc's
+    wait "$ahead_pid" || true # the clang builds made ahead (below: what is left of them, if any)
+    ahead_pid=
+    echo "clang builds made ahead in the cycles stages 1 to 4 left: $(grep -c '^setup: built' "$ahead/clang.log") of 2"
     clang_status=0
-    MYGPT_BUILD=$MYGPT_ROOT/build-clang bash "$MYGPT_ROOT/scripts/clang.sh" --build </dev/null || clang_status=$?
+    build_clang </dev/null || clang_status=$?
     if [ "$clang_status" -ne 0 ]; then
         echo "test.sh: the clang build failed"
         failed=$((failed + 1)); status=1
@@ -215,8 +234,7 @@ if [ "${MYGPT_QUICK:-0}" != 1 ]; then
     # what a Mac without libomp builds: clang with no OpenMP (-Dopenmp=disabled), no warning;
     # its chapters that run the kernels print the same bits on their one thread
     serial_status=0
-    MYGPT_BUILD=$MYGPT_ROOT/build-clang-serial MYGPT_MESON_ARGS="-Dopenmp=disabled -Dtests=disabled -Dmpi=disabled" \
-        bash "$MYGPT_ROOT/scripts/clang.sh" --build </dev/null || serial_status=$?
+    build_clang_serial </dev/null || serial_status=$?
     if [ "$serial_status" -ne 0 ]; then
         echo "test.sh: the clang build without OpenMP failed"
         failed=$((failed + 1)); status=1
